@@ -1,0 +1,319 @@
+"""The one stream of typed events that crosses from runners to store, UI and judge.
+
+Every event carries `run_id`, `t_ms` (milliseconds since run start on the run's single
+monotonic timeline) and `turn_index` (None outside a turn; -1 is the greeting). Events
+are immutable pydantic models discriminated by `kind`; `parse_event` turns stored JSON
+back into the right class, so a replay from SQLite is the same stream as a live run.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+GREETING_TURN = -1
+
+# Sentinels written as assistant text, as in the reference harness.
+EMPTY_RESPONSE = "[EMPTY_RESPONSE: No valid response after max retries]"
+MODEL_ENDED_SESSION = "[MODEL_ENDED_SESSION]"
+MODEL_ENDED_SESSION_EARLY = "[MODEL_ENDED_SESSION_EARLY]"
+
+Role = Literal["user", "assistant"]
+Speaker = Literal["user", "bot"]
+
+TurnStatus = Literal[
+    "ok",  # answered (speech and/or tool calls)
+    "no_response",  # nothing at all after the retries
+    "empty_response",  # responded, but no speech (e.g. control tokens only)
+    "ended_session",  # the model called end_session on this turn
+    "ended_early",  # a later turn never ran because the model ended the session
+    "error",  # the engine could not run the turn
+    "interrupted",  # the run was stopped while this turn was under way
+]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Interval(Model):
+    """A span on the run timeline, in ms."""
+
+    start_ms: float
+    end_ms: float
+
+    @property
+    def duration_ms(self) -> float:
+        return self.end_ms - self.start_ms
+
+
+class ToolCallRecord(Model):
+    """One function call the model made and what it was answered with."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    # matched | unexpected_tool_call | arg_mismatch | not_available | duplicate_skipped | end_session
+    status: str
+    response: Any = None
+    is_duplicate: bool = False
+    expected_index: int | None = None  # which expected call of the turn it satisfied
+    t_ms: float | None = None
+
+
+class Latencies(Model):
+    """Each figure named for what it measures; all from our own timeline except provider_ttfb_ms."""
+
+    voice_to_voice_ms: float | None = None  # user speech end (VAD) -> audible bot speech (VAD)
+    pipeline_ttfb_ms: float | None = None  # user WAV end -> first bot audio frame played
+    provider_ttfb_ms: float | None = None  # what the provider/Pipecat reported; not ours
+    leading_silence_ms: float | None = None  # first bot frame -> audible bot speech
+
+
+class TurnResult(Model):
+    """Everything measured about one benchmark turn; the payload of `turn_ended`."""
+
+    turn_index: int
+    status: TurnStatus
+    user_text: str  # the turn's scripted input
+    user_transcript: str | None = None  # what the provider heard, when it says
+    assistant_text: str = ""
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    latencies: Latencies = Field(default_factory=Latencies)
+    user_audio: Interval | None = None  # where the user WAV was played
+    user_speech: list[Interval] = Field(default_factory=list)  # VAD inside the WAV
+    bot_speech: list[Interval] = Field(default_factory=list)
+    overlap_ms: float = 0.0
+    interrupted: bool = False
+    retries: int = 0
+    reconnects: int = 0
+    session: int = 1
+    tokens: dict[str, int] = Field(default_factory=dict)
+    sentinel: str | None = None
+    error: str | None = None
+
+
+class ReplaySummary(Model):
+    """What a new session was given of the old one, so a rotation can be verified."""
+
+    strategy: str  # full_history | tool_priority | zero_context | provider_resumption | none
+    messages: int = 0
+    tool_calls: int = 0
+    chars: int = 0
+    dropped_messages: int = 0
+    note: str = ""
+
+
+class TokenUsage(Model):
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+
+
+Verdict = Literal["pass", "fail", "na"]
+
+
+class DimensionScore(Model):
+    verdict: Verdict
+    reasoning: str = ""
+
+
+class Event(Model):
+    run_id: str
+    t_ms: float
+    turn_index: int | None = None
+
+
+class RunStarted(Event):
+    kind: Literal["run_started"] = "run_started"
+    benchmark: str
+    model: str
+    provider: str
+    simulator: bool = False
+    turn_indices: list[int]
+    config: dict[str, Any] = Field(default_factory=dict)  # never holds secrets
+
+
+class SessionOpened(Event):
+    kind: Literal["session_opened"] = "session_opened"
+    session: int
+    detail: str = ""
+
+
+class TurnStarted(Event):
+    kind: Literal["turn_started"] = "turn_started"
+    attempt: int = 0
+    input_text: str = ""
+    user_audio_ms: float = 0.0
+
+
+class Level(Event):
+    """RMS and peak of one ~50 ms block of played audio, for the meters."""
+
+    kind: Literal["level"] = "level"
+    source: Speaker
+    rms_dbfs: float
+    peak_dbfs: float
+    block_ms: float = 50.0
+
+
+class SpeechBoundary(Event):
+    kind: Literal[
+        "user_speech_started", "user_speech_stopped", "bot_speech_started", "bot_speech_stopped"
+    ]
+    origin: Literal["timeline", "vad", "provider"] = "timeline"
+
+
+class TranscriptDelta(Event):
+    kind: Literal["transcript_delta"] = "transcript_delta"
+    role: Role
+    text: str
+    final: bool = False
+
+
+class ToolCalled(Event):
+    kind: Literal["tool_call"] = "tool_call"
+    call_id: str
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    is_duplicate: bool = False
+
+
+class ToolAnswered(Event):
+    """The payload that was sent back to the model for this call."""
+
+    kind: Literal["tool_result"] = "tool_result"
+    call_id: str
+    name: str
+    status: str
+    response: Any = None
+
+
+class Overlap(Event):
+    kind: Literal["overlap"] = "overlap"
+    start_ms: float
+    end_ms: float
+
+    @property
+    def duration_ms(self) -> float:
+        return self.end_ms - self.start_ms
+
+
+class Interruption(Event):
+    kind: Literal["interruption"] = "interruption"
+    cause: Literal["bot_truncated", "user_barge_in"]
+    detail: str = ""
+
+
+class SessionRotated(Event):
+    kind: Literal["session_rotated"] = "session_rotated"
+    reason: str  # age | context_budget | disconnect | error | provider_go_away
+    from_session: int
+    to_session: int
+    replayed: ReplaySummary
+
+
+class Reconnected(Event):
+    kind: Literal["reconnected"] = "reconnected"
+    session: int
+    reason: str
+    attempt: int = 1
+
+
+class Retry(Event):
+    kind: Literal["retry"] = "retry"
+    attempt: int
+    reason: str
+
+
+class TurnEnded(Event):
+    kind: Literal["turn_ended"] = "turn_ended"
+    result: TurnResult
+
+
+class AudioChunk(Event):
+    """Raw PCM16 for the store (per-turn user/bot audio, or a stereo conversation slice).
+
+    Conversation slices are contiguous: `start_ms` is where the slice begins on the timeline.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_bytes="base64", val_json_bytes="base64")
+
+    kind: Literal["audio"] = "audio"
+    track: Literal["user", "bot", "conversation"]
+    sample_rate: int
+    channels: int = 1
+    start_ms: float = 0.0
+    pcm: bytes
+
+
+class ErrorEvent(Event):
+    kind: Literal["error"] = "error"
+    where: str  # e.g. "provider", "engine", "judge", "store"
+    message: str
+    fatal: bool = False
+
+
+class Judgement(Event):
+    """One revision of one turn's scores. Newer revisions supersede; none is overwritten."""
+
+    kind: Literal["judgement"] = "judgement"
+    judge: str  # e.g. "openai:gpt-5-mini", "bedrock:claude-…", "heuristic"
+    revision: int = 1
+    phase: Literal[1, 2] = 1
+    rule: str | None = None  # the phase-2 rule that produced this revision
+    scores: dict[str, DimensionScore] = Field(default_factory=dict)
+    root_cause: str | None = None
+    fabricated_action: bool | None = None
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    error: str | None = None  # set => judge_error: the turn is neither passed nor dropped
+    heuristic: bool = False
+
+
+class RunEnded(Event):
+    kind: Literal["run_ended"] = "run_ended"
+    status: Literal["completed", "interrupted", "failed"]
+    reason: str = ""
+
+
+RunEvent = Annotated[
+    Union[
+        RunStarted,
+        SessionOpened,
+        TurnStarted,
+        Level,
+        SpeechBoundary,
+        TranscriptDelta,
+        ToolCalled,
+        ToolAnswered,
+        Overlap,
+        Interruption,
+        SessionRotated,
+        Reconnected,
+        Retry,
+        TurnEnded,
+        AudioChunk,
+        ErrorEvent,
+        Judgement,
+        RunEnded,
+    ],
+    Field(discriminator="kind"),
+]
+
+_adapter: TypeAdapter[RunEvent] = TypeAdapter(RunEvent)
+
+
+def parse_event(data: dict[str, Any] | str | bytes) -> RunEvent:
+    """Rebuild a typed event from a dict or its JSON."""
+    if isinstance(data, (str, bytes)):
+        return _adapter.validate_json(data)
+    return _adapter.validate_python(data)
+
+
+def event_kinds() -> list[str]:
+    """Every kind the stream can carry (for filters and docs)."""
+    kinds: list[str] = []
+    for cls in RunEvent.__origin__.__args__:  # type: ignore[attr-defined]
+        kinds.extend(cls.model_fields["kind"].annotation.__args__)
+    return kinds

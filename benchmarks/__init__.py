@@ -1,0 +1,1 @@
+"""Benchmarks as data: model, loader, registry, download, synthesis and our demo benchmark."""

@@ -1,0 +1,123 @@
+"""A benchmark as data: metadata, turns, tools, system prompt, knowledge base and audio.
+
+Field names follow `turns.jsonl` / `benchmark.json` of the Audio Arena data so that a
+row validates as-is; unknown fields are rejected so a typo in a user's own benchmark is
+an error naming the field, not a silently ignored key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+CORE_DIMENSIONS = ["kb_grounding", "instruction_following", "tool_use_correct"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ExpectedCall(Strict):
+    """One function call a turn expects."""
+
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    flexible_args: list[str] = Field(default_factory=list)  # present, non-empty, not compared
+
+    @field_validator("flexible_args", mode="before")
+    @classmethod
+    def _none_is_empty(cls, v: Any) -> Any:
+        return [] if v is None else v
+
+
+class Turn(Strict):
+    turn_index: int
+    input: str
+    golden_text: str
+    required_function_call: ExpectedCall | list[ExpectedCall] | None = None
+    function_call_response: Any = None
+    categories: list[str] = Field(default_factory=list)
+    audio_file: str | None = None
+    dimensions: list[str] = Field(default_factory=lambda: list(CORE_DIMENSIONS))
+    flexible_args: list[str] = Field(default_factory=list)
+    tool_use_guidance: str | None = None
+    subcategory: str | None = None
+
+    @field_validator("flexible_args", mode="before")
+    @classmethod
+    def _none_is_empty(cls, v: Any) -> Any:
+        return [] if v is None else v
+
+    @property
+    def expected_calls(self) -> list[ExpectedCall]:
+        """Expected calls as a list (empty when none), turn-level flexible_args merged in."""
+        rfc = self.required_function_call
+        calls = [] if rfc is None else (rfc if isinstance(rfc, list) else [rfc])
+        if not self.flexible_args:
+            return list(calls)
+        return [
+            c.model_copy(update={"flexible_args": sorted(set(c.flexible_args) | set(self.flexible_args))})
+            for c in calls
+        ]
+
+    @property
+    def expected_responses(self) -> list[Any]:
+        """Scripted responses aligned with `expected_calls` (None where not scripted)."""
+        calls = self.expected_calls
+        resp = self.function_call_response
+        if isinstance(self.required_function_call, list):
+            items = resp if isinstance(resp, list) else [resp] * len(calls)
+        else:
+            items = [resp]
+        return [items[i] if i < len(items) else None for i in range(len(calls))]
+
+
+class Tool(Strict):
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class BenchmarkMeta(BaseModel):
+    """`benchmark.json`. Extra keys are kept (future dataset fields must not break loading)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    description: str = ""
+    hf_repo: str | None = None
+    turn_count: int | None = None
+    core_dimensions: list[str] = Field(default_factory=lambda: list(CORE_DIMENSIONS))
+    category_dimensions: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class Benchmark(BaseModel):
+    meta: BenchmarkMeta
+    turns: list[Turn]
+    tools: list[Tool]
+    system_prompt: str
+    knowledge_base: str = ""
+    root: Path | None = None  # folder the benchmark was loaded from
+    source: str = "local"  # local | huggingface | builtin
+    audio_source: dict[int, str] = Field(default_factory=dict)  # turn -> "recorded" | "synth:<backend>"
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    def turn(self, index: int) -> Turn:
+        for t in self.turns:
+            if t.turn_index == index:
+                return t
+        raise KeyError(f"{self.name}: no turn {index}")
+
+    def audio_path(self, turn: Turn) -> Path | None:
+        if self.root is None:
+            return None
+        rel = turn.audio_file or f"audio/turn_{turn.turn_index:03d}.wav"
+        return self.root / rel
+
+    def tool(self, name: str) -> Tool | None:
+        return next((t for t in self.tools if t.name == name), None)

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Find a Python >= 3.12, create .venv next to this repo and install arena-tui into it.
+# Usage: scripts/bootstrap.sh [extra]   (extra: "test" installs the test dependencies)
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$here"
+
+ok() { "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >/dev/null 2>&1; }
+
+find_python() {
+    local c
+    for c in "${ARENA_TUI_PYTHON:-}" python3.13 python3.12 python3; do
+        [ -n "$c" ] && command -v "$c" >/dev/null 2>&1 && ok "$c" && { command -v "$c"; return; }
+    done
+    if command -v pyenv >/dev/null 2>&1; then
+        local v
+        for v in $(pyenv versions --bare 2>/dev/null | grep -E '^3\.(1[2-9])' | sort -rV); do
+            c="$(pyenv root)/versions/$v/bin/python3"
+            [ -x "$c" ] && ok "$c" && { echo "$c"; return; }
+        done
+    fi
+    return 1
+}
+
+if [ ! -x .venv/bin/python ] || ! ok .venv/bin/python; then
+    py="$(find_python)" || { echo "arena-tui needs Python >= 3.12 (none found on PATH or under pyenv)" >&2; exit 1; }
+    echo "using $py ($("$py" --version))" >&2
+    rm -rf .venv
+    "$py" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >&2
+if [ "${1:-}" = "test" ]; then
+    .venv/bin/python -m pip install -q -e ".[test]" >&2
+else
+    .venv/bin/python -m pip install -q -e . >&2
+fi
