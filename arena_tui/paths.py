@@ -1,0 +1,22 @@
+"""Where things live: the database, the benchmark data folder, the Hugging Face cache."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from platformdirs import user_data_dir
+
+
+def db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """--db, else ARENA_TUI_DB, else <user data dir>/arena-tui/arena.db."""
+    raw = explicit or os.environ.get("ARENA_TUI_DB")
+    path = Path(raw) if raw else Path(user_data_dir("arena-tui")) / "arena.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path | None:
+    """--data, else ARENA_TUI_DATA; None means only built-in and downloaded benchmarks."""
+    raw = explicit or os.environ.get("ARENA_TUI_DATA")
+    return Path(raw).expanduser() if raw else None
