@@ -119,6 +119,19 @@ class DimensionScore(Model):
     reasoning: str = ""
 
 
+class CallVerdict(Model):
+    """The judge's say on whether an actual call means the same as an expected one.
+
+    Only consulted by phase 2 where canonical matching fails; IDs must still match exactly.
+    """
+
+    call_id: str
+    expected_turn: int
+    expected_index: int = 0
+    equivalent: bool
+    reasoning: str = ""
+
+
 class Event(Model):
     run_id: str
     t_ms: float
@@ -269,6 +282,9 @@ class Judgement(Event):
     usage: TokenUsage = Field(default_factory=TokenUsage)
     error: str | None = None  # set => judge_error: the turn is neither passed nor dropped
     heuristic: bool = False
+    # Inputs to the phase-2 rules, kept so phase 2 can be re-run from the store.
+    call_verdicts: list[CallVerdict] = Field(default_factory=list)
+    unexecuted_reference: bool | None = None  # the turn asks about an earlier action that never ran
 
 
 class RunEnded(Event):

@@ -1,0 +1,314 @@
+"""The Textual app: owns the event bus, the store and the run workers; screens render state.
+
+Runs execute as async workers of the app (several at once). One bus subscription folds
+every event into a per-run `RunState`; a 20 Hz timer drains it (coalescing, never a
+repaint per event) and tells the active screen what changed. Runners, Pipecat, the store
+and the judge are imported lazily so the UI starts (and degrades with a message) without them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from .bus import EventBus
+from .events import ErrorEvent, RunEnded
+from .messages import LiveUpdate, RunFinished
+from .playback import Player
+from .widgets.run_state import RunState, TurnSpec, specs_from_benchmark
+
+REFRESH_HZ = 20  # ≥ 15 meter refreshes/s, ≤ 30 repaints/s
+DEMO_BENCHMARK = "demo_bench"
+
+
+class ArenaApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "arena-tui"
+    SUB_TITLE = "Audio Arena live-run monitor"
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
+        Binding("question_mark", "help", "Help"),
+    ]
+
+    def __init__(
+        self,
+        db_path: str | Path | None = None,
+        data_dir: str | Path | None = None,
+        *,
+        demo: dict[str, Any] | None = None,
+        open_run: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.db_path = Path(db_path) if db_path else None
+        self.data_dir = Path(data_dir) if data_dir else None
+        self.demo = demo
+        self.open_run_id = open_run
+        self.bus = EventBus()
+        self.store: Any = None
+        self.store_error: str | None = None
+        self._recorder: asyncio.Task | None = None
+        self.live: dict[str, RunState] = {}
+        self.run_workers: dict[str, Worker] = {}
+        self.judges: dict[str, Any] = {}
+        self.player = Player()
+        self._sub = self.bus.subscribe(accept=lambda e: e.kind != "audio")
+        self._closing = False
+
+    # --- lifecycle -----------------------------------------------------------------------
+    async def on_mount(self) -> None:
+        from .screens.runs import RunsScreen
+
+        self._route_logs()
+        await self.open_store()
+        self.set_interval(1 / REFRESH_HZ, self.pump)
+        await self.push_screen(RunsScreen())
+        if self.demo is not None:
+            run_id = self.start_run(DEMO_BENCHMARK, self.demo.get("config", {}), judge=self.demo.get("judge", "auto"))
+            if run_id:
+                self.open_run(run_id)
+        elif self.open_run_id:
+            self.open_run(self.open_run_id)
+
+    def _route_logs(self) -> None:
+        """Pipecat logs through loguru straight to the real stderr, which would tear the screen:
+        send warnings and errors to a file next to the database instead."""
+        try:
+            from loguru import logger
+        except ImportError:
+            return
+        logger.remove()
+        if self.db_path is not None:
+            try:
+                logger.add(self.db_path.with_name("arena-tui.log"), level="WARNING", rotation="5 MB")
+            except Exception:
+                pass
+
+    async def open_store(self) -> None:
+        if self.db_path is None:
+            self.store_error = "no database configured"
+            return
+        try:
+            from .store import Store
+        except ImportError as e:
+            self.store_error = f"the store module is not available ({e})"
+            return
+        try:
+            self.store = await Store.open(self.db_path)
+            await self.store.mark_interrupted_stale()
+            self._recorder = self.store.start_recording(self.bus)
+        except Exception as e:  # a corrupt or unreadable DB must not crash the UI
+            self.store, self.store_error = None, f"cannot open database {self.db_path.name}: {e}"
+            self.notify(self.store_error, severity="error", timeout=10)
+
+    async def on_unmount(self) -> None:
+        await self.shutdown()  # also when the app exits other than by `q` (tests, ctrl+c)
+
+    async def action_quit(self) -> None:
+        await self.shutdown()
+        self.exit()
+
+    async def shutdown(self) -> None:
+        """Stop running runs (they end as interrupted), then make sure everything is committed."""
+        if self._closing:
+            return
+        self._closing = True
+        self.player.stop()
+        await self.stop_runs()
+        await self._stop_judges()
+        if self.store is not None:
+            try:
+                await asyncio.wait_for(self.store.flush(), 15)
+                await self.store.close()
+            except Exception as e:
+                self.log.error(f"store close: {e}")
+            self.store = None
+
+    async def stop_runs(self, run_ids: Iterable[str] | None = None) -> None:
+        ids = list(run_ids) if run_ids is not None else list(self.run_workers)
+        workers = [self.run_workers[i] for i in ids if i in self.run_workers]
+        for w in workers:
+            if w.state in (WorkerState.PENDING, WorkerState.RUNNING):
+                w.cancel()
+        for w in workers:
+            try:
+                await asyncio.wait_for(w.wait(), 15)
+            except Exception:
+                pass
+        self.pump()
+
+    # --- runs ----------------------------------------------------------------------------
+    def running(self, run_id: str) -> bool:
+        w = self.run_workers.get(run_id)
+        return w is not None and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
+
+    def start_run(self, benchmark: str, config: dict[str, Any] | None = None, *, judge: str = "auto") -> str | None:
+        """Start a run in a worker and return its id (None, with a notice, if it cannot start)."""
+        run_id = f"{benchmark}-{uuid.uuid4().hex[:8]}"
+        self.live[run_id] = RunState(run_id)
+        worker = self.run_worker(
+            self._run(run_id, benchmark, dict(config or {}), judge),
+            name=f"run:{run_id}",
+            group="runs",
+            exit_on_error=False,
+        )
+        self.run_workers[run_id] = worker
+        return run_id
+
+    async def _run(self, run_id: str, benchmark_name: str, config: dict[str, Any], judge: str) -> None:
+        state = self.live[run_id]
+        status, error = "failed", None
+        try:
+            try:
+                import importlib
+
+                # Pipecat's import takes ~1 s of CPU: do it off the UI loop so the screen stays live
+                await asyncio.to_thread(importlib.import_module, "runners.engine")
+                from benchmarks.loader import load_benchmark
+                from runners.config import RunConfig
+                from runners.engine import run_benchmark
+            except ImportError as e:
+                raise RuntimeError(f"the run engine is not available yet ({e})") from None
+            try:
+                bench = await asyncio.to_thread(load_benchmark, benchmark_name, self.data_dir)
+            except Exception as e:
+                raise RuntimeError(f"cannot load benchmark {benchmark_name!r}: {e}") from None
+            state.specs = specs_from_benchmark(bench)
+            for row in state.turns.values():
+                row.spec = state.specs.get(row.index)
+            try:
+                cfg = RunConfig(**config)
+            except Exception as e:
+                raise RuntimeError(f"bad run settings: {e}") from None
+            self.start_judge(run_id, bench, judge)
+            await run_benchmark(bench, cfg, self.bus, run_id=run_id)
+            status = state.ended.status if state.ended else "completed"
+        except asyncio.CancelledError:
+            status = "interrupted"
+            raise
+        except Exception as e:
+            error = str(e) or type(e).__name__
+            if state.started is not None and state.ended is None:
+                t = state.last_ms
+                self.bus.publish(ErrorEvent(run_id=run_id, t_ms=t, where="engine", message=error, fatal=True))
+                self.bus.publish(RunEnded(run_id=run_id, t_ms=t, status="failed", reason=error))
+            else:
+                state.log_local(f"run could not start: {error}")
+            self.notify(f"run {run_id}: {error}", severity="error", timeout=10)
+        finally:
+            self.post_message(RunFinished(run_id, status, error))
+
+    def start_judge(self, run_id: str, benchmark: Any, judge: str) -> None:
+        """Attach a judge to the bus for this run (before the run publishes anything).
+
+        A judge that cannot start is a notice, not an error: the run goes on unjudged.
+        """
+        if judge == "none":
+            return
+        try:
+            from .judge import JudgeWorker, make_backend
+        except ImportError as e:
+            self.notify(f"judge unavailable ({e}): turns will not be scored", severity="warning")
+            return
+        try:
+            backend = make_backend(judge)
+            worker = JudgeWorker(benchmark, backend, self.bus, run_id)
+        except Exception as e:
+            self.notify(f"judge could not start ({e}): turns will not be scored", severity="warning", timeout=10)
+            return
+        self.judges[run_id] = (worker, worker.start(), backend)
+
+    def judge_backend_for(self, state: RunState) -> Any:
+        """The run's own judge when it has one here, else the kind it was judged with, else auto."""
+        from .judge import make_backend
+
+        if state.run_id in self.judges:
+            return self.judges[state.run_id][2]
+        names = state.judges
+        if state.any_heuristic or not names:
+            return make_backend("heuristic" if state.any_heuristic else "auto")
+        kind, _, model = sorted(names)[0].partition(":")
+        return make_backend(kind, model or None)
+
+    async def _stop_judges(self) -> None:
+        for _worker, task, backend in list(self.judges.values()):
+            try:
+                await asyncio.wait_for(asyncio.shield(task), 10)
+            except Exception:
+                task.cancel()
+            try:
+                await backend.aclose()
+            except Exception:
+                pass
+        self.judges.clear()
+
+    def on_run_finished(self, message: RunFinished) -> None:
+        self.pump()
+        for screen in self.screen_stack:
+            screen.post_message(RunFinished(message.run_id, message.status, message.error))
+
+    # --- coalescing pump -----------------------------------------------------------------
+    def pump(self) -> None:
+        events = self._sub.drain()
+        if not events:
+            return
+        changed: set[str] = set()
+        kinds: set[str] = set()
+        for ev in events:
+            state = self.live.get(ev.run_id)
+            if state is None:
+                continue  # a run started elsewhere on this bus (e.g. a test) that nobody watches
+            if state.apply(ev):
+                changed.add(ev.run_id)
+                kinds.add(ev.kind)
+        if changed:
+            self.screen.post_message(LiveUpdate(frozenset(changed), frozenset(kinds)))
+
+    # --- navigation ----------------------------------------------------------------------
+    def open_run(self, run_id: str) -> None:
+        from .screens.run import RunScreen
+
+        if run_id in self.live:
+            self.push_screen(RunScreen(self.live[run_id], live=self.running(run_id)))
+        else:
+            self.open_replay(run_id)
+
+    def open_replay(self, run_id: str) -> None:
+        from .screens.replay import ReplayScreen
+
+        if self.store is None:
+            self.notify(f"cannot replay: {self.store_error}", severity="error")
+            return
+        self.push_screen(ReplayScreen(run_id))
+
+    def action_help(self) -> None:
+        from .screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Help: keys", "List every key binding", self.action_help)
+        yield SystemCommand("Stop all runs", "Stop running runs (they are kept as interrupted)",
+                            lambda: self.run_worker(self.stop_runs(), exclusive=False))
+        extra = getattr(screen, "palette_commands", None)
+        if extra is not None:
+            yield from extra()
+
+    async def load_specs(self, benchmark: str) -> dict[int, TurnSpec]:
+        """Turn specs of a benchmark for a stored run; empty (columns just stay blank) if unavailable."""
+        try:
+            from benchmarks.loader import load_benchmark
+
+            return specs_from_benchmark(await asyncio.to_thread(load_benchmark, benchmark, self.data_dir))
+        except Exception:
+            return {}

@@ -1,0 +1,70 @@
+"""`arena-tui demo`: the built-in demo benchmark against the local simulator, no keys, no network.
+
+The faults are chosen so one run shows each thing the monitor is for: an overlap (turn 0:
+the bot starts 500 ms into the user's speech), a retry (turn 1: no answer on the first
+attempt), a session rotation with reconnect (turn 3: the connection drops mid-reply and a
+new session gets the history) and an interruption (turn 4: the reply is cut short).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from pathlib import Path
+
+from .. import paths
+from ..cli import CliError
+
+NAME = "demo"
+HELP = "run the demo benchmark against the local simulator in the monitor (no keys, no network)"
+ORDER = 2
+
+DEMO_FAULTS = "0:barge_in=500,1:no_response,3:disconnect,4:truncated"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--faults", default=DEMO_FAULTS, help=f"simulator fault spec (default {DEMO_FAULTS!r})")
+    parser.add_argument("--speed", type=float, default=1.0, help="playback speed; 1.0 = real time (default)")
+    parser.add_argument("--turns", help="subset of turns, e.g. 0-3")
+    parser.add_argument("--judge", default="auto", help="auto (LLM if a key is set, else heuristic) | heuristic | none")
+    parser.add_argument("--temp-db", action="store_true",
+                        help="record into a throw-away database instead of the default one")
+
+
+def demo_config(args: argparse.Namespace) -> dict:
+    config: dict = {"model": "sim", "faults": args.faults or None, "speed": args.speed}
+    if args.turns:
+        from runners.config import parse_turns
+
+        try:
+            config["turns"] = parse_turns(args.turns)
+        except ValueError as e:
+            raise CliError(str(e)) from None
+    if args.speed <= 0:
+        raise CliError(f"--speed must be > 0, got {args.speed}")
+    if config["faults"]:
+        try:
+            from runners.simulator.faults import parse_faults
+
+            parse_faults(config["faults"])
+        except ImportError:
+            pass
+        except ValueError as e:
+            raise CliError(f"--faults: {e}") from None
+    return config
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..app import ArenaApp
+
+    config = demo_config(args)
+    if args.temp_db:
+        db = Path(tempfile.mkdtemp(prefix="arena-tui-demo-")) / "demo.db"
+    else:
+        db = paths.db_path(getattr(args, "db", None))
+    judge = args.judge
+    if judge == "auto" and not (os.environ.get("OPENAI_API_KEY") or os.environ.get("AWS_ACCESS_KEY_ID")):
+        judge = "heuristic"
+    ArenaApp(db, paths.data_dir(getattr(args, "data", None)), demo={"config": config, "judge": judge}).run()
+    return 0

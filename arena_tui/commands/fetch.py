@@ -1,0 +1,52 @@
+"""`arena-tui fetch BENCH|all`: download benchmarks from Hugging Face into its cache."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from benchmarks.fetch import FetchError, endpoint, fetch_benchmark, offline
+from benchmarks.registry import KNOWN, canonical_name
+
+from ..cli import CliError
+
+NAME = "fetch"
+HELP = "download benchmarks from Hugging Face (honours HF_ENDPOINT, HF_HUB_OFFLINE, HF_TOKEN)"
+ORDER = 30
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("benchmarks", nargs="+", metavar="BENCH",
+                        help=f"one or more of {', '.join(KNOWN)}, or all")
+    parser.add_argument("--revision", default="main", help="branch, tag or commit (default main)")
+    parser.add_argument("--real-audio", action="store_true",
+                        help="also download the human recordings (real_audio/<speaker>/)")
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def run(args: argparse.Namespace) -> int:
+    names = list(KNOWN) if [b.lower() for b in args.benchmarks] == ["all"] else [canonical_name(b) for b in args.benchmarks]
+    unknown = [n for n in names if n not in KNOWN]
+    if unknown:
+        raise CliError(f"unknown benchmark {', '.join(unknown)} (choose from {', '.join(KNOWN)}, or all)")
+    where = "the local cache (HF_HUB_OFFLINE)" if offline() else endpoint()
+    problems = 0
+    for n in names:
+        print(f"{n}: fetching from {where} ...", flush=True)
+        try:
+            r = fetch_benchmark(n, revision=args.revision, real_audio=args.real_audio)
+        except FetchError as e:
+            raise CliError(str(e)) from None
+        print(f"{n}: {r.files} files ({_mb(r.bytes)}) at {r.path}")
+        if r.problems:
+            problems += len(r.problems)
+            for p in r.problems:
+                print(f"error: {p}", file=sys.stderr)
+        else:
+            print(f"{n}: {r.turns} turns, audio {r.audio_present}/{r.turns}")
+    if problems:
+        raise CliError(f"downloaded, but {problems} problem(s) keep it from loading (listed above)")
+    return 0

@@ -1,0 +1,80 @@
+"""`arena-tui judge RUN`: re-judge a stored run or one turn; new revisions supersede, old ones stay."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from ..cli import CliError
+from ..judge import PermanentError, render_text, summarize
+from ..judge.locate import find_benchmark
+from ..judge.options import add_judge_arguments, backend_from_args
+from ..judge.worker import rejudge_turn
+from ..paths import db_path
+from ..store import Store, StoreError
+
+NAME = "judge"
+HELP = "re-judge a recorded run (or one turn with --turn) and print its scores"
+ORDER = 40
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_id", metavar="RUN", help="run id (or a unique prefix of one)")
+    parser.add_argument("--turn", type=int, help="re-judge only this turn index")
+    parser.add_argument("--no-phase2", action="store_true", help="skip the cross-turn rules")
+    parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
+    add_judge_arguments(parser)
+
+
+async def resolve_run_id(store: Store, raw: str) -> str:
+    if await store.get_run(raw) is not None:
+        return raw
+    hits = [r.run_id for r in await store.list_runs() if r.run_id.startswith(raw)]
+    if len(hits) == 1:
+        return hits[0]
+    if not hits:
+        raise CliError(f"no run {raw!r} in {store.path}")
+    raise CliError(f"run id {raw!r} is ambiguous: {', '.join(hits[:5])}")
+
+
+async def _main(args: argparse.Namespace) -> int:
+    try:
+        backend = backend_from_args(args)
+    except PermanentError as e:
+        raise CliError(str(e)) from None
+    try:
+        async with await Store.open(db_path(args.db)) as store:
+            run_id = await resolve_run_id(store, args.run_id)
+            run = await store.get_run(run_id)
+            assert run is not None
+            try:
+                benchmark = find_benchmark(run.benchmark, args.data)
+                out = await rejudge_turn(store, run_id, args.turn, backend, benchmark=benchmark,
+                                         phase2=not args.no_phase2, concurrency=args.judge_concurrency)
+            except LookupError as e:
+                raise CliError(str(e.args[0] if e.args else e)) from None
+            results = await store.turn_results(run_id)
+            judgements = await store.judgements(run_id)
+    except StoreError as e:
+        raise CliError(str(e)) from None
+    finally:
+        await backend.aclose()
+    summary = summarize(benchmark, results, judgements)
+    if args.json:
+        print(summary.model_dump_json(indent=2))
+        return 0
+    label = " [heuristic]" if backend.heuristic else ""
+    for j in out if isinstance(out, list) else [out]:
+        if j.error:
+            print(f"turn {j.turn_index}: {j.error}")
+            continue
+        verdicts = " ".join(f"{d}={s.verdict}" for d, s in j.scores.items())
+        rule = f" ({j.rule})" if j.rule else ""
+        print(f"turn {j.turn_index} r{j.revision}{rule} {j.judge}{label}: {verdicts}")
+    print()
+    print(render_text(summary))
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    return asyncio.run(_main(args))

@@ -1,0 +1,241 @@
+"""`arena-tui run`: run a benchmark against a model (or the offline simulator) and record it.
+
+Headless mode prints a progress bar while the run goes and a per-turn summary table at the
+end; the run itself is the engine's (`runners.engine.run_benchmark`) and the record is the
+store's, so a headless run and a TUI run store exactly the same thing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any, TextIO
+
+from ..cli import CliError
+
+NAME = "run"
+HELP = "run a benchmark against a model (use --model sim for the offline simulator)"
+ORDER = 10
+DESCRIPTION = (
+    "Run BENCH (a name found under --data, or a benchmark folder) against MODEL and record "
+    "every event, turn and audio track to the database. --model sim runs against the built-in "
+    "simulator (no key, no network); scores from it are labelled as simulated."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("bench", help="benchmark name or folder")
+    parser.add_argument("--model", default="sim", help="model alias: sim, gpt-realtime, gpt-4o-realtime, … (default sim)")
+    parser.add_argument("--faults", help="simulator faults, e.g. '3:no_response,5:barge_in,expire=120' (sim only)")
+    parser.add_argument("--speed", type=float, default=1.0, help="audio speed-up (sim only; default 1)")
+    parser.add_argument("--turns", help="turn subset, e.g. 0,5-9")
+    parser.add_argument("--base-url", help="provider endpoint override (e.g. ws://127.0.0.1:PORT/v1/realtime)")
+    parser.add_argument("--headless", action="store_true", help="no TUI: progress and a summary on stdout")
+    parser.add_argument("--no-greeting", action="store_true", help="skip the greeting handshake")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show Pipecat's debug log on stderr")
+    parser.add_argument("--rotate-after", type=float, metavar="SECONDS", help="rotate sessions older than this")
+
+
+def build_config(args: argparse.Namespace) -> Any:
+    from runners.config import RunConfig, parse_turns
+
+    turns = None
+    if args.turns:
+        try:
+            turns = parse_turns(args.turns)
+        except ValueError as e:
+            raise CliError(str(e)) from None
+    if args.speed <= 0:
+        raise CliError(f"--speed must be > 0 (got {args.speed})")
+    if args.faults and args.model != "sim":
+        raise CliError("--faults only applies to --model sim")
+    if args.faults:
+        from runners.simulator import FaultSpecError, parse_faults
+
+        try:
+            parse_faults(args.faults)
+        except FaultSpecError as e:
+            raise CliError(f"--faults: {e}") from None
+    cfg: dict[str, Any] = {"model": args.model, "speed": args.speed, "turns": turns, "faults": args.faults}
+    if args.base_url:
+        cfg["base_url"] = args.base_url
+    if getattr(args, "no_greeting", False):
+        cfg["greeting"] = {"enabled": False}
+    if getattr(args, "rotate_after", None):
+        cfg["rotation"] = {"max_age_s": args.rotate_after}
+    return RunConfig(**cfg)
+
+
+def run(args: argparse.Namespace) -> int:
+    from benchmarks.loader import BenchmarkError, load_benchmark
+    from runners.base import get_runner
+
+    from .. import paths
+
+    config = build_config(args)
+    _quiet_logs(getattr(args, "verbose", False))
+    try:
+        runner = get_runner(config.model)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    problems = runner.preflight(config)
+    if problems:
+        raise CliError("cannot run: " + "; ".join(problems))
+    try:
+        bench = load_benchmark(args.bench, paths.data_dir(args.data))
+    except BenchmarkError as e:
+        raise CliError(str(e)) from None
+    except (FileNotFoundError, KeyError, ValueError) as e:
+        raise CliError(f"benchmark {args.bench!r}: {e}") from None
+    db = paths.db_path(args.db)
+    if not args.headless:
+        try:  # the TUI, once it offers live runs, takes over; until then headless is the default
+            from .ui import run_live  # type: ignore[attr-defined]
+        except ImportError:
+            pass
+        else:
+            return int(run_live(bench, config, db) or 0)
+    return asyncio.run(_run_headless(bench, config, db, sys.stdout))
+
+
+async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO) -> int:
+    from arena_tui.bus import EventBus
+    from arena_tui.store import Store
+    from runners.engine import RunError, run_benchmark, select_turns
+
+    try:
+        total = len(select_turns(bench, config.turns))
+    except RunError as e:
+        raise CliError(str(e)) from None
+    bus = EventBus()
+    store = await Store.open(db)
+    recorder = store.start_recording(bus)
+    progress = Progress(total, out)
+    sub = bus.subscribe(lambda e: e.kind in ("turn_ended", "run_started", "run_ended", "session_rotated", "error"))
+    printer = asyncio.create_task(progress.follow(sub))
+    run_id = None
+    status = 0
+    try:
+        run_id = await run_benchmark(bench, config, bus)
+    except RunError as e:
+        status = 2
+        print(f"\narena-tui: {e}", file=sys.stderr)
+    except asyncio.CancelledError:
+        status = 130
+    finally:
+        await store.flush()
+        bus.close()
+        await printer
+        with _suppress():
+            await recorder
+        await store.close()
+    progress.summary(out, simulated=config.model == "sim")
+    if run_id:
+        print(f"run {run_id} recorded in {db}", file=out)
+    return status
+
+
+def _quiet_logs(verbose: bool) -> None:
+    """Pipecat logs every frame (and the whole system prompt) at DEBUG; a headless run shows warnings."""
+    from loguru import logger
+
+    logger.remove()
+    logger.add(sys.stderr, level="DEBUG" if verbose else "WARNING")
+
+
+class _suppress:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> bool:
+        return exc[0] is not None and not issubclass(exc[0], KeyboardInterrupt)
+
+
+class Progress:
+    """Prints a one-line progress bar per finished turn, then the summary table."""
+
+    def __init__(self, total: int, out: TextIO) -> None:
+        self.total = total
+        self.out = out
+        self.results: list[Any] = []
+        self.notes: list[str] = []
+        self.ended: Any = None
+
+    async def follow(self, sub: Any) -> None:
+        async for ev in sub:
+            if ev.kind == "turn_ended":
+                self.results.append(ev.result)
+                self._bar(ev.result)
+            elif ev.kind == "session_rotated":
+                self.notes.append(
+                    f"turn {ev.turn_index}: session {ev.from_session}→{ev.to_session} ({ev.reason}; "
+                    f"replayed {ev.replayed.messages} msgs, {ev.replayed.tool_calls} calls, {ev.replayed.chars} chars)"
+                )
+            elif ev.kind == "error":
+                self.notes.append(f"error ({ev.where}): {ev.message}")
+            elif ev.kind == "run_ended":
+                self.ended = ev
+
+    def _bar(self, r: Any) -> None:
+        done = len(self.results)
+        width = 30
+        fill = int(width * done / max(1, self.total))
+        print(f"[{'#' * fill}{'.' * (width - fill)}] {done}/{self.total}  turn {r.turn_index}: {r.status}", file=self.out, flush=True)
+
+    def summary(self, out: TextIO, simulated: bool) -> None:
+        if not self.results:
+            print("no turns finished", file=out)
+            return
+        print("", file=out)
+        head = f"{'turn':>4}  {'status':<14} {'v2v ms':>7} {'pipe ms':>7}  {'tools':<10} flags"
+        print(head + ("   (SIMULATOR)" if simulated else ""), file=out)
+        print("-" * len(head), file=out)
+        v2vs: list[float] = []
+        ok_calls = bad_calls = 0
+        for r in sorted(self.results, key=lambda r: r.turn_index):
+            v2v = r.latencies.voice_to_voice_ms
+            pipe = r.latencies.pipeline_ttfb_ms
+            if v2v is not None:
+                v2vs.append(v2v)
+            marks = []
+            for c in r.tool_calls:
+                good = c.status == "matched"
+                ok_calls += good
+                bad_calls += not good
+                marks.append(("✓" if good else "✗") + c.name[:8])
+            flags = []
+            if r.overlap_ms:
+                flags.append(f"overlap {r.overlap_ms:.0f}ms")
+            if r.interrupted:
+                flags.append("interrupted")
+            if r.retries:
+                flags.append(f"retries {r.retries}")
+            if r.reconnects:
+                flags.append(f"reconnects {r.reconnects}")
+            if r.sentinel:
+                flags.append(r.sentinel[:24])
+            print(
+                f"{r.turn_index:>4}  {r.status:<14} {_ms(v2v):>7} {_ms(pipe):>7}  {' '.join(marks) or '-':<10} {', '.join(flags)}",
+                file=out,
+            )
+        statuses: dict[str, int] = {}
+        for r in self.results:
+            statuses[r.status] = statuses.get(r.status, 0) + 1
+        v2vs.sort()
+        med = v2vs[len(v2vs) // 2] if v2vs else None
+        print("-" * len(head), file=out)
+        print(
+            f"turns {len(self.results)}/{self.total}: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
+            + f"; tool calls ✓{ok_calls} ✗{bad_calls}; median v2v {_ms(med)} ms",
+            file=out,
+        )
+        for n in self.notes:
+            print(n, file=out)
+        if self.ended is not None:
+            print(f"run {self.ended.status}{': ' + self.ended.reason if self.ended.reason else ''}", file=out)
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v:.0f}"

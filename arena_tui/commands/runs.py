@@ -1,0 +1,104 @@
+"""`arena-tui runs`: the recorded runs as a table (or JSON for scripts)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from datetime import UTC, datetime
+
+from ..cli import CliError
+from ..paths import db_path
+from ..store import RunRow, Store, StoreError
+
+NAME = "runs"
+HELP = "list recorded runs (id, benchmark, model, status, progress, started, duration)"
+ORDER = 20
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="one JSON array of runs, for scripts")
+    parser.add_argument("--status", help="only runs with this status (running, completed, interrupted, failed)")
+    parser.add_argument("--limit", type=int, default=None, help="at most this many runs, newest first")
+    parser.add_argument(
+        "--delete", nargs="+", metavar="RUN_ID", help="delete these runs and all they recorded (then `db vacuum`)"
+    )
+
+
+async def _delete(args: argparse.Namespace) -> list[str]:
+    async with await Store.open(db_path(args.db)) as store:
+        await store.mark_interrupted_stale()
+        runs = {r.run_id: r for r in await store.list_runs()}
+        unknown = [r for r in args.delete if r not in runs]
+        if unknown:
+            raise CliError(f"{store.path}: no run {', '.join(unknown)} (see `arena-tui runs`)")
+        live = [r for r in args.delete if runs[r].status == "running"]
+        if live:
+            raise CliError(f"run {', '.join(live)} is still recording; stop it first")
+        for run_id in args.delete:
+            await store.delete_run(run_id)
+    return list(args.delete)
+
+
+async def _load(args: argparse.Namespace) -> list[RunRow]:
+    async with await Store.open(db_path(args.db)) as store:
+        # Nothing is recording in this process, so a 'running' run whose recorder is gone is not running.
+        await store.mark_interrupted_stale()
+        rows = await store.list_runs()
+    if args.status:
+        rows = [r for r in rows if r.status == args.status]
+    if args.limit is not None:
+        rows = rows[: max(args.limit, 0)]
+    return rows
+
+
+def _duration(seconds: float) -> str:
+    s = int(round(seconds))
+    h, rest = divmod(s, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def format_table(rows: list[RunRow], now: datetime | None = None) -> str:
+    """Plain-text table; simulator runs are labelled in the model column."""
+    now = now or datetime.now(UTC)
+    header = ("ID", "BENCHMARK", "MODEL", "STATUS", "PROGRESS", "STARTED", "DURATION")
+    table = [header]
+    for r in rows:
+        model = f"{r.model} [simulator]" if r.simulator else r.model
+        table.append(
+            (
+                r.run_id,
+                r.benchmark or "?",
+                model or "?",
+                r.status,
+                f"{r.turns_done}/{r.turns_total}",
+                r.started_at.astimezone().strftime("%Y-%m-%d %H:%M"),
+                _duration(r.duration_s(now)),
+            )
+        )
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.delete:
+        try:
+            deleted = asyncio.run(_delete(args))
+        except StoreError as e:
+            raise CliError(str(e)) from None
+        print(f"deleted {len(deleted)} run(s): {', '.join(deleted)}")
+        return 0
+    try:
+        rows = asyncio.run(_load(args))
+    except StoreError as e:
+        raise CliError(str(e)) from None
+    except OSError as e:  # e.g. the database folder cannot be created
+        raise CliError(f"{e.filename or args.db}: {e.strerror or e}") from None
+    if args.json:
+        print(json.dumps([r.model_dump(mode="json") for r in rows], indent=2))
+    elif not rows:
+        print(f"no runs recorded in {db_path(args.db)}")
+    else:
+        print(format_table(rows))
+    return 0

@@ -1,0 +1,91 @@
+"""`arena-tui simulate`: serve the offline OpenAI-Realtime simulator for one benchmark.
+
+`run --model sim` embeds the simulator itself; this command serves it on its own so any
+Realtime client (or a second `arena-tui run --model gpt-realtime --base-url …`) can be
+pointed at it. It is a simulator, not a model: it says so on every line it prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any, TextIO
+
+from ..cli import CliError
+
+NAME = "simulate"
+HELP = "serve the offline OpenAI-Realtime simulator for a benchmark on 127.0.0.1"
+ORDER = 60
+DESCRIPTION = (
+    "Serve a local websocket that speaks the OpenAI Realtime protocol, driven by BENCH: it "
+    "recognises each turn from its audio, answers with the golden answer and the expected "
+    "tool calls, and misbehaves on cue (--faults). Stop with Ctrl-C."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("bench", help="benchmark name or folder")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (default: any free port)")
+    parser.add_argument("--faults", help="e.g. '3:no_response,5:barge_in,7:slow_first_audio=1500,expire=120'")
+    parser.add_argument("--voice", choices=["auto", "espeak", "tone"], default="auto",
+                        help="reply audio: espeak-ng speech, or tone bursts (default: espeak when installed)")
+    parser.add_argument("--response-delay-ms", type=float, default=300.0,
+                        help="audio time from speech_stopped to the first reply audio (default 300)")
+    parser.add_argument("--duration", type=float, metavar="SECONDS",
+                        help="stop after this many seconds (default: until Ctrl-C)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from benchmarks.loader import BenchmarkError, load_benchmark
+    from runners.simulator import FaultSpecError, SimulatorServer, parse_faults
+
+    from .. import paths
+
+    if not 0 <= args.port <= 65535:
+        raise CliError(f"--port must be 0..65535 (got {args.port})")
+    if args.response_delay_ms < 0:
+        raise CliError(f"--response-delay-ms must be >= 0 (got {args.response_delay_ms})")
+    try:
+        faults = parse_faults(args.faults)
+    except FaultSpecError as e:
+        raise CliError(f"--faults: {e}") from None
+    try:
+        bench = load_benchmark(args.bench, paths.data_dir(args.data))
+    except BenchmarkError as e:
+        raise CliError(str(e)) from None
+    except (FileNotFoundError, KeyError, ValueError) as e:
+        raise CliError(f"benchmark {args.bench!r}: {e}") from None
+    try:
+        server = SimulatorServer(bench, faults=faults, voice=args.voice, port=args.port,
+                                 response_delay_ms=args.response_delay_ms)
+    except (RuntimeError, ValueError) as e:
+        raise CliError(str(e)) from None
+    try:
+        asyncio.run(_serve(server, args.duration, sys.stdout))
+    except KeyboardInterrupt:
+        pass
+    except OSError as e:  # e.g. the port is taken
+        raise CliError(f"cannot listen on 127.0.0.1:{args.port}: {e.strerror or e}") from None
+    return 0
+
+
+async def _serve(server: Any, duration: float | None, out: TextIO) -> None:
+    url = await server.start()
+    faults = str(server.faults) or "none"
+    print(f"SIMULATOR (not a real model) for {server.benchmark.name}: {url}", file=out)
+    print(f"  voice: {server.voice}; faults: {faults}; audio of {len(server.index)} turns indexed", file=out)
+    print("  any Bearer token is accepted; stop with Ctrl-C", file=out, flush=True)
+    try:
+        if duration is None:
+            await asyncio.Event().wait()
+        else:
+            await asyncio.sleep(duration)
+    finally:
+        await server.stop()
+        for t in server.truth_log:
+            after = "" if t.first_audio_after_stop_ms is None else f", first audio {t.first_audio_after_stop_ms:.0f} ms after stop"
+            fault = f", fault {t.fault}" if t.fault else ""
+            print(f"  session {t.session} turn {t.turn_index} attempt {t.attempt}: {t.status} "
+                  f"({t.identified_by}{fault}{after})", file=out)
+        print(f"SIMULATOR stopped after {len(server.sessions)} session(s)", file=out, flush=True)

@@ -1,0 +1,436 @@
+"""Export to and import from the reference harness's run-directory layout.
+
+Layout: `runs/<benchmark>/<YYYYmmddTHHMMSS>_<model>_<uuid8>/` holding `transcript.jsonl`,
+`runtime.json`, stereo `conversation.wav` (left user, right bot), and per judge
+`<judge>_judged.jsonl`, `<judge>_summary.json`, `<judge>_analysis.md`.
+
+Rows carry the reference fields; our exports add an `arena_tui` key holding the exact
+TurnResult / Judgement / summary, so a round trip through our own exports loses nothing,
+while reference directories (without that key) import through the field mapping below.
+Reference latency figures are kept as reported: `ttfb_ms` -> provider_ttfb_ms (not ours),
+`latency_ms` -> pipeline_ttfb_ms.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .audio import AudioError, float_to_pcm16, read_wav, write_wav
+from .events import (
+    EMPTY_RESPONSE,
+    MODEL_ENDED_SESSION,
+    MODEL_ENDED_SESSION_EARLY,
+    AudioChunk,
+    DimensionScore,
+    Judgement,
+    Latencies,
+    RunEnded,
+    RunStarted,
+    ToolCallRecord,
+    TurnEnded,
+    TurnResult,
+)
+
+SLICE_S = 10  # conversation audio is imported in slices, as a live run records it
+_SENTINEL_STATUS = {
+    EMPTY_RESPONSE: "no_response",
+    MODEL_ENDED_SESSION: "ended_session",
+    MODEL_ENDED_SESSION_EARLY: "ended_early",
+}
+_DIR = re.compile(r"^(\d{8}T\d{6})_(.+)_([0-9a-fA-F]{8})$")
+
+
+class InteropError(Exception):
+    """A run directory that cannot be read or written; names the file, line and field."""
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "unknown"
+
+
+def judge_file_prefix(judge: str) -> str:
+    """`openai:gpt-5-mini` -> `openai_gpt-5-mini` (file-name safe, stable)."""
+    return _safe(judge.replace(":", "_"))
+
+
+def _uuid8(run_id: str) -> str:
+    hexes = re.sub(r"[^0-9a-f]", "", run_id.lower())
+    return hexes[:8] if len(hexes) >= 8 else uuid.uuid5(uuid.NAMESPACE_URL, run_id).hex[:8]
+
+
+def _iso(ts: datetime) -> str:
+    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
+
+
+def _bool(score: DimensionScore | None) -> bool | None:
+    if score is None or score.verdict == "na":
+        return None
+    return score.verdict == "pass"
+
+
+# ------------------------------------------------------------------------------------- export
+
+
+async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: Any = None) -> Path:
+    """Write one stored run in the reference layout under `dest` (a `runs/` folder is made).
+
+    `benchmark` (else looked up by name) lets the summary apply the rubric's denominators.
+    """
+    from .judge.phase2 import latest
+    from .judge.summary import render_text, summarize
+
+    run = await store.get_run(run_id)
+    if run is None:
+        raise InteropError(f"no run {run_id!r} in the database")
+    dest = Path(dest)
+    root = dest if dest.name == "runs" else dest / "runs"
+    started: datetime = run.started_at
+    out = root / _safe(run.benchmark) / f"{started.astimezone(UTC):%Y%m%dT%H%M%S}_{_safe(run.model)}_{_uuid8(run_id)}"
+    out.mkdir(parents=True, exist_ok=True)
+
+    results = {r.turn_index: r for r in await store.turn_results(run_id)}
+    t_end = {ev.turn_index: ev.t_ms for _, ev in await store.events(run_id, kinds=["turn_ended"])}
+    rows: dict[int, dict[str, Any]] = {}
+    for idx, r in sorted(results.items()):
+        if idx < 0:
+            continue  # the greeting is not a benchmark turn
+        lat = r.latencies
+        row: dict[str, Any] = {
+            "ts": _iso(started + timedelta(milliseconds=t_end.get(idx, 0.0))),
+            "turn": idx,
+            "model_name": run.model,
+            "user_text": r.user_text,
+            "assistant_text": r.sentinel or r.assistant_text,
+            "tool_calls": [
+                {"name": c.name, "args": c.args, **({"is_duplicate": True} if c.is_duplicate else {})}
+                for c in r.tool_calls
+            ],
+            "tool_results": [{"name": c.name, "response": c.response} for c in r.tool_calls],
+            "tokens": r.tokens,
+            "ttfb_ms": lat.provider_ttfb_ms,
+            "latency_ms": lat.pipeline_ttfb_ms,
+            "reconnection_count": r.reconnects,
+            "arena_tui": {"result": r.model_dump(mode="json"), "t_ms": t_end.get(idx, 0.0)},
+        }
+        rows[idx] = row
+    _write_jsonl(out / "transcript.jsonl", rows.values())
+    runtime = {
+        "model_name": run.model,
+        "turns": len(rows),
+        "note": f"exported by arena-tui from run {run_id}" + (" (simulator)" if run.simulator else ""),
+        "audio_source": run.config.get("audio_source", "recorded") if isinstance(run.config, dict) else "recorded",
+        "arena_tui": {
+            "run_id": run_id, "benchmark": run.benchmark, "provider": run.provider, "simulator": run.simulator,
+            "status": run.status, "turn_indices": run.turn_indices, "config": run.config,
+            "started_at": _iso(started),
+        },
+    }
+    if -1 in results:  # not a benchmark turn, so not a transcript row; kept for a lossless round trip
+        runtime["arena_tui"]["greeting"] = {"result": results[-1].model_dump(mode="json"), "t_ms": t_end.get(-1, 0.0)}
+    (out / "runtime.json").write_text(json.dumps(runtime, indent=2, ensure_ascii=False, default=str) + "\n")
+    clip = await store.conversation_audio(run_id)
+    if clip is not None and clip.pcm:
+        write_wav(out / "conversation.wav", clip.pcm, clip.sample_rate, clip.channels)
+
+    judgements = await store.judgements(run_id)
+    benchmark = benchmark or _benchmark_or_none(run.benchmark)
+    for judge in sorted({j.judge for j in judgements}):
+        mine = [j for j in judgements if j.judge == judge]
+        now = latest(mine)
+        prefix = judge_file_prefix(judge)
+        judged = []
+        for idx, row in rows.items():
+            j = now.get(idx)
+            if j is None:
+                continue
+            rec = {k: v for k, v in row.items() if k != "arena_tui"}
+            rec["scores"] = {d: _bool(s) for d, s in j.scores.items()}
+            rec["judge_reasoning"] = j.error or "\n".join(f"{d}: {s.reasoning}" for d, s in j.scores.items())
+            tt = j.scores.get("turn_taking")
+            if tt is not None and tt.verdict == "fail":
+                rec["turn_taking_issues"] = tt.reasoning.split("; ")
+            rec["arena_tui"] = {"judgement": j.model_dump(mode="json")}
+            judged.append(rec)
+        _write_jsonl(out / f"{prefix}_judged.jsonl", judged)
+        heuristic = any(j.heuristic for j in now.values())
+        summary_doc: dict[str, Any] = {
+            "model_name": run.model,
+            "judge_name": prefix,
+            "judge_model": judge,
+            "heuristic": heuristic,
+            "turns_scored": len(judged),
+            "judged_at": _iso(datetime.now(UTC)),
+            "realignment_applied": any(j.phase == 2 for j in now.values()),
+        }
+        text = ""
+        if benchmark is not None:
+            s = summarize(benchmark, list(results.values()), list(now.values()))
+            summary_doc["passes"] = {d: t.passes for d, t in s.dimensions.items()}
+            summary_doc["category_totals"] = {d: t.denominator for d, t in s.dimensions.items()}
+            summary_doc["function_tracking"] = [t.model_dump() for t in s.tracking]
+            summary_doc["arena_tui"] = s.model_dump(mode="json")
+            text = render_text(s)
+        else:
+            passes: dict[str, int] = {}
+            totals: dict[str, int] = {}
+            for j in now.values():
+                for d, sc in j.scores.items():
+                    if sc.verdict != "na":
+                        totals[d] = totals.get(d, 0) + 1
+                        passes[d] = passes.get(d, 0) + (sc.verdict == "pass")
+            summary_doc["passes"], summary_doc["category_totals"] = passes, totals
+        summary_doc["turn_taking_failures"] = sorted(
+            i for i, j in now.items() if (j.scores.get("turn_taking") and j.scores["turn_taking"].verdict == "fail")
+        )
+        (out / f"{prefix}_summary.json").write_text(json.dumps(summary_doc, indent=2, ensure_ascii=False) + "\n")
+        label = " (HEURISTIC: offline word-overlap scores, not an LLM judge)" if heuristic else ""
+        md = [f"# {judge} evaluation{label}", "", f"**Model**: {run.model}", f"**Turns**: {len(judged)}", ""]
+        if text:
+            md += ["```", text, "```", ""]
+        failed = [(i, j) for i, j in sorted(now.items()) if j.error or any(s.verdict == "fail" for s in j.scores.values())]
+        if failed:
+            md += ["## Failed turns", ""]
+            for i, j in failed:
+                why = j.error or "; ".join(f"{d}: {s.reasoning}" for d, s in j.scores.items() if s.verdict == "fail")
+                md.append(f"- Turn {i}: {why}")
+        (out / f"{prefix}_analysis.md").write_text("\n".join(md) + "\n")
+    return out
+
+
+def _benchmark_or_none(name: str):
+    try:
+        from .judge.locate import find_benchmark
+
+        return find_benchmark(name)
+    except Exception:  # noqa: BLE001 - the summary then falls back to counting verdicts
+        return None
+
+
+def _write_jsonl(path: Path, rows: Any) -> None:
+    tmp = path.with_name(path.name + ".part")
+    with tmp.open("w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+    tmp.replace(path)
+
+
+# ------------------------------------------------------------------------------------- import
+
+
+def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    rows = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise InteropError(f"{path}: cannot read: {e.strerror or e}") from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InteropError(f"{path}:{n}: not JSON ({e.msg})") from None
+        if not isinstance(row, dict):
+            raise InteropError(f"{path}:{n}: expected a JSON object per line")
+        rows.append((n, row))
+    return rows
+
+
+def _field(row: dict[str, Any], name: str, kind: type | tuple[type, ...], where: str, default: Any = ...) -> Any:
+    if name not in row or row[name] is None:
+        if default is ...:
+            raise InteropError(f"{where}: missing field {name!r}")
+        return default
+    value = row[name]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise InteropError(f"{where}: field {name!r} should be {getattr(kind, '__name__', kind)}, got {value!r:.60}")
+    return value
+
+
+def _parse_ts(value: str, where: str) -> datetime:
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise InteropError(f"{where}: field 'ts' is not an ISO timestamp: {value!r}") from None
+
+
+def _result_from_reference(row: dict[str, Any], where: str) -> TurnResult:
+    turn = _field(row, "turn", int, where)
+    text = _field(row, "assistant_text", str, where, "")
+    calls = _field(row, "tool_calls", list, where, [])
+    responses = _field(row, "tool_results", list, where, [])
+    records = []
+    for k, c in enumerate(calls):
+        if not isinstance(c, dict) or not isinstance(c.get("name"), str):
+            raise InteropError(f"{where}: tool_calls[{k}] needs a 'name'")
+        resp = responses[k].get("response") if k < len(responses) and isinstance(responses[k], dict) else None
+        records.append(ToolCallRecord(call_id=f"t{turn}-{k}", name=c["name"], args=c.get("args") or {},
+                                      status="duplicate_skipped" if c.get("is_duplicate") else "recorded",
+                                      response=resp, is_duplicate=bool(c.get("is_duplicate"))))
+    sentinel = text if text in _SENTINEL_STATUS else None
+    status = _SENTINEL_STATUS.get(text, "ok")
+    num = (int, float)
+    return TurnResult(
+        turn_index=turn, status=status, user_text=_field(row, "user_text", str, where, ""),  # type: ignore[arg-type]
+        assistant_text="" if sentinel else text, sentinel=sentinel, tool_calls=records,
+        tokens={k: v for k, v in (_field(row, "tokens", dict, where, {}) or {}).items() if isinstance(v, int)},
+        latencies=Latencies(provider_ttfb_ms=_field(row, "ttfb_ms", num, where, None),
+                            pipeline_ttfb_ms=_field(row, "latency_ms", num, where, None)),
+        reconnects=_field(row, "reconnection_count", int, where, 0),
+    )
+
+
+def _judgement_from_reference(row: dict[str, Any], where: str, run_id: str, judge: str, heuristic: bool) -> Judgement:
+    scores_raw = _field(row, "scores", dict, where)
+    reasoning = row.get("judge_reasoning") or ""
+    scores = {}
+    for dim, v in scores_raw.items():
+        if v is not None and not isinstance(v, bool):
+            raise InteropError(f"{where}: scores.{dim} should be true, false or null, got {v!r}")
+        verdict = "na" if v is None else ("pass" if v else "fail")
+        scores[dim] = DimensionScore(verdict=verdict, reasoning=str(reasoning)[:2000])
+    return Judgement(run_id=run_id, t_ms=0.0, turn_index=row["turn"], judge=judge, revision=1, phase=1,
+                     scores=scores, heuristic=heuristic)
+
+
+async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None = None, run_id: str | None = None) -> str:
+    """Read a reference run directory into the store (as synthesized events); returns the run id."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise InteropError(f"{run_dir}: not a directory")
+    tpath = run_dir / "transcript.jsonl"
+    if not tpath.is_file():
+        raise InteropError(f"{run_dir}: no transcript.jsonl (not a run directory)")
+    runtime: dict[str, Any] = {}
+    rpath = run_dir / "runtime.json"
+    if rpath.is_file():
+        try:
+            runtime = json.loads(rpath.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise InteropError(f"{rpath}: not JSON ({e.msg} at line {e.lineno})") from None
+        if not isinstance(runtime, dict):
+            raise InteropError(f"{rpath}: expected a JSON object")
+    ours = runtime.get("arena_tui") if isinstance(runtime.get("arena_tui"), dict) else {}
+    m = _DIR.match(run_dir.name)
+    bench = benchmark or ours.get("benchmark") or (run_dir.parent.name if run_dir.parent.name != "runs" else None)
+    if not bench:
+        raise InteropError(f"{run_dir}: cannot tell the benchmark (pass --benchmark)")
+    rid = run_id or ours.get("run_id") or f"ref-{m.group(3) if m else uuid.uuid4().hex[:8]}"
+    if await store.get_run(rid) is not None:
+        raise InteropError(f"run {rid} is already in the database (delete it first or pass --run-id)")
+
+    results: list[tuple[float, TurnResult, datetime | None]] = []
+    for n, row in _read_jsonl(tpath):
+        where = f"{tpath}:{n}"
+        extra = row.get("arena_tui")
+        try:
+            if isinstance(extra, dict) and "result" in extra:
+                r = TurnResult.model_validate(extra["result"])
+                results.append((float(extra.get("t_ms", 0.0)), r, None))
+                continue
+            r = _result_from_reference(row, where)
+        except ValidationError as e:
+            first = e.errors()[0]
+            raise InteropError(f"{where}: field {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        ts = _parse_ts(row["ts"], where) if isinstance(row.get("ts"), str) else None
+        results.append((0.0, r, ts))
+    if not results:
+        raise InteropError(f"{tpath}: no turns")
+    greeting = ours.get("greeting")
+    if isinstance(greeting, dict) and "result" in greeting:
+        try:
+            results.append((float(greeting.get("t_ms", 0.0)), TurnResult.model_validate(greeting["result"]), None))
+        except ValidationError as e:
+            raise InteropError(f"{rpath}: field arena_tui.greeting: {e.errors()[0]['msg']}") from None
+    seen: set[int] = set()
+    for _, r, _ in results:
+        if r.turn_index in seen:
+            raise InteropError(f"{tpath}: turn {r.turn_index} appears twice")
+        seen.add(r.turn_index)
+    stamps = [ts for _, _, ts in results if ts is not None]
+    t0 = min(stamps) if stamps else None
+    if ours.get("started_at"):
+        t0 = _parse_ts(ours["started_at"], str(rpath))
+    timed = []
+    for t_ms, r, ts in results:
+        if ts is not None and t0 is not None:
+            t_ms = (ts - t0).total_seconds() * 1000.0
+        timed.append((t_ms, r))
+    timed.sort(key=lambda x: (x[0], x[1].turn_index))
+    model = runtime.get("model_name") or (m.group(2) if m else "unknown")
+    config = dict(ours.get("config") or {})
+    config.setdefault("imported_from", str(run_dir))
+    if runtime.get("note"):
+        config.setdefault("note", runtime["note"])
+    events: list[Any] = [
+        RunStarted(run_id=rid, t_ms=0.0, benchmark=bench, model=str(model),
+                   provider=ours.get("provider") or "reference", simulator=bool(ours.get("simulator", False)),
+                   turn_indices=ours.get("turn_indices") or sorted(seen), config=config)
+    ]
+    events += [TurnEnded(run_id=rid, t_ms=t_ms, turn_index=r.turn_index, result=r) for t_ms, r in timed]
+    events += _audio_events(run_dir / "conversation.wav", rid)
+    events += _judgement_events(run_dir, rid)
+    end_t = max((t for t, _ in timed), default=0.0)
+    status = ours.get("status") if ours.get("status") in ("completed", "interrupted", "failed") else "completed"
+    events.append(RunEnded(run_id=rid, t_ms=end_t, status=status, reason=f"imported from {run_dir.name}"))
+    for ev in events:
+        store.submit(ev)
+    await store.flush()
+    return rid
+
+
+def _audio_events(path: Path, run_id: str) -> list[AudioChunk]:
+    if not path.is_file():
+        return []
+    try:
+        frames, fmt = read_wav(path)
+    except AudioError as e:
+        raise InteropError(str(e)) from None
+    if fmt.channels != 2:
+        raise InteropError(f"{path}: conversation.wav must be stereo (left user, right bot), has {fmt.channels} channel(s)")
+    pcm = float_to_pcm16(frames)
+    step = SLICE_S * fmt.sample_rate
+    return [
+        AudioChunk(run_id=run_id, t_ms=i * 1000.0 / fmt.sample_rate, track="conversation", sample_rate=fmt.sample_rate,
+                   channels=2, start_ms=i * 1000.0 / fmt.sample_rate, pcm=pcm[i : i + step].astype("<i2").tobytes())
+        for i in range(0, len(pcm), step)
+    ]
+
+
+def _judgement_events(run_dir: Path, run_id: str) -> list[Judgement]:
+    out: list[Judgement] = []
+    revision: dict[int, int] = {}  # several judges' files: later files become later revisions
+    for path in sorted(run_dir.glob("*_judged.jsonl")):
+        prefix = path.name[: -len("_judged.jsonl")]
+        summary_path = run_dir / f"{prefix}_summary.json"
+        judge, heuristic = f"reference:{prefix}", prefix == "heuristic"
+        if summary_path.is_file():
+            try:
+                doc = json.loads(summary_path.read_text(encoding="utf-8"))
+                judge = f"reference:{doc['judge_model']}" if doc.get("judge_model") else judge
+                heuristic = bool(doc.get("heuristic", heuristic))
+            except json.JSONDecodeError as e:
+                raise InteropError(f"{summary_path}: not JSON ({e.msg})") from None
+        for n, row in _read_jsonl(path):
+            where = f"{path}:{n}"
+            extra = row.get("arena_tui")
+            if isinstance(extra, dict) and "judgement" in extra:
+                try:
+                    j = Judgement.model_validate({**extra["judgement"], "run_id": run_id})
+                except ValidationError as e:
+                    first = e.errors()[0]
+                    raise InteropError(f"{where}: field {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+                out.append(j)
+                continue
+            turn = _field(row, "turn", int, where)
+            j = _judgement_from_reference(row, where, run_id, judge, heuristic)
+            revision[turn] = revision.get(turn, 0) + 1
+            out.append(j.model_copy(update={"revision": revision[turn]}))
+    return out

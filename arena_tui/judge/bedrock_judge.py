@@ -1,0 +1,113 @@
+"""Judge with Claude on AWS Bedrock through `boto3` (Converse, forced tool use for structure).
+
+boto3 is synchronous, so each call runs in a worker thread. Region and credentials come from
+the usual AWS chain (env, profile, SSO, instance role); nothing is stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+import boto3
+import botocore.exceptions as bex
+from botocore.config import Config
+
+from ..events import TokenUsage
+from .backends import JudgeBackend, JudgeReply, JudgeRequest, PermanentError, TransientError, InvalidOutput, parse_output
+from .schema import JUDGE_SCHEMA, SCHEMA_NAME
+
+DEFAULT_BEDROCK_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+_TRANSIENT_CODES = {
+    "ThrottlingException",
+    "ServiceUnavailableException",
+    "InternalServerException",
+    "ModelNotReadyException",
+    "ModelTimeoutException",
+    "TooManyRequestsException",
+}
+
+
+class BedrockJudge(JudgeBackend):
+    def __init__(
+        self,
+        model: str = DEFAULT_BEDROCK_MODEL,
+        *,
+        region: str | None = None,
+        endpoint_url: str | None = None,
+        timeout_s: float = 120.0,
+        max_tokens: int = 4096,
+    ) -> None:
+        self.model = model
+        self.name = f"bedrock:{model}"
+        self.max_tokens = max_tokens
+        # total_max_attempts=1: backends.judge_with_retries is the single retry policy.
+        config = Config(read_timeout=timeout_s, connect_timeout=10, retries={"total_max_attempts": 1, "mode": "standard"})
+        region = region or os.environ.get("AWS_REGION")  # boto3 itself reads only AWS_DEFAULT_REGION
+        try:
+            self.client = boto3.client("bedrock-runtime", region_name=region, endpoint_url=endpoint_url, config=config)
+        except bex.NoRegionError as e:
+            raise PermanentError("no AWS region configured (set AWS_REGION or --judge-region)") from e
+
+    def request_body(self, request: JudgeRequest) -> dict[str, Any]:
+        return {
+            "modelId": self.model,
+            "system": [{"text": request.prefix}, {"cachePoint": {"type": "default"}}],
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"text": request.history},
+                        {"cachePoint": {"type": "default"}},
+                        {"text": request.target},
+                    ],
+                }
+            ],
+            "toolConfig": {
+                "tools": [
+                    {
+                        "toolSpec": {
+                            "name": SCHEMA_NAME,
+                            "description": "Record the scores of the target turn.",
+                            "inputSchema": {"json": JUDGE_SCHEMA},
+                        }
+                    }
+                ],
+                "toolChoice": {"tool": {"name": SCHEMA_NAME}},
+            },
+            "inferenceConfig": {"maxTokens": self.max_tokens},
+        }
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        body = self.request_body(request)
+        try:
+            resp = await asyncio.to_thread(self.client.converse, **body)
+        except bex.ClientError as e:
+            err = e.response.get("Error", {})
+            code = err.get("Code", "")
+            status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0
+            text = f"{code or 'HTTP ' + str(status)}: {err.get('Message', '')[:200]}"
+            if code in _TRANSIENT_CODES or status == 429 or status >= 500:
+                raise TransientError(text) from e
+            raise PermanentError(text) from e
+        except (bex.ReadTimeoutError, bex.ConnectTimeoutError, bex.EndpointConnectionError, bex.ConnectionClosedError) as e:
+            raise TransientError(f"{type(e).__name__}: {e}") from e
+        except bex.NoCredentialsError as e:
+            raise PermanentError("no AWS credentials found (needed for --judge bedrock)") from e
+        except (bex.ResponseParserError, ValueError) as e:
+            raise InvalidOutput(f"unreadable response: {str(e)[:200]}") from e
+        u = resp.get("usage", {}) or {}
+        cached = int(u.get("cacheReadInputTokens", 0) or 0)
+        written = int(u.get("cacheWriteInputTokens", 0) or 0)
+        usage = TokenUsage(
+            input_tokens=int(u.get("inputTokens", 0) or 0) + cached + written,
+            cached_input_tokens=cached,
+            output_tokens=int(u.get("outputTokens", 0) or 0),
+        )
+        content = (resp.get("output", {}).get("message", {}) or {}).get("content", []) or []
+        for block in content:
+            tool = block.get("toolUse")
+            if tool and tool.get("name") == SCHEMA_NAME:
+                return JudgeReply(parse_output(tool.get("input")), usage)
+        raise InvalidOutput(f"no {SCHEMA_NAME} tool use in the reply (stopReason={resp.get('stopReason')})")

@@ -1,0 +1,19 @@
+"""Find the benchmark a stored run was made with (the store keeps its name, not its data)."""
+
+from __future__ import annotations
+
+import os
+
+from benchmarks.model import Benchmark
+
+from ..paths import data_dir
+
+
+def find_benchmark(name: str, data: str | os.PathLike[str] | None = None) -> Benchmark:
+    """By name through the benchmark registry (--data / ARENA_TUI_DATA, built-in, HF cache)."""
+    from benchmarks.loader import BenchmarkError, load_benchmark
+
+    try:
+        return load_benchmark(name, data_dir(data))
+    except BenchmarkError as e:
+        raise LookupError(f"benchmark {name!r} of this run cannot be loaded: {e}") from e

@@ -1,0 +1,47 @@
+"""`--judge …` command-line options, shared by every command that judges."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from .backends import JudgeBackend, PermanentError
+
+
+def add_judge_arguments(parser: argparse.ArgumentParser, *, default: str = "auto") -> None:
+    g = parser.add_argument_group("judge")
+    g.add_argument("--judge", default=default, choices=["auto", "openai", "bedrock", "heuristic"],
+                   help="judge backend; auto = openai if OPENAI_API_KEY is set, bedrock if AWS credentials "
+                        "are in the environment, else the offline heuristic (default: %(default)s)")
+    g.add_argument("--judge-model", help="model id (openai default gpt-5-mini; bedrock default Claude Sonnet 4.5)")
+    g.add_argument("--judge-base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL also works)")
+    g.add_argument("--judge-endpoint-url", help="Bedrock runtime endpoint URL")
+    g.add_argument("--judge-region", help="AWS region for Bedrock (else the usual AWS chain)")
+    g.add_argument("--judge-concurrency", type=int, default=2, help="turns judged at once (default: %(default)s)")
+
+
+def resolve_kind(kind: str) -> str:
+    if kind != "auto":
+        return kind
+    if os.environ.get("OPENAI_API_KEY"):
+        return "openai"
+    if os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE"):
+        return "bedrock"
+    return "heuristic"
+
+
+def backend_from_args(args: argparse.Namespace) -> JudgeBackend:
+    """Raises PermanentError (a user error: missing key, region, unknown judge)."""
+    from . import make_backend
+
+    kind = resolve_kind(getattr(args, "judge", "auto") or "auto")
+    return make_backend(
+        kind,
+        getattr(args, "judge_model", None),
+        base_url=getattr(args, "judge_base_url", None),
+        endpoint_url=getattr(args, "judge_endpoint_url", None),
+        region=getattr(args, "judge_region", None),
+    )
+
+
+__all__ = ["PermanentError", "add_judge_arguments", "backend_from_args", "resolve_kind"]

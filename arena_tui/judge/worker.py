@@ -1,0 +1,265 @@
+"""Streaming judge: scores each turn as its `turn_ended` arrives, then applies phase 2.
+
+Judging never blocks the run: the worker is one more bus subscriber, judges at most
+`concurrency` turns at once (in order of arrival: asyncio's semaphore is FIFO), and
+publishes `judgement` events that the store records and the UI shows.
+
+TokenUsage on a judgement: `input_tokens` counts every prompt token, `cached_input_tokens`
+the part the provider served from its prompt cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Iterable
+from typing import Any
+
+from benchmarks.model import Benchmark
+
+from ..bus import EventBus
+from ..events import CallVerdict, DimensionScore, Judgement, RunEvent, TurnResult
+from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retries
+from .phase2 import Alignment, apply_rules, latest
+from .rubric import PromptBuilder, dimensions_for, turn_taking
+from .schema import LLM_DIMENSIONS, TURN_TAKING
+from .summary import RunSummary, summarize
+
+
+async def judge_turn(
+    benchmark: Benchmark,
+    result: TurnResult,
+    earlier: Iterable[TurnResult],
+    backend: JudgeBackend,
+    *,
+    run_id: str,
+    revision: int = 1,
+    audio: bool = True,
+    t_ms: float = 0.0,
+    policy: RetryPolicy | None = None,
+    builder: PromptBuilder | None = None,
+) -> Judgement:
+    """Phase-1 judgement of one turn; a failure becomes a Judgement with `error`, never an exception."""
+    common: dict[str, Any] = dict(
+        run_id=run_id, t_ms=t_ms, turn_index=result.turn_index, judge=backend.name,
+        revision=revision, phase=1, heuristic=backend.heuristic,
+    )
+    try:
+        turn = benchmark.turn(result.turn_index)
+    except KeyError:
+        return Judgement(**common, error=f"judge_error: turn {result.turn_index} is not in benchmark {benchmark.name}")
+    dims = dimensions_for(turn, audio=audio)
+    coded: dict[str, DimensionScore] = {TURN_TAKING: turn_taking(result)} if audio else {}
+    builder = builder or PromptBuilder(benchmark)
+    earlier = sorted((r for r in earlier if r.turn_index < result.turn_index), key=lambda r: r.turn_index)
+    request = JudgeRequest(
+        prefix=builder.prefix, history=builder.history(earlier), target=builder.target(turn, result, dims),
+        turn=turn, result=result, benchmark=benchmark, dimensions=dims, earlier=earlier,
+    )
+    try:
+        outcome = await judge_with_retries(backend, request, policy)
+    except Exception as e:  # a bug in a backend must not lose the turn either
+        return Judgement(**common, scores=coded, error=f"judge_error: {type(e).__name__}: {e}")
+    if outcome.reply is None:
+        return Judgement(**common, scores=coded, usage=outcome.usage, error=outcome.error)
+    out = outcome.reply.output
+    scores = {
+        d: DimensionScore(verdict=getattr(out.scores, d).verdict, reasoning=getattr(out.scores, d).reasoning)
+        for d in dims
+        if d in LLM_DIMENSIONS
+    }
+    scores.update(coded)
+    return Judgement(
+        **common,
+        scores=scores,
+        root_cause=None if out.root_cause == "none" else out.root_cause,
+        fabricated_action=None if backend.heuristic else out.fabricated_action,
+        unexecuted_reference=None if backend.heuristic else out.unexecuted_reference,
+        usage=outcome.usage,
+        call_verdicts=[CallVerdict(**v.model_dump()) for v in out.call_verdicts],
+    )
+
+
+class JudgeWorker:
+    """Subscribes at construction (so nothing published later is missed); `start()` runs it."""
+
+    def __init__(
+        self,
+        benchmark: Benchmark,
+        backend: JudgeBackend,
+        bus: EventBus,
+        run_id: str,
+        *,
+        audio: bool = True,
+        concurrency: int = 2,
+        policy: RetryPolicy | None = None,
+        phase2: bool = True,
+    ) -> None:
+        self.benchmark, self.backend, self.bus, self.run_id = benchmark, backend, bus, run_id
+        self.audio, self.policy, self.phase2 = audio, policy, phase2
+        self.builder = PromptBuilder(benchmark)
+        self.results: dict[int, TurnResult] = {}
+        self.judgements: list[Judgement] = []
+        self.alignment: Alignment | None = None
+        self._revision: dict[int, int] = {}
+        self._seen: set[tuple[int, int]] = set()
+        self._sem = asyncio.Semaphore(max(1, concurrency))
+        self._tasks: set[asyncio.Task[Judgement]] = set()
+        self._last_t_ms = 0.0
+        self._sub = bus.subscribe(
+            accept=lambda e: e.run_id == run_id and e.kind in ("turn_ended", "judgement", "run_ended")
+        )
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> asyncio.Task[None]:
+        self._task = asyncio.create_task(self.run(), name=f"judge:{self.run_id}")
+        return self._task
+
+    async def run(self) -> None:
+        try:
+            async for ev in self._sub:
+                self._last_t_ms = max(self._last_t_ms, ev.t_ms)
+                if ev.kind == "turn_ended":
+                    self._on_turn(ev)
+                elif ev.kind == "judgement":
+                    self._record(ev)
+                elif ev.kind == "run_ended":
+                    await self.wait()
+                    if self.phase2:
+                        await self.run_phase2()
+                    return
+            await self.wait()  # bus closed without run_ended: still finish what arrived
+        finally:
+            self._sub.close()
+
+    def _on_turn(self, ev: RunEvent) -> None:
+        result: TurnResult = ev.result  # type: ignore[union-attr]
+        if result.turn_index < 0:
+            return  # the greeting is not a benchmark turn
+        self.results[result.turn_index] = result
+        earlier = [r for r in self.results.values() if r.turn_index < result.turn_index]
+        task = asyncio.create_task(self._judge(result, earlier, ev.t_ms))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _judge(self, result: TurnResult, earlier: list[TurnResult], t_ms: float) -> Judgement:
+        async with self._sem:
+            j = await judge_turn(
+                self.benchmark, result, earlier, self.backend, run_id=self.run_id, audio=self.audio,
+                t_ms=t_ms, policy=self.policy, builder=self.builder,
+            )
+        return self._publish(j)
+
+    def _publish(self, j: Judgement) -> Judgement:
+        """Revisions are numbered at publish time so concurrent judgings never collide."""
+        assert j.turn_index is not None
+        rev = self._revision.get(j.turn_index, 0) + 1
+        j = j.model_copy(update={"revision": rev})
+        self._record(j)
+        self.bus.publish(j)
+        return j
+
+    def _record(self, j: Judgement) -> None:
+        if j.turn_index is None or (j.turn_index, j.revision) in self._seen:
+            return
+        self._seen.add((j.turn_index, j.revision))
+        self._revision[j.turn_index] = max(self._revision.get(j.turn_index, 0), j.revision)
+        self.judgements.append(j)
+
+    async def wait(self) -> None:
+        """Until every turn that has arrived is judged."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def run_phase2(self) -> list[Judgement]:
+        """Apply the cross-turn rules now (also callable before the run ends)."""
+        await self.wait()
+        new, self.alignment = apply_rules(
+            self.benchmark, self.results.values(), self.judgements, t_ms=self._last_t_ms
+        )
+        return [self._publish(j) for j in new]
+
+    def summary(self) -> RunSummary:
+        return summarize(self.benchmark, self.results.values(), self.judgements)
+
+    def latest(self) -> dict[int, Judgement]:
+        return latest(self.judgements)
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _field(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+async def rejudge_turn(
+    store: Any,
+    run_id: str,
+    turn_index: int | None,
+    backend: JudgeBackend,
+    *,
+    benchmark: Benchmark | None = None,
+    bus: EventBus | None = None,
+    phase2: bool = True,
+    policy: RetryPolicy | None = None,
+    concurrency: int = 2,
+) -> Judgement | list[Judgement]:
+    """Re-judge one turn (or, with turn_index=None, every turn) of a stored run.
+
+    New revisions supersede, old ones stay. With a bus (the TUI's, which the store records)
+    the judgements are published; without one they are submitted to the store directly.
+    Returns the turn's latest judgement afterwards (a list, one per turn, for a whole run).
+    """
+    run = await _maybe_await(store.get_run(run_id))
+    if run is None:
+        raise LookupError(f"no run {run_id!r} in the database")
+    if benchmark is None:
+        from .locate import find_benchmark
+
+        benchmark = find_benchmark(str(_field(run, "benchmark")))
+    results = sorted(
+        (r for r in await _maybe_await(store.turn_results(run_id)) if r.turn_index >= 0),  # no greeting
+        key=lambda r: r.turn_index,
+    )
+    by_index = {r.turn_index: r for r in results}
+    targets = sorted(by_index) if turn_index is None else [turn_index]
+    if turn_index is not None and turn_index not in by_index:
+        have = f"{min(by_index)}..{max(by_index)}" if by_index else "none"
+        raise LookupError(f"run {run_id}: no turn {turn_index} (recorded turns: {have})")
+    judgements: list[Judgement] = list(await _maybe_await(store.judgements(run_id)))
+    audio = any(r.user_audio is not None or r.bot_speech for r in results) or any(
+        TURN_TAKING in j.scores for j in judgements
+    )
+    revision = {t: j.revision for t, j in latest(judgements).items()}
+    builder = PromptBuilder(benchmark)
+
+    async def emit(j: Judgement) -> None:
+        if bus is not None:
+            bus.publish(j)
+        else:
+            await _maybe_await(store.submit(j))
+        judgements.append(j)
+        revision[j.turn_index] = j.revision  # type: ignore[index]
+
+    sem = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(idx: int) -> None:
+        async with sem:
+            j = await judge_turn(
+                benchmark, by_index[idx], results, backend, run_id=run_id, revision=revision.get(idx, 0) + 1,
+                audio=audio, policy=policy, builder=builder,
+            )
+        await emit(j)
+
+    await asyncio.gather(*(one(idx) for idx in targets))
+    if phase2:
+        new, _ = apply_rules(benchmark, results, judgements)
+        for j in new:
+            await emit(j)
+    await _maybe_await(store.flush())
+    now = latest(judgements)
+    if turn_index is None:
+        return [now[i] for i in targets if i in now]
+    return now[turn_index]

@@ -1,0 +1,28 @@
+"""Messages between the app (which owns the bus, store and run workers) and its screens."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+
+class LiveUpdate(Message, bubble=False):
+    """Posted to the active screen at most ~20 times/s with the runs whose state changed."""
+
+    def __init__(self, run_ids: frozenset[str], kinds: frozenset[str]) -> None:
+        super().__init__()
+        self.run_ids = run_ids
+        self.kinds = kinds
+
+
+class RunFinished(Message, bubble=False):
+    """A run worker ended (completed, interrupted or failed); the runs list reloads.
+
+    The worker posts it to the app, which forwards a copy to every screen; screens' copies
+    must not bubble back up to the app (that would forward them again, forever).
+    """
+
+    def __init__(self, run_id: str, status: str, error: str | None = None) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.status = status
+        self.error = error

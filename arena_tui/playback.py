@@ -1,0 +1,122 @@
+"""Playing a turn's audio on the local speakers, or writing it to a WAV when there are none.
+
+PortAudio is optional at runtime (a headless box may lack the library or any output
+device); every entry point reports that as a reason string instead of raising, so the UI
+can offer the WAV export instead. `sd.play` is non-blocking, so the UI never waits.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+Which = Literal["user", "bot", "both"]
+
+
+class PlaybackError(Exception):
+    """Playback is impossible here (no PortAudio, no output device, device refused)."""
+
+
+def _sd() -> Any:
+    try:
+        import sounddevice as sd
+    except OSError as e:  # the PortAudio shared library is missing
+        raise PlaybackError(f"audio playback unavailable: {e} (install libportaudio2)") from None
+    return sd
+
+
+def output_device() -> tuple[int | None, str]:
+    """(device index, name) of the default output, or (None, why there is none), queried for real."""
+    try:
+        sd = _sd()
+        devices = sd.query_devices()
+    except PlaybackError as e:
+        return None, str(e)
+    except Exception as e:  # PortAudio init failure
+        return None, f"audio playback unavailable: {e}"
+    outputs = [i for i, d in enumerate(devices) if d.get("max_output_channels", 0) > 0]
+    if not outputs:
+        return None, "no audio output device found"
+    default = sd.default.device[1]
+    idx = default if isinstance(default, int) and default in outputs else outputs[0]
+    return idx, str(devices[idx]["name"])
+
+
+def clip_frames(clip: Any) -> np.ndarray:
+    """An AudioClip-like (pcm bytes, channels) as int16 frames x channels."""
+    arr = np.frombuffer(clip.pcm, dtype="<i2")
+    ch = max(int(getattr(clip, "channels", 1) or 1), 1)
+    return arr[: arr.size - arr.size % ch].reshape(-1, ch)
+
+
+def resample_frames(frames: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:
+    if from_rate == to_rate:
+        return frames
+    from .audio import resample
+
+    out = resample(frames if frames.shape[1] > 1 else frames[:, 0], from_rate, to_rate)
+    return out.reshape(-1, frames.shape[1])
+
+
+def stereo(user: np.ndarray | None, bot: np.ndarray | None, bot_offset: int = 0) -> np.ndarray:
+    """Left = user, right = bot (as the conversation recordings), bot shifted by `bot_offset` frames."""
+    u = np.zeros(0, np.int16) if user is None else user.reshape(-1)
+    b = np.zeros(0, np.int16) if bot is None else bot.reshape(-1)
+    off = max(bot_offset, 0)
+    n = max(len(u), off + len(b))
+    out = np.zeros((n, 2), np.int16)
+    out[: len(u), 0] = u
+    out[off : off + len(b), 1] = b
+    return out
+
+
+def slice_frames(frames: np.ndarray, rate: int, start_ms: float, end_ms: float, origin_ms: float = 0.0) -> np.ndarray:
+    a = max(int((start_ms - origin_ms) * rate / 1000), 0)
+    b = max(int((end_ms - origin_ms) * rate / 1000), a)
+    return frames[a:b]
+
+
+def export_wav(path: str | os.PathLike[str], frames: np.ndarray, sample_rate: int) -> Path:
+    """Write frames (int16, frames x channels) to `path`; parent folders are created."""
+    from .audio import write_wav
+
+    path = Path(path).expanduser()
+    if path.exists() and path.is_dir():
+        raise PlaybackError(f"{path} is a directory; give a file name ending in .wav")
+    try:
+        return write_wav(path, np.ascontiguousarray(frames), sample_rate, channels=frames.shape[1])
+    except OSError as e:
+        raise PlaybackError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+class Player:
+    """One playback at a time; `play` returns at once (PortAudio plays from its own thread)."""
+
+    def __init__(self) -> None:
+        self.playing = False
+
+    def play(self, frames: np.ndarray, sample_rate: int) -> str:
+        idx, name = output_device()
+        if idx is None:
+            raise PlaybackError(name)
+        sd = _sd()
+        try:
+            sd.play(frames, sample_rate, device=idx, blocking=False)
+        except Exception as e:
+            raise PlaybackError(f"cannot play on {name}: {e}") from None
+        self.playing = True
+        return name
+
+    def stop(self) -> bool:
+        """Stop what is playing; False when nothing was."""
+        was = self.playing
+        self.playing = False
+        if was:
+            try:
+                _sd().stop()
+            except Exception:
+                pass
+        return was

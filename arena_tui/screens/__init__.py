@@ -1,0 +1,1 @@
+"""Screens of the app: runs list, live/replayed run, turn detail, help and dialogs."""

@@ -1,0 +1,262 @@
+"""Modal dialogs: confirm, new run, category filter, play/export a turn's audio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select, Static
+
+from ..playback import PlaybackError, Which, export_wav, output_device
+from ..widgets.run_state import RunState
+
+
+class ConfirmDialog(ModalScreen[bool]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("y", "yes", "Yes", show=False)]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.question)
+            with Horizontal(classes="buttons"):
+                yield Button("Yes", id="yes", variant="error")
+                yield Button("No", id="no", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    @on(Button.Pressed)
+    def pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+
+class CategoryDialog(ModalScreen[str | None]):
+    """Pick a category to filter the turn table by ('' clears the filter)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, categories: list[str], current: str | None) -> None:
+        super().__init__()
+        self.categories = categories
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label("Show only turns of category:")
+            options = [("(all categories)", "")] + [(c, c) for c in self.categories]
+            yield Select(options, value=self.current or "", allow_blank=False, id="category")
+            with Horizontal(classes="buttons"):
+                yield Button("Apply", id="apply", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    @on(Button.Pressed, "#apply")
+    def apply(self) -> None:
+        self.dismiss(str(self.query_one("#category", Select).value or ""))
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+JUDGES = [("auto (LLM if a key is set, else heuristic)", "auto"), ("heuristic (offline)", "heuristic"),
+          ("OpenAI", "openai"), ("Bedrock", "bedrock"), ("none", "none")]
+
+
+class NewRunDialog(ModalScreen[dict[str, Any] | None]):
+    """Benchmark, model/provider, simulator faults and judge for a new run."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, data_dir: Path | None) -> None:
+        super().__init__()
+        self.data_dir = data_dir
+
+    def _benchmarks(self) -> list[str]:
+        names: list[str] = []
+        try:
+            from benchmarks.loader import available_benchmarks
+
+            names = [getattr(b, "name", b) for b in available_benchmarks(self.data_dir)]
+        except Exception:
+            pass
+        if "demo_bench" not in names:
+            names.insert(0, "demo_bench")
+        return names
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide", id="new-run"):
+            yield Label("[b]New run[/b]")
+            with Grid(classes="form"):
+                yield Label("benchmark")
+                names = self._benchmarks()
+                yield Select([(n, n) for n in names], value=names[0], allow_blank=False, id="benchmark")
+                yield Label("model")
+                yield Input("sim", id="model", placeholder="sim | gpt-realtime | …")
+                yield Label("simulator faults")
+                yield Input("", id="faults", placeholder="e.g. 1:no_response,2:barge_in")
+                yield Label("turns")
+                yield Input("", id="turns", placeholder="all, or e.g. 0-4,7")
+                yield Label("speed")
+                yield Input("1.0", id="speed", placeholder="1.0 = real time")
+                yield Label("judge")
+                yield Select(JUDGES, value="auto", allow_blank=False, id="judge")
+            yield Static("", id="new-run-error")
+            with Horizontal(classes="buttons"):
+                yield Button("Start", id="start", variant="success")
+                yield Button("Cancel", id="cancel")
+
+    @on(Button.Pressed, "#start")
+    def start(self) -> None:
+        err = self.query_one("#new-run-error", Static)
+        config: dict[str, Any] = {"model": self.query_one("#model", Input).value.strip() or "sim"}
+        faults = self.query_one("#faults", Input).value.strip()
+        if faults:
+            config["faults"] = faults
+        turns = self.query_one("#turns", Input).value.strip()
+        try:
+            if turns and turns != "all":
+                from runners.config import parse_turns
+
+                config["turns"] = parse_turns(turns)
+            speed = float(self.query_one("#speed", Input).value or "1")
+            if speed <= 0:
+                raise ValueError(f"speed must be > 0, got {speed}")
+            config["speed"] = speed
+            if faults:
+                from runners.simulator.faults import parse_faults
+
+                parse_faults(faults)
+            from runners.config import RunConfig
+
+            RunConfig(**config)
+        except ImportError:
+            pass  # the engine will say so when the run starts
+        except Exception as e:
+            err.update(f"[b red]{e}[/]")
+            return
+        self.dismiss({
+            "benchmark": str(self.query_one("#benchmark", Select).value),
+            "config": config,
+            "judge": str(self.query_one("#judge", Select).value),
+        })
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class PlayDialog(ModalScreen[None]):
+    """Play a turn's user, bot or both (stereo) audio; without an output device, write a WAV."""
+
+    BINDINGS = [Binding("escape", "close", "Close"), Binding("s", "stop", "Stop")]
+
+    def __init__(self, state: RunState, turn: int) -> None:
+        super().__init__()
+        self.state = state
+        self.turn = turn
+        self.device, self.device_note = output_device()
+
+    def compose(self) -> ComposeResult:
+        label = "greeting" if self.turn == -1 else f"turn {self.turn}"
+        with Vertical(classes="dialog wide", id="play"):
+            yield Label(f"[b]Audio of {label}[/b]  ({self.state.run_id})")
+            yield Select([("both (stereo: left user, right bot)", "both"), ("user", "user"), ("bot", "bot")],
+                         value="both", allow_blank=False, id="which")
+            if self.device is None:
+                yield Static(f"[b yellow]Cannot play here: {self.device_note}.[/]\n"
+                             "Write the audio to a WAV file instead:", id="no-device")
+            else:
+                yield Static(f"output device: {self.device_note}", id="device")
+            yield Input(self._default_name("both"), id="wav-path")
+            yield Static("", id="play-status")
+            with Horizontal(classes="buttons"):
+                if self.device is not None:
+                    yield Button("Play", id="play-btn", variant="success")
+                    yield Button("Stop", id="stop-btn")
+                yield Button("Write WAV", id="export-btn", variant="primary")
+                yield Button("Close", id="close-btn")
+
+    def _default_name(self, which: str) -> str:
+        t = "greeting" if self.turn == -1 else f"turn{self.turn:03d}"
+        return f"{self.state.run_id}_{t}_{which}.wav"
+
+    @on(Select.Changed, "#which")
+    def which_changed(self, event: Select.Changed) -> None:
+        path = self.query_one("#wav-path", Input)
+        for w in ("both", "user", "bot"):
+            if path.value == self._default_name(w):
+                path.value = self._default_name(str(event.value))
+
+    @property
+    def which(self) -> Which:
+        return self.query_one("#which", Select).value  # type: ignore[return-value]
+
+    def _status(self, text: str) -> None:
+        self.query_one("#play-status", Static).update(text)
+
+    async def _load(self) -> tuple[Any, int] | None:
+        from .actions import NoAudio, turn_audio
+
+        try:
+            return await turn_audio(self.app.store, self.state, self.turn, self.which)  # type: ignore[attr-defined]
+        except NoAudio as e:
+            self._status(f"[b red]{e}[/]")
+        except Exception as e:
+            self._status(f"[b red]cannot read audio: {e}[/]")
+        return None
+
+    @on(Button.Pressed, "#play-btn")
+    @work(exclusive=True, group="play")
+    async def play(self) -> None:
+        got = await self._load()
+        if got is None:
+            return
+        frames, rate = got
+        try:
+            name = self.app.player.play(frames, rate)  # type: ignore[attr-defined]
+        except PlaybackError as e:
+            self._status(f"[b red]{e}[/]")
+            return
+        self._status(f"playing {self.which} ({len(frames) / rate:.1f} s) on {name}")
+
+    @on(Button.Pressed, "#stop-btn")
+    def action_stop(self) -> None:
+        stopped = self.app.player.stop()  # type: ignore[attr-defined]
+        self._status("stopped" if stopped else "nothing is playing")
+
+    @on(Button.Pressed, "#export-btn")
+    @work(exclusive=True, group="play")
+    async def export(self) -> None:
+        raw = self.query_one("#wav-path", Input).value.strip()
+        if not raw:
+            self._status("[b red]give a file name for the WAV[/]")
+            return
+        got = await self._load()
+        if got is None:
+            return
+        frames, rate = got
+        try:
+            path = export_wav(raw, frames, rate)
+        except PlaybackError as e:
+            self._status(f"[b red]{e}[/]")
+            return
+        self.last_export = path
+        self._status(f"[b green]wrote {raw}[/] ({frames.shape[1]} ch, {rate} Hz, {len(frames) / rate:.1f} s)")
+
+    @on(Button.Pressed, "#close-btn")
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,57 @@
+"""Every key of every screen, read from the screens' own BINDINGS so it cannot go stale."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+KEY_NAMES = {"question_mark": "?", "escape": "esc", "full_stop": ".", "comma": ",", "enter": "enter"}
+
+
+def key_label(keys: str) -> str:
+    return " / ".join(KEY_NAMES.get(k, k) for k in keys.split(","))
+
+
+def bindings_table() -> Table:
+    from ..app import ArenaApp
+    from .replay import ReplayScreen
+    from .run import RunScreen
+    from .runs import RunsScreen
+    from .turn_detail import TurnDetailScreen
+
+    t = Table(expand=True, show_edge=False, box=None, padding=(0, 1))
+    t.add_column("where", style="bold cyan")
+    t.add_column("key", style="bold")
+    t.add_column("does")
+    sections = [
+        ("anywhere", ArenaApp.BINDINGS + [Binding("ctrl+p", "", "Command palette (every action by name)")]),
+        ("runs list", RunsScreen.BINDINGS),
+        ("run (live)", RunScreen.BINDINGS + [Binding("up,down", "", "Select turn")]),
+        ("replay", [b for b in ReplayScreen.BINDINGS if b not in RunScreen.BINDINGS]),
+        ("turn detail", TurnDetailScreen.BINDINGS),
+    ]
+    for where, binds in sections:
+        for i, b in enumerate(binds):
+            if isinstance(b, tuple):
+                b = Binding(*b)
+            t.add_row(where if i == 0 else "", key_label(b.key), b.description or b.action)
+        t.add_row("", "", "")
+    return t
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help", classes="dialog wide"):
+            yield Static("[b]arena-tui keys[/b]   (esc closes)")
+            yield Static(bindings_table())
+            yield Static("[grey62]Scores on simulator runs measure the simulator, not a model. "
+                         "Heuristic judgements are offline rules and are labelled (h).[/]")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

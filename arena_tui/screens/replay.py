@@ -1,0 +1,87 @@
+"""Replay: a stored run stepped through turn by turn, rendered by the live run screen's widgets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from textual import work
+from textual.app import SystemCommand
+from textual.binding import Binding
+
+from ..events import RunEvent, event_kinds
+from ..widgets.run_state import RunState
+from .run import RunScreen
+
+
+class ReplayScreen(RunScreen):
+    BINDINGS = RunScreen.BINDINGS + [
+        Binding("n,right", "step(1)", "Next turn"),
+        Binding("b,left", "step(-1)", "Prev turn"),
+        Binding("home", "jump(0)", "First", show=False),
+        Binding("end", "jump(-1)", "End"),
+    ]
+    mode = "replay"
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(RunState(run_id), live=False)
+        self.follow = True
+        self.events: list[RunEvent] = []
+        self.stops: list[int] = []  # event counts after each turn_ended (and the very end)
+        self.pos = 0
+        self.specs: dict = {}
+        self.run_id_replayed = run_id
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.load()
+
+    @work(exclusive=True, group="replay-load")
+    async def load(self) -> None:
+        app: Any = self.app
+        kinds = [k for k in event_kinds() if k != "audio"]
+        try:
+            rows = await app.store.events(self.state.run_id, kinds=kinds)
+        except Exception as e:
+            self.state.log_local(f"cannot read run {self.state.run_id}: {e}")
+            self.paint(force=True)
+            return
+        self.events = [ev for _, ev in rows]
+        if not self.events:
+            self.state.log_local(f"run {self.state.run_id} has no stored events")
+            self.paint(force=True)
+            return
+        self.stops = [i + 1 for i, ev in enumerate(self.events) if ev.kind == "turn_ended"]
+        if not self.stops or self.stops[-1] != len(self.events):
+            self.stops.append(len(self.events))
+        first = next((ev for ev in self.events if ev.kind == "run_started"), None)
+        specs = await app.load_specs(first.benchmark) if first is not None else {}
+        self.specs = specs
+        self.show(0)
+
+    def show(self, pos: int) -> None:
+        """Rebuild the state from the first event up to the pos-th stop (cheap: events are few)."""
+        if not self.stops:
+            return
+        self.pos = max(0, min(pos, len(self.stops) - 1))
+        state = RunState(self.state.run_id, self.specs)
+        state.apply_all(self.events[: self.stops[self.pos]])
+        if self.pos == len(self.stops) - 1:
+            state.apply_all(self.events[self.stops[self.pos]:])
+        self.state = state
+        self.paint(force=True)
+
+    def filter_parts(self) -> list[str]:
+        step = f"REPLAY step {self.pos + 1}/{max(len(self.stops), 1)} (n/→ next, b/← back, end: all)"
+        return [step] + super().filter_parts()[1:]
+
+    def action_step(self, delta: int) -> None:
+        self.show(self.pos + delta)
+
+    def action_jump(self, where: int) -> None:
+        self.show(where if where >= 0 else len(self.stops) - 1)
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        yield from super().palette_commands()
+        yield SystemCommand("Replay: next turn", "Step forward one turn", lambda: self.action_step(1))
+        yield SystemCommand("Replay: previous turn", "Step back one turn", lambda: self.action_step(-1))

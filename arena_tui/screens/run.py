@@ -1,0 +1,179 @@
+"""The run screen: header, turn table, transcript, meters and event log of one run.
+
+Used live (fed by the app's coalesced bus updates) and by the replay screen (fed from
+the store); it only ever renders its `RunState`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from ..messages import LiveUpdate, RunFinished
+from ..widgets.event_log import EventLog
+from ..widgets.meters import LevelMeters
+from ..widgets.run_header import RunHeader
+from ..widgets.run_state import RunState
+from ..widgets.transcript import TranscriptView
+from ..widgets.turn_table import TurnTable
+from . import actions
+
+
+class RunScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("enter", "detail", "Detail", show=False),
+        Binding("f", "follow", "Follow"),
+        Binding("x", "failures", "Failures"),
+        Binding("c", "category", "Category"),
+        Binding("p", "play", "Play"),
+        Binding("s", "stop_audio", "Stop audio", show=False),
+        Binding("r", "rejudge", "Re-judge"),
+        Binding("k", "stop_run", "Stop run"),
+    ]
+    mode = "live"
+
+    def __init__(self, state: RunState, live: bool = True) -> None:
+        super().__init__()
+        self.state = state
+        self.live = live
+        self.follow = live
+        self._painted = -1
+
+    def compose(self) -> ComposeResult:
+        yield RunHeader(id="run-header")
+        with Horizontal(id="run-main"):
+            with Vertical(id="run-left"):
+                yield TurnTable(id="turns")
+                yield TranscriptView(id="transcript")
+            with Vertical(id="run-right"):
+                yield LevelMeters(self.state, id="meters")
+                yield EventLog(id="event-log")
+        yield Static("", id="run-filter")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#turns").border_title = "turns"
+        self.query_one("#transcript").border_title = "transcript"
+        self.query_one("#meters").border_title = "levels (dBFS)"
+        self.query_one("#event-log").border_title = "events"
+        self.paint(force=True)
+        self.query_one(TurnTable).focus()
+
+    def on_screen_resume(self) -> None:
+        self.paint(force=True)
+
+    def on_live_update(self, message: LiveUpdate) -> None:
+        if self.state.run_id in message.run_ids:
+            self.paint()
+
+    def on_run_finished(self, message: RunFinished) -> None:
+        if message.run_id == self.state.run_id:
+            self.live = False
+            self.paint(force=True)
+
+    def paint(self, force: bool = False) -> None:
+        """Repaint everything from the state (widgets skip what did not change)."""
+        if not force and self.state.version == self._painted:
+            return
+        self._painted = self.state.version
+        st = self.state
+        self.query_one(RunHeader).refresh_from(st, self.mode)
+        table = self.query_one(TurnTable)
+        table.refresh_from(st, follow_turn=st.current_turn if self.follow else None)
+        tv = self.query_one(TranscriptView)
+        tv.follow = self.follow or not self.live
+        tv.refresh_from(st)
+        self.query_one(LevelMeters).refresh_from(st)
+        self.query_one(EventLog).refresh_from(st)
+        self._filter_bar()
+
+    def filter_parts(self) -> list[str]:
+        t = self.query_one(TurnTable)
+        parts = [f"follow {'ON' if self.follow else 'off'}"]
+        if t.failures_only:
+            parts.append("failures only")
+        if t.category:
+            parts.append(f"category: {t.category}")
+        if self.state.started and self.state.started.simulator:
+            parts.append("scores are against the local SIMULATOR")
+        if self.state.any_heuristic:
+            parts.append("judge: heuristic (offline)")
+        return parts
+
+    def _filter_bar(self) -> None:
+        self.query_one("#run-filter", Static).update("  ·  ".join(self.filter_parts()))
+
+    @property
+    def selected_turn(self) -> int | None:
+        return self.query_one(TurnTable).selected_turn
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_detail()
+
+    # --- actions -------------------------------------------------------------------------
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_detail(self) -> None:
+        from .turn_detail import TurnDetailScreen
+
+        turn = self.selected_turn
+        if turn is not None:
+            self.app.push_screen(TurnDetailScreen(self.state, turn))
+
+    def action_follow(self) -> None:
+        self.follow = not self.follow
+        self.notify(f"follow live {'on' if self.follow else 'off'}")
+        self.paint(force=True)
+
+    def action_failures(self) -> None:
+        t = self.query_one(TurnTable)
+        t.failures_only = not t.failures_only
+        self.paint(force=True)
+
+    def action_category(self) -> None:
+        from .dialogs import CategoryDialog
+
+        cats = sorted({c for r in self.state.turns.values() for c in r.categories})
+
+        def chosen(cat: str | None) -> None:
+            if cat is None:
+                return
+            self.query_one(TurnTable).category = cat or None
+            self.paint(force=True)
+
+        self.app.push_screen(CategoryDialog(cats, self.query_one(TurnTable).category), chosen)
+
+    def action_play(self) -> None:
+        actions.play_turn(self, self.state, self.selected_turn)
+
+    def action_stop_audio(self) -> None:
+        actions.stop_audio(self)
+
+    def action_rejudge(self) -> None:
+        actions.rejudge(self, self.state, self.selected_turn)
+
+    def action_stop_run(self) -> None:
+        app: Any = self.app
+        if not app.running(self.state.run_id):
+            self.notify("this run is not running")
+            return
+        self.notify("stopping the run (it is kept as interrupted)…")
+        app.run_worker(app.stop_runs([self.state.run_id]), group="stop")
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        yield SystemCommand("Turn detail", "Open the selected turn", self.action_detail)
+        yield SystemCommand("Toggle follow live", "Keep the newest turn selected", self.action_follow)
+        yield SystemCommand("Failures only", "Show only failed turns (toggle)", self.action_failures)
+        yield SystemCommand("Filter by category", "Show only turns of one category", self.action_category)
+        yield SystemCommand("Play turn audio", "Play (or export) the selected turn's audio", self.action_play)
+        yield SystemCommand("Stop audio", "Stop playback", self.action_stop_audio)
+        yield SystemCommand("Re-judge turn", "Judge the selected turn again", self.action_rejudge)
+        yield SystemCommand("Stop this run", "Stop the run; it is kept as interrupted", self.action_stop_run)

@@ -1,0 +1,261 @@
+"""The runs list: every stored run (and every live one), newest first."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from ..messages import LiveUpdate, RunFinished
+from ..widgets.run_header import STATUS_STYLE, fmt_elapsed
+from ..widgets.turn_table import dim_label
+
+
+def _ts(value: Any) -> dt.datetime | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+    if isinstance(value, (int, float)):
+        return dt.datetime.fromtimestamp(value, dt.UTC)
+    try:
+        d = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return d if d.tzinfo else d.replace(tzinfo=dt.UTC)
+
+
+def pass_rates(judgements: Any) -> tuple[dict[str, tuple[int, int]], bool]:
+    """(dimension -> (passed, scored), any heuristic) from the latest judgement of each turn."""
+    items = judgements.values() if isinstance(judgements, dict) else (judgements or [])
+    rates: dict[str, list[int]] = {}
+    heuristic = False
+    for j in items:
+        if getattr(j, "error", None):
+            continue
+        heuristic |= bool(getattr(j, "heuristic", False))
+        for dim, s in j.scores.items():
+            if s.verdict == "na":
+                continue
+            acc = rates.setdefault(dim, [0, 0])
+            acc[1] += 1
+            acc[0] += s.verdict == "pass"
+    return {k: (v[0], v[1]) for k, v in rates.items()}, heuristic
+
+
+def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool) -> Text:
+    if not rates:
+        return Text("not judged", "grey50")
+    t = Text()
+    for i, (dim, (p, n)) in enumerate(rates.items()):
+        if i:
+            t.append(" ")
+        pct = 100 * p / n if n else 0
+        style = "green" if pct >= 80 else ("yellow" if pct >= 50 else "red")
+        t.append(f"{dim_label(dim)} ")
+        t.append(f"{pct:.0f}%", style)
+    if heuristic:
+        t.append(" (heuristic judge)", "italic yellow")
+    return t
+
+
+class RunsScreen(Screen):
+    BINDINGS = [
+        Binding("enter", "open", "Open"),
+        Binding("n", "new_run", "New run"),
+        Binding("p", "replay", "Replay"),
+        Binding("d", "delete", "Delete"),
+        Binding("e", "export", "Export"),
+        Binding("g", "reload", "Reload", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.now: dt.datetime | None = None  # fixed clock for deterministic snapshots
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="runs-status")
+        yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#runs", DataTable)
+        for label, key in (("run", "id"), ("benchmark", "bench"), ("model / provider", "model"),
+                           ("status", "status"), ("progress", "progress"), ("started", "started"),
+                           ("duration", "dur"), ("pass rates", "rates")):
+            table.add_column(label, key=key)
+        self.reload()
+        self.set_interval(2.0, self._tick)
+
+    def _tick(self) -> None:
+        if any(self.app.running(r) for r in self.rows):
+            self.reload()
+
+    def on_screen_resume(self) -> None:
+        self.reload()
+
+    def on_live_update(self, message: LiveUpdate) -> None:
+        if message.kinds & {"run_started", "turn_ended", "run_ended", "judgement"}:
+            self.reload()
+
+    def on_run_finished(self, message: RunFinished) -> None:
+        self.reload()
+
+    @property
+    def selected(self) -> str | None:
+        table = self.query_one("#runs", DataTable)
+        if table.row_count == 0:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    @work(exclusive=True, group="runs-reload")
+    async def reload(self) -> None:
+        app: Any = self.app
+        rows: dict[str, dict[str, Any]] = {}
+        status = self.query_one("#runs-status", Static)
+        if app.store is not None:
+            try:
+                for r in await app.store.list_runs():
+                    rates, heur = pass_rates(await app.store.latest_judgements(r.run_id))
+                    rows[r.run_id] = {
+                        "benchmark": r.benchmark, "model": r.model, "provider": r.provider,
+                        "simulator": r.simulator, "status": r.status, "done": r.turns_done,
+                        "total": r.turns_total, "started": _ts(r.started_at), "ended": _ts(r.ended_at),
+                        "rates": rates, "heuristic": heur,
+                    }
+                status.update(f"{len(rows)} stored run(s)  ·  n new run · enter open · p replay · ? help")
+            except Exception as e:
+                status.update(Text(f"cannot read runs: {e}", "bold red"))
+        else:
+            status.update(Text(f"store unavailable: {app.store_error}; live runs only", "bold yellow"))
+        for run_id, st in app.live.items():
+            row = rows.setdefault(run_id, {"started": dt.datetime.now(dt.UTC), "ended": None})
+            row.update(benchmark=st.benchmark, model=st.started.model if st.started else "?",
+                       provider=st.started.provider if st.started else "?",
+                       simulator=bool(st.started and st.started.simulator),
+                       done=st.turns_done, total=st.turns_total, status=st.status)
+            if not app.running(run_id) and row["status"] == "running":
+                row["status"] = "interrupted"
+            r, h = (st.pass_rates(), st.any_heuristic)
+            if r:
+                row["rates"], row["heuristic"] = r, h
+        self.rows = rows
+        self._render_rows()
+
+    def _render_rows(self) -> None:
+        table = self.query_one("#runs", DataTable)
+        selected = self.selected
+        table.clear()
+        now = self.now or dt.datetime.now(dt.UTC)
+        order = sorted(self.rows.items(), key=lambda kv: kv[1].get("started") or now, reverse=True)
+        for run_id, r in order:
+            model = Text(f"{r.get('model', '?')} / {r.get('provider', '?')}")
+            if r.get("simulator"):
+                model.append(" [SIM]", "bold magenta")
+            st = r.get("status", "?")
+            started, ended = r.get("started"), r.get("ended")
+            dur = ((ended or now) - started).total_seconds() * 1000 if started else None
+            table.add_row(
+                run_id,
+                r.get("benchmark", "?"),
+                model,
+                Text(st, STATUS_STYLE.get(st, "")),
+                f"{r.get('done', 0)}/{r.get('total', 0)}",
+                started.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S") if started else "–",
+                fmt_elapsed(max(dur, 0)) if dur is not None else "–",
+                rates_text(r.get("rates") or {}, bool(r.get("heuristic"))),
+                key=run_id,
+            )
+        if selected in self.rows:
+            table.move_cursor(row=table.get_row_index(selected))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_open()
+
+    # --- actions -------------------------------------------------------------------------
+    def action_open(self) -> None:
+        if (run_id := self.selected) is not None:
+            self.app.open_run(run_id)
+
+    def action_replay(self) -> None:
+        if (run_id := self.selected) is not None:
+            self.app.open_replay(run_id)
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    def action_new_run(self) -> None:
+        from .dialogs import NewRunDialog
+
+        def started(result: dict[str, Any] | None) -> None:
+            if result:
+                run_id = self.app.start_run(result["benchmark"], result["config"], judge=result["judge"])
+                if run_id:
+                    self.app.open_run(run_id)
+
+        self.app.push_screen(NewRunDialog(self.app.data_dir), started)
+
+    def action_delete(self) -> None:
+        from .dialogs import ConfirmDialog
+
+        run_id = self.selected
+        if run_id is None:
+            return
+        if self.app.running(run_id):
+            self.notify("stop the run before deleting it", severity="warning")
+            return
+
+        async def confirmed(yes: bool | None) -> None:
+            if not yes:
+                return
+            self.app.live.pop(run_id, None)
+            if self.app.store is not None:
+                try:
+                    await self.app.store.delete_run(run_id)
+                except Exception as e:
+                    self.notify(f"delete failed: {e}", severity="error")
+                    return
+            self.notify(f"deleted {run_id}")
+            self.reload()
+
+        self.app.push_screen(ConfirmDialog(f"Delete run {run_id} and all its events, audio and judgements?"), confirmed)
+
+    def action_export(self) -> None:
+        run_id = self.selected
+        if run_id is not None:
+            self.export_run(run_id)
+
+    @work(group="export")
+    async def export_run(self, run_id: str) -> None:
+        app: Any = self.app
+        try:
+            from ..export import export_run  # type: ignore[attr-defined]
+        except ImportError:
+            self.notify("export is not available in this build", severity="warning")
+            return
+        if app.store is None:
+            self.notify(f"cannot export: {app.store_error}", severity="error")
+            return
+        try:
+            res = export_run(app.store, run_id)
+            if hasattr(res, "__await__"):
+                res = await res
+            self.notify(f"exported {run_id}" + (f" to {getattr(res, 'name', res)}" if res else ""))
+        except Exception as e:
+            self.notify(f"export failed: {e}", severity="error")
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        yield SystemCommand("New run", "Start a benchmark run (dialog)", self.action_new_run)
+        yield SystemCommand("Open run", "Open the selected run", self.action_open)
+        yield SystemCommand("Replay run", "Step through the selected stored run turn by turn", self.action_replay)
+        yield SystemCommand("Delete run", "Delete the selected run (asks first)", self.action_delete)
+        yield SystemCommand("Export run", "Export the selected run", self.action_export)

@@ -1,0 +1,280 @@
+"""One turn in full: golden vs actual, expected vs actual tool calls, latencies, flags, judgements."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from ..events import Judgement
+from ..messages import LiveUpdate
+from ..widgets.run_header import RunHeader
+from ..widgets.run_state import RunState, TurnRow
+from ..widgets.turn_table import VERDICT_CELL
+from . import actions
+
+LATENCY_LABELS = [
+    ("voice_to_voice_ms", "voice-to-voice", "user speech end (VAD) → audible bot speech, our timeline"),
+    ("pipeline_ttfb_ms", "pipeline TTFB", "user WAV end → first bot audio frame played"),
+    ("provider_ttfb_ms", "provider TTFB", "as reported by the provider (not our clock)"),
+    ("leading_silence_ms", "leading silence", "first bot frame → audible speech"),
+]
+
+
+def _json(v: Any, limit: int = 600) -> str:
+    s = json.dumps(v, ensure_ascii=False, sort_keys=True, default=str)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def text_panel(row: TurnRow) -> tuple[Text, Text]:
+    golden = Text()
+    golden.append("golden\n", "bold underline")
+    golden.append(row.spec.golden_text if row.spec else "(benchmark not loaded)", "" if row.spec else "grey50")
+    actual = Text()
+    actual.append("actual\n", "bold underline")
+    res = row.result
+    if res is None:
+        actual.append("(turn not finished)", "grey50")
+    else:
+        if res.sentinel:
+            actual.append(res.sentinel + "\n", "bold red")
+        actual.append(res.assistant_text or "(no speech)", "" if res.assistant_text else "grey50")
+    return golden, actual
+
+
+def tools_table(row: TurnRow) -> Table:
+    t = Table(title="tool calls", title_justify="left", expand=True, show_lines=True)
+    t.add_column("expected", ratio=1)
+    t.add_column("made (status)", ratio=1)
+    t.add_column("payload sent back to the model", ratio=2)
+    expected = row.spec.expected_calls if row.spec else []
+    made = list(row.result.tool_calls) if row.result else []
+    by_exp = {c.expected_index: c for c in made if c.expected_index is not None}
+    used: set[str] = set()
+    for i, e in enumerate(expected):
+        call = by_exp.get(i)
+        if call is None:
+            call = next((c for c in made if c.name == e.get("name") and c.call_id not in used), None)
+        if call is not None:
+            used.add(call.call_id)
+        t.add_row(f"{e.get('name')}({_json(e.get('args', {}), 200)})", *_made_cells(call))
+    for c in made:
+        if c.call_id not in used:
+            t.add_row(Text("(none)", "grey50"), *_made_cells(c))
+    if not expected and not made:
+        if row.result is None:
+            for c in row.tool_calls:
+                t.add_row("?", f"{c.name}({_json(c.args, 200)})", Text("(in progress)", "grey50"))
+        if not row.tool_calls:
+            t.add_row(Text("none", "grey50"), Text("none", "grey50"), "")
+    return t
+
+
+def _made_cells(call: Any) -> tuple[Text, Text]:
+    if call is None:
+        return Text("✗ not called", "bold red"), Text("")
+    ok = call.status in ("matched", "end_session") and not call.is_duplicate
+    made = Text(f"{call.name}({_json(call.args, 200)})\n")
+    made.append(("✓ " if ok else "✗ ") + call.status + (" (duplicate)" if call.is_duplicate else ""),
+                "bold green" if ok else "bold red")
+    return made, Text(_json(call.response))
+
+
+def latency_table(row: TurnRow) -> Table:
+    t = Table(title="latencies", title_justify="left", expand=True)
+    t.add_column("measure")
+    t.add_column("ms", justify="right")
+    t.add_column("what it is", style="grey62")
+    lat = row.result.latencies if row.result else None
+    for field, label, why in LATENCY_LABELS:
+        v = getattr(lat, field, None) if lat else None
+        t.add_row(label, f"{v:.0f}" if v is not None else "–", why)
+    return t
+
+
+def flags_text(row: TurnRow) -> Text:
+    t = Text()
+    t.append("turn-taking  ", "bold underline")
+    res = row.result
+    if res is None:
+        t.append("(turn not finished)", "grey50")
+        return t
+    flags = []
+    if res.overlap_ms >= 100:
+        flags.append((f"overlap {res.overlap_ms:.0f} ms", "bold red"))
+    elif res.overlap_ms > 0:
+        flags.append((f"overlap {res.overlap_ms:.0f} ms (<100)", "yellow"))
+    if res.interrupted:
+        flags.append(("interrupted", "bold yellow"))
+    if res.retries:
+        flags.append((f"{res.retries} retr{'y' if res.retries == 1 else 'ies'}", "bold dark_orange"))
+    if res.reconnects:
+        flags.append((f"{res.reconnects} reconnect(s)", "bold blue"))
+    ls = res.latencies.leading_silence_ms
+    if ls is not None and ls > 5000:
+        flags.append((f"leading silence {ls / 1000:.1f} s", "bold red"))
+    if res.status != "ok":
+        flags.append((f"status {res.status}", "bold red"))
+    if not flags:
+        t.append("clean", "green")
+    for i, (f, style) in enumerate(flags):
+        t.append(("  ·  " if i else "") + f, style)
+    t.append(f"\nsession {res.session}   user audio "
+             + (f"{res.user_audio.start_ms / 1000:.2f}–{res.user_audio.end_ms / 1000:.2f}s" if res.user_audio else "–")
+             + f"   bot speech {len(res.bot_speech)} span(s)", "grey62")
+    if res.error:
+        t.append(f"\nerror: {res.error}", "bold red")
+    return t
+
+
+def judgement_renderable(row: TurnRow) -> Group:
+    latest = row.latest
+    if latest is None:
+        return Group(Text("judgement  ", "bold underline") + Text("not judged yet", "grey50"))
+    head = Text("judgement  ", "bold underline")
+    head.append(f"{latest.judge} rev {latest.revision} phase {latest.phase}")
+    if latest.heuristic:
+        head.append("  HEURISTIC (offline rules, not an LLM)", "bold yellow")
+    if latest.error:
+        head.append(f"\njudge error: {latest.error}", "bold red")
+    t = Table(expand=True, show_header=True)
+    t.add_column("dimension")
+    t.add_column("", width=2)
+    t.add_column("reasoning", ratio=3)
+    for dim, s in latest.scores.items():
+        t.add_row(dim, VERDICT_CELL[s.verdict], s.reasoning)
+    parts: list[Any] = [head, t]
+    if latest.root_cause:
+        parts.append(Text(f"root cause: {latest.root_cause}", "italic"))
+    if len(row.judgements) > 1:
+        parts.append(Text("history", "bold underline"))
+        parts.append(history_text(row.judgements))
+    return Group(*parts)
+
+
+def history_text(judgements: list[Judgement]) -> Text:
+    """Each revision and what it changed relative to the one before."""
+    t = Text()
+    prev: Judgement | None = None
+    for j in sorted(judgements, key=lambda j: (j.revision, j.phase, j.t_ms)):
+        t.append(f"rev {j.revision} ({j.judge}, phase {j.phase}{', ' + j.rule if j.rule else ''}): ")
+        if j.error:
+            t.append(f"error: {j.error}", "red")
+        elif prev is None:
+            t.append(", ".join(f"{d}={s.verdict}" for d, s in j.scores.items()) or "no scores")
+        else:
+            old = prev.scores if prev.error is None else {}
+            changes = [f"{d}: {old[d].verdict if d in old else '–'}→{s.verdict}"
+                       for d, s in j.scores.items() if d not in old or old[d].verdict != s.verdict]
+            t.append(", ".join(changes) if changes else "no change", "bold" if changes else "grey50")
+        t.append("\n")
+        prev = j
+    return t
+
+
+class TurnDetailScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("p", "play", "Play"),
+        Binding("s", "stop_audio", "Stop audio", show=False),
+        Binding("r", "rejudge", "Re-judge"),
+        Binding("left,comma", "prev", "Prev turn"),
+        Binding("right,full_stop", "next", "Next turn"),
+    ]
+
+    def __init__(self, state: RunState, turn: int) -> None:
+        super().__init__()
+        self.state = state
+        self.turn = turn
+        self._painted = -1
+
+    def compose(self) -> ComposeResult:
+        yield RunHeader(id="run-header")
+        with VerticalScroll(id="detail"):
+            yield Static(id="detail-title")
+            with Horizontal(id="detail-texts"):
+                yield Static(id="golden", classes="panel")
+                yield Static(id="actual", classes="panel")
+            yield Static(id="detail-input")
+            yield Static(id="detail-tools")
+            yield Static(id="detail-latency")
+            yield Static(id="detail-flags")
+            yield Static(id="detail-judgement")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.paint(force=True)
+
+    def on_live_update(self, message: LiveUpdate) -> None:
+        if self.state.run_id in message.run_ids:
+            self.paint()
+
+    def paint(self, force: bool = False) -> None:
+        if not force and self._painted == self.state.version:
+            return
+        self._painted = self.state.version
+        self.query_one(RunHeader).refresh_from(self.state)
+        row = self.state.turns.get(self.turn) or TurnRow(index=self.turn, spec=self.state.specs.get(self.turn))
+        title = Text()
+        title.append("greeting" if self.turn == -1 else f"turn {self.turn}", "bold reverse")
+        title.append(f"  status {row.status}")
+        if row.categories:
+            title.append(f"  categories {', '.join(row.categories)}")
+        if row.attempts > 1:
+            title.append(f"  attempts {row.attempts}", "dark_orange")
+        self.query_one("#detail-title", Static).update(title)
+        golden, actual = text_panel(row)
+        self.query_one("#golden", Static).update(golden)
+        self.query_one("#actual", Static).update(actual)
+        inp = Text()
+        inp.append("user said  ", "bold underline")
+        inp.append(row.spec.input if row.spec else (row.result.user_text if row.result else "–"))
+        if row.result and row.result.user_transcript:
+            inp.append("\nprovider heard  ", "bold underline")
+            inp.append(row.result.user_transcript, "italic")
+        self.query_one("#detail-input", Static).update(inp)
+        self.query_one("#detail-tools", Static).update(tools_table(row))
+        self.query_one("#detail-latency", Static).update(latency_table(row))
+        self.query_one("#detail-flags", Static).update(flags_text(row))
+        self.query_one("#detail-judgement", Static).update(judgement_renderable(row))
+
+    def _step(self, delta: int) -> None:
+        order = sorted(self.state.turns)
+        if self.turn in order:
+            i = order.index(self.turn) + delta
+            if 0 <= i < len(order):
+                self.turn = order[i]
+                self.paint(force=True)
+
+    def action_prev(self) -> None:
+        self._step(-1)
+
+    def action_next(self) -> None:
+        self._step(1)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_play(self) -> None:
+        actions.play_turn(self, self.state, self.turn)
+
+    def action_stop_audio(self) -> None:
+        actions.stop_audio(self)
+
+    def action_rejudge(self) -> None:
+        actions.rejudge(self, self.state, self.turn)
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        yield SystemCommand("Play turn audio", "Play (or export) this turn's audio", self.action_play)
+        yield SystemCommand("Re-judge turn", "Judge this turn again", self.action_rejudge)
+        yield SystemCommand("Next turn", "Show the next turn", self.action_next)
+        yield SystemCommand("Previous turn", "Show the previous turn", self.action_prev)

@@ -1,0 +1,166 @@
+"""The SQLite schema of the run store, as numbered migrations keyed by `PRAGMA user_version`.
+
+Layout (normalised; `events` is the log, the other tables are projections of it that SQL
+can query without parsing JSON):
+
+- `runs`        one row per run, from `run_started` (config scrubbed of secrets) and `run_ended`;
+                `pid`/`host`/`heartbeat_at` let a later process tell a dead recorder's run.
+- `events`      every event in `(run_id, seq)` order with its JSON payload. `audio` events keep
+                only a small row here (no PCM): the samples live in `audio`.
+- `turns`       one row per `turn_ended` per attempt (re-runs of a turn append attempt 1, 2, …;
+                the highest attempt wins for reads); the full `TurnResult` is the payload of the
+                event at `seq`, the columns are there for SQL summaries.
+- `judgements`  one row per `judgement` event, append-only: a new revision supersedes, none is
+                overwritten; `judgement_scores` holds one verdict per dimension.
+- `audio`       PCM16 BLOBs: per-turn `user`/`bot` mono clips, tagged with the take (which
+                `turn_started` of that turn they follow) so a retried turn plays its last take,
+                and the stereo `conversation` track as ordered slices.
+
+Every migration runs in one transaction together with its `user_version` bump, so a failure
+leaves the database exactly at the previous version.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+# Each entry upgrades from version i to i + 1 (index i). Never edit a released entry: append.
+MIGRATIONS: list[list[str]] = [
+    # 1: the base tables.
+    [
+        """CREATE TABLE runs (
+            run_id       TEXT PRIMARY KEY,
+            benchmark    TEXT NOT NULL DEFAULT '',
+            model        TEXT NOT NULL DEFAULT '',
+            provider     TEXT NOT NULL DEFAULT '',
+            simulator    INTEGER NOT NULL DEFAULT 0,
+            turn_indices TEXT NOT NULL DEFAULT '[]',   -- JSON list of the turns the run plans
+            turns_total  INTEGER NOT NULL DEFAULT 0,
+            config       TEXT NOT NULL DEFAULT '{}',   -- JSON, secrets scrubbed
+            versions     TEXT NOT NULL DEFAULT '{}',   -- JSON {package: version} of the recorder
+            status       TEXT NOT NULL DEFAULT 'running',  -- running|completed|interrupted|failed
+            reason       TEXT NOT NULL DEFAULT '',
+            started_at   TEXT NOT NULL,                -- wall clock, ISO 8601 UTC
+            ended_at     TEXT
+        )""",
+        """CREATE TABLE events (
+            run_id     TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+            seq        INTEGER NOT NULL,               -- 1, 2, … per run, in arrival order
+            kind       TEXT NOT NULL,
+            t_ms       REAL NOT NULL,
+            turn_index INTEGER,
+            payload    TEXT NOT NULL,                  -- the event as JSON (audio: without pcm)
+            PRIMARY KEY (run_id, seq)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX events_by_turn ON events(run_id, turn_index, seq)",
+        """CREATE TABLE turns (
+            run_id             TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+            turn_index         INTEGER NOT NULL,
+            attempt            INTEGER NOT NULL,       -- 0 for the first turn_ended of this turn
+            seq                INTEGER NOT NULL,       -- the turn_ended event
+            status             TEXT NOT NULL,
+            session            INTEGER NOT NULL,       -- session epoch the turn ran in
+            user_text          TEXT NOT NULL,
+            user_transcript    TEXT,
+            assistant_text     TEXT NOT NULL,
+            tool_calls         TEXT NOT NULL,          -- JSON [{call_id,name,args,status,is_duplicate}]
+            tool_results       TEXT NOT NULL,          -- JSON [{call_id,name,response}]
+            voice_to_voice_ms  REAL,
+            pipeline_ttfb_ms   REAL,
+            provider_ttfb_ms   REAL,
+            leading_silence_ms REAL,
+            overlap_ms         REAL NOT NULL,
+            interrupted        INTEGER NOT NULL,
+            retries            INTEGER NOT NULL,
+            reconnects         INTEGER NOT NULL,
+            sentinel           TEXT,
+            error              TEXT,
+            PRIMARY KEY (run_id, turn_index, attempt)
+        )""",
+        """CREATE TABLE judgements (
+            run_id            TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+            seq               INTEGER NOT NULL,        -- the judgement event
+            turn_index        INTEGER,
+            judge             TEXT NOT NULL,
+            revision          INTEGER NOT NULL,
+            phase             INTEGER NOT NULL,
+            rule              TEXT,
+            root_cause        TEXT,
+            fabricated_action INTEGER,
+            error             TEXT,
+            heuristic         INTEGER NOT NULL,
+            input_tokens      INTEGER NOT NULL,
+            cached_tokens     INTEGER NOT NULL,
+            output_tokens     INTEGER NOT NULL,
+            PRIMARY KEY (run_id, seq)
+        )""",
+        "CREATE INDEX judgements_by_turn ON judgements(run_id, turn_index, revision, seq)",
+        """CREATE TABLE judgement_scores (
+            run_id    TEXT NOT NULL,
+            seq       INTEGER NOT NULL,
+            dimension TEXT NOT NULL,
+            verdict   TEXT NOT NULL,                   -- pass|fail|na
+            PRIMARY KEY (run_id, seq, dimension),
+            FOREIGN KEY (run_id, seq) REFERENCES judgements(run_id, seq) ON DELETE CASCADE
+        )""",
+        """CREATE TABLE audio (
+            run_id      TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+            seq         INTEGER NOT NULL,              -- the audio event
+            turn_index  INTEGER,
+            take        INTEGER NOT NULL,              -- turn_started events of this turn before it, -1
+            track       TEXT NOT NULL,                 -- user|bot|conversation
+            start_ms    REAL NOT NULL,
+            sample_rate INTEGER NOT NULL,
+            channels    INTEGER NOT NULL,
+            pcm         BLOB NOT NULL,                 -- PCM16 little-endian, interleaved
+            PRIMARY KEY (run_id, seq)
+        )""",
+        "CREATE INDEX audio_by_track ON audio(run_id, track, turn_index, take, seq)",
+    ],
+    # 2: liveness of the recording process, kind filters that do not scan a run, and the
+    #    append-only rule enforced by the database itself (rows may be deleted with their run).
+    [
+        "ALTER TABLE runs ADD COLUMN pid INTEGER",
+        "ALTER TABLE runs ADD COLUMN host TEXT",
+        "ALTER TABLE runs ADD COLUMN heartbeat_at TEXT",
+        "CREATE INDEX events_by_kind ON events(run_id, kind, seq)",
+        """CREATE TRIGGER events_append_only BEFORE UPDATE ON events
+           BEGIN SELECT RAISE(ABORT, 'events are append-only'); END""",
+        """CREATE TRIGGER judgements_append_only BEFORE UPDATE ON judgements
+           BEGIN SELECT RAISE(ABORT, 'judgements are append-only: record a new revision'); END""",
+    ],
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class SchemaError(Exception):
+    """The database cannot be brought to this version of the schema."""
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, path: str, target: int = SCHEMA_VERSION) -> int:
+    """Apply the missing migrations, each in its own transaction; returns the final version.
+
+    `conn` must be in autocommit mode (isolation_level=None) so the explicit BEGIN covers DDL.
+    """
+    current = schema_version(conn)
+    if current > SCHEMA_VERSION:
+        raise SchemaError(
+            f"{path}: database schema version {current} is newer than this arena-tui supports "
+            f"({SCHEMA_VERSION}); upgrade arena-tui"
+        )
+    for version in range(current, target):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in MIGRATIONS[version]:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+            conn.execute("COMMIT")
+        except sqlite3.Error as e:
+            conn.execute("ROLLBACK")
+            raise SchemaError(f"{path}: migration to schema version {version + 1} failed: {e}") from e
+    return schema_version(conn)

@@ -1,0 +1,1 @@
+"""Widgets of the run screens; each renders a `RunState` and nothing else."""

@@ -1,0 +1,420 @@
+"""Folds the event stream of one run into what the screens show.
+
+Live runs and replays feed the same `RunState`, so a replayed run looks exactly like the
+live one did; widgets only ever render a `RunState`, never raw events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..events import (
+    EMPTY_RESPONSE,
+    MODEL_ENDED_SESSION,
+    MODEL_ENDED_SESSION_EARLY,
+    GREETING_TURN,
+    DimensionScore,
+    ErrorEvent,
+    Interruption,
+    Judgement,
+    Level,
+    Overlap,
+    Reconnected,
+    Retry,
+    RunEnded,
+    RunEvent,
+    RunStarted,
+    SessionOpened,
+    SessionRotated,
+    SpeechBoundary,
+    ToolAnswered,
+    ToolCalled,
+    TranscriptDelta,
+    TurnEnded,
+    TurnResult,
+    TurnStarted,
+)
+
+SENTINELS = (EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY)
+SILENT_DBFS = -90.0
+
+
+class TurnSpec(BaseModel):
+    """What the benchmark expects of a turn (the UI's view of `benchmarks.model.Turn`)."""
+
+    turn_index: int
+    categories: list[str] = Field(default_factory=list)
+    dimensions: list[str] = Field(default_factory=list)
+    golden_text: str = ""
+    input: str = ""
+    expected_calls: list[dict[str, Any]] = Field(default_factory=list)
+
+
+def specs_from_benchmark(benchmark: Any) -> dict[int, TurnSpec]:
+    """TurnSpecs from a loaded `benchmarks.model.Benchmark` (duck-typed to keep imports light)."""
+    out: dict[int, TurnSpec] = {}
+    for t in benchmark.turns:
+        out[t.turn_index] = TurnSpec(
+            turn_index=t.turn_index,
+            categories=list(t.categories),
+            dimensions=list(t.dimensions),
+            golden_text=t.golden_text,
+            input=t.input,
+            expected_calls=[c.model_dump() for c in t.expected_calls],
+        )
+    return out
+
+
+@dataclass
+class TurnRow:
+    index: int
+    spec: TurnSpec | None = None
+    status: str = "pending"  # pending | running | TurnStatus
+    started_ms: float | None = None
+    ended_ms: float | None = None
+    result: TurnResult | None = None
+    tool_calls: list[ToolCalled] = field(default_factory=list)
+    tool_results: list[ToolAnswered] = field(default_factory=list)
+    judgements: list[Judgement] = field(default_factory=list)  # every revision, arrival order
+    attempts: int = 0
+
+    @property
+    def latest(self) -> Judgement | None:
+        good = [j for j in self.judgements if j.error is None]
+        if not good:
+            return self.judgements[-1] if self.judgements else None
+        return max(good, key=lambda j: (j.revision, j.phase))
+
+    @property
+    def scores(self) -> dict[str, DimensionScore]:
+        j = self.latest
+        return dict(j.scores) if j and j.error is None else {}
+
+    @property
+    def verdict(self) -> str:
+        """pass / fail / judge_error / pending: a turn fails if any scored dimension fails."""
+        j = self.latest
+        if j is None:
+            return "pending"
+        if j.error is not None:
+            return "judge_error"
+        verdicts = [s.verdict for s in j.scores.values()]
+        if any(v == "fail" for v in verdicts):
+            return "fail"
+        return "pass" if any(v == "pass" for v in verdicts) else "na"
+
+    @property
+    def categories(self) -> list[str]:
+        return self.spec.categories if self.spec else []
+
+    @property
+    def expected_tools(self) -> list[str]:
+        return [c.get("name", "?") for c in self.spec.expected_calls] if self.spec else []
+
+    @property
+    def made_tools(self) -> list[str]:
+        if self.result is not None:
+            return [c.name for c in self.result.tool_calls]
+        return [c.name for c in self.tool_calls]
+
+    @property
+    def tools_ok(self) -> bool | None:
+        """All expected calls matched and nothing wrong called; None while unknown or not applicable."""
+        exp, made = self.expected_tools, self.made_tools
+        if (not exp and not made) or self.result is None:
+            return None
+        calls = self.result.tool_calls
+        matched = sum(1 for c in calls if c.status in ("matched", "end_session") and not c.is_duplicate)
+        bad = any(c.status in ("unexpected_tool_call", "arg_mismatch", "not_available") for c in calls)
+        return matched >= len(exp) and not bad
+
+
+@dataclass
+class TranscriptLine:
+    t_ms: float
+    turn: int | None
+    role: str  # user | assistant | tool | result | sentinel
+    text: str
+    final: bool = False
+
+
+@dataclass
+class LogLine:
+    t_ms: float
+    kind: str
+    text: str
+    turn: int | None = None
+
+
+@dataclass
+class Meter:
+    rms_dbfs: float = SILENT_DBFS
+    peak_dbfs: float = SILENT_DBFS
+    speaking: bool = False
+    updated_ms: float = 0.0
+
+
+class RunState:
+    """Everything the run screen shows about one run, built only from events."""
+
+    def __init__(self, run_id: str, specs: dict[int, TurnSpec] | None = None) -> None:
+        self.run_id = run_id
+        self.specs = specs or {}
+        self.started: RunStarted | None = None
+        self.ended: RunEnded | None = None
+        self.turns: dict[int, TurnRow] = {}
+        self.transcript: list[TranscriptLine] = []
+        self.log: list[LogLine] = []
+        self.meters = {"user": Meter(), "bot": Meter()}
+        self.session = 1
+        self.rotations = 0
+        self.current_turn: int | None = None
+        self.last_ms = 0.0
+        self.overlap_until_ms = -1.0
+        self.version = 0  # bumped on every change, so widgets can skip identical repaints
+        self.judges: set[str] = set()
+        self.any_heuristic = False
+        self.errors = 0
+        self.start_error: str | None = None  # the run never started (engine missing, bad benchmark...)
+
+    def log_local(self, text: str, kind: str = "error") -> None:
+        """A line that is not an event (e.g. why a run could not start)."""
+        self.log.append(LogLine(self.last_ms, kind, text))
+        if kind == "error" and self.started is None:
+            self.start_error = text
+        self.version += 1
+
+    # --- derived -------------------------------------------------------------------------
+    @property
+    def status(self) -> str:
+        if self.ended is not None:
+            return self.ended.status
+        if self.start_error is not None:
+            return "failed"
+        return "running" if self.started is not None else "starting"
+
+    @property
+    def benchmark(self) -> str:
+        return self.started.benchmark if self.started else "?"
+
+    @property
+    def model_label(self) -> str:
+        if not self.started:
+            return "?"
+        label = f"{self.started.model} ({self.started.provider})"
+        return label + " [SIMULATOR]" if self.started.simulator else label
+
+    @property
+    def turns_total(self) -> int:
+        return len(self.started.turn_indices) if self.started else len(self.turns)
+
+    @property
+    def turns_done(self) -> int:
+        return sum(1 for r in self.turns.values() if r.result is not None and r.index != GREETING_TURN)
+
+    @property
+    def dimensions(self) -> list[str]:
+        """Every dimension any turn is (or was) scored on, core ones first."""
+        seen: dict[str, None] = {}
+        for spec in self.specs.values():
+            for d in spec.dimensions:
+                seen.setdefault(d, None)
+        for row in self.turns.values():
+            for d in row.scores:
+                seen.setdefault(d, None)
+        core = ["kb_grounding", "instruction_following", "tool_use_correct"]
+        return [d for d in core if d in seen] + [d for d in seen if d not in core]
+
+    @property
+    def overlapping(self) -> bool:
+        both = self.meters["user"].speaking and self.meters["bot"].speaking
+        return both or self.last_ms <= self.overlap_until_ms
+
+    def pass_rates(self) -> dict[str, tuple[int, int]]:
+        """dimension -> (passed, scored) over the latest judgement of each turn."""
+        out: dict[str, list[int]] = {}
+        for row in self.turns.values():
+            for dim, s in row.scores.items():
+                if s.verdict == "na":
+                    continue
+                acc = out.setdefault(dim, [0, 0])
+                acc[1] += 1
+                acc[0] += s.verdict == "pass"
+        return {k: (v[0], v[1]) for k, v in out.items()}
+
+    def row(self, index: int) -> TurnRow:
+        if index not in self.turns:
+            self.turns[index] = TurnRow(index=index, spec=self.specs.get(index))
+        return self.turns[index]
+
+    # --- folding -------------------------------------------------------------------------
+    def apply_all(self, events: list[RunEvent]) -> bool:
+        changed = False
+        for ev in events:
+            changed |= self.apply(ev)
+        return changed
+
+    def apply(self, ev: RunEvent) -> bool:
+        """Fold one event in; False when it is not for this run (nothing changes)."""
+        if ev.run_id != self.run_id or ev.kind == "audio":
+            return False
+        self.version += 1
+        self.last_ms = max(self.last_ms, ev.t_ms)
+        handler = getattr(self, f"_on_{ev.kind}", None)
+        if handler is not None:
+            handler(ev)
+        return True
+
+    def _log(self, ev: RunEvent, text: str, kind: str | None = None) -> None:
+        self.log.append(LogLine(ev.t_ms, kind or ev.kind, text, ev.turn_index))
+
+    def _on_run_started(self, ev: RunStarted) -> None:
+        self.started = ev
+        for i in ev.turn_indices:
+            self.row(i)
+        sim = " against the local simulator" if ev.simulator else ""
+        faults = ev.config.get("faults") if isinstance(ev.config, dict) else None
+        extra = f" (faults: {faults})" if faults else ""
+        self._log(ev, f"run started: {ev.benchmark}, {len(ev.turn_indices)} turns, {ev.model}{sim}{extra}")
+
+    def _on_session_opened(self, ev: SessionOpened) -> None:
+        self.session = ev.session
+        self._log(ev, f"session {ev.session} opened" + (f": {ev.detail}" if ev.detail else ""))
+
+    def _on_turn_started(self, ev: TurnStarted) -> None:
+        if ev.turn_index is None:
+            return
+        greeting = self.turns.get(GREETING_TURN)
+        if ev.turn_index != GREETING_TURN and greeting is not None and greeting.status == "running":
+            greeting.status = "ok"  # the greeting has no turn_ended: it is over when turn 0 starts
+            greeting.ended_ms = ev.t_ms
+            for ln in self.transcript:
+                if ln.turn == GREETING_TURN:
+                    ln.final = True
+        row = self.row(ev.turn_index)
+        row.status = "running"
+        row.attempts = max(row.attempts, ev.attempt + 1)
+        if row.started_ms is None:
+            row.started_ms = ev.t_ms
+        self.current_turn = ev.turn_index
+        if ev.attempt == 0:
+            label = "greeting" if ev.turn_index == GREETING_TURN else f"turn {ev.turn_index}"
+            self._log(ev, f"{label} started")
+
+    def _on_level(self, ev: Level) -> None:
+        m = self.meters[ev.source]
+        m.rms_dbfs, m.peak_dbfs, m.updated_ms = ev.rms_dbfs, ev.peak_dbfs, ev.t_ms
+
+    def _speech(self, ev: SpeechBoundary, who: str, on: bool) -> None:
+        self.meters[who].speaking = on
+
+    def _on_user_speech_started(self, ev: SpeechBoundary) -> None:
+        self._speech(ev, "user", True)
+
+    def _on_user_speech_stopped(self, ev: SpeechBoundary) -> None:
+        self._speech(ev, "user", False)
+
+    def _on_bot_speech_started(self, ev: SpeechBoundary) -> None:
+        self._speech(ev, "bot", True)
+
+    def _on_bot_speech_stopped(self, ev: SpeechBoundary) -> None:
+        self._speech(ev, "bot", False)
+
+    def _on_transcript_delta(self, ev: TranscriptDelta) -> None:
+        last = next((ln for ln in reversed(self.transcript) if ln.role == ev.role and ln.turn == ev.turn_index), None)
+        if last is not None and not last.final:
+            last.text += ev.text
+            last.final = ev.final
+        else:
+            self.transcript.append(TranscriptLine(ev.t_ms, ev.turn_index, ev.role, ev.text, ev.final))
+
+    def _on_tool_call(self, ev: ToolCalled) -> None:
+        if ev.turn_index is not None:
+            self.row(ev.turn_index).tool_calls.append(ev)
+        dup = " (duplicate)" if ev.is_duplicate else ""
+        self.transcript.append(TranscriptLine(ev.t_ms, ev.turn_index, "tool", f"{ev.name}({_args(ev.args)}){dup}", True))
+
+    def _on_tool_result(self, ev: ToolAnswered) -> None:
+        if ev.turn_index is not None:
+            self.row(ev.turn_index).tool_results.append(ev)
+        self.transcript.append(TranscriptLine(ev.t_ms, ev.turn_index, "result", f"{ev.name} → {ev.status}", True))
+
+    def _on_overlap(self, ev: Overlap) -> None:
+        # measured at turn end, so flag it from when it arrives, for a second of run time
+        self.overlap_until_ms = max(self.overlap_until_ms, ev.end_ms, self.last_ms) + 1000
+        self._log(ev, f"overlap {ev.duration_ms:.0f} ms ({ev.start_ms / 1000:.2f}s–{ev.end_ms / 1000:.2f}s)")
+
+    def _on_interruption(self, ev: Interruption) -> None:
+        what = "bot truncated" if ev.cause == "bot_truncated" else "user barged in"
+        self._log(ev, f"interruption: {what}" + (f" ({ev.detail})" if ev.detail else ""))
+
+    def _on_session_rotated(self, ev: SessionRotated) -> None:
+        self.rotations += 1
+        self.session = ev.to_session
+        r = ev.replayed
+        replay = f"{r.strategy}: {r.messages} msgs, {r.tool_calls} tool calls, {r.chars} chars"
+        if r.dropped_messages:
+            replay += f", {r.dropped_messages} dropped"
+        self._log(ev, f"session rotated {ev.from_session}→{ev.to_session} ({ev.reason}); replayed {replay}")
+
+    def _on_reconnected(self, ev: Reconnected) -> None:
+        self.session = ev.session
+        self._log(ev, f"reconnected (session {ev.session}, attempt {ev.attempt}): {ev.reason}")
+
+    def _on_retry(self, ev: Retry) -> None:
+        self._log(ev, f"retry {ev.attempt}: {ev.reason}")
+
+    def _on_error(self, ev: ErrorEvent) -> None:
+        self.errors += 1
+        self._log(ev, f"{'FATAL ' if ev.fatal else ''}{ev.where} error: {ev.message}")
+
+    def _on_turn_ended(self, ev: TurnEnded) -> None:
+        res = ev.result
+        row = self.row(res.turn_index)
+        row.result, row.status, row.ended_ms = res, res.status, ev.t_ms
+        self.meters["user"].speaking = self.meters["bot"].speaking = False
+        if res.sentinel:
+            self.transcript.append(TranscriptLine(ev.t_ms, res.turn_index, "sentinel", res.sentinel, True))
+        for ln in self.transcript:
+            if ln.turn == res.turn_index:
+                ln.final = True
+        seen = {ln.kind for ln in self.log if ln.turn == res.turn_index}
+        if res.overlap_ms > 0 and "overlap" not in seen:  # measured, but no overlap event came
+            self.overlap_until_ms = max(self.overlap_until_ms, self.last_ms) + 1000
+            self._log(ev, f"overlap {res.overlap_ms:.0f} ms in turn {res.turn_index} (from the turn's measurements)", "overlap")
+        if res.interrupted and "interruption" not in seen:
+            self._log(ev, f"interruption in turn {res.turn_index} (from the turn's measurements)", "interruption")
+        v2v = res.latencies.voice_to_voice_ms
+        label = "greeting" if res.turn_index == GREETING_TURN else f"turn {res.turn_index}"
+        extra = f", v2v {v2v:.0f} ms" if v2v is not None else ""
+        self._log(ev, f"{label} ended: {res.status}{extra}" + (f" — {res.error}" if res.error else ""))
+
+    def _on_judgement(self, ev: Judgement) -> None:
+        if ev.turn_index is None:
+            return
+        row = self.row(ev.turn_index)
+        row.judgements.append(ev)
+        self.judges.add(ev.judge)
+        self.any_heuristic |= ev.heuristic
+        if ev.error:
+            self._log(ev, f"judge error on turn {ev.turn_index}: {ev.error}")
+        elif ev.revision > 1 or ev.phase == 2:
+            self._log(ev, f"turn {ev.turn_index} re-judged (rev {ev.revision}{', ' + ev.rule if ev.rule else ''})")
+
+    def _on_run_ended(self, ev: RunEnded) -> None:
+        self.ended = ev
+        for row in self.turns.values():
+            if row.status == "running":
+                row.status = "interrupted"
+        self.meters["user"].speaking = self.meters["bot"].speaking = False
+        for ln in self.transcript:
+            ln.final = True
+        self._log(ev, f"run {ev.status}" + (f": {ev.reason}" if ev.reason else ""))
+
+
+def _args(args: dict[str, Any]) -> str:
+    s = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    return s if len(s) <= 80 else s[:77] + "…"

@@ -1,0 +1,631 @@
+"""Read a benchmark folder into a `Benchmark`, reporting every problem at once.
+
+Two layouts are accepted: ours/the shared copy (`benchmark.json`, `turns.jsonl`, `tools.json`,
+`system_prompt.txt`, `knowledge_base.txt`, `audio/turn_NNN.wav`) and the Hugging Face datasets'
+(`metadata.jsonl` rows `file_name, turn_id, speaker, input_text, golden_text,
+required_function_call, function_call_response, categories, subcategory, scoring_dimensions`
+with JSON-in-string and comma-joined values, `audio/` TTS and `real_audio/<speaker>/` human
+recordings; older revisions keep the rows as a JSON array in `benchmark/turns.json`). Files a
+Hub snapshot lacks (tools, prompt) can come from a companion folder of the same benchmark.
+
+A user hand-writes these files, so nothing stops at the first mistake: each one becomes a
+`Problem` naming file, line, turn and field, and all of a benchmark's problems are raised
+together in one `BenchmarkError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from platformdirs import user_data_dir
+from pydantic import BaseModel, ValidationError
+
+from .model import Benchmark, BenchmarkMeta, Tool, Turn
+
+# Category -> extra dimensions, as the shared benchmark.json files map them; used when a Hub
+# snapshot has no benchmark.json.
+DEFAULT_CATEGORY_DIMENSIONS: dict[str, list[str]] = {
+    "long_range_memory": ["state_tracking"],
+    "cross_turn_reasoning": ["state_tracking"],
+    "cancellation_flow": ["state_tracking"],
+    "implicit_correction": ["state_tracking"],
+    "error_recovery": ["state_tracking"],
+    "ambiguous_entity": ["ambiguity_handling"],
+}
+
+SOURCES_FILE = "audio/sources.json"
+_SUBDIRS = ("", "benchmark", "data")  # where a Hub snapshot may keep the text files
+
+
+def audio_overlay_root() -> Path:
+    """Audio made for read-only benchmark folders: env ARENA_TUI_AUDIO_DIR, else the user data dir."""
+    raw = os.environ.get("ARENA_TUI_AUDIO_DIR")
+    return Path(raw).expanduser() if raw else Path(user_data_dir("arena-tui")) / "audio"
+
+
+def audio_overlay_dir(name: str) -> Path:
+    return audio_overlay_root() / name
+
+
+class Problem(BaseModel):
+    """One thing wrong with a benchmark's data, located as precisely as we can."""
+
+    benchmark: str
+    path: Path | None = None
+    line: int | None = None
+    turn: int | None = None
+    field: str | None = None
+    message: str
+
+    def __str__(self) -> str:
+        parts = [self.benchmark]
+        if self.path is not None:
+            parts.append(f"{self.path}:{self.line}" if self.line is not None else str(self.path))
+        if self.turn is not None:
+            parts.append(f"turn {self.turn}")
+        if self.field:
+            parts.append(f"field '{self.field}'")
+        return ": ".join(parts) + f": {self.message}"
+
+
+class BenchmarkError(Exception):
+    """Every problem found in one benchmark (never just the first)."""
+
+    def __init__(self, benchmark: str, problems: list[Problem]) -> None:
+        self.benchmark = benchmark
+        self.problems = problems
+        n = len(problems)
+        lines = [f"benchmark {benchmark}: {n} problem{'s' if n != 1 else ''}"] + [f"  {p}" for p in problems]
+        super().__init__("\n".join(lines))
+
+
+def looks_like_benchmark(folder: Path) -> bool:
+    return any((folder / f).is_file() for f in ("turns.jsonl", "metadata.jsonl", "benchmark.json",
+                                                "benchmark/turns.json"))
+
+
+class _Reader:
+    """Collects problems while reading one benchmark folder."""
+
+    def __init__(self, folder: Path, name: str, companions: Iterable[Path]) -> None:
+        self.folder = folder
+        self.name = name
+        self.companions = [c for c in companions if c.is_dir()]
+        self.problems: list[Problem] = []
+        self.meta_declared = False  # benchmark.json read: categories/dimensions are checked against it
+
+    def add(self, message: str, path: Path | None = None, line: int | None = None,
+            turn: int | None = None, field: str | None = None) -> None:
+        self.problems.append(Problem(benchmark=self.name, path=path, line=line, turn=turn,
+                                     field=field, message=message))
+
+    def find(self, filename: str) -> Path | None:
+        for base in [self.folder, *self.companions]:
+            for sub in _SUBDIRS:
+                p = base / sub / filename if sub else base / filename
+                if p.is_file():
+                    return p
+        return None
+
+    def read_text(self, path: Path) -> str | None:
+        try:
+            return path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            self.add(f"not UTF-8 text ({e.reason} at byte {e.start})", path)
+        except OSError as e:
+            self.add(f"cannot read: {e.strerror or e}", path)
+        return None
+
+    def read_json(self, path: Path) -> Any:
+        text = self.read_text(path)
+        if text is None:
+            return None
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            self.add(f"bad JSON: {e.msg} (column {e.colno})", path, line=e.lineno)
+            return None
+
+    def validation(self, err: ValidationError, path: Path, line: int | None = None,
+                   turn: int | None = None, prefix: str = "") -> None:
+        seen: set[str] = set()
+        for e in err.errors():
+            field = _loc(e["loc"], prefix)
+            top = field.split(".")[0].split("[")[0]
+            if top == "required_function_call" or top.endswith("].required_function_call"):
+                if top in seen:
+                    continue  # one message for the whole union, not one per member
+                seen.add(top)
+                if e["type"] != "missing":
+                    self.add("must be null, an object {name, args[, flexible_args]} or a list of them"
+                             f" ({_detail(e)})", path, line, turn, top)
+                    continue
+            self.add(_message(e), path, line, turn, field)
+
+
+def _loc(loc: tuple[Any, ...], prefix: str = "") -> str:
+    out = prefix
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif isinstance(part, str) and ("[" in part or part in ("ExpectedCall",)):
+            continue  # union member tags are noise to a user
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _message(e: dict[str, Any]) -> str:
+    if e["type"] == "missing":
+        return "missing (required)"
+    if e["type"] == "extra_forbidden":
+        return "unknown field (typo?)"
+    return f"{e['msg'][0].lower()}{e['msg'][1:]}{_got(e)}"
+
+
+def _detail(e: dict[str, Any]) -> str:
+    return f"{_loc(e['loc'])}: {_message(e)}"
+
+
+def _got(e: dict[str, Any]) -> str:
+    if "input" not in e or isinstance(e["input"], dict):
+        return ""
+    v = e["input"]
+    shown = json.dumps(v) if not isinstance(v, (list, tuple)) else f"a list of {len(v)}"
+    if len(shown) > 40:
+        shown = shown[:37] + "..."
+    return f", got {type(v).__name__} {shown}"
+
+
+def _split_list(value: Any) -> Any:
+    """Hub rows join lists with ', '; ours are JSON lists."""
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return [] if value is None else value
+
+
+def _json_value(r: _Reader, value: Any, path: Path, line: int, turn: Any, field: str) -> Any:
+    """Hub rows carry calls/responses as JSON strings."""
+    if not isinstance(value, str):
+        return value
+    s = value.strip()
+    if s in ("", "null", "None"):
+        return None
+    try:
+        return json.loads(s)
+    except json.JSONDecodeError as e:
+        r.add(f"not valid JSON in string: {e.msg}", path, line, turn if isinstance(turn, int) else None, field)
+        return None
+
+
+def _hub_row(r: _Reader, row: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
+    """A Hub metadata row in our turns.jsonl shape (unknown Hub columns are dropped)."""
+    turn = row.get("turn_id", row.get("turn_index"))
+    out: dict[str, Any] = {"turn_index": turn}
+    for ours, theirs in (("input", "input_text"), ("golden_text", "golden_text")):
+        if theirs in row or ours in row:
+            out[ours] = row.get(theirs, row.get(ours))
+    for f in ("required_function_call", "function_call_response"):
+        if f in row:
+            out[f] = _json_value(r, row[f], path, line, turn, f)
+    out["categories"] = _split_list(row.get("categories"))
+    dims = _split_list(row.get("scoring_dimensions", row.get("dimensions")))
+    if dims:
+        out["dimensions"] = dims
+    if row.get("flexible_args") is not None:
+        out["flexible_args"] = _split_list(row["flexible_args"])
+    for f in ("tool_use_guidance", "subcategory"):
+        if row.get(f) is not None:
+            out[f] = row[f]
+    if row.get("audio_file"):
+        out["audio_file"] = row["audio_file"]
+    return out
+
+
+def _read_rows(r: _Reader, path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(line, row) per turn record; a JSON array file (old Hub layout) counts items as lines."""
+    text = r.read_text(path)
+    if text is None:
+        return []
+    rows: list[tuple[int, dict[str, Any]]] = []
+    if path.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            r.add(f"bad JSON: {e.msg} (column {e.colno})", path, e.lineno)
+            return []
+        if not isinstance(data, list):
+            r.add(f"expected a JSON array of turns, got {type(data).__name__}", path)
+            return []
+        items = list(enumerate(data, 1))
+    else:
+        items = []
+        for no, raw in enumerate(text.splitlines(), 1):
+            if not raw.strip():
+                continue
+            try:
+                items.append((no, json.loads(raw)))
+            except json.JSONDecodeError as e:
+                r.add(f"bad JSON line: {e.msg} (column {e.colno})", path, no)
+    for no, obj in items:
+        if not isinstance(obj, dict):
+            r.add(f"expected a JSON object per turn, got {type(obj).__name__}", path, no)
+            continue
+        rows.append((no, obj))
+    return rows
+
+
+def _expected_dims(meta: BenchmarkMeta, categories: list[str]) -> list[str]:
+    dims = list(meta.core_dimensions)
+    for c in categories:
+        for d in meta.category_dimensions.get(c, []):
+            if d not in dims:
+                dims.append(d)
+    return dims
+
+
+def _turns(r: _Reader, meta: BenchmarkMeta, speaker: str | None) -> tuple[list[Turn], dict[int, str], Path | None]:
+    """Validated turns, turn -> audio source (Hub layout), and the file they came from."""
+    native = r.folder / "turns.jsonl"
+    hub = r.folder / "metadata.jsonl"
+    old_hub = r.folder / "benchmark" / "turns.json"
+    path = next((p for p in (native, hub, old_hub) if p.is_file()), None)
+    if path is None:
+        found = r.find("turns.jsonl")  # a companion may carry the turns too
+        if found is None:
+            r.add("no turns: expected turns.jsonl (or a Hub metadata.jsonl)", r.folder / "turns.jsonl")
+            return [], {}, None
+        path = found
+    is_hub = path.name != "turns.jsonl"
+    rows = _read_rows(r, path)
+    sources: dict[int, str] = {}
+    if is_hub:
+        rows, sources = _merge_speakers(r, rows, path, speaker)
+    turns: list[Turn] = []
+    seen: dict[int, int] = {}
+    for no, row in rows:
+        if is_hub:
+            row = _hub_row(r, row, path, no)
+        ti = row.get("turn_index")
+        tnum = ti if isinstance(ti, int) and not isinstance(ti, bool) else None
+        before = len(r.problems)
+        try:
+            turn = Turn.model_validate(row)
+        except ValidationError as e:
+            r.validation(e, path, no, tnum)
+            continue
+        if len(r.problems) > before:
+            continue
+        if turn.turn_index in seen:
+            r.add(f"duplicate turn_index (also on line {seen[turn.turn_index]})", path, no, turn.turn_index,
+                  "turn_index")
+            continue
+        seen[turn.turn_index] = no
+        if "dimensions" not in row:
+            turn = turn.model_copy(update={"dimensions": _expected_dims(meta, turn.categories)})
+        _check_turn(r, meta, turn, path, no)
+        turns.append(turn)
+    turns.sort(key=lambda t: t.turn_index)
+    return turns, sources, path
+
+
+def _merge_speakers(r: _Reader, rows: list[tuple[int, dict[str, Any]]], path: Path,
+                    speaker: str | None) -> tuple[list[tuple[int, dict[str, Any]]], dict[int, str]]:
+    """Hub metadata has one row per (turn, recording); keep one row per turn and pick its audio."""
+    by_turn: dict[Any, list[tuple[int, dict[str, Any]]]] = {}
+    order: list[Any] = []
+    for no, row in rows:
+        key = row.get("turn_id", row.get("turn_index"))
+        if key not in by_turn:
+            order.append(key)
+        by_turn.setdefault(key, []).append((no, row))
+    out: list[tuple[int, dict[str, Any]]] = []
+    sources: dict[int, str] = {}
+    for key in order:
+        group = by_turn[key]
+        no, first = group[0]
+        files = {str(row.get("speaker") or _speaker_of(row.get("file_name", ""))): row.get("file_name")
+                 for _, row in group if row.get("file_name")}
+        row = dict(first)
+        chosen: str | None = None
+        if speaker is not None:
+            chosen = files.get(speaker)
+            if chosen is None:
+                r.add(f"no recording by speaker '{speaker}' (have: {', '.join(sorted(files)) or 'none'})",
+                      path, no, key if isinstance(key, int) else None, "speaker")
+        elif row.get("audio_file"):
+            chosen = row["audio_file"]
+        elif "tts" in files:
+            chosen = files["tts"]
+        elif isinstance(key, int) and (r.folder / f"audio/turn_{key:03d}.wav").is_file():
+            chosen = f"audio/turn_{key:03d}.wav"
+        elif files:
+            chosen = files[sorted(files)[0]]
+        if chosen:
+            row["audio_file"] = chosen
+            if isinstance(key, int):
+                spk = _speaker_of(chosen)
+                sources[key] = "recorded" if spk == "tts" else f"human:{spk}"
+        out.append((no, row))
+    return out, sources
+
+
+def _speaker_of(file_name: str) -> str:
+    parts = file_name.split("/")
+    return parts[1] if len(parts) >= 3 and parts[0] == "real_audio" else "tts"
+
+
+def _check_turn(r: _Reader, meta: BenchmarkMeta, turn: Turn, path: Path, line: int) -> None:
+    ti = turn.turn_index
+    if not turn.input.strip():
+        r.add("empty", path, line, ti, "input")
+    if not turn.golden_text.strip():
+        r.add("empty", path, line, ti, "golden_text")
+    if r.meta_declared and meta.category_dimensions:
+        for c in turn.categories:
+            if c not in meta.category_dimensions:
+                r.add(f"category '{c}' is not in benchmark.json category_dimensions", path, line, ti, "categories")
+    want = _expected_dims(meta, turn.categories)
+    if r.meta_declared and set(turn.dimensions) != set(want):
+        r.add(f"{turn.dimensions} disagree with the categories (expected {want})", path, line, ti, "dimensions")
+    rfc, resp = turn.required_function_call, turn.function_call_response
+    if isinstance(rfc, list):
+        if not rfc:
+            r.add("empty list (use null for no call)", path, line, ti, "required_function_call")
+        if isinstance(resp, list) and len(resp) != len(rfc):
+            r.add(f"{len(resp)} responses for {len(rfc)} expected calls", path, line, ti, "function_call_response")
+
+
+def _check_calls(r: _Reader, turns: list[Turn], tools: list[Tool], path: Path | None,
+                 lines: dict[int, int]) -> None:
+    """Expected calls must name a tool and use its parameters."""
+    by_name = {t.name: t for t in tools}
+    for turn in turns:
+        for i, call in enumerate(turn.expected_calls):
+            field = "required_function_call" + (f"[{i}]" if isinstance(turn.required_function_call, list) else "")
+            tool = by_name.get(call.name)
+            if tool is None:
+                r.add(f"calls '{call.name}', which is not in tools.json", path, lines.get(turn.turn_index),
+                      turn.turn_index, field + ".name")
+                continue
+            props = tool.parameters.get("properties") or {}
+            if props:
+                for arg in call.args:
+                    if arg not in props:
+                        r.add(f"argument '{arg}' is not a parameter of {call.name}", path,
+                              lines.get(turn.turn_index), turn.turn_index, f"{field}.args.{arg}")
+            for arg in call.flexible_args:
+                if props and arg not in props:
+                    r.add(f"flexible argument '{arg}' is not a parameter of {call.name}", path,
+                          lines.get(turn.turn_index), turn.turn_index, f"{field}.flexible_args")
+
+
+def _tools(r: _Reader) -> list[Tool]:
+    path = r.find("tools.json")
+    if path is None:
+        r.add("missing (the tools the model is given: [{name, description, parameters}])", r.folder / "tools.json")
+        return []
+    data = r.read_json(path)
+    if data is None:
+        return []
+    if isinstance(data, dict) and isinstance(data.get("tools"), list):
+        data = data["tools"]  # tolerate {"tools": [...]}
+    if not isinstance(data, list):
+        r.add(f"expected a JSON array of tools, got {type(data).__name__}", path)
+        return []
+    tools: list[Tool] = []
+    for i, item in enumerate(data):
+        if isinstance(item, dict) and item.get("type") == "function" and isinstance(item.get("function"), dict):
+            item = item["function"]  # OpenAI chat-completions shape
+        try:
+            tool = Tool.model_validate(item)
+        except ValidationError as e:
+            label = f"tools[{i}]" + (f" ({item.get('name')})" if isinstance(item, dict) and item.get("name") else "")
+            for err in e.errors():
+                r.add(_message(err), path, None, None, _loc(err["loc"], label))
+            continue
+        if tool.parameters.get("type") != "object":
+            r.add(f"parameters must be a JSON Schema object (\"type\": \"object\"), got {tool.parameters.get('type')!r}",
+                  path, None, None, f"tools[{i}] ({tool.name}).parameters.type")
+        props = tool.parameters.get("properties", {})
+        if not isinstance(props, dict):
+            r.add("must be an object of parameter schemas", path, None, None, f"tools[{i}] ({tool.name}).parameters.properties")
+        else:
+            for req in tool.parameters.get("required", []) or []:
+                if req not in props:
+                    r.add(f"required parameter '{req}' is not in properties", path, None, None,
+                          f"tools[{i}] ({tool.name}).parameters.required")
+        if any(t.name == tool.name for t in tools):
+            r.add(f"duplicate tool name '{tool.name}'", path, None, None, f"tools[{i}].name")
+            continue
+        tools.append(tool)
+    return tools
+
+
+def _meta(r: _Reader, defaults: dict[str, Any] | None, is_hub: bool) -> BenchmarkMeta:
+    path = r.find("benchmark.json")
+    fallback = BenchmarkMeta(**{"name": r.name, **(defaults or {}),
+                                "category_dimensions": DEFAULT_CATEGORY_DIMENSIONS})
+    if path is None:
+        if not is_hub:
+            r.add("missing (name, description, turn_count, core_dimensions, category_dimensions)",
+                  r.folder / "benchmark.json")
+        return fallback
+    data = r.read_json(path)
+    if data is None:
+        return fallback
+    if not isinstance(data, dict):
+        r.add(f"expected a JSON object, got {type(data).__name__}", path)
+        return fallback
+    try:
+        meta = BenchmarkMeta.model_validate(data)
+        r.meta_declared = True
+        return meta
+    except ValidationError as e:
+        for err in e.errors():
+            r.add(_message(err), path, None, None, _loc(err["loc"]))
+        return fallback
+
+
+def _sources(r: _Reader, turns: list[Turn]) -> dict[int, str]:
+    path = r.folder / SOURCES_FILE
+    if not path.is_file():
+        return {}
+    data = r.read_json(path)
+    if not isinstance(data, dict):
+        if data is not None:
+            r.add(f"expected an object turn -> source, got {type(data).__name__}", path)
+        return {}
+    out: dict[int, str] = {}
+    for k, v in data.items():
+        try:
+            out[int(k)] = str(v)
+        except ValueError:
+            r.add(f"key '{k}' is not a turn number", path)
+    return out
+
+
+def _check_audio(r: _Reader, bench: Benchmark, lines: dict[int, int], turns_path: Path | None,
+                 require_audio: bool, synthesized: set[int]) -> None:
+    """A WAV missing among recorded ones is a broken copy; no audio, or only synthesised audio so
+    far, just means "synthesise the rest" (unless `require_audio`)."""
+    paths = {t.turn_index: bench.audio_path(t) for t in bench.turns}
+    present = {i for i, p in paths.items() if p is not None and p.is_file()}
+    strict = require_audio or bool(present - synthesized)
+    for i, p in paths.items():
+        if i not in present:
+            if strict:
+                r.add(f"WAV missing: {p}", turns_path, lines.get(i), i, "audio_file")
+            continue
+        try:
+            with open(p, "rb") as f:  # type: ignore[arg-type]
+                head = f.read(12)
+        except OSError as e:
+            r.add(f"cannot read WAV {p}: {e.strerror or e}", turns_path, lines.get(i), i, "audio_file")
+            continue
+        if len(head) < 12 or head[:4] not in (b"RIFF", b"RF64") or head[8:12] != b"WAVE":
+            r.add(f"not a WAV file: {p}", turns_path, lines.get(i), i, "audio_file")
+
+
+def load_folder(folder: str | os.PathLike[str], *, name: str | None = None, source: str = "local",
+                meta_defaults: dict[str, Any] | None = None, companion_dirs: Iterable[Path] = (),
+                speaker: str | None = None, require_audio: bool = False,
+                audio_fallbacks: Iterable[tuple[Path, str]] = ()) -> Benchmark:
+    """Load one benchmark folder (either layout); raises BenchmarkError listing every problem.
+
+    Turns without a WAV in the folder take one from `audio_fallbacks` ((folder, source label),
+    e.g. the downloaded Hub snapshot) and then from the synthesis overlay.
+
+    Missing audio is a problem only when some turns have WAVs and others not (or `require_audio`);
+    a benchmark with no audio at all loads and reports 0/N so it can be synthesised.
+    """
+    folder = Path(folder).expanduser()
+    bname = name or (meta_defaults or {}).get("name") or folder.name
+    r = _Reader(folder, bname, companion_dirs)
+    if not folder.is_dir():
+        r.add("no such folder", folder)
+        raise BenchmarkError(bname, r.problems)
+    is_hub = not (folder / "turns.jsonl").is_file() and (
+        (folder / "metadata.jsonl").is_file() or (folder / "benchmark" / "turns.json").is_file())
+    meta = _meta(r, meta_defaults, is_hub)
+    if name is None and meta.name:
+        r.name = bname = meta.name
+        for p in r.problems:
+            p.benchmark = bname
+    turns, hub_sources, turns_path = _turns(r, meta, speaker)
+    lines = _line_index(turns_path) if turns_path is not None else {}
+    tools = _tools(r)
+    if tools or not any(p.path and p.path.name == "tools.json" for p in r.problems):
+        _check_calls(r, turns, tools, turns_path, lines)
+    prompt_path = r.find("system_prompt.txt")
+    prompt = ""
+    if prompt_path is None:
+        r.add("missing (the system instruction sent to the model)", folder / "system_prompt.txt")
+    else:
+        prompt = r.read_text(prompt_path) or ""
+        if not prompt.strip() and not any(p.path == prompt_path for p in r.problems):
+            r.add("empty", prompt_path)
+    kb_path = r.find("knowledge_base.txt")
+    kb = (r.read_text(kb_path) or "") if kb_path is not None else ""
+    if turns and meta.turn_count is not None and meta.turn_count != len(turns) and not r.problems:
+        r.add(f"turn_count is {meta.turn_count} but {len(turns)} turns were read",
+              r.find("benchmark.json") or turns_path, None, None, "turn_count")
+    bench = Benchmark(meta=meta, turns=turns, tools=tools, system_prompt=prompt, knowledge_base=kb,
+                      root=folder, source=source)
+    extra: dict[int, str] = {}
+    for alt, label in [*audio_fallbacks, (audio_overlay_dir(bname), "synth:unknown")]:
+        bench, got = _apply_overlay(bench, alt, label)
+        extra.update(got)
+    sources = {**hub_sources, **_sources(r, turns), **extra}
+    synthesized = {i for i, s in sources.items() if s.startswith("synth:")}
+    _check_audio(r, bench, lines, turns_path, require_audio, synthesized)
+    for t in bench.turns:
+        p = bench.audio_path(t)
+        if p is not None and p.is_file():
+            sources.setdefault(t.turn_index, "recorded")
+        else:
+            sources.pop(t.turn_index, None)
+    if r.problems:
+        raise BenchmarkError(bname, r.problems)
+    return bench.model_copy(update={"audio_source": sources})
+
+
+def _apply_overlay(bench: Benchmark, overlay: Path, default: str = "synth:unknown") -> tuple[Benchmark, dict[int, str]]:
+    """Turns without audio in the folder take it from another folder of the same layout: the
+    Hugging Face snapshot of the benchmark, or the overlay synthesised for read-only folders."""
+    if bench.root is None or not overlay.is_dir() or overlay.resolve() == bench.root.resolve():
+        return bench, {}
+    try:
+        raw = json.loads((overlay / SOURCES_FILE).read_text())
+        declared = raw if isinstance(raw, dict) else {}
+    except (OSError, json.JSONDecodeError):
+        declared = {}
+    turns, sources = [], {}
+    for t in bench.turns:
+        p = bench.audio_path(t)
+        rel = t.audio_file if t.audio_file and not os.path.isabs(t.audio_file) else f"audio/turn_{t.turn_index:03d}.wav"
+        alt = overlay / rel
+        if (p is None or not p.is_file()) and alt.is_file():
+            t = t.model_copy(update={"audio_file": str(alt.resolve())})
+            sources[t.turn_index] = str(declared.get(str(t.turn_index), default))
+        turns.append(t)
+    return bench.model_copy(update={"turns": turns}), sources
+
+
+def _line_index(path: Path) -> dict[int, int]:
+    """turn -> line in the turns file, for locating later cross-file problems."""
+    if path.suffix != ".jsonl":
+        return {}
+    out: dict[int, int] = {}
+    try:
+        for no, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            try:
+                row = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(row, dict):
+                ti = row.get("turn_index", row.get("turn_id"))
+                if isinstance(ti, int):
+                    out.setdefault(ti, no)
+    except (OSError, UnicodeDecodeError):
+        pass
+    return out
+
+
+def load_benchmark(name_or_path: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None,
+                   *, cache_dir: str | os.PathLike[str] | None = None, speaker: str | None = None) -> Benchmark:
+    """A benchmark by name (--data folder, built-in demo, Hugging Face cache) or by folder path."""
+    from .registry import open_benchmark  # registry builds on this module
+
+    return open_benchmark(name_or_path, data_dir, cache_dir=cache_dir, speaker=speaker)
+
+
+def available_benchmarks(data_dir: str | os.PathLike[str] | None = None,
+                         cache_dir: str | os.PathLike[str] | None = None) -> list[Any]:
+    """See `benchmarks.registry.available_benchmarks` (re-exported here for convenience)."""
+    from .registry import available_benchmarks as _available
+
+    return _available(data_dir, cache_dir)

@@ -1,0 +1,211 @@
+"""The six Audio Arena benchmarks by name, and where a benchmark name resolves to on disk.
+
+Any folder in the benchmark layout is a benchmark too: folders of `--data` are listed by name
+next to the six, and `demo_bench` ships inside the package.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from .loader import BenchmarkError, Problem, load_folder, looks_like_benchmark
+from .model import Benchmark
+
+DEMO_NAME = "demo_bench"
+DEMO_DIR = Path(__file__).parent / "demo"
+
+
+class KnownBenchmark(BaseModel):
+    name: str
+    turns: int
+    tools: int
+    domain: str
+
+    @property
+    def hf_repo(self) -> str:
+        return hf_repo_for(self.name)
+
+
+KNOWN: dict[str, KnownBenchmark] = {
+    k.name: k
+    for k in (
+        KnownBenchmark(name="conversation_bench", turns=75, tools=9,
+                       domain="conference assistant (AI Engineer World's Fair): schedule, registration, votes"),
+        KnownBenchmark(name="appointment_bench", turns=25, tools=4,
+                       domain="dental office scheduling: two patients, two doctors, slot-taken recovery"),
+        KnownBenchmark(name="assistant_bench", turns=31, tools=7,
+                       domain="personal assistant: flights, email, calendar, reminders"),
+        KnownBenchmark(name="event_bench", turns=29, tools=6,
+                       domain="event planning: venues, catering, guest-count changes"),
+        KnownBenchmark(name="grocery_bench", turns=30, tools=5,
+                       domain="grocery ordering: lookups, chained corrections, order totals"),
+        KnownBenchmark(name="product_bench", turns=31, tools=6,
+                       domain="laptop shopping: comparisons, discounts, cart changes"),
+    )
+}
+
+
+def hf_repo_for(name: str) -> str:
+    """`conversation_bench` -> `arcada-labs/conversation-bench` (the Hub writes `_` as `-`)."""
+    return f"arcada-labs/{name.replace('_', '-')}"
+
+
+def canonical_name(name: str) -> str:
+    """Accept Hub spellings (`conversation-bench`, `arcada-labs/conversation-bench`) for the six."""
+    base = name.rsplit("/", 1)[-1] if name.startswith("arcada-labs/") else name
+    under = base.replace("-", "_")
+    return under if under in KNOWN or under == DEMO_NAME else name
+
+
+class BenchmarkInfo(BaseModel):
+    """One row of `arena-tui benchmarks`: what the benchmark is and what of it is here."""
+
+    name: str
+    domain: str = ""
+    hf_repo: str | None = None
+    expected_turns: int | None = None  # from the registry (the six) or benchmark.json
+    turns: int | None = None  # as loaded; None when not available or broken
+    audio_present: int = 0
+    audio_total: int = 0
+    synthesized: int = 0
+    source: str | None = None  # data | huggingface | builtin | None (not here)
+    path: Path | None = None
+    problems: list[Problem] = Field(default_factory=list)
+
+    @property
+    def available(self) -> bool:
+        return self.turns is not None and not self.problems
+
+
+def _hf_cache_dir() -> Path:
+    """The hub cache as the environment says now (huggingface_hub reads it only at import)."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")
+    return Path(home).expanduser() / "hub"
+
+
+def hf_snapshot(name: str, cache_dir: str | os.PathLike[str] | None = None, revision: str = "main") -> Path | None:
+    """The cached snapshot folder of a benchmark after `fetch`, or None."""
+    repo = hf_repo_for(name)
+    storage = Path(cache_dir).expanduser() if cache_dir else _hf_cache_dir()
+    storage = storage / f"datasets--{repo.replace('/', '--')}"
+    ref = storage / "refs" / revision
+    commit = ref.read_text().strip() if ref.is_file() else revision
+    snap = storage / "snapshots" / commit
+    return snap if snap.is_dir() else None
+
+
+def locate(name: str, data_dir: str | os.PathLike[str] | None = None,
+           cache_dir: str | os.PathLike[str] | None = None) -> tuple[Path, str] | None:
+    """Where a benchmark name resolves: --data folder, then built-in demo, then the HF cache."""
+    name = canonical_name(name)
+    if data_dir is not None:
+        cand = Path(data_dir).expanduser() / name
+        if cand.is_dir():
+            return cand, "local"
+    if name == DEMO_NAME and DEMO_DIR.is_dir():
+        return DEMO_DIR, "builtin"
+    if name in KNOWN:
+        snap = hf_snapshot(name, cache_dir)
+        if snap is not None:
+            return snap, "huggingface"
+    return None
+
+
+def open_benchmark(name_or_path: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None,
+                   *, cache_dir: str | os.PathLike[str] | None = None, speaker: str | None = None) -> Benchmark:
+    """Load by name (see `locate`) or by folder path; raises BenchmarkError with every problem."""
+    raw = str(name_or_path)
+    path = Path(raw).expanduser()
+    explicit_path = isinstance(name_or_path, Path) or os.sep in raw or raw.startswith((".", "~"))
+    found = None if explicit_path else locate(raw, data_dir, cache_dir)
+    if found is None and path.is_dir() and (explicit_path or looks_like_benchmark(path)):
+        return load_folder(path, source="local", companion_dirs=_companions(path.name, data_dir, exclude=path),
+                           meta_defaults=meta_defaults(canonical_name(path.name)), speaker=speaker)
+    if found is None:
+        name = canonical_name(raw)
+        if explicit_path:
+            msg = "no such benchmark folder"
+        else:
+            where = f"--data {data_dir}" if data_dir else "no --data/ARENA_TUI_DATA folder given"
+            msg = f"not found ({where}; not built in; not in the Hugging Face cache)"
+            if name in KNOWN:
+                msg += f"; run `arena-tui fetch {name}` or pass --data"
+        raise BenchmarkError(name, [Problem(benchmark=name, path=path if explicit_path else None, message=msg)])
+    folder, source = found
+    name = canonical_name(raw)
+    return load_folder(folder, name=name, source=source, meta_defaults=meta_defaults(name),
+                       companion_dirs=_companions(name, data_dir, exclude=folder), speaker=speaker,
+                       audio_fallbacks=_hub_audio(name, folder, cache_dir))
+
+
+def _hub_audio(name: str, folder: Path, cache_dir: str | os.PathLike[str] | None) -> list[tuple[Path, str]]:
+    """A --data copy without audio (five of the six shared ones) uses the downloaded Hub audio."""
+    if name not in KNOWN:
+        return []
+    snap = hf_snapshot(name, cache_dir)
+    return [(snap, "recorded")] if snap is not None and snap.resolve() != folder.resolve() else []
+
+
+def meta_defaults(name: str) -> dict:
+    k = KNOWN.get(name)
+    if k is None:
+        return {"name": name}
+    return {"name": name, "hf_repo": k.hf_repo, "turn_count": k.turns, "description": k.domain}
+
+
+def _companions(name: str, data_dir: str | os.PathLike[str] | None, exclude: Path | None = None) -> list[Path]:
+    """Folders that may supply files a Hub snapshot lacks (tools, prompt): the same name under --data."""
+    out = []
+    if data_dir is not None:
+        cand = Path(data_dir).expanduser() / name
+        if cand.is_dir() and (exclude is None or cand.resolve() != exclude.resolve()):
+            out.append(cand)
+    return out
+
+
+def _candidate_names(data_dir: str | os.PathLike[str] | None) -> list[str]:
+    names = list(KNOWN)
+    if data_dir is not None and Path(data_dir).expanduser().is_dir():
+        for sub in sorted(Path(data_dir).expanduser().iterdir()):
+            if sub.is_dir() and sub.name not in names and looks_like_benchmark(sub):
+                names.append(sub.name)
+    if DEMO_NAME not in names:
+        names.append(DEMO_NAME)
+    return names
+
+
+def describe(name: str, data_dir: str | os.PathLike[str] | None = None,
+             cache_dir: str | os.PathLike[str] | None = None) -> BenchmarkInfo:
+    """Availability of one benchmark; never raises for bad data (problems are in the result)."""
+    k = KNOWN.get(name)
+    info = BenchmarkInfo(name=name, domain=k.domain if k else "", hf_repo=k.hf_repo if k else None,
+                         expected_turns=k.turns if k else None)
+    found = locate(name, data_dir, cache_dir)
+    if found is None:
+        return info
+    info.path, info.source = found
+    try:
+        bench = open_benchmark(name, data_dir, cache_dir=cache_dir)
+    except BenchmarkError as e:
+        info.problems = list(e.problems)
+        return info
+    info.turns = len(bench.turns)
+    info.domain = info.domain or bench.meta.description
+    info.hf_repo = info.hf_repo or bench.meta.hf_repo
+    info.expected_turns = info.expected_turns or bench.meta.turn_count
+    info.audio_total = len(bench.turns)
+    paths = [bench.audio_path(t) for t in bench.turns]
+    info.audio_present = sum(1 for p in paths if p is not None and p.is_file())
+    info.synthesized = sum(1 for t in bench.turns if bench.audio_source.get(t.turn_index, "").startswith("synth:"))
+    return info
+
+
+def available_benchmarks(data_dir: str | os.PathLike[str] | None = None,
+                         cache_dir: str | os.PathLike[str] | None = None) -> list[BenchmarkInfo]:
+    """The six, every benchmark folder under `data_dir`, and the built-in demo, with local availability."""
+    return [describe(n, data_dir, cache_dir) for n in _candidate_names(data_dir)]

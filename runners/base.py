@@ -1,0 +1,166 @@
+"""What a provider runner supplies to the engine; everything else (pacing, turns, tools,
+timeline, rotation) is the engine's and provider-agnostic.
+
+A runner builds one Pipecat speech-to-speech service per session. The engine owns the
+pipeline around it, registers the tool handler, and asks the runner only what differs
+between providers: models, keys, endpoint, how history is replayed, liveness, TTFB.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from abc import ABC, abstractmethod
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from benchmarks.model import Tool
+
+from .config import RunConfig
+
+
+class HistoryItem(BaseModel):
+    """One replayable piece of the conversation so far (text, never audio)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["user", "assistant", "tool_call", "tool_result"]
+    turn_index: int
+    text: str = ""
+    call_id: str = ""
+    name: str = ""
+    args: dict[str, Any] = Field(default_factory=dict)
+    response: Any = None
+
+    def chars(self) -> int:
+        if self.kind in ("user", "assistant"):
+            return len(self.text)
+        return len(self.name) + len(json.dumps(self.args if self.kind == "tool_call" else self.response, default=str))
+
+
+class SessionSpec(BaseModel):
+    """Everything a runner needs to open one session."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model: str  # provider model id (alias resolved)
+    system_prompt: str
+    tools: list[Tool]
+    history: list[HistoryItem] = Field(default_factory=list)  # to replay before resuming
+    kickoff: str  # the instruction that starts the session (greeting, or "continue")
+    sample_rate: int = 24000
+    config: RunConfig
+
+
+class ProviderRunner(ABC):
+    """One per provider. Keep it small: the engine does the rest."""
+
+    name: str = ""
+    #: alias → provider model id
+    aliases: dict[str, str] = {}
+    #: environment variables holding the key(s)
+    key_env: tuple[str, ...] = ()
+    #: importable modules the service needs
+    packages: tuple[str, ...] = ()
+    #: whether `--speed` > 1 is allowed (only against a simulator)
+    simulated: bool = False
+
+    def resolve_model(self, alias: str) -> str:
+        return self.aliases.get(alias, alias)
+
+    def preflight(self, config: RunConfig) -> list[str]:
+        """Problems that stop a run before it starts, each naming what to do."""
+        problems = []
+        for mod in self.packages:
+            if importlib.util.find_spec(mod) is None:
+                problems.append(f"{self.name}: Python package {mod!r} is not installed")
+        if not self.simulated:
+            for env in self.key_env:
+                if not os.environ.get(env):
+                    problems.append(f"{self.name}: environment variable {env} is not set (the API key)")
+            if config.speed != 1.0:
+                problems.append(f"{self.name}: --speed must be 1 against a real service (got {config.speed})")
+        return problems
+
+    @abstractmethod
+    def build_service(self, spec: SessionSpec) -> Any:
+        """A new Pipecat LLM service for one session, configured and ready to be put in a pipeline."""
+
+    @abstractmethod
+    def is_alive(self, service: Any) -> bool:
+        """Whether the session's connection is still up (Pipecat does not report a closed socket)."""
+
+    def tools(self, tools: list[Tool]) -> Any:
+        """The benchmark's tools as Pipecat's provider-neutral ToolsSchema (for the LLMContext)."""
+        from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
+        from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
+
+        return ToolsSchema(
+            standard_tools=[
+                FunctionSchema(
+                    name=t.name,
+                    description=t.description,
+                    properties=dict(t.parameters.get("properties", {})),
+                    required=list(t.parameters.get("required", [])),
+                )
+                for t in tools
+            ]
+        )
+
+    def observe_responses(self, service: Any, callback: Any) -> None:  # noqa: B027
+        """Call `callback(status, reason)` when a provider reply ends (completed, incomplete, failed …).
+
+        Pipecat does not pass a reply's final status down the pipeline; providers that can
+        report it hook it here."""
+
+    def replay_strategy(self) -> str:
+        """How history reaches a new session (a ReplaySummary.strategy)."""
+        return "full_history"
+
+    def provider_ttfb_label(self) -> str:
+        return f"{self.name} TTFB (Pipecat metrics)"
+
+    async def start(self, config: RunConfig, benchmark: Any) -> None:  # noqa: B027
+        """Per-run setup (e.g. start an in-process simulator)."""
+
+    async def stop(self) -> None:  # noqa: B027
+        """Per-run teardown."""
+
+
+_REGISTRY: dict[str, type[ProviderRunner]] = {}
+
+
+def register(*aliases: str):
+    """Class decorator: make a runner reachable by each model alias."""
+
+    def deco(cls: type[ProviderRunner]) -> type[ProviderRunner]:
+        for a in aliases:
+            _REGISTRY[a] = cls
+        return cls
+
+    return deco
+
+
+def known_models() -> list[str]:
+    _load_builtin()
+    return sorted(_REGISTRY)
+
+
+def get_runner(model: str) -> ProviderRunner:
+    """The runner for a model alias; ValueError listing the known aliases otherwise."""
+    _load_builtin()
+    cls = _REGISTRY.get(model)
+    if cls is None:
+        raise ValueError(f"unknown model {model!r}; known: {', '.join(sorted(_REGISTRY))}")
+    runner = cls()
+    runner.model_alias = model  # type: ignore[attr-defined]
+    return runner
+
+
+def _load_builtin() -> None:
+    import importlib
+
+    for mod in ("runners.openai_realtime",):
+        importlib.import_module(mod)

@@ -1,0 +1,196 @@
+"""A local GLM-Realtime (Zhipu) server for `runners.glm_service.GLMRealtimeLLMService`.
+
+Client events: `session.update` (instructions, tools, `turn_detection`, `beta_fields`),
+`input_audio_buffer.append` (one base64 WAV file per request), `input_audio_buffer.commit`,
+`conversation.item.create` (text messages and `function_call_output`), `response.create`,
+`response.cancel`. Server events: `session.created`/`session.updated`, `heartbeat`,
+`input_audio_buffer.committed`, `conversation.item.created`,
+`conversation.item.input_audio_transcription.completed`, `response.created`,
+`response.audio.delta` (PCM16 24 kHz), `response.audio_transcript.delta/.done`,
+`response.function_call_arguments.done`, `response.done`, `error`.
+A tool-calling reply spans two responses, as on the real API: the first ends after the
+call; the client answers with `function_call_output` and a new `response.create`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import uuid
+import wave
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from runners.fakes.common import ConnectionRecord, FakeServer, ScriptedReply, b64, chunks, spread_words, synthesize
+
+PATH = "/api/paas/v4/realtime"
+OUTPUT_RATE = 24000
+MAX_INSTRUCTIONS = 12_000
+
+
+class GLMRealtimeFake(FakeServer):
+    @property
+    def url(self) -> str:
+        return f"ws://{self.host}{PATH}"
+
+    def routes(self) -> list[web.RouteDef]:
+        return [web.get(PATH, self._session)]
+
+    async def _session(self, request: web.Request) -> web.StreamResponse:
+        rec = self.new_connection(request)
+        ws = await self.open_ws(request)
+        s = _Session(self, rec, ws)
+        try:
+            await s.run()
+        finally:
+            self.forget_ws(ws)
+            if rec.closed is None:
+                rec.closed = "client"
+        return ws
+
+
+class _Session:
+    def __init__(self, fake: GLMRealtimeFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
+        self.fake, self.rec, self.ws = fake, rec, ws
+        self.script = fake.script
+        self.appended_since_commit = 0
+        self.after_tool: ScriptedReply | None = None
+        self.pending_calls: dict[str, str] = {}  # call_id -> tool name
+        self.lock = asyncio.Lock()
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def send(self, evt: dict[str, Any]) -> None:
+        if not self.ws.closed:
+            evt.setdefault("event_id", f"event{uuid.uuid4().hex}")
+            await self.ws.send_str(json.dumps(evt))
+
+    async def error(self, code: str, message: str) -> None:
+        self.rec.errors.append(f"{code}: {message}")
+        await self.send({"type": "error", "error": {"type": "invalid_request_error", "code": code, "message": message}})
+
+    async def run(self) -> None:
+        await self.send({"type": "session.created", "session": {"id": f"sess_{uuid.uuid4().hex[:12]}"}})
+        async for msg in self.ws:
+            if msg.type != WSMsgType.TEXT:
+                break
+            try:
+                evt = json.loads(msg.data)
+            except json.JSONDecodeError:
+                await self.error("invalid_json", "message is not JSON")
+                continue
+            try:
+                await self.handle(evt)
+            except Exception as e:  # malformed event: an error event, as the API sends, not a crash
+                await self.error("invalid_event", f"{type(e).__name__}: {e}")
+        for t in self.tasks:
+            t.cancel()
+
+    async def handle(self, evt: dict[str, Any]) -> None:
+        kind = evt.get("type")
+        if kind == "input_audio_buffer.append":
+            self.on_append(evt.get("audio", ""))
+            return
+        self.rec.messages.append(evt)
+        if kind == "session.update":
+            session = evt.get("session") or {}
+            self.rec.setup = session
+            instr = session.get("instructions")
+            if instr and len(instr) > MAX_INSTRUCTIONS:
+                await self.error("instructions_too_long", f"instructions exceed {MAX_INSTRUCTIONS} characters")
+            self.rec.system_instruction = instr
+            self.rec.tools = list(session.get("tools") or [])
+            await self.send({"type": "session.updated", "session": session})
+            await self.send({"type": "heartbeat"})
+        elif kind == "input_audio_buffer.commit":
+            if not self.appended_since_commit:
+                await self.error("input_audio_buffer_commit_empty", "no audio appended before commit")
+                return
+            self.appended_since_commit = 0
+            self.rec.user_turns += 1
+            item = f"item{uuid.uuid4().hex}"
+            await self.send({"type": "input_audio_buffer.committed", "item_id": item})
+            await self.send(
+                {"type": "conversation.item.created", "item": {"id": item, "object": "realtime.item", "type": "message",
+                 "status": "completed", "role": "user", "content": [{"type": "input_audio", "transcript": None}]}}
+            )
+        elif kind == "conversation.item.create":
+            item = evt.get("item") or {}
+            if item.get("type") == "function_call_output":
+                raw = item.get("output")
+                try:
+                    result = json.loads(raw)
+                except (TypeError, json.JSONDecodeError):
+                    result = raw
+                name = self.pending_calls.pop(item.get("call_id"), None)
+                if name is None:
+                    await self.error("unknown_call_id", f"no open function call {item.get('call_id')!r}")
+                self.rec.tool_results.append({"call_id": item.get("call_id"), "name": name, "result": result})
+            elif item.get("type") == "message":
+                text = "".join(c.get("text", "") for c in item.get("content", []))
+                if not text:
+                    await self.error("empty_item", "conversation item has no text")
+                    return
+                self.rec.history.append({"role": item.get("role"), "text": text})
+        elif kind == "response.create":
+            task = asyncio.get_running_loop().create_task(self.respond())
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+    def on_append(self, audio_b64: str) -> None:
+        with wave.open(io.BytesIO(base64.b64decode(audio_b64)), "rb") as w:
+            rate, pcm = w.getframerate(), w.readframes(w.getnframes())
+        self.rec.audio_in_rate = rate
+        self.rec.audio_in_bytes += len(pcm)
+        self.rec.audio_in_chunks += 1
+        self.rec.audio_chunk_ms.append(len(pcm) / 2 / rate * 1000)
+        self.appended_since_commit += 1
+
+    async def respond(self) -> None:
+        async with self.lock:
+            rid = f"resp{uuid.uuid4().hex}"
+            await self.send({"type": "response.created", "response": {"id": rid, "object": "realtime.response", "status": "in_progress"}})
+            if self.after_tool is not None:
+                reply, self.after_tool = self.after_tool, None
+            else:
+                n, reply = self.fake.next_reply(self.rec)
+                if reply.user_transcript:
+                    await self.send({"type": "conversation.item.input_audio_transcription.completed", "item_id": "", "transcript": reply.user_transcript})
+                if reply.tool_call:
+                    call_id = reply.tool_call.call_id or f"call_{uuid.uuid4().hex[:12]}"
+                    self.pending_calls[call_id] = reply.tool_call.name
+                    await self.send(
+                        {"type": "response.function_call_arguments.done", "response_id": rid, "output_index": 0, "call_id": call_id,
+                         "name": reply.tool_call.name, "arguments": json.dumps(reply.tool_call.args, ensure_ascii=False)}
+                    )
+                    self.after_tool = reply
+                    await self.done(rid, 0)
+                    return
+            await self.speak(rid, reply)
+
+    async def speak(self, rid: str, reply: ScriptedReply) -> None:
+        pcm = synthesize(reply.text, OUTPUT_RATE, self.script.voice) if reply.text and reply.audio else b""
+        parts = chunks(pcm, OUTPUT_RATE, self.script.chunk_ms)
+        deltas = spread_words(reply.text, len(parts)) if reply.text else [""]
+        for i in range(max(1, len(parts))):
+            if deltas[i]:
+                await self.send({"type": "response.audio_transcript.delta", "response_id": rid, "delta": deltas[i]})
+            if i < len(parts):
+                await self.send({"type": "response.audio.delta", "response_id": rid, "delta": b64(parts[i])})
+        if reply.text:
+            await self.send({"type": "response.audio_transcript.done", "response_id": rid, "transcript": reply.text})
+        await self.done(rid, len(reply.text))
+        if reply.then:
+            # GLM has no goAway: every forced end is a close of the socket.
+            code = 1000 if reply.then == "go_away" else reply.close_code
+            self.rec.closed = f"server:{code}"
+            await self.ws.close(code=code, message=b"session ended")
+
+    async def done(self, rid: str, chars: int) -> None:
+        out = max(1, chars // 4)
+        await self.send(
+            {"type": "response.done", "response": {"id": rid, "object": "realtime.response", "status": "completed",
+             "usage": {"total_tokens": 50 + out, "input_tokens": 50, "output_tokens": out}}}
+        )

@@ -1,0 +1,287 @@
+"""A local stand-in for Amazon Nova Sonic's bidirectional stream, at the SDK boundary.
+
+The real wire is HTTP/2 + AWS event-stream framing + SigV4, which no local server can
+speak to the SDK without real AWS endpoints, so the fake sits one layer up: a client
+object with `invoke_model_with_bidirectional_stream()` returning a duplex stream whose
+input side takes Pipecat's `InvokeModelWithBidirectionalStreamInputChunk`s (Nova JSON
+events: sessionStart, promptStart, contentStart/textInput/audioInput/toolResult/contentEnd,
+promptEnd, sessionEnd) and whose output side yields real SDK output chunks carrying Nova
+JSON events (completionStart, contentStart, textOutput, audioOutput, toolUse, contentEnd,
+completionEnd, usageEvent). `LocalNovaSonicLLMService` is the real Pipecat service with
+only `create_client()` overridden to return the fake's client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import uuid
+from typing import Any
+
+from aws_sdk_bedrock_runtime.models import (
+    BidirectionalOutputPayloadPart,
+    InvokeModelWithBidirectionalStreamOutputChunk,
+)
+from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
+
+from runners.fakes.common import (
+    ConnectionRecord,
+    Endpointer,
+    Script,
+    ScriptedReply,
+    b64,
+    chunks,
+    synthesize,
+)
+
+
+class NovaSonicFake:
+    """Scripted Nova Sonic: one ConnectionRecord per opened bidirectional stream."""
+
+    def __init__(self, script: Script | None = None):
+        self.script = script or Script()
+        self.connections: list[ConnectionRecord] = []
+        self.reply_count = 0
+        self.clients_created = 0
+        self.streams: list[FakeDuplexStream] = []
+
+    def client(self) -> FakeBedrockClient:
+        self.clients_created += 1
+        return FakeBedrockClient(self)
+
+    @property
+    def last(self) -> ConnectionRecord:
+        return self.connections[-1]
+
+    def next_reply(self, rec: ConnectionRecord) -> tuple[int, ScriptedReply]:
+        n = self.reply_count
+        self.reply_count += 1
+        rec.replies.append(n)
+        return n, self.script.reply(n)
+
+    async def wait_until(self, cond: Any, timeout: float = 30.0, what: str = "") -> Any:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not (value := cond()):
+            if loop.time() > deadline:
+                raise TimeoutError(f"fake NovaSonicFake: timed out waiting for {what or cond}")
+            await asyncio.sleep(0.02)
+        return value
+
+
+class FakeBedrockClient:
+    def __init__(self, fake: NovaSonicFake):
+        self.fake = fake
+
+    async def invoke_model_with_bidirectional_stream(self, op_input: Any) -> FakeDuplexStream:
+        rec = ConnectionRecord(index=len(self.fake.connections) + 1, path=str(getattr(op_input, "model_id", "")))
+        self.fake.connections.append(rec)
+        stream = FakeDuplexStream(self.fake, rec)
+        self.fake.streams.append(stream)
+        return stream
+
+
+class _Input:
+    def __init__(self, stream: FakeDuplexStream):
+        self._stream = stream
+        self.closed = False
+
+    async def send(self, chunk: Any) -> None:
+        if self.closed:
+            raise RuntimeError("input stream is closed")
+        if self._stream.ended:
+            # The service ended its side (HTTP/2 half-close); late client events are dropped.
+            self._stream.late_events += 1
+            return
+        await self._stream.on_event(json.loads(chunk.value.bytes_.decode("utf-8")))
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+class _Output:
+    def __init__(self, queue: asyncio.Queue[bytes | None]):
+        self._queue = queue
+
+    async def receive(self) -> InvokeModelWithBidirectionalStreamOutputChunk | None:
+        item = await self._queue.get()
+        if item is None:
+            return None
+        return InvokeModelWithBidirectionalStreamOutputChunk(value=BidirectionalOutputPayloadPart(bytes_=item))
+
+
+class FakeDuplexStream:
+    """One Nova session: decodes input events, answers by the script."""
+
+    def __init__(self, fake: NovaSonicFake, rec: ConnectionRecord):
+        self.fake, self.rec = fake, rec
+        self.script = fake.script
+        self.input_stream = _Input(self)
+        self._out: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.ended = False
+        self.late_events = 0  # client events that arrived after the service ended the stream
+        self.prompt_name = ""
+        self.out_rate = 24000
+        self.contents: dict[str, dict[str, Any]] = {}  # contentName -> contentStart (+ text)
+        self.endpointer: Endpointer | None = None
+        self.lock = asyncio.Lock()
+        self.pending_tool: dict[str, asyncio.Future[Any]] = {}
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    # SDK surface used by Pipecat
+    async def await_output(self) -> tuple[None, _Output]:
+        return None, _Output(self._out)
+
+    async def close(self) -> None:
+        self.input_stream.closed = True
+        self.end("client")
+
+    def end(self, how: str) -> None:
+        """End the response stream (the SDK then reports no more events)."""
+        if not self.ended:
+            self.ended = True
+            self.rec.closed = self.rec.closed or how
+            self._out.put_nowait(None)
+            for t in self.tasks:
+                t.cancel()
+
+    # input side
+    async def on_event(self, msg: dict[str, Any]) -> None:
+        event = msg.get("event", {})
+        (kind, body), = event.items()
+        if kind != "audioInput":
+            self.rec.messages.append({kind: body if kind != "textInput" or len(body.get("content", "")) < 512 else {**body, "content": f"<{len(body['content'])} chars>"}})
+        if kind in ("sessionStart", "promptStart"):
+            self.rec.setup[kind] = body
+            if kind == "promptStart":
+                self.prompt_name = body.get("promptName", "")
+                self.out_rate = int(body.get("audioOutputConfiguration", {}).get("sampleRateHertz", 24000))
+                for t in body.get("toolConfiguration", {}).get("tools", []):
+                    spec = dict(t.get("toolSpec", t))
+                    schema = spec.get("inputSchema", {}).get("json")
+                    if isinstance(schema, str):
+                        spec["inputSchema"] = {"json": json.loads(schema)}
+                    self.rec.tools.append(spec)
+        elif kind == "contentStart":
+            self.contents[body["contentName"]] = {**body, "text": ""}
+            if body.get("type") == "AUDIO":
+                cfg = body.get("audioInputConfiguration", {})
+                self.rec.audio_in_rate = int(cfg.get("sampleRateHertz", 16000))
+                self.endpointer = Endpointer(self.rec.audio_in_rate, self.script.silence_ms, self.script.speech_threshold_dbfs)
+        elif kind == "textInput":
+            self.contents[body["contentName"]]["text"] += body.get("content", "")
+        elif kind == "audioInput":
+            pcm = base64.b64decode(body.get("content", ""))
+            self.rec.audio_in_bytes += len(pcm)
+            self.rec.audio_in_chunks += 1
+            if self.endpointer and self.endpointer.feed(pcm) == "stopped":
+                self.rec.user_turns += 1
+                self.respond()
+        elif kind == "toolResult":
+            c = self.contents.get(body.get("contentName"), {})
+            call_id = c.get("toolResultInputConfiguration", {}).get("toolUseId")
+            raw = body.get("content")
+            try:
+                result = json.loads(raw)
+            except (TypeError, json.JSONDecodeError):
+                result = raw
+            entry = {"call_id": call_id, "name": None, "result": result}
+            self.rec.tool_results.append(entry)
+            fut = self.pending_tool.pop(call_id, None)
+            if fut and not fut.done():
+                entry["name"] = getattr(fut, "tool_name", None)
+                fut.set_result(entry)
+        elif kind == "contentEnd":
+            c = self.contents.get(body.get("contentName"))
+            if c and c.get("type") == "TEXT":
+                role = c.get("role")
+                if role == "SYSTEM":
+                    self.rec.system_instruction = c["text"]
+                elif c.get("interactive"):
+                    self.rec.history.append({"role": role, "text": c["text"], "interactive": True})
+                    self.respond()
+                else:
+                    self.rec.history.append({"role": role, "text": c["text"]})
+        elif kind == "sessionEnd":
+            self.end("client")
+
+    # output side
+    def emit(self, kind: str, body: dict[str, Any]) -> None:
+        if not self.ended:
+            self._out.put_nowait(json.dumps({"event": {kind: body}}).encode("utf-8"))
+
+    def _content(self, ctype: str, role: str, stage: str | None, **extra: Any) -> str:
+        name = str(uuid.uuid4())
+        body: dict[str, Any] = {"promptName": self.prompt_name, "contentId": name, "type": ctype, "role": role, **extra}
+        if stage:
+            body["additionalModelFields"] = json.dumps({"generationStage": stage})
+        self.emit("contentStart", body)
+        return name
+
+    def _text(self, role: str, stage: str, text: str, stop: str = "END_TURN") -> None:
+        cid = self._content("TEXT", role, stage)
+        self.emit("textOutput", {"promptName": self.prompt_name, "contentId": cid, "content": text, "role": role})
+        self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "TEXT", "stopReason": stop})
+
+    def respond(self) -> None:
+        task = asyncio.get_running_loop().create_task(self._respond())
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _respond(self) -> None:
+        async with self.lock:
+            n, reply = self.fake.next_reply(self.rec)
+            completion = str(uuid.uuid4())
+            self.emit("completionStart", {"promptName": self.prompt_name, "completionId": completion})
+            if reply.user_transcript:
+                self._text("USER", "FINAL", reply.user_transcript)
+            if reply.tool_call:
+                call_id = reply.tool_call.call_id or str(uuid.uuid4())
+                fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+                fut.tool_name = reply.tool_call.name  # type: ignore[attr-defined]
+                self.pending_tool[call_id] = fut
+                cid = self._content("TOOL", "TOOL", None, toolUseOutputConfiguration={"mediaType": "application/json"})
+                self.emit(
+                    "toolUse",
+                    {"promptName": self.prompt_name, "contentId": cid, "toolName": reply.tool_call.name,
+                     "toolUseId": call_id, "content": json.dumps(reply.tool_call.args)},
+                )
+                self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "TOOL", "stopReason": "TOOL_USE"})
+                await fut
+            if reply.text:
+                self._text("ASSISTANT", "SPECULATIVE", reply.text, stop="PARTIAL_TURN")
+                if reply.audio:
+                    pcm = synthesize(reply.text, self.out_rate, self.script.voice)
+                    cid = self._content("AUDIO", "ASSISTANT", None, audioOutputConfiguration={"sampleRateHertz": self.out_rate})
+                    for part in chunks(pcm, self.out_rate, self.script.chunk_ms):
+                        self.emit("audioOutput", {"promptName": self.prompt_name, "contentId": cid, "content": b64(part)})
+                        await asyncio.sleep(0)
+                    self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "AUDIO", "stopReason": "END_TURN"})
+                self._text("ASSISTANT", "FINAL", reply.text)
+            tokens = max(1, len(reply.text) // 4)
+            self.emit(
+                "usageEvent",
+                {"promptName": self.prompt_name, "completionId": completion,
+                 "details": {"delta": {"input": {"speechTokens": 10, "textTokens": 0}, "output": {"speechTokens": tokens, "textTokens": tokens}}},
+                 "totalInputTokens": 10, "totalOutputTokens": 2 * tokens},
+            )
+            self.emit("completionEnd", {"promptName": self.prompt_name, "completionId": completion, "stopReason": "END_TURN"})
+            if reply.then:
+                # AWS ends a session (e.g. the ~8 min limit) by ending the response stream.
+                self.rec.closed = f"server:{reply.then}"
+                self.end(f"server:{reply.then}")
+
+
+class LocalNovaSonicLLMService(AWSNovaSonicLLMService):
+    """The real Pipecat Nova Sonic service, its Bedrock client swapped for the fake's."""
+
+    def __init__(self, *, fake: NovaSonicFake, **kwargs: Any):
+        self._fake = fake
+        kwargs.setdefault("secret_access_key", "fake-secret")
+        kwargs.setdefault("access_key_id", "fake-id")
+        kwargs.setdefault("region", "us-east-1")
+        super().__init__(**kwargs)
+
+    def create_client(self) -> Any:  # type: ignore[override]
+        return self._fake.client()

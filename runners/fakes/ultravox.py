@@ -1,0 +1,211 @@
+"""A local Ultravox Realtime server: the call-creation REST endpoint and the call websocket.
+
+Pipecat's `UltravoxRealtimeLLMService` posts to the hard-coded https://api.ultravox.ai to
+create calls, so offline it is driven with `JoinUrlInputParams(join_url=...)`; the engine
+creates the call itself against `fake.api_url` (`POST /api/calls`, body as Ultravox's) and
+passes the returned `joinUrl`. The websocket carries binary PCM16 both ways (input at the
+call's `inputSampleRate`, default 48 kHz as Pipecat sends; output at `outputSampleRate`,
+default 48 kHz as Pipecat assumes) and JSON data messages: server → `call_started`,
+`state`, `transcript`, `client_tool_invocation`, `playback_clear_buffer`, `pong`;
+client → `client_tool_result`, `user_text_message`, `set_output_medium`, `ping`, `hang_up`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from runners.fakes.common import (
+    ConnectionRecord,
+    Endpointer,
+    FakeServer,
+    Script,
+    chunks,
+    spread_words,
+    synthesize,
+)
+
+DEFAULT_RATE = 48000
+
+
+class UltravoxFake(FakeServer):
+    """Scripted Ultravox. Calls created over REST keep their config; `priorCallId` carries history."""
+
+    def __init__(self, script: Script | None = None, *, greet_on_join: bool = True):
+        super().__init__(script)
+        self.greet_on_join = greet_on_join
+        self.calls: dict[str, dict[str, Any]] = {}  # call id -> {"config": body, "history": [...]}
+
+    @property
+    def api_url(self) -> str:
+        return f"http://{self.host}/api"
+
+    def join_url(self, call_id: str | None = None) -> str:
+        """A join URL for an existing call, or for an ad-hoc call with default settings."""
+        call_id = call_id or self._create_call({}, None)
+        return f"ws://{self.host}/calls/{call_id}/join"
+
+    def routes(self) -> list[web.RouteDef]:
+        return [
+            web.post("/api/calls", self._post_call),
+            web.post("/api/agents/{agent_id}/calls", self._post_call),
+            web.get("/calls/{call_id}/join", self._join),
+        ]
+
+    def _create_call(self, body: dict[str, Any], prior: str | None) -> str:
+        call_id = str(uuid.uuid4())
+        history = list(self.calls[prior]["history"]) if prior and prior in self.calls else []
+        self.calls[call_id] = {"config": body, "history": history, "prior_call_id": prior}
+        return call_id
+
+    async def _post_call(self, request: web.Request) -> web.Response:
+        if "x-api-key" not in request.headers:
+            return web.json_response({"detail": "Authentication credentials were not provided."}, status=403)
+        try:
+            body = await request.json()
+        except json.JSONDecodeError as e:
+            return web.json_response({"detail": f"JSON parse error: {e}"}, status=400)
+        prior = request.query.get("priorCallId")
+        if prior and prior not in self.calls:
+            return web.json_response({"detail": f"priorCallId {prior} not found"}, status=404)
+        call_id = self._create_call(body, prior)
+        return web.json_response(
+            {"callId": call_id, "joinUrl": self.join_url(call_id), "created": "now"}, status=201
+        )
+
+    async def _join(self, request: web.Request) -> web.StreamResponse:
+        call_id = request.match_info["call_id"]
+        if call_id not in self.calls:
+            return web.Response(status=404, text="call not found")
+        rec = self.new_connection(request)
+        call = self.calls[call_id]
+        cfg = call["config"]
+        rec.setup = cfg
+        rec.system_instruction = cfg.get("systemPrompt")
+        rec.tools = [t.get("temporaryTool", t) for t in cfg.get("selectedTools", [])]
+        rec.history = list(call["history"])
+        rec.resumed_from = call.get("prior_call_id")
+        ws = await self.open_ws(request)
+        session = _Call(self, rec, ws, call)
+        try:
+            await session.run()
+        finally:
+            self.forget_ws(ws)
+            if rec.closed is None:
+                rec.closed = "client"
+        return ws
+
+
+class _Call:
+    def __init__(self, fake: UltravoxFake, rec: ConnectionRecord, ws: web.WebSocketResponse, call: dict[str, Any]):
+        self.fake, self.rec, self.ws, self.call = fake, rec, ws, call
+        self.script = fake.script
+        medium = (call["config"].get("medium") or {}).get("serverWebSocket") or {}
+        self.in_rate = int(medium.get("inputSampleRate") or DEFAULT_RATE)
+        self.out_rate = int(medium.get("outputSampleRate") or DEFAULT_RATE)
+        self.rec.audio_in_rate = self.in_rate
+        self.endpointer = Endpointer(self.in_rate, self.script.silence_ms, self.script.speech_threshold_dbfs)
+        self.lock = asyncio.Lock()
+        self.pending_tool: dict[str, asyncio.Future[Any]] = {}
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.ordinal = 0
+
+    async def send(self, msg: dict[str, Any]) -> None:
+        if not self.ws.closed:
+            await self.ws.send_str(json.dumps(msg))
+
+    async def run(self) -> None:
+        await self.send({"type": "call_started", "callId": str(uuid.uuid4())})
+        await self.send({"type": "state", "state": "listening"})
+        if self.fake.greet_on_join and not self.rec.history:
+            self.respond()
+        async for msg in self.ws:
+            if msg.type == WSMsgType.BINARY:
+                self.on_audio(msg.data)
+            elif msg.type == WSMsgType.TEXT:
+                try:
+                    await self.on_message(json.loads(msg.data))
+                except Exception as e:  # bad input: report it as Ultravox does, keep the call
+                    self.rec.errors.append(f"{type(e).__name__}: {e}")
+            else:
+                break
+        for t in self.tasks:
+            t.cancel()
+
+    def on_audio(self, pcm: bytes) -> None:
+        self.rec.audio_in_bytes += len(pcm)
+        self.rec.audio_in_chunks += 1
+        if self.endpointer.feed(pcm) == "stopped":
+            self.rec.user_turns += 1
+            self.respond()
+
+    async def on_message(self, data: dict[str, Any]) -> None:
+        self.rec.messages.append(data)
+        kind = data.get("type")
+        if kind == "client_tool_result":
+            result = {"call_id": data.get("invocationId"), "name": None, "result": data.get("result")}
+            if "errorType" in data:
+                result["error"] = {"errorType": data["errorType"], "errorMessage": data.get("errorMessage")}
+            self.rec.tool_results.append(result)
+            fut = self.pending_tool.pop(data.get("invocationId"), None)
+            if fut and not fut.done():
+                result["name"] = getattr(fut, "tool_name", None)
+                fut.set_result(result)
+        elif kind == "user_text_message":
+            self.call["history"].append({"role": "user", "text": data.get("text", "")})
+            self.respond()
+        elif kind == "ping":
+            await self.send({"type": "pong", "timestamp": data.get("timestamp")})
+        elif kind == "hang_up":
+            self.rec.closed = "client:hang_up"
+            await self.ws.close()
+
+    def respond(self) -> None:
+        task = asyncio.get_running_loop().create_task(self._respond())
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _transcript(self, role: str, *, text: str | None = None, delta: str | None = None, final: bool) -> None:
+        await self.send(
+            {"type": "transcript", "role": role, "medium": "voice", "text": text, "delta": delta, "final": final, "ordinal": self.ordinal}
+        )
+
+    async def _respond(self) -> None:
+        async with self.lock:
+            n, reply = self.fake.next_reply(self.rec)
+            await self.send({"type": "state", "state": "thinking"})
+            if reply.user_transcript:
+                await self._transcript("user", text=reply.user_transcript, final=True)
+                self.call["history"].append({"role": "user", "text": reply.user_transcript})
+                self.ordinal += 1
+            if reply.tool_call:
+                inv = reply.tool_call.call_id or f"inv-{n}-{uuid.uuid4().hex[:6]}"
+                fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+                fut.tool_name = reply.tool_call.name  # type: ignore[attr-defined]
+                self.pending_tool[inv] = fut
+                await self.send(
+                    {"type": "client_tool_invocation", "toolName": reply.tool_call.name, "invocationId": inv, "parameters": reply.tool_call.args}
+                )
+                await fut
+            if reply.text:
+                await self.send({"type": "state", "state": "speaking"})
+                pcm = synthesize(reply.text, self.out_rate, self.script.voice) if reply.audio else b""
+                parts = chunks(pcm, self.out_rate, self.script.chunk_ms)
+                deltas = spread_words(reply.text, len(parts))
+                for i in range(max(1, len(parts))):
+                    if deltas[i]:
+                        await self._transcript("agent", delta=deltas[i], final=False)
+                    if i < len(parts) and not self.ws.closed:
+                        await self.ws.send_bytes(parts[i])
+                await self._transcript("agent", text=reply.text, final=True)
+                self.call["history"].append({"role": "agent", "text": reply.text})
+                self.ordinal += 1
+            await self.send({"type": "state", "state": "listening"})
+            if reply.then in ("disconnect", "expire", "go_away"):
+                # Ultravox has no goAway; every forced end is a close of the call socket.
+                self.rec.closed = f"server:{reply.close_code}"
+                await self.ws.close(code=reply.close_code, message=b"call ended")

@@ -1,0 +1,196 @@
+"""A local xAI Grok Voice Agent (realtime) server for `GrokRealtimeLLMService`.
+
+The OpenAI-Realtime simulator (runners/simulator) is benchmark-driven and speaks OpenAI's
+GA dialect; xAI differs where it matters to a client, so this small fake speaks xAI's:
+- the server opens with `conversation.created` and only then expects `session.update`;
+- `turn_detection` sits at the session's top level (`{"type": "server_vad"}` or null), the
+  audio format under `session.audio.input/output.format` ({type: "audio/pcm", rate});
+- user audio appended before `session.updated` is dropped;
+- `response.function_call_arguments.done` carries `name` (Pipecat reads it from there);
+- responses stream `response.output_audio.delta` / `response.output_audio_transcript.delta`.
+Server VAD is the fake's energy endpointer; a tool-calling reply spans two responses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import uuid
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from runners.fakes.common import ConnectionRecord, Endpointer, FakeServer, ScriptedReply, b64, chunks, spread_words, synthesize
+
+PATH = "/v1/realtime"
+
+
+def _id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+
+
+class XaiRealtimeFake(FakeServer):
+    @property
+    def base_url(self) -> str:
+        return f"ws://{self.host}{PATH}"
+
+    def routes(self) -> list[web.RouteDef]:
+        return [web.get(PATH, self._session)]
+
+    async def _session(self, request: web.Request) -> web.StreamResponse:
+        rec = self.new_connection(request)
+        ws = await self.open_ws(request)
+        s = _Session(self, rec, ws)
+        try:
+            await s.run()
+        finally:
+            self.forget_ws(ws)
+            if rec.closed is None:
+                rec.closed = "client"
+        return ws
+
+
+class _Session:
+    def __init__(self, fake: XaiRealtimeFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
+        self.fake, self.rec, self.ws = fake, rec, ws
+        self.script = fake.script
+        self.session: dict[str, Any] = {}
+        self.ready = False
+        self.dropped_before_ready = 0  # bytes of audio appended before session.updated
+        self.endpointer: Endpointer | None = None
+        self.after_tool: ScriptedReply | None = None
+        self.open_calls: dict[str, str] = {}  # call_id -> tool name
+        self.lock = asyncio.Lock()
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def send(self, evt: dict[str, Any]) -> None:
+        if not self.ws.closed:
+            evt.setdefault("event_id", _id("event"))
+            await self.ws.send_str(json.dumps(evt))
+
+    def spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def run(self) -> None:
+        await self.send({"type": "conversation.created", "conversation": {"id": _id("conv"), "object": "realtime.conversation"}})
+        async for msg in self.ws:
+            if msg.type != WSMsgType.TEXT:
+                break
+            try:
+                await self.handle(json.loads(msg.data))
+            except Exception as e:  # malformed event: an error event, as the API sends, not a crash
+                self.rec.errors.append(f"{type(e).__name__}: {e}")
+                await self.send({"type": "error", "error": {"type": "invalid_request_error", "code": "invalid_event", "message": str(e)}})
+        for t in self.tasks:
+            t.cancel()
+
+    @property
+    def in_rate(self) -> int:
+        fmt = ((self.session.get("audio") or {}).get("input") or {}).get("format") or {}
+        return int(fmt.get("rate") or 24000)
+
+    @property
+    def out_rate(self) -> int:
+        fmt = ((self.session.get("audio") or {}).get("output") or {}).get("format") or {}
+        return int(fmt.get("rate") or 24000)
+
+    async def handle(self, evt: dict[str, Any]) -> None:
+        kind = evt.get("type")
+        if kind == "input_audio_buffer.append":
+            pcm = base64.b64decode(evt.get("audio", ""))
+            if not self.ready:
+                self.dropped_before_ready += len(pcm)
+                return
+            self.rec.audio_in_rate = self.in_rate
+            self.rec.audio_in_bytes += len(pcm)
+            self.rec.audio_in_chunks += 1
+            if self.session.get("turn_detection") and self.endpointer:
+                edge = self.endpointer.feed(pcm)
+                if edge == "started":
+                    await self.send({"type": "input_audio_buffer.speech_started", "item_id": _id("item")})
+                elif edge == "stopped":
+                    item = _id("item")
+                    self.rec.user_turns += 1
+                    await self.send({"type": "input_audio_buffer.speech_stopped", "item_id": item})
+                    await self.send({"type": "input_audio_buffer.committed", "item_id": item})
+                    self.spawn(self.respond())
+            return
+        self.rec.messages.append(evt)
+        if kind == "session.update":
+            self.session.update(evt.get("session") or {})
+            self.rec.setup = dict(self.session)
+            self.rec.system_instruction = self.session.get("instructions")
+            self.rec.tools = list(self.session.get("tools") or [])
+            self.endpointer = Endpointer(self.in_rate, self.script.silence_ms, self.script.speech_threshold_dbfs)
+            self.ready = True
+            await self.send({"type": "session.updated", "session": self.session})
+        elif kind == "conversation.item.create":
+            item = evt.get("item") or {}
+            item.setdefault("id", _id("item"))
+            if item.get("type") == "function_call_output":
+                raw = item.get("output")
+                try:
+                    result = json.loads(raw)
+                except (TypeError, json.JSONDecodeError):
+                    result = raw
+                name = self.open_calls.pop(item.get("call_id"), None)
+                self.rec.tool_results.append({"call_id": item.get("call_id"), "name": name, "result": result})
+            elif item.get("type") == "message":
+                text = "".join(c.get("text") or c.get("transcript") or "" for c in item.get("content") or [])
+                self.rec.history.append({"role": item.get("role"), "text": text})
+            await self.send({"type": "conversation.item.added", "item": item})
+        elif kind == "input_audio_buffer.commit":
+            self.rec.user_turns += 1
+            await self.send({"type": "input_audio_buffer.committed", "item_id": _id("item")})
+        elif kind == "response.create":
+            self.spawn(self.respond())
+
+    def _response(self, rid: str, status: str, usage: int = 0) -> dict[str, Any]:
+        r: dict[str, Any] = {"id": rid, "object": "realtime.response", "status": status, "output": []}
+        if usage:
+            r["usage"] = {"total_tokens": 20 + usage, "input_tokens": 20, "output_tokens": usage}
+        return r
+
+    async def respond(self) -> None:
+        async with self.lock:
+            rid = _id("resp")
+            await self.send({"type": "response.created", "response": self._response(rid, "in_progress")})
+            if self.after_tool is not None:
+                reply, self.after_tool = self.after_tool, None
+            else:
+                n, reply = self.fake.next_reply(self.rec)
+                if reply.user_transcript:
+                    await self.send({"type": "conversation.item.input_audio_transcription.completed", "item_id": _id("item"), "transcript": reply.user_transcript})
+                if reply.tool_call:
+                    call_id = reply.tool_call.call_id or _id("call")
+                    self.open_calls[call_id] = reply.tool_call.name
+                    item = {"id": _id("item"), "object": "realtime.item", "type": "function_call", "status": "completed",
+                            "call_id": call_id, "name": reply.tool_call.name, "arguments": ""}
+                    await self.send({"type": "conversation.item.added", "item": item})
+                    await self.send({"type": "response.function_call_arguments.done", "call_id": call_id, "name": reply.tool_call.name,
+                                     "arguments": json.dumps(reply.tool_call.args), "response_id": rid, "item_id": item["id"]})
+                    self.after_tool = reply
+                    await self.send({"type": "response.done", "response": self._response(rid, "completed", 5)})
+                    return
+            item_id = _id("item")
+            await self.send({"type": "conversation.item.added", "item": {"id": item_id, "object": "realtime.item", "type": "message", "role": "assistant", "content": []}})
+            pcm = synthesize(reply.text, self.out_rate, self.script.voice) if reply.text and reply.audio else b""
+            parts = chunks(pcm, self.out_rate, self.script.chunk_ms)
+            deltas = spread_words(reply.text, len(parts)) if reply.text else [""]
+            for i in range(max(1, len(parts))):
+                if deltas[i]:
+                    await self.send({"type": "response.output_audio_transcript.delta", "response_id": rid, "item_id": item_id, "delta": deltas[i]})
+                if i < len(parts):
+                    await self.send({"type": "response.output_audio.delta", "response_id": rid, "item_id": item_id,
+                                     "output_index": 0, "content_index": 0, "delta": b64(parts[i])})
+            if parts:
+                await self.send({"type": "response.output_audio.done", "response_id": rid, "item_id": item_id})
+            await self.send({"type": "response.output_audio_transcript.done", "response_id": rid, "item_id": item_id, "transcript": reply.text})
+            await self.send({"type": "response.done", "response": self._response(rid, "completed", max(1, len(reply.text) // 4))})
+            if reply.then:
+                code = 1000 if reply.then == "go_away" else reply.close_code
+                self.rec.closed = f"server:{code}"
+                await self.ws.close(code=code, message=b"session ended")

@@ -1,0 +1,180 @@
+"""OpenAI Realtime through Pipecat's `OpenAIRealtimeLLMService`, and `sim`: the same runner
+pointed at the in-process simulator that speaks the same protocol.
+
+History is replayed as one `conversation.item.create` per message, tool call and tool
+output (Pipecat's own setup would pack the history into a single JSON user message and
+drop the call structure), before the session's first `response.create`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from pipecat.services.openai.realtime import events as rt
+from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
+
+from .base import HistoryItem, ProviderRunner, SessionSpec, register
+from .config import RunConfig
+
+DEFAULT_BASE_URL = "wss://api.openai.com/v1/realtime"
+SIMULATOR_KEY = "sk-simulator-not-a-secret"
+
+
+def history_items(history: list[HistoryItem]) -> list[rt.ConversationItem]:
+    """Replay items in conversation order, tool structure kept."""
+    items: list[rt.ConversationItem] = []
+    for h in history:
+        if h.kind == "user":
+            items.append(
+                rt.ConversationItem(type="message", role="user", content=[rt.ItemContent(type="input_text", text=h.text)])
+            )
+        elif h.kind == "assistant":
+            items.append(
+                rt.ConversationItem(
+                    type="message", role="assistant", content=[rt.ItemContent(type="output_text", text=h.text)]
+                )
+            )
+        elif h.kind == "tool_call":
+            items.append(
+                rt.ConversationItem(
+                    type="function_call", call_id=h.call_id, name=h.name, arguments=json.dumps(h.args, ensure_ascii=False)
+                )
+            )
+        else:
+            items.append(
+                rt.ConversationItem(
+                    type="function_call_output",
+                    call_id=h.call_id,
+                    output=json.dumps(h.response, ensure_ascii=False) if h.response else "COMPLETED",
+                )
+            )
+    return items
+
+
+class ReplayingRealtimeService(OpenAIRealtimeLLMService):
+    """Sends the replay items once the session is configured, right before its first response."""
+
+    def __init__(self, *, replay: list[rt.ConversationItem] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._replay = list(replay or [])
+        self.replayed_items = 0
+        self.on_response_status: Any = None
+
+    async def _handle_evt_response_done(self, evt):
+        if self.on_response_status is not None:
+            details = evt.response.status_details or {}
+            reason = details.get("reason") or (details.get("error") or {}).get("message") or ""
+            self.on_response_status(evt.response.status or "", str(reason))
+        await super()._handle_evt_response_done(evt)
+
+    async def _create_response(self):
+        if self._replay and self._api_session_ready and not self._response_active and self._llm_needs_conversation_setup:
+            items, self._replay = self._replay, []
+            for item in items:
+                # Marked as ours, so the service does not take an assistant item for a new response.
+                self._messages_added_manually[item.id] = True
+                await self.send_client_event(rt.ConversationItemCreateEvent(item=item))
+            self.replayed_items = len(items)
+        await super()._create_response()
+
+
+@register("gpt-realtime", "gpt-4o-realtime", "gpt-realtime-mini", "gpt-4o-mini-realtime", "openai")
+class OpenAIRealtimeRunner(ProviderRunner):
+    name = "openai"
+    aliases = {
+        "gpt-realtime": "gpt-realtime",
+        "gpt-realtime-mini": "gpt-realtime-mini",
+        "gpt-4o-realtime": "gpt-4o-realtime-preview",
+        "gpt-4o-mini-realtime": "gpt-4o-mini-realtime-preview",
+        "openai": "gpt-realtime",
+    }
+    key_env = ("OPENAI_API_KEY",)
+    packages = ("websockets", "pipecat.services.openai.realtime.llm")
+
+    def __init__(self) -> None:
+        self.base_url: str | None = None
+
+    def api_key(self) -> str:
+        return os.environ.get("OPENAI_API_KEY", "")
+
+    def endpoint(self, config: RunConfig) -> str:
+        return config.base_url or self.base_url or DEFAULT_BASE_URL
+
+    def build_service(self, spec: SessionSpec) -> OpenAIRealtimeLLMService:
+        vad = spec.config.vad
+        props = rt.SessionProperties(
+            audio=rt.AudioConfiguration(
+                input=rt.AudioInput(
+                    transcription=rt.InputAudioTranscription(),
+                    turn_detection=rt.TurnDetection(
+                        threshold=vad.threshold,
+                        prefix_padding_ms=vad.prefix_padding_ms,
+                        silence_duration_ms=vad.silence_duration_ms,
+                    ),
+                )
+            ),
+        )
+        return ReplayingRealtimeService(
+            api_key=self.api_key(),
+            base_url=self.endpoint(spec.config),
+            replay=history_items(spec.history),
+            settings=OpenAIRealtimeLLMService.Settings(
+                model=spec.model, system_instruction=spec.system_prompt, session_properties=props
+            ),
+        )
+
+    def observe_responses(self, service: Any, callback: Any) -> None:
+        service.on_response_status = callback
+
+    def is_alive(self, service: Any) -> bool:
+        ws = getattr(service, "_websocket", None)
+        task = getattr(service, "_receive_task", None)
+        return ws is not None and task is not None and not task.done()
+
+
+@register("sim")
+class SimulatorRunner(OpenAIRealtimeRunner):
+    """The OpenAI runner against an in-process `SimulatorServer` (no key, any speed)."""
+
+    name = "sim"
+    aliases = {"sim": "gpt-realtime"}
+    key_env = ()
+    simulated = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.server: Any = None
+
+    def api_key(self) -> str:
+        return SIMULATOR_KEY
+
+    def provider_ttfb_label(self) -> str:
+        return "simulator TTFB (Pipecat metrics)"
+
+    async def start(self, config: RunConfig, benchmark: Any) -> None:
+        if config.base_url:  # a simulator (or fake) someone else started
+            return
+        from .simulator import SimulatorServer, parse_faults
+
+        faults = parse_faults(config.faults) if config.faults else None
+        kwargs: dict[str, Any] = {"policy": config.sim_policy, "faults": faults, "voice": config.sim_voice}
+        self.server = _construct_simulator(SimulatorServer, benchmark, kwargs, config.speed)
+        self.base_url = await self.server.start()
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            stop = getattr(self.server, "stop", None) or getattr(self.server, "close", None)
+            if stop is not None:
+                await stop()
+            self.server = None
+
+
+def _construct_simulator(cls: Any, benchmark: Any, kwargs: dict[str, Any], speed: float) -> Any:
+    """Pass `speed` when the simulator takes it (it paces its own audio in AUDIO time)."""
+    import inspect
+
+    if "speed" in inspect.signature(cls).parameters:
+        kwargs["speed"] = speed
+    return cls(benchmark, **kwargs)

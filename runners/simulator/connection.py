@@ -1,0 +1,614 @@
+"""One websocket session of the simulator: receive loop, audio-time VAD, turn recognition, client events.
+
+Input is processed in order, one event at a time; the audio it carries advances this
+session's AUDIO clock (samples / 24), which is the only clock replies wait on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import math
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from .faults import TurnFault
+from .fingerprint import Match, StreamScanner
+from .protocol import DEFAULT_SILENCE_MS, DEFAULT_THRESHOLD, RATE, SECRET_HEADERS, new_id
+from .records import ClientEventRecord, SessionRecord, ToolOutputRecord, TurnTruth
+from .replies import Active, Replies, ToolWait
+from .vad import AudioTimeVad, VadEdge
+
+if TYPE_CHECKING:
+    from .server import SimulatorServer
+
+_MATCH_SLACK_MS = 300.0  # a fingerprint onset may precede the VAD's start by this much
+
+
+@dataclass
+class _Segment:
+    """One stretch of user speech found by the VAD."""
+
+    start_ms: float
+    confirm_ms: float
+    item_id: str
+    end_ms: float | None = None
+    stopped_ms: float | None = None
+    truth: TurnTruth | None = None
+    fault: TurnFault | None = None
+    continuation: bool = False
+    responded: bool = False  # a barge-in reply already went out for it
+
+
+class Connection(Replies):
+    """One websocket session: receive loop, VAD, turn recognition and responses."""
+
+    def __init__(self, server: SimulatorServer, ws: ServerConnection, number: int) -> None:
+        self.s = server
+        self.ws = ws
+        req = ws.request
+        assert req is not None
+        query = parse_qs(urlsplit(req.path).query)
+        headers = {
+            k: ("<redacted>" if k.lower() in SECRET_HEADERS else v) for k, v in req.headers.raw_items()
+        }
+        self.rec = SessionRecord(
+            session=number,
+            path=urlsplit(req.path).path,
+            model=(query.get("model") or [None])[0],
+            headers=headers,
+            auth_present="authorization" in {k.lower() for k in req.headers.keys()},
+        )
+        self.n = number
+        self.samples = 0
+        self._odd = b""
+        self.vad = AudioTimeVad(DEFAULT_THRESHOLD, DEFAULT_SILENCE_MS)
+        self.scanner = StreamScanner(server.index)
+        self.matches: list[Match] = []
+        self.server_vad = True
+        self.segment: _Segment | None = None
+        self.current: tuple[int, float, float] | None = None  # turn, its WAV start, its speech end (stream ms)
+        self.deferred: tuple[TurnTruth, TurnFault | None] | None = None
+        self._words_said: dict[int, int] = {}
+        self._manual_start: float | None = None
+        self._manual_end: float | None = None
+        self._last_commit_samples = 0
+        self.last_item_id: str | None = None
+        self.items: dict[str, dict[str, Any]] = {}
+        self._item_truth: dict[str, TurnTruth] = {}
+        self.active: Active | None = None
+        self.tool_wait: ToolWait | None = None
+        self.pending: tuple[TurnTruth, TurnFault | None, float | None] | None = None
+        self.greeted = False
+        self.expired = False
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._outputs_changed = asyncio.Event()
+        self._send_lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._input_tokens_seen = 0
+        self.config: dict[str, Any] = {
+            "type": "realtime",
+            "object": "realtime.session",
+            "id": new_id("sess"),
+            "model": self.rec.model or "gpt-realtime",
+            "output_modalities": ["audio"],
+            "instructions": "",
+            "tools": [],
+            "tool_choice": "auto",
+            "max_output_tokens": "inf",
+            "tracing": None,
+            "prompt": None,
+            # informational, as the API's: wall-clock epoch; the expiry fault itself counts AUDIO time
+            "expires_at": int(time.time() + (server.faults.expire_s or 3600)),
+            "include": None,
+            "audio": {
+                "input": {
+                    "format": {"type": "audio/pcm", "rate": RATE},
+                    "transcription": None,
+                    "noise_reduction": None,
+                    "turn_detection": {
+                        "type": "server_vad",
+                        "threshold": DEFAULT_THRESHOLD,
+                        "prefix_padding_ms": 300,
+                        "silence_duration_ms": int(DEFAULT_SILENCE_MS),
+                        "idle_timeout_ms": None,
+                        "create_response": True,
+                        "interrupt_response": True,
+                    },
+                },
+                "output": {"format": {"type": "audio/pcm", "rate": RATE}, "voice": "alloy", "speed": 1.0},
+            },
+        }
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    @property
+    def audio_ms(self) -> float:
+        return self.samples * 1000.0 / RATE
+
+    async def send(self, type_: str, **fields: Any) -> None:
+        msg = json.dumps({"event_id": new_id("event"), "type": type_, **fields})
+        async with self._send_lock:
+            await self.ws.send(msg)
+
+    async def error(self, code: str, message: str, *, etype: str = "invalid_request_error",
+                    param: str | None = None, event_id: str | None = None) -> None:
+        err = {"type": etype, "code": code, "message": message, "param": param, "event_id": event_id}
+        self.rec.errors_sent.append(err)
+        await self.send("error", error=err)
+
+    def spawn(self, coro: Awaitable[None]) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def cancel_tasks(self) -> None:
+        for t in list(self._tasks):
+            t.cancel()
+        for _, fut in self._waiters:
+            if not fut.done():
+                fut.cancel()
+        self._waiters.clear()
+
+    async def until_audio_ms(self, ms: float) -> None:
+        """Wait until this much input audio has arrived on this connection."""
+        target = math.ceil(ms * RATE / 1000.0 - 1e-6)
+        if self.samples >= target:
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((target, fut))
+        await fut
+
+    def _wake(self) -> bool:
+        keep, woke = [], False
+        for target, fut in self._waiters:
+            if self.samples >= target:
+                if not fut.done():
+                    fut.set_result(None)
+                    woke = True
+            else:
+                keep.append((target, fut))
+        self._waiters = keep
+        return woke
+
+    async def run(self) -> None:
+        try:
+            await self.send("session.created", session=self.config)
+            async for raw in self.ws:
+                await self.on_message(raw)
+                active = self.active
+                if active is not None:
+                    if not active.armed.is_set():
+                        await active.armed.wait()
+                    else:  # a flood of input must not starve a reply being sent
+                        await asyncio.sleep(0)
+        except ConnectionClosed:
+            pass
+        finally:
+            self.cancel_tasks()
+            if self.active is not None and self.active.truth is not None and self.active.truth.status == "pending":
+                self.active.truth.status = "disconnected"
+            self.rec.closed = True
+            self.rec.audio_ms = self.audio_ms
+            if self.rec.close_code is None:
+                rcvd = self.ws.protocol.close_rcvd
+                self.rec.close_code = rcvd.code if rcvd else (self.ws.close_code or 1006)
+                who = "client closed" if rcvd else "connection lost"
+                self.rec.close_reason = f"{who} ({self.rec.close_code}{': ' + rcvd.reason if rcvd and rcvd.reason else ''})"
+
+    async def on_message(self, raw: str | bytes) -> None:
+        try:
+            evt = json.loads(raw)
+            etype = evt["type"]
+            if not isinstance(etype, str):
+                raise TypeError
+        except (ValueError, KeyError, TypeError):
+            self.s.log.append(ClientEventRecord(session=self.n, audio_ms=self.audio_ms, type="<invalid>",
+                                                payload={"raw": str(raw)[:200]}))
+            await self.error("invalid_json", "The server could not parse the event as JSON with a 'type'.")
+            return
+        if etype == "input_audio_buffer.append":
+            audio = base64.b64decode(evt.get("audio") or "", validate=False)
+            self.s.log.append(ClientEventRecord(session=self.n, audio_ms=self.audio_ms, type=etype,
+                                                payload={"bytes": len(audio)}))
+            await self.on_audio(audio)
+            return
+        self.s.log.append(ClientEventRecord(session=self.n, audio_ms=self.audio_ms, type=etype, payload=evt))
+        handler = self._handlers.get(etype)
+        if handler is None:
+            await self.error("invalid_value", f"Invalid value: '{etype}'. Unknown client event type.",
+                             param="type", event_id=evt.get("event_id"))
+            return
+        try:
+            await handler(self, evt)
+        except ConnectionClosed:
+            raise
+        except Exception as e:  # a simulator bug must show on the wire, not kill the session silently
+            await self.error("simulator_error", f"{type(e).__name__}: {e}", etype="server_error",
+                             event_id=evt.get("event_id"))
+
+    # -- audio in ------------------------------------------------------------------------
+
+    async def on_audio(self, audio: bytes) -> None:
+        if self.expired:
+            return
+        audio = self._odd + audio
+        if len(audio) % 2:
+            self._odd, audio = audio[-1:], audio[:-1]
+        else:
+            self._odd = b""
+        pcm = np.frombuffer(audio, dtype="<i2")
+        if pcm.size == 0:
+            return
+        self.matches.extend(self.scanner.feed(pcm))
+        edges = self.vad.feed(pcm)
+        self.samples += pcm.size
+        self.rec.audio_ms = self.audio_ms
+        for edge in edges:
+            if self.server_vad:
+                await (self.on_speech_start(edge) if edge.kind == "start" else self.on_speech_stop(edge))
+            elif edge.kind == "start":
+                self._manual_start = edge.at_ms if self._manual_start is None else self._manual_start
+            else:
+                self._manual_end = edge.at_ms
+        if self._wake():
+            await asyncio.sleep(0)  # let woken responses stamp their audio time before more arrives
+        exp = self.s.faults.expire_s
+        if exp is not None and self.audio_ms >= exp * 1000.0:
+            await self.expire(exp)
+
+    async def expire(self, seconds: float) -> None:
+        self.expired = True
+        if seconds % 60 == 0:
+            n, unit = int(seconds // 60), "minute"
+        else:
+            n, unit = (int(seconds) if float(seconds).is_integer() else seconds), "second"  # type: ignore[assignment]
+        msg = f"Your session hit the maximum duration of {n} {unit}{'' if n == 1 else 's'}."
+        self.rec.close_code, self.rec.close_reason = 1001, f"session_expired: {msg}"
+        self.cancel_tasks()
+        try:
+            await self.error("session_expired", msg)
+            await self.ws.close(1001, msg)
+        except ConnectionClosed:
+            pass
+
+    # -- turn recognition ----------------------------------------------------------------
+
+    def _identify(self, seg: _Segment, *, final: bool) -> TurnTruth | None:
+        """Which turn this stretch of speech belongs to (None while it cannot be told yet)."""
+        if seg.truth is not None:
+            return seg.truth
+        hi = seg.end_ms if seg.end_ms is not None else self.audio_ms
+        cands = [m for m in self.matches if seg.start_ms - _MATCH_SLACK_MS <= m.onset_ms <= hi]
+        turn: int | None = None
+        how, offset, first = "fingerprint", None, True
+        if cands:
+            onset = min(m.onset_ms for m in cands)
+            at = [m for m in cands if m.onset_ms == onset]
+            at.sort(key=lambda m: (m.turn_index in self.s._answered, self.s._order.index(m.turn_index)))
+            m = at[0]
+            turn, offset, first = m.turn_index, m.offset_ms, m.first
+            wav_start = m.onset_ms - m.offset_ms
+            end = self.s.index.speech_end_ms(turn, self.vad.level)
+            self.current = (turn, wav_start, wav_start + (end if end is not None else m.offset_ms))
+        elif self.current is not None and seg.start_ms < self.current[2]:
+            # no onset matched, but we are still inside the WAV of the turn being heard
+            turn, first = self.current[0], False
+            offset = seg.start_ms - self.current[1]
+        elif final:
+            turn = self.s.next_unanswered()
+            how = "fallback"
+            if turn is None:
+                return None
+            self.current = None
+            self.s.fallbacks.append({"session": self.n, "turn_index": turn, "speech_start_ms": seg.start_ms,
+                                     "speech_end_ms": seg.end_ms})
+        else:
+            return None
+        seg.continuation = not first and how != "fallback"
+        if seg.continuation and self.deferred is not None and self.deferred[0].turn_index == turn:
+            seg.truth, seg.fault = self.deferred  # the same attempt goes on after a pause
+            seg.truth.notes.append(f"speech resumed at {seg.start_ms:.0f} ms after a pause")
+            return seg.truth
+        if turn not in self.s._attempts or not seg.continuation:
+            if self.deferred is not None:
+                self.deferred[0].notes.append("the rest of the turn never came")
+                self.deferred = None
+            if self.tool_wait is not None and self.tool_wait.truth.turn_index != turn:
+                self.tool_wait.truth.notes.append("tool outputs never came before the next turn")
+                self.tool_wait = None
+            attempt = self.s.begin_attempt(turn)
+            fault = self.s.faults.fault_for(turn, attempt)
+            seg.continuation = False
+        else:  # a later stretch of a turn whose reply already went out
+            attempt = self.s._attempts[turn]
+            fault = None
+        truth = TurnTruth(
+            turn_index=turn, session=self.n, attempt=attempt, identified_by=how, match_offset_ms=offset,
+            speech_start_ms=seg.start_ms, speech_started_event_ms=seg.confirm_ms,
+            fault=str(fault) if fault else None, voice=self.s.voice,
+        )
+        if seg.continuation:
+            truth.notes.append("continuation of a turn already answered")
+        seg.truth, seg.fault = truth, fault
+        self.s.record_truth(truth)
+        return truth
+
+    async def on_speech_start(self, edge: VadEdge) -> None:
+        seg = _Segment(start_ms=edge.at_ms, confirm_ms=edge.detected_ms, item_id=new_id("item"))
+        self.segment = seg
+        self.pending = None  # a turn left unanswered is superseded by new speech
+        await self.send("input_audio_buffer.speech_started", audio_start_ms=int(round(edge.at_ms)),
+                        item_id=seg.item_id)
+        if self.active is not None and self.active.record.kind in ("speech", "greeting", "empty"):
+            await self.cancel_active("turn_detected")
+        truth = self._identify(seg, final=False)
+        if truth is not None and seg.fault is not None and seg.fault.kind == "barge_in":
+            delay = float(seg.fault.value or 500.0)
+            truth.injected_delay_ms = delay
+            seg.responded = True
+            self.start_response(truth, seg.fault, due_ms=seg.start_ms + delay, stopped_ms=None)
+
+    async def _commit_user_item(self, item_id: str) -> None:
+        await self.send("input_audio_buffer.committed", previous_item_id=self.last_item_id, item_id=item_id)
+        item = {"id": item_id, "object": "realtime.item", "type": "message", "status": "completed",
+                "role": "user", "content": [{"type": "input_audio", "transcript": None}]}
+        self.items[item_id] = item
+        await self.send("conversation.item.added", previous_item_id=self.last_item_id, item=item)
+        await self.send("conversation.item.done", previous_item_id=self.last_item_id, item=item)
+        self.last_item_id = item_id
+
+    async def _transcribe(self, item_id: str, truth: TurnTruth | None, upto_ms: float | None) -> None:
+        """The turn's scripted input; split by time when the user paused mid-turn."""
+        text = ""
+        if truth is not None and truth.turn_index >= 0:
+            words = self.s.benchmark.turn(truth.turn_index).input.split(" ")
+            n = len(words)
+            cur = self.current
+            if upto_ms is not None and cur is not None and cur[0] == truth.turn_index and upto_ms < cur[2] - 150:
+                n = max(1, round(len(words) * (upto_ms - cur[1]) / max(1.0, cur[2] - cur[1])))
+            done = min(self._words_said.get(id(truth), 0), n - 1)
+            text = " ".join(words[done:n])
+            self._words_said[id(truth)] = n
+        self.items[item_id]["content"][0]["transcript"] = text
+        await self.send("conversation.item.input_audio_transcription.completed", item_id=item_id,
+                        content_index=0, transcript=text,
+                        usage={"type": "tokens", "total_tokens": len(text) // 4 + 1,
+                               "input_tokens": 1, "output_tokens": len(text) // 4})
+
+    async def on_speech_stop(self, edge: VadEdge) -> None:
+        seg = self.segment
+        if seg is None:
+            return
+        self.segment = None
+        seg.end_ms, seg.stopped_ms = edge.at_ms, edge.detected_ms
+        await self.send("input_audio_buffer.speech_stopped", audio_end_ms=int(round(edge.detected_ms)),
+                        item_id=seg.item_id)
+        await self._commit_user_item(seg.item_id)
+        truth = self._identify(seg, final=True)
+        if truth is not None:
+            truth.speech_end_ms, truth.speech_stopped_ms = seg.end_ms, seg.stopped_ms
+        await self._transcribe(seg.item_id, truth, seg.end_ms)
+        if truth is None:
+            return
+        cur = self.current
+        if (self.s.wait_for_turn_end and cur is not None and cur[0] == truth.turn_index
+                and seg.end_ms < cur[2] - 150):
+            # The oracle knows the WAV goes on after this pause: hold the reply for the rest.
+            self.deferred = (truth, seg.fault)
+            truth.notes.append(f"paused mid-turn at {seg.end_ms:.0f} ms; reply held")
+            return
+        self.deferred = None
+        if seg.responded or truth.response_ids or truth.status != "pending" and truth.status != "no_response":
+            return
+        if seg.fault is not None and seg.fault.kind == "no_response" or truth.status == "no_response":
+            truth.status = "no_response"
+            self.pending = (truth, None, seg.stopped_ms)
+            return
+        self._respond_after_stop(truth, seg.fault, seg.stopped_ms)
+
+    def _respond_after_stop(self, truth: TurnTruth, fault: TurnFault | None, stopped_ms: float) -> None:
+        delay = self.s.response_delay_ms
+        if fault is not None and fault.kind == "slow_first_audio":
+            delay = float(fault.value or 0.0)
+        truth.injected_delay_ms = delay
+        self.start_response(truth, fault, due_ms=stopped_ms + delay, stopped_ms=stopped_ms)
+
+    # -- client events -------------------------------------------------------------------
+
+    async def on_session_update(self, evt: dict[str, Any]) -> None:
+        sess = evt.get("session")
+        if not isinstance(sess, dict):
+            await self.error("missing_required_parameter", "Missing required parameter: 'session'.",
+                             param="session", event_id=evt.get("event_id"))
+            return
+        if sess.get("type") not in ("realtime", "transcription"):
+            # the GA API refuses an update without it (the beta shape had none)
+            await self.error("missing_required_parameter", "Missing required parameter: 'session.type'.",
+                             param="session.type", event_id=evt.get("event_id"))
+            return
+        self.rec.session_updates.append(sess)
+        if "instructions" in sess:
+            self.rec.instructions = sess["instructions"]
+        if "tools" in sess and sess["tools"] is not None:
+            self.rec.tools = list(sess["tools"])
+        inp = ((sess.get("audio") or {}).get("input") or {})
+        if "turn_detection" in inp or "turn_detection" in sess:
+            td = inp["turn_detection"] if "turn_detection" in inp else sess["turn_detection"]
+            if not td:
+                self.server_vad = False
+                self.rec.turn_detection = None
+            elif isinstance(td, dict):
+                if td.get("type", "server_vad") not in ("server_vad", "semantic_vad"):
+                    await self.error("invalid_value", f"Invalid value: '{td.get('type')}'.",
+                                     param="session.audio.input.turn_detection.type",
+                                     event_id=evt.get("event_id"))
+                    return
+                self.server_vad = True
+                self.rec.turn_detection = td
+                thr = td.get("threshold")
+                sil = td.get("silence_duration_ms")
+                self.vad.configure(DEFAULT_THRESHOLD if thr is None else float(thr),
+                                   DEFAULT_SILENCE_MS if sil is None else float(sil))
+        _merge(self.config, sess)
+        await self.send("session.updated", session=self.config)
+
+    async def on_item_create(self, evt: dict[str, Any]) -> None:
+        item = evt.get("item")
+        if not isinstance(item, dict) or item.get("type") not in ("message", "function_call",
+                                                                  "function_call_output"):
+            await self.error("invalid_value", "Invalid conversation item.", param="item",
+                             event_id=evt.get("event_id"))
+            return
+        item = dict(item)
+        item.setdefault("id", new_id("item"))
+        item.setdefault("object", "realtime.item")
+        item.setdefault("status", "completed")
+        self.rec.items.append(item)
+        self.items[item["id"]] = item
+        prev = evt.get("previous_item_id", self.last_item_id)
+        await self.send("conversation.item.added", previous_item_id=prev, item=item)
+        await self.send("conversation.item.done", previous_item_id=prev, item=item)
+        self.last_item_id = item["id"]
+        if item["type"] == "function_call_output":
+            call_id = str(item.get("call_id"))
+            made = next((c for c in self.rec.calls if c.call_id == call_id), None)
+            out = item.get("output")
+            try:
+                parsed = json.loads(out) if isinstance(out, str) else out
+            except ValueError:
+                parsed = None
+            self.rec.tool_outputs[call_id] = ToolOutputRecord(
+                call_id=call_id, name=made.name if made else None,
+                turn_index=made.turn_index if made else None, output=out, parsed=parsed,
+                audio_ms=self.audio_ms,
+            )
+            self._outputs_changed.set()
+            await asyncio.sleep(0)  # a response waiting on it stamps its audio time first
+
+    async def on_truncate(self, evt: dict[str, Any]) -> None:
+        item_id = evt.get("item_id")
+        if item_id not in self.items:
+            await self.error("item_truncate_invalid_item_id", f"Item with item_id not found: {item_id}",
+                             param="item_id", event_id=evt.get("event_id"))
+            return
+        rec = {"item_id": item_id, "audio_end_ms": evt.get("audio_end_ms"), "at_audio_ms": self.audio_ms}
+        self.rec.truncations.append(rec)
+        truth = self._item_truth.get(str(item_id))
+        if truth is not None:
+            truth.notes.append(f"client truncated reply at {evt.get('audio_end_ms')} ms")
+        await self.send("conversation.item.truncated", item_id=item_id,
+                        content_index=int(evt.get("content_index") or 0),
+                        audio_end_ms=int(evt.get("audio_end_ms") or 0))
+
+    async def on_item_delete(self, evt: dict[str, Any]) -> None:
+        item_id = evt.get("item_id")
+        if self.items.pop(str(item_id), None) is None:
+            await self.error("item_delete_invalid_item_id", f"Item with item_id not found: {item_id}",
+                             param="item_id", event_id=evt.get("event_id"))
+            return
+        await self.send("conversation.item.deleted", item_id=item_id)
+
+    async def on_item_retrieve(self, evt: dict[str, Any]) -> None:
+        item = self.items.get(str(evt.get("item_id")))
+        if item is None:
+            await self.error("item_retrieve_invalid_item_id", "Item not found.", param="item_id",
+                             event_id=evt.get("event_id"))
+            return
+        await self.send("conversation.item.retrieved", item=item)
+
+    async def on_commit(self, evt: dict[str, Any]) -> None:
+        if self.samples <= self._last_commit_samples:
+            await self.error("input_audio_buffer_commit_empty",
+                             "Error committing input audio buffer: buffer is empty.",
+                             event_id=evt.get("event_id"))
+            return
+        start_ms = self._last_commit_samples * 1000.0 / RATE
+        self._last_commit_samples = self.samples
+        sp_start = self._manual_start if self._manual_start is not None else start_ms
+        seg = _Segment(start_ms=sp_start, confirm_ms=sp_start, item_id=new_id("item"),
+                       end_ms=self._manual_end if self._manual_end is not None else self.audio_ms,
+                       stopped_ms=self.audio_ms)
+        self._manual_start = self._manual_end = None
+        await self._commit_user_item(seg.item_id)
+        truth = self._identify(seg, final=True)
+        if truth is not None:
+            truth.identified_by += "+manual_commit"
+            truth.speech_end_ms, truth.speech_stopped_ms = seg.end_ms, seg.stopped_ms
+            fault = seg.fault
+            if fault is not None and fault.kind == "no_response":
+                truth.status = "no_response"
+                fault = None
+            self.pending = (truth, fault, seg.stopped_ms)
+        await self._transcribe(seg.item_id, truth, None)
+
+    async def on_clear(self, evt: dict[str, Any]) -> None:
+        self._last_commit_samples = self.samples
+        self._manual_start = self._manual_end = None
+        await self.send("input_audio_buffer.cleared")
+
+    async def on_response_create(self, evt: dict[str, Any]) -> None:
+        if self.active is not None:
+            await self.error("conversation_already_has_active_response",
+                             f"Conversation already has an active response in progress: "
+                             f"{self.active.record.response_id}. Wait until the response is finished "
+                             f"before creating a new one.", event_id=evt.get("event_id"))
+            return
+        if self.tool_wait is not None:
+            tw, self.tool_wait = self.tool_wait, None
+            self.start_response(tw.truth, tw.fault, due_ms=None, stopped_ms=tw.stopped_ms,
+                                after_tools=tw.call_ids)
+        elif self.pending is not None:
+            truth, fault, stopped = self.pending
+            self.pending = None
+            if truth.status == "no_response":
+                truth.status = "pending"
+                truth.notes.append("answered on an explicit response.create")
+            delay = self.s.response_delay_ms
+            if fault is not None and fault.kind == "slow_first_audio":
+                delay = float(fault.value or 0.0)
+            truth.injected_delay_ms = delay
+            self.start_response(truth, fault, due_ms=self.audio_ms + delay, stopped_ms=stopped)
+        elif not self.greeted and not self.s.conversation_started():
+            self.greeted = True
+            truth = TurnTruth(turn_index=-1, session=self.n, identified_by="greeting", voice=self.s.voice)
+            self.s.record_truth(truth)
+            self.start_response(truth, None, due_ms=None, stopped_ms=None)
+        else:
+            self.start_response(None, None, due_ms=None, stopped_ms=None)
+
+    async def on_response_cancel(self, evt: dict[str, Any]) -> None:
+        if self.active is None:
+            await self.error("response_cancel_not_active", "Cancellation failed: no active response found.",
+                             event_id=evt.get("event_id"))
+            return
+        await self.cancel_active("client_cancelled")
+
+    _handlers: dict[str, Callable[[Connection, dict[str, Any]], Awaitable[None]]] = {
+        "session.update": on_session_update,
+        "conversation.item.create": on_item_create,
+        "conversation.item.truncate": on_truncate,
+        "conversation.item.delete": on_item_delete,
+        "conversation.item.retrieve": on_item_retrieve,
+        "input_audio_buffer.commit": on_commit,
+        "input_audio_buffer.clear": on_clear,
+        "response.create": on_response_create,
+        "response.cancel": on_response_cancel,
+    }
+
+
+def _merge(dst: dict[str, Any], src: dict[str, Any]) -> None:
+    for k, v in src.items():
+        if isinstance(v, dict) and isinstance(dst.get(k), dict):
+            _merge(dst[k], v)
+        else:
+            dst[k] = v

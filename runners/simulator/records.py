@@ -1,0 +1,125 @@
+"""What the simulator saw and did, kept for assertions and for validating the engine's figures.
+
+All times are AUDIO TIME: ms of input audio received on that connection (samples / 24),
+so they do not depend on wall clock or on how fast the client streams.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class ClientEventRecord(BaseModel):
+    """One client event as received (audio appends keep only their byte count)."""
+
+    session: int
+    audio_ms: float
+    type: str
+    payload: dict[str, Any]
+
+
+class ToolOutputRecord(BaseModel):
+    call_id: str
+    name: str | None = None  # the function the simulator called with this id, if it did
+    turn_index: int | None = None
+    output: str | None = None  # exactly what arrived
+    parsed: Any = None  # output as JSON when it is JSON
+    audio_ms: float = 0.0
+
+
+class SimCall(BaseModel):
+    """A function call the simulator made."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    turn_index: int
+    for_turn: int  # the turn whose expected call this is (differs on early/late_call)
+    wrong: bool = False
+
+
+class SessionRecord(BaseModel):
+    """One websocket connection."""
+
+    session: int
+    path: str = ""
+    model: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)  # secrets redacted
+    auth_present: bool = False
+    session_updates: list[dict[str, Any]] = Field(default_factory=list)
+    instructions: str | None = None
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    turn_detection: dict[str, Any] | None = None
+    items: list[dict[str, Any]] = Field(default_factory=list)  # conversation.item.create items
+    tool_outputs: dict[str, ToolOutputRecord] = Field(default_factory=dict)
+    calls: list[SimCall] = Field(default_factory=list)
+    truncations: list[dict[str, Any]] = Field(default_factory=list)
+    errors_sent: list[dict[str, Any]] = Field(default_factory=list)  # error events the server sent
+    audio_ms: float = 0.0
+    closed: bool = False
+    close_code: int | None = None
+    close_reason: str | None = None
+
+    def replayed_messages(self) -> list[dict[str, Any]]:
+        """Message items the client sent (history replayed after a rotation shows up here)."""
+        return [i for i in self.items if i.get("type") == "message"]
+
+    def item_texts(self) -> list[str]:
+        out: list[str] = []
+        for item in self.items:
+            for part in item.get("content") or []:
+                txt = part.get("text") or part.get("transcript")
+                if txt:
+                    out.append(txt)
+        return out
+
+
+class TurnTruth(BaseModel):
+    """What the simulator did on one attempt of one turn (turn -1: the greeting)."""
+
+    turn_index: int
+    session: int
+    attempt: int = 1
+    identified_by: str = "fingerprint"  # fingerprint | fallback | greeting | manual_commit
+    match_offset_ms: float | None = None  # where in the WAV the matched onset lies
+    speech_start_ms: float | None = None  # VAD: speech began (audio time)
+    speech_started_event_ms: float | None = None  # when speech_started was sent (start + 100 ms)
+    speech_end_ms: float | None = None  # VAD: last speech before the silence
+    speech_stopped_ms: float | None = None  # speech_stopped sent: end + silence_duration_ms
+    fault: str | None = None
+    injected_delay_ms: float = 0.0  # audio time waited on purpose (trigger -> first delta, minus tool round trip)
+    response_due_ms: float | None = None  # trigger + injected delay
+    first_audio_ms: float | None = None  # audio time when the first audio delta was sent
+    first_audio_after_stop_ms: float | None = None  # first_audio_ms - speech_stopped_ms
+    first_audio_after_start_ms: float | None = None  # first_audio_ms - speech_start_ms (barge-in)
+    calls_sent_ms: float | None = None  # function calls went out (audio time)
+    tool_roundtrip_ms: float = 0.0  # calls sent -> the client's outputs and response.create in
+    leading_silence_ms: float = 0.0  # silence at the head of the reply audio
+    reply_audio_ms: float = 0.0  # audio actually sent
+    reply_full_ms: float = 0.0  # audio the reply would have had
+    text: str = ""  # transcript the simulator sent
+    voice: str | None = None
+    calls: list[SimCall] = Field(default_factory=list)
+    status: str = "pending"  # pending | answered | no_response | empty | truncated | disconnected | cancelled
+    response_ids: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def audible_after_stop_ms(self) -> float | None:
+        """First audible reply sample relative to speech_stopped (delay + leading silence)."""
+        if self.first_audio_after_stop_ms is None:
+            return None
+        return self.first_audio_after_stop_ms + self.leading_silence_ms
+
+
+class ResponseRecord(BaseModel):
+    """Every response the simulator produced, including ones tied to no turn."""
+
+    session: int
+    response_id: str
+    turn_index: int | None
+    kind: str  # speech | calls | empty | greeting | none
+    status: str = "in_progress"
+    audio_ms_created: float = 0.0

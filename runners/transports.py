@@ -1,0 +1,261 @@
+"""Paced file input and paced null output: the two ends of a session, on the run's one clock.
+
+Both pace themselves against absolute deadlines on `RunClock` (never by accumulating
+sleeps), so input placement and bot playback are exact in AUDIO time whatever `--speed`
+is, and every measurement (latency, overlap, levels) reads the same timeline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable
+
+from pipecat.frames.frames import (
+    CancelFrame,
+    EndFrame,
+    Frame,
+    InputAudioRawFrame,
+    InterruptionFrame,
+    OutputAudioRawFrame,
+    StartFrame,
+)
+from pipecat.processors.frame_processor import FrameDirection
+from pipecat.transports.base_input import BaseInputTransport
+from pipecat.transports.base_output import BaseOutputTransport
+from pipecat.transports.base_transport import TransportParams
+
+from arena_tui.events import Interval
+
+
+class RunClock:
+    """Monotonic time since run start, scaled by speed so that `t_ms()` is AUDIO time."""
+
+    def __init__(self, speed: float = 1.0) -> None:
+        self.speed = speed
+        self.t0 = time.monotonic()
+
+    def t_ms(self) -> float:
+        return (time.monotonic() - self.t0) * 1000.0 * self.speed
+
+    def mono_at(self, t_ms: float) -> float:
+        return self.t0 + t_ms / 1000.0 / self.speed
+
+    async def sleep_until(self, t_ms: float) -> None:
+        delay = self.mono_at(t_ms) - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+    async def sleep(self, ms: float) -> None:
+        """Sleep `ms` of AUDIO time."""
+        await asyncio.sleep(max(0.0, ms) / 1000.0 / self.speed)
+
+
+class _Clip:
+    def __init__(self, pcm: bytes, future: asyncio.Future[Interval]) -> None:
+        self.pcm = pcm
+        self.pos = 0
+        self.start_ms: float | None = None
+        self.future = future
+
+
+async def _sleep_until(target: float, spin_s: float) -> None:
+    """Sleep until monotonic `target`. asyncio's epoll wait rounds timeouts UP to whole ms, so
+    a plain sleep is ~0.5 ms late on average; with `spin_s` > 0 the coarse sleep ends that much
+    early and the rest is spent yielding to the loop (other tasks keep running)."""
+    delay = target - time.monotonic() - spin_s
+    if delay > 0:
+        await asyncio.sleep(delay)
+    while time.monotonic() < target:
+        await asyncio.sleep(0)
+
+
+class PacedInput(BaseInputTransport):
+    """Streams 20 ms chunks on one absolute schedule: queued user clips, else silence.
+
+    `play(pcm)` queues a clip; its future resolves with where it was placed on the timeline
+    once its last chunk has gone out.
+    """
+
+    #: how long before each deadline to stop sleeping and yield-spin instead (see `_sleep_until`)
+    spin_s = 0.0015
+
+    def __init__(
+        self,
+        clock: RunClock,
+        *,
+        sample_rate: int = 24000,
+        chunk_ms: float = 20.0,
+        preroll_ms: float = 100.0,
+        on_user_chunk: Callable[[bytes, float], None] | None = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(TransportParams(audio_in_enabled=True, audio_in_sample_rate=sample_rate), **kwargs)
+        self.preroll_ms = preroll_ms  # silence always sent first, whatever is queued
+        self.clock = clock
+        self.rate = sample_rate
+        self.chunk_ms = chunk_ms
+        self.chunk_bytes = int(sample_rate * chunk_ms / 1000) * 2
+        self._silence = bytes(self.chunk_bytes)
+        self._clips: deque[_Clip] = deque()
+        self._on_user_chunk = on_user_chunk
+        self._task: asyncio.Task | None = None
+        self.start_ms: float | None = None  # timeline time of chunk 0
+        self.chunks_sent = 0
+        self.lateness_ms: list[float] = []  # wall ms each chunk went out after its deadline
+        self.started = asyncio.Event()
+
+    def next_chunk_ms(self) -> float:
+        """Timeline time of the next chunk boundary (where a clip queued now would start)."""
+        if self.start_ms is None:
+            return self.clock.t_ms()
+        return self.start_ms + self.chunks_sent * self.chunk_ms
+
+    def play(self, pcm: bytes) -> asyncio.Future[Interval]:
+        fut: asyncio.Future[Interval] = asyncio.get_running_loop().create_future()
+        self._clips.append(_Clip(pcm, fut))
+        return fut
+
+    def playing(self) -> bool:
+        return bool(self._clips)
+
+    def clear(self) -> None:
+        """Drop queued clips (the session is going away); their futures are cancelled."""
+        while self._clips:
+            self._clips.popleft().future.cancel()
+
+    async def start(self, frame: StartFrame) -> None:
+        await super().start(frame)
+        await self.set_transport_ready(frame)
+        if self._task is None:
+            self._task = self.create_task(self._pace(), name="paced-input")
+
+    async def stop(self, frame: EndFrame) -> None:
+        await self._stop_pacing()
+        await super().stop(frame)
+
+    async def cancel(self, frame: CancelFrame) -> None:
+        await self._stop_pacing()
+        await super().cancel(frame)
+
+    async def _stop_pacing(self) -> None:
+        if self._task:
+            await self.cancel_task(self._task)
+            self._task = None
+        self.clear()
+
+    async def _pace(self) -> None:
+        clock = self.clock
+        self.start_ms = clock.t_ms()
+        self.started.set()
+        # spin at most a tenth of the chunk interval, so fast runs do not spin all the time
+        spin = min(self.spin_s, 0.1 * self.chunk_ms / 1000.0 / clock.speed)
+        n = 0
+        while True:
+            deadline_ms = self.start_ms + n * self.chunk_ms
+            target = clock.mono_at(deadline_ms)
+            await _sleep_until(target, spin)
+            self.lateness_ms.append((time.monotonic() - target) * 1000.0)
+            pcm = self._take_chunk(deadline_ms)
+            n += 1
+            self.chunks_sent = n
+            await self.push_audio_frame(InputAudioRawFrame(audio=pcm, sample_rate=self.rate, num_channels=1))
+
+    def _take_chunk(self, t_ms: float) -> bytes:
+        assert self.start_ms is not None
+        if not self._clips or t_ms < self.start_ms + self.preroll_ms - 1e-6:
+            return self._silence
+        clip = self._clips[0]
+        if clip.start_ms is None:
+            clip.start_ms = t_ms
+        pcm = clip.pcm[clip.pos : clip.pos + self.chunk_bytes]
+        clip.pos += len(pcm)
+        if self._on_user_chunk is not None and pcm:
+            self._on_user_chunk(pcm, t_ms)
+        if clip.pos >= len(clip.pcm):
+            self._clips.popleft()
+            end = clip.start_ms + len(clip.pcm) / 2 / self.rate * 1000.0
+            if not clip.future.done():
+                clip.future.set_result(Interval(start_ms=clip.start_ms, end_ms=end))
+        if len(pcm) < self.chunk_bytes:
+            pcm = pcm + bytes(self.chunk_bytes - len(pcm))
+        return pcm
+
+
+class PacedOutput(BaseOutputTransport):
+    """A null speaker that plays bot audio in real time (/speed) and reports what it played, when.
+
+    The base output transport does not pace; this one does, so "played at" is a real
+    position on the timeline. Audio that arrives faster than real time queues up behind
+    what is playing, like a sound card's buffer: a write returns shortly before its frame
+    ends (`lookahead`), so the next frame is already queued and playback stays gapless
+    despite the pipeline's per-frame overhead.
+    """
+
+    LOOKAHEAD_AUDIO_MS = 40.0
+    LOOKAHEAD_WALL_S = 0.015
+
+    def __init__(
+        self,
+        clock: RunClock,
+        *,
+        sample_rate: int = 24000,
+        on_bot_audio: Callable[[bytes, float], None] | None = None,
+        on_interruption: Callable[[float, float], None] | None = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(
+            TransportParams(
+                audio_out_enabled=True,
+                audio_out_sample_rate=sample_rate,
+                audio_out_end_silence_secs=0,
+                audio_out_10ms_chunks=2,
+            ),
+            **kwargs,
+        )
+        self.clock = clock
+        self.rate = sample_rate
+        self.play_end_ms = 0.0
+        self.last_audio_ms: float | None = None  # when the last bot frame finished playing
+        self._bytes_in = 0
+        self._bytes_out = 0
+        self._on_bot_audio = on_bot_audio
+        self._on_interruption = on_interruption
+
+    def busy(self) -> bool:
+        """Bot audio received but not yet played."""
+        return self._bytes_in > self._bytes_out or self.play_end_ms > self.clock.t_ms()
+
+    async def start(self, frame: StartFrame) -> None:
+        await super().start(frame)
+        await self.set_transport_ready(frame)
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        if direction == FrameDirection.DOWNSTREAM:
+            if isinstance(frame, OutputAudioRawFrame):
+                self._bytes_in += len(frame.audio)
+            elif isinstance(frame, InterruptionFrame):
+                pending = max(0, self._bytes_in - self._bytes_out)
+                pending_ms = pending / 2 / self.rate * 1000.0
+                playing = self.play_end_ms > self.clock.t_ms()
+                self._bytes_in = self._bytes_out = 0
+                if (pending_ms > 20.0 or playing) and self._on_interruption is not None:
+                    self._on_interruption(self.clock.t_ms(), pending_ms)
+        await super().process_frame(frame, direction)
+
+    async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
+        now = self.clock.t_ms()
+        start = max(now, self.play_end_ms)
+        dur = len(frame.audio) / 2 / frame.num_channels / frame.sample_rate * 1000.0
+        end = start + dur
+        self.play_end_ms = end
+        self._bytes_out += len(frame.audio)
+        if self._on_bot_audio is not None:
+            self._on_bot_audio(frame.audio, start)
+        self.last_audio_ms = end
+        lead = max(self.LOOKAHEAD_AUDIO_MS / 1000.0 / self.clock.speed, self.LOOKAHEAD_WALL_S)
+        delay = self.clock.mono_at(end) - lead - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        return True

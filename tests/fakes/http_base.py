@@ -1,0 +1,123 @@
+"""A threaded loopback HTTP server that records requests and plays scripted faults.
+
+Threaded (not asyncio) so the same fake serves the async `openai` client and the sync
+`boto3` client running in a worker thread.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Fault:
+    """One scripted misbehaviour, used for the next request instead of a normal answer."""
+
+    status: int = 500
+    body: bytes | None = None  # raw body; None -> the fake's error envelope
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0  # sleep before answering (longer than the client timeout = a timeout)
+    answer: dict[str, Any] | None = None  # a 200 with this structured answer (e.g. schema-violating)
+    content: str | None = None  # a 200 whose model output is this raw text (e.g. malformed JSON)
+
+
+class LoopbackServer:
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self.faults: deque[Fault] = deque()
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                n = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(n)
+                rec = Recorded("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                with outer.lock:
+                    outer.requests.append(rec)
+                    fault = outer.faults.popleft() if outer.faults else None
+                status, headers, payload = outer.handle(rec, fault)
+                if fault is not None and fault.delay_s:
+                    time.sleep(fault.delay_s)
+                try:
+                    self.send_response(status)
+                    for k, v in headers.items():
+                        self.send_header(k, v)
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return self.httpd.server_address[1]
+
+    def start(self) -> "LoopbackServer":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def handle(self, rec: Recorded, fault: Fault | None) -> tuple[int, dict[str, str], bytes]:
+        raise NotImplementedError
+
+
+AnswerFn = Callable[[str], dict[str, Any]]
+
+
+def approx_tokens(text: str) -> int:
+    """~4 characters a token: enough to simulate usage numbers and prefix caching."""
+    return max(1, len(text) // 4)
+
+
+class PrefixCache:
+    """Provider-like prompt caching: the longest prefix shared with an earlier prompt, in blocks."""
+
+    def __init__(self, min_tokens: int = 1024, block: int = 128) -> None:
+        self.seen: list[str] = []
+        self.min_tokens, self.block = min_tokens, block
+
+    def cached_tokens(self, prompt: str) -> int:
+        best = 0
+        for old in self.seen:
+            n = 0
+            for a, b in zip(old, prompt):
+                if a != b:
+                    break
+                n += 1
+            best = max(best, n)
+        self.seen.append(prompt)
+        toks = approx_tokens(prompt[:best]) if best else 0
+        if toks < self.min_tokens:
+            return 0
+        return toks // self.block * self.block

@@ -1,0 +1,108 @@
+"""A recorded demo run for the UI tests and screenshots: recorded for real, replayed for determinism.
+
+`record_demo_run` drives the real engine, simulator, heuristic judge and store headless
+(used by the flow tests, so they always exercise today's engine). `demo_run.jsonl` is one
+such recording frozen to a file (audio dropped); `load_fixture_db` writes it into a fresh
+database through the real store and pins the wall-clock columns, so snapshots never drift.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FIXTURE = HERE / "demo_run.jsonl"
+FIXED_STARTED = "2026-05-05T09:00:00.000Z"
+FIXED_ENDED = "2026-05-05T09:03:12.000Z"
+FAULTS = "0:barge_in=500,1:no_response,3:disconnect,4:truncated"
+
+
+async def record_demo_run(db: Path, *, turns: list[int], faults: str | None = FAULTS, speed: float = 15.0,
+                          run_id: str | None = None) -> str:
+    """Run demo_bench against the simulator with the heuristic judge, recorded into `db`."""
+    from arena_tui.bus import EventBus
+    from arena_tui.judge import JudgeWorker, make_backend
+    from arena_tui.store import Store
+    from benchmarks.loader import load_benchmark
+    from runners.config import RunConfig
+    from runners.engine import run_benchmark
+
+    bench = load_benchmark("demo_bench")
+    store = await Store.open(db)
+    bus = EventBus()
+    recorder = store.start_recording(bus)
+    run_id = run_id or "demo-recorded"
+    judge = JudgeWorker(bench, make_backend("heuristic"), bus, run_id)
+    task = judge.start()
+    try:
+        await run_benchmark(bench, RunConfig(model="sim", speed=speed, turns=turns, faults=faults), bus, run_id=run_id)
+        await asyncio.wait_for(task, 60)
+    finally:
+        await store.flush()
+        await store.close()
+    del recorder
+    return run_id
+
+
+async def dump_events(db: Path, run_id: str, out: Path = FIXTURE) -> int:
+    from arena_tui.store import Store
+
+    store = await Store.open(db)
+    try:
+        rows = await store.events(run_id)
+    finally:
+        await store.close()
+    with out.open("w") as f:
+        for _, ev in rows:
+            f.write(ev.model_dump_json() + "\n")
+    return len(rows)
+
+
+def fixture_events(path: Path = FIXTURE) -> list:
+    from arena_tui.events import parse_event
+
+    return [parse_event(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+async def load_fixture_db(db: Path, path: Path = FIXTURE) -> str:
+    """The frozen run in a fresh database, written by the real store; returns its run id."""
+    from arena_tui.store import Store
+
+    events = fixture_events(path)
+    store = await Store.open(db)
+    try:
+        for ev in events:
+            store.submit(ev)
+        await store.flush()
+    finally:
+        await store.close()
+    run_id = events[0].run_id
+    with sqlite3.connect(db) as conn:  # wall-clock columns are the recorder's; pin them
+        conn.execute("UPDATE runs SET started_at=?, ended_at=? WHERE run_id=?", (FIXED_STARTED, FIXED_ENDED, run_id))
+    return run_id
+
+
+def cut_mid_turn(events: list, turn: int) -> list:
+    """The events up to the middle of `turn` (just after its overlap when it has one) for a 'live' view."""
+    idx = [i for i, ev in enumerate(events) if ev.turn_index == turn and ev.kind != "judgement"]
+    if not idx:
+        return list(events)
+    ov = [i for i in idx if events[i].kind == "overlap"]
+    levels = [i for i in idx if events[i].kind == "level"]
+    cut = ov[0] if ov else (levels[len(levels) // 2] if levels else idx[len(idx) // 2])
+    head = [ev for ev in events[: cut + 1] if ev.kind != "turn_ended" or ev.turn_index != turn]
+    return head
+
+
+if __name__ == "__main__":  # regenerate demo_run.jsonl from a fresh real recording
+    import tempfile
+
+    async def main() -> None:
+        db = Path(tempfile.mkdtemp()) / "rec.db"
+        run_id = await record_demo_run(db, turns=[0, 1, 2, 3, 4, 5], run_id="demo-fixture")
+        print(json.dumps({"run_id": run_id, "events": await dump_events(db, run_id)}))
+
+    asyncio.run(main())

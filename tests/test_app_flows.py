@@ -1,0 +1,296 @@
+"""Pilot tests of the monitor's flows against the real engine, simulator, judge and store."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from arena_tui.app import ArenaApp
+from arena_tui.playback import output_device
+from arena_tui.screens.dialogs import NewRunDialog, PlayDialog
+from arena_tui.screens.help import HelpScreen
+from arena_tui.screens.replay import ReplayScreen
+from arena_tui.screens.run import RunScreen
+from arena_tui.screens.runs import RunsScreen
+from arena_tui.screens.turn_detail import TurnDetailScreen
+from arena_tui.store import Store
+from arena_tui.widgets.event_log import EventLog
+from arena_tui.widgets.meters import LevelMeters
+from arena_tui.widgets.turn_table import TurnTable
+from tests.snapshots.fixture_run import record_demo_run
+
+SIZE = (150, 45)
+FAULTS = "0:barge_in=500,1:no_response"
+SPEED = 5.0  # audio time / wall time: fast, but slack enough for a busy 2-core machine
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One real two-turn demo run (overlap on turn 0, retry on turn 1), recorded with audio."""
+    db = tmp_path_factory.mktemp("recorded") / "arena.db"
+    run_id = asyncio.run(record_demo_run(db, turns=[0, 1], faults=FAULTS, speed=SPEED, run_id="rec-1"))
+    return db, run_id
+
+
+def copy_db(src: Path, dst_dir: Path) -> Path:
+    import sqlite3
+
+    dst = dst_dir / "arena.db"
+    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
+        a.backup(b)
+    return dst
+
+
+async def wait_for(pilot, cond, timeout: float = 120.0, step: float = 0.1) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not cond():
+        if loop.time() > end:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(step)
+
+
+def text_of(widget) -> str:
+    """What a Static/VerticalScroll-with-Static shows, as plain text."""
+    from textual.widgets import Static
+
+    statics = [widget] if isinstance(widget, Static) else list(widget.query(Static))
+    return "\n".join(str(s.render()) for s in statics)
+
+
+# ------------------------------------------------------------------------------ live run
+
+
+async def test_live_run_fills_table_meters_log_and_is_stored(tmp_path: Path) -> None:
+    app = ArenaApp(tmp_path / "arena.db")
+    loud: list[float] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        run_id = app.start_run("demo_bench", {"model": "sim", "speed": SPEED, "turns": [0, 1], "faults": FAULTS},
+                               judge="heuristic")
+        app.open_run(run_id)
+        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(LevelMeters))
+        screen = app.screen
+        meters = screen.query_one(LevelMeters)
+
+        def sample() -> bool:
+            loud.append(max(m.rms_dbfs for m in meters.state.meters.values()))
+            return not app.running(run_id)
+
+        await wait_for(pilot, sample)
+        state = app.live[run_id]
+        await wait_for(pilot, lambda: all(state.turns[i].latest is not None for i in (0, 1)), 30)
+        await pilot.pause(0.3)
+
+        assert state.status == "completed"
+        assert [state.turns[i].status for i in (0, 1)] == ["ok", "ok"]
+        table = screen.query_one(TurnTable)
+        assert table.row_count == 3  # greeting + two turns
+        assert {"0", "1"} <= {k.value for k in table.rows}
+        log = text_of(screen.query_one(EventLog))
+        assert "OVERLAP" in log and "RETRY" in log and "run completed" in log
+        assert max(loud) > -40, "the meters never showed audio while the run played"
+        # the verdict column filled in from the heuristic judge, labelled as such
+        verdicts = [str(table.get_cell(str(i), "verdict")) for i in (0, 1)]
+        assert all(v.startswith(("PASS", "FAIL", "n/a")) for v in verdicts), verdicts
+        assert "(h)" in "".join(verdicts) or "n/a" in "".join(verdicts)
+        assert "judge: heuristic" in str(screen.query_one("#run-header").render())
+        await pilot.press("q")
+    async with await Store.open(tmp_path / "arena.db") as store:
+        run = await store.get_run(run_id)
+        assert run is not None and run.status == "completed" and run.turns_done == 2
+        assert len(await store.latest_judgements(run_id)) >= 2
+
+
+async def test_quit_mid_run_keeps_it_as_interrupted(tmp_path: Path) -> None:
+    app = ArenaApp(tmp_path / "arena.db")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        run_id = app.start_run("demo_bench", {"model": "sim", "speed": 1, "turns": [0, 1, 2]}, judge="none")
+        app.open_run(run_id)
+        state = app.live[run_id]
+        await wait_for(pilot, lambda: state.current_turn == 0 and state.meters["user"].rms_dbfs > -60, 60)
+        await pilot.press("q")
+        await pilot.pause()
+    assert state.status == "interrupted"
+    async with await Store.open(tmp_path / "arena.db") as store:
+        run = await store.get_run(run_id)
+        assert run is not None and run.status == "interrupted"
+        ended = await store.events(run_id, kinds=["run_ended"])
+        assert [ev.status for _, ev in ended] == ["interrupted"]
+        started = await store.events(run_id, kinds=["turn_started"])
+        assert any(ev.turn_index == 0 for _, ev in started), "the turn under way was not kept"
+
+
+# ------------------------------------------------------------------------------ stored runs
+
+
+async def test_runs_list_replay_steps_turn_by_turn(recorded, tmp_path: Path) -> None:
+    db = copy_db(recorded[0], tmp_path)
+    run_id = recorded[1]
+    app = ArenaApp(db)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows
+                       and app.screen.query_one("#runs").row_count, 10)
+        runs = app.screen
+        assert run_id in runs.rows and runs.rows[run_id]["simulator"] is True
+        assert runs.rows[run_id]["status"] == "completed"
+        assert runs.rows[run_id]["heuristic"] is True
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
+        replay = app.screen
+        first = replay.state.turns_done
+        assert replay.state.status == "running"  # step 1: the run had not ended yet
+        await pilot.press("n")
+        assert replay.state.turns_done == first + 1
+        await pilot.press("b")
+        assert replay.state.turns_done == first
+        await pilot.press("end")
+        assert replay.state.status == "completed" and replay.state.turns_done == 2
+        assert "RETRY" in text_of(replay.query_one(EventLog))
+        assert "replay" in str(replay.query_one("#run-header").render())
+
+
+async def test_turn_detail_play_without_device_exports_wav(recorded, tmp_path: Path) -> None:
+    db = copy_db(recorded[0], tmp_path)
+    app = ArenaApp(db, open_run=recorded[1])
+    device, reason = output_device()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
+        await pilot.press("end")
+        table = app.screen.query_one(TurnTable)
+        table.move_cursor(row=table.get_row_index("0"))
+        await pilot.press("enter")
+        assert isinstance(app.screen, TurnDetailScreen)
+        detail = app.screen
+        golden = text_of(detail.query_one("#golden"))
+        assert "9 AM to 4 PM" in golden  # demo_bench turn 0's golden text, from the benchmark
+        assert "voice-to-voice" in text_of(detail.query_one("#detail-latency"))
+        assert "HEURISTIC" in text_of(detail.query_one("#detail-judgement"))
+        assert "overlap" in text_of(detail.query_one("#detail-flags"))
+
+        await pilot.press("p")
+        assert isinstance(app.screen, PlayDialog)
+        dialog = app.screen
+        if device is None:  # this machine: PortAudio has no output device; the UI says why
+            assert reason in text_of(dialog.query_one("#no-device"))
+            assert not dialog.query("#play-btn")
+        out = tmp_path / "both.wav"
+        dialog.query_one("#wav-path").value = str(out)
+        await pilot.click("#export-btn")
+        await wait_for(pilot, lambda: out.exists(), 10)
+        assert "wrote" in text_of(dialog.query_one("#play-status"))
+        data, rate = sf.read(out, dtype="int16")
+        assert rate == 24000 and data.ndim == 2 and data.shape[1] == 2
+        left, right = data[:, 0].astype(float), data[:, 1].astype(float)
+        assert np.sqrt(np.mean(left**2)) > 100 and np.sqrt(np.mean(right**2)) > 100  # user and bot both there
+
+        from textual.widgets import Select
+
+        dialog.query_one("#which", Select).value = "user"
+        user_out = tmp_path / "user.wav"
+        dialog.query_one("#wav-path").value = str(user_out)
+        await pilot.click("#export-btn")
+        await wait_for(pilot, lambda: user_out.exists(), 10)
+        info = sf.info(user_out)
+        assert info.channels == 1 and info.frames > 0.5 * info.samplerate
+
+        dialog.query_one("#wav-path").value = str(tmp_path)  # a folder: a clear error, no crash
+        await pilot.click("#export-btn")
+        await wait_for(pilot, lambda: "is a directory" in text_of(dialog.query_one("#play-status")), 10)
+        await pilot.press("escape")
+        assert isinstance(app.screen, TurnDetailScreen)
+
+
+async def test_rejudge_adds_a_revision_shown_in_history(recorded, tmp_path: Path) -> None:
+    db = copy_db(recorded[0], tmp_path)
+    run_id = recorded[1]
+    app = ArenaApp(db, open_run=run_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
+        await pilot.press("end")
+        table = app.screen.query_one(TurnTable)
+        table.move_cursor(row=table.get_row_index("1"))
+        await pilot.press("enter")
+        detail = app.screen
+        before = len(detail.state.turns[1].judgements)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: len(detail.state.turns[1].judgements) > before, 30)
+        await pilot.pause(0.2)
+        assert "history" in text_of(detail.query_one("#detail-judgement"))
+        await pilot.press("escape")
+        await pilot.press("end")  # the replay's own event list got the new revision too
+        assert len(app.screen.state.turns[1].judgements) > before
+    async with await Store.open(db) as store:
+        revs = [j.revision for j in await store.judgements(run_id, 1)]
+        assert max(revs) >= 2
+
+
+async def test_filters_help_and_palette(recorded, tmp_path: Path) -> None:
+    db = copy_db(recorded[0], tmp_path)
+    app = ArenaApp(db, open_run=recorded[1])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
+        await pilot.press("end")
+        table = app.screen.query_one(TurnTable)
+        all_rows = table.row_count
+        await pilot.press("x")  # failures only
+        failing = {k.value for k in table.rows}
+        state = app.screen.state
+        from arena_tui.widgets.turn_table import is_failure
+
+        assert failing == {str(r.index) for r in state.turns.values() if is_failure(r)}
+        await pilot.press("x")
+        assert table.row_count == all_rows
+        table.category = "basic_qa"
+        app.screen.paint(force=True)
+        assert {k.value for k in table.rows} == {"0", "1"}
+        assert "category: basic_qa" in text_of(app.screen.query_one("#run-filter"))
+
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        help_text = "".join(str(s.render()) for s in app.screen.query("Static"))
+        for key_desc in ("Re-judge", "Follow", "Failures", "Play", "Next turn", "Command palette"):
+            assert key_desc in help_text
+        await pilot.press("escape")
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for t in ("Re-judge turn", "Play turn audio", "Toggle follow live", "Replay: next turn", "Help: keys"):
+            assert t in titles
+
+
+async def test_new_run_dialog_rejects_bad_faults_and_starts_a_run(tmp_path: Path) -> None:
+    app = ArenaApp(tmp_path / "arena.db")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("n")
+        assert isinstance(app.screen, NewRunDialog)
+        app.screen.query_one("#faults").value = "2:explode"
+        await pilot.click("#start")
+        assert isinstance(app.screen, NewRunDialog)
+        assert "unknown fault 'explode'" in text_of(app.screen.query_one("#new-run-error"))
+        app.screen.query_one("#faults").value = ""
+        app.screen.query_one("#turns").value = "0"
+        app.screen.query_one("#speed").value = str(SPEED)
+        app.screen.query_one("#judge").value = "none"
+        await pilot.click("#start")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(TurnTable), 10)
+        run_id = app.screen.state.run_id
+        await wait_for(pilot, lambda: not app.running(run_id))
+        assert app.live[run_id].status == "completed"
+        assert app.live[run_id].started.turn_indices == [0]
+
+
+async def test_unreadable_database_is_a_message_not_a_crash(tmp_path: Path) -> None:
+    bad = tmp_path / "arena.db"
+    bad.write_bytes(b"this is not a database" * 100)
+    app = ArenaApp(bad)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        assert app.store is None and "cannot open database arena.db" in app.store_error
+        assert "store unavailable" in text_of(app.screen.query_one("#runs-status"))
+        await pilot.press("p")  # replay with no store: a notice
+        assert isinstance(app.screen, RunsScreen)

@@ -1,0 +1,310 @@
+"""The run engine end to end: real Pipecat OpenAI Realtime service, the real simulator on
+127.0.0.1, the real store. Assertions are on what reached the wire (the simulator's
+records), on the simulator's ground truth, and on what the store holds."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from arena_tui.bus import EventBus
+from arena_tui.events import EMPTY_RESPONSE, MODEL_ENDED_SESSION
+from arena_tui.store import Store
+from benchmarks.loader import load_benchmark
+from runners.config import RunConfig
+from runners.engine import run_benchmark
+from runners.simulator import SimulatorServer
+
+FAST = 15.0  # speed for the high-speed runs (AUDIO time / wall time)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _quiet_pipecat():
+    """Pipecat logs every frame and the whole system prompt at DEBUG; keep warnings only here."""
+    import sys
+
+    from loguru import logger
+
+    logger.remove()
+    handler = logger.add(sys.stderr, level="WARNING")
+    yield
+    logger.remove(handler)
+    logger.add(sys.stderr)
+
+
+@pytest.fixture(scope="module")
+def conv(shared_data: Path):
+    return load_benchmark(shared_data / "conversation_bench")
+
+
+class SimRun:
+    def __init__(self, run_id: str, events: list, sim: SimulatorServer, store: Store) -> None:
+        self.run_id = run_id
+        self.events = events
+        self.sim = sim
+        self.store = store
+
+    def kinds(self, kind: str, turn: int | None = ...) -> list:  # type: ignore[assignment]
+        return [e for e in self.events if e.kind == kind and (turn is ... or e.turn_index == turn)]
+
+    def result(self, turn: int):
+        ends = self.kinds("turn_ended", turn)
+        assert ends, f"no turn_ended for turn {turn}"
+        return ends[-1].result
+
+    def session_origin(self, session: int = 1) -> float:
+        """Timeline ms of the session's audio time 0 (the simulator's clock)."""
+        return next(e.t_ms for e in self.kinds("session_opened", ...) if e.session == session)
+
+
+@pytest.fixture
+async def sim_run(tmp_path: Path):
+    opened: list[tuple[Store, SimulatorServer]] = []
+
+    async def go(bench, *, turns=None, faults=None, speed=FAST, **cfg) -> SimRun:
+        sim = SimulatorServer(bench, faults=faults)
+        url = await sim.start()
+        store = await Store.open(tmp_path / f"arena{len(opened)}.db")
+        opened.append((store, sim))
+        bus = EventBus()
+        store.start_recording(bus)
+        sub = bus.subscribe()
+        config = RunConfig(model="sim", base_url=url, speed=speed, turns=turns, **cfg)
+        try:
+            run_id = await run_benchmark(bench, config, bus)
+        finally:
+            await store.flush()
+        return SimRun(run_id, sub.drain(), sim, store)
+
+    yield go
+    for store, sim in opened:
+        await sim.stop()
+        await store.close()
+
+
+def wire_outputs(sim: SimulatorServer) -> dict:
+    return {cid: out for s in sim.sessions for cid, out in s.tool_outputs.items()}
+
+
+# ---------------------------------------------------------------------------- the full run
+
+
+async def test_all_75_turns_recorded_with_tool_payloads_checked_at_the_wire(conv, sim_run):
+    run = await sim_run(conv, speed=FAST)
+    store = run.store
+    results = {r.turn_index: r for r in await store.turn_results(run.run_id)}
+    assert sorted(results) == list(range(75))
+    for i, r in results.items():
+        expected = "ended_session" if i == 74 else "ok"
+        assert r.status == expected, (i, r.status, r.error)
+        assert r.user_audio is not None and r.user_speech, i
+        assert r.bot_speech, f"turn {i}: no bot speech measured"
+        assert r.latencies.pipeline_ttfb_ms is not None and r.latencies.pipeline_ttfb_ms > 0, i
+        assert r.latencies.voice_to_voice_ms is not None and r.latencies.voice_to_voice_ms > 0, i
+        assert r.assistant_text and r.retries == 0 and r.reconnects == 0, (i, run.kinds("retry", i), run.kinds("error", i))
+        # user audio starts on the input's 20 ms grid, after the previous turn's end
+        offset = r.user_audio.start_ms - run.session_origin()
+        assert abs(offset / 20.0 - round(offset / 20.0)) < 1e-6, (i, offset)
+        assert await store.audio(run.run_id, i, "user") is not None, i
+        assert await store.audio(run.run_id, i, "bot") is not None, i
+    assert results[74].sentinel == MODEL_ENDED_SESSION
+    # turn order on the timeline: each turn's audio starts after the previous bot speech ended
+    for i in range(1, 75):
+        assert results[i].user_audio.start_ms >= results[i - 1].bot_speech[-1].end_ms, i
+
+    # every expected call was made and matched; every payload the model got is THIS call's
+    for t in conv.turns:
+        calls = results[t.turn_index].tool_calls
+        assert [c.status for c in calls] == ["matched"] * len(t.expected_calls), (t.turn_index, calls)
+    answered = run.kinds("tool_result")
+    outputs = wire_outputs(run.sim)
+    sim_calls = {c.call_id: c for s in run.sim.sessions for c in s.calls}
+    assert len(answered) == len(outputs) == len(sim_calls) == sum(len(t.expected_calls) for t in conv.turns)
+    for ev in answered:
+        out = outputs[ev.call_id]
+        assert out.parsed == ev.response, ev.call_id
+        assert sim_calls[ev.call_id].turn_index == ev.turn_index
+        scripted = conv.turn(ev.turn_index).expected_responses
+        assert ev.response in scripted or ev.response == {"status": "success"}
+
+    conv_audio = await store.conversation_audio(run.run_id)
+    assert conv_audio is not None and conv_audio.channels == 2
+    ended = run.kinds("run_ended")
+    assert len(ended) == 1 and ended[0].status == "completed"
+    assert len(run.kinds("turn_started", ...)) == 76  # greeting + 75
+    assert run.kinds("level", 10) and run.kinds("transcript_delta", 10)
+
+
+# ---------------------------------------------------------------------------- timeline truth
+
+
+async def test_measured_latencies_match_simulator_truth_at_1x(conv, sim_run):
+    run = await sim_run(conv, turns=[2, 13], speed=1.0)
+    origin = run.session_origin()
+    for t in (2, 13):
+        r = run.result(t)
+        truth = run.sim.truth[t]
+        assert truth.status == "answered"
+        first_frame = r.user_audio.end_ms + r.latencies.pipeline_ttfb_ms
+        assert first_frame == pytest.approx(origin + truth.first_audio_ms, abs=20), t
+        audible = origin + truth.first_audio_ms + truth.leading_silence_ms
+        assert r.bot_speech[0].start_ms == pytest.approx(audible, abs=20), t
+        assert r.latencies.leading_silence_ms == pytest.approx(truth.leading_silence_ms, abs=20), t
+        # the injected delay (plus the tool round trip on a call turn), seen on our timeline:
+        # server speech_stopped -> first bot frame played
+        assert first_frame - (origin + truth.speech_stopped_ms) == pytest.approx(truth.first_audio_after_stop_ms, abs=20), t
+        if not conv.turn(t).expected_calls:
+            assert truth.first_audio_after_stop_ms == truth.injected_delay_ms
+        # voice-to-voice: our user-speech end comes from our own VAD on the WAV, the
+        # simulator's from its streaming VAD; the two VADs may place the end differently
+        truth_v2v = truth.first_audio_ms + truth.leading_silence_ms - truth.speech_end_ms
+        assert r.latencies.voice_to_voice_ms == pytest.approx(truth_v2v, abs=80), t
+        assert r.latencies.provider_ttfb_ms is not None
+
+
+# ---------------------------------------------------------------------------- faults
+
+
+@pytest.mark.parametrize("sticky", [False, True])
+async def test_no_response_retries_then_sentinel(conv, sim_run, sticky):
+    fault = "1:no_response*" if sticky else "1:no_response"
+    # a short watchdog (the simulator will not answer the silent attempts anyway)
+    run = await sim_run(conv, turns=[0, 1], faults=fault, watchdog={"extra_ms": 4000, "min_wall_ms": 3000})
+    r = run.result(1)
+    retries = run.kinds("retry", 1)
+    if sticky:
+        assert r.status == "no_response" and r.sentinel == EMPTY_RESPONSE and r.assistant_text == EMPTY_RESPONSE
+        assert r.retries == 3 and len(retries) == 3
+        assert len([x for x in run.sim.truth_log if x.turn_index == 1]) == 4
+    else:
+        assert r.status == "ok" and r.retries == 1 and retries[0].reason == "no_response"
+    assert run.result(0).status == "ok"
+
+
+async def test_empty_response_is_retried_and_recorded(conv, sim_run):
+    run = await sim_run(conv, turns=[0], faults="0:empty_response=ctrl46*", watchdog={"extra_ms": 4000, "min_wall_ms": 3000})
+    r = run.result(0)
+    assert r.status == "empty_response" and r.sentinel == EMPTY_RESPONSE, ([e.reason for e in run.kinds("retry", 0)], [(t.status, t.attempt) for t in run.sim.truth_log])
+    assert [e.reason for e in run.kinds("retry", 0)] == ["empty"] * 3
+
+
+async def test_barge_in_is_an_overlap(conv, sim_run):
+    run = await sim_run(conv, turns=[0], faults="0:barge_in=500")
+    r = run.result(0)
+    assert r.overlap_ms >= 100
+    overlaps = run.kinds("overlap", 0)
+    assert overlaps and overlaps[0].end_ms - overlaps[0].start_ms >= 100
+    assert r.latencies.voice_to_voice_ms is not None and r.latencies.voice_to_voice_ms < 0
+
+
+async def test_truncated_reply_is_an_interruption(conv, sim_run):
+    run = await sim_run(conv, turns=[0], faults="0:truncated=0.3")
+    r = run.result(0)
+    assert r.status == "ok" and r.interrupted
+    assert any(e.cause == "bot_truncated" for e in run.kinds("interruption", 0))
+    assert run.sim.truth[0].status == "truncated"
+
+
+async def test_slow_first_audio_shows_in_latency(conv, sim_run):
+    run = await sim_run(conv, turns=[0], faults="0:slow_first_audio=2500")
+    r = run.result(0)
+    truth = run.sim.truth[0]
+    assert truth.injected_delay_ms == 2500
+    assert r.latencies.voice_to_voice_ms > 2500 + 800 - 50  # VAD silence + injected delay
+    assert r.status == "ok"
+
+
+@pytest.mark.parametrize("kind,turn,expect_turn,expect_status", [
+    ("wrong_call", 13, 13, {"arg_mismatch", "unexpected_tool_call"}),
+    ("early_call", 12, 12, {"not_available"}),  # turn 13's call, made on turn 12
+    ("late_call", 13, 14, {"not_available"}),
+])
+async def test_call_faults_are_resolved_per_turn(conv, sim_run, kind, turn, expect_turn, expect_status):
+    run = await sim_run(conv, turns=[12, 13, 14], faults=f"{turn}:{kind}")
+    calls = run.result(expect_turn).tool_calls
+    assert calls, ([(t, run.result(t).tool_calls) for t in (12, 13, 14)], [c for s in run.sim.sessions for c in s.calls])
+    assert {c.status for c in calls} <= expect_status, calls
+    outputs = wire_outputs(run.sim)
+    for c in calls:
+        assert outputs[c.call_id].parsed == c.response
+
+
+async def test_disconnect_rotates_replays_history_and_completes(conv, sim_run):
+    run = await sim_run(conv, turns=[12, 13, 14, 15], faults="14:disconnect=0.4")
+    rot = run.kinds("session_rotated")
+    # (the simulator may take the new session's kickoff reply for turn 14 and drop it again)
+    # (noticed as a closed socket, or as the send error it causes first: either is a drop)
+    assert rot and all(r.reason in ("disconnect", "error") and r.turn_index == 14 for r in rot), rot
+    assert rot[0].from_session == 1 and rot[0].to_session == 2
+    assert len(run.kinds("reconnected", 14)) == len(rot)
+    r14 = run.result(14)
+    last = rot[-1].to_session
+    assert r14.status == "ok" and r14.reconnects == len(rot) and r14.retries >= 1 and r14.session == last
+    assert run.result(15).status == "ok" and run.result(15).session == last
+    # the replayed history is at the server: turns 12 and 13 as text, 13's call and its output
+    s2 = run.sim.sessions[last - 1]
+    texts = s2.item_texts()
+    for t in (12, 13):
+        assert conv.turn(t).input in texts
+        assert run.result(t).assistant_text in texts
+    call13 = run.result(13).tool_calls[0]
+    fc = [i for i in s2.items if i.get("type") == "function_call"]
+    fo = [i for i in s2.items if i.get("type") == "function_call_output"]
+    assert [i["call_id"] for i in fc] == [call13.call_id] and fc[0]["name"] == call13.name
+    assert fo[0]["call_id"] == call13.call_id
+    import json
+
+    assert json.loads(fo[0]["output"]) == call13.response
+    assert all(r.replayed.messages == 4 and r.replayed.tool_calls == 1 for r in rot)
+    assert run.kinds("run_ended")[0].status == "completed"
+
+
+async def test_session_expiry_rotates(conv, sim_run):
+    run = await sim_run(conv, turns=[0, 1, 2], faults="expire=40")
+    rot = run.kinds("session_rotated")
+    assert rot and rot[0].reason in ("error", "disconnect")
+    assert all(run.result(t).status == "ok" for t in (0, 1, 2))
+    # the provider's own error (session_expired) is on the record, not just the reconnect
+    assert any(e.where == "provider" and "maximum duration" in e.message for e in run.kinds("error", ...))
+
+
+async def test_rotation_by_age_replays_tool_history(conv, sim_run):
+    run = await sim_run(conv, turns=[13, 14], rotation={"max_age_s": 5})
+    rot = run.kinds("session_rotated", 14)
+    assert len(rot) == 1 and rot[0].reason == "age" and rot[0].replayed.tool_calls == 1
+    assert all(r.reason == "age" for r in run.kinds("session_rotated")), run.kinds("session_rotated")
+    s2 = run.sim.sessions[rot[0].to_session - 1]
+    assert any(i.get("type") == "function_call" and i.get("name") == "submit_dietary_request" for i in s2.items)
+    assert run.result(14).status == "ok"
+
+
+# ---------------------------------------------------------------------------- stop and errors
+
+
+async def test_cancel_records_interrupted_and_keeps_finished_turns(conv, tmp_path):
+    sim = SimulatorServer(conv)
+    url = await sim.start()
+    store = await Store.open(tmp_path / "a.db")
+    bus = EventBus()
+    store.start_recording(bus)
+    sub = bus.subscribe(lambda e: e.kind == "turn_started" and e.turn_index == 1)
+    task = asyncio.create_task(run_benchmark(conv, RunConfig(model="sim", base_url=url, speed=FAST, turns=[0, 1, 2]), bus, run_id="r1"))
+    try:
+        await asyncio.wait_for(anext(aiter(sub)), 120)
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await store.flush()
+        results = {r.turn_index: r for r in await store.turn_results("r1")}
+        assert results[0].status == "ok"
+        assert results[1].status == "interrupted"
+        assert 2 not in results
+        run = await store.get_run("r1")
+        assert run is not None and run.status == "interrupted"
+        assert await store.audio("r1", 0, "bot") is not None
+    finally:
+        await sim.stop()
+        await store.close()

@@ -1,0 +1,64 @@
+"""The shared pieces of the provider fakes: endpointing, transcript deltas, speech, TLS."""
+
+from __future__ import annotations
+
+import ssl
+from pathlib import Path
+
+import pytest
+
+from runners.fakes.common import Endpointer, Script, ScriptedReply, self_signed_tls, spread_words, synthesize
+from runners.fakes.harness import read_wav_pcm16
+
+
+
+def test_endpointer_ends_a_real_utterance_only_after_enough_silence(shared_data: Path) -> None:
+    wav = shared_data / "conversation_bench" / "audio" / "turn_003.wav"
+    pcm = read_wav_pcm16(wav, 16000)
+    ep = Endpointer(16000, silence_ms=500)
+    frame = 640  # 20 ms
+    edges = [ep.feed(pcm[i : i + frame]) for i in range(0, len(pcm), frame)]
+    assert edges.count("started") >= 1 and "stopped" not in edges[-5:]
+    tail = [ep.feed(b"\0" * frame) for _ in range(30)]  # 600 ms of silence
+    assert tail.count("stopped") == 1  # the WAV's own trailing quiet counts towards the 500 ms
+
+
+def test_endpointer_needs_exactly_the_silence_it_was_given() -> None:
+    ep = Endpointer(16000, silence_ms=500)
+    tone = synthesize("a tone of a second or so", 16000)
+    assert [ep.feed(tone[i : i + 640]) for i in range(0, len(tone) - 640 * 3, 640)].count("started") == 1
+    tail = [ep.feed(b"\0" * 640) for _ in range(40)]
+    assert tail.index("stopped") in (24, 25, 26, 27)  # ~25 silent 20 ms frames, the fade-out counting as quiet
+
+
+def test_spread_words_keeps_every_word_once() -> None:
+    text = "Your suggestion has been submitted, thank you."
+    for n in (1, 3, 7, 20):
+        deltas = spread_words(text, n)
+        assert len(deltas) == n and "".join(deltas) == text
+
+
+def test_tone_length_follows_text_and_espeak_is_used_when_asked() -> None:
+    short, long = synthesize("Hi.", 24000), synthesize("A much longer reply than that.", 24000)
+    assert len(short) == int(0.3 * 24000) * 2 and len(long) > len(short)
+    import shutil
+
+    if shutil.which("espeak-ng"):
+        speech = synthesize("Hello there.", 16000, voice="espeak")
+        assert len(speech) > 16000  # more than half a second of audio at 16 kHz
+    else:
+        with pytest.raises(RuntimeError, match="espeak-ng is not installed"):
+            synthesize("Hello there.", 16000, voice="espeak")
+
+
+def test_script_falls_back_to_its_default_reply() -> None:
+    script = Script(replies=[ScriptedReply(text="one")])
+    assert script.reply(0).text == "one" and script.reply(5).text == "Okay."
+
+
+def test_self_signed_tls_client_trusts_only_that_certificate(tmp_path: Path) -> None:
+    tls = self_signed_tls(tmp_path)
+    assert tls.client.verify_mode == ssl.CERT_REQUIRED and tls.client.check_hostname
+    assert tls.cert_pem.read_text().startswith("-----BEGIN CERTIFICATE-----")
+    other = self_signed_tls(tmp_path / "other" if (tmp_path / "other").mkdir() is None else None)
+    assert other.cert_pem.read_bytes() != tls.cert_pem.read_bytes()

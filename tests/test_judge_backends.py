@@ -1,0 +1,218 @@
+"""The real `openai` and `boto3` clients against loopback servers speaking their HTTP APIs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena_tui.events import Latencies, TurnResult
+from arena_tui.judge import make_backend
+from arena_tui.judge.backends import PermanentError, RetryPolicy
+from arena_tui.judge.bedrock_judge import BedrockJudge
+from arena_tui.judge.openai_judge import OpenAIJudge
+from arena_tui.judge.schema import JUDGE_SCHEMA, SCHEMA_NAME
+from arena_tui.judge.summary import summarize
+from arena_tui.judge.worker import judge_turn
+from benchmarks.loader import load_benchmark
+from benchmarks.model import Benchmark
+
+from .fakes.bedrock_converse import FakeBedrock
+from .fakes.http_base import Fault
+from .fakes.judge_answers import scripted
+from .fakes.openai_chat import FakeOpenAI
+
+FAST = RetryPolicy(attempts=4, base_delay_s=0.01, max_delay_s=0.02)
+SECRET = "sk-test-DO-NOT-LEAK-1234"
+
+
+@pytest.fixture(scope="module")
+def conv(shared_data: Path) -> Benchmark:
+    return load_benchmark(shared_data / "conversation_bench")
+
+
+def golden_result(b: Benchmark, i: int) -> TurnResult:
+    t = b.turn(i)
+    return TurnResult(turn_index=i, status="ok", user_text=t.input, assistant_text=t.golden_text,
+                      latencies=Latencies(pipeline_ttfb_ms=900.0, voice_to_voice_ms=1100.0))
+
+
+@pytest.fixture
+def openai_fake():
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def bedrock_fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    for k, v in {
+        "AWS_ACCESS_KEY_ID": "AKIDFAKE", "AWS_SECRET_ACCESS_KEY": "fake-secret", "AWS_REGION": "us-west-2",
+        "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": str(tmp_path / "none"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
+    }.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    server = FakeBedrock().start()
+    yield server
+    server.stop()
+
+
+async def judge_three(b: Benchmark, backend) -> list:
+    out = []
+    results = [golden_result(b, i) for i in (0, 1, 2)]
+    for r in results:
+        out.append(await judge_turn(b, r, results, backend, run_id="r1", policy=FAST))
+    return out
+
+
+async def test_openai_requests_carry_schema_and_a_stable_prefix(conv, openai_fake):
+    backend = OpenAIJudge("gpt-test", base_url=openai_fake.base_url, api_key=SECRET)
+    js = await judge_three(conv, backend)
+    reqs = openai_fake.chat_requests
+    assert len(reqs) == 3
+    for req in reqs:
+        assert req["model"] == "gpt-test"
+        rf = req["response_format"]
+        assert rf["type"] == "json_schema" and rf["json_schema"]["strict"] is True
+        assert rf["json_schema"]["name"] == SCHEMA_NAME and rf["json_schema"]["schema"] == JUDGE_SCHEMA
+        assert [m["role"] for m in req["messages"]] == ["system", "user", "user"]
+    assert len({r["prompt_cache_key"] for r in reqs}) == 1
+    systems = {r["messages"][0]["content"] for r in reqs}
+    assert len(systems) == 1  # byte-identical prefix every turn
+    prefix = systems.pop()
+    assert conv.knowledge_base.strip()[:200] in prefix and "register_for_session" in prefix
+    hist = [r["messages"][1]["content"] for r in reqs]
+    assert hist[0] == "# Conversation so far\n\n(this is the first turn)\n"
+    assert hist[1].startswith("# Conversation so far\n\n[turn 0]\n") and hist[2].startswith(hist[1])  # append-only
+    assert "# Target turn 2" in reqs[2]["messages"][2]["content"]
+    assert "[turn 1]" in hist[2] and "[turn 2]" not in hist[2]  # only the conversation so far
+    assert all(j.error is None for j in js)
+    assert js[0].scores["kb_grounding"].verdict == "pass" and js[0].scores["tool_use_correct"].verdict == "na"
+    assert js[0].judge == "openai:gpt-test" and not js[0].heuristic
+    assert all(j.usage.input_tokens > 10000 for j in js)
+    assert js[2].usage.cached_input_tokens > 10000  # the stable prefix is what the provider cached
+    assert all(SECRET not in j.model_dump_json() for j in js)
+    await backend.aclose()
+
+
+async def test_openai_retries_429_500_timeout_malformed_and_schema_violations(conv, openai_fake):
+    bad_schema = {"scores": {"kb_grounding": {"verdict": "maybe", "reasoning": ""}}}
+    openai_fake.faults.extend([
+        Fault(status=429), Fault(status=500), Fault(delay_s=1.5, answer=None, content=None, status=503),
+        Fault(content="{not json"), Fault(answer=bad_schema),
+    ])
+    backend = OpenAIJudge("gpt-test", base_url=openai_fake.base_url, api_key=SECRET, timeout_s=0.5)
+    policy = RetryPolicy(attempts=6, base_delay_s=0.01, max_delay_s=0.02)
+    j = await judge_turn(conv, golden_result(conv, 0), [], backend, run_id="r1", policy=policy)
+    assert len(openai_fake.chat_requests) == 6
+    assert j.error is None and j.scores["kb_grounding"].verdict == "pass"
+    await backend.aclose()
+
+
+async def test_openai_honours_retry_after_within_the_cap(conv, openai_fake):
+    slept: list[float] = []
+
+    async def fake_sleep(s: float) -> None:  # record the back-off instead of waiting it
+        slept.append(s)
+
+    openai_fake.faults.extend([Fault(status=429, headers={"retry-after": "7"}), Fault(status=429, headers={"retry-after": "600"})])
+    backend = OpenAIJudge("gpt-test", base_url=openai_fake.base_url, api_key=SECRET)
+    j = await judge_turn(conv, golden_result(conv, 0), [], backend, run_id="r1",
+                         policy=RetryPolicy(attempts=3, base_delay_s=0.01, max_delay_s=30, sleep=fake_sleep))
+    assert j.error is None and len(openai_fake.chat_requests) == 3
+    assert slept == [7.0, 30.0]
+    await backend.aclose()
+
+
+async def test_openai_turn_that_keeps_failing_becomes_judge_error_not_a_pass(conv, openai_fake):
+    openai_fake.faults.extend([Fault(status=500)] * 3 + [Fault(content="[]")])
+    backend = OpenAIJudge("gpt-test", base_url=openai_fake.base_url, api_key=SECRET)
+    r = golden_result(conv, 0)
+    j = await judge_turn(conv, r, [], backend, run_id="r1", policy=FAST)
+    assert len(openai_fake.chat_requests) == 4
+    assert j.error and j.error.startswith("judge_error after 4 attempts") and "schema" in j.error
+    assert set(j.scores) == {"turn_taking"}  # computed in code, not by the LLM
+    s = summarize(conv, [r], [j])
+    assert s.judge_errors == [0] and s.strict.passes == 0 and s.dimensions["kb_grounding"].passes == 0
+    await backend.aclose()
+
+
+async def test_openai_auth_error_is_not_retried_and_leaks_no_key(conv, openai_fake):
+    openai_fake.faults.append(Fault(status=401))
+    backend = OpenAIJudge("gpt-test", base_url=openai_fake.base_url, api_key=SECRET)
+    j = await judge_turn(conv, golden_result(conv, 0), [], backend, run_id="r1", policy=FAST)
+    assert len(openai_fake.chat_requests) == 1 and "401" in (j.error or "")
+    assert SECRET not in j.model_dump_json()
+    await backend.aclose()
+
+
+async def test_bedrock_converse_request_shape_and_stable_prefix(conv, bedrock_fake):
+    backend = BedrockJudge("anthropic.claude-test-v1:0", endpoint_url=bedrock_fake.endpoint_url)
+    js = await judge_three(conv, backend)
+    calls = bedrock_fake.converse_requests
+    assert [m for m, _ in calls] == ["anthropic.claude-test-v1:0"] * 3
+    assert all(r.headers["authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDFAKE/")
+               for r in bedrock_fake.requests)
+    assert "/us-west-2/bedrock/aws4_request" in bedrock_fake.requests[0].headers["authorization"]
+    bodies = [b for _, b in calls]
+    for body in bodies:
+        tool = body["toolConfig"]["tools"][0]["toolSpec"]
+        assert tool["name"] == SCHEMA_NAME and tool["inputSchema"]["json"] == JUDGE_SCHEMA
+        assert body["toolConfig"]["toolChoice"] == {"tool": {"name": SCHEMA_NAME}}
+        assert body["system"][1] == {"cachePoint": {"type": "default"}}
+    assert len({b["system"][0]["text"] for b in bodies}) == 1
+    assert all(j.error is None and j.judge == "bedrock:anthropic.claude-test-v1:0" for j in js)
+    assert js[2].usage.cached_input_tokens > 10000
+    assert js[2].usage.input_tokens >= js[2].usage.cached_input_tokens
+
+
+async def test_bedrock_retries_throttling_5xx_timeout_and_bad_output(conv, bedrock_fake):
+    bad = {"scores": {}, "root_cause": "none"}
+    bedrock_fake.faults.extend([
+        Fault(status=429), Fault(status=503), Fault(status=500, delay_s=1.5), Fault(content="I think it passes"),
+        Fault(answer=bad),
+    ])
+    backend = BedrockJudge("m", endpoint_url=bedrock_fake.endpoint_url, timeout_s=0.5)
+    policy = RetryPolicy(attempts=6, base_delay_s=0.01, max_delay_s=0.02)
+    j = await judge_turn(conv, golden_result(conv, 3), [], backend, run_id="r1", policy=policy)
+    assert len(bedrock_fake.converse_requests) == 6
+    assert j.error is None and j.scores["instruction_following"].verdict == "pass"
+
+
+async def test_bedrock_exhausted_retries_and_access_denied(conv, bedrock_fake):
+    backend = BedrockJudge("m", endpoint_url=bedrock_fake.endpoint_url)
+    bedrock_fake.faults.extend([Fault(status=429)] * 4)
+    j = await judge_turn(conv, golden_result(conv, 0), [], backend, run_id="r1", policy=FAST)
+    assert j.error and "ThrottlingException" in j.error and len(bedrock_fake.converse_requests) == 4
+    bedrock_fake.faults.append(Fault(status=403))
+    j = await judge_turn(conv, golden_result(conv, 0), [], backend, run_id="r1", policy=FAST)
+    assert "AccessDeniedException" in (j.error or "") and len(bedrock_fake.converse_requests) == 5
+
+
+async def test_judge_sees_calls_with_payloads_and_returns_call_verdicts(conv, openai_fake):
+    from arena_tui.events import ToolCallRecord
+
+    t = next(t for t in conv.turns if t.expected_calls and not isinstance(t.required_function_call, list))
+    exp = t.expected_calls[0]
+    call = ToolCallRecord(call_id="call_1", name=exp.name, args=exp.args, status="matched",
+                          response={"status": "success", "confirmation": "ABC123"})
+    r = golden_result(conv, t.turn_index).model_copy(update={"tool_calls": [call]})
+    verdict = {"call_id": "call_1", "expected_turn": t.turn_index, "expected_index": 0, "equivalent": True,
+               "reasoning": "same"}
+    openai_fake.answer = scripted({t.turn_index: {"call_verdicts": [verdict], "root_cause": "none"}})
+    backend = OpenAIJudge("gpt-test", base_url=openai_fake.base_url, api_key=SECRET)
+    j = await judge_turn(conv, r, [], backend, run_id="r1", policy=FAST)
+    target = openai_fake.chat_requests[0]["messages"][2]["content"]
+    assert "ABC123" in target and exp.name in target and t.golden_text[:40] in target
+    assert j.call_verdicts[0].call_id == "call_1" and j.call_verdicts[0].equivalent
+    await backend.aclose()
+
+
+def test_make_backend_needs_a_key_and_names_it(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(PermanentError, match="OPENAI_API_KEY"):
+        make_backend("openai")
+    with pytest.raises(PermanentError, match="unknown judge"):
+        make_backend("gpt")
+    assert make_backend("heuristic").heuristic

@@ -1,0 +1,169 @@
+"""Export to the reference run-directory layout and import back (round trip), plus reference-shaped input."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import wave
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arena_tui.bus import EventBus
+from arena_tui.cli import main
+from arena_tui.events import AudioChunk, EMPTY_RESPONSE
+from arena_tui.interop import InteropError, export_run, import_run
+from arena_tui.judge import HeuristicJudge
+from arena_tui.store import Store
+from benchmarks.loader import load_benchmark
+from benchmarks.model import Benchmark
+
+from .test_judge_worker import RUN, record_run
+
+RATE = 24000
+
+
+@pytest.fixture(scope="module")
+def conv(shared_data: Path) -> Benchmark:
+    return load_benchmark(shared_data / "conversation_bench")
+
+
+def stereo(seconds: float) -> bytes:
+    t = np.arange(int(RATE * seconds)) / RATE
+    left = (0.3 * np.sin(2 * np.pi * 440 * t) * 32767).astype("<i2")
+    right = (0.2 * np.sin(2 * np.pi * 660 * t) * 32767).astype("<i2")
+    return np.stack([left, right], axis=1).astype("<i2").tobytes()
+
+
+async def recorded(conv: Benchmark, db: Path) -> bytes:
+    await record_run(conv, db, HeuristicJudge())
+    pcm = stereo(12.5)
+    async with await Store.open(db) as store:
+        bus = EventBus()
+        store.start_recording(bus)
+        half = len(pcm) // 2 // 4 * 4
+        bus.publish(AudioChunk(run_id=RUN, t_ms=0, track="conversation", sample_rate=RATE, channels=2, pcm=pcm[:half]))
+        bus.publish(AudioChunk(run_id=RUN, t_ms=1, track="conversation", sample_rate=RATE, channels=2,
+                               start_ms=half / 4 * 1000 / RATE, pcm=pcm[half:]))
+        await store.flush()
+        bus.close()
+    return pcm
+
+
+async def test_export_writes_the_reference_layout_and_import_round_trips(conv, tmp_path):
+    pcm = await recorded(conv, tmp_path / "a.db")
+    async with await Store.open(tmp_path / "a.db") as a:
+        out = await export_run(a, RUN, tmp_path / "exp", benchmark=conv)
+        results_a = await a.turn_results(RUN)
+        latest_a = await a.latest_judgements(RUN)
+    assert out.parent.parent.name == "runs" and out.parent.name == "conversation_bench"
+    ts, model, uid = out.name.split("_")
+    assert len(ts) == 15 and ts[8] == "T" and model == "fake-model" and len(uid) == 8
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["conversation.wav", "heuristic_analysis.md", "heuristic_judged.jsonl", "heuristic_summary.json",
+                     "runtime.json", "transcript.jsonl"]
+    rows = [json.loads(x) for x in (out / "transcript.jsonl").read_text().splitlines()]
+    assert [r["turn"] for r in rows] == [8, 9, 10, 11]
+    r9 = rows[1]
+    assert r9["ts"].endswith("Z") and r9["model_name"] == "fake-model" and r9["user_text"] == conv.turn(9).input
+    assert r9["tool_calls"] == [{"name": "vote_for_session", "args": {"name": "Jennifer Smith", "session_id": "1"}}]
+    assert r9["tool_results"][0]["name"] == "vote_for_session" and r9["reconnection_count"] == 0
+    runtime = json.loads((out / "runtime.json").read_text())
+    assert {"model_name", "turns", "note", "audio_source"} <= runtime.keys() and runtime["turns"] == 4
+    judged = [json.loads(x) for x in (out / "heuristic_judged.jsonl").read_text().splitlines()]
+    assert judged[1]["scores"]["tool_use_correct"] is False and "judge_reasoning" in judged[1]
+    assert judged[0]["scores"]["tool_use_correct"] is None  # na
+    assert "turn_taking_issues" in judged[3]  # 250 ms overlap on turn 11
+    summary = json.loads((out / "heuristic_summary.json").read_text())
+    assert summary["heuristic"] is True and summary["passes"]["tool_use_correct"] == 1
+    assert summary["category_totals"]["tool_use_correct"] == 3 and summary["turns_scored"] == 4
+    assert "HEURISTIC" in (out / "heuristic_analysis.md").read_text()
+    with wave.open(str(out / "conversation.wav")) as w:
+        assert (w.getnchannels(), w.getframerate(), w.getsampwidth()) == (2, RATE, 2)
+        assert w.readframes(w.getnframes()) == pcm
+
+    async with await Store.open(tmp_path / "b.db") as b:
+        rid = await import_run(b, out)
+        assert rid == RUN
+        assert await b.turn_results(rid) == results_a
+        latest_b = await b.latest_judgements(rid)
+        assert {i: j.scores for i, j in latest_b.items()} == {i: j.scores for i, j in latest_a.items()}
+        assert all(j.heuristic for j in latest_b.values())
+        clip = await b.conversation_audio(rid)
+        assert clip is not None and clip.channels == 2 and clip.pcm == pcm
+        run = await b.get_run(rid)
+        assert run.benchmark == "conversation_bench" and run.status == "completed"
+        with pytest.raises(InteropError, match="already in the database"):
+            await import_run(b, out)
+
+
+async def test_import_reference_shaped_directory(conv, tmp_path):
+    d = tmp_path / "runs" / "conversation_bench" / "20250101T120000_gpt-realtime_abcdef12"
+    d.mkdir(parents=True)
+    rows = [
+        {"ts": "2025-01-01T12:00:05.000Z", "turn": 0, "model_name": "gpt-realtime", "user_text": "hi",
+         "assistant_text": "Hello!", "tool_calls": [], "tool_results": [], "tokens": {"input": 5},
+         "ttfb_ms": 700, "latency_ms": 1100, "reconnection_count": 0},
+        {"ts": "2025-01-01T12:00:01.000Z", "turn": 2, "model_name": "gpt-realtime", "user_text": "vote",
+         "assistant_text": EMPTY_RESPONSE, "tool_calls": [{"name": "vote_for_session", "args": {"session_id": "1"}}],
+         "tool_results": [{"name": "vote_for_session", "response": {"status": "success"}}], "tokens": {},
+         "ttfb_ms": None, "latency_ms": None, "reconnection_count": 1},
+    ]
+    (d / "transcript.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    (d / "runtime.json").write_text(json.dumps({"model_name": "gpt-realtime", "turns": 2, "note": "", "audio_source": "tts"}))
+    judged = [{**rows[0], "scores": {"kb_grounding": True, "tool_use_correct": None, "turn_taking": True},
+               "judge_reasoning": "fine"},
+              {**rows[1], "scores": {"kb_grounding": False, "tool_use_correct": False, "turn_taking": False},
+               "judge_reasoning": "empty", "turn_taking_issues": ["empty"]}]
+    (d / "claude_judged.jsonl").write_text("\n".join(json.dumps(r) for r in judged) + "\n")
+    (d / "claude_summary.json").write_text(json.dumps({"judge_model": "claude-opus-4-5", "passes": {}}))
+    async with await Store.open(tmp_path / "c.db") as store:
+        rid = await import_run(store, d)
+        assert rid == "ref-abcdef12"
+        results = await store.turn_results(rid)
+        assert [r.turn_index for r in results] == [0, 2]
+        r2 = results[1]
+        assert r2.status == "no_response" and r2.sentinel == EMPTY_RESPONSE and r2.reconnects == 1
+        assert r2.tool_calls[0].response == {"status": "success"}
+        assert results[0].latencies.provider_ttfb_ms == 700 and results[0].latencies.pipeline_ttfb_ms == 1100
+        latest = await store.latest_judgements(rid)
+        assert latest[2].judge == "reference:claude-opus-4-5" and latest[2].scores["tool_use_correct"].verdict == "fail"
+        assert latest[0].scores["tool_use_correct"].verdict == "na"
+        run = await store.get_run(rid)
+        assert run.model == "gpt-realtime" and run.provider == "reference"
+
+
+def test_bad_input_names_file_line_and_field_and_records_nothing(tmp_path, capsys):
+    d = tmp_path / "runs" / "event_bench" / "20250101T120000_m_00000000"
+    d.mkdir(parents=True)
+    t = d / "transcript.jsonl"
+    t.write_text(json.dumps({"turn": 0, "assistant_text": "ok"}) + "\n" + "{oops\n")
+    db = tmp_path / "d.db"
+    assert main(["--db", str(db), "import", str(d)]) == 2
+    assert f"{t}:2: not JSON" in capsys.readouterr().err
+    t.write_text(json.dumps({"assistant_text": "ok"}) + "\n")
+    assert main(["--db", str(db), "import", str(d)]) == 2
+    assert f"{t}:1: missing field 'turn'" in capsys.readouterr().err
+    t.write_text(json.dumps({"turn": "zero"}) + "\n")
+    assert main(["--db", str(db), "import", str(d)]) == 2
+    assert "field 'turn' should be int" in capsys.readouterr().err
+    assert main(["--db", str(db), "import", str(tmp_path)]) == 2
+    assert "no transcript.jsonl" in capsys.readouterr().err
+
+    async def runs() -> list:
+        async with await Store.open(db) as store:
+            return await store.list_runs()
+
+    assert asyncio.run(runs()) == []
+    assert main(["--db", str(db), "export", "nope", str(tmp_path / "x")]) == 2
+    assert "no run 'nope'" in capsys.readouterr().err
+
+
+def test_export_and_import_commands(conv, tmp_path, shared_data, capsys):
+    asyncio.run(recorded(conv, tmp_path / "e.db"))
+    assert main(["--db", str(tmp_path / "e.db"), "--data", str(shared_data), "export", RUN, str(tmp_path / "o")]) == 0
+    out = Path(capsys.readouterr().out.strip())
+    assert (out / "transcript.jsonl").is_file() and (out / "heuristic_summary.json").is_file()
+    assert main(["--db", str(tmp_path / "f.db"), "import", str(out), "--run-id", "copy1"]) == 0
+    assert "imported as run copy1" in capsys.readouterr().out

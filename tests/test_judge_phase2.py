@@ -1,0 +1,219 @@
+"""Phase-2 rules, one behaviour per test (pure functions over results and judgements)."""
+
+from __future__ import annotations
+
+from arena_tui.events import CallVerdict
+from arena_tui.judge.phase2 import align, apply_rules, latest
+from arena_tui.judge.summary import summarize
+from benchmarks.model import ExpectedCall
+
+from .judge_helpers import bench, call, judged, reg, result, turn
+
+P, F, NA = "pass", "fail", "na"
+
+
+def final(judgements, new):
+    return {i: {d: s.verdict for d, s in j.scores.items()} for i, j in latest([*judgements, *new]).items()}
+
+
+def test_early_call_satisfies_the_later_expecting_turn():
+    b = bench(turn(1), turn(2, reg("S2").model_dump()))
+    results = [result(1, call("register", "c1", name="Jo", session_id="S2")), result(2)]
+    phase1 = [judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F}),
+              judged(2, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F})]
+    new, al = apply_rules(b, results, phase1)
+    assert [(lk.expected_turn, lk.actual_turn, lk.status) for lk in al.links] == [(2, 1, "early")]
+    scores = final(phase1, new)
+    assert scores[2]["tool_use_correct"] == P
+    assert scores[1]["tool_use_correct"] == NA  # not unsolicited: it was the later turn's call
+    assert {j.rule for j in new} == {"tool_use_applicability", "realignment"}
+    assert all(j.phase == 2 and j.revision == 2 for j in new)
+
+
+def test_late_call_credited_where_made_and_one_failure_where_expected():
+    b = bench(turn(1, reg("S1").model_dump()), turn(2), turn(3))
+    results = [result(1, text="Which session?"), result(2, call("register", "c9", name="Jo", session_id="S1")), result(3)]
+    phase1 = [judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F}),
+              judged(2, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F}),
+              judged(3, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": NA})]
+    new, al = apply_rules(b, results, phase1)
+    assert [(lk.expected_turn, lk.actual_turn, lk.status) for lk in al.links] == [(1, 2, "late")]
+    scores = final(phase1, new)
+    assert scores[1]["tool_use_correct"] == F and scores[2]["tool_use_correct"] == P
+    s = summarize(b, results, [*phase1, *new])
+    tool = s.dimensions["tool_use_correct"]
+    assert (tool.passes, tool.denominator) == (1, 2)  # exactly one failure
+    assert [(r.expected_turn, r.actual_turn, r.status) for r in s.tracking] == [(1, 2, "late")]
+
+
+def test_over_clarification_absorbed_by_ambiguity_handling_only_where_scored():
+    b = bench(
+        turn(1, reg("S1").model_dump(), dims=["kb_grounding", "instruction_following", "tool_use_correct", "ambiguity_handling"]),
+        turn(2, reg("S2").model_dump()),
+    )
+    results = [result(1, text="Which Jo?"), result(2, text="Which one?")]
+    phase1 = [
+        judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F, "ambiguity_handling": P},
+               root="over_clarification"),
+        judged(2, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F}, root="over_clarification"),
+    ]
+    new, _ = apply_rules(b, results, phase1)
+    scores = final(phase1, new)
+    assert scores[1]["ambiguity_handling"] == F and scores[1]["tool_use_correct"] == P
+    assert scores[2]["tool_use_correct"] == F and "ambiguity_handling" not in scores[2]
+    assert [j.rule for j in new if j.turn_index == 1] == ["penalty_absorption"]
+    assert not [j for j in new if j.turn_index == 2]
+
+
+def test_forgotten_state_absorbed_by_state_tracking():
+    dims = ["kb_grounding", "instruction_following", "tool_use_correct", "state_tracking"]
+    b = bench(turn(4, reg("S4").model_dump(), dims=dims))
+    phase1 = [judged(4, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F, "state_tracking": P},
+                     root="forgotten_state")]
+    new, _ = apply_rules(b, [result(4, text="What was your name again?")], phase1)
+    scores = final(phase1, new)
+    assert scores[4]["state_tracking"] == F and scores[4]["tool_use_correct"] == P
+    s = summarize(b, [result(4)], [*phase1, *new])
+    assert s.dimensions["state_tracking"].passes == 0 and s.dimensions["tool_use_correct"].passes == 1
+
+
+def test_wrong_call_is_not_absorbed():
+    dims = ["kb_grounding", "instruction_following", "tool_use_correct", "state_tracking"]
+    b = bench(turn(4, reg("S4").model_dump(), dims=dims))
+    phase1 = [judged(4, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F, "state_tracking": P},
+                     root="forgotten_state")]
+    new, al = apply_rules(b, [result(4, call("register", "x", name="Jo", session_id="S5"))], phase1)
+    assert al.links[0].status == "wrong" and new == []
+
+
+def test_cascade_not_failed_twice_unless_fabricated():
+    b = bench(turn(1, reg("S1").model_dump()), turn(2), turn(3))
+    results = [result(1, text="Sure."), result(2, text="I don't see a registration yet."),
+               result(3, text="Yes, you're registered!")]
+    phase1 = [
+        judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F}),
+        judged(2, {"kb_grounding": F, "instruction_following": F, "tool_use_correct": NA}, unexecuted=True),
+        judged(3, {"kb_grounding": F, "instruction_following": F, "tool_use_correct": NA}, unexecuted=True,
+               fabricated=True),
+    ]
+    new, _ = apply_rules(b, results, phase1)
+    scores = final(phase1, new)
+    assert scores[1]["tool_use_correct"] == F
+    assert scores[2] == {"kb_grounding": P, "instruction_following": P, "tool_use_correct": NA}
+    assert scores[3]["kb_grounding"] == F and scores[3]["instruction_following"] == F  # fabricated: still failed
+    assert [j.rule for j in new] == ["cascade"]
+
+
+def test_cascade_needs_an_action_that_really_never_executed():
+    b = bench(turn(1, reg("S1").model_dump()), turn(2))
+    results = [result(1, call("register", "c1", name="Jo", session_id="S1")), result(2)]
+    phase1 = [judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": P}),
+              judged(2, {"kb_grounding": F, "instruction_following": P, "tool_use_correct": NA}, unexecuted=True)]
+    new, _ = apply_rules(b, results, phase1)
+    assert new == []
+
+
+def test_unsolicited_call_on_a_no_call_turn_counts_as_tool_failure_in_denominator():
+    b = bench(turn(0), turn(1), turn(2, reg("S2").model_dump()))
+    results = [result(0), result(1, call("vote", "v1", session_id="S9")), result(2, call("register", "r", name="Jo", session_id="S2"))]
+    phase1 = [judged(0, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": NA}),
+              judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": NA}),
+              judged(2, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": P})]
+    new, al = apply_rules(b, results, phase1)
+    assert al.unsolicited == {1: ["v1"]}
+    assert [(j.turn_index, j.rule, j.scores["tool_use_correct"].verdict) for j in new] == [
+        (1, "tool_use_applicability", F)]
+    tool = summarize(b, results, [*phase1, *new]).dimensions["tool_use_correct"]
+    assert (tool.passes, tool.denominator) == (1, 2)
+
+
+def test_sparse_turn_ids_never_renumbered():
+    b = bench(turn(0), turn(3, reg("A").model_dump()), turn(7), turn(12, reg("B").model_dump()))
+    results = [result(0), result(3), result(7, call("register", "k", name="Jo", session_id="A")), result(12)]
+    phase1 = [judged(i, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": NA if i in (0, 7) else P})
+              for i in (0, 3, 7, 12)]
+    new, al = apply_rules(b, results, phase1)
+    assert [(lk.expected_turn, lk.actual_turn, lk.status) for lk in al.links] == [(3, 7, "late"), (12, None, "missed")]
+    assert sorted({j.turn_index for j in new}) == [3, 7, 12]
+    s = summarize(b, results, [*phase1, *new])
+    assert [r.expected_turn for r in s.tracking] == [3, 12] and s.turns == 4
+
+
+def test_out_of_order_transcripts_sorted():
+    b = bench(turn(1, reg("A").model_dump()), turn(2), turn(3, reg("B").model_dump()))
+    ordered = [result(1), result(2, call("register", "x", name="Jo", session_id="A")),
+               result(3, call("register", "y", name="Jo", session_id="B"))]
+    phase1 = [judged(i, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": P}) for i in (1, 2, 3)]
+    a1, b1 = apply_rules(b, ordered, phase1)
+    a2, b2 = apply_rules(b, list(reversed(ordered)), list(reversed(phase1)))
+    assert b1 == b2 and a1 == a2
+    assert [lk.status for lk in b1.links] == ["late", "matched"]
+
+
+def test_list_shaped_expected_calls_matched_order_free():
+    exp = [ExpectedCall(name="register", args={"name": "Jo", "session_id": s}).model_dump() for s in ("A", "B")]
+    exp.append(ExpectedCall(name="conflict", args={"session_id_1": "A", "session_id_2": "B"}).model_dump())
+    b = bench(turn(5, exp))
+    r = result(5, call("conflict", "c3", session_id_1="A", session_id_2="B"),
+               call("register", "c2", name="Jo", session_id="B"), call("register", "c1", name=" Jo", session_id="A"))
+    al = align(b, [r])
+    assert [(lk.expected_index, lk.call_id, lk.status) for lk in al.links] == [
+        (0, "c1", "matched"), (1, "c2", "matched"), (2, "c3", "matched")]
+    assert al.extra == {}
+
+
+def test_judge_equivalence_allowed_for_wording_but_ids_must_match_exactly():
+    exp = ExpectedCall(name="remind", args={"time": "14:00", "session_id": "S1"})
+    b = bench(turn(1, exp.model_dump()), turn(2, exp.model_dump()))
+    results = [result(1, call("remind", "a", time="2 PM", session_id="S1")),
+               result(2, call("remind", "b", time="2 PM", session_id="S7"))]
+    verdicts = [CallVerdict(call_id="a", expected_turn=1, expected_index=0, equivalent=True),
+                CallVerdict(call_id="b", expected_turn=2, expected_index=0, equivalent=True)]
+    al = align(b, results, verdicts)
+    assert [(lk.expected_turn, lk.status, lk.via) for lk in al.links] == [(1, "matched", "judge"), (2, "wrong", None)]
+    al_no = align(b, results, [])
+    assert [lk.status for lk in al_no.links] == ["wrong", "wrong"]
+
+
+def test_turn_taking_leniency_on_instruction_following():
+    b = bench(turn(1))
+    phase1 = [judged(1, {"kb_grounding": P, "instruction_following": F, "tool_use_correct": NA, "turn_taking": F})]
+    new, _ = apply_rules(b, [result(1, overlap_ms=400.0)], phase1)
+    assert [(j.rule, j.scores["instruction_following"].verdict) for j in new] == [("turn_taking_leniency", P)]
+
+
+def test_phase2_is_idempotent_and_skips_judge_errors():
+    b = bench(turn(1), turn(2, reg("S").model_dump()))
+    results = [result(1, call("register", "u", name="Jo", session_id="Z")), result(2)]
+    phase1 = [judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": NA}),
+              judged(2, {}, error="judge_error after 4 attempts: HTTP 500")]
+    new, _ = apply_rules(b, results, phase1)
+    assert [j.turn_index for j in new] == [1]
+    again, _ = apply_rules(b, results, [*phase1, *new])
+    assert again == []
+    s = summarize(b, results, [*phase1, *new])
+    assert s.judge_errors == [2] and s.strict.passes == 0 and s.strict.denominator == 2
+    assert s.dimensions["tool_use_correct"].denominator == 2  # errored turn still counts
+
+
+def test_genuine_ambiguity_is_judged_under_ambiguity_handling_only():
+    dims = ["kb_grounding", "instruction_following", "tool_use_correct", "ambiguity_handling"]
+    b = bench(turn(1, reg("S1").model_dump(), dims=dims), turn(2, reg("S2").model_dump()))
+    results = [result(1, text="Which of the two Kevins?"), result(2, text="Which one?")]
+    phase1 = [judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F, "ambiguity_handling": P},
+                     root="genuine_ambiguity"),
+              judged(2, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F}, root="genuine_ambiguity")]
+    new, _ = apply_rules(b, results, phase1)
+    scores = final(phase1, new)
+    assert scores[1]["tool_use_correct"] == P and scores[1]["ambiguity_handling"] == P
+    assert scores[2]["tool_use_correct"] == F  # nothing to absorb it on this turn
+
+
+def test_ids_compare_exactly_but_id_lists_order_free():
+    from arena_tui.judge.matching import ids_equal
+
+    exp = ExpectedCall(name="cart", args={"product_ids": ["P1", "P2"], "cart_id": "C9", "note": "x"})
+    assert ids_equal(exp, {"product_ids": ["P2", "P1"], "cart_id": "C9", "note": "something else"})
+    assert not ids_equal(exp, {"product_ids": ["P2", "P3"], "cart_id": "C9"})
+    assert not ids_equal(exp, {"product_ids": ["P1", "P2"], "cart_id": "c9"})
+    assert not ids_equal(exp, {"product_ids": ["P1", "P2"]})

@@ -1,0 +1,106 @@
+"""Dimension applicability, turn-taking in code, the prompt's stable prefix, Wilson, the heuristic judge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena_tui.events import EMPTY_RESPONSE, Latencies, TurnResult
+from arena_tui.judge.backends import JudgeRequest
+from arena_tui.judge.heuristic import HeuristicJudge, recall
+from arena_tui.judge.rubric import PromptBuilder, dimensions_for, turn_taking
+from arena_tui.judge.summary import wilson
+from benchmarks.loader import load_benchmark
+from benchmarks.model import Benchmark
+
+from .judge_helpers import call
+
+
+@pytest.fixture(scope="module")
+def conv(shared_data: Path) -> Benchmark:
+    return load_benchmark(shared_data / "conversation_bench")
+
+
+def ok(**kw) -> TurnResult:
+    kw.setdefault("latencies", Latencies(pipeline_ttfb_ms=900.0, voice_to_voice_ms=1000.0, leading_silence_ms=150.0))
+    kw.setdefault("assistant_text", "hello")
+    return TurnResult(turn_index=0, status=kw.pop("status", "ok"), user_text="hi", **kw)
+
+
+def test_dimensions_follow_the_turn_data(conv):
+    by_cat = {t.turn_index: t for t in conv.turns}
+    memory = next(t for t in conv.turns if "long_range_memory" in t.categories)
+    ambiguous = next(t for t in conv.turns if "ambiguous_entity" in t.categories)
+    assert dimensions_for(by_cat[0], audio=False) == ["kb_grounding", "instruction_following", "tool_use_correct"]
+    assert "state_tracking" in dimensions_for(memory, audio=False)
+    assert "ambiguity_handling" in dimensions_for(ambiguous, audio=True)
+    assert dimensions_for(by_cat[0], audio=True)[-1] == "turn_taking"
+
+
+@pytest.mark.parametrize(
+    "result, reason",
+    [
+        (ok(latencies=Latencies()), "missing timing"),
+        (ok(latencies=Latencies(pipeline_ttfb_ms=-40.0, voice_to_voice_ms=10.0)), "negative pipeline_ttfb_ms"),
+        (ok(overlap_ms=100.0), "overlap 100 ms"),
+        (ok(status="no_response", sentinel=EMPTY_RESPONSE, assistant_text=EMPTY_RESPONSE), "no usable response"),
+        (ok(status="empty_response"), "no usable response"),
+        (ok(reconnects=1), "reconnected mid-turn"),
+        (ok(latencies=Latencies(pipeline_ttfb_ms=900.0, leading_silence_ms=5200.0)), "leading silence 5.2 s"),
+    ],
+)
+def test_turn_taking_fails_on_each_timeline_problem(result, reason):
+    score = turn_taking(result)
+    assert score.verdict == "fail" and reason in score.reasoning
+
+
+def test_turn_taking_passes_a_clean_turn_just_under_the_limits():
+    r = ok(overlap_ms=99.9, latencies=Latencies(pipeline_ttfb_ms=0.0, leading_silence_ms=5000.0))
+    assert turn_taking(r).verdict == "pass"
+
+
+def test_prefix_is_identical_across_turns_and_builders(conv):
+    a, b = PromptBuilder(conv), PromptBuilder(conv)
+    assert a.prefix == b.prefix and a.prefix.encode() == b.prefix.encode()
+    assert "# Target turn" not in a.prefix and "Conversation so far" not in a.prefix
+    # the expected-call summary of the whole run is in the prefix, including list-shaped turns
+    assert "turn 35: [0] register_for_session" in a.prefix and "[2] check_schedule_conflict" in a.prefix
+    t = conv.turn(21)
+    target = a.target(t, ok(), dimensions_for(t, audio=True))
+    assert "subcategory: post_disambiguation_action" in target and "vote_for_session" in target
+    assert "scored dimensions: kb_grounding, instruction_following, tool_use_correct, ambiguity_handling" in target
+
+
+def test_history_is_sorted_and_append_only(conv):
+    b = PromptBuilder(conv)
+    rs = [ok().model_copy(update={"turn_index": i, "user_text": f"u{i}"}) for i in (3, 0, 1)]
+    h = b.history(rs)
+    assert h.index("[turn 0]") < h.index("[turn 1]") < h.index("[turn 3]")
+    assert b.history(rs).startswith(b.history(rs[1:]))
+
+
+def test_wilson_interval():
+    lo, hi = wilson(8, 10)
+    assert (round(lo, 3), round(hi, 3)) == (0.490, 0.943)
+    assert wilson(0, 0) == (0.0, 0.0)
+    lo, hi = wilson(10, 10)
+    assert hi == 1.0 and 0.69 < lo < 0.73
+    assert wilson(0, 10)[0] == 0.0
+
+
+async def test_heuristic_judge_scores_golden_text_and_canonical_calls(conv):
+    t = conv.turn(10)
+    exp = t.expected_calls[0]
+    good = TurnResult(turn_index=10, status="ok", user_text=t.input, assistant_text=t.golden_text,
+                      tool_calls=[call(exp.name, "a", **exp.args)])
+    off = good.model_copy(update={"assistant_text": "I like turtles.", "tool_calls": []})
+    j = HeuristicJudge()
+    dims = dimensions_for(t, audio=False)
+    req = JudgeRequest(prefix="", history="", target="", turn=t, result=good, benchmark=conv, dimensions=dims)
+    out = (await j.complete(req)).output
+    assert out.scores.kb_grounding.verdict == "pass" and out.scores.tool_use_correct.verdict == "pass"
+    out = (await j.complete(JudgeRequest(**{**req.__dict__, "result": off}))).output
+    assert out.scores.kb_grounding.verdict == "fail" and out.scores.tool_use_correct.verdict == "fail"
+    assert out.scores.instruction_following.verdict == "fail"
+    assert recall("Workshop day is Tuesday June 3rd", "It's on Tuesday, June 3rd: workshop day") == 1.0
