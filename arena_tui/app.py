@@ -61,7 +61,7 @@ class ArenaApp(App):
         self.judges: dict[str, Any] = {}
         self.player = Player()
         self._sub = self.bus.subscribe(accept=lambda e: e.kind != "audio")
-        self._closing = False
+        self._shutdown_task: asyncio.Future[None] | None = None
 
     # --- lifecycle -----------------------------------------------------------------------
     async def on_mount(self) -> None:
@@ -112,22 +112,33 @@ class ArenaApp(App):
     async def on_unmount(self) -> None:
         await self.shutdown()  # also when the app exits other than by `q` (tests, ctrl+c)
 
-    async def action_quit(self) -> None:
+    def action_quit(self) -> None:
+        """Stop runs and save in a worker, then exit: the screen stays responsive meanwhile."""
+        if self._shutdown_task is None and any(self.running(r) for r in self.run_workers):
+            self.notify("stopping runs (kept as interrupted) and saving…", timeout=30)
+        self.run_worker(self._quit(), group="quit", exclusive=True)
+
+    async def _quit(self) -> None:
         await self.shutdown()
         self.exit()
 
     async def shutdown(self) -> None:
-        """Stop running runs (they end as interrupted), then make sure everything is committed."""
-        if self._closing:
-            return
-        self._closing = True
+        """Stop running runs (they end as interrupted), then make sure everything is committed.
+
+        Idempotent and shared: `q` and unmount await the same task, so neither cuts the other short.
+        """
+        if self._shutdown_task is None:
+            self._shutdown_task = asyncio.ensure_future(self._shutdown_once())
+        await asyncio.shield(self._shutdown_task)
+
+    async def _shutdown_once(self) -> None:
         self.player.stop()
         await self.stop_runs()
         await self._stop_judges()
         if self.store is not None:
             try:
                 await asyncio.wait_for(self.store.flush(), 15)
-                await self.store.close()
+                await asyncio.wait_for(self.store.close(), 15)
             except Exception as e:
                 self.log.error(f"store close: {e}")
             self.store = None
@@ -143,7 +154,10 @@ class ArenaApp(App):
                 await asyncio.wait_for(w.wait(), 15)
             except Exception:
                 pass
-        self.pump()
+        try:
+            self.pump()
+        except Exception:  # no screen any more (the app is closing)
+            pass
 
     # --- runs ----------------------------------------------------------------------------
     def running(self, run_id: str) -> bool:

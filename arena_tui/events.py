@@ -66,7 +66,7 @@ class Latencies(Model):
     """Each figure named for what it measures; all from our own timeline except provider_ttfb_ms."""
 
     voice_to_voice_ms: float | None = None  # user speech end (VAD) -> audible bot speech (VAD)
-    pipeline_ttfb_ms: float | None = None  # user WAV end -> first bot audio frame played
+    pipeline_ttfb_ms: float | None = None  # user speech end (VAD) -> first bot audio frame played
     provider_ttfb_ms: float | None = None  # what the provider/Pipecat reported; not ours
     leading_silence_ms: float | None = None  # first bot frame -> audible bot speech
 

@@ -439,7 +439,10 @@ def measure_turn(
     user_end = max((s.end_ms for s in user_speech), default=None)
     bot_onset = min((s.start_ms for s in bot_speech), default=None)
     v2v = bot_onset - user_end if bot_onset is not None and user_end is not None else None
-    pipeline = bot_frames_start_ms - user_audio.end_ms if bot_frames_start_ms is not None else None
+    # user speech end (VAD); the WAV's end only when VAD found no speech (trailing silence in a
+    # WAV must not make a prompt reply look early)
+    speech_end = user_end if user_end is not None else user_audio.end_ms
+    pipeline = bot_frames_start_ms - speech_end if bot_frames_start_ms is not None else None
     leading = bot_onset - bot_frames_start_ms if bot_onset is not None and bot_frames_start_ms is not None else None
     lat = Latencies(
         voice_to_voice_ms=v2v,

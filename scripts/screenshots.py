@@ -77,7 +77,7 @@ async def shoot(out: Path) -> list[Path]:
         table.move_cursor(row=table.get_row_index("3"))
         await pilot.press("enter")
         await pilot.pause(0.3)
-        await app.screen.query_one("#detail").scroll_to(y=0, animate=False, immediate=True)
+        app.screen.query_one("#detail").scroll_to(y=0, animate=False, immediate=True)
         save(app, "turn_detail")
         await pilot.press("p")
         await pilot.pause(0.3)

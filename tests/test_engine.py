@@ -147,7 +147,7 @@ async def test_measured_latencies_match_simulator_truth_at_1x(conv, sim_run):
         r = run.result(t)
         truth = run.sim.truth[t]
         assert truth.status == "answered"
-        first_frame = r.user_audio.end_ms + r.latencies.pipeline_ttfb_ms
+        first_frame = r.user_speech[-1].end_ms + r.latencies.pipeline_ttfb_ms
         assert first_frame == pytest.approx(origin + truth.first_audio_ms, abs=20), t
         audible = origin + truth.first_audio_ms + truth.leading_silence_ms
         assert r.bot_speech[0].start_ms == pytest.approx(audible, abs=20), t

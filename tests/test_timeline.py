@@ -291,7 +291,7 @@ def test_measure_turn_normal():
     m = measure_turn(iv(0, 3000), [iv(100, 2800)], 3500.0, [iv(3700, 6000)], 732.0)
     lat = m.latencies
     assert lat.voice_to_voice_ms == pytest.approx(900.0)
-    assert lat.pipeline_ttfb_ms == pytest.approx(500.0)
+    assert lat.pipeline_ttfb_ms == pytest.approx(700.0)  # from user speech end, not the WAV's end
     assert lat.leading_silence_ms == pytest.approx(200.0)
     assert lat.provider_ttfb_ms == 732.0
     assert m.overlaps == [] and m.overlap_ms == 0.0 and m.negative == [] and not m.barge_in
@@ -306,7 +306,7 @@ def test_measure_turn_uses_last_user_speech_end_and_first_bot_onset():
 def test_measure_turn_barge_in_keeps_negative_latency():
     m = measure_turn(iv(0, 3000), [iv(100, 2800)], 2400.0, [iv(2500, 4000)], 100.0)
     assert m.latencies.voice_to_voice_ms == pytest.approx(-300.0)
-    assert m.latencies.pipeline_ttfb_ms == pytest.approx(-600.0)
+    assert m.latencies.pipeline_ttfb_ms == pytest.approx(-400.0)
     assert m.negative == ["voice_to_voice_ms", "pipeline_ttfb_ms"]
     assert m.barge_in
     assert m.overlaps == [iv(2500, 2800)] and m.overlap_ms == pytest.approx(300.0)
@@ -340,6 +340,8 @@ def test_measure_turn_missing_pieces_are_none():
     assert m.latencies.model_dump() == {
         "voice_to_voice_ms": None, "pipeline_ttfb_ms": None, "provider_ttfb_ms": None, "leading_silence_ms": None}
     m = measure_turn(iv(0, 3000), [iv(0, 2900)], 3300.0, [], None)
+    assert m.latencies.pipeline_ttfb_ms == pytest.approx(400.0)
+    m = measure_turn(iv(0, 3000), [], 3300.0, [], None)  # no speech found: from the WAV's end
     assert m.latencies.pipeline_ttfb_ms == pytest.approx(300.0)
     assert m.latencies.voice_to_voice_ms is None and m.latencies.leading_silence_ms is None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -85,25 +86,32 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
         super().__init__()
         self.data_dir = data_dir
 
-    def _benchmarks(self) -> list[str]:
-        names: list[str] = []
+    def _benchmarks(self) -> tuple[list[tuple[str, str]], str]:
+        """(label, name) options and the default: the first benchmark with local data, else the demo."""
+        options: list[tuple[str, str]] = []
+        default = ""
         try:
             from benchmarks.loader import available_benchmarks
 
-            names = [getattr(b, "name", b) for b in available_benchmarks(self.data_dir)]
+            for b in available_benchmarks(self.data_dir):
+                name = str(getattr(b, "name", b))
+                local = getattr(b, "path", True) is not None and not getattr(b, "problems", None)
+                options.append((name if local else f"{name} (not downloaded)", name))
+                if local and not default:
+                    default = name
         except Exception:
             pass
-        if "demo_bench" not in names:
-            names.insert(0, "demo_bench")
-        return names
+        if "demo_bench" not in [n for _, n in options]:
+            options.insert(0, ("demo_bench", "demo_bench"))
+        return options, default or "demo_bench"
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide", id="new-run"):
             yield Label("[b]New run[/b]")
             with Grid(classes="form"):
                 yield Label("benchmark")
-                names = self._benchmarks()
-                yield Select([(n, n) for n in names], value=names[0], allow_blank=False, id="benchmark")
+                options, default = self._benchmarks()
+                yield Select(options, value=default, allow_blank=False, id="benchmark")
                 yield Label("model")
                 yield Input("sim", id="model", placeholder="sim | gpt-realtime | …")
                 yield Label("simulator faults")
@@ -120,7 +128,7 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
                 yield Button("Cancel", id="cancel")
 
     @on(Button.Pressed, "#start")
-    def start(self) -> None:
+    def start(self, event: Button.Pressed) -> None:
         err = self.query_one("#new-run-error", Static)
         config: dict[str, Any] = {"model": self.query_one("#model", Input).value.strip() or "sim"}
         faults = self.query_one("#faults", Input).value.strip()
@@ -146,7 +154,10 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
         except ImportError:
             pass  # the engine will say so when the run starts
         except Exception as e:
-            err.update(f"[b red]{e}[/]")
+            err.update(Text(str(e), style="bold red"))  # plain text: the message may hold [brackets]
+            # end the 0.2 s press effect now: Textual ignores clicks on an "-active" button, so a
+            # corrected form submitted right away would otherwise be silently dropped
+            event.button.remove_class("-active")
             return
         self.dismiss({
             "benchmark": str(self.query_one("#benchmark", Select).value),

@@ -16,10 +16,11 @@ from .run import RunScreen
 
 class ReplayScreen(RunScreen):
     BINDINGS = RunScreen.BINDINGS + [
-        Binding("n,right", "step(1)", "Next turn"),
-        Binding("b,left", "step(-1)", "Prev turn"),
-        Binding("home", "jump(0)", "First", show=False),
-        Binding("end", "jump(-1)", "End"),
+        # priority: the focused turn table would otherwise take arrows, home and end
+        Binding("n,right", "step(1)", "Next turn", priority=True),
+        Binding("b,left", "step(-1)", "Prev turn", priority=True),
+        Binding("home", "jump(0)", "First", show=False, priority=True),
+        Binding("end", "jump(-1)", "End", priority=True),
     ]
     mode = "replay"
 

@@ -24,7 +24,7 @@ from . import actions
 
 LATENCY_LABELS = [
     ("voice_to_voice_ms", "voice-to-voice", "user speech end (VAD) → audible bot speech, our timeline"),
-    ("pipeline_ttfb_ms", "pipeline TTFB", "user WAV end → first bot audio frame played"),
+    ("pipeline_ttfb_ms", "pipeline TTFB", "user speech end (VAD) → first bot audio frame played"),
     ("provider_ttfb_ms", "provider TTFB", "as reported by the provider (not our clock)"),
     ("leading_silence_ms", "leading silence", "first bot frame → audible speech"),
 ]
