@@ -1,0 +1,79 @@
+"""How far our timeline's latency figures are from what the simulator actually did (1× speed).
+
+The simulator records, in audio time, when it sent each reply's first audio and how much
+leading silence it put in; the engine measures the same moments from the audio it played.
+Prints the error distribution (ms) per figure. Not a test: numbers depend on machine load.
+
+    .venv/bin/python scripts/bench_latency_error.py --turns 0-7 [--faults 3:slow_first_audio=1500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+from pathlib import Path
+
+from arena_tui.bus import EventBus
+from arena_tui.events import SessionOpened, TurnEnded
+from benchmarks.loader import load_benchmark
+from runners.config import RunConfig, parse_turns
+from runners.engine import run_benchmark
+from runners.simulator import SimulatorServer
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "audio-arena"
+
+
+def describe(name: str, errors: list[float]) -> str:
+    if not errors:
+        return f"{name:28} no samples"
+    a = sorted(abs(e) for e in errors)
+    p95 = a[min(len(a) - 1, round(0.95 * (len(a) - 1)))]
+    return (f"{name:28} n={len(a):3}  mean {statistics.fmean(errors):+7.2f}  |err| p50 {statistics.median(a):6.2f}"
+            f"  p95 {p95:6.2f}  max {a[-1]:6.2f} ms")
+
+
+async def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bench", default=str(SHARED / "conversation_bench"))
+    ap.add_argument("--turns", default="0-7")
+    ap.add_argument("--faults", default=None)
+    args = ap.parse_args()
+    from loguru import logger
+
+    logger.remove()
+    logger.add(sys.stderr, level="WARNING")
+    bench = load_benchmark(args.bench)
+    async with SimulatorServer(bench, faults=args.faults) as sim:
+        bus = EventBus()
+        sub = bus.subscribe()
+        config = RunConfig(model="sim", base_url=sim.base_url, speed=1.0, turns=parse_turns(args.turns))
+        await run_benchmark(bench, config, bus)
+        events = sub.drain()
+        truth_log = list(sim.truth_log)
+    origins = {e.session: e.t_ms for e in events if isinstance(e, SessionOpened)}
+    first_frame, onset, leading, after_stop = [], [], [], []
+    for e in events:
+        if not isinstance(e, TurnEnded) or e.result.status != "ok" or not e.result.user_speech:
+            continue
+        r = e.result
+        truth = next((t for t in reversed(truth_log) if t.turn_index == r.turn_index and t.status == "answered"), None)
+        if truth is None or r.latencies.pipeline_ttfb_ms is None or not r.bot_speech:
+            continue
+        origin = origins[r.session]
+        ours_first = r.user_speech[-1].end_ms + r.latencies.pipeline_ttfb_ms
+        first_frame.append(ours_first - (origin + truth.first_audio_ms))
+        onset.append(r.bot_speech[0].start_ms - (origin + truth.first_audio_ms + truth.leading_silence_ms))
+        leading.append(r.latencies.leading_silence_ms - truth.leading_silence_ms)
+        after_stop.append((ours_first - (origin + truth.speech_stopped_ms)) - truth.first_audio_after_stop_ms)
+    print(f"{bench.name}, turns {args.turns}, 1x, faults {args.faults or 'none'}: measured − simulator truth")
+    print(describe("first bot frame played", first_frame))
+    print(describe("audible bot speech onset", onset))
+    print(describe("leading silence", leading))
+    print(describe("reply delay after VAD stop", after_stop))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
