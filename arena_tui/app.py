@@ -9,6 +9,8 @@ and the judge are imported lazily so the UI starts (and degrades with a message)
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,6 +29,23 @@ from .widgets.run_state import RunState, TurnSpec, specs_from_benchmark
 
 REFRESH_HZ = 20  # ≥ 15 meter refreshes/s, ≤ 30 repaints/s
 DEMO_BENCHMARK = "demo_bench"
+
+
+def _trust_the_terminal_size() -> None:
+    """Drop inherited COLUMNS/LINES when the real terminal can be asked for its size.
+
+    Textual sizes the screen with `shutil.get_terminal_size()`, which prefers those variables; a stale
+    pair (test runners and some shells export COLUMNS=80 LINES=24) would pin the app at that size and
+    make it ignore every resize.
+    """
+    for stream in (sys.__stdout__, sys.__stderr__):
+        try:
+            os.get_terminal_size(stream.fileno())  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            continue
+        os.environ.pop("COLUMNS", None)
+        os.environ.pop("LINES", None)
+        return
 
 
 class ArenaApp(App):
@@ -64,6 +83,11 @@ class ArenaApp(App):
         self._shutdown_task: asyncio.Future[None] | None = None
 
     # --- lifecycle -----------------------------------------------------------------------
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs.get("headless") and kwargs.get("size") is None:
+            _trust_the_terminal_size()
+        return super().run(*args, **kwargs)
+
     async def on_mount(self) -> None:
         from .screens.runs import RunsScreen
 

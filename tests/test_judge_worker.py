@@ -146,3 +146,20 @@ def test_judge_command_rejudges_from_the_store(conv, tmp_path, shared_data, caps
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert main(["--db", str(db), "judge", RUN, "--judge", "openai"]) == 2
     assert "OPENAI_API_KEY" in capsys.readouterr().err
+
+
+async def test_wait_returns_when_a_judging_finished_but_its_done_callback_has_not_run() -> None:
+    """Regression: gathering already-done tasks never yields, so the worker must drop them itself."""
+    worker = JudgeWorker.__new__(JudgeWorker)  # only the task bookkeeping is exercised
+    worker._tasks = set()
+
+    async def judged() -> None:
+        return None
+
+    task = asyncio.get_running_loop().create_task(judged())
+    worker._tasks.add(task)
+    task.add_done_callback(worker._tasks.discard)
+    await asyncio.sleep(0)  # the task finishes; its discard callback is only scheduled
+    assert task.done() and task in worker._tasks
+    await asyncio.wait_for(worker.wait(), 5)
+    assert not worker._tasks

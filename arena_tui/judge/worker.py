@@ -168,7 +168,16 @@ class JudgeWorker:
 
     async def wait(self) -> None:
         """Until every turn that has arrived is judged."""
-        while self._tasks:
+        while True:
+            # Drop finished tasks here rather than trusting their done callbacks: those run only on
+            # a later loop iteration, and gathering already-done tasks completes WITHOUT yielding,
+            # so `while self._tasks: await gather(...)` could spin forever and freeze the app.
+            for t in [t for t in self._tasks if t.done()]:
+                self._tasks.discard(t)
+                if not t.cancelled():
+                    t.exception()  # mark retrieved; a judging error is the task's own business
+            if not self._tasks:
+                return
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def run_phase2(self) -> list[Judgement]:
