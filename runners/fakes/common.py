@@ -336,6 +336,19 @@ class FakeServer:
     def forget_ws(self, ws: web.WebSocketResponse) -> None:
         self._sockets.discard(ws)
 
+    async def run_session(
+        self, request: web.Request, rec: ConnectionRecord, make_session: Callable[[web.WebSocketResponse], Any]
+    ) -> web.WebSocketResponse:
+        """Open the websocket, run one session object over it, and record who closed it."""
+        ws = await self.open_ws(request)
+        try:
+            await make_session(ws).run()
+        finally:
+            self.forget_ws(ws)
+            if rec.closed is None:
+                rec.closed = "client"
+        return ws
+
     def next_reply(self, rec: ConnectionRecord) -> tuple[int, ScriptedReply]:
         n = self.reply_count
         self.reply_count += 1

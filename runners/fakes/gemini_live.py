@@ -71,15 +71,7 @@ class GeminiLiveFake(FakeServer):
 
     async def _session(self, request: web.Request) -> web.StreamResponse:
         rec = self.new_connection(request)
-        ws = await self.open_ws(request)
-        session = _Session(self, rec, ws)
-        try:
-            await session.run()
-        finally:
-            self.forget_ws(ws)
-            if rec.closed is None:
-                rec.closed = "client"
-        return ws
+        return await self.run_session(request, rec, lambda ws: _Session(self, rec, ws))
 
 
 class _Session:

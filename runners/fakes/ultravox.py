@@ -89,15 +89,7 @@ class UltravoxFake(FakeServer):
         rec.tools = [t.get("temporaryTool", t) for t in cfg.get("selectedTools", [])]
         rec.history = list(call["history"])
         rec.resumed_from = call.get("prior_call_id")
-        ws = await self.open_ws(request)
-        session = _Call(self, rec, ws, call)
-        try:
-            await session.run()
-        finally:
-            self.forget_ws(ws)
-            if rec.closed is None:
-                rec.closed = "client"
-        return ws
+        return await self.run_session(request, rec, lambda ws: _Call(self, rec, ws, call))
 
 
 class _Call:

@@ -40,15 +40,7 @@ class XaiRealtimeFake(FakeServer):
 
     async def _session(self, request: web.Request) -> web.StreamResponse:
         rec = self.new_connection(request)
-        ws = await self.open_ws(request)
-        s = _Session(self, rec, ws)
-        try:
-            await s.run()
-        finally:
-            self.forget_ws(ws)
-            if rec.closed is None:
-                rec.closed = "client"
-        return ws
+        return await self.run_session(request, rec, lambda ws: _Session(self, rec, ws))
 
 
 class _Session:
