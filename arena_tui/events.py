@@ -215,7 +215,8 @@ class Overlap(Event):
 
 class Interruption(Event):
     kind: Literal["interruption"] = "interruption"
-    cause: Literal["bot_truncated", "user_barge_in"]
+    # bot_truncated: the reply was cut off; *_barge_in: that side started speaking over the other
+    cause: Literal["bot_truncated", "user_barge_in", "bot_barge_in"]
     detail: str = ""
 
 

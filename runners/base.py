@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from benchmarks.model import Tool
 
-from .config import RunConfig
+from .config import Rotation, RunConfig
 
 
 class HistoryItem(BaseModel):
@@ -66,6 +66,9 @@ class ProviderRunner(ABC):
     packages: tuple[str, ...] = ()
     #: whether `--speed` > 1 is allowed (only against a simulator)
     simulated: bool = False
+    #: push User{Started,Stopped}SpeakingFrame at each user clip's first speech onset / last
+    #: speech end (our VAD of the WAV, at played time) for services that need client-side turns
+    turn_frames: bool = False
 
     def resolve_model(self, alias: str) -> str:
         return self.aliases.get(alias, alias)
@@ -76,12 +79,12 @@ class ProviderRunner(ABC):
         for mod in self.packages:
             if importlib.util.find_spec(mod) is None:
                 problems.append(f"{self.name}: Python package {mod!r} is not installed")
-        if not self.simulated:
+        if not (self.simulated or config.fake):
             for env in self.key_env:
                 if not os.environ.get(env):
                     problems.append(f"{self.name}: environment variable {env} is not set (the API key)")
-            if config.speed != 1.0:
-                problems.append(f"{self.name}: --speed must be 1 against a real service (got {config.speed})")
+        if not (self.simulated or config.fake) and config.speed != 1.0:
+            problems.append(f"{self.name}: --speed must be 1 against a real service (got {config.speed})")
         return problems
 
     @abstractmethod
@@ -115,6 +118,17 @@ class ProviderRunner(ABC):
         Pipecat does not pass a reply's final status down the pipeline; providers that can
         report it hook it here."""
 
+    def observe_session(self, service: Any, publish: Any) -> None:  # noqa: B027
+        """Report what happens inside the service that the engine cannot see, as events:
+        `publish(EventClass, **fields)` (run id, time and turn are filled in), e.g. a
+        reconnect or continuation the Pipecat service did by itself → `SessionRotated` +
+        `Reconnected` with what it replayed, or a turn marked "text but no audio"."""
+
+    def rotation_policy(self, config: RunConfig, system_prompt: str) -> Rotation:
+        """The rotation policy for this provider (e.g. Nova's age limit, GLM's replay budget);
+        defaults to the configured one. Providers override only what the user left unset."""
+        return config.rotation
+
     def replay_strategy(self) -> str:
         """How history reaches a new session (a ReplaySummary.strategy)."""
         return "full_history"
@@ -123,7 +137,8 @@ class ProviderRunner(ABC):
         return f"{self.name} TTFB (Pipecat metrics)"
 
     async def start(self, config: RunConfig, benchmark: Any) -> None:  # noqa: B027
-        """Per-run setup (e.g. start an in-process simulator)."""
+        """Per-run setup (e.g. start an in-process simulator, or with `config.fake` the
+        provider's local protocol fake scripted from `benchmark`)."""
 
     async def stop(self) -> None:  # noqa: B027
         """Per-run teardown."""
@@ -162,5 +177,17 @@ def get_runner(model: str) -> ProviderRunner:
 def _load_builtin() -> None:
     import importlib
 
-    for mod in ("runners.openai_realtime",):
-        importlib.import_module(mod)
+    for mod in _PROVIDER_MODULES:
+        if importlib.util.find_spec(mod) is not None:
+            importlib.import_module(mod)
+
+
+_PROVIDER_MODULES = (
+    "runners.openai_realtime",
+    "runners.gemini_live",
+    "runners.nova_sonic",
+    "runners.glm_realtime",
+    "runners.grok",
+    "runners.ultravox",
+    "runners.text_chat",
+)

@@ -69,6 +69,7 @@ class RunConfig(Strict):
     greeting: Greeting = Field(default_factory=Greeting)
     rotation: Rotation = Field(default_factory=Rotation)
     faults: str | None = None  # simulator fault spec
+    fake: bool = False  # run against the provider's in-process protocol fake, scripted from the benchmark
     sim_policy: str = "oracle"
     sim_voice: str = "auto"
     level_block_ms: float = 50.0

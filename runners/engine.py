@@ -26,9 +26,10 @@ from pipecat.frames.frames import (
     LLMFullResponseStartFrame,
     LLMRunFrame,
     MetricsFrame,
-    ProposedUserStartedSpeakingFrame,
     TranscriptionFrame,
     TTSTextFrame,
+    UserStartedSpeakingFrame,
+    UserStoppedSpeakingFrame,
 )
 from pipecat.metrics.metrics import LLMUsageMetricsData, TTFBMetricsData
 from pipecat.observers.base_observer import BaseObserver, FramePushed
@@ -117,6 +118,7 @@ class Attempt:
     user_bounds: list[tuple[float, str]] | None = None  # VAD boundaries of the WAV, placed when it starts
     user_speech_rel: list[Interval] = field(default_factory=list)  # VAD intervals within the WAV
     provider_ttfb_ms: float | None = None
+    live_overlaps: Any = None  # timeline.LiveOverlaps, set when the attempt starts
     tokens: dict[str, int] = field(default_factory=dict)
     interrupted: bool = False
     ends_session: bool = False
@@ -168,6 +170,7 @@ class Session:
         self.llm = run.provider.build_service(self.spec)
         self.llm.register_function(None, run.handle_tool_call, cancel_on_interruption=False)
         run.provider.observe_responses(self.llm, lambda status, why: run.on_response_done(self, status, why))
+        run.provider.observe_session(self.llm, lambda cls, **kw: run.on_session_event(self, cls, **kw))
         context = LLMContext(
             [{"role": "user", "content": self.spec.kickoff}],
             run.provider.tools(self.spec.tools),
@@ -251,6 +254,7 @@ class _Run:
         self.bot_meter = tl.LevelMeter("bot", block_ms=config.level_block_ms, sample_rate=self.rate)
         self.bot_detector = tl.SpeechDetector(self.rate)
         self.history = History()
+        self.rotation = provider.rotation_policy(config, benchmark.system_prompt)
         self.session: Session | None = None
         self.sessions = 0
         self.reconnects = 0
@@ -295,6 +299,19 @@ class _Run:
         while a.user_bounds and a.user_bounds[0][0] <= until_ms:
             t, kind = a.user_bounds.pop(0)
             self.publish(self.ev(SpeechBoundary, t_ms=t, kind=kind, origin="vad"))
+            self._overlaps(a, "user", kind == "user_speech_started", t)
+
+    def _overlaps(self, a: Attempt | None, who: str, started: bool | None, t: float) -> None:
+        """Feed a speech boundary to the live overlap tracker and report what became certain
+        (started=None closes both sides: the turn is over)."""
+        if a is None or a.live_overlaps is None:
+            return
+        found = a.live_overlaps.close(t) if started is None else a.live_overlaps.boundary(who, started, t)
+        for ov, cause in found:
+            self.publish(self.ev(Overlap, t_ms=ov.end_ms, start_ms=ov.start_ms, end_ms=ov.end_ms))
+            over = "bot started speaking over the user" if cause == "bot_barge_in" else "user started speaking over the bot"
+            self.publish(self.ev(Interruption, t_ms=ov.start_ms, cause=cause, detail=f"{over} ({ov.duration_ms:.0f} ms overlap)"))
+            a.interrupted = True
 
     def on_bot_audio(self, pcm: bytes, t_ms: float) -> None:
         a = self.attempt
@@ -321,6 +338,7 @@ class _Run:
             if a is not None and a.bot_speech_open is not None:
                 a.bot_speech.append(Interval(start_ms=a.bot_speech_open, end_ms=t))
                 a.bot_speech_open = None
+        self._overlaps(a, "bot", kind == "start", t)
 
     def on_truncated(self, t_ms: float, pending_ms: float) -> None:
         self.publish(
@@ -369,12 +387,6 @@ class _Run:
                     ):
                         if val:
                             a.tokens[key] = a.tokens.get(key, 0) + int(val)
-        elif isinstance(frame, ProposedUserStartedSpeakingFrame) and direction == FrameDirection.DOWNSTREAM:
-            out = session.output
-            if out is not None and out.busy():
-                self.publish(self.ev(Interruption, cause="user_barge_in", detail="provider heard the user while the bot spoke"))
-                if a is not None:
-                    a.interrupted = True
 
     def on_response_done(self, session: Session, status: str, why: str) -> None:
         """A provider reply that ended cut short (e.g. incomplete: max_output_tokens) is a truncation."""
@@ -387,6 +399,11 @@ class _Run:
         self.publish(self.ev(Interruption, cause="bot_truncated", detail=f"provider ended the reply {status}: {why}".strip()))
         if self.attempt is not None:
             self.attempt.interrupted = True
+
+    def on_session_event(self, session: Session, cls: type, **kw: Any) -> None:
+        """An event the runner saw inside its service (only the current session's count)."""
+        if session is self.session:
+            self.publish(self.ev(cls, **kw))
 
     def on_provider_error(self, session: Session, frame: ErrorFrame) -> None:
         msg = str(frame.error)
@@ -487,13 +504,13 @@ class _Run:
         self.reconnects += 1
         if reason in ("disconnect", "error"):
             self.failing += 1  # consecutive unplanned reconnects without a finished turn
-            if self.failing > self.config.rotation.max_reconnects:
+            if self.failing > self.rotation.max_reconnects:
                 raise RunError(
                     f"turn {self.turn_index}: gave up after {self.failing - 1} reconnects in a row ({reason}: "
                     f"{old.failed if old is not None and old.failed else 'connection closed'})"
                 )
         items, summary = select_replay(
-            self.history.items, self.config.rotation.history_budget_chars, self.provider.replay_strategy()
+            self.history.items, self.rotation.history_budget_chars, self.provider.replay_strategy()
         )
         session = await self.open_session(CONTINUE_PROMPT, items, detail=f"rotation ({reason})")
         self.publish(
@@ -510,7 +527,7 @@ class _Run:
             await self.rotate("error" if s.failed else "disconnect")
             return
         reason = rotation_due(
-            self.config.rotation, self.now() - s.opened_ms, len(self.benchmark.system_prompt) + self.history.chars()
+            self.rotation, self.now() - s.opened_ms, len(self.benchmark.system_prompt) + self.history.chars()
         )
         if reason:
             await self.rotate(reason)
@@ -573,12 +590,18 @@ class _Run:
 
         s = self.session
         assert s is not None and s.input is not None
-        a = Attempt(turn_index=turn.turn_index, number=number, started_ms=self.now(), resolver=ToolResolver(turn))
+        a = Attempt(
+            turn_index=turn.turn_index,
+            number=number,
+            started_ms=self.now(),
+            resolver=ToolResolver(turn),
+            live_overlaps=self.tl.LiveOverlaps(),
+        )
         a.user_speech_rel = self.user_speech(turn, pcm)
         self.attempt = a
         dur_ms = len(pcm) / 2 / self.rate * 1000.0
         self.publish(self.ev(TurnStarted, attempt=number, input_text=turn.input, user_audio_ms=dur_ms))
-        fut = s.input.play(pcm)
+        fut = s.input.play(pcm, self.turn_marks(a.user_speech_rel, dur_ms))
         deadline: float | None = None
         cfg = self.config
         while True:
@@ -604,6 +627,14 @@ class _Run:
             if deadline is not None and now >= deadline and not out_active:
                 self._close_bot_speech(a)
                 return a, ("empty" if a.responded() else "no_response")
+
+    def turn_marks(self, speech: list[Interval], dur_ms: float) -> list:
+        """User-speaking brackets around the clip's speech, for runners that take client-side turns."""
+        if not self.provider.turn_frames:
+            return []
+        start = speech[0].start_ms if speech else 0.0
+        stop = speech[-1].end_ms if speech else dur_ms
+        return [(start, UserStartedSpeakingFrame), (stop, UserStoppedSpeakingFrame)]
 
     async def run_turn(self, turn: Turn) -> TurnResult:
         self.turn_index = turn.turn_index
@@ -656,9 +687,8 @@ class _Run:
             m = self.tl.measure_turn(a.placed, user_speech, a.first_bot_ms, a.bot_speech, a.provider_ttfb_ms)
             latencies = m.latencies
             overlap_ms = m.overlap_ms
-            for ov in m.overlaps:
-                self.publish(self.ev(Overlap, t_ms=ov.end_ms, start_ms=ov.start_ms, end_ms=ov.end_ms))
             self._emit_user_bounds(a, float("inf"))
+            self._overlaps(a, "", None, self.now())  # the rest of the live report (same intervals as m.overlaps)
         result = TurnResult(
             turn_index=turn.turn_index,
             status=status,
@@ -756,21 +786,29 @@ async def run_benchmark(
     run_id: str | None = None,
     *,
     on_session: Callable[[Session], None] | None = None,
+    provider: ProviderRunner | None = None,
 ) -> str:
     """Run `benchmark` under `config`, publishing every event on `bus`; returns the run id.
 
     Cancelling the task stops the run cleanly: the turn under way is recorded as
     `interrupted`, its audio is flushed, and `run_ended(status="interrupted")` is published.
     `on_session` sees each session as it opens (instrumentation: scripts/bench_pacing.py).
+    `provider` is a runner instance to use instead of the one registered for `config.model`
+    (tests keep it to inspect its fake).
     """
     run_id = run_id or uuid.uuid4().hex
-    try:
-        provider = get_runner(config.model)
-    except ValueError as e:
-        raise RunError(str(e)) from None
+    if provider is None:
+        try:
+            provider = get_runner(config.model)
+        except ValueError as e:
+            raise RunError(str(e)) from None
     problems = provider.preflight(config)
     if problems:
         raise RunError("; ".join(problems))
+    if getattr(provider, "mode", "audio") == "text":
+        from .text_engine import run_text_benchmark
+
+        return await run_text_benchmark(benchmark, config, bus, run_id, provider)
     turns = select_turns(benchmark, config.turns)
     run = _Run(benchmark, config, bus, run_id, provider)
     run.on_session = on_session

@@ -427,6 +427,55 @@ def overlap_intervals(a: Sequence[Interval], b: Sequence[Interval], min_ms: floa
     return out
 
 
+class LiveOverlaps:
+    """User/bot speech overlaps reported as soon as they are certain, not at the turn's end.
+
+    Fed speech boundaries on the timeline (a detector may report a boundary a little after
+    it happened, so times need not arrive in order); an overlap is certain once one of its
+    two intervals has closed. Each is reported once, with who came in second: the bot
+    talking over the user (`bot_barge_in`) or the user over the bot (`user_barge_in`).
+    """
+
+    def __init__(self, min_ms: float = MIN_OVERLAP_MS) -> None:
+        self.min_ms = min_ms
+        self.closed: dict[str, list[Interval]] = {"user": [], "bot": []}
+        self.open: dict[str, float | None] = {"user": None, "bot": None}
+        self.reported: list[Interval] = []
+
+    def boundary(self, who: str, started: bool, t_ms: float) -> list[tuple[Interval, str]]:
+        if started:
+            if self.open[who] is None:
+                self.open[who] = t_ms
+        elif self.open[who] is not None:
+            self.closed[who].append(Interval(start_ms=self.open[who], end_ms=max(t_ms, self.open[who])))
+            self.open[who] = None
+        return self._certain()
+
+    def close(self, t_ms: float) -> list[tuple[Interval, str]]:
+        """End whatever is still open (the turn is over)."""
+        out: list[tuple[Interval, str]] = []
+        for who in ("user", "bot"):
+            out += self.boundary(who, False, t_ms)
+        return out
+
+    def _spans(self, who: str) -> list[Interval]:
+        spans = list(self.closed[who])
+        if self.open[who] is not None:
+            spans.append(Interval(start_ms=self.open[who], end_ms=math.inf))
+        return spans
+
+    def _certain(self) -> list[tuple[Interval, str]]:
+        out: list[tuple[Interval, str]] = []
+        bot = self._spans("bot")
+        for ov in overlap_intervals(self._spans("user"), bot, self.min_ms):
+            if math.isinf(ov.end_ms) or any(r.start_ms < ov.end_ms and ov.start_ms < r.end_ms for r in self.reported):
+                continue
+            self.reported.append(ov)
+            bot_second = any(abs(b.start_ms - ov.start_ms) < 1e-6 for b in bot)
+            out.append((ov, "bot_barge_in" if bot_second else "user_barge_in"))
+        return out
+
+
 def measure_turn(
     user_audio: Interval,
     user_speech: list[Interval],

@@ -53,11 +53,12 @@ class RunClock:
 
 
 class _Clip:
-    def __init__(self, pcm: bytes, future: asyncio.Future[Interval]) -> None:
+    def __init__(self, pcm: bytes, future: asyncio.Future[Interval], marks: list[tuple[float, Callable[[], Frame]]]) -> None:
         self.pcm = pcm
         self.pos = 0
         self.start_ms: float | None = None
         self.future = future
+        self.marks = sorted(marks, key=lambda m: m[0])  # (ms into the clip, frame factory) pushed once played
 
 
 async def _sleep_until(target: float, spin_s: float) -> None:
@@ -99,6 +100,7 @@ class PacedInput(BaseInputTransport):
         self.chunk_bytes = int(sample_rate * chunk_ms / 1000) * 2
         self._silence = bytes(self.chunk_bytes)
         self._clips: deque[_Clip] = deque()
+        self._due: list[Callable[[], Frame]] = []
         self._on_user_chunk = on_user_chunk
         self._task: asyncio.Task | None = None
         self.start_ms: float | None = None  # timeline time of chunk 0
@@ -112,9 +114,12 @@ class PacedInput(BaseInputTransport):
             return self.clock.t_ms()
         return self.start_ms + self.chunks_sent * self.chunk_ms
 
-    def play(self, pcm: bytes) -> asyncio.Future[Interval]:
+    def play(self, pcm: bytes, marks: list[tuple[float, Callable[[], Frame]]] | None = None) -> asyncio.Future[Interval]:
+        """Queue a clip. `marks` are (offset ms into the clip, frame factory): the frame is made
+        and pushed right after the chunk containing the offset has gone out, e.g. user-speaking
+        brackets at speech bounds (made late on purpose: frame ids order frames in time)."""
         fut: asyncio.Future[Interval] = asyncio.get_running_loop().create_future()
-        self._clips.append(_Clip(pcm, fut))
+        self._clips.append(_Clip(pcm, fut, marks or []))
         return fut
 
     def playing(self) -> bool:
@@ -161,6 +166,8 @@ class PacedInput(BaseInputTransport):
             n += 1
             self.chunks_sent = n
             await self.push_audio_frame(InputAudioRawFrame(audio=pcm, sample_rate=self.rate, num_channels=1))
+            while self._due:
+                await self.push_frame(self._due.pop(0)())
 
     def _take_chunk(self, t_ms: float) -> bytes:
         assert self.start_ms is not None
@@ -173,6 +180,9 @@ class PacedInput(BaseInputTransport):
         clip.pos += len(pcm)
         if self._on_user_chunk is not None and pcm:
             self._on_user_chunk(pcm, t_ms)
+        played_ms = clip.pos / 2 / self.rate * 1000.0
+        while clip.marks and (clip.marks[0][0] <= played_ms or clip.pos >= len(clip.pcm)):
+            self._due.append(clip.marks.pop(0)[1])
         if clip.pos >= len(clip.pcm):
             self._clips.popleft()
             end = clip.start_ms + len(clip.pcm) / 2 / self.rate * 1000.0

@@ -196,7 +196,15 @@ async def test_barge_in_is_an_overlap(conv, sim_run):
     assert r.overlap_ms >= 100
     overlaps = run.kinds("overlap", 0)
     assert overlaps and overlaps[0].end_ms - overlaps[0].start_ms >= 100
+    assert sum(o.end_ms - o.start_ms for o in overlaps) == pytest.approx(r.overlap_ms)  # live report = turn measure
     assert r.latencies.voice_to_voice_ms is not None and r.latencies.voice_to_voice_ms < 0
+    # the bot talked over the user: an interruption on our timeline, reported before the turn ended
+    barge = [e for e in run.kinds("interruption", 0) if e.cause == "bot_barge_in"]
+    assert barge and r.interrupted
+    assert barge[0].t_ms == pytest.approx(overlaps[0].start_ms)
+    # live: known when the user stopped, while the bot was still speaking
+    bot_stops = run.kinds("bot_speech_stopped", 0)
+    assert bot_stops and run.events.index(overlaps[0]) < run.events.index(bot_stops[-1])
 
 
 async def test_truncated_reply_is_an_interruption(conv, sim_run):

@@ -474,3 +474,31 @@ def test_recorder_take_chunk_is_an_audio_event_and_rejects_bad_input():
         rec.add("narrator", sine(10), 5.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         rec.add("user", np.zeros(10, np.float32), 5.0)
+
+
+def test_live_overlaps_report_each_overlap_once_when_certain():
+    from runners import timeline as tl
+
+    live = tl.LiveOverlaps(min_ms=100)
+    assert live.boundary("user", True, 0) == []
+    assert live.boundary("bot", True, 500) == []  # both speaking, end unknown
+    found = live.boundary("user", False, 900)
+    assert [(o.start_ms, o.end_ms, c) for o, c in found] == [(500, 900, "bot_barge_in")]
+    assert live.boundary("bot", False, 1500) == []  # same overlap, not again
+    # the user comes back over the bot; the detector reports the bot start late (out of order)
+    assert live.boundary("user", True, 2000) == []
+    found = live.boundary("bot", True, 1800) + live.boundary("bot", False, 2050)
+    assert found == []  # 50 ms: under the minimum
+    live.boundary("bot", True, 2100)
+    found = live.close(2600)
+    assert [(o.start_ms, o.end_ms, c) for o, c in found] == [(2100, 2600, "bot_barge_in")]
+
+
+def test_live_overlaps_user_over_bot():
+    from runners import timeline as tl
+
+    live = tl.LiveOverlaps()
+    live.boundary("bot", True, 0)
+    live.boundary("user", True, 300)
+    found = live.boundary("bot", False, 700)
+    assert [(o.start_ms, o.end_ms, c) for o, c in found] == [(300, 700, "user_barge_in")]

@@ -31,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--speed", type=float, default=1.0, help="audio speed-up (sim only; default 1)")
     parser.add_argument("--turns", help="turn subset, e.g. 0,5-9")
     parser.add_argument("--base-url", help="provider endpoint override (e.g. ws://127.0.0.1:PORT/v1/realtime)")
+    parser.add_argument(
+        "--fake", action="store_true", help="run against the provider's local protocol fake, scripted from the benchmark (no key)"
+    )
     parser.add_argument("--headless", action="store_true", help="no TUI: progress and a summary on stdout")
     parser.add_argument("--no-greeting", action="store_true", help="skip the greeting handshake")
     parser.add_argument("-v", "--verbose", action="store_true", help="show Pipecat's debug log on stderr")
@@ -60,6 +63,8 @@ def build_config(args: argparse.Namespace) -> Any:
     cfg: dict[str, Any] = {"model": args.model, "speed": args.speed, "turns": turns, "faults": args.faults}
     if args.base_url:
         cfg["base_url"] = args.base_url
+    if getattr(args, "fake", False):
+        cfg["fake"] = True
     if getattr(args, "no_greeting", False):
         cfg["greeting"] = {"enabled": False}
     if getattr(args, "rotate_after", None):

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import numpy as np
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 # What a reply does once it has been spoken.
 Then = Literal["disconnect", "go_away", "expire"]
@@ -49,17 +49,52 @@ class ScriptedReply(BaseModel):
 
 
 class Script(BaseModel):
-    """Replies keyed by reply number; replies past the end use `default`."""
+    """Replies keyed by reply number (`key="reply"`), or by user turn (`key="user_turn"`:
+    reply k answers the k-th user utterance heard across connections, and a reply with no new
+    user utterance — a greeting, a post-rotation kickoff — is `kickoff`); past the end, `default`."""
 
     replies: list[ScriptedReply] = Field(default_factory=list)
     default: ScriptedReply = Field(default_factory=lambda: ScriptedReply(text="Okay."))
+    key: Literal["reply", "user_turn"] = "reply"
+    kickoff: ScriptedReply = Field(default_factory=lambda: ScriptedReply(text="Hello! How can I help you today?"))
     voice: Literal["auto", "tone", "espeak"] = "tone"
     silence_ms: int = 500  # server-VAD end of speech after this much silence
     speech_threshold_dbfs: float = -45.0
     chunk_ms: int = 100  # size of the audio chunks the fake sends back
 
+    _answered: int = PrivateAttr(default=0)
+
     def reply(self, n: int) -> ScriptedReply:
         return self.replies[n] if n < len(self.replies) else self.default
+
+    def next(self, reply_count: int, heard: int) -> tuple[int, ScriptedReply]:
+        """(reply number, reply) for the next response; -1 numbers a kickoff reply."""
+        if self.key == "reply":
+            return reply_count, self.reply(reply_count)
+        if heard > self._answered:
+            self._answered = heard
+            return heard - 1, self.reply(heard - 1)
+        return -1, self.kickoff
+
+
+def script_for_benchmark(benchmark: Any, turns: list[int] | None = None, **kwargs: Any) -> Script:
+    """A user-turn-keyed script that answers each selected turn as the golden answer would:
+    it "hears" the turn's text, makes the turn's first expected call (flexible arguments
+    filled in), then speaks the golden text. `kwargs` go to `Script` (e.g. voice)."""
+    replies = []
+    for turn in benchmark.turns:
+        if turns is not None and turn.turn_index not in turns:
+            continue
+        call = None
+        if turn.expected_calls:
+            exp = turn.expected_calls[0]
+            args = dict(exp.args)
+            for name in exp.flexible_args:
+                if not args.get(name):
+                    args[name] = "as discussed"
+            call = ToolCallSpec(name=exp.name, args=args)
+        replies.append(ScriptedReply(user_transcript=turn.input, tool_call=call, text=turn.golden_text))
+    return Script(replies=replies, key="user_turn", **kwargs)
 
 
 class ConnectionRecord(BaseModel):
@@ -350,10 +385,10 @@ class FakeServer:
         return ws
 
     def next_reply(self, rec: ConnectionRecord) -> tuple[int, ScriptedReply]:
-        n = self.reply_count
+        n, reply = self.script.next(self.reply_count, sum(c.user_turns for c in self.connections))
         self.reply_count += 1
         rec.replies.append(n)
-        return n, self.script.reply(n)
+        return n, reply
 
     # for tests
     @property
