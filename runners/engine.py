@@ -717,6 +717,22 @@ class _Run:
             self.history.add_turn(turn.turn_index, turn.input, "", [])
         return result
 
+    def finish_greeting(self, a: Attempt, prompt: str) -> None:
+        """The greeting is not a benchmark turn (never judged), but it has a reply, audio and an end."""
+        text = spoken_text(a.assistant_text)
+        result = TurnResult(
+            turn_index=GREETING_TURN,
+            status="ok" if a.has_content() else "no_response",
+            user_text=prompt,
+            assistant_text=text,
+            bot_speech=a.bot_speech,
+            session=self.session.number if self.session else 0,
+            tokens=a.tokens,
+            error=a.error,
+        )
+        self.publish_audio(GREETING_TURN, a)
+        self.publish(self.ev(TurnEnded, turn_index=GREETING_TURN, result=result))
+
     def publish_audio(self, turn_index: int, a: Attempt) -> None:
         if a.user_pcm:
             start = a.placed.start_ms if a.placed else a.started_ms
@@ -832,8 +848,7 @@ async def run_benchmark(
         await run.open_session(config.greeting.prompt if config.greeting.enabled else CONTINUE_PROMPT, detail="initial")
         run.turn_index = GREETING_TURN
         run.publish(run.ev(TurnStarted, attempt=0, input_text=config.greeting.prompt))
-        await run.handshake(GREETING_TURN)
-        run.flush_conversation(GREETING_TURN)
+        run.finish_greeting(await run.handshake(GREETING_TURN), config.greeting.prompt)
         for turn in turns:
             current = turn
             if run.ended_by_model:

@@ -4,6 +4,12 @@ The simulator records, in audio time, when it sent each reply's first audio and 
 leading silence it put in; the engine measures the same moments from the audio it played.
 Prints the error distribution (ms) per figure. Not a test: numbers depend on machine load.
 
+Clock mapping: the simulator's audio time is the amount of input audio it has RECEIVED. Our
+input pushes each 20 ms chunk at its start deadline, so when the simulator's audio clock reads
+T, the chunk that ended at T left us at timeline time origin + T − chunk_ms. Comparing without
+this shift makes every figure look one chunk (minus transit) early — the −14.35 ms "offset"
+measured before. What remains after the mapping is real: local transit plus pipeline time.
+
     .venv/bin/python scripts/bench_latency_error.py --turns 0-7 [--faults 3:slow_first_audio=1500]
 """
 
@@ -61,7 +67,7 @@ async def main() -> int:
         truth = next((t for t in reversed(truth_log) if t.turn_index == r.turn_index and t.status == "answered"), None)
         if truth is None or r.latencies.pipeline_ttfb_ms is None or not r.bot_speech:
             continue
-        origin = origins[r.session]
+        origin = origins[r.session] - config.chunk_ms  # sim audio time T ↔ timeline origin + T − chunk
         ours_first = r.user_speech[-1].end_ms + r.latencies.pipeline_ttfb_ms
         first_frame.append(ours_first - (origin + truth.first_audio_ms))
         onset.append(r.bot_speech[0].start_ms - (origin + truth.first_audio_ms + truth.leading_silence_ms))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena_tui.bus import EventBus
-from arena_tui.events import EMPTY_RESPONSE, MODEL_ENDED_SESSION
+from arena_tui.events import GREETING_TURN, EMPTY_RESPONSE, MODEL_ENDED_SESSION
 from arena_tui.store import Store
 from benchmarks.loader import load_benchmark
 from runners.config import RunConfig
@@ -95,6 +95,9 @@ async def test_all_75_turns_recorded_with_tool_payloads_checked_at_the_wire(conv
     run = await sim_run(conv, speed=FAST)
     store = run.store
     results = {r.turn_index: r for r in await store.turn_results(run.run_id)}
+    greeting = results.pop(GREETING_TURN)  # the greeting ends like a turn, with its reply and audio
+    assert greeting.status == "ok" and greeting.assistant_text and greeting.bot_speech
+    assert await store.audio(run.run_id, GREETING_TURN, "bot") is not None
     assert sorted(results) == list(range(75))
     for i, r in results.items():
         expected = "ended_session" if i == 74 else "ok"
@@ -142,7 +145,9 @@ async def test_all_75_turns_recorded_with_tool_payloads_checked_at_the_wire(conv
 
 async def test_measured_latencies_match_simulator_truth_at_1x(conv, sim_run):
     run = await sim_run(conv, turns=[2, 13], speed=1.0)
-    origin = run.session_origin()
+    # The simulator's audio clock counts audio RECEIVED: it reads T when the chunk ending at T
+    # arrives, and that chunk left us at its start, T - 20 ms after the session's chunk 0.
+    origin = run.session_origin() - 20.0
     for t in (2, 13):
         r = run.result(t)
         truth = run.sim.truth[t]
