@@ -264,17 +264,44 @@ class ArenaApp(App):
             return
         self.judges[run_id] = (worker, worker.start(), backend)
 
-    def judge_backend_for(self, state: RunState) -> Any:
-        """The run's own judge when it has one here, else the kind it was judged with, else auto."""
-        from .judge import make_backend
+    def judge_for(self, state: RunState) -> tuple[Any, str]:
+        """(backend, label) to re-judge a run with: its own judge when it has one here, else the kind
+        it was judged with, else auto (the configured LLM judge, else the offline heuristic).
+
+        A recorded judge that cannot be rebuilt here (e.g. `reference:<model>` of an imported
+        run, or an LLM judge without its key) falls back to auto; the label says so.
+        """
+        from .judge import BACKENDS, make_backend
 
         if state.run_id in self.judges:
-            return self.judges[state.run_id][2]
-        names = state.judges
-        if state.any_heuristic or not names:
-            return make_backend("heuristic" if state.any_heuristic else "auto")
-        kind, _, model = sorted(names)[0].partition(":")
-        return make_backend(kind, model or None)
+            backend = self.judges[state.run_id][2]
+            return backend, _judge_label(backend)
+        names = sorted(state.judges)
+        if state.any_heuristic:
+            backend = make_backend("heuristic")
+            return backend, _judge_label(backend)
+        why = ""
+        if names:
+            kind, _, model = names[0].partition(":")
+            if kind in BACKENDS and kind != "auto":
+                try:
+                    backend = make_backend(kind, model or None)
+                    return backend, _judge_label(backend)
+                except Exception as e:
+                    why = f"{names[0]} is not available here ({e})"
+            else:
+                why = f"{names[0]} cannot be re-run here"
+        try:
+            backend = make_backend("auto")
+        except Exception as e:  # the configured LLM judge cannot start: the offline one always can
+            why = f"{why}; " if why else ""
+            why += f"auto judge unavailable ({e})"
+            backend = make_backend("heuristic")
+        label = _judge_label(backend)
+        return backend, f"{label}, by auto: {why}" if why else label
+
+    def judge_backend_for(self, state: RunState) -> Any:
+        return self.judge_for(state)[0]
 
     async def _stop_judges(self) -> None:
         for _worker, task, backend in list(self.judges.values()):
@@ -350,3 +377,8 @@ class ArenaApp(App):
             return specs_from_benchmark(await asyncio.to_thread(load_benchmark, benchmark, self.data_dir))
         except Exception:
             return {}
+
+
+def _judge_label(backend: Any) -> str:
+    name = str(getattr(backend, "name", None) or type(backend).__name__)
+    return f"{name} (offline)" if getattr(backend, "heuristic", False) else name

@@ -14,6 +14,10 @@ GLM-Realtime speaks an OpenAI-Realtime-like dialect with differences that matter
 On an unexpected close the service reconnects by itself and replays text history within
 the reference harness's budget (12,000 − instruction − 200 chars, entries cut to 500
 chars); every replay is recorded in `replays` and announced via `on_history_replayed`.
+A session opened to continue an earlier one (the engine's rotation) is seeded with that
+conversation (`history`) the same way, before its kickoff. Tool calls and their results
+are replayed as short assistant notes (GLM documents no function-call item to seed), so
+the model knows what was already done.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.llm_service import FunctionCallFromLLM, LLMService
 from pipecat.services.settings import LLMSettings
 from pipecat.utils.time import time_now_iso8601
+from pipecat.processors.aggregators import async_tool_messages
 from pydantic import BaseModel
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
@@ -76,9 +81,12 @@ class GLMConfigError(ValueError):
 
 
 class ReplayReport(BaseModel):
-    """What a reconnect gave the new session of the old conversation."""
+    """What a new connection was given of the conversation so far (a reconnect's replay, or
+    the `history` seeded into a session that continues an earlier one)."""
 
     session: int
+    kind: str = "reconnect"  # "reconnect" (our own) | "seed" (history given at construction)
+    reason: str = ""  # why the reconnect happened (close code / reason)
     messages: int = 0
     chars: int = 0
     dropped_messages: int = 0
@@ -137,6 +145,44 @@ def wav_bytes(pcm: bytes, sample_rate: int) -> bytes:
     return buf.getvalue()
 
 
+def tool_note(name: str, args: Any, result: Any) -> str:
+    """A tool call and its result as one line of text, for replay into a new session."""
+
+    def compact(v: Any) -> str:
+        if isinstance(v, str):
+            try:
+                v = json.loads(v)
+            except json.JSONDecodeError:
+                return v
+        return json.dumps(v, ensure_ascii=False, separators=(",", ":"), default=str)
+
+    return f"[tool {name}({compact(args)}) returned {compact(result)}]"
+
+
+def budget_for(instructions: str | None) -> int:
+    """Replay room left next to the instructions (the reference harness's rule)."""
+    return max(0, MAX_INSTRUCTION_CHARS - len(instructions or "") - REPLAY_MARGIN_CHARS)
+
+
+def fit_history(entries: list[tuple[str, str]], report: ReplayReport) -> list[tuple[str, str]]:
+    """The newest entries that fit `report.budget_chars`, in order; entries cut to 500 chars.
+    Fills in the report's counts (kept, chars, dropped, truncated)."""
+    kept: list[tuple[str, str]] = []
+    used = 0
+    for role, text in reversed(entries):
+        if len(text) > REPLAY_ENTRY_CHARS:
+            text = text[:REPLAY_ENTRY_CHARS]
+            report.truncated_entries += 1
+        if used + len(text) > report.budget_chars:
+            break
+        used += len(text)
+        kept.append((role, text))
+    kept.reverse()
+    report.dropped_messages = len(entries) - len(kept)
+    report.messages, report.chars = len(kept), used
+    return kept
+
+
 def _message_text(message: Any) -> str:
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, str):
@@ -174,8 +220,14 @@ class GLMRealtimeLLMService(LLMService):
         flush_ms: int = 250,
         auto_search: bool = False,
         max_reconnects: int = 3,
+        history: list[tuple[str, str]] | None = None,
+        text_without_audio_error: bool = True,
         **kwargs: Any,
     ):
+        """`history`: (role, text) of an earlier session's conversation, seeded (within the
+        replay budget) before this session's own context. `text_without_audio_error`: also
+        push a non-fatal ErrorFrame for a text-only response (a caller that treats every
+        ErrorFrame as a dead session sets False and listens to `on_text_without_audio`)."""
         settings = self.Settings(
             model=model,
             system_instruction=check_instructions(system_instruction),
@@ -199,6 +251,8 @@ class GLMRealtimeLLMService(LLMService):
         self._flush_bytes = input_sample_rate * 2 * flush_ms // 1000
         self._auto_search = auto_search
         self._max_reconnects = max_reconnects
+        self._history = list(history or [])
+        self._text_without_audio_error = text_without_audio_error
         self._resampler = create_stream_resampler()
 
         self._ws: ClientConnection | None = None
@@ -215,13 +269,19 @@ class GLMRealtimeLLMService(LLMService):
         self._response_active = False
         self._response_audio_bytes = 0
         self._response_text = ""
-        self._open_calls: dict[str, str] = {}  # call_id -> name, awaiting our result
+        self._open_calls: dict[str, tuple[str, Any]] = {}  # call_id -> (name, args), awaiting our result
+        # The conversation as this service saw it on the wire, for a reconnect's replay: the
+        # context reaches us too late for that (the assistant aggregator adds a reply only
+        # once its audio has been played, and a server close right after a reply would lose it).
+        self.transcript: list[tuple[str, str]] = []
         self._results_since_response = 0
         self.session_number = 0
         self.reconnects = 0
         self.text_without_audio = 0  # responses with a transcript but no audio
         self.replays: list[ReplayReport] = []
         self.appends = 0
+        self._reconnect_reason = ""
+        self.failed: str | None = None  # why the connection is gone for good
         self._register_event_handler("on_history_replayed")
         self._register_event_handler("on_text_without_audio")
 
@@ -236,11 +296,33 @@ class GLMRealtimeLLMService(LLMService):
         """
         return LLMServiceMetadataFrame(service_name=self.name, is_realtime_service=True)
 
+    def _compose_system_instruction(self) -> None:
+        """Pipecat appends ~700 chars of async-tool guidance when a handler is registered with
+        `cancel_on_interruption=False` (the engine's is). This service never delivers late
+        results as context messages (every result goes out as `function_call_output` at
+        once), so the guidance does not apply, and under GLM's 12,000-char cap it would eat
+        the replay budget: keep the instruction as given."""
+        super()._compose_system_instruction()
+        composed = self._settings.system_instruction
+        if composed and async_tool_messages.ASYNC_TOOL_INSTRUCTIONS in composed:
+            composed = composed.replace("\n\n" + async_tool_messages.ASYNC_TOOL_INSTRUCTIONS, "")
+            self._settings.system_instruction = composed.replace(async_tool_messages.ASYNC_TOOL_INSTRUCTIONS, "") or None
+
     # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def alive(self) -> bool:
+        """Connected, or still connecting / reconnecting by itself; False once closed or given up."""
+        task = self._receive_task
+        return not self._disconnecting and self.failed is None and (task is None or not task.done())
 
     async def start(self, frame: StartFrame) -> None:
         await super().start(frame)
-        await self._connect()
+        try:
+            await self._connect()
+        except Exception as e:  # refused, DNS, TLS, HTTP 401 on the upgrade …
+            self.failed = f"GLM-Realtime: cannot connect to {self._base_url}: {type(e).__name__}: {e}"
+            await self.push_error(self.failed, fatal=True)
 
     async def stop(self, frame: EndFrame) -> None:
         await super().stop(frame)
@@ -252,11 +334,15 @@ class GLMRealtimeLLMService(LLMService):
 
     async def _connect(self) -> None:
         self._session_ready.clear()
-        self._ws = await connect(
+        ws = await connect(
             self._base_url,
             additional_headers={"Authorization": f"Bearer {self._api_key}"},
             max_size=None,
         )
+        if self._disconnecting:  # closed while the handshake was under way
+            await ws.close()
+            return
+        self._ws = ws
         self.session_number += 1
         self._receive_task = self.create_task(self._receive_loop(self._ws))
         await self._send_session_update()
@@ -289,7 +375,12 @@ class GLMRealtimeLLMService(LLMService):
             "beta_fields": {"chat_mode": "audio", "tts_source": "e2e", "auto_search": self._auto_search},
         }
         if self._settings.system_instruction:
-            session["instructions"] = self._settings.system_instruction
+            try:  # composed by Pipecat from the base prompt and add-ons: check what is sent
+                session["instructions"] = check_instructions(self._settings.system_instruction)
+            except GLMConfigError as e:
+                self.failed = str(e)
+                await self.push_error(str(e), fatal=True)
+                return
         if self._glm_tools:
             session["tools"] = self._glm_tools
         await self._send({"type": "session.update", "session": session})
@@ -346,11 +437,19 @@ class GLMRealtimeLLMService(LLMService):
         if self._conversation_seeded:
             return
         self._conversation_seeded = True
+        if self._history:
+            report = ReplayReport(session=self.session_number, kind="seed", budget_chars=budget_for(self._settings.system_instruction))
+            for role, text in fit_history(self._history, report):
+                await self._send_message(role, text)
+            self.transcript.extend(self._history)
+            self.replays.append(report)
+            await self._call_event_handler("on_history_replayed", report)
         for m in context.get_messages():
             if isinstance(m, LLMSpecificMessage) or m.get("role") not in ("user", "assistant"):
                 continue
             if text := _message_text(m):
                 await self._send_message(m["role"], text)
+                self.transcript.append((m["role"], text))
 
     async def _send_message(self, role: str, text: str) -> None:
         kind = "input_text" if role == "user" else "text"
@@ -399,7 +498,8 @@ class GLMRealtimeLLMService(LLMService):
         if frame.properties and not frame.properties.is_final:
             return  # GLM takes one output per call
         result = json.dumps(frame.result, ensure_ascii=False) if frame.result is not None else "COMPLETED"
-        self._open_calls.pop(frame.tool_call_id, None)
+        name, args = self._open_calls.pop(frame.tool_call_id, (frame.function_name, frame.arguments))
+        self.transcript.append(("assistant", tool_note(name, args, frame.result if frame.result is not None else "COMPLETED")))
         await self._send(
             {"type": "conversation.item.create", "item": {"type": "function_call_output", "call_id": frame.tool_call_id, "output": result}}
         )
@@ -429,41 +529,29 @@ class GLMRealtimeLLMService(LLMService):
         if self._response_active:
             await self._finish_response(interrupted=True)
         if self.reconnects >= self._max_reconnects:
-            await self.push_error(f"GLM-Realtime connection lost ({reason}); gave up after {self.reconnects} reconnects", fatal=True)
+            self.failed = f"GLM-Realtime connection lost ({reason}); gave up after {self.reconnects} reconnects"
+            await self.push_error(self.failed, fatal=True)
             return
         self.reconnects += 1
         logger.warning(f"{self}: GLM-Realtime connection lost ({reason}); reconnecting")
         self._pending = bytearray()
         self._open_calls.clear()
         self._replay_pending = True
-        await self._connect()
+        self._reconnect_reason = reason
+        try:
+            await self._connect()
+        except Exception as e:
+            self.failed = f"GLM-Realtime connection lost ({reason}); reconnect failed: {type(e).__name__}: {e}"
+            await self.push_error(self.failed, fatal=True)
 
     async def _replay_history(self) -> None:
-        """Replay recent text history within GLM's context budget, newest first."""
-        report = ReplayReport(session=self.session_number)
-        instr = self._settings.system_instruction or ""
-        report.budget_chars = max(0, MAX_INSTRUCTION_CHARS - len(instr) - REPLAY_MARGIN_CHARS)
-        entries: list[tuple[str, str]] = []
-        for m in self._context.get_messages() if self._context else []:
-            if isinstance(m, LLMSpecificMessage) or m.get("role") not in ("user", "assistant"):
-                continue
-            if text := _message_text(m):
-                entries.append((m["role"], text))
-        kept: list[tuple[str, str]] = []
-        used = 0
-        for role, text in reversed(entries):
-            if len(text) > REPLAY_ENTRY_CHARS:
-                text = text[:REPLAY_ENTRY_CHARS]
-                report.truncated_entries += 1
-            if used + len(text) > report.budget_chars:
-                break
-            used += len(text)
-            kept.append((role, text))
-        kept.reverse()
-        report.dropped_messages = len(entries) - len(kept)
-        for role, text in kept:
+        """Replay the conversation so far (seeded history, then the text and finished tool calls
+        of this service's sessions) within GLM's context budget, newest first."""
+        report = ReplayReport(
+            session=self.session_number, reason=self._reconnect_reason, budget_chars=budget_for(self._settings.system_instruction)
+        )
+        for role, text in fit_history(self.transcript, report):
             await self._send_message(role, text)
-        report.messages, report.chars = len(kept), used
         self.replays.append(report)
         await self._call_event_handler("on_history_replayed", report)
 
@@ -526,13 +614,14 @@ class GLMRealtimeLLMService(LLMService):
         except json.JSONDecodeError:
             await self.push_error(f"GLM-Realtime sent unparseable arguments for {name!r}: {evt.get('arguments')!r}")
             return
-        self._open_calls[call_id] = name
+        self._open_calls[call_id] = (name, args)
         await self.run_function_calls(
             [FunctionCallFromLLM(context=self._context, tool_call_id=call_id, function_name=name, arguments=args)]
         )
 
     async def _on_conversation_item_input_audio_transcription_completed(self, evt: dict[str, Any]) -> None:
         if text := evt.get("transcript"):
+            self.transcript.append(("user", text))
             await self.push_frame(
                 TranscriptionFrame(text=text, user_id="", timestamp=time_now_iso8601(), result=evt), FrameDirection.UPSTREAM
             )
@@ -550,11 +639,14 @@ class GLMRealtimeLLMService(LLMService):
         await self._finish_response()
 
     async def _finish_response(self, interrupted: bool = False) -> None:
+        if self._response_text.strip():
+            self.transcript.append(("assistant", self._response_text.strip()))
         if self._response_audio_bytes:
             await self.push_frame(TTSStoppedFrame())
         elif self._response_text.strip() and not interrupted:
             self.text_without_audio += 1
-            await self.push_error(f"GLM-Realtime response had text but no audio: {self._response_text[:80]!r}")
+            if self._text_without_audio_error:
+                await self.push_error(f"GLM-Realtime response had text but no audio: {self._response_text[:80]!r}")
             await self._call_event_handler("on_text_without_audio", self._response_text)
         await self.push_frame(LLMFullResponseEndFrame())
         self._response_active = False

@@ -4,15 +4,21 @@
 Not a test: prints numbers. Both runs are the real engine against the in-process simulator
 with the real store recording, for --seconds of wall time at 1x: once headless, once inside
 the Textual app (headless terminal) with the run screen open, so meters, table, transcript and
-log repaint live. Also prints how often the UI actually repainted the meters.
+log repaint live. Also prints how often the UI brought the meters up to date and repainted them,
+overall and while audio played (levels only arrive while a track plays; a meter whose level did
+not change is not repainted, so the overall figure depends on how much of the run is silence).
 
-    .venv/bin/python scripts/bench_ui_pacing.py [--bench demo_bench] [--seconds 60]
+With --profile, also where the loop's time went: the callbacks that held the loop longest, by
+task or callback name, in thread CPU time (insensitive to other processes on a busy machine).
+
+    .venv/bin/python scripts/bench_ui_pacing.py [--bench demo_bench] [--seconds 60] [--profile]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import sys
 import tempfile
 import time
@@ -32,6 +38,56 @@ from arena_tui.widgets.run_state import RunState, specs_from_benchmark  # noqa: 
 from benchmarks.loader import load_benchmark  # noqa: E402
 from runners.config import RunConfig  # noqa: E402
 from runners.engine import run_benchmark  # noqa: E402
+
+ACTIVE_MS = 100.0  # a meter counts as "moving" this long after a level event for it arrived
+
+
+class LoopProfile:
+    """Thread-CPU time of every loop callback over `slow_ms`, by what ran (task coroutine or callback)."""
+
+    def __init__(self, slow_ms: float = 1.0) -> None:
+        self.slow_s = slow_ms / 1000.0
+        self.count: collections.Counter[str] = collections.Counter()
+        self.total: collections.Counter[str] = collections.Counter()
+        self.worst: dict[str, float] = {}
+        self._orig = asyncio.events.Handle._run
+
+    def __enter__(self) -> "LoopProfile":
+        orig, prof = self._orig, self
+
+        def run(handle: asyncio.Handle) -> None:
+            t = time.thread_time()
+            try:
+                orig(handle)
+            finally:
+                d = time.thread_time() - t
+                if d > prof.slow_s:
+                    prof.add(handle, d)
+
+        asyncio.events.Handle._run = run  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.events.Handle._run = self._orig  # type: ignore[method-assign]
+
+    def add(self, handle: asyncio.Handle, d: float) -> None:
+        cb = handle._callback  # type: ignore[attr-defined]
+        owner = getattr(cb, "__self__", None)
+        if isinstance(owner, asyncio.Task):
+            coro = owner.get_coro()
+            name = f"task {getattr(coro, '__qualname__', coro)}"
+        else:
+            name = getattr(cb, "__qualname__", repr(cb))
+        self.count[name] += 1
+        self.total[name] += d
+        self.worst[name] = max(self.worst.get(name, 0.0), d)
+
+    def report(self, label: str, top: int = 8) -> str:
+        lines = [f"  {label}: callbacks holding the loop > {self.slow_s * 1000:.0f} ms CPU "
+                 f"({sum(self.count.values())} in all): count, total ms, worst ms, what"]
+        for name, _ in self.total.most_common(top):
+            lines.append(f"    {self.count[name]:5d} {self.total[name] * 1000:8.1f} {self.worst[name] * 1000:7.1f}  {name}")
+        return "\n".join(lines)
 
 
 async def timed_run(bench, bus: EventBus, seconds: float, run_id: str) -> list[float]:
@@ -62,28 +118,80 @@ async def headless(bench, seconds: float) -> list[float]:
         await store.close()
 
 
-async def with_ui(bench, seconds: float) -> tuple[list[float], float]:
+class UiCounts:
+    """What the UI did, stamped on the wall clock: screen paints, meter repaints, meter frames drawn,
+    and when level events reached the bus (to tell 'audio playing' from silence)."""
+
+    def __init__(self) -> None:
+        self.paints: list[float] = []
+        self.repaints: list[float] = []
+        self.frames: list[float] = []
+        self.levels: list[float] = []
+
+    def rate(self, stamps: list[float], wall: float) -> float:
+        return len(stamps) / wall if wall > 0 else 0.0
+
+    def active(self) -> list[tuple[float, float]]:
+        """Merged windows of ACTIVE_MS after each level event: when a meter had something new to show."""
+        out: list[tuple[float, float]] = []
+        for t in sorted(self.levels):
+            end = t + ACTIVE_MS / 1000.0
+            if out and t <= out[-1][1]:
+                out[-1] = (out[-1][0], end)
+            else:
+                out.append((t, end))
+        return out
+
+    def active_rate(self, stamps: list[float]) -> tuple[float, float]:
+        windows = self.active()
+        secs = sum(b - a for a, b in windows)
+        inside = 0
+        for s in stamps:
+            inside += any(a <= s <= b for a, b in windows)
+        return (inside / secs if secs else 0.0), secs
+
+
+async def with_ui(bench, seconds: float) -> tuple[list[float], UiCounts, float]:
     app = ArenaApp(Path(tempfile.mkdtemp()) / "a.db")
-    paints = 0
+    counts = UiCounts()
     async with app.run_test(size=(160, 46)) as pilot:
         await pilot.pause()
         run_id = "bench-ui"
         app.live[run_id] = RunState(run_id, specs_from_benchmark(bench))
         app.push_screen(RunScreen(app.live[run_id], live=True))
         await pilot.pause(0.2)
-        meters = app.screen.query_one(LevelMeters)
-        original = meters.refresh
+        screen = app.screen
+        meters = screen.query_one(LevelMeters)
+        paint, refresh, render_line = screen.paint, meters.refresh, meters.render_line
+
+        def counting_paint(*a, **kw):
+            counts.paints.append(time.monotonic())
+            return paint(*a, **kw)
 
         def counting_refresh(*a, **kw):
-            nonlocal paints
-            paints += 1
-            return original(*a, **kw)
+            counts.repaints.append(time.monotonic())
+            return refresh(*a, **kw)
 
+        def counting_render_line(y):
+            if y == 0:
+                counts.frames.append(time.monotonic())
+            return render_line(y)
+
+        screen.paint = counting_paint  # type: ignore[method-assign]
         meters.refresh = counting_refresh  # type: ignore[method-assign]
+        meters.render_line = counting_render_line  # type: ignore[method-assign]
+        publish = app.bus.publish
+
+        def stamping_publish(event):
+            if event.kind == "level":
+                counts.levels.append(time.monotonic())
+            publish(event)
+
+        app.bus.publish = stamping_publish  # type: ignore[method-assign]
         t0 = time.monotonic()
         late = await timed_run(bench, app.bus, seconds, run_id)
         wall = time.monotonic() - t0
-    return late, paints / wall
+    return late, counts, wall
 
 
 def fmt(late: list[float]) -> str:
@@ -97,16 +205,36 @@ async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default="demo_bench")
     ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--profile", action="store_true", help="also print the callbacks that held the loop longest")
     args = ap.parse_args()
     from loguru import logger
 
     logger.remove()
     bench = load_benchmark(args.bench)
     print(f"{args.bench}, {args.seconds:.0f} s wall at 1x, real engine + simulator + store")
-    print("headless :", fmt(await headless(bench, args.seconds)))
-    late, hz = await with_ui(bench, args.seconds)
+    prof_h, prof_u = LoopProfile(), LoopProfile()
+    if args.profile:
+        with prof_h:
+            late_h = await headless(bench, args.seconds)
+    else:
+        late_h = await headless(bench, args.seconds)
+    print("headless :", fmt(late_h))
+    if args.profile:
+        with prof_u:
+            late, counts, wall = await with_ui(bench, args.seconds)
+    else:
+        late, counts, wall = await with_ui(bench, args.seconds)
     print("with UI  :", fmt(late))
-    print(f"meter repaints: {hz:.1f}/s (target ≥ 15, cap 20 by the coalescing timer)")
+    playing, secs = counts.active_rate(counts.repaints)
+    drawn, _ = counts.active_rate(counts.frames)
+    print(f"screen updates (coalesced paints): {counts.rate(counts.paints, wall):.1f}/s (timer at 20/s)")
+    print(f"meter repaints: {counts.rate(counts.repaints, wall):.1f}/s over the run, "
+          f"{playing:.1f}/s while audio played ({secs:.0f} s of {wall:.0f} s); "
+          f"frames drawn {counts.rate(counts.frames, wall):.1f}/s, {drawn:.1f}/s while playing "
+          f"(target ≥ 15, cap 20 by the coalescing timer)")
+    if args.profile:
+        print(prof_h.report("headless"))
+        print(prof_u.report("with UI"))
 
 
 if __name__ == "__main__":

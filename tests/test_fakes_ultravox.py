@@ -85,13 +85,46 @@ async def test_ultravox_reply_tool_call_disconnect_and_prior_call(bench: Path) -
             await asyncio.sleep(1.0)
             assert len(fake.connections) == 1  # Pipecat's Ultravox service never rejoins by itself
 
-        # The engine's way back: a new call continuing the old one (history kept server-side).
+        # The engine's way back: a new call continuing the old one (history kept server-side,
+        # tool call and result included); the agent speaks first again, continuing.
         again = await create_call(fake.api_url, body, prior=created["callId"])
         llm2 = UltravoxRealtimeLLMService(params=JoinUrlInputParams(join_url=again["joinUrl"]))
         async with ServiceRig(llm2, sample_rate=24000, speed=2.0, send_context=False) as rig2:
-            rig2.feeder.play(read_wav_pcm16(bench / "audio/turn_011.wav", 24000))
-            await rig2.wait_until(lambda: "where we left off" in rig2.collector.text, what="reply on the new call")
+            await rig2.wait_until(lambda: "where we left off" in rig2.collector.text, what="continuation on the new call")
             second = fake.connections[1]
             assert second.resumed_from == created["callId"]
-            assert [h["role"] for h in second.history] == ["agent", "user", "agent"]
-            assert second.replies == [2]
+            assert second.replies[0] == 2
+            assert [h["role"] for h in second.history] == ["agent", "user", "tool_call", "tool_result", "agent"]
+            assert second.history[1]["text"] == t10["input"]
+            assert second.history[2]["toolName"] == call["name"] and json.loads(second.history[2]["text"]) == call["args"]
+            assert second.history[3]["invocationId"] == "inv-1"
+            assert json.loads(second.history[3]["text"]) == t10["function_call_response"]
+            rig2.feeder.play(read_wav_pcm16(bench / "audio/turn_011.wav", 24000))
+            await fake.wait_until(lambda: second.user_turns == 1 and len(second.replies) == 2, what="reply to turn 11")
+
+
+async def test_ultravox_call_creation_rules() -> None:
+    """initialMessages seed a new call; with priorCallId they are refused, as the API documents."""
+    msgs = [
+        {"role": "MESSAGE_ROLE_USER", "text": "Hi"},
+        {"role": "MESSAGE_ROLE_TOOL_CALL", "text": "{}", "toolName": "t", "invocationId": "c1"},
+        {"role": "MESSAGE_ROLE_TOOL_RESULT", "text": "{\"ok\": true}", "toolName": "t", "invocationId": "c1"},
+        {"role": "MESSAGE_ROLE_AGENT", "text": "Done."},
+    ]
+    async with UltravoxFake(Script()) as fake:
+        first = await create_call(fake.api_url, {"systemPrompt": "p", "initialMessages": msgs})
+        assert [h["role"] for h in fake.calls[first["callId"]]["history"]] == ["user", "tool_call", "tool_result", "agent"]
+        async with aiohttp.ClientSession() as http:
+            url = f"{fake.api_url}/calls"
+            async with http.post(url, json={"initialMessages": msgs}, params={"priorCallId": first["callId"]},
+                                 headers={"X-Api-Key": "k"}) as resp:
+                assert resp.status == 400 and "priorCallId" in (await resp.json())["detail"]
+            async with http.post(url, json={"initialMessages": [{"role": "MESSAGE_ROLE_BOSS", "text": "x"}]},
+                                 headers={"X-Api-Key": "k"}) as resp:
+                assert resp.status == 400 and "MESSAGE_ROLE_BOSS" in str(await resp.json())
+            async with http.post(url, json={}) as resp:
+                assert resp.status == 403
+            fake.create_failures.append((503, "upstream unavailable"))
+            async with http.post(url, json={}, headers={"X-Api-Key": "k"}) as resp:
+                assert resp.status == 503 and await resp.text() == "upstream unavailable"
+        assert [c["status"] for c in fake.creations] == [201, 400, 400, 403, 503]

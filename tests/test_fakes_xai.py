@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from pathlib import Path
 
@@ -93,3 +94,58 @@ async def test_grok_reply_tool_call_disconnect_and_reset(bench: Path) -> None:
             assert any(m["role"] == "tool" and json.loads(m["content"]) == t10["function_call_response"] for m in body)
             assert any(m["role"] == "assistant" and "Suggestion submitted" in (m.get("content") or "") for m in body)
             await rig.wait_until(lambda: "With the history now" in rig.collector.text, what="seeded reply")
+
+
+async def test_fake_checks_replayed_items_and_uses_the_session_silence() -> None:
+    """The fake as a raw client sees it: a function_call_output must answer a call the
+    conversation knows (else an `error` event, as the API refuses it); replayed calls and
+    outputs are recorded in order; server VAD ends speech after the session's silence_duration_ms."""
+    import aiohttp
+    import numpy as np
+
+    async with XaiRealtimeFake(Script(replies=[ScriptedReply(text="Okay.")])) as fake, aiohttp.ClientSession() as http:
+        async with http.ws_connect(fake.base_url + "?model=grok-voice-latest", headers={"Authorization": "Bearer k"}) as ws:
+
+            async def recv(kind: str) -> dict:
+                while True:
+                    evt = json.loads((await ws.receive(timeout=5)).data)
+                    if evt["type"] == kind:
+                        return evt
+
+            async def send(evt: dict) -> None:
+                await ws.send_str(json.dumps(evt))
+
+            await recv("conversation.created")
+            await send({"type": "session.update", "session": {"turn_detection": {"type": "server_vad", "silence_duration_ms": 800},
+                                                              "audio": {"input": {"format": {"type": "audio/pcm", "rate": 16000}}}}})
+            await recv("session.updated")
+            await send({"type": "conversation.item.create", "item": {"type": "function_call_output", "call_id": "nope", "output": "{}"}})
+            err = await recv("error")
+            assert "unknown call_id 'nope'" in err["error"]["message"]
+            await send({"type": "conversation.item.create", "item": {"type": "function_call", "call_id": "c1", "name": "f", "arguments": '{"a": 1}'}})
+            await recv("conversation.item.added")
+            await send({"type": "conversation.item.create", "item": {"type": "function_call_output", "call_id": "c1", "output": '{"ok": true}'}})
+            await recv("conversation.item.added")
+            rec = fake.connections[0]
+            assert rec.history == [
+                {"role": "function_call", "call_id": "c1", "name": "f", "args": {"a": 1}},
+                {"role": "function_call_output", "call_id": "c1", "output": {"ok": True}},
+            ]
+            assert rec.tool_results == [] and rec.errors == ["function_call_output for unknown call_id 'nope'"]
+
+            def pcm(ms: int, loud: bool) -> str:
+                t = np.arange(16 * ms) / 16000
+                x = (0.3 * np.sin(2 * np.pi * 220 * t) * 32767 if loud else np.zeros_like(t)).astype("<i2")
+                return base64.b64encode(x.tobytes()).decode()
+
+            await send({"type": "input_audio_buffer.append", "audio": pcm(1000, True)})
+            await recv("input_audio_buffer.speech_started")
+            for _ in range(7):  # 700 ms of silence: not yet the end of the utterance
+                await send({"type": "input_audio_buffer.append", "audio": pcm(100, False)})
+            await fake.wait_until(lambda: rec.audio_in_ms >= 1700, what="audio received")
+            assert rec.user_turns == 0
+            await send({"type": "input_audio_buffer.append", "audio": pcm(100, False)})
+            await recv("input_audio_buffer.speech_stopped")
+            assert rec.user_turns == 1
+            done = await recv("response.done")
+            assert done["response"]["status"] == "completed" and rec.replies == [0]

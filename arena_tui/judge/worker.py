@@ -107,7 +107,7 @@ class JudgeWorker:
         self._tasks: set[asyncio.Task[Judgement]] = set()
         self._last_t_ms = 0.0
         self._sub = bus.subscribe(
-            accept=lambda e: e.run_id == run_id and e.kind in ("turn_ended", "judgement", "run_ended")
+            accept=lambda e: e.run_id == run_id and e.kind in ("run_started", "turn_ended", "judgement", "run_ended")
         )
         self._task: asyncio.Task[None] | None = None
 
@@ -119,7 +119,10 @@ class JudgeWorker:
         try:
             async for ev in self._sub:
                 self._last_t_ms = max(self._last_t_ms, ev.t_ms)
-                if ev.kind == "turn_ended":
+                if ev.kind == "run_started":
+                    if is_text_run(ev.config):  # text models have no turn-taking to score
+                        self.audio = False
+                elif ev.kind == "turn_ended":
                     self._on_turn(ev)
                 elif ev.kind == "judgement":
                     self._record(ev)
@@ -199,6 +202,11 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+def is_text_run(config: dict[str, Any]) -> bool:
+    """Whether a run's recorded config marks a text-model run (runners/text_engine.py)."""
+    return isinstance(config, dict) and config.get("modality") == "text"
+
+
 def _field(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
@@ -238,8 +246,8 @@ async def rejudge_turn(
         have = f"{min(by_index)}..{max(by_index)}" if by_index else "none"
         raise LookupError(f"run {run_id}: no turn {turn_index} (recorded turns: {have})")
     judgements: list[Judgement] = list(await _maybe_await(store.judgements(run_id)))
-    audio = any(r.user_audio is not None or r.bot_speech for r in results) or any(
-        TURN_TAKING in j.scores for j in judgements
+    audio = not is_text_run(_field(run, "config") or {}) and (
+        any(r.user_audio is not None or r.bot_speech for r in results) or any(TURN_TAKING in j.scores for j in judgements)
     )
     revision = {t: j.revision for t, j in latest(judgements).items()}
     builder = PromptBuilder(benchmark)

@@ -83,11 +83,15 @@ def rejudge(screen: Screen, state: RunState, turn: int | None) -> None:
         return
 
     async def go() -> None:
-        screen.notify(f"re-judging turn {turn}…")
         try:
-            backend = app.judge_backend_for(state)
+            backend, label = app.judge_for(state)
+            screen.notify(f"re-judging turn {turn} with {label}…", timeout=6)
             await app.store.flush()  # the turn's result must be readable by the judge
-            await rejudge_turn(app.store, state.run_id, turn, backend, bus=app.bus)
+            try:
+                await rejudge_turn(app.store, state.run_id, turn, backend, bus=app.bus)
+            finally:
+                if state.run_id not in app.judges:  # made for this re-judge: release its client
+                    await backend.aclose()
         except Exception as e:
             screen.notify(f"re-judge failed: {e}", severity="error", timeout=10)
             return

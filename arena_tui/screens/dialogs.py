@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Grid, Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static
 
 from ..playback import PlaybackError, Which, export_wav, output_device
@@ -77,10 +79,20 @@ JUDGES = [("auto (LLM if a key is set, else heuristic)", "auto"), ("heuristic (o
           ("OpenAI", "openai"), ("Bedrock", "bedrock"), ("none", "none")]
 
 
+CHROME_ROWS = 10  # new-run dialog rows that are not fields: border 2, padding 2, title 1, error 1, buttons 4
+
+
 class NewRunDialog(ModalScreen[dict[str, Any] | None]):
     """Benchmark, model/provider, simulator faults and judge for a new run."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    DEFAULT_CSS = """
+    NewRunDialog #new-run { max-width: 100%; }
+    NewRunDialog #new-run-form { height: auto; }
+    NewRunDialog .field { height: auto; }
+    NewRunDialog .field > Label { width: 18; }
+    NewRunDialog .field > Input, NewRunDialog .field > Select { width: 1fr; }
+    """
 
     def __init__(self, data_dir: Path | None) -> None:
         super().__init__()
@@ -106,26 +118,51 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
         return options, default or "demo_bench"
 
     def compose(self) -> ComposeResult:
+        options, default = self._benchmarks()
+        fields: list[tuple[str, Widget]] = [
+            ("benchmark", Select(options, value=default, allow_blank=False, id="benchmark")),
+            ("model", Input("sim", id="model", placeholder="sim | gpt-realtime | …")),
+            ("simulator faults", Input("", id="faults", placeholder="e.g. 1:no_response,2:barge_in")),
+            ("turns", Input("", id="turns", placeholder="all, or e.g. 0-4,7")),
+            ("speed", Input("1.0", id="speed", placeholder="1.0 = real time")),
+            ("judge", Select(JUDGES, value="auto", allow_blank=False, id="judge")),
+        ]
         with Vertical(classes="dialog wide", id="new-run"):
-            yield Label("[b]New run[/b]")
-            with Grid(classes="form"):
-                yield Label("benchmark")
-                options, default = self._benchmarks()
-                yield Select(options, value=default, allow_blank=False, id="benchmark")
-                yield Label("model")
-                yield Input("sim", id="model", placeholder="sim | gpt-realtime | …")
-                yield Label("simulator faults")
-                yield Input("", id="faults", placeholder="e.g. 1:no_response,2:barge_in")
-                yield Label("turns")
-                yield Input("", id="turns", placeholder="all, or e.g. 0-4,7")
-                yield Label("speed")
-                yield Input("1.0", id="speed", placeholder="1.0 = real time")
-                yield Label("judge")
-                yield Select(JUDGES, value="auto", allow_blank=False, id="judge")
+            yield Label("[b]New run[/b]", id="new-run-title")
+            with VerticalScroll(id="new-run-form"):
+                for label, widget in fields:
+                    with Horizontal(classes="field"):
+                        yield Label(label)
+                        yield widget
             yield Static("", id="new-run-error")
             with Horizontal(classes="buttons"):
                 yield Button("Start", id="start", variant="success")
                 yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.fit(self.app.size.height)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit(event.size.height)
+
+    def fit(self, screen_rows: int) -> None:
+        """Pick the field layout for the terminal height: every field whole, Start always on screen.
+
+        Full (bordered, 3-row) fields need ~34 rows of dialog; below that the fields go compact
+        (one row each, spaced while there is room), and if even that does not fit the form scrolls
+        between a fixed title and fixed buttons.
+        """
+        room = int(screen_rows * 0.9) - CHROME_ROWS  # the dialog is at most 90% high (app.tcss)
+        n = len(self.query(".field"))
+        full = room >= n * 4
+        gap = 1 if full or room >= n * 2 else 0
+        for w in self.query("#new-run-form Input, #new-run-form Select"):
+            w.compact = not full
+            w.styles.margin = (0, 0, gap, 0)
+        for label in self.query(".field > Label"):
+            label.styles.padding = (1 if full else 0, 0, 0, 0)
+        form = self.query_one("#new-run-form")
+        form.styles.max_height = max(room, 3)
 
     @on(Button.Pressed, "#start")
     def start(self, event: Button.Pressed) -> None:
@@ -271,3 +308,81 @@ class PlayDialog(ModalScreen[None]):
     @on(Button.Pressed, "#close-btn")
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+class ExportDialog(ModalScreen[Path | None]):
+    """Export a stored run in the reference harness's layout to a folder the user picks.
+
+    The export runs in a worker (it reads every event and the audio); a bad folder is shown here
+    so it can be corrected, and success closes the dialog with a notice of where the run went.
+    """
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, run_id: str, default_dir: Path) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.default_dir = default_dir
+        self.written: Path | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide", id="export"):
+            yield Label(f"[b]Export run[/b]  {self.run_id}", markup=True)
+            yield Static("Folder to write into (a runs/<benchmark>/<time>_<model>_<id>/ folder is made in it):")
+            yield Input(str(self.default_dir), id="export-dir")
+            yield Static("", id="export-status")
+            with Horizontal(classes="buttons"):
+                yield Button("Export", id="export-go", variant="primary")
+                yield Button("Cancel", id="export-cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#export-dir", Input).focus()
+
+    def _status(self, text: Text | str) -> None:
+        self.query_one("#export-status", Static).update(text)
+
+    @on(Input.Submitted, "#export-dir")
+    @on(Button.Pressed, "#export-go")
+    def go(self) -> None:
+        raw = self.query_one("#export-dir", Input).value.strip()
+        if not raw:
+            self._status(Text("give a folder to export into", "bold red"))
+            return
+        self.query_one("#export-go", Button).disabled = True
+        self._status("exporting…")
+        self.export(Path(raw).expanduser())
+
+    @work(exclusive=True, group="export")
+    async def export(self, dest: Path) -> None:
+        app: Any = self.app
+        try:
+            if app.store is None:
+                raise RuntimeError(f"no database: {app.store_error}")
+            if dest.exists() and not dest.is_dir():
+                raise NotADirectoryError(f"{dest} is a file, not a folder")
+            from ..interop import export_run
+
+            run = await app.store.get_run(self.run_id)
+            benchmark = await asyncio.to_thread(_benchmark_for, run.benchmark, app.data_dir) if run else None
+            out = await export_run(app.store, self.run_id, dest, benchmark=benchmark)
+        except Exception as e:  # OSError, InteropError, StoreError...: shown here, the form stays
+            self.query_one("#export-go", Button).disabled = False
+            self._status(Text(f"export failed: {e}", "bold red"))  # plain: paths may hold [brackets]
+            return
+        self.written = out
+        self.app.notify(f"exported {self.run_id} to {out}", timeout=10)
+        self.dismiss(out)
+
+    @on(Button.Pressed, "#export-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def _benchmark_for(name: str, data_dir: Path | None) -> Any:
+    """The run's benchmark for the summary's denominators; None (verdict counts only) if unavailable."""
+    try:
+        from ..judge.locate import find_benchmark
+
+        return find_benchmark(name, data_dir)
+    except Exception:
+        return None

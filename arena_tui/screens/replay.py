@@ -47,17 +47,19 @@ class ReplayScreen(RunScreen):
             self.state.log_local(f"cannot read run {self.state.run_id}: {e}")
             self.paint(force=True)
             return
-        self.events = [ev for _, ev in rows]
-        if not self.events:
+        events = [ev for _, ev in rows]
+        if not events:
             self.state.log_local(f"run {self.state.run_id} has no stored events")
             self.paint(force=True)
             return
-        self.stops = [i + 1 for i, ev in enumerate(self.events) if ev.kind == "turn_ended"]
-        if not self.stops or self.stops[-1] != len(self.events):
-            self.stops.append(len(self.events))
-        first = next((ev for ev in self.events if ev.kind == "run_started"), None)
+        stops = [i + 1 for i, ev in enumerate(events) if ev.kind == "turn_ended"]
+        if not stops or stops[-1] != len(events):
+            stops.append(len(events))
+        first = next((ev for ev in events if ev.kind == "run_started"), None)
         specs = await app.load_specs(first.benchmark) if first is not None else {}
-        self.specs = specs
+        # Publish everything at once, after the last await: `stops` is what says "loaded", and a
+        # key pressed while the specs were loading must not be undone by a late show(0).
+        self.events, self.stops, self.specs = events, stops, specs
         self.show(0)
 
     def show(self, pos: int) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -64,6 +65,11 @@ def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool) -> Text:
     if heuristic:
         t.append(" (heuristic judge)", "italic yellow")
     return t
+
+
+def default_export_dir(data_dir: Path | None) -> Path:
+    """Where exports go unless the user says otherwise: next to the benchmark data, else here."""
+    return (data_dir if data_dir is not None else Path.cwd()).expanduser().resolve()
 
 
 class RunsScreen(Screen):
@@ -230,28 +236,19 @@ class RunsScreen(Screen):
         self.app.push_screen(ConfirmDialog(f"Delete run {run_id} and all its events, audio and judgements?"), confirmed)
 
     def action_export(self) -> None:
-        run_id = self.selected
-        if run_id is not None:
-            self.export_run(run_id)
+        from .dialogs import ExportDialog
 
-    @work(group="export")
-    async def export_run(self, run_id: str) -> None:
-        app: Any = self.app
-        try:
-            from ..export import export_run  # type: ignore[attr-defined]
-        except ImportError:
-            self.notify("export is not available in this build", severity="warning")
+        run_id = self.selected
+        if run_id is None:
+            self.notify("no run selected", severity="warning")
             return
+        app: Any = self.app
         if app.store is None:
             self.notify(f"cannot export: {app.store_error}", severity="error")
             return
-        try:
-            res = export_run(app.store, run_id)
-            if hasattr(res, "__await__"):
-                res = await res
-            self.notify(f"exported {run_id}" + (f" to {getattr(res, 'name', res)}" if res else ""))
-        except Exception as e:
-            self.notify(f"export failed: {e}", severity="error")
+        if app.running(run_id):
+            self.notify(f"{run_id} is still running: the export holds what is recorded so far", severity="warning")
+        app.push_screen(ExportDialog(run_id, default_export_dir(app.data_dir)))
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         yield SystemCommand("New run", "Start a benchmark run (dialog)", self.action_new_run)

@@ -1,36 +1,100 @@
-"""Level meters in dBFS for the user and bot tracks, with speaking and overlap indicators."""
+"""Level meters in dBFS for the user and bot tracks, with speaking and overlap indicators.
+
+The meters repaint up to 20 times a second while audio plays, on the same event loop that paces
+the engine's input, so a repaint must cost microseconds, not milliseconds: they draw through
+Textual's line API from a few pre-styled segments (no rich Text → Content conversion, no
+per-cell spans) and redraw only when what they show changed.
+"""
 
 from __future__ import annotations
 
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
+from textual.strip import Strip
 from textual.widget import Widget
 
 from .run_state import Meter, RunState
 
 FLOOR_DBFS = -60.0
+LABEL_WIDTH = 24  # "● user " before the bar, " -40 dBFS" after it, and some slack
+LINES = 3  # user, bot, overlap
+
+
+def _frac(dbfs: float) -> float:
+    return (max(dbfs, FLOOR_DBFS) - FLOOR_DBFS) / -FLOOR_DBFS
+
+
+def bar_cells(meter: Meter, width: int) -> list[tuple[str, str]]:
+    """(character, style) runs of a bar proportional to RMS on -60..0 dBFS, with a peak tick.
+
+    Cells are green up to 70 % of the scale, yellow to 90 %, red above; empty cells are dots.
+    """
+    width = max(width, 4)
+    filled = round(_frac(meter.rms_dbfs) * width)
+    peak_at = min(width - 1, round(_frac(meter.peak_dbfs) * (width - 1))) if meter.peak_dbfs > FLOOR_DBFS else -1
+    runs: list[tuple[str, str]] = []
+    for i in range(width):
+        zone = "green" if i < width * 0.7 else ("yellow" if i < width * 0.9 else "red")
+        if i < filled:
+            ch, style = "█", zone
+        elif i == peak_at:
+            ch, style = "▏", zone
+        else:
+            ch, style = "·", "grey30"
+        if runs and runs[-1][1] == style and runs[-1][0][-1] == ch:
+            runs[-1] = (runs[-1][0] + ch, style)
+        else:
+            runs.append((ch, style))
+    return runs
 
 
 def meter_bar(meter: Meter, width: int) -> Text:
-    """A bar proportional to RMS on a -60..0 dBFS scale, with a peak tick."""
-    width = max(width, 4)
-    frac = (max(meter.rms_dbfs, FLOOR_DBFS) - FLOOR_DBFS) / -FLOOR_DBFS
-    peak = (max(meter.peak_dbfs, FLOOR_DBFS) - FLOOR_DBFS) / -FLOOR_DBFS
-    filled = round(frac * width)
-    peak_at = min(width - 1, round(peak * (width - 1)))
+    """The bar as rich Text (for anything that is not the widget: exports, tests)."""
     text = Text()
-    for i in range(width):
-        style = "green" if i < width * 0.7 else ("yellow" if i < width * 0.9 else "red")
-        if i < filled:
-            text.append("█", style)
-        elif i == peak_at and meter.peak_dbfs > FLOOR_DBFS:
-            text.append("▏", style)
-        else:
-            text.append("·", "grey30")
+    for chars, style in bar_cells(meter, width):
+        text.append(chars, style)
     return text
 
 
+def db_label(meter: Meter) -> str:
+    return "  -∞" if meter.rms_dbfs <= FLOOR_DBFS else f"{meter.rms_dbfs:4.0f}"
+
+
+def meter_lines(state: RunState | None, width: int) -> list[list[tuple[str, str]]]:
+    """The widget's lines as (text, style) runs: what it shows, independent of how it is drawn."""
+    if state is None:
+        return [[("no run", "")]]
+    bar_w = max(width - LABEL_WIDTH, 8)
+    lines: list[list[tuple[str, str]]] = []
+    for who, label in (("user", "user"), ("bot", "bot ")):
+        m = state.meters[who]
+        line = [("● ", "bold green") if m.speaking else ("○ ", "grey50"), (f"{label} ", "bold")]
+        line += bar_cells(m, bar_w)
+        line.append((f" {db_label(m)} dBFS", ""))
+        lines.append(line)
+    if state.overlapping:
+        lines.append([(" ⚠ OVERLAP: user and bot speaking at once", "bold white on dark_red")])
+    elif state.meters["user"].speaking and state.meters["bot"].speaking:
+        lines.append([(" ⚠ both speaking", "bold yellow")])
+    return lines
+
+
+def meter_key(state: RunState | None, width: int) -> tuple:
+    """What the meters show, at the resolution they show it (1 dB, a cell): equal keys, same picture."""
+    if state is None:
+        return (None, width)
+    u, b = state.meters["user"], state.meters["bot"]
+    return (round(u.rms_dbfs), round(u.peak_dbfs), u.speaking, round(b.rms_dbfs), round(b.peak_dbfs), b.speaking,
+            state.overlapping, width)
+
+
 class LevelMeters(Widget):
-    """Two meters (user, bot); repainted by the screen's coalescing timer, not per level event."""
+    """Two meters (user, bot); repainted by the screen's coalescing timer, not per level event.
+
+    `refresh_from` is cheap to call on every tick: it compares what would be shown with what is
+    shown and asks for a repaint only when they differ (`repaints` counts those, for benchmarks).
+    """
 
     DEFAULT_CSS = """
     LevelMeters { height: 4; padding: 0 1; }
@@ -40,31 +104,44 @@ class LevelMeters(Widget):
         super().__init__(**kwargs)
         self.state = state
         self._last: tuple | None = None
+        self._strips: list[Strip] | None = None
+        self._strips_key: tuple | None = None
+        self._styles: dict[str, Style] = {}
+        self.repaints = 0
 
     def refresh_from(self, state: RunState) -> None:
         self.state = state
-        u, b = state.meters["user"], state.meters["bot"]
-        key = (round(u.rms_dbfs), round(u.peak_dbfs), u.speaking, round(b.rms_dbfs), round(b.peak_dbfs), b.speaking,
-               state.overlapping, self.size.width)
+        key = meter_key(state, self.size.width)
         if key != self._last:
             self._last = key
+            self.repaints += 1
             self.refresh()
 
-    def render(self) -> Text:
-        if self.state is None:
-            return Text("no run")
-        bar_w = max(self.size.width - 24, 8)
-        out = Text()
-        for who, label in (("user", "user"), ("bot", "bot ")):
-            m = self.state.meters[who]
-            dot = Text("● ", "bold green") if m.speaking else Text("○ ", "grey50")
-            out.append_text(dot)
-            out.append(f"{label} ", "bold")
-            out.append_text(meter_bar(m, bar_w))
-            db = "  -∞" if m.rms_dbfs <= FLOOR_DBFS else f"{m.rms_dbfs:4.0f}"
-            out.append(f" {db} dBFS\n")
-        if self.state.overlapping:
-            out.append(" ⚠ OVERLAP: user and bot speaking at once", "bold white on dark_red")
-        elif self.state.meters["user"].speaking and self.state.meters["bot"].speaking:
-            out.append(" ⚠ both speaking", "bold yellow")
-        return out
+    def shown_text(self) -> str:
+        """The meters as plain text, as they are drawn now."""
+        return "\n".join("".join(t for t, _ in line) for line in meter_lines(self.state, self.size.width))
+
+    def _style(self, name: str) -> Style:
+        style = self._styles.get(name)
+        if style is None:
+            style = self._styles[name] = self.rich_style + Style.parse(name) if name else self.rich_style
+        return style
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles.clear()  # the base colours changed (theme switch)
+        self._strips = None
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        key = (meter_key(self.state, width), id(self.state))
+        if self._strips is None or key != self._strips_key:
+            self._strips_key = key
+            blank = self._style("")
+            self._strips = [
+                Strip([Segment(text, self._style(style)) for text, style in line]).adjust_cell_length(width, blank)
+                for line in meter_lines(self.state, width)
+            ]
+        if y < len(self._strips):
+            return self._strips[y]
+        return Strip.blank(width, self._style(""))

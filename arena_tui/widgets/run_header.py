@@ -1,8 +1,14 @@
-"""One-line summary of a run: what, who, where it is, and how it is going."""
+"""One-line summary of a run: what, who, where it is, and how it is going.
+
+The line is built for the width it gets: the status, the mode and the judge label sit at the
+right in a fixed-width block (the longest status sets it), so they never run into each other or
+fall off a narrow terminal; the descriptive part on the left is what gets shortened (with "…").
+"""
 
 from __future__ import annotations
 
 from rich.text import Text
+from textual.events import Resize
 from textual.widgets import Static
 
 from .run_state import RunState
@@ -14,6 +20,8 @@ STATUS_STYLE = {
     "interrupted": "bold yellow",
     "failed": "bold red",
 }
+STATUS_WIDTH = max(len(s) for s in STATUS_STYLE)
+GAP = "  "
 
 
 def fmt_elapsed(ms: float) -> str:
@@ -21,8 +29,9 @@ def fmt_elapsed(ms: float) -> str:
     return f"{s // 3600:d}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60:02d}:{s % 60:02d}"
 
 
-def header_text(state: RunState, mode: str = "live") -> Text:
-    t = Text()
+def describe(state: RunState) -> Text:
+    """The left part: benchmark, model, session, elapsed, turn progress."""
+    t = Text(no_wrap=True, overflow="ellipsis")
     t.append(f" {state.benchmark} ", "bold reverse")
     t.append("  model ")
     t.append(state.model_label, "bold magenta" if state.started and state.started.simulator else "bold")
@@ -32,19 +41,51 @@ def header_text(state: RunState, mode: str = "live") -> Text:
     t.append(f"  elapsed {fmt_elapsed(state.last_ms)}")
     cur = state.current_turn
     cur_s = "greeting" if cur == -1 else (str(cur) if cur is not None else "–")
-    t.append(f"  turn {cur_s} · {state.turns_done}/{state.turns_total} done  ")
-    t.append(state.status.upper(), STATUS_STYLE.get(state.status, "bold"))
-    if mode != "live":
-        t.append(f"  [{mode}]", "bold blue")
-    if state.any_heuristic:
-        t.append("  judge: heuristic", "italic yellow")
-    elif state.judges:
-        t.append(f"  judge: {', '.join(sorted(state.judges))}", "italic")
+    t.append(f"  turn {cur_s} · {state.turns_done}/{state.turns_total} done")
     return t
+
+
+def status_block(state: RunState, mode: str = "live") -> Text:
+    """The right part: status (padded to the widest status), mode, judge; each set off by a gap."""
+    t = Text(no_wrap=True)
+    t.append(GAP)
+    t.append(state.status.upper().ljust(STATUS_WIDTH), STATUS_STYLE.get(state.status, "bold"))
+    if mode != "live":
+        t.append(f"{GAP}[{mode}]", "bold blue")
+    if state.any_heuristic:
+        t.append(f"{GAP}judge: heuristic", "italic yellow")
+    elif state.judges:
+        t.append(f"{GAP}judge: {', '.join(sorted(state.judges))}", "italic")
+    t.append(" ")
+    return t
+
+
+def header_text(state: RunState, mode: str = "live", width: int | None = None) -> Text:
+    """The whole line; with `width`, the left part is cut (…) so the right block always fits."""
+    left, right = describe(state), status_block(state, mode)
+    if width is not None and width > 0:
+        room = width - right.cell_len
+        if room < 8:  # too narrow for both: the status block alone, cut at the edge
+            right.truncate(width, overflow="ellipsis")
+            return right
+        if left.cell_len > room:
+            left.truncate(room, overflow="ellipsis")
+        else:
+            left.pad_right(room - left.cell_len)  # status block flush right, always at one place
+    return Text.assemble(left, right, no_wrap=True)
 
 
 class RunHeader(Static):
     DEFAULT_CSS = "RunHeader { height: 1; background: $boost; }"
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._args: tuple[RunState, str] | None = None
+
     def refresh_from(self, state: RunState, mode: str = "live") -> None:
-        self.update(header_text(state, mode))
+        self._args = (state, mode)
+        self.update(header_text(state, mode, self.size.width or None))
+
+    def on_resize(self, event: Resize) -> None:
+        if self._args is not None:
+            self.update(header_text(*self._args, event.size.width or None))

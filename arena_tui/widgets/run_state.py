@@ -175,6 +175,9 @@ class RunState:
         self.last_ms = 0.0
         self.overlap_until_ms = -1.0
         self.version = 0  # bumped on every change, so widgets can skip identical repaints
+        # bumped on every change but a level: levels arrive 40 times/s and only move the meters, so
+        # the table, transcript, log and header are rebuilt only when this moves
+        self.content_version = 0
         self.judges: set[str] = set()
         self.any_heuristic = False
         self.errors = 0
@@ -186,6 +189,7 @@ class RunState:
         if kind == "error" and self.started is None:
             self.start_error = text
         self.version += 1
+        self.content_version += 1
 
     # --- derived -------------------------------------------------------------------------
     @property
@@ -262,6 +266,8 @@ class RunState:
         if ev.run_id != self.run_id or ev.kind == "audio":
             return False
         self.version += 1
+        if ev.kind != "level":
+            self.content_version += 1
         self.last_ms = max(self.last_ms, ev.t_ms)
         handler = getattr(self, f"_on_{ev.kind}", None)
         if handler is not None:

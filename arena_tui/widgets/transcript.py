@@ -19,14 +19,25 @@ MAX_LINES = 400
 
 
 def line_text(ln: TranscriptLine) -> Text:
-    label, style = ROLE_STYLE.get(ln.role, (ln.role[:5].ljust(5), "bold"))
+    """One line; a retry's marker stands on its own, and a reply that stopped short says so, so the
+    attempts of a turn never read as one continuous answer."""
     t = Text()
     t.append(f"{ln.t_ms / 1000:7.2f}s ", "grey50")
     turn = "G" if ln.turn == -1 else ("" if ln.turn is None else str(ln.turn))
     t.append(f"{turn:>3} ", "grey50")
+    if ln.role == "attempt":
+        t.append(f"── {ln.text} ──", "bold yellow")
+        return t
+    label, style = ROLE_STYLE.get(ln.role, (ln.role[:5].ljust(5), "bold"))
     t.append(label, style)
+    attempt = getattr(ln, "attempt", 0)
+    if attempt and ln.role in ("user", "assistant"):
+        t.append(f"[a{attempt + 1}] ", "yellow")
     body_style = "bold red" if ln.role == "sentinel" else ("" if ln.final else "italic")
+    cut = getattr(ln, "cut", None)
     t.append(ln.text, body_style)
+    if cut:
+        t.append(f"… [cut off: {cut}]", "bold red")
     if not ln.final and ln.role in ("user", "assistant"):
         t.append(" ▌", "blink")
     return t
@@ -48,7 +59,7 @@ class TranscriptView(VerticalScroll):
 
     def refresh_from(self, state: RunState, turn: int | None = None) -> None:
         lines = [ln for ln in state.transcript if turn is None or ln.turn == turn][-MAX_LINES:]
-        key = (len(lines), tuple((len(ln.text), ln.final) for ln in lines[-3:]), turn)
+        key = (len(lines), tuple((len(ln.text), ln.final, getattr(ln, "cut", None)) for ln in lines[-3:]), turn)
         if key == self._key:
             return
         self._key = key

@@ -80,6 +80,12 @@ def row_cells(row: TurnRow, dims: list[str]) -> list[Text | str]:
     return cells
 
 
+def row_signature(row: TurnRow, dims: list[str]) -> tuple:
+    """Everything `row_cells` reads, cheaply: results and judgements are replaced or appended,
+    never edited in place, so identities and counts say when the cells can differ."""
+    return (row.status, id(row.result), len(row.tool_calls), len(row.judgements), id(row.spec), tuple(dims))
+
+
 class TurnTable(DataTable):
     """Rebuilt only when its rows' content changes; keeps the cursor on the same turn."""
 
@@ -87,8 +93,10 @@ class TurnTable(DataTable):
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self._dims: list[str] | None = None
         self._rows: dict[int, tuple] = {}
+        self._cells: dict[int, tuple[tuple, tuple]] = {}  # turn -> (row_signature, cells)
         self.failures_only = False
         self.category: str | None = None
+        self._state: RunState | None = None
 
     @property
     def selected_turn(self) -> int | None:
@@ -108,17 +116,30 @@ class TurnTable(DataTable):
             rows = [r for r in rows if self.category in r.categories]
         return rows
 
+    def cells_for(self, row: TurnRow, dims: list[str]) -> tuple:
+        """The row's cells, rebuilt only when something they show changed (Text is not cheap)."""
+        sig = row_signature(row, dims)
+        cached = self._cells.get(row.index)
+        if cached is not None and cached[0] == sig:
+            return cached[1]
+        cells = tuple(row_cells(row, dims))
+        self._cells[row.index] = (sig, cells)
+        return cells
+
     def refresh_from(self, state: RunState, follow_turn: int | None = None) -> None:
+        if state is not self._state:  # another run (or a replay step): nothing cached applies
+            self._state, self._cells = state, {}
         dims = state.dimensions
         rows = self.visible_rows(state)
-        rendered = {r.index: tuple(row_cells(r, dims)) for r in rows}
+        rendered = {r.index: self.cells_for(r, dims) for r in rows}
         if dims != self._dims or list(rendered) != list(self._rows):
             self._rebuild(dims, rendered)
         else:
             for idx, cells in rendered.items():
-                if _plain(cells) != _plain(self._rows[idx]):
-                    for col, (new, old) in enumerate(zip(cells, self._rows[idx])):
-                        if _plain((new,)) != _plain((old,)):
+                old = self._rows[idx]
+                if cells is not old and _plain(cells) != _plain(old):
+                    for col, (new, was) in enumerate(zip(cells, old)):
+                        if _plain((new,)) != _plain((was,)):
                             self.update_cell_at((self.get_row_index(str(idx)), col), new)
             self._rows = rendered
         if follow_turn is not None and str(follow_turn) in self.rows:

@@ -40,6 +40,10 @@ WS_PATH = "/ws/google.ai.generativelanguage.{version}.GenerativeService.BidiGene
 OUTPUT_RATE = 24000
 
 
+class ProtocolError(Exception):
+    """Client input the real service rejects; the session closes with 1007."""
+
+
 def content_text(content: dict[str, Any]) -> str:
     return "".join(p.get("text", "") for p in content.get("parts", []) if isinstance(p, dict))
 
@@ -54,11 +58,19 @@ class GeminiLiveFake(FakeServer):
         tls: TlsPair | None = None,
         go_away_ms: int = 300,
         grant_resumption: bool = True,
+        stall_after_tool: bool = False,
     ):
         super().__init__(script, tls=tls or self_signed_tls())
         self.go_away_ms = go_away_ms
         self.grant_resumption = grant_resumption  # False: never send a handle (client must replay)
+        # True: after a tool response, say nothing until some realtime_input.text arrives
+        # (Gemini's reported stall: no inference after a tool result until realtime input)
+        self.stall_after_tool = stall_after_tool
         self._resumable: dict[str, list[dict[str, Any]]] = {}  # handle -> history
+
+    def resumable_history(self, handle: str) -> list[dict[str, Any]]:
+        """What the fake keeps server-side for a resumption handle ({role, text} entries)."""
+        return list(self._resumable.get(handle, []))
 
     @property
     def base_url(self) -> str:
@@ -84,6 +96,7 @@ class _Session:
         self.resumption = False
         self.lock = asyncio.Lock()
         self.pending_tool: dict[str, asyncio.Future[Any]] = {}
+        self.realtime_text: asyncio.Event = asyncio.Event()  # set by each realtime_input.text
         self.tasks: set[asyncio.Task[None]] = set()
 
     async def send(self, msg: dict[str, Any]) -> None:
@@ -156,12 +169,18 @@ class _Session:
         if pick(ri, "activityEnd") is not None:
             self.user_turn_ended()
         text = pick(ri, "text")
+        if isinstance(text, str):
+            self.realtime_text.set()
         if isinstance(text, str) and text.strip():
             self.history.append({"role": "user", "text": text})
             self.user_turn_ended()
 
     async def on_client_content(self, cc: dict[str, Any]) -> None:
         for turn in pick(cc, "turns", []) or []:
+            for part in turn.get("parts", []) or []:
+                if isinstance(part, dict) and (pick(part, "functionCall") or pick(part, "functionResponse")):
+                    # What Gemini Live does with seeded tool parts (noted in Pipecat's adapter).
+                    raise ProtocolError("functionCall/functionResponse parts are not accepted in client_content")
             entry = {"role": turn.get("role", "user"), "text": content_text(turn)}
             self.rec.history.append(entry)
             self.history.append(entry)
@@ -195,10 +214,13 @@ class _Session:
                 call_id = reply.tool_call.call_id or f"call-{n}-{uuid.uuid4().hex[:6]}"
                 fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
                 self.pending_tool[call_id] = fut
+                self.realtime_text.clear()
                 await self.send(
                     {"toolCall": {"functionCalls": [{"id": call_id, "name": reply.tool_call.name, "args": reply.tool_call.args}]}}
                 )
                 await fut
+                if self.fake.stall_after_tool:
+                    await self.realtime_text.wait()
             await self.speak(reply)
             await self.after(reply)
 

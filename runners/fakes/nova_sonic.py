@@ -55,10 +55,11 @@ class NovaSonicFake:
         return self.connections[-1]
 
     def next_reply(self, rec: ConnectionRecord) -> tuple[int, ScriptedReply]:
-        n = self.reply_count
+        """The shared scripting rule (reply order, or user turns heard across streams)."""
+        n, reply = self.script.next(self.reply_count, sum(c.user_turns for c in self.connections))
         self.reply_count += 1
         rec.replies.append(n)
-        return n, self.script.reply(n)
+        return n, reply
 
     async def wait_until(self, cond: Any, timeout: float = 30.0, what: str = "") -> Any:
         loop = asyncio.get_running_loop()
@@ -125,6 +126,9 @@ class FakeDuplexStream:
         self.out_rate = 24000
         self.contents: dict[str, dict[str, Any]] = {}  # contentName -> contentStart (+ text)
         self.endpointer: Endpointer | None = None
+        self.audio_pos_ms = 0.0  # audio time received, at the rate the client declared
+        self._speech_start_ms: float | None = None
+        self.utterances: list[tuple[float, float]] = []  # (start, end) ms of each user utterance heard
         self.lock = asyncio.Lock()
         self.pending_tool: dict[str, asyncio.Future[Any]] = {}
         self.tasks: set[asyncio.Task[None]] = set()
@@ -175,7 +179,15 @@ class FakeDuplexStream:
             pcm = base64.b64decode(body.get("content", ""))
             self.rec.audio_in_bytes += len(pcm)
             self.rec.audio_in_chunks += 1
-            if self.endpointer and self.endpointer.feed(pcm) == "stopped":
+            start_ms = self.audio_pos_ms
+            self.audio_pos_ms += len(pcm) / 2 / (self.rec.audio_in_rate or 16000) * 1000.0
+            said = self.endpointer.feed(pcm) if self.endpointer else None
+            if said == "started":
+                self._speech_start_ms = start_ms
+            elif said == "stopped":
+                if self._speech_start_ms is not None:
+                    self.utterances.append((self._speech_start_ms, self.audio_pos_ms - self.script.silence_ms))
+                    self._speech_start_ms = None
                 self.rec.user_turns += 1
                 self.respond()
         elif kind == "toolResult":

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import uuid
 from typing import Any
 
@@ -39,6 +40,8 @@ class UltravoxFake(FakeServer):
         super().__init__(script)
         self.greet_on_join = greet_on_join
         self.calls: dict[str, dict[str, Any]] = {}  # call id -> {"config": body, "history": [...]}
+        self.creations: list[dict[str, Any]] = []  # every Create Call request: body, prior, status
+        self.create_failures: list[tuple[int, Any]] = []  # next creations answer (status, body) instead
 
     @property
     def api_url(self) -> str:
@@ -58,20 +61,44 @@ class UltravoxFake(FakeServer):
 
     def _create_call(self, body: dict[str, Any], prior: str | None) -> str:
         call_id = str(uuid.uuid4())
-        history = list(self.calls[prior]["history"]) if prior and prior in self.calls else []
+        if prior and prior in self.calls:  # the prior call's messages become this call's start
+            history = list(self.calls[prior]["history"])
+        else:
+            history = [_history_entry(m) for m in body.get("initialMessages") or []]
         self.calls[call_id] = {"config": body, "history": history, "prior_call_id": prior}
         return call_id
 
     async def _post_call(self, request: web.Request) -> web.Response:
+        record: dict[str, Any] = {"prior_call_id": request.query.get("priorCallId"), "body": None, "status": 0}
+        self.creations.append(record)
+        response = await self._answer_post(request, record)
+        record["status"] = response.status
+        return response
+
+    async def _answer_post(self, request: web.Request, record: dict[str, Any]) -> web.Response:
         if "x-api-key" not in request.headers:
             return web.json_response({"detail": "Authentication credentials were not provided."}, status=403)
+        if self.create_failures:
+            status, payload = self.create_failures.pop(0)
+            if isinstance(payload, str):
+                return web.Response(status=status, text=payload, content_type="text/plain")
+            return web.json_response(payload, status=status)
         try:
             body = await request.json()
         except json.JSONDecodeError as e:
             return web.json_response({"detail": f"JSON parse error: {e}"}, status=400)
-        prior = request.query.get("priorCallId")
+        record["body"] = body
+        problem = _check_body(body)
+        if problem:
+            return web.json_response(problem, status=400)
+        prior = record["prior_call_id"]
         if prior and prior not in self.calls:
             return web.json_response({"detail": f"priorCallId {prior} not found"}, status=404)
+        if prior and body.get("initialMessages"):
+            # As the API documents: a continued call takes the prior call's messages instead.
+            return web.json_response(
+                {"detail": "initialMessages may not be set together with priorCallId"}, status=400
+            )
         call_id = self._create_call(body, prior)
         return web.json_response(
             {"callId": call_id, "joinUrl": self.join_url(call_id), "created": "now"}, status=201
@@ -89,6 +116,7 @@ class UltravoxFake(FakeServer):
         rec.tools = [t.get("temporaryTool", t) for t in cfg.get("selectedTools", [])]
         rec.history = list(call["history"])
         rec.resumed_from = call.get("prior_call_id")
+        rec.query = {"callId": call_id, **({"priorCallId": rec.resumed_from} if rec.resumed_from else {})}
         return await self.run_session(request, rec, lambda ws: _Call(self, rec, ws, call))
 
 
@@ -113,7 +141,9 @@ class _Call:
     async def run(self) -> None:
         await self.send({"type": "call_started", "callId": str(uuid.uuid4())})
         await self.send({"type": "state", "state": "listening"})
-        if self.fake.greet_on_join and not self.rec.history:
+        if self.fake.greet_on_join and _agent_speaks_first(self.call["config"]):
+            # The default first speaker is the agent, also on a call that starts with history
+            # (initialMessages or a prior call's): it opens with a greeting or a continuation.
             self.respond()
         async for msg in self.ws:
             if msg.type == WSMsgType.BINARY:
@@ -182,7 +212,13 @@ class _Call:
                 await self.send(
                     {"type": "client_tool_invocation", "toolName": reply.tool_call.name, "invocationId": inv, "parameters": reply.tool_call.args}
                 )
-                await fut
+                self.call["history"].append(
+                    {"role": "tool_call", "toolName": reply.tool_call.name, "invocationId": inv, "text": json.dumps(reply.tool_call.args)}
+                )
+                result = await fut
+                self.call["history"].append(
+                    {"role": "tool_result", "toolName": reply.tool_call.name, "invocationId": inv, "text": result.get("result")}
+                )
             if reply.text:
                 await self.send({"type": "state", "state": "speaking"})
                 pcm = synthesize(reply.text, self.out_rate, self.script.voice) if reply.audio else b""
@@ -201,3 +237,43 @@ class _Call:
                 # Ultravox has no goAway; every forced end is a close of the call socket.
                 self.rec.closed = f"server:{reply.close_code}"
                 await self.ws.close(code=reply.close_code, message=b"call ended")
+
+
+_ROLES = {"MESSAGE_ROLE_USER": "user", "MESSAGE_ROLE_AGENT": "agent",
+          "MESSAGE_ROLE_TOOL_CALL": "tool_call", "MESSAGE_ROLE_TOOL_RESULT": "tool_result"}
+
+
+def _history_entry(msg: dict[str, Any]) -> dict[str, Any]:
+    """An Ultravox call message (`initialMessages`) in the record's history shape."""
+    entry: dict[str, Any] = {"role": _ROLES[msg["role"]], "text": msg.get("text", "")}
+    for key in ("toolName", "invocationId"):
+        if msg.get(key):
+            entry[key] = msg[key]
+    return entry
+
+
+def _check_body(body: Any) -> dict[str, Any] | None:
+    """Field errors the real API would answer with 400, in its per-field shape."""
+    if not isinstance(body, dict):
+        return {"detail": "request body must be a JSON object"}
+    errors: dict[str, list[str]] = {}
+    for i, msg in enumerate(body.get("initialMessages") or []):
+        if not isinstance(msg, dict) or msg.get("role") not in _ROLES:
+            errors.setdefault("initialMessages", []).append(f"[{i}]: unknown role {msg.get('role') if isinstance(msg, dict) else msg!r}")
+        elif msg["role"] in ("MESSAGE_ROLE_TOOL_CALL", "MESSAGE_ROLE_TOOL_RESULT") and not (msg.get("toolName") and msg.get("invocationId")):
+            errors.setdefault("initialMessages", []).append(f"[{i}]: tool messages need toolName and invocationId")
+    for i, sel in enumerate(body.get("selectedTools") or []):
+        tool = (sel or {}).get("temporaryTool") or {}
+        name = tool.get("modelToolName", "")
+        if not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name or ""):
+            errors.setdefault("selectedTools", []).append(f"[{i}]: modelToolName {name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$")
+        if sum(k in tool for k in ("client", "http", "dataConnection")) != 1:
+            errors.setdefault("selectedTools", []).append(f"[{i}]: exactly one of client, http, dataConnection")
+    return errors or None
+
+
+def _agent_speaks_first(config: dict[str, Any]) -> bool:
+    settings = config.get("firstSpeakerSettings") or {}
+    if "user" in settings:
+        return False
+    return config.get("firstSpeaker") != "FIRST_SPEAKER_USER"

@@ -8,7 +8,12 @@ GA dialect; xAI differs where it matters to a client, so this small fake speaks 
 - user audio appended before `session.updated` is dropped;
 - `response.function_call_arguments.done` carries `name` (Pipecat reads it from there);
 - responses stream `response.output_audio.delta` / `response.output_audio_transcript.delta`.
-Server VAD is the fake's energy endpointer; a tool-calling reply spans two responses.
+Server VAD is the fake's energy endpointer (end of speech after the session's
+`turn_detection.silence_duration_ms`, else the script's); a tool-calling reply spans two
+responses. Items the client creates are checked as the API would (a `function_call_output`
+must answer a call the conversation knows) and replayed ones are recorded in order in
+`history`: messages as `{role, text}`, calls as `{role: "function_call", call_id, name, args}`,
+outputs that answer no live call as `{role: "function_call_output", call_id, output}`.
 """
 
 from __future__ import annotations
@@ -52,7 +57,8 @@ class _Session:
         self.dropped_before_ready = 0  # bytes of audio appended before session.updated
         self.endpointer: Endpointer | None = None
         self.after_tool: ScriptedReply | None = None
-        self.open_calls: dict[str, str] = {}  # call_id -> tool name
+        self.open_calls: dict[str, str] = {}  # call_id -> tool name, calls the model is waiting on
+        self.known_calls: dict[str, str] = {}  # call_id -> tool name, every call in the conversation
         self.lock = asyncio.Lock()
         self.tasks: set[asyncio.Task[None]] = set()
 
@@ -116,29 +122,60 @@ class _Session:
             self.rec.setup = dict(self.session)
             self.rec.system_instruction = self.session.get("instructions")
             self.rec.tools = list(self.session.get("tools") or [])
-            self.endpointer = Endpointer(self.in_rate, self.script.silence_ms, self.script.speech_threshold_dbfs)
+            td = self.session.get("turn_detection") or {}
+            silence = int(td.get("silence_duration_ms") or self.script.silence_ms)
+            self.endpointer = Endpointer(self.in_rate, silence, self.script.speech_threshold_dbfs)
             self.ready = True
             await self.send({"type": "session.updated", "session": self.session})
         elif kind == "conversation.item.create":
             item = evt.get("item") or {}
             item.setdefault("id", _id("item"))
-            if item.get("type") == "function_call_output":
-                raw = item.get("output")
-                try:
-                    result = json.loads(raw)
-                except (TypeError, json.JSONDecodeError):
-                    result = raw
-                name = self.open_calls.pop(item.get("call_id"), None)
-                self.rec.tool_results.append({"call_id": item.get("call_id"), "name": name, "result": result})
-            elif item.get("type") == "message":
-                text = "".join(c.get("text") or c.get("transcript") or "" for c in item.get("content") or [])
-                self.rec.history.append({"role": item.get("role"), "text": text})
+            if not self._accept_item(item):
+                return
             await self.send({"type": "conversation.item.added", "item": item})
         elif kind == "input_audio_buffer.commit":
             self.rec.user_turns += 1
             await self.send({"type": "input_audio_buffer.committed", "item_id": _id("item")})
         elif kind == "response.create":
             self.spawn(self.respond())
+
+    def _accept_item(self, item: dict[str, Any]) -> bool:
+        """Record a client-created item; False (and an error event queued) when the API would refuse it."""
+        kind = item.get("type")
+        if kind == "function_call_output":
+            call_id = item.get("call_id")
+            raw = item.get("output")
+            try:
+                result = json.loads(raw)
+            except (TypeError, json.JSONDecodeError):
+                result = raw
+            if call_id in self.open_calls:  # the answer to a call the model is waiting on
+                self.rec.tool_results.append({"call_id": call_id, "name": self.open_calls.pop(call_id), "result": result})
+                return True
+            if call_id not in self.known_calls:
+                self._refuse(f"function_call_output for unknown call_id {call_id!r}")
+                return False
+            self.rec.history.append({"role": "function_call_output", "call_id": call_id, "output": result})
+        elif kind == "function_call":
+            call_id, name = item.get("call_id"), item.get("name")
+            if not call_id or not name:
+                self._refuse("function_call item needs call_id and name")
+                return False
+            try:
+                args = json.loads(item.get("arguments") or "{}")
+            except json.JSONDecodeError:
+                self._refuse(f"function_call {call_id!r}: arguments are not JSON")
+                return False
+            self.known_calls[call_id] = name
+            self.rec.history.append({"role": "function_call", "call_id": call_id, "name": name, "args": args})
+        elif kind == "message":
+            text = "".join(c.get("text") or c.get("transcript") or "" for c in item.get("content") or [])
+            self.rec.history.append({"role": item.get("role"), "text": text})
+        return True
+
+    def _refuse(self, message: str) -> None:
+        self.rec.errors.append(message)
+        self.spawn(self.send({"type": "error", "error": {"type": "invalid_request_error", "code": "invalid_value", "message": message}}))
 
     def _response(self, rid: str, status: str, usage: int = 0) -> dict[str, Any]:
         r: dict[str, Any] = {"id": rid, "object": "realtime.response", "status": status, "output": []}
@@ -159,6 +196,7 @@ class _Session:
                 if reply.tool_call:
                     call_id = reply.tool_call.call_id or _id("call")
                     self.open_calls[call_id] = reply.tool_call.name
+                    self.known_calls[call_id] = reply.tool_call.name
                     item = {"id": _id("item"), "object": "realtime.item", "type": "function_call", "status": "completed",
                             "call_id": call_id, "name": reply.tool_call.name, "arguments": ""}
                     await self.send({"type": "conversation.item.added", "item": item})
