@@ -222,7 +222,7 @@ class Interruption(Event):
 
 class SessionRotated(Event):
     kind: Literal["session_rotated"] = "session_rotated"
-    reason: str  # age | context_budget | disconnect | error | provider_go_away
+    reason: str  # age | context_budget | disconnect | error | provider_go_away | provider_reset | provider_reconnect
     from_session: int
     to_session: int
     replayed: ReplaySummary

@@ -837,7 +837,7 @@ async def run_benchmark(
             benchmark=benchmark.name,
             model=config.model,
             provider=provider.name,
-            simulator=provider.simulated,
+            simulator=provider.simulated or config.fake,
             turn_indices=[t.turn_index for t in turns],
             config={**config.public(), "labels": {"provider_ttfb_ms": provider.provider_ttfb_label()}},
         )

@@ -135,7 +135,7 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO) -> int:
         with _suppress():
             await recorder
         await store.close()
-    progress.summary(out, simulated=config.model == "sim")
+    progress.summary(out, simulated=config.model == "sim" or config.fake)
     if run_id:
         print(f"run {run_id} recorded in {db}", file=out)
     return status
@@ -170,6 +170,9 @@ class Progress:
     async def follow(self, sub: Any) -> None:
         async for ev in sub:
             if ev.kind == "turn_ended":
+                if ev.result.turn_index < 0:  # the greeting is not a benchmark turn
+                    self.notes.insert(0, f"greeting: {ev.result.status} {ev.result.assistant_text[:60]!r}")
+                    continue
                 self.results.append(ev.result)
                 self._bar(ev.result)
             elif ev.kind == "session_rotated":
@@ -194,7 +197,7 @@ class Progress:
             return
         print("", file=out)
         head = f"{'turn':>4}  {'status':<14} {'v2v ms':>7} {'pipe ms':>7}  {'tools':<10} flags"
-        print(head + ("   (SIMULATOR)" if simulated else ""), file=out)
+        print(head + ("   (SIMULATED: local simulator or protocol fake)" if simulated else ""), file=out)
         print("-" * len(head), file=out)
         v2vs: list[float] = []
         ok_calls = bad_calls = 0
