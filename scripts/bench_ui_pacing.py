@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import sys
 import tempfile
 import time
@@ -76,6 +77,10 @@ class LoopProfile:
         if isinstance(owner, asyncio.Task):
             coro = owner.get_coro()
             name = f"task {getattr(coro, '__qualname__', coro)}"
+            timer = getattr(getattr(coro, "cr_frame", None), "f_locals", {}).get("self")
+            callback = getattr(timer, "_callback", None)
+            if callback is not None:  # a Textual timer: say whose
+                name += f" → {getattr(callback, '__qualname__', callback)}"
         else:
             name = getattr(cb, "__qualname__", repr(cb))
         self.count[name] += 1
@@ -107,12 +112,13 @@ async def timed_run(bench, bus: EventBus, seconds: float, run_id: str) -> list[f
     return [x for i in inputs for x in i.lateness_ms]
 
 
-async def headless(bench, seconds: float) -> list[float]:
+async def headless(bench, seconds: float, prof: LoopProfile | None) -> list[float]:
     store = await Store.open(Path(tempfile.mkdtemp()) / "a.db")
     bus = EventBus()
     store.start_recording(bus)
     try:
-        return await timed_run(bench, bus, seconds, "bench-headless")
+        with prof or contextlib.nullcontext():
+            return await timed_run(bench, bus, seconds, "bench-headless")
     finally:
         await store.flush()
         await store.close()
@@ -151,7 +157,7 @@ class UiCounts:
         return (inside / secs if secs else 0.0), secs
 
 
-async def with_ui(bench, seconds: float) -> tuple[list[float], UiCounts, float]:
+async def with_ui(bench, seconds: float, prof: LoopProfile | None) -> tuple[list[float], UiCounts, float]:
     app = ArenaApp(Path(tempfile.mkdtemp()) / "a.db")
     counts = UiCounts()
     async with app.run_test(size=(160, 46)) as pilot:
@@ -189,7 +195,8 @@ async def with_ui(bench, seconds: float) -> tuple[list[float], UiCounts, float]:
 
         app.bus.publish = stamping_publish  # type: ignore[method-assign]
         t0 = time.monotonic()
-        late = await timed_run(bench, app.bus, seconds, run_id)
+        with prof or contextlib.nullcontext():
+            late = await timed_run(bench, app.bus, seconds, run_id)
         wall = time.monotonic() - t0
     return late, counts, wall
 
@@ -212,18 +219,9 @@ async def main() -> None:
     logger.remove()
     bench = load_benchmark(args.bench)
     print(f"{args.bench}, {args.seconds:.0f} s wall at 1x, real engine + simulator + store")
-    prof_h, prof_u = LoopProfile(), LoopProfile()
-    if args.profile:
-        with prof_h:
-            late_h = await headless(bench, args.seconds)
-    else:
-        late_h = await headless(bench, args.seconds)
-    print("headless :", fmt(late_h))
-    if args.profile:
-        with prof_u:
-            late, counts, wall = await with_ui(bench, args.seconds)
-    else:
-        late, counts, wall = await with_ui(bench, args.seconds)
+    prof_h, prof_u = (LoopProfile(), LoopProfile()) if args.profile else (None, None)
+    print("headless :", fmt(await headless(bench, args.seconds, prof_h)))
+    late, counts, wall = await with_ui(bench, args.seconds, prof_u)
     print("with UI  :", fmt(late))
     playing, secs = counts.active_rate(counts.repaints)
     drawn, _ = counts.active_rate(counts.frames)
@@ -232,7 +230,7 @@ async def main() -> None:
           f"{playing:.1f}/s while audio played ({secs:.0f} s of {wall:.0f} s); "
           f"frames drawn {counts.rate(counts.frames, wall):.1f}/s, {drawn:.1f}/s while playing "
           f"(target ≥ 15, cap 20 by the coalescing timer)")
-    if args.profile:
+    if prof_h is not None and prof_u is not None:
         print(prof_h.report("headless"))
         print(prof_u.report("with UI"))
 

@@ -472,7 +472,7 @@ async def test_export_from_the_runs_list(recorded, tmp_path: Path) -> None:
         out = tmp_path / "exports"
         dialog.query_one("#export-dir").value = str(out)
         await pilot.click("#export-go")
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen) or print(text_of(dialog.query_one("#export-status"))), 20)
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen), 20)
         written = dialog.written
         assert written is not None and written.is_relative_to(out / "runs" / "demo_bench")
         notes = [str(n.message) for n in app._notifications]

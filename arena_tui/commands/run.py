@@ -197,7 +197,7 @@ class Progress:
             return
         print("", file=out)
         head = f"{'turn':>4}  {'status':<14} {'v2v ms':>7} {'pipe ms':>7}  {'tools':<10} flags"
-        print(head + ("   (SIMULATED: local simulator or protocol fake)" if simulated else ""), file=out)
+        print(head + ("   (SIMULATOR or local protocol fake)" if simulated else ""), file=out)
         print("-" * len(head), file=out)
         v2vs: list[float] = []
         ok_calls = bad_calls = 0

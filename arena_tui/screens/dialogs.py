@@ -366,7 +366,9 @@ class ExportDialog(ModalScreen[Path | None]):
             benchmark = await asyncio.to_thread(_benchmark_for, run.benchmark, app.data_dir) if run else None
             out = await export_run(app.store, self.run_id, dest, benchmark=benchmark)
         except Exception as e:  # OSError, InteropError, StoreError...: shown here, the form stays
-            self.query_one("#export-go", Button).disabled = False
+            button = self.query_one("#export-go", Button)
+            button.disabled = False
+            button.remove_class("-active")  # else Textual drops a click within its 0.2 s press effect
             self._status(Text(f"export failed: {e}", "bold red"))  # plain: paths may hold [brackets]
             return
         self.written = out
