@@ -157,6 +157,8 @@ class Session:
         self.number = number
         self.spec = spec
         self.opened_ms = run.clock.t_ms()
+        self.replayed_chars = sum(i.chars() for i in spec.history)
+        self.history_from = len(run.history.items)  # later turns are in this session's context too
         self.failed: str | None = None
         self.errors: set[str] = set()
         self.llm: Any = None
@@ -215,6 +217,11 @@ class Session:
             started.cancel()
             raise RunError(f"session {self.number}: the pipeline did not start")
 
+    def context_chars(self) -> int:
+        """The conversation this session holds: what it was replayed plus the turns since
+        (not the whole run's history: after a trimmed replay that would rotate every turn)."""
+        return self.replayed_chars + sum(i.chars() for i in self.run.history.items[self.history_from :])
+
     def alive(self) -> bool:
         return (
             self.failed is None
@@ -237,7 +244,63 @@ class Session:
 # ---------------------------------------------------------------------------- the run
 
 
-class _Run:
+class RunBase:
+    """What every turn loop shares: one clock, event stamping, and answering tool calls
+    from the turn spec (audio engine here, text in `text_engine`)."""
+
+    run_id: str
+    bus: Any
+    clock: RunClock
+    turn_index: int | None
+    attempt: Any
+
+    def publish(self, event: RunEvent) -> None:
+        self.bus.publish(event)
+
+    def now(self) -> float:
+        return self.clock.t_ms()
+
+    def ev(self, cls: type, turn_index: int | None = ..., **kw: Any) -> RunEvent:  # type: ignore[assignment]
+        ti = self.turn_index if turn_index is ... else turn_index
+        t = kw.pop("t_ms", None)
+        return cls(run_id=self.run_id, t_ms=self.now() if t is None else t, turn_index=ti, **kw)
+
+    async def handle_tool_call(self, params: FunctionCallParams) -> None:
+        """Answer with THIS call's scripted payload (the reference sent the previous one)."""
+        from .tools import Resolution, not_available_payload
+
+        a = self.attempt
+        args = dict(params.arguments or {})
+        t = self.now()
+        if a is not None:
+            a.pending_tools += 1
+        try:
+            if a is None or a.resolver is None:
+                res = Resolution(status="not_available", response=not_available_payload())
+            else:
+                res = a.resolver.resolve(params.function_name, args)
+            record = res.record(params.tool_call_id, params.function_name, args, t_ms=t)
+            self.publish(
+                self.ev(ToolCalled, t_ms=t, call_id=record.call_id, name=record.name, args=args, is_duplicate=record.is_duplicate)
+            )
+            if a is not None:
+                a.tool_calls.append(record)
+                if res.ends_session:
+                    a.ends_session = True
+            await params.result_callback(res.response)
+            self.publish(
+                self.ev(ToolAnswered, call_id=record.call_id, name=record.name, status=record.status, response=res.response)
+            )
+        finally:
+            if a is not None:
+                a.pending_tools -= 1
+                self.tool_settled(a)
+
+    def tool_settled(self, a: Any) -> None:  # noqa: B027
+        """A call of attempt `a` has been answered (or failed)."""
+
+
+class _Run(RunBase):
     def __init__(self, benchmark: Benchmark, config: RunConfig, bus: Any, run_id: str, provider: ProviderRunner) -> None:
         from . import timeline as tl
 
@@ -265,19 +328,6 @@ class _Run:
         self.ended_by_model = False
         self._speech_cache: dict[int, list[Interval]] = {}
         self._audio_cache: dict[int, bytes] = {}
-
-    # -- publishing
-
-    def publish(self, event: RunEvent) -> None:
-        self.bus.publish(event)
-
-    def now(self) -> float:
-        return self.clock.t_ms()
-
-    def ev(self, cls: type, turn_index: int | None = ..., **kw: Any) -> RunEvent:  # type: ignore[assignment]
-        ti = self.turn_index if turn_index is ... else turn_index
-        t = kw.pop("t_ms", None)
-        return cls(run_id=self.run_id, t_ms=self.now() if t is None else t, turn_index=ti, **kw)
 
     # -- callbacks from the transports (called at PLAYED / scheduled time)
 
@@ -416,37 +466,6 @@ class _Run:
             if self.attempt is not None:
                 self.attempt.error = msg
 
-    # -- tool calls
-
-    async def handle_tool_call(self, params: FunctionCallParams) -> None:
-        from .tools import Resolution, not_available_payload
-
-        a = self.attempt
-        args = dict(params.arguments or {})
-        t = self.now()
-        if a is not None:
-            a.pending_tools += 1
-        try:
-            if a is None or a.resolver is None:
-                res = Resolution(status="not_available", response=not_available_payload())
-            else:
-                res = a.resolver.resolve(params.function_name, args)
-            record = res.record(params.tool_call_id, params.function_name, args, t_ms=t)
-            self.publish(
-                self.ev(ToolCalled, t_ms=t, call_id=record.call_id, name=record.name, args=args, is_duplicate=record.is_duplicate)
-            )
-            if a is not None:
-                a.tool_calls.append(record)
-                if res.ends_session:
-                    a.ends_session = True
-            await params.result_callback(res.response)
-            self.publish(
-                self.ev(ToolAnswered, call_id=record.call_id, name=record.name, status=record.status, response=res.response)
-            )
-        finally:
-            if a is not None:
-                a.pending_tools -= 1
-
     # -- audio of the benchmark
 
     def user_audio(self, turn: Turn) -> bytes:
@@ -526,9 +545,7 @@ class _Run:
         if not s.alive():
             await self.rotate("error" if s.failed else "disconnect")
             return
-        reason = rotation_due(
-            self.rotation, self.now() - s.opened_ms, len(self.benchmark.system_prompt) + self.history.chars()
-        )
+        reason = rotation_due(self.rotation, self.now() - s.opened_ms, len(self.benchmark.system_prompt) + s.context_chars())
         if reason:
             await self.rotate(reason)
 

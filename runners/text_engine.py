@@ -1,0 +1,505 @@
+"""The turn loop for text models: the turn's TEXT instead of its audio, same tools and records.
+
+A session is one Pipecat pipeline `user aggregator → OpenAILLMService → assistant aggregator`
+around one `LLMContext`, so Pipecat streams the reply, runs the tool handler and re-prompts
+with the tool results exactly as it does in a voice bot. What the run publishes is what the
+audio engine publishes (run/turn/transcript/tool events, TurnResults with the same statuses
+and sentinels) minus everything audio: no levels, speech boundaries, overlap or turn-taking.
+
+HTTP has no session to lose, so "reconnect" means: a failed request (5xx, dropped
+connection, timeout) closes the session, a new one is opened with the conversation rebuilt
+from the completed turns (`History`, tool calls and results included), and the turn is
+retried there. A conversation over `rotation.history_budget_chars` is trimmed at a turn
+boundary with `select_replay`. Both publish `SessionRotated` (with what was replayed) and
+`Reconnected`, like the audio engine's rotations. Latency is time to first token on our
+own clock (request sent → first streamed token or tool call).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from loguru import logger
+from pipecat.frames.frames import (
+    ErrorFrame,
+    Frame,
+    FunctionCallsStartedFrame,
+    LLMFullResponseEndFrame,
+    LLMFullResponseStartFrame,
+    LLMMessagesUpdateFrame,
+    LLMTextFrame,
+    MetricsFrame,
+)
+from pipecat.metrics.metrics import LLMUsageMetricsData
+from pipecat.observers.base_observer import BaseObserver, FramePushed
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+from pipecat.processors.aggregators.llm_context import LLMContext
+from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair
+from pipecat.workers.runner import WorkerRunner
+
+from arena_tui.events import (
+    EMPTY_RESPONSE,
+    MODEL_ENDED_SESSION,
+    MODEL_ENDED_SESSION_EARLY,
+    ErrorEvent,
+    Latencies,
+    Reconnected,
+    Retry,
+    RunEnded,
+    RunStarted,
+    SessionOpened,
+    SessionRotated,
+    ToolCallRecord,
+    TranscriptDelta,
+    TurnEnded,
+    TurnResult,
+    TurnStarted,
+)
+from benchmarks.model import Benchmark, Turn
+
+from .base import ProviderRunner, SessionSpec
+from .config import RunConfig
+from .engine import RunBase, RunError, select_turns, spoken_text
+from .rotation import History, rotation_due, select_replay
+from .tools import ToolResolver
+from .transports import RunClock
+
+MODALITY = "text"
+SETTLE_MS = 60.0  # quiet after a reply ends before the turn is over (a tool re-prompt starts within it)
+FOLLOWUP_WAIT_MS = 5000.0  # a reply that only called tools, and no re-prompt came: give up waiting
+
+
+@dataclass
+class TextAttempt:
+    """What one attempt of one turn produced; a retry starts a fresh one (and a fresh resolver)."""
+
+    turn_index: int
+    number: int
+    started_ms: float
+    resolver: ToolResolver | None = None
+    assistant_text: str = ""
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    pending_tools: int = 0
+    responses_started: int = 0
+    responses_ended: int = 0
+    response_active: bool = False
+    awaiting_followup: bool = False  # a reply called tools; the re-prompt's reply is still to come
+    last_change_ms: float = 0.0
+    first_token_ms: float | None = None
+    tokens: dict[str, int] = field(default_factory=dict)
+    ends_session: bool = False
+    error: str | None = None
+    error_reason: str | None = None  # error | disconnect | timeout
+    fatal_status: int | None = None  # 401/403/404: stop the run, naming it
+
+    def has_content(self) -> bool:
+        return bool(spoken_text(self.assistant_text)) or bool(self.tool_calls)
+
+
+def failure_reason(frame: ErrorFrame) -> str:
+    """What kind of request failure an ErrorFrame reports: timeout, disconnect or error (HTTP status…)."""
+    import httpx
+    import openai
+
+    exc = getattr(frame, "exception", None)
+    if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException, asyncio.TimeoutError)):
+        return "timeout"
+    if isinstance(exc, (openai.APIConnectionError, httpx.TransportError, ConnectionError)):
+        return "disconnect"
+    if "timeout" in str(frame.error).lower():
+        return "timeout"
+    return "error"
+
+
+FATAL_STATUS = {401: "the key was rejected", 403: "access denied", 404: "no such model or endpoint"}
+
+
+def fatal_status(frame: ErrorFrame) -> int | None:
+    """An HTTP status no retry can fix (bad key, no access, unknown model/endpoint)."""
+    import openai
+
+    exc = getattr(frame, "exception", None)
+    if isinstance(exc, openai.APIStatusError) and exc.status_code in FATAL_STATUS:
+        return exc.status_code
+    return None
+
+
+class _Tap(BaseObserver):
+    """Sees every frame the LLM service pushes and hands it to the run."""
+
+    def __init__(self, run: "_TextRun", session: "TextSession") -> None:
+        super().__init__()
+        self.run, self.session = run, session
+
+    async def on_push_frame(self, data: FramePushed) -> None:
+        if data.source is self.session.llm:
+            self.run.on_llm_frame(self.session, data.frame)
+
+
+class TextSession:
+    """One LLMContext in one Pipecat pipeline around one OpenAI-compatible chat service."""
+
+    def __init__(self, run: "_TextRun", number: int, spec: SessionSpec) -> None:
+        self.run, self.number, self.spec = run, number, spec
+        self.opened_ms = run.now()
+        self.replayed_chars = sum(i.chars() for i in spec.history)
+        self.history_from = len(run.history.items)  # history items added after this index are in its context too
+        self.llm: Any = None
+        self.context: LLMContext | None = None
+        self.worker: PipelineWorker | None = None
+        self._runner: WorkerRunner | None = None
+        self._task: asyncio.Task | None = None
+
+    async def open(self) -> None:
+        run = self.run
+        self.llm = run.provider.build_service(self.spec)
+        # cancel_on_interruption=False would make Pipecat append its ASYNC TOOLS guidance to the
+        # system prompt; a text run has no interruptions, so the benchmark's prompt goes as is.
+        self.llm.register_function(None, run.handle_tool_call, cancel_on_interruption=True)
+        self.context = LLMContext(run.provider.history_messages(self.spec.history), run.provider.tools(self.spec.tools))
+        pair = LLMContextAggregatorPair(self.context)
+        self.worker = PipelineWorker(
+            Pipeline([pair.user(), self.llm, pair.assistant()]),
+            params=PipelineParams(enable_metrics=True, enable_usage_metrics=True),
+            observers=[_Tap(run, self)],
+            idle_timeout_secs=None,
+            enable_rtvi=False,
+            enable_turn_tracking=False,
+        )
+        self._runner = WorkerRunner(handle_sigint=False)
+        await self._runner.add_workers(self.worker)
+        self._task = asyncio.create_task(self._runner.run(), name=f"text-session-{self.number}")
+
+    def messages(self) -> list[Any]:
+        assert self.context is not None
+        return list(self.context.get_messages())
+
+    async def ask(self, base: list[Any], user_text: str) -> None:
+        """Set the conversation to `base` + the user's message and run the model on it."""
+        assert self.worker is not None
+        await self.worker.queue_frames(
+            [LLMMessagesUpdateFrame(messages=[*base, {"role": "user", "content": user_text}], run_llm=True)]
+        )
+
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            with contextlib.suppress(Exception):
+                await self._runner.cancel("session closed")
+        if self._task is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(self._task, timeout=10.0)
+
+
+class _TextRun(RunBase):
+    def __init__(self, benchmark: Benchmark, config: RunConfig, bus: Any, run_id: str, provider: ProviderRunner) -> None:
+        self.benchmark, self.config, self.bus, self.run_id, self.provider = benchmark, config, bus, run_id, provider
+        self.clock = RunClock(1.0)  # text has no audio time to speed up
+        self.history = History()
+        self.rotation = provider.rotation_policy(config, benchmark.system_prompt)
+        self.session: TextSession | None = None
+        self.sessions = 0
+        self.reconnects = 0
+        self.failing = 0
+        self.attempt: TextAttempt | None = None
+        self.turn_index: int | None = None
+        self.ended_by_model = False
+
+    # -- frames from the service
+
+    def on_llm_frame(self, session: TextSession, frame: Frame) -> None:
+        a = self.attempt
+        if session is not self.session or a is None:
+            return
+        now = self.now()
+        if isinstance(frame, LLMFullResponseStartFrame):
+            a.responses_started += 1
+            a.response_active = True
+            a.awaiting_followup = False
+            a.last_change_ms = now
+        elif isinstance(frame, LLMFullResponseEndFrame):
+            a.responses_ended += 1
+            a.response_active = False
+            a.last_change_ms = now
+        elif isinstance(frame, LLMTextFrame):
+            if frame.text:
+                if a.first_token_ms is None:
+                    a.first_token_ms = now
+                a.assistant_text += frame.text
+                a.last_change_ms = now
+                self.publish(self.ev(TranscriptDelta, role="assistant", text=frame.text))
+        elif isinstance(frame, FunctionCallsStartedFrame):
+            if a.first_token_ms is None:
+                a.first_token_ms = now
+            a.awaiting_followup = True
+            a.last_change_ms = now
+        elif isinstance(frame, ErrorFrame):
+            msg = str(frame.error)
+            if a.error is None:
+                a.error, a.error_reason, a.fatal_status = msg, failure_reason(frame), fatal_status(frame)
+                self.publish(self.ev(ErrorEvent, where="provider", message=msg, fatal=False))
+        elif isinstance(frame, MetricsFrame):
+            for d in frame.data:
+                if isinstance(d, LLMUsageMetricsData):
+                    u = d.value
+                    for key, val in (
+                        ("input_tokens", u.prompt_tokens),
+                        ("output_tokens", u.completion_tokens),
+                        ("cached_input_tokens", u.cache_read_input_tokens),
+                    ):
+                        if val:
+                            a.tokens[key] = a.tokens.get(key, 0) + int(val)
+
+    # -- tool calls (the audio engine's rules: runners.tools, one handler for every function)
+
+    def tool_settled(self, a: TextAttempt) -> None:
+        a.last_change_ms = self.now()
+
+    # -- sessions
+
+    def spec(self, history: list | None = None) -> SessionSpec:
+        return SessionSpec(
+            model=self.provider.resolve_model(self.config.model),
+            system_prompt=self.benchmark.system_prompt,
+            tools=self.benchmark.tools,
+            history=history or [],
+            kickoff="",
+            config=self.config,
+        )
+
+    async def open_session(self, history: list | None = None, detail: str = "") -> TextSession:
+        self.sessions += 1
+        session = TextSession(self, self.sessions, self.spec(history))
+        self.session = session
+        await session.open()
+        self.publish(self.ev(SessionOpened, session=session.number, detail=detail))
+        return session
+
+    async def rotate(self, reason: str, detail: str = "") -> None:
+        """A new session with the completed conversation replayed (trimmed to the budget)."""
+        old = self.session
+        from_n = old.number if old else 0
+        if old is not None:
+            await old.close()
+        self.reconnects += 1
+        if reason in ("disconnect", "error", "timeout"):
+            self.failing += 1
+            if self.failing > self.rotation.max_reconnects:
+                raise RunError(
+                    f"turn {self.turn_index}: gave up after {self.failing - 1} reconnects in a row ({reason}: {detail})"
+                )
+        items, summary = select_replay(self.history.items, self.rotation.history_budget_chars, self.provider.replay_strategy())
+        session = await self.open_session(items, detail=f"rotation ({reason})")
+        self.publish(self.ev(SessionRotated, reason=reason, from_session=from_n, to_session=session.number, replayed=summary))
+        self.publish(self.ev(Reconnected, session=session.number, reason=reason, attempt=self.reconnects))
+
+    async def at_turn_boundary(self) -> None:
+        """Planned rotation: the policy's age / context limits, or a conversation over the replay budget."""
+        s = self.session
+        if s is None:
+            return
+        # What THIS session's context holds (a trimmed replay + the turns since), not the whole run's history.
+        chars = s.replayed_chars + sum(i.chars() for i in self.history.items[s.history_from:])
+        reason = rotation_due(self.rotation, self.now() - s.opened_ms, len(self.benchmark.system_prompt) + chars)
+        if reason is None and chars > self.rotation.history_budget_chars:
+            reason = "context_budget"
+        if reason:
+            await self.rotate(reason)
+
+    # -- turns
+
+    async def run_attempt(self, turn: Turn, number: int, base: list[Any]) -> tuple[TextAttempt, str]:
+        """Send the turn's text once and wait for the reply (and any tool re-prompts) to finish."""
+        s = self.session
+        assert s is not None
+        a = TextAttempt(turn_index=turn.turn_index, number=number, started_ms=self.now(), resolver=ToolResolver(turn))
+        a.last_change_ms = a.started_ms
+        self.attempt = a
+        self.publish(self.ev(TurnStarted, attempt=number, input_text=turn.input, user_audio_ms=0.0))
+        self.publish(self.ev(TranscriptDelta, role="user", text=turn.input, final=True))
+        await s.ask(base, turn.input)
+        timeout = getattr(self.provider, "reply_timeout_ms", None)
+        limit = timeout(self.config) if timeout else max(self.config.watchdog.extra_ms, 1000.0)
+        while True:
+            await asyncio.sleep(0.01)
+            now = self.now()
+            if a.error is not None and not a.response_active:
+                return a, "failed"
+            if not s.running():
+                a.error, a.error_reason = a.error or "the session's pipeline stopped", a.error_reason or "error"
+                return a, "failed"
+            busy = a.response_active or a.pending_tools > 0
+            quiet = now - a.last_change_ms
+            if not busy and a.responses_ended > 0:
+                if not a.awaiting_followup and quiet >= SETTLE_MS:
+                    return a, ("ok" if a.has_content() else "empty")
+                if a.awaiting_followup and quiet >= FOLLOWUP_WAIT_MS:
+                    return a, ("ok" if a.has_content() else "empty")
+            if quiet >= limit:  # nothing streamed, ended or answered for the whole watchdog span
+                a.error, a.error_reason = f"no reply within {limit / 1000:.0f} s", "timeout"
+                self.publish(self.ev(ErrorEvent, where="provider", message=a.error, fatal=False))
+                return a, "failed"
+
+    async def run_turn(self, turn: Turn) -> TurnResult:
+        self.turn_index = turn.turn_index
+        await self.at_turn_boundary()
+        assert self.session is not None
+        base = self.session.messages()  # the conversation before this turn; every attempt starts from it
+        wd = self.config.watchdog
+        reconnects_before = self.reconnects
+        retries = 0
+        outcome = "no_response"
+        a: TextAttempt | None = None
+        for number in range(wd.max_retries + 1):
+            if number > 0:
+                retries = number
+                self.publish(self.ev(Retry, attempt=number, reason=outcome if a is None or a.error_reason is None else f"{outcome}: {a.error_reason}"))
+                await asyncio.sleep(wd.backoff_ms / 1000.0)
+                if a is not None and a.error is not None:
+                    await self.rotate(a.error_reason or "error", a.error)
+                    base = self.session.messages()
+            a, outcome = await self.run_attempt(turn, number, base)
+            if a.fatal_status is not None:
+                endpoint = getattr(self.provider, "endpoint", lambda c: "the endpoint")(self.config)
+                raise RunError(
+                    f"turn {turn.turn_index}: {endpoint} answered HTTP {a.fatal_status} "
+                    f"({FATAL_STATUS[a.fatal_status]}; model {self.provider.resolve_model(self.config.model)!r}): {a.error}"
+                )
+            if outcome == "ok":
+                self.failing = 0
+                break
+        assert a is not None
+        return self.finish_turn(turn, a, outcome, retries, self.reconnects - reconnects_before)
+
+    def finish_turn(self, turn: Turn, a: TextAttempt, outcome: str, retries: int, reconnects: int) -> TurnResult:
+        sentinel = None
+        text = a.assistant_text.strip()
+        if a.ends_session:
+            status, sentinel = "ended_session", MODEL_ENDED_SESSION
+        elif outcome == "ok":
+            status = "ok"
+        elif outcome == "empty":
+            status, sentinel = "empty_response", EMPTY_RESPONSE
+        else:
+            status, sentinel = "no_response", EMPTY_RESPONSE
+        if sentinel == EMPTY_RESPONSE:
+            text = EMPTY_RESPONSE
+        ttft = a.first_token_ms - a.started_ms if a.first_token_ms is not None else None
+        result = TurnResult(
+            turn_index=turn.turn_index,
+            status=status,
+            user_text=turn.input,
+            assistant_text=text,
+            tool_calls=a.tool_calls,
+            latencies=Latencies(provider_ttfb_ms=ttft),
+            retries=retries,
+            reconnects=reconnects,
+            session=self.session.number if self.session else 0,
+            tokens=a.tokens,
+            sentinel=sentinel,
+            error=a.error if status != "ok" and status != "ended_session" else None,
+        )
+        self.publish(self.ev(TurnEnded, result=result))
+        if status in ("ok", "ended_session"):
+            self.history.add_turn(turn.turn_index, turn.input, a.assistant_text.strip(), a.tool_calls)
+        else:
+            self.history.add_turn(turn.turn_index, turn.input, "", [])
+        return result
+
+    def ended_early(self, turn: Turn) -> None:
+        result = TurnResult(
+            turn_index=turn.turn_index, status="ended_early", user_text=turn.input,
+            assistant_text=MODEL_ENDED_SESSION_EARLY, sentinel=MODEL_ENDED_SESSION_EARLY,
+        )
+        self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=result))
+
+    def failed_turn(self, turn: Turn, error: str) -> None:
+        """The run cannot go on: the turn under way is recorded as an error, with what it got."""
+        a = self.attempt
+        got = a if a is not None and a.turn_index == turn.turn_index else None
+        result = TurnResult(
+            turn_index=turn.turn_index, status="error", user_text=turn.input,
+            assistant_text=got.assistant_text.strip() if got else "", tool_calls=got.tool_calls if got else [],
+            session=self.session.number if self.session else 0, error=error,
+        )
+        self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=result))
+
+    def interrupted_turn(self, turn: Turn) -> None:
+        a = self.attempt
+        if a is None or a.turn_index != turn.turn_index:
+            return
+        result = TurnResult(
+            turn_index=turn.turn_index, status="interrupted", user_text=turn.input,
+            assistant_text=a.assistant_text.strip(), tool_calls=a.tool_calls, interrupted=True,
+            session=self.session.number if self.session else 0, tokens=a.tokens,
+        )
+        self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=result))
+
+
+async def run_text_benchmark(benchmark: Benchmark, config: RunConfig, bus: Any, run_id: str, provider: ProviderRunner) -> str:
+    """The text counterpart of `run_benchmark` (which dispatches here); returns the run id."""
+    turns = select_turns(benchmark, config.turns)
+    run = _TextRun(benchmark, config, bus, run_id, provider)
+    public = config.public()
+    public["greeting"] = {**public.get("greeting", {}), "enabled": False}  # text runs start with turn 0
+    run.publish(
+        RunStarted(
+            run_id=run_id,
+            t_ms=0.0,
+            benchmark=benchmark.name,
+            model=config.model,
+            provider=provider.name,
+            simulator=provider.simulated or config.fake,  # a scripted fake's answers are not the model's
+            turn_indices=[t.turn_index for t in turns],
+            config={**public, "modality": MODALITY, "labels": {"provider_ttfb_ms": provider.provider_ttfb_label()}},
+        )
+    )
+    current: Turn | None = None
+    try:
+        await provider.start(config, benchmark)
+        await run.open_session(detail="initial")
+        for turn in turns:
+            current = turn
+            if run.ended_by_model:
+                run.ended_early(turn)
+                continue
+            result = await run.run_turn(turn)
+            if result.status == "ended_session":
+                run.ended_by_model = True
+        current = None
+        run.turn_index = None
+        run.publish(run.ev(RunEnded, status="completed", reason="model ended the session" if run.ended_by_model else ""))
+    except asyncio.CancelledError:
+        if current is not None:
+            run.interrupted_turn(current)
+        run.publish(run.ev(RunEnded, turn_index=None, status="interrupted", reason="cancelled"))
+        await asyncio.shield(_shutdown(run, provider))
+        raise
+    except RunError as e:
+        if current is not None:
+            run.failed_turn(current, str(e))
+        run.publish(run.ev(ErrorEvent, where="engine", message=str(e), fatal=True))
+        run.publish(run.ev(RunEnded, turn_index=None, status="failed", reason=str(e)))
+        await _shutdown(run, provider)
+        raise
+    except Exception as e:
+        logger.exception("text run failed")
+        run.publish(run.ev(ErrorEvent, where="engine", message=f"{type(e).__name__}: {e}", fatal=True))
+        run.publish(run.ev(RunEnded, turn_index=None, status="failed", reason=str(e)))
+        await _shutdown(run, provider)
+        raise
+    await _shutdown(run, provider)
+    return run_id
+
+
+async def _shutdown(run: _TextRun, provider: ProviderRunner) -> None:
+    if run.session is not None:
+        await run.session.close()
+    with contextlib.suppress(Exception):
+        await provider.stop()
