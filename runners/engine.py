@@ -170,7 +170,11 @@ class Session:
     async def open(self) -> None:
         run = self.run
         self.llm = run.provider.build_service(self.spec)
-        self.llm.register_function(None, run.handle_tool_call, cancel_on_interruption=False)
+        # A synchronous tool (the handler answers at once from the turn spec). Registering it
+        # with cancel_on_interruption=False would make Pipecat treat it as an async tool: it
+        # appends its ASYNC TOOLS text to the benchmark's prompt, Gemini declares it NON_BLOCKING
+        # and Ultravox sends a placeholder result.
+        self.llm.register_function(None, run.handle_tool_call, cancel_on_interruption=True)
         run.provider.observe_responses(self.llm, lambda status, why: run.on_response_done(self, status, why))
         run.provider.observe_session(self.llm, lambda cls, **kw: run.on_session_event(self, cls, **kw))
         context = LLMContext(

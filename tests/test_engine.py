@@ -215,6 +215,7 @@ async def test_barge_in_is_an_overlap(conv, sim_run):
 
 async def test_truncated_reply_is_an_interruption(conv, sim_run):
     run = await sim_run(conv, turns=[0], faults="0:truncated=0.3")
+    assert run.sim.sessions[0].instructions == conv.system_prompt  # verbatim: nothing appended by Pipecat
     r = run.result(0)
     assert r.status == "ok" and r.interrupted
     assert any(e.cause == "bot_truncated" for e in run.kinds("interruption", 0))
