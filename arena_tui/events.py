@@ -86,6 +86,7 @@ class TurnResult(Model):
     bot_speech: list[Interval] = Field(default_factory=list)
     overlap_ms: float = 0.0
     interrupted: bool = False
+    no_audio: bool = False  # the reply had words but no audio at all (e.g. GLM air's audio backend down)
     retries: int = 0
     reconnects: int = 0
     session: int = 1

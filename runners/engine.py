@@ -454,7 +454,7 @@ class _Run(RunBase):
         if self.attempt is not None:
             self.attempt.interrupted = True
 
-    def on_session_event(self, session: Session, cls: type, **kw: Any) -> None:
+    def on_session_event(self, session: Session, cls: type, /, **kw: Any) -> None:
         """An event the runner saw inside its service (only the current session's count)."""
         if session is self.session:
             self.publish(self.ev(cls, **kw))
@@ -535,6 +535,12 @@ class _Run(RunBase):
         items, summary = select_replay(
             self.history.items, self.rotation.history_budget_chars, self.provider.replay_strategy()
         )
+        if summary.dropped_messages:
+            summary = summary.model_copy(
+                update={"note": f"{summary.dropped_messages} older message(s) left out: over the replay budget of "
+                        f"{self.rotation.history_budget_chars:,} chars"}
+            )
+            self.publish(self.ev(ErrorEvent, where="engine", message=f"rotation: {summary.note}", fatal=False))
         session = await self.open_session(CONTINUE_PROMPT, items, detail=f"rotation ({reason})")
         self.publish(
             self.ev(SessionRotated, reason=reason, from_session=from_n, to_session=session.number, replayed=summary)
@@ -722,6 +728,7 @@ class _Run(RunBase):
             bot_speech=a.bot_speech,
             overlap_ms=overlap_ms,
             interrupted=a.interrupted,
+            no_audio=bool(spoken_text(a.assistant_text)) and a.first_bot_ms is None,
             retries=retries,
             reconnects=reconnects,
             session=self.session.number if self.session else 0,

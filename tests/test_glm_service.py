@@ -138,3 +138,39 @@ async def test_glm_reply_tool_call_text_without_audio_and_reconnect_replay(arena
             await rig.wait_until(lambda: "lost you" in rig.collector.text, what="reply on the new session")
             assert second.user_turns == 1 and second.replies == [4]
             assert first.errors == [] and second.errors == []  # e.g. no empty commit was ever sent
+
+
+async def test_seeded_history_is_replayed_before_the_kickoff_within_the_budget() -> None:
+    """A session that continues an earlier one gets its history first, newest that fits, and
+    says what the budget dropped; Pipecat's async-tool guidance is not added to the prompt."""
+    from runners.glm_service import ReplayReport
+
+    budget = 100
+    prompt = "You are terse. " * 2000
+    prompt = prompt[: MAX_INSTRUCTION_CHARS - 200 - budget]
+    history = [
+        ("user", "first question " * 3),  # 45 chars: falls out of the budget
+        ("assistant", "first answer " * 3),  # 39
+        ("user", "second question"),  # 15
+        ("assistant", "[tool lookup({\"q\":\"x\"}) returned {\"ok\":true}]"),  # 45
+        ("assistant", "Here it is."),  # 11
+    ]
+    script = Script(replies=[ScriptedReply(text="Welcome back.")])
+    async with GLMRealtimeFake(script) as fake:
+        llm = GLMRealtimeLLMService(api_key="k", base_url=fake.url, system_instruction=prompt, history=history)
+        llm.register_function(None, scripted_tool_handler({}, []), cancel_on_interruption=False)
+        reports: list[ReplayReport] = []
+
+        @llm.event_handler("on_history_replayed")
+        async def _replayed(_svc, report):
+            reports.append(report)
+
+        async with ServiceRig(llm, sample_rate=24000, speed=2.0) as rig:
+            await rig.wait_until(lambda: rig.collector.responses_ended >= 1, what="kickoff reply")
+    conn = fake.connections[0]
+    assert conn.system_instruction == prompt  # exactly as given: no async-tool add-on
+    assert [(h["role"], h["text"]) for h in conn.history] == history[2:] + [("user", GREETING)]
+    (report,) = reports
+    assert (report.kind, report.messages, report.chars, report.dropped_messages, report.budget_chars) == ("seed", 3, 71, 2, budget)
+    assert llm.transcript[:5] == history and llm.transcript[-1] == ("assistant", "Welcome back.")
+    assert conn.errors == []

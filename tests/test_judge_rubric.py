@@ -42,6 +42,7 @@ def test_dimensions_follow_the_turn_data(conv):
     "result, reason",
     [
         (ok(latencies=Latencies()), "missing timing"),
+        (ok(latencies=Latencies(provider_ttfb_ms=300.0), no_audio=True), "text but no audio"),
         (ok(latencies=Latencies(pipeline_ttfb_ms=-40.0, voice_to_voice_ms=10.0)), "negative pipeline_ttfb_ms"),
         (ok(overlap_ms=100.0), "overlap 100 ms"),
         (ok(status="no_response", sentinel=EMPTY_RESPONSE, assistant_text=EMPTY_RESPONSE), "no usable response"),

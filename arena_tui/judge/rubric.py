@@ -34,6 +34,8 @@ def turn_taking(result: TurnResult) -> DimensionScore:
     lat = result.latencies
     if result.status in _NO_ANSWER or result.sentinel == EMPTY_RESPONSE:
         issues.append(f"no usable response ({result.status})")
+    elif result.no_audio:
+        issues.append("the reply had text but no audio")
     elif lat.pipeline_ttfb_ms is None and lat.voice_to_voice_ms is None:
         issues.append("missing timing")
     for name in ("pipeline_ttfb_ms", "voice_to_voice_ms"):

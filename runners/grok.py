@@ -1,0 +1,168 @@
+"""xAI Grok Voice Agent through Pipecat's `GrokRealtimeLLMService` (server VAD, 24 kHz PCM).
+
+Why a subclass: an engine rotation opens a NEW service, and Pipecat would seed it with the
+LLM context packed into ONE user message of JSON; the history is replayed instead as one
+`conversation.item.create` per message, tool call and tool output (the same items as the
+OpenAI runner's, in xAI's event classes), before the session's first `response.create`.
+Pipecat's own `reset_conversation()` reconnects without history until the client creates a
+response (with server VAD the server answers first, without it): the subclass asks for one
+at once, replays the session's history again, and reports the reset as events.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from typing import Any
+
+from pipecat.services.xai.realtime import events as xe
+from pipecat.services.xai.realtime.llm import GrokRealtimeLLMService
+
+from arena_tui.events import Reconnected, ReplaySummary, SessionRotated
+
+from .base import HistoryItem, ProviderRunner, SessionSpec, register
+from .config import RunConfig
+from .openai_realtime import history_items
+
+DEFAULT_BASE_URL = "wss://api.x.ai/v1/realtime"
+FAKE_KEY = "xai-fake-not-a-secret"
+
+
+def grok_history_items(history: list[HistoryItem]) -> list[xe.ConversationItem]:
+    """The OpenAI runner's replay items (same wire shape), as xAI's event classes."""
+    return [xe.ConversationItem(**item.model_dump(exclude_none=True, exclude={"id", "object"})) for item in history_items(history)]
+
+
+class GrokReplayingService(GrokRealtimeLLMService):
+    """Replays history items before the first response; makes a reset re-seed and be seen."""
+
+    def __init__(self, *, replay: list[xe.ConversationItem] | None = None, session_number: int = 0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._history_items = list(replay or [])
+        self._replay = list(self._history_items)
+        self.session_number = session_number
+        self.replayed_items = 0
+        self.resets = 0
+        self.on_response_status: Any = None
+        self.publish: Any = None  # the engine's `observe_session` publisher
+
+    async def _handle_evt_response_done(self, evt):
+        if self.on_response_status is not None:
+            details = evt.response.status_details or {}
+            reason = details.get("reason") or (details.get("error") or {}).get("message") or ""
+            self.on_response_status(evt.response.status or "", str(reason))
+        await super()._handle_evt_response_done(evt)
+
+    async def _create_response(self):
+        if self._replay and self._api_session_ready and not self._response_active and self._llm_needs_conversation_setup:
+            items, self._replay = self._replay, []
+            for item in items:
+                # Fresh ids per send (a reset re-sends them); marked as ours so the echo
+                # of an assistant item is not taken for the start of a new response.
+                item = item.model_copy(update={"id": uuid.uuid4().hex})
+                self._messages_added_manually[item.id] = True
+                await self.send_client_event(xe.ConversationItemCreateEvent(item=item))
+            self.replayed_items = len(items)
+        await super()._create_response()
+
+    async def reset_conversation(self):
+        self.resets += 1
+        await super().reset_conversation()
+        self._replay = list(self._history_items)
+        # Without a client-created response the new session has no history at all.
+        await self._create_response()
+        if self.publish is not None:
+            summary = self._reset_summary()
+            n = self.session_number
+            self.publish(SessionRotated, reason="provider_reset", from_session=n, to_session=n, replayed=summary)
+            self.publish(Reconnected, session=n, reason="provider_reset", attempt=self.resets)
+
+    def _reset_summary(self) -> ReplaySummary:
+        msgs = [m for m in (self._context.get_messages() if self._context else []) if isinstance(m, dict)]
+        items = [i.model_dump(exclude_none=True) for i in self._history_items]
+        return ReplaySummary(
+            strategy="full_history",
+            messages=sum(1 for i in items if i["type"] == "message") + sum(1 for m in msgs if m.get("role") in ("user", "assistant") and m.get("content")),
+            tool_calls=sum(1 for i in items if i["type"] == "function_call") + sum(len(m.get("tool_calls") or []) for m in msgs),
+            chars=sum(len(json.dumps(x, ensure_ascii=False, default=str)) for x in items + msgs),
+            note="Pipecat reset: history items re-sent, then this session's context packed into one JSON user message",
+        )
+
+
+@register("grok-realtime", "grok", "grok-voice-latest", "grok-voice-think-fast-1.0", "grok-voice-fast-1.0")
+class GrokRealtimeRunner(ProviderRunner):
+    name = "grok"
+    aliases = {
+        "grok-realtime": "grok-voice-latest",
+        "grok": "grok-voice-latest",
+        "grok-voice-latest": "grok-voice-latest",
+        "grok-voice-think-fast-1.0": "grok-voice-think-fast-1.0",
+        "grok-voice-fast-1.0": "grok-voice-fast-1.0",
+    }
+    key_env = ("XAI_API_KEY",)
+    packages = ("websockets", "pipecat.services.xai.realtime.llm")
+
+    def __init__(self) -> None:
+        self.base_url: str | None = None
+        self.fake: Any = None
+        self.sessions = 0
+
+    def api_key(self, config: RunConfig) -> str:
+        """A fake never sees the real key, even when one is set."""
+        return FAKE_KEY if config.fake else os.environ.get("XAI_API_KEY", "")
+
+    def endpoint(self, config: RunConfig) -> str:
+        return config.base_url or self.base_url or DEFAULT_BASE_URL
+
+    def build_service(self, spec: SessionSpec) -> GrokReplayingService:
+        vad = spec.config.vad
+        props = xe.SessionProperties(
+            turn_detection=xe.TurnDetection(
+                type="server_vad",
+                threshold=vad.threshold,
+                prefix_padding_ms=vad.prefix_padding_ms,
+                silence_duration_ms=vad.silence_duration_ms,
+            ),
+        )
+        self.sessions += 1
+        return GrokReplayingService(
+            api_key=self.api_key(spec.config),
+            base_url=self.endpoint(spec.config),
+            replay=grok_history_items(spec.history),
+            session_number=self.sessions,
+            settings=GrokRealtimeLLMService.Settings(
+                model=spec.model, system_instruction=spec.system_prompt, session_properties=props
+            ),
+        )
+
+    def observe_responses(self, service: Any, callback: Any) -> None:
+        service.on_response_status = callback
+
+    def observe_session(self, service: Any, publish: Any) -> None:
+        service.publish = publish
+
+    def is_alive(self, service: Any) -> bool:
+        ws = getattr(service, "_websocket", None)
+        task = getattr(service, "_receive_task", None)
+        return ws is not None and task is not None and not task.done()
+
+    def provider_ttfb_label(self) -> str:
+        return "xAI TTFB (Pipecat metrics, from server speech_stopped)"
+
+    async def start(self, config: RunConfig, benchmark: Any) -> None:
+        self.sessions = 0
+        if not config.fake or config.base_url:  # the real API, or an endpoint someone else started
+            return
+        from .fakes.common import script_for_benchmark
+        from .fakes.xai import XaiRealtimeFake
+
+        self.fake = XaiRealtimeFake(script_for_benchmark(benchmark, config.turns))
+        await self.fake.start()
+        self.base_url = self.fake.base_url
+
+    async def stop(self) -> None:
+        if self.fake is not None:
+            await self.fake.stop()
+            self.base_url = None
+            # the fake stays on the runner so a test can read its connection records
