@@ -136,3 +136,20 @@ async def test_real_provider_path_keeps_the_key_out_of_store_and_logs(conv, tmp_
     for f in tmp_path.iterdir():
         assert secret.encode() not in f.read_bytes(), f
     assert secret not in log.getvalue()
+
+
+def test_cli_models_lists_every_provider_and_what_it_needs(capsys, monkeypatch):
+    for env in ("OPENAI_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "XAI_API_KEY"):
+        monkeypatch.delenv(env, raising=False)
+    monkeypatch.setenv("XAI_API_KEY", "xai-secret-value-123")
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    lines = {ln.split()[0]: ln for ln in out.splitlines()[1:] if ln.strip()}
+    for alias in ("sim", "gpt-realtime", "gemini-native-audio", "gemini-3.1-flash", "nova-sonic", "glm-realtime-flash",
+                  "glm-realtime-air", "grok-realtime", "ultravox", "gpt-4.1"):
+        assert alias in lines, alias
+    assert lines["sim"].endswith("ready")
+    assert lines["gpt-realtime"].endswith("needs OPENAI_API_KEY")
+    assert lines["grok-realtime"].endswith("ready") and "xai-secret-value-123" not in out  # presence only
+    assert main(["models", "--fake"]) == 0
+    assert "needs" not in capsys.readouterr().out  # no keys needed against the fakes

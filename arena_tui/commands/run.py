@@ -26,9 +26,16 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bench", help="benchmark name or folder")
-    parser.add_argument("--model", default="sim", help="model alias: sim, gpt-realtime, gpt-4o-realtime, … (default sim)")
+    parser.add_argument(
+        "--model",
+        default="sim",
+        help=(
+            "model alias (default sim): sim, gpt-realtime, gemini-native-audio, gemini-3.1-flash, nova-sonic, "
+            "glm-realtime-flash, glm-realtime-air, grok-realtime, ultravox, or a text model such as gpt-4.1"
+        ),
+    )
     parser.add_argument("--faults", help="simulator faults, e.g. '3:no_response,5:barge_in,expire=120' (sim only)")
-    parser.add_argument("--speed", type=float, default=1.0, help="audio speed-up (sim only; default 1)")
+    parser.add_argument("--speed", type=float, default=1.0, help="audio speed-up (sim or --fake only; default 1)")
     parser.add_argument("--turns", help="turn subset, e.g. 0,5-9")
     parser.add_argument("--base-url", help="provider endpoint override (e.g. ws://127.0.0.1:PORT/v1/realtime)")
     parser.add_argument(
