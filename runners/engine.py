@@ -109,6 +109,7 @@ class Attempt:
     responses_cancelled: int = 0
     response_active: bool = False
     last_response_end_ms: float | None = None
+    last_tool_ms: float | None = None  # when a tool call was last answered
     first_bot_ms: float | None = None
     last_bot_ms: float | None = None
     bot_pcm: bytearray = field(default_factory=bytearray)
@@ -594,8 +595,12 @@ class _Run(RunBase):
         """The end-of-turn rule: transcript flushed and `quiet_ms` with no bot audio."""
         if a.response_active or a.pending_tools > 0 or (s.output is not None and s.output.busy()):
             return False
-        last = max(since, a.last_bot_ms or 0.0, a.last_response_end_ms or 0.0)
+        last = max(since, a.last_bot_ms or 0.0, a.last_response_end_ms or 0.0, a.last_tool_ms or 0.0)
         return now - last >= self.config.end_of_turn.quiet_ms
+
+    def tool_settled(self, a: Attempt) -> None:
+        # the answer after a tool result is still to come (some providers end no response first)
+        a.last_tool_ms = self.now()
 
     def _advance_detector(self, now: float) -> None:
         s = self.session

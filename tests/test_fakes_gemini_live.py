@@ -11,8 +11,12 @@ from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService
 
 from runners.fakes.common import Script, ScriptedReply, ToolCallSpec
 from runners.fakes.gemini_live import GeminiLiveFake
-from runners.fakes.harness import ServiceRig, read_wav_pcm16, scripted_tool_handler, tools_schema
-
+from runners.fakes.harness import (
+    ServiceRig,
+    read_wav_pcm16,
+    scripted_tool_handler,
+    tools_schema,
+)
 
 
 @pytest.fixture
@@ -146,3 +150,54 @@ async def test_gemini_live_client_turns_with_server_vad_disabled(bench: Path) ->
             assert first.user_turns == 1
             # Only the turn's audio (plus the pre-roll before activityStart) was streamed.
             assert len(wav) <= first.audio_in_bytes - before <= len(wav) + 16000 * 2
+
+
+async def test_fake_rejects_seeded_function_parts_and_stalls_after_tool_until_realtime_text() -> None:
+    """Straight through google-genai (no Pipecat): what the fake does with the two Gemini quirks
+    the runner works around — 1007 on seeded functionCall parts, and no answer after a tool
+    response until some realtime input arrives."""
+    import asyncio
+
+    from google import genai
+    from google.genai import types
+
+    script = Script(replies=[ScriptedReply(tool_call=ToolCallSpec(name="f", args={"x": 1}, call_id="c1"), text="Done.")])
+    async with GeminiLiveFake(script, stall_after_tool=True) as fake:
+        client = genai.Client(
+            api_key="test-key-not-secret",
+            http_options=HttpOptions(base_url=fake.base_url, async_client_args={"ssl": fake.tls.client}),
+        )
+        config = types.LiveConnectConfig(response_modalities=[types.Modality.AUDIO])
+        async with client.aio.live.connect(model="models/gemini-test", config=config) as session:
+            await session.send_client_content(turns=[types.Content(role="user", parts=[types.Part(text="Hi")])], turn_complete=True)
+            got: list = []
+
+            async def read() -> None:
+                async for msg in session.receive():
+                    got.append(msg)
+                    if msg.tool_call:
+                        await session.send_tool_response(
+                            function_responses=types.FunctionResponse(id="c1", name="f", response={"ok": True})
+                        )
+
+            reader = asyncio.create_task(read())
+            first = fake.connections[0]
+            await fake.wait_until(lambda: first.tool_results, what="tool response")
+            await asyncio.sleep(0.3)
+            assert not any(m.server_content and m.server_content.output_transcription for m in got)  # stalled
+            await session.send_realtime_input(text=" ")
+            await fake.wait_until(
+                lambda: any(m.server_content and m.server_content.turn_complete for m in got), what="answer after nudge"
+            )
+            assert "".join(m.server_content.output_transcription.text for m in got
+                           if m.server_content and m.server_content.output_transcription) == "Done."
+            assert first.user_turns == 0  # a blank nudge is not a user utterance
+            reader.cancel()
+
+        async with client.aio.live.connect(model="models/gemini-test", config=config) as session:
+            call = types.Part(function_call=types.FunctionCall(id="c0", name="f", args={"x": 1}))
+            await session.send_client_content(turns=[types.Content(role="model", parts=[call])], turn_complete=False)
+            second = fake.connections[1]
+            await fake.wait_until(lambda: second.closed, what="close on seeded functionCall")
+        assert second.closed == "server:1007"
+        assert "not accepted in client_content" in second.errors[0]

@@ -1,0 +1,395 @@
+"""Gemini Live through Pipecat's `GeminiLiveLLMService`, and its local protocol fake (`--fake`).
+
+What the stock service needs for a benchmark, added in `ArenaGeminiLiveService`:
+- 16 kHz input: the engine feeds 24 kHz; Gemini's documented input format is 16 kHz PCM,
+  so audio is resampled here rather than trusting the server to do it.
+- Client-side turns: server VAD is switched off and the engine brackets each user clip
+  (`turn_frames`), so Gemini's turn is exactly our timeline's turn (no splits at pauses,
+  no missed turns on synthetic voices); Pipecat sends activityStart/activityEnd.
+- Tool calls are BLOCKING: the engine answers at once from the turn spec. Pipecat would
+  declare them NON_BLOCKING (the engine registers `cancel_on_interruption=False`), which
+  on 2.5 makes the result wait for "idle" (a known stall in voice mode) and on 3.x <3.8 is
+  reported as an error.
+- Stall after a tool result: the toolCall opens the reply (Pipecat marks nothing until audio,
+  so the wait for the post-tool answer looked like silence and could end the turn early); if
+  the model says nothing within `tool_nudge_s`, one `realtime_input.text=" "` nudge (what
+  Pipecat itself sends Gemini 3.x to start inference); after `tool_give_up_s` more, the reply
+  is closed so the turn can end.
+- Engine rotation: the replayed history is put in the session's LLMContext ahead of the
+  kickoff, so Pipecat seeds it as `client_content.turns`; tool calls and results become
+  text there (Pipecat's adapter does this: Gemini Live closes with 1007 on seeded
+  functionCall/functionResponse parts).
+- Pipecat's own reconnect (goAway/close → resume with the handle, or re-seed the context)
+  is reported as `SessionRotated` + `Reconnected` via `observe_session`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import importlib.util
+import json
+import os
+from typing import Any
+
+from loguru import logger
+
+from arena_tui.events import ErrorEvent, Reconnected, ReplaySummary, SessionRotated
+
+from .base import HistoryItem, ProviderRunner, SessionSpec, register
+from .config import RunConfig
+
+KEY_ENVS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+FAKE_KEY = "fake-key-not-a-secret"
+INPUT_RATE = 16000  # Gemini Live's input format: 16-bit PCM, 16 kHz, mono
+TOOL_NUDGE_S = 2.5  # wall seconds of silence after a tool result before the nudge
+TOOL_GIVE_UP_S = 10.0  # further wall seconds before the reply is closed without an answer
+
+#: alias → Gemini Live model id (one place to update when Google renames previews)
+MODELS = {
+    "gemini-native-audio": "gemini-2.5-flash-native-audio-preview-12-2025",
+    "gemini-3.1-flash": "gemini-3.1-flash-live-preview",
+}
+
+
+def history_messages(history: list[HistoryItem]) -> list[dict[str, Any]]:
+    """History as standard (OpenAI-shaped) context messages, tool structure kept;
+    Pipecat's Gemini Live adapter turns the tool parts into text when it seeds them."""
+    out: list[dict[str, Any]] = []
+    for h in history:
+        if h.kind == "user":
+            out.append({"role": "user", "content": h.text})
+        elif h.kind == "assistant":
+            out.append({"role": "assistant", "content": h.text})
+        elif h.kind == "tool_call":
+            call = {"id": h.call_id, "type": "function", "function": {"name": h.name, "arguments": json.dumps(h.args, ensure_ascii=False)}}
+            last = out[-1] if out else None
+            if last is not None and last.get("role") == "assistant" and last.get("tool_calls"):
+                last["tool_calls"].append(call)  # parallel calls of one turn: one assistant message
+            else:
+                out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        else:
+            content = json.dumps(h.response, ensure_ascii=False) if h.response is not None else "COMPLETED"
+            out.append({"role": "tool", "tool_call_id": h.call_id, "content": content})
+    return out
+
+
+_SERVICE_CLS: Any = None
+
+
+def service_class() -> Any:
+    """The service subclass, built on first use so a missing google-genai is a preflight
+    problem and not an import error for every runner."""
+    global _SERVICE_CLS
+    if _SERVICE_CLS is None:
+        _SERVICE_CLS = _build_service_class()
+    return _SERVICE_CLS
+
+
+def _build_service_class() -> Any:
+    from pipecat.audio.utils import create_stream_resampler
+    from pipecat.frames.frames import (
+        InputAudioRawFrame,
+        LLMFullResponseEndFrame,
+        LLMFullResponseStartFrame,
+        TTSStartedFrame,
+        TTSStoppedFrame,
+    )
+    from pipecat.processors.frame_processor import FrameDirection
+    from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService
+
+    class ArenaGeminiLiveService(GeminiLiveLLMService):
+        """GeminiLiveLLMService with the benchmark's needs (see the module docstring)."""
+
+        def __init__(
+            self,
+            *,
+            replay: list[dict[str, Any]] | None = None,
+            tool_nudge_s: float = TOOL_NUDGE_S,
+            tool_give_up_s: float = TOOL_GIVE_UP_S,
+            **kwargs: Any,
+        ):
+            super().__init__(**kwargs)
+            self._replay = list(replay or [])
+            self._resampler = create_stream_resampler()
+            self.tool_nudge_s = tool_nudge_s
+            self.tool_give_up_s = tool_give_up_s
+            self._nudge_task: asyncio.Task | None = None
+            self.nudges = 0
+            self.reconnects = 0  # Pipecat's own reconnects in this service
+            self._reconnecting = False
+            self._go_away: str | None = None  # timeLeft of a goAway not yet followed by a reconnect
+            self._pending: tuple[str, str, str | None] | None = None  # (reason, error, handle) of a reconnect
+            self.publish: Any = None  # set by the runner's observe_session
+            self.session_number = 0
+
+        # -- liveness: Pipecat's reconnect briefly has no connection task; that is not death
+        def connection_alive(self) -> bool:
+            task = self._connection_task
+            return self._reconnecting or (task is not None and not task.done())
+
+        # -- input audio at 16 kHz
+        async def _send_user_audio(self, frame):
+            if frame.sample_rate != INPUT_RATE:
+                pcm = await self._resampler.resample(frame.audio, frame.sample_rate, INPUT_RATE)
+                frame = InputAudioRawFrame(audio=pcm, sample_rate=INPUT_RATE, num_channels=frame.num_channels)
+            await super()._send_user_audio(frame)
+
+        # -- tools: blocking, and no "async tool" warning (our handler answers at once)
+        def _function_is_async(self, function_name: str) -> bool:
+            return False
+
+        async def _process_completed_function_calls(self, send_new_results: bool):
+            self._async_tool_warning_logged = True
+            await super()._process_completed_function_calls(send_new_results)
+
+        async def _tool_result(self, tool_call_id, tool_name, tool_result_message, *, is_final=True, spoken=True):
+            await super()._tool_result(tool_call_id, tool_name, tool_result_message, is_final=is_final, spoken=spoken)
+            if is_final and spoken and self.tool_nudge_s > 0:
+                self._cancel_nudge()
+                self._nudge_task = self.create_task(self._nudge_later(tool_name), "tool_result_nudge")
+
+        async def _handle_msg_tool_call(self, message):
+            # The call opens the model turn that its spoken answer will close (turnComplete):
+            # mark the reply as under way so nobody takes the wait for the answer as silence.
+            if message.tool_call and message.tool_call.function_calls and not self._bot_is_responding:
+                await self._set_bot_is_responding(True)
+                await self.push_frame(TTSStartedFrame())
+                await self.push_frame(LLMFullResponseStartFrame())
+            await super()._handle_msg_tool_call(message)
+
+        async def _nudge_later(self, tool_name: str) -> None:
+            """After a quiet `tool_nudge_s`: one realtime-text nudge; after `tool_give_up_s`
+            more: close the reply, so the turn ends (and the engine's rules decide)."""
+            await asyncio.sleep(self.tool_nudge_s)
+            if self._disconnecting or not self._session:
+                return
+            self.nudges += 1
+            try:
+                await self._session.send_realtime_input(text=" ")
+            except Exception as e:  # noqa: BLE001 - a send on a closing socket; Pipecat reports it
+                await self._handle_send_error(e)
+                return
+            self._report(
+                ErrorEvent,
+                where="provider",
+                message=f"Gemini sent nothing {self.tool_nudge_s:g} s after the {tool_name} result; nudged with realtime text",
+                fatal=False,
+            )
+            await asyncio.sleep(self.tool_give_up_s)
+            self._nudge_task = None
+            if self._bot_is_responding:
+                await self._set_bot_is_responding(False)
+                await self.push_frame(TTSStoppedFrame())
+                await self.push_frame(LLMFullResponseEndFrame())
+                self._report(
+                    ErrorEvent,
+                    where="provider",
+                    message=f"Gemini did not answer the {tool_name} result even after a nudge; reply closed after "
+                    f"{self.tool_nudge_s + self.tool_give_up_s:g} s",
+                    fatal=False,
+                )
+
+        def _cancel_nudge(self) -> None:
+            task, self._nudge_task = self._nudge_task, None
+            if task is not None and not task.done() and task is not asyncio.current_task():
+                task.cancel()
+
+        async def _handle_server_message(self, message):
+            sc = message.server_content
+            if message.tool_call or (sc and (sc.model_turn or sc.output_transcription or sc.turn_complete)):
+                self._cancel_nudge()
+            if message.go_away is not None:
+                self._go_away = str(message.go_away.time_left or "")
+            await super()._handle_server_message(message)
+
+        # -- replay on an engine rotation: history goes into the context ahead of the kickoff
+        async def _handle_context(self, context, direction=FrameDirection.DOWNSTREAM):
+            if self._context is None and self._replay:
+                context.set_messages(self._replay + list(context.get_messages()))
+                self._replay = []
+            await super()._handle_context(context, direction)
+
+        # -- a connection that fails to open says why (Pipecat only logs it; the engine would
+        #    see a dead session and no reason)
+        async def _connection_task_handler(self, config):
+            try:
+                await super()._connection_task_handler(config)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # noqa: BLE001 - whatever stopped the connection is the message
+                await self.push_error(error_msg=f"Gemini Live connection failed: {type(e).__name__}: {e}"[:500])
+
+        # -- Pipecat's own reconnect, made visible
+        async def _handle_connection_error(self, error: Exception) -> bool:
+            again = await super()._handle_connection_error(error)
+            if again:
+                reason = "provider_go_away" if self._go_away is not None else "provider_reconnect"
+                self._pending = (reason, f"{type(error).__name__}: {error}", self._session_resumption_handle)
+            self._go_away = None
+            return again
+
+        async def _reconnect(self):
+            self._reconnecting = True
+            try:
+                await super()._reconnect()
+            finally:
+                self._reconnecting = False
+
+        async def _handle_session_ready(self, session):
+            await super()._handle_session_ready(session)
+            if self._pending is None:
+                return
+            reason, error, handle = self._pending
+            self._pending = None
+            self.reconnects += 1
+            if handle:
+                replayed = ReplaySummary(
+                    strategy="provider_resumption",
+                    note=f"resumed with the session handle; the server restores the history ({error})"[:300],
+                )
+            else:
+                msgs = list(self._context.get_messages()) if self._context else []
+                plain = [m for m in msgs if isinstance(m, dict)]
+                replayed = ReplaySummary(
+                    strategy="full_history",
+                    messages=sum(1 for m in plain if m.get("role") in ("user", "assistant") and not m.get("tool_calls")),
+                    tool_calls=sum(len(m.get("tool_calls") or []) for m in plain),
+                    chars=sum(len(str(m.get("content") or "")) for m in plain),
+                    note=f"no resumption handle: Pipecat re-seeded the context as client_content ({error})"[:300],
+                )
+            n = self.session_number
+            self._report(SessionRotated, reason=reason, from_session=n, to_session=n, replayed=replayed)
+            self._report(Reconnected, session=n, reason=reason, attempt=self.reconnects)
+
+        def _report(self, cls: type, **fields: Any) -> None:
+            if self.publish is None:
+                return
+            # The engine's publish takes the session it belongs to as its own first argument, so
+            # an event field named `session` is bound into the class instead of passed along.
+            if "session" in fields:
+                cls = functools.partial(cls, session=fields.pop("session"))
+            try:
+                self.publish(cls, **fields)
+            except Exception as e:  # noqa: BLE001 - reporting must never take the connection down
+                logger.error(f"{self}: could not publish {getattr(cls, '__name__', cls)}: {e}")
+
+        async def _disconnect(self):
+            self._cancel_nudge()
+            await super()._disconnect()
+
+    return ArenaGeminiLiveService
+
+
+@register(*MODELS)
+class GeminiLiveRunner(ProviderRunner):
+    name = "gemini"
+    aliases = MODELS
+    key_env = KEY_ENVS
+    packages = ("google.genai", "pipecat.services.google.gemini_live.llm")
+    turn_frames = True  # server VAD off: the engine's speech bounds are Gemini's activity windows
+
+    def __init__(self, *, tool_nudge_s: float = TOOL_NUDGE_S, tool_give_up_s: float = TOOL_GIVE_UP_S) -> None:
+        self.fake: Any = None
+        self.tool_nudge_s = tool_nudge_s
+        self.tool_give_up_s = tool_give_up_s
+        self._base_url: str | None = None
+        self._ssl: Any = None
+        self._key: str | None = None
+        self._sessions = 0
+
+    # -- configuration
+
+    def resolve_model(self, alias: str) -> str:
+        model = self.aliases.get(alias, alias)
+        return model if model.startswith("models/") else f"models/{model}"
+
+    def api_key(self) -> str:
+        if self._key is not None:
+            return self._key
+        return next((os.environ[e] for e in KEY_ENVS if os.environ.get(e)), "")
+
+    def preflight(self, config: RunConfig) -> list[str]:
+        problems = []
+        for mod in self.packages:
+            try:
+                found = importlib.util.find_spec(mod) is not None
+            except ModuleNotFoundError:
+                found = False
+            if not found:
+                problems.append(f"{self.name}: Python package {mod!r} is not installed (pip install 'pipecat-ai[google]')")
+        if not config.fake:
+            if not self.api_key():
+                problems.append(f"{self.name}: environment variable GOOGLE_API_KEY (or GEMINI_API_KEY) is not set (the API key)")
+            if config.speed != 1.0:
+                problems.append(f"{self.name}: --speed must be 1 against a real service (got {config.speed})")
+        return problems
+
+    def tools(self, tools: list) -> Any:
+        """None for the context: Gemini takes tools in `setup`, and a context that brings tools
+        makes Pipecat reconnect right after connecting. They are given to the service instead."""
+        from pipecat.utils.types import NOT_GIVEN
+
+        return NOT_GIVEN
+
+    # -- per run
+
+    async def start(self, config: RunConfig, benchmark: Any) -> None:
+        self._sessions = 0
+        service_class()  # import Pipecat/google-genai now, not inside the first session's clock
+        if config.fake and not config.base_url:
+            from .fakes.common import script_for_benchmark
+            from .fakes.gemini_live import GeminiLiveFake
+
+            self.fake = GeminiLiveFake(script_for_benchmark(benchmark, config.turns))
+            await self.fake.start()
+            self._base_url, self._ssl, self._key = self.fake.base_url, self.fake.tls.client, FAKE_KEY
+        elif config.base_url:
+            self._base_url, self._ssl = config.base_url, None
+            self._key = FAKE_KEY if config.fake else None
+        else:
+            self._base_url = self._ssl = self._key = None
+
+    async def stop(self) -> None:
+        if self.fake is not None:
+            await self.fake.stop()  # the fake object stays for inspection (connections)
+
+    # -- per session
+
+    def build_service(self, spec: SessionSpec) -> Any:
+        from google.genai.types import HttpOptions
+        from pipecat.services.google.gemini_live.llm import (
+            ContextWindowCompressionParams,
+            GeminiLiveLLMService,
+            GeminiVADParams,
+        )
+
+        self._sessions += 1
+        http_options = None
+        if self._base_url:
+            http_options = HttpOptions(
+                base_url=self._base_url, async_client_args={"ssl": self._ssl} if self._ssl is not None else None
+            )
+        service = service_class()(
+            api_key=self.api_key(),
+            system_instruction=spec.system_prompt,
+            tools=ProviderRunner.tools(self, spec.tools),
+            replay=history_messages(spec.history),
+            tool_nudge_s=self.tool_nudge_s,
+            tool_give_up_s=self.tool_give_up_s,
+            http_options=http_options,
+            settings=GeminiLiveLLMService.Settings(
+                model=spec.model,
+                vad=GeminiVADParams(disabled=True),
+                # lifts the 15-minute audio-session limit; only trims past ~80 % of the window
+                context_window_compression=ContextWindowCompressionParams(enabled=True),
+            ),
+        )
+        service.session_number = self._sessions
+        return service
+
+    def observe_session(self, service: Any, publish: Any) -> None:
+        service.publish = publish
+
+    def is_alive(self, service: Any) -> bool:
+        return service.connection_alive()
