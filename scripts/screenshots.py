@@ -117,6 +117,8 @@ BLOCKS: dict[str, list[tuple[float, float, float, float]]] = {
         0x259C: [_Q["ul"], _Q["ur"], _Q["lr"]], 0x259E: [_Q["ur"], _Q["ll"]], 0x259F: [_Q["ur"], _Q["ll"], _Q["lr"]],
     }.items()
 }
+# glyphs DejaVu Sans Mono lacks (cairo's toy font API has no fallback): the nearest glyph it has
+SUBSTITUTES = {"\u2b58": "\u25cb"}  # ⭘ (the header's icon) -> ○
 SHADES = {"\u2591": .25, "\u2592": .5, "\u2593": .75}
 _DIRS = {"UP": ("up",), "DOWN": ("down",), "LEFT": ("left",), "RIGHT": ("right",),
          "HORIZONTAL": ("left", "right"), "VERTICAL": ("up", "down")}
@@ -183,6 +185,10 @@ def grid_svg(svg: str) -> str:
     rows = {m.group(1): (float(m.group(2)), float(m.group(3))) for m in _CLIP.finditer(svg)}
     lh_m = re.search(r"line-height:\s*([\d.]+)px", svg)
     line_h = float(lh_m.group(1)) if lh_m else None
+    first = next((v for k, v in rows.items() if k.endswith("-line-0")), None)
+    if first is not None and line_h:  # Textual gives the last line no clipPath: place rows by number
+        for m in re.finditer(r'clip-path="url\(#([^)]+-line-(\d+))\)"', svg):
+            rows.setdefault(m.group(1), (first[0] + int(m.group(2)) * line_h, first[1]))
 
     def one(m: re.Match) -> str:
         cls, x0, y, length, clip, raw = m.groups()
@@ -213,7 +219,7 @@ def grid_svg(svg: str) -> str:
             elif ch.isspace():
                 flush()
             else:
-                run.append((x, ch))
+                run.append((x, SUBSTITUTES.get(ch, ch)))
             x += w * cw
         flush()
         return "".join(out)

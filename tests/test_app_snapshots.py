@@ -97,3 +97,71 @@ def test_replay_step(snap_compare, fixture_db) -> None:
 
 def test_help(snap_compare, tmp_path: Path) -> None:
     assert snap_compare(ArenaApp(tmp_path / "arena.db"), terminal_size=SIZE, press=["question_mark"])
+
+
+def _screenshots_module():
+    """scripts/screenshots.py (a script, not a package) loaded by path."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "screenshots.py"
+    spec = importlib.util.spec_from_file_location("arena_screenshots", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+def test_png_render_keeps_dialog_borders_on_the_cell_grid(tmp_path: Path) -> None:
+    """The PNG of a dialog has its border where the SVG has it: nothing of the border's colour to the
+    right of the dialog (cairosvg drew borders in a fallback font, overshooting by whole cells)."""
+    import io
+    import re
+
+    import numpy as np
+
+    cairosvg = pytest.importorskip("cairosvg")
+    cairocffi = pytest.importorskip("cairocffi")
+    from rich.cells import cell_len
+
+    shots = _screenshots_module()
+
+    async def shoot() -> tuple[str, object]:
+        app = ArenaApp(tmp_path / "arena.db")
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            await pilot.press("n")
+            await pilot.pause(0.3)
+            return app.export_screenshot(), app.screen.query_one("#new-run").region
+
+    svg, box = asyncio.run(shoot())
+    rendered = shots.grid_svg(svg)
+    assert "cdnjs" not in rendered and "Fira Code" not in rendered.split("</style>")[0].split("@font-face")[-1]
+    texts = re.findall(r"<text [^>]*>([^<]*)</text>", rendered)
+    assert not any(ch in shots.BLOCKS or 0x2500 <= ord(ch) <= 0x257F and shots.box_arms(ch) for t in texts for ch in t)
+
+    m = re.search(r'<g transform="translate\(([\d.]+), ([\d.]+)\)" clip-path', svg)
+    ox, oy = float(m.group(1)), float(m.group(2))
+    first = re.search(r'<text class="[^"]+" x="[\d.]+" y="[\d.]+" textLength="([\d.]+)"[^>]*>([^<]+)</text>', svg)
+    import html as _html
+
+    cw = float(first.group(1)) / cell_len(_html.unescape(first.group(2)))
+    lh = float(re.search(r"line-height:\s*([\d.]+)px", svg).group(1))
+    top0 = float(re.search(r'<clipPath id="[^"]+-line-0">\s*<rect x="[\d.]+" y="([\d.]+)"', svg).group(1))
+
+    png = cairosvg.svg2png(bytestring=rendered.encode())
+    surface = cairocffi.ImageSurface.create_from_png(io.BytesIO(png))
+    h, stride = surface.get_height(), surface.get_stride()
+    px = np.frombuffer(bytes(surface.get_data()), np.uint8).reshape(h, stride // 4, 4)[:, :, :3].astype(int)
+
+    def at(col: float, row: float) -> np.ndarray:
+        return px[int(oy + top0 + row * lh), int(ox + col * cw)]
+
+    mid = box.y + box.height // 2 + 0.5
+    border = at(box.x + 0.5, mid)  # the left border's colour, mid-height
+    assert (np.abs(border - at(box.x + 3, mid)) > 30).any()  # it differs from the inside
+    right = int(ox + box.right * cw + 2)
+    rows = slice(int(oy + top0 + box.y * lh), int(oy + top0 + box.bottom * lh))
+    outside = px[rows, right : right + int(20 * cw)]
+    same = (np.abs(outside - border) <= 12).all(axis=2)
+    assert same.sum() == 0, f"{same.sum()} pixels of the dialog border's colour right of the dialog"
+    inside = px[rows, int(ox + (box.right - 1) * cw) + 1 : int(ox + box.right * cw) - 1]
+    assert (np.abs(inside - border) <= 12).all(axis=2).mean() > 0.5  # and the right border is there

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from arena_tui.events import GREETING_TURN, DimensionScore, Judgement, Latencies, RunEnded, TurnEnded, TurnResult
+from arena_tui.events import (
+    GREETING_TURN,
+    DimensionScore,
+    Judgement,
+    Latencies,
+    RunEnded,
+    TurnEnded,
+    TurnResult,
+)
 from arena_tui.widgets.run_header import STATUS_STYLE, header_text
 from arena_tui.widgets.run_state import RunState
 from arena_tui.widgets.transcript import line_text

@@ -138,7 +138,7 @@ class RunsScreen(Screen):
                         "total": r.turns_total, "started": _ts(r.started_at), "ended": _ts(r.ended_at),
                         "rates": rates, "heuristic": heur,
                     }
-                status.update(f"{len(rows)} stored run(s)  ·  n new run · enter open · p replay · ? help")
+                status.update(f"{len(rows)} stored run(s)  ·  n new run · enter open · p replay · e export · ? help")
             except Exception as e:
                 status.update(Text(f"cannot read runs: {e}", "bold red"))
         else:
