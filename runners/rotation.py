@@ -46,9 +46,18 @@ def select_replay(items: list[HistoryItem], budget_chars: int, strategy: str = "
     """The items a new session is given, and a summary of them.
 
     full_history when everything fits; otherwise tool_priority (every tool call/result kept,
-    then the most recent Q&A that fits); zero_context when even the tool items do not fit.
+    then the most recent Q&A that fits); zero_context when even the tool items do not fit;
+    provider_resumption sends nothing and summarises what the provider is trusted to keep.
     """
     total = sum(i.chars() for i in items)
+    if strategy == "provider_resumption":  # the provider carries the old session's history itself
+        return [], ReplaySummary(
+            strategy=strategy,
+            messages=sum(1 for i in items if i.kind in ("user", "assistant")),
+            tool_calls=sum(1 for i in items if i.kind == "tool_call"),
+            chars=total,
+            note="carried over by the provider (not sent by us)",
+        )
     if strategy == "full_history" and total <= budget_chars:
         chosen, used = list(items), "full_history"
     else:

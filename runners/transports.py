@@ -228,14 +228,18 @@ class PacedOutput(BaseOutputTransport):
         self.rate = sample_rate
         self.play_end_ms = 0.0
         self.last_audio_ms: float | None = None  # when the last bot frame finished playing
-        self._bytes_in = 0
-        self._bytes_out = 0
+        # audio received vs played, in ms: frames arrive at the provider's rate and are played
+        # after the base transport resampled them, so bytes would not compare
+        self._ms_in = 0.0
+        self._ms_out = 0.0
         self._on_bot_audio = on_bot_audio
         self._on_interruption = on_interruption
 
     def busy(self) -> bool:
         """Bot audio received but not yet played."""
-        return self._bytes_in > self._bytes_out or self.play_end_ms > self.clock.t_ms()
+        # the base transport's stream resampler (provider rate != run rate) holds back ~40 ms
+        # that it releases only with later audio: that much is not "still to play"
+        return self._ms_in - self._ms_out > 60.0 or self.play_end_ms > self.clock.t_ms()
 
     async def start(self, frame: StartFrame) -> None:
         await super().start(frame)
@@ -244,12 +248,11 @@ class PacedOutput(BaseOutputTransport):
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         if direction == FrameDirection.DOWNSTREAM:
             if isinstance(frame, OutputAudioRawFrame):
-                self._bytes_in += len(frame.audio)
+                self._ms_in += _duration_ms(frame)
             elif isinstance(frame, InterruptionFrame):
-                pending = max(0, self._bytes_in - self._bytes_out)
-                pending_ms = pending / 2 / self.rate * 1000.0
+                pending_ms = max(0.0, self._ms_in - self._ms_out)
                 playing = self.play_end_ms > self.clock.t_ms()
-                self._bytes_in = self._bytes_out = 0
+                self._ms_in = self._ms_out = 0.0
                 if (pending_ms > 20.0 or playing) and self._on_interruption is not None:
                     self._on_interruption(self.clock.t_ms(), pending_ms)
         await super().process_frame(frame, direction)
@@ -257,10 +260,10 @@ class PacedOutput(BaseOutputTransport):
     async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
         now = self.clock.t_ms()
         start = max(now, self.play_end_ms)
-        dur = len(frame.audio) / 2 / frame.num_channels / frame.sample_rate * 1000.0
+        dur = _duration_ms(frame)
         end = start + dur
         self.play_end_ms = end
-        self._bytes_out += len(frame.audio)
+        self._ms_out += dur
         if self._on_bot_audio is not None:
             self._on_bot_audio(frame.audio, start)
         self.last_audio_ms = end
@@ -269,3 +272,7 @@ class PacedOutput(BaseOutputTransport):
         if delay > 0:
             await asyncio.sleep(delay)
         return True
+
+
+def _duration_ms(frame: OutputAudioRawFrame) -> float:
+    return len(frame.audio) / 2 / max(1, frame.num_channels) / frame.sample_rate * 1000.0

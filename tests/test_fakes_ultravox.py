@@ -15,7 +15,6 @@ from runners.fakes.harness import ServiceRig, read_wav_pcm16, scripted_tool_hand
 from runners.fakes.ultravox import UltravoxFake
 
 
-
 @pytest.fixture
 def bench(shared_data: Path) -> Path:
     return shared_data / "conversation_bench"
@@ -28,10 +27,12 @@ def turn(bench: Path, i: int) -> dict:
 async def create_call(api_url: str, body: dict, prior: str | None = None) -> dict:
     """What the engine does instead of Pipecat's hard-coded REST call."""
     params = {"priorCallId": prior} if prior else {}
-    async with aiohttp.ClientSession() as http:
-        async with http.post(f"{api_url}/calls", json=body, params=params, headers={"X-Api-Key": "k"}) as resp:
-            assert resp.status == 201, await resp.text()
-            return await resp.json()
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(f"{api_url}/calls", json=body, params=params, headers={"X-Api-Key": "k"}) as resp,
+    ):
+        assert resp.status == 201, await resp.text()
+        return await resp.json()
 
 
 async def test_ultravox_reply_tool_call_disconnect_and_prior_call(bench: Path) -> None:

@@ -5,9 +5,16 @@ create calls, so offline it is driven with `JoinUrlInputParams(join_url=...)`; t
 creates the call itself against `fake.api_url` (`POST /api/calls`, body as Ultravox's) and
 passes the returned `joinUrl`. The websocket carries binary PCM16 both ways (input at the
 call's `inputSampleRate`, default 48 kHz as Pipecat sends; output at `outputSampleRate`,
-default 48 kHz as Pipecat assumes) and JSON data messages: server → `call_started`,
+default the input rate) and JSON data messages: server → `call_started`,
 `state`, `transcript`, `client_tool_invocation`, `playback_clear_buffer`, `pong`;
 client → `client_tool_result`, `user_text_message`, `set_output_medium`, `ping`, `hang_up`.
+
+A call's history is what Ultravox would start it with: the prior call's messages with
+`?priorCallId=` (tool calls and results included), else the body's `initialMessages`; both
+together are refused (400), as the API documents. The agent speaks first on join unless the
+call says the user does (`firstSpeakerSettings.user`), also on a call that starts with
+history. `creations` records every Create Call request (body, prior call, whether a key was
+sent, status); `create_failures` makes the next creations answer an error instead.
 """
 
 from __future__ import annotations
@@ -69,7 +76,12 @@ class UltravoxFake(FakeServer):
         return call_id
 
     async def _post_call(self, request: web.Request) -> web.Response:
-        record: dict[str, Any] = {"prior_call_id": request.query.get("priorCallId"), "body": None, "status": 0}
+        record: dict[str, Any] = {
+            "prior_call_id": request.query.get("priorCallId"),
+            "auth_present": "x-api-key" in request.headers,  # the key itself is never kept
+            "body": None,
+            "status": 0,
+        }
         self.creations.append(record)
         response = await self._answer_post(request, record)
         record["status"] = response.status
@@ -126,7 +138,7 @@ class _Call:
         self.script = fake.script
         medium = (call["config"].get("medium") or {}).get("serverWebSocket") or {}
         self.in_rate = int(medium.get("inputSampleRate") or DEFAULT_RATE)
-        self.out_rate = int(medium.get("outputSampleRate") or DEFAULT_RATE)
+        self.out_rate = int(medium.get("outputSampleRate") or self.in_rate)  # unset: same as input
         self.rec.audio_in_rate = self.in_rate
         self.endpointer = Endpointer(self.in_rate, self.script.silence_ms, self.script.speech_threshold_dbfs)
         self.lock = asyncio.Lock()
@@ -151,7 +163,7 @@ class _Call:
             elif msg.type == WSMsgType.TEXT:
                 try:
                     await self.on_message(json.loads(msg.data))
-                except Exception as e:  # bad input: report it as Ultravox does, keep the call
+                except Exception as e:  # noqa: BLE001 -- bad input: report it as Ultravox does, keep the call
                     self.rec.errors.append(f"{type(e).__name__}: {e}")
             else:
                 break
