@@ -6,10 +6,9 @@ What the stock service needs for a benchmark, added in `ArenaGeminiLiveService`:
 - Client-side turns: server VAD is switched off and the engine brackets each user clip
   (`turn_frames`), so Gemini's turn is exactly our timeline's turn (no splits at pauses,
   no missed turns on synthetic voices); Pipecat sends activityStart/activityEnd.
-- Tool calls are BLOCKING: the engine answers at once from the turn spec. Pipecat would
-  declare them NON_BLOCKING (the engine registers `cancel_on_interruption=False`), which
-  on 2.5 makes the result wait for "idle" (a known stall in voice mode) and on 3.x <3.8 is
-  reported as an error.
+- Tool calls are BLOCKING (the engine's handler is synchronous and answers at once from the
+  turn spec); NON_BLOCKING would make the result wait for "idle" on 2.5 (a known stall in
+  voice mode) and is reported as an error on 3.x < 3.8. Asserted at the fake.
 - Stall after a tool result: the toolCall opens the reply (Pipecat marks nothing until audio,
   so the wait for the post-tool answer looked like silence and could end the turn early); if
   the model says nothing within `tool_nudge_s`, one `realtime_input.text=" "` nudge (what
@@ -134,14 +133,6 @@ def _build_service_class() -> Any:
                 pcm = await self._resampler.resample(frame.audio, frame.sample_rate, INPUT_RATE)
                 frame = InputAudioRawFrame(audio=pcm, sample_rate=INPUT_RATE, num_channels=frame.num_channels)
             await super()._send_user_audio(frame)
-
-        # -- tools: blocking, and no "async tool" warning (our handler answers at once)
-        def _function_is_async(self, function_name: str) -> bool:
-            return False
-
-        async def _process_completed_function_calls(self, send_new_results: bool):
-            self._async_tool_warning_logged = True
-            await super()._process_completed_function_calls(send_new_results)
 
         async def _tool_result(self, tool_call_id, tool_name, tool_result_message, *, is_final=True, spoken=True):
             await super()._tool_result(tool_call_id, tool_name, tool_result_message, is_final=is_final, spoken=spoken)

@@ -63,7 +63,6 @@ from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.llm_service import FunctionCallFromLLM, LLMService
 from pipecat.services.settings import LLMSettings
 from pipecat.utils.time import time_now_iso8601
-from pipecat.processors.aggregators import async_tool_messages
 from pydantic import BaseModel
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
@@ -295,18 +294,6 @@ class GLMRealtimeLLMService(LLMService):
         and broadcasts turn frames that would commit empty audio buffers.
         """
         return LLMServiceMetadataFrame(service_name=self.name, is_realtime_service=True)
-
-    def _compose_system_instruction(self) -> None:
-        """Pipecat appends ~700 chars of async-tool guidance when a handler is registered with
-        `cancel_on_interruption=False` (the engine's is). This service never delivers late
-        results as context messages (every result goes out as `function_call_output` at
-        once), so the guidance does not apply, and under GLM's 12,000-char cap it would eat
-        the replay budget: keep the instruction as given."""
-        super()._compose_system_instruction()
-        composed = self._settings.system_instruction
-        if composed and async_tool_messages.ASYNC_TOOL_INSTRUCTIONS in composed:
-            composed = composed.replace("\n\n" + async_tool_messages.ASYNC_TOOL_INSTRUCTIONS, "")
-            self._settings.system_instruction = composed.replace(async_tool_messages.ASYNC_TOOL_INSTRUCTIONS, "") or None
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -155,13 +155,6 @@ def service_class() -> type:
                 AWSNovaSonicConversationHistoryMessage(role=Role[role], text=text) for role, text in self.replayed
             ]
 
-        def _has_async_tools(self) -> bool:
-            # The engine registers its (immediate) tool handler with cancel_on_interruption=False
-            # so a barge-in cannot cancel it; Pipecat takes that for a long-running async tool
-            # and appends its ASYNC TOOLS guidance to the system prompt. The benchmark's prompt
-            # must reach the model verbatim.
-            return False
-
         def create_client(self) -> Any:
             if self._client_factory is not None:
                 return self._client_factory()

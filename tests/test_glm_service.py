@@ -142,7 +142,7 @@ async def test_glm_reply_tool_call_text_without_audio_and_reconnect_replay(arena
 
 async def test_seeded_history_is_replayed_before_the_kickoff_within_the_budget() -> None:
     """A session that continues an earlier one gets its history first, newest that fits, and
-    says what the budget dropped; Pipecat's async-tool guidance is not added to the prompt."""
+    says what the budget dropped; the prompt goes out verbatim."""
     from runners.glm_service import ReplayReport
 
     budget = 100
@@ -158,7 +158,7 @@ async def test_seeded_history_is_replayed_before_the_kickoff_within_the_budget()
     script = Script(replies=[ScriptedReply(text="Welcome back.")])
     async with GLMRealtimeFake(script) as fake:
         llm = GLMRealtimeLLMService(api_key="k", base_url=fake.url, system_instruction=prompt, history=history)
-        llm.register_function(None, scripted_tool_handler({}, []), cancel_on_interruption=False)
+        llm.register_function(None, scripted_tool_handler({}, []))  # synchronous, as the engine registers it
         reports: list[ReplayReport] = []
 
         @llm.event_handler("on_history_replayed")
