@@ -4,14 +4,16 @@
 Not a test: prints numbers. Both runs are the real engine against the in-process simulator
 with the real store recording, for --seconds of wall time at 1x: once headless, once inside
 the Textual app (headless terminal) with the run screen open, so meters, table, transcript and
-log repaint live. Also prints how often the UI brought the meters up to date and repainted them,
-overall and while audio played (levels only arrive while a track plays; a meter whose level did
-not change is not repainted, so the overall figure depends on how much of the run is silence).
+log repaint live. Also prints how often the UI brought the meters up to date (a screen paint with
+new events) and how often they were actually repainted, over the run and while audio played:
+levels only arrive while a track plays, and a meter whose picture would not change (1 dB, one
+cell) is not repainted, so the overall figures depend on how much of the run is silence.
 
 With --profile, also where the loop's time went: the callbacks that held the loop longest, by
 task or callback name, in thread CPU time (insensitive to other processes on a busy machine).
 
     .venv/bin/python scripts/bench_ui_pacing.py [--bench demo_bench] [--seconds 60] [--profile]
+                                                 [--refresh-hz 30] [--ui-only]
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ class LoopProfile:
         self.worst: dict[str, float] = {}
         self._orig = asyncio.events.Handle._run
 
-    def __enter__(self) -> "LoopProfile":
+    def __enter__(self) -> LoopProfile:
         orig, prof = self._orig, self
 
         def run(handle: asyncio.Handle) -> None:
@@ -88,8 +90,9 @@ class LoopProfile:
         self.worst[name] = max(self.worst.get(name, 0.0), d)
 
     def report(self, label: str, top: int = 8) -> str:
-        lines = [f"  {label}: callbacks holding the loop > {self.slow_s * 1000:.0f} ms CPU "
-                 f"({sum(self.count.values())} in all): count, total ms, worst ms, what"]
+        head = (f"  {label}: callbacks holding the loop > {self.slow_s * 1000:.0f} ms CPU "
+                f"({sum(self.count.values())} in all): count, total ms, worst ms, what")
+        lines = [head]
         for name, _ in self.total.most_common(top):
             lines.append(f"    {self.count[name]:5d} {self.total[name] * 1000:8.1f} {self.worst[name] * 1000:7.1f}  {name}")
         return "\n".join(lines)
@@ -213,25 +216,38 @@ async def main() -> None:
     ap.add_argument("--bench", default="demo_bench")
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--profile", action="store_true", help="also print the callbacks that held the loop longest")
+    ap.add_argument("--refresh-hz", type=float, default=None,
+                    help="override the app's coalescing rate (arena_tui.app.REFRESH_HZ) to measure another setting")
+    ap.add_argument("--ui-only", action="store_true", help="skip the headless run")
     args = ap.parse_args()
+    if args.refresh_hz:
+        import arena_tui.app
+
+        arena_tui.app.REFRESH_HZ = args.refresh_hz
     from loguru import logger
 
     logger.remove()
     bench = load_benchmark(args.bench)
-    print(f"{args.bench}, {args.seconds:.0f} s wall at 1x, real engine + simulator + store")
+    import arena_tui.app
+
+    print(f"{args.bench}, {args.seconds:.0f} s wall at 1x, real engine + simulator + store; "
+          f"UI coalescing timer {arena_tui.app.REFRESH_HZ:g} Hz")
     prof_h, prof_u = (LoopProfile(), LoopProfile()) if args.profile else (None, None)
-    print("headless :", fmt(await headless(bench, args.seconds, prof_h)))
+    if not args.ui_only:
+        print("headless :", fmt(await headless(bench, args.seconds, prof_h)))
     late, counts, wall = await with_ui(bench, args.seconds, prof_u)
     print("with UI  :", fmt(late))
-    playing, secs = counts.active_rate(counts.repaints)
+    updates, secs = counts.active_rate(counts.paints)
+    playing, _ = counts.active_rate(counts.repaints)
     drawn, _ = counts.active_rate(counts.frames)
-    print(f"screen updates (coalesced paints): {counts.rate(counts.paints, wall):.1f}/s (timer at 20/s)")
-    print(f"meter repaints: {counts.rate(counts.repaints, wall):.1f}/s over the run, "
-          f"{playing:.1f}/s while audio played ({secs:.0f} s of {wall:.0f} s); "
-          f"frames drawn {counts.rate(counts.frames, wall):.1f}/s, {drawn:.1f}/s while playing "
-          f"(target ≥ 15, cap 20 by the coalescing timer)")
+    print(f"audio played {secs:.0f} s of {wall:.0f} s; rates over the run / while audio played "
+          f"(target ≥ 15/s while playing; capped by the coalescing timer and by levels arriving 20/s per track):")
+    print(f"  meter updates (screen paints with new events): {counts.rate(counts.paints, wall):.1f}/s / {updates:.1f}/s")
+    print(f"  meter repaints (the picture changed at 1 dB resolution): "
+          f"{counts.rate(counts.repaints, wall):.1f}/s / {playing:.1f}/s; frames drawn {drawn:.1f}/s while playing")
     if prof_h is not None and prof_u is not None:
-        print(prof_h.report("headless"))
+        if not args.ui_only:
+            print(prof_h.report("headless"))
         print(prof_u.report("with UI"))
 
 

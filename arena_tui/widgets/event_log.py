@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -46,26 +49,88 @@ def log_text(ln: LogLine) -> Text:
     return t
 
 
-class EventLog(VerticalScroll):
-    """The last lines of the run's log; re-rendered only when a line was added."""
+class BlockText(VerticalScroll):
+    """A growing list of lines shown as blocks of BLOCK lines, one Static each.
 
-    DEFAULT_CSS = "EventLog > Static { width: 1fr; }"
+    One Static holding every line is re-wrapped and re-measured whole on every change, which
+    with a few hundred lines holds the event loop for tens of milliseconds (and the engine's
+    pacing with it). Here a new or changed line re-renders only its own block; block boundaries
+    sit at fixed line numbers, and old lines are dropped a whole block at a time, so the blocks
+    before a change never move.
+    """
 
-    def __init__(self, **kwargs) -> None:
+    BLOCK = 16
+    DEFAULT_CSS = "BlockText > Static { width: 1fr; }"
+
+    def __init__(self, empty: Text, max_lines: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._key: tuple | None = None
-        self._body = Static("", markup=False)
         self.follow = True
+        self.max_lines = max_lines
+        self._empty = empty
+        self._blocks: dict[int, tuple[tuple, Static]] = {}  # block number -> (line keys, widget)
+        self._placeholder = Static(empty, markup=False)
 
     def compose(self):
-        yield self._body
+        yield self._placeholder
+
+    def show(self, count: int, key: Callable[[int], Hashable], render: Callable[[int], Text]) -> None:
+        """Show lines 0..count-1 (or the newest ~max_lines of them).
+
+        `key(i)` must change whenever line i's looks change; `render(i)` is called only then.
+        """
+        if count <= 0:
+            self._clear()
+            return
+        first = max(0, count - self.max_lines) // self.BLOCK
+        last = (count - 1) // self.BLOCK
+        changed = False
+        for b in [b for b in self._blocks if b < first or b > last]:
+            self._blocks.pop(b)[1].remove()
+            changed = True
+        self._placeholder.display = False
+        for b in range(first, last + 1):
+            lines = range(b * self.BLOCK, min(count, (b + 1) * self.BLOCK))
+            keys = tuple(key(i) for i in lines)
+            have = self._blocks.get(b)
+            if have is not None and have[0] == keys:
+                continue
+            body = Text("\n").join(render(i) for i in lines)
+            if have is None:
+                widget = Static(body, markup=False)
+                self._blocks[b] = (keys, widget)
+                self.mount(widget)
+            else:
+                self._blocks[b] = (keys, have[1])
+                have[1].update(body)
+            changed = True
+        if changed and self.follow:
+            self.call_after_refresh(self.scroll_end, animate=False)
+
+    def _clear(self) -> None:
+        if not self._blocks and self._placeholder.display:
+            return
+        for _, widget in self._blocks.values():
+            widget.remove()
+        self._blocks.clear()
+        self._placeholder.display = True
+
+    @property
+    def blocks(self) -> Sequence[Static]:
+        """The block widgets in line order (for tests and exports)."""
+        return [w for _, (_, w) in sorted(self._blocks.items())]
+
+
+class EventLog(BlockText):
+    """The last lines of the run's log; only the block a new line lands in is re-rendered."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(Text("(no events yet)", "grey50"), MAX_LINES, **kwargs)
+        self._state: RunState | None = None
 
     def refresh_from(self, state: RunState) -> None:
-        key = (state.run_id, len(state.log))
-        if key == self._key:
-            return
-        self._key = key
-        lines = state.log[-MAX_LINES:]
-        self._body.update(Text("\n").join(log_text(ln) for ln in lines) if lines else Text("(no events yet)", "grey50"))
-        if self.follow:
-            self.call_after_refresh(self.scroll_end, animate=False)
+        if state is not self._state:  # another run, or a replay step rebuilt the state
+            self._state = state
+            self._clear()
+        log = state.log
+        # log lines are appended, never edited: a line's identity says whether it is still the same
+        self.show(len(log), lambda i: id(log[i]), lambda i: log_text(log[i]))

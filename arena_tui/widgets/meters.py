@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -26,35 +26,23 @@ def _frac(dbfs: float) -> float:
 
 
 def bar_cells(meter: Meter, width: int) -> list[tuple[str, str]]:
-    """(character, style) runs of a bar proportional to RMS on -60..0 dBFS, with a peak tick.
+    """(character, style) per cell of a bar proportional to RMS on -60..0 dBFS, with a peak tick.
 
     Cells are green up to 70 % of the scale, yellow to 90 %, red above; empty cells are dots.
     """
     width = max(width, 4)
     filled = round(_frac(meter.rms_dbfs) * width)
     peak_at = min(width - 1, round(_frac(meter.peak_dbfs) * (width - 1))) if meter.peak_dbfs > FLOOR_DBFS else -1
-    runs: list[tuple[str, str]] = []
+    cells: list[tuple[str, str]] = []
     for i in range(width):
         zone = "green" if i < width * 0.7 else ("yellow" if i < width * 0.9 else "red")
         if i < filled:
-            ch, style = "█", zone
+            cells.append(("█", zone))
         elif i == peak_at:
-            ch, style = "▏", zone
+            cells.append(("▏", zone))
         else:
-            ch, style = "·", "grey30"
-        if runs and runs[-1][1] == style and runs[-1][0][-1] == ch:
-            runs[-1] = (runs[-1][0] + ch, style)
-        else:
-            runs.append((ch, style))
-    return runs
-
-
-def meter_bar(meter: Meter, width: int) -> Text:
-    """The bar as rich Text (for anything that is not the widget: exports, tests)."""
-    text = Text()
-    for chars, style in bar_cells(meter, width):
-        text.append(chars, style)
-    return text
+            cells.append(("·", "grey30"))
+    return cells
 
 
 def db_label(meter: Meter) -> str:
@@ -115,11 +103,9 @@ class LevelMeters(Widget):
         if key != self._last:
             self._last = key
             self.repaints += 1
-            self.refresh()
-
-    def shown_text(self) -> str:
-        """The meters as plain text, as they are drawn now."""
-        return "\n".join("".join(t for t, _ in line) for line in meter_lines(self.state, self.size.width))
+            # the content lines only: a plain refresh() would also redraw the border and its title,
+            # which costs more than the meters themselves
+            self.refresh(Region(0, 0, self.size.width, self.size.height))
 
     def _style(self, name: str) -> Style:
         style = self._styles.get(name)
@@ -137,11 +123,9 @@ class LevelMeters(Widget):
         key = (meter_key(self.state, width), id(self.state))
         if self._strips is None or key != self._strips_key:
             self._strips_key = key
-            blank = self._style("")
+            # not padded here: the styles cache pads each line to the content width with the background
             self._strips = [
-                Strip([Segment(text, self._style(style)) for text, style in line]).adjust_cell_length(width, blank)
+                Strip([Segment(text, self._style(style)) for text, style in line])
                 for line in meter_lines(self.state, width)
             ]
-        if y < len(self._strips):
-            return self._strips[y]
-        return Strip.blank(width, self._style(""))
+        return self._strips[y] if y < len(self._strips) else Strip([])
