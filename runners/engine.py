@@ -363,9 +363,8 @@ class _Run(RunBase):
             return
         found = a.live_overlaps.close(t) if started is None else a.live_overlaps.boundary(who, started, t)
         for ov, cause in found:
+            self.publish(self.ev(Interruption, t_ms=ov.start_ms, cause=cause, detail=f"{ov.duration_ms:.0f} ms overlap"))
             self.publish(self.ev(Overlap, t_ms=ov.end_ms, start_ms=ov.start_ms, end_ms=ov.end_ms))
-            over = "bot started speaking over the user" if cause == "bot_barge_in" else "user started speaking over the bot"
-            self.publish(self.ev(Interruption, t_ms=ov.start_ms, cause=cause, detail=f"{over} ({ov.duration_ms:.0f} ms overlap)"))
             a.interrupted = True
 
     def on_bot_audio(self, pcm: bytes, t_ms: float) -> None:

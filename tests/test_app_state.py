@@ -64,7 +64,6 @@ def test_latest_revision_wins_and_failures_count() -> None:
     assert state.apply(j1.model_copy(update={"run_id": "other"})) is False
 
 
-@pytest.mark.xfail(strict=True, reason=RUN_STATE_PATCH)
 def test_a_retried_reply_and_its_retry_are_separate_lines() -> None:
     """Turn 3 of the recording is cut by a disconnect mid-reply and retried: two answers, not one."""
     events = fixture_events()
@@ -86,7 +85,6 @@ def test_a_retried_reply_and_its_retry_are_separate_lines() -> None:
     assert "[a2]" in rendered[lines.index(retry)]
 
 
-@pytest.mark.xfail(strict=True, reason=RUN_STATE_PATCH)
 def test_a_truncated_reply_is_marked_cut_off_but_kept_whole() -> None:
     events = fixture_events()
     cut = next(ev for ev in events if ev.kind == "interruption" and ev.cause == "bot_truncated")

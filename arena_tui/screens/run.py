@@ -25,15 +25,6 @@ from ..widgets.turn_table import TurnTable
 from . import actions
 
 
-class LiveHeader(RunHeader):
-    """The run header, updated without a relayout: it is one line high whatever it says, and a
-    relayout of the whole screen (what `Static.update` asks for by default) costs milliseconds of
-    the loop the engine paces on, every second, for the elapsed clock alone."""
-
-    def update(self, content: Any = "", *, layout: bool = False) -> None:
-        super().update(content, layout=False)
-
-
 class Row(Horizontal):
     """A layout-only box: blank, so Textual does not re-render its (empty) lines on every meter frame."""
 
@@ -71,7 +62,7 @@ class RunScreen(Screen):
         self._filter_text: str | None = None
 
     def compose(self) -> ComposeResult:
-        yield LiveHeader(id="run-header")
+        yield RunHeader(id="run-header")
         with Row(id="run-main"):
             with Column(id="run-left"):
                 yield TurnTable(id="turns")

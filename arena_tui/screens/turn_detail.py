@@ -195,7 +195,7 @@ class TurnDetailScreen(Screen):
         super().__init__()
         self.state = state
         self.turn = turn
-        self._painted = -1
+        self._painted: tuple | None = None
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="run-header")
@@ -219,9 +219,11 @@ class TurnDetailScreen(Screen):
             self.paint()
 
     def paint(self, force: bool = False) -> None:
-        if not force and self._painted == self.state.version:
+        # levels alone change nothing here but the elapsed clock (once a second is enough)
+        key = (self.state.content_version, int(self.state.last_ms // 1000))
+        if not force and self._painted == key:
             return
-        self._painted = self.state.version
+        self._painted = key
         self.query_one(RunHeader).refresh_from(self.state)
         row = self.state.turns.get(self.turn) or TurnRow(index=self.turn, spec=self.state.specs.get(self.turn))
         title = Text()

@@ -84,8 +84,8 @@ class RunHeader(Static):
 
     def refresh_from(self, state: RunState, mode: str = "live") -> None:
         self._args = (state, mode)
-        self.update(header_text(state, mode, self.size.width or None))
+        self.update(header_text(state, mode, self.size.width or None), layout=False)  # always one line
 
     def on_resize(self, event: Resize) -> None:
         if self._args is not None:
-            self.update(header_text(*self._args, event.size.width or None))
+            self.update(header_text(*self._args, event.size.width or None), layout=False)

@@ -136,9 +136,11 @@ class TurnRow:
 class TranscriptLine:
     t_ms: float
     turn: int | None
-    role: str  # user | assistant | tool | result | sentinel
+    role: str  # user | assistant | tool | result | sentinel | attempt (a retry's marker)
     text: str
     final: bool = False
+    attempt: int = 0  # which attempt of the turn said it (0 = the first)
+    cut: str | None = None  # why it stopped short (a retry's reason, "truncated"): shown as cut off
 
 
 @dataclass
@@ -301,6 +303,8 @@ class RunState:
                 if ln.turn == GREETING_TURN:
                     ln.final = True
         row = self.row(ev.turn_index)
+        if ev.attempt > 0:
+            self._new_attempt(ev.turn_index, ev.attempt, ev.t_ms, None)
         row.status = "running"
         row.attempts = max(row.attempts, ev.attempt + 1)
         if row.started_ms is None:
@@ -335,7 +339,24 @@ class RunState:
             last.text += ev.text
             last.final = ev.final
         else:
-            self.transcript.append(TranscriptLine(ev.t_ms, ev.turn_index, ev.role, ev.text, ev.final))
+            attempt = max(self.turns[ev.turn_index].attempts - 1, 0) if ev.turn_index in self.turns else 0
+            self.transcript.append(TranscriptLine(ev.t_ms, ev.turn_index, ev.role, ev.text, ev.final, attempt))
+
+    def _cut(self, turn: int | None, why: str, role: str | None = None, close: bool = True) -> None:
+        """Mark the turn's unfinished lines as cut off; closed, later text starts a line of its own."""
+        for ln in self.transcript:
+            if ln.turn == turn and not ln.final and ln.role in ("user", "assistant") and role in (None, ln.role):
+                ln.cut = ln.cut or why
+                ln.final = close
+
+    def _new_attempt(self, turn: int | None, attempt: int, t_ms: float, reason: str | None) -> None:
+        """A retry: what the last attempt said is cut off, and a marker separates the attempts."""
+        for ln in self.transcript:
+            if ln.role == "attempt" and ln.turn == turn and ln.attempt == attempt:
+                return  # the retry event already marked it (turn_started follows it)
+        self._cut(turn, reason or "retried")
+        label = f"attempt {attempt + 1} (retry {attempt}" + (f": {reason})" if reason else ")")
+        self.transcript.append(TranscriptLine(t_ms, turn, "attempt", label, True, attempt))
 
     def _on_tool_call(self, ev: ToolCalled) -> None:
         if ev.turn_index is not None:
@@ -354,7 +375,9 @@ class RunState:
         self._log(ev, f"overlap {ev.duration_ms:.0f} ms ({ev.start_ms / 1000:.2f}s–{ev.end_ms / 1000:.2f}s)")
 
     def _on_interruption(self, ev: Interruption) -> None:
-        what = "bot truncated" if ev.cause == "bot_truncated" else "user barged in"
+        if ev.cause == "bot_truncated":  # the reply ended incomplete; its text still streams with its audio
+            self._cut(ev.turn_index, "truncated", "assistant", close=False)
+        what = {"bot_truncated": "bot truncated", "bot_barge_in": "bot talked over the user"}.get(ev.cause, "user barged in")
         self._log(ev, f"interruption: {what}" + (f" ({ev.detail})" if ev.detail else ""))
 
     def _on_session_rotated(self, ev: SessionRotated) -> None:
@@ -371,6 +394,7 @@ class RunState:
         self._log(ev, f"reconnected (session {ev.session}, attempt {ev.attempt}): {ev.reason}")
 
     def _on_retry(self, ev: Retry) -> None:
+        self._new_attempt(ev.turn_index, ev.attempt, ev.t_ms, ev.reason)
         self._log(ev, f"retry {ev.attempt}: {ev.reason}")
 
     def _on_error(self, ev: ErrorEvent) -> None:

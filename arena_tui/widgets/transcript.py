@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.containers import VerticalScroll
-from textual.widgets import Static
 
+from .event_log import BlockText
 from .run_state import RunState, TranscriptLine
 
 ROLE_STYLE = {
@@ -43,27 +42,24 @@ def line_text(ln: TranscriptLine) -> Text:
     return t
 
 
-class TranscriptView(VerticalScroll):
-    """Follows the end while `follow` is on; otherwise stays where the user scrolled."""
+class TranscriptView(BlockText):
+    """Follows the end while `follow` is on; otherwise stays where the user scrolled.
 
-    DEFAULT_CSS = "TranscriptView > Static { width: 1fr; }"
+    Only the block of lines a delta lands in is re-rendered (see BlockText): re-wrapping the whole
+    transcript on every streamed word held the event loop for tens of milliseconds in long runs.
+    """
 
     def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self.follow = True
-        self._key: tuple | None = None
-        self._body = Static("", markup=False)
-
-    def compose(self):
-        yield self._body
+        super().__init__(Text("(no transcript yet)", "grey50"), MAX_LINES, **kwargs)
+        self._source: tuple[RunState, int | None] | None = None
 
     def refresh_from(self, state: RunState, turn: int | None = None) -> None:
-        lines = [ln for ln in state.transcript if turn is None or ln.turn == turn][-MAX_LINES:]
-        key = (len(lines), tuple((len(ln.text), ln.final, getattr(ln, "cut", None)) for ln in lines[-3:]), turn)
-        if key == self._key:
-            return
-        self._key = key
-        out = Text("\n").join(line_text(ln) for ln in lines) if lines else Text("(no transcript yet)", "grey50")
-        self._body.update(out)
-        if self.follow:
-            self.call_after_refresh(self.scroll_end, animate=False)
+        if self._source is None or self._source[0] is not state or self._source[1] != turn:
+            self._source = (state, turn)
+            self._clear()
+        lines = state.transcript if turn is None else [ln for ln in state.transcript if ln.turn == turn]
+        self.show(
+            len(lines),
+            lambda i: (id(lines[i]), len(lines[i].text), lines[i].final, getattr(lines[i], "cut", None)),
+            lambda i: line_text(lines[i]),
+        )

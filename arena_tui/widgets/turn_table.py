@@ -46,6 +46,8 @@ def row_cells(row: TurnRow, dims: list[str]) -> list[Text | str]:
     idx = "G" if row.index == -1 else str(row.index)
     cats = ",".join(row.categories) or "–"
     status = Text(row.status, STATUS_STYLE.get(row.status, ""))
+    if row.result is not None and row.result.no_audio:
+        status.append(" no audio", "bold dark_orange")
     v2v = row.result.latencies.voice_to_voice_ms if row.result else None
     v2v_s = Text(f"{v2v:.0f}" if v2v is not None else "–", justify="right")
     exp, made = row.expected_tools, row.made_tools
@@ -74,6 +76,8 @@ def row_cells(row: TurnRow, dims: list[str]) -> list[Text | str]:
         "na": Text("n/a", "grey50"),
         "pending": Text("…" if row.result is not None else "", "yellow"),
     }[verdict]
+    if row.index == -1:
+        vcell = Text("–", "grey50")  # the greeting is never judged
     if judgement is not None and judgement.heuristic and verdict in ("pass", "fail"):
         vcell.append(" (h)", "italic yellow")
     cells.append(vcell)
