@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -256,8 +256,13 @@ class RunBase:
     run_id: str
     bus: Any
     clock: RunClock
+    config: RunConfig
+    benchmark: Benchmark
+    provider: ProviderRunner
+    session: Any
     turn_index: int | None
     attempt: Any
+    ended_by_model: bool
 
     def publish(self, event: RunEvent) -> None:
         self.bus.publish(event)
@@ -303,6 +308,60 @@ class RunBase:
 
     def tool_settled(self, a: Any) -> None:  # noqa: B027
         """A call of attempt `a` has been answered (or failed)."""
+
+    # -- the run's life (both loops); subclasses supply run_turn, ended_early, interrupted_turn
+
+    def flush_conversation(self, turn_index: int | None) -> None:  # noqa: B027
+        """Publish the conversation audio recorded so far (audio runs)."""
+
+    def failed_turn(self, turn: Turn, error: str) -> None:  # noqa: B027
+        """Record the turn under way when the run fails (text runs)."""
+
+    async def drive(self, turns: list[Turn], opening: Callable[[], Awaitable[None]]) -> None:
+        """Start the provider, `opening` (first session, greeting), then every turn. Cancelled:
+        the turn under way is recorded as interrupted; failed: named; either way the run ends
+        with `run_ended` and everything already recorded stays."""
+        current: Turn | None = None
+        try:
+            await self.provider.start(self.config, self.benchmark)
+            await opening()
+            for turn in turns:
+                current = turn
+                if self.ended_by_model:
+                    self.ended_early(turn)
+                    continue
+                result = await self.run_turn(turn)
+                if result.status == "ended_session":
+                    self.ended_by_model = True
+            current = None
+            self.turn_index = None
+            self.flush_conversation(None)
+            self.publish(self.ev(RunEnded, status="completed", reason="model ended the session" if self.ended_by_model else ""))
+        except asyncio.CancelledError:
+            if current is not None:
+                self.interrupted_turn(current)
+            self.flush_conversation(None)
+            self.publish(self.ev(RunEnded, turn_index=None, status="interrupted", reason="cancelled"))
+            await asyncio.shield(self.shutdown())
+            raise
+        except Exception as e:
+            message = str(e) if isinstance(e, RunError) else f"{type(e).__name__}: {e}"
+            if not isinstance(e, RunError):
+                logger.exception("run failed")
+            if current is not None:
+                self.failed_turn(current, message)
+            self.publish(self.ev(ErrorEvent, where="engine", message=message, fatal=True))
+            self.flush_conversation(None)
+            self.publish(self.ev(RunEnded, turn_index=None, status="failed", reason=str(e)))
+            await self.shutdown()
+            raise
+        await self.shutdown()
+
+    async def shutdown(self) -> None:
+        if self.session is not None:
+            await self.session.close()
+        with contextlib.suppress(Exception):
+            await self.provider.stop()
 
 
 class _Run(RunBase):
@@ -874,50 +933,12 @@ async def run_benchmark(
             config={**config.public(), "labels": {"provider_ttfb_ms": provider.provider_ttfb_label()}},
         )
     )
-    current: Turn | None = None
-    try:
-        await provider.start(config, benchmark)
+
+    async def opening() -> None:
         await run.open_session(config.greeting.prompt if config.greeting.enabled else CONTINUE_PROMPT, detail="initial")
         run.turn_index = GREETING_TURN
         run.publish(run.ev(TurnStarted, attempt=0, input_text=config.greeting.prompt))
         run.finish_greeting(await run.handshake(GREETING_TURN), config.greeting.prompt)
-        for turn in turns:
-            current = turn
-            if run.ended_by_model:
-                run.ended_early(turn)
-                continue
-            result = await run.run_turn(turn)
-            if result.status == "ended_session":
-                run.ended_by_model = True
-        current = None
-        run.turn_index = None
-        run.flush_conversation(None)
-        run.publish(run.ev(RunEnded, status="completed", reason="model ended the session" if run.ended_by_model else ""))
-    except asyncio.CancelledError:
-        if current is not None:
-            run.interrupted_turn(current)
-        run.flush_conversation(None)
-        run.publish(run.ev(RunEnded, turn_index=None, status="interrupted", reason="cancelled"))
-        await asyncio.shield(_shutdown(run, provider))
-        raise
-    except RunError as e:
-        run.publish(run.ev(ErrorEvent, where="engine", message=str(e), fatal=True))
-        run.flush_conversation(None)
-        run.publish(run.ev(RunEnded, turn_index=None, status="failed", reason=str(e)))
-        await _shutdown(run, provider)
-        raise
-    except Exception as e:
-        logger.exception("run failed")
-        run.publish(run.ev(ErrorEvent, where="engine", message=f"{type(e).__name__}: {e}", fatal=True))
-        run.publish(run.ev(RunEnded, turn_index=None, status="failed", reason=str(e)))
-        await _shutdown(run, provider)
-        raise
-    await _shutdown(run, provider)
+
+    await run.drive(turns, opening)
     return run_id
-
-
-async def _shutdown(run: _Run, provider: ProviderRunner) -> None:
-    if run.session is not None:
-        await run.session.close()
-    with contextlib.suppress(Exception):
-        await provider.stop()

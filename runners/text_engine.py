@@ -22,7 +22,6 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from loguru import logger
 from pipecat.frames.frames import (
     ErrorFrame,
     Frame,
@@ -49,7 +48,6 @@ from arena_tui.events import (
     Latencies,
     Reconnected,
     Retry,
-    RunEnded,
     RunStarted,
     SessionOpened,
     SessionRotated,
@@ -460,46 +458,9 @@ async def run_text_benchmark(benchmark: Benchmark, config: RunConfig, bus: Any, 
             config={**public, "modality": MODALITY, "labels": {"provider_ttfb_ms": provider.provider_ttfb_label()}},
         )
     )
-    current: Turn | None = None
-    try:
-        await provider.start(config, benchmark)
+
+    async def opening() -> None:
         await run.open_session(detail="initial")
-        for turn in turns:
-            current = turn
-            if run.ended_by_model:
-                run.ended_early(turn)
-                continue
-            result = await run.run_turn(turn)
-            if result.status == "ended_session":
-                run.ended_by_model = True
-        current = None
-        run.turn_index = None
-        run.publish(run.ev(RunEnded, status="completed", reason="model ended the session" if run.ended_by_model else ""))
-    except asyncio.CancelledError:
-        if current is not None:
-            run.interrupted_turn(current)
-        run.publish(run.ev(RunEnded, turn_index=None, status="interrupted", reason="cancelled"))
-        await asyncio.shield(_shutdown(run, provider))
-        raise
-    except RunError as e:
-        if current is not None:
-            run.failed_turn(current, str(e))
-        run.publish(run.ev(ErrorEvent, where="engine", message=str(e), fatal=True))
-        run.publish(run.ev(RunEnded, turn_index=None, status="failed", reason=str(e)))
-        await _shutdown(run, provider)
-        raise
-    except Exception as e:
-        logger.exception("text run failed")
-        run.publish(run.ev(ErrorEvent, where="engine", message=f"{type(e).__name__}: {e}", fatal=True))
-        run.publish(run.ev(RunEnded, turn_index=None, status="failed", reason=str(e)))
-        await _shutdown(run, provider)
-        raise
-    await _shutdown(run, provider)
+
+    await run.drive(turns, opening)
     return run_id
-
-
-async def _shutdown(run: _TextRun, provider: ProviderRunner) -> None:
-    if run.session is not None:
-        await run.session.close()
-    with contextlib.suppress(Exception):
-        await provider.stop()
