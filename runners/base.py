@@ -40,6 +40,27 @@ class HistoryItem(BaseModel):
         return len(self.name) + len(json.dumps(self.args if self.kind == "tool_call" else self.response, default=str))
 
 
+def context_messages(history: list[HistoryItem]) -> list[dict[str, Any]]:
+    """History as standard (Chat Completions-shaped) context messages, tool structure kept: a
+    turn's calls are one assistant `tool_calls` message, each answered by a `tool` message with
+    the payload the model got. Pipecat's adapters translate these per provider."""
+    out: list[dict[str, Any]] = []
+    for h in history:
+        if h.kind in ("user", "assistant"):
+            out.append({"role": h.kind, "content": h.text})
+        elif h.kind == "tool_call":
+            call = {"id": h.call_id, "type": "function", "function": {"name": h.name, "arguments": json.dumps(h.args, ensure_ascii=False)}}
+            last = out[-1] if out else None
+            if last is not None and last.get("role") == "assistant" and last.get("tool_calls"):
+                last["tool_calls"].append(call)  # parallel calls of one turn
+            else:
+                out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        else:
+            content = json.dumps(h.response, ensure_ascii=False) if h.response is not None else "COMPLETED"
+            out.append({"role": "tool", "tool_call_id": h.call_id, "content": content})
+    return out
+
+
 class SessionSpec(BaseModel):
     """Everything a runner needs to open one session."""
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import importlib.util
-import json
 import os
 from typing import Any
 
@@ -35,7 +34,7 @@ from loguru import logger
 
 from arena_tui.events import ErrorEvent, Reconnected, ReplaySummary, SessionRotated
 
-from .base import HistoryItem, ProviderRunner, SessionSpec, register
+from .base import ProviderRunner, SessionSpec, context_messages, register
 from .config import RunConfig
 
 KEY_ENVS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
@@ -49,28 +48,6 @@ MODELS = {
     "gemini-native-audio": "gemini-2.5-flash-native-audio-preview-12-2025",
     "gemini-3.1-flash": "gemini-3.1-flash-live-preview",
 }
-
-
-def history_messages(history: list[HistoryItem]) -> list[dict[str, Any]]:
-    """History as standard (OpenAI-shaped) context messages, tool structure kept;
-    Pipecat's Gemini Live adapter turns the tool parts into text when it seeds them."""
-    out: list[dict[str, Any]] = []
-    for h in history:
-        if h.kind == "user":
-            out.append({"role": "user", "content": h.text})
-        elif h.kind == "assistant":
-            out.append({"role": "assistant", "content": h.text})
-        elif h.kind == "tool_call":
-            call = {"id": h.call_id, "type": "function", "function": {"name": h.name, "arguments": json.dumps(h.args, ensure_ascii=False)}}
-            last = out[-1] if out else None
-            if last is not None and last.get("role") == "assistant" and last.get("tool_calls"):
-                last["tool_calls"].append(call)  # parallel calls of one turn: one assistant message
-            else:
-                out.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        else:
-            content = json.dumps(h.response, ensure_ascii=False) if h.response is not None else "COMPLETED"
-            out.append({"role": "tool", "tool_call_id": h.call_id, "content": content})
-    return out
 
 
 _SERVICE_CLS: Any = None
@@ -365,7 +342,7 @@ class GeminiLiveRunner(ProviderRunner):
             api_key=self.api_key(),
             system_instruction=spec.system_prompt,
             tools=ProviderRunner.tools(self, spec.tools),
-            replay=history_messages(spec.history),
+            replay=context_messages(spec.history),
             tool_nudge_s=self.tool_nudge_s,
             tool_give_up_s=self.tool_give_up_s,
             http_options=http_options,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from typing import Any
 
 from pipecat.services.xai.realtime import events as xe
@@ -23,7 +22,7 @@ from arena_tui.events import Reconnected, ReplaySummary, SessionRotated
 
 from .base import HistoryItem, ProviderRunner, SessionSpec, register
 from .config import RunConfig
-from .openai_realtime import history_items
+from .openai_realtime import ReplayBeforeFirstResponse, history_items, realtime_alive
 
 DEFAULT_BASE_URL = "wss://api.x.ai/v1/realtime"
 FAKE_KEY = "xai-fake-not-a-secret"
@@ -34,37 +33,17 @@ def grok_history_items(history: list[HistoryItem]) -> list[xe.ConversationItem]:
     return [xe.ConversationItem(**item.model_dump(exclude_none=True, exclude={"id", "object"})) for item in history_items(history)]
 
 
-class GrokReplayingService(GrokRealtimeLLMService):
+class GrokReplayingService(ReplayBeforeFirstResponse, GrokRealtimeLLMService):
     """Replays history items before the first response; makes a reset re-seed and be seen."""
 
+    item_event = xe.ConversationItemCreateEvent
+
     def __init__(self, *, replay: list[xe.ConversationItem] | None = None, session_number: int = 0, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+        super().__init__(replay=replay, **kwargs)
         self._history_items = list(replay or [])
-        self._replay = list(self._history_items)
         self.session_number = session_number
-        self.replayed_items = 0
         self.resets = 0
-        self.on_response_status: Any = None
         self.publish: Any = None  # the engine's `observe_session` publisher
-
-    async def _handle_evt_response_done(self, evt):
-        if self.on_response_status is not None:
-            details = evt.response.status_details or {}
-            reason = details.get("reason") or (details.get("error") or {}).get("message") or ""
-            self.on_response_status(evt.response.status or "", str(reason))
-        await super()._handle_evt_response_done(evt)
-
-    async def _create_response(self):
-        if self._replay and self._api_session_ready and not self._response_active and self._llm_needs_conversation_setup:
-            items, self._replay = self._replay, []
-            for item in items:
-                # Fresh ids per send (a reset re-sends them); marked as ours so the echo
-                # of an assistant item is not taken for the start of a new response.
-                item = item.model_copy(update={"id": uuid.uuid4().hex})
-                self._messages_added_manually[item.id] = True
-                await self.send_client_event(xe.ConversationItemCreateEvent(item=item))
-            self.replayed_items = len(items)
-        await super()._create_response()
 
     async def reset_conversation(self):
         self.resets += 1
@@ -143,9 +122,7 @@ class GrokRealtimeRunner(ProviderRunner):
         service.publish = publish
 
     def is_alive(self, service: Any) -> bool:
-        ws = getattr(service, "_websocket", None)
-        task = getattr(service, "_receive_task", None)
-        return ws is not None and task is not None and not task.done()
+        return realtime_alive(service)
 
     def provider_ttfb_label(self) -> str:
         return "xAI TTFB (Pipecat metrics, from server speech_stopped)"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from typing import Any
 
 from pipecat.services.openai.realtime import events as rt
@@ -53,10 +54,13 @@ def history_items(history: list[HistoryItem]) -> list[rt.ConversationItem]:
     return items
 
 
-class ReplayingRealtimeService(OpenAIRealtimeLLMService):
-    """Sends the replay items once the session is configured, right before its first response."""
+class ReplayBeforeFirstResponse:
+    """For OpenAI-Realtime-shaped services (OpenAI, xAI): send the replay items once the session
+    is configured, right before its first response, and report each reply's final status."""
 
-    def __init__(self, *, replay: list[rt.ConversationItem] | None = None, **kwargs: Any) -> None:
+    item_event: Any = rt.ConversationItemCreateEvent
+
+    def __init__(self, *, replay: list[Any] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._replay = list(replay or [])
         self.replayed_items = 0
@@ -73,11 +77,24 @@ class ReplayingRealtimeService(OpenAIRealtimeLLMService):
         if self._replay and self._api_session_ready and not self._response_active and self._llm_needs_conversation_setup:
             items, self._replay = self._replay, []
             for item in items:
-                # Marked as ours, so the service does not take an assistant item for a new response.
+                # A fresh id per send (a reset re-sends them); marked as ours, so the echo of an
+                # assistant item is not taken for the start of a new response.
+                item = item.model_copy(update={"id": uuid.uuid4().hex})
                 self._messages_added_manually[item.id] = True
-                await self.send_client_event(rt.ConversationItemCreateEvent(item=item))
+                await self.send_client_event(self.item_event(item=item))
             self.replayed_items = len(items)
         await super()._create_response()
+
+
+class ReplayingRealtimeService(ReplayBeforeFirstResponse, OpenAIRealtimeLLMService):
+    pass
+
+
+def realtime_alive(service: Any) -> bool:
+    """Pipecat does not report a closed socket: the receive loop ending is the sign."""
+    ws = getattr(service, "_websocket", None)
+    task = getattr(service, "_receive_task", None)
+    return ws is not None and task is not None and not task.done()
 
 
 @register("gpt-realtime", "gpt-4o-realtime", "gpt-realtime-mini", "gpt-4o-mini-realtime", "openai")
@@ -129,9 +146,7 @@ class OpenAIRealtimeRunner(ProviderRunner):
         service.on_response_status = callback
 
     def is_alive(self, service: Any) -> bool:
-        ws = getattr(service, "_websocket", None)
-        task = getattr(service, "_receive_task", None)
-        return ws is not None and task is not None and not task.done()
+        return realtime_alive(service)
 
 
 @register("sim")

@@ -11,7 +11,6 @@ to a third party; a loopback endpoint needs none. `ARENA_TUI_TEXT_MODEL` names t
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from typing import Any
@@ -20,7 +19,7 @@ from urllib.parse import urlparse
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from pipecat.services.openai.llm import OpenAILLMService
 
-from .base import HistoryItem, ProviderRunner, SessionSpec, register
+from .base import HistoryItem, ProviderRunner, SessionSpec, context_messages, register
 from .config import RunConfig
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -53,33 +52,6 @@ class ChatService(OpenAILLMService):
 
 def _loopback(url: str) -> bool:
     return (urlparse(url).hostname or "") in ("127.0.0.1", "localhost", "::1")
-
-
-def history_messages(history: list[HistoryItem]) -> list[dict[str, Any]]:
-    """Replayed history as Chat Completions messages, tool structure kept (a call is an
-    assistant `tool_calls` message answered by a `tool` message with the scripted payload)."""
-    out: list[dict[str, Any]] = []
-    for h in history:
-        if h.kind == "user":
-            out.append({"role": "user", "content": h.text})
-        elif h.kind == "assistant":
-            out.append({"role": "assistant", "content": h.text})
-        elif h.kind == "tool_call":
-            out.append(
-                {
-                    "role": "assistant",
-                    "tool_calls": [
-                        {"id": h.call_id, "type": "function",
-                         "function": {"name": h.name, "arguments": json.dumps(h.args, ensure_ascii=False)}}
-                    ],
-                }
-            )
-        else:
-            out.append(
-                {"role": "tool", "tool_call_id": h.call_id,
-                 "content": json.dumps(h.response, ensure_ascii=False) if h.response is not None else "COMPLETED"}
-            )
-    return out
 
 
 @register("text", "gpt-4.1", "gpt-4.1-mini", "gpt-4o", "gpt-4o-mini", "gpt-5-mini", "gpt-5.1")
@@ -151,7 +123,7 @@ class TextChatRunner(ProviderRunner):
         )
 
     def history_messages(self, history: list[HistoryItem]) -> list[dict[str, Any]]:
-        return history_messages(history)
+        return context_messages(history)
 
     def is_alive(self, service: Any) -> bool:
         return True  # HTTP: no connection to lose between requests; a failed request is seen as an error
