@@ -55,6 +55,8 @@ def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool) -> Text:
     if not rates:
         return Text("not judged", "grey50")
     t = Text()
+    if heuristic:  # first, so a narrow terminal never cuts the label off
+        t.append("heuristic: ", "italic yellow")
     for i, (dim, (p, n)) in enumerate(rates.items()):
         if i:
             t.append(" ")
@@ -62,8 +64,6 @@ def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool) -> Text:
         style = "green" if pct >= 80 else ("yellow" if pct >= 50 else "red")
         t.append(f"{dim_label(dim)} ")
         t.append(f"{pct:.0f}%", style)
-    if heuristic:
-        t.append(" (heuristic judge)", "italic yellow")
     return t
 
 
