@@ -305,6 +305,30 @@ async def test_new_run_dialog_rejects_bad_faults_and_starts_a_run(tmp_path: Path
         assert "COMPLETED" in header and len(header.rstrip()) <= 80  # the status fits at 80 columns
 
 
+async def test_new_run_against_a_provider_fake_from_the_dialog(tmp_path: Path) -> None:
+    """Another provider than the simulator, started from the TUI: Grok against its local fake."""
+    app = ArenaApp(tmp_path / "arena.db")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("n")
+        dialog = app.screen
+        assert isinstance(dialog, NewRunDialog)
+        dialog.query_one("#model").value = "grok-realtime"
+        dialog.query_one("#against").value = "fake"
+        dialog.query_one("#turns").value = "0"
+        dialog.query_one("#speed").value = "3"
+        dialog.query_one("#judge").value = "none"
+        await pilot.click("#start")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(TurnTable), 10)
+        run_id = app.screen.state.run_id
+        await wait_for(pilot, lambda: not app.running(run_id), 90)
+        state = app.live[run_id]
+        assert state.status == "completed", state.log
+        assert state.started.provider == "grok" and state.started.simulator  # labelled: scripted answers
+        assert state.started.config["fake"] is True
+        assert state.turns[0].result is not None and state.turns[0].result.status == "ok"
+
+
 async def test_unreadable_database_is_a_message_not_a_crash(tmp_path: Path) -> None:
     bad = tmp_path / "arena.db"
     bad.write_bytes(b"this is not a database" * 100)

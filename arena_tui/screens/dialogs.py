@@ -82,6 +82,12 @@ JUDGES = [("auto (LLM if a key is set, else heuristic)", "auto"), ("heuristic (o
 CHROME_ROWS = 10  # new-run dialog rows that are not fields: border 2, padding 2, title 1, error 1, buttons 4
 
 
+AGAINST = [
+    ("the real service (key from the environment)", "service"),
+    ("its local protocol fake (no key; scripted answers)", "fake"),
+]
+
+
 class NewRunDialog(ModalScreen[dict[str, Any] | None]):
     """Benchmark, model/provider, simulator faults and judge for a new run."""
 
@@ -121,7 +127,8 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
         options, default = self._benchmarks()
         fields: list[tuple[str, Widget]] = [
             ("benchmark", Select(options, value=default, allow_blank=False, id="benchmark")),
-            ("model", Input("sim", id="model", placeholder="sim | gpt-realtime | …")),
+            ("model", Input("sim", id="model", placeholder="sim | gpt-realtime | gemini-native-audio | nova-sonic | …")),
+            ("against", Select(AGAINST, value="service", allow_blank=False, id="against")),
             ("simulator faults", Input("", id="faults", placeholder="e.g. 1:no_response,2:barge_in")),
             ("turns", Input("", id="turns", placeholder="all, or e.g. 0-4,7")),
             ("speed", Input("1.0", id="speed", placeholder="1.0 = real time")),
@@ -168,6 +175,8 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
     def start(self, event: Button.Pressed) -> None:
         err = self.query_one("#new-run-error", Static)
         config: dict[str, Any] = {"model": self.query_one("#model", Input).value.strip() or "sim"}
+        if self.query_one("#against", Select).value == "fake":
+            config["fake"] = True
         faults = self.query_one("#faults", Input).value.strip()
         if faults:
             config["faults"] = faults
