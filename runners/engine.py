@@ -150,23 +150,43 @@ class _Tap(BaseObserver):
             self.run.on_llm_frame(self.session, data.frame, data.direction)
 
 
-class Session:
-    """One provider connection inside one Pipecat pipeline, with its own paced ends."""
+class SessionBase:
+    """One provider session in one Pipecat pipeline (audio here, text in `text_engine`)."""
 
-    def __init__(self, run: "_Run", number: int, spec: SessionSpec) -> None:
+    def __init__(self, run: Any, number: int, spec: SessionSpec) -> None:
         self.run = run
         self.number = number
         self.spec = spec
-        self.opened_ms = run.clock.t_ms()
+        self.opened_ms = run.now()
         self.replayed_chars = sum(i.chars() for i in spec.history)
         self.history_from = len(run.history.items)  # later turns are in this session's context too
-        self.failed: str | None = None
-        self.errors: set[str] = set()
         self.llm: Any = None
-        self.input: PacedInput | None = None
-        self.output: PacedOutput | None = None
         self._runner: WorkerRunner | None = None
         self._task: asyncio.Task | None = None
+
+    def context_chars(self) -> int:
+        """The conversation this session holds: what it was replayed plus the turns since
+        (not the whole run's history: after a trimmed replay that would rotate every turn)."""
+        return self.replayed_chars + sum(i.chars() for i in self.run.history.items[self.history_from :])
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            with contextlib.suppress(Exception):
+                await self._runner.cancel("session closed")
+        if self._task is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(self._task, timeout=10.0)
+
+
+class Session(SessionBase):
+    """One provider connection inside one Pipecat pipeline, with its own paced ends."""
+
+    def __init__(self, run: "_Run", number: int, spec: SessionSpec) -> None:
+        super().__init__(run, number, spec)
+        self.failed: str | None = None
+        self.errors: set[str] = set()
+        self.input: PacedInput | None = None
+        self.output: PacedOutput | None = None
 
     async def open(self) -> None:
         run = self.run
@@ -222,11 +242,6 @@ class Session:
             started.cancel()
             raise RunError(f"session {self.number}: the pipeline did not start")
 
-    def context_chars(self) -> int:
-        """The conversation this session holds: what it was replayed plus the turns since
-        (not the whole run's history: after a trimmed replay that would rotate every turn)."""
-        return self.replayed_chars + sum(i.chars() for i in self.run.history.items[self.history_from :])
-
     def alive(self) -> bool:
         return (
             self.failed is None
@@ -238,12 +253,7 @@ class Session:
     async def close(self) -> None:
         if self.input is not None:
             self.input.clear()
-        if self._runner is not None:
-            with contextlib.suppress(Exception):
-                await self._runner.cancel("session closed")
-        if self._task is not None:
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(self._task, timeout=10.0)
+        await super().close()
 
 
 # ---------------------------------------------------------------------------- the run

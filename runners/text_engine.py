@@ -18,7 +18,6 @@ own clock (request sent → first streamed token or tool call).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,7 +60,7 @@ from benchmarks.model import Benchmark, Turn
 
 from .base import ProviderRunner, SessionSpec
 from .config import RunConfig
-from .engine import RunBase, RunError, select_turns, spoken_text
+from .engine import RunBase, RunError, SessionBase, select_turns, spoken_text
 from .rotation import History, rotation_due, select_replay
 from .tools import ToolResolver
 from .transports import RunClock
@@ -138,25 +137,18 @@ class _Tap(BaseObserver):
             self.run.on_llm_frame(self.session, data.frame)
 
 
-class TextSession:
+class TextSession(SessionBase):
     """One LLMContext in one Pipecat pipeline around one OpenAI-compatible chat service."""
 
     def __init__(self, run: "_TextRun", number: int, spec: SessionSpec) -> None:
-        self.run, self.number, self.spec = run, number, spec
-        self.opened_ms = run.now()
-        self.replayed_chars = sum(i.chars() for i in spec.history)
-        self.history_from = len(run.history.items)  # history items added after this index are in its context too
-        self.llm: Any = None
+        super().__init__(run, number, spec)
         self.context: LLMContext | None = None
         self.worker: PipelineWorker | None = None
-        self._runner: WorkerRunner | None = None
-        self._task: asyncio.Task | None = None
 
     async def open(self) -> None:
         run = self.run
         self.llm = run.provider.build_service(self.spec)
-        # cancel_on_interruption=False would make Pipecat append its ASYNC TOOLS guidance to the
-        # system prompt; a text run has no interruptions, so the benchmark's prompt goes as is.
+        # synchronous, as in the audio engine (an async registration changes the prompt)
         self.llm.register_function(None, run.handle_tool_call, cancel_on_interruption=True)
         self.context = LLMContext(run.provider.history_messages(self.spec.history), run.provider.tools(self.spec.tools))
         pair = LLMContextAggregatorPair(self.context)
@@ -186,13 +178,6 @@ class TextSession:
     def running(self) -> bool:
         return self._task is not None and not self._task.done()
 
-    async def close(self) -> None:
-        if self._runner is not None:
-            with contextlib.suppress(Exception):
-                await self._runner.cancel("session closed")
-        if self._task is not None:
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(self._task, timeout=10.0)
 
 
 class _TextRun(RunBase):
@@ -302,8 +287,7 @@ class _TextRun(RunBase):
         s = self.session
         if s is None:
             return
-        # What THIS session's context holds (a trimmed replay + the turns since), not the whole run's history.
-        chars = s.replayed_chars + sum(i.chars() for i in self.history.items[s.history_from:])
+        chars = s.context_chars()
         reason = rotation_due(self.rotation, self.now() - s.opened_ms, len(self.benchmark.system_prompt) + chars)
         if reason is None and chars > self.rotation.history_budget_chars:
             reason = "context_budget"
