@@ -35,9 +35,11 @@ from pipecat.metrics.metrics import LLMUsageMetricsData, TTFBMetricsData
 from pipecat.observers.base_observer import BaseObserver, FramePushed
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
-from pipecat.processors.frame_processor import FrameDirection
 from pipecat.processors.aggregators.llm_context import LLMContext
-from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair
+from pipecat.processors.aggregators.llm_response_universal import (
+    LLMContextAggregatorPair,
+)
+from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.llm_service import FunctionCallParams
 from pipecat.workers.runner import WorkerRunner
 
@@ -70,8 +72,8 @@ from arena_tui.events import (
 )
 from benchmarks.model import Benchmark, Turn
 
-from .base import ProviderRunner, SessionSpec, get_runner
-from .config import RunConfig
+from .base import HistoryItem, ProviderRunner, SessionSpec, get_runner
+from .config import Rotation, RunConfig
 from .rotation import History, rotation_due, select_replay
 from .transports import PacedInput, PacedOutput, RunClock
 
@@ -82,6 +84,15 @@ _CONTROL_TOKEN = re.compile(r"<[A-Za-z_]*\d*>|<\|[^|>]*\|>")
 def spoken_text(text: str) -> str:
     """Assistant text without control tokens."""
     return _CONTROL_TOKEN.sub("", text).strip()
+
+
+def turn_status(outcome: str, ends_session: bool) -> tuple[str, str | None]:
+    """(TurnResult status, sentinel) for how a turn's last attempt ended (both turn loops)."""
+    if ends_session:
+        return "ended_session", MODEL_ENDED_SESSION
+    if outcome == "ok":
+        return "ok", None
+    return ("empty_response" if outcome == "empty" else "no_response"), EMPTY_RESPONSE
 
 
 class RunError(Exception):
@@ -259,6 +270,9 @@ class Session(SessionBase):
 # ---------------------------------------------------------------------------- the run
 
 
+UNPLANNED = ("disconnect", "error", "timeout")  # rotation reasons that are failures, not policy
+
+
 class RunBase:
     """What every turn loop shares: one clock, event stamping, and answering tool calls
     from the turn spec (audio engine here, text in `text_engine`)."""
@@ -270,6 +284,10 @@ class RunBase:
     benchmark: Benchmark
     provider: ProviderRunner
     session: Any
+    history: History
+    rotation: Rotation
+    reconnects: int
+    failing: int
     turn_index: int | None
     attempt: Any
     ended_by_model: bool
@@ -366,6 +384,32 @@ class RunBase:
             await self.shutdown()
             raise
         await self.shutdown()
+
+    async def replace_session(
+        self, reason: str, why: str, open_new: Callable[[list[HistoryItem], str], Awaitable[Any]]
+    ) -> Any:
+        """Close the session, open a new one with the history replayed (cut to the budget, drops
+        announced), and report the rotation. Unplanned reasons count towards giving up."""
+        old = self.session
+        from_n = old.number if old else 0
+        if old is not None:
+            await old.close()
+        self.reconnects += 1
+        if reason in UNPLANNED:
+            self.failing += 1  # consecutive unplanned reconnects without a finished turn
+            if self.failing > self.rotation.max_reconnects:
+                raise RunError(f"turn {self.turn_index}: gave up after {self.failing - 1} reconnects in a row ({reason}: {why})")
+        items, summary = select_replay(self.history.items, self.rotation.history_budget_chars, self.provider.replay_strategy())
+        if summary.dropped_messages:
+            summary = summary.model_copy(
+                update={"note": f"{summary.dropped_messages} older message(s) left out: over the replay budget of "
+                        f"{self.rotation.history_budget_chars:,} chars"}
+            )
+            self.publish(self.ev(ErrorEvent, where="engine", message=f"rotation: {summary.note}", fatal=False))
+        session = await open_new(items, f"rotation ({reason})")
+        self.publish(self.ev(SessionRotated, reason=reason, from_session=from_n, to_session=session.number, replayed=summary))
+        self.publish(self.ev(Reconnected, session=session.number, reason=reason, attempt=self.reconnects))
+        return session
 
     async def shutdown(self) -> None:
         if self.session is not None:
@@ -590,31 +634,8 @@ class _Run(RunBase):
     async def rotate(self, reason: str) -> None:
         """Replace the current session, replaying the history, then settle its kickoff response."""
         old = self.session
-        from_n = old.number if old else 0
-        if old is not None:
-            await old.close()
-        self.reconnects += 1
-        if reason in ("disconnect", "error"):
-            self.failing += 1  # consecutive unplanned reconnects without a finished turn
-            if self.failing > self.rotation.max_reconnects:
-                raise RunError(
-                    f"turn {self.turn_index}: gave up after {self.failing - 1} reconnects in a row ({reason}: "
-                    f"{old.failed if old is not None and old.failed else 'connection closed'})"
-                )
-        items, summary = select_replay(
-            self.history.items, self.rotation.history_budget_chars, self.provider.replay_strategy()
-        )
-        if summary.dropped_messages:
-            summary = summary.model_copy(
-                update={"note": f"{summary.dropped_messages} older message(s) left out: over the replay budget of "
-                        f"{self.rotation.history_budget_chars:,} chars"}
-            )
-            self.publish(self.ev(ErrorEvent, where="engine", message=f"rotation: {summary.note}", fatal=False))
-        session = await self.open_session(CONTINUE_PROMPT, items, detail=f"rotation ({reason})")
-        self.publish(
-            self.ev(SessionRotated, reason=reason, from_session=from_n, to_session=session.number, replayed=summary)
-        )
-        self.publish(self.ev(Reconnected, session=session.number, reason=reason, attempt=self.reconnects))
+        why = old.failed if old is not None and old.failed else "connection closed"
+        await self.replace_session(reason, why, lambda items, detail: self.open_session(CONTINUE_PROMPT, items, detail=detail))
         await self.handshake(self.turn_index)
 
     async def ensure_session(self) -> None:
@@ -766,18 +787,8 @@ class _Run(RunBase):
     def finish_turn(
         self, turn: Turn, a: Attempt, outcome: str, retries: int, reconnects: int, pcm: bytes
     ) -> TurnResult:
-        sentinel = None
-        assistant_text = a.assistant_text.strip()
-        if a.ends_session:
-            status, sentinel = "ended_session", MODEL_ENDED_SESSION
-        elif outcome == "ok":
-            status = "ok"
-        elif outcome == "empty":
-            status, sentinel = "empty_response", EMPTY_RESPONSE
-        else:
-            status, sentinel = "no_response", EMPTY_RESPONSE
-        if sentinel == EMPTY_RESPONSE:
-            assistant_text = EMPTY_RESPONSE
+        status, sentinel = turn_status(outcome, a.ends_session)
+        assistant_text = EMPTY_RESPONSE if sentinel == EMPTY_RESPONSE else a.assistant_text.strip()
         user_speech: list[Interval] = []
         latencies = None
         overlap_ms = 0.0

@@ -86,7 +86,9 @@ def service_class() -> type:
     from pipecat.audio.utils import create_stream_resampler
     from pipecat.frames.frames import InputAudioRawFrame
     from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
-    from pipecat.services.aws.nova_sonic.session_continuation import SessionContinuationParams
+    from pipecat.services.aws.nova_sonic.session_continuation import (
+        SessionContinuationParams,
+    )
 
     class ToolTextAdapter(AWSNovaSonicLLMAdapter):
         """Prepends the replayed history and keeps tool messages of the context as text

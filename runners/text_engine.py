@@ -36,20 +36,19 @@ from pipecat.observers.base_observer import BaseObserver, FramePushed
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.aggregators.llm_context import LLMContext
-from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair
+from pipecat.processors.aggregators.llm_response_universal import (
+    LLMContextAggregatorPair,
+)
 from pipecat.workers.runner import WorkerRunner
 
 from arena_tui.events import (
     EMPTY_RESPONSE,
-    MODEL_ENDED_SESSION,
     MODEL_ENDED_SESSION_EARLY,
     ErrorEvent,
     Latencies,
-    Reconnected,
     Retry,
     RunStarted,
     SessionOpened,
-    SessionRotated,
     ToolCallRecord,
     TranscriptDelta,
     TurnEnded,
@@ -60,8 +59,15 @@ from benchmarks.model import Benchmark, Turn
 
 from .base import ProviderRunner, SessionSpec
 from .config import RunConfig
-from .engine import RunBase, RunError, SessionBase, select_turns, spoken_text
-from .rotation import History, rotation_due, select_replay
+from .engine import (
+    RunBase,
+    RunError,
+    SessionBase,
+    select_turns,
+    spoken_text,
+    turn_status,
+)
+from .rotation import History, rotation_due
 from .tools import ToolResolver
 from .transports import RunClock
 
@@ -266,21 +272,7 @@ class _TextRun(RunBase):
 
     async def rotate(self, reason: str, detail: str = "") -> None:
         """A new session with the completed conversation replayed (trimmed to the budget)."""
-        old = self.session
-        from_n = old.number if old else 0
-        if old is not None:
-            await old.close()
-        self.reconnects += 1
-        if reason in ("disconnect", "error", "timeout"):
-            self.failing += 1
-            if self.failing > self.rotation.max_reconnects:
-                raise RunError(
-                    f"turn {self.turn_index}: gave up after {self.failing - 1} reconnects in a row ({reason}: {detail})"
-                )
-        items, summary = select_replay(self.history.items, self.rotation.history_budget_chars, self.provider.replay_strategy())
-        session = await self.open_session(items, detail=f"rotation ({reason})")
-        self.publish(self.ev(SessionRotated, reason=reason, from_session=from_n, to_session=session.number, replayed=summary))
-        self.publish(self.ev(Reconnected, session=session.number, reason=reason, attempt=self.reconnects))
+        await self.replace_session(reason, detail, lambda items, d: self.open_session(items, detail=d))
 
     async def at_turn_boundary(self) -> None:
         """Planned rotation: the policy's age / context limits, or a conversation over the replay budget."""
@@ -360,18 +352,8 @@ class _TextRun(RunBase):
         return self.finish_turn(turn, a, outcome, retries, self.reconnects - reconnects_before)
 
     def finish_turn(self, turn: Turn, a: TextAttempt, outcome: str, retries: int, reconnects: int) -> TurnResult:
-        sentinel = None
-        text = a.assistant_text.strip()
-        if a.ends_session:
-            status, sentinel = "ended_session", MODEL_ENDED_SESSION
-        elif outcome == "ok":
-            status = "ok"
-        elif outcome == "empty":
-            status, sentinel = "empty_response", EMPTY_RESPONSE
-        else:
-            status, sentinel = "no_response", EMPTY_RESPONSE
-        if sentinel == EMPTY_RESPONSE:
-            text = EMPTY_RESPONSE
+        status, sentinel = turn_status(outcome, a.ends_session)
+        text = EMPTY_RESPONSE if sentinel == EMPTY_RESPONSE else a.assistant_text.strip()
         ttft = a.first_token_ms - a.started_ms if a.first_token_ms is not None else None
         result = TurnResult(
             turn_index=turn.turn_index,

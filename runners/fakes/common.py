@@ -384,6 +384,16 @@ class FakeServer:
                 rec.closed = "client"
         return ws
 
+    def ws_handler(self, session_cls: Callable[..., Any]) -> Callable[[web.Request], Any]:
+        """A route handler: each websocket connection is recorded and runs one
+        `session_cls(fake, record, ws)`."""
+
+        async def handler(request: web.Request) -> web.StreamResponse:
+            rec = self.new_connection(request)
+            return await self.run_session(request, rec, lambda ws: session_cls(self, rec, ws))
+
+        return handler
+
     def next_reply(self, rec: ConnectionRecord) -> tuple[int, ScriptedReply]:
         n, reply = self.script.next(self.reply_count, sum(c.user_turns for c in self.connections))
         self.reply_count += 1
@@ -405,6 +415,13 @@ class FakeServer:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"fake {type(self).__name__}: timed out waiting for {what or cond}")
             await asyncio.sleep(0.02)
+
+
+def spawn(tasks: set[asyncio.Task[Any]], coro: Any) -> None:
+    """Run `coro` in the background, holding a reference in `tasks` until it is done."""
+    task = asyncio.get_running_loop().create_task(coro)
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)
 
 
 def spread_words(text: str, n: int) -> list[str]:

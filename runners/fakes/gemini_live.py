@@ -32,6 +32,7 @@ from runners.fakes.common import (
     elide_audio,
     pick,
     self_signed_tls,
+    spawn,
     spread_words,
     synthesize,
 )
@@ -78,12 +79,8 @@ class GeminiLiveFake(FakeServer):
 
     def routes(self) -> list[web.RouteDef]:
         return [
-            web.get(WS_PATH.format(version=v), self._session) for v in ("v1beta", "v1alpha", "v1")
+            web.get(WS_PATH.format(version=v), self.ws_handler(_Session)) for v in ("v1beta", "v1alpha", "v1")
         ]
-
-    async def _session(self, request: web.Request) -> web.StreamResponse:
-        rec = self.new_connection(request)
-        return await self.run_session(request, rec, lambda ws: _Session(self, rec, ws))
 
 
 class _Session:
@@ -200,9 +197,7 @@ class _Session:
         self.respond()
 
     def respond(self) -> None:
-        task = asyncio.get_running_loop().create_task(self._respond())
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        spawn(self.tasks, self._respond())
 
     async def _respond(self) -> None:
         async with self.lock:

@@ -24,7 +24,16 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from runners.fakes.common import ConnectionRecord, FakeServer, ScriptedReply, b64, chunks, spread_words, synthesize
+from runners.fakes.common import (
+    ConnectionRecord,
+    FakeServer,
+    ScriptedReply,
+    b64,
+    chunks,
+    spawn,
+    spread_words,
+    synthesize,
+)
 
 PATH = "/api/paas/v4/realtime"
 OUTPUT_RATE = 24000
@@ -37,11 +46,7 @@ class GLMRealtimeFake(FakeServer):
         return f"ws://{self.host}{PATH}"
 
     def routes(self) -> list[web.RouteDef]:
-        return [web.get(PATH, self._session)]
-
-    async def _session(self, request: web.Request) -> web.StreamResponse:
-        rec = self.new_connection(request)
-        return await self.run_session(request, rec, lambda ws: _Session(self, rec, ws))
+        return [web.get(PATH, self.ws_handler(_Session))]
 
 
 class _Session:
@@ -127,9 +132,7 @@ class _Session:
                     return
                 self.rec.history.append({"role": item.get("role"), "text": text})
         elif kind == "response.create":
-            task = asyncio.get_running_loop().create_task(self.respond())
-            self.tasks.add(task)
-            task.add_done_callback(self.tasks.discard)
+            spawn(self.tasks, self.respond())
 
     def on_append(self, audio_b64: str) -> None:
         with wave.open(io.BytesIO(base64.b64decode(audio_b64)), "rb") as w:

@@ -39,7 +39,9 @@ from pipecat.frames.frames import (
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.aggregators.llm_context import LLMContext
-from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair
+from pipecat.processors.aggregators.llm_response_universal import (
+    LLMContextAggregatorPair,
+)
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.workers.runner import WorkerRunner
 
@@ -238,7 +240,7 @@ class ServiceRig:
         return value
 
 
-def tools_schema(tools: list[dict[str, Any]]) -> "ToolsSchema":
+def tools_schema(tools: list[dict[str, Any]]) -> Any:
     """Benchmark `tools.json` entries as Pipecat's provider-neutral ToolsSchema."""
     from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
     from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema

@@ -32,6 +32,7 @@ from runners.fakes.common import (
     ScriptedReply,
     b64,
     chunks,
+    spawn,
     synthesize,
 )
 
@@ -237,9 +238,7 @@ class FakeDuplexStream:
         self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "TEXT", "stopReason": stop})
 
     def respond(self) -> None:
-        task = asyncio.get_running_loop().create_task(self._respond())
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        spawn(self.tasks, self._respond())
 
     async def _respond(self) -> None:
         async with self.lock:

@@ -33,6 +33,7 @@ from runners.fakes.common import (
     FakeServer,
     Script,
     chunks,
+    spawn,
     spread_words,
     synthesize,
 )
@@ -199,9 +200,7 @@ class _Call:
             await self.ws.close()
 
     def respond(self) -> None:
-        task = asyncio.get_running_loop().create_task(self._respond())
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        spawn(self.tasks, self._respond())
 
     async def _transcript(self, role: str, *, text: str | None = None, delta: str | None = None, final: bool) -> None:
         await self.send(

@@ -26,7 +26,17 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from runners.fakes.common import ConnectionRecord, Endpointer, FakeServer, ScriptedReply, b64, chunks, spread_words, synthesize
+from runners.fakes.common import (
+    ConnectionRecord,
+    Endpointer,
+    FakeServer,
+    ScriptedReply,
+    b64,
+    chunks,
+    spawn,
+    spread_words,
+    synthesize,
+)
 
 PATH = "/v1/realtime"
 
@@ -41,11 +51,7 @@ class XaiRealtimeFake(FakeServer):
         return f"ws://{self.host}{PATH}"
 
     def routes(self) -> list[web.RouteDef]:
-        return [web.get(PATH, self._session)]
-
-    async def _session(self, request: web.Request) -> web.StreamResponse:
-        rec = self.new_connection(request)
-        return await self.run_session(request, rec, lambda ws: _Session(self, rec, ws))
+        return [web.get(PATH, self.ws_handler(_Session))]
 
 
 class _Session:
@@ -66,11 +72,6 @@ class _Session:
         if not self.ws.closed:
             evt.setdefault("event_id", _id("event"))
             await self.ws.send_str(json.dumps(evt))
-
-    def spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
 
     async def run(self) -> None:
         await self.send({"type": "conversation.created", "conversation": {"id": _id("conv"), "object": "realtime.conversation"}})
@@ -114,7 +115,7 @@ class _Session:
                     self.rec.user_turns += 1
                     await self.send({"type": "input_audio_buffer.speech_stopped", "item_id": item})
                     await self.send({"type": "input_audio_buffer.committed", "item_id": item})
-                    self.spawn(self.respond())
+                    spawn(self.tasks, self.respond())
             return
         self.rec.messages.append(evt)
         if kind == "session.update":
@@ -137,7 +138,7 @@ class _Session:
             self.rec.user_turns += 1
             await self.send({"type": "input_audio_buffer.committed", "item_id": _id("item")})
         elif kind == "response.create":
-            self.spawn(self.respond())
+            spawn(self.tasks, self.respond())
 
     def _accept_item(self, item: dict[str, Any]) -> bool:
         """Record a client-created item; False (and an error event queued) when the API would refuse it."""
@@ -175,7 +176,7 @@ class _Session:
 
     def _refuse(self, message: str) -> None:
         self.rec.errors.append(message)
-        self.spawn(self.send({"type": "error", "error": {"type": "invalid_request_error", "code": "invalid_value", "message": message}}))
+        spawn(self.tasks, self.send({"type": "error", "error": {"type": "invalid_request_error", "code": "invalid_value", "message": message}}))
 
     def _response(self, rid: str, status: str, usage: int = 0) -> dict[str, Any]:
         r: dict[str, Any] = {"id": rid, "object": "realtime.response", "status": status, "output": []}

@@ -22,7 +22,13 @@ from websockets.exceptions import ConnectionClosed
 
 from .faults import TurnFault
 from .fingerprint import Match, StreamScanner
-from .protocol import DEFAULT_SILENCE_MS, DEFAULT_THRESHOLD, RATE, SECRET_HEADERS, new_id
+from .protocol import (
+    DEFAULT_SILENCE_MS,
+    DEFAULT_THRESHOLD,
+    RATE,
+    SECRET_HEADERS,
+    new_id,
+)
 from .records import ClientEventRecord, SessionRecord, ToolOutputRecord, TurnTruth
 from .replies import Active, Replies, ToolWait
 from .vad import AudioTimeVad, VadEdge
