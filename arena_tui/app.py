@@ -26,7 +26,7 @@ from .bus import EventBus
 from .events import ErrorEvent, RunEnded
 from .messages import LiveUpdate, RunFinished
 from .playback import Player
-from .widgets.run_state import RunState, TurnSpec, specs_from_benchmark
+from .run_view import RunState, TurnSpec, specs_from_benchmark
 
 REFRESH_HZ = 30  # ≥ 15 meter refreshes/s (levels arrive at uneven 40/60 ms gaps); an idle tick costs nothing
 DEMO_BENCHMARK = "demo_bench"

@@ -37,6 +37,7 @@ from .events import (
     TurnEnded,
     TurnResult,
 )
+from .verdicts import pass_rates, standing
 
 SLICE_S = 10  # conversation audio is imported in slices, as a live run records it
 _SENTINEL_STATUS = {
@@ -83,7 +84,6 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
 
     `benchmark` (else looked up by name) lets the summary apply the rubric's denominators.
     """
-    from .judge.phase2 import latest
     from .judge.summary import render_text, summarize
 
     run = await store.get_run(run_id)
@@ -143,7 +143,8 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
     benchmark = benchmark or _benchmark_or_none(run.benchmark)
     for judge in sorted({j.judge for j in judgements}):
         mine = [j for j in judgements if j.judge == judge]
-        now = latest(mine)
+        standings = standing(mine)
+        now = {i: st.shown for i, st in standings.items()}
         prefix = judge_file_prefix(judge)
         judged = []
         for idx, row in rows.items():
@@ -157,6 +158,8 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
             if tt is not None and tt.verdict == "fail":
                 rec["turn_taking_issues"] = tt.reasoning.split("; ")
             rec["arena_tui"] = {"judgement": j.model_dump(mode="json")}
+            if j.error is None and standings[idx].error:  # a failed re-judge: the verdict before it stands
+                rec["arena_tui"]["rejudge_error"] = standings[idx].error
             judged.append(rec)
         _write_jsonl(out / f"{prefix}_judged.jsonl", judged)
         heuristic = any(j.heuristic for j in now.values())
@@ -171,21 +174,16 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
         }
         text = ""
         if benchmark is not None:
-            s = summarize(benchmark, list(results.values()), list(now.values()))
+            s = summarize(benchmark, list(results.values()), mine)
             summary_doc["passes"] = {d: t.passes for d, t in s.dimensions.items()}
             summary_doc["category_totals"] = {d: t.denominator for d, t in s.dimensions.items()}
             summary_doc["function_tracking"] = [t.model_dump() for t in s.tracking]
             summary_doc["arena_tui"] = s.model_dump(mode="json")
             text = render_text(s)
-        else:
-            passes: dict[str, int] = {}
-            totals: dict[str, int] = {}
-            for j in now.values():
-                for d, sc in j.scores.items():
-                    if sc.verdict != "na":
-                        totals[d] = totals.get(d, 0) + 1
-                        passes[d] = passes.get(d, 0) + (sc.verdict == "pass")
-            summary_doc["passes"], summary_doc["category_totals"] = passes, totals
+        else:  # no benchmark, so no denominators for unjudged turns: the rates over judged turns
+            rates = pass_rates(mine)
+            summary_doc["passes"] = {d: p for d, (p, _) in rates.items()}
+            summary_doc["category_totals"] = {d: n for d, (_, n) in rates.items()}
         summary_doc["turn_taking_failures"] = sorted(
             i for i, j in now.items() if (j.scores.get("turn_taking") and j.scores["turn_taking"].verdict == "fail")
         )
@@ -194,12 +192,17 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
         md = [f"# {judge} evaluation{label}", "", f"**Model**: {run.model}", f"**Turns**: {len(judged)}", ""]
         if text:
             md += ["```", text, "```", ""]
-        failed = [(i, j) for i, j in sorted(now.items()) if j.error or any(s.verdict == "fail" for s in j.scores.values())]
+        failed = [(i, st) for i, st in standings.items() if st.verdict in ("fail", "judge_error")]
         if failed:
             md += ["## Failed turns", ""]
-            for i, j in failed:
+            for i, st in failed:
+                j = st.shown
                 why = j.error or "; ".join(f"{d}: {s.reasoning}" for d, s in j.scores.items() if s.verdict == "fail")
                 md.append(f"- Turn {i}: {why}")
+        rejudged = [(i, st.error) for i, st in standings.items() if st.judgement is not None and st.error]
+        if rejudged:
+            md += ["", "## Failed re-judges (the verdict before each stands)", ""]
+            md += [f"- Turn {i}: {err}" for i, err in rejudged]
         (out / f"{prefix}_analysis.md").write_text("\n".join(md) + "\n")
     return out
 

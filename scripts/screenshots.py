@@ -23,7 +23,7 @@ from arena_tui.app import ArenaApp  # noqa: E402
 from arena_tui.screens.replay import ReplayScreen  # noqa: E402
 from arena_tui.screens.run import RunScreen  # noqa: E402
 from arena_tui.screens.runs import RunsScreen  # noqa: E402
-from arena_tui.widgets.run_state import RunState, specs_from_benchmark  # noqa: E402
+from arena_tui.run_view import RunState, specs_from_benchmark  # noqa: E402
 from arena_tui.widgets.turn_table import TurnTable  # noqa: E402
 from tests.snapshots.fixture_run import cut_mid_turn, fixture_events, load_fixture_db  # noqa: E402
 

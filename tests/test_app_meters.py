@@ -18,7 +18,7 @@ from arena_tui.events import Level, Overlap, RunStarted, SpeechBoundary, Transcr
 from arena_tui.screens.run import RunScreen
 from arena_tui.widgets.event_log import EventLog
 from arena_tui.widgets.meters import LevelMeters
-from arena_tui.widgets.run_state import RunState
+from arena_tui.run_view import RunState
 from arena_tui.widgets.turn_table import TurnTable
 
 RUN = "meters-run"

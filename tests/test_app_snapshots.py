@@ -14,7 +14,7 @@ from arena_tui.app import ArenaApp
 from arena_tui.screens.replay import ReplayScreen
 from arena_tui.screens.run import RunScreen
 from arena_tui.screens.runs import RunsScreen
-from arena_tui.widgets.run_state import RunState, specs_from_benchmark
+from arena_tui.run_view import RunState, specs_from_benchmark
 from arena_tui.widgets.turn_table import TurnTable
 from tests.snapshots.fixture_run import cut_mid_turn, fixture_events, load_fixture_db
 

@@ -14,7 +14,7 @@ from arena_tui.events import (
     TurnResult,
 )
 from arena_tui.widgets.run_header import STATUS_STYLE, header_text
-from arena_tui.widgets.run_state import RunState
+from arena_tui.run_view import RunState
 from arena_tui.widgets.transcript import line_text
 from arena_tui.widgets.turn_table import is_failure
 from tests.snapshots.fixture_run import cut_mid_turn, fixture_events

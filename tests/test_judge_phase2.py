@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from arena_tui.events import CallVerdict
-from arena_tui.judge.phase2 import align, apply_rules, latest
+from arena_tui.judge.phase2 import align, apply_rules
+from arena_tui.verdicts import standing_judgements as latest
 from arena_tui.judge.summary import summarize
 from benchmarks.model import ExpectedCall
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from .backends import JudgeBackend, PermanentError
+from .factory import make_backend, resolve_kind
 
 
 def add_judge_arguments(parser: argparse.ArgumentParser, *, default: str = "auto") -> None:
@@ -20,20 +20,8 @@ def add_judge_arguments(parser: argparse.ArgumentParser, *, default: str = "auto
     g.add_argument("--judge-concurrency", type=int, default=2, help="turns judged at once (default: %(default)s)")
 
 
-def resolve_kind(kind: str) -> str:
-    if kind != "auto":
-        return kind
-    if os.environ.get("OPENAI_API_KEY"):
-        return "openai"
-    if os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE"):
-        return "bedrock"
-    return "heuristic"
-
-
 def backend_from_args(args: argparse.Namespace) -> JudgeBackend:
     """Raises PermanentError (a user error: missing key, region, unknown judge)."""
-    from . import make_backend
-
     kind = resolve_kind(getattr(args, "judge", "auto") or "auto")
     return make_backend(
         kind,

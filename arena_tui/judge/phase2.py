@@ -29,12 +29,10 @@ from pydantic import BaseModel, Field
 from benchmarks.model import Benchmark, Turn
 
 from ..events import CallVerdict, DimensionScore, Judgement, TokenUsage, ToolCallRecord, TurnResult
+from ..verdicts import TOOL, TURN_TAKING, standing
 from .matching import call_matches, ids_equal
-from .schema import TURN_TAKING
 
 LinkStatus = Literal["matched", "early", "late", "missed", "wrong"]
-RULES = ["tool_use_applicability", "realignment", "penalty_absorption", "cascade", "turn_taking_leniency"]
-TOOL = "tool_use_correct"
 
 
 class CallLink(BaseModel):
@@ -286,18 +284,6 @@ _RULE_FUNCS: list[tuple[str, Callable[[int, Scores, _Ctx], str | None]]] = [
 ]
 
 
-def latest(judgements: Iterable[Judgement], *, phase: int | None = None) -> dict[int, Judgement]:
-    """Highest revision per turn (optionally of one phase)."""
-    out: dict[int, Judgement] = {}
-    for j in judgements:
-        if j.turn_index is None or (phase is not None and j.phase != phase):
-            continue
-        cur = out.get(j.turn_index)
-        if cur is None or j.revision > cur.revision:
-            out[j.turn_index] = j
-    return out
-
-
 def apply_rules(
     benchmark: Benchmark,
     results: Iterable[TurnResult],
@@ -305,11 +291,15 @@ def apply_rules(
     *,
     t_ms: float = 0.0,
 ) -> tuple[list[Judgement], Alignment]:
-    """New phase-2 revisions for every turn the rules change, and the alignment they used."""
+    """New phase-2 revisions for every turn the rules change, and the alignment they used.
+
+    Rules revise each turn's standing phase-1 judgement (`arena_tui.verdicts`: a failed
+    re-judge does not erase it); new revisions are numbered after the turn's newest one.
+    """
     results = sorted(results, key=lambda r: r.turn_index)
     judgements = list(judgements)
-    base = {i: j for i, j in latest(judgements, phase=1).items() if j.error is None}
-    current = latest(judgements)
+    base = {i: st.judgement for i, st in standing(judgements, phase=1).items() if st.judgement is not None}
+    current = standing(judgements)
     own_calls = {r.turn_index: {c.call_id for c in r.tool_calls} for r in results}
     tagged = [
         (v.call_id in own_calls.get(i, set()), v)
@@ -337,11 +327,11 @@ def apply_rules(
             if fn(idx, scores, ctx):
                 steps.append((name, dict(scores)))
         cur = current[idx]
-        if scores == cur.scores:
+        if cur.judgement is not None and scores == cur.judgement.scores:
             continue
         if not steps:
             steps = [("recomputed", scores)]
-        rev = cur.revision
+        rev = cur.newest.revision
         for name, snap in steps:
             rev += 1
             out.append(

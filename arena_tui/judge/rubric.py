@@ -15,7 +15,7 @@ from typing import Any
 from benchmarks.model import Benchmark, Turn
 
 from ..events import EMPTY_RESPONSE, DimensionScore, TurnResult
-from .schema import LLM_DIMENSIONS, TURN_TAKING
+from ..verdicts import LLM_DIMENSIONS, judged_dimensions
 
 OVERLAP_FAIL_MS = 100.0
 LEADING_SILENCE_FAIL_MS = 5000.0
@@ -24,8 +24,7 @@ _NO_ANSWER = {"no_response", "empty_response", "error", "ended_early"}
 
 def dimensions_for(turn: Turn, *, audio: bool) -> list[str]:
     """The turn's own `dimensions` (the data switches category dimensions on) + turn_taking for audio."""
-    dims = [d for d in turn.dimensions if d in LLM_DIMENSIONS]
-    return dims + [TURN_TAKING] if audio else dims
+    return judged_dimensions(turn.dimensions, audio=audio)
 
 
 def turn_taking(result: TurnResult) -> DimensionScore:

@@ -9,17 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
-# Scored by the LLM; `turn_taking` is computed in code and never asked for.
-LLM_DIMENSIONS = [
-    "kb_grounding",
-    "instruction_following",
-    "tool_use_correct",
-    "state_tracking",
-    "ambiguity_handling",
-]
-TURN_TAKING = "turn_taking"
+from ..verdicts import LLM_DIMENSIONS
+
 ROOT_CAUSES = [
     "none",
     "over_clarification",
@@ -42,12 +35,8 @@ class Score(_Strict):
     verdict: Literal["pass", "fail", "na"]
 
 
-class Scores(_Strict):
-    kb_grounding: Score
-    instruction_following: Score
-    tool_use_correct: Score
-    state_tracking: Score
-    ambiguity_handling: Score
+# One required field per LLM dimension (`turn_taking` is computed in code and never asked for).
+Scores = create_model("Scores", __base__=_Strict, **{d: (Score, ...) for d in LLM_DIMENSIONS})  # type: ignore[call-overload]
 
 
 class CallEquivalence(_Strict):

@@ -1,7 +1,9 @@
 """Run-level numbers: passes over denominators per dimension, strict row pass rate, Wilson 95 %.
 
-A turn whose judge failed (judge_error) or that was never judged still counts: each dimension
-it should have been scored on gets a denominator and no pass, so failures cannot vanish.
+The counting is `arena_tui.verdicts.tally` with every turn that ran due: a turn whose judge
+failed (judge_error) or that was never judged still counts, each dimension it should have
+been scored on gets a denominator and no pass, so failures cannot vanish. A failed re-judge
+leaves the earlier verdict standing and is listed (`rejudge_errors`).
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from pydantic import BaseModel, Field
 from benchmarks.model import Benchmark
 
 from ..events import Judgement, TurnResult
-from .phase2 import TOOL, align, latest
-from .schema import TURN_TAKING
+from ..verdicts import due_dimensions, standing, tally
+from .phase2 import align
 
 
 def wilson(passes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
@@ -54,6 +56,7 @@ class RunSummary(BaseModel):
     turns: int = 0
     judge_errors: list[int] = Field(default_factory=list)
     unjudged: list[int] = Field(default_factory=list)
+    rejudge_errors: list[int] = Field(default_factory=list)  # the newest re-judge failed; the verdict before stands
     dimensions: dict[str, Tally] = Field(default_factory=dict)
     strict: Tally = Field(default_factory=Tally)
     tracking: list[TrackingRow] = Field(default_factory=list)
@@ -70,55 +73,36 @@ def _close(t: Tally) -> Tally:
 def summarize(benchmark: Benchmark, results: Iterable[TurnResult], judgements: Iterable[Judgement]) -> RunSummary:
     results = sorted(results, key=lambda r: r.turn_index)
     judgements = list(judgements)
-    now = latest(judgements)
-    base = {i: j for i, j in latest(judgements, phase=1).items() if j.error is None}
-    verdicts = [v for j in base.values() for v in j.call_verdicts]
-    al = align(benchmark, results, verdicts)
-    judges = sorted({j.judge for j in now.values()})
+    now = standing(judgements)
+    base = [st.judgement for st in standing(judgements, phase=1).values() if st.judgement is not None]
+    al = align(benchmark, results, [v for j in base for v in j.call_verdicts])
+    shown = [st.shown for st in now.values()]
     summary = RunSummary(
         benchmark=benchmark.name,
-        judge=", ".join(judges) or "none",
-        heuristic=any(j.heuristic for j in now.values()),
+        judge=", ".join(sorted({j.judge for j in shown})) or "none",
+        heuristic=any(j.heuristic for j in shown),
         tracking=[TrackingRow(**lk.model_dump(exclude={"via"})) for lk in al.links],
     )
-    dims: dict[str, Tally] = {}
+    due: dict[int, list[str]] = {}
     for r in results:
         try:
             turn = benchmark.turn(r.turn_index)
         except KeyError:
             continue
-        summary.turns += 1
-        j = now.get(r.turn_index)
-        if j is None or j.error:
-            (summary.unjudged if j is None else summary.judge_errors).append(r.turn_index)
-            wanted = [d for d in turn.dimensions if d != TOOL]
-            if turn.expected_calls or al.unsolicited.get(r.turn_index):
-                wanted.append(TOOL)
-            verdicts_now = {d: "fail" for d in wanted}
-            if j is not None and TURN_TAKING in j.scores:
-                verdicts_now[TURN_TAKING] = j.scores[TURN_TAKING].verdict
-            row_ok = False
-        else:
-            verdicts_now = {d: s.verdict for d, s in j.scores.items()}
-            row_ok = all(v != "fail" for v in verdicts_now.values())
-        for d, v in verdicts_now.items():
-            if v == "na":
-                continue
-            t = dims.setdefault(d, Tally())
-            t.denominator += 1
-            t.passes += v == "pass"
-        summary.strict.denominator += 1
-        summary.strict.passes += row_ok
-        for cat in turn.categories:
+        tool = bool(turn.expected_calls or al.unsolicited.get(r.turn_index))
+        due[r.turn_index] = due_dimensions(turn.dimensions, tool_applies=tool)
+    t = tally(judgements, due)
+    summary.turns = len(due)
+    summary.judge_errors, summary.unjudged, summary.rejudge_errors = t.judge_errors, t.unjudged, t.rejudge_errors
+    summary.dimensions = {d: _close(Tally(passes=p, denominator=n)) for d, (p, n) in t.dimensions.items()}
+    summary.strict = _close(Tally(passes=t.strict[0], denominator=t.strict[1]))
+    for idx, ok in t.rows.items():
+        for cat in benchmark.turn(idx).categories:
             c = summary.category_totals.setdefault(cat, Tally())
             c.denominator += 1
-            c.passes += row_ok
-    order = ["kb_grounding", "instruction_following", "tool_use_correct", "state_tracking",
-             "ambiguity_handling", TURN_TAKING]
-    summary.dimensions = {d: _close(dims[d]) for d in sorted(dims, key=lambda d: (order.index(d) if d in order else 99, d))}
-    _close(summary.strict)
-    for t in summary.category_totals.values():
-        _close(t)
+            c.passes += ok
+    for c in summary.category_totals.values():
+        _close(c)
     return summary
 
 
@@ -139,6 +123,8 @@ def render_text(s: RunSummary) -> str:
         lines.append(f"judge errors on turns {s.judge_errors} (counted as failures)")
     if s.unjudged:
         lines.append(f"not judged: turns {s.unjudged} (counted as failures)")
+    if s.rejudge_errors:
+        lines.append(f"re-judge failed on turns {s.rejudge_errors} (the verdict before it stands)")
     if s.tracking:
         lines.append("")
         lines.append(f"{'expected':>8} {'actual':>6}  {'status':8} call")

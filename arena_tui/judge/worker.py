@@ -20,9 +20,9 @@ from benchmarks.model import Benchmark
 from ..bus import EventBus
 from ..events import CallVerdict, DimensionScore, Judgement, RunEvent, TurnResult
 from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retries
-from .phase2 import Alignment, apply_rules, latest
+from ..verdicts import LLM_DIMENSIONS, TURN_TAKING, standing
+from .phase2 import Alignment, apply_rules
 from .rubric import PromptBuilder, dimensions_for, turn_taking
-from .schema import LLM_DIMENSIONS, TURN_TAKING
 from .summary import RunSummary, summarize
 
 
@@ -195,7 +195,8 @@ class JudgeWorker:
         return summarize(self.benchmark, self.results.values(), self.judgements)
 
     def latest(self) -> dict[int, Judgement]:
-        return latest(self.judgements)
+        """turn -> the judgement that counts (`arena_tui.verdicts`), else its newest error."""
+        return {i: st.shown for i, st in standing(self.judgements).items()}
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -227,7 +228,9 @@ async def rejudge_turn(
 
     New revisions supersede, old ones stay. With a bus (the TUI's, which the store records)
     the judgements are published; without one they are submitted to the store directly.
-    Returns the turn's latest judgement afterwards (a list, one per turn, for a whole run).
+    Returns the turn's newest revision afterwards, errored or not, so the caller sees what this
+    judging did (a list, one per turn, for a whole run); the verdict that counts is
+    `arena_tui.verdicts.standing`.
     """
     run = await _maybe_await(store.get_run(run_id))
     if run is None:
@@ -249,7 +252,7 @@ async def rejudge_turn(
     audio = not is_text_run(_field(run, "config") or {}) and (
         any(r.user_audio is not None or r.bot_speech for r in results) or any(TURN_TAKING in j.scores for j in judgements)
     )
-    revision = {t: j.revision for t, j in latest(judgements).items()}
+    revision = {t: st.newest.revision for t, st in standing(judgements).items()}
     builder = PromptBuilder(benchmark)
 
     async def emit(j: Judgement) -> None:
@@ -276,7 +279,7 @@ async def rejudge_turn(
         for j in new:
             await emit(j)
     await _maybe_await(store.flush())
-    now = latest(judgements)
+    now = {t: st.newest for t, st in standing(judgements).items()}
     if turn_index is None:
         return [now[i] for i in targets if i in now]
     return now[turn_index]

@@ -15,8 +15,8 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static
 
-from ..playback import PlaybackError, Which, export_wav, output_device
-from ..widgets.run_state import RunState
+from ..playback import NoAudio, PlaybackError, Which, export_wav, output_device, turn_audio
+from ..run_view import RunState
 
 
 class ConfirmDialog(ModalScreen[bool]):
@@ -266,8 +266,6 @@ class PlayDialog(ModalScreen[None]):
         self.query_one("#play-status", Static).update(text)
 
     async def _load(self) -> tuple[Any, int] | None:
-        from .actions import NoAudio, turn_audio
-
         try:
             return await turn_audio(self.app.store, self.state, self.turn, self.which)  # type: ignore[attr-defined]
         except NoAudio as e:

@@ -9,6 +9,11 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from .replay import ReplayScreen
+from .run import RunScreen
+from .runs import RunsScreen
+from .turn_detail import TurnDetailScreen
+
 KEY_NAMES = {"question_mark": "?", "escape": "esc", "full_stop": ".", "comma": ",", "enter": "enter"}
 
 
@@ -16,19 +21,14 @@ def key_label(keys: str) -> str:
     return " / ".join(KEY_NAMES.get(k, k) for k in keys.split(","))
 
 
-def bindings_table() -> Table:
-    from ..app import ArenaApp
-    from .replay import ReplayScreen
-    from .run import RunScreen
-    from .runs import RunsScreen
-    from .turn_detail import TurnDetailScreen
-
+def bindings_table(app_bindings: list) -> Table:
+    """`app_bindings`: the app's own keys (passed in, so this screen never imports the app)."""
     t = Table(expand=True, show_edge=False, box=None, padding=(0, 1))
     t.add_column("where", style="bold cyan")
     t.add_column("key", style="bold")
     t.add_column("does")
     sections = [
-        ("anywhere", ArenaApp.BINDINGS + [Binding("ctrl+p", "", "Command palette (every action by name)")]),
+        ("anywhere", list(app_bindings) + [Binding("ctrl+p", "", "Command palette (every action by name)")]),
         ("runs list", RunsScreen.BINDINGS),
         ("run (live)", RunScreen.BINDINGS + [Binding("up,down", "", "Select turn")]),
         ("replay", [b for b in ReplayScreen.BINDINGS if b not in RunScreen.BINDINGS]),
@@ -49,7 +49,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help", classes="dialog wide"):
             yield Static("[b]arena-tui keys[/b]   (esc closes)")
-            yield Static(bindings_table())
+            yield Static(bindings_table(self.app.BINDINGS))
             yield Static("[grey62]Scores on simulator runs measure the simulator, not a model. "
                          "Heuristic judgements are offline rules and are labelled (h).[/]")
 

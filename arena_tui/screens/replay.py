@@ -10,7 +10,7 @@ from textual.app import SystemCommand
 from textual.binding import Binding
 
 from ..events import RunEvent, event_kinds
-from ..widgets.run_state import RunState
+from ..run_view import RunState
 from .run import RunScreen
 
 

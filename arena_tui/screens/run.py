@@ -16,10 +16,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from ..messages import LiveUpdate, RunFinished
+from ..run_view import RunState
 from ..widgets.event_log import EventLog
 from ..widgets.meters import LevelMeters
 from ..widgets.run_header import RunHeader
-from ..widgets.run_state import RunState
 from ..widgets.transcript import TranscriptView
 from ..widgets.turn_table import TurnTable
 from . import actions

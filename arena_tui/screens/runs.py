@@ -15,6 +15,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ..messages import LiveUpdate, RunFinished
+from ..verdicts import tally
 from ..widgets.run_header import STATUS_STYLE, fmt_elapsed
 from ..widgets.turn_table import dim_label
 
@@ -33,27 +34,13 @@ def _ts(value: Any) -> dt.datetime | None:
     return d if d.tzinfo else d.replace(tzinfo=dt.UTC)
 
 
-def pass_rates(judgements: Any) -> tuple[dict[str, tuple[int, int]], bool]:
-    """(dimension -> (passed, scored), any heuristic) from the latest judgement of each turn."""
-    items = judgements.values() if isinstance(judgements, dict) else (judgements or [])
-    rates: dict[str, list[int]] = {}
-    heuristic = False
-    for j in items:
-        if getattr(j, "error", None):
-            continue
-        heuristic |= bool(getattr(j, "heuristic", False))
-        for dim, s in j.scores.items():
-            if s.verdict == "na":
-                continue
-            acc = rates.setdefault(dim, [0, 0])
-            acc[1] += 1
-            acc[0] += s.verdict == "pass"
-    return {k: (v[0], v[1]) for k, v in rates.items()}, heuristic
-
-
-def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool) -> Text:
+def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool, judge_errors: int = 0) -> Text:
+    """The pass rates of `arena_tui.verdicts`, and how many turns' newest judging failed."""
     if not rates:
-        return Text("not judged", "grey50")
+        t = Text("not judged", "grey50")
+        if judge_errors:
+            t.append(f" ({judge_errors} judge error{'s' if judge_errors > 1 else ''})", "bold red")
+        return t
     t = Text()
     if heuristic:  # first, so a narrow terminal never cuts the label off
         t.append("heuristic: ", "italic yellow")
@@ -64,6 +51,8 @@ def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool) -> Text:
         style = "green" if pct >= 80 else ("yellow" if pct >= 50 else "red")
         t.append(f"{dim_label(dim)} ")
         t.append(f"{pct:.0f}%", style)
+    if judge_errors:
+        t.append(f" judge err {judge_errors}", "bold red")
     return t
 
 
@@ -131,12 +120,13 @@ class RunsScreen(Screen):
         if app.store is not None:
             try:
                 for r in await app.store.list_runs():
-                    rates, heur = pass_rates(await app.store.latest_judgements(r.run_id))
+                    t = tally(await app.store.judgements(r.run_id))
                     rows[r.run_id] = {
                         "benchmark": r.benchmark, "model": r.model, "provider": r.provider,
                         "simulator": r.simulator, "status": r.status, "done": r.turns_done,
                         "total": r.turns_total, "started": _ts(r.started_at), "ended": _ts(r.ended_at),
-                        "rates": rates, "heuristic": heur,
+                        "rates": t.dimensions, "heuristic": t.heuristic,
+                        "judge_errors": len(t.judge_errors) + len(t.rejudge_errors),
                     }
                 status.update(f"{len(rows)} stored run(s)  ·  n new run · enter open · p replay · e export · ? help")
             except Exception as e:
@@ -151,9 +141,10 @@ class RunsScreen(Screen):
                        done=st.turns_done, total=st.turns_total, status=st.status)
             if not app.running(run_id) and row["status"] == "running":
                 row["status"] = "interrupted"
-            r, h = (st.pass_rates(), st.any_heuristic)
-            if r:
-                row["rates"], row["heuristic"] = r, h
+            live = st.tally()
+            if live.dimensions or live.judge_errors or live.rejudge_errors:
+                row["rates"], row["heuristic"] = live.dimensions, st.any_heuristic
+                row["judge_errors"] = len(live.judge_errors) + len(live.rejudge_errors)
         self.rows = rows
         self._render_rows()
 
@@ -178,7 +169,7 @@ class RunsScreen(Screen):
                 f"{r.get('done', 0)}/{r.get('total', 0)}",
                 started.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S") if started else "–",
                 fmt_elapsed(max(dur, 0)) if dur is not None else "–",
-                rates_text(r.get("rates") or {}, bool(r.get("heuristic"))),
+                rates_text(r.get("rates") or {}, bool(r.get("heuristic")), r.get("judge_errors", 0)),
                 key=run_id,
             )
         if selected in self.rows:

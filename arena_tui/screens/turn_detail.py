@@ -17,8 +17,9 @@ from textual.widgets import Footer, Static
 
 from ..events import Judgement
 from ..messages import LiveUpdate
+from ..run_view import RunState, TurnRow
+from ..verdicts import in_order
 from ..widgets.run_header import RunHeader
-from ..widgets.run_state import RunState, TurnRow
 from ..widgets.turn_table import VERDICT_CELL
 from . import actions
 
@@ -146,6 +147,8 @@ def judgement_renderable(row: TurnRow) -> Group:
         head.append("  HEURISTIC (offline rules, not an LLM)", "bold yellow")
     if latest.error:
         head.append(f"\njudge error: {latest.error}", "bold red")
+    elif row.judge_error:
+        head.append(f"\nre-judge failed: {row.judge_error} (the verdict below stands)", "bold red")
     t = Table(expand=True, show_header=True)
     t.add_column("dimension")
     t.add_column("", width=2)
@@ -162,22 +165,23 @@ def judgement_renderable(row: TurnRow) -> Group:
 
 
 def history_text(judgements: list[Judgement]) -> Text:
-    """Each revision and what it changed relative to the one before."""
+    """Each revision and what it changed relative to the verdict that stood before it."""
     t = Text()
-    prev: Judgement | None = None
-    for j in sorted(judgements, key=lambda j: (j.revision, j.phase, j.t_ms)):
+    stood: Judgement | None = None  # an errored revision never replaces it (arena_tui.verdicts)
+    for j in in_order(judgements):
         t.append(f"rev {j.revision} ({j.judge}, phase {j.phase}{', ' + j.rule if j.rule else ''}): ")
         if j.error:
             t.append(f"error: {j.error}", "red")
-        elif prev is None:
+        elif stood is None:
             t.append(", ".join(f"{d}={s.verdict}" for d, s in j.scores.items()) or "no scores")
         else:
-            old = prev.scores if prev.error is None else {}
+            old = stood.scores
             changes = [f"{d}: {old[d].verdict if d in old else '–'}→{s.verdict}"
                        for d, s in j.scores.items() if d not in old or old[d].verdict != s.verdict]
             t.append(", ".join(changes) if changes else "no change", "bold" if changes else "grey50")
         t.append("\n")
-        prev = j
+        if not j.error:
+            stood = j
     return t
 
 

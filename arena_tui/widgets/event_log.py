@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from .run_state import LogLine, RunState
+from ..run_view import LogLine, RunState
 
 MAX_LINES = 500
 KIND_STYLE = {

@@ -14,7 +14,7 @@ from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
-from .run_state import Meter, RunState
+from ..run_view import Meter, RunState
 
 FLOOR_DBFS = -60.0
 LABEL_WIDTH = 24  # "● user " before the bar, " -40 dBFS" after it, and some slack

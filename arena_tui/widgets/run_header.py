@@ -11,7 +11,7 @@ from rich.text import Text
 from textual.events import Resize
 from textual.widgets import Static
 
-from .run_state import RunState
+from ..run_view import RunState
 
 STATUS_STYLE = {
     "running": "bold green",

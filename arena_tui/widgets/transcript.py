@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from ..run_view import RunState, TranscriptLine
 from .event_log import BlockText
-from .run_state import RunState, TranscriptLine
 
 ROLE_STYLE = {
     "user": ("user ", "bold cyan"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
-from .run_state import RunState, TurnRow
+from ..run_view import RunState, TurnRow
 
 DIM_ABBREV = {
     "kb_grounding": "KB",
@@ -38,8 +38,10 @@ def dim_label(dim: str) -> str:
 
 
 def is_failure(row: TurnRow) -> bool:
+    """A bad status, a failing or unjudgeable turn, wrong tools, or a (re-)judge that failed."""
     bad_status = row.status not in ("ok", "pending", "running")
-    return bad_status or row.verdict in ("fail", "judge_error") or row.tools_ok is False
+    judging = row.verdict in ("fail", "judge_error") or row.judge_error is not None
+    return bad_status or judging or row.tools_ok is False
 
 
 def row_cells(row: TurnRow, dims: list[str]) -> list[Text | str]:
@@ -80,6 +82,8 @@ def row_cells(row: TurnRow, dims: list[str]) -> list[Text | str]:
         vcell = Text("–", "grey50")  # the greeting is never judged
     if judgement is not None and judgement.heuristic and verdict in ("pass", "fail"):
         vcell.append(" (h)", "italic yellow")
+    if verdict != "judge_error" and row.judge_error is not None:  # a failed re-judge: the verdict stands
+        vcell.append(" +ERR", "bold red")
     cells.append(vcell)
     return cells
 

@@ -1,7 +1,8 @@
-"""Folds the event stream of one run into what the screens show.
+"""The run view-model: folds the event stream of one run into what the screens show.
 
 Live runs and replays feed the same `RunState`, so a replayed run looks exactly like the
-live one did; widgets only ever render a `RunState`, never raw events.
+live one did; widgets only ever render a `RunState`, never raw events. No Textual here.
+Which judgement counts and how pass rates are counted is `arena_tui.verdicts`' rule.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..events import (
+from .events import (
     EMPTY_RESPONSE,
     MODEL_ENDED_SESSION,
     MODEL_ENDED_SESSION_EARLY,
@@ -37,6 +38,7 @@ from ..events import (
     TurnResult,
     TurnStarted,
 )
+from .verdicts import Standing, Tally, ordered, standing_of, tally
 
 SENTINELS = (EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY)
 SILENT_DBFS = -90.0
@@ -82,29 +84,31 @@ class TurnRow:
     attempts: int = 0
 
     @property
+    def standing(self) -> Standing[Judgement] | None:
+        return standing_of(self.judgements)
+
+    @property
     def latest(self) -> Judgement | None:
-        good = [j for j in self.judgements if j.error is None]
-        if not good:
-            return self.judgements[-1] if self.judgements else None
-        return max(good, key=lambda j: (j.revision, j.phase))
+        """The judgement shown: the one that counts, else the newest error."""
+        st = self.standing
+        return st.shown if st else None
+
+    @property
+    def judge_error(self) -> str | None:
+        """The newest revision's error, also when an earlier verdict still stands."""
+        st = self.standing
+        return st.error if st else None
 
     @property
     def scores(self) -> dict[str, DimensionScore]:
-        j = self.latest
-        return dict(j.scores) if j and j.error is None else {}
+        st = self.standing
+        return dict(st.judgement.scores) if st and st.judgement else {}
 
     @property
     def verdict(self) -> str:
-        """pass / fail / judge_error / pending: a turn fails if any scored dimension fails."""
-        j = self.latest
-        if j is None:
-            return "pending"
-        if j.error is not None:
-            return "judge_error"
-        verdicts = [s.verdict for s in j.scores.values()]
-        if any(v == "fail" for v in verdicts):
-            return "fail"
-        return "pass" if any(v == "pass" for v in verdicts) else "na"
+        """pass / fail / na / judge_error / pending (`arena_tui.verdicts.row_verdict`)."""
+        st = self.standing
+        return st.verdict if st else "pending"
 
     @property
     def categories(self) -> list[str]:
@@ -223,7 +227,7 @@ class RunState:
 
     @property
     def dimensions(self) -> list[str]:
-        """Every dimension any turn is (or was) scored on, core ones first."""
+        """Every dimension any turn is (or was) scored on, in `verdicts.DIMENSIONS` order."""
         seen: dict[str, None] = {}
         for spec in self.specs.values():
             for d in spec.dimensions:
@@ -231,25 +235,20 @@ class RunState:
         for row in self.turns.values():
             for d in row.scores:
                 seen.setdefault(d, None)
-        core = ["kb_grounding", "instruction_following", "tool_use_correct"]
-        return [d for d in core if d in seen] + [d for d in seen if d not in core]
+        return ordered(seen)
 
     @property
     def overlapping(self) -> bool:
         both = self.meters["user"].speaking and self.meters["bot"].speaking
         return both or self.last_ms <= self.overlap_until_ms
 
+    def tally(self) -> Tally:
+        """Pass rates, strict rows and judge errors by the one rule (`arena_tui.verdicts.tally`)."""
+        return tally(j for row in self.turns.values() for j in row.judgements)
+
     def pass_rates(self) -> dict[str, tuple[int, int]]:
-        """dimension -> (passed, scored) over the latest judgement of each turn."""
-        out: dict[str, list[int]] = {}
-        for row in self.turns.values():
-            for dim, s in row.scores.items():
-                if s.verdict == "na":
-                    continue
-                acc = out.setdefault(dim, [0, 0])
-                acc[1] += 1
-                acc[0] += s.verdict == "pass"
-        return {k: (v[0], v[1]) for k, v in out.items()}
+        """dimension -> (passed, scored)."""
+        return self.tally().dimensions
 
     def row(self, index: int) -> TurnRow:
         if index not in self.turns:
@@ -370,7 +369,8 @@ class RunState:
         self.transcript.append(TranscriptLine(ev.t_ms, ev.turn_index, "result", f"{ev.name} → {ev.status}", True))
 
     def _on_overlap(self, ev: Overlap) -> None:
-        # measured at turn end, so flag it from when it arrives, for a second of run time
+        # reported once one of its two speech intervals has closed (runners.timeline.LiveOverlaps),
+        # so after it began: flag it from when it arrives, for a second of run time
         self.overlap_until_ms = max(self.overlap_until_ms, ev.end_ms, self.last_ms) + 1000
         self._log(ev, f"overlap {ev.duration_ms:.0f} ms ({ev.start_ms / 1000:.2f}s–{ev.end_ms / 1000:.2f}s)")
 

@@ -1,0 +1,220 @@
+"""Verdicts: the judge's dimensions, which judgement counts, pass rates and the strict row rule.
+
+One home for these rules, so the live screen, the runs list, the store, phase 2, the summary
+and the exports can never disagree about a number. The rules:
+
+- **Dimensions.** The LLM scores `LLM_DIMENSIONS`; `turn_taking` is computed in code from the
+  run's timeline (audio runs only). A turn is judged on its own `dimensions` (the benchmark
+  data switches category dimensions on) that the LLM scores, plus `turn_taking` on audio runs
+  (`judged_dimensions`). Shown and summed in `DIMENSIONS` order (`ordered`).
+- **Which judgement counts** (`standing`). A turn's revisions are ordered by revision number,
+  then phase (a phase-2 revision over the phase-1 one it revises), then arrival. The one that
+  counts is the newest revision *without an error*: a re-judge that fails never erases a valid
+  earlier verdict. It stays visible as an error: `Standing.error` is set whenever the newest
+  revision errored, and every screen shows it beside the verdict that stands. A turn whose
+  every revision errored is a judge error (`verdict == "judge_error"`). Phase 2 revises the
+  standing phase-1 judgement and numbers its revisions after the newest one.
+- **Pass rates** (`tally`, `pass_rates`). Per dimension: passes over scored verdicts ("na" is
+  not scored) of each turn's standing judgement. Turns without a valid verdict (never judged,
+  or judge error) are left out of the rates unless the caller knows which dimensions they were
+  due (`due`, from the benchmark: the summary and the exports). Then every due dimension
+  counts as a failure, except those the errored revision still carries (computed in code, e.g.
+  `turn_taking`), so failures cannot vanish from a run's report.
+- **Strict row rule** (`row_passes`). A turn passes strictly when every scored dimension passes
+  (none fails); a turn without a valid verdict never passes strictly.
+
+Judgements may be `arena_tui.events.Judgement` objects or plain dicts with the same field
+names (`turn_index`, `revision`, `phase`, `error`, `scores`, `heuristic`), as read from rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from benchmarks.model import CORE_DIMENSIONS
+
+TURN_TAKING = "turn_taking"
+TOOL = "tool_use_correct"
+# Scored by the LLM (every judge reply carries all of them, "na" where not scored).
+LLM_DIMENSIONS: list[str] = [*CORE_DIMENSIONS, "state_tracking", "ambiguity_handling"]
+# Every dimension, in the order they are shown and summed.
+DIMENSIONS: list[str] = [*LLM_DIMENSIONS, TURN_TAKING]
+
+J = TypeVar("J")
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    return obj.get(name, default) if isinstance(obj, Mapping) else getattr(obj, name, default)
+
+
+def verdict_of(score: Any) -> str:
+    """"pass" | "fail" | "na" from a DimensionScore, a {"verdict": ...} dict or the bare string."""
+    return score if isinstance(score, str) else str(_get(score, "verdict"))
+
+
+def ordered(dims: Iterable[str]) -> list[str]:
+    """Known dimensions in `DIMENSIONS` order, then any others (benchmark-specific) by name."""
+    seen = list(dict.fromkeys(dims))
+    return sorted(seen, key=lambda d: (DIMENSIONS.index(d), "") if d in DIMENSIONS else (len(DIMENSIONS), d))
+
+
+def judged_dimensions(dimensions: Iterable[str], *, audio: bool) -> list[str]:
+    """What a turn is judged on: its own dimensions the LLM scores, plus turn_taking for audio."""
+    dims = [d for d in dimensions if d in LLM_DIMENSIONS]
+    return dims + [TURN_TAKING] if audio else dims
+
+
+def due_dimensions(dimensions: Iterable[str], *, tool_applies: bool) -> list[str]:
+    """What a turn without a valid verdict is charged a failure on: its LLM dimensions, and
+    tool use only where a call was expected or made unsolicited (phase 2's applicability)."""
+    dims = [d for d in dimensions if d != TOOL]
+    return dims + [TOOL] if tool_applies else dims
+
+
+def scores_of(judgement: Any) -> dict[str, str]:
+    """dimension -> verdict of one judgement (an errored one carries only code-computed scores)."""
+    return {d: verdict_of(s) for d, s in (_get(judgement, "scores") or {}).items()}
+
+
+def row_verdict(scores: Mapping[str, Any]) -> str:
+    """"fail" if any scored dimension fails, "pass" if some pass and none fails, else "na"."""
+    verdicts = [verdict_of(s) for s in scores.values()]
+    if "fail" in verdicts:
+        return "fail"
+    return "pass" if "pass" in verdicts else "na"
+
+
+def row_passes(scores: Mapping[str, Any]) -> bool:
+    """The strict row rule: every scored dimension passes (none fails)."""
+    return row_verdict(scores) != "fail"
+
+
+@dataclass(frozen=True)
+class Standing(Generic[J]):
+    """A turn's judgement that counts, and the newest revision (which may have errored)."""
+
+    judgement: J | None  # the newest valid revision; None when every revision errored
+    newest: J
+
+    @property
+    def error(self) -> str | None:
+        """The newest revision's error: a failed (re-)judge, shown even when a verdict stands."""
+        return _get(self.newest, "error")
+
+    @property
+    def shown(self) -> J:
+        """What a screen shows as the turn's judgement: the one that counts, else the error."""
+        return self.judgement if self.judgement is not None else self.newest
+
+    @property
+    def scores(self) -> dict[str, str]:
+        """The verdicts that count (none when the turn has no valid judgement)."""
+        return scores_of(self.judgement) if self.judgement is not None else {}
+
+    @property
+    def verdict(self) -> str:
+        """pass | fail | na | judge_error."""
+        return "judge_error" if self.judgement is None else row_verdict(self.scores)
+
+
+def _order(indexed: tuple[int, Any]) -> tuple[int, int, int]:
+    arrival, j = indexed
+    return (int(_get(j, "revision", 1) or 1), int(_get(j, "phase", 1) or 1), arrival)
+
+
+def in_order(judgements: Iterable[J]) -> list[J]:
+    """One turn's revisions oldest first: revision, then phase, then arrival."""
+    return [j for _, j in sorted(enumerate(judgements), key=_order)]
+
+
+def standing_of(judgements: Iterable[J]) -> Standing[J] | None:
+    """The standing of one turn's revisions (None when it has none)."""
+    revs = in_order(judgements)
+    if not revs:
+        return None
+    valid = [j for j in revs if not _get(j, "error")]
+    return Standing(judgement=valid[-1] if valid else None, newest=revs[-1])
+
+
+def standing(judgements: Iterable[J], *, phase: int | None = None) -> dict[int, Standing[J]]:
+    """turn -> Standing over every revision given (optionally of one phase), by turn index."""
+    by_turn: dict[int, list[J]] = {}
+    for j in judgements:
+        idx = _get(j, "turn_index")
+        if idx is None or (phase is not None and _get(j, "phase", 1) != phase):
+            continue
+        by_turn.setdefault(idx, []).append(j)
+    out: dict[int, Standing[J]] = {}
+    for idx in sorted(by_turn):
+        st = standing_of(by_turn[idx])
+        assert st is not None
+        out[idx] = st
+    return out
+
+
+def standing_judgements(judgements: Iterable[J]) -> dict[int, J]:
+    """turn -> the judgement a screen shows: the one that counts, else the turn's newest error."""
+    return {i: st.shown for i, st in standing(judgements).items()}
+
+
+@dataclass
+class Tally:
+    """What the pass-rate rule counts over a run (see the module docstring)."""
+
+    dimensions: dict[str, tuple[int, int]] = field(default_factory=dict)  # dim -> (passes, scored)
+    rows: dict[int, bool] = field(default_factory=dict)  # turn -> strict pass, for the turns counted
+    judge_errors: list[int] = field(default_factory=list)  # every revision errored
+    unjudged: list[int] = field(default_factory=list)  # due, never judged
+    rejudge_errors: list[int] = field(default_factory=list)  # newest revision errored, a verdict stands
+    heuristic: bool = False
+
+    @property
+    def strict(self) -> tuple[int, int]:
+        return sum(self.rows.values()), len(self.rows)
+
+
+def tally(judgements: Iterable[Any], due: Mapping[int, Iterable[str]] | None = None) -> Tally:
+    """Pass rates, strict rows and judge errors over every revision given.
+
+    `due`: turn -> the dimensions it must be scored on (e.g. `due_dimensions` of the benchmark
+    turn). Given, exactly those turns are counted and one without a valid verdict is charged a
+    failure on each; without it, every turn that has a valid verdict is counted.
+    """
+    now = standing(judgements)
+    out = Tally()
+    acc: dict[str, list[int]] = {}
+    turns = list(due) if due is not None else list(now)
+    for idx in turns:
+        st = now.get(idx)
+        if st is not None:
+            out.heuristic |= any(bool(_get(j, "heuristic", False)) for j in (st.judgement, st.newest) if j is not None)
+            if st.judgement is not None and st.error:
+                out.rejudge_errors.append(idx)
+        if st is not None and st.judgement is not None:
+            verdicts, ok = st.scores, row_passes(st.scores)
+        elif due is None:
+            if st is not None:
+                out.judge_errors.append(idx)
+            continue
+        else:
+            (out.unjudged if st is None else out.judge_errors).append(idx)
+            verdicts = {d: "fail" for d in due[idx]}
+            if st is not None:
+                verdicts.update(scores_of(st.newest))  # computed in code: still valid
+            ok = False
+        for d, v in verdicts.items():
+            if v == "na":
+                continue
+            a = acc.setdefault(d, [0, 0])
+            a[1] += 1
+            a[0] += v == "pass"
+        out.rows[idx] = ok
+    out.dimensions = {d: (acc[d][0], acc[d][1]) for d in ordered(acc)}
+    return out
+
+
+def pass_rates(judgements: Iterable[Any], due: Mapping[int, Iterable[str]] | None = None) -> dict[str, tuple[int, int]]:
+    """dimension -> (passed, scored) by the one rule (`tally`)."""
+    return tally(judgements, due).dimensions
