@@ -163,7 +163,8 @@ def standing_judgements(judgements: Iterable[J]) -> dict[int, J]:
 class Tally:
     """What the pass-rate rule counts over a run (see the module docstring)."""
 
-    dimensions: dict[str, tuple[int, int]] = field(default_factory=dict)  # dim -> (passes, scored)
+    # dim -> (passes, scored), in the order first scored (turn order); `ordered` sorts them
+    dimensions: dict[str, tuple[int, int]] = field(default_factory=dict)
     rows: dict[int, bool] = field(default_factory=dict)  # turn -> strict pass, for the turns counted
     judge_errors: list[int] = field(default_factory=list)  # every revision errored
     unjudged: list[int] = field(default_factory=list)  # due, never judged
@@ -211,7 +212,7 @@ def tally(judgements: Iterable[Any], due: Mapping[int, Iterable[str]] | None = N
             a[1] += 1
             a[0] += v == "pass"
         out.rows[idx] = ok
-    out.dimensions = {d: (acc[d][0], acc[d][1]) for d in ordered(acc)}
+    out.dimensions = {d: (a[0], a[1]) for d, a in acc.items()}
     return out
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from arena_tui.events import CallVerdict
 from arena_tui.judge.phase2 import align, apply_rules
-from arena_tui.verdicts import standing_judgements as latest
+from arena_tui.verdicts import standing_judgements
 from arena_tui.judge.summary import summarize
 from benchmarks.model import ExpectedCall
 
@@ -14,7 +14,7 @@ P, F, NA = "pass", "fail", "na"
 
 
 def final(judgements, new):
-    return {i: {d: s.verdict for d, s in j.scores.items()} for i, j in latest([*judgements, *new]).items()}
+    return {i: {d: s.verdict for d, s in j.scores.items()} for i, j in standing_judgements([*judgements, *new]).items()}
 
 
 def test_early_call_satisfies_the_later_expecting_turn():

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from benchmarks.model import Benchmark
 
 from ..events import Judgement, TurnResult
-from ..verdicts import due_dimensions, standing, tally
+from ..verdicts import due_dimensions, ordered, standing, tally
 from .phase2 import align
 
 
@@ -94,7 +94,8 @@ def summarize(benchmark: Benchmark, results: Iterable[TurnResult], judgements: I
     t = tally(judgements, due)
     summary.turns = len(due)
     summary.judge_errors, summary.unjudged, summary.rejudge_errors = t.judge_errors, t.unjudged, t.rejudge_errors
-    summary.dimensions = {d: _close(Tally(passes=p, denominator=n)) for d, (p, n) in t.dimensions.items()}
+    summary.dimensions = {d: _close(Tally(passes=t.dimensions[d][0], denominator=t.dimensions[d][1]))
+                          for d in ordered(t.dimensions)}
     summary.strict = _close(Tally(passes=t.strict[0], denominator=t.strict[1]))
     for idx, ok in t.rows.items():
         for cat in benchmark.turn(idx).categories:
