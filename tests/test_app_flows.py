@@ -498,3 +498,28 @@ async def test_export_from_the_runs_list(recorded, tmp_path: Path) -> None:
     assert [r["turn"] for r in rows] == [0, 1]
     assert json.loads((written / "runtime.json").read_text())["arena_tui"]["run_id"] == run_id
     assert (written / "heuristic_judged.jsonl").is_file() and (written / "conversation.wav").is_file()
+
+
+async def test_runs_list_and_run_screen_agree_after_a_failed_rejudge(tmp_path: Path) -> None:
+    """A passing judgement, then an errored re-judge: the runs list used to show nothing for the
+    turn while the run screen showed 1/1. Both count the verdict that stands and show the error."""
+    from tests.judge_helpers import EXPECTED, HTTP_500, RUN, record_rejudge_failed
+
+    db = tmp_path / "arena.db"
+    await record_rejudge_failed(db)
+    app = ArenaApp(db)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen) and RUN in app.screen.rows, 10)
+        listed = app.screen.rows[RUN]["rates"]
+        assert listed == EXPECTED
+        assert "judge err 1" in app.screen.query_one("#runs").get_cell(RUN, "rates").plain
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
+        await pilot.press("end")
+        assert app.screen.state.pass_rates() == listed == EXPECTED
+        table = app.screen.query_one(TurnTable)
+        table.move_cursor(row=table.get_row_index("0"))
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        shown = text_of(app.screen.query_one("#detail-judgement"))
+        assert f"re-judge failed: {HTTP_500}" in shown and "error: " + HTTP_500 in shown  # header and history

@@ -1,0 +1,89 @@
+"""One verdict rule everywhere: an errored re-judge keeps the earlier verdict and shows as an error.
+
+The same judgements, recorded in a real store, are read back the way each consumer reads them:
+the run view-model (live and replay), the summary (`arena-tui judge`, exports) and the export's
+summary file. Before the verdict module each had its own rule and they disagreed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from arena_tui.interop import export_run
+from arena_tui.judge.phase2 import apply_rules
+from arena_tui.judge.summary import render_text, summarize
+from arena_tui.run_view import RunState
+from arena_tui.store import Store
+from arena_tui.verdicts import DIMENSIONS, row_passes, standing, standing_judgements, tally
+from arena_tui.widgets.turn_table import DIM_ABBREV, row_cells
+from benchmarks.loader import load_benchmark
+
+from .judge_helpers import EXPECTED, HTTP_500, RUN, bench, judged, record_rejudge_failed, result, turn
+
+async def test_an_errored_rejudge_keeps_the_verdict_and_every_count_agrees(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    await record_rejudge_failed(db)
+    demo = load_benchmark("demo_bench")
+    async with await Store.open(db) as store:
+        state = RunState(RUN)
+        async for ev in store.replay(RUN):
+            state.apply(ev)
+        results = await store.turn_results(RUN)
+        judgements = await store.judgements(RUN)
+        out = await export_run(store, RUN, tmp_path / "exp", benchmark=demo)
+    summary = summarize(demo, results, judgements)
+    exported = json.loads((out / "heuristic_summary.json").read_text())
+
+    assert state.pass_rates() == EXPECTED
+    assert {d: (t.passes, t.denominator) for d, t in summary.dimensions.items()} == EXPECTED
+    assert {d: (exported["passes"][d], exported["category_totals"][d]) for d in EXPECTED} == EXPECTED
+    assert (summary.strict.passes, summary.strict.denominator) == state.tally().strict == (1, 2)
+    # the verdict stands, and the failed re-judge is still in sight everywhere
+    row = state.turns[0]
+    assert row.verdict == "pass" and row.judge_error == HTTP_500
+    assert "+ERR" in row_cells(row, state.dimensions)[-1].plain
+    assert summary.judge_errors == [] and summary.rejudge_errors == [0]
+    assert "re-judge failed on turns [0]" in render_text(summary)
+    assert "Failed re-judges" in (out / "heuristic_analysis.md").read_text()
+
+
+def test_a_turn_whose_every_judging_failed_counts_as_failed_where_its_dimensions_are_known() -> None:
+    good = judged(1, {"kb_grounding": "pass", "instruction_following": "pass"})
+    bad = judged(2, {"turn_taking": "pass"}, error=HTTP_500)
+    on_screen = tally([good, bad])  # screens know no denominators: the rates are over judged turns
+    assert on_screen.dimensions == {"kb_grounding": (1, 1), "instruction_following": (1, 1)}
+    assert on_screen.judge_errors == [2] and on_screen.strict == (1, 1)
+    due = {1: ["kb_grounding", "instruction_following"], 2: ["kb_grounding", "instruction_following"], 3: ["kb_grounding"]}
+    report = tally([good, bad], due)
+    assert report.dimensions == {"kb_grounding": (1, 3), "instruction_following": (1, 2), "turn_taking": (1, 1)}
+    assert report.judge_errors == [2] and report.unjudged == [3] and report.strict == (1, 3)
+
+
+def test_phase2_revises_the_verdict_that_stands_past_a_failed_rejudge() -> None:
+    b = bench(turn(1))
+    phase1 = [judged(1, {"kb_grounding": "pass", "instruction_following": "pass", "tool_use_correct": "fail"}),
+              judged(1, {}, revision=2, error=HTTP_500)]
+    new, _ = apply_rules(b, [result(1)], phase1)
+    assert [(j.revision, j.phase, j.rule, j.scores["tool_use_correct"].verdict) for j in new] == [
+        (3, 2, "tool_use_applicability", "na")]  # numbered after the errored revision
+    now = standing([*phase1, *new])[1]
+    assert now.judgement is new[0] and now.error is None
+
+
+def test_standing_orders_revisions_then_phase_then_arrival_and_reads_rows() -> None:
+    rows = [
+        {"turn_index": 4, "revision": 2, "phase": 2, "error": None, "scores": {"kb_grounding": "pass"}},
+        {"turn_index": 4, "revision": 2, "phase": 1, "error": None, "scores": {"kb_grounding": "fail"}},
+        {"turn_index": 4, "revision": 1, "phase": 1, "error": None, "scores": {"kb_grounding": "fail"}},
+        {"turn_index": 5, "revision": 1, "phase": 1, "error": "timeout", "scores": {}},
+    ]
+    st = standing(rows)
+    assert st[4].judgement is rows[0] and st[4].verdict == "pass"
+    assert st[5].judgement is None and st[5].verdict == "judge_error" and standing_judgements(rows)[5] is rows[3]
+    assert tally(rows).dimensions == {"kb_grounding": (1, 1)}
+
+
+def test_strict_rows_and_dimension_labels() -> None:
+    assert row_passes({"a": "pass", "b": "na"}) and not row_passes({"a": "pass", "b": "fail"})
+    assert set(DIMENSIONS) <= set(DIM_ABBREV)  # every dimension has its column label
