@@ -1,8 +1,8 @@
 """The Textual app: owns the event bus, the store and the run workers; screens render state.
 
 Runs execute as async workers of the app (several at once). One bus subscription folds
-every event into a per-run `RunState`; a 20 Hz timer drains it (coalescing, never a
-repaint per event) and tells the active screen what changed. Runners, Pipecat, the store
+every event into a per-run `RunState`; a `REFRESH_HZ` (30 Hz) timer drains it (coalescing,
+never a repaint per event) and tells the active screen what changed. Runners, Pipecat, the store
 and the judge are imported lazily so the UI starts (and degrades with a message) without them.
 """
 

@@ -1,9 +1,9 @@
 """The live meters and the run screen's coalesced repaints, driven through the real app and bus.
 
 Level events are published on the app's bus at the engine's rate (one per source every 50 ms);
-the app's 20 Hz pump folds them into the run state and the screen repaints. What is checked is
-what the meter widget actually draws (its rendered lines, which Textual caches until the widget
-asks for a repaint), so a missed repaint shows up as a stale picture.
+the app's `REFRESH_HZ` (30 Hz) pump folds them into the run state and the screen repaints. What
+is checked is what the meter widget actually draws (its rendered lines, which Textual caches
+until the widget asks for a repaint), so a missed repaint shows up as a stale picture.
 """
 
 from __future__ import annotations
