@@ -82,10 +82,14 @@ class TurnRow:
     tool_results: list[ToolAnswered] = field(default_factory=list)
     judgements: list[Judgement] = field(default_factory=list)  # every revision, arrival order
     attempts: int = 0
+    _standing: tuple[int, Standing[Judgement] | None] = field(default=(0, None), repr=False, compare=False)
 
     @property
     def standing(self) -> Standing[Judgement] | None:
-        return standing_of(self.judgements)
+        """Which revision counts (`arena_tui.verdicts`); revisions are only ever appended."""
+        if self._standing[0] != len(self.judgements):
+            self._standing = (len(self.judgements), standing_of(self.judgements))
+        return self._standing[1]
 
     @property
     def latest(self) -> Judgement | None:
