@@ -19,8 +19,8 @@ from benchmarks.model import Benchmark
 
 from ..bus import EventBus
 from ..events import CallVerdict, DimensionScore, Judgement, RunEvent, TurnResult
-from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retries
 from ..verdicts import LLM_DIMENSIONS, TURN_TAKING, standing
+from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retries
 from .phase2 import Alignment, apply_rules
 from .rubric import PromptBuilder, dimensions_for, turn_taking
 from .summary import RunSummary, summarize

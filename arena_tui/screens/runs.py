@@ -36,14 +36,15 @@ def _ts(value: Any) -> dt.datetime | None:
 
 def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool, judge_errors: int = 0) -> Text:
     """The pass rates of `arena_tui.verdicts`, and how many turns' newest judging failed."""
+    errors = Text(f"judge err {judge_errors}", "bold red") if judge_errors else None
     if not rates:
-        t = Text("not judged", "grey50")
-        if judge_errors:
-            t.append(f" ({judge_errors} judge error{'s' if judge_errors > 1 else ''})", "bold red")
-        return t
+        return Text.assemble(("not judged", "grey50"), " ", errors) if errors else Text("not judged", "grey50")
     t = Text()
     if heuristic:  # first, so a narrow terminal never cuts the label off
         t.append("heuristic: ", "italic yellow")
+    if errors:  # next, for the same reason
+        t.append_text(errors)
+        t.append(" ")
     for i, (dim, (p, n)) in enumerate(rates.items()):
         if i:
             t.append(" ")
@@ -51,8 +52,6 @@ def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool, judge_errors:
         style = "green" if pct >= 80 else ("yellow" if pct >= 50 else "red")
         t.append(f"{dim_label(dim)} ")
         t.append(f"{pct:.0f}%", style)
-    if judge_errors:
-        t.append(f" judge err {judge_errors}", "bold red")
     return t
 
 
