@@ -6,7 +6,7 @@ and the exports can never disagree about a number. The rules:
 - **Dimensions.** The LLM scores `LLM_DIMENSIONS`; `turn_taking` is computed in code from the
   run's timeline (audio runs only). A turn is judged on its own `dimensions` (the benchmark
   data switches category dimensions on) that the LLM scores, plus `turn_taking` on audio runs
-  (`judged_dimensions`). Shown and summed in `DIMENSIONS` order (`ordered`).
+  (`judged_dimensions`). Summaries and table columns list them in `DIMENSIONS` order (`ordered`).
 - **Which judgement counts** (`standing`). A turn's revisions are ordered by revision number,
   then phase (a phase-2 revision over the phase-1 one it revises), then arrival. The one that
   counts is the newest revision *without an error*: a re-judge that fails never erases a valid
@@ -186,24 +186,26 @@ def tally(judgements: Iterable[Any], due: Mapping[int, Iterable[str]] | None = N
     now = standing(judgements)
     out = Tally()
     acc: dict[str, list[int]] = {}
-    turns = list(due) if due is not None else list(now)
-    for idx in turns:
+    for idx in list(due) if due is not None else list(now):
         st = now.get(idx)
-        if st is not None:
-            out.heuristic |= any(bool(_get(j, "heuristic", False)) for j in (st.judgement, st.newest) if j is not None)
-            if st.judgement is not None and st.error:
-                out.rejudge_errors.append(idx)
-        if st is not None and st.judgement is not None:
-            verdicts, ok = st.scores, row_passes(st.scores)
-        elif due is None:
-            if st is not None:
-                out.judge_errors.append(idx)
-            continue
+        if st is None:
+            out.unjudged.append(idx)
+            verdicts: dict[str, str] = {}
         else:
-            (out.unjudged if st is None else out.judge_errors).append(idx)
+            out.heuristic |= any(bool(_get(j, "heuristic", False)) for j in (st.judgement, st.newest) if j is not None)
+            if st.judgement is None:
+                out.judge_errors.append(idx)
+            elif st.error:
+                out.rejudge_errors.append(idx)
+            verdicts = st.scores
+        if st is not None and st.judgement is not None:
+            ok = row_passes(verdicts)
+        elif due is None:
+            continue  # no valid verdict and no denominators known: shown as a judge error only
+        else:
             verdicts = {d: "fail" for d in due[idx]}
             if st is not None:
-                verdicts.update(scores_of(st.newest))  # computed in code: still valid
+                verdicts.update(scores_of(st.newest))  # computed in code (turn_taking): still valid
             ok = False
         for d, v in verdicts.items():
             if v == "na":
