@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
 from pathlib import Path
 
 import pytest
 
+from arena_tui.cli import main
 from arena_tui.events import Latencies, TurnResult
-from arena_tui.judge import make_backend
+from arena_tui.judge import HeuristicJudge, make_backend
 from arena_tui.judge.backends import PermanentError, RetryPolicy
 from arena_tui.judge.bedrock_judge import BedrockJudge
 from arena_tui.judge.openai_judge import OpenAIJudge
@@ -23,6 +25,7 @@ from .fakes.bedrock_converse import FakeBedrock
 from .fakes.http_base import Fault
 from .fakes.judge_answers import scripted
 from .fakes.openai_chat import FakeOpenAI
+from .test_judge_worker import RUN, record_run
 
 FAST = RetryPolicy(attempts=4, base_delay_s=0.01, max_delay_s=0.02)
 SECRET = "sk-test-DO-NOT-LEAK-1234"
@@ -272,9 +275,10 @@ async def test_bedrock_exhausted_retries_and_access_denied(conv, bedrock_fake):
     assert "AccessDeniedException" in (j.error or "") and len(bedrock_fake.converse_requests) == 5
 
 
-async def test_bedrock_hang_retry_after_and_html_page_end_in_clear_bounded_errors(conv, bedrock_fake):
-    # make_backend caps the request timeout at the turn deadline: a thread left hanging ends with it
-    backend = make_backend("bedrock", "m", endpoint_url=bedrock_fake.endpoint_url, deadline_s=0.5)
+async def test_bedrock_hang_retry_after_and_html_page_end_in_clear_bounded_errors(conv, bedrock_fake, monkeypatch):
+    # the request timeout never outlasts the configured turn deadline: a thread left hanging ends with it
+    monkeypatch.setenv("ARENA_TUI_JUDGE_DEADLINE_S", "0.5")
+    backend = make_backend("bedrock", "m", endpoint_url=bedrock_fake.endpoint_url)
     assert backend.timeout_s == 0.5
     endpoint = bedrock_fake.endpoint_url
     bedrock_fake.faults.extend([Fault(delay_s=3600)] * 4)
@@ -336,3 +340,33 @@ def test_make_backend_needs_a_key_and_names_it(monkeypatch: pytest.MonkeyPatch):
     with pytest.raises(PermanentError, match="unknown judge"):
         make_backend("gpt")
     assert make_backend("heuristic").heuristic
+
+
+def test_judge_command_flags_set_the_deadline_and_the_retry_after_cap(conv, tmp_path, shared_data, capsys, monkeypatch):
+    """`arena-tui judge` against a hanging server and a Retry-After: 3600 server, limits from flags and env."""
+    db = tmp_path / "j.db"
+    asyncio.run(record_run(conv, db, HeuristicJudge()))
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    server = FakeOpenAI().start()
+    try:
+        base = ["--db", str(db), "--data", str(shared_data), "judge", RUN, "--judge", "openai",
+                "--judge-base-url", server.base_url, "--no-phase2"]
+        server.faults.extend([Fault(delay_s=3600)] * 8)
+        main(base + ["--judge-deadline", "0.3"])
+        out = capsys.readouterr().out
+        assert out.count("the turn deadline of 0.3 s passed") == 4, out  # turns 8-11, one line each
+        server.faults.clear()
+        server.faults.extend([Fault(status=429, headers={"retry-after": "3600"})] * 8)
+        monkeypatch.setenv("ARENA_TUI_JUDGE_RETRY_AFTER_CAP_S", "2")
+        main(base)
+        out = capsys.readouterr().out
+        assert out.count("over the Retry-After cap of 2 s") == 4, out
+        monkeypatch.setenv("ARENA_TUI_JUDGE_RETRY_AFTER_CAP_S", "soon")
+        assert main(base) == 2
+        assert "ARENA_TUI_JUDGE_RETRY_AFTER_CAP_S: 'soon' is not a number of seconds" in capsys.readouterr().err
+        with pytest.raises(SystemExit):
+            main(base + ["--judge-deadline", "-1"])
+        assert "not a positive, finite number of seconds" in capsys.readouterr().err
+    finally:
+        server.stop()
+    assert SECRET not in out

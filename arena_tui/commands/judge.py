@@ -6,9 +6,9 @@ import argparse
 import asyncio
 
 from ..cli import CliError
-from ..judge import PermanentError, render_text, summarize
+from ..judge import PermanentError, limits, render_text, summarize
 from ..judge.locate import find_benchmark
-from ..judge.options import add_judge_arguments, backend_from_args, policy_from_args
+from ..judge.options import add_judge_arguments, backend_from_args
 from ..judge.worker import rejudge_turn
 from ..paths import db_path
 from ..store import Store, StoreError
@@ -40,7 +40,7 @@ async def resolve_run_id(store: Store, raw: str) -> str:
 async def _main(args: argparse.Namespace) -> int:
     try:
         backend = backend_from_args(args)
-        policy = policy_from_args(args)
+        policy = limits.from_args(args)
     except PermanentError as e:
         raise CliError(str(e)) from None
     try:

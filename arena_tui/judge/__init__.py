@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .backends import DEFAULT_REQUEST_TIMEOUT_S, JudgeBackend, PermanentError, RetryPolicy
+from .backends import JudgeBackend, PermanentError, RetryPolicy
 from .heuristic import HeuristicJudge
 from .summary import RunSummary, render_text, summarize, wilson
 from .worker import JudgeWorker, judge_turn, rejudge_turn
@@ -17,19 +17,13 @@ BACKENDS = ("openai", "bedrock", "heuristic")
 
 
 def make_backend(kind: str, model: str | None = None, **options: Any) -> JudgeBackend:
-    """`--judge openai|bedrock|heuristic` (+ `--judge-model`); raises PermanentError on bad setup.
-
-    `deadline_s` (else the configured turn deadline) caps each request's `timeout_s`.
-    """
+    """`--judge openai|bedrock|heuristic` (+ `--judge-model`); raises PermanentError on bad setup."""
     if kind == "auto":
         from .options import resolve_kind
 
         kind = resolve_kind(kind)
     if kind == "heuristic":
         return HeuristicJudge()
-    # One HTTP request never outlasts the turn deadline (a Bedrock call in a thread cannot be cancelled).
-    deadline = options.pop("deadline_s", None) or RetryPolicy.configured().deadline_s
-    options["timeout_s"] = min(options.get("timeout_s") or DEFAULT_REQUEST_TIMEOUT_S, deadline)
     if kind == "openai":
         from .openai_judge import DEFAULT_OPENAI_MODEL, OpenAIJudge
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import os
 import random
 import time
 from abc import ABC, abstractmethod
@@ -25,6 +24,7 @@ from pydantic import ValidationError
 from benchmarks.model import Benchmark, Turn
 
 from ..events import TokenUsage, TurnResult
+from . import limits
 from .schema import JudgeOutput
 
 
@@ -92,13 +92,6 @@ class JudgeBackend(ABC):
         pass
 
 
-DEFAULT_TURN_DEADLINE_S = 90.0
-DEFAULT_RETRY_AFTER_CAP_S = 30.0
-DEFAULT_REQUEST_TIMEOUT_S = 120.0  # one HTTP request; never longer than the turn deadline (make_backend)
-ENV_DEADLINE = "ARENA_TUI_JUDGE_DEADLINE_S"
-ENV_RETRY_AFTER_CAP = "ARENA_TUI_JUDGE_RETRY_AFTER_CAP_S"
-
-
 @dataclass
 class RetryPolicy:
     """How long one turn may take: attempts, back-off, an overall deadline, a Retry-After cap.
@@ -111,8 +104,8 @@ class RetryPolicy:
     attempts: int = 4  # first try + 3 retries
     base_delay_s: float = 1.0
     max_delay_s: float = 20.0
-    deadline_s: float = DEFAULT_TURN_DEADLINE_S
-    retry_after_cap_s: float = DEFAULT_RETRY_AFTER_CAP_S
+    deadline_s: float = limits.DEFAULT_TURN_DEADLINE_S
+    retry_after_cap_s: float = limits.DEFAULT_RETRY_AFTER_CAP_S
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     clock: Callable[[], float] = time.monotonic
 
@@ -120,36 +113,6 @@ class RetryPolicy:
         """Exponential back-off with jitter, so concurrent turns do not retry in lockstep."""
         d = min(self.max_delay_s, self.base_delay_s * (2 ** (attempt - 1)))
         return d * (0.75 + 0.5 * random.random())
-
-    @classmethod
-    def configured(cls, deadline_s: float | None = None, retry_after_cap_s: float | None = None) -> RetryPolicy:
-        """The defaults, overridden by the environment, overridden by explicit values (`--judge-…` flags)."""
-        return cls(
-            deadline_s=deadline_s if deadline_s is not None else _env_seconds(ENV_DEADLINE, DEFAULT_TURN_DEADLINE_S),
-            retry_after_cap_s=retry_after_cap_s if retry_after_cap_s is not None
-            else _env_seconds(ENV_RETRY_AFTER_CAP, DEFAULT_RETRY_AFTER_CAP_S),
-        )
-
-
-def parse_seconds(raw: str) -> float:
-    """A positive, finite number of seconds; ValueError (with the reason) otherwise."""
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"{raw!r} is not a number of seconds") from None
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{raw!r} is not a positive, finite number of seconds")
-    return value
-
-
-def _env_seconds(name: str, default: float) -> float:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return parse_seconds(raw)
-    except ValueError as e:
-        raise PermanentError(f"{name}: {e}") from None
 
 
 def _secs(s: float) -> str:
@@ -200,7 +163,7 @@ class Outcome:
 
 async def judge_with_retries(backend: JudgeBackend, request: JudgeRequest, policy: RetryPolicy | None = None) -> Outcome:
     """Attempts until a reply, a permanent error, the attempt limit, the deadline or a too-long Retry-After."""
-    policy = policy or RetryPolicy.configured()
+    policy = policy or limits.policy()
     start = policy.clock()
 
     def gave_up(attempts: int, last: str, why: str) -> Outcome:

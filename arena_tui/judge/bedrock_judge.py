@@ -17,7 +17,6 @@ from botocore.parsers import ResponseParserError
 
 from ..events import TokenUsage
 from .backends import (
-    DEFAULT_REQUEST_TIMEOUT_S,
     InvalidOutput,
     JudgeBackend,
     JudgeReply,
@@ -28,6 +27,7 @@ from .backends import (
     parse_output,
     retry_after_seconds,
 )
+from .limits import request_timeout
 from .schema import JUDGE_SCHEMA, SCHEMA_NAME
 
 DEFAULT_BEDROCK_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -48,20 +48,20 @@ class BedrockJudge(JudgeBackend):
         *,
         region: str | None = None,
         endpoint_url: str | None = None,
-        timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
+        timeout_s: float | None = None,  # default: request_timeout()
         max_tokens: int = 4096,
     ) -> None:
         self.model = model
         self.name = f"bedrock:{model}"
         self.max_tokens = max_tokens
+        self.timeout_s = timeout_s if timeout_s is not None else request_timeout()
         # total_max_attempts=1: backends.judge_with_retries is the single retry policy.
-        config = Config(read_timeout=timeout_s, connect_timeout=10, retries={"total_max_attempts": 1, "mode": "standard"})
+        config = Config(read_timeout=self.timeout_s, connect_timeout=10, retries={"total_max_attempts": 1, "mode": "standard"})
         region = region or os.environ.get("AWS_REGION")  # boto3 itself reads only AWS_DEFAULT_REGION
         try:
             self.client = boto3.client("bedrock-runtime", region_name=region, endpoint_url=endpoint_url, config=config)
         except bex.NoRegionError as e:
             raise PermanentError("no AWS region configured (set AWS_REGION or --judge-region)") from e
-        self.timeout_s = timeout_s
         self.endpoint = endpoint_label(self.client.meta.endpoint_url)
 
     def request_body(self, request: JudgeRequest) -> dict[str, Any]:

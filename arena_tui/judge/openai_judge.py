@@ -13,7 +13,6 @@ from openai.types.chat import ChatCompletion
 
 from ..events import TokenUsage
 from .backends import (
-    DEFAULT_REQUEST_TIMEOUT_S,
     InvalidOutput,
     JudgeBackend,
     JudgeReply,
@@ -24,6 +23,7 @@ from .backends import (
     parse_output,
     retry_after_seconds,
 )
+from .limits import request_timeout
 from .schema import JUDGE_SCHEMA, SCHEMA_NAME
 
 DEFAULT_OPENAI_MODEL = "gpt-5-mini"
@@ -36,16 +36,16 @@ class OpenAIJudge(JudgeBackend):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
+        timeout_s: float | None = None,  # default: request_timeout()
     ) -> None:
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             raise PermanentError("OPENAI_API_KEY is not set (needed for --judge openai)")
         self.model = model
         self.name = f"openai:{model}"
-        self.timeout_s = timeout_s
+        self.timeout_s = timeout_s if timeout_s is not None else request_timeout()
         # max_retries=0: backends.judge_with_retries is the single retry policy.
-        self.client = AsyncOpenAI(api_key=key, base_url=base_url, timeout=timeout_s, max_retries=0)
+        self.client = AsyncOpenAI(api_key=key, base_url=base_url, timeout=self.timeout_s, max_retries=0)
         self.endpoint = endpoint_label(self.client.base_url)
 
     def messages(self, request: JudgeRequest) -> list[dict[str, str]]:

@@ -5,16 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from .backends import (
-    DEFAULT_RETRY_AFTER_CAP_S,
-    DEFAULT_TURN_DEADLINE_S,
-    ENV_DEADLINE,
-    ENV_RETRY_AFTER_CAP,
-    JudgeBackend,
-    PermanentError,
-    RetryPolicy,
-    parse_seconds,
-)
+from . import limits
+from .backends import JudgeBackend, PermanentError
 
 
 def add_judge_arguments(parser: argparse.ArgumentParser, *, default: str = "auto") -> None:
@@ -27,19 +19,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser, *, default: str = "auto
     g.add_argument("--judge-endpoint-url", help="Bedrock runtime endpoint URL")
     g.add_argument("--judge-region", help="AWS region for Bedrock (else the usual AWS chain)")
     g.add_argument("--judge-concurrency", type=int, default=2, help="turns judged at once (default: %(default)s)")
-    g.add_argument("--judge-deadline", type=_seconds, metavar="SECONDS",
-                   help=f"give up on a turn after this long, all attempts and waits included "
-                        f"(env {ENV_DEADLINE}; default {DEFAULT_TURN_DEADLINE_S:g})")
-    g.add_argument("--judge-retry-after-cap", type=_seconds, metavar="SECONDS",
-                   help=f"longest Retry-After honoured; a server asking for more ends the turn's attempts "
-                        f"(env {ENV_RETRY_AFTER_CAP}; default {DEFAULT_RETRY_AFTER_CAP_S:g})")
-
-
-def _seconds(raw: str) -> float:
-    try:
-        return parse_seconds(raw)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+    limits.add_arguments(g)
 
 
 def resolve_kind(kind: str) -> str:
@@ -50,11 +30,6 @@ def resolve_kind(kind: str) -> str:
     if os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE"):
         return "bedrock"
     return "heuristic"
-
-
-def policy_from_args(args: argparse.Namespace) -> RetryPolicy:
-    """Raises PermanentError for a bad value in the environment."""
-    return RetryPolicy.configured(getattr(args, "judge_deadline", None), getattr(args, "judge_retry_after_cap", None))
 
 
 def backend_from_args(args: argparse.Namespace) -> JudgeBackend:
@@ -68,8 +43,8 @@ def backend_from_args(args: argparse.Namespace) -> JudgeBackend:
         base_url=getattr(args, "judge_base_url", None),
         endpoint_url=getattr(args, "judge_endpoint_url", None),
         region=getattr(args, "judge_region", None),
-        deadline_s=policy_from_args(args).deadline_s,
+        timeout_s=limits.request_timeout(getattr(args, "judge_deadline", None)),
     )
 
 
-__all__ = ["PermanentError", "add_judge_arguments", "backend_from_args", "policy_from_args", "resolve_kind"]
+__all__ = ["PermanentError", "add_judge_arguments", "backend_from_args", "resolve_kind"]
