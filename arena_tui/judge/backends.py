@@ -192,7 +192,8 @@ async def judge_with_retries(backend: JudgeBackend, request: JudgeRequest, polic
                 last = f"TimeoutError: {e}"
             else:
                 where = f" from {backend.endpoint}" if backend.endpoint else ""
-                last = f"attempt {attempt} had no reply{where} yet"
+                earlier = f"{last}; then " if attempt > 1 else ""
+                last = f"{earlier}attempt {attempt} had no reply{where} yet"
                 return gave_up(attempt, last, f"the turn deadline of {_secs(policy.deadline_s)} passed")
         if hint is not None and hint > policy.retry_after_cap_s:
             why = f"the server asked to retry after {_secs(hint)}, over the Retry-After cap of {_secs(policy.retry_after_cap_s)}"

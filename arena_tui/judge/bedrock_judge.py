@@ -56,7 +56,7 @@ class BedrockJudge(JudgeBackend):
         self.max_tokens = max_tokens
         self.timeout_s = timeout_s if timeout_s is not None else request_timeout()
         # total_max_attempts=1: backends.judge_with_retries is the single retry policy.
-        config = Config(read_timeout=self.timeout_s, connect_timeout=10, retries={"total_max_attempts": 1, "mode": "standard"})
+        config = Config(read_timeout=self.timeout_s, connect_timeout=min(10.0, self.timeout_s), retries={"total_max_attempts": 1, "mode": "standard"})
         region = region or os.environ.get("AWS_REGION")  # boto3 itself reads only AWS_DEFAULT_REGION
         try:
             self.client = boto3.client("bedrock-runtime", region_name=region, endpoint_url=endpoint_url, config=config)
