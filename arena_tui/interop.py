@@ -316,8 +316,10 @@ def _field(row: dict[str, Any], name: str, kind: type | tuple[type, ...], where:
             raise InteropError(f"{where}: missing field {name!r}")
         return default
     value = row[name]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise InteropError(f"{where}: field {name!r} should be {getattr(kind, '__name__', kind)}, got {value!r:.60}")
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
+        want = " or ".join("number" if k is float else k.__name__ for k in kinds if not (k is int and float in kinds))
+        raise InteropError(f"{where}: field {name!r} should be {want}, got {value!r:.60}")
     return value
 
 

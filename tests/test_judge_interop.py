@@ -170,6 +170,12 @@ def test_bad_input_names_file_line_and_field_and_records_nothing(tmp_path, capsy
     t.write_text(json.dumps({"turn": "zero"}) + "\n")
     assert main(["--db", str(db), "import", str(d)]) == 2
     assert "field 'turn' should be int" in capsys.readouterr().err
+    t.write_text(json.dumps({"turn": 0, "latency_ms": "1.2 s"}) + "\n")
+    assert main(["--db", str(db), "import", str(d)]) == 2
+    assert f"{t}:1: field 'latency_ms' should be number, got '1.2 s'" in capsys.readouterr().err
+    t.write_text(json.dumps({"turn": 0, "ttfb_ms": True}) + "\n")
+    assert main(["--db", str(db), "import", str(d)]) == 2
+    assert "field 'ttfb_ms' should be number, got True" in capsys.readouterr().err
     assert main(["--db", str(db), "import", str(tmp_path)]) == 2
     assert "no transcript.jsonl" in capsys.readouterr().err
 
