@@ -151,12 +151,14 @@ async def test_openai_server_that_hangs_costs_one_turn_deadline(conv, openai_fak
 
 
 async def test_openai_request_timeouts_then_the_deadline(conv, openai_fake):
-    openai_fake.faults.extend([Fault(delay_s=3600)] * 20)
-    backend = OpenAIJudge("gpt-test", base_url=openai_fake.base_url, api_key=SECRET, timeout_s=0.2)
+    openai_fake.faults.extend([Fault(delay_s=3600)] * 100)
+    backend = OpenAIJudge("gpt-test", base_url=openai_fake.base_url, api_key=SECRET, timeout_s=0.1)
     j = await judge_turn(conv, golden_result(conv, 0), [], backend, run_id="r1",
-                         policy=RetryPolicy(attempts=20, base_delay_s=0.01, max_delay_s=0.01, deadline_s=1.0))
-    assert j.error and "turn deadline of 1 s" in j.error, j.error
-    assert 2 <= attempts_in(j.error) < 20 and attempts_in(j.error) == len(openai_fake.chat_requests)
+                         policy=RetryPolicy(attempts=100, base_delay_s=0.01, max_delay_s=0.01, deadline_s=2.0))
+    assert j.error and "turn deadline of 2 s" in j.error, j.error
+    n = attempts_in(j.error)
+    assert 1 < n < 100 and n - 1 <= len(openai_fake.chat_requests) <= n  # the last may be cut before it arrived
+    assert f"APITimeoutError: no reply from {openai_fake.base_url} within 0.1 s" in j.error
     await backend.aclose()
 
 
@@ -285,7 +287,7 @@ async def test_bedrock_hang_retry_after_and_html_page_end_in_clear_bounded_error
     policy = RetryPolicy(base_delay_s=0.01, deadline_s=0.5, retry_after_cap_s=0.5)
     j = await judge_turn(conv, golden_result(conv, 0), [], backend, run_id="r1", policy=policy)
     assert j.error and "turn deadline of 0.5 s" in j.error and endpoint in j.error, j.error
-    assert attempts_in(j.error) == len(bedrock_fake.converse_requests)
+    assert attempts_in(j.error) - 1 <= len(bedrock_fake.converse_requests) <= attempts_in(j.error)
     bedrock_fake.faults.clear()
 
     bedrock_fake.requests.clear()
