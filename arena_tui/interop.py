@@ -4,11 +4,19 @@ Layout: `runs/<benchmark>/<YYYYmmddTHHMMSS>_<model>_<uuid8>/` holding `transcrip
 `runtime.json`, stereo `conversation.wav` (left user, right bot), and per judge
 `<judge>_judged.jsonl`, `<judge>_summary.json`, `<judge>_analysis.md`.
 
-Rows carry the reference fields; our exports add an `arena_tui` key holding the exact
-TurnResult / Judgement / summary, so a round trip through our own exports loses nothing,
-while reference directories (without that key) import through the field mapping below.
-Reference latency figures are kept as reported: `ttfb_ms` -> provider_ttfb_ms (not ours),
-`latency_ms` -> pipeline_ttfb_ms.
+Rows carry the reference fields with the reference's meaning; our exports add an `arena_tui`
+key holding the exact TurnResult / Judgement / summary, so a round trip through our own exports
+loses nothing, while reference directories (without that key) import through the mapping below.
+
+Latency fields, both ways:
+- `ttfb_ms`: the provider's own TTFB (Pipecat's metric) <-> `provider_ttfb_ms`, never ours.
+- `latency_ms`: wall-clock time from the turn's start to its end — the turn's duration, not a
+  response latency. Exported from our `turn_started` -> `turn_ended` (audio timeline / speed);
+  imported into the run config's `turn_duration_ms` (turn -> ms), never into our latencies.
+- our own figures go in extra row fields: `pipeline_ttfb_ms`, `v2v_ms`, `leading_silence_ms`.
+`function_tracking` in `<judge>_summary.json` is the reference's dict keyed `<function>_<n>`
+holding `{expected_turn, actual_turn, status}` (on_time | early | late | missing); our own
+tracking rows, with our statuses, stay in the summary's `arena_tui.tracking`.
 """
 
 from __future__ import annotations
@@ -46,6 +54,11 @@ _SENTINEL_STATUS = {
     MODEL_ENDED_SESSION_EARLY: "ended_early",
 }
 _DIR = re.compile(r"^(\d{8}T\d{6})_(.+)_([0-9a-fA-F]{8})$")
+TURN_DURATION = "turn_duration_ms"  # run config key: the reference's latency_ms per turn, kept as imported
+_OUR_LATENCIES = {"pipeline_ttfb_ms": "pipeline_ttfb_ms", "v2v_ms": "voice_to_voice_ms",
+                  "leading_silence_ms": "leading_silence_ms"}  # extra row field -> Latencies field
+# phase-2 link status -> the reference's; a call made with wrong arguments never satisfied the expectation
+_TRACKING_STATUS = {"matched": "on_time", "early": "early", "late": "late", "missed": "missing", "wrong": "missing"}
 
 
 class InteropError(Exception):
@@ -97,13 +110,14 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
 
     results = {r.turn_index: r for r in await store.turn_results(run_id)}
     t_end = {ev.turn_index: ev.t_ms for _, ev in await store.events(run_id, kinds=["turn_ended"])}
+    durations = _turn_durations(run.config, t_end, await store.events(run_id, kinds=["turn_started"]))
     rows: dict[int, dict[str, Any]] = {}
     for idx, r in sorted(results.items()):
         if idx < 0:
             continue  # the greeting is not a benchmark turn
         lat = r.latencies
         row: dict[str, Any] = {
-            "ts": _iso(started + timedelta(milliseconds=t_end.get(idx, 0.0))),
+            "ts": _iso(started + timedelta(milliseconds=t_end.get(idx, 0.0) / _speed(run.config))),  # wall clock
             "turn": idx,
             "model_name": run.model,
             "user_text": r.user_text,
@@ -113,10 +127,11 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
                 for c in r.tool_calls
             ],
             "tool_results": [{"name": c.name, "response": c.response} for c in r.tool_calls],
-            "tokens": r.tokens,
-            "ttfb_ms": lat.provider_ttfb_ms,
-            "latency_ms": lat.pipeline_ttfb_ms,
+            "tokens": r.tokens or None,
+            "ttfb_ms": _int_or_none(lat.provider_ttfb_ms),
+            "latency_ms": durations.get(idx),
             "reconnection_count": r.reconnects,
+            **{name: getattr(lat, ours) for name, ours in _OUR_LATENCIES.items()},
             "arena_tui": {"result": r.model_dump(mode="json"), "t_ms": t_end.get(idx, 0.0)},
         }
         rows[idx] = row
@@ -187,6 +202,7 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
         summary_doc["turn_taking_failures"] = sorted(
             i for i, j in now.items() if (j.scores.get("turn_taking") and j.scores["turn_taking"].verdict == "fail")
         )
+        summary_doc["function_tracking"] = reference_tracking(summary_doc.get("function_tracking") or [])
         (out / f"{prefix}_summary.json").write_text(json.dumps(summary_doc, indent=2, ensure_ascii=False) + "\n")
         label = " (HEURISTIC: offline word-overlap scores, not an LLM judge)" if heuristic else ""
         md = [f"# {judge} evaluation{label}", "", f"**Model**: {run.model}", f"**Turns**: {len(judged)}", ""]
@@ -204,6 +220,57 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
             md += ["", "## Failed re-judges (the verdict before each stands)", ""]
             md += [f"- Turn {i}: {err}" for i, err in rejudged]
         (out / f"{prefix}_analysis.md").write_text("\n".join(md) + "\n")
+    return out
+
+
+def _int_or_none(ms: float | None) -> int | None:
+    return None if ms is None else round(ms)
+
+
+def _speed(config: Any) -> float:
+    """How much faster than the wall clock the run's audio timeline ran (`--speed`)."""
+    try:
+        speed = float(config.get("speed", 1.0)) if isinstance(config, dict) else 1.0
+    except (TypeError, ValueError):
+        return 1.0
+    return speed if speed > 0 and speed != float("inf") else 1.0
+
+
+def _turn_durations(config: Any, t_end: dict[int, float], started: list[tuple[int, Any]]) -> dict[int, int]:
+    """turn -> wall-clock ms from its first `turn_started` to its `turn_ended` (the reference's latency_ms).
+
+    Event times are on the audio timeline, which runs `speed` times faster than the wall clock.
+    A turn without a recorded start (an imported run) keeps the duration it was imported with.
+    """
+    speed = _speed(config)
+    config = config if isinstance(config, dict) else {}
+    kept = config.get(TURN_DURATION) if isinstance(config.get(TURN_DURATION), dict) else {}
+    out = {int(k): int(v) for k, v in kept.items() if str(k).lstrip("-").isdigit() and isinstance(v, (int, float))}
+    t_start: dict[int, float] = {}
+    for _, ev in started:
+        if ev.turn_index is not None:
+            t_start[ev.turn_index] = min(ev.t_ms, t_start.get(ev.turn_index, ev.t_ms))
+    for idx, t0 in t_start.items():
+        if idx in t_end:
+            out[idx] = round((t_end[idx] - t0) / speed)
+    return out
+
+
+def reference_tracking(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Our tracking rows (phase-2 links) as the reference's `function_tracking`: `<function>_<n>` keys.
+
+    `n` counts each function's expected calls from 1, in expected-turn order.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    seen: dict[str, int] = {}
+    for row in sorted(rows, key=lambda r: (r["expected_turn"], r.get("expected_index", 0))):
+        seen[row["name"]] = seen.get(row["name"], 0) + 1
+        status = _TRACKING_STATUS.get(row["status"], "missing")
+        out[f"{row['name']}_{seen[row['name']]}"] = {
+            "expected_turn": row["expected_turn"],
+            "actual_turn": None if status == "missing" else row.get("actual_turn"),
+            "status": status,
+        }
     return out
 
 
@@ -252,8 +319,10 @@ def _field(row: dict[str, Any], name: str, kind: type | tuple[type, ...], where:
             raise InteropError(f"{where}: missing field {name!r}")
         return default
     value = row[name]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise InteropError(f"{where}: field {name!r} should be {getattr(kind, '__name__', kind)}, got {value!r:.60}")
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
+        want = " or ".join("number" if k is float else k.__name__ for k in kinds if not (k is int and float in kinds))
+        raise InteropError(f"{where}: field {name!r} should be {want}, got {value!r:.60}")
     return value
 
 
@@ -284,8 +353,9 @@ def _result_from_reference(row: dict[str, Any], where: str) -> TurnResult:
         turn_index=turn, status=status, user_text=_field(row, "user_text", str, where, ""),  # type: ignore[arg-type]
         assistant_text="" if sentinel else text, sentinel=sentinel, tool_calls=records,
         tokens={k: v for k, v in (_field(row, "tokens", dict, where, {}) or {}).items() if isinstance(v, int)},
+        # latency_ms is the turn's duration, not a latency of ours: import_run keeps it in the config
         latencies=Latencies(provider_ttfb_ms=_field(row, "ttfb_ms", num, where, None),
-                            pipeline_ttfb_ms=_field(row, "latency_ms", num, where, None)),
+                            **{ours: _field(row, name, num, where, None) for name, ours in _OUR_LATENCIES.items()}),
         reconnects=_field(row, "reconnection_count", int, where, 0),
     )
 
@@ -330,8 +400,12 @@ async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None =
         raise InteropError(f"run {rid} is already in the database (delete it first or pass --run-id)")
 
     results: list[tuple[float, TurnResult, datetime | None]] = []
+    durations: dict[str, int | float] = {}
     for n, row in _read_jsonl(tpath):
         where = f"{tpath}:{n}"
+        duration = _field(row, "latency_ms", (int, float), where, None)
+        if duration is not None and isinstance(row.get("turn"), int):
+            durations[str(row["turn"])] = duration
         extra = row.get("arena_tui")
         try:
             if isinstance(extra, dict) and "result" in extra:
@@ -370,6 +444,8 @@ async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None =
     model = runtime.get("model_name") or (m.group(2) if m else "unknown")
     config = dict(ours.get("config") or {})
     config.setdefault("imported_from", str(run_dir))
+    if durations:
+        config[TURN_DURATION] = durations
     if runtime.get("note"):
         config.setdefault("note", runtime["note"])
     events: list[Any] = [
@@ -417,6 +493,7 @@ def _judgement_events(run_dir: Path, run_id: str) -> list[Judgement]:
         if summary_path.is_file():
             try:
                 doc = json.loads(summary_path.read_text(encoding="utf-8"))
+                doc = doc if isinstance(doc, dict) else {}
                 judge = f"reference:{doc['judge_model']}" if doc.get("judge_model") else judge
                 heuristic = bool(doc.get("heuristic", heuristic))
             except json.JSONDecodeError as e:

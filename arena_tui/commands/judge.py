@@ -6,7 +6,7 @@ import argparse
 import asyncio
 
 from ..cli import CliError
-from ..judge import PermanentError, render_text, summarize
+from ..judge import PermanentError, limits, render_text, summarize
 from ..judge.locate import find_benchmark
 from ..judge.options import add_judge_arguments, backend_from_args
 from ..judge.worker import rejudge_turn
@@ -40,6 +40,7 @@ async def resolve_run_id(store: Store, raw: str) -> str:
 async def _main(args: argparse.Namespace) -> int:
     try:
         backend = backend_from_args(args)
+        policy = limits.from_args(args)
     except PermanentError as e:
         raise CliError(str(e)) from None
     try:
@@ -50,7 +51,8 @@ async def _main(args: argparse.Namespace) -> int:
             try:
                 benchmark = find_benchmark(run.benchmark, args.data)
                 out = await rejudge_turn(store, run_id, args.turn, backend, benchmark=benchmark,
-                                         phase2=not args.no_phase2, concurrency=args.judge_concurrency)
+                                         phase2=not args.no_phase2, concurrency=args.judge_concurrency,
+                                         policy=policy)
             except LookupError as e:
                 raise CliError(str(e.args[0] if e.args else e)) from None
             results = await store.turn_results(run_id)

@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
 from benchmarks.model import Benchmark, Turn
 
 from ..events import TokenUsage, TurnResult
+from . import limits
 from .schema import JudgeOutput
 
 
@@ -77,6 +83,7 @@ class JudgeBackend(ABC):
 
     name: str = "judge"
     heuristic: bool = False
+    endpoint: str = ""  # where requests go, as `endpoint_label` shows it (no secrets)
 
     @abstractmethod
     async def complete(self, request: JudgeRequest) -> JudgeReply: ...
@@ -87,15 +94,63 @@ class JudgeBackend(ABC):
 
 @dataclass
 class RetryPolicy:
+    """How long one turn may take: attempts, back-off, an overall deadline, a Retry-After cap.
+
+    The deadline covers every attempt and every wait of a turn, so a judge server that hangs
+    or asks to come back in an hour costs at most `deadline_s` per turn. A Retry-After above
+    `retry_after_cap_s` ends the turn at once: retrying sooner than the server asked is futile.
+    """
+
     attempts: int = 4  # first try + 3 retries
     base_delay_s: float = 1.0
     max_delay_s: float = 20.0
+    deadline_s: float = limits.DEFAULT_TURN_DEADLINE_S
+    retry_after_cap_s: float = limits.DEFAULT_RETRY_AFTER_CAP_S
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    clock: Callable[[], float] = time.monotonic
 
     def delay(self, attempt: int) -> float:
         """Exponential back-off with jitter, so concurrent turns do not retry in lockstep."""
         d = min(self.max_delay_s, self.base_delay_s * (2 ** (attempt - 1)))
         return d * (0.75 + 0.5 * random.random())
+
+
+def _secs(s: float) -> str:
+    return f"{s:g} s"
+
+
+def endpoint_label(url: object) -> str:
+    """`scheme://host:port/path` of an endpoint, for error text.
+
+    Userinfo, query and fragment are dropped, not masked: they are where keys hide
+    (`user:key@host`, `?api_key=`), and the endpoint is named without them.
+    """
+    try:
+        parts = urlsplit(str(url))
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(unparsable endpoint URL)"
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    return urlunsplit((parts.scheme, host + port, parts.path.rstrip("/"), "", ""))
+
+
+def retry_after_seconds(raw: str | None, now: datetime | None = None) -> float | None:
+    """A Retry-After header in seconds (delta-seconds or an HTTP date); None when absent or unreadable."""
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = float(raw)
+        return max(0.0, value) if not math.isnan(value) else None
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 @dataclass
@@ -107,12 +162,24 @@ class Outcome:
 
 
 async def judge_with_retries(backend: JudgeBackend, request: JudgeRequest, policy: RetryPolicy | None = None) -> Outcome:
-    policy = policy or RetryPolicy()
+    """Attempts until a reply, a permanent error, the attempt limit, the deadline or a too-long Retry-After."""
+    policy = policy or limits.policy()
+    start = policy.clock()
+
+    def gave_up(attempts: int, last: str, why: str) -> Outcome:
+        took = policy.clock() - start
+        n = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+        error = f"judge_error after {n} in {took:.1f} s: {last}; {why}"
+        return Outcome(None, error, attempts, TokenUsage())
+
     last = "no attempt made"
     for attempt in range(1, policy.attempts + 1):
         hint = None
+        remaining = policy.deadline_s - (policy.clock() - start)
+        cutoff = asyncio.timeout(remaining)
         try:
-            reply = await backend.complete(request)
+            async with cutoff:
+                reply = await backend.complete(request)
             return Outcome(reply, None, attempt, reply.usage)
         except PermanentError as e:
             return Outcome(None, f"judge_error: {e}", attempt, TokenUsage())
@@ -120,9 +187,22 @@ async def judge_with_retries(backend: JudgeBackend, request: JudgeRequest, polic
             last, hint = str(e), e.retry_after_s
         except InvalidOutput as e:
             last = str(e)
-        if attempt < policy.attempts:
-            delay = policy.delay(attempt)
-            if hint is not None:
-                delay = max(delay, min(hint, policy.max_delay_s))
-            await policy.sleep(delay)
-    return Outcome(None, f"judge_error after {policy.attempts} attempts: {last}", policy.attempts, TokenUsage())
+        except TimeoutError as e:
+            if not cutoff.expired():  # a backend's own timeout: transient like any other
+                last = f"TimeoutError: {e}"
+            else:
+                where = f" from {backend.endpoint}" if backend.endpoint else ""
+                earlier = f"{last}; then " if attempt > 1 else ""
+                last = f"{earlier}attempt {attempt} had no reply{where} yet"
+                return gave_up(attempt, last, f"the turn deadline of {_secs(policy.deadline_s)} passed")
+        if hint is not None and hint > policy.retry_after_cap_s:
+            why = f"the server asked to retry after {_secs(hint)}, over the Retry-After cap of {_secs(policy.retry_after_cap_s)}"
+            return gave_up(attempt, last, why)
+        if attempt == policy.attempts:
+            break
+        delay = max(policy.delay(attempt), hint or 0.0)
+        if policy.clock() - start + delay >= policy.deadline_s:
+            why = f"waiting {delay:.1f} s more would pass the turn deadline of {_secs(policy.deadline_s)}"
+            return gave_up(attempt, last, why)
+        await policy.sleep(delay)
+    return gave_up(policy.attempts, last, f"no attempts left of {policy.attempts}")

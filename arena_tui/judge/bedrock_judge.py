@@ -13,9 +13,21 @@ from typing import Any
 import boto3
 import botocore.exceptions as bex
 from botocore.config import Config
+from botocore.parsers import ResponseParserError
 
 from ..events import TokenUsage
-from .backends import JudgeBackend, JudgeReply, JudgeRequest, PermanentError, TransientError, InvalidOutput, parse_output
+from .backends import (
+    InvalidOutput,
+    JudgeBackend,
+    JudgeReply,
+    JudgeRequest,
+    PermanentError,
+    TransientError,
+    endpoint_label,
+    parse_output,
+    retry_after_seconds,
+)
+from .limits import request_timeout
 from .schema import JUDGE_SCHEMA, SCHEMA_NAME
 
 DEFAULT_BEDROCK_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -36,19 +48,21 @@ class BedrockJudge(JudgeBackend):
         *,
         region: str | None = None,
         endpoint_url: str | None = None,
-        timeout_s: float = 120.0,
+        timeout_s: float | None = None,  # default: request_timeout()
         max_tokens: int = 4096,
     ) -> None:
         self.model = model
         self.name = f"bedrock:{model}"
         self.max_tokens = max_tokens
+        self.timeout_s = timeout_s if timeout_s is not None else request_timeout()
         # total_max_attempts=1: backends.judge_with_retries is the single retry policy.
-        config = Config(read_timeout=timeout_s, connect_timeout=10, retries={"total_max_attempts": 1, "mode": "standard"})
+        config = Config(read_timeout=self.timeout_s, connect_timeout=min(10.0, self.timeout_s), retries={"total_max_attempts": 1, "mode": "standard"})
         region = region or os.environ.get("AWS_REGION")  # boto3 itself reads only AWS_DEFAULT_REGION
         try:
             self.client = boto3.client("bedrock-runtime", region_name=region, endpoint_url=endpoint_url, config=config)
         except bex.NoRegionError as e:
             raise PermanentError("no AWS region configured (set AWS_REGION or --judge-region)") from e
+        self.endpoint = endpoint_label(self.client.meta.endpoint_url)
 
     def request_body(self, request: JudgeRequest) -> dict[str, Any]:
         return {
@@ -86,17 +100,24 @@ class BedrockJudge(JudgeBackend):
         except bex.ClientError as e:
             err = e.response.get("Error", {})
             code = err.get("Code", "")
-            status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0
-            text = f"{code or 'HTTP ' + str(status)}: {err.get('Message', '')[:200]}"
+            meta = e.response.get("ResponseMetadata", {})
+            status = meta.get("HTTPStatusCode", 0) or 0
+            text = f"{code or 'HTTP ' + str(status)} from {self.endpoint}: {err.get('Message', '')[:200]}"
             if code in _TRANSIENT_CODES or status == 429 or status >= 500:
-                raise TransientError(text) from e
+                hint = retry_after_seconds((meta.get("HTTPHeaders") or {}).get("retry-after"))
+                raise TransientError(text, hint) from e
             raise PermanentError(text) from e
-        except (bex.ReadTimeoutError, bex.ConnectTimeoutError, bex.EndpointConnectionError, bex.ConnectionClosedError) as e:
-            raise TransientError(f"{type(e).__name__}: {e}") from e
+        except (bex.ReadTimeoutError, bex.ConnectTimeoutError) as e:
+            raise TransientError(f"{type(e).__name__}: no reply from {self.endpoint} within {self.timeout_s:g} s") from e
+        except (bex.EndpointConnectionError, bex.ConnectionClosedError) as e:
+            # their own text quotes the full request URL; name the endpoint instead
+            raise TransientError(f"{type(e).__name__}: cannot reach {self.endpoint}") from e
         except bex.NoCredentialsError as e:
             raise PermanentError("no AWS credentials found (needed for --judge bedrock)") from e
-        except (bex.ResponseParserError, ValueError) as e:
-            raise InvalidOutput(f"unreadable response: {str(e)[:200]}") from e
+        except (ResponseParserError, ValueError) as e:
+            raise InvalidOutput(f"judge reply from {self.endpoint} could not be parsed: {str(e)[:200]}") from e
+        if "output" not in resp:
+            raise InvalidOutput(self._unreadable(resp))
         u = resp.get("usage", {}) or {}
         cached = int(u.get("cacheReadInputTokens", 0) or 0)
         written = int(u.get("cacheWriteInputTokens", 0) or 0)
@@ -111,3 +132,12 @@ class BedrockJudge(JudgeBackend):
             if tool and tool.get("name") == SCHEMA_NAME:
                 return JudgeReply(parse_output(tool.get("input")), usage)
         raise InvalidOutput(f"no {SCHEMA_NAME} tool use in the reply (stopReason={resp.get('stopReason')})")
+
+    def _unreadable(self, resp: dict[str, Any]) -> str:
+        """botocore turns a body that is not JSON into `{"message": <text>}`; say what came back."""
+        headers = (resp.get("ResponseMetadata") or {}).get("HTTPHeaders") or {}
+        kind = (headers.get("content-type") or "").split(";")[0].strip() or "no content type"
+        size = headers.get("content-length") or str(len(str(resp.get("message", "")).encode()))
+        if "json" not in kind:
+            return f"judge reply from {self.endpoint} was not JSON ({kind}, {size} bytes)"
+        return f"judge reply from {self.endpoint} is not a Converse response ({kind}, {size} bytes)"

@@ -4,13 +4,26 @@ from __future__ import annotations
 
 import hashlib
 import os
+from typing import Any
 
 import httpx
 import openai
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletion
 
 from ..events import TokenUsage
-from .backends import InvalidOutput, JudgeBackend, JudgeReply, JudgeRequest, PermanentError, TransientError, parse_output
+from .backends import (
+    InvalidOutput,
+    JudgeBackend,
+    JudgeReply,
+    JudgeRequest,
+    PermanentError,
+    TransientError,
+    endpoint_label,
+    parse_output,
+    retry_after_seconds,
+)
+from .limits import request_timeout
 from .schema import JUDGE_SCHEMA, SCHEMA_NAME
 
 DEFAULT_OPENAI_MODEL = "gpt-5-mini"
@@ -23,15 +36,17 @@ class OpenAIJudge(JudgeBackend):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        timeout_s: float = 120.0,
+        timeout_s: float | None = None,  # default: request_timeout()
     ) -> None:
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             raise PermanentError("OPENAI_API_KEY is not set (needed for --judge openai)")
         self.model = model
         self.name = f"openai:{model}"
+        self.timeout_s = timeout_s if timeout_s is not None else request_timeout()
         # max_retries=0: backends.judge_with_retries is the single retry policy.
-        self.client = AsyncOpenAI(api_key=key, base_url=base_url, timeout=timeout_s, max_retries=0)
+        self.client = AsyncOpenAI(api_key=key, base_url=base_url, timeout=self.timeout_s, max_retries=0)
+        self.endpoint = endpoint_label(self.client.base_url)
 
     def messages(self, request: JudgeRequest) -> list[dict[str, str]]:
         return [
@@ -42,7 +57,7 @@ class OpenAIJudge(JudgeBackend):
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         try:
-            resp = await self.client.chat.completions.create(
+            raw = await self.client.chat.completions.with_raw_response.create(
                 model=self.model,
                 messages=self.messages(request),  # type: ignore[arg-type]
                 # same key for every turn of a benchmark: routes requests to the cache holding the prefix
@@ -52,39 +67,51 @@ class OpenAIJudge(JudgeBackend):
                     "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": JUDGE_SCHEMA},
                 },
             )
-        except (openai.APITimeoutError, openai.APIConnectionError) as e:
-            raise TransientError(f"{type(e).__name__}: {_short(e)}") from e
+        except openai.APITimeoutError as e:
+            raise TransientError(f"APITimeoutError: no reply from {self.endpoint} within {self.timeout_s:g} s") from e
+        except openai.APIConnectionError as e:
+            raise TransientError(f"APIConnectionError: cannot reach {self.endpoint}: {_cause(e)}") from e
         except openai.APIStatusError as e:
+            text = f"HTTP {e.status_code} from {self.endpoint}: {_short(e)}"
             if e.status_code in (408, 409, 429) or e.status_code >= 500:
-                raise TransientError(f"HTTP {e.status_code}: {_short(e)}", _retry_after(e)) from e
-            raise PermanentError(f"HTTP {e.status_code}: {_short(e)}") from e
-        except (httpx.HTTPError, ValueError) as e:  # e.g. a body that is not JSON at all
-            raise InvalidOutput(f"unreadable response: {_short(e)}") from e
-        usage = TokenUsage()
-        if resp.usage is not None:
-            details = resp.usage.prompt_tokens_details
-            usage = TokenUsage(
-                input_tokens=resp.usage.prompt_tokens,
-                cached_input_tokens=(details.cached_tokens or 0) if details else 0,
-                output_tokens=resp.usage.completion_tokens,
-            )
-        if not resp.choices:
-            raise InvalidOutput("response has no choices")
-        msg = resp.choices[0].message
-        if getattr(msg, "refusal", None):
-            raise InvalidOutput(f"judge refused: {msg.refusal}")
-        return JudgeReply(parse_output(msg.content), usage)
+                raise TransientError(text, retry_after_seconds(e.response.headers.get("retry-after"))) from e
+            raise PermanentError(text) from e
+        except httpx.HTTPError as e:  # e.g. the body broke off while being read
+            raise TransientError(f"{type(e).__name__} reading the reply from {self.endpoint}: {_short(e)}") from e
+        resp = self._parse(raw)
+        try:
+            usage = TokenUsage()
+            if resp.usage is not None:
+                details = resp.usage.prompt_tokens_details
+                usage = TokenUsage(
+                    input_tokens=resp.usage.prompt_tokens,
+                    cached_input_tokens=(details.cached_tokens or 0) if details else 0,
+                    output_tokens=resp.usage.completion_tokens,
+                )
+            if not resp.choices:
+                raise InvalidOutput(f"judge reply from {self.endpoint} is not a chat completion (no choices)")
+            msg = resp.choices[0].message
+            refusal, content = getattr(msg, "refusal", None), msg.content
+        except (AttributeError, TypeError, ValueError) as e:  # JSON, but not shaped like a chat completion
+            raise InvalidOutput(f"judge reply from {self.endpoint} is not a chat completion ({type(e).__name__})") from e
+        if refusal:
+            raise InvalidOutput(f"judge refused: {refusal}")
+        return JudgeReply(parse_output(content), usage)
+
+    def _parse(self, raw: Any) -> ChatCompletion:
+        """The completion, or InvalidOutput (retried) naming what came back instead: an HTML page, garbage."""
+        http = raw.http_response
+        kind = http.headers.get("content-type", "").split(";")[0].strip() or "no content type"
+        try:
+            resp = raw.parse()
+        except ValueError:  # a body that does not decode as JSON
+            resp = None
+        if not isinstance(resp, ChatCompletion):
+            raise InvalidOutput(f"judge reply from {self.endpoint} was not JSON ({kind}, {len(http.content)} bytes)")
+        return resp
 
     async def aclose(self) -> None:
         await self.client.close()
-
-
-def _retry_after(e: openai.APIStatusError) -> float | None:
-    raw = e.response.headers.get("retry-after") if e.response is not None else None
-    try:
-        return float(raw) if raw is not None else None
-    except ValueError:
-        return None  # an HTTP date: fall back to our own back-off
 
 
 def cache_key(prefix: str) -> str:
@@ -93,3 +120,9 @@ def cache_key(prefix: str) -> str:
 
 def _short(e: Exception) -> str:
     return str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+
+
+def _cause(e: Exception) -> str:
+    """What the transport said (e.g. `ConnectError: [Errno 111] Connection refused`); no URL in it."""
+    cause = e.__cause__ or e
+    return f"{type(cause).__name__}: {_short(cause)}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from . import limits
 from .backends import JudgeBackend, PermanentError
 from .factory import make_backend, resolve_kind
 
@@ -18,6 +19,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser, *, default: str = "auto
     g.add_argument("--judge-endpoint-url", help="Bedrock runtime endpoint URL")
     g.add_argument("--judge-region", help="AWS region for Bedrock (else the usual AWS chain)")
     g.add_argument("--judge-concurrency", type=int, default=2, help="turns judged at once (default: %(default)s)")
+    limits.add_arguments(g)
 
 
 def backend_from_args(args: argparse.Namespace) -> JudgeBackend:
@@ -29,6 +31,7 @@ def backend_from_args(args: argparse.Namespace) -> JudgeBackend:
         base_url=getattr(args, "judge_base_url", None),
         endpoint_url=getattr(args, "judge_endpoint_url", None),
         region=getattr(args, "judge_region", None),
+        timeout_s=limits.request_timeout(getattr(args, "judge_deadline", None)),
     )
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -34,7 +33,7 @@ class Fault:
     status: int = 500
     body: bytes | None = None  # raw body; None -> the fake's error envelope
     headers: dict[str, str] = field(default_factory=dict)
-    delay_s: float = 0.0  # sleep before answering (longer than the client timeout = a timeout)
+    delay_s: float = 0.0  # wait before answering (longer than the client timeout = a timeout; stop() ends it)
     answer: dict[str, Any] | None = None  # a 200 with this structured answer (e.g. schema-violating)
     content: str | None = None  # a 200 whose model output is this raw text (e.g. malformed JSON)
 
@@ -44,6 +43,7 @@ class LoopbackServer:
         self.requests: list[Recorded] = []
         self.faults: deque[Fault] = deque()
         self.lock = threading.Lock()
+        self.stopping = threading.Event()  # releases handlers still delaying (a hanging server)
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -61,7 +61,7 @@ class LoopbackServer:
                     fault = outer.faults.popleft() if outer.faults else None
                 status, headers, payload = outer.handle(rec, fault)
                 if fault is not None and fault.delay_s:
-                    time.sleep(fault.delay_s)
+                    outer.stopping.wait(fault.delay_s)
                 try:
                     self.send_response(status)
                     for k, v in headers.items():
@@ -85,6 +85,7 @@ class LoopbackServer:
         return self
 
     def stop(self) -> None:
+        self.stopping.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 

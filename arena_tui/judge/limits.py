@@ -1,0 +1,85 @@
+"""How long judging one turn may take: the turn deadline and the Retry-After cap.
+
+Each comes from a `--judge-…` flag, else the environment, else the default here, so the CLI,
+the TUI and the live worker judge under the same limits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .backends import RetryPolicy
+
+DEFAULT_TURN_DEADLINE_S = 90.0  # every attempt and every wait of one turn
+DEFAULT_RETRY_AFTER_CAP_S = 30.0  # a server asking for a longer wait ends the turn's attempts
+DEFAULT_REQUEST_TIMEOUT_S = 120.0  # one HTTP request, unless the turn deadline is shorter
+ENV_DEADLINE = "ARENA_TUI_JUDGE_DEADLINE_S"
+ENV_RETRY_AFTER_CAP = "ARENA_TUI_JUDGE_RETRY_AFTER_CAP_S"
+
+
+def parse_seconds(raw: str) -> float:
+    """A positive, finite number of seconds; ValueError saying why otherwise."""
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{raw!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{raw!r} is not a positive, finite number of seconds")
+    return value
+
+
+def _configured(explicit: float | None, env: str, default: float) -> float:
+    if explicit is not None:
+        return explicit
+    raw = os.environ.get(env, "").strip()
+    if not raw:
+        return default
+    try:
+        return parse_seconds(raw)
+    except ValueError as e:
+        from .backends import PermanentError  # backends imports this module for the defaults
+
+        raise PermanentError(f"{env}: {e}") from None
+
+
+def policy(deadline_s: float | None = None, retry_after_cap_s: float | None = None) -> RetryPolicy:
+    """The retry policy under the configured limits; PermanentError for a bad environment value."""
+    from .backends import RetryPolicy  # backends imports this module for the defaults
+
+    return RetryPolicy(
+        deadline_s=_configured(deadline_s, ENV_DEADLINE, DEFAULT_TURN_DEADLINE_S),
+        retry_after_cap_s=_configured(retry_after_cap_s, ENV_RETRY_AFTER_CAP, DEFAULT_RETRY_AFTER_CAP_S),
+    )
+
+
+def request_timeout(deadline_s: float | None = None) -> float:
+    """One HTTP request's timeout: never longer than the turn deadline.
+
+    The deadline cancels a waiting OpenAI request, but a Bedrock call runs in a thread that
+    cannot be cancelled; it must end by itself, or the process would wait for it on exit.
+    """
+    return min(DEFAULT_REQUEST_TIMEOUT_S, _configured(deadline_s, ENV_DEADLINE, DEFAULT_TURN_DEADLINE_S))
+
+
+def add_arguments(group: argparse._ArgumentGroup) -> None:
+    group.add_argument("--judge-deadline", type=_seconds, metavar="SECONDS",
+                       help=f"give up on a turn after this long, every attempt and wait included "
+                            f"(env {ENV_DEADLINE}; default {DEFAULT_TURN_DEADLINE_S:g})")
+    group.add_argument("--judge-retry-after-cap", type=_seconds, metavar="SECONDS",
+                       help=f"longest Retry-After honoured; a server asking for more ends the turn's attempts "
+                            f"(env {ENV_RETRY_AFTER_CAP}; default {DEFAULT_RETRY_AFTER_CAP_S:g})")
+
+
+def from_args(args: argparse.Namespace) -> RetryPolicy:
+    return policy(getattr(args, "judge_deadline", None), getattr(args, "judge_retry_after_cap", None))
+
+
+def _seconds(raw: str) -> float:
+    try:
+        return parse_seconds(raw)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
