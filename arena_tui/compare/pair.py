@@ -1,0 +1,102 @@
+"""Two runs side by side, turn by turn: verdicts, calls and latencies, with the differences named.
+
+Used for "same model, two repeats" (why did turn 7 flip?) and "two models, same benchmark".
+Calls are compared by name and arguments in the order made (what the model did, not whether it
+matched the spec: the verdicts say that). Latency differences below `latency_tolerance_ms` are
+not flagged: run-to-run jitter of a realtime service is hundreds of ms.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from ..events import TurnResult
+from .leaderboard import StoredRun
+from .stats import turn_status
+
+LATENCY_TOLERANCE_MS = 250.0
+
+
+def call_summary(result: TurnResult | None) -> list[str]:
+    """`name(arg=value, …)` per call made, duplicates marked; [] when none or the turn never ran."""
+    if result is None:
+        return []
+    out = []
+    for c in result.tool_calls:
+        args = ", ".join(f"{k}={json.dumps(v, sort_keys=True)}" for k, v in sorted(c.args.items()))
+        out.append(f"{c.name}({args})" + (" [duplicate]" if c.is_duplicate else ""))
+    return out
+
+
+@dataclass(frozen=True)
+class Side:
+    """One run's view of one turn."""
+
+    status: str  # the turn's engine status, or "missing" when it never ran
+    verdict: str  # pass | fail | missing (all scored dimensions together)
+    dimensions: dict[str, str]
+    calls: list[str]
+    voice_to_voice_ms: float | None
+    assistant_text: str
+
+
+@dataclass(frozen=True)
+class TurnComparison:
+    turn_index: int
+    user_text: str
+    a: Side
+    b: Side
+    differences: list[str] = field(default_factory=list)  # verdict, dimension names, calls, status, latency
+
+    @property
+    def latency_delta_ms(self) -> float | None:
+        if self.a.voice_to_voice_ms is None or self.b.voice_to_voice_ms is None:
+            return None
+        return self.b.voice_to_voice_ms - self.a.voice_to_voice_ms
+
+
+def _side(run: StoredRun, turn: int) -> Side:
+    r = run.results.get(turn)
+    dims = run.verdicts(turn)
+    v2v = r.latencies.voice_to_voice_ms if r is not None and run.latency_excluded is None else None
+    return Side(
+        status=r.status if r is not None else "missing",
+        verdict=turn_status(dims) if r is not None or run.judgements.get(turn) else "missing",
+        dimensions=dims,
+        calls=call_summary(r),
+        voice_to_voice_ms=v2v,
+        assistant_text=r.assistant_text if r is not None else "",
+    )
+
+
+def compare_runs(a: StoredRun, b: StoredRun, *, latency_tolerance_ms: float = LATENCY_TOLERANCE_MS) -> list[TurnComparison]:
+    """One row per turn either run expected, in turn order. Latency is compared only where both
+    runs count for latency (speed 1, audio); a sped-up side shows None rather than a false number."""
+    turns = sorted(set(a.expected_turns) | set(b.expected_turns))
+    rows = []
+    for t in turns:
+        sa, sb = _side(a, t), _side(b, t)
+        diffs = []
+        if sa.verdict != sb.verdict:
+            diffs.append("verdict")
+        for d in sorted(set(sa.dimensions) | set(sb.dimensions)):
+            if sa.dimensions.get(d, "na") != sb.dimensions.get(d, "na"):
+                diffs.append(d)
+        if sa.calls != sb.calls:
+            diffs.append("calls")
+        if sa.status != sb.status:
+            diffs.append("status")
+        if sa.voice_to_voice_ms is not None and sb.voice_to_voice_ms is not None:
+            if abs(sb.voice_to_voice_ms - sa.voice_to_voice_ms) >= latency_tolerance_ms:
+                diffs.append("latency")
+        r = a.results.get(t) or b.results.get(t)
+        user_text = r.user_text if r is not None else ""
+        if not user_text:
+            bench = a.benchmark or b.benchmark
+            try:
+                user_text = bench.turn(t).input if bench is not None else ""
+            except KeyError:
+                user_text = ""
+        rows.append(TurnComparison(t, user_text, sa, sb, diffs))
+    return rows
