@@ -36,7 +36,7 @@ from benchmarks.model import Benchmark, BenchmarkMeta, Tool, Turn
 CORE = ["kb_grounding", "instruction_following", "tool_use_correct"]
 
 MINI = Benchmark(
-    meta=BenchmarkMeta(name="mini_bench"),
+    meta=BenchmarkMeta(name="mini_bench", category_dimensions={"basic_qa": [], "tool_use": [], "long_range_memory": ["state_tracking"]}),
     turns=[
         Turn(turn_index=0, input="Are you open Saturday?", golden_text="Yes, 9 to 4.", categories=["basic_qa"]),
         Turn(turn_index=1, input="Book me for Saturday.", golden_text="Booked.", categories=["tool_use"],

@@ -27,11 +27,14 @@ async def _main(args: argparse.Namespace) -> int:
     from ..compare.report import build_report
     from ..judge.locate import find_benchmark
 
+    unloadable: dict[str, str] = {}
+
     def benchmark_for(name: str):
         try:
             return find_benchmark(name, args.data)
-        except LookupError:
-            return None  # still reportable; unjudged turns then count in the strict rate only
+        except LookupError as e:  # still reportable: see the note printed below
+            unloadable[name] = str(e).splitlines()[0]
+            return None
 
     async with await Store.open(db_path(args.db)) as store:
         await store.mark_interrupted_stale()
@@ -39,13 +42,12 @@ async def _main(args: argparse.Namespace) -> int:
             sel, board, paths = await build_report(store, args.targets, args.dest, benchmark_for)
         except LookupError as e:
             raise CliError(str(e)) from None
-    missing = sorted({f.run.row.benchmark for f in board.runs if f.run.benchmark is None})
     print(f"{len(board.runs)} runs, {len(board.models)} models, {len(board.benchmarks)} benchmarks")
     for run_id, why in sel.skipped.items():
         print(f"skipped {run_id}: {why}")
-    if missing:
-        print(f"benchmark data not found for {', '.join(missing)}: per-dimension denominators of unjudged turns "
-              "use the core dimensions (pass --data)")  # fmt: skip
+    for name, why in sorted(unloadable.items()):
+        print(f"benchmark data not found for {name} ({why}): its unjudged turns count against the core "
+              "dimensions and turn_taking, and it has no categories (pass --data)")  # fmt: skip
     for p in paths:
         print(p)
     return 0
