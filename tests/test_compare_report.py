@@ -139,7 +139,7 @@ def test_report_html_is_self_contained(db: Path, data: Path, tmp_path: Path) -> 
     assert re.findall(r"http://[^\"']+", html) == ["http://www.w3.org/2000/svg"] * html.count("<svg")
     assert "Strict turn pass per category — mini_bench" in html
     assert "Labelled rows are not real model scores" in html and "sim [simulator]" in html
-    assert "1,200 ms [" in html  # v2v p50 of gpt-realtime on mini_bench, with its bootstrap interval
+    assert "1,200 ms<br><small>[" in html  # v2v p50 of gpt-realtime on mini_bench, over its bootstrap interval
 
 
 async def test_select_runs(tmp_path: Path) -> None:

@@ -444,33 +444,32 @@ def summary_markdown(board: Leaderboard, sel: Selection, generated_at: datetime)
 
 _CSS = """body{font-family:system-ui,sans-serif;margin:24px;color:#111827;max-width:1500px}
 h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #e5e7eb}h3{font-size:15px}
-table{border-collapse:collapse;font-size:12px;margin:8px 0}th,td{border:1px solid #e5e7eb;padding:3px 6px;text-align:left;
-vertical-align:top}th{background:#f3f4f6}td.num{text-align:right;white-space:nowrap}.lab{color:#b45309;font-weight:bold}
+table{border-collapse:collapse;font-size:11.5px;margin:8px 0}th,td{border:1px solid #e5e7eb;padding:3px 6px;text-align:left;
+vertical-align:top;white-space:nowrap}th{background:#f3f4f6;font-weight:600;white-space:normal;overflow-wrap:anywhere;min-width:52px}td.num{text-align:right}
+td small{color:#6b7280}.wide{overflow-x:auto}.lab{color:#b45309;font-weight:bold}
 .note{color:#6b7280;font-size:12px}.plots{display:flex;flex-wrap:wrap;gap:18px}"""
 
 
+def _cell_html(text: str) -> str:
+    """`value [detail]` as the value over a small second line, so wide tables stay readable."""
+    i = text.find(" [")
+    if i <= 0:
+        return escape(text)
+    return f"{escape(text[:i])}<br><small>{escape(text[i + 1:])}</small>"
+
+
 def _html_table(rows: list[list[str]], numeric_from: int = 1) -> str:
-    head = "".join(f"<th>{escape(c)}</th>" for c in rows[0])
+    head = "".join(f"<th>{escape(c.replace('_', ' '))}</th>" for c in rows[0])
     body = []
     for row in rows[1:]:
-        cells = [f'<td class="num">{escape(c)}</td>' if i >= numeric_from else f"<td>{escape(c)}</td>"
+        cells = [f'<td class="num">{_cell_html(c)}</td>' if i >= numeric_from else f"<td>{_cell_html(c)}</td>"
                  for i, c in enumerate(row)]  # fmt: skip
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
 def _plots(board: Leaderboard, bench: str, colours: Mapping[str, int]) -> list[str]:
     rows = [r for r in board.rows if r.benchmark == bench]
-    dims = [d for d in _dimensions(board) if any(d in r.dimensions for r in rows)]
-    groups = [("strict turn pass", [Bar(colours[r.model], r.model, r.strict.rate, r.strict.ci95, f"{r.strict.passes}/{r.strict.n}") for r in rows])]
-    groups += [(d, [Bar(colours[r.model], r.model, (x := r.dimensions.get(d, Rate(0, 0))).rate, x.ci95,
-                        f"{x.passes}/{x.n}" if x.n else "") for r in rows]) for d in dims]  # fmt: skip
-    out = [rate_bars(f"Pass rate per dimension — {bench}", groups)]
-    cats = sorted({c for r in rows for c in r.categories})
-    if cats:
-        cgroups = [(c, [Bar(colours[r.model], r.model, (x := r.categories.get(c, Rate(0, 0))).rate, x.ci95,
-                            f"{x.passes}/{x.n}" if x.n else "") for r in rows]) for c in cats]  # fmt: skip
-        out.append(rate_bars(f"Strict turn pass per category — {bench}", cgroups))
     strips = []
     for r in rows:
         values = [v for f in r.runs for v in f.v2v]
@@ -479,7 +478,17 @@ def _plots(board: Leaderboard, bench: str, colours: Mapping[str, int]) -> list[s
             note = "; ".join(sorted(set(r.latency_excluded.values()))) or "no voice-to-voice recorded"
         strips.append(Strip(colours[r.model], r.model, values, r.v2v.p50 if r.v2v else None, r.v2v_p50_ci,
                             r.v2v.p95 if r.v2v else None, r.v2v_p95_ci, note))  # fmt: skip
-    out.append(latency_strips(f"Voice-to-voice per turn — {bench} (◆ p50, ▲ p95, bars: 95 % bootstrap)", strips))
+    out = [latency_strips(f"Voice-to-voice per turn — {bench} (◆ p50, ▲ p95, bars: 95 % bootstrap)", strips)]
+    dims = [d for d in _dimensions(board) if any(d in r.dimensions for r in rows)]
+    groups = [("strict turn pass", [Bar(colours[r.model], r.model, r.strict.rate, r.strict.ci95, f"{r.strict.passes}/{r.strict.n}") for r in rows])]
+    groups += [(d, [Bar(colours[r.model], r.model, (x := r.dimensions.get(d, Rate(0, 0))).rate, x.ci95,
+                        f"{x.passes}/{x.n}" if x.n else "") for r in rows]) for d in dims]  # fmt: skip
+    out.append(rate_bars(f"Pass rate per dimension — {bench}", groups))
+    cats = sorted({c for r in rows for c in r.categories})
+    if cats:
+        cgroups = [(c, [Bar(colours[r.model], r.model, (x := r.categories.get(c, Rate(0, 0))).rate, x.ci95,
+                            f"{x.passes}/{x.n}" if x.n else "") for r in rows]) for c in cats]  # fmt: skip
+        out.append(rate_bars(f"Strict turn pass per category — {bench}", cgroups))
     return out
 
 

@@ -24,6 +24,7 @@ Z95 = 1.959964  # two-sided 95 % normal quantile
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0
 PERCENTILES = (50, 90, 95, 99)
+_BLOCK = 250  # bootstrap resamples drawn at once
 
 TurnStatus = Literal["pass", "fail", "missing"]
 
@@ -113,8 +114,13 @@ def bootstrap_percentile_ci(
         v = float(arr[0])
         return (v, v)
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, arr.size, size=(resamples, arr.size))
-    stats = np.percentile(arr[idx], q, axis=1)
+    # Resampled in blocks so memory stays ~BLOCK x n whatever `resamples` is (a pooled model row
+    # over six benchmarks x ten repeats is ~2,000 turns).
+    stats = np.empty(resamples)
+    for start in range(0, resamples, _BLOCK):
+        rows = min(_BLOCK, resamples - start)
+        idx = rng.integers(0, arr.size, size=(rows, arr.size))
+        stats[start : start + rows] = np.percentile(arr[idx], q, axis=1)
     tail = (1.0 - level) / 2.0
     lo, hi = np.quantile(stats, [tail, 1.0 - tail])
     return (float(lo), float(hi))

@@ -14,8 +14,8 @@ from html import escape
 
 PALETTE = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#65a30d"]
 FONT = "font-family:system-ui,sans-serif;font-size:12px"
-LABEL_W = 230
-PLOT_W = 560
+LABEL_W = 330
+PLOT_W = 480
 BAR_H = 14
 
 
@@ -55,7 +55,7 @@ def rate_bars(title: str, groups: Sequence[tuple[str, Sequence[Bar]]]) -> str:
         body.append(f'<text x="4" y="{y + BAR_H - 2}" font-weight="bold">{escape(name)}</text>')
         y += BAR_H + 4
         for b in bars:
-            body.append(f'<text x="16" y="{y + BAR_H - 3}" fill="#374151">{escape(_clip(b.label, 34))}</text>')
+            body.append(f'<text x="16" y="{y + BAR_H - 3}" fill="#374151">{escape(_clip(b.label, 52))}</text>')
             if b.rate is None:
                 body.append(f'<text x="{x0 + 4}" y="{y + BAR_H - 3}" fill="#9ca3af">not scored</text>')
             else:
@@ -117,7 +117,7 @@ def latency_strips(title: str, strips: Sequence[Strip], unit: str = "ms") -> str
     for k, s in enumerate(strips):
         y = 30 + k * lane
         mid = y + lane / 2
-        body.append(f'<text x="4" y="{mid + 4:.1f}" fill="#374151">{escape(_clip(s.label, 34))}</text>')
+        body.append(f'<text x="4" y="{mid + 4:.1f}" fill="#374151">{escape(_clip(s.label, 48))}</text>')
         if not s.values:
             body.append(f'<text x="{x0 + 4}" y="{mid + 4:.1f}" fill="#9ca3af">{escape(s.note or "no latency")}</text>')
             continue
