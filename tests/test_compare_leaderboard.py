@@ -132,3 +132,24 @@ async def test_compare_two_runs_turn_by_turn(runs) -> None:
     # a sped-up run shows no latency rather than a false one
     sped = {r.turn_index: r for r in compare_runs(by_id["r1"], by_id["r3"])}
     assert sped[0].b.voice_to_voice_ms is None and "latency" not in sped[0].differences
+
+
+def test_latency_exclusion_reasons() -> None:
+    from datetime import UTC, datetime
+
+    from arena_tui.compare.leaderboard import StoredRun
+    from arena_tui.store import RunRow
+
+    def run(config: dict) -> StoredRun:
+        row = RunRow(run_id="x", benchmark="b", model="m", provider="p", simulator=False, status="completed",
+                     started_at=datetime(2026, 1, 1, tzinfo=UTC), turns_total=1, turns_done=1, config=config,
+                     versions={})  # fmt: skip
+        return StoredRun(row, {}, {})
+
+    assert run({"speed": 1.0}).latency_excluded is None
+    assert run({"speed": 1}).latency_excluded is None
+    assert run({"speed": 2.5}).latency_excluded == "speed 2.5x"
+    assert run({}).latency_excluded == "speed not recorded"
+    assert run({"speed": True}).latency_excluded == "speed not recorded"
+    assert run({"speed": 1.0, "modality": "text"}).latency_excluded == "text run (no voice-to-voice)"
+    assert run({"speed": 1.0, "fake": True}).group == "m [fake, unjudged]"

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from arena_tui import cli
-from arena_tui.compare.report import FILES, select_runs
+from arena_tui.compare.report import FILES
+from arena_tui.compare.selection import select_runs
 from arena_tui.store import Store
 
 from .compare_runs import MINI, record_scenario
@@ -163,3 +164,28 @@ def test_bad_targets_are_one_line(db: Path, tmp_path: Path, capsys: pytest.Captu
     assert not (tmp_path / "x").exists()
     assert cli.main(["--db", str(db), "report", "r7", str(tmp_path / "y")]) == 2
     assert "no finished runs to report (r7: still recording)" in capsys.readouterr().err
+
+
+async def test_selection_takes_an_expander(tmp_path: Path) -> None:
+    """How a campaign plugs in: its id expands to its runs before ids, benchmarks and prefixes."""
+    db = tmp_path / "arena.db"
+    await record_scenario(db)
+
+    async def campaigns(target: str) -> list[str] | None:
+        return {"camp-1": ["r5", "r1"], "camp-bad": ["r1", "gone"]}.get(target)
+
+    async with await Store.open(db) as store:
+        sel = await select_runs(store, ["camp-1"], expand=campaigns)
+        assert sel.run_ids == ["r1", "r5"] and sel.description == "camp-1"
+        assert (await select_runs(store, ["r4"], expand=campaigns)).run_ids == ["r4"]
+        with pytest.raises(LookupError, match="'camp-bad' names runs that are not stored: gone"):
+            await select_runs(store, ["camp-bad"], expand=campaigns)
+
+
+def test_report_into_a_file_is_one_line(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    target = tmp_path / "taken"
+    target.write_text("not a folder")
+    assert cli.main(["--db", str(db), "report", "r1", str(target)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"arena-tui: {target}: exists and is not a folder"
+    assert target.read_text() == "not a folder"

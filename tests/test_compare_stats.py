@@ -122,3 +122,12 @@ def test_flip_counts_on_constructed_verdicts() -> None:
 def test_never_judged_turn_is_not_an_always_failing_turn() -> None:
     (c,) = turn_consistency([{5: None}, {5: {}}])
     assert c.statuses == ("missing", "missing") and not c.always_fails and not c.unstable
+
+
+def test_several_percentiles_share_one_set_of_resamples() -> None:
+    from arena_tui.compare.stats import bootstrap_percentile_cis
+
+    sample = [float(x) for x in np.random.default_rng(3).normal(1200, 300, size=45)]
+    both = bootstrap_percentile_cis(sample, [50, 95], seed=11)
+    assert both == [bootstrap_percentile_ci(sample, 50, seed=11), bootstrap_percentile_ci(sample, 95, seed=11)]
+    assert bootstrap_percentile_cis([], [50, 95]) is None

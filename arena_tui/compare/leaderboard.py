@@ -22,14 +22,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from benchmarks.model import CORE_DIMENSIONS, Benchmark
+from benchmarks.model import CORE_DIMENSIONS, Benchmark, Turn
 
 from ..events import EMPTY_RESPONSE, Judgement, TurnResult
 from ..judge.phase2 import TOOL
 from ..judge.rubric import dimensions_for
 from ..judge.schema import LLM_DIMENSIONS, TURN_TAKING
 from ..store import RunRow, Store
-from .stats import Distribution, Rate, TurnConsistency, bootstrap_percentile_ci, describe, turn_consistency
+from .stats import Distribution, Rate, TurnConsistency, bootstrap_percentile_cis, describe, turn_consistency
 
 POOLED = "all"  # the benchmark column of a model's pooled row
 DIMENSION_ORDER = [*LLM_DIMENSIONS, TURN_TAKING]
@@ -129,15 +129,19 @@ class StoredRun:
         labels = self.source_labels
         return f"{self.row.model} [{', '.join(labels)}]" if labels else self.row.model
 
+    def turn(self, turn_index: int) -> Turn | None:
+        """The benchmark's turn, when the benchmark data is at hand."""
+        if self.benchmark is None:
+            return None
+        try:
+            return self.benchmark.turn(turn_index)
+        except KeyError:
+            return None
+
     def scored_dimensions(self, turn_index: int) -> list[str]:
         """The dimensions a turn counts in when it has no usable judgement (benchmark's view)."""
         result = self.results.get(turn_index)
-        turn = None
-        if self.benchmark is not None:
-            try:
-                turn = self.benchmark.turn(turn_index)
-            except KeyError:
-                turn = None
+        turn = self.turn(turn_index)
         if turn is None:
             dims = [d for d in CORE_DIMENSIONS if d != TOOL] + ([TURN_TAKING] if self.audio else [])
             expects_call = False
@@ -152,12 +156,16 @@ class StoredRun:
         return dimension_verdicts(self.judgements.get(turn_index), self.scored_dimensions(turn_index))
 
     def categories(self, turn_index: int) -> list[str]:
-        if self.benchmark is None:
-            return []
-        try:
-            return list(self.benchmark.turn(turn_index).categories)
-        except KeyError:
-            return []
+        turn = self.turn(turn_index)
+        return list(turn.categories) if turn is not None else []
+
+    def user_text(self, turn_index: int) -> str:
+        """What the user said on the turn (recorded, else the benchmark's input, else empty)."""
+        result = self.results.get(turn_index)
+        if result is not None:
+            return result.user_text
+        turn = self.turn(turn_index)
+        return turn.input if turn is not None else ""
 
 
 async def load_runs(
@@ -303,6 +311,7 @@ def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:
         return out
 
     v2v = pool("v2v")
+    p50_ci, p95_ci = bootstrap_percentile_cis(v2v, [50, 95]) or (None, None)
     dims = total(f.dimensions for f in figs)
     consistency = turn_consistency([f.verdicts for f in figs]) if benchmark != POOLED else []
     return BoardRow(
@@ -313,8 +322,8 @@ def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:
         dimensions={d: dims[d] for d in sorted(dims, key=_dim_key)},
         categories=dict(sorted(total(f.categories for f in figs).items())),
         v2v=describe(v2v),
-        v2v_p50_ci=bootstrap_percentile_ci(v2v, 50),
-        v2v_p95_ci=bootstrap_percentile_ci(v2v, 95),
+        v2v_p50_ci=p50_ci,
+        v2v_p95_ci=p95_ci,
         v2v_tool=describe(pool("v2v_tool")),
         v2v_non_tool=describe(pool("v2v_non_tool")),
         leading_silence=describe(pool("leading_silence")),
@@ -339,6 +348,10 @@ class Leaderboard:
     @cached_property
     def benchmarks(self) -> list[str]:
         return sorted({r.benchmark for r in self.rows if r.benchmark != POOLED})
+
+    @cached_property
+    def dimensions(self) -> list[str]:
+        return dimension_order(d for r in self.rows for d in r.dimensions)
 
     @cached_property
     def models(self) -> list[str]:

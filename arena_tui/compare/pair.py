@@ -90,13 +90,6 @@ def compare_runs(a: StoredRun, b: StoredRun, *, latency_tolerance_ms: float = LA
         if sa.voice_to_voice_ms is not None and sb.voice_to_voice_ms is not None:
             if abs(sb.voice_to_voice_ms - sa.voice_to_voice_ms) >= latency_tolerance_ms:
                 diffs.append("latency")
-        r = a.results.get(t) or b.results.get(t)
-        user_text = r.user_text if r is not None else ""
-        if not user_text:
-            bench = a.benchmark or b.benchmark
-            try:
-                user_text = bench.turn(t).input if bench is not None else ""
-            except KeyError:
-                user_text = ""
+        user_text = a.user_text(t) or b.user_text(t)
         rows.append(TurnComparison(t, user_text, sa, sb, diffs))
     return rows

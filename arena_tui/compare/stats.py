@@ -96,6 +96,37 @@ def describe(values: Sequence[float | None]) -> Distribution | None:
     return Distribution(int(arr.size), float(arr.mean()), std, float(arr.min()), float(arr.max()), p50, p90, p95, p99)
 
 
+def bootstrap_percentile_cis(
+    values: Sequence[float | None],
+    qs: Sequence[float],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    level: float = 0.95,
+) -> list[tuple[float, float]] | None:
+    """Percentile-bootstrap intervals of the `qs`-th percentiles (0–100) from one set of resamples:
+    draw `resamples` samples with replacement from a generator seeded with `seed`, take each
+    percentile of each, and the (1−level)/2 and (1+level)/2 quantiles of those. Same inputs and
+    seed → the same intervals; asking for one percentile or several gives the same interval for it."""
+    arr = _clean(values)
+    if arr.size == 0:
+        return None
+    if arr.size == 1:
+        v = float(arr[0])
+        return [(v, v) for _ in qs]
+    rng = np.random.default_rng(seed)
+    # Resampled in blocks so memory stays ~BLOCK x n whatever `resamples` is (a pooled model row
+    # over six benchmarks x ten repeats is ~2,000 turns).
+    stats = np.empty((len(qs), resamples))
+    for start in range(0, resamples, _BLOCK):
+        rows = min(_BLOCK, resamples - start)
+        idx = rng.integers(0, arr.size, size=(rows, arr.size))
+        stats[:, start : start + rows] = np.percentile(arr[idx], list(qs), axis=1)
+    tail = (1.0 - level) / 2.0
+    bounds = np.quantile(stats, [tail, 1.0 - tail], axis=1)
+    return [(float(bounds[0, i]), float(bounds[1, i])) for i in range(len(qs))]
+
+
 def bootstrap_percentile_ci(
     values: Sequence[float | None],
     q: float,
@@ -104,26 +135,9 @@ def bootstrap_percentile_ci(
     seed: int = BOOTSTRAP_SEED,
     level: float = 0.95,
 ) -> tuple[float, float] | None:
-    """Percentile-bootstrap interval of the `q`-th percentile (0–100): resample with replacement
-    `resamples` times from a generator seeded with `seed`, take the (1−level)/2 and (1+level)/2
-    quantiles of the resampled percentiles. Same inputs and seed → the same interval."""
-    arr = _clean(values)
-    if arr.size == 0:
-        return None
-    if arr.size == 1:
-        v = float(arr[0])
-        return (v, v)
-    rng = np.random.default_rng(seed)
-    # Resampled in blocks so memory stays ~BLOCK x n whatever `resamples` is (a pooled model row
-    # over six benchmarks x ten repeats is ~2,000 turns).
-    stats = np.empty(resamples)
-    for start in range(0, resamples, _BLOCK):
-        rows = min(_BLOCK, resamples - start)
-        idx = rng.integers(0, arr.size, size=(rows, arr.size))
-        stats[start : start + rows] = np.percentile(arr[idx], q, axis=1)
-    tail = (1.0 - level) / 2.0
-    lo, hi = np.quantile(stats, [tail, 1.0 - tail])
-    return (float(lo), float(hi))
+    """The bootstrap interval of one percentile (see `bootstrap_percentile_cis`)."""
+    cis = bootstrap_percentile_cis(values, [q], resamples=resamples, seed=seed, level=level)
+    return cis[0] if cis else None
 
 
 def mean_std(values: Sequence[float | None], ddof: int = 1) -> tuple[float | None, float | None]:
