@@ -1,9 +1,10 @@
 """Leaderboard figures from stored runs: one row per model, per benchmark and pooled.
 
-Rules that make the numbers comparable across models (each stated once, here):
+Which verdict counts, pass rates and the strict row rule are `arena_tui.verdicts` (`tally`), fed
+with every revision of a run's judgements. What this module adds (each rule stated once, here):
 - Fixed denominators: a run is counted over the turns it set out to run (`runs.turn_indices`, the
-  benchmark's turns for a full run), so a turn that never ran, was never judged or whose judge
-  failed is a failure, never a smaller denominator.
+  benchmark's turns for a full run): every one of them is due (`StoredRun.due`), so a turn that
+  never ran, was never judged or whose judge failed is a failure, never a smaller denominator.
 - Latency only from runs at speed 1: a sped-up run's voice-to-voice is on a compressed clock.
   Speed is read from the recorded run config (`config.speed`, written by every run_started); a
   run whose config has no speed (e.g. imported from the reference harness) is excluded from
@@ -25,31 +26,12 @@ from functools import cached_property
 from benchmarks.model import CORE_DIMENSIONS, Benchmark, Turn
 
 from ..events import EMPTY_RESPONSE, Judgement, TurnResult
-from ..judge.phase2 import TOOL
-from ..judge.rubric import dimensions_for
-from ..judge.schema import LLM_DIMENSIONS, TURN_TAKING
 from ..store import RunRow, Store
+from ..verdicts import Standing, due_dimensions, ordered, standing, tally
 from .stats import Distribution, Rate, TurnConsistency, bootstrap_percentile_cis, describe, turn_consistency
 
 POOLED = "all"  # the benchmark column of a model's pooled row
-DIMENSION_ORDER = [*LLM_DIMENSIONS, TURN_TAKING]
 _EMPTY = {"empty_response", "no_response"}
-
-
-def dimension_verdicts(judgement: Judgement | None, scored: Iterable[str]) -> dict[str, str]:
-    """What each dimension of one turn counts as in a pass rate ("pass", "fail" or "na").
-
-    The turn's standing judgement (highest revision) decides when it judged the turn. A turn
-    without a usable judgement — never ran, never judged, or its judge failed — fails every
-    dimension in `scored` (the dimensions it is scored on), except `turn_taking`, which is decided
-    in code and kept from a failed judgement when present.
-    """
-    if judgement is not None and judgement.error is None:
-        return {d: s.verdict for d, s in judgement.scores.items()}
-    out = {d: "fail" for d in scored}
-    if judgement is not None and TURN_TAKING in judgement.scores:
-        out[TURN_TAKING] = judgement.scores[TURN_TAKING].verdict
-    return out
 
 
 def run_speed(run: RunRow) -> float | None:
@@ -64,8 +46,13 @@ class StoredRun:
 
     row: RunRow
     results: Mapping[int, TurnResult]  # benchmark turns only (the greeting is not scored)
-    judgements: Mapping[int, Judgement]  # the standing judgement per turn
+    revisions: Sequence[Judgement]  # every judgement revision of the run's benchmark turns
     benchmark: Benchmark | None = None
+
+    @cached_property
+    def standing(self) -> dict[int, Standing[Judgement]]:
+        """turn -> the judgement that counts (and the newest revision), by the verdict module."""
+        return standing(self.revisions)
 
     @property
     def run_id(self) -> str:
@@ -100,11 +87,11 @@ class StoredRun:
 
     @property
     def heuristic(self) -> bool:
-        return any(j.heuristic for j in self.judgements.values())
+        return any(st.shown.heuristic for st in self.standing.values())
 
     @property
     def judge(self) -> str:
-        return ", ".join(sorted({j.judge for j in self.judgements.values()})) or "none"
+        return ", ".join(sorted({st.shown.judge for st in self.standing.values()})) or "none"
 
     @property
     def source_labels(self) -> tuple[str, ...]:
@@ -116,7 +103,7 @@ class StoredRun:
             labels.append("fake")
         if self.heuristic:
             labels.append("heuristic judge")
-        if not self.judgements:
+        if not self.revisions:
             labels.append("unjudged")
         mode = self.row.config.get("mode")
         if isinstance(mode, str) and mode not in ("", "sequential"):
@@ -138,22 +125,25 @@ class StoredRun:
         except KeyError:
             return None
 
-    def scored_dimensions(self, turn_index: int) -> list[str]:
-        """The dimensions a turn counts in when it has no usable judgement (benchmark's view)."""
+    def due(self, turn_index: int) -> list[str]:
+        """The dimensions the turn is charged a failure on when it has no valid verdict: the
+        benchmark turn's (core ones without benchmark data), tool use where a call was expected
+        or made."""
         result = self.results.get(turn_index)
         turn = self.turn(turn_index)
-        if turn is None:
-            dims = [d for d in CORE_DIMENSIONS if d != TOOL] + ([TURN_TAKING] if self.audio else [])
-            expects_call = False
-        else:
-            dims = [d for d in dimensions_for(turn, audio=self.audio) if d != TOOL]
-            expects_call = bool(turn.expected_calls)
-        if expects_call or (result is not None and result.tool_calls):
-            dims.append(TOOL)
-        return dims
+        dims = turn.dimensions if turn is not None else CORE_DIMENSIONS
+        made_call = result is not None and bool(result.tool_calls)
+        return due_dimensions(dims, tool_applies=bool(turn is not None and turn.expected_calls) or made_call)
 
     def verdicts(self, turn_index: int) -> dict[str, str]:
-        return dimension_verdicts(self.judgements.get(turn_index), self.scored_dimensions(turn_index))
+        """The judge's verdicts that count on the turn; {} when it has none that is valid."""
+        st = self.standing.get(turn_index)
+        return st.scores if st is not None else {}
+
+    def verdict(self, turn_index: int) -> str:
+        """pass | fail | na | judge_error, or missing (never judged)."""
+        st = self.standing.get(turn_index)
+        return st.verdict if st is not None else "missing"
 
     def categories(self, turn_index: int) -> list[str]:
         turn = self.turn(turn_index)
@@ -182,8 +172,8 @@ async def load_runs(
         if row.benchmark not in cache:
             cache[row.benchmark] = benchmark_for(row.benchmark) if benchmark_for else None
         results = {r.turn_index: r for r in await store.turn_results(run_id) if r.turn_index >= 0}
-        judgements = {t: j for t, j in (await store.latest_judgements(run_id)).items() if t >= 0}
-        out.append(StoredRun(row, results, judgements, cache[row.benchmark]))
+        revisions = [j for j in await store.judgements(run_id) if j.turn_index is not None and j.turn_index >= 0]
+        out.append(StoredRun(row, results, revisions, cache[row.benchmark]))
     return out
 
 
@@ -196,7 +186,7 @@ class RunFigures:
     strict: Rate = Rate(0, 0)  # turns where every scored dimension passes, over the expected turns
     dimensions: dict[str, Rate] = field(default_factory=dict)
     categories: dict[str, Rate] = field(default_factory=dict)  # strict pass per category
-    # The judge's own verdicts per turn, {} where the turn has no usable judgement (never ran,
+    # The verdicts that count per turn, {} where the turn has no valid judgement (never ran,
     # never judged, judge failed): what consistency across repeats compares.
     verdicts: dict[int, dict[str, str]] = field(default_factory=dict)
     missing_turns: int = 0  # expected turns with no recorded result
@@ -217,26 +207,21 @@ class RunFigures:
 
 def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
     f = RunFigures(run, repeat)
-    dims: dict[str, Rate] = {}
+    counted = tally(run.revisions, {t: run.due(t) for t in run.expected_turns})
+    f.strict = Rate(*counted.strict)
+    f.dimensions = {d: Rate(*counted.dimensions[d]) for d in ordered(counted.dimensions)}
+    f.unjudged_turns = len(counted.unjudged) + len(counted.judge_errors)
     cats: dict[str, Rate] = {}
-    strict = Rate(0, 0)
-    with_latency = run.latency_excluded is None
-    for t in run.expected_turns:
-        result = run.results.get(t)
-        j = run.judgements.get(t)
-        f.missing_turns += result is None
-        judged = j is not None and j.error is None
-        f.unjudged_turns += not judged
-        verdicts = run.verdicts(t)
-        f.verdicts[t] = verdicts if judged else {}
-        ok = bool(verdicts) and "fail" not in verdicts.values() and any(v == "pass" for v in verdicts.values())
-        strict += Rate(int(ok), 1)
-        for d, v in verdicts.items():
-            if v != "na":
-                dims[d] = dims.get(d, Rate(0, 0)) + Rate(int(v == "pass"), 1)
+    for t, ok in counted.rows.items():
         for c in run.categories(t):
             cats[c] = cats.get(c, Rate(0, 0)) + Rate(int(ok), 1)
+    f.categories = dict(sorted(cats.items()))
+    with_latency = run.latency_excluded is None
+    for t in run.expected_turns:
+        f.verdicts[t] = run.verdicts(t)
+        result = run.results.get(t)
         if result is None:
+            f.missing_turns += 1
             continue
         f.empty_responses += result.status in _EMPTY or result.sentinel == EMPTY_RESPONSE
         f.ended_session += result.status == "ended_session"
@@ -250,19 +235,7 @@ def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
                 value = getattr(lat, name)
                 if value is not None:
                     dest.append(value)
-    f.strict = strict
-    f.dimensions = {d: dims[d] for d in sorted(dims, key=_dim_key)}
-    f.categories = dict(sorted(cats.items()))
     return f
-
-
-def _dim_key(d: str) -> tuple[int, str]:
-    return (DIMENSION_ORDER.index(d) if d in DIMENSION_ORDER else len(DIMENSION_ORDER), d)
-
-
-def dimension_order(dims: Iterable[str]) -> list[str]:
-    """Distinct dimensions in the rubric's order (unknown ones last, by name)."""
-    return sorted(set(dims), key=_dim_key)
 
 
 @dataclass
@@ -319,7 +292,7 @@ def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:
         benchmark=benchmark,
         runs=figs,
         strict=sum((f.strict for f in figs), Rate(0, 0)),
-        dimensions={d: dims[d] for d in sorted(dims, key=_dim_key)},
+        dimensions={d: dims[d] for d in ordered(dims)},
         categories=dict(sorted(total(f.categories for f in figs).items())),
         v2v=describe(v2v),
         v2v_p50_ci=p50_ci,
@@ -351,7 +324,7 @@ class Leaderboard:
 
     @cached_property
     def dimensions(self) -> list[str]:
-        return dimension_order(d for r in self.rows for d in r.dimensions)
+        return ordered(d for r in self.rows for d in r.dimensions)
 
     @cached_property
     def models(self) -> list[str]:

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 from ..events import TurnResult
 from .leaderboard import StoredRun
-from .stats import turn_status
 
 LATENCY_TOLERANCE_MS = 250.0
 
@@ -34,8 +33,8 @@ class Side:
     """One run's view of one turn."""
 
     status: str  # the turn's engine status, or "missing" when it never ran
-    verdict: str  # pass | fail | missing (all scored dimensions together)
-    dimensions: dict[str, str]
+    verdict: str  # pass | fail | na | judge_error | missing (never judged): the verdict module's row verdict
+    dimensions: dict[str, str]  # the verdicts that count ({} without a valid judgement)
     calls: list[str]
     voice_to_voice_ms: float | None
     assistant_text: str
@@ -58,12 +57,11 @@ class TurnComparison:
 
 def _side(run: StoredRun, turn: int) -> Side:
     r = run.results.get(turn)
-    dims = run.verdicts(turn)
     v2v = r.latencies.voice_to_voice_ms if r is not None and run.latency_excluded is None else None
     return Side(
         status=r.status if r is not None else "missing",
-        verdict=turn_status(dims) if r is not None or run.judgements.get(turn) else "missing",
-        dimensions=dims,
+        verdict=run.verdict(turn),
+        dimensions=run.verdicts(turn),
         calls=call_summary(r),
         voice_to_voice_ms=v2v,
         assistant_text=r.assistant_text if r is not None else "",
@@ -80,9 +78,10 @@ def compare_runs(a: StoredRun, b: StoredRun, *, latency_tolerance_ms: float = LA
         diffs = []
         if sa.verdict != sb.verdict:
             diffs.append("verdict")
-        for d in sorted(set(sa.dimensions) | set(sb.dimensions)):
-            if sa.dimensions.get(d, "na") != sb.dimensions.get(d, "na"):
-                diffs.append(d)
+        if sa.dimensions and sb.dimensions:  # one side without a valid verdict differs as a whole
+            for d in sorted(set(sa.dimensions) | set(sb.dimensions)):
+                if sa.dimensions.get(d, "na") != sb.dimensions.get(d, "na"):
+                    diffs.append(d)
         if sa.calls != sb.calls:
             diffs.append("calls")
         if sa.status != sb.status:
