@@ -3,7 +3,8 @@
 `mini_bench` has four turns (turn 1 expects a call; turns 2 and 3 are scored on state_tracking).
 The runs, and what the leaderboard must make of them (worked out by hand in the tests):
 
-- gpt-realtime R1 (speed 1): all pass except turn 2's state_tracking; v2v 900/1500(tool)/1100/1300.
+- gpt-realtime R1 (speed 1): all pass except turn 2's state_tracking (turn 0's re-judge failed, its first
+  verdict stands); v2v 900/1500(tool)/1100/1300.
 - gpt-realtime R2 (speed 1): turn 1 wrong call (tool fail), turn 2 empty response whose judge failed,
   turn 3 never ran (interrupted): v2v 1000/2500(tool).
 - gpt-realtime R3 (speed 20): turn 2 fails state_tracking, turn 3 ended the session; v2v 50 each
@@ -65,6 +66,7 @@ class T:
     status: str = "ok"
     judge_error: bool = False
     leading_silence: float | None = None
+    rejudge_error: bool = False  # a later revision whose judge failed (the verdict before it stands)
 
 
 def all_pass(turn: int, *, tool: bool = False, state: bool = False) -> dict[str, str]:
@@ -95,6 +97,9 @@ def events(run_id: str, model: str, bench: str, turns: list[T], *, config: dict,
             scores = {d: DimensionScore(verdict=v) for d, v in t.verdicts.items()}
             evs.append(Judgement(run_id=run_id, t_ms=t_ms + 1, turn_index=t.turn, judge=judge, heuristic=heuristic,
                                  scores=scores, error="judge timed out" if t.judge_error else None))  # fmt: skip
+        if t.rejudge_error:
+            evs.append(Judgement(run_id=run_id, t_ms=t_ms + 2, turn_index=t.turn, judge=judge, revision=2,
+                                 heuristic=heuristic, error="re-judge: HTTP 503"))  # fmt: skip
         t_ms += 1000
     if status is not None:
         evs.append(RunEnded(run_id=run_id, t_ms=t_ms, status=status))
@@ -104,7 +109,7 @@ def events(run_id: str, model: str, bench: str, turns: list[T], *, config: dict,
 def scenario() -> list[list]:
     s1 = {"speed": 1.0}
     r1 = [
-        T(0, all_pass(0), 900, leading_silence=100),
+        T(0, all_pass(0), 900, leading_silence=100, rejudge_error=True),
         T(1, all_pass(1, tool=True), 1500, calls=[("book", {"day": "saturday"})], leading_silence=200),
         T(2, {**all_pass(2, state=True), "state_tracking": F}, 1100, leading_silence=300),
         T(3, all_pass(3, state=True), 1300, leading_silence=400),

@@ -60,6 +60,8 @@ async def test_pass_rates_with_fixed_denominators(runs) -> None:
     assert list(row.dimensions) == list(got)  # rubric order
     assert row.dimensions["kb_grounding"].ci95 == pytest.approx((0.5519, 0.9530), abs=1e-4)
     assert (row.missing_turns, row.unjudged_turns, row.empty_responses, row.ended_session) == (1, 2, 1, 1)
+    r1 = row.runs[0].run
+    assert (r1.verdict(0), r1.standing[0].error) == ("pass", "re-judge: HTTP 503")  # a failed re-judge erases nothing
     per_run = {f.run.run_id: (f.strict.passes, f.fail_rows, f.unjudged_turns) for f in row.runs}
     assert per_run == {"r1": (3, 1, 0), "r2": (1, 1, 2), "r3": (3, 1, 0)}
     assert row.categories["long_range_memory"].passes == 2 and row.categories["long_range_memory"].n == 6
