@@ -147,3 +147,22 @@ def test_latency_exclusion_reasons() -> None:
     assert run({"speed": True}).latency_excluded == "speed not recorded"
     assert run({"speed": 1.0, "modality": "text"}).latency_excluded == "text run (no voice-to-voice)"
     assert run({"speed": 1.0, "fake": True}).group == "m [fake, unjudged]"
+
+
+async def test_a_complete_run_counts_as_its_run_summary(runs) -> None:
+    """The leaderboard and `arena-tui judge`'s summary count through the same verdict rules."""
+    from arena_tui.compare.leaderboard import run_figures
+    from arena_tui.judge.summary import summarize
+
+    from .compare_runs import MINI
+
+    for run in (r for r in runs if r.run_id in ("r1", "r3", "r5")):
+        s = summarize(MINI, list(run.results.values()), run.revisions)
+        f = run_figures(run)
+        assert {d: (r.passes, r.n) for d, r in f.dimensions.items()} == {
+            d: (t.passes, t.denominator) for d, t in s.dimensions.items()
+        }
+        assert (f.strict.passes, f.strict.n) == (s.strict.passes, s.strict.denominator)
+        assert {c: (r.passes, r.n) for c, r in f.categories.items()} == {
+            c: (t.passes, t.denominator) for c, t in s.category_totals.items()
+        }
