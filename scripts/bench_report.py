@@ -38,13 +38,16 @@ async def build(path: Path, models: int, benchmarks: int, repeats: int, turns: i
                 for r in range(repeats):
                     rid = f"m{m:02d}b{b}r{r:02d}"
                     store.submit(RunStarted(run_id=rid, t_ms=0, benchmark=f"bench_{b}", model=f"model-{m:02d}",
-                                            provider="openai", turn_indices=list(range(turns)), config={"speed": 1.0}))  # fmt: skip
+                                            provider="openai", turn_indices=list(range(turns)),
+                                            config={"speed": 1.0}))  # fmt: skip
                     for t in range(turns):
-                        lat = Latencies(voice_to_voice_ms=rng.lognormvariate(7.0, 0.35), leading_silence_ms=rng.uniform(50, 400))
-                        res = TurnResult(turn_index=t, status="ok", user_text=f"turn {t}", assistant_text="ok", latencies=lat)
+                        lat = Latencies(voice_to_voice_ms=rng.lognormvariate(7.0, 0.35),
+                                        leading_silence_ms=rng.uniform(50, 400))  # fmt: skip
+                        res = TurnResult(turn_index=t, status="ok", user_text=f"turn {t}", latencies=lat)
                         store.submit(TurnEnded(run_id=rid, t_ms=t * 1000.0, turn_index=t, result=res))
                         scores = {d: DimensionScore(verdict="pass" if rng.random() < skill else "fail") for d in DIMS}
-                        store.submit(Judgement(run_id=rid, t_ms=t * 1000.0 + 1, turn_index=t, judge="openai:x", scores=scores))
+                        store.submit(Judgement(run_id=rid, t_ms=t * 1000.0 + 1, turn_index=t, judge="openai:x",
+                                               scores=scores))  # fmt: skip
                     store.submit(RunEnded(run_id=rid, t_ms=turns * 1000.0, status="completed"))
                     n += 1
             await store.flush()

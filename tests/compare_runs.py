@@ -37,7 +37,10 @@ from benchmarks.model import Benchmark, BenchmarkMeta, Tool, Turn
 CORE = ["kb_grounding", "instruction_following", "tool_use_correct"]
 
 MINI = Benchmark(
-    meta=BenchmarkMeta(name="mini_bench", category_dimensions={"basic_qa": [], "tool_use": [], "long_range_memory": ["state_tracking"]}),
+    meta=BenchmarkMeta(
+        name="mini_bench",
+        category_dimensions={"basic_qa": [], "tool_use": [], "long_range_memory": ["state_tracking"]},
+    ),
     turns=[
         Turn(turn_index=0, input="Are you open Saturday?", golden_text="Yes, 9 to 4.", categories=["basic_qa"]),
         Turn(turn_index=1, input="Book me for Saturday.", golden_text="Booked.", categories=["tool_use"],
@@ -79,9 +82,9 @@ def all_pass(turn: int, *, tool: bool = False, state: bool = False) -> dict[str,
 def events(run_id: str, model: str, bench: str, turns: list[T], *, config: dict, simulator: bool = False,
            heuristic: bool = False, indices: list[int] | None = None, status: str | None = "completed") -> list:  # fmt: skip
     judge = "heuristic" if heuristic else "openai:gpt-5-mini"
-    evs: list = [RunStarted(run_id=run_id, t_ms=0, benchmark=bench, model=model,
-                            provider="sim" if simulator else "openai", simulator=simulator,
-                            turn_indices=indices if indices is not None else [t.turn for t in turns], config=config)]  # fmt: skip
+    indices = indices if indices is not None else [t.turn for t in turns]
+    evs: list = [RunStarted(run_id=run_id, t_ms=0, benchmark=bench, model=model, simulator=simulator,
+                            provider="sim" if simulator else "openai", turn_indices=indices, config=config)]  # fmt: skip
     t_ms = 100.0
     for t in turns:
         calls = [ToolCallRecord(call_id=f"{run_id}-{t.turn}-{n}", name=name, args=args, status="matched")
