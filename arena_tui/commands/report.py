@@ -46,8 +46,8 @@ async def _main(args: argparse.Namespace) -> int:
     for run_id, why in sel.skipped.items():
         print(f"skipped {run_id}: {why}")
     for name, why in sorted(unloadable.items()):
-        print(f"benchmark data not found for {name} ({why}): its unjudged turns count against the core "
-              "dimensions and turn_taking, and it has no categories (pass --data)")  # fmt: skip
+        print(f"benchmark data not found for {name} ({why}): its unjudged turns are charged the core "
+              "dimensions only, and it has no categories (pass --data)")  # fmt: skip
     for p in paths:
         print(p)
     return 0
