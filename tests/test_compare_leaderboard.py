@@ -166,3 +166,21 @@ async def test_a_complete_run_counts_as_its_run_summary(runs) -> None:
         assert {c: (r.passes, r.n) for c, r in f.categories.items()} == {
             c: (t.passes, t.denominator) for c, t in s.category_totals.items()
         }
+
+
+async def test_compare_two_models_turn_by_turn(runs) -> None:
+    from arena_tui.compare.pair import compare_models
+
+    board = build_leaderboard(runs)
+    gpt, sim = board.row("gpt-realtime", "mini_bench"), board.row("sim [simulator]", "mini_bench")
+    rows = {r.turn_index: r for r in compare_models(gpt, sim)}
+    assert sorted(rows) == [0, 1, 2, 3]
+    # turn 0: 3/3 vs 1/1 passing; medians 950 (R1 900, R2 1000; R3 is sped up) vs 600
+    assert (rows[0].a.pass_runs, rows[0].a.runs, rows[0].b.pass_runs) == (3, 3, 1)
+    assert (rows[0].a.voice_to_voice_p50_ms, rows[0].b.voice_to_voice_p50_ms) == (950.0, 600.0)
+    assert rows[0].differences == ["latency"]
+    assert rows[1].a.statuses == ("pass", "fail", "pass") and rows[1].differences == ["pass share", "latency"]
+    assert rows[2].a.statuses == ("fail", "missing", "fail") and rows[2].a.pass_runs == 0
+    assert rows[3].user_text == "And the time again?"
+    with pytest.raises(ValueError, match="different benchmarks"):
+        compare_models(gpt, board.row("gpt-realtime", "other_bench"))

@@ -1,6 +1,8 @@
-"""Two runs side by side, turn by turn: verdicts, calls and latencies, with the differences named.
+"""Two runs (or two models) side by side, turn by turn, with the differences named.
 
-Used for "same model, two repeats" (why did turn 7 flip?) and "two models, same benchmark".
+`compare_runs`: verdicts, calls and latencies of two runs ("same model, two repeats: why did
+turn 7 flip?", or one run of each of two models). `compare_models`: two leaderboard rows of one
+benchmark, each turn's passing repeats and median latency.
 Calls are compared by name and arguments in the order made (what the model did, not whether it
 matched the spec: the verdicts say that). Latency differences below `latency_tolerance_ms` are
 not flagged: run-to-run jitter of a realtime service is hundreds of ms.
@@ -12,7 +14,8 @@ import json
 from dataclasses import dataclass, field
 
 from ..events import TurnResult
-from .leaderboard import StoredRun
+from .leaderboard import BoardRow, StoredRun
+from .stats import describe, turn_status
 
 LATENCY_TOLERANCE_MS = 250.0
 
@@ -92,3 +95,53 @@ def compare_runs(a: StoredRun, b: StoredRun, *, latency_tolerance_ms: float = LA
         user_text = a.user_text(t) or b.user_text(t)
         rows.append(TurnComparison(t, user_text, sa, sb, diffs))
     return rows
+
+
+@dataclass(frozen=True)
+class ModelSide:
+    """One model's repeats of one turn."""
+
+    pass_runs: int
+    runs: int
+    statuses: tuple[str, ...]  # per repeat, in run order (stats.turn_status of the verdicts)
+    voice_to_voice_p50_ms: float | None  # median over the repeats that count for latency
+
+
+@dataclass(frozen=True)
+class ModelTurnComparison:
+    turn_index: int
+    user_text: str
+    a: ModelSide
+    b: ModelSide
+    differences: list[str] = field(default_factory=list)  # pass share, latency
+
+
+def _model_side(row: BoardRow, turn: int) -> ModelSide:
+    statuses = tuple(turn_status(f.verdicts.get(turn)) for f in row.runs)
+    v2v = [r.latencies.voice_to_voice_ms for f in row.runs if f.run.latency_excluded is None
+           and (r := f.run.results.get(turn)) is not None and r.latencies.voice_to_voice_ms is not None]  # fmt: skip
+    d = describe(v2v)
+    return ModelSide(statuses.count("pass"), len(statuses), statuses, d.p50 if d else None)
+
+
+def compare_models(
+    a: BoardRow, b: BoardRow, *, latency_tolerance_ms: float = LATENCY_TOLERANCE_MS
+) -> list[ModelTurnComparison]:
+    """Two leaderboard rows of one benchmark (two models, or one model from two sources) turn by
+    turn: how many repeats passed each turn, and the median voice-to-voice. `pass share` is
+    flagged when the fractions of passing repeats differ."""
+    if a.benchmark != b.benchmark:
+        raise ValueError(f"compare_models: rows of different benchmarks ({a.benchmark} vs {b.benchmark})")
+    turns = sorted({t for row in (a, b) for f in row.runs for t in f.run.expected_turns})
+    out = []
+    for t in turns:
+        sa, sb = _model_side(a, t), _model_side(b, t)
+        diffs = []
+        if sa.pass_runs * sb.runs != sb.pass_runs * sa.runs:
+            diffs.append("pass share")
+        if sa.voice_to_voice_p50_ms is not None and sb.voice_to_voice_p50_ms is not None:
+            if abs(sb.voice_to_voice_p50_ms - sa.voice_to_voice_p50_ms) >= latency_tolerance_ms:
+                diffs.append("latency")
+        text = next((x for row in (a, b) for f in row.runs if (x := f.run.user_text(t))), "")
+        out.append(ModelTurnComparison(t, text, sa, sb, diffs))
+    return out
