@@ -8,29 +8,16 @@ leaves the earlier verdict standing and is listed (`rejudge_errors`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
 from benchmarks.model import Benchmark
 
+from ..compare.stats import wilson
 from ..events import Judgement, TurnResult
 from ..verdicts import due_dimensions, ordered, standing, tally
 from .phase2 import align
-
-
-def wilson(passes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """Wilson score interval: honest at small n and at 0 % / 100 %, unlike the normal approximation."""
-    if n <= 0:
-        return (0.0, 0.0)
-    p = passes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    lo = 0.0 if passes == 0 else max(0.0, centre - half)
-    hi = 1.0 if passes == n else min(1.0, centre + half)  # exact at the ends, not 0.9999…
-    return (lo, hi)
 
 
 class Tally(BaseModel):

@@ -1,0 +1,60 @@
+"""`arena-tui report RUNS… DIR`: comparison CSVs, summary.md and a self-contained report.html."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from ..cli import CliError
+from ..paths import db_path
+from ..store import Store, StoreError
+
+NAME = "report"
+HELP = "compare runs: run_results/model_summary/metric_summary CSVs, summary.md, report.html"
+DESCRIPTION = (
+    "Write a comparison report of stored runs into DIR. Each target is a run id (or a unique prefix), "
+    "a benchmark name (all its runs) or `all`. Runs still recording are skipped."
+)
+ORDER = 55
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("targets", nargs="+", metavar="RUN_OR_BENCHMARK", help="run ids, benchmark names or `all`")
+    parser.add_argument("dest", metavar="DIR", help="folder to write the report files into (created)")
+
+
+async def _main(args: argparse.Namespace) -> int:
+    from ..compare.report import build_report
+    from ..judge.locate import find_benchmark
+
+    unloadable: dict[str, str] = {}
+
+    def benchmark_for(name: str):
+        try:
+            return find_benchmark(name, args.data)
+        except LookupError as e:  # still reportable: see the note printed below
+            unloadable[name] = str(e).splitlines()[0]
+            return None
+
+    async with await Store.open(db_path(args.db)) as store:
+        await store.mark_interrupted_stale()
+        try:
+            sel, board, paths = await build_report(store, args.targets, args.dest, benchmark_for)
+        except LookupError as e:
+            raise CliError(str(e)) from None
+    print(f"{len(board.runs)} runs, {len(board.models)} models, {len(board.benchmarks)} benchmarks")
+    for run_id, why in sel.skipped.items():
+        print(f"skipped {run_id}: {why}")
+    for name, why in sorted(unloadable.items()):
+        print(f"benchmark data not found for {name} ({why}): its unjudged turns are charged the core "
+              "dimensions only, and it has no categories (pass --data)")  # fmt: skip
+    for p in paths:
+        print(p)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(_main(args))
+    except (StoreError, OSError) as e:
+        raise CliError(str(e)) from None

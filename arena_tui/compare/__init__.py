@@ -1,0 +1,1 @@
+"""Comparing runs: statistics, leaderboard figures, turn-by-turn pairs, and report files."""

@@ -1,0 +1,355 @@
+"""Leaderboard figures from stored runs: one row per model, per benchmark and pooled.
+
+Which verdict counts, pass rates and the strict row rule are `arena_tui.verdicts` (`tally`), fed
+with every revision of a run's judgements. What this module adds (each rule stated once, here):
+- Fixed denominators: a run is counted over the turns it set out to run (`runs.turn_indices`, the
+  benchmark's turns for a full run): every one of them is due (`StoredRun.due`), so a turn that
+  never ran, was never judged or whose judge failed is a failure, never a smaller denominator.
+- Latency only from runs at speed 1: a sped-up run's voice-to-voice is on a compressed clock.
+  Speed is read from the recorded run config (`config.speed`, written by every run_started); a
+  run whose config has no speed (e.g. imported from the reference harness) is excluded from
+  latency too, and each exclusion is listed with its reason.
+- Runs are grouped by what produced their numbers, not only by model alias: a simulator run, a
+  run against a protocol fake and a heuristic-judged run each get their own labelled row, so they
+  can never be averaged with real, LLM-judged runs of the same alias.
+- A tool turn is a turn where the model made at least one call: the round trip is what makes
+  its voice-to-voice longer.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from benchmarks.model import CORE_DIMENSIONS, Benchmark, Turn
+
+from ..events import EMPTY_RESPONSE, Judgement, TurnResult
+from ..store import RunRow, Store
+from ..verdicts import Standing, due_dimensions, ordered, standing, tally
+from .stats import Distribution, Rate, TurnConsistency, bootstrap_percentile_cis, describe, turn_consistency
+
+POOLED = "all"  # the benchmark column of a model's pooled row
+_EMPTY = {"empty_response", "no_response"}
+
+
+def run_speed(run: RunRow) -> float | None:
+    """The run's recorded speed factor, or None when its config does not say."""
+    speed = run.config.get("speed")
+    return float(speed) if isinstance(speed, (int, float)) and not isinstance(speed, bool) else None
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One run as read back from the store, with the benchmark it ran (None when not loadable)."""
+
+    row: RunRow
+    results: Mapping[int, TurnResult]  # benchmark turns only (the greeting is not scored)
+    revisions: Sequence[Judgement]  # every judgement revision of the run's benchmark turns
+    benchmark: Benchmark | None = None
+
+    @cached_property
+    def standing(self) -> dict[int, Standing[Judgement]]:
+        """turn -> the judgement that counts (and the newest revision), by the verdict module."""
+        return standing(self.revisions)
+
+    @property
+    def run_id(self) -> str:
+        return self.row.run_id
+
+    @property
+    def audio(self) -> bool:
+        return self.row.config.get("modality") != "text"
+
+    @property
+    def speed(self) -> float | None:
+        return run_speed(self.row)
+
+    @property
+    def latency_excluded(self) -> str | None:
+        """Why this run's latencies are left out of latency figures (None: they count)."""
+        if not self.audio:
+            return "text run (no voice-to-voice)"
+        if self.speed is None:
+            return "speed not recorded"
+        if self.speed != 1.0:
+            return f"speed {self.speed:g}x"
+        return None
+
+    @property
+    def expected_turns(self) -> list[int]:
+        if self.row.turn_indices:
+            return [t for t in self.row.turn_indices if t >= 0]
+        if self.benchmark is not None:
+            return [t.turn_index for t in self.benchmark.turns]
+        return sorted(t for t in self.results if t >= 0)
+
+    @property
+    def heuristic(self) -> bool:
+        return any(st.shown.heuristic for st in self.standing.values())
+
+    @property
+    def judge(self) -> str:
+        return ", ".join(sorted({st.shown.judge for st in self.standing.values()})) or "none"
+
+    @property
+    def source_labels(self) -> tuple[str, ...]:
+        """What produced these numbers, when it is not a real service judged by an LLM."""
+        labels = []
+        if self.row.simulator:
+            labels.append("simulator")
+        if self.row.config.get("fake"):
+            labels.append("fake")
+        if self.heuristic:
+            labels.append("heuristic judge")
+        if not self.revisions:
+            labels.append("unjudged")
+        mode = self.row.config.get("mode")
+        if isinstance(mode, str) and mode not in ("", "sequential"):
+            labels.append(mode)
+        return tuple(labels)
+
+    @property
+    def group(self) -> str:
+        """The leaderboard row this run belongs to: its model, labelled by its source."""
+        labels = self.source_labels
+        return f"{self.row.model} [{', '.join(labels)}]" if labels else self.row.model
+
+    def turn(self, turn_index: int) -> Turn | None:
+        """The benchmark's turn, when the benchmark data is at hand."""
+        if self.benchmark is None:
+            return None
+        try:
+            return self.benchmark.turn(turn_index)
+        except KeyError:
+            return None
+
+    def due(self, turn_index: int) -> list[str]:
+        """The dimensions the turn is charged a failure on when it has no valid verdict: the
+        benchmark turn's (core ones without benchmark data), tool use where a call was expected
+        or made."""
+        result = self.results.get(turn_index)
+        turn = self.turn(turn_index)
+        dims = turn.dimensions if turn is not None else CORE_DIMENSIONS
+        made_call = result is not None and bool(result.tool_calls)
+        return due_dimensions(dims, tool_applies=bool(turn is not None and turn.expected_calls) or made_call)
+
+    def verdicts(self, turn_index: int) -> dict[str, str]:
+        """The judge's verdicts that count on the turn; {} when it has none that is valid."""
+        st = self.standing.get(turn_index)
+        return st.scores if st is not None else {}
+
+    def verdict(self, turn_index: int) -> str:
+        """pass | fail | na | judge_error, or missing (never judged)."""
+        st = self.standing.get(turn_index)
+        return st.verdict if st is not None else "missing"
+
+    def categories(self, turn_index: int) -> list[str]:
+        turn = self.turn(turn_index)
+        return list(turn.categories) if turn is not None else []
+
+    def user_text(self, turn_index: int) -> str:
+        """What the user said on the turn (recorded, else the benchmark's input, else empty)."""
+        result = self.results.get(turn_index)
+        if result is not None:
+            return result.user_text
+        turn = self.turn(turn_index)
+        return turn.input if turn is not None else ""
+
+
+async def load_runs(
+    store: Store, run_ids: Sequence[str], benchmark_for: Callable[[str], Benchmark | None] | None = None
+) -> list[StoredRun]:
+    """Read runs through the store's reader API; `benchmark_for(name)` supplies benchmark data
+    (turn dimensions and categories), once per benchmark name."""
+    cache: dict[str, Benchmark | None] = {}
+    out = []
+    for run_id in run_ids:
+        row = await store.get_run(run_id)
+        if row is None:
+            raise LookupError(f"{store.path}: no run {run_id}")
+        if row.benchmark not in cache:
+            cache[row.benchmark] = benchmark_for(row.benchmark) if benchmark_for else None
+        results = {r.turn_index: r for r in await store.turn_results(run_id) if r.turn_index >= 0}
+        revisions = [j for j in await store.judgements(run_id) if j.turn_index is not None and j.turn_index >= 0]
+        out.append(StoredRun(row, results, revisions, cache[row.benchmark]))
+    return out
+
+
+@dataclass
+class RunFigures:
+    """The figures of one run: one row of run_results.csv."""
+
+    run: StoredRun
+    repeat: int  # 0-based order among the runs of its model row and benchmark, by start time
+    strict: Rate = Rate(0, 0)  # turns where every scored dimension passes, over the expected turns
+    dimensions: dict[str, Rate] = field(default_factory=dict)
+    categories: dict[str, Rate] = field(default_factory=dict)  # strict pass per category
+    # The verdicts that count per turn, {} where the turn has no valid judgement (never ran,
+    # never judged, judge failed): what consistency across repeats compares.
+    verdicts: dict[int, dict[str, str]] = field(default_factory=dict)
+    missing_turns: int = 0  # expected turns with no recorded result
+    unjudged_turns: int = 0  # expected turns with no usable judgement (incl. judge errors)
+    empty_responses: int = 0
+    ended_session: int = 0
+    v2v: list[float] = field(default_factory=list)  # only when the run counts for latency
+    v2v_tool: list[float] = field(default_factory=list)
+    v2v_non_tool: list[float] = field(default_factory=list)
+    leading_silence: list[float] = field(default_factory=list)
+    pipeline_ttfb: list[float] = field(default_factory=list)
+    provider_ttfb: list[float] = field(default_factory=list)
+
+    @property
+    def fail_rows(self) -> int:
+        return self.strict.n - self.strict.passes - self.unjudged_turns
+
+
+def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
+    f = RunFigures(run, repeat)
+    counted = tally(run.revisions, {t: run.due(t) for t in run.expected_turns})
+    f.strict = Rate(*counted.strict)
+    f.dimensions = {d: Rate(*counted.dimensions[d]) for d in ordered(counted.dimensions)}
+    f.unjudged_turns = len(counted.unjudged) + len(counted.judge_errors)
+    cats: dict[str, Rate] = {}
+    for t, ok in counted.rows.items():
+        for c in run.categories(t):
+            cats[c] = cats.get(c, Rate(0, 0)) + Rate(int(ok), 1)
+    f.categories = dict(sorted(cats.items()))
+    with_latency = run.latency_excluded is None
+    for t in run.expected_turns:
+        f.verdicts[t] = run.verdicts(t)
+        result = run.results.get(t)
+        if result is None:
+            f.missing_turns += 1
+            continue
+        f.empty_responses += result.status in _EMPTY or result.sentinel == EMPTY_RESPONSE
+        f.ended_session += result.status == "ended_session"
+        if with_latency:
+            lat = result.latencies
+            if lat.voice_to_voice_ms is not None:
+                f.v2v.append(lat.voice_to_voice_ms)
+                (f.v2v_tool if result.tool_calls else f.v2v_non_tool).append(lat.voice_to_voice_ms)
+            for name, dest in (("leading_silence_ms", f.leading_silence), ("pipeline_ttfb_ms", f.pipeline_ttfb),
+                               ("provider_ttfb_ms", f.provider_ttfb)):  # fmt: skip
+                value = getattr(lat, name)
+                if value is not None:
+                    dest.append(value)
+    return f
+
+
+@dataclass
+class BoardRow:
+    """One model on one benchmark (or pooled over benchmarks: `benchmark == POOLED`)."""
+
+    model: str  # the group label (model alias + source labels)
+    benchmark: str
+    runs: list[RunFigures]
+    strict: Rate
+    dimensions: dict[str, Rate]
+    categories: dict[str, Rate]
+    v2v: Distribution | None
+    v2v_p50_ci: tuple[float, float] | None
+    v2v_p95_ci: tuple[float, float] | None
+    v2v_tool: Distribution | None
+    v2v_non_tool: Distribution | None
+    leading_silence: Distribution | None
+    pipeline_ttfb: Distribution | None
+    provider_ttfb: Distribution | None
+    empty_responses: int
+    ended_session: int
+    missing_turns: int
+    unjudged_turns: int
+    latency_excluded: dict[str, str]  # run id -> why its latencies are not counted
+    consistency: list[TurnConsistency]  # per benchmark rows only (turn indices differ across benchmarks)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self.runs[0].run.source_labels if self.runs else ()
+
+    @property
+    def latency_runs(self) -> int:
+        return len(self.runs) - len(self.latency_excluded)
+
+
+def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:
+    def pool(attr: str) -> list[float]:
+        return [v for f in figs for v in getattr(f, attr)]
+
+    def total(rates: Iterable[Mapping[str, Rate]]) -> dict[str, Rate]:
+        out: dict[str, Rate] = {}
+        for m in rates:
+            for k, r in m.items():
+                out[k] = out.get(k, Rate(0, 0)) + r
+        return out
+
+    v2v = pool("v2v")
+    p50_ci, p95_ci = bootstrap_percentile_cis(v2v, [50, 95]) or (None, None)
+    dims = total(f.dimensions for f in figs)
+    consistency = turn_consistency([f.verdicts for f in figs]) if benchmark != POOLED else []
+    return BoardRow(
+        model=model,
+        benchmark=benchmark,
+        runs=figs,
+        strict=sum((f.strict for f in figs), Rate(0, 0)),
+        dimensions={d: dims[d] for d in ordered(dims)},
+        categories=dict(sorted(total(f.categories for f in figs).items())),
+        v2v=describe(v2v),
+        v2v_p50_ci=p50_ci,
+        v2v_p95_ci=p95_ci,
+        v2v_tool=describe(pool("v2v_tool")),
+        v2v_non_tool=describe(pool("v2v_non_tool")),
+        leading_silence=describe(pool("leading_silence")),
+        pipeline_ttfb=describe(pool("pipeline_ttfb")),
+        provider_ttfb=describe(pool("provider_ttfb")),
+        empty_responses=sum(f.empty_responses for f in figs),
+        ended_session=sum(f.ended_session for f in figs),
+        missing_turns=sum(f.missing_turns for f in figs),
+        unjudged_turns=sum(f.unjudged_turns for f in figs),
+        latency_excluded={f.run.run_id: why for f in figs if (why := f.run.latency_excluded)},
+        consistency=consistency,
+    )
+
+
+@dataclass
+class Leaderboard:
+    """Every run's figures and the rows built from them (per benchmark, then pooled per model)."""
+
+    runs: list[RunFigures]
+    rows: list[BoardRow]
+
+    @cached_property
+    def benchmarks(self) -> list[str]:
+        return sorted({r.benchmark for r in self.rows if r.benchmark != POOLED})
+
+    @cached_property
+    def dimensions(self) -> list[str]:
+        return ordered(d for r in self.rows for d in r.dimensions)
+
+    @cached_property
+    def models(self) -> list[str]:
+        return sorted({r.model for r in self.rows})
+
+    def row(self, model: str, benchmark: str = POOLED) -> BoardRow | None:
+        return next((r for r in self.rows if r.model == model and r.benchmark == benchmark), None)
+
+
+def build_leaderboard(runs: Sequence[StoredRun]) -> Leaderboard:
+    """Figures per run, then one row per (model group, benchmark) and one pooled row per model
+    group (over all its benchmarks; only when it ran more than one)."""
+    by_cell: dict[tuple[str, str], list[StoredRun]] = defaultdict(list)
+    for r in runs:
+        by_cell[(r.group, r.row.benchmark)].append(r)
+    figures: list[RunFigures] = []
+    rows: list[BoardRow] = []
+    by_model: dict[str, list[RunFigures]] = defaultdict(list)
+    for (model, bench), cell in sorted(by_cell.items()):
+        cell.sort(key=lambda r: (r.row.started_at, r.run_id))
+        figs = [run_figures(r, i) for i, r in enumerate(cell)]
+        figures += figs
+        by_model[model] += figs
+        rows.append(_board_row(model, bench, figs))
+    for model, figs in sorted(by_model.items()):
+        if len({f.run.row.benchmark for f in figs}) > 1:
+            rows.append(_board_row(model, POOLED, figs))
+    return Leaderboard(figures, rows)

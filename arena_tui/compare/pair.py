@@ -1,0 +1,147 @@
+"""Two runs (or two models) side by side, turn by turn, with the differences named.
+
+`compare_runs`: verdicts, calls and latencies of two runs ("same model, two repeats: why did
+turn 7 flip?", or one run of each of two models). `compare_models`: two leaderboard rows of one
+benchmark, each turn's passing repeats and median latency.
+Calls are compared by name and arguments in the order made (what the model did, not whether it
+matched the spec: the verdicts say that). Latency differences below `latency_tolerance_ms` are
+not flagged: run-to-run jitter of a realtime service is hundreds of ms.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from ..events import TurnResult
+from .leaderboard import BoardRow, StoredRun
+from .stats import describe, turn_status
+
+LATENCY_TOLERANCE_MS = 250.0
+
+
+def call_summary(result: TurnResult | None) -> list[str]:
+    """`name(arg=value, …)` per call made, duplicates marked; [] when none or the turn never ran."""
+    if result is None:
+        return []
+    out = []
+    for c in result.tool_calls:
+        args = ", ".join(f"{k}={json.dumps(v, sort_keys=True)}" for k, v in sorted(c.args.items()))
+        out.append(f"{c.name}({args})" + (" [duplicate]" if c.is_duplicate else ""))
+    return out
+
+
+@dataclass(frozen=True)
+class Side:
+    """One run's view of one turn."""
+
+    status: str  # the turn's engine status, or "missing" when it never ran
+    verdict: str  # pass | fail | na | judge_error | missing (never judged): the verdict module's row verdict
+    dimensions: dict[str, str]  # the verdicts that count ({} without a valid judgement)
+    calls: list[str]
+    voice_to_voice_ms: float | None
+    assistant_text: str
+
+
+@dataclass(frozen=True)
+class TurnComparison:
+    turn_index: int
+    user_text: str
+    a: Side
+    b: Side
+    differences: list[str] = field(default_factory=list)  # verdict, dimension names, calls, status, latency
+
+    @property
+    def latency_delta_ms(self) -> float | None:
+        if self.a.voice_to_voice_ms is None or self.b.voice_to_voice_ms is None:
+            return None
+        return self.b.voice_to_voice_ms - self.a.voice_to_voice_ms
+
+
+def _side(run: StoredRun, turn: int) -> Side:
+    r = run.results.get(turn)
+    v2v = r.latencies.voice_to_voice_ms if r is not None and run.latency_excluded is None else None
+    return Side(
+        status=r.status if r is not None else "missing",
+        verdict=run.verdict(turn),
+        dimensions=run.verdicts(turn),
+        calls=call_summary(r),
+        voice_to_voice_ms=v2v,
+        assistant_text=r.assistant_text if r is not None else "",
+    )
+
+
+def compare_runs(a: StoredRun, b: StoredRun, *, latency_tolerance_ms: float = LATENCY_TOLERANCE_MS) -> list[TurnComparison]:
+    """One row per turn either run expected, in turn order. Latency is compared only where both
+    runs count for latency (speed 1, audio); a sped-up side shows None rather than a false number."""
+    turns = sorted(set(a.expected_turns) | set(b.expected_turns))
+    rows = []
+    for t in turns:
+        sa, sb = _side(a, t), _side(b, t)
+        diffs = []
+        if sa.verdict != sb.verdict:
+            diffs.append("verdict")
+        if sa.dimensions and sb.dimensions:  # one side without a valid verdict differs as a whole
+            for d in sorted(set(sa.dimensions) | set(sb.dimensions)):
+                if sa.dimensions.get(d, "na") != sb.dimensions.get(d, "na"):
+                    diffs.append(d)
+        if sa.calls != sb.calls:
+            diffs.append("calls")
+        if sa.status != sb.status:
+            diffs.append("status")
+        if sa.voice_to_voice_ms is not None and sb.voice_to_voice_ms is not None:
+            if abs(sb.voice_to_voice_ms - sa.voice_to_voice_ms) >= latency_tolerance_ms:
+                diffs.append("latency")
+        user_text = a.user_text(t) or b.user_text(t)
+        rows.append(TurnComparison(t, user_text, sa, sb, diffs))
+    return rows
+
+
+@dataclass(frozen=True)
+class ModelSide:
+    """One model's repeats of one turn."""
+
+    pass_runs: int
+    runs: int
+    statuses: tuple[str, ...]  # per repeat, in run order (stats.turn_status of the verdicts)
+    voice_to_voice_p50_ms: float | None  # median over the repeats that count for latency
+
+
+@dataclass(frozen=True)
+class ModelTurnComparison:
+    turn_index: int
+    user_text: str
+    a: ModelSide
+    b: ModelSide
+    differences: list[str] = field(default_factory=list)  # pass share, latency
+
+
+def _model_side(row: BoardRow, turn: int) -> ModelSide:
+    statuses = tuple(turn_status(f.verdicts.get(turn)) for f in row.runs)
+    v2v = [r.latencies.voice_to_voice_ms for f in row.runs if f.run.latency_excluded is None
+           and (r := f.run.results.get(turn)) is not None and r.latencies.voice_to_voice_ms is not None]  # fmt: skip
+    d = describe(v2v)
+    return ModelSide(statuses.count("pass"), len(statuses), statuses, d.p50 if d else None)
+
+
+def compare_models(
+    a: BoardRow, b: BoardRow, *, latency_tolerance_ms: float = LATENCY_TOLERANCE_MS
+) -> list[ModelTurnComparison]:
+    """Two leaderboard rows of one benchmark (two models, or one model from two sources) turn by
+    turn: how many repeats passed each turn, and the median voice-to-voice. `pass share` is
+    flagged when the fractions of passing repeats differ."""
+    if a.benchmark != b.benchmark:
+        raise ValueError(f"compare_models: rows of different benchmarks ({a.benchmark} vs {b.benchmark})")
+    turns = sorted({t for row in (a, b) for f in row.runs for t in f.run.expected_turns})
+    out = []
+    for t in turns:
+        sa, sb = _model_side(a, t), _model_side(b, t)
+        diffs = []
+        if sa.pass_runs * sb.runs != sb.pass_runs * sa.runs:
+            diffs.append("pass share")
+        if sa.voice_to_voice_p50_ms is not None and sb.voice_to_voice_p50_ms is not None:
+            if abs(sb.voice_to_voice_p50_ms - sa.voice_to_voice_p50_ms) >= latency_tolerance_ms:
+                diffs.append("latency")
+        text = next((x for row in (a, b) for f in row.runs if (x := f.run.user_text(t))), "")
+        out.append(ModelTurnComparison(t, text, sa, sb, diffs))
+    return out

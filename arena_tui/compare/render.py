@@ -1,0 +1,206 @@
+"""summary.md and report.html from one list of sections, so both always say the same thing.
+
+report.html is one self-contained file: inline CSS and inline SVG (`svg.py`), no script, nothing
+fetched when it is opened. summary.md carries the same tables and lists without the plots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from html import escape
+
+from .leaderboard import POOLED, BoardRow, Leaderboard
+from .selection import Selection
+from .stats import Rate
+from .svg import Bar, Strip, latency_strips, rate_bars
+
+TITLE = "Audio Arena model comparison"
+DEFINITIONS = [
+    "strict turn pass: every dimension scored on the turn passes; over the turns each run set out to run "
+    "(a turn that never ran, was never judged or whose judge failed counts as a failure).",
+    "[a–b]: Wilson 95 % interval for rates; percentile-bootstrap 95 % interval (2000 resamples, fixed seed) "
+    "for latency percentiles.",
+    "v2v: voice-to-voice on our own timeline (user speech end → audible bot speech). Only runs at speed 1 count; "
+    "sped-up runs and runs whose speed was not recorded are listed as excluded.",
+    "tool turn: the model made at least one call on the turn. leading silence: first bot audio frame → audible speech.",
+    "Rows labelled simulator / fake / heuristic judge come from the local simulator, a protocol fake scripted from "
+    "the golden answers, or the offline word-overlap judge: not real model scores.",
+    "CSV columns ending _mean/_std are over runs (as the reference); pooled columns are over all turns of a row's "
+    "runs. ttfb_ms is the service's own report (= provider_ttfb_ms); the reference's latency_ms (turn wall time) "
+    "is not produced.",
+]
+
+
+@dataclass
+class Section:
+    title: str
+    items: list[str] = field(default_factory=list)  # bullet points
+    table: list[list[str]] = field(default_factory=list)  # header row first
+    plots: list[str] = field(default_factory=list)  # SVG, HTML only
+    notes: list[str] = field(default_factory=list)  # after the table
+
+
+def pct(r: Rate | None) -> str:
+    """`81.3% [72–88] (13/16)`: rate, Wilson interval, counts."""
+    if r is None or not r.n:
+        return "–"
+    lo, hi = r.ci95 or (0.0, 0.0)
+    return f"{100 * (r.rate or 0):.1f}% [{100 * lo:.0f}–{100 * hi:.0f}] ({r.passes}/{r.n})"
+
+
+def ms(v: float | None, ci: tuple[float, float] | None = None) -> str:
+    if v is None:
+        return "–"
+    return f"{v:,.0f} ms" + (f" [{ci[0]:,.0f}–{ci[1]:,.0f}]" if ci else "")
+
+
+def _leaderboard_table(board: Leaderboard, rows: list[BoardRow]) -> list[list[str]]:
+    dims = board.dimensions
+    table = [["model", "runs", "strict turn pass", *dims, "v2v p50", "v2v p95", "v2v tool p50",
+              "v2v non-tool p50", "leading silence p50", "empty", "ended", "missing/unjudged"]]  # fmt: skip
+    for r in sorted(rows, key=lambda r: (-(r.strict.rate or 0), r.model)):
+        lat_runs = "" if not r.latency_excluded else f" ({r.latency_runs}/{len(r.runs)} runs)"
+        table.append([
+            r.model, str(len(r.runs)), pct(r.strict), *(pct(r.dimensions.get(d)) for d in dims),
+            ms(r.v2v.p50 if r.v2v else None, r.v2v_p50_ci) + lat_runs,
+            ms(r.v2v.p95 if r.v2v else None, r.v2v_p95_ci),
+            ms(r.v2v_tool.p50 if r.v2v_tool else None), ms(r.v2v_non_tool.p50 if r.v2v_non_tool else None),
+            ms(r.leading_silence.p50 if r.leading_silence else None),
+            str(r.empty_responses), str(r.ended_session), f"{r.missing_turns}/{r.unjudged_turns}",
+        ])  # fmt: skip
+    return table
+
+
+def _bars(rows: list[BoardRow], colours: Mapping[str, int], rate_of: Callable[[BoardRow], Rate | None]) -> list[Bar]:
+    out = []
+    for r in rows:
+        x: Rate = rate_of(r) or Rate(0, 0)
+        out.append(Bar(colours[r.model], r.model, x.rate, x.ci95, f"{x.passes}/{x.n}" if x.n else ""))
+    return out
+
+
+def _plots(board: Leaderboard, bench: str, rows: list[BoardRow], colours: Mapping[str, int]) -> list[str]:
+    strips = []
+    for r in rows:
+        values = [v for f in r.runs for v in f.v2v]
+        note = "" if not r.latency_excluded else f"{r.latency_runs}/{len(r.runs)} runs at 1x"
+        if not values:
+            note = "; ".join(sorted(set(r.latency_excluded.values()))) or "no voice-to-voice recorded"
+        strips.append(Strip(colours[r.model], r.model, values, r.v2v.p50 if r.v2v else None, r.v2v_p50_ci,
+                            r.v2v.p95 if r.v2v else None, r.v2v_p95_ci, note))  # fmt: skip
+    out = [latency_strips(f"Voice-to-voice per turn — {bench} (◆ p50, ▲ p95, bars: 95 % bootstrap)", strips)]
+    groups = [("strict turn pass", _bars(rows, colours, lambda r: r.strict))]
+    groups += [(d, _bars(rows, colours, lambda r, d=d: r.dimensions.get(d)))
+               for d in board.dimensions if any(d in r.dimensions for r in rows)]  # fmt: skip
+    out.append(rate_bars(f"Pass rate per dimension — {bench}", groups))
+    cats = sorted({c for r in rows for c in r.categories})
+    if cats:
+        cgroups = [(c, _bars(rows, colours, lambda r, c=c: r.categories.get(c))) for c in cats]
+        out.append(rate_bars(f"Strict turn pass per category — {bench}", cgroups))
+    return out
+
+
+def sections(board: Leaderboard, sel: Selection) -> list[Section]:
+    """Everything a report says, in order: one section per benchmark (+ pooled), consistency, runs."""
+    colours = {m: i for i, m in enumerate(board.models)}
+    out = []
+    for bench in [*board.benchmarks, POOLED]:
+        rows = [r for r in board.rows if r.benchmark == bench]
+        if not rows:
+            continue
+        notes = [f"{r.model}: latency excluded for " + ", ".join(f"{k} ({v})" for k, v in r.latency_excluded.items())
+                 for r in rows if r.latency_excluded]  # fmt: skip
+        out.append(Section(bench if bench != POOLED else "All benchmarks (pooled)", table=_leaderboard_table(board, rows),
+                           plots=_plots(board, bench, rows, colours), notes=notes))  # fmt: skip
+    consistency = Section("Consistency across repeats")
+    flips = [["model", "benchmark", "turn", "pattern (repeat:verdict)", "changes", "dimensions that flip", "always fails"]]
+    for r in board.rows:
+        if r.benchmark == POOLED or len(r.runs) < 2:
+            continue
+        always = [str(c.turn_index) for c in r.consistency if c.always_fails]
+        consistency.items.append(
+            f"{r.model} on {r.benchmark}: {sum(c.unstable for c in r.consistency)}/{len(r.consistency)} turns flip "
+            f"across {len(r.runs)} repeats; always failing: {', '.join(always) or 'none'}"
+        )
+        for c in sorted(r.consistency, key=lambda c: (-c.flips, c.turn_index)):
+            if c.unstable or c.always_fails:
+                dims = ", ".join(f"{d}×{n}" for d, n in c.metric_flips.items())
+                flips.append([r.model, r.benchmark, str(c.turn_index), c.pattern, str(c.flips), dims,
+                              "yes" if c.always_fails else ""])  # fmt: skip
+    if not consistency.items:
+        consistency.items.append("no model has two or more runs of one benchmark in this selection")
+    if len(flips) > 1:
+        consistency.table = flips
+    out.append(consistency)
+    runs = [["model", "benchmark", "repeat", "run", "status", "speed", "strict turn pass", "judge", "latency"]]
+    for f in board.runs:
+        speed = "?" if f.run.speed is None else f"{f.run.speed:g}x"
+        runs.append([f.run.group, f.run.row.benchmark, str(f.repeat), f.run.run_id, f.run.row.status, speed,
+                     pct(f.strict), f.run.judge, f.run.latency_excluded or "counted"])  # fmt: skip
+    out.append(Section("Runs", table=runs, items=[f"skipped {k}: {v}" for k, v in sel.skipped.items()]))
+    out.append(Section("Definitions", items=list(DEFINITIONS)))
+    return out
+
+
+def _header(board: Leaderboard, sel: Selection, generated_at: datetime) -> list[str]:
+    return [f"generated {generated_at.isoformat(timespec='seconds')}", f"selection: {sel.description}",
+            f"{len(board.runs)} runs, models: {', '.join(board.models)}",
+            f"benchmarks: {', '.join(board.benchmarks)}"]  # fmt: skip
+
+
+def summary_markdown(board: Leaderboard, sel: Selection, generated_at: datetime) -> str:
+    lines = [f"# {TITLE}", ""] + [f"- {h}" for h in _header(board, sel, generated_at)]
+    for s in sections(board, sel):
+        lines += ["", f"## {s.title}", ""]
+        lines += [f"- {i}" for i in s.items]
+        if s.table:
+            if s.items:
+                lines.append("")
+            lines.append("| " + " | ".join(s.table[0]) + " |")
+            lines.append("|" + "---|" * len(s.table[0]))
+            lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in s.table[1:]]
+        lines += [f"- {n}" for n in s.notes]
+    return "\n".join(lines) + "\n"
+
+
+_CSS = """body{font-family:system-ui,sans-serif;margin:24px;color:#111827;max-width:1500px}
+h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #e5e7eb}
+table{border-collapse:collapse;font-size:11.5px;margin:8px 0}
+th,td{border:1px solid #e5e7eb;padding:3px 6px;text-align:left;vertical-align:top;white-space:nowrap}
+th{background:#f3f4f6;font-weight:600;white-space:normal;overflow-wrap:anywhere;min-width:52px}
+td small{color:#6b7280}.wide{overflow-x:auto}.lab{color:#b45309;font-weight:bold}
+.note{color:#6b7280;font-size:12px}.plots{display:flex;flex-wrap:wrap;gap:18px}"""
+
+
+def _cell_html(text: str) -> str:
+    """`value [detail]` as the value over a small second line, so wide tables stay readable."""
+    i = text.find(" [")
+    if i <= 0:
+        return escape(text)
+    return f"{escape(text[:i])}<br><small>{escape(text[i + 1 :])}</small>"
+
+
+def _html_table(rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{escape(c.replace('_', ' '))}</th>" for c in rows[0])
+    body = "".join("<tr>" + "".join(f"<td>{_cell_html(c)}</td>" for c in row) + "</tr>" for row in rows[1:])
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def report_html(board: Leaderboard, sel: Selection, generated_at: datetime) -> str:
+    parts = [f"<h1>{TITLE}</h1>", f'<p class="note">{escape(" · ".join(_header(board, sel, generated_at)))}</p>']
+    labelled = [m for m in board.models if "[" in m]
+    if labelled:
+        parts.append(f'<p class="lab">Labelled rows are not real model scores: {escape("; ".join(labelled))}</p>')
+    for s in sections(board, sel):
+        parts.append(f"<h2>{escape(s.title)}</h2>")
+        if s.items:
+            parts.append("<ul>" + "".join(f"<li>{escape(i)}</li>" for i in s.items) + "</ul>")
+        if s.table:
+            parts.append(_html_table(s.table))
+        parts += [f'<p class="note">{escape(n)}</p>' for n in s.notes]
+        if s.plots:
+            parts.append('<div class="plots">' + "".join(s.plots) + "</div>")
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{TITLE}</title>'
+            f"<style>{_CSS}</style></head><body>{''.join(parts)}</body></html>\n")  # fmt: skip

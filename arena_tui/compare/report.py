@@ -1,0 +1,72 @@
+"""The report of a set of runs: the reference's CSVs, consistency CSVs, summary.md and report.html.
+
+`build_report` is the whole of `arena-tui report` minus argument parsing: select (`selection`),
+read (`leaderboard.load_runs`), compute (`leaderboard.build_leaderboard`), write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from benchmarks.model import Benchmark
+
+from ..store import Store
+from .leaderboard import Leaderboard, build_leaderboard, load_runs
+from .render import report_html, summary_markdown
+from .selection import Expander, Selection, select_runs
+from .tables import consistency_rows, metric_summary_rows, model_summary_rows, run_results_rows, to_csv
+
+FILES = (
+    "run_results.csv",
+    "model_summary.csv",
+    "metric_summary.csv",
+    "consistency_turn_summary.csv",
+    "consistency_metric_flips.csv",
+    "summary.md",
+    "report.html",
+)
+
+
+def write_report(board: Leaderboard, sel: Selection, dest: str | Path, *, now: datetime | None = None) -> list[Path]:
+    """Write every report file into `dest` (created); returns their paths in FILES order."""
+    out = Path(dest)
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"{out}: exists and is not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    now = now or datetime.now(UTC)
+    run_rows = run_results_rows(board)
+    turn_rows, flip_rows = consistency_rows(board)
+    texts = {
+        "run_results.csv": to_csv(run_rows),
+        "model_summary.csv": to_csv(model_summary_rows(board, run_rows)),
+        "metric_summary.csv": to_csv(metric_summary_rows(board)),
+        "consistency_turn_summary.csv": to_csv(turn_rows, ["model_name", "benchmark_name", "turn", "runs"]),
+        "consistency_metric_flips.csv": to_csv(flip_rows, ["model_name", "benchmark_name", "turn", "metric", "pattern"]),
+        "summary.md": summary_markdown(board, sel, now),
+        "report.html": report_html(board, sel, now),
+    }
+    paths = []
+    for name in FILES:
+        p = out / name
+        p.write_text(texts[name], encoding="utf-8")
+        paths.append(p)
+    return paths
+
+
+async def build_report(
+    store: Store,
+    targets: Sequence[str],
+    dest: str | Path,
+    benchmark_for: Callable[[str], Benchmark | None] | None = None,
+    *,
+    expand: Expander | None = None,
+) -> tuple[Selection, Leaderboard, list[Path]]:
+    """Select, read, compute and write. Raises LookupError when nothing finished is selected."""
+    sel = await select_runs(store, targets, expand=expand)
+    if not sel.run_ids:
+        why = "; ".join(f"{k}: {v}" for k, v in sel.skipped.items()) or "nothing selected"
+        raise LookupError(f"no finished runs to report ({why})")
+    board = build_leaderboard(await load_runs(store, sel.run_ids, benchmark_for))
+    return sel, board, write_report(board, sel, dest)

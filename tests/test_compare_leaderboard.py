@@ -1,0 +1,186 @@
+"""Leaderboard figures and run pairs on constructed runs recorded in a real SQLite store.
+
+Every expected number below is worked out by hand from `tests/compare_runs.py`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena_tui.compare.leaderboard import POOLED, build_leaderboard, load_runs
+from arena_tui.compare.pair import compare_runs
+from arena_tui.compare.stats import wilson
+from arena_tui.store import Store
+
+from .compare_runs import benchmark_for, record_scenario
+
+FINISHED = ["r1", "r2", "r3", "r4", "r5", "r6"]
+
+
+@pytest.fixture
+async def runs(tmp_path: Path):
+    db = tmp_path / "arena.db"
+    await record_scenario(db)
+    async with await Store.open(db) as store:
+        yield await load_runs(store, FINISHED, benchmark_for)
+
+
+async def test_rows_are_grouped_by_source(runs) -> None:
+    board = build_leaderboard(runs)
+    assert board.models == ["gpt-realtime", "gpt-realtime [heuristic judge]", "sim [simulator]"]
+    assert board.benchmarks == ["mini_bench", "other_bench"]
+    keys = [(r.model, r.benchmark) for r in board.rows]
+    assert keys == [
+        ("gpt-realtime", "mini_bench"),
+        ("gpt-realtime", "other_bench"),
+        ("gpt-realtime [heuristic judge]", "mini_bench"),
+        ("sim [simulator]", "mini_bench"),
+        ("gpt-realtime", POOLED),  # only a model with more than one benchmark gets a pooled row
+    ]
+    row = board.row("gpt-realtime", "mini_bench")
+    assert [f.run.run_id for f in row.runs] == ["r1", "r2", "r3"]
+    assert [f.repeat for f in row.runs] == [0, 1, 2]
+
+
+async def test_pass_rates_with_fixed_denominators(runs) -> None:
+    row = build_leaderboard(runs).row("gpt-realtime", "mini_bench")
+    # R1 3/4, R2 1/4 (wrong call, judge error, never ran), R3 3/4 — over 3 runs x 4 turns
+    assert (row.strict.passes, row.strict.n) == (7, 12)
+    assert row.strict.ci95 == pytest.approx(wilson(7, 12))
+    got = {d: (r.passes, r.n) for d, r in row.dimensions.items()}
+    assert got == {
+        "kb_grounding": (10, 12),
+        "instruction_following": (10, 12),
+        "tool_use_correct": (2, 3),  # only turn 1 expects a call
+        "state_tracking": (2, 6),  # turns 2 and 3
+        "turn_taking": (10, 11),  # R2's never-run turn 3 is not due on it; its judge-failed turn 2 carries it
+    }
+    assert list(row.dimensions) == list(got)  # rubric order
+    assert row.dimensions["kb_grounding"].ci95 == pytest.approx((0.5519, 0.9530), abs=1e-4)
+    assert (row.missing_turns, row.unjudged_turns, row.empty_responses, row.ended_session) == (1, 2, 1, 1)
+    r1 = row.runs[0].run
+    assert (r1.verdict(0), r1.standing[0].error) == ("pass", "re-judge: HTTP 503")  # a failed re-judge erases nothing
+    per_run = {f.run.run_id: (f.strict.passes, f.fail_rows, f.unjudged_turns) for f in row.runs}
+    assert per_run == {"r1": (3, 1, 0), "r2": (1, 1, 2), "r3": (3, 1, 0)}
+    assert row.categories["long_range_memory"].passes == 2 and row.categories["long_range_memory"].n == 6
+
+
+async def test_latency_only_from_speed_one_runs(runs) -> None:
+    board = build_leaderboard(runs)
+    row = board.row("gpt-realtime", "mini_bench")
+    # R1 900 1500 1100 1300, R2 1000 2500; R3's 50 ms turns at speed 20 stay out
+    assert row.latency_excluded == {"r3": "speed 20x"}
+    assert row.latency_runs == 2
+    assert (row.v2v.n, row.v2v.p50, row.v2v.p95) == (6, 1200.0, pytest.approx(2250.0))
+    assert row.v2v.min == 900.0
+    lo, hi = row.v2v_p95_ci
+    assert 900.0 <= lo <= row.v2v.p95 <= hi <= 2500.0
+    assert build_leaderboard(runs).row("gpt-realtime", "mini_bench").v2v_p95_ci == row.v2v_p95_ci  # fixed seed
+    assert (row.v2v_tool.n, row.v2v_tool.p50) == (2, 2000.0)
+    assert (row.v2v_non_tool.n, row.v2v_non_tool.p50) == (4, 1050.0)
+    assert (row.leading_silence.n, row.leading_silence.p50) == (4, 250.0)
+    heuristic = board.row("gpt-realtime [heuristic judge]", "mini_bench")
+    assert heuristic.latency_excluded == {"r6": "speed not recorded"} and heuristic.v2v is None
+    assert heuristic.strict.rate == 1.0 and heuristic.labels == ("heuristic judge",)
+
+
+async def test_pooled_row_sums_benchmarks(runs) -> None:
+    board = build_leaderboard(runs)
+    other = board.row("gpt-realtime", "other_bench")
+    # no benchmark data for other_bench: its never-judged turn 1 fails the core dimensions + turn_taking
+    assert (other.strict.passes, other.strict.n) == (1, 2)
+    assert set(other.dimensions) == {"kb_grounding", "instruction_following", "turn_taking"}
+    pooled = board.row("gpt-realtime")
+    assert pooled.benchmark == POOLED
+    assert (pooled.strict.passes, pooled.strict.n) == (8, 14)
+    assert (pooled.dimensions["kb_grounding"].passes, pooled.dimensions["kb_grounding"].n) == (11, 14)
+    assert pooled.v2v.n == 8 and pooled.consistency == []
+
+
+async def test_consistency_across_repeats(runs) -> None:
+    row = build_leaderboard(runs).row("gpt-realtime", "mini_bench")
+    c = {t.turn_index: t for t in row.consistency}
+    assert (c[0].flips, c[0].unstable) == (0, False)
+    assert c[1].pattern == "0:pass|1:fail|2:pass" and c[1].metric_flips == {"tool_use_correct": 2}
+    # turn 2: fails in R1 and R3, its judge failed in R2 -> never passes
+    assert c[2].statuses == ("fail", "missing", "fail") and c[2].always_fails
+    assert c[3].statuses == ("pass", "missing", "pass") and not c[3].always_fails and c[3].flips == 2
+
+
+async def test_compare_two_runs_turn_by_turn(runs) -> None:
+    by_id = {r.run_id: r for r in runs}
+    rows = {r.turn_index: r for r in compare_runs(by_id["r1"], by_id["r2"])}
+    assert sorted(rows) == [0, 1, 2, 3]
+    assert rows[0].differences == []  # 900 vs 1000 ms is within the tolerance
+    assert rows[1].differences == ["verdict", "tool_use_correct", "calls", "latency"]
+    assert rows[1].a.calls == ['book(day="saturday")'] and rows[1].b.calls == ['book(day="sunday")']
+    assert rows[1].latency_delta_ms == 1000.0
+    # R1 failed state_tracking; R2's judge failed on its empty response: no dimension-by-dimension diff
+    assert rows[2].differences == ["verdict", "status"]
+    assert (rows[2].a.verdict, rows[2].b.status, rows[2].b.verdict, rows[2].b.dimensions) == (
+        "fail", "empty_response", "judge_error", {})  # fmt: skip
+    assert (rows[3].b.status, rows[3].b.verdict, rows[3].differences[0]) == ("missing", "missing", "verdict")
+    assert rows[3].user_text == "And the time again?"
+    # a sped-up run shows no latency rather than a false one
+    sped = {r.turn_index: r for r in compare_runs(by_id["r1"], by_id["r3"])}
+    assert sped[0].b.voice_to_voice_ms is None and "latency" not in sped[0].differences
+
+
+def test_latency_exclusion_reasons() -> None:
+    from datetime import UTC, datetime
+
+    from arena_tui.compare.leaderboard import StoredRun
+    from arena_tui.store import RunRow
+
+    def run(config: dict) -> StoredRun:
+        row = RunRow(run_id="x", benchmark="b", model="m", provider="p", simulator=False, status="completed",
+                     started_at=datetime(2026, 1, 1, tzinfo=UTC), turns_total=1, turns_done=1, config=config,
+                     versions={})  # fmt: skip
+        return StoredRun(row, {}, {})
+
+    assert run({"speed": 1.0}).latency_excluded is None
+    assert run({"speed": 1}).latency_excluded is None
+    assert run({"speed": 2.5}).latency_excluded == "speed 2.5x"
+    assert run({}).latency_excluded == "speed not recorded"
+    assert run({"speed": True}).latency_excluded == "speed not recorded"
+    assert run({"speed": 1.0, "modality": "text"}).latency_excluded == "text run (no voice-to-voice)"
+    assert run({"speed": 1.0, "fake": True}).group == "m [fake, unjudged]"
+
+
+async def test_a_complete_run_counts_as_its_run_summary(runs) -> None:
+    """The leaderboard and `arena-tui judge`'s summary count through the same verdict rules."""
+    from arena_tui.compare.leaderboard import run_figures
+    from arena_tui.judge.summary import summarize
+
+    from .compare_runs import MINI
+
+    for run in (r for r in runs if r.run_id in ("r1", "r3", "r5")):
+        s = summarize(MINI, list(run.results.values()), run.revisions)
+        f = run_figures(run)
+        assert {d: (r.passes, r.n) for d, r in f.dimensions.items()} == {
+            d: (t.passes, t.denominator) for d, t in s.dimensions.items()
+        }
+        assert (f.strict.passes, f.strict.n) == (s.strict.passes, s.strict.denominator)
+        assert {c: (r.passes, r.n) for c, r in f.categories.items()} == {
+            c: (t.passes, t.denominator) for c, t in s.category_totals.items()
+        }
+
+
+async def test_compare_two_models_turn_by_turn(runs) -> None:
+    from arena_tui.compare.pair import compare_models
+
+    board = build_leaderboard(runs)
+    gpt, sim = board.row("gpt-realtime", "mini_bench"), board.row("sim [simulator]", "mini_bench")
+    rows = {r.turn_index: r for r in compare_models(gpt, sim)}
+    assert sorted(rows) == [0, 1, 2, 3]
+    # turn 0: 3/3 vs 1/1 passing; medians 950 (R1 900, R2 1000; R3 is sped up) vs 600
+    assert (rows[0].a.pass_runs, rows[0].a.runs, rows[0].b.pass_runs) == (3, 3, 1)
+    assert (rows[0].a.voice_to_voice_p50_ms, rows[0].b.voice_to_voice_p50_ms) == (950.0, 600.0)
+    assert rows[0].differences == ["latency"]
+    assert rows[1].a.statuses == ("pass", "fail", "pass") and rows[1].differences == ["pass share", "latency"]
+    assert rows[2].a.statuses == ("fail", "missing", "fail") and rows[2].a.pass_runs == 0
+    assert rows[3].user_text == "And the time again?"
+    with pytest.raises(ValueError, match="different benchmarks"):
+        compare_models(gpt, board.row("gpt-realtime", "other_bench"))

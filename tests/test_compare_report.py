@@ -1,0 +1,192 @@
+"""`arena-tui report`: the files, their columns and values, run selection, and bad targets."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import re
+from pathlib import Path
+
+import pytest
+
+from arena_tui import cli
+from arena_tui.compare.report import FILES
+from arena_tui.compare.selection import select_runs
+from arena_tui.store import Store
+
+from .compare_runs import MINI, record_scenario
+
+# Columns the reference comparison script writes; ours must carry them under the same names.
+RUN_RESULTS_REFERENCE = [
+    "model_name", "run_index", "run_id", "benchmark_name", "judge_name", "judge_model", "runtime_mode",
+    "turns_scored", "pass_rows", "fail_rows", "incomplete_rows", "pass_row_rate", "fail_row_rate",
+    "empty_response_count", "model_ended_session_count", "pass_rows_ci_lower", "pass_rows_ci_upper",
+    "fail_rows_ci_lower", "fail_rows_ci_upper", "pass_row_rate_ci_lower", "pass_row_rate_ci_upper",
+    "fail_row_rate_ci_lower", "fail_row_rate_ci_upper", "empty_response_count_ci_lower",
+    "model_ended_session_count_ci_upper", "kb_grounding_passes", "kb_grounding_applicable",
+    "kb_grounding_pass_rate", "kb_grounding_pass_rate_ci_lower", "kb_grounding_pass_rate_ci_upper",
+    "ttfb_ms_mean", "ttfb_ms_p50", "ttfb_ms_p90", "ttfb_ms_p95", "ttfb_ms_p99",
+]  # fmt: skip
+METRIC_SUMMARY_REFERENCE = [
+    "model_name", "metric", "mean_pass_rate", "std_pass_rate", "mean_pass_rate_ci_lower",
+    "mean_pass_rate_ci_upper", "mean_pass_count", "mean_applicable", "runs",
+]  # fmt: skip
+MODEL_SUMMARY_REFERENCE = [
+    "model_name", "pass_rows_mean", "pass_rows_std", "fail_rows_mean", "incomplete_rows_mean",
+    "pass_row_rate_mean", "pass_row_rate_ci_lower_mean", "empty_response_count_mean",
+    "model_ended_session_count_mean", "fail_rows_ci_lower_mean", "fail_rows_ci_upper_mean",
+]  # fmt: skip
+TURN_SUMMARY_REFERENCE = [
+    "benchmark_name", "turn", "runs", "pass_runs", "fail_runs", "incomplete_runs", "overall_status_pattern",
+    "overall_status_unique_count", "metric_flip_count", "metric_flips", "unstable_overall", "unstable_metric",
+    "user_text",
+]  # fmt: skip
+
+
+def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        return list(reader.fieldnames or []), list(reader)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "arena.db"
+    asyncio.run(record_scenario(path))
+    return path
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    """mini_bench as a benchmark folder, so the command finds its dimensions and categories."""
+    root = tmp_path / "data" / "mini_bench"
+    root.mkdir(parents=True)
+    (root / "benchmark.json").write_text(MINI.meta.model_dump_json())
+    (root / "turns.jsonl").write_text("\n".join(t.model_dump_json(exclude_none=True) for t in MINI.turns) + "\n")
+    (root / "tools.json").write_text("[" + ",".join(t.model_dump_json() for t in MINI.tools) + "]")
+    (root / "system_prompt.txt").write_text(MINI.system_prompt)
+    return root.parent
+
+
+def test_report_files_and_columns(db: Path, data: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "report"
+    rc = cli.main(["--db", str(db), "--data", str(data), "report", "mini_bench", "r4", str(out)])
+    printed = capsys.readouterr().out
+    assert rc == 0, printed
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    assert "skipped r7: still recording" in printed
+    assert "benchmark data not found for other_bench" in printed
+
+    cols, runs = read_csv(out / "run_results.csv")
+    assert [c for c in RUN_RESULTS_REFERENCE if c not in cols] == []
+    assert cols[: len(RUN_RESULTS_REFERENCE[:5])] == RUN_RESULTS_REFERENCE[:5]
+    by_id = {r["run_id"]: r for r in runs}
+    assert sorted(by_id) == ["r1", "r2", "r3", "r4", "r5", "r6"]
+    r2 = by_id["r2"]
+    assert (r2["turns_scored"], r2["pass_rows"], r2["fail_rows"], r2["incomplete_rows"]) == ("4", "1", "1", "2")
+    assert float(r2["pass_row_rate"]) == 0.25 and r2["empty_response_count"] == "1"
+    assert (r2["model_name"], r2["run_index"], r2["status"]) == ("gpt-realtime", "1", "interrupted")
+    assert r2["missing_turns"] == "1"
+    assert float(r2["voice_to_voice_ms_p50"]) == 1750.0  # 1000 and 2500
+    r3 = by_id["r3"]
+    assert (r3["latency_excluded"], r3["voice_to_voice_ms_p50"], r3["speed"]) == ("speed 20x", "", "20")
+    assert r3["model_ended_session_count"] == "1"
+    assert by_id["r5"]["model_name"] == "sim [simulator]" and by_id["r5"]["simulator"] == "True"
+    assert by_id["r6"]["judge_name"] == "heuristic" and by_id["r6"]["heuristic_judge"] == "True"
+
+    cols, metrics = read_csv(out / "metric_summary.csv")
+    assert cols[: len(METRIC_SUMMARY_REFERENCE)] == METRIC_SUMMARY_REFERENCE
+    row = next(m for m in metrics if (m["model_name"], m["benchmark_name"], m["metric"])
+               == ("gpt-realtime", "mini_bench", "state_tracking"))  # fmt: skip
+    # per run 1/2, 0/2, 1/2 -> mean 1/3, population std sqrt(2/9)/... ; pooled 2/6
+    assert float(row["mean_pass_rate"]) == pytest.approx(1 / 3, abs=1e-5)
+    assert float(row["std_pass_rate"]) == pytest.approx(0.235702, abs=1e-5)
+    assert (row["pooled_passes"], row["pooled_applicable"], row["runs"]) == ("2", "6", "3")
+    strict = next(m for m in metrics if (m["model_name"], m["benchmark_name"], m["metric"])
+                  == ("gpt-realtime", "all", "turn_pass_strict"))  # fmt: skip
+    assert (strict["pooled_passes"], strict["pooled_applicable"]) == ("8", "14")
+
+    cols, models = read_csv(out / "model_summary.csv")
+    assert [c for c in MODEL_SUMMARY_REFERENCE if c not in cols] == []
+    gm = next(m for m in models if (m["model_name"], m["benchmark_name"]) == ("gpt-realtime", "mini_bench"))
+    assert float(gm["pass_rows_mean"]) == pytest.approx(7 / 3, abs=1e-5)
+    assert (gm["turn_pass_strict_passes"], gm["turn_pass_strict_applicable"]) == ("7", "12")
+    assert (float(gm["voice_to_voice_ms_p50"]), gm["latency_runs"]) == (1200.0, "2")
+    assert gm["always_failing_turns"] == "2"
+
+    cols, turns = read_csv(out / "consistency_turn_summary.csv")
+    assert [c for c in TURN_SUMMARY_REFERENCE if c not in cols] == []
+    t1 = next(t for t in turns if (t["model_name"], t["turn"]) == ("gpt-realtime", "1"))
+    assert (t1["overall_status_pattern"], t1["metric_flips"], t1["unstable_overall"]) == (
+        "0:pass|1:fail|2:pass", "tool_use_correct", "True")  # fmt: skip
+    _, flips = read_csv(out / "consistency_metric_flips.csv")
+    assert [(f["model_name"], f["turn"], f["metric"], f["pattern"]) for f in flips] == [
+        ("gpt-realtime", "1", "tool_use_correct", "0:pass|1:fail|2:pass")
+    ]
+
+    md = (out / "summary.md").read_text()
+    assert "## mini_bench" in md and "## All benchmarks (pooled)" in md
+    assert "58.3% [32–81] (7/12)" in md  # strict, Wilson bounds of 7/12
+    assert "latency excluded for r3 (speed 20x)" in md
+    assert "always failing: 2" in md
+
+
+def test_report_html_is_self_contained(db: Path, data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    assert cli.main(["--db", str(db), "--data", str(data), "report", "all", str(out)]) == 0
+    html = (out / "report.html").read_text()
+    assert html.count("<svg") >= 3  # per benchmark: dimensions, categories, latency
+    for fetched in ("<script", "<link", "src=", "url(", "@import", "https://"):
+        assert fetched not in html
+    assert re.findall(r"http://[^\"']+", html) == ["http://www.w3.org/2000/svg"] * html.count("<svg")
+    assert "Strict turn pass per category — mini_bench" in html
+    assert "Labelled rows are not real model scores" in html and "sim [simulator]" in html
+    assert "1,200 ms<br><small>[" in html  # v2v p50 of gpt-realtime on mini_bench, over its bootstrap interval
+
+
+async def test_select_runs(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    await record_scenario(db)
+    async with await Store.open(db) as store:
+        sel = await select_runs(store, ["r3", "other_bench", "r1"])
+        assert sel.run_ids == ["r1", "r3", "r4"] and sel.skipped == {}
+        sel = await select_runs(store, ["mini_bench"])
+        assert sel.run_ids == ["r1", "r2", "r3", "r5", "r6"] and sel.skipped == {"r7": "still recording"}
+        with pytest.raises(LookupError, match="ambiguous"):
+            await select_runs(store, ["r"])
+        with pytest.raises(LookupError, match="no run or benchmark 'nope'"):
+            await select_runs(store, ["nope"])
+
+
+def test_bad_targets_are_one_line(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert cli.main(["--db", str(db), "report", "nope", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "no run or benchmark 'nope'" in err and str(db) in err
+    assert not (tmp_path / "x").exists()
+    assert cli.main(["--db", str(db), "report", "r7", str(tmp_path / "y")]) == 2
+    assert "no finished runs to report (r7: still recording)" in capsys.readouterr().err
+
+
+async def test_selection_takes_an_expander(tmp_path: Path) -> None:
+    """How a campaign plugs in: its id expands to its runs before ids, benchmarks and prefixes."""
+    db = tmp_path / "arena.db"
+    await record_scenario(db)
+
+    async def campaigns(target: str) -> list[str] | None:
+        return {"camp-1": ["r5", "r1"], "camp-bad": ["r1", "gone"]}.get(target)
+
+    async with await Store.open(db) as store:
+        sel = await select_runs(store, ["camp-1"], expand=campaigns)
+        assert sel.run_ids == ["r1", "r5"] and sel.description == "camp-1"
+        assert (await select_runs(store, ["r4"], expand=campaigns)).run_ids == ["r4"]
+        with pytest.raises(LookupError, match="'camp-bad' names runs that are not stored: gone"):
+            await select_runs(store, ["camp-bad"], expand=campaigns)
+
+
+def test_report_into_a_file_is_one_line(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    target = tmp_path / "taken"
+    target.write_text("not a folder")
+    assert cli.main(["--db", str(db), "report", "r1", str(target)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"arena-tui: {target}: exists and is not a folder"
+    assert target.read_text() == "not a folder"
