@@ -144,10 +144,16 @@ def scenario() -> list[list]:
     ]
 
 
-async def record_scenario(path: Path) -> None:
-    """Write the scenario through the store's writer, one run after another (start order = id order)."""
+def unjudged_run(run_id: str = "u1") -> list:
+    """gpt-realtime on mini_bench with no judge at all (speed 1, v2v 800 ms each): "not judged", never 0 %."""
+    return events(run_id, "gpt-realtime", "mini_bench", [T(i, None, 800) for i in range(4)], config={"speed": 1.0})
+
+
+async def record_scenario(path: Path, extra: list[list] | None = None) -> None:
+    """Write the scenario (and `extra` runs after it) through the store's writer, one run after
+    another (start order = id order)."""
     async with await Store.open(path) as store:
-        for evs in scenario():
+        for evs in scenario() + (extra or []):
             for ev in evs:
                 store.submit(ev)
             await store.flush()

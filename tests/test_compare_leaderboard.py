@@ -184,3 +184,37 @@ async def test_compare_two_models_turn_by_turn(runs) -> None:
     assert rows[3].user_text == "And the time again?"
     with pytest.raises(ValueError, match="different benchmarks"):
         compare_models(gpt, board.row("gpt-realtime", "other_bench"))
+
+
+async def test_a_never_judged_run_is_not_judged_never_failed(tmp_path: Path) -> None:
+    """A run the judge never saw has no rates ("not judged", labelled); one partly judged is still
+    charged a failure for every turn that was due (r4: its never-judged turn 1)."""
+    from datetime import UTC, datetime
+
+    from arena_tui.compare.render import summary_markdown
+    from arena_tui.compare.selection import Selection
+    from arena_tui.compare.tables import run_results_rows
+
+    from .compare_runs import unjudged_run
+
+    db = tmp_path / "arena.db"
+    await record_scenario(db, extra=[unjudged_run()])
+    async with await Store.open(db) as store:
+        board = build_leaderboard(await load_runs(store, ["r1", "r4", "u1"], benchmark_for))
+    row = board.row("gpt-realtime [unjudged]", "mini_bench")
+    assert not row.judged and row.labels == ("unjudged",)
+    assert (row.strict.n, row.strict.rate, row.strict.ci95, row.dimensions, row.categories) == (0, None, None, {}, {})
+    f = row.runs[0]
+    assert (f.unjudged_turns, f.fail_rows, f.verdicts) == (4, 0, {0: {}, 1: {}, 2: {}, 3: {}})
+    assert row.v2v.n == 4  # its latency is measured all the same
+    assert not any(c.always_fails for c in row.consistency)
+    partial = board.row("gpt-realtime", "other_bench")
+    assert partial.judged and (partial.strict.passes, partial.strict.n, partial.runs[0].fail_rows) == (1, 2, 0)
+
+    csv_row = next(r for r in run_results_rows(board) if r["run_id"] == "u1")
+    assert (csv_row["turns_scored"], csv_row["pass_row_rate"], csv_row["fail_rows"], csv_row["incomplete_rows"]) == (
+        0, None, 0, 4)  # fmt: skip
+    assert csv_row["kb_grounding_pass_rate"] is None
+    md = summary_markdown(board, Selection(["r1", "r4", "u1"]), datetime(2026, 1, 1, tzinfo=UTC))
+    line = next(ln for ln in md.splitlines() if ln.startswith("| gpt-realtime [unjudged] |"))
+    assert "– (not judged)" in line and "0.0%" not in line and "(0/" not in line

@@ -5,6 +5,8 @@ with every revision of a run's judgements. What this module adds (each rule stat
 - Fixed denominators: a run is counted over the turns it set out to run (`runs.turn_indices`, the
   benchmark's turns for a full run): every one of them is due (`StoredRun.due`), so a turn that
   never ran, was never judged or whose judge failed is a failure, never a smaller denominator.
+  That holds for a run the judge worked on; a run it never saw (no judgement at all: run with
+  `--judge none`, or its judge never started) has no pass rates, it is "not judged", not failed.
 - Latency only from runs at speed 1: a sped-up run's voice-to-voice is on a compressed clock.
   Speed is read from the recorded run config (`config.speed`, written by every run_started); a
   run whose config has no speed (e.g. imported from the reference harness) is excluded from
@@ -31,6 +33,7 @@ from ..verdicts import Standing, due_dimensions, ordered, standing, tally
 from .stats import Distribution, Rate, TurnConsistency, bootstrap_percentile_cis, describe, turn_consistency
 
 POOLED = "all"  # the benchmark column of a model's pooled row
+NOT_JUDGED = "not judged"  # what a never-judged run's rates read (never 0 %)
 _EMPTY = {"empty_response", "no_response"}
 
 
@@ -86,6 +89,11 @@ class StoredRun:
         return sorted(t for t in self.results if t >= 0)
 
     @property
+    def judged(self) -> bool:
+        """Whether the judge said anything about the run (a verdict or an error, on any turn)."""
+        return bool(self.revisions)
+
+    @property
     def heuristic(self) -> bool:
         return any(st.shown.heuristic for st in self.standing.values())
 
@@ -103,7 +111,7 @@ class StoredRun:
             labels.append("fake")
         if self.heuristic:
             labels.append("heuristic judge")
-        if not self.revisions:
+        if not self.judged:
             labels.append("unjudged")
         mode = self.row.config.get("mode")
         if isinstance(mode, str) and mode not in ("", "sequential"):
@@ -202,15 +210,19 @@ class RunFigures:
 
     @property
     def fail_rows(self) -> int:
-        return self.strict.n - self.strict.passes - self.unjudged_turns
+        """Turns that failed on a verdict (not those charged for having none)."""
+        charged = self.unjudged_turns if self.run.judged else 0
+        return self.strict.n - self.strict.passes - charged
 
 
 def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
     f = RunFigures(run, repeat)
-    counted = tally(run.revisions, {t: run.due(t) for t in run.expected_turns})
+    # A never-judged run is due nothing: its rates stay empty (n = 0, "not judged"), never 0 %.
+    due = {t: run.due(t) for t in run.expected_turns} if run.judged else {}
+    counted = tally(run.revisions, due)
     f.strict = Rate(*counted.strict)
     f.dimensions = {d: Rate(*counted.dimensions[d]) for d in ordered(counted.dimensions)}
-    f.unjudged_turns = len(counted.unjudged) + len(counted.judge_errors)
+    f.unjudged_turns = len(counted.unjudged) + len(counted.judge_errors) if run.judged else len(run.expected_turns)
     cats: dict[str, Rate] = {}
     for t, ok in counted.rows.items():
         for c in run.categories(t):
@@ -270,6 +282,11 @@ class BoardRow:
     @property
     def latency_runs(self) -> int:
         return len(self.runs) - len(self.latency_excluded)
+
+    @property
+    def judged(self) -> bool:
+        """False when none of its runs was ever judged: its rates are "not judged", not 0 %."""
+        return any(f.run.judged for f in self.runs)
 
 
 def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from html import escape
 
-from .leaderboard import POOLED, BoardRow, Leaderboard
+from .leaderboard import NOT_JUDGED, POOLED, BoardRow, Leaderboard
 from .selection import Selection
 from .stats import Rate
 from .svg import Bar, Strip, latency_strips, rate_bars
@@ -19,7 +19,8 @@ from .svg import Bar, Strip, latency_strips, rate_bars
 TITLE = "Audio Arena model comparison"
 DEFINITIONS = [
     "strict turn pass: every dimension scored on the turn passes; over the turns each run set out to run "
-    "(a turn that never ran, was never judged or whose judge failed counts as a failure).",
+    "(a turn that never ran, was never judged or whose judge failed counts as a failure). A run the judge "
+    "never saw at all has no rates: not judged, never 0 %.",
     "[a–b]: Wilson 95 % interval for rates; percentile-bootstrap 95 % interval (2000 resamples, fixed seed) "
     "for latency percentiles.",
     "v2v: voice-to-voice on our own timeline (user speech end → audible bot speech). Only runs at speed 1 count; "
@@ -42,8 +43,10 @@ class Section:
     notes: list[str] = field(default_factory=list)  # after the table
 
 
-def pct(r: Rate | None) -> str:
-    """`81.3% [72–88] (13/16)`: rate, Wilson interval, counts."""
+def pct(r: Rate | None, judged: bool = True) -> str:
+    """`81.3% [72–88] (13/16)`: rate, Wilson interval, counts; `– (not judged)` for runs never judged."""
+    if not judged:
+        return f"– ({NOT_JUDGED})"
     if r is None or not r.n:
         return "–"
     lo, hi = r.ci95 or (0.0, 0.0)
@@ -63,7 +66,7 @@ def _leaderboard_table(board: Leaderboard, rows: list[BoardRow]) -> list[list[st
     for r in sorted(rows, key=lambda r: (-(r.strict.rate or 0), r.model)):
         lat_runs = "" if not r.latency_excluded else f" ({r.latency_runs}/{len(r.runs)} runs)"
         table.append([
-            r.model, str(len(r.runs)), pct(r.strict), *(pct(r.dimensions.get(d)) for d in dims),
+            r.model, str(len(r.runs)), pct(r.strict, r.judged), *(pct(r.dimensions.get(d), r.judged) for d in dims),
             ms(r.v2v.p50 if r.v2v else None, r.v2v_p50_ci) + lat_runs,
             ms(r.v2v.p95 if r.v2v else None, r.v2v_p95_ci),
             ms(r.v2v_tool.p50 if r.v2v_tool else None), ms(r.v2v_non_tool.p50 if r.v2v_non_tool else None),
@@ -77,7 +80,8 @@ def _bars(rows: list[BoardRow], colours: Mapping[str, int], rate_of: Callable[[B
     out = []
     for r in rows:
         x: Rate = rate_of(r) or Rate(0, 0)
-        out.append(Bar(colours[r.model], r.model, x.rate, x.ci95, f"{x.passes}/{x.n}" if x.n else ""))
+        note = f"{x.passes}/{x.n}" if x.n else ("" if r.judged else NOT_JUDGED)
+        out.append(Bar(colours[r.model], r.model, x.rate, x.ci95, note))
     return out
 
 
@@ -138,7 +142,7 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
     for f in board.runs:
         speed = "?" if f.run.speed is None else f"{f.run.speed:g}x"
         runs.append([f.run.group, f.run.row.benchmark, str(f.repeat), f.run.run_id, f.run.row.status, speed,
-                     pct(f.strict), f.run.judge, f.run.latency_excluded or "counted"])  # fmt: skip
+                     pct(f.strict, f.run.judged), f.run.judge, f.run.latency_excluded or "counted"])  # fmt: skip
     out.append(Section("Runs", table=runs, items=[f"skipped {k}: {v}" for k, v in sel.skipped.items()]))
     out.append(Section("Definitions", items=list(DEFINITIONS)))
     return out

@@ -57,7 +57,7 @@ def rate_bars(title: str, groups: Sequence[tuple[str, Sequence[Bar]]]) -> str:
         for b in bars:
             body.append(f'<text x="16" y="{y + BAR_H - 3}" fill="#374151">{escape(_clip(b.label, 52))}</text>')
             if b.rate is None:
-                body.append(f'<text x="{x0 + 4}" y="{y + BAR_H - 3}" fill="#9ca3af">not scored</text>')
+                body.append(f'<text x="{x0 + 4}" y="{y + BAR_H - 3}" fill="#9ca3af">{escape(b.note or "not scored")}</text>')
             else:
                 w = width * b.rate
                 body.append(f'<rect x="{x0}" y="{y}" width="{w:.1f}" height="{BAR_H}" fill="{colour(b.model_index)}" '
