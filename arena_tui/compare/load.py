@@ -1,0 +1,55 @@
+"""Read stored runs and build the leaderboard without holding an event loop (the TUI's loader).
+
+The store is read on the loop (aiosqlite); benchmark files are read and the figures (bootstrap
+resamples) computed in a thread, so a screen that loads stays responsive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchmarks.model import Benchmark
+
+from ..paths import data_dir as resolve_data_dir
+from ..store import Store
+from .leaderboard import Leaderboard, StoredRun, build_leaderboard, load_runs
+from .selection import Selection, select_runs
+
+
+@dataclass
+class Loaded:
+    selection: Selection
+    board: Leaderboard
+    runs: list[StoredRun]
+    unloadable: dict[str, str] = field(default_factory=dict)  # benchmark -> why its data is not at hand
+
+
+def _benchmarks(names: Sequence[str], data_dir: Path | None) -> tuple[dict[str, Benchmark | None], dict[str, str]]:
+    from benchmarks.loader import BenchmarkError, load_benchmark
+
+    found: dict[str, Benchmark | None] = {}
+    why: dict[str, str] = {}
+    for name in names:
+        try:
+            found[name] = load_benchmark(name, resolve_data_dir(data_dir))
+        except (BenchmarkError, OSError, ValueError) as e:
+            found[name], why[name] = None, str(e).splitlines()[0]
+    return found, why
+
+
+async def load_stored(store: Store, run_ids: Sequence[str], data_dir: Path | None) -> tuple[list[StoredRun], dict[str, str]]:
+    """The runs with their benchmark data, and the benchmarks whose data could not be found."""
+    names = sorted({r.benchmark for r in await store.list_runs() if r.run_id in set(run_ids)})
+    found, why = await asyncio.to_thread(_benchmarks, names, data_dir)
+    return await load_runs(store, run_ids, found.get), why
+
+
+async def load_board(store: Store, targets: Sequence[str], data_dir: Path | None) -> Loaded:
+    """Select (`select_runs`), read, and compute the leaderboard of `targets`."""
+    sel = await select_runs(store, targets)
+    runs, why = await load_stored(store, sel.run_ids, data_dir)
+    board = await asyncio.to_thread(build_leaderboard, runs)
+    return Loaded(sel, board, runs, why)

@@ -1,0 +1,177 @@
+"""Two runs (or two leaderboard rows) side by side, turn by turn, differences highlighted.
+
+The comparison is `arena_tui.compare.pair` (`compare_runs`, `compare_models`): which fields
+differ is decided there; this screen only highlights them. Two runs are read in a worker that
+posts `PairLoaded`; two rows come ready from the leaderboard.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from ..compare.leaderboard import BoardRow, StoredRun
+from ..compare.load import load_stored
+from ..compare.pair import ModelTurnComparison, TurnComparison, compare_models, compare_runs
+from ..widgets.board_cells import MUTED, ms_text, pattern_text, verdict_text
+
+DIFF = "bold black on yellow"  # a cell whose value differs between the two sides
+
+
+class PairLoaded(Message):
+    def __init__(self, runs: list[StoredRun] | None, error: str | None = None) -> None:
+        super().__init__()
+        self.runs = runs
+        self.error = error
+
+
+def _mark(text: Text | str, differs: bool) -> Text:
+    t = text if isinstance(text, Text) else Text(text)
+    if differs:
+        t = t.copy()
+        t.stylize(DIFF)
+    return t
+
+
+def _calls(calls: list[str]) -> str:
+    return "; ".join(calls) if calls else "–"
+
+
+def _delta(a: float | None, b: float | None) -> Text:
+    if a is None or b is None:
+        return Text("–", MUTED)
+    d = b - a
+    return Text(f"{d:+,.0f} ms", "red" if d > 0 else "green")
+
+
+class CompareScreen(Screen):
+    CSS_PATH = "board.tcss"
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("d", "toggle_diff", "Only differences"),
+    ]
+
+    def __init__(self, *, run_ids: tuple[str, str] | None = None, rows: tuple[BoardRow, BoardRow] | None = None) -> None:
+        super().__init__()
+        if (run_ids is None) == (rows is None):
+            raise ValueError("CompareScreen: give two run ids or two leaderboard rows")
+        self.run_ids = run_ids
+        self.board_rows = rows
+        self.runs: list[StoredRun] = []
+        self.turns: list[TurnComparison] | list[ModelTurnComparison] = []
+        self.only_differences = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("loading…" if self.run_ids else "", id="pair-title")
+        yield DataTable(id="pair", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#pair", DataTable).focus()
+        if self.board_rows is not None:
+            a, b = self.board_rows
+            self.turns = compare_models(a, b)
+            self.paint()
+        else:
+            self.load()
+
+    @work(exclusive=True, group="compare-load")
+    async def load(self) -> None:
+        app: Any = self.app
+        assert self.run_ids is not None
+        if app.store is None:
+            self.post_message(PairLoaded(None, f"no database: {app.store_error}"))
+            return
+        try:
+            runs, _ = await load_stored(app.store, list(self.run_ids), app.data_dir)
+        except Exception as e:
+            self.post_message(PairLoaded(None, str(e) or type(e).__name__))
+            return
+        self.post_message(PairLoaded(runs))
+
+    def on_pair_loaded(self, message: PairLoaded) -> None:
+        if message.runs is None:
+            self.query_one("#pair-title", Static).update(Text(f"cannot compare: {message.error}", "bold red"))
+            return
+        self.runs = message.runs
+        self.turns = compare_runs(self.runs[0], self.runs[1])
+        self.paint()
+
+    # --- rendering -----------------------------------------------------------------------
+    def _title(self) -> Text:
+        differing = [t for t in self.turns if t.differences]
+        counts: dict[str, int] = {}
+        for t in differing:
+            for d in t.differences:
+                counts[d] = counts.get(d, 0) + 1
+        t = Text()
+        if self.runs:
+            for side, run in zip("AB", self.runs):
+                speed = "speed ?" if run.speed is None else f"{run.speed:g}x"
+                t.append(f"{side}: ", "bold")
+                t.append(f"{run.run_id}  {run.group}  {run.row.benchmark}  {speed}  {run.row.status}")
+                if run.latency_excluded:
+                    t.append(f"  (latency not compared: {run.latency_excluded})", "yellow")
+                t.append("\n")
+        elif self.board_rows:
+            for side, row in zip("AB", self.board_rows):
+                t.append(f"{side}: ", "bold")
+                t.append(f"{row.model}  {row.benchmark}  {len(row.runs)} repeat(s)\n")
+        t.append(f"{len(differing)}/{len(self.turns)} turns differ", "bold yellow" if differing else "green")
+        if counts:
+            t.append(" · " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        t.append("  (d: only differences)" + (" · showing differences only" if self.only_differences else ""), MUTED)
+        return t
+
+    def paint(self) -> None:
+        self.query_one("#pair-title", Static).update(self._title())
+        table = self.query_one("#pair", DataTable)
+        table.clear(columns=True)
+        models = self.board_rows is not None
+        heads = ["turn", "user said", "A", "B"]
+        heads += ["A repeats", "B repeats", "A v2v p50", "B v2v p50"] if models else ["A calls", "B calls", "A v2v", "B v2v"]
+        heads += ["Δ v2v", "differs"]
+        for h in heads:
+            table.add_column(h, key=h)
+        for t in self.turns:
+            if self.only_differences and not t.differences:
+                continue
+            diff = set(t.differences)
+            user = t.user_text[:40] + ("…" if len(t.user_text) > 40 else "")
+            if isinstance(t, TurnComparison):
+                verdict = bool(diff - {"calls", "latency", "status"})  # the verdict or a dimension of it
+                cells = [
+                    _mark(verdict_text(t.a.verdict) + Text(f" {t.a.status}", MUTED), verdict or "status" in diff),
+                    _mark(verdict_text(t.b.verdict) + Text(f" {t.b.status}", MUTED), verdict or "status" in diff),
+                    _mark(_calls(t.a.calls), "calls" in diff),
+                    _mark(_calls(t.b.calls), "calls" in diff),
+                    _mark(ms_text(t.a.voice_to_voice_ms), "latency" in diff),
+                    _mark(ms_text(t.b.voice_to_voice_ms), "latency" in diff),
+                    _delta(t.a.voice_to_voice_ms, t.b.voice_to_voice_ms),
+                ]
+            else:
+                share = "pass share" in diff
+                cells = [
+                    _mark(f"{t.a.pass_runs}/{t.a.runs} pass", share),
+                    _mark(f"{t.b.pass_runs}/{t.b.runs} pass", share),
+                    pattern_text(t.a.statuses),
+                    pattern_text(t.b.statuses),
+                    _mark(ms_text(t.a.voice_to_voice_p50_ms), "latency" in diff),
+                    _mark(ms_text(t.b.voice_to_voice_p50_ms), "latency" in diff),
+                    _delta(t.a.voice_to_voice_p50_ms, t.b.voice_to_voice_p50_ms),
+                ]
+            turn = Text(("≠ " if diff else "  ") + str(t.turn_index), "bold yellow" if diff else "")
+            differs = Text(", ".join(t.differences), "yellow") if diff else Text("same", MUTED)
+            table.add_row(turn, user, *cells, differs, key=str(t.turn_index))
+
+    def action_toggle_diff(self) -> None:
+        self.only_differences = not self.only_differences
+        self.paint()

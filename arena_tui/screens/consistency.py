@@ -1,0 +1,88 @@
+"""A leaderboard row's drill-down: consistency across its repeats, turn by turn.
+
+Per turn: its verdict in each repeat (run order), how often it flips from one repeat to the
+next, the dimensions whose verdict changes, and whether it never passes. From `stats.turn_consistency`
+via the row (the data layer's figures; nothing is recounted here).
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from ..compare.leaderboard import POOLED, BoardRow
+from ..widgets.board_cells import MUTED, pattern_text, rate_cell
+
+
+class ConsistencyScreen(Screen):
+    CSS_PATH = "board.tcss"
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("f", "toggle_flips", "Only flipping / failing"),
+    ]
+
+    def __init__(self, row: BoardRow) -> None:
+        super().__init__()
+        self.row = row
+        self.only_unstable = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="drill-title")
+        yield Static("", id="drill-runs")
+        yield DataTable(id="drill", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        row = self.row
+        c = row.consistency
+        title = Text.assemble((row.model, "bold"), " on ", (row.benchmark, "bold"), f" · {len(row.runs)} repeat(s)")
+        if row.benchmark == POOLED:
+            title.append(" · pooled rows have no per-turn consistency (turn numbers differ across benchmarks): "
+                         "open a benchmark's row", "yellow")  # fmt: skip
+        elif c:
+            always = [str(t.turn_index) for t in c if t.always_fails]
+            title.append(f" · {sum(t.unstable for t in c)}/{len(c)} turns flip between repeats · always failing: ")
+            title.append(", ".join(always) or "none", "bold red" if always else MUTED)
+        self.query_one("#drill-title", Static).update(title)
+        lines = []
+        for f in row.runs:
+            speed = "speed ?" if f.run.speed is None else f"{f.run.speed:g}x"
+            strict = rate_cell(f.strict, f.run.judged).plain.replace("\n", " ")
+            lines.append(f"r{f.repeat} = {f.run.run_id}  {f.run.row.status}  {speed}  strict {strict}"
+                         + (f"  latency excluded: {f.run.latency_excluded}" if f.run.latency_excluded else ""))  # fmt: skip
+        self.query_one("#drill-runs", Static).update(Text("\n".join(lines), MUTED))
+        table = self.query_one("#drill", DataTable)
+        table.add_column("turn", key="turn")
+        table.add_column("user said", key="user")
+        table.add_column(" ".join(f"r{f.repeat}" for f in row.runs) or "repeats", key="pattern")
+        for key, label in (("flips", "flips"), ("dims", "dimensions that flip"), ("always", "always fails")):
+            table.add_column(label, key=key)
+        self.paint()
+        table.focus()
+
+    def paint(self) -> None:
+        table = self.query_one("#drill", DataTable)
+        table.clear()
+        for c in self.row.consistency:
+            if self.only_unstable and not (c.unstable or c.always_fails):
+                continue
+            user = next((t for f in self.row.runs if (t := f.run.user_text(c.turn_index))), "")
+            pattern = Text("  ").join(pattern_text([s]) for s in c.statuses)  # one glyph under each rN
+            style = "bold red" if c.always_fails else ("yellow" if c.unstable else MUTED)
+            table.add_row(
+                Text(str(c.turn_index), style),
+                user[:60] + ("…" if len(user) > 60 else ""),
+                pattern,
+                Text(str(c.flips), "bold yellow" if c.flips else MUTED),
+                ", ".join(f"{d}×{n}" for d, n in c.metric_flips.items()) or Text("–", MUTED),
+                Text("always fails", "bold red") if c.always_fails else Text("", MUTED),
+                key=str(c.turn_index),
+            )
+
+    def action_toggle_flips(self) -> None:
+        self.only_unstable = not self.only_unstable
+        self.paint()

@@ -1,0 +1,276 @@
+"""The leaderboard: stored runs compared, one row per model (per benchmark and pooled).
+
+Every figure comes from `arena_tui.compare` (the report's data layer): pass rates with Wilson
+intervals, strict turn pass, voice-to-voice percentiles with bootstrap intervals (speed-1 runs
+only; the exclusions are listed under the table), tool split, counts. Loading runs in a worker
+that posts `BoardLoaded`; until then the screen says "loading…" and keys keep working.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from ..compare.leaderboard import POOLED, BoardRow
+from ..compare.load import Loaded, load_board
+from ..widgets.board_cells import Column, board_columns, model_cell, sort_rows
+from ..widgets.board_plots import CategoryPlot, LatencyPlot
+
+
+class BoardLoaded(Message):
+    """The loader worker's result (or the one line saying why there is none)."""
+
+    def __init__(self, loaded: Loaded | None, error: str | None = None) -> None:
+        super().__init__()
+        self.loaded = loaded
+        self.error = error
+
+
+class LeaderboardScreen(Screen):
+    CSS_PATH = "board.tcss"
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("enter", "drill", "Consistency"),
+        Binding("s", "sort_next", "Sort by next column"),
+        Binding("S", "reverse", "Reverse order"),
+        Binding("b", "cycle_benchmark", "Benchmark filter"),
+        Binding("space", "mark", "Mark row"),
+        Binding("equals_sign", "compare", "Compare marked"),
+        Binding("g", "reload", "Reload", show=False),
+    ]
+
+    def __init__(self, targets: Sequence[str] = ("all",), benchmark: str | None = None) -> None:
+        super().__init__()
+        self.targets = list(targets)
+        self.benchmark = benchmark  # None: every benchmark and the pooled rows
+        self.loaded: Loaded | None = None
+        self.columns: list[Column] = []
+        self.sort_key = "strict"
+        self.descending = True
+        self.shown: list[BoardRow] = []  # the table's rows, in display order
+        self.marked: list[tuple[str, str]] = []  # (model, benchmark) of marked rows, in marking order
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("loading…", id="board-status")
+        yield DataTable(id="board", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="board-notes")
+        with Horizontal(id="board-plots"):
+            yield LatencyPlot(id="plot-latency")
+            yield CategoryPlot(id="plot-categories")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#board", DataTable).focus()
+        self.load()
+
+    @work(exclusive=True, group="leaderboard-load")
+    async def load(self) -> None:
+        app: Any = self.app
+        if app.store is None:
+            self.post_message(BoardLoaded(None, f"no database: {app.store_error}"))
+            return
+        try:
+            await app.store.flush()
+            loaded = await load_board(app.store, self.targets, app.data_dir)
+        except Exception as e:  # LookupError (bad target), StoreError...: one line, the screen stays
+            self.post_message(BoardLoaded(None, str(e) or type(e).__name__))
+            return
+        self.post_message(BoardLoaded(loaded))
+
+    def on_board_loaded(self, message: BoardLoaded) -> None:
+        if message.loaded is None:
+            self.query_one("#board-status", Static).update(Text(f"cannot load the leaderboard: {message.error}", "bold red"))
+            return
+        self.loaded = message.loaded
+        if self.benchmark is not None and self.benchmark not in self.loaded.board.benchmarks:
+            self.benchmark = None
+        self.columns = board_columns(self.loaded.board.dimensions)
+        self.render_board()
+
+    # --- rendering -----------------------------------------------------------------------
+    @property
+    def rows(self) -> list[BoardRow]:
+        """The rows the filter lets through: one benchmark's, or all (pooled rows last by default)."""
+        if self.loaded is None:
+            return []
+        rows = self.loaded.board.rows
+        return [r for r in rows if r.benchmark == self.benchmark] if self.benchmark else list(rows)
+
+    @property
+    def column(self) -> Column | None:
+        return next((c for c in self.columns if c.key == self.sort_key), None)
+
+    @staticmethod
+    def row_key(row: BoardRow) -> str:
+        return f"{row.model}\x1f{row.benchmark}"
+
+    @property
+    def cursor_row(self) -> BoardRow | None:
+        table = self.query_one("#board", DataTable)
+        if not self.shown or table.row_count == 0:
+            return None
+        return self.shown[min(table.cursor_row, len(self.shown) - 1)]
+
+    def render_board(self) -> None:
+        table = self.query_one("#board", DataTable)
+        current = self.row_key(self.cursor_row) if self.cursor_row is not None else None
+        column = self.column
+        self.shown = sort_rows(self.rows, column, self.descending) if column else self.rows
+        table.clear(columns=True)
+        for c in self.columns:
+            arrow = (" ↓" if self.descending else " ↑") if c.key == self.sort_key else ""
+            table.add_column(c.label + arrow, key=c.key)
+        for row in self.shown:
+            cells = [c.cell(row) for c in self.columns]
+            cells[0] = model_cell(row, (row.model, row.benchmark) in self.marked)
+            table.add_row(*cells, key=self.row_key(row), height=2)
+        keys = [self.row_key(r) for r in self.shown]
+        if current in keys:
+            table.move_cursor(row=keys.index(current))
+        self._status()
+        self._notes()
+        self._plots()
+
+    def _status(self) -> None:
+        assert self.loaded is not None
+        board, sel = self.loaded.board, self.loaded.selection
+        column = self.column
+        parts = [f"{len(board.runs)} runs · {len(board.models)} models",
+                 f"benchmark: {self.benchmark or 'all + pooled'} (b)",
+                 f"sort: {column.label if column else '?'} {'↓' if self.descending else '↑'} (s, S, click header)"]  # fmt: skip
+        if self.marked:
+            parts.append(f"marked {len(self.marked)} (= compares two)")
+        if not board.runs:
+            parts = [f"no finished runs in {sel.description or 'the store'}"]
+        self.query_one("#board-status", Static).update(" · ".join(parts))
+
+    def _notes(self) -> None:
+        assert self.loaded is not None
+        lines: list[Text] = []
+        labelled = sorted({r.model for r in self.rows if r.labels})
+        if labelled:
+            lines.append(Text("labelled rows are not real model scores (simulator / protocol fake / heuristic judge "
+                              "/ never judged)", "bold magenta"))  # fmt: skip
+        excluded = [(r, run_id, why) for r in self.rows if r.benchmark != POOLED for run_id, why in r.latency_excluded.items()]
+        if excluded:
+            t = Text("latency from speed-1 runs only; excluded: ", "yellow")
+            t.append(", ".join(f"{run_id} ({why})" for _, run_id, why in excluded))
+            lines.append(t)
+        for run_id, why in self.loaded.selection.skipped.items():
+            lines.append(Text(f"skipped {run_id}: {why}", "grey62"))
+        for name, why in sorted(self.loaded.unloadable.items()):
+            lines.append(Text(f"no benchmark data for {name} ({why}): unjudged turns charged the core dimensions, "
+                              "no categories", "grey62"))  # fmt: skip
+        self.query_one("#board-notes", Static).update(Text("\n").join(lines))
+
+    def _plots(self) -> None:
+        row = self.cursor_row
+        bench = row.benchmark if row is not None else self.benchmark
+        rows = [r for r in self.rows if r.benchmark == bench] if bench else []
+        name = "pooled" if bench == POOLED else (bench or "–")
+        self.query_one(LatencyPlot).show(f"voice-to-voice per turn — {name}", rows)
+        self.query_one(CategoryPlot).show(f"strict pass per category — {name}", rows)
+
+    @on(DataTable.RowHighlighted, "#board")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.loaded is not None:
+            self._plots()
+
+    @on(DataTable.HeaderSelected, "#board")
+    def _header(self, event: DataTable.HeaderSelected) -> None:
+        self.sort_by(str(event.column_key.value))
+
+    @on(DataTable.RowSelected, "#board")
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        self.action_drill()
+
+    # --- actions -------------------------------------------------------------------------
+    def sort_by(self, key: str, descending: bool | None = None) -> None:
+        """Sort by a column; the same column again reverses the order."""
+        column = next((c for c in self.columns if c.key == key), None)
+        if column is None:
+            return
+        if descending is None:
+            descending = (not self.descending) if key == self.sort_key else column.descending
+        self.sort_key, self.descending = key, descending
+        self.render_board()
+
+    def action_sort_next(self) -> None:
+        if not self.columns:
+            return
+        keys = [c.key for c in self.columns]
+        nxt = keys[(keys.index(self.sort_key) + 1) % len(keys)] if self.sort_key in keys else keys[0]
+        self.sort_by(nxt, next(c.descending for c in self.columns if c.key == nxt))
+
+    def action_reverse(self) -> None:
+        if self.columns:
+            self.sort_by(self.sort_key, not self.descending)
+
+    def action_cycle_benchmark(self) -> None:
+        if self.loaded is None:
+            return
+        options: list[str | None] = [None, *self.loaded.board.benchmarks]
+        self.set_benchmark(options[(options.index(self.benchmark) + 1) % len(options)])
+
+    def set_benchmark(self, benchmark: str | None) -> None:
+        self.benchmark = benchmark
+        self.render_board()
+
+    def action_reload(self) -> None:
+        self.query_one("#board-status", Static).update("loading…")
+        self.load()
+
+    def action_drill(self) -> None:
+        from .consistency import ConsistencyScreen
+
+        row = self.cursor_row
+        if row is not None:
+            self.app.push_screen(ConsistencyScreen(row))
+
+    def action_mark(self) -> None:
+        row = self.cursor_row
+        if row is None:
+            return
+        key = (row.model, row.benchmark)
+        if key in self.marked:
+            self.marked.remove(key)
+        else:
+            self.marked = [*self.marked, key][-2:]  # the two newest marks
+        self.render_board()
+
+    def action_compare(self) -> None:
+        from .compare import CompareScreen
+
+        if self.loaded is None:
+            return
+        if len(self.marked) != 2:
+            self.notify("mark two model rows of one benchmark (space), then =", severity="warning")
+            return
+        a, b = (self.loaded.board.row(m, bench) for m, bench in self.marked)
+        if a is None or b is None:
+            return
+        if a.benchmark != b.benchmark or a.benchmark == POOLED:
+            self.notify("compare two rows of the same benchmark (pooled rows have no common turns)", severity="warning")
+            return
+        self.app.push_screen(CompareScreen(rows=(a, b)))
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        for c in self.columns:
+            yield SystemCommand(f"Leaderboard: sort by {c.label}", "Sort the leaderboard by this column",
+                                lambda key=c.key: self.sort_by(key))  # fmt: skip
+        yield SystemCommand("Leaderboard: all benchmarks", "Every benchmark's rows and the pooled ones",
+                            lambda: self.set_benchmark(None))  # fmt: skip
+        for name in self.loaded.board.benchmarks if self.loaded else []:
+            yield SystemCommand(f"Leaderboard: only {name}", f"Show the rows of {name}",
+                                lambda name=name: self.set_benchmark(name))  # fmt: skip
+        yield SystemCommand("Compare marked rows", "Two model rows of one benchmark, turn by turn", self.action_compare)

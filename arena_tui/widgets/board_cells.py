@@ -1,0 +1,156 @@
+"""Leaderboard and compare cells: the data layer's figures as two-line table cells, and sort keys.
+
+A cell never invents a number: a rate with nothing scored is "–", a run never judged reads
+"not judged" (never 0 %), a latency the data layer left out says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+
+from ..compare.leaderboard import NOT_JUDGED, POOLED, BoardRow
+from ..compare.stats import Distribution, Rate
+from .turn_table import dim_label
+
+MUTED = "grey62"
+VERDICT_GLYPH = {"pass": ("✓", "bold green"), "fail": ("✗", "bold red"), "missing": ("·", MUTED),
+                 "judge_error": ("err", "bold red"), "na": ("na", MUTED)}  # fmt: skip
+
+
+def rate_style(rate: float) -> str:
+    return "green" if rate >= 0.8 else ("yellow" if rate >= 0.5 else "red")
+
+
+def rate_cell(r: Rate | None, judged: bool = True) -> Text:
+    """`81% 13/16` over its Wilson 95 % interval `[72–88]`."""
+    if not judged:
+        return Text.assemble(("–", MUTED), "\n", (NOT_JUDGED, "italic " + MUTED))
+    if r is None or not r.n or r.rate is None:
+        return Text.assemble(("–", MUTED), "\n", ("not scored", MUTED))
+    lo, hi = r.ci95 or (0.0, 0.0)
+    return Text.assemble((f"{100 * r.rate:.0f}%", rate_style(r.rate)), f" {r.passes}/{r.n}", "\n",
+                         (f"[{100 * lo:.0f}–{100 * hi:.0f}]", MUTED))  # fmt: skip
+
+
+def ms_text(v: float | None) -> str:
+    return "–" if v is None else f"{v:,.0f} ms"
+
+
+def latency_cell(value: float | None, ci: tuple[float, float] | None, why_not: str) -> Text:
+    """A percentile over its bootstrap 95 % interval; without one, why (e.g. `speed 20x`)."""
+    if value is None:
+        return Text.assemble(("–", MUTED), "\n", (why_not, MUTED))
+    second = f"[{ci[0]:,.0f}–{ci[1]:,.0f}]" if ci else ""
+    return Text.assemble(ms_text(value), "\n", (second, MUTED))
+
+
+def split_cell(d: Distribution | None, why_not: str) -> Text:
+    """p50 of a subset (tool / non-tool turns, leading silence) over its n."""
+    if d is None:
+        return Text.assemble(("–", MUTED), "\n", (why_not, MUTED))
+    return Text.assemble(ms_text(d.p50), "\n", (f"n={d.n}", MUTED))
+
+
+def count_cell(n: int, style: str = "yellow") -> Text:
+    return Text(str(n), style if n else MUTED)
+
+
+def no_latency(row: BoardRow) -> str:
+    """Why a row has no voice-to-voice figure: the exclusions the data layer reports, else nothing measured."""
+    reasons = sorted(set(row.latency_excluded.values()))
+    return "; ".join(reasons) if reasons and not row.latency_runs else "none recorded"
+
+
+def model_cell(row: BoardRow, marked: bool = False) -> Text:
+    """The model alias, its source labels (simulator / fake / heuristic judge / unjudged) below in colour."""
+    alias = row.runs[0].run.row.model if row.runs else row.model
+    t = Text("● " if marked else "", "bold cyan")
+    t.append(alias, "bold")
+    t.append("\n")
+    if row.labels:
+        t.append("[" + ", ".join(row.labels) + "]", "bold magenta")
+    return t
+
+
+def runs_cell(row: BoardRow) -> Text:
+    t = Text(str(len(row.runs)))
+    if row.latency_excluded:
+        t.append(f"\n{row.latency_runs} at 1x", "yellow")
+    return t
+
+
+@dataclass(frozen=True)
+class Column:
+    """One leaderboard column: its header, its cell and its sort key (None sorts last)."""
+
+    key: str
+    label: str
+    cell: Callable[[BoardRow], Text]
+    value: Callable[[BoardRow], Any]
+    descending: bool = False  # the direction a first sort on this column takes (best first)
+
+
+def _p(d: Distribution | None, name: str) -> float | None:
+    return getattr(d, name) if d is not None else None
+
+
+def _rate(r: Rate | None, judged: bool) -> float | None:
+    return r.rate if judged and r is not None else None
+
+
+def board_columns(dimensions: list[str]) -> list[Column]:
+    """model, benchmark, runs, strict, one per dimension, latency, tool split, silence, counts."""
+    cols = [
+        Column("model", "model", lambda r: model_cell(r), lambda r: r.model),
+        Column("benchmark", "benchmark", lambda r: Text(r.benchmark, "italic" if r.benchmark == POOLED else ""),
+               lambda r: (r.benchmark == POOLED, r.benchmark)),
+        Column("runs", "runs", runs_cell, lambda r: len(r.runs), True),
+        Column("strict", "strict", lambda r: rate_cell(r.strict, r.judged), lambda r: _rate(r.strict, r.judged), True),
+    ]  # fmt: skip
+    for d in dimensions:
+        cols.append(Column(f"dim:{d}", dim_label(d), lambda r, d=d: rate_cell(r.dimensions.get(d), r.judged),
+                           lambda r, d=d: _rate(r.dimensions.get(d), r.judged), True))  # fmt: skip
+    cols += [
+        Column("p50", "v2v p50", lambda r: latency_cell(_p(r.v2v, "p50"), r.v2v_p50_ci, no_latency(r)),
+               lambda r: _p(r.v2v, "p50")),
+        Column("p95", "v2v p95", lambda r: latency_cell(_p(r.v2v, "p95"), r.v2v_p95_ci, no_latency(r)),
+               lambda r: _p(r.v2v, "p95")),
+        Column("tool", "tool p50", lambda r: split_cell(r.v2v_tool, "no tool turn" if r.v2v else no_latency(r)),
+               lambda r: _p(r.v2v_tool, "p50")),
+        Column("non_tool", "non-tool p50", lambda r: split_cell(r.v2v_non_tool, no_latency(r)),
+               lambda r: _p(r.v2v_non_tool, "p50")),
+        Column("silence", "lead sil p50", lambda r: split_cell(r.leading_silence, no_latency(r)),
+               lambda r: _p(r.leading_silence, "p50")),
+        Column("empty", "empty", lambda r: count_cell(r.empty_responses), lambda r: r.empty_responses, True),
+        Column("ended", "ended", lambda r: count_cell(r.ended_session), lambda r: r.ended_session, True),
+        Column("missing", "miss/unj", lambda r: Text(f"{r.missing_turns}/{r.unjudged_turns}",
+                                                   "yellow" if r.missing_turns or r.unjudged_turns else MUTED),
+               lambda r: r.missing_turns + r.unjudged_turns, True),
+    ]  # fmt: skip
+    return cols
+
+
+def sort_rows(rows: list[BoardRow], column: Column, descending: bool) -> list[BoardRow]:
+    """Rows by the column's value (model and benchmark break ties); rows without a value last, either way."""
+    have = [r for r in rows if column.value(r) is not None]
+    without = [r for r in rows if column.value(r) is None]
+    have.sort(key=lambda r: (r.model, r.benchmark))
+    have.sort(key=column.value, reverse=descending)
+    return have + sorted(without, key=lambda r: (r.model, r.benchmark))
+
+
+def verdict_text(verdict: str) -> Text:
+    glyph, style = VERDICT_GLYPH.get(verdict, (verdict, ""))
+    return Text(glyph, style)
+
+
+def pattern_text(statuses: tuple[str, ...] | list[str]) -> Text:
+    """One glyph per repeat, in run order: ✓ pass, ✗ fail, · no usable verdict."""
+    t = Text()
+    for s in statuses:
+        t.append_text(verdict_text(s))
+    return t
