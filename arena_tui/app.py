@@ -358,6 +358,12 @@ class ArenaApp(App):
             return
         self.push_screen(ReplayScreen(run_id))
 
+    def action_leaderboard(self, benchmark: str | None = None) -> None:
+        from .screens.leaderboard import LeaderboardScreen
+
+        if not isinstance(self.screen, LeaderboardScreen):
+            self.push_screen(LeaderboardScreen(benchmark=benchmark))
+
     def action_help(self) -> None:
         from .screens.help import HelpScreen
 
@@ -367,6 +373,8 @@ class ArenaApp(App):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Help: keys", "List every key binding", self.action_help)
+        yield SystemCommand("Leaderboard", "Compare every stored run: pass rates, latency, consistency",
+                            self.action_leaderboard)
         yield SystemCommand("Stop all runs", "Stop running runs (they are kept as interrupted)",
                             lambda: self.run_worker(self.stop_runs(), exclusive=False))
         extra = getattr(screen, "palette_commands", None)

@@ -159,5 +159,16 @@ async def record_scenario(path: Path, extra: list[list] | None = None) -> None:
             await store.flush()
 
 
+def write_data(root: Path) -> Path:
+    """mini_bench as a benchmark folder under `root` (returned: what --data / data_dir takes)."""
+    folder = root / "mini_bench"
+    folder.mkdir(parents=True)
+    (folder / "benchmark.json").write_text(MINI.meta.model_dump_json())
+    (folder / "turns.jsonl").write_text("\n".join(t.model_dump_json(exclude_none=True) for t in MINI.turns) + "\n")
+    (folder / "tools.json").write_text("[" + ",".join(t.model_dump_json() for t in MINI.tools) + "]")
+    (folder / "system_prompt.txt").write_text(MINI.system_prompt)
+    return root
+
+
 def benchmark_for(name: str) -> Benchmark | None:
     return MINI if name == "mini_bench" else None

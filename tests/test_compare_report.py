@@ -14,7 +14,7 @@ from arena_tui.compare.report import FILES
 from arena_tui.compare.selection import select_runs
 from arena_tui.store import Store
 
-from .compare_runs import MINI, record_scenario
+from .compare_runs import record_scenario, write_data
 
 # Columns the reference comparison script writes; ours must carry them under the same names.
 RUN_RESULTS_REFERENCE = [
@@ -59,13 +59,7 @@ def db(tmp_path: Path) -> Path:
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
     """mini_bench as a benchmark folder, so the command finds its dimensions and categories."""
-    root = tmp_path / "data" / "mini_bench"
-    root.mkdir(parents=True)
-    (root / "benchmark.json").write_text(MINI.meta.model_dump_json())
-    (root / "turns.jsonl").write_text("\n".join(t.model_dump_json(exclude_none=True) for t in MINI.turns) + "\n")
-    (root / "tools.json").write_text("[" + ",".join(t.model_dump_json() for t in MINI.tools) + "]")
-    (root / "system_prompt.txt").write_text(MINI.system_prompt)
-    return root.parent
+    return write_data(tmp_path / "data")
 
 
 def test_report_files_and_columns(db: Path, data: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

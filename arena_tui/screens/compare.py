@@ -22,7 +22,7 @@ from ..compare.load import load_stored
 from ..compare.pair import ModelTurnComparison, TurnComparison, compare_models, compare_runs
 from ..widgets.board_cells import MUTED, ms_text, pattern_text, verdict_text
 
-DIFF = "bold black on yellow"  # a cell whose value differs between the two sides
+DIFF = "bold on #6b4a00"  # a cell whose value differs between the two sides (its own colours kept)
 
 
 class PairLoaded(Message):
@@ -71,7 +71,7 @@ class CompareScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("loading…" if self.run_ids else "", id="pair-title")
-        yield DataTable(id="pair", cursor_type="row", zebra_stripes=True)
+        yield DataTable(id="pair", cursor_type="row", zebra_stripes=True, fixed_columns=1)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -136,9 +136,9 @@ class CompareScreen(Screen):
         table = self.query_one("#pair", DataTable)
         table.clear(columns=True)
         models = self.board_rows is not None
-        heads = ["turn", "user said", "A", "B"]
+        heads = ["turn", "differs", "A", "B"]
         heads += ["A repeats", "B repeats", "A v2v p50", "B v2v p50"] if models else ["A calls", "B calls", "A v2v", "B v2v"]
-        heads += ["Δ v2v", "differs"]
+        heads += ["Δ v2v", "user said"]
         for h in heads:
             table.add_column(h, key=h)
         for t in self.turns:
@@ -170,7 +170,7 @@ class CompareScreen(Screen):
                 ]
             turn = Text(("≠ " if diff else "  ") + str(t.turn_index), "bold yellow" if diff else "")
             differs = Text(", ".join(t.differences), "yellow") if diff else Text("same", MUTED)
-            table.add_row(turn, user, *cells, differs, key=str(t.turn_index))
+            table.add_row(turn, differs, *cells, user, key=str(t.turn_index))
 
     def action_toggle_diff(self) -> None:
         self.only_differences = not self.only_differences

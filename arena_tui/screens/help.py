@@ -9,12 +9,16 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from .compare import CompareScreen
+from .consistency import ConsistencyScreen
+from .leaderboard import LeaderboardScreen
 from .replay import ReplayScreen
 from .run import RunScreen
 from .runs import RunsScreen
 from .turn_detail import TurnDetailScreen
 
-KEY_NAMES = {"question_mark": "?", "escape": "esc", "full_stop": ".", "comma": ",", "enter": "enter"}
+KEY_NAMES = {"question_mark": "?", "escape": "esc", "full_stop": ".", "comma": ",", "enter": "enter",
+             "equals_sign": "=", "space": "space"}
 
 
 def key_label(keys: str) -> str:
@@ -33,6 +37,9 @@ def bindings_table(app_bindings: list) -> Table:
         ("run (live)", RunScreen.BINDINGS + [Binding("up,down", "", "Select turn")]),
         ("replay", [b for b in ReplayScreen.BINDINGS if b not in RunScreen.BINDINGS]),
         ("turn detail", TurnDetailScreen.BINDINGS),
+        ("leaderboard", LeaderboardScreen.BINDINGS + [Binding("click", "", "Sort by that column (header)")]),
+        ("consistency", ConsistencyScreen.BINDINGS),
+        ("compare", CompareScreen.BINDINGS),
     ]
     for where, binds in sections:
         for i, b in enumerate(binds):

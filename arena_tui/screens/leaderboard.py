@@ -23,7 +23,10 @@ from textual.widgets import DataTable, Footer, Header, Static
 from ..compare.leaderboard import POOLED, BoardRow
 from ..compare.load import Loaded, load_board
 from ..widgets.board_cells import Column, board_columns, model_cell, sort_rows
-from ..widgets.board_plots import CategoryPlot, LatencyPlot
+from ..widgets.board_plots import CategoryPlot, LatencyPlot, legend
+
+
+PLOT_MIN_HEIGHT = 30  # below this the plots would be a few rows tall: hidden until `v`
 
 
 class BoardLoaded(Message):
@@ -43,6 +46,7 @@ class LeaderboardScreen(Screen):
         Binding("s", "sort_next", "Sort by next column"),
         Binding("S", "reverse", "Reverse order"),
         Binding("b", "cycle_benchmark", "Benchmark filter"),
+        Binding("v", "toggle_plots", "Plots"),
         Binding("space", "mark", "Mark row"),
         Binding("equals_sign", "compare", "Compare marked"),
         Binding("g", "reload", "Reload", show=False),
@@ -58,12 +62,14 @@ class LeaderboardScreen(Screen):
         self.descending = True
         self.shown: list[BoardRow] = []  # the table's rows, in display order
         self.marked: list[tuple[str, str]] = []  # (model, benchmark) of marked rows, in marking order
+        self.plots: bool | None = None  # None: shown when the terminal has room (PLOT_MIN_HEIGHT rows)
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("loading…", id="board-status")
-        yield DataTable(id="board", cursor_type="row", zebra_stripes=True)
+        yield DataTable(id="board", cursor_type="row", zebra_stripes=True, fixed_columns=1)  # model stays in view
         yield Static("", id="board-notes")
+        yield Static("", id="board-legend")
         with Horizontal(id="board-plots"):
             yield LatencyPlot(id="plot-latency")
             yield CategoryPlot(id="plot-categories")
@@ -71,7 +77,22 @@ class LeaderboardScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#board", DataTable).focus()
+        self._show_plots()
         self.load()
+
+    def on_resize(self) -> None:
+        self._show_plots()
+
+    def _show_plots(self) -> None:
+        show = self.plots if self.plots is not None else self.app.size.height >= PLOT_MIN_HEIGHT
+        self.query_one("#board-plots").display = show
+        self.query_one("#board-legend").display = show
+
+    def action_toggle_plots(self) -> None:
+        self.plots = not self.query_one("#board-plots").display
+        self._show_plots()
+        if self.plots and self.loaded is not None:
+            self._plots()
 
     @work(exclusive=True, group="leaderboard-load")
     async def load(self) -> None:
@@ -147,7 +168,8 @@ class LeaderboardScreen(Screen):
         column = self.column
         parts = [f"{len(board.runs)} runs · {len(board.models)} models",
                  f"benchmark: {self.benchmark or 'all + pooled'} (b)",
-                 f"sort: {column.label if column else '?'} {'↓' if self.descending else '↑'} (s, S, click header)"]  # fmt: skip
+                 f"sort: {column.label if column else '?'} {'↓' if self.descending else '↑'} (s, S, click header)",
+                 "enter: consistency"]  # fmt: skip
         if self.marked:
             parts.append(f"marked {len(self.marked)} (= compares two)")
         if not board.runs:
@@ -178,6 +200,7 @@ class LeaderboardScreen(Screen):
         bench = row.benchmark if row is not None else self.benchmark
         rows = [r for r in self.rows if r.benchmark == bench] if bench else []
         name = "pooled" if bench == POOLED else (bench or "–")
+        self.query_one("#board-legend", Static).update(legend(rows))
         self.query_one(LatencyPlot).show(f"voice-to-voice per turn — {name}", rows)
         self.query_one(CategoryPlot).show(f"strict pass per category — {name}", rows)
 

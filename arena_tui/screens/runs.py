@@ -67,6 +67,9 @@ class RunsScreen(Screen):
         Binding("p", "replay", "Replay"),
         Binding("d", "delete", "Delete"),
         Binding("e", "export", "Export"),
+        Binding("space", "mark", "Mark", show=False),
+        Binding("equals_sign", "compare", "Compare marked", show=False),
+        Binding("L", "app.leaderboard", "Leaderboard"),
         Binding("g", "reload", "Reload", show=False),
     ]
 
@@ -74,6 +77,7 @@ class RunsScreen(Screen):
         super().__init__()
         self.rows: dict[str, dict[str, Any]] = {}
         self.now: dt.datetime | None = None  # fixed clock for deterministic snapshots
+        self.marked: list[str] = []  # run ids marked for comparison (the two newest), in marking order
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -161,7 +165,7 @@ class RunsScreen(Screen):
             started, ended = r.get("started"), r.get("ended")
             dur = ((ended or now) - started).total_seconds() * 1000 if started else None
             table.add_row(
-                run_id,
+                Text.assemble(("● ", "bold cyan"), run_id) if run_id in self.marked else run_id,
                 r.get("benchmark", "?"),
                 model,
                 Text(st, STATUS_STYLE.get(st, "")),
@@ -188,6 +192,23 @@ class RunsScreen(Screen):
 
     def action_reload(self) -> None:
         self.reload()
+
+    def action_mark(self) -> None:
+        if (run_id := self.selected) is not None:
+            self.marked = [m for m in self.marked if m != run_id] if run_id in self.marked else [*self.marked, run_id][-2:]
+            self._render_rows()
+
+    def action_compare(self) -> None:
+        from .compare import CompareScreen
+
+        marked = [m for m in self.marked if m in self.rows]
+        if len(marked) != 2:
+            self.notify("mark two runs (space), then = compares them", severity="warning")
+            return
+        if any(self.app.running(m) for m in marked):
+            self.notify("a marked run is still recording: compare it once it has ended", severity="warning")
+            return
+        self.app.push_screen(CompareScreen(run_ids=(marked[0], marked[1])))
 
     def action_new_run(self) -> None:
         from .dialogs import NewRunDialog
@@ -246,3 +267,5 @@ class RunsScreen(Screen):
         yield SystemCommand("Replay run", "Step through the selected stored run turn by turn", self.action_replay)
         yield SystemCommand("Delete run", "Delete the selected run (asks first)", self.action_delete)
         yield SystemCommand("Export run", "Export the selected run", self.action_export)
+        yield SystemCommand("Mark run", "Mark the selected run for comparison (space)", self.action_mark)
+        yield SystemCommand("Compare marked runs", "The two marked runs side by side, turn by turn", self.action_compare)

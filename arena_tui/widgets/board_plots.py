@@ -9,11 +9,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.text import Text
 from textual_plotext import PlotextPlot
 
 from ..compare.leaderboard import BoardRow
 
-COLOURS = ["blue+", "red+", "green+", "orange+", "magenta+", "cyan+", "yellow+", "gray+"]
+# RGB, so the legend line (Rich) and the plots (plotext) show the same colour for a model
+COLOURS = [(96, 165, 250), (248, 113, 113), (52, 211, 153), (251, 191, 36), (192, 132, 252), (34, 211, 238),
+           (244, 114, 182), (163, 230, 53)]  # fmt: skip
+
+
+def colour(i: int) -> tuple[int, int, int]:
+    return COLOURS[i % len(COLOURS)]
+
+
+def legend(rows: Sequence[BoardRow]) -> Text:
+    """`■ model` per row in its plot colour (plotext's own legend box would hide the bars under it)."""
+    t = Text()
+    for i, row in enumerate(rows):
+        t.append("■ ", "rgb({},{},{})".format(*colour(i)))
+        t.append(row.model + "   ")
+    return t
 
 
 def short(label: str, n: int = 22) -> str:
@@ -29,23 +45,23 @@ class LatencyPlot(PlotextPlot):
         plt.clear_figure()
         plt.title(title)
         plt.xlabel("voice-to-voice ms (speed-1 runs; ◆ p50 ▲ p95)")
-        lanes = list(reversed(rows))  # the first row on top
+        lanes = list(reversed(range(len(rows))))  # the first row on top
+        every = [v for row in rows for f in row.runs for v in f.v2v]
         ticks, labels = [], []
-        for i, row in enumerate(lanes):
-            ticks.append(i)
-            labels.append(short(row.model))
+        for y, k in enumerate(lanes):
+            row = rows[k]
+            ticks.append(y)
             values = [v for f in row.runs for v in f.v2v]
+            labels.append(short(row.model) + ("" if values else " (none)"))  # the table says why
             if not values or row.v2v is None:
                 continue
-            colour = COLOURS[rows.index(row) % len(COLOURS)]
-            plt.scatter(values, [i] * len(values), marker="•", color=colour)
-            plt.scatter([row.v2v.p50], [i + 0.3], marker="◆", color=colour)
-            plt.scatter([row.v2v.p95], [i + 0.3], marker="▲", color=colour)
+            plt.scatter(values, [y] * len(values), marker="•", color=colour(k))
+            plt.scatter([row.v2v.p50], [y + 0.3], marker="◆", color=colour(k))
+            plt.scatter([row.v2v.p95], [y + 0.3], marker="▲", color=colour(k))
         plt.yticks(ticks, labels)
         plt.ylim(-0.6, max(len(lanes) - 0.4, 0.6))
-        if not any(row.v2v for row in rows):
+        if not every:
             plt.xlim(0, 1000)
-            plt.text("no speed-1 latency in these rows", 500, (len(lanes) - 1) / 2 if lanes else 0, alignment="center")
         self.refresh()
 
 
@@ -57,16 +73,16 @@ class CategoryPlot(PlotextPlot):
         plt.clear_data()
         plt.clear_figure()
         plt.title(title)
-        judged = [r for r in rows if r.judged and r.categories]
-        cats = sorted({c for r in judged for c in r.categories})
+        judged = [(i, r) for i, r in enumerate(rows) if r.judged and r.categories]
+        cats = sorted({c for _, r in judged for c in r.categories})
         if not cats:
             plt.xlim(0, 1)
             plt.ylim(0, 100)
-            plt.text("no categories (no benchmark data, or not judged)", 0.5, 50, alignment="center")
+            plt.text("no categories (no benchmark data, or not judged)", 0.5, 50, alignment="center", color="gray")
         else:
-            series = [[100 * (r.categories[c].rate or 0) if c in r.categories else 0 for c in cats] for r in judged]
-            plt.multiple_bar([short(c, 14) for c in cats], series, labels=[short(r.model) for r in judged],
-                             color=[COLOURS[rows.index(r) % len(COLOURS)] for r in judged])  # fmt: skip
+            series = [[100 * (r.categories[c].rate or 0) if c in r.categories else 0 for c in cats] for _, r in judged]
+            plt.multiple_bar([short(c, 14) for c in cats], series, color=[colour(i) for i, _ in judged])
             plt.ylim(0, 100)
+            plt.yticks([0, 25, 50, 75, 100])
             plt.ylabel("strict pass %")
         self.refresh()

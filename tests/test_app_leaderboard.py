@@ -1,0 +1,200 @@
+"""The leaderboard, consistency and compare screens on constructed runs in a real SQLite store.
+
+The runs are `tests/compare_runs.py`'s (figures worked out by hand in test_compare_leaderboard.py)
+plus one never-judged run; mini_bench's data is a folder the app finds through its data dir.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from rich.text import Text
+from textual.widgets import DataTable, Static
+
+from arena_tui.app import ArenaApp
+from arena_tui.screens.compare import DIFF, CompareScreen
+from arena_tui.screens.consistency import ConsistencyScreen
+from arena_tui.screens.leaderboard import LeaderboardScreen
+from arena_tui.screens.runs import RunsScreen
+
+from .compare_runs import record_scenario, unjudged_run, write_data
+
+GPT = "gpt-realtime\x1fmini_bench"
+SIM = "sim [simulator]\x1fmini_bench"
+UNJUDGED = "gpt-realtime [unjudged]\x1fmini_bench"
+SIZES = [(80, 24), (120, 40), (160, 48)]
+
+
+@pytest.fixture
+def stored(tmp_path: Path) -> tuple[Path, Path]:
+    db = tmp_path / "arena.db"
+    asyncio.run(record_scenario(db, extra=[unjudged_run()]))
+    return db, write_data(tmp_path / "data")
+
+
+async def until(pilot, cond, timeout: float = 15.0) -> None:
+    for _ in range(int(timeout / 0.05)):
+        if cond():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("screen did not settle")
+
+
+async def open_board(pilot) -> LeaderboardScreen:
+    app = pilot.app
+    await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
+    await pilot.press("L")
+    await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen) and app.screen.loaded is not None)
+    await pilot.pause(0.1)
+    return app.screen
+
+
+def cells(screen, table_id: str, key: str) -> list[str]:
+    return [c.plain if isinstance(c, Text) else str(c) for c in screen.query_one(table_id, DataTable).get_row(key)]
+
+
+def order(screen: LeaderboardScreen) -> list[str]:
+    return [screen.row_key(r) for r in screen.shown]
+
+
+async def test_the_leaderboard_shows_the_data_layers_figures(stored) -> None:
+    app = ArenaApp(*stored)
+    async with app.run_test(size=(160, 48)) as pilot:
+        board = await open_board(pilot)
+        head = [str(c.label) for c in board.query_one("#board", DataTable).columns.values()]
+        assert head[:5] == ["model", "benchmark", "runs", "strict ↓", "KB"]
+        row = cells(board, "#board", GPT)
+        # strict 7/12 with its Wilson interval, kb 10/12, p50 1200 / p95 2250 over R1 and R2 only (R3 is at 20x)
+        assert row[2] == "3\n2 at 1x"
+        assert row[3] == "58% 7/12\n[32–81]" and row[4] == "83% 10/12\n[55–95]"
+        p50, p95 = head.index("v2v p50"), head.index("v2v p95")
+        assert row[p50].startswith("1,200 ms\n[") and row[p95].startswith("2,250 ms\n[")
+        assert row[head.index("tool p50")] == "2,000 ms\nn=2"
+        assert row[head.index("empty")] == "1" and row[head.index("ended")] == "1"
+        assert row[head.index("miss/unj")] == "1/2"
+        # a run never judged: its rates are "not judged", never 0 %; its latency still counts
+        unjudged = cells(board, "#board", UNJUDGED)
+        assert unjudged[0] == "gpt-realtime\n[unjudged]"
+        assert unjudged[3] == "–\nnot judged" and unjudged[4] == "–\nnot judged"
+        assert unjudged[p50] == "800 ms\n[800–800]"
+        heuristic = cells(board, "#board", "gpt-realtime [heuristic judge]\x1fmini_bench")
+        assert heuristic[p50] == "–\nspeed not recorded"
+        notes = str(board.query_one("#board-notes", Static).render())
+        assert "excluded: r3 (speed 20x), r6 (speed not recorded)" in notes
+        assert "skipped r7: still recording" in notes and "labelled rows are not real model scores" in notes
+        # filter to one benchmark: no pooled row, no other_bench row
+        await pilot.press("b")
+        assert board.benchmark == "mini_bench"
+        assert "gpt-realtime\x1fall" not in order(board) and GPT in order(board)
+
+
+async def test_sorting_by_key_and_by_clicking_a_header(stored) -> None:
+    app = ArenaApp(*stored)
+    async with app.run_test(size=(160, 48)) as pilot:
+        board = await open_board(pilot)
+        # default: strict pass, best first; rows without a rate (never judged) last
+        assert order(board)[-1] == UNJUDGED
+        assert order(board).index(SIM) < order(board).index(GPT)
+        await pilot.press("s")  # next column: kb_grounding, best first
+        assert board.sort_key == "dim:kb_grounding" and board.descending
+        await pilot.press("S")  # reversed: worst first, the unjudged row still last
+        assert not board.descending and order(board)[0] == "gpt-realtime\x1fother_bench" and order(board)[-1] == UNJUDGED
+
+        table = board.query_one("#board", DataTable)
+        keys = [str(k.value) for k in table.columns]
+        x = sum(c.get_render_width(table) for c in list(table.columns.values())[: keys.index("p50")]) + 2
+        await pilot.click("#board", offset=(x, 0))
+        assert board.sort_key == "p50" and not board.descending  # latency: fastest first
+        # sim 600, unjudged 800, other_bench 850, pooled 1050, mini_bench 1200; no speed-1 latency last
+        assert order(board) == [SIM, UNJUDGED, "gpt-realtime\x1fother_bench", "gpt-realtime\x1fall", GPT,
+                                "gpt-realtime [heuristic judge]\x1fmini_bench"]  # fmt: skip
+        await pilot.click("#board", offset=(x, 0))  # the same header again: reversed
+        assert board.descending and order(board)[0] == GPT and order(board)[-1].startswith("gpt-realtime [heuristic")
+
+
+async def test_drill_down_shows_flips_and_always_failing_turns(stored) -> None:
+    app = ArenaApp(*stored)
+    async with app.run_test(size=(160, 48)) as pilot:
+        board = await open_board(pilot)
+        board.query_one("#board", DataTable).move_cursor(row=order(board).index(GPT))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ConsistencyScreen))
+        drill = app.screen
+        title = str(drill.query_one("#drill-title", Static).render())
+        assert "3 repeat(s)" in title and "3/4 turns flip between repeats" in title and "always failing: 2" in title
+        t1 = cells(drill, "#drill", "1")
+        assert t1[2] == "✓  ✗  ✓" and t1[3] == "2" and t1[4] == "tool_use_correct×2" and t1[5] == ""
+        t2 = cells(drill, "#drill", "2")
+        assert t2[2] == "✗  ·  ✗" and t2[5] == "always fails"
+        assert cells(drill, "#drill", "0")[3] == "0"
+        await pilot.press("f")  # only turns that flip or always fail
+        assert drill.query_one("#drill", DataTable).row_count == 3
+
+
+async def test_compare_two_marked_runs_highlights_differences(stored) -> None:
+    app = ArenaApp(*stored)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
+        runs = app.screen
+        table = runs.query_one("#runs", DataTable)
+        for run_id in ("r1", "r2"):
+            table.move_cursor(row=table.get_row_index(run_id))
+            await pilot.press("space")
+        assert runs.marked == ["r1", "r2"] and cells(runs, "#runs", "r1")[0] == "● r1"
+        await pilot.press("equals_sign")
+        await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.turns)
+        pair = app.screen
+        t1 = pair.query_one("#pair", DataTable).get_row("1")
+        assert t1[4].plain == 'book(day="saturday")' and t1[5].plain == 'book(day="sunday")'
+        for cell in (t1[2], t1[3], t1[4], t1[5], t1[6], t1[7]):  # verdicts, calls, latency: all highlighted
+            assert any(str(s.style) == DIFF for s in cell.spans), cell
+        assert t1[8].plain == "+1,000 ms" and t1[1].plain == "verdict, tool_use_correct, calls, latency"
+        t0 = pair.query_one("#pair", DataTable).get_row("0")
+        assert t0[1].plain == "same" and not any(str(s.style) == DIFF for c in t0[2:8] for s in c.spans)
+        title = str(pair.query_one("#pair-title", Static).render())
+        assert "3/4 turns differ" in title
+        await pilot.press("d")
+        assert pair.query_one("#pair", DataTable).row_count == 3
+
+
+async def test_compare_two_model_rows_from_the_leaderboard(stored) -> None:
+    app = ArenaApp(*stored)
+    async with app.run_test(size=(160, 48)) as pilot:
+        board = await open_board(pilot)
+        table = board.query_one("#board", DataTable)
+        await pilot.press("equals_sign")  # nothing marked: a notice, no screen
+        assert app.screen is board
+        for key in (GPT, SIM):
+            table.move_cursor(row=order(board).index(key))
+            await pilot.press("space")
+        await pilot.press("equals_sign")
+        await until(pilot, lambda: isinstance(app.screen, CompareScreen))
+        t1 = app.screen.query_one("#pair", DataTable).get_row("1")
+        assert (t1[2].plain, t1[3].plain, t1[4].plain) == ("2/3 pass", "1/1 pass", "✓✗✓")
+        assert any(str(s.style) == DIFF for s in t1[2].spans) and t1[1].plain == "pass share, latency"
+
+
+# --- snapshots ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_leaderboard_snapshot(snap_compare, stored, size) -> None:
+    async def ready(pilot) -> None:
+        await open_board(pilot)
+        await pilot.pause(0.2)
+
+    assert snap_compare(ArenaApp(*stored), terminal_size=size, run_before=ready)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_compare_snapshot(snap_compare, stored, size) -> None:
+    async def ready(pilot) -> None:
+        app = pilot.app
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
+        app.push_screen(CompareScreen(run_ids=("r1", "r2")))
+        await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.turns)
+        await pilot.pause(0.2)
+
+    assert snap_compare(ArenaApp(*stored), terminal_size=size, run_before=ready)
