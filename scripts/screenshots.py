@@ -2,8 +2,10 @@
 """Regenerate screenshots/: every screen as SVG (Textual's own screenshot) and PNG (cairosvg).
 
 The data is the frozen real demo recording in tests/snapshots/demo_run.jsonl, loaded into a
-throw-away database, so screenshots show no machine paths and no keys. Usage:
-    python scripts/screenshots.py [--out screenshots] [--no-png]
+throw-away database, so screenshots show no machine paths and no keys; the leaderboard and
+compare screens show the constructed runs of tests/compare_runs.py (simulator, sped-up, heuristic,
+never-judged runs: every kind of row). Usage:
+    python scripts/screenshots.py [--out screenshots] [--no-png] [--only board]
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from arena_tui.screens.run import RunScreen  # noqa: E402
 from arena_tui.screens.runs import RunsScreen  # noqa: E402
 from arena_tui.run_view import RunState, specs_from_benchmark  # noqa: E402
 from arena_tui.widgets.turn_table import TurnTable  # noqa: E402
+from tests.compare_runs import record_scenario, unjudged_run, write_data  # noqa: E402
 from tests.snapshots.fixture_run import cut_mid_turn, fixture_events, load_fixture_db  # noqa: E402
 
 SIZE = (160, 46)
@@ -89,6 +92,32 @@ async def shoot(out: Path) -> list[Path]:
         await pilot.pause(0.3)
         save(app, "help")
         await pilot.press("escape")
+    return shots
+
+
+async def shoot_board(out: Path) -> list[Path]:
+    """The leaderboard (cursor on a model with repeats, so the plots have data) and a run pair."""
+    from arena_tui.screens.compare import CompareScreen
+    from arena_tui.screens.leaderboard import LeaderboardScreen
+
+    tmp = Path(tempfile.mkdtemp(prefix="arena-board-"))
+    db = tmp / "arena.db"
+    await record_scenario(db, extra=[unjudged_run()])
+    app = ArenaApp(db, write_data(tmp / "data"))
+    shots: list[Path] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
+        await pilot.press("L")
+        await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen) and app.screen.loaded is not None)
+        board = app.screen
+        keys = [board.row_key(r) for r in board.shown]
+        board.query_one("#board").move_cursor(row=keys.index("gpt-realtime\x1fmini_bench"))
+        await pilot.pause(0.3)
+        shots.append(Path(app.save_screenshot("leaderboard.svg", path=str(out))))
+        app.push_screen(CompareScreen(run_ids=("r1", "r2")))
+        await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.turns)
+        await pilot.pause(0.3)
+        shots.append(Path(app.save_screenshot("compare.svg", path=str(out))))
     return shots
 
 
@@ -247,10 +276,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "screenshots"))
     ap.add_argument("--no-png", action="store_true")
+    ap.add_argument("--only", choices=["board"], help="only the leaderboard and compare screens")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    svgs = asyncio.run(shoot(out))
+    svgs = [] if args.only else asyncio.run(shoot(out))
+    svgs += asyncio.run(shoot_board(out))
     pngs = [] if args.no_png else to_png(svgs)
     for p in svgs + pngs:
         print(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)

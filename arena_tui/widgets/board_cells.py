@@ -13,6 +13,7 @@ from typing import Any
 from rich.text import Text
 
 from ..compare.leaderboard import NOT_JUDGED, POOLED, BoardRow
+from ..compare.render import ms as ms_text
 from ..compare.stats import Distribution, Rate
 from .turn_table import dim_label
 
@@ -34,10 +35,6 @@ def rate_cell(r: Rate | None, judged: bool = True) -> Text:
     lo, hi = r.ci95 or (0.0, 0.0)
     return Text.assemble((f"{100 * r.rate:.0f}%", rate_style(r.rate)), f" {r.passes}/{r.n}", "\n",
                          (f"[{100 * lo:.0f}–{100 * hi:.0f}]", MUTED))  # fmt: skip
-
-
-def ms_text(v: float | None) -> str:
-    return "–" if v is None else f"{v:,.0f} ms"
 
 
 def latency_cell(value: float | None, ci: tuple[float, float] | None, why_not: str) -> Text:

@@ -81,7 +81,7 @@ class CategoryPlot(PlotextPlot):
             plt.text("no categories (no benchmark data, or not judged)", 0.5, 50, alignment="center", color="gray")
         else:
             series = [[100 * (r.categories[c].rate or 0) if c in r.categories else 0 for c in cats] for _, r in judged]
-            plt.multiple_bar([short(c, 14) for c in cats], series, color=[colour(i) for i, _ in judged])
+            plt.multiple_bar([short(c, 14) for c in cats], series, color=[colour(i) for i, _ in judged], width=0.6)
             plt.ylim(0, 100)
             plt.yticks([0, 25, 50, 75, 100])
             plt.ylabel("strict pass %")
