@@ -198,3 +198,17 @@ def test_compare_snapshot(snap_compare, stored, size) -> None:
         await pilot.pause(0.2)
 
     assert snap_compare(ArenaApp(*stored), terminal_size=size, run_before=ready)
+
+
+async def test_without_a_store_the_leaderboard_says_why_in_one_line(tmp_path: Path) -> None:
+    app = ArenaApp(None)  # no database configured
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await pilot.press("L")
+        await until(pilot, lambda: "cannot load" in str(app.screen.query_one("#board-status", Static).render()))
+        status = str(app.screen.query_one("#board-status", Static).render())
+        assert status == "cannot load the leaderboard: no database: no database configured"
+        await pilot.press("s", "b", "space", "equals_sign", "enter")  # nothing loaded: keys do nothing, no traceback
+        assert isinstance(app.screen, LeaderboardScreen)
+        await pilot.press("escape")
+        assert isinstance(app.screen, RunsScreen)
