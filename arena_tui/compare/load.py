@@ -40,7 +40,9 @@ def _benchmarks(names: Sequence[str], data_dir: Path | None) -> tuple[dict[str, 
     return found, why
 
 
-async def load_stored(store: Store, run_ids: Sequence[str], data_dir: Path | None) -> tuple[list[StoredRun], dict[str, str]]:
+async def load_stored(
+    store: Store, run_ids: Sequence[str], data_dir: Path | None
+) -> tuple[list[StoredRun], dict[str, str]]:
     """The runs with their benchmark data, and the benchmarks whose data could not be found."""
     names = sorted({r.benchmark for r in await store.list_runs() if r.run_id in set(run_ids)})
     found, why = await asyncio.to_thread(_benchmarks, names, data_dir)

@@ -58,7 +58,9 @@ class CompareScreen(Screen):
         Binding("d", "toggle_diff", "Only differences"),
     ]
 
-    def __init__(self, *, run_ids: tuple[str, str] | None = None, rows: tuple[BoardRow, BoardRow] | None = None) -> None:
+    def __init__(
+        self, *, run_ids: tuple[str, str] | None = None, rows: tuple[BoardRow, BoardRow] | None = None
+    ) -> None:
         super().__init__()
         if (run_ids is None) == (rows is None):
             raise ValueError("CompareScreen: give two run ids or two leaderboard rows")
@@ -137,7 +139,10 @@ class CompareScreen(Screen):
         table.clear(columns=True)
         models = self.board_rows is not None
         heads = ["turn", "differs", "A", "B"]
-        heads += ["A repeats", "B repeats", "A v2v p50", "B v2v p50"] if models else ["A calls", "B calls", "A v2v", "B v2v"]
+        if models:
+            heads += ["A repeats", "B repeats", "A v2v p50", "B v2v p50"]
+        else:
+            heads += ["A calls", "B calls", "A v2v", "B v2v"]
         heads += ["Δ v2v", "user said"]
         for h in heads:
             table.add_column(h, key=h)

@@ -52,8 +52,8 @@ class ConsistencyScreen(Screen):
         for f in row.runs:
             speed = "speed ?" if f.run.speed is None else f"{f.run.speed:g}x"
             strict = rate_cell(f.strict, f.run.judged).plain.replace("\n", " ")
-            lines.append(f"r{f.repeat} = {f.run.run_id}  {f.run.row.status}  {speed}  strict {strict}"
-                         + (f"  latency excluded: {f.run.latency_excluded}" if f.run.latency_excluded else ""))  # fmt: skip
+            excluded = f"  latency excluded: {f.run.latency_excluded}" if f.run.latency_excluded else ""
+            lines.append(f"r{f.repeat} = {f.run.run_id}  {f.run.row.status}  {speed}  strict {strict}{excluded}")
         self.query_one("#drill-runs", Static).update(Text("\n".join(lines), MUTED))
         table = self.query_one("#drill", DataTable)
         table.add_column("turn", key="turn")

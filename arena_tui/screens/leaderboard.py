@@ -110,7 +110,8 @@ class LeaderboardScreen(Screen):
 
     def on_board_loaded(self, message: BoardLoaded) -> None:
         if message.loaded is None:
-            self.query_one("#board-status", Static).update(Text(f"cannot load the leaderboard: {message.error}", "bold red"))
+            why = Text(f"cannot load the leaderboard: {message.error}", "bold red")
+            self.query_one("#board-status", Static).update(why)
             return
         self.loaded = message.loaded
         if self.benchmark is not None and self.benchmark not in self.loaded.board.benchmarks:
@@ -183,10 +184,10 @@ class LeaderboardScreen(Screen):
         if labelled:
             lines.append(Text("labelled rows are not real model scores (simulator / protocol fake / heuristic judge "
                               "/ never judged)", "bold magenta"))  # fmt: skip
-        excluded = [(r, run_id, why) for r in self.rows if r.benchmark != POOLED for run_id, why in r.latency_excluded.items()]
+        excluded = {k: why for r in self.rows if r.benchmark != POOLED for k, why in r.latency_excluded.items()}
         if excluded:
             t = Text("latency from speed-1 runs only; excluded: ", "yellow")
-            t.append(", ".join(f"{run_id} ({why})" for _, run_id, why in excluded))
+            t.append(", ".join(f"{run_id} ({why})" for run_id, why in excluded.items()))
             lines.append(t)
         for run_id, why in self.loaded.selection.skipped.items():
             lines.append(Text(f"skipped {run_id}: {why}", "grey62"))

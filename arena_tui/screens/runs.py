@@ -195,7 +195,8 @@ class RunsScreen(Screen):
 
     def action_mark(self) -> None:
         if (run_id := self.selected) is not None:
-            self.marked = [m for m in self.marked if m != run_id] if run_id in self.marked else [*self.marked, run_id][-2:]
+            keep = [m for m in self.marked if m != run_id]
+            self.marked = keep if run_id in self.marked else [*keep, run_id][-2:]  # the two newest marks
             self._render_rows()
 
     def action_compare(self) -> None:
