@@ -218,3 +218,8 @@ async def test_a_never_judged_run_is_not_judged_never_failed(tmp_path: Path) -> 
     md = summary_markdown(board, Selection(["r1", "r4", "u1"]), datetime(2026, 1, 1, tzinfo=UTC))
     line = next(ln for ln in md.splitlines() if ln.startswith("| gpt-realtime [unjudged] |"))
     assert "– (not judged)" in line and "0.0%" not in line and "(0/" not in line
+    from arena_tui.compare.render import report_html
+
+    html = report_html(board, Selection(["r1", "r4", "u1"]), datetime(2026, 1, 1, tzinfo=UTC))
+    # its bars read "not judged": strict, five dimensions and three categories of mini_bench
+    assert html.count(">not judged</text>") == 1 + 5 + 3 and "0.0% (0/" not in html
