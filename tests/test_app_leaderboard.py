@@ -213,3 +213,14 @@ async def test_without_a_store_the_leaderboard_says_why_in_one_line(tmp_path: Pa
         assert isinstance(app.screen, LeaderboardScreen)
         await pilot.press("escape")
         assert isinstance(app.screen, RunsScreen)
+
+
+def test_consistency_snapshot(snap_compare, stored) -> None:
+    async def ready(pilot) -> None:
+        board = await open_board(pilot)
+        board.query_one("#board", DataTable).move_cursor(row=order(board).index(GPT))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(pilot.app.screen, ConsistencyScreen))
+        await pilot.pause(0.2)
+
+    assert snap_compare(ArenaApp(*stored), terminal_size=(120, 30), run_before=ready)

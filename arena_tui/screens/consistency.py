@@ -53,12 +53,12 @@ class ConsistencyScreen(Screen):
             speed = "speed ?" if f.run.speed is None else f"{f.run.speed:g}x"
             strict = rate_cell(f.strict, f.run.judged).plain.replace("\n", " ")
             excluded = f"  latency excluded: {f.run.latency_excluded}" if f.run.latency_excluded else ""
-            lines.append(f"r{f.repeat} = {f.run.run_id}  {f.run.row.status}  {speed}  strict {strict}{excluded}")
+            lines.append(f"#{f.repeat} = {f.run.run_id}  {f.run.row.status}  {speed}  strict {strict}{excluded}")
         self.query_one("#drill-runs", Static).update(Text("\n".join(lines), MUTED))
         table = self.query_one("#drill", DataTable)
         table.add_column("turn", key="turn")
         table.add_column("user said", key="user")
-        table.add_column(" ".join(f"r{f.repeat}" for f in row.runs) or "repeats", key="pattern")
+        table.add_column(" ".join(f"#{f.repeat}" for f in row.runs) or "repeats", key="pattern")
         for key, label in (("flips", "flips"), ("dims", "dimensions that flip"), ("always", "always fails")):
             table.add_column(label, key=key)
         self.paint()
@@ -71,7 +71,7 @@ class ConsistencyScreen(Screen):
             if self.only_unstable and not (c.unstable or c.always_fails):
                 continue
             user = next((t for f in self.row.runs if (t := f.run.user_text(c.turn_index))), "")
-            pattern = Text("  ").join(pattern_text([s]) for s in c.statuses)  # one glyph under each rN
+            pattern = Text("  ").join(pattern_text([s]) for s in c.statuses)  # one glyph under each #N
             style = "bold red" if c.always_fails else ("yellow" if c.unstable else MUTED)
             table.add_row(
                 Text(str(c.turn_index), style),
