@@ -21,7 +21,6 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-import jsonschema
 from platformdirs import user_data_dir
 from pydantic import BaseModel, ValidationError
 
@@ -102,7 +101,10 @@ class BenchmarkError(Exception):
         self.benchmark = benchmark
         self.problems = problems
         n = len(problems)
-        lines = [f"benchmark {benchmark}: {n} problem{'s' if n != 1 else ''}"] + [f"  {p}" for p in problems]
+        if n == 1:  # one line: the problem names the benchmark itself
+            super().__init__(str(problems[0]))
+            return
+        lines = [f"benchmark {benchmark}: {n} problems"] + [f"  {p}" for p in problems]
         super().__init__("\n".join(lines))
 
 
@@ -533,6 +535,8 @@ _JSON_TYPES = "array, boolean, integer, null, number, object, string"
 def _schema_problems(r: _Reader, schema: dict[str, Any], path: Path, where: str) -> bool:
     """Check a tool's parameters against the JSON Schema metaschema (the draft its `$schema`
     names, else 2020-12); each error becomes a problem at its place in the schema."""
+    import jsonschema  # ~0.1 s to import: only when a benchmark is read
+
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     errors = sorted(cls(cls.META_SCHEMA).iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
     for err in errors:
