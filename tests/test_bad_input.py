@@ -409,7 +409,6 @@ OPTION_CASES = [
     ("rotate_negative", ["--rotate-after", "-5"], "--rotate-after: input should be greater than 0"),
     ("rotate_nan", ["--rotate-after", "nan"], "--rotate-after: input should be a finite number"),
     ("faults_past_the_end", ["--faults", "99:no_response"], "--faults: demo_bench has no turn 99"),
-    ("faults_not_run", ["--faults", "5:no_response", "--turns", "0-1"], "--faults: turn 5 is not among the turns"),
     ("faults_garbage", ["--faults", "3:explode"], "--faults: unknown fault 'explode'"),
     ("faults_not_sim", ["--faults", "3:no_response", "--model", "gpt-realtime", "--fake"],
      "--faults only applies to --model sim"),
