@@ -9,12 +9,14 @@ tolerance varies by version) and everything is normalised here, once, with a pro
 from __future__ import annotations
 
 import functools
+import io
 import math
 import os
 import struct
 import wave
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import soxr
@@ -53,72 +55,130 @@ class WavFormat:
     bits: int
     is_float: bool
     frames: int
+    block_align: int = 0  # bytes per frame as the file lays them out
 
     @property
     def duration_s(self) -> float:
         return self.frames / self.sample_rate if self.sample_rate else 0.0
 
 
-def parse_wav(data: bytes, path: str | os.PathLike[str] | None = None) -> tuple[np.ndarray, WavFormat]:
-    """Decode RIFF/WAVE bytes to float32 frames (shape frames x channels) in [-1, 1].
+def _scan(f: BinaryIO, size: int, path: str | os.PathLike[str] | None) -> tuple[WavFormat, int, int]:
+    """Walk the RIFF chunks of a WAV of `size` bytes reading only chunk headers: (format, data
+    offset, data bytes). One home for the rules, used by full decodes and by header checks.
 
     Unknown RIFF/data sizes (0xFFFFFFFF, 0, or the ~2 GiB placeholders of pipe writers) mean "to
     the end of the file"; any other declared data size larger than the file is a truncated file.
     """
-    if len(data) < 12 or data[:4] not in (b"RIFF", b"RF64") or data[8:12] != b"WAVE":
+    head = f.read(12)
+    if len(head) < 12 or head[:4] not in (b"RIFF", b"RF64") or head[8:12] != b"WAVE":
         raise AudioError("not a WAV file (no RIFF/WAVE header)", path)
     pos = 12
     fmt: tuple[int, int, int, int, int] | None = None  # tag, channels, rate, block_align, bits
-    payload: bytes | None = None
-    while pos + 8 <= len(data):
-        cid = data[pos:pos + 4]
-        (size,) = struct.unpack_from("<I", data, pos + 4)
+    data_at = data_size = None
+    while pos + 8 <= size:
+        f.seek(pos)
+        hdr = f.read(8)
+        cid = hdr[:4]
+        (chunk,) = struct.unpack_from("<I", hdr, 4)
         body = pos + 8
         if cid == b"fmt ":
-            if size < 16 or body + 16 > len(data):
+            raw = f.read(min(chunk, 40))
+            if chunk < 16 or len(raw) < 16:
                 raise AudioError("truncated or malformed fmt chunk", path)
-            tag, ch, rate, _, align, bits = struct.unpack_from("<HHIIHH", data, body)
-            if tag == _FMT_EXTENSIBLE and size >= 40 and body + 26 <= len(data):
-                (tag,) = struct.unpack_from("<H", data, body + 24)  # first two bytes of the subformat GUID
+            tag, ch, rate, _, align, bits = struct.unpack_from("<HHIIHH", raw, 0)
+            if tag == _FMT_EXTENSIBLE and chunk >= 40 and len(raw) >= 26:
+                (tag,) = struct.unpack_from("<H", raw, 24)  # first two bytes of the subformat GUID
             fmt = (tag, ch, rate, align, bits)
         elif cid == b"data":
-            remaining = len(data) - body
-            if size in _UNKNOWN_SIZES or (size > remaining and size >= _STREAMED_MIN):
-                size = remaining
-            elif size > remaining:
-                raise AudioError(f"truncated: data chunk declares {size} bytes, file holds {remaining}", path)
-            payload = data[body:body + size]
+            remaining = size - body
+            if chunk in _UNKNOWN_SIZES or (chunk > remaining and chunk >= _STREAMED_MIN):
+                chunk = remaining
+            elif chunk > remaining:
+                raise AudioError(f"truncated: data chunk declares {chunk} bytes, file holds {remaining}", path)
+            data_at, data_size = body, chunk
             break  # data is the last chunk we need; anything after it (LIST, id3) is irrelevant
-        if size == 0xFFFFFFFF:
+        if chunk == 0xFFFFFFFF:
             raise AudioError(f"chunk {cid.decode('latin-1')!r} has no size (corrupt header)", path)
-        pos = body + size + (size & 1)
+        pos = body + chunk + (chunk & 1)
     if fmt is None:
         raise AudioError("no fmt chunk (truncated or corrupt header)", path)
-    if payload is None:
+    if data_at is None or data_size is None:
         raise AudioError("no data chunk (truncated or corrupt file)", path)
     tag, ch, rate, align, bits = fmt
     if ch < 1 or rate < 1 or bits < 8:
         raise AudioError(f"bad format: {ch} channels, {rate} Hz, {bits} bits", path)
-    width = bits // 8 if bits % 8 == 0 else (bits + 7) // 8
-    align = align or width * ch
-    frames = len(payload) // align
+    width = (bits + 7) // 8
+    if not ((tag == _FMT_FLOAT and width in (4, 8)) or (tag == _FMT_PCM and width in (1, 2, 3, 4))):
+        kind = {_FMT_PCM: "PCM", _FMT_FLOAT: "float"}.get(tag, f"format tag 0x{tag:04x}")
+        raise AudioError(f"unsupported encoding: {kind} with {bits} bits", path)
+    align = max(align, width * ch)
+    frames = data_size // align
     if frames == 0:
         raise AudioError("no audio samples", path)
-    raw = np.frombuffer(payload[: frames * align], dtype=np.uint8).reshape(frames, align)[:, : width * ch]
-    raw = np.ascontiguousarray(raw).reshape(frames * ch, width)
-    if tag == _FMT_FLOAT and width in (4, 8):
+    return WavFormat(rate, ch, bits, tag == _FMT_FLOAT, frames, align), data_at, frames * align
+
+
+def _decode(payload: bytes, fmt: WavFormat) -> np.ndarray:
+    """Whole frames of `fmt` as float32 frames x channels in [-1, 1]."""
+    width, ch = (fmt.bits + 7) // 8, fmt.channels
+    frames = len(payload) // fmt.block_align
+    raw = np.frombuffer(payload[: frames * fmt.block_align], dtype=np.uint8).reshape(frames, fmt.block_align)
+    raw = np.ascontiguousarray(raw[:, : width * ch]).reshape(frames * ch, width)
+    if fmt.is_float:
         samples = np.frombuffer(raw.tobytes(), dtype="<f4" if width == 4 else "<f8").astype(np.float32)
         samples = np.nan_to_num(samples, nan=0.0, posinf=1.0, neginf=-1.0)
-    elif tag == _FMT_PCM and width == 1:
+    elif width == 1:
         samples = (raw[:, 0].astype(np.float32) - 128.0) / 128.0
-    elif tag == _FMT_PCM and width in (2, 3, 4):
+    else:
         padded = np.zeros((raw.shape[0], 4), dtype=np.uint8)
         padded[:, 4 - width:] = raw  # left-justify into int32 so the sign bit lands right
         samples = padded.view("<i4")[:, 0].astype(np.float32) / 2147483648.0
-    else:
-        kind = {_FMT_PCM: "PCM", _FMT_FLOAT: "float"}.get(tag, f"format tag 0x{tag:04x}")
-        raise AudioError(f"unsupported encoding: {kind} with {bits} bits", path)
-    return samples.reshape(frames, ch), WavFormat(rate, ch, bits, tag == _FMT_FLOAT, frames)
+    return samples.reshape(frames, ch)
+
+
+def parse_wav(data: bytes, path: str | os.PathLike[str] | None = None) -> tuple[np.ndarray, WavFormat]:
+    """Decode RIFF/WAVE bytes to float32 frames (shape frames x channels) in [-1, 1]."""
+    fmt, at, size = _scan(io.BytesIO(data), len(data), path)
+    return _decode(data[at:at + size], fmt), fmt
+
+
+def wav_info(path: str | os.PathLike[str]) -> WavFormat:
+    """A WAV's format and length from its header alone (never reads the samples): the check that
+    lets a 2-hour file be refused without loading it. Raises AudioError like `read_wav`."""
+    try:
+        with open(path, "rb") as f:
+            return _scan(f, os.fstat(f.fileno()).st_size, path)[0]
+    except FileNotFoundError:
+        raise AudioError("audio file not found", path) from None
+    except OSError as e:
+        raise AudioError(f"cannot read: {e.strerror or e}", path) from None
+
+
+def wav_loudest_dbfs(path: str | os.PathLike[str], block_ms: float = 50.0, chunk_frames: int = 1 << 16) -> float:
+    """RMS dBFS of the loudest `block_ms` block (channels mixed), read in chunks so memory stays
+    bounded whatever the file's length; SILENCE_DBFS for digital silence."""
+    try:
+        with open(path, "rb") as f:
+            fmt, at, size = _scan(f, os.fstat(f.fileno()).st_size, path)
+            block = max(1, int(fmt.sample_rate * block_ms / 1000))
+            chunk = max(block, chunk_frames // block * block)
+            loudest = 0.0
+            f.seek(at)
+            left = size
+            while left > 0:
+                payload = f.read(min(left, chunk * fmt.block_align))
+                if not payload:
+                    break
+                left -= len(payload)
+                mono = to_mono(_decode(payload, fmt)).astype(np.float64)
+                n = len(mono) // block * block
+                blocks = mono[:n].reshape(-1, block) if n else mono.reshape(1, -1)  # a short tail block alone
+                loudest = max(loudest, float(np.sqrt(np.mean(np.square(blocks), axis=1)).max()))
+    except FileNotFoundError:
+        raise AudioError("audio file not found", path) from None
+    except OSError as e:
+        raise AudioError(f"cannot read: {e.strerror or e}", path) from None
+    return max(SILENCE_DBFS, 20 * math.log10(loudest)) if loudest > 0 else SILENCE_DBFS
 
 
 def read_wav(path: str | os.PathLike[str], *, benchmark: str | None = None,

@@ -15,6 +15,7 @@ together in one `BenchmarkError`.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -23,7 +24,15 @@ from typing import Any, Iterable
 from platformdirs import user_data_dir
 from pydantic import BaseModel, ValidationError
 
+from arena_tui import audio
+
 from .model import Benchmark, BenchmarkMeta, Tool, Turn
+
+# Limits that keep a bad file from costing unbounded time or memory (a user's benchmark is input).
+MAX_LINE_BYTES = 1 << 20  # one turns.jsonl record; the shared ones are under 3 kB
+MAX_TEXT_BYTES = 16 << 20  # tools.json, system prompt, knowledge base, a JSON array of turns
+DEFAULT_MAX_TURN_AUDIO_S = 300.0  # one user turn's WAV; env ARENA_TUI_MAX_TURN_AUDIO_S overrides
+SILENT_DBFS = -60.0  # a WAV whose loudest 50 ms block stays below this holds no speech
 
 # Category -> extra dimensions, as the shared benchmark.json files map them; used when a Hub
 # snapshot has no benchmark.json.
@@ -48,6 +57,20 @@ def audio_overlay_root() -> Path:
 
 def audio_overlay_dir(name: str) -> Path:
     return audio_overlay_root() / name
+
+
+def max_turn_audio_s() -> float:
+    """The longest WAV one turn may have: env ARENA_TUI_MAX_TURN_AUDIO_S, else 5 minutes."""
+    raw = os.environ.get("ARENA_TUI_MAX_TURN_AUDIO_S")
+    if not raw:
+        return DEFAULT_MAX_TURN_AUDIO_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise ValueError(f"ARENA_TUI_MAX_TURN_AUDIO_S must be a positive number of seconds, got {raw!r}")
+    return value
 
 
 class Problem(BaseModel):
@@ -78,7 +101,10 @@ class BenchmarkError(Exception):
         self.benchmark = benchmark
         self.problems = problems
         n = len(problems)
-        lines = [f"benchmark {benchmark}: {n} problem{'s' if n != 1 else ''}"] + [f"  {p}" for p in problems]
+        if n == 1:  # one line: the problem names the benchmark itself
+            super().__init__(str(problems[0]))
+            return
+        lines = [f"benchmark {benchmark}: {n} problems"] + [f"  {p}" for p in problems]
         super().__init__("\n".join(lines))
 
 
@@ -112,6 +138,10 @@ class _Reader:
 
     def read_text(self, path: Path) -> str | None:
         try:
+            size = path.stat().st_size
+            if size > MAX_TEXT_BYTES:
+                self.add(f"{_size(size)} is more than the {_size(MAX_TEXT_BYTES)} a benchmark file may hold", path)
+                return None
             return path.read_text(encoding="utf-8")
         except UnicodeDecodeError as e:
             self.add(f"not UTF-8 text ({e.reason} at byte {e.start})", path)
@@ -158,11 +188,17 @@ def _loc(loc: tuple[Any, ...], prefix: str = "") -> str:
     return out
 
 
+def _size(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n} bytes"
+
+
 def _message(e: dict[str, Any]) -> str:
     if e["type"] == "missing":
         return "missing (required)"
     if e["type"] == "extra_forbidden":
         return "unknown field (typo?)"
+    if e["type"] == "value_error" and "error" in e.get("ctx", {}):
+        return f"{e['ctx']['error']}{_got(e)}"
     return f"{e['msg'][0].lower()}{e['msg'][1:]}{_got(e)}"
 
 
@@ -225,13 +261,37 @@ def _hub_row(r: _Reader, row: dict[str, Any], path: Path, line: int) -> dict[str
     return out
 
 
+def _lines(r: _Reader, path: Path) -> Iterable[tuple[int, str]]:
+    """(line number, text) of a JSON Lines file; a line over MAX_LINE_BYTES is reported and
+    skipped without ever being held in memory whole."""
+    try:
+        with open(path, "rb") as f:
+            no = 0
+            while raw := f.readline(MAX_LINE_BYTES + 1):
+                no += 1
+                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                    size = len(raw)
+                    while (more := f.readline(1 << 20)) and not more.endswith(b"\n"):
+                        size += len(more)
+                    size += len(more)
+                    r.add(f"line is {_size(size)}, more than the {_size(MAX_LINE_BYTES)} one turn may take",
+                          path, no)
+                    continue
+                try:
+                    yield no, raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    r.add(f"not UTF-8 text ({e.reason} at column {e.start + 1})", path, no)
+    except OSError as e:
+        r.add(f"cannot read: {e.strerror or e}", path)
+
+
 def _read_rows(r: _Reader, path: Path) -> list[tuple[int, dict[str, Any]]]:
     """(line, row) per turn record; a JSON array file (old Hub layout) counts items as lines."""
-    text = r.read_text(path)
-    if text is None:
-        return []
     rows: list[tuple[int, dict[str, Any]]] = []
     if path.suffix == ".json":
+        text = r.read_text(path)
+        if text is None:
+            return []
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
@@ -243,7 +303,7 @@ def _read_rows(r: _Reader, path: Path) -> list[tuple[int, dict[str, Any]]]:
         items = list(enumerate(data, 1))
     else:
         items = []
-        for no, raw in enumerate(text.splitlines(), 1):
+        for no, raw in _lines(r, path):
             if not raw.strip():
                 continue
             try:
@@ -267,8 +327,9 @@ def _expected_dims(meta: BenchmarkMeta, categories: list[str]) -> list[str]:
     return dims
 
 
-def _turns(r: _Reader, meta: BenchmarkMeta, speaker: str | None) -> tuple[list[Turn], dict[int, str], Path | None]:
-    """Validated turns, turn -> audio source (Hub layout), and the file they came from."""
+def _turns(r: _Reader, meta: BenchmarkMeta,
+           speaker: str | None) -> tuple[list[Turn], dict[int, str], Path | None, dict[int, int]]:
+    """Validated turns, turn -> audio source (Hub layout), the file they came from and turn -> line."""
     native = r.folder / "turns.jsonl"
     hub = r.folder / "metadata.jsonl"
     old_hub = r.folder / "benchmark" / "turns.json"
@@ -277,10 +338,13 @@ def _turns(r: _Reader, meta: BenchmarkMeta, speaker: str | None) -> tuple[list[T
         found = r.find("turns.jsonl")  # a companion may carry the turns too
         if found is None:
             r.add("no turns: expected turns.jsonl (or a Hub metadata.jsonl)", r.folder / "turns.jsonl")
-            return [], {}, None
+            return [], {}, None, {}
         path = found
     is_hub = path.name != "turns.jsonl"
+    before_read = len(r.problems)
     rows = _read_rows(r, path)
+    if not rows and len(r.problems) == before_read:
+        r.add("no turns in the file (a benchmark needs at least one)", path)
     sources: dict[int, str] = {}
     if is_hub:
         rows, sources = _merge_speakers(r, rows, path, speaker)
@@ -309,7 +373,13 @@ def _turns(r: _Reader, meta: BenchmarkMeta, speaker: str | None) -> tuple[list[T
         _check_turn(r, meta, turn, path, no)
         turns.append(turn)
     turns.sort(key=lambda t: t.turn_index)
-    return turns, sources, path
+    if turns and len(r.problems) == before_read:
+        gaps = sorted(set(range(turns[-1].turn_index + 1)) - set(seen))
+        if gaps:
+            shown = ", ".join(map(str, gaps[:10])) + (f" … ({len(gaps)} in all)" if len(gaps) > 10 else "")
+            r.add(f"turn indices must run 0..{len(turns) - 1} without gaps; missing {shown}", path, None, None,
+                  "turn_index")
+    return turns, sources, path, seen
 
 
 def _merge_speakers(r: _Reader, rows: list[tuple[int, dict[str, Any]]], path: Path,
@@ -353,6 +423,17 @@ def _merge_speakers(r: _Reader, rows: list[tuple[int, dict[str, Any]]], path: Pa
     return out, sources
 
 
+def _inside(folder: Path, rel: str) -> bool:
+    """A path the data names stays in its folder: judged lexically (Hub snapshots are symlinks
+    into the cache's blob store, so resolving would call every one of them outside)."""
+    p = Path(rel)
+    if p.is_absolute():
+        p = Path(os.path.normpath(p))
+        return p.is_relative_to(Path(os.path.normpath(folder.absolute())))
+    parts = Path(os.path.normpath(p)).parts
+    return bool(parts) and parts[0] != ".."
+
+
 def _speaker_of(file_name: str) -> str:
     parts = file_name.split("/")
     return parts[1] if len(parts) >= 3 and parts[0] == "real_audio" else "tts"
@@ -360,6 +441,9 @@ def _speaker_of(file_name: str) -> str:
 
 def _check_turn(r: _Reader, meta: BenchmarkMeta, turn: Turn, path: Path, line: int) -> None:
     ti = turn.turn_index
+    if turn.audio_file is not None and not _inside(r.folder, turn.audio_file):
+        r.add(f"{turn.audio_file!r} is outside the benchmark folder (use a path relative to it, e.g. "
+              f"audio/turn_{ti:03d}.wav)", path, line, ti, "audio_file")
     if not turn.input.strip():
         r.add("empty", path, line, ti, "input")
     if not turn.golden_text.strip():
@@ -427,22 +511,42 @@ def _tools(r: _Reader) -> list[Tool]:
             for err in e.errors():
                 r.add(_message(err), path, None, None, _loc(err["loc"], label))
             continue
-        if tool.parameters.get("type") != "object":
+        where = f"tools[{i}] ({tool.name}).parameters"
+        if _schema_problems(r, tool.parameters, path, where):
+            pass
+        elif tool.parameters.get("type") != "object":
             r.add(f"parameters must be a JSON Schema object (\"type\": \"object\"), got {tool.parameters.get('type')!r}",
                   path, None, None, f"tools[{i}] ({tool.name}).parameters.type")
-        props = tool.parameters.get("properties", {})
-        if not isinstance(props, dict):
-            r.add("must be an object of parameter schemas", path, None, None, f"tools[{i}] ({tool.name}).parameters.properties")
         else:
-            for req in tool.parameters.get("required", []) or []:
+            props = tool.parameters.get("properties", {})
+            for req in tool.parameters.get("required", []):
                 if req not in props:
-                    r.add(f"required parameter '{req}' is not in properties", path, None, None,
-                          f"tools[{i}] ({tool.name}).parameters.required")
+                    r.add(f"required parameter '{req}' is not in properties", path, None, None, f"{where}.required")
         if any(t.name == tool.name for t in tools):
             r.add(f"duplicate tool name '{tool.name}'", path, None, None, f"tools[{i}].name")
             continue
         tools.append(tool)
     return tools
+
+
+_JSON_TYPES = "array, boolean, integer, null, number, object, string"
+
+
+def _schema_problems(r: _Reader, schema: dict[str, Any], path: Path, where: str) -> bool:
+    """Check a tool's parameters against the JSON Schema metaschema (the draft its `$schema`
+    names, else 2020-12); each error becomes a problem at its place in the schema."""
+    import jsonschema  # ~0.1 s to import: only when a benchmark is read
+
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    errors = sorted(cls(cls.META_SCHEMA).iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
+    for err in errors:
+        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
+        if err.absolute_path and err.absolute_path[-1] == "type" and err.validator == "anyOf":
+            msg = f"{json.dumps(err.instance)[:40]} is not a JSON Schema type ({_JSON_TYPES})"
+        else:
+            msg = err.message if len(err.message) <= 120 else err.message[:117] + "..."
+        r.add(f"not valid JSON Schema: {msg}", path, None, None, where + loc)
+    return bool(errors)
 
 
 def _meta(r: _Reader, defaults: dict[str, Any] | None, is_hub: bool) -> BenchmarkMeta:
@@ -489,9 +593,10 @@ def _sources(r: _Reader, turns: list[Turn]) -> dict[int, str]:
 
 
 def _check_audio(r: _Reader, bench: Benchmark, lines: dict[int, int], turns_path: Path | None,
-                 require_audio: bool, synthesized: set[int]) -> None:
+                 require_audio: bool, synthesized: set[int], limit_s: float) -> None:
     """A WAV missing among recorded ones is a broken copy; no audio, or only synthesised audio so
-    far, just means "synthesise the rest" (unless `require_audio`)."""
+    far, just means "synthesise the rest" (unless `require_audio`). A present WAV must be one
+    `run` can use: readable, not longer than `limit_s`, not silent."""
     paths = {t.turn_index: bench.audio_path(t) for t in bench.turns}
     present = {i for i, p in paths.items() if p is not None and p.is_file()}
     strict = require_audio or bool(present - synthesized)
@@ -500,20 +605,47 @@ def _check_audio(r: _Reader, bench: Benchmark, lines: dict[int, int], turns_path
             if strict:
                 r.add(f"WAV missing: {p}", turns_path, lines.get(i), i, "audio_file")
             continue
-        try:
-            with open(p, "rb") as f:  # type: ignore[arg-type]
-                head = f.read(12)
-        except OSError as e:
-            r.add(f"cannot read WAV {p}: {e.strerror or e}", turns_path, lines.get(i), i, "audio_file")
-            continue
-        if len(head) < 12 or head[:4] not in (b"RIFF", b"RF64") or head[8:12] != b"WAVE":
-            r.add(f"not a WAV file: {p}", turns_path, lines.get(i), i, "audio_file")
+        assert p is not None
+        problem = _wav_problem(p, limit_s)
+        if problem:
+            r.add(f"{p}: {problem}", turns_path, lines.get(i), i, "audio_file")
+
+
+def _wav_problem(path: Path, limit_s: float) -> str | None:
+    """Why a turn's WAV cannot be run (the same rules `run` applies), or None; cached per file version."""
+    try:
+        st = path.stat()
+    except OSError as e:
+        return f"cannot read: {e.strerror or e}"
+    return _wav_verdict(str(path), st.st_mtime_ns, st.st_size, limit_s)
+
+
+@functools.lru_cache(maxsize=1024)
+def _wav_verdict(path: str, mtime_ns: int, size: int, limit_s: float) -> str | None:
+    try:
+        fmt = audio.wav_info(path)  # the header only: length is known before any sample is read
+        if fmt.duration_s > limit_s:
+            return (f"{_clock(fmt.duration_s)} long, more than the {_clock(limit_s)} one turn may take "
+                    "(ARENA_TUI_MAX_TURN_AUDIO_S)")
+        loudest = audio.wav_loudest_dbfs(path)
+    except audio.AudioError as e:
+        return f"unusable WAV: {e.reason}"
+    if loudest < SILENT_DBFS:
+        return (f"silent (loudest {loudest:.0f} dBFS, below {SILENT_DBFS:.0f}): the model would be scored on a "
+                "turn nobody spoke")
+    return None
+
+
+def _clock(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
 def load_folder(folder: str | os.PathLike[str], *, name: str | None = None, source: str = "local",
                 meta_defaults: dict[str, Any] | None = None, companion_dirs: Iterable[Path] = (),
                 speaker: str | None = None, require_audio: bool = False,
-                audio_fallbacks: Iterable[tuple[Path, str]] = ()) -> Benchmark:
+                audio_fallbacks: Iterable[tuple[Path, str]] = (),
+                max_turn_audio: float | None = None) -> Benchmark:
     """Load one benchmark folder (either layout); raises BenchmarkError listing every problem.
 
     Turns without a WAV in the folder take one from `audio_fallbacks` ((folder, source label),
@@ -521,6 +653,7 @@ def load_folder(folder: str | os.PathLike[str], *, name: str | None = None, sour
 
     Missing audio is a problem only when some turns have WAVs and others not (or `require_audio`);
     a benchmark with no audio at all loads and reports 0/N so it can be synthesised.
+    `max_turn_audio` (seconds) defaults to `max_turn_audio_s()`.
     """
     folder = Path(folder).expanduser()
     bname = name or (meta_defaults or {}).get("name") or folder.name
@@ -535,8 +668,7 @@ def load_folder(folder: str | os.PathLike[str], *, name: str | None = None, sour
         r.name = bname = meta.name
         for p in r.problems:
             p.benchmark = bname
-    turns, hub_sources, turns_path = _turns(r, meta, speaker)
-    lines = _line_index(turns_path) if turns_path is not None else {}
+    turns, hub_sources, turns_path, lines = _turns(r, meta, speaker)
     tools = _tools(r)
     if tools or not any(p.path and p.path.name == "tools.json" for p in r.problems):
         _check_calls(r, turns, tools, turns_path, lines)
@@ -561,7 +693,12 @@ def load_folder(folder: str | os.PathLike[str], *, name: str | None = None, sour
         extra.update(got)
     sources = {**hub_sources, **_sources(r, turns), **extra}
     synthesized = {i for i, s in sources.items() if s.startswith("synth:")}
-    _check_audio(r, bench, lines, turns_path, require_audio, synthesized)
+    try:
+        limit_s = max_turn_audio if max_turn_audio is not None else max_turn_audio_s()
+    except ValueError as e:
+        r.add(str(e))
+        raise BenchmarkError(bname, r.problems) from None
+    _check_audio(r, bench, lines, turns_path, require_audio, synthesized, limit_s)
     for t in bench.turns:
         p = bench.audio_path(t)
         if p is not None and p.is_file():
@@ -593,26 +730,6 @@ def _apply_overlay(bench: Benchmark, overlay: Path, default: str = "synth:unknow
             sources[t.turn_index] = str(declared.get(str(t.turn_index), default))
         turns.append(t)
     return bench.model_copy(update={"turns": turns}), sources
-
-
-def _line_index(path: Path) -> dict[int, int]:
-    """turn -> line in the turns file, for locating later cross-file problems."""
-    if path.suffix != ".jsonl":
-        return {}
-    out: dict[int, int] = {}
-    try:
-        for no, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            try:
-                row = json.loads(raw)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(row, dict):
-                ti = row.get("turn_index", row.get("turn_id"))
-                if isinstance(ti, int):
-                    out.setdefault(ti, no)
-    except (OSError, UnicodeDecodeError):
-        pass
-    return out
 
 
 def load_benchmark(name_or_path: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None,

@@ -33,7 +33,7 @@ class ExpectedCall(Strict):
 
 
 class Turn(Strict):
-    turn_index: int
+    turn_index: int = Field(strict=True)  # "3" or true is a typo, not turn 3 or 1
     input: str
     golden_text: str
     required_function_call: ExpectedCall | list[ExpectedCall] | None = None
@@ -49,6 +49,13 @@ class Turn(Strict):
     @classmethod
     def _none_is_empty(cls, v: Any) -> Any:
         return [] if v is None else v
+
+    @field_validator("turn_index")
+    @classmethod
+    def _not_negative(cls, v: int) -> int:
+        if v < 0:
+            raise ValueError("must be 0 or more (turn -1 is the greeting handshake, not a benchmark turn)")
+        return v
 
     @property
     def expected_calls(self) -> list[ExpectedCall]:

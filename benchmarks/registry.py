@@ -99,6 +99,18 @@ def hf_snapshot(name: str, cache_dir: str | os.PathLike[str] | None = None, revi
     return snap if snap.is_dir() else None
 
 
+class DataDirError(ValueError):
+    """--data (or ARENA_TUI_DATA) names a folder that is not there: said once, not as "not found" per benchmark."""
+
+
+def check_data_dir(data_dir: str | os.PathLike[str] | None) -> None:
+    if data_dir is None:
+        return
+    p = Path(data_dir).expanduser()
+    if not p.is_dir():
+        raise DataDirError(f"--data {data_dir}: {'not a folder' if p.exists() else 'no such folder'}")
+
+
 def locate(name: str, data_dir: str | os.PathLike[str] | None = None,
            cache_dir: str | os.PathLike[str] | None = None) -> tuple[Path, str] | None:
     """Where a benchmark name resolves: --data folder, then built-in demo, then the HF cache."""
@@ -118,7 +130,9 @@ def locate(name: str, data_dir: str | os.PathLike[str] | None = None,
 
 def open_benchmark(name_or_path: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None,
                    *, cache_dir: str | os.PathLike[str] | None = None, speaker: str | None = None) -> Benchmark:
-    """Load by name (see `locate`) or by folder path; raises BenchmarkError with every problem."""
+    """Load by name (see `locate`) or by folder path; raises BenchmarkError with every problem
+    (DataDirError when `data_dir` is not a folder)."""
+    check_data_dir(data_dir)
     raw = str(name_or_path)
     path = Path(raw).expanduser()
     explicit_path = isinstance(name_or_path, Path) or os.sep in raw or raw.startswith((".", "~"))
@@ -208,4 +222,5 @@ def describe(name: str, data_dir: str | os.PathLike[str] | None = None,
 def available_benchmarks(data_dir: str | os.PathLike[str] | None = None,
                          cache_dir: str | os.PathLike[str] | None = None) -> list[BenchmarkInfo]:
     """The six, every benchmark folder under `data_dir`, and the built-in demo, with local availability."""
+    check_data_dir(data_dir)
     return [describe(n, data_dir, cache_dir) for n in _candidate_names(data_dir)]

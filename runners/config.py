@@ -2,39 +2,58 @@
 
 Secrets are deliberately absent: providers read keys from the environment when a session
 opens, so nothing here can leak a key into SQLite, logs or exports.
+
+The bounds live here, once, for the CLI, the TUI's dialog and campaigns alike: a setting that
+would hang a run (speed inf), grow it without limit (speed 1000) or silently do nothing (a fault
+on a turn that is not run) is refused with one line naming the setting.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+if TYPE_CHECKING:
+    from benchmarks.model import Benchmark
+
+MAX_SPEED = 50.0  # beyond this the pacing loop cannot keep up and buffers grow without bound
+
+# The CLI option behind a field, so an error names what the user typed.
+OPTION_OF = {"speed": "--speed", "turns": "--turns", "faults": "--faults", "base_url": "--base-url",
+             "rotation.max_age_s": "--rotate-after", "model": "--model"}
+
+
+class ConfigError(ValueError):
+    """A run setting out of bounds: one line naming the setting and the value given."""
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class VadConfig(Strict):
     """Server VAD sent to providers that take it (reference: 0.7 / 500 / 800)."""
 
-    threshold: float = 0.7
-    prefix_padding_ms: int = 500
-    silence_duration_ms: int = 800
+    threshold: float = Field(0.7, ge=0, le=1)
+    prefix_padding_ms: int = Field(500, ge=0)
+    silence_duration_ms: int = Field(800, ge=0)
 
 
 class EndOfTurn(Strict):
     """When the next user turn may start: transcript flushed, then `quiet_ms` without bot audio, then `drain_ms`."""
 
-    quiet_ms: float = 2000.0
-    drain_ms: float = 500.0
+    quiet_ms: float = Field(2000.0, ge=0)
+    drain_ms: float = Field(500.0, ge=0)
 
 
 class Watchdog(Strict):
     """Per-turn deadline (WAV duration + `extra_ms`, extended while output is active) and retries."""
 
-    extra_ms: float = 30000.0
-    min_wall_ms: float = 10000.0  # floor in wall time when running faster than real time
-    backoff_ms: float = 2000.0
-    max_retries: int = 3
+    extra_ms: float = Field(30000.0, ge=0)
+    min_wall_ms: float = Field(10000.0, ge=0)  # floor in wall time when running faster than real time
+    backoff_ms: float = Field(2000.0, ge=0)
+    max_retries: int = Field(3, ge=0)
 
 
 class Greeting(Strict):
@@ -42,27 +61,27 @@ class Greeting(Strict):
 
     enabled: bool = True
     prompt: str = "Greet the user briefly."
-    start_timeout_ms: float = 8000.0
-    finish_timeout_ms: float = 30000.0
+    start_timeout_ms: float = Field(8000.0, gt=0)
+    finish_timeout_ms: float = Field(30000.0, gt=0)
 
 
 class Rotation(Strict):
     """When to replace a live session at a turn boundary (a dead one is always replaced)."""
 
-    max_age_s: float | None = None  # audio-time age of a session
-    max_context_chars: int | None = None  # prompt + history chars
-    history_budget_chars: int = 128_000  # what a replay may carry
-    max_reconnects: int = 5  # per run; beyond this the run fails
+    max_age_s: float | None = Field(None, gt=0)  # audio-time age of a session
+    max_context_chars: int | None = Field(None, gt=0)  # prompt + history chars
+    history_budget_chars: int = Field(128_000, ge=0)  # what a replay may carry
+    max_reconnects: int = Field(5, ge=0)  # per run; beyond this the run fails
 
 
 class RunConfig(Strict):
     model: str = "sim"
     base_url: str | None = None  # override the provider endpoint (e.g. a local server)
     turns: list[int] | None = None  # subset of turn indices; None = all
-    speed: float = Field(1.0, gt=0)
-    sample_rate: int = 24000
-    chunk_ms: float = 20.0
-    preroll_ms: float = 100.0
+    speed: float = Field(1.0, gt=0, le=MAX_SPEED)
+    sample_rate: int = Field(24000, ge=8000, le=192_000)
+    chunk_ms: float = Field(20.0, gt=0, le=1000)
+    preroll_ms: float = Field(100.0, ge=0)
     vad: VadConfig = Field(default_factory=VadConfig)
     end_of_turn: EndOfTurn = Field(default_factory=EndOfTurn)
     watchdog: Watchdog = Field(default_factory=Watchdog)
@@ -72,17 +91,70 @@ class RunConfig(Strict):
     fake: bool = False  # run against the provider's in-process protocol fake, scripted from the benchmark
     sim_policy: str = "oracle"
     sim_voice: str = "auto"
-    level_block_ms: float = 50.0
+    level_block_ms: float = Field(50.0, gt=0)
     vad_method: str = "energy"  # speech_intervals method for user WAVs ("silero" | "energy")
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            raise ConfigError(_one_line(e)) from None
 
     @field_validator("turns")
     @classmethod
     def _sorted_unique(cls, v: list[int] | None) -> list[int] | None:
+        if v is not None and any(i < 0 for i in v):
+            raise ValueError(f"turn numbers are 0 or more, got {min(v)}")
         return None if v is None else sorted(set(v))
+
+    @field_validator("faults")
+    @classmethod
+    def _fault_syntax(cls, v: str | None) -> str | None:
+        if v:
+            from .simulator.faults import parse_faults
+
+            parse_faults(v)  # FaultSpecError is a ValueError naming the item
+        return v
+
+    @model_validator(mode="after")
+    def _faults_need_the_simulator(self) -> RunConfig:
+        if self.faults and self.model != "sim":
+            raise ValueError("--faults only applies to --model sim")
+        return self
+
+    def check_benchmark(self, benchmark: Benchmark) -> None:
+        """Settings that depend on the benchmark: every fault must name one of its turns (a typo
+        would otherwise silently never fire; a turn left out by --turns is fine, so one spec serves
+        every subset, as the demo's does). Raises ConfigError."""
+        if not self.faults:
+            return
+        from .simulator.faults import parse_faults
+
+        have = {t.turn_index for t in benchmark.turns}
+        for turn in sorted(parse_faults(self.faults).turns):
+            if turn not in have:
+                raise ConfigError(f"--faults: {benchmark.name} has no turn {turn} (turns are "
+                                  f"{min(have)}-{max(have)})")
 
     def public(self) -> dict:
         """What run_started records (the config never holds secrets; this is the contract)."""
         return self.model_dump(mode="json")
+
+
+def _one_line(err: ValidationError) -> str:
+    """The first error of a ValidationError as `--speed: must be ... (got inf)`."""
+    e = err.errors()[0]
+    field = ".".join(str(p) for p in e["loc"])
+    name = OPTION_OF.get(field, field)
+    if e["type"] == "value_error" and "error" in e.get("ctx", {}):
+        msg = str(e["ctx"]["error"])
+    else:
+        msg = e["msg"][0].lower() + e["msg"][1:]
+    if e["type"] == "extra_forbidden":
+        msg = "unknown setting"
+    got = "" if e["type"] in ("model_type", "value_error") else f" (got {e['input']!r})"
+    more = len(err.errors()) - 1
+    return (f"{name}: " if name else "") + f"{msg}{got}" + (f" (and {more} more)" if more else "")
 
 
 def parse_turns(spec: str) -> list[int]:

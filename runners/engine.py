@@ -933,6 +933,10 @@ async def run_benchmark(
     problems = provider.preflight(config)
     if problems:
         raise RunError("; ".join(problems))
+    try:
+        config.check_benchmark(benchmark)
+    except ValueError as e:
+        raise RunError(str(e)) from None
     if getattr(provider, "mode", "audio") == "text":
         from .text_engine import run_text_benchmark
 

@@ -217,7 +217,8 @@ def test_names() -> None:
 def test_synthesized_partial_audio_is_not_broken(shared_data: Path, tmp_path: Path) -> None:
     folder = _copy(shared_data, "grocery_bench", tmp_path)
     (folder / "audio").mkdir()
-    audio.write_wav(folder / "audio" / "turn_000.wav", np.zeros(2400, dtype=np.int16), 24_000)
+    tone = (8000 * np.sin(np.arange(2400) * 2 * np.pi * 440 / 24_000)).astype(np.int16)  # silence is refused
+    audio.write_wav(folder / "audio" / "turn_000.wav", tone, 24_000)
     (folder / "audio" / "sources.json").write_text('{"0": "synth:espeak"}')
     bench = load_folder(folder)
     assert bench.audio_source == {0: "synth:espeak"}

@@ -101,14 +101,22 @@ def test_read_only_folder_goes_to_the_overlay(shared_data: Path, monkeypatch: py
                                               tmp_path: Path) -> None:
     overlay = tmp_path / "overlay"
     monkeypatch.setenv("ARENA_TUI_AUDIO_DIR", str(overlay))
-    before = sorted(p.name for p in (shared_data / "product_bench").iterdir())
-    bench = load_benchmark("product_bench", shared_data)
-    report = synthesize_benchmark(bench, EspeakBackend(), turns=[3])
-    assert report.out_dir == overlay / "product_bench"
-    assert sorted(p.name for p in (shared_data / "product_bench").iterdir()) == before  # shared copy untouched
-    again = load_benchmark("product_bench", shared_data)
-    assert again.audio_source == {3: "synth:espeak"}
-    assert again.audio_path(again.turn(3)) == (overlay / "product_bench" / "audio" / "turn_003.wav").resolve()
+    data = tmp_path / "data"  # our own read-only copy: ../shared may well be writable, and is never ours
+    folder = _copy(shared_data, "product_bench", data)
+    for p in [*folder.rglob("*"), folder]:
+        p.chmod(p.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    try:
+        before = sorted(p.name for p in folder.iterdir())
+        bench = load_benchmark("product_bench", data)
+        report = synthesize_benchmark(bench, EspeakBackend(), turns=[3])
+        assert report.out_dir == overlay / "product_bench"
+        assert sorted(p.name for p in folder.iterdir()) == before  # the read-only copy untouched
+        again = load_benchmark("product_bench", data)
+        assert again.audio_source == {3: "synth:espeak"}
+        assert again.audio_path(again.turn(3)) == (overlay / "product_bench" / "audio" / "turn_003.wav").resolve()
+    finally:
+        for p in [folder, *folder.rglob("*")]:
+            p.chmod(p.stat().st_mode | stat.S_IWUSR)  # so tmp_path can be cleaned up
 
 
 def test_missing_espeak_is_a_clear_error(shared_data: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,

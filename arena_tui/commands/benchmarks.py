@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from benchmarks.loader import BenchmarkError
-from benchmarks.registry import BenchmarkInfo, available_benchmarks, canonical_name, open_benchmark
+from benchmarks.registry import BenchmarkInfo, DataDirError, available_benchmarks, canonical_name, open_benchmark
 
 from .. import paths
 from ..cli import CliError
@@ -48,7 +48,10 @@ def _status(info: BenchmarkInfo) -> str:
 
 def _list(args: argparse.Namespace) -> int:
     data = paths.data_dir(args.data)
-    infos = available_benchmarks(data)
+    try:
+        infos = available_benchmarks(data)
+    except DataDirError as e:
+        raise CliError(str(e)) from None
     rows = [("NAME", "TURNS", "AUDIO", "SOURCE", "STATUS")]
     for i in infos:
         turns = str(i.turns) if i.turns is not None else (f"({i.expected_turns})" if i.expected_turns else "-")
@@ -71,6 +74,8 @@ def _list(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     try:
         b = open_benchmark(args.name, paths.data_dir(args.data), speaker=args.speaker)
+    except DataDirError as e:
+        raise CliError(str(e)) from None
     except BenchmarkError as e:
         for p in e.problems:
             print(f"error: {p}", file=sys.stderr)

@@ -41,17 +41,12 @@ def demo_config(args: argparse.Namespace) -> dict:
             config["turns"] = parse_turns(args.turns)
         except ValueError as e:
             raise CliError(str(e)) from None
-    if args.speed <= 0:
-        raise CliError(f"--speed must be > 0, got {args.speed}")
-    if config["faults"]:
-        try:
-            from runners.simulator.faults import parse_faults
+    from runners.config import RunConfig
 
-            parse_faults(config["faults"])
-        except ImportError:
-            pass
-        except ValueError as e:
-            raise CliError(f"--faults: {e}") from None
+    try:
+        RunConfig(**config)  # the bounds live there (speed, faults), for every way of starting a run
+    except ValueError as e:
+        raise CliError(str(e)) from None
     return config
 
 

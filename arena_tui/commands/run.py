@@ -25,6 +25,9 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from .benchmarks import add_data_option
+
+    add_data_option(parser)  # `run BENCH --data DIR`, as the README writes it
     parser.add_argument("bench", help="benchmark name or folder")
     parser.add_argument(
         "--model",
@@ -48,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_config(args: argparse.Namespace) -> Any:
-    from runners.config import RunConfig, parse_turns
+    from runners.config import ConfigError, RunConfig, parse_turns
 
     turns = None
     if args.turns:
@@ -56,17 +59,6 @@ def build_config(args: argparse.Namespace) -> Any:
             turns = parse_turns(args.turns)
         except ValueError as e:
             raise CliError(str(e)) from None
-    if args.speed <= 0:
-        raise CliError(f"--speed must be > 0 (got {args.speed})")
-    if args.faults and args.model != "sim":
-        raise CliError("--faults only applies to --model sim")
-    if args.faults:
-        from runners.simulator import FaultSpecError, parse_faults
-
-        try:
-            parse_faults(args.faults)
-        except FaultSpecError as e:
-            raise CliError(f"--faults: {e}") from None
     cfg: dict[str, Any] = {"model": args.model, "speed": args.speed, "turns": turns, "faults": args.faults}
     if args.base_url:
         cfg["base_url"] = args.base_url
@@ -74,19 +66,33 @@ def build_config(args: argparse.Namespace) -> Any:
         cfg["fake"] = True
     if getattr(args, "no_greeting", False):
         cfg["greeting"] = {"enabled": False}
-    if getattr(args, "rotate_after", None):
+    if getattr(args, "rotate_after", None) is not None:
         cfg["rotation"] = {"max_age_s": args.rotate_after}
-    return RunConfig(**cfg)
+    try:
+        return RunConfig(**cfg)
+    except ConfigError as e:
+        raise CliError(str(e)) from None
 
 
 def run(args: argparse.Namespace) -> int:
     from benchmarks.loader import BenchmarkError, load_benchmark
-    from runners.base import get_runner
 
     from .. import paths
 
     config = build_config(args)
     _quiet_logs(getattr(args, "verbose", False))
+    try:  # the data first: a refusal should not wait for the providers' imports
+        bench = load_benchmark(args.bench, paths.data_dir(args.data))
+    except BenchmarkError as e:
+        raise CliError(str(e)) from None
+    except (FileNotFoundError, KeyError, ValueError) as e:
+        raise CliError(f"benchmark {args.bench!r}: {e}") from None
+    try:
+        config.check_benchmark(bench)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    from runners.base import get_runner
+
     try:
         runner = get_runner(config.model)
     except ValueError as e:
@@ -94,12 +100,6 @@ def run(args: argparse.Namespace) -> int:
     problems = runner.preflight(config)
     if problems:
         raise CliError("cannot run: " + "; ".join(problems))
-    try:
-        bench = load_benchmark(args.bench, paths.data_dir(args.data))
-    except BenchmarkError as e:
-        raise CliError(str(e)) from None
-    except (FileNotFoundError, KeyError, ValueError) as e:
-        raise CliError(f"benchmark {args.bench!r}: {e}") from None
     db = paths.db_path(args.db)
     if not args.headless:
         try:  # the TUI, once it offers live runs, takes over; until then headless is the default

@@ -41,6 +41,8 @@ async def _delete(args: argparse.Namespace) -> list[str]:
 
 
 async def _load(args: argparse.Namespace) -> list[RunRow]:
+    if args.limit is not None and args.limit < 0:
+        raise CliError(f"--limit must be 0 or more (got {args.limit})")
     async with await Store.open(db_path(args.db)) as store:
         # Nothing is recording in this process, so a 'running' run whose recorder is gone is not running.
         await store.mark_interrupted_stale()
@@ -48,7 +50,7 @@ async def _load(args: argparse.Namespace) -> list[RunRow]:
     if args.status:
         rows = [r for r in rows if r.status == args.status]
     if args.limit is not None:
-        rows = rows[: max(args.limit, 0)]
+        rows = rows[: args.limit]
     return rows
 
 
