@@ -91,7 +91,16 @@ class RunScreen(Screen):
     def on_run_finished(self, message: RunFinished) -> None:
         if message.run_id == self.state.run_id:
             self.live = False
+            self.refresh_bindings()  # `k Stop run` is offered no more
             self.paint(force=True)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Keys that do not apply are not offered: stopping only a run that runs, following only a live one."""
+        if action == "stop_run":
+            return bool(self.live and self.app.running(self.state.run_id))  # type: ignore[attr-defined]
+        if action == "follow":
+            return self.live or getattr(self, "stepping", False)
+        return True
 
     def paint(self, force: bool = False) -> None:
         """Bring the widgets up to date with the state, touching only what can have changed.
@@ -198,10 +207,12 @@ class RunScreen(Screen):
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         yield SystemCommand("Turn detail", "Open the selected turn", self.action_detail)
-        yield SystemCommand("Toggle follow live", "Keep the newest turn selected", self.action_follow)
+        if self.check_action("follow", ()):
+            yield SystemCommand("Toggle follow live", "Keep the newest turn selected", self.action_follow)
         yield SystemCommand("Failures only", "Show only failed turns (toggle)", self.action_failures)
         yield SystemCommand("Filter by category", "Show only turns of one category", self.action_category)
         yield SystemCommand("Play turn audio", "Play (or export) the selected turn's audio", self.action_play)
         yield SystemCommand("Stop audio", "Stop playback", self.action_stop_audio)
         yield SystemCommand("Re-judge turn", "Judge the selected turn again", self.action_rejudge)
-        yield SystemCommand("Stop this run", "Stop the run; it is kept as interrupted", self.action_stop_run)
+        if self.check_action("stop_run", ()):
+            yield SystemCommand("Stop this run", "Stop the run; it is kept as interrupted", self.action_stop_run)

@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from ..messages import LiveUpdate, RunFinished
 from ..widgets.run_header import STATUS_STYLE, fmt_elapsed
+from ..widgets.fit import fit_cell, fit_columns, natural_widths
 from ..widgets.turn_table import dim_label
 
 
@@ -67,6 +68,34 @@ def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool) -> Text:
     return t
 
 
+RUN_COLUMNS = [("id", "run"), ("bench", "benchmark"), ("model", "model / provider"), ("status", "status"),
+               ("progress", "progress"), ("started", "started"), ("dur", "duration"), ("rates", "pass rates")]
+# what a narrow terminal keeps: run, status, progress and pass rates always, then duration, benchmark,
+# start time; the model takes the room left (cut with "…")
+RUN_ORDER = [0, 3, 4, 7, 6, 1, 5]
+RUN_STRETCH = 2
+
+
+def run_cells(r: dict[str, Any], now: dt.datetime) -> tuple:
+    """One run's cells in RUN_COLUMNS order."""
+    model = Text(f"{r.get('model', '?')} / {r.get('provider', '?')}")
+    if r.get("simulator"):
+        model.append(" [SIM]", "bold magenta")
+    st = r.get("status", "?")
+    started, ended = r.get("started"), r.get("ended")
+    dur = ((ended or now) - started).total_seconds() * 1000 if started else None
+    return (
+        r.get("run_id", "?"),
+        r.get("benchmark", "?"),
+        model,
+        Text(st, STATUS_STYLE.get(st, "")),
+        f"{r.get('done', 0)}/{r.get('total', 0)}",
+        started.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S") if started else "–",
+        fmt_elapsed(max(dur, 0)) if dur is not None else "–",
+        rates_text(r.get("rates") or {}, bool(r.get("heuristic"))),
+    )
+
+
 def default_export_dir(data_dir: Path | None) -> Path:
     """Where exports go unless the user says otherwise: next to the benchmark data, else here."""
     return (data_dir if data_dir is not None else Path.cwd()).expanduser().resolve()
@@ -76,7 +105,7 @@ class RunsScreen(Screen):
     BINDINGS = [
         Binding("enter", "open", "Open"),
         Binding("n", "new_run", "New run"),
-        Binding("p", "replay", "Replay"),
+        Binding("t", "replay", "Step through"),
         Binding("d", "delete", "Delete"),
         Binding("e", "export", "Export"),
         Binding("g", "reload", "Reload", show=False),
@@ -94,11 +123,6 @@ class RunsScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#runs", DataTable)
-        for label, key in (("run", "id"), ("benchmark", "bench"), ("model / provider", "model"),
-                           ("status", "status"), ("progress", "progress"), ("started", "started"),
-                           ("duration", "dur"), ("pass rates", "rates")):
-            table.add_column(label, key=key)
         self.reload()
         self.set_interval(2.0, self._tick)
 
@@ -108,6 +132,10 @@ class RunsScreen(Screen):
 
     def on_screen_resume(self) -> None:
         self.reload()
+
+    def on_resize(self) -> None:
+        if self.is_mounted:
+            self._render_rows()
 
     def on_live_update(self, message: LiveUpdate) -> None:
         if message.kinds & {"run_started", "turn_ended", "run_ended", "judgement"}:
@@ -138,7 +166,7 @@ class RunsScreen(Screen):
                         "total": r.turns_total, "started": _ts(r.started_at), "ended": _ts(r.ended_at),
                         "rates": rates, "heuristic": heur,
                     }
-                status.update(f"{len(rows)} stored run(s)  ·  n new run · enter open · p replay · e export · ? help")
+                status.update(f"{len(rows)} stored run(s)  ·  n new run · enter open · t step through · e export · ? help")
             except Exception as e:
                 status.update(Text(f"cannot read runs: {e}", "bold red"))
         else:
@@ -154,33 +182,26 @@ class RunsScreen(Screen):
             r, h = (st.pass_rates(), st.any_heuristic)
             if r:
                 row["rates"], row["heuristic"] = r, h
+        for run_id, row in rows.items():
+            row["run_id"] = run_id
         self.rows = rows
         self._render_rows()
 
     def _render_rows(self) -> None:
         table = self.query_one("#runs", DataTable)
         selected = self.selected
-        table.clear()
         now = self.now or dt.datetime.now(dt.UTC)
         order = sorted(self.rows.items(), key=lambda kv: kv[1].get("started") or now, reverse=True)
-        for run_id, r in order:
-            model = Text(f"{r.get('model', '?')} / {r.get('provider', '?')}")
-            if r.get("simulator"):
-                model.append(" [SIM]", "bold magenta")
-            st = r.get("status", "?")
-            started, ended = r.get("started"), r.get("ended")
-            dur = ((ended or now) - started).total_seconds() * 1000 if started else None
-            table.add_row(
-                run_id,
-                r.get("benchmark", "?"),
-                model,
-                Text(st, STATUS_STYLE.get(st, "")),
-                f"{r.get('done', 0)}/{r.get('total', 0)}",
-                started.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S") if started else "–",
-                fmt_elapsed(max(dur, 0)) if dur is not None else "–",
-                rates_text(r.get("rates") or {}, bool(r.get("heuristic"))),
-                key=run_id,
-            )
+        cells = [run_cells(r, now) for _, r in order]
+        room = max(table.size.width - table.styles.scrollbar_size_vertical, 0) or self.app.size.width
+        shown = fit_columns(room, natural_widths([label for _, label in RUN_COLUMNS], cells), RUN_ORDER, 4,
+                            stretch=RUN_STRETCH)
+        table.clear(columns=True)
+        for col, w in shown.items():
+            label, key = RUN_COLUMNS[col][1], RUN_COLUMNS[col][0]
+            table.add_column(label, key=key, width=w)
+        for (run_id, _), row in zip(order, cells, strict=True):
+            table.add_row(*(fit_cell(row[col], w) for col, w in shown.items()), key=run_id)
         if selected in self.rows:
             table.move_cursor(row=table.get_row_index(selected))
 
@@ -193,8 +214,12 @@ class RunsScreen(Screen):
             self.app.open_run(run_id)
 
     def action_replay(self) -> None:
+        """Step through a stored run turn by turn (opening it shows the finished run)."""
         if (run_id := self.selected) is not None:
-            self.app.open_replay(run_id)
+            if self.app.running(run_id):
+                self.notify("the run is still running: open it to watch it live", severity="warning")
+                return
+            self.app.open_replay(run_id, stepping=True)
 
     def action_reload(self) -> None:
         self.reload()
@@ -208,7 +233,7 @@ class RunsScreen(Screen):
                 if run_id:
                     self.app.open_run(run_id)
 
-        self.app.push_screen(NewRunDialog(self.app.data_dir), started)
+        self.app.push_screen(NewRunDialog(self.app.data_dir, getattr(self.app, "run_checks", None)), started)
 
     def action_delete(self) -> None:
         from .dialogs import ConfirmDialog
@@ -253,6 +278,7 @@ class RunsScreen(Screen):
     def palette_commands(self) -> Iterable[SystemCommand]:
         yield SystemCommand("New run", "Start a benchmark run (dialog)", self.action_new_run)
         yield SystemCommand("Open run", "Open the selected run", self.action_open)
-        yield SystemCommand("Replay run", "Step through the selected stored run turn by turn", self.action_replay)
+        yield SystemCommand("Replay step by step", "Step through the selected stored run turn by turn",
+                            self.action_replay)
         yield SystemCommand("Delete run", "Delete the selected run (asks first)", self.action_delete)
         yield SystemCommand("Export run", "Export the selected run", self.action_export)
