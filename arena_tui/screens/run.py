@@ -50,6 +50,7 @@ class RunScreen(Screen):
         Binding("k", "stop_run", "Stop run"),
     ]
     mode = "live"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal")]
 
     def __init__(self, state: RunState, live: bool = True) -> None:
         super().__init__()

@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from ..messages import LiveUpdate, RunFinished
 from ..widgets.run_header import STATUS_STYLE, fmt_elapsed
-from ..widgets.fit import fit_cell, fit_columns, natural_widths
+from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
 from ..widgets.turn_table import dim_label
 
 
@@ -52,19 +52,20 @@ def pass_rates(judgements: Any) -> tuple[dict[str, tuple[int, int]], bool]:
     return {k: (v[0], v[1]) for k, v in rates.items()}, heuristic
 
 
-def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool) -> Text:
+def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool, compact: bool = False) -> Text:
+    """Pass rate per dimension; `compact` (narrow terminals) is "h: KB83 Ins100 …" with no cut."""
     if not rates:
         return Text("not judged", "grey50")
     t = Text()
     if heuristic:  # first, so a narrow terminal never cuts the label off
-        t.append("heuristic: ", "italic yellow")
+        t.append("h: " if compact else "heuristic: ", "italic yellow")
     for i, (dim, (p, n)) in enumerate(rates.items()):
         if i:
             t.append(" ")
         pct = 100 * p / n if n else 0
         style = "green" if pct >= 80 else ("yellow" if pct >= 50 else "red")
-        t.append(f"{dim_label(dim)} ")
-        t.append(f"{pct:.0f}%", style)
+        t.append(dim_label(dim)[:3] if compact else f"{dim_label(dim)} ")
+        t.append(f"{pct:.0f}" if compact else f"{pct:.0f}%", style)
     return t
 
 
@@ -76,7 +77,7 @@ RUN_ORDER = [0, 3, 4, 7, 6, 1, 5]
 RUN_STRETCH = 2
 
 
-def run_cells(r: dict[str, Any], now: dt.datetime) -> tuple:
+def run_cells(r: dict[str, Any], now: dt.datetime, compact: bool = False) -> tuple:
     """One run's cells in RUN_COLUMNS order."""
     model = Text(f"{r.get('model', '?')} / {r.get('provider', '?')}")
     if r.get("simulator"):
@@ -92,7 +93,7 @@ def run_cells(r: dict[str, Any], now: dt.datetime) -> tuple:
         f"{r.get('done', 0)}/{r.get('total', 0)}",
         started.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S") if started else "–",
         fmt_elapsed(max(dur, 0)) if dur is not None else "–",
-        rates_text(r.get("rates") or {}, bool(r.get("heuristic"))),
+        rates_text(r.get("rates") or {}, bool(r.get("heuristic")), compact),
     )
 
 
@@ -192,10 +193,14 @@ class RunsScreen(Screen):
         selected = self.selected
         now = self.now or dt.datetime.now(dt.UTC)
         order = sorted(self.rows.items(), key=lambda kv: kv[1].get("started") or now, reverse=True)
-        cells = [run_cells(r, now) for _, r in order]
         room = max(table.size.width - table.styles.scrollbar_size_vertical, 0) or self.app.size.width
-        shown = fit_columns(room, natural_widths([label for _, label in RUN_COLUMNS], cells), RUN_ORDER, 4,
-                            stretch=RUN_STRETCH)
+        labels = [label for _, label in RUN_COLUMNS]
+        cells = [run_cells(r, now) for _, r in order]
+        need = natural_widths(labels, cells)
+        if sum(need[c] + PAD for c in RUN_ORDER[:4]) > room:  # the pass rates must show whole: shorten them
+            cells = [run_cells(r, now, compact=True) for _, r in order]
+            need = natural_widths(labels, cells)
+        shown = fit_columns(room, need, RUN_ORDER, 4, stretch=RUN_STRETCH)
         table.clear(columns=True)
         for col, w in shown.items():
             label, key = RUN_COLUMNS[col][1], RUN_COLUMNS[col][0]
