@@ -95,7 +95,7 @@ class BlockText(VerticalScroll):
 
     def __init__(self, empty: Text, max_lines: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.follow = True
+        self._follow = True
         self.max_lines = max_lines
         self._empty = empty
         self._blocks: dict[int, tuple[tuple, Static]] = {}  # block number -> (line keys, widget)
@@ -103,6 +103,23 @@ class BlockText(VerticalScroll):
 
     def compose(self):
         yield self._placeholder
+
+    def on_mount(self) -> None:
+        self.anchor(self._follow)
+
+    @property
+    def follow(self) -> bool:
+        return self._follow
+
+    @follow.setter
+    def follow(self, on: bool) -> None:
+        """Following anchors the view to the end: it stays there as lines come in, whenever the
+        layout settles (a scroll to the end right after a change can land on the old end), until
+        the user scrolls up; scrolling back down follows again."""
+        if on != self._follow:
+            self._follow = on
+            if self.is_mounted:
+                self.anchor(on)
 
     def show(self, count: int, key: Callable[[int], Hashable], render: Callable[[int], tuple[Text, Text]]) -> None:
         """Show lines 0..count-1 (or the newest ~max_lines of them).
