@@ -46,10 +46,18 @@ async def _until(pilot, cond, timeout: float = 15.0) -> None:
     raise AssertionError("screen did not settle")
 
 
+async def _followed(pilot) -> None:
+    """The transcript and event log have reached their end (they follow once the layout settles)."""
+    from arena_tui.widgets.event_log import BlockText
+
+    await pilot.pause(0.2)
+    await _until(pilot, lambda: all(w.scroll_y == w.max_scroll_y for w in pilot.app.screen.query(BlockText)))
+
+
 async def _stored_ready(pilot) -> None:
     app = pilot.app
     await _until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops)
-    await pilot.pause(0.2)
+    await _followed(pilot)
 
 
 @sizes
@@ -79,7 +87,7 @@ def test_live_run_mid_turn_with_overlap(snap_compare, tmp_path: Path, size) -> N
         app.pump()
         app.push_screen(RunScreen(app.live[run_id], live=True))
         await _until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(TurnTable))
-        await pilot.pause(0.3)
+        await _followed(pilot)
 
     assert snap_compare(ArenaApp(tmp_path / "arena.db"), terminal_size=size, run_before=live)
 
@@ -125,7 +133,7 @@ def test_replay_step(snap_compare, fixture_db, size) -> None:
     async def replay(pilot) -> None:
         await _stored_ready(pilot)
         await pilot.press("t", "n", "n", "n")
-        await pilot.pause(0.3)
+        await _followed(pilot)
 
     assert snap_compare(ArenaApp(db, open_run=run_id), terminal_size=size, run_before=replay)
 

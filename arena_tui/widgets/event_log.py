@@ -104,9 +104,6 @@ class BlockText(VerticalScroll):
     def compose(self):
         yield self._placeholder
 
-    def on_mount(self) -> None:
-        self.anchor(self._follow)
-
     @property
     def follow(self) -> bool:
         return self._follow
@@ -118,8 +115,15 @@ class BlockText(VerticalScroll):
         the user scrolls up; scrolling back down follows again."""
         if on != self._follow:
             self._follow = on
-            if self.is_mounted:
-                self.anchor(on)
+            if not on:
+                self.anchor(False)
+            elif self.is_mounted:
+                self._engage()
+
+    def _engage(self) -> None:
+        # only once the lines overflow: an anchored view shorter than its box is drawn at the bottom
+        if self._follow and not self.is_anchored and self.max_scroll_y > 0:
+            self.anchor()
 
     def show(self, count: int, key: Callable[[int], Hashable], render: Callable[[int], tuple[Text, Text]]) -> None:
         """Show lines 0..count-1 (or the newest ~max_lines of them).
@@ -152,8 +156,8 @@ class BlockText(VerticalScroll):
                 self._blocks[b] = (keys, have[1])
                 have[1].update(body)
             changed = True
-        if changed and self.follow:
-            self.call_after_refresh(self.scroll_end, animate=False)
+        if changed and self.follow and not self.is_anchored:
+            self.call_after_refresh(self._engage)
 
     def _clear(self) -> None:
         if not self._blocks and self._placeholder.display:
@@ -161,6 +165,7 @@ class BlockText(VerticalScroll):
         for _, widget in self._blocks.values():
             widget.remove()
         self._blocks.clear()
+        self.anchor(False)  # anchored again once the new lines overflow
         self._placeholder.display = True
 
     @property
