@@ -58,6 +58,16 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.pause(0.3)
         save(app, "runs_list")
 
+        # the model list open: every alias with what it still needs (key names, never values)
+        await pilot.press("n")
+        await until(pilot, lambda: isinstance(app.screen, NewRunDialog) and app.screen.choices)
+        app.screen.query_one("#model").focus()
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        save(app, "new_run_dialog")
+        await pilot.press("escape", "escape")
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen))
+
         # live: the recording cut in the middle of the turn that overlaps, meters mid-speech
         from benchmarks.loader import load_benchmark
 
@@ -71,12 +81,6 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(TurnTable))
         await pilot.pause(0.3)
         save(app, "live_run")
-        await pilot.press("escape")
-
-        await pilot.press("n")
-        await until(pilot, lambda: isinstance(app.screen, NewRunDialog) and app.screen.choices)
-        await pilot.pause(0.3)
-        save(app, "new_run_dialog")
         await pilot.press("escape")
 
         app.open_replay(run_id)

@@ -69,7 +69,7 @@ def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool, compact: bool
     return t
 
 
-RUN_COLUMNS = [("id", "run"), ("bench", "benchmark"), ("model", "model / provider"), ("status", "status"),
+RUN_COLUMNS = [("id", "run"), ("bench", "benchmark"), ("model", "model"), ("status", "status"),
                ("progress", "progress"), ("started", "started"), ("dur", "duration"), ("rates", "pass rates")]
 # what a narrow terminal keeps: run, status, progress and pass rates always, then duration, benchmark,
 # start time; the model takes the room left (cut with "…")
