@@ -325,6 +325,8 @@ async def test_new_run_dialog_rejects_bad_faults_and_starts_a_run(tmp_path: Path
         await pilot.pause(0.2)
         header = text_of(app.screen.query_one("#run-header")).splitlines()[0]
         assert "COMPLETED" in header and len(header.rstrip()) <= 80  # the status fits at 80 columns
+        enabled = {b.binding.action for b in app.screen.active_bindings.values() if b.enabled}
+        assert "stop_run" not in enabled and "play" in enabled  # a finished run offers no `k Stop run`
 
 
 async def test_new_run_against_a_provider_fake_from_the_dialog(tmp_path: Path) -> None:

@@ -141,3 +141,23 @@ async def test_event_log_follows_the_live_run_with_wrapped_lines_indented(tmp_pa
         wrapped = [ln for ln in drawn[1:] if ln.strip() and not ln.strip()[0].isdigit()]
         assert wrapped, drawn
         assert all(ln[:stamp].strip() == "" for ln in wrapped), drawn
+
+
+async def test_runs_list_refits_when_the_terminal_is_resized(fixture_db) -> None:
+    db, _ = fixture_db
+    app = ArenaApp(db)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.query_one("#runs").row_count)
+        await pilot.pause(0.2)
+        table = app.screen.query_one("#runs")
+
+        def keys() -> list[str]:
+            return [str(c.key.value) for c in table.columns.values()]
+
+        assert "started" in keys()
+        await pilot.resize_terminal(80, 24)
+        await until(pilot, lambda: "started" not in keys())
+        assert {"id", "status", "progress", "rates"} <= set(keys())
+        assert sum(c.get_render_width(table) for c in table.columns.values()) <= table.size.width
+        await pilot.resize_terminal(160, 48)
+        await until(pilot, lambda: "started" in keys())

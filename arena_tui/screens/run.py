@@ -59,6 +59,7 @@ class RunScreen(Screen):
         self.follow = live
         self._painted = -1
         self._content_key: tuple | None = None
+        self._status: str | None = None
         self._header_key: tuple | None = None
         self._filter_text: str | None = None
 
@@ -98,7 +99,8 @@ class RunScreen(Screen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that do not apply are not offered: stopping only a run that runs, following only a live one."""
         if action == "stop_run":
-            return bool(self.live and self.app.running(self.state.run_id))  # type: ignore[attr-defined]
+            running = self.app.running(self.state.run_id)  # type: ignore[attr-defined]
+            return bool(self.live and running and self.state.ended is None)
         if action == "follow":
             return self.live or getattr(self, "stepping", False)
         return True
@@ -124,6 +126,9 @@ class RunScreen(Screen):
             self.query_one(EventLog).refresh_from(st)
             self._filter_bar()
         header = (content, int(st.last_ms // 1000), self.mode)
+        if st.status != self._status:  # e.g. the run ended: `k Stop run` goes from the footer
+            self._status = st.status
+            self.refresh_bindings()
         if force or header != self._header_key:
             self._header_key = header
             self.query_one(RunHeader).refresh_from(st, self.mode)

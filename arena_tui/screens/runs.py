@@ -135,8 +135,8 @@ class RunsScreen(Screen):
         self.reload()
 
     def on_resize(self) -> None:
-        if self.is_mounted:
-            self._render_rows()
+        if self.is_mounted:  # once the table has its new size: the columns are fitted to it
+            self.call_after_refresh(self._render_rows)
 
     def on_live_update(self, message: LiveUpdate) -> None:
         if message.kinds & {"run_started", "turn_ended", "run_ended", "judgement"}:
