@@ -68,8 +68,8 @@ async def test_turn_table_shows_turn_status_verdict_and_dimensions_at_every_size
                 assert col.content_width >= max((len(str(table.get_cell(r, col.key))) for r in table.rows), default=0)
         retried = {ev.turn_index for ev in fixture_events() if ev.kind == "retry"}
         for turn in retried:
-            assert "↻1" in str(table.get_cell(str(turn), "status")), turn
-        assert "↻" not in str(table.get_cell("0", "status"))
+            assert "ok (1 retry)" == str(table.get_cell(str(turn), "status")), turn
+        assert "retr" not in str(table.get_cell("0", "status"))
         header = str(app.screen.query_one("#run-header").render())
         assert "elapsed" in header and "turn 5" in header and "COMPLETED" in header
 

@@ -48,7 +48,7 @@ def status_cell(row: TurnRow) -> Text:
     status = Text(row.status, STATUS_STYLE.get(row.status, ""))
     retries = max(row.attempts - 1, 0)
     if retries:
-        status.append(f" ↻{retries}", "bold dark_orange")
+        status.append(f" ({retries} retr{'y' if retries == 1 else 'ies'})", "bold dark_orange")
     if row.result is not None and row.result.no_audio:
         status.append(" no audio", "bold dark_orange")
     return status
