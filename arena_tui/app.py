@@ -350,13 +350,13 @@ class ArenaApp(App):
         else:
             self.open_replay(run_id)
 
-    def open_replay(self, run_id: str) -> None:
+    def open_replay(self, run_id: str, *, stepping: bool = False) -> None:
         from .screens.replay import ReplayScreen
 
         if self.store is None:
             self.notify(f"cannot replay: {self.store_error}", severity="error")
             return
-        self.push_screen(ReplayScreen(run_id))
+        self.push_screen(ReplayScreen(run_id, stepping=stepping))
 
     def action_leaderboard(self, benchmark: str | None = None) -> None:
         from .screens.leaderboard import LeaderboardScreen

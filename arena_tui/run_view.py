@@ -192,6 +192,7 @@ class RunState:
         self.any_heuristic = False
         self.errors = 0
         self.start_error: str | None = None  # the run never started (engine missing, bad benchmark...)
+        self.user_spoke_ms: dict[tuple[int | None, int], float] = {}  # (turn, attempt) -> user speech start
 
     def log_local(self, text: str, kind: str = "error") -> None:
         """A line that is not an event (e.g. why a run could not start)."""
@@ -326,6 +327,10 @@ class RunState:
 
     def _on_user_speech_started(self, ev: SpeechBoundary) -> None:
         self._speech(ev, "user", True)
+        self.user_spoke_ms.setdefault((ev.turn_index, self._attempt(ev.turn_index)), ev.t_ms)
+
+    def _attempt(self, turn: int | None) -> int:
+        return max(self.turns[turn].attempts - 1, 0) if turn in self.turns else 0
 
     def _on_user_speech_stopped(self, ev: SpeechBoundary) -> None:
         self._speech(ev, "user", False)
@@ -342,8 +347,14 @@ class RunState:
             last.text += ev.text
             last.final = ev.final
         else:
-            attempt = max(self.turns[ev.turn_index].attempts - 1, 0) if ev.turn_index in self.turns else 0
-            self.transcript.append(TranscriptLine(ev.t_ms, ev.turn_index, ev.role, ev.text, ev.final, attempt))
+            attempt = self._attempt(ev.turn_index)
+            # the user's words arrive once they are transcribed, often after the reply began: the line
+            # belongs where the user started speaking, before the reply and the turn's tool calls
+            t = self.user_spoke_ms.get((ev.turn_index, attempt), ev.t_ms) if ev.role == "user" else ev.t_ms
+            at = len(self.transcript)
+            while at and self.transcript[at - 1].t_ms > t:
+                at -= 1
+            self.transcript.insert(at, TranscriptLine(t, ev.turn_index, ev.role, ev.text, ev.final, attempt))
 
     def _cut(self, turn: int | None, why: str, role: str | None = None, close: bool = True) -> None:
         """Mark the turn's unfinished lines as cut off; closed, later text starts a line of its own."""

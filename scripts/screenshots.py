@@ -2,10 +2,11 @@
 """Regenerate screenshots/: every screen as SVG (Textual's own screenshot) and PNG (cairosvg).
 
 The data is the frozen real demo recording in tests/snapshots/demo_run.jsonl, loaded into a
-throw-away database, so screenshots show no machine paths and no keys; the leaderboard and
-compare screens show the constructed runs of tests/compare_runs.py (simulator, sped-up, heuristic,
-never-judged runs: every kind of row). Usage:
-    python scripts/screenshots.py [--out screenshots] [--no-png] [--only board]
+throw-away database, so screenshots show no machine paths and no keys. Every screen is shot at
+120x40 (`<name>.svg`) and at the other sizes the tests check (`<name>_80x24.svg`, ...); the
+leaderboard and compare screens show the constructed runs of tests/compare_runs.py (simulator,
+sped-up, heuristic, never-judged runs: every kind of row). Usage:
+    python scripts/screenshots.py [--out screenshots] [--no-png] [--size 120x40 ...] [--only board]
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from arena_tui.app import ArenaApp  # noqa: E402
+from arena_tui.screens.dialogs import NewRunDialog  # noqa: E402
 from arena_tui.screens.replay import ReplayScreen  # noqa: E402
 from arena_tui.screens.run import RunScreen  # noqa: E402
 from arena_tui.screens.runs import RunsScreen  # noqa: E402
@@ -30,7 +32,8 @@ from arena_tui.widgets.turn_table import TurnTable  # noqa: E402
 from tests.compare_runs import record_scenario, unjudged_run, write_data  # noqa: E402
 from tests.snapshots.fixture_run import cut_mid_turn, fixture_events, load_fixture_db  # noqa: E402
 
-SIZE = (160, 46)
+SIZES = [(120, 40), (80, 24), (160, 48)]
+MAIN = SIZES[0]  # the size whose shots carry no size suffix
 
 
 async def until(pilot, cond, timeout: float = 20.0) -> None:
@@ -41,21 +44,32 @@ async def until(pilot, cond, timeout: float = 20.0) -> None:
     raise RuntimeError("screen did not settle")
 
 
-async def shoot(out: Path) -> list[Path]:
+async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
     tmp = Path(tempfile.mkdtemp(prefix="arena-shots-"))
     db = tmp / "arena.db"
     run_id = await load_fixture_db(db)
     events = fixture_events()
     shots: list[Path] = []
+    suffix = "" if size == MAIN else f"_{size[0]}x{size[1]}"
 
     def save(app, name: str) -> None:
-        shots.append(Path(app.save_screenshot(f"{name}.svg", path=str(out))))
+        shots.append(Path(app.save_screenshot(f"{name}{suffix}.svg", path=str(out))))
 
     app = ArenaApp(db)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
         await pilot.pause(0.3)
         save(app, "runs_list")
+
+        # the model list open: every alias with what it still needs (key names, never values)
+        await pilot.press("n")
+        await until(pilot, lambda: isinstance(app.screen, NewRunDialog) and app.screen.choices)
+        app.screen.query_one("#model").focus()
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        save(app, "new_run_dialog")
+        await pilot.press("escape", "escape")
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen))
 
         # live: the recording cut in the middle of the turn that overlaps, meters mid-speech
         from benchmarks.loader import load_benchmark
@@ -74,10 +88,13 @@ async def shoot(out: Path) -> list[Path]:
 
         app.open_replay(run_id)
         await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops)
+        await pilot.pause(0.3)
+        save(app, "stored_run")
+        await pilot.press("t")
         await pilot.press("n", "n", "n")
         await pilot.pause(0.3)
         save(app, "replay")
-        await pilot.press("end")
+        await pilot.press("t")
         table = app.screen.query_one(TurnTable)
         table.move_cursor(row=table.get_row_index("3"))
         await pilot.press("enter")
@@ -105,7 +122,7 @@ async def shoot_board(out: Path) -> list[Path]:
     await record_scenario(db, extra=[unjudged_run()])
     app = ArenaApp(db, write_data(tmp / "data"))
     shots: list[Path] = []
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=MAIN) as pilot:
         await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
         await pilot.press("L")
         await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen) and app.screen.loaded is not None)
@@ -276,11 +293,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "screenshots"))
     ap.add_argument("--no-png", action="store_true")
+    ap.add_argument("--size", action="append", help="WIDTHxHEIGHT (repeatable; default: 120x40 80x24 160x48)")
     ap.add_argument("--only", choices=["board"], help="only the leaderboard and compare screens")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    svgs = [] if args.only else asyncio.run(shoot(out))
+    sizes = [tuple(int(v) for v in s.split("x")) for s in args.size] if args.size else SIZES
+    svgs = [] if args.only else [p for size in sizes for p in asyncio.run(shoot(out, size))]
     svgs += asyncio.run(shoot_board(out))
     pngs = [] if args.no_png else to_png(svgs)
     for p in svgs + pngs:

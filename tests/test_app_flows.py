@@ -145,7 +145,7 @@ async def test_quit_mid_run_keeps_it_as_interrupted(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------ stored runs
 
 
-async def test_runs_list_replay_steps_turn_by_turn(recorded, tmp_path: Path) -> None:
+async def test_runs_list_opens_a_stored_run_finished_and_steps_only_on_request(recorded, tmp_path: Path) -> None:
     db = copy_db(recorded[0], tmp_path)
     run_id = recorded[1]
     app = ArenaApp(db)
@@ -156,11 +156,26 @@ async def test_runs_list_replay_steps_turn_by_turn(recorded, tmp_path: Path) -> 
         assert run_id in runs.rows and runs.rows[run_id]["simulator"] is True
         assert runs.rows[run_id]["status"] == "completed"
         assert runs.rows[run_id]["heuristic"] is True
-        await pilot.press("p")
+        await pilot.press("enter")  # open: the finished run, not a replay at step 1
         await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
+        stored = app.screen
+        assert not stored.stepping and stored.state.status == "completed" and stored.state.turns_done == 2
+        header = str(stored.query_one("#run-header").render())
+        assert "COMPLETED" in header and "[stored]" in header
+        assert not any(r.status == "pending" for r in stored.state.turns.values())
+        # keys that do not apply are not offered: no stopping a stored run, no stepping before `t`
+        enabled = {b.binding.action for b in stored.active_bindings.values() if b.enabled}
+        for action in ("stop_run", "follow", "step(1)", "step(-1)", "jump(-1)"):
+            assert action not in enabled, action
+        assert "toggle_stepping" in enabled
+        titles = [c.title for c in app.get_system_commands(stored)]
+        assert "Replay step by step" in titles and "Stop this run" not in titles
+
+        await pilot.press("t")  # stepping is its own action
         replay = app.screen
         first = replay.state.turns_done
-        assert replay.state.status == "running"  # step 1: the run had not ended yet
+        assert replay.stepping and replay.state.status == "running"  # step 1: the run had not ended yet
+        assert "[replay]" in str(replay.query_one("#run-header").render())
         await pilot.press("n")
         assert replay.state.turns_done == first + 1
         await pilot.press("b")
@@ -168,7 +183,12 @@ async def test_runs_list_replay_steps_turn_by_turn(recorded, tmp_path: Path) -> 
         await pilot.press("end")
         assert replay.state.status == "completed" and replay.state.turns_done == 2
         assert "RETRY" in text_of(replay.query_one(EventLog))
-        assert "replay" in str(replay.query_one("#run-header").render())
+        await pilot.press("t")
+        assert not replay.stepping and replay.state.status == "completed"
+        await pilot.press("escape")
+        await pilot.press("t")  # from the runs list: straight into stepping
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
+        assert app.screen.stepping and app.screen.pos == 0
 
 
 async def test_turn_detail_play_without_device_exports_wav(recorded, tmp_path: Path) -> None:
@@ -241,7 +261,7 @@ async def test_rejudge_adds_a_revision_shown_in_history(recorded, tmp_path: Path
         await pilot.pause(0.2)
         assert "history" in text_of(detail.query_one("#detail-judgement"))
         await pilot.press("escape")
-        await pilot.press("end")  # the replay's own event list got the new revision too
+        await pilot.press("t", "t")  # rebuilt from the stored run's own event list: it got the new revision too
         assert len(app.screen.state.turns[1].judgements) > before
     async with await Store.open(db) as store:
         revs = [j.revision for j in await store.judgements(run_id, 1)]
@@ -253,7 +273,7 @@ async def test_filters_help_and_palette(recorded, tmp_path: Path) -> None:
     app = ArenaApp(db, open_run=recorded[1])
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
-        await pilot.press("end")
+        await pilot.press("t", "end")
         table = app.screen.query_one(TurnTable)
         all_rows = table.row_count
         await pilot.press("x")  # failures only
@@ -286,8 +306,10 @@ async def test_new_run_dialog_rejects_bad_faults_and_starts_a_run(tmp_path: Path
         await pilot.pause()
         await pilot.press("n")
         assert isinstance(app.screen, NewRunDialog)
+        assert app.screen.focused is app.screen.query_one("#benchmark")  # the first field has focus
         app.screen.query_one("#faults").value = "2:explode"
         await pilot.click("#start")
+        await wait_for(pilot, lambda: "explode" in text_of(app.screen.query_one("#new-run-error")), 60)
         assert isinstance(app.screen, NewRunDialog)
         assert "unknown fault 'explode'" in text_of(app.screen.query_one("#new-run-error"))
         app.screen.query_one("#faults").value = ""
@@ -303,6 +325,8 @@ async def test_new_run_dialog_rejects_bad_faults_and_starts_a_run(tmp_path: Path
         await pilot.pause(0.2)
         header = text_of(app.screen.query_one("#run-header")).splitlines()[0]
         assert "COMPLETED" in header and len(header.rstrip()) <= 80  # the status fits at 80 columns
+        enabled = {b.binding.action for b in app.screen.active_bindings.values() if b.enabled}
+        assert "stop_run" not in enabled and "play" in enabled  # a finished run offers no `k Stop run`
 
 
 async def test_new_run_against_a_provider_fake_from_the_dialog(tmp_path: Path) -> None:
@@ -313,6 +337,7 @@ async def test_new_run_against_a_provider_fake_from_the_dialog(tmp_path: Path) -
         await pilot.press("n")
         dialog = app.screen
         assert isinstance(dialog, NewRunDialog)
+        await wait_for(pilot, lambda: dialog.choices, 60)
         dialog.query_one("#model").value = "grok-realtime"
         dialog.query_one("#against").value = "fake"
         dialog.query_one("#turns").value = "0"
@@ -337,7 +362,7 @@ async def test_unreadable_database_is_a_message_not_a_crash(tmp_path: Path) -> N
         await pilot.pause(0.3)
         assert app.store is None and "cannot open database arena.db" in app.store_error
         assert "store unavailable" in text_of(app.screen.query_one("#runs-status"))
-        await pilot.press("p")  # replay with no store: a notice
+        await pilot.press("t")  # replay with no store: a notice
         assert isinstance(app.screen, RunsScreen)
 
 
@@ -369,9 +394,10 @@ async def test_replay_is_not_reset_by_its_own_late_load(recorded, tmp_path: Path
         await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.specs_asked.is_set(), 10)
         replay = app.screen
         assert not replay.stops, "the replay claims to be loaded before its benchmark specs are"
-        await pilot.press("end")  # ignored: nothing to step through yet
+        await pilot.press("t")  # step through, asked for while loading: kept by the load
         app.specs_release.set()
         await wait_for(pilot, lambda: replay.stops, 10)
+        assert replay.stepping and replay.pos == 0
         await pilot.press("end")
         await pilot.pause(0.2)
         assert replay.pos == len(replay.stops) - 1
@@ -394,6 +420,8 @@ async def test_new_run_dialog_fits_small_terminals(tmp_path: Path, size: tuple[i
         box = dialog.query_one("#new-run").region
         assert screen.contains_region(box), (box, size)
         for field in dialog.query("#new-run-form Input, #new-run-form Select"):
+            if not field.parent.display:  # offered only where it applies (faults: the simulator)
+                continue
             content = field.content_region
             assert content.height >= 1, f"{field.id} is clipped to {content}"
             assert box.contains_region(field.region), (field.id, field.region, box)
@@ -403,6 +431,7 @@ async def test_new_run_dialog_fits_small_terminals(tmp_path: Path, size: tuple[i
         # and it works at this size: a bad value is reported on screen, a good form starts the run
         dialog.query_one("#faults").value = "2:explode"
         await pilot.click("#start")
+        await wait_for(pilot, lambda: "explode" in text_of(dialog.query_one("#new-run-error")), 60)
         assert isinstance(app.screen, NewRunDialog)
         assert "unknown fault 'explode'" in text_of(dialog.query_one("#new-run-error"))
         assert screen.contains_region(dialog.query_one("#start").region)

@@ -119,7 +119,7 @@ async def test_overlap_and_speaking_indicators(tmp_path: Path) -> None:
         await pilot.pause(0.15)
         lines = drawn(meters)
         assert "● user" in lines[1] and "● bot" in lines[2]
-        assert "OVERLAP: user and bot speaking at once" in lines[3]
+        assert "OVERLAP: both speaking" in lines[3]
 
         # the user stops: no overlap drawn any more
         app.bus.publish(boundary(300, "user_speech_stopped"))

@@ -18,13 +18,24 @@ from arena_tui.run_view import RunState, specs_from_benchmark
 from arena_tui.widgets.turn_table import TurnTable
 from tests.snapshots.fixture_run import cut_mid_turn, fixture_events, load_fixture_db
 
-SIZE = (150, 42)
+SIZES = [(80, 24), (120, 40), (160, 48)]
+sizes = pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 
 
 @pytest.fixture
 def fixture_db(tmp_path: Path) -> tuple[Path, str]:
     db = tmp_path / "arena.db"
     return db, asyncio.run(load_fixture_db(db))
+
+
+@pytest.fixture
+def no_keys(monkeypatch) -> None:
+    """The new-run dialog says which keys are missing: make that the same on every machine."""
+    from runners.base import get_runner, known_models
+
+    for alias in known_models():
+        for env in get_runner(alias).key_env:
+            monkeypatch.delenv(env, raising=False)
 
 
 async def _until(pilot, cond, timeout: float = 15.0) -> None:
@@ -35,22 +46,33 @@ async def _until(pilot, cond, timeout: float = 15.0) -> None:
     raise AssertionError("screen did not settle")
 
 
-async def _replay_ready(pilot) -> None:
+async def _followed(pilot) -> None:
+    """The transcript and event log have reached their end (they follow once the layout settles)."""
+    from arena_tui.widgets.event_log import BlockText
+
+    await pilot.pause(0.2)
+    await _until(pilot, lambda: all(w.scroll_y == w.max_scroll_y for w in pilot.app.screen.query(BlockText)))
+
+
+async def _stored_ready(pilot) -> None:
     app = pilot.app
     await _until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops)
+    await _followed(pilot)
 
 
-def test_runs_list(snap_compare, fixture_db) -> None:
+@sizes
+def test_runs_list(snap_compare, fixture_db, size) -> None:
     db, _ = fixture_db
 
     async def ready(pilot) -> None:
         await _until(pilot, lambda: isinstance(pilot.app.screen, RunsScreen) and pilot.app.screen.rows)
         await pilot.pause(0.2)
 
-    assert snap_compare(ArenaApp(db), terminal_size=SIZE, run_before=ready)
+    assert snap_compare(ArenaApp(db), terminal_size=size, run_before=ready)
 
 
-def test_live_run_mid_turn_with_overlap(snap_compare, tmp_path: Path) -> None:
+@sizes
+def test_live_run_mid_turn_with_overlap(snap_compare, tmp_path: Path, size) -> None:
     events = fixture_events()
     turn = next(ev.turn_index for ev in events if ev.kind == "overlap")
 
@@ -65,38 +87,73 @@ def test_live_run_mid_turn_with_overlap(snap_compare, tmp_path: Path) -> None:
         app.pump()
         app.push_screen(RunScreen(app.live[run_id], live=True))
         await _until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(TurnTable))
-        await pilot.pause(0.3)
+        await _followed(pilot)
 
-    assert snap_compare(ArenaApp(tmp_path / "arena.db"), terminal_size=SIZE, run_before=live)
+    assert snap_compare(ArenaApp(tmp_path / "arena.db"), terminal_size=size, run_before=live)
 
 
-def test_turn_detail(snap_compare, fixture_db) -> None:
+@sizes
+def test_stored_run_opens_finished(snap_compare, fixture_db, size) -> None:
+    db, run_id = fixture_db
+    assert snap_compare(ArenaApp(db, open_run=run_id), terminal_size=size, run_before=_stored_ready)
+
+
+@sizes
+def test_turn_detail(snap_compare, fixture_db, size) -> None:
     db, run_id = fixture_db
 
     async def detail(pilot) -> None:
-        await _replay_ready(pilot)
-        await pilot.press("end")
+        await _stored_ready(pilot)
         table = pilot.app.screen.query_one(TurnTable)
         table.move_cursor(row=table.get_row_index("3"))  # the turn with the rotation and retry
         await pilot.press("enter")
         await pilot.pause(0.3)
 
-    assert snap_compare(ArenaApp(db, open_run=run_id), terminal_size=(150, 60), run_before=detail)
+    assert snap_compare(ArenaApp(db, open_run=run_id), terminal_size=size, run_before=detail)
 
 
-def test_replay_step(snap_compare, fixture_db) -> None:
+@sizes
+def test_play_dialog(snap_compare, fixture_db, size) -> None:
+    db, run_id = fixture_db
+
+    async def play(pilot) -> None:
+        await _stored_ready(pilot)
+        table = pilot.app.screen.query_one(TurnTable)
+        table.move_cursor(row=table.get_row_index("3"))
+        await pilot.press("p")
+        await pilot.pause(0.3)
+
+    assert snap_compare(ArenaApp(db, open_run=run_id), terminal_size=size, run_before=play)
+
+
+@sizes
+def test_replay_step(snap_compare, fixture_db, size) -> None:
     db, run_id = fixture_db
 
     async def replay(pilot) -> None:
-        await _replay_ready(pilot)
-        await pilot.press("n", "n", "n")
+        await _stored_ready(pilot)
+        await pilot.press("t", "n", "n", "n")
+        await _followed(pilot)
+
+    assert snap_compare(ArenaApp(db, open_run=run_id), terminal_size=size, run_before=replay)
+
+
+@sizes
+def test_help(snap_compare, tmp_path: Path, size) -> None:
+    assert snap_compare(ArenaApp(tmp_path / "arena.db"), terminal_size=size, press=["question_mark"])
+
+
+@sizes
+def test_new_run_dialog(snap_compare, tmp_path: Path, no_keys, size) -> None:
+    async def dialog(pilot) -> None:
+        from arena_tui.screens.dialogs import NewRunDialog
+
+        await pilot.press("n")
+        await _until(pilot, lambda: isinstance(pilot.app.screen, NewRunDialog) and pilot.app.screen.choices, 60)
         await pilot.pause(0.3)
 
-    assert snap_compare(ArenaApp(db, open_run=run_id), terminal_size=SIZE, run_before=replay)
-
-
-def test_help(snap_compare, tmp_path: Path) -> None:
-    assert snap_compare(ArenaApp(tmp_path / "arena.db"), terminal_size=SIZE, press=["question_mark"])
+    app = ArenaApp(tmp_path / "arena.db", tmp_path)  # no benchmark data: the same choices everywhere
+    assert snap_compare(app, terminal_size=size, run_before=dialog)
 
 
 def _screenshots_module():

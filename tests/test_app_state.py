@@ -142,3 +142,28 @@ def test_header_keeps_status_and_judge_apart_at_every_width(width: int) -> None:
         line = header_text(state, "live", width).plain
         cols.add(line.index("judge:"))
     assert len(cols) == 1
+
+
+def test_the_users_line_sits_at_their_speech_start_before_the_reply_and_tools() -> None:
+    """The user's transcript arrives after it is transcribed (often after the reply began); the line
+    is stamped at the user's speech start and comes before the bot's reply and the turn's tool calls."""
+    events = fixture_events()
+    state = RunState(events[0].run_id)
+    state.apply_all(events)
+    checked = 0
+    for turn in state.started.turn_indices:
+        lines = [ln for ln in state.transcript if ln.turn == turn and ln.role != "attempt"]
+        for attempt in {ln.attempt for ln in lines}:
+            mine = [ln for ln in lines if ln.attempt == attempt]
+            users = [i for i, ln in enumerate(mine) if ln.role == "user"]
+            others = [i for i, ln in enumerate(mine) if ln.role in ("assistant", "tool", "result")]
+            if not users:
+                continue
+            spoke = min(ev.t_ms for ev in events if ev.kind == "user_speech_started" and ev.turn_index == turn
+                        and ev.t_ms >= (mine[0].t_ms if attempt else 0) - 1)
+            assert mine[users[0]].t_ms == spoke, (turn, attempt)
+            assert all(users[0] < i for i in others), (turn, attempt, [ln.role for ln in mine])
+            checked += 1
+    assert checked >= len(state.started.turn_indices)
+    stamps = [ln.t_ms for ln in state.transcript]
+    assert stamps == sorted(stamps)  # the transcript reads in time order

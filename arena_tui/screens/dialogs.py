@@ -89,7 +89,12 @@ AGAINST = [
 
 
 class NewRunDialog(ModalScreen[dict[str, Any] | None]):
-    """Benchmark, model/provider, simulator faults and judge for a new run."""
+    """Benchmark, model/provider, simulator faults and judge for a new run.
+
+    The model list says what each alias still needs (missing keys, packages); faults are offered
+    only for the simulator; Start runs the same preflight as `arena-tui run` (in a thread: it loads
+    the runner modules) and shows every problem here, so nothing is started that would fail.
+    """
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """
@@ -100,9 +105,20 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
     NewRunDialog .field > Input, NewRunDialog .field > Select { width: 1fr; }
     """
 
-    def __init__(self, data_dir: Path | None) -> None:
+    def __init__(self, data_dir: Path | None, checks: Any = None) -> None:
+        """`checks`: a module-like object with `model_choices()` and `preflight(benchmark, config,
+        data_dir)` (default: arena_tui.run_checks)."""
         super().__init__()
         self.data_dir = data_dir
+        self.checks = checks
+        self.choices: dict[str, Any] = {}
+
+    def _checks(self) -> Any:
+        if self.checks is None:
+            from .. import run_checks
+
+            self.checks = run_checks
+        return self.checks
 
     def _benchmarks(self) -> tuple[list[tuple[str, str]], str]:
         """(label, name) options and the default: the first benchmark with local data, else the demo."""
@@ -127,7 +143,7 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
         options, default = self._benchmarks()
         fields: list[tuple[str, Widget]] = [
             ("benchmark", Select(options, value=default, allow_blank=False, id="benchmark")),
-            ("model", Input("sim", id="model", placeholder="sim | gpt-realtime | gemini-native-audio | nova-sonic | …")),
+            ("model", Select([("sim  (simulator; ready)", "sim")], value="sim", allow_blank=False, id="model")),
             ("against", Select(AGAINST, value="service", allow_blank=False, id="against")),
             ("simulator faults", Input("", id="faults", placeholder="e.g. 1:no_response,2:barge_in")),
             ("turns", Input("", id="turns", placeholder="all, or e.g. 0-4,7")),
@@ -138,7 +154,7 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
             yield Label("[b]New run[/b]", id="new-run-title")
             with VerticalScroll(id="new-run-form"):
                 for label, widget in fields:
-                    with Horizontal(classes="field"):
+                    with Horizontal(classes="field", id=f"field-{widget.id}"):
                         yield Label(label)
                         yield widget
             yield Static("", id="new-run-error")
@@ -148,6 +164,50 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
 
     def on_mount(self) -> None:
         self.fit(self.app.size.height)
+        self.query_one("#benchmark", Select).focus()
+        self._sim_only()
+        self.load_models()
+
+    @work(exclusive=True, group="new-run-models")
+    async def load_models(self) -> None:
+        """Fill the model list from the runners (their import takes a moment: off the UI loop)."""
+        try:
+            choices = await asyncio.to_thread(self._checks().model_choices)
+        except Exception as e:
+            self.query_one("#new-run-error", Static).update(Text(f"cannot list models: {e}", "bold red"))
+            return
+        self.choices = {c.alias: c for c in choices}
+        self._model_labels()
+
+    def _model_labels(self) -> None:
+        if not self.choices:
+            return
+        fake = self.query_one("#against", Select).value == "fake"
+        model = self.query_one("#model", Select)
+        current = model.value if model.value in self.choices else "sim"
+        with model.prevent(Select.Changed):
+            model.set_options([(c.label(fake), c.alias) for c in self.choices.values()])
+            model.value = current
+
+    def _is_sim(self) -> bool:
+        alias = self.query_one("#model", Select).value
+        choice = self.choices.get(str(alias))
+        return choice.simulated if choice is not None else alias == "sim"
+
+    def _sim_only(self) -> None:
+        """Faults are a simulator feature, and `against` means nothing for it: shown only where they apply."""
+        sim = self._is_sim()
+        self.query_one("#field-faults").display = sim
+        self.query_one("#field-against").display = not sim
+
+    @on(Select.Changed, "#model")
+    def model_changed(self) -> None:
+        self._sim_only()
+        self.query_one("#new-run-error", Static).update("")
+
+    @on(Select.Changed, "#against")
+    def against_changed(self) -> None:
+        self._model_labels()
 
     def on_resize(self, event: events.Resize) -> None:
         self.fit(event.size.height)
@@ -171,45 +231,60 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
         form = self.query_one("#new-run-form")
         form.styles.max_height = max(room, 3)
 
-    @on(Button.Pressed, "#start")
-    def start(self, event: Button.Pressed) -> None:
-        err = self.query_one("#new-run-error", Static)
-        config: dict[str, Any] = {"model": self.query_one("#model", Input).value.strip() or "sim"}
-        if self.query_one("#against", Select).value == "fake":
+    def _form(self) -> tuple[str, dict[str, Any]]:
+        """(benchmark, run config) as entered; ValueError for what cannot even be read."""
+        config: dict[str, Any] = {"model": str(self.query_one("#model", Select).value)}
+        sim = self._is_sim()
+        if not sim and self.query_one("#against", Select).value == "fake":
             config["fake"] = True
         faults = self.query_one("#faults", Input).value.strip()
-        if faults:
+        if faults and sim:
             config["faults"] = faults
         turns = self.query_one("#turns", Input).value.strip()
+        if turns and turns != "all":
+            from runners.config import parse_turns
+
+            config["turns"] = parse_turns(turns)
+        raw = self.query_one("#speed", Input).value.strip() or "1"
         try:
-            if turns and turns != "all":
-                from runners.config import parse_turns
+            speed = float(raw)
+        except ValueError:
+            raise ValueError(f"speed: {raw!r} is not a number") from None
+        if speed <= 0:
+            raise ValueError(f"speed must be > 0, got {speed}")
+        config["speed"] = speed
+        return str(self.query_one("#benchmark", Select).value), config
 
-                config["turns"] = parse_turns(turns)
-            speed = float(self.query_one("#speed", Input).value or "1")
-            if speed <= 0:
-                raise ValueError(f"speed must be > 0, got {speed}")
-            config["speed"] = speed
-            if faults:
-                from runners.simulator.faults import parse_faults
-
-                parse_faults(faults)
-            from runners.config import RunConfig
-
-            RunConfig(**config)
-        except ImportError:
-            pass  # the engine will say so when the run starts
+    @on(Button.Pressed, "#start")
+    def start(self, event: Button.Pressed) -> None:
+        # end the 0.2 s press effect now: Textual ignores clicks on an "-active" button, so a
+        # corrected form submitted right away would otherwise be silently dropped
+        event.button.remove_class("-active")
+        try:
+            benchmark, config = self._form()
         except Exception as e:
-            err.update(Text(str(e), style="bold red"))  # plain text: the message may hold [brackets]
-            # end the 0.2 s press effect now: Textual ignores clicks on an "-active" button, so a
-            # corrected form submitted right away would otherwise be silently dropped
-            event.button.remove_class("-active")
+            self._problems([str(e)])
             return
-        self.dismiss({
-            "benchmark": str(self.query_one("#benchmark", Select).value),
-            "config": config,
-            "judge": str(self.query_one("#judge", Select).value),
-        })
+        event.button.disabled = True
+        self.query_one("#new-run-error", Static).update(Text("checking…", "italic"))
+        self.check_and_start(benchmark, config)
+
+    @work(exclusive=True, group="new-run-check")
+    async def check_and_start(self, benchmark: str, config: dict[str, Any]) -> None:
+        try:
+            problems = await asyncio.to_thread(self._checks().preflight, benchmark, config, self.data_dir)
+        except Exception as e:
+            problems = [f"cannot check the run: {e}"]
+        self.query_one("#start", Button).disabled = False
+        if problems:
+            self._problems(problems)
+            return
+        self.dismiss({"benchmark": benchmark, "config": config, "judge": str(self.query_one("#judge", Select).value)})
+
+    def _problems(self, problems: list[str]) -> None:
+        text = Text("cannot start:\n", "bold red")
+        text.append("\n".join(f"• {p}" for p in problems), "red")  # plain text: messages may hold [brackets]
+        self.query_one("#new-run-error", Static).update(text)
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:

@@ -1,4 +1,8 @@
-"""Replay: a stored run stepped through turn by turn, rendered by the live run screen's widgets."""
+"""A stored run: opened at its finished state, or stepped through turn by turn on request.
+
+Rendered by the live run screen's widgets. Opening a run shows what it ended as; stepping
+(`t`, or "Replay step by step" in the palette) rebuilds the state up to each turn's end.
+"""
 
 from __future__ import annotations
 
@@ -13,25 +17,32 @@ from ..events import RunEvent, event_kinds
 from ..run_view import RunState
 from .run import RunScreen
 
+STEP_ACTIONS = ("step", "jump")
+
 
 class ReplayScreen(RunScreen):
     BINDINGS = RunScreen.BINDINGS + [
+        Binding("t", "toggle_stepping", "Step through"),
         # priority: the focused turn table would otherwise take arrows, home and end
         Binding("n,right", "step(1)", "Next turn", priority=True),
         Binding("b,left", "step(-1)", "Prev turn", priority=True),
         Binding("home", "jump(0)", "First", show=False, priority=True),
         Binding("end", "jump(-1)", "End", priority=True),
     ]
-    mode = "replay"
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, run_id: str, *, stepping: bool = False) -> None:
         super().__init__(RunState(run_id), live=False)
-        self.follow = True
+        self.stepping = stepping
+        self.follow = stepping
         self.events: list[RunEvent] = []
         self.stops: list[int] = []  # event counts after each turn_ended (and the very end)
         self.pos = 0
         self.specs: dict = {}
         self.run_id_replayed = run_id
+
+    @property
+    def mode(self) -> str:  # type: ignore[override]
+        return "replay" if self.stepping else "stored"
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -58,9 +69,9 @@ class ReplayScreen(RunScreen):
         first = next((ev for ev in events if ev.kind == "run_started"), None)
         specs = await app.load_specs(first.benchmark) if first is not None else {}
         # Publish everything at once, after the last await: `stops` is what says "loaded", and a
-        # key pressed while the specs were loading must not be undone by a late show(0).
+        # key pressed while the specs were loading must not be undone by a late show().
         self.events, self.stops, self.specs = events, stops, specs
-        self.show(0)
+        self.show(0 if self.stepping else len(stops) - 1)
 
     def show(self, pos: int) -> None:
         """Rebuild the state from the first event up to the pos-th stop (cheap: events are few)."""
@@ -75,8 +86,24 @@ class ReplayScreen(RunScreen):
         self.paint(force=True)
 
     def filter_parts(self) -> list[str]:
-        step = f"REPLAY step {self.pos + 1}/{max(len(self.stops), 1)} (n/→ next, b/← back, end: all)"
+        if not self.stepping:
+            return ["stored run (t: step through it turn by turn)"] + super().filter_parts()[1:]
+        step = f"REPLAY step {self.pos + 1}/{max(len(self.stops), 1)} (n/→ next, b/← back, end: all, t: leave)"
         return [step] + super().filter_parts()[1:]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in STEP_ACTIONS and not self.stepping:
+            return False
+        return super().check_action(action, parameters)
+
+    def action_toggle_stepping(self) -> None:
+        """Step through from the first turn, or back to the finished run."""
+        self.stepping = not self.stepping
+        self.follow = self.stepping
+        self.refresh_bindings()
+        self.show(0 if self.stepping else len(self.stops) - 1)
+        if not self.stops:
+            self.paint(force=True)
 
     def action_step(self, delta: int) -> None:
         self.show(self.pos + delta)
@@ -86,5 +113,10 @@ class ReplayScreen(RunScreen):
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         yield from super().palette_commands()
-        yield SystemCommand("Replay: next turn", "Step forward one turn", lambda: self.action_step(1))
-        yield SystemCommand("Replay: previous turn", "Step back one turn", lambda: self.action_step(-1))
+        if self.stepping:
+            yield SystemCommand("Replay: next turn", "Step forward one turn", lambda: self.action_step(1))
+            yield SystemCommand("Replay: previous turn", "Step back one turn", lambda: self.action_step(-1))
+            yield SystemCommand("Replay: leave stepping", "Show the finished run", self.action_toggle_stepping)
+        else:
+            yield SystemCommand("Replay step by step", "Step through this run turn by turn",
+                                self.action_toggle_stepping)

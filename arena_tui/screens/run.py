@@ -50,6 +50,7 @@ class RunScreen(Screen):
         Binding("k", "stop_run", "Stop run"),
     ]
     mode = "live"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal")]
 
     def __init__(self, state: RunState, live: bool = True) -> None:
         super().__init__()
@@ -58,6 +59,7 @@ class RunScreen(Screen):
         self.follow = live
         self._painted = -1
         self._content_key: tuple | None = None
+        self._status: str | None = None
         self._header_key: tuple | None = None
         self._filter_text: str | None = None
 
@@ -91,7 +93,17 @@ class RunScreen(Screen):
     def on_run_finished(self, message: RunFinished) -> None:
         if message.run_id == self.state.run_id:
             self.live = False
+            self.refresh_bindings()  # `k Stop run` is offered no more
             self.paint(force=True)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Keys that do not apply are not offered: stopping only a run that runs, following only a live one."""
+        if action == "stop_run":
+            running = self.app.running(self.state.run_id)  # type: ignore[attr-defined]
+            return bool(self.live and running and self.state.ended is None)
+        if action == "follow":
+            return self.live or getattr(self, "stepping", False)
+        return True
 
     def paint(self, force: bool = False) -> None:
         """Bring the widgets up to date with the state, touching only what can have changed.
@@ -114,6 +126,9 @@ class RunScreen(Screen):
             self.query_one(EventLog).refresh_from(st)
             self._filter_bar()
         header = (content, int(st.last_ms // 1000), self.mode)
+        if st.status != self._status:  # e.g. the run ended: `k Stop run` goes from the footer
+            self._status = st.status
+            self.refresh_bindings()
         if force or header != self._header_key:
             self._header_key = header
             self.query_one(RunHeader).refresh_from(st, self.mode)
@@ -198,10 +213,12 @@ class RunScreen(Screen):
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         yield SystemCommand("Turn detail", "Open the selected turn", self.action_detail)
-        yield SystemCommand("Toggle follow live", "Keep the newest turn selected", self.action_follow)
+        if self.check_action("follow", ()):
+            yield SystemCommand("Toggle follow live", "Keep the newest turn selected", self.action_follow)
         yield SystemCommand("Failures only", "Show only failed turns (toggle)", self.action_failures)
         yield SystemCommand("Filter by category", "Show only turns of one category", self.action_category)
         yield SystemCommand("Play turn audio", "Play (or export) the selected turn's audio", self.action_play)
         yield SystemCommand("Stop audio", "Stop playback", self.action_stop_audio)
         yield SystemCommand("Re-judge turn", "Judge the selected turn again", self.action_rejudge)
-        yield SystemCommand("Stop this run", "Stop the run; it is kept as interrupted", self.action_stop_run)
+        if self.check_action("stop_run", ()):
+            yield SystemCommand("Stop this run", "Stop the run; it is kept as interrupted", self.action_stop_run)

@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from ..messages import LiveUpdate, RunFinished
 from ..verdicts import tally
 from ..widgets.run_header import STATUS_STYLE, fmt_elapsed
+from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
 from ..widgets.turn_table import dim_label
 
 
@@ -34,14 +35,16 @@ def _ts(value: Any) -> dt.datetime | None:
     return d if d.tzinfo else d.replace(tzinfo=dt.UTC)
 
 
-def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool, judge_errors: int = 0) -> Text:
-    """The pass rates of `arena_tui.verdicts`, and how many turns' newest judging failed."""
-    errors = Text(f"judge err {judge_errors}", "bold red") if judge_errors else None
+def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool, judge_errors: int = 0,
+               compact: bool = False) -> Text:
+    """The pass rates of `arena_tui.verdicts` and how many turns' newest judging failed;
+    `compact` (narrow terminals) is "h: KB83 Ins100 …" with no cut."""
+    errors = Text(f"{'err' if compact else 'judge err'} {judge_errors}", "bold red") if judge_errors else None
     if not rates:
         return Text.assemble(("not judged", "grey50"), " ", errors) if errors else Text("not judged", "grey50")
     t = Text()
     if heuristic:  # first, so a narrow terminal never cuts the label off
-        t.append("heuristic: ", "italic yellow")
+        t.append("h: " if compact else "heuristic: ", "italic yellow")
     if errors:  # next, for the same reason
         t.append_text(errors)
         t.append(" ")
@@ -50,9 +53,38 @@ def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool, judge_errors:
             t.append(" ")
         pct = 100 * p / n if n else 0
         style = "green" if pct >= 80 else ("yellow" if pct >= 50 else "red")
-        t.append(f"{dim_label(dim)} ")
-        t.append(f"{pct:.0f}%", style)
+        t.append(dim_label(dim)[:3] if compact else f"{dim_label(dim)} ")
+        t.append(f"{pct:.0f}" if compact else f"{pct:.0f}%", style)
     return t
+
+
+RUN_COLUMNS = [("id", "run"), ("bench", "benchmark"), ("model", "model"), ("status", "status"),
+               ("progress", "progress"), ("started", "started"), ("dur", "duration"), ("rates", "pass rates")]
+# what a narrow terminal keeps: run, status, progress and pass rates always, then duration, benchmark,
+# start time; the model takes the room left (cut with "…")
+RUN_ORDER = [0, 3, 4, 7, 6, 1, 5]
+RUN_STRETCH = 2
+
+
+def run_cells(r: dict[str, Any], now: dt.datetime, compact: bool = False, marked: bool = False) -> tuple:
+    """One run's cells in RUN_COLUMNS order (a run marked for comparison gets a dot)."""
+    model = Text(f"{r.get('model', '?')} / {r.get('provider', '?')}")
+    if r.get("simulator"):
+        model.append(" [SIM]", "bold magenta")
+    st = r.get("status", "?")
+    started, ended = r.get("started"), r.get("ended")
+    dur = ((ended or now) - started).total_seconds() * 1000 if started else None
+    run_id = r.get("run_id", "?")
+    return (
+        Text.assemble(("● ", "bold cyan"), run_id) if marked else run_id,
+        r.get("benchmark", "?"),
+        model,
+        Text(st, STATUS_STYLE.get(st, "")),
+        f"{r.get('done', 0)}/{r.get('total', 0)}",
+        started.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S") if started else "–",
+        fmt_elapsed(max(dur, 0)) if dur is not None else "–",
+        rates_text(r.get("rates") or {}, bool(r.get("heuristic")), r.get("judge_errors", 0), compact),
+    )
 
 
 def default_export_dir(data_dir: Path | None) -> Path:
@@ -64,7 +96,7 @@ class RunsScreen(Screen):
     BINDINGS = [
         Binding("enter", "open", "Open"),
         Binding("n", "new_run", "New run"),
-        Binding("p", "replay", "Replay"),
+        Binding("t", "replay", "Step through"),
         Binding("d", "delete", "Delete"),
         Binding("e", "export", "Export"),
         Binding("space", "mark", "Mark", show=False),
@@ -86,11 +118,6 @@ class RunsScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#runs", DataTable)
-        for label, key in (("run", "id"), ("benchmark", "bench"), ("model / provider", "model"),
-                           ("status", "status"), ("progress", "progress"), ("started", "started"),
-                           ("duration", "dur"), ("pass rates", "rates")):
-            table.add_column(label, key=key)
         self.reload()
         self.set_interval(2.0, self._tick)
 
@@ -100,6 +127,10 @@ class RunsScreen(Screen):
 
     def on_screen_resume(self) -> None:
         self.reload()
+
+    def on_resize(self) -> None:
+        if self.is_mounted:  # once the table has its new size: the columns are fitted to it
+            self.call_after_refresh(self._render_rows)
 
     def on_live_update(self, message: LiveUpdate) -> None:
         if message.kinds & {"run_started", "turn_ended", "run_ended", "judgement"}:
@@ -131,7 +162,7 @@ class RunsScreen(Screen):
                         "rates": t.dimensions, "heuristic": t.heuristic,
                         "judge_errors": len(t.judge_errors) + len(t.rejudge_errors),
                     }
-                status.update(f"{len(rows)} stored run(s)  ·  n new run · enter open · p replay · e export · ? help")
+                status.update(f"{len(rows)} stored run(s)  ·  n new run · enter open · t step through · e export · ? help")
             except Exception as e:
                 status.update(Text(f"cannot read runs: {e}", "bold red"))
         else:
@@ -148,33 +179,30 @@ class RunsScreen(Screen):
             if live.dimensions or live.judge_errors or live.rejudge_errors:
                 row["rates"], row["heuristic"] = live.dimensions, st.any_heuristic
                 row["judge_errors"] = len(live.judge_errors) + len(live.rejudge_errors)
+        for run_id, row in rows.items():
+            row["run_id"] = run_id
         self.rows = rows
         self._render_rows()
 
     def _render_rows(self) -> None:
         table = self.query_one("#runs", DataTable)
         selected = self.selected
-        table.clear()
         now = self.now or dt.datetime.now(dt.UTC)
         order = sorted(self.rows.items(), key=lambda kv: kv[1].get("started") or now, reverse=True)
-        for run_id, r in order:
-            model = Text(f"{r.get('model', '?')} / {r.get('provider', '?')}")
-            if r.get("simulator"):
-                model.append(" [SIM]", "bold magenta")
-            st = r.get("status", "?")
-            started, ended = r.get("started"), r.get("ended")
-            dur = ((ended or now) - started).total_seconds() * 1000 if started else None
-            table.add_row(
-                Text.assemble(("● ", "bold cyan"), run_id) if run_id in self.marked else run_id,
-                r.get("benchmark", "?"),
-                model,
-                Text(st, STATUS_STYLE.get(st, "")),
-                f"{r.get('done', 0)}/{r.get('total', 0)}",
-                started.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S") if started else "–",
-                fmt_elapsed(max(dur, 0)) if dur is not None else "–",
-                rates_text(r.get("rates") or {}, bool(r.get("heuristic")), r.get("judge_errors", 0)),
-                key=run_id,
-            )
+        room = max(table.size.width - table.styles.scrollbar_size_vertical, 0) or self.app.size.width
+        labels = [label for _, label in RUN_COLUMNS]
+        cells = [run_cells(r, now, marked=rid in self.marked) for rid, r in order]
+        need = natural_widths(labels, cells)
+        if sum(need[c] + PAD for c in RUN_ORDER[:4]) > room:  # the pass rates must show whole: shorten them
+            cells = [run_cells(r, now, compact=True, marked=rid in self.marked) for rid, r in order]
+            need = natural_widths(labels, cells)
+        shown = fit_columns(room, need, RUN_ORDER, 4, stretch=RUN_STRETCH)
+        table.clear(columns=True)
+        for col, w in shown.items():
+            label, key = RUN_COLUMNS[col][1], RUN_COLUMNS[col][0]
+            table.add_column(label, key=key, width=w)
+        for (run_id, _), row in zip(order, cells, strict=True):
+            table.add_row(*(fit_cell(row[col], w) for col, w in shown.items()), key=run_id)
         if selected in self.rows:
             table.move_cursor(row=table.get_row_index(selected))
 
@@ -187,8 +215,12 @@ class RunsScreen(Screen):
             self.app.open_run(run_id)
 
     def action_replay(self) -> None:
+        """Step through a stored run turn by turn (opening it shows the finished run)."""
         if (run_id := self.selected) is not None:
-            self.app.open_replay(run_id)
+            if self.app.running(run_id):
+                self.notify("the run is still running: open it to watch it live", severity="warning")
+                return
+            self.app.open_replay(run_id, stepping=True)
 
     def action_reload(self) -> None:
         self.reload()
@@ -220,7 +252,7 @@ class RunsScreen(Screen):
                 if run_id:
                     self.app.open_run(run_id)
 
-        self.app.push_screen(NewRunDialog(self.app.data_dir), started)
+        self.app.push_screen(NewRunDialog(self.app.data_dir, getattr(self.app, "run_checks", None)), started)
 
     def action_delete(self) -> None:
         from .dialogs import ConfirmDialog
@@ -265,7 +297,8 @@ class RunsScreen(Screen):
     def palette_commands(self) -> Iterable[SystemCommand]:
         yield SystemCommand("New run", "Start a benchmark run (dialog)", self.action_new_run)
         yield SystemCommand("Open run", "Open the selected run", self.action_open)
-        yield SystemCommand("Replay run", "Step through the selected stored run turn by turn", self.action_replay)
+        yield SystemCommand("Replay step by step", "Step through the selected stored run turn by turn",
+                            self.action_replay)
         yield SystemCommand("Delete run", "Delete the selected run (asks first)", self.action_delete)
         yield SystemCommand("Export run", "Export the selected run", self.action_export)
         yield SystemCommand("Mark run", "Mark the selected run for comparison (space)", self.action_mark)

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
+from rich.table import Table
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -36,9 +39,9 @@ KIND_TAG = {
 }
 
 
-def log_text(ln: LogLine) -> Text:
+def log_parts(ln: LogLine) -> tuple[Text, Text]:
+    """(time stamp, what happened): the stamp stands alone, so wrapped text is indented past it."""
     t = Text()
-    t.append(f"{ln.t_ms / 1000:7.2f}s ", "grey50")
     style = KIND_STYLE.get(ln.kind, "")
     tag = KIND_TAG.get(ln.kind)
     if tag:
@@ -46,7 +49,35 @@ def log_text(ln: LogLine) -> Text:
         t.append(" " + ln.text)
     else:
         t.append(ln.text, style)
-    return t
+    return Text(f"{ln.t_ms / 1000:7.2f}s ", "grey50"), t
+
+
+def log_text(ln: LogLine) -> Text:
+    return Text.assemble(*log_parts(ln))
+
+
+class Hanging:
+    """Lines of (prefix, body) whose wrapped continuations start under the body, not the prefix."""
+
+    def __init__(self, rows: list[tuple[Text, Text]]) -> None:
+        self.rows = rows
+
+    def __str__(self) -> str:
+        return "\n".join(p.plain + b.plain for p, b in self.rows)
+
+    def _grid(self) -> Table:
+        grid = Table.grid(expand=True)
+        grid.add_column(no_wrap=True)
+        grid.add_column(ratio=1, overflow="fold")
+        for prefix, body in self.rows:
+            grid.add_row(prefix, body)
+        return grid
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self._grid()
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self._grid())
 
 
 class BlockText(VerticalScroll):
@@ -64,7 +95,7 @@ class BlockText(VerticalScroll):
 
     def __init__(self, empty: Text, max_lines: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.follow = True
+        self._follow = True
         self.max_lines = max_lines
         self._empty = empty
         self._blocks: dict[int, tuple[tuple, Static]] = {}  # block number -> (line keys, widget)
@@ -73,10 +104,32 @@ class BlockText(VerticalScroll):
     def compose(self):
         yield self._placeholder
 
-    def show(self, count: int, key: Callable[[int], Hashable], render: Callable[[int], Text]) -> None:
+    @property
+    def follow(self) -> bool:
+        return self._follow
+
+    @follow.setter
+    def follow(self, on: bool) -> None:
+        """Following anchors the view to the end: it stays there as lines come in, whenever the
+        layout settles (a scroll to the end right after a change can land on the old end), until
+        the user scrolls up; scrolling back down follows again."""
+        if on != self._follow:
+            self._follow = on
+            if not on:
+                self.anchor(False)
+            elif self.is_mounted:
+                self._engage()
+
+    def _engage(self) -> None:
+        # only once the lines overflow: an anchored view shorter than its box is drawn at the bottom
+        if self._follow and not self.is_anchored and self.max_scroll_y > 0:
+            self.anchor()
+
+    def show(self, count: int, key: Callable[[int], Hashable], render: Callable[[int], tuple[Text, Text]]) -> None:
         """Show lines 0..count-1 (or the newest ~max_lines of them).
 
-        `key(i)` must change whenever line i's looks change; `render(i)` is called only then.
+        `key(i)` must change whenever line i's looks change; `render(i)` (prefix, body) is called
+        only then.
         """
         if count <= 0:
             self._clear()
@@ -94,7 +147,7 @@ class BlockText(VerticalScroll):
             have = self._blocks.get(b)
             if have is not None and have[0] == keys:
                 continue
-            body = Text("\n").join(render(i) for i in lines)
+            body = Hanging([render(i) for i in lines])
             if have is None:
                 widget = Static(body, markup=False)
                 self._blocks[b] = (keys, widget)
@@ -103,8 +156,8 @@ class BlockText(VerticalScroll):
                 self._blocks[b] = (keys, have[1])
                 have[1].update(body)
             changed = True
-        if changed and self.follow:
-            self.call_after_refresh(self.scroll_end, animate=False)
+        if changed and self.follow and not self.is_anchored:
+            self.call_after_refresh(self._engage)
 
     def _clear(self) -> None:
         if not self._blocks and self._placeholder.display:
@@ -112,6 +165,7 @@ class BlockText(VerticalScroll):
         for _, widget in self._blocks.values():
             widget.remove()
         self._blocks.clear()
+        self.anchor(False)  # anchored again once the new lines overflow
         self._placeholder.display = True
 
     @property
@@ -133,4 +187,4 @@ class EventLog(BlockText):
             self._clear()
         log = state.log
         # log lines are appended, never edited: a line's identity says whether it is still the same
-        self.show(len(log), lambda i: id(log[i]), lambda i: log_text(log[i]))
+        self.show(len(log), lambda i: id(log[i]), lambda i: log_parts(log[i]))

@@ -62,7 +62,7 @@ def meter_lines(state: RunState | None, width: int) -> list[list[tuple[str, str]
         line.append((f" {db_label(m)} dBFS", ""))
         lines.append(line)
     if state.overlapping:
-        lines.append([(" ⚠ OVERLAP: user and bot speaking at once", "bold white on dark_red")])
+        lines.append([(" ⚠ OVERLAP: both speaking", "bold white on dark_red")])
     elif state.meters["user"].speaking and state.meters["bot"].speaking:
         lines.append([(" ⚠ both speaking", "bold yellow")])
     return lines

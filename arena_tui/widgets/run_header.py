@@ -29,20 +29,36 @@ def fmt_elapsed(ms: float) -> str:
     return f"{s // 3600:d}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60:02d}:{s % 60:02d}"
 
 
-def describe(state: RunState) -> Text:
-    """The left part: benchmark, model, session, elapsed, turn progress."""
-    t = Text(no_wrap=True, overflow="ellipsis")
-    t.append(f" {state.benchmark} ", "bold reverse")
-    t.append("  model ")
-    t.append(state.model_label, "bold magenta" if state.started and state.started.simulator else "bold")
-    t.append(f"  session {state.session}")
-    if state.rotations:
-        t.append(f" ({state.rotations} rotation{'s' if state.rotations != 1 else ''})", "yellow")
-    t.append(f"  elapsed {fmt_elapsed(state.last_ms)}")
+def describe(state: RunState, room: int | None = None) -> Text:
+    """The left part: benchmark, model, session, elapsed, turn progress.
+
+    With `room`, the parts that matter least go first until the rest fits (session, then model,
+    then the benchmark name): where the run is (turn, elapsed) is what a narrow terminal keeps.
+    """
     cur = state.current_turn
     cur_s = "greeting" if cur == -1 else (str(cur) if cur is not None else "–")
-    t.append(f"  turn {cur_s} · {state.turns_done}/{state.turns_total} done")
-    return t
+    model = Text(state.model_label, "bold magenta" if state.started and state.started.simulator else "bold")
+    session = Text(f"session {state.session}")
+    if state.rotations:
+        session.append(f" ({state.rotations} rotation{'s' if state.rotations != 1 else ''})", "yellow")
+    # (drop rank, text): the highest rank goes first when the line is too long
+    parts = [
+        (2, Text(f" {state.benchmark} ", "bold reverse")),
+        (1, Text.assemble("model ", model)),
+        (0, session),
+        (4, Text(f"elapsed {fmt_elapsed(state.last_ms)}")),
+        (3, Text(f"turn {cur_s} · {state.turns_done}/{state.turns_total} done")),
+    ]
+    rank = 0
+    while True:
+        t = Text(no_wrap=True, overflow="ellipsis")
+        for i, (_, part) in enumerate(p for p in parts if p[0] >= rank):
+            if i:
+                t.append("  ")
+            t.append_text(part)
+        if room is None or t.cell_len <= room or rank > 2:
+            return t
+        rank += 1
 
 
 def status_block(state: RunState, mode: str = "live") -> Text:
@@ -62,7 +78,8 @@ def status_block(state: RunState, mode: str = "live") -> Text:
 
 def header_text(state: RunState, mode: str = "live", width: int | None = None) -> Text:
     """The whole line; with `width`, the left part is cut (…) so the right block always fits."""
-    left, right = describe(state), status_block(state, mode)
+    right = status_block(state, mode)
+    left = describe(state, width - right.cell_len if width else None)
     if width is not None and width > 0:
         room = width - right.cell_len
         if room < 8:  # too narrow for both: the status block alone, cut at the edge

@@ -17,18 +17,19 @@ ROLE_STYLE = {
 MAX_LINES = 400
 
 
-def line_text(ln: TranscriptLine) -> Text:
-    """One line; a retry's marker stands on its own, and a reply that stopped short says so, so the
-    attempts of a turn never read as one continuous answer."""
-    t = Text()
-    t.append(f"{ln.t_ms / 1000:7.2f}s ", "grey50")
+def line_parts(ln: TranscriptLine) -> tuple[Text, Text]:
+    """(time, turn and speaker; what was said): a retry's marker stands on its own, and a reply that
+    stopped short says so, so the attempts of a turn never read as one continuous answer."""
+    head = Text()
+    head.append(f"{ln.t_ms / 1000:7.2f}s ", "grey50")
     turn = "G" if ln.turn == -1 else ("" if ln.turn is None else str(ln.turn))
-    t.append(f"{turn:>3} ", "grey50")
+    head.append(f"{turn:>3} ", "grey50")
+    t = Text()
     if ln.role == "attempt":
         t.append(f"── {ln.text} ──", "bold yellow")
-        return t
+        return head, t
     label, style = ROLE_STYLE.get(ln.role, (ln.role[:5].ljust(5), "bold"))
-    t.append(label, style)
+    head.append(label, style)
     attempt = getattr(ln, "attempt", 0)
     if attempt and ln.role in ("user", "assistant"):
         t.append(f"[a{attempt + 1}] ", "yellow")
@@ -39,7 +40,11 @@ def line_text(ln: TranscriptLine) -> Text:
         t.append(f"… [cut off: {cut}]", "bold red")
     if not ln.final and ln.role in ("user", "assistant"):
         t.append(" ▌", "blink")
-    return t
+    return head, t
+
+
+def line_text(ln: TranscriptLine) -> Text:
+    return Text.assemble(*line_parts(ln))
 
 
 class TranscriptView(BlockText):
@@ -61,5 +66,5 @@ class TranscriptView(BlockText):
         self.show(
             len(lines),
             lambda i: (id(lines[i]), len(lines[i].text), lines[i].final, getattr(lines[i], "cut", None)),
-            lambda i: line_text(lines[i]),
+            lambda i: line_parts(lines[i]),
         )

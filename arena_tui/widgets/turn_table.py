@@ -1,4 +1,4 @@
-"""The turn table: one row per turn, score cells filling in as judgements arrive."""
+"""The turn table: one row per turn, score cells filling in as judgements arrive, fitted to its width."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from ..run_view import RunState, TurnRow
+from .fit import fit_cell, fit_columns, natural_widths
 
 DIM_ABBREV = {
     "kb_grounding": "KB",
@@ -44,12 +45,39 @@ def is_failure(row: TurnRow) -> bool:
     return bad_status or judging or row.tools_ok is False
 
 
-def row_cells(row: TurnRow, dims: list[str]) -> list[Text | str]:
-    idx = "G" if row.index == -1 else str(row.index)
-    cats = ",".join(row.categories) or "–"
+def status_cell(row: TurnRow) -> Text:
+    """The turn's status, then what the status alone does not say: retries taken, no audio."""
     status = Text(row.status, STATUS_STYLE.get(row.status, ""))
+    retries = max(row.attempts - 1, 0)
+    if retries:
+        status.append(f" ({retries} retr{'y' if retries == 1 else 'ies'})", "bold dark_orange")
     if row.result is not None and row.result.no_audio:
         status.append(" no audio", "bold dark_orange")
+    return status
+
+
+def verdict_cell(row: TurnRow) -> Text:
+    if row.index == -1:
+        return Text("–", "grey50")  # the greeting is never judged
+    verdict = row.verdict
+    vcell = {
+        "pass": Text("PASS", "bold green"),
+        "fail": Text("FAIL", "bold white on red"),
+        "judge_error": Text("JUDGE ERR", "bold red"),
+        "na": Text("n/a", "grey50"),
+        "pending": Text("…" if row.result is not None else "", "yellow"),
+    }[verdict]
+    judgement = row.latest
+    if judgement is not None and judgement.heuristic and verdict in ("pass", "fail"):
+        vcell.append(" (h)", "italic yellow")
+    if verdict != "judge_error" and row.judge_error is not None:  # a failed re-judge: the verdict stands
+        vcell.append(" +ERR", "bold red")
+    return vcell
+
+
+def row_cells(row: TurnRow, dims: list[str]) -> list[Text | str]:
+    """Cells in `columns(dims)` order: what must always show first, then dimensions, then the rest."""
+    idx = "G" if row.index == -1 else str(row.index)
     v2v = row.result.latencies.voice_to_voice_ms if row.result else None
     v2v_s = Text(f"{v2v:.0f}" if v2v is not None else "–", justify="right")
     exp, made = row.expected_tools, row.made_tools
@@ -60,51 +88,57 @@ def row_cells(row: TurnRow, dims: list[str]) -> list[Text | str]:
     elif ok is False:
         tools.append("✗", "bold red")
     scores = row.scores
-    judgement = row.latest
-    cells: list[Text | str] = [idx, cats, status, v2v_s, tools]
+    cells: list[Text | str] = [idx, status_cell(row), verdict_cell(row)]
     spec_dims = set(row.spec.dimensions) if row.spec else set(scores)
     for d in dims:
         if d in scores:
             cells.append(VERDICT_CELL[scores[d].verdict])
-        elif judgement is None and d in spec_dims and row.result is not None:
+        elif row.latest is None and d in spec_dims and row.result is not None:
             cells.append(Text("…", "yellow"))
         else:
             cells.append(Text("", "grey50"))
-    verdict = row.verdict
-    vcell = {
-        "pass": Text("PASS", "bold green"),
-        "fail": Text("FAIL", "bold white on red"),
-        "judge_error": Text("JUDGE ERR", "bold red"),
-        "na": Text("n/a", "grey50"),
-        "pending": Text("…" if row.result is not None else "", "yellow"),
-    }[verdict]
-    if row.index == -1:
-        vcell = Text("–", "grey50")  # the greeting is never judged
-    if judgement is not None and judgement.heuristic and verdict in ("pass", "fail"):
-        vcell.append(" (h)", "italic yellow")
-    if verdict != "judge_error" and row.judge_error is not None:  # a failed re-judge: the verdict stands
-        vcell.append(" +ERR", "bold red")
-    cells.append(vcell)
+    cells += [v2v_s, tools, Text(",".join(row.categories) or "–")]
     return cells
+
+
+def columns(dims: list[str]) -> list[tuple[str, str]]:
+    """(key, label) of every column, in the order of `row_cells`."""
+    return ([("idx", "#"), ("status", "status"), ("verdict", "verdict")]
+            + [(f"dim:{d}", dim_label(d)) for d in dims]
+            + [("v2v", "v2v ms"), ("tools", "tools e/m"), ("cats", "categories")])
+
+
+MIN_CATS = 8  # categories narrower than this say nothing: the column goes (the detail shows them)
+
+
+def layout_for(width: int, dims: list[str], rows: list[tuple]) -> dict[int, int]:
+    """Turn, status and verdict always; then each dimension while it fits, then v2v and tools;
+    categories take what is left (cut with "…"), or go when too little is left."""
+    labels = [label for _, label in columns(dims)]
+    last = len(labels) - 1
+    return fit_columns(width, natural_widths(labels, rows), list(range(last)), 3, stretch=last, min_stretch=MIN_CATS)
 
 
 def row_signature(row: TurnRow, dims: list[str]) -> tuple:
     """Everything `row_cells` reads, cheaply: results and judgements are replaced or appended,
     never edited in place, so identities and counts say when the cells can differ."""
-    return (row.status, id(row.result), len(row.tool_calls), len(row.judgements), id(row.spec), tuple(dims))
+    return (row.status, row.attempts, id(row.result), len(row.tool_calls), len(row.judgements), id(row.spec),
+            tuple(dims))
 
 
 class TurnTable(DataTable):
-    """Rebuilt only when its rows' content changes; keeps the cursor on the same turn."""
+    """Rebuilt only when its rows' content or its column layout changes; keeps the cursor on the
+    same turn. The columns are fitted to the widget's width (`fit_columns`), again on every resize."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
-        self._dims: list[str] | None = None
+        self._layout: tuple | None = None  # (dims, {column: width}) the table was built with
         self._rows: dict[int, tuple] = {}
         self._cells: dict[int, tuple[tuple, tuple]] = {}  # turn -> (row_signature, cells)
         self.failures_only = False
         self.category: str | None = None
         self._state: RunState | None = None
+        self._follow: int | None = None
 
     @property
     def selected_turn(self) -> int | None:
@@ -115,6 +149,11 @@ class TurnTable(DataTable):
         except Exception:
             return None
         return int(key.value) if key.value is not None else None
+
+    @property
+    def shown_columns(self) -> list[str]:
+        """Keys of the columns on screen (for tests)."""
+        return [str(c.key.value) for c in self.columns.values()]
 
     def visible_rows(self, state: RunState) -> list[TurnRow]:
         rows = sorted(state.turns.values(), key=lambda r: r.index)
@@ -134,41 +173,49 @@ class TurnTable(DataTable):
         self._cells[row.index] = (sig, cells)
         return cells
 
+    def on_resize(self) -> None:
+        if self._state is not None:
+            self.refresh_from(self._state, self._follow)
+
+    def _room(self) -> int:
+        # the vertical scrollbar may come and go: always leave it its columns
+        return max(self.size.width - self.styles.scrollbar_size_vertical, 0)
+
     def refresh_from(self, state: RunState, follow_turn: int | None = None) -> None:
         if state is not self._state:  # another run (or a replay step): nothing cached applies
             self._state, self._cells = state, {}
+        self._follow = follow_turn
         dims = state.dimensions
         rows = self.visible_rows(state)
         rendered = {r.index: self.cells_for(r, dims) for r in rows}
-        if dims != self._dims or list(rendered) != list(self._rows):
-            self._rebuild(dims, rendered)
+        layout = (tuple(dims), tuple(layout_for(self._room(), dims, list(rendered.values())).items()))
+        if layout != self._layout or list(rendered) != list(self._rows):
+            self._rebuild(dims, layout, rendered)
         else:
+            shown = dict(layout[1])
             for idx, cells in rendered.items():
                 old = self._rows[idx]
                 if cells is not old and _plain(cells) != _plain(old):
-                    for col, (new, was) in enumerate(zip(cells, old)):
-                        if _plain((new,)) != _plain((was,)):
-                            self.update_cell_at((self.get_row_index(str(idx)), col), new)
+                    for pos, (col, w) in enumerate(shown.items()):
+                        if _plain((cells[col],)) != _plain((old[col],)):
+                            self.update_cell_at((self.get_row_index(str(idx)), pos), fit_cell(cells[col], w))
             self._rows = rendered
         if follow_turn is not None and str(follow_turn) in self.rows:
             target = self.get_row_index(str(follow_turn))
             if self.cursor_row != target:
                 self.move_cursor(row=target)
 
-    def _rebuild(self, dims: list[str], rendered: dict[int, tuple]) -> None:
+    def _rebuild(self, dims: list[str], layout: tuple, rendered: dict[int, tuple]) -> None:
         selected = self.selected_turn
         self.clear(columns=True)
-        self.add_column("#", key="idx")
-        self.add_column("categories", key="cats")
-        self.add_column("status", key="status")
-        self.add_column("v2v ms", key="v2v")
-        self.add_column("tools e/m", key="tools")
-        for d in dims:
-            self.add_column(dim_label(d), key=f"dim:{d}")
-        self.add_column("verdict", key="verdict")
+        cols = columns(dims)
+        shown = dict(layout[1])
+        for col, w in shown.items():
+            key, label = cols[col]
+            self.add_column(label, key=key, width=w)
         for idx, cells in rendered.items():
-            self.add_row(*cells, key=str(idx))
-        self._dims, self._rows = list(dims), rendered
+            self.add_row(*(fit_cell(cells[col], w) for col, w in shown.items()), key=str(idx))
+        self._layout, self._rows = layout, rendered
         if selected is not None and str(selected) in self.rows:
             self.move_cursor(row=self.get_row_index(str(selected)))
 
