@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from .bus import EventBus
+from .commit_gate import CommitGate
 from .events import ErrorEvent, RunEnded
 from .messages import LiveUpdate, RunFinished
 from .playback import Player
@@ -82,6 +83,7 @@ class ArenaApp(App):
         self.player = Player()
         self._sub = self.bus.subscribe(accept=lambda e: e.kind != "audio")
         self._shutdown_task: asyncio.Future[None] | None = None
+        self._gate: CommitGate | None = None  # live turns are shown once the store has committed them
 
     # --- lifecycle -----------------------------------------------------------------------
     def run(self, *args: Any, **kwargs: Any) -> Any:
@@ -130,6 +132,8 @@ class ArenaApp(App):
             self.store = await Store.open(self.db_path)
             await self.store.mark_interrupted_stale()
             self._recorder = self.store.start_recording(self.bus)
+            acks = self.store.committed.subscribe(accept=lambda e: e.kind == "turn_ended")
+            self._gate = CommitGate(acks, lambda run_id: run_id in self.live)
         except Exception as e:  # a corrupt or unreadable DB must not crash the UI
             self.store, self.store_error = None, f"cannot open database {self.db_path.name}: {e}"
             self.notify(self.store_error, severity="error", timeout=10)
@@ -327,6 +331,12 @@ class ArenaApp(App):
     # --- coalescing pump -----------------------------------------------------------------
     def pump(self) -> None:
         events = self._sub.drain()
+        if self._gate is not None:
+            self._check_store_failure()
+            events, dropped = self._gate.release(events)
+            for ev in dropped:
+                if ev.run_id in self.live:
+                    self.live[ev.run_id].log_local(f"turn {ev.turn_index} not recorded: the database cannot be written")
         if not events:
             return
         changed: set[str] = set()
@@ -340,6 +350,16 @@ class ArenaApp(App):
                 kinds.add(ev.kind)
         if changed:
             self.screen.post_message(LiveUpdate(frozenset(changed), frozenset(kinds)))
+
+    def _check_store_failure(self) -> None:
+        """The file refused a write: say so once and stop the runs (nothing more is recorded)."""
+        failure = getattr(self.store, "write_failure", None)
+        if failure is None or self._gate is None or self._gate.failed:
+            return
+        self._gate.failed = True
+        self.store_error = str(failure)
+        self.notify(f"{failure}; runs stopped", severity="error", timeout=30)
+        self.run_worker(self.stop_runs(), exclusive=False)
 
     # --- navigation ----------------------------------------------------------------------
     def open_run(self, run_id: str) -> None:

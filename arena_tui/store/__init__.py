@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Awaitable
 from pathlib import Path
+from typing import TypeVar
 
 import aiosqlite
 
@@ -25,6 +27,8 @@ from .open import open_connections
 from .reader import AudioClip, Reader, RunRow, StoreInfo, Track, judgement_that_counts
 from .scrub import REDACTED, scrub_config, scrub_text
 from .writer import STALE_AFTER_S, Writer
+
+T = TypeVar("T")
 
 __all__ = [
     "REDACTED",
@@ -89,6 +93,36 @@ class Store(Reader):
     def batches_written(self) -> int:
         return self._writer.batches_written
 
+    @property
+    def committed(self) -> EventBus:
+        """Every recorded event, published again once its transaction has committed: subscribe
+        here (not to the run's bus) to show something as done only when it is durable."""
+        return self._writer.committed
+
+    @property
+    def write_failure(self) -> StoreWriteError | None:
+        """Set once the file refused a write; nothing is recorded after it."""
+        return self._writer.failure
+
+    async def run_while_writable(self, aw: Awaitable[T]) -> T:
+        """Await `aw` (a run, a re-judge); if the file refuses a write first, cancel it and raise
+        the `StoreWriteError`, so nothing goes on as if it were being recorded."""
+        task = asyncio.ensure_future(aw)
+        failed = self._writer.failed
+        try:
+            await asyncio.wait({task, failed}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            raise
+        if task.done():
+            return task.result()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        if failed.cancelled():  # the store was closed under the task
+            raise StoreError(f"{self.path}: the store was closed")
+        raise failed.result()
+
     def start_recording(self, bus: EventBus) -> asyncio.Task[None]:
         """Record everything published on `bus` from now on.
 
@@ -102,6 +136,8 @@ class Store(Reader):
         self._check_open()
         if not isinstance(event, Event):
             raise TypeError(f"Store.submit expects a RunEvent, got {type(event).__name__}")
+        if self._writer.failure is not None:
+            raise self._writer.failure
         self._writer.submit(event)
 
     async def flush(self) -> None:

@@ -4,6 +4,13 @@ and isolates a bad event so it loses only itself.
 The engine's pacing never waits on disk: `submit`/bus events only append to the inbox, and the
 writer turns whatever is queued into one `BEGIN IMMEDIATE … COMMIT` (a batch). Other writes
 (delete, stale marking, vacuum) are queued as operations so they serialise with the batches.
+
+Two kinds of failure, told apart by what SQLite says: a bad event (cannot be serialised, breaks a
+constraint) loses only itself and the writer goes on; a file that refuses writes (read-only,
+damaged pages, disk full, held by another process past the retries) fails the writer once, with
+one `StoreWriteError`, and nothing more is attempted: whoever records must stop and say so.
+Committed events are published on `committed` after their transaction, so what a UI shows as
+done is already durable.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import aiosqlite
 from ..bus import EventBus, Subscription
 from ..events import AudioChunk, Event, RunEnded, RunStarted, parse_event
 from .connection import execute, fetchall, rollback
-from .errors import StoreError
+from .errors import StoreError, StoreWriteError
 from .projections import SQL_EVENT, SQL_HEARTBEAT, SQL_RUN_STUB, Batch, Projector, now_iso
 from .reader import ts
 from .scrub import has_secret, scrub_config, scrub_text
@@ -94,6 +101,10 @@ class Writer:
         self.errors: list[str] = []  # events the writer could not record (each also logged)
         self.events_written = 0
         self.batches_written = 0
+        self.committed = EventBus()  # every event, republished once its transaction has committed
+        self.failure: StoreWriteError | None = None
+        self.failed: asyncio.Future[StoreWriteError] = asyncio.get_running_loop().create_future()
+        self.dropped = 0  # events not attempted after the failure
         self._task = asyncio.get_running_loop().create_task(self._write_loop(), name="store-writer")
 
     # --- what the store asks for ---------------------------------------------------------------
@@ -115,6 +126,8 @@ class Writer:
         self._inbox.put_nowait(_Flush(fut))
         self._urgent.set()
         await self._await_writer(fut)
+        if self.failure is not None:
+            raise self.failure
 
     async def close(self) -> None:
         """Record what the bus subscriptions and the inbox still hold, then stop the task."""
@@ -129,6 +142,9 @@ class Writer:
                 await self._task
         finally:
             self.closed = True
+            self.committed.close()
+            if not self.failed.done():
+                self.failed.cancel()
             await self._w.close()
 
     async def delete_run(self, run_id: str) -> bool:
@@ -209,7 +225,10 @@ class Writer:
             if sub in self._subs:
                 self._subs.remove(sub)
         if not self.closed:
-            await self.flush()
+            try:
+                await self.flush()
+            except StoreWriteError:
+                pass  # already reported through `failed`; the recording task itself ends normally
 
     async def _await_writer(self, fut: asyncio.Future[Any]) -> Any:
         done, _ = await asyncio.wait({fut, self._task}, return_when=asyncio.FIRST_COMPLETED)
@@ -296,11 +315,15 @@ class Writer:
         """Write one batch; if it fails, write its events one by one so one bad event loses only itself.
 
         A busy database (another process holding the write lock past busy_timeout, e.g. a vacuum)
-        is waited out rather than treated as bad events.
+        is waited out rather than treated as bad events. A file that refuses writes fails the writer.
         """
+        if self.failure is not None:
+            self.dropped += len(events)
+            return
         for attempt in range(LOCKED_RETRIES + 1):
             try:
                 await self._write_batch(events)
+                self._publish(events)
                 return
             except sqlite3.OperationalError as e:
                 await rollback(self._w)
@@ -311,11 +334,15 @@ class Writer:
                         await asyncio.sleep(min(0.25 * 2**attempt, 4.0))
                         continue
                     # Splitting would meet the same lock once per event: report the batch once.
-                    first = events[0]
-                    msg = (f"{self.path}: run {first.run_id}: {len(events)} events from t={first.t_ms:.0f} ms "
-                           f"not recorded: {e} (another process held the database)")  # fmt: skip
-                    self.errors.append(msg)
-                    log.error("%s", msg)
+                    self._fail(events, f"{e} (another process held the database)")
+                    return
+                self._fail(events, str(e))
+                return
+            except sqlite3.DatabaseError as e:
+                await rollback(self._w)
+                self._projector.forget(ev.run_id for ev in events)
+                if _file_refuses(e):
+                    self._fail(events, str(e))
                     return
                 error: Exception = e
                 break
@@ -328,12 +355,37 @@ class Writer:
             self._record_error(events[0], error)
             return
         for ev in events:
+            if self.failure is not None:
+                self.dropped += 1
+                continue
             try:
                 await self._write_batch([ev])
             except Exception as e:  # noqa: BLE001
                 await rollback(self._w)
                 self._projector.forget([ev.run_id])
-                self._record_error(ev, e)
+                if _file_refuses(e):
+                    self._fail([ev], str(e))
+                else:
+                    self._record_error(ev, e)
+            else:
+                self._publish([ev])
+
+    def _publish(self, events: list[Event]) -> None:
+        for ev in events:
+            self.committed.publish(ev)
+
+    def _fail(self, events: list[Event], why: str) -> None:
+        """The file refuses writes: fail once, loudly, and attempt nothing more."""
+        first = events[0]
+        msg = scrub_text(
+            f"{self.path}: the database cannot be written ({why}); run {first.run_id}: nothing recorded "
+            f"from t={first.t_ms:.0f} ms on"
+        )
+        self.errors.append(msg)  # not logged: the failure is raised to whoever records, who says it once
+        self.failure = StoreWriteError(msg)
+        self.dropped += len(events)
+        if not self.failed.done():
+            self.failed.set_result(self.failure)
 
     def _record_error(self, ev: Event, e: Exception) -> None:
         msg = f"{self.path}: run {ev.run_id}: {getattr(ev, 'kind', '?')} event at t={ev.t_ms:.0f} ms"
@@ -371,6 +423,14 @@ class Writer:
         self._live -= live_ended
         self.events_written += len(events)
         self.batches_written += 1
+
+
+def _file_refuses(e: BaseException) -> bool:
+    """Whether SQLite refused the write because of the file (not the event): read-only, I/O,
+    full, damaged. Constraint and data errors (a bad event) are not."""
+    if isinstance(e, sqlite3.OperationalError):
+        return True
+    return type(e) is sqlite3.DatabaseError  # "database disk image is malformed", "file is not a database"
 
 
 def _serialise(ev: Event) -> tuple[Event, str]:
