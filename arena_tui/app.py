@@ -115,7 +115,10 @@ class ArenaApp(App):
         logger.remove()
         if self.db_path is not None:
             try:
-                logger.add(self.db_path.with_name("arena-tui.log"), level="WARNING", rotation="5 MB")
+                from .store.scrub import scrub_log_record
+
+                logger.add(self.db_path.with_name("arena-tui.log"), level="WARNING", rotation="5 MB",
+                           filter=scrub_log_record)
             except Exception:
                 pass
 

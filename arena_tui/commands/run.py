@@ -169,8 +169,10 @@ def _quiet_logs(verbose: bool) -> None:
     """Pipecat logs every frame (and the whole system prompt) at DEBUG; a headless run shows warnings."""
     from loguru import logger
 
+    from arena_tui.store.scrub import scrub_log_record
+
     logger.remove()
-    logger.add(sys.stderr, level="DEBUG" if verbose else "WARNING")
+    logger.add(sys.stderr, level="DEBUG" if verbose else "WARNING", filter=scrub_log_record)
 
 
 class _suppress:

@@ -3,13 +3,12 @@
 Secrets are read from the environment and never meant to be stored, but they leak in by value
 (an API key echoed in a provider's error), by name (a config field called `api_key`) and inside
 URLs (`wss://user:pass@host`, `?api_key=…`). Everything the store serialises, and every log line
-routed through `scrubbing_sink`, passes through here.
+added with `scrub_log_record`, passes through here.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 REDACTED = "[REDACTED]"
@@ -62,10 +61,8 @@ def scrub_config(value: Any, _name: str = "") -> Any:
     return scrub_config(str(value), _name)
 
 
-def scrubbing_sink(write: Callable[[str], Any]) -> Callable[[str], None]:
-    """A log sink (loguru accepts any callable) that scrubs each formatted line before `write`."""
-
-    def sink(message: str) -> None:
-        write(scrub_text(str(message)))
-
-    return sink
+def scrub_log_record(record: dict[str, Any]) -> bool:
+    """A loguru `filter=` that scrubs each record's message in place (and keeps the record), so
+    whatever a library logs (Pipecat logs the URL it connects to) reaches the sink scrubbed."""
+    record["message"] = scrub_text(str(record["message"]))
+    return True
