@@ -160,6 +160,7 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO) -> int:
     if failure is not None:
         raise CliError(str(failure))
     progress.summary(out, simulated=config.model == "sim" or config.fake)
+    run_id = run_id or (progress.ended.run_id if progress.ended is not None else None)  # interrupted, still recorded
     if run_id:
         print(f"run {run_id} recorded in {db}", file=out)
     return status
