@@ -253,7 +253,21 @@ class ArenaApp(App):
                 state.log_local(f"run could not start: {error}")
             self.notify(f"run {run_id}: {error}", severity="error", timeout=10)
         finally:
+            await self._settle()
             self.post_message(RunFinished(run_id, status, error))
+
+    async def _settle(self) -> None:
+        """Before a run counts as finished: its last events committed, and shown (they are shown
+        only once committed, see CommitGate)."""
+        if self.store is not None:
+            try:
+                await asyncio.wait_for(self.store.flush(), 15)
+            except Exception:  # a store that cannot write has said so already (_check_store_failure)
+                pass
+        try:
+            self.pump()
+        except Exception:  # no screen any more (the app is closing)
+            pass
 
     def start_judge(self, run_id: str, benchmark: Any, judge: str) -> None:
         """Attach a judge to the bus for this run (before the run publishes anything).
