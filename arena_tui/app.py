@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from .bus import EventBus
+from .commit_gate import CommitGate
 from .events import ErrorEvent, RunEnded
 from .messages import LiveUpdate, RunFinished
 from .playback import Player
@@ -82,6 +83,7 @@ class ArenaApp(App):
         self.player = Player()
         self._sub = self.bus.subscribe(accept=lambda e: e.kind != "audio")
         self._shutdown_task: asyncio.Future[None] | None = None
+        self._gate: CommitGate | None = None  # live turns are shown once the store has committed them
 
     # --- lifecycle -----------------------------------------------------------------------
     def run(self, *args: Any, **kwargs: Any) -> Any:
@@ -113,7 +115,10 @@ class ArenaApp(App):
         logger.remove()
         if self.db_path is not None:
             try:
-                logger.add(self.db_path.with_name("arena-tui.log"), level="WARNING", rotation="5 MB")
+                from .store.scrub import scrub_log_record
+
+                logger.add(self.db_path.with_name("arena-tui.log"), level="WARNING", rotation="5 MB",
+                           filter=scrub_log_record)
             except Exception:
                 pass
 
@@ -130,6 +135,8 @@ class ArenaApp(App):
             self.store = await Store.open(self.db_path)
             await self.store.mark_interrupted_stale()
             self._recorder = self.store.start_recording(self.bus)
+            acks = self.store.committed.subscribe(accept=lambda e: e.kind == "turn_ended")
+            self._gate = CommitGate(acks, lambda run_id: run_id in self.live)
         except Exception as e:  # a corrupt or unreadable DB must not crash the UI
             self.store, self.store_error = None, f"cannot open database {self.db_path.name}: {e}"
             self.notify(self.store_error, severity="error", timeout=10)
@@ -246,7 +253,21 @@ class ArenaApp(App):
                 state.log_local(f"run could not start: {error}")
             self.notify(f"run {run_id}: {error}", severity="error", timeout=10)
         finally:
+            await self._settle()
             self.post_message(RunFinished(run_id, status, error))
+
+    async def _settle(self) -> None:
+        """Before a run counts as finished: its last events committed, and shown (they are shown
+        only once committed, see CommitGate)."""
+        if self.store is not None:
+            try:
+                await asyncio.wait_for(self.store.flush(), 15)
+            except Exception:  # a store that cannot write has said so already (_check_store_failure)
+                pass
+        try:
+            self.pump()
+        except Exception:  # no screen any more (the app is closing)
+            pass
 
     def start_judge(self, run_id: str, benchmark: Any, judge: str) -> None:
         """Attach a judge to the bus for this run (before the run publishes anything).
@@ -327,6 +348,12 @@ class ArenaApp(App):
     # --- coalescing pump -----------------------------------------------------------------
     def pump(self) -> None:
         events = self._sub.drain()
+        if self._gate is not None:
+            self._check_store_failure()
+            events, dropped = self._gate.release(events)
+            for ev in dropped:
+                if ev.run_id in self.live:
+                    self.live[ev.run_id].log_local(f"turn {ev.turn_index} not recorded: the database cannot be written")
         if not events:
             return
         changed: set[str] = set()
@@ -340,6 +367,16 @@ class ArenaApp(App):
                 kinds.add(ev.kind)
         if changed:
             self.screen.post_message(LiveUpdate(frozenset(changed), frozenset(kinds)))
+
+    def _check_store_failure(self) -> None:
+        """The file refused a write: say so once and stop the runs (nothing more is recorded)."""
+        failure = getattr(self.store, "write_failure", None)
+        if failure is None or self._gate is None or self._gate.failed:
+            return
+        self._gate.failed = True
+        self.store_error = str(failure)
+        self.notify(f"{failure}; runs stopped", severity="error", timeout=30)
+        self.run_worker(self.stop_runs(), exclusive=False)
 
     # --- navigation ----------------------------------------------------------------------
     def open_run(self, run_id: str) -> None:

@@ -9,11 +9,11 @@ from platformdirs import user_data_dir
 
 
 def db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """--db, else ARENA_TUI_DB, else <user data dir>/arena-tui/arena.db."""
+    """--db, else ARENA_TUI_DB, else <user data dir>/arena-tui/arena.db.
+
+    Only the name: `Store.open` creates the folder, and says in one line why it cannot."""
     raw = explicit or os.environ.get("ARENA_TUI_DB")
-    path = Path(raw) if raw else Path(user_data_dir("arena-tui")) / "arena.db"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
+    return Path(raw) if raw else Path(user_data_dir("arena-tui")) / "arena.db"
 
 
 def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path | None:

@@ -45,7 +45,7 @@ from arena_tui.events import (
     TurnStarted,
 )
 from arena_tui.store import REDACTED, Store, StoreError
-from arena_tui.store_schema import SCHEMA_VERSION, migrate
+from arena_tui.store.schema import SCHEMA_VERSION, migrate
 from benchmarks.model import Turn
 
 CHILD = Path(__file__).with_name("store_child.py")

@@ -50,9 +50,11 @@ async def _main(args: argparse.Namespace) -> int:
             assert run is not None
             try:
                 benchmark = find_benchmark(run.benchmark, args.data)
-                out = await rejudge_turn(store, run_id, args.turn, backend, benchmark=benchmark,
-                                         phase2=not args.no_phase2, concurrency=args.judge_concurrency,
-                                         policy=policy)
+                out = await store.run_while_writable(  # stops at the first write the file refuses
+                    rejudge_turn(store, run_id, args.turn, backend, benchmark=benchmark,
+                                 phase2=not args.no_phase2, concurrency=args.judge_concurrency,
+                                 policy=policy)
+                )
             except LookupError as e:
                 raise CliError(str(e.args[0] if e.args else e)) from None
             results = await store.turn_results(run_id)
@@ -62,11 +64,13 @@ async def _main(args: argparse.Namespace) -> int:
     finally:
         await backend.aclose()
     summary = summarize(benchmark, results, judgements)
+    latest = out if isinstance(out, list) else [out]
+    status = 1 if any(j.error for j in latest) else 0  # a turn that could not be judged is a failure
     if args.json:
         print(summary.model_dump_json(indent=2))
-        return 0
+        return status
     label = " [heuristic]" if backend.heuristic else ""
-    for j in out if isinstance(out, list) else [out]:
+    for j in latest:
         if j.error:
             print(f"turn {j.turn_index}: {j.error}")
             continue
@@ -75,7 +79,7 @@ async def _main(args: argparse.Namespace) -> int:
         print(f"turn {j.turn_index} r{j.revision}{rule} {j.judge}{label}: {verdicts}")
     print()
     print(render_text(summary))
-    return 0
+    return status
 
 
 def run(args: argparse.Namespace) -> int:

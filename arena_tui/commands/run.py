@@ -113,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO) -> int:
     from arena_tui.bus import EventBus
-    from arena_tui.store import Store
+    from arena_tui.stop_signals import StopSignals
+    from arena_tui.store import Store, StoreError, StoreWriteError
     from runners.engine import RunError, run_benchmark, select_turns
 
     try:
@@ -121,28 +122,45 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO) -> int:
     except RunError as e:
         raise CliError(str(e)) from None
     bus = EventBus()
-    store = await Store.open(db)
+    try:
+        store = await Store.open(db)
+    except StoreError as e:
+        raise CliError(str(e)) from None
     recorder = store.start_recording(bus)
     progress = Progress(total, out)
-    sub = bus.subscribe(lambda e: e.kind in ("turn_ended", "run_started", "run_ended", "session_rotated", "error"))
-    printer = asyncio.create_task(progress.follow(sub))
+    # a turn is shown as done once the store has committed it (a kill -9 after the line keeps it)
+    subs = [
+        bus.subscribe(lambda e: e.kind in ("run_started", "run_ended", "session_rotated", "error")),
+        store.committed.subscribe(lambda e: e.kind == "turn_ended"),
+    ]
+    printers = [asyncio.create_task(progress.follow(sub)) for sub in subs]
     run_id = None
     status = 0
-    try:
-        run_id = await run_benchmark(bench, config, bus)
-    except RunError as e:
-        status = 2
-        print(f"\narena-tui: {e}", file=sys.stderr)
-    except asyncio.CancelledError:
-        status = 130
-    finally:
-        await store.flush()
-        bus.close()
-        await printer
-        with _suppress():
-            await recorder
-        await store.close()
+    failure: StoreError | None = None
+    with StopSignals() as stops:
+        try:
+            run_id = await store.run_while_writable(run_benchmark(bench, config, bus))
+        except RunError as e:
+            status = 2
+            print(f"\narena-tui: {e}", file=sys.stderr)
+        except StoreWriteError as e:
+            failure = e
+        except asyncio.CancelledError:
+            status = stops.exit_status()
+        finally:
+            try:
+                await store.flush()
+            except StoreError as e:
+                failure = failure or e
+            bus.close()
+            with _suppress():
+                await recorder
+            await store.close()
+            await asyncio.gather(*printers)
+    if failure is not None:
+        raise CliError(str(failure))
     progress.summary(out, simulated=config.model == "sim" or config.fake)
+    run_id = run_id or (progress.ended.run_id if progress.ended is not None else None)  # interrupted, still recorded
     if run_id:
         print(f"run {run_id} recorded in {db}", file=out)
     return status
@@ -152,8 +170,10 @@ def _quiet_logs(verbose: bool) -> None:
     """Pipecat logs every frame (and the whole system prompt) at DEBUG; a headless run shows warnings."""
     from loguru import logger
 
+    from arena_tui.store.scrub import scrub_log_record
+
     logger.remove()
-    logger.add(sys.stderr, level="DEBUG" if verbose else "WARNING")
+    logger.add(sys.stderr, level="DEBUG" if verbose else "WARNING", filter=scrub_log_record)
 
 
 class _suppress:

@@ -26,5 +26,22 @@ def run(args: argparse.Namespace) -> int:
     data = paths.data_dir(getattr(args, "data", None))
     if data is not None and not data.is_dir():
         raise CliError(f"--data {data}: not a folder")
+    _check_database(db)
     ArenaApp(db, data, open_run=getattr(args, "open", None)).run()
     return 0
+
+
+def _check_database(db: object) -> None:
+    """A database that cannot be opened is one line and exit 2 here, before the screen takes over."""
+    import asyncio
+
+    from ..store import Store, StoreError
+
+    async def probe() -> None:
+        store = await Store.open(db)  # type: ignore[arg-type]
+        await store.close()
+
+    try:
+        asyncio.run(probe())
+    except StoreError as e:
+        raise CliError(str(e)) from None

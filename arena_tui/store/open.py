@@ -1,0 +1,108 @@
+"""File setup: create or migrate the database, switch it to WAL, open the two connections.
+
+Done once with the standard library before the async connections open, so a file that is not
+ours, damaged, cut short or too new is refused by name (one `StoreOpenError`) before anything
+is written to it — never "repaired" by adding our tables to someone else's database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import struct
+from pathlib import Path
+
+import aiosqlite
+
+from .connection import BUSY_TIMEOUT_MS, connect
+from .errors import StoreOpenError
+from .schema import SCHEMA_VERSION, SchemaError, migrate, schema_version
+
+log = logging.getLogger(__name__)
+
+_HEADER = b"SQLite format 3\x00"
+
+
+async def open_connections(p: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> tuple[aiosqlite.Connection, aiosqlite.Connection]:
+    """(writer, reader) connections to `p`, creating and migrating the file as needed."""
+    if p.is_dir():
+        raise StoreOpenError(p, "is a directory, not a database file")
+    if p.parent.exists() and not p.parent.is_dir():
+        raise StoreOpenError(p, f"{p.parent} is a file, not a folder")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StoreOpenError(p, f"cannot create its folder: {e.strerror or e}") from None
+    try:
+        await asyncio.to_thread(_prepare, p)
+        writer = await connect(p, query_only=False, busy_timeout_ms=busy_timeout_ms)
+    except SchemaError as e:
+        raise StoreOpenError(p, str(e).removeprefix(f"{p}: ")) from None
+    except (sqlite3.Error, OSError) as e:
+        raise StoreOpenError(p, f"cannot open the database: {e}") from None
+    try:
+        reader = await connect(p, query_only=True, busy_timeout_ms=busy_timeout_ms)
+    except (sqlite3.Error, OSError) as e:
+        await writer.close()
+        raise StoreOpenError(p, f"cannot open the database: {e}") from None
+    return writer, reader
+
+
+def _prepare(path: Path) -> None:
+    """Create/migrate the file and switch it to WAL, once, before the async connections open."""
+    _check_header(path)
+    try:
+        conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    except sqlite3.Error as e:
+        raise StoreOpenError(path, f"cannot open the database: {e}") from None
+    try:
+        try:
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            version = schema_version(conn)
+            tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        except sqlite3.OperationalError as e:
+            raise StoreOpenError(path, f"cannot open the database: {e}") from None
+        except sqlite3.DatabaseError as e:
+            raise StoreOpenError(path, f"not an arena-tui database ({e})") from None
+        if version == 0 and tables:
+            ours = {"runs", "events"} <= set(tables)
+            raise StoreOpenError(
+                path,
+                "not an arena-tui database (it holds "
+                + ("our tables without a schema version" if ours else f"other tables: {', '.join(tables[:5])}")
+                + "); use another --db",
+            )
+        if mode.lower() != "wal":
+            log.warning("%s: journal mode is %s, not WAL", path, mode)
+        if version != SCHEMA_VERSION:
+            migrate(conn, str(path))  # also refuses a schema newer than this code
+    finally:
+        conn.close()
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a file cut short: its header promises more pages than the file holds.
+
+    SQLite would open it and fail later, on the first read or write of a missing page.
+    """
+    try:
+        size = path.stat().st_size
+        if size == 0:
+            return  # a new (or empty) file: SQLite creates the database in it
+        with path.open("rb") as f:
+            head = f.read(100)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise StoreOpenError(path, f"cannot read the file: {e.strerror or e}") from None
+    if len(head) < 100 or not head.startswith(_HEADER):
+        raise StoreOpenError(path, "not an arena-tui database (not an SQLite file)")
+    page_size = struct.unpack(">H", head[16:18])[0]
+    page_size = 65536 if page_size == 1 else page_size
+    change, pages = struct.unpack(">II", head[24:32])
+    (valid_for,) = struct.unpack(">I", head[92:96])
+    if pages and change == valid_for and size < pages * page_size:
+        raise StoreOpenError(
+            path, f"the database file is truncated ({size} bytes; its header says {pages} pages of {page_size})"
+        )

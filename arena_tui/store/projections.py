@@ -1,0 +1,190 @@
+"""The derived tables: `runs`, `turns`, `judgements` (+ scores) and `audio`, projected from events.
+
+`events` is the complete log; each projection row is written in the same transaction as the
+event it comes from, so the tables never disagree with the log. The projector keeps the few
+counters a row needs (next seq, the take of a turn's audio, the attempt of a turn's result)
+and loads them from the file the first time a run is met in a batch.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import aiosqlite
+
+from ..events import AudioChunk, Event, Judgement, RunEnded, RunStarted, TurnEnded, TurnStarted
+from .connection import fetchall
+
+SQL_RUN_STUB = "INSERT OR IGNORE INTO runs(run_id, started_at, pid, host, heartbeat_at) VALUES (?,?,?,?,?)"
+SQL_RUN_STARTED = """INSERT INTO runs(run_id, benchmark, model, provider, simulator, turn_indices,
+    turns_total, config, versions, status, reason, started_at, ended_at, pid, host, heartbeat_at)
+    VALUES (?,?,?,?,?,?,?,?,?,'running','',?,NULL,?,?,?)
+    ON CONFLICT(run_id) DO UPDATE SET benchmark=excluded.benchmark, model=excluded.model,
+    provider=excluded.provider, simulator=excluded.simulator, turn_indices=excluded.turn_indices,
+    turns_total=excluded.turns_total, config=excluded.config, versions=excluded.versions,
+    status='running', reason='', started_at=excluded.started_at, ended_at=NULL,
+    pid=excluded.pid, host=excluded.host, heartbeat_at=excluded.heartbeat_at"""
+# ended_at = started_at + the run_ended's place on the run timeline, so an imported or replayed
+# run keeps its true length (for a live run this is the wall clock of the end anyway).
+SQL_RUN_ENDED = """UPDATE runs SET status=?, reason=?,
+    ended_at=strftime('%Y-%m-%dT%H:%M:%f+00:00', started_at, ?) WHERE run_id=?"""
+SQL_HEARTBEAT = "UPDATE runs SET heartbeat_at=? WHERE run_id=? AND status='running'"
+SQL_EVENT = "INSERT INTO events(run_id, seq, kind, t_ms, turn_index, payload) VALUES (?,?,?,?,?,?)"
+SQL_TURN = """INSERT INTO turns(run_id, turn_index, attempt, seq, status, session, user_text,
+    user_transcript, assistant_text, tool_calls, tool_results, voice_to_voice_ms, pipeline_ttfb_ms,
+    provider_ttfb_ms, leading_silence_ms, overlap_ms, interrupted, retries, reconnects, sentinel, error)
+    VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"""
+SQL_JUDGEMENT = """INSERT INTO judgements(run_id, seq, turn_index, judge, revision, phase, rule,
+    root_cause, fabricated_action, error, heuristic, input_tokens, cached_tokens, output_tokens)
+    VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"""
+SQL_SCORE = "INSERT INTO judgement_scores(run_id, seq, dimension, verdict) VALUES (?,?,?,?)"
+SQL_AUDIO = """INSERT INTO audio(run_id, seq, turn_index, take, track, start_ms, sample_rate,
+    channels, pcm) VALUES (?,?,?,?,?,?,?,?,?)"""
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def recorder_versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for pkg in ("arena-tui", "pipecat-ai", "textual", "openai", "boto3", "google-genai"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+@dataclass
+class Batch:
+    """The SQL of one batch, in event order; consecutive identical statements run as executemany."""
+
+    ops: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
+
+    def add(self, sql: str, params: tuple[Any, ...]) -> None:
+        self.ops.append((sql, params))
+
+    def grouped(self) -> Iterable[tuple[str, list[tuple[Any, ...]]]]:
+        sql: str | None = None
+        rows: list[tuple[Any, ...]] = []
+        for s, p in self.ops:
+            if s != sql and rows:
+                yield sql, rows  # type: ignore[misc]
+                rows = []
+            sql = s
+            rows.append(p)
+        if rows:
+            yield sql, rows  # type: ignore[misc]
+
+
+class Projector:
+    """Turns events into projection rows; owns the per-run counters those rows need."""
+
+    def __init__(self, pid: int, host: str) -> None:
+        self.pid = pid
+        self.host = host
+        self.seq: dict[str, int] = {}
+        self.takes: dict[tuple[str, int | None], int] = {}  # turn_started seen per turn
+        self.attempts: dict[tuple[str, int], int] = {}  # turn_ended seen per turn
+        self.versions: dict[str, str] | None = None
+
+    async def load(self, conn: aiosqlite.Connection, events: list[Event], runs: list[str], now: str, batch: Batch) -> None:
+        """Read the counters of runs and turns this batch meets for the first time."""
+        for run_id in runs:
+            batch.add(SQL_RUN_STUB, (run_id, now, self.pid, self.host, now))
+            if run_id not in self.seq:
+                rows = await fetchall(conn, "SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id=?", (run_id,))
+                self.seq[run_id] = int(rows[0][0])
+        for ev in events:
+            if isinstance(ev, (TurnStarted, AudioChunk)) and (ev.run_id, ev.turn_index) not in self.takes:
+                rows = await fetchall(
+                    conn,
+                    "SELECT COUNT(*) FROM events WHERE run_id=? AND turn_index IS ? AND kind='turn_started'",
+                    (ev.run_id, ev.turn_index),
+                )
+                self.takes[(ev.run_id, ev.turn_index)] = int(rows[0][0])
+            if isinstance(ev, TurnEnded) and (ev.run_id, ev.result.turn_index) not in self.attempts:
+                rows = await fetchall(
+                    conn,
+                    "SELECT COUNT(*) FROM turns WHERE run_id=? AND turn_index=?",
+                    (ev.run_id, ev.result.turn_index),
+                )
+                self.attempts[(ev.run_id, ev.result.turn_index)] = int(rows[0][0])
+
+    def next_seq(self, run_id: str) -> int:
+        seq = self.seq[run_id] + 1
+        self.seq[run_id] = seq
+        return seq
+
+    def forget(self, run_ids: Iterable[str]) -> None:
+        """Drop the counters of these runs (after a rollback or a delete): reloaded when next met."""
+        gone = set(run_ids)
+        for run_id in gone:
+            self.seq.pop(run_id, None)
+        self.takes = {k: v for k, v in self.takes.items() if k[0] not in gone}
+        self.attempts = {k: v for k, v in self.attempts.items() if k[0] not in gone}
+
+    def derive(self, batch: Batch, ev: Event, seq: int, now: str, started: set[str], ended: set[str]) -> None:
+        if isinstance(ev, RunStarted):
+            if self.versions is None:
+                self.versions = recorder_versions()
+            batch.add(
+                SQL_RUN_STARTED,
+                (
+                    ev.run_id, ev.benchmark, ev.model, ev.provider, int(ev.simulator),
+                    json.dumps(ev.turn_indices), len(ev.turn_indices), json.dumps(ev.config, default=str),
+                    json.dumps(self.versions), now, self.pid, self.host, now,
+                ),
+            )  # fmt: skip
+            started.add(ev.run_id)
+            ended.discard(ev.run_id)
+        elif isinstance(ev, RunEnded):
+            batch.add(SQL_RUN_ENDED, (ev.status, ev.reason, f"{max(ev.t_ms, 0.0) / 1000:+.3f} seconds", ev.run_id))
+            ended.add(ev.run_id)
+            started.discard(ev.run_id)
+        elif isinstance(ev, TurnStarted):
+            self.takes[(ev.run_id, ev.turn_index)] += 1
+        elif isinstance(ev, TurnEnded):
+            r = ev.result
+            key = (ev.run_id, r.turn_index)
+            attempt = self.attempts[key]
+            self.attempts[key] = attempt + 1
+            calls = [c.model_dump(mode="json", exclude={"response"}) for c in r.tool_calls]
+            results = [{"call_id": c.call_id, "name": c.name, "response": c.response} for c in r.tool_calls]
+            lat = r.latencies
+            batch.add(
+                SQL_TURN,
+                (
+                    ev.run_id, r.turn_index, attempt, seq, r.status, r.session, r.user_text,
+                    r.user_transcript, r.assistant_text, json.dumps(calls), json.dumps(results, default=str),
+                    lat.voice_to_voice_ms, lat.pipeline_ttfb_ms, lat.provider_ttfb_ms,
+                    lat.leading_silence_ms, r.overlap_ms, int(r.interrupted), r.retries, r.reconnects,
+                    r.sentinel, r.error,
+                ),
+            )  # fmt: skip
+        elif isinstance(ev, Judgement):
+            u = ev.usage
+            fab = None if ev.fabricated_action is None else int(ev.fabricated_action)
+            batch.add(
+                SQL_JUDGEMENT,
+                (
+                    ev.run_id, seq, ev.turn_index, ev.judge, ev.revision, ev.phase, ev.rule,
+                    ev.root_cause, fab, ev.error, int(ev.heuristic), u.input_tokens,
+                    u.cached_input_tokens, u.output_tokens,
+                ),
+            )  # fmt: skip
+            for dim, score in ev.scores.items():
+                batch.add(SQL_SCORE, (ev.run_id, seq, dim, score.verdict))
+        elif isinstance(ev, AudioChunk):
+            take = max(self.takes.get((ev.run_id, ev.turn_index), 0) - 1, 0)
+            batch.add(
+                SQL_AUDIO,
+                (ev.run_id, seq, ev.turn_index, take, ev.track, ev.start_ms, ev.sample_rate, ev.channels, ev.pcm),
+            )
