@@ -83,7 +83,7 @@ async def test_glm_reply_tool_call_text_without_audio_and_reconnect_replay(arena
     audio = arena / "conversation_bench" / "audio"
     async with GLMRealtimeFake(script) as fake:
         llm = GLMRealtimeLLMService(
-            api_key="test-key-not-secret", base_url=fake.url, system_instruction=prompt,
+            api_key="test-key-not-secret", base_url=fake.base_url, system_instruction=prompt,
             tools=tools_schema(json.loads((bench / "tools.json").read_text())),
         )
         replays: list = []
@@ -157,7 +157,7 @@ async def test_seeded_history_is_replayed_before_the_kickoff_within_the_budget()
     ]
     script = Script(replies=[ScriptedReply(text="Welcome back.")])
     async with GLMRealtimeFake(script) as fake:
-        llm = GLMRealtimeLLMService(api_key="k", base_url=fake.url, system_instruction=prompt, history=history)
+        llm = GLMRealtimeLLMService(api_key="k", base_url=fake.base_url, system_instruction=prompt, history=history)
         llm.register_function(None, scripted_tool_handler({}, []))  # synchronous, as the engine registers it
         reports: list[ReplayReport] = []
 

@@ -42,7 +42,7 @@ MAX_INSTRUCTIONS = 12_000
 
 class GLMRealtimeFake(FakeServer):
     @property
-    def url(self) -> str:
+    def base_url(self) -> str:
         return f"ws://{self.host}{PATH}"
 
     def routes(self) -> list[web.RouteDef]:

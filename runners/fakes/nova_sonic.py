@@ -38,7 +38,12 @@ from runners.fakes.common import (
 
 
 class NovaSonicFake:
-    """Scripted Nova Sonic: one ConnectionRecord per opened bidirectional stream."""
+    """Scripted Nova Sonic: one ConnectionRecord per opened bidirectional stream.
+
+    It lives in this process at the SDK boundary (no socket): `base_url` says so, and the
+    service reaches it only through `client()`."""
+
+    base_url = "inproc://nova-sonic-fake"
 
     def __init__(self, script: Script | None = None):
         self.script = script or Script()
@@ -46,6 +51,14 @@ class NovaSonicFake:
         self.reply_count = 0
         self.clients_created = 0
         self.streams: list[FakeDuplexStream] = []
+
+    async def start(self) -> NovaSonicFake:
+        return self  # nothing to listen on
+
+    async def stop(self) -> None:
+        """End every stream still open, as the client closing them would."""
+        for stream in self.streams:
+            stream.end("client")
 
     def client(self) -> FakeBedrockClient:
         self.clients_created += 1

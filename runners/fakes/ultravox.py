@@ -2,7 +2,7 @@
 
 Pipecat's `UltravoxRealtimeLLMService` posts to the hard-coded https://api.ultravox.ai to
 create calls, so offline it is driven with `JoinUrlInputParams(join_url=...)`; the engine
-creates the call itself against `fake.api_url` (`POST /api/calls`, body as Ultravox's) and
+creates the call itself against `fake.base_url` (`POST /api/calls`, body as Ultravox's) and
 passes the returned `joinUrl`. The websocket carries binary PCM16 both ways (input at the
 call's `inputSampleRate`, default 48 kHz as Pipecat sends; output at `outputSampleRate`,
 default the input rate) and JSON data messages: server → `call_started`,
@@ -52,7 +52,7 @@ class UltravoxFake(FakeServer):
         self.create_failures: list[tuple[int, Any]] = []  # next creations answer (status, body) instead
 
     @property
-    def api_url(self) -> str:
+    def base_url(self) -> str:
         return f"http://{self.host}/api"
 
     def join_url(self, call_id: str | None = None) -> str:
