@@ -214,10 +214,11 @@ class ProviderRunner(ABC):
         return self.script or script_for_benchmark(benchmark, config.turns)
 
     async def start(self, config: RunConfig, benchmark: Benchmark) -> None:
-        """Per-run setup: the local fake when the run uses one (unless `--base-url` names one
-        someone else started), then the provider's `on_start`."""
+        """Per-run setup: `check_benchmark`, the local fake when the run uses one (unless
+        `--base-url` names one someone else started), then the provider's `on_start`."""
         self.fake = None
         self.base_url = None
+        self.check_benchmark(benchmark)
         if self.uses_fake(config) and not config.base_url:
             fake = self.make_fake(config, benchmark)
             if fake is None:
@@ -236,6 +237,9 @@ class ProviderRunner(ABC):
         finally:
             if self.fake is not None:
                 await self.fake.stop()
+
+    def check_benchmark(self, benchmark: Benchmark) -> None:  # noqa: B027
+        """Raise RunError for a benchmark the provider cannot take (before anything starts)."""
 
     async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:  # noqa: B027
         """Provider per-run setup after the fake is up (e.g. refuse a benchmark, create a call)."""

@@ -125,7 +125,6 @@ class GLMRealtimeRunner(ProviderRunner):
         return GLMRealtimeFake(self.fake_script(config, benchmark))
 
     async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:
-        self.check_benchmark(benchmark)
         self.sessions = 0
 
     def rotation_policy(self, config: RunConfig, system_prompt: str) -> Rotation:

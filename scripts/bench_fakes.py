@@ -29,7 +29,7 @@ async def scenario(provider: str, speed: float) -> dict:
     call = t["required_function_call"]
     script = Script(replies=[
         ScriptedReply(text="Hello, welcome to the fair."),
-        ScriptedReply(user_transcript=t["input"], tool_call=ToolCallSpec(name=call["name"], args=call["args"]), text="Submitted."),
+        ScriptedReply(user_transcript=t["input"], tool_calls=[ToolCallSpec(name=call["name"], args=call["args"])], text="Submitted."),
     ])
     tools = tools_schema(json.loads((bench / "tools.json").read_text()))
     prompt = (bench / "system_prompt.txt").read_text()

@@ -43,7 +43,7 @@ async def test_ultravox_reply_tool_call_disconnect_and_prior_call(bench: Path) -
             ScriptedReply(text="Hi there, welcome to the fair."),
             ScriptedReply(
                 user_transcript=t10["input"],
-                tool_call=ToolCallSpec(name=call["name"], args=call["args"], call_id="inv-1"),
+                tool_calls=[ToolCallSpec(name=call["name"], args=call["args"], call_id="inv-1")],
                 text="Your suggestion is in.",
                 then="disconnect",
             ),

@@ -73,7 +73,7 @@ async def test_glm_reply_tool_call_text_without_audio_and_reconnect_replay(arena
     script = Script(
         replies=[
             ScriptedReply(text="Hi! What can I get you today?"),
-            ScriptedReply(user_transcript=t["input"], tool_call=ToolCallSpec(name=call["name"], args=call["args"], call_id="call_1"),
+            ScriptedReply(user_transcript=t["input"], tool_calls=[ToolCallSpec(name=call["name"], args=call["args"], call_id="call_1")],
                           text="We have all-purpose flour for six ninety-nine."),
             ScriptedReply(text="Anything else on your list?", audio=False),  # the air model's failure mode
             ScriptedReply(text="Okay, noted.", then="disconnect"),

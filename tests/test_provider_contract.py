@@ -8,6 +8,8 @@ fake (the simulator), which must receive the connection."""
 from __future__ import annotations
 
 import contextlib
+import json
+import re
 import sys
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,6 +22,7 @@ from benchmarks.loader import load_benchmark
 from runners.base import SessionSpec, get_runner, known_models
 from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
+from runners.fakes.openai_chat import OpenAIChatFake
 from runners.simulator import SimulatorServer
 
 FAST = 15.0  # AUDIO time / wall time for the end-to-end run (fakes pace in audio time)
@@ -130,3 +133,36 @@ async def test_fake_run_to_a_remote_endpoint_is_refused_before_connecting(demo):
         await run_benchmark(demo, config, bus)
     kinds = [e.kind for e in sub.drain()]
     assert "session_opened" not in kinds and kinds[-1] == "run_ended"
+
+
+def _one_alias_per_provider() -> list[str]:
+    seen: dict[str, str] = {}
+    for alias in known_models():
+        seen.setdefault(type(get_runner(alias)).__name__, alias)
+    return sorted(seen.values())
+
+
+@pytest.mark.parametrize("alias", _one_alias_per_provider())
+async def test_every_fake_makes_every_expected_call_of_a_turn(alias, demo):
+    """demo_bench turn 5 expects two calls: every provider's fake makes both, each is matched
+    and answered with its own scripted result, and the fake received both results."""
+    runner = get_runner(alias)
+    bus = EventBus()
+    sub = bus.subscribe()
+    await run_benchmark(demo, RunConfig(model=alias, fake=True, speed=3.0, turns=[5]), bus, provider=runner)
+    events = sub.drain()
+    t5 = next(e.result for e in events if e.kind == "turn_ended" and e.turn_index == 5)
+    scripted = demo.turns[5].function_call_response
+    made = sorted((c.args.get("part", ""), c.status) for c in t5.tool_calls)
+    assert made == [("brake pads", "matched"), ("inner tube", "matched")], t5.tool_calls
+    assert sorted(c.response["price"] for c in t5.tool_calls) == sorted(r["price"] for r in scripted)
+    fake = runner.fake
+    if isinstance(fake, SimulatorServer):
+        received = [o for s in fake.sessions for o in s.tool_outputs.values()]
+    elif isinstance(fake, OpenAIChatFake):  # results arrive as `tool` messages of the next request
+        received = [m for m in fake.requests[-1].messages if m.get("role") == "tool"]
+    else:
+        received = [r for c in fake.connections for r in c.tool_results]
+    assert len(received) == 2, received
+    wire = json.dumps(received, default=str)
+    assert re.search(r"price\W+8\b", wire) and re.search(r"price\W+22\b", wire), wire

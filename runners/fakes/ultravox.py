@@ -215,20 +215,18 @@ class _Call:
                 await self._transcript("user", text=reply.user_transcript, final=True)
                 self.call["history"].append({"role": "user", "text": reply.user_transcript})
                 self.ordinal += 1
-            if reply.tool_call:
-                inv = reply.tool_call.call_id or f"inv-{n}-{uuid.uuid4().hex[:6]}"
+            for call in reply.tool_calls:  # one invocation each, answered before the next
+                inv = call.call_id or f"inv-{n}-{uuid.uuid4().hex[:6]}"
                 fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-                fut.tool_name = reply.tool_call.name  # type: ignore[attr-defined]
+                fut.tool_name = call.name  # type: ignore[attr-defined]
                 self.pending_tool[inv] = fut
-                await self.send(
-                    {"type": "client_tool_invocation", "toolName": reply.tool_call.name, "invocationId": inv, "parameters": reply.tool_call.args}
-                )
+                await self.send({"type": "client_tool_invocation", "toolName": call.name, "invocationId": inv, "parameters": call.args})
                 self.call["history"].append(
-                    {"role": "tool_call", "toolName": reply.tool_call.name, "invocationId": inv, "text": json.dumps(reply.tool_call.args)}
+                    {"role": "tool_call", "toolName": call.name, "invocationId": inv, "text": json.dumps(call.args)}
                 )
                 result = await fut
                 self.call["history"].append(
-                    {"role": "tool_result", "toolName": reply.tool_call.name, "invocationId": inv, "text": result.get("result")}
+                    {"role": "tool_result", "toolName": call.name, "invocationId": inv, "text": result.get("result")}
                 )
             if reply.text:
                 await self.send({"type": "state", "state": "speaking"})
