@@ -18,6 +18,7 @@ own clock (request sent → first streamed token or tool call).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,11 +131,19 @@ class TextSession(SessionBase):
             [LLMMessagesUpdateFrame(messages=[*base, {"role": "user", "content": user_text}], run_llm=True)]
         )
 
+
 class TextRun(RunBase[TextSession, TextAttempt]):
     """The text turn loop: each turn's text sent as a user message, the streamed reply recorded."""
 
-    def __init__(self, benchmark: Benchmark, config: RunConfig, bus: EventBus, run_id: str, provider: ProviderRunner,
-                 on_session: Any = None) -> None:
+    def __init__(
+        self,
+        benchmark: Benchmark,
+        config: RunConfig,
+        bus: EventBus,
+        run_id: str,
+        provider: ProviderRunner,
+        on_session: Callable[[TextSession], None] | None = None,
+    ) -> None:
         super().__init__(benchmark, config, bus, run_id, provider, RunClock(1.0), on_session)  # no audio time to speed up
 
     def public_config(self) -> dict[str, Any]:
