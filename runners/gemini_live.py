@@ -262,8 +262,7 @@ class GeminiLiveRunner(ProviderRunner):
     def __init__(self, *, tool_nudge_s: float = TOOL_NUDGE_S, tool_give_up_s: float = TOOL_GIVE_UP_S) -> None:
         self.tool_nudge_s = tool_nudge_s
         self.tool_give_up_s = tool_give_up_s
-        self._base_url: str | None = None  # set per run: a fake's or --base-url (None: google-genai's default)
-        self._ssl: Any = None
+        self._ssl: Any = None  # per run: the fake's client TLS context
         self._sessions = 0
 
     # -- configuration
@@ -300,7 +299,6 @@ class GeminiLiveRunner(ProviderRunner):
     async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:
         self._sessions = 0
         service_class()  # import Pipecat/google-genai now, not inside the first session's clock
-        self._base_url = config.base_url or self.base_url
         self._ssl = None
         if self.fake is not None:
             from .fakes.gemini_live import GeminiLiveFake
@@ -320,9 +318,10 @@ class GeminiLiveRunner(ProviderRunner):
 
         self._sessions += 1
         http_options = None
-        if self._base_url:
+        base_url = spec.config.base_url or self.base_url  # None: google-genai's own default host
+        if base_url:
             http_options = HttpOptions(
-                base_url=self._base_url, async_client_args={"ssl": self._ssl} if self._ssl is not None else None
+                base_url=base_url, async_client_args={"ssl": self._ssl} if self._ssl is not None else None
             )
         service = service_class()(
             api_key=self.api_key(spec.config),
