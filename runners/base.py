@@ -1,24 +1,70 @@
-"""What a provider runner supplies to the engine; everything else (pacing, turns, tools,
-timeline, rotation) is the engine's and provider-agnostic.
+"""The provider contract: what a provider runner supplies to the engine; everything else
+(pacing, turns, tools, timeline, rotation) is the engine's and provider-agnostic.
 
-A runner builds one Pipecat speech-to-speech service per session. The engine owns the
-pipeline around it, registers the tool handler, and asks the runner only what differs
-between providers: models, keys, endpoint, how history is replayed, liveness, TTFB.
+A runner builds one Pipecat service per session. The engine owns the pipeline around it,
+registers the tool handler, and asks the runner only what differs between providers: audio
+or text, models, keys, endpoint, its local fake, how history is replayed, liveness, TTFB.
+Every name the engine reads is declared here with a default (no getattr probing).
+
+Adding a provider = one module in `runners/` with a `ProviderRunner` subclass declaring its
+`aliases` (registered by `__init_subclass__`, found by importing the package's modules), its
+fake in `runners/fakes/` returned by `make_fake`, and its test.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+import ipaddress
 import json
 import os
+import pkgutil
 from abc import ABC, abstractmethod
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmarks.model import Tool
+from benchmarks.model import Benchmark, Tool
 
 from .config import Rotation, RunConfig
+
+if TYPE_CHECKING:  # the fakes are only imported when a fake run starts
+    from .fakes.common import Script
+
+Mode = Literal["audio", "text"]
+#: endpoint scheme of a fake that runs inside this process (no socket at all, e.g. Nova Sonic's SDK-level fake)
+IN_PROCESS = "inproc"
+
+
+class RunError(Exception):
+    """The run cannot start or go on (bad config, missing key, unreadable audio); names what to fix."""
+
+
+def is_local(url: str) -> bool:
+    """Whether an endpoint never leaves this machine: a loopback host, or an in-process fake."""
+    parts = urlsplit(url)
+    if parts.scheme == IN_PROCESS:
+        return True
+    host = parts.hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class LocalFake(Protocol):
+    """A provider's local stand-in (a server on 127.0.0.1, or in-process): started and
+    stopped by `ProviderRunner`, its `base_url` becomes the run's endpoint."""
+
+    @property
+    def base_url(self) -> str: ...
+
+    async def start(self) -> Any: ...
+
+    async def stop(self) -> None: ...
 
 
 class HistoryItem(BaseModel):
@@ -76,37 +122,132 @@ class SessionSpec(BaseModel):
 
 
 class ProviderRunner(ABC):
-    """One per provider. Keep it small: the engine does the rest."""
+    """One per provider. Keep it small: the engine does the rest.
 
-    name: str = ""
-    #: alias → provider model id
-    aliases: dict[str, str] = {}
-    #: environment variables holding the key(s)
-    key_env: tuple[str, ...] = ()
+    Per run the engine calls `start(config, benchmark)` (with `config.fake`, or always for a
+    `simulated` runner, the base class starts the provider's `make_fake` and points the
+    endpoint at it; then the provider's `on_start`), `build_service(spec)` per session, and
+    `stop()` (`on_stop`, then the fake; the fake object stays for tests to inspect)."""
+
+    name: ClassVar[str] = ""
+    #: alias → provider model id; every alias is registered (declared here only, once)
+    aliases: ClassVar[dict[str, str]] = {}
+    #: audio: the audio turn loop (paced WAV in, speech out); text: the text turn loop
+    mode: ClassVar[Mode] = "audio"
+    #: environment variables holding the key, the first one set wins (for `api_key`, `preflight`)
+    key_env: ClassVar[tuple[str, ...]] = ()
+    #: the real service's endpoint (`--base-url` and a started fake replace it)
+    default_endpoint: ClassVar[str] = ""
+    #: the key sent to a fake or simulator (a real key never leaves for one)
+    fake_key: ClassVar[str] = "fake-key-not-a-secret"
     #: importable modules the service needs
-    packages: tuple[str, ...] = ()
-    #: whether `--speed` > 1 is allowed (only against a simulator)
-    simulated: bool = False
+    packages: ClassVar[tuple[str, ...]] = ()
+    #: a runner whose peer is always its local fake (`sim`): `--speed` > 1 and no key
+    simulated: ClassVar[bool] = False
     #: push User{Started,Stopped}SpeakingFrame at each user clip's first speech onset / last
     #: speech end (our VAD of the WAV, at played time) for services that need client-side turns
-    turn_frames: bool = False
+    turn_frames: ClassVar[bool] = False
+
+    #: the fake's script (None: `script_for_benchmark` of the run's benchmark and turns)
+    script: Script | None = None
+    #: the local fake of the last `start` (kept after `stop` so tests can read what it received)
+    fake: LocalFake | None = None
+    #: the started fake's endpoint for this run
+    base_url: str | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for alias in cls.__dict__.get("aliases", {}):
+            other = _REGISTRY.get(alias)
+            if other is not None and other.__qualname__ != cls.__qualname__:
+                raise TypeError(f"model alias {alias!r} declared by both {other.__qualname__} and {cls.__qualname__}")
+            _REGISTRY[alias] = cls
+
+    # -- models, keys, endpoint
 
     def resolve_model(self, alias: str) -> str:
         return self.aliases.get(alias, alias)
+
+    def uses_fake(self, config: RunConfig) -> bool:
+        """Whether this run talks to a local fake (ours, or one someone started at `--base-url`)."""
+        return self.simulated or config.fake
+
+    def api_key(self, config: RunConfig) -> str:
+        """The key for this run: the fake key for a fake, else the first of `key_env` that is set."""
+        if self.uses_fake(config):
+            return self.fake_key
+        return next((os.environ[e] for e in self.key_env if os.environ.get(e)), "")
+
+    def endpoint(self, config: RunConfig) -> str:
+        """Where this run's sessions connect: `--base-url`, else the started fake, else the real service."""
+        return config.base_url or self.base_url or self.default_endpoint
 
     def preflight(self, config: RunConfig) -> list[str]:
         """Problems that stop a run before it starts, each naming what to do."""
         problems = []
         for mod in self.packages:
-            if importlib.util.find_spec(mod) is None:
+            try:
+                found = importlib.util.find_spec(mod) is not None
+            except ModuleNotFoundError:  # a parent package is missing
+                found = False
+            if not found:
                 problems.append(f"{self.name}: Python package {mod!r} is not installed")
-        if not (self.simulated or config.fake):
+        if not self.uses_fake(config):
             for env in self.key_env:
                 if not os.environ.get(env):
                     problems.append(f"{self.name}: environment variable {env} is not set (the API key)")
-        if not (self.simulated or config.fake) and config.speed != 1.0:
-            problems.append(f"{self.name}: --speed must be 1 against a real service (got {config.speed})")
+            if config.speed != 1.0:
+                problems.append(f"{self.name}: --speed must be 1 against a real service (got {config.speed})")
         return problems
+
+    # -- the local fake and the run's life
+
+    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake | None:
+        """The provider's local fake for a `--fake` run, not yet started (None: it has none,
+        and a fake run is refused). Scripted from `fake_script`."""
+        return None
+
+    def fake_script(self, config: RunConfig, benchmark: Benchmark) -> Script:
+        """`self.script`, or the benchmark's golden answers for the run's turns."""
+        from .fakes.common import script_for_benchmark
+
+        return self.script or script_for_benchmark(benchmark, config.turns)
+
+    async def start(self, config: RunConfig, benchmark: Benchmark) -> None:
+        """Per-run setup: `check_benchmark`, the local fake when the run uses one (unless
+        `--base-url` names one someone else started), then the provider's `on_start`."""
+        self.fake = None
+        self.base_url = None
+        self.check_benchmark(benchmark)
+        if self.uses_fake(config) and not config.base_url:
+            fake = self.make_fake(config, benchmark)
+            if fake is None:
+                raise RunError(f"{self.name}: no local fake for model {config.model!r} (--fake)")
+            await fake.start()
+            self.fake, self.base_url = fake, fake.base_url
+        await self.on_start(config, benchmark)
+        endpoint = self.endpoint(config)
+        if self.uses_fake(config) and not is_local(endpoint):
+            raise RunError(f"{self.name}: a --fake run must stay on 127.0.0.1; its endpoint is {endpoint}")
+
+    async def stop(self) -> None:
+        """Per-run teardown: the provider's `on_stop`, then the fake (kept for inspection)."""
+        try:
+            await self.on_stop()
+        finally:
+            if self.fake is not None:
+                await self.fake.stop()
+
+    def check_benchmark(self, benchmark: Benchmark) -> None:  # noqa: B027
+        """Raise RunError for a benchmark the provider cannot take (before anything starts)."""
+
+    async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:  # noqa: B027
+        """Provider per-run setup after the fake is up (e.g. refuse a benchmark, create a call)."""
+
+    async def on_stop(self) -> None:  # noqa: B027
+        """Provider per-run teardown before the fake stops."""
+
+    # -- sessions
 
     @abstractmethod
     def build_service(self, spec: SessionSpec) -> Any:
@@ -133,6 +274,14 @@ class ProviderRunner(ABC):
             ]
         )
 
+    def history_messages(self, history: list[HistoryItem]) -> list[dict[str, Any]]:
+        """The replayed history as the session's first context messages (text loop)."""
+        return context_messages(history)
+
+    def reply_timeout_ms(self, config: RunConfig) -> float:
+        """How long a text request may go without a byte before it counts as failed."""
+        return max(config.watchdog.extra_ms, 1000.0)
+
     def observe_responses(self, service: Any, callback: Any) -> None:  # noqa: B027
         """Call `callback(status, reason)` when a provider reply ends (completed, incomplete, failed …).
 
@@ -157,58 +306,27 @@ class ProviderRunner(ABC):
     def provider_ttfb_label(self) -> str:
         return f"{self.name} TTFB (Pipecat metrics)"
 
-    async def start(self, config: RunConfig, benchmark: Any) -> None:  # noqa: B027
-        """Per-run setup (e.g. start an in-process simulator, or with `config.fake` the
-        provider's local protocol fake scripted from `benchmark`)."""
-
-    async def stop(self) -> None:  # noqa: B027
-        """Per-run teardown."""
-
 
 _REGISTRY: dict[str, type[ProviderRunner]] = {}
 
 
-def register(*aliases: str):
-    """Class decorator: make a runner reachable by each model alias."""
-
-    def deco(cls: type[ProviderRunner]) -> type[ProviderRunner]:
-        for a in aliases:
-            _REGISTRY[a] = cls
-        return cls
-
-    return deco
-
-
 def known_models() -> list[str]:
-    _load_builtin()
+    _discover()
     return sorted(_REGISTRY)
 
 
 def get_runner(model: str) -> ProviderRunner:
-    """The runner for a model alias; ValueError listing the known aliases otherwise."""
-    _load_builtin()
+    """A new runner for a model alias; ValueError listing the known aliases otherwise."""
+    _discover()
     cls = _REGISTRY.get(model)
     if cls is None:
         raise ValueError(f"unknown model {model!r}; known: {', '.join(sorted(_REGISTRY))}")
-    runner = cls()
-    runner.model_alias = model  # type: ignore[attr-defined]
-    return runner
+    return cls()
 
 
-def _load_builtin() -> None:
-    import importlib
-
-    for mod in _PROVIDER_MODULES:
-        if importlib.util.find_spec(mod) is not None:
-            importlib.import_module(mod)
-
-
-_PROVIDER_MODULES = (
-    "runners.openai_realtime",
-    "runners.gemini_live",
-    "runners.nova_sonic",
-    "runners.glm_realtime",
-    "runners.grok",
-    "runners.ultravox",
-    "runners.text_chat",
-)
+def _discover() -> None:
+    """Import every module of the runners package: each provider module registers its aliases."""
+    package = importlib.import_module(__package__ or "runners")
+    for info in pkgutil.iter_modules(package.__path__):
+        if not info.ispkg and not info.name.startswith("_"):
+            importlib.import_module(f"{package.__name__}.{info.name}")

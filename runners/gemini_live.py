@@ -26,15 +26,15 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import importlib.util
-import os
 from typing import Any
 
 from loguru import logger
 
 from arena_tui.events import ErrorEvent, Reconnected, ReplaySummary, SessionRotated
 
-from .base import ProviderRunner, SessionSpec, context_messages, register
+from benchmarks.model import Benchmark
+
+from .base import LocalFake, ProviderRunner, SessionSpec, context_messages
 from .config import RunConfig
 
 KEY_ENVS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
@@ -249,21 +249,20 @@ def _build_service_class() -> Any:
     return ArenaGeminiLiveService
 
 
-@register(*MODELS)
 class GeminiLiveRunner(ProviderRunner):
     name = "gemini"
     aliases = MODELS
     key_env = KEY_ENVS
+    #: google-genai's own default host (no `HttpOptions` is given for it)
+    default_endpoint = "https://generativelanguage.googleapis.com"
+    fake_key = FAKE_KEY
     packages = ("google.genai", "pipecat.services.google.gemini_live.llm")
     turn_frames = True  # server VAD off: the engine's speech bounds are Gemini's activity windows
 
     def __init__(self, *, tool_nudge_s: float = TOOL_NUDGE_S, tool_give_up_s: float = TOOL_GIVE_UP_S) -> None:
-        self.fake: Any = None
         self.tool_nudge_s = tool_nudge_s
         self.tool_give_up_s = tool_give_up_s
-        self._base_url: str | None = None
-        self._ssl: Any = None
-        self._key: str | None = None
+        self._ssl: Any = None  # per run: the fake's client TLS context
         self._sessions = 0
 
     # -- configuration
@@ -272,25 +271,15 @@ class GeminiLiveRunner(ProviderRunner):
         model = self.aliases.get(alias, alias)
         return model if model.startswith("models/") else f"models/{model}"
 
-    def api_key(self) -> str:
-        if self._key is not None:
-            return self._key
-        return next((os.environ[e] for e in KEY_ENVS if os.environ.get(e)), "")
-
     def preflight(self, config: RunConfig) -> list[str]:
-        problems = []
-        for mod in self.packages:
-            try:
-                found = importlib.util.find_spec(mod) is not None
-            except ModuleNotFoundError:
-                found = False
-            if not found:
-                problems.append(f"{self.name}: Python package {mod!r} is not installed (pip install 'pipecat-ai[google]')")
-        if not config.fake:
-            if not self.api_key():
-                problems.append(f"{self.name}: environment variable GOOGLE_API_KEY (or GEMINI_API_KEY) is not set (the API key)")
-            if config.speed != 1.0:
-                problems.append(f"{self.name}: --speed must be 1 against a real service (got {config.speed})")
+        """Either key will do (the base class would ask for both)."""
+        problems = [
+            p + (" (pip install 'pipecat-ai[google]')" if "not installed" in p else "")
+            for p in super().preflight(config)
+            if "environment variable" not in p
+        ]
+        if not self.uses_fake(config) and not self.api_key(config):
+            problems.append(f"{self.name}: environment variable GOOGLE_API_KEY (or GEMINI_API_KEY) is not set (the API key)")
         return problems
 
     def tools(self, tools: list) -> Any:
@@ -302,25 +291,20 @@ class GeminiLiveRunner(ProviderRunner):
 
     # -- per run
 
-    async def start(self, config: RunConfig, benchmark: Any) -> None:
+    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
+        from .fakes.gemini_live import GeminiLiveFake
+
+        return GeminiLiveFake(self.fake_script(config, benchmark))
+
+    async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:
         self._sessions = 0
         service_class()  # import Pipecat/google-genai now, not inside the first session's clock
-        if config.fake and not config.base_url:
-            from .fakes.common import script_for_benchmark
+        self._ssl = None
+        if self.fake is not None:
             from .fakes.gemini_live import GeminiLiveFake
 
-            self.fake = GeminiLiveFake(script_for_benchmark(benchmark, config.turns))
-            await self.fake.start()
-            self._base_url, self._ssl, self._key = self.fake.base_url, self.fake.tls.client, FAKE_KEY
-        elif config.base_url:
-            self._base_url, self._ssl = config.base_url, None
-            self._key = FAKE_KEY if config.fake else None
-        else:
-            self._base_url = self._ssl = self._key = None
-
-    async def stop(self) -> None:
-        if self.fake is not None:
-            await self.fake.stop()  # the fake object stays for inspection (connections)
+            assert isinstance(self.fake, GeminiLiveFake)
+            self._ssl = self.fake.tls.client  # trusts only the fake's self-signed certificate
 
     # -- per session
 
@@ -334,12 +318,13 @@ class GeminiLiveRunner(ProviderRunner):
 
         self._sessions += 1
         http_options = None
-        if self._base_url:
+        base_url = spec.config.base_url or self.base_url  # None: google-genai's own default host
+        if base_url:
             http_options = HttpOptions(
-                base_url=self._base_url, async_client_args={"ssl": self._ssl} if self._ssl is not None else None
+                base_url=base_url, async_client_args={"ssl": self._ssl} if self._ssl is not None else None
             )
         service = service_class()(
-            api_key=self.api_key(),
+            api_key=self.api_key(spec.config),
             system_instruction=spec.system_prompt,
             tools=ProviderRunner.tools(self, spec.tools),
             replay=context_messages(spec.history),

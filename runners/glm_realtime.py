@@ -16,13 +16,13 @@ What differs from the other providers, and is handled here rather than in the en
 
 from __future__ import annotations
 
-import os
 from functools import partial
 from typing import Any
 
 from arena_tui.events import ErrorEvent, Reconnected, ReplaySummary, SessionRotated
+from benchmarks.model import Benchmark
 
-from .base import HistoryItem, ProviderRunner, SessionSpec, register
+from .base import HistoryItem, LocalFake, ProviderRunner, RunError, SessionSpec
 from .config import Rotation, RunConfig
 from .glm_service import (
     GLM_REALTIME_URL,
@@ -77,36 +77,31 @@ def instruction_problem(benchmark: Any) -> str | None:
     return None
 
 
-@register("glm-realtime-flash", "glm-realtime-air", "glm-realtime", "glm")
 class GLMRealtimeRunner(ProviderRunner):
     name = "glm"
-    aliases = {
+    aliases = {  # noqa: RUF012
         "glm-realtime-flash": "glm-realtime-flash",
         "glm-realtime-air": "glm-realtime-air",
         "glm-realtime": "glm-realtime-flash",
         "glm": "glm-realtime-flash",
     }
     key_env = KEY_ENVS
+    default_endpoint = GLM_REALTIME_URL
+    fake_key = FAKE_KEY
     packages = ("websockets", "pipecat")
     turn_frames = True
 
     def __init__(self, script: Any = None) -> None:
         """`script`: the fake's script when `config.fake` (default: `script_for_benchmark`)."""
         self.script = script
-        self.fake: Any = None
-        self.base_url: str | None = None
         self.sessions = 0  # engine sessions built (the engine numbers them the same way)
 
     # -- checks
 
-    def api_key(self) -> str:
-        if self.fake is not None:
-            return FAKE_KEY
-        return next((os.environ[e] for e in KEY_ENVS if os.environ.get(e)), "")
-
     def preflight(self, config: RunConfig) -> list[str]:
+        """One of the key variables will do (the base class would ask for all three)."""
         problems = [p for p in super().preflight(config) if "environment variable" not in p]
-        if not config.fake and not self.api_key():
+        if not self.uses_fake(config) and not self.api_key(config):
             problems.append(
                 f"{self.name}: environment variable {PRIMARY_KEY_ENV} is not set (the Zhipu API key; "
                 f"{' or '.join(KEY_ENVS[1:])} also accepted)"
@@ -115,8 +110,6 @@ class GLMRealtimeRunner(ProviderRunner):
 
     def check_benchmark(self, benchmark: Any) -> None:
         """Refuse a benchmark GLM cannot take (prompt over the cap, tool schema it rejects)."""
-        from .engine import RunError
-
         if problem := instruction_problem(benchmark):
             raise RunError(problem)
         try:
@@ -126,24 +119,13 @@ class GLMRealtimeRunner(ProviderRunner):
 
     # -- per run
 
-    async def start(self, config: RunConfig, benchmark: Any) -> None:
-        self.check_benchmark(benchmark)
+    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
+        from .fakes.glm_realtime import GLMRealtimeFake
+
+        return GLMRealtimeFake(self.fake_script(config, benchmark))
+
+    async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:
         self.sessions = 0
-        if config.fake and not config.base_url:
-            from .fakes.common import script_for_benchmark
-            from .fakes.glm_realtime import GLMRealtimeFake
-
-            script = self.script or script_for_benchmark(benchmark, config.turns)
-            self.fake = await GLMRealtimeFake(script).start()
-            self.base_url = self.fake.url
-
-    async def stop(self) -> None:
-        if self.fake is not None:
-            await self.fake.stop()
-        # keep self.fake: tests read its connection records after the run
-
-    def endpoint(self, config: RunConfig) -> str:
-        return config.base_url or self.base_url or GLM_REALTIME_URL
 
     def rotation_policy(self, config: RunConfig, system_prompt: str) -> Rotation:
         """Rotate before the context cap; replay what fits next to the prompt."""
@@ -160,7 +142,7 @@ class GLMRealtimeRunner(ProviderRunner):
     def build_service(self, spec: SessionSpec) -> GLMRealtimeLLMService:
         self.sessions += 1
         service = GLMRealtimeLLMService(
-            api_key=self.api_key(),
+            api_key=self.api_key(spec.config),
             base_url=self.endpoint(spec.config),
             model=spec.model,
             system_instruction=spec.system_prompt,

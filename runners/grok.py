@@ -12,7 +12,6 @@ at once, replays the session's history again, and reports the reset as events.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from pipecat.services.xai.realtime import events as xe
@@ -20,7 +19,9 @@ from pipecat.services.xai.realtime.llm import GrokRealtimeLLMService
 
 from arena_tui.events import Reconnected, ReplaySummary, SessionRotated
 
-from .base import HistoryItem, ProviderRunner, SessionSpec, register
+from benchmarks.model import Benchmark
+
+from .base import HistoryItem, LocalFake, ProviderRunner, SessionSpec
 from .config import RunConfig
 from .openai_realtime import ReplayBeforeFirstResponse, history_items, realtime_alive
 
@@ -69,10 +70,9 @@ class GrokReplayingService(ReplayBeforeFirstResponse, GrokRealtimeLLMService):
         )
 
 
-@register("grok-realtime", "grok", "grok-voice-latest", "grok-voice-think-fast-1.0", "grok-voice-fast-1.0")
 class GrokRealtimeRunner(ProviderRunner):
     name = "grok"
-    aliases = {
+    aliases = {  # noqa: RUF012
         "grok-realtime": "grok-voice-latest",
         "grok": "grok-voice-latest",
         "grok-voice-latest": "grok-voice-latest",
@@ -80,19 +80,17 @@ class GrokRealtimeRunner(ProviderRunner):
         "grok-voice-fast-1.0": "grok-voice-fast-1.0",
     }
     key_env = ("XAI_API_KEY",)
+    default_endpoint = DEFAULT_BASE_URL
+    fake_key = FAKE_KEY
     packages = ("websockets", "pipecat.services.xai.realtime.llm")
 
     def __init__(self) -> None:
-        self.base_url: str | None = None
-        self.fake: Any = None
         self.sessions = 0
 
-    def api_key(self, config: RunConfig) -> str:
-        """A fake never sees the real key, even when one is set."""
-        return FAKE_KEY if config.fake else os.environ.get("XAI_API_KEY", "")
+    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
+        from .fakes.xai import XaiRealtimeFake
 
-    def endpoint(self, config: RunConfig) -> str:
-        return config.base_url or self.base_url or DEFAULT_BASE_URL
+        return XaiRealtimeFake(self.fake_script(config, benchmark))
 
     def build_service(self, spec: SessionSpec) -> GrokReplayingService:
         vad = spec.config.vad
@@ -127,19 +125,5 @@ class GrokRealtimeRunner(ProviderRunner):
     def provider_ttfb_label(self) -> str:
         return "xAI TTFB (Pipecat metrics, from server speech_stopped)"
 
-    async def start(self, config: RunConfig, benchmark: Any) -> None:
+    async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:
         self.sessions = 0
-        if not config.fake or config.base_url:  # the real API, or an endpoint someone else started
-            return
-        from .fakes.common import script_for_benchmark
-        from .fakes.xai import XaiRealtimeFake
-
-        self.fake = XaiRealtimeFake(script_for_benchmark(benchmark, config.turns))
-        await self.fake.start()
-        self.base_url = self.fake.base_url
-
-    async def stop(self) -> None:
-        if self.fake is not None:
-            await self.fake.stop()
-            self.base_url = None
-            # the fake stays on the runner so a test can read its connection records

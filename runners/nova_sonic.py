@@ -26,7 +26,9 @@ import json
 import os
 from typing import Any
 
-from .base import HistoryItem, ProviderRunner, SessionSpec, register
+from benchmarks.model import Benchmark
+
+from .base import HistoryItem, LocalFake, ProviderRunner, SessionSpec
 from .config import Rotation, RunConfig
 
 DEFAULT_REGION = "us-east-1"
@@ -202,10 +204,9 @@ def service_class() -> type:
     return ArenaNovaSonicService
 
 
-@register("nova-sonic", "nova-sonic-2", "nova-2-sonic")
 class NovaSonicRunner(ProviderRunner):
     name = "nova-sonic"
-    aliases = {
+    aliases = {  # noqa: RUF012
         "nova-sonic": "amazon.nova-sonic-v1:0",
         "nova-sonic-2": "amazon.nova-2-sonic-v1:0",
         "nova-2-sonic": "amazon.nova-2-sonic-v1:0",
@@ -213,8 +214,14 @@ class NovaSonicRunner(ProviderRunner):
     key_env = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
     packages = ("aws_sdk_bedrock_runtime", "smithy_aws_core", "pipecat.services.aws.nova_sonic.llm")
 
-    def __init__(self) -> None:
-        self.fake: Any = None  # the local NovaSonicFake with config.fake (kept after the run for tests)
+    def endpoint(self, config: RunConfig) -> str:
+        """`--base-url`, the in-process fake, or the region's Bedrock runtime."""
+        return super().endpoint(config) or f"https://bedrock-runtime.{_region()}.amazonaws.com"
+
+    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
+        from .fakes.nova_sonic import NovaSonicFake
+
+        return NovaSonicFake(self.fake_script(config, benchmark))
 
     def preflight(self, config: RunConfig) -> list[str]:
         problems = super().preflight(config)
@@ -251,16 +258,19 @@ class NovaSonicRunner(ProviderRunner):
             "replay": history_messages(spec.history),
         }
         if self.fake is not None:
+            from .fakes.nova_sonic import NovaSonicFake
+
+            assert isinstance(self.fake, NovaSonicFake)
             return cls(
                 access_key_id="fake-id", secret_access_key="fake-secret", region=DEFAULT_REGION,
-                client_factory=self.fake.client, **common,
+                client_factory=self.fake.client, endpoint=self.fake.base_url, **common,
             )
         env = os.environ
         return cls(
             access_key_id=env.get("AWS_ACCESS_KEY_ID", ""),
             secret_access_key=env.get("AWS_SECRET_ACCESS_KEY", ""),
             session_token=env.get("AWS_SESSION_TOKEN") or None,
-            region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or DEFAULT_REGION,
+            region=_region(),
             endpoint=spec.config.base_url,
             **common,
         )
@@ -280,14 +290,6 @@ class NovaSonicRunner(ProviderRunner):
             fatal=False,
         )
 
-    async def start(self, config: RunConfig, benchmark: Any) -> None:
-        if config.fake and self.fake is None:
-            from .fakes.common import script_for_benchmark
-            from .fakes.nova_sonic import NovaSonicFake
 
-            self.fake = NovaSonicFake(script_for_benchmark(benchmark, config.turns))
-
-    async def stop(self) -> None:
-        if self.fake is not None:
-            for stream in self.fake.streams:
-                stream.end("client")
+def _region() -> str:
+    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION

@@ -1,6 +1,9 @@
 """OpenAI Realtime through Pipecat's `OpenAIRealtimeLLMService`, and `sim`: the same runner
 pointed at the in-process simulator that speaks the same protocol.
 
+The simulator (`runners.simulator`, driven by the benchmark's golden answers) is also the
+local fake of every OpenAI Realtime alias: `--fake` runs them against it on 127.0.0.1.
+
 History is replayed as one `conversation.item.create` per message, tool call and tool
 output (Pipecat's own setup would pack the history into a single JSON user message and
 drop the call structure), before the session's first `response.create`.
@@ -9,14 +12,15 @@ drop the call structure), before the session's first `response.create`.
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from typing import Any
 
 from pipecat.services.openai.realtime import events as rt
 from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
 
-from .base import HistoryItem, ProviderRunner, SessionSpec, register
+from benchmarks.model import Benchmark
+
+from .base import HistoryItem, LocalFake, ProviderRunner, SessionSpec
 from .config import RunConfig
 
 DEFAULT_BASE_URL = "wss://api.openai.com/v1/realtime"
@@ -97,10 +101,9 @@ def realtime_alive(service: Any) -> bool:
     return ws is not None and task is not None and not task.done()
 
 
-@register("gpt-realtime", "gpt-4o-realtime", "gpt-realtime-mini", "gpt-4o-mini-realtime", "openai")
 class OpenAIRealtimeRunner(ProviderRunner):
     name = "openai"
-    aliases = {
+    aliases = {  # noqa: RUF012
         "gpt-realtime": "gpt-realtime",
         "gpt-realtime-mini": "gpt-realtime-mini",
         "gpt-4o-realtime": "gpt-4o-realtime-preview",
@@ -108,16 +111,16 @@ class OpenAIRealtimeRunner(ProviderRunner):
         "openai": "gpt-realtime",
     }
     key_env = ("OPENAI_API_KEY",)
+    default_endpoint = DEFAULT_BASE_URL
+    fake_key = SIMULATOR_KEY
     packages = ("websockets", "pipecat.services.openai.realtime.llm")
 
-    def __init__(self) -> None:
-        self.base_url: str | None = None
+    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
+        """The simulator: it speaks the OpenAI Realtime protocol and answers from the golden answers."""
+        from .simulator import SimulatorServer, parse_faults
 
-    def api_key(self) -> str:
-        return os.environ.get("OPENAI_API_KEY", "")
-
-    def endpoint(self, config: RunConfig) -> str:
-        return config.base_url or self.base_url or DEFAULT_BASE_URL
+        faults = parse_faults(config.faults) if config.faults else None
+        return SimulatorServer(benchmark, policy=config.sim_policy, faults=faults, voice=config.sim_voice)
 
     def build_service(self, spec: SessionSpec) -> OpenAIRealtimeLLMService:
         vad = spec.config.vad
@@ -134,7 +137,7 @@ class OpenAIRealtimeRunner(ProviderRunner):
             ),
         )
         return ReplayingRealtimeService(
-            api_key=self.api_key(),
+            api_key=self.api_key(spec.config),
             base_url=self.endpoint(spec.config),
             replay=history_items(spec.history),
             settings=OpenAIRealtimeLLMService.Settings(
@@ -149,47 +152,13 @@ class OpenAIRealtimeRunner(ProviderRunner):
         return realtime_alive(service)
 
 
-@register("sim")
 class SimulatorRunner(OpenAIRealtimeRunner):
     """The OpenAI runner against an in-process `SimulatorServer` (no key, any speed)."""
 
     name = "sim"
-    aliases = {"sim": "gpt-realtime"}
+    aliases = {"sim": "gpt-realtime"}  # noqa: RUF012
     key_env = ()
     simulated = True
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.server: Any = None
-
-    def api_key(self) -> str:
-        return SIMULATOR_KEY
-
     def provider_ttfb_label(self) -> str:
         return "simulator TTFB (Pipecat metrics)"
-
-    async def start(self, config: RunConfig, benchmark: Any) -> None:
-        if config.base_url:  # a simulator (or fake) someone else started
-            return
-        from .simulator import SimulatorServer, parse_faults
-
-        faults = parse_faults(config.faults) if config.faults else None
-        kwargs: dict[str, Any] = {"policy": config.sim_policy, "faults": faults, "voice": config.sim_voice}
-        self.server = _construct_simulator(SimulatorServer, benchmark, kwargs, config.speed)
-        self.base_url = await self.server.start()
-
-    async def stop(self) -> None:
-        if self.server is not None:
-            stop = getattr(self.server, "stop", None) or getattr(self.server, "close", None)
-            if stop is not None:
-                await stop()
-            self.server = None
-
-
-def _construct_simulator(cls: Any, benchmark: Any, kwargs: dict[str, Any], speed: float) -> Any:
-    """Pass `speed` when the simulator takes it (it paces its own audio in AUDIO time)."""
-    import inspect
-
-    if "speed" in inspect.signature(cls).parameters:
-        kwargs["speed"] = speed
-    return cls(benchmark, **kwargs)

@@ -1,6 +1,6 @@
 """Text models: any OpenAI-compatible Chat Completions endpoint through Pipecat's `OpenAILLMService`.
 
-The turn loop is `runners.text_engine` (the engine hands `mode = "text"` runners to it): the
+The turn loop is `runners.run.text` (the engine hands `mode = "text"` runners to it): the
 turn's TEXT goes in instead of its audio; tools, records and events are the audio engine's.
 
 Keys: the OpenAI endpoint takes `OPENAI_API_KEY`. With `--base-url` (any other
@@ -14,12 +14,13 @@ from __future__ import annotations
 import os
 import re
 from typing import Any
-from urllib.parse import urlparse
 
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from pipecat.services.openai.llm import OpenAILLMService
 
-from .base import HistoryItem, ProviderRunner, SessionSpec, context_messages, register
+from benchmarks.model import Benchmark
+
+from .base import LocalFake, ProviderRunner, SessionSpec, is_local
 from .config import RunConfig
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -50,15 +51,10 @@ class ChatService(OpenAILLMService):
         )
 
 
-def _loopback(url: str) -> bool:
-    return (urlparse(url).hostname or "") in ("127.0.0.1", "localhost", "::1")
-
-
-@register("text", "gpt-4.1", "gpt-4.1-mini", "gpt-4o", "gpt-4o-mini", "gpt-5-mini", "gpt-5.1")
 class TextChatRunner(ProviderRunner):
     name = "text"
     mode = "text"
-    aliases = {
+    aliases = {  # noqa: RUF012
         "text": "gpt-4.1",
         "gpt-4.1": "gpt-4.1",
         "gpt-4.1-mini": "gpt-4.1-mini",
@@ -68,11 +64,14 @@ class TextChatRunner(ProviderRunner):
         "gpt-5.1": "gpt-5.1",
     }
     key_env = ("OPENAI_API_KEY",)
+    default_endpoint = DEFAULT_BASE_URL
+    fake_key = FAKE_KEY
     packages = ("openai", "pipecat.services.openai.llm")
 
-    def __init__(self) -> None:
-        self.fake: Any = None
-        self.base_url: str | None = None
+    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
+        from .fakes.openai_chat import OpenAIChatFake
+
+        return OpenAIChatFake(self.fake_script(config, benchmark))
 
     def resolve_model(self, alias: str) -> str:
         if alias == "text" and os.environ.get(MODEL_ENV):
@@ -84,7 +83,7 @@ class TextChatRunner(ProviderRunner):
         if config.fake:
             return problems
         if config.base_url:
-            if not _loopback(config.base_url) and not os.environ.get(OTHER_KEY_ENV):
+            if not is_local(config.base_url) and not os.environ.get(OTHER_KEY_ENV):
                 problems.append(
                     f"{self.name}: environment variable {OTHER_KEY_ENV} is not set (the key for {config.base_url}; "
                     "OPENAI_API_KEY is only sent to OpenAI)"
@@ -93,14 +92,12 @@ class TextChatRunner(ProviderRunner):
             problems.append(f"{self.name}: environment variable OPENAI_API_KEY is not set (the API key)")
         return problems
 
-    def endpoint(self, config: RunConfig) -> str:
-        return config.base_url or self.base_url or DEFAULT_BASE_URL
-
     def api_key(self, config: RunConfig) -> str:
+        """OPENAI_API_KEY only for OpenAI: another endpoint gets ARENA_TUI_TEXT_API_KEY (none on loopback)."""
         if self.fake is not None and not config.base_url:
             return FAKE_KEY
         if config.base_url:
-            return os.environ.get(OTHER_KEY_ENV) or ("not-needed" if _loopback(config.base_url) else "")
+            return os.environ.get(OTHER_KEY_ENV) or ("not-needed" if is_local(config.base_url) else "")
         return os.environ.get("OPENAI_API_KEY", "")
 
     def reply_timeout_ms(self, config: RunConfig) -> float:
@@ -122,26 +119,8 @@ class TextChatRunner(ProviderRunner):
             settings=OpenAILLMService.Settings(model=spec.model, system_instruction=spec.system_prompt),
         )
 
-    def history_messages(self, history: list[HistoryItem]) -> list[dict[str, Any]]:
-        return context_messages(history)
-
     def is_alive(self, service: Any) -> bool:
         return True  # HTTP: no connection to lose between requests; a failed request is seen as an error
 
     def provider_ttfb_label(self) -> str:
         return "time to first token (our clock: request sent → first streamed token or tool call)"
-
-    async def start(self, config: RunConfig, benchmark: Any) -> None:
-        if not config.fake or config.base_url:
-            return
-        from .fakes.common import script_for_benchmark
-        from .fakes.openai_chat import OpenAIChatFake
-
-        self.fake = OpenAIChatFake(script_for_benchmark(benchmark, config.turns))
-        await self.fake.start()
-        self.base_url = self.fake.base_url
-
-    async def stop(self) -> None:
-        if self.fake is not None:
-            await self.fake.stop()
-        # keep self.fake: tests read what it received after the run

@@ -20,7 +20,6 @@ API forbids `initialMessages` together with `?priorCallId=`, so a new call gets 
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -30,9 +29,9 @@ from pipecat.services.ultravox.llm import JoinUrlInputParams, UltravoxRealtimeLL
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
-from benchmarks.model import Tool
+from benchmarks.model import Benchmark, Tool
 
-from .base import HistoryItem, ProviderRunner, SessionSpec, register
+from .base import HistoryItem, LocalFake, ProviderRunner, RunError, SessionSpec
 from .config import Rotation, RunConfig
 
 DEFAULT_API = "https://api.ultravox.ai"
@@ -222,19 +221,19 @@ class UltravoxCallService(UltravoxRealtimeLLMService):
         await super()._send(content)
 
 
-@register("ultravox", "ultravox-v0.7")
 class UltravoxRunner(ProviderRunner):
     name = "ultravox"
     #: `fixie-ai/ultravox` is the API's default model; `ultravox-v0.7` as Pipecat's docs name it.
     aliases = {"ultravox": "fixie-ai/ultravox", "ultravox-v0.7": "ultravox-v0.7"}  # noqa: RUF012
     key_env = ("ULTRAVOX_API_KEY",)
+    default_endpoint = DEFAULT_API
+    fake_key = FAKE_KEY
     packages = ("aiohttp", "websockets", "pipecat.services.ultravox.llm")
 
     def __init__(self, replay: Literal["history", "prior_call"] = "history") -> None:
         if replay not in ("history", "prior_call"):
             raise ValueError(f"ultravox: replay must be 'history' or 'prior_call' (got {replay!r})")
         self.replay = replay
-        self.fake: Any = None
         self.api: str = DEFAULT_API
         self.calls: list[CallInfo] = []
         self._first: CallInfo | None = None
@@ -251,19 +250,15 @@ class UltravoxRunner(ProviderRunner):
     def provider_ttfb_label(self) -> str:
         return "Ultravox TTFB (Pipecat metrics; only with a local VAD stop)"
 
-    async def start(self, config: RunConfig, benchmark: Any) -> None:
-        from .engine import RunError
+    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
+        from .fakes.ultravox import UltravoxFake
 
-        self.calls, self.fake = [], None
-        if config.fake and not config.base_url:
-            from .fakes.common import script_for_benchmark
-            from .fakes.ultravox import UltravoxFake
+        return UltravoxFake(self.fake_script(config, benchmark))
 
-            self.fake = await UltravoxFake(script_for_benchmark(benchmark, config.turns)).start()
-            self.api = api_root(self.fake.api_url)
-        else:
-            self.api = api_root(config.base_url)
-        self._key = FAKE_KEY if config.fake else os.environ.get("ULTRAVOX_API_KEY", "")
+    async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:
+        self.calls = []
+        self.api = api_root(self.endpoint(config))
+        self._key = self.api_key(config)
         # The first call now: a refused key or a bad endpoint stops the run before it starts.
         try:
             body = call_body(self.resolve_model(config.model), benchmark.system_prompt, benchmark.tools, config.sample_rate)
@@ -272,11 +267,9 @@ class UltravoxRunner(ProviderRunner):
             raise RunError(f"{self.name}: creating the call failed: {e}") from None
         self.calls.append(self._first)
 
-    async def stop(self) -> None:
+    async def on_stop(self) -> None:
         self._first = None
         self._key = ""
-        if self.fake is not None:
-            await self.fake.stop()
 
     def build_service(self, spec: SessionSpec) -> UltravoxCallService:
         first, self._first = self._first, None

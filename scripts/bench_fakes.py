@@ -29,7 +29,7 @@ async def scenario(provider: str, speed: float) -> dict:
     call = t["required_function_call"]
     script = Script(replies=[
         ScriptedReply(text="Hello, welcome to the fair."),
-        ScriptedReply(user_transcript=t["input"], tool_call=ToolCallSpec(name=call["name"], args=call["args"]), text="Submitted."),
+        ScriptedReply(user_transcript=t["input"], tool_calls=[ToolCallSpec(name=call["name"], args=call["args"])], text="Submitted."),
     ])
     tools = tools_schema(json.loads((bench / "tools.json").read_text()))
     prompt = (bench / "system_prompt.txt").read_text()
@@ -59,7 +59,7 @@ async def scenario(provider: str, speed: float) -> dict:
         from runners.fakes.glm_realtime import GLMRealtimeFake
         from runners.glm_service import GLMRealtimeLLMService
         fake = await GLMRealtimeFake(script).start()
-        llm = GLMRealtimeLLMService(api_key="k", base_url=fake.url, system_instruction=prompt[:9000], tools=tools)
+        llm = GLMRealtimeLLMService(api_key="k", base_url=fake.base_url, system_instruction=prompt[:9000], tools=tools)
         mark = True
     elif provider == "grok":
         from pipecat.services.xai.realtime import events as xe

@@ -62,3 +62,19 @@ def test_self_signed_tls_client_trusts_only_that_certificate(tmp_path: Path) -> 
     assert tls.cert_pem.read_text().startswith("-----BEGIN CERTIFICATE-----")
     other = self_signed_tls(tmp_path / "other" if (tmp_path / "other").mkdir() is None else None)
     assert other.cert_pem.read_bytes() != tls.cert_pem.read_bytes()
+
+
+def test_script_for_benchmark_makes_every_expected_call_of_a_turn() -> None:
+    """demo_bench turn 5 expects two check_part_stock calls (a list): the golden script makes
+    both, in order, with the flexible `part` kept as given."""
+    from benchmarks.loader import load_benchmark
+    from runners.fakes.common import script_for_benchmark
+
+    demo = load_benchmark("demo_bench")
+    (reply,) = script_for_benchmark(demo, [5]).replies
+    expected = demo.turns[5].expected_calls
+    assert len(expected) == 2
+    assert [(c.name, c.args) for c in reply.tool_calls] == [(e.name, e.args) for e in expected]
+    single = script_for_benchmark(demo, [2]).replies[0]
+    assert [c.name for c in single.tool_calls] == ["check_repair_slots"]
+    assert script_for_benchmark(demo, [0]).replies[0].tool_calls == []

@@ -36,7 +36,7 @@ async def test_gemini_live_reply_tool_call_and_go_away_resumption(bench: Path) -
             ScriptedReply(text="Hi, welcome to the conference help line."),  # greeting
             ScriptedReply(
                 user_transcript=t10["input"],
-                tool_call=ToolCallSpec(name=call["name"], args=call["args"], call_id="fc-1"),
+                tool_calls=[ToolCallSpec(name=call["name"], args=call["args"], call_id="fc-1")],
                 text="Your suggestion has been submitted.",
             ),
             ScriptedReply(text="Sure, anything else?", then="go_away"),
@@ -161,7 +161,7 @@ async def test_fake_rejects_seeded_function_parts_and_stalls_after_tool_until_re
     from google import genai
     from google.genai import types
 
-    script = Script(replies=[ScriptedReply(tool_call=ToolCallSpec(name="f", args={"x": 1}, call_id="c1"), text="Done.")])
+    script = Script(replies=[ScriptedReply(tool_calls=[ToolCallSpec(name="f", args={"x": 1}, call_id="c1")], text="Done.")])
     async with GeminiLiveFake(script, stall_after_tool=True) as fake:
         client = genai.Client(
             api_key="test-key-not-secret",

@@ -40,7 +40,7 @@ async def test_nova_sonic_tool_call_and_session_continuation(bench: Path) -> Non
             ScriptedReply(text="Hello, welcome to the fair."),
             ScriptedReply(
                 user_transcript=t10["input"],
-                tool_call=ToolCallSpec(name=call["name"], args=call["args"], call_id="tool-use-1"),
+                tool_calls=[ToolCallSpec(name=call["name"], args=call["args"], call_id="tool-use-1")],
                 text="I submitted your suggestion.",
             ),
             ScriptedReply(user_transcript="One more thing.", text="Of course, go ahead."),
@@ -95,7 +95,7 @@ async def test_nova_sonic_stream_end_reconnects_with_context_history(bench: Path
             ScriptedReply(text="Hello there."),
             ScriptedReply(
                 user_transcript="When are the workshops?",
-                tool_call=ToolCallSpec(name="check_schedule_conflict", args={"session_id_1": "1", "session_id_2": "2"}, call_id="tool-use-9"),
+                tool_calls=[ToolCallSpec(name="check_schedule_conflict", args={"session_id_1": "1", "session_id_2": "2"}, call_id="tool-use-9")],
                 text="On June third.",
                 then="expire",
             ),

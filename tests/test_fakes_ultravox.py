@@ -43,7 +43,7 @@ async def test_ultravox_reply_tool_call_disconnect_and_prior_call(bench: Path) -
             ScriptedReply(text="Hi there, welcome to the fair."),
             ScriptedReply(
                 user_transcript=t10["input"],
-                tool_call=ToolCallSpec(name=call["name"], args=call["args"], call_id="inv-1"),
+                tool_calls=[ToolCallSpec(name=call["name"], args=call["args"], call_id="inv-1")],
                 text="Your suggestion is in.",
                 then="disconnect",
             ),
@@ -60,7 +60,7 @@ async def test_ultravox_reply_tool_call_disconnect_and_prior_call(bench: Path) -
         "medium": {"serverWebSocket": {"inputSampleRate": 48000, "outputSampleRate": 48000}},
     }
     async with UltravoxFake(script) as fake:
-        created = await create_call(fake.api_url, body)
+        created = await create_call(fake.base_url, body)
         llm = UltravoxRealtimeLLMService(params=JoinUrlInputParams(join_url=created["joinUrl"]))
         seen: list = []
         llm.register_function(None, scripted_tool_handler({call["name"]: t10["function_call_response"]}, seen))
@@ -88,7 +88,7 @@ async def test_ultravox_reply_tool_call_disconnect_and_prior_call(bench: Path) -
 
         # The engine's way back: a new call continuing the old one (history kept server-side,
         # tool call and result included); the agent speaks first again, continuing.
-        again = await create_call(fake.api_url, body, prior=created["callId"])
+        again = await create_call(fake.base_url, body, prior=created["callId"])
         llm2 = UltravoxRealtimeLLMService(params=JoinUrlInputParams(join_url=again["joinUrl"]))
         async with ServiceRig(llm2, sample_rate=24000, speed=2.0, send_context=False) as rig2:
             await rig2.wait_until(lambda: "where we left off" in rig2.collector.text, what="continuation on the new call")
@@ -113,10 +113,10 @@ async def test_ultravox_call_creation_rules() -> None:
         {"role": "MESSAGE_ROLE_AGENT", "text": "Done."},
     ]
     async with UltravoxFake(Script()) as fake:
-        first = await create_call(fake.api_url, {"systemPrompt": "p", "initialMessages": msgs})
+        first = await create_call(fake.base_url, {"systemPrompt": "p", "initialMessages": msgs})
         assert [h["role"] for h in fake.calls[first["callId"]]["history"]] == ["user", "tool_call", "tool_result", "agent"]
         async with aiohttp.ClientSession() as http:
-            url = f"{fake.api_url}/calls"
+            url = f"{fake.base_url}/calls"
             async with http.post(url, json={"initialMessages": msgs}, params={"priorCallId": first["callId"]},
                                  headers={"X-Api-Key": "k"}) as resp:
                 assert resp.status == 400 and "priorCallId" in (await resp.json())["detail"]

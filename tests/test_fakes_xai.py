@@ -28,7 +28,7 @@ async def test_grok_reply_tool_call_disconnect_and_reset(bench: Path) -> None:
     script = Script(
         replies=[
             ScriptedReply(text="Hey, welcome to the fair."),
-            ScriptedReply(user_transcript=t10["input"], tool_call=ToolCallSpec(name=call["name"], args=call["args"], call_id="call_x1"),
+            ScriptedReply(user_transcript=t10["input"], tool_calls=[ToolCallSpec(name=call["name"], args=call["args"], call_id="call_x1")],
                           text="Suggestion submitted."),
             ScriptedReply(text="Anything else?", then="disconnect"),
             ScriptedReply(text="I'm back."),

@@ -73,7 +73,7 @@ async def test_glm_reply_tool_call_text_without_audio_and_reconnect_replay(arena
     script = Script(
         replies=[
             ScriptedReply(text="Hi! What can I get you today?"),
-            ScriptedReply(user_transcript=t["input"], tool_call=ToolCallSpec(name=call["name"], args=call["args"], call_id="call_1"),
+            ScriptedReply(user_transcript=t["input"], tool_calls=[ToolCallSpec(name=call["name"], args=call["args"], call_id="call_1")],
                           text="We have all-purpose flour for six ninety-nine."),
             ScriptedReply(text="Anything else on your list?", audio=False),  # the air model's failure mode
             ScriptedReply(text="Okay, noted.", then="disconnect"),
@@ -83,7 +83,7 @@ async def test_glm_reply_tool_call_text_without_audio_and_reconnect_replay(arena
     audio = arena / "conversation_bench" / "audio"
     async with GLMRealtimeFake(script) as fake:
         llm = GLMRealtimeLLMService(
-            api_key="test-key-not-secret", base_url=fake.url, system_instruction=prompt,
+            api_key="test-key-not-secret", base_url=fake.base_url, system_instruction=prompt,
             tools=tools_schema(json.loads((bench / "tools.json").read_text())),
         )
         replays: list = []
@@ -157,7 +157,7 @@ async def test_seeded_history_is_replayed_before_the_kickoff_within_the_budget()
     ]
     script = Script(replies=[ScriptedReply(text="Welcome back.")])
     async with GLMRealtimeFake(script) as fake:
-        llm = GLMRealtimeLLMService(api_key="k", base_url=fake.url, system_instruction=prompt, history=history)
+        llm = GLMRealtimeLLMService(api_key="k", base_url=fake.base_url, system_instruction=prompt, history=history)
         llm.register_function(None, scripted_tool_handler({}, []))  # synchronous, as the engine registers it
         reports: list[ReplayReport] = []
 

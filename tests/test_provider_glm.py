@@ -240,9 +240,9 @@ def test_aliases_and_preflight_name_the_key(monkeypatch):
     assert r.preflight(RunConfig(model="glm-realtime-air", fake=True, speed=3)) == []
     assert any("--speed must be 1" in p for p in r.preflight(RunConfig(model="glm-realtime-air", speed=3)))
     monkeypatch.setenv("ZAI_API_KEY", "zai-test")  # an accepted alias
-    assert r.preflight(RunConfig(model="glm-realtime-air")) == [] and r.api_key() == "zai-test"
+    assert r.preflight(RunConfig(model="glm-realtime-air")) == [] and r.api_key(RunConfig(model="glm-realtime-air")) == "zai-test"
     monkeypatch.setenv("ZHIPUAI_API_KEY", "zhipu-test")  # the primary wins
-    assert r.api_key() == "zhipu-test"
+    assert r.api_key(RunConfig(model="glm-realtime-air")) == "zhipu-test"
     monkeypatch.setattr("importlib.util.find_spec", lambda name, *a: None if name == "websockets" else object())
     assert any("'websockets' is not installed" in p for p in r.preflight(RunConfig(model="glm-realtime-air")))
 
@@ -328,7 +328,7 @@ async def test_real_service_path_sends_the_key_on_the_wire_only(demo, tmp_path, 
         bus = EventBus()
         store.start_recording(bus)
         run_id = await run_benchmark(
-            demo, RunConfig(model="glm-realtime-flash", base_url=fake.url, turns=[0]), bus, provider=runner
+            demo, RunConfig(model="glm-realtime-flash", base_url=fake.base_url, turns=[0]), bus, provider=runner
         )
         await store.flush()
         results = await store.turn_results(run_id)

@@ -21,7 +21,6 @@ from runners.base import HistoryItem, get_runner
 from runners.config import RunConfig
 from runners.engine import CONTINUE_PROMPT, RunError, run_benchmark
 from runners.fakes.common import Script, script_for_benchmark
-from runners.fakes.nova_sonic import NovaSonicFake
 from runners.nova_sonic import ROTATE_AFTER_S, NovaSonicRunner, history_messages
 
 SPEED = 4.0  # the fake answers at once and counts audio time, so a faster clock is safe
@@ -129,7 +128,7 @@ async def test_stream_ended_by_aws_rotates_through_the_engine_with_tool_history(
     run; the engine opens ONE new session with the tool history and retries the turn."""
     r2, r3 = script_for_benchmark(demo, [2, 3]).replies
     runner = NovaSonicRunner()
-    runner.fake = NovaSonicFake(Script(replies=[r2, r3.model_copy(update={"then": "expire"}), r3], key="user_turn"))
+    runner.script = Script(replies=[r2, r3.model_copy(update={"then": "expire"}), r3], key="user_turn")
     events, results = await run(demo, runner, tmp_path, turns=[2, 3])
     fake = runner.fake
 

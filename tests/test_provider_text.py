@@ -243,7 +243,7 @@ async def test_empty_replies_are_retried_then_recorded_with_the_sentinel(demo, t
 
 async def test_end_session_ends_the_run_early(demo, text_run):
     script = Script(key="user_turn", replies=[
-        ScriptedReply(user_transcript=demo.turn(0).input, tool_call=ToolCallSpec(name="end_session"), text="Goodbye!"),
+        ScriptedReply(user_transcript=demo.turn(0).input, tool_calls=[ToolCallSpec(name="end_session")], text="Goodbye!"),
     ])
     async with OpenAIChatFake(script) as fake:
         config = RunConfig(model="gpt-4o-mini", base_url=fake.base_url, turns=[0, 1, 2], watchdog=FAST)

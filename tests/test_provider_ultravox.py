@@ -211,7 +211,7 @@ async def test_server_closing_the_call_is_reported_and_the_turn_retried_on_a_new
     script.replies = [script.replies[0].model_copy(update={"then": "disconnect"}), script.replies[0]]
     runner = UltravoxRunner()
     async with UltravoxFake(script) as fake:
-        config = RunConfig(model="ultravox", fake=True, base_url=fake.api_url, turns=[2], speed=SPEED,
+        config = RunConfig(model="ultravox", fake=True, base_url=fake.base_url, turns=[2], speed=SPEED,
                            watchdog={"backoff_ms": 200})
         r = await run(demo, config, runner, tmp_path)
     assert runner.fake is None  # an externally started fake is the caller's
@@ -237,7 +237,7 @@ async def test_tool_answer_is_the_client_tool_result_even_for_an_async_registrat
     t2 = demo.turns[2]
     runner = UltravoxRunner()
     async with UltravoxFake(script_for_benchmark(demo, [2])) as fake:
-        await runner.start(RunConfig(model="ultravox", fake=True, base_url=fake.api_url, turns=[2]), demo)
+        await runner.start(RunConfig(model="ultravox", fake=True, base_url=fake.base_url, turns=[2]), demo)
         spec = SessionSpec(model="fixie-ai/ultravox", system_prompt=demo.system_prompt, tools=demo.tools,
                            kickoff="Greet the user briefly.", config=RunConfig(model="ultravox", fake=True))
         llm = runner.build_service(spec)
@@ -287,7 +287,7 @@ async def test_call_creation_errors_stop_the_run_naming_status_and_message(demo,
         bus = EventBus()
         sub = bus.subscribe()
         with pytest.raises(RunError) as e:
-            await run_benchmark(demo, RunConfig(model="ultravox", base_url=fake.api_url, turns=[0]), bus,
+            await run_benchmark(demo, RunConfig(model="ultravox", base_url=fake.base_url, turns=[0]), bus,
                                 provider=UltravoxRunner())
         assert fake.creations[0]["auth_present"]  # the key went in the header ...
     msg = str(e.value)

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
         problems = runner.preflight(config)
         keys = ", ".join(runner.key_env) or "-"
         ready = "ready" if not problems else "needs " + "; ".join(_short(p) for p in problems)
-        kind = "text" if getattr(runner, "mode", "audio") == "text" else ("simulator" if runner.simulated else "audio")
+        kind = "text" if runner.mode == "text" else ("simulator" if runner.simulated else "audio")
         rows.append((alias, runner.name, runner.resolve_model(alias), kind, keys, ready))
     widths = [max(len(r[i]) for r in rows + [("alias", "provider", "model id", "kind", "key", "")]) for i in range(5)]
     head = ("alias", "provider", "model id", "kind", "key")

@@ -204,7 +204,7 @@ async def _maybe_await(value: Any) -> Any:
 
 
 def is_text_run(config: dict[str, Any]) -> bool:
-    """Whether a run's recorded config marks a text-model run (runners/text_engine.py)."""
+    """Whether a run's recorded config marks a text-model run (runners/run/text.py)."""
     return isinstance(config, dict) and config.get("modality") == "text"
 
 

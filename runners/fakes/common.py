@@ -25,6 +25,8 @@ import numpy as np
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from benchmarks.model import Benchmark, ExpectedCall
+
 # What a reply does once it has been spoken.
 Then = Literal["disconnect", "go_away", "expire"]
 
@@ -40,8 +42,9 @@ class ToolCallSpec(BaseModel):
 class ScriptedReply(BaseModel):
     """One model response, in reply order (the greeting is reply 0 when the client asks for one)."""
 
-    text: str = ""  # spoken (audio + output transcript); after the tool result when tool_call is set
-    tool_call: ToolCallSpec | None = None
+    text: str = ""  # spoken (audio + output transcript); after the tool results when tool_calls are set
+    #: made in order before speaking (each answered before the next, in the protocol's own way)
+    tool_calls: list[ToolCallSpec] = Field(default_factory=list)
     user_transcript: str | None = None  # what the fake says it heard for this turn
     audio: bool = True  # False: transcript/text only, no audio (GLM air's failure mode)
     then: Then | None = None  # force a session event after this reply has been spoken
@@ -77,23 +80,28 @@ class Script(BaseModel):
         return -1, self.kickoff
 
 
-def script_for_benchmark(benchmark: Any, turns: list[int] | None = None, **kwargs: Any) -> Script:
+def expected_call_spec(expected: ExpectedCall) -> ToolCallSpec:
+    """The call a golden answer makes for one expected call (flexible arguments filled in)."""
+    args = dict(expected.args)
+    for name in expected.flexible_args:
+        if not args.get(name):
+            args[name] = "as discussed"
+    return ToolCallSpec(name=expected.name, args=args)
+
+
+def script_for_benchmark(benchmark: Benchmark, turns: list[int] | None = None, **kwargs: Any) -> Script:
     """A user-turn-keyed script that answers each selected turn as the golden answer would:
-    it "hears" the turn's text, makes the turn's first expected call (flexible arguments
-    filled in), then speaks the golden text. `kwargs` go to `Script` (e.g. voice)."""
-    replies = []
-    for turn in benchmark.turns:
-        if turns is not None and turn.turn_index not in turns:
-            continue
-        call = None
-        if turn.expected_calls:
-            exp = turn.expected_calls[0]
-            args = dict(exp.args)
-            for name in exp.flexible_args:
-                if not args.get(name):
-                    args[name] = "as discussed"
-            call = ToolCallSpec(name=exp.name, args=args)
-        replies.append(ScriptedReply(user_transcript=turn.input, tool_call=call, text=turn.golden_text))
+    it "hears" the turn's text, makes EVERY expected call of the turn in order (list-shaped
+    expectations too), then speaks the golden text. `kwargs` go to `Script` (e.g. voice)."""
+    replies = [
+        ScriptedReply(
+            user_transcript=turn.input,
+            tool_calls=[expected_call_spec(e) for e in turn.expected_calls],
+            text=turn.golden_text,
+        )
+        for turn in benchmark.turns
+        if turns is None or turn.turn_index in turns
+    ]
     return Script(replies=replies, key="user_turn", **kwargs)
 
 

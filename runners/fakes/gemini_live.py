@@ -205,17 +205,15 @@ class _Session:
             if reply.user_transcript:
                 await self.send({"serverContent": {"inputTranscription": {"text": reply.user_transcript}}})
                 self.history.append({"role": "user", "text": reply.user_transcript})
-            if reply.tool_call:
-                call_id = reply.tool_call.call_id or f"call-{n}-{uuid.uuid4().hex[:6]}"
+            for call in reply.tool_calls:  # one toolCall each, answered before the next
+                call_id = call.call_id or f"call-{n}-{uuid.uuid4().hex[:6]}"
                 fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
                 self.pending_tool[call_id] = fut
                 self.realtime_text.clear()
-                await self.send(
-                    {"toolCall": {"functionCalls": [{"id": call_id, "name": reply.tool_call.name, "args": reply.tool_call.args}]}}
-                )
+                await self.send({"toolCall": {"functionCalls": [{"id": call_id, "name": call.name, "args": call.args}]}})
                 await fut
-                if self.fake.stall_after_tool:
-                    await self.realtime_text.wait()
+            if reply.tool_calls and self.fake.stall_after_tool:
+                await self.realtime_text.wait()
             await self.speak(reply)
             await self.after(reply)
 

@@ -42,7 +42,7 @@ MAX_INSTRUCTIONS = 12_000
 
 class GLMRealtimeFake(FakeServer):
     @property
-    def url(self) -> str:
+    def base_url(self) -> str:
         return f"ws://{self.host}{PATH}"
 
     def routes(self) -> list[web.RouteDef]:
@@ -54,7 +54,7 @@ class _Session:
         self.fake, self.rec, self.ws = fake, rec, ws
         self.script = fake.script
         self.appended_since_commit = 0
-        self.after_tool: ScriptedReply | None = None
+        self.after_tool: tuple[ScriptedReply, int] | None = None  # a reply and its next call still to make
         self.pending_calls: dict[str, str] = {}  # call_id -> tool name
         self.lock = asyncio.Lock()
         self.tasks: set[asyncio.Task[None]] = set()
@@ -148,21 +148,23 @@ class _Session:
             rid = f"resp{uuid.uuid4().hex}"
             await self.send({"type": "response.created", "response": {"id": rid, "object": "realtime.response", "status": "in_progress"}})
             if self.after_tool is not None:
-                reply, self.after_tool = self.after_tool, None
+                (reply, k), self.after_tool = self.after_tool, None
             else:
-                n, reply = self.fake.next_reply(self.rec)
+                _, reply = self.fake.next_reply(self.rec)
+                k = 0
                 if reply.user_transcript:
                     await self.send({"type": "conversation.item.input_audio_transcription.completed", "item_id": "", "transcript": reply.user_transcript})
-                if reply.tool_call:
-                    call_id = reply.tool_call.call_id or f"call_{uuid.uuid4().hex[:12]}"
-                    self.pending_calls[call_id] = reply.tool_call.name
-                    await self.send(
-                        {"type": "response.function_call_arguments.done", "response_id": rid, "output_index": 0, "call_id": call_id,
-                         "name": reply.tool_call.name, "arguments": json.dumps(reply.tool_call.args, ensure_ascii=False)}
-                    )
-                    self.after_tool = reply
-                    await self.done(rid, 0)
-                    return
+            if k < len(reply.tool_calls):  # one call per response; the client answers it and asks for the next
+                call = reply.tool_calls[k]
+                call_id = call.call_id or f"call_{uuid.uuid4().hex[:12]}"
+                self.pending_calls[call_id] = call.name
+                await self.send(
+                    {"type": "response.function_call_arguments.done", "response_id": rid, "output_index": 0, "call_id": call_id,
+                     "name": call.name, "arguments": json.dumps(call.args, ensure_ascii=False)}
+                )
+                self.after_tool = (reply, k + 1)
+                await self.done(rid, 0)
+                return
             await self.speak(rid, reply)
 
     async def speak(self, rid: str, reply: ScriptedReply) -> None:

@@ -38,7 +38,12 @@ from runners.fakes.common import (
 
 
 class NovaSonicFake:
-    """Scripted Nova Sonic: one ConnectionRecord per opened bidirectional stream."""
+    """Scripted Nova Sonic: one ConnectionRecord per opened bidirectional stream.
+
+    It lives in this process at the SDK boundary (no socket): `base_url` says so, and the
+    service reaches it only through `client()`."""
+
+    base_url = "inproc://nova-sonic-fake"
 
     def __init__(self, script: Script | None = None):
         self.script = script or Script()
@@ -46,6 +51,14 @@ class NovaSonicFake:
         self.reply_count = 0
         self.clients_created = 0
         self.streams: list[FakeDuplexStream] = []
+
+    async def start(self) -> NovaSonicFake:
+        return self  # nothing to listen on
+
+    async def stop(self) -> None:
+        """End every stream still open, as the client closing them would."""
+        for stream in self.streams:
+            stream.end("client")
 
     def client(self) -> FakeBedrockClient:
         self.clients_created += 1
@@ -247,16 +260,16 @@ class FakeDuplexStream:
             self.emit("completionStart", {"promptName": self.prompt_name, "completionId": completion})
             if reply.user_transcript:
                 self._text("USER", "FINAL", reply.user_transcript)
-            if reply.tool_call:
-                call_id = reply.tool_call.call_id or str(uuid.uuid4())
+            for call in reply.tool_calls:  # one toolUse each, answered before the next
+                call_id = call.call_id or str(uuid.uuid4())
                 fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-                fut.tool_name = reply.tool_call.name  # type: ignore[attr-defined]
+                fut.tool_name = call.name  # type: ignore[attr-defined]
                 self.pending_tool[call_id] = fut
                 cid = self._content("TOOL", "TOOL", None, toolUseOutputConfiguration={"mediaType": "application/json"})
                 self.emit(
                     "toolUse",
-                    {"promptName": self.prompt_name, "contentId": cid, "toolName": reply.tool_call.name,
-                     "toolUseId": call_id, "content": json.dumps(reply.tool_call.args)},
+                    {"promptName": self.prompt_name, "contentId": cid, "toolName": call.name,
+                     "toolUseId": call_id, "content": json.dumps(call.args)},
                 )
                 self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "TOOL", "stopReason": "TOOL_USE"})
                 await fut

@@ -8,7 +8,7 @@ one `chat.completion`. Errors use OpenAI's `{"error": {...}}` envelope.
 
 It hears nothing, so a request is answered from the benchmark script by its LAST user
 message: the scripted reply whose `user_transcript` is that text (else the n-th reply for
-the n-th user message). A request ending in that user message gets the reply's tool call
+the n-th user message). A request ending in that user message gets the reply's tool calls
 (or its text when it has none); a request ending in tool results gets the reply's text.
 Every request body is recorded (the key travels only in a header and is never kept), so
 tests can check the exact conversation a retried or trimmed request carried.
@@ -158,10 +158,10 @@ class OpenAIChatFake(FakeServer):
             if fault.kind == "drop" and fault.after_chunks <= 0:
                 _cut(request)
                 return web.Response(status=500)  # never reaches the client: the socket is gone
-        text, call = self._content(rec, reply)
+        text, calls = self._content(rec, reply)
         if not rec.stream:
-            return web.json_response(self._completion(rec, text, call))
-        return await self._stream(request, rec, text, call, fault)
+            return web.json_response(self._completion(rec, text, calls))
+        return await self._stream(request, rec, text, calls, fault)
 
     def _reply_for(self, rec: ChatRequestRecord) -> tuple[int | None, ScriptedReply]:
         users = rec.user_texts()
@@ -182,35 +182,39 @@ class OpenAIChatFake(FakeServer):
                 return f
         return None
 
-    def _content(self, rec: ChatRequestRecord, reply: ScriptedReply) -> tuple[str, dict[str, Any] | None]:
-        """(text, tool call) for this request: the call first, the text once results are in."""
-        if rec.phase == "user" and reply.tool_call is not None and rec.tools:
-            self._calls += 1
-            call_id = reply.tool_call.call_id or f"call_fake{self._calls:04d}"
-            return "", {"id": call_id, "name": reply.tool_call.name, "arguments": json.dumps(reply.tool_call.args)}
-        return reply.text, None
+    def _content(self, rec: ChatRequestRecord, reply: ScriptedReply) -> tuple[str, list[dict[str, Any]]]:
+        """(text, tool calls) for this request: all the reply's calls at once (parallel tool
+        calls, as Chat Completions makes them), the text once their results are in."""
+        if rec.phase == "user" and reply.tool_calls and rec.tools:
+            calls = []
+            for call in reply.tool_calls:
+                self._calls += 1
+                call_id = call.call_id or f"call_fake{self._calls:04d}"
+                calls.append({"id": call_id, "name": call.name, "arguments": json.dumps(call.args)})
+            return "", calls
+        return reply.text, []
 
-    def _usage(self, rec: ChatRequestRecord, text: str, call: dict[str, Any] | None) -> dict[str, Any]:
+    def _usage(self, rec: ChatRequestRecord, text: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
         prompt = sum(len(json.dumps(m)) for m in rec.messages) // 4 + 1
-        out = (len(text) + (len(call["arguments"]) if call else 0)) // 4 + 1
+        out = (len(text) + sum(len(c["arguments"]) for c in calls)) // 4 + 1
         return {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out,
                 "prompt_tokens_details": {"cached_tokens": 0}, "completion_tokens_details": {"reasoning_tokens": 0}}
 
-    def _completion(self, rec: ChatRequestRecord, text: str, call: dict[str, Any] | None) -> dict[str, Any]:
+    def _completion(self, rec: ChatRequestRecord, text: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": text or None, "refusal": None}
-        if call is not None:
-            message["tool_calls"] = [{"id": call["id"], "type": "function",
-                                      "function": {"name": call["name"], "arguments": call["arguments"]}}]
+        if calls:
+            message["tool_calls"] = [{"id": c["id"], "type": "function",
+                                      "function": {"name": c["name"], "arguments": c["arguments"]}} for c in calls]
         return {
             "id": f"chatcmpl-fake{rec.index}", "object": "chat.completion", "created": int(time.time()),
             "model": rec.model,
             "choices": [{"index": 0, "message": message, "logprobs": None,
-                         "finish_reason": "tool_calls" if call else "stop"}],
-            "usage": self._usage(rec, text, call),
+                         "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": self._usage(rec, text, calls),
         }
 
     async def _stream(
-        self, request: web.Request, rec: ChatRequestRecord, text: str, call: dict[str, Any] | None, fault: ChatFault | None
+        self, request: web.Request, rec: ChatRequestRecord, text: str, calls: list[dict[str, Any]], fault: ChatFault | None
     ) -> web.StreamResponse:
         resp = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await resp.prepare(request)
@@ -221,13 +225,14 @@ class OpenAIChatFake(FakeServer):
             return {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
 
         events: list[dict[str, Any]] = [chunk({"role": "assistant", "content": ""})]
-        if call is not None:
-            args = call["arguments"]
-            half = len(args) // 2
-            events.append(chunk({"tool_calls": [{"index": 0, "id": call["id"], "type": "function",
-                                                 "function": {"name": call["name"], "arguments": ""}}]}))
-            for part in (args[:half], args[half:]):
-                events.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": part}}]}))
+        if calls:
+            for i, call in enumerate(calls):
+                args = call["arguments"]
+                half = len(args) // 2
+                events.append(chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
+                                                     "function": {"name": call["name"], "arguments": ""}}]}))
+                for part in (args[:half], args[half:]):
+                    events.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]}))
             events.append(chunk({}, "tool_calls"))
         else:
             for piece in spread_words(text, min(4, max(1, len(text.split())))):
@@ -235,7 +240,7 @@ class OpenAIChatFake(FakeServer):
                     events.append(chunk({"content": piece}))
             events.append(chunk({}, "stop"))
         if (rec.body.get("stream_options") or {}).get("include_usage"):
-            events.append({**base, "choices": [], "usage": self._usage(rec, text, call)})
+            events.append({**base, "choices": [], "usage": self._usage(rec, text, calls)})
         for n, ev in enumerate(events):
             if fault is not None and fault.kind == "drop" and n >= fault.after_chunks:
                 _cut(request)

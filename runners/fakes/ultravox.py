@@ -2,7 +2,7 @@
 
 Pipecat's `UltravoxRealtimeLLMService` posts to the hard-coded https://api.ultravox.ai to
 create calls, so offline it is driven with `JoinUrlInputParams(join_url=...)`; the engine
-creates the call itself against `fake.api_url` (`POST /api/calls`, body as Ultravox's) and
+creates the call itself against `fake.base_url` (`POST /api/calls`, body as Ultravox's) and
 passes the returned `joinUrl`. The websocket carries binary PCM16 both ways (input at the
 call's `inputSampleRate`, default 48 kHz as Pipecat sends; output at `outputSampleRate`,
 default the input rate) and JSON data messages: server → `call_started`,
@@ -52,7 +52,7 @@ class UltravoxFake(FakeServer):
         self.create_failures: list[tuple[int, Any]] = []  # next creations answer (status, body) instead
 
     @property
-    def api_url(self) -> str:
+    def base_url(self) -> str:
         return f"http://{self.host}/api"
 
     def join_url(self, call_id: str | None = None) -> str:
@@ -215,20 +215,18 @@ class _Call:
                 await self._transcript("user", text=reply.user_transcript, final=True)
                 self.call["history"].append({"role": "user", "text": reply.user_transcript})
                 self.ordinal += 1
-            if reply.tool_call:
-                inv = reply.tool_call.call_id or f"inv-{n}-{uuid.uuid4().hex[:6]}"
+            for call in reply.tool_calls:  # one invocation each, answered before the next
+                inv = call.call_id or f"inv-{n}-{uuid.uuid4().hex[:6]}"
                 fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-                fut.tool_name = reply.tool_call.name  # type: ignore[attr-defined]
+                fut.tool_name = call.name  # type: ignore[attr-defined]
                 self.pending_tool[inv] = fut
-                await self.send(
-                    {"type": "client_tool_invocation", "toolName": reply.tool_call.name, "invocationId": inv, "parameters": reply.tool_call.args}
-                )
+                await self.send({"type": "client_tool_invocation", "toolName": call.name, "invocationId": inv, "parameters": call.args})
                 self.call["history"].append(
-                    {"role": "tool_call", "toolName": reply.tool_call.name, "invocationId": inv, "text": json.dumps(reply.tool_call.args)}
+                    {"role": "tool_call", "toolName": call.name, "invocationId": inv, "text": json.dumps(call.args)}
                 )
                 result = await fut
                 self.call["history"].append(
-                    {"role": "tool_result", "toolName": reply.tool_call.name, "invocationId": inv, "text": result.get("result")}
+                    {"role": "tool_result", "toolName": call.name, "invocationId": inv, "text": result.get("result")}
                 )
             if reply.text:
                 await self.send({"type": "state", "state": "speaking"})

@@ -62,7 +62,7 @@ class _Session:
         self.ready = False
         self.dropped_before_ready = 0  # bytes of audio appended before session.updated
         self.endpointer: Endpointer | None = None
-        self.after_tool: ScriptedReply | None = None
+        self.after_tool: tuple[ScriptedReply, int] | None = None  # a reply and its next call still to make
         self.open_calls: dict[str, str] = {}  # call_id -> tool name, calls the model is waiting on
         self.known_calls: dict[str, str] = {}  # call_id -> tool name, every call in the conversation
         self.lock = asyncio.Lock()
@@ -189,23 +189,25 @@ class _Session:
             rid = _id("resp")
             await self.send({"type": "response.created", "response": self._response(rid, "in_progress")})
             if self.after_tool is not None:
-                reply, self.after_tool = self.after_tool, None
+                (reply, k), self.after_tool = self.after_tool, None
             else:
-                n, reply = self.fake.next_reply(self.rec)
+                _, reply = self.fake.next_reply(self.rec)
+                k = 0
                 if reply.user_transcript:
                     await self.send({"type": "conversation.item.input_audio_transcription.completed", "item_id": _id("item"), "transcript": reply.user_transcript})
-                if reply.tool_call:
-                    call_id = reply.tool_call.call_id or _id("call")
-                    self.open_calls[call_id] = reply.tool_call.name
-                    self.known_calls[call_id] = reply.tool_call.name
-                    item = {"id": _id("item"), "object": "realtime.item", "type": "function_call", "status": "completed",
-                            "call_id": call_id, "name": reply.tool_call.name, "arguments": ""}
-                    await self.send({"type": "conversation.item.added", "item": item})
-                    await self.send({"type": "response.function_call_arguments.done", "call_id": call_id, "name": reply.tool_call.name,
-                                     "arguments": json.dumps(reply.tool_call.args), "response_id": rid, "item_id": item["id"]})
-                    self.after_tool = reply
-                    await self.send({"type": "response.done", "response": self._response(rid, "completed", 5)})
-                    return
+            if k < len(reply.tool_calls):  # one call per response; the client answers it and asks for the next
+                call = reply.tool_calls[k]
+                call_id = call.call_id or _id("call")
+                self.open_calls[call_id] = call.name
+                self.known_calls[call_id] = call.name
+                item = {"id": _id("item"), "object": "realtime.item", "type": "function_call", "status": "completed",
+                        "call_id": call_id, "name": call.name, "arguments": ""}
+                await self.send({"type": "conversation.item.added", "item": item})
+                await self.send({"type": "response.function_call_arguments.done", "call_id": call_id, "name": call.name,
+                                 "arguments": json.dumps(call.args), "response_id": rid, "item_id": item["id"]})
+                self.after_tool = (reply, k + 1)
+                await self.send({"type": "response.done", "response": self._response(rid, "completed", 5)})
+                return
             item_id = _id("item")
             await self.send({"type": "conversation.item.added", "item": {"id": item_id, "object": "realtime.item", "type": "message", "role": "assistant", "content": []}})
             pcm = synthesize(reply.text, self.out_rate, self.script.voice) if reply.text and reply.audio else b""

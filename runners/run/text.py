@@ -1,4 +1,4 @@
-"""The turn loop for text models: the turn's TEXT instead of its audio, same tools and records.
+"""The text turn loop: the turn's TEXT instead of its audio, same tools and records (`base.RunBase`).
 
 A session is one Pipecat pipeline `user aggregator → OpenAILLMService → assistant aggregator`
 around one `LLMContext`, so Pipecat streams the reply, runs the tool handler and re-prompts
@@ -18,9 +18,12 @@ own clock (request sent → first streamed token or tool call).
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+import httpx
+import openai
 from pipecat.frames.frames import (
     ErrorFrame,
     Frame,
@@ -32,24 +35,17 @@ from pipecat.frames.frames import (
     MetricsFrame,
 )
 from pipecat.metrics.metrics import LLMUsageMetricsData
-from pipecat.observers.base_observer import BaseObserver, FramePushed
-from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.aggregators.llm_context import LLMContext
-from pipecat.processors.aggregators.llm_response_universal import (
-    LLMContextAggregatorPair,
-)
-from pipecat.workers.runner import WorkerRunner
+from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair
+from pipecat.processors.frame_processor import FrameDirection
 
+from arena_tui.bus import EventBus
 from arena_tui.events import (
     EMPTY_RESPONSE,
-    MODEL_ENDED_SESSION_EARLY,
     ErrorEvent,
     Latencies,
     Retry,
-    RunStarted,
-    SessionOpened,
-    ToolCallRecord,
     TranscriptDelta,
     TurnEnded,
     TurnResult,
@@ -57,19 +53,12 @@ from arena_tui.events import (
 )
 from benchmarks.model import Benchmark, Turn
 
-from .base import ProviderRunner, SessionSpec
-from .config import RunConfig
-from .engine import (
-    RunBase,
-    RunError,
-    SessionBase,
-    select_turns,
-    spoken_text,
-    turn_status,
-)
-from .rotation import History, rotation_due
-from .tools import ToolResolver
-from .transports import RunClock
+from ..base import HistoryItem, ProviderRunner, RunError, SessionSpec
+from ..config import RunConfig
+from ..rotation import rotation_due
+from ..tools import ToolResolver
+from ..transports import RunClock
+from .base import AttemptBase, RunBase, SessionBase, spoken_text, turn_status
 
 MODALITY = "text"
 SETTLE_MS = 60.0  # quiet after a reply ends before the turn is over (a tool re-prompt starts within it)
@@ -77,25 +66,12 @@ FOLLOWUP_WAIT_MS = 5000.0  # a reply that only called tools, and no re-prompt ca
 
 
 @dataclass
-class TextAttempt:
-    """What one attempt of one turn produced; a retry starts a fresh one (and a fresh resolver)."""
+class TextAttempt(AttemptBase):
+    """What one attempt of one text turn produced (`AttemptBase` plus request bookkeeping)."""
 
-    turn_index: int
-    number: int
-    started_ms: float
-    resolver: ToolResolver | None = None
-    assistant_text: str = ""
-    tool_calls: list[ToolCallRecord] = field(default_factory=list)
-    pending_tools: int = 0
-    responses_started: int = 0
-    responses_ended: int = 0
-    response_active: bool = False
     awaiting_followup: bool = False  # a reply called tools; the re-prompt's reply is still to come
     last_change_ms: float = 0.0
     first_token_ms: float | None = None
-    tokens: dict[str, int] = field(default_factory=dict)
-    ends_session: bool = False
-    error: str | None = None
     error_reason: str | None = None  # error | disconnect | timeout
     fatal_status: int | None = None  # 401/403/404: stop the run, naming it
 
@@ -105,9 +81,6 @@ class TextAttempt:
 
 def failure_reason(frame: ErrorFrame) -> str:
     """What kind of request failure an ErrorFrame reports: timeout, disconnect or error (HTTP status…)."""
-    import httpx
-    import openai
-
     exc = getattr(frame, "exception", None)
     if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException, asyncio.TimeoutError)):
         return "timeout"
@@ -123,52 +96,29 @@ FATAL_STATUS = {401: "the key was rejected", 403: "access denied", 404: "no such
 
 def fatal_status(frame: ErrorFrame) -> int | None:
     """An HTTP status no retry can fix (bad key, no access, unknown model/endpoint)."""
-    import openai
-
     exc = getattr(frame, "exception", None)
     if isinstance(exc, openai.APIStatusError) and exc.status_code in FATAL_STATUS:
         return exc.status_code
     return None
 
 
-class _Tap(BaseObserver):
-    """Sees every frame the LLM service pushes and hands it to the run."""
-
-    def __init__(self, run: "_TextRun", session: "TextSession") -> None:
-        super().__init__()
-        self.run, self.session = run, session
-
-    async def on_push_frame(self, data: FramePushed) -> None:
-        if data.source is self.session.llm:
-            self.run.on_llm_frame(self.session, data.frame)
-
-
 class TextSession(SessionBase):
     """One LLMContext in one Pipecat pipeline around one OpenAI-compatible chat service."""
 
-    def __init__(self, run: "_TextRun", number: int, spec: SessionSpec) -> None:
+    def __init__(self, run: TextRun, number: int, spec: SessionSpec) -> None:
         super().__init__(run, number, spec)
         self.context: LLMContext | None = None
-        self.worker: PipelineWorker | None = None
+        self._worker: PipelineWorker | None = None
 
     async def open(self) -> None:
-        run = self.run
-        self.llm = run.provider.build_service(self.spec)
-        # synchronous, as in the audio engine (an async registration changes the prompt)
-        self.llm.register_function(None, run.handle_tool_call, cancel_on_interruption=True)
-        self.context = LLMContext(run.provider.history_messages(self.spec.history), run.provider.tools(self.spec.tools))
+        provider = self.run.provider
+        llm = self.build_llm()
+        self.context = LLMContext(provider.history_messages(self.spec.history), provider.tools(self.spec.tools))
         pair = LLMContextAggregatorPair(self.context)
-        self.worker = PipelineWorker(
-            Pipeline([pair.user(), self.llm, pair.assistant()]),
-            params=PipelineParams(enable_metrics=True, enable_usage_metrics=True),
-            observers=[_Tap(run, self)],
-            idle_timeout_secs=None,
-            enable_rtvi=False,
-            enable_turn_tracking=False,
+        self._worker = self.worker(
+            [pair.user(), llm, pair.assistant()], PipelineParams(enable_metrics=True, enable_usage_metrics=True)
         )
-        self._runner = WorkerRunner(handle_sigint=False)
-        await self._runner.add_workers(self.worker)
-        self._task = asyncio.create_task(self._runner.run(), name=f"text-session-{self.number}")
+        await self.run_worker(self._worker, f"text-session-{self.number}")
 
     def messages(self) -> list[Any]:
         assert self.context is not None
@@ -176,33 +126,37 @@ class TextSession(SessionBase):
 
     async def ask(self, base: list[Any], user_text: str) -> None:
         """Set the conversation to `base` + the user's message and run the model on it."""
-        assert self.worker is not None
-        await self.worker.queue_frames(
+        assert self._worker is not None
+        await self._worker.queue_frames(
             [LLMMessagesUpdateFrame(messages=[*base, {"role": "user", "content": user_text}], run_llm=True)]
         )
 
-    def running(self) -> bool:
-        return self._task is not None and not self._task.done()
 
+class TextRun(RunBase[TextSession, TextAttempt]):
+    """The text turn loop: each turn's text sent as a user message, the streamed reply recorded."""
 
+    def __init__(
+        self,
+        benchmark: Benchmark,
+        config: RunConfig,
+        bus: EventBus,
+        run_id: str,
+        provider: ProviderRunner,
+        on_session: Callable[[TextSession], None] | None = None,
+    ) -> None:
+        super().__init__(benchmark, config, bus, run_id, provider, RunClock(1.0), on_session)  # no audio time to speed up
 
-class _TextRun(RunBase):
-    def __init__(self, benchmark: Benchmark, config: RunConfig, bus: Any, run_id: str, provider: ProviderRunner) -> None:
-        self.benchmark, self.config, self.bus, self.run_id, self.provider = benchmark, config, bus, run_id, provider
-        self.clock = RunClock(1.0)  # text has no audio time to speed up
-        self.history = History()
-        self.rotation = provider.rotation_policy(config, benchmark.system_prompt)
-        self.session: TextSession | None = None
-        self.sessions = 0
-        self.reconnects = 0
-        self.failing = 0
-        self.attempt: TextAttempt | None = None
-        self.turn_index: int | None = None
-        self.ended_by_model = False
+    def public_config(self) -> dict[str, Any]:
+        public = self.config.public()
+        public["greeting"] = {**public.get("greeting", {}), "enabled": False}  # text runs start with turn 0
+        return {**public, "modality": MODALITY}
+
+    async def opening(self) -> None:
+        await self.open_session(detail="initial")
 
     # -- frames from the service
 
-    def on_llm_frame(self, session: TextSession, frame: Frame) -> None:
+    def on_llm_frame(self, session: TextSession, frame: Frame, direction: FrameDirection) -> None:
         a = self.attempt
         if session is not self.session or a is None:
             return
@@ -236,14 +190,7 @@ class _TextRun(RunBase):
         elif isinstance(frame, MetricsFrame):
             for d in frame.data:
                 if isinstance(d, LLMUsageMetricsData):
-                    u = d.value
-                    for key, val in (
-                        ("input_tokens", u.prompt_tokens),
-                        ("output_tokens", u.completion_tokens),
-                        ("cached_input_tokens", u.cache_read_input_tokens),
-                    ):
-                        if val:
-                            a.tokens[key] = a.tokens.get(key, 0) + int(val)
+                    a.count_usage(d)
 
     # -- tool calls (the audio engine's rules: runners.tools, one handler for every function)
 
@@ -252,22 +199,12 @@ class _TextRun(RunBase):
 
     # -- sessions
 
-    def spec(self, history: list | None = None) -> SessionSpec:
-        return SessionSpec(
-            model=self.provider.resolve_model(self.config.model),
-            system_prompt=self.benchmark.system_prompt,
-            tools=self.benchmark.tools,
-            history=history or [],
-            kickoff="",
-            config=self.config,
-        )
-
-    async def open_session(self, history: list | None = None, detail: str = "") -> TextSession:
+    async def open_session(self, history: list[HistoryItem] | None = None, detail: str = "") -> TextSession:
         self.sessions += 1
-        session = TextSession(self, self.sessions, self.spec(history))
+        session = TextSession(self, self.sessions, self.spec("", history))
         self.session = session
         await session.open()
-        self.publish(self.ev(SessionOpened, session=session.number, detail=detail))
+        self.session_opened(session, detail)
         return session
 
     async def rotate(self, reason: str, detail: str = "") -> None:
@@ -298,8 +235,7 @@ class _TextRun(RunBase):
         self.publish(self.ev(TurnStarted, attempt=number, input_text=turn.input, user_audio_ms=0.0))
         self.publish(self.ev(TranscriptDelta, role="user", text=turn.input, final=True))
         await s.ask(base, turn.input)
-        timeout = getattr(self.provider, "reply_timeout_ms", None)
-        limit = timeout(self.config) if timeout else max(self.config.watchdog.extra_ms, 1000.0)
+        limit = self.provider.reply_timeout_ms(self.config)
         while True:
             await asyncio.sleep(0.01)
             now = self.now()
@@ -340,7 +276,7 @@ class _TextRun(RunBase):
                     base = self.session.messages()
             a, outcome = await self.run_attempt(turn, number, base)
             if a.fatal_status is not None:
-                endpoint = getattr(self.provider, "endpoint", lambda c: "the endpoint")(self.config)
+                endpoint = self.provider.endpoint(self.config)
                 raise RunError(
                     f"turn {turn.turn_index}: {endpoint} answered HTTP {a.fatal_status} "
                     f"({FATAL_STATUS[a.fatal_status]}; model {self.provider.resolve_model(self.config.model)!r}): {a.error}"
@@ -364,24 +300,14 @@ class _TextRun(RunBase):
             latencies=Latencies(provider_ttfb_ms=ttft),
             retries=retries,
             reconnects=reconnects,
-            session=self.session.number if self.session else 0,
+            session=self.session_number(),
             tokens=a.tokens,
             sentinel=sentinel,
             error=a.error if status != "ok" and status != "ended_session" else None,
         )
         self.publish(self.ev(TurnEnded, result=result))
-        if status in ("ok", "ended_session"):
-            self.history.add_turn(turn.turn_index, turn.input, a.assistant_text.strip(), a.tool_calls)
-        else:
-            self.history.add_turn(turn.turn_index, turn.input, "", [])
+        self.remember(turn, status, a)
         return result
-
-    def ended_early(self, turn: Turn) -> None:
-        result = TurnResult(
-            turn_index=turn.turn_index, status="ended_early", user_text=turn.input,
-            assistant_text=MODEL_ENDED_SESSION_EARLY, sentinel=MODEL_ENDED_SESSION_EARLY,
-        )
-        self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=result))
 
     def failed_turn(self, turn: Turn, error: str) -> None:
         """The run cannot go on: the turn under way is recorded as an error, with what it got."""
@@ -390,7 +316,7 @@ class _TextRun(RunBase):
         result = TurnResult(
             turn_index=turn.turn_index, status="error", user_text=turn.input,
             assistant_text=got.assistant_text.strip() if got else "", tool_calls=got.tool_calls if got else [],
-            session=self.session.number if self.session else 0, error=error,
+            session=self.session_number(), error=error,
         )
         self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=result))
 
@@ -401,32 +327,6 @@ class _TextRun(RunBase):
         result = TurnResult(
             turn_index=turn.turn_index, status="interrupted", user_text=turn.input,
             assistant_text=a.assistant_text.strip(), tool_calls=a.tool_calls, interrupted=True,
-            session=self.session.number if self.session else 0, tokens=a.tokens,
+            session=self.session_number(), tokens=a.tokens,
         )
         self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=result))
-
-
-async def run_text_benchmark(benchmark: Benchmark, config: RunConfig, bus: Any, run_id: str, provider: ProviderRunner) -> str:
-    """The text counterpart of `run_benchmark` (which dispatches here); returns the run id."""
-    turns = select_turns(benchmark, config.turns)
-    run = _TextRun(benchmark, config, bus, run_id, provider)
-    public = config.public()
-    public["greeting"] = {**public.get("greeting", {}), "enabled": False}  # text runs start with turn 0
-    run.publish(
-        RunStarted(
-            run_id=run_id,
-            t_ms=0.0,
-            benchmark=benchmark.name,
-            model=config.model,
-            provider=provider.name,
-            simulator=provider.simulated or config.fake,  # a scripted fake's answers are not the model's
-            turn_indices=[t.turn_index for t in turns],
-            config={**public, "modality": MODALITY, "labels": {"provider_ttfb_ms": provider.provider_ttfb_label()}},
-        )
-    )
-
-    async def opening() -> None:
-        await run.open_session(detail="initial")
-
-    await run.drive(turns, opening)
-    return run_id

@@ -1,0 +1,446 @@
+"""The run life every turn loop shares, written once: one clock, event stamping, tool answers
+from the turn spec, the session and attempt basics, the history rule, and the run's course
+(start the provider, open, every turn, cancel/failure, shutdown, `run_ended`).
+
+`audio.AudioRun` and `text.TextRun` supply only what differs: how a session opens, how a
+turn is played and when it is over, and what a turn's record holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from loguru import logger
+from pipecat.frames.frames import Frame
+from pipecat.metrics.metrics import LLMUsageMetricsData
+from pipecat.observers.base_observer import BaseObserver, FramePushed
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+from pipecat.processors.frame_processor import FrameDirection
+from pipecat.services.llm_service import FunctionCallParams, LLMService
+from pipecat.workers.runner import WorkerRunner
+
+from arena_tui.bus import EventBus
+from arena_tui.events import (
+    EMPTY_RESPONSE,
+    MODEL_ENDED_SESSION,
+    MODEL_ENDED_SESSION_EARLY,
+    ErrorEvent,
+    Reconnected,
+    RunEnded,
+    RunEvent,
+    RunStarted,
+    SessionOpened,
+    SessionRotated,
+    ToolAnswered,
+    ToolCalled,
+    ToolCallRecord,
+    TurnEnded,
+    TurnResult,
+)
+from benchmarks.model import Benchmark, Turn
+
+from ..base import HistoryItem, ProviderRunner, RunError, SessionSpec
+from ..config import Rotation, RunConfig
+from ..rotation import History, select_replay
+from ..tools import Resolution, ToolResolver, not_available_payload
+from ..transports import RunClock
+
+CONTINUE_PROMPT = "Please continue our conversation."
+UNPLANNED = ("disconnect", "error", "timeout")  # rotation reasons that are failures, not policy
+_CONTROL_TOKEN = re.compile(r"<[A-Za-z_]*\d*>|<\|[^|>]*\|>")
+
+
+def spoken_text(text: str) -> str:
+    """Assistant text without control tokens."""
+    return _CONTROL_TOKEN.sub("", text).strip()
+
+
+def turn_status(outcome: str, ends_session: bool) -> tuple[str, str | None]:
+    """(TurnResult status, sentinel) for how a turn's last attempt ended."""
+    if ends_session:
+        return "ended_session", MODEL_ENDED_SESSION
+    if outcome == "ok":
+        return "ok", None
+    return ("empty_response" if outcome == "empty" else "no_response"), EMPTY_RESPONSE
+
+
+def replayable(status: str) -> bool:
+    """The history rule: a turn that got an answer is replayed with it (reply text, tool calls
+    and results); one that got none is replayed as the user's words alone."""
+    return status in ("ok", "ended_session")
+
+
+def select_turns(benchmark: Benchmark, turns: list[int] | None) -> list[Turn]:
+    """The benchmark's turns to run (all, or the given indices in benchmark order); RunError naming unknown ones."""
+    if turns is None:
+        return list(benchmark.turns)
+    known = {t.turn_index for t in benchmark.turns}
+    missing = [i for i in turns if i not in known]
+    if missing:
+        raise RunError(
+            f"{benchmark.name}: no turn(s) {', '.join(map(str, missing))} (turns are "
+            f"{min(known)}-{max(known)})"
+        )
+    return [t for t in benchmark.turns if t.turn_index in set(turns)]
+
+
+@dataclass
+class AttemptBase:
+    """What one attempt of one turn produced, in both loops; a retry starts a fresh one."""
+
+    turn_index: int
+    number: int
+    started_ms: float
+    resolver: ToolResolver | None = None
+    assistant_text: str = ""
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    pending_tools: int = 0
+    responses_started: int = 0
+    responses_ended: int = 0
+    response_active: bool = False
+    tokens: dict[str, int] = field(default_factory=dict)
+    ends_session: bool = False
+    error: str | None = None
+
+    def count_usage(self, usage: LLMUsageMetricsData) -> None:
+        """Add a usage report to the attempt's token counts."""
+        u = usage.value
+        for key, val in (
+            ("input_tokens", u.prompt_tokens),
+            ("output_tokens", u.completion_tokens),
+            ("cached_input_tokens", u.cache_read_input_tokens),
+        ):
+            if val:
+                self.tokens[key] = self.tokens.get(key, 0) + int(val)
+
+
+class FrameTap(BaseObserver):
+    """Sees every frame the session's LLM service pushes (both directions) and hands it to the run."""
+
+    def __init__(self, session: SessionBase) -> None:
+        super().__init__()
+        self.session = session
+
+    async def on_push_frame(self, data: FramePushed) -> None:
+        if data.source is self.session.llm:
+            self.session.run.on_llm_frame(self.session, data.frame, data.direction)
+
+
+class SessionBase:
+    """One provider session in one Pipecat pipeline (`session.Session` for audio, `text.TextSession`)."""
+
+    def __init__(self, run: RunBase[Any, Any], number: int, spec: SessionSpec) -> None:
+        self.run = run
+        self.number = number
+        self.spec = spec
+        self.opened_ms = run.now()
+        self.replayed_chars = sum(i.chars() for i in spec.history)
+        self.history_from = len(run.history.items)  # later turns are in this session's context too
+        self.llm: LLMService | None = None
+        self._runner: WorkerRunner | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def build_llm(self) -> LLMService:
+        """The provider's service for this session, with the run's tool handler registered."""
+        llm = self.run.provider.build_service(self.spec)
+        # A synchronous tool (the handler answers at once from the turn spec). Registering it
+        # with cancel_on_interruption=False would make Pipecat treat it as an async tool: it
+        # appends its ASYNC TOOLS text to the benchmark's prompt, Gemini declares it NON_BLOCKING
+        # and Ultravox sends a placeholder result.
+        llm.register_function(None, self.run.handle_tool_call, cancel_on_interruption=True)
+        self.llm = llm
+        return llm
+
+    def worker(self, processors: list[Any], params: PipelineParams) -> PipelineWorker:
+        """The session's pipeline, its service tapped for the run."""
+        return PipelineWorker(
+            Pipeline(processors),
+            params=params,
+            observers=[FrameTap(self)],
+            idle_timeout_secs=None,
+            enable_rtvi=False,
+            enable_turn_tracking=False,
+        )
+
+    async def run_worker(self, worker: PipelineWorker, name: str, first: list[Frame] | None = None) -> asyncio.Task[None]:
+        """Start the pipeline in the background, `first` frames queued; the task ends when the session is closed."""
+        self._runner = WorkerRunner(handle_sigint=False)
+        await self._runner.add_workers(worker)
+        if first:
+            await worker.queue_frames(first)
+        self._task = asyncio.create_task(self._runner.run(), name=name)
+        return self._task
+
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def context_chars(self) -> int:
+        """The conversation this session holds: what it was replayed plus the turns since
+        (not the whole run's history: after a trimmed replay that would rotate every turn)."""
+        return self.replayed_chars + sum(i.chars() for i in self.run.history.items[self.history_from :])
+
+    async def close(self) -> None:
+        if self._runner is not None:
+            with contextlib.suppress(Exception):
+                await self._runner.cancel("session closed")
+        if self._task is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(self._task, timeout=10.0)
+
+
+S = TypeVar("S", bound=SessionBase)
+A = TypeVar("A", bound=AttemptBase)
+
+
+class RunBase(ABC, Generic[S, A]):
+    """What every turn loop shares; `S` is its session type, `A` its attempt type."""
+
+    def __init__(
+        self,
+        benchmark: Benchmark,
+        config: RunConfig,
+        bus: EventBus,
+        run_id: str,
+        provider: ProviderRunner,
+        clock: RunClock,
+        on_session: Callable[[S], None] | None = None,
+    ) -> None:
+        self.benchmark = benchmark
+        self.config = config
+        self.bus = bus
+        self.run_id = run_id
+        self.provider = provider
+        self.clock = clock
+        self.on_session = on_session  # instrumentation: sees each session as it opens
+        self.history = History()
+        self.rotation: Rotation = provider.rotation_policy(config, benchmark.system_prompt)
+        self.session: S | None = None
+        self.sessions = 0
+        self.reconnects = 0
+        self.failing = 0  # consecutive unplanned reconnects without a finished turn
+        self.attempt: A | None = None
+        self.turn_index: int | None = None
+        self.ended_by_model = False
+
+    # -- events
+
+    def publish(self, event: RunEvent) -> None:
+        self.bus.publish(event)
+
+    def now(self) -> float:
+        return self.clock.t_ms()
+
+    def ev(self, cls: type, turn_index: int | None = ..., **kw: Any) -> RunEvent:  # type: ignore[assignment]
+        """An event of this run, stamped now (or at `t_ms=`) and for the current turn (or `turn_index`)."""
+        ti = self.turn_index if turn_index is ... else turn_index
+        t = kw.pop("t_ms", None)
+        return cls(run_id=self.run_id, t_ms=self.now() if t is None else t, turn_index=ti, **kw)
+
+    def public_config(self) -> dict[str, Any]:
+        """The run's config as recorded in `run_started` (no secrets)."""
+        return self.config.public()
+
+    def publish_run_started(self, turns: list[Turn]) -> None:
+        self.publish(
+            RunStarted(
+                run_id=self.run_id,
+                t_ms=0.0,
+                benchmark=self.benchmark.name,
+                model=self.config.model,
+                provider=self.provider.name,
+                # a fake's or simulator's answers are not the model's; `ProviderRunner.start`
+                # refuses such a run unless its endpoint is on loopback
+                simulator=self.provider.uses_fake(self.config),
+                turn_indices=[t.turn_index for t in turns],
+                config={**self.public_config(), "labels": {"provider_ttfb_ms": self.provider.provider_ttfb_label()}},
+            )
+        )
+
+    def session_number(self) -> int:
+        return self.session.number if self.session else 0
+
+    # -- tools
+
+    async def handle_tool_call(self, params: FunctionCallParams) -> None:
+        """Answer with THIS call's scripted payload (the reference sent the previous one)."""
+        a = self.attempt
+        args = dict(params.arguments or {})
+        t = self.now()
+        if a is not None:
+            a.pending_tools += 1
+        try:
+            if a is None or a.resolver is None:
+                res = Resolution(status="not_available", response=not_available_payload())
+            else:
+                res = a.resolver.resolve(params.function_name, args)
+            record = res.record(params.tool_call_id, params.function_name, args, t_ms=t)
+            self.publish(
+                self.ev(ToolCalled, t_ms=t, call_id=record.call_id, name=record.name, args=args, is_duplicate=record.is_duplicate)
+            )
+            if a is not None:
+                a.tool_calls.append(record)
+                if res.ends_session:
+                    a.ends_session = True
+            await params.result_callback(res.response)
+            self.publish(
+                self.ev(ToolAnswered, call_id=record.call_id, name=record.name, status=record.status, response=res.response)
+            )
+        finally:
+            if a is not None:
+                a.pending_tools -= 1
+                self.tool_settled(a)
+
+    def tool_settled(self, a: A) -> None:  # noqa: B027
+        """A call of attempt `a` has been answered (or failed)."""
+
+    # -- frames from the service
+
+    @abstractmethod
+    def on_llm_frame(self, session: S, frame: Frame, direction: FrameDirection) -> None:
+        """A frame the session's service pushed."""
+
+    # -- turn records
+
+    def remember(self, turn: Turn, status: str, a: A) -> None:
+        """Add a finished turn to the history (what a later session is replayed), by `replayable`."""
+        if replayable(status):
+            self.history.add_turn(turn.turn_index, turn.input, a.assistant_text.strip(), a.tool_calls)
+        else:
+            self.history.add_turn(turn.turn_index, turn.input, "", [])
+
+    def ended_early(self, turn: Turn) -> TurnResult:
+        """A turn after the model ended the session: recorded, never played."""
+        result = TurnResult(
+            turn_index=turn.turn_index,
+            status="ended_early",
+            user_text=turn.input,
+            assistant_text=MODEL_ENDED_SESSION_EARLY,
+            sentinel=MODEL_ENDED_SESSION_EARLY,
+        )
+        self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=result))
+        return result
+
+    def spec(self, kickoff: str, history: list[HistoryItem] | None = None) -> SessionSpec:
+        """What the provider gets to open one session."""
+        return SessionSpec(
+            model=self.provider.resolve_model(self.config.model),
+            system_prompt=self.benchmark.system_prompt,
+            tools=self.benchmark.tools,
+            history=history or [],
+            kickoff=kickoff,
+            sample_rate=self.config.sample_rate,
+            config=self.config,
+        )
+
+    def session_opened(self, session: S, detail: str, t_ms: float | None = None) -> None:
+        if self.on_session is not None:
+            self.on_session(session)
+        self.publish(self.ev(SessionOpened, t_ms=t_ms, session=session.number, detail=detail))
+
+    # -- the run's life; subclasses supply check, opening, run_turn, interrupted_turn
+
+    def check(self, turns: list[Turn]) -> None:  # noqa: B027
+        """Refuse the run before anything is recorded (e.g. unreadable audio)."""
+
+    @abstractmethod
+    async def opening(self) -> None:
+        """Open the first session (and settle its greeting)."""
+
+    @abstractmethod
+    async def run_turn(self, turn: Turn) -> TurnResult:
+        """Play one turn to its end, retrying and rotating as needed; publishes its `turn_ended`."""
+
+    @abstractmethod
+    def interrupted_turn(self, turn: Turn) -> None:
+        """Record the turn under way when the run is cancelled."""
+
+    def failed_turn(self, turn: Turn, error: str) -> None:  # noqa: B027
+        """Record the turn under way when the run fails."""
+
+    def flush_conversation(self, turn_index: int | None) -> None:  # noqa: B027
+        """Publish the conversation audio recorded so far (audio runs)."""
+
+    async def execute(self, turns: list[Turn]) -> None:
+        """Check, record the start, then drive the run."""
+        self.check(turns)
+        self.publish_run_started(turns)
+        await self.drive(turns)
+
+    async def drive(self, turns: list[Turn]) -> None:
+        """Start the provider, the opening, then every turn. Cancelled: the turn under way is
+        recorded as interrupted; failed: named; either way the run ends with `run_ended` and
+        everything already recorded stays."""
+        current: Turn | None = None
+        try:
+            await self.provider.start(self.config, self.benchmark)
+            await self.opening()
+            for turn in turns:
+                current = turn
+                if self.ended_by_model:
+                    self.ended_early(turn)
+                    continue
+                result = await self.run_turn(turn)
+                if result.status == "ended_session":
+                    self.ended_by_model = True
+            current = None
+            self.turn_index = None
+            self.flush_conversation(None)
+            self.publish(self.ev(RunEnded, status="completed", reason="model ended the session" if self.ended_by_model else ""))
+        except asyncio.CancelledError:
+            if current is not None:
+                self.interrupted_turn(current)
+            self.flush_conversation(None)
+            self.publish(self.ev(RunEnded, turn_index=None, status="interrupted", reason="cancelled"))
+            await asyncio.shield(self.shutdown())
+            raise
+        except Exception as e:
+            message = str(e) if isinstance(e, RunError) else f"{type(e).__name__}: {e}"
+            if not isinstance(e, RunError):
+                logger.exception("run failed")
+            if current is not None:
+                self.failed_turn(current, message)
+            self.publish(self.ev(ErrorEvent, where="engine", message=message, fatal=True))
+            self.flush_conversation(None)
+            self.publish(self.ev(RunEnded, turn_index=None, status="failed", reason=str(e)))
+            await self.shutdown()
+            raise
+        await self.shutdown()
+
+    async def replace_session(
+        self, reason: str, why: str, open_new: Callable[[list[HistoryItem], str], Awaitable[S]]
+    ) -> S:
+        """Close the session, open a new one with the history replayed (cut to the budget, drops
+        announced), and report the rotation. Unplanned reasons count towards giving up."""
+        old = self.session
+        from_n = old.number if old else 0
+        if old is not None:
+            await old.close()
+        self.reconnects += 1
+        if reason in UNPLANNED:
+            self.failing += 1
+            if self.failing > self.rotation.max_reconnects:
+                raise RunError(f"turn {self.turn_index}: gave up after {self.failing - 1} reconnects in a row ({reason}: {why})")
+        items, summary = select_replay(self.history.items, self.rotation.history_budget_chars, self.provider.replay_strategy())
+        if summary.dropped_messages:
+            summary = summary.model_copy(
+                update={"note": f"{summary.dropped_messages} older message(s) left out: over the replay budget of "
+                        f"{self.rotation.history_budget_chars:,} chars"}
+            )
+            self.publish(self.ev(ErrorEvent, where="engine", message=f"rotation: {summary.note}", fatal=False))
+        session = await open_new(items, f"rotation ({reason})")
+        self.publish(self.ev(SessionRotated, reason=reason, from_session=from_n, to_session=session.number, replayed=summary))
+        self.publish(self.ev(Reconnected, session=session.number, reason=reason, attempt=self.reconnects))
+        return session
+
+    async def shutdown(self) -> None:
+        if self.session is not None:
+            await self.session.close()
+        with contextlib.suppress(Exception):
+            await self.provider.stop()

@@ -1,0 +1,83 @@
+"""One audio session: a provider connection inside one Pipecat pipeline, with its own paced
+ends (`PacedInput` plays the user WAVs on the run's clock, `PacedOutput` plays the bot)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from pipecat.frames.frames import ErrorFrame, LLMRunFrame
+from pipecat.pipeline.worker import PipelineParams
+from pipecat.processors.aggregators.llm_context import LLMContext
+from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair
+
+from ..base import RunError, SessionSpec
+from ..transports import PacedInput, PacedOutput
+from .base import SessionBase
+
+if TYPE_CHECKING:  # the run owns its sessions; this is only the type of the back-reference
+    from .audio import AudioRun
+
+PIPELINE_START_S = 30.0  # wall seconds a new pipeline may take to start playing input
+
+
+class Session(SessionBase):
+    """One provider connection inside one Pipecat pipeline, with its own paced ends."""
+
+    run: AudioRun
+
+    def __init__(self, run: AudioRun, number: int, spec: SessionSpec) -> None:
+        super().__init__(run, number, spec)
+        self.failed: str | None = None
+        self.errors: set[str] = set()
+        self.input: PacedInput | None = None
+        self.output: PacedOutput | None = None
+
+    async def open(self) -> None:
+        run = self.run
+        llm = self.build_llm()
+        run.provider.observe_responses(llm, lambda status, why: run.on_response_done(self, status, why))
+        run.provider.observe_session(llm, lambda cls, **kw: run.on_session_event(self, cls, **kw))
+        context = LLMContext(
+            [{"role": "user", "content": self.spec.kickoff}],
+            run.provider.tools(self.spec.tools),
+        )
+        pair = LLMContextAggregatorPair(context)
+        self.input = PacedInput(
+            run.clock,
+            sample_rate=run.rate,
+            chunk_ms=run.config.chunk_ms,
+            preroll_ms=run.config.preroll_ms,
+            on_user_chunk=run.on_user_chunk,
+        )
+        self.output = PacedOutput(
+            run.clock, sample_rate=run.rate, on_bot_audio=run.on_bot_audio, on_interruption=run.on_truncated
+        )
+        worker = self.worker(
+            [self.input, pair.user(), llm, self.output, pair.assistant()],
+            PipelineParams(
+                audio_in_sample_rate=run.rate,
+                audio_out_sample_rate=run.rate,
+                enable_metrics=True,
+                enable_usage_metrics=True,
+            ),
+        )
+
+        @worker.event_handler("on_pipeline_error")
+        async def _on_error(_worker: Any, frame: ErrorFrame) -> None:
+            run.on_provider_error(self, frame)
+
+        task = await self.run_worker(worker, f"session-{self.number}", first=[LLMRunFrame()])
+        started = asyncio.create_task(self.input.started.wait())
+        done, _ = await asyncio.wait({started, task}, timeout=PIPELINE_START_S, return_when=asyncio.FIRST_COMPLETED)
+        if started not in done:
+            started.cancel()
+            raise RunError(f"session {self.number}: the pipeline did not start")
+
+    def alive(self) -> bool:
+        return self.failed is None and self.running() and self.llm is not None and self.run.provider.is_alive(self.llm)
+
+    async def close(self) -> None:
+        if self.input is not None:
+            self.input.clear()
+        await super().close()

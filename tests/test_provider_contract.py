@@ -1,0 +1,171 @@
+"""The provider contract, over EVERY registered alias: a `--fake` run never leaves 127.0.0.1.
+
+The endpoint is read from the real Pipecat service object each runner builds (not from what
+the runner says), so an alias whose runner declares no fake, or a fake the service does not
+actually use, fails here. The OpenAI Realtime aliases are also run end to end against their
+fake (the simulator), which must receive the connection."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import sys
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from loguru import logger
+
+from arena_tui.bus import EventBus
+from benchmarks.loader import load_benchmark
+from runners.base import SessionSpec, get_runner, known_models
+from runners.config import RunConfig
+from runners.engine import RunError, run_benchmark
+from runners.fakes.openai_chat import OpenAIChatFake
+from runners.simulator import SimulatorServer
+
+FAST = 15.0  # AUDIO time / wall time for the end-to-end run (fakes pace in audio time)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _quiet_pipecat():
+    logger.remove()
+    handler = logger.add(sys.stderr, level="WARNING")
+    yield
+    with contextlib.suppress(ValueError):
+        logger.remove(handler)
+    logger.add(sys.stderr)
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return load_benchmark("demo_bench")
+
+
+def built_endpoint(service: Any) -> str:
+    """Where a built Pipecat service would connect, read from the service object itself."""
+    from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService
+    from pipecat.services.openai.llm import OpenAILLMService
+    from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
+    from pipecat.services.xai.realtime.llm import GrokRealtimeLLMService
+
+    from runners.fakes.nova_sonic import FakeBedrockClient
+    from runners.glm_service import GLMRealtimeLLMService
+    from runners.ultravox import UltravoxCallService
+
+    if isinstance(service, (OpenAIRealtimeLLMService, GrokRealtimeLLMService)):
+        return service.base_url
+    if isinstance(service, GeminiLiveLLMService):
+        return service._http_options.base_url or "https://generativelanguage.googleapis.com"
+    if isinstance(service, GLMRealtimeLLMService):
+        return service._base_url
+    if isinstance(service, UltravoxCallService):
+        return service._params.join_url
+    if isinstance(service, OpenAILLMService):
+        return str(service._client.base_url)
+    if type(service).__name__ == "ArenaNovaSonicService":
+        client = service.create_client()  # the SDK client the service would open its streams on
+        if isinstance(client, FakeBedrockClient):
+            return "inproc://nova-sonic-fake"
+        return str(client._config.endpoint_uri)
+    raise AssertionError(f"no rule to read the endpoint of {type(service).__name__}: add one for the new provider")
+
+
+def loopback(url: str) -> bool:
+    host = urlsplit(url).hostname
+    return url.startswith("inproc://") or host in ("127.0.0.1", "::1", "localhost")
+
+
+@pytest.mark.parametrize("alias", known_models())
+async def test_every_alias_with_fake_builds_a_service_on_loopback(alias, demo, monkeypatch):
+    """No key set, `--fake`: the service the runner builds points at 127.0.0.1 (or in-process)."""
+    for env in ("OPENAI_API_KEY", "XAI_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "ULTRAVOX_API_KEY",
+                "ZHIPUAI_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(env, "sk-real-key-must-not-be-used")
+    runner = get_runner(alias)
+    config = RunConfig(model=alias, fake=True, turns=[0])
+    assert runner.preflight(config) == []
+    await runner.start(config, demo)
+    try:
+        spec = SessionSpec(
+            model=runner.resolve_model(alias), system_prompt=demo.system_prompt, tools=demo.tools,
+            kickoff="Greet the user briefly.", config=config,
+        )
+        endpoint = built_endpoint(runner.build_service(spec))
+        assert loopback(endpoint), f"{alias}: a --fake service would connect to {endpoint}"
+        # the declared contract agrees with the built service (imported here: the check above runs on older code too)
+        from runners.base import is_local
+
+        assert runner.fake is not None, f"{alias}: --fake started no local fake"
+        assert is_local(runner.endpoint(config)), runner.endpoint(config)
+        assert runner.api_key(config) != "sk-real-key-must-not-be-used"
+    finally:
+        await runner.stop()
+
+
+@pytest.mark.parametrize("alias", ["gpt-realtime", "gpt-4o-mini-realtime"])
+async def test_openai_realtime_alias_with_fake_runs_against_the_simulator(alias, demo):
+    """End to end at high speed: the simulator receives the session, the run completes, and
+    turn 5's two expected calls are both made and answered."""
+    runner = get_runner(alias)
+    bus = EventBus()
+    sub = bus.subscribe()
+    config = RunConfig(model=alias, fake=True, speed=FAST, turns=[0, 5])
+    await run_benchmark(demo, config, bus, provider=runner)
+    events = sub.drain()
+    sim = runner.fake
+    assert isinstance(sim, SimulatorServer)
+    assert sim.sessions, "the simulator received no connection"
+    for session in sim.sessions:  # (a retry under load may rotate to a second session: also the simulator's)
+        assert session.model == runner.resolve_model(alias) and session.auth_present
+        assert urlsplit("ws://" + session.headers["Host"]).hostname == "127.0.0.1"
+    started = next(e for e in events if e.kind == "run_started")
+    assert started.simulator is True
+    assert [e.status for e in events if e.kind == "run_ended"] == ["completed"]
+    t5 = next(e.result for e in events if e.kind == "turn_ended" and e.turn_index == 5)
+    assert sorted((c.name, c.status) for c in t5.tool_calls) == [("check_part_stock", "matched")] * 2
+
+
+async def test_fake_run_to_a_remote_endpoint_is_refused_before_connecting(demo):
+    """`--fake --base-url <remote>` would leave the machine while recorded as simulated: refused."""
+    bus = EventBus()
+    sub = bus.subscribe()
+    config = RunConfig(model="gpt-realtime", fake=True, base_url="wss://api.openai.com/v1/realtime", turns=[0])
+    with pytest.raises(RunError, match="must stay on 127.0.0.1"):
+        await run_benchmark(demo, config, bus)
+    kinds = [e.kind for e in sub.drain()]
+    assert "session_opened" not in kinds and kinds[-1] == "run_ended"
+
+
+def _one_alias_per_provider() -> list[str]:
+    seen: dict[str, str] = {}
+    for alias in known_models():
+        seen.setdefault(type(get_runner(alias)).__name__, alias)
+    return sorted(seen.values())
+
+
+@pytest.mark.parametrize("alias", _one_alias_per_provider())
+async def test_every_fake_makes_every_expected_call_of_a_turn(alias, demo):
+    """demo_bench turn 5 expects two calls: every provider's fake makes both, each is matched
+    and answered with its own scripted result, and the fake received both results."""
+    runner = get_runner(alias)
+    bus = EventBus()
+    sub = bus.subscribe()
+    await run_benchmark(demo, RunConfig(model=alias, fake=True, speed=3.0, turns=[5]), bus, provider=runner)
+    events = sub.drain()
+    t5 = next(e.result for e in events if e.kind == "turn_ended" and e.turn_index == 5)
+    scripted = demo.turns[5].function_call_response
+    made = sorted((c.args.get("part", ""), c.status) for c in t5.tool_calls)
+    assert made == [("brake pads", "matched"), ("inner tube", "matched")], t5.tool_calls
+    assert sorted(c.response["price"] for c in t5.tool_calls) == sorted(r["price"] for r in scripted)
+    fake = runner.fake
+    if isinstance(fake, SimulatorServer):
+        received = [o for s in fake.sessions for o in s.tool_outputs.values()]
+    elif isinstance(fake, OpenAIChatFake):  # results arrive as `tool` messages of the next request
+        received = [m for m in fake.requests[-1].messages if m.get("role") == "tool"]
+    else:
+        received = [r for c in fake.connections for r in c.tool_results]
+    assert len(received) == 2, received
+    wire = json.dumps(received, default=str)
+    assert re.search(r"price\W+8\b", wire) and re.search(r"price\W+22\b", wire), wire
