@@ -7,7 +7,6 @@ import sys
 
 from .. import paths
 from ..cli import CliError
-from .benchmarks import add_data_option
 
 NAME = "synthesize"
 HELP = "write turn_NNN.wav for turns lacking audio (espeak offline, or OpenAI tts-1)"
@@ -29,7 +28,6 @@ def _turn_list(text: str) -> list[int]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_data_option(parser)
     parser.add_argument("benchmark", help="benchmark name or folder")
     parser.add_argument("--backend", choices=["espeak", "openai"], default="espeak",
                         help="espeak (offline, espeak-ng) or openai (tts-1, needs OPENAI_API_KEY); default espeak")
