@@ -68,8 +68,10 @@ def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool) -> Text:
 
 
 def default_export_dir(data_dir: Path | None) -> Path:
-    """Where exports go unless the user says otherwise: next to the benchmark data, else here."""
-    return (data_dir if data_dir is not None else Path.cwd()).expanduser().resolve()
+    """Where exports go unless the user says otherwise (never into the benchmark data)."""
+    from ..paths import exports_dir
+
+    return exports_dir()
 
 
 class RunsScreen(Screen):
