@@ -107,7 +107,9 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"benchmark {args.bench!r}: {e}") from None
     db = paths.db_path(args.db)
     judge = choose_judge(args)
-    if not args.headless:
+    if not args.headless and not _on_a_terminal():
+        print("arena-tui: not a terminal, so running headless (pass --headless to say so)", file=sys.stderr)
+    elif not args.headless:
         from .ui import run_live
 
         return run_live(args, config, judge, benchmark=bench, db=db)
@@ -181,6 +183,11 @@ def _start_judge(bench: Any, judge: JudgeChoice, bus: Any, run_id: str) -> tuple
     backend = judge.make()
     worker = JudgeWorker(bench, backend, bus, run_id)
     return worker, worker.start(), backend
+
+
+def _on_a_terminal() -> bool:
+    """The monitor needs a terminal on both ends: `run … | tee log` or a CI job gets the progress lines."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def _quiet_logs(verbose: bool) -> None:
