@@ -61,7 +61,7 @@ class TmuxSession:
 
     def exit_status(self) -> int | None:
         """The command's exit status once it has exited, else None."""
-        m = re.search(re.escape(EXIT_MARK) + r"(\d+)\]", self.screen())
+        m = re.search(re.escape(EXIT_MARK) + r"(\d+)\]", self.screen(history=True))
         return int(m.group(1)) if m else None
 
     def wait_exit(self, timeout: float) -> int:
