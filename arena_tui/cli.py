@@ -73,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         run = ui.run
     try:
-        return int(run(args) or 0)
+        status = int(run(args) or 0)
+        sys.stdout.flush()  # a reader gone mid-output shows here, in the handler, not at interpreter exit
+        return status
     except CliError as e:
         print(f"arena-tui: {e}", file=sys.stderr)
         return 2
