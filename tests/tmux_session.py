@@ -9,6 +9,7 @@ import shlex
 import shutil
 import subprocess
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -25,7 +26,7 @@ class TmuxSession:
 
     def __init__(self, name: str, workdir: Path) -> None:
         assert TMUX is not None, "tmux is not installed"
-        self.sock = f"arena-{name}-{os.getpid()}"
+        self.sock = f"arena-{name}-{os.getpid()}-{uuid.uuid4().hex[:6]}"  # a fresh server each time
         self.conf = workdir / f"{self.sock}.conf"
         self.conf.write_text("set -g remain-on-exit on\nset -g history-limit 5000\n")
 

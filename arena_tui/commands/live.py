@@ -64,12 +64,13 @@ def headline(benchmark: str, model: str, *, turns: int, simulated: bool, judge: 
 
 
 def verdict_line(j: Any, *, heuristic: bool = False) -> str:
-    """One judgement as a line: `turn 3 r1 heuristic [heuristic]: kb_grounding=pass …` (or its error)."""
+    """One judgement as a line: `turn 3 r1 openai:gpt-5-mini: kb_grounding=pass …` (or its error);
+    heuristic=True tags it `[heuristic]` where the judge's name may not say so."""
     if j.error:
         return f"turn {j.turn_index}: judge error: {j.error}"
     verdicts = " ".join(f"{d}={s.verdict}" for d, s in j.scores.items())
     rule = f" ({j.rule})" if j.rule else ""
-    label = " [heuristic]" if (heuristic or j.heuristic) and "heuristic" not in j.judge else ""
+    label = " [heuristic]" if heuristic else ""
     return f"turn {j.turn_index} r{j.revision}{rule} {j.judge}{label}: {verdicts}"
 
 
