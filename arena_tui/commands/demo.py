@@ -63,4 +63,6 @@ def run(args: argparse.Namespace) -> int:
 
     config = RunConfig(**demo_config(args))
     db = Path(tempfile.mkdtemp(prefix="arena-tui-demo-")) / "demo.db" if args.temp_db else None
-    return run_live(args, config, choose_judge(args), benchmark=DEMO_BENCHMARK, db=db)
+    judge = choose_judge(args)
+    judge.check()
+    return run_live(args, config, judge, benchmark=DEMO_BENCHMARK, db=db)

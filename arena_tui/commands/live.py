@@ -23,6 +23,17 @@ class JudgeChoice:
     why: str
     make: Callable[[], Any] | None
 
+    def check(self) -> None:
+        """A judge that cannot be built (no key, no region) fails the command now, not after the run."""
+        from ..judge import PermanentError
+
+        if self.make is None:
+            return
+        try:
+            self.make()
+        except PermanentError as e:
+            raise CliError(f"--judge {self.kind}: {e}") from None
+
     @property
     def label(self) -> str:
         notes = [n for n in ("offline word overlap, not an LLM" if self.kind == "heuristic" else "", self.why) if n]
@@ -30,8 +41,7 @@ class JudgeChoice:
 
 
 def choose_judge(args: argparse.Namespace) -> JudgeChoice:
-    """Resolve `--judge` and check it can start now: a missing judge key is a CliError before the run."""
-    from ..judge import PermanentError
+    """Resolve `--judge` (cheap: environment only); `JudgeChoice.check()` then builds it once."""
     from ..judge.options import backend_from_args, resolve_kind
 
     asked = getattr(args, "judge", "auto") or "auto"
@@ -48,10 +58,6 @@ def choose_judge(args: argparse.Namespace) -> JudgeChoice:
     def make() -> Any:
         return backend_from_args(resolved)
 
-    try:
-        make()  # a judge that cannot be built fails the command now, not after the run
-    except PermanentError as e:
-        raise CliError(f"--judge {kind}: {e}") from None
     return JudgeChoice(kind, why, make)
 
 

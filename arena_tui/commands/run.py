@@ -92,13 +92,9 @@ def run(args: argparse.Namespace) -> int:
 
     config = build_config(args)
     _quiet_logs(getattr(args, "verbose", False))
-    try:
-        runner = get_runner(config.model)
-    except ValueError as e:
-        raise CliError(str(e)) from None
-    problems = runner.preflight(config)
-    if problems:
-        raise CliError("cannot run: " + "; ".join(problems))
+    headless = args.headless or not _on_a_terminal()
+    if not args.headless and headless:
+        print("arena-tui: not a terminal, so running headless (pass --headless to say so)", file=sys.stderr)
     try:
         bench = load_benchmark(args.bench, paths.data_dir(args.data))
     except BenchmarkError as e:
@@ -107,9 +103,19 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"benchmark {args.bench!r}: {e}") from None
     db = paths.db_path(args.db)
     judge = choose_judge(args)
-    if not args.headless and not _on_a_terminal():
-        print("arena-tui: not a terminal, so running headless (pass --headless to say so)", file=sys.stderr)
-    elif not args.headless:
+    if headless:  # before the provider's import (Pipecat takes seconds): output from the start
+        total = len(config.turns) if config.turns is not None else len(bench.turns)
+        print(headline(bench.name, config.model, turns=total, simulated=is_simulated(config), judge=judge, db=db,
+                       speed=config.speed), flush=True)
+    try:
+        runner = get_runner(config.model)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    problems = runner.preflight(config)
+    if problems:
+        raise CliError("cannot run: " + "; ".join(problems))
+    judge.check()
+    if not headless:
         from .ui import run_live
 
         return run_live(args, config, judge, benchmark=bench, db=db)
@@ -128,8 +134,6 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Ju
     except RunError as e:
         raise CliError(str(e)) from None
     judge = judge or JudgeChoice("none", "", None)
-    print(headline(bench.name, config.model, turns=total, simulated=is_simulated(config), judge=judge, db=db,
-                   speed=config.speed), file=out, flush=True)
     bus = EventBus()
     store = await Store.open(db)
     recorder = store.start_recording(bus)
