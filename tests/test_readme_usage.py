@@ -105,7 +105,7 @@ class Sandbox:
             "TERM": "xterm-256color",
         }
 
-    def cli(self, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    def cli(self, *args: str, timeout: float = 280) -> subprocess.CompletedProcess:
         return subprocess.run(["arena-tui", *args], cwd=self.checkout, env=self.env, capture_output=True,
                               text=True, timeout=timeout, executable=shutil.which("arena-tui", path=self.env["PATH"]))
 
