@@ -66,12 +66,18 @@ class ArenaApp(App):
         data_dir: str | Path | None = None,
         *,
         demo: dict[str, Any] | None = None,
+        launch: dict[str, Any] | None = None,
         open_run: str | None = None,
     ) -> None:
+        """launch: a run to start and open at once, as the new-run dialog gives it (`benchmark`,
+        `config`, `judge`); `demo` is the same for the demo benchmark."""
         super().__init__()
         self.db_path = Path(db_path) if db_path else None
         self.data_dir = Path(data_dir) if data_dir else None
         self.demo = demo
+        self.launch = launch if launch is not None else (
+            {"benchmark": DEMO_BENCHMARK, **demo} if demo is not None else None
+        )
         self.open_run_id = open_run
         self.bus = EventBus()
         self.store: Any = None
@@ -98,8 +104,9 @@ class ArenaApp(App):
         await self.open_store()
         self.set_interval(1 / REFRESH_HZ, self.pump)
         await self.push_screen(RunsScreen())
-        if self.demo is not None:
-            run_id = self.start_run(DEMO_BENCHMARK, self.demo.get("config", {}), judge=self.demo.get("judge", "auto"))
+        if self.launch is not None:
+            run_id = self.start_run(self.launch["benchmark"], self.launch.get("config", {}),
+                                    judge=self.launch.get("judge", "auto"))
             if run_id:
                 self.open_run(run_id)
         elif self.open_run_id:
@@ -196,9 +203,13 @@ class ArenaApp(App):
         w = self.run_workers.get(run_id)
         return w is not None and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
 
-    def start_run(self, benchmark: str, config: dict[str, Any] | None = None, *, judge: str = "auto") -> str | None:
-        """Start a run in a worker and return its id (None, with a notice, if it cannot start)."""
-        run_id = f"{benchmark}-{uuid.uuid4().hex[:8]}"
+    def start_run(self, benchmark: Any, config: dict[str, Any] | None = None, *, judge: Any = "auto") -> str | None:
+        """Start a run in a worker and return its id (None, with a notice, if it cannot start).
+
+        benchmark: a name (loaded from the data dir) or an already loaded Benchmark; judge: a
+        `--judge` kind or a callable that builds the judge backend.
+        """
+        run_id = f"{getattr(benchmark, 'name', benchmark)}-{uuid.uuid4().hex[:8]}"
         self.live[run_id] = RunState(run_id)
         worker = self.run_worker(
             self._run(run_id, benchmark, dict(config or {}), judge),
@@ -209,7 +220,7 @@ class ArenaApp(App):
         self.run_workers[run_id] = worker
         return run_id
 
-    async def _run(self, run_id: str, benchmark_name: str, config: dict[str, Any], judge: str) -> None:
+    async def _run(self, run_id: str, benchmark_name: Any, config: dict[str, Any], judge: Any) -> None:
         state = self.live[run_id]
         status, error = "failed", None
         try:
@@ -227,7 +238,8 @@ class ArenaApp(App):
             except ImportError as e:
                 raise RuntimeError(f"the run engine is not available yet ({e})") from None
             try:
-                bench = await asyncio.to_thread(load_benchmark, benchmark_name, self.data_dir)
+                bench = benchmark_name if not isinstance(benchmark_name, str) else (
+                    await asyncio.to_thread(load_benchmark, benchmark_name, self.data_dir))
             except Exception as e:
                 raise RuntimeError(f"cannot load benchmark {benchmark_name!r}: {e}") from None
             state.specs = specs_from_benchmark(bench)
@@ -269,7 +281,7 @@ class ArenaApp(App):
         except Exception:  # no screen any more (the app is closing)
             pass
 
-    def start_judge(self, run_id: str, benchmark: Any, judge: str) -> None:
+    def start_judge(self, run_id: str, benchmark: Any, judge: Any) -> None:
         """Attach a judge to the bus for this run (before the run publishes anything).
 
         A judge that cannot start is a notice, not an error: the run goes on unjudged.
@@ -282,7 +294,7 @@ class ArenaApp(App):
             self.notify(f"judge unavailable ({e}): turns will not be scored", severity="warning")
             return
         try:
-            backend = make_backend(judge)
+            backend = judge() if callable(judge) else make_backend(judge)
             worker = JudgeWorker(benchmark, backend, self.bus, run_id)
         except Exception as e:
             self.notify(f"judge could not start ({e}): turns will not be scored", severity="warning", timeout=10)

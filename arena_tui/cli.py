@@ -24,6 +24,26 @@ class CliError(Exception):
     """An error the user can act on: printed as one line, exit status 2, no traceback."""
 
 
+def add_global_options(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
+    """The options every command shares, accepted before or after the subcommand.
+
+    On subcommand parsers they default to SUPPRESS, so a value given before the subcommand is
+    kept unless it is given again after it.
+    """
+    default = {"default": argparse.SUPPRESS} if sub else {}
+    g = parser.add_argument_group("global options") if sub else parser
+    g.add_argument("--db", help="SQLite database file (env ARENA_TUI_DB; default: user data dir)", **default)
+    g.add_argument("--data", help="folder holding benchmark folders (env ARENA_TUI_DATA)", **default)
+
+
+def _add_globals_to_subparsers(parser: argparse.ArgumentParser) -> None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for p in action.choices.values():
+                add_global_options(p, sub=True)
+                _add_globals_to_subparsers(p)  # nested actions, e.g. `db path --db X`
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="arena-tui",
@@ -31,13 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
         "With no subcommand, opens the runs list.",
     )
     parser.add_argument("--version", action="version", version=f"arena-tui {__version__}")
-    parser.add_argument("--db", help="SQLite database file (env ARENA_TUI_DB; default: user data dir)")
-    parser.add_argument("--data", help="folder holding benchmark folders (env ARENA_TUI_DATA)")
+    add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for mod in _command_modules():
         p = sub.add_parser(mod.NAME, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
+    _add_globals_to_subparsers(parser)
     return parser
 
 
@@ -53,12 +73,30 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         run = ui.run
     try:
-        return int(run(args) or 0)
+        status = int(run(args) or 0)
+        sys.stdout.flush()  # a reader gone mid-output shows here, in the handler, not at interpreter exit
+        return status
     except CliError as e:
         print(f"arena-tui: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return _reader_went_away()
+
+
+def _reader_went_away() -> int:
+    """`arena-tui runs | head`: the reader closed the pipe. End quietly with the shell's SIGPIPE
+    status (128 + 13), and point stdout at /dev/null so the interpreter's final flush is silent."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return 141
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from platformdirs import user_data_dir
+from platformdirs import user_data_dir, user_documents_dir
 
 
 def db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -20,3 +20,10 @@ def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path | None:
     """--data, else ARENA_TUI_DATA; None means only built-in and downloaded benchmarks."""
     raw = explicit or os.environ.get("ARENA_TUI_DATA")
     return Path(raw).expanduser() if raw else None
+
+
+def exports_dir() -> Path:
+    """Where files the user asks for (run exports, WAVs) go when no folder is given: env
+    ARENA_TUI_EXPORTS, else <Documents>/arena-tui; never the benchmark data or the current checkout."""
+    raw = os.environ.get("ARENA_TUI_EXPORTS")
+    return (Path(raw).expanduser() if raw else Path(user_documents_dir()) / "arena-tui").resolve()

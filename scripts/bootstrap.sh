@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Find a Python >= 3.12, create .venv next to this repo and install arena-tui into it.
 # Usage: scripts/bootstrap.sh [extra]   (extra: "test" installs the test dependencies)
+# Runs pip only when .venv is new or pyproject.toml changed since the last install.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$here"
@@ -28,9 +29,18 @@ if [ ! -x .venv/bin/python ] || ! ok .venv/bin/python; then
     rm -rf .venv
     "$py" -m venv .venv
 fi
+# The install is editable, so only a changed pyproject.toml (dependencies, entry points) needs pip
+# again: a stamp per extra holds the hash it was installed from ("test" includes the base).
+key="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+stamp=".venv/.installed-${1:-base}"
+fresh() { [ -f "$1" ] && [ "$(cat "$1")" = "$key" ]; }
+if fresh "$stamp" || { [ -z "${1:-}" ] && fresh .venv/.installed-test; }; then
+    exit 0
+fi
 .venv/bin/python -m pip install -q --upgrade pip >&2
 if [ "${1:-}" = "test" ]; then
     .venv/bin/python -m pip install -q -e ".[test]" >&2
 else
     .venv/bin/python -m pip install -q -e . >&2
 fi
+echo "$key" > "$stamp"

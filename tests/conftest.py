@@ -40,3 +40,9 @@ def hf_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _private_audio_overlay(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Synthesised audio for read-only benchmark folders goes to a per-test folder, never the user's."""
     monkeypatch.setenv("ARENA_TUI_AUDIO_DIR", str(tmp_path_factory.mktemp("audio-overlay")))
+
+
+@pytest.fixture(autouse=True)
+def _private_exports(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exports and WAVs written without a folder go to a per-test folder, never the user's Documents."""
+    monkeypatch.setenv("ARENA_TUI_EXPORTS", str(tmp_path_factory.mktemp("exports")))

@@ -329,3 +329,20 @@ def hub_rows_from_shared(bench_dir: Path, speakers: tuple[str, ...] = ("person1"
         for s in speakers:
             rows.append({"file_name": f"real_audio/{s}/{name}", "speaker": s, **base})
     return rows
+
+
+def publish_from_shared(hub: HubFake, shared: Path, name: str, *, with_text_files: bool = True, real_audio: bool = True) -> None:
+    """Serve the shared folder `name` as its Hub dataset (arcada-labs/<name with dashes>)."""
+    src = shared / name
+    repo = hub.dataset(f"arcada-labs/{name.replace('_', '-')}")
+    rows = hub_rows_from_shared(src)
+    repo.add("README.md", "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: metadata.jsonl\n---\n")
+    repo.add("metadata.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    if with_text_files:
+        for f in ("tools.json", "system_prompt.txt", "knowledge_base.txt"):
+            repo.add(f, src / f)
+    for wav in sorted((src / "audio").glob("turn_*.wav")):
+        repo.add(f"audio/{wav.name}", wav)
+        if real_audio:
+            for speaker in ("person1", "person2"):
+                repo.add(f"real_audio/{speaker}/{wav.name}", wav)

@@ -12,6 +12,7 @@ import pytest
 import soundfile as sf
 
 from arena_tui.app import ArenaApp
+from arena_tui.paths import exports_dir
 from arena_tui.playback import output_device
 from arena_tui.screens.dialogs import ExportDialog, NewRunDialog, PlayDialog
 from arena_tui.screens.help import HelpScreen
@@ -506,7 +507,7 @@ async def test_export_from_the_runs_list(recorded, tmp_path: Path) -> None:
         assert isinstance(app.screen, ExportDialog)
         dialog = app.screen
         default = Path(dialog.query_one("#export-dir").value)
-        assert default == Path.cwd().resolve()  # no data folder given: the current folder
+        assert default == exports_dir()  # not the current checkout, not the benchmark data
         # a file where a folder should be: an error in the dialog, which stays open
         blocker = tmp_path / "not-a-folder"
         blocker.write_text("x")

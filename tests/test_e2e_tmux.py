@@ -1,73 +1,81 @@
-"""End to end: the real `arena-tui demo` in a real terminal (tmux), read back from the screen."""
+"""End to end: the real `arena-tui demo` and `arena-tui run` in a real terminal (tmux), read back
+from the screen."""
 
 from __future__ import annotations
 
 import os
-import shlex
-import shutil
+import re
 import sqlite3
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-TMUX = shutil.which("tmux")
+from .tmux_session import TMUX, TmuxSession
+
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux not installed (CI installs it)")
 
 
-def _tmux(sock: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run([TMUX, "-L", sock, "-f", "/dev/null", *args], capture_output=True, text=True, check=check)
+def _env(tmp_path: Path) -> dict[str, str]:
+    """A user with no keys and a private home (no judge key: auto is the offline heuristic)."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "ARENA_TUI_AUDIO_DIR": os.environ.get("ARENA_TUI_AUDIO_DIR", str(tmp_path / "overlay")),
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+        "HOME": str(tmp_path),
+    }
 
 
-def _screen(sock: str) -> str:
-    return _tmux(sock, "capture-pane", "-p", "-t", "e2e", check=False).stdout
-
-
-def _wait(sock: str, cond, timeout: float) -> str:
-    end = time.monotonic() + timeout
-    text = ""
-    while time.monotonic() < end:
-        text = _screen(sock)
-        if cond(text):
-            return text
-        time.sleep(0.5)
-    raise AssertionError(f"timed out; screen was:\n{text}")
+def _quit(tmux: TmuxSession) -> int:
+    tmux.send("q")
+    return tmux.wait_exit(30)
 
 
 def test_demo_runs_in_a_terminal_and_quits_cleanly(tmp_path: Path) -> None:
     db = tmp_path / "arena.db"
-    sock = f"arena-e2e-{os.getpid()}"
-    env = {
-        "ARENA_TUI_AUDIO_DIR": os.environ.get("ARENA_TUI_AUDIO_DIR", str(tmp_path / "overlay")),
-        "TERM": "xterm-256color",
-        "OPENAI_API_KEY": "",
-        "AWS_ACCESS_KEY_ID": "",
-        "HOME": str(tmp_path),
-    }
-    cmd = " ".join([
-        "env", *(f"{k}={shlex.quote(v)}" for k, v in env.items()),
-        shlex.quote(sys.executable), "-m", "arena_tui.cli", "--db", shlex.quote(str(db)),
-        "demo", "--speed", "5", "--turns", "0-1", "--faults", "0:barge_in=500,1:no_response",
-    ])  # no 2> redirect: Textual draws on stderr
-    _tmux(sock, "new-session", "-d", "-s", "e2e", "-x", "160", "-y", "45", cmd)
+    tmux = TmuxSession("e2e-demo", tmp_path)
+    tmux.start([sys.executable, "-m", "arena_tui.cli", "--db", str(db),
+                "demo", "--speed", "5", "--turns", "0-1", "--faults", "0:barge_in=500,1:no_response"], _env(tmp_path))
     try:
-        text = _wait(sock, lambda s: "COMPLETED" in s, 240)
+        text = tmux.wait(lambda s: "COMPLETED" in s, 240, "the demo to complete")
         assert "demo_bench" in text and "SIMULATOR" in text
         assert "OVERLAP" in text and "RETRY" in text
         assert "judge: heuristic" in text
         assert "2/2 done" in text
-        _tmux(sock, "send-keys", "-t", "e2e", "escape")
-        text = _wait(sock, lambda s: "pass rates" in s and "[SIM]" in s, 20)
+        tmux.send("escape")
+        text = tmux.wait(lambda s: "pass rates" in s and "[SIM]" in s, 20, "the runs list")
         assert "completed" in text and "2/2" in text
-        _tmux(sock, "send-keys", "-t", "e2e", "q")
-        end = time.monotonic() + 30
-        while _tmux(sock, "has-session", "-t", "e2e", check=False).returncode == 0:
-            assert time.monotonic() < end, "the app did not quit on q"
-            time.sleep(0.3)
+        assert _quit(tmux) == 0, tmux.screen()
     finally:
-        _tmux(sock, "kill-server", check=False)
+        tmux.kill()
     with sqlite3.connect(db) as conn:
         status, total = conn.execute("SELECT status, turns_total FROM runs").fetchone()
     assert status == "completed" and total == 2
+
+
+def test_run_opens_the_monitor_on_the_live_run_and_scores_fill_in(tmp_path: Path) -> None:
+    """`arena-tui run demo_bench --model sim` (no --headless): the run screen, turns completing,
+    the judge's verdicts in the table, and after `q` a line saying what was recorded where."""
+    db = tmp_path / "arena.db"
+    tmux = TmuxSession("e2e-run", tmp_path)
+    tmux.start([sys.executable, "-m", "arena_tui.cli", "run", "demo_bench", "--model", "sim",
+                "--db", str(db), "--speed", "5", "--turns", "0-2"], _env(tmp_path))
+    try:
+        text = tmux.wait(lambda s: "demo_bench" in s and "SIMULATOR" in s, 60, "the run screen")
+        assert "turns" in text and "k Stop run" in text  # the live run screen, not the runs list
+        text = tmux.wait(lambda s: "COMPLETED" in s and "3/3 done" in s, 240, "the run to complete")
+        rows = [ln for ln in text.splitlines() if re.match(r"│ [0-2] ", ln)]
+        assert len(rows) == 3, text
+        assert all("PASS" in r or "FAIL" in r for r in rows), text  # a verdict on every turn
+        assert "judge: heuristic" in text
+        assert _quit(tmux) == 0, tmux.screen()
+        after = tmux.screen(history=True)
+    finally:
+        tmux.kill()
+    assert re.search(r"run demo_bench-\w+ completed, judge heuristic .*auto: no OPENAI_API_KEY", after), after
+    assert f"recorded in {db}" in after
+    with sqlite3.connect(db) as conn:
+        (status,) = conn.execute("SELECT status FROM runs").fetchone()
+        judged = {t for (t,) in conn.execute("SELECT DISTINCT turn_index FROM judgements")}
+    assert status == "completed" and {0, 1, 2} <= judged

@@ -7,7 +7,6 @@ The served dataset is built at test time from the shared data, in the Hub's layo
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -18,23 +17,7 @@ from benchmarks.fetch import FetchError, fetch_benchmark
 from benchmarks.loader import load_benchmark
 from benchmarks.registry import available_benchmarks, hf_snapshot
 
-from .hf_fake import HubFake, hub_rows_from_shared
-
-
-def _publish(hub: HubFake, shared: Path, name: str, *, with_text_files: bool = True, real_audio: bool = True) -> None:
-    src = shared / name
-    repo = hub.dataset(f"arcada-labs/{name.replace('_', '-')}")
-    rows = hub_rows_from_shared(src)
-    repo.add("README.md", "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: metadata.jsonl\n---\n")
-    repo.add("metadata.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
-    if with_text_files:
-        for f in ("tools.json", "system_prompt.txt", "knowledge_base.txt"):
-            repo.add(f, src / f)
-    for wav in sorted((src / "audio").glob("turn_*.wav")):
-        repo.add(f"audio/{wav.name}", wav)
-        if real_audio:
-            for speaker in ("person1", "person2"):
-                repo.add(f"real_audio/{speaker}/{wav.name}", wav)
+from .hf_fake import HubFake, publish_from_shared as _publish
 
 
 @pytest.fixture

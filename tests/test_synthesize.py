@@ -153,7 +153,8 @@ def test_openai_failure_keeps_what_was_written(shared_data: Path, tmp_path: Path
     folder = _copy(shared_data, "appointment_bench", tmp_path)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     with SpeechServer(fail_after=2) as srv:
-        code = main(["synthesize", str(folder), "--backend", "openai", "--base-url", srv.base_url, "--turns", "0-4"])
+        code = main(["synthesize", str(folder), "--backend", "openai", "--base-url", srv.base_url, "--turns", "0-4",
+                     "--out", str(folder)])
     err = capsys.readouterr().err
     assert code == 2 and "appointment_bench turn 2: OpenAI TTS refused (401)" in err and KEY not in err
     assert sorted(p.name for p in (folder / "audio").glob("*.wav")) == ["turn_000.wav", "turn_001.wav"]

@@ -16,13 +16,7 @@ HELP = "list benchmarks and what is available locally (turns, audio n/N, source)
 ORDER = 20
 
 
-def add_data_option(parser: argparse.ArgumentParser) -> None:
-    """Accept `--data` after the subcommand too (it is a global option of cli.py)."""
-    parser.add_argument("--data", default=argparse.SUPPRESS, help="folder holding benchmark folders (env ARENA_TUI_DATA)")
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_data_option(parser)
     parser.add_argument("name", nargs="?", help="show one benchmark (name or folder) turn by turn")
     parser.add_argument("--speaker", help="Hub datasets: use this speaker's recordings (real_audio/<speaker>)")
 

@@ -9,12 +9,11 @@ new session gets the history) and an interruption (turn 4: the reply is cut shor
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 from pathlib import Path
 
-from .. import paths
 from ..cli import CliError
+from ..judge.options import add_judge_arguments
 
 NAME = "demo"
 HELP = "run the demo benchmark against the local simulator in the monitor (no keys, no network)"
@@ -27,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--faults", default=DEMO_FAULTS, help=f"simulator fault spec (default {DEMO_FAULTS!r})")
     parser.add_argument("--speed", type=float, default=1.0, help="playback speed; 1.0 = real time (default)")
     parser.add_argument("--turns", help="subset of turns, e.g. 0-3")
-    parser.add_argument("--judge", default="auto", help="auto (LLM if a key is set, else heuristic) | heuristic | none")
+    add_judge_arguments(parser, allow_none=True)
     parser.add_argument("--temp-db", action="store_true",
                         help="record into a throw-away database instead of the default one")
 
@@ -51,15 +50,14 @@ def demo_config(args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..app import ArenaApp
+    from runners.config import RunConfig
 
-    config = demo_config(args)
-    if args.temp_db:
-        db = Path(tempfile.mkdtemp(prefix="arena-tui-demo-")) / "demo.db"
-    else:
-        db = paths.db_path(getattr(args, "db", None))
-    judge = args.judge
-    if judge == "auto" and not (os.environ.get("OPENAI_API_KEY") or os.environ.get("AWS_ACCESS_KEY_ID")):
-        judge = "heuristic"
-    ArenaApp(db, paths.data_dir(getattr(args, "data", None)), demo={"config": config, "judge": judge}).run()
-    return 0
+    from ..app import DEMO_BENCHMARK
+    from .live import choose_judge
+    from .ui import run_live
+
+    config = RunConfig(**demo_config(args))
+    db = Path(tempfile.mkdtemp(prefix="arena-tui-demo-")) / "demo.db" if args.temp_db else None
+    judge = choose_judge(args)
+    judge.check()
+    return run_live(args, config, judge, benchmark=DEMO_BENCHMARK, db=db)

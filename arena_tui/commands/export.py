@@ -1,13 +1,18 @@
-"""`arena-tui export RUN DIR`: write a stored run in the reference harness's run-directory layout."""
+"""`arena-tui export RUN [DIR]`: write a stored run in the reference harness's run-directory layout.
+
+Without DIR it goes to the exports folder (`paths.exports_dir`), never into the benchmark data
+or the current checkout; the full path written is printed.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+from pathlib import Path
 
 from ..cli import CliError
 from ..interop import InteropError, export_run
-from ..paths import db_path
+from ..paths import db_path, exports_dir
 from ..store import Store, StoreError
 
 NAME = "export"
@@ -17,7 +22,9 @@ ORDER = 50
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_id", metavar="RUN", help="run id (or a unique prefix of one)")
-    parser.add_argument("dest", metavar="DIR", help="folder to write into (a runs/ folder is created in it)")
+    parser.add_argument("dest", metavar="DIR", nargs="?",
+                        help="folder to write into (a runs/ folder is created in it; default: env "
+                             "ARENA_TUI_EXPORTS, else <Documents>/arena-tui)")
 
 
 async def _main(args: argparse.Namespace) -> str:
@@ -32,7 +39,8 @@ async def _main(args: argparse.Namespace) -> str:
             benchmark = find_benchmark(run.benchmark, args.data) if run else None
         except LookupError:
             benchmark = None  # still exportable; the summary then only counts verdicts
-        return str(await export_run(store, run_id, args.dest, benchmark=benchmark))
+        dest = args.dest if args.dest is not None else exports_dir()
+        return str(Path(await export_run(store, run_id, dest, benchmark=benchmark)).resolve())
 
 
 def run(args: argparse.Namespace) -> int:

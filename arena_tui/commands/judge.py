@@ -12,6 +12,7 @@ from ..judge.options import add_judge_arguments, backend_from_args
 from ..judge.worker import rejudge_turn
 from ..paths import db_path
 from ..store import Store, StoreError
+from .live import verdict_line
 
 NAME = "judge"
 HELP = "re-judge a recorded run (or one turn with --turn) and print its scores"
@@ -69,14 +70,8 @@ async def _main(args: argparse.Namespace) -> int:
     if args.json:
         print(summary.model_dump_json(indent=2))
         return status
-    label = " [heuristic]" if backend.heuristic else ""
     for j in latest:
-        if j.error:
-            print(f"turn {j.turn_index}: {j.error}")
-            continue
-        verdicts = " ".join(f"{d}={s.verdict}" for d, s in j.scores.items())
-        rule = f" ({j.rule})" if j.rule else ""
-        print(f"turn {j.turn_index} r{j.revision}{rule} {j.judge}{label}: {verdicts}")
+        print(verdict_line(j, heuristic=backend.heuristic))
     print()
     print(render_text(summary))
     return status

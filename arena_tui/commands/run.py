@@ -1,8 +1,10 @@
 """`arena-tui run`: run a benchmark against a model (or the offline simulator) and record it.
 
-Headless mode prints a progress bar while the run goes and a per-turn summary table at the
-end; the run itself is the engine's (`runners.engine.run_benchmark`) and the record is the
-store's, so a headless run and a TUI run store exactly the same thing.
+By default the monitor opens on the live run. `--headless` prints a first line (what runs,
+judged how, recorded where), a progress bar per finished turn, each turn's verdicts as the
+judge returns them, and a per-turn and per-dimension summary at the end; the run itself is the
+engine's (`runners.engine.run_benchmark`) and the record is the store's, so a headless run and
+a TUI run store exactly the same thing.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import sys
 from typing import Any, TextIO
 
 from ..cli import CliError
+from ..judge.options import add_judge_arguments
+from .live import JudgeChoice, choose_judge, headline, is_simulated, verdict_line
 
 NAME = "run"
 HELP = "run a benchmark against a model (use --model sim for the offline simulator)"
@@ -48,6 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-greeting", action="store_true", help="skip the greeting handshake")
     parser.add_argument("-v", "--verbose", action="store_true", help="show Pipecat's debug log on stderr")
     parser.add_argument("--rotate-after", type=float, metavar="SECONDS", help="rotate sessions older than this")
+    add_judge_arguments(parser, allow_none=True)
 
 
 def build_config(args: argparse.Namespace) -> Any:
@@ -81,7 +86,10 @@ def run(args: argparse.Namespace) -> int:
 
     config = build_config(args)
     _quiet_logs(getattr(args, "verbose", False))
-    try:  # the data first: a refusal should not wait for the providers' imports
+    headless = args.headless or not _on_a_terminal()
+    if not args.headless and headless:
+        print("arena-tui: not a terminal, so running headless (pass --headless to say so)", file=sys.stderr)
+    try:
         bench = load_benchmark(args.bench, paths.data_dir(args.data))
     except BenchmarkError as e:
         raise CliError(str(e)) from None
@@ -91,7 +99,13 @@ def run(args: argparse.Namespace) -> int:
         config.check_benchmark(bench)
     except ValueError as e:
         raise CliError(str(e)) from None
-    from runners.base import get_runner
+    db = paths.db_path(args.db)
+    judge = choose_judge(args)
+    if headless:  # before the provider's import (Pipecat takes seconds): output from the start
+        total = len(config.turns) if config.turns is not None else len(bench.turns)
+        print(headline(bench.name, config.model, turns=total, simulated=is_simulated(config), judge=judge, db=db,
+                       speed=config.speed), flush=True)
+    from runners.base import get_runner  # deferred: after the headline and the data checks, which need no provider
 
     try:
         runner = get_runner(config.model)
@@ -100,18 +114,17 @@ def run(args: argparse.Namespace) -> int:
     problems = runner.preflight(config)
     if problems:
         raise CliError("cannot run: " + "; ".join(problems))
-    db = paths.db_path(args.db)
-    if not args.headless:
-        try:  # the TUI, once it offers live runs, takes over; until then headless is the default
-            from .ui import run_live  # type: ignore[attr-defined]
-        except ImportError:
-            pass
-        else:
-            return int(run_live(bench, config, db) or 0)
-    return asyncio.run(_run_headless(bench, config, db, sys.stdout))
+    judge.check()
+    if not headless:
+        from .ui import run_live
+
+        return run_live(args, config, judge, benchmark=bench, db=db)
+    return asyncio.run(_run_headless(bench, config, db, sys.stdout, judge))
 
 
-async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO) -> int:
+async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: JudgeChoice | None = None) -> int:
+    import uuid
+
     from arena_tui.bus import EventBus
     from arena_tui.stop_signals import StopSignals
     from arena_tui.store import Store, StoreError, StoreWriteError
@@ -121,6 +134,7 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO) -> int:
         total = len(select_turns(bench, config.turns))
     except RunError as e:
         raise CliError(str(e)) from None
+    judge = judge or JudgeChoice("none", "", None)
     bus = EventBus()
     try:
         store = await Store.open(db)
@@ -128,18 +142,26 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO) -> int:
         raise CliError(str(e)) from None
     recorder = store.start_recording(bus)
     progress = Progress(total, out)
-    # a turn is shown as done once the store has committed it (a kill -9 after the line keeps it)
+    # a turn is shown as done once the store has committed it (a kill -9 after the line keeps it);
+    # verdicts are shown as they arrive
     subs = [
-        bus.subscribe(lambda e: e.kind in ("run_started", "run_ended", "session_rotated", "error")),
+        bus.subscribe(lambda e: e.kind in ("run_started", "run_ended", "session_rotated", "error", "judgement")),
         store.committed.subscribe(lambda e: e.kind == "turn_ended"),
     ]
     printers = [asyncio.create_task(progress.follow(sub)) for sub in subs]
-    run_id = None
+    run_id = uuid.uuid4().hex
+    judging = _start_judge(bench, judge, bus, run_id)
     status = 0
     failure: StoreError | None = None
+
+    async def run_and_judge() -> None:
+        await run_benchmark(bench, config, bus, run_id=run_id)
+        if judging is not None:
+            await judging[1]  # the last verdicts and the cross-turn rules, before the summary
+
     with StopSignals() as stops:
         try:
-            run_id = await store.run_while_writable(run_benchmark(bench, config, bus))
+            await store.run_while_writable(run_and_judge())
         except RunError as e:
             status = 2
             print(f"\narena-tui: {e}", file=sys.stderr)
@@ -148,6 +170,12 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO) -> int:
         except asyncio.CancelledError:
             status = stops.exit_status()
         finally:
+            if judging is not None:  # a run that failed or was stopped: verdicts still pending are dropped
+                judging[1].cancel()
+                with _suppress():
+                    await judging[1]
+                with _suppress():
+                    await judging[2].aclose()
             try:
                 await store.flush()
             except StoreError as e:
@@ -159,11 +187,31 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO) -> int:
             await asyncio.gather(*printers)
     if failure is not None:
         raise CliError(str(failure))
-    progress.summary(out, simulated=config.model == "sim" or config.fake)
-    run_id = run_id or (progress.ended.run_id if progress.ended is not None else None)  # interrupted, still recorded
-    if run_id:
+    progress.summary(out, simulated=is_simulated(config))
+    if judging is not None and progress.results:
+        from ..judge import render_text
+
+        print("", file=out)
+        print(render_text(judging[0].summary()), file=out)
+    if progress.ended is not None:
         print(f"run {run_id} recorded in {db}", file=out)
     return status
+
+
+def _start_judge(bench: Any, judge: JudgeChoice, bus: Any, run_id: str) -> tuple[Any, Any, Any] | None:
+    """(worker, task, backend) judging this run live, or None with --judge none."""
+    if judge.make is None:
+        return None
+    from ..judge import JudgeWorker
+
+    backend = judge.make()
+    worker = JudgeWorker(bench, backend, bus, run_id)
+    return worker, worker.start(), backend
+
+
+def _on_a_terminal() -> bool:
+    """The monitor needs a terminal on both ends: `run … | tee log` or a CI job gets the progress lines."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def _quiet_logs(verbose: bool) -> None:
@@ -211,6 +259,8 @@ class Progress:
                 self.notes.append(f"error ({ev.where}): {ev.message}")
             elif ev.kind == "run_ended":
                 self.ended = ev
+            elif ev.kind == "judgement" and ev.turn_index is not None and ev.turn_index >= 0:
+                print(f"    {verdict_line(ev)}", file=self.out, flush=True)
 
     def _bar(self, r: Any) -> None:
         done = len(self.results)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from .. import paths
 from ..cli import CliError
-from .benchmarks import add_data_option
 
 NAME = "synthesize"
 HELP = "write turn_NNN.wav for turns lacking audio (espeak offline, or OpenAI tts-1)"
@@ -29,7 +29,6 @@ def _turn_list(text: str) -> list[int]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_data_option(parser)
     parser.add_argument("benchmark", help="benchmark name or folder")
     parser.add_argument("--backend", choices=["espeak", "openai"], default="espeak",
                         help="espeak (offline, espeak-ng) or openai (tts-1, needs OPENAI_API_KEY); default espeak")
@@ -38,13 +37,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL or api.openai.com)")
     parser.add_argument("--turns", type=_turn_list, help="only these turns, e.g. 0,3,5-9")
     parser.add_argument("--overwrite", action="store_true", help="replace existing audio too")
-    parser.add_argument("--out", help="folder to write into (default: the benchmark folder if writable, "
-                        "else the audio overlay in the user data dir)")
+    parser.add_argument("--out", help="folder to write into (default: the audio overlay in the user data dir, "
+                        "env ARENA_TUI_AUDIO_DIR, which runs read; never the benchmark folder unless given here)")
 
 
 def run(args: argparse.Namespace) -> int:
     # imported here: numpy/soxr/openai are not needed to build the CLI parser
-    from benchmarks.loader import BenchmarkError
+    from benchmarks.loader import BenchmarkError, audio_overlay_dir
     from benchmarks.registry import open_benchmark
     from benchmarks.synthesize import SynthError, make_backend, synthesize_benchmark
 
@@ -63,11 +62,13 @@ def run(args: argparse.Namespace) -> int:
         def progress(n: int, total: int, turn) -> None:
             print(f"[{n}/{total}] turn {turn.turn_index}: {turn.input[:70]}", flush=True)
 
-        report = synthesize_benchmark(bench, backend, out_dir=args.out, turns=args.turns,
+        out_dir = args.out if args.out is not None else audio_overlay_dir(bench.name)
+        print(f"{bench.name}: writing to {Path(out_dir).resolve()}/audio", flush=True)
+        report = synthesize_benchmark(bench, backend, out_dir=out_dir, turns=args.turns,
                                       overwrite=args.overwrite, progress=progress)
     except SynthError as e:
         raise CliError(str(e)) from None
     secs = sum(report.seconds.values())
     print(f"{bench.name}: wrote {len(report.written)} WAV(s) ({secs:.1f} s of audio, synth:{backend.name}) "
-          f"to {report.out_dir}/audio; {len(report.skipped)} turn(s) already had audio")
+          f"to {Path(report.out_dir).resolve()}/audio; {len(report.skipped)} turn(s) already had audio")
     return 0

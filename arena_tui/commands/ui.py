@@ -1,8 +1,13 @@
-"""`arena-tui` with no subcommand (or `arena-tui ui`): the runs list of the database."""
+"""`arena-tui` with no subcommand (or `arena-tui ui`): the runs list of the database.
+
+Also home of `run_live`, which `run` and `demo` use to open the monitor on a run they start.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
 from .. import paths
 from ..cli import CliError
@@ -16,9 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--open", metavar="RUN_ID", help="open this run straight away (replay if stored)")
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..app import ArenaApp
-
+def locations(args: argparse.Namespace) -> tuple[Path, Path | None]:
+    """(database, data folder) from the global options, as one clear error when unusable."""
     try:
         db = paths.db_path(getattr(args, "db", None))
     except OSError as e:
@@ -27,6 +31,13 @@ def run(args: argparse.Namespace) -> int:
     if data is not None and not data.is_dir():
         raise CliError(f"--data {data}: not a folder")
     _check_database(db)
+    return db, data
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..app import ArenaApp
+
+    db, data = locations(args)
     ArenaApp(db, data, open_run=getattr(args, "open", None)).run()
     return 0
 
@@ -45,3 +56,29 @@ def _check_database(db: object) -> None:
         asyncio.run(probe())
     except StoreError as e:
         raise CliError(str(e)) from None
+
+
+def run_live(args: argparse.Namespace, config: Any, judge: Any, *, benchmark: Any = None, db: Path | None = None) -> int:
+    """Open the monitor on a new run of `benchmark` (a loaded Benchmark or a name) with `config`
+    (a RunConfig) judged by `judge` (a JudgeChoice), exactly as the new-run dialog starts one.
+
+    The app imports the engine itself (off its loop); what ran is printed after the app exits.
+    """
+    from ..app import ArenaApp
+
+    where, data = locations(args)
+    db = db or where
+    launch = {
+        "benchmark": benchmark if benchmark is not None else args.bench,
+        "config": config.model_dump(exclude_defaults=True),
+        "judge": judge.make or "none",
+    }
+    app = ArenaApp(db, data, launch=launch)
+    app.run()
+    for run_id, state in app.live.items():
+        if state.started is None:
+            print(f"run {run_id} did not start; nothing recorded")
+            continue
+        status = state.ended.status if state.ended is not None else "interrupted"
+        print(f"run {run_id} {status}, judge {judge.label}, recorded in {db}")
+    return 0

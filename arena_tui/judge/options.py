@@ -9,11 +9,14 @@ from .backends import JudgeBackend, PermanentError
 from .factory import make_backend, resolve_kind
 
 
-def add_judge_arguments(parser: argparse.ArgumentParser, *, default: str = "auto") -> None:
+def add_judge_arguments(parser: argparse.ArgumentParser, *, default: str = "auto", allow_none: bool = False) -> None:
+    """allow_none: commands that judge as a side effect (run, demo) can also turn it off."""
     g = parser.add_argument_group("judge")
-    g.add_argument("--judge", default=default, choices=["auto", "openai", "bedrock", "heuristic"],
+    g.add_argument("--judge", default=default,
+                   choices=["auto", "openai", "bedrock", "heuristic"] + (["none"] if allow_none else []),
                    help="judge backend; auto = openai if OPENAI_API_KEY is set, bedrock if AWS credentials "
-                        "are in the environment, else the offline heuristic (default: %(default)s)")
+                        "are in the environment, else the offline heuristic"
+                        + ("; none = do not judge" if allow_none else "") + " (default: %(default)s)")
     g.add_argument("--judge-model", help="model id (openai default gpt-5-mini; bedrock default Claude Sonnet 4.5)")
     g.add_argument("--judge-base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL also works)")
     g.add_argument("--judge-endpoint-url", help="Bedrock runtime endpoint URL")

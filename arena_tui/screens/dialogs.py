@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static
 
+from ..paths import exports_dir
 from ..playback import NoAudio, PlaybackError, Which, export_wav, output_device, turn_audio
 from ..run_view import RunState
 
@@ -380,12 +381,12 @@ class PlayDialog(ModalScreen[None]):
             return
         frames, rate = got
         try:
-            path = export_wav(raw, frames, rate)
+            path = export_wav(exports_dir() / Path(raw).expanduser(), frames, rate)  # a bare name: the exports folder
         except PlaybackError as e:
             self._status(f"[b red]{e}[/]")
             return
         self.last_export = path
-        self._status(f"[b green]wrote {raw}[/] ({frames.shape[1]} ch, {rate} Hz, {len(frames) / rate:.1f} s)")
+        self._status(f"[b green]wrote {path.resolve()}[/] ({frames.shape[1]} ch, {rate} Hz, {len(frames) / rate:.1f} s)")
 
     @on(Button.Pressed, "#close-btn")
     def action_close(self) -> None:

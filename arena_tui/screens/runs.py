@@ -88,8 +88,10 @@ def run_cells(r: dict[str, Any], now: dt.datetime, compact: bool = False, marked
 
 
 def default_export_dir(data_dir: Path | None) -> Path:
-    """Where exports go unless the user says otherwise: next to the benchmark data, else here."""
-    return (data_dir if data_dir is not None else Path.cwd()).expanduser().resolve()
+    """Where exports go unless the user says otherwise (never into the benchmark data)."""
+    from ..paths import exports_dir
+
+    return exports_dir()
 
 
 class RunsScreen(Screen):

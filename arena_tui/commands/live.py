@@ -1,0 +1,85 @@
+"""What `run` and `demo` share around a live run: which judge scores it, and how it is announced.
+
+Not a command (no NAME): the helpers the run commands use so the TUI and the headless output
+agree on the judge (auto resolved once, with the reason) and on how a verdict reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..cli import CliError
+
+
+@dataclass(frozen=True)
+class JudgeChoice:
+    """The judge a run gets: `kind` as resolved from `--judge` (auto → a real judge if its key is
+    set, else heuristic), `why` says how auto decided, `make` builds a fresh backend."""
+
+    kind: str  # openai | bedrock | heuristic | none
+    why: str
+    make: Callable[[], Any] | None
+
+    def check(self) -> None:
+        """A judge that cannot be built (no key, no region) fails the command now, not after the run."""
+        from ..judge import PermanentError
+
+        if self.make is None:
+            return
+        try:
+            self.make()
+        except PermanentError as e:
+            raise CliError(f"--judge {self.kind}: {e}") from None
+
+    @property
+    def label(self) -> str:
+        notes = [n for n in ("offline word overlap, not an LLM" if self.kind == "heuristic" else "", self.why) if n]
+        return f"{self.kind} ({'; '.join(notes)})" if notes else self.kind
+
+
+def choose_judge(args: argparse.Namespace) -> JudgeChoice:
+    """Resolve `--judge` (cheap: environment only); `JudgeChoice.check()` then builds it once."""
+    from ..judge.options import backend_from_args, resolve_kind
+
+    asked = getattr(args, "judge", "auto") or "auto"
+    if asked == "none":
+        return JudgeChoice("none", "", None)
+    kind = resolve_kind(asked)
+    why = ""
+    if asked == "auto":
+        why = {"openai": "auto: OPENAI_API_KEY is set", "bedrock": "auto: AWS credentials are set"}.get(
+            kind, "auto: no OPENAI_API_KEY or AWS credentials"
+        )
+    resolved = argparse.Namespace(**{**vars(args), "judge": kind})
+
+    def make() -> Any:
+        return backend_from_args(resolved)
+
+    return JudgeChoice(kind, why, make)
+
+
+def headline(benchmark: str, model: str, *, turns: int, simulated: bool, judge: JudgeChoice, db: Any,
+             speed: float = 1.0) -> str:
+    """The first line of a run: what runs, against what, judged how, recorded where."""
+    against = f"{model} [SIMULATOR or local protocol fake]" if simulated else model
+    fast = f", audio at {speed:g}x" if speed != 1 else ""
+    return f"run {benchmark} ({turns} turns{fast}) · model {against} · judge {judge.label} · db {db}"
+
+
+def verdict_line(j: Any, *, heuristic: bool = False) -> str:
+    """One judgement as a line: `turn 3 r1 openai:gpt-5-mini: kb_grounding=pass …` (or its error);
+    heuristic=True tags it `[heuristic]` where the judge's name may not say so."""
+    if j.error:
+        return f"turn {j.turn_index}: judge error: {j.error}"
+    verdicts = " ".join(f"{d}={s.verdict}" for d, s in j.scores.items())
+    rule = f" ({j.rule})" if j.rule else ""
+    label = " [heuristic]" if heuristic else ""
+    return f"turn {j.turn_index} r{j.revision}{rule} {j.judge}{label}: {verdicts}"
+
+
+def is_simulated(config: Any) -> bool:
+    return config.model == "sim" or bool(config.fake)
+

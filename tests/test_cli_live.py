@@ -1,0 +1,88 @@
+"""`arena-tui run --headless`: the first line, live verdicts per turn, the per-dimension summary,
+the judge choice (auto, none, a judge without its key) and global options on either side."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from arena_tui.cli import build_parser, main
+
+RUN = ["run", "demo_bench", "--model", "sim", "--speed", "20", "--turns", "0,2", "--headless"]
+
+
+@pytest.fixture
+def no_judge_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for k in ("OPENAI_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(k, raising=False)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--db", "A", "--data", "D", "runs"],
+    ["runs", "--db", "A", "--data", "D"],
+    ["--db", "B", "runs", "--db", "A", "--data", "D"],  # after the command wins, as it was said last
+    ["--data", "D", "db", "path", "--db", "A"],  # nested actions too
+])
+def test_global_options_before_or_after_the_command(argv: list[str]) -> None:
+    args = build_parser().parse_args(argv)
+    assert (args.db, args.data) == ("A", "D")
+
+
+def test_global_options_default_when_not_given() -> None:
+    args = build_parser().parse_args(["run", "demo_bench"])
+    assert args.db is None and args.data is None
+
+
+def test_headless_run_shows_verdicts_as_they_arrive_and_a_summary(tmp_path: Path, capsys, no_judge_keys) -> None:
+    db = tmp_path / "a.db"
+    assert main([*RUN, "--db", str(db)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    first = lines[0]
+    assert first.startswith("run demo_bench (2 turns, audio at 20x)") and "model sim [SIMULATOR" in first
+    assert "judge heuristic (offline word overlap, not an LLM; auto: no OPENAI_API_KEY or AWS credentials)" in first
+    assert f"db {db}" in first
+    # turn 0's verdicts arrive while the run goes on: after its progress line, before turn 2 ends
+    at = {key: next(i for i, ln in enumerate(lines) if key in ln)
+          for key in ("] 1/2  turn 0: ok", "    turn 0 r1 heuristic: ", "] 2/2  turn 2: ok", "    turn 2 r1 heuristic: ")}
+    assert list(at.values()) == sorted(at.values()), lines
+    assert any(ln.strip().startswith("turn 2 r1 heuristic: ") and "tool_use_correct=pass" in ln for ln in lines), lines
+    summary = lines.index(next(ln for ln in lines if ln.startswith("demo_bench judged by heuristic")))
+    dims = {ln.split()[0] for ln in lines[summary + 2:] if ln and not ln.startswith(("strict", " "))}
+    assert {"kb_grounding", "instruction_following", "tool_use_correct", "turn_taking"} <= dims
+    assert lines[-1].startswith("run ") and lines[-1].endswith(f"recorded in {db}")
+    with sqlite3.connect(db) as c:  # the verdicts printed are the ones recorded
+        judged = {t for (t,) in c.execute("SELECT DISTINCT turn_index FROM judgements")}
+    assert judged == {0, 2}
+
+
+def test_judge_none_records_no_verdicts(tmp_path: Path, capsys, no_judge_keys) -> None:
+    db = tmp_path / "a.db"
+    assert main([*RUN, "--db", str(db), "--judge", "none"]) == 0
+    out = capsys.readouterr().out
+    assert "· judge none ·" in out.splitlines()[0]
+    assert "judged by" not in out and " r1 " not in out
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT count(*) FROM judgements").fetchone() == (0,)
+        assert c.execute("SELECT status FROM runs").fetchone() == ("completed",)
+
+
+def test_a_judge_without_its_key_fails_before_the_run(tmp_path: Path, capsys, no_judge_keys) -> None:
+    db = tmp_path / "a.db"
+    assert main([*RUN, "--db", str(db), "--judge", "openai"]) == 2
+    err = capsys.readouterr().err
+    assert "--judge openai: OPENAI_API_KEY is not set" in err and "Traceback" not in err
+    assert not db.exists() or sqlite3.connect(db).execute("SELECT count(*) FROM runs").fetchone() == (0,)
+
+
+def test_auto_picks_the_real_judge_when_its_key_is_set(monkeypatch: pytest.MonkeyPatch, no_judge_keys) -> None:
+    import argparse
+
+    from arena_tui.commands.live import choose_judge
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+    choice = choose_judge(argparse.Namespace(judge="auto"))
+    assert choice.kind == "openai" and choice.label == "openai (auto: OPENAI_API_KEY is set)"
+    assert "sk-test" not in choice.label
+    assert choose_judge(argparse.Namespace(judge="heuristic")).label == "heuristic (offline word overlap, not an LLM)"
