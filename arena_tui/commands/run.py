@@ -29,9 +29,6 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from .benchmarks import add_data_option
-
-    add_data_option(parser)  # `run BENCH --data DIR`, as the README writes it
     parser.add_argument("bench", help="benchmark name or folder")
     parser.add_argument(
         "--model",
@@ -142,11 +139,11 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Ju
         raise CliError(str(e)) from None
     recorder = store.start_recording(bus)
     progress = Progress(total, out)
-    # a turn is shown as done once the store has committed it (a kill -9 after the line keeps it);
-    # verdicts are shown as they arrive
+    # a turn and its verdicts are shown once the store has committed them (a kill -9 after the line
+    # keeps them), so a verdict never precedes its turn's line
     subs = [
-        bus.subscribe(lambda e: e.kind in ("run_started", "run_ended", "session_rotated", "error", "judgement")),
-        store.committed.subscribe(lambda e: e.kind == "turn_ended"),
+        bus.subscribe(lambda e: e.kind in ("run_started", "run_ended", "session_rotated", "error")),
+        store.committed.subscribe(lambda e: e.kind in ("turn_ended", "judgement")),
     ]
     printers = [asyncio.create_task(progress.follow(sub)) for sub in subs]
     run_id = uuid.uuid4().hex
