@@ -22,9 +22,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from .bus import EventBus
+from arena_tui.spine.bus import EventBus
 from .commit_gate import CommitGate
-from .events import ErrorEvent, RunEnded
+from arena_tui.spine.events import ErrorEvent, RunEnded
 from .messages import LiveUpdate, RunFinished
 from .playback import Player
 from .run_view import RunState, TurnSpec, specs_from_benchmark

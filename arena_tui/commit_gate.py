@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
-from .bus import Subscription
-from .events import RunEvent
+from arena_tui.spine.bus import Subscription
+from arena_tui.spine.events import RunEvent
 
 
 class CommitGate:

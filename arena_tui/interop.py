@@ -30,8 +30,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .audio import AudioError, float_to_pcm16, read_wav, write_wav
-from .events import (
+from arena_tui.spine.audio import AudioError, float_to_pcm16, read_wav, write_wav
+from arena_tui.spine.events import (
     EMPTY_RESPONSE,
     MODEL_ENDED_SESSION,
     MODEL_ENDED_SESSION_EARLY,

@@ -57,7 +57,7 @@ def clip_frames(clip: Any) -> np.ndarray:
 def resample_frames(frames: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:
     if from_rate == to_rate:
         return frames
-    from .audio import resample
+    from arena_tui.spine.audio import resample
 
     out = resample(frames if frames.shape[1] > 1 else frames[:, 0], from_rate, to_rate)
     return out.reshape(-1, frames.shape[1])
@@ -83,7 +83,7 @@ def slice_frames(frames: np.ndarray, rate: int, start_ms: float, end_ms: float, 
 
 def export_wav(path: str | os.PathLike[str], frames: np.ndarray, sample_rate: int) -> Path:
     """Write frames (int16, frames x channels) to `path`; parent folders are created."""
-    from .audio import write_wav
+    from arena_tui.spine.audio import write_wav
 
     path = Path(path).expanduser()
     if path.exists() and path.is_dir():

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .events import (
+from arena_tui.spine.events import (
     EMPTY_RESPONSE,
     MODEL_ENDED_SESSION,
     MODEL_ENDED_SESSION_EARLY,
@@ -45,7 +45,7 @@ SILENT_DBFS = -90.0
 
 
 class TurnSpec(BaseModel):
-    """What the benchmark expects of a turn (the UI's view of `benchmarks.model.Turn`)."""
+    """What the benchmark expects of a turn (the UI's view of `arena_tui.spine.benchmark.Turn`)."""
 
     turn_index: int
     categories: list[str] = Field(default_factory=list)
@@ -56,7 +56,7 @@ class TurnSpec(BaseModel):
 
 
 def specs_from_benchmark(benchmark: Any) -> dict[int, TurnSpec]:
-    """TurnSpecs from a loaded `benchmarks.model.Benchmark` (duck-typed to keep imports light)."""
+    """TurnSpecs from a loaded `arena_tui.spine.benchmark.Benchmark` (duck-typed to keep imports light)."""
     out: dict[int, TurnSpec] = {}
     for t in benchmark.turns:
         out[t.turn_index] = TurnSpec(

@@ -23,7 +23,7 @@ and the exports can never disagree about a number. The rules:
 - **Strict row rule** (`row_passes`). A turn passes strictly when every scored dimension passes
   (none fails); a turn without a valid verdict never passes strictly.
 
-Judgements may be `arena_tui.events.Judgement` objects or plain dicts with the same field
+Judgements may be `arena_tui.spine.events.Judgement` objects or plain dicts with the same field
 names (`turn_index`, `revision`, `phase`, `error`, `scores`, `heuristic`), as read from rows.
 """
 
@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from benchmarks.model import CORE_DIMENSIONS
+from arena_tui.spine.benchmark import CORE_DIMENSIONS
 
 TURN_TAKING = "turn_taking"
 TOOL = "tool_use_correct"

@@ -24,9 +24,9 @@ from typing import Any, Iterable
 from platformdirs import user_data_dir
 from pydantic import BaseModel, ValidationError
 
-from arena_tui import audio
+from arena_tui.spine import audio
 
-from .model import Benchmark, BenchmarkMeta, Tool, Turn
+from arena_tui.spine.benchmark import Benchmark, BenchmarkMeta, Tool, Turn
 
 # Limits that keep a bad file from costing unbounded time or memory (a user's benchmark is input).
 MAX_LINE_BYTES = 1 << 20  # one turns.jsonl record; the shared ones are under 3 kB

@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from .loader import BenchmarkError, Problem, load_folder, looks_like_benchmark
-from .model import Benchmark
+from arena_tui.spine.benchmark import Benchmark
 
 DEMO_NAME = "demo_bench"
 DEMO_DIR = Path(__file__).parent / "demo"

@@ -19,10 +19,10 @@ from typing import Callable, Protocol
 import numpy as np
 from pydantic import BaseModel, Field
 
-from arena_tui.audio import TARGET_RATE, AudioError, parse_wav, resample, to_mono, float_to_pcm16, write_wav
+from arena_tui.spine.audio import TARGET_RATE, AudioError, parse_wav, resample, to_mono, float_to_pcm16, write_wav
 
 from .loader import SOURCES_FILE, audio_overlay_dir
-from .model import Benchmark, Turn
+from arena_tui.spine.benchmark import Benchmark, Turn
 
 
 class SynthError(Exception):

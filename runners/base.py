@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmarks.model import Benchmark, Tool
+from arena_tui.spine.benchmark import Benchmark, Tool
 
 from .config import Rotation, RunConfig
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 if TYPE_CHECKING:
-    from benchmarks.model import Benchmark
+    from arena_tui.spine.benchmark import Benchmark
 
 MAX_SPEED = 50.0  # beyond this the pacing loop cannot keep up and buffers grow without bound
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 
-from arena_tui.bus import EventBus
-from benchmarks.model import Benchmark
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.benchmark import Benchmark
 
 from .base import ProviderRunner, RunError, get_runner
 from .config import RunConfig

@@ -30,9 +30,9 @@ from typing import Any
 
 from loguru import logger
 
-from arena_tui.events import ErrorEvent, Reconnected, ReplaySummary, SessionRotated
+from arena_tui.spine.events import ErrorEvent, Reconnected, ReplaySummary, SessionRotated
 
-from benchmarks.model import Benchmark
+from arena_tui.spine.benchmark import Benchmark
 
 from .base import LocalFake, ProviderRunner, SessionSpec, context_messages
 from .config import RunConfig

@@ -19,8 +19,8 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from arena_tui.events import ErrorEvent, Reconnected, ReplaySummary, SessionRotated
-from benchmarks.model import Benchmark
+from arena_tui.spine.events import ErrorEvent, Reconnected, ReplaySummary, SessionRotated
+from arena_tui.spine.benchmark import Benchmark
 
 from .base import HistoryItem, LocalFake, ProviderRunner, RunError, SessionSpec
 from .config import Rotation, RunConfig

@@ -17,9 +17,9 @@ from typing import Any
 from pipecat.services.xai.realtime import events as xe
 from pipecat.services.xai.realtime.llm import GrokRealtimeLLMService
 
-from arena_tui.events import Reconnected, ReplaySummary, SessionRotated
+from arena_tui.spine.events import Reconnected, ReplaySummary, SessionRotated
 
-from benchmarks.model import Benchmark
+from arena_tui.spine.benchmark import Benchmark
 
 from .base import HistoryItem, LocalFake, ProviderRunner, SessionSpec
 from .config import RunConfig

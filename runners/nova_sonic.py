@@ -26,7 +26,7 @@ import json
 import os
 from typing import Any
 
-from benchmarks.model import Benchmark
+from arena_tui.spine.benchmark import Benchmark
 
 from .base import HistoryItem, LocalFake, ProviderRunner, SessionSpec
 from .config import Rotation, RunConfig
@@ -280,7 +280,7 @@ class NovaSonicRunner(ProviderRunner):
 
     def observe_session(self, service: Any, publish: Any) -> None:
         """Say why no in-service reconnect follows a stream AWS ended (the engine's rotation does)."""
-        from arena_tui.events import ErrorEvent
+        from arena_tui.spine.events import ErrorEvent
 
         service.on_stream_ended = lambda why: publish(
             ErrorEvent,

@@ -18,7 +18,7 @@ from typing import Any
 from pipecat.services.openai.realtime import events as rt
 from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
 
-from benchmarks.model import Benchmark
+from arena_tui.spine.benchmark import Benchmark
 
 from .base import HistoryItem, LocalFake, ProviderRunner, SessionSpec
 from .config import RunConfig

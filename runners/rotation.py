@@ -8,7 +8,7 @@ so it can be checked against what the server received.
 
 from __future__ import annotations
 
-from arena_tui.events import ReplaySummary, ToolCallRecord
+from arena_tui.spine.events import ReplaySummary, ToolCallRecord
 
 from .base import HistoryItem
 from .config import Rotation

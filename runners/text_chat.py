@@ -18,7 +18,7 @@ from typing import Any
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from pipecat.services.openai.llm import OpenAILLMService
 
-from benchmarks.model import Benchmark
+from arena_tui.spine.benchmark import Benchmark
 
 from .base import LocalFake, ProviderRunner, SessionSpec, is_local
 from .config import RunConfig

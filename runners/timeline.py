@@ -6,7 +6,7 @@ never from a provider's own TTFB. PCM is 16-bit little-endian mono (bytes or int
 at the caller's sample rate.
 
 Thresholds, and why:
-- Levels: RMS and peak per 50 ms block; silence clamps to -120 dBFS (`arena_tui.audio`).
+- Levels: RMS and peak per 50 ms block; silence clamps to -120 dBFS (`arena_tui.spine.audio`).
 - Bot speech (streaming, `SpeechDetector`): 10 ms blocks; speech starts at the first block whose
   RMS is >= -45 dBFS once 60 ms in a row are; it stops at the end of the last loud block after
   300 ms below. -45 dBFS is well above TTS/codec noise floors (~-70) and below the quietest
@@ -31,8 +31,8 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena_tui.audio import SILENCE_DBFS, peak_dbfs, resample, rms_dbfs
-from arena_tui.events import AudioChunk, Interval, Latencies, Speaker
+from arena_tui.spine.audio import SILENCE_DBFS, peak_dbfs, resample, rms_dbfs
+from arena_tui.spine.events import AudioChunk, Interval, Latencies, Speaker
 
 PcmLike = bytes | bytearray | memoryview | np.ndarray
 
@@ -84,7 +84,7 @@ def as_int16(pcm: PcmLike) -> np.ndarray:
 
 
 def block_rms_dbfs(samples: np.ndarray, block: int) -> np.ndarray:
-    """RMS dBFS of each complete `block`-sample block (vectorised `arena_tui.audio.rms_dbfs`)."""
+    """RMS dBFS of each complete `block`-sample block (vectorised `arena_tui.spine.audio.rms_dbfs`)."""
     n = len(samples) // block
     if n == 0:
         return np.empty(0)

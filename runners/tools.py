@@ -35,8 +35,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from arena_tui.events import ToolCallRecord
-from benchmarks.model import ExpectedCall, Turn
+from arena_tui.spine.events import ToolCallRecord
+from arena_tui.spine.benchmark import ExpectedCall, Turn
 
 END_SESSION = "end_session"
 UNEXPECTED_TOOL_CALL = "UNEXPECTED_TOOL_CALL"

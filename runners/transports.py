@@ -26,7 +26,7 @@ from pipecat.transports.base_input import BaseInputTransport
 from pipecat.transports.base_output import BaseOutputTransport
 from pipecat.transports.base_transport import TransportParams
 
-from arena_tui.events import Interval
+from arena_tui.spine.events import Interval
 
 
 class RunClock:

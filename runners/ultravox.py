@@ -29,7 +29,7 @@ from pipecat.services.ultravox.llm import JoinUrlInputParams, UltravoxRealtimeLL
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
-from benchmarks.model import Benchmark, Tool
+from arena_tui.spine.benchmark import Benchmark, Tool
 
 from .base import HistoryItem, LocalFake, ProviderRunner, RunError, SessionSpec
 from .config import Rotation, RunConfig
@@ -207,7 +207,7 @@ class UltravoxCallService(UltravoxRealtimeLLMService):
                 code, reason = self._socket.close_code, self._socket.close_reason
                 call_id = self.call.call_id if self.call else "?"
                 if self.publish is not None:
-                    from arena_tui.events import ErrorEvent
+                    from arena_tui.spine.events import ErrorEvent
 
                     self.publish(ErrorEvent, where="provider", fatal=False,
                                  message=f"Ultravox closed call {call_id} (websocket code {code}: {reason or 'no reason'})")

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 
-from arena_tui import audio
+from arena_tui.spine import audio
 from benchmarks.loader import load_benchmark
 from benchmarks.registry import KNOWN
 

@@ -21,8 +21,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from arena_tui.bus import EventBus
-from arena_tui.events import SessionOpened, TurnEnded
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.events import SessionOpened, TurnEnded
 from benchmarks.loader import load_benchmark
 from runners.config import RunConfig, parse_turns
 from runners.engine import run_benchmark

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from arena_tui.compare.leaderboard import build_leaderboard, load_runs  # noqa: E402
 from arena_tui.compare.report import select_runs, write_report  # noqa: E402
-from arena_tui.events import DimensionScore, Judgement, Latencies, RunEnded, RunStarted, TurnEnded, TurnResult  # noqa: E402
+from arena_tui.spine.events import DimensionScore, Judgement, Latencies, RunEnded, RunStarted, TurnEnded, TurnResult  # noqa: E402
 from arena_tui.store import Store  # noqa: E402
 
 DIMS = ["kb_grounding", "instruction_following", "tool_use_correct", "turn_taking"]

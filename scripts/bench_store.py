@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from arena_tui.bus import EventBus
-from arena_tui.events import (
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.events import (
     AudioChunk,
     DimensionScore,
     Judgement,

@@ -15,8 +15,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from arena_tui.audio import load_pcm16  # noqa: E402
-from benchmarks.model import Turn  # noqa: E402
+from arena_tui.spine.audio import load_pcm16  # noqa: E402
+from arena_tui.spine.benchmark import Turn  # noqa: E402
 from runners.timeline import (  # noqa: E402
     ConversationRecorder,
     LevelMeter,

@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from arena_tui.app import ArenaApp  # noqa: E402
-from arena_tui.bus import EventBus  # noqa: E402
+from arena_tui.spine.bus import EventBus  # noqa: E402
 from arena_tui.screens.run import RunScreen  # noqa: E402
 from arena_tui.store import Store  # noqa: E402
 from arena_tui.widgets.meters import LevelMeters  # noqa: E402

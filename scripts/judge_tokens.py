@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from arena_tui.events import Latencies, ToolCallRecord, TurnResult  # noqa: E402
+from arena_tui.spine.events import Latencies, ToolCallRecord, TurnResult  # noqa: E402
 from arena_tui.judge.rubric import PromptBuilder, dimensions_for  # noqa: E402
 from arena_tui.judge.schema import JUDGE_SCHEMA  # noqa: E402
 from benchmarks.loader import load_benchmark  # noqa: E402

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arena_tui.events import (
+from arena_tui.spine.events import (
     EMPTY_RESPONSE,
     DimensionScore,
     Judgement,
@@ -32,7 +32,7 @@ from arena_tui.events import (
     TurnResult,
 )
 from arena_tui.store import Store
-from benchmarks.model import Benchmark, BenchmarkMeta, Tool, Turn
+from arena_tui.spine.benchmark import Benchmark, BenchmarkMeta, Tool, Turn
 
 CORE = ["kb_grounding", "instruction_following", "tool_use_correct"]
 

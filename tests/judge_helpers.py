@@ -6,7 +6,7 @@ from typing import Any
 
 from pathlib import Path
 
-from arena_tui.events import (
+from arena_tui.spine.events import (
     CallVerdict,
     DimensionScore,
     Judgement,
@@ -18,7 +18,7 @@ from arena_tui.events import (
     TurnResult,
 )
 from arena_tui.store import Store
-from benchmarks.model import Benchmark, BenchmarkMeta, ExpectedCall, Turn
+from arena_tui.spine.benchmark import Benchmark, BenchmarkMeta, ExpectedCall, Turn
 
 CORE = ["kb_grounding", "instruction_following", "tool_use_correct"]
 

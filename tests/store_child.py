@@ -14,8 +14,8 @@ import argparse
 import asyncio
 import sys
 
-from arena_tui.bus import EventBus
-from arena_tui.events import AudioChunk, Level, RunEnded, RunStarted, TranscriptDelta
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.events import AudioChunk, Level, RunEnded, RunStarted, TranscriptDelta
 from arena_tui.store import Store
 
 PCM_100MS = bytes(range(256)) * (4800 // 256) + bytes(4800 % 256)  # 2400 mono frames at 24 kHz

@@ -14,7 +14,7 @@ from pathlib import Path
 from textual.geometry import Region
 
 from arena_tui.app import ArenaApp
-from arena_tui.events import Level, Overlap, RunStarted, SpeechBoundary, TranscriptDelta
+from arena_tui.spine.events import Level, Overlap, RunStarted, SpeechBoundary, TranscriptDelta
 from arena_tui.screens.run import RunScreen
 from arena_tui.widgets.event_log import EventLog
 from arena_tui.widgets.meters import LevelMeters

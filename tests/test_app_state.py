@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena_tui.events import (
+from arena_tui.spine.events import (
     GREETING_TURN,
     DimensionScore,
     Judgement,

@@ -1,4 +1,4 @@
-"""arena_tui.audio: WAVs of every shape become 24 kHz mono PCM16; bad ones are clear errors.
+"""arena_tui.spine.audio: WAVs of every shape become 24 kHz mono PCM16; bad ones are clear errors.
 
 Test WAVs are generated here (soundfile writes the exotic encodings; headers are patched by hand
 for the streamed-size and truncation cases) and compared with an independent decode.
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from arena_tui import audio
-from arena_tui.audio import AudioError
+from arena_tui.spine import audio
+from arena_tui.spine.audio import AudioError
 
 
 def _tone(rate: int, seconds: float = 0.5, freq: float = 440.0, amp: float = 0.5) -> np.ndarray:

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena_tui import audio
+from arena_tui.spine import audio
 from arena_tui.cli import main
 from benchmarks.loader import BenchmarkError, load_benchmark, load_folder
-from benchmarks.model import ExpectedCall
+from arena_tui.spine.benchmark import ExpectedCall
 from benchmarks.registry import KNOWN, available_benchmarks, canonical_name, hf_repo_for
 
 from .hf_fake import hub_rows_from_shared

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from arena_tui.cli import main
-from arena_tui.paths import exports_dir
+from arena_tui.spine.paths import exports_dir
 
 from .conftest import REPO_ROOT
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from arena_tui.bus import EventBus
-from arena_tui.events import GREETING_TURN, EMPTY_RESPONSE, MODEL_ENDED_SESSION
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.events import GREETING_TURN, EMPTY_RESPONSE, MODEL_ENDED_SESSION
 from arena_tui.store import Store
 from benchmarks.loader import load_benchmark
 from runners.config import RunConfig

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arena_tui.bus import EventBus
+from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
 from benchmarks.loader import load_benchmark
 from runners.config import RunConfig, parse_turns
@@ -63,7 +63,7 @@ async def test_unreadable_user_audio_is_an_error_naming_turn_and_file(conv, tmp_
 
 def test_replay_keeps_tool_calls_first_then_recent_text():
     h = History()
-    from arena_tui.events import ToolCallRecord
+    from arena_tui.spine.events import ToolCallRecord
 
     h.add_turn(0, "a" * 100, "b" * 100, [])
     h.add_turn(1, "c" * 100, "d" * 100, [ToolCallRecord(call_id="c1", name="f", args={"x": 1}, status="matched", response={"ok": True})])

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena_tui.cli import main
-from arena_tui.events import Latencies, TurnResult
+from arena_tui.spine.events import Latencies, TurnResult
 from arena_tui.judge import HeuristicJudge, make_backend
 from arena_tui.judge.backends import PermanentError, RetryPolicy
 from arena_tui.judge.bedrock_judge import BedrockJudge
@@ -19,7 +19,7 @@ from arena_tui.judge.schema import JUDGE_SCHEMA, SCHEMA_NAME
 from arena_tui.judge.summary import summarize
 from arena_tui.judge.worker import judge_turn
 from benchmarks.loader import load_benchmark
-from benchmarks.model import Benchmark
+from arena_tui.spine.benchmark import Benchmark
 
 from .fakes.bedrock_converse import FakeBedrock
 from .fakes.http_base import Fault
@@ -317,7 +317,7 @@ async def test_bedrock_connection_error_names_the_endpoint(conv, bedrock_fake):
 
 
 async def test_judge_sees_calls_with_payloads_and_returns_call_verdicts(conv, openai_fake):
-    from arena_tui.events import ToolCallRecord
+    from arena_tui.spine.events import ToolCallRecord
 
     t = next(t for t in conv.turns if t.expected_calls and not isinstance(t.required_function_call, list))
     exp = t.expected_calls[0]

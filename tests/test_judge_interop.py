@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena_tui.bus import EventBus
+from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
-from arena_tui.events import (
+from arena_tui.spine.events import (
     EMPTY_RESPONSE,
     AudioChunk,
     Latencies,
@@ -28,7 +28,7 @@ from arena_tui.interop import InteropError, export_run, import_run
 from arena_tui.judge import HeuristicJudge, rejudge_turn
 from arena_tui.store import Store
 from benchmarks.loader import load_benchmark
-from benchmarks.model import Benchmark
+from arena_tui.spine.benchmark import Benchmark
 
 from .test_judge_worker import RUN, record_run
 

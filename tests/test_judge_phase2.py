@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from arena_tui.events import CallVerdict
+from arena_tui.spine.events import CallVerdict
 from arena_tui.judge.phase2 import align, apply_rules
 from arena_tui.verdicts import standing_judgements
 from arena_tui.judge.summary import summarize
-from benchmarks.model import ExpectedCall
+from arena_tui.spine.benchmark import ExpectedCall
 
 from .judge_helpers import bench, call, judged, reg, result, turn
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from arena_tui.events import EMPTY_RESPONSE, Latencies, TurnResult
+from arena_tui.spine.events import EMPTY_RESPONSE, Latencies, TurnResult
 from arena_tui.judge.backends import JudgeRequest
 from arena_tui.judge.heuristic import HeuristicJudge, recall
 from arena_tui.judge.rubric import PromptBuilder, dimensions_for, turn_taking
 from arena_tui.judge.summary import wilson
 from benchmarks.loader import load_benchmark
-from benchmarks.model import Benchmark
+from arena_tui.spine.benchmark import Benchmark
 
 from .judge_helpers import call
 

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from arena_tui.bus import EventBus
+from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
-from arena_tui.events import Judgement, Latencies, RunEnded, RunStarted, ToolCallRecord, TurnEnded, TurnResult
+from arena_tui.spine.events import Judgement, Latencies, RunEnded, RunStarted, ToolCallRecord, TurnEnded, TurnResult
 from arena_tui.judge import HeuristicJudge, JudgeWorker, rejudge_turn
 from arena_tui.judge.backends import RetryPolicy
 from arena_tui.judge.openai_judge import OpenAIJudge
 from arena_tui.store import Store
 from benchmarks.loader import load_benchmark
-from benchmarks.model import Benchmark
+from arena_tui.spine.benchmark import Benchmark
 
 from .fakes.openai_chat import FakeOpenAI
 

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 from loguru import logger
 
-from arena_tui.bus import EventBus
+from arena_tui.spine.bus import EventBus
 from benchmarks.loader import load_benchmark
 from runners.base import SessionSpec, get_runner, known_models
 from runners.config import RunConfig

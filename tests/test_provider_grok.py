@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from loguru import logger
 
-from arena_tui.bus import EventBus
+from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
-from arena_tui.events import Reconnected, SessionRotated
+from arena_tui.spine.events import Reconnected, SessionRotated
 from arena_tui.store import Store
 from benchmarks.loader import load_benchmark
 from runners.base import HistoryItem, get_runner

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from arena_tui.bus import EventBus
-from arena_tui.events import EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.events import EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY
 from arena_tui.store import Store
 from benchmarks.loader import load_benchmark
 from runners.base import get_runner

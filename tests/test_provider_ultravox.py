@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from arena_tui.bus import EventBus
+from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
 from arena_tui.store import Store
 from benchmarks.loader import load_benchmark

@@ -17,7 +17,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from benchmarks.model import Benchmark, BenchmarkMeta, Tool, Turn
+from arena_tui.spine.benchmark import Benchmark, BenchmarkMeta, Tool, Turn
 from runners.simulator import FaultSpecError, SimulatorServer, parse_faults
 from runners.simulator.fingerprint import read_pcm24k
 from runners.simulator.voice import GREETING_TEXT, spoken_text
@@ -661,7 +661,7 @@ async def test_turn_recognised_from_a_16khz_wav_decoded_like_the_engine(bench: B
     """Synthesised benchmarks may not be 24 kHz: the simulator decodes WAVs as the engine does."""
     import soxr
 
-    from arena_tui.audio import load_pcm16, write_wav
+    from arena_tui.spine.audio import load_pcm16, write_wav
 
     for t in (0, 1):
         pcm16k = (soxr.resample(wav(bench, t).astype(np.float32) / 32768, RATE, 16000) * 32767).astype(np.int16)

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from arena_tui import cli
-from arena_tui.bus import EventBus
-from arena_tui.events import (
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.events import (
     AudioChunk,
     DimensionScore,
     ErrorEvent,
@@ -46,7 +46,7 @@ from arena_tui.events import (
 )
 from arena_tui.store import REDACTED, Store, StoreError
 from arena_tui.store.schema import SCHEMA_VERSION, migrate
-from benchmarks.model import Turn
+from arena_tui.spine.benchmark import Turn
 
 CHILD = Path(__file__).with_name("store_child.py")
 RATE = 24000

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from arena_tui.cli import main
-from arena_tui.events import Level, RunStarted, SessionOpened
+from arena_tui.spine.events import Level, RunStarted, SessionOpened
 from arena_tui.judge import HeuristicJudge
 from arena_tui.store import Store, StoreOpenError, StoreWriteError
 from arena_tui.store.schema import migrate

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena_tui import audio
+from arena_tui.spine import audio
 from arena_tui.cli import main
 from benchmarks.loader import load_benchmark, load_folder
 from benchmarks.synthesize import EspeakBackend, OpenAIBackend, SynthError, synthesize_benchmark

@@ -9,8 +9,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from arena_tui.audio import load_pcm16, parse_wav, resample, rms_dbfs
-from arena_tui.events import AudioChunk, Interval, parse_event
+from arena_tui.spine.audio import load_pcm16, parse_wav, resample, rms_dbfs
+from arena_tui.spine.events import AudioChunk, Interval, parse_event
 from runners.timeline import (
     ConversationRecorder,
     LevelMeter,

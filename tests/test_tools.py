@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from arena_tui.events import ToolCallRecord
-from benchmarks.model import ExpectedCall, Turn
+from arena_tui.spine.events import ToolCallRecord
+from arena_tui.spine.benchmark import ExpectedCall, Turn
 from runners.tools import (
     ARG_MISMATCH,
     NOT_AVAILABLE_MESSAGE,

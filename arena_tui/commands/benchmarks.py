@@ -8,7 +8,7 @@ import sys
 from benchmarks.loader import BenchmarkError
 from benchmarks.registry import BenchmarkInfo, DataDirError, available_benchmarks, canonical_name, open_benchmark
 
-from .. import paths
+from arena_tui.spine import paths
 from ..cli import CliError
 
 NAME = "benchmarks"

@@ -7,7 +7,7 @@ import asyncio
 import json
 
 from ..cli import CliError
-from ..paths import db_path
+from arena_tui.spine.paths import db_path
 from ..store import Store, StoreError
 
 NAME = "db"

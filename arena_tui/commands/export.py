@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..cli import CliError
 from ..interop import InteropError, export_run
-from ..paths import db_path, exports_dir
+from arena_tui.spine.paths import db_path, exports_dir
 from ..store import Store, StoreError
 
 NAME = "export"

@@ -7,7 +7,7 @@ import asyncio
 
 from ..cli import CliError
 from ..interop import InteropError, import_run
-from ..paths import db_path
+from arena_tui.spine.paths import db_path
 from ..store import Store, StoreError
 
 NAME = "import"

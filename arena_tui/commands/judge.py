@@ -10,7 +10,7 @@ from ..judge import PermanentError, limits, render_text, summarize
 from ..judge.locate import find_benchmark
 from ..judge.options import add_judge_arguments, backend_from_args
 from ..judge.worker import rejudge_turn
-from ..paths import db_path
+from arena_tui.spine.paths import db_path
 from ..store import Store, StoreError
 from .live import verdict_line
 

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 
 from ..cli import CliError
-from ..paths import db_path
+from arena_tui.spine.paths import db_path
 from ..store import Store, StoreError
 
 NAME = "report"

@@ -79,7 +79,7 @@ def build_config(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     from benchmarks.loader import BenchmarkError, load_benchmark
 
-    from .. import paths
+    from arena_tui.spine import paths
 
     config = build_config(args)
     _quiet_logs(getattr(args, "verbose", False))
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
 async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: JudgeChoice | None = None) -> int:
     import uuid
 
-    from arena_tui.bus import EventBus
+    from arena_tui.spine.bus import EventBus
     from arena_tui.stop_signals import StopSignals
     from arena_tui.store import Store, StoreError, StoreWriteError
     from runners.engine import RunError, run_benchmark, select_turns

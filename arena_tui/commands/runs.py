@@ -8,7 +8,7 @@ import json
 from datetime import UTC, datetime
 
 from ..cli import CliError
-from ..paths import db_path
+from arena_tui.spine.paths import db_path
 from ..store import RunRow, Store, StoreError
 
 NAME = "runs"

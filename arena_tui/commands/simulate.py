@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from benchmarks.loader import BenchmarkError, load_benchmark
     from runners.simulator import FaultSpecError, SimulatorServer, parse_faults
 
-    from .. import paths
+    from arena_tui.spine import paths
 
     if not 0 <= args.port <= 65535:
         raise CliError(f"--port must be 0..65535 (got {args.port})")

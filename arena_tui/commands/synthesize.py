@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .. import paths
+from arena_tui.spine import paths
 from ..cli import CliError
 
 NAME = "synthesize"

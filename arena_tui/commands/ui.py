@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .. import paths
+from arena_tui.spine import paths
 from ..cli import CliError
 
 NAME = "ui"

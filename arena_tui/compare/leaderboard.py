@@ -25,9 +25,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from benchmarks.model import CORE_DIMENSIONS, Benchmark, Turn
+from arena_tui.spine.benchmark import CORE_DIMENSIONS, Benchmark, Turn
 
-from ..events import EMPTY_RESPONSE, Judgement, TurnResult
+from arena_tui.spine.events import EMPTY_RESPONSE, Judgement, TurnResult
 from ..store import RunRow, Store
 from ..verdicts import Standing, due_dimensions, ordered, standing, tally
 from .stats import Distribution, Rate, TurnConsistency, bootstrap_percentile_cis, describe, turn_consistency

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.model import Benchmark
+from arena_tui.spine.benchmark import Benchmark
 
-from ..paths import data_dir as resolve_data_dir
+from arena_tui.spine.paths import data_dir as resolve_data_dir
 from ..store import Store
 from .leaderboard import Leaderboard, StoredRun, build_leaderboard, load_runs
 from .selection import Selection, select_runs

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..events import TurnResult
+from arena_tui.spine.events import TurnResult
 from .leaderboard import BoardRow, StoredRun
 from .stats import describe, turn_status
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from benchmarks.model import Benchmark
+from arena_tui.spine.benchmark import Benchmark
 
 from ..store import Store
 from .leaderboard import Leaderboard, build_leaderboard, load_runs

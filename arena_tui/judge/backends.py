@@ -21,9 +21,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
-from benchmarks.model import Benchmark, Turn
+from arena_tui.spine.benchmark import Benchmark, Turn
 
-from ..events import TokenUsage, TurnResult
+from arena_tui.spine.events import TokenUsage, TurnResult
 from . import limits
 from .schema import JudgeOutput
 

@@ -15,7 +15,7 @@ import botocore.exceptions as bex
 from botocore.config import Config
 from botocore.parsers import ResponseParserError
 
-from ..events import TokenUsage
+from arena_tui.spine.events import TokenUsage
 from .backends import (
     InvalidOutput,
     JudgeBackend,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ..events import TokenUsage
+from arena_tui.spine.events import TokenUsage
 from .backends import JudgeBackend, JudgeReply, JudgeRequest
 from .matching import call_matches
 from .schema import JudgeOutput, Score, Scores

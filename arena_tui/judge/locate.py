@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from benchmarks.model import Benchmark
+from arena_tui.spine.benchmark import Benchmark
 
-from ..paths import data_dir
+from arena_tui.spine.paths import data_dir
 
 
 def find_benchmark(name: str, data: str | os.PathLike[str] | None = None) -> Benchmark:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from benchmarks.model import ExpectedCall
+from arena_tui.spine.benchmark import ExpectedCall
 from runners.tools import args_match, canonical_args
 
 __all__ = ["call_matches", "canonical_args", "ids_equal"]

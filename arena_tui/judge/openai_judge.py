@@ -11,7 +11,7 @@ import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
-from ..events import TokenUsage
+from arena_tui.spine.events import TokenUsage
 from .backends import (
     InvalidOutput,
     JudgeBackend,

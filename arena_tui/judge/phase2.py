@@ -26,9 +26,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from benchmarks.model import Benchmark, Turn
+from arena_tui.spine.benchmark import Benchmark, Turn
 
-from ..events import CallVerdict, DimensionScore, Judgement, TokenUsage, ToolCallRecord, TurnResult
+from arena_tui.spine.events import CallVerdict, DimensionScore, Judgement, TokenUsage, ToolCallRecord, TurnResult
 from ..verdicts import TOOL, TURN_TAKING, standing
 from .matching import call_matches, ids_equal
 

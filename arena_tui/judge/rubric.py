@@ -12,9 +12,9 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from benchmarks.model import Benchmark, Turn
+from arena_tui.spine.benchmark import Benchmark, Turn
 
-from ..events import EMPTY_RESPONSE, DimensionScore, TurnResult
+from arena_tui.spine.events import EMPTY_RESPONSE, DimensionScore, TurnResult
 from ..verdicts import LLM_DIMENSIONS, judged_dimensions
 
 OVERLAP_FAIL_MS = 100.0

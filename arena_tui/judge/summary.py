@@ -12,10 +12,10 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
-from benchmarks.model import Benchmark
+from arena_tui.spine.benchmark import Benchmark
 
 from ..compare.stats import wilson
-from ..events import Judgement, TurnResult
+from arena_tui.spine.events import Judgement, TurnResult
 from ..verdicts import due_dimensions, ordered, standing, tally
 from .phase2 import align
 

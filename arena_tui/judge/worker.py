@@ -15,10 +15,10 @@ import inspect
 from collections.abc import Iterable
 from typing import Any
 
-from benchmarks.model import Benchmark
+from arena_tui.spine.benchmark import Benchmark
 
-from ..bus import EventBus
-from ..events import CallVerdict, DimensionScore, Judgement, RunEvent, TurnResult
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.events import CallVerdict, DimensionScore, Judgement, RunEvent, TurnResult
 from ..verdicts import LLM_DIMENSIONS, TURN_TAKING, standing
 from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retries
 from .phase2 import Alignment, apply_rules

@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static
 
-from ..paths import exports_dir
+from arena_tui.spine.paths import exports_dir
 from ..playback import NoAudio, PlaybackError, Which, export_wav, output_device, turn_audio
 from ..run_view import RunState
 

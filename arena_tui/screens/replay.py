@@ -13,7 +13,7 @@ from textual import work
 from textual.app import SystemCommand
 from textual.binding import Binding
 
-from ..events import RunEvent, event_kinds
+from arena_tui.spine.events import RunEvent, event_kinds
 from ..run_view import RunState
 from .run import RunScreen
 

@@ -89,7 +89,7 @@ def run_cells(r: dict[str, Any], now: dt.datetime, compact: bool = False, marked
 
 def default_export_dir(data_dir: Path | None) -> Path:
     """Where exports go unless the user says otherwise (never into the benchmark data)."""
-    from ..paths import exports_dir
+    from arena_tui.spine.paths import exports_dir
 
     return exports_dir()
 

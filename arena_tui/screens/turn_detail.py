@@ -15,7 +15,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from ..events import Judgement
+from arena_tui.spine.events import Judgement
 from ..messages import LiveUpdate
 from ..run_view import RunState, TurnRow
 from ..verdicts import in_order

@@ -19,8 +19,8 @@ from typing import TypeVar
 
 import aiosqlite
 
-from ..bus import EventBus
-from ..events import Event
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.events import Event
 from .connection import BUSY_TIMEOUT_MS
 from .errors import StoreError, StoreOpenError, StoreWriteError
 from .open import open_connections

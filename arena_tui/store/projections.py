@@ -18,7 +18,7 @@ from typing import Any
 
 import aiosqlite
 
-from ..events import AudioChunk, Event, Judgement, RunEnded, RunStarted, TurnEnded, TurnStarted
+from arena_tui.spine.events import AudioChunk, Event, Judgement, RunEnded, RunStarted, TurnEnded, TurnStarted
 from .connection import fetchall
 
 SQL_RUN_STUB = "INSERT OR IGNORE INTO runs(run_id, started_at, pid, host, heartbeat_at) VALUES (?,?,?,?,?)"

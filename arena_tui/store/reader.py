@@ -16,7 +16,7 @@ from typing import Any, Literal
 import aiosqlite
 from pydantic import BaseModel, ConfigDict
 
-from ..events import Judgement, RunEvent, TurnEnded, TurnResult, parse_event
+from arena_tui.spine.events import Judgement, RunEvent, TurnEnded, TurnResult, parse_event
 from ..verdicts import standing_judgements
 from .connection import fetchall
 from .errors import StoreError

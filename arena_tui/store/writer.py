@@ -27,8 +27,8 @@ from typing import Any
 
 import aiosqlite
 
-from ..bus import EventBus, Subscription
-from ..events import AudioChunk, Event, RunEnded, RunStarted, parse_event
+from arena_tui.spine.bus import EventBus, Subscription
+from arena_tui.spine.events import AudioChunk, Event, RunEnded, RunStarted, parse_event
 from .connection import execute, fetchall, rollback
 from .errors import StoreError, StoreWriteError
 from .projections import SQL_EVENT, SQL_HEARTBEAT, SQL_RUN_STUB, Batch, Projector, now_iso

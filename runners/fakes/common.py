@@ -25,7 +25,7 @@ import numpy as np
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from benchmarks.model import Benchmark, ExpectedCall
+from arena_tui.spine.benchmark import Benchmark, ExpectedCall
 
 # What a reply does once it has been spoken.
 Then = Literal["disconnect", "go_away", "expire"]

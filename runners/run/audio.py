@@ -27,9 +27,9 @@ from pipecat.frames.frames import (
 from pipecat.metrics.metrics import LLMUsageMetricsData, TTFBMetricsData
 from pipecat.processors.frame_processor import FrameDirection
 
-from arena_tui import audio
-from arena_tui.bus import EventBus
-from arena_tui.events import (
+from arena_tui.spine import audio
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.events import (
     EMPTY_RESPONSE,
     GREETING_TURN,
     AudioChunk,
@@ -45,7 +45,7 @@ from arena_tui.events import (
     TurnResult,
     TurnStarted,
 )
-from benchmarks.model import Benchmark, Turn
+from arena_tui.spine.benchmark import Benchmark, Turn
 
 from ..base import HistoryItem, ProviderRunner, RunError
 from ..config import RunConfig

@@ -26,8 +26,8 @@ from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.llm_service import FunctionCallParams, LLMService
 from pipecat.workers.runner import WorkerRunner
 
-from arena_tui.bus import EventBus
-from arena_tui.events import (
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.events import (
     EMPTY_RESPONSE,
     MODEL_ENDED_SESSION,
     MODEL_ENDED_SESSION_EARLY,
@@ -44,7 +44,7 @@ from arena_tui.events import (
     TurnEnded,
     TurnResult,
 )
-from benchmarks.model import Benchmark, Turn
+from arena_tui.spine.benchmark import Benchmark, Turn
 
 from ..base import HistoryItem, ProviderRunner, RunError, SessionSpec
 from ..config import Rotation, RunConfig

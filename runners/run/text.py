@@ -40,8 +40,8 @@ from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair
 from pipecat.processors.frame_processor import FrameDirection
 
-from arena_tui.bus import EventBus
-from arena_tui.events import (
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.events import (
     EMPTY_RESPONSE,
     ErrorEvent,
     Latencies,
@@ -51,7 +51,7 @@ from arena_tui.events import (
     TurnResult,
     TurnStarted,
 )
-from benchmarks.model import Benchmark, Turn
+from arena_tui.spine.benchmark import Benchmark, Turn
 
 from ..base import HistoryItem, ProviderRunner, RunError, SessionSpec
 from ..config import RunConfig

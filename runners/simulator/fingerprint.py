@@ -46,11 +46,11 @@ def onsets(pcm: np.ndarray) -> list[int]:
 def read_pcm24k(path: Path) -> np.ndarray:
     """Mono int16 at 24 kHz, decoded exactly as the engine decodes what it streams.
 
-    Same decoder (`arena_tui.audio.load_pcm16`: downmix, resampler) means the same samples,
+    Same decoder (`arena_tui.spine.audio.load_pcm16`: downmix, resampler) means the same samples,
     so fingerprints match even for WAVs that are not 24 kHz mono.
     """
     try:
-        from arena_tui.audio import load_pcm16
+        from arena_tui.spine.audio import load_pcm16
     except ImportError:  # pragma: no cover - the project module is missing only in odd checkouts
         return _read_plain(path)
     return np.asarray(load_pcm16(path, RATE), dtype=np.int16)

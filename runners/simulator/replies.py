@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from websockets.exceptions import ConnectionClosed
 
-from benchmarks.model import ExpectedCall
+from arena_tui.spine.benchmark import ExpectedCall
 
 from . import voice as voice_mod
 from .faults import TurnFault

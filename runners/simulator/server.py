@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
-from benchmarks.model import Benchmark, ExpectedCall
+from arena_tui.spine.benchmark import Benchmark, ExpectedCall
 
 from . import voice as voice_mod
 from .connection import Connection

@@ -23,7 +23,7 @@ FAULTS = "0:barge_in=500,1:no_response,3:disconnect,4:truncated"
 async def record_demo_run(db: Path, *, turns: list[int], faults: str | None = FAULTS, speed: float = 15.0,
                           run_id: str | None = None) -> str:
     """Run demo_bench against the simulator with the heuristic judge, recorded into `db`."""
-    from arena_tui.bus import EventBus
+    from arena_tui.spine.bus import EventBus
     from arena_tui.judge import JudgeWorker, make_backend
     from arena_tui.store import Store
     from benchmarks.loader import load_benchmark
@@ -62,7 +62,7 @@ async def dump_events(db: Path, run_id: str, out: Path = FIXTURE) -> int:
 
 
 def fixture_events(path: Path = FIXTURE) -> list:
-    from arena_tui.events import parse_event
+    from arena_tui.spine.events import parse_event
 
     return [parse_event(line) for line in path.read_text().splitlines() if line.strip()]
 
