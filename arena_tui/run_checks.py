@@ -60,21 +60,10 @@ def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> 
     except ValueError as e:
         return [str(e)]
     problems: list[str] = []
-    faults = config.get("faults")
-    if faults:
-        if not runner.simulated:
-            problems.append(f"faults only apply to the simulator (model sim), not {config['model']}")
-        else:
-            from runners.simulator.faults import parse_faults
-
-            try:
-                parse_faults(faults)
-            except Exception as e:
-                problems.append(f"faults: {e}")
     try:
         cfg = RunConfig(**config)
-    except Exception as e:
-        return problems + [f"bad run settings: {e}"]
+    except ValueError as e:  # ConfigError: one line naming the flag (faults, speed, …)
+        return problems + [str(e)]
     problems += runner.preflight(cfg)
     try:
         bench = load_benchmark(benchmark, data_dir)
@@ -84,7 +73,8 @@ def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> 
 
     try:
         turns = select_turns(bench, cfg.turns)
-    except RunError as e:
+        cfg.check_benchmark(bench)
+    except (RunError, ValueError) as e:
         return problems + [str(e)]
     if getattr(runner, "mode", "audio") != "text":
         missing = [t.turn_index for t in turns if (p := bench.audio_path(t)) is None or not p.exists()]
