@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
-import socket
-import subprocess
-import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ import pytest
 from arena_tui.bus import EventBus
 from arena_tui.campaign.executor import Executor, Job, JobOutcome
 from arena_tui.campaign.local import LocalExecutor
+from arena_tui.campaign.ray_executor import LOCAL_IP, RayExecutor, import_ray
 from arena_tui.campaign.snapshot import BenchmarkSnapshot, snapshot
 from arena_tui.events import TurnEnded
 from arena_tui.store import Store
@@ -63,7 +63,7 @@ async def kill_on_first_turn(bus: EventBus, executor: Executor, run_id: str) -> 
 
 async def assert_one_row_per_turn(store: Store, run_id: str, complete: bool) -> None:
     rows = await store.turn_results(run_id)
-    indices = [r.turn_index for r in rows]
+    indices = [r.turn_index for r in rows if r.turn_index >= 0]  # the greeting (-1) is not a benchmark turn
     assert len(indices) == len(set(indices)), f"{run_id}: duplicate turn rows {indices}"
     if complete:
         assert sorted(indices) == TURNS
@@ -149,3 +149,80 @@ async def test_local_worker_killed_mid_run(tmp_path: Path, demo_snapshot: Benchm
 async def _until(cond) -> None:
     while not cond():
         await asyncio.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """Two Ray nodes on 127.0.0.1 started here (no dashboard, no usage stats), torn down after."""
+    saved = dict(os.environ)
+    ray = import_ray(local=True)
+    from ray.cluster_utils import Cluster
+
+    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
+    cluster = Cluster(initialize_head=True, head_node_args={
+        "node_ip_address": LOCAL_IP, "num_cpus": 1, "include_dashboard": False, "temp_dir": temp})
+    try:
+        cluster.add_node(node_ip_address=LOCAL_IP, num_cpus=1)
+        yield cluster
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        cluster.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+async def test_ray_runs_into_one_store(tmp_path: Path, demo_snapshot: BenchmarkSnapshot, ray_cluster) -> None:
+    import ray
+
+    bus, rec = EventBus(), Recorder()
+    store = await Store.open(tmp_path / "arena.db")
+    recording = store.start_recording(bus)
+    executor = RayExecutor(bus, on_lost=rec.on_lost, on_done=rec.on_done, address=ray_cluster.address)
+    jobs = [Job(f"ray-{i}", demo_snapshot, CONFIG) for i in range(3)]
+    try:
+        await executor.start()
+        nodes = ray.nodes()
+        assert len(nodes) == 2 and {n["NodeManagerAddress"] for n in nodes} == {LOCAL_IP}
+        for job in jobs:
+            executor.submit(job)
+        await executor.join()
+        assert {executor.node_of(j.run_id) for j in jobs} == {LOCAL_IP}
+    finally:
+        await executor.close()
+    bus.close()
+    await recording
+    assert rec.lost == {}
+    assert {k: v.status for k, v in rec.done.items()} == {j.run_id: "finished" for j in jobs}
+    for job in jobs:
+        await assert_one_row_per_turn(store, job.run_id, complete=True)
+    await store.close()
+
+
+async def test_ray_worker_killed_mid_run(tmp_path: Path, demo_snapshot: BenchmarkSnapshot, ray_cluster) -> None:
+    bus, rec = EventBus(), Recorder()
+    store = await Store.open(tmp_path / "arena.db")
+    recording = store.start_recording(bus)
+    executor = RayExecutor(bus, on_lost=rec.on_lost, on_done=rec.on_done, address=ray_cluster.address)
+    try:
+        await executor.start()
+        victim, survivor = Job("victim", demo_snapshot, CONFIG), Job("survivor", demo_snapshot, CONFIG)
+        killer = asyncio.create_task(kill_on_first_turn(bus, executor, victim.run_id))
+        executor.submit(victim)
+        executor.submit(survivor)
+        await executor.join()
+        killed = await killer
+        assert set(rec.lost) == {"victim"} and str(killed) in rec.lost["victim"], rec.lost
+        assert rec.done["survivor"].status == "finished"
+        executor.submit(Job("victim-resumed", demo_snapshot, CONFIG))
+        await executor.join()
+    finally:
+        await executor.close()
+    bus.close()
+    await recording
+    assert rec.done["victim-resumed"].status == "finished"
+    await assert_one_row_per_turn(store, "survivor", complete=True)
+    await assert_one_row_per_turn(store, "victim-resumed", complete=True)
+    await assert_one_row_per_turn(store, "victim", complete=False)
+    await store.close()
