@@ -50,8 +50,7 @@ async def measured_run(benchmark, config: RunConfig, bus: EventBus, run_id: str)
         await run_benchmark(benchmark, cfg, bus, run_id, on_session=lambda s: inputs.append(s.input))
         truth = list(sim.truth_log)
     errors = latency_errors(sub.drain(), truth, cfg.chunk_ms)
-    return {"lateness": [x for i in inputs for x in i.lateness_ms], "latency_errors": errors[FIGURE],
-            "turns": sum(1 for e in sub.drain() if isinstance(e, TurnEnded))}
+    return {"lateness": [x for i in inputs for x in i.lateness_ms], "latency_errors": errors[FIGURE]}
 
 
 async def with_executor(snap, config: dict, n: int, workers: int) -> tuple[list[dict], int]:
@@ -77,8 +76,7 @@ async def with_executor(snap, config: dict, n: int, workers: int) -> tuple[list[
 
 
 async def in_process(bench, config: dict, n: int) -> tuple[list[dict], int]:
-    bus = EventBus()
-    out = await asyncio.gather(*[measured_run(bench, RunConfig(**config), bus, uuid.uuid4().hex) for _ in range(n)],
+    out = await asyncio.gather(*[measured_run(bench, RunConfig(**config), EventBus(), uuid.uuid4().hex) for _ in range(n)],
                                return_exceptions=True)
     return [r for r in out if isinstance(r, dict)], sum(1 for r in out if not isinstance(r, dict))
 
@@ -112,8 +110,9 @@ async def main() -> None:
         update={"greeting": RunConfig().greeting.model_copy(update={"enabled": False})}).model_dump(mode="json")
     print(f"{bench.name} turns {args.turns}, 1x, {os.cpu_count()} CPUs, {args.workers} workers, "
           f"load {os.getloadavg()[0]:.2f} at start; latency error = |{FIGURE} − simulator truth|")
-    print(f"{'mode':12} {'N':>3} {'ok':>4} {'lost':>4} | {'pacing late ms: p50':>6}   p99      max | "
-          f"{'n':>4}  err p95  err max | {'wall s':>6} {'load':>5} | goal")
+    print(f"{'':21} | pacing late (ms)       | latency error (ms)  |")
+    print(f"{'mode':12} {'N':>3} {'ok':>4} {'fail':>4} | {'p50':>6} {'p99':>7} {'max':>8} | "
+          f"{'n':>4} {'p95':>7} {'max':>8} | {'wall s':>6} {'load':>5} | goal")
     for n in [int(x) for x in args.ns.split(",")]:
         for mode in args.modes.split(","):
             t0 = time.monotonic()

@@ -50,8 +50,8 @@ class Recorder:
 
 
 async def kill_on_first_turn(bus: EventBus, executor: Executor, run_id: str) -> int:
-    """SIGKILL the process running `run_id` as soon as one of its turns has ended; its pid."""
-    sub = bus.subscribe(lambda e: isinstance(e, TurnEnded) and e.run_id == run_id)
+    """SIGKILL the process running `run_id` as soon as one of its benchmark turns has ended; its pid."""
+    sub = bus.subscribe(lambda e: isinstance(e, TurnEnded) and e.run_id == run_id and e.turn_index >= 0)
     async for _ in sub:
         pid = executor.worker_pid(run_id)
         assert pid is not None and pid != os.getpid()

@@ -127,7 +127,10 @@ class RayExecutor(Executor):
                     outcome = JobOutcome(out["status"], out["message"], out["result"])
             self._finish(job.run_id, outcome or JobOutcome("error", "the task ended without an outcome"))
         except asyncio.CancelledError:
-            self._ray.cancel(stream, force=True)
+            try:
+                self._ray.cancel(stream, force=True)
+            except Exception:  # noqa: BLE001 - already finished or its node is gone
+                pass
             self._finish(job.run_id, JobOutcome("cancelled", "closed"))
         except ex.TaskCancelledError:
             self._finish(job.run_id, JobOutcome("cancelled", "cancelled in Ray"))
