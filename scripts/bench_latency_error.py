@@ -40,6 +40,27 @@ def describe(name: str, errors: list[float]) -> str:
             f"  p95 {p95:6.2f}  max {a[-1]:6.2f} ms")
 
 
+def latency_errors(events: list, truth_log: list, chunk_ms: float) -> dict[str, list[float]]:
+    """Measured − simulator truth (ms) per figure, over the answered turns of one run."""
+    origins = {e.session: e.t_ms for e in events if isinstance(e, SessionOpened)}
+    first_frame, onset, leading, after_stop = [], [], [], []
+    for e in events:
+        if not isinstance(e, TurnEnded) or e.result.status != "ok" or not e.result.user_speech:
+            continue
+        r = e.result
+        truth = next((t for t in reversed(truth_log) if t.turn_index == r.turn_index and t.status == "answered"), None)
+        if truth is None or r.latencies.pipeline_ttfb_ms is None or not r.bot_speech:
+            continue
+        origin = origins[r.session] - chunk_ms  # sim audio time T ↔ timeline origin + T − chunk
+        ours_first = r.user_speech[-1].end_ms + r.latencies.pipeline_ttfb_ms
+        first_frame.append(ours_first - (origin + truth.first_audio_ms))
+        onset.append(r.bot_speech[0].start_ms - (origin + truth.first_audio_ms + truth.leading_silence_ms))
+        leading.append(r.latencies.leading_silence_ms - truth.leading_silence_ms)
+        after_stop.append((ours_first - (origin + truth.speech_stopped_ms)) - truth.first_audio_after_stop_ms)
+    return {"first bot frame played": first_frame, "audible bot speech onset": onset,
+            "leading silence": leading, "reply delay after VAD stop": after_stop}
+
+
 async def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench", default=str(SHARED / "conversation_bench"))
@@ -58,26 +79,10 @@ async def main() -> int:
         await run_benchmark(bench, config, bus)
         events = sub.drain()
         truth_log = list(sim.truth_log)
-    origins = {e.session: e.t_ms for e in events if isinstance(e, SessionOpened)}
-    first_frame, onset, leading, after_stop = [], [], [], []
-    for e in events:
-        if not isinstance(e, TurnEnded) or e.result.status != "ok" or not e.result.user_speech:
-            continue
-        r = e.result
-        truth = next((t for t in reversed(truth_log) if t.turn_index == r.turn_index and t.status == "answered"), None)
-        if truth is None or r.latencies.pipeline_ttfb_ms is None or not r.bot_speech:
-            continue
-        origin = origins[r.session] - config.chunk_ms  # sim audio time T ↔ timeline origin + T − chunk
-        ours_first = r.user_speech[-1].end_ms + r.latencies.pipeline_ttfb_ms
-        first_frame.append(ours_first - (origin + truth.first_audio_ms))
-        onset.append(r.bot_speech[0].start_ms - (origin + truth.first_audio_ms + truth.leading_silence_ms))
-        leading.append(r.latencies.leading_silence_ms - truth.leading_silence_ms)
-        after_stop.append((ours_first - (origin + truth.speech_stopped_ms)) - truth.first_audio_after_stop_ms)
+    errors = latency_errors(events, truth_log, config.chunk_ms)
     print(f"{bench.name}, turns {args.turns}, 1x, faults {args.faults or 'none'}: measured − simulator truth")
-    print(describe("first bot frame played", first_frame))
-    print(describe("audible bot speech onset", onset))
-    print(describe("leading silence", leading))
-    print(describe("reply delay after VAD stop", after_stop))
+    for name, errs in errors.items():
+        print(describe(name, errs))
     return 0
 
 

@@ -1,0 +1,1 @@
+"""Campaigns: many runs across workers, one coordinator owning the store and the UI."""

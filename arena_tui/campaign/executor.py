@@ -1,0 +1,128 @@
+"""The executor interface: where a campaign's runs execute, and how their events come back.
+
+A coordinator (the campaign orchestrator) owns one `EventBus`, the one `Store` writer recording
+it, and the UI. It hands `Job`s to an executor; the executor runs each one somewhere else (a
+local worker process, a Ray task on any node) and re-publishes every event the run produced on
+the coordinator's bus, as the same typed events. An executor never opens the database.
+
+Each submitted job ends exactly once, through one of two callbacks:
+  - `on_done(job, outcome)`: the run's code returned or raised in the worker (the run's own
+    verdict is its `run_ended` event; `outcome.status` says how the worker call ended);
+  - `on_lost(job, reason)`: the worker or node holding it died; events published before the
+    loss are on the bus, the run has no `run_ended`, and the orchestrator may resume it.
+
+    executor = LocalExecutor(bus, on_lost=..., on_done=...)   # or RayExecutor(bus, address=...)
+    await executor.start()
+    for job in jobs: executor.submit(job)
+    await executor.join()      # every job done or lost
+    await executor.close()     # cancels what still runs (runs end `interrupted`), stops workers
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from arena_tui.bus import EventBus
+
+from .snapshot import BenchmarkSnapshot
+
+# module:function of `async (benchmark, RunConfig, bus, run_id) -> dict`, imported in the worker
+DEFAULT_RUNNER = "arena_tui.campaign.worker:run_engine"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run: a benchmark by value, its RunConfig as a dict (validated in the worker), its id."""
+
+    run_id: str
+    snapshot: BenchmarkSnapshot = field(repr=False)
+    config: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    # finished: the runner returned; error: it raised (message says what); cancelled: close() stopped it
+    status: Literal["finished", "error", "cancelled"]
+    message: str = ""
+    result: dict[str, Any] = field(default_factory=dict)  # what the runner returned (JSON-able)
+    started: bool = True  # False: cancelled before any worker took it
+
+
+OnLost = Callable[[Job, str], None]
+OnDone = Callable[[Job, JobOutcome], None]
+
+
+class Executor(abc.ABC):
+    """Common bookkeeping: callbacks, the set of open jobs, `join`."""
+
+    def __init__(self, bus: EventBus, *, on_lost: OnLost, on_done: OnDone | None = None,
+                 runner: str = DEFAULT_RUNNER) -> None:
+        self.bus = bus
+        self.runner = runner
+        self._on_lost = on_lost
+        self._on_done = on_done
+        self._open: dict[str, Job] = {}
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    @abc.abstractmethod
+    async def start(self) -> None:
+        """Bring workers up; returns when jobs can run."""
+
+    @abc.abstractmethod
+    def submit(self, job: Job) -> None:
+        """Queue a job (run ids must be unique among open jobs)."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Cancel every open job (each ends with outcome `cancelled`) and stop the workers."""
+
+    @abc.abstractmethod
+    def worker_pid(self, run_id: str) -> int | None:
+        """The OS pid of the process running `run_id` now (None if not started or gone)."""
+
+    @property
+    def open_jobs(self) -> list[Job]:
+        return list(self._open.values())
+
+    async def join(self) -> None:
+        """Wait until every job submitted so far is done or lost."""
+        await self._idle.wait()
+
+    async def __aenter__(self) -> Executor:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- for subclasses
+
+    def _opened(self, job: Job) -> None:
+        if job.run_id in self._open:
+            raise ValueError(f"run {job.run_id} is already submitted")
+        self._open[job.run_id] = job
+        self._idle.clear()
+
+    def _publish(self, data: bytes) -> None:
+        from .transport import decode_batch
+
+        for event in decode_batch(data):
+            self.bus.publish(event)
+
+    def _finish(self, run_id: str, outcome: JobOutcome | None = None, *, lost: str | None = None) -> None:
+        job = self._open.pop(run_id, None)
+        if job is None:
+            return
+        try:
+            if lost is not None:
+                self._on_lost(job, lost)
+            elif self._on_done is not None:
+                self._on_done(job, outcome or JobOutcome("finished"))
+        finally:
+            if not self._open:
+                self._idle.set()

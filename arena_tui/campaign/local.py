@@ -1,0 +1,274 @@
+"""The default executor: a pool of local worker processes, each running several sessions.
+
+Workers are spawned (not forked: the coordinator has a running event loop and threads) and each
+runs an asyncio loop holding up to `per_worker` sessions at once; a job goes to the ready worker
+holding the fewest. Parent and worker talk over one pipe per worker: commands down, event
+batches (JSON, see transport.py) and outcomes up. A benchmark snapshot is sent to a worker once.
+
+A worker that dies (kill -9, OOM) closes its pipe: every job it held is reported through
+`on_lost` and a fresh worker takes its place. A worker whose parent dies sees its pipe close
+and stops, so no orphan keeps running sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import multiprocessing
+import os
+import queue
+import shutil
+import signal
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from arena_tui.bus import EventBus
+
+from .executor import DEFAULT_RUNNER, Executor, Job, JobOutcome, OnDone, OnLost
+
+READY_TIMEOUT_S = 180.0  # a cold worker imports Pipecat; on a loaded 2-core machine that is slow
+STOP_TIMEOUT_S = 30.0
+
+
+class ExecutorError(Exception):
+    """The pool could not start (a worker died before it was ready)."""
+
+
+def _exit_reason(pid: int, code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"worker process {pid} was killed ({name})"
+    return f"worker process {pid} exited (code {code})"
+
+
+@dataclass(eq=False)
+class _Worker:
+    proc: Any
+    conn: Connection
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    jobs: set[str] = field(default_factory=set)
+    keys: set[str] = field(default_factory=set)  # snapshots already sent
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+
+class LocalExecutor(Executor):
+    def __init__(self, bus: EventBus, *, on_lost: OnLost, on_done: OnDone | None = None,
+                 workers: int | None = None, per_worker: int = 8, runner: str = DEFAULT_RUNNER) -> None:
+        super().__init__(bus, on_lost=on_lost, on_done=on_done, runner=runner)
+        self.size = workers or os.cpu_count() or 1
+        self.per_worker = per_worker
+        self._ctx = multiprocessing.get_context("spawn")
+        self._workers: list[_Worker] = []
+        self._pending: collections.deque[Job] = collections.deque()
+        self._closing = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def pids(self) -> list[int]:
+        return [w.pid for w in self._workers]
+
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        fresh = [self._spawn() for _ in range(self.size)]
+        waits = [asyncio.ensure_future(w.ready.wait()) for w in fresh]
+        try:
+            async with asyncio.timeout(READY_TIMEOUT_S):
+                while not all(w.ready.is_set() for w in fresh):
+                    dead = [w for w in fresh if w not in self._workers]
+                    if dead:
+                        raise ExecutorError(_exit_reason(dead[0].pid, dead[0].proc.exitcode) + " while starting")
+                    await asyncio.wait(waits, timeout=0.2)
+        except TimeoutError:
+            raise ExecutorError(f"workers not ready after {READY_TIMEOUT_S:.0f} s") from None
+        finally:
+            for w in waits:
+                w.cancel()
+
+    def submit(self, job: Job) -> None:
+        if self._closing:
+            raise RuntimeError("executor is closed")
+        self._opened(job)
+        self._pending.append(job)
+        self._dispatch()
+
+    def worker_pid(self, run_id: str) -> int | None:
+        return next((w.pid for w in self._workers if run_id in w.jobs), None)
+
+    async def close(self) -> None:
+        if self._closing:
+            return
+        self._closing = True
+        while self._pending:
+            self._finish(self._pending.popleft().run_id, JobOutcome("cancelled", "closed before it started", started=False))
+        workers = list(self._workers)
+        for w in workers:
+            self._send(w, ("stop",))
+        for w in workers:
+            await asyncio.to_thread(w.proc.join, STOP_TIMEOUT_S)
+            if w.proc.is_alive():
+                w.proc.kill()
+                await asyncio.to_thread(w.proc.join, 5)
+        await self.join_readers()
+
+    async def join_readers(self) -> None:
+        """Let the readers' last callbacks (outcomes, exits) run before returning from close."""
+        for _ in range(100):
+            if not self._workers:
+                return
+            await asyncio.sleep(0.02)
+
+    # -- pool
+
+    def _spawn(self) -> _Worker:
+        parent, child = self._ctx.Pipe(duplex=True)
+        proc = self._ctx.Process(target=_worker_main, args=(child, self.runner), name="arena-worker")
+        proc.start()
+        child.close()
+        w = _Worker(proc, parent)
+        self._workers.append(w)
+        threading.Thread(target=self._read, args=(w,), daemon=True, name=f"arena-worker-{w.pid}").start()
+        return w
+
+    def _read(self, w: _Worker) -> None:  # reader thread: pipe -> event loop, in order
+        assert self._loop is not None
+        while True:
+            try:
+                msg = w.conn.recv()
+            except (EOFError, OSError):
+                break
+            if not self._call(self._on_message, w, msg):
+                return
+        w.proc.join()
+        self._call(self._on_exit, w)
+
+    def _call(self, fn: Any, *args: Any) -> bool:
+        try:
+            self._loop.call_soon_threadsafe(fn, *args)  # type: ignore[union-attr]
+            return True
+        except RuntimeError:  # loop closed: nobody left to tell
+            return False
+
+    def _on_message(self, w: _Worker, msg: tuple) -> None:
+        kind = msg[0]
+        if kind == "events":
+            if msg[1] in w.jobs:
+                self._publish(msg[2])
+        elif kind == "done":
+            run_id, out = msg[1], msg[2]
+            w.jobs.discard(run_id)
+            self._finish(run_id, JobOutcome(out["status"], out["message"], out["result"]))
+            self._dispatch()
+        elif kind == "ready":
+            w.ready.set()
+            self._dispatch()
+
+    def _on_exit(self, w: _Worker) -> None:
+        if w in self._workers:
+            self._workers.remove(w)
+        w.conn.close()
+        reason = _exit_reason(w.pid, w.proc.exitcode)
+        for run_id in sorted(w.jobs):
+            self._finish(run_id, lost=reason)
+        w.jobs.clear()
+        if not self._closing:
+            self._spawn()
+            self._dispatch()
+
+    def _dispatch(self) -> None:
+        while self._pending and not self._closing:
+            free = [w for w in self._workers if w.ready.is_set() and len(w.jobs) < self.per_worker]
+            if not free:
+                return
+            w = min(free, key=lambda w: len(w.jobs))
+            job = self._pending.popleft()
+            snap = job.snapshot
+            if snap.key not in w.keys:
+                self._send(w, ("snapshot", snap))
+                w.keys.add(snap.key)
+            w.jobs.add(job.run_id)
+            self._send(w, ("run", job.run_id, snap.key, job.config))
+
+    def _send(self, w: _Worker, msg: tuple) -> None:
+        try:
+            w.conn.send(msg)
+        except (OSError, ValueError):  # dying worker: its reader reports the loss
+            pass
+
+
+# -- worker process
+
+
+def _worker_main(conn: Connection, runner_spec: str) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
+    asyncio.run(_serve(conn, runner_spec))
+
+
+async def _serve(conn: Connection, runner_spec: str) -> None:
+    from loguru import logger
+
+    from .worker import execute, load_runner
+
+    logger.remove()  # the coordinator owns the terminal (a TUI may be drawing on it)
+    loop = asyncio.get_running_loop()
+    runner = load_runner(runner_spec)
+    import runners.engine  # noqa: F401 - pay the Pipecat import before saying ready
+
+    inbox: asyncio.Queue[tuple] = asyncio.Queue()
+    outbox: queue.SimpleQueue[tuple | None] = queue.SimpleQueue()
+
+    def read() -> None:
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):  # the coordinator is gone
+                msg = ("stop",)
+            loop.call_soon_threadsafe(inbox.put_nowait, msg)
+            if msg[0] == "stop":
+                return
+
+    def write() -> None:  # pipe writes block; keep them off the pacing loop
+        while (msg := outbox.get()) is not None:
+            try:
+                conn.send(msg)
+            except (OSError, ValueError):
+                return
+
+    threading.Thread(target=read, daemon=True).start()
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    scratch = Path(tempfile.mkdtemp(prefix="arena-worker-"))
+    benchmarks: dict[str, Any] = {}
+    tasks: dict[str, asyncio.Task[None]] = {}
+
+    async def job(run_id: str, key: str, config: dict) -> None:
+        out = await execute(runner, benchmarks[key], config, run_id, lambda b: outbox.put(("events", run_id, b)))
+        outbox.put(("done", run_id, out))
+        tasks.pop(run_id, None)
+
+    outbox.put(("ready", os.getpid()))
+    try:
+        while True:
+            msg = await inbox.get()
+            if msg[0] == "snapshot":
+                benchmarks[msg[1].key] = msg[1].materialize(scratch)
+            elif msg[0] == "run":
+                tasks[msg[1]] = asyncio.create_task(job(msg[1], msg[2], msg[3]))
+            elif msg[0] == "stop":
+                for t in list(tasks.values()):
+                    t.cancel()
+                await asyncio.gather(*tasks.values(), return_exceptions=True)
+                break
+    finally:
+        outbox.put(None)
+        writer.join(STOP_TIMEOUT_S)
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -1,0 +1,63 @@
+"""The worker side of a job, shared by every executor: run it on a local bus, stream batches.
+
+`execute` runs the runner (by default the engine) on a fresh `EventBus` in the worker process,
+hands each event batch to `send_batch` as JSON bytes, and returns the outcome as a plain dict
+(what crosses back besides events). Cancelling it cancels the run, which then publishes its
+own `interrupted` ending; those last events are still sent before `execute` returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from arena_tui.bus import EventBus
+
+from .transport import batches, encode_batch
+
+Runner = Callable[..., Awaitable[dict[str, Any] | None]]
+
+
+async def run_engine(benchmark: Any, config: Any, bus: EventBus, run_id: str) -> dict[str, Any]:
+    """The default runner: one benchmark run through the engine."""
+    from runners.engine import run_benchmark
+
+    await run_benchmark(benchmark, config, bus, run_id)
+    return {}
+
+
+def load_runner(spec: str) -> Runner:
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+async def execute(runner: Runner, benchmark: Any, config: dict[str, Any], run_id: str,
+                  send_batch: Callable[[bytes], None]) -> dict[str, Any]:
+    """Run one job; returns {"status": finished|error|cancelled, "message", "result"}."""
+    from runners.config import RunConfig
+    from runners.engine import RunError
+
+    bus = EventBus()
+    sub = bus.subscribe()
+
+    async def forward() -> None:
+        async for batch in batches(sub):
+            send_batch(encode_batch(batch))
+
+    pump = asyncio.create_task(forward())
+    out: dict[str, Any]
+    try:
+        result = await runner(benchmark, RunConfig(**config), bus, run_id)
+        out = {"status": "finished", "message": "", "result": result or {}}
+    except asyncio.CancelledError:
+        out = {"status": "cancelled", "message": "cancelled", "result": {}}
+    except RunError as e:
+        out = {"status": "error", "message": str(e), "result": {}}
+    except Exception as e:  # noqa: BLE001 - reported to the coordinator, which names the run
+        out = {"status": "error", "message": f"{type(e).__name__}: {e}", "result": {}}
+    finally:
+        bus.close()
+        await pump
+    return out

@@ -1,0 +1,128 @@
+"""How many concurrent 1x sessions this machine holds: local executor vs one process.
+
+Not a test: prints a table. Each session is the real engine against its own simulator at 1x
+(so the simulator's truth is at hand), a few turns each. For N sessions:
+  - local executor: worker processes (default: one per core), sessions spread least-loaded;
+    every event crosses to this coordinator process in batches, as a campaign's would;
+  - one process: the N sessions on this process's event loop (today's way).
+Columns: input pacing error (wall ms late against the ideal 20 ms schedule, all chunks of all
+sessions, as scripts/bench_pacing.py measures it) and latency error (our timeline's audible bot
+speech onset − the simulator's truth, as scripts/bench_latency_error.py measures it).
+Goal (issue 13): >= 16 sessions at pacing p99 < 2 ms and latency error <= 10 ms.
+
+    .venv/bin/python -m scripts.bench_concurrency [--ns 1,2,4,8,12,16,20,24] [--turns 0-1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import os
+import sys
+import time
+import uuid
+
+import numpy as np
+
+from arena_tui.bus import EventBus
+from arena_tui.campaign.executor import Job, JobOutcome
+from arena_tui.campaign.local import LocalExecutor
+from arena_tui.campaign.snapshot import snapshot
+from arena_tui.events import SessionOpened, TurnEnded
+from benchmarks.registry import open_benchmark
+from runners.config import RunConfig, parse_turns
+from scripts.bench_latency_error import latency_errors
+
+RUNNER = "scripts.bench_concurrency:measured_run"
+FIGURE = "audible bot speech onset"
+
+
+async def measured_run(benchmark, config: RunConfig, bus: EventBus, run_id: str) -> dict:
+    """One session against its own simulator; returns its pacing lateness and latency errors."""
+    from runners.engine import run_benchmark
+    from runners.simulator import SimulatorServer
+
+    sub = bus.subscribe(lambda e: isinstance(e, (SessionOpened, TurnEnded)))
+    inputs: list = []
+    async with SimulatorServer(benchmark) as sim:
+        cfg = config.model_copy(update={"base_url": sim.base_url})
+        await run_benchmark(benchmark, cfg, bus, run_id, on_session=lambda s: inputs.append(s.input))
+        truth = list(sim.truth_log)
+    errors = latency_errors(sub.drain(), truth, cfg.chunk_ms)
+    return {"lateness": [x for i in inputs for x in i.lateness_ms], "latency_errors": errors[FIGURE]}
+
+
+async def with_executor(snap, config: dict, n: int, workers: int) -> tuple[list[dict], int]:
+    bus = EventBus()
+    results: list[dict] = []
+    lost: list[str] = []
+
+    def done(job: Job, outcome: JobOutcome) -> None:
+        if outcome.status == "finished":
+            results.append(outcome.result)
+        else:
+            lost.append(f"{job.run_id}: {outcome.message}")
+
+    pool = LocalExecutor(bus, on_lost=lambda job, why: lost.append(why), on_done=done,
+                         workers=workers, per_worker=max(1, math.ceil(n / workers)), runner=RUNNER)
+    async with pool:
+        for _ in range(n):
+            pool.submit(Job(uuid.uuid4().hex, snap, config))
+        await pool.join()
+    for why in lost:
+        print(f"   lost/failed: {why}", file=sys.stderr)
+    return results, len(lost)
+
+
+async def in_process(bench, config: dict, n: int) -> tuple[list[dict], int]:
+    out = await asyncio.gather(*[measured_run(bench, RunConfig(**config), EventBus(), uuid.uuid4().hex) for _ in range(n)],
+                               return_exceptions=True)
+    return [r for r in out if isinstance(r, dict)], sum(1 for r in out if not isinstance(r, dict))
+
+
+def row(mode: str, n: int, results: list[dict], failed: int, wall: float) -> str:
+    late = np.asarray([x for r in results for x in r["lateness"]])
+    err = np.abs([x for r in results for x in r["latency_errors"]])
+    pace = (f"{np.percentile(late, 50):6.2f} {np.percentile(late, 99):7.2f} {late.max():8.2f}" if late.size
+            else f"{'-':>6} {'-':>7} {'-':>8}")
+    lat = f"{np.percentile(err, 95):7.2f} {err.max():8.2f}" if err.size else f"{'-':>7} {'-':>8}"
+    ok = "yes" if late.size and err.size and np.percentile(late, 99) < 2.0 and err.max() <= 10.0 and not failed else "no"
+    return (f"{mode:12} {n:3} {len(results):4} {failed:4} | {pace} | {err.size:4} {lat} | "
+            f"{wall:6.1f} {os.getloadavg()[0]:5.2f} | {ok}")
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", default="demo_bench")
+    ap.add_argument("--turns", default="0-1")
+    ap.add_argument("--ns", default="1,2,4,8,12,16,20,24")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--modes", default="local,one", help="local (executor), one (one process)")
+    args = ap.parse_args()
+    from loguru import logger
+
+    logger.remove()
+    logger.add(sys.stderr, level="CRITICAL")
+    bench = open_benchmark(args.bench)
+    snap = snapshot(bench)
+    config = RunConfig(model="sim", speed=1.0, turns=parse_turns(args.turns)).model_copy(
+        update={"greeting": RunConfig().greeting.model_copy(update={"enabled": False})}).model_dump(mode="json")
+    print(f"{bench.name} turns {args.turns}, 1x, {os.cpu_count()} CPUs, {args.workers} workers, "
+          f"load {os.getloadavg()[0]:.2f} at start; latency error = |{FIGURE} − simulator truth|")
+    print(f"{'':21} | pacing late (ms)       | latency error (ms)  |")
+    print(f"{'mode':12} {'N':>3} {'ok':>4} {'fail':>4} | {'p50':>6} {'p99':>7} {'max':>8} | "
+          f"{'n':>4} {'p95':>7} {'max':>8} | {'wall s':>6} {'load':>5} | goal")
+    for n in [int(x) for x in args.ns.split(",")]:
+        for mode in args.modes.split(","):
+            t0 = time.monotonic()
+            if mode == "local":
+                results, failed = await with_executor(snap, config, n, args.workers)
+            else:
+                results, failed = await in_process(bench, config, n)
+            print(row("executor" if mode == "local" else "one process", n, results, failed, time.monotonic() - t0),
+                  flush=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

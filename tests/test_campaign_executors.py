@@ -1,0 +1,228 @@
+"""Executors run real runs in real worker processes (local pool, local Ray cluster).
+
+Every run is the engine against the in-process simulator at speed 10 on the built-in demo
+benchmark; the coordinator records the re-published events with the real Store, so "one row
+per turn" is checked in SQLite. A worker is killed with SIGKILL once its run's first turn has
+ended: that job must come back through on_lost, the others must complete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from arena_tui.bus import EventBus
+from arena_tui.campaign.executor import Executor, Job, JobOutcome
+from arena_tui.campaign.local import LocalExecutor
+from arena_tui.campaign.ray_executor import LOCAL_IP, RayExecutor, import_ray
+from arena_tui.campaign.snapshot import BenchmarkSnapshot, snapshot
+from arena_tui.events import TurnEnded
+from arena_tui.store import Store
+from benchmarks.registry import open_benchmark
+
+TURNS = [0, 1]
+CONFIG = {"model": "sim", "speed": 10.0, "turns": TURNS, "greeting": {"enabled": False}}
+
+
+@pytest.fixture(scope="module")
+def demo_snapshot() -> BenchmarkSnapshot:
+    return snapshot(open_benchmark("demo_bench"))
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.done: dict[str, JobOutcome] = {}
+        self.lost: dict[str, str] = {}
+
+    def on_done(self, job: Job, outcome: JobOutcome) -> None:
+        assert job.run_id not in self.done and job.run_id not in self.lost
+        self.done[job.run_id] = outcome
+
+    def on_lost(self, job: Job, reason: str) -> None:
+        assert job.run_id not in self.done and job.run_id not in self.lost
+        self.lost[job.run_id] = reason
+
+
+async def kill_on_first_turn(bus: EventBus, executor: Executor, run_id: str) -> int:
+    """SIGKILL the process running `run_id` as soon as one of its benchmark turns has ended; its pid."""
+    sub = bus.subscribe(lambda e: isinstance(e, TurnEnded) and e.run_id == run_id and e.turn_index >= 0)
+    async for _ in sub:
+        pid = executor.worker_pid(run_id)
+        assert pid is not None and pid != os.getpid()
+        os.kill(pid, signal.SIGKILL)
+        sub.close()
+        return pid
+    raise AssertionError("bus closed before the run ended a turn")
+
+
+async def assert_one_row_per_turn(store: Store, run_id: str, complete: bool) -> None:
+    rows = await store.turn_results(run_id)
+    indices = [r.turn_index for r in rows if r.turn_index >= 0]  # the greeting (-1) is not a benchmark turn
+    assert len(indices) == len(set(indices)), f"{run_id}: duplicate turn rows {indices}"
+    if complete:
+        assert sorted(indices) == TURNS
+        run = await store.get_run(run_id)
+        assert run is not None and run.status == "completed"
+    else:
+        assert indices and set(indices) <= set(TURNS)
+
+
+def test_snapshot_carries_the_audio_by_value(tmp_path: Path, demo_snapshot: BenchmarkSnapshot) -> None:
+    bench = demo_snapshot.materialize(tmp_path / "scratch")
+    original = open_benchmark("demo_bench")
+    assert bench.root is not None and bench.root.is_relative_to(tmp_path)
+    for turn in original.turns:
+        assert bench.audio_path(bench.turn(turn.turn_index)).read_bytes() == original.audio_path(turn).read_bytes()
+    assert snapshot(original).key == demo_snapshot.key  # same content, same key (unpacked once per worker)
+
+
+async def test_local_pool_runs_into_one_store(tmp_path: Path, demo_snapshot: BenchmarkSnapshot) -> None:
+    bus, rec = EventBus(), Recorder()
+    store = await Store.open(tmp_path / "arena.db")
+    recording = store.start_recording(bus)
+    seen_pids: dict[str, int] = {}
+    pool = LocalExecutor(bus, on_lost=rec.on_lost, on_done=rec.on_done, workers=2, per_worker=2)
+    try:
+        await pool.start()
+        jobs = [Job(f"local-{i}", demo_snapshot, CONFIG) for i in range(3)]
+        sub = bus.subscribe(lambda e: isinstance(e, TurnEnded))
+
+        async def note_pids() -> None:
+            async for e in sub:
+                seen_pids.setdefault(e.run_id, pool.worker_pid(e.run_id))
+
+        watcher = asyncio.create_task(note_pids())
+        for job in jobs:
+            pool.submit(job)
+        await pool.join()
+    finally:
+        await pool.close()
+    bus.close()
+    await recording
+    await watcher
+    assert rec.lost == {}
+    assert {k: v.status for k, v in rec.done.items()} == {j.run_id: "finished" for j in jobs}
+    assert os.getpid() not in seen_pids.values() and len(set(seen_pids.values())) == 2  # both workers used
+    for job in jobs:
+        await assert_one_row_per_turn(store, job.run_id, complete=True)
+    await store.close()
+
+
+async def test_local_worker_killed_mid_run(tmp_path: Path, demo_snapshot: BenchmarkSnapshot) -> None:
+    bus, rec = EventBus(), Recorder()
+    store = await Store.open(tmp_path / "arena.db")
+    recording = store.start_recording(bus)
+    pool = LocalExecutor(bus, on_lost=rec.on_lost, on_done=rec.on_done, workers=2, per_worker=1)
+    try:
+        await pool.start()
+        before = set(pool.pids)
+        victim, survivor = Job("victim", demo_snapshot, CONFIG), Job("survivor", demo_snapshot, CONFIG)
+        killer = asyncio.create_task(kill_on_first_turn(bus, pool, victim.run_id))
+        pool.submit(victim)
+        pool.submit(survivor)
+        await pool.join()
+        killed = await killer
+        assert set(rec.lost) == {"victim"} and "SIGKILL" in rec.lost["victim"] and str(killed) in rec.lost["victim"]
+        assert rec.done["survivor"].status == "finished"
+        # the pool replaced the dead worker, and a resumed job runs on it
+        await asyncio.wait_for(_until(lambda: len(pool.pids) == 2), 120)
+        assert killed not in pool.pids and len(set(pool.pids) - before) == 1
+        pool.submit(Job("victim-resumed", demo_snapshot, CONFIG))
+        await pool.join()
+    finally:
+        await pool.close()
+    bus.close()
+    await recording
+    assert rec.done["victim-resumed"].status == "finished"
+    await assert_one_row_per_turn(store, "survivor", complete=True)
+    await assert_one_row_per_turn(store, "victim-resumed", complete=True)
+    await assert_one_row_per_turn(store, "victim", complete=False)
+    await store.close()
+
+
+async def _until(cond) -> None:
+    while not cond():
+        await asyncio.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """Two Ray nodes on 127.0.0.1 started here (no dashboard, no usage stats), torn down after."""
+    saved = dict(os.environ)
+    ray = import_ray(local=True)
+    from ray.cluster_utils import Cluster
+
+    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
+    cluster = Cluster(initialize_head=True, head_node_args={
+        "node_ip_address": LOCAL_IP, "num_cpus": 1, "include_dashboard": False, "temp_dir": temp})
+    try:
+        cluster.add_node(node_ip_address=LOCAL_IP, num_cpus=1)
+        yield cluster
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        cluster.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+async def test_ray_runs_into_one_store(tmp_path: Path, demo_snapshot: BenchmarkSnapshot, ray_cluster) -> None:
+    import ray
+
+    bus, rec = EventBus(), Recorder()
+    store = await Store.open(tmp_path / "arena.db")
+    recording = store.start_recording(bus)
+    executor = RayExecutor(bus, on_lost=rec.on_lost, on_done=rec.on_done, address=ray_cluster.address)
+    jobs = [Job(f"ray-{i}", demo_snapshot, CONFIG) for i in range(3)]
+    try:
+        await executor.start()
+        nodes = ray.nodes()
+        assert len(nodes) == 2 and {n["NodeManagerAddress"] for n in nodes} == {LOCAL_IP}
+        for job in jobs:
+            executor.submit(job)
+        await executor.join()
+        assert {executor.node_of(j.run_id) for j in jobs} == {LOCAL_IP}
+    finally:
+        await executor.close()
+    bus.close()
+    await recording
+    assert rec.lost == {}
+    assert {k: v.status for k, v in rec.done.items()} == {j.run_id: "finished" for j in jobs}
+    for job in jobs:
+        await assert_one_row_per_turn(store, job.run_id, complete=True)
+    await store.close()
+
+
+async def test_ray_worker_killed_mid_run(tmp_path: Path, demo_snapshot: BenchmarkSnapshot, ray_cluster) -> None:
+    bus, rec = EventBus(), Recorder()
+    store = await Store.open(tmp_path / "arena.db")
+    recording = store.start_recording(bus)
+    executor = RayExecutor(bus, on_lost=rec.on_lost, on_done=rec.on_done, address=ray_cluster.address)
+    try:
+        await executor.start()
+        victim, survivor = Job("victim", demo_snapshot, CONFIG), Job("survivor", demo_snapshot, CONFIG)
+        killer = asyncio.create_task(kill_on_first_turn(bus, executor, victim.run_id))
+        executor.submit(victim)
+        executor.submit(survivor)
+        await executor.join()
+        killed = await killer
+        assert set(rec.lost) == {"victim"} and str(killed) in rec.lost["victim"], rec.lost
+        assert rec.done["survivor"].status == "finished"
+        executor.submit(Job("victim-resumed", demo_snapshot, CONFIG))
+        await executor.join()
+    finally:
+        await executor.close()
+    bus.close()
+    await recording
+    assert rec.done["victim-resumed"].status == "finished"
+    await assert_one_row_per_turn(store, "survivor", complete=True)
+    await assert_one_row_per_turn(store, "victim-resumed", complete=True)
+    await assert_one_row_per_turn(store, "victim", complete=False)
+    await store.close()
