@@ -25,11 +25,11 @@ import uuid
 
 import numpy as np
 
-from arena_tui.bus import EventBus
+from arena_tui.spine.bus import EventBus
 from arena_tui.campaign.executor import Job, JobOutcome
 from arena_tui.campaign.local import LocalExecutor
 from arena_tui.campaign.snapshot import snapshot
-from arena_tui.events import SessionOpened, TurnEnded
+from arena_tui.spine.events import SessionOpened, TurnEnded
 from benchmarks.registry import open_benchmark
 from runners.config import RunConfig, parse_turns
 from scripts.bench_latency_error import latency_errors

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from arena_tui.bus import EventBus
+from arena_tui.spine.bus import EventBus
 from arena_tui.campaign.executor import Executor, Job, JobOutcome
 from arena_tui.campaign.local import LocalExecutor
 from arena_tui.campaign.ray_executor import LOCAL_IP, RayExecutor, import_ray
 from arena_tui.campaign.snapshot import BenchmarkSnapshot, snapshot
-from arena_tui.events import TurnEnded
+from arena_tui.spine.events import TurnEnded
 from arena_tui.store import Store
 from benchmarks.registry import open_benchmark
 

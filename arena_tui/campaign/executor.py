@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from arena_tui.bus import EventBus
+from arena_tui.spine.bus import EventBus
 
 from .snapshot import BenchmarkSnapshot
 

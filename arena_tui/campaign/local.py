@@ -26,7 +26,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from arena_tui.bus import EventBus
+from arena_tui.spine.bus import EventBus
 
 from .executor import DEFAULT_RUNNER, Executor, Job, JobOutcome, OnDone, OnLost
 

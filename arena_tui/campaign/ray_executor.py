@@ -24,7 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from arena_tui.bus import EventBus
+from arena_tui.spine.bus import EventBus
 
 from .executor import DEFAULT_RUNNER, Executor, Job, JobOutcome, OnDone, OnLost
 from .snapshot import BenchmarkSnapshot

@@ -12,7 +12,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.model import Benchmark
+from arena_tui.spine.benchmark import Benchmark
 
 
 class SnapshotError(Exception):

@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator, Sequence
 
 from pydantic import TypeAdapter
 
-from arena_tui.bus import Subscription
-from arena_tui.events import RunEvent
+from arena_tui.spine.bus import Subscription
+from arena_tui.spine.events import RunEvent
 
 MAX_EVENTS = 200
 MAX_DELAY_S = 0.05

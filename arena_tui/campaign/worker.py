@@ -13,7 +13,7 @@ import importlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from arena_tui.bus import EventBus
+from arena_tui.spine.bus import EventBus
 
 from .transport import batches, encode_batch
 
