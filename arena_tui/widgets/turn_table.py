@@ -81,7 +81,7 @@ def v2v_cell(row: TurnRow, speed: float | None = 1.0) -> Text:
     lat = row.result.latencies if row.result else None
     overlap = barge_in_ms(lat) if lat else None
     if overlap is not None:
-        return Text(f"barge-in {overlap / 1000:.1f}s", "bold dark_orange", justify="right")
+        return Text(f"barge {overlap / 1000:.1f}s", "bold dark_orange", justify="right")  # barge-in, its overlap
     v2v = lat.voice_to_voice_ms if lat else None
     if v2v is None:
         return Text("–", justify="right")
@@ -117,8 +117,8 @@ def row_cells(row: TurnRow, dims: list[str], speed: float | None = 1.0) -> list[
 
 def columns(dims: list[str], speed: float | None = 1.0) -> list[tuple[str, str]]:
     """(key, label) of every column, in the order of `row_cells`; latency at a speed other than 1
-    is labelled in the header (`v2v ms 20×*`: * = not comparable, the run screen says why)."""
-    v2v = "v2v ms" if comparable(speed) else ("v2v ms ?*" if speed is None else f"v2v ms {speed:g}×*")
+    is marked in the header (`v2v ms*`; the run screen's bar says `* latency at 20× — not comparable`)."""
+    v2v = "v2v ms" if comparable(speed) else "v2v ms*"
     return ([("idx", "#"), ("status", "status"), ("verdict", "verdict")]
             + [(f"dim:{d}", dim_label(d)) for d in dims]
             + [("v2v", v2v), ("tools", "tools e/m"), ("cats", "categories")])
