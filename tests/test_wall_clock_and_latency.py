@@ -31,13 +31,14 @@ def _result(turn: int, v2v: float | None) -> TurnResult:
 
 
 def _stream(run_id: str, *, speed: float | None = 20.0, walls: bool = True, v2vs=(1948.0, -3003.0)) -> list:
+    # fields left out, not None, when not given: the shape of a stream recorded before they existed
+    extra = ({"speed": speed} if speed is not None else {}) | ({"wall_time": T0} if walls else {})
     start = RunStarted(run_id=run_id, t_ms=0, benchmark="demo_bench", model="sim", provider="sim",
-                       turn_indices=list(range(len(v2vs))), config={"speed": 20.0},
-                       speed=speed, wall_time=T0 if walls else None)  # fmt: skip
+                       turn_indices=list(range(len(v2vs))), config={"speed": speed or 20.0}, **extra)  # fmt: skip
     turns = [TurnEnded(run_id=run_id, t_ms=1000.0 * (i + 1), turn_index=i, result=_result(i, v))
              for i, v in enumerate(v2vs)]
     end = RunEnded(run_id=run_id, t_ms=AUDIO_MS, status="completed",
-                   wall_time=T0 + timedelta(seconds=WALL_S) if walls else None)
+                   **({"wall_time": T0 + timedelta(seconds=WALL_S)} if walls else {}))
     return [start, *turns, end]
 
 
