@@ -24,7 +24,7 @@ from textual.worker import Worker, WorkerState
 
 from arena_tui.spine.bus import EventBus
 from .commit_gate import CommitGate
-from arena_tui.spine.events import ErrorEvent, RunEnded
+from arena_tui.spine.events import ErrorEvent, RunEnded, wall_now
 from .messages import LiveUpdate, RunFinished
 from .playback import Player
 from .run_view import RunState, TurnSpec, specs_from_benchmark
@@ -260,7 +260,7 @@ class ArenaApp(App):
             if state.started is not None and state.ended is None:
                 t = state.last_ms
                 self.bus.publish(ErrorEvent(run_id=run_id, t_ms=t, where="engine", message=error, fatal=True))
-                self.bus.publish(RunEnded(run_id=run_id, t_ms=t, status="failed", reason=error))
+                self.bus.publish(RunEnded(run_id=run_id, t_ms=t, status="failed", reason=error, wall_time=wall_now()))
             else:
                 state.log_local(f"run could not start: {error}")
             self.notify(f"run {run_id}: {error}", severity="error", timeout=10)

@@ -13,7 +13,10 @@ Latency fields, both ways:
 - `latency_ms`: wall-clock time from the turn's start to its end — the turn's duration, not a
   response latency. Exported from our `turn_started` -> `turn_ended` (audio timeline / speed);
   imported into the run config's `turn_duration_ms` (turn -> ms), never into our latencies.
-- our own figures go in extra row fields: `pipeline_ttfb_ms`, `v2v_ms`, `leading_silence_ms`.
+- our own figures go in extra row fields: `pipeline_ttfb_ms`, `v2v_ms`, `leading_silence_ms`;
+  a negative one is no latency (null) and a barge-in is `barge_in_ms` (its overlap); a run at
+  a speed other than 1 says `latency_note` ("20× — not comparable") on every row, and its
+  `runtime.json` holds `speed`, `started_at` and `ended_at` (wall clock).
 `function_tracking` in `<judge>_summary.json` is the reference's dict keyed `<function>_<n>`
 holding `{expected_turn, actual_turn, status}` (on_time | early | late | missing); our own
 tracking rows, with our statuses, stay in the summary's `arena_tui.tracking`.
@@ -45,6 +48,7 @@ from arena_tui.spine.events import (
     TurnEnded,
     TurnResult,
 )
+from .timing import barge_in_ms, response_latency, speed_note
 from .verdicts import pass_rates, standing
 
 SLICE_S = 10  # conversation audio is imported in slices, as a live run records it
@@ -110,14 +114,15 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
 
     results = {r.turn_index: r for r in await store.turn_results(run_id)}
     t_end = {ev.turn_index: ev.t_ms for _, ev in await store.events(run_id, kinds=["turn_ended"])}
-    durations = _turn_durations(run.config, t_end, await store.events(run_id, kinds=["turn_started"]))
+    speed = run.speed or 1.0  # the run timeline over the wall clock
+    durations = _turn_durations(run.config, t_end, await store.events(run_id, kinds=["turn_started"]), speed)
     rows: dict[int, dict[str, Any]] = {}
     for idx, r in sorted(results.items()):
         if idx < 0:
             continue  # the greeting is not a benchmark turn
         lat = r.latencies
         row: dict[str, Any] = {
-            "ts": _iso(started + timedelta(milliseconds=t_end.get(idx, 0.0) / _speed(run.config))),  # wall clock
+            "ts": _iso(started + timedelta(milliseconds=t_end.get(idx, 0.0) / speed)),  # wall clock
             "turn": idx,
             "model_name": run.model,
             "user_text": r.user_text,
@@ -131,7 +136,11 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
             "ttfb_ms": _int_or_none(lat.provider_ttfb_ms),
             "latency_ms": durations.get(idx),
             "reconnection_count": r.reconnects,
-            **{name: getattr(lat, ours) for name, ours in _OUR_LATENCIES.items()},
+            # a figure from the user's end below 0 is no latency: a barge-in, with its overlap
+            **{name: response_latency(getattr(lat, ours)) if ours != "leading_silence_ms" else getattr(lat, ours)
+               for name, ours in _OUR_LATENCIES.items()},
+            **({"barge_in_ms": round(b)} if (b := barge_in_ms(lat)) is not None else {}),
+            **({"latency_note": note} if (note := speed_note(run.speed)) else {}),
             "arena_tui": {"result": r.model_dump(mode="json"), "t_ms": t_end.get(idx, 0.0)},
         }
         rows[idx] = row
@@ -144,7 +153,8 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
         "arena_tui": {
             "run_id": run_id, "benchmark": run.benchmark, "provider": run.provider, "simulator": run.simulator,
             "status": run.status, "turn_indices": run.turn_indices, "config": run.config,
-            "started_at": _iso(started),
+            "started_at": _iso(started), "ended_at": _iso(run.ended_at) if run.ended_at else None,
+            "speed": run.speed, **({"latency": note} if (note := speed_note(run.speed)) else {}),
         },
     }
     if -1 in results:  # not a benchmark turn, so not a transcript row; kept for a lossless round trip
@@ -227,22 +237,12 @@ def _int_or_none(ms: float | None) -> int | None:
     return None if ms is None else round(ms)
 
 
-def _speed(config: Any) -> float:
-    """How much faster than the wall clock the run's audio timeline ran (`--speed`)."""
-    try:
-        speed = float(config.get("speed", 1.0)) if isinstance(config, dict) else 1.0
-    except (TypeError, ValueError):
-        return 1.0
-    return speed if speed > 0 and speed != float("inf") else 1.0
-
-
-def _turn_durations(config: Any, t_end: dict[int, float], started: list[tuple[int, Any]]) -> dict[int, int]:
+def _turn_durations(config: Any, t_end: dict[int, float], started: list[tuple[int, Any]], speed: float) -> dict[int, int]:
     """turn -> wall-clock ms from its first `turn_started` to its `turn_ended` (the reference's latency_ms).
 
     Event times are on the audio timeline, which runs `speed` times faster than the wall clock.
     A turn without a recorded start (an imported run) keeps the duration it was imported with.
     """
-    speed = _speed(config)
     config = config if isinstance(config, dict) else {}
     kept = config.get(TURN_DURATION) if isinstance(config.get(TURN_DURATION), dict) else {}
     out = {int(k): int(v) for k, v in kept.items() if str(k).lstrip("-").isdigit() and isinstance(v, (int, float))}
@@ -448,17 +448,21 @@ async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None =
         config[TURN_DURATION] = durations
     if runtime.get("note"):
         config.setdefault("note", runtime["note"])
+    speed = ours.get("speed") if isinstance(ours.get("speed"), (int, float)) and ours["speed"] > 0 else None
     events: list[Any] = [
         RunStarted(run_id=rid, t_ms=0.0, benchmark=bench, model=str(model),
                    provider=ours.get("provider") or "reference", simulator=bool(ours.get("simulator", False)),
-                   turn_indices=ours.get("turn_indices") or sorted(seen), config=config)
+                   turn_indices=ours.get("turn_indices") or sorted(seen), config=config,
+                   speed=speed, wall_time=t0)  # the run's own start, not the import's
     ]
     events += [TurnEnded(run_id=rid, t_ms=t_ms, turn_index=r.turn_index, result=r) for t_ms, r in timed]
     events += _audio_events(run_dir / "conversation.wav", rid)
     events += _judgement_events(run_dir, rid)
     end_t = max((t for t, _ in timed), default=0.0)
     status = ours.get("status") if ours.get("status") in ("completed", "interrupted", "failed") else "completed"
-    events.append(RunEnded(run_id=rid, t_ms=end_t, status=status, reason=f"imported from {run_dir.name}"))
+    # the run's own end: as exported, else the last row's wall clock (else the store's started + t / speed)
+    ended = _parse_ts(ours["ended_at"], str(rpath)) if isinstance(ours.get("ended_at"), str) else max(stamps, default=None)
+    events.append(RunEnded(run_id=rid, t_ms=end_t, status=status, reason=f"imported from {run_dir.name}", wall_time=ended))
     for ev in events:
         store.submit(ev)
     await store.flush()

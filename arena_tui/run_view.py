@@ -38,6 +38,7 @@ from arena_tui.spine.events import (
     TurnResult,
     TurnStarted,
 )
+from .timing import speed_note, v2v_text, wall_ms
 from .verdicts import Standing, Tally, ordered, standing_of, tally
 
 SENTINELS = (EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY)
@@ -221,6 +222,21 @@ class RunState:
             return "?"
         label = f"{self.started.model} ({self.started.provider})"
         return label + " [SIMULATOR]" if self.started.simulator else label
+
+    @property
+    def speed(self) -> float | None:
+        """How much faster than the wall clock the run timeline ran (None: not recorded)."""
+        return self.started.timeline_speed if self.started else 1.0
+
+    @property
+    def elapsed_ms(self) -> float:
+        """Wall-clock ms since the run started, as far as its events go (`last_ms` is audio time)."""
+        return wall_ms(self.last_ms, self.speed)
+
+    @property
+    def latency_note(self) -> str | None:
+        """Why this run's latencies are not comparable (`arena_tui.timing`), None when they are."""
+        return speed_note(self.speed) if self.started else None
 
     @property
     def turns_total(self) -> int:
@@ -432,9 +448,8 @@ class RunState:
             self._log(ev, f"overlap {res.overlap_ms:.0f} ms in turn {res.turn_index} (from the turn's measurements)", "overlap")
         if res.interrupted and "interruption" not in seen:
             self._log(ev, f"interruption in turn {res.turn_index} (from the turn's measurements)", "interruption")
-        v2v = res.latencies.voice_to_voice_ms
         label = "greeting" if res.turn_index == GREETING_TURN else f"turn {res.turn_index}"
-        extra = f", v2v {v2v:.0f} ms" if v2v is not None else ""
+        extra = f", v2v {v2v_text(res.latencies, self.speed)}" if res.latencies.voice_to_voice_ms is not None else ""
         self._log(ev, f"{label} ended: {res.status}{extra}" + (f" — {res.error}" if res.error else ""))
 
     def _on_judgement(self, ev: Judgement) -> None:

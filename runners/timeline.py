@@ -432,8 +432,12 @@ class LiveOverlaps:
 
     Fed speech boundaries on the timeline (a detector may report a boundary a little after
     it happened, so times need not arrive in order); an overlap is certain once one of its
-    two intervals has closed. Each is reported once, with who came in second: the bot
-    talking over the user (`bot_barge_in`) or the user over the bot (`user_barge_in`).
+    two intervals has closed. Each is reported once, naming the side that started speaking
+    over the other. The user holds the floor from the start of their turn's speech: a bot
+    speech span that began after it (also in a pause between the user's phrases, the way a
+    negative voice-to-voice is measured) is the bot talking over the user (`bot_barge_in`);
+    the user coming in while a bot span that began before their speech still plays is the
+    user barging in (`user_barge_in`). Who resumed first after a pause says nothing.
     """
 
     def __init__(self, min_ms: float = MIN_OVERLAP_MS) -> None:
@@ -466,13 +470,16 @@ class LiveOverlaps:
 
     def _certain(self) -> list[tuple[Interval, str]]:
         out: list[tuple[Interval, str]] = []
-        bot = self._spans("bot")
-        for ov in overlap_intervals(self._spans("user"), bot, self.min_ms):
+        user, bot = self._spans("user"), merge_intervals(self._spans("bot"), 0.0)
+        if not user:
+            return out
+        floor = min(u.start_ms for u in user)  # where the user's turn began speaking
+        for ov in overlap_intervals(user, bot, self.min_ms):
             if math.isinf(ov.end_ms) or any(r.start_ms < ov.end_ms and ov.start_ms < r.end_ms for r in self.reported):
                 continue
             self.reported.append(ov)
-            bot_second = any(abs(b.start_ms - ov.start_ms) < 1e-6 for b in bot)
-            out.append((ov, "bot_barge_in" if bot_second else "user_barge_in"))
+            span = next(b for b in bot if b.start_ms <= ov.start_ms <= b.end_ms)
+            out.append((ov, "bot_barge_in" if span.start_ms >= floor else "user_barge_in"))
         return out
 
 

@@ -134,19 +134,19 @@ def test_latency_exclusion_reasons() -> None:
     from arena_tui.compare.leaderboard import StoredRun
     from arena_tui.store import RunRow
 
-    def run(config: dict) -> StoredRun:
+    def run(speed: float | None, config: dict | None = None) -> StoredRun:
         row = RunRow(run_id="x", benchmark="b", model="m", provider="p", simulator=False, status="completed",
-                     started_at=datetime(2026, 1, 1, tzinfo=UTC), turns_total=1, turns_done=1, config=config,
-                     versions={})  # fmt: skip
+                     started_at=datetime(2026, 1, 1, tzinfo=UTC), turns_total=1, turns_done=1, config=config or {},
+                     versions={}, speed=speed)  # fmt: skip
         return StoredRun(row, {}, {})
 
-    assert run({"speed": 1.0}).latency_excluded is None
-    assert run({"speed": 1}).latency_excluded is None
-    assert run({"speed": 2.5}).latency_excluded == "speed 2.5x"
-    assert run({}).latency_excluded == "speed not recorded"
-    assert run({"speed": True}).latency_excluded == "speed not recorded"
-    assert run({"speed": 1.0, "modality": "text"}).latency_excluded == "text run (no voice-to-voice)"
-    assert run({"speed": 1.0, "fake": True}).group == "m [fake, unjudged]"
+    # the run's own speed field counts, not what its config says
+    assert run(1.0).latency_excluded is None
+    assert run(1.0, {"speed": 20}).latency_excluded is None
+    assert run(2.5).latency_excluded == "speed 2.5x"
+    assert run(None, {"speed": 1.0}).latency_excluded == "speed not recorded"
+    assert run(1.0, {"modality": "text"}).latency_excluded == "text run (no voice-to-voice)"
+    assert run(1.0, {"fake": True}).group == "m [fake, unjudged]"
 
 
 async def test_a_complete_run_counts_as_its_run_summary(runs) -> None:

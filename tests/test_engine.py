@@ -213,6 +213,17 @@ async def test_barge_in_is_an_overlap(conv, sim_run):
     assert bot_stops and run.events.index(overlaps[0]) < run.events.index(bot_stops[-1])
 
 
+async def test_barge_in_fault_names_the_bot_when_the_user_speaks_in_phrases(sim_run):
+    """demo_bench turn 0 is two phrases; the fault makes the bot start in the pause between them.
+    Every overlap of that turn is the bot talking over the user, never "user barged in"."""
+    from benchmarks.loader import load_benchmark
+
+    run = await sim_run(load_benchmark("demo_bench"), turns=[0], faults="0:barge_in=500", speed=5.0)
+    assert len(run.kinds("user_speech_started", 0)) >= 2  # the case this guards: a pause in the user's turn
+    causes = [e.cause for e in run.kinds("interruption", 0) if e.cause != "bot_truncated"]
+    assert causes and set(causes) == {"bot_barge_in"}, causes
+
+
 async def test_truncated_reply_is_an_interruption(conv, sim_run):
     run = await sim_run(conv, turns=[0], faults="0:truncated=0.3")
     assert run.sim.sessions[0].instructions == conv.system_prompt  # verbatim: nothing appended by Pipecat

@@ -502,3 +502,29 @@ def test_live_overlaps_user_over_bot():
     live.boundary("user", True, 300)
     found = live.boundary("bot", False, 700)
     assert [(o.start_ms, o.end_ms, c) for o, c in found] == [(300, 700, "user_barge_in")]
+
+
+def test_live_overlaps_bot_starting_in_the_users_pause_is_the_bot_barging_in():
+    """Recorded from the demo's `barge_in` fault: the user's turn is two phrases with a 330 ms
+    pause, the bot starts 16 ms before the second phrase. The bot talked over the user, even
+    though the overlap itself begins where the user resumed."""
+    from runners import timeline as tl
+
+    live = tl.LiveOverlaps()
+    found: list = []
+    for who, started, t in [("user", True, 7351), ("user", False, 7771), ("bot", True, 8085),
+                            ("user", True, 8101), ("user", False, 11011), ("bot", False, 11395)]:
+        found += live.boundary(who, started, t)
+    assert [(o.start_ms, o.end_ms, c) for o, c in found] == [(8101, 11011, "bot_barge_in")]
+
+
+def test_live_overlaps_user_coming_in_over_a_bot_span_that_began_first():
+    """A bot span already playing when the user's turn begins: every overlap with it is the user's."""
+    from runners import timeline as tl
+
+    live = tl.LiveOverlaps()
+    found: list = []
+    for who, started, t in [("bot", True, 0), ("user", True, 300), ("user", False, 700),
+                            ("user", True, 1000), ("bot", False, 1400), ("user", False, 2000)]:
+        found += live.boundary(who, started, t)
+    assert [(o.start_ms, o.end_ms, c) for o, c in found] == [(300, 700, "user_barge_in"), (1000, 1400, "user_barge_in")]

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from ..cli import CliError
 from ..judge.options import add_judge_arguments
+from ..timing import barge_in_ms, barge_in_text, latency_text, response_latency, speed_note
 from .live import JudgeChoice, choose_judge, headline, is_simulated, verdict_line
 
 NAME = "run"
@@ -238,6 +239,7 @@ class Progress:
         self.results: list[Any] = []
         self.notes: list[str] = []
         self.ended: Any = None
+        self.speed: float | None = 1.0  # of the run timeline (`arena_tui.timing`)
 
     async def follow(self, sub: Any) -> None:
         async for ev in sub:
@@ -254,6 +256,8 @@ class Progress:
                 )
             elif ev.kind == "error":
                 self.notes.append(f"error ({ev.where}): {ev.message}")
+            elif ev.kind == "run_started":
+                self.speed = ev.timeline_speed
             elif ev.kind == "run_ended":
                 self.ended = ev
             elif ev.kind == "judgement" and ev.turn_index is not None and ev.turn_index >= 0:
@@ -271,13 +275,16 @@ class Progress:
             return
         print("", file=out)
         head = f"{'turn':>4}  {'status':<14} {'v2v ms':>7} {'pipe ms':>7}  {'tools':<10} flags"
-        print(head + ("   (SIMULATOR or local protocol fake)" if simulated else ""), file=out)
+        note = speed_note(self.speed)
+        print(head + ("   (SIMULATOR or local protocol fake)" if simulated else "")
+              + (f"   (latency at {note})" if note else ""), file=out)
         print("-" * len(head), file=out)
         v2vs: list[float] = []
         ok_calls = bad_calls = 0
         for r in sorted(self.results, key=lambda r: r.turn_index):
-            v2v = r.latencies.voice_to_voice_ms
-            pipe = r.latencies.pipeline_ttfb_ms
+            overlap = barge_in_ms(r.latencies)
+            v2v = response_latency(r.latencies.voice_to_voice_ms)  # a barge-in is no latency
+            pipe = response_latency(r.latencies.pipeline_ttfb_ms)
             if v2v is not None:
                 v2vs.append(v2v)
             marks = []
@@ -286,7 +293,7 @@ class Progress:
                 ok_calls += good
                 bad_calls += not good
                 marks.append(("✓" if good else "✗") + c.name[:8])
-            flags = []
+            flags = [barge_in_text(overlap)] if overlap is not None else []
             if r.overlap_ms:
                 flags.append(f"overlap {r.overlap_ms:.0f}ms")
             if r.interrupted:
@@ -298,7 +305,8 @@ class Progress:
             if r.sentinel:
                 flags.append(r.sentinel[:24])
             print(
-                f"{r.turn_index:>4}  {r.status:<14} {_ms(v2v):>7} {_ms(pipe):>7}  {' '.join(marks) or '-':<10} {', '.join(flags)}",
+                f"{r.turn_index:>4}  {r.status:<14} {'barge-in' if overlap is not None else _ms(v2v):>7} {_ms(pipe):>7}  "
+                f"{' '.join(marks) or '-':<10} {', '.join(flags)}",
                 file=out,
             )
         statuses: dict[str, int] = {}
@@ -310,7 +318,7 @@ class Progress:
         print(
             f"turns {len(self.results)}/{self.total}: "
             + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
-            + f"; tool calls ✓{ok_calls} ✗{bad_calls}; median v2v {_ms(med)} ms",
+            + f"; tool calls ✓{ok_calls} ✗{bad_calls}; median v2v {latency_text(med, self.speed)}",
             file=out,
         )
         for n in self.notes:

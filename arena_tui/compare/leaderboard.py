@@ -7,10 +7,10 @@ with every revision of a run's judgements. What this module adds (each rule stat
   never ran, was never judged or whose judge failed is a failure, never a smaller denominator.
   That holds for a run the judge worked on; a run it never saw (no judgement at all: run with
   `--judge none`, or its judge never started) has no pass rates, it is "not judged", not failed.
-- Latency only from runs at speed 1: a sped-up run's voice-to-voice is on a compressed clock.
-  Speed is read from the recorded run config (`config.speed`, written by every run_started); a
-  run whose config has no speed (e.g. imported from the reference harness) is excluded from
-  latency too, and each exclusion is listed with its reason.
+- Latency only from runs at speed 1 (`arena_tui.timing`): a sped-up run's voice-to-voice is on a
+  compressed clock. Speed is the run's own field (`runs.speed`, from run_started); a run without
+  one (e.g. imported from the reference harness) is excluded from latency too, and each exclusion
+  is listed with its reason. A barge-in (negative voice-to-voice) is no latency and never counted.
 - Runs are grouped by what produced their numbers, not only by model alias: a simulator run, a
   run against a protocol fake and a heuristic-judged run each get their own labelled row, so they
   can never be averaged with real, LLM-judged runs of the same alias.
@@ -29,6 +29,7 @@ from arena_tui.spine.benchmark import CORE_DIMENSIONS, Benchmark, Turn
 
 from arena_tui.spine.events import EMPTY_RESPONSE, Judgement, TurnResult
 from ..store import RunRow, Store
+from ..timing import comparable, response_latency
 from ..verdicts import Standing, due_dimensions, ordered, standing, tally
 from .stats import Distribution, Rate, TurnConsistency, bootstrap_percentile_cis, describe, turn_consistency
 
@@ -38,9 +39,8 @@ _EMPTY = {"empty_response", "no_response"}
 
 
 def run_speed(run: RunRow) -> float | None:
-    """The run's recorded speed factor, or None when its config does not say."""
-    speed = run.config.get("speed")
-    return float(speed) if isinstance(speed, (int, float)) and not isinstance(speed, bool) else None
+    """The run's recorded speed factor, or None when it was not recorded."""
+    return run.speed
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class StoredRun:
             return "text run (no voice-to-voice)"
         if self.speed is None:
             return "speed not recorded"
-        if self.speed != 1.0:
+        if not comparable(self.speed):
             return f"speed {self.speed:g}x"
         return None
 
@@ -239,12 +239,15 @@ def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
         f.ended_session += result.status == "ended_session"
         if with_latency:
             lat = result.latencies
-            if lat.voice_to_voice_ms is not None:
-                f.v2v.append(lat.voice_to_voice_ms)
-                (f.v2v_tool if result.tool_calls else f.v2v_non_tool).append(lat.voice_to_voice_ms)
+            v2v = response_latency(lat.voice_to_voice_ms)  # a barge-in is no latency
+            if v2v is not None:
+                f.v2v.append(v2v)
+                (f.v2v_tool if result.tool_calls else f.v2v_non_tool).append(v2v)
             for name, dest in (("leading_silence_ms", f.leading_silence), ("pipeline_ttfb_ms", f.pipeline_ttfb),
                                ("provider_ttfb_ms", f.provider_ttfb)):  # fmt: skip
                 value = getattr(lat, name)
+                if name == "pipeline_ttfb_ms":
+                    value = response_latency(value)
                 if value is not None:
                     dest.append(value)
     return f

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 
 from arena_tui.spine.events import TurnResult
+from ..timing import response_latency
 from .leaderboard import BoardRow, StoredRun
 from .stats import describe, turn_status
 
@@ -60,7 +61,7 @@ class TurnComparison:
 
 def _side(run: StoredRun, turn: int) -> Side:
     r = run.results.get(turn)
-    v2v = r.latencies.voice_to_voice_ms if r is not None and run.latency_excluded is None else None
+    v2v = response_latency(r.latencies.voice_to_voice_ms) if r is not None and run.latency_excluded is None else None
     return Side(
         status=r.status if r is not None else "missing",
         verdict=run.verdict(turn),
@@ -118,8 +119,8 @@ class ModelTurnComparison:
 
 def _model_side(row: BoardRow, turn: int) -> ModelSide:
     statuses = tuple(turn_status(f.verdicts.get(turn)) for f in row.runs)
-    v2v = [r.latencies.voice_to_voice_ms for f in row.runs if f.run.latency_excluded is None
-           and (r := f.run.results.get(turn)) is not None and r.latencies.voice_to_voice_ms is not None]  # fmt: skip
+    v2v = [v for f in row.runs if f.run.latency_excluded is None and (r := f.run.results.get(turn)) is not None
+           and (v := response_latency(r.latencies.voice_to_voice_ms)) is not None]  # fmt: skip (a barge-in is no latency)
     d = describe(v2v)
     return ModelSide(statuses.count("pass"), len(statuses), statuses, d.p50 if d else None)
 

@@ -18,6 +18,7 @@ from textual.widgets import Footer, Static
 from arena_tui.spine.events import Judgement
 from ..messages import LiveUpdate
 from ..run_view import RunState, TurnRow
+from ..timing import barge_in_ms, barge_in_text, latency_text, speed_note
 from ..verdicts import in_order
 from ..widgets.run_header import RunHeader
 from ..widgets.turn_table import VERDICT_CELL
@@ -90,15 +91,22 @@ def _made_cells(call: Any) -> tuple[Text, Text]:
     return made, Text(_json(call.response))
 
 
-def latency_table(row: TurnRow) -> Table:
-    t = Table(title="latencies", title_justify="left", expand=True)
+def latency_table(row: TurnRow, speed: float | None = 1.0) -> Table:
+    """Each figure; at a speed other than 1 the title says they are not comparable, and a figure
+    from the user's end below 0 reads as what it is (the bot came in before the user finished)."""
+    note = speed_note(speed)
+    t = Table(title="latencies" + (f" ({note})" if note else ""), title_justify="left", expand=True)
     t.add_column("measure")
     t.add_column("ms", justify="right")
     t.add_column("what it is", style="grey62")
     lat = row.result.latencies if row.result else None
+    overlap = barge_in_ms(lat) if lat else None
     for field, label, why in LATENCY_LABELS:
         v = getattr(lat, field, None) if lat else None
-        t.add_row(label, f"{v:.0f}" if v is not None else "–", why)
+        if field == "voice_to_voice_ms" and overlap is not None:
+            t.add_row(label, Text(barge_in_text(overlap), "bold dark_orange"), why)
+        else:
+            t.add_row(label, latency_text(v, unit=False), why)  # the title carries the speed note
     return t
 
 
@@ -110,6 +118,9 @@ def flags_text(row: TurnRow) -> Text:
         t.append("(turn not finished)", "grey50")
         return t
     flags = []
+    overlap = barge_in_ms(res.latencies)
+    if overlap is not None:
+        flags.append((barge_in_text(overlap), "bold dark_orange"))
     if res.overlap_ms >= 100:
         flags.append((f"overlap {res.overlap_ms:.0f} ms", "bold red"))
     elif res.overlap_ms > 0:
@@ -249,7 +260,7 @@ class TurnDetailScreen(Screen):
             inp.append(row.result.user_transcript, "italic")
         self.query_one("#detail-input", Static).update(inp)
         self.query_one("#detail-tools", Static).update(tools_table(row))
-        self.query_one("#detail-latency", Static).update(latency_table(row))
+        self.query_one("#detail-latency", Static).update(latency_table(row, self.state.speed))
         self.query_one("#detail-flags", Static).update(flags_text(row))
         self.query_one("#detail-judgement", Static).update(judgement_renderable(row))
 

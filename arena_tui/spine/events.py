@@ -8,6 +8,7 @@ back into the right class, so a replay from SQLite is the same stream as a live 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -139,6 +140,11 @@ class Event(Model):
     turn_index: int | None = None
 
 
+def wall_now() -> datetime:
+    """The wall clock (UTC) that `run_started`/`run_ended` carry: the run timeline is audio time."""
+    return datetime.now(UTC)
+
+
 class RunStarted(Event):
     kind: Literal["run_started"] = "run_started"
     benchmark: str
@@ -147,6 +153,19 @@ class RunStarted(Event):
     simulator: bool = False
     turn_indices: list[int]
     config: dict[str, Any] = Field(default_factory=dict)  # never holds secrets
+    # How many times faster than the wall clock the run timeline ran (wall ms = t_ms / speed);
+    # latency measured at speed != 1 is not comparable. None: a stream recorded before the field.
+    speed: float | None = None
+    wall_time: datetime | None = None  # wall clock at t_ms = 0 (None: recorded before the field)
+
+    @property
+    def timeline_speed(self) -> float | None:
+        """The recorded speed; for older streams the config's `speed`; None when neither says."""
+        if self.speed is not None:
+            return self.speed
+        value = self.config.get("speed")
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")
+        return float(value) if ok else None
 
 
 class SessionOpened(Event):
@@ -293,6 +312,7 @@ class RunEnded(Event):
     kind: Literal["run_ended"] = "run_ended"
     status: Literal["completed", "interrupted", "failed"]
     reason: str = ""
+    wall_time: datetime | None = None  # wall clock of the end (None: recorded before the field)
 
 
 RunEvent = Annotated[

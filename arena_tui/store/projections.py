@@ -23,17 +23,19 @@ from .connection import fetchall
 
 SQL_RUN_STUB = "INSERT OR IGNORE INTO runs(run_id, started_at, pid, host, heartbeat_at) VALUES (?,?,?,?,?)"
 SQL_RUN_STARTED = """INSERT INTO runs(run_id, benchmark, model, provider, simulator, turn_indices,
-    turns_total, config, versions, status, reason, started_at, ended_at, pid, host, heartbeat_at)
-    VALUES (?,?,?,?,?,?,?,?,?,'running','',?,NULL,?,?,?)
+    turns_total, config, versions, status, reason, started_at, ended_at, pid, host, heartbeat_at, speed)
+    VALUES (?,?,?,?,?,?,?,?,?,'running','',?,NULL,?,?,?,?)
     ON CONFLICT(run_id) DO UPDATE SET benchmark=excluded.benchmark, model=excluded.model,
     provider=excluded.provider, simulator=excluded.simulator, turn_indices=excluded.turn_indices,
     turns_total=excluded.turns_total, config=excluded.config, versions=excluded.versions,
     status='running', reason='', started_at=excluded.started_at, ended_at=NULL,
-    pid=excluded.pid, host=excluded.host, heartbeat_at=excluded.heartbeat_at"""
-# ended_at = started_at + the run_ended's place on the run timeline, so an imported or replayed
-# run keeps its true length (for a live run this is the wall clock of the end anyway).
-SQL_RUN_ENDED = """UPDATE runs SET status=?, reason=?,
-    ended_at=strftime('%Y-%m-%dT%H:%M:%f+00:00', started_at, ?) WHERE run_id=?"""
+    pid=excluded.pid, host=excluded.host, heartbeat_at=excluded.heartbeat_at, speed=excluded.speed"""
+# Wall clock both ends: the events' own `wall_time` (so an import or a replay of a recorded
+# stream keeps the run's true times, never the time it was written), else the commit time of
+# run_started and, for run_ended, started_at + t_ms / speed (the run clock is wall x speed).
+SQL_RUN_ENDED = """UPDATE runs SET status=?, reason=?, ended_at=COALESCE(?,
+    strftime('%Y-%m-%dT%H:%M:%f+00:00', started_at, printf('%+.3f seconds', ? / 1000.0 / COALESCE(speed, 1))))
+    WHERE run_id=?"""
 SQL_HEARTBEAT = "UPDATE runs SET heartbeat_at=? WHERE run_id=? AND status='running'"
 SQL_EVENT = "INSERT INTO events(run_id, seq, kind, t_ms, turn_index, payload) VALUES (?,?,?,?,?,?)"
 SQL_TURN = """INSERT INTO turns(run_id, turn_index, attempt, seq, status, session, user_text,
@@ -50,6 +52,11 @@ SQL_AUDIO = """INSERT INTO audio(run_id, seq, turn_index, take, track, start_ms,
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def wall_iso(ts: datetime | None) -> str | None:
+    """An event's wall clock as stored (ISO 8601 UTC, ms)."""
+    return None if ts is None else ts.astimezone(UTC).isoformat(timespec="milliseconds")
 
 
 def recorder_versions() -> dict[str, str]:
@@ -140,13 +147,14 @@ class Projector:
                 (
                     ev.run_id, ev.benchmark, ev.model, ev.provider, int(ev.simulator),
                     json.dumps(ev.turn_indices), len(ev.turn_indices), json.dumps(ev.config, default=str),
-                    json.dumps(self.versions), now, self.pid, self.host, now,
+                    json.dumps(self.versions), wall_iso(ev.wall_time) or now, self.pid, self.host, now,
+                    ev.timeline_speed,
                 ),
             )  # fmt: skip
             started.add(ev.run_id)
             ended.discard(ev.run_id)
         elif isinstance(ev, RunEnded):
-            batch.add(SQL_RUN_ENDED, (ev.status, ev.reason, f"{max(ev.t_ms, 0.0) / 1000:+.3f} seconds", ev.run_id))
+            batch.add(SQL_RUN_ENDED, (ev.status, ev.reason, wall_iso(ev.wall_time), max(ev.t_ms, 0.0), ev.run_id))
             ended.add(ev.run_id)
             started.discard(ev.run_id)
         elif isinstance(ev, TurnStarted):

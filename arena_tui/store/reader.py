@@ -46,6 +46,7 @@ class RunRow(BaseModel):
     pid: int | None = None
     host: str | None = None
     heartbeat_at: datetime | None = None
+    speed: float | None = None  # run timeline / wall clock; None: not recorded (latency not comparable)
 
     def duration_s(self, now: datetime | None = None) -> float:
         """Wall-clock length so far (a running run counts up to `now`)."""
@@ -90,7 +91,7 @@ def ts(value: str | None) -> datetime | None:
 _SQL_RUNS = """SELECT r.run_id, r.benchmark, r.model, r.provider, r.simulator, r.status, r.started_at,
     r.ended_at, r.turns_total,
     (SELECT COUNT(DISTINCT t.turn_index) FROM turns t WHERE t.run_id=r.run_id AND t.turn_index>=0),
-    r.config, r.versions, r.turn_indices, r.reason, r.pid, r.host, r.heartbeat_at
+    r.config, r.versions, r.turn_indices, r.reason, r.pid, r.host, r.heartbeat_at, r.speed
     FROM runs r"""
 
 
@@ -264,7 +265,7 @@ def _run_row(r: tuple[Any, ...]) -> RunRow:
         run_id=r[0], benchmark=r[1], model=r[2], provider=r[3], simulator=bool(r[4]), status=r[5],
         started_at=ts(r[6]), ended_at=ts(r[7]), turns_total=r[8], turns_done=r[9],
         config=json.loads(r[10]), versions=json.loads(r[11]), turn_indices=json.loads(r[12]),
-        reason=r[13], pid=r[14], host=r[15], heartbeat_at=ts(r[16]),
+        reason=r[13], pid=r[14], host=r[15], heartbeat_at=ts(r[16]), speed=r[17],
     )  # fmt: skip
 
 

@@ -4,7 +4,9 @@ Layout (normalised; `events` is the log, the other tables are projections of it 
 can query without parsing JSON):
 
 - `runs`        one row per run, from `run_started` (config scrubbed of secrets) and `run_ended`;
-                `pid`/`host`/`heartbeat_at` let a later process tell a dead recorder's run.
+                `pid`/`host`/`heartbeat_at` let a later process tell a dead recorder's run;
+                `started_at`/`ended_at` are wall clock, `speed` how much faster the run
+                timeline (every `t_ms`) ran than the wall clock.
 - `events`      every event in `(run_id, seq)` order with its JSON payload. `audio` events keep
                 only a small row here (no PCM): the samples live in `audio`.
 - `turns`       one row per `turn_ended` per attempt (re-runs of a turn append attempt 1, 2, …;
@@ -128,6 +130,21 @@ MIGRATIONS: list[list[str]] = [
            BEGIN SELECT RAISE(ABORT, 'events are append-only'); END""",
         """CREATE TRIGGER judgements_append_only BEFORE UPDATE ON judgements
            BEGIN SELECT RAISE(ABORT, 'judgements are append-only: record a new revision'); END""",
+    ],
+    # 3: the speed of the run timeline as a column of its own (NULL: not recorded), and true
+    #    wall-clock ends. Before, ended_at was started_at + run_ended's t_ms, which is audio time:
+    #    at speed s the wall clock ran s times slower (the run clock is exactly wall x speed), so
+    #    ended_at is brought back to started_at + (ended_at - started_at) / s. Runs marked
+    #    interrupted after their recorder died already ended at their last heartbeat (wall).
+    [
+        "ALTER TABLE runs ADD COLUMN speed REAL",
+        """UPDATE runs SET speed = json_extract(config, '$.speed')
+           WHERE json_valid(config) AND json_type(config, '$.speed') IN ('integer', 'real')
+             AND json_extract(config, '$.speed') > 0""",
+        """UPDATE runs SET ended_at = strftime('%Y-%m-%dT%H:%M:%f+00:00', started_at,
+               printf('%+.3f seconds', (julianday(ended_at) - julianday(started_at)) * 86400.0 / speed))
+           WHERE ended_at IS NOT NULL AND speed IS NOT NULL AND speed != 1
+             AND reason != 'the recording process ended without finishing the run'""",
     ],
 ]
 

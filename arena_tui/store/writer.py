@@ -179,7 +179,7 @@ class Writer:
             if not stale:
                 return []
             ends = []
-            for run_id, _ in stale:
+            for run_id, beat in stale:
                 last = await fetchall(conn, "SELECT MAX(t_ms) FROM events WHERE run_id=?", (run_id,))
                 ends.append(
                     RunEnded(
@@ -187,12 +187,10 @@ class Writer:
                         t_ms=float(last[0][0] or 0.0),
                         status="interrupted",
                         reason="the recording process ended without finishing the run",
+                        wall_time=ts(beat),  # its last sign of life
                     )
                 )
             await self._commit(ends)
-            await execute(conn, "BEGIN IMMEDIATE")
-            await conn.executemany("UPDATE runs SET ended_at=? WHERE run_id=?", [(t, r) for r, t in stale])
-            await execute(conn, "COMMIT")
             return [r for r, _ in stale]
 
         return await self._run_op(op)

@@ -29,8 +29,16 @@ def fmt_elapsed(ms: float) -> str:
     return f"{s // 3600:d}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60:02d}:{s % 60:02d}"
 
 
+def elapsed_text(state: RunState) -> Text:
+    """Wall-clock time since the start; the audio timeline beside it, labelled, when it ran faster."""
+    t = Text(f"elapsed {fmt_elapsed(state.elapsed_ms)}")
+    if state.speed != 1.0:
+        t.append(f" (audio {fmt_elapsed(state.last_ms)})", "grey62")
+    return t
+
+
 def describe(state: RunState, room: int | None = None) -> Text:
-    """The left part: benchmark, model, session, elapsed, turn progress.
+    """The left part: benchmark, model, session, elapsed (wall clock), turn progress.
 
     With `room`, the parts that matter least go first until the rest fits (session, then model,
     then the benchmark name): where the run is (turn, elapsed) is what a narrow terminal keeps.
@@ -46,7 +54,7 @@ def describe(state: RunState, room: int | None = None) -> Text:
         (2, Text(f" {state.benchmark} ", "bold reverse")),
         (1, Text.assemble("model ", model)),
         (0, session),
-        (4, Text(f"elapsed {fmt_elapsed(state.last_ms)}")),
+        (4, elapsed_text(state)),
         (3, Text(f"turn {cur_s} · {state.turns_done}/{state.turns_total} done")),
     ]
     rank = 0

@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from ..run_view import RunState, TurnRow
+from ..timing import barge_in_ms, comparable
 from .fit import fit_cell, fit_columns, natural_widths
 
 DIM_ABBREV = {
@@ -75,11 +76,24 @@ def verdict_cell(row: TurnRow) -> Text:
     return vcell
 
 
-def row_cells(row: TurnRow, dims: list[str]) -> list[Text | str]:
+def v2v_cell(row: TurnRow, speed: float | None = 1.0) -> Text:
+    """A latency (grey and marked `*` when the run's speed makes it not comparable) or a barge-in."""
+    lat = row.result.latencies if row.result else None
+    overlap = barge_in_ms(lat) if lat else None
+    if overlap is not None:
+        return Text(f"barge {overlap / 1000:.1f}s", "bold dark_orange", justify="right")  # barge-in, its overlap
+    v2v = lat.voice_to_voice_ms if lat else None
+    if v2v is None:
+        return Text("–", justify="right")
+    if comparable(speed):
+        return Text(f"{v2v:.0f}", justify="right")
+    return Text(f"{v2v:.0f}*", "grey50 italic", justify="right")
+
+
+def row_cells(row: TurnRow, dims: list[str], speed: float | None = 1.0) -> list[Text | str]:
     """Cells in `columns(dims)` order: what must always show first, then dimensions, then the rest."""
     idx = "G" if row.index == -1 else str(row.index)
-    v2v = row.result.latencies.voice_to_voice_ms if row.result else None
-    v2v_s = Text(f"{v2v:.0f}" if v2v is not None else "–", justify="right")
+    v2v_s = v2v_cell(row, speed)
     exp, made = row.expected_tools, row.made_tools
     ok = row.tools_ok
     tools = Text(f"{len(exp)}/{len(made)} ")
@@ -101,29 +115,31 @@ def row_cells(row: TurnRow, dims: list[str]) -> list[Text | str]:
     return cells
 
 
-def columns(dims: list[str]) -> list[tuple[str, str]]:
-    """(key, label) of every column, in the order of `row_cells`."""
+def columns(dims: list[str], speed: float | None = 1.0) -> list[tuple[str, str]]:
+    """(key, label) of every column, in the order of `row_cells`; latency at a speed other than 1
+    is marked in the header (`v2v ms*`; the run screen's bar says `* latency at 20× — not comparable`)."""
+    v2v = "v2v ms" if comparable(speed) else "v2v ms*"
     return ([("idx", "#"), ("status", "status"), ("verdict", "verdict")]
             + [(f"dim:{d}", dim_label(d)) for d in dims]
-            + [("v2v", "v2v ms"), ("tools", "tools e/m"), ("cats", "categories")])
+            + [("v2v", v2v), ("tools", "tools e/m"), ("cats", "categories")])
 
 
 MIN_CATS = 8  # categories narrower than this say nothing: the column goes (the detail shows them)
 
 
-def layout_for(width: int, dims: list[str], rows: list[tuple]) -> dict[int, int]:
+def layout_for(width: int, dims: list[str], rows: list[tuple], speed: float | None = 1.0) -> dict[int, int]:
     """Turn, status and verdict always; then each dimension while it fits, then v2v and tools;
     categories take what is left (cut with "…"), or go when too little is left."""
-    labels = [label for _, label in columns(dims)]
+    labels = [label for _, label in columns(dims, speed)]
     last = len(labels) - 1
     return fit_columns(width, natural_widths(labels, rows), list(range(last)), 3, stretch=last, min_stretch=MIN_CATS)
 
 
-def row_signature(row: TurnRow, dims: list[str]) -> tuple:
+def row_signature(row: TurnRow, dims: list[str], speed: float | None = 1.0) -> tuple:
     """Everything `row_cells` reads, cheaply: results and judgements are replaced or appended,
     never edited in place, so identities and counts say when the cells can differ."""
     return (row.status, row.attempts, id(row.result), len(row.tool_calls), len(row.judgements), id(row.spec),
-            tuple(dims))
+            tuple(dims), speed)
 
 
 class TurnTable(DataTable):
@@ -163,13 +179,13 @@ class TurnTable(DataTable):
             rows = [r for r in rows if self.category in r.categories]
         return rows
 
-    def cells_for(self, row: TurnRow, dims: list[str]) -> tuple:
+    def cells_for(self, row: TurnRow, dims: list[str], speed: float | None = 1.0) -> tuple:
         """The row's cells, rebuilt only when something they show changed (Text is not cheap)."""
-        sig = row_signature(row, dims)
+        sig = row_signature(row, dims, speed)
         cached = self._cells.get(row.index)
         if cached is not None and cached[0] == sig:
             return cached[1]
-        cells = tuple(row_cells(row, dims))
+        cells = tuple(row_cells(row, dims, speed))
         self._cells[row.index] = (sig, cells)
         return cells
 
@@ -187,8 +203,9 @@ class TurnTable(DataTable):
         self._follow = follow_turn
         dims = state.dimensions
         rows = self.visible_rows(state)
-        rendered = {r.index: self.cells_for(r, dims) for r in rows}
-        layout = (tuple(dims), tuple(layout_for(self._room(), dims, list(rendered.values())).items()))
+        speed = state.speed
+        rendered = {r.index: self.cells_for(r, dims, speed) for r in rows}
+        layout = (tuple(dims), tuple(layout_for(self._room(), dims, list(rendered.values()), speed).items()), speed)
         if layout != self._layout or list(rendered) != list(self._rows):
             self._rebuild(dims, layout, rendered)
         else:
@@ -208,7 +225,7 @@ class TurnTable(DataTable):
     def _rebuild(self, dims: list[str], layout: tuple, rendered: dict[int, tuple]) -> None:
         selected = self.selected_turn
         self.clear(columns=True)
-        cols = columns(dims)
+        cols = columns(dims, layout[2])
         shown = dict(layout[1])
         for col, w in shown.items():
             key, label = cols[col]

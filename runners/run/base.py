@@ -14,6 +14,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
 from loguru import logger
@@ -43,6 +44,7 @@ from arena_tui.spine.events import (
     ToolCallRecord,
     TurnEnded,
     TurnResult,
+    wall_now,
 )
 from arena_tui.spine.benchmark import Benchmark, Turn
 
@@ -260,6 +262,8 @@ class RunBase(ABC, Generic[S, A]):
                 simulator=self.provider.uses_fake(self.config),
                 turn_indices=[t.turn_index for t in turns],
                 config={**self.public_config(), "labels": {"provider_ttfb_ms": self.provider.provider_ttfb_label()}},
+                speed=self.clock.speed,  # the clock's: a text run keeps real time whatever --speed says
+                wall_time=wall_now() - timedelta(milliseconds=self.now() / self.clock.speed),  # at t_ms 0
             )
         )
 
@@ -392,12 +396,13 @@ class RunBase(ABC, Generic[S, A]):
             current = None
             self.turn_index = None
             self.flush_conversation(None)
-            self.publish(self.ev(RunEnded, status="completed", reason="model ended the session" if self.ended_by_model else ""))
+            self.publish(self.ev(RunEnded, status="completed", reason="model ended the session" if self.ended_by_model else "",
+                                 wall_time=wall_now()))
         except asyncio.CancelledError:
             if current is not None:
                 self.interrupted_turn(current)
             self.flush_conversation(None)
-            self.publish(self.ev(RunEnded, turn_index=None, status="interrupted", reason="cancelled"))
+            self.publish(self.ev(RunEnded, turn_index=None, status="interrupted", reason="cancelled", wall_time=wall_now()))
             await asyncio.shield(self.shutdown())
             raise
         except Exception as e:
@@ -408,7 +413,7 @@ class RunBase(ABC, Generic[S, A]):
                 self.failed_turn(current, message)
             self.publish(self.ev(ErrorEvent, where="engine", message=message, fatal=True))
             self.flush_conversation(None)
-            self.publish(self.ev(RunEnded, turn_index=None, status="failed", reason=str(e)))
+            self.publish(self.ev(RunEnded, turn_index=None, status="failed", reason=str(e), wall_time=wall_now()))
             await self.shutdown()
             raise
         await self.shutdown()

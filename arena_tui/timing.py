@@ -1,0 +1,67 @@
+"""What a time or latency figure may be read as; the one home of these rules for every view.
+
+- The run timeline (every `t_ms`) is audio time: at `--speed` s it runs s times faster than the
+  wall clock (the run clock is exactly wall x speed), so wall ms = t_ms / s. Durations shown as
+  such are wall clock; audio time is shown only labelled "audio".
+- Latency measured at a speed other than 1 is not comparable (a provider's compute does not
+  speed up, so it is inflated s times); a run whose speed was not recorded is not either.
+- A negative voice-to-voice (the bot became audible before the user finished) is not a latency:
+  it is a barge-in, shown with its overlap (how long before the user's end the bot came in) and
+  left out of every latency statistic. The same holds for any figure measured from the user's end.
+"""
+
+from __future__ import annotations
+
+from arena_tui.spine.events import Latencies
+
+
+def wall_ms(t_ms: float, speed: float | None) -> float:
+    """A place on the run timeline as wall-clock ms since the run started."""
+    return t_ms / speed if speed else t_ms
+
+
+def comparable(speed: float | None) -> bool:
+    """Whether latency from a run at this speed may be compared with other runs'."""
+    return speed == 1.0
+
+
+def speed_note(speed: float | None) -> str | None:
+    """Why a run's latency is not comparable (None when it is): e.g. `20× — not comparable`."""
+    if comparable(speed):
+        return None
+    if speed is None:
+        return "speed not recorded — not comparable"
+    return f"{speed:g}× — not comparable"
+
+
+def response_latency(ms: float | None) -> float | None:
+    """A figure measured from the user's end, when it is a latency (None for a barge-in or unknown)."""
+    return ms if ms is not None and ms >= 0 else None
+
+
+def barge_in_ms(lat: Latencies) -> float | None:
+    """How long before the user's end the bot became audible (None: no barge-in)."""
+    v = lat.voice_to_voice_ms
+    return -v if v is not None and v < 0 else None
+
+
+def barge_in_text(overlap_ms: float) -> str:
+    return f"barge-in, {overlap_ms / 1000:.1f} s overlap"
+
+
+def latency_text(ms: float | None, speed: float | None = 1.0, *, unit: bool = True) -> str:
+    """`1,948 ms`, `1,948 ms (20× — not comparable)`, `before the user finished`, or `–`."""
+    if ms is None:
+        return "–"
+    if ms < 0:
+        return "before the user finished"
+    note = speed_note(speed)
+    return f"{ms:,.0f}" + (" ms" if unit else "") + (f" ({note})" if note else "")
+
+
+def v2v_text(lat: Latencies, speed: float | None = 1.0) -> str:
+    """Voice-to-voice as it reads everywhere: a latency (labelled when not comparable) or a barge-in."""
+    overlap = barge_in_ms(lat)
+    if overlap is not None:
+        return barge_in_text(overlap)
+    return latency_text(lat.voice_to_voice_ms, speed)
