@@ -42,7 +42,7 @@ async def test_an_errored_rejudge_keeps_the_verdict_and_every_count_agrees(tmp_p
     # the verdict stands, and the failed re-judge is still in sight everywhere
     row = state.turns[0]
     assert row.verdict == "pass" and row.judge_error == HTTP_500
-    assert "+ERR" in row_cells(row, state.dimensions)[-1].plain
+    assert "+ERR" in row_cells(row, state.dimensions)[2].plain  # the verdict cell (#, status, verdict, …)
     assert summary.judge_errors == [] and summary.rejudge_errors == [0]
     assert "re-judge failed on turns [0]" in render_text(summary)
     assert "Failed re-judges" in (out / "heuristic_analysis.md").read_text()
