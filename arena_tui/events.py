@@ -147,6 +147,9 @@ class RunStarted(Event):
     simulator: bool = False
     turn_indices: list[int]
     config: dict[str, Any] = Field(default_factory=dict)  # never holds secrets
+    # `Benchmark.snapshot()` of what ran (turns, tools, prompt, knowledge base): the store keeps it
+    # once per content, so the run is judged and exported without the data folder
+    benchmark_snapshot: dict[str, Any] | None = Field(default=None, repr=False)
 
 
 class SessionOpened(Event):

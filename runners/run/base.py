@@ -260,6 +260,7 @@ class RunBase(ABC, Generic[S, A]):
                 simulator=self.provider.uses_fake(self.config),
                 turn_indices=[t.turn_index for t in turns],
                 config={**self.public_config(), "labels": {"provider_ttfb_ms": self.provider.provider_ttfb_label()}},
+                benchmark_snapshot=self.benchmark.snapshot(),  # the run is judged by what it ran
             )
         )
 
