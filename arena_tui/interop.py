@@ -25,6 +25,7 @@ tracking rows, with our statuses, stay in the summary's `arena_tui.tracking`.
 from __future__ import annotations
 
 import json
+import os
 import re
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -96,10 +97,12 @@ def _bool(score: DimensionScore | None) -> bool | None:
 # ------------------------------------------------------------------------------------- export
 
 
-async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: Any = None) -> Path:
+async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: Any = None,
+                     data: str | os.PathLike[str] | None = None) -> Path:
     """Write one stored run in the reference layout under `dest` (a `runs/` folder is made).
 
-    `benchmark` (else looked up by name) lets the summary apply the rubric's denominators.
+    `benchmark` (else the run's stored snapshot, else looked up by name in `data`) lets the
+    summary apply the rubric's denominators.
     """
     from .judge.summary import render_text, summarize
 
@@ -165,7 +168,7 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
         write_wav(out / "conversation.wav", clip.pcm, clip.sample_rate, clip.channels)
 
     judgements = await store.judgements(run_id)
-    benchmark = benchmark or _benchmark_or_none(run.benchmark)
+    benchmark = benchmark or await _benchmark_or_none(store, run_id, data)
     for judge in sorted({j.judge for j in judgements}):
         mine = [j for j in judgements if j.judge == judge]
         standings = standing(mine)
@@ -274,11 +277,11 @@ def reference_tracking(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _benchmark_or_none(name: str):
-    try:
-        from .judge.locate import find_benchmark
+async def _benchmark_or_none(store: Any, run_id: str, data: str | os.PathLike[str] | None):
+    from .judge.locate import benchmark_of_run
 
-        return find_benchmark(name)
+    try:
+        return await benchmark_of_run(store, run_id, data)
     except Exception:  # noqa: BLE001 - the summary then falls back to counting verdicts
         return None
 

@@ -1,14 +1,18 @@
 """Measure the run store: how many events/s its writer sustains, and database size per minute of audio.
 
-    .venv/bin/python scripts/bench_store.py [--minutes 10] [--keep DIR]
+    .venv/bin/python scripts/bench_store.py [--minutes 10] [--keep DIR] [--data DIR] [--turns 0-5] [--speed 20]
 
 A synthetic run with a live run's mix per second of conversation: levels at 20/s for each of
 user and bot, transcript deltas, speech boundaries, and per 10 s turn a turn_started, a tool
 call and result, a turn_ended and a judgement. Phase 1 publishes it as fast as possible (no
 audio) and reports the writer's sustained rate and the headroom over real time. Phase 2 records
 the same run with audio at 24 kHz (per-turn user and bot mono PCM16, the stereo conversation
-track in per-turn slices) and reports the file size per minute. Phase 3 times reader polls
-while the writer is busy. Numbers only: nothing here passes or fails.
+track in per-turn slices; speech-level noise, the hardest case for the compression) and
+reports the file size per minute. Phase 3 times reader polls
+while the writer is busy. Phase 4 records a real simulator run of conversation_bench (the
+benchmark's recorded user audio, the simulator's bot speech) and reports MB per minute of
+conversation as stored (FLAC) and as the same rows would take as raw PCM16 (the layout before
+schema 3), with the time the writer spent compressing. Numbers only: nothing here passes or fails.
 """
 
 from __future__ import annotations
@@ -16,10 +20,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
+import sqlite3
 import statistics
 import tempfile
 import time
+from functools import cache
 from pathlib import Path
+
+import numpy as np
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
@@ -40,10 +48,19 @@ from arena_tui.spine.events import (
     TurnStarted,
 )
 from arena_tui.store import Store
+from arena_tui.store.codec import decode, encode
 
 RATE = 24000
 TURN_S = 10  # one turn every 10 s: ~4 s user, ~5 s bot
 USER_S, BOT_S = 4, 5
+
+
+@cache
+def signal(seconds: float, channels: int = 1) -> bytes:
+    """Noise at a speech-like level (not silence, which compresses to nothing): the writer's
+    compression does its full work on it."""
+    n = int(RATE * seconds) * channels
+    return np.random.default_rng(n).normal(0, 1500, n).clip(-32768, 32767).astype("<i2").tobytes()
 
 
 def second_of_run(run_id: str, sec: int, audio: bool) -> list:
@@ -74,11 +91,11 @@ def second_of_run(run_id: str, sec: int, audio: bool) -> list:
         end = t0 + 1000
         if audio:
             evs.append(AudioChunk(run_id=run_id, t_ms=end, turn_index=turn, track="user", sample_rate=RATE,
-                                  pcm=bytes(2 * RATE * USER_S)))  # fmt: skip
+                                  pcm=signal(USER_S)))  # fmt: skip
             evs.append(AudioChunk(run_id=run_id, t_ms=end, turn_index=turn, track="bot", sample_rate=RATE,
-                                  pcm=bytes(2 * RATE * BOT_S)))  # fmt: skip
+                                  pcm=signal(BOT_S)))  # fmt: skip
             evs.append(AudioChunk(run_id=run_id, t_ms=end, turn_index=turn, track="conversation", sample_rate=RATE,
-                                  channels=2, start_ms=end - TURN_S * 1000, pcm=bytes(4 * RATE * TURN_S)))  # fmt: skip
+                                  channels=2, start_ms=end - TURN_S * 1000, pcm=signal(TURN_S, 2)))  # fmt: skip
         result = TurnResult(
             turn_index=turn, status="ok", user_text="I need flour for baking.",
             assistant_text="All-Purpose Flour, five-pound bag for six ninety-nine. Added to your order.",
@@ -218,18 +235,89 @@ async def reader_latency(path: Path, minutes: float) -> None:
           f"median {statistics.median(polls):.1f} ms, p95 {q[18]:.1f} ms, max {max(polls):.1f} ms, no lock errors")  # fmt: skip
 
 
+async def sim_run_size(path: Path, data: Path, turns: str, speed: float) -> None:
+    """A simulator run of conversation_bench: database MB per minute of conversation, as stored
+    and with the same audio rows as raw PCM16."""
+    from loguru import logger
+
+    from benchmarks.loader import load_benchmark
+    from runners.config import RunConfig, parse_turns
+    from runners.engine import run_benchmark
+
+    logger.remove()  # Pipecat's debug log
+    bench = load_benchmark("conversation_bench", data)
+    bus = EventBus()
+    t0 = time.perf_counter()
+    async with await Store.open(path) as store:
+        recording = store.start_recording(bus)
+        run_id = await run_benchmark(bench, RunConfig(model="sim", speed=speed, turns=parse_turns(turns)), bus)
+        await store.flush()
+        bus.close()
+        await recording
+        wall = time.perf_counter() - t0
+        conv = await store.conversation_audio(run_id)
+        [run] = await store.list_runs()
+        await store.vacuum()
+    minutes = conv.duration_ms / 60000 if conv else 0.0
+    if not minutes:
+        print(f"simulator run {run_id}: no conversation audio recorded ({run.status})")
+        return
+    stored = path.stat().st_size
+    raw_path = path.with_name(path.stem + "-raw.db")
+    shutil.copy(path, raw_path)
+    encode_s, pcm_total, flac_total = _as_raw_pcm(raw_path)
+    raw = raw_path.stat().st_size
+    print(f"simulator run of conversation_bench, turns {turns} at speed {speed:g} ({run.status}, "
+          f"{run.turns_done} turns, {minutes * 60:.1f} s of conversation audio, {wall:.1f} s wall clock):")  # fmt: skip
+    print(f"  raw PCM16 rows (before): {raw / 1e6:.2f} MB = {raw / 1e6 / minutes:.2f} MB per conversation minute")
+    print(f"  as stored (after):       {stored / 1e6:.2f} MB = {stored / 1e6 / minutes:.2f} MB per conversation minute "
+          f"(audio {flac_total / 1e6:.2f} MB stored for {pcm_total / 1e6:.2f} MB PCM, "
+          f"x{pcm_total / max(flac_total, 1):.1f})")  # fmt: skip
+    print(f"  compressing it took {encode_s * 1000:.0f} ms of CPU "
+          f"({encode_s * 1000 / minutes:.0f} ms per conversation minute), in the writer's worker thread")  # fmt: skip
+
+
+def _as_raw_pcm(path: Path) -> tuple[float, int, int]:
+    """Rewrite every audio row of `path` as raw PCM16 (as stored before schema 3) and vacuum;
+    returns (seconds spent re-encoding the rows, PCM bytes, stored bytes before)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    rows = conn.execute("SELECT run_id, seq, codec, data, sample_rate, channels FROM audio").fetchall()
+    spent = 0.0
+    pcm_total = stored_total = 0
+    conn.execute("BEGIN")
+    for run_id, seq, codec, data, rate, channels in rows:
+        pcm = decode(codec, data, channels)
+        t = time.perf_counter()
+        encode(pcm, rate, channels)  # what the writer spent on this row
+        spent += time.perf_counter() - t
+        pcm_total += len(pcm)
+        stored_total += len(data)
+        conn.execute("UPDATE audio SET codec='pcm16', data=? WHERE run_id=? AND seq=?", (pcm, run_id, seq))
+    conn.execute("COMMIT")
+    conn.execute("VACUUM")
+    conn.close()
+    return spent, pcm_total, stored_total
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=10.0, help="length of the synthetic run")
     ap.add_argument("--keep", help="folder to keep the databases in (default: a temp folder, removed)")
+    ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "audio-arena"),
+                    help="folder holding conversation_bench (default: ../shared/audio-arena)")
+    ap.add_argument("--turns", default="0-5", help="turns of the simulator run (default: %(default)s)")
+    ap.add_argument("--speed", type=float, default=20.0, help="speed of the simulator run (default: %(default)s)")
+    ap.add_argument("--only-sim", action="store_true", help="only the simulator run (phase 4)")
     args = ap.parse_args()
     folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench_store_"))
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        await throughput(folder / "throughput.db", args.minutes)
-        await audio_size(folder / "audio.db", args.minutes)
-        await reader_latency(folder / "reader.db", min(args.minutes, 3))
-        await loop_stall(folder / "stall.db", min(args.minutes, 2))
+        if not args.only_sim:
+            await throughput(folder / "throughput.db", args.minutes)
+            await audio_size(folder / "audio.db", args.minutes)
+            await reader_latency(folder / "reader.db", min(args.minutes, 3))
+            await loop_stall(folder / "stall.db", min(args.minutes, 2))
+        await sim_run_size(folder / "sim.db", Path(args.data), args.turns, args.speed)
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)

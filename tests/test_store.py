@@ -65,6 +65,12 @@ def tone(ms: float, freq: float, channels: int = 1) -> bytes:
     return (np.repeat(mono, channels) if channels > 1 else mono).tobytes()
 
 
+def noise(ms: float, channels: int = 1, seed: int = 0) -> bytes:
+    """Full-scale white noise: audio no lossless codec can shrink."""
+    n = int(RATE * ms / 1000) * channels
+    return np.random.default_rng(seed).integers(-32768, 32768, n, dtype=np.int64).astype("<i2").tobytes()
+
+
 def run_events(run_id: str, turns: list[Turn]) -> list:
     """A realistic recorded run: every event kind, per-turn audio and two judgement revisions."""
     evs: list = [
@@ -559,7 +565,7 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 def test_runs_and_db_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str], grocery_turns: list[Turn]) -> None:
     db = str(tmp_path / "cli.db")
     big = run_events("big", grocery_turns[:2])
-    big.insert(1, AudioChunk(run_id="big", t_ms=1, turn_index=0, track="user", sample_rate=RATE, pcm=tone(20000, 100)))
+    big.insert(1, AudioChunk(run_id="big", t_ms=1, turn_index=0, track="user", sample_rate=RATE, pcm=noise(20000)))
     asyncio.run(record(Path(db), run_events("r-cli", grocery_turns[:3])[:-1] + big))
 
     code, out, _ = _cli(capsys, "--db", db, "runs")

@@ -39,7 +39,7 @@ async def _info(args: argparse.Namespace) -> None:
     print(f"free pages      {info.freelist_pages} x {info.page_size} B")
     for table, n in info.counts.items():
         print(f"{table:15} {n}")
-    print(f"audio PCM       {_mb(info.audio_bytes)}")
+    print(f"audio PCM       {_mb(info.audio_bytes)} (stored as {_mb(info.audio_stored_bytes)}, lossless)")
 
 
 async def _vacuum(args: argparse.Namespace) -> None:

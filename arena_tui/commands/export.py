@@ -30,17 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 async def _main(args: argparse.Namespace) -> str:
     from .judge import resolve_run_id
 
-    from ..judge.locate import find_benchmark
-
     async with await Store.open(db_path(args.db)) as store:
         run_id = await resolve_run_id(store, args.run_id)
-        run = await store.get_run(run_id)
-        try:
-            benchmark = find_benchmark(run.benchmark, args.data) if run else None
-        except LookupError:
-            benchmark = None  # still exportable; the summary then only counts verdicts
         dest = args.dest if args.dest is not None else exports_dir()
-        return str(Path(await export_run(store, run_id, dest, benchmark=benchmark)).resolve())
+        return str(Path(await export_run(store, run_id, dest, data=args.data)).resolve())
 
 
 def run(args: argparse.Namespace) -> int:

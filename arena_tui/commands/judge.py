@@ -7,7 +7,7 @@ import asyncio
 
 from ..cli import CliError
 from ..judge import PermanentError, limits, render_text, summarize
-from ..judge.locate import find_benchmark
+from ..judge.locate import benchmark_of_run
 from ..judge.options import add_judge_arguments, backend_from_args
 from ..judge.worker import rejudge_turn
 from arena_tui.spine.paths import db_path
@@ -50,7 +50,7 @@ async def _main(args: argparse.Namespace) -> int:
             run = await store.get_run(run_id)
             assert run is not None
             try:
-                benchmark = find_benchmark(run.benchmark, args.data)
+                benchmark = await benchmark_of_run(store, run_id, args.data)
                 out = await store.run_while_writable(  # stops at the first write the file refuses
                     rejudge_turn(store, run_id, args.turn, backend, benchmark=benchmark,
                                  phase2=not args.no_phase2, concurrency=args.judge_concurrency,

@@ -236,9 +236,9 @@ async def rejudge_turn(
     if run is None:
         raise LookupError(f"no run {run_id!r} in the database")
     if benchmark is None:
-        from .locate import find_benchmark
+        from .locate import benchmark_of_run
 
-        benchmark = find_benchmark(str(_field(run, "benchmark")))
+        benchmark = await benchmark_of_run(store, run_id)
     results = sorted(
         (r for r in await _maybe_await(store.turn_results(run_id)) if r.turn_index >= 0),  # no greeting
         key=lambda r: r.turn_index,

@@ -445,9 +445,7 @@ class ExportDialog(ModalScreen[Path | None]):
                 raise NotADirectoryError(f"{dest} is a file, not a folder")
             from ..interop import export_run
 
-            run = await app.store.get_run(self.run_id)
-            benchmark = await asyncio.to_thread(_benchmark_for, run.benchmark, app.data_dir) if run else None
-            out = await export_run(app.store, self.run_id, dest, benchmark=benchmark)
+            out = await export_run(app.store, self.run_id, dest, data=app.data_dir)
         except Exception as e:  # OSError, InteropError, StoreError...: shown here, the form stays
             button = self.query_one("#export-go", Button)
             button.disabled = False
@@ -461,13 +459,3 @@ class ExportDialog(ModalScreen[Path | None]):
     @on(Button.Pressed, "#export-cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
-
-
-def _benchmark_for(name: str, data_dir: Path | None) -> Any:
-    """The run's benchmark for the summary's denominators; None (verdict counts only) if unavailable."""
-    try:
-        from ..judge.locate import find_benchmark
-
-        return find_benchmark(name, data_dir)
-    except Exception:
-        return None

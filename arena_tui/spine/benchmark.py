@@ -107,7 +107,7 @@ class Benchmark(BaseModel):
     system_prompt: str
     knowledge_base: str = ""
     root: Path | None = None  # folder the benchmark was loaded from
-    source: str = "local"  # local | huggingface | builtin
+    source: str = "local"  # local | huggingface | builtin | stored (the snapshot a run recorded)
     audio_source: dict[int, str] = Field(default_factory=dict)  # turn -> "recorded" | "synth:<backend>"
 
     @property
@@ -128,3 +128,16 @@ class Benchmark(BaseModel):
 
     def tool(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name == name), None)
+
+    def snapshot(self) -> dict[str, Any]:
+        """What judging and exporting a run need (no folder, no audio): recorded with each run,
+        so a stored run is judged against the benchmark it ran, wherever the database goes."""
+        return self.model_dump(mode="json", include=SNAPSHOT_FIELDS)
+
+    @classmethod
+    def from_snapshot(cls, data: dict[str, Any]) -> Benchmark:
+        """A benchmark back from `snapshot()` (no folder: its audio is the run's recorded audio)."""
+        return cls.model_validate({**{k: v for k, v in data.items() if k in SNAPSHOT_FIELDS}, "source": "stored"})
+
+
+SNAPSHOT_FIELDS = {"meta", "turns", "tools", "system_prompt", "knowledge_base"}

@@ -3,7 +3,10 @@
 Split by role (each module says why it is shaped as it is):
 - `open`        file setup: create, migrate (`schema`), switch to WAL, refuse files that are not ours;
 - `writer`      the one writer task: batches, retries, a bad event losing only itself;
-- `projections` the derived tables (`runs`, `turns`, `judgements`, `audio`) written with their events;
+- `projections` the derived tables (`runs`, `turns`, `judgements`, `audio`, `benchmarks`) written with
+                their events;
+- `codec`       audio kept as lossless FLAC where smaller, read back as the exact PCM16 recorded;
+- `snapshots`   the benchmark each run ran, kept once per content hash;
 - `reader`      queries on a second, `query_only` connection;
 - `scrub`       secrets (keys by name and by shape, credentials in URLs) never reach the file.
 `Store` joins them: it is a `Reader` that also owns a `Writer`.

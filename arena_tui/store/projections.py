@@ -1,14 +1,17 @@
-"""The derived tables: `runs`, `turns`, `judgements` (+ scores) and `audio`, projected from events.
+"""The derived tables: `runs`, `turns`, `judgements` (+ scores), `audio` and `benchmarks`,
+projected from events.
 
 `events` is the complete log; each projection row is written in the same transaction as the
 event it comes from, so the tables never disagree with the log. The projector keeps the few
 counters a row needs (next seq, the take of a turn's audio, the attempt of a turn's result)
-and loads them from the file the first time a run is met in a batch.
+and loads them from the file the first time a run is met in a batch. Audio is stored in its
+`codec` form and a run's benchmark snapshot once per content (`encode_blobs`, off the loop).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import platform
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -19,13 +22,19 @@ from typing import Any
 import aiosqlite
 
 from arena_tui.spine.events import AudioChunk, Event, Judgement, RunEnded, RunStarted, TurnEnded, TurnStarted
+from . import codec
 from .connection import fetchall
+from .snapshots import SQL_SNAPSHOT, snapshot_row
+
+log = logging.getLogger(__name__)
 
 SQL_RUN_STUB = "INSERT OR IGNORE INTO runs(run_id, started_at, pid, host, heartbeat_at) VALUES (?,?,?,?,?)"
 SQL_RUN_STARTED = """INSERT INTO runs(run_id, benchmark, model, provider, simulator, turn_indices,
-    turns_total, config, versions, status, reason, started_at, ended_at, pid, host, heartbeat_at, speed)
-    VALUES (?,?,?,?,?,?,?,?,?,'running','',?,NULL,?,?,?,?)
+    turns_total, config, versions, status, reason, started_at, ended_at, pid, host, heartbeat_at, speed,
+    benchmark_sha256)
+    VALUES (?,?,?,?,?,?,?,?,?,'running','',?,NULL,?,?,?,?,?)
     ON CONFLICT(run_id) DO UPDATE SET benchmark=excluded.benchmark, model=excluded.model,
+    benchmark_sha256=excluded.benchmark_sha256,
     provider=excluded.provider, simulator=excluded.simulator, turn_indices=excluded.turn_indices,
     turns_total=excluded.turns_total, config=excluded.config, versions=excluded.versions,
     status='running', reason='', started_at=excluded.started_at, ended_at=NULL,
@@ -47,7 +56,11 @@ SQL_JUDGEMENT = """INSERT INTO judgements(run_id, seq, turn_index, judge, revisi
     VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"""
 SQL_SCORE = "INSERT INTO judgement_scores(run_id, seq, dimension, verdict) VALUES (?,?,?,?)"
 SQL_AUDIO = """INSERT INTO audio(run_id, seq, turn_index, take, track, start_ms, sample_rate,
-    channels, pcm) VALUES (?,?,?,?,?,?,?,?,?)"""
+    channels, codec, data, pcm_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?)"""
+
+# What `encode_blobs` prepares for an event, by id(event): (codec, data) for audio, (sha256, JSON)
+# for a run_started's benchmark snapshot.
+Blobs = dict[int, tuple[str, Any]]
 
 
 def now_iso() -> str:
@@ -89,6 +102,26 @@ class Batch:
             rows.append(p)
         if rows:
             yield sql, rows  # type: ignore[misc]
+
+
+def encode_blobs(events: Iterable[Event]) -> Blobs:
+    """The CPU-heavy part of a batch's rows, done in a worker thread before its transaction:
+    audio compressed (`codec.encode`), benchmark snapshots hashed. What fails here is stored
+    as it came (raw PCM) or without a snapshot, never lost."""
+    out: Blobs = {}
+    for ev in events:
+        try:
+            if isinstance(ev, AudioChunk):
+                out[id(ev)] = codec.encode(ev.pcm, ev.sample_rate, ev.channels)
+            elif isinstance(ev, RunStarted) and ev.benchmark_snapshot is not None:
+                out[id(ev)] = snapshot_row(ev.benchmark_snapshot)
+        except Exception as e:  # noqa: BLE001 - one odd event must not hold back the batch
+            log.warning("run %s: %s event stored without its compressed form: %s", ev.run_id, ev.kind, e)
+    return out
+
+
+def needs_blobs(events: Iterable[Event]) -> bool:
+    return any(isinstance(ev, AudioChunk) or (isinstance(ev, RunStarted) and ev.benchmark_snapshot) for ev in events)
 
 
 class Projector:
@@ -138,17 +171,25 @@ class Projector:
         self.takes = {k: v for k, v in self.takes.items() if k[0] not in gone}
         self.attempts = {k: v for k, v in self.attempts.items() if k[0] not in gone}
 
-    def derive(self, batch: Batch, ev: Event, seq: int, now: str, started: set[str], ended: set[str]) -> None:
+    def derive(
+        self, batch: Batch, ev: Event, seq: int, now: str, started: set[str], ended: set[str],
+        blob: tuple[str, Any] | None = None,
+    ) -> None:
+        """The projection rows of one event; `blob` is what `encode_blobs` prepared for it."""
         if isinstance(ev, RunStarted):
             if self.versions is None:
                 self.versions = recorder_versions()
+            sha = None
+            if blob is not None:
+                sha, text = blob
+                batch.add(SQL_SNAPSHOT, (sha, ev.benchmark, text, now))
             batch.add(
                 SQL_RUN_STARTED,
                 (
                     ev.run_id, ev.benchmark, ev.model, ev.provider, int(ev.simulator),
                     json.dumps(ev.turn_indices), len(ev.turn_indices), json.dumps(ev.config, default=str),
                     json.dumps(self.versions), wall_iso(ev.wall_time) or now, self.pid, self.host, now,
-                    ev.timeline_speed,
+                    ev.timeline_speed, sha,
                 ),
             )  # fmt: skip
             started.add(ev.run_id)
@@ -192,7 +233,11 @@ class Projector:
                 batch.add(SQL_SCORE, (ev.run_id, seq, dim, score.verdict))
         elif isinstance(ev, AudioChunk):
             take = max(self.takes.get((ev.run_id, ev.turn_index), 0) - 1, 0)
+            kind, data = blob if blob is not None else (codec.PCM16, ev.pcm)
             batch.add(
                 SQL_AUDIO,
-                (ev.run_id, seq, ev.turn_index, take, ev.track, ev.start_ms, ev.sample_rate, ev.channels, ev.pcm),
-            )
+                (
+                    ev.run_id, seq, ev.turn_index, take, ev.track, ev.start_ms, ev.sample_rate, ev.channels,
+                    kind, data, len(ev.pcm),
+                ),
+            )  # fmt: skip

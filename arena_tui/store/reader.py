@@ -1,11 +1,14 @@
-"""Queries: runs, turn results, events, replay, audio and judgements, on a `query_only` connection.
+"""Queries: runs, turn results, events, replay, audio, judgements and benchmark snapshots, on a
+`query_only` connection.
 
 Reads use their own connection, so a UI polling the store never queues behind the writer and
-never holds the write lock; WAL lets them see the last commit while a batch is written.
+never holds the write lock; WAL lets them see the last commit while a batch is written. Audio
+comes back as the exact PCM16 that was recorded, decoded (`codec`) in a worker thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Iterable
@@ -16,10 +19,13 @@ from typing import Any, Literal
 import aiosqlite
 from pydantic import BaseModel, ConfigDict
 
+from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.events import Judgement, RunEvent, TurnEnded, TurnResult, parse_event
 from ..verdicts import standing_judgements
+from . import codec
 from .connection import fetchall
 from .errors import StoreError
+from .snapshots import benchmark_of
 
 Track = Literal["user", "bot", "conversation"]
 
@@ -81,7 +87,8 @@ class StoreInfo(BaseModel):
     page_size: int
     freelist_pages: int
     counts: dict[str, int]
-    audio_bytes: int
+    audio_bytes: int  # the PCM16 the audio plays as
+    audio_stored_bytes: int = 0  # what it takes in the file (FLAC where smaller)
 
 
 def ts(value: str | None) -> datetime | None:
@@ -143,7 +150,7 @@ class Reader:
         kinds = list(kinds) if kinds is not None else None
         audio = with_audio or (kinds is not None and "audio" in kinds)
         sql = "SELECT e.seq, e.kind, e.payload{} FROM events e{} WHERE e.run_id=? AND e.seq>?".format(
-            ", a.pcm" if audio else ", NULL",
+            ", a.codec, a.data, a.channels, a.pcm_bytes" if audio else ", NULL, NULL, NULL, NULL",
             " LEFT JOIN audio a ON a.run_id=e.run_id AND a.seq=e.seq" if audio else "",
         )
         params: list[Any] = [run_id, after_seq]
@@ -160,7 +167,8 @@ class Reader:
             sql += " LIMIT ?"
             params.append(limit)
         rows = await self._read(sql, tuple(params))
-        return [(seq, self._parse(run_id, seq, kind, payload, pcm)) for seq, kind, payload, pcm in rows]
+        pcms = await self._decode(run_id, [(seq, r) for seq, _, _, *r in rows if r[1] is not None])
+        return [(seq, self._parse(run_id, seq, kind, payload, pcms.get(seq))) for seq, kind, payload, *_ in rows]
 
     async def replay(self, run_id: str, *, with_audio: bool = False, page: int = 500) -> AsyncIterator[RunEvent]:
         """Every recorded event of a run in seq order: the same stream a live run published."""
@@ -178,22 +186,35 @@ class Reader:
         if track not in ("user", "bot", "conversation"):
             raise StoreError(f"run {run_id}: unknown audio track {track!r} (user, bot or conversation)")
         rows = await self._read(
-            """SELECT sample_rate, channels, start_ms, pcm FROM audio
+            f"""SELECT {_SQL_CLIP} FROM audio
                WHERE run_id=? AND track=? AND turn_index IS ? AND take=(SELECT MAX(take) FROM audio
                    WHERE run_id=? AND track=? AND turn_index IS ?)
                ORDER BY seq""",
             (run_id, track, turn_index, run_id, track, turn_index),
         )
-        return _join_audio(rows, f"run {run_id} turn {turn_index} track {track}")
+        return await self._clip(run_id, rows, f"run {run_id} turn {turn_index} track {track}")
 
     async def conversation_audio(self, run_id: str) -> AudioClip | None:
         """The whole stereo conversation track (left user, right bot), gaps filled with silence."""
         rows = await self._read(
-            "SELECT sample_rate, channels, start_ms, pcm FROM audio WHERE run_id=? AND track='conversation'"
-            " ORDER BY seq",
+            f"SELECT {_SQL_CLIP} FROM audio WHERE run_id=? AND track='conversation' ORDER BY seq",
             (run_id,),
         )
-        return _join_audio(rows, f"run {run_id} conversation track")
+        return await self._clip(run_id, rows, f"run {run_id} conversation track")
+
+    async def stored_benchmark(self, run_id: str) -> Benchmark | None:
+        """The benchmark snapshot recorded with the run (None for runs recorded before snapshots)."""
+        rows = await self._read(
+            "SELECT b.snapshot FROM runs r JOIN benchmarks b ON b.sha256=r.benchmark_sha256 WHERE r.run_id=?",
+            (run_id,),
+        )
+        if not rows:
+            return None
+        try:
+            return benchmark_of(rows[0][0])
+        except ValueError as e:
+            first = str(e).splitlines()[0]
+            raise StoreError(f"{self.path}: run {run_id}: its stored benchmark cannot be read: {first}") from None
 
     async def judgements(self, run_id: str, turn_index: int | None = None) -> list[Judgement]:
         """Every judgement revision, by turn then revision then arrival."""
@@ -217,9 +238,13 @@ class Reader:
 
     async def info(self) -> StoreInfo:
         counts = {}
-        for table in ("runs", "events", "turns", "judgements", "audio"):
+        for table in ("runs", "events", "turns", "judgements", "audio", "benchmarks"):
             counts[table] = (await self._read(f"SELECT COUNT(*) FROM {table}"))[0][0]
-        audio_bytes = (await self._read("SELECT COALESCE(SUM(LENGTH(pcm)), 0) FROM audio"))[0][0]
+        audio_bytes, stored_bytes = (
+            await self._read(
+                "SELECT COALESCE(SUM(COALESCE(pcm_bytes, LENGTH(data))), 0), COALESCE(SUM(LENGTH(data)), 0) FROM audio"
+            )
+        )[0]
         page_size = (await self._read("PRAGMA page_size"))[0][0]
         freelist = (await self._read("PRAGMA freelist_count"))[0][0]
         version_ = (await self._read("PRAGMA user_version"))[0][0]
@@ -233,6 +258,7 @@ class Reader:
             freelist_pages=freelist,
             counts=counts,
             audio_bytes=audio_bytes,
+            audio_stored_bytes=stored_bytes,
         )
 
     # --- internals -----------------------------------------------------------------------------
@@ -252,6 +278,35 @@ class Reader:
             first = str(e).splitlines()[0]
             raise StoreError(f"{self.path}: run {run_id} event {seq} ({kind}) cannot be read: {first}") from None
 
+    async def _decode(self, run_id: str, rows: list[tuple[int, list[Any]]]) -> dict[int, bytes]:
+        """PCM16 of audio rows `(seq, [codec, data, channels, pcm_bytes])`, by seq, decoded in a
+        worker thread when any is compressed; a row that does not decode to its recorded length
+        is a `StoreError` naming it."""
+
+        def run() -> dict[int, bytes]:
+            out = {}
+            for seq, (kind, data, channels, pcm_bytes) in rows:
+                try:
+                    pcm = codec.decode(kind, data, channels)
+                except ValueError as e:
+                    raise StoreError(f"{self.path}: run {run_id} audio event {seq} cannot be read: {e}") from None
+                if pcm_bytes is not None and len(pcm) != pcm_bytes:
+                    raise StoreError(
+                        f"{self.path}: run {run_id} audio event {seq} cannot be read: "
+                        f"decodes to {len(pcm)} bytes, {pcm_bytes} were recorded"
+                    )
+                out[seq] = pcm
+            return out
+
+        if not any(r[0] != codec.PCM16 for _, r in rows):
+            return run()
+        return await asyncio.to_thread(run)
+
+    async def _clip(self, run_id: str, rows: list[Any], what: str) -> AudioClip | None:
+        """Rows of `_SQL_CLIP`, decoded and joined into one clip."""
+        pcms = await self._decode(run_id, [(r[0], list(r[4:])) for r in rows])
+        return _join_audio([(rate, ch, start, pcms[seq]) for seq, rate, ch, start, *_ in rows], what)
+
     async def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         self._check_open()
         try:
@@ -267,6 +322,10 @@ def _run_row(r: tuple[Any, ...]) -> RunRow:
         config=json.loads(r[10]), versions=json.loads(r[11]), turn_indices=json.loads(r[12]),
         reason=r[13], pid=r[14], host=r[15], heartbeat_at=ts(r[16]), speed=r[17],
     )  # fmt: skip
+
+
+# An audio row as `_clip` reads it.
+_SQL_CLIP = "seq, sample_rate, channels, start_ms, codec, data, channels, pcm_bytes"
 
 
 def _join_audio(rows: list[tuple[int, int, float, bytes]], what: str) -> AudioClip | None:

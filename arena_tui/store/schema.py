@@ -14,9 +14,13 @@ can query without parsing JSON):
                 event at `seq`, the columns are there for SQL summaries.
 - `judgements`  one row per `judgement` event, append-only: a new revision supersedes, none is
                 overwritten; `judgement_scores` holds one verdict per dimension.
-- `audio`       PCM16 BLOBs: per-turn `user`/`bot` mono clips, tagged with the take (which
-                `turn_started` of that turn they follow) so a retried turn plays its last take,
-                and the stereo `conversation` track as ordered slices.
+- `audio`       per-turn `user`/`bot` mono clips, tagged with the take (which `turn_started`
+                of that turn they follow) so a retried turn plays its last take, and the stereo
+                `conversation` track as ordered slices; each BLOB is FLAC or raw PCM16 as its
+                `codec` says (`codec.py`; rows from before version 3 are raw PCM16).
+- `benchmarks`  the benchmark snapshot of each run (turns, tools, prompt, knowledge base), one
+                row per content hash, so repeated runs of one benchmark share one copy and a run
+                is judged and exported without its data folder.
 
 Every migration runs in one transaction together with its `user_version` bump, so a failure
 leaves the database exactly at the previous version.
@@ -145,6 +149,21 @@ MIGRATIONS: list[list[str]] = [
                printf('%+.3f seconds', (julianday(ended_at) - julianday(started_at)) * 86400.0 / speed))
            WHERE ended_at IS NOT NULL AND speed IS NOT NULL AND speed != 1
              AND reason != 'the recording process ended without finishing the run'""",
+    ],
+    # 4: audio kept losslessly compressed (old rows stay raw PCM16: nothing is rewritten), and
+    #    runs that carry the benchmark they ran.
+    [
+        "ALTER TABLE audio RENAME COLUMN pcm TO data",
+        "ALTER TABLE audio ADD COLUMN codec TEXT NOT NULL DEFAULT 'pcm16'",  # pcm16 | flac
+        "ALTER TABLE audio ADD COLUMN pcm_bytes INTEGER",  # decoded length; NULL on rows from before
+        """CREATE TABLE benchmarks (
+            sha256    TEXT PRIMARY KEY,                -- of `snapshot`
+            name      TEXT NOT NULL,
+            snapshot  TEXT NOT NULL,                   -- JSON of `Benchmark.snapshot()`
+            stored_at TEXT NOT NULL
+        )""",
+        "ALTER TABLE runs ADD COLUMN benchmark_sha256 TEXT REFERENCES benchmarks(sha256)",
+        "CREATE INDEX runs_by_benchmark_sha256 ON runs(benchmark_sha256)",
     ],
 ]
 

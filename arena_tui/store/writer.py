@@ -10,7 +10,8 @@ constraint) loses only itself and the writer goes on; a file that refuses writes
 damaged pages, disk full, held by another process past the retries) fails the writer once, with
 one `StoreWriteError`, and nothing more is attempted: whoever records must stop and say so.
 Committed events are published on `committed` after their transaction, so what a UI shows as
-done is already durable.
+done is already durable. Audio compression and snapshot hashing (`projections.encode_blobs`) run
+in a worker thread before each transaction, so neither the loop nor the write lock waits on them.
 """
 
 from __future__ import annotations
@@ -31,7 +32,17 @@ from arena_tui.spine.bus import EventBus, Subscription
 from arena_tui.spine.events import AudioChunk, Event, RunEnded, RunStarted, parse_event
 from .connection import execute, fetchall, rollback
 from .errors import StoreError, StoreWriteError
-from .projections import SQL_EVENT, SQL_HEARTBEAT, SQL_RUN_STUB, Batch, Projector, now_iso
+from .projections import (
+    SQL_EVENT,
+    SQL_HEARTBEAT,
+    SQL_RUN_STUB,
+    Batch,
+    Blobs,
+    Projector,
+    encode_blobs,
+    needs_blobs,
+    now_iso,
+)
 from .reader import ts
 from .scrub import has_secret, scrub_config, scrub_text
 
@@ -151,6 +162,11 @@ class Writer:
         async def op(conn: aiosqlite.Connection) -> bool:
             await execute(conn, "BEGIN IMMEDIATE")
             deleted = await execute(conn, "DELETE FROM runs WHERE run_id=?", (run_id,))
+            await execute(  # a snapshot goes with the last run that used it
+                conn,
+                "DELETE FROM benchmarks WHERE sha256 NOT IN"
+                " (SELECT benchmark_sha256 FROM runs WHERE benchmark_sha256 IS NOT NULL)",
+            )
             await execute(conn, "COMMIT")
             self._projector.forget([run_id])
             self._live.discard(run_id)
@@ -318,9 +334,10 @@ class Writer:
         if self.failure is not None:
             self.dropped += len(events)
             return
+        blobs = await self._encode(events)
         for attempt in range(LOCKED_RETRIES + 1):
             try:
-                await self._write_batch(events)
+                await self._write_batch(events, blobs)
                 self._publish(events)
                 return
             except sqlite3.OperationalError as e:
@@ -357,7 +374,7 @@ class Writer:
                 self.dropped += 1
                 continue
             try:
-                await self._write_batch([ev])
+                await self._write_batch([ev], blobs)
             except Exception as e:  # noqa: BLE001
                 await rollback(self._w)
                 self._projector.forget([ev.run_id])
@@ -393,7 +410,18 @@ class Writer:
         self.errors.append(msg)
         log.error("%s", msg)
 
-    async def _write_batch(self, events: list[Event]) -> None:
+    async def _encode(self, events: list[Event]) -> Blobs:
+        """Compress the batch's audio and hash its snapshots in a worker thread, before the
+        transaction: the loop keeps pacing audio, the write lock is not held meanwhile."""
+        if not needs_blobs(events):
+            return {}
+        try:
+            return await asyncio.to_thread(encode_blobs, events)
+        except RuntimeError as e:  # no thread to run it in (interpreter shutting down): encode here
+            log.warning("%s: encoding on the event loop: %s", self.path, e)
+            return encode_blobs(events)
+
+    async def _write_batch(self, events: list[Event], blobs: Blobs) -> None:
         conn = self._w
         now = now_iso()
         await execute(conn, "BEGIN IMMEDIATE")
@@ -405,9 +433,10 @@ class Writer:
         live_ended: set[str] = set()
         for ev in events:
             seq = self._projector.next_seq(ev.run_id)
+            blob = blobs.get(id(ev))
             ev, payload = _serialise(ev)
             event_rows.append((ev.run_id, seq, ev.kind, ev.t_ms, ev.turn_index, payload))  # type: ignore[attr-defined]
-            self._projector.derive(batch, ev, seq, now, live_started, live_ended)
+            self._projector.derive(batch, ev, seq, now, live_started, live_ended, blob)
         for sql, rows in batch.grouped():
             if sql == SQL_RUN_STUB:
                 await conn.executemany(sql, rows)
@@ -432,12 +461,15 @@ def _file_refuses(e: BaseException) -> bool:
 
 
 def _serialise(ev: Event) -> tuple[Event, str]:
-    """The event as it is stored: the payload JSON, secrets scrubbed (and the event to match)."""
+    """The event as it is stored: the payload JSON, secrets scrubbed (and the event to match).
+    Audio samples and benchmark snapshots are not in it: they have their own tables."""
+    exclude = None
     if isinstance(ev, RunStarted):
         ev = ev.model_copy(update={"config": scrub_config(ev.config)})
-    if isinstance(ev, AudioChunk):
+        exclude = {"benchmark_snapshot"}
+    elif isinstance(ev, AudioChunk):
         return ev, ev.model_dump_json(exclude={"pcm"})
-    payload = ev.model_dump_json()
+    payload = ev.model_dump_json(exclude=exclude)
     if has_secret(payload):
         payload = scrub_text(payload)
         ev = parse_event(payload)

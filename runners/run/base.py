@@ -264,6 +264,7 @@ class RunBase(ABC, Generic[S, A]):
                 config={**self.public_config(), "labels": {"provider_ttfb_ms": self.provider.provider_ttfb_label()}},
                 speed=self.clock.speed,  # the clock's: a text run keeps real time whatever --speed says
                 wall_time=wall_now() - timedelta(milliseconds=self.now() / self.clock.speed),  # at t_ms 0
+                benchmark_snapshot=self.benchmark.snapshot(),  # the run is judged by what it ran
             )
         )
 
