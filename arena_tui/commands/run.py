@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from ..cli import CliError
 from ..judge.options import add_judge_arguments
+from ..run_view import wait_text
 from .live import JudgeChoice, choose_judge, headline, is_simulated, verdict_line
 
 NAME = "run"
@@ -138,11 +139,11 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Ju
     except StoreError as e:
         raise CliError(str(e)) from None
     recorder = store.start_recording(bus)
-    progress = Progress(total, out)
+    progress = Progress(total, out, config.speed)
     # a turn and its verdicts are shown once the store has committed them (a kill -9 after the line
     # keeps them), so a verdict never precedes its turn's line
     subs = [
-        bus.subscribe(lambda e: e.kind in ("run_started", "run_ended", "session_rotated", "error")),
+        bus.subscribe(lambda e: e.kind in ("run_started", "run_ended", "session_rotated", "error", "waiting")),
         store.committed.subscribe(lambda e: e.kind in ("turn_ended", "judgement")),
     ]
     printers = [asyncio.create_task(progress.follow(sub)) for sub in subs]
@@ -232,8 +233,9 @@ class _suppress:
 class Progress:
     """Prints a one-line progress bar per finished turn, then the summary table."""
 
-    def __init__(self, total: int, out: TextIO) -> None:
+    def __init__(self, total: int, out: TextIO, speed: float = 1.0) -> None:
         self.total = total
+        self.speed = speed
         self.out = out
         self.results: list[Any] = []
         self.notes: list[str] = []
@@ -254,6 +256,8 @@ class Progress:
                 )
             elif ev.kind == "error":
                 self.notes.append(f"error ({ev.where}): {ev.message}")
+            elif ev.kind == "waiting":  # one line when a wait starts; the watchdog's end is the turn's line
+                print(f"    {wait_text(ev.what, (ev.deadline_t_ms - ev.t_ms) / self.speed)}", file=self.out, flush=True)
             elif ev.kind == "run_ended":
                 self.ended = ev
             elif ev.kind == "judgement" and ev.turn_index is not None and ev.turn_index >= 0:

@@ -46,9 +46,12 @@ def describe(state: RunState, room: int | None = None) -> Text:
         (2, Text(f" {state.benchmark} ", "bold reverse")),
         (1, Text.assemble("model ", model)),
         (0, session),
-        (4, Text(f"elapsed {fmt_elapsed(state.last_ms)}")),
+        (4, Text(f"elapsed {fmt_elapsed(state.elapsed_ms())}")),
         (3, Text(f"turn {cur_s} · {state.turns_done}/{state.turns_total} done")),
     ]
+    wait = state.wait_line() if state.ended is None else None
+    if wait:  # where the run is when nothing moves: what the engine waits on, how long is left
+        parts.append((4, Text(wait, "bold yellow")))
     rank = 0
     while True:
         t = Text(no_wrap=True, overflow="ellipsis")
