@@ -85,3 +85,29 @@ async def test_a_turn_waits_for_the_reply_after_its_tool_answer(appointments, tm
     said_after_call = [e for e in events if e.turn_index == 3 and e.kind == "transcript_delta" and e.role == "assistant"]
     call = next(e for e in events if e.kind == "tool_result" and e.turn_index == 3)
     assert said_after_call and said_after_call[-1].t_ms >= call.t_ms
+
+
+async def test_the_same_run_started_from_the_new_run_dialog(appointments, shared_data: Path, tmp_path: Path) -> None:
+    """The TUI path itself: the dialog's fields, its start, the app's worker, the store."""
+    from arena_tui.app import ArenaApp
+    from tests.test_app_new_run import open_dialog, until
+
+    app = ArenaApp(tmp_path / "arena.db", shared_data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        dialog = await open_dialog(app, pilot)
+        dialog.query_one("#benchmark").value = "appointment_bench"
+        dialog.query_one("#model").value = "grok"
+        await pilot.pause()
+        dialog.query_one("#against").value = "fake"
+        dialog.query_one("#turns").value = "2-4"
+        dialog.query_one("#speed").value = "10"
+        dialog.query_one("#judge").value = "none"
+        await pilot.pause()
+        await pilot.click("#start")  # the dialog's preflight passes and it starts the run
+        await until(pilot, lambda: len(app.live) == 1)
+        (run_id, state), = app.live.items()
+        await until(pilot, lambda: not app.running(run_id), 240)
+        assert state.started.config["fake"] and state.started.config["turns"] == TURNS
+        results = {i: state.turns[i].result for i in TURNS}
+        assert all(r is not None for r in results.values()), state.log[-5:]
+        assert_each_turn_has_its_own_reply(appointments, results)
