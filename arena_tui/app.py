@@ -12,6 +12,7 @@ import asyncio
 import gc
 import os
 import sys
+import time
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
@@ -210,7 +211,7 @@ class ArenaApp(App):
         `--judge` kind or a callable that builds the judge backend.
         """
         run_id = f"{getattr(benchmark, 'name', benchmark)}-{uuid.uuid4().hex[:8]}"
-        self.live[run_id] = RunState(run_id)
+        self.live[run_id] = RunState(run_id, clock=time.monotonic)
         worker = self.run_worker(
             self._run(run_id, benchmark, dict(config or {}), judge),
             name=f"run:{run_id}",

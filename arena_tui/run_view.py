@@ -7,6 +7,7 @@ Which judgement counts and how pass rates are counted is `arena_tui.verdicts`' r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,12 +38,20 @@ from arena_tui.spine.events import (
     TurnEnded,
     TurnResult,
     TurnStarted,
+    Waiting,
 )
 from .timing import speed_note, v2v_text, wall_ms
 from .verdicts import Standing, Tally, ordered, standing_of, tally
 
 SENTINELS = (EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY)
 SILENT_DBFS = -90.0
+METER_HOLD_S = 0.25  # a meter with no new level for this long (wall clock) starts falling
+METER_FALL_DB_PER_S = 60.0  # how fast it falls to silence, like a VU meter's release
+
+
+def wait_text(what: str, left_ms: float) -> str:
+    """`waiting for a reply to turn 3 — watchdog in 27 s` (left_ms: wall-clock ms until it gives up)."""
+    return f"waiting for {what} — watchdog in {max(0, round(left_ms / 1000))} s"
 
 
 class TurnSpec(BaseModel):
@@ -166,13 +175,33 @@ class Meter:
     peak_dbfs: float = SILENT_DBFS
     speaking: bool = False
     updated_ms: float = 0.0
+    updated_wall: float | None = None  # the state's clock when the level came (live runs only)
+
+    def shown(self, wall_now: float | None) -> Meter:
+        """The meter as it reads at `wall_now`: levels that stopped coming fall to silence."""
+        if wall_now is None or self.updated_wall is None:
+            return self
+        fall = max(0.0, wall_now - self.updated_wall - METER_HOLD_S) * METER_FALL_DB_PER_S
+        if fall <= 0:
+            return self
+        rms = self.rms_dbfs - fall if self.rms_dbfs - fall > -60.0 else SILENT_DBFS
+        peak = self.peak_dbfs - fall if self.peak_dbfs - fall > -60.0 else SILENT_DBFS
+        return Meter(rms, peak, self.speaking, self.updated_ms, self.updated_wall)
 
 
 class RunState:
     """Everything the run screen shows about one run, built only from events."""
 
-    def __init__(self, run_id: str, specs: dict[int, TurnSpec] | None = None) -> None:
+    def __init__(self, run_id: str, specs: dict[int, TurnSpec] | None = None,
+                 clock: Callable[[], float] | None = None) -> None:
+        """`clock` (seconds, monotonic) only for a run followed live: elapsed then ticks on the wall
+        clock, the watchdog counts down and silent meters fall; a replay has none."""
         self.run_id = run_id
+        self.clock = clock
+        self.wall_started: float | None = None
+        self.wall_ended: float | None = None
+        self.waiting: Waiting | None = None  # what the engine waits on, until something comes
+        self.waiting_wall: float | None = None
         self.specs = specs or {}
         self.started: RunStarted | None = None
         self.ended: RunEnded | None = None
@@ -229,11 +258,6 @@ class RunState:
         return self.started.timeline_speed if self.started else 1.0
 
     @property
-    def elapsed_ms(self) -> float:
-        """Wall-clock ms since the run started, as far as its events go (`last_ms` is audio time)."""
-        return wall_ms(self.last_ms, self.speed)
-
-    @property
     def latency_note(self) -> str | None:
         """Why this run's latencies are not comparable (`arena_tui.timing`), None when they are."""
         return speed_note(self.speed) if self.started else None
@@ -257,6 +281,34 @@ class RunState:
             for d in row.scores:
                 seen.setdefault(d, None)
         return ordered(seen)
+
+    def wall_now(self) -> float | None:
+        return self.clock() if self.clock is not None else None
+
+    def elapsed_ms(self) -> float:
+        """Wall-clock ms since the run started: the live clock, else as far as its events go
+        (`last_ms` is audio time, run `speed` times faster than the wall)."""
+        if self.clock is None or self.wall_started is None:
+            return wall_ms(self.last_ms, self.speed)
+        end = self.wall_ended if self.wall_ended is not None else self.clock()
+        return (end - self.wall_started) * 1000.0
+
+    def wait_left_ms(self) -> float | None:
+        """Wall-clock ms until the engine's watchdog gives up on what it waits on; None if not waiting."""
+        w = self.waiting
+        if w is None:
+            return None
+        left = (w.deadline_t_ms - w.t_ms) / (self.speed or 1.0)
+        if self.clock is not None and self.waiting_wall is not None:
+            left -= (self.clock() - self.waiting_wall) * 1000.0
+        return max(0.0, left)
+
+    def wait_line(self) -> str | None:
+        left = self.wait_left_ms()
+        return None if left is None or self.waiting is None else wait_text(self.waiting.what, left)
+
+    def shown_meter(self, who: str) -> Meter:
+        return self.meters[who].shown(self.wall_now())
 
     @property
     def overlapping(self) -> bool:
@@ -291,6 +343,8 @@ class RunState:
         if ev.kind != "level":
             self.content_version += 1
         self.last_ms = max(self.last_ms, ev.t_ms)
+        if self.waiting is not None and ev.kind in _WAIT_OVER and getattr(ev, "role", "assistant") == "assistant":
+            self.waiting = None
         handler = getattr(self, f"_on_{ev.kind}", None)
         if handler is not None:
             handler(ev)
@@ -301,6 +355,7 @@ class RunState:
 
     def _on_run_started(self, ev: RunStarted) -> None:
         self.started = ev
+        self.wall_started = self.wall_now()
         for i in ev.turn_indices:
             self.row(i)
         sim = " against the local simulator" if ev.simulator else ""
@@ -336,7 +391,13 @@ class RunState:
 
     def _on_level(self, ev: Level) -> None:
         m = self.meters[ev.source]
-        m.rms_dbfs, m.peak_dbfs, m.updated_ms = ev.rms_dbfs, ev.peak_dbfs, ev.t_ms
+        m.rms_dbfs, m.peak_dbfs, m.updated_ms, m.updated_wall = ev.rms_dbfs, ev.peak_dbfs, ev.t_ms, self.wall_now()
+        if ev.source == "bot" and ev.rms_dbfs > -60.0:
+            self.waiting = None  # the bot is audible: the wait is over
+
+    def _on_waiting(self, ev: Waiting) -> None:
+        self.waiting, self.waiting_wall = ev, self.wall_now()
+        self._log(ev, wait_text(ev.what, (ev.deadline_t_ms - ev.t_ms) / self.speed))
 
     def _speech(self, ev: SpeechBoundary, who: str, on: bool) -> None:
         self.meters[who].speaking = on
@@ -466,6 +527,7 @@ class RunState:
 
     def _on_run_ended(self, ev: RunEnded) -> None:
         self.ended = ev
+        self.wall_ended = self.wall_now()
         for row in self.turns.values():
             if row.status == "running":
                 row.status = "interrupted"
@@ -473,6 +535,11 @@ class RunState:
         for ln in self.transcript:
             ln.final = True
         self._log(ev, f"run {ev.status}" + (f": {ev.reason}" if ev.reason else ""))
+
+
+# what ends a wait in the state's eyes: the reply (its text, a call), or the turn's course moving on
+_WAIT_OVER = frozenset({"transcript_delta", "tool_call", "bot_speech_started", "retry", "turn_started", "turn_ended",
+                        "run_ended", "session_rotated"})
 
 
 def _args(args: dict[str, Any]) -> str:

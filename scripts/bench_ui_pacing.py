@@ -12,8 +12,13 @@ cell) is not repainted, so the overall figures depend on how much of the run is 
 With --profile, also where the loop's time went: the callbacks that held the loop longest, by
 task or callback name, in thread CPU time (insensitive to other processes on a busy machine).
 
+With --keys N, instead: N simulator runs stream at 1x into the app while keys are pressed on one
+run's screen, and it prints keypress-to-screen latency p50/p95 (key posted → the first frame the
+compositor produced that shows its effect) for table navigation (down/up) and for opening the
+turn detail (enter), with the input-pacing p99 of those N runs (goal: p95 < 50 ms).
+
     .venv/bin/python scripts/bench_ui_pacing.py [--bench demo_bench] [--seconds 60] [--profile]
-                                                 [--refresh-hz 30] [--ui-only]
+                                                 [--refresh-hz 30] [--ui-only] [--keys 8]
 """
 
 from __future__ import annotations
@@ -35,8 +40,10 @@ sys.path.insert(0, str(REPO))
 from arena_tui.app import ArenaApp  # noqa: E402
 from arena_tui.spine.bus import EventBus  # noqa: E402
 from arena_tui.screens.run import RunScreen  # noqa: E402
+from arena_tui.screens.turn_detail import TurnDetailScreen  # noqa: E402
 from arena_tui.store import Store  # noqa: E402
 from arena_tui.widgets.meters import LevelMeters  # noqa: E402
+from arena_tui.widgets.turn_table import TurnTable  # noqa: E402
 from arena_tui.run_view import RunState, specs_from_benchmark  # noqa: E402
 from benchmarks.loader import load_benchmark  # noqa: E402
 from runners.config import RunConfig  # noqa: E402
@@ -204,6 +211,82 @@ async def with_ui(bench, seconds: float, prof: LoopProfile | None) -> tuple[list
     return late, counts, wall
 
 
+class FrameStamps:
+    """Wraps `App._display` (called with each frame the compositor made): when, and whether it
+    already showed what the last key asked for."""
+
+    def __init__(self, app: ArenaApp) -> None:
+        self.app = app
+        self.want: object = None  # callable(screen) -> bool while a key is being timed
+        self.hit: float | None = None
+        display = app._display
+
+        def stamped(screen, renderable):
+            if renderable is not None and self.want is not None and self.hit is None and self.want(screen):
+                self.hit = time.perf_counter()
+            return display(screen, renderable)
+
+        app._display = stamped  # type: ignore[method-assign]
+
+    async def time_key(self, pilot, key: str, shown) -> float | None:
+        """ms from posting `key` to the first frame for which `shown(screen)` holds (None: no frame in 2 s)."""
+        self.want, self.hit = shown, None
+        t0 = time.perf_counter()
+        press = asyncio.create_task(pilot.press(key))
+        while self.hit is None and time.perf_counter() - t0 < 2.0:
+            await asyncio.sleep(0.0005)
+        await press
+        self.want = None
+        return None if self.hit is None else (self.hit - t0) * 1000.0
+
+
+async def keys_while_streaming(bench, runs: int, seconds: float) -> None:
+    """`runs` simulator runs at 1x into one app; keys pressed on the first run's screen."""
+    app = ArenaApp(Path(tempfile.mkdtemp()) / "a.db")
+    nav: list[float] = []
+    detail: list[float] = []
+    missed = 0
+    async with app.run_test(size=(160, 46)) as pilot:
+        await pilot.pause()
+        ids = [f"bench-keys-{i}" for i in range(runs)]
+        for rid in ids:
+            app.live[rid] = RunState(rid, specs_from_benchmark(bench), clock=time.monotonic)
+        tasks = [asyncio.create_task(timed_run(bench, app.bus, seconds, rid)) for rid in ids]
+        app.push_screen(RunScreen(app.live[ids[0]], live=True))
+        await pilot.pause(3.0)  # the runs are under way, the table has its rows
+        frames = FrameStamps(app)
+        await pilot.press("f")  # follow off: the cursor moves only by the keys
+        table = app.screen.query_one(TurnTable)
+        t_end = time.monotonic() + seconds - 8.0
+        step = 0
+        while time.monotonic() < t_end:
+            key = "down" if step % 2 == 0 else "up"
+            before = table.cursor_row
+            ms = await frames.time_key(pilot, key, lambda sc, b=before: isinstance(sc, RunScreen) and table.cursor_row != b)
+            nav.append(ms) if ms is not None else None
+            missed += ms is None
+            if step % 6 == 5:
+                ms = await frames.time_key(pilot, "enter", lambda sc: isinstance(sc, TurnDetailScreen))
+                detail.append(ms) if ms is not None else None
+                missed += ms is None
+                await pilot.pause(0.3)
+                await pilot.press("escape")
+                await pilot.pause(0.2)
+            step += 1
+            await pilot.pause(0.15)
+        late = [x for xs in await asyncio.gather(*tasks) for x in xs]
+    print(f"{runs} simulator runs of {bench.name} at 1x streaming into the app, {seconds:.0f} s wall; "
+          f"keys on one run's screen (160x46, headless terminal)")
+    for label, xs in (("table navigation (down/up)", nav), ("open turn detail (enter)", detail)):
+        a = np.asarray(xs)
+        if a.size:
+            print(f"  {label}: n {a.size}, keypress-to-screen p50 {np.percentile(a, 50):.1f} ms, "
+                  f"p95 {np.percentile(a, 95):.1f} ms, max {a.max():.1f} ms (goal p95 < 50 ms)")
+    if missed:
+        print(f"  keys with no frame showing their effect within 2 s: {missed}")
+    print(f"  input pacing of the {runs} runs: {fmt(late)}")
+
+
 def fmt(late: list[float]) -> str:
     a = np.asarray(late)
     if a.size == 0:
@@ -219,6 +302,8 @@ async def main() -> None:
     ap.add_argument("--refresh-hz", type=float, default=None,
                     help="override the app's coalescing rate (arena_tui.app.REFRESH_HZ) to measure another setting")
     ap.add_argument("--ui-only", action="store_true", help="skip the headless run")
+    ap.add_argument("--keys", type=int, metavar="RUNS", default=0,
+                    help="instead: keypress-to-screen latency while RUNS simulator runs stream (e.g. 8)")
     args = ap.parse_args()
     if args.refresh_hz:
         import arena_tui.app
@@ -228,6 +313,9 @@ async def main() -> None:
 
     logger.remove()
     bench = load_benchmark(args.bench)
+    if args.keys:
+        await keys_while_streaming(bench, args.keys, args.seconds)
+        return
     import arena_tui.app
 
     print(f"{args.bench}, {args.seconds:.0f} s wall at 1x, real engine + simulator + store; "

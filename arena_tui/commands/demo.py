@@ -20,6 +20,7 @@ HELP = "run the demo benchmark against the local simulator in the monitor (no ke
 ORDER = 2
 
 DEMO_FAULTS = "0:barge_in=500,1:no_response,3:disconnect,4:truncated"
+DEMO_WATCHDOG = {"extra_ms": 6000.0, "min_wall_ms": 4000.0}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def demo_config(args: argparse.Namespace) -> dict:
-    config: dict = {"model": "sim", "faults": args.faults or None, "speed": args.speed}
+    # the simulator answers at once or never: a short watchdog keeps the no_response turn's wait
+    # (shown live, with its countdown) to a few seconds instead of the 30 a real service gets
+    config: dict = {"model": "sim", "faults": args.faults or None, "speed": args.speed, "watchdog": DEMO_WATCHDOG}
     if args.turns:
         from runners.config import parse_turns
 

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from ..cli import CliError
 from ..judge.options import add_judge_arguments
 from ..timing import barge_in_ms, barge_in_text, latency_text, response_latency, speed_note
+from ..run_view import wait_text
 from .live import JudgeChoice, choose_judge, headline, is_simulated, verdict_line
 
 NAME = "run"
@@ -139,11 +140,11 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Ju
     except StoreError as e:
         raise CliError(str(e)) from None
     recorder = store.start_recording(bus)
-    progress = Progress(total, out)
+    progress = Progress(total, out, config.speed)
     # a turn and its verdicts are shown once the store has committed them (a kill -9 after the line
     # keeps them), so a verdict never precedes its turn's line
     subs = [
-        bus.subscribe(lambda e: e.kind in ("run_started", "run_ended", "session_rotated", "error")),
+        bus.subscribe(lambda e: e.kind in ("run_started", "run_ended", "session_rotated", "error", "waiting")),
         store.committed.subscribe(lambda e: e.kind in ("turn_ended", "judgement")),
     ]
     printers = [asyncio.create_task(progress.follow(sub)) for sub in subs]
@@ -233,13 +234,13 @@ class _suppress:
 class Progress:
     """Prints a one-line progress bar per finished turn, then the summary table."""
 
-    def __init__(self, total: int, out: TextIO) -> None:
+    def __init__(self, total: int, out: TextIO, speed: float | None = 1.0) -> None:
         self.total = total
         self.out = out
         self.results: list[Any] = []
         self.notes: list[str] = []
         self.ended: Any = None
-        self.speed: float | None = 1.0  # of the run timeline (`arena_tui.timing`)
+        self.speed = speed  # of the run timeline (`arena_tui.timing`); run_started says for sure
 
     async def follow(self, sub: Any) -> None:
         async for ev in sub:
@@ -258,6 +259,8 @@ class Progress:
                 self.notes.append(f"error ({ev.where}): {ev.message}")
             elif ev.kind == "run_started":
                 self.speed = ev.timeline_speed
+            elif ev.kind == "waiting":  # one line when a wait starts; the watchdog's end is the turn's line
+                print(f"    {wait_text(ev.what, (ev.deadline_t_ms - ev.t_ms) / (self.speed or 1.0))}", file=self.out, flush=True)
             elif ev.kind == "run_ended":
                 self.ended = ev
             elif ev.kind == "judgement" and ev.turn_index is not None and ev.turn_index >= 0:

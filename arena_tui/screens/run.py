@@ -82,6 +82,18 @@ class RunScreen(Screen):
         self.query_one("#event-log").border_title = "events"
         self.paint(force=True)
         self.query_one(TurnTable).focus()
+        if self.state.clock is not None:  # followed live: time moves even when no event comes
+            self.set_interval(0.25, self.tick)
+
+    def tick(self) -> None:
+        """Elapsed, the watchdog's countdown and falling meters, between events (cheap: both
+        compare what they would show with what they show)."""
+        st = self.state
+        header = (self._content_key, int(st.elapsed_ms() // 1000), st.wait_line(), self.mode)
+        if header != self._header_key:
+            self._header_key = header
+            self.query_one(RunHeader).refresh_from(st, self.mode)
+        self.query_one(LevelMeters).refresh_from(st)
 
     def on_screen_resume(self) -> None:
         self.paint(force=True)
@@ -125,7 +137,7 @@ class RunScreen(Screen):
             tv.refresh_from(st)
             self.query_one(EventLog).refresh_from(st)
             self._filter_bar()
-        header = (content, int(st.last_ms // 1000), self.mode)
+        header = (content, int(st.elapsed_ms() // 1000), st.wait_line(), self.mode)
         if st.status != self._status:  # e.g. the run ended: `k Stop run` goes from the footer
             self._status = st.status
             self.refresh_bindings()

@@ -264,6 +264,16 @@ class Retry(Event):
     reason: str
 
 
+class Waiting(Event):
+    """The engine is waiting on something past the usual end-of-turn window (a reply, the reply
+    after a tool answer, a greeting) and gives up at `deadline_t_ms` (run timeline): the monitor
+    shows what and how long is left instead of a frozen screen."""
+
+    kind: Literal["waiting"] = "waiting"
+    what: str  # e.g. "a reply to turn 3", "the reply after check_availability"
+    deadline_t_ms: float
+
+
 class TurnEnded(Event):
     kind: Literal["turn_ended"] = "turn_ended"
     result: TurnResult
@@ -333,6 +343,7 @@ RunEvent = Annotated[
         SessionRotated,
         Reconnected,
         Retry,
+        Waiting,
         TurnEnded,
         AudioChunk,
         ErrorEvent,

@@ -21,6 +21,7 @@ KIND_STYLE = {
     "session_rotated": "bold magenta",
     "reconnected": "bold blue",
     "retry": "bold dark_orange",
+    "waiting": "bold yellow",
     "error": "bold red",
     "run_ended": "bold cyan",
     "run_started": "cyan",
@@ -35,6 +36,7 @@ KIND_TAG = {
     "session_rotated": "ROTATION",
     "reconnected": "RECONNECT",
     "retry": "RETRY",
+    "waiting": "WAIT",
     "error": "ERROR",
 }
 

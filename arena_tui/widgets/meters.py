@@ -56,7 +56,7 @@ def meter_lines(state: RunState | None, width: int) -> list[list[tuple[str, str]
     bar_w = max(width - LABEL_WIDTH, 8)
     lines: list[list[tuple[str, str]]] = []
     for who, label in (("user", "user"), ("bot", "bot ")):
-        m = state.meters[who]
+        m = state.shown_meter(who)
         line = [("● ", "bold green") if m.speaking else ("○ ", "grey50"), (f"{label} ", "bold")]
         line += bar_cells(m, bar_w)
         line.append((f" {db_label(m)} dBFS", ""))
@@ -72,7 +72,7 @@ def meter_key(state: RunState | None, width: int) -> tuple:
     """What the meters show, at the resolution they show it (1 dB, a cell): equal keys, same picture."""
     if state is None:
         return (None, width)
-    u, b = state.meters["user"], state.meters["bot"]
+    u, b = state.shown_meter("user"), state.shown_meter("bot")
     return (round(u.rms_dbfs), round(u.peak_dbfs), u.speaking, round(b.rms_dbfs), round(b.peak_dbfs), b.speaking,
             state.overlapping, width)
 

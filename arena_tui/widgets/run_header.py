@@ -31,8 +31,8 @@ def fmt_elapsed(ms: float) -> str:
 
 def elapsed_text(state: RunState) -> Text:
     """Wall-clock time since the start; the audio timeline beside it, labelled, when it ran faster."""
-    t = Text(f"elapsed {fmt_elapsed(state.elapsed_ms)}")
-    if state.speed != 1.0:
+    t = Text(f"elapsed {fmt_elapsed(state.elapsed_ms())}")
+    if state.speed not in (1.0, None):
         t.append(f" (audio {fmt_elapsed(state.last_ms)})", "grey62")
     return t
 
@@ -57,6 +57,9 @@ def describe(state: RunState, room: int | None = None) -> Text:
         (4, elapsed_text(state)),
         (3, Text(f"turn {cur_s} · {state.turns_done}/{state.turns_total} done")),
     ]
+    wait = state.wait_line() if state.ended is None else None
+    if wait:  # where the run is when nothing moves: what the engine waits on, how long is left
+        parts.append((4, Text(wait, "bold yellow")))
     rank = 0
     while True:
         t = Text(no_wrap=True, overflow="ellipsis")

@@ -40,6 +40,7 @@ from arena_tui.spine.events import (
     Overlap,
     Retry,
     SpeechBoundary,
+    Waiting,
     TranscriptDelta,
     TurnEnded,
     TurnResult,
@@ -73,6 +74,8 @@ class Attempt(AttemptBase):
     responses_cancelled: int = 0
     last_response_end_ms: float | None = None
     last_tool_ms: float | None = None  # when a tool call was last answered
+    reply_due: str | None = None  # a tool was answered and the model has not replied since (the tool's name)
+    waiting_for: str | None = None  # what the last `waiting` event announced (one event per wait)
     first_bot_ms: float | None = None
     last_bot_ms: float | None = None
     bot_pcm: bytearray = field(default_factory=bytearray)
@@ -88,6 +91,11 @@ class Attempt(AttemptBase):
     def responded(self) -> bool:
         """A reply ended (a cancelled one does not count), or bot audio or a call came."""
         return self.responses_ended > self.responses_cancelled or self.first_bot_ms is not None or bool(self.tool_calls)
+
+    def replied(self) -> None:
+        """Something of a reply came (text, audio, a new response): nothing is due any more."""
+        self.reply_due = None
+        self.waiting_for = None
 
     def has_content(self) -> bool:
         """Speech, audio or a call; control tokens alone (e.g. Gemini's `<ctrl46>`) are empty."""
@@ -173,6 +181,7 @@ class AudioRun(RunBase[Session, Attempt]):
             if a.first_bot_ms is None:
                 a.first_bot_ms = t_ms
             a.last_bot_ms = t_ms + dur
+            a.replied()
             a.bot_pcm.extend(pcm)
 
     def _bot_boundary(self, kind: str, t: float) -> None:
@@ -206,6 +215,7 @@ class AudioRun(RunBase[Session, Attempt]):
                 self.publish(self.ev(TranscriptDelta, role="assistant", text=frame.text))
                 if a is not None:
                     a.assistant_text += frame.text
+                    a.replied()
         elif isinstance(frame, TranscriptionFrame) and not isinstance(frame, InterimTranscriptionFrame):
             self.publish(self.ev(TranscriptDelta, role="user", text=frame.text, final=True))
             if a is not None:
@@ -214,6 +224,7 @@ class AudioRun(RunBase[Session, Attempt]):
             if a is not None:
                 a.response_active = True
                 a.responses_started += 1
+                a.replied()
         elif isinstance(frame, LLMFullResponseEndFrame):
             if a is not None:
                 a.response_active = False
@@ -340,8 +351,12 @@ class AudioRun(RunBase[Session, Attempt]):
     # -- turns
 
     def _quiet(self, a: Attempt, s: Session, now: float, since: float) -> bool:
-        """The end-of-turn rule: transcript flushed and `quiet_ms` with no bot audio."""
+        """The end-of-turn rule: transcript flushed and `quiet_ms` with no bot audio, and no reply
+        still due after a tool answer (a model answers a tool result: that reply belongs to this
+        turn however long it takes, up to the watchdog; a call that ends the session owes none)."""
         if a.response_active or a.pending_tools > 0 or (s.output is not None and s.output.busy()):
+            return False
+        if a.reply_due is not None and not a.ends_session:
             return False
         last = max(since, a.last_bot_ms or 0.0, a.last_response_end_ms or 0.0, a.last_tool_ms or 0.0)
         return now - last >= self.config.end_of_turn.quiet_ms
@@ -349,6 +364,14 @@ class AudioRun(RunBase[Session, Attempt]):
     def tool_settled(self, a: Attempt) -> None:
         # the answer after a tool result is still to come (some providers end no response first)
         a.last_tool_ms = self.now()
+        if a.pending_tools == 0 and a.tool_calls:
+            a.reply_due = a.tool_calls[-1].name
+
+    def announce_wait(self, a: Attempt, what: str, deadline: float) -> None:
+        """Say once per wait what the engine is waiting on and when it gives up (`waiting`)."""
+        if a.waiting_for != what:
+            a.waiting_for = what
+            self.publish(self.ev(Waiting, what=what, deadline_t_ms=deadline))
 
     def _advance_detector(self, now: float) -> None:
         s = self.session
@@ -404,7 +427,20 @@ class AudioRun(RunBase[Session, Attempt]):
                 return a, ("ok" if a.has_content() else "empty")
             if deadline is not None and now >= deadline and not out_active:
                 self._close_bot_speech(a)
+                if a.reply_due is not None and a.has_content():
+                    return a, "ok"  # the calls were made; the reply after them never came
                 return a, ("empty" if a.responded() else "no_response")
+            if deadline is not None and not out_active:
+                self._announce_overdue(a, turn, now, deadline)
+
+    def _announce_overdue(self, a: Attempt, turn: Turn, now: float, deadline: float) -> None:
+        """Past the usual end-of-turn window with nothing to show: the watchdog is what ends it."""
+        quiet = self.config.end_of_turn.quiet_ms
+        assert a.placed is not None
+        if a.reply_due is not None and a.last_tool_ms is not None and now - a.last_tool_ms >= quiet:
+            self.announce_wait(a, f"the reply after {a.reply_due}", deadline)
+        elif not a.responded() and now - a.placed.end_ms >= quiet:
+            self.announce_wait(a, f"a reply to turn {turn.turn_index}", deadline)
 
     def turn_marks(self, speech: list[Interval], dur_ms: float) -> list:
         """User-speaking brackets around the clip's speech, for runners that take client-side turns."""
