@@ -48,6 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-greeting", action="store_true", help="skip the greeting handshake")
     parser.add_argument("-v", "--verbose", action="store_true", help="show Pipecat's debug log on stderr")
     parser.add_argument("--rotate-after", type=float, metavar="SECONDS", help="rotate sessions older than this")
+    parser.add_argument(
+        "--rehydrate", action="store_true",
+        help="each turn in a fresh session seeded with the golden turns before it (no turn-taking scored)",
+    )
+    parser.add_argument("--parallel", type=int, default=1, metavar="N", help="rehydrated turns at once (default 1)")
 
 
 def build_config(args: argparse.Namespace) -> Any:
@@ -68,6 +73,10 @@ def build_config(args: argparse.Namespace) -> Any:
         cfg["greeting"] = {"enabled": False}
     if getattr(args, "rotate_after", None) is not None:
         cfg["rotation"] = {"max_age_s": args.rotate_after}
+    if getattr(args, "rehydrate", False):
+        cfg["mode"] = "rehydrated"
+    if getattr(args, "parallel", 1) != 1:
+        cfg["parallel"] = args.parallel
     try:
         return RunConfig(**cfg)
     except ConfigError as e:
@@ -111,14 +120,15 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_run_headless(bench, config, db, sys.stdout))
 
 
-async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO) -> int:
+async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, start: Any = None, total: int | None = None) -> int:
+    """`start(store, bus)`, when given, is the run to record instead of a new one (`resume`)."""
     from arena_tui.bus import EventBus
     from arena_tui.stop_signals import StopSignals
     from arena_tui.store import Store, StoreError, StoreWriteError
     from runners.engine import RunError, run_benchmark, select_turns
 
     try:
-        total = len(select_turns(bench, config.turns))
+        total = total if total is not None else len(select_turns(bench, config.turns))
     except RunError as e:
         raise CliError(str(e)) from None
     bus = EventBus()
@@ -139,7 +149,8 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO) -> int:
     failure: StoreError | None = None
     with StopSignals() as stops:
         try:
-            run_id = await store.run_while_writable(run_benchmark(bench, config, bus))
+            run = start(store, bus) if start is not None else run_benchmark(bench, config, bus)
+            run_id = await store.run_while_writable(run)
         except RunError as e:
             status = 2
             print(f"\narena-tui: {e}", file=sys.stderr)

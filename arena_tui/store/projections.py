@@ -18,7 +18,7 @@ from typing import Any
 
 import aiosqlite
 
-from ..events import AudioChunk, Event, Judgement, RunEnded, RunStarted, TurnEnded, TurnStarted
+from ..events import AudioChunk, Event, Judgement, RunEnded, RunResumed, RunStarted, TurnEnded, TurnStarted
 from .connection import fetchall
 
 SQL_RUN_STUB = "INSERT OR IGNORE INTO runs(run_id, started_at, pid, host, heartbeat_at) VALUES (?,?,?,?,?)"
@@ -34,6 +34,9 @@ SQL_RUN_STARTED = """INSERT INTO runs(run_id, benchmark, model, provider, simula
 # run keeps its true length (for a live run this is the wall clock of the end anyway).
 SQL_RUN_ENDED = """UPDATE runs SET status=?, reason=?,
     ended_at=strftime('%Y-%m-%dT%H:%M:%f+00:00', started_at, ?) WHERE run_id=?"""
+# a resumed run is running again, recorded by this process (started_at stays: its timeline's origin)
+SQL_RUN_RESUMED = """UPDATE runs SET status='running', reason='', ended_at=NULL, pid=?, host=?,
+    heartbeat_at=? WHERE run_id=?"""
 SQL_HEARTBEAT = "UPDATE runs SET heartbeat_at=? WHERE run_id=? AND status='running'"
 SQL_EVENT = "INSERT INTO events(run_id, seq, kind, t_ms, turn_index, payload) VALUES (?,?,?,?,?,?)"
 SQL_TURN = """INSERT INTO turns(run_id, turn_index, attempt, seq, status, session, user_text,
@@ -143,6 +146,10 @@ class Projector:
                     json.dumps(self.versions), now, self.pid, self.host, now,
                 ),
             )  # fmt: skip
+            started.add(ev.run_id)
+            ended.discard(ev.run_id)
+        elif isinstance(ev, RunResumed):
+            batch.add(SQL_RUN_RESUMED, (self.pid, self.host, now, ev.run_id))
             started.add(ev.run_id)
             ended.discard(ev.run_id)
         elif isinstance(ev, RunEnded):
