@@ -10,7 +10,7 @@ on a turn that is not run) is refused with one line naming the setting.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -18,10 +18,12 @@ if TYPE_CHECKING:
     from arena_tui.spine.benchmark import Benchmark
 
 MAX_SPEED = 50.0  # beyond this the pacing loop cannot keep up and buffers grow without bound
+MAX_PARALLEL = 16  # rehydrated turns at once (the reference hangs at 32; 16 works)
 
 # The CLI option behind a field, so an error names what the user typed.
 OPTION_OF = {"speed": "--speed", "turns": "--turns", "faults": "--faults", "base_url": "--base-url",
-             "rotation.max_age_s": "--rotate-after", "model": "--model"}
+             "rotation.max_age_s": "--rotate-after", "model": "--model", "parallel": "--parallel",
+             "mode": "--rehydrate"}
 
 
 class ConfigError(ValueError):
@@ -93,6 +95,10 @@ class RunConfig(Strict):
     sim_voice: str = "auto"
     level_block_ms: float = Field(50.0, gt=0)
     vad_method: str = "energy"  # speech_intervals method for user WAVs ("silero" | "energy")
+    # sequential: one conversation, turn after turn. rehydrated: each turn in a fresh session
+    # seeded with the golden turns before it, `parallel` turns at once (no turn-taking scored)
+    mode: Literal["sequential", "rehydrated"] = "sequential"
+    parallel: int = Field(1, ge=1, le=MAX_PARALLEL)
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -120,6 +126,8 @@ class RunConfig(Strict):
     def _faults_need_the_simulator(self) -> RunConfig:
         if self.faults and self.model != "sim":
             raise ValueError("--faults only applies to --model sim")
+        if self.parallel > 1 and self.mode != "rehydrated":
+            raise ValueError("--parallel only applies with --rehydrate")
         return self
 
     def check_benchmark(self, benchmark: Benchmark) -> None:
@@ -138,7 +146,16 @@ class RunConfig(Strict):
 
     def public(self) -> dict:
         """What run_started records (the config never holds secrets; this is the contract)."""
-        return self.model_dump(mode="json")
+        out = self.model_dump(mode="json")
+        if self.mode == "rehydrated":  # each turn alone in its session: no turn-taking to judge
+            out["turn_taking_supported"] = False
+        return out
+
+    @classmethod
+    def from_recorded(cls, recorded: dict[str, Any]) -> RunConfig:
+        """The config of a stored run (`run_started.config`), without what `public` and the
+        loops added for display (labels, modality, …). Raises ConfigError."""
+        return cls(**{k: v for k, v in recorded.items() if k in cls.model_fields})
 
 
 def _one_line(err: ValidationError) -> str:

@@ -15,10 +15,11 @@ from arena_tui.spine.benchmark import Benchmark
 from .base import ProviderRunner, RunError, get_runner
 from .config import RunConfig
 from .run.audio import AudioRun
-from .run.base import CONTINUE_PROMPT, RunBase, SessionBase, select_turns
+from .run.base import CONTINUE_PROMPT, RunBase, Seed, SessionBase, history_from_results, select_turns
+from .run.rehydrate import RehydratedRun
 from .run.text import TextRun
 
-__all__ = ["CONTINUE_PROMPT", "RunError", "run_benchmark", "select_turns"]
+__all__ = ["CONTINUE_PROMPT", "RunError", "Seed", "history_from_results", "run_benchmark", "select_turns"]
 
 LOOPS: dict[str, type[AudioRun] | type[TextRun]] = {"audio": AudioRun, "text": TextRun}
 
@@ -31,6 +32,7 @@ async def run_benchmark(
     *,
     on_session: Callable[[SessionBase], None] | None = None,
     provider: ProviderRunner | None = None,
+    resume: Seed | None = None,
 ) -> str:
     """Run `benchmark` under `config`, publishing every event on `bus`; returns the run id.
 
@@ -39,6 +41,12 @@ async def run_benchmark(
     `on_session` sees each session as it opens (instrumentation: scripts/bench_pacing.py).
     `provider` is a runner instance to use instead of the one registered for `config.model`
     (tests keep it to inspect its fake).
+
+    `resume` continues the interrupted run `run_id` at `resume.resumed_from`: the run's turns
+    from there on, in a new session given `resume.history` (the finished turns) through the
+    provider's replay path, on the run's timeline after `resume.start_ms`; `run_resumed` is
+    published instead of `run_started`. `config.mode == "rehydrated"` plays every turn in its
+    own session seeded with the golden turns before it (`run.rehydrate`).
     """
     run_id = run_id or uuid.uuid4().hex
     if provider is None:
@@ -54,6 +62,19 @@ async def run_benchmark(
     except ValueError as e:
         raise RunError(str(e)) from None
     turns = select_turns(benchmark, config.turns)
-    run: RunBase = LOOPS[provider.mode](benchmark, config, bus, run_id, provider, on_session)
+    loop = LOOPS[provider.mode]
+    if resume is not None:
+        if resume.resumed_from is None:
+            raise RunError("resume: no turn to resume from")
+        if config.mode == "rehydrated":
+            raise RunError("resume: a rehydrated run is not resumed (re-run its turns instead)")
+        order = [t.turn_index for t in turns]
+        if resume.resumed_from not in order:
+            raise RunError(f"resume: turn {resume.resumed_from} is not among the run's turns")
+        turns = turns[order.index(resume.resumed_from) :]
+    if config.mode == "rehydrated":
+        await RehydratedRun(loop, benchmark, config, bus, run_id, provider, on_session).execute(turns)
+        return run_id
+    run: RunBase = loop(benchmark, config, bus, run_id, provider, on_session, seed=resume)
     await run.execute(turns)
     return run_id

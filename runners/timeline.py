@@ -540,14 +540,16 @@ class ConversationRecorder:
     time and audio time can be cross-checked. Off by default: it alters the bot audio.
     """
 
-    def __init__(self, sample_rate: int = 24000, tag: bool = False) -> None:
+    def __init__(self, sample_rate: int = 24000, tag: bool = False, start_ms: float = 0.0) -> None:
         self.rate = sample_rate
         self.tag = tag
         self.tags: list[float] = []
         self.late_samples = 0
         self._buf = np.zeros((0, 2), dtype=np.int16)
-        self._base = 0  # absolute sample index of _buf[0] (everything before was taken)
-        self._written_to = 0  # absolute sample index just past the last write
+        # absolute sample index of _buf[0]: everything before was taken (or, from `start_ms`,
+        # belongs to an earlier recording of the run: a resumed run's track starts after it)
+        self._base = self._sample(start_ms)
+        self._written_to = self._base  # absolute sample index just past the last write
         self._user_stop: int | None = None  # armed tag: bot audio at/after this sample gets it
         self._tone = tag_tone(sample_rate)
 

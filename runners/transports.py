@@ -32,9 +32,10 @@ from arena_tui.spine.events import Interval
 class RunClock:
     """Monotonic time since run start, scaled by speed so that `t_ms()` is AUDIO time."""
 
-    def __init__(self, speed: float = 1.0) -> None:
+    def __init__(self, speed: float = 1.0, start_ms: float = 0.0) -> None:
+        """`start_ms`: where the timeline starts (a resumed run continues after its stored events)."""
         self.speed = speed
-        self.t0 = time.monotonic()
+        self.t0 = time.monotonic() - start_ms / 1000.0 / speed
 
     def t_ms(self) -> float:
         return (time.monotonic() - self.t0) * 1000.0 * self.speed

@@ -52,6 +52,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="show Pipecat's debug log on stderr")
     parser.add_argument("--rotate-after", type=float, metavar="SECONDS", help="rotate sessions older than this")
     add_judge_arguments(parser, allow_none=True)
+    parser.add_argument(
+        "--rehydrate", action="store_true",
+        help="each turn in a fresh session seeded with the golden turns before it (no turn-taking scored)",
+    )
+    parser.add_argument("--parallel", type=int, default=1, metavar="N", help="rehydrated turns at once (default 1)")
 
 
 def build_config(args: argparse.Namespace) -> Any:
@@ -72,6 +77,10 @@ def build_config(args: argparse.Namespace) -> Any:
         cfg["greeting"] = {"enabled": False}
     if getattr(args, "rotate_after", None) is not None:
         cfg["rotation"] = {"max_age_s": args.rotate_after}
+    if getattr(args, "rehydrate", False):
+        cfg["mode"] = "rehydrated"
+    if getattr(args, "parallel", 1) != 1:
+        cfg["parallel"] = args.parallel
     try:
         return RunConfig(**cfg)
     except ConfigError as e:
@@ -121,7 +130,10 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_run_headless(bench, config, db, sys.stdout, judge))
 
 
-async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: JudgeChoice | None = None) -> int:
+async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: JudgeChoice | None = None, *,
+                        start: Any = None, total: int | None = None) -> int:
+    """A run with its progress on `out`; `start(store, bus)`, when given, is the run to record
+    instead of a new one (`resume`, which judges the resumed turns itself)."""
     import uuid
 
     from arena_tui.spine.bus import EventBus
@@ -130,7 +142,7 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Ju
     from runners.engine import RunError, run_benchmark, select_turns
 
     try:
-        total = len(select_turns(bench, config.turns))
+        total = total if total is not None else len(select_turns(bench, config.turns))
     except RunError as e:
         raise CliError(str(e)) from None
     judge = judge or JudgeChoice("none", "", None)
@@ -149,7 +161,7 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Ju
     ]
     printers = [asyncio.create_task(progress.follow(sub)) for sub in subs]
     run_id = uuid.uuid4().hex
-    judging = _start_judge(bench, judge, bus, run_id)
+    judging = _start_judge(bench, judge, bus, run_id) if start is None else None
     status = 0
     failure: StoreError | None = None
 
@@ -160,7 +172,10 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Ju
 
     with StopSignals() as stops:
         try:
-            await store.run_while_writable(run_and_judge())
+            if start is not None:
+                run_id = await store.run_while_writable(start(store, bus))
+            else:
+                await store.run_while_writable(run_and_judge())
         except RunError as e:
             status = 2
             print(f"\narena-tui: {e}", file=sys.stderr)

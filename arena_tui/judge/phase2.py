@@ -84,9 +84,10 @@ def _calls(result: TurnResult) -> list[ToolCallRecord]:
 
 
 def align(
-    benchmark: Benchmark, results: Iterable[TurnResult], verdicts: Iterable[CallVerdict] = ()
+    benchmark: Benchmark, results: Iterable[TurnResult], verdicts: Iterable[CallVerdict] = (), *, cross_turn: bool = True
 ) -> Alignment:
-    """Link every expected call of the turns that ran to the actual call that satisfied it."""
+    """Link every expected call of the turns that ran to the actual call that satisfied it
+    (`cross_turn=False`: only within its own turn, for rehydrated runs whose turns are independent)."""
     by_turn = {r.turn_index: r for r in sorted(results, key=lambda r: r.turn_index)}
     turns: dict[int, Turn] = {}
     for idx in by_turn:
@@ -123,7 +124,7 @@ def align(
                 actual_turn=idx, call_id=c.call_id, via=how(idx, i, c),  # type: ignore[arg-type]
             )
     # Pass 2: early and late calls, nearest turn first (earlier on a tie).
-    for idx in sorted(turns):
+    for idx in sorted(turns) if cross_turn else ():
         for i, exp in enumerate(turns[idx].expected_calls):
             if (idx, i) in links:
                 continue
@@ -284,14 +285,21 @@ _RULE_FUNCS: list[tuple[str, Callable[[int, Scores, _Ctx], str | None]]] = [
 ]
 
 
+CROSS_TURN_RULES = frozenset({"cascade"})  # rules about earlier turns (besides realignment's pass 2)
+
+
 def apply_rules(
     benchmark: Benchmark,
     results: Iterable[TurnResult],
     judgements: Iterable[Judgement],
     *,
     t_ms: float = 0.0,
+    cross_turn: bool = True,
 ) -> tuple[list[Judgement], Alignment]:
     """New phase-2 revisions for every turn the rules change, and the alignment they used.
+
+    `cross_turn=False` (rehydrated runs: every turn saw the golden history, not the model's):
+    no call is realigned to another turn and no cascade from an earlier turn is applied.
 
     Rules revise each turn's standing phase-1 judgement (`arena_tui.verdicts`: a failed
     re-judge does not erase it); new revisions are numbered after the turn's newest one.
@@ -308,7 +316,7 @@ def apply_rules(
     ]
     # A call's own turn knows it best: its verdicts go last so they win.
     verdicts = [v for _, v in sorted(tagged, key=lambda x: x[0])]
-    al = align(benchmark, results, verdicts)
+    al = align(benchmark, results, verdicts, cross_turn=cross_turn)
     turns: dict[int, Turn] = {}
     for r in results:
         try:
@@ -324,6 +332,8 @@ def apply_rules(
         scores: Scores = dict(b.scores)
         steps: list[tuple[str, Scores]] = []
         for name, fn in _RULE_FUNCS:
+            if not cross_turn and name in CROSS_TURN_RULES:
+                continue
             if fn(idx, scores, ctx):
                 steps.append((name, dict(scores)))
         cur = current[idx]

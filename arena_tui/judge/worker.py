@@ -97,6 +97,7 @@ class JudgeWorker:
     ) -> None:
         self.benchmark, self.backend, self.bus, self.run_id = benchmark, backend, bus, run_id
         self.audio, self.policy, self.phase2 = audio, policy, phase2
+        self.cross_turn = True  # phase 2 realigns calls across turns (not for rehydrated runs)
         self.builder = PromptBuilder(benchmark)
         self.results: dict[int, TurnResult] = {}
         self.judgements: list[Judgement] = []
@@ -120,8 +121,7 @@ class JudgeWorker:
             async for ev in self._sub:
                 self._last_t_ms = max(self._last_t_ms, ev.t_ms)
                 if ev.kind == "run_started":
-                    if is_text_run(ev.config):  # text models have no turn-taking to score
-                        self.audio = False
+                    self.configure(ev.config)
                 elif ev.kind == "turn_ended":
                     self._on_turn(ev)
                 elif ev.kind == "judgement":
@@ -134,6 +134,24 @@ class JudgeWorker:
             await self.wait()  # bus closed without run_ended: still finish what arrived
         finally:
             self._sub.close()
+
+    def configure(self, config: dict[str, Any]) -> None:
+        """What the run's recorded config says about judging it: text runs and rehydrated runs
+        have no turn-taking to score; rehydrated turns get no cross-turn realignment."""
+        if is_text_run(config) or not turn_taking_supported(config):
+            self.audio = False
+        if is_rehydrated(config):
+            self.cross_turn = False
+
+    def seed(self, results: Iterable[TurnResult], judgements: Iterable[Judgement], config: dict[str, Any]) -> None:
+        """A resumed run: the turns and verdicts already stored are this worker's context (earlier
+        turns for the judge, the whole run for phase 2, revision numbers to continue from)."""
+        self.configure(config)
+        for r in results:
+            if r.turn_index >= 0:
+                self.results[r.turn_index] = r
+        for j in judgements:
+            self._record(j)
 
     def _on_turn(self, ev: RunEvent) -> None:
         result: TurnResult = ev.result  # type: ignore[union-attr]
@@ -187,7 +205,7 @@ class JudgeWorker:
         """Apply the cross-turn rules now (also callable before the run ends)."""
         await self.wait()
         new, self.alignment = apply_rules(
-            self.benchmark, self.results.values(), self.judgements, t_ms=self._last_t_ms
+            self.benchmark, self.results.values(), self.judgements, t_ms=self._last_t_ms, cross_turn=self.cross_turn
         )
         return [self._publish(j) for j in new]
 
@@ -206,6 +224,15 @@ async def _maybe_await(value: Any) -> Any:
 def is_text_run(config: dict[str, Any]) -> bool:
     """Whether a run's recorded config marks a text-model run (runners/run/text.py)."""
     return isinstance(config, dict) and config.get("modality") == "text"
+
+
+def is_rehydrated(config: dict[str, Any]) -> bool:
+    """Whether a run's recorded config marks a rehydrated run (each turn in its own seeded session)."""
+    return isinstance(config, dict) and config.get("mode") == "rehydrated"
+
+
+def turn_taking_supported(config: dict[str, Any]) -> bool:
+    return not (isinstance(config, dict) and config.get("turn_taking_supported") is False)
 
 
 def _field(obj: Any, name: str) -> Any:
@@ -249,7 +276,8 @@ async def rejudge_turn(
         have = f"{min(by_index)}..{max(by_index)}" if by_index else "none"
         raise LookupError(f"run {run_id}: no turn {turn_index} (recorded turns: {have})")
     judgements: list[Judgement] = list(await _maybe_await(store.judgements(run_id)))
-    audio = not is_text_run(_field(run, "config") or {}) and (
+    run_config = _field(run, "config") or {}
+    audio = not is_text_run(run_config) and turn_taking_supported(run_config) and (
         any(r.user_audio is not None or r.bot_speech for r in results) or any(TURN_TAKING in j.scores for j in judgements)
     )
     revision = {t: st.newest.revision for t, st in standing(judgements).items()}
@@ -275,7 +303,7 @@ async def rejudge_turn(
 
     await asyncio.gather(*(one(idx) for idx in targets))
     if phase2:
-        new, _ = apply_rules(benchmark, results, judgements)
+        new, _ = apply_rules(benchmark, results, judgements, cross_turn=not is_rehydrated(run_config))
         for j in new:
             await emit(j)
     await _maybe_await(store.flush())

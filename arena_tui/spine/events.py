@@ -321,6 +321,17 @@ class Judgement(Event):
     unexecuted_reference: bool | None = None  # the turn asks about an earlier action that never ran
 
 
+class RunResumed(Event):
+    """An interrupted run goes on in a new session from its first unfinished turn, the finished
+    turns' history replayed (`replayed`: what the new session was given)."""
+
+    kind: Literal["run_resumed"] = "run_resumed"
+    from_turn: int
+    turns: list[int]  # the turns this resumption runs
+    replayed_turns: list[int]  # the finished turns whose history was replayed
+    replayed: ReplaySummary
+
+
 class RunEnded(Event):
     kind: Literal["run_ended"] = "run_ended"
     status: Literal["completed", "interrupted", "failed"]
@@ -348,6 +359,7 @@ RunEvent = Annotated[
         AudioChunk,
         ErrorEvent,
         Judgement,
+        RunResumed,
         RunEnded,
     ],
     Field(discriminator="kind"),

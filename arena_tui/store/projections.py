@@ -21,7 +21,7 @@ from typing import Any
 
 import aiosqlite
 
-from arena_tui.spine.events import AudioChunk, Event, Judgement, RunEnded, RunStarted, TurnEnded, TurnStarted
+from arena_tui.spine.events import AudioChunk, Event, Judgement, RunEnded, RunResumed, RunStarted, TurnEnded, TurnStarted
 from . import codec
 from .connection import fetchall
 from .snapshots import SQL_SNAPSHOT, snapshot_row
@@ -45,6 +45,9 @@ SQL_RUN_STARTED = """INSERT INTO runs(run_id, benchmark, model, provider, simula
 SQL_RUN_ENDED = """UPDATE runs SET status=?, reason=?, ended_at=COALESCE(?,
     strftime('%Y-%m-%dT%H:%M:%f+00:00', started_at, printf('%+.3f seconds', ? / 1000.0 / COALESCE(speed, 1))))
     WHERE run_id=?"""
+# a resumed run is running again, recorded by this process (started_at stays: its timeline's origin)
+SQL_RUN_RESUMED = """UPDATE runs SET status='running', reason='', ended_at=NULL, pid=?, host=?,
+    heartbeat_at=? WHERE run_id=?"""
 SQL_HEARTBEAT = "UPDATE runs SET heartbeat_at=? WHERE run_id=? AND status='running'"
 SQL_EVENT = "INSERT INTO events(run_id, seq, kind, t_ms, turn_index, payload) VALUES (?,?,?,?,?,?)"
 SQL_TURN = """INSERT INTO turns(run_id, turn_index, attempt, seq, status, session, user_text,
@@ -192,6 +195,10 @@ class Projector:
                     ev.timeline_speed, sha,
                 ),
             )  # fmt: skip
+            started.add(ev.run_id)
+            ended.discard(ev.run_id)
+        elif isinstance(ev, RunResumed):
+            batch.add(SQL_RUN_RESUMED, (self.pid, self.host, now, ev.run_id))
             started.add(ev.run_id)
             ended.discard(ev.run_id)
         elif isinstance(ev, RunEnded):

@@ -8,7 +8,7 @@ own clock. The run life (tools, events, history, rotation bookkeeping) is `base.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,7 +61,7 @@ from ..timeline import (
 )
 from ..tools import ToolResolver
 from ..transports import RunClock
-from .base import CONTINUE_PROMPT, AttemptBase, RunBase, spoken_text, turn_status
+from .base import CONTINUE_PROMPT, AttemptBase, RunBase, Seed, spoken_text, turn_status
 from .session import Session
 
 
@@ -113,10 +113,17 @@ class AudioRun(RunBase[Session, Attempt]):
         run_id: str,
         provider: ProviderRunner,
         on_session: Callable[[Session], None] | None = None,
+        seed: Seed | None = None,
+        numbers: Iterator[int] | None = None,
     ) -> None:
-        super().__init__(benchmark, config, bus, run_id, provider, RunClock(config.speed), on_session)
+        start_ms = seed.start_ms if seed is not None else 0.0
+        super().__init__(
+            benchmark, config, bus, run_id, provider, RunClock(config.speed, start_ms), on_session, seed, numbers
+        )
         self.rate = config.sample_rate
-        self.recorder = ConversationRecorder(self.rate)
+        self.recorder = ConversationRecorder(self.rate, start_ms=start_ms)
+        # sessions side by side (rehydrated turns at once) make no one conversation track
+        self.conversation = not (config.mode == "rehydrated" and config.parallel > 1)
         self.user_meter = LevelMeter("user", block_ms=config.level_block_ms, sample_rate=self.rate)
         self.bot_meter = LevelMeter("bot", block_ms=config.level_block_ms, sample_rate=self.rate)
         self.bot_detector = SpeechDetector(self.rate)
@@ -131,6 +138,12 @@ class AudioRun(RunBase[Session, Attempt]):
 
     async def opening(self) -> None:
         g = self.config.greeting
+        if self.seed is not None:  # resumed / rehydrated: the history replayed, no greeting turn
+            items, _ = self.seeded_replay()
+            kickoff = CONTINUE_PROMPT if items or not g.enabled else g.prompt
+            await self.open_session(kickoff, items, detail=self.seed_detail())
+            await self.handshake(None)
+            return
         await self.open_session(g.prompt if g.enabled else CONTINUE_PROMPT, detail="initial")
         self.turn_index = GREETING_TURN
         self.publish(self.ev(TurnStarted, attempt=0, input_text=g.prompt))
@@ -292,8 +305,7 @@ class AudioRun(RunBase[Session, Attempt]):
     # -- sessions
 
     async def open_session(self, kickoff: str, history: list[HistoryItem] | None = None, detail: str = "") -> Session:
-        self.sessions += 1
-        session = Session(self, self.sessions, self.spec(kickoff, history))
+        session = Session(self, self.next_session_number(), self.spec(kickoff, history))
         self.session = session
         await session.open()
         # t_ms of session_opened is where the session's input audio starts (its audio time 0).
@@ -547,7 +559,7 @@ class AudioRun(RunBase[Session, Attempt]):
 
     def flush_conversation(self, turn_index: int | None) -> None:
         start, stereo = self.recorder.take_slice(self.now())
-        if stereo:
+        if stereo and self.conversation:
             self.publish(
                 self.ev(AudioChunk, turn_index=turn_index, track="conversation", sample_rate=self.rate, channels=2, start_ms=start, pcm=stereo)
             )

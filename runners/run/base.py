@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
@@ -34,8 +35,10 @@ from arena_tui.spine.events import (
     MODEL_ENDED_SESSION_EARLY,
     ErrorEvent,
     Reconnected,
+    ReplaySummary,
     RunEnded,
     RunEvent,
+    RunResumed,
     RunStarted,
     SessionOpened,
     SessionRotated,
@@ -51,7 +54,7 @@ from arena_tui.spine.benchmark import Benchmark, Turn
 from ..base import HistoryItem, ProviderRunner, RunError, SessionSpec
 from ..config import Rotation, RunConfig
 from ..rotation import History, select_replay
-from ..tools import Resolution, ToolResolver, not_available_payload
+from ..tools import Resolution, ToolResolver, not_available_payload, success_payload
 from ..transports import RunClock
 
 CONTINUE_PROMPT = "Please continue our conversation."
@@ -79,6 +82,43 @@ def replayable(status: str) -> bool:
     return status in ("ok", "ended_session")
 
 
+def remember_turn(
+    history: History, turn_index: int, user_text: str, status: str, assistant_text: str, tool_calls: list[ToolCallRecord]
+) -> None:
+    """Add a finished turn to `history` by the history rule (`replayable`)."""
+    if replayable(status):
+        history.add_turn(turn_index, user_text, assistant_text, tool_calls)
+    else:
+        history.add_turn(turn_index, user_text, "", [])
+
+
+def history_from_results(results: list[TurnResult]) -> list[HistoryItem]:
+    """The history of finished turns as a resumed run replays it: what `RunBase.remember` kept
+    when each turn ended (the same rule, `replayable`), from the stored results."""
+    history = History()
+    for r in sorted(results, key=lambda r: r.turn_index):
+        if r.turn_index < 0:
+            continue  # the greeting is not replayed (rotations never replay it either)
+        remember_turn(history, r.turn_index, r.user_text, r.status, r.assistant_text, r.tool_calls)
+    return history.items
+
+
+def golden_history(turns: list[Turn]) -> list[HistoryItem]:
+    """The golden conversation of `turns` (a rehydrated turn's seed): each turn's input, its
+    expected calls answered with their scripted results, then its golden reply."""
+    history = History()
+    for t in turns:
+        calls = [
+            ToolCallRecord(
+                call_id=f"golden_{t.turn_index}_{i}", name=c.name, args=c.args, status="matched",
+                response=resp if resp is not None else success_payload(), expected_index=i,
+            )
+            for i, (c, resp) in enumerate(zip(t.expected_calls, t.expected_responses, strict=True))
+        ]
+        history.add_turn(t.turn_index, t.input, t.golden_text, calls)
+    return history.items
+
+
 def select_turns(benchmark: Benchmark, turns: list[int] | None) -> list[Turn]:
     """The benchmark's turns to run (all, or the given indices in benchmark order); RunError naming unknown ones."""
     if turns is None:
@@ -91,6 +131,24 @@ def select_turns(benchmark: Benchmark, turns: list[int] | None) -> list[Turn]:
             f"{min(known)}-{max(known)})"
         )
     return [t for t in benchmark.turns if t.turn_index in set(turns)]
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A run (or one rehydrated turn) whose first session starts from a conversation already
+    held, replayed through the provider's replay path like a rotation's.
+
+    `resumed_from` set: an interrupted run goes on at that turn (`run_resumed` instead of
+    `run_started`; the finished turns' history). Unset: a rehydrated turn (golden history).
+    `start_ms` is where the run's timeline continues, so its events stay in time order."""
+
+    history: list[HistoryItem]
+    start_ms: float = 0.0
+    resumed_from: int | None = None
+    detail: str = ""
+
+    def turns(self) -> list[int]:
+        return sorted({h.turn_index for h in self.history})
 
 
 @dataclass
@@ -213,6 +271,8 @@ class RunBase(ABC, Generic[S, A]):
         provider: ProviderRunner,
         clock: RunClock,
         on_session: Callable[[S], None] | None = None,
+        seed: Seed | None = None,
+        numbers: Iterator[int] | None = None,
     ) -> None:
         self.benchmark = benchmark
         self.config = config
@@ -222,9 +282,14 @@ class RunBase(ABC, Generic[S, A]):
         self.clock = clock
         self.on_session = on_session  # instrumentation: sees each session as it opens
         self.history = History()
+        self.seed = seed
+        if seed is not None:  # later rotations replay the seeded turns too
+            self.history.items = list(seed.history)
+        self.seed_replay: tuple[list[HistoryItem], ReplaySummary] | None = None
         self.rotation: Rotation = provider.rotation_policy(config, benchmark.system_prompt)
         self.session: S | None = None
         self.sessions = 0
+        self.numbers = numbers or itertools.count(1)  # session numbers (shared by a rehydrated run's turns)
         self.reconnects = 0
         self.failing = 0  # consecutive unplanned reconnects without a finished turn
         self.attempt: A | None = None
@@ -271,6 +336,10 @@ class RunBase(ABC, Generic[S, A]):
     def session_number(self) -> int:
         return self.session.number if self.session else 0
 
+    def next_session_number(self) -> int:
+        self.sessions += 1
+        return next(self.numbers)
+
     # -- tools
 
     async def handle_tool_call(self, params: FunctionCallParams) -> None:
@@ -315,10 +384,7 @@ class RunBase(ABC, Generic[S, A]):
 
     def remember(self, turn: Turn, status: str, a: A) -> None:
         """Add a finished turn to the history (what a later session is replayed), by `replayable`."""
-        if replayable(status):
-            self.history.add_turn(turn.turn_index, turn.input, a.assistant_text.strip(), a.tool_calls)
-        else:
-            self.history.add_turn(turn.turn_index, turn.input, "", [])
+        remember_turn(self.history, turn.turn_index, turn.input, status, a.assistant_text.strip(), a.tool_calls)
 
     def ended_early(self, turn: Turn) -> TurnResult:
         """A turn after the model ended the session: recorded, never played."""
@@ -373,18 +439,65 @@ class RunBase(ABC, Generic[S, A]):
         """Publish the conversation audio recorded so far (audio runs)."""
 
     async def execute(self, turns: list[Turn]) -> None:
-        """Check, record the start, then drive the run."""
+        """Check, record the start (or the resumption), then drive the run."""
         self.check(turns)
-        self.publish_run_started(turns)
+        if self.seed is not None and self.seed.resumed_from is not None:
+            self.publish_run_resumed(turns)
+        else:
+            self.publish_run_started(turns)
         await self.drive(turns)
+
+    def publish_run_resumed(self, turns: list[Turn]) -> None:
+        assert self.seed is not None and self.seed.resumed_from is not None
+        _, summary = self.seeded_replay()
+        self.publish(
+            self.ev(
+                RunResumed, turn_index=None, from_turn=self.seed.resumed_from,
+                turns=[t.turn_index for t in turns], replayed_turns=self.seed.turns(), replayed=summary,
+            )
+        )
+
+    def seeded_replay(self) -> tuple[list[HistoryItem], ReplaySummary]:
+        """What the first session of a seeded run is given (chosen once, drops announced once)."""
+        assert self.seed is not None
+        if self.seed_replay is None:
+            self.seed_replay = self.replay_of(self.seed.history)
+        return self.seed_replay
+
+    def seed_detail(self) -> str:
+        assert self.seed is not None
+        _, summary = self.seeded_replay()
+        turns = self.seed.turns()
+        span = f"turns {turns[0]}-{turns[-1]}" if turns else "no turns"
+        what = f"{summary.messages} msgs, {summary.tool_calls} calls, {summary.chars} chars"
+        return f"{self.seed.detail or 'seeded'}: {span} replayed ({what})"
 
     async def drive(self, turns: list[Turn]) -> None:
         """Start the provider, the opening, then every turn. Cancelled: the turn under way is
         recorded as interrupted; failed: named; either way the run ends with `run_ended` and
         everything already recorded stays."""
-        current: Turn | None = None
         try:
             await self.provider.start(self.config, self.benchmark)
+            await self.play(turns)
+            self.turn_index = None
+            self.flush_conversation(None)
+            self.publish(self.ev(RunEnded, status="completed", reason="model ended the session" if self.ended_by_model else "",
+                                 wall_time=wall_now()))
+        except asyncio.CancelledError:
+            self.publish(self.ev(RunEnded, turn_index=None, status="interrupted", reason="cancelled", wall_time=wall_now()))
+            await asyncio.shield(self.shutdown())
+            raise
+        except Exception as e:
+            self.publish(self.ev(RunEnded, turn_index=None, status="failed", reason=str(e), wall_time=wall_now()))
+            await self.shutdown()
+            raise
+        await self.shutdown()
+
+    async def play(self, turns: list[Turn]) -> None:
+        """The opening, then every turn (a rehydrated run plays one turn per instance). Cancelled:
+        the turn under way is recorded as interrupted; failed: recorded and named (`error`)."""
+        current: Turn | None = None
+        try:
             await self.opening()
             for turn in turns:
                 current = turn
@@ -394,17 +507,10 @@ class RunBase(ABC, Generic[S, A]):
                 result = await self.run_turn(turn)
                 if result.status == "ended_session":
                     self.ended_by_model = True
-            current = None
-            self.turn_index = None
-            self.flush_conversation(None)
-            self.publish(self.ev(RunEnded, status="completed", reason="model ended the session" if self.ended_by_model else "",
-                                 wall_time=wall_now()))
         except asyncio.CancelledError:
             if current is not None:
                 self.interrupted_turn(current)
             self.flush_conversation(None)
-            self.publish(self.ev(RunEnded, turn_index=None, status="interrupted", reason="cancelled", wall_time=wall_now()))
-            await asyncio.shield(self.shutdown())
             raise
         except Exception as e:
             message = str(e) if isinstance(e, RunError) else f"{type(e).__name__}: {e}"
@@ -414,10 +520,7 @@ class RunBase(ABC, Generic[S, A]):
                 self.failed_turn(current, message)
             self.publish(self.ev(ErrorEvent, where="engine", message=message, fatal=True))
             self.flush_conversation(None)
-            self.publish(self.ev(RunEnded, turn_index=None, status="failed", reason=str(e), wall_time=wall_now()))
-            await self.shutdown()
             raise
-        await self.shutdown()
 
     async def replace_session(
         self, reason: str, why: str, open_new: Callable[[list[HistoryItem], str], Awaitable[S]]
@@ -433,17 +536,26 @@ class RunBase(ABC, Generic[S, A]):
             self.failing += 1
             if self.failing > self.rotation.max_reconnects:
                 raise RunError(f"turn {self.turn_index}: gave up after {self.failing - 1} reconnects in a row ({reason}: {why})")
-        items, summary = select_replay(self.history.items, self.rotation.history_budget_chars, self.provider.replay_strategy())
+        items, summary = self.replay_of(self.history.items, "rotation")
+        session = await open_new(items, f"rotation ({reason})")
+        self.publish(self.ev(SessionRotated, reason=reason, from_session=from_n, to_session=session.number, replayed=summary))
+        self.publish(self.ev(Reconnected, session=session.number, reason=reason, attempt=self.reconnects))
+        return session
+
+    def replay_of(self, history: list[HistoryItem], what: str = "replay") -> tuple[list[HistoryItem], ReplaySummary]:
+        """The part of `history` a new session is given (cut to the budget, drops announced).
+        A seeded first session has no earlier one the provider could carry over: we send it."""
+        strategy = self.provider.replay_strategy()
+        if what != "rotation" and strategy == "provider_resumption":
+            strategy = "full_history"
+        items, summary = select_replay(history, self.rotation.history_budget_chars, strategy)
         if summary.dropped_messages:
             summary = summary.model_copy(
                 update={"note": f"{summary.dropped_messages} older message(s) left out: over the replay budget of "
                         f"{self.rotation.history_budget_chars:,} chars"}
             )
-            self.publish(self.ev(ErrorEvent, where="engine", message=f"rotation: {summary.note}", fatal=False))
-        session = await open_new(items, f"rotation ({reason})")
-        self.publish(self.ev(SessionRotated, reason=reason, from_session=from_n, to_session=session.number, replayed=summary))
-        self.publish(self.ev(Reconnected, session=session.number, reason=reason, attempt=self.reconnects))
-        return session
+            self.publish(self.ev(ErrorEvent, where="engine", message=f"{what}: {summary.note}", fatal=False))
+        return items, summary
 
     async def shutdown(self) -> None:
         if self.session is not None:

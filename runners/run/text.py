@@ -18,7 +18,7 @@ own clock (request sent → first streamed token or tool call).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,7 +58,7 @@ from ..config import RunConfig
 from ..rotation import rotation_due
 from ..tools import ToolResolver
 from ..transports import RunClock
-from .base import AttemptBase, RunBase, SessionBase, spoken_text, turn_status
+from .base import AttemptBase, RunBase, Seed, SessionBase, spoken_text, turn_status
 
 MODALITY = "text"
 SETTLE_MS = 60.0  # quiet after a reply ends before the turn is over (a tool re-prompt starts within it)
@@ -143,8 +143,11 @@ class TextRun(RunBase[TextSession, TextAttempt]):
         run_id: str,
         provider: ProviderRunner,
         on_session: Callable[[TextSession], None] | None = None,
+        seed: Seed | None = None,
+        numbers: Iterator[int] | None = None,
     ) -> None:
-        super().__init__(benchmark, config, bus, run_id, provider, RunClock(1.0), on_session)  # no audio time to speed up
+        clock = RunClock(1.0, seed.start_ms if seed is not None else 0.0)  # no audio time to speed up
+        super().__init__(benchmark, config, bus, run_id, provider, clock, on_session, seed, numbers)
 
     def public_config(self) -> dict[str, Any]:
         public = self.config.public()
@@ -152,6 +155,10 @@ class TextRun(RunBase[TextSession, TextAttempt]):
         return {**public, "modality": MODALITY}
 
     async def opening(self) -> None:
+        if self.seed is not None:  # resumed / rehydrated: the conversation so far replayed
+            items, _ = self.seeded_replay()
+            await self.open_session(items, detail=self.seed_detail())
+            return
         await self.open_session(detail="initial")
 
     # -- frames from the service
@@ -200,8 +207,7 @@ class TextRun(RunBase[TextSession, TextAttempt]):
     # -- sessions
 
     async def open_session(self, history: list[HistoryItem] | None = None, detail: str = "") -> TextSession:
-        self.sessions += 1
-        session = TextSession(self, self.sessions, self.spec("", history))
+        session = TextSession(self, self.next_session_number(), self.spec("", history))
         self.session = session
         await session.open()
         self.session_opened(session, detail)

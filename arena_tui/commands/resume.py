@@ -1,0 +1,110 @@
+"""`arena-tui resume RUN`: continue an interrupted run at its first unfinished turn.
+
+The finished turns come from the stored turn rows; their history is replayed into a new
+session through the provider's replay path, and the run goes on under the same id, recorded
+and shown as a headless run is (`run`'s progress and summary). See `arena_tui.resume`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+from ..cli import CliError
+
+NAME = "resume"
+HELP = "continue an interrupted run at its first unfinished turn (same run id)"
+ORDER = 12
+DESCRIPTION = (
+    "Continue RUN (interrupted by a quit, a kill or a lost worker) at its first planned turn "
+    "without a finished row, in a new session given the finished turns' history. The run keeps "
+    "its id, config and benchmark; the resumed turns are judged like the first ones (the judge "
+    "the run was judged with, unless --judge says otherwise)."
+)
+JUDGES = ("recorded", "auto", "openai", "bedrock", "heuristic", "none")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_id", metavar="RUN", help="the run to resume (see `arena-tui runs`)")
+    parser.add_argument(
+        "--judge", choices=JUDGES, default="recorded",
+        help="judge for the resumed turns (default: the one the run was judged with; none if it was not judged)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="show Pipecat's debug log on stderr")
+
+
+def run(args: argparse.Namespace) -> int:
+    from arena_tui.spine import paths
+    from .run import _quiet_logs, _run_headless
+
+    db = paths.db_path(args.db)
+    _quiet_logs(getattr(args, "verbose", False))
+    bench, plan, judge = asyncio.run(_prepare(args, db))
+    from runners.config import ConfigError, RunConfig
+
+    try:
+        config = RunConfig.from_recorded(plan.config)
+    except ConfigError as e:
+        raise CliError(f"run {plan.run_id}: its recorded config cannot be used: {e}") from None
+    done = ", ".join(str(r.turn_index) for r in plan.done) or "none"
+    print(f"resuming run {plan.run_id} at turn {plan.from_turn} (finished turns replayed: {done}; "
+          f"to play: {len(plan.turns)})", flush=True)
+    return asyncio.run(
+        _run_headless(bench, config, db, sys.stdout, start=_starter(plan.run_id, bench, config, judge), total=len(plan.turns))
+    )
+
+
+async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, Any]:
+    """The benchmark, the resume plan and the judge backend, or a CliError naming what is wrong."""
+    from benchmarks.loader import BenchmarkError, load_benchmark
+
+    from arena_tui.spine import paths
+    from ..resume import ResumeError, plan_resume, recorded_judge
+    from ..store import Store, StoreError
+
+    try:
+        async with await Store.open(db) as store:
+            row = await store.get_run(args.run_id)
+            if row is None:
+                raise CliError(f"{store.path}: no run {args.run_id} (see `arena-tui runs`)")
+            try:
+                bench = load_benchmark(row.benchmark, paths.data_dir(args.data))
+            except (BenchmarkError, FileNotFoundError, KeyError, ValueError) as e:
+                raise CliError(f"run {args.run_id}: benchmark {row.benchmark!r}: {e}") from None
+            try:
+                plan = await plan_resume(store, args.run_id, bench)
+            except ResumeError as e:
+                raise CliError(str(e)) from None
+            names = sorted({j.judge for j in await store.judgements(args.run_id)})
+    except StoreError as e:
+        raise CliError(str(e)) from None
+    return bench, plan, _judge(args.judge, recorded_judge(names))
+
+
+def _judge(choice: str, recorded: tuple[str, str | None] | None) -> Any:
+    from ..judge import make_backend
+    from ..judge.backends import PermanentError
+
+    if choice == "none" or (choice == "recorded" and recorded is None):
+        return None
+    kind, model = recorded if choice == "recorded" and recorded is not None else (choice, None)
+    try:
+        return make_backend(kind, model)
+    except PermanentError as e:
+        raise CliError(f"judge {kind}: {e} (use --judge to choose another, or --judge none)") from None
+
+
+def _starter(run_id: str, bench: Any, config: Any, judge: Any) -> Any:
+    async def start(store: Any, bus: Any) -> str:
+        from runners.engine import RunError
+
+        from ..resume import ResumeError, resume_run
+
+        try:
+            return await resume_run(store, run_id, bus, benchmark=bench, config=config, judge=judge)
+        except ResumeError as e:  # the run changed since it was planned (another process took it)
+            raise RunError(str(e)) from None
+
+    return start

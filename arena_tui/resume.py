@@ -1,0 +1,125 @@
+"""Resuming an interrupted run: the store-facing half (the engine's half is `runners.engine`'s
+`resume=` seed, which never sees the store).
+
+What is finished is read from the stored turn rows, never from the run's status: a run cut by
+kill -9, a lost worker or a quit continues at its first planned turn without a finished row,
+in a new session given the finished turns' history (the rotation's replay path), under the
+same run id, judged by the same kind of judge with the finished turns as its context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.events import TurnResult
+
+#: statuses of a turn that ran to its end; `interrupted` (and `error`) turns are played again
+FINISHED = frozenset({"ok", "no_response", "empty_response", "ended_session", "ended_early"})
+#: kinds whose t_ms bound a stored run's timeline (the resumed run continues after them)
+_TIMELINE_KINDS = ("run_started", "run_resumed", "turn_started", "turn_ended", "run_ended")
+
+
+class ResumeError(Exception):
+    """The run cannot be resumed (unknown, still recording, complete, another benchmark): one line."""
+
+
+@dataclass(frozen=True)
+class ResumePlan:
+    run_id: str
+    from_turn: int
+    turns: list[int]  # the turns the resumption plays (from `from_turn` on, in the run's order)
+    done: list[TurnResult]  # the finished turns before `from_turn` (their history is replayed)
+    start_ms: float  # where the run's timeline goes on
+    config: dict[str, Any]  # the run's recorded config
+
+
+async def unfinished_turns(store: Any, run_id: str, benchmark: Any = None) -> list[int]:
+    """The run's planned turns without a finished stored row, in the run's order. The plan is
+    the run's recorded turn list (or, when it recorded none, every turn of `benchmark`)."""
+    run = await store.get_run(run_id)
+    if run is None:
+        raise ResumeError(f"{store.path}: no run {run_id} (see `arena-tui runs`)")
+    planned = list(run.turn_indices) or ([t.turn_index for t in benchmark.turns] if benchmark is not None else [])
+    rows = {r.turn_index: r for r in await store.turn_results(run_id)}
+    return [i for i in planned if i not in rows or rows[i].status not in FINISHED]
+
+
+async def plan_resume(store: Any, run_id: str, benchmark: Any) -> ResumePlan:
+    """What resuming `run_id` would play and replay; ResumeError when there is nothing to do."""
+    await store.mark_interrupted_stale()  # a dead recorder's 'running' run is interrupted
+    run = await store.get_run(run_id)
+    if run is None:
+        raise ResumeError(f"{store.path}: no run {run_id} (see `arena-tui runs`)")
+    if run.benchmark != benchmark.name:
+        raise ResumeError(f"run {run_id} is of benchmark {run.benchmark!r}, not {benchmark.name!r}")
+    if run.status == "running":
+        raise ResumeError(f"run {run_id} is still recording (pid {run.pid} on {run.host}); stop it first")
+    if (run.config or {}).get("mode") == "rehydrated":
+        raise ResumeError(f"run {run_id} is a rehydrated run: its turns are independent, re-run them instead")
+    unfinished = await unfinished_turns(store, run_id, benchmark)
+    if not unfinished:
+        raise ResumeError(f"run {run_id} is complete: every planned turn has a finished row")
+    planned = list(run.turn_indices) or [t.turn_index for t in benchmark.turns]
+    start = planned.index(unfinished[0])
+    rows = {r.turn_index: r for r in await store.turn_results(run_id)}
+    done = [rows[i] for i in planned[:start]]
+    ends = [ev.t_ms for _, ev in await store.events(run_id, kinds=_TIMELINE_KINDS)]
+    return ResumePlan(
+        run_id=run_id, from_turn=unfinished[0], turns=planned[start:], done=done,
+        start_ms=max(ends, default=0.0) + 1.0, config=dict(run.config or {}),
+    )
+
+
+def recorded_judge(judge_names: list[str]) -> tuple[str, str | None] | None:
+    """(kind, model) of the judge a run was judged with (`heuristic`, `openai:<model>` …), or None."""
+    if not judge_names:
+        return None
+    kind, _, model = sorted(judge_names)[0].partition(":")
+    return kind, model or None
+
+
+async def resume_run(
+    store: Any,
+    run_id: str,
+    bus: EventBus,
+    *,
+    benchmark: Any,
+    config: Any = None,
+    judge: Any = None,
+    provider: Any = None,
+) -> str:
+    """Resume the interrupted run `run_id` on `bus` (which `store` records) and wait for its end.
+
+    `config` (a RunConfig) replaces the recorded one (default: the recorded one); `judge` (a
+    judge backend) judges the resumed turns with the finished ones as context, and phase 2
+    then runs over the whole run; `provider` as in `run_benchmark`. Returns the run id.
+    """
+    from runners.config import RunConfig
+    from runners.engine import Seed, history_from_results, run_benchmark
+
+    plan = await plan_resume(store, run_id, benchmark)
+    cfg = config if config is not None else RunConfig.from_recorded(plan.config)
+    seed = Seed(
+        history=history_from_results(plan.done), start_ms=plan.start_ms, resumed_from=plan.from_turn,
+        detail=f"resumed at turn {plan.from_turn}",
+    )
+    judging = None
+    if judge is not None:
+        from .judge import JudgeWorker
+
+        worker = JudgeWorker(benchmark, judge, bus, run_id)
+        worker.seed(await store.turn_results(run_id), await store.judgements(run_id), plan.config)
+        judging = worker.start()
+    try:
+        await run_benchmark(benchmark, cfg, bus, run_id, provider=provider, resume=seed)
+    except BaseException:
+        if judging is not None:  # the run may have ended before publishing its end: do not wait for it
+            judging.cancel()
+            await asyncio.gather(judging, return_exceptions=True)
+        raise
+    if judging is not None:
+        await judging
+    return run_id

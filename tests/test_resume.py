@@ -1,0 +1,184 @@
+"""Resume: a run cut by kill -9 (a real child process) or by a quit goes on at its first
+unfinished turn, same run id, the finished turns' history replayed into the new session; the
+simulator records what that session received."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from arena_tui import cli
+from arena_tui.spine.bus import EventBus
+from arena_tui.resume import FINISHED, ResumeError, plan_resume, resume_run, unfinished_turns
+from arena_tui.store import Store
+from benchmarks.loader import load_benchmark
+from runners import engine
+from runners.base import get_runner
+from runners.config import RunConfig
+
+CHILD_LIMIT_S = 240.0
+
+
+def _cli() -> list[str]:
+    exe = Path(sys.executable).with_name("arena-tui")
+    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "arena_tui.cli"]
+
+
+def kill_after_turn(db: Path, turn: int, tmp: Path) -> str:
+    """Start a headless sim run in a child process, SIGKILL it once turn `turn`'s progress line
+    (printed after the store committed the turn) appears; returns the child's stdout."""
+    p = subprocess.Popen(
+        [*_cli(), "--db", str(db), "run", "demo_bench", "--speed", "20", "--headless"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, cwd=tmp,
+        start_new_session=True, text=True,
+    )
+    timer = threading.Timer(CHILD_LIMIT_S, lambda: os.killpg(p.pid, signal.SIGKILL))
+    timer.start()
+    seen: list[str] = []
+    try:
+        assert p.stdout is not None
+        for line in p.stdout:
+            seen.append(line)
+            if f"turn {turn}:" in line:
+                os.killpg(p.pid, signal.SIGKILL)
+                break
+        p.wait()
+    finally:
+        timer.cancel()
+    assert p.returncode == -signal.SIGKILL, "".join(seen)
+    assert any(f"turn {turn}:" in s for s in seen), "".join(seen)
+    return "".join(seen)
+
+
+def turn_rows(db: Path, run_id: str) -> list[tuple[int, int, str]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "SELECT turn_index, attempt, status FROM turns WHERE run_id=? AND turn_index>=0 ORDER BY turn_index, attempt",
+            (run_id,),
+        ).fetchall()
+
+
+def test_resume_after_kill_9(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "runs.db"
+    kill_after_turn(db, 3, tmp_path)
+    with sqlite3.connect(db) as conn:
+        [(run_id, status)] = conn.execute("SELECT run_id, status FROM runs").fetchall()
+        seq_before = conn.execute("SELECT MAX(seq) FROM events WHERE run_id=?", (run_id,)).fetchone()[0]
+    assert status == "running"  # the killed recorder never ended it
+
+    runners: list = []  # the runner the resumed run used, to read its simulator's records
+
+    def keep(model: str):
+        r = get_runner(model)
+        runners.append(r)
+        return r
+
+    monkeypatch.setattr(engine, "get_runner", keep)
+    code = cli.main(["--db", str(db), "resume", run_id, "--judge", "heuristic"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert f"resuming run {run_id} at turn" in out
+
+    bench = load_benchmark("demo_bench", None)
+    planned = [t.turn_index for t in bench.turns]
+
+    async def read() -> tuple:
+        async with await Store.open(db) as store:
+            return (
+                await store.get_run(run_id),
+                await store.turn_results(run_id),
+                await store.events(run_id),
+                await store.latest_judgements(run_id),
+            )
+
+    run, results, events, judgements = asyncio.run(read())
+    assert run.status == "completed" and run.turns_done == len(planned) == run.turns_total
+    # exactly one row per turn: the half-played turn left none, and nothing was played twice
+    rows = turn_rows(db, run_id)
+    assert [r[0] for r in rows] == planned and all(r[1] == 0 for r in rows)
+    assert all(r.status in FINISHED for r in results if r.turn_index >= 0)
+
+    kinds = [ev.kind for _, ev in events]
+    seqs = [s for s, _ in events]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    [resumed] = [ev for _, ev in events if ev.kind == "run_resumed"]
+    assert kinds.count("run_started") == 1 and kinds[0] == "run_started"
+    # the stale check ended the killed run as interrupted; the resumption ran after it
+    ends = [ev for _, ev in events if ev.kind == "run_ended"]
+    assert [e.status for e in ends] == ["interrupted", "completed"]
+    resumed_seq = next(s for s, ev in events if ev.kind == "run_resumed")
+    assert resumed_seq > seq_before
+    assert resumed.t_ms >= ends[0].t_ms  # the timeline goes on, never back
+    from_turn = resumed.from_turn
+    assert from_turn >= 4  # turn 3 was committed before the kill
+    assert resumed.replayed_turns == list(range(from_turn))
+    assert resumed.turns == planned[from_turn:]
+    assert resumed.replayed.strategy == "full_history" and resumed.replayed.chars > 0
+    before = [r for r in results if 0 <= r.turn_index < from_turn]
+    history = engine.history_from_results(before)  # by the history rule, from the stored rows
+    assert resumed.replayed.messages == sum(h.kind in ("user", "assistant") for h in history) >= from_turn
+    assert resumed.replayed.chars == sum(h.chars() for h in history)
+
+    # the simulator got the finished turns' history (inputs, the recorded replies and calls)
+    [runner] = runners
+    first = runner.fake.sessions[0]
+    texts = first.item_texts()
+    assert [t for t in texts if any(t == r.user_text for r in before)] == [r.user_text for r in before]
+    assert [r.assistant_text for r in before] == [t for t in texts if any(t == r.assistant_text for r in before)]
+    calls = [i for i in first.items if i.get("type") == "function_call"]
+    assert [c["name"] for c in calls] == [c.name for r in before for c in r.tool_calls if not c.is_duplicate]
+
+    # judged: the resumed turns by the heuristic judge
+    assert all(t in judgements for t in planned[from_turn:])
+
+
+async def _quit_then_resume(tmp_path: Path) -> tuple:
+    bench = load_benchmark("demo_bench", None)
+    db = tmp_path / "runs.db"
+    config = RunConfig(model="sim", speed=20.0, greeting={"enabled": False}, turns=[0, 1, 2, 3])
+    async with await Store.open(db) as store:
+        bus = EventBus()
+        rec = store.start_recording(bus)
+        ends = bus.subscribe(lambda e: e.kind == "turn_started" and e.turn_index == 2)
+        task = asyncio.create_task(engine.run_benchmark(bench, config, bus, "quit-run"))
+        async for _ in ends:  # turn 2 under way: quit
+            break
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await store.flush()
+        left = await unfinished_turns(store, "quit-run")
+        provider = get_runner("sim")
+        await resume_run(store, "quit-run", bus, benchmark=bench, provider=provider)
+        await store.flush()
+        with pytest.raises(ResumeError, match="complete"):
+            await plan_resume(store, "quit-run", bench)
+        bus.close()
+        await rec
+        results = [r for r in await store.turn_results("quit-run") if r.turn_index >= 0]
+        return left, await store.get_run("quit-run"), results, provider
+
+
+def test_resume_after_quit(tmp_path: Path) -> None:
+    left, run, results, provider = asyncio.run(_quit_then_resume(tmp_path))
+    assert left == [2, 3]  # turn 2 was recorded as interrupted: unfinished
+    assert run.status == "completed" and run.turns_done == 4
+    assert [r.turn_index for r in results] == [0, 1, 2, 3] and all(r.status in FINISHED for r in results)
+    rows = turn_rows(tmp_path / "runs.db", "quit-run")
+    # the interrupted take stays (attempt 0), the resumed one supersedes it (attempt 1)
+    assert rows[2][:3] == (2, 0, "interrupted") and rows[3][:2] == (2, 1)
+    assert [r for r in rows if r[0] != 2] == [(0, 0, results[0].status), (1, 0, results[1].status), (3, 0, results[3].status)]
+    first = provider.fake.sessions[0]
+    assert [t for t in first.item_texts() if t in (results[0].user_text, results[1].user_text)] == [
+        results[0].user_text, results[1].user_text,
+    ]
+    assert results[2].user_text not in first.item_texts()  # the interrupted turn is played, not replayed
