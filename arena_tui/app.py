@@ -2,8 +2,10 @@
 
 Runs execute as async workers of the app (several at once). One bus subscription folds
 every event into a per-run `RunState`; a `REFRESH_HZ` (30 Hz) timer drains it (coalescing,
-never a repaint per event) and tells the active screen what changed. Runners, Pipecat, the store
-and the judge are imported lazily so the UI starts (and degrades with a message) without them.
+never a repaint per event) and tells the active screen what changed. The app never imports the
+runners or Pipecat: runs start through the `launcher` the CLI gives it (`arena_tui.launcher`).
+The store and the judge are imported lazily so the UI starts (and degrades with a message)
+without them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from textual.worker import Worker, WorkerState
 
 from arena_tui.spine.bus import EventBus
 from .commit_gate import CommitGate
+from .launcher import Launcher, NoLauncher
 from arena_tui.spine.events import ErrorEvent, RunEnded
 from .messages import LiveUpdate, RunFinished
 from .playback import Player
@@ -68,10 +71,13 @@ class ArenaApp(App):
         demo: dict[str, Any] | None = None,
         launch: dict[str, Any] | None = None,
         open_run: str | None = None,
+        launcher: Launcher | None = None,
     ) -> None:
         """launch: a run to start and open at once, as the new-run dialog gives it (`benchmark`,
-        `config`, `judge`); `demo` is the same for the demo benchmark."""
+        `config`, `judge`); `demo` is the same for the demo benchmark. launcher: how runs start
+        (`arena_tui.commands.launch.EngineLauncher`); without one, recorded runs only."""
         super().__init__()
+        self.launcher: Launcher = launcher if launcher is not None else NoLauncher()
         self.db_path = Path(db_path) if db_path else None
         self.data_dir = Path(data_dir) if data_dir else None
         self.demo = demo
@@ -224,19 +230,16 @@ class ArenaApp(App):
         state = self.live[run_id]
         status, error = "failed", None
         try:
+            # Pipecat's import takes ~1 s of CPU: do it off the UI loop so the screen stays live
             try:
-                import importlib
-
-                # Pipecat's import takes ~1 s of CPU: do it off the UI loop so the screen stays live
-                await asyncio.to_thread(importlib.import_module, "runners.engine")
-                # everything imported so far lives as long as the app: keep it out of the full
-                # GC passes that otherwise hold the loop (and input pacing) for ~100 ms
-                gc.freeze()
-                from benchmarks.loader import load_benchmark
-                from runners.config import RunConfig
-                from runners.engine import run_benchmark
+                await asyncio.to_thread(self.launcher.load_engine)
             except ImportError as e:
                 raise RuntimeError(f"the run engine is not available yet ({e})") from None
+            # everything imported so far lives as long as the app: keep it out of the full
+            # GC passes that otherwise hold the loop (and input pacing) for ~100 ms
+            gc.freeze()
+            from benchmarks.loader import load_benchmark  # deferred: loads with the engine, not at app start
+
             try:
                 bench = benchmark_name if not isinstance(benchmark_name, str) else (
                     await asyncio.to_thread(load_benchmark, benchmark_name, self.data_dir))
@@ -246,11 +249,11 @@ class ArenaApp(App):
             for row in state.turns.values():
                 row.spec = state.specs.get(row.index)
             try:
-                cfg = RunConfig(**config)
-            except Exception as e:
-                raise RuntimeError(f"bad run settings: {e}") from None
+                run = self.launcher.start_run(bench, config, self.bus, run_id)
+            except ValueError as e:
+                raise RuntimeError(str(e)) from None
             self.start_judge(run_id, bench, judge)
-            await run_benchmark(bench, cfg, self.bus, run_id=run_id)
+            await run
             status = state.ended.status if state.ended else "completed"
         except asyncio.CancelledError:
             status = "interrupted"

@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from arena_tui.app import ArenaApp  # noqa: E402
+from arena_tui.commands.launch import EngineLauncher  # noqa: E402
 from arena_tui.screens.dialogs import NewRunDialog  # noqa: E402
 from arena_tui.screens.replay import ReplayScreen  # noqa: E402
 from arena_tui.screens.run import RunScreen  # noqa: E402
@@ -55,7 +56,7 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
     def save(app, name: str) -> None:
         shots.append(Path(app.save_screenshot(f"{name}{suffix}.svg", path=str(out))))
 
-    app = ArenaApp(db)
+    app = ArenaApp(db, launcher=EngineLauncher())
     async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
         await pilot.pause(0.3)

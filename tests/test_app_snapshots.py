@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from arena_tui.app import ArenaApp
+from arena_tui.commands.launch import EngineLauncher
 from arena_tui.screens.replay import ReplayScreen
 from arena_tui.screens.run import RunScreen
 from arena_tui.screens.runs import RunsScreen
@@ -152,7 +153,7 @@ def test_new_run_dialog(snap_compare, tmp_path: Path, no_keys, size) -> None:
         await _until(pilot, lambda: isinstance(pilot.app.screen, NewRunDialog) and pilot.app.screen.choices, 60)
         await pilot.pause(0.3)
 
-    app = ArenaApp(tmp_path / "arena.db", tmp_path)  # no benchmark data: the same choices everywhere
+    app = ArenaApp(tmp_path / "arena.db", tmp_path, launcher=EngineLauncher())  # no benchmark data: the same choices everywhere
     assert snap_compare(app, terminal_size=size, run_before=dialog)
 
 
@@ -182,7 +183,7 @@ def test_png_render_keeps_dialog_borders_on_the_cell_grid(tmp_path: Path) -> Non
     shots = _screenshots_module()
 
     async def shoot() -> tuple[str, object]:
-        app = ArenaApp(tmp_path / "arena.db")
+        app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher())
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
             await pilot.press("n")

@@ -12,7 +12,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
 from ..judge.options import add_judge_arguments
 
 NAME = "demo"

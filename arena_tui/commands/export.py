@@ -10,7 +10,7 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
 from ..interop import InteropError, export_run
 from arena_tui.spine.paths import db_path, exports_dir
 from ..store import Store, StoreError

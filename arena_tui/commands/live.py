@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
 
 
 @dataclass(frozen=True)

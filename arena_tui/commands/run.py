@@ -14,7 +14,7 @@ import asyncio
 import sys
 from typing import Any, TextIO
 
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
 from ..judge.options import add_judge_arguments
 from .live import JudgeChoice, choose_judge, headline, is_simulated, verdict_line
 

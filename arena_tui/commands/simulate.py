@@ -12,7 +12,7 @@ import asyncio
 import sys
 from typing import Any, TextIO
 
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
 
 NAME = "simulate"
 HELP = "serve the offline OpenAI-Realtime simulator for a benchmark on 127.0.0.1"

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from arena_tui.spine import paths
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
 
 NAME = "synthesize"
 HELP = "write turn_NNN.wav for turns lacking audio (espeak offline, or OpenAI tts-1)"

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.spine import paths
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
+
+from .launch import EngineLauncher
 
 NAME = "ui"
 HELP = "open the live monitor on the runs list (the default when no command is given)"
@@ -38,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from ..app import ArenaApp
 
     db, data = locations(args)
-    ArenaApp(db, data, open_run=getattr(args, "open", None)).run()
+    ArenaApp(db, data, open_run=getattr(args, "open", None), launcher=EngineLauncher()).run()
     return 0
 
 
@@ -73,7 +75,7 @@ def run_live(args: argparse.Namespace, config: Any, judge: Any, *, benchmark: An
         "config": config.model_dump(exclude_defaults=True),
         "judge": judge.make or "none",
     }
-    app = ArenaApp(db, data, launch=launch)
+    app = ArenaApp(db, data, launch=launch, launcher=EngineLauncher())
     app.run()
     for run_id, state in app.live.items():
         if state.started is None:

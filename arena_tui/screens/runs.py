@@ -254,7 +254,7 @@ class RunsScreen(Screen):
                 if run_id:
                     self.app.open_run(run_id)
 
-        self.app.push_screen(NewRunDialog(self.app.data_dir, getattr(self.app, "run_checks", None)), started)
+        self.app.push_screen(NewRunDialog(self.app.data_dir, self.app.launcher), started)
 
     def action_delete(self) -> None:
         from .dialogs import ConfirmDialog
