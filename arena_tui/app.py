@@ -238,7 +238,7 @@ class ArenaApp(App):
             # everything imported so far lives as long as the app: keep it out of the full
             # GC passes that otherwise hold the loop (and input pacing) for ~100 ms
             gc.freeze()
-            from benchmarks.loader import load_benchmark  # deferred: loads with the engine, not at app start
+            from benchmarks.registry import load_benchmark  # deferred: loads with the engine, not at app start
 
             try:
                 bench = benchmark_name if not isinstance(benchmark_name, str) else (
@@ -436,7 +436,7 @@ class ArenaApp(App):
     async def load_specs(self, benchmark: str) -> dict[int, TurnSpec]:
         """Turn specs of a benchmark for a stored run; empty (columns just stay blank) if unavailable."""
         try:
-            from benchmarks.loader import load_benchmark
+            from benchmarks.registry import load_benchmark
 
             return specs_from_benchmark(await asyncio.to_thread(load_benchmark, benchmark, self.data_dir))
         except Exception:

@@ -730,19 +730,3 @@ def _apply_overlay(bench: Benchmark, overlay: Path, default: str = "synth:unknow
             sources[t.turn_index] = str(declared.get(str(t.turn_index), default))
         turns.append(t)
     return bench.model_copy(update={"turns": turns}), sources
-
-
-def load_benchmark(name_or_path: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None,
-                   *, cache_dir: str | os.PathLike[str] | None = None, speaker: str | None = None) -> Benchmark:
-    """A benchmark by name (--data folder, built-in demo, Hugging Face cache) or by folder path."""
-    from .registry import open_benchmark  # registry builds on this module
-
-    return open_benchmark(name_or_path, data_dir, cache_dir=cache_dir, speaker=speaker)
-
-
-def available_benchmarks(data_dir: str | os.PathLike[str] | None = None,
-                         cache_dir: str | os.PathLike[str] | None = None) -> list[Any]:
-    """See `benchmarks.registry.available_benchmarks` (re-exported here for convenience)."""
-    from .registry import available_benchmarks as _available
-
-    return _available(data_dir, cache_dir)

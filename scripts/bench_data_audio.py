@@ -12,7 +12,7 @@ from pathlib import Path
 
 
 from arena_tui.spine import audio
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from benchmarks.registry import KNOWN
 
 

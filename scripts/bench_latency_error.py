@@ -23,7 +23,7 @@ from pathlib import Path
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import SessionOpened, TurnEnded
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from runners.config import RunConfig, parse_turns
 from runners.engine import run_benchmark
 from runners.simulator import SimulatorServer

@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from arena_tui.spine.bus import EventBus  # noqa: E402
-from benchmarks.loader import load_benchmark  # noqa: E402
+from benchmarks.registry import load_benchmark  # noqa: E402
 from runners.config import RunConfig  # noqa: E402
 from runners.engine import run_benchmark  # noqa: E402
 from runners.simulator import SimulatorServer  # noqa: E402

@@ -22,7 +22,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.loader import load_benchmark  # noqa: E402
+from benchmarks.registry import load_benchmark  # noqa: E402
 from runners.simulator import SimulatorServer  # noqa: E402
 from runners.simulator.fingerprint import FingerprintIndex, read_pcm24k  # noqa: E402
 from runners.simulator import voice  # noqa: E402

@@ -38,7 +38,7 @@ from arena_tui.screens.run import RunScreen  # noqa: E402
 from arena_tui.store import Store  # noqa: E402
 from arena_tui.widgets.meters import LevelMeters  # noqa: E402
 from arena_tui.run_view import RunState, specs_from_benchmark  # noqa: E402
-from benchmarks.loader import load_benchmark  # noqa: E402
+from benchmarks.registry import load_benchmark  # noqa: E402
 from runners.config import RunConfig  # noqa: E402
 from runners.engine import run_benchmark  # noqa: E402
 

@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 from arena_tui.spine.events import Latencies, ToolCallRecord, TurnResult  # noqa: E402
 from arena_tui.judge.rubric import PromptBuilder, dimensions_for  # noqa: E402
 from arena_tui.judge.schema import JUDGE_SCHEMA  # noqa: E402
-from benchmarks.loader import load_benchmark  # noqa: E402
+from benchmarks.registry import load_benchmark  # noqa: E402
 
 PER_MESSAGE = 4  # chat-format overhead per message (role + separators), as OpenAI documents for its tokenizers
 CACHE_MIN, CACHE_BLOCK = 1024, 128

@@ -73,7 +73,7 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await until(pilot, lambda: isinstance(app.screen, RunsScreen))
 
         # live: the recording cut in the middle of the turn that overlaps, meters mid-speech
-        from benchmarks.loader import load_benchmark
+        from benchmarks.registry import load_benchmark
 
         turn = next(ev.turn_index for ev in events if ev.kind == "overlap")
         live_id = run_id + "-live"

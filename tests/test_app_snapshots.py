@@ -79,7 +79,7 @@ def test_live_run_mid_turn_with_overlap(snap_compare, tmp_path: Path, size) -> N
 
     async def live(pilot) -> None:
         app = pilot.app
-        from benchmarks.loader import load_benchmark
+        from benchmarks.registry import load_benchmark
 
         run_id = events[0].run_id
         app.live[run_id] = RunState(run_id, specs_from_benchmark(load_benchmark("demo_bench")))

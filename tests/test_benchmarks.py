@@ -12,7 +12,8 @@ import pytest
 
 from arena_tui.spine import audio
 from arena_tui.cli import main
-from benchmarks.loader import BenchmarkError, load_benchmark, load_folder
+from benchmarks.loader import BenchmarkError, load_folder
+from benchmarks.registry import load_benchmark
 from arena_tui.spine.benchmark import ExpectedCall
 from benchmarks.registry import KNOWN, available_benchmarks, canonical_name, hf_repo_for
 

@@ -12,7 +12,7 @@ import pytest
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import GREETING_TURN, EMPTY_RESPONSE, MODEL_ENDED_SESSION
 from arena_tui.store import Store
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from runners.config import RunConfig
 from runners.engine import run_benchmark
 from runners.simulator import SimulatorServer

@@ -43,7 +43,7 @@ def short(problem: str) -> str:
 
 def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> list[str]:
     """Every problem that would make this run fail at its start, each a line naming what to fix."""
-    from benchmarks.loader import load_benchmark  # deferred: loads on first use, in a thread (--help imports this module)
+    from benchmarks.registry import load_benchmark  # deferred: loads on first use, in a thread (--help imports this module)
     from runners.base import get_runner  # deferred: the engine loads on first use, in a thread (--help imports this module)
     from runners.config import RunConfig  # deferred: the engine loads on first use, in a thread (--help imports this module)
 

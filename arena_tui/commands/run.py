@@ -77,7 +77,8 @@ def build_config(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchmarks.loader import BenchmarkError, load_benchmark
+    from benchmarks.loader import BenchmarkError
+    from benchmarks.registry import load_benchmark
 
     from arena_tui.spine import paths
 

@@ -37,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchmarks.loader import BenchmarkError, load_benchmark
+    from benchmarks.loader import BenchmarkError
+    from benchmarks.registry import load_benchmark
     from runners.simulator import FaultSpecError, SimulatorServer, parse_faults
 
     from arena_tui.spine import paths

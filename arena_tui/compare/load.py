@@ -28,7 +28,8 @@ class Loaded:
 
 
 def _benchmarks(names: Sequence[str], data_dir: Path | None) -> tuple[dict[str, Benchmark | None], dict[str, str]]:
-    from benchmarks.loader import BenchmarkError, load_benchmark
+    from benchmarks.loader import BenchmarkError
+    from benchmarks.registry import load_benchmark
 
     found: dict[str, Benchmark | None] = {}
     why: dict[str, str] = {}

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from arena_tui.spine.events import TurnResult
 from .leaderboard import BoardRow, StoredRun
-from .stats import describe, turn_status
+from ..stats import describe, turn_status
 
 LATENCY_TOLERANCE_MS = 250.0
 

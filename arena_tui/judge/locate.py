@@ -11,7 +11,8 @@ from arena_tui.spine.paths import data_dir
 
 def find_benchmark(name: str, data: str | os.PathLike[str] | None = None) -> Benchmark:
     """By name through the benchmark registry (--data / ARENA_TUI_DATA, built-in, HF cache)."""
-    from benchmarks.loader import BenchmarkError, load_benchmark
+    from benchmarks.loader import BenchmarkError
+    from benchmarks.registry import load_benchmark
 
     try:
         return load_benchmark(name, data_dir(data))

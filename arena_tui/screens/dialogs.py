@@ -119,7 +119,7 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
         options: list[tuple[str, str]] = []
         default = ""
         try:
-            from benchmarks.loader import available_benchmarks
+            from benchmarks.registry import available_benchmarks
 
             for b in available_benchmarks(self.data_dir):
                 name = str(getattr(b, "name", b))
@@ -334,7 +334,12 @@ class PlayDialog(ModalScreen[None]):
 
     async def _load(self) -> tuple[Any, int] | None:
         try:
-            return await turn_audio(self.app.store, self.state, self.turn, self.which)  # type: ignore[attr-defined]
+            row = self.state.turns.get(self.turn)
+            span = None
+            if row is not None and row.started_ms is not None:
+                span = (row.started_ms, row.ended_ms if row.ended_ms is not None else self.state.last_ms)
+            result = row.result if row is not None else None
+            return await turn_audio(self.app.store, self.state.run_id, self.turn, self.which, span, result)  # type: ignore[attr-defined]
         except NoAudio as e:
             self._status(f"[b red]{e}[/]")
         except Exception as e:
