@@ -104,7 +104,7 @@ class ArenaApp(App):
         return super().run(*args, **kwargs)
 
     async def on_mount(self) -> None:
-        from .screens.runs import RunsScreen
+        from .screens.runs import RunsScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         self._route_logs()
         await self.open_store()
@@ -122,13 +122,13 @@ class ArenaApp(App):
         """Pipecat logs through loguru straight to the real stderr, which would tear the screen:
         send warnings and errors to a file next to the database instead."""
         try:
-            from loguru import logger
+            from loguru import logger  # deferred: loguru comes with Pipecat; it is configured only for a run
         except ImportError:
             return
         logger.remove()
         if self.db_path is not None:
             try:
-                from .store.scrub import scrub_log_record
+                from .store.scrub import scrub_log_record  # deferred: the UI starts, and says why, even when the store cannot load
 
                 logger.add(self.db_path.with_name("arena-tui.log"), level="WARNING", rotation="5 MB",
                            filter=scrub_log_record)
@@ -140,7 +140,7 @@ class ArenaApp(App):
             self.store_error = "no database configured"
             return
         try:
-            from .store import Store
+            from .store import Store  # deferred: the UI starts, and says why, even when the store cannot load
         except ImportError as e:
             self.store_error = f"the store module is not available ({e})"
             return
@@ -292,7 +292,7 @@ class ArenaApp(App):
         if judge == "none":
             return
         try:
-            from .judge import JudgeWorker, make_backend
+            from .judge import JudgeWorker, make_backend  # deferred: the UI starts, and says why, even when the judge cannot load
         except ImportError as e:
             self.notify(f"judge unavailable ({e}): turns will not be scored", severity="warning")
             return
@@ -311,7 +311,7 @@ class ArenaApp(App):
         A recorded judge that cannot be rebuilt here (e.g. `reference:<model>` of an imported
         run, or an LLM judge without its key) falls back to auto; the label says so.
         """
-        from .judge import BACKENDS, make_backend
+        from .judge import BACKENDS, make_backend  # deferred: the UI starts, and says why, even when the judge cannot load
 
         if state.run_id in self.judges:
             backend = self.judges[state.run_id][2]
@@ -395,7 +395,7 @@ class ArenaApp(App):
 
     # --- navigation ----------------------------------------------------------------------
     def open_run(self, run_id: str) -> None:
-        from .screens.run import RunScreen
+        from .screens.run import RunScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         if run_id in self.live:
             self.push_screen(RunScreen(self.live[run_id], live=self.running(run_id)))
@@ -403,7 +403,7 @@ class ArenaApp(App):
             self.open_replay(run_id)
 
     def open_replay(self, run_id: str, *, stepping: bool = False) -> None:
-        from .screens.replay import ReplayScreen
+        from .screens.replay import ReplayScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         if self.store is None:
             self.notify(f"cannot replay: {self.store_error}", severity="error")
@@ -411,13 +411,13 @@ class ArenaApp(App):
         self.push_screen(ReplayScreen(run_id, stepping=stepping))
 
     def action_leaderboard(self, benchmark: str | None = None) -> None:
-        from .screens.leaderboard import LeaderboardScreen
+        from .screens.leaderboard import LeaderboardScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         if not isinstance(self.screen, LeaderboardScreen):
             self.push_screen(LeaderboardScreen(benchmark=benchmark))
 
     def action_help(self) -> None:
-        from .screens.help import HelpScreen
+        from .screens.help import HelpScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -436,7 +436,7 @@ class ArenaApp(App):
     async def load_specs(self, benchmark: str) -> dict[int, TurnSpec]:
         """Turn specs of a benchmark for a stored run; empty (columns just stay blank) if unavailable."""
         try:
-            from benchmarks.registry import load_benchmark
+            from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
             return specs_from_benchmark(await asyncio.to_thread(load_benchmark, benchmark, self.data_dir))
         except Exception:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from types import ModuleType
@@ -81,8 +82,6 @@ def main(argv: list[str] | None = None) -> int:
 def _reader_went_away() -> int:
     """`arena-tui runs | head`: the reader closed the pipe. End quietly with the shell's SIGPIPE
     status (128 + 13), and point stdout at /dev/null so the interpreter's final flush is silent."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

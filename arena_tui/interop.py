@@ -46,6 +46,8 @@ from arena_tui.spine.events import (
     TurnResult,
 )
 from .verdicts import pass_rates, standing
+from .judge.summary import render_text, summarize
+from .judge.locate import find_benchmark
 
 SLICE_S = 10  # conversation audio is imported in slices, as a live run records it
 _SENTINEL_STATUS = {
@@ -97,8 +99,6 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
 
     `benchmark` (else looked up by name) lets the summary apply the rubric's denominators.
     """
-    from .judge.summary import render_text, summarize
-
     run = await store.get_run(run_id)
     if run is None:
         raise InteropError(f"no run {run_id!r} in the database")
@@ -276,8 +276,6 @@ def reference_tracking(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def _benchmark_or_none(name: str):
     try:
-        from .judge.locate import find_benchmark
-
         return find_benchmark(name)
     except Exception:  # noqa: BLE001 - the summary then falls back to counting verdicts
         return None

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .spine.audio import resample, write_wav
 from .spine.events import TurnResult
 
 Which = Literal["user", "bot", "both"]
@@ -24,7 +25,7 @@ class PlaybackError(Exception):
 
 def _sd() -> Any:
     try:
-        import sounddevice as sd
+        import sounddevice as sd  # deferred: PortAudio may be missing: playback then says so, the app still runs
     except OSError as e:  # the PortAudio shared library is missing
         raise PlaybackError(f"audio playback unavailable: {e} (install libportaudio2)") from None
     return sd
@@ -57,8 +58,6 @@ def clip_frames(clip: Any) -> np.ndarray:
 def resample_frames(frames: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:
     if from_rate == to_rate:
         return frames
-    from arena_tui.spine.audio import resample
-
     out = resample(frames if frames.shape[1] > 1 else frames[:, 0], from_rate, to_rate)
     return out.reshape(-1, frames.shape[1])
 
@@ -83,8 +82,6 @@ def slice_frames(frames: np.ndarray, rate: int, start_ms: float, end_ms: float, 
 
 def export_wav(path: str | os.PathLike[str], frames: np.ndarray, sample_rate: int) -> Path:
     """Write frames (int16, frames x channels) to `path`; parent folders are created."""
-    from arena_tui.spine.audio import write_wav
-
     path = Path(path).expanduser()
     if path.exists() and path.is_dir():
         raise PlaybackError(f"{path} is a directory; give a file name ending in .wav")

@@ -535,7 +535,7 @@ _JSON_TYPES = "array, boolean, integer, null, number, object, string"
 def _schema_problems(r: _Reader, schema: dict[str, Any], path: Path, where: str) -> bool:
     """Check a tool's parameters against the JSON Schema metaschema (the draft its `$schema`
     names, else 2020-12); each error becomes a problem at its place in the schema."""
-    import jsonschema  # ~0.1 s to import: only when a benchmark is read
+    import jsonschema  # deferred: jsonschema takes ~0.1 s to import: only when a benchmark is read
 
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     errors = sorted(cls(cls.META_SCHEMA).iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))

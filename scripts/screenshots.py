@@ -203,7 +203,7 @@ def _rect(cls: str, clip: str, x: float, y: float, w: float, h: float, opacity: 
 def cell_shapes(ch: str, cls: str, clip: str, x: float, top: float, cw: float, lh: float) -> list[str] | None:
     """Rectangles drawing `ch` in its cell, or None when it is an ordinary glyph."""
     if ch in BLOCKS:
-        return [_rect(cls, clip, x + l * cw, top + t * lh, w * cw, h * lh) for l, t, w, h in BLOCKS[ch]]
+        return [_rect(cls, clip, x + left * cw, top + t * lh, w * cw, h * lh) for left, t, w, h in BLOCKS[ch]]
     if ch in SHADES:
         return [_rect(cls, clip, x, top, cw, lh, SHADES[ch])]
     arms = box_arms(ch) if 0x2500 <= ord(ch) <= 0x257F else None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path

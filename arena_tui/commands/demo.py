@@ -14,6 +14,8 @@ from pathlib import Path
 
 from arena_tui.spine.errors import CliError
 from ..judge.options import add_judge_arguments
+from .live import choose_judge
+from .ui import run_live
 
 NAME = "demo"
 HELP = "run the demo benchmark against the local simulator in the monitor (no keys, no network)"
@@ -34,13 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def demo_config(args: argparse.Namespace) -> dict:
     config: dict = {"model": "sim", "faults": args.faults or None, "speed": args.speed}
     if args.turns:
-        from runners.config import parse_turns
+        from runners.config import parse_turns  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
 
         try:
             config["turns"] = parse_turns(args.turns)
         except ValueError as e:
             raise CliError(str(e)) from None
-    from runners.config import RunConfig
+    from runners.config import RunConfig  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
 
     try:
         RunConfig(**config)  # the bounds live there (speed, faults), for every way of starting a run
@@ -50,12 +52,9 @@ def demo_config(args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from runners.config import RunConfig
+    from runners.config import RunConfig  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
 
-    from ..app import DEMO_BENCHMARK
-    from .live import choose_judge
-    from .ui import run_live
-
+    from ..app import DEMO_BENCHMARK  # deferred: Textual loads only for the commands that open the monitor (--help imports every command module)
     config = RunConfig(**demo_config(args))
     db = Path(tempfile.mkdtemp(prefix="arena-tui-demo-")) / "demo.db" if args.temp_db else None
     judge = choose_judge(args)

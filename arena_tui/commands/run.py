@@ -12,11 +12,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import uuid
 from typing import Any, TextIO
 
 from arena_tui.spine.errors import CliError
 from ..judge.options import add_judge_arguments
 from .live import JudgeChoice, choose_judge, headline, is_simulated, verdict_line
+from arena_tui.spine import paths
+from .ui import run_live
+from arena_tui.spine.bus import EventBus
+from arena_tui.stop_signals import StopSignals
+from ..judge import JudgeWorker, render_text
 
 NAME = "run"
 HELP = "run a benchmark against a model (use --model sim for the offline simulator)"
@@ -53,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_config(args: argparse.Namespace) -> Any:
-    from runners.config import ConfigError, RunConfig, parse_turns
+    from runners.config import ConfigError, RunConfig, parse_turns  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
 
     turns = None
     if args.turns:
@@ -77,10 +83,9 @@ def build_config(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchmarks.loader import BenchmarkError
-    from benchmarks.registry import load_benchmark
+    from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+    from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
-    from arena_tui.spine import paths
 
     config = build_config(args)
     _quiet_logs(getattr(args, "verbose", False))
@@ -114,19 +119,14 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("cannot run: " + "; ".join(problems))
     judge.check()
     if not headless:
-        from .ui import run_live
-
         return run_live(args, config, judge, benchmark=bench, db=db)
     return asyncio.run(_run_headless(bench, config, db, sys.stdout, judge))
 
 
 async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: JudgeChoice | None = None) -> int:
-    import uuid
 
-    from arena_tui.spine.bus import EventBus
-    from arena_tui.stop_signals import StopSignals
-    from arena_tui.store import Store, StoreError, StoreWriteError
-    from runners.engine import RunError, run_benchmark, select_turns
+    from arena_tui.store import Store, StoreError, StoreWriteError  # deferred: aiosqlite and the store load only for commands that open a database
+    from runners.engine import RunError, run_benchmark, select_turns  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
 
     try:
         total = len(select_turns(bench, config.turns))
@@ -187,8 +187,6 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Ju
         raise CliError(str(failure))
     progress.summary(out, simulated=is_simulated(config))
     if judging is not None and progress.results:
-        from ..judge import render_text
-
         print("", file=out)
         print(render_text(judging[0].summary()), file=out)
     if progress.ended is not None:
@@ -200,8 +198,6 @@ def _start_judge(bench: Any, judge: JudgeChoice, bus: Any, run_id: str) -> tuple
     """(worker, task, backend) judging this run live, or None with --judge none."""
     if judge.make is None:
         return None
-    from ..judge import JudgeWorker
-
     backend = judge.make()
     worker = JudgeWorker(bench, backend, bus, run_id)
     return worker, worker.start(), backend
@@ -214,9 +210,9 @@ def _on_a_terminal() -> bool:
 
 def _quiet_logs(verbose: bool) -> None:
     """Pipecat logs every frame (and the whole system prompt) at DEBUG; a headless run shows warnings."""
-    from loguru import logger
+    from loguru import logger  # deferred: loguru comes with Pipecat; it is configured only for a run
 
-    from arena_tui.store.scrub import scrub_log_record
+    from arena_tui.store.scrub import scrub_log_record  # deferred: aiosqlite and the store load only for commands that open a database
 
     logger.remove()
     logger.add(sys.stderr, level="DEBUG" if verbose else "WARNING", filter=scrub_log_record)

@@ -6,6 +6,7 @@ Also home of `run_live`, which `run` and `demo` use to open the monitor on a run
 from __future__ import annotations
 
 import argparse
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ def locations(args: argparse.Namespace) -> tuple[Path, Path | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..app import ArenaApp
+    from ..app import ArenaApp  # deferred: Textual loads only for the commands that open the monitor (--help imports every command module)
 
     db, data = locations(args)
     ArenaApp(db, data, open_run=getattr(args, "open", None), launcher=EngineLauncher()).run()
@@ -46,9 +47,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_database(db: object) -> None:
     """A database that cannot be opened is one line and exit 2 here, before the screen takes over."""
-    import asyncio
 
-    from ..store import Store, StoreError
+    from ..store import Store, StoreError  # deferred: aiosqlite and the store load only for commands that open a database
 
     async def probe() -> None:
         store = await Store.open(db)  # type: ignore[arg-type]
@@ -66,7 +66,7 @@ def run_live(args: argparse.Namespace, config: Any, judge: Any, *, benchmark: An
 
     The app imports the engine itself (off its loop); what ran is printed after the app exits.
     """
-    from ..app import ArenaApp
+    from ..app import ArenaApp  # deferred: Textual loads only for the commands that open the monitor (--help imports every command module)
 
     where, data = locations(args)
     db = db or where

@@ -119,7 +119,7 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
         options: list[tuple[str, str]] = []
         default = ""
         try:
-            from benchmarks.registry import available_benchmarks
+            from benchmarks.registry import available_benchmarks  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
             for b in available_benchmarks(self.data_dir):
                 name = str(getattr(b, "name", b))
@@ -439,7 +439,7 @@ class ExportDialog(ModalScreen[Path | None]):
                 raise RuntimeError(f"no database: {app.store_error}")
             if dest.exists() and not dest.is_dir():
                 raise NotADirectoryError(f"{dest} is a file, not a folder")
-            from ..interop import export_run
+            from ..interop import export_run  # deferred: the UI starts, and says why, even when the judge cannot load
 
             run = await app.store.get_run(self.run_id)
             benchmark = await asyncio.to_thread(_benchmark_for, run.benchmark, app.data_dir) if run else None
@@ -462,7 +462,7 @@ class ExportDialog(ModalScreen[Path | None]):
 def _benchmark_for(name: str, data_dir: Path | None) -> Any:
     """The run's benchmark for the summary's denominators; None (verdict counts only) if unavailable."""
     try:
-        from ..judge.locate import find_benchmark
+        from ..judge.locate import find_benchmark  # deferred: the UI starts, and says why, even when the judge cannot load
 
         return find_benchmark(name, data_dir)
     except Exception:
