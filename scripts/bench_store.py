@@ -1,6 +1,6 @@
 """Measure the run store: how many events/s its writer sustains, and database size per minute of audio.
 
-    .venv/bin/python scripts/bench_store.py [--minutes 10] [--keep DIR]
+    .venv/bin/python -m scripts.bench_store [--minutes 10] [--keep DIR]
 
 A synthetic run with a live run's mix per second of conversation: levels at 20/s for each of
 user and bot, transcript deltas, speech boundaries, and per 10 s turn a turn_started, a tool

@@ -12,7 +12,7 @@ cell) is not repainted, so the overall figures depend on how much of the run is 
 With --profile, also where the loop's time went: the callbacks that held the loop longest, by
 task or callback name, in thread CPU time (insensitive to other processes on a busy machine).
 
-    .venv/bin/python scripts/bench_ui_pacing.py [--bench demo_bench] [--seconds 60] [--profile]
+    .venv/bin/python -m scripts.bench_ui_pacing [--bench demo_bench] [--seconds 60] [--profile]
                                                  [--refresh-hz 30] [--ui-only]
 """
 
@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import collections
 import contextlib
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,7 +29,6 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 from arena_tui.app import ArenaApp  # noqa: E402
 from arena_tui.spine.bus import EventBus  # noqa: E402

@@ -6,7 +6,7 @@ throw-away database, so screenshots show no machine paths and no keys. Every scr
 120x40 (`<name>.svg`) and at the other sizes the tests check (`<name>_80x24.svg`, ...); the
 leaderboard and compare screens show the constructed runs of tests/compare_runs.py (simulator,
 sped-up, heuristic, never-judged runs: every kind of row). Usage:
-    python scripts/screenshots.py [--out screenshots] [--no-png] [--size 120x40 ...] [--only board]
+    python -m scripts.screenshots [--out screenshots] [--no-png] [--size 120x40 ...] [--only board]
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from arena_tui.app import ArenaApp  # noqa: E402
 from arena_tui.commands.launch import EngineLauncher  # noqa: E402
