@@ -2,8 +2,10 @@
 
 Runs execute as async workers of the app (several at once). One bus subscription folds
 every event into a per-run `RunState`; a `REFRESH_HZ` (30 Hz) timer drains it (coalescing,
-never a repaint per event) and tells the active screen what changed. Runners, Pipecat, the store
-and the judge are imported lazily so the UI starts (and degrades with a message) without them.
+never a repaint per event) and tells the active screen what changed. The app never imports the
+runners or Pipecat: runs start through the `launcher` the CLI gives it (`arena_tui.launcher`).
+The store and the judge are imported lazily so the UI starts (and degrades with a message)
+without them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from textual.worker import Worker, WorkerState
 
 from arena_tui.spine.bus import EventBus
 from .commit_gate import CommitGate
+from .launcher import Launcher, NoLauncher
 from arena_tui.spine.events import ErrorEvent, RunEnded, wall_now
 from .messages import LiveUpdate, RunFinished
 from .playback import Player
@@ -69,10 +72,13 @@ class ArenaApp(App):
         demo: dict[str, Any] | None = None,
         launch: dict[str, Any] | None = None,
         open_run: str | None = None,
+        launcher: Launcher | None = None,
     ) -> None:
         """launch: a run to start and open at once, as the new-run dialog gives it (`benchmark`,
-        `config`, `judge`); `demo` is the same for the demo benchmark."""
+        `config`, `judge`); `demo` is the same for the demo benchmark. launcher: how runs start
+        (`arena_tui.commands.launch.EngineLauncher`); without one, recorded runs only."""
         super().__init__()
+        self.launcher: Launcher = launcher if launcher is not None else NoLauncher()
         self.db_path = Path(db_path) if db_path else None
         self.data_dir = Path(data_dir) if data_dir else None
         self.demo = demo
@@ -99,7 +105,7 @@ class ArenaApp(App):
         return super().run(*args, **kwargs)
 
     async def on_mount(self) -> None:
-        from .screens.runs import RunsScreen
+        from .screens.runs import RunsScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         self._route_logs()
         await self.open_store()
@@ -117,13 +123,13 @@ class ArenaApp(App):
         """Pipecat logs through loguru straight to the real stderr, which would tear the screen:
         send warnings and errors to a file next to the database instead."""
         try:
-            from loguru import logger
+            from loguru import logger  # deferred: loguru comes with Pipecat; it is configured only for a run
         except ImportError:
             return
         logger.remove()
         if self.db_path is not None:
             try:
-                from .store.scrub import scrub_log_record
+                from .store.scrub import scrub_log_record  # deferred: the UI starts, and says why, even when the store cannot load
 
                 logger.add(self.db_path.with_name("arena-tui.log"), level="WARNING", rotation="5 MB",
                            filter=scrub_log_record)
@@ -135,7 +141,7 @@ class ArenaApp(App):
             self.store_error = "no database configured"
             return
         try:
-            from .store import Store
+            from .store import Store  # deferred: the UI starts, and says why, even when the store cannot load
         except ImportError as e:
             self.store_error = f"the store module is not available ({e})"
             return
@@ -225,19 +231,16 @@ class ArenaApp(App):
         state = self.live[run_id]
         status, error = "failed", None
         try:
+            # Pipecat's import takes ~1 s of CPU: do it off the UI loop so the screen stays live
             try:
-                import importlib
-
-                # Pipecat's import takes ~1 s of CPU: do it off the UI loop so the screen stays live
-                await asyncio.to_thread(importlib.import_module, "runners.engine")
-                # everything imported so far lives as long as the app: keep it out of the full
-                # GC passes that otherwise hold the loop (and input pacing) for ~100 ms
-                gc.freeze()
-                from benchmarks.loader import load_benchmark
-                from runners.config import RunConfig
-                from runners.engine import run_benchmark
+                await asyncio.to_thread(self.launcher.load_engine)
             except ImportError as e:
                 raise RuntimeError(f"the run engine is not available yet ({e})") from None
+            # everything imported so far lives as long as the app: keep it out of the full
+            # GC passes that otherwise hold the loop (and input pacing) for ~100 ms
+            gc.freeze()
+            from benchmarks.registry import load_benchmark  # deferred: loads with the engine, not at app start
+
             try:
                 bench = benchmark_name if not isinstance(benchmark_name, str) else (
                     await asyncio.to_thread(load_benchmark, benchmark_name, self.data_dir))
@@ -247,11 +250,11 @@ class ArenaApp(App):
             for row in state.turns.values():
                 row.spec = state.specs.get(row.index)
             try:
-                cfg = RunConfig(**config)
-            except Exception as e:
-                raise RuntimeError(f"bad run settings: {e}") from None
+                run = self.launcher.start_run(bench, config, self.bus, run_id)
+            except ValueError as e:
+                raise RuntimeError(str(e)) from None
             self.start_judge(run_id, bench, judge)
-            await run_benchmark(bench, cfg, self.bus, run_id=run_id)
+            await run
             status = state.ended.status if state.ended else "completed"
         except asyncio.CancelledError:
             status = "interrupted"
@@ -290,7 +293,7 @@ class ArenaApp(App):
         if judge == "none":
             return
         try:
-            from .judge import JudgeWorker, make_backend
+            from .judge import JudgeWorker, make_backend  # deferred: the UI starts, and says why, even when the judge cannot load
         except ImportError as e:
             self.notify(f"judge unavailable ({e}): turns will not be scored", severity="warning")
             return
@@ -309,7 +312,7 @@ class ArenaApp(App):
         A recorded judge that cannot be rebuilt here (e.g. `reference:<model>` of an imported
         run, or an LLM judge without its key) falls back to auto; the label says so.
         """
-        from .judge import BACKENDS, make_backend
+        from .judge import BACKENDS, make_backend  # deferred: the UI starts, and says why, even when the judge cannot load
 
         if state.run_id in self.judges:
             backend = self.judges[state.run_id][2]
@@ -393,7 +396,7 @@ class ArenaApp(App):
 
     # --- navigation ----------------------------------------------------------------------
     def open_run(self, run_id: str) -> None:
-        from .screens.run import RunScreen
+        from .screens.run import RunScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         if run_id in self.live:
             self.push_screen(RunScreen(self.live[run_id], live=self.running(run_id)))
@@ -401,7 +404,7 @@ class ArenaApp(App):
             self.open_replay(run_id)
 
     def open_replay(self, run_id: str, *, stepping: bool = False) -> None:
-        from .screens.replay import ReplayScreen
+        from .screens.replay import ReplayScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         if self.store is None:
             self.notify(f"cannot replay: {self.store_error}", severity="error")
@@ -409,13 +412,13 @@ class ArenaApp(App):
         self.push_screen(ReplayScreen(run_id, stepping=stepping))
 
     def action_leaderboard(self, benchmark: str | None = None) -> None:
-        from .screens.leaderboard import LeaderboardScreen
+        from .screens.leaderboard import LeaderboardScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         if not isinstance(self.screen, LeaderboardScreen):
             self.push_screen(LeaderboardScreen(benchmark=benchmark))
 
     def action_help(self) -> None:
-        from .screens.help import HelpScreen
+        from .screens.help import HelpScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -434,7 +437,7 @@ class ArenaApp(App):
     async def load_specs(self, benchmark: str) -> dict[int, TurnSpec]:
         """Turn specs of a benchmark for a stored run; empty (columns just stay blank) if unavailable."""
         try:
-            from benchmarks.loader import load_benchmark
+            from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
             return specs_from_benchmark(await asyncio.to_thread(load_benchmark, benchmark, self.data_dir))
         except Exception:

@@ -8,20 +8,19 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from types import ModuleType
 
 from . import __version__, commands
+from .commands import ui
+from .spine.errors import CliError
 
 
 def _command_modules() -> list[ModuleType]:
     mods = [importlib.import_module(f"{commands.__name__}.{m.name}") for m in pkgutil.iter_modules(commands.__path__)]
     return sorted((m for m in mods if hasattr(m, "NAME")), key=lambda m: (getattr(m, "ORDER", 100), m.NAME))
-
-
-class CliError(Exception):
-    """An error the user can act on: printed as one line, exit status 2, no traceback."""
 
 
 def add_global_options(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
@@ -66,11 +65,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     run = getattr(args, "_run", None)
     if run is None:
-        try:
-            from .commands import ui
-        except ImportError:
-            parser.print_help()
-            return 0
         run = ui.run
     try:
         status = int(run(args) or 0)
@@ -88,8 +82,6 @@ def main(argv: list[str] | None = None) -> int:
 def _reader_went_away() -> int:
     """`arena-tui runs | head`: the reader closed the pipe. End quietly with the shell's SIGPIPE
     status (128 + 13), and point stdout at /dev/null so the interpreter's final flush is silent."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -51,6 +51,8 @@ from arena_tui.spine.events import (
 )
 from .timing import barge_in_ms, response_latency, speed_note
 from .verdicts import pass_rates, standing
+from .judge.summary import render_text, summarize
+from .judge.locate import benchmark_of_run
 
 SLICE_S = 10  # conversation audio is imported in slices, as a live run records it
 _SENTINEL_STATUS = {
@@ -104,8 +106,6 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
     `benchmark` (else the run's stored snapshot, else looked up by name in `data`) lets the
     summary apply the rubric's denominators.
     """
-    from .judge.summary import render_text, summarize
-
     run = await store.get_run(run_id)
     if run is None:
         raise InteropError(f"no run {run_id!r} in the database")
@@ -278,8 +278,6 @@ def reference_tracking(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 async def _benchmark_or_none(store: Any, run_id: str, data: str | os.PathLike[str] | None):
-    from .judge.locate import benchmark_of_run
-
     try:
         return await benchmark_of_run(store, run_id, data)
     except Exception:  # noqa: BLE001 - the summary then falls back to counting verdicts

@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .run_view import RunState
+from .spine.audio import resample, write_wav
+from .spine.events import TurnResult
 
 Which = Literal["user", "bot", "both"]
 
@@ -24,7 +25,7 @@ class PlaybackError(Exception):
 
 def _sd() -> Any:
     try:
-        import sounddevice as sd
+        import sounddevice as sd  # deferred: PortAudio may be missing: playback then says so, the app still runs
     except OSError as e:  # the PortAudio shared library is missing
         raise PlaybackError(f"audio playback unavailable: {e} (install libportaudio2)") from None
     return sd
@@ -57,8 +58,6 @@ def clip_frames(clip: Any) -> np.ndarray:
 def resample_frames(frames: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:
     if from_rate == to_rate:
         return frames
-    from arena_tui.spine.audio import resample
-
     out = resample(frames if frames.shape[1] > 1 else frames[:, 0], from_rate, to_rate)
     return out.reshape(-1, frames.shape[1])
 
@@ -83,8 +82,6 @@ def slice_frames(frames: np.ndarray, rate: int, start_ms: float, end_ms: float, 
 
 def export_wav(path: str | os.PathLike[str], frames: np.ndarray, sample_rate: int) -> Path:
     """Write frames (int16, frames x channels) to `path`; parent folders are created."""
-    from arena_tui.spine.audio import write_wav
-
     path = Path(path).expanduser()
     if path.exists() and path.is_dir():
         raise PlaybackError(f"{path} is a directory; give a file name ending in .wav")
@@ -98,34 +95,40 @@ class NoAudio(Exception):
     """Nothing stored for this turn/track (the message says which)."""
 
 
-async def turn_audio(store: Any, state: RunState, turn: int, which: Which) -> tuple[np.ndarray, int]:
+async def turn_audio(
+    store: Any,
+    run_id: str,
+    turn: int,
+    which: Which,
+    span_ms: tuple[float, float] | None = None,
+    result: TurnResult | None = None,
+) -> tuple[np.ndarray, int]:
     """The stored audio of one turn as int16 frames x channels: user, bot, or both (L user, R bot).
 
     Read from the store for the play and export dialogs; both = the conversation track's slice
-    of the turn, else the turn's own user and bot takes laid side by side."""
+    of the turn (`span_ms`: its start and end on the run's timeline), else the turn's own user
+    and bot takes laid side by side (offset by `result`'s timings)."""
     label = "greeting" if turn == -1 else f"turn {turn}"
     if which in ("user", "bot"):
-        clip = await store.audio(state.run_id, turn, which)
+        clip = await store.audio(run_id, turn, which)
         if clip is None or not clip.pcm:
             raise NoAudio(f"no {which} audio stored for {label}")
         return clip_frames(clip), clip.sample_rate
-    row = state.turns.get(turn)
-    conv = await store.conversation_audio(state.run_id)
-    if conv is not None and conv.pcm and row is not None and row.started_ms is not None:
+    conv = await store.conversation_audio(run_id)
+    if conv is not None and conv.pcm and span_ms is not None:
         frames = clip_frames(conv)
-        end = row.ended_ms if row.ended_ms is not None else state.last_ms
-        part = slice_frames(frames, conv.sample_rate, row.started_ms, end, getattr(conv, "start_ms", 0.0) or 0.0)
+        part = slice_frames(frames, conv.sample_rate, span_ms[0], span_ms[1], getattr(conv, "start_ms", 0.0) or 0.0)
         if len(part):
             return (part if part.shape[1] == 2 else stereo(part[:, 0], None)), conv.sample_rate
-    user = await store.audio(state.run_id, turn, "user")
-    bot = await store.audio(state.run_id, turn, "bot")
+    user = await store.audio(run_id, turn, "user")
+    bot = await store.audio(run_id, turn, "bot")
     if (user is None or not user.pcm) and (bot is None or not bot.pcm):
         raise NoAudio(f"no audio stored for {label}")
     rate = (user or bot).sample_rate
     u = clip_frames(user) if user is not None and user.pcm else None
     b = resample_frames(clip_frames(bot), bot.sample_rate, rate) if bot is not None and bot.pcm else None
     offset = 0
-    res = row.result if row else None
+    res = result
     if res is not None and res.user_audio and res.bot_speech:
         offset = int((res.bot_speech[0].start_ms - res.user_audio.start_ms) * rate / 1000)
     return stereo(None if u is None else u[:, 0], None if b is None else b[:, 0], offset), rate

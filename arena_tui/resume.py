@@ -97,8 +97,8 @@ async def resume_run(
     judge backend) judges the resumed turns with the finished ones as context, and phase 2
     then runs over the whole run; `provider` as in `run_benchmark`. Returns the run id.
     """
-    from runners.config import RunConfig
-    from runners.engine import Seed, history_from_results, run_benchmark
+    from runners.config import RunConfig  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
+    from runners.engine import Seed, history_from_results, run_benchmark  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
 
     plan = await plan_resume(store, run_id, benchmark)
     cfg = config if config is not None else RunConfig.from_recorded(plan.config)
@@ -108,7 +108,7 @@ async def resume_run(
     )
     judging = None
     if judge is not None:
-        from .judge import JudgeWorker
+        from .judge import JudgeWorker  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
 
         worker = JudgeWorker(benchmark, judge, bus, run_id)
         worker.seed(await store.turn_results(run_id), await store.judgements(run_id), plan.config)

@@ -9,6 +9,7 @@ per invocation and for tests.
 from __future__ import annotations
 
 import os
+from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
@@ -45,9 +46,11 @@ def endpoint() -> str:
 
 
 def _version() -> str:
-    from arena_tui import __version__
-
-    return __version__
+    """The installed arena-tui version (from the package metadata: benchmarks import only the spine)."""
+    try:
+        return metadata.version("arena-tui")
+    except metadata.PackageNotFoundError:
+        return "0"
 
 
 def _patterns(real_audio: bool) -> tuple[list[str] | None, list[str] | None]:
@@ -58,8 +61,8 @@ def _patterns(real_audio: bool) -> tuple[list[str] | None, list[str] | None]:
 def fetch_benchmark(name: str, *, revision: str = "main", cache_dir: str | os.PathLike[str] | None = None,
                     real_audio: bool = False, token: str | None = None, max_workers: int = 4) -> FetchResult:
     """Download (or, offline, find in the cache) one of the six; then check it loads."""
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import (
+    from huggingface_hub import snapshot_download  # deferred: huggingface_hub reads its environment at import; fetch sets it first
+    from huggingface_hub.errors import (  # deferred: huggingface_hub reads its environment at import; fetch sets it first
         GatedRepoError,
         HfHubHTTPError,
         LocalEntryNotFoundError,

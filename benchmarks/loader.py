@@ -535,7 +535,7 @@ _JSON_TYPES = "array, boolean, integer, null, number, object, string"
 def _schema_problems(r: _Reader, schema: dict[str, Any], path: Path, where: str) -> bool:
     """Check a tool's parameters against the JSON Schema metaschema (the draft its `$schema`
     names, else 2020-12); each error becomes a problem at its place in the schema."""
-    import jsonschema  # ~0.1 s to import: only when a benchmark is read
+    import jsonschema  # deferred: jsonschema takes ~0.1 s to import: only when a benchmark is read
 
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     errors = sorted(cls(cls.META_SCHEMA).iter_errors(schema), key=lambda e: list(map(str, e.absolute_path)))
@@ -730,19 +730,3 @@ def _apply_overlay(bench: Benchmark, overlay: Path, default: str = "synth:unknow
             sources[t.turn_index] = str(declared.get(str(t.turn_index), default))
         turns.append(t)
     return bench.model_copy(update={"turns": turns}), sources
-
-
-def load_benchmark(name_or_path: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None,
-                   *, cache_dir: str | os.PathLike[str] | None = None, speaker: str | None = None) -> Benchmark:
-    """A benchmark by name (--data folder, built-in demo, Hugging Face cache) or by folder path."""
-    from .registry import open_benchmark  # registry builds on this module
-
-    return open_benchmark(name_or_path, data_dir, cache_dir=cache_dir, speaker=speaker)
-
-
-def available_benchmarks(data_dir: str | os.PathLike[str] | None = None,
-                         cache_dir: str | os.PathLike[str] | None = None) -> list[Any]:
-    """See `benchmarks.registry.available_benchmarks` (re-exported here for convenience)."""
-    from .registry import available_benchmarks as _available
-
-    return _available(data_dir, cache_dir)

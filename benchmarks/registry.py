@@ -128,6 +128,12 @@ def locate(name: str, data_dir: str | os.PathLike[str] | None = None,
     return None
 
 
+def load_benchmark(name_or_path: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None,
+                   *, cache_dir: str | os.PathLike[str] | None = None, speaker: str | None = None) -> Benchmark:
+    """A benchmark by name (--data folder, built-in demo, Hugging Face cache) or by folder path."""
+    return open_benchmark(name_or_path, data_dir, cache_dir=cache_dir, speaker=speaker)
+
+
 def open_benchmark(name_or_path: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None,
                    *, cache_dir: str | os.PathLike[str] | None = None, speaker: str | None = None) -> Benchmark:
     """Load by name (see `locate`) or by folder path; raises BenchmarkError with every problem

@@ -79,14 +79,14 @@ class OpenAIBackend:
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             raise SynthError("OPENAI_API_KEY is not set (needed for --backend openai; --backend espeak works offline)")
-        import openai
+        import openai  # deferred: openai loads only for the OpenAI TTS backend
 
         self.model, self.voice = model, voice
         self._client = openai.OpenAI(api_key=key, base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
                                      timeout=timeout, max_retries=2)
 
     def speak(self, text: str) -> np.ndarray:
-        import openai
+        import openai  # deferred: openai loads only for the OpenAI TTS backend
 
         try:
             resp = self._client.audio.speech.create(model=self.model, voice=self.voice, input=text,

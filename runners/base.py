@@ -209,7 +209,7 @@ class ProviderRunner(ABC):
 
     def fake_script(self, config: RunConfig, benchmark: Benchmark) -> Script:
         """`self.script`, or the benchmark's golden answers for the run's turns."""
-        from .fakes.common import script_for_benchmark
+        from .fakes.common import script_for_benchmark  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
         return self.script or script_for_benchmark(benchmark, config.turns)
 
@@ -259,8 +259,8 @@ class ProviderRunner(ABC):
 
     def tools(self, tools: list[Tool]) -> Any:
         """The benchmark's tools as Pipecat's provider-neutral ToolsSchema (for the LLMContext)."""
-        from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
-        from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
+        from pipecat.adapters.llm.schemas.function_schema import FunctionSchema  # deferred: Pipecat loads only when a run starts (model listing and preflight stay fast)
+        from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema  # deferred: Pipecat loads only when a run starts (model listing and preflight stay fast)
 
         return ToolsSchema(
             standard_tools=[

@@ -117,7 +117,7 @@ class RunConfig(Strict):
     @classmethod
     def _fault_syntax(cls, v: str | None) -> str | None:
         if v:
-            from .simulator.faults import parse_faults
+            from .simulator.faults import parse_faults  # deferred: importing runners.simulator loads its server (websockets); only fault specs need it
 
             parse_faults(v)  # FaultSpecError is a ValueError naming the item
         return v
@@ -136,7 +136,7 @@ class RunConfig(Strict):
         every subset, as the demo's does). Raises ConfigError."""
         if not self.faults:
             return
-        from .simulator.faults import parse_faults
+        from .simulator.faults import parse_faults  # deferred: importing runners.simulator loads its server (websockets); only fault specs need it
 
         have = {t.turn_index for t in benchmark.turns}
         for turn in sorted(parse_faults(self.faults).turns):

@@ -63,16 +63,16 @@ def service_class() -> Any:
 
 
 def _build_service_class() -> Any:
-    from pipecat.audio.utils import create_stream_resampler
-    from pipecat.frames.frames import (
+    from pipecat.audio.utils import create_stream_resampler  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+    from pipecat.frames.frames import (  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
         InputAudioRawFrame,
         LLMFullResponseEndFrame,
         LLMFullResponseStartFrame,
         TTSStartedFrame,
         TTSStoppedFrame,
     )
-    from pipecat.processors.frame_processor import FrameDirection
-    from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService
+    from pipecat.processors.frame_processor import FrameDirection  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+    from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
 
     class ArenaGeminiLiveService(GeminiLiveLLMService):
         """GeminiLiveLLMService with the benchmark's needs (see the module docstring)."""
@@ -285,14 +285,14 @@ class GeminiLiveRunner(ProviderRunner):
     def tools(self, tools: list) -> Any:
         """None for the context: Gemini takes tools in `setup`, and a context that brings tools
         makes Pipecat reconnect right after connecting. They are given to the service instead."""
-        from pipecat.utils.types import NOT_GIVEN
+        from pipecat.utils.types import NOT_GIVEN  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
 
         return NOT_GIVEN
 
     # -- per run
 
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
-        from .fakes.gemini_live import GeminiLiveFake
+        from .fakes.gemini_live import GeminiLiveFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
         return GeminiLiveFake(self.fake_script(config, benchmark))
 
@@ -301,7 +301,7 @@ class GeminiLiveRunner(ProviderRunner):
         service_class()  # import Pipecat/google-genai now, not inside the first session's clock
         self._ssl = None
         if self.fake is not None:
-            from .fakes.gemini_live import GeminiLiveFake
+            from .fakes.gemini_live import GeminiLiveFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
             assert isinstance(self.fake, GeminiLiveFake)
             self._ssl = self.fake.tls.client  # trusts only the fake's self-signed certificate
@@ -309,8 +309,8 @@ class GeminiLiveRunner(ProviderRunner):
     # -- per session
 
     def build_service(self, spec: SessionSpec) -> Any:
-        from google.genai.types import HttpOptions
-        from pipecat.services.google.gemini_live.llm import (
+        from google.genai.types import HttpOptions  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+        from pipecat.services.google.gemini_live.llm import (  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
             ContextWindowCompressionParams,
             GeminiLiveLLMService,
             GeminiVADParams,

@@ -120,7 +120,7 @@ class GLMRealtimeRunner(ProviderRunner):
     # -- per run
 
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
-        from .fakes.glm_realtime import GLMRealtimeFake
+        from .fakes.glm_realtime import GLMRealtimeFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
         return GLMRealtimeFake(self.fake_script(config, benchmark))
 

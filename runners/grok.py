@@ -88,7 +88,7 @@ class GrokRealtimeRunner(ProviderRunner):
         self.sessions = 0
 
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
-        from .fakes.xai import XaiRealtimeFake
+        from .fakes.xai import XaiRealtimeFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
         return XaiRealtimeFake(self.fake_script(config, benchmark))
 

@@ -30,6 +30,7 @@ from arena_tui.spine.benchmark import Benchmark
 
 from .base import HistoryItem, LocalFake, ProviderRunner, SessionSpec
 from .config import Rotation, RunConfig
+from arena_tui.spine.events import ErrorEvent
 
 DEFAULT_REGION = "us-east-1"
 ROTATE_AFTER_S = 180.0  # the reference's value for conversation_bench (49K-char prompt)
@@ -80,15 +81,15 @@ def history_messages(history: list[HistoryItem]) -> list[tuple[str, str]]:
 @functools.cache
 def service_class() -> type:
     """`ArenaNovaSonicService` (built on first use so a missing AWS SDK is a preflight message)."""
-    from pipecat.adapters.llm.services.aws_nova_sonic_adapter import (
+    from pipecat.adapters.llm.services.aws_nova_sonic_adapter import (  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
         AWSNovaSonicConversationHistoryMessage,
         AWSNovaSonicLLMAdapter,
         Role,
     )
-    from pipecat.audio.utils import create_stream_resampler
-    from pipecat.frames.frames import InputAudioRawFrame
-    from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
-    from pipecat.services.aws.nova_sonic.session_continuation import (
+    from pipecat.audio.utils import create_stream_resampler  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+    from pipecat.frames.frames import InputAudioRawFrame  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+    from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+    from pipecat.services.aws.nova_sonic.session_continuation import (  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
         SessionContinuationParams,
     )
 
@@ -162,11 +163,11 @@ def service_class() -> type:
         def create_client(self) -> Any:
             if self._client_factory is not None:
                 return self._client_factory()
-            from aws_sdk_bedrock_runtime.client import AsyncBedrockRuntimeClient
-            from aws_sdk_bedrock_runtime.config import Config
-            from smithy_aws_core.auth.sigv4 import SigV4AuthScheme
-            from smithy_aws_core.identity.static import StaticCredentialsResolver
-            from smithy_core.shapes import ShapeID
+            from aws_sdk_bedrock_runtime.client import AsyncBedrockRuntimeClient  # deferred: the AWS SDK loads only when a Nova Sonic session opens
+            from aws_sdk_bedrock_runtime.config import Config  # deferred: the AWS SDK loads only when a Nova Sonic session opens
+            from smithy_aws_core.auth.sigv4 import SigV4AuthScheme  # deferred: the AWS SDK loads only when a Nova Sonic session opens
+            from smithy_aws_core.identity.static import StaticCredentialsResolver  # deferred: the AWS SDK loads only when a Nova Sonic session opens
+            from smithy_core.shapes import ShapeID  # deferred: the AWS SDK loads only when a Nova Sonic session opens
 
             return AsyncBedrockRuntimeClient(
                 config=Config(
@@ -219,7 +220,7 @@ class NovaSonicRunner(ProviderRunner):
         return super().endpoint(config) or f"https://bedrock-runtime.{_region()}.amazonaws.com"
 
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
-        from .fakes.nova_sonic import NovaSonicFake
+        from .fakes.nova_sonic import NovaSonicFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
         return NovaSonicFake(self.fake_script(config, benchmark))
 
@@ -258,7 +259,7 @@ class NovaSonicRunner(ProviderRunner):
             "replay": history_messages(spec.history),
         }
         if self.fake is not None:
-            from .fakes.nova_sonic import NovaSonicFake
+            from .fakes.nova_sonic import NovaSonicFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
             assert isinstance(self.fake, NovaSonicFake)
             return cls(
@@ -280,8 +281,6 @@ class NovaSonicRunner(ProviderRunner):
 
     def observe_session(self, service: Any, publish: Any) -> None:
         """Say why no in-service reconnect follows a stream AWS ended (the engine's rotation does)."""
-        from arena_tui.spine.events import ErrorEvent
-
         service.on_stream_ended = lambda why: publish(
             ErrorEvent,
             where="provider",

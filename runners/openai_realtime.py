@@ -117,7 +117,7 @@ class OpenAIRealtimeRunner(ProviderRunner):
 
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
         """The simulator: it speaks the OpenAI Realtime protocol and answers from the golden answers."""
-        from .simulator import SimulatorServer, parse_faults
+        from .simulator import SimulatorServer, parse_faults  # deferred: the simulator loads only for `sim` runs
 
         faults = parse_faults(config.faults) if config.faults else None
         return SimulatorServer(benchmark, policy=config.sim_policy, faults=faults, voice=config.sim_voice)

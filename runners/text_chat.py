@@ -69,7 +69,7 @@ class TextChatRunner(ProviderRunner):
     packages = ("openai", "pipecat.services.openai.llm")
 
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
-        from .fakes.openai_chat import OpenAIChatFake
+        from .fakes.openai_chat import OpenAIChatFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
         return OpenAIChatFake(self.fake_script(config, benchmark))
 

@@ -319,9 +319,9 @@ def _to_intervals(
 
 @functools.cache
 def _silero_model():  # loaded once per process (~0.3 s); calls are serialised by _SILERO_LOCK
-    from importlib import resources
+    from importlib import resources  # deferred: only the Silero VAD reads its packaged model
 
-    from pipecat.audio.vad.silero import SileroOnnxModel
+    from pipecat.audio.vad.silero import SileroOnnxModel  # deferred: Silero VAD (onnxruntime) loads only when it is chosen
 
     return SileroOnnxModel(str(resources.files("pipecat.audio.vad.data").joinpath("silero_vad.onnx")))
 

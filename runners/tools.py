@@ -4,7 +4,7 @@ The benchmark scripts what each expected call returns, so the run is reproducibl
 booking/email/order system is touched. The rules follow the reference harness (see
 `shared/notes/reference-harness.md`, "Tool calls") with these decisions made explicit:
 
-- Matching compares canonical args (`canonical_args`) key by key, recursively. Extra keys
+- Matching compares canonical args (`arena_tui.spine.calls`) key by key, recursively. Extra keys
   in the actual call that the expected call does not have are a mismatch (as in the
   reference: keys are compared). Values compare by JSON type: numbers by value (``2`` equals
   ``2.0``), but ``"2"``, ``2`` and ``True`` all differ; strings are case-sensitive.
@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import copy
 import json
-import re
-from difflib import SequenceMatcher
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from arena_tui.spine.events import ToolCallRecord
 from arena_tui.spine.benchmark import ExpectedCall, Turn
+from arena_tui.spine.calls import args_key, args_match, similarity
 
 END_SESSION = "end_session"
 UNEXPECTED_TOOL_CALL = "UNEXPECTED_TOOL_CALL"
@@ -50,9 +49,6 @@ UNPARSED_ARGS_KEY = "_unparsed_arguments"
 ResolutionStatus = Literal[
     "matched", "unexpected_tool_call", "arg_mismatch", "not_available", "duplicate_skipped", "end_session"
 ]
-
-_TIME_H_MM = re.compile(r"^(\d):([0-5]\d)$")
-_ORDER_FREE_KEYS = frozenset({"product_ids"})
 
 
 # ---------------------------------------------------------------------------- payloads
@@ -100,84 +96,6 @@ def error_payload(
         "expected_function": expected.name if expected else None,
         "expected_args": copy.deepcopy(expected.args) if expected else None,
     }
-
-
-# ---------------------------------------------------------------------------- matching
-
-
-def _sort_key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
-
-
-def _canonical(value: Any, key: str | None) -> Any:
-    if isinstance(value, str):
-        s = value.strip()
-        m = _TIME_H_MM.match(s)
-        return f"0{m.group(1)}:{m.group(2)}" if m else s
-    if isinstance(value, dict):
-        return {k: _canonical(v, k) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        items = [_canonical(v, None) for v in value]
-        return sorted(items, key=_sort_key) if key in _ORDER_FREE_KEYS else items
-    return value
-
-
-def canonical_args(args: dict[str, Any]) -> dict[str, Any]:
-    """Normalise what two equivalent calls can differ in: whitespace, 'H:MM', product_ids order."""
-    return {k: _canonical(v, k) for k, v in args.items()}
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equality by JSON type: bool is not a number, int and float are one number type."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
-
-
-def _non_empty(value: Any) -> bool:
-    if value is None:
-        return False
-    if isinstance(value, str):
-        return bool(value.strip())
-    if isinstance(value, (list, dict, tuple)):
-        return len(value) > 0
-    return True
-
-
-def args_match(expected: ExpectedCall, actual_args: dict[str, Any]) -> bool:
-    """Whether `actual_args` satisfy `expected` (the name is not checked here)."""
-    exp = canonical_args(expected.args)
-    act = canonical_args(actual_args)
-    flexible = set(expected.flexible_args)
-    for key, want in exp.items():
-        if key not in act:
-            return False
-        if key in flexible:
-            if not _non_empty(act[key]):
-                return False
-        elif not _same(want, act[key]):
-            return False
-    extra = act.keys() - exp.keys() - flexible
-    return not extra
-
-
-def _similarity(expected: ExpectedCall, actual_args: dict[str, Any]) -> float:
-    """How close the flexible values are (0..1); 1.0 when the call has no flexible args."""
-    names = [k for k in expected.flexible_args if k in expected.args]
-    if not names:
-        return 1.0
-    total = 0.0
-    for k in names:
-        a = _sort_key(_canonical(expected.args[k], k)).casefold()
-        b = _sort_key(_canonical(actual_args.get(k), k)).casefold()
-        total += 1.0 if a == b else SequenceMatcher(None, a, b).ratio()
-    return total / len(names)
 
 
 def parse_args(raw: str | dict[str, Any] | None) -> dict[str, Any]:
@@ -242,7 +160,7 @@ class ToolResolver:
         return res
 
     def _resolve(self, name: str, args: dict[str, Any]) -> Resolution:
-        key = (name, _sort_key(canonical_args(args)))
+        key = (name, args_key(args))
         if key in self._seen:
             return Resolution(status="duplicate_skipped", response=duplicate_payload(), is_duplicate=True)
         self._seen.add(key)
@@ -251,9 +169,9 @@ class ToolResolver:
         matching = [i for i in same_name if args_match(self.expected[i], args)]
         free = [i for i in matching if i not in self._consumed]
         if free:
-            best = max(free, key=lambda i: (_similarity(self.expected[i], args), -i))
+            best = max(free, key=lambda i: (similarity(self.expected[i], args), -i))
             taken = [i for i in matching if i in self._consumed]
-            if taken and max(_similarity(self.expected[i], args) for i in taken) > _similarity(
+            if taken and max(similarity(self.expected[i], args) for i in taken) > similarity(
                 self.expected[best], args
             ):
                 return Resolution(status="duplicate_skipped", response=duplicate_payload(), is_duplicate=True)

@@ -33,6 +33,7 @@ from arena_tui.spine.benchmark import Benchmark, Tool
 
 from .base import HistoryItem, LocalFake, ProviderRunner, RunError, SessionSpec
 from .config import Rotation, RunConfig
+from arena_tui.spine.events import ErrorEvent
 
 DEFAULT_API = "https://api.ultravox.ai"
 #: Ultravox ends a call at its maxDuration (at most one hour); rotate at a turn boundary first.
@@ -115,7 +116,7 @@ def call_body(model: str, system_prompt: str, tools: list[Tool], sample_rate: in
 async def create_call(api: str, api_key: str, body: dict[str, Any], prior_call_id: str | None = None,
                       timeout_s: float = 20.0) -> CallInfo:
     """POST /api/calls; every failure is an UltravoxCallError naming status and message, never the key."""
-    import aiohttp
+    import aiohttp  # deferred: aiohttp loads only when an Ultravox call is created
 
     url = f"{api}/api/calls"
     params = {"priorCallId": prior_call_id} if prior_call_id else None
@@ -207,8 +208,6 @@ class UltravoxCallService(UltravoxRealtimeLLMService):
                 code, reason = self._socket.close_code, self._socket.close_reason
                 call_id = self.call.call_id if self.call else "?"
                 if self.publish is not None:
-                    from arena_tui.spine.events import ErrorEvent
-
                     self.publish(ErrorEvent, where="provider", fatal=False,
                                  message=f"Ultravox closed call {call_id} (websocket code {code}: {reason or 'no reason'})")
 
@@ -251,7 +250,7 @@ class UltravoxRunner(ProviderRunner):
         return "Ultravox TTFB (Pipecat metrics; only with a local VAD stop)"
 
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
-        from .fakes.ultravox import UltravoxFake
+        from .fakes.ultravox import UltravoxFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
         return UltravoxFake(self.fake_script(config, benchmark))
 

@@ -2,7 +2,7 @@
 its first output line (the headline: benchmark, model, turns, judge, database) and to the first
 turn's progress line.
 
-    .venv/bin/python scripts/bench_cli_start.py [--runs 5]
+    .venv/bin/python -m scripts.bench_cli_start [--runs 5]
 
 Each run is a fresh process on a throw-away database (demo_bench, simulator, turn 0, 20x). Goal:
 the first line within 2 s. Numbers only: nothing here passes or fails.

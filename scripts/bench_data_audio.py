@@ -1,6 +1,6 @@
 """Measure the data/audio layer (prints numbers; asserts nothing): loading, decoding, resampling, espeak.
 
-usage: .venv/bin/python scripts/bench_data_audio.py [--data ../shared/audio-arena]
+usage: .venv/bin/python -m scripts.bench_data_audio [--data ../shared/audio-arena]
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 
 from arena_tui.spine import audio
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from benchmarks.registry import KNOWN
 
 

@@ -2,7 +2,7 @@
 
 Runs greeting + one tool-calling user turn (conversation_bench turn 10) per provider and
 prints wall time, process CPU time and what crossed the wire. Usage:
-    .venv/bin/python scripts/bench_fakes.py [--speed 1.0] [--providers gemini,ultravox,nova,glm,grok]
+    .venv/bin/python -m scripts.bench_fakes [--speed 1.0] [--providers gemini,ultravox,nova,glm,grok]
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from pathlib import Path
 from loguru import logger
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 from runners.fakes.common import Script, ScriptedReply, ToolCallSpec  # noqa: E402
 from runners.fakes.harness import ServiceRig, read_wav_pcm16, scripted_tool_handler, shared_root, tools_schema  # noqa: E402

@@ -10,7 +10,7 @@ T, the chunk that ended at T left us at timeline time origin + T − chunk_ms. C
 this shift makes every figure look one chunk (minus transit) early — the −14.35 ms "offset"
 measured before. What remains after the mapping is real: local transit plus pipeline time.
 
-    .venv/bin/python scripts/bench_latency_error.py --turns 0-7 [--faults 3:slow_first_audio=1500]
+    .venv/bin/python -m scripts.bench_latency_error --turns 0-7 [--faults 3:slow_first_audio=1500]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import SessionOpened, TurnEnded
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from runners.config import RunConfig, parse_turns
 from runners.engine import run_benchmark
 from runners.simulator import SimulatorServer

@@ -11,7 +11,7 @@ service → PacedOutput) against the in-process simulator, so the load is what a
      until it exceeds --p99-limit-ms (default 2 ms). Here the simulator runs in its own process
      (`arena-tui simulate`), as a provider would be remote; it still shares the two cores.
 
-    .venv/bin/python scripts/bench_pacing.py [--bench PATH] [--single-seconds 120] ...
+    .venv/bin/python -m scripts.bench_pacing [--bench PATH] [--single-seconds 120] ...
 """
 
 from __future__ import annotations
@@ -27,10 +27,9 @@ import numpy as np
 from loguru import logger
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 from arena_tui.spine.bus import EventBus  # noqa: E402
-from benchmarks.loader import load_benchmark  # noqa: E402
+from benchmarks.registry import load_benchmark  # noqa: E402
 from runners.config import RunConfig  # noqa: E402
 from runners.engine import run_benchmark  # noqa: E402
 from runners.simulator import SimulatorServer  # noqa: E402

@@ -4,7 +4,7 @@ Builds MODELS x BENCHMARKS x REPEATS judged runs of TURNS turns in a temporary S
 the real Store), then times reading + computing the leaderboard and writing every report file.
 Prints numbers; asserts nothing.
 
-    .venv/bin/python scripts/bench_report.py [--models 15] [--benchmarks 2] [--repeats 10] [--turns 37]
+    .venv/bin/python -m scripts.bench_report [--models 15] [--benchmarks 2] [--repeats 10] [--turns 37]
 """
 
 from __future__ import annotations
@@ -13,12 +13,10 @@ import argparse
 import asyncio
 import random
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from arena_tui.compare.leaderboard import build_leaderboard, load_runs  # noqa: E402
 from arena_tui.compare.report import select_runs, write_report  # noqa: E402

@@ -3,7 +3,7 @@
 Measures: fingerprint index build, server CPU per 20 ms input chunk (VAD + turn
 recognition + protocol), the fastest --speed it can keep up with, reply synthesis time.
 
-Usage: .venv/bin/python scripts/bench_simulator.py [path/to/audio-arena]
+Usage: .venv/bin/python -m scripts.bench_simulator [path/to/audio-arena]
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
-from benchmarks.loader import load_benchmark  # noqa: E402
+from benchmarks.registry import load_benchmark  # noqa: E402
 from runners.simulator import SimulatorServer  # noqa: E402
 from runners.simulator.fingerprint import FingerprintIndex, read_pcm24k  # noqa: E402
 from runners.simulator import voice  # noqa: E402

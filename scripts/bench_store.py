@@ -1,6 +1,6 @@
 """Measure the run store: how many events/s its writer sustains, and database size per minute of audio.
 
-    .venv/bin/python scripts/bench_store.py [--minutes 10] [--keep DIR] [--data DIR] [--turns 0-5] [--speed 20]
+    .venv/bin/python -m scripts.bench_store [--minutes 10] [--keep DIR] [--data DIR] [--turns 0-5] [--speed 20]
 
 A synthetic run with a live run's mix per second of conversation: levels at 20/s for each of
 user and bot, transcript deltas, speech boundaries, and per 10 s turn a turn_started, a tool
@@ -240,7 +240,7 @@ async def sim_run_size(path: Path, data: Path, turns: str, speed: float) -> None
     and with the same audio rows as raw PCM16."""
     from loguru import logger
 
-    from benchmarks.loader import load_benchmark
+    from benchmarks.registry import load_benchmark
     from runners.config import RunConfig, parse_turns
     from runners.engine import run_benchmark
 

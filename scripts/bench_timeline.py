@@ -1,6 +1,6 @@
 """Print what the timeline and tool-resolution code costs (tests never assert timings).
 
-Usage: .venv/bin/python scripts/bench_timeline.py [path/to/audio-arena]
+Usage: .venv/bin/python -m scripts.bench_timeline [path/to/audio-arena]
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 from arena_tui.spine.audio import load_pcm16  # noqa: E402
 from arena_tui.spine.benchmark import Turn  # noqa: E402

@@ -17,8 +17,8 @@ run's screen, and it prints keypress-to-screen latency p50/p95 (key posted → t
 compositor produced that shows its effect) for table navigation (down/up) and for opening the
 turn detail (enter), with the input-pacing p99 of those N runs (goal: p95 < 50 ms).
 
-    .venv/bin/python scripts/bench_ui_pacing.py [--bench demo_bench] [--seconds 60] [--profile]
-                                                 [--refresh-hz 30] [--ui-only] [--keys 8]
+    .venv/bin/python -m scripts.bench_ui_pacing [--bench demo_bench] [--seconds 60] [--profile]
+                                                  [--refresh-hz 30] [--ui-only] [--keys 8]
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import collections
 import contextlib
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -35,7 +34,6 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 from arena_tui.app import ArenaApp  # noqa: E402
 from arena_tui.spine.bus import EventBus  # noqa: E402
@@ -45,7 +43,7 @@ from arena_tui.store import Store  # noqa: E402
 from arena_tui.widgets.meters import LevelMeters  # noqa: E402
 from arena_tui.widgets.turn_table import TurnTable  # noqa: E402
 from arena_tui.run_view import RunState, specs_from_benchmark  # noqa: E402
-from benchmarks.loader import load_benchmark  # noqa: E402
+from benchmarks.registry import load_benchmark  # noqa: E402
 from runners.config import RunConfig  # noqa: E402
 from runners.engine import run_benchmark  # noqa: E402
 

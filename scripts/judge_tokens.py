@@ -11,7 +11,7 @@ at a discount). Prints numbers; asserts nothing.
 Tokenizer: tiktoken if its o200k_base file is available offline, else `bpe-openai` (PyPI),
 which ships the same o200k_base vocabulary inside the wheel.
 
-Usage: python scripts/judge_tokens.py [--benchmark conversation_bench] [--shared DIR]
+Usage: python -m scripts.judge_tokens [--benchmark conversation_bench] [--shared DIR]
 """
 
 from __future__ import annotations
@@ -19,16 +19,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 from arena_tui.spine.events import Latencies, ToolCallRecord, TurnResult  # noqa: E402
 from arena_tui.judge.rubric import PromptBuilder, dimensions_for  # noqa: E402
 from arena_tui.judge.schema import JUDGE_SCHEMA  # noqa: E402
-from benchmarks.loader import load_benchmark  # noqa: E402
+from benchmarks.registry import load_benchmark  # noqa: E402
 
 PER_MESSAGE = 4  # chat-format overhead per message (role + separators), as OpenAI documents for its tokenizers
 CACHE_MIN, CACHE_BLOCK = 1024, 128

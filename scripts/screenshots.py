@@ -6,7 +6,7 @@ throw-away database, so screenshots show no machine paths and no keys. Every scr
 120x40 (`<name>.svg`) and at the other sizes the tests check (`<name>_80x24.svg`, ...); the
 leaderboard and compare screens show the constructed runs of tests/compare_runs.py (simulator,
 sped-up, heuristic, never-judged runs: every kind of row). Usage:
-    python scripts/screenshots.py [--out screenshots] [--no-png] [--size 120x40 ...] [--only board]
+    python -m scripts.screenshots [--out screenshots] [--no-png] [--size 120x40 ...] [--only board]
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from arena_tui.app import ArenaApp  # noqa: E402
+from arena_tui.commands.launch import EngineLauncher  # noqa: E402
 from arena_tui.screens.dialogs import NewRunDialog  # noqa: E402
 from arena_tui.screens.replay import ReplayScreen  # noqa: E402
 from arena_tui.screens.run import RunScreen  # noqa: E402
@@ -55,7 +55,7 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
     def save(app, name: str) -> None:
         shots.append(Path(app.save_screenshot(f"{name}{suffix}.svg", path=str(out))))
 
-    app = ArenaApp(db)
+    app = ArenaApp(db, launcher=EngineLauncher())
     async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
         await pilot.pause(0.3)
@@ -72,7 +72,7 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await until(pilot, lambda: isinstance(app.screen, RunsScreen))
 
         # live: the recording cut in the middle of the turn that overlaps, meters mid-speech
-        from benchmarks.loader import load_benchmark
+        from benchmarks.registry import load_benchmark
 
         turn = next(ev.turn_index for ev in events if ev.kind == "overlap")
         live_id = run_id + "-live"
@@ -202,7 +202,7 @@ def _rect(cls: str, clip: str, x: float, y: float, w: float, h: float, opacity: 
 def cell_shapes(ch: str, cls: str, clip: str, x: float, top: float, cw: float, lh: float) -> list[str] | None:
     """Rectangles drawing `ch` in its cell, or None when it is an ordinary glyph."""
     if ch in BLOCKS:
-        return [_rect(cls, clip, x + l * cw, top + t * lh, w * cw, h * lh) for l, t, w, h in BLOCKS[ch]]
+        return [_rect(cls, clip, x + left * cw, top + t * lh, w * cw, h * lh) for left, t, w, h in BLOCKS[ch]]
     if ch in SHADES:
         return [_rect(cls, clip, x, top, cw, lh, SHADES[ch])]
     arms = box_arms(ch) if 0x2500 <= ord(ch) <= 0x257F else None

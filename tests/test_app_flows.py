@@ -12,6 +12,7 @@ import pytest
 import soundfile as sf
 
 from arena_tui.app import ArenaApp
+from arena_tui.commands.launch import EngineLauncher
 from arena_tui.spine.paths import exports_dir
 from arena_tui.playback import output_device
 from arena_tui.screens.dialogs import ExportDialog, NewRunDialog, PlayDialog
@@ -84,7 +85,7 @@ def text_of(widget) -> str:
 
 
 async def test_live_run_fills_table_meters_log_and_is_stored(tmp_path: Path) -> None:
-    app = ArenaApp(tmp_path / "arena.db")
+    app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher())
     loud: list[float] = []
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -125,7 +126,7 @@ async def test_live_run_fills_table_meters_log_and_is_stored(tmp_path: Path) -> 
 
 
 async def test_quit_mid_run_keeps_it_as_interrupted(tmp_path: Path) -> None:
-    app = ArenaApp(tmp_path / "arena.db")
+    app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher())
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         run_id = app.start_run("demo_bench", {"model": "sim", "speed": 1, "turns": [0, 1, 2]}, judge="none")
@@ -302,7 +303,7 @@ async def test_filters_help_and_palette(recorded, tmp_path: Path) -> None:
 
 
 async def test_new_run_dialog_rejects_bad_faults_and_starts_a_run(tmp_path: Path) -> None:
-    app = ArenaApp(tmp_path / "arena.db")
+    app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher())
     async with app.run_test(size=(80, 24)) as pilot:  # the smallest terminal the dialog is made for
         await pilot.pause()
         await pilot.press("n")
@@ -332,7 +333,7 @@ async def test_new_run_dialog_rejects_bad_faults_and_starts_a_run(tmp_path: Path
 
 async def test_new_run_against_a_provider_fake_from_the_dialog(tmp_path: Path) -> None:
     """Another provider than the simulator, started from the TUI: Grok against its local fake."""
-    app = ArenaApp(tmp_path / "arena.db")
+    app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher())
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await pilot.press("n")
@@ -410,7 +411,7 @@ async def test_replay_is_not_reset_by_its_own_late_load(recorded, tmp_path: Path
 async def test_new_run_dialog_fits_small_terminals(tmp_path: Path, size: tuple[int, int]) -> None:
     from textual.geometry import Region
 
-    app = ArenaApp(tmp_path / "arena.db")
+    app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher())
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         await pilot.press("n")

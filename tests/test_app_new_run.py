@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from arena_tui import run_checks
+from arena_tui.commands import launch as run_checks
 from arena_tui.app import ArenaApp
+from arena_tui.commands.launch import EngineLauncher
 from arena_tui.screens.dialogs import NewRunDialog
 from arena_tui.screens.runs import RunsScreen
 from runners.base import get_runner
@@ -69,7 +70,7 @@ async def start_and_read(dialog: NewRunDialog, pilot) -> str:
 
 
 async def test_a_missing_key_is_shown_in_the_model_list_and_stops_the_start(tmp_path: Path, no_keys) -> None:
-    app = ArenaApp(tmp_path / "arena.db", tmp_path)
+    app = ArenaApp(tmp_path / "arena.db", tmp_path, launcher=EngineLauncher())
     async with app.run_test(size=(120, 40)) as pilot:
         dialog = await open_dialog(app, pilot)
         assert dialog.focused is dialog.query_one("#benchmark")
@@ -90,7 +91,7 @@ async def test_a_missing_key_is_shown_in_the_model_list_and_stops_the_start(tmp_
 
 
 async def test_missing_audio_is_shown_before_the_run_starts(tmp_path: Path, data_without_audio: Path) -> None:
-    app = ArenaApp(tmp_path / "arena.db", data_without_audio)
+    app = ArenaApp(tmp_path / "arena.db", data_without_audio, launcher=EngineLauncher())
     async with app.run_test(size=(80, 24)) as pilot:
         dialog = await open_dialog(app, pilot)
         dialog.query_one("#benchmark").value = "noaudio_bench"

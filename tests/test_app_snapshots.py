@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from arena_tui.app import ArenaApp
+from arena_tui.commands.launch import EngineLauncher
 from arena_tui.screens.replay import ReplayScreen
 from arena_tui.screens.run import RunScreen
 from arena_tui.screens.runs import RunsScreen
@@ -78,7 +79,7 @@ def test_live_run_mid_turn_with_overlap(snap_compare, tmp_path: Path, size) -> N
 
     async def live(pilot) -> None:
         app = pilot.app
-        from benchmarks.loader import load_benchmark
+        from benchmarks.registry import load_benchmark
 
         run_id = events[0].run_id
         app.live[run_id] = RunState(run_id, specs_from_benchmark(load_benchmark("demo_bench")))
@@ -152,7 +153,7 @@ def test_new_run_dialog(snap_compare, tmp_path: Path, no_keys, size) -> None:
         await _until(pilot, lambda: isinstance(pilot.app.screen, NewRunDialog) and pilot.app.screen.choices, 60)
         await pilot.pause(0.3)
 
-    app = ArenaApp(tmp_path / "arena.db", tmp_path)  # no benchmark data: the same choices everywhere
+    app = ArenaApp(tmp_path / "arena.db", tmp_path, launcher=EngineLauncher())  # no benchmark data: the same choices everywhere
     assert snap_compare(app, terminal_size=size, run_before=dialog)
 
 
@@ -182,7 +183,7 @@ def test_png_render_keeps_dialog_borders_on_the_cell_grid(tmp_path: Path) -> Non
     shots = _screenshots_module()
 
     async def shoot() -> tuple[str, object]:
-        app = ArenaApp(tmp_path / "arena.db")
+        app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher())
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
             await pilot.press("n")

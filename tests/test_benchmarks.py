@@ -12,7 +12,8 @@ import pytest
 
 from arena_tui.spine import audio
 from arena_tui.cli import main
-from benchmarks.loader import BenchmarkError, load_benchmark, load_folder
+from benchmarks.loader import BenchmarkError, load_folder
+from benchmarks.registry import load_benchmark
 from arena_tui.spine.benchmark import ExpectedCall
 from benchmarks.registry import KNOWN, available_benchmarks, canonical_name, hf_repo_for
 
@@ -73,8 +74,12 @@ def test_broken_copy_reports_one_clear_error_per_problem(shared_data: Path, tmp_
     folder = _copy(shared_data, "conversation_bench", tmp_path)
     rows = (folder / "turns.jsonl").read_text().splitlines()
     rows[3] = rows[3][:-10]  # bad JSON line (turn 3)
-    r5 = json.loads(rows[5]); del r5["golden_text"]; rows[5] = json.dumps(r5)  # missing field
-    r7 = json.loads(rows[7]); r7["categories"] = "basic_qa"; rows[7] = json.dumps(r7)  # wrong type
+    r5 = json.loads(rows[5])
+    del r5["golden_text"]  # missing field
+    rows[5] = json.dumps(r5)
+    r7 = json.loads(rows[7])
+    r7["categories"] = "basic_qa"  # wrong type
+    rows[7] = json.dumps(r7)
     (folder / "turns.jsonl").write_text("\n".join(rows) + "\n")
     (folder / "audio" / "turn_009.wav").unlink()  # missing WAV
     with pytest.raises(BenchmarkError) as err:

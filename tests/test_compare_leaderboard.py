@@ -11,7 +11,7 @@ import pytest
 
 from arena_tui.compare.leaderboard import POOLED, build_leaderboard, load_runs
 from arena_tui.compare.pair import compare_runs
-from arena_tui.compare.stats import wilson
+from arena_tui.stats import wilson
 from arena_tui.store import Store
 
 from .compare_runs import benchmark_for, record_scenario

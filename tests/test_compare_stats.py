@@ -1,4 +1,4 @@
-"""compare.stats: Wilson bounds, percentiles, bootstrap intervals and flip counts with known answers."""
+"""arena_tui.stats: Wilson bounds, percentiles, bootstrap intervals and flip counts with known answers."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from arena_tui.compare.stats import (
+from arena_tui.stats import (
     Rate,
     bootstrap_percentile_ci,
     describe,
@@ -125,7 +125,7 @@ def test_never_judged_turn_is_not_an_always_failing_turn() -> None:
 
 
 def test_several_percentiles_share_one_set_of_resamples() -> None:
-    from arena_tui.compare.stats import bootstrap_percentile_cis
+    from arena_tui.stats import bootstrap_percentile_cis
 
     sample = [float(x) for x in np.random.default_rng(3).normal(1200, 300, size=45)]
     both = bootstrap_percentile_cis(sample, [50, 95], seed=11)

@@ -12,7 +12,7 @@ import pytest
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import GREETING_TURN, EMPTY_RESPONSE, MODEL_ENDED_SESSION
 from arena_tui.store import Store
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from runners.config import RunConfig
 from runners.engine import run_benchmark
 from runners.simulator import SimulatorServer
@@ -216,7 +216,7 @@ async def test_barge_in_is_an_overlap(conv, sim_run):
 async def test_barge_in_fault_names_the_bot_when_the_user_speaks_in_phrases(sim_run):
     """demo_bench turn 0 is two phrases; the fault makes the bot start in the pause between them.
     Every overlap of that turn is the bot talking over the user, never "user barged in"."""
-    from benchmarks.loader import load_benchmark
+    from benchmarks.registry import load_benchmark
 
     run = await sim_run(load_benchmark("demo_bench"), turns=[0], faults="0:barge_in=500", speed=5.0)
     assert len(run.kinds("user_speech_started", 0)) >= 2  # the case this guards: a pause in the user's turn

@@ -9,7 +9,7 @@ import pytest
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from runners.config import RunConfig, parse_turns
 from runners.engine import RunError, run_benchmark
 from runners.rotation import History, select_replay

@@ -67,7 +67,7 @@ def test_self_signed_tls_client_trusts_only_that_certificate(tmp_path: Path) -> 
 def test_script_for_benchmark_makes_every_expected_call_of_a_turn() -> None:
     """demo_bench turn 5 expects two check_part_stock calls (a list): the golden script makes
     both, in order, with the flexible `part` kept as given."""
-    from benchmarks.loader import load_benchmark
+    from benchmarks.registry import load_benchmark
     from runners.fakes.common import script_for_benchmark
 
     demo = load_benchmark("demo_bench")

@@ -14,7 +14,7 @@ import pytest
 
 from arena_tui.cli import main
 from benchmarks.fetch import FetchError, fetch_benchmark
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from benchmarks.registry import available_benchmarks, hf_snapshot
 
 from .hf_fake import HubFake, publish_from_shared as _publish

@@ -18,7 +18,7 @@ from arena_tui.judge.openai_judge import OpenAIJudge
 from arena_tui.judge.schema import JUDGE_SCHEMA, SCHEMA_NAME
 from arena_tui.judge.summary import summarize
 from arena_tui.judge.worker import judge_turn
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from arena_tui.spine.benchmark import Benchmark
 
 from .fakes.bedrock_converse import FakeBedrock

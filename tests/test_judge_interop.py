@@ -27,7 +27,7 @@ from arena_tui.spine.events import (
 from arena_tui.interop import InteropError, export_run, import_run
 from arena_tui.judge import HeuristicJudge, rejudge_turn
 from arena_tui.store import Store
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from arena_tui.spine.benchmark import Benchmark
 
 from .test_judge_worker import RUN, record_run

@@ -11,7 +11,7 @@ from arena_tui.judge.backends import JudgeRequest
 from arena_tui.judge.heuristic import HeuristicJudge, recall
 from arena_tui.judge.rubric import PromptBuilder, dimensions_for, turn_taking
 from arena_tui.judge.summary import wilson
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from arena_tui.spine.benchmark import Benchmark
 
 from .judge_helpers import call

@@ -17,7 +17,7 @@ from arena_tui.run_view import RunState
 from arena_tui.store import Store
 from arena_tui.verdicts import DIMENSIONS, row_passes, standing, standing_judgements, tally
 from arena_tui.widgets.turn_table import DIM_ABBREV, row_cells
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 
 from .judge_helpers import EXPECTED, HTTP_500, RUN, bench, judged, record_rejudge_failed, result, turn
 

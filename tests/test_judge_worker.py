@@ -14,7 +14,7 @@ from arena_tui.judge import HeuristicJudge, JudgeWorker, rejudge_turn
 from arena_tui.judge.backends import RetryPolicy
 from arena_tui.judge.openai_judge import OpenAIJudge
 from arena_tui.store import Store
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from arena_tui.spine.benchmark import Benchmark
 
 from .fakes.openai_chat import FakeOpenAI

@@ -18,7 +18,7 @@ import pytest
 from loguru import logger
 
 from arena_tui.spine.bus import EventBus
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from runners.base import SessionSpec, get_runner, known_models
 from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark

@@ -13,7 +13,7 @@ import pytest
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.store import Store
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from runners.base import SessionSpec, get_runner
 from runners.config import RunConfig
 from runners.engine import CONTINUE_PROMPT, RunError, run_benchmark

@@ -16,7 +16,7 @@ import pytest
 from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
 from arena_tui.store import Store
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from runners.base import HistoryItem, get_runner
 from runners.config import RunConfig
 from runners.engine import CONTINUE_PROMPT, RunError, run_benchmark

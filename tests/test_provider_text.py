@@ -18,7 +18,7 @@ import pytest
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY
 from arena_tui.store import Store
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from runners.base import get_runner
 from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
@@ -409,9 +409,10 @@ async def test_the_monitor_runs_a_text_model_and_judges_it_without_turn_taking(t
     """The real Textual app: start a text run against its fake with the heuristic judge, watch it
     on the run screen to the end; the store has every turn and no turn_taking score."""
     from arena_tui.app import ArenaApp
+    from arena_tui.commands.launch import EngineLauncher
     from arena_tui.screens.run import RunScreen
 
-    app = ArenaApp(tmp_path / "arena.db")
+    app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher())
     async with app.run_test(size=(150, 45)) as pilot:
         await pilot.pause()
         run_id = app.start_run("demo_bench", {"model": "gpt-4.1", "fake": True, "turns": [0, 2, 3]}, judge="heuristic")

@@ -13,7 +13,7 @@ from arena_tui.spine.bus import EventBus
 from arena_tui.judge import HeuristicJudge, JudgeWorker
 from arena_tui.store import Store
 from arena_tui.verdicts import TURN_TAKING
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from runners.base import get_runner
 from runners.config import RunConfig
 from runners.engine import CONTINUE_PROMPT, run_benchmark

@@ -19,7 +19,7 @@ from arena_tui import cli
 from arena_tui.spine.bus import EventBus
 from arena_tui.resume import FINISHED, ResumeError, plan_resume, resume_run, unfinished_turns
 from arena_tui.store import Store
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from runners import engine
 from runners.base import get_runner
 from runners.config import RunConfig

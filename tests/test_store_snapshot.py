@@ -13,7 +13,7 @@ from arena_tui import cli
 from arena_tui.spine.events import RunEnded, RunStarted
 from arena_tui.judge.locate import benchmark_of_run
 from arena_tui.store import Store
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from arena_tui.spine.benchmark import SNAPSHOT_FIELDS, Benchmark
 
 

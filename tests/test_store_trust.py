@@ -24,7 +24,7 @@ from arena_tui.judge import HeuristicJudge
 from arena_tui.store import Store, StoreOpenError, StoreWriteError
 from arena_tui.store.schema import migrate
 from arena_tui.store.scrub import scrub_text
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from tests.fakes.openai_chat import FakeOpenAI
 from tests.test_judge_worker import RUN, record_run
 

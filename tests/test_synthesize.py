@@ -15,7 +15,8 @@ import pytest
 
 from arena_tui.spine import audio
 from arena_tui.cli import main
-from benchmarks.loader import load_benchmark, load_folder
+from benchmarks.loader import load_folder
+from benchmarks.registry import load_benchmark
 from benchmarks.synthesize import EspeakBackend, OpenAIBackend, SynthError, synthesize_benchmark
 
 KEY = "sk-test-not-a-real-key-1234"

@@ -16,7 +16,7 @@ import pytest
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.store import Store
-from benchmarks.loader import load_benchmark
+from benchmarks.registry import load_benchmark
 from benchmarks.synthesize import EspeakBackend, synthesize_benchmark
 from runners.config import RunConfig
 from runners.engine import run_benchmark

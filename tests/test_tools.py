@@ -9,6 +9,7 @@ import pytest
 
 from arena_tui.spine.events import ToolCallRecord
 from arena_tui.spine.benchmark import ExpectedCall, Turn
+from arena_tui.spine.calls import args_match, canonical_args
 from runners.tools import (
     ARG_MISMATCH,
     NOT_AVAILABLE_MESSAGE,
@@ -16,8 +17,6 @@ from runners.tools import (
     UNPARSED_ARGS_KEY,
     Resolution,
     ToolResolver,
-    args_match,
-    canonical_args,
     duplicate_payload,
     error_payload,
     not_available_payload,

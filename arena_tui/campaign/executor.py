@@ -109,7 +109,7 @@ class Executor(abc.ABC):
         self._idle.clear()
 
     def _publish(self, data: bytes) -> None:
-        from .transport import decode_batch
+        from .transport import decode_batch  # deferred: only the coordinator decodes batches; workers import this module for Job alone
 
         for event in decode_batch(data):
             self.bus.publish(event)

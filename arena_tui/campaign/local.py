@@ -214,14 +214,14 @@ def _worker_main(conn: Connection, runner_spec: str) -> None:
 
 
 async def _serve(conn: Connection, runner_spec: str) -> None:
-    from loguru import logger
+    from loguru import logger  # deferred: runs in the spawned worker process only; the coordinator never loads the engine
 
-    from .worker import execute, load_runner
+    from .worker import execute, load_runner  # deferred: runs in the spawned worker process only; the coordinator never loads the engine
 
     logger.remove()  # the coordinator owns the terminal (a TUI may be drawing on it)
     loop = asyncio.get_running_loop()
     runner = load_runner(runner_spec)
-    import runners.engine  # noqa: F401 - pay the Pipecat import before saying ready
+    import runners.engine  # noqa: F401  # deferred: runs in the spawned worker process only; the coordinator never loads the engine
 
     inbox: asyncio.Queue[tuple] = asyncio.Queue()
     outbox: queue.SimpleQueue[tuple | None] = queue.SimpleQueue()

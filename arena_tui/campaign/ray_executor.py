@@ -47,7 +47,7 @@ def import_ray(local: bool = True) -> Any:
     if local:
         os.environ.update(LOOPBACK_ENV)
     try:
-        import ray
+        import ray  # deferred: ray is the optional `ray` extra; imported only when --executor ray is used
     except ImportError:
         raise RuntimeError("the Ray executor needs the extra: pip install 'arena-tui[ray]'") from None
     return ray
@@ -168,9 +168,9 @@ def _benchmark(snap: BenchmarkSnapshot) -> Any:
 
 def _ray_task(snap: BenchmarkSnapshot, config: dict, run_id: str, runner_spec: str):
     """Streaming generator: ("where", pid, ip), then ("events", bytes)..., then ("done", outcome)."""
-    import ray
+    import ray  # deferred: ray is the optional `ray` extra; imported only when --executor ray is used
 
-    from .worker import execute, load_runner
+    from .worker import execute, load_runner  # deferred: ray is the optional `ray` extra; imported only when --executor ray is used
 
     yield ("where", os.getpid(), ray.util.get_node_ip_address())
     benchmark = _benchmark(snap)

@@ -22,7 +22,7 @@ Runner = Callable[..., Awaitable[dict[str, Any] | None]]
 
 async def run_engine(benchmark: Any, config: Any, bus: EventBus, run_id: str) -> dict[str, Any]:
     """The default runner: one benchmark run through the engine."""
-    from runners.engine import run_benchmark
+    from runners.engine import run_benchmark  # deferred: the engine (Pipecat, ~1 s) loads in the worker process, never in the coordinator
 
     await run_benchmark(benchmark, config, bus, run_id)
     return {}
@@ -36,8 +36,8 @@ def load_runner(spec: str) -> Runner:
 async def execute(runner: Runner, benchmark: Any, config: dict[str, Any], run_id: str,
                   send_batch: Callable[[bytes], None]) -> dict[str, Any]:
     """Run one job; returns {"status": finished|error|cancelled, "message", "result"}."""
-    from runners.config import RunConfig
-    from runners.engine import RunError
+    from runners.config import RunConfig  # deferred: the engine (Pipecat, ~1 s) loads in the worker process, never in the coordinator
+    from runners.engine import RunError  # deferred: the engine (Pipecat, ~1 s) loads in the worker process, never in the coordinator
 
     bus = EventBus()
     sub = bus.subscribe()

@@ -9,7 +9,7 @@ from benchmarks.loader import BenchmarkError
 from benchmarks.registry import BenchmarkInfo, DataDirError, available_benchmarks, canonical_name, open_benchmark
 
 from arena_tui.spine import paths
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
 
 NAME = "benchmarks"
 HELP = "list benchmarks and what is available locally (turns, audio n/N, source); or show one"

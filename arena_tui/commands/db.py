@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
 from ..store import Store, StoreError
 

@@ -10,10 +10,11 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
 from ..interop import InteropError, export_run
 from arena_tui.spine.paths import db_path, exports_dir
 from ..store import Store, StoreError
+from .judge import resolve_run_id
 
 NAME = "export"
 HELP = "export a recorded run as runs/<benchmark>/<ts>_<model>_<id>/ (transcript, audio, judge files)"
@@ -28,7 +29,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _main(args: argparse.Namespace) -> str:
-    from .judge import resolve_run_id
 
     async with await Store.open(db_path(args.db)) as store:
         run_id = await resolve_run_id(store, args.run_id)

@@ -8,7 +8,7 @@ import sys
 from benchmarks.fetch import FetchError, endpoint, fetch_benchmark, offline
 from benchmarks.registry import KNOWN, canonical_name
 
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
 
 NAME = "fetch"
 HELP = "download benchmarks from Hugging Face (honours HF_ENDPOINT, HF_HUB_OFFLINE, HF_TOKEN)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
 from ..interop import InteropError, import_run
 from arena_tui.spine.paths import db_path
 from ..store import Store, StoreError

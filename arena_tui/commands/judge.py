@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
 from ..judge import PermanentError, limits, render_text, summarize
 from ..judge.locate import benchmark_of_run
 from ..judge.options import add_judge_arguments, backend_from_args

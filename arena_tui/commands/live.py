@@ -11,7 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
+from ..judge import PermanentError
+from ..judge.options import backend_from_args, resolve_kind
 
 
 @dataclass(frozen=True)
@@ -25,8 +27,6 @@ class JudgeChoice:
 
     def check(self) -> None:
         """A judge that cannot be built (no key, no region) fails the command now, not after the run."""
-        from ..judge import PermanentError
-
         if self.make is None:
             return
         try:
@@ -42,8 +42,6 @@ class JudgeChoice:
 
 def choose_judge(args: argparse.Namespace) -> JudgeChoice:
     """Resolve `--judge` (cheap: environment only); `JudgeChoice.check()` then builds it once."""
-    from ..judge.options import backend_from_args, resolve_kind
-
     asked = getattr(args, "judge", "auto") or "auto"
     if asked == "none":
         return JudgeChoice("none", "", None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from .run import _quiet_logs
 
 NAME = "models"
 HELP = "list model aliases, their provider and what each still needs (keys, packages)"
@@ -20,10 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from runners.base import get_runner, known_models
-    from runners.config import RunConfig
+    from runners.base import get_runner, known_models  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
+    from runners.config import RunConfig  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
 
-    from .run import _quiet_logs
 
     _quiet_logs(False)
     rows = []

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
 from ..store import Store, StoreError
+from ..judge.locate import find_benchmark
 
 NAME = "report"
 HELP = "compare runs: run_results/model_summary/metric_summary CSVs, summary.md, report.html"
@@ -24,9 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    from ..compare.report import build_report
-    from ..judge.locate import find_benchmark
-
+    from ..compare.report import build_report  # deferred: the report renderer (numpy, SVG) loads only for `report`
     unloadable: dict[str, str] = {}
 
     def benchmark_for(name: str):

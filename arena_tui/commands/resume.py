@@ -12,7 +12,7 @@ import asyncio
 import sys
 from typing import Any
 
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
 
 NAME = "resume"
 HELP = "continue an interrupted run at its first unfinished turn (same run id)"
@@ -36,13 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from arena_tui.spine import paths
-    from .run import _quiet_logs, _run_headless
+    from arena_tui.spine import paths  # deferred: --help imports every command module; the engine and store load only when resume runs
+    from .run import _quiet_logs, _run_headless  # deferred: --help imports every command module; the engine and store load only when resume runs
 
     db = paths.db_path(args.db)
     _quiet_logs(getattr(args, "verbose", False))
     bench, plan, judge = asyncio.run(_prepare(args, db))
-    from runners.config import ConfigError, RunConfig
+    from runners.config import ConfigError, RunConfig  # deferred: --help imports every command module; the engine and store load only when resume runs
 
     try:
         config = RunConfig.from_recorded(plan.config)
@@ -58,11 +58,12 @@ def run(args: argparse.Namespace) -> int:
 
 async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, Any]:
     """The benchmark, the resume plan and the judge backend, or a CliError naming what is wrong."""
-    from benchmarks.loader import BenchmarkError, load_benchmark
+    from benchmarks.loader import BenchmarkError  # deferred: --help imports every command module; the engine and store load only when resume runs
+    from benchmarks.registry import load_benchmark  # deferred: --help imports every command module; the engine and store load only when resume runs
 
-    from arena_tui.spine import paths
-    from ..resume import ResumeError, plan_resume, recorded_judge
-    from ..store import Store, StoreError
+    from arena_tui.spine import paths  # deferred: --help imports every command module; the engine and store load only when resume runs
+    from ..resume import ResumeError, plan_resume, recorded_judge  # deferred: --help imports every command module; the engine and store load only when resume runs
+    from ..store import Store, StoreError  # deferred: --help imports every command module; the engine and store load only when resume runs
 
     try:
         async with await Store.open(db) as store:
@@ -84,8 +85,8 @@ async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, Any]:
 
 
 def _judge(choice: str, recorded: tuple[str, str | None] | None) -> Any:
-    from ..judge import make_backend
-    from ..judge.backends import PermanentError
+    from ..judge import make_backend  # deferred: --help imports every command module; the engine and store load only when resume runs
+    from ..judge.backends import PermanentError  # deferred: --help imports every command module; the engine and store load only when resume runs
 
     if choice == "none" or (choice == "recorded" and recorded is None):
         return None
@@ -98,9 +99,9 @@ def _judge(choice: str, recorded: tuple[str, str | None] | None) -> Any:
 
 def _starter(run_id: str, bench: Any, config: Any, judge: Any) -> Any:
     async def start(store: Any, bus: Any) -> str:
-        from runners.engine import RunError
+        from runners.engine import RunError  # deferred: --help imports every command module; the engine and store load only when resume runs
 
-        from ..resume import ResumeError, resume_run
+        from ..resume import ResumeError, resume_run  # deferred: --help imports every command module; the engine and store load only when resume runs
 
         try:
             return await resume_run(store, run_id, bus, benchmark=bench, config=config, judge=judge)

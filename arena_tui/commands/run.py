@@ -12,13 +12,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import uuid
 from typing import Any, TextIO
 
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
 from ..judge.options import add_judge_arguments
 from ..timing import barge_in_ms, barge_in_text, latency_text, response_latency, speed_note
 from ..run_view import wait_text
 from .live import JudgeChoice, choose_judge, headline, is_simulated, verdict_line
+from arena_tui.spine import paths
+from .ui import run_live
+from arena_tui.spine.bus import EventBus
+from arena_tui.stop_signals import StopSignals
+from ..judge import JudgeWorker, render_text
 
 NAME = "run"
 HELP = "run a benchmark against a model (use --model sim for the offline simulator)"
@@ -60,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_config(args: argparse.Namespace) -> Any:
-    from runners.config import ConfigError, RunConfig, parse_turns
+    from runners.config import ConfigError, RunConfig, parse_turns  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
 
     turns = None
     if args.turns:
@@ -88,9 +94,9 @@ def build_config(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchmarks.loader import BenchmarkError, load_benchmark
+    from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+    from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
-    from arena_tui.spine import paths
 
     config = build_config(args)
     _quiet_logs(getattr(args, "verbose", False))
@@ -124,8 +130,6 @@ def run(args: argparse.Namespace) -> int:
         raise CliError("cannot run: " + "; ".join(problems))
     judge.check()
     if not headless:
-        from .ui import run_live
-
         return run_live(args, config, judge, benchmark=bench, db=db)
     return asyncio.run(_run_headless(bench, config, db, sys.stdout, judge))
 
@@ -134,12 +138,8 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Ju
                         start: Any = None, total: int | None = None) -> int:
     """A run with its progress on `out`; `start(store, bus)`, when given, is the run to record
     instead of a new one (`resume`, which judges the resumed turns itself)."""
-    import uuid
-
-    from arena_tui.spine.bus import EventBus
-    from arena_tui.stop_signals import StopSignals
-    from arena_tui.store import Store, StoreError, StoreWriteError
-    from runners.engine import RunError, run_benchmark, select_turns
+    from arena_tui.store import Store, StoreError, StoreWriteError  # deferred: aiosqlite and the store load only for commands that open a database
+    from runners.engine import RunError, run_benchmark, select_turns  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
 
     try:
         total = total if total is not None else len(select_turns(bench, config.turns))
@@ -203,8 +203,6 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Ju
         raise CliError(str(failure))
     progress.summary(out, simulated=is_simulated(config))
     if judging is not None and progress.results:
-        from ..judge import render_text
-
         print("", file=out)
         print(render_text(judging[0].summary()), file=out)
     if progress.ended is not None:
@@ -216,8 +214,6 @@ def _start_judge(bench: Any, judge: JudgeChoice, bus: Any, run_id: str) -> tuple
     """(worker, task, backend) judging this run live, or None with --judge none."""
     if judge.make is None:
         return None
-    from ..judge import JudgeWorker
-
     backend = judge.make()
     worker = JudgeWorker(bench, backend, bus, run_id)
     return worker, worker.start(), backend
@@ -230,9 +226,9 @@ def _on_a_terminal() -> bool:
 
 def _quiet_logs(verbose: bool) -> None:
     """Pipecat logs every frame (and the whole system prompt) at DEBUG; a headless run shows warnings."""
-    from loguru import logger
+    from loguru import logger  # deferred: loguru comes with Pipecat; it is configured only for a run
 
-    from arena_tui.store.scrub import scrub_log_record
+    from arena_tui.store.scrub import scrub_log_record  # deferred: aiosqlite and the store load only for commands that open a database
 
     logger.remove()
     logger.add(sys.stderr, level="DEBUG" if verbose else "WARNING", filter=scrub_log_record)

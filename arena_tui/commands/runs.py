@@ -7,7 +7,7 @@ import asyncio
 import json
 from datetime import UTC, datetime
 
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
 from ..store import RunRow, Store, StoreError
 

@@ -12,7 +12,8 @@ import asyncio
 import sys
 from typing import Any, TextIO
 
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
+from arena_tui.spine import paths
 
 NAME = "simulate"
 HELP = "serve the offline OpenAI-Realtime simulator for a benchmark on 127.0.0.1"
@@ -37,10 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchmarks.loader import BenchmarkError, load_benchmark
-    from runners.simulator import FaultSpecError, SimulatorServer, parse_faults
+    from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+    from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+    from runners.simulator import FaultSpecError, SimulatorServer, parse_faults  # deferred: the simulator (websockets, numpy) loads only for this command
 
-    from arena_tui.spine import paths
 
     if not 0 <= args.port <= 65535:
         raise CliError(f"--port must be 0..65535 (got {args.port})")

@@ -6,11 +6,14 @@ Also home of `run_live`, which `run` and `demo` use to open the monitor on a run
 from __future__ import annotations
 
 import argparse
+import asyncio
 from pathlib import Path
 from typing import Any
 
 from arena_tui.spine import paths
-from ..cli import CliError
+from arena_tui.spine.errors import CliError
+
+from .launch import EngineLauncher
 
 NAME = "ui"
 HELP = "open the live monitor on the runs list (the default when no command is given)"
@@ -35,18 +38,17 @@ def locations(args: argparse.Namespace) -> tuple[Path, Path | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..app import ArenaApp
+    from ..app import ArenaApp  # deferred: Textual loads only for the commands that open the monitor (--help imports every command module)
 
     db, data = locations(args)
-    ArenaApp(db, data, open_run=getattr(args, "open", None)).run()
+    ArenaApp(db, data, open_run=getattr(args, "open", None), launcher=EngineLauncher()).run()
     return 0
 
 
 def _check_database(db: object) -> None:
     """A database that cannot be opened is one line and exit 2 here, before the screen takes over."""
-    import asyncio
 
-    from ..store import Store, StoreError
+    from ..store import Store, StoreError  # deferred: aiosqlite and the store load only for commands that open a database
 
     async def probe() -> None:
         store = await Store.open(db)  # type: ignore[arg-type]
@@ -64,7 +66,7 @@ def run_live(args: argparse.Namespace, config: Any, judge: Any, *, benchmark: An
 
     The app imports the engine itself (off its loop); what ran is printed after the app exits.
     """
-    from ..app import ArenaApp
+    from ..app import ArenaApp  # deferred: Textual loads only for the commands that open the monitor (--help imports every command module)
 
     where, data = locations(args)
     db = db or where
@@ -73,7 +75,7 @@ def run_live(args: argparse.Namespace, config: Any, judge: Any, *, benchmark: An
         "config": config.model_dump(exclude_defaults=True),
         "judge": judge.make or "none",
     }
-    app = ArenaApp(db, data, launch=launch)
+    app = ArenaApp(db, data, launch=launch, launcher=EngineLauncher())
     app.run()
     for run_id, state in app.live.items():
         if state.started is None:

@@ -31,7 +31,7 @@ from arena_tui.spine.events import EMPTY_RESPONSE, Judgement, TurnResult
 from ..store import RunRow, Store
 from ..timing import comparable, response_latency
 from ..verdicts import Standing, due_dimensions, ordered, standing, tally
-from .stats import Distribution, Rate, TurnConsistency, bootstrap_percentile_cis, describe, turn_consistency
+from ..stats import Distribution, Rate, TurnConsistency, bootstrap_percentile_cis, describe, turn_consistency
 
 POOLED = "all"  # the benchmark column of a model's pooled row
 NOT_JUDGED = "not judged"  # what a never-judged run's rates read (never 0 %)

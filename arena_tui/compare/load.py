@@ -28,7 +28,8 @@ class Loaded:
 
 
 def _benchmarks(names: Sequence[str], data_dir: Path | None) -> tuple[dict[str, Benchmark | None], dict[str, str]]:
-    from benchmarks.loader import BenchmarkError, load_benchmark
+    from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+    from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
     found: dict[str, Benchmark | None] = {}
     why: dict[str, str] = {}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from arena_tui.spine.events import TurnResult
 from ..timing import response_latency
 from .leaderboard import BoardRow, StoredRun
-from .stats import describe, turn_status
+from ..stats import describe, turn_status
 
 LATENCY_TOLERANCE_MS = 250.0
 

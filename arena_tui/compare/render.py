@@ -13,7 +13,7 @@ from html import escape
 
 from .leaderboard import NOT_JUDGED, POOLED, BoardRow, Leaderboard
 from .selection import Selection
-from .stats import Rate
+from ..stats import Rate
 from .svg import Bar, Strip, latency_strips, rate_bars
 
 TITLE = "Audio Arena model comparison"

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .leaderboard import POOLED, BoardRow, Leaderboard
-from .stats import Distribution, Rate, bootstrap_percentile_cis, describe, mean_std, wilson
+from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe, mean_std, wilson
 
 STRICT = "turn_pass_strict"  # metric name of the strict row pass in metric_summary.csv
 

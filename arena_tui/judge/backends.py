@@ -10,10 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import random
-import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -25,23 +22,9 @@ from arena_tui.spine.benchmark import Benchmark, Turn
 
 from arena_tui.spine.events import TokenUsage, TurnResult
 from . import limits
+from .errors import InvalidOutput, PermanentError, TransientError
+from .limits import RetryPolicy
 from .schema import JudgeOutput
-
-
-class InvalidOutput(Exception):
-    """The judge answered, but not with JSON that fits the schema (retried)."""
-
-
-class TransientError(Exception):
-    """Rate limit, server error, timeout or connection failure (retried)."""
-
-    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s  # the server's Retry-After, honoured up to max_delay_s
-
-
-class PermanentError(Exception):
-    """Retrying cannot help (bad credentials, unknown model, bad request)."""
 
 
 @dataclass(frozen=True)
@@ -90,29 +73,6 @@ class JudgeBackend(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         pass
-
-
-@dataclass
-class RetryPolicy:
-    """How long one turn may take: attempts, back-off, an overall deadline, a Retry-After cap.
-
-    The deadline covers every attempt and every wait of a turn, so a judge server that hangs
-    or asks to come back in an hour costs at most `deadline_s` per turn. A Retry-After above
-    `retry_after_cap_s` ends the turn at once: retrying sooner than the server asked is futile.
-    """
-
-    attempts: int = 4  # first try + 3 retries
-    base_delay_s: float = 1.0
-    max_delay_s: float = 20.0
-    deadline_s: float = limits.DEFAULT_TURN_DEADLINE_S
-    retry_after_cap_s: float = limits.DEFAULT_RETRY_AFTER_CAP_S
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    clock: Callable[[], float] = time.monotonic
-
-    def delay(self, attempt: int) -> float:
-        """Exponential back-off with jitter, so concurrent turns do not retry in lockstep."""
-        d = min(self.max_delay_s, self.base_delay_s * (2 ** (attempt - 1)))
-        return d * (0.75 + 0.5 * random.random())
 
 
 def _secs(s: float) -> str:

@@ -30,13 +30,13 @@ def make_backend(kind: str, model: str | None = None, **options: Any) -> JudgeBa
         return HeuristicJudge()
     if kind == "openai":
         # in-function: the openai client is imported only when that judge is chosen
-        from .openai_judge import DEFAULT_OPENAI_MODEL, OpenAIJudge
+        from .openai_judge import DEFAULT_OPENAI_MODEL, OpenAIJudge  # deferred: the OpenAI client loads only for this judge
 
         opts = {k: v for k, v in options.items() if k in ("base_url", "api_key", "timeout_s") and v is not None}
         return OpenAIJudge(model or DEFAULT_OPENAI_MODEL, **opts)
     if kind == "bedrock":
         # in-function: boto3 is imported only when that judge is chosen
-        from .bedrock_judge import DEFAULT_BEDROCK_MODEL, BedrockJudge
+        from .bedrock_judge import DEFAULT_BEDROCK_MODEL, BedrockJudge  # deferred: boto3 loads only for this judge
 
         opts = {k: v for k, v in options.items() if k in ("region", "endpoint_url", "timeout_s") and v is not None}
         return BedrockJudge(model or DEFAULT_BEDROCK_MODEL, **opts)

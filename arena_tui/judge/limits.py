@@ -1,4 +1,4 @@
-"""How long judging one turn may take: the turn deadline and the Retry-After cap.
+"""How long judging one turn may take: the turn deadline, the Retry-After cap, the retry policy.
 
 Each comes from a `--judge-…` flag, else the environment, else the default here, so the CLI,
 the TUI and the live worker judge under the same limits.
@@ -7,18 +7,44 @@ the TUI and the live worker judge under the same limits.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import math
 import os
-from typing import TYPE_CHECKING
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
-if TYPE_CHECKING:
-    from .backends import RetryPolicy
+from .errors import PermanentError
 
 DEFAULT_TURN_DEADLINE_S = 90.0  # every attempt and every wait of one turn
 DEFAULT_RETRY_AFTER_CAP_S = 30.0  # a server asking for a longer wait ends the turn's attempts
 DEFAULT_REQUEST_TIMEOUT_S = 120.0  # one HTTP request, unless the turn deadline is shorter
 ENV_DEADLINE = "ARENA_TUI_JUDGE_DEADLINE_S"
 ENV_RETRY_AFTER_CAP = "ARENA_TUI_JUDGE_RETRY_AFTER_CAP_S"
+
+
+@dataclass
+class RetryPolicy:
+    """How long one turn may take: attempts, back-off, an overall deadline, a Retry-After cap.
+
+    The deadline covers every attempt and every wait of a turn, so a judge server that hangs
+    or asks to come back in an hour costs at most `deadline_s` per turn. A Retry-After above
+    `retry_after_cap_s` ends the turn at once: retrying sooner than the server asked is futile.
+    """
+
+    attempts: int = 4  # first try + 3 retries
+    base_delay_s: float = 1.0
+    max_delay_s: float = 20.0
+    deadline_s: float = DEFAULT_TURN_DEADLINE_S
+    retry_after_cap_s: float = DEFAULT_RETRY_AFTER_CAP_S
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    clock: Callable[[], float] = time.monotonic
+
+    def delay(self, attempt: int) -> float:
+        """Exponential back-off with jitter, so concurrent turns do not retry in lockstep."""
+        d = min(self.max_delay_s, self.base_delay_s * (2 ** (attempt - 1)))
+        return d * (0.75 + 0.5 * random.random())
 
 
 def parse_seconds(raw: str) -> float:
@@ -41,15 +67,11 @@ def _configured(explicit: float | None, env: str, default: float) -> float:
     try:
         return parse_seconds(raw)
     except ValueError as e:
-        from .backends import PermanentError  # backends imports this module for the defaults
-
         raise PermanentError(f"{env}: {e}") from None
 
 
 def policy(deadline_s: float | None = None, retry_after_cap_s: float | None = None) -> RetryPolicy:
     """The retry policy under the configured limits; PermanentError for a bad environment value."""
-    from .backends import RetryPolicy  # backends imports this module for the defaults
-
     return RetryPolicy(
         deadline_s=_configured(deadline_s, ENV_DEADLINE, DEFAULT_TURN_DEADLINE_S),
         retry_after_cap_s=_configured(retry_after_cap_s, ENV_RETRY_AFTER_CAP, DEFAULT_RETRY_AFTER_CAP_S),

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from arena_tui.spine.benchmark import Benchmark
 
 from arena_tui.spine.paths import data_dir
+from ..store import StoreError
 
 if TYPE_CHECKING:
     from ..store.reader import Reader
@@ -24,8 +25,6 @@ async def benchmark_of_run(store: Reader, run_id: str, data: str | os.PathLike[s
 
     A stored snapshot that cannot be read (a damaged file) falls back to the name too, and is
     named in the error if that fails as well."""
-    from ..store import StoreError
-
     damaged = ""
     try:
         stored = await store.stored_benchmark(run_id)
@@ -44,7 +43,8 @@ async def benchmark_of_run(store: Reader, run_id: str, data: str | os.PathLike[s
 
 def find_benchmark(name: str, data: str | os.PathLike[str] | None = None) -> Benchmark:
     """By name through the benchmark registry (--data / ARENA_TUI_DATA, built-in, HF cache)."""
-    from benchmarks.loader import BenchmarkError, load_benchmark
+    from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+    from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
     try:
         return load_benchmark(name, data_dir(data))

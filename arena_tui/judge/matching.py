@@ -1,7 +1,7 @@
 """Call matching for the judge: the engine's own canonical matching, plus the ID rule.
 
-The run engine answers calls with `runners.tools`; the judge imports the very same notion
-of "same call" so the two can never disagree about what matched.
+The run engine answers calls with the same notion of "same call" (`arena_tui.spine.calls`),
+so the two can never disagree about what matched.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from arena_tui.spine.benchmark import ExpectedCall
-from runners.tools import args_match, canonical_args
+from arena_tui.spine.calls import args_match, canonical_args
 
 __all__ = ["call_matches", "canonical_args", "ids_equal"]
 

@@ -8,7 +8,7 @@ overwritten. Rules, in order:
    when an unsolicited call was made (it then counts in the denominator).
 2. `realignment` - which call satisfied which expected call across turns: a call made early
    satisfies the later expecting turn; a call made late is credited where made and the
-   expecting turn carries one failure. Canonical matching (runners.tools) first, then the
+   expecting turn carries one failure. Canonical matching (arena_tui.spine.calls) first, then the
    judge's semantic-equivalence verdict, but IDs must match exactly.
 3. `penalty_absorption` - a missed call is charged once: over-clarification to
    `ambiguity_handling` if scored on that turn, forgotten state to `state_tracking` if

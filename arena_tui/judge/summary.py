@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from arena_tui.spine.benchmark import Benchmark
 
-from ..compare.stats import wilson
+from ..stats import wilson
 from arena_tui.spine.events import Judgement, TurnResult
 from ..verdicts import due_dimensions, ordered, standing, tally
 from .phase2 import align

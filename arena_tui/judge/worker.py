@@ -24,6 +24,7 @@ from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retrie
 from .phase2 import Alignment, apply_rules
 from .rubric import PromptBuilder, dimensions_for, turn_taking
 from .summary import RunSummary, summarize
+from .locate import benchmark_of_run
 
 
 async def judge_turn(
@@ -263,8 +264,6 @@ async def rejudge_turn(
     if run is None:
         raise LookupError(f"no run {run_id!r} in the database")
     if benchmark is None:
-        from .locate import benchmark_of_run
-
         benchmark = await benchmark_of_run(store, run_id)
     results = sorted(
         (r for r in await _maybe_await(store.turn_results(run_id)) if r.turn_index >= 0),  # no greeting

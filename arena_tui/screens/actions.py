@@ -32,7 +32,7 @@ def rejudge(screen: Screen, state: RunState, turn: int | None) -> None:
         screen.notify("select a turn first", severity="warning")
         return
     try:
-        from ..judge import rejudge_turn
+        from ..judge import rejudge_turn  # deferred: the UI starts, and says why, even when the judge cannot load
     except ImportError:
         screen.notify("judge unavailable: re-judging is not possible in this build", severity="warning")
         return

@@ -17,6 +17,7 @@ from textual.widgets import Button, Input, Label, Select, Static
 
 from arena_tui.spine.paths import exports_dir
 from ..playback import NoAudio, PlaybackError, Which, export_wav, output_device, turn_audio
+from ..launcher import Launcher
 from ..run_view import RunState
 
 
@@ -106,27 +107,19 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
     NewRunDialog .field > Input, NewRunDialog .field > Select { width: 1fr; }
     """
 
-    def __init__(self, data_dir: Path | None, checks: Any = None) -> None:
-        """`checks`: a module-like object with `model_choices()` and `preflight(benchmark, config,
-        data_dir)` (default: arena_tui.run_checks)."""
+    def __init__(self, data_dir: Path | None, launcher: Launcher) -> None:
+        """`launcher`: the app's (`models()`, `preflight(benchmark, config, data_dir)`, `parse_turns`)."""
         super().__init__()
         self.data_dir = data_dir
-        self.checks = checks
+        self.launcher = launcher
         self.choices: dict[str, Any] = {}
-
-    def _checks(self) -> Any:
-        if self.checks is None:
-            from .. import run_checks
-
-            self.checks = run_checks
-        return self.checks
 
     def _benchmarks(self) -> tuple[list[tuple[str, str]], str]:
         """(label, name) options and the default: the first benchmark with local data, else the demo."""
         options: list[tuple[str, str]] = []
         default = ""
         try:
-            from benchmarks.loader import available_benchmarks
+            from benchmarks.registry import available_benchmarks  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
             for b in available_benchmarks(self.data_dir):
                 name = str(getattr(b, "name", b))
@@ -173,7 +166,7 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
     async def load_models(self) -> None:
         """Fill the model list from the runners (their import takes a moment: off the UI loop)."""
         try:
-            choices = await asyncio.to_thread(self._checks().model_choices)
+            choices = await asyncio.to_thread(self.launcher.models)
         except Exception as e:
             self.query_one("#new-run-error", Static).update(Text(f"cannot list models: {e}", "bold red"))
             return
@@ -243,9 +236,7 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
             config["faults"] = faults
         turns = self.query_one("#turns", Input).value.strip()
         if turns and turns != "all":
-            from runners.config import parse_turns
-
-            config["turns"] = parse_turns(turns)
+            config["turns"] = self.launcher.parse_turns(turns)
         raw = self.query_one("#speed", Input).value.strip() or "1"
         try:
             speed = float(raw)
@@ -273,7 +264,7 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
     @work(exclusive=True, group="new-run-check")
     async def check_and_start(self, benchmark: str, config: dict[str, Any]) -> None:
         try:
-            problems = await asyncio.to_thread(self._checks().preflight, benchmark, config, self.data_dir)
+            problems = await asyncio.to_thread(self.launcher.preflight, benchmark, config, self.data_dir)
         except Exception as e:
             problems = [f"cannot check the run: {e}"]
         self.query_one("#start", Button).disabled = False
@@ -343,7 +334,12 @@ class PlayDialog(ModalScreen[None]):
 
     async def _load(self) -> tuple[Any, int] | None:
         try:
-            return await turn_audio(self.app.store, self.state, self.turn, self.which)  # type: ignore[attr-defined]
+            row = self.state.turns.get(self.turn)
+            span = None
+            if row is not None and row.started_ms is not None:
+                span = (row.started_ms, row.ended_ms if row.ended_ms is not None else self.state.last_ms)
+            result = row.result if row is not None else None
+            return await turn_audio(self.app.store, self.state.run_id, self.turn, self.which, span, result)  # type: ignore[attr-defined]
         except NoAudio as e:
             self._status(f"[b red]{e}[/]")
         except Exception as e:
@@ -443,7 +439,7 @@ class ExportDialog(ModalScreen[Path | None]):
                 raise RuntimeError(f"no database: {app.store_error}")
             if dest.exists() and not dest.is_dir():
                 raise NotADirectoryError(f"{dest} is a file, not a folder")
-            from ..interop import export_run
+            from ..interop import export_run  # deferred: the UI starts, and says why, even when the judge cannot load
 
             out = await export_run(app.store, self.run_id, dest, data=app.data_dir)
         except Exception as e:  # OSError, InteropError, StoreError...: shown here, the form stays

@@ -255,7 +255,7 @@ class LeaderboardScreen(Screen):
         self.load()
 
     def action_drill(self) -> None:
-        from .consistency import ConsistencyScreen
+        from .consistency import ConsistencyScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         row = self.cursor_row
         if row is not None:
@@ -273,7 +273,7 @@ class LeaderboardScreen(Screen):
         self.render_board()
 
     def action_compare(self) -> None:
-        from .compare import CompareScreen
+        from .compare import CompareScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         if self.loaded is None:
             return

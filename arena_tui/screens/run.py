@@ -179,7 +179,7 @@ class RunScreen(Screen):
         self.app.pop_screen()
 
     def action_detail(self) -> None:
-        from .turn_detail import TurnDetailScreen
+        from .turn_detail import TurnDetailScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         turn = self.selected_turn
         if turn is not None:
@@ -196,7 +196,7 @@ class RunScreen(Screen):
         self.paint(force=True)
 
     def action_category(self) -> None:
-        from .dialogs import CategoryDialog
+        from .dialogs import CategoryDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         cats = sorted({c for r in self.state.turns.values() for c in r.categories})
 

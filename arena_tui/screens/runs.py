@@ -19,6 +19,7 @@ from ..verdicts import tally
 from ..widgets.run_header import STATUS_STYLE, fmt_elapsed
 from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
 from ..widgets.turn_table import dim_label
+from arena_tui.spine.paths import exports_dir
 
 
 def _ts(value: Any) -> dt.datetime | None:
@@ -89,8 +90,6 @@ def run_cells(r: dict[str, Any], now: dt.datetime, compact: bool = False, marked
 
 def default_export_dir(data_dir: Path | None) -> Path:
     """Where exports go unless the user says otherwise (never into the benchmark data)."""
-    from arena_tui.spine.paths import exports_dir
-
     return exports_dir()
 
 
@@ -234,7 +233,7 @@ class RunsScreen(Screen):
             self._render_rows()
 
     def action_compare(self) -> None:
-        from .compare import CompareScreen
+        from .compare import CompareScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         marked = [m for m in self.marked if m in self.rows]
         if len(marked) != 2:
@@ -246,7 +245,7 @@ class RunsScreen(Screen):
         self.app.push_screen(CompareScreen(run_ids=(marked[0], marked[1])))
 
     def action_new_run(self) -> None:
-        from .dialogs import NewRunDialog
+        from .dialogs import NewRunDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         def started(result: dict[str, Any] | None) -> None:
             if result:
@@ -254,10 +253,10 @@ class RunsScreen(Screen):
                 if run_id:
                     self.app.open_run(run_id)
 
-        self.app.push_screen(NewRunDialog(self.app.data_dir, getattr(self.app, "run_checks", None)), started)
+        self.app.push_screen(NewRunDialog(self.app.data_dir, self.app.launcher), started)
 
     def action_delete(self) -> None:
-        from .dialogs import ConfirmDialog
+        from .dialogs import ConfirmDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         run_id = self.selected
         if run_id is None:
@@ -282,7 +281,7 @@ class RunsScreen(Screen):
         self.app.push_screen(ConfirmDialog(f"Delete run {run_id} and all its events, audio and judgements?"), confirmed)
 
     def action_export(self) -> None:
-        from .dialogs import ExportDialog
+        from .dialogs import ExportDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         run_id = self.selected
         if run_id is None:

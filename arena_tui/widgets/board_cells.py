@@ -14,7 +14,7 @@ from rich.text import Text
 
 from ..compare.leaderboard import NOT_JUDGED, POOLED, BoardRow
 from ..compare.render import ms as ms_text
-from ..compare.stats import Distribution, Rate
+from ..stats import Distribution, Rate
 from .turn_table import dim_label
 
 MUTED = "grey62"

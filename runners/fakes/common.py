@@ -192,10 +192,10 @@ def synthesize(text: str, sample_rate: int, voice: str = "tone") -> bytes:
 
 
 def _espeak(text: str, sample_rate: int) -> bytes:
-    import io
+    import io  # deferred: soundfile and soxr load only when audio is decoded or resampled
 
-    import soundfile as sf
-    import soxr
+    import soundfile as sf  # deferred: soundfile and soxr load only when audio is decoded or resampled
+    import soxr  # deferred: soundfile and soxr load only when audio is decoded or resampled
 
     out = subprocess.run(
         ["espeak-ng", "--stdout", "-s", "175", text], capture_output=True, timeout=30, check=False
@@ -266,10 +266,10 @@ class TlsPair(BaseModel):
 
 def self_signed_tls(directory: Path | None = None) -> TlsPair:
     """Generate a certificate for 127.0.0.1/localhost; the client context trusts only it."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
+    from cryptography import x509  # deferred: cryptography (a test extra) is needed only for the TLS fakes
+    from cryptography.hazmat.primitives import hashes, serialization  # deferred: cryptography (a test extra) is needed only for the TLS fakes
+    from cryptography.hazmat.primitives.asymmetric import ec  # deferred: cryptography (a test extra) is needed only for the TLS fakes
+    from cryptography.x509.oid import NameOID  # deferred: cryptography (a test extra) is needed only for the TLS fakes
 
     directory = Path(directory or tempfile.mkdtemp(prefix="arena-fake-tls-"))
     key = ec.generate_private_key(ec.SECP256R1())

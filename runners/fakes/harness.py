@@ -242,8 +242,8 @@ class ServiceRig:
 
 def tools_schema(tools: list[dict[str, Any]]) -> Any:
     """Benchmark `tools.json` entries as Pipecat's provider-neutral ToolsSchema."""
-    from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
-    from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
+    from pipecat.adapters.llm.schemas.function_schema import FunctionSchema  # deferred: Pipecat loads only when a harness builds tools
+    from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema  # deferred: Pipecat loads only when a harness builds tools
 
     return ToolsSchema(
         standard_tools=[

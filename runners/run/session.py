@@ -4,19 +4,34 @@ ends (`PacedInput` plays the user WAVs on the run's clock, `PacedOutput` plays t
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pipecat.frames.frames import ErrorFrame, LLMRunFrame
 from pipecat.pipeline.worker import PipelineParams
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair
 
-from ..base import RunError, SessionSpec
-from ..transports import PacedInput, PacedOutput
+from ..base import ProviderRunner, RunError, SessionSpec
+from ..config import RunConfig
+from ..transports import PacedInput, PacedOutput, RunClock
 from .base import SessionBase
 
-if TYPE_CHECKING:  # the run owns its sessions; this is only the type of the back-reference
-    from .audio import AudioRun
+
+class AudioRunHooks(Protocol):
+    """What a session uses of its run (`audio.AudioRun`, which owns its sessions), declared here
+    so the session does not import the run."""
+
+    provider: ProviderRunner
+    config: RunConfig
+    clock: RunClock
+    rate: int
+
+    def on_user_chunk(self, pcm: bytes, t_ms: float) -> None: ...
+    def on_bot_audio(self, pcm: bytes, t_ms: float) -> None: ...
+    def on_truncated(self, t_ms: float, pending_ms: float) -> None: ...
+    def on_response_done(self, session: Session, status: str, why: str) -> None: ...
+    def on_session_event(self, session: Session, cls: type, /, **kw: Any) -> None: ...
+    def on_provider_error(self, session: Session, frame: ErrorFrame) -> None: ...
 
 PIPELINE_START_S = 30.0  # wall seconds a new pipeline may take to start playing input
 
@@ -24,10 +39,10 @@ PIPELINE_START_S = 30.0  # wall seconds a new pipeline may take to start playing
 class Session(SessionBase):
     """One provider connection inside one Pipecat pipeline, with its own paced ends."""
 
-    run: AudioRun
+    run: AudioRunHooks
 
-    def __init__(self, run: AudioRun, number: int, spec: SessionSpec) -> None:
-        super().__init__(run, number, spec)
+    def __init__(self, run: AudioRunHooks, number: int, spec: SessionSpec) -> None:
+        super().__init__(run, number, spec)  # type: ignore[arg-type]  # an AudioRun is a RunBase
         self.failed: str | None = None
         self.errors: set[str] = set()
         self.input: PacedInput | None = None

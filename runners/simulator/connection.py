@@ -13,7 +13,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
@@ -22,6 +22,7 @@ from websockets.exceptions import ConnectionClosed
 
 from .faults import TurnFault
 from .fingerprint import Match, StreamScanner
+from .host import SimulatorHost
 from .protocol import (
     DEFAULT_SILENCE_MS,
     DEFAULT_THRESHOLD,
@@ -32,9 +33,6 @@ from .protocol import (
 from .records import ClientEventRecord, SessionRecord, ToolOutputRecord, TurnTruth
 from .replies import Active, Replies, ToolWait
 from .vad import AudioTimeVad, VadEdge
-
-if TYPE_CHECKING:
-    from .server import SimulatorServer
 
 _MATCH_SLACK_MS = 300.0  # a fingerprint onset may precede the VAD's start by this much
 
@@ -57,7 +55,7 @@ class _Segment:
 class Connection(Replies):
     """One websocket session: receive loop, VAD, turn recognition and responses."""
 
-    def __init__(self, server: SimulatorServer, ws: ServerConnection, number: int) -> None:
+    def __init__(self, server: SimulatorHost, ws: ServerConnection, number: int) -> None:
         self.s = server
         self.ws = ws
         req = ws.request

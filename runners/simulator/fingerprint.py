@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from arena_tui.spine.audio import load_pcm16
+
 RATE = 24000
 ONSET_LEVEL = 500  # |sample|; TTS room tone stays well below, speech goes well above
 QUIET_SAMPLES = RATE // 10  # 100 ms below the level before an onset
@@ -49,23 +51,7 @@ def read_pcm24k(path: Path) -> np.ndarray:
     Same decoder (`arena_tui.spine.audio.load_pcm16`: downmix, resampler) means the same samples,
     so fingerprints match even for WAVs that are not 24 kHz mono.
     """
-    try:
-        from arena_tui.spine.audio import load_pcm16
-    except ImportError:  # pragma: no cover - the project module is missing only in odd checkouts
-        return _read_plain(path)
     return np.asarray(load_pcm16(path, RATE), dtype=np.int16)
-
-
-def _read_plain(path: Path) -> np.ndarray:
-    import soundfile as sf
-
-    data, rate = sf.read(str(path), dtype="int16", always_2d=True)
-    mono = data[:, 0]
-    if rate != RATE:
-        import soxr
-
-        mono = soxr.resample(mono, rate, RATE, quality="HQ").astype(np.int16)
-    return mono
 
 
 class FingerprintIndex:

@@ -20,13 +20,13 @@ from arena_tui.spine.benchmark import ExpectedCall
 
 from . import voice as voice_mod
 from .faults import TurnFault
+from .host import SimulatorHost
 from .protocol import RATE, new_id
 from .records import ResponseRecord, SessionRecord, SimCall, TurnTruth
 
 if TYPE_CHECKING:
     from websockets.asyncio.server import ServerConnection
 
-    from .server import SimulatorServer
 
 TOOL_OUTPUT_GRACE_MS = 2000.0  # audio time a post-call reply waits for outputs still missing
 
@@ -58,7 +58,7 @@ class Active:
 class Replies:
     """Mixin for `Connection`: every server event of a response goes out from here."""
 
-    s: SimulatorServer
+    s: SimulatorHost
     ws: ServerConnection
     rec: SessionRecord
     n: int

@@ -78,8 +78,8 @@ def _trim(pcm: np.ndarray) -> np.ndarray:
 
 @functools.lru_cache(maxsize=512)
 def _espeak(text: str) -> bytes:
-    import soundfile as sf
-    import soxr
+    import soundfile as sf  # deferred: soundfile and soxr load only when audio is decoded or resampled
+    import soxr  # deferred: soundfile and soxr load only when audio is decoded or resampled
 
     proc = subprocess.run(
         ["espeak-ng", "--stdout", "-v", "en-us", "-s", "175", "--", text],

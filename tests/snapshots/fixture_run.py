@@ -26,7 +26,7 @@ async def record_demo_run(db: Path, *, turns: list[int], faults: str | None = FA
     from arena_tui.spine.bus import EventBus
     from arena_tui.judge import JudgeWorker, make_backend
     from arena_tui.store import Store
-    from benchmarks.loader import load_benchmark
+    from benchmarks.registry import load_benchmark
     from runners.config import RunConfig
     from runners.engine import run_benchmark
 

@@ -1,0 +1,105 @@
+"""The app's run launcher (`arena_tui.launcher.Launcher`), wired in by the CLI: the only way
+the UI reaches the run engine.
+
+Its preflight is what stops a run before it starts, checked before anything is recorded (the
+new-run dialog), the same checks as `arena-tui run`: the model alias, faults only against the
+simulator, the settings, the runner's own preflight (key set, packages installed, speed), the
+benchmark and the audio of the selected turns. Nothing here imports the run engine or Pipecat at
+import time (every command module is imported to build `--help`); the runner modules load on
+first call, so callers run these in a thread.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import Any
+
+from ..launcher import ModelChoice
+
+
+def model_choices() -> list[ModelChoice]:
+    """Every model alias with what a run with it still needs (key names only, never values)."""
+    from runners.base import get_runner, known_models  # deferred: the engine loads on first use, in a thread (--help imports this module)
+    from runners.config import RunConfig  # deferred: the engine loads on first use, in a thread (--help imports this module)
+
+    out = []
+    for alias in known_models():
+        runner = get_runner(alias)
+        needs = tuple(short(p) for p in runner.preflight(RunConfig(model=alias)))
+        needs_fake = tuple(short(p) for p in runner.preflight(RunConfig(model=alias, fake=True)))
+        out.append(ModelChoice(alias, runner.name, bool(runner.simulated), needs, needs_fake))
+    return sorted(out, key=lambda c: (not c.simulated, c.alias))
+
+
+def short(problem: str) -> str:
+    """'nova-sonic: environment variable AWS_ACCESS_KEY_ID is not set (…)' → 'AWS_ACCESS_KEY_ID'."""
+    text = problem.split(": ", 1)[-1]
+    m = re.match(r"environment variable (\S+)", text)
+    return m.group(1) if m else text
+
+
+def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> list[str]:
+    """Every problem that would make this run fail at its start, each a line naming what to fix."""
+    from benchmarks.registry import load_benchmark  # deferred: loads on first use, in a thread (--help imports this module)
+    from runners.base import get_runner  # deferred: the engine loads on first use, in a thread (--help imports this module)
+    from runners.config import RunConfig  # deferred: the engine loads on first use, in a thread (--help imports this module)
+
+    try:
+        runner = get_runner(str(config.get("model", "")))
+    except ValueError as e:
+        return [str(e)]
+    problems: list[str] = []
+    try:
+        cfg = RunConfig(**config)
+    except ValueError as e:  # ConfigError: one line naming the flag (faults, speed, …)
+        return problems + [str(e)]
+    problems += runner.preflight(cfg)
+    try:
+        bench = load_benchmark(benchmark, data_dir)
+    except Exception as e:
+        return problems + [f"benchmark {benchmark!r}: {e}"]
+    from runners.engine import RunError, select_turns  # deferred: the engine loads on first use, in a thread (--help imports this module)
+
+    try:
+        turns = select_turns(bench, cfg.turns)
+        cfg.check_benchmark(bench)
+    except (RunError, ValueError) as e:
+        return problems + [str(e)]
+    if getattr(runner, "mode", "audio") != "text":
+        missing = [t.turn_index for t in turns if (p := bench.audio_path(t)) is None or not p.exists()]
+        if missing:
+            shown = ", ".join(map(str, missing[:8])) + (" …" if len(missing) > 8 else "")
+            problems.append(f"{benchmark}: no audio for turn(s) {shown} (download it with `arena-tui fetch "
+                            f"{benchmark}`, or synthesize it)")
+    return problems
+
+
+class EngineLauncher:
+    """`arena_tui.launcher.Launcher` over the real run engine (`runners.engine`)."""
+
+    def models(self) -> list[ModelChoice]:
+        return model_choices()
+
+    def preflight(self, benchmark: str, config: dict[str, Any], data_dir: Path | None) -> list[str]:
+        return preflight(benchmark, config, data_dir)
+
+    def parse_turns(self, spec: str) -> list[int]:
+        from runners.config import parse_turns  # deferred: the engine loads on first use, in a thread (--help imports this module)
+
+        return parse_turns(spec)
+
+    def load_engine(self) -> None:
+        importlib.import_module("runners.engine")
+
+    def start_run(self, benchmark: Any, config: dict[str, Any], bus: Any, run_id: str) -> Awaitable[Any]:
+        from runners.config import RunConfig  # deferred: the engine loads on first use, in a thread (--help imports this module)
+        from runners.engine import run_benchmark  # deferred: the engine loads on first use, in a thread (--help imports this module)
+
+        try:
+            cfg = RunConfig(**config)
+        except Exception as e:
+            raise ValueError(f"bad run settings: {e}") from None
+        return run_benchmark(benchmark, cfg, bus, run_id=run_id)

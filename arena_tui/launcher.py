@@ -1,0 +1,74 @@
+"""What the UI needs from the run engine, as a contract the UI owns (the CLI supplies it).
+
+The app, screens and widgets never import the runners or Pipecat: `arena_tui.commands.launch`
+implements this Protocol and `arena-tui` hands it to `ArenaApp`. Without one the app still
+browses, replays and compares recorded runs; it only cannot start new ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    alias: str
+    provider: str
+    simulated: bool
+    needs: tuple[str, ...]  # what is missing for a run against the real service (keys, packages)
+    needs_fake: tuple[str, ...]  # what is missing for a run against its local fake
+
+    def label(self, fake: bool = False) -> str:
+        missing = self.needs_fake if fake else self.needs
+        what = "simulator" if self.simulated else self.provider
+        return f"{self.alias}  ({what}; {'needs ' + ', '.join(missing) if missing else 'ready'})"
+
+
+class Launcher(Protocol):
+    """Starts runs for the app. The slow calls (`models`, `preflight`, `load_engine`) load the
+    runner modules on first use: callers run them in a thread, off the UI loop."""
+
+    def models(self) -> list[ModelChoice]:
+        """Every model alias with what a run with it still needs (key names only, never values)."""
+        ...
+
+    def preflight(self, benchmark: str, config: dict[str, Any], data_dir: Path | None) -> list[str]:
+        """Every problem that would make this run fail at its start, one line each."""
+        ...
+
+    def parse_turns(self, spec: str) -> list[int]:
+        """`"0,5-9"` → turn indices; ValueError naming the bad part."""
+        ...
+
+    def load_engine(self) -> None:
+        """Import the engine (Pipecat: about a second of CPU)."""
+        ...
+
+    def start_run(self, benchmark: Any, config: dict[str, Any], bus: Any, run_id: str) -> Awaitable[Any]:
+        """The run of a loaded benchmark with `config`, publishing on `bus`; ValueError at once
+        ("bad run settings: …") for a config the engine refuses."""
+        ...
+
+
+class NoLauncher:
+    """The app without the engine wired in: recorded runs only."""
+
+    REASON = "runs start from `arena-tui` (this monitor has no run engine wired in)"
+
+    def models(self) -> list[ModelChoice]:
+        return []
+
+    def preflight(self, benchmark: str, config: dict[str, Any], data_dir: Path | None) -> list[str]:
+        return [self.REASON]
+
+    def parse_turns(self, spec: str) -> list[int]:
+        raise ValueError(self.REASON)
+
+    def load_engine(self) -> None:
+        raise RuntimeError(self.REASON)
+
+    def start_run(self, benchmark: Any, config: dict[str, Any], bus: Any, run_id: str) -> Awaitable[Any]:
+        raise RuntimeError(self.REASON)
