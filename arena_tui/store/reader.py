@@ -251,6 +251,10 @@ class Reader:
             first = str(e).splitlines()[0]
             raise StoreError(f"{self.path}: run {run_id} event {seq} ({kind}) cannot be read: {first}") from None
 
+    async def read_rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        """A read-only query on the reader connection (tables outside the run projections)."""
+        return await self._read(sql, params)
+
     async def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         self._check_open()
         try:
