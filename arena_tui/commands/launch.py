@@ -65,9 +65,13 @@ def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> 
 
     try:
         turns = select_turns(bench, cfg.turns)
-        cfg.check_benchmark(bench)
     except (RunError, ValueError) as e:
         return problems + [str(e)]
+    for check in (cfg.check_benchmark, runner.check_benchmark):  # settings; provider limits (GLM's prompt cap)
+        try:
+            check(bench)
+        except (RunError, ValueError) as e:
+            problems.append(str(e))
     if getattr(runner, "mode", "audio") != "text":
         missing = [t.turn_index for t in turns if (p := bench.audio_path(t)) is None or not p.exists()]
         if missing:

@@ -18,7 +18,7 @@ import asyncio
 import os
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import aiosqlite
 
@@ -151,6 +151,12 @@ class Store(Reader):
         """Delete a run and everything recorded for it; False if there was no such run."""
         self._check_open()
         return await self._writer.delete_run(run_id)
+
+    async def write_rows(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """Run one parameterised statement per row in one transaction on the writer's connection
+        (tables besides the event projections, e.g. campaign cells), in order with recorded events."""
+        self._check_open()
+        await self._writer.write_rows(sql, rows)
 
     async def mark_interrupted_stale(self, stale_after_s: float = STALE_AFTER_S) -> list[str]:
         """Runs left 'running' by a recorder that is gone become 'interrupted'; returns their ids.

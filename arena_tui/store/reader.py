@@ -306,6 +306,9 @@ class Reader:
         """Rows of `_SQL_CLIP`, decoded and joined into one clip."""
         pcms = await self._decode(run_id, [(r[0], list(r[4:])) for r in rows])
         return _join_audio([(rate, ch, start, pcms[seq]) for seq, rate, ch, start, *_ in rows], what)
+    async def read_rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        """A read-only query on the reader connection (tables outside the run projections)."""
+        return await self._read(sql, params)
 
     async def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         self._check_open()

@@ -165,6 +165,25 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE runs ADD COLUMN benchmark_sha256 TEXT REFERENCES benchmarks(sha256)",
         "CREATE INDEX runs_by_benchmark_sha256 ON runs(benchmark_sha256)",
     ],
+    # 5: campaigns (a matrix of ordinary runs) and their cells; a cell's run_id is its latest run
+    #    (a from-scratch re-run of an interrupted cell points the cell at the new run).
+    [
+        """CREATE TABLE campaigns (
+            campaign_id TEXT PRIMARY KEY,
+            spec        TEXT NOT NULL,                 -- JSON of the campaign spec (no secrets)
+            created_at  TEXT NOT NULL
+        )""",
+        """CREATE TABLE campaign_cells (
+            campaign_id TEXT NOT NULL REFERENCES campaigns(campaign_id) ON DELETE CASCADE,
+            benchmark   TEXT NOT NULL,
+            model       TEXT NOT NULL,
+            repeat      INTEGER NOT NULL,
+            run_id      TEXT,                          -- NULL until started; no FK: runs may be deleted
+            status      TEXT NOT NULL DEFAULT 'pending',  -- pending|queued|skipped|done (run status is the runs row)
+            reason      TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (campaign_id, benchmark, model, repeat)
+        )""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

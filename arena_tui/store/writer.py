@@ -174,6 +174,15 @@ class Writer:
 
         return await self._run_op(op)
 
+    async def write_rows(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        async def op(conn: aiosqlite.Connection) -> None:
+            await execute(conn, "BEGIN IMMEDIATE")
+            for row in rows:
+                await execute(conn, sql, row)
+            await execute(conn, "COMMIT")
+
+        await self._run_op(op)
+
     async def mark_interrupted_stale(self, stale_after_s: float = STALE_AFTER_S) -> list[str]:
         async def op(conn: aiosqlite.Connection) -> list[str]:
             rows = await fetchall(

@@ -1,0 +1,198 @@
+"""Run a campaign: preflight every cell, then one run per cell through an executor, resumably.
+
+The coordinator (this module, in the CLI or the TUI process) owns the bus, the one store
+writer and the campaign rows; runs execute in an executor's workers. Before anything opens a
+session, every (benchmark, model) pair is preflighted with the same checks as `arena-tui run`
+(run_checks.preflight: keys, packages, audio, benchmark validity, the provider's own limits):
+all problems are reported at once and nothing starts unless `skip_unrunnable`.
+
+A cell whose stored turn rows are complete is skipped; any other cell (never run, interrupted,
+its worker lost) goes through `continue_cell`, the one place that decides how an unfinished run
+goes on. Until the engine can resume a run in place, it re-runs the cell from scratch as a
+new run, and says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.events import RunEnded
+from arena_tui.store import Store
+
+from . import records
+from .executor import Executor, Job, JobOutcome
+from .snapshot import BenchmarkSnapshot, SnapshotError, snapshot
+from .spec import CampaignSpec, Cell
+
+Notice = Callable[[str], None]
+
+
+class CampaignBlocked(Exception):
+    """Preflight found problems and `skip_unrunnable` was not given; `problems` lists them all."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(f"{len(problems)} problem(s) before the campaign could start")
+        self.problems = problems
+
+
+def preflight(spec: CampaignSpec, data_dir: Path | None) -> dict[tuple[str, str], list[str]]:
+    """Problems per (benchmark, model), each line naming the cell pair and what to fix."""
+    from arena_tui.commands.launch import preflight as run_preflight  # deferred: the launcher's preflight loads the runners (Pipecat) only when a campaign is checked
+
+    out: dict[tuple[str, str], list[str]] = {}
+    for bench in spec.benchmarks:
+        for model in spec.models:
+            try:
+                cfg = spec.run_config(model)
+            except ValueError as e:
+                problems = [f"--turns: {e}"]
+            else:
+                problems = run_preflight(bench, cfg, data_dir)
+            if problems:
+                out[(bench, model)] = [f"{bench} × {model}: {p}" for p in problems]
+    return out
+
+
+@dataclass
+class CampaignResult:
+    campaign_id: str
+    complete: list[str] = field(default_factory=list)  # run ids complete by their turn rows
+    skipped: list[Cell] = field(default_factory=list)  # unrunnable cells
+    already: int = 0  # cells complete before this invocation
+    incomplete: list[Cell] = field(default_factory=list)
+
+
+def fresh_run_id() -> str:
+    return uuid.uuid4().hex
+
+
+def continue_cell(previous_run: str | None) -> tuple[str, str]:
+    """How an unfinished cell goes on: (run id to run, what the notice says).
+
+    The one hook for resuming: for now a fresh run of the whole cell (the old run stays as it
+    was recorded, interrupted); a run resumed in place would return `previous_run` here."""
+    if previous_run is None:
+        return fresh_run_id(), "started"
+    return fresh_run_id(), f"re-run from scratch as a new run (run {previous_run} stays interrupted)"
+
+
+def make_executor(spec: CampaignSpec, bus: EventBus, on_lost: Any, on_done: Any) -> Executor:
+    if spec.executor == "ray":
+        from .ray_executor import RayExecutor  # deferred: ray is the optional `ray` extra; imported only for --executor ray
+
+        return RayExecutor(bus, on_lost=on_lost, on_done=on_done, address=spec.ray_address)
+    from .local import LocalExecutor  # deferred: the process pool loads only when a campaign runs
+
+    return LocalExecutor(bus, on_lost=on_lost, on_done=on_done, workers=spec.workers, per_worker=spec.concurrency)
+
+
+async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campaign_id: str | None = None,
+                       data_dir: Path | None = None, skip_unrunnable: bool = False, notice: Notice = print,
+                       executor_factory: Callable[..., Executor] = make_executor,
+                       on_executor: Callable[[Executor], None] | None = None) -> CampaignResult:
+    """Preflight, record the campaign, run every unfinished cell; `bus` must be recorded by `store`.
+
+    Returns once every cell's run has ended (complete or not); cells are judged by turn rows."""
+    problems = await asyncio.to_thread(preflight, spec, data_dir)
+    if problems and not skip_unrunnable:
+        raise CampaignBlocked([p for ps in problems.values() for p in ps])
+    campaign_id = campaign_id or await records.find_by_spec(store, spec) or fresh_run_id()[:12]
+    await records.create(store, campaign_id, spec)
+    result = CampaignResult(campaign_id)
+    await store.mark_interrupted_stale()
+    todo: list[tuple[Cell, str | None]] = []
+    for row in await records.cells(store, campaign_id):
+        if (row.cell.benchmark, row.cell.model) in problems:
+            reason = "; ".join(problems[(row.cell.benchmark, row.cell.model)])
+            await records.set_cell(store, campaign_id, row.cell, status="skipped", reason=reason)
+            result.skipped.append(row.cell)
+            notice(f"skipped {row.cell.label}: {reason}")
+            continue
+        state, _, _ = await records.cell_state(store, row.run_id)
+        if state == "complete":
+            result.already += 1
+            await records.set_cell(store, campaign_id, row.cell, status="done")
+        else:
+            todo.append((row.cell, row.run_id))
+    if not todo:
+        return result
+
+    snapshots = await asyncio.to_thread(_snapshots, {c.benchmark for c, _ in todo}, data_dir)
+    events: asyncio.Queue[tuple[str, Job, Any]] = asyncio.Queue()
+    by_run: dict[str, Cell] = {}
+    executor = executor_factory(spec, bus, lambda j, r: events.put_nowait(("lost", j, r)),
+                                lambda j, o: events.put_nowait(("done", j, o)))
+    t0 = time.monotonic()
+
+    async def submit(cell: Cell, previous: str | None, why: str = "") -> None:
+        run_id, how = continue_cell(previous)
+        by_run[run_id] = cell
+        await records.set_cell(store, campaign_id, cell, status="queued", run_id=run_id, reason=why)
+        notice(f"{cell.label}: run {run_id} {how}" + (f" ({why})" if why else ""))
+        executor.submit(Job(run_id, snapshots[cell.benchmark], spec.run_config(cell.model)))
+
+    await executor.start()
+    if on_executor is not None:
+        on_executor(executor)
+    try:
+        for cell, previous in todo:
+            await submit(cell, previous if previous else None)
+        open_runs = len(todo)
+        while open_runs:
+            kind, job, detail = await events.get()
+            open_runs -= 1
+            cell = by_run[job.run_id]
+            if kind == "lost":  # no run_ended reached the bus: end it here, then go on elsewhere
+                bus.publish(RunEnded(run_id=job.run_id, t_ms=(time.monotonic() - t0) * 1000,
+                                     status="interrupted", reason=f"worker lost: {detail}"))
+                notice(f"{cell.label}: run {job.run_id} interrupted, worker lost ({detail}); resuming on another worker")
+                await store.flush()
+                await submit(cell, job.run_id, f"worker lost: {detail}")
+                open_runs += 1
+                continue
+            await store.flush()
+            state, done, total = await records.cell_state(store, job.run_id)
+            outcome: JobOutcome = detail
+            if state == "complete":
+                result.complete.append(job.run_id)
+                await records.set_cell(store, campaign_id, cell, status="done")
+                notice(f"{cell.label}: run {job.run_id} complete ({done}/{total} turns)")
+            else:
+                result.incomplete.append(cell)
+                why = outcome.message or state
+                await records.set_cell(store, campaign_id, cell, status="pending", reason=why)
+                notice(f"{cell.label}: run {job.run_id} {state} ({done}/{total} turns): {why}")
+    finally:
+        await executor.close()
+        await _end_cancelled(store, bus, list(by_run), t0)
+    return result
+
+
+async def _end_cancelled(store: Store, bus: EventBus, run_ids: list[str], t0: float) -> None:
+    """Runs still `running` after close (a Ray task cancelled by force publishes no run_ended)."""
+    await store.flush()
+    for run_id in run_ids:
+        run = await store.get_run(run_id)
+        if run is not None and run.status == "running":
+            bus.publish(RunEnded(run_id=run_id, t_ms=(time.monotonic() - t0) * 1000, status="interrupted",
+                                 reason="campaign stopped"))
+    await store.flush()
+
+
+def _snapshots(names: set[str], data_dir: Path | None) -> dict[str, BenchmarkSnapshot]:
+    from benchmarks.registry import load_benchmark  # deferred: benchmark reading loads only when a campaign runs
+
+    out = {}
+    for name in names:
+        try:
+            out[name] = snapshot(load_benchmark(name, data_dir))
+        except SnapshotError as e:  # preflight checked the audio; it went missing since
+            raise CampaignBlocked([str(e)]) from None
+    return out

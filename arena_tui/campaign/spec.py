@@ -1,0 +1,145 @@
+"""What a campaign runs: benchmarks × models × repeats, from CLI flags or a TOML file.
+
+One spec expands to cells `(benchmark, model, repeat)`, each one ordinary run. A TOML file
+holds the same keys as the flags (`bench = ["demo_bench"]`, `model = [...]`, `repeats`, …);
+flags given on the command line override the file's values.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+
+class SpecError(ValueError):
+    """A spec that cannot run (names the file or the flag and the field)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    benchmark: str
+    model: str
+    repeat: int  # 1-based
+
+    @property
+    def label(self) -> str:
+        return f"{self.benchmark} × {self.model} #{self.repeat}"
+
+
+@dataclass(frozen=True)
+class CampaignSpec:
+    benchmarks: tuple[str, ...]
+    models: tuple[str, ...]
+    repeats: int = 1
+    concurrency: int = 4  # sessions per worker
+    judge: str = "none"
+    speed: float = 1.0
+    turns: str | None = None  # turn subset, as `--turns`
+    fake: bool = False
+    greeting: bool = True
+    executor: str = "local"  # local|ray
+    ray_address: str | None = None
+    workers: int | None = None  # local worker processes (default: cores)
+    extra: dict[str, Any] = field(default_factory=dict)  # further RunConfig fields from a TOML [config]
+
+    def __post_init__(self) -> None:
+        if not self.benchmarks:
+            raise SpecError("campaign: no benchmark (--bench a,b or bench = [...])")
+        if not self.models:
+            raise SpecError("campaign: no model (--model x,y or model = [...])")
+        if self.repeats < 1:
+            raise SpecError(f"campaign: repeats must be 1 or more (got {self.repeats})")
+        if self.concurrency < 1:
+            raise SpecError(f"campaign: concurrency must be 1 or more (got {self.concurrency})")
+        if self.executor not in ("local", "ray"):
+            raise SpecError(f"campaign: executor must be local or ray (got {self.executor!r})")
+
+    def cells(self) -> list[Cell]:
+        """The matrix, benchmark-major then model then repeat (the order runs are submitted)."""
+        return [Cell(b, m, r) for b in self.benchmarks for m in self.models for r in range(1, self.repeats + 1)]
+
+    def run_config(self, model: str) -> dict[str, Any]:
+        """The RunConfig (as a dict: it crosses to workers) of one cell's run."""
+        from runners.config import parse_turns  # deferred: the engine's config loads only when turns are given
+
+        cfg: dict[str, Any] = {"model": model, "speed": self.speed, **self.extra}
+        if self.turns:
+            cfg["turns"] = parse_turns(self.turns)
+        if self.fake and model != "sim":
+            cfg["fake"] = True
+        if not self.greeting:
+            cfg["greeting"] = {"enabled": False}
+        return cfg
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["ray_address"] = _no_secret(d["ray_address"])
+        return d
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CampaignSpec:
+        known = {f.name for f in fields(cls)}
+        d = {k: v for k, v in data.items() if k in known}
+        d["benchmarks"], d["models"] = tuple(d["benchmarks"]), tuple(d["models"])
+        return cls(**d)
+
+
+def _no_secret(address: str | None) -> str | None:
+    """ray://user:token@host → ray://host (a credential in the address never reaches the DB)."""
+    if address and "@" in address:
+        scheme, _, rest = address.rpartition("//")
+        return (scheme + "//" if scheme else "") + rest.split("@", 1)[1]
+    return address
+
+
+# TOML key / flag name -> spec field
+_KEYS = {"bench": "benchmarks", "model": "models", "repeats": "repeats", "concurrency": "concurrency",
+         "judge": "judge", "speed": "speed", "turns": "turns", "fake": "fake", "greeting": "greeting",
+         "executor": "executor", "ray_address": "ray_address", "workers": "workers"}
+
+
+def _listify(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise SpecError(f"{where}: expected a list of names or 'a,b'")
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    """The spec fields a TOML file sets (unknown keys are an error naming them)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise SpecError(f"{path}: cannot read: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{path}: not valid TOML: {e}") from None
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "config":
+            if not isinstance(value, dict):
+                raise SpecError(f"{path}: [config] must be a table of run settings")
+            out["extra"] = value
+        elif key in _KEYS:
+            out[_KEYS[key]] = _listify(value, f"{path}: {key}") if key in ("bench", "model") else value
+        else:
+            raise SpecError(f"{path}: unknown key {key!r} (known: {', '.join(sorted(_KEYS))}, [config])")
+    if isinstance(out.get("turns"), list):
+        out["turns"] = ",".join(str(t) for t in out["turns"])
+    return out
+
+
+def build_spec(file_values: dict[str, Any], flag_values: dict[str, Any]) -> CampaignSpec:
+    """File values, overridden by every flag actually given (None = not given)."""
+    merged = dict(file_values)
+    for name, value in flag_values.items():
+        if value is not None:
+            merged[name] = _listify(value, f"--{name}") if name in ("benchmarks", "models") else value
+    merged.setdefault("benchmarks", ())
+    merged.setdefault("models", ())
+    try:
+        return CampaignSpec(**merged)
+    except TypeError as e:
+        raise SpecError(f"campaign: {e}") from None

@@ -1,0 +1,179 @@
+"""`arena-tui campaign run|resume|list|show`: a matrix of ordinary runs, preflighted, resumable.
+
+`run` takes flags or a TOML spec (flags override it); re-running the same spec continues the
+campaign recorded with it. `resume ID` continues a recorded campaign. Progress is one line per
+cell event (started, lost and resumed, complete); `show` prints the matrix with each cell's
+status judged from its stored turn rows and its pass rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from arena_tui.spine.errors import CliError
+
+NAME = "campaign"
+HELP = "run a matrix of benchmarks × models × repeats as one resumable campaign; list and show campaigns"
+ORDER = 15
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="campaign_command", metavar="ACTION", required=True)
+    run = sub.add_parser("run", help="run a campaign from flags or a TOML spec file")
+    run.add_argument("spec", nargs="?", help="TOML spec file (flags given override its values)")
+    run.add_argument("--bench", help="benchmarks, comma-separated")
+    run.add_argument("--model", help="model aliases, comma-separated")
+    run.add_argument("--repeats", type=int, help="runs per benchmark × model (default 1)")
+    run.add_argument("--concurrency", type=int, help="sessions per worker (default 4)")
+    run.add_argument("--judge", help="judge for the runs (none; judge them later with `arena-tui judge`)")
+    run.add_argument("--speed", type=float, help="audio speed-up (sim or --fake only)")
+    run.add_argument("--turns", help="turn subset, e.g. 0-2")
+    run.add_argument("--fake", action="store_const", const=True, help="providers run against their local fakes")
+    run.add_argument("--no-greeting", dest="greeting", action="store_const", const=False, help="skip greetings")
+    run.add_argument("--executor", choices=["local", "ray"], help="where runs execute (default local)")
+    run.add_argument("--ray-address", help="Ray cluster address (default: start a local one)")
+    run.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
+    run.add_argument("--id", dest="campaign_id", help="campaign id (default: the one with this spec, else new)")
+    run.add_argument("--skip-unrunnable", action="store_true", help="record unrunnable cells as skipped and run the rest")
+    res = sub.add_parser("resume", help="continue a recorded campaign: skip complete runs, re-run the rest")
+    res.add_argument("campaign_id")
+    res.add_argument("--skip-unrunnable", action="store_true", help="record unrunnable cells as skipped")
+    sub.add_parser("list", help="recorded campaigns with their progress")
+    show = sub.add_parser("show", help="a campaign's matrix: status, turns and pass rate per cell")
+    show.add_argument("campaign_id")
+
+
+def run(args: argparse.Namespace) -> int:
+    return asyncio.run(_main(args))
+
+
+async def _main(args: argparse.Namespace) -> int:
+    from arena_tui.spine import paths  # deferred: --help imports every command module; campaigns, store and engine load only when used
+    from arena_tui.store import Store, StoreError  # deferred: --help imports every command module; campaigns, store and engine load only when used
+
+    try:
+        store = await Store.open(paths.db_path(args.db))
+    except StoreError as e:
+        raise CliError(str(e)) from None
+    try:
+        action = args.campaign_command
+        if action == "list":
+            return await _list(store)
+        if action == "show":
+            return await _show(store, args.campaign_id)
+        return await _run(store, args)
+    finally:
+        await store.close()
+
+
+def spec_from_args(args: argparse.Namespace) -> Any:
+    from arena_tui.campaign.spec import SpecError, build_spec, load_toml  # deferred: --help imports every command module; campaigns, store and engine load only when used
+
+    try:
+        file_values = load_toml(Path(args.spec)) if args.spec else {}
+        flags = {"benchmarks": args.bench, "models": args.model, "repeats": args.repeats,
+                 "concurrency": args.concurrency, "judge": args.judge, "speed": args.speed, "turns": args.turns,
+                 "fake": args.fake, "greeting": args.greeting, "executor": args.executor,
+                 "ray_address": args.ray_address, "workers": args.workers}
+        spec = build_spec(file_values, flags)
+        if spec.judge not in ("none", ""):
+            raise SpecError(f"--judge {spec.judge}: campaigns record runs unjudged for now; "
+                            "judge them after with `arena-tui judge RUN`")
+        spec.run_config(spec.models[0])  # --turns parses
+        return spec
+    except (SpecError, ValueError) as e:
+        raise CliError(str(e)) from None
+
+
+async def _run(store: Any, args: argparse.Namespace) -> int:
+    from arena_tui.campaign import records  # deferred: --help imports every command module; campaigns, store and engine load only when used
+    from arena_tui.campaign.orchestrator import CampaignBlocked, run_campaign  # deferred: --help imports every command module; campaigns, store and engine load only when used
+    from arena_tui.spine import paths  # deferred: --help imports every command module; campaigns, store and engine load only when used
+    from arena_tui.spine.bus import EventBus  # deferred: --help imports every command module; campaigns, store and engine load only when used
+
+    campaign_id = getattr(args, "campaign_id", None)
+    if args.campaign_command == "resume":
+        spec = await records.load_spec(store, campaign_id)
+        if spec is None:
+            raise CliError(f"{store.path}: no campaign {campaign_id} (see `arena-tui campaign list`)")
+    else:
+        spec = spec_from_args(args)
+    bus = EventBus()
+    recording = store.start_recording(bus)
+
+    def notice(line: str) -> None:
+        print(f"campaign: {line}", flush=True)
+
+    try:
+        result = await run_campaign(store, bus, spec, campaign_id=campaign_id, data_dir=paths.data_dir(args.data),
+                                    skip_unrunnable=args.skip_unrunnable, notice=notice)
+    except CampaignBlocked as e:
+        for p in e.problems:
+            print(f"arena-tui: {p}", file=sys.stderr)
+        raise CliError(f"campaign not started: {len(e.problems)} problem(s) above "
+                       "(fix them, or pass --skip-unrunnable to run the rest)") from None
+    finally:
+        bus.close()
+        await recording
+    cells = await records.cells(store, result.campaign_id)
+    done = sum(c.status == "done" for c in cells)
+    print(f"campaign {result.campaign_id}: {done}/{len(cells)} cells complete ({result.already} already), "
+          f"{len(result.skipped)} skipped, {len(result.incomplete)} incomplete; "
+          f"see `arena-tui campaign show {result.campaign_id}`")
+    return 0 if not result.incomplete else 1
+
+
+async def cell_lines(store: Any, campaign_id: str) -> list[tuple[str, str, str, str, str]]:
+    """(cell, run, status, turns, pass rate) per cell; status from the stored turn rows."""
+    from arena_tui.campaign import records  # deferred: --help imports every command module; campaigns, store and engine load only when used
+    from arena_tui.verdicts import pass_rates  # deferred: --help imports every command module; campaigns, store and engine load only when used
+
+    out = []
+    for row in await records.cells(store, campaign_id):
+        state, done, total = await records.cell_state(store, row.run_id)
+        if row.status == "skipped":
+            state = "skipped"
+        elif state == "missing":
+            state = "pending"
+        rates = pass_rates(await store.judgements(row.run_id)) if row.run_id else {}
+        passed = sum(p for p, _ in rates.values())
+        due = sum(n for _, n in rates.values())
+        rate = f"{passed}/{due} ({100 * passed / due:.0f} %)" if due else "unjudged"
+        out.append((row.cell.label, row.run_id or "-", state, f"{done}/{total}" if total else "-", rate))
+    return out
+
+
+async def _show(store: Any, campaign_id: str) -> int:
+    from arena_tui.campaign import records  # deferred: --help imports every command module; campaigns, store and engine load only when used
+
+    spec = await records.load_spec(store, campaign_id)
+    if spec is None:
+        raise CliError(f"{store.path}: no campaign {campaign_id} (see `arena-tui campaign list`)")
+    lines = await cell_lines(store, campaign_id)
+    complete = sum(s == "complete" for _, _, s, _, _ in lines)
+    print(f"campaign {campaign_id}: {', '.join(spec.benchmarks)} × {', '.join(spec.models)} × {spec.repeats} "
+          f"repeat(s), speed {spec.speed:g}, executor {spec.executor}: {complete}/{len(lines)} complete")
+    header = ("cell", "run", "status", "turns", "pass rate")
+    widths = [max(len(str(r[i])) for r in [header, *lines]) for i in range(5)]
+    for r in [header, *lines]:
+        print("  ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+    return 0
+
+
+async def _list(store: Any) -> int:
+    from arena_tui.campaign import records  # deferred: --help imports every command module; campaigns, store and engine load only when used
+
+    camps = await records.list_campaigns(store)
+    if not camps:
+        print("no campaigns recorded (start one with `arena-tui campaign run`)")
+        return 0
+    for cid, created, spec in camps:
+        lines = await cell_lines(store, cid)
+        complete = sum(s == "complete" for _, _, s, _, _ in lines)
+        print(f"{cid}  {created[:19]}  {len(spec.benchmarks)} bench × {len(spec.models)} models × {spec.repeats}  "
+              f"{complete}/{len(lines)} complete")
+    return 0
