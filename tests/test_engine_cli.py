@@ -87,7 +87,7 @@ def test_cli_run_headless_against_the_simulator(shared_data, tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "1/1" in out and "SIMULATOR" in out
-    assert "✓submit_d" in out and "tool calls ✓1 ✗0" in out
+    assert "✓submit_d" in out and "tool calls expected 1: ✓1 matched, 0 missed, ✗0 unexpected" in out
     with sqlite3.connect(db) as c:
         (status,) = c.execute("select status from runs").fetchone()
         assert status == "completed"
@@ -153,3 +153,30 @@ def test_cli_models_lists_every_provider_and_what_it_needs(capsys, monkeypatch):
     assert lines["grok-realtime"].endswith("ready") and "xai-secret-value-123" not in out  # presence only
     assert main(["models", "--fake"]) == 0
     assert "needs" not in capsys.readouterr().out  # no keys needed against the fakes
+
+
+def test_headless_summary_counts_expected_matched_missed_and_unexpected_calls(tmp_path, capsys):
+    """demo_bench turn 5 expects two calls (the fakes make both): the summary counts every
+    expected call, not only the calls made."""
+    db = tmp_path / "calls.db"
+    code = main(["--db", str(db), "run", "demo_bench", "--model", "sim", "--speed", "20", "--turns", "5",
+                 "--headless", "--judge", "none"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "tool calls expected 2: ✓2 matched, 0 missed, ✗0 unexpected" in out, out
+
+
+def test_call_count_names_missed_and_unexpected_calls():
+    from arena_tui.commands.run import CallCount
+    from arena_tui.spine.events import ToolCallRecord
+
+    def call(status: str) -> ToolCallRecord:
+        return ToolCallRecord(call_id="c", name="f", status=status)
+
+    n = CallCount()
+    n.add(2, [call("matched")])  # one of two expected made
+    n.add(0, [call("not_available")])  # made where none was expected
+    n.add(1, [call("matched"), call("duplicate_skipped")])
+    n.add(1, [call("arg_mismatch")])  # the wrong args: missed and unexpected
+    assert (n.expected, n.matched, n.missed, n.unexpected, n.duplicates) == (4, 2, 2, 2, 1)
+    assert str(n) == "expected 4: ✓2 matched, 2 missed, ✗2 unexpected, 1 duplicate"

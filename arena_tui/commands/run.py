@@ -152,7 +152,7 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Ju
     except StoreError as e:
         raise CliError(str(e)) from None
     recorder = store.start_recording(bus)
-    progress = Progress(total, out, config.speed)
+    progress = Progress(total, out, config.speed, expected_calls={t.turn_index: len(t.expected_calls) for t in bench.turns})
     # a turn and its verdicts are shown once the store has committed them (a kill -9 after the line
     # keeps them), so a verdict never precedes its turn's line
     subs = [
@@ -242,16 +242,40 @@ class _suppress:
         return exc[0] is not None and not issubclass(exc[0], KeyboardInterrupt)
 
 
+class CallCount:
+    """Tool calls over the turns shown: what the specs expected, what matched, what was missed
+    (expected, never matched) and what was made without being expected (duplicates apart)."""
+
+    def __init__(self) -> None:
+        self.expected = self.matched = self.missed = self.unexpected = self.duplicates = 0
+
+    def add(self, expected: int, made: list[Any]) -> None:
+        matched = sum(1 for c in made if c.status == "matched")
+        dups = sum(1 for c in made if c.status == "duplicate_skipped")
+        self.expected += expected
+        self.matched += matched
+        self.missed += max(expected - matched, 0)
+        self.unexpected += len(made) - matched - dups
+        self.duplicates += dups
+
+    def __str__(self) -> str:
+        dup = f", {self.duplicates} duplicate" if self.duplicates else ""
+        return (f"expected {self.expected}: ✓{self.matched} matched, {self.missed} missed, "
+                f"✗{self.unexpected} unexpected{dup}")
+
+
 class Progress:
     """Prints a one-line progress bar per finished turn, then the summary table."""
 
-    def __init__(self, total: int, out: TextIO, speed: float | None = 1.0) -> None:
+    def __init__(self, total: int, out: TextIO, speed: float | None = 1.0, *,
+                 expected_calls: dict[int, int] | None = None) -> None:
         self.total = total
         self.out = out
         self.results: list[Any] = []
         self.notes: list[str] = []
         self.ended: Any = None
         self.speed = speed  # of the run timeline (`arena_tui.timing`); run_started says for sure
+        self.expected_calls = expected_calls or {}  # turn -> calls its spec expects
 
     async def follow(self, sub: Any) -> None:
         async for ev in sub:
@@ -294,7 +318,7 @@ class Progress:
               + (f"   (latency at {note})" if note else ""), file=out)
         print("-" * len(head), file=out)
         v2vs: list[float] = []
-        ok_calls = bad_calls = 0
+        calls = CallCount()
         for r in sorted(self.results, key=lambda r: r.turn_index):
             overlap = barge_in_ms(r.latencies)
             v2v = response_latency(r.latencies.voice_to_voice_ms)  # a barge-in is no latency
@@ -302,10 +326,9 @@ class Progress:
             if v2v is not None:
                 v2vs.append(v2v)
             marks = []
+            calls.add(self.expected_calls.get(r.turn_index, 0), r.tool_calls)
             for c in r.tool_calls:
                 good = c.status == "matched"
-                ok_calls += good
-                bad_calls += not good
                 marks.append(("✓" if good else "✗") + c.name[:8])
             flags = [barge_in_text(overlap)] if overlap is not None else []
             if r.overlap_ms:
@@ -332,7 +355,7 @@ class Progress:
         print(
             f"turns {len(self.results)}/{self.total}: "
             + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
-            + f"; tool calls ✓{ok_calls} ✗{bad_calls}; median v2v {latency_text(med, self.speed)}",
+            + f"; tool calls {calls}; median v2v {latency_text(med, self.speed)}",
             file=out,
         )
         for n in self.notes:
