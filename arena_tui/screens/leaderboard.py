@@ -192,6 +192,7 @@ class LeaderboardScreen(Screen):
         for run_id, why in self.loaded.selection.skipped.items():
             lines.append(Text(f"skipped {run_id}: {why}", "grey62"))
         for name, why in sorted(self.loaded.unloadable.items()):
+            why = why.split(" (", 1)[0]  # the reason, not where it was looked for (`arena-tui benchmarks` says)
             lines.append(Text(f"no benchmark data for {name} ({why}): unjudged turns charged the core dimensions, "
                               "no categories", "grey62"))  # fmt: skip
         self.query_one("#board-notes", Static).update(Text("\n").join(lines))
