@@ -11,7 +11,7 @@ from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
 
 from runners.fakes.common import Script, ScriptedReply, ToolCallSpec
 from runners.fakes.glm_realtime import GLMRealtimeFake
-from runners.fakes.harness import GREETING, ServiceRig, read_wav_pcm16, scripted_tool_handler, tools_schema
+from tests.provider_harness import GREETING, ServiceRig, read_wav_pcm16, scripted_tool_handler, tools_schema
 from runners.glm_service import (
     MAX_INSTRUCTION_CHARS,
     GLMConfigError,

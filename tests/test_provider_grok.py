@@ -22,7 +22,7 @@ from runners.base import HistoryItem, get_runner
 from runners.config import RunConfig
 from runners.engine import CONTINUE_PROMPT, RunError, run_benchmark
 from runners.fakes.common import Script, ScriptedReply, script_for_benchmark
-from runners.fakes.harness import GREETING, ServiceRig
+from tests.provider_harness import GREETING, ServiceRig
 from runners.fakes.xai import XaiRealtimeFake
 from runners.grok import FAKE_KEY, GrokRealtimeRunner, GrokReplayingService, grok_history_items
 
