@@ -29,6 +29,7 @@ import json
 import re
 import uuid
 import wave
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +67,22 @@ from pipecat.utils.time import time_now_iso8601
 from pydantic import BaseModel
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
+
+from .glm_events import (
+    ErrorDetail,
+    FunctionCallArgumentsDone,
+    GLMEventError,
+    GLMServerEvent,
+    InputTranscriptionCompleted,
+    ResponseAudioDelta,
+    ResponseAudioTranscriptDelta,
+    ResponseCreated,
+    ResponseDone,
+    ResponseTextDelta,
+    ServerError,
+    SessionUpdated,
+    parse_server_event,
+)
 
 GLM_REALTIME_URL = "wss://open.bigmodel.cn/api/paas/v4/realtime"
 MAX_INSTRUCTION_CHARS = 12_000
@@ -165,7 +182,16 @@ def budget_for(instructions: str | None) -> int:
 
 def fit_history(entries: list[tuple[str, str]], report: ReplayReport) -> list[tuple[str, str]]:
     """The newest entries that fit `report.budget_chars`, in order; entries cut to 500 chars.
-    Fills in the report's counts (kept, chars, dropped, truncated)."""
+    Fills in the report's counts (kept, chars, dropped, truncated).
+
+    GLM's own rule, not the engine's `runners.rotation.select_replay`, because it trims a
+    different thing for a different reason: the service replays by itself after its own
+    reconnect, from the (role, text) transcript it saw on the wire, where tool calls are
+    already flattened into text notes (GLM documents no function-call item to seed), so there
+    is no tool item to keep first; and every entry is cut to 500 chars before the 12,000-char
+    instruction cap is counted, oldest dropped first (the reference harness's GLM budget). The
+    engine's rule still decides what a rotated session is handed (`history_budget_chars` is set
+    to `budget_for` the prompt), so this one only cuts further what no longer fits."""
     kept: list[tuple[str, str]] = []
     used = 0
     for role, text in reversed(entries):
@@ -281,6 +307,18 @@ class GLMRealtimeLLMService(LLMService):
         self.appends = 0
         self._reconnect_reason = ""
         self.failed: str | None = None  # why the connection is gone for good
+        # The server events this service acts on (session.created and heartbeat need nothing).
+        self._handlers: dict[type[GLMServerEvent], Callable[[Any], Awaitable[None]]] = {
+            SessionUpdated: self._on_session_updated,
+            ResponseCreated: self._on_response_created,
+            ResponseAudioDelta: self._on_response_audio_delta,
+            ResponseAudioTranscriptDelta: self._on_text_delta,
+            ResponseTextDelta: self._on_text_delta,
+            FunctionCallArgumentsDone: self._on_function_call,
+            InputTranscriptionCompleted: self._on_input_transcription,
+            ResponseDone: self._on_response_done,
+            ServerError: self._on_error,
+        }
         self._register_event_handler("on_history_replayed")
         self._register_event_handler("on_text_without_audio")
 
@@ -500,11 +538,11 @@ class GLMRealtimeLLMService(LLMService):
         try:
             async for raw in ws:
                 try:
-                    evt = json.loads(raw)
-                except json.JSONDecodeError:
-                    await self.push_error(f"GLM-Realtime sent a non-JSON message: {str(raw)[:80]!r}")
+                    evt = parse_server_event(raw)
+                except GLMEventError as e:
+                    await self.push_error(str(e))
                     continue
-                handler = getattr(self, "_on_" + str(evt.get("type", "")).replace(".", "_"), None)
+                handler = self._handlers.get(type(evt)) if evt is not None else None
                 if handler:
                     await handler(evt)
         except ConnectionClosed:
@@ -542,10 +580,7 @@ class GLMRealtimeLLMService(LLMService):
         self.replays.append(report)
         await self._call_event_handler("on_history_replayed", report)
 
-    async def _on_session_created(self, evt: dict[str, Any]) -> None:
-        pass
-
-    async def _on_session_updated(self, evt: dict[str, Any]) -> None:
+    async def _on_session_updated(self, evt: SessionUpdated) -> None:
         if self._session_ready.is_set():
             return
         self._session_ready.set()
@@ -556,18 +591,15 @@ class GLMRealtimeLLMService(LLMService):
             await self._seed_conversation(self._context)
             await self._create_response()
 
-    async def _on_heartbeat(self, evt: dict[str, Any]) -> None:
-        pass
-
-    async def _on_response_created(self, evt: dict[str, Any]) -> None:
+    async def _on_response_created(self, evt: ResponseCreated) -> None:
         self._response_active = True
         self._response_audio_bytes = 0
         self._response_text = ""
         await self.start_ttfb_metrics()
         await self.push_frame(LLMFullResponseStartFrame())
 
-    async def _on_response_audio_delta(self, evt: dict[str, Any]) -> None:
-        audio = base64.b64decode(evt.get("delta", ""))
+    async def _on_response_audio_delta(self, evt: ResponseAudioDelta) -> None:
+        audio = base64.b64decode(evt.delta)
         if not audio:
             return
         if not self._response_audio_bytes:
@@ -576,11 +608,8 @@ class GLMRealtimeLLMService(LLMService):
         self._response_audio_bytes += len(audio)
         await self.push_frame(TTSAudioRawFrame(audio=audio, sample_rate=self._out_rate, num_channels=1))
 
-    async def _on_response_audio_transcript_delta(self, evt: dict[str, Any]) -> None:
-        await self._push_text(evt.get("delta", ""))
-
-    async def _on_response_text_delta(self, evt: dict[str, Any]) -> None:
-        await self._push_text(evt.get("delta", ""))
+    async def _on_text_delta(self, evt: ResponseAudioTranscriptDelta | ResponseTextDelta) -> None:
+        await self._push_text(evt.delta)
 
     async def _push_text(self, text: str) -> None:
         if not text:
@@ -593,34 +622,32 @@ class GLMRealtimeLLMService(LLMService):
         tts.includes_inter_frame_spaces = True
         await self.push_frame(tts)
 
-    async def _on_response_function_call_arguments_done(self, evt: dict[str, Any]) -> None:
-        call_id = evt.get("call_id") or f"glm_{uuid.uuid4().hex[:12]}"
-        name = evt.get("name") or ""
+    async def _on_function_call(self, evt: FunctionCallArgumentsDone) -> None:
+        call_id = evt.call_id or f"glm_{uuid.uuid4().hex[:12]}"
+        name = evt.name or ""
         try:
-            args = json.loads(evt.get("arguments") or "{}")
+            args = json.loads(evt.arguments or "{}")
         except json.JSONDecodeError:
-            await self.push_error(f"GLM-Realtime sent unparseable arguments for {name!r}: {evt.get('arguments')!r}")
+            await self.push_error(f"GLM-Realtime sent unparseable arguments for {name!r}: {evt.arguments!r}")
             return
         self._open_calls[call_id] = (name, args)
         await self.run_function_calls(
             [FunctionCallFromLLM(context=self._context, tool_call_id=call_id, function_name=name, arguments=args)]
         )
 
-    async def _on_conversation_item_input_audio_transcription_completed(self, evt: dict[str, Any]) -> None:
-        if text := evt.get("transcript"):
+    async def _on_input_transcription(self, evt: InputTranscriptionCompleted) -> None:
+        if text := evt.transcript:
             self.transcript.append(("user", text))
             await self.push_frame(
-                TranscriptionFrame(text=text, user_id="", timestamp=time_now_iso8601(), result=evt), FrameDirection.UPSTREAM
+                TranscriptionFrame(text=text, user_id="", timestamp=time_now_iso8601(), result=evt.model_dump()),
+                FrameDirection.UPSTREAM,
             )
 
-    async def _on_response_done(self, evt: dict[str, Any]) -> None:
-        usage = (evt.get("response") or {}).get("usage") or evt.get("usage")
-        if usage:
+    async def _on_response_done(self, evt: ResponseDone) -> None:
+        if usage := evt.token_usage():
             await self.start_llm_usage_metrics(
                 LLMTokenUsage(
-                    prompt_tokens=usage.get("input_tokens", 0),
-                    completion_tokens=usage.get("output_tokens", 0),
-                    total_tokens=usage.get("total_tokens", 0),
+                    prompt_tokens=usage.input_tokens, completion_tokens=usage.output_tokens, total_tokens=usage.total_tokens
                 )
             )
         await self._finish_response()
@@ -638,6 +665,6 @@ class GLMRealtimeLLMService(LLMService):
         await self.push_frame(LLMFullResponseEndFrame())
         self._response_active = False
 
-    async def _on_error(self, evt: dict[str, Any]) -> None:
-        err = evt.get("error") or {}
-        await self.push_error(f"GLM-Realtime error {err.get('code') or err.get('type')}: {err.get('message')}")
+    async def _on_error(self, evt: ServerError) -> None:
+        err = evt.error or ErrorDetail()
+        await self.push_error(f"GLM-Realtime error {err.code or err.type}: {err.message}")

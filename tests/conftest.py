@@ -46,3 +46,11 @@ def _private_audio_overlay(tmp_path_factory: pytest.TempPathFactory, monkeypatch
 def _private_exports(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Exports and WAVs written without a folder go to a per-test folder, never the user's Documents."""
     monkeypatch.setenv("ARENA_TUI_EXPORTS", str(tmp_path_factory.mktemp("exports")))
+
+
+@pytest.fixture(scope="module")
+def demo():
+    """The demo benchmark (tools, several turns), as the provider tests run it."""
+    from benchmarks.registry import load_benchmark  # deferred: only provider tests load a benchmark here
+
+    return load_benchmark("demo_bench")

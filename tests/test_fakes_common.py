@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from runners.fakes.common import Endpointer, Script, ScriptedReply, self_signed_tls, spread_words, synthesize
-from runners.fakes.harness import read_wav_pcm16
+from tests.provider_harness import read_wav_pcm16
 
 
 

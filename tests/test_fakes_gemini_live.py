@@ -11,7 +11,7 @@ from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService
 
 from runners.fakes.common import Script, ScriptedReply, ToolCallSpec
 from runners.fakes.gemini_live import GeminiLiveFake
-from runners.fakes.harness import (
+from tests.provider_harness import (
     ServiceRig,
     read_wav_pcm16,
     scripted_tool_handler,

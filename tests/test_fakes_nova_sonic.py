@@ -9,7 +9,7 @@ import pytest
 from pipecat.services.aws.nova_sonic.session_continuation import SessionContinuationParams
 
 from runners.fakes.common import Script, ScriptedReply, ToolCallSpec
-from runners.fakes.harness import GREETING, ServiceRig, read_wav_pcm16, scripted_tool_handler, tools_schema
+from tests.provider_harness import GREETING, ServiceRig, read_wav_pcm16, scripted_tool_handler, tools_schema
 from runners.fakes.nova_sonic import LocalNovaSonicLLMService, NovaSonicFake
 
 

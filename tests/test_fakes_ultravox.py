@@ -11,7 +11,7 @@ import pytest
 from pipecat.services.ultravox.llm import JoinUrlInputParams, UltravoxRealtimeLLMService
 
 from runners.fakes.common import Script, ScriptedReply, ToolCallSpec
-from runners.fakes.harness import ServiceRig, read_wav_pcm16, scripted_tool_handler
+from tests.provider_harness import ServiceRig, read_wav_pcm16, scripted_tool_handler
 from runners.fakes.ultravox import UltravoxFake
 
 

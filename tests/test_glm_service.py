@@ -11,7 +11,8 @@ from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
 
 from runners.fakes.common import Script, ScriptedReply, ToolCallSpec
 from runners.fakes.glm_realtime import GLMRealtimeFake
-from runners.fakes.harness import GREETING, ServiceRig, read_wav_pcm16, scripted_tool_handler, tools_schema
+from runners.glm_events import GLMEventError, ResponseAudioDelta, ResponseDone, parse_server_event
+from tests.provider_harness import GREETING, ServiceRig, read_wav_pcm16, scripted_tool_handler, tools_schema
 from runners.glm_service import (
     MAX_INSTRUCTION_CHARS,
     GLMConfigError,
@@ -174,3 +175,19 @@ async def test_seeded_history_is_replayed_before_the_kickoff_within_the_budget()
     assert (report.kind, report.messages, report.chars, report.dropped_messages, report.budget_chars) == ("seed", 3, 71, 2, budget)
     assert llm.transcript[:5] == history and llm.transcript[-1] == ("assistant", "Welcome back.")
     assert conn.errors == []
+
+
+def test_server_events_parse_by_type_and_bad_ones_are_refused_in_one_line():
+    evt = parse_server_event('{"type": "response.audio.delta", "response_id": "r1", "delta": "AAA="}')
+    assert isinstance(evt, ResponseAudioDelta) and evt.delta == "AAA="
+    assert parse_server_event('{"type": "input_audio_buffer.committed", "item_id": "i"}') is None
+    done = parse_server_event('{"type": "response.done", "response": {"usage": {}}, "usage": {"input_tokens": 7}}')
+    assert isinstance(done, ResponseDone) and done.token_usage().input_tokens == 7
+    for raw, words in (
+        ('{"type": "response.audio.delta", "delta": 5}', ["response.audio.delta", "delta"]),
+        ("not json", ["non-JSON", "not json"]),
+        ("[1, 2]", ["not a JSON object"]),
+    ):
+        with pytest.raises(GLMEventError) as e:
+            parse_server_event(raw)
+        assert all(w in str(e.value) for w in words) and "\n" not in str(e.value), str(e.value)

@@ -7,40 +7,27 @@ fake (the simulator), which must receive the connection."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-import sys
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from loguru import logger
 
 from arena_tui.spine.bus import EventBus
-from benchmarks.registry import load_benchmark
 from runners.base import SessionSpec, get_runner, known_models
 from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
 from runners.fakes.openai_chat import OpenAIChatFake
 from runners.simulator import SimulatorServer
+from tests.provider_runs import quiet_loguru
 
 FAST = 15.0  # AUDIO time / wall time for the end-to-end run (fakes pace in audio time)
 
 
 @pytest.fixture(autouse=True, scope="module")
 def _quiet_pipecat():
-    logger.remove()
-    handler = logger.add(sys.stderr, level="WARNING")
-    yield
-    with contextlib.suppress(ValueError):
-        logger.remove(handler)
-    logger.add(sys.stderr)
-
-
-@pytest.fixture(scope="module")
-def demo():
-    return load_benchmark("demo_bench")
+    yield from quiet_loguru("WARNING")
 
 
 def built_endpoint(service: Any) -> str:

@@ -7,10 +7,8 @@ TurnResults the store holds."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,61 +17,39 @@ import pytest
 from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
 from arena_tui.store import Store
-from benchmarks.registry import load_benchmark
 from runners.base import get_runner
 from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
 from runners.fakes.common import ScriptedReply, pick
 from runners.gemini_live import MODELS, GeminiLiveRunner
+from tests.provider_runs import RecordedRun, quiet_loguru, record_run
 
 SPEED = 4.0  # the fake sends replies at once; the engine paces them at this speed
 
 
 @pytest.fixture(autouse=True, scope="module")
 def _quiet_pipecat():
-    from loguru import logger
-
-    logger.remove()
-    handler = logger.add(sys.stderr, level="ERROR")
-    yield
-    with contextlib.suppress(ValueError):  # the CLI test resets loguru's handlers itself
-        logger.remove(handler)
-    logger.add(sys.stderr)
-
-
-@pytest.fixture(scope="module")
-def demo():
-    return load_benchmark("demo_bench")
+    yield from quiet_loguru("ERROR")
 
 
 class Run:
-    def __init__(self, run_id: str, events: list, results: dict, runner: GeminiLiveRunner) -> None:
-        self.run_id, self.events, self.results, self.runner = run_id, events, results, runner
+    def __init__(self, rec: RecordedRun, runner: GeminiLiveRunner) -> None:
+        self.run_id, self.events, self.results, self.runner = rec.run_id, rec.events, rec.by_turn(), runner
         self.fake = runner.fake
-
-    def kinds(self, kind: str) -> list:
-        return [e for e in self.events if e.kind == kind]
+        self.kinds = rec.kinds
 
 
 @pytest.fixture
 async def gemini_run(tmp_path: Path):
-    stores: list[Store] = []
+    runs = 0
 
     async def go(bench, runner: GeminiLiveRunner, model: str = "gemini-native-audio", **cfg: Any) -> Run:
-        store = await Store.open(tmp_path / f"g{len(stores)}.db")
-        stores.append(store)
-        bus = EventBus()
-        store.start_recording(bus)
-        sub = bus.subscribe()
+        nonlocal runs
+        runs += 1
         config = RunConfig(model=model, fake=True, speed=SPEED, **cfg)
-        run_id = await run_benchmark(bench, config, bus, provider=runner)
-        await store.flush()
-        results = {r.turn_index: r for r in await store.turn_results(run_id)}
-        return Run(run_id, sub.drain(), results, runner)
+        return Run(await record_run(bench, config, runner, tmp_path / f"g{runs - 1}.db"), runner)
 
-    yield go
-    for s in stores:
-        await s.close()
+    return go
 
 
 def realtime_inputs(rec) -> list[dict]:

@@ -4,7 +4,6 @@ replayed history of a new connection) and on what the store recorded."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
 from pathlib import Path
@@ -20,42 +19,21 @@ from runners.engine import CONTINUE_PROMPT, RunError, run_benchmark
 from runners.fakes.common import script_for_benchmark
 from runners.glm_realtime import KEY_ENVS, GLMRealtimeRunner, history_entries
 from runners.glm_service import MAX_INSTRUCTION_CHARS, tool_note
+from tests.provider_runs import quiet_loguru, record_run
 
 SPEED = 3.0  # the fake answers at once and our service batches by audio time: it copes
 
 
 @pytest.fixture(autouse=True, scope="module")
 def _quiet_pipecat():
-    import sys
-
-    from loguru import logger
-
-    logger.remove()
-    handler = logger.add(sys.stderr, level="WARNING")
-    yield
-    with contextlib.suppress(ValueError):  # the CLI test's own log setup may have removed it
-        logger.remove(handler)
-    logger.add(sys.stderr)
-
-
-@pytest.fixture(scope="module")
-def demo():
-    return load_benchmark("demo_bench")
+    yield from quiet_loguru("WARNING")
 
 
 async def run_glm(demo, runner: GLMRealtimeRunner, tmp_path: Path, **cfg):
-    store = await Store.open(tmp_path / "glm.db")
-    bus = EventBus()
-    store.start_recording(bus)
-    sub = bus.subscribe()
-    try:
-        config = RunConfig(model="glm-realtime-flash", fake=True, speed=SPEED, **cfg)
-        run_id = await run_benchmark(demo, config, bus, provider=runner)
-        await store.flush()
-        results = {r.turn_index: r for r in await store.turn_results(run_id) if r.turn_index >= 0}  # -1: greeting
-    finally:
-        await store.close()
-    return run_id, results, sub.drain()
+    config = RunConfig(model="glm-realtime-flash", fake=True, speed=SPEED, **cfg)
+    rec = await record_run(demo, config, runner, tmp_path / "glm.db")
+    results = {i: r for i, r in rec.by_turn().items() if i >= 0}  # -1: greeting
+    return rec.run_id, results, rec.events
 
 
 def kinds(events, kind):

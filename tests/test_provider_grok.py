@@ -4,10 +4,8 @@ the fake received (including the history replayed into a new session) and on the
 
 from __future__ import annotations
 
-import contextlib
 import io
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,46 +14,26 @@ from loguru import logger
 from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
 from arena_tui.spine.events import Reconnected, SessionRotated
-from arena_tui.store import Store
-from benchmarks.registry import load_benchmark
 from runners.base import HistoryItem, get_runner
 from runners.config import RunConfig
 from runners.engine import CONTINUE_PROMPT, RunError, run_benchmark
 from runners.fakes.common import Script, ScriptedReply, script_for_benchmark
-from runners.fakes.harness import GREETING, ServiceRig
+from tests.provider_harness import GREETING, ServiceRig
 from runners.fakes.xai import XaiRealtimeFake
 from runners.grok import FAKE_KEY, GrokRealtimeRunner, GrokReplayingService, grok_history_items
+from tests.provider_runs import quiet_loguru, record_run
 
 SPEED = 3.0  # the fake's VAD works in audio time, so the run may go faster than real time
 
 
 @pytest.fixture(autouse=True, scope="module")
 def _quiet_pipecat():
-    logger.remove()
-    handler = logger.add(sys.stderr, level="WARNING")
-    yield
-    with contextlib.suppress(ValueError):  # the CLI test reconfigures the logger itself
-        logger.remove(handler)
-    logger.add(sys.stderr)
-
-
-@pytest.fixture(scope="module")
-def demo():
-    return load_benchmark("demo_bench")
+    yield from quiet_loguru("WARNING")
 
 
 async def _run(bench, config: RunConfig, runner, db: Path):
-    store = await Store.open(db)
-    bus = EventBus()
-    store.start_recording(bus)
-    sub = bus.subscribe()
-    try:
-        run_id = await run_benchmark(bench, config, bus, provider=runner)
-        await store.flush()
-        results = {r.turn_index: r for r in await store.turn_results(run_id)}
-        return run_id, sub.drain(), results
-    finally:
-        await store.close()
+    rec = await record_run(bench, config, runner, db)
+    return rec.run_id, rec.events, rec.by_turn()
 
 
 def _spoken(text: str) -> str:

@@ -5,7 +5,6 @@ streams received (history, tool results, audio rate and duration) and what the s
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
 import sys
@@ -16,31 +15,19 @@ import pytest
 from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
 from arena_tui.store import Store
-from benchmarks.registry import load_benchmark
 from runners.base import HistoryItem, get_runner
 from runners.config import RunConfig
 from runners.engine import CONTINUE_PROMPT, RunError, run_benchmark
 from runners.fakes.common import Script, script_for_benchmark
 from runners.nova_sonic import ROTATE_AFTER_S, NovaSonicRunner, history_messages
+from tests.provider_runs import quiet_loguru, record_run
 
 SPEED = 4.0  # the fake answers at once and counts audio time, so a faster clock is safe
 
 
 @pytest.fixture(autouse=True, scope="module")
 def _quiet_pipecat():
-    from loguru import logger
-
-    logger.remove()
-    handler = logger.add(sys.stderr, level="ERROR")
-    yield
-    with contextlib.suppress(ValueError):  # the CLI test reconfigures loguru itself
-        logger.remove(handler)
-    logger.add(sys.stderr)
-
-
-@pytest.fixture(scope="module")
-def demo():
-    return load_benchmark("demo_bench")
+    yield from quiet_loguru("ERROR")
 
 
 def turn(bench, i: int):
@@ -48,19 +35,9 @@ def turn(bench, i: int):
 
 
 async def run(bench, runner: NovaSonicRunner, tmp_path: Path, **cfg):
-    store = await Store.open(tmp_path / "nova.db")
-    bus = EventBus()
-    store.start_recording(bus)
-    sub = bus.subscribe()
-    try:
-        run_id = await run_benchmark(
-            bench, RunConfig(model="nova-sonic", fake=True, speed=SPEED, **cfg), bus, provider=runner
-        )
-        await store.flush()
-        results = {r.turn_index: r for r in await store.turn_results(run_id)}
-    finally:
-        await store.close()
-    return sub.drain(), results
+    config = RunConfig(model="nova-sonic", fake=True, speed=SPEED, **cfg)
+    rec = await record_run(bench, config, runner, tmp_path / "nova.db")
+    return rec.events, rec.by_turn()
 
 
 def speech_span_ms(result) -> float:

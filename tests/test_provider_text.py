@@ -6,7 +6,6 @@ replayed history included), on the events on the bus and on what the store holds
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 import sqlite3
@@ -18,61 +17,31 @@ import pytest
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY
 from arena_tui.store import Store
-from benchmarks.registry import load_benchmark
 from runners.base import get_runner
 from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
 from runners.fakes.common import Script, ScriptedReply, ToolCallSpec, script_for_benchmark
 from runners.fakes.openai_chat import ChatFault, OpenAIChatFake
 from runners.text_chat import MODEL_ENV, OTHER_KEY_ENV, TextChatRunner
+from tests.provider_runs import RecordedRun, quiet_loguru, record_run
 
 FAST = {"backoff_ms": 10.0}
 
 
 @pytest.fixture(autouse=True, scope="module")
 def _quiet_pipecat():
-    import sys
-
-    from loguru import logger
-
-    logger.remove()
-    handler = logger.add(sys.stderr, level="WARNING")
-    yield
-    with contextlib.suppress(ValueError):  # the CLI test replaces loguru's handlers
-        logger.remove(handler)
-    logger.add(sys.stderr)
-
-
-@pytest.fixture(scope="module")
-def demo():
-    return load_benchmark("demo_bench")
-
-
-class Run:
-    def __init__(self, run_id: str, events: list, store: Store) -> None:
-        self.run_id, self.events, self.store = run_id, events, store
-
-    def kinds(self, kind: str, turn: int | None = ...) -> list:  # type: ignore[assignment]
-        return [e for e in self.events if e.kind == kind and (turn is ... or e.turn_index == turn)]
+    yield from quiet_loguru("WARNING")
 
 
 @pytest.fixture
 async def text_run(tmp_path: Path):
+    """Runs whose store stays open until the test ends (tests read or re-judge it)."""
     stores: list[Store] = []
 
-    async def go(bench, config: RunConfig, runner: TextChatRunner, before=None) -> Run:
+    async def go(bench, config: RunConfig, runner: TextChatRunner, before=None) -> RecordedRun:
         store = await Store.open(tmp_path / f"arena{len(stores)}.db")
         stores.append(store)
-        bus = EventBus()
-        store.start_recording(bus)
-        sub = bus.subscribe()
-        if before is not None:
-            before(bus)
-        try:
-            run_id = await run_benchmark(bench, config, bus, provider=runner)
-        finally:
-            await store.flush()
-        return Run(run_id, sub.drain(), store)
+        return await record_run(bench, config, runner, store, before=before)
 
     yield go
     for s in stores:

@@ -15,15 +15,14 @@ import pytest
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
-from arena_tui.store import Store
-from benchmarks.registry import load_benchmark
 from runners.base import SessionSpec
 from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
 from runners.fakes.common import Script, script_for_benchmark
-from runners.fakes.harness import ServiceRig, read_wav_pcm16, scripted_tool_handler
+from tests.provider_harness import ServiceRig, read_wav_pcm16, scripted_tool_handler
 from runners.fakes.ultravox import UltravoxFake
 from runners.ultravox import UltravoxCallError, UltravoxRunner, call_body
+from tests.provider_runs import RecordedRun, quiet_loguru, record_run
 
 SPEED = 4.0  # the fake's VAD and replies work in audio time, so a faster clock is safe
 SECRET = "uvx-test-secret-0123456789"
@@ -31,47 +30,11 @@ SECRET = "uvx-test-secret-0123456789"
 
 @pytest.fixture(autouse=True, scope="module")
 def _quiet_pipecat():
-    import sys
-
-    from loguru import logger
-
-    logger.remove()
-    handler = logger.add(sys.stderr, level="ERROR")
-    yield
-    try:  # the CLI test reconfigures loguru itself (quiet logs), which may have removed ours
-        logger.remove(handler)
-    except ValueError:
-        pass
-    logger.add(sys.stderr)
+    yield from quiet_loguru("ERROR")
 
 
-@pytest.fixture(scope="module")
-def demo():
-    return load_benchmark("demo_bench")
-
-
-class Recorded:
-    def __init__(self, run_id: str, events: list, results: list) -> None:
-        self.run_id, self.events, self.results = run_id, events, results
-
-    def kinds(self, kind: str) -> list:
-        return [e for e in self.events if e.kind == kind]
-
-    def result(self, turn: int):
-        return next(r for r in self.results if r.turn_index == turn)
-
-
-async def run(bench, config: RunConfig, runner: UltravoxRunner, tmp_path: Path, **kw) -> Recorded:
-    store = await Store.open(tmp_path / "arena.db")
-    bus = EventBus()
-    store.start_recording(bus)
-    sub = bus.subscribe()
-    try:
-        run_id = await run_benchmark(bench, config, bus, provider=runner, **kw)
-        await store.flush()
-        return Recorded(run_id, sub.drain(), await store.turn_results(run_id))
-    finally:
-        await store.close()
+async def run(bench, config: RunConfig, runner: UltravoxRunner, tmp_path: Path, **kw) -> RecordedRun:
+    return await record_run(bench, config, runner, tmp_path / "arena.db", **kw)
 
 
 def tool_answer(rec) -> tuple[str, dict]:
