@@ -259,6 +259,11 @@ S = TypeVar("S", bound=SessionBase)
 A = TypeVar("A", bound=AttemptBase)
 
 
+def failure_message(e: BaseException) -> str:
+    """What a failed run says: our own RunError as written, anything else with its type."""
+    return str(e) if isinstance(e, RunError) else f"{type(e).__name__}: {e}"
+
+
 class RunBase(ABC, Generic[S, A]):
     """What every turn loop shares; `S` is its session type, `A` its attempt type."""
 
@@ -487,7 +492,10 @@ class RunBase(ABC, Generic[S, A]):
             self.publish(self.ev(RunEnded, turn_index=None, status="interrupted", reason="cancelled", wall_time=wall_now()))
             await asyncio.shield(self.shutdown())
             raise
-        except Exception as e:
+        except Exception as e:  # in the provider's start or in a turn: named once, then the end
+            if not isinstance(e, RunError):
+                logger.exception("run failed")
+            self.publish(self.ev(ErrorEvent, where="engine", message=failure_message(e), fatal=True))
             self.publish(self.ev(RunEnded, turn_index=None, status="failed", reason=str(e), wall_time=wall_now()))
             await self.shutdown()
             raise
@@ -513,12 +521,8 @@ class RunBase(ABC, Generic[S, A]):
             self.flush_conversation(None)
             raise
         except Exception as e:
-            message = str(e) if isinstance(e, RunError) else f"{type(e).__name__}: {e}"
-            if not isinstance(e, RunError):
-                logger.exception("run failed")
             if current is not None:
-                self.failed_turn(current, message)
-            self.publish(self.ev(ErrorEvent, where="engine", message=message, fatal=True))
+                self.failed_turn(current, failure_message(e))
             self.flush_conversation(None)
             raise
 
