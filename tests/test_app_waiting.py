@@ -10,6 +10,7 @@ from pathlib import Path
 
 from arena_tui.app import ArenaApp
 from arena_tui.commands.demo import DEMO_WATCHDOG
+from arena_tui.commands.launch import EngineLauncher
 from arena_tui.screens.run import RunScreen
 from arena_tui.widgets.event_log import EventLog
 from arena_tui.widgets.meters import LevelMeters, meter_lines
@@ -35,7 +36,7 @@ def drawn(screen, who: str) -> str:
 
 
 async def test_a_no_response_turn_shows_the_wait_counts_down_and_the_meters_fall(tmp_path: Path) -> None:
-    app = ArenaApp(tmp_path / "arena.db")
+    app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher())
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         config = {"model": "sim", "speed": 1.0, "turns": [1], "faults": "1:no_response", "watchdog": DEMO_WATCHDOG}

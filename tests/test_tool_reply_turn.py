@@ -89,10 +89,11 @@ async def test_a_turn_waits_for_the_reply_after_its_tool_answer(appointments, tm
 
 async def test_the_same_run_started_from_the_new_run_dialog(appointments, shared_data: Path, tmp_path: Path) -> None:
     """The TUI path itself: the dialog's fields, its start, the app's worker, the store."""
-    from arena_tui.app import ArenaApp
+    from arena_tui.app import ArenaApp  # deferred: the app (Textual) loads only for this test
+    from arena_tui.commands.launch import EngineLauncher  # deferred: the app (Textual) loads only for this test
     from tests.test_app_new_run import open_dialog, until
 
-    app = ArenaApp(tmp_path / "arena.db", shared_data)
+    app = ArenaApp(tmp_path / "arena.db", shared_data, launcher=EngineLauncher())
     async with app.run_test(size=(120, 40)) as pilot:
         dialog = await open_dialog(app, pilot)
         dialog.query_one("#benchmark").value = "appointment_bench"
