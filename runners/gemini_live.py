@@ -98,11 +98,19 @@ def _build_service_class() -> Any:
             self._pending: tuple[str, str, str | None] | None = None  # (reason, error, handle) of a reconnect
             self.publish: Any = None  # set by the runner's observe_session
             self.session_number = 0
+            self._connecting = True  # until the first connect attempt ends
 
-        # -- liveness: Pipecat's reconnect briefly has no connection task; that is not death
+        # -- liveness: Pipecat's reconnect briefly has no connection task, and the pipeline plays
+        # input before the first connect is done; neither is death
+        async def _connect(self, session_resumption_handle: str | None = None):
+            try:
+                await super()._connect(session_resumption_handle=session_resumption_handle)
+            finally:
+                self._connecting = False
+
         def connection_alive(self) -> bool:
             task = self._connection_task
-            return self._reconnecting or (task is not None and not task.done())
+            return self._connecting or self._reconnecting or (task is not None and not task.done())
 
         # -- input audio at 16 kHz
         async def _send_user_audio(self, frame):

@@ -69,6 +69,15 @@ class ReplayBeforeFirstResponse:
         self._replay = list(replay or [])
         self.replayed_items = 0
         self.on_response_status: Any = None
+        # True until the first connect attempt ends: the pipeline starts playing input before
+        # the socket is up, and a session still connecting is not a dead one.
+        self.connecting = True
+
+    async def _connect(self):
+        try:
+            await super()._connect()
+        finally:
+            self.connecting = False
 
     async def _handle_evt_response_done(self, evt):
         if self.on_response_status is not None:
@@ -95,7 +104,10 @@ class ReplayingRealtimeService(ReplayBeforeFirstResponse, OpenAIRealtimeLLMServi
 
 
 def realtime_alive(service: Any) -> bool:
-    """Pipecat does not report a closed socket: the receive loop ending is the sign."""
+    """Pipecat does not report a closed socket: the receive loop ending is the sign (a session
+    whose first connect is still under way is alive)."""
+    if getattr(service, "connecting", False):
+        return True
     ws = getattr(service, "_websocket", None)
     task = getattr(service, "_receive_task", None)
     return ws is not None and task is not None and not task.done()

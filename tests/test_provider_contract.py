@@ -79,8 +79,12 @@ async def test_every_alias_with_fake_builds_a_service_on_loopback(alias, demo, m
             model=runner.resolve_model(alias), system_prompt=demo.system_prompt, tools=demo.tools,
             kickoff="Greet the user briefly.", config=config,
         )
-        endpoint = built_endpoint(runner.build_service(spec))
+        service = runner.build_service(spec)
+        endpoint = built_endpoint(service)
         assert loopback(endpoint), f"{alias}: a --fake service would connect to {endpoint}"
+        # a session whose first connect has not run yet is not a dead one: the pipeline starts
+        # playing input before the socket is up, and the engine must not rotate it for "disconnect"
+        assert runner.is_alive(service), f"{alias}: a session still connecting reads as dead"
         # the declared contract agrees with the built service (imported here: the check above runs on older code too)
         from runners.base import is_local
 

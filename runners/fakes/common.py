@@ -17,12 +17,12 @@ import ssl
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from aiohttp import web
+from aiohttp import WSMsgType, web
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from arena_tui.spine.benchmark import Benchmark, ExpectedCall
@@ -267,8 +267,13 @@ class TlsPair(BaseModel):
 def self_signed_tls(directory: Path | None = None) -> TlsPair:
     """Generate a certificate for 127.0.0.1/localhost; the client context trusts only it."""
     from cryptography import x509  # deferred: cryptography (a test extra) is needed only for the TLS fakes
-    from cryptography.hazmat.primitives import hashes, serialization  # deferred: cryptography (a test extra) is needed only for the TLS fakes
-    from cryptography.hazmat.primitives.asymmetric import ec  # deferred: cryptography (a test extra) is needed only for the TLS fakes
+    from cryptography.hazmat.primitives import (  # deferred: cryptography (a test extra) is needed only for the TLS fakes
+        hashes,
+        serialization,
+    )
+    from cryptography.hazmat.primitives.asymmetric import (
+        ec,  # deferred: cryptography (a test extra) is needed only for the TLS fakes
+    )
     from cryptography.x509.oid import NameOID  # deferred: cryptography (a test extra) is needed only for the TLS fakes
 
     directory = Path(directory or tempfile.mkdtemp(prefix="arena-fake-tls-"))
@@ -430,6 +435,44 @@ def spawn(tasks: set[asyncio.Task[Any]], coro: Any) -> None:
     task = asyncio.get_running_loop().create_task(coro)
     tasks.add(task)
     task.add_done_callback(tasks.discard)
+
+
+class ServerSocket:
+    """A fake's server socket whose scripted closes are made by the task that reads it.
+
+    aiohttp closes the transport at once when `close()` comes from a task other than the one
+    receiving. The client is still streaming audio then, so the kernel answers the unread bytes
+    with a reset and the client loses the close frame: it sees code 1006, not the scripted one.
+    A real server completes the close handshake, so a reply task only asks (`close_soon`) and
+    the reader closes, reading until the client's close arrives."""
+
+    def __init__(self, ws: web.WebSocketResponse):
+        self.ws = ws
+        self._close: tuple[int, bytes] | None = None
+        self._wake = asyncio.Event()
+
+    def close_soon(self, code: int, message: bytes) -> None:
+        self._close = (code, message)
+        self._wake.set()
+
+    async def messages(self) -> AsyncIterator[Any]:
+        """The client's messages until either side closes (close/error messages end it)."""
+        wake = asyncio.ensure_future(self._wake.wait())
+        try:
+            while not self.ws.closed:
+                recv = asyncio.ensure_future(self.ws.receive())
+                await asyncio.wait({recv, wake}, return_when=asyncio.FIRST_COMPLETED)
+                if not recv.done():
+                    recv.cancel()
+                    await asyncio.gather(recv, return_exceptions=True)
+                elif recv.result().type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR):
+                    return
+                else:
+                    yield recv.result()
+                if self._close is not None and not self.ws.closed:
+                    await self.ws.close(code=self._close[0], message=self._close[1])
+        finally:
+            wake.cancel()
 
 
 def spread_words(text: str, n: int) -> list[str]:

@@ -25,6 +25,7 @@ from runners.fakes.common import (
     FakeServer,
     Script,
     ScriptedReply,
+    ServerSocket,
     TlsPair,
     b64,
     b64decode_any,
@@ -86,6 +87,7 @@ class GeminiLiveFake(FakeServer):
 class _Session:
     def __init__(self, fake: GeminiLiveFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
         self.fake, self.rec, self.ws = fake, rec, ws
+        self.sock = ServerSocket(ws)
         self.script = fake.script
         self.history: list[dict[str, Any]] = []
         self.endpointer: Endpointer | None = None
@@ -101,7 +103,7 @@ class _Session:
             await self.ws.send_str(json.dumps(msg))
 
     async def run(self) -> None:
-        async for msg in self.ws:
+        async for msg in self.sock.messages():
             if msg.type != WSMsgType.TEXT and msg.type != WSMsgType.BINARY:
                 break
             try:
@@ -245,12 +247,12 @@ class _Session:
     async def after(self, reply: ScriptedReply) -> None:
         if reply.then == "disconnect":
             self.rec.closed = f"server:{reply.close_code}"
-            await self.ws.close(code=reply.close_code, message=b"forced disconnect")
+            self.sock.close_soon(reply.close_code, b"forced disconnect")
         elif reply.then == "go_away":
             await self.send({"goAway": {"timeLeft": f"{self.fake.go_away_ms / 1000:.3f}s"}})
             await asyncio.sleep(self.fake.go_away_ms / 1000)
             self.rec.closed = "server:go_away"
-            await self.ws.close(code=1000, message=b"session ended after goAway")
+            self.sock.close_soon(1000, b"session ended after goAway")
         elif reply.then == "expire":
             self.rec.closed = "server:expired"
-            await self.ws.close(code=1011, message=b"The session has expired")
+            self.sock.close_soon(1011, b"The session has expired")

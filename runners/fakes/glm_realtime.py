@@ -28,6 +28,7 @@ from runners.fakes.common import (
     ConnectionRecord,
     FakeServer,
     ScriptedReply,
+    ServerSocket,
     b64,
     chunks,
     spawn,
@@ -52,6 +53,7 @@ class GLMRealtimeFake(FakeServer):
 class _Session:
     def __init__(self, fake: GLMRealtimeFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
         self.fake, self.rec, self.ws = fake, rec, ws
+        self.sock = ServerSocket(ws)
         self.script = fake.script
         self.appended_since_commit = 0
         self.after_tool: tuple[ScriptedReply, int] | None = None  # a reply and its next call still to make
@@ -70,7 +72,7 @@ class _Session:
 
     async def run(self) -> None:
         await self.send({"type": "session.created", "session": {"id": f"sess_{uuid.uuid4().hex[:12]}"}})
-        async for msg in self.ws:
+        async for msg in self.sock.messages():
             if msg.type != WSMsgType.TEXT:
                 break
             try:
@@ -183,7 +185,7 @@ class _Session:
             # GLM has no goAway: every forced end is a close of the socket.
             code = 1000 if reply.then == "go_away" else reply.close_code
             self.rec.closed = f"server:{code}"
-            await self.ws.close(code=code, message=b"session ended")
+            self.sock.close_soon(code, b"session ended")
 
     async def done(self, rid: str, chars: int) -> None:
         out = max(1, chars // 4)

@@ -32,6 +32,7 @@ from runners.fakes.common import (
     Endpointer,
     FakeServer,
     Script,
+    ServerSocket,
     chunks,
     spawn,
     spread_words,
@@ -136,6 +137,7 @@ class UltravoxFake(FakeServer):
 class _Call:
     def __init__(self, fake: UltravoxFake, rec: ConnectionRecord, ws: web.WebSocketResponse, call: dict[str, Any]):
         self.fake, self.rec, self.ws, self.call = fake, rec, ws, call
+        self.sock = ServerSocket(ws)
         self.script = fake.script
         medium = (call["config"].get("medium") or {}).get("serverWebSocket") or {}
         self.in_rate = int(medium.get("inputSampleRate") or DEFAULT_RATE)
@@ -158,7 +160,7 @@ class _Call:
             # The default first speaker is the agent, also on a call that starts with history
             # (initialMessages or a prior call's): it opens with a greeting or a continuation.
             self.respond()
-        async for msg in self.ws:
+        async for msg in self.sock.messages():
             if msg.type == WSMsgType.BINARY:
                 self.on_audio(msg.data)
             elif msg.type == WSMsgType.TEXT:
@@ -245,7 +247,7 @@ class _Call:
             if reply.then in ("disconnect", "expire", "go_away"):
                 # Ultravox has no goAway; every forced end is a close of the call socket.
                 self.rec.closed = f"server:{reply.close_code}"
-                await self.ws.close(code=reply.close_code, message=b"call ended")
+                self.sock.close_soon(reply.close_code, b"call ended")
 
 
 _ROLES = {"MESSAGE_ROLE_USER": "user", "MESSAGE_ROLE_AGENT": "agent",

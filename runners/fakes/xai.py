@@ -31,6 +31,7 @@ from runners.fakes.common import (
     Endpointer,
     FakeServer,
     ScriptedReply,
+    ServerSocket,
     b64,
     chunks,
     spawn,
@@ -57,6 +58,7 @@ class XaiRealtimeFake(FakeServer):
 class _Session:
     def __init__(self, fake: XaiRealtimeFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
         self.fake, self.rec, self.ws = fake, rec, ws
+        self.sock = ServerSocket(ws)
         self.script = fake.script
         self.session: dict[str, Any] = {}
         self.ready = False
@@ -75,7 +77,7 @@ class _Session:
 
     async def run(self) -> None:
         await self.send({"type": "conversation.created", "conversation": {"id": _id("conv"), "object": "realtime.conversation"}})
-        async for msg in self.ws:
+        async for msg in self.sock.messages():
             if msg.type != WSMsgType.TEXT:
                 break
             try:
@@ -226,4 +228,4 @@ class _Session:
             if reply.then:
                 code = 1000 if reply.then == "go_away" else reply.close_code
                 self.rec.closed = f"server:{code}"
-                await self.ws.close(code=code, message=b"session ended")
+                self.sock.close_soon(code, b"session ended")
