@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.judge import HeuristicJudge, JudgeWorker
@@ -17,10 +16,6 @@ from benchmarks.registry import load_benchmark
 from runners.base import get_runner
 from runners.config import RunConfig
 from runners.engine import CONTINUE_PROMPT, run_benchmark
-
-# Not yet passing at the helper's deadline (sessions of a rehydrated run die or the run hangs
-# under load; see the branch report): skipped so it does not hang the suite. Remove once fixed.
-pytestmark = pytest.mark.skip(reason="rehydrate: sessions of a rehydrated run die under load; unfinished")
 
 GREETING = "Greet the user briefly."
 
@@ -69,14 +64,20 @@ async def test_simulator_sessions_get_the_golden_history_of_the_turns_before(tmp
     assert len(sessions) == len(turns)
     seen: list[int] = []
     for rec in sessions:
-        users = [i["content"][0]["text"] for i in rec.items if i.get("role") == "user"]
+        said = [(n, i["content"][0]["text"]) for n, i in enumerate(rec.items) if i.get("role") == "user"]
+        # the seed ends with the kickoff: the greeting (no history) or "continue"; after it, the
+        # session's own live turn (its audio, calls and reply) follows
+        kickoff = next(n for n, text in said if text in (GREETING, CONTINUE_PROMPT))
+        seed = rec.items[:kickoff]
+        users = [i["content"][0]["text"] for i in seed if i.get("role") == "user"]
+        assert rec.items[kickoff]["content"][0]["text"] == (CONTINUE_PROMPT if users else GREETING)
         k = len(users)  # the session of turn k was given turns 0..k-1
         before = bench.turns[:k]
         assert users == [t.input for t in before]
-        assert [i["content"][0]["text"] for i in rec.items if i.get("role") == "assistant"] == [t.golden_text for t in before]
-        calls = [(i["name"], json.loads(i["arguments"])) for i in rec.items if i.get("type") == "function_call"]
+        assert [i["content"][0]["text"] for i in seed if i.get("role") == "assistant"] == [t.golden_text for t in before]
+        calls = [(i["name"], json.loads(i["arguments"])) for i in seed if i.get("type") == "function_call"]
         assert calls == [(c.name, c.args) for t in before for c in t.expected_calls]
-        outputs = [json.loads(i["output"]) for i in rec.items if i.get("type") == "function_call_output"]
+        outputs = [json.loads(i["output"]) for i in seed if i.get("type") == "function_call_output"]
         assert outputs == [r for t in before for r in t.expected_responses]
         seen.append(k)
     assert sorted(seen) == turns
@@ -123,3 +124,19 @@ async def test_gemini_fake_sessions_get_the_golden_history(tmp_path: Path) -> No
         ("model", t2.golden_text),
         ("user", CONTINUE_PROMPT),
     ]
+
+
+async def test_simulator_rehydrated_turns_run_two_at_once(tmp_path: Path) -> None:
+    """--parallel 2: the turns' sessions overlap in time, each still seeded with only its own past."""
+    turns = [0, 1, 2, 3]
+    bench, runner, events, run, results, judgements = await rehydrated(tmp_path, "sim", turns, speed=10.0, parallel=2)
+    assert_recorded(events, run, results, judgements, turns, parallel=2)
+    sessions = runner.fake.sessions
+    assert len(sessions) == len(turns)
+    seeded = sorted(sum(1 for i in rec.items if i.get("role") == "assistant" and i.get("content")
+                        and i["content"][0]["text"] in [t.golden_text for t in bench.turns]) for rec in sessions)
+    assert seeded == turns  # turn k's session got the k golden replies before it, never another's
+    # two at once: some turn started before the previous one ended
+    started = {e.turn_index: e.t_ms for e in events if e.kind == "turn_started"}
+    ended = {e.turn_index: e.t_ms for e in events if e.kind == "turn_ended"}
+    assert any(started[k + 1] < ended[k] for k in turns[:-1])
