@@ -100,3 +100,43 @@ async def test_small_campaign_local_then_resume(tmp_path: Path) -> None:
     bus.close()
     await recording
     await store.close()
+
+
+async def test_quit_campaign_resumes_its_runs_in_place(tmp_path: Path) -> None:
+    """Quit mid-campaign (the task cancelled, as Ctrl-C does): re-running the spec resumes each
+    unfinished run under its own id at its first unfinished turn, never a second run."""
+    from arena_tui.spine.events import TurnEnded
+
+    spec = build_spec({}, {"benchmarks": "demo_bench", "models": "sim", "repeats": 2, "speed": 10.0,
+                           "turns": "0-2", "fake": True, "greeting": False, "workers": 1, "concurrency": 2})
+    store = await Store.open(tmp_path / "arena.db")
+    bus = EventBus()
+    recording = store.start_recording(bus)
+    first_turn = bus.subscribe(lambda e: isinstance(e, TurnEnded) and e.turn_index >= 0)
+    lines: list[str] = []
+    task = asyncio.create_task(run_campaign(store, bus, spec, notice=lines.append))
+    async for _ in first_turn:
+        break
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await store.flush()
+    [cid] = [c[0] for c in await records.list_campaigns(store)]
+    before = {(c.cell.repeat): c.run_id for c in await records.cells(store, cid)}
+    cut = [r for r in before.values() if (await records.cell_state(store, r))[0] != "complete"]
+    assert cut, "the quit left no run unfinished"
+
+    again = await run_campaign(store, bus, spec, notice=lines.append)
+    assert again.campaign_id == cid and not again.incomplete
+    after = {(c.cell.repeat): c.run_id for c in await records.cells(store, cid)}
+    assert after == before  # the same runs, continued
+    for run_id in cut:
+        assert await records.cell_state(store, run_id) == ("complete", 3, 3)
+        kinds = [ev.kind for _, ev in await store.events(run_id, kinds=("run_started", "run_resumed", "run_ended"))]
+        assert kinds[0] == "run_started" and kinds.count("run_resumed") == 1 and kinds[-1] == "run_ended"
+        rows = [r.turn_index for r in await store.turn_results(run_id) if r.turn_index >= 0]
+        assert sorted(rows) == [0, 1, 2]
+        assert any(f"run {run_id} resumed at turn" in line for line in lines), lines
+    bus.close()
+    await recording
+    await store.close()

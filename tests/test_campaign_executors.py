@@ -3,7 +3,8 @@
 Every run is the engine against the in-process simulator at speed 10 on the built-in demo
 benchmark; the coordinator records the re-published events with the real Store, so "one row
 per turn" is checked in SQLite. A worker is killed with SIGKILL once its run's first turn has
-ended: that job must come back through on_lost, the others must complete.
+ended: that job must come back through on_lost, the others must complete, and the lost run is
+then resumed in place (same run id, at its first unfinished turn) the way a campaign does it.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ import pytest
 from arena_tui.spine.bus import EventBus
 from arena_tui.campaign.executor import Executor, Job, JobOutcome
 from arena_tui.campaign.local import LocalExecutor
+from arena_tui.campaign.orchestrator import continue_cell
 from arena_tui.campaign.ray_executor import LOCAL_IP, RayExecutor, import_ray
 from arena_tui.campaign.snapshot import BenchmarkSnapshot, snapshot
-from arena_tui.spine.events import TurnEnded
+from arena_tui.spine.events import RunEnded, TurnEnded
 from arena_tui.store import Store
 from benchmarks.registry import open_benchmark
 
@@ -41,7 +43,7 @@ class Recorder:
         self.lost: dict[str, str] = {}
 
     def on_done(self, job: Job, outcome: JobOutcome) -> None:
-        assert job.run_id not in self.done and job.run_id not in self.lost
+        assert job.run_id not in self.done  # (a lost run may come back resumed, under its id)
         self.done[job.run_id] = outcome
 
     def on_lost(self, job: Job, reason: str) -> None:
@@ -59,6 +61,25 @@ async def kill_on_first_turn(bus: EventBus, executor: Executor, run_id: str) -> 
         sub.close()
         return pid
     raise AssertionError("bus closed before the run ended a turn")
+
+
+async def resume_lost(store: Store, bus: EventBus, executor: Executor, snap: BenchmarkSnapshot, run_id: str) -> None:
+    """What the campaign does with a lost run: end it interrupted, then resume it in place."""
+    bus.publish(RunEnded(run_id=run_id, t_ms=0.0, status="interrupted", reason="worker lost"))
+    await store.flush()
+    again, resume, how = await continue_cell(store, open_benchmark("demo_bench"), run_id)
+    assert again == run_id and resume is not None, how
+    done = [r["turn_index"] for r in resume["done"]]
+    assert resume["from_turn"] in TURNS and done == [t for t in TURNS if t < resume["from_turn"]]
+    assert how.startswith(f"resumed at turn {resume['from_turn']}")
+    executor.submit(Job(run_id, snap, CONFIG, resume=resume))
+    await executor.join()
+
+
+async def assert_resumed_in_place(store: Store, run_id: str) -> None:
+    await assert_one_row_per_turn(store, run_id, complete=True)
+    kinds = [ev.kind for _, ev in await store.events(run_id, kinds=("run_started", "run_resumed", "run_ended"))]
+    assert kinds == ["run_started", "run_ended", "run_resumed", "run_ended"], kinds
 
 
 async def assert_one_row_per_turn(store: Store, run_id: str, complete: bool) -> None:
@@ -133,16 +154,15 @@ async def test_local_worker_killed_mid_run(tmp_path: Path, demo_snapshot: Benchm
         # the pool replaced the dead worker, and a resumed job runs on it
         await asyncio.wait_for(_until(lambda: len(pool.pids) == 2), 120)
         assert killed not in pool.pids and len(set(pool.pids) - before) == 1
-        pool.submit(Job("victim-resumed", demo_snapshot, CONFIG))
-        await pool.join()
+        await assert_one_row_per_turn(store, "victim", complete=False)
+        await resume_lost(store, bus, pool, demo_snapshot, "victim")
     finally:
         await pool.close()
     bus.close()
     await recording
-    assert rec.done["victim-resumed"].status == "finished"
+    assert rec.done["victim"].status == "finished"
     await assert_one_row_per_turn(store, "survivor", complete=True)
-    await assert_one_row_per_turn(store, "victim-resumed", complete=True)
-    await assert_one_row_per_turn(store, "victim", complete=False)
+    await assert_resumed_in_place(store, "victim")
     await store.close()
 
 
@@ -215,14 +235,13 @@ async def test_ray_worker_killed_mid_run(tmp_path: Path, demo_snapshot: Benchmar
         killed = await killer
         assert set(rec.lost) == {"victim"} and str(killed) in rec.lost["victim"], rec.lost
         assert rec.done["survivor"].status == "finished"
-        executor.submit(Job("victim-resumed", demo_snapshot, CONFIG))
-        await executor.join()
+        await assert_one_row_per_turn(store, "victim", complete=False)
+        await resume_lost(store, bus, executor, demo_snapshot, "victim")
     finally:
         await executor.close()
     bus.close()
     await recording
-    assert rec.done["victim-resumed"].status == "finished"
+    assert rec.done["victim"].status == "finished"
     await assert_one_row_per_turn(store, "survivor", complete=True)
-    await assert_one_row_per_turn(store, "victim-resumed", complete=True)
-    await assert_one_row_per_turn(store, "victim", complete=False)
+    await assert_resumed_in_place(store, "victim")
     await store.close()

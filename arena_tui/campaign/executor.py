@@ -30,17 +30,21 @@ from arena_tui.spine.bus import EventBus
 
 from .snapshot import BenchmarkSnapshot
 
-# module:function of `async (benchmark, RunConfig, bus, run_id) -> dict`, imported in the worker
+# module:function of `async (benchmark, RunConfig, bus, run_id[, resume=]) -> dict`, imported in the worker
 DEFAULT_RUNNER = "arena_tui.campaign.worker:run_engine"
 
 
 @dataclass(frozen=True)
 class Job:
-    """One run: a benchmark by value, its RunConfig as a dict (validated in the worker), its id."""
+    """One run: a benchmark by value, its RunConfig as a dict (validated in the worker), its id,
+    and when it continues an interrupted run, what to resume from."""
 
     run_id: str
     snapshot: BenchmarkSnapshot = field(repr=False)
     config: dict[str, Any]
+    # set: continue the interrupted run `run_id` in place (worker.resume_seed's JSON form:
+    # from_turn, start_ms, done = the finished turns' stored results)
+    resume: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -196,7 +196,7 @@ class LocalExecutor(Executor):
                 self._send(w, ("snapshot", snap))
                 w.keys.add(snap.key)
             w.jobs.add(job.run_id)
-            self._send(w, ("run", job.run_id, snap.key, job.config))
+            self._send(w, ("run", job.run_id, snap.key, job.config, job.resume))
 
     def _send(self, w: _Worker, msg: tuple) -> None:
         try:
@@ -250,8 +250,8 @@ async def _serve(conn: Connection, runner_spec: str) -> None:
     benchmarks: dict[str, Any] = {}
     tasks: dict[str, asyncio.Task[None]] = {}
 
-    async def job(run_id: str, key: str, config: dict) -> None:
-        out = await execute(runner, benchmarks[key], config, run_id, lambda b: outbox.put(("events", run_id, b)))
+    async def job(run_id: str, key: str, config: dict, resume: dict | None) -> None:
+        out = await execute(runner, benchmarks[key], config, run_id, lambda b: outbox.put(("events", run_id, b)), resume)
         outbox.put(("done", run_id, out))
         tasks.pop(run_id, None)
 
@@ -262,7 +262,7 @@ async def _serve(conn: Connection, runner_spec: str) -> None:
             if msg[0] == "snapshot":
                 benchmarks[msg[1].key] = msg[1].materialize(scratch)
             elif msg[0] == "run":
-                tasks[msg[1]] = asyncio.create_task(job(msg[1], msg[2], msg[3]))
+                tasks[msg[1]] = asyncio.create_task(job(msg[1], msg[2], msg[3], msg[4]))
             elif msg[0] == "stop":
                 for t in list(tasks.values()):
                     t.cancel()

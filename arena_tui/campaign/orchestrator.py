@@ -8,8 +8,8 @@ all problems are reported at once and nothing starts unless `skip_unrunnable`.
 
 A cell whose stored turn rows are complete is skipped; any other cell (never run, interrupted,
 its worker lost) goes through `continue_cell`, the one place that decides how an unfinished run
-goes on. Until the engine can resume a run in place, it re-runs the cell from scratch as a
-new run, and says so.
+goes on: an interrupted run is resumed in place (same run id, at its first unfinished turn,
+the finished turns' history replayed), and the notice says so.
 """
 
 from __future__ import annotations
@@ -73,14 +73,26 @@ def fresh_run_id() -> str:
     return uuid.uuid4().hex
 
 
-def continue_cell(previous_run: str | None) -> tuple[str, str]:
-    """How an unfinished cell goes on: (run id to run, what the notice says).
+async def continue_cell(store: Store, benchmark: Any, previous_run: str | None) -> tuple[str, dict[str, Any] | None, str]:
+    """How a cell goes on: (run id to run, the resume plan as JSON or None, what the notice says).
 
-    The one hook for resuming: for now a fresh run of the whole cell (the old run stays as it
-    was recorded, interrupted); a run resumed in place would return `previous_run` here."""
+    The one place that decides it: no run yet, a fresh run; an interrupted run (kill -9, a lost
+    worker, a quit) resumed in place at its first unfinished turn, same run id, the finished
+    turns' history replayed (`arena_tui.resume`); a run that cannot be resumed (never recorded
+    anything, rehydrated) run afresh, and the notice says why."""
+    from arena_tui.resume import ResumeError, plan_resume  # deferred: resume planning loads only when a cell is unfinished
+
     if previous_run is None:
-        return fresh_run_id(), "started"
-    return fresh_run_id(), f"re-run from scratch as a new run (run {previous_run} stays interrupted)"
+        return fresh_run_id(), None, "started"
+    if await store.get_run(previous_run) is None:
+        return fresh_run_id(), None, f"started (run {previous_run} recorded nothing)"
+    try:
+        plan = await plan_resume(store, previous_run, benchmark)
+    except ResumeError as e:
+        return fresh_run_id(), None, f"re-run from scratch as a new run ({e})"
+    resume = {"from_turn": plan.from_turn, "start_ms": plan.start_ms,
+              "done": [r.model_dump(mode="json") for r in plan.done]}
+    return previous_run, resume, f"resumed at turn {plan.from_turn} ({len(plan.done)} finished turn(s) replayed)"
 
 
 def make_executor(spec: CampaignSpec, bus: EventBus, on_lost: Any, on_done: Any) -> Executor:
@@ -124,7 +136,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     if not todo:
         return result
 
-    snapshots = await asyncio.to_thread(_snapshots, {c.benchmark for c, _ in todo}, data_dir)
+    benchmarks, snapshots = await asyncio.to_thread(_snapshots, {c.benchmark for c, _ in todo}, data_dir)
     events: asyncio.Queue[tuple[str, Job, Any]] = asyncio.Queue()
     by_run: dict[str, Cell] = {}
     executor = executor_factory(spec, bus, lambda j, r: events.put_nowait(("lost", j, r)),
@@ -132,11 +144,11 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     t0 = time.monotonic()
 
     async def submit(cell: Cell, previous: str | None, why: str = "") -> None:
-        run_id, how = continue_cell(previous)
+        run_id, resume, how = await continue_cell(store, benchmarks[cell.benchmark], previous)
         by_run[run_id] = cell
         await records.set_cell(store, campaign_id, cell, status="queued", run_id=run_id, reason=why)
         notice(f"{cell.label}: run {run_id} {how}" + (f" ({why})" if why else ""))
-        executor.submit(Job(run_id, snapshots[cell.benchmark], spec.run_config(cell.model)))
+        executor.submit(Job(run_id, snapshots[cell.benchmark], spec.run_config(cell.model), resume=resume))
 
     await executor.start()
     if on_executor is not None:
@@ -186,13 +198,15 @@ async def _end_cancelled(store: Store, bus: EventBus, run_ids: list[str], t0: fl
     await store.flush()
 
 
-def _snapshots(names: set[str], data_dir: Path | None) -> dict[str, BenchmarkSnapshot]:
+def _snapshots(names: set[str], data_dir: Path | None) -> tuple[dict[str, Any], dict[str, BenchmarkSnapshot]]:
+    """The benchmarks (for resume planning here) and their snapshots (by value, for the workers)."""
     from benchmarks.registry import load_benchmark  # deferred: benchmark reading loads only when a campaign runs
 
-    out = {}
+    benchmarks, snaps = {}, {}
     for name in names:
         try:
-            out[name] = snapshot(load_benchmark(name, data_dir))
+            benchmarks[name] = load_benchmark(name, data_dir)
+            snaps[name] = snapshot(benchmarks[name])
         except SnapshotError as e:  # preflight checked the audio; it went missing since
             raise CampaignBlocked([str(e)]) from None
-    return out
+    return benchmarks, snaps

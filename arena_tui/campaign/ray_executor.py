@@ -90,7 +90,7 @@ class RayExecutor(Executor):
         ref = self._refs.get(job.snapshot.key)
         if ref is None:
             ref = self._refs[job.snapshot.key] = self._ray.put(job.snapshot)
-        stream = self._remote.options(num_cpus=self.run_cpus).remote(ref, job.config, job.run_id, self.runner)
+        stream = self._remote.options(num_cpus=self.run_cpus).remote(ref, job.config, job.run_id, self.runner, job.resume)
         self._follow[job.run_id] = asyncio.create_task(self._consume(job, stream), name=f"ray-{job.run_id}")
 
     def worker_pid(self, run_id: str) -> int | None:
@@ -166,7 +166,7 @@ def _benchmark(snap: BenchmarkSnapshot) -> Any:
     return _BENCHMARKS[snap.key]
 
 
-def _ray_task(snap: BenchmarkSnapshot, config: dict, run_id: str, runner_spec: str):
+def _ray_task(snap: BenchmarkSnapshot, config: dict, run_id: str, runner_spec: str, resume: dict | None = None):
     """Streaming generator: ("where", pid, ip), then ("events", bytes)..., then ("done", outcome)."""
     import ray  # deferred: ray is the optional `ray` extra; imported only when --executor ray is used
 
@@ -178,7 +178,7 @@ def _ray_task(snap: BenchmarkSnapshot, config: dict, run_id: str, runner_spec: s
     items: queue.SimpleQueue[tuple] = queue.SimpleQueue()
 
     def run() -> None:  # the run gets its own loop; this thread only hands batches to Ray
-        out = asyncio.run(execute(runner, benchmark, config, run_id, lambda b: items.put(("events", b))))
+        out = asyncio.run(execute(runner, benchmark, config, run_id, lambda b: items.put(("events", b)), resume))
         items.put(("done", out))
 
     threading.Thread(target=run, daemon=True, name=f"run-{run_id}").start()

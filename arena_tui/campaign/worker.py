@@ -20,12 +20,24 @@ from .transport import batches, encode_batch
 Runner = Callable[..., Awaitable[dict[str, Any] | None]]
 
 
-async def run_engine(benchmark: Any, config: Any, bus: EventBus, run_id: str) -> dict[str, Any]:
-    """The default runner: one benchmark run through the engine."""
+async def run_engine(benchmark: Any, config: Any, bus: EventBus, run_id: str,
+                     resume: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The default runner: one benchmark run through the engine (continued in place with `resume`)."""
     from runners.engine import run_benchmark  # deferred: the engine (Pipecat, ~1 s) loads in the worker process, never in the coordinator
 
-    await run_benchmark(benchmark, config, bus, run_id)
+    await run_benchmark(benchmark, config, bus, run_id, resume=resume_seed(resume) if resume else None)
     return {}
+
+
+def resume_seed(resume: dict[str, Any]) -> Any:
+    """The engine's Seed from a job's `resume` (the coordinator's plan, as JSON): the finished
+    turns' history by the history rule, the timeline's continuation, the turn to go on at."""
+    from arena_tui.spine.events import TurnResult  # deferred: with the engine, in the worker process only
+    from runners.engine import Seed, history_from_results  # deferred: the engine (Pipecat, ~1 s) loads in the worker process, never in the coordinator
+
+    done = [TurnResult.model_validate(r) for r in resume["done"]]
+    return Seed(history=history_from_results(done), start_ms=float(resume["start_ms"]),
+                resumed_from=int(resume["from_turn"]), detail=f"resumed at turn {resume['from_turn']}")
 
 
 def load_runner(spec: str) -> Runner:
@@ -34,7 +46,7 @@ def load_runner(spec: str) -> Runner:
 
 
 async def execute(runner: Runner, benchmark: Any, config: dict[str, Any], run_id: str,
-                  send_batch: Callable[[bytes], None]) -> dict[str, Any]:
+                  send_batch: Callable[[bytes], None], resume: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run one job; returns {"status": finished|error|cancelled, "message", "result"}."""
     from runners.config import RunConfig  # deferred: the engine (Pipecat, ~1 s) loads in the worker process, never in the coordinator
     from runners.engine import RunError  # deferred: the engine (Pipecat, ~1 s) loads in the worker process, never in the coordinator
@@ -49,7 +61,8 @@ async def execute(runner: Runner, benchmark: Any, config: dict[str, Any], run_id
     pump = asyncio.create_task(forward())
     out: dict[str, Any]
     try:
-        result = await runner(benchmark, RunConfig(**config), bus, run_id)
+        extra = {"resume": resume} if resume else {}
+        result = await runner(benchmark, RunConfig(**config), bus, run_id, **extra)
         out = {"status": "finished", "message": "", "result": result or {}}
     except asyncio.CancelledError:
         out = {"status": "cancelled", "message": "cancelled", "result": {}}

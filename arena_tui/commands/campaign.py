@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
     run.add_argument("--id", dest="campaign_id", help="campaign id (default: the one with this spec, else new)")
     run.add_argument("--skip-unrunnable", action="store_true", help="record unrunnable cells as skipped and run the rest")
-    res = sub.add_parser("resume", help="continue a recorded campaign: skip complete runs, re-run the rest")
+    res = sub.add_parser("resume", help="continue a recorded campaign: skip complete runs, resume interrupted ones in place")
     res.add_argument("campaign_id")
     res.add_argument("--skip-unrunnable", action="store_true", help="record unrunnable cells as skipped")
     sub.add_parser("list", help="recorded campaigns with their progress")
