@@ -15,6 +15,7 @@ from arena_tui.campaign import records
 from arena_tui.campaign.orchestrator import preflight, run_campaign
 from arena_tui.campaign.spec import SpecError, build_spec, load_toml
 from arena_tui.cli import main
+from arena_tui.judge import HeuristicJudge
 from arena_tui.spine.bus import EventBus
 from arena_tui.store import Store
 
@@ -114,7 +115,7 @@ async def test_quit_campaign_resumes_its_runs_in_place(tmp_path: Path) -> None:
     recording = store.start_recording(bus)
     first_turn = bus.subscribe(lambda e: isinstance(e, TurnEnded) and e.turn_index >= 0)
     lines: list[str] = []
-    task = asyncio.create_task(run_campaign(store, bus, spec, notice=lines.append))
+    task = asyncio.create_task(run_campaign(store, bus, spec, notice=lines.append, judge=HeuristicJudge))
     async for _ in first_turn:
         break
     task.cancel()
@@ -126,7 +127,7 @@ async def test_quit_campaign_resumes_its_runs_in_place(tmp_path: Path) -> None:
     cut = [r for r in before.values() if (await records.cell_state(store, r))[0] != "complete"]
     assert cut, "the quit left no run unfinished"
 
-    again = await run_campaign(store, bus, spec, notice=lines.append)
+    again = await run_campaign(store, bus, spec, notice=lines.append, judge=HeuristicJudge)
     assert again.campaign_id == cid and not again.incomplete
     after = {(c.cell.repeat): c.run_id for c in await records.cells(store, cid)}
     assert after == before  # the same runs, continued
@@ -137,6 +138,22 @@ async def test_quit_campaign_resumes_its_runs_in_place(tmp_path: Path) -> None:
         rows = [r.turn_index for r in await store.turn_results(run_id) if r.turn_index >= 0]
         assert sorted(rows) == [0, 1, 2]
         assert any(f"run {run_id} resumed at turn" in line for line in lines), lines
+    for run_id in after.values():  # judged live in the coordinator, the resumed turns too
+        judged = await store.latest_judgements(run_id)
+        assert {t for t in judged if t >= 0} == {0, 1, 2} and all(not j.error for j in judged.values())
     bus.close()
     await recording
     await store.close()
+
+
+def test_the_documented_toml_spec_is_valid(tmp_path: Path) -> None:
+    """docs/campaigns.md's example spec loads and every cell's run config validates."""
+    from runners.config import RunConfig
+
+    doc = (Path(__file__).parent.parent / "docs" / "campaigns.md").read_text(encoding="utf-8")
+    toml = doc.split("```toml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "spec.toml").write_text(toml, encoding="utf-8")
+    spec = build_spec(load_toml(tmp_path / "spec.toml"), {})
+    assert spec.repeats == 10 and spec.judge == "openai" and len(spec.cells()) == 2 * 2 * 10
+    for model in spec.models:
+        assert RunConfig(**spec.run_config(model)).rotation.max_age_s == 600

@@ -108,10 +108,14 @@ def make_executor(spec: CampaignSpec, bus: EventBus, on_lost: Any, on_done: Any)
 async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campaign_id: str | None = None,
                        data_dir: Path | None = None, skip_unrunnable: bool = False, notice: Notice = print,
                        executor_factory: Callable[..., Executor] = make_executor,
-                       on_executor: Callable[[Executor], None] | None = None) -> CampaignResult:
+                       on_executor: Callable[[Executor], None] | None = None,
+                       judge: Callable[[], Any] | None = None) -> CampaignResult:
     """Preflight, record the campaign, run every unfinished cell; `bus` must be recorded by `store`.
 
-    Returns once every cell's run has ended (complete or not); cells are judged by turn rows."""
+    `judge` builds a judge backend: each run is then judged live here, in the coordinator, as
+    its turns arrive (a resumed run with its stored turns and verdicts as context), exactly as
+    `arena-tui run` judges. Returns once every cell's run has ended and been judged (complete
+    or not); cells are judged complete by their turn rows."""
     problems = await asyncio.to_thread(preflight, spec, data_dir)
     if problems and not skip_unrunnable:
         raise CampaignBlocked([p for ps in problems.values() for p in ps])
@@ -142,10 +146,13 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     executor = executor_factory(spec, bus, lambda j, r: events.put_nowait(("lost", j, r)),
                                 lambda j, o: events.put_nowait(("done", j, o)))
     t0 = time.monotonic()
+    judging: list[asyncio.Task[None]] = []
 
     async def submit(cell: Cell, previous: str | None, why: str = "") -> None:
         run_id, resume, how = await continue_cell(store, benchmarks[cell.benchmark], previous)
         by_run[run_id] = cell
+        if judge is not None:  # subscribed before the executor can publish the run's first event
+            judging.append(await _judge_run(store, bus, benchmarks[cell.benchmark], judge, run_id, resumed=resume is not None))
         await records.set_cell(store, campaign_id, cell, status="queued", run_id=run_id, reason=why)
         notice(f"{cell.label}: run {run_id} {how}" + (f" ({why})" if why else ""))
         executor.submit(Job(run_id, snapshots[cell.benchmark], spec.run_config(cell.model), resume=resume))
@@ -181,10 +188,25 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
                 why = outcome.message or state
                 await records.set_cell(store, campaign_id, cell, status="pending", reason=why)
                 notice(f"{cell.label}: run {job.run_id} {state} ({done}/{total} turns): {why}")
+        await asyncio.gather(*judging)
     finally:
         await executor.close()
         await _end_cancelled(store, bus, list(by_run), t0)
+        for task in judging:  # (only when stopped early: each run has ended, so each judge ends too)
+            task.cancel()
+        await asyncio.gather(*judging, return_exceptions=True)
     return result
+
+
+async def _judge_run(store: Store, bus: EventBus, benchmark: Any, judge: Callable[[], Any], run_id: str,
+                     *, resumed: bool) -> asyncio.Task[None]:
+    from arena_tui.judge import JudgeWorker  # deferred: the judge loads only when a campaign is judged
+
+    worker = JudgeWorker(benchmark, judge(), bus, run_id)
+    run = await store.get_run(run_id) if resumed else None
+    if run is not None:
+        worker.seed(await store.turn_results(run_id), await store.judgements(run_id), run.config or {})
+    return worker.start()
 
 
 async def _end_cancelled(store: Store, bus: EventBus, run_ids: list[str], t0: float) -> None:

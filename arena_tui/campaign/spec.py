@@ -28,13 +28,16 @@ class Cell:
         return f"{self.benchmark} × {self.model} #{self.repeat}"
 
 
+JUDGES = ("auto", "openai", "bedrock", "heuristic", "none")
+
+
 @dataclass(frozen=True)
 class CampaignSpec:
     benchmarks: tuple[str, ...]
     models: tuple[str, ...]
     repeats: int = 1
     concurrency: int = 4  # sessions per worker
-    judge: str = "none"
+    judge: str = "auto"  # as `arena-tui run --judge`: auto|openai|bedrock|heuristic|none
     speed: float = 1.0
     turns: str | None = None  # turn subset, as `--turns`
     fake: bool = False
@@ -53,6 +56,8 @@ class CampaignSpec:
             raise SpecError(f"campaign: repeats must be 1 or more (got {self.repeats})")
         if self.concurrency < 1:
             raise SpecError(f"campaign: concurrency must be 1 or more (got {self.concurrency})")
+        if self.judge not in JUDGES:
+            raise SpecError(f"campaign: judge must be one of {', '.join(JUDGES)} (got {self.judge!r})")
         if self.executor not in ("local", "ray"):
             raise SpecError(f"campaign: executor must be local or ray (got {self.executor!r})")
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from arena_tui.spine.errors import CliError
 
+from .live import choose_judge
+
 NAME = "campaign"
 HELP = "run a matrix of benchmarks × models × repeats as one resumable campaign; list and show campaigns"
 ORDER = 15
@@ -29,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--model", help="model aliases, comma-separated")
     run.add_argument("--repeats", type=int, help="runs per benchmark × model (default 1)")
     run.add_argument("--concurrency", type=int, help="sessions per worker (default 4)")
-    run.add_argument("--judge", help="judge for the runs (none; judge them later with `arena-tui judge`)")
+    run.add_argument("--judge", help="judge each run live: auto (default: openai or bedrock if its key is set, else "
+                     "heuristic), openai, bedrock, heuristic, none (judge later with `arena-tui judge`)")
     run.add_argument("--speed", type=float, help="audio speed-up (sim or --fake only)")
     run.add_argument("--turns", help="turn subset, e.g. 0-2")
     run.add_argument("--fake", action="store_const", const=True, help="providers run against their local fakes")
@@ -80,9 +83,6 @@ def spec_from_args(args: argparse.Namespace) -> Any:
                  "fake": args.fake, "greeting": args.greeting, "executor": args.executor,
                  "ray_address": args.ray_address, "workers": args.workers}
         spec = build_spec(file_values, flags)
-        if spec.judge not in ("none", ""):
-            raise SpecError(f"--judge {spec.judge}: campaigns record runs unjudged for now; "
-                            "judge them after with `arena-tui judge RUN`")
         spec.run_config(spec.models[0])  # --turns parses
         return spec
     except (SpecError, ValueError) as e:
@@ -102,6 +102,9 @@ async def _run(store: Any, args: argparse.Namespace) -> int:
             raise CliError(f"{store.path}: no campaign {campaign_id} (see `arena-tui campaign list`)")
     else:
         spec = spec_from_args(args)
+    judge = choose_judge(argparse.Namespace(judge=spec.judge))
+    judge.check()
+    print(f"campaign judge: {judge.label}", flush=True)
     bus = EventBus()
     recording = store.start_recording(bus)
 
@@ -110,7 +113,7 @@ async def _run(store: Any, args: argparse.Namespace) -> int:
 
     try:
         result = await run_campaign(store, bus, spec, campaign_id=campaign_id, data_dir=paths.data_dir(args.data),
-                                    skip_unrunnable=args.skip_unrunnable, notice=notice)
+                                    skip_unrunnable=args.skip_unrunnable, notice=notice, judge=judge.make)
     except CampaignBlocked as e:
         for p in e.problems:
             print(f"arena-tui: {p}", file=sys.stderr)

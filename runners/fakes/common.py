@@ -271,9 +271,7 @@ def self_signed_tls(directory: Path | None = None) -> TlsPair:
         hashes,
         serialization,
     )
-    from cryptography.hazmat.primitives.asymmetric import (
-        ec,  # deferred: cryptography (a test extra) is needed only for the TLS fakes
-    )
+    from cryptography.hazmat.primitives.asymmetric import ec  # deferred: cryptography (a test extra) is needed only for the TLS fakes
     from cryptography.x509.oid import NameOID  # deferred: cryptography (a test extra) is needed only for the TLS fakes
 
     directory = Path(directory or tempfile.mkdtemp(prefix="arena-fake-tls-"))
