@@ -182,13 +182,13 @@ class Connection:
                 raise TypeError
         except (ValueError, KeyError, TypeError):
             self.log.append(ClientEventRecord(session=self.n, audio_ms=self.clock.ms, type="<invalid>",
-                                                payload={"raw": str(raw)[:200]}))
+                                          payload={"raw": str(raw)[:200]}))
             await self.error("invalid_json", "The server could not parse the event as JSON with a 'type'.")
             return
         if etype == "input_audio_buffer.append":
             audio = base64.b64decode(evt.get("audio") or "", validate=False)
             self.log.append(ClientEventRecord(session=self.n, audio_ms=self.clock.ms, type=etype,
-                                                payload={"bytes": len(audio)}))
+                                          payload={"bytes": len(audio)}))
             await self.on_audio(audio)
             return
         self.log.append(ClientEventRecord(session=self.n, audio_ms=self.clock.ms, type=etype, payload=evt))
