@@ -1,15 +1,19 @@
 """The audio turn loop: paced file input → the provider's Pipecat session → paced null output.
 
 It runs a benchmark's turns in order on ONE monotonic timeline (AUDIO time, scaled by
-`--speed`), decides when a turn is over, notices a dead or silent session, rotates to a new
-session with the history replayed, and measures levels, speech, latency and overlap on our
-own clock. The run life (tools, events, history, rotation bookkeeping) is `base.RunBase`.
+`--speed`), decides when a turn is over (the end-of-turn rule, the watchdog, retries), notices
+a dead or silent session and rotates to a new one with the history replayed.
+
+The split follows what drives each part. This module is the control: it reacts to the
+provider's frames and to its own ticks, and owns the sessions. `tracks.Tracks` only follows
+the audio as the transports play it (levels, speech, overlaps, recordings: our own clock, never
+the provider's). `audio_attempt.Attempt` is the data both fill and the `TurnResult` it becomes.
+The run life (tools, events, history, rotation bookkeeping) is `base.RunBase`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from pipecat.frames.frames import (
@@ -27,79 +31,31 @@ from pipecat.frames.frames import (
 from pipecat.metrics.metrics import LLMUsageMetricsData, TTFBMetricsData
 from pipecat.processors.frame_processor import FrameDirection
 
-from arena_tui.spine import audio
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
-    EMPTY_RESPONSE,
     GREETING_TURN,
-    AudioChunk,
     ErrorEvent,
     Interruption,
     Interval,
-    Level,
-    Overlap,
     Retry,
-    SpeechBoundary,
-    Waiting,
     TranscriptDelta,
     TurnEnded,
     TurnResult,
     TurnStarted,
+    Waiting,
 )
 from arena_tui.spine.benchmark import Benchmark, Turn
 
-from ..base import HistoryItem, ProviderRunner, RunError
+from ..base import HistoryItem, ProviderRunner
 from ..config import RunConfig
 from ..rotation import rotation_due
-from ..timeline import (
-    ConversationRecorder,
-    LevelMeter,
-    LiveOverlaps,
-    SpeechDetector,
-    measure_turn,
-    speech_intervals,
-)
+from ..timeline import LiveOverlaps
 from ..tools import ToolResolver
 from ..transports import RunClock
-from .base import CONTINUE_PROMPT, AttemptBase, RunBase, Seed, spoken_text, turn_status
+from .audio_attempt import Attempt
+from .base import CONTINUE_PROMPT, RunBase, Seed, turn_status
 from .session import Session
-
-
-@dataclass
-class Attempt(AttemptBase):
-    """What one attempt of one audio turn produced (`AttemptBase` plus its audio and timeline)."""
-
-    placed: Interval | None = None
-    user_transcript: str | None = None
-    responses_cancelled: int = 0
-    last_response_end_ms: float | None = None
-    last_tool_ms: float | None = None  # when a tool call was last answered
-    reply_due: str | None = None  # a tool was answered and the model has not replied since (the tool's name)
-    waiting_for: str | None = None  # what the last `waiting` event announced (one event per wait)
-    first_bot_ms: float | None = None
-    last_bot_ms: float | None = None
-    bot_pcm: bytearray = field(default_factory=bytearray)
-    user_pcm: bytearray = field(default_factory=bytearray)
-    bot_speech: list[Interval] = field(default_factory=list)
-    bot_speech_open: float | None = None
-    user_bounds: list[tuple[float, str]] | None = None  # VAD boundaries of the WAV, placed when it starts
-    user_speech_rel: list[Interval] = field(default_factory=list)  # VAD intervals within the WAV
-    provider_ttfb_ms: float | None = None
-    live_overlaps: LiveOverlaps | None = None  # set when the attempt starts
-    interrupted: bool = False
-
-    def responded(self) -> bool:
-        """A reply ended (a cancelled one does not count), or bot audio or a call came."""
-        return self.responses_ended > self.responses_cancelled or self.first_bot_ms is not None or bool(self.tool_calls)
-
-    def replied(self) -> None:
-        """Something of a reply came (text, audio, a new response): nothing is due any more."""
-        self.reply_due = None
-        self.waiting_for = None
-
-    def has_content(self) -> bool:
-        """Speech, audio or a call; control tokens alone (e.g. Gemini's `<ctrl46>`) are empty."""
-        return bool(spoken_text(self.assistant_text)) or self.first_bot_ms is not None or bool(self.tool_calls)
+from .tracks import Heard, Tracks
 
 
 class AudioRun(RunBase[Session, Attempt]):
@@ -121,20 +77,13 @@ class AudioRun(RunBase[Session, Attempt]):
             benchmark, config, bus, run_id, provider, RunClock(config.speed, start_ms), on_session, seed, numbers
         )
         self.rate = config.sample_rate
-        self.recorder = ConversationRecorder(self.rate, start_ms=start_ms)
-        # sessions side by side (rehydrated turns at once) make no one conversation track
-        self.conversation = not (config.mode == "rehydrated" and config.parallel > 1)
-        self.user_meter = LevelMeter("user", block_ms=config.level_block_ms, sample_rate=self.rate)
-        self.bot_meter = LevelMeter("bot", block_ms=config.level_block_ms, sample_rate=self.rate)
-        self.bot_detector = SpeechDetector(self.rate)
-        self._speech_cache: dict[int, list[Interval]] = {}
-        self._audio_cache: dict[int, bytes] = {}
+        self.tracks = Tracks(benchmark, config, lambda cls, **kw: self.publish(self.ev(cls, **kw)), start_ms)
 
     # -- the run's life
 
     def check(self, turns: list[Turn]) -> None:
         for t in turns:  # unreadable audio is an error before anything starts
-            self.user_audio(t)
+            self.tracks.user_audio(t)
 
     async def opening(self) -> None:
         g = self.config.greeting
@@ -152,70 +101,18 @@ class AudioRun(RunBase[Session, Attempt]):
     # -- callbacks from the transports (called at PLAYED / scheduled time)
 
     def on_user_chunk(self, pcm: bytes, t_ms: float) -> None:
-        for t, rms, peak in self.user_meter.feed(pcm, t_ms):
-            self.publish(self.ev(Level, t_ms=t, source="user", rms_dbfs=rms, peak_dbfs=peak, block_ms=self.config.level_block_ms))
-        self.recorder.add("user", pcm, t_ms)
-        a = self.attempt
-        if a is not None:
-            a.user_pcm.extend(pcm)
-            if a.user_bounds is None:  # the clip starts here: place its speech on the timeline
-                a.user_bounds = sorted(
-                    [(t_ms + i.start_ms, "user_speech_started") for i in a.user_speech_rel]
-                    + [(t_ms + i.end_ms, "user_speech_stopped") for i in a.user_speech_rel]
-                )
-            self._emit_user_bounds(a, t_ms + len(pcm) / 2 / self.rate * 1000.0)
-
-    def _emit_user_bounds(self, a: Attempt, until_ms: float) -> None:
-        while a.user_bounds and a.user_bounds[0][0] <= until_ms:
-            t, kind = a.user_bounds.pop(0)
-            self.publish(self.ev(SpeechBoundary, t_ms=t, kind=kind, origin="vad"))
-            self._overlaps(a, "user", kind == "user_speech_started", t)
-
-    def _overlaps(self, a: Attempt | None, who: str, started: bool | None, t: float) -> None:
-        """Feed a speech boundary to the live overlap tracker and report what became certain
-        (started=None closes both sides: the turn is over)."""
-        if a is None or a.live_overlaps is None:
-            return
-        found = a.live_overlaps.close(t) if started is None else a.live_overlaps.boundary(who, started, t)
-        for ov, cause in found:
-            self.publish(self.ev(Interruption, t_ms=ov.start_ms, cause=cause, detail=f"{ov.duration_ms:.0f} ms overlap"))
-            self.publish(self.ev(Overlap, t_ms=ov.end_ms, start_ms=ov.start_ms, end_ms=ov.end_ms))
-            a.interrupted = True
+        self.tracks.user_chunk(self.heard(), pcm, t_ms)
 
     def on_bot_audio(self, pcm: bytes, t_ms: float) -> None:
-        a = self.attempt
-        for t, rms, peak in self.bot_meter.feed(pcm, t_ms):
-            self.publish(self.ev(Level, t_ms=t, source="bot", rms_dbfs=rms, peak_dbfs=peak, block_ms=self.config.level_block_ms))
-        self.recorder.add("bot", pcm, t_ms)
-        dur = len(pcm) / 2 / self.rate * 1000.0
-        for kind, t in self.bot_detector.feed(pcm, t_ms):
-            self._bot_boundary(kind, t)
-        if a is not None:
-            if a.first_bot_ms is None:
-                a.first_bot_ms = t_ms
-            a.last_bot_ms = t_ms + dur
-            a.replied()
-            a.bot_pcm.extend(pcm)
-
-    def _bot_boundary(self, kind: str, t: float) -> None:
-        a = self.attempt
-        if kind == "start":
-            self.publish(self.ev(SpeechBoundary, t_ms=t, kind="bot_speech_started"))
-            if a is not None:
-                a.bot_speech_open = t
-        else:
-            self.publish(self.ev(SpeechBoundary, t_ms=t, kind="bot_speech_stopped"))
-            if a is not None and a.bot_speech_open is not None:
-                a.bot_speech.append(Interval(start_ms=a.bot_speech_open, end_ms=t))
-                a.bot_speech_open = None
-        self._overlaps(a, "bot", kind == "start", t)
+        self.tracks.bot_audio(self.heard(), pcm, t_ms)
+        if self.attempt is not None:
+            self.attempt.replied()
 
     def on_truncated(self, t_ms: float, pending_ms: float) -> None:
-        self.publish(
-            self.ev(Interruption, t_ms=t_ms, cause="bot_truncated", detail=f"{pending_ms:.0f} ms of bot audio not played")
-        )
-        if self.attempt is not None:
-            self.attempt.interrupted = True
+        self.tracks.truncated(self.heard(), t_ms, pending_ms)
+
+    def heard(self) -> Heard | None:
+        return self.attempt.heard if self.attempt is not None else None
 
     # -- frames from the LLM service
 
@@ -263,7 +160,7 @@ class AudioRun(RunBase[Session, Attempt]):
             return
         self.publish(self.ev(Interruption, cause="bot_truncated", detail=f"provider ended the reply {status}: {why}".strip()))
         if self.attempt is not None:
-            self.attempt.interrupted = True
+            self.attempt.heard.interrupted = True
 
     def on_session_event(self, session: Session, cls: type, /, **kw: Any) -> None:
         """An event the runner saw inside its service (only the current session's count)."""
@@ -280,27 +177,6 @@ class AudioRun(RunBase[Session, Attempt]):
             session.failed = msg
             if self.attempt is not None:
                 self.attempt.error = msg
-
-    # -- audio of the benchmark
-
-    def user_audio(self, turn: Turn) -> bytes:
-        if turn.turn_index not in self._audio_cache:
-            path = self.benchmark.audio_path(turn)
-            if path is None or not path.exists():
-                raise RunError(f"{self.benchmark.name} turn {turn.turn_index}: audio file {path} not found")
-            try:
-                pcm = audio.load_pcm16_bytes(path, self.rate, benchmark=self.benchmark.name, turn=turn.turn_index)
-            except audio.AudioError as e:
-                raise RunError(str(e)) from None
-            self._audio_cache[turn.turn_index] = pcm
-        return self._audio_cache[turn.turn_index]
-
-    def user_speech(self, turn: Turn, pcm: bytes) -> list[Interval]:
-        if turn.turn_index not in self._speech_cache:
-            self._speech_cache[turn.turn_index] = list(
-                speech_intervals(pcm, self.rate, offset_ms=0, method=self.config.vad_method)
-            )
-        return self._speech_cache[turn.turn_index]
 
     # -- sessions
 
@@ -370,7 +246,7 @@ class AudioRun(RunBase[Session, Attempt]):
             return False
         if a.reply_due is not None and not a.ends_session:
             return False
-        last = max(since, a.last_bot_ms or 0.0, a.last_response_end_ms or 0.0, a.last_tool_ms or 0.0)
+        last = max(since, a.heard.last_bot_ms or 0.0, a.last_response_end_ms or 0.0, a.last_tool_ms or 0.0)
         return now - last >= self.config.end_of_turn.quiet_ms
 
     def tool_settled(self, a: Attempt) -> None:
@@ -389,15 +265,10 @@ class AudioRun(RunBase[Session, Attempt]):
         s = self.session
         if s is not None and s.output is not None and s.output.busy():
             return
-        for kind, t in self.bot_detector.advance(now):
-            self._bot_boundary(kind, t)
+        self.tracks.advance(self.heard(), now)
 
     def _close_bot_speech(self, a: Attempt) -> None:
-        for kind, t in self.bot_detector.flush(self.now()):
-            self._bot_boundary(kind, t)
-        if a.bot_speech_open is not None:
-            a.bot_speech.append(Interval(start_ms=a.bot_speech_open, end_ms=self.now()))
-            a.bot_speech_open = None
+        self.tracks.close_bot_speech(a.heard, self.now())
 
     async def run_attempt(self, turn: Turn, number: int, pcm: bytes) -> tuple[Attempt, str]:
         """Play the turn's audio once and wait for the end of the turn; returns (attempt, outcome)."""
@@ -408,13 +279,12 @@ class AudioRun(RunBase[Session, Attempt]):
             number=number,
             started_ms=self.now(),
             resolver=ToolResolver(turn),
-            live_overlaps=LiveOverlaps(),
+            heard=Heard(user_speech_rel=self.tracks.user_speech(turn, pcm), live_overlaps=LiveOverlaps()),
         )
-        a.user_speech_rel = self.user_speech(turn, pcm)
         self.attempt = a
         dur_ms = len(pcm) / 2 / self.rate * 1000.0
         self.publish(self.ev(TurnStarted, attempt=number, input_text=turn.input, user_audio_ms=dur_ms))
-        fut = s.input.play(pcm, self.turn_marks(a.user_speech_rel, dur_ms))
+        fut = s.input.play(pcm, self.turn_marks(a.heard.user_speech_rel, dur_ms))
         deadline: float | None = None
         cfg = self.config
         while True:
@@ -464,7 +334,7 @@ class AudioRun(RunBase[Session, Attempt]):
 
     async def run_turn(self, turn: Turn) -> TurnResult:
         self.turn_index = turn.turn_index
-        pcm = self.user_audio(turn)
+        pcm = self.tracks.user_audio(turn)
         retries = 0
         reconnects_before = self.reconnects
         outcome = "no_response"
@@ -493,76 +363,27 @@ class AudioRun(RunBase[Session, Attempt]):
         self, turn: Turn, a: Attempt, outcome: str, retries: int, reconnects: int, pcm: bytes
     ) -> TurnResult:
         status, sentinel = turn_status(outcome, a.ends_session)
-        assistant_text = EMPTY_RESPONSE if sentinel == EMPTY_RESPONSE else a.assistant_text.strip()
         user_speech: list[Interval] = []
-        latencies = None
-        overlap_ms = 0.0
+        measured = None
         if a.placed is not None:
-            off = a.placed.start_ms
-            user_speech = [Interval(start_ms=i.start_ms + off, end_ms=i.end_ms + off) for i in self.user_speech(turn, pcm)]
-            m = measure_turn(a.placed, user_speech, a.first_bot_ms, a.bot_speech, a.provider_ttfb_ms)
-            latencies = m.latencies
-            overlap_ms = m.overlap_ms
-            self._emit_user_bounds(a, float("inf"))
-            self._overlaps(a, "", None, self.now())  # the rest of the live report (same intervals as m.overlaps)
-        result = TurnResult(
-            turn_index=turn.turn_index,
-            status=status,
-            user_text=turn.input,
-            user_transcript=a.user_transcript,
-            assistant_text=assistant_text,
-            tool_calls=a.tool_calls,
-            user_audio=a.placed,
-            user_speech=user_speech,
-            bot_speech=a.bot_speech,
-            overlap_ms=overlap_ms,
-            interrupted=a.interrupted,
-            no_audio=bool(spoken_text(a.assistant_text)) and a.first_bot_ms is None,
-            retries=retries,
-            reconnects=reconnects,
-            session=self.session_number(),
-            tokens=a.tokens,
-            sentinel=sentinel,
-            error=a.error,
-            **({"latencies": latencies} if latencies is not None else {}),
-        )
+            user_speech, measured = self.tracks.measure(turn, pcm, a.placed, a.heard, a.provider_ttfb_ms, self.now())
+        result = a.result(turn, status=status, sentinel=sentinel, retries=retries, reconnects=reconnects,
+                          session=self.session_number(), user_speech=user_speech, measured=measured)
         self.publish_audio(turn.turn_index, a)
         self.publish(self.ev(TurnEnded, result=result))
         self.remember(turn, status, a)
         return result
 
     def finish_greeting(self, a: Attempt, prompt: str) -> None:
-        """The greeting is not a benchmark turn (never judged), but it has a reply, audio and an end."""
-        text = spoken_text(a.assistant_text)
-        result = TurnResult(
-            turn_index=GREETING_TURN,
-            status="ok" if a.has_content() else "no_response",
-            user_text=prompt,
-            assistant_text=text,
-            bot_speech=a.bot_speech,
-            session=self.session_number(),
-            tokens=a.tokens,
-            error=a.error,
-        )
+        result = a.greeting_result(prompt, self.session_number())
         self.publish_audio(GREETING_TURN, a)
         self.publish(self.ev(TurnEnded, turn_index=GREETING_TURN, result=result))
 
     def publish_audio(self, turn_index: int, a: Attempt) -> None:
-        if a.user_pcm:
-            start = a.placed.start_ms if a.placed else a.started_ms
-            self.publish(self.ev(AudioChunk, track="user", sample_rate=self.rate, start_ms=start, pcm=bytes(a.user_pcm)))
-        if a.bot_pcm:
-            self.publish(
-                self.ev(AudioChunk, track="bot", sample_rate=self.rate, start_ms=a.first_bot_ms or 0.0, pcm=bytes(a.bot_pcm))
-            )
-        self.flush_conversation(turn_index)
+        self.tracks.publish_audio(turn_index, a.heard, a.placed.start_ms if a.placed else a.started_ms, self.now())
 
     def flush_conversation(self, turn_index: int | None) -> None:
-        start, stereo = self.recorder.take_slice(self.now())
-        if stereo and self.conversation:
-            self.publish(
-                self.ev(AudioChunk, turn_index=turn_index, track="conversation", sample_rate=self.rate, channels=2, start_ms=start, pcm=stereo)
-            )
+        self.tracks.flush_conversation(turn_index, self.now())
 
     def interrupted_turn(self, turn: Turn) -> None:
         a = self.attempt
@@ -570,18 +391,4 @@ class AudioRun(RunBase[Session, Attempt]):
             return
         self._close_bot_speech(a)
         self.publish_audio(turn.turn_index, a)
-        result = TurnResult(
-            turn_index=turn.turn_index,
-            status="interrupted",
-            user_text=turn.input,
-            user_transcript=a.user_transcript,
-            assistant_text=a.assistant_text.strip(),
-            tool_calls=a.tool_calls,
-            user_audio=a.placed,
-            bot_speech=a.bot_speech,
-            interrupted=a.interrupted,
-            session=self.session_number(),
-        )
-        self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=result))
-
-
+        self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=a.interrupted_result(turn, self.session_number())))

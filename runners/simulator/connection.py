@@ -1,7 +1,14 @@
-"""One websocket session of the simulator: receive loop, audio-time VAD, turn recognition, client events.
+"""One websocket session of the simulator: the client's events in, the session's state, the turn heard.
 
-Input is processed in order, one event at a time; the audio it carries advances this
-session's AUDIO clock (samples / 24), which is the only clock replies wait on.
+It reads client events in order, one at a time (session.update, conversation items, the
+input audio buffer, response.create/cancel), runs the audio-time VAD and recognises which
+turn is being spoken, and decides when that turn is answered. What the answer is and how it
+streams (calls, speech, faults) is its reply producer's (`replies.Replies`), which it drives
+through a few calls and which sees only what the session hands it: its `Outbox` side (this
+class's `send`/`abort`), its `AudioClock`, `Conversation` and `SessionRecord`.
+
+The audio each append carries advances the session's AUDIO clock (samples / 24), the only
+clock replies wait on.
 """
 
 from __future__ import annotations
@@ -9,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -20,9 +26,10 @@ import numpy as np
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from .clock import AudioClock
+from .conversation import Conversation
 from .faults import TurnFault
 from .fingerprint import Match, StreamScanner
-from .host import SimulatorHost
 from .protocol import (
     DEFAULT_SILENCE_MS,
     DEFAULT_THRESHOLD,
@@ -31,7 +38,8 @@ from .protocol import (
     new_id,
 )
 from .records import ClientEventRecord, SessionRecord, ToolOutputRecord, TurnTruth
-from .replies import Active, Replies, ToolWait
+from .replies import Replies, ReplySettings
+from .turns import TurnBook
 from .vad import AudioTimeVad, VadEdge
 
 _MATCH_SLACK_MS = 300.0  # a fingerprint onset may precede the VAD's start by this much
@@ -52,12 +60,13 @@ class _Segment:
     responded: bool = False  # a barge-in reply already went out for it
 
 
-class Connection(Replies):
-    """One websocket session: receive loop, VAD, turn recognition and responses."""
+class Connection:
+    """One websocket session: receive loop, VAD, turn recognition, and when to answer."""
 
-    def __init__(self, server: SimulatorHost, ws: ServerConnection, number: int) -> None:
-        self.s = server
+    def __init__(self, ws: ServerConnection, number: int, *, turns: TurnBook, settings: ReplySettings,
+                 log: list[ClientEventRecord]) -> None:
         self.ws = ws
+        self.turns, self.settings, self.log = turns, settings, log
         req = ws.request
         assert req is not None
         query = parse_qs(urlsplit(req.path).query)
@@ -72,10 +81,10 @@ class Connection(Replies):
             auth_present="authorization" in {k.lower() for k in req.headers.keys()},
         )
         self.n = number
-        self.samples = 0
+        self.clock = AudioClock()
         self._odd = b""
         self.vad = AudioTimeVad(DEFAULT_THRESHOLD, DEFAULT_SILENCE_MS)
-        self.scanner = StreamScanner(server.index)
+        self.scanner = StreamScanner(turns.index)
         self.matches: list[Match] = []
         self.server_vad = True
         self.segment: _Segment | None = None
@@ -85,19 +94,10 @@ class Connection(Replies):
         self._manual_start: float | None = None
         self._manual_end: float | None = None
         self._last_commit_samples = 0
-        self.last_item_id: str | None = None
-        self.items: dict[str, dict[str, Any]] = {}
-        self._item_truth: dict[str, TurnTruth] = {}
-        self.active: Active | None = None
-        self.tool_wait: ToolWait | None = None
         self.pending: tuple[TurnTruth, TurnFault | None, float | None] | None = None
         self.greeted = False
         self.expired = False
-        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
-        self._outputs_changed = asyncio.Event()
         self._send_lock = asyncio.Lock()
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._input_tokens_seen = 0
         self.config: dict[str, Any] = {
             "type": "realtime",
             "object": "realtime.session",
@@ -111,7 +111,7 @@ class Connection(Replies):
             "tracing": None,
             "prompt": None,
             # informational, as the API's: wall-clock epoch; the expiry fault itself counts AUDIO time
-            "expires_at": int(time.time() + (server.faults.expire_s or 3600)),
+            "expires_at": int(time.time() + (turns.faults.expire_s or 3600)),
             "include": None,
             "audio": {
                 "input": {
@@ -131,17 +131,19 @@ class Connection(Replies):
                 "output": {"format": {"type": "audio/pcm", "rate": RATE}, "voice": "alloy", "speed": 1.0},
             },
         }
+        self.conversation = Conversation(self.config["id"])
+        self.replies = Replies(self, session=number, clock=self.clock, conversation=self.conversation,
+                               rec=self.rec, turns=turns, settings=settings)
 
-    # -- plumbing ------------------------------------------------------------------------
-
-    @property
-    def audio_ms(self) -> float:
-        return self.samples * 1000.0 / RATE
+    # -- the socket (the reply producer's `Outbox`) --------------------------------------
 
     async def send(self, type_: str, **fields: Any) -> None:
         msg = json.dumps({"event_id": new_id("event"), "type": type_, **fields})
         async with self._send_lock:
             await self.ws.send(msg)
+
+    def abort(self) -> None:
+        self.ws.transport.abort()
 
     async def error(self, code: str, message: str, *, etype: str = "invalid_request_error",
                     param: str | None = None, event_id: str | None = None) -> None:
@@ -149,60 +151,23 @@ class Connection(Replies):
         self.rec.errors_sent.append(err)
         await self.send("error", error=err)
 
-    def spawn(self, coro: Awaitable[None]) -> asyncio.Task[None]:
-        task: asyncio.Task[None] = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
     def cancel_tasks(self) -> None:
-        for t in list(self._tasks):
-            t.cancel()
-        for _, fut in self._waiters:
-            if not fut.done():
-                fut.cancel()
-        self._waiters.clear()
-
-    async def until_audio_ms(self, ms: float) -> None:
-        """Wait until this much input audio has arrived on this connection."""
-        target = math.ceil(ms * RATE / 1000.0 - 1e-6)
-        if self.samples >= target:
-            return
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append((target, fut))
-        await fut
-
-    def _wake(self) -> bool:
-        keep, woke = [], False
-        for target, fut in self._waiters:
-            if self.samples >= target:
-                if not fut.done():
-                    fut.set_result(None)
-                    woke = True
-            else:
-                keep.append((target, fut))
-        self._waiters = keep
-        return woke
+        self.replies.stop()
+        self.clock.cancel()
 
     async def run(self) -> None:
         try:
             await self.send("session.created", session=self.config)
             async for raw in self.ws:
                 await self.on_message(raw)
-                active = self.active
-                if active is not None:
-                    if not active.armed.is_set():
-                        await active.armed.wait()
-                    else:  # a flood of input must not starve a reply being sent
-                        await asyncio.sleep(0)
+                await self.replies.hold_input()
         except ConnectionClosed:
             pass
         finally:
             self.cancel_tasks()
-            if self.active is not None and self.active.truth is not None and self.active.truth.status == "pending":
-                self.active.truth.status = "disconnected"
+            self.replies.session_closed()
             self.rec.closed = True
-            self.rec.audio_ms = self.audio_ms
+            self.rec.audio_ms = self.clock.ms
             if self.rec.close_code is None:
                 rcvd = self.ws.protocol.close_rcvd
                 self.rec.close_code = rcvd.code if rcvd else (self.ws.close_code or 1006)
@@ -216,17 +181,17 @@ class Connection(Replies):
             if not isinstance(etype, str):
                 raise TypeError
         except (ValueError, KeyError, TypeError):
-            self.s.log.append(ClientEventRecord(session=self.n, audio_ms=self.audio_ms, type="<invalid>",
-                                                payload={"raw": str(raw)[:200]}))
+            self.log.append(ClientEventRecord(session=self.n, audio_ms=self.clock.ms, type="<invalid>",
+                                          payload={"raw": str(raw)[:200]}))
             await self.error("invalid_json", "The server could not parse the event as JSON with a 'type'.")
             return
         if etype == "input_audio_buffer.append":
             audio = base64.b64decode(evt.get("audio") or "", validate=False)
-            self.s.log.append(ClientEventRecord(session=self.n, audio_ms=self.audio_ms, type=etype,
-                                                payload={"bytes": len(audio)}))
+            self.log.append(ClientEventRecord(session=self.n, audio_ms=self.clock.ms, type=etype,
+                                          payload={"bytes": len(audio)}))
             await self.on_audio(audio)
             return
-        self.s.log.append(ClientEventRecord(session=self.n, audio_ms=self.audio_ms, type=etype, payload=evt))
+        self.log.append(ClientEventRecord(session=self.n, audio_ms=self.clock.ms, type=etype, payload=evt))
         handler = self._handlers.get(etype)
         if handler is None:
             await self.error("invalid_value", f"Invalid value: '{etype}'. Unknown client event type.",
@@ -255,8 +220,8 @@ class Connection(Replies):
             return
         self.matches.extend(self.scanner.feed(pcm))
         edges = self.vad.feed(pcm)
-        self.samples += pcm.size
-        self.rec.audio_ms = self.audio_ms
+        self.clock.add(pcm.size)
+        self.rec.audio_ms = self.clock.ms
         for edge in edges:
             if self.server_vad:
                 await (self.on_speech_start(edge) if edge.kind == "start" else self.on_speech_stop(edge))
@@ -264,10 +229,10 @@ class Connection(Replies):
                 self._manual_start = edge.at_ms if self._manual_start is None else self._manual_start
             else:
                 self._manual_end = edge.at_ms
-        if self._wake():
+        if self.clock.wake():
             await asyncio.sleep(0)  # let woken responses stamp their audio time before more arrives
-        exp = self.s.faults.expire_s
-        if exp is not None and self.audio_ms >= exp * 1000.0:
+        exp = self.turns.faults.expire_s
+        if exp is not None and self.clock.ms >= exp * 1000.0:
             await self.expire(exp)
 
     async def expire(self, seconds: float) -> None:
@@ -291,30 +256,30 @@ class Connection(Replies):
         """Which turn this stretch of speech belongs to (None while it cannot be told yet)."""
         if seg.truth is not None:
             return seg.truth
-        hi = seg.end_ms if seg.end_ms is not None else self.audio_ms
+        hi = seg.end_ms if seg.end_ms is not None else self.clock.ms
         cands = [m for m in self.matches if seg.start_ms - _MATCH_SLACK_MS <= m.onset_ms <= hi]
         turn: int | None = None
         how, offset, first = "fingerprint", None, True
         if cands:
             onset = min(m.onset_ms for m in cands)
             at = [m for m in cands if m.onset_ms == onset]
-            at.sort(key=lambda m: (m.turn_index in self.s._answered, self.s._order.index(m.turn_index)))
+            at.sort(key=lambda m: (self.turns.answered(m.turn_index), self.turns.position(m.turn_index)))
             m = at[0]
             turn, offset, first = m.turn_index, m.offset_ms, m.first
             wav_start = m.onset_ms - m.offset_ms
-            end = self.s.index.speech_end_ms(turn, self.vad.level)
+            end = self.turns.index.speech_end_ms(turn, self.vad.level)
             self.current = (turn, wav_start, wav_start + (end if end is not None else m.offset_ms))
         elif self.current is not None and seg.start_ms < self.current[2]:
             # no onset matched, but we are still inside the WAV of the turn being heard
             turn, first = self.current[0], False
             offset = seg.start_ms - self.current[1]
         elif final:
-            turn = self.s.next_unanswered()
+            turn = self.turns.next_unanswered()
             how = "fallback"
             if turn is None:
                 return None
             self.current = None
-            self.s.fallbacks.append({"session": self.n, "turn_index": turn, "speech_start_ms": seg.start_ms,
+            self.turns.fallbacks.append({"session": self.n, "turn_index": turn, "speech_start_ms": seg.start_ms,
                                      "speech_end_ms": seg.end_ms})
         else:
             return None
@@ -323,28 +288,26 @@ class Connection(Replies):
             seg.truth, seg.fault = self.deferred  # the same attempt goes on after a pause
             seg.truth.notes.append(f"speech resumed at {seg.start_ms:.0f} ms after a pause")
             return seg.truth
-        if turn not in self.s._attempts or not seg.continuation:
+        if not self.turns.attempts(turn) or not seg.continuation:
             if self.deferred is not None:
                 self.deferred[0].notes.append("the rest of the turn never came")
                 self.deferred = None
-            if self.tool_wait is not None and self.tool_wait.truth.turn_index != turn:
-                self.tool_wait.truth.notes.append("tool outputs never came before the next turn")
-                self.tool_wait = None
-            attempt = self.s.begin_attempt(turn)
-            fault = self.s.faults.fault_for(turn, attempt)
+            self.replies.abandon_calls(turn)
+            attempt = self.turns.begin_attempt(turn)
+            fault = self.turns.faults.fault_for(turn, attempt)
             seg.continuation = False
         else:  # a later stretch of a turn whose reply already went out
-            attempt = self.s._attempts[turn]
+            attempt = self.turns.attempts(turn)
             fault = None
         truth = TurnTruth(
             turn_index=turn, session=self.n, attempt=attempt, identified_by=how, match_offset_ms=offset,
             speech_start_ms=seg.start_ms, speech_started_event_ms=seg.confirm_ms,
-            fault=str(fault) if fault else None, voice=self.s.voice,
+            fault=str(fault) if fault else None, voice=self.settings.voice,
         )
         if seg.continuation:
             truth.notes.append("continuation of a turn already answered")
         seg.truth, seg.fault = truth, fault
-        self.s.record_truth(truth)
+        self.turns.record_truth(truth)
         return truth
 
     async def on_speech_start(self, edge: VadEdge) -> None:
@@ -353,29 +316,26 @@ class Connection(Replies):
         self.pending = None  # a turn left unanswered is superseded by new speech
         await self.send("input_audio_buffer.speech_started", audio_start_ms=int(round(edge.at_ms)),
                         item_id=seg.item_id)
-        if self.active is not None and self.active.record.kind in ("speech", "greeting", "empty"):
-            await self.cancel_active("turn_detected")
+        await self.replies.interrupt("turn_detected")
         truth = self._identify(seg, final=False)
         if truth is not None and seg.fault is not None and seg.fault.kind == "barge_in":
-            delay = float(seg.fault.value or 500.0)
-            truth.injected_delay_ms = delay
             seg.responded = True
-            self.start_response(truth, seg.fault, due_ms=seg.start_ms + delay, stopped_ms=None)
+            self.replies.barge_in(truth, seg.fault, seg.start_ms)
 
     async def _commit_user_item(self, item_id: str) -> None:
-        await self.send("input_audio_buffer.committed", previous_item_id=self.last_item_id, item_id=item_id)
+        await self.send("input_audio_buffer.committed", previous_item_id=self.conversation.last_item_id, item_id=item_id)
         item = {"id": item_id, "object": "realtime.item", "type": "message", "status": "completed",
                 "role": "user", "content": [{"type": "input_audio", "transcript": None}]}
-        self.items[item_id] = item
-        await self.send("conversation.item.added", previous_item_id=self.last_item_id, item=item)
-        await self.send("conversation.item.done", previous_item_id=self.last_item_id, item=item)
-        self.last_item_id = item_id
+        self.conversation.items[item_id] = item
+        await self.send("conversation.item.added", previous_item_id=self.conversation.last_item_id, item=item)
+        await self.send("conversation.item.done", previous_item_id=self.conversation.last_item_id, item=item)
+        self.conversation.last_item_id = item_id
 
     async def _transcribe(self, item_id: str, truth: TurnTruth | None, upto_ms: float | None) -> None:
         """The turn's scripted input; split by time when the user paused mid-turn."""
         text = ""
         if truth is not None and truth.turn_index >= 0:
-            words = self.s.benchmark.turn(truth.turn_index).input.split(" ")
+            words = self.turns.benchmark.turn(truth.turn_index).input.split(" ")
             n = len(words)
             cur = self.current
             if upto_ms is not None and cur is not None and cur[0] == truth.turn_index and upto_ms < cur[2] - 150:
@@ -383,7 +343,7 @@ class Connection(Replies):
             done = min(self._words_said.get(id(truth), 0), n - 1)
             text = " ".join(words[done:n])
             self._words_said[id(truth)] = n
-        self.items[item_id]["content"][0]["transcript"] = text
+        self.conversation.items[item_id]["content"][0]["transcript"] = text
         await self.send("conversation.item.input_audio_transcription.completed", item_id=item_id,
                         content_index=0, transcript=text,
                         usage={"type": "tokens", "total_tokens": len(text) // 4 + 1,
@@ -405,7 +365,7 @@ class Connection(Replies):
         if truth is None:
             return
         cur = self.current
-        if (self.s.wait_for_turn_end and cur is not None and cur[0] == truth.turn_index
+        if (self.settings.wait_for_turn_end and cur is not None and cur[0] == truth.turn_index
                 and seg.end_ms < cur[2] - 150):
             # The oracle knows the WAV goes on after this pause: hold the reply for the rest.
             self.deferred = (truth, seg.fault)
@@ -418,14 +378,7 @@ class Connection(Replies):
             truth.status = "no_response"
             self.pending = (truth, None, seg.stopped_ms)
             return
-        self._respond_after_stop(truth, seg.fault, seg.stopped_ms)
-
-    def _respond_after_stop(self, truth: TurnTruth, fault: TurnFault | None, stopped_ms: float) -> None:
-        delay = self.s.response_delay_ms
-        if fault is not None and fault.kind == "slow_first_audio":
-            delay = float(fault.value or 0.0)
-        truth.injected_delay_ms = delay
-        self.start_response(truth, fault, due_ms=stopped_ms + delay, stopped_ms=stopped_ms)
+        self.replies.answer(truth, seg.fault, trigger_ms=seg.stopped_ms, stopped_ms=seg.stopped_ms)
 
     # -- client events -------------------------------------------------------------------
 
@@ -478,11 +431,11 @@ class Connection(Replies):
         item.setdefault("object", "realtime.item")
         item.setdefault("status", "completed")
         self.rec.items.append(item)
-        self.items[item["id"]] = item
-        prev = evt.get("previous_item_id", self.last_item_id)
+        self.conversation.items[item["id"]] = item
+        prev = evt.get("previous_item_id", self.conversation.last_item_id)
         await self.send("conversation.item.added", previous_item_id=prev, item=item)
         await self.send("conversation.item.done", previous_item_id=prev, item=item)
-        self.last_item_id = item["id"]
+        self.conversation.last_item_id = item["id"]
         if item["type"] == "function_call_output":
             call_id = str(item.get("call_id"))
             made = next((c for c in self.rec.calls if c.call_id == call_id), None)
@@ -494,36 +447,34 @@ class Connection(Replies):
             self.rec.tool_outputs[call_id] = ToolOutputRecord(
                 call_id=call_id, name=made.name if made else None,
                 turn_index=made.turn_index if made else None, output=out, parsed=parsed,
-                audio_ms=self.audio_ms,
+                audio_ms=self.clock.ms,
             )
-            self._outputs_changed.set()
+            self.replies.outputs_arrived()
             await asyncio.sleep(0)  # a response waiting on it stamps its audio time first
 
     async def on_truncate(self, evt: dict[str, Any]) -> None:
         item_id = evt.get("item_id")
-        if item_id not in self.items:
+        if item_id not in self.conversation.items:
             await self.error("item_truncate_invalid_item_id", f"Item with item_id not found: {item_id}",
                              param="item_id", event_id=evt.get("event_id"))
             return
-        rec = {"item_id": item_id, "audio_end_ms": evt.get("audio_end_ms"), "at_audio_ms": self.audio_ms}
+        rec = {"item_id": item_id, "audio_end_ms": evt.get("audio_end_ms"), "at_audio_ms": self.clock.ms}
         self.rec.truncations.append(rec)
-        truth = self._item_truth.get(str(item_id))
-        if truth is not None:
-            truth.notes.append(f"client truncated reply at {evt.get('audio_end_ms')} ms")
+        self.replies.note_truncated(str(item_id), evt.get("audio_end_ms"))
         await self.send("conversation.item.truncated", item_id=item_id,
                         content_index=int(evt.get("content_index") or 0),
                         audio_end_ms=int(evt.get("audio_end_ms") or 0))
 
     async def on_item_delete(self, evt: dict[str, Any]) -> None:
         item_id = evt.get("item_id")
-        if self.items.pop(str(item_id), None) is None:
+        if self.conversation.items.pop(str(item_id), None) is None:
             await self.error("item_delete_invalid_item_id", f"Item with item_id not found: {item_id}",
                              param="item_id", event_id=evt.get("event_id"))
             return
         await self.send("conversation.item.deleted", item_id=item_id)
 
     async def on_item_retrieve(self, evt: dict[str, Any]) -> None:
-        item = self.items.get(str(evt.get("item_id")))
+        item = self.conversation.items.get(str(evt.get("item_id")))
         if item is None:
             await self.error("item_retrieve_invalid_item_id", "Item not found.", param="item_id",
                              event_id=evt.get("event_id"))
@@ -531,17 +482,17 @@ class Connection(Replies):
         await self.send("conversation.item.retrieved", item=item)
 
     async def on_commit(self, evt: dict[str, Any]) -> None:
-        if self.samples <= self._last_commit_samples:
+        if self.clock.samples <= self._last_commit_samples:
             await self.error("input_audio_buffer_commit_empty",
                              "Error committing input audio buffer: buffer is empty.",
                              event_id=evt.get("event_id"))
             return
         start_ms = self._last_commit_samples * 1000.0 / RATE
-        self._last_commit_samples = self.samples
+        self._last_commit_samples = self.clock.samples
         sp_start = self._manual_start if self._manual_start is not None else start_ms
         seg = _Segment(start_ms=sp_start, confirm_ms=sp_start, item_id=new_id("item"),
-                       end_ms=self._manual_end if self._manual_end is not None else self.audio_ms,
-                       stopped_ms=self.audio_ms)
+                       end_ms=self._manual_end if self._manual_end is not None else self.clock.ms,
+                       stopped_ms=self.clock.ms)
         self._manual_start = self._manual_end = None
         await self._commit_user_item(seg.item_id)
         truth = self._identify(seg, final=True)
@@ -556,46 +507,40 @@ class Connection(Replies):
         await self._transcribe(seg.item_id, truth, None)
 
     async def on_clear(self, evt: dict[str, Any]) -> None:
-        self._last_commit_samples = self.samples
+        self._last_commit_samples = self.clock.samples
         self._manual_start = self._manual_end = None
         await self.send("input_audio_buffer.cleared")
 
     async def on_response_create(self, evt: dict[str, Any]) -> None:
-        if self.active is not None:
+        if self.replies.active_id is not None:
             await self.error("conversation_already_has_active_response",
                              f"Conversation already has an active response in progress: "
-                             f"{self.active.record.response_id}. Wait until the response is finished "
+                             f"{self.replies.active_id}. Wait until the response is finished "
                              f"before creating a new one.", event_id=evt.get("event_id"))
             return
-        if self.tool_wait is not None:
-            tw, self.tool_wait = self.tool_wait, None
-            self.start_response(tw.truth, tw.fault, due_ms=None, stopped_ms=tw.stopped_ms,
-                                after_tools=tw.call_ids)
-        elif self.pending is not None:
+        if self.replies.resume_after_calls():
+            return
+        if self.pending is not None:
             truth, fault, stopped = self.pending
             self.pending = None
             if truth.status == "no_response":
                 truth.status = "pending"
                 truth.notes.append("answered on an explicit response.create")
-            delay = self.s.response_delay_ms
-            if fault is not None and fault.kind == "slow_first_audio":
-                delay = float(fault.value or 0.0)
-            truth.injected_delay_ms = delay
-            self.start_response(truth, fault, due_ms=self.audio_ms + delay, stopped_ms=stopped)
-        elif not self.greeted and not self.s.conversation_started():
+            self.replies.answer(truth, fault, trigger_ms=self.clock.ms, stopped_ms=stopped)
+        elif not self.greeted and not self.turns.conversation_started():
             self.greeted = True
-            truth = TurnTruth(turn_index=-1, session=self.n, identified_by="greeting", voice=self.s.voice)
-            self.s.record_truth(truth)
-            self.start_response(truth, None, due_ms=None, stopped_ms=None)
+            truth = TurnTruth(turn_index=-1, session=self.n, identified_by="greeting", voice=self.settings.voice)
+            self.turns.record_truth(truth)
+            self.replies.start(truth, None, due_ms=None, stopped_ms=None)
         else:
-            self.start_response(None, None, due_ms=None, stopped_ms=None)
+            self.replies.start(None, None, due_ms=None, stopped_ms=None)
 
     async def on_response_cancel(self, evt: dict[str, Any]) -> None:
-        if self.active is None:
+        if self.replies.active_id is None:
             await self.error("response_cancel_not_active", "Cancellation failed: no active response found.",
                              event_id=evt.get("event_id"))
             return
-        await self.cancel_active("client_cancelled")
+        await self.replies.cancel("client_cancelled")
 
     _handlers: dict[str, Callable[[Connection, dict[str, Any]], Awaitable[None]]] = {
         "session.update": on_session_update,

@@ -1,8 +1,13 @@
-"""What a session says: responses (speech, function calls, empty, cancelled) on the wire.
+"""The reply producer: what one session says (speech, function calls, empty, cancelled) on the wire.
 
-Kept apart from the receive side (`connection.py`) so the protocol of one reply reads in one
-place. Everything that costs wall-clock time (synthesis) happens before a reply is `armed`;
-after that it only waits on AUDIO time, so its ground truth does not depend on --speed.
+The session (`connection.py`) hears the client and decides WHEN a turn gets its answer; this
+decides WHAT the answer is and streams it: the turn's calls first when it expects any, its
+speech after their outputs, and each fault's wire behaviour. It sees its session only through
+what it is handed: an `Outbox` (send an event, drop the socket), the session's `AudioClock`,
+`Conversation` and `SessionRecord`, and the simulator's shared `TurnBook`.
+
+Everything that costs wall-clock time (synthesis) happens before a reply is `armed`; after that
+it only waits on AUDIO time, so its ground truth does not depend on --speed.
 """
 
 from __future__ import annotations
@@ -12,23 +17,39 @@ import base64
 import json
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from websockets.exceptions import ConnectionClosed
 
 from arena_tui.spine.benchmark import ExpectedCall
 
 from . import voice as voice_mod
+from .clock import AudioClock
+from .conversation import Conversation
 from .faults import TurnFault
-from .host import SimulatorHost
 from .protocol import RATE, new_id
 from .records import ResponseRecord, SessionRecord, SimCall, TurnTruth
-
-if TYPE_CHECKING:
-    from websockets.asyncio.server import ServerConnection
-
+from .turns import TurnBook
 
 TOOL_OUTPUT_GRACE_MS = 2000.0  # audio time a post-call reply waits for outputs still missing
+
+
+class Outbox(Protocol):
+    """The session's socket as a reply uses it (the session satisfies this)."""
+
+    async def send(self, type_: str, **fields: Any) -> None: ...
+    def abort(self) -> None: ...  # drop the socket without a close frame
+
+
+@dataclass(frozen=True)
+class ReplySettings:
+    """How the simulator answers (the server's constructor arguments)."""
+
+    voice: str  # "espeak" | "tone": what the audio really is
+    response_delay_ms: float  # speech_stopped -> first delta, audio time
+    leading_silence_ms: float
+    chunk_ms: float
+    wait_for_turn_end: bool  # hold a recognised turn's reply at a mid-WAV pause
 
 
 @dataclass
@@ -56,31 +77,39 @@ class Active:
 
 
 class Replies:
-    """Mixin for `Connection`: every server event of a response goes out from here."""
+    """One session's reply producer: at most one response in progress, and a turn waiting on its tools."""
 
-    s: SimulatorHost
-    ws: ServerConnection
-    rec: SessionRecord
-    n: int
-    active: Active | None
-    tool_wait: ToolWait | None
-    last_item_id: str | None
-    items: dict[str, dict[str, Any]]
-    config: dict[str, Any]
-    _item_truth: dict[str, TurnTruth]
-    _outputs_changed: asyncio.Event
-    _input_tokens_seen: int
+    def __init__(self, out: Outbox, *, session: int, clock: AudioClock, conversation: Conversation,
+                 rec: SessionRecord, turns: TurnBook, settings: ReplySettings) -> None:
+        self.out, self.n, self.clock, self.conv = out, session, clock, conversation
+        self.rec, self.turns, self.settings = rec, turns, settings
+        self.active: Active | None = None
+        self.tool_wait: ToolWait | None = None
+        self._item_truth: dict[str, TurnTruth] = {}  # reply item -> its turn (for truncations)
+        self._outputs_changed = asyncio.Event()
+        self._input_tokens_seen = 0
+        self._tasks: set[asyncio.Task[None]] = set()
 
-    if TYPE_CHECKING:  # provided by Connection
-        audio_ms: float
-        _waiters: list[tuple[int, asyncio.Future[None]]]
+    # -- what the session asks
 
-        async def send(self, type_: str, **fields: Any) -> None: ...
-        def spawn(self, coro: Any) -> asyncio.Task[None]: ...
-        async def until_audio_ms(self, ms: float) -> None: ...
+    @property
+    def active_id(self) -> str | None:
+        """The response in progress, if any."""
+        return self.active.record.response_id if self.active is not None else None
 
-    def start_response(self, truth: TurnTruth | None, fault: TurnFault | None, *, due_ms: float | None,
-                       stopped_ms: float | None, after_tools: list[str] | None = None) -> None:
+    async def hold_input(self) -> None:
+        """Let a reply being prepared finish its wall-clock work before more input (audio time) arrives."""
+        active = self.active
+        if active is None:
+            return
+        if not active.armed.is_set():
+            await active.armed.wait()
+        else:  # a flood of input must not starve a reply being sent
+            await asyncio.sleep(0)
+
+    def start(self, truth: TurnTruth | None, fault: TurnFault | None, *, due_ms: float | None,
+              stopped_ms: float | None, after_tools: list[str] | None = None) -> None:
+        """Begin a response: for `truth`'s turn (-1: the greeting), or an empty one for None."""
         if truth is None:
             kind = "none"
         elif truth.turn_index < 0:
@@ -89,17 +118,63 @@ class Replies:
             kind = "speech"
         rid = new_id("resp")
         record = ResponseRecord(session=self.n, response_id=rid, turn_index=truth.turn_index if truth else None,
-                                kind=kind, audio_ms_created=self.audio_ms)
-        self.s.responses.append(record)
+                                kind=kind, audio_ms_created=self.clock.ms)
+        self.turns.responses.append(record)
         if truth is not None:
             truth.response_ids.append(rid)
             if due_ms is not None:
                 truth.response_due_ms = due_ms
         active = Active(record=record, truth=truth)
         self.active = active
-        active.task = self.spawn(self._respond(active, fault, due_ms, stopped_ms, after_tools))
+        task: asyncio.Task[None] = asyncio.ensure_future(self._respond(active, fault, due_ms, stopped_ms, after_tools))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        active.task = task
 
-    async def cancel_active(self, reason: str) -> None:
+    def answer(self, truth: TurnTruth, fault: TurnFault | None, *, trigger_ms: float,
+               stopped_ms: float | None) -> None:
+        """Answer a turn the usual delay (or a slow_first_audio fault's) after `trigger_ms`."""
+        delay = self.settings.response_delay_ms
+        if fault is not None and fault.kind == "slow_first_audio":
+            delay = float(fault.value or 0.0)
+        truth.injected_delay_ms = delay
+        self.start(truth, fault, due_ms=trigger_ms + delay, stopped_ms=stopped_ms)
+
+    def barge_in(self, truth: TurnTruth, fault: TurnFault, speech_start_ms: float) -> None:
+        """The barge_in fault: start replying while the user still speaks."""
+        delay = float(fault.value or 500.0)
+        truth.injected_delay_ms = delay
+        self.start(truth, fault, due_ms=speech_start_ms + delay, stopped_ms=None)
+
+    def resume_after_calls(self) -> bool:
+        """A response.create after a turn's calls: its speech goes out now (False: no turn waits)."""
+        tw, self.tool_wait = self.tool_wait, None
+        if tw is None:
+            return False
+        self.start(tw.truth, tw.fault, due_ms=None, stopped_ms=tw.stopped_ms, after_tools=tw.call_ids)
+        return True
+
+    def abandon_calls(self, turn_index: int) -> None:
+        """Another turn began: a turn still waiting on its tool outputs gets no speech."""
+        if self.tool_wait is not None and self.tool_wait.truth.turn_index != turn_index:
+            self.tool_wait.truth.notes.append("tool outputs never came before the next turn")
+            self.tool_wait = None
+
+    def outputs_arrived(self) -> None:
+        """A function_call_output came in (`rec.tool_outputs`): a reply waiting on it looks again."""
+        self._outputs_changed.set()
+
+    def note_truncated(self, item_id: str, audio_end_ms: object) -> None:
+        truth = self._item_truth.get(item_id)
+        if truth is not None:
+            truth.notes.append(f"client truncated reply at {audio_end_ms} ms")
+
+    async def interrupt(self, reason: str) -> None:
+        """New user speech cancels a spoken (or empty) reply; calls already sent stand."""
+        if self.active is not None and self.active.record.kind in ("speech", "greeting", "empty"):
+            await self.cancel(reason)
+
+    async def cancel(self, reason: str) -> None:
         active = self.active
         if active is None:
             return
@@ -113,8 +188,20 @@ class Replies:
         if active.item is not None and not active.outputs:  # close the half-sent message, as the API does
             await self._close_message(active, active.item["id"], active.said, "incomplete",
                                       audio=active.sent_audio_bytes > 0)
-        await self.send("response.done", response=self._response_obj(
+        await self.out.send("response.done", response=self._response_obj(
             active, "cancelled", {"type": "cancelled", "reason": reason}))
+
+    def stop(self) -> None:
+        """The session ends: stop every reply task (nothing more goes out)."""
+        for t in list(self._tasks):
+            t.cancel()
+
+    def session_closed(self) -> None:
+        """The socket closed under a reply still pending: its turn was disconnected."""
+        if self.active is not None and self.active.truth is not None and self.active.truth.status == "pending":
+            self.active.truth.status = "disconnected"
+
+    # -- one response on the wire
 
     def _response_obj(self, active: Active, status: str, details: dict[str, Any] | None = None,
                       usage: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -124,7 +211,7 @@ class Replies:
             "status": status,
             "status_details": details,
             "output": active.outputs,
-            "conversation_id": "conv_" + self.config["id"][5:],
+            "conversation_id": self.conv.id,
             "output_modalities": ["audio"],
             "max_output_tokens": "inf",
             "audio": {"output": {"format": {"type": "audio/pcm", "rate": RATE}, "voice": "alloy"}},
@@ -136,7 +223,7 @@ class Replies:
         """Token counts of the same order as the real API's (text ~4 chars/token, audio ~10/s in, 20/s out)."""
         ctx_chars = len(self.rec.instructions or "") + sum(len(t) for t in self.rec.item_texts())
         in_text = ctx_chars // 4 + 1
-        in_audio = int(self.audio_ms / 100)
+        in_audio = int(self.clock.ms / 100)
         inp = in_text + in_audio
         cached = (min(self._input_tokens_seen, inp) // 64) * 64
         self._input_tokens_seen = max(self._input_tokens_seen, inp)
@@ -159,7 +246,7 @@ class Replies:
         if self.active is active:
             self.active = None
         active.record.status = status
-        await self.send("response.done", response=self._response_obj(
+        await self.out.send("response.done", response=self._response_obj(
             active, status, details, self._usage(text, active.sent_audio_bytes)))
 
     async def _respond(self, active: Active, fault: TurnFault | None, due_ms: float | None,
@@ -186,32 +273,32 @@ class Replies:
         """Everything that takes wall-clock time happens before `armed`: the receive loop holds
         further input until then, so audio time does not run on while the server 'thinks'."""
         truth = active.truth
-        await self.send("response.created", response=self._response_obj(active, "in_progress"))
+        await self.out.send("response.created", response=self._response_obj(active, "in_progress"))
         if truth is None:  # nothing to answer: an empty, completed response
             await self._finish(active, "completed", None, "")
             return
         kind = fault.kind if fault else None
-        calls = self.s.plan_calls(truth.turn_index, fault) if after_tools is None and truth.turn_index >= 0 else []
+        calls = self.turns.plan_calls(truth.turn_index, fault) if after_tools is None and truth.turn_index >= 0 else []
         if calls:
             active.armed.set()
             if due_ms is not None:
-                await self.until_audio_ms(due_ms)
+                await self.clock.until(due_ms)
             await self._send_calls(active, calls, fault, stopped_ms)
             return
         if kind == "empty_response":
             active.armed.set()
             if due_ms is not None:
-                await self.until_audio_ms(due_ms)
+                await self.clock.until(due_ms)
             await self._send_empty(active, fault)  # type: ignore[arg-type]
             return
-        text = self.s.reply_text(truth.turn_index)
-        clip, used = await asyncio.to_thread(voice_mod.synthesize, text, self.s.voice)  # type: ignore[arg-type]
+        text = self._reply_text(truth.turn_index)
+        clip, used = await asyncio.to_thread(voice_mod.synthesize, text, self.settings.voice)  # type: ignore[arg-type]
         active.armed.set()
         if after_tools is not None:
             await self._await_outputs(truth, after_tools)
-            now = self.audio_ms
+            now = self.clock.ms
             truth.tool_roundtrip_ms = now - (truth.calls_sent_ms if truth.calls_sent_ms is not None else now)
-            due_ms = now + self.s.response_delay_ms
+            due_ms = now + self.settings.response_delay_ms
             if kind == "slow_first_audio" and stopped_ms is not None:
                 due_ms = max(due_ms, stopped_ms + float(fault.value or 0.0))  # type: ignore[union-attr]
             if stopped_ms is not None:  # what we waited on purpose: all but the client's round trip
@@ -222,17 +309,17 @@ class Replies:
     async def _await_outputs(self, truth: TurnTruth, call_ids: list[str]) -> None:
         """Wait for every output the calls are owed (a client may ask before all are in), but
         not forever: after TOOL_OUTPUT_GRACE_MS of audio the reply goes out with what it has."""
-        limit = self.audio_ms + TOOL_OUTPUT_GRACE_MS
+        limit = self.clock.ms + TOOL_OUTPUT_GRACE_MS
         while True:
             missing = [cid for cid in call_ids if cid not in self.rec.tool_outputs]
             if not missing:
                 return
-            if self.audio_ms >= limit:
+            if self.clock.ms >= limit:
                 truth.notes.append(f"spoke without the outputs for {', '.join(missing)}")
                 return
             self._outputs_changed.clear()
             waits = {asyncio.ensure_future(self._outputs_changed.wait()),
-                     asyncio.ensure_future(self.until_audio_ms(limit))}
+                     asyncio.ensure_future(self.clock.until(limit))}
             try:
                 await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -256,21 +343,21 @@ class Replies:
             ids.append(call_id)
             item = {"id": item_id, "object": "realtime.item", "type": "function_call", "status": "in_progress",
                     "name": call.name, "call_id": call_id, "arguments": ""}
-            self.items[item_id] = item
-            await self.send("response.output_item.added", response_id=rid, output_index=i, item=dict(item))
-            await self.send("conversation.item.added", previous_item_id=self.last_item_id, item=dict(item))
-            await self.send("response.function_call_arguments.delta", response_id=rid, item_id=item_id,
+            self.conv.items[item_id] = item
+            await self.out.send("response.output_item.added", response_id=rid, output_index=i, item=dict(item))
+            await self.out.send("conversation.item.added", previous_item_id=self.conv.last_item_id, item=dict(item))
+            await self.out.send("response.function_call_arguments.delta", response_id=rid, item_id=item_id,
                             output_index=i, call_id=call_id, delta=args)
-            await self.send("response.function_call_arguments.done", response_id=rid, item_id=item_id,
+            await self.out.send("response.function_call_arguments.done", response_id=rid, item_id=item_id,
                             output_index=i, call_id=call_id, name=call.name, arguments=args)
             item.update(status="completed", arguments=args)
             active.outputs.append(dict(item))
-            await self.send("response.output_item.done", response_id=rid, output_index=i, item=dict(item))
-            await self.send("conversation.item.done", previous_item_id=self.last_item_id, item=dict(item))
-            self.last_item_id = item_id
-        truth.calls_sent_ms = self.audio_ms
+            await self.out.send("response.output_item.done", response_id=rid, output_index=i, item=dict(item))
+            await self.out.send("conversation.item.done", previous_item_id=self.conv.last_item_id, item=dict(item))
+            self.conv.last_item_id = item_id
+        truth.calls_sent_ms = self.clock.ms
         self.tool_wait = ToolWait(truth=truth, fault=fault, call_ids=ids, stopped_ms=stopped_ms)
-        self.s.mark_answered(truth.turn_index)
+        self.turns.mark_answered(truth.turn_index)
         truth.notes.append(f"called {', '.join(c.name for _, c, _ in calls)}; speech follows the outputs")
         await self._finish(active, "completed", None, "")
 
@@ -282,13 +369,13 @@ class Replies:
     async def _open_message(self, active: Active) -> str:
         rid, item_id = active.record.response_id, new_id("item")
         item = self._message_item(item_id, "in_progress", None)
-        self.items[item_id] = item
+        self.conv.items[item_id] = item
         active.item = item
         if active.truth is not None:
             self._item_truth[item_id] = active.truth
-        await self.send("response.output_item.added", response_id=rid, output_index=0, item=item)
-        await self.send("conversation.item.added", previous_item_id=self.last_item_id, item=item)
-        await self.send("response.content_part.added", response_id=rid, item_id=item_id, output_index=0,
+        await self.out.send("response.output_item.added", response_id=rid, output_index=0, item=item)
+        await self.out.send("conversation.item.added", previous_item_id=self.conv.last_item_id, item=item)
+        await self.out.send("response.content_part.added", response_id=rid, item_id=item_id, output_index=0,
                         content_index=0, part={"type": "audio", "transcript": ""})
         return item_id
 
@@ -296,18 +383,18 @@ class Replies:
                              audio: bool) -> None:
         rid = active.record.response_id
         if audio:
-            await self.send("response.output_audio.done", response_id=rid, item_id=item_id, output_index=0,
+            await self.out.send("response.output_audio.done", response_id=rid, item_id=item_id, output_index=0,
                             content_index=0)
-        await self.send("response.output_audio_transcript.done", response_id=rid, item_id=item_id,
+        await self.out.send("response.output_audio_transcript.done", response_id=rid, item_id=item_id,
                         output_index=0, content_index=0, transcript=transcript)
-        await self.send("response.content_part.done", response_id=rid, item_id=item_id, output_index=0,
+        await self.out.send("response.content_part.done", response_id=rid, item_id=item_id, output_index=0,
                         content_index=0, part={"type": "audio", "transcript": transcript})
         item = self._message_item(item_id, status, transcript)
-        self.items[item_id] = item
+        self.conv.items[item_id] = item
         active.outputs.append(item)
-        await self.send("response.output_item.done", response_id=rid, output_index=0, item=item)
-        await self.send("conversation.item.done", previous_item_id=self.last_item_id, item=item)
-        self.last_item_id = item_id
+        await self.out.send("response.output_item.done", response_id=rid, output_index=0, item=item)
+        await self.out.send("conversation.item.done", previous_item_id=self.conv.last_item_id, item=item)
+        self.conv.last_item_id = item_id
 
     async def _send_empty(self, active: Active, fault: TurnFault) -> None:
         truth = active.truth
@@ -318,7 +405,7 @@ class Replies:
         if token and not token.startswith("<"):
             token = f"<{token}>"
         if token:
-            await self.send("response.output_audio_transcript.delta", response_id=active.record.response_id,
+            await self.out.send("response.output_audio_transcript.delta", response_id=active.record.response_id,
                             item_id=item_id, output_index=0, content_index=0, delta=token)
             active.said = token
         await self._close_message(active, item_id, token, "completed", audio=False)
@@ -330,11 +417,11 @@ class Replies:
         truth = active.truth
         assert truth is not None
         kind = fault.kind if fault else None
-        lead = int(RATE * self.s.leading_silence_ms / 1000.0)
+        lead = int(RATE * self.settings.leading_silence_ms / 1000.0)
         pcm = b"\x00\x00" * lead + clip
         truth.voice, truth.leading_silence_ms = used, lead * 1000.0 / RATE
         truth.reply_full_ms = len(pcm) / 2 * 1000.0 / RATE
-        step = max(2, int(RATE * self.s.chunk_ms / 1000.0) * 2)
+        step = max(2, int(RATE * self.settings.chunk_ms / 1000.0) * 2)
         chunks = [pcm[i : i + step] for i in range(0, len(pcm), step)]
         send_n = len(chunks)
         if kind in ("truncated", "disconnect"):
@@ -344,15 +431,15 @@ class Replies:
         words = text.split(" ")
         rid = active.record.response_id
         if due_ms is not None:
-            await self.until_audio_ms(due_ms)
+            await self.clock.until(due_ms)
         # No await between the wake-up above and this: the first delta's audio time is exact.
-        truth.first_audio_ms = self.audio_ms
+        truth.first_audio_ms = self.clock.ms
         if stopped_ms is not None:
-            truth.first_audio_after_stop_ms = self.audio_ms - stopped_ms
+            truth.first_audio_after_stop_ms = self.clock.ms - stopped_ms
         if truth.speech_start_ms is not None:
-            truth.first_audio_after_start_ms = self.audio_ms - truth.speech_start_ms
+            truth.first_audio_after_start_ms = self.clock.ms - truth.speech_start_ms
         if truth.turn_index >= 0 and send_n > 0:
-            self.s.mark_answered(truth.turn_index)
+            self.turns.mark_answered(truth.turn_index)
         item_id = await self._open_message(active)
         said = 0
         for k in range(send_n):
@@ -361,9 +448,9 @@ class Replies:
                 delta = (" " if said else "") + " ".join(words[said:upto])
                 said = upto
                 active.said = " ".join(words[:said])
-                await self.send("response.output_audio_transcript.delta", response_id=rid, item_id=item_id,
+                await self.out.send("response.output_audio_transcript.delta", response_id=rid, item_id=item_id,
                                 output_index=0, content_index=0, delta=delta)
-            await self.send("response.output_audio.delta", response_id=rid, item_id=item_id, output_index=0,
+            await self.out.send("response.output_audio.delta", response_id=rid, item_id=item_id, output_index=0,
                             content_index=0, delta=base64.b64encode(chunks[k]).decode("ascii"))
             active.sent_audio_bytes += len(chunks[k])
             truth.reply_audio_ms = active.sent_audio_bytes / 2 * 1000.0 / RATE
@@ -372,10 +459,10 @@ class Replies:
         truth.text = spoken
         if kind == "disconnect":
             truth.status = "disconnected"
-            self.s._answered.discard(truth.turn_index)
+            self.turns.unmark_answered(truth.turn_index)
             self.rec.close_code, self.rec.close_reason = 1006, "fault: disconnect mid-reply"
-            self.cancel_waiters_only()
-            self.ws.transport.abort()
+            self.clock.cancel()
+            self.out.abort()
             return
         if kind == "truncated":
             await self._close_message(active, item_id, spoken, "incomplete", audio=True)
@@ -386,8 +473,7 @@ class Replies:
         truth.text, truth.status = text, "answered"
         await self._finish(active, "completed", None, text)
 
-    def cancel_waiters_only(self) -> None:
-        for _, fut in self._waiters:
-            if not fut.done():
-                fut.cancel()
-        self._waiters.clear()
+    def _reply_text(self, turn_index: int) -> str:
+        if turn_index < 0:
+            return voice_mod.GREETING_TEXT
+        return voice_mod.spoken_text(self.turns.benchmark.turn(turn_index).golden_text)

@@ -5,8 +5,11 @@ from the audio itself (fingerprints of the benchmark WAVs), answers with the tur
 answer as speech and the turn's expected function calls, and misbehaves on cue (faults).
 What it did is kept as ground truth in audio time, so the engine's own measurements can be
 checked against it. Pipecat's `OpenAIRealtimeLLMService` talks to it unmodified.
-This module holds the server and what all its sessions share; `connection.py` is one
-session's protocol, `replies.py` what it says.
+
+This module holds the listener, the handshake and the records tests read. The rest, by
+responsibility: `turns.py` the turn state all sessions share; `connection.py` one session
+(client events, VAD, which turn, when to answer); `replies.py` what a session says;
+`clock.py` a session's audio time; `conversation.py` its items.
 """
 
 from __future__ import annotations
@@ -19,14 +22,16 @@ from urllib.parse import urlsplit
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
-from arena_tui.spine.benchmark import Benchmark, ExpectedCall
+from arena_tui.spine.benchmark import Benchmark
 
 from . import voice as voice_mod
 from .connection import Connection
-from .faults import FaultPlan, TurnFault, parse_faults
+from .faults import FaultPlan, parse_faults
 from .fingerprint import FingerprintIndex
 from .protocol import PATH
 from .records import ClientEventRecord, ResponseRecord, SessionRecord, TurnTruth
+from .replies import ReplySettings
+from .turns import TurnBook
 
 
 class SimulatorServer:
@@ -51,38 +56,62 @@ class SimulatorServer:
         self.benchmark = benchmark
         self.policy = policy
         self.faults: FaultPlan = parse_faults(faults) if isinstance(faults, str) or faults is None else faults
-        self.voice: str = voice_mod.resolve_voice(voice)  # "espeak" | "tone": what the audio really is
+        self.settings = ReplySettings(
+            voice=voice_mod.resolve_voice(voice),
+            response_delay_ms=float(response_delay_ms),
+            leading_silence_ms=float(leading_silence_ms),
+            chunk_ms=float(chunk_ms),
+            # The oracle does not answer a recognised turn at a mid-turn pause (the VAD events still
+            # go out as the real server_vad would send them); False answers at every speech stop.
+            wait_for_turn_end=wait_for_turn_end,
+        )
         self.host, self.port = host, port
-        self.response_delay_ms = float(response_delay_ms)
-        self.leading_silence_ms = float(leading_silence_ms)
-        self.chunk_ms = float(chunk_ms)
-        # The oracle does not answer a recognised turn at a mid-turn pause (the VAD events still
-        # go out as the real server_vad would send them); False answers at every speech stop.
-        self.wait_for_turn_end = wait_for_turn_end
-
+        self.turns = TurnBook(benchmark, self.faults)
         self.log: list[ClientEventRecord] = []
         self.sessions: list[SessionRecord] = []
-        self.truth: dict[int, TurnTruth] = {}  # latest attempt per turn
-        self.truth_log: list[TurnTruth] = []  # every attempt, in order
-        self.responses: list[ResponseRecord] = []
-        self.fallbacks: list[dict[str, Any]] = []  # turns identified by order, not by audio
         self.rejected: list[dict[str, Any]] = []  # handshakes refused (wrong path, no auth)
-        self.index = FingerprintIndex()
-
-        self._order = [t.turn_index for t in benchmark.turns]
-        self._attempts: dict[int, int] = {}
-        self._answered: set[int] = set()
-        self._early_done: set[int] = set()
-        self._owed: dict[int, list[tuple[int, ExpectedCall]]] = {}
         self._server: Server | None = None
         self._conns: set[Connection] = set()
+
+    # -- what it did (shared by all sessions; see records.py)
+
+    @property
+    def voice(self) -> str:
+        """"espeak" | "tone": what the reply audio really is."""
+        return self.settings.voice
+
+    @property
+    def index(self) -> FingerprintIndex:
+        return self.turns.index
+
+    @property
+    def truth(self) -> dict[int, TurnTruth]:
+        """The latest attempt per turn."""
+        return self.turns.truth
+
+    @property
+    def truth_log(self) -> list[TurnTruth]:
+        """Every attempt, in order."""
+        return self.turns.truth_log
+
+    @property
+    def responses(self) -> list[ResponseRecord]:
+        return self.turns.responses
+
+    @property
+    def fallbacks(self) -> list[dict[str, Any]]:
+        """Turns identified by order, not by audio."""
+        return self.turns.fallbacks
+
+    def session(self, number: int) -> SessionRecord:
+        return self.sessions[number - 1]
 
     # -- lifecycle -----------------------------------------------------------------------
 
     async def start(self) -> str:
         """Index the benchmark audio, listen, and return the base_url for the client."""
         if not len(self.index):
-            await asyncio.to_thread(self._build_index)
+            await asyncio.to_thread(self.turns.build_index)
         self._server = await serve(
             self._handle,
             self.host,
@@ -116,12 +145,6 @@ class SimulatorServer:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    def _build_index(self) -> None:
-        for turn in self.benchmark.turns:
-            path = self.benchmark.audio_path(turn)
-            if path is not None and path.exists():
-                self.index.add_file(turn.turn_index, path)
-
     # -- handshake -----------------------------------------------------------------------
 
     def _check_request(self, connection: ServerConnection, request: Request) -> Response | None:
@@ -136,91 +159,10 @@ class SimulatorServer:
         return None
 
     async def _handle(self, ws: ServerConnection) -> None:
-        conn = Connection(self, ws, len(self.sessions) + 1)
+        conn = Connection(ws, len(self.sessions) + 1, turns=self.turns, settings=self.settings, log=self.log)
         self.sessions.append(conn.rec)
         self._conns.add(conn)
         try:
             await conn.run()
         finally:
             self._conns.discard(conn)
-
-    # -- turn bookkeeping shared by all sessions -----------------------------------------
-
-    def session(self, number: int) -> SessionRecord:
-        return self.sessions[number - 1]
-
-    def next_unanswered(self) -> int | None:
-        return next((t for t in self._order if t not in self._answered), None)
-
-    def next_turn(self, turn_index: int) -> int | None:
-        try:
-            pos = self._order.index(turn_index)
-        except ValueError:
-            return None
-        return self._order[pos + 1] if pos + 1 < len(self._order) else None
-
-    def conversation_started(self) -> bool:
-        return bool(self._attempts)
-
-    def begin_attempt(self, turn_index: int) -> int:
-        self._attempts[turn_index] = self._attempts.get(turn_index, 0) + 1
-        return self._attempts[turn_index]
-
-    def record_truth(self, truth: TurnTruth) -> None:
-        self.truth_log.append(truth)
-        self.truth[truth.turn_index] = truth
-
-    def mark_answered(self, turn_index: int) -> None:
-        if turn_index >= 0:
-            self._answered.add(turn_index)
-
-    def plan_calls(self, turn_index: int, fault: TurnFault | None) -> list[tuple[int, ExpectedCall, bool]]:
-        """The calls to make on this turn: (for_turn, call, wrong), shaped by early/late/wrong faults."""
-        turn = self.benchmark.turn(turn_index)
-        own = [] if turn_index in self._early_done else [(turn_index, c) for c in turn.expected_calls]
-        owed = self._owed.pop(turn_index, [])
-        kind = fault.kind if fault else None
-        calls = owed + own
-        nxt = self.next_turn(turn_index)
-        if kind == "early_call" and nxt is not None:
-            calls += [(nxt, c) for c in self.benchmark.turn(nxt).expected_calls]
-            self._early_done.add(nxt)
-        elif kind == "late_call" and nxt is not None:
-            self._owed.setdefault(nxt, []).extend(own)
-            calls = owed
-        if kind == "wrong_call":
-            if not calls:
-                tool = self.benchmark.tools[0] if self.benchmark.tools else None
-                if tool is None:
-                    return []
-                return [(turn_index, ExpectedCall(name=tool.name, args={"unexpected_argument": "wrong"}), True)]
-            return [(ft, _wrong_call(c), True) for ft, c in calls]
-        return [(ft, c, False) for ft, c in calls]
-
-    def reply_text(self, turn_index: int) -> str:
-        if turn_index < 0:
-            return voice_mod.GREETING_TEXT
-        return voice_mod.spoken_text(self.benchmark.turn(turn_index).golden_text)
-
-
-def _wrong_call(call: ExpectedCall) -> ExpectedCall:
-    """Same function, one compared argument changed (or an unexpected one added)."""
-    args = dict(call.args)
-    # IDs first: they must match exactly, even for a lenient judge
-    keys = sorted((k for k in args if k not in call.flexible_args), key=lambda k: (not k.endswith(("id", "ids")), k))
-    if not keys:
-        args["unexpected_argument"] = "wrong"
-        return call.model_copy(update={"args": args})
-    k = keys[0]
-    v = args[k]
-    if isinstance(v, bool):
-        args[k] = not v
-    elif isinstance(v, (int, float)):
-        args[k] = v + 1
-    elif isinstance(v, str):
-        args[k] = str(int(v) + 1).zfill(len(v)) if v.isdigit() else f"{v}-wrong"
-    elif isinstance(v, list):
-        args[k] = v[:-1] if v else ["wrong"]
-    else:
-        args[k] = "wrong"
-    return call.model_copy(update={"args": args})

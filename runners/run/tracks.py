@@ -1,0 +1,190 @@
+"""What the audio run hears, on its own clock: the user and bot tracks of every attempt.
+
+Split from the turn loop (`audio.py`) where its inputs change: the loop decides when a turn
+is over from the provider's frames, its tools and its watchdog; this only follows the audio as
+the paced transports play it (called at PLAYED time) and reports what it shows: levels, the
+user WAV's speech boundaries placed where it played, the bot's speech detected on its audio,
+overlaps and barge-ins as soon as they are certain, the per-attempt PCM and the stereo
+conversation track. It never looks at frames, tools or sessions, so the rule "latency, overlap
+and interruption come from our own timeline" lives in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from arena_tui.spine import audio
+from arena_tui.spine.benchmark import Benchmark, Turn
+from arena_tui.spine.events import AudioChunk, Interruption, Interval, Level, Overlap, SpeechBoundary
+
+from ..base import RunError
+from ..config import RunConfig
+from ..timeline import (
+    ConversationRecorder,
+    LevelMeter,
+    LiveOverlaps,
+    SpeechDetector,
+    TurnMeasures,
+    measure_turn,
+    speech_intervals,
+)
+
+Emit = Callable[..., None]  # emit(EventClass, **fields): the run stamps it (run, turn, now) and publishes it
+
+
+@dataclass
+class Heard:
+    """What one attempt's two tracks carried (the turn loop's `Attempt.heard`)."""
+
+    user_speech_rel: list[Interval] = field(default_factory=list)  # VAD intervals within the WAV
+    live_overlaps: LiveOverlaps | None = None  # None: no overlaps reported (a handshake)
+    user_bounds: list[tuple[float, str]] | None = None  # VAD boundaries of the WAV, placed when it starts
+    user_pcm: bytearray = field(default_factory=bytearray)
+    bot_pcm: bytearray = field(default_factory=bytearray)
+    first_bot_ms: float | None = None
+    last_bot_ms: float | None = None
+    bot_speech: list[Interval] = field(default_factory=list)
+    bot_speech_open: float | None = None
+    interrupted: bool = False  # an overlap, or bot audio cut before it played
+
+
+class Tracks:
+    """The run's audio on its timeline: meters, the bot's speech detector, the conversation recorder."""
+
+    def __init__(self, benchmark: Benchmark, config: RunConfig, emit: Emit, start_ms: float) -> None:
+        self.benchmark, self.config, self.emit = benchmark, config, emit
+        self.rate = config.sample_rate
+        self.recorder = ConversationRecorder(self.rate, start_ms=start_ms)
+        # sessions side by side (rehydrated turns at once) make no one conversation track
+        self.conversation = not (config.mode == "rehydrated" and config.parallel > 1)
+        self.user_meter = LevelMeter("user", block_ms=config.level_block_ms, sample_rate=self.rate)
+        self.bot_meter = LevelMeter("bot", block_ms=config.level_block_ms, sample_rate=self.rate)
+        self.bot_detector = SpeechDetector(self.rate)
+        self._speech_cache: dict[int, list[Interval]] = {}
+        self._audio_cache: dict[int, bytes] = {}
+
+    # -- the benchmark's audio
+
+    def user_audio(self, turn: Turn) -> bytes:
+        if turn.turn_index not in self._audio_cache:
+            path = self.benchmark.audio_path(turn)
+            if path is None or not path.exists():
+                raise RunError(f"{self.benchmark.name} turn {turn.turn_index}: audio file {path} not found")
+            try:
+                pcm = audio.load_pcm16_bytes(path, self.rate, benchmark=self.benchmark.name, turn=turn.turn_index)
+            except audio.AudioError as e:
+                raise RunError(str(e)) from None
+            self._audio_cache[turn.turn_index] = pcm
+        return self._audio_cache[turn.turn_index]
+
+    def user_speech(self, turn: Turn, pcm: bytes) -> list[Interval]:
+        if turn.turn_index not in self._speech_cache:
+            self._speech_cache[turn.turn_index] = list(
+                speech_intervals(pcm, self.rate, offset_ms=0, method=self.config.vad_method)
+            )
+        return self._speech_cache[turn.turn_index]
+
+    # -- the transports' callbacks (at PLAYED / scheduled time)
+
+    def user_chunk(self, h: Heard | None, pcm: bytes, t_ms: float) -> None:
+        for t, rms, peak in self.user_meter.feed(pcm, t_ms):
+            self.emit(Level, t_ms=t, source="user", rms_dbfs=rms, peak_dbfs=peak, block_ms=self.config.level_block_ms)
+        self.recorder.add("user", pcm, t_ms)
+        if h is not None:
+            h.user_pcm.extend(pcm)
+            if h.user_bounds is None:  # the clip starts here: place its speech on the timeline
+                h.user_bounds = sorted(
+                    [(t_ms + i.start_ms, "user_speech_started") for i in h.user_speech_rel]
+                    + [(t_ms + i.end_ms, "user_speech_stopped") for i in h.user_speech_rel]
+                )
+            self._emit_user_bounds(h, t_ms + len(pcm) / 2 / self.rate * 1000.0)
+
+    def bot_audio(self, h: Heard | None, pcm: bytes, t_ms: float) -> None:
+        for t, rms, peak in self.bot_meter.feed(pcm, t_ms):
+            self.emit(Level, t_ms=t, source="bot", rms_dbfs=rms, peak_dbfs=peak, block_ms=self.config.level_block_ms)
+        self.recorder.add("bot", pcm, t_ms)
+        dur = len(pcm) / 2 / self.rate * 1000.0
+        for kind, t in self.bot_detector.feed(pcm, t_ms):
+            self._bot_boundary(h, kind, t)
+        if h is not None:
+            if h.first_bot_ms is None:
+                h.first_bot_ms = t_ms
+            h.last_bot_ms = t_ms + dur
+            h.bot_pcm.extend(pcm)
+
+    def truncated(self, h: Heard | None, t_ms: float, pending_ms: float) -> None:
+        self.emit(Interruption, t_ms=t_ms, cause="bot_truncated", detail=f"{pending_ms:.0f} ms of bot audio not played")
+        if h is not None:
+            h.interrupted = True
+
+    # -- the turn loop's ticks
+
+    def advance(self, h: Heard | None, now: float) -> None:
+        """Close a bot speech interval once its silence has lasted (call while no output plays)."""
+        for kind, t in self.bot_detector.advance(now):
+            self._bot_boundary(h, kind, t)
+
+    def close_bot_speech(self, h: Heard, now: float) -> None:
+        for kind, t in self.bot_detector.flush(now):
+            self._bot_boundary(h, kind, t)
+        if h.bot_speech_open is not None:
+            h.bot_speech.append(Interval(start_ms=h.bot_speech_open, end_ms=now))
+            h.bot_speech_open = None
+
+    def measure(self, turn: Turn, pcm: bytes, placed: Interval, h: Heard,
+                provider_ttfb_ms: float | None, now: float) -> tuple[list[Interval], TurnMeasures]:
+        """The finished turn's user speech on the timeline and its latencies and overlap; then the
+        rest of the live report (every user boundary, overlaps still open: the same intervals)."""
+        off = placed.start_ms
+        user_speech = [Interval(start_ms=i.start_ms + off, end_ms=i.end_ms + off) for i in self.user_speech(turn, pcm)]
+        measured = measure_turn(placed, user_speech, h.first_bot_ms, h.bot_speech, provider_ttfb_ms)
+        self._emit_user_bounds(h, float("inf"))
+        self._overlaps(h, "", None, now)
+        return user_speech, measured
+
+    # -- recorded audio
+
+    def publish_audio(self, turn_index: int, h: Heard, user_start_ms: float, now: float) -> None:
+        if h.user_pcm:
+            self.emit(AudioChunk, track="user", sample_rate=self.rate, start_ms=user_start_ms, pcm=bytes(h.user_pcm))
+        if h.bot_pcm:
+            self.emit(AudioChunk, track="bot", sample_rate=self.rate, start_ms=h.first_bot_ms or 0.0, pcm=bytes(h.bot_pcm))
+        self.flush_conversation(turn_index, now)
+
+    def flush_conversation(self, turn_index: int | None, now: float) -> None:
+        start, stereo = self.recorder.take_slice(now)
+        if stereo and self.conversation:
+            self.emit(AudioChunk, turn_index=turn_index, track="conversation", sample_rate=self.rate, channels=2,
+                      start_ms=start, pcm=stereo)
+
+    # -- speech boundaries and overlaps
+
+    def _emit_user_bounds(self, h: Heard, until_ms: float) -> None:
+        while h.user_bounds and h.user_bounds[0][0] <= until_ms:
+            t, kind = h.user_bounds.pop(0)
+            self.emit(SpeechBoundary, t_ms=t, kind=kind, origin="vad")
+            self._overlaps(h, "user", kind == "user_speech_started", t)
+
+    def _bot_boundary(self, h: Heard | None, kind: str, t: float) -> None:
+        if kind == "start":
+            self.emit(SpeechBoundary, t_ms=t, kind="bot_speech_started")
+            if h is not None:
+                h.bot_speech_open = t
+        else:
+            self.emit(SpeechBoundary, t_ms=t, kind="bot_speech_stopped")
+            if h is not None and h.bot_speech_open is not None:
+                h.bot_speech.append(Interval(start_ms=h.bot_speech_open, end_ms=t))
+                h.bot_speech_open = None
+        self._overlaps(h, "bot", kind == "start", t)
+
+    def _overlaps(self, h: Heard | None, who: str, started: bool | None, t: float) -> None:
+        """Feed a speech boundary to the live overlap tracker and report what became certain
+        (started=None closes both sides: the turn is over)."""
+        if h is None or h.live_overlaps is None:
+            return
+        found = h.live_overlaps.close(t) if started is None else h.live_overlaps.boundary(who, started, t)
+        for ov, cause in found:
+            self.emit(Interruption, t_ms=ov.start_ms, cause=cause, detail=f"{ov.duration_ms:.0f} ms overlap")
+            self.emit(Overlap, t_ms=ov.end_ms, start_ms=ov.start_ms, end_ms=ov.end_ms)
+            h.interrupted = True

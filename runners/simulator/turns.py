@@ -1,0 +1,134 @@
+"""The benchmark's turns as every session of one simulator shares them.
+
+A retry or a rotated session continues the same conversation, so which turns were heard
+(attempts), which were answered, which calls are owed to a later turn (late_call) or were
+already made by an earlier one (early_call), and the ground truth of each attempt live here,
+once per simulator, not per session. Sessions (`connection.py`) and their reply producers
+(`replies.py`) read and update it; the server (`server.py`) exposes its records.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arena_tui.spine.benchmark import Benchmark, ExpectedCall
+
+from .faults import FaultPlan, TurnFault
+from .fingerprint import FingerprintIndex
+from .records import ResponseRecord, TurnTruth
+
+
+class TurnBook:
+    """Turn state shared across sessions, and the records of what the simulator did."""
+
+    def __init__(self, benchmark: Benchmark, faults: FaultPlan) -> None:
+        self.benchmark = benchmark
+        self.faults = faults
+        self.index = FingerprintIndex()
+        self.truth: dict[int, TurnTruth] = {}  # latest attempt per turn
+        self.truth_log: list[TurnTruth] = []  # every attempt, in order
+        self.responses: list[ResponseRecord] = []
+        self.fallbacks: list[dict[str, Any]] = []  # turns identified by order, not by audio
+        self._order = [t.turn_index for t in benchmark.turns]
+        self._attempts: dict[int, int] = {}
+        self._answered: set[int] = set()
+        self._early_done: set[int] = set()
+        self._owed: dict[int, list[tuple[int, ExpectedCall]]] = {}
+
+    def build_index(self) -> None:
+        """Fingerprint every turn's WAV (slow: run it in a thread)."""
+        for turn in self.benchmark.turns:
+            path = self.benchmark.audio_path(turn)
+            if path is not None and path.exists():
+                self.index.add_file(turn.turn_index, path)
+
+    # -- which turn, which attempt
+
+    def position(self, turn_index: int) -> int:
+        return self._order.index(turn_index)
+
+    def next_unanswered(self) -> int | None:
+        return next((t for t in self._order if t not in self._answered), None)
+
+    def next_turn(self, turn_index: int) -> int | None:
+        try:
+            pos = self._order.index(turn_index)
+        except ValueError:
+            return None
+        return self._order[pos + 1] if pos + 1 < len(self._order) else None
+
+    def conversation_started(self) -> bool:
+        return bool(self._attempts)
+
+    def attempts(self, turn_index: int) -> int:
+        """Attempts of this turn begun so far (0: never heard)."""
+        return self._attempts.get(turn_index, 0)
+
+    def begin_attempt(self, turn_index: int) -> int:
+        self._attempts[turn_index] = self._attempts.get(turn_index, 0) + 1
+        return self._attempts[turn_index]
+
+    def record_truth(self, truth: TurnTruth) -> None:
+        self.truth_log.append(truth)
+        self.truth[truth.turn_index] = truth
+
+    # -- answered turns
+
+    def answered(self, turn_index: int) -> bool:
+        return turn_index in self._answered
+
+    def mark_answered(self, turn_index: int) -> None:
+        if turn_index >= 0:
+            self._answered.add(turn_index)
+
+    def unmark_answered(self, turn_index: int) -> None:
+        """The reply never got through (the socket dropped mid-reply): the turn is open again."""
+        self._answered.discard(turn_index)
+
+    # -- calls
+
+    def plan_calls(self, turn_index: int, fault: TurnFault | None) -> list[tuple[int, ExpectedCall, bool]]:
+        """The calls to make on this turn: (for_turn, call, wrong), shaped by early/late/wrong faults."""
+        turn = self.benchmark.turn(turn_index)
+        own = [] if turn_index in self._early_done else [(turn_index, c) for c in turn.expected_calls]
+        owed = self._owed.pop(turn_index, [])
+        kind = fault.kind if fault else None
+        calls = owed + own
+        nxt = self.next_turn(turn_index)
+        if kind == "early_call" and nxt is not None:
+            calls += [(nxt, c) for c in self.benchmark.turn(nxt).expected_calls]
+            self._early_done.add(nxt)
+        elif kind == "late_call" and nxt is not None:
+            self._owed.setdefault(nxt, []).extend(own)
+            calls = owed
+        if kind == "wrong_call":
+            if not calls:
+                tool = self.benchmark.tools[0] if self.benchmark.tools else None
+                if tool is None:
+                    return []
+                return [(turn_index, ExpectedCall(name=tool.name, args={"unexpected_argument": "wrong"}), True)]
+            return [(ft, _wrong_call(c), True) for ft, c in calls]
+        return [(ft, c, False) for ft, c in calls]
+
+
+def _wrong_call(call: ExpectedCall) -> ExpectedCall:
+    """Same function, one compared argument changed (or an unexpected one added)."""
+    args = dict(call.args)
+    # IDs first: they must match exactly, even for a lenient judge
+    keys = sorted((k for k in args if k not in call.flexible_args), key=lambda k: (not k.endswith(("id", "ids")), k))
+    if not keys:
+        args["unexpected_argument"] = "wrong"
+        return call.model_copy(update={"args": args})
+    k = keys[0]
+    v = args[k]
+    if isinstance(v, bool):
+        args[k] = not v
+    elif isinstance(v, (int, float)):
+        args[k] = v + 1
+    elif isinstance(v, str):
+        args[k] = str(int(v) + 1).zfill(len(v)) if v.isdigit() else f"{v}-wrong"
+    elif isinstance(v, list):
+        args[k] = v[:-1] if v else ["wrong"]
+    else:
+        args[k] = "wrong"
+    return call.model_copy(update={"args": args})
