@@ -17,6 +17,7 @@ from typing import Any
 
 from pipecat.services.openai.realtime import events as rt
 from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
+from websockets.protocol import State
 
 from arena_tui.spine.benchmark import Benchmark
 
@@ -78,6 +79,16 @@ class ReplayBeforeFirstResponse:
             await super()._connect()
         finally:
             self.connecting = False
+
+    async def _ws_send(self, realtime_message):
+        # A socket the server closed: the session is dead (realtime_alive says so and the engine
+        # rotates). Pipecat would push an error for every send meanwhile, one per 20 ms audio
+        # chunk; at speed 20 that is ~1000 error events a second, each a Pipecat event task whose
+        # clean-up scans all the others — the run's loop stalls for minutes.
+        ws = self._websocket
+        if ws is not None and ws.state is not State.OPEN:
+            return
+        await super()._ws_send(realtime_message)
 
     async def _handle_evt_response_done(self, evt):
         if self.on_response_status is not None:

@@ -160,3 +160,40 @@ async def test_every_fake_makes_every_expected_call_of_a_turn(alias, demo):
     assert len(received) == 2, received
     wire = json.dumps(received, default=str)
     assert re.search(r"price\W+8\b", wire) and re.search(r"price\W+22\b", wire), wire
+
+
+@pytest.mark.parametrize("alias", ["sim", "grok-realtime"])
+async def test_a_socket_closed_under_the_service_costs_no_error_per_audio_chunk(alias, demo):
+    """After the server closed the socket, sends are dropped (the session reads as dead and the
+    engine rotates): Pipecat would otherwise push one error per 20 ms audio chunk, and its event
+    task bookkeeping made a sped-up run's loop stall for minutes under that storm."""
+    import websockets
+
+    async def handler(ws):
+        await ws.close(code=1011)
+
+    async with websockets.serve(handler, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        runner = get_runner(alias)
+        config = RunConfig(model=alias, fake=True, turns=[0])
+        spec = SessionSpec(model=runner.resolve_model(alias), system_prompt=demo.system_prompt, tools=demo.tools,
+                           kickoff="hi", config=config)
+        await runner.start(config, demo)
+        try:
+            service = runner.build_service(spec)
+        finally:
+            await runner.stop()
+        ws = await websockets.connect(f"ws://127.0.0.1:{port}")
+        with pytest.raises(websockets.ConnectionClosed):
+            await ws.recv()
+        service._websocket, service.connecting = ws, False
+        errors: list[str] = []
+
+        async def push_error(error_msg: str = "", **_: Any) -> None:
+            errors.append(error_msg)
+
+        service.push_error = push_error
+        for _ in range(50):
+            await service._ws_send({"type": "input_audio_buffer.append", "audio": ""})
+        assert errors == []
+        assert not runner.is_alive(service)
