@@ -12,13 +12,14 @@ cell) is not repainted, so the overall figures depend on how much of the run is 
 With --profile, also where the loop's time went: the callbacks that held the loop longest, by
 task or callback name, in thread CPU time (insensitive to other processes on a busy machine).
 
-With --keys N, instead: N simulator runs stream at 1x into the app while keys are pressed on one
-run's screen, and it prints keypress-to-screen latency p50/p95 (key posted → the first frame the
-compositor produced that shows its effect) for table navigation (down/up) and for opening the
-turn detail (enter), with the input-pacing p99 of those N runs (goal: p95 < 50 ms).
+With --keys N, instead: N simulator runs stream at 1x into the app, started and judged as the app
+starts them (on the engine's own thread; --same-loop: on the app's loop, as before), while keys
+are pressed on one run's screen, and it prints keypress-to-screen latency p50/p95 (key posted →
+the first frame the compositor produced that shows its effect) for table navigation (down/up) and
+for opening the turn detail (enter), with the input-pacing p99 of those N runs (goal: p95 < 50 ms).
 
     .venv/bin/python -m scripts.bench_ui_pacing [--bench demo_bench] [--seconds 60] [--profile]
-                                                  [--refresh-hz 30] [--ui-only] [--keys 8]
+                                                  [--refresh-hz 30] [--ui-only] [--keys 8 [--same-loop]]
 """
 
 from __future__ import annotations
@@ -32,10 +33,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+from textual import events
 
 REPO = Path(__file__).resolve().parent.parent
 
 from arena_tui.app import ArenaApp  # noqa: E402
+from arena_tui.commands.launch import EngineLauncher  # noqa: E402
 from arena_tui.spine.bus import EventBus  # noqa: E402
 from arena_tui.screens.run import RunScreen  # noqa: E402
 from arena_tui.screens.turn_detail import TurnDetailScreen  # noqa: E402
@@ -226,55 +229,81 @@ class FrameStamps:
 
         app._display = stamped  # type: ignore[method-assign]
 
-    async def time_key(self, pilot, key: str, shown) -> float | None:
-        """ms from posting `key` to the first frame for which `shown(screen)` holds (None: no frame in 2 s)."""
+    async def time_key(self, key: str, shown) -> float | None:
+        """ms from posting `key` to the first frame for which `shown(screen)` holds (None: no frame in 2 s).
+
+        The key goes in as the terminal driver sends it (as `pilot.press` does, without its waits
+        for an idle process, which never comes while runs stream: ~2 s a key)."""
         self.want, self.hit = shown, None
         t0 = time.perf_counter()
-        press = asyncio.create_task(pilot.press(key))
+        post_key(self.app, key)
         while self.hit is None and time.perf_counter() - t0 < 2.0:
             await asyncio.sleep(0.0005)
-        await press
         self.want = None
         return None if self.hit is None else (self.hit - t0) * 1000.0
 
 
-async def keys_while_streaming(bench, runs: int, seconds: float) -> None:
-    """`runs` simulator runs at 1x into one app; keys pressed on the first run's screen."""
-    app = ArenaApp(Path(tempfile.mkdtemp()) / "a.db")
+def post_key(app: ArenaApp, key: str) -> None:
+    event = events.Key(key, None)
+    event.set_sender(app)
+    app._driver.send_message(event)
+
+
+class BenchLauncher(EngineLauncher):
+    """The app's own launcher, also keeping each session (for its input pacing). same_loop: the
+    engine on the app's loop instead of its own thread (how runs went before; to compare)."""
+
+    def __init__(self, same_loop: bool = False) -> None:
+        self.sessions: list = []
+        self.on_session = self.sessions.append
+        self.same_loop = same_loop
+
+    def start_run(self, benchmark, config, bus, run_id):
+        if not self.same_loop:
+            return super().start_run(benchmark, config, bus, run_id)
+        return run_benchmark(benchmark, RunConfig(**config), bus, run_id=run_id, on_session=self.on_session)
+
+
+async def keys_while_streaming(bench, runs: int, seconds: float, same_loop: bool = False) -> None:
+    """`runs` simulator runs at 1x, started and judged (heuristic) as the app starts them; keys
+    pressed on the first run's screen; the runs are stopped after `seconds`."""
+    launcher = BenchLauncher(same_loop)
+    app = ArenaApp(Path(tempfile.mkdtemp()) / "a.db", launcher=launcher)
     nav: list[float] = []
     detail: list[float] = []
     missed = 0
     async with app.run_test(size=(160, 46)) as pilot:
         await pilot.pause()
-        ids = [f"bench-keys-{i}" for i in range(runs)]
-        for rid in ids:
-            app.live[rid] = RunState(rid, specs_from_benchmark(bench), clock=time.monotonic)
-        tasks = [asyncio.create_task(timed_run(bench, app.bus, seconds, rid)) for rid in ids]
-        app.push_screen(RunScreen(app.live[ids[0]], live=True))
+        t_start = time.monotonic()
+        ids = [app.start_run(bench, {"model": "sim", "speed": 1.0}, judge="heuristic") for _ in range(runs)]
+        app.open_run(ids[0])
         await pilot.pause(3.0)  # the runs are under way, the table has its rows
         frames = FrameStamps(app)
         await pilot.press("f")  # follow off: the cursor moves only by the keys
         table = app.screen.query_one(TurnTable)
-        t_end = time.monotonic() + seconds - 8.0
+        t_end = t_start + seconds - 8.0
         step = 0
         while time.monotonic() < t_end:
             key = "down" if step % 2 == 0 else "up"
             before = table.cursor_row
-            ms = await frames.time_key(pilot, key, lambda sc, b=before: isinstance(sc, RunScreen) and table.cursor_row != b)
+            ms = await frames.time_key(key, lambda sc, b=before: isinstance(sc, RunScreen) and table.cursor_row != b)
             nav.append(ms) if ms is not None else None
             missed += ms is None
             if step % 6 == 5:
-                ms = await frames.time_key(pilot, "enter", lambda sc: isinstance(sc, TurnDetailScreen))
+                ms = await frames.time_key("enter", lambda sc: isinstance(sc, TurnDetailScreen))
                 detail.append(ms) if ms is not None else None
                 missed += ms is None
-                await pilot.pause(0.3)
-                await pilot.press("escape")
-                await pilot.pause(0.2)
+                await asyncio.sleep(0.3)
+                await frames.time_key("escape", lambda sc: isinstance(sc, RunScreen))
+                await asyncio.sleep(0.2)
             step += 1
-            await pilot.pause(0.15)
-        late = [x for xs in await asyncio.gather(*tasks) for x in xs]
-    print(f"{runs} simulator runs of {bench.name} at 1x streaming into the app, {seconds:.0f} s wall; "
-          f"keys on one run's screen (160x46, headless terminal)")
+            await asyncio.sleep(0.15)
+        await asyncio.sleep(max(0.0, t_start + seconds - time.monotonic()))
+        await app.stop_runs(ids)
+        late = [x for s in launcher.sessions for x in s.input.lateness_ms]
+    where = "the app's own loop" if same_loop else "the engine's thread"
+    print(f"{runs} simulator runs of {bench.name} at 1x on {where}, judged (heuristic), streaming into the app, "
+          f"{seconds:.0f} s wall; keys on one run's screen (160x46, headless terminal)")
     for label, xs in (("table navigation (down/up)", nav), ("open turn detail (enter)", detail)):
         a = np.asarray(xs)
         if a.size:
@@ -302,6 +331,8 @@ async def main() -> None:
     ap.add_argument("--ui-only", action="store_true", help="skip the headless run")
     ap.add_argument("--keys", type=int, metavar="RUNS", default=0,
                     help="instead: keypress-to-screen latency while RUNS simulator runs stream (e.g. 8)")
+    ap.add_argument("--same-loop", action="store_true",
+                    help="with --keys: the runs on the app's own loop, not the engine's thread (to compare)")
     args = ap.parse_args()
     if args.refresh_hz:
         import arena_tui.app
@@ -312,7 +343,7 @@ async def main() -> None:
     logger.remove()
     bench = load_benchmark(args.bench)
     if args.keys:
-        await keys_while_streaming(bench, args.keys, args.seconds)
+        await keys_while_streaming(bench, args.keys, args.seconds, args.same_loop)
         return
     import arena_tui.app
 

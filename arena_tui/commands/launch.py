@@ -11,13 +11,16 @@ first call, so callers run these in a thread.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import re
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from arena_tui.spine.bus import ThreadPublisher
 from ..launcher import ModelChoice
+from .engine_thread import on_engine_loop
 
 
 def model_choices() -> list[ModelChoice]:
@@ -82,7 +85,12 @@ def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> 
 
 
 class EngineLauncher:
-    """`arena_tui.launcher.Launcher` over the real run engine (`runners.engine`)."""
+    """`arena_tui.launcher.Launcher` over the real run engine (`runners.engine`).
+
+    on_session: called with each session a run opens, on the engine's thread (a benchmark
+    script reads the sessions' input pacing through it)."""
+
+    on_session: Callable[[Any], None] | None = None
 
     def models(self) -> list[ModelChoice]:
         return model_choices()
@@ -99,6 +107,8 @@ class EngineLauncher:
         importlib.import_module("runners.engine")
 
     def start_run(self, benchmark: Any, config: dict[str, Any], bus: Any, run_id: str) -> Awaitable[Any]:
+        """The run on the engine's own loop (`engine_thread`), its events handed to `bus` on the
+        caller's loop: the monitor's loop stays free for keys and frames. Call it on that loop."""
         from runners.config import RunConfig  # deferred: the engine loads on first use, in a thread (--help imports this module)
         from runners.engine import run_benchmark  # deferred: the engine loads on first use, in a thread (--help imports this module)
 
@@ -106,4 +116,6 @@ class EngineLauncher:
             cfg = RunConfig(**config)
         except Exception as e:
             raise ValueError(f"bad run settings: {e}") from None
-        return run_benchmark(benchmark, cfg, bus, run_id=run_id)
+        publisher = ThreadPublisher(bus, asyncio.get_running_loop())
+        return on_engine_loop(lambda: run_benchmark(benchmark, cfg, publisher, run_id=run_id,  # type: ignore[arg-type]
+                                                    on_session=self.on_session))

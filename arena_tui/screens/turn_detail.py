@@ -21,7 +21,7 @@ from ..run_view import RunState, TurnRow
 from ..timing import barge_in_ms, barge_in_text, latency_text, speed_note
 from ..verdicts import in_order
 from ..widgets.run_header import RunHeader
-from ..widgets.turn_table import VERDICT_CELL
+from ..widgets.turn_table import VERDICT_CELL, row_signature
 from . import actions
 
 LATENCY_LABELS = [
@@ -211,6 +211,7 @@ class TurnDetailScreen(Screen):
         self.state = state
         self.turn = turn
         self._painted: tuple | None = None
+        self._body: tuple | None = None  # what the panels show (`row_signature` of the turn)
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="run-header")
@@ -234,6 +235,8 @@ class TurnDetailScreen(Screen):
             self.paint()
 
     def paint(self, force: bool = False) -> None:
+        """The header follows the run; the panels only this turn: while other turns stream (every
+        delta is new content), re-rendering its tables and laying the screen out again held the UI."""
         # levels alone change nothing here but the elapsed clock (once a second is enough)
         key = (self.state.content_version, int(self.state.last_ms // 1000))
         if not force and self._painted == key:
@@ -241,6 +244,10 @@ class TurnDetailScreen(Screen):
         self._painted = key
         self.query_one(RunHeader).refresh_from(self.state)
         row = self.state.turns.get(self.turn) or TurnRow(index=self.turn, spec=self.state.specs.get(self.turn))
+        body = (self.turn, row_signature(row, [], self.state.speed), len(row.tool_results))
+        if not force and body == self._body:
+            return
+        self._body = body
         title = Text()
         title.append("greeting" if self.turn == -1 else f"turn {self.turn}", "bold reverse")
         title.append(f"  status {row.status}")

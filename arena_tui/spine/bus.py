@@ -7,6 +7,8 @@ each subscriber's unbounded queue; a slow consumer costs memory, not timing.
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 
 from .events import RunEvent
@@ -70,3 +72,36 @@ class EventBus:
         """End every subscriber's iteration after what is already queued."""
         for sub in list(self._subs):
             self.unsubscribe(sub)
+
+
+class ThreadPublisher:
+    """`publish` for a producer on another thread's event loop (the app's engine thread).
+
+    The bus and its subscribers belong to `loop`; events are handed over in order, in batches:
+    one wake-up of that loop for whatever arrived since the last one, so a burst of events
+    costs the consumer's loop one callback, not one per event.
+    """
+
+    def __init__(self, bus: EventBus, loop: asyncio.AbstractEventLoop) -> None:
+        self._bus, self._loop = bus, loop
+        self._pending: deque[RunEvent] = deque()
+        self._lock = threading.Lock()
+        self._scheduled = False
+
+    def publish(self, event: RunEvent) -> None:
+        with self._lock:
+            self._pending.append(event)
+            if self._scheduled:
+                return
+            self._scheduled = True
+        try:
+            self._loop.call_soon_threadsafe(self._deliver)
+        except RuntimeError:  # the consumer's loop is closed (the app has exited): nobody to tell
+            pass
+
+    def _deliver(self) -> None:
+        with self._lock:
+            batch, self._pending = self._pending, deque()
+            self._scheduled = False
+        for event in batch:
+            self._bus.publish(event)
