@@ -28,8 +28,7 @@ from ..campaign.spec import Cell
 from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
 from .runs import _ts, rates_text
 
-POLL_S = 2.0  # how often the store is read while a cell is queued or running
-IDLE_POLLS = 5  # otherwise every IDLE_POLLS-th tick (a resume may start in another terminal)
+POLL_S = 2.0  # how often the store is read (a campaign may start or resume in another terminal at any time)
 STATE_STYLE = {"queued": "yellow", "running": "bold green", "complete": "bold cyan", "interrupted": "bold yellow",
                "failed": "bold red", "pending": "grey62", "skipped": "magenta"}
 OPENABLE = frozenset({"running", "complete", "interrupted", "failed"})  # a run with a runs row
@@ -87,19 +86,16 @@ def room_of(table: DataTable, fallback: int) -> int:
 
 
 class Polling:
-    """A screen mixin: read the store now, then every POLL_S while anything is active, else seldom."""
+    """A screen mixin: read the store now, then every POLL_S unless the last read is still going."""
 
-    active = False
     _loading = False
-    _ticks = 0
 
     def start_polling(self: Any) -> None:
         self.load()
         self.set_interval(POLL_S, self._tick)
 
     def _tick(self: Any) -> None:
-        self._ticks += 1
-        if not self._loading and (self.active or self._ticks % IDLE_POLLS == 0):
+        if not self._loading:
             self.load()
 
 
@@ -192,12 +188,12 @@ class CampaignsScreen(Polling, Screen):
             status.update(Text(f"cannot read campaigns: {message.error}", "bold red"))
             return
         self.views = message.views
-        self.active = any(v.count(*ACTIVE) for v in self.views)
+        active = sum(v.count(*ACTIVE) for v in self.views)
         if not self.views:
             status.update("no campaigns recorded (start one with `arena-tui campaign run`)")
         else:
             status.update(f"{len(self.views)} campaign(s)  ·  enter: its cells  ·  "
-                          + ("refreshing while cells run" if self.active else "nothing running"))
+                          + (f"{active} cell(s) queued or running" if active else "nothing running"))
         self.render_list()
 
     def render_list(self) -> None:
@@ -334,7 +330,6 @@ class CampaignScreen(Polling, Screen):
             self.query_one("#campaign-title", Static).update(why)
             return
         self.view = message.view
-        self.active = bool(self.view.count(*ACTIVE))
         self.render_matrix()
 
     @property
@@ -380,8 +375,6 @@ class CampaignScreen(Polling, Screen):
                           f"{v.spec.executor}  ·  started {started_text(v.created_at)}  ·  "
                           f"{v.count('complete')}/{len(v.cells)} complete  ")
         t.append_text(activity_text(v))
-        if self.active:
-            t.append("  ·  refreshing", "grey62")
         self.query_one("#campaign-title", Static).update(t)
 
     def _detail(self) -> None:
