@@ -417,6 +417,12 @@ class ArenaApp(App):
         if not isinstance(self.screen, LeaderboardScreen):
             self.push_screen(LeaderboardScreen(benchmark=benchmark))
 
+    def action_campaigns(self) -> None:
+        from .screens.campaigns import CampaignsScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
+
+        if not isinstance(self.screen, CampaignsScreen):
+            self.push_screen(CampaignsScreen())
+
     def action_help(self) -> None:
         from .screens.help import HelpScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
@@ -428,6 +434,8 @@ class ArenaApp(App):
         yield SystemCommand("Help: keys", "List every key binding", self.action_help)
         yield SystemCommand("Leaderboard", "Compare every stored run: pass rates, latency, consistency",
                             self.action_leaderboard)
+        yield SystemCommand("Campaigns", "Recorded campaigns and their matrix of runs (status, turns, pass rate)",
+                            self.action_campaigns)
         yield SystemCommand("Stop all runs", "Stop running runs (they are kept as interrupted)",
                             lambda: self.run_worker(self.stop_runs(), exclusive=False))
         extra = getattr(screen, "palette_commands", None)

@@ -24,7 +24,7 @@ import uuid
 from pathlib import Path
 
 from arena_tui.campaign import records
-from arena_tui.campaign.orchestrator import run_campaign
+from arena_tui.campaign.orchestrator import run_campaign, run_config
 from arena_tui.campaign.ray_executor import LOCAL_IP, import_ray
 from arena_tui.campaign.spec import build_spec
 from arena_tui.spine.bus import EventBus
@@ -59,7 +59,7 @@ async def one_process(args: argparse.Namespace, db: Path) -> tuple[float, float,
     for cell in spec.cells():
         run_id = uuid.uuid4().hex
         ids.append(run_id)
-        tasks.append(run_benchmark(bench, RunConfig(**spec.run_config(cell.model)), bus, run_id))
+        tasks.append(run_benchmark(bench, RunConfig(**run_config(spec, cell.model)), bus, run_id))
     await asyncio.gather(*tasks, return_exceptions=True)
     wall = time.monotonic() - t0
     await store.flush()

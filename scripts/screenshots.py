@@ -5,8 +5,9 @@ The data is the frozen real demo recording in tests/snapshots/demo_run.jsonl, lo
 throw-away database, so screenshots show no machine paths and no keys. Every screen is shot at
 120x40 (`<name>.svg`) and at the other sizes the tests check (`<name>_80x24.svg`, ...); the
 leaderboard and compare screens show the constructed runs of tests/compare_runs.py (simulator,
-sped-up, heuristic, never-judged runs: every kind of row). Usage:
-    python -m scripts.screenshots [--out screenshots] [--no-png] [--size 120x40 ...] [--only board]
+sped-up, heuristic, never-judged runs: every kind of row); the campaign screens show
+tests/snapshots/fixture_campaign.py's campaign (a cell in every state). Usage:
+    python -m scripts.screenshots [--out screenshots] [--no-png] [--size 120x40 ...] [--only board|campaigns]
 """
 
 from __future__ import annotations
@@ -135,6 +136,31 @@ async def shoot_board(out: Path) -> list[Path]:
         await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.turns)
         await pilot.pause(0.3)
         shots.append(Path(app.save_screenshot("compare.svg", path=str(out))))
+    return shots
+
+
+async def shoot_campaigns(out: Path, size: tuple[int, int]) -> list[Path]:
+    """The campaigns list and one campaign's matrix (every cell state; cursor on a skipped cell)."""
+    from arena_tui.screens.campaigns import CampaignScreen, CampaignsScreen
+    from tests.snapshots.fixture_campaign import load_campaign_db
+
+    tmp = Path(tempfile.mkdtemp(prefix="arena-campaign-"))
+    db = tmp / "arena.db"
+    await load_campaign_db(db)
+    suffix = "" if size == MAIN else f"_{size[0]}x{size[1]}"
+    app = ArenaApp(db)
+    shots: list[Path] = []
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
+        await pilot.press("C")
+        await until(pilot, lambda: isinstance(app.screen, CampaignsScreen) and app.screen.views is not None)
+        await pilot.pause(0.3)
+        shots.append(Path(app.save_screenshot(f"campaigns{suffix}.svg", path=str(out))))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, CampaignScreen) and app.screen.view is not None)
+        await pilot.press("down", "down", "down", "down")
+        await pilot.pause(0.3)
+        shots.append(Path(app.save_screenshot(f"campaign{suffix}.svg", path=str(out))))
     return shots
 
 
@@ -294,13 +320,17 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "screenshots"))
     ap.add_argument("--no-png", action="store_true")
     ap.add_argument("--size", action="append", help="WIDTHxHEIGHT (repeatable; default: 120x40 80x24 160x48)")
-    ap.add_argument("--only", choices=["board"], help="only the leaderboard and compare screens")
+    ap.add_argument("--only", choices=["board", "campaigns"], help="only the leaderboard and compare screens, "
+                    "or only the campaign screens")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.size] if args.size else SIZES
     svgs = [] if args.only else [p for size in sizes for p in asyncio.run(shoot(out, size))]
-    svgs += asyncio.run(shoot_board(out))
+    if args.only != "campaigns":
+        svgs += asyncio.run(shoot_board(out))
+    if args.only != "board":
+        svgs += [p for size in sizes for p in asyncio.run(shoot_campaigns(out, size))]
     pngs = [] if args.no_png else to_png(svgs)
     for p in svgs + pngs:
         print(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)

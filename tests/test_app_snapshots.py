@@ -223,3 +223,41 @@ def test_png_render_keeps_dialog_borders_on_the_cell_grid(tmp_path: Path) -> Non
     assert same.sum() == 0, f"{same.sum()} pixels of the dialog border's colour right of the dialog"
     inside = px[rows, int(ox + (box.right - 1) * cw) + 1 : int(ox + box.right * cw) - 1]
     assert (np.abs(inside - border) <= 12).all(axis=2).mean() > 0.5  # and the right border is there
+
+
+@pytest.fixture
+def campaign_db(tmp_path: Path) -> Path:
+    from tests.snapshots.fixture_campaign import load_campaign_db
+
+    db = tmp_path / "arena.db"
+    asyncio.run(load_campaign_db(db))
+    return db
+
+
+async def _campaigns_ready(pilot) -> None:
+    from arena_tui.screens.campaigns import CampaignsScreen
+
+    await _until(pilot, lambda: isinstance(pilot.app.screen, RunsScreen) and pilot.app.screen.rows)
+    await pilot.press("C")
+    await _until(pilot, lambda: isinstance(pilot.app.screen, CampaignsScreen) and pilot.app.screen.views is not None)
+    await pilot.pause(0.2)
+
+
+@sizes
+def test_campaigns_list(snap_compare, campaign_db, size) -> None:
+    assert snap_compare(ArenaApp(campaign_db), terminal_size=size, run_before=_campaigns_ready)
+
+
+@sizes
+def test_campaign_matrix(snap_compare, campaign_db, size) -> None:
+    """Every state a cell shows; the cursor on a skipped cell, its preflight reason whole below."""
+    from arena_tui.screens.campaigns import CampaignScreen
+
+    async def matrix(pilot) -> None:
+        await _campaigns_ready(pilot)
+        await pilot.press("enter")
+        await _until(pilot, lambda: isinstance(pilot.app.screen, CampaignScreen) and pilot.app.screen.view is not None)
+        await pilot.press("down", "down", "down", "down")
+        await pilot.pause(0.2)
+
+    assert snap_compare(ArenaApp(campaign_db), terminal_size=size, run_before=matrix)

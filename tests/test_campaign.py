@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from arena_tui.campaign import records
-from arena_tui.campaign.orchestrator import preflight, run_campaign
+from arena_tui.campaign.orchestrator import preflight, run_campaign, run_config
 from arena_tui.campaign.spec import SpecError, build_spec, load_toml
 from arena_tui.cli import main
 from arena_tui.judge import HeuristicJudge
@@ -29,7 +29,7 @@ def test_matrix_from_flags_and_toml(tmp_path: Path) -> None:
     assert [(c.benchmark, c.model, c.repeat) for c in spec.cells()] == [
         ("demo_bench", "sim", 1), ("demo_bench", "sim", 2), ("demo_bench", "gpt-realtime", 1),
         ("demo_bench", "gpt-realtime", 2)]
-    assert spec.run_config("sim")["turns"] == [0, 1]
+    assert run_config(spec, "sim")["turns"] == [0, 1]
     flags = build_spec({}, {"benchmarks": "a,b", "models": "x", "repeats": 1})
     assert [c.label for c in flags.cells()] == ["a × x #1", "b × x #1"]
     f.write_text('bench = ["demo_bench"]\nmodel = ["sim"]\nrepeat = 2\n')
@@ -156,4 +156,4 @@ def test_the_documented_toml_spec_is_valid(tmp_path: Path) -> None:
     spec = build_spec(load_toml(tmp_path / "spec.toml"), {})
     assert spec.repeats == 10 and spec.judge == "openai" and len(spec.cells()) == 2 * 2 * 10
     for model in spec.models:
-        assert RunConfig(**spec.run_config(model)).rotation.max_age_s == 600
+        assert RunConfig(**run_config(spec, model)).rotation.max_age_s == 600

@@ -42,6 +42,22 @@ class CampaignBlocked(Exception):
         self.problems = problems
 
 
+def run_config(spec: CampaignSpec, model: str) -> dict[str, Any]:
+    """The RunConfig (as a dict: it crosses to workers) of one cell's run.
+
+    Here, not on the spec: the spec is plain data the UI reads; this side knows the engine."""
+    from runners.config import parse_turns  # deferred: the engine's config loads only when turns are given
+
+    cfg: dict[str, Any] = {"model": model, "speed": spec.speed, **spec.extra}
+    if spec.turns:
+        cfg["turns"] = parse_turns(spec.turns)
+    if spec.fake and model != "sim":
+        cfg["fake"] = True
+    if not spec.greeting:
+        cfg["greeting"] = {"enabled": False}
+    return cfg
+
+
 def preflight(spec: CampaignSpec, data_dir: Path | None) -> dict[tuple[str, str], list[str]]:
     """Problems per (benchmark, model), each line naming the cell pair and what to fix."""
     from arena_tui.commands.launch import preflight as run_preflight  # deferred: the launcher's preflight loads the runners (Pipecat) only when a campaign is checked
@@ -50,7 +66,7 @@ def preflight(spec: CampaignSpec, data_dir: Path | None) -> dict[tuple[str, str]
     for bench in spec.benchmarks:
         for model in spec.models:
             try:
-                cfg = spec.run_config(model)
+                cfg = run_config(spec, model)
             except ValueError as e:
                 problems = [f"--turns: {e}"]
             else:
@@ -155,7 +171,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
             judging.append(await _judge_run(store, bus, benchmarks[cell.benchmark], judge, run_id, resumed=resume is not None))
         await records.set_cell(store, campaign_id, cell, status="queued", run_id=run_id, reason=why)
         notice(f"{cell.label}: run {run_id} {how}" + (f" ({why})" if why else ""))
-        executor.submit(Job(run_id, snapshots[cell.benchmark], spec.run_config(cell.model), resume=resume))
+        executor.submit(Job(run_id, snapshots[cell.benchmark], run_config(spec, cell.model), resume=resume))
 
     await executor.start()
     if on_executor is not None:

@@ -1,7 +1,9 @@
 """A campaign in the run database: its spec and one row per cell naming the cell's latest run.
 
 Completion is never read from a flag: `cell_state` looks at the run's stored turn rows (one
-per expected turn, none interrupted) and only then calls the cell complete.
+per expected turn, none interrupted) and only then calls the cell complete. `cell_views` and
+`campaign_views` are what `arena-tui campaign show|list` print and the TUI's campaign screens
+show: one place decides a cell's shown state, its turn progress and its pass rate.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from arena_tui.store import Store
+from arena_tui.verdicts import Tally, tally
 
 from .spec import CampaignSpec, Cell
 
@@ -84,3 +87,101 @@ async def cell_state(store: Store, run_id: str | None) -> tuple[str, int, int]:
         return "complete", len(done), len(expected)
     status = run.status if run.status in ("running", "failed") else "interrupted"
     return status, len(done), len(expected)
+
+
+# what a cell shows; ACTIVE: a campaign is working on the cell now (screens poll while any is)
+STATES = ("queued", "running", "complete", "interrupted", "failed", "pending", "skipped")
+ACTIVE = frozenset({"queued", "running"})
+
+
+@dataclass(frozen=True)
+class CellView:
+    """One cell as it is shown: state from the run's turn rows (`cell_state`) and the cell row,
+    turn progress from the stored turn rows, verdicts by `arena_tui.verdicts` (the one rule)."""
+
+    cell: Cell
+    run_id: str | None
+    state: str  # one of STATES
+    reason: str  # why skipped, pending or re-queued ('' when nothing to say)
+    done: int  # turns with a stored, uninterrupted turn row
+    total: int  # turns the run expects (0: no run recorded yet)
+    tally: Tally  # the run's verdicts (empty when unjudged or not run)
+
+    @property
+    def strict(self) -> tuple[int, int]:
+        """(turns passing every scored dimension, turns judged)."""
+        return self.tally.strict
+
+    @property
+    def progress(self) -> str:
+        return f"{self.done}/{self.total}" if self.total else "–"
+
+    @property
+    def pass_rate(self) -> str:
+        """The strict turn pass rate as text: "3/4 (75 %)", "heuristic 3/4 (75 %)", "unjudged" or
+        "–" (no run recorded yet)."""
+        passed, judged = self.strict
+        if not self.total:
+            return "–"
+        if not judged:
+            return "unjudged"
+        return f"{'heuristic ' if self.tally.heuristic else ''}{passed}/{judged} ({100 * passed / judged:.0f} %)"
+
+
+def shown_state(row: CellRow, run_state: str) -> str:
+    """The cell's state from its row and its run's `cell_state`: the turn rows decide complete;
+    a cell without a recorded run is queued (submitted) or pending (not yet, or not again)."""
+    if row.status == "skipped":
+        return "skipped"
+    if run_state == "missing":
+        return "queued" if row.status == "queued" else "pending"
+    return run_state
+
+
+async def cell_views(store: Store, campaign_id: str) -> list[CellView]:
+    out = []
+    for row in await cells(store, campaign_id):
+        run_state, done, total = await cell_state(store, row.run_id)
+        verdicts = tally(await store.judgements(row.run_id)) if row.run_id and run_state != "missing" else Tally()
+        out.append(CellView(row.cell, row.run_id, shown_state(row, run_state), row.reason, done, total, verdicts))
+    return out
+
+
+@dataclass(frozen=True)
+class CampaignView:
+    """One campaign as the list shows it: its spec and its cells' views."""
+
+    campaign_id: str
+    created_at: str  # ISO wall clock of the first `campaign run` with this id
+    spec: CampaignSpec
+    cells: list[CellView]
+
+    def count(self, *states: str) -> int:
+        return sum(c.state in states for c in self.cells)
+
+    @property
+    def summary(self) -> str:
+        """benchmarks × models × repeats, e.g. "demo_bench × sim, gpt-realtime × 2"."""
+        s = self.spec
+        return f"{', '.join(s.benchmarks)} × {', '.join(s.models)} × {s.repeats}"
+
+    @property
+    def shape(self) -> str:
+        """The same as counts, for narrow places: "1 bench × 2 models × 2"."""
+        s = self.spec
+        return f"{len(s.benchmarks)} bench × {len(s.models)} models × {s.repeats}"
+
+
+async def campaign_view(store: Store, campaign_id: str) -> CampaignView | None:
+    rows = await store.read_rows("SELECT created_at, spec FROM campaigns WHERE campaign_id=?", (campaign_id,))
+    if not rows:
+        return None
+    created, spec = rows[0]
+    return CampaignView(campaign_id, created, CampaignSpec.from_json(json.loads(spec)),
+                        await cell_views(store, campaign_id))
+
+
+async def campaign_views(store: Store) -> list[CampaignView]:
+    """Every campaign, newest first."""
+    return [CampaignView(cid, created, spec, await cell_views(store, cid))
+            for cid, created, spec in await list_campaigns(store)]

@@ -65,19 +65,6 @@ class CampaignSpec:
         """The matrix, benchmark-major then model then repeat (the order runs are submitted)."""
         return [Cell(b, m, r) for b in self.benchmarks for m in self.models for r in range(1, self.repeats + 1)]
 
-    def run_config(self, model: str) -> dict[str, Any]:
-        """The RunConfig (as a dict: it crosses to workers) of one cell's run."""
-        from runners.config import parse_turns  # deferred: the engine's config loads only when turns are given
-
-        cfg: dict[str, Any] = {"model": model, "speed": self.speed, **self.extra}
-        if self.turns:
-            cfg["turns"] = parse_turns(self.turns)
-        if self.fake and model != "sim":
-            cfg["fake"] = True
-        if not self.greeting:
-            cfg["greeting"] = {"enabled": False}
-        return cfg
-
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["ray_address"] = _no_secret(d["ray_address"])

@@ -74,6 +74,7 @@ async def _main(args: argparse.Namespace) -> int:
 
 
 def spec_from_args(args: argparse.Namespace) -> Any:
+    from arena_tui.campaign.orchestrator import run_config  # deferred: --help imports every command module; campaigns, store and engine load only when used
     from arena_tui.campaign.spec import SpecError, build_spec, load_toml  # deferred: --help imports every command module; campaigns, store and engine load only when used
 
     try:
@@ -83,7 +84,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
                  "fake": args.fake, "greeting": args.greeting, "executor": args.executor,
                  "ray_address": args.ray_address, "workers": args.workers}
         spec = build_spec(file_values, flags)
-        spec.run_config(spec.models[0])  # --turns parses
+        run_config(spec, spec.models[0])  # --turns parses
         return spec
     except (SpecError, ValueError) as e:
         raise CliError(str(e)) from None
@@ -130,38 +131,18 @@ async def _run(store: Any, args: argparse.Namespace) -> int:
     return 0 if not result.incomplete else 1
 
 
-async def cell_lines(store: Any, campaign_id: str) -> list[tuple[str, str, str, str, str]]:
-    """(cell, run, status, turns, pass rate) per cell; status from the stored turn rows."""
-    from arena_tui.campaign import records  # deferred: --help imports every command module; campaigns, store and engine load only when used
-    from arena_tui.verdicts import pass_rates  # deferred: --help imports every command module; campaigns, store and engine load only when used
-
-    out = []
-    for row in await records.cells(store, campaign_id):
-        state, done, total = await records.cell_state(store, row.run_id)
-        if row.status == "skipped":
-            state = "skipped"
-        elif state == "missing":
-            state = "pending"
-        rates = pass_rates(await store.judgements(row.run_id)) if row.run_id else {}
-        passed = sum(p for p, _ in rates.values())
-        due = sum(n for _, n in rates.values())
-        rate = f"{passed}/{due} ({100 * passed / due:.0f} %)" if due else "unjudged"
-        out.append((row.cell.label, row.run_id or "-", state, f"{done}/{total}" if total else "-", rate))
-    return out
-
-
 async def _show(store: Any, campaign_id: str) -> int:
     from arena_tui.campaign import records  # deferred: --help imports every command module; campaigns, store and engine load only when used
 
-    spec = await records.load_spec(store, campaign_id)
-    if spec is None:
+    view = await records.campaign_view(store, campaign_id)
+    if view is None:
         raise CliError(f"{store.path}: no campaign {campaign_id} (see `arena-tui campaign list`)")
-    lines = await cell_lines(store, campaign_id)
-    complete = sum(s == "complete" for _, _, s, _, _ in lines)
-    print(f"campaign {campaign_id}: {', '.join(spec.benchmarks)} × {', '.join(spec.models)} × {spec.repeats} "
-          f"repeat(s), speed {spec.speed:g}, executor {spec.executor}: {complete}/{len(lines)} complete")
-    header = ("cell", "run", "status", "turns", "pass rate")
-    widths = [max(len(str(r[i])) for r in [header, *lines]) for i in range(5)]
+    spec = view.spec
+    print(f"campaign {campaign_id}: {view.summary} repeat(s), speed {spec.speed:g}, executor {spec.executor}: "
+          f"{view.count('complete')}/{len(view.cells)} complete")
+    header = ("cell", "run", "status", "turns", "strict pass", "reason")
+    lines = [(c.cell.label, c.run_id or "-", c.state, c.progress, c.pass_rate, c.reason) for c in view.cells]
+    widths = [max(len(str(r[i])) for r in [header, *lines]) for i in range(len(header))]
     for r in [header, *lines]:
         print("  ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
     return 0
@@ -170,13 +151,12 @@ async def _show(store: Any, campaign_id: str) -> int:
 async def _list(store: Any) -> int:
     from arena_tui.campaign import records  # deferred: --help imports every command module; campaigns, store and engine load only when used
 
-    camps = await records.list_campaigns(store)
-    if not camps:
+    views = await records.campaign_views(store)
+    if not views:
         print("no campaigns recorded (start one with `arena-tui campaign run`)")
         return 0
-    for cid, created, spec in camps:
-        lines = await cell_lines(store, cid)
-        complete = sum(s == "complete" for _, _, s, _, _ in lines)
-        print(f"{cid}  {created[:19]}  {len(spec.benchmarks)} bench × {len(spec.models)} models × {spec.repeats}  "
-              f"{complete}/{len(lines)} complete")
+    for v in views:
+        active = v.count(*records.ACTIVE)
+        print(f"{v.campaign_id}  {v.created_at[:19]}  {v.shape}  {v.count('complete')}/{len(v.cells)} complete"
+              + (f", {active} queued or running" if active else ""))
     return 0

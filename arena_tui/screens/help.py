@@ -9,6 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from .campaigns import CampaignScreen, CampaignsScreen
 from .compare import CompareScreen
 from .consistency import ConsistencyScreen
 from .leaderboard import LeaderboardScreen
@@ -40,6 +41,8 @@ def bindings_table(app_bindings: list) -> Table:
         ("leaderboard", LeaderboardScreen.BINDINGS + [Binding("click", "", "Sort by that column (header)")]),
         ("consistency", ConsistencyScreen.BINDINGS),
         ("compare", CompareScreen.BINDINGS),
+        ("campaigns", CampaignsScreen.BINDINGS),
+        ("campaign", CampaignScreen.BINDINGS),
     ]
     for where, binds in sections:
         for i, b in enumerate(binds):

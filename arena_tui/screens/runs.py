@@ -103,6 +103,7 @@ class RunsScreen(Screen):
         Binding("space", "mark", "Mark", show=False),
         Binding("equals_sign", "compare", "Compare marked", show=False),
         Binding("L", "app.leaderboard", "Leaderboard"),
+        Binding("C", "app.campaigns", "Campaigns", show=False),  # in ? and the palette; the footer is full
         Binding("g", "reload", "Reload", show=False),
     ]
 

@@ -1,0 +1,420 @@
+"""Campaigns in the TUI: the list of every recorded campaign, and one campaign's matrix of cells.
+
+What a cell shows (state from its run's turn rows, turn progress, strict pass rate by
+`arena_tui.verdicts`) is `arena_tui.campaign.records.cell_views`, the same rows
+`arena-tui campaign show` prints. A campaign usually runs in another process (`arena-tui
+campaign run`) writing the same database, so both screens poll the store on a timer (often while
+a cell is queued or running, seldom otherwise) in a worker that posts its result as a message.
+`enter` on a cell opens its run the way the runs list does (`app.open_run`: live when this app
+runs it, else as stored).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from ..campaign.records import ACTIVE, CampaignView, CellView, campaign_view, campaign_views
+from ..campaign.spec import Cell
+from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
+from .runs import _ts, rates_text
+
+POLL_S = 2.0  # how often the store is read (a campaign may start or resume in another terminal at any time)
+STATE_STYLE = {"queued": "yellow", "running": "bold green", "complete": "bold cyan", "interrupted": "bold yellow",
+               "failed": "bold red", "pending": "grey62", "skipped": "magenta"}
+OPENABLE = frozenset({"running", "complete", "interrupted", "failed"})  # a run with a runs row
+
+
+def started_text(iso: str) -> str:
+    when = _ts(iso)
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M") if when else "–"
+
+
+def state_text(state: str) -> Text:
+    return Text(state, STATE_STYLE.get(state, ""))
+
+
+def strict_text(view: CellView, compact: bool = False) -> Text:
+    """The cell's strict turn pass rate (`CellView.strict`), labelled when judged offline."""
+    passed, judged = view.strict
+    if not view.total:
+        return Text("–", "grey50")  # no run recorded yet
+    if not judged:
+        return Text("not judged", "grey50")
+    t = Text()
+    if view.tally.heuristic:
+        t.append("h: " if compact else "heuristic: ", "italic yellow")
+    pct = 100 * passed / judged
+    t.append(f"{pct:.0f}%", "green" if pct >= 80 else ("yellow" if pct >= 50 else "red"))
+    t.append(f" {passed}/{judged}")
+    return t
+
+
+def short_label(cell: Cell, width: int) -> str:
+    """`bench × model #r` in `width` cells: benchmark and model cut with "…", the repeat kept."""
+    label = cell.label
+    if len(label) <= width:
+        return label
+    tail = f" #{cell.repeat}"
+    room = max(width - len(tail) - 3, 2)  # 3: " × "
+    bench_w = max(min(len(cell.benchmark), room // 2), 1)
+    model_w = max(room - bench_w, 1)
+    if len(cell.model) < model_w:  # a short model leaves its room to the benchmark
+        bench_w, model_w = room - len(cell.model), len(cell.model)
+
+    def cut(name: str, w: int) -> str:
+        return name if len(name) <= w else name[: max(w - 1, 0)] + "…"
+
+    return f"{cut(cell.benchmark, bench_w)} × {cut(cell.model, model_w)}{tail}"
+
+
+def cell_key(cell: Cell) -> str:
+    return f"{cell.benchmark}\x1f{cell.model}\x1f{cell.repeat}"
+
+
+def room_of(table: DataTable, fallback: int) -> int:
+    return max(table.size.width - table.styles.scrollbar_size_vertical, 0) or fallback
+
+
+class Polling:
+    """A screen mixin: read the store now, then every POLL_S unless the last read is still going."""
+
+    _loading = False
+
+    def start_polling(self: Any) -> None:
+        self.load()
+        self.set_interval(POLL_S, self._tick)
+
+    def _tick(self: Any) -> None:
+        if not self._loading:
+            self.load()
+
+
+# --- the list --------------------------------------------------------------------------------
+
+class CampaignsLoaded(Message):
+    """The list worker's result, or the one line saying why there is none."""
+
+    def __init__(self, views: list[CampaignView] | None, error: str | None = None) -> None:
+        super().__init__()
+        self.views = views
+        self.error = error
+
+
+LIST_COLUMNS = [("id", "campaign"), ("spec", "matrix"), ("cells", "complete"), ("now", "cells now"),
+                ("started", "started"), ("speed", "speed"), ("exec", "executor")]
+# always: id, matrix (names, else counts, cut to what is left), complete, started; then what is
+# happening now, speed, executor
+LIST_ORDER = [0, 1, 2, 4, 3, 5, 6]
+LIST_REQUIRED = 4
+SPEC = 1
+
+
+def activity_text(view: CampaignView) -> Text:
+    """The cells that are not complete, by state: "1 running · 1 queued · 4 skipped"."""
+    t = Text()
+    for state in ("running", "queued", "interrupted", "failed", "pending", "skipped"):
+        if n := view.count(state):
+            if t:
+                t.append(" · ")
+            t.append(f"{n} {state}", STATE_STYLE[state])
+    return t or Text("all complete", STATE_STYLE["complete"])
+
+
+def list_cells(v: CampaignView, shape: bool = False) -> tuple:
+    return (v.campaign_id, v.shape if shape else v.summary, f"{v.count('complete')}/{len(v.cells)}", activity_text(v),
+            started_text(v.created_at), f"{v.spec.speed:g}×", v.spec.executor)
+
+
+class CampaignsScreen(Polling, Screen):
+    """Every recorded campaign, newest first; enter opens its matrix."""
+
+    CSS_PATH = "campaigns.tcss"
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("enter", "open", "Open campaign"),
+        Binding("g", "reload", "Reload", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.views: list[CampaignView] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("loading…", id="campaigns-status")
+        yield DataTable(id="campaigns", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#campaigns", DataTable).focus()
+        self.start_polling()
+
+    def on_screen_resume(self) -> None:
+        self.load()
+
+    def on_resize(self) -> None:
+        if self.is_mounted and self.views is not None:
+            self.call_after_refresh(self.render_list)
+
+    @work(exclusive=True, group="campaigns-load")
+    async def load(self) -> None:
+        app: Any = self.app
+        if app.store is None:
+            self.post_message(CampaignsLoaded(None, f"no database: {app.store_error}"))
+            return
+        self._loading = True
+        try:
+            views = await campaign_views(app.store)
+        except Exception as e:  # StoreError, a spec this version cannot read: one line, the screen stays
+            self.post_message(CampaignsLoaded(None, str(e) or type(e).__name__))
+            return
+        finally:
+            self._loading = False
+        self.post_message(CampaignsLoaded(views))
+
+    def on_campaigns_loaded(self, message: CampaignsLoaded) -> None:
+        status = self.query_one("#campaigns-status", Static)
+        if message.views is None:
+            status.update(Text(f"cannot read campaigns: {message.error}", "bold red"))
+            return
+        self.views = message.views
+        active = sum(v.count(*ACTIVE) for v in self.views)
+        if not self.views:
+            status.update("no campaigns recorded (start one with `arena-tui campaign run`)")
+        else:
+            status.update(f"{len(self.views)} campaign(s)  ·  enter: its cells  ·  "
+                          + (f"{active} cell(s) queued or running" if active else "nothing running"))
+        self.render_list()
+
+    def render_list(self) -> None:
+        table = self.query_one("#campaigns", DataTable)
+        selected = self.selected
+        views = self.views or []
+        room = room_of(table, self.app.size.width)
+        labels = [label for _, label in LIST_COLUMNS]
+        cells = [list_cells(v) for v in views]
+        need = natural_widths(labels, cells)
+        left = room - sum(need[c] + PAD for c in LIST_ORDER[:LIST_REQUIRED] if c != SPEC) - PAD
+        if need[SPEC] > left:  # the names do not fit: counts instead ("2 bench × 3 models × 5")
+            cells = [list_cells(v, shape=True) for v in views]
+            need = natural_widths(labels, cells)
+        need[SPEC] = max(min(need[SPEC], left), len(labels[SPEC]))
+        shown = fit_columns(room, need, LIST_ORDER, LIST_REQUIRED)
+        table.clear(columns=True)
+        for col, w in shown.items():
+            table.add_column(LIST_COLUMNS[col][1], key=LIST_COLUMNS[col][0], width=w)
+        for v, row in zip(views, cells, strict=True):
+            table.add_row(*(fit_cell(row[col], w) for col, w in shown.items()), key=v.campaign_id)
+        ids = [v.campaign_id for v in views]
+        if selected in ids:
+            table.move_cursor(row=ids.index(selected))
+
+    @property
+    def selected(self) -> str | None:
+        table = self.query_one("#campaigns", DataTable)
+        if table.row_count == 0:
+            return None
+        return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+    @on(DataTable.RowSelected, "#campaigns")
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        self.action_open()
+
+    def action_open(self) -> None:
+        if (cid := self.selected) is not None:
+            self.app.push_screen(CampaignScreen(cid))
+
+    def action_reload(self) -> None:
+        self.load()
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        yield SystemCommand("Open campaign", "The selected campaign's cells", self.action_open)
+
+
+# --- one campaign ----------------------------------------------------------------------------
+
+class CampaignLoaded(Message):
+    """The campaign worker's result, or the one line saying why there is none."""
+
+    def __init__(self, view: CampaignView | None, error: str | None = None) -> None:
+        super().__init__()
+        self.view = view
+        self.error = error
+
+
+CELL_COLUMNS = [("cell", "cell"), ("status", "status"), ("turns", "turns"), ("strict", "strict pass"),
+                ("rates", "pass rates"), ("run", "run"), ("why", "reason")]
+# always: cell, status, turn progress, strict pass; then the per-dimension rates and the run id;
+# the reason takes what is left (the selected cell's reason is also shown whole under the table)
+CELL_ORDER = [0, 1, 2, 3, 4, 5]
+CELL_REQUIRED = 4
+CELL_STRETCH = 6
+MIN_CELL = 12
+
+
+def matrix_cells(v: CellView, compact: bool = False) -> tuple:
+    errors = len(v.tally.judge_errors) + len(v.tally.rejudge_errors)
+    # the strict column beside it says "heuristic" already: the rates do not repeat it
+    rates = rates_text(v.tally.dimensions, False, errors, compact) if v.tally.dimensions else Text("")
+    return (v.cell.label, state_text(v.state), v.progress, strict_text(v, compact), rates, v.run_id or "–",
+            Text(reason_of(v), "grey62"))
+
+
+def reason_of(v: CellView) -> str:
+    """The cell's reason without the "bench × model: " each preflight line starts with (the row says it)."""
+    return v.reason.replace(f"{v.cell.benchmark} × {v.cell.model}: ", "")
+
+
+class CampaignScreen(Polling, Screen):
+    """One campaign's cells (benchmark × model × repeat): state, turn progress, pass rates."""
+
+    CSS_PATH = "campaigns.tcss"
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("enter", "open_run", "Open run"),
+        Binding("g", "reload", "Reload", show=False),
+    ]
+
+    def __init__(self, campaign_id: str) -> None:
+        super().__init__()
+        self.campaign_id = campaign_id
+        self.view: CampaignView | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(f"campaign {self.campaign_id}: loading…", id="campaign-title")
+        yield DataTable(id="cells", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="cell-detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#cells", DataTable).focus()
+        self.start_polling()
+
+    def on_screen_resume(self) -> None:
+        self.load()
+
+    def on_resize(self) -> None:
+        if self.is_mounted and self.view is not None:
+            self.call_after_refresh(self.render_matrix)
+
+    @work(exclusive=True, group="campaign-load")
+    async def load(self) -> None:
+        app: Any = self.app
+        if app.store is None:
+            self.post_message(CampaignLoaded(None, f"no database: {app.store_error}"))
+            return
+        self._loading = True
+        try:
+            view = await campaign_view(app.store, self.campaign_id)
+        except Exception as e:  # StoreError, a spec this version cannot read: one line, the screen stays
+            self.post_message(CampaignLoaded(None, str(e) or type(e).__name__))
+            return
+        finally:
+            self._loading = False
+        self.post_message(CampaignLoaded(view, None if view is not None else "no such campaign"))
+
+    def on_campaign_loaded(self, message: CampaignLoaded) -> None:
+        if message.view is None:
+            why = Text(f"campaign {self.campaign_id}: cannot read it: {message.error}", "bold red")
+            self.query_one("#campaign-title", Static).update(why)
+            return
+        self.view = message.view
+        self.render_matrix()
+
+    @property
+    def cells(self) -> list[CellView]:
+        return self.view.cells if self.view is not None else []
+
+    @property
+    def cursor_cell(self) -> CellView | None:
+        table = self.query_one("#cells", DataTable)
+        if not self.cells or table.row_count == 0:
+            return None
+        return self.cells[min(table.cursor_row, len(self.cells) - 1)]
+
+    def render_matrix(self) -> None:
+        assert self.view is not None
+        table = self.query_one("#cells", DataTable)
+        current = self.cursor_cell
+        room = room_of(table, self.app.size.width)
+        labels = [label for _, label in CELL_COLUMNS]
+        compact = room < 120
+        cells = [matrix_cells(c, compact) for c in self.cells]
+        need = natural_widths(labels, cells)
+        others = sum(need[c] + PAD for c in CELL_ORDER[1:CELL_REQUIRED])
+        need[0] = max(min(need[0], room - others - PAD), MIN_CELL)  # the cell label gives way first
+        shown = fit_columns(room, need, CELL_ORDER, CELL_REQUIRED, stretch=CELL_STRETCH)
+        table.clear(columns=True)
+        for col, w in shown.items():
+            table.add_column(CELL_COLUMNS[col][1], key=CELL_COLUMNS[col][0], width=w)
+        for view, row in zip(self.cells, cells, strict=True):
+            row = (short_label(view.cell, shown[0]), *row[1:])
+            table.add_row(*(fit_cell(row[col], w) for col, w in shown.items()), key=cell_key(view.cell))
+        if current is not None:
+            keys = [cell_key(c.cell) for c in self.cells]
+            if cell_key(current.cell) in keys:
+                table.move_cursor(row=keys.index(cell_key(current.cell)))
+        self._title()
+        self._detail()
+
+    def _title(self) -> None:
+        assert self.view is not None
+        v = self.view
+        t = Text.assemble((f"campaign {v.campaign_id}", "bold"), f"  {v.summary}  ·  speed {v.spec.speed:g}×  ·  "
+                          f"{v.spec.executor}  ·  started {started_text(v.created_at)}  ·  "
+                          f"{v.count('complete')}/{len(v.cells)} complete  ")
+        t.append_text(activity_text(v))
+        self.query_one("#campaign-title", Static).update(t)
+
+    def _detail(self) -> None:
+        """The selected cell in full: its run and why it is in its state (never cut)."""
+        c = self.cursor_cell
+        if c is None:
+            self.query_one("#cell-detail", Static).update("")
+            return
+        t = Text.assemble((c.cell.label, "bold"), "  ", state_text(c.state))
+        t.append(f"  run {c.run_id}" if c.run_id else "  no run yet")
+        if c.reason:
+            t.append(f"  —  {reason_of(c)}", "grey62")
+        if c.state in OPENABLE:
+            t.append("  (enter: open the run)", "grey50")
+        self.query_one("#cell-detail", Static).update(t)
+
+    @on(DataTable.RowHighlighted, "#cells")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.view is not None:
+            self._detail()
+
+    @on(DataTable.RowSelected, "#cells")
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        self.action_open_run()
+
+    def action_open_run(self) -> None:
+        """The cell's run, as the runs list opens it: live when this app runs it, else as stored."""
+        c = self.cursor_cell
+        if c is None:
+            return
+        if c.run_id is None or c.state not in OPENABLE:
+            why = f": {c.reason}" if c.reason else ""
+            self.notify(f"{c.cell.label} is {c.state}{why}; it has no recorded run to open yet", severity="warning")
+            return
+        self.app.open_run(c.run_id)
+
+    def action_reload(self) -> None:
+        self.load()
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        yield SystemCommand("Open cell's run", "The selected cell's run (live if it is running here)",
+                            self.action_open_run)
+
