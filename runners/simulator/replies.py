@@ -253,10 +253,13 @@ class Replies:
                        stopped_ms: float | None, after_tools: list[str] | None) -> None:
         try:
             await self._respond_inner(active, fault, due_ms, stopped_ms, after_tools)
-        except (ConnectionClosed, asyncio.CancelledError):
+        except (ConnectionClosed, asyncio.CancelledError) as e:
             if active.truth is not None and active.truth.status == "pending" and self.rec.closed:
                 active.truth.status = "disconnected"
-            raise
+            if isinstance(e, asyncio.CancelledError):
+                raise
+            # the client went away mid-reply: recorded above; nobody awaits this task, so raising
+            # would only print "Task exception was never retrieved" on the user's terminal
         except Exception as e:  # a simulator bug: fail this response visibly, keep the session
             message = f"{type(e).__name__}: {e}"
             if active.truth is not None:
