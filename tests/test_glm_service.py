@@ -124,7 +124,9 @@ async def test_glm_reply_tool_call_text_without_audio_and_reconnect_replay(arena
 
             # Forced close: the service reconnects and replays history within GLM's budget.
             rig.feeder.play(read_wav_pcm16(audio / "turn_002.wav", 24000), mark_turn=True)
-            await fake.wait_until(lambda: len(fake.connections) >= 2 and replays, what="reconnect + replay")
+            # the report is the client's (sent); the items reach the fake a moment later
+            await fake.wait_until(lambda: len(fake.connections) >= 2 and replays
+                                  and len(fake.connections[1].history) >= replays[0].messages, what="reconnect + replay")
             second = fake.connections[1]
             assert first.closed == "server:1011"
             assert second.system_instruction == prompt and second.tools == first.tools
