@@ -202,7 +202,9 @@ async def test_empty_response_is_retried_and_recorded(conv, sim_run):
 
 
 async def test_barge_in_is_an_overlap(conv, sim_run):
-    run = await sim_run(conv, turns=[0], faults="0:barge_in=500")
+    # at 1x: the simulator's reply costs wall-clock time (synthesis) while the user's audio plays
+    # on; sped up on a busy machine that delay can outlast the user's whole utterance
+    run = await sim_run(conv, turns=[0], faults="0:barge_in=500", speed=1.0)
     r = run.result(0)
     assert r.overlap_ms >= 100
     overlaps = run.kinds("overlap", 0)
