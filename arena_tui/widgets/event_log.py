@@ -127,6 +127,12 @@ class BlockText(VerticalScroll):
         if self._follow and not self.is_anchored and self.max_scroll_y > 0:
             self.anchor()
 
+    def watch_virtual_size(self) -> None:
+        # the layout has settled on new content: the moment the lines first overflow (a check
+        # right after the change can run before the layout and see nothing to scroll); after
+        # this refresh, when the container's size is current too
+        self.call_after_refresh(self._engage)
+
     def show(self, count: int, key: Callable[[int], Hashable], render: Callable[[int], tuple[Text, Text]]) -> None:
         """Show lines 0..count-1 (or the newest ~max_lines of them).
 
@@ -138,10 +144,8 @@ class BlockText(VerticalScroll):
             return
         first = max(0, count - self.max_lines) // self.BLOCK
         last = (count - 1) // self.BLOCK
-        changed = False
         for b in [b for b in self._blocks if b < first or b > last]:
             self._blocks.pop(b)[1].remove()
-            changed = True
         self._placeholder.display = False
         for b in range(first, last + 1):
             lines = range(b * self.BLOCK, min(count, (b + 1) * self.BLOCK))
@@ -157,9 +161,6 @@ class BlockText(VerticalScroll):
             else:
                 self._blocks[b] = (keys, have[1])
                 have[1].update(body)
-            changed = True
-        if changed and self.follow and not self.is_anchored:
-            self.call_after_refresh(self._engage)
 
     def _clear(self) -> None:
         if not self._blocks and self._placeholder.display:
