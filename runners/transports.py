@@ -107,6 +107,7 @@ class PacedInput(BaseInputTransport):
         self.start_ms: float | None = None  # timeline time of chunk 0
         self.chunks_sent = 0
         self.lateness_ms: list[float] = []  # wall ms each chunk went out after its deadline
+        self._worst_late_ms = 0.0  # the most late a chunk went out since `take_worst_late_ms`
         self.started = asyncio.Event()
 
     def next_chunk_ms(self) -> float:
@@ -122,6 +123,11 @@ class PacedInput(BaseInputTransport):
         fut: asyncio.Future[Interval] = asyncio.get_running_loop().create_future()
         self._clips.append(_Clip(pcm, fut, marks or []))
         return fut
+
+    def take_worst_late_ms(self) -> float:
+        """Wall ms the latest chunk went out after its deadline since the last call (then reset)."""
+        worst, self._worst_late_ms = self._worst_late_ms, 0.0
+        return worst
 
     def playing(self) -> bool:
         return bool(self._clips)
@@ -162,7 +168,9 @@ class PacedInput(BaseInputTransport):
             deadline_ms = self.start_ms + n * self.chunk_ms
             target = clock.mono_at(deadline_ms)
             await _sleep_until(target, spin)
-            self.lateness_ms.append((time.monotonic() - target) * 1000.0)
+            late = (time.monotonic() - target) * 1000.0
+            self.lateness_ms.append(late)
+            self._worst_late_ms = max(self._worst_late_ms, late)
             pcm = self._take_chunk(deadline_ms)
             n += 1
             self.chunks_sent = n

@@ -13,7 +13,7 @@ import pytest
 
 from arena_tui.campaign import records
 from arena_tui.campaign.orchestrator import preflight, run_campaign, run_config
-from arena_tui.campaign.spec import SpecError, build_spec, load_toml
+from arena_tui.campaign.spec import CampaignSpec, SpecError, build_spec, load_toml
 from arena_tui.cli import main
 from arena_tui.judge import HeuristicJudge
 from arena_tui.spine.bus import EventBus
@@ -35,6 +35,20 @@ def test_matrix_from_flags_and_toml(tmp_path: Path) -> None:
     f.write_text('bench = ["demo_bench"]\nmodel = ["sim"]\nrepeat = 2\n')
     with pytest.raises(SpecError, match="unknown key 'repeat'"):
         load_toml(f)
+
+
+def test_sessions_per_worker_follow_the_speed_unless_given() -> None:
+    def spec(**kw):
+        return build_spec({}, {"benchmarks": "demo_bench", "models": "sim", **kw})
+
+    assert [spec(speed=s).per_worker for s in (1.0, 4.0, 5.0, 8.0, 10.0, 20.0)] == [4, 4, 3, 2, 1, 1]
+    assert spec(speed=1.0).pace_warning is None and spec(speed=20.0).pace_warning is None
+    over = spec(speed=20.0, concurrency=4)
+    assert over.per_worker == 4
+    assert "4 sessions per worker at speed 20 is 80× real time" in over.pace_warning
+    assert "leave --concurrency unset to get 1" in over.pace_warning
+    assert spec(speed=20.0, concurrency=1).pace_warning is None  # one session: as fast as it goes
+    assert CampaignSpec.from_json(spec(speed=8.0).to_json()).per_worker == 2  # a resumed campaign derives the same
 
 
 def test_preflight_reports_every_problem_and_blocks(tmp_path: Path, monkeypatch, capsys) -> None:

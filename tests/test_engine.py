@@ -178,6 +178,37 @@ async def test_measured_latencies_match_simulator_truth_at_1x(conv, sim_run):
 # ---------------------------------------------------------------------------- faults
 
 
+async def test_a_loop_that_loses_pace_is_said_and_keeps_the_run_out_of_latency(conv, sim_run, monkeypatch):
+    """A process holding more sessions × speed than it can pace sends user audio late; the turn
+    says so (wall ms, not fatal) and the leaderboard leaves the run's latencies out."""
+    import time
+
+    from arena_tui.compare.leaderboard import load_runs
+    from arena_tui.spine.events import PACE_LOST
+    from runners.transports import PacedInput
+
+    take, stalled = PacedInput._take_chunk, []
+
+    def stall_once(self, t_ms):
+        pcm = take(self, t_ms)
+        if self._clips and self._clips[0].start_ms is not None and not stalled:  # mid user clip
+            stalled.append(t_ms)
+            time.sleep(0.3)  # the loop is held: the next chunks go out ~300 ms late
+        return pcm
+
+    monkeypatch.setattr(PacedInput, "_take_chunk", stall_once)
+    run = await sim_run(conv, turns=[0, 1])
+    lost = [e for e in run.kinds("error") if e.where == PACE_LOST]
+    assert [e.turn_index for e in lost] == [0] and not lost[0].fatal, [(e.turn_index, e.message) for e in lost]
+    assert "ms (wall clock) behind its schedule" in lost[0].message
+    assert [run.result(t).status for t in (0, 1)] == ["ok", "ok"]  # the run goes on; it is labelled
+    (stored,) = await load_runs(run.store, [run.run_id])
+    assert list(stored.pace_lost) == [0]
+    at_1x = stored.__class__(stored.row.model_copy(update={"speed": 1.0}), stored.results, stored.revisions,
+                             stored.benchmark, stored.pace_lost)
+    assert at_1x.latency_excluded == "machine lost pace on 1 turn(s)"
+
+
 @pytest.mark.parametrize("sticky", [False, True])
 async def test_no_response_retries_then_sentinel(conv, sim_run, sticky):
     fault = "1:no_response*" if sticky else "1:no_response"

@@ -78,3 +78,52 @@ def test_script_for_benchmark_makes_every_expected_call_of_a_turn() -> None:
     single = script_for_benchmark(demo, [2]).replies[0]
     assert [c.name for c in single.tool_calls] == ["check_repair_slots"]
     assert script_for_benchmark(demo, [0]).replies[0].tool_calls == []
+
+
+async def test_a_reply_to_a_client_that_dropped_ends_quietly() -> None:
+    """A fake streaming a reply when the client's connection resets: its sends are dropped (no
+    "Task exception was never retrieved" on the campaign's terminal), and what went out before
+    arrived."""
+    import asyncio
+
+    import aiohttp
+    from aiohttp import web
+
+    from runners.fakes.common import ServerSocket
+
+    outcome: asyncio.Future = asyncio.get_running_loop().create_future()
+    dropped = asyncio.Event()
+
+    async def handler(request):
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        sock = ServerSocket(ws)
+        await sock.send_json({"n": 0})
+        await dropped.wait()
+        try:
+            for n in range(1, 51):
+                await sock.send_json({"n": n})
+                await sock.send_bytes(b"\0" * 960)
+                await asyncio.sleep(0.005)
+        except Exception as e:  # noqa: BLE001 - what the test is about
+            outcome.set_result(e)
+        else:
+            outcome.set_result(None)
+        return ws
+
+    app = web.Application()
+    app.router.add_get("/", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    try:
+        async with aiohttp.ClientSession() as http:
+            ws = await http.ws_connect(f"http://127.0.0.1:{port}/")
+            assert (await ws.receive_json()) == {"n": 0}
+            ws._response.connection.transport.abort()  # the client is gone without a close frame
+            dropped.set()
+            assert await asyncio.wait_for(outcome, 10) is None
+    finally:
+        await runner.cleanup()

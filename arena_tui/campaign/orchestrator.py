@@ -115,10 +115,11 @@ def make_executor(spec: CampaignSpec, bus: EventBus, on_lost: Any, on_done: Any)
     if spec.executor == "ray":
         from .ray_executor import RayExecutor  # deferred: ray is the optional `ray` extra; imported only for --executor ray
 
-        return RayExecutor(bus, on_lost=on_lost, on_done=on_done, address=spec.ray_address)
+        return RayExecutor(bus, on_lost=on_lost, on_done=on_done, address=spec.ray_address,
+                           run_cpus=1.0 / spec.per_worker)
     from .local import LocalExecutor  # deferred: the process pool loads only when a campaign runs
 
-    return LocalExecutor(bus, on_lost=on_lost, on_done=on_done, workers=spec.workers, per_worker=spec.concurrency)
+    return LocalExecutor(bus, on_lost=on_lost, on_done=on_done, workers=spec.workers, per_worker=spec.per_worker)
 
 
 async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campaign_id: str | None = None,
@@ -155,6 +156,8 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
             todo.append((row.cell, row.run_id))
     if not todo:
         return result
+    if spec.pace_warning:
+        notice(spec.pace_warning)
 
     benchmarks, snapshots = await asyncio.to_thread(_snapshots, {c.benchmark for c, _ in todo}, data_dir)
     events: asyncio.Queue[tuple[str, Job, Any]] = asyncio.Queue()

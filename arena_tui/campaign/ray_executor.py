@@ -30,7 +30,7 @@ from .executor import DEFAULT_RUNNER, Executor, Job, JobOutcome, OnDone, OnLost
 from .snapshot import BenchmarkSnapshot
 
 LOCAL_IP = "127.0.0.1"
-RUN_CPUS = 0.25  # a session is mostly waiting on pacing; four share a core
+RUN_CPUS = 0.25  # four 1× sessions share a core; a campaign asks 1 / its sessions per worker
 
 
 # Ray asks the routing table for "its" address (192.0.2.2 on a sandbox); with cluster mode off

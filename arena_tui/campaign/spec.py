@@ -29,6 +29,8 @@ class Cell:
 
 
 JUDGES = ("auto", "openai", "bedrock", "heuristic", "none")
+PACE_BUDGET = 16.0  # sessions × speed one worker process keeps in pace (scripts/bench_campaign.py)
+MAX_PER_WORKER = 4  # real services at 1×: a worker mostly waits on the network
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class CampaignSpec:
     benchmarks: tuple[str, ...]
     models: tuple[str, ...]
     repeats: int = 1
-    concurrency: int = 4  # sessions per worker
+    concurrency: int | None = None  # sessions per worker (None: as many as keep pace at this speed)
     judge: str = "auto"  # as `arena-tui run --judge`: auto|openai|bedrock|heuristic|none
     speed: float = 1.0
     turns: str | None = None  # turn subset, as `--turns`
@@ -54,12 +56,35 @@ class CampaignSpec:
             raise SpecError("campaign: no model (--model x,y or model = [...])")
         if self.repeats < 1:
             raise SpecError(f"campaign: repeats must be 1 or more (got {self.repeats})")
-        if self.concurrency < 1:
+        if self.concurrency is not None and self.concurrency < 1:
             raise SpecError(f"campaign: concurrency must be 1 or more (got {self.concurrency})")
         if self.judge not in JUDGES:
             raise SpecError(f"campaign: judge must be one of {', '.join(JUDGES)} (got {self.judge!r})")
         if self.executor not in ("local", "ray"):
             raise SpecError(f"campaign: executor must be local or ray (got {self.executor!r})")
+
+    @property
+    def per_worker(self) -> int:
+        """Sessions one worker runs at once. Past its pace budget a process falls behind the
+        audio clock, and behind it collapses: input bursts to catch up, replies time out into
+        retries that add more work (demo_bench at 20×: one session 9.5 s, two 52 s with 3 false
+        no-response retries each, eight recorded nothing in 45 s). So by default a faster run
+        gets fewer sessions per worker; an explicit --concurrency is obeyed (see `pace_warning`)."""
+        return self.concurrency if self.concurrency is not None else self._in_pace
+
+    @property
+    def _in_pace(self) -> int:
+        return max(1, min(MAX_PER_WORKER, int(PACE_BUDGET // self.speed)))
+
+    @property
+    def pace_warning(self) -> str | None:
+        """Why an explicit concurrency will likely distort timings, or None."""
+        load = self.per_worker * self.speed
+        if self.per_worker > 1 and load > PACE_BUDGET:
+            return (f"campaign: {self.per_worker} sessions per worker at speed {self.speed:g} is {load:g}× real time "
+                    f"per process (about {PACE_BUDGET:g}× keeps pace): turns may time out and latencies will be "
+                    f"wrong; leave --concurrency unset to get {self._in_pace}")
+        return None
 
     def cells(self) -> list[Cell]:
         """The matrix, benchmark-major then model then repeat (the order runs are submitted)."""

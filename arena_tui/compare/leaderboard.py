@@ -10,7 +10,8 @@ with every revision of a run's judgements. What this module adds (each rule stat
 - Latency only from runs at speed 1 (`arena_tui.timing`): a sped-up run's voice-to-voice is on a
   compressed clock. Speed is the run's own field (`runs.speed`, from run_started); a run without
   one (e.g. imported from the reference harness) is excluded from latency too, and each exclusion
-  is listed with its reason. A barge-in (negative voice-to-voice) is no latency and never counted.
+  is listed with its reason. So is a run whose engine lost pace with the audio clock on some turn
+  (user audio sent late: its timeline is not what a listener heard). A barge-in (negative voice-to-voice) is no latency and never counted.
 - Runs are grouped by what produced their numbers, not only by model alias: a simulator run, a
   run against a protocol fake and a heuristic-judged run each get their own labelled row, so they
   can never be averaged with real, LLM-judged runs of the same alias.
@@ -27,7 +28,7 @@ from functools import cached_property
 
 from arena_tui.spine.benchmark import CORE_DIMENSIONS, Benchmark, Turn
 
-from arena_tui.spine.events import EMPTY_RESPONSE, Judgement, TurnResult
+from arena_tui.spine.events import EMPTY_RESPONSE, PACE_LOST, ErrorEvent, Judgement, TurnResult
 from ..store import RunRow, Store
 from ..timing import comparable, response_latency
 from ..verdicts import Standing, due_dimensions, ordered, standing, tally
@@ -51,6 +52,7 @@ class StoredRun:
     results: Mapping[int, TurnResult]  # benchmark turns only (the greeting is not scored)
     revisions: Sequence[Judgement]  # every judgement revision of the run's benchmark turns
     benchmark: Benchmark | None = None
+    pace_lost: Sequence[int] = ()  # turns whose user audio went out late (the engine's PACE_LOST notice)
 
     @cached_property
     def standing(self) -> dict[int, Standing[Judgement]]:
@@ -78,6 +80,8 @@ class StoredRun:
             return "speed not recorded"
         if not comparable(self.speed):
             return f"speed {self.speed:g}x"
+        if self.pace_lost:
+            return f"machine lost pace on {len(self.pace_lost)} turn(s)"
         return None
 
     @property
@@ -181,7 +185,9 @@ async def load_runs(
             cache[row.benchmark] = benchmark_for(row.benchmark) if benchmark_for else None
         results = {r.turn_index: r for r in await store.turn_results(run_id) if r.turn_index >= 0}
         revisions = [j for j in await store.judgements(run_id) if j.turn_index is not None and j.turn_index >= 0]
-        out.append(StoredRun(row, results, revisions, cache[row.benchmark]))
+        lost = sorted({ev.turn_index for _, ev in await store.events(run_id, kinds=["error"])
+                       if isinstance(ev, ErrorEvent) and ev.where == PACE_LOST and ev.turn_index is not None})
+        out.append(StoredRun(row, results, revisions, cache[row.benchmark], lost))
     return out
 
 

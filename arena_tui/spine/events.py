@@ -295,9 +295,12 @@ class AudioChunk(Event):
     pcm: bytes
 
 
+PACE_LOST = "pacing"  # ErrorEvent.where: the engine's process fell behind the audio clock in this turn
+
+
 class ErrorEvent(Event):
     kind: Literal["error"] = "error"
-    where: str  # e.g. "provider", "engine", "judge", "store"
+    where: str  # e.g. "provider", "engine", "judge", "store", PACE_LOST
     message: str
     fatal: bool = False
 

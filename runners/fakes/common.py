@@ -11,6 +11,7 @@ import asyncio
 import base64
 import datetime as dt
 import ipaddress
+import json
 import math
 import shutil
 import ssl
@@ -448,6 +449,22 @@ class ServerSocket:
         self.ws = ws
         self._close: tuple[int, bytes] | None = None
         self._wake = asyncio.Event()
+
+    async def send_json(self, msg: dict[str, Any]) -> None:
+        await self._send(self.ws.send_str, json.dumps(msg))
+
+    async def send_bytes(self, data: bytes) -> None:
+        await self._send(self.ws.send_bytes, data)
+
+    async def _send(self, send: Any, data: Any) -> None:
+        """Send unless the client has gone: a reply still streaming when the client drops (a
+        reset transport is "closing" before `closed`) ends quietly, as a real server's would."""
+        if self.ws.closed:
+            return
+        try:
+            await send(data)
+        except ConnectionResetError:
+            pass
 
     def close_soon(self, code: int, message: bytes) -> None:
         self._close = (code, message)

@@ -99,8 +99,7 @@ class _Session:
         self.tasks: set[asyncio.Task[None]] = set()
 
     async def send(self, msg: dict[str, Any]) -> None:
-        if not self.ws.closed:
-            await self.ws.send_str(json.dumps(msg))
+        await self.sock.send_json(msg)
 
     async def run(self) -> None:
         async for msg in self.sock.messages():

@@ -62,9 +62,8 @@ class _Session:
         self.tasks: set[asyncio.Task[None]] = set()
 
     async def send(self, evt: dict[str, Any]) -> None:
-        if not self.ws.closed:
-            evt.setdefault("event_id", f"event{uuid.uuid4().hex}")
-            await self.ws.send_str(json.dumps(evt))
+        evt.setdefault("event_id", f"event{uuid.uuid4().hex}")
+        await self.sock.send_json(evt)
 
     async def error(self, code: str, message: str) -> None:
         self.rec.errors.append(f"{code}: {message}")

@@ -150,8 +150,7 @@ class _Call:
         self.ordinal = 0
 
     async def send(self, msg: dict[str, Any]) -> None:
-        if not self.ws.closed:
-            await self.ws.send_str(json.dumps(msg))
+        await self.sock.send_json(msg)
 
     async def run(self) -> None:
         await self.send({"type": "call_started", "callId": str(uuid.uuid4())})
@@ -238,8 +237,8 @@ class _Call:
                 for i in range(max(1, len(parts))):
                     if deltas[i]:
                         await self._transcript("agent", delta=deltas[i], final=False)
-                    if i < len(parts) and not self.ws.closed:
-                        await self.ws.send_bytes(parts[i])
+                    if i < len(parts):
+                        await self.sock.send_bytes(parts[i])
                 await self._transcript("agent", text=reply.text, final=True)
                 self.call["history"].append({"role": "agent", "text": reply.text})
                 self.ordinal += 1

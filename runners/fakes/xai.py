@@ -71,9 +71,8 @@ class _Session:
         self.tasks: set[asyncio.Task[None]] = set()
 
     async def send(self, evt: dict[str, Any]) -> None:
-        if not self.ws.closed:
-            evt.setdefault("event_id", _id("event"))
-            await self.ws.send_str(json.dumps(evt))
+        evt.setdefault("event_id", _id("event"))
+        await self.sock.send_json(evt)
 
     async def run(self) -> None:
         await self.send({"type": "conversation.created", "conversation": {"id": _id("conv"), "object": "realtime.conversation"}})

@@ -34,6 +34,7 @@ from pipecat.processors.frame_processor import FrameDirection
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
     GREETING_TURN,
+    PACE_LOST,
     ErrorEvent,
     Interruption,
     Interval,
@@ -56,6 +57,9 @@ from .audio_attempt import Attempt
 from .base import CONTINUE_PROMPT, RunBase, Seed, turn_status
 from .session import Session
 from .tracks import Heard, Tracks
+
+#: input chunks this late (wall ms) mean the process did not keep pace with the audio clock
+PACE_LOST_MS = 100.0
 
 
 class AudioRun(RunBase[Session, Attempt]):
@@ -370,13 +374,26 @@ class AudioRun(RunBase[Session, Attempt]):
         result = a.result(turn, status=status, sentinel=sentinel, retries=retries, reconnects=reconnects,
                           session=self.session_number(), user_speech=user_speech, measured=measured)
         self.publish_audio(turn.turn_index, a)
+        self.check_pace()
         self.publish(self.ev(TurnEnded, result=result))
         self.remember(turn, status, a)
         return result
 
+    def check_pace(self) -> None:
+        """Say so when the user audio of the turn just ended went out late: then its timeline
+        (speech bounds, overlaps, latencies) is not what a listener would have heard. Seen when
+        a process holds more sessions × speed than it keeps pace with (scripts/bench_campaign.py)."""
+        s = self.session
+        late = s.input.take_worst_late_ms() if s is not None and s.input is not None else 0.0
+        if late >= PACE_LOST_MS:
+            self.publish(self.ev(ErrorEvent, where=PACE_LOST, fatal=False, message=(
+                f"user audio went out up to {late:,.0f} ms (wall clock) behind its schedule: this machine did not "
+                "keep pace, so this turn's timing and latencies are not trustworthy")))
+
     def finish_greeting(self, a: Attempt, prompt: str) -> None:
         result = a.greeting_result(prompt, self.session_number())
         self.publish_audio(GREETING_TURN, a)
+        self.check_pace()
         self.publish(self.ev(TurnEnded, turn_index=GREETING_TURN, result=result))
 
     def publish_audio(self, turn_index: int, a: Attempt) -> None:
