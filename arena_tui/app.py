@@ -11,7 +11,6 @@ without them.
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import sys
 import time
@@ -236,9 +235,6 @@ class ArenaApp(App):
                 await asyncio.to_thread(self.launcher.load_engine)
             except ImportError as e:
                 raise RuntimeError(f"the run engine is not available yet ({e})") from None
-            # everything imported so far lives as long as the app: keep it out of the full
-            # GC passes that otherwise hold the loop (and input pacing) for ~100 ms
-            gc.freeze()
             from benchmarks.registry import load_benchmark  # deferred: loads with the engine, not at app start
 
             try:

@@ -25,14 +25,7 @@ from arena_tui.screens.runs import RunsScreen
 from arena_tui.store import Store
 from tests.snapshots.fixture_run import record_demo_run
 from tests.snapshots.fixture_campaign import CAMPAIGN_ID, load_campaign_db, run_id_of
-
-
-async def until(pilot, cond, timeout: float = 20.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if cond():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("screen did not settle")
+from tests.pilot import until
 
 
 def row_text(screen, table_id: str, key: str) -> list[str]:

@@ -26,6 +26,7 @@ from arena_tui.widgets.event_log import EventLog
 from arena_tui.widgets.meters import LevelMeters
 from arena_tui.widgets.turn_table import TurnTable
 from tests.snapshots.fixture_run import record_demo_run
+from tests.pilot import until
 
 SIZE = (150, 45)
 FAULTS = "0:barge_in=500,1:no_response"
@@ -59,15 +60,6 @@ async def quit_app(app: ArenaApp, pilot) -> None:
     raise AssertionError("quit did not finish")
 
 
-async def wait_for(pilot, cond, timeout: float = 120.0, step: float = 0.1) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not cond():
-        if loop.time() > end:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(step)
-
-
 def text_of(widget) -> str:
     """What a Static/VerticalScroll-with-Static shows, as plain text."""
     from textual.widgets import Static
@@ -92,7 +84,7 @@ async def test_live_run_fills_table_meters_log_and_is_stored(tmp_path: Path) -> 
         run_id = app.start_run("demo_bench", {"model": "sim", "speed": SPEED, "turns": [0, 1], "faults": FAULTS},
                                judge="heuristic")
         app.open_run(run_id)
-        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(LevelMeters))
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(LevelMeters))
         screen = app.screen
         meters = screen.query_one(LevelMeters)
 
@@ -100,9 +92,9 @@ async def test_live_run_fills_table_meters_log_and_is_stored(tmp_path: Path) -> 
             loud.append(max(m.rms_dbfs for m in meters.state.meters.values()))
             return not app.running(run_id)
 
-        await wait_for(pilot, sample)
+        await until(pilot, sample)
         state = app.live[run_id]
-        await wait_for(pilot, lambda: all(state.turns[i].latest is not None for i in (0, 1)), 30)
+        await until(pilot, lambda: all(state.turns[i].latest is not None for i in (0, 1)), 30)
         await pilot.pause(0.3)
 
         assert state.status == "completed"
@@ -132,7 +124,7 @@ async def test_quit_mid_run_keeps_it_as_interrupted(tmp_path: Path) -> None:
         run_id = app.start_run("demo_bench", {"model": "sim", "speed": 1, "turns": [0, 1, 2]}, judge="none")
         app.open_run(run_id)
         state = app.live[run_id]
-        await wait_for(pilot, lambda: state.current_turn == 0 and state.meters["user"].rms_dbfs > -60, 60)
+        await until(pilot, lambda: state.current_turn == 0 and state.meters["user"].rms_dbfs > -60, 60)
         await quit_app(app, pilot)
     assert state.status == "interrupted"
     async with await Store.open(tmp_path / "arena.db") as store:
@@ -152,14 +144,14 @@ async def test_runs_list_opens_a_stored_run_finished_and_steps_only_on_request(r
     run_id = recorded[1]
     app = ArenaApp(db)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows
                        and app.screen.query_one("#runs").row_count, 10)
         runs = app.screen
         assert run_id in runs.rows and runs.rows[run_id]["simulator"] is True
         assert runs.rows[run_id]["status"] == "completed"
         assert runs.rows[run_id]["heuristic"] is True
         await pilot.press("enter")  # open: the finished run, not a replay at step 1
-        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
         stored = app.screen
         assert not stored.stepping and stored.state.status == "completed" and stored.state.turns_done == 2
         header = str(stored.query_one("#run-header").render())
@@ -189,7 +181,7 @@ async def test_runs_list_opens_a_stored_run_finished_and_steps_only_on_request(r
         assert not replay.stepping and replay.state.status == "completed"
         await pilot.press("escape")
         await pilot.press("t")  # from the runs list: straight into stepping
-        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
         assert app.screen.stepping and app.screen.pos == 0
 
 
@@ -198,7 +190,7 @@ async def test_turn_detail_play_without_device_exports_wav(recorded, tmp_path: P
     app = ArenaApp(db, open_run=recorded[1])
     device, reason = output_device()
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
         await pilot.press("end")
         table = app.screen.query_one(TurnTable)
         table.move_cursor(row=table.get_row_index("0"))
@@ -220,7 +212,7 @@ async def test_turn_detail_play_without_device_exports_wav(recorded, tmp_path: P
         out = tmp_path / "both.wav"
         dialog.query_one("#wav-path").value = str(out)
         await pilot.click("#export-btn")
-        await wait_for(pilot, lambda: out.exists(), 10)
+        await until(pilot, lambda: out.exists(), 10)
         assert "wrote" in text_of(dialog.query_one("#play-status"))
         data, rate = sf.read(out, dtype="int16")
         assert rate == 24000 and data.ndim == 2 and data.shape[1] == 2
@@ -235,7 +227,7 @@ async def test_turn_detail_play_without_device_exports_wav(recorded, tmp_path: P
         await pilot.pause(0.2)
         await pilot.click("#export-btn")
         status = lambda: text_of(dialog.query_one("#play-status"))  # noqa: E731
-        await wait_for(pilot, lambda: user_out.exists() or "no user audio" in status(), 10)
+        await until(pilot, lambda: user_out.exists() or "no user audio" in status(), 10)
         if user_out.exists():
             info = sf.info(user_out)
             assert info.channels == 1 and info.frames > 0.5 * info.samplerate
@@ -251,7 +243,7 @@ async def test_rejudge_adds_a_revision_shown_in_history(recorded, tmp_path: Path
     run_id = recorded[1]
     app = ArenaApp(db, open_run=run_id)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
         await pilot.press("end")
         table = app.screen.query_one(TurnTable)
         table.move_cursor(row=table.get_row_index("1"))
@@ -259,7 +251,7 @@ async def test_rejudge_adds_a_revision_shown_in_history(recorded, tmp_path: Path
         detail = app.screen
         before = len(detail.state.turns[1].judgements)
         await pilot.press("r")
-        await wait_for(pilot, lambda: len(detail.state.turns[1].judgements) > before, 30)
+        await until(pilot, lambda: len(detail.state.turns[1].judgements) > before, 30)
         await pilot.pause(0.2)
         assert "history" in text_of(detail.query_one("#detail-judgement"))
         await pilot.press("escape")
@@ -274,7 +266,7 @@ async def test_filters_help_and_palette(recorded, tmp_path: Path) -> None:
     db = copy_db(recorded[0], tmp_path)
     app = ArenaApp(db, open_run=recorded[1])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
         await pilot.press("t", "end")
         table = app.screen.query_one(TurnTable)
         all_rows = table.row_count
@@ -311,7 +303,7 @@ async def test_new_run_dialog_rejects_bad_faults_and_starts_a_run(tmp_path: Path
         assert app.screen.focused is app.screen.query_one("#benchmark")  # the first field has focus
         app.screen.query_one("#faults").value = "2:explode"
         await pilot.click("#start")
-        await wait_for(pilot, lambda: "explode" in text_of(app.screen.query_one("#new-run-error")), 60)
+        await until(pilot, lambda: "explode" in text_of(app.screen.query_one("#new-run-error")), 60)
         assert isinstance(app.screen, NewRunDialog)
         assert "unknown fault 'explode'" in text_of(app.screen.query_one("#new-run-error"))
         app.screen.query_one("#faults").value = ""
@@ -319,9 +311,9 @@ async def test_new_run_dialog_rejects_bad_faults_and_starts_a_run(tmp_path: Path
         app.screen.query_one("#speed").value = str(SPEED)
         app.screen.query_one("#judge").value = "none"
         await pilot.click("#start")
-        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(TurnTable), 10)
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(TurnTable), 10)
         run_id = app.screen.state.run_id
-        await wait_for(pilot, lambda: not app.running(run_id))
+        await until(pilot, lambda: not app.running(run_id))
         assert app.live[run_id].status == "completed"
         assert app.live[run_id].started.turn_indices == [0]
         await pilot.pause(0.2)
@@ -339,16 +331,16 @@ async def test_new_run_against_a_provider_fake_from_the_dialog(tmp_path: Path) -
         await pilot.press("n")
         dialog = app.screen
         assert isinstance(dialog, NewRunDialog)
-        await wait_for(pilot, lambda: dialog.choices, 60)
+        await until(pilot, lambda: dialog.choices, 60)
         dialog.query_one("#model").value = "grok-realtime"
         dialog.query_one("#against").value = "fake"
         dialog.query_one("#turns").value = "0"
         dialog.query_one("#speed").value = "3"
         dialog.query_one("#judge").value = "none"
         await pilot.click("#start")
-        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(TurnTable), 10)
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(TurnTable), 10)
         run_id = app.screen.state.run_id
-        await wait_for(pilot, lambda: not app.running(run_id), 90)
+        await until(pilot, lambda: not app.running(run_id), 90)
         state = app.live[run_id]
         assert state.status == "completed", state.log
         assert state.started.provider == "grok" and state.started.simulator  # labelled: scripted answers
@@ -393,12 +385,12 @@ async def test_replay_is_not_reset_by_its_own_late_load(recorded, tmp_path: Path
     db = copy_db(recorded[0], tmp_path)
     app = GatedApp(db, open_run=recorded[1])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.specs_asked.is_set(), 10)
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.specs_asked.is_set(), 10)
         replay = app.screen
         assert not replay.stops, "the replay claims to be loaded before its benchmark specs are"
         await pilot.press("t")  # step through, asked for while loading: kept by the load
         app.specs_release.set()
-        await wait_for(pilot, lambda: replay.stops, 10)
+        await until(pilot, lambda: replay.stops, 10)
         assert replay.stepping and replay.pos == 0
         await pilot.press("end")
         await pilot.pause(0.2)
@@ -433,7 +425,7 @@ async def test_new_run_dialog_fits_small_terminals(tmp_path: Path, size: tuple[i
         # and it works at this size: a bad value is reported on screen, a good form starts the run
         dialog.query_one("#faults").value = "2:explode"
         await pilot.click("#start")
-        await wait_for(pilot, lambda: "explode" in text_of(dialog.query_one("#new-run-error")), 60)
+        await until(pilot, lambda: "explode" in text_of(dialog.query_one("#new-run-error")), 60)
         assert isinstance(app.screen, NewRunDialog)
         assert "unknown fault 'explode'" in text_of(dialog.query_one("#new-run-error"))
         assert screen.contains_region(dialog.query_one("#start").region)
@@ -472,7 +464,7 @@ async def test_rejudge_of_an_imported_reference_run_falls_back_to_auto(tmp_path:
         run_id = await import_run(store, reference_run_dir(tmp_path))
     app = ArenaApp(db, open_run=run_id)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
         await pilot.press("end")
         assert app.screen.state.judges == {"reference:gpt-4o"}
         backend, label = app.judge_for(app.screen.state)
@@ -484,7 +476,7 @@ async def test_rejudge_of_an_imported_reference_run_falls_back_to_auto(tmp_path:
         assert isinstance(detail, TurnDetailScreen)
         before = len(detail.state.turns[1].judgements)
         await pilot.press("r")
-        await wait_for(pilot, lambda: len(detail.state.turns[1].judgements) > before, 30)
+        await until(pilot, lambda: len(detail.state.turns[1].judgements) > before, 30)
         new = detail.state.turns[1].judgements[-1]
         assert new.judge == "heuristic" and new.heuristic and new.error is None and new.revision == 2
         notes = [str(n.message) for n in app._notifications]
@@ -502,7 +494,7 @@ async def test_export_from_the_runs_list(recorded, tmp_path: Path) -> None:
     run_id = recorded[1]
     app = ArenaApp(db)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows
                        and app.screen.query_one("#runs").row_count, 10)
         await pilot.press("e")
         assert isinstance(app.screen, ExportDialog)
@@ -514,13 +506,13 @@ async def test_export_from_the_runs_list(recorded, tmp_path: Path) -> None:
         blocker.write_text("x")
         dialog.query_one("#export-dir").value = str(blocker)
         await pilot.click("#export-go")
-        await wait_for(pilot, lambda: "export failed" in text_of(dialog.query_one("#export-status")), 10)
+        await until(pilot, lambda: "export failed" in text_of(dialog.query_one("#export-status")), 10)
         assert "is a file, not a folder" in text_of(dialog.query_one("#export-status"))
         assert app.screen is dialog
         out = tmp_path / "exports"
         dialog.query_one("#export-dir").value = str(out)
         await pilot.click("#export-go")
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen), 20)
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen), 20)
         written = dialog.written
         assert written is not None and written.is_relative_to(out / "runs" / "demo_bench")
         notes = [str(n.message) for n in app._notifications]
@@ -540,12 +532,12 @@ async def test_runs_list_and_run_screen_agree_after_a_failed_rejudge(tmp_path: P
     await record_rejudge_failed(db)
     app = ArenaApp(db)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen) and RUN in app.screen.rows, 10)
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and RUN in app.screen.rows, 10)
         listed = app.screen.rows[RUN]["rates"]
         assert listed == EXPECTED
         assert "judge err 1" in app.screen.query_one("#runs").get_cell(RUN, "rates").plain
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, 10)
         await pilot.press("end")
         assert app.screen.state.pass_rates() == listed == EXPECTED
         table = app.screen.query_one(TurnTable)

@@ -20,16 +20,9 @@ from arena_tui.widgets.fit import fit_columns
 from arena_tui.run_view import RunState
 from arena_tui.widgets.turn_table import TurnTable
 from tests.snapshots.fixture_run import fixture_events, load_fixture_db
+from tests.pilot import until
 
 SIZES = [(80, 24), (120, 40), (160, 48)]
-
-
-async def until(pilot, cond, timeout: float = 15.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if cond():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("screen did not settle")
 
 
 def test_fit_keeps_the_required_columns_and_cuts_only_the_stretching_one() -> None:

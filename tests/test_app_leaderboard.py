@@ -20,6 +20,7 @@ from arena_tui.screens.leaderboard import LeaderboardScreen
 from arena_tui.screens.runs import RunsScreen
 
 from .compare_runs import record_scenario, unjudged_run, write_data
+from tests.pilot import until
 
 GPT = "gpt-realtime\x1fmini_bench"
 SIM = "sim [simulator]\x1fmini_bench"
@@ -32,14 +33,6 @@ def stored(tmp_path: Path) -> tuple[Path, Path]:
     db = tmp_path / "arena.db"
     asyncio.run(record_scenario(db, extra=[unjudged_run()]))
     return db, write_data(tmp_path / "data")
-
-
-async def until(pilot, cond, timeout: float = 15.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if cond():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("screen did not settle")
 
 
 async def open_board(pilot) -> LeaderboardScreen:

@@ -20,6 +20,7 @@ from arena_tui.widgets.event_log import EventLog
 from arena_tui.widgets.meters import LevelMeters
 from arena_tui.run_view import RunState
 from arena_tui.widgets.turn_table import TurnTable
+from tests.pilot import until
 
 RUN = "meters-run"
 SIZE = (150, 42)
@@ -31,20 +32,12 @@ def drawn(meters: LevelMeters) -> list[str]:
     return [strip.text for strip in meters.render_lines(Region(0, 0, w, h))]
 
 
-async def settle(pilot, cond, timeout: float = 20.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if cond():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("the screen did not catch up")
-
-
 async def open_live(app: ArenaApp, pilot) -> tuple[RunState, RunScreen, LevelMeters]:
     state = app.live[RUN] = RunState(RUN)
     app.bus.publish(RunStarted(run_id=RUN, t_ms=0, benchmark="demo_bench", model="sim", provider="sim",
                                simulator=True, turn_indices=[0, 1]))
     app.push_screen(RunScreen(state, live=True))
-    await settle(pilot, lambda: isinstance(app.screen, RunScreen) and state.started is not None)
+    await until(pilot, lambda: isinstance(app.screen, RunScreen) and state.started is not None)
     await pilot.pause(0.1)
     screen = app.screen
     assert isinstance(screen, RunScreen)
@@ -79,7 +72,7 @@ async def test_meters_follow_levels_at_the_engine_rate(tmp_path: Path) -> None:
             published += 2
             await asyncio.sleep(0.05)
             seen.add(drawn(meters)[1])
-        await settle(pilot, lambda: state.meters["user"].rms_dbfs == -11)
+        await until(pilot, lambda: state.meters["user"].rms_dbfs == -11)
         await pilot.pause(0.15)
         lines = drawn(meters)
         assert "● user" in lines[1] and "-11 dBFS" in lines[1], lines
@@ -100,7 +93,7 @@ async def test_a_burst_of_levels_is_one_repaint_of_the_latest(tmp_path: Path) ->
         before = meters.repaints
         for k in range(50):  # no await in between: the pump cannot run until all are queued
             app.bus.publish(level(1000 + 50.0 * k, "bot", -60 + k * 0.5))
-        await settle(pilot, lambda: state.meters["bot"].updated_ms == 1000 + 50.0 * 49)
+        await until(pilot, lambda: state.meters["bot"].updated_ms == 1000 + 50.0 * 49)
         await pilot.pause(0.15)
         assert meters.repaints - before == 1
         assert "-36 dBFS" in drawn(meters)[2]
@@ -115,7 +108,7 @@ async def test_overlap_and_speaking_indicators(tmp_path: Path) -> None:
         app.bus.publish(boundary(200, "bot_speech_started"))
         app.bus.publish(level(250, "user", -20))
         app.bus.publish(level(250, "bot", -18))
-        await settle(pilot, lambda: state.meters["bot"].speaking)
+        await until(pilot, lambda: state.meters["bot"].speaking)
         await pilot.pause(0.15)
         lines = drawn(meters)
         assert "● user" in lines[1] and "● bot" in lines[2]
@@ -124,7 +117,7 @@ async def test_overlap_and_speaking_indicators(tmp_path: Path) -> None:
         # the user stops: no overlap drawn any more
         app.bus.publish(boundary(300, "user_speech_stopped"))
         app.bus.publish(level(5000, "bot", -18))
-        await settle(pilot, lambda: not state.meters["user"].speaking)
+        await until(pilot, lambda: not state.meters["user"].speaking)
         await pilot.pause(0.15)
         lines = drawn(meters)
         assert "○ user" in lines[1] and "● bot" in lines[2]
@@ -132,11 +125,11 @@ async def test_overlap_and_speaking_indicators(tmp_path: Path) -> None:
 
         # a measured overlap flags the meters for a second of run time after it arrives
         app.bus.publish(Overlap(run_id=RUN, t_ms=5100, turn_index=0, start_ms=4000, end_ms=5100))
-        await settle(pilot, lambda: state.overlap_until_ms > 5100)
+        await until(pilot, lambda: state.overlap_until_ms > 5100)
         await pilot.pause(0.15)
         assert "OVERLAP" in drawn(meters)[3]
         app.bus.publish(level(7000, "bot", -18))
-        await settle(pilot, lambda: state.last_ms == 7000)
+        await until(pilot, lambda: state.last_ms == 7000)
         await pilot.pause(0.15)
         assert "OVERLAP" not in drawn(meters)[3]
 
@@ -160,14 +153,14 @@ async def test_levels_alone_do_not_rebuild_table_transcript_or_log(tmp_path: Pat
         for k in range(10):
             app.bus.publish(level(100 + 50.0 * k, "user", -30 + k))
             await asyncio.sleep(0.05)
-        await settle(pilot, lambda: state.meters["user"].rms_dbfs == -21)
+        await until(pilot, lambda: state.meters["user"].rms_dbfs == -21)
         await pilot.pause(0.15)
         assert calls == []
         assert "-21 dBFS" in drawn(meters)[1]
         assert list(screen.query_one(EventLog).blocks) == log_blocks
 
         app.bus.publish(TranscriptDelta(run_id=RUN, t_ms=700, turn_index=0, role="assistant", text="Hello", final=False))
-        await settle(pilot, lambda: bool(state.transcript))
+        await until(pilot, lambda: bool(state.transcript))
         await pilot.pause(0.15)
         assert calls == ["table"]
 

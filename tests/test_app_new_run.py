@@ -18,6 +18,7 @@ from arena_tui.commands.launch import EngineLauncher
 from arena_tui.screens.dialogs import NewRunDialog
 from arena_tui.screens.runs import RunsScreen
 from runners.base import get_runner
+from tests.pilot import until
 
 DEMO = Path(__file__).resolve().parents[1] / "benchmarks" / "demo"
 REAL = "gpt-realtime"
@@ -29,14 +30,6 @@ def text_of(widget) -> str:
     console = Console(width=200, record=True, file=open(os.devnull, "w"))
     console.print(widget.render())
     return console.export_text()
-
-
-async def until(pilot, cond, timeout: float = 60.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if cond():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("the dialog did not get there")
 
 
 @pytest.fixture

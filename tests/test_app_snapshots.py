@@ -18,6 +18,7 @@ from arena_tui.screens.runs import RunsScreen
 from arena_tui.run_view import RunState, specs_from_benchmark
 from arena_tui.widgets.turn_table import TurnTable
 from tests.snapshots.fixture_run import cut_mid_turn, fixture_events, load_fixture_db
+from tests.pilot import until
 
 SIZES = [(80, 24), (120, 40), (160, 48)]
 sizes = pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
@@ -39,25 +40,17 @@ def no_keys(monkeypatch) -> None:
             monkeypatch.delenv(env, raising=False)
 
 
-async def _until(pilot, cond, timeout: float = 15.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if cond():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("screen did not settle")
-
-
 async def _followed(pilot) -> None:
     """The transcript and event log have reached their end (they follow once the layout settles)."""
     from arena_tui.widgets.event_log import BlockText
 
     await pilot.pause(0.2)
-    await _until(pilot, lambda: all(w.scroll_y == w.max_scroll_y for w in pilot.app.screen.query(BlockText)))
+    await until(pilot, lambda: all(w.scroll_y == w.max_scroll_y for w in pilot.app.screen.query(BlockText)))
 
 
 async def _stored_ready(pilot) -> None:
     app = pilot.app
-    await _until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops)
+    await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops)
     await _followed(pilot)
 
 
@@ -66,7 +59,7 @@ def test_runs_list(snap_compare, fixture_db, size) -> None:
     db, _ = fixture_db
 
     async def ready(pilot) -> None:
-        await _until(pilot, lambda: isinstance(pilot.app.screen, RunsScreen) and pilot.app.screen.rows)
+        await until(pilot, lambda: isinstance(pilot.app.screen, RunsScreen) and pilot.app.screen.rows)
         await pilot.pause(0.2)
 
     assert snap_compare(ArenaApp(db), terminal_size=size, run_before=ready)
@@ -87,7 +80,7 @@ def test_live_run_mid_turn_with_overlap(snap_compare, tmp_path: Path, size) -> N
             app.bus.publish(ev)
         app.pump()
         app.push_screen(RunScreen(app.live[run_id], live=True))
-        await _until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(TurnTable))
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(TurnTable))
         await _followed(pilot)
 
     assert snap_compare(ArenaApp(tmp_path / "arena.db"), terminal_size=size, run_before=live)
@@ -150,7 +143,7 @@ def test_new_run_dialog(snap_compare, tmp_path: Path, no_keys, size) -> None:
         from arena_tui.screens.dialogs import NewRunDialog
 
         await pilot.press("n")
-        await _until(pilot, lambda: isinstance(pilot.app.screen, NewRunDialog) and pilot.app.screen.choices, 60)
+        await until(pilot, lambda: isinstance(pilot.app.screen, NewRunDialog) and pilot.app.screen.choices, 60)
         await pilot.pause(0.3)
 
     app = ArenaApp(tmp_path / "arena.db", tmp_path, launcher=EngineLauncher())  # no benchmark data: the same choices everywhere
@@ -237,9 +230,9 @@ def campaign_db(tmp_path: Path) -> Path:
 async def _campaigns_ready(pilot) -> None:
     from arena_tui.screens.campaigns import CampaignsScreen
 
-    await _until(pilot, lambda: isinstance(pilot.app.screen, RunsScreen) and pilot.app.screen.rows)
+    await until(pilot, lambda: isinstance(pilot.app.screen, RunsScreen) and pilot.app.screen.rows)
     await pilot.press("C")
-    await _until(pilot, lambda: isinstance(pilot.app.screen, CampaignsScreen) and pilot.app.screen.views is not None)
+    await until(pilot, lambda: isinstance(pilot.app.screen, CampaignsScreen) and pilot.app.screen.views is not None)
     await pilot.pause(0.2)
 
 
@@ -256,7 +249,7 @@ def test_campaign_matrix(snap_compare, campaign_db, size) -> None:
     async def matrix(pilot) -> None:
         await _campaigns_ready(pilot)
         await pilot.press("enter")
-        await _until(pilot, lambda: isinstance(pilot.app.screen, CampaignScreen) and pilot.app.screen.view is not None)
+        await until(pilot, lambda: isinstance(pilot.app.screen, CampaignScreen) and pilot.app.screen.view is not None)
         await pilot.press("down", "down", "down", "down")
         await pilot.pause(0.2)
 

@@ -14,7 +14,8 @@ from arena_tui.commands.launch import EngineLauncher
 from arena_tui.screens.run import RunScreen
 from arena_tui.widgets.event_log import EventLog
 from arena_tui.widgets.meters import LevelMeters, meter_lines
-from tests.test_app_flows import SIZE, quit_app, text_of, wait_for
+from tests.pilot import until
+from tests.test_app_flows import SIZE, quit_app, text_of
 
 COUNTDOWN = re.compile(r"waiting for a reply to turn 1 — watchdog in (\d+) s")
 ELAPSED = re.compile(r"elapsed (\d\d):(\d\d)")
@@ -42,7 +43,7 @@ async def test_a_no_response_turn_shows_the_wait_counts_down_and_the_meters_fall
         config = {"model": "sim", "speed": 1.0, "turns": [1], "faults": "1:no_response", "watchdog": DEMO_WATCHDOG}
         run_id = app.start_run("demo_bench", config, judge="none")
         app.open_run(run_id)
-        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(LevelMeters))
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(LevelMeters))
         screen, state = app.screen, app.live[run_id]
         loud: list[float] = []
 
@@ -50,21 +51,21 @@ async def test_a_no_response_turn_shows_the_wait_counts_down_and_the_meters_fall
             loud.append(state.meters["bot"].rms_dbfs)
             return state.waiting is not None
 
-        await wait_for(pilot, bot_was_heard)  # the greeting spoke, turn 1 played, nothing came back
-        await wait_for(pilot, lambda: seconds(COUNTDOWN, header(screen)) is not None)
+        await until(pilot, bot_was_heard)  # the greeting spoke, turn 1 played, nothing came back
+        await until(pilot, lambda: seconds(COUNTDOWN, header(screen)) is not None)
         first = seconds(COUNTDOWN, header(screen))
         elapsed = seconds(ELAPSED, header(screen))
         assert "WAIT" in text_of(screen.query_one(EventLog)) and "waiting for a reply to turn 1" in text_of(
             screen.query_one(EventLog))
         # no event comes while the engine waits, and still the countdown and elapsed move
-        await wait_for(pilot, lambda: (seconds(COUNTDOWN, header(screen)) or first) < first)
-        await wait_for(pilot, lambda: (seconds(ELAPSED, header(screen)) or 0) > elapsed)
+        await until(pilot, lambda: (seconds(COUNTDOWN, header(screen)) or first) < first)
+        await until(pilot, lambda: (seconds(ELAPSED, header(screen)) or 0) > elapsed)
         # the bot was loud during the greeting; with no audio since, its meter reads silence
         assert max(loud) > -40
-        await wait_for(pilot, lambda: "-∞ dBFS" in drawn(screen, "bot") and "-∞ dBFS" in drawn(screen, "user"))
+        await until(pilot, lambda: "-∞ dBFS" in drawn(screen, "bot") and "-∞ dBFS" in drawn(screen, "user"))
         # then the watchdog acts: a retry ends the wait (each attempt's wait is announced once)
-        await wait_for(pilot, lambda: "RETRY" in text_of(screen.query_one(EventLog)))
-        await wait_for(pilot, lambda: not app.running(run_id))
+        await until(pilot, lambda: "RETRY" in text_of(screen.query_one(EventLog)))
+        await until(pilot, lambda: not app.running(run_id))
         waits = [ln for ln in state.log if ln.kind == "waiting"]
         assert len(waits) == state.turns[1].attempts and "waiting" not in header(screen)
         await quit_app(app, pilot)

@@ -93,7 +93,8 @@ async def test_the_same_run_started_from_the_new_run_dialog(appointments, shared
     """The TUI path itself: the dialog's fields, its start, the app's worker, the store."""
     from arena_tui.app import ArenaApp  # deferred: the app (Textual) loads only for this test
     from arena_tui.commands.launch import EngineLauncher  # deferred: the app (Textual) loads only for this test
-    from tests.test_app_new_run import open_dialog, until
+    from tests.pilot import until
+    from tests.test_app_new_run import open_dialog
 
     app = ArenaApp(tmp_path / "arena.db", shared_data, launcher=EngineLauncher())
     async with app.run_test(size=(120, 40)) as pilot:
