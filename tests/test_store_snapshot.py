@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -103,7 +104,8 @@ def test_a_recorded_run_needs_no_data_folder_to_judge_or_export(
                           "--speed", "20", "--turns", "0-1", "--headless")  # fmt: skip
     assert code == 0, out + err
     shutil.rmtree(data)  # the benchmark's folder is gone: only the database is left
-    [run_id] = [r for (r,) in sqlite3.connect(db).execute("SELECT run_id FROM runs")]
+    with closing(sqlite3.connect(db)) as conn:
+        [run_id] = [r for (r,) in conn.execute("SELECT run_id FROM runs")]
 
     code, out, err = _cli(capsys, "--db", db, "judge", run_id[:6], "--judge", "heuristic")
     assert code == 0, err
