@@ -3,8 +3,8 @@
 What a cell shows (state from its run's turn rows, turn progress, strict pass rate by
 `arena_tui.verdicts`) is `arena_tui.campaign.records.cell_views`, the same rows
 `arena-tui campaign show` prints. A campaign usually runs in another process (`arena-tui
-campaign run`) writing the same database, so both screens poll the store on a timer (often while
-a cell is queued or running, seldom otherwise) in a worker that posts its result as a message.
+campaign run`) writing the same database, so both screens poll the store every POLL_S in a
+worker that posts its result as a message (`PollingScreen`).
 `enter` on a cell opens its run the way the runs list does (`app.open_run`: live when this app
 runs it, else as stored).
 """
@@ -85,29 +85,78 @@ def room_of(table: DataTable, fallback: int) -> int:
     return max(table.size.width - table.styles.scrollbar_size_vertical, 0) or fallback
 
 
-class Polling:
-    """A screen mixin: read the store now, then every POLL_S unless the last read is still going."""
+class PollingScreen(Screen):
+    """A screen over what another process may be writing: the store is read in a worker now, on
+    return to the screen, on `g`, and every POLL_S unless the last read is still going; the
+    result comes back as a `Read` message and is drawn again on resize."""
 
+    TABLE = ""  # the id of the table that gets focus
+    MISSING = "not found"  # the error when `read` returns None
     _loading = False
+    loaded: Any = None  # the last successful read
 
-    def start_polling(self: Any) -> None:
+    class Read(Message):
+        """The worker's result, or the one line saying why there is none."""
+
+        def __init__(self, result: Any, error: str | None = None) -> None:
+            super().__init__()
+            self.result = result
+            self.error = error
+
+    async def read(self, store: Any) -> Any:
+        raise NotImplementedError
+
+    def show(self, result: Any) -> None:
+        """Draw a successful read (also on resize)."""
+        raise NotImplementedError
+
+    def show_error(self, error: str | None) -> None:
+        raise NotImplementedError
+
+    def on_mount(self) -> None:
+        self.query_one(f"#{self.TABLE}", DataTable).focus()
         self.load()
         self.set_interval(POLL_S, self._tick)
 
-    def _tick(self: Any) -> None:
+    def _tick(self) -> None:
         if not self._loading:
             self.load()
 
+    def on_screen_resume(self) -> None:
+        self.load()
+
+    def on_resize(self) -> None:
+        if self.is_mounted and self.loaded is not None:
+            self.call_after_refresh(self.show, self.loaded)
+
+    def action_reload(self) -> None:
+        self.load()
+
+    @work(exclusive=True, group="poll")
+    async def load(self) -> None:
+        app: Any = self.app
+        if app.store is None:
+            self.post_message(self.Read(None, f"no database: {app.store_error}"))
+            return
+        self._loading = True
+        try:
+            result = await self.read(app.store)
+        except Exception as e:  # StoreError, a spec this version cannot read: one line, the screen stays
+            self.post_message(self.Read(None, str(e) or type(e).__name__))
+            return
+        finally:
+            self._loading = False
+        self.post_message(self.Read(result, None if result is not None else self.MISSING))
+
+    def on_polling_screen_read(self, message: Read) -> None:
+        if message.result is None:
+            self.show_error(message.error)
+            return
+        self.loaded = message.result
+        self.show(message.result)
+
 
 # --- the list --------------------------------------------------------------------------------
-
-class CampaignsLoaded(Message):
-    """The list worker's result, or the one line saying why there is none."""
-
-    def __init__(self, views: list[CampaignView] | None, error: str | None = None) -> None:
-        super().__init__()
-        self.views = views
-        self.error = error
 
 
 LIST_COLUMNS = [("id", "campaign"), ("spec", "matrix"), ("cells", "complete"), ("now", "cells now"),
@@ -135,7 +184,7 @@ def list_cells(v: CampaignView, shape: bool = False) -> tuple:
             started_text(v.created_at), f"{v.spec.speed:g}×", v.spec.executor)
 
 
-class CampaignsScreen(Polling, Screen):
+class CampaignsScreen(PollingScreen):
     """Every recorded campaign, newest first; enter opens its matrix."""
 
     CSS_PATH = "campaigns.tcss"
@@ -145,9 +194,11 @@ class CampaignsScreen(Polling, Screen):
         Binding("g", "reload", "Reload", show=False),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.views: list[CampaignView] | None = None
+    TABLE = "campaigns"
+
+    @property
+    def views(self) -> list[CampaignView] | None:
+        return self.loaded
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -155,51 +206,22 @@ class CampaignsScreen(Polling, Screen):
         yield DataTable(id="campaigns", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.query_one("#campaigns", DataTable).focus()
-        self.start_polling()
+    async def read(self, store: Any) -> list[CampaignView]:
+        return await campaign_views(store)
 
-    def on_screen_resume(self) -> None:
-        self.load()
+    def show_error(self, error: str | None) -> None:
+        self.query_one("#campaigns-status", Static).update(Text(f"cannot read campaigns: {error}", "bold red"))
 
-    def on_resize(self) -> None:
-        if self.is_mounted and self.views is not None:
-            self.call_after_refresh(self.render_list)
-
-    @work(exclusive=True, group="campaigns-load")
-    async def load(self) -> None:
-        app: Any = self.app
-        if app.store is None:
-            self.post_message(CampaignsLoaded(None, f"no database: {app.store_error}"))
-            return
-        self._loading = True
-        try:
-            views = await campaign_views(app.store)
-        except Exception as e:  # StoreError, a spec this version cannot read: one line, the screen stays
-            self.post_message(CampaignsLoaded(None, str(e) or type(e).__name__))
-            return
-        finally:
-            self._loading = False
-        self.post_message(CampaignsLoaded(views))
-
-    def on_campaigns_loaded(self, message: CampaignsLoaded) -> None:
+    def show(self, views: list[CampaignView]) -> None:
         status = self.query_one("#campaigns-status", Static)
-        if message.views is None:
-            status.update(Text(f"cannot read campaigns: {message.error}", "bold red"))
-            return
-        self.views = message.views
-        active = sum(v.count(*ACTIVE) for v in self.views)
-        if not self.views:
+        active = sum(v.count(*ACTIVE) for v in views)
+        if not views:
             status.update("no campaigns recorded (start one with `arena-tui campaign run`)")
         else:
-            status.update(f"{len(self.views)} campaign(s)  ·  enter: its cells  ·  "
+            status.update(f"{len(views)} campaign(s)  ·  enter: its cells  ·  "
                           + (f"{active} cell(s) queued or running" if active else "nothing running"))
-        self.render_list()
-
-    def render_list(self) -> None:
         table = self.query_one("#campaigns", DataTable)
         selected = self.selected
-        views = self.views or []
         room = room_of(table, self.app.size.width)
         labels = [label for _, label in LIST_COLUMNS]
         cells = [list_cells(v) for v in views]
@@ -234,23 +256,11 @@ class CampaignsScreen(Polling, Screen):
         if (cid := self.selected) is not None:
             self.app.push_screen(CampaignScreen(cid))
 
-    def action_reload(self) -> None:
-        self.load()
-
     def palette_commands(self) -> Iterable[SystemCommand]:
         yield SystemCommand("Open campaign", "The selected campaign's cells", self.action_open)
 
 
 # --- one campaign ----------------------------------------------------------------------------
-
-class CampaignLoaded(Message):
-    """The campaign worker's result, or the one line saying why there is none."""
-
-    def __init__(self, view: CampaignView | None, error: str | None = None) -> None:
-        super().__init__()
-        self.view = view
-        self.error = error
-
 
 CELL_COLUMNS = [("cell", "cell"), ("status", "status"), ("turns", "turns"), ("strict", "strict pass"),
                 ("rates", "pass rates"), ("run", "run"), ("why", "reason")]
@@ -275,7 +285,7 @@ def reason_of(v: CellView) -> str:
     return v.reason.replace(f"{v.cell.benchmark} × {v.cell.model}: ", "")
 
 
-class CampaignScreen(Polling, Screen):
+class CampaignScreen(PollingScreen):
     """One campaign's cells (benchmark × model × repeat): state, turn progress, pass rates."""
 
     CSS_PATH = "campaigns.tcss"
@@ -285,10 +295,16 @@ class CampaignScreen(Polling, Screen):
         Binding("g", "reload", "Reload", show=False),
     ]
 
+    TABLE = "cells"
+    MISSING = "no such campaign"
+
     def __init__(self, campaign_id: str) -> None:
         super().__init__()
         self.campaign_id = campaign_id
-        self.view: CampaignView | None = None
+
+    @property
+    def view(self) -> CampaignView | None:
+        return self.loaded
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -297,40 +313,12 @@ class CampaignScreen(Polling, Screen):
         yield Static("", id="cell-detail")
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.query_one("#cells", DataTable).focus()
-        self.start_polling()
+    async def read(self, store: Any) -> CampaignView | None:
+        return await campaign_view(store, self.campaign_id)
 
-    def on_screen_resume(self) -> None:
-        self.load()
-
-    def on_resize(self) -> None:
-        if self.is_mounted and self.view is not None:
-            self.call_after_refresh(self.render_matrix)
-
-    @work(exclusive=True, group="campaign-load")
-    async def load(self) -> None:
-        app: Any = self.app
-        if app.store is None:
-            self.post_message(CampaignLoaded(None, f"no database: {app.store_error}"))
-            return
-        self._loading = True
-        try:
-            view = await campaign_view(app.store, self.campaign_id)
-        except Exception as e:  # StoreError, a spec this version cannot read: one line, the screen stays
-            self.post_message(CampaignLoaded(None, str(e) or type(e).__name__))
-            return
-        finally:
-            self._loading = False
-        self.post_message(CampaignLoaded(view, None if view is not None else "no such campaign"))
-
-    def on_campaign_loaded(self, message: CampaignLoaded) -> None:
-        if message.view is None:
-            why = Text(f"campaign {self.campaign_id}: cannot read it: {message.error}", "bold red")
-            self.query_one("#campaign-title", Static).update(why)
-            return
-        self.view = message.view
-        self.render_matrix()
+    def show_error(self, error: str | None) -> None:
+        why = Text(f"campaign {self.campaign_id}: cannot read it: {error}", "bold red")
+        self.query_one("#campaign-title", Static).update(why)
 
     @property
     def cells(self) -> list[CellView]:
@@ -343,8 +331,7 @@ class CampaignScreen(Polling, Screen):
             return None
         return self.cells[min(table.cursor_row, len(self.cells) - 1)]
 
-    def render_matrix(self) -> None:
-        assert self.view is not None
+    def show(self, view: CampaignView) -> None:
         table = self.query_one("#cells", DataTable)
         current = self.cursor_cell
         room = room_of(table, self.app.size.width)
@@ -410,9 +397,6 @@ class CampaignScreen(Polling, Screen):
             self.notify(f"{c.cell.label} is {c.state}{why}; it has no recorded run to open yet", severity="warning")
             return
         self.app.open_run(c.run_id)
-
-    def action_reload(self) -> None:
-        self.load()
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         yield SystemCommand("Open cell's run", "The selected cell's run (live if it is running here)",
