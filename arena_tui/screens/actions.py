@@ -69,8 +69,8 @@ def rejudge(screen: Screen, state: RunState, turn: int | None) -> None:
                             other.events.append(j)
         app.pump()
         paint = getattr(screen, "paint", None)
-        if paint is not None:
-            paint(force=True)
+        if paint is not None:  # on the screen's own loop: dropped if it was closed meanwhile
+            screen.call_later(paint, force=True)
         screen.notify(f"turn {turn} re-judged")
 
     app.run_worker(go(), group="rejudge", exit_on_error=False)

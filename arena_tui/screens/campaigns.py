@@ -3,8 +3,7 @@
 What a cell shows (state from its run's turn rows, turn progress, strict pass rate by
 `arena_tui.verdicts`) is `arena_tui.campaign.records.cell_views`, the same rows
 `arena-tui campaign show` prints. A campaign usually runs in another process (`arena-tui
-campaign run`) writing the same database, so both screens poll the store every POLL_S in a
-worker that posts its result as a message (`PollingScreen`).
+campaign run`) writing the same database, so both screens poll the store (`PollingScreen`).
 `enter` on a cell opens its run the way the runs list does (`app.open_run`: live when this app
 runs it, else as stored).
 """
@@ -16,19 +15,17 @@ from collections.abc import Iterable
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ..campaign.records import ACTIVE, CampaignView, CellView, campaign_view, campaign_views
 from ..campaign.spec import Cell
 from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
+from .polling import PollingScreen
 from .runs import _ts, rates_text
 
-POLL_S = 2.0  # how often the store is read (a campaign may start or resume in another terminal at any time)
 STATE_STYLE = {"queued": "yellow", "running": "bold green", "complete": "bold cyan", "interrupted": "bold yellow",
                "failed": "bold red", "pending": "grey62", "skipped": "magenta"}
 OPENABLE = frozenset({"running", "complete", "interrupted", "failed"})  # a run with a runs row
@@ -83,77 +80,6 @@ def cell_key(cell: Cell) -> str:
 
 def room_of(table: DataTable, fallback: int) -> int:
     return max(table.size.width - table.styles.scrollbar_size_vertical, 0) or fallback
-
-
-class PollingScreen(Screen):
-    """A screen over what another process may be writing: the store is read in a worker now, on
-    return to the screen, on `g`, and every POLL_S unless the last read is still going; the
-    result comes back as a `Read` message and is drawn again on resize."""
-
-    TABLE = ""  # the id of the table that gets focus
-    MISSING = "not found"  # the error when `read` returns None
-    _loading = False
-    loaded: Any = None  # the last successful read
-
-    class Read(Message):
-        """The worker's result, or the one line saying why there is none."""
-
-        def __init__(self, result: Any, error: str | None = None) -> None:
-            super().__init__()
-            self.result = result
-            self.error = error
-
-    async def read(self, store: Any) -> Any:
-        raise NotImplementedError
-
-    def show(self, result: Any) -> None:
-        """Draw a successful read (also on resize)."""
-        raise NotImplementedError
-
-    def show_error(self, error: str | None) -> None:
-        raise NotImplementedError
-
-    def on_mount(self) -> None:
-        self.query_one(f"#{self.TABLE}", DataTable).focus()
-        self.load()
-        self.set_interval(POLL_S, self._tick)
-
-    def _tick(self) -> None:
-        if not self._loading:
-            self.load()
-
-    def on_screen_resume(self) -> None:
-        self.load()
-
-    def on_resize(self) -> None:
-        if self.is_mounted and self.loaded is not None:
-            self.call_after_refresh(self.show, self.loaded)
-
-    def action_reload(self) -> None:
-        self.load()
-
-    @work(exclusive=True, group="poll")
-    async def load(self) -> None:
-        app: Any = self.app
-        if app.store is None:
-            self.post_message(self.Read(None, f"no database: {app.store_error}"))
-            return
-        self._loading = True
-        try:
-            result = await self.read(app.store)
-        except Exception as e:  # StoreError, a spec this version cannot read: one line, the screen stays
-            self.post_message(self.Read(None, str(e) or type(e).__name__))
-            return
-        finally:
-            self._loading = False
-        self.post_message(self.Read(result, None if result is not None else self.MISSING))
-
-    def on_polling_screen_read(self, message: Read) -> None:
-        if message.result is None:
-            self.show_error(message.error)
-            return
-        self.loaded = message.result
-        self.show(message.result)
 
 
 # --- the list --------------------------------------------------------------------------------

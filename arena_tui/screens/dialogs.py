@@ -168,8 +168,11 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
         try:
             choices = await asyncio.to_thread(self.launcher.models)
         except Exception as e:
-            self.query_one("#new-run-error", Static).update(Text(f"cannot list models: {e}", "bold red"))
+            self.call_later(self._error_line, Text(f"cannot list models: {e}", "bold red"))
             return
+        self.call_later(self._models_loaded, choices)
+
+    def _models_loaded(self, choices: list) -> None:
         self.choices = {c.alias: c for c in choices}
         self._model_labels()
 
@@ -197,7 +200,7 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
     @on(Select.Changed, "#model")
     def model_changed(self) -> None:
         self._sim_only()
-        self.query_one("#new-run-error", Static).update("")
+        self._error_line("")
 
     @on(Select.Changed, "#against")
     def against_changed(self) -> None:
@@ -258,7 +261,7 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
             self._problems([str(e)])
             return
         event.button.disabled = True
-        self.query_one("#new-run-error", Static).update(Text("checking…", "italic"))
+        self._error_line(Text("checking…", "italic"))
         self.check_and_start(benchmark, config)
 
     @work(exclusive=True, group="new-run-check")
@@ -267,6 +270,9 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
             problems = await asyncio.to_thread(self.launcher.preflight, benchmark, config, self.data_dir)
         except Exception as e:
             problems = [f"cannot check the run: {e}"]
+        self.call_later(self._checked, benchmark, config, problems)
+
+    def _checked(self, benchmark: str, config: dict[str, Any], problems: list[str]) -> None:
         self.query_one("#start", Button).disabled = False
         if problems:
             self._problems(problems)
@@ -276,6 +282,9 @@ class NewRunDialog(ModalScreen[dict[str, Any] | None]):
     def _problems(self, problems: list[str]) -> None:
         text = Text("cannot start:\n", "bold red")
         text.append("\n".join(f"• {p}" for p in problems), "red")  # plain text: messages may hold [brackets]
+        self._error_line(text)
+
+    def _error_line(self, text: Text | str) -> None:
         self.query_one("#new-run-error", Static).update(text)
 
     @on(Button.Pressed, "#cancel")
@@ -332,7 +341,8 @@ class PlayDialog(ModalScreen[None]):
     def _status(self, text: str) -> None:
         self.query_one("#play-status", Static).update(text)
 
-    async def _load(self) -> tuple[Any, int] | None:
+    async def _load(self) -> tuple[Any, int] | str:
+        """The turn's frames and rate, or the line saying why there are none."""
         try:
             row = self.state.turns.get(self.turn)
             span = None
@@ -341,16 +351,20 @@ class PlayDialog(ModalScreen[None]):
             result = row.result if row is not None else None
             return await turn_audio(self.app.store, self.state.run_id, self.turn, self.which, span, result)  # type: ignore[attr-defined]
         except NoAudio as e:
-            self._status(f"[b red]{e}[/]")
+            return f"[b red]{e}[/]"
         except Exception as e:
-            self._status(f"[b red]cannot read audio: {e}[/]")
-        return None
+            return f"[b red]cannot read audio: {e}[/]"
 
+    # The workers read the audio; what follows runs through `call_later`, on this dialog's own
+    # loop (Textual drops it if the dialog was closed meanwhile).
     @on(Button.Pressed, "#play-btn")
     @work(exclusive=True, group="play")
     async def play(self) -> None:
-        got = await self._load()
-        if got is None:
+        self.call_later(self._play, await self._load())
+
+    def _play(self, got: tuple[Any, int] | str) -> None:
+        if isinstance(got, str):
+            self._status(got)
             return
         frames, rate = got
         try:
@@ -372,8 +386,11 @@ class PlayDialog(ModalScreen[None]):
         if not raw:
             self._status("[b red]give a file name for the WAV[/]")
             return
-        got = await self._load()
-        if got is None:
+        self.call_later(self._export, raw, await self._load())
+
+    def _export(self, raw: str, got: tuple[Any, int] | str) -> None:
+        if isinstance(got, str):
+            self._status(got)
             return
         frames, rate = got
         try:
@@ -443,11 +460,17 @@ class ExportDialog(ModalScreen[Path | None]):
 
             out = await export_run(app.store, self.run_id, dest, data=app.data_dir)
         except Exception as e:  # OSError, InteropError, StoreError...: shown here, the form stays
-            button = self.query_one("#export-go", Button)
-            button.disabled = False
-            button.remove_class("-active")  # else Textual drops a click within its 0.2 s press effect
-            self._status(Text(f"export failed: {e}", "bold red"))  # plain: paths may hold [brackets]
+            self.call_later(self._failed, e)
             return
+        self.call_later(self._exported, out)
+
+    def _failed(self, e: Exception) -> None:
+        button = self.query_one("#export-go", Button)
+        button.disabled = False
+        button.remove_class("-active")  # else Textual drops a click within its 0.2 s press effect
+        self._status(Text(f"export failed: {e}", "bold red"))  # plain: paths may hold [brackets]
+
+    def _exported(self, out: Path) -> None:
         self.written = out
         self.app.notify(f"exported {self.run_id} to {out}", timeout=10)
         self.dismiss(out)

@@ -50,26 +50,33 @@ class ReplayScreen(RunScreen):
 
     @work(exclusive=True, group="replay-load")
     async def load(self) -> None:
+        """Read the run's events and specs; drawn through `call_later`, on this screen's own loop
+        (Textual drops it if the screen is closing by then)."""
         app: Any = self.app
         kinds = [k for k in event_kinds() if k != "audio"]
         try:
             rows = await app.store.events(self.state.run_id, kinds=kinds)
         except Exception as e:
-            self.state.log_local(f"cannot read run {self.state.run_id}: {e}")
-            self.paint(force=True)
+            self.call_later(self._unreadable, f"cannot read run {self.state.run_id}: {e}")
             return
         events = [ev for _, ev in rows]
         if not events:
-            self.state.log_local(f"run {self.state.run_id} has no stored events")
-            self.paint(force=True)
+            self.call_later(self._unreadable, f"run {self.state.run_id} has no stored events")
             return
+        first = next((ev for ev in events if ev.kind == "run_started"), None)
+        specs = await app.load_specs(first.benchmark) if first is not None else {}
+        self.call_later(self._loaded, events, specs)
+
+    def _unreadable(self, why: str) -> None:
+        self.state.log_local(why)
+        self.paint(force=True)
+
+    def _loaded(self, events: list, specs: dict) -> None:
         stops = [i + 1 for i, ev in enumerate(events) if ev.kind == "turn_ended"]
         if not stops or stops[-1] != len(events):
             stops.append(len(events))
-        first = next((ev for ev in events if ev.kind == "run_started"), None)
-        specs = await app.load_specs(first.benchmark) if first is not None else {}
-        # Publish everything at once, after the last await: `stops` is what says "loaded", and a
-        # key pressed while the specs were loading must not be undone by a late show().
+        # Published all at once: `stops` is what says "loaded", and a key pressed while the specs
+        # were loading must not be undone by a late show().
         self.events, self.stops, self.specs = events, stops, specs
         self.show(0 if self.stepping else len(stops) - 1)
 

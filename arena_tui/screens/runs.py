@@ -8,10 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ..messages import LiveUpdate, RunFinished
@@ -19,6 +17,7 @@ from ..verdicts import tally
 from ..widgets.run_header import STATUS_STYLE, fmt_elapsed
 from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
 from ..widgets.turn_table import dim_label
+from .polling import PollingScreen
 from arena_tui.spine.paths import exports_dir
 
 
@@ -93,7 +92,11 @@ def default_export_dir(data_dir: Path | None) -> Path:
     return exports_dir()
 
 
-class RunsScreen(Screen):
+class RunsScreen(PollingScreen):
+    """Polled like the campaign screens: runs recorded by another process (a campaign in another
+    terminal) appear here too."""
+
+    TABLE = "runs"
     BINDINGS = [
         Binding("enter", "open", "Open"),
         Binding("n", "new_run", "New run"),
@@ -119,27 +122,16 @@ class RunsScreen(Screen):
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.reload()
-        self.set_interval(2.0, self._tick)
-
-    def _tick(self) -> None:
-        if any(self.app.running(r) for r in self.rows):
-            self.reload()
-
-    def on_screen_resume(self) -> None:
-        self.reload()
-
     def on_resize(self) -> None:
         if self.is_mounted:  # once the table has its new size: the columns are fitted to it
             self.call_after_refresh(self._render_rows)
 
     def on_live_update(self, message: LiveUpdate) -> None:
         if message.kinds & {"run_started", "turn_ended", "run_ended", "judgement"}:
-            self.reload()
+            self.load()
 
     def on_run_finished(self, message: RunFinished) -> None:
-        self.reload()
+        self.load()
 
     @property
     def selected(self) -> str | None:
@@ -148,27 +140,36 @@ class RunsScreen(Screen):
             return None
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
-    @work(exclusive=True, group="runs-reload")
-    async def reload(self) -> None:
-        app: Any = self.app
+    async def read(self, store: Any) -> dict[str, dict[str, Any]]:
+        """The stored runs' rows (the live ones are laid over them when drawn)."""
         rows: dict[str, dict[str, Any]] = {}
-        status = self.query_one("#runs-status", Static)
-        if app.store is not None:
-            try:
-                for r in await app.store.list_runs():
-                    t = tally(await app.store.judgements(r.run_id))
-                    rows[r.run_id] = {
-                        "benchmark": r.benchmark, "model": r.model, "provider": r.provider,
-                        "simulator": r.simulator, "status": r.status, "done": r.turns_done,
-                        "total": r.turns_total, "started": _ts(r.started_at), "ended": _ts(r.ended_at),
-                        "rates": t.dimensions, "heuristic": t.heuristic,
-                        "judge_errors": len(t.judge_errors) + len(t.rejudge_errors),
-                    }
-                status.update(f"{len(rows)} stored run(s)  ·  n new run · enter open · t step through · e export · ? help")
-            except Exception as e:
-                status.update(Text(f"cannot read runs: {e}", "bold red"))
-        else:
-            status.update(Text(f"store unavailable: {app.store_error}; live runs only", "bold yellow"))
+        for r in await store.list_runs():
+            t = tally(await store.judgements(r.run_id))
+            rows[r.run_id] = {
+                "benchmark": r.benchmark, "model": r.model, "provider": r.provider,
+                "simulator": r.simulator, "status": r.status, "done": r.turns_done,
+                "total": r.turns_total, "started": _ts(r.started_at), "ended": _ts(r.ended_at),
+                "rates": t.dimensions, "heuristic": t.heuristic,
+                "judge_errors": len(t.judge_errors) + len(t.rejudge_errors),
+            }
+        return rows
+
+    def show(self, result: dict[str, dict[str, Any]]) -> None:
+        self.query_one("#runs-status", Static).update(
+            f"{len(result)} stored run(s)  ·  n new run · enter open · t step through · e export · ? help")
+        self._with_live(result)
+
+    def show_error(self, error: str | None) -> None:
+        app: Any = self.app
+        why = (Text(f"store unavailable: {app.store_error}; live runs only", "bold yellow") if app.store is None
+               else Text(f"cannot read runs: {error}", "bold red"))
+        self.query_one("#runs-status", Static).update(why)
+        self._with_live({})
+
+    def _with_live(self, stored: dict[str, dict[str, Any]]) -> None:
+        """The stored rows with this app's live runs laid over them (their state is newer than the store's)."""
+        app: Any = self.app
+        rows = {run_id: dict(row) for run_id, row in stored.items()}
         for run_id, st in app.live.items():
             row = rows.setdefault(run_id, {"started": dt.datetime.now(dt.UTC), "ended": None})
             row.update(benchmark=st.benchmark, model=st.started.model if st.started else "?",
@@ -224,9 +225,6 @@ class RunsScreen(Screen):
                 return
             self.app.open_replay(run_id, stepping=True)
 
-    def action_reload(self) -> None:
-        self.reload()
-
     def action_mark(self) -> None:
         if (run_id := self.selected) is not None:
             keep = [m for m in self.marked if m != run_id]
@@ -277,7 +275,7 @@ class RunsScreen(Screen):
                     self.notify(f"delete failed: {e}", severity="error")
                     return
             self.notify(f"deleted {run_id}")
-            self.reload()
+            self.load()
 
         self.app.push_screen(ConfirmDialog(f"Delete run {run_id} and all its events, audio and judgements?"), confirmed)
 
