@@ -19,12 +19,13 @@ POLL_S = 2.0  # how often the store is read (a run or campaign may start in anot
 
 class PollingScreen(Screen):
     """A screen over what another process may be writing: the store is read in a worker now, on
-    return to the screen, on `g`, and every POLL_S unless the last read is still going; the
-    result comes back as a `Read` message and is drawn again on resize."""
+    return to the screen, on `g`, and every POLL_S when something was committed (unless the last
+    read is still going); the result comes back as a `Read` message and is drawn again on resize."""
 
     TABLE = ""  # the id of the table that gets focus
     MISSING = "not found"  # the error when `read` returns None
     _loading = False
+    _version: int | None = None  # the store's data_version at the last successful read
     loaded: Any = None  # the last successful read
 
     class Read(Message):
@@ -52,7 +53,7 @@ class PollingScreen(Screen):
 
     def _tick(self) -> None:
         if not self._loading:
-            self.load()
+            self.load(if_changed=True)
 
     def on_screen_resume(self) -> None:
         self.load()
@@ -65,19 +66,26 @@ class PollingScreen(Screen):
         self.load()
 
     @work(exclusive=True, group="poll")
-    async def load(self) -> None:
+    async def load(self, if_changed: bool = False) -> None:
+        """Read and post the result; a timer's poll (`if_changed`) reads only when something was
+        committed since the last read (a full read of a big database every POLL_S would be a
+        steady load on the UI's loop for nothing)."""
         app: Any = self.app
         if app.store is None:
             self.post_message(self.Read(None, f"no database: {app.store_error}"))
             return
         self._loading = True
         try:
+            version = await app.store.data_version()  # before the read: a commit during it is seen next time
+            if if_changed and version == self._version:
+                return
             result = await self.read(app.store)
         except Exception as e:  # StoreError, a spec this version cannot read: one line, the screen stays
             self.post_message(self.Read(None, str(e) or type(e).__name__))
             return
         finally:
             self._loading = False
+        self._version = version
         self.post_message(self.Read(result, None if result is not None else self.MISSING))
 
     def on_polling_screen_read(self, message: Read) -> None:

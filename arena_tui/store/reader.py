@@ -110,6 +110,13 @@ class Reader:
         self._r = reader
         self._closed = False
 
+    async def data_version(self) -> int:
+        """SQLite's `PRAGMA data_version` on the reading connection: it changes whenever another
+        connection (this store's writer, another process) has committed since the last call, so a
+        screen that polls can skip reading a database nobody wrote to."""
+        rows = await self._read("PRAGMA data_version")
+        return int(rows[0][0])
+
     async def list_runs(self) -> list[RunRow]:
         """All runs, newest first."""
         rows = await self._read(_SQL_RUNS + " ORDER BY r.started_at DESC, r.run_id")

@@ -1,0 +1,56 @@
+"""What one poll of the runs list costs on a leaderboard-sized store, and what a poll costs when
+nothing was committed (the `data_version` check that lets it skip the read).
+
+Builds the same store as `scripts.bench_report` (MODELS x BENCHMARKS x REPEATS judged runs of
+TURNS turns), then times the runs list's read (every run row and its judgements, folded into
+pass rates: Python work on the UI's loop) and the no-change check. Prints numbers; asserts nothing.
+
+    .venv/bin/python -m scripts.bench_runs_poll [--models 15] [--benchmarks 2] [--repeats 10] [--turns 37]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from arena_tui.screens.runs import RunsScreen
+from arena_tui.store import Store
+from scripts.bench_report import build
+
+
+async def timed(fn, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        await fn()
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", type=int, default=15)
+    ap.add_argument("--benchmarks", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--turns", type=int, default=37)
+    ap.add_argument("--polls", type=int, default=5)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "arena.db"
+        runs = await build(db, a.models, a.benchmarks, a.repeats, a.turns)
+        screen = RunsScreen()
+        async with await Store.open(db) as store:
+            reads = await timed(lambda: screen.read(store), a.polls)
+            await store.data_version()
+            checks = await timed(store.data_version, 50)
+    print(f"runs {runs} ({a.models} models x {a.benchmarks} benchmarks x {a.repeats} repeats x {a.turns} turns)")
+    print(f"full read (a poll after a commit)   median {statistics.median(reads):8.1f} ms  max {max(reads):8.1f} ms")
+    print(f"data_version (a poll, no commit)    median {statistics.median(checks):8.2f} ms  max {max(checks):8.2f} ms")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

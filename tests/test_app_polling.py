@@ -1,0 +1,58 @@
+"""The runs list polls the store: what another process committed shows up without a key, and a
+database nobody wrote to is not read again (`PollingScreen`, `Reader.data_version`)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from arena_tui.app import ArenaApp
+from arena_tui.screens.runs import RunsScreen
+from arena_tui.store import Store
+from tests.pilot import until
+from tests.snapshots.fixture_run import record_demo_run
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    db = tmp_path_factory.mktemp("recorded") / "arena.db"
+    return db, asyncio.run(record_demo_run(db, turns=[0], speed=5.0, run_id="poll-1"))
+
+
+async def test_the_runs_list_reads_again_only_what_another_connection_committed(recorded, tmp_path) -> None:
+    src, run_id = recorded
+    db = tmp_path / "arena.db"
+    with sqlite3.connect(src) as a, sqlite3.connect(db) as b:
+        a.backup(b)
+    app = ArenaApp(db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and run_id in app.screen.rows)
+        screen = app.screen
+        reads: list[int] = []
+        real = screen.read
+
+        async def counted(store):
+            reads.append(1)
+            return await real(store)
+
+        screen.read = counted
+        await app.store.flush()
+        screen.load()  # an explicit load always reads, and notes the version it read
+        await app.workers.wait_for_complete()
+        assert len(reads) == 1
+        for _ in range(3):  # the timer's polls: nothing was committed, nothing is read
+            screen._tick()
+            await app.workers.wait_for_complete()
+        assert len(reads) == 1
+
+        other = await Store.open(db)  # another process's connection deletes the run
+        try:
+            assert await other.delete_run(run_id)
+        finally:
+            await other.close()
+        screen._tick()
+        await until(pilot, lambda: run_id not in screen.rows, 10)
+        assert len(reads) == 2
