@@ -1,5 +1,6 @@
-"""The runs list polls the store: what another process committed shows up without a key, and a
-database nobody wrote to is not read again (`PollingScreen`, `Reader.data_version`)."""
+"""The runs list polls the store: what another process committed shows up without a key, a
+database nobody wrote to is not read again (`PollingScreen`, `Reader.data_version`), and only a
+run whose judgements changed is tallied again (`Reader.judgement_marks`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from arena_tui.app import ArenaApp
 from arena_tui.screens.runs import RunsScreen
+from arena_tui.spine.events import DimensionScore, Judgement
 from arena_tui.store import Store
 from tests.pilot import until
 from tests.snapshots.fixture_run import record_demo_run
@@ -48,11 +50,36 @@ async def test_the_runs_list_reads_again_only_what_another_connection_committed(
             await app.workers.wait_for_complete()
         assert len(reads) == 1
 
-        other = await Store.open(db)  # another process's connection deletes the run
+        tallied: list[str] = []
+        real_judgements = app.store.judgements
+
+        async def judgements(run_id, *args):
+            tallied.append(run_id)
+            return await real_judgements(run_id, *args)
+
+        app.store.judgements = judgements
+        before = screen.rows[run_id]["rates"]["kb_grounding"]
+        assert before[1] == 1
+        other = await Store.open(db)  # another process's connection: a new revision for turn 0
+        try:
+            other.submit(Judgement(run_id=run_id, t_ms=1e6, turn_index=0, judge="openai:test", revision=9,
+                                   scores={"kb_grounding": DimensionScore(verdict="fail")}))
+            await other.flush()
+        finally:
+            await other.close()
+        screen._tick()
+        await until(pilot, lambda: screen.rows[run_id]["rates"].get("kb_grounding") == (0, 1), 10)
+        assert len(reads) == 2 and tallied == [run_id]
+        screen.load()  # read again, nothing changed: the run's tally is reused
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert len(reads) == 3 and tallied == [run_id]
+
+        other = await Store.open(db)  # and deletes the run
         try:
             assert await other.delete_run(run_id)
         finally:
             await other.close()
         screen._tick()
         await until(pilot, lambda: run_id not in screen.rows, 10)
-        assert len(reads) == 2
+        assert len(reads) == 4

@@ -46,6 +46,7 @@ async def test_a_read_finishing_after_its_screen_closed_draws_nothing(where, rec
         await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
         if where == "runs list":
             hold_until_gone(app.store, "judgements", app.screen, finished)
+            app.screen._tallies.clear()  # the run is tallied again: `judgements` is the read's last await
             app.screen.load()
         else:
             app.open_replay(run_id, stepping=False)

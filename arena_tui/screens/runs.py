@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ..messages import LiveUpdate, RunFinished
-from ..verdicts import tally
+from ..verdicts import Tally, tally
 from ..widgets.run_header import STATUS_STYLE, fmt_elapsed
 from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
 from ..widgets.turn_table import dim_label
@@ -115,6 +115,7 @@ class RunsScreen(PollingScreen):
         self.rows: dict[str, dict[str, Any]] = {}
         self.now: dt.datetime | None = None  # fixed clock for deterministic snapshots
         self.marked: list[str] = []  # run ids marked for comparison (the two newest), in marking order
+        self._tallies: dict[str, tuple[tuple[int, int] | None, Tally]] = {}  # run -> (judgement mark, its tally)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -141,10 +142,17 @@ class RunsScreen(PollingScreen):
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
     async def read(self, store: Any) -> dict[str, dict[str, Any]]:
-        """The stored runs' rows (the live ones are laid over them when drawn)."""
+        """The stored runs' rows (the live ones are laid over them when drawn). A run's pass rates
+        are tallied again only when its judgements changed (`Reader.judgement_marks`): parsing
+        every judgement of a leaderboard-sized store is most of a second on the UI's loop."""
         rows: dict[str, dict[str, Any]] = {}
+        marks = await store.judgement_marks()
+        tallies: dict[str, tuple[tuple[int, int] | None, Tally]] = {}
         for r in await store.list_runs():
-            t = tally(await store.judgements(r.run_id))
+            mark = marks.get(r.run_id)
+            cached = self._tallies.get(r.run_id)
+            t = cached[1] if cached is not None and cached[0] == mark else tally(await store.judgements(r.run_id))
+            tallies[r.run_id] = (mark, t)
             rows[r.run_id] = {
                 "benchmark": r.benchmark, "model": r.model, "provider": r.provider,
                 "simulator": r.simulator, "status": r.status, "done": r.turns_done,
@@ -152,6 +160,7 @@ class RunsScreen(PollingScreen):
                 "rates": t.dimensions, "heuristic": t.heuristic,
                 "judge_errors": len(t.judge_errors) + len(t.rejudge_errors),
             }
+        self._tallies = tallies
         return rows
 
     def show(self, result: dict[str, dict[str, Any]]) -> None:

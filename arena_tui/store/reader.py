@@ -239,6 +239,13 @@ class Reader:
             out.append(ev)
         return out
 
+    async def judgement_marks(self) -> dict[str, tuple[int, int]]:
+        """Per run: (its judgement rows, the newest one's seq). Judgements are only appended (or
+        deleted with their run), so an unchanged mark means unchanged judgements: a screen that
+        polls re-reads only the runs whose mark moved."""
+        rows = await self._read("SELECT run_id, COUNT(*), MAX(seq) FROM judgements GROUP BY run_id")
+        return {run_id: (n, last) for run_id, n, last in rows}
+
     async def latest_judgements(self, run_id: str) -> dict[int, Judgement]:
         """The judgement each turn shows, by the one rule of `arena_tui.verdicts`."""
         return standing_judgements(await self.judgements(run_id))
