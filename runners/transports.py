@@ -151,6 +151,12 @@ class PacedInput(BaseInputTransport):
         await self._stop_pacing()
         await super().cancel(frame)
 
+    async def cleanup(self) -> None:
+        # A pipeline cancelled while its StartFrame is still on the way (a service connecting)
+        # never gets the CancelFrame here: it is only cleaned up, and the pacer must stop then too.
+        await self._stop_pacing()
+        await super().cleanup()
+
     async def _stop_pacing(self) -> None:
         if self._task:
             await self.cancel_task(self._task)
