@@ -98,10 +98,6 @@ def _build_service_class() -> Any:
             self._pending: tuple[str, str, str | None] | None = None  # (reason, error, handle) of a reconnect
             self.publish: Any = None  # set by the runner's observe_session
             self.session_number = 0
-            # Pipecat warns (once per session, 6 lines on the user's terminal) that this service emits
-            # no user turn frames, for pipelines whose RTVI or aggregators need them. Ours does not:
-            # the paced input brackets the user's speech itself.
-            self._warned_realtime_service_no_turn_frames = True
             self._connecting = True  # until the first connect attempt ends
 
         # -- liveness: Pipecat's reconnect briefly has no connection task, and the pipeline plays

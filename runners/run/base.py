@@ -215,6 +215,10 @@ class SessionBase:
         # appends its ASYNC TOOLS text to the benchmark's prompt, Gemini declares it NON_BLOCKING
         # and Ultravox sends a placeholder result.
         llm.register_function(None, self.run.handle_tool_call, cancel_on_interruption=True)
+        # Pipecat warns (6 lines on the user's terminal, every session of Gemini, Nova Sonic,
+        # Ultravox) that the service emits no user turn frames, for pipelines whose RTVI or
+        # aggregators need them. Ours do not: the paced input brackets the user's speech itself.
+        llm._warned_realtime_service_no_turn_frames = True
         self.llm = llm
         return llm
 
