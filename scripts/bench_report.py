@@ -52,12 +52,17 @@ async def build(path: Path, models: int, benchmarks: int, repeats: int, turns: i
     return n
 
 
-async def main() -> None:
-    ap = argparse.ArgumentParser()
+def store_size_arguments(ap: argparse.ArgumentParser) -> None:
+    """The size of the store `build` makes (also used by scripts.bench_runs_poll)."""
     ap.add_argument("--models", type=int, default=15)
     ap.add_argument("--benchmarks", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--turns", type=int, default=37)
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    store_size_arguments(ap)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "arena.db"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from arena_tui.screens.runs import RunsScreen
 from arena_tui.store import Store
-from scripts.bench_report import build
+from scripts.bench_report import build, store_size_arguments
 
 
 async def timed(fn, n: int) -> list[float]:
@@ -34,10 +34,7 @@ async def timed(fn, n: int) -> list[float]:
 
 async def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--models", type=int, default=15)
-    ap.add_argument("--benchmarks", type=int, default=2)
-    ap.add_argument("--repeats", type=int, default=10)
-    ap.add_argument("--turns", type=int, default=37)
+    store_size_arguments(ap)
     ap.add_argument("--polls", type=int, default=5)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
