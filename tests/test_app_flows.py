@@ -25,7 +25,7 @@ from arena_tui.store import Store
 from arena_tui.widgets.event_log import EventLog
 from arena_tui.widgets.meters import LevelMeters
 from arena_tui.widgets.turn_table import TurnTable
-from tests.snapshots.fixture_run import record_demo_run
+from tests.snapshots.fixture_run import copy_db, record_demo_run
 from tests.pilot import until
 
 SIZE = (150, 45)
@@ -39,15 +39,6 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     db = tmp_path_factory.mktemp("recorded") / "arena.db"
     run_id = asyncio.run(record_demo_run(db, turns=[0, 1], faults=FAULTS, speed=SPEED, run_id="rec-1"))
     return db, run_id
-
-
-def copy_db(src: Path, dst_dir: Path) -> Path:
-    import sqlite3
-
-    dst = dst_dir / "arena.db"
-    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
-        a.backup(b)
-    return dst
 
 
 async def quit_app(app: ArenaApp, pilot) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -18,6 +19,14 @@ FIXTURE = HERE / "demo_run.jsonl"
 FIXED_STARTED = "2026-05-05T09:00:00.000Z"
 FIXED_ENDED = "2026-05-05T09:03:12.000Z"
 FAULTS = "0:barge_in=500,1:no_response,3:disconnect,4:truncated"
+
+
+def copy_db(src: Path, dst_dir: Path) -> Path:
+    """A copy of the database `src` as `dst_dir/arena.db` (SQLite's backup: WAL content included)."""
+    dst = dst_dir / "arena.db"
+    with closing(sqlite3.connect(src)) as a, closing(sqlite3.connect(dst)) as b:
+        a.backup(b)
+    return dst
 
 
 async def record_demo_run(db: Path, *, turns: list[int], faults: str | None = FAULTS, speed: float = 15.0,
