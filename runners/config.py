@@ -50,9 +50,13 @@ class EndOfTurn(Strict):
 
 
 class Watchdog(Strict):
-    """Per-turn deadline (WAV duration + `extra_ms`, extended while output is active) and retries."""
+    """How long a turn may wait, and its retries. `extra_ms`: the inactivity window (nothing at
+    all from the model for this long after the user's audio or its last output ends the wait);
+    `max_turn_ms`: the overall cap after the user's audio (a reply still streaming then is kept,
+    with a "slow reply" notice, and the session is replaced before the next turn)."""
 
     extra_ms: float = Field(30000.0, ge=0)
+    max_turn_ms: float = Field(180000.0, gt=0)
     min_wall_ms: float = Field(10000.0, ge=0)  # floor in wall time when running faster than real time
     backoff_ms: float = Field(2000.0, ge=0)
     max_retries: int = Field(3, ge=0)
@@ -64,7 +68,7 @@ class Greeting(Strict):
     enabled: bool = True
     prompt: str = "Greet the user briefly."
     start_timeout_ms: float = Field(8000.0, gt=0)
-    finish_timeout_ms: float = Field(30000.0, gt=0)
+    finish_timeout_ms: float = Field(90000.0, gt=0)  # the cap; a reply still going then rotates the session
 
 
 class Rotation(Strict):

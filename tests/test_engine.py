@@ -223,6 +223,13 @@ async def test_no_response_retries_then_sentinel(conv, sim_run, sticky):
     else:
         assert r.status == "ok" and r.retries == 1 and retries[0].reason == "no_response"
     assert run.result(0).status == "ok"
+    # Each retry plays into a fresh session (the finished turns replayed), never a second copy
+    # into the session that heard the turn: a real server has transcribed it already.
+    heard = [x.session for x in run.sim.truth_log if x.turn_index == 1]
+    assert len(heard) == len(set(heard)) == r.retries + 1, heard
+    assert [e.session for e in retries] == heard[1:]
+    rotations = [e for e in run.kinds("session_rotated", 1) if e.reason == "retry"]
+    assert len(rotations) == r.retries and all(e.replayed.messages >= 2 for e in rotations)  # turn 0's exchange
 
 
 async def test_empty_response_is_retried_and_recorded(conv, sim_run):

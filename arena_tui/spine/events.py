@@ -245,7 +245,7 @@ class Interruption(Event):
 
 class SessionRotated(Event):
     kind: Literal["session_rotated"] = "session_rotated"
-    reason: str  # age | context_budget | disconnect | error | provider_go_away | provider_reset | provider_reconnect
+    reason: str  # age | context_budget | disconnect | error | retry | slow_reply | provider_go_away | provider_reset | provider_reconnect
     from_session: int
     to_session: int
     replayed: ReplaySummary
@@ -262,6 +262,7 @@ class Retry(Event):
     kind: Literal["retry"] = "retry"
     attempt: int
     reason: str
+    session: int | None = None  # the session the retry plays into (a fresh one when the last heard the turn)
 
 
 class Waiting(Event):
@@ -296,6 +297,7 @@ class AudioChunk(Event):
 
 
 PACE_LOST = "pacing"  # ErrorEvent.where: the engine's process fell behind the audio clock in this turn
+SLOW_REPLY = "slow_reply"  # ErrorEvent.where: a reply still coming at the turn's cap (kept; the session is replaced)
 
 
 class ErrorEvent(Event):

@@ -35,6 +35,7 @@ from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
     GREETING_TURN,
     PACE_LOST,
+    SLOW_REPLY,
     ErrorEvent,
     Interruption,
     Interval,
@@ -207,20 +208,25 @@ class AudioRun(RunBase[Session, Attempt]):
         if not s.alive():
             await self.rotate("error" if s.failed else "disconnect")
             return
+        if s.retire:
+            await self.rotate(s.retire)
+            return
         reason = rotation_due(self.rotation, self.now() - s.opened_ms, len(self.benchmark.system_prompt) + s.context_chars())
         if reason:
             await self.rotate(reason)
 
     async def handshake(self, turn_index: int | None) -> Attempt:
-        """Wait out a session's kickoff response (the greeting, or the post-rotation reply)."""
+        """Wait out a session's kickoff response (the greeting, or the post-rotation reply): by
+        the end-of-turn rule, or nothing started within `start_timeout_ms`, or the cap
+        `finish_timeout_ms` (a reply still going then would spill into the next turn: the
+        session is replaced before it)."""
         g = self.config.greeting
         prev = self.attempt
         a = Attempt(turn_index=turn_index if turn_index is not None else GREETING_TURN, number=0, started_ms=self.now())
         self.attempt = a
         try:
-            floor = self.config.watchdog.min_wall_ms * self.config.speed  # provider compute is wall-clock bound
-            start_by = self.now() + max(g.start_timeout_ms, floor)
-            finish_by = self.now() + max(g.finish_timeout_ms, floor)
+            start_by = a.started_ms + self.wall_floor(g.start_timeout_ms)
+            finish_by = a.started_ms + self.wall_floor(g.finish_timeout_ms)
             while True:
                 await self.clock.sleep(20)
                 now = self.now()
@@ -228,30 +234,53 @@ class AudioRun(RunBase[Session, Attempt]):
                 s = self.session
                 if s is None or not s.alive():
                     break
-                if not a.responded() and not a.response_active and now >= start_by:
-                    break
-                if now >= finish_by:
+                if not a.responded() and not self._output_active(a, s) and now >= start_by:
                     break
                 if a.responded() and self._quiet(a, s, now, since=a.started_ms):
                     await self.clock.sleep(self.config.end_of_turn.drain_ms)
+                    break
+                if now >= finish_by:
+                    if self._output_active(a, s):
+                        self._slow_reply(a, s, now - a.started_ms)
                     break
             self._close_bot_speech(a)
         finally:
             self.attempt = prev
         return a
 
+    def wall_floor(self, ms: float) -> float:
+        """A wait of `ms` audio time, but at least `min_wall_ms` of WALL time: running faster than
+        real time does not make a provider compute faster."""
+        return max(ms, self.config.watchdog.min_wall_ms * self.config.speed)
+
+    def _slow_reply(self, a: Attempt, s: Session, waited_ms: float) -> None:
+        """The cap was reached with the reply still coming: keep what arrived, say so, and have
+        the session replaced before the next turn (its rest would be filed under that turn)."""
+        s.retire = "slow_reply"
+        self.publish(self.ev(ErrorEvent, where=SLOW_REPLY, fatal=False, message=(
+            f"slow reply: still coming {waited_ms / 1000:,.0f} s (audio time) after the user's audio; kept what "
+            "arrived, the session is replaced before the next turn")))
+
     # -- turns
+
+    @staticmethod
+    def _output_active(a: Attempt, s: Session) -> bool:
+        """A reply is under way: a response open, a tool call being answered, or bot audio playing."""
+        return a.response_active or a.pending_tools > 0 or (s.output is not None and s.output.busy())
+
+    def _last_output(self, a: Attempt, since: float) -> float:
+        """When the model last produced anything of this attempt (or `since`)."""
+        return max(since, a.heard.last_bot_ms or 0.0, a.last_response_end_ms or 0.0, a.last_tool_ms or 0.0)
 
     def _quiet(self, a: Attempt, s: Session, now: float, since: float) -> bool:
         """The end-of-turn rule: transcript flushed and `quiet_ms` with no bot audio, and no reply
         still due after a tool answer (a model answers a tool result: that reply belongs to this
         turn however long it takes, up to the watchdog; a call that ends the session owes none)."""
-        if a.response_active or a.pending_tools > 0 or (s.output is not None and s.output.busy()):
+        if self._output_active(a, s):
             return False
         if a.reply_due is not None and not a.ends_session:
             return False
-        last = max(since, a.heard.last_bot_ms or 0.0, a.last_response_end_ms or 0.0, a.last_tool_ms or 0.0)
-        return now - last >= self.config.end_of_turn.quiet_ms
+        return now - self._last_output(a, since) >= self.config.end_of_turn.quiet_ms
 
     def tool_settled(self, a: Attempt) -> None:
         # the answer after a tool result is still to come (some providers end no response first)
@@ -275,7 +304,12 @@ class AudioRun(RunBase[Session, Attempt]):
         self.tracks.close_bot_speech(a.heard, self.now())
 
     async def run_attempt(self, turn: Turn, number: int, pcm: bytes) -> tuple[Attempt, str]:
-        """Play the turn's audio once and wait for the end of the turn; returns (attempt, outcome)."""
+        """Play the turn's audio once and wait for the end of the turn; returns (attempt, outcome).
+
+        Waiting is by inactivity, never by a deadline fixed in advance: the turn ends when the
+        reply has gone quiet (`_quiet`), or when nothing at all came for the watchdog window
+        (`extra_ms`) since the user's audio or the model's last output, or at the overall cap
+        (`max_turn_ms`) with what arrived kept. A turn that has content is never "empty"."""
         s = self.session
         assert s is not None and s.input is not None
         a = Attempt(
@@ -286,11 +320,13 @@ class AudioRun(RunBase[Session, Attempt]):
             heard=Heard(user_speech_rel=self.tracks.user_speech(turn, pcm), live_overlaps=LiveOverlaps()),
         )
         self.attempt = a
+        s.heard_turns.add(turn.turn_index)
         dur_ms = len(pcm) / 2 / self.rate * 1000.0
         self.publish(self.ev(TurnStarted, attempt=number, input_text=turn.input, user_audio_ms=dur_ms))
         fut = s.input.play(pcm, self.turn_marks(a.heard.user_speech_rel, dur_ms))
-        deadline: float | None = None
-        cfg = self.config
+        window = self.wall_floor(self.config.watchdog.extra_ms)
+        cap = self.wall_floor(self.config.watchdog.max_turn_ms)
+        last_active = 0.0  # the last tick with output under way
         while True:
             await self.clock.sleep(20)
             now = self.now()
@@ -299,25 +335,29 @@ class AudioRun(RunBase[Session, Attempt]):
                 return a, "dead"
             if a.placed is None and fut.done() and not fut.cancelled():
                 a.placed = fut.result()
-                # At high speed, keep a floor in WALL time: a provider's own compute does not speed up.
-                extra = max(cfg.watchdog.extra_ms, cfg.watchdog.min_wall_ms * cfg.speed)
-                deadline = a.placed.start_ms + dur_ms + extra
             if a.placed is None:
                 continue
-            out_active = a.response_active or a.pending_tools > 0 or (s.output is not None and s.output.busy())
-            if out_active and deadline is not None:
-                deadline = max(deadline, now + cfg.end_of_turn.quiet_ms)
+            if self._output_active(a, s):
+                last_active = now
             if a.responded() and self._quiet(a, s, now, since=a.placed.end_ms):
-                await self.clock.sleep(cfg.end_of_turn.drain_ms)
+                await self.clock.sleep(self.config.end_of_turn.drain_ms)
                 self._close_bot_speech(a)
                 return a, ("ok" if a.has_content() else "empty")
-            if deadline is not None and now >= deadline and not out_active:
+            idle = now - max(last_active, self._last_output(a, a.placed.end_ms))
+            if idle >= window:  # nothing at all for the whole window
                 self._close_bot_speech(a)
-                if a.reply_due is not None and a.has_content():
-                    return a, "ok"  # the calls were made; the reply after them never came
+                if a.has_content():
+                    return a, "ok"  # e.g. the calls were made; the reply after them never came
                 return a, ("empty" if a.responded() else "no_response")
-            if deadline is not None and not out_active:
-                self._announce_overdue(a, turn, now, deadline)
+            if now - a.placed.end_ms >= cap:
+                self._close_bot_speech(a)
+                if self._output_active(a, s):
+                    self._slow_reply(a, s, now - a.placed.end_ms)
+                if a.has_content():
+                    return a, "ok"
+                return a, ("empty" if a.responded() else "no_response")
+            if not self._output_active(a, s):
+                self._announce_overdue(a, turn, now, min(now - idle + window, a.placed.end_ms + cap))
 
     def _announce_overdue(self, a: Attempt, turn: Turn, now: float, deadline: float) -> None:
         """Past the usual end-of-turn window with nothing to show: the watchdog is what ends it."""
@@ -348,9 +388,14 @@ class AudioRun(RunBase[Session, Attempt]):
             await self.ensure_session()
             if number > 0:
                 retries = number
-                self.publish(self.ev(Retry, attempt=number, reason=outcome))
                 await self.clock.sleep(wd.backoff_ms)
                 await self.ensure_session()
+                s = self.session
+                if s is not None and turn.turn_index in s.heard_turns:
+                    # Never again into a session that heard the turn: a real server has usually
+                    # transcribed it already, and the model would hear the question twice.
+                    await self.rotate("retry")
+                self.publish(self.ev(Retry, attempt=number, reason=outcome, session=self.session_number()))
             a, outcome = await self.run_attempt(turn, number, pcm)
             if outcome == "dead":
                 # Never replay the turn into a dead session: rotate first, then retry.

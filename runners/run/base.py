@@ -58,7 +58,7 @@ from ..tools import Resolution, ToolResolver, not_available_payload, success_pay
 from ..transports import RunClock
 
 CONTINUE_PROMPT = "Please continue our conversation."
-UNPLANNED = ("disconnect", "error", "timeout")  # rotation reasons that are failures, not policy
+UNPLANNED = ("disconnect", "error", "timeout", "retry", "slow_reply")  # rotation reasons that are failures, not policy
 _CONTROL_TOKEN = re.compile(r"<[A-Za-z_]*\d*>|<\|[^|>]*\|>")
 
 

@@ -47,6 +47,8 @@ class Session(SessionBase):
         self.errors: set[str] = set()
         self.input: PacedInput | None = None
         self.output: PacedOutput | None = None
+        self.heard_turns: set[int] = set()  # turns whose audio this session was sent (never re-sent into it)
+        self.retire: str | None = None  # a reason to replace this live session before the next turn
 
     async def open(self) -> None:
         run = self.run
