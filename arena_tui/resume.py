@@ -14,10 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena_tui.spine.bus import EventBus
-from arena_tui.spine.events import TurnResult
+from arena_tui.spine.events import FINISHED, TurnResult
 
-#: statuses of a turn that ran to its end; `interrupted` (and `error`) turns are played again
-FINISHED = frozenset({"ok", "no_response", "empty_response", "ended_session", "ended_early"})
 #: kinds whose t_ms bound a stored run's timeline (the resumed run continues after them)
 _TIMELINE_KINDS = ("run_started", "run_resumed", "turn_started", "turn_ended", "run_ended")
 

@@ -41,7 +41,7 @@ from arena_tui.spine.events import (
     Waiting,
 )
 from .timing import speed_note, v2v_text, wall_ms
-from .verdicts import Standing, Tally, ordered, standing_of, tally
+from .verdicts import Standing, Tally, counts, ordered, standing_of, tally
 
 SENTINELS = (EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY)
 SILENT_DBFS = -90.0
@@ -120,7 +120,10 @@ class TurnRow:
 
     @property
     def verdict(self) -> str:
-        """pass / fail / na / judge_error / pending (`arena_tui.verdicts.row_verdict`)."""
+        """pass / fail / na / judge_error / pending (`arena_tui.verdicts.row_verdict`), or
+        uncounted: our machine lost pace on the turn (`arena_tui.verdicts.counts`)."""
+        if not counts(self.status):
+            return "uncounted"
         st = self.standing
         return st.verdict if st else "pending"
 
@@ -317,7 +320,7 @@ class RunState:
 
     def tally(self) -> Tally:
         """Pass rates, strict rows and judge errors by the one rule (`arena_tui.verdicts.tally`)."""
-        return tally(j for row in self.turns.values() for j in row.judgements)
+        return tally(j for row in self.turns.values() if counts(row.status) for j in row.judgements)
 
     def pass_rates(self) -> dict[str, tuple[int, int]]:
         """dimension -> (passed, scored)."""

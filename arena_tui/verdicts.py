@@ -20,6 +20,9 @@ and the exports can never disagree about a number. The rules:
   due (`due`, from the benchmark: the summary and the exports). Then every due dimension
   counts as a failure, except those the errored revision still carries (computed in code, e.g.
   `turn_taking`), so failures cannot vanish from a run's report.
+- **Invalid turns** (`counts`). A turn our machine lost pace on (`lost_pace`) is no measurement
+  of the model: it is not judged, is due nothing, and counts in no pass rate (a resume plays it
+  again; the new row counts).
 - **Strict row rule** (`row_passes`). A turn passes strictly when every scored dimension passes
   (none fails); a turn without a valid verdict never passes strictly.
 
@@ -34,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from arena_tui.spine.benchmark import CORE_DIMENSIONS
+from arena_tui.spine.events import LOST_PACE
 
 TURN_TAKING = "turn_taking"
 TOOL = "tool_use_correct"
@@ -47,6 +51,11 @@ J = TypeVar("J")
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
     return obj.get(name, default) if isinstance(obj, Mapping) else getattr(obj, name, default)
+
+
+def counts(status: str) -> bool:
+    """Whether a turn with this recorded status is judged and counted (see "Invalid turns")."""
+    return status != LOST_PACE
 
 
 def verdict_of(score: Any) -> str:

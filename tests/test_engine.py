@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena_tui.spine.bus import EventBus
-from arena_tui.spine.events import GREETING_TURN, EMPTY_RESPONSE, MODEL_ENDED_SESSION
+from arena_tui.spine.events import GREETING_TURN, EMPTY_RESPONSE, MODEL_ENDED_SESSION, DimensionScore, Judgement
 from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
 from runners.config import RunConfig
@@ -178,9 +178,11 @@ async def test_measured_latencies_match_simulator_truth_at_1x(conv, sim_run):
 # ---------------------------------------------------------------------------- faults
 
 
-async def test_a_loop_that_loses_pace_is_said_and_keeps_the_run_out_of_latency(conv, sim_run, monkeypatch):
-    """A process holding more sessions × speed than it can pace sends user audio late; the turn
-    says so (wall ms, not fatal) and the leaderboard leaves the run's latencies out."""
+async def test_a_turn_the_machine_lost_pace_on_is_invalid_counted_nowhere_and_resumed(conv, sim_run, monkeypatch):
+    """A process holding more sessions × speed than it can pace (or a busy machine) sends user
+    audio late: a fact about our machine, not the model. The turn says so (wall ms, not fatal),
+    is recorded `lost_pace` with what the model did kept, is due no verdict and no latency, and
+    a resume plays it again with the turns before it replayed."""
     import time
 
     from arena_tui.compare.leaderboard import load_runs
@@ -201,12 +203,26 @@ async def test_a_loop_that_loses_pace_is_said_and_keeps_the_run_out_of_latency(c
     lost = [e for e in run.kinds("error") if e.where == PACE_LOST]
     assert [e.turn_index for e in lost] == [0] and not lost[0].fatal, [(e.turn_index, e.message) for e in lost]
     assert "ms (wall clock) behind its schedule" in lost[0].message
-    assert [run.result(t).status for t in (0, 1)] == ["ok", "ok"]  # the run goes on; it is labelled
+    lost_turn = run.result(0)
+    assert [run.result(t).status for t in (0, 1)] == ["lost_pace", "ok"]  # the run goes on; turn 0 is invalid
+    assert lost_turn.assistant_text and "machine lost pace" in lost_turn.error and "ended ok" in lost_turn.error
     (stored,) = await load_runs(run.store, [run.run_id])
     assert list(stored.pace_lost) == [0]
     at_1x = stored.__class__(stored.row.model_copy(update={"speed": 1.0}), stored.results, stored.revisions,
                              stored.benchmark, stored.pace_lost)
     assert at_1x.latency_excluded == "machine lost pace on 1 turn(s)"
+    from arena_tui.compare.leaderboard import run_figures
+    from arena_tui.judge.summary import summarize
+    from arena_tui.resume import plan_resume
+
+    fake_judged = [Judgement(run_id=run.run_id, t_ms=0.0, turn_index=t, judge="heuristic", heuristic=True,
+                             scores={"turn_taking": DimensionScore(verdict="pass")}) for t in (0, 1)]
+    assert summarize(conv, [run.result(t) for t in (0, 1)], fake_judged).lost_pace == [0]
+    assert summarize(conv, [run.result(t) for t in (0, 1)], fake_judged).strict.denominator == 1
+    figures = run_figures(stored.__class__(stored.row, stored.results, fake_judged, conv, stored.pace_lost))
+    assert figures.strict.n == 1 and figures.verdicts[0] == {}
+    plan = await plan_resume(run.store, run.run_id, conv)
+    assert plan.from_turn == 0 and plan.turns == [0, 1] and plan.done == []
 
 
 @pytest.mark.parametrize("sticky", [False, True])

@@ -9,7 +9,9 @@ all problems are reported at once and nothing starts unless `skip_unrunnable`.
 A cell whose stored turn rows are complete is skipped; any other cell (never run, interrupted,
 its worker lost) goes through `continue_cell`, the one place that decides how an unfinished run
 goes on: an interrupted run is resumed in place (same run id, at its first unfinished turn,
-the finished turns' history replayed), and the notice says so.
+the finished turns' history replayed), and the notice says so. A run that ended with turns our
+machine lost pace on (`lost_pace`) is resumed the same way, up to `PACE_RERUNS` times: those
+turns are a fact about the machine, not the model, and count only once played on pace.
 """
 
 from __future__ import annotations
@@ -83,6 +85,10 @@ class CampaignResult:
     skipped: list[Cell] = field(default_factory=list)  # unrunnable cells
     already: int = 0  # cells complete before this invocation
     incomplete: list[Cell] = field(default_factory=list)
+
+
+#: how often one cell's run is resumed to play again the turns our machine lost pace on
+PACE_RERUNS = 3
 
 
 def fresh_run_id() -> str:
@@ -166,6 +172,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
                                 lambda j, o: events.put_nowait(("done", j, o)))
     t0 = time.monotonic()
     judging: list[asyncio.Task[None]] = []
+    pace_reruns: dict[Cell, int] = {}
 
     async def submit(cell: Cell, previous: str | None, why: str = "") -> None:
         run_id, resume, how = await continue_cell(store, benchmarks[cell.benchmark], previous)
@@ -198,6 +205,14 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
             await store.flush()
             state, done, total = await records.cell_state(store, job.run_id)
             outcome: JobOutcome = detail
+            lost = await records.lost_pace_turns(store, job.run_id) if state != "complete" else []
+            if lost and pace_reruns.get(cell, 0) < PACE_RERUNS:  # our machine's fault: play them again
+                pace_reruns[cell] = pace_reruns.get(cell, 0) + 1
+                why = (f"machine lost pace on turn(s) {', '.join(map(str, lost))}: re-run "
+                       f"{pace_reruns[cell]}/{PACE_RERUNS}")
+                await submit(cell, job.run_id, why)
+                open_runs += 1
+                continue
             if state == "complete":
                 result.complete.append(job.run_id)
                 await records.set_cell(store, campaign_id, cell, status="done")

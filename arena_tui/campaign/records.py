@@ -12,8 +12,9 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from arena_tui.spine.events import FINISHED
 from arena_tui.store import Store
-from arena_tui.verdicts import Tally, tally
+from arena_tui.verdicts import Tally, counts, tally
 
 from .spec import CampaignSpec, Cell
 
@@ -74,7 +75,7 @@ async def run_ids(store: Store, campaign_id: str) -> list[str]:
 
 async def cell_state(store: Store, run_id: str | None) -> tuple[str, int, int]:
     """(state, turns done, turns expected): state is complete|interrupted|running|failed|missing,
-    judged by the turn rows: complete only with one row per expected turn and none interrupted."""
+    judged by the turn rows: complete only with a finished row (`FINISHED`) per expected turn."""
     if run_id is None:
         return "missing", 0, 0
     run = await store.get_run(run_id)
@@ -82,11 +83,16 @@ async def cell_state(store: Store, run_id: str | None) -> tuple[str, int, int]:
         return "missing", 0, 0
     expected = list(run.turn_indices)
     rows = {r.turn_index: r for r in await store.turn_results(run_id) if r.turn_index >= 0}
-    done = [i for i in expected if i in rows and rows[i].status != "interrupted"]
+    done = [i for i in expected if i in rows and rows[i].status in FINISHED]
     if expected and len(done) == len(expected):
         return "complete", len(done), len(expected)
     status = run.status if run.status in ("running", "failed") else "interrupted"
     return status, len(done), len(expected)
+
+
+async def lost_pace_turns(store: Store, run_id: str) -> list[int]:
+    """The run's turns whose stored row says our machine lost pace on them (played again by a resume)."""
+    return sorted(r.turn_index for r in await store.turn_results(run_id) if r.turn_index >= 0 and not counts(r.status))
 
 
 # what a cell shows; ACTIVE: a campaign is working on the cell now (screens poll while any is)

@@ -19,6 +19,7 @@ from arena_tui.spine.errors import CliError
 from ..judge.options import add_judge_arguments
 from ..timing import barge_in_ms, barge_in_text, latency_text, response_latency, speed_note
 from ..run_view import wait_text
+from ..verdicts import counts
 from .live import JudgeChoice, choose_judge, headline, is_simulated, verdict_line
 from arena_tui.spine import paths
 from .ui import run_live
@@ -207,6 +208,10 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Ju
         print(render_text(judging[0].summary()), file=out)
     if progress.ended is not None:
         print(f"run {run_id} recorded in {db}", file=out)
+        lost = [r.turn_index for r in progress.results if not counts(r.status)]
+        if lost:
+            print(f"this machine lost pace on turn(s) {', '.join(map(str, lost))}: they count nowhere; "
+                  f"`arena-tui resume {run_id}` plays them again", file=out)
     return status
 
 
@@ -323,7 +328,7 @@ class Progress:
             overlap = barge_in_ms(r.latencies)
             v2v = response_latency(r.latencies.voice_to_voice_ms)  # a barge-in is no latency
             pipe = response_latency(r.latencies.pipeline_ttfb_ms)
-            if v2v is not None:
+            if v2v is not None and counts(r.status):  # a lost-pace turn's timing is our machine's
                 v2vs.append(v2v)
             marks = []
             calls.add(self.expected_calls.get(r.turn_index, 0), r.tool_calls)

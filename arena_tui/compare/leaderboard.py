@@ -28,10 +28,10 @@ from functools import cached_property
 
 from arena_tui.spine.benchmark import CORE_DIMENSIONS, Benchmark, Turn
 
-from arena_tui.spine.events import EMPTY_RESPONSE, PACE_LOST, ErrorEvent, Judgement, TurnResult
+from arena_tui.spine.events import EMPTY_RESPONSE, Judgement, TurnResult
 from ..store import RunRow, Store
 from ..timing import comparable, response_latency
-from ..verdicts import Standing, due_dimensions, ordered, standing, tally
+from ..verdicts import Standing, counts, due_dimensions, ordered, standing, tally
 from ..stats import Distribution, Rate, TurnConsistency, bootstrap_percentile_cis, describe, turn_consistency
 
 POOLED = "all"  # the benchmark column of a model's pooled row
@@ -52,7 +52,7 @@ class StoredRun:
     results: Mapping[int, TurnResult]  # benchmark turns only (the greeting is not scored)
     revisions: Sequence[Judgement]  # every judgement revision of the run's benchmark turns
     benchmark: Benchmark | None = None
-    pace_lost: Sequence[int] = ()  # turns whose user audio went out late (the engine's PACE_LOST notice)
+    pace_lost: Sequence[int] = ()  # turns whose current row our machine lost pace on (status lost_pace)
 
     @cached_property
     def standing(self) -> dict[int, Standing[Judgement]]:
@@ -185,8 +185,7 @@ async def load_runs(
             cache[row.benchmark] = benchmark_for(row.benchmark) if benchmark_for else None
         results = {r.turn_index: r for r in await store.turn_results(run_id) if r.turn_index >= 0}
         revisions = [j for j in await store.judgements(run_id) if j.turn_index is not None and j.turn_index >= 0]
-        lost = sorted({ev.turn_index for _, ev in await store.events(run_id, kinds=["error"])
-                       if isinstance(ev, ErrorEvent) and ev.where == PACE_LOST and ev.turn_index is not None})
+        lost = sorted(t for t, r in results.items() if not counts(r.status))
         out.append(StoredRun(row, results, revisions, cache[row.benchmark], lost))
     return out
 
@@ -224,7 +223,7 @@ class RunFigures:
 def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
     f = RunFigures(run, repeat)
     # A never-judged run is due nothing: its rates stay empty (n = 0, "not judged"), never 0 %.
-    due = {t: run.due(t) for t in run.expected_turns} if run.judged else {}
+    due = {t: run.due(t) for t in run.expected_turns if t not in run.pace_lost} if run.judged else {}
     counted = tally(run.revisions, due)
     f.strict = Rate(*counted.strict)
     f.dimensions = {d: Rate(*counted.dimensions[d]) for d in ordered(counted.dimensions)}
@@ -236,8 +235,11 @@ def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
     f.categories = dict(sorted(cats.items()))
     with_latency = run.latency_excluded is None
     for t in run.expected_turns:
-        f.verdicts[t] = run.verdicts(t)
         result = run.results.get(t)
+        if t in run.pace_lost:  # no measurement of the model: no verdict, no count (latency_excluded says why)
+            f.verdicts[t] = {}
+            continue
+        f.verdicts[t] = run.verdicts(t)
         if result is None:
             f.missing_turns += 1
             continue

@@ -16,7 +16,7 @@ from arena_tui.spine.benchmark import Benchmark
 
 from ..stats import wilson
 from arena_tui.spine.events import Judgement, TurnResult
-from ..verdicts import due_dimensions, ordered, standing, tally
+from ..verdicts import counts, due_dimensions, ordered, standing, tally
 from .phase2 import align
 
 
@@ -48,6 +48,7 @@ class RunSummary(BaseModel):
     strict: Tally = Field(default_factory=Tally)
     tracking: list[TrackingRow] = Field(default_factory=list)
     category_totals: dict[str, Tally] = Field(default_factory=dict)  # strict row pass per category
+    lost_pace: list[int] = Field(default_factory=list)  # turns our machine lost pace on: counted nowhere
 
 
 def _close(t: Tally) -> Tally:
@@ -72,6 +73,9 @@ def summarize(benchmark: Benchmark, results: Iterable[TurnResult], judgements: I
     )
     due: dict[int, list[str]] = {}
     for r in results:
+        if not counts(r.status):
+            summary.lost_pace.append(r.turn_index)
+            continue
         try:
             turn = benchmark.turn(r.turn_index)
         except KeyError:

@@ -19,7 +19,7 @@ from arena_tui.spine.benchmark import Benchmark
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import CallVerdict, DimensionScore, Judgement, RunEvent, TurnResult
-from ..verdicts import LLM_DIMENSIONS, TURN_TAKING, standing
+from ..verdicts import LLM_DIMENSIONS, TURN_TAKING, counts, standing
 from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retries
 from .phase2 import Alignment, apply_rules
 from .rubric import PromptBuilder, dimensions_for, turn_taking
@@ -159,6 +159,8 @@ class JudgeWorker:
         if result.turn_index < 0:
             return  # the greeting is not a benchmark turn
         self.results[result.turn_index] = result
+        if not counts(result.status):
+            return  # our machine lost pace: no measurement of the model to judge
         earlier = [r for r in self.results.values() if r.turn_index < result.turn_index]
         task = asyncio.create_task(self._judge(result, earlier, ev.t_ms))
         self._tasks.add(task)
@@ -270,7 +272,7 @@ async def rejudge_turn(
         key=lambda r: r.turn_index,
     )
     by_index = {r.turn_index: r for r in results}
-    targets = sorted(by_index) if turn_index is None else [turn_index]
+    targets = sorted(i for i, r in by_index.items() if counts(r.status)) if turn_index is None else [turn_index]
     if turn_index is not None and turn_index not in by_index:
         have = f"{min(by_index)}..{max(by_index)}" if by_index else "none"
         raise LookupError(f"run {run_id}: no turn {turn_index} (recorded turns: {have})")

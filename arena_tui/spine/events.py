@@ -31,7 +31,14 @@ TurnStatus = Literal[
     "ended_early",  # a later turn never ran because the model ended the session
     "error",  # the engine could not run the turn
     "interrupted",  # the run was stopped while this turn was under way
+    "lost_pace",  # our machine sent the user audio late: what was recorded is kept, but it is no
+    # measurement of the model (counted in no pass rate or latency) and the turn is played again
 ]
+
+#: statuses of a turn that ran to its end; `interrupted`, `error` and `lost_pace` turns are played
+#: again by a resume (one rule for resume, campaign cells and progress)
+FINISHED = frozenset({"ok", "no_response", "empty_response", "ended_session", "ended_early"})
+LOST_PACE = "lost_pace"
 
 
 class Model(BaseModel):

@@ -7,6 +7,7 @@ from textual.widgets import DataTable
 
 from ..run_view import RunState, TurnRow
 from ..timing import barge_in_ms, comparable
+from ..verdicts import counts
 from .fit import fit_cell, fit_columns, natural_widths
 
 DIM_ABBREV = {
@@ -25,6 +26,7 @@ STATUS_STYLE = {
     "empty_response": "red",
     "error": "bold red",
     "interrupted": "yellow",
+    "lost_pace": "bold yellow",  # our machine, not the model: counted nowhere, played again by a resume
     "ended_session": "magenta",
     "ended_early": "magenta",
 }
@@ -67,6 +69,7 @@ def verdict_cell(row: TurnRow) -> Text:
         "judge_error": Text("JUDGE ERR", "bold red"),
         "na": Text("n/a", "grey50"),
         "pending": Text("…" if row.result is not None else "", "yellow"),
+        "uncounted": Text("LOST PACE", "bold yellow"),  # our machine: no verdict, counted nowhere
     }[verdict]
     judgement = row.latest
     if judgement is not None and judgement.heuristic and verdict in ("pass", "fail"):
@@ -85,6 +88,8 @@ def v2v_cell(row: TurnRow, speed: float | None = 1.0) -> Text:
     v2v = lat.voice_to_voice_ms if lat else None
     if v2v is None:
         return Text("–", justify="right")
+    if not counts(row.status):  # measured while our machine lagged: not the model's latency
+        return Text(f"{v2v:.0f}!", "grey50 italic", justify="right")
     if comparable(speed):
         return Text(f"{v2v:.0f}", justify="right")
     return Text(f"{v2v:.0f}*", "grey50 italic", justify="right")

@@ -34,6 +34,7 @@ from pipecat.processors.frame_processor import FrameDirection
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
     GREETING_TURN,
+    LOST_PACE,
     PACE_LOST,
     SLOW_REPLY,
     ErrorEvent,
@@ -416,24 +417,32 @@ class AudioRun(RunBase[Session, Attempt]):
         measured = None
         if a.placed is not None:
             user_speech, measured = self.tracks.measure(turn, pcm, a.placed, a.heard, a.provider_ttfb_ms, self.now())
-        result = a.result(turn, status=status, sentinel=sentinel, retries=retries, reconnects=reconnects,
-                          session=self.session_number(), user_speech=user_speech, measured=measured)
+        lost = self.check_pace()
+        if lost:  # what happened is kept (the model's answer, the outcome) but it is no verdict
+            why = f"{lost} (the turn ended {status}; it counts nowhere and is played again by a resume)"
+            a.error = f"{why}; {a.error}" if a.error else why
+        result = a.result(turn, status=LOST_PACE if lost else status, sentinel=sentinel, retries=retries,
+                          reconnects=reconnects, session=self.session_number(), user_speech=user_speech,
+                          measured=measured)
         self.publish_audio(turn.turn_index, a)
-        self.check_pace()
         self.publish(self.ev(TurnEnded, result=result))
-        self.remember(turn, status, a)
+        self.remember(turn, status, a)  # the session heard it as it came: the run goes on from that
         return result
 
-    def check_pace(self) -> None:
-        """Say so when the user audio of the turn just ended went out late: then its timeline
-        (speech bounds, overlaps, latencies) is not what a listener would have heard. Seen when
-        a process holds more sessions × speed than it keeps pace with (scripts/bench_campaign.py)."""
+    def check_pace(self) -> str | None:
+        """Say so when the user audio of the turn just ended went out late, and return why (None:
+        on pace). Then its timeline (speech bounds, overlaps, latencies) is not what a listener
+        would have heard, and a provider may have taken a stall for the end of the user's turn:
+        a fact about our machine, not the model. Seen when a process holds more sessions × speed
+        than it keeps pace with, or the machine is busy (scripts/bench_campaign.py)."""
         s = self.session
         late = s.input.take_worst_late_ms() if s is not None and s.input is not None else 0.0
-        if late >= PACE_LOST_MS:
-            self.publish(self.ev(ErrorEvent, where=PACE_LOST, fatal=False, message=(
-                f"user audio went out up to {late:,.0f} ms (wall clock) behind its schedule: this machine did not "
-                "keep pace, so this turn's timing and latencies are not trustworthy")))
+        if late < PACE_LOST_MS:
+            return None
+        self.publish(self.ev(ErrorEvent, where=PACE_LOST, fatal=False, message=(
+            f"user audio went out up to {late:,.0f} ms (wall clock) behind its schedule: this machine did not "
+            "keep pace, so this turn's timing and latencies are not trustworthy")))
+        return f"machine lost pace: user audio up to {late:,.0f} ms late"
 
     def finish_greeting(self, a: Attempt, prompt: str) -> None:
         result = a.greeting_result(prompt, self.session_number())
