@@ -220,6 +220,8 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
             else:
                 result.incomplete.append(cell)
                 why = outcome.message or state
+                if lost:
+                    why = f"machine lost pace on turn(s) {', '.join(map(str, lost))}, still after {PACE_RERUNS} re-runs"
                 await records.set_cell(store, campaign_id, cell, status="pending", reason=why)
                 notice(f"{cell.label}: run {job.run_id} {state} ({done}/{total} turns): {why}")
         await asyncio.gather(*judging)
