@@ -9,9 +9,13 @@ suspend (its queues are unbounded and a queue with frames in it hands one over w
 wait), so a pacer that is behind schedule and skips its sleep would push chunk after chunk in
 one step of the loop: the selector is never polled, and no signal handler, watchdog or other
 session runs until the pacer has caught up, which at high speed on a busy machine is never
-(each chunk costs more wall time than the 0.4 ms it stands for at 50x). So a late chunk still
-goes through one selector round (`_sleep_until` always yields), catch-up is at most one chunk
-per round, and the lateness is recorded (`PacedInput.lateness_ms`, the clock's `PaceKeeper`).
+(each chunk costs more wall time than the 0.4 ms it stands for at 50x). So catching up is
+bounded (`CatchUp`): at most `CATCH_UP_CHUNKS` late chunks or `CATCH_UP_WALL_S` of wall time
+between two selector rounds, and every wait (`_sleep_until`) is a selector round even when its
+deadline has passed; the lateness is recorded (`PacedInput.lateness_ms`, the clock's `PaceKeeper`).
+Why not one chunk per round: every round costs the loop's own overhead once per stage of the
+pipeline, and at 25x on a shared 2-core machine one chunk per round fell 1.2-1.9 s behind in a
+3-turn run where the old unbounded burst stayed within 0.1-0.25 s and a burst of 8-25 mostly does.
 """
 
 from __future__ import annotations
@@ -39,6 +43,11 @@ from arena_tui.spine.events import Interval
 
 from .config import Pace
 from .pace import PaceKeeper
+
+#: late chunks (or frames) a pacer may send between two selector rounds (half a second of audio),
+#: and the wall time it may spend on them: bounded, and wide enough to catch up at 25x (see above)
+CATCH_UP_CHUNKS = 25
+CATCH_UP_WALL_S = 0.005
 
 #: lateness samples a PacedInput keeps (the newest; ~22 min of audio at 20 ms): a run's memory does not grow with its length
 LATENESS_KEPT = 1 << 16
@@ -73,6 +82,27 @@ class RunClock:
         """Sleep `ms` of AUDIO time; raises `LostPace` if the run lost pace meanwhile."""
         await asyncio.sleep(max(0.0, ms) / 1000.0 / self.speed)
         self.pace.check()
+
+
+class CatchUp:
+    """How far a late pacer may go without giving the loop back: `CATCH_UP_CHUNKS` items or
+    `CATCH_UP_WALL_S` seconds since it last waited, whichever comes first."""
+
+    def __init__(self) -> None:
+        self._n = 0
+        self._since = time.monotonic()
+
+    def may_go_on(self) -> bool:
+        """One more late item in this step of the loop?"""
+        if self._n < CATCH_UP_CHUNKS and time.monotonic() - self._since < CATCH_UP_WALL_S:
+            self._n += 1
+            return True
+        return False
+
+    def waited(self) -> None:
+        """The pacer gave the loop back (a selector round went by)."""
+        self._n = 0
+        self._since = time.monotonic()
 
 
 class _Clip:
@@ -193,11 +223,14 @@ class PacedInput(BaseInputTransport):
         self.started.set()
         # spin at most a tenth of the chunk interval, so fast runs do not spin all the time
         spin = min(self.spin_s, 0.1 * self.chunk_ms / 1000.0 / clock.speed)
+        catch_up = CatchUp()
         n = 0
         while True:
             deadline_ms = self.start_ms + n * self.chunk_ms
             target = clock.mono_at(deadline_ms)
-            await _sleep_until(target, spin)  # one selector round at least: behind schedule, one chunk per round
+            if time.monotonic() < target or not catch_up.may_go_on():
+                await _sleep_until(target, spin)  # a selector round, even when late
+                catch_up.waited()
             late = (time.monotonic() - target) * 1000.0
             self.lateness_ms.append(late)
             self._worst_late_ms = max(self._worst_late_ms, late)
@@ -274,6 +307,7 @@ class PacedOutput(BaseOutputTransport):
         self._ms_out = 0.0
         self._on_bot_audio = on_bot_audio
         self._on_interruption = on_interruption
+        self._catch_up = CatchUp()
 
     def busy(self) -> bool:
         """Bot audio received but not yet played."""
@@ -309,10 +343,12 @@ class PacedOutput(BaseOutputTransport):
         self.last_audio_ms = end
         lead = max(self.LOOKAHEAD_AUDIO_MS / 1000.0 / self.clock.speed, self.LOOKAHEAD_WALL_S)
         delay = self.clock.mono_at(end) - lead - time.monotonic()
-        # behind (or inside the lookahead) still one selector round per frame: Pipecat's output
+        # behind (or inside the lookahead) a bounded burst, then a selector round: Pipecat's output
         # loop takes queued frames and pushes them on without suspending, so without this a
         # whole queued reply would go through in one step of the loop
-        await asyncio.sleep(delay if delay > 0 else 0)
+        if delay > 0 or not self._catch_up.may_go_on():
+            await asyncio.sleep(max(delay, 0.0))
+            self._catch_up.waited()
         return True
 
 
