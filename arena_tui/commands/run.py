@@ -308,8 +308,9 @@ class Progress:
         print(f"[{'#' * fill}{'.' * (width - fill)}] {done}/{self.total}  turn {r.turn_index}: {r.status}", file=self.out, flush=True)
 
     def summary(self, out: TextIO, simulated: bool) -> None:
-        if not self.results:
+        if not self.results:  # still says how the run ended (a signal during the greeting: interrupted)
             print("no turns finished", file=out)
+            self._ending(out)
             return
         print("", file=out)
         head = f"{'turn':>4}  {'status':<14} {'v2v ms':>7} {'pipe ms':>7}  {'tools':<10} flags"
@@ -358,6 +359,10 @@ class Progress:
             + f"; tool calls {calls}; median v2v {latency_text(med, self.speed)}",
             file=out,
         )
+        self._ending(out)
+
+    def _ending(self, out: TextIO) -> None:
+        """The notes (greeting, rotations, errors) and how the run ended."""
         for n in self.notes:
             print(n, file=out)
         if self.ended is not None:
