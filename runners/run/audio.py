@@ -59,6 +59,7 @@ from .base import CONTINUE_PROMPT, RunBase, Seed, turn_status
 from .session import Session
 from .tracks import Heard, Tracks
 
+
 class AudioRun(RunBase[Session, Attempt]):
     """The audio turn loop: each turn's WAV paced into the session, the reply played out on the same clock."""
 
