@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from arena_tui.spine.audio import AudioError, float_to_pcm16, read_wav, write_wav
+from arena_tui.spine.audio import SILENCE_KEPT_MS, AudioError, float_to_pcm16, read_wav, write_wav
 from arena_tui.spine.events import (
     EMPTY_RESPONSE,
     MODEL_ENDED_SESSION,
@@ -162,8 +162,18 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
     }
     if -1 in results:  # not a benchmark turn, so not a transcript row; kept for a lossless round trip
         runtime["arena_tui"]["greeting"] = {"result": results[-1].model_dump(mode="json"), "t_ms": t_end.get(-1, 0.0)}
-    (out / "runtime.json").write_text(json.dumps(runtime, indent=2, ensure_ascii=False, default=str) + "\n")
     clip = await store.conversation_audio(run_id)
+    if clip is not None and clip.pcm:
+        # where the WAV sits on the run's timeline, and the silences it leaves out (so an import
+        # puts every slice back in time)
+        runtime["arena_tui"]["conversation"] = {
+            "start_ms": clip.start_ms, "silence_kept_ms": SILENCE_KEPT_MS,
+            "cuts": [{"at_ms": at, "cut_ms": ms} for at, ms in clip.cuts],
+            **({"note": f"silences over {SILENCE_KEPT_MS / 1000:g} s keep {SILENCE_KEPT_MS / 1000:g} s; "
+                        f"{len(clip.cuts)} cut(s), {sum(ms for _, ms in clip.cuts) / 1000:,.1f} s in all"}
+               if clip.cuts else {}),
+        }
+    (out / "runtime.json").write_text(json.dumps(runtime, indent=2, ensure_ascii=False, default=str) + "\n")
     if clip is not None and clip.pcm:
         write_wav(out / "conversation.wav", clip.pcm, clip.sample_rate, clip.channels)
 
@@ -457,7 +467,7 @@ async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None =
                    speed=speed, wall_time=t0)  # the run's own start, not the import's
     ]
     events += [TurnEnded(run_id=rid, t_ms=t_ms, turn_index=r.turn_index, result=r) for t_ms, r in timed]
-    events += _audio_events(run_dir / "conversation.wav", rid)
+    events += _audio_events(run_dir / "conversation.wav", rid, ours.get("conversation"))
     events += _judgement_events(run_dir, rid)
     end_t = max((t for t, _ in timed), default=0.0)
     status = ours.get("status") if ours.get("status") in ("completed", "interrupted", "failed") else "completed"
@@ -470,7 +480,9 @@ async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None =
     return rid
 
 
-def _audio_events(path: Path, run_id: str) -> list[AudioChunk]:
+def _audio_events(path: Path, run_id: str, layout: Any = None) -> list[AudioChunk]:
+    """The WAV as conversation slices; `layout` (our export's `conversation`: its start on the
+    timeline and the silences it cut) puts each slice back where it was recorded."""
     if not path.is_file():
         return []
     try:
@@ -480,12 +492,28 @@ def _audio_events(path: Path, run_id: str) -> list[AudioChunk]:
     if fmt.channels != 2:
         raise InteropError(f"{path}: conversation.wav must be stereo (left user, right bot), has {fmt.channels} channel(s)")
     pcm = float_to_pcm16(frames)
-    step = SLICE_S * fmt.sample_rate
-    return [
-        AudioChunk(run_id=run_id, t_ms=i * 1000.0 / fmt.sample_rate, track="conversation", sample_rate=fmt.sample_rate,
-                   channels=2, start_ms=i * 1000.0 / fmt.sample_rate, pcm=pcm[i : i + step].astype("<i2").tobytes())
-        for i in range(0, len(pcm), step)
-    ]
+    rate = fmt.sample_rate
+    layout = layout if isinstance(layout, dict) else {}
+    start_ms = float(layout.get("start_ms") or 0.0)
+    kept = round(float(layout.get("silence_kept_ms") or 0.0) * rate / 1000.0)
+    # (first frame, its timeline ms, frame past its last) of each part between cuts; a part ends
+    # before the silence kept ahead of its cut, so the gap is whole again, as it was recorded
+    parts: list[list[Any]] = [[0, start_ms, len(pcm)]]
+    skipped = 0.0
+    for cut in layout.get("cuts") or []:
+        at, ms = float(cut["at_ms"]), float(cut["cut_ms"])
+        frame = round((at - start_ms - skipped) * rate / 1000.0)
+        parts[-1][2] = max(parts[-1][0], frame - kept)
+        parts.append([frame, at + ms, len(pcm)])
+        skipped += ms
+    step = SLICE_S * rate
+    out = []
+    for first, t0, last in parts:
+        for i in range(first, last, step):
+            t = t0 + (i - first) * 1000.0 / rate
+            out.append(AudioChunk(run_id=run_id, t_ms=t, track="conversation", sample_rate=rate, channels=2,
+                                  start_ms=t, pcm=pcm[i : min(i + step, last)].astype("<i2").tobytes()))
+    return out
 
 
 def _judgement_events(run_dir: Path, run_id: str) -> list[Judgement]:

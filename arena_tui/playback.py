@@ -74,12 +74,6 @@ def stereo(user: np.ndarray | None, bot: np.ndarray | None, bot_offset: int = 0)
     return out
 
 
-def slice_frames(frames: np.ndarray, rate: int, start_ms: float, end_ms: float, origin_ms: float = 0.0) -> np.ndarray:
-    a = max(int((start_ms - origin_ms) * rate / 1000), 0)
-    b = max(int((end_ms - origin_ms) * rate / 1000), a)
-    return frames[a:b]
-
-
 def export_wav(path: str | os.PathLike[str], frames: np.ndarray, sample_rate: int) -> Path:
     """Write frames (int16, frames x channels) to `path`; parent folders are created."""
     path = Path(path).expanduser()
@@ -117,7 +111,8 @@ async def turn_audio(
     conv = await store.conversation_audio(run_id)
     if conv is not None and conv.pcm and span_ms is not None:
         frames = clip_frames(conv)
-        part = slice_frames(frames, conv.sample_rate, span_ms[0], span_ms[1], getattr(conv, "start_ms", 0.0) or 0.0)
+        a = conv.frame_at(span_ms[0])  # the clip's own origin and cuts (silence it did not keep)
+        part = frames[a : max(a, conv.frame_at(span_ms[1]))]
         if len(part):
             return (part if part.shape[1] == 2 else stereo(part[:, 0], None)), conv.sample_rate
     user = await store.audio(run_id, turn, "user")

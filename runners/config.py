@@ -62,6 +62,14 @@ class Watchdog(Strict):
     max_retries: int = Field(3, ge=0)
 
 
+class Pace(Strict):
+    """When a run has lost pace with its audio clock (`runners/pace.py`): the paced input behind
+    its schedule by more than max(`max_lag_ms`, `min_wall_ms` × speed) ms of audio ends it failed."""
+
+    max_lag_ms: float = Field(5000.0, gt=0)  # audio ms
+    min_wall_ms: float = Field(2000.0, ge=0)  # floor in wall time: at high speed a scheduling hiccup is no runaway
+
+
 class Greeting(Strict):
     """The greeting handshake (turn -1); not a benchmark turn."""
 
@@ -91,6 +99,7 @@ class RunConfig(Strict):
     vad: VadConfig = Field(default_factory=VadConfig)
     end_of_turn: EndOfTurn = Field(default_factory=EndOfTurn)
     watchdog: Watchdog = Field(default_factory=Watchdog)
+    pace: Pace = Field(default_factory=Pace)
     greeting: Greeting = Field(default_factory=Greeting)
     rotation: Rotation = Field(default_factory=Rotation)
     faults: str | None = None  # simulator fault spec

@@ -31,7 +31,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from arena_tui.spine.audio import SILENCE_DBFS, peak_dbfs, resample, rms_dbfs
+from arena_tui.spine.audio import SILENCE_DBFS, SILENCE_KEPT_MS, peak_dbfs, resample, rms_dbfs
 from arena_tui.spine.events import AudioChunk, Interval, Latencies, Speaker
 
 PcmLike = bytes | bytearray | memoryview | np.ndarray
@@ -526,13 +526,45 @@ def tag_tone(sample_rate: int) -> np.ndarray:
     return np.round(amp * np.sin(2 * np.pi * TAG_FREQ_HZ * np.arange(n) / sample_rate)).astype(np.int16)
 
 
+class _Stretch:
+    """Contiguous stereo samples from absolute sample `base` (`n` used of `buf`'s capacity)."""
+
+    __slots__ = ("base", "buf", "n")
+
+    def __init__(self, base: int, buf: np.ndarray, n: int) -> None:
+        self.base, self.buf, self.n = base, buf, n
+
+    @property
+    def end(self) -> int:
+        return self.base + self.n
+
+    def cover(self, end: int, min_cap: int) -> None:
+        """Extend to absolute sample `end` (zeros), growing the buffer geometrically."""
+        need = end - self.base
+        if need > len(self.buf):
+            grown = np.zeros((max(need, 2 * len(self.buf), min_cap), 2), dtype=np.int16)
+            grown[: self.n] = self.buf[: self.n]
+            self.buf = grown
+        self.n = max(self.n, need)
+
+
 class ConversationRecorder:
     """A stereo int16 track (left user, right bot) laid out on the run timeline.
 
-    `add` places samples at round(t_ms * rate / 1000); gaps are silence. Writes that overlap
-    on the same side are MIXED (summed, clipped), so a silent chunk written over audio never
-    erases it. Only the part not yet taken by `take_slice` is kept in memory; a write into
-    an already-taken part loses those samples (counted in `late_samples`).
+    `add` places samples at round(t_ms * rate / 1000). Writes that overlap on the same side are
+    MIXED (summed, clipped), so a silent chunk written over audio never erases it.
+
+    Only what was played is kept, with the silence between: a gap up to `silence_kept_ms`
+    (`arena_tui.spine.audio.SILENCE_KEPT_MS`) is held as zeros inside one stretch; a longer one
+    starts a new stretch at the next write, and nothing of it is materialised. The run's clock
+    runs at speed × wall time, so an idle wait of a minute at 50x is 50 minutes of timeline:
+    padding it would grow memory and the store with the clock instead of with the audio. The
+    store's reader puts back up to `SILENCE_KEPT_MS` of silence between slices and lists the
+    rest as a cut (`arena_tui.store.AudioClip.cuts`), so time stays true for every gap a
+    listener would sit through and is said where it is not.
+
+    `take_slices` hands over (and forgets) everything before a time, one slice per stretch;
+    a write into an already-taken part loses those samples (counted in `late_samples`).
 
     With `tag=True`, the first bot chunk that starts at or after the user stopped (the end
     of the last non-silent user chunk, or `mark_user_stop`) gets the reference harness's
@@ -540,42 +572,54 @@ class ConversationRecorder:
     time and audio time can be cross-checked. Off by default: it alters the bot audio.
     """
 
-    def __init__(self, sample_rate: int = 24000, tag: bool = False, start_ms: float = 0.0) -> None:
+    def __init__(self, sample_rate: int = 24000, tag: bool = False, start_ms: float = 0.0,
+                 silence_kept_ms: float = SILENCE_KEPT_MS) -> None:
         self.rate = sample_rate
         self.tag = tag
         self.tags: list[float] = []
         self.late_samples = 0
-        self._buf = np.zeros((0, 2), dtype=np.int16)
-        # absolute sample index of _buf[0]: everything before was taken (or, from `start_ms`,
-        # belongs to an earlier recording of the run: a resumed run's track starts after it)
-        self._base = self._sample(start_ms)
-        self._written_to = self._base  # absolute sample index just past the last write
+        self._kept = self._sample(silence_kept_ms)
+        self._stretches: list[_Stretch] = []  # in time order, more than `_kept` apart
+        # absolute sample index where the untaken part begins: everything before was taken (or,
+        # from `start_ms`, belongs to an earlier recording of the run: a resumed run's track starts after it)
+        self._taken = self._sample(start_ms)
         self._user_stop: int | None = None  # armed tag: bot audio at/after this sample gets it
         self._tone = tag_tone(sample_rate)
 
     def _sample(self, t_ms: float) -> int:
         return round(t_ms * self.rate / 1000.0)
 
-    def _ensure(self, end: int) -> None:
-        need = end - self._base
-        if need > len(self._buf):
-            cap = max(need, 2 * len(self._buf), self.rate)
-            grown = np.zeros((cap, 2), dtype=np.int16)
-            grown[: len(self._buf)] = self._buf
-            self._buf = grown
+    @property
+    def held_frames(self) -> int:
+        """Stereo frames held in memory (capacity included): what is not yet taken."""
+        return sum(len(s.buf) for s in self._stretches)
+
+    def _stretch_for(self, start: int, end: int) -> _Stretch:
+        """The stretch that samples [start, end) go into: the one(s) they land in or within the
+        kept silence of (joined into one), else a new one."""
+        near = [s for s in self._stretches if s.base - self._kept <= end and start <= s.end + self._kept]
+        if len(near) == 1 and near[0].base <= start:
+            near[0].cover(end, self.rate)
+            return near[0]
+        lo = min([start] + [s.base for s in near])
+        hi = max([end] + [s.end for s in near])
+        joined = _Stretch(lo, np.zeros((max(hi - lo, self.rate), 2), dtype=np.int16), hi - lo)
+        for s in near:
+            joined.buf[s.base - lo : s.end - lo] = s.buf[: s.n]
+        self._stretches = sorted([s for s in self._stretches if s not in near] + [joined], key=lambda s: s.base)
+        return joined
 
     def _mix(self, channel: int, start: int, samples: np.ndarray) -> None:
-        if start < self._base:
-            cut = min(len(samples), self._base - start)
+        if start < self._taken:
+            cut = min(len(samples), self._taken - start)
             self.late_samples += cut
-            samples, start = samples[cut:], self._base
+            samples, start = samples[cut:], self._taken
         if not len(samples):
             return
         end = start + len(samples)
-        self._ensure(end)
-        view = self._buf[start - self._base : end - self._base, channel]
+        st = self._stretch_for(start, end)
+        view = st.buf[start - st.base : end - st.base, channel]
         view[:] = np.clip(view.astype(np.int32) + samples, -32768, 32767).astype(np.int16)
-        self._written_to = max(self._written_to, end)
 
     def add(self, side: Speaker, pcm: PcmLike, t_ms: float) -> None:
         if t_ms < 0:
@@ -601,38 +645,43 @@ class ConversationRecorder:
 
     @property
     def taken_ms(self) -> float:
-        """Where the next slice will start."""
-        return self._base * 1000.0 / self.rate
+        """Where the untaken part begins (everything before it was handed over)."""
+        return self._taken * 1000.0 / self.rate
 
-    def take_slice(self, until_ms: float) -> tuple[float, bytes]:
-        """The not-yet-taken part up to `until_ms` as interleaved stereo PCM16 (silence where nothing
-        was written); consecutive slices are contiguous. Empty when `until_ms` is not past the last slice."""
-        start_ms = self.taken_ms
+    def take_slices(self, until_ms: float) -> list[tuple[float, bytes]]:
+        """Everything recorded before `until_ms` as (start ms, interleaved stereo PCM16), one slice
+        per stretch, in time order; the slices hold the audio and the kept silence inside each
+        stretch, never the silence after the last write. Empty when nothing was recorded."""
         until = self._sample(until_ms)
-        n = until - self._base
-        if n <= 0:
-            return start_ms, b""
-        self._ensure(until)
-        out = self._buf[:n].astype("<i2").tobytes()
-        rest = self._buf[n:]
-        keep = max(0, self._written_to - until)
-        self._buf = rest[:keep].copy() if keep else np.zeros((0, 2), dtype=np.int16)
-        self._base = until
-        return start_ms, out
+        if until <= self._taken:
+            return []
+        out, keep = [], []
+        for s in self._stretches:
+            if s.base >= until:
+                keep.append(s)
+                continue
+            upto = min(s.end, until)
+            out.append((s.base * 1000.0 / self.rate, s.buf[: upto - s.base].astype("<i2").tobytes()))
+            if s.end > until:  # bot audio already scheduled past `until` stays for the next slice
+                rest = s.buf[until - s.base : s.n].copy()
+                keep.append(_Stretch(until, rest, len(rest)))
+        self._stretches = keep
+        self._taken = until
+        return out
 
-    def take_chunk(self, run_id: str, until_ms: float, t_ms: float | None = None,
-                   turn_index: int | None = None) -> AudioChunk | None:
-        """`take_slice` as the store's `AudioChunk` event (track "conversation"), or None if empty."""
-        start_ms, pcm = self.take_slice(until_ms)
-        if not pcm:
-            return None
-        return AudioChunk(
-            run_id=run_id,
-            t_ms=until_ms if t_ms is None else t_ms,
-            turn_index=turn_index,
-            track="conversation",
-            sample_rate=self.rate,
-            channels=2,
-            start_ms=start_ms,
-            pcm=pcm,
-        )
+    def take_chunks(self, run_id: str, until_ms: float, t_ms: float | None = None,
+                    turn_index: int | None = None) -> list[AudioChunk]:
+        """`take_slices` as the store's `AudioChunk` events (track "conversation")."""
+        return [
+            AudioChunk(
+                run_id=run_id,
+                t_ms=until_ms if t_ms is None else t_ms,
+                turn_index=turn_index,
+                track="conversation",
+                sample_rate=self.rate,
+                channels=2,
+                start_ms=start_ms,
+                pcm=pcm,
+            )
+            for start_ms, pcm in self.take_slices(until_ms)
+        ]

@@ -3,6 +3,19 @@
 Both pace themselves against absolute deadlines on `RunClock` (never by accumulating
 sleeps), so input placement and bot playback are exact in AUDIO time whatever `--speed`
 is, and every measurement (latency, overlap, levels) reads the same timeline.
+
+Neither ever sends a frame without a real await first, late or not. Pipecat's pushes do not
+suspend (its queues are unbounded and a queue with frames in it hands one over without a
+wait), so a pacer that is behind schedule and skips its sleep would push chunk after chunk in
+one step of the loop: the selector is never polled, and no signal handler, watchdog or other
+session runs until the pacer has caught up, which at high speed on a busy machine is never
+(each chunk costs more wall time than the 0.4 ms it stands for at 50x). So catching up is
+bounded (`CatchUp`): at most `CATCH_UP_CHUNKS` late chunks or `CATCH_UP_WALL_S` of wall time
+between two selector rounds, and every wait (`_sleep_until`) is a selector round even when its
+deadline has passed; the lateness is recorded (`PacedInput.lateness_ms`, the clock's `PaceKeeper`).
+Why not one chunk per round: every round costs the loop's own overhead once per stage of the
+pipeline, and at 25x on a shared 2-core machine one chunk per round fell 1.2-1.9 s behind in a
+3-turn run where the old unbounded burst stayed within 0.1-0.25 s and a burst of 8-25 mostly does.
 """
 
 from __future__ import annotations
@@ -28,14 +41,31 @@ from pipecat.transports.base_transport import TransportParams
 
 from arena_tui.spine.events import Interval
 
+from .config import Pace
+from .pace import PaceKeeper
+
+#: late chunks (or frames) a pacer may send between two selector rounds (half a second of audio),
+#: and the wall time it may spend on them: bounded, and wide enough to catch up at 25x (see above)
+CATCH_UP_CHUNKS = 25
+CATCH_UP_WALL_S = 0.005
+
+#: lateness samples a PacedInput keeps (the newest; ~22 min of audio at 20 ms): a run's memory does not grow with its length
+LATENESS_KEPT = 1 << 16
+
 
 class RunClock:
-    """Monotonic time since run start, scaled by speed so that `t_ms()` is AUDIO time."""
+    """Monotonic time since run start, scaled by speed so that `t_ms()` is AUDIO time.
 
-    def __init__(self, speed: float = 1.0, start_ms: float = 0.0) -> None:
-        """`start_ms`: where the timeline starts (a resumed run continues after its stored events)."""
+    Its `pace` follows how late the paced input goes out on it; every loop of a run ticks on
+    `sleep`, which raises `pace.LostPace` once the run has lost pace (the rule: `runners/pace.py`).
+    """
+
+    def __init__(self, speed: float = 1.0, start_ms: float = 0.0, pace: Pace | None = None) -> None:
+        """`start_ms`: where the timeline starts (a resumed run continues after its stored events);
+        `pace`: the bound past which the run has lost pace (None: none, e.g. a text run)."""
         self.speed = speed
         self.t0 = time.monotonic() - start_ms / 1000.0 / speed
+        self.pace = PaceKeeper(speed, pace)
 
     def t_ms(self) -> float:
         return (time.monotonic() - self.t0) * 1000.0 * self.speed
@@ -49,8 +79,30 @@ class RunClock:
             await asyncio.sleep(delay)
 
     async def sleep(self, ms: float) -> None:
-        """Sleep `ms` of AUDIO time."""
+        """Sleep `ms` of AUDIO time; raises `LostPace` if the run lost pace meanwhile."""
         await asyncio.sleep(max(0.0, ms) / 1000.0 / self.speed)
+        self.pace.check()
+
+
+class CatchUp:
+    """How far a late pacer may go without giving the loop back: `CATCH_UP_CHUNKS` items or
+    `CATCH_UP_WALL_S` seconds since it last waited, whichever comes first."""
+
+    def __init__(self) -> None:
+        self._n = 0
+        self._since = time.monotonic()
+
+    def may_go_on(self) -> bool:
+        """One more late item in this step of the loop?"""
+        if self._n < CATCH_UP_CHUNKS and time.monotonic() - self._since < CATCH_UP_WALL_S:
+            self._n += 1
+            return True
+        return False
+
+    def waited(self) -> None:
+        """The pacer gave the loop back (a selector round went by)."""
+        self._n = 0
+        self._since = time.monotonic()
 
 
 class _Clip:
@@ -63,12 +115,13 @@ class _Clip:
 
 
 async def _sleep_until(target: float, spin_s: float) -> None:
-    """Sleep until monotonic `target`. asyncio's epoll wait rounds timeouts UP to whole ms, so
-    a plain sleep is ~0.5 ms late on average; with `spin_s` > 0 the coarse sleep ends that much
-    early and the rest is spent yielding to the loop (other tasks keep running)."""
+    """Sleep until monotonic `target`, and always give the loop at least one selector round,
+    even when `target` has passed (see the module docstring: a late pacer must not hold the loop).
+    asyncio's epoll wait rounds timeouts UP to whole ms, so a plain sleep is ~0.5 ms late on
+    average; with `spin_s` > 0 the coarse sleep ends that much early and the rest is spent
+    yielding to the loop (other tasks keep running)."""
     delay = target - time.monotonic() - spin_s
-    if delay > 0:
-        await asyncio.sleep(delay)
+    await asyncio.sleep(delay if delay > 0 else 0)
     while time.monotonic() < target:
         await asyncio.sleep(0)
 
@@ -106,7 +159,8 @@ class PacedInput(BaseInputTransport):
         self._task: asyncio.Task | None = None
         self.start_ms: float | None = None  # timeline time of chunk 0
         self.chunks_sent = 0
-        self.lateness_ms: list[float] = []  # wall ms each chunk went out after its deadline
+        # wall ms each chunk went out after its deadline (the newest LATENESS_KEPT)
+        self.lateness_ms: deque[float] = deque(maxlen=LATENESS_KEPT)
         self._worst_late_ms = 0.0  # the most late a chunk went out since `take_worst_late_ms`
         self.started = asyncio.Event()
 
@@ -169,14 +223,18 @@ class PacedInput(BaseInputTransport):
         self.started.set()
         # spin at most a tenth of the chunk interval, so fast runs do not spin all the time
         spin = min(self.spin_s, 0.1 * self.chunk_ms / 1000.0 / clock.speed)
+        catch_up = CatchUp()
         n = 0
         while True:
             deadline_ms = self.start_ms + n * self.chunk_ms
             target = clock.mono_at(deadline_ms)
-            await _sleep_until(target, spin)
+            if time.monotonic() < target or not catch_up.may_go_on():
+                await _sleep_until(target, spin)  # a selector round, even when late
+                catch_up.waited()
             late = (time.monotonic() - target) * 1000.0
             self.lateness_ms.append(late)
             self._worst_late_ms = max(self._worst_late_ms, late)
+            clock.pace.note(late)
             pcm = self._take_chunk(deadline_ms)
             n += 1
             self.chunks_sent = n
@@ -249,6 +307,7 @@ class PacedOutput(BaseOutputTransport):
         self._ms_out = 0.0
         self._on_bot_audio = on_bot_audio
         self._on_interruption = on_interruption
+        self._catch_up = CatchUp()
 
     def busy(self) -> bool:
         """Bot audio received but not yet played."""
@@ -284,8 +343,12 @@ class PacedOutput(BaseOutputTransport):
         self.last_audio_ms = end
         lead = max(self.LOOKAHEAD_AUDIO_MS / 1000.0 / self.clock.speed, self.LOOKAHEAD_WALL_S)
         delay = self.clock.mono_at(end) - lead - time.monotonic()
-        if delay > 0:
-            await asyncio.sleep(delay)
+        # behind (or inside the lookahead) a bounded burst, then a selector round: Pipecat's output
+        # loop takes queued frames and pushes them on without suspending, so without this a
+        # whole queued reply would go through in one step of the loop
+        if delay > 0 or not self._catch_up.may_go_on():
+            await asyncio.sleep(max(delay, 0.0))
+            self._catch_up.waited()
         return True
 
 

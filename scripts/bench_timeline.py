@@ -74,11 +74,11 @@ def main() -> None:
         det.feed(c, tm)
         rec.add("bot", c, tm)
         if i % 250 == 249:
-            rec.take_slice(tm)
+            rec.take_slices(tm)
     dt = time.perf_counter() - t
     print(f"per 20 ms chunk (meter + detector + recorder): {dt / n * 1e6:.0f} us "
           f"({dt / (n * 0.02) * 100:.2f} % of one core in real time)")
-    print(f"recorder buffer after slicing: {rec._buf.nbytes / 1024:.0f} KiB")
+    print(f"recorder buffer after slicing: {rec.held_frames * 4 / 1024:.0f} KiB")
 
     turns = [Turn.model_validate_json(line) for line in (data / "grocery_bench" / "turns.jsonl").read_text().splitlines()]
     t = time.perf_counter()

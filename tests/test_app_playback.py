@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from arena_tui.playback import PlaybackError, Player, export_wav, output_device, slice_frames, stereo
+from arena_tui.playback import PlaybackError, Player, export_wav, output_device, stereo
+from arena_tui.store import AudioClip
 
 
 def test_device_query_is_real_and_player_says_why_it_cannot_play() -> None:
@@ -37,10 +38,12 @@ def test_stereo_puts_user_left_bot_right_with_offset() -> None:
     assert (out[:80, 1] == 0).all() and (out[80:, 1] == -2000).all()
 
 
-def test_slice_frames_uses_the_clip_origin() -> None:
-    frames = np.arange(24000, dtype=np.int16).reshape(-1, 1)  # 1 s at 24 kHz
-    part = slice_frames(frames, 24000, start_ms=1250, end_ms=1500, origin_ms=1000)
-    assert len(part) == 6000 and part[0, 0] == 6000
+def test_a_clip_maps_timeline_time_to_frames_through_its_origin_and_cuts() -> None:
+    clip = AudioClip(pcm=np.arange(48000, dtype="<i2").tobytes(), sample_rate=24000, channels=1, start_ms=1000,
+                     cuts=((1500.0, 60_000.0),))  # 2 s of audio; after 0.5 s, a minute of silence was left out
+    assert clip.frame_at(1250) == 6000 and clip.frame_at(1500) == 12000
+    assert clip.frame_at(30_000) == 12000  # inside the cut: where the clip goes on
+    assert clip.frame_at(61_750) == 18000 and clip.frame_at(10**9) == 48000 and clip.frame_at(0) == 0
 
 
 def test_export_wav_round_trip(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from arena_tui.spine.audio import load_pcm16, parse_wav, resample, rms_dbfs
+from arena_tui.spine.audio import SILENCE_KEPT_MS, load_pcm16, parse_wav, resample, rms_dbfs
 from arena_tui.spine.events import AudioChunk, Interval, parse_event
 from runners.timeline import (
     ConversationRecorder,
@@ -356,21 +356,22 @@ def stereo(pcm: bytes) -> np.ndarray:
 def test_recorder_click_lands_on_the_right_sample_and_channel():
     rec = ConversationRecorder(RATE)
     click = np.array([20000], dtype=np.int16)
+    rec.add("user", np.zeros(10, np.int16), 0.0)
     rec.add("bot", click, 1234.0)
-    start, pcm = rec.take_slice(2000.0)
+    ((start, pcm),) = rec.take_slices(2000.0)
     s = stereo(pcm)
-    assert start == 0.0 and len(s) == 48000
+    assert start == 0.0 and len(s) == round(1.234 * RATE) + 1  # up to the last write: no trailing silence
     hits = np.flatnonzero(s[:, 1])
     assert len(hits) == 1 and abs(hits[0] - round(1.234 * RATE)) <= 1
     assert not s[:, 0].any()
     rec.add("user", click, 2500.5)
-    start, pcm = rec.take_slice(3000.0)
-    assert start == pytest.approx(2000.0)
+    ((start, pcm),) = rec.take_slices(3000.0)
+    assert start == pytest.approx(2500.5, abs=0.05)
     hits = np.flatnonzero(stereo(pcm)[:, 0])
     assert abs(start * RATE / 1000 + hits[0] - 2.5005 * RATE) <= 1
 
 
-def test_recorder_slices_are_contiguous_and_equal_the_whole():
+def test_recorder_slices_join_to_the_whole():
     rng = np.random.default_rng(3)
     writes = []
     t = 0.0
@@ -388,22 +389,23 @@ def test_recorder_slices_are_contiguous_and_equal_the_whole():
         whole_rec.add(side, pcm, at)
         # slice only behind what has been written so far (the engine slices finished parts)
         while cut_i < len(cut_points) - 1 and cut_points[cut_i] < at:
-            s, c = sliced_rec.take_slice(cut_points[cut_i])
-            starts.append(s)
-            chunks.append(c)
+            for s, c in sliced_rec.take_slices(cut_points[cut_i]):
+                starts.append(s)
+                chunks.append(c)
             cut_i += 1
         sliced_rec.add(side, pcm, at)
     for cp in cut_points[cut_i:]:
-        s, c = sliced_rec.take_slice(cp)
-        starts.append(s)
-        chunks.append(c)
-    _, whole = whole_rec.take_slice(end_ms)
-    assert b"".join(chunks) == whole
-    # each slice starts where the previous one ended
-    pos = 0
+        for s, c in sliced_rec.take_slices(cp):
+            starts.append(s)
+            chunks.append(c)
+    ((_, whole),) = whole_rec.take_slices(end_ms)  # gaps of at most 200 ms: one stretch
+    # laid out at their starts (a gap between two slices is silence), the slices are the whole
+    joined = np.zeros((len(whole) // 4, 2), np.int16)
     for s, c in zip(starts, chunks):
-        assert s == pytest.approx(pos * 1000 / RATE)
-        pos += len(c) // 4
+        at = round(s * RATE / 1000)
+        joined[at : at + len(c) // 4] = stereo(c)
+    assert joined.tobytes() == whole
+    assert all(a < b for a, b in zip(starts, starts[1:]))
     assert sliced_rec.late_samples == 0
 
 
@@ -411,13 +413,34 @@ def test_recorder_releases_memory_and_counts_late_writes():
     rec = ConversationRecorder(RATE)
     for k in range(100):  # 100 s of audio, sliced every second
         rec.add("user", sine(1000, amp=0.1), k * 1000.0)
-        rec.take_slice((k + 1) * 1000.0)
-    assert rec._buf.shape[0] <= RATE * 2  # never the whole run
-    assert rec.take_slice(100_000.0) == (100_000.0, b"")
+        rec.take_slices((k + 1) * 1000.0)
+    assert rec.held_frames <= RATE * 2  # never the whole run
+    assert rec.take_slices(100_000.0) == []
     rec.add("bot", sine(100), 99_950.0)  # half of it is in the part already taken
     assert rec.late_samples == round(0.05 * RATE)
-    _, pcm = rec.take_slice(100_100.0)
-    assert len(pcm) == round(0.1 * RATE) * 4
+    ((start, pcm),) = rec.take_slices(100_100.0)
+    assert start == 100_000.0 and len(pcm) == round(0.05 * RATE) * 4
+
+
+def test_recorder_keeps_silence_only_up_to_the_cap():
+    """An idle gap is not materialised: a minute of timeline between two writes (a wait at high
+    speed) holds SILENCE_KEPT_MS at most, and a longer one is two slices with nothing between."""
+    rec = ConversationRecorder(RATE)
+    rec.add("user", sine(1000, amp=0.1), 0.0)
+    rec.add("bot", sine(500, amp=0.1), 1000.0 + SILENCE_KEPT_MS - 1)  # within the cap: one stretch
+    rec.add("bot", sine(500, amp=0.1), 3_600_000.0)  # an hour later
+    assert rec.held_frames * 1000 / RATE < 2 * (SILENCE_KEPT_MS + 2000)
+    slices = rec.take_slices(4_000_000.0)
+    assert [round(s) for s, _ in slices] == [0, 3_600_000]
+    assert len(slices[0][1]) // 4 == round((1500 + SILENCE_KEPT_MS - 1) * RATE / 1000)
+    assert len(slices[1][1]) // 4 == round(0.5 * RATE)
+    # a write that bridges two stretches joins them (and keeps both)
+    rec.add("user", sine(100, amp=0.1), 4_000_000.0)
+    rec.add("user", sine(100, amp=0.1), 4_000_000.0 + 3 * SILENCE_KEPT_MS)
+    rec.add("bot", sine(2 * SILENCE_KEPT_MS, amp=0.1), 4_000_000.0 + SILENCE_KEPT_MS / 2)
+    ((start, pcm),) = rec.take_slices(5_000_000.0)
+    s = stereo(pcm)
+    assert start == 4_000_000.0 and s[: round(0.1 * RATE), 0].any() and s[-round(0.1 * RATE):, 0].any()
 
 
 def test_recorder_overlapping_writes_mix():
@@ -426,8 +449,8 @@ def test_recorder_overlapping_writes_mix():
     rec.add("bot", np.full(100, 500, np.int16), 2.0)  # sample 48 on
     rec.add("bot", np.full(10, 32000, np.int16), 0.0)
     rec.add("bot", np.full(10, 32000, np.int16), 0.0)  # clips, does not wrap
-    s = stereo(rec.take_slice(10.0)[1])[:, 1]
-    assert s[5] == 32767 and s[20] == 1000 and s[60] == 1500 and s[120] == 500 and s[200] == 0
+    s = stereo(rec.take_slices(10.0)[0][1])[:, 1]
+    assert s[5] == 32767 and s[20] == 1000 and s[60] == 1500 and s[120] == 500 and len(s) == 148
 
 
 def test_recorder_tag_marks_first_bot_audio_after_user_stop():
@@ -444,7 +467,7 @@ def test_recorder_tag_marks_first_bot_audio_after_user_stop():
     rec.mark_user_stop(3000.0)
     rec.add("bot", silence(20), 3100.0)
     assert rec.tags == [pytest.approx(1800.0), pytest.approx(3100.0)]
-    s = stereo(rec.take_slice(3200.0)[1])
+    s = stereo(rec.take_slices(3200.0)[0][1])
     tag = s[round(1.8 * RATE) : round(1.815 * RATE), 1].astype(np.float64)
     assert 20 * np.log10(np.abs(tag).max() / 32768) == pytest.approx(-12.0, abs=0.2)
     spectrum = np.abs(np.fft.rfft(s[round(1.8 * RATE) : round(1.8 * RATE) + 360, 1]))
@@ -456,18 +479,18 @@ def test_recorder_without_tag_leaves_audio_untouched():
     rec = ConversationRecorder(RATE)
     rec.add("user", sine(100), 0.0)
     rec.add("bot", silence(100), 200.0)
-    assert rec.tags == [] and not stereo(rec.take_slice(300.0)[1])[:, 1].any()
+    assert rec.tags == [] and not stereo(rec.take_slices(300.0)[0][1])[:, 1].any()
 
 
 def test_recorder_take_chunk_is_an_audio_event_and_rejects_bad_input():
     rec = ConversationRecorder(RATE)
     rec.add("user", sine(100), 0.0)
-    chunk = rec.take_chunk("run1", 100.0, turn_index=0)
+    (chunk,) = rec.take_chunks("run1", 100.0, turn_index=0)
     assert isinstance(chunk, AudioChunk) and chunk.channels == 2 and chunk.track == "conversation"
     assert chunk.start_ms == 0.0 and len(chunk.pcm) == round(0.1 * RATE) * 4
     again = parse_event(json.loads(chunk.model_dump_json()))
     assert again == chunk
-    assert rec.take_chunk("run1", 100.0) is None
+    assert rec.take_chunks("run1", 100.0) == []
     with pytest.raises(ValueError):
         rec.add("user", sine(10), -5.0)
     with pytest.raises(ValueError):

@@ -1,9 +1,14 @@
 """The paced ends of a session in a real Pipecat pipeline: the null speaker with bot audio at
-another rate than the run's (Ultravox's 48 kHz), and the input's teardown."""
+another rate than the run's (Ultravox's 48 kHz), the input's teardown, and both ends giving the
+loop back when they are behind schedule."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import time
+from collections.abc import Callable
 
 import numpy as np
 from pipecat.frames.frames import Frame, StartFrame, TTSAudioRawFrame
@@ -12,7 +17,7 @@ from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.workers.runner import WorkerRunner
 
-from runners.transports import PacedInput, PacedOutput, RunClock
+from runners.transports import CATCH_UP_CHUNKS, PacedInput, PacedOutput, RunClock
 
 
 async def test_output_at_another_rate_is_played_and_then_not_busy():
@@ -78,3 +83,101 @@ async def test_input_cancelled_while_a_later_processor_still_starts_stops_pacing
     await asyncio.wait_for(task, 10)
     assert inp._task is None
     assert not [t for t in asyncio.all_tasks() if "paced-input" in t.get_name()]
+
+
+class _Count(FrameProcessor):
+    """A sink that only passes frames on (the pipeline's end)."""
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        await self.push_frame(frame, direction)
+
+
+async def _pipeline(*processors: FrameProcessor) -> tuple[WorkerRunner, PipelineWorker, asyncio.Task]:
+    worker = PipelineWorker(Pipeline(list(processors)), params=PipelineParams(audio_out_sample_rate=24000),
+                            idle_timeout_secs=None, enable_rtvi=False, enable_turn_tracking=False)  # fmt: skip
+    runner = WorkerRunner(handle_sigint=False)
+    await runner.add_workers(worker)
+    return runner, worker, asyncio.create_task(runner.run())
+
+
+async def _held_then_rounds(count: Callable[[], int], hold_s: float, rounds: int = 400) -> tuple[int, list[int]]:
+    """Hold the loop `hold_s` (as a starved process is held) with a real signal arriving meanwhile;
+    then (what `count` moved before the signal's handler ran, how much it moved per selector round
+    for `rounds` rounds). A task that sleeps 0 runs once per round of the loop, so its steps are rounds."""
+    loop = asyncio.get_running_loop()
+    handled = loop.create_future()
+    at_hold: list[int] = []
+
+    def hold() -> None:
+        at_hold.append(count())
+        os.kill(os.getpid(), signal.SIGUSR1)  # delivered through the loop's selector, as SIGTERM is
+        time.sleep(hold_s)
+
+    loop.add_signal_handler(signal.SIGUSR1, lambda: handled.done() or handled.set_result(count()))
+    try:
+        loop.call_soon(hold)
+        steps = []
+        last = None
+        for _ in range(rounds):
+            await asyncio.sleep(0)
+            if at_hold:
+                now = count()
+                if last is not None:
+                    steps.append(now - last)
+                last = now
+        # an old pacer never catches up at this speed: its handler would never run
+        before_handler = await asyncio.wait_for(handled, 10)
+    finally:
+        loop.remove_signal_handler(signal.SIGUSR1)
+    return before_handler - at_hold[0], steps
+
+
+async def test_a_late_pacer_gives_the_loop_back_for_every_chunk():
+    """Issue 23 (4): a pacer far behind schedule (the loop held 1 s at 50x: 2,500 chunks late)
+    used to push every late chunk in one step of the loop (Pipecat's pushes never suspend), so the
+    SIGTERM handler and every other task waited until it caught up, which on a busy machine was
+    never. Now a bounded burst of late chunks goes out between selector rounds, and their
+    lateness is recorded."""
+    clock = RunClock(50.0)
+    inp = PacedInput(clock)
+    runner, _, task = await _pipeline(inp, _Count())
+    try:
+        await asyncio.wait_for(inp.started.wait(), 10)
+        await asyncio.sleep(0.05)
+        sent_before_signal, steps = await _held_then_rounds(lambda: inp.chunks_sent, 1.0)
+        # a signal's handler runs two rounds after its wake-up byte (read, then called): a burst each
+        assert sent_before_signal <= 3 * CATCH_UP_CHUNKS, f"{sent_before_signal} chunks went out before the signal handler ran"
+        assert max(steps) <= CATCH_UP_CHUNKS + 1, f"{max(steps)} chunks in one round of the loop"
+        assert max(inp.lateness_ms) >= 900 and clock.pace.worst_lag_ms >= 45_000  # recorded: 1 s wall, 50 s of audio
+    finally:
+        await runner.cancel("test over")
+        await asyncio.wait_for(task, 10)
+
+
+async def test_a_late_speaker_gives_the_loop_back_for_every_frame():
+    """The same for the null speaker, on a machine where each frame costs more wall time than
+    it plays (1 ms against 0.4 ms at 50x): its writes never slept, so Pipecat's output loop took
+    the whole queued reply in one step. Now a bounded burst goes out between selector rounds."""
+    played: list[float] = []
+
+    def heavy(pcm: bytes, t: float) -> None:
+        played.append(t)
+        time.sleep(0.001)  # a starved process: the frame's own work outlasts its 0.4 ms
+
+    out = PacedOutput(RunClock(50.0), sample_rate=24000, on_bot_audio=heavy)
+    runner, worker, task = await _pipeline(out, _Count())
+    tone = (0.3 * 32767 * np.sin(2 * np.pi * 220 * np.arange(24000 * 20) / 24000)).astype("<i2").tobytes()  # 20 s
+    try:
+        await worker.queue_frames([TTSAudioRawFrame(audio=tone[i : i + 9600], sample_rate=24000, num_channels=1)
+                                   for i in range(0, len(tone), 9600)])  # fmt: skip
+        steps: list[int] = []  # frames written per round of the loop (a task sleeping 0 runs once a round)
+        while len(played) < 200 and len(steps) < 20_000:
+            before = len(played)
+            await asyncio.sleep(0)
+            steps.append(len(played) - before)
+        assert len(played) >= 200, "the queued reply is playing"
+        assert max(steps) <= CATCH_UP_CHUNKS + 1, f"{max(steps)} frames written in one round of the loop"
+    finally:
+        await runner.cancel("test over")
+        await asyncio.wait_for(task, 10)

@@ -185,21 +185,27 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Ju
         except asyncio.CancelledError:
             status = stops.exit_status()
         finally:
-            if judging is not None:  # a run that failed or was stopped: verdicts still pending are dropped
-                judging[1].cancel()
+            stops.disarm()  # the run is over: a signal now must not cut the store's last flush short
+
+            async def finish() -> None:
+                nonlocal failure
+                if judging is not None:  # a run that failed or was stopped: verdicts still pending are dropped
+                    judging[1].cancel()
+                    with _suppress():
+                        await judging[1]
+                    with _suppress():
+                        await judging[2].aclose()
+                try:
+                    await store.flush()
+                except StoreError as e:
+                    failure = failure or e
+                bus.close()
                 with _suppress():
-                    await judging[1]
-                with _suppress():
-                    await judging[2].aclose()
-            try:
-                await store.flush()
-            except StoreError as e:
-                failure = failure or e
-            bus.close()
-            with _suppress():
-                await recorder
-            await store.close()
-            await asyncio.gather(*printers)
+                    await recorder
+                await store.close()
+                await asyncio.gather(*printers)
+
+            await _to_the_end(finish())
     if failure is not None:
         raise CliError(str(failure))
     progress.summary(out, simulated=is_simulated(config))
@@ -213,6 +219,23 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Ju
             print(f"this machine lost pace on turn(s) {', '.join(map(str, lost))}: they count nowhere; "
                   f"`arena-tui resume {run_id}` plays them again", file=out)
     return status
+
+
+async def _to_the_end(aw: Any) -> None:
+    """Await `aw` to its end even if this task is cancelled meanwhile (a stop signal that came in
+    just as the run ended, before `StopSignals.disarm`): the cancel is taken back, the work goes on."""
+    task = asyncio.ensure_future(aw)
+    while True:
+        try:
+            await asyncio.shield(task)
+            return
+        except asyncio.CancelledError:
+            if task.done():
+                task.result()  # its own cancellation or error, not ours
+                return
+            me = asyncio.current_task()
+            if me is not None:
+                me.uncancel()
 
 
 def _start_judge(bench: Any, judge: JudgeChoice, bus: Any, run_id: str) -> tuple[Any, Any, Any] | None:
@@ -313,8 +336,9 @@ class Progress:
         print(f"[{'#' * fill}{'.' * (width - fill)}] {done}/{self.total}  turn {r.turn_index}: {r.status}", file=self.out, flush=True)
 
     def summary(self, out: TextIO, simulated: bool) -> None:
-        if not self.results:
+        if not self.results:  # still says how the run ended (a signal during the greeting: interrupted)
             print("no turns finished", file=out)
+            self._ending(out)
             return
         print("", file=out)
         head = f"{'turn':>4}  {'status':<14} {'v2v ms':>7} {'pipe ms':>7}  {'tools':<10} flags"
@@ -363,6 +387,10 @@ class Progress:
             + f"; tool calls {calls}; median v2v {latency_text(med, self.speed)}",
             file=out,
         )
+        self._ending(out)
+
+    def _ending(self, out: TextIO) -> None:
+        """The notes (greeting, rotations, errors) and how the run ended."""
         for n in self.notes:
             print(n, file=out)
         if self.ended is not None:

@@ -23,6 +23,10 @@ import soxr
 
 TARGET_RATE = 24_000
 SILENCE_DBFS = -120.0  # floor for digital silence, so meters never see -inf
+#: silence a stored conversation track holds between two stretches of audio; a longer gap keeps
+#: this much and the rest is cut (the recorder never materialises it, the reader lists where):
+#: every pause a listener would sit through stays true, an idle wait at 50x is not 50x its wall time
+SILENCE_KEPT_MS = 10_000.0
 
 _UNKNOWN_SIZES = (0xFFFFFFFF, 0)  # streamed writers leave the size unset or at -1
 _STREAMED_MIN = 0x7FFF0000  # espeak-ng/sox on a pipe write ~0x7FFFF000: "as long as it goes"

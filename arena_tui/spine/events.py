@@ -290,7 +290,8 @@ class TurnEnded(Event):
 class AudioChunk(Event):
     """Raw PCM16 for the store (per-turn user/bot audio, or a stereo conversation slice).
 
-    Conversation slices are contiguous: `start_ms` is where the slice begins on the timeline.
+    `start_ms` is where the slice begins on the timeline. Conversation slices are in time order;
+    the gap between two is silence, of which the reader keeps up to `spine.audio.SILENCE_KEPT_MS`.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", ser_json_bytes="base64", val_json_bytes="base64")

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import aiosqlite
 from pydantic import BaseModel, ConfigDict
 
+from arena_tui.spine.audio import SILENCE_KEPT_MS
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.events import Judgement, RunEvent, TurnEnded, TurnResult, parse_event
 from ..verdicts import standing_judgements
@@ -61,7 +62,9 @@ class RunRow(BaseModel):
 
 
 class AudioClip(BaseModel):
-    """PCM16 little-endian samples, interleaved when stereo (left user, right bot)."""
+    """PCM16 little-endian samples, interleaved when stereo (left user, right bot), from
+    `start_ms` on the run's timeline. `cuts` are the silences left out: (timeline ms where the
+    clip skips ahead, ms skipped), each after `SILENCE_KEPT_MS` of a longer gap was kept."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -69,6 +72,7 @@ class AudioClip(BaseModel):
     sample_rate: int
     channels: int
     start_ms: float = 0.0
+    cuts: tuple[tuple[float, float], ...] = ()
 
     @property
     def frames(self) -> int:
@@ -77,6 +81,16 @@ class AudioClip(BaseModel):
     @property
     def duration_ms(self) -> float:
         return self.frames * 1000.0 / self.sample_rate
+
+    def frame_at(self, t_ms: float) -> int:
+        """The frame index of timeline time `t_ms` (a time inside a cut: where the clip goes on)."""
+        audio_ms = t_ms - self.start_ms
+        for at, skipped in self.cuts:
+            if t_ms >= at + skipped:
+                audio_ms -= skipped
+            elif t_ms > at:
+                audio_ms -= t_ms - at
+        return min(max(round(audio_ms * self.sample_rate / 1000.0), 0), self.frames)
 
 
 class StoreInfo(BaseModel):
@@ -202,7 +216,8 @@ class Reader:
         return await self._clip(run_id, rows, f"run {run_id} turn {turn_index} track {track}")
 
     async def conversation_audio(self, run_id: str) -> AudioClip | None:
-        """The whole stereo conversation track (left user, right bot), gaps filled with silence."""
+        """The whole stereo conversation track (left user, right bot), gaps filled with silence
+        (a gap over `SILENCE_KEPT_MS`: that much, the rest listed in `cuts`)."""
         rows = await self._read(
             f"SELECT {_SQL_CLIP} FROM audio WHERE run_id=? AND track='conversation' ORDER BY seq",
             (run_id,),
@@ -346,22 +361,31 @@ _SQL_CLIP = "seq, sample_rate, channels, start_ms, codec, data, channels, pcm_by
 
 
 def _join_audio(rows: list[tuple[int, int, float, bytes]], what: str) -> AudioClip | None:
-    """Concatenate chunks in order; a gap on the timeline becomes silence so time stays true."""
+    """Concatenate chunks in order; a gap on the timeline becomes silence so time stays true,
+    up to `SILENCE_KEPT_MS` of it: the rest of a longer gap is a cut (listed in the clip), the
+    way the recorder stored it (`runners.timeline.ConversationRecorder`)."""
     if not rows:
         return None
     rate, channels, start_ms = rows[0][0], rows[0][1], rows[0][2]
     frame = 2 * channels
+    kept = round(SILENCE_KEPT_MS * rate / 1000.0)
     parts: list[bytes] = []
+    cuts: list[tuple[float, float]] = []
     frames = 0
+    skipped = 0  # frames of timeline cut so far
     for r_rate, r_channels, r_start, pcm in rows:
         if (r_rate, r_channels) != (rate, channels):
             raise StoreError(
                 f"{what}: chunks disagree on format ({rate} Hz x{channels} vs {r_rate} Hz x{r_channels})"
             )
-        gap = round((r_start - start_ms) * rate / 1000.0) - frames
+        gap = round((r_start - start_ms) * rate / 1000.0) - frames - skipped
         if gap > 0 and frames > 0:
-            parts.append(b"\x00" * (gap * frame))
-            frames += gap
+            silence = min(gap, kept)
+            parts.append(b"\x00" * (silence * frame))
+            frames += silence
+            if gap > silence:
+                cuts.append(((frames + skipped) * 1000.0 / rate + start_ms, (gap - silence) * 1000.0 / rate))
+                skipped += gap - silence
         parts.append(pcm)
         frames += len(pcm) // frame
-    return AudioClip(pcm=b"".join(parts), sample_rate=rate, channels=channels, start_ms=start_ms)
+    return AudioClip(pcm=b"".join(parts), sample_rate=rate, channels=channels, start_ms=start_ms, cuts=tuple(cuts))

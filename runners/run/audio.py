@@ -51,6 +51,7 @@ from arena_tui.spine.benchmark import Benchmark, Turn
 
 from ..base import HistoryItem, ProviderRunner
 from ..config import RunConfig
+from ..pace import PACE_LOST_MS
 from ..rotation import rotation_due
 from ..timeline import LiveOverlaps
 from ..tools import ToolResolver
@@ -59,9 +60,6 @@ from .audio_attempt import Attempt
 from .base import CONTINUE_PROMPT, RunBase, Seed, turn_status
 from .session import Session
 from .tracks import Heard, Tracks
-
-#: input chunks this late (wall ms) mean the process did not keep pace with the audio clock
-PACE_LOST_MS = 100.0
 
 
 class AudioRun(RunBase[Session, Attempt]):
@@ -80,7 +78,7 @@ class AudioRun(RunBase[Session, Attempt]):
     ) -> None:
         start_ms = seed.start_ms if seed is not None else 0.0
         super().__init__(
-            benchmark, config, bus, run_id, provider, RunClock(config.speed, start_ms), on_session, seed, numbers
+            benchmark, config, bus, run_id, provider, RunClock(config.speed, start_ms, config.pace), on_session, seed, numbers
         )
         self.rate = config.sample_rate
         self.tracks = Tracks(benchmark, config, lambda cls, **kw: self.publish(self.ev(cls, **kw)), start_ms)
@@ -463,3 +461,16 @@ class AudioRun(RunBase[Session, Attempt]):
         self._close_bot_speech(a)
         self.publish_audio(turn.turn_index, a)
         self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=a.interrupted_result(turn, self.session_number())))
+
+    def failed_turn(self, turn: Turn, error: str) -> None:
+        """The run cannot go on (e.g. it lost pace): the turn under way is recorded as an error,
+        with what it heard and its audio."""
+        a = self.attempt
+        if a is None or a.turn_index != turn.turn_index:
+            self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=TurnResult(
+                turn_index=turn.turn_index, status="error", user_text=turn.input, session=self.session_number(),
+                error=error)))
+            return
+        self._close_bot_speech(a)
+        self.publish_audio(turn.turn_index, a)
+        self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=a.failed_result(turn, self.session_number(), error)))

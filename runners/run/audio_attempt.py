@@ -89,9 +89,16 @@ class Attempt(AttemptBase):
 
     def interrupted_result(self, turn: Turn, session: int) -> TurnResult:
         """The run was stopped during this attempt: what it had so far."""
+        return self._so_far(turn, session, "interrupted")
+
+    def failed_result(self, turn: Turn, session: int, error: str) -> TurnResult:
+        """The run failed during this attempt (e.g. lost pace): what it had so far, and why."""
+        return self._so_far(turn, session, "error", error)
+
+    def _so_far(self, turn: Turn, session: int, status: str, error: str | None = None) -> TurnResult:
         return TurnResult(
             turn_index=turn.turn_index,
-            status="interrupted",
+            status=status,
             user_text=turn.input,
             user_transcript=self.user_transcript,
             assistant_text=self.assistant_text.strip(),
@@ -100,4 +107,5 @@ class Attempt(AttemptBase):
             bot_speech=self.heard.bot_speech,
             interrupted=self.heard.interrupted,
             session=session,
+            error=error,
         )

@@ -153,10 +153,12 @@ class Tracks:
         self.flush_conversation(turn_index, now)
 
     def flush_conversation(self, turn_index: int | None, now: float) -> None:
-        start, stereo = self.recorder.take_slice(now)
-        if stereo and self.conversation:
-            self.emit(AudioChunk, turn_index=turn_index, track="conversation", sample_rate=self.rate, channels=2,
-                      start_ms=start, pcm=stereo)
+        """Hand the conversation track recorded so far to the store (at every turn's end: it is
+        never held for the whole run), one slice per stretch of audio (`ConversationRecorder`)."""
+        for start, stereo in self.recorder.take_slices(now):
+            if self.conversation:
+                self.emit(AudioChunk, turn_index=turn_index, track="conversation", sample_rate=self.rate, channels=2,
+                          start_ms=start, pcm=stereo)
 
     # -- speech boundaries and overlaps
 
