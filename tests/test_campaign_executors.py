@@ -171,24 +171,39 @@ async def _until(cond) -> None:
         await asyncio.sleep(0.05)
 
 
+def short_tempdir(prefix: str) -> str:
+    """A fresh folder short enough for Ray's socket paths (107 bytes with the session's name):
+    under TMPDIR when that is short (CI gives the suite a fresh one), else under /tmp."""
+    base = tempfile.gettempdir()
+    return tempfile.mkdtemp(prefix=prefix, dir=base if len(base) <= 40 else "/tmp")
+
+
 @pytest.fixture(scope="module")
 def ray_cluster():
-    """Two Ray nodes on 127.0.0.1 started here (no dashboard, no usage stats), torn down after."""
+    """Two Ray nodes on 127.0.0.1 started here (no dashboard, no usage stats), torn down after.
+
+    Everything Ray writes goes under one fresh folder: `cluster_utils` also records the head's
+    address in Ray's default folder (`$RAY_TMPDIR/ray`, else `$TMPDIR/ray` or /tmp/ray), which a
+    fresh machine does not have (FileNotFoundError) and another Ray user on this one owns."""
     saved = dict(os.environ)
     ray = import_ray(local=True)
     from ray.cluster_utils import Cluster
 
-    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
-    cluster = Cluster(initialize_head=True, head_node_args={
-        "node_ip_address": LOCAL_IP, "num_cpus": 1, "include_dashboard": False, "temp_dir": temp})
+    root = short_tempdir("ray")
+    os.environ["RAY_TMPDIR"] = root  # Ray's default folder is now root/ray: the nodes' own temp_dir
+    cluster = None
     try:
+        cluster = Cluster(initialize_head=True, head_node_args={
+            "node_ip_address": LOCAL_IP, "num_cpus": 1, "include_dashboard": False,
+            "temp_dir": os.path.join(root, "ray")})
         cluster.add_node(node_ip_address=LOCAL_IP, num_cpus=1)
         yield cluster
     finally:
         if ray.is_initialized():
             ray.shutdown()
-        cluster.shutdown()
-        shutil.rmtree(temp, ignore_errors=True)
+        if cluster is not None:
+            cluster.shutdown()
+        shutil.rmtree(root, ignore_errors=True)
         os.environ.clear()
         os.environ.update(saved)
 
