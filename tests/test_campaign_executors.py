@@ -13,6 +13,8 @@ import asyncio
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -178,6 +180,30 @@ def short_tempdir(prefix: str) -> str:
     return tempfile.mkdtemp(prefix=prefix, dir=base if len(base) <= 40 else "/tmp")
 
 
+def test_ray_campaign_starts_its_own_cluster_past_a_stale_address_file(tmp_path: Path) -> None:
+    """`campaign run --executor ray` without an address, on a machine where Ray's default folder
+    remembers a cluster that is gone (an earlier `ray start`, a killed test cluster): it starts
+    its own one-node cluster and completes. Before, ray.init followed the file to the dead
+    address and retried for minutes. TMPDIR and HOME are fresh, as on a new machine."""
+    tmp, home = Path(short_tempdir("rt")), tmp_path / "home"
+    home.mkdir()
+    try:
+        (tmp / "ray").mkdir()
+        (tmp / "ray" / "ray_current_cluster").write_text("127.0.0.1:1")  # nothing listens on port 1
+        env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_TMPDIR")}
+        env.update(TMPDIR=str(tmp), HOME=str(home), ARENA_TUI_DB=str(tmp_path / "arena.db"))
+        got = subprocess.run(
+            [sys.executable, "-m", "arena_tui.cli", "campaign", "run", "--executor", "ray", "--bench", "demo_bench",
+             "--model", "sim", "--speed", "20", "--turns", "0", "--no-greeting", "--judge", "none"],
+            env=env, capture_output=True, text=True, timeout=240)
+        assert got.returncode == 0, got.stdout + got.stderr
+        assert "1/1 cells complete" in got.stdout, got.stdout
+        sessions = [p.name for p in (tmp / "ray").iterdir() if p.name.startswith("session_2")]
+        assert sessions, "the cluster did not keep its files under TMPDIR"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
 def ray_cluster():
     """Two Ray nodes on 127.0.0.1 started here (no dashboard, no usage stats), torn down after.
@@ -260,3 +286,4 @@ async def test_ray_worker_killed_mid_run(tmp_path: Path, demo_snapshot: Benchmar
     await assert_one_row_per_turn(store, "survivor", complete=True)
     await assert_resumed_in_place(store, "victim")
     await store.close()
+
