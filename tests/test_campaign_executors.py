@@ -287,3 +287,43 @@ async def test_ray_worker_killed_mid_run(tmp_path: Path, demo_snapshot: Benchmar
     await assert_resumed_in_place(store, "victim")
     await store.close()
 
+
+
+def test_ray_tasks_end_when_their_coordinator_is_killed(tmp_path: Path, ray_cluster) -> None:
+    """kill -9 of a coordinator whose runs are Ray tasks on this cluster: the raylet ends the dead
+    driver's task workers (no orphaned sessions on the nodes); measured and printed."""
+    from . import processes
+
+    script = (
+        "import asyncio, sys\n"
+        "from arena_tui.campaign.executor import Job\n"
+        "from arena_tui.campaign.ray_executor import RayExecutor\n"
+        "from arena_tui.campaign.snapshot import snapshot\n"
+        "from arena_tui.spine.bus import EventBus\n"
+        "from benchmarks.registry import open_benchmark\n"
+        "async def main():\n"
+        "    ex = RayExecutor(EventBus(), on_lost=lambda j, r: None, address=sys.argv[1])\n"
+        "    await ex.start()\n"
+        "    snap = snapshot(open_benchmark('demo_bench'))\n"
+        "    for i in range(2):\n"
+        "        ex.submit(Job(f'orphan-{i}', snap, {'model': 'sim', 'speed': 2.0, 'turns': [0, 1, 2]}))\n"
+        "    while len(ex._where) < 2:\n"
+        "        await asyncio.sleep(0.1)\n"
+        "    print(*[pid for pid, _ in ex._where.values()], flush=True)\n"
+        "    await asyncio.Event().wait()\n"
+        "asyncio.run(main())\n")
+    coordinator = subprocess.Popen([sys.executable, "-c", script, ray_cluster.address], stdout=subprocess.PIPE,
+                                   text=True, cwd=Path(__file__).resolve().parent.parent)
+    try:
+        tasks = [int(pid) for pid in coordinator.stdout.readline().split()]
+        assert len(tasks) == 2 and all(processes.alive(pid) for pid in tasks), tasks
+        os.kill(coordinator.pid, signal.SIGKILL)
+        coordinator.wait(10)
+        took, left = processes.wait_gone(tasks, 30)
+    finally:
+        if coordinator.poll() is None:
+            coordinator.kill()
+            coordinator.wait()
+        coordinator.stdout.close()
+    print(f"\nRay task workers gone {took:.2f} s after kill -9 of their coordinator")
+    assert not left, f"Ray task workers still alive 30 s after their coordinator's kill -9: {left}"
