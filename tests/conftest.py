@@ -3,17 +3,55 @@
 from __future__ import annotations
 
 import os
+import time
+import uuid
+from collections.abc import Iterator
+from multiprocessing import resource_tracker
 from pathlib import Path
 
 import pytest
 
+from . import processes
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
+LEFTOVER_GRACE_S = 10.0  # what the last teardown stopped may take this long to exit
 
 
 def shared_root() -> Path:
     """The shared Audio Arena data: env ARENA_TUI_SHARED, else ../shared/audio-arena from the repo."""
     raw = os.environ.get("ARENA_TUI_SHARED")
     return Path(raw).expanduser().resolve() if raw else (REPO_ROOT.parent / "shared" / "audio-arena").resolve()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_process_left() -> Iterator[None]:
+    """The suite ends with no process of ours alive: two campaign workers orphaned by a killed
+    coordinator once kept 4.4 GB and two cores until killed by hand.
+
+    Runs in every process that runs tests (pytest alone, or each xdist worker for what it
+    started itself; the xdist controller runs none). That process becomes a subreaper, so an
+    orphan stays in its tree instead of moving under init, and its children carry a session
+    mark in their environment (found in /proc even if they escaped the tree). At the end,
+    whatever is still alive is killed, then named in the failure."""
+    token = uuid.uuid4().hex
+    os.environ[processes.SESSION_ENV] = token
+    processes.become_subreaper()
+    yield
+    helper = getattr(resource_tracker._resource_tracker, "_pid", None)  # Python's own, ends with us
+
+    def leftovers() -> list[processes.Proc]:
+        procs = processes.all_procs()
+        found = {p.pid: p for p in processes.descendants(os.getpid(), procs) + processes.marked(token, procs)}
+        return [p for p in found.values() if p.alive and p.pid != helper]
+
+    end = time.monotonic() + LEFTOVER_GRACE_S
+    while (left := leftovers()) and time.monotonic() < end:
+        time.sleep(0.2)
+    processes.kill([p.pid for p in left])
+    processes.reap([p.pid for p in processes.descendants(os.getpid()) if not p.alive])
+    if left:
+        pytest.fail(f"{len(left)} process(es) started by the tests were still alive at the end (killed now):\n"
+                    + "\n".join(f"  {p}" for p in left), pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -76,6 +76,7 @@ async def test_a_campaign_running_elsewhere_fills_the_matrix_and_its_cells_open_
         # real engine (simulator, heuristic judge), mark it done; no key pressed, the screen polls
         first = Cell("demo_bench", "sim", 1)
         async with await Store.open(db) as store:
+            await records.claim(store, "camp01")  # the coordinator (this process) names itself first
             await records.set_cell(store, "camp01", first, status="queued", run_id="camp01-r1")
         await until(pilot, lambda: states(screen) == ["queued", "pending"])
         await record_demo_run(db, turns=[0, 1], faults=None, speed=20.0, run_id="camp01-r1")

@@ -13,6 +13,8 @@ import asyncio
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -171,24 +173,63 @@ async def _until(cond) -> None:
         await asyncio.sleep(0.05)
 
 
+def short_tempdir(prefix: str) -> str:
+    """A fresh folder short enough for Ray's socket paths (107 bytes with the session's name):
+    under TMPDIR when that is short (CI gives the suite a fresh one), else under /tmp."""
+    base = tempfile.gettempdir()
+    return tempfile.mkdtemp(prefix=prefix, dir=base if len(base) <= 40 else "/tmp")
+
+
+def test_ray_campaign_starts_its_own_cluster_past_a_stale_address_file(tmp_path: Path) -> None:
+    """`campaign run --executor ray` without an address, on a machine where Ray's default folder
+    remembers a cluster that is gone (an earlier `ray start`, a killed test cluster): it starts
+    its own one-node cluster and completes. Before, ray.init followed the file to the dead
+    address and retried for minutes. TMPDIR and HOME are fresh, as on a new machine."""
+    tmp, home = Path(short_tempdir("rt")), tmp_path / "home"
+    home.mkdir()
+    try:
+        (tmp / "ray").mkdir()
+        (tmp / "ray" / "ray_current_cluster").write_text("127.0.0.1:1")  # nothing listens on port 1
+        env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_TMPDIR")}
+        env.update(TMPDIR=str(tmp), HOME=str(home), ARENA_TUI_DB=str(tmp_path / "arena.db"))
+        got = subprocess.run(
+            [sys.executable, "-m", "arena_tui.cli", "campaign", "run", "--executor", "ray", "--bench", "demo_bench",
+             "--model", "sim", "--speed", "20", "--turns", "0", "--no-greeting", "--judge", "none"],
+            env=env, capture_output=True, text=True, timeout=240)
+        assert got.returncode == 0, got.stdout + got.stderr
+        assert "1/1 cells complete" in got.stdout, got.stdout
+        sessions = [p.name for p in (tmp / "ray").iterdir() if p.name.startswith("session_2")]
+        assert sessions, "the cluster did not keep its files under TMPDIR"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
 def ray_cluster():
-    """Two Ray nodes on 127.0.0.1 started here (no dashboard, no usage stats), torn down after."""
+    """Two Ray nodes on 127.0.0.1 started here (no dashboard, no usage stats), torn down after.
+
+    Everything Ray writes goes under one fresh folder: `cluster_utils` also records the head's
+    address in Ray's default folder (`$RAY_TMPDIR/ray`, else `$TMPDIR/ray` or /tmp/ray), which a
+    fresh machine does not have (FileNotFoundError) and another Ray user on this one owns."""
     saved = dict(os.environ)
     ray = import_ray(local=True)
     from ray.cluster_utils import Cluster
 
-    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
-    cluster = Cluster(initialize_head=True, head_node_args={
-        "node_ip_address": LOCAL_IP, "num_cpus": 1, "include_dashboard": False, "temp_dir": temp})
+    root = short_tempdir("ray")
+    os.environ["RAY_TMPDIR"] = root  # Ray's default folder is now root/ray: the nodes' own temp_dir
+    cluster = None
     try:
+        cluster = Cluster(initialize_head=True, head_node_args={
+            "node_ip_address": LOCAL_IP, "num_cpus": 1, "include_dashboard": False,
+            "temp_dir": os.path.join(root, "ray")})
         cluster.add_node(node_ip_address=LOCAL_IP, num_cpus=1)
         yield cluster
     finally:
         if ray.is_initialized():
             ray.shutdown()
-        cluster.shutdown()
-        shutil.rmtree(temp, ignore_errors=True)
+        if cluster is not None:
+            cluster.shutdown()
+        shutil.rmtree(root, ignore_errors=True)
         os.environ.clear()
         os.environ.update(saved)
 
@@ -245,3 +286,44 @@ async def test_ray_worker_killed_mid_run(tmp_path: Path, demo_snapshot: Benchmar
     await assert_one_row_per_turn(store, "survivor", complete=True)
     await assert_resumed_in_place(store, "victim")
     await store.close()
+
+
+
+def test_ray_tasks_end_when_their_coordinator_is_killed(tmp_path: Path, ray_cluster) -> None:
+    """kill -9 of a coordinator whose runs are Ray tasks on this cluster: the raylet ends the dead
+    driver's task workers (no orphaned sessions on the nodes); measured and printed."""
+    from . import processes
+
+    script = (
+        "import asyncio, sys\n"
+        "from arena_tui.campaign.executor import Job\n"
+        "from arena_tui.campaign.ray_executor import RayExecutor\n"
+        "from arena_tui.campaign.snapshot import snapshot\n"
+        "from arena_tui.spine.bus import EventBus\n"
+        "from benchmarks.registry import open_benchmark\n"
+        "async def main():\n"
+        "    ex = RayExecutor(EventBus(), on_lost=lambda j, r: None, address=sys.argv[1])\n"
+        "    await ex.start()\n"
+        "    snap = snapshot(open_benchmark('demo_bench'))\n"
+        "    for i in range(2):\n"
+        "        ex.submit(Job(f'orphan-{i}', snap, {'model': 'sim', 'speed': 2.0, 'turns': [0, 1, 2]}))\n"
+        "    while len(ex._where) < 2:\n"
+        "        await asyncio.sleep(0.1)\n"
+        "    print(*[pid for pid, _ in ex._where.values()], flush=True)\n"
+        "    await asyncio.Event().wait()\n"
+        "asyncio.run(main())\n")
+    coordinator = subprocess.Popen([sys.executable, "-c", script, ray_cluster.address], stdout=subprocess.PIPE,
+                                   text=True, cwd=Path(__file__).resolve().parent.parent)
+    try:
+        tasks = [int(pid) for pid in coordinator.stdout.readline().split()]
+        assert len(tasks) == 2 and all(processes.alive(pid) for pid in tasks), tasks
+        os.kill(coordinator.pid, signal.SIGKILL)
+        coordinator.wait(10)
+        took, left = processes.wait_gone(tasks, 30)
+    finally:
+        if coordinator.poll() is None:
+            coordinator.kill()
+            coordinator.wait()
+        coordinator.stdout.close()
+    print(f"\nRay task workers gone {took:.2f} s after kill -9 of their coordinator")
+    assert not left, f"Ray task workers still alive 30 s after their coordinator's kill -9: {left}"

@@ -6,8 +6,9 @@ holding the fewest. Parent and worker talk over one pipe per worker: commands do
 batches (JSON, see transport.py) and outcomes up. A benchmark snapshot is sent to a worker once.
 
 A worker that dies (kill -9, OOM) closes its pipe: every job it held is reported through
-`on_lost` and a fresh worker takes its place. A worker whose parent dies sees its pipe close
-and stops, so no orphan keeps running sessions.
+`on_lost` and a fresh worker takes its place. A worker whose coordinator dies exits within
+seconds, whatever its runs are doing (lifeline.py: parent-death signal and pipe EOF, then a
+hard exit), so no orphan keeps running sessions.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 from arena_tui.spine.bus import EventBus
 
 from .executor import DEFAULT_RUNNER, Executor, Job, JobOutcome, OnDone, OnLost
+from .lifeline import EXIT_ORPHANED, Lifeline, signal_on_parent_death
 
 READY_TIMEOUT_S = 180.0  # a cold worker imports Pipecat; on a loaded 2-core machine that is slow
 STOP_TIMEOUT_S = 30.0
@@ -39,6 +41,8 @@ class ExecutorError(Exception):
 
 
 def _exit_reason(pid: int, code: int | None) -> str:
+    if code == EXIT_ORPHANED:
+        return f"worker process {pid} stopped: it was told its coordinator was gone (SIGTERM)"
     if code is not None and code < 0:
         try:
             name = signal.Signals(-code).name
@@ -130,8 +134,9 @@ class LocalExecutor(Executor):
     # -- pool
 
     def _spawn(self) -> _Worker:
+        """Start one worker, from the loop's thread: its parent-death signal follows this thread."""
         parent, child = self._ctx.Pipe(duplex=True)
-        proc = self._ctx.Process(target=_worker_main, args=(child, self.runner), name="arena-worker")
+        proc = self._ctx.Process(target=_worker_main, args=(child, self.runner, os.getpid()), name="arena-worker")
         proc.start()
         child.close()
         w = _Worker(proc, parent)
@@ -208,12 +213,16 @@ class LocalExecutor(Executor):
 # -- worker process
 
 
-def _worker_main(conn: Connection, runner_spec: str) -> None:
+def _worker_main(conn: Connection, runner_spec: str, coordinator: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
-    asyncio.run(_serve(conn, runner_spec))
+    lifeline = Lifeline()
+    lifeline.install()  # before anything slow: the coordinator may die while Pipecat imports
+    if not signal_on_parent_death(coordinator):
+        lifeline.orphaned("the coordinator was gone before the worker started")
+    asyncio.run(_serve(conn, runner_spec, lifeline))
 
 
-async def _serve(conn: Connection, runner_spec: str) -> None:
+async def _serve(conn: Connection, runner_spec: str, lifeline: Lifeline) -> None:
     from loguru import logger  # deferred: runs in the spawned worker process only; the coordinator never loads the engine
 
     from .worker import execute, load_runner  # deferred: runs in the spawned worker process only; the coordinator never loads the engine
@@ -225,13 +234,15 @@ async def _serve(conn: Connection, runner_spec: str) -> None:
 
     inbox: asyncio.Queue[tuple] = asyncio.Queue()
     outbox: queue.SimpleQueue[tuple | None] = queue.SimpleQueue()
+    lifeline.on_stop(lambda: loop.call_soon_threadsafe(inbox.put_nowait, ("stop",)))
 
     def read() -> None:
         while True:
             try:
                 msg = conn.recv()
-            except (EOFError, OSError):  # the coordinator is gone
-                msg = ("stop",)
+            except (EOFError, OSError):  # the coordinator is gone: stop, and exit soon regardless
+                lifeline.orphaned("its coordinator's pipe closed")
+                return
             loop.call_soon_threadsafe(inbox.put_nowait, msg)
             if msg[0] == "stop":
                 return
@@ -247,6 +258,7 @@ async def _serve(conn: Connection, runner_spec: str) -> None:
     writer = threading.Thread(target=write, daemon=True)
     writer.start()
     scratch = Path(tempfile.mkdtemp(prefix="arena-worker-"))
+    lifeline.remove_on_exit(scratch)
     benchmarks: dict[str, Any] = {}
     tasks: dict[str, asyncio.Task[None]] = {}
 

@@ -17,6 +17,7 @@ turns are a fact about the machine, not the model, and count only once played on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import Callable
@@ -26,7 +27,8 @@ from typing import Any
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import RunEnded
-from arena_tui.store import Store
+from arena_tui.store import Store, StoreError
+from arena_tui.store.liveness import HEARTBEAT_S
 
 from . import records
 from .executor import Executor, Job, JobOutcome
@@ -183,10 +185,11 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
         notice(f"{cell.label}: run {run_id} {how}" + (f" ({why})" if why else ""))
         executor.submit(Job(run_id, snapshots[cell.benchmark], run_config(spec, cell.model), resume=resume))
 
-    await executor.start()
-    if on_executor is not None:
-        on_executor(executor)
+    beating = await _coordinate(store, campaign_id)  # queued cells are this process's to run
     try:
+        await executor.start()
+        if on_executor is not None:
+            on_executor(executor)
         for cell, previous in todo:
             await submit(cell, previous if previous else None)
         open_runs = len(todo)
@@ -226,12 +229,35 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
                 notice(f"{cell.label}: run {job.run_id} {state} ({done}/{total} turns): {why}")
         await asyncio.gather(*judging)
     finally:
-        await executor.close()
-        await _end_cancelled(store, bus, list(by_run), t0)
-        for task in judging:  # (only when stopped early: each run has ended, so each judge ends too)
-            task.cancel()
-        await asyncio.gather(*judging, return_exceptions=True)
+        try:
+            await executor.close()
+            await _end_cancelled(store, bus, list(by_run), t0)
+            for task in judging:  # (only when stopped early: each run has ended, so each judge ends too)
+                task.cancel()
+            await asyncio.gather(*judging, return_exceptions=True)
+        finally:
+            await _uncoordinate(store, campaign_id, beating)
     return result
+
+
+async def _coordinate(store: Store, campaign_id: str) -> asyncio.Task[None]:
+    """Name this process on the campaign row and keep its heartbeat while it runs the campaign:
+    once it is gone (kill -9 included), `campaign show|list` stop calling its queued cells queued."""
+    await records.claim(store, campaign_id)
+
+    async def heartbeat() -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT_S)
+            await records.beat(store, campaign_id)
+
+    return asyncio.create_task(heartbeat(), name=f"campaign-{campaign_id}-heartbeat")
+
+
+async def _uncoordinate(store: Store, campaign_id: str, beating: asyncio.Task[None]) -> None:
+    beating.cancel()
+    await asyncio.gather(beating, return_exceptions=True)  # (a failed write: the store says so itself)
+    with contextlib.suppress(StoreError):
+        await records.release(store, campaign_id)
 
 
 async def _judge_run(store: Store, bus: EventBus, benchmark: Any, judge: Callable[[], Any], run_id: str,

@@ -9,7 +9,15 @@ coordinator iterates the stream; that job goes to `on_lost`. Tasks are never ret
 turns.
 
 Ray is an optional extra (`pip install 'arena-tui[ray]'`). A cluster we start ourselves binds
-and advertises 127.0.0.1 only, without dashboard and usage statistics.
+and advertises 127.0.0.1 only, without dashboard and usage statistics. Without an address it
+is always a new one (`address="local"`): Ray's own default would first follow
+`$TMPDIR/ray/ray_current_cluster` (or /tmp/ray/...) and `RAY_ADDRESS`, so a file left by an
+earlier `ray start` or a killed test cluster sent the campaign to a dead address, where
+`ray.init` retried for minutes.
+
+When the coordinator dies, Ray ends its tasks itself: on a cluster we joined, the raylet kills
+a dead driver's task workers (tests/test_campaign_executors.py); a cluster we started shares
+the driver's fate (Ray gives its processes a parent-death signal).
 """
 
 from __future__ import annotations
@@ -77,9 +85,9 @@ class RayExecutor(Executor):
             kw: dict[str, Any] = {"log_to_driver": False}
             if is_local(self.address):
                 kw["_node_ip_address"] = LOCAL_IP
-            if self.address is None:  # start a one-node cluster here
+            if self.address is None:  # start a one-node cluster here, never attach to a remembered one
                 kw["include_dashboard"] = False
-            await asyncio.to_thread(ray.init, address=self.address, **kw)
+            await asyncio.to_thread(ray.init, address=self.address or "local", **kw)
             self._owns_ray = True
         self._remote = ray.remote(num_returns="streaming", max_retries=0)(_ray_task)
 

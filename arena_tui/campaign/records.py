@@ -1,19 +1,26 @@
 """A campaign in the run database: its spec and one row per cell naming the cell's latest run.
 
-Completion is never read from a flag: `cell_state` looks at the run's stored turn rows (one
-per expected turn, none interrupted) and only then calls the cell complete. `cell_views` and
+Completion is never read from a flag: `cell_state` looks at the run's stored turn rows (a finished
+one per expected turn) and only then calls the cell complete. `cell_views` and
 `campaign_views` are what `arena-tui campaign show|list` print and the TUI's campaign screens
 show: one place decides a cell's shown state, its turn progress and its pass rate.
+
+Nothing is shown running or queued on a process's word alone: a run still `running` whose
+recorder is gone shows interrupted, and a queued cell whose campaign's coordinator is gone
+shows pending, both judged by the rule `runs` uses (`arena_tui.store.liveness`). The
+coordinator names itself on the campaign row (`claim`) and renews its heartbeat (`beat`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from arena_tui.spine.events import FINISHED
-from arena_tui.store import Store
+from arena_tui.store import RunRow, Store
+from arena_tui.store.liveness import THIS_HOST, recorder_alive
 from arena_tui.verdicts import Tally, counts, tally
 
 from .spec import CampaignSpec, Cell
@@ -42,6 +49,37 @@ async def set_cell(store: Store, campaign_id: str, cell: Cell, *, status: str, r
         "UPDATE campaign_cells SET status=?, reason=?, run_id=COALESCE(?, run_id) "
         "WHERE campaign_id=? AND benchmark=? AND model=? AND repeat=?",
         [(status, reason, run_id, campaign_id, cell.benchmark, cell.model, cell.repeat)])
+
+
+async def claim(store: Store, campaign_id: str) -> None:
+    """This process is now the campaign's coordinator (until `release`); its first heartbeat."""
+    await store.write_rows("UPDATE campaigns SET pid=?, host=?, heartbeat_at=? WHERE campaign_id=?",
+                           [(os.getpid(), THIS_HOST, datetime.now(UTC).isoformat(), campaign_id)])
+
+
+async def beat(store: Store, campaign_id: str) -> None:
+    await store.write_rows("UPDATE campaigns SET heartbeat_at=? WHERE campaign_id=? AND pid=? AND host=?",
+                           [(datetime.now(UTC).isoformat(), campaign_id, os.getpid(), THIS_HOST)])
+
+
+async def release(store: Store, campaign_id: str) -> None:
+    """Nothing runs the campaign any more (if it was still ours)."""
+    await store.write_rows("UPDATE campaigns SET pid=NULL WHERE campaign_id=? AND pid=? AND host=?",
+                           [(campaign_id, os.getpid(), THIS_HOST)])
+
+
+async def coordinated(store: Store, campaign_id: str) -> bool:
+    """Whether a live coordinator is running the campaign now."""
+    rows = await store.read_rows("SELECT pid, host, heartbeat_at FROM campaigns WHERE campaign_id=?", (campaign_id,))
+    if not rows or rows[0][0] is None:
+        return False
+    pid, host, heartbeat_at = rows[0]
+    return recorder_alive(pid, host, datetime.fromisoformat(heartbeat_at) if heartbeat_at else None)
+
+
+def recording(run: RunRow) -> bool:
+    """A `running` run whose recorder is still there (a dead recorder's run is interrupted)."""
+    return run.status == "running" and recorder_alive(run.pid, run.host, run.heartbeat_at or run.started_at)
 
 
 async def load_spec(store: Store, campaign_id: str) -> CampaignSpec | None:
@@ -75,7 +113,8 @@ async def run_ids(store: Store, campaign_id: str) -> list[str]:
 
 async def cell_state(store: Store, run_id: str | None) -> tuple[str, int, int]:
     """(state, turns done, turns expected): state is complete|interrupted|running|failed|missing,
-    judged by the turn rows: complete only with a finished row (`FINISHED`) per expected turn."""
+    judged by the turn rows: complete only with a finished row (`FINISHED`) per expected turn;
+    running only while its recorder lives."""
     if run_id is None:
         return "missing", 0, 0
     run = await store.get_run(run_id)
@@ -86,7 +125,7 @@ async def cell_state(store: Store, run_id: str | None) -> tuple[str, int, int]:
     done = [i for i in expected if i in rows and rows[i].status in FINISHED]
     if expected and len(done) == len(expected):
         return "complete", len(done), len(expected)
-    status = run.status if run.status in ("running", "failed") else "interrupted"
+    status = "failed" if run.status == "failed" else "running" if recording(run) else "interrupted"
     return status, len(done), len(expected)
 
 
@@ -134,22 +173,29 @@ class CellView:
         return f"{'heuristic ' if self.tally.heuristic else ''}{passed}/{judged} ({100 * passed / judged:.0f} %)"
 
 
-def shown_state(row: CellRow, run_state: str) -> str:
+ORPHANED = "its campaign process ended before the run started"
+
+
+def shown_state(row: CellRow, run_state: str, coordinated: bool = True) -> str:
     """The cell's state from its row and its run's `cell_state`: the turn rows decide complete;
-    a cell without a recorded run is queued (submitted) or pending (not yet, or not again)."""
+    a cell without a recorded run is queued (submitted to a live coordinator) or pending (not
+    yet, not again, or its coordinator is gone)."""
     if row.status == "skipped":
         return "skipped"
     if run_state == "missing":
-        return "queued" if row.status == "queued" else "pending"
+        return "queued" if row.status == "queued" and coordinated else "pending"
     return run_state
 
 
 async def cell_views(store: Store, campaign_id: str) -> list[CellView]:
     out = []
+    alive = await coordinated(store, campaign_id)
     for row in await cells(store, campaign_id):
         run_state, done, total = await cell_state(store, row.run_id)
         verdicts = tally(await store.judgements(row.run_id)) if row.run_id and run_state != "missing" else Tally()
-        out.append(CellView(row.cell, row.run_id, shown_state(row, run_state), row.reason, done, total, verdicts))
+        state = shown_state(row, run_state, alive)
+        reason = ORPHANED if state == "pending" and row.status == "queued" and not row.reason else row.reason
+        out.append(CellView(row.cell, row.run_id, state, reason, done, total, verdicts))
     return out
 
 

@@ -3,7 +3,8 @@
 `run` takes flags or a TOML spec (flags override it); re-running the same spec continues the
 campaign recorded with it. `resume ID` continues a recorded campaign. Progress is one line per
 cell event (started, lost and resumed, complete); `show` prints the matrix with each cell's
-status judged from its stored turn rows and its pass rate.
+status judged from its stored turn rows and its pass rate. Neither `show` nor `list` calls a
+cell running or queued when the process that was running it is gone (records.py).
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ async def _main(args: argparse.Namespace) -> int:
         raise CliError(str(e)) from None
     try:
         action = args.campaign_command
+        if action in ("list", "show"):
+            # as `runs`: a 'running' run whose recorder is gone (kill -9) is interrupted, not running
+            await store.mark_interrupted_stale()
         if action == "list":
             return await _list(store)
         if action == "show":

@@ -8,7 +8,8 @@ Split by role (each module says why it is shaped as it is):
 - `codec`       audio kept as lossless FLAC where smaller, read back as the exact PCM16 recorded;
 - `snapshots`   the benchmark each run ran, kept once per content hash;
 - `reader`      queries on a second, `query_only` connection;
-- `scrub`       secrets (keys by name and by shape, credentials in URLs) never reach the file.
+- `scrub`       secrets (keys by name and by shape, credentials in URLs) never reach the file;
+- `liveness`    whether the process recording a run (or running a campaign) is still there.
 `Store` joins them: it is a `Reader` that also owns a `Writer`.
 """
 
@@ -29,7 +30,8 @@ from .errors import StoreError, StoreOpenError, StoreWriteError
 from .open import open_connections
 from .reader import AudioClip, Reader, RunRow, StoreInfo, Track
 from .scrub import REDACTED, scrub_config, scrub_text
-from .writer import STALE_AFTER_S, Writer
+from .liveness import STALE_AFTER_S
+from .writer import Writer
 
 T = TypeVar("T")
 

@@ -21,6 +21,8 @@ can query without parsing JSON):
 - `benchmarks`  the benchmark snapshot of each run (turns, tools, prompt, knowledge base), one
                 row per content hash, so repeated runs of one benchmark share one copy and a run
                 is judged and exported without its data folder.
+- `campaigns`, `campaign_cells`  a campaign's spec and one row per cell naming its latest run;
+                `pid`/`host`/`heartbeat_at` name the coordinator running it now.
 
 Every migration runs in one transaction together with its `user_version` bump, so a failure
 leaves the database exactly at the previous version.
@@ -183,6 +185,13 @@ MIGRATIONS: list[list[str]] = [
             reason      TEXT NOT NULL DEFAULT '',
             PRIMARY KEY (campaign_id, benchmark, model, repeat)
         )""",
+    ],
+    # 6: the process running a campaign now (its coordinator), as `runs` has for its recorder, so
+    #    a queued cell whose coordinator died is not shown queued for ever (store/liveness.py).
+    [
+        "ALTER TABLE campaigns ADD COLUMN pid INTEGER",  # NULL: no coordinator (finished, or never ran)
+        "ALTER TABLE campaigns ADD COLUMN host TEXT",
+        "ALTER TABLE campaigns ADD COLUMN heartbeat_at TEXT",
     ],
 ]
 

@@ -32,6 +32,7 @@ from arena_tui.spine.bus import EventBus, Subscription
 from arena_tui.spine.events import AudioChunk, Event, RunEnded, RunStarted, parse_event
 from .connection import execute, fetchall, rollback
 from .errors import StoreError, StoreWriteError
+from .liveness import HEARTBEAT_S, STALE_AFTER_S, recorder_alive
 from .projections import (
     SQL_EVENT,
     SQL_HEARTBEAT,
@@ -50,8 +51,6 @@ log = logging.getLogger(__name__)
 
 BATCH_MAX = 2000  # events per transaction
 LINGER_S = 0.05  # a batch waits this long after the last commit to gather more events
-HEARTBEAT_S = 10.0  # idle heartbeat of live runs
-STALE_AFTER_S = 120.0  # a run on another host with no heartbeat this long is dead
 LOCKED_RETRIES = 6  # a batch meeting a held lock is retried for ~busy_timeout x 7 + 12 s
 
 
@@ -69,20 +68,6 @@ class _Op:
 
 
 _STOP = object()
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # an unreaped zombie still answers kill(0)
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return True
 
 
 def _file_bytes(path: Path) -> int:
@@ -194,12 +179,8 @@ class Writer:
             for run_id, pid, host, heartbeat_at, started_at in rows:
                 if run_id in self._live:
                     continue
-                if host == self._host and pid:
-                    dead = not _pid_alive(int(pid))
-                else:
-                    beat = ts(heartbeat_at) or ts(started_at) or now
-                    dead = (now - beat).total_seconds() > stale_after_s
-                if dead:
+                last = ts(heartbeat_at) or ts(started_at)
+                if not recorder_alive(pid, host, last, now=now, this_host=self._host, stale_after_s=stale_after_s):
                     stale.append((run_id, heartbeat_at or started_at))
             if not stale:
                 return []

@@ -3,8 +3,9 @@
 The campaign rows go in through `arena_tui.campaign.records` (what the orchestrator writes),
 the runs are the frozen real demo recording (`fixture_run.py`) written by the real store under
 one run id per cell: one complete, one cut mid-turn (still running: its recorder, this process,
-is alive), one interrupted, one queued with no run yet, and the gpt-realtime cells skipped by
-preflight. Wall-clock columns are pinned so snapshots never drift.
+is alive), one interrupted, one queued with no run yet (its coordinator, this process, is alive
+and named on the campaign row), and the gpt-realtime cells skipped by preflight. Wall-clock
+columns are pinned so snapshots never drift.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ async def load_campaign_db(db: Path) -> str:
     store = await Store.open(db)
     try:
         await records.create(store, CAMPAIGN_ID, spec)
+        await records.claim(store, CAMPAIGN_ID)  # as the orchestrator does: this process runs it
         for repeat, evs in runs.items():
             for ev in as_run(evs, run_id_of("sim", repeat)):
                 store.submit(ev)
