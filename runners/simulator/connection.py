@@ -294,7 +294,7 @@ class Connection:
                 self.deferred = None
             self.replies.abandon_calls(turn)
             attempt = self.turns.begin_attempt(turn)
-            fault = self.turns.faults.fault_for(turn, attempt)
+            fault = self.turns.faults.fault_for(turn, attempt) or self.settings.stall(turn, attempt)
             seg.continuation = False
         else:  # a later stretch of a turn whose reply already went out
             attempt = self.turns.attempts(turn)
