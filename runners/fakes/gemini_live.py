@@ -67,7 +67,7 @@ RESUMPTION_MID_REPLY = "resumption_mid_reply"
 EMPTY_SERVER_CONTENT = "empty_server_content"
 
 INTERRUPTED_AFTER_MS = 300.0  # audio into the activity window before an idle `interrupted`
-EARLY_OUTPUT_AFTER_MS = 600.0  # audio into the activity window at which an early reply starts
+EARLY_OUTPUT_AFTER_MS = 300.0  # audio into the activity window at which an early reply starts
 RESUMPTION_EVERY_MS = 500.0  # sessionResumptionUpdate spacing during a reply
 
 #: What Gemini Live does in time (../shared/notes/real-provider-timing.md: kwindla/aiewf-eval's
