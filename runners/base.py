@@ -31,6 +31,7 @@ from .config import Rotation, RunConfig
 
 if TYPE_CHECKING:  # the fakes are only imported when a fake run starts
     from .fakes.common import Script
+    from .fakes.timing import TimingProfile
 
 Mode = Literal["audio", "text"]
 #: endpoint scheme of a fake that runs inside this process (no socket at all, e.g. Nova Sonic's SDK-level fake)
@@ -150,6 +151,8 @@ class ProviderRunner(ABC):
 
     #: the fake's script (None: `script_for_benchmark` of the run's benchmark and turns)
     script: Script | None = None
+    #: the fake's reply timing (None: the one `config.fake_timing` names), e.g. a test's scenario
+    timing: TimingProfile | None = None
     #: the local fake of the last `start` (kept after `stop` so tests can read what it received)
     fake: LocalFake | None = None
     #: the started fake's endpoint for this run
@@ -212,6 +215,11 @@ class ProviderRunner(ABC):
         from .fakes.common import script_for_benchmark  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
         return self.script or script_for_benchmark(benchmark, config.turns)
+
+    def fake_pace(self, config: RunConfig) -> dict[str, Any]:
+        """What a provider fake needs to keep the run's time: its clock runs at `--speed`, and
+        its reply timing is `self.timing`, else the one `fake_timing` names."""
+        return {"speed": config.speed, "timing": self.timing or config.fake_timing or "instant"}
 
     async def start(self, config: RunConfig, benchmark: Benchmark) -> None:
         """Per-run setup: `check_benchmark`, the local fake when the run uses one (unless

@@ -23,7 +23,7 @@ MAX_PARALLEL = 16  # rehydrated turns at once (the reference hangs at 32; 16 wor
 # The CLI option behind a field, so an error names what the user typed.
 OPTION_OF = {"speed": "--speed", "turns": "--turns", "faults": "--faults", "base_url": "--base-url",
              "rotation.max_age_s": "--rotate-after", "model": "--model", "parallel": "--parallel",
-             "mode": "--rehydrate"}
+             "mode": "--rehydrate", "fake_timing": "--fake-timing"}
 
 
 class ConfigError(ValueError):
@@ -104,6 +104,11 @@ class RunConfig(Strict):
     rotation: Rotation = Field(default_factory=Rotation)
     faults: str | None = None  # simulator fault spec
     fake: bool = False  # run against the provider's in-process protocol fake, scripted from the benchmark
+    # a --fake run: when the fake answers. "real": the provider's measured timing (slow first audio,
+    # audio slower than real time in bursts, a late terminal event, its quirks); "instant": at
+    # once, in one burst (fast tests of other things). None becomes "real" for a --fake run; for
+    # `sim` it stays None (the simulator's own fixed delay) unless given.
+    fake_timing: Literal["real", "instant"] | None = None
     sim_policy: str = "oracle"
     sim_voice: str = "auto"
     level_block_ms: float = Field(50.0, gt=0)
@@ -141,6 +146,10 @@ class RunConfig(Strict):
             raise ValueError("--faults only applies to --model sim")
         if self.parallel > 1 and self.mode != "rehydrated":
             raise ValueError("--parallel only applies with --rehydrate")
+        if self.fake_timing is not None and not (self.fake or self.model == "sim"):
+            raise ValueError("--fake-timing only applies to --fake runs and --model sim")
+        if self.fake and self.model != "sim" and self.fake_timing is None:
+            self.fake_timing = "real"  # what a user of --fake gets: the provider's timing, not an instant echo
         return self
 
     def check_benchmark(self, benchmark: Benchmark) -> None:

@@ -302,7 +302,7 @@ class GeminiLiveRunner(ProviderRunner):
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
         from .fakes.gemini_live import GeminiLiveFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
-        return GeminiLiveFake(self.fake_script(config, benchmark))
+        return GeminiLiveFake(self.fake_script(config, benchmark), **self.fake_pace(config))
 
     async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:
         self._sessions = 0

@@ -122,7 +122,7 @@ class GLMRealtimeRunner(ProviderRunner):
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
         from .fakes.glm_realtime import GLMRealtimeFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
-        return GLMRealtimeFake(self.fake_script(config, benchmark))
+        return GLMRealtimeFake(self.fake_script(config, benchmark), **self.fake_pace(config))
 
     async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:
         self.sessions = 0

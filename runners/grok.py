@@ -90,7 +90,7 @@ class GrokRealtimeRunner(ProviderRunner):
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
         from .fakes.xai import XaiRealtimeFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
-        return XaiRealtimeFake(self.fake_script(config, benchmark))
+        return XaiRealtimeFake(self.fake_script(config, benchmark), **self.fake_pace(config))
 
     def build_service(self, spec: SessionSpec) -> GrokReplayingService:
         vad = spec.config.vad

@@ -222,7 +222,7 @@ class NovaSonicRunner(ProviderRunner):
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
         from .fakes.nova_sonic import NovaSonicFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
-        return NovaSonicFake(self.fake_script(config, benchmark))
+        return NovaSonicFake(self.fake_script(config, benchmark), **self.fake_pace(config))
 
     def preflight(self, config: RunConfig) -> list[str]:
         problems = super().preflight(config)

@@ -142,8 +142,13 @@ class OpenAIRealtimeRunner(ProviderRunner):
         """The simulator: it speaks the OpenAI Realtime protocol and answers from the golden answers."""
         from .simulator import SimulatorServer, parse_faults  # deferred: the simulator loads only for `sim` runs
 
+        from .fakes.timing import ENVELOPE  # deferred: the simulator loads only for `sim` runs
+
         faults = parse_faults(config.faults) if config.faults else None
-        return SimulatorServer(benchmark, policy=config.sim_policy, faults=faults, voice=config.sim_voice)
+        # fake_timing "real" (a --fake run of a real alias, or asked for with sim) times replies as
+        # a real service does; "instant" and sim's default keep its own fixed delay and one burst
+        timing = self.timing or (ENVELOPE if config.fake_timing == "real" else None)
+        return SimulatorServer(benchmark, policy=config.sim_policy, faults=faults, voice=config.sim_voice, timing=timing)
 
     def build_service(self, spec: SessionSpec) -> OpenAIRealtimeLLMService:
         vad = spec.config.vad

@@ -252,7 +252,7 @@ class UltravoxRunner(ProviderRunner):
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
         from .fakes.ultravox import UltravoxFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
-        return UltravoxFake(self.fake_script(config, benchmark))
+        return UltravoxFake(self.fake_script(config, benchmark), **self.fake_pace(config))
 
     async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:
         self.calls = []

@@ -46,7 +46,7 @@ async def gemini_run(tmp_path: Path):
     async def go(bench, runner: GeminiLiveRunner, model: str = "gemini-native-audio", **cfg: Any) -> Run:
         nonlocal runs
         runs += 1
-        config = RunConfig(model=model, fake=True, speed=SPEED, **cfg)
+        config = RunConfig(model=model, fake=True, fake_timing="instant", speed=SPEED, **cfg)
         return Run(await record_run(bench, config, runner, tmp_path / f"g{runs - 1}.db"), runner)
 
     return go
@@ -237,7 +237,7 @@ async def test_tool_stall_is_nudged_and_control_token_reply_is_retried(demo, gem
 
 def test_cli_run_fake_records_the_turns(tmp_path, capsys):
     db = tmp_path / "cli.db"
-    code = main(["--db", str(db), "run", "demo_bench", "--model", "gemini-native-audio", "--fake", "--headless",
+    code = main(["--db", str(db), "run", "demo_bench", "--model", "gemini-native-audio", "--fake", "--fake-timing", "instant", "--headless",
                  "--turns", "0-2", "--speed", "4"])
     out, err = capsys.readouterr()
     assert code == 0, out
@@ -266,7 +266,7 @@ async def test_preflight_names_the_missing_key_and_package(demo, monkeypatch):
     with pytest.raises(RunError, match="GOOGLE_API_KEY \\(or GEMINI_API_KEY\\) is not set"):
         await run_benchmark(demo, RunConfig(model="gemini-3.1-flash"), bus)
     assert sub.drain() == []
-    assert GeminiLiveRunner().preflight(RunConfig(model="gemini-3.1-flash", fake=True)) == []
+    assert GeminiLiveRunner().preflight(RunConfig(model="gemini-3.1-flash", fake=True, fake_timing="instant")) == []
     monkeypatch.setenv("GEMINI_API_KEY", "g-key")
     assert GeminiLiveRunner().preflight(RunConfig(model="gemini-3.1-flash")) == []
     assert "--speed must be 1" in " ".join(GeminiLiveRunner().preflight(RunConfig(model="gemini-3.1-flash", speed=2)))
@@ -274,7 +274,7 @@ async def test_preflight_names_the_missing_key_and_package(demo, monkeypatch):
     class Missing(GeminiLiveRunner):
         packages = ("google.genai_not_here", "nope_pkg.sub")
 
-    problems = Missing().preflight(RunConfig(model="gemini-3.1-flash", fake=True))
+    problems = Missing().preflight(RunConfig(model="gemini-3.1-flash", fake=True, fake_timing="instant"))
     assert any("'google.genai_not_here' is not installed" in p for p in problems)
     assert any("'nope_pkg.sub' is not installed" in p for p in problems)
 

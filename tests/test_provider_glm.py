@@ -30,7 +30,7 @@ def _quiet_pipecat():
 
 
 async def run_glm(demo, runner: GLMRealtimeRunner, tmp_path: Path, **cfg):
-    config = RunConfig(model="glm-realtime-flash", fake=True, speed=SPEED, **cfg)
+    config = RunConfig(model="glm-realtime-flash", fake=True, fake_timing="instant", speed=SPEED, **cfg)
     rec = await record_run(demo, config, runner, tmp_path / "glm.db")
     results = {i: r for i, r in rec.by_turn().items() if i >= 0}  # -1: greeting
     return rec.run_id, results, rec.events
@@ -192,7 +192,7 @@ async def test_over_long_prompt_is_refused_naming_benchmark_and_sizes(shared_dat
     bus = EventBus()
     sub = bus.subscribe()
     with pytest.raises(RunError) as e:
-        await run_benchmark(conv, RunConfig(model="glm-realtime-flash", fake=True, turns=[0]), bus, provider=runner)
+        await run_benchmark(conv, RunConfig(model="glm-realtime-flash", fake=True, fake_timing="instant", turns=[0]), bus, provider=runner)
     msg = str(e.value)
     assert "conversation_bench" in msg and f"{len(conv.system_prompt):,} characters" in msg and "at most 12,000" in msg
     assert len(conv.system_prompt) > 49_000
@@ -215,7 +215,7 @@ def test_aliases_and_preflight_name_the_key(monkeypatch):
     r = get_runner("glm-realtime-air")
     (problem,) = r.preflight(RunConfig(model="glm-realtime-air"))
     assert "ZHIPUAI_API_KEY is not set" in problem and "GLM_API_KEY" in problem
-    assert r.preflight(RunConfig(model="glm-realtime-air", fake=True, speed=3)) == []
+    assert r.preflight(RunConfig(model="glm-realtime-air", fake=True, fake_timing="instant", speed=3)) == []
     assert any("--speed must be 1" in p for p in r.preflight(RunConfig(model="glm-realtime-air", speed=3)))
     monkeypatch.setenv("ZAI_API_KEY", "zai-test")  # an accepted alias
     assert r.preflight(RunConfig(model="glm-realtime-air")) == [] and r.api_key(RunConfig(model="glm-realtime-air")) == "zai-test"
@@ -259,7 +259,7 @@ def test_cli_run_against_the_fake(tmp_path, capsys):
     from arena_tui.cli import main
 
     db = tmp_path / "cli.db"
-    code = main(["--db", str(db), "run", "demo_bench", "--model", "glm-realtime-flash", "--fake", "--headless",
+    code = main(["--db", str(db), "run", "demo_bench", "--model", "glm-realtime-flash", "--fake", "--fake-timing", "instant", "--headless",
                  "--turns", "0-2", "--speed", str(SPEED)])
     out = capsys.readouterr()
     assert code == 0, out.out + out.err
@@ -276,7 +276,7 @@ def test_cli_refuses_an_over_long_prompt_naming_it(shared_data, tmp_path, capsys
     from arena_tui.cli import main
 
     code = main(["--db", str(tmp_path / "x.db"), "--data", str(shared_data), "run", "conversation_bench",
-                 "--model", "glm-realtime-air", "--fake", "--headless", "--turns", "0"])
+                 "--model", "glm-realtime-air", "--fake", "--fake-timing", "instant", "--headless", "--turns", "0"])
     err = capsys.readouterr().err
     assert code == 2 and "conversation_bench: its system prompt is" in err and "at most 12,000" in err
     assert "Traceback" not in err

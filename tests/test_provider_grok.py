@@ -45,7 +45,7 @@ async def test_tool_call_then_age_rotation_replays_history_items_into_the_new_se
     the engine rotates before turn 3 and the new connection must get turn 2 back as items."""
     t2, t3 = demo.turns[2], demo.turns[3]
     runner = GrokRealtimeRunner()
-    config = RunConfig(model="grok-realtime", fake=True, speed=SPEED, turns=[2, 3], rotation={"max_age_s": 10})
+    config = RunConfig(model="grok-realtime", fake=True, fake_timing="instant", speed=SPEED, turns=[2, 3], rotation={"max_age_s": 10})
     run_id, events, results = await _run(demo, config, runner, tmp_path / "grok.db")
     fake = runner.fake
     assert fake is not None and len(fake.connections) == 2, [c.closed for c in fake.connections]
@@ -115,7 +115,7 @@ async def test_server_close_mid_run_is_a_dead_session_rotated_and_the_turn_retri
     )
     async with XaiRealtimeFake(script) as fake:
         runner = GrokRealtimeRunner()
-        config = RunConfig(model="grok-realtime", fake=True, base_url=fake.base_url, speed=SPEED, turns=[0, 1])
+        config = RunConfig(model="grok-realtime", fake=True, fake_timing="instant", base_url=fake.base_url, speed=SPEED, turns=[0, 1])
         _, events, results = await _run(demo, config, runner, tmp_path / "dead.db")
         assert runner.fake is None  # an endpoint someone else started is used as is
     first, second = fake.connections
@@ -133,7 +133,7 @@ async def test_server_close_mid_run_is_a_dead_session_rotated_and_the_turn_retri
 
 def test_cli_run_fake_headless(tmp_path, capsys):
     db = tmp_path / "cli.db"
-    code = main(["--db", str(db), "run", "demo_bench", "--model", "grok-realtime", "--fake", "--headless", "--turns", "0-2", "--speed", "4"])
+    code = main(["--db", str(db), "run", "demo_bench", "--model", "grok-realtime", "--fake", "--fake-timing", "instant", "--headless", "--turns", "0-2", "--speed", "4"])
     out = capsys.readouterr().out
     assert code == 0, out
     with sqlite3.connect(db) as c:
@@ -148,11 +148,11 @@ async def test_preflight_names_missing_key_and_package(demo, monkeypatch, tmp_pa
     assert isinstance(runner, GrokRealtimeRunner) and runner.resolve_model("grok-realtime") == "grok-voice-latest"
     problems = runner.preflight(RunConfig(model="grok-realtime"))
     assert problems == ["grok: environment variable XAI_API_KEY is not set (the API key)"]
-    assert runner.preflight(RunConfig(model="grok-realtime", fake=True, speed=4)) == []
+    assert runner.preflight(RunConfig(model="grok-realtime", fake=True, fake_timing="instant", speed=4)) == []
     assert runner.preflight(RunConfig(model="grok-realtime", speed=4)) == [
         problems[0], "grok: --speed must be 1 against a real service (got 4.0)"]
     runner.packages = (*runner.packages, "pipecat_xai_missing_for_test")
-    assert any("'pipecat_xai_missing_for_test' is not installed" in p for p in runner.preflight(RunConfig(model="grok-realtime", fake=True)))
+    assert any("'pipecat_xai_missing_for_test' is not installed" in p for p in runner.preflight(RunConfig(model="grok-realtime", fake=True, fake_timing="instant")))
     with pytest.raises(RunError, match="XAI_API_KEY"):
         await run_benchmark(demo, RunConfig(model="grok-realtime", turns=[0]), EventBus())
     code = main(["--db", str(tmp_path / "x.db"), "run", "demo_bench", "--model", "grok-realtime", "--headless"])

@@ -35,7 +35,7 @@ def turn(bench, i: int):
 
 
 async def run(bench, runner: NovaSonicRunner, tmp_path: Path, **cfg):
-    config = RunConfig(model="nova-sonic", fake=True, speed=SPEED, **cfg)
+    config = RunConfig(model="nova-sonic", fake=True, fake_timing="instant", speed=SPEED, **cfg)
     rec = await record_run(bench, config, runner, tmp_path / "nova.db")
     return rec.events, rec.by_turn()
 
@@ -135,7 +135,7 @@ async def test_stream_ended_by_aws_rotates_through_the_engine_with_tool_history(
 
 def test_cli_run_with_the_fake(tmp_path, capsys):
     db = tmp_path / "cli.db"
-    code = main(["--db", str(db), "run", "demo_bench", "--model", "nova-sonic", "--fake", "--headless",
+    code = main(["--db", str(db), "run", "demo_bench", "--model", "nova-sonic", "--fake", "--fake-timing", "instant", "--headless",
                  "--turns", "0-2", "--speed", str(SPEED)])
     out = capsys.readouterr().out
     assert code == 0, out
@@ -169,9 +169,9 @@ def test_preflight_names_missing_keys_and_packages(monkeypatch):
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "x")
     problems = NovaSonicRunner().preflight(RunConfig(model="nova-sonic"))
     assert problems == ["nova-sonic: environment variable AWS_ACCESS_KEY_ID is not set (the API key)"]
-    assert NovaSonicRunner().preflight(RunConfig(model="nova-sonic", fake=True, speed=4)) == []
+    assert NovaSonicRunner().preflight(RunConfig(model="nova-sonic", fake=True, fake_timing="instant", speed=4)) == []
     monkeypatch.setitem(sys.modules, "aws_sdk_bedrock_runtime", None)  # find_spec → None: not installed
-    problems = NovaSonicRunner().preflight(RunConfig(model="nova-sonic", fake=True))
+    problems = NovaSonicRunner().preflight(RunConfig(model="nova-sonic", fake=True, fake_timing="instant"))
     assert problems == ["nova-sonic: Python package 'aws_sdk_bedrock_runtime' is not installed"]
 
 
@@ -183,9 +183,9 @@ async def test_engine_refuses_before_anything_starts(demo, monkeypatch):
     with pytest.raises(RunError, match="AWS_SECRET_ACCESS_KEY"):
         await run_benchmark(demo, RunConfig(model="nova-sonic"), bus)
     with pytest.raises(RunError, match=r"max_age_s=600 is not below AWS's ~480 s"):
-        await run_benchmark(demo, RunConfig(model="nova-sonic", fake=True, rotation={"max_age_s": 600}), bus)
+        await run_benchmark(demo, RunConfig(model="nova-sonic", fake=True, fake_timing="instant", rotation={"max_age_s": 600}), bus)
     with pytest.raises(RunError, match=r"max_age_s must be set below"):
-        await run_benchmark(demo, RunConfig(model="nova-sonic", fake=True, rotation={"max_age_s": None}), bus)
+        await run_benchmark(demo, RunConfig(model="nova-sonic", fake=True, fake_timing="instant", rotation={"max_age_s": None}), bus)
     assert sub.drain() == []
 
 

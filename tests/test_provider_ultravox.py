@@ -46,7 +46,7 @@ def tool_answer(rec) -> tuple[str, dict]:
 async def test_tool_call_and_age_rotation_replay_history_as_initial_messages(demo, tmp_path):
     t2, t3 = demo.turns[2], demo.turns[3]
     runner = UltravoxRunner()
-    config = RunConfig(model="ultravox", fake=True, turns=[2, 3], speed=SPEED, rotation={"max_age_s": 14})
+    config = RunConfig(model="ultravox", fake=True, fake_timing="instant", turns=[2, 3], speed=SPEED, rotation={"max_age_s": 14})
     r = await run(demo, config, runner, tmp_path)
     fake = runner.fake
     assert len(fake.connections) == 2
@@ -117,7 +117,7 @@ async def test_tool_call_and_age_rotation_replay_history_as_initial_messages(dem
 async def test_prior_call_mode_continues_the_call_server_side(demo, tmp_path):
     t2 = demo.turns[2]
     runner = UltravoxRunner(replay="prior_call")
-    config = RunConfig(model="ultravox", fake=True, turns=[2, 3], speed=SPEED, rotation={"max_age_s": 14})
+    config = RunConfig(model="ultravox", fake=True, fake_timing="instant", turns=[2, 3], speed=SPEED, rotation={"max_age_s": 14})
     r = await run(demo, config, runner, tmp_path)
     fake = runner.fake
     first, second = fake.connections
@@ -145,7 +145,7 @@ async def test_failed_call_creation_at_rotation_is_reported_and_recovered(demo, 
     """A rotation whose new call is refused: a provider error naming status and message, then
     the engine's next rotation creates another call and the turn is retried there."""
     runner = UltravoxRunner()
-    config = RunConfig(model="ultravox", fake=True, turns=[2, 3], speed=SPEED, rotation={"max_age_s": 14},
+    config = RunConfig(model="ultravox", fake=True, fake_timing="instant", turns=[2, 3], speed=SPEED, rotation={"max_age_s": 14},
                        watchdog={"backoff_ms": 200})
 
     def on_session(session) -> None:
@@ -174,7 +174,7 @@ async def test_server_closing_the_call_is_reported_and_the_turn_retried_on_a_new
     script.replies = [script.replies[0].model_copy(update={"then": "disconnect"}), script.replies[0]]
     runner = UltravoxRunner()
     async with UltravoxFake(script) as fake:
-        config = RunConfig(model="ultravox", fake=True, base_url=fake.base_url, turns=[2], speed=SPEED,
+        config = RunConfig(model="ultravox", fake=True, fake_timing="instant", base_url=fake.base_url, turns=[2], speed=SPEED,
                            watchdog={"backoff_ms": 200})
         r = await run(demo, config, runner, tmp_path)
     assert runner.fake is None  # an externally started fake is the caller's
@@ -200,9 +200,9 @@ async def test_tool_answer_is_the_client_tool_result_even_for_an_async_registrat
     t2 = demo.turns[2]
     runner = UltravoxRunner()
     async with UltravoxFake(script_for_benchmark(demo, [2])) as fake:
-        await runner.start(RunConfig(model="ultravox", fake=True, base_url=fake.base_url, turns=[2]), demo)
+        await runner.start(RunConfig(model="ultravox", fake=True, fake_timing="instant", base_url=fake.base_url, turns=[2]), demo)
         spec = SessionSpec(model="fixie-ai/ultravox", system_prompt=demo.system_prompt, tools=demo.tools,
-                           kickoff="Greet the user briefly.", config=RunConfig(model="ultravox", fake=True))
+                           kickoff="Greet the user briefly.", config=RunConfig(model="ultravox", fake=True, fake_timing="instant"))
         llm = runner.build_service(spec)
         seen: list = []
         llm.register_function(None, scripted_tool_handler({"check_repair_slots": t2.function_call_response}, seen),
@@ -219,7 +219,7 @@ async def test_tool_answer_is_the_client_tool_result_even_for_an_async_registrat
 
 def test_cli_run_against_the_fake(tmp_path, capsys):
     db = tmp_path / "cli.db"
-    code = main(["--db", str(db), "run", "demo_bench", "--model", "ultravox", "--fake", "--headless",
+    code = main(["--db", str(db), "run", "demo_bench", "--model", "ultravox", "--fake", "--fake-timing", "instant", "--headless",
                  "--turns", "0-2", "--speed", str(SPEED)])
     out = capsys.readouterr().out
     assert code == 0, out
@@ -280,7 +280,7 @@ async def test_preflight_names_missing_key_and_package(demo, monkeypatch):
     runner = UltravoxRunner()
     problems = runner.preflight(RunConfig(model="ultravox"))
     assert problems == ["ultravox: environment variable ULTRAVOX_API_KEY is not set (the API key)"]
-    assert runner.preflight(RunConfig(model="ultravox", fake=True, speed=4)) == []
+    assert runner.preflight(RunConfig(model="ultravox", fake=True, fake_timing="instant", speed=4)) == []
     monkeypatch.setenv("ULTRAVOX_API_KEY", SECRET)
     assert any("--speed must be 1" in p for p in runner.preflight(RunConfig(model="ultravox", speed=2)))
     monkeypatch.delenv("ULTRAVOX_API_KEY")
@@ -291,7 +291,7 @@ async def test_preflight_names_missing_key_and_package(demo, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "pipecat.services.ultravox.llm" else real(name, *a))
     assert "Python package 'pipecat.services.ultravox.llm' is not installed" in "; ".join(
-        runner.preflight(RunConfig(model="ultravox", fake=True)))
+        runner.preflight(RunConfig(model="ultravox", fake=True, fake_timing="instant")))
 
 
 def test_aliases_resolve_and_rotation_default(demo):

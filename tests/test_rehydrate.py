@@ -85,7 +85,7 @@ async def test_simulator_sessions_get_the_golden_history_of_the_turns_before(tmp
 
 async def test_grok_fake_sessions_get_the_golden_history(tmp_path: Path) -> None:
     turns = [0, 1, 2, 3]
-    bench, runner, events, run, results, judgements = await rehydrated(tmp_path, "grok-realtime", turns, speed=4.0, fake=True)
+    bench, runner, events, run, results, judgements = await rehydrated(tmp_path, "grok-realtime", turns, speed=4.0, fake=True, fake_timing="instant")
     assert_recorded(events, run, results, judgements, turns, parallel=1)
     t2 = bench.turn(2)
     histories = [[{**h, **({"text": spoken(h["text"])} if "text" in h else {})} for h in c.history] for c in runner.fake.connections]
@@ -107,7 +107,7 @@ async def test_grok_fake_sessions_get_the_golden_history(tmp_path: Path) -> None
 async def test_gemini_fake_sessions_get_the_golden_history(tmp_path: Path) -> None:
     turns = [1, 3]
     bench, runner, events, run, results, judgements = await rehydrated(
-        tmp_path, "gemini-native-audio", turns, speed=4.0, fake=True
+        tmp_path, "gemini-native-audio", turns, speed=4.0, fake=True, fake_timing="instant"
     )
     assert_recorded(events, run, results, judgements, turns, parallel=1)
     t2 = bench.turn(2)

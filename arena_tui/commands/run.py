@@ -54,6 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fake", action="store_true", help="run against the provider's local protocol fake, scripted from the benchmark (no key)"
     )
+    parser.add_argument(
+        "--fake-timing", choices=("real", "instant"),
+        help="when the fake answers (--fake or sim): real = the provider's measured timing (default for --fake), "
+        "instant = at once, in one burst",
+    )
     parser.add_argument("--headless", action="store_true", help="no TUI: progress and a summary on stdout")
     parser.add_argument("--no-greeting", action="store_true", help="skip the greeting handshake")
     parser.add_argument("-v", "--verbose", action="store_true", help="show Pipecat's debug log on stderr")
@@ -80,6 +85,8 @@ def build_config(args: argparse.Namespace) -> Any:
         cfg["base_url"] = args.base_url
     if getattr(args, "fake", False):
         cfg["fake"] = True
+    if getattr(args, "fake_timing", None):
+        cfg["fake_timing"] = args.fake_timing
     if getattr(args, "no_greeting", False):
         cfg["greeting"] = {"enabled": False}
     if getattr(args, "rotate_after", None) is not None:

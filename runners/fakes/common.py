@@ -28,6 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from arena_tui.spine.benchmark import Benchmark, ExpectedCall
 
+from runners.fakes.timing import INSTANT, FakeClock, ReplyPlan, TimingProfile
+from runners.fakes.timing import pick as pick_timing
+
 # What a reply does once it has been spoken.
 Then = Literal["disconnect", "go_away", "expire"]
 
@@ -55,7 +58,10 @@ class ScriptedReply(BaseModel):
 class Script(BaseModel):
     """Replies keyed by reply number (`key="reply"`), or by user turn (`key="user_turn"`:
     reply k answers the k-th user utterance heard across connections, and a reply with no new
-    user utterance — a greeting, a post-rotation kickoff — is `kickoff`); past the end, `default`."""
+    user utterance — a greeting, a post-rotation kickoff — is `kickoff`); past the end, `default`.
+
+    A reply whose timing (the fake's profile) says `no_output` stalls the first time: nothing
+    is sent, and the next utterance heard (the client asking again) gets that same reply."""
 
     replies: list[ScriptedReply] = Field(default_factory=list)
     default: ScriptedReply = Field(default_factory=lambda: ScriptedReply(text="Okay."))
@@ -67,9 +73,11 @@ class Script(BaseModel):
     chunk_ms: int = 100  # size of the audio chunks the fake sends back
 
     _answered: int = PrivateAttr(default=0)
+    _repeat: int = PrivateAttr(default=0)  # stalled replies: later utterances map that many back
+    _stalled: set[int] = PrivateAttr(default_factory=set)
 
     def reply(self, n: int) -> ScriptedReply:
-        return self.replies[n] if n < len(self.replies) else self.default
+        return self.replies[n] if 0 <= n < len(self.replies) else self.default
 
     def next(self, reply_count: int, heard: int) -> tuple[int, ScriptedReply]:
         """(reply number, reply) for the next response; -1 numbers a kickoff reply."""
@@ -77,8 +85,23 @@ class Script(BaseModel):
             return reply_count, self.reply(reply_count)
         if heard > self._answered:
             self._answered = heard
-            return heard - 1, self.reply(heard - 1)
+            n = heard - 1 - self._repeat
+            return n, self.reply(n)
         return -1, self.kickoff
+
+    def upcoming(self, reply_count: int, heard: int) -> int:
+        """The reply number the next user utterance would get (for behaviour that starts while it
+        is still being spoken)."""
+        return reply_count if self.key == "reply" else heard - self._repeat
+
+    def stalls(self, n: int, plan: ReplyPlan) -> bool:
+        """Whether reply `n` gets no output this time (its plan says so and it has not stalled
+        before); the next utterance heard is then answered with reply `n`."""
+        if not plan.no_output or n in self._stalled or self.key != "user_turn":
+            return False
+        self._stalled.add(n)
+        self._repeat += 1
+        return True
 
 
 def expected_call_spec(expected: ExpectedCall) -> ToolCallSpec:
@@ -106,6 +129,15 @@ def script_for_benchmark(benchmark: Benchmark, turns: list[int] | None = None, *
     return Script(replies=replies, key="user_turn", **kwargs)
 
 
+class Mark(BaseModel):
+    """Something the fake did or heard, at AUDIO time on its clock (for timing assertions)."""
+
+    t_ms: float
+    what: str  # reply_start, audio, terminal, user_end, tool_result, and each fake's own names
+    reply: int | None = None
+    audio_ms: float = 0.0
+
+
 class ConnectionRecord(BaseModel):
     """Everything one client connection sent, with the audio reduced to counts."""
 
@@ -130,6 +162,13 @@ class ConnectionRecord(BaseModel):
     messages: list[dict[str, Any]] = Field(default_factory=list)  # JSON received, audio elided
     closed: str | None = None  # who closed it and how, e.g. "server:1011", "client"
     errors: list[str] = Field(default_factory=list)  # protocol errors the fake reported back
+    timeline: list[Mark] = Field(default_factory=list)  # what was sent and heard when (audio time)
+
+    def mark(self, t_ms: float, what: str, reply: int | None = None, audio_ms: float = 0.0) -> None:
+        self.timeline.append(Mark(t_ms=t_ms, what=what, reply=reply, audio_ms=audio_ms))
+
+    def marks(self, what: str, reply: int | None = None) -> list[Mark]:
+        return [m for m in self.timeline if m.what == what and (reply is None or m.reply == reply)]
 
     @property
     def audio_in_ms(self) -> float:
@@ -315,15 +354,27 @@ def self_signed_tls(directory: Path | None = None) -> TlsPair:
 # ---------------------------------------------------------------- server shell
 
 
+def resolve_timing(timing: str | TimingProfile, real: TimingProfile) -> TimingProfile:
+    """The profile `timing` is, or names ("real": the provider's `real`)."""
+    return timing if isinstance(timing, TimingProfile) else pick_timing(timing, real)
+
+
 class FakeServer:
     """An aiohttp server on 127.0.0.1 (optionally TLS) that records what each connection sent.
 
     Subclasses add routes in `routes()` and handle websocket sessions; tests use
-    `async with Fake(script) as fake:` and then `await fake.wait_until(...)`.
+    `async with Fake(script) as fake:` and then `await fake.wait_until(...)`. Replies follow
+    `self.timing` on `self.clock` (audio time at `speed`); a subclass declares its provider's
+    `REAL_TIMING`, which `timing="real"` selects.
     """
 
-    def __init__(self, script: Script | None = None, *, tls: TlsPair | None = None):
+    REAL_TIMING: TimingProfile = INSTANT
+
+    def __init__(self, script: Script | None = None, *, tls: TlsPair | None = None, speed: float = 1.0,
+                 timing: str | TimingProfile = "instant"):
         self.script = script or Script()
+        self.timing = resolve_timing(timing, self.REAL_TIMING)
+        self.clock = FakeClock(speed)
         self.tls = tls
         self.connections: list[ConnectionRecord] = []
         self.reply_count = 0  # replies started, across connections
@@ -412,6 +463,10 @@ class FakeServer:
         rec.replies.append(n)
         return n, reply
 
+    def upcoming_plan(self) -> ReplyPlan:
+        """The timing of the reply the next user utterance will get."""
+        return self.timing.plan(self.script.upcoming(self.reply_count, sum(c.user_turns for c in self.connections)))
+
     # for tests
     @property
     def last(self) -> ConnectionRecord:
@@ -427,6 +482,20 @@ class FakeServer:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"fake {type(self).__name__}: timed out waiting for {what or cond}")
             await asyncio.sleep(0.02)
+
+
+class TimedSession:
+    """A fake session's view of time: the fake's audio clock, and marks on its record."""
+
+    fake: FakeServer
+    rec: ConnectionRecord
+
+    @property
+    def now(self) -> float:
+        return self.fake.clock.ms
+
+    def mark(self, what: str, reply: int | None = None, audio_ms: float = 0.0) -> None:
+        self.rec.mark(self.now, what, reply, audio_ms)
 
 
 def spawn(tasks: set[asyncio.Task[Any]], coro: Any) -> None:

@@ -8,6 +8,21 @@ turnComplete) and `toolResponse`; the server sends `serverContent` (modelTurn au
 input/outputTranscription, generationComplete, turnComplete), `toolCall`, `usageMetadata`,
 `sessionResumptionUpdate` and `goAway`. google-genai writes top-level client keys in
 snake_case, so every key is read in either spelling.
+
+Timing (`runners/fakes/timing.py`): with `timing="real"` a reply follows `REAL_TIMING`, taken
+from measurements of the real service, and shows its quirks, each a named behaviour a profile
+turns on for a share of replies or a test forces per reply (only fields the real protocol has;
+`interactionStatus` is `LiveServerContent.interaction_status` in google-genai, sent with
+`turnComplete`):
+- `interaction_status`: every turnComplete carries `interactionStatus`: an early one
+  `IN_PROGRESS` right after `generationComplete`, the last `REQUIRES_ACTION` after the lag;
+- `several_turn_completes`: more `IN_PROGRESS` turnCompletes in the reply's gaps (implies the above);
+- `interrupted_idle`: `interrupted` with zero output while the user's activity window is open;
+- `early_output`: the reply starts while the user's audio is still coming (before activityEnd);
+- `resumption_mid_reply`: `sessionResumptionUpdate` every ~0.5 s during a reply, not resumable
+  and without a handle (what the API sends while generating);
+- `empty_server_content`: `serverContent: {}` messages in the middle of a reply;
+- `TurnTiming(no_output=True)`: the turn gets nothing at all (a stall); asked again, it is answered.
 """
 
 from __future__ import annotations
@@ -26,6 +41,7 @@ from runners.fakes.common import (
     Script,
     ScriptedReply,
     ServerSocket,
+    TimedSession,
     TlsPair,
     b64,
     b64decode_any,
@@ -37,9 +53,35 @@ from runners.fakes.common import (
     spread_words,
     synthesize,
 )
+from runners.fakes.timing import ENVELOPE, ReplyPlan, TimingProfile, paced
 
 WS_PATH = "/ws/google.ai.generativelanguage.{version}.GenerativeService.BidiGenerateContent"
 OUTPUT_RATE = 24000
+
+# Quirks of the real service (see the module docstring), as `TimingProfile.quirks` names.
+INTERACTION_STATUS = "interaction_status"
+SEVERAL_TURN_COMPLETES = "several_turn_completes"
+INTERRUPTED_IDLE = "interrupted_idle"
+EARLY_OUTPUT = "early_output"
+RESUMPTION_MID_REPLY = "resumption_mid_reply"
+EMPTY_SERVER_CONTENT = "empty_server_content"
+
+INTERRUPTED_AFTER_MS = 300.0  # audio into the activity window before an idle `interrupted`
+EARLY_OUTPUT_AFTER_MS = 300.0  # audio into the activity window at which an early reply starts
+RESUMPTION_EVERY_MS = 500.0  # sessionResumptionUpdate spacing during a reply
+
+#: What Gemini Live does in time (../shared/notes/real-provider-timing.md: kwindla/aiewf-eval's
+#: measurements): first audio 0.5-1.4 s after the user's audio, 1 in 10 slow (up to 10 s); audio
+#: at ~0.25x real time in dozens of bursts (16 s of speech over ~72 s); turnComplete 5-15 s after
+#: generationComplete; interactionStatus on some models (here: half the replies, which model
+#: reports it is not known per model); idle `interrupted`, empty serverContent and mid-reply
+#: resumption updates as observed. Early output and stalls are left to tests (`TurnTiming`):
+#: explicit activity windows, which the engine sends, avoided the first; a seeded stall would
+#: make every run's verdict depend on which turn drew it.
+REAL_TIMING = ENVELOPE.replace(
+    quirks={INTERACTION_STATUS: 0.5, SEVERAL_TURN_COMPLETES: 0.3, INTERRUPTED_IDLE: 0.3,
+            RESUMPTION_MID_REPLY: 1.0, EMPTY_SERVER_CONTENT: 0.5},
+)
 
 
 class ProtocolError(Exception):
@@ -53,6 +95,8 @@ def content_text(content: dict[str, Any]) -> str:
 class GeminiLiveFake(FakeServer):
     """Scripted Gemini Live server. Session-resumption handles map to the stored history."""
 
+    REAL_TIMING = REAL_TIMING
+
     def __init__(
         self,
         script: Script | None = None,
@@ -61,8 +105,10 @@ class GeminiLiveFake(FakeServer):
         go_away_ms: int = 300,
         grant_resumption: bool = True,
         stall_after_tool: bool = False,
+        speed: float = 1.0,
+        timing: str | TimingProfile = "instant",
     ):
-        super().__init__(script, tls=tls or self_signed_tls())
+        super().__init__(script, tls=tls or self_signed_tls(), speed=speed, timing=timing)
         self.go_away_ms = go_away_ms
         self.grant_resumption = grant_resumption  # False: never send a handle (client must replay)
         # True: after a tool response, say nothing until some realtime_input.text arrives
@@ -84,7 +130,7 @@ class GeminiLiveFake(FakeServer):
         ]
 
 
-class _Session:
+class _Session(TimedSession):
     def __init__(self, fake: GeminiLiveFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
         self.fake, self.rec, self.ws = fake, rec, ws
         self.sock = ServerSocket(ws)
@@ -97,6 +143,7 @@ class _Session:
         self.pending_tool: dict[str, asyncio.Future[Any]] = {}
         self.realtime_text: asyncio.Event = asyncio.Event()  # set by each realtime_input.text
         self.tasks: set[asyncio.Task[None]] = set()
+        self.window: _Window | None = None  # the user's activity window while it is open
 
     async def send(self, msg: dict[str, Any]) -> None:
         await self.sock.send_json(msg)
@@ -159,13 +206,21 @@ class _Session:
             self.rec.audio_in_rate = rate
             self.rec.audio_in_bytes += len(pcm)
             self.rec.audio_in_chunks += 1
+            if self.window is not None:
+                await self.window_audio(len(pcm) / 2 / rate * 1000.0)
             if not self.vad_disabled:
                 if self.endpointer is None:
                     self.endpointer = Endpointer(rate, self.script.silence_ms, self.script.speech_threshold_dbfs)
                 if self.endpointer.feed(pcm) == "stopped":
                     self.user_turn_ended()
+        if pick(ri, "activityStart") is not None:
+            self.window = _Window(plan=self.fake.upcoming_plan())
         if pick(ri, "activityEnd") is not None:
-            self.user_turn_ended()
+            window, self.window = self.window, None
+            if window is not None and window.answered:
+                self.mark("user_end")  # its reply is already under way (early output)
+            else:
+                self.user_turn_ended()
         text = pick(ri, "text")
         if isinstance(text, str):
             self.realtime_text.set()
@@ -193,55 +248,124 @@ class _Session:
             if fut and not fut.done():
                 fut.set_result(result)
 
+    async def window_audio(self, ms: float) -> None:
+        """User audio inside an open activity window: the quirks that happen while it is open."""
+        w = self.window
+        assert w is not None
+        w.audio_ms += ms
+        if w.plan.has(INTERRUPTED_IDLE) and not w.interrupted and w.audio_ms >= INTERRUPTED_AFTER_MS:
+            w.interrupted = True  # housekeeping: nothing was said, nothing is cut
+            self.mark("interrupted", w.plan.reply)
+            await self.send({"serverContent": {"interrupted": True}})
+        if w.plan.has(EARLY_OUTPUT) and not w.answered and w.audio_ms >= EARLY_OUTPUT_AFTER_MS:
+            w.answered = True  # a pause taken for the end of the turn: the reply starts now
+            self.mark("early_output", w.plan.reply)
+            self.user_turn_ended()
+
     def user_turn_ended(self) -> None:
         self.rec.user_turns += 1
+        self.mark("user_end")
         self.respond()
 
     def respond(self) -> None:
-        spawn(self.tasks, self._respond())
+        spawn(self.tasks, self._respond(self.now))
 
-    async def _respond(self) -> None:
+    async def _respond(self, anchor_ms: float) -> None:
+        """One reply: `anchor_ms` is when its trigger arrived (the end of the user's audio, the
+        client's turnComplete), from which its plan's first-audio delay counts."""
         async with self.lock:
             n, reply = self.fake.next_reply(self.rec)
-            if reply.user_transcript:
-                await self.send({"serverContent": {"inputTranscription": {"text": reply.user_transcript}}})
-                self.history.append({"role": "user", "text": reply.user_transcript})
-            for call in reply.tool_calls:  # one toolCall each, answered before the next
-                call_id = call.call_id or f"call-{n}-{uuid.uuid4().hex[:6]}"
-                fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-                self.pending_tool[call_id] = fut
-                self.realtime_text.clear()
-                await self.send({"toolCall": {"functionCalls": [{"id": call_id, "name": call.name, "args": call.args}]}})
-                await fut
-            if reply.tool_calls and self.fake.stall_after_tool:
-                await self.realtime_text.wait()
-            await self.speak(reply)
+            plan = self.fake.timing.plan(n)
+            self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
+            if self.script.stalls(n, plan):
+                self.mark("stalled", n)  # no output at all; asked again, the reply comes
+                return
+            ticker = spawn_ticker(self, plan)
+            try:
+                if reply.user_transcript:
+                    await self.send({"serverContent": {"inputTranscription": {"text": reply.user_transcript}}})
+                    self.history.append({"role": "user", "text": reply.user_transcript})
+                for call in reply.tool_calls:  # one toolCall each, answered before the next
+                    await self.fake.clock.until(anchor_ms + plan.first_audio_ms)  # the model's time to decide
+                    call_id = call.call_id or f"call-{n}-{uuid.uuid4().hex[:6]}"
+                    fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+                    self.pending_tool[call_id] = fut
+                    self.realtime_text.clear()
+                    self.mark("tool_call", n)
+                    await self.send({"toolCall": {"functionCalls": [{"id": call_id, "name": call.name, "args": call.args}]}})
+                    await fut
+                    anchor_ms = self.now
+                    self.mark("tool_result", n)
+                if reply.tool_calls and self.fake.stall_after_tool:
+                    await self.realtime_text.wait()
+                    anchor_ms = self.now
+                await self.speak(n, reply, plan, anchor_ms)
+            finally:
+                if ticker is not None:
+                    ticker.cancel()
             await self.after(reply)
 
-    async def speak(self, reply: ScriptedReply) -> None:
+    async def speak(self, n: int, reply: ScriptedReply, plan: ReplyPlan, anchor_ms: float) -> None:
+        """The reply's audio and transcript on the plan's schedule, then generationComplete at
+        once and the final turnComplete (with usage) the plan's lag later."""
+        status = plan.has(INTERACTION_STATUS) or plan.has(SEVERAL_TURN_COMPLETES)
+        tokens = max(1, len(reply.text) // 4)
         if reply.text:
             pcm = synthesize(reply.text, OUTPUT_RATE, self.script.voice) if reply.audio else b""
             parts = chunks(pcm, OUTPUT_RATE, self.script.chunk_ms)
             deltas = spread_words(reply.text, len(parts))
-            for i in range(max(len(parts), 1)):
+            parts_ms = [len(p) / 2 / OUTPUT_RATE * 1000.0 for p in parts] or [0.0]
+            starts = _burst_starts(plan.schedule(parts_ms))
+            rng = plan.rng("gemini")
+            empties = {rng.randrange(len(parts_ms)) for _ in range(rng.randint(1, 3))} if plan.has(EMPTY_SERVER_CONTENT) else set()
+            splits = set(rng.sample(sorted(starts), min(len(starts), 2))) if plan.has(SEVERAL_TURN_COMPLETES) else set()
+            async for i in paced(plan, self.fake.clock, anchor_ms, parts_ms):
+                if i in empties:
+                    self.mark("empty_server_content", n)
+                    await self.send({"serverContent": {}})
+                if i in splits:  # the model pauses to think: this turnComplete closes only a chunk
+                    await self.turn_complete(n, "IN_PROGRESS", tokens)
                 if deltas[i]:
                     await self.send({"serverContent": {"outputTranscription": {"text": deltas[i]}}})
                 if i < len(parts):
                     inline = {"mimeType": f"audio/pcm;rate={OUTPUT_RATE}", "data": b64(parts[i])}
+                    self.mark("audio", n, parts_ms[i])
                     await self.send({"serverContent": {"modelTurn": {"parts": [{"inlineData": inline}]}}})
             self.history.append({"role": "model", "text": reply.text})
-        tokens = max(1, len(reply.text) // 4)
+        else:
+            await self.fake.clock.until(anchor_ms + plan.first_audio_ms)
+        last_ms = self.now
+        self.mark("generationComplete", n)
         await self.send({"serverContent": {"generationComplete": True}})
-        await self.send(
-            {
-                "serverContent": {"turnComplete": True},
-                "usageMetadata": {"promptTokenCount": 10, "responseTokenCount": tokens, "totalTokenCount": 10 + tokens},
-            }
-        )
+        if status:  # the early turnComplete: generation is done, the session not yet idle
+            await self.turn_complete(n, "IN_PROGRESS", tokens)
+        await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
+        await self.turn_complete(n, "REQUIRES_ACTION" if status else None, tokens, final=True)
         if self.resumption and self.fake.grant_resumption:
             handle = f"h-{uuid.uuid4().hex[:10]}"
             self.fake._resumable[handle] = list(self.history)
             await self.send({"sessionResumptionUpdate": {"newHandle": handle, "resumable": True}})
+
+    async def turn_complete(self, n: int, status: str | None, tokens: int, final: bool = False) -> None:
+        """A turnComplete with usage (Pipecat warns without it); `status`: its interactionStatus."""
+        content: dict[str, Any] = {"turnComplete": True}
+        if status:
+            content["interactionStatus"] = status
+        self.mark("terminal" if final else f"turnComplete:{status}", n)
+        await self.send(
+            {
+                "serverContent": content,
+                "usageMetadata": {"promptTokenCount": 10, "responseTokenCount": tokens, "totalTokenCount": 10 + tokens},
+            }
+        )
+
+    async def resumption_ticks(self, n: int) -> None:
+        """While a reply is under way: an update every ~0.5 s saying the session cannot be
+        resumed here (no handle), as the API does while the model generates."""
+        while True:
+            await self.fake.clock.sleep(RESUMPTION_EVERY_MS)
+            self.mark("resumption_update", n)
+            await self.send({"sessionResumptionUpdate": {}})
 
     async def after(self, reply: ScriptedReply) -> None:
         if reply.then == "disconnect":
@@ -255,3 +379,28 @@ class _Session:
         elif reply.then == "expire":
             self.rec.closed = "server:expired"
             self.sock.close_soon(1011, b"The session has expired")
+
+
+class _Window:
+    """An open activity window: the audio received in it and the quirks already shown."""
+
+    def __init__(self, plan: ReplyPlan) -> None:
+        self.plan = plan
+        self.audio_ms = 0.0
+        self.interrupted = False
+        self.answered = False  # its reply already started (early output)
+
+
+def _burst_starts(schedule: list[float]) -> set[int]:
+    """Indices of the parts that open a burst after a gap (not the first)."""
+    return {i for i in range(1, len(schedule)) if schedule[i] > schedule[i - 1]}
+
+
+def spawn_ticker(session: _Session, plan: ReplyPlan) -> asyncio.Task[None] | None:
+    """The mid-reply resumption updates, when the client asked for resumption and the plan has them."""
+    if not (plan.has(RESUMPTION_MID_REPLY) and session.resumption):
+        return None
+    task = asyncio.get_running_loop().create_task(session.resumption_ticks(plan.reply))
+    session.tasks.add(task)
+    task.add_done_callback(session.tasks.discard)
+    return task

@@ -10,6 +10,11 @@ Client events: `session.update` (instructions, tools, `turn_detection`, `beta_fi
 `response.function_call_arguments.done`, `response.done`, `error`.
 A tool-calling reply spans two responses, as on the real API: the first ends after the
 call; the client answers with `function_call_output` and a new `response.create`.
+
+Timing (`runners/fakes/timing.py`, `timing="real"`: the shared `ENVELOPE`, not measured for
+GLM): the call or the first `response.audio.delta` a while after `response.create`, audio in
+bursts slower than real time, `response.audio_transcript.done` right after the last and
+`response.done` the plan's lag later; a `no_output` reply sends no response at all.
 """
 
 from __future__ import annotations
@@ -29,12 +34,14 @@ from runners.fakes.common import (
     FakeServer,
     ScriptedReply,
     ServerSocket,
+    TimedSession,
     b64,
     chunks,
     spawn,
     spread_words,
     synthesize,
 )
+from runners.fakes.timing import ENVELOPE, ReplyPlan, paced
 
 PATH = "/api/paas/v4/realtime"
 OUTPUT_RATE = 24000
@@ -42,6 +49,8 @@ MAX_INSTRUCTIONS = 12_000
 
 
 class GLMRealtimeFake(FakeServer):
+    REAL_TIMING = ENVELOPE
+
     @property
     def base_url(self) -> str:
         return f"ws://{self.host}{PATH}"
@@ -50,13 +59,13 @@ class GLMRealtimeFake(FakeServer):
         return [web.get(PATH, self.ws_handler(_Session))]
 
 
-class _Session:
+class _Session(TimedSession):
     def __init__(self, fake: GLMRealtimeFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
         self.fake, self.rec, self.ws = fake, rec, ws
         self.sock = ServerSocket(ws)
         self.script = fake.script
         self.appended_since_commit = 0
-        self.after_tool: tuple[ScriptedReply, int] | None = None  # a reply and its next call still to make
+        self.after_tool: tuple[ScriptedReply, int, int] | None = None  # a reply, its next call, its number
         self.pending_calls: dict[str, str] = {}  # call_id -> tool name
         self.lock = asyncio.Lock()
         self.tasks: set[asyncio.Task[None]] = set()
@@ -108,6 +117,7 @@ class _Session:
                 return
             self.appended_since_commit = 0
             self.rec.user_turns += 1
+            self.mark("user_end")
             item = f"item{uuid.uuid4().hex}"
             await self.send({"type": "input_audio_buffer.committed", "item_id": item})
             await self.send(
@@ -133,7 +143,7 @@ class _Session:
                     return
                 self.rec.history.append({"role": item.get("role"), "text": text})
         elif kind == "response.create":
-            spawn(self.tasks, self.respond())
+            spawn(self.tasks, self.respond(self.now))
 
     def on_append(self, audio_b64: str) -> None:
         with wave.open(io.BytesIO(base64.b64decode(audio_b64)), "rb") as w:
@@ -144,18 +154,26 @@ class _Session:
         self.rec.audio_chunk_ms.append(len(pcm) / 2 / rate * 1000)
         self.appended_since_commit += 1
 
-    async def respond(self) -> None:
+    async def respond(self, anchor_ms: float) -> None:
+        """One response; `anchor_ms`: when the client's response.create came."""
         async with self.lock:
             rid = f"resp{uuid.uuid4().hex}"
-            await self.send({"type": "response.created", "response": {"id": rid, "object": "realtime.response", "status": "in_progress"}})
             if self.after_tool is not None:
-                (reply, k), self.after_tool = self.after_tool, None
+                (reply, k, n), self.after_tool = self.after_tool, None
             else:
-                _, reply = self.fake.next_reply(self.rec)
+                n, reply = self.fake.next_reply(self.rec)
                 k = 0
+            plan = self.fake.timing.plan(n)
+            self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
+            if k == 0 and self.script.stalls(n, plan):
+                self.mark("stalled", n)  # no response at all; asked again, the reply comes
+                return
+            await self.send({"type": "response.created", "response": {"id": rid, "object": "realtime.response", "status": "in_progress"}})
+            if k == 0:
                 if reply.user_transcript:
                     await self.send({"type": "conversation.item.input_audio_transcription.completed", "item_id": "", "transcript": reply.user_transcript})
             if k < len(reply.tool_calls):  # one call per response; the client answers it and asks for the next
+                await self.fake.clock.until(anchor_ms + plan.first_audio_ms)
                 call = reply.tool_calls[k]
                 call_id = call.call_id or f"call_{uuid.uuid4().hex[:12]}"
                 self.pending_calls[call_id] = call.name
@@ -163,22 +181,28 @@ class _Session:
                     {"type": "response.function_call_arguments.done", "response_id": rid, "output_index": 0, "call_id": call_id,
                      "name": call.name, "arguments": json.dumps(call.args, ensure_ascii=False)}
                 )
-                self.after_tool = (reply, k + 1)
+                self.after_tool = (reply, k + 1, n)
+                self.mark("tool_call", n)
                 await self.done(rid, 0)
                 return
-            await self.speak(rid, reply)
+            await self.speak(rid, n, reply, plan, anchor_ms)
 
-    async def speak(self, rid: str, reply: ScriptedReply) -> None:
+    async def speak(self, rid: str, n: int, reply: ScriptedReply, plan: ReplyPlan, anchor_ms: float) -> None:
         pcm = synthesize(reply.text, OUTPUT_RATE, self.script.voice) if reply.text and reply.audio else b""
         parts = chunks(pcm, OUTPUT_RATE, self.script.chunk_ms)
         deltas = spread_words(reply.text, len(parts)) if reply.text else [""]
-        for i in range(max(1, len(parts))):
+        parts_ms = [len(p) / 2 / OUTPUT_RATE * 1000.0 for p in parts] or [0.0]
+        async for i in paced(plan, self.fake.clock, anchor_ms, parts_ms):
             if deltas[i]:
                 await self.send({"type": "response.audio_transcript.delta", "response_id": rid, "delta": deltas[i]})
             if i < len(parts):
+                self.mark("audio", n, parts_ms[i])
                 await self.send({"type": "response.audio.delta", "response_id": rid, "delta": b64(parts[i])})
+        last_ms = self.now
         if reply.text:
             await self.send({"type": "response.audio_transcript.done", "response_id": rid, "transcript": reply.text})
+        await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
+        self.mark("terminal", n)
         await self.done(rid, len(reply.text))
         if reply.then:
             # GLM has no goAway: every forced end is a close of the socket.

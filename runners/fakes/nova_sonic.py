@@ -9,6 +9,12 @@ promptEnd, sessionEnd) and whose output side yields real SDK output chunks carry
 JSON events (completionStart, contentStart, textOutput, audioOutput, toolUse, contentEnd,
 completionEnd, usageEvent). `LocalNovaSonicLLMService` is the real Pipecat service with
 only `create_client()` overridden to return the fake's client.
+
+Timing (`runners/fakes/timing.py`, `timing="real"`: the shared `ENVELOPE`, not measured for
+Nova): the toolUse or the assistant AUDIO content a while after the user's speech ended,
+`audioOutput` in bursts slower than real time inside one AUDIO content (one contentId, as AWS
+documents), its contentEnd and the FINAL text right after the last chunk, and `completionEnd`
+the plan's lag later; a `no_output` reply sends nothing at all.
 """
 
 from __future__ import annotations
@@ -32,9 +38,11 @@ from runners.fakes.common import (
     ScriptedReply,
     b64,
     chunks,
+    resolve_timing,
     spawn,
     synthesize,
 )
+from runners.fakes.timing import ENVELOPE, FakeClock, ReplyPlan, TimingProfile, paced
 
 
 class NovaSonicFake:
@@ -44,9 +52,12 @@ class NovaSonicFake:
     service reaches it only through `client()`."""
 
     base_url = "inproc://nova-sonic-fake"
+    REAL_TIMING = ENVELOPE
 
-    def __init__(self, script: Script | None = None):
+    def __init__(self, script: Script | None = None, *, speed: float = 1.0, timing: str | TimingProfile = "instant"):
         self.script = script or Script()
+        self.timing = resolve_timing(timing, self.REAL_TIMING)
+        self.clock = FakeClock(speed)
         self.connections: list[ConnectionRecord] = []
         self.reply_count = 0
         self.clients_created = 0
@@ -74,6 +85,9 @@ class NovaSonicFake:
         self.reply_count += 1
         rec.replies.append(n)
         return n, reply
+
+    def upcoming_plan(self) -> ReplyPlan:
+        return self.timing.plan(self.script.upcoming(self.reply_count, sum(c.user_turns for c in self.connections)))
 
     async def wait_until(self, cond: Any, timeout: float = 30.0, what: str = "") -> Any:
         loop = asyncio.get_running_loop()
@@ -203,6 +217,7 @@ class FakeDuplexStream:
                     self.utterances.append((self._speech_start_ms, self.audio_pos_ms - self.script.silence_ms))
                     self._speech_start_ms = None
                 self.rec.user_turns += 1
+                self.mark("user_end")
                 self.respond()
         elif kind == "toolResult":
             c = self.contents.get(body.get("contentName"), {})
@@ -250,12 +265,25 @@ class FakeDuplexStream:
         self.emit("textOutput", {"promptName": self.prompt_name, "contentId": cid, "content": text, "role": role})
         self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "TEXT", "stopReason": stop})
 
-    def respond(self) -> None:
-        spawn(self.tasks, self._respond())
+    @property
+    def now(self) -> float:
+        return self.fake.clock.ms
 
-    async def _respond(self) -> None:
+    def mark(self, what: str, reply: int | None = None, audio_ms: float = 0.0) -> None:
+        self.rec.mark(self.now, what, reply, audio_ms)
+
+    def respond(self) -> None:
+        spawn(self.tasks, self._respond(self.now))
+
+    async def _respond(self, anchor_ms: float) -> None:
+        """One completion; `anchor_ms`: when its trigger (the user's speech end, a text) came."""
         async with self.lock:
             n, reply = self.fake.next_reply(self.rec)
+            plan = self.fake.timing.plan(n)
+            self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
+            if self.script.stalls(n, plan):
+                self.mark("stalled", n)  # nothing at all; asked again, the reply comes
+                return
             completion = str(uuid.uuid4())
             self.emit("completionStart", {"promptName": self.prompt_name, "completionId": completion})
             if reply.user_transcript:
@@ -265,6 +293,8 @@ class FakeDuplexStream:
                 fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
                 fut.tool_name = call.name  # type: ignore[attr-defined]
                 self.pending_tool[call_id] = fut
+                await self.fake.clock.until(anchor_ms + plan.first_audio_ms)
+                self.mark("tool_call", n)
                 cid = self._content("TOOL", "TOOL", None, toolUseOutputConfiguration={"mediaType": "application/json"})
                 self.emit(
                     "toolUse",
@@ -273,16 +303,26 @@ class FakeDuplexStream:
                 )
                 self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "TOOL", "stopReason": "TOOL_USE"})
                 await fut
+                anchor_ms = self.now
+            last_ms = self.now
             if reply.text:
-                self._text("ASSISTANT", "SPECULATIVE", reply.text, stop="PARTIAL_TURN")
-                if reply.audio:
-                    pcm = synthesize(reply.text, self.out_rate, self.script.voice)
-                    cid = self._content("AUDIO", "ASSISTANT", None, audioOutputConfiguration={"sampleRateHertz": self.out_rate})
-                    for part in chunks(pcm, self.out_rate, self.script.chunk_ms):
-                        self.emit("audioOutput", {"promptName": self.prompt_name, "contentId": cid, "content": b64(part)})
+                parts = chunks(synthesize(reply.text, self.out_rate, self.script.voice), self.out_rate, self.script.chunk_ms) if reply.audio else []
+                parts_ms = [len(p) / 2 / self.out_rate * 1000.0 for p in parts] or [0.0]
+                cid = ""
+                async for i in paced(plan, self.fake.clock, anchor_ms, parts_ms):
+                    if i == 0:
+                        self._text("ASSISTANT", "SPECULATIVE", reply.text, stop="PARTIAL_TURN")
+                        if parts:
+                            cid = self._content("AUDIO", "ASSISTANT", None, audioOutputConfiguration={"sampleRateHertz": self.out_rate})
+                    if parts:
+                        self.mark("audio", n, parts_ms[i])
+                        self.emit("audioOutput", {"promptName": self.prompt_name, "contentId": cid, "content": b64(parts[i])})
                         await asyncio.sleep(0)
+                last_ms = self.now
+                if parts:
                     self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "AUDIO", "stopReason": "END_TURN"})
                 self._text("ASSISTANT", "FINAL", reply.text)
+            await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
             tokens = max(1, len(reply.text) // 4)
             self.emit(
                 "usageEvent",
@@ -290,6 +330,7 @@ class FakeDuplexStream:
                  "details": {"delta": {"input": {"speechTokens": 10, "textTokens": 0}, "output": {"speechTokens": tokens, "textTokens": tokens}}},
                  "totalInputTokens": 10, "totalOutputTokens": 2 * tokens},
             )
+            self.mark("terminal", n)
             self.emit("completionEnd", {"promptName": self.prompt_name, "completionId": completion, "stopReason": "END_TURN"})
             if reply.then:
                 # AWS ends a session (e.g. the ~8 min limit) by ending the response stream.

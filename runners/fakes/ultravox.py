@@ -15,6 +15,12 @@ together are refused (400), as the API documents. The agent speaks first on join
 call says the user does (`firstSpeakerSettings.user`), also on a call that starts with
 history. `creations` records every Create Call request (body, prior call, whether a key was
 sent, status); `create_failures` makes the next creations answer an error instead.
+
+Timing (`runners/fakes/timing.py`, `timing="real"`: the shared `ENVELOPE`, not measured for
+Ultravox): `thinking`, then the invocation or `speaking` and the first audio a while after the
+user's audio, binary audio in bursts slower than real time, the final agent transcript right
+after the last audio and `state: listening` (what ends Pipecat's response) the plan's lag later;
+a `no_output` reply sends nothing at all.
 """
 
 from __future__ import annotations
@@ -33,11 +39,13 @@ from runners.fakes.common import (
     FakeServer,
     Script,
     ServerSocket,
+    TimedSession,
     chunks,
     spawn,
     spread_words,
     synthesize,
 )
+from runners.fakes.timing import ENVELOPE, TimingProfile, paced
 
 DEFAULT_RATE = 48000
 
@@ -45,8 +53,11 @@ DEFAULT_RATE = 48000
 class UltravoxFake(FakeServer):
     """Scripted Ultravox. Calls created over REST keep their config; `priorCallId` carries history."""
 
-    def __init__(self, script: Script | None = None, *, greet_on_join: bool = True):
-        super().__init__(script)
+    REAL_TIMING = ENVELOPE
+
+    def __init__(self, script: Script | None = None, *, greet_on_join: bool = True, speed: float = 1.0,
+                 timing: str | TimingProfile = "instant"):
+        super().__init__(script, speed=speed, timing=timing)
         self.greet_on_join = greet_on_join
         self.calls: dict[str, dict[str, Any]] = {}  # call id -> {"config": body, "history": [...]}
         self.creations: list[dict[str, Any]] = []  # every Create Call request: body, prior, status
@@ -134,7 +145,7 @@ class UltravoxFake(FakeServer):
         return await self.run_session(request, rec, lambda ws: _Call(self, rec, ws, call))
 
 
-class _Call:
+class _Call(TimedSession):
     def __init__(self, fake: UltravoxFake, rec: ConnectionRecord, ws: web.WebSocketResponse, call: dict[str, Any]):
         self.fake, self.rec, self.ws, self.call = fake, rec, ws, call
         self.sock = ServerSocket(ws)
@@ -177,6 +188,7 @@ class _Call:
         self.rec.audio_in_chunks += 1
         if self.endpointer.feed(pcm) == "stopped":
             self.rec.user_turns += 1
+            self.mark("user_end")
             self.respond()
 
     async def on_message(self, data: dict[str, Any]) -> None:
@@ -201,16 +213,22 @@ class _Call:
             await self.ws.close()
 
     def respond(self) -> None:
-        spawn(self.tasks, self._respond())
+        spawn(self.tasks, self._respond(self.now))
 
     async def _transcript(self, role: str, *, text: str | None = None, delta: str | None = None, final: bool) -> None:
         await self.send(
             {"type": "transcript", "role": role, "medium": "voice", "text": text, "delta": delta, "final": final, "ordinal": self.ordinal}
         )
 
-    async def _respond(self) -> None:
+    async def _respond(self, anchor_ms: float) -> None:
+        """One reply; `anchor_ms`: when its trigger (the user's speech end, a text, the join) came."""
         async with self.lock:
             n, reply = self.fake.next_reply(self.rec)
+            plan = self.fake.timing.plan(n)
+            self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
+            if self.script.stalls(n, plan):
+                self.mark("stalled", n)  # nothing at all; asked again, the reply comes
+                return
             await self.send({"type": "state", "state": "thinking"})
             if reply.user_transcript:
                 await self._transcript("user", text=reply.user_transcript, final=True)
@@ -221,27 +239,37 @@ class _Call:
                 fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
                 fut.tool_name = call.name  # type: ignore[attr-defined]
                 self.pending_tool[inv] = fut
+                await self.fake.clock.until(anchor_ms + plan.first_audio_ms)
+                self.mark("tool_call", n)
                 await self.send({"type": "client_tool_invocation", "toolName": call.name, "invocationId": inv, "parameters": call.args})
                 self.call["history"].append(
                     {"role": "tool_call", "toolName": call.name, "invocationId": inv, "text": json.dumps(call.args)}
                 )
                 result = await fut
+                anchor_ms = self.now
                 self.call["history"].append(
                     {"role": "tool_result", "toolName": call.name, "invocationId": inv, "text": result.get("result")}
                 )
+            last_ms = self.now
             if reply.text:
-                await self.send({"type": "state", "state": "speaking"})
                 pcm = synthesize(reply.text, self.out_rate, self.script.voice) if reply.audio else b""
                 parts = chunks(pcm, self.out_rate, self.script.chunk_ms)
                 deltas = spread_words(reply.text, len(parts))
-                for i in range(max(1, len(parts))):
+                parts_ms = [len(p) / 2 / self.out_rate * 1000.0 for p in parts] or [0.0]
+                async for i in paced(plan, self.fake.clock, anchor_ms, parts_ms):
+                    if i == 0:
+                        await self.send({"type": "state", "state": "speaking"})
                     if deltas[i]:
                         await self._transcript("agent", delta=deltas[i], final=False)
                     if i < len(parts):
+                        self.mark("audio", n, parts_ms[i])
                         await self.sock.send_bytes(parts[i])
+                last_ms = self.now
                 await self._transcript("agent", text=reply.text, final=True)
                 self.call["history"].append({"role": "agent", "text": reply.text})
                 self.ordinal += 1
+            await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
+            self.mark("terminal", n)
             await self.send({"type": "state", "state": "listening"})
             if reply.then in ("disconnect", "expire", "go_away"):
                 # Ultravox has no goAway; every forced end is a close of the call socket.

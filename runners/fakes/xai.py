@@ -14,6 +14,11 @@ responses. Items the client creates are checked as the API would (a `function_ca
 must answer a call the conversation knows) and replayed ones are recorded in order in
 `history`: messages as `{role, text}`, calls as `{role: "function_call", call_id, name, args}`,
 outputs that answer no live call as `{role: "function_call_output", call_id, output}`.
+
+Timing (`runners/fakes/timing.py`, `timing="real"`: the shared `ENVELOPE`, not measured for
+xAI): the call or the first audio a while after the trigger, `response.output_audio.delta` in
+bursts slower than real time, `response.output_audio.done` right after the last one and
+`response.done` the plan's lag later; a `no_output` reply sends no response at all.
 """
 
 from __future__ import annotations
@@ -32,12 +37,14 @@ from runners.fakes.common import (
     FakeServer,
     ScriptedReply,
     ServerSocket,
+    TimedSession,
     b64,
     chunks,
     spawn,
     spread_words,
     synthesize,
 )
+from runners.fakes.timing import ENVELOPE, paced
 
 PATH = "/v1/realtime"
 
@@ -47,6 +54,8 @@ def _id(prefix: str) -> str:
 
 
 class XaiRealtimeFake(FakeServer):
+    REAL_TIMING = ENVELOPE
+
     @property
     def base_url(self) -> str:
         return f"ws://{self.host}{PATH}"
@@ -55,7 +64,7 @@ class XaiRealtimeFake(FakeServer):
         return [web.get(PATH, self.ws_handler(_Session))]
 
 
-class _Session:
+class _Session(TimedSession):
     def __init__(self, fake: XaiRealtimeFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
         self.fake, self.rec, self.ws = fake, rec, ws
         self.sock = ServerSocket(ws)
@@ -64,7 +73,7 @@ class _Session:
         self.ready = False
         self.dropped_before_ready = 0  # bytes of audio appended before session.updated
         self.endpointer: Endpointer | None = None
-        self.after_tool: tuple[ScriptedReply, int] | None = None  # a reply and its next call still to make
+        self.after_tool: tuple[ScriptedReply, int, int] | None = None  # a reply, its next call, its number
         self.open_calls: dict[str, str] = {}  # call_id -> tool name, calls the model is waiting on
         self.known_calls: dict[str, str] = {}  # call_id -> tool name, every call in the conversation
         self.lock = asyncio.Lock()
@@ -116,7 +125,8 @@ class _Session:
                     self.rec.user_turns += 1
                     await self.send({"type": "input_audio_buffer.speech_stopped", "item_id": item})
                     await self.send({"type": "input_audio_buffer.committed", "item_id": item})
-                    spawn(self.tasks, self.respond())
+                    self.mark("user_end")
+                    spawn(self.tasks, self.respond(self.now))
             return
         self.rec.messages.append(evt)
         if kind == "session.update":
@@ -137,9 +147,10 @@ class _Session:
             await self.send({"type": "conversation.item.added", "item": item})
         elif kind == "input_audio_buffer.commit":
             self.rec.user_turns += 1
+            self.mark("user_end")
             await self.send({"type": "input_audio_buffer.committed", "item_id": _id("item")})
         elif kind == "response.create":
-            spawn(self.tasks, self.respond())
+            spawn(self.tasks, self.respond(self.now))
 
     def _accept_item(self, item: dict[str, Any]) -> bool:
         """Record a client-created item; False (and an error event queued) when the API would refuse it."""
@@ -185,18 +196,26 @@ class _Session:
             r["usage"] = {"total_tokens": 20 + usage, "input_tokens": 20, "output_tokens": usage}
         return r
 
-    async def respond(self) -> None:
+    async def respond(self, anchor_ms: float) -> None:
+        """One response; `anchor_ms`: when its trigger (speech stop, response.create) came."""
         async with self.lock:
             rid = _id("resp")
-            await self.send({"type": "response.created", "response": self._response(rid, "in_progress")})
             if self.after_tool is not None:
-                (reply, k), self.after_tool = self.after_tool, None
+                (reply, k, n), self.after_tool = self.after_tool, None
             else:
-                _, reply = self.fake.next_reply(self.rec)
+                n, reply = self.fake.next_reply(self.rec)
                 k = 0
+            plan = self.fake.timing.plan(n)
+            self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
+            if k == 0 and self.script.stalls(n, plan):
+                self.mark("stalled", n)  # no response at all; asked again, the reply comes
+                return
+            await self.send({"type": "response.created", "response": self._response(rid, "in_progress")})
+            if k == 0:
                 if reply.user_transcript:
                     await self.send({"type": "conversation.item.input_audio_transcription.completed", "item_id": _id("item"), "transcript": reply.user_transcript})
             if k < len(reply.tool_calls):  # one call per response; the client answers it and asks for the next
+                await self.fake.clock.until(anchor_ms + plan.first_audio_ms)
                 call = reply.tool_calls[k]
                 call_id = call.call_id or _id("call")
                 self.open_calls[call_id] = call.name
@@ -206,23 +225,30 @@ class _Session:
                 await self.send({"type": "conversation.item.added", "item": item})
                 await self.send({"type": "response.function_call_arguments.done", "call_id": call_id, "name": call.name,
                                  "arguments": json.dumps(call.args), "response_id": rid, "item_id": item["id"]})
-                self.after_tool = (reply, k + 1)
+                self.after_tool = (reply, k + 1, n)
+                self.mark("tool_call", n)
                 await self.send({"type": "response.done", "response": self._response(rid, "completed", 5)})
                 return
-            item_id = _id("item")
-            await self.send({"type": "conversation.item.added", "item": {"id": item_id, "object": "realtime.item", "type": "message", "role": "assistant", "content": []}})
             pcm = synthesize(reply.text, self.out_rate, self.script.voice) if reply.text and reply.audio else b""
             parts = chunks(pcm, self.out_rate, self.script.chunk_ms)
             deltas = spread_words(reply.text, len(parts)) if reply.text else [""]
-            for i in range(max(1, len(parts))):
+            parts_ms = [len(p) / 2 / self.out_rate * 1000.0 for p in parts] or [0.0]
+            item_id = _id("item")
+            async for i in paced(plan, self.fake.clock, anchor_ms, parts_ms):
+                if i == 0:
+                    await self.send({"type": "conversation.item.added", "item": {"id": item_id, "object": "realtime.item", "type": "message", "role": "assistant", "content": []}})
                 if deltas[i]:
                     await self.send({"type": "response.output_audio_transcript.delta", "response_id": rid, "item_id": item_id, "delta": deltas[i]})
                 if i < len(parts):
+                    self.mark("audio", n, parts_ms[i])
                     await self.send({"type": "response.output_audio.delta", "response_id": rid, "item_id": item_id,
                                      "output_index": 0, "content_index": 0, "delta": b64(parts[i])})
+            last_ms = self.now
             if parts:
                 await self.send({"type": "response.output_audio.done", "response_id": rid, "item_id": item_id})
             await self.send({"type": "response.output_audio_transcript.done", "response_id": rid, "item_id": item_id, "transcript": reply.text})
+            await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
+            self.mark("terminal", n)
             await self.send({"type": "response.done", "response": self._response(rid, "completed", max(1, len(reply.text) // 4))})
             if reply.then:
                 code = 1000 if reply.then == "go_away" else reply.close_code

@@ -294,7 +294,7 @@ class Connection:
                 self.deferred = None
             self.replies.abandon_calls(turn)
             attempt = self.turns.begin_attempt(turn)
-            fault = self.turns.faults.fault_for(turn, attempt)
+            fault = self.turns.faults.fault_for(turn, attempt) or self.settings.stall(turn, attempt)
             seg.continuation = False
         else:  # a later stretch of a turn whose reply already went out
             attempt = self.turns.attempts(turn)
@@ -531,7 +531,9 @@ class Connection:
             self.greeted = True
             truth = TurnTruth(turn_index=-1, session=self.n, identified_by="greeting", voice=self.settings.voice)
             self.turns.record_truth(truth)
-            self.replies.start(truth, None, due_ms=None, stopped_ms=None)
+            # with a timing profile the greeting takes its time too; without, it goes out at once
+            due = self.clock.ms + self.settings.first_delay_ms(-1) if self.settings.timing is not None else None
+            self.replies.start(truth, None, due_ms=due, stopped_ms=None)
         else:
             self.replies.start(None, None, due_ms=None, stopped_ms=None)
 

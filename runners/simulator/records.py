@@ -123,3 +123,6 @@ class ResponseRecord(BaseModel):
     kind: str  # speech | calls | empty | greeting | none
     status: str = "in_progress"
     audio_ms_created: float = 0.0
+    audio_ms_first_delta: float | None = None  # first output_audio.delta sent (audio time)
+    audio_ms_last_delta: float | None = None
+    audio_ms_done: float | None = None  # response.done sent

@@ -8,6 +8,11 @@ what it is handed: an `Outbox` (send an event, drop the socket), the session's `
 
 Everything that costs wall-clock time (synthesis) happens before a reply is `armed`; after that
 it only waits on AUDIO time, so its ground truth does not depend on --speed.
+
+With a timing profile (`ReplySettings.timing`, a `--fake` run's `fake_timing="real"`), a turn's
+plan (`runners/fakes/timing.py`, keyed by turn index; -1 the greeting) replaces the fixed reply
+delay: calls and first audio that long after the trigger, audio deltas in bursts slower than
+real time, and `response.done` the plan's lag after `response.output_audio.done`.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any, Protocol
 from websockets.exceptions import ConnectionClosed
 
 from arena_tui.spine.benchmark import ExpectedCall
+from runners.fakes.timing import ReplyPlan, TimingProfile
 
 from . import voice as voice_mod
 from .clock import AudioClock
@@ -50,6 +56,22 @@ class ReplySettings:
     leading_silence_ms: float
     chunk_ms: float
     wait_for_turn_end: bool  # hold a recognised turn's reply at a mid-WAV pause
+    timing: TimingProfile | None = None  # a profile's per-turn plans instead of response_delay_ms
+
+    def plan(self, turn_index: int) -> ReplyPlan | None:
+        return self.timing.plan(turn_index) if self.timing is not None else None
+
+    def stall(self, turn_index: int, attempt: int) -> TurnFault | None:
+        """A plan's `no_output` as the `no_response` fault, on the turn's first attempt only."""
+        plan = self.plan(turn_index)
+        if plan is None or not plan.no_output or attempt > 1:
+            return None
+        return TurnFault(turn=turn_index, kind="no_response")
+
+    def first_delay_ms(self, turn_index: int) -> float:
+        """Trigger -> calls or first audio, audio time."""
+        plan = self.plan(turn_index)
+        return plan.first_audio_ms if plan is not None else self.response_delay_ms
 
 
 @dataclass
@@ -134,7 +156,7 @@ class Replies:
     def answer(self, truth: TurnTruth, fault: TurnFault | None, *, trigger_ms: float,
                stopped_ms: float | None) -> None:
         """Answer a turn the usual delay (or a slow_first_audio fault's) after `trigger_ms`."""
-        delay = self.settings.response_delay_ms
+        delay = self.settings.first_delay_ms(truth.turn_index)
         if fault is not None and fault.kind == "slow_first_audio":
             delay = float(fault.value or 0.0)
         truth.injected_delay_ms = delay
@@ -246,6 +268,7 @@ class Replies:
         if self.active is active:
             self.active = None
         active.record.status = status
+        active.record.audio_ms_done = self.clock.ms
         await self.out.send("response.done", response=self._response_obj(
             active, status, details, self._usage(text, active.sent_audio_bytes)))
 
@@ -301,7 +324,7 @@ class Replies:
             await self._await_outputs(truth, after_tools)
             now = self.clock.ms
             truth.tool_roundtrip_ms = now - (truth.calls_sent_ms if truth.calls_sent_ms is not None else now)
-            due_ms = now + self.settings.response_delay_ms
+            due_ms = now + self.settings.first_delay_ms(truth.turn_index)
             if kind == "slow_first_audio" and stopped_ms is not None:
                 due_ms = max(due_ms, stopped_ms + float(fault.value or 0.0))  # type: ignore[union-attr]
             if stopped_ms is not None:  # what we waited on purpose: all but the client's round trip
@@ -445,7 +468,12 @@ class Replies:
             self.turns.mark_answered(truth.turn_index)
         item_id = await self._open_message(active)
         said = 0
+        plan = self.settings.plan(truth.turn_index)
+        offsets = plan.schedule([len(c) / 2 * 1000.0 / RATE for c in chunks]) if plan is not None else [0.0] * len(chunks)
+        start_ms = self.clock.ms
         for k in range(send_n):
+            if offsets[k] > 0:
+                await self.clock.until(start_ms + offsets[k])
             upto = round(len(words) * (k + 1) / len(chunks))
             if upto > said:
                 delta = (" " if said else "") + " ".join(words[said:upto])
@@ -453,6 +481,9 @@ class Replies:
                 active.said = " ".join(words[:said])
                 await self.out.send("response.output_audio_transcript.delta", response_id=rid, item_id=item_id,
                                 output_index=0, content_index=0, delta=delta)
+            if active.record.audio_ms_first_delta is None:
+                active.record.audio_ms_first_delta = self.clock.ms
+            active.record.audio_ms_last_delta = self.clock.ms
             await self.out.send("response.output_audio.delta", response_id=rid, item_id=item_id, output_index=0,
                             content_index=0, delta=base64.b64encode(chunks[k]).decode("ascii"))
             active.sent_audio_bytes += len(chunks[k])
@@ -472,8 +503,11 @@ class Replies:
             truth.status = "truncated"
             await self._finish(active, "incomplete", {"type": "incomplete", "reason": "max_output_tokens"}, spoken)
             return
+        last_ms = self.clock.ms
         await self._close_message(active, item_id, text, "completed", audio=True)
         truth.text, truth.status = text, "answered"
+        if plan is not None:  # the terminal event lags the audio
+            await self.clock.until(last_ms + plan.terminal_lag_ms)
         await self._finish(active, "completed", None, text)
 
     def _reply_text(self, turn_index: int) -> str:

@@ -23,6 +23,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
 from arena_tui.spine.benchmark import Benchmark
+from runners.fakes.timing import TimingProfile
 
 from . import voice as voice_mod
 from .connection import Connection
@@ -50,6 +51,7 @@ class SimulatorServer:
         leading_silence_ms: float = 150.0,
         chunk_ms: float = 200.0,
         wait_for_turn_end: bool = True,
+        timing: TimingProfile | None = None,
     ) -> None:
         if policy != "oracle":
             raise ValueError(f"unknown simulator policy {policy!r}; available: oracle")
@@ -64,6 +66,7 @@ class SimulatorServer:
             # The oracle does not answer a recognised turn at a mid-turn pause (the VAD events still
             # go out as the real server_vad would send them); False answers at every speech stop.
             wait_for_turn_end=wait_for_turn_end,
+            timing=timing,  # None: the fixed response_delay_ms, all audio at once
         )
         self.host, self.port = host, port
         self.turns = TurnBook(benchmark, self.faults)
