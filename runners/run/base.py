@@ -53,10 +53,13 @@ from arena_tui.spine.benchmark import Benchmark, Turn
 
 from ..base import HistoryItem, ProviderRunner, RunError, SessionSpec
 from ..config import Rotation, RunConfig
-from ..rotation import History, select_replay
+from ..rotation import History, select_replay, turn_span
 from ..tools import Resolution, ToolResolver, not_available_payload, success_payload
 from ..transports import RunClock
 
+#: the kickoff of a session seeded with history, only for a provider that takes history in
+#: only when asked to answer it (`ProviderRunner.history_needs_reply`); its reply is the
+#: session's handshake. Every other seeded session is asked nothing.
 CONTINUE_PROMPT = "Please continue our conversation."
 UNPLANNED = ("disconnect", "error", "timeout")  # rotation reasons that are failures, not policy
 _CONTROL_TOKEN = re.compile(r"<[A-Za-z_]*\d*>|<\|[^|>]*\|>")
@@ -407,8 +410,8 @@ class RunBase(ABC, Generic[S, A]):
         self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=result))
         return result
 
-    def spec(self, kickoff: str, history: list[HistoryItem] | None = None) -> SessionSpec:
-        """What the provider gets to open one session."""
+    def spec(self, kickoff: str | None, history: list[HistoryItem] | None = None) -> SessionSpec:
+        """What the provider gets to open one session (`kickoff` None: it is asked nothing)."""
         return SessionSpec(
             model=self.provider.resolve_model(self.config.model),
             system_prompt=self.benchmark.system_prompt,
@@ -476,8 +479,7 @@ class RunBase(ABC, Generic[S, A]):
     def seed_detail(self) -> str:
         assert self.seed is not None
         _, summary = self.seeded_replay()
-        turns = self.seed.turns()
-        span = f"turns {turns[0]}-{turns[-1]}" if turns else "no turns"
+        span = turn_span(self.seed.turns())
         what = f"{summary.messages} msgs, {summary.tool_calls} calls, {summary.chars} chars"
         return f"{self.seed.detail or 'seeded'}: {span} replayed ({what})"
 
