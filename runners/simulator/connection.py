@@ -436,6 +436,10 @@ class Connection:
         await self.send("conversation.item.added", previous_item_id=prev, item=item)
         await self.send("conversation.item.done", previous_item_id=prev, item=item)
         self.conversation.last_item_id = item["id"]
+        if item["type"] == "message" and item.get("role") == "user":
+            for part in item.get("content") or []:
+                if isinstance(part, dict) and isinstance(part.get("text"), str):
+                    self.turns.replayed(part["text"])
         if item["type"] == "function_call_output":
             call_id = str(item.get("call_id"))
             made = next((c for c in self.rec.calls if c.call_id == call_id), None)
