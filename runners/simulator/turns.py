@@ -65,8 +65,8 @@ class TurnBook:
     def replayed(self, text: str) -> None:
         """A user message the client seeded (the history of a resumed, rotated or rehydrated
         session) that is a turn's input: that turn was said before this session, so it counts
-        as answered. Without this, a fresh simulator behind a resumed run took turn 1 for turn 0
-        (their WAVs open with the same 50 ms: the unanswered, earlier turn won the tie)."""
+        as answered and the conversation as started (no greeting; a turn told by order only is
+        the next one not yet said) — a resumed run's simulator is a fresh one."""
         turn = self._inputs.get(text.strip())
         if turn is not None:
             self._replayed.add(turn)
