@@ -102,7 +102,7 @@ async def resume_run(
     cfg = config if config is not None else RunConfig.from_recorded(plan.config)
     seed = Seed(
         history=history_from_results(plan.done), start_ms=plan.start_ms, resumed_from=plan.from_turn,
-        detail=f"resumed at turn {plan.from_turn}",
+        detail=f"resumed at turn {plan.from_turn}", done=plan.done,
     )
     judging = None
     if judge is not None:

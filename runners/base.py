@@ -117,7 +117,11 @@ class SessionSpec(BaseModel):
     system_prompt: str
     tools: list[Tool]
     history: list[HistoryItem] = Field(default_factory=list)  # to replay before resuming
-    kickoff: str  # the instruction that starts the session (greeting, or "continue")
+    #: what the session is asked to answer as it opens (the greeting; or, for a provider whose
+    #: `history_needs_reply`, the engine's CONTINUE_PROMPT after the history). None: nothing is
+    #: asked — the runner seeds the history (if any) and the session waits for the user's turn,
+    #: so no reply of the model's can land in the next turn. Every runner honours both.
+    kickoff: str | None = None
     sample_rate: int = 24000
     config: RunConfig
 
@@ -264,6 +268,20 @@ class ProviderRunner(ABC):
     @abstractmethod
     def is_alive(self, service: Any) -> bool:
         """Whether the session's connection is still up (Pipecat does not report a closed socket)."""
+
+    def session_ready(self, service: Any) -> bool:
+        """Whether a session opened without a kickoff has taken its setup and seeded history, so
+        user audio sent now is heard in that context. The engine waits for it before the next
+        turn (a kickoff's reply used to be that wait); xAI, e.g., drops audio sent earlier."""
+        return True
+
+    def history_needs_reply(self, config: RunConfig) -> bool:
+        """Whether the model takes a seeded history in only when asked to answer it (Gemini
+        2.5: user audio after a silent seed is answered as if there were no history). The
+        engine then opens such a session with `CONTINUE_PROMPT` as its kickoff and waits that
+        reply out as the session's handshake, never as a turn's. Default: the history is
+        seeded and nothing is asked."""
+        return False
 
     def tools(self, tools: list[Tool]) -> Any:
         """The benchmark's tools as Pipecat's provider-neutral ToolsSchema (for the LLMContext)."""

@@ -14,10 +14,13 @@ What the stock service needs for a benchmark, added in `ArenaGeminiLiveService`:
   the model says nothing within `tool_nudge_s`, one `realtime_input.text=" "` nudge (what
   Pipecat itself sends Gemini 3.x to start inference); after `tool_give_up_s` more, the reply
   is closed so the turn can end.
-- Engine rotation: the replayed history is put in the session's LLMContext ahead of the
-  kickoff, so Pipecat seeds it as `client_content.turns`; tool calls and results become
-  text there (Pipecat's adapter does this: Gemini Live closes with 1007 on seeded
-  functionCall/functionResponse parts).
+- Engine rotation: the replayed history is put in the session's LLMContext (ahead of the
+  kickoff, if any), so Pipecat seeds it as `client_content.turns`; tool calls and results
+  become text there (Pipecat's adapter does this: Gemini Live closes with 1007 on seeded
+  functionCall/functionResponse parts). A session without a kickoff is seeded with
+  `turnComplete: false` (Pipecat's `inference_on_context_initialization=False`): no reply.
+  Gemini 2.5 answers user audio after such a seed as if there were no history (Pipecat's
+  note), so for 2.5 `history_needs_reply` and the engine asks it to continue (a handshake).
 - Pipecat's own reconnect (goAway/close → resume with the handle, or re-seed the context)
   is reported as `SessionRotated` + `Reconnected` via `observe_session`.
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 from typing import Any
 
 from loguru import logger
@@ -51,6 +55,12 @@ MODELS = {
 
 
 _SERVICE_CLS: Any = None
+
+
+def gemini_major(model: str) -> int | None:
+    """The major version in a Gemini model id (`…gemini-2.5-flash…` → 2), as Pipecat reads it."""
+    match = re.search(r"gemini(?:-[a-z]+)*-(\d+)", model)
+    return int(match.group(1)) if match else None
 
 
 def service_class() -> Any:
@@ -336,6 +346,7 @@ class GeminiLiveRunner(ProviderRunner):
             system_instruction=spec.system_prompt,
             tools=ProviderRunner.tools(self, spec.tools),
             replay=context_messages(spec.history),
+            inference_on_context_initialization=spec.kickoff is not None,  # None: seeded, nothing asked
             tool_nudge_s=self.tool_nudge_s,
             tool_give_up_s=self.tool_give_up_s,
             http_options=http_options,
@@ -354,3 +365,12 @@ class GeminiLiveRunner(ProviderRunner):
 
     def is_alive(self, service: Any) -> bool:
         return service.connection_alive()
+
+    def session_ready(self, service: Any) -> bool:
+        return bool(service._ready_for_realtime_input)  # set once the seed is sent (audio waits for it)
+
+    def history_needs_reply(self, config: RunConfig) -> bool:
+        """Gemini before 3.x ignores a silently seeded history when the user's audio comes
+        (Pipecat's `_create_initial_response` notes; its reconnect forces a reply there too)."""
+        major = gemini_major(self.resolve_model(config.model))
+        return major is None or major < 3

@@ -148,6 +148,7 @@ class GLMRealtimeRunner(ProviderRunner):
             system_instruction=spec.system_prompt,
             tools=self.tools(spec.tools),
             history=history_entries(spec.history),
+            respond=spec.kickoff is not None,
             text_without_audio_error=False,  # reported as an event: an ErrorFrame would end the session
         )
         service.arena_session = self.sessions  # type: ignore[attr-defined]
@@ -157,6 +158,9 @@ class GLMRealtimeRunner(ProviderRunner):
         # True while the service connects or reconnects by itself: only a close or a given-up
         # reconnect means the engine must open a new session.
         return bool(service.alive)
+
+    def session_ready(self, service: Any) -> bool:
+        return service.seeded
 
     def observe_session(self, service: Any, publish: Any) -> None:
         n = getattr(service, "arena_session", self.sessions)

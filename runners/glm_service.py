@@ -15,7 +15,7 @@ On an unexpected close the service reconnects by itself and replays text history
 the reference harness's budget (12,000 − instruction − 200 chars, entries cut to 500
 chars); every replay is recorded in `replays` and announced via `on_history_replayed`.
 A session opened to continue an earlier one (the engine's rotation) is seeded with that
-conversation (`history`) the same way, before its kickoff. Tool calls and their results
+conversation (`history`) the same way, before its kickoff (none: nothing is asked). Tool calls and their results
 are replayed as short assistant notes (GLM documents no function-call item to seed), so
 the model knows what was already done.
 """
@@ -246,11 +246,14 @@ class GLMRealtimeLLMService(LLMService):
         auto_search: bool = False,
         max_reconnects: int = 3,
         history: list[tuple[str, str]] | None = None,
+        respond: bool = True,
         text_without_audio_error: bool = True,
         **kwargs: Any,
     ):
         """`history`: (role, text) of an earlier session's conversation, seeded (within the
-        replay budget) before this session's own context. `text_without_audio_error`: also
+        replay budget) before this session's own context. `respond`: ask for a reply once the
+        conversation is seeded (False: a session with no kickoff waits for the user's turn,
+        so no reply to nothing lands in it). `text_without_audio_error`: also
         push a non-fatal ErrorFrame for a text-only response (a caller that treats every
         ErrorFrame as a dead session sets False and listens to `on_text_without_audio`)."""
         settings = self.Settings(
@@ -277,6 +280,7 @@ class GLMRealtimeLLMService(LLMService):
         self._auto_search = auto_search
         self._max_reconnects = max_reconnects
         self._history = list(history or [])
+        self._respond_on_seed = respond
         self._text_without_audio_error = text_without_audio_error
         self._resampler = create_stream_resampler()
 
@@ -455,7 +459,7 @@ class GLMRealtimeLLMService(LLMService):
             await self._send_session_update()
         if self._session_ready.is_set():
             await self._seed_conversation(context)
-            await self._create_response()
+            await self._respond_to_seed()
 
     async def _seed_conversation(self, context: LLMContext) -> None:
         """Put the context's text messages into the session as conversation items."""
@@ -589,7 +593,16 @@ class GLMRealtimeLLMService(LLMService):
             await self._replay_history()
         elif self._context is not None and not self._conversation_seeded:
             await self._seed_conversation(self._context)
+            await self._respond_to_seed()
+
+    async def _respond_to_seed(self) -> None:
+        if self._respond_on_seed:
             await self._create_response()
+
+    @property
+    def seeded(self) -> bool:
+        """Configured and the conversation seeded: user audio from now on is heard in context."""
+        return self._session_ready.is_set() and self._conversation_seeded
 
     async def _on_response_created(self, evt: ResponseCreated) -> None:
         self._response_active = True

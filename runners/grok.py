@@ -3,10 +3,12 @@
 Why a subclass: an engine rotation opens a NEW service, and Pipecat would seed it with the
 LLM context packed into ONE user message of JSON; the history is replayed instead as one
 `conversation.item.create` per message, tool call and tool output (the same items as the
-OpenAI runner's, in xAI's event classes), before the session's first `response.create`.
-Pipecat's own `reset_conversation()` reconnects without history until the client creates a
-response (with server VAD the server answers first, without it): the subclass asks for one
-at once, replays the session's history again, and reports the reset as events.
+OpenAI runner's, in xAI's event classes), before anything else of the conversation; a session
+opened without a kickoff asks for no response (`ReplayBeforeFirstResponse`). Pipecat's own
+`reset_conversation()` reconnects without history until the client sets the conversation up
+(with server VAD the server answers first, without it): the subclass sets it up again at once
+(history re-sent; a response asked for only if the session had a kickoff) and reports the reset
+as events.
 """
 
 from __future__ import annotations
@@ -107,6 +109,7 @@ class GrokRealtimeRunner(ProviderRunner):
             api_key=self.api_key(spec.config),
             base_url=self.endpoint(spec.config),
             replay=grok_history_items(spec.history),
+            respond=spec.kickoff is not None,
             session_number=self.sessions,
             settings=GrokRealtimeLLMService.Settings(
                 model=spec.model, system_instruction=spec.system_prompt, session_properties=props
@@ -121,6 +124,9 @@ class GrokRealtimeRunner(ProviderRunner):
 
     def is_alive(self, service: Any) -> bool:
         return realtime_alive(service)
+
+    def session_ready(self, service: Any) -> bool:
+        return service.conversation_ready  # audio sent before session.updated is dropped by xAI
 
     def provider_ttfb_label(self) -> str:
         return "xAI TTFB (Pipecat metrics, from server speech_stopped)"

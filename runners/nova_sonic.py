@@ -14,6 +14,9 @@ What differs from the stock service, and why:
   event with what was replayed), instead of a silent in-service reconnect without tools.
 - Tool messages in the live LLM context are rendered as text too, so any path that re-reads
   the context (Pipecat's setup, a reset) keeps the tool state.
+- A session opened without a kickoff asks for nothing: Pipecat sends the context's last
+  message as interactive USER text when it is a user's (a reply to it), which a replay of a
+  turn that got no answer ends with; that message goes in as history instead.
 
 Nothing here imports Pipecat's Nova service at module import time: without the AWS SDK
 the preflight must still be able to say which package is missing.
@@ -101,10 +104,13 @@ def service_class() -> type:
             super().__init__(*args, **kwargs)
             self.replay: list[AWSNovaSonicConversationHistoryMessage] = []
             self._call_names: dict[str, str] = {}
+            self.last_user: AWSNovaSonicConversationHistoryMessage | None = None  # of the last params read
 
         async def get_llm_invocation_params(self, context: Any, **kwargs: Any) -> Any:
             params = await super().get_llm_invocation_params(context, **kwargs)
             params["messages"] = list(self.replay) + list(params["messages"])
+            last = params["messages"][-1] if params["messages"] else None
+            self.last_user = last if last is not None and last.role == Role.USER else None
             return params
 
         def _from_universal_context_message(self, message: dict[str, Any]) -> Any:
@@ -144,12 +150,14 @@ def service_class() -> type:
             self,
             *,
             replay: list[tuple[str, str]] | None = None,
+            respond: bool = True,
             client_factory: Any = None,
             endpoint: str | None = None,
             **kwargs: Any,
         ) -> None:
             kwargs.setdefault("session_continuation", SessionContinuationParams(enabled=False))
             super().__init__(**kwargs)
+            self._respond_on_setup = respond  # False: no kickoff, the setup asks for no reply
             self._client_factory = client_factory
             self._endpoint = endpoint
             self._resampler = create_stream_resampler()
@@ -189,6 +197,24 @@ def service_class() -> type:
                     return
                 frame = InputAudioRawFrame(audio=audio, sample_rate=want, num_channels=frame.num_channels)
             await super()._handle_input_audio_frame(frame)
+
+        async def _send_audio_input_start_event(self) -> None:
+            # Asked for nothing: the context's last user message (Pipecat holds it back to send
+            # as interactive, i.e. to be answered, after this) goes in as history, before audio.
+            held = self.get_llm_adapter().last_user if not self._respond_on_setup and self._connected_time is None else None
+            if held is not None:
+                await super()._send_text_event(text=held.text, role=held.role)
+            await super()._send_audio_input_start_event()
+
+        async def _send_text_event(self, text: str, role: Any, interactive: bool = False) -> None:
+            if interactive and not self._respond_on_setup and self._connected_time is None:
+                return  # the held user message, already sent as history above
+            await super()._send_text_event(text, role, interactive)
+
+        @property
+        def set_up(self) -> bool:
+            """The setup (system prompt, history, audio input start) has gone out."""
+            return self._connected_time is not None
 
         async def reset_conversation(self) -> None:
             # Called by the receive loop when the stream ended or failed (the ErrorFrame says
@@ -257,6 +283,7 @@ class NovaSonicRunner(ProviderRunner):
             "settings": settings,
             "tools": self.tools(spec.tools),
             "replay": history_messages(spec.history),
+            "respond": spec.kickoff is not None,
         }
         if self.fake is not None:
             from .fakes.nova_sonic import NovaSonicFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
@@ -278,6 +305,9 @@ class NovaSonicRunner(ProviderRunner):
 
     def is_alive(self, service: Any) -> bool:
         return service.alive()
+
+    def session_ready(self, service: Any) -> bool:
+        return service.set_up
 
     def observe_session(self, service: Any, publish: Any) -> None:
         """Say why no in-service reconnect follows a stream AWS ended (the engine's rotation does)."""

@@ -61,13 +61,18 @@ def history_items(history: list[HistoryItem]) -> list[rt.ConversationItem]:
 
 class ReplayBeforeFirstResponse:
     """For OpenAI-Realtime-shaped services (OpenAI, xAI): send the replay items once the session
-    is configured, right before its first response, and report each reply's final status."""
+    is configured, before anything else of the conversation, and report each reply's final status.
+
+    `respond=False` (a session opened without a kickoff): the conversation is set up (replay
+    items, context, session settings) with no `response.create`; Pipecat would ask for one on
+    its first context, and the model's answer to nothing would land in the next turn."""
 
     item_event: Any = rt.ConversationItemCreateEvent
 
-    def __init__(self, *, replay: list[Any] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, replay: list[Any] | None = None, respond: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._replay = list(replay or [])
+        self._respond_on_setup = respond
         self.replayed_items = 0
         self.on_response_status: Any = None
         # True until the first connect attempt ends: the pipeline starts playing input before
@@ -97,8 +102,14 @@ class ReplayBeforeFirstResponse:
             self.on_response_status(evt.response.status or "", str(reason))
         await super()._handle_evt_response_done(evt)
 
+    @property
+    def conversation_ready(self) -> bool:
+        """Configured (session.updated) and the conversation set up (replay and context sent)."""
+        return bool(self._api_session_ready) and not self._llm_needs_conversation_setup
+
     async def _create_response(self):
-        if self._replay and self._api_session_ready and not self._response_active and self._llm_needs_conversation_setup:
+        setting_up = self._api_session_ready and not self._response_active and self._llm_needs_conversation_setup
+        if self._replay and setting_up:
             items, self._replay = self._replay, []
             for item in items:
                 # A fresh id per send (a reset re-sends them); marked as ours, so the echo of an
@@ -107,7 +118,23 @@ class ReplayBeforeFirstResponse:
                 self._messages_added_manually[item.id] = True
                 await self.send_client_event(self.item_event(item=item))
             self.replayed_items = len(items)
+        if setting_up and not self._respond_on_setup:
+            await self._set_up_conversation()
+            return
         await super()._create_response()
+
+    async def _set_up_conversation(self) -> None:
+        """Pipecat's conversation setup (the context as items, the session settings) without
+        the `response.create` that follows it there: the server answers the user's turn."""
+        assert self._context is not None
+        self._log_llm_conversation_setup(self._context)
+        params = await self.get_llm_adapter().get_llm_invocation_params(self._context)
+        for item in params["messages"]:
+            evt = self.item_event(item=item)
+            self._messages_added_manually[evt.item.id] = True
+            await self.send_client_event(evt)
+        await self._send_session_update()
+        self._llm_needs_conversation_setup = False
 
 
 class ReplayingRealtimeService(ReplayBeforeFirstResponse, OpenAIRealtimeLLMService):
@@ -168,6 +195,7 @@ class OpenAIRealtimeRunner(ProviderRunner):
             api_key=self.api_key(spec.config),
             base_url=self.endpoint(spec.config),
             replay=history_items(spec.history),
+            respond=spec.kickoff is not None,
             settings=OpenAIRealtimeLLMService.Settings(
                 model=spec.model, system_instruction=spec.system_prompt, session_properties=props
             ),
@@ -178,6 +206,9 @@ class OpenAIRealtimeRunner(ProviderRunner):
 
     def is_alive(self, service: Any) -> bool:
         return realtime_alive(service)
+
+    def session_ready(self, service: Any) -> bool:
+        return service.conversation_ready
 
 
 class SimulatorRunner(OpenAIRealtimeRunner):

@@ -14,6 +14,17 @@ from .base import HistoryItem
 from .config import Rotation
 
 
+def turn_span(turns: list[int]) -> str:
+    """Replayed turns as said in a line: `turn 3`, `turns 0-4` (consecutive), `turns 0, 2, 5`."""
+    if not turns:
+        return "no turns"
+    if len(turns) == 1:
+        return f"turn {turns[0]}"
+    if turns == list(range(turns[0], turns[-1] + 1)):
+        return f"turns {turns[0]}-{turns[-1]}"
+    return "turns " + ", ".join(map(str, turns))
+
+
 class History:
     """The conversation as completed turns, in order (only turns that finished are replayable)."""
 

@@ -15,6 +15,9 @@ API forbids `initialMessages` together with `?priorCallId=`, so a new call gets 
   every other provider's replay, so the `session_rotated` summary is exactly what was sent;
 - `replay="prior_call"`: `?priorCallId=<previous call>`; Ultravox carries the prior call's
   messages over server-side and we send none (summarised as `provider_resumption`).
+The agent speaks first on a call by default, a call that starts with history too; a session
+opened without a kickoff (every rotation, a resumption, a run without greeting) is a call whose
+first speaker is the user (`firstSpeakerSettings.user`), so no unasked-for reply lands in a turn.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ class CallInfo:
     join_url: str
     prior_call_id: str | None = None
     initial_messages: int = 0
+    agent_first: bool = True  # the agent speaks when the call is joined (Ultravox's default)
 
 
 def api_root(base_url: str | None) -> str:
@@ -100,8 +104,9 @@ def initial_messages(history: list[HistoryItem]) -> list[dict[str, Any]]:
 
 
 def call_body(model: str, system_prompt: str, tools: list[Tool], sample_rate: int,
-              history: list[HistoryItem] | None = None) -> dict[str, Any]:
-    """The Create Call request body; audio both ways at the run's rate (no resampling anywhere)."""
+              history: list[HistoryItem] | None = None, *, agent_first: bool = True) -> dict[str, Any]:
+    """The Create Call request body; audio both ways at the run's rate (no resampling anywhere).
+    `agent_first=False`: the agent waits for the user (a call asked for nothing)."""
     body: dict[str, Any] = {
         "systemPrompt": system_prompt,
         "model": model,
@@ -110,6 +115,8 @@ def call_body(model: str, system_prompt: str, tools: list[Tool], sample_rate: in
     }
     if history:
         body["initialMessages"] = initial_messages(history)
+    if not agent_first:
+        body["firstSpeakerSettings"] = {"user": {}}
     return body
 
 
@@ -137,7 +144,7 @@ async def create_call(api: str, api_key: str, body: dict[str, Any], prior_call_i
     if not isinstance(data, dict) or not data.get("joinUrl") or not data.get("callId"):
         raise UltravoxCallError(_scrub(f"{url} answered HTTP {status} without callId/joinUrl: {text[:200]!r}", api_key))
     return CallInfo(call_id=str(data["callId"]), join_url=str(data["joinUrl"]), prior_call_id=prior_call_id,
-                    initial_messages=len(body.get("initialMessages", [])))
+                    initial_messages=len(body.get("initialMessages", [])), agent_first="firstSpeakerSettings" not in body)
 
 
 def _error_message(text: str) -> str:
@@ -260,7 +267,8 @@ class UltravoxRunner(ProviderRunner):
         self._key = self.api_key(config)
         # The first call now: a refused key or a bad endpoint stops the run before it starts.
         try:
-            body = call_body(self.resolve_model(config.model), benchmark.system_prompt, benchmark.tools, config.sample_rate)
+            body = call_body(self.resolve_model(config.model), benchmark.system_prompt, benchmark.tools, config.sample_rate,
+                             agent_first=config.greeting.enabled)
             self._first = await create_call(self.api, self._key, body)
         except UltravoxCallError as e:
             raise RunError(f"{self.name}: creating the call failed: {e}") from None
@@ -272,10 +280,12 @@ class UltravoxRunner(ProviderRunner):
 
     def build_service(self, spec: SessionSpec) -> UltravoxCallService:
         first, self._first = self._first, None
-        if first is not None and not spec.history:
+        agent_first = spec.kickoff is not None  # the kickoff is the agent's first turn: Ultravox takes no prompt for it
+        if first is not None and not spec.history and first.agent_first == agent_first:
             return UltravoxCallService(call=first, sample_rate=spec.sample_rate)
         prior = self.calls[-1].call_id if (self.replay == "prior_call" and self.calls) else None
-        body = call_body(spec.model, spec.system_prompt, spec.tools, spec.sample_rate, None if prior else spec.history)
+        body = call_body(spec.model, spec.system_prompt, spec.tools, spec.sample_rate, None if prior else spec.history,
+                         agent_first=agent_first)
         api, key = self.api, self._key
 
         async def make_call() -> CallInfo:
@@ -287,6 +297,9 @@ class UltravoxRunner(ProviderRunner):
 
     def observe_session(self, service: Any, publish: Any) -> None:
         service.publish = publish
+
+    def session_ready(self, service: Any) -> bool:
+        return service.phase not in ("new", "creating", "joining")  # joined (or failed: then not alive)
 
     def is_alive(self, service: Any) -> bool:
         if service.phase in ("new", "creating", "joining"):

@@ -14,7 +14,7 @@ from arena_tui.spine.events import GREETING_TURN, EMPTY_RESPONSE, MODEL_ENDED_SE
 from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
 from runners.config import RunConfig
-from runners.engine import run_benchmark
+from runners.engine import RunError, run_benchmark
 from runners.simulator import SimulatorServer
 
 FAST = 15.0  # speed for the high-speed runs (AUDIO time / wall time)
@@ -40,11 +40,12 @@ def conv(shared_data: Path):
 
 
 class SimRun:
-    def __init__(self, run_id: str, events: list, sim: SimulatorServer, store: Store) -> None:
+    def __init__(self, run_id: str, events: list, sim: SimulatorServer, store: Store, error: str | None = None) -> None:
         self.run_id = run_id
         self.events = events
         self.sim = sim
         self.store = store
+        self.error = error  # the RunError a failed run raised
 
     def kinds(self, kind: str, turn: int | None = ...) -> list:  # type: ignore[assignment]
         return [e for e in self.events if e.kind == kind and (turn is ... or e.turn_index == turn)]
@@ -72,11 +73,14 @@ async def sim_run(tmp_path: Path):
         store.start_recording(bus)
         sub = bus.subscribe()
         config = RunConfig(model="sim", base_url=url, speed=speed, turns=turns, **cfg)
+        error = None
         try:
-            run_id = await run_benchmark(bench, config, bus)
+            run_id = await run_benchmark(bench, config, bus, "simrun")
+        except RunError as e:
+            run_id, error = "simrun", str(e)
         finally:
             await store.flush()
-        return SimRun(run_id, sub.drain(), sim, store)
+        return SimRun(run_id, sub.drain(), sim, store, error)
 
     yield go
     for store, sim in opened:
@@ -253,6 +257,9 @@ async def test_empty_response_is_retried_and_recorded(conv, sim_run):
     r = run.result(0)
     assert r.status == "empty_response" and r.sentinel == EMPTY_RESPONSE, ([e.reason for e in run.kinds("retry", 0)], [(t.status, t.attempt) for t in run.sim.truth_log])
     assert [e.reason for e in run.kinds("retry", 0)] == ["empty"] * 3
+    # its one turn got no answer: the run failed, saying so
+    assert run.error is not None and run.error.startswith("no turn got an answer: turn 0 ended empty_response 1")
+    assert [(e.status, e.reason) for e in run.kinds("run_ended")] == [("failed", run.error)]
 
 
 async def test_barge_in_is_an_overlap(conv, sim_run):
@@ -321,7 +328,6 @@ async def test_call_faults_are_resolved_per_turn(conv, sim_run, kind, turn, expe
 async def test_disconnect_rotates_replays_history_and_completes(conv, sim_run):
     run = await sim_run(conv, turns=[12, 13, 14, 15], faults="14:disconnect=0.4")
     rot = run.kinds("session_rotated")
-    # (the simulator may take the new session's kickoff reply for turn 14 and drop it again)
     # (noticed as a closed socket, or as the send error it causes first: either is a drop)
     assert rot and all(r.reason in ("disconnect", "error") and r.turn_index == 14 for r in rot), rot
     assert rot[0].from_session == 1 and rot[0].to_session == 2

@@ -207,3 +207,44 @@ async def test_a_socket_closed_under_the_service_costs_no_error_per_audio_chunk(
             await service._ws_send({"type": "input_audio_buffer.append", "audio": ""})
         assert errors == []
         assert not runner.is_alive(service)
+
+
+def _audio_aliases() -> list[str]:
+    """One alias per audio provider, and Gemini 2.5 besides 3.x (its seed asks for a reply)."""
+    audio = [a for a in _one_alias_per_provider() if get_runner(a).mode == "audio"]
+    return sorted({*audio, "gemini-native-audio"})
+
+
+@pytest.mark.parametrize("alias", _audio_aliases())
+async def test_a_rotated_session_gets_the_history_and_is_asked_nothing(alias, demo):
+    """Rotated before every turn (age), each new session is given the history and no kickoff:
+    the provider's fake makes no reply that no user turn asked for, and every turn's record
+    holds its own golden reply only. A provider that takes history in only when asked to answer
+    it (`history_needs_reply`: Gemini 2.5) gets `CONTINUE_PROMPT`, and that reply is the
+    session's handshake: on no turn, in no turn's text."""
+    runner = get_runner(alias)
+    bus = EventBus()
+    sub = bus.subscribe()
+    config = RunConfig(model=alias, fake=True, speed=3.0, turns=[0, 1], rotation={"max_age_s": 1})
+    await run_benchmark(demo, config, bus, provider=runner)
+    events = sub.drain()
+    assert [e.status for e in events if e.kind == "run_ended"] == ["completed"]
+    rotated = [e for e in events if e.kind == "session_rotated"]
+    assert [e.turn_index for e in rotated][-1] == 1 and rotated[-1].replayed.messages == 2, rotated
+    for t in (0, 1):
+        r = next(e.result for e in events if e.kind == "turn_ended" and e.turn_index == t)
+        assert r.status == "ok", (t, r.status, r.error)
+        assert " ".join(r.assistant_text.split()) == " ".join(demo.turn(t).golden_text.split()), (t, r.assistant_text)
+    fake = runner.fake
+    asks = runner.history_needs_reply(config)
+    if isinstance(fake, SimulatorServer):
+        later = [r for r in fake.responses if r.session > 1]
+        assert later and all(r.turn_index is not None and r.kind != "greeting" for r in later), later
+    else:
+        kickoffs = [n for c in fake.connections[1:] for n in c.replies if n == -1]
+        # a kickoff reply only where the provider must be asked: once per session given history
+        assert len(kickoffs) == (sum(1 for e in rotated if e.replayed.messages) if asks else 0), (alias, kickoffs)
+    if asks:
+        handshake = [e for e in events if e.kind == "transcript_delta" and e.role == "assistant"
+                     and e.t_ms > rotated[-1].t_ms and e.turn_index is None]
+        assert handshake, "the reply asked for after the history is the session's, on no turn"

@@ -15,7 +15,7 @@ from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
 from runners.base import SessionSpec, get_runner
 from runners.config import RunConfig
-from runners.engine import CONTINUE_PROMPT, RunError, run_benchmark
+from runners.engine import RunError, run_benchmark
 from runners.fakes.common import script_for_benchmark
 from runners.glm_realtime import KEY_ENVS, GLMRealtimeRunner, history_entries
 from runners.glm_service import MAX_INSTRUCTION_CHARS, tool_note
@@ -74,7 +74,7 @@ async def test_rotation_replays_history_with_tool_state_and_text_only_turn_is_fl
     assert all(c.setup["model"] == "glm-realtime-flash" for c in fake.connections)
 
     # what the LAST new connection received: turns 1 and 2 in order, turn 2's tool call with
-    # its result, then the kickoff — before any audio of turn 3
+    # its result — before any audio of turn 3, and no kickoff: no reply asked for but turn 3's
     call2 = results[2].tool_calls[0]
     t1, t2 = demo.turn(1), demo.turn(2)
     assert fake.connections[3].history == [
@@ -83,8 +83,8 @@ async def test_rotation_replays_history_with_tool_state_and_text_only_turn_is_fl
         {"role": "user", "text": t2.input},
         {"role": "assistant", "text": tool_note(call2.name, call2.args, call2.response)},
         {"role": "assistant", "text": t2.golden_text},
-        {"role": "user", "text": CONTINUE_PROMPT},
     ]
+    assert all(-1 not in c.replies for c in fake.connections[1:])
     assert rotated[-1].replayed.messages == 4 and rotated[-1].replayed.tool_calls == 1
     assert rotated[-1].replayed.dropped_messages == 0
     # and the one before it carried turn 1 only
@@ -239,7 +239,6 @@ def test_build_service_passes_model_prompt_tools_and_history(demo):
             HistoryItem(kind="tool_result", turn_index=2, call_id="c1", name="check_repair_slots", response={"slots": ["10:00"]}),
             HistoryItem(kind="assistant", turn_index=2, text="Ten is free."),
         ],
-        kickoff=CONTINUE_PROMPT,
         config=RunConfig(model="glm-realtime-air", base_url="ws://127.0.0.1:9/api/paas/v4/realtime"),
     )
     svc = runner.build_service(spec)
@@ -250,6 +249,7 @@ def test_build_service_passes_model_prompt_tools_and_history(demo):
         ("assistant", '[tool check_repair_slots({"day":"tue"}) returned {"slots":["10:00"]}]'),
         ("assistant", "Ten is free."),
     ]
+    assert not svc._respond_on_seed  # no kickoff: the seeded session asks for no reply
     assert runner.is_alive(svc)  # connecting counts as alive; a failed connect does not
     svc.failed = "refused"
     assert not runner.is_alive(svc)

@@ -16,7 +16,7 @@ from arena_tui.cli import main
 from arena_tui.spine.events import Reconnected, SessionRotated
 from runners.base import HistoryItem, get_runner
 from runners.config import RunConfig
-from runners.engine import CONTINUE_PROMPT, RunError, run_benchmark
+from runners.engine import RunError, run_benchmark
 from runners.fakes.common import Script, ScriptedReply, script_for_benchmark
 from tests.provider_harness import GREETING, ServiceRig
 from runners.fakes.xai import XaiRealtimeFake
@@ -72,17 +72,19 @@ async def test_tool_call_then_age_rotation_replays_history_items_into_the_new_se
     assert (rep.strategy, rep.messages, rep.tool_calls, rep.dropped_messages) == ("full_history", 2, 1, 0)
     assert [(e.session, e.reason) for e in events if e.kind == "reconnected"] == [(2, "age")]
 
-    # the NEW connection received turn 2 as items, in order, before the kickoff and its response
+    # the NEW connection received turn 2 as items, in order, and was asked for nothing: no
+    # kickoff, no response.create until turn 3's call was answered (its server VAD answers turn 3)
     assert second.history == [
         {"role": "user", "text": t2.input},
         {"role": "function_call", "call_id": call_id, "name": "check_repair_slots", "args": {"date": "2025-05-06"}},
         {"role": "function_call_output", "call_id": call_id, "output": t2.function_call_response},
         {"role": "assistant", "text": _spoken(t2.golden_text)},
-        {"role": "user", "text": CONTINUE_PROMPT},
     ]
     kinds = [m["type"] for m in second.messages]
     creates = [i for i, k in enumerate(kinds) if k == "conversation.item.create"]
-    assert creates[4] < kinds.index("response.create")  # all five items before the first response
+    assert len(creates) == 5 and creates[4] < kinds.index("response.create")  # the 5th: turn 3's call output
+    assert second.messages[creates[4]]["item"]["type"] == "function_call_output"
+    assert second.replies == [1]  # the one reply on it is turn 3's (reply 1 of the script), no kickoff reply
     assert second.errors == [] and first.errors == []
     assert second.system_instruction == first.system_instruction and second.tools == first.tools
     # turn 3's own call went to the new session
@@ -123,7 +125,7 @@ async def test_server_close_mid_run_is_a_dead_session_rotated_and_the_turn_retri
     rotated = [e for e in events if e.kind == "session_rotated"]
     assert [(e.reason in ("disconnect", "error"), e.from_session, e.to_session, e.turn_index) for e in rotated] == [(True, 1, 2, 0)]
     assert rotated[0].replayed.messages == 0  # turn 0 had not finished: nothing to replay yet
-    assert second.history[0] == {"role": "user", "text": CONTINUE_PROMPT}
+    assert second.history == [] and -1 not in second.replies  # nothing asked of the new session
     assert [e.attempt for e in events if e.kind == "retry" and e.turn_index == 0] == [1]
     r0, r1 = results[0], results[1]
     assert (r0.status, r0.retries, r0.reconnects, r0.session) == ("ok", 1, 1, 2)

@@ -17,7 +17,7 @@ from arena_tui.cli import main
 from arena_tui.store import Store
 from runners.base import HistoryItem, get_runner
 from runners.config import RunConfig
-from runners.engine import CONTINUE_PROMPT, RunError, run_benchmark
+from runners.engine import RunError, run_benchmark
 from runners.fakes.common import Script, script_for_benchmark
 from runners.nova_sonic import ROTATE_AFTER_S, NovaSonicRunner, history_messages
 from tests.provider_runs import quiet_loguru, record_run
@@ -74,18 +74,19 @@ async def test_rotation_replays_tool_state_as_text_and_input_is_16k(demo, tmp_pa
     ]
 
     # The stream after the rotation was given turn 2 as history: the user's words, the tool
-    # call with its arguments AND its result (as assistant text), the reply — then the kickoff.
-    assert [h["role"] for h in third.history] == ["USER", "ASSISTANT", "USER"]
+    # call with its arguments AND its result (as assistant text), the reply — and no kickoff:
+    # nothing interactive, so Nova answers turn 3 only (no reply to nothing in between).
+    assert [h["role"] for h in third.history] == ["USER", "ASSISTANT"]
     assert third.history[0]["text"] == t2.input
     said = third.history[1]["text"]
     call = t2.expected_calls[0]
     assert f"check_repair_slots with {json.dumps(call.args, sort_keys=True)}" in said
     assert json.dumps(t2.function_call_response, ensure_ascii=False) in said
     assert said.endswith(t2.golden_text)
-    assert third.history[2] == {"role": "USER", "text": CONTINUE_PROMPT, "interactive": True}
     assert "interactive" not in third.history[0] and "interactive" not in third.history[1]
-    # ...and nothing was replayed into the first two (no history yet).
-    assert [h.get("interactive") for h in first.history + second.history] == [True, True]
+    assert -1 not in second.replies + third.replies  # every reply after the greeting is a turn's
+    # ...and nothing was replayed into the first two (no history yet); only the greeting asked for a reply.
+    assert [h.get("interactive") for h in first.history + second.history] == [True]
 
     # Every stream: system prompt, tools, and user audio declared and delivered at 16 kHz.
     for rec in fake.connections:
@@ -120,7 +121,8 @@ async def test_stream_ended_by_aws_rotates_through_the_engine_with_tool_history(
     errors = [e.message for e in events if e.kind == "error"]
     assert any("AWS Bedrock ended the response stream" in m for m in errors), errors  # Pipecat's ErrorFrame
     assert any("reset_conversation is not used" in m for m in errors), errors  # ours: why no in-service reconnect
-    assert [h["role"] for h in new.history] == ["USER", "ASSISTANT", "USER"]
+    assert [h["role"] for h in new.history] == ["USER", "ASSISTANT"]  # the history, no kickoff
+    assert new.replies == [2]  # its one reply is the retry of turn 3 (script reply 2), nothing asked before it
     assert new.history[0]["text"] == turn(demo, 2).input
     assert "check_repair_slots" in new.history[1]["text"] and '"14:30"' in new.history[1]["text"]
     assert new.system_instruction == demo.system_prompt and new.tools == old.tools

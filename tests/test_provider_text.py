@@ -221,7 +221,8 @@ async def test_end_session_ends_the_run_early(demo, text_run):
         assert (r[0].status, r[0].sentinel, r[0].tool_calls[0].name) == ("ended_session", MODEL_ENDED_SESSION, "end_session")
         assert [(r[i].status, r[i].assistant_text) for i in (1, 2)] == [("ended_early", MODEL_ENDED_SESSION_EARLY)] * 2
         assert fake.requests[-1].tool_results() == [{"call_id": "call_fake0001", "content": {"status": "success"}}]
-        assert run.kinds("run_ended")[0].reason == "model ended the session"
+        ended = run.kinds("run_ended")[0]
+        assert (ended.status, ended.reason) == ("completed", "model ended the session")  # its call is an answer: no failure
 
 
 async def test_cancel_records_the_turn_under_way_as_interrupted(demo, tmp_path):
@@ -403,3 +404,31 @@ async def test_the_monitor_runs_a_text_model_and_judges_it_without_turn_taking(t
                 break
             await asyncio.sleep(0.1)
         assert len(judged) == 3 and all("turn_taking" not in j.scores for j in judged.values())
+
+
+def test_cli_a_model_that_never_answered_fails_the_run(tmp_path):
+    """Nothing listens at the endpoint: every turn ends no_response. That run failed — exit code 2,
+    one line on stderr saying why (no traceback, no library log), stored as failed with that reason."""
+    import os
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).with_name("arena-tui")
+    cli = [str(exe)] if exe.is_file() else [sys.executable, "-m", "arena_tui.cli"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AWS_", "ARENA_TUI_TEXT"))}
+    db = tmp_path / "never.db"
+    p = subprocess.run(
+        [*cli, "--db", str(db), "run", "demo_bench", "--model", "text", "--base-url", "http://127.0.0.1:1/v1",
+         "--turns", "0", "--headless"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=180, stdin=subprocess.DEVNULL,
+    )
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    err = p.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("arena-tui: no turn got an answer: turn 0 ended no_response 1"), p.stderr
+    assert "Connection error" in err[0] and "Traceback" not in p.stderr
+    assert f"run failed: {err[0].removeprefix('arena-tui: ')}" in p.stdout, p.stdout
+    with sqlite3.connect(db) as con:
+        (status, reason), = con.execute("SELECT status, reason FROM runs").fetchall()
+        turns = con.execute("SELECT turn_index, status FROM turns WHERE turn_index >= 0").fetchall()
+    assert (status, reason) == ("failed", err[0].removeprefix("arena-tui: "))
+    assert turns == [(0, "no_response")]

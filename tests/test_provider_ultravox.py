@@ -94,7 +94,9 @@ async def test_tool_call_and_age_rotation_replay_history_as_initial_messages(dem
     assert [h["role"] for h in second.history] == ["user", "tool_call", "tool_result", "agent"]
     assert second.history[0]["text"] == t2.input and second.history[3]["text"] == t2.golden_text
     assert json.loads(second.history[2]["text"]) == t2.function_call_response
-    assert second.replies == [-1, 1]  # the agent's continuation, then turn 3's answer
+    # the new call waits for the user: no continuation of the agent's before turn 3's answer
+    assert creation["body"]["firstSpeakerSettings"] == {"user": {}} and "firstSpeakerSettings" not in fake.creations[0]["body"]
+    assert second.replies == [1]
     assert [c.call_id for c in runner.calls] == list(fake.calls)
 
     # Turn 3 on the new call, with its own tool call answered.
@@ -137,6 +139,7 @@ async def test_prior_call_mode_continues_the_call_server_side(demo, tmp_path):
     assert second.history[4]["text"] == t2.golden_text
     (rot,) = r.kinds("session_rotated")
     assert rot.reason == "age" and rot.replayed.strategy == "provider_resumption"  # we sent nothing ourselves
+    assert creation["body"]["firstSpeakerSettings"] == {"user": {}} and -1 not in second.replies
     assert rot.replayed.dropped_messages == 0 and rot.replayed.messages >= 2
     assert [(x.turn_index, x.status) for x in r.results] == [(-1, "ok"), (2, "ok"), (3, "ok")]
 

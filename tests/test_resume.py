@@ -32,11 +32,12 @@ def _cli() -> list[str]:
     return [str(exe)] if exe.is_file() else [sys.executable, "-m", "arena_tui.cli"]
 
 
-def kill_after_turn(db: Path, turn: int, tmp: Path) -> str:
-    """Start a headless sim run in a child process, SIGKILL it once turn `turn`'s progress line
-    (printed after the store committed the turn) appears; returns the child's stdout."""
+def kill_after_turn(db: Path, turn: int, tmp: Path, *args: str) -> str:
+    """Start a headless sim run in a child process (`args` added to its command line), SIGKILL
+    it once turn `turn`'s progress line (printed after the store committed the turn) appears;
+    returns the child's stdout."""
     p = subprocess.Popen(
-        [*_cli(), "--db", str(db), "run", "demo_bench", "--speed", "20", "--headless"],
+        [*_cli(), "--db", str(db), "run", "demo_bench", "--speed", "20", "--headless", *args],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, cwd=tmp,
         start_new_session=True, text=True,
     )
@@ -182,3 +183,67 @@ def test_resume_after_quit(tmp_path: Path) -> None:
         results[0].user_text, results[1].user_text,
     ]
     assert results[2].user_text not in first.item_texts()  # the interrupted turn is played, not replayed
+
+
+def test_resume_at_turn_1_hears_turn_1_and_asks_for_no_reply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Killed right after turn 0 (turns 0-2): the resumed session is given turn 0 as history and
+    no request for a reply. demo_bench's turns 0 and 1 begin with the same 50 ms of audio, so a
+    simulator that did not take the replayed turn 0 as said heard turn 1 as turn 0 (and held
+    its reply for the rest of turn 0's WAV: no_response); a kickoff made the model greet."""
+    db = tmp_path / "runs.db"
+    kill_after_turn(db, 0, tmp_path, "--turns", "0-2")
+    with sqlite3.connect(db) as conn:
+        [(run_id,)] = conn.execute("SELECT run_id FROM runs").fetchall()
+    assert [r[0] for r in turn_rows(db, run_id)] == [0]
+
+    runners: list = []
+
+    def keep(model: str):
+        r = get_runner(model)
+        runners.append(r)
+        return r
+
+    monkeypatch.setattr(engine, "get_runner", keep)
+    code = cli.main(["--db", str(db), "resume", run_id, "--judge", "none"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    # the summary line counts the replayed turn (it used to read "finished turns replayed: 0")
+    assert f"resuming run {run_id} at turn 1: 1 finished turn replayed (turn 0), 2 to play" in out, out
+
+    bench = load_benchmark("demo_bench", None)
+
+    async def read() -> tuple:
+        async with await Store.open(db) as store:
+            return await store.get_run(run_id), await store.turn_results(run_id), await store.events(run_id)
+
+    run, results, events = asyncio.run(read())
+    by_turn = {r.turn_index: r for r in results}
+    t1 = by_turn[1]
+    assert t1.status == "ok", (t1.status, t1.user_transcript, t1.assistant_text)
+    assert t1.user_transcript == bench.turns[1].input  # turn 1 heard as turn 1, not turn 0
+    assert " ".join(t1.assistant_text.split()) == " ".join(bench.turns[1].golden_text.split())
+    assert "How can I help you" not in t1.assistant_text
+    assert by_turn[2].status == "ok" and run.status == "completed"
+    [resumed] = [ev for _, ev in events if ev.kind == "run_resumed"]
+    assert (resumed.from_turn, resumed.replayed_turns, resumed.replayed.messages) == (1, [0], 2)
+    opened = [ev for _, ev in events if ev.kind == "session_opened" and ev.t_ms >= resumed.t_ms]
+    assert opened[0].detail.startswith("resumed at turn 1: turn 0 replayed (2 msgs"), opened[0].detail
+
+    # what the simulator got: turn 0 as history, no kickoff, and no response asked for except
+    # the ones that follow a tool result (turn 2's call); it never greeted
+    [runner] = runners
+    sim = runner.fake
+    first = sim.sessions[0]
+    assert first.item_texts()[:2] == [bench.turns[0].input, by_turn[0].assistant_text]
+    assert not [t for t in first.item_texts() if "continue our conversation" in t.lower()]
+    outputs_since = 0
+    for e in (e for e in sim.log if e.session == first.session):
+        if e.type == "conversation.item.create" and e.payload["item"].get("type") == "function_call_output":
+            outputs_since += 1
+        elif e.type == "response.create":
+            assert outputs_since > 0, "a response was asked for that no tool result calls for"
+            outputs_since = 0
+    assert [r.kind for r in sim.responses if r.kind == "greeting" or r.turn_index is None] == []
+    assert [(t.turn_index, t.identified_by) for t in sim.truth_log] == [(1, "fingerprint"), (2, "fingerprint")]

@@ -743,3 +743,23 @@ async def test_reply_after_calls_waits_for_all_outputs_but_not_forever(bench: Be
         assert first.status == "answered" and not any("without" in n for n in first.notes)
         assert retry.status == "answered" and f"spoke without the outputs for {calls[3]['call_id']}" in retry.notes
         assert [o.parsed for o in sim.sessions[0].tool_outputs.values()][:2] == payloads
+
+
+async def test_turns_whose_audio_opens_alike_are_told_apart_by_their_audio() -> None:
+    """demo_bench's turns 0 and 1 ("Hi! Are you…", "How much…") share their first 64 ms, so the
+    50 ms onset hash names both. Spoken first to a fresh simulator (as after a resume), turn 1
+    is heard as turn 1 — by more of its audio, not by which turn was answered last (turn 0,
+    unanswered, used to win: its words transcribed, the reply held for the rest of its WAV)."""
+    from benchmarks.registry import load_benchmark
+
+    demo = load_benchmark("demo_bench")
+    async with SimulatorServer(demo, voice="tone") as sim:
+        async with Client(sim.base_url) as c:
+            await c.configure()
+            await speak_turn(c, demo, 1)
+            heard = (await c.wait_for("conversation.item.input_audio_transcription.completed"))[0]["transcript"]
+            assert heard == demo.turn(1).input
+            await c.wait_for("response.done")
+            said = c.of("response.output_audio_transcript.done")[0]["transcript"]
+    assert said == spoken_text(demo.turn(1).golden_text)
+    assert [(t.turn_index, t.identified_by, t.match_offset_ms is not None) for t in sim.truth_log] == [(1, "fingerprint", True)]

@@ -48,12 +48,22 @@ def run(args: argparse.Namespace) -> int:
         config = RunConfig.from_recorded(plan.config)
     except ConfigError as e:
         raise CliError(f"run {plan.run_id}: its recorded config cannot be used: {e}") from None
-    done = ", ".join(str(r.turn_index) for r in plan.done) or "none"
-    print(f"resuming run {plan.run_id} at turn {plan.from_turn} (finished turns replayed: {done}; "
-          f"to play: {len(plan.turns)})", flush=True)
+    print(f"resuming run {plan.run_id} at turn {plan.from_turn}: {replayed_text([r.turn_index for r in plan.done])}, "
+          f"{len(plan.turns)} to play", flush=True)
     return asyncio.run(
         _run_headless(bench, config, db, sys.stdout, start=_starter(plan.run_id, bench, config, judge), total=len(plan.turns))
     )
+
+
+def replayed_text(turns: list[int]) -> str:
+    """The finished turns a resumption replays, counted and named ("1 finished turn replayed
+    (turn 0)"): a bare list read "replayed: 0" as none."""
+    from runners.rotation import turn_span  # deferred: --help imports every command module; the engine and store load only when resume runs
+
+    if not turns:
+        return "no finished turn to replay"
+    n = len(turns)
+    return f"{n} finished turn{'s' if n != 1 else ''} replayed ({turn_span(turns)})"
 
 
 async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, Any]:

@@ -184,9 +184,9 @@ async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Ju
                 run_id = await store.run_while_writable(start(store, bus))
             else:
                 await store.run_while_writable(run_and_judge())
-        except RunError as e:
+        except RunError as e:  # one line: why the run could not start or failed (the run_ended reason)
             status = 2
-            print(f"\narena-tui: {e}", file=sys.stderr)
+            print(f"arena-tui: {e}", file=sys.stderr)
         except StoreWriteError as e:
             failure = e
         except asyncio.CancelledError:
@@ -259,14 +259,27 @@ def _on_a_terminal() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
+#: (module, function) of Pipecat's own log lines about an ErrorFrame: the frame pushed, the worker told of it
+_ERROR_FRAME_LOGS = frozenset({
+    ("pipecat.processors.frame_processor", "push_error_frame"),
+    ("pipecat.pipeline.worker", "_source_push_frame"),
+})
+
+
 def _quiet_logs(verbose: bool) -> None:
-    """Pipecat logs every frame (and the whole system prompt) at DEBUG; a headless run shows warnings."""
+    """Pipecat logs every frame (and the whole system prompt) at DEBUG; a headless run shows
+    warnings, but not Pipecat's two lines per ErrorFrame: the engine records every ErrorFrame as
+    an `error` event, which the progress prints (an unreachable endpoint put 8 such lines on
+    stderr before the run's one line saying it failed)."""
     from loguru import logger  # deferred: loguru comes with Pipecat; it is configured only for a run
 
     from arena_tui.store.scrub import scrub_log_record  # deferred: aiosqlite and the store load only for commands that open a database
 
+    def keep(record: Any) -> bool:
+        return verbose or (record["name"], record["function"]) not in _ERROR_FRAME_LOGS
+
     logger.remove()
-    logger.add(sys.stderr, level="DEBUG" if verbose else "WARNING", filter=scrub_log_record)
+    logger.add(sys.stderr, level="DEBUG" if verbose else "WARNING", filter=lambda r: keep(r) and scrub_log_record(r))
 
 
 class _suppress:

@@ -93,11 +93,18 @@ class AudioRun(RunBase[Session, Attempt]):
         g = self.config.greeting
         if self.seed is not None:  # resumed / rehydrated: the history replayed, no greeting turn
             items, _ = self.seeded_replay()
-            kickoff = CONTINUE_PROMPT if items or not g.enabled else g.prompt
-            await self.open_session(kickoff, items, detail=self.seed_detail())
-            await self.handshake(None)
+            if not items and g.enabled:  # nothing to replay (turn 0): greeted as a fresh session is, unrecorded
+                await self.open_session(g.prompt, detail=self.seed_detail())
+                await self.handshake(None)
+                return
+            await self.open_session(self.continuation(items), items, detail=self.seed_detail())
+            await self.settle_opening()
             return
-        await self.open_session(g.prompt if g.enabled else CONTINUE_PROMPT, detail="initial")
+        if not g.enabled:  # no greeting: the session is asked nothing and the first turn starts it
+            await self.open_session(None, detail="initial")
+            await self.settle_opening()
+            return
+        await self.open_session(g.prompt, detail="initial")
         self.turn_index = GREETING_TURN
         self.publish(self.ev(TurnStarted, attempt=0, input_text=g.prompt))
         self.finish_greeting(await self.handshake(GREETING_TURN), g.prompt)
@@ -194,11 +201,44 @@ class AudioRun(RunBase[Session, Attempt]):
         return session
 
     async def rotate(self, reason: str) -> None:
-        """Replace the current session, replaying the history, then settle its kickoff response."""
+        """Replace the current session, replaying the history, then settle it (`settle_opening`)."""
         old = self.session
         why = old.failed if old is not None and old.failed else "connection closed"
-        await self.replace_session(reason, why, lambda items, detail: self.open_session(CONTINUE_PROMPT, items, detail=detail))
-        await self.handshake(self.turn_index)
+        await self.replace_session(
+            reason, why, lambda items, detail: self.open_session(self.continuation(items), items, detail=detail)
+        )
+        await self.settle_opening()
+
+    def continuation(self, items: list[HistoryItem]) -> str | None:
+        """The kickoff of a session that goes on from `items`: none — the history is seeded and
+        nothing asked, so no reply can land in the next turn — unless the provider takes history
+        in only when asked to answer it (`history_needs_reply`)."""
+        return CONTINUE_PROMPT if items and self.provider.history_needs_reply(self.config) else None
+
+    async def settle_opening(self) -> None:
+        """What the new session owes before the next turn: the reply its kickoff asked for (the
+        handshake, on no turn), or, asked nothing, its setup (`settle`)."""
+        assert self.session is not None
+        if self.session.spec.kickoff is not None:
+            await self.handshake(None)
+        else:
+            await self.settle()
+
+    async def settle(self) -> None:
+        """A session asked for nothing: wait until it has taken its setup and seeded history
+        (`ProviderRunner.session_ready`), at most as long as a kickoff's reply may take to start."""
+        s = self.session
+        floor = self.config.watchdog.min_wall_ms * self.config.speed  # provider setup is wall-clock bound
+        wait = max(self.config.greeting.start_timeout_ms, floor)
+        until = self.now() + wait
+        while s is not None and s.alive() and s.llm is not None and not self.provider.session_ready(s.llm):
+            if self.now() >= until:
+                self.publish(self.ev(ErrorEvent, where="engine", fatal=False, message=(
+                    f"session {s.number} did not report its setup done within {wait:,.0f} ms (audio time); "
+                    "the next turn goes on, its first words may go unheard")))
+                return
+            await self.clock.sleep(20)
+            self._advance_detector(self.now())
 
     async def ensure_session(self) -> None:
         s = self.session
@@ -215,14 +255,15 @@ class AudioRun(RunBase[Session, Attempt]):
             await self.rotate(reason)
 
     async def handshake(self, turn_index: int | None) -> Attempt:
-        """Wait out a session's kickoff response (the greeting, or the post-rotation reply): by
-        the end-of-turn rule, or nothing started within `start_timeout_ms`, or the cap
-        `finish_timeout_ms` (a reply still going then would spill into the next turn: the
-        session is replaced before it)."""
+        """Wait out a session's kickoff response: the greeting (turn −1), or a seeded session's
+        reply to `CONTINUE_PROMPT` (`turn_index` None: its events belong to no turn). It ends by
+        the end-of-turn rule, or nothing started within `start_timeout_ms`, or at the cap
+        `finish_timeout_ms` (a reply still going then would spill into the next turn: the session
+        is replaced before it)."""
         g = self.config.greeting
-        prev = self.attempt
+        prev, prev_turn = self.attempt, self.turn_index
         a = Attempt(turn_index=turn_index if turn_index is not None else GREETING_TURN, number=0, started_ms=self.now())
-        self.attempt = a
+        self.attempt, self.turn_index = a, turn_index
         try:
             start_by = a.started_ms + self.wall_floor(g.start_timeout_ms)
             finish_by = a.started_ms + self.wall_floor(g.finish_timeout_ms)
@@ -244,7 +285,7 @@ class AudioRun(RunBase[Session, Attempt]):
                     break
             self._close_bot_speech(a)
         finally:
-            self.attempt = prev
+            self.attempt, self.turn_index = prev, prev_turn
         return a
 
     def wall_floor(self, ms: float) -> float:

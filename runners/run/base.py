@@ -53,10 +53,13 @@ from arena_tui.spine.benchmark import Benchmark, Turn
 
 from ..base import HistoryItem, ProviderRunner, RunError, SessionSpec
 from ..config import Rotation, RunConfig
-from ..rotation import History, select_replay
+from ..rotation import History, select_replay, turn_span
 from ..tools import Resolution, ToolResolver, not_available_payload, success_payload
 from ..transports import RunClock
 
+#: the kickoff of a session seeded with history, only for a provider that takes history in
+#: only when asked to answer it (`ProviderRunner.history_needs_reply`); its reply is the
+#: session's handshake. Every other seeded session is asked nothing.
 CONTINUE_PROMPT = "Please continue our conversation."
 UNPLANNED = ("disconnect", "error", "timeout", "retry", "slow_reply")  # rotation reasons that are failures, not policy
 _CONTROL_TOKEN = re.compile(r"<[A-Za-z_]*\d*>|<\|[^|>]*\|>")
@@ -76,10 +79,31 @@ def turn_status(outcome: str, ends_session: bool) -> tuple[str, str | None]:
     return ("empty_response" if outcome == "empty" else "no_response"), EMPTY_RESPONSE
 
 
-def replayable(status: str) -> bool:
-    """The history rule: a turn that got an answer is replayed with it (reply text, tool calls
-    and results); one that got none is replayed as the user's words alone."""
+def answered(status: str) -> bool:
+    """Whether a turn got an answer from the model: a reply, calls, or the call that ended the session."""
     return status in ("ok", "ended_session")
+
+
+def replayable(status: str) -> bool:
+    """The history rule: a turn that got an answer (`answered`) is replayed with it (reply text,
+    tool calls and results); one that got none is replayed as the user's words alone."""
+    return answered(status)
+
+
+def unanswered_run(results: list[TurnResult]) -> str | None:
+    """The run-outcome rule: a run in which no turn got an answer (an unreachable endpoint, a model
+    that never replied) failed, whatever its loop: why, naming the turns and the last error. None:
+    it completed (one answered turn is enough; so is the model ending the session with a call)."""
+    played = [r for r in results if r.turn_index >= 0 and r.status != "ended_early"]
+    if not played or any(answered(r.status) for r in played):
+        return None
+    counts: dict[str, int] = {}
+    for r in played:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    ended = ", ".join(f"{status} {n}" for status, n in sorted(counts.items()))
+    error = next((r.error for r in reversed(played) if r.error), None)
+    turns = sorted(r.turn_index for r in played)
+    return f"no turn got an answer: {turn_span(turns)} ended {ended}" + (f" (last error: {error})" if error else "")
 
 
 def remember_turn(
@@ -139,13 +163,15 @@ class Seed:
     held, replayed through the provider's replay path like a rotation's.
 
     `resumed_from` set: an interrupted run goes on at that turn (`run_resumed` instead of
-    `run_started`; the finished turns' history). Unset: a rehydrated turn (golden history).
-    `start_ms` is where the run's timeline continues, so its events stay in time order."""
+    `run_started`; the finished turns' history, and their records in `done`: the run's outcome
+    counts them). Unset: a rehydrated turn (golden history). `start_ms` is where the run's
+    timeline continues, so its events stay in time order."""
 
     history: list[HistoryItem]
     start_ms: float = 0.0
     resumed_from: int | None = None
     detail: str = ""
+    done: list[TurnResult] = field(default_factory=list)
 
     def turns(self) -> list[int]:
         return sorted({h.turn_index for h in self.history})
@@ -304,6 +330,8 @@ class RunBase(ABC, Generic[S, A]):
         self.attempt: A | None = None
         self.turn_index: int | None = None
         self.ended_by_model = False
+        #: every turn's record, for the run's outcome (`unanswered_run`); a resumption's starts with the finished ones
+        self.results: list[TurnResult] = list(seed.done) if seed is not None else []
 
     # -- events
 
@@ -407,8 +435,8 @@ class RunBase(ABC, Generic[S, A]):
         self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=result))
         return result
 
-    def spec(self, kickoff: str, history: list[HistoryItem] | None = None) -> SessionSpec:
-        """What the provider gets to open one session."""
+    def spec(self, kickoff: str | None, history: list[HistoryItem] | None = None) -> SessionSpec:
+        """What the provider gets to open one session (`kickoff` None: it is asked nothing)."""
         return SessionSpec(
             model=self.provider.resolve_model(self.config.model),
             system_prompt=self.benchmark.system_prompt,
@@ -476,8 +504,7 @@ class RunBase(ABC, Generic[S, A]):
     def seed_detail(self) -> str:
         assert self.seed is not None
         _, summary = self.seeded_replay()
-        turns = self.seed.turns()
-        span = f"turns {turns[0]}-{turns[-1]}" if turns else "no turns"
+        span = turn_span(self.seed.turns())
         what = f"{summary.messages} msgs, {summary.tool_calls} calls, {summary.chars} chars"
         return f"{self.seed.detail or 'seeded'}: {span} replayed ({what})"
 
@@ -490,6 +517,8 @@ class RunBase(ABC, Generic[S, A]):
             await self.play(turns)
             self.turn_index = None
             self.flush_conversation(None)
+            if (why := unanswered_run(self.results)) is not None:
+                raise RunError(why)  # failed, as below: named once, then the end
             self.publish(self.ev(RunEnded, status="completed", reason="model ended the session" if self.ended_by_model else "",
                                  wall_time=wall_now()))
         except asyncio.CancelledError:
@@ -514,9 +543,10 @@ class RunBase(ABC, Generic[S, A]):
             for turn in turns:
                 current = turn
                 if self.ended_by_model:
-                    self.ended_early(turn)
+                    self.results.append(self.ended_early(turn))
                     continue
                 result = await self.run_turn(turn)
+                self.results.append(result)
                 if result.status == "ended_session":
                     self.ended_by_model = True
         except asyncio.CancelledError:

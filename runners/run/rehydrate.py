@@ -17,12 +17,12 @@ from collections.abc import Callable
 from typing import Any
 
 from arena_tui.spine.bus import EventBus
-from arena_tui.spine.events import ErrorEvent, RunEnded
+from arena_tui.spine.events import ErrorEvent, RunEnded, TurnResult
 from arena_tui.spine.benchmark import Benchmark, Turn
 
-from ..base import ProviderRunner
+from ..base import ProviderRunner, RunError
 from ..config import RunConfig
-from .base import RunBase, Seed, golden_history
+from .base import RunBase, Seed, golden_history, unanswered_run
 
 Loop = Callable[..., RunBase[Any, Any]]
 
@@ -45,6 +45,7 @@ class RehydratedRun:
         self.numbers = itertools.count(1)
         self.lead = self.turn_loop(None)  # records the run's start and end, on the run's timeline
         self.failed: dict[int, str] = {}
+        self.results: list[TurnResult] = []  # every turn's record, for the run's outcome
 
     def turn_loop(self, seed: Seed | None) -> RunBase[Any, Any]:
         return self.loop(
@@ -64,6 +65,8 @@ class RehydratedRun:
         try:
             await self.provider.start(self.config, self.benchmark)
             await asyncio.gather(*(self.play(turn, gate) for turn in turns))
+            if not self.failed and (unanswered := unanswered_run(self.results)) is not None:
+                raise RunError(unanswered)  # failed, as below: named once, then the end
             if self.failed:
                 why = "; ".join(f"turn {i}: {m}" for i, m in sorted(self.failed.items()))
                 lead.publish(lead.ev(RunEnded, turn_index=None, status="failed", reason=f"{len(self.failed)} turn(s) failed: {why}"))
@@ -89,6 +92,7 @@ class RehydratedRun:
             except Exception as e:  # play() recorded the turn and the error event
                 self.failed[turn.turn_index] = str(e) or type(e).__name__
             finally:
+                self.results.extend(run.results)
                 run.turn_index = None
                 run.flush_conversation(None)
                 if run.session is not None:

@@ -55,8 +55,11 @@ class Session(SessionBase):
         llm = self.build_llm()
         run.provider.observe_responses(llm, lambda status, why: run.on_response_done(self, status, why))
         run.provider.observe_session(llm, lambda cls, **kw: run.on_session_event(self, cls, **kw))
+        # The context goes to the service at start either way (its tools, Pipecat's gotcha 1);
+        # whether that asks for a reply is the runner's part of `spec.kickoff`.
+        kickoff = self.spec.kickoff
         context = LLMContext(
-            [{"role": "user", "content": self.spec.kickoff}],
+            [{"role": "user", "content": kickoff}] if kickoff else [],
             run.provider.tools(self.spec.tools),
         )
         pair = LLMContextAggregatorPair(context)

@@ -207,7 +207,7 @@ class TextRun(RunBase[TextSession, TextAttempt]):
     # -- sessions
 
     async def open_session(self, history: list[HistoryItem] | None = None, detail: str = "") -> TextSession:
-        session = TextSession(self, self.next_session_number(), self.spec("", history))
+        session = TextSession(self, self.next_session_number(), self.spec(None, history))
         self.session = session
         await session.open()
         self.session_opened(session, detail)

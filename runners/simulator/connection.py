@@ -218,7 +218,10 @@ class Connection:
         pcm = np.frombuffer(audio, dtype="<i2")
         if pcm.size == 0:
             return
-        self.matches.extend(self.scanner.feed(pcm))
+        found = self.scanner.feed(pcm)
+        self.matches.extend(found)
+        if found and self.segment is not None and self.segment.truth is None:
+            await self._heard_at_start(self.segment)  # an onset that took more audio to tell apart
         edges = self.vad.feed(pcm)
         self.clock.add(pcm.size)
         self.rec.audio_ms = self.clock.ms
@@ -317,8 +320,13 @@ class Connection:
         await self.send("input_audio_buffer.speech_started", audio_start_ms=int(round(edge.at_ms)),
                         item_id=seg.item_id)
         await self.replies.interrupt("turn_detected")
+        await self._heard_at_start(seg)
+
+    async def _heard_at_start(self, seg: _Segment) -> None:
+        """The turn of speech under way, as soon as it can be told (at its start, or once its
+        onset's audio told it apart): a barge_in fault replies while the user still speaks."""
         truth = self._identify(seg, final=False)
-        if truth is not None and seg.fault is not None and seg.fault.kind == "barge_in":
+        if truth is not None and seg.fault is not None and seg.fault.kind == "barge_in" and not seg.responded:
             seg.responded = True
             self.replies.barge_in(truth, seg.fault, seg.start_ms)
 
@@ -436,6 +444,10 @@ class Connection:
         await self.send("conversation.item.added", previous_item_id=prev, item=item)
         await self.send("conversation.item.done", previous_item_id=prev, item=item)
         self.conversation.last_item_id = item["id"]
+        if item["type"] == "message" and item.get("role") == "user":
+            for part in item.get("content") or []:
+                if isinstance(part, dict) and isinstance(part.get("text"), str):
+                    self.turns.replayed(part["text"])
         if item["type"] == "function_call_output":
             call_id = str(item.get("call_id"))
             made = next((c for c in self.rec.calls if c.call_id == call_id), None)

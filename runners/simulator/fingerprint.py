@@ -5,6 +5,12 @@ it, counting the time before the file as silence) is hashed over the next HASH_S
 samples. The received stream is scanned the same way, so a match is exact and does not
 depend on how the client cut the audio into chunks. Onsets inside a WAV (after a pause)
 are indexed too, with their offset, so a turn split by VAD is still recognised.
+
+Two WAVs can open alike: synthesised "Hi! Are you open…" and "How much is…" (demo_bench
+turns 0 and 1) share their first 64 ms. An onset whose 50 ms hash names more than one turn
+is told apart by a hash over LONG_SAMPLES (the stream after a clip is digital silence, so a
+WAV's tail is padded with zeros), and matched only once that much has arrived: never by
+which turn the simulator last answered, which a resumed run's fresh simulator does not know.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ RATE = 24000
 ONSET_LEVEL = 500  # |sample|; TTS room tone stays well below, speech goes well above
 QUIET_SAMPLES = RATE // 10  # 100 ms below the level before an onset
 HASH_SAMPLES = RATE // 20  # 50 ms hashed after the onset
+LONG_SAMPLES = RATE // 4  # 250 ms hashed when the 50 ms name several turns
 FRAME = RATE // 100  # 10 ms, as the VAD frames
 
 
@@ -34,6 +41,11 @@ class Match:
 
 def _digest(pcm: np.ndarray) -> bytes:
     return hashlib.blake2b(np.ascontiguousarray(pcm, dtype="<i2").tobytes(), digest_size=8).digest()
+
+
+def _long(pcm: np.ndarray) -> np.ndarray:
+    """The LONG_SAMPLES after an onset, zero-padded past the clip's end (silence follows a clip)."""
+    return pcm if pcm.size >= LONG_SAMPLES else np.concatenate([pcm, np.zeros(LONG_SAMPLES - pcm.size, dtype=pcm.dtype)])
 
 
 def onsets(pcm: np.ndarray) -> list[int]:
@@ -59,6 +71,7 @@ class FingerprintIndex:
 
     def __init__(self) -> None:
         self._by_hash: dict[bytes, list[tuple[int, float, bool]]] = {}
+        self._by_long: dict[bytes, list[tuple[int, float, bool]]] = {}
         self.turns: set[int] = set()
         self.errors: dict[int, str] = {}
         self._last_loud_ms: dict[int, float] = {}
@@ -75,7 +88,9 @@ class FingerprintIndex:
             chunk = pcm[i : i + HASH_SAMPLES]
             if chunk.size < HASH_SAMPLES:
                 continue
-            self._by_hash.setdefault(_digest(chunk), []).append((turn_index, i * 1000.0 / RATE, k == 0))
+            entry = (turn_index, i * 1000.0 / RATE, k == 0)
+            self._by_hash.setdefault(_digest(chunk), []).append(entry)
+            self._by_long.setdefault(_digest(_long(pcm[i : i + LONG_SAMPLES])), []).append(entry)
         self.turns.add(turn_index)
 
     def add_file(self, turn_index: int, path: Path) -> None:
@@ -96,8 +111,21 @@ class FingerprintIndex:
     def lookup(self, pcm: np.ndarray) -> list[tuple[int, float, bool]]:
         return self._by_hash.get(_digest(pcm), [])
 
+    def lookup_long(self, pcm: np.ndarray) -> list[tuple[int, float, bool]]:
+        return self._by_long.get(_digest(_long(pcm)), [])
+
     def __len__(self) -> int:
         return len(self.turns)
+
+
+@dataclass
+class _Onset:
+    """An onset in the stream whose audio is still being collected."""
+
+    at: int  # sample index in the stream
+    parts: list[np.ndarray]
+    have: int
+    short: list[tuple[int, float, bool]] | None = None  # the 50 ms lookup, once made and ambiguous
 
 
 class StreamScanner:
@@ -106,42 +134,50 @@ class StreamScanner:
     def __init__(self, index: FingerprintIndex) -> None:
         self.index = index
         self._quiet = QUIET_SAMPLES + 1  # samples since the last loud one (stream starts quiet)
-        self._collect: list[tuple[int, list[np.ndarray], int]] = []  # (onset sample, parts, have)
+        self._collect: list[_Onset] = []
         self._pos = 0
 
     def feed(self, pcm: np.ndarray) -> list[Match]:
         base = self._pos
         self._pos += pcm.size
         found: list[Match] = []
-        # finish collections in progress
-        still: list[tuple[int, list[np.ndarray], int]] = []
-        for onset, parts, have in self._collect:
-            start = max(0, onset - base)
-            take = pcm[start : start + HASH_SAMPLES - have]
-            parts.append(take)
-            have += take.size
-            if have >= HASH_SAMPLES:
-                found.extend(self._match(onset, np.concatenate(parts)))
-            else:
-                still.append((onset, parts, have))
-        self._collect = still
+        still: list[_Onset] = []
+        for o in self._collect:  # collections in progress
+            start = max(0, o.at - base)
+            take = pcm[start : start + LONG_SAMPLES - o.have]
+            o.parts.append(take)
+            o.have += take.size
+            if not self._settle(o, found):
+                still.append(o)
         loud = np.flatnonzero(np.abs(pcm.astype(np.int32)) >= ONSET_LEVEL)
         if loud.size == 0:
             self._quiet += pcm.size
+            self._collect = still
             return found
         prev = np.concatenate([[-self._quiet - 1], loud[:-1]])
         for i in loud[(loud - prev) > QUIET_SAMPLES]:
-            i = int(i)
-            chunk = pcm[i : i + HASH_SAMPLES]
-            if chunk.size >= HASH_SAMPLES:
-                found.extend(self._match(base + i, chunk))
-            else:
-                self._collect.append((base + i, [chunk], chunk.size))
+            chunk = pcm[int(i) : int(i) + LONG_SAMPLES]
+            o = _Onset(base + int(i), [chunk], chunk.size)
+            if not self._settle(o, found):
+                still.append(o)
+        self._collect = still
         self._quiet = pcm.size - 1 - int(loud[-1])
         return found
 
-    def _match(self, onset: int, pcm: np.ndarray) -> list[Match]:
-        return [
-            Match(turn, offset, first, onset * 1000.0 / RATE)
-            for turn, offset, first in self.index.lookup(pcm)
-        ]
+    def _settle(self, o: _Onset, found: list[Match]) -> bool:
+        """Match `o` as soon as it can be told: 50 ms naming one turn (or none), else 250 ms."""
+        if o.short is None:
+            if o.have < HASH_SAMPLES:
+                return False
+            short = self.index.lookup(np.concatenate(o.parts)[:HASH_SAMPLES])
+            if len({turn for turn, _, _ in short}) <= 1:
+                found.extend(self._matches(o.at, short))
+                return True
+            o.short = short
+        if o.have < LONG_SAMPLES:
+            return False
+        found.extend(self._matches(o.at, self.index.lookup_long(np.concatenate(o.parts)) or o.short))
+        return True
+
+    def _matches(self, onset: int, entries: list[tuple[int, float, bool]]) -> list[Match]:
+        return [Match(turn, offset, first, onset * 1000.0 / RATE) for turn, offset, first in entries]

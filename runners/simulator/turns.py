@@ -30,7 +30,9 @@ class TurnBook:
         self.responses: list[ResponseRecord] = []
         self.fallbacks: list[dict[str, Any]] = []  # turns identified by order, not by audio
         self._order = [t.turn_index for t in benchmark.turns]
+        self._inputs = {t.input.strip(): t.turn_index for t in benchmark.turns}
         self._attempts: dict[int, int] = {}
+        self._replayed: set[int] = set()
         self._answered: set[int] = set()
         self._early_done: set[int] = set()
         self._owed: dict[int, list[tuple[int, ExpectedCall]]] = {}
@@ -58,7 +60,17 @@ class TurnBook:
         return self._order[pos + 1] if pos + 1 < len(self._order) else None
 
     def conversation_started(self) -> bool:
-        return bool(self._attempts)
+        return bool(self._attempts or self._replayed)
+
+    def replayed(self, text: str) -> None:
+        """A user message the client seeded (the history of a resumed, rotated or rehydrated
+        session) that is a turn's input: that turn was said before this session, so it counts
+        as answered and the conversation as started (no greeting; a turn told by order only is
+        the next one not yet said) — a resumed run's simulator is a fresh one."""
+        turn = self._inputs.get(text.strip())
+        if turn is not None:
+            self._replayed.add(turn)
+            self._answered.add(turn)
 
     def attempts(self, turn_index: int) -> int:
         """Attempts of this turn begun so far (0: never heard)."""
