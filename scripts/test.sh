@@ -8,4 +8,6 @@ bash scripts/bootstrap.sh test
 .venv/bin/ruff check --quiet .
 # Two processes (this machine has two cores; most tests wait on paced audio), one test file per
 # process at a time: a file's module fixtures (a Ray cluster, a fake server) are set up once.
-exec .venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"
+.venv/bin/python -m pytest -q -n 2 --dist loadfile -m "not slow and not stress" "$@"
+# Then the stress tests alone: their CPU hogs would make every other test's machine lose pace.
+exec .venv/bin/python -m pytest -q -m stress "$@"

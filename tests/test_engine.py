@@ -199,7 +199,7 @@ async def test_a_turn_the_machine_lost_pace_on_is_invalid_counted_nowhere_and_re
         pcm = take(self, t_ms)
         if self._clips and self._clips[0].start_ms is not None and not stalled:  # mid user clip
             stalled.append(t_ms)
-            time.sleep(0.3)  # the loop is held: the next chunks go out ~300 ms late
+            time.sleep(0.7)  # the loop is held: the next chunks go out ~700 ms late
         return pcm
 
     monkeypatch.setattr(PacedInput, "_take_chunk", stall_once)

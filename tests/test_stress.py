@@ -30,6 +30,8 @@ from runners.simulator.voice import spoken_text
 
 from .conftest import REPO_ROOT
 
+pytestmark = pytest.mark.stress  # run alone (scripts/test.sh): the hogs would slow every other test
+
 ARENA = [sys.executable, "-m", "arena_tui.cli"]
 HOGS = os.cpu_count() or 2  # one busy loop per core, beside the rest of the test run: a machine oversubscribed
 RSS_BOUND_MB = 1500  # per process: a session's engine is ~300 MB; growth with the run's length is the failure
@@ -175,10 +177,7 @@ def test_a_campaign_beside_cpu_hogs_ends_with_every_turn_right_or_flagged(tmp_pa
 @pytest.mark.parametrize("args", [
     # the README's --speed line (one run, headless progress)
     ["run", "demo_bench", "--model", "sim", "--speed", "20", "--turns", "0-2", "--headless", "--judge", "heuristic"],
-    # the README's concurrency path: a campaign's repeats side by side at speed 20
-    ["campaign", "run", "--bench", "demo_bench", "--model", "sim", "--repeats", "2", "--speed", "20", "--turns", "0-1",
-     "--judge", "heuristic"],
-], ids=["run-speed-20", "campaign-speed-20"])
+], ids=["run-speed-20"])
 def test_the_readme_speed_and_concurrency_paths_beside_cpu_hogs(tmp_path: Path, args: list[str]) -> None:
     env = _env(tmp_path)
     with cpu_hogs():

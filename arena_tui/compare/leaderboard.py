@@ -28,7 +28,7 @@ from functools import cached_property
 
 from arena_tui.spine.benchmark import CORE_DIMENSIONS, Benchmark, Turn
 
-from arena_tui.spine.events import EMPTY_RESPONSE, Judgement, TurnResult
+from arena_tui.spine.events import EMPTY_RESPONSE, PACE_LOST, ErrorEvent, Judgement, TurnResult
 from ..store import RunRow, Store
 from ..timing import comparable, response_latency
 from ..verdicts import Standing, counts, due_dimensions, ordered, standing, tally
@@ -185,7 +185,10 @@ async def load_runs(
             cache[row.benchmark] = benchmark_for(row.benchmark) if benchmark_for else None
         results = {r.turn_index: r for r in await store.turn_results(run_id) if r.turn_index >= 0}
         revisions = [j for j in await store.judgements(run_id) if j.turn_index is not None and j.turn_index >= 0]
-        lost = sorted(t for t, r in results.items() if not counts(r.status))
+        noticed = {ev.turn_index for _, ev in await store.events(run_id, kinds=["error"])
+                   if isinstance(ev, ErrorEvent) and ev.where == PACE_LOST and ev.turn_index in results
+                   and counts(results[ev.turn_index].status)}  # latencies untrusted (the turn stands)
+        lost = sorted(noticed | {t for t, r in results.items() if not counts(r.status)})
         out.append(StoredRun(row, results, revisions, cache[row.benchmark], lost))
     return out
 
@@ -223,7 +226,8 @@ class RunFigures:
 def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
     f = RunFigures(run, repeat)
     # A never-judged run is due nothing: its rates stay empty (n = 0, "not judged"), never 0 %.
-    due = {t: run.due(t) for t in run.expected_turns if t not in run.pace_lost} if run.judged else {}
+    due = {t: run.due(t) for t in run.expected_turns
+           if (r := run.results.get(t)) is None or counts(r.status)} if run.judged else {}
     counted = tally(run.revisions, due)
     f.strict = Rate(*counted.strict)
     f.dimensions = {d: Rate(*counted.dimensions[d]) for d in ordered(counted.dimensions)}
@@ -236,7 +240,7 @@ def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
     with_latency = run.latency_excluded is None
     for t in run.expected_turns:
         result = run.results.get(t)
-        if t in run.pace_lost:  # no measurement of the model: no verdict, no count (latency_excluded says why)
+        if result is not None and not counts(result.status):  # no measurement of the model: no verdict, no count
             f.verdicts[t] = {}
             continue
         f.verdicts[t] = run.verdicts(t)

@@ -51,7 +51,7 @@ from arena_tui.spine.benchmark import Benchmark, Turn
 
 from ..base import HistoryItem, ProviderRunner
 from ..config import RunConfig
-from ..pace import PACE_LOST_MS
+from ..pace import PACE_LOST_MS, TURN_INVALID_MS
 from ..rotation import rotation_due
 from ..timeline import LiveOverlaps
 from ..tools import ToolResolver
@@ -481,7 +481,7 @@ class AudioRun(RunBase[Session, Attempt]):
         self.publish(self.ev(ErrorEvent, where=PACE_LOST, fatal=False, message=(
             f"user audio went out up to {late:,.0f} ms (wall clock) behind its schedule: this machine did not "
             "keep pace, so this turn's timing and latencies are not trustworthy")))
-        return f"machine lost pace: user audio up to {late:,.0f} ms late"
+        return f"machine lost pace: user audio up to {late:,.0f} ms late" if late >= TURN_INVALID_MS else None
 
     def finish_greeting(self, a: Attempt, prompt: str) -> None:
         result = a.greeting_result(prompt, self.session_number())

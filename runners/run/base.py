@@ -94,7 +94,8 @@ def unanswered_run(results: list[TurnResult]) -> str | None:
     """The run-outcome rule: a run in which no turn got an answer (an unreachable endpoint, a model
     that never replied) failed, whatever its loop: why, naming the turns and the last error. None:
     it completed (one answered turn is enough; so is the model ending the session with a call)."""
-    played = [r for r in results if r.turn_index >= 0 and r.status != "ended_early"]
+    # a turn our machine lost pace on is no word on the model either way: it is played again
+    played = [r for r in results if r.turn_index >= 0 and r.status not in ("ended_early", "lost_pace")]
     if not played or any(answered(r.status) for r in played):
         return None
     counts: dict[str, int] = {}
