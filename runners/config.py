@@ -67,7 +67,7 @@ class Pace(Strict):
     its schedule by more than max(`max_lag_ms`, `min_wall_ms` × speed) ms of audio ends it failed."""
 
     max_lag_ms: float = Field(5000.0, gt=0)  # audio ms
-    min_wall_ms: float = Field(2000.0, ge=0)  # floor in wall time: at high speed a scheduling hiccup is no runaway
+    min_wall_ms: float = Field(8000.0, ge=0)  # floor in wall time: at high speed a busy machine's hiccup is no runaway
 
 
 class Greeting(Strict):

@@ -97,10 +97,10 @@ def _stall_mid_clip(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
 
 async def test_a_run_whose_input_runs_away_from_its_clock_ends_failed_lost_pace(conv, record, monkeypatch):
     """Held 2.5 s in turn 0's clip at 15x, the input is 37 s of audio behind its schedule, past the
-    default bound (max(5 s, 2 s wall x 15) = 30 s of audio): the run ends failed with the reason,
+    bound (max(5 s, 2 s wall x 15) = 30 s of audio): the run ends failed with the reason,
     and the turn under way is recorded with what it had, as an error naming it."""
     _stall_mid_clip(monkeypatch, 2.5)
-    events, raised, _ = await record(conv, speed=15.0, turns=[0, 1])
+    events, raised, _ = await record(conv, speed=15.0, turns=[0, 1], pace={"min_wall_ms": 2000})
     assert raised is not None and str(raised).startswith("lost pace: "), raised
     (ended,) = [e for e in events if e.kind == "run_ended"]
     assert ended.status == "failed" and ended.reason.startswith("lost pace: user audio went out"), ended.reason
