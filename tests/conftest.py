@@ -92,3 +92,17 @@ def demo():
     from benchmarks.registry import load_benchmark  # deferred: only provider tests load a benchmark here
 
     return load_benchmark("demo_bench")
+
+
+@pytest.fixture(scope="module")
+def quiet_pipecat() -> Iterator[None]:
+    """Pipecat logs every frame and the whole system prompt at DEBUG; keep warnings only (per module)."""
+    import sys
+
+    from loguru import logger
+
+    logger.remove()
+    handler = logger.add(sys.stderr, level="WARNING")
+    yield
+    logger.remove(handler)
+    logger.add(sys.stderr)

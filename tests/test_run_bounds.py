@@ -35,16 +35,7 @@ ARENA = [str(Path(sys.executable).with_name("arena-tui"))]  # the console script
 PROGRESS = re.compile(r"^\[[#.]+\] (\d+)/(\d+)  turn (-?\d+): ")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _quiet_pipecat():
-    """Pipecat logs every frame at DEBUG; keep warnings only here."""
-    from loguru import logger
-
-    logger.remove()
-    handler = logger.add(sys.stderr, level="WARNING")
-    yield
-    logger.remove(handler)
-    logger.add(sys.stderr)
+pytestmark = pytest.mark.usefixtures("quiet_pipecat")
 
 
 @pytest.fixture(scope="module")
