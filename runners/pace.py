@@ -20,7 +20,7 @@ from .config import Pace
 
 #: input chunks this late (wall ms) mean the process did not keep pace with the audio clock in that turn
 PACE_LOST_MS = 100.0
-#: this late (wall ms), a provider may have heard a pause the user never made: the turn itself is
+#: a chunk of the user's audio this late (wall ms), a provider may have heard a pause the user never made: the turn itself is
 #: no measurement of the model (`lost_pace`, played again by a resume). Between the two, only its
 #: latencies are untrusted (the `pacing` notice keeps the run out of latency figures).
 TURN_INVALID_MS = 500.0

@@ -161,7 +161,8 @@ class PacedInput(BaseInputTransport):
         self.chunks_sent = 0
         # wall ms each chunk went out after its deadline (the newest LATENESS_KEPT)
         self.lateness_ms: deque[float] = deque(maxlen=LATENESS_KEPT)
-        self._worst_late_ms = 0.0  # the most late a chunk went out since `take_worst_late_ms`
+        self._worst_late_ms = 0.0  # the most late any chunk went out since `take_lateness`
+        self._worst_clip_late_ms = 0.0  # ... and a chunk carrying queued audio (the user's speech)
         self.started = asyncio.Event()
 
     def next_chunk_ms(self) -> float:
@@ -178,9 +179,12 @@ class PacedInput(BaseInputTransport):
         self._clips.append(_Clip(pcm, fut, marks or []))
         return fut
 
-    def take_worst_late_ms(self) -> float:
-        """Wall ms the latest chunk went out after its deadline since the last call (then reset)."""
-        worst, self._worst_late_ms = self._worst_late_ms, 0.0
+    def take_lateness(self) -> tuple[float, float]:
+        """(any chunk, a chunk of queued audio): the most wall ms one went out after its deadline
+        since the last call (then reset). Late silence only delays silence; late queued audio
+        may put a pause into the user's speech that the user never made."""
+        worst = (self._worst_late_ms, self._worst_clip_late_ms)
+        self._worst_late_ms = self._worst_clip_late_ms = 0.0
         return worst
 
     def playing(self) -> bool:
@@ -236,6 +240,8 @@ class PacedInput(BaseInputTransport):
             self._worst_late_ms = max(self._worst_late_ms, late)
             clock.pace.note(late)
             pcm = self._take_chunk(deadline_ms)
+            if pcm is not self._silence:
+                self._worst_clip_late_ms = max(self._worst_clip_late_ms, late)
             n += 1
             self.chunks_sent = n
             await self.push_audio_frame(InputAudioRawFrame(audio=pcm, sample_rate=self.rate, num_channels=1))

@@ -229,6 +229,34 @@ async def test_a_turn_the_machine_lost_pace_on_is_invalid_counted_nowhere_and_re
     assert plan.from_turn == 0 and plan.turns == [0, 1] and plan.done == []
 
 
+async def test_a_stall_outside_the_users_audio_flags_timing_but_keeps_the_turn(conv, sim_run, monkeypatch):
+    """Late silence (the loop held while the model answers, or while a session opens) delays only
+    silence: the user's speech went out as recorded. The turn's timing is flagged (`pacing`), the
+    turn itself stays a measurement: lost_pace is for late user audio only."""
+    import time
+
+    from arena_tui.spine.events import PACE_LOST
+    from runners.transports import PacedInput
+
+    take, seen, stalled = PacedInput._take_chunk, [], []
+
+    def stall_after_the_clip(self, t_ms):
+        pcm = take(self, t_ms)
+        if self._clips:
+            seen.append(t_ms)
+        elif seen and not stalled:  # the first silence after turn 0's audio
+            stalled.append(t_ms)
+            time.sleep(0.7)
+        return pcm
+
+    monkeypatch.setattr(PacedInput, "_take_chunk", stall_after_the_clip)
+    run = await sim_run(conv, turns=[0, 1])
+    assert stalled
+    lost = [e for e in run.kinds("error") if e.where == PACE_LOST]
+    assert [e.turn_index for e in lost] == [0], [(e.turn_index, e.message) for e in lost]
+    assert [run.result(t).status for t in (0, 1)] == ["ok", "ok"]
+
+
 @pytest.mark.parametrize("sticky", [False, True])
 async def test_no_response_retries_then_sentinel(conv, sim_run, sticky):
     fault = "1:no_response*" if sticky else "1:no_response"

@@ -361,6 +361,7 @@ class AudioRun(RunBase[Session, Attempt]):
         )
         self.attempt = a
         s.heard_turns.add(turn.turn_index)
+        s.input.take_lateness()  # the turn's pace counts from here (a stall while a session opened is no part of it)
         dur_ms = len(pcm) / 2 / self.rate * 1000.0
         self.publish(self.ev(TurnStarted, attempt=number, input_text=turn.input, user_audio_ms=dur_ms))
         fut = s.input.play(pcm, self.turn_marks(a.heard.user_speech_rel, dur_ms))
@@ -469,19 +470,22 @@ class AudioRun(RunBase[Session, Attempt]):
         return result
 
     def check_pace(self) -> str | None:
-        """Say so when the user audio of the turn just ended went out late, and return why (None:
-        on pace). Then its timeline (speech bounds, overlaps, latencies) is not what a listener
-        would have heard, and a provider may have taken a stall for the end of the user's turn:
-        a fact about our machine, not the model. Seen when a process holds more sessions × speed
+        """Say so when input audio went out late during the turn just ended (the `pacing` notice:
+        its timeline, speech bounds, overlaps and latencies, is not what a listener would have
+        heard), and return why the turn is no measurement (None: it is one) when the user's own
+        audio went out `TURN_INVALID_MS` late: a provider may have taken that stall for the end of
+        the user's turn. Either is a fact about our machine, not the model. Seen when a process holds more sessions × speed
         than it keeps pace with, or the machine is busy (scripts/bench_campaign.py)."""
         s = self.session
-        late = s.input.take_worst_late_ms() if s is not None and s.input is not None else 0.0
+        late, speech_late = s.input.take_lateness() if s is not None and s.input is not None else (0.0, 0.0)
         if late < PACE_LOST_MS:
             return None
         self.publish(self.ev(ErrorEvent, where=PACE_LOST, fatal=False, message=(
-            f"user audio went out up to {late:,.0f} ms (wall clock) behind its schedule: this machine did not "
+            f"input audio went out up to {late:,.0f} ms (wall clock) behind its schedule: this machine did not "
             "keep pace, so this turn's timing and latencies are not trustworthy")))
-        return f"machine lost pace: user audio up to {late:,.0f} ms late" if late >= TURN_INVALID_MS else None
+        if speech_late < TURN_INVALID_MS:
+            return None
+        return f"machine lost pace: user audio up to {speech_late:,.0f} ms late"
 
     def finish_greeting(self, a: Attempt, prompt: str) -> None:
         result = a.greeting_result(prompt, self.session_number())
