@@ -42,12 +42,14 @@ def test_sessions_per_worker_follow_the_speed_unless_given() -> None:
         return build_spec({}, {"benchmarks": "demo_bench", "models": "sim", **kw})
 
     assert [spec(speed=s).per_worker for s in (1.0, 4.0, 5.0, 8.0, 10.0, 20.0)] == [4, 4, 3, 2, 1, 1]
-    assert spec(speed=1.0).pace_warning is None and spec(speed=20.0).pace_warning is None
+    assert spec(speed=1.0).pace_warning is None and spec(speed=16.0).pace_warning is None
     over = spec(speed=20.0, concurrency=4)
     assert over.per_worker == 4
     assert "4 sessions per worker at speed 20 is 80× real time" in over.pace_warning
-    assert "leave --concurrency unset to get 1" in over.pace_warning
-    assert spec(speed=20.0, concurrency=1).pace_warning is None  # one session: as fast as it goes
+    assert "leave --concurrency unset to start at 1" in over.pace_warning
+    # one session at 20x is already past what one process keeps pace with: said, too
+    for one in (spec(speed=20.0), spec(speed=20.0, concurrency=1)):
+        assert "speed 20 is more than one process keeps pace with" in one.pace_warning
     assert CampaignSpec.from_json(spec(speed=8.0).to_json()).per_worker == 2  # a resumed campaign derives the same
 
 

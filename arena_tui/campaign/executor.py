@@ -72,6 +72,8 @@ class Executor(abc.ABC):
         self._open: dict[str, Job] = {}
         self._idle = asyncio.Event()
         self._idle.set()
+        self.pace = ""  # what admission control says now ("pace: 2 sessions/worker, machine busy")
+        self.on_pace: Callable[[str], None] | None = None  # told each time `pace` changes
 
     @abc.abstractmethod
     async def start(self) -> None:
@@ -111,6 +113,12 @@ class Executor(abc.ABC):
             raise ValueError(f"run {job.run_id} is already submitted")
         self._open[job.run_id] = job
         self._idle.clear()
+
+    def _set_pace(self, text: str) -> None:
+        if text != self.pace:
+            self.pace = text
+            if self.on_pace is not None:
+                self.on_pace(text)
 
     def _publish(self, data: bytes) -> None:
         from .transport import decode_batch  # deferred: only the coordinator decodes batches; workers import this module for Job alone

@@ -1,8 +1,9 @@
 """The default executor: a pool of local worker processes, each running several sessions.
 
 Workers are spawned (not forked: the coordinator has a running event loop and threads) and each
-runs an asyncio loop holding up to `per_worker` sessions at once; a job goes to the ready worker
-holding the fewest. Parent and worker talk over one pipe per worker: commands down, event
+runs an asyncio loop holding up to `per_worker` sessions at once, fewer while its loop runs late
+(admission.py: each worker reports its loop's lag once a second); a job goes to the ready worker
+holding the fewest, among those admitting one more. Parent and worker talk over one pipe per worker: commands down, event
 batches (JSON, see transport.py) and outcomes up. A benchmark snapshot is sent to a worker once.
 
 A worker that dies (kill -9, OOM) closes its pipe: every job it held is reported through
@@ -29,6 +30,7 @@ from typing import Any
 
 from arena_tui.spine.bus import EventBus
 
+from .admission import Admission, Load, pace_text, probe_lag
 from .executor import DEFAULT_RUNNER, Executor, Job, JobOutcome, OnDone, OnLost
 from .lifeline import EXIT_ORPHANED, Lifeline, signal_on_parent_death
 
@@ -56,6 +58,7 @@ def _exit_reason(pid: int, code: int | None) -> str:
 class _Worker:
     proc: Any
     conn: Connection
+    admission: Admission
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     jobs: set[str] = field(default_factory=set)
     keys: set[str] = field(default_factory=set)  # snapshots already sent
@@ -67,10 +70,12 @@ class _Worker:
 
 class LocalExecutor(Executor):
     def __init__(self, bus: EventBus, *, on_lost: OnLost, on_done: OnDone | None = None,
-                 workers: int | None = None, per_worker: int = 8, runner: str = DEFAULT_RUNNER) -> None:
+                 workers: int | None = None, per_worker: int = 8, speed: float = 1.0,
+                 runner: str = DEFAULT_RUNNER) -> None:
         super().__init__(bus, on_lost=on_lost, on_done=on_done, runner=runner)
         self.size = workers or os.cpu_count() or 1
-        self.per_worker = per_worker
+        self.per_worker = per_worker  # the most a worker is given; admission control may give fewer
+        self.speed = speed  # the campaign's speed: new runs on a busy worker may get less
         self._ctx = multiprocessing.get_context("spawn")
         self._workers: list[_Worker] = []
         self._pending: collections.deque[Job] = collections.deque()
@@ -139,7 +144,7 @@ class LocalExecutor(Executor):
         proc = self._ctx.Process(target=_worker_main, args=(child, self.runner, os.getpid()), name="arena-worker")
         proc.start()
         child.close()
-        w = _Worker(proc, parent)
+        w = _Worker(proc, parent, Admission(self.per_worker, self.speed))
         self._workers.append(w)
         threading.Thread(target=self._read, args=(w,), daemon=True, name=f"arena-worker-{w.pid}").start()
         return w
@@ -173,6 +178,10 @@ class LocalExecutor(Executor):
             w.jobs.discard(run_id)
             self._finish(run_id, JobOutcome(out["status"], out["message"], out["result"]))
             self._dispatch()
+        elif kind == "load":
+            if w.admission.observe(Load(msg[1], msg[2]), len(w.jobs)):
+                self._dispatch()
+            self._set_pace(pace_text(x.admission for x in self._workers))
         elif kind == "ready":
             w.ready.set()
             self._dispatch()
@@ -191,17 +200,20 @@ class LocalExecutor(Executor):
 
     def _dispatch(self) -> None:
         while self._pending and not self._closing:
-            free = [w for w in self._workers if w.ready.is_set() and len(w.jobs) < self.per_worker]
+            free = [w for w in self._workers if w.ready.is_set() and len(w.jobs) < w.admission.limit]
             if not free:
                 return
-            w = min(free, key=lambda w: len(w.jobs))
+            w = min(free, key=lambda w: (len(w.jobs), w.admission.busy))
             job = self._pending.popleft()
             snap = job.snapshot
             if snap.key not in w.keys:
                 self._send(w, ("snapshot", snap))
                 w.keys.add(snap.key)
             w.jobs.add(job.run_id)
-            self._send(w, ("run", job.run_id, snap.key, job.config, job.resume))
+            asked = float(job.config.get("speed", 1.0))
+            speed = w.admission.speed_for(asked, resumed=job.resume is not None)
+            config = job.config if speed == asked else {**job.config, "speed": speed}
+            self._send(w, ("run", job.run_id, snap.key, config, job.resume))
 
     def _send(self, w: _Worker, msg: tuple) -> None:
         try:
@@ -268,6 +280,7 @@ async def _serve(conn: Connection, runner_spec: str, lifeline: Lifeline) -> None
         tasks.pop(run_id, None)
 
     outbox.put(("ready", os.getpid()))
+    probe = asyncio.create_task(probe_lag(lambda load: outbox.put(("load", load.worst_ms, load.mean_ms))))
     try:
         while True:
             msg = await inbox.get()
@@ -281,6 +294,7 @@ async def _serve(conn: Connection, runner_spec: str, lifeline: Lifeline) -> None
                 await asyncio.gather(*tasks.values(), return_exceptions=True)
                 break
     finally:
+        probe.cancel()
         outbox.put(None)
         writer.join(STOP_TIMEOUT_S)
         shutil.rmtree(scratch, ignore_errors=True)

@@ -127,7 +127,8 @@ def make_executor(spec: CampaignSpec, bus: EventBus, on_lost: Any, on_done: Any)
                            run_cpus=1.0 / spec.per_worker)
     from .local import LocalExecutor  # deferred: the process pool loads only when a campaign runs
 
-    return LocalExecutor(bus, on_lost=on_lost, on_done=on_done, workers=spec.workers, per_worker=spec.per_worker)
+    return LocalExecutor(bus, on_lost=on_lost, on_done=on_done, workers=spec.workers, per_worker=spec.per_worker,
+                         speed=spec.speed)
 
 
 async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campaign_id: str | None = None,
@@ -186,6 +187,8 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
         executor.submit(Job(run_id, snapshots[cell.benchmark], run_config(spec, cell.model), resume=resume))
 
     beating = await _coordinate(store, campaign_id)  # queued cells are this process's to run
+    pacing = _PaceReport(store, campaign_id, notice)
+    executor.on_pace = pacing.changed
     try:
         await executor.start()
         if on_executor is not None:
@@ -236,8 +239,36 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
                 task.cancel()
             await asyncio.gather(*judging, return_exceptions=True)
         finally:
+            await pacing.close()
             await _uncoordinate(store, campaign_id, beating)
     return result
+
+
+class _PaceReport:
+    """Admission control's word on the campaign row each time it changes (what `campaign show`
+    and the TUI read), and as a notice at most every `PACE_NOTICE_S` (a machine near its limit
+    flips between busy and calm windows; the notice does not scroll with every flip)."""
+
+    def __init__(self, store: Store, campaign_id: str, notice: Notice) -> None:
+        self.store, self.campaign_id, self.notice = store, campaign_id, notice
+        self.told, self.told_at = "", 0.0
+        self.writes: set[asyncio.Task[None]] = set()
+
+    def changed(self, text: str) -> None:
+        task = asyncio.get_running_loop().create_task(records.set_pace(self.store, self.campaign_id, text))
+        self.writes.add(task)
+        task.add_done_callback(self.writes.discard)
+        now = time.monotonic()
+        if text and text != self.told and now - self.told_at >= PACE_NOTICE_S:
+            self.told, self.told_at = text, now
+            self.notice(text)
+
+    async def close(self) -> None:
+        await asyncio.gather(*self.writes, return_exceptions=True)
+
+
+#: the least wall time between two pace notices
+PACE_NOTICE_S = 5.0
 
 
 async def _coordinate(store: Store, campaign_id: str) -> asyncio.Task[None]:

@@ -64,8 +64,14 @@ async def beat(store: Store, campaign_id: str) -> None:
 
 async def release(store: Store, campaign_id: str) -> None:
     """Nothing runs the campaign any more (if it was still ours)."""
-    await store.write_rows("UPDATE campaigns SET pid=NULL WHERE campaign_id=? AND pid=? AND host=?",
+    await store.write_rows("UPDATE campaigns SET pid=NULL, pace='' WHERE campaign_id=? AND pid=? AND host=?",
                            [(campaign_id, os.getpid(), THIS_HOST)])
+
+
+async def set_pace(store: Store, campaign_id: str, text: str) -> None:
+    """What admission control says about the campaign's pace now (admission.py `pace_text`)."""
+    await store.write_rows("UPDATE campaigns SET pace=? WHERE campaign_id=? AND pid=? AND host=?",
+                           [(text, campaign_id, os.getpid(), THIS_HOST)])
 
 
 async def coordinated(store: Store, campaign_id: str) -> bool:
@@ -207,6 +213,7 @@ class CampaignView:
     created_at: str  # ISO wall clock of the first `campaign run` with this id
     spec: CampaignSpec
     cells: list[CellView]
+    pace: str = ""  # its live coordinator's admission control ("" when none runs it)
 
     def count(self, *states: str) -> int:
         return sum(c.state in states for c in self.cells)
@@ -230,10 +237,18 @@ async def campaign_view(store: Store, campaign_id: str) -> CampaignView | None:
         return None
     created, spec = rows[0]
     return CampaignView(campaign_id, created, CampaignSpec.from_json(json.loads(spec)),
-                        await cell_views(store, campaign_id))
+                        await cell_views(store, campaign_id), await live_pace(store, campaign_id))
 
 
 async def campaign_views(store: Store) -> list[CampaignView]:
     """Every campaign, newest first."""
-    return [CampaignView(cid, created, spec, await cell_views(store, cid))
+    return [CampaignView(cid, created, spec, await cell_views(store, cid), await live_pace(store, cid))
             for cid, created, spec in await list_campaigns(store)]
+
+
+async def live_pace(store: Store, campaign_id: str) -> str:
+    """The pace its coordinator reported, while that coordinator lives ("" otherwise)."""
+    if not await coordinated(store, campaign_id):
+        return ""
+    rows = await store.read_rows("SELECT pace FROM campaigns WHERE campaign_id=?", (campaign_id,))
+    return rows[0][0] if rows else ""

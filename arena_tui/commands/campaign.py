@@ -143,7 +143,7 @@ async def _show(store: Any, campaign_id: str) -> int:
         raise CliError(f"{store.path}: no campaign {campaign_id} (see `arena-tui campaign list`)")
     spec = view.spec
     print(f"campaign {campaign_id}: {view.summary} repeat(s), speed {spec.speed:g}, executor {spec.executor}: "
-          f"{view.count('complete')}/{len(view.cells)} complete")
+          f"{view.count('complete')}/{len(view.cells)} complete" + (f"; {view.pace}" if view.pace else ""))
     header = ("cell", "run", "status", "turns", "strict pass", "reason")
     lines = [(c.cell.label, c.run_id or "-", c.state, c.progress, c.pass_rate, c.reason) for c in view.cells]
     widths = [max(len(str(r[i])) for r in [header, *lines]) for i in range(len(header))]
@@ -162,5 +162,5 @@ async def _list(store: Any) -> int:
     for v in views:
         active = v.count(*records.ACTIVE)
         print(f"{v.campaign_id}  {v.created_at[:19]}  {v.shape}  {v.count('complete')}/{len(v.cells)} complete"
-              + (f", {active} queued or running" if active else ""))
+              + (f", {active} queued or running" if active else "") + (f"; {v.pace}" if v.pace else ""))
     return 0

@@ -193,6 +193,11 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE campaigns ADD COLUMN host TEXT",
         "ALTER TABLE campaigns ADD COLUMN heartbeat_at TEXT",
     ],
+    # 7: what the coordinator's admission control says about the campaign's pace now
+    #    ("pace: 2 sessions/worker, machine busy"), shown while that coordinator lives.
+    [
+        "ALTER TABLE campaigns ADD COLUMN pace TEXT NOT NULL DEFAULT ''",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

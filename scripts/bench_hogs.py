@@ -1,0 +1,101 @@
+"""A campaign beside CPU hogs: what admission control chose, and whether any turn went wrong.
+
+Not a test: prints a table. The same campaign (`arena-tui campaign run`, as a user starts it,
+in a subprocess with its own database) runs with 0, 2 and 4 processes spinning on the CPU
+beside it. Columns: wall seconds, the sessions per worker admission control went down to
+(from its `pace:` notices; `-` when it never had to say anything), the lowest speed it gave new
+runs, turns re-run because our machine lost pace on them, and turns wrong: a finished turn
+whose reply is not its own turn's or whose verdict is not pass (the goal is 0). Wall-clock only.
+
+    .venv/bin/python -m scripts.bench_hogs [--hogs 0,2,4] [--repeats 4] [--speed 8] [--concurrency N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from arena_tui.store import Store
+from arena_tui.verdicts import row_passes, standing
+from benchmarks.registry import load_benchmark
+from runners.simulator.voice import spoken_text
+
+PACE = re.compile(r"pace: (\d+)(?:–(\d+))? sessions?/worker(?:, new runs at speed ([\d.]+))?")
+
+
+async def turns(db: Path) -> tuple[int, int, int]:
+    """(turns right, turns lost pace at the end, turns wrong) over every run in the database."""
+    bench = load_benchmark("demo_bench")
+    store = await Store.open(db)
+    right = lost = wrong = 0
+    try:
+        for run in await store.list_runs():
+            judged = standing(await store.judgements(run.run_id))
+            for r in await store.turn_results(run.run_id):
+                if r.turn_index < 0:
+                    continue
+                if r.status == "lost_pace":
+                    lost += 1
+                    continue
+                st = judged.get(r.turn_index)
+                ok = (r.status == "ok" and r.assistant_text.strip() == spoken_text(bench.turn(r.turn_index).golden_text)
+                      and st is not None and st.judgement is not None and row_passes(st.scores))
+                right, wrong = right + ok, wrong + (not ok)
+    finally:
+        await store.close()
+    return right, lost, wrong
+
+
+def one(hogs: int, args: argparse.Namespace) -> dict:
+    with tempfile.TemporaryDirectory(prefix="arena-hogs-") as tmp:
+        db = Path(tmp) / "arena.db"
+        env = {**os.environ, "ARENA_TUI_DB": str(db), "HOME": tmp}
+        cmd = [sys.executable, "-m", "arena_tui.cli", "campaign", "run", "--bench", "demo_bench", "--model", "sim",
+               "--repeats", str(args.repeats), "--speed", str(args.speed), "--judge", "heuristic"]
+        if args.concurrency:
+            cmd += ["--concurrency", str(args.concurrency)]
+        spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(hogs)]
+        t0 = time.monotonic()
+        try:
+            out = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True, timeout=3600).stdout
+        finally:
+            for p in spinners:
+                p.kill()
+                p.wait()
+        wall = time.monotonic() - t0
+        paces = [m for m in PACE.finditer(out)]
+        least = min((int(m.group(1)) for m in paces), default=None)
+        slowest = min((float(m.group(3)) for m in paces if m.group(3)), default=None)
+        reruns = sum(len(t.split(",")) for t in re.findall(r"machine lost pace on turn\(s\) ([\d, ]+): re-run", out))
+        right, lost, wrong = asyncio.run(turns(db))
+    return {"hogs": hogs, "wall": wall, "least": least, "slowest": slowest, "reruns": reruns, "right": right,
+            "lost": lost, "wrong": wrong}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--hogs", default="0,2,4")
+    ap.add_argument("--repeats", type=int, default=4)
+    ap.add_argument("--speed", type=float, default=8.0)
+    ap.add_argument("--concurrency", type=int, default=None, help="sessions per worker asked (default: from the speed)")
+    args = ap.parse_args()
+    print(f"demo_bench × sim × {args.repeats}, speed {args.speed:g}, {os.cpu_count()} cores")
+    print(f"{'hogs':>4}  {'wall s':>7}  {'sessions/worker':>15}  {'speed':>5}  {'re-run':>6}  {'right':>5}  "
+          f"{'lost':>4}  {'wrong':>5}")
+    for hogs in (int(h) for h in args.hogs.split(",")):
+        r = one(hogs, args)
+        print(f"{r['hogs']:>4}  {r['wall']:>7.0f}  {r['least'] if r['least'] is not None else '-':>15}  "
+              f"{r['slowest'] if r['slowest'] is not None else '-':>5}  {r['reruns']:>6}  {r['right']:>5}  "
+              f"{r['lost']:>4}  {r['wrong']:>5}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""Admission control: a worker whose loop runs late is given fewer sessions, then slower new runs.
+
+The rules (`Admission`) on windows of measured lag, then the real thing: a local pool whose
+worker process measures its own loop while runs hold it late (tests/campaign_runners.py
+`loop_holder`), and admits fewer runs next to them, then gives fresh runs a lower speed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena_tui.campaign.admission import (
+    BUSY_WORST_MS, CALM_WINDOWS, COOLDOWN_WINDOWS, SLOW_WINDOWS, Admission, Load, pace_text,
+)
+from arena_tui.campaign.executor import Job
+from arena_tui.campaign.local import LocalExecutor
+from arena_tui.campaign.snapshot import snapshot
+from arena_tui.spine.bus import EventBus
+from benchmarks.registry import open_benchmark
+
+BUSY, CALM, MIDDLING = Load(BUSY_WORST_MS + 40, 20.0), Load(2.0, 0.5), Load(40.0, 4.0)
+
+
+def test_busy_windows_cut_one_session_at_a_time_never_below_one() -> None:
+    a = Admission(most=4, speed=1.0)
+    assert a.observe(BUSY, sessions=4) and a.limit == 3 and a.busy
+    for _ in range(COOLDOWN_WINDOWS - 1):  # no second cut before the first had time to tell
+        assert not a.observe(BUSY, sessions=4) and a.limit == 3
+    assert a.observe(BUSY, sessions=4) and a.limit == 2
+    for _ in range(10 * COOLDOWN_WINDOWS):
+        a.observe(BUSY, sessions=2)
+    assert a.limit == 1 and a.speed_cap == 1.0  # at 1x the speed is never lowered
+    assert pace_text([a]) == "pace: 1 session/worker, machine busy"
+
+
+def test_a_worker_still_busy_with_one_session_halves_the_speed_of_its_next_runs() -> None:
+    a = Admission(most=1, speed=20.0)
+    for _ in range(SLOW_WINDOWS * 3):  # busy, but because of others' sessions it still holds: no speed cut
+        a.observe(BUSY, sessions=3)
+    assert a.speed_cap == 20.0
+    for _ in range(SLOW_WINDOWS):
+        a.observe(BUSY, sessions=1)
+    assert a.speed_cap == 10.0
+    assert a.speed_for(20.0, resumed=False) == 10.0 and a.speed_for(20.0, resumed=True) == 20.0  # one speed per run
+    assert a.speed_for(4.0, resumed=False) == 4.0
+    assert pace_text([a, Admission(most=1, speed=20.0)]) == (
+        "pace: 1 session/worker, new runs at speed 10 (asked 20), machine busy")
+
+
+def test_calm_windows_give_back_the_speed_first_then_sessions_up_to_the_asked() -> None:
+    a = Admission(most=3, speed=8.0)
+    a.limit, a.speed_cap = 1, 2.0
+    for _ in range(CALM_WINDOWS - 1):
+        a.observe(CALM, sessions=1)
+    a.observe(MIDDLING, sessions=1)  # a middling window breaks the streak
+    for _ in range(CALM_WINDOWS - 1):
+        assert not a.observe(CALM, sessions=1)
+    assert a.observe(CALM, sessions=1) and (a.limit, a.speed_cap) == (1, 4.0)
+    for _ in range(CALM_WINDOWS):
+        a.observe(CALM, sessions=1)
+    assert (a.limit, a.speed_cap) == (1, 8.0)
+    for _ in range(3 * CALM_WINDOWS):  # not holding all it may: calm says nothing about more
+        a.observe(CALM, sessions=0)
+    assert a.limit == 1
+    for _ in range(10 * CALM_WINDOWS):
+        a.observe(CALM, sessions=a.limit)
+    assert a.limit == 3 and not a.busy and pace_text([a]) == "pace: 3 sessions/worker"
+
+
+@pytest.fixture
+def hold(monkeypatch) -> None:
+    monkeypatch.setenv("ARENA_TEST_HOLD_S", "5")  # the worker inherits it
+
+
+async def test_a_worker_held_late_is_given_fewer_runs_then_slower_ones(tmp_path: Path, hold) -> None:
+    """Three runs start together on a worker allowed three; their lag makes it admit fewer, so
+    the later ones start alone, and those started alone and still late get half the speed."""
+    snap = snapshot(open_benchmark("demo_bench"))
+    done: dict[str, dict] = {}
+    paces: list[str] = []
+    pool = LocalExecutor(EventBus(), on_lost=lambda j, r: pytest.fail(f"lost {r}"),
+                         on_done=lambda j, o: done.__setitem__(j.run_id, o.result | {"status": o.status}),
+                         workers=1, per_worker=3, speed=8.0, runner="tests.campaign_runners:loop_holder")
+    pool.on_pace = paces.append
+    await pool.start()
+    try:
+        for i in range(7):
+            pool.submit(Job(f"r{i}", snap, {"model": "sim", "speed": 8.0},
+                            resume={"from_turn": 0, "start_ms": 0.0, "done": []} if i == 6 else None))
+        await pool.join()
+    finally:
+        await pool.close()
+    assert all(d["status"] == "finished" for d in done.values()), done
+    first, later = [done[f"r{i}"] for i in range(3)], [done[f"r{i}"] for i in range(3, 7)]
+    assert [d["active"] for d in first] == [1, 2, 3]  # admitted before any window was measured
+    assert all(d["active"] == 1 for d in later), done  # the busy worker took one at a time
+    assert any(d["speed"] < 8.0 for d in later[:-1]), done  # fresh runs started alone on a late loop: slower
+    assert later[-1]["speed"] == 8.0  # a resumed run keeps its run's speed
+    assert any("machine busy" in p for p in paces) and any(p.startswith("pace: 1 session/worker") for p in paces), paces
