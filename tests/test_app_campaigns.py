@@ -78,7 +78,9 @@ async def test_a_campaign_running_elsewhere_fills_the_matrix_and_its_cells_open_
         async with await Store.open(db) as store:
             await records.claim(store, "camp01")  # the coordinator (this process) names itself first
             await records.set_cell(store, "camp01", first, status="queued", run_id="camp01-r1")
+            await records.set_pace(store, "camp01", "pace: 1 session/worker, machine busy")  # admission control's word
         await until(pilot, lambda: states(screen) == ["queued", "pending"])
+        await until(pilot, lambda: "pace: 1 session/worker, machine busy" in str(screen.query_one("#campaign-title", Static).render()))
         await record_demo_run(db, turns=[0, 1], faults=None, speed=20.0, run_id="camp01-r1")
         async with await Store.open(db) as store:
             await records.set_cell(store, "camp01", first, status="done")
@@ -91,6 +93,9 @@ async def test_a_campaign_running_elsewhere_fills_the_matrix_and_its_cells_open_
         assert row_text(screen, "#cells", "demo_bench\x1fsim\x1f2")[1:4] == ["pending", "–", "–"]
         title = str(screen.query_one("#campaign-title", Static).render())
         assert "1/2 complete" in title and "1 pending" in title
+        async with await Store.open(db) as store:
+            await records.release(store, "camp01")  # the coordinator is done: no pace to report
+        await until(pilot, lambda: "pace:" not in str(screen.query_one("#campaign-title", Static).render()))
 
         screen.query_one("#cells", DataTable).move_cursor(row=0)
         await pilot.press("enter")

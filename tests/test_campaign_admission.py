@@ -99,3 +99,33 @@ async def test_a_worker_held_late_is_given_fewer_runs_then_slower_ones(tmp_path:
     assert any(d["speed"] < 8.0 for d in later[:-1]), done  # fresh runs started alone on a late loop: slower
     assert later[-1]["speed"] == 8.0  # a resumed run keeps its run's speed
     assert any("machine busy" in p for p in paces) and any(p.startswith("pace: 1 session/worker") for p in paces), paces
+
+
+def test_campaign_show_and_list_say_the_live_pace_and_nothing_once_its_coordinator_is_gone(tmp_path: Path, capsys) -> None:
+    import asyncio
+
+    from arena_tui.campaign import records
+    from arena_tui.campaign.spec import build_spec
+    from arena_tui.cli import main
+    from arena_tui.store import Store
+
+    db = tmp_path / "arena.db"
+    said = "pace: 1 session/worker, new runs at speed 10 (asked 20), machine busy"
+
+    async def coordinate(release: bool) -> None:
+        async with await Store.open(db) as store:
+            if release:
+                await records.release(store, "camp01")
+                return
+            await records.create(store, "camp01", build_spec({}, {"benchmarks": "demo_bench", "models": "sim", "speed": 20.0}))
+            await records.claim(store, "camp01")  # this (live) process coordinates it
+            await records.set_pace(store, "camp01", said)
+
+    asyncio.run(coordinate(release=False))
+    assert main(["--db", str(db), "campaign", "show", "camp01"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith(f"0/1 complete; {said}")
+    assert main(["--db", str(db), "campaign", "list"]) == 0
+    assert said in capsys.readouterr().out
+    asyncio.run(coordinate(release=True))
+    assert main(["--db", str(db), "campaign", "show", "camp01"]) == 0
+    assert "pace:" not in capsys.readouterr().out

@@ -288,6 +288,8 @@ class CampaignScreen(PollingScreen):
                           f"{v.spec.executor}  ·  started {started_text(v.created_at)}  ·  "
                           f"{v.count('complete')}/{len(v.cells)} complete  ")
         t.append_text(activity_text(v))
+        if v.pace:  # its live coordinator's admission control
+            t.append(f"  ·  {v.pace}", "yellow" if "busy" in v.pace else "")
         self.query_one("#campaign-title", Static).update(t)
 
     def _detail(self) -> None:
