@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from arena_tui.campaign.admission import (
-    BUSY_WORST_MS, CALM_WINDOWS, COOLDOWN_WINDOWS, SLOW_WINDOWS, Admission, Load, pace_text,
+    BUSY_WINDOWS, BUSY_WORST_MS, CALM_WINDOWS, COOLDOWN_WINDOWS, SLOW_WINDOWS, Admission, Load, pace_text,
 )
 from arena_tui.campaign.executor import Job
 from arena_tui.campaign.local import LocalExecutor
@@ -25,6 +25,11 @@ BUSY, CALM, MIDDLING = Load(BUSY_WORST_MS + 40, 20.0), Load(2.0, 0.5), Load(40.0
 
 def test_busy_windows_cut_one_session_at_a_time_never_below_one() -> None:
     a = Admission(most=4, speed=1.0)
+    for _ in range(BUSY_WINDOWS - 1):  # one stall (a run importing its provider) is no busy machine
+        assert not a.observe(BUSY, sessions=4) and not a.busy
+    a.observe(CALM, sessions=4)
+    for _ in range(BUSY_WINDOWS - 1):
+        assert not a.observe(BUSY, sessions=4)
     assert a.observe(BUSY, sessions=4) and a.limit == 3 and a.busy
     for _ in range(COOLDOWN_WINDOWS - 1):  # no second cut before the first had time to tell
         assert not a.observe(BUSY, sessions=4) and a.limit == 3
@@ -40,7 +45,7 @@ def test_a_worker_still_busy_with_one_session_halves_the_speed_of_its_next_runs(
     for _ in range(SLOW_WINDOWS * 3):  # busy, but because of others' sessions it still holds: no speed cut
         a.observe(BUSY, sessions=3)
     assert a.speed_cap == 20.0
-    for _ in range(SLOW_WINDOWS):
+    for _ in range(SLOW_WINDOWS + BUSY_WINDOWS - 1):
         a.observe(BUSY, sessions=1)
     assert a.speed_cap == 10.0
     assert a.speed_for(20.0, resumed=False) == 10.0 and a.speed_for(20.0, resumed=True) == 20.0  # one speed per run

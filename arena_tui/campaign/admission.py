@@ -8,8 +8,9 @@ retries). Each worker therefore measures its own loop's lag (`LagProbe`, in the 
 reports it once a window; the executor's `Admission` per worker turns that into the number of
 sessions it may hold and the speed a new run on it may use:
 
-- a busy window (the loop held `BUSY_WORST_MS` at once, or late `BUSY_MEAN_MS` on average):
-  one session fewer (never below one, at most once per `COOLDOWN_WINDOWS`); a worker already
+- busy windows (the loop held `BUSY_WORST_MS` at once, or late `BUSY_MEAN_MS` on average),
+  `BUSY_WINDOWS` in a row (one stall, a run importing its provider, is no sign of a busy
+  machine): one session fewer (never below one, at most once per `COOLDOWN_WINDOWS`); a worker
   down to one session and still busy for `SLOW_WINDOWS` halves the speed of its next runs
   (never below 1×: a real service runs at 1×, and a run records the speed it ran at);
 - `CALM_WINDOWS` calm windows in a row while it holds all it may: the speed back up first,
@@ -35,6 +36,7 @@ BUSY_MEAN_MS = 8.0
 #: ... and calm when it never came back later than this, nor on average
 CALM_WORST_MS = 25.0
 CALM_MEAN_MS = 3.0
+BUSY_WINDOWS = 2
 CALM_WINDOWS = 5
 COOLDOWN_WINDOWS = 3
 SLOW_WINDOWS = 3
@@ -77,8 +79,9 @@ class Admission:
         self.speed = speed  # the campaign's speed: never faster
         self.limit = most
         self.speed_cap = speed
-        self.busy = False  # the last window was busy
+        self.busy = False  # the last `BUSY_WINDOWS` windows were busy
         self.load: Load | None = None
+        self._busy = 0
         self._calm = 0
         self._since_cut = COOLDOWN_WINDOWS
         self._slow = 0
@@ -87,9 +90,11 @@ class Admission:
         """Take one window's load with the sessions the worker holds; True when the limit or
         the speed cap changed."""
         before = (self.limit, self.speed_cap)
-        self.load, self.busy = load, load.busy
+        self.load = load
         self._since_cut += 1
-        if load.busy:
+        self._busy = self._busy + 1 if load.busy else 0
+        self.busy = self._busy >= BUSY_WINDOWS
+        if self.busy:
             self._calm = 0
             if self.limit > 1 and self._since_cut >= COOLDOWN_WINDOWS:
                 self.limit = max(1, min(self.limit, sessions) - 1)
@@ -98,6 +103,8 @@ class Admission:
             if self._slow >= SLOW_WINDOWS and self.speed_cap > 1.0:
                 self.speed_cap = max(1.0, self.speed_cap / 2)
                 self._slow = 0
+        elif load.busy:
+            self._calm = 0
         elif load.calm:
             self._slow = 0
             self._calm = self._calm + 1 if sessions >= self.limit else 0

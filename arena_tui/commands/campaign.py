@@ -31,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--bench", help="benchmarks, comma-separated")
     run.add_argument("--model", help="model aliases, comma-separated")
     run.add_argument("--repeats", type=int, help="runs per benchmark × model (default 1)")
-    run.add_argument("--concurrency", type=int, help="sessions per worker (default: 4 at 1×, fewer at higher speeds)")
+    run.add_argument("--concurrency", type=int, help="sessions per worker at most (default: 4 at 1×, fewer at higher speeds; a busy "
+                     "worker is given fewer, and slower new runs: see `pace:` notices)")
     run.add_argument("--judge", help="judge each run live: auto (default: openai or bedrock if its key is set, else "
                      "heuristic), openai, bedrock, heuristic, none (judge later with `arena-tui judge`)")
     run.add_argument("--speed", type=float, help="audio speed-up (sim or --fake only)")
