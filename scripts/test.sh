@@ -10,4 +10,4 @@ bash scripts/bootstrap.sh test
 # process at a time: a file's module fixtures (a Ray cluster, a fake server) are set up once.
 .venv/bin/python -m pytest -q -n 2 --dist loadfile -m "not slow and not stress" "$@"
 # Then the stress tests alone: their CPU hogs would make every other test's machine lose pace.
-exec .venv/bin/python -m pytest -q -m stress "$@"
+exec .venv/bin/python -m pytest -q -s -m stress "$@"  # -s: they print what they measured
