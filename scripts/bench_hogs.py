@@ -48,6 +48,9 @@ async def turns(db: Path) -> tuple[int, int, int]:
                 ok = (r.status == "ok" and r.assistant_text.strip() == spoken_text(bench.turn(r.turn_index).golden_text)
                       and st is not None and st.judgement is not None and row_passes(st.scores))
                 right, wrong = right + ok, wrong + (not ok)
+                if not ok:  # what went wrong, to look into
+                    print(f"  wrong: run {run.run_id[:8]} turn {r.turn_index}: {r.status} {r.error or ''} "
+                          f"{r.assistant_text[:80]!r} {st.scores if st else 'unjudged'}", flush=True)
     finally:
         await store.close()
     return right, lost, wrong

@@ -507,15 +507,16 @@ class AudioRun(RunBase[Session, Attempt]):
         self.publish_audio(turn.turn_index, a)
         self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=a.interrupted_result(turn, self.session_number())))
 
-    def failed_turn(self, turn: Turn, error: str) -> None:
-        """The run cannot go on (e.g. it lost pace): the turn under way is recorded as an error,
-        with what it heard and its audio."""
+    def failed_turn(self, turn: Turn, error: str, status: str = "error") -> None:
+        """The run cannot go on: the turn under way is recorded with `status` (an error, or
+        lost_pace), with what it heard and its audio."""
         a = self.attempt
         if a is None or a.turn_index != turn.turn_index:
             self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=TurnResult(
-                turn_index=turn.turn_index, status="error", user_text=turn.input, session=self.session_number(),
+                turn_index=turn.turn_index, status=status, user_text=turn.input, session=self.session_number(),
                 error=error)))
             return
         self._close_bot_speech(a)
         self.publish_audio(turn.turn_index, a)
-        self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=a.failed_result(turn, self.session_number(), error)))
+        self.publish(self.ev(TurnEnded, turn_index=turn.turn_index,
+                             result=a.failed_result(turn, self.session_number(), error, status)))

@@ -91,9 +91,9 @@ class Attempt(AttemptBase):
         """The run was stopped during this attempt: what it had so far."""
         return self._so_far(turn, session, "interrupted")
 
-    def failed_result(self, turn: Turn, session: int, error: str) -> TurnResult:
+    def failed_result(self, turn: Turn, session: int, error: str, status: str = "error") -> TurnResult:
         """The run failed during this attempt (e.g. lost pace): what it had so far, and why."""
-        return self._so_far(turn, session, "error", error)
+        return self._so_far(turn, session, status, error)
 
     def _so_far(self, turn: Turn, session: int, status: str, error: str | None = None) -> TurnResult:
         return TurnResult(

@@ -31,6 +31,7 @@ from pipecat.workers.runner import WorkerRunner
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
     EMPTY_RESPONSE,
+    LOST_PACE,
     MODEL_ENDED_SESSION,
     MODEL_ENDED_SESSION_EARLY,
     ErrorEvent,
@@ -53,6 +54,7 @@ from arena_tui.spine.benchmark import Benchmark, Turn
 
 from ..base import HistoryItem, ProviderRunner, RunError, SessionSpec
 from ..config import Rotation, RunConfig
+from ..pace import LostPace
 from ..rotation import History, select_replay, turn_span
 from ..tools import Resolution, ToolResolver, not_available_payload, success_payload
 from ..transports import RunClock
@@ -470,8 +472,9 @@ class RunBase(ABC, Generic[S, A]):
     def interrupted_turn(self, turn: Turn) -> None:
         """Record the turn under way when the run is cancelled."""
 
-    def failed_turn(self, turn: Turn, error: str) -> None:  # noqa: B027
-        """Record the turn under way when the run fails."""
+    def failed_turn(self, turn: Turn, error: str, status: str = "error") -> None:  # noqa: B027
+        """Record the turn under way when the run fails (`lost_pace` when our machine lost pace:
+        a fact about the machine, never a verdict on the model)."""
 
     def flush_conversation(self, turn_index: int | None) -> None:  # noqa: B027
         """Publish the conversation audio recorded so far (audio runs)."""
@@ -557,7 +560,7 @@ class RunBase(ABC, Generic[S, A]):
             raise
         except Exception as e:
             if current is not None:
-                self.failed_turn(current, failure_message(e))
+                self.failed_turn(current, failure_message(e), LOST_PACE if isinstance(e, LostPace) else "error")
             self.flush_conversation(None)
             raise
 

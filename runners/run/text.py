@@ -315,12 +315,12 @@ class TextRun(RunBase[TextSession, TextAttempt]):
         self.remember(turn, status, a)
         return result
 
-    def failed_turn(self, turn: Turn, error: str) -> None:
-        """The run cannot go on: the turn under way is recorded as an error, with what it got."""
+    def failed_turn(self, turn: Turn, error: str, status: str = "error") -> None:
+        """The run cannot go on: the turn under way is recorded with `status`, with what it got."""
         a = self.attempt
         got = a if a is not None and a.turn_index == turn.turn_index else None
         result = TurnResult(
-            turn_index=turn.turn_index, status="error", user_text=turn.input,
+            turn_index=turn.turn_index, status=status, user_text=turn.input,
             assistant_text=got.assistant_text.strip() if got else "", tool_calls=got.tool_calls if got else [],
             session=self.session_number(), error=error,
         )
