@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena_tui.spine.bus import EventBus
-from arena_tui.spine.events import FINISHED, TurnResult
+from arena_tui.spine.events import TurnResult, unfinished
 
 #: kinds whose t_ms bound a stored run's timeline (the resumed run continues after them)
 _TIMELINE_KINDS = ("run_started", "run_resumed", "turn_started", "turn_ended", "run_ended")
@@ -41,8 +41,7 @@ async def unfinished_turns(store: Any, run_id: str, benchmark: Any = None) -> li
     if run is None:
         raise ResumeError(f"{store.path}: no run {run_id} (see `arena-tui runs`)")
     planned = list(run.turn_indices) or ([t.turn_index for t in benchmark.turns] if benchmark is not None else [])
-    rows = {r.turn_index: r for r in await store.turn_results(run_id)}
-    return [i for i in planned if i not in rows or rows[i].status not in FINISHED]
+    return unfinished(planned, {r.turn_index: r for r in await store.turn_results(run_id)})
 
 
 async def plan_resume(store: Any, run_id: str, benchmark: Any) -> ResumePlan:

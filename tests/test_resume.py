@@ -17,7 +17,8 @@ import pytest
 
 from arena_tui import cli
 from arena_tui.spine.bus import EventBus
-from arena_tui.resume import FINISHED, ResumeError, plan_resume, resume_run, unfinished_turns
+from arena_tui.resume import ResumeError, plan_resume, resume_run, unfinished_turns
+from arena_tui.spine.events import FINISHED
 from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
 from runners import engine

@@ -69,9 +69,9 @@ async def _main(args: argparse.Namespace) -> int:
             # as `runs`: a 'running' run whose recorder is gone (kill -9) is interrupted, not running
             await store.mark_interrupted_stale()
         if action == "list":
-            return await _list(store)
+            return await _list(store, paths.data_dir(args.data))
         if action == "show":
-            return await _show(store, args.campaign_id)
+            return await _show(store, args.campaign_id, paths.data_dir(args.data))
         return await _run(store, args)
     finally:
         await store.close()
@@ -135,10 +135,10 @@ async def _run(store: Any, args: argparse.Namespace) -> int:
     return 0 if not result.incomplete else 1
 
 
-async def _show(store: Any, campaign_id: str) -> int:
+async def _show(store: Any, campaign_id: str, data: Path | None) -> int:
     from arena_tui.campaign import records  # deferred: --help imports every command module; campaigns, store and engine load only when used
 
-    view = await records.campaign_view(store, campaign_id)
+    view = await records.campaign_view(store, campaign_id, data)
     if view is None:
         raise CliError(f"{store.path}: no campaign {campaign_id} (see `arena-tui campaign list`)")
     spec = view.spec
@@ -152,10 +152,10 @@ async def _show(store: Any, campaign_id: str) -> int:
     return 0
 
 
-async def _list(store: Any) -> int:
+async def _list(store: Any, data: Path | None) -> int:
     from arena_tui.campaign import records  # deferred: --help imports every command module; campaigns, store and engine load only when used
 
-    views = await records.campaign_views(store)
+    views = await records.campaign_views(store, data)
     if not views:
         print("no campaigns recorded (start one with `arena-tui campaign run`)")
         return 0
