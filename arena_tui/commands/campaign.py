@@ -17,6 +17,7 @@ from typing import Any
 
 from arena_tui.spine.errors import CliError
 
+from .ids import resolve_campaign_id
 from .live import choose_judge
 
 NAME = "campaign"
@@ -44,11 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--id", dest="campaign_id", help="campaign id (default: the one with this spec, else new)")
     run.add_argument("--skip-unrunnable", action="store_true", help="record unrunnable cells as skipped and run the rest")
     res = sub.add_parser("resume", help="continue a recorded campaign: skip complete runs, resume interrupted ones in place")
-    res.add_argument("campaign_id")
+    res.add_argument("campaign_id", help="campaign id or a unique prefix of one (see `campaign list`)")
     res.add_argument("--skip-unrunnable", action="store_true", help="record unrunnable cells as skipped")
     sub.add_parser("list", help="recorded campaigns with their progress")
     show = sub.add_parser("show", help="a campaign's matrix: status, turns and pass rate per cell")
-    show.add_argument("campaign_id")
+    show.add_argument("campaign_id", help="campaign id or a unique prefix of one (see `campaign list`)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,6 +66,8 @@ async def _main(args: argparse.Namespace) -> int:
         raise CliError(str(e)) from None
     try:
         action = args.campaign_command
+        if action in ("show", "resume"):
+            args.campaign_id = await resolve_campaign_id(store, args.campaign_id)
         if action in ("list", "show"):
             # as `runs`: a 'running' run whose recorder is gone (kill -9) is interrupted, not running
             await store.mark_interrupted_stale()
