@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena_tui.spine.bus import EventBus
-from arena_tui.spine.events import FINISHED, TurnResult
+from arena_tui.spine.events import TurnResult, unfinished
 
 #: kinds whose t_ms bound a stored run's timeline (the resumed run continues after them)
 _TIMELINE_KINDS = ("run_started", "run_resumed", "turn_started", "turn_ended", "run_ended")
@@ -32,6 +32,7 @@ class ResumePlan:
     done: list[TurnResult]  # the finished turns before `from_turn` (their history is replayed)
     start_ms: float  # where the run's timeline goes on
     config: dict[str, Any]  # the run's recorded config
+    last_session: int = 0  # the highest session number stored: the resumption's first is the next
 
 
 async def unfinished_turns(store: Any, run_id: str, benchmark: Any = None) -> list[int]:
@@ -41,8 +42,7 @@ async def unfinished_turns(store: Any, run_id: str, benchmark: Any = None) -> li
     if run is None:
         raise ResumeError(f"{store.path}: no run {run_id} (see `arena-tui runs`)")
     planned = list(run.turn_indices) or ([t.turn_index for t in benchmark.turns] if benchmark is not None else [])
-    rows = {r.turn_index: r for r in await store.turn_results(run_id)}
-    return [i for i in planned if i not in rows or rows[i].status not in FINISHED]
+    return unfinished(planned, {r.turn_index: r for r in await store.turn_results(run_id)})
 
 
 async def plan_resume(store: Any, run_id: str, benchmark: Any) -> ResumePlan:
@@ -65,9 +65,11 @@ async def plan_resume(store: Any, run_id: str, benchmark: Any) -> ResumePlan:
     rows = {r.turn_index: r for r in await store.turn_results(run_id)}
     done = [rows[i] for i in planned[:start]]
     ends = [ev.t_ms for _, ev in await store.events(run_id, kinds=_TIMELINE_KINDS)]
+    sessions = [getattr(ev, "session", 0) for _, ev in await store.events(run_id, kinds=("session_opened",))]
+    sessions += [r.session for r in rows.values()]
     return ResumePlan(
         run_id=run_id, from_turn=unfinished[0], turns=planned[start:], done=done,
-        start_ms=max(ends, default=0.0) + 1.0, config=dict(run.config or {}),
+        start_ms=max(ends, default=0.0) + 1.0, config=dict(run.config or {}), last_session=max(sessions, default=0),
     )
 
 
@@ -102,7 +104,7 @@ async def resume_run(
     cfg = config if config is not None else RunConfig.from_recorded(plan.config)
     seed = Seed(
         history=history_from_results(plan.done), start_ms=plan.start_ms, resumed_from=plan.from_turn,
-        detail=f"resumed at turn {plan.from_turn}", done=plan.done,
+        detail=f"resumed at turn {plan.from_turn}", done=plan.done, last_session=plan.last_session,
     )
     judging = None
     if judge is not None:

@@ -17,7 +17,8 @@ import pytest
 
 from arena_tui import cli
 from arena_tui.spine.bus import EventBus
-from arena_tui.resume import FINISHED, ResumeError, plan_resume, resume_run, unfinished_turns
+from arena_tui.resume import ResumeError, plan_resume, resume_run, unfinished_turns
+from arena_tui.spine.events import FINISHED
 from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
 from runners import engine
@@ -247,3 +248,59 @@ def test_resume_at_turn_1_hears_turn_1_and_asks_for_no_reply(
             outputs_since = 0
     assert [r.kind for r in sim.responses if r.kind == "greeting" or r.turn_index is None] == []
     assert [(t.turn_index, t.identified_by) for t in sim.truth_log] == [(1, "fingerprint"), (2, "fingerprint")]
+
+
+async def _sessions_after_resume(tmp_path: Path, via: str) -> tuple[int, list[int], list[int], list[int]]:
+    """Turns 0-3 with a disconnect on turn 1 (its retry opens session 2), quit while turn 2 plays,
+    resumed by `arena-tui resume`'s path (`resume_run`) or a campaign's (the coordinator's plan,
+    `continue_cell`, run by the worker's `run_engine`). Returns (the highest session stored
+    before, every session opened before, those opened by the resumption, the sessions of the
+    resumed turns' rows)."""
+    from arena_tui.campaign.orchestrator import continue_cell
+    from arena_tui.campaign.worker import run_engine
+
+    bench = load_benchmark("demo_bench", None)
+    run_id = f"sessions-{via}"
+    config = RunConfig(model="sim", speed=20.0, greeting={"enabled": False}, turns=[0, 1, 2, 3], faults="1:disconnect")
+    async with await Store.open(tmp_path / "runs.db") as store:
+        bus = EventBus()
+        rec = store.start_recording(bus)
+        at_2 = bus.subscribe(lambda e: e.kind == "turn_started" and e.turn_index == 2)
+        task = asyncio.create_task(engine.run_benchmark(bench, config, bus, run_id))
+        async for _ in at_2:
+            break
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await store.flush()
+        before = await store.events(run_id)
+        opened_before = [ev.session for _, ev in before if ev.kind == "session_opened"]
+        stored = max([*opened_before, *(r.session for r in await store.turn_results(run_id))])
+        plan = await plan_resume(store, run_id, bench)
+        assert plan.last_session == stored
+        if via == "cli":
+            await resume_run(store, run_id, bus, benchmark=bench, provider=get_runner("sim"))
+        else:
+            again, resume, _ = await continue_cell(store, bench, run_id)
+            assert again == run_id and resume is not None
+            resume.setdefault("last_session", plan.last_session)  # what the coordinator's plan is to carry
+            await run_engine(bench, RunConfig.from_recorded(plan.config), bus, run_id, resume=resume)
+        await store.flush()
+        bus.close()
+        await rec
+        last_seq = before[-1][0]
+        opened_after = [ev.session for s, ev in await store.events(run_id, kinds=("session_opened",)) if s > last_seq]
+        resumed = [r.session for r in await store.turn_results(run_id) if r.turn_index in plan.turns]
+        return stored, opened_before, opened_after, resumed
+
+
+@pytest.mark.parametrize("via", ["cli", "campaign"])
+def test_a_resumed_run_numbers_its_sessions_after_the_stored_ones(tmp_path: Path, via: str) -> None:
+    """A resumption used to open "session 1" again: two sessions of one run under one number, and
+    the resumed turns' rows claiming the first session's."""
+    stored, opened_before, opened_after, resumed = asyncio.run(_sessions_after_resume(tmp_path, via))
+    assert stored >= 2 and max(opened_before) == stored  # the disconnect's retry opened a second session
+    assert opened_after and opened_after[0] == stored + 1 and all(n > stored for n in opened_after)
+    assert len(set(opened_before + opened_after)) == len(opened_before + opened_after)
+    assert resumed and all(n > stored for n in resumed)

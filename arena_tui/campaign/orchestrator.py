@@ -114,7 +114,7 @@ async def continue_cell(store: Store, benchmark: Any, previous_run: str | None) 
         plan = await plan_resume(store, previous_run, benchmark)
     except ResumeError as e:
         return fresh_run_id(), None, f"re-run from scratch as a new run ({e})"
-    resume = {"from_turn": plan.from_turn, "start_ms": plan.start_ms,
+    resume = {"from_turn": plan.from_turn, "start_ms": plan.start_ms, "last_session": plan.last_session,
               "done": [r.model_dump(mode="json") for r in plan.done]}
     return previous_run, resume, f"resumed at turn {plan.from_turn} ({len(plan.done)} finished turn(s) replayed)"
 

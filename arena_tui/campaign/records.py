@@ -3,7 +3,9 @@
 Completion is never read from a flag: `cell_state` looks at the run's stored turn rows (a finished
 one per expected turn) and only then calls the cell complete. `cell_views` and
 `campaign_views` are what `arena-tui campaign show|list` print and the TUI's campaign screens
-show: one place decides a cell's shown state, its turn progress and its pass rate.
+show: one place decides a cell's shown state, its turn progress and its pass rate. The pass rate
+is the report's (`arena_tui.compare.leaderboard.run_tally`: fixed denominators, lost-pace turns
+left out), so `campaign show` and `report` can never tell two numbers for one run.
 
 Nothing is shown running or queued on a process's word alone: a run still `running` whose
 recorder is gone shows interrupted, and a queued cell whose campaign's coordinator is gone
@@ -17,11 +19,14 @@ import json
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
-from arena_tui.spine.events import FINISHED
+from arena_tui.compare.load import stored_tallies
+from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.events import unfinished
 from arena_tui.store import RunRow, Store
 from arena_tui.store.liveness import THIS_HOST, recorder_alive
-from arena_tui.verdicts import Tally, counts, tally
+from arena_tui.verdicts import Tally, counts
 
 from .spec import CampaignSpec, Cell
 
@@ -119,20 +124,21 @@ async def run_ids(store: Store, campaign_id: str) -> list[str]:
 
 async def cell_state(store: Store, run_id: str | None) -> tuple[str, int, int]:
     """(state, turns done, turns expected): state is complete|interrupted|running|failed|missing,
-    judged by the turn rows: complete only with a finished row (`FINISHED`) per expected turn;
-    running only while its recorder lives."""
+    judged by the turn rows: complete only when no expected turn is `unfinished` (the rule a
+    resume plays by: a cell is never skipped that `arena-tui resume` would replay); running
+    only while its recorder lives."""
     if run_id is None:
         return "missing", 0, 0
     run = await store.get_run(run_id)
     if run is None:
         return "missing", 0, 0
     expected = list(run.turn_indices)
-    rows = {r.turn_index: r for r in await store.turn_results(run_id) if r.turn_index >= 0}
-    done = [i for i in expected if i in rows and rows[i].status in FINISHED]
-    if expected and len(done) == len(expected):
-        return "complete", len(done), len(expected)
+    left = unfinished(expected, {r.turn_index: r for r in await store.turn_results(run_id) if r.turn_index >= 0})
+    done = len(expected) - len(left)
+    if expected and not left:
+        return "complete", done, len(expected)
     status = "failed" if run.status == "failed" else "running" if recording(run) else "interrupted"
-    return status, len(done), len(expected)
+    return status, done, len(expected)
 
 
 async def lost_pace_turns(store: Store, run_id: str) -> list[int]:
@@ -148,7 +154,7 @@ ACTIVE = frozenset({"queued", "running"})
 @dataclass(frozen=True)
 class CellView:
     """One cell as it is shown: state from the run's turn rows (`cell_state`) and the cell row,
-    turn progress from the stored turn rows, verdicts by `arena_tui.verdicts` (the one rule)."""
+    turn progress from the stored turn rows, verdicts as the report counts them (`run_tally`)."""
 
     cell: Cell
     run_id: str | None
@@ -156,11 +162,12 @@ class CellView:
     reason: str  # why skipped, pending or re-queued ('' when nothing to say)
     done: int  # turns with a stored, uninterrupted turn row
     total: int  # turns the run expects (0: no run recorded yet)
-    tally: Tally  # the run's verdicts (empty when unjudged or not run)
+    tally: Tally  # the run's verdicts by the report's rule (empty when unjudged or not run)
 
     @property
     def strict(self) -> tuple[int, int]:
-        """(turns passing every scored dimension, turns judged)."""
+        """(turns passing every scored dimension, turns due: every turn the run set out to run
+        but those our machine lost pace on; one not yet played or judged does not pass)."""
         return self.tally.strict
 
     @property
@@ -193,12 +200,17 @@ def shown_state(row: CellRow, run_state: str, coordinated: bool = True) -> str:
     return run_state
 
 
-async def cell_views(store: Store, campaign_id: str) -> list[CellView]:
+async def cell_views(store: Store, campaign_id: str, data_dir: Path | None = None,
+                     known: dict[str, Benchmark | None] | None = None) -> list[CellView]:
+    """The campaign's cells as shown; `data_dir` and `known` find benchmark data as the report
+    does (`arena_tui.compare.load.load_stored`: what an unjudged turn is charged on)."""
     out = []
     alive = await coordinated(store, campaign_id)
-    for row in await cells(store, campaign_id):
-        run_state, done, total = await cell_state(store, row.run_id)
-        verdicts = tally(await store.judgements(row.run_id)) if row.run_id and run_state != "missing" else Tally()
+    rows = [(row, await cell_state(store, row.run_id)) for row in await cells(store, campaign_id)]
+    recorded = [row.run_id for row, (run_state, _, _) in rows if row.run_id and run_state != "missing"]
+    tallies = await stored_tallies(store, recorded, data_dir, known)
+    for row, (run_state, done, total) in rows:
+        verdicts = tallies.get(row.run_id or "", Tally())
         state = shown_state(row, run_state, alive)
         reason = ORPHANED if state == "pending" and row.status == "queued" and not row.reason else row.reason
         out.append(CellView(row.cell, row.run_id, state, reason, done, total, verdicts))
@@ -231,18 +243,20 @@ class CampaignView:
         return f"{len(s.benchmarks)} bench × {len(s.models)} models × {s.repeats}"
 
 
-async def campaign_view(store: Store, campaign_id: str) -> CampaignView | None:
+async def campaign_view(store: Store, campaign_id: str, data_dir: Path | None = None,
+                        known: dict[str, Benchmark | None] | None = None) -> CampaignView | None:
     rows = await store.read_rows("SELECT created_at, spec FROM campaigns WHERE campaign_id=?", (campaign_id,))
     if not rows:
         return None
     created, spec = rows[0]
     return CampaignView(campaign_id, created, CampaignSpec.from_json(json.loads(spec)),
-                        await cell_views(store, campaign_id), await live_pace(store, campaign_id))
+                        await cell_views(store, campaign_id, data_dir, known), await live_pace(store, campaign_id))
 
 
-async def campaign_views(store: Store) -> list[CampaignView]:
+async def campaign_views(store: Store, data_dir: Path | None = None,
+                         known: dict[str, Benchmark | None] | None = None) -> list[CampaignView]:
     """Every campaign, newest first."""
-    return [CampaignView(cid, created, spec, await cell_views(store, cid), await live_pace(store, cid))
+    return [CampaignView(cid, created, spec, await cell_views(store, cid, data_dir, known), await live_pace(store, cid))
             for cid, created, spec in await list_campaigns(store)]
 
 

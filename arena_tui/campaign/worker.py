@@ -31,13 +31,16 @@ async def run_engine(benchmark: Any, config: Any, bus: EventBus, run_id: str,
 
 def resume_seed(resume: dict[str, Any]) -> Any:
     """The engine's Seed from a job's `resume` (the coordinator's plan, as JSON): the finished
-    turns' history by the history rule, the timeline's continuation, the turn to go on at."""
+    turns' history by the history rule, the timeline's continuation, the turn to go on at, and
+    the last stored session number (sessions go on after it; without it in the plan, the
+    finished turns' highest)."""
     from arena_tui.spine.events import TurnResult  # deferred: with the engine, in the worker process only
     from runners.engine import Seed, history_from_results  # deferred: the engine (Pipecat, ~1 s) loads in the worker process, never in the coordinator
 
     done = [TurnResult.model_validate(r) for r in resume["done"]]
     return Seed(history=history_from_results(done), start_ms=float(resume["start_ms"]),
-                resumed_from=int(resume["from_turn"]), detail=f"resumed at turn {resume['from_turn']}")
+                resumed_from=int(resume["from_turn"]), detail=f"resumed at turn {resume['from_turn']}",
+                last_session=int(resume.get("last_session", max((r.session for r in done), default=0))))
 
 
 def load_runner(spec: str) -> Runner:

@@ -17,6 +17,7 @@ from typing import Any
 
 from arena_tui.spine.errors import CliError
 
+from .ids import resolve_campaign_id
 from .live import choose_judge
 
 NAME = "campaign"
@@ -45,11 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--id", dest="campaign_id", help="campaign id (default: the one with this spec, else new)")
     run.add_argument("--skip-unrunnable", action="store_true", help="record unrunnable cells as skipped and run the rest")
     res = sub.add_parser("resume", help="continue a recorded campaign: skip complete runs, resume interrupted ones in place")
-    res.add_argument("campaign_id")
+    res.add_argument("campaign_id", help="campaign id or a unique prefix of one (see `campaign list`)")
     res.add_argument("--skip-unrunnable", action="store_true", help="record unrunnable cells as skipped")
     sub.add_parser("list", help="recorded campaigns with their progress")
     show = sub.add_parser("show", help="a campaign's matrix: status, turns and pass rate per cell")
-    show.add_argument("campaign_id")
+    show.add_argument("campaign_id", help="campaign id or a unique prefix of one (see `campaign list`)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,13 +67,15 @@ async def _main(args: argparse.Namespace) -> int:
         raise CliError(str(e)) from None
     try:
         action = args.campaign_command
+        if action in ("show", "resume"):
+            args.campaign_id = await resolve_campaign_id(store, args.campaign_id)
         if action in ("list", "show"):
             # as `runs`: a 'running' run whose recorder is gone (kill -9) is interrupted, not running
             await store.mark_interrupted_stale()
         if action == "list":
-            return await _list(store)
+            return await _list(store, paths.data_dir(args.data))
         if action == "show":
-            return await _show(store, args.campaign_id)
+            return await _show(store, args.campaign_id, paths.data_dir(args.data))
         return await _run(store, args)
     finally:
         await store.close()
@@ -136,10 +139,10 @@ async def _run(store: Any, args: argparse.Namespace) -> int:
     return 0 if not result.incomplete else 1
 
 
-async def _show(store: Any, campaign_id: str) -> int:
+async def _show(store: Any, campaign_id: str, data: Path | None) -> int:
     from arena_tui.campaign import records  # deferred: --help imports every command module; campaigns, store and engine load only when used
 
-    view = await records.campaign_view(store, campaign_id)
+    view = await records.campaign_view(store, campaign_id, data)
     if view is None:
         raise CliError(f"{store.path}: no campaign {campaign_id} (see `arena-tui campaign list`)")
     spec = view.spec
@@ -153,10 +156,10 @@ async def _show(store: Any, campaign_id: str) -> int:
     return 0
 
 
-async def _list(store: Any) -> int:
+async def _list(store: Any, data: Path | None) -> int:
     from arena_tui.campaign import records  # deferred: --help imports every command module; campaigns, store and engine load only when used
 
-    views = await records.campaign_views(store)
+    views = await records.campaign_views(store, data)
     if not views:
         print("no campaigns recorded (start one with `arena-tui campaign run`)")
         return 0

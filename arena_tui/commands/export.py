@@ -14,7 +14,7 @@ from arena_tui.spine.errors import CliError
 from ..interop import InteropError, export_run
 from arena_tui.spine.paths import db_path, exports_dir
 from ..store import Store, StoreError
-from .judge import resolve_run_id
+from .ids import resolve_run_id
 
 NAME = "export"
 HELP = "export a recorded run as runs/<benchmark>/<ts>_<model>_<id>/ (transcript, audio, judge files)"

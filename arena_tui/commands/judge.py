@@ -12,6 +12,7 @@ from ..judge.options import add_judge_arguments, backend_from_args
 from ..judge.worker import rejudge_turn
 from arena_tui.spine.paths import db_path
 from ..store import Store, StoreError
+from .ids import resolve_run_id
 from .live import verdict_line
 
 NAME = "judge"
@@ -25,17 +26,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-phase2", action="store_true", help="skip the cross-turn rules")
     parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
     add_judge_arguments(parser)
-
-
-async def resolve_run_id(store: Store, raw: str) -> str:
-    if await store.get_run(raw) is not None:
-        return raw
-    hits = [r.run_id for r in await store.list_runs() if r.run_id.startswith(raw)]
-    if len(hits) == 1:
-        return hits[0]
-    if not hits:
-        raise CliError(f"no run {raw!r} in {store.path}")
-    raise CliError(f"run id {raw!r} is ambiguous: {', '.join(hits[:5])}")
 
 
 async def _main(args: argparse.Namespace) -> int:

@@ -14,6 +14,8 @@ from typing import Any
 
 from arena_tui.spine.errors import CliError
 
+from .ids import resolve_run_id
+
 NAME = "resume"
 HELP = "continue an interrupted run at its first unfinished turn (same run id)"
 ORDER = 12
@@ -27,7 +29,7 @@ JUDGES = ("recorded", "auto", "openai", "bedrock", "heuristic", "none")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_id", metavar="RUN", help="the run to resume (see `arena-tui runs`)")
+    parser.add_argument("run_id", metavar="RUN", help="the run to resume: id or unique prefix (see `arena-tui runs`)")
     parser.add_argument(
         "--judge", choices=JUDGES, default="recorded",
         help="judge for the resumed turns (default: the one the run was judged with; none if it was not judged)",
@@ -41,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
     db = paths.db_path(args.db)
     _quiet_logs(getattr(args, "verbose", False))
-    bench, plan, judge = asyncio.run(_prepare(args, db))
+    bench, plan, judge = asyncio.run(_prepare(args, db))  # args.run_id: the full id from here on
     from runners.config import ConfigError, RunConfig  # deferred: --help imports every command module; the engine and store load only when resume runs
 
     try:
@@ -77,9 +79,9 @@ async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, Any]:
 
     try:
         async with await Store.open(db) as store:
+            args.run_id = await resolve_run_id(store, args.run_id)
             row = await store.get_run(args.run_id)
-            if row is None:
-                raise CliError(f"{store.path}: no run {args.run_id} (see `arena-tui runs`)")
+            assert row is not None
             try:
                 bench = load_benchmark(row.benchmark, paths.data_dir(args.data))
             except (BenchmarkError, FileNotFoundError, KeyError, ValueError) as e:

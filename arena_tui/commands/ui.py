@@ -13,6 +13,7 @@ from typing import Any
 from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
 
+from .ids import resolve_run_id
 from .launch import EngineLauncher
 
 NAME = "ui"
@@ -21,7 +22,7 @@ ORDER = 1
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--open", metavar="RUN_ID", help="open this run straight away (replay if stored)")
+    parser.add_argument("--open", metavar="RUN_ID", help="open this run straight away (replay if stored; id or unique prefix)")
 
 
 def locations(args: argparse.Namespace) -> tuple[Path, Path | None]:
@@ -41,21 +42,28 @@ def run(args: argparse.Namespace) -> int:
     from ..app import ArenaApp  # deferred: Textual loads only for the commands that open the monitor (--help imports every command module)
 
     db, data = locations(args)
-    ArenaApp(db, data, open_run=getattr(args, "open", None), launcher=EngineLauncher()).run()
+    run_id = getattr(args, "open", None)
+    if run_id:  # an id or a unique prefix, as every command takes it: one line and exit 2 before the screen
+        run_id = _check_database(db, run_id)
+    ArenaApp(db, data, open_run=run_id, launcher=EngineLauncher()).run()
     return 0
 
 
-def _check_database(db: object) -> None:
-    """A database that cannot be opened is one line and exit 2 here, before the screen takes over."""
+def _check_database(db: object, run_id: str | None = None) -> str | None:
+    """A database that cannot be opened is one line and exit 2 here, before the screen takes over;
+    so is a `run_id` that names no stored run (or several). Returns the full id it names."""
 
     from ..store import Store, StoreError  # deferred: aiosqlite and the store load only for commands that open a database
 
-    async def probe() -> None:
+    async def probe() -> str | None:
         store = await Store.open(db)  # type: ignore[arg-type]
-        await store.close()
+        try:
+            return await resolve_run_id(store, run_id) if run_id else None
+        finally:
+            await store.close()
 
     try:
-        asyncio.run(probe())
+        return asyncio.run(probe())
     except StoreError as e:
         raise CliError(str(e)) from None
 

@@ -7,6 +7,8 @@ with every revision of a run's judgements. What this module adds (each rule stat
   never ran, was never judged or whose judge failed is a failure, never a smaller denominator.
   That holds for a run the judge worked on; a run it never saw (no judgement at all: run with
   `--judge none`, or its judge never started) has no pass rates, it is "not judged", not failed.
+  `run_tally` applies it; every surface that shows a stored run's pass rates (report, leaderboard,
+  runs list, `campaign show|list` and the campaign screens) calls it, so none can disagree.
 - Latency only from runs at speed 1 (`arena_tui.timing`): a sped-up run's voice-to-voice is on a
   compressed clock. Speed is the run's own field (`runs.speed`, from run_started); a run without
   one (e.g. imported from the reference harness) is excluded from latency too, and each exclusion
@@ -31,7 +33,7 @@ from arena_tui.spine.benchmark import CORE_DIMENSIONS, Benchmark, Turn
 from arena_tui.spine.events import EMPTY_RESPONSE, PACE_LOST, ErrorEvent, Judgement, TurnResult
 from ..store import RunRow, Store
 from ..timing import comparable, response_latency
-from ..verdicts import Standing, counts, due_dimensions, ordered, standing, tally
+from ..verdicts import Standing, Tally, counts, due_dimensions, ordered, standing, tally
 from ..stats import Distribution, Rate, TurnConsistency, bootstrap_percentile_cis, describe, turn_consistency
 
 POOLED = "all"  # the benchmark column of a model's pooled row
@@ -223,12 +225,20 @@ class RunFigures:
         return self.strict.n - self.strict.passes - charged
 
 
-def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
-    f = RunFigures(run, repeat)
+def run_tally(run: StoredRun) -> Tally:
+    """The run's verdicts by the fixed-denominator rule (module docstring): every turn it set out
+    to run is due unless its row says our machine lost pace on it (then neither the row nor a
+    judgement left from an earlier take counts). The one tally of a stored run: the report, the
+    leaderboard, the runs list and every campaign surface show these numbers."""
     # A never-judged run is due nothing: its rates stay empty (n = 0, "not judged"), never 0 %.
     due = {t: run.due(t) for t in run.expected_turns
            if (r := run.results.get(t)) is None or counts(r.status)} if run.judged else {}
-    counted = tally(run.revisions, due)
+    return tally(run.revisions, due)
+
+
+def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
+    f = RunFigures(run, repeat)
+    counted = run_tally(run)
     f.strict = Rate(*counted.strict)
     f.dimensions = {d: Rate(*counted.dimensions[d]) for d in ordered(counted.dimensions)}
     f.unjudged_turns = len(counted.unjudged) + len(counted.judge_errors) if run.judged else len(run.expected_turns)

@@ -15,7 +15,8 @@ from arena_tui.spine.benchmark import Benchmark
 
 from arena_tui.spine.paths import data_dir as resolve_data_dir
 from ..store import Store
-from .leaderboard import Leaderboard, StoredRun, build_leaderboard, load_runs
+from ..verdicts import Tally
+from .leaderboard import Leaderboard, StoredRun, build_leaderboard, load_runs, run_tally
 from .selection import Selection, select_runs
 
 
@@ -42,12 +43,28 @@ def _benchmarks(names: Sequence[str], data_dir: Path | None) -> tuple[dict[str, 
 
 
 async def load_stored(
-    store: Store, run_ids: Sequence[str], data_dir: Path | None
+    store: Store, run_ids: Sequence[str], data_dir: Path | None,
+    known: dict[str, Benchmark | None] | None = None,
 ) -> tuple[list[StoredRun], dict[str, str]]:
-    """The runs with their benchmark data, and the benchmarks whose data could not be found."""
-    names = sorted({r.benchmark for r in await store.list_runs() if r.run_id in set(run_ids)})
+    """The runs with their benchmark data, and the benchmarks whose data could not be found.
+
+    `known` (name -> benchmark, None when not found) is consulted first and filled in: a screen
+    that polls reads each benchmark's files once, not on every refresh."""
+    known = {} if known is None else known
+    names = sorted({r.benchmark for r in await store.list_runs() if r.run_id in set(run_ids)} - set(known))
     found, why = await asyncio.to_thread(_benchmarks, names, data_dir)
-    return await load_runs(store, run_ids, found.get), why
+    known.update(found)
+    return await load_runs(store, run_ids, known.get), why
+
+
+async def stored_tallies(
+    store: Store, run_ids: Sequence[str], data_dir: Path | None,
+    known: dict[str, Benchmark | None] | None = None,
+) -> dict[str, Tally]:
+    """run id -> its pass rates by the report's rule (`leaderboard.run_tally`), benchmark data
+    found as the report finds it (by name, from `data_dir` or the registry)."""
+    runs, _ = await load_stored(store, run_ids, data_dir, known)
+    return {r.run_id: run_tally(r) for r in runs}
 
 
 async def load_board(store: Store, targets: Sequence[str], data_dir: Path | None) -> Loaded:

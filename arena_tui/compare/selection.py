@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from arena_tui.spine.ids import unique_prefix
+
 from ..store import Store
 
 # Maps a target to run ids, or None when the target is not its kind (e.g. a campaign id lookup).
@@ -47,12 +49,10 @@ async def select_runs(store: Store, targets: Sequence[str], *, expand: Expander 
             hits = [r.run_id for r in runs]
         elif raw in benchmarks:
             hits = [r.run_id for r in runs if r.benchmark == raw]
-        else:
-            hits = [r.run_id for r in runs if r.run_id.startswith(raw)]
-            if len(hits) > 1:
-                raise LookupError(f"run id {raw!r} is ambiguous in {store.path}: {', '.join(hits[:5])}")
-            if not hits:
-                raise LookupError(f"{store.path}: no run or benchmark {raw!r} (see `arena-tui runs`)")
+        elif not any(r.startswith(raw) for r in by_id):
+            raise LookupError(f"{store.path}: no run or benchmark {raw!r} (see `arena-tui runs`)")
+        else:  # a unique run-id prefix, by the rule every command takes ids by (IdError when ambiguous)
+            hits = [unique_prefix(raw, by_id, kind="run", where=store.path)]
         chosen += [h for h in hits if h not in chosen]
     sel = Selection([], targets=list(targets))
     for run_id in sorted(chosen, key=lambda r: (by_id[r].started_at, r)):

@@ -1,7 +1,7 @@
 """Campaigns in the TUI: the list of every recorded campaign, and one campaign's matrix of cells.
 
-What a cell shows (state from its run's turn rows, turn progress, strict pass rate by
-`arena_tui.verdicts`) is `arena_tui.campaign.records.cell_views`, the same rows
+What a cell shows (state from its run's turn rows, turn progress, strict pass rate as the
+report counts it) is `arena_tui.campaign.records.cell_views`, the same rows
 `arena-tui campaign show` prints. A campaign usually runs in another process (`arena-tui
 campaign run`) writing the same database, so both screens poll the store (`PollingScreen`).
 `enter` on a cell opens its run the way the runs list does (`app.open_run`: live when this app
@@ -133,7 +133,8 @@ class CampaignsScreen(PollingScreen):
         yield Footer()
 
     async def read(self, store: Any) -> list[CampaignView]:
-        return await campaign_views(store)
+        app: Any = self.app
+        return await campaign_views(store, app.data_dir, self._benchmarks)
 
     def show_error(self, error: str | None) -> None:
         self.query_one("#campaigns-status", Static).update(Text(f"cannot read campaigns: {error}", "bold red"))
@@ -240,7 +241,8 @@ class CampaignScreen(PollingScreen):
         yield Footer()
 
     async def read(self, store: Any) -> CampaignView | None:
-        return await campaign_view(store, self.campaign_id)
+        app: Any = self.app
+        return await campaign_view(store, self.campaign_id, app.data_dir, self._benchmarks)
 
     def show_error(self, error: str | None) -> None:
         why = Text(f"campaign {self.campaign_id}: cannot read it: {error}", "bold red")

@@ -28,6 +28,12 @@ class PollingScreen(Screen):
     _version: int | None = None  # the store's data_version at the last successful read
     loaded: Any = None  # the last successful read
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # benchmark name -> its data (None: not found), read once per screen, not on every poll:
+        # what a stored run's unjudged turns are charged on (`arena_tui.compare.load.load_stored`)
+        self._benchmarks: dict[str, Any] = {}
+
     class Read(Message):
         """The worker's result, or the one line saying why there is none."""
 

@@ -13,7 +13,8 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ..messages import LiveUpdate, RunFinished
-from ..verdicts import Tally, tally
+from ..compare.load import stored_tallies
+from ..verdicts import Tally
 from ..widgets.run_header import STATUS_STYLE, fmt_elapsed
 from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
 from ..widgets.turn_table import dim_label
@@ -115,7 +116,7 @@ class RunsScreen(PollingScreen):
         self.rows: dict[str, dict[str, Any]] = {}
         self.now: dt.datetime | None = None  # fixed clock for deterministic snapshots
         self.marked: list[str] = []  # run ids marked for comparison (the two newest), in marking order
-        self._tallies: dict[str, tuple[tuple[int, int] | None, Tally]] = {}  # run -> (judgement mark, its tally)
+        self._tallies: dict[str, tuple[Any, Tally]] = {}  # run -> (what it was tallied from, its tally)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -142,17 +143,23 @@ class RunsScreen(PollingScreen):
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
     async def read(self, store: Any) -> dict[str, dict[str, Any]]:
-        """The stored runs' rows (the live ones are laid over them when drawn). A run's pass rates
-        are tallied again only when its judgements changed (`Reader.judgement_marks`): parsing
-        every judgement of a leaderboard-sized store is most of a second on the UI's loop."""
+        """The stored runs' rows (the live ones are laid over them when drawn). Pass rates are the
+        report's (`arena_tui.compare.leaderboard.run_tally`: over the turns each run set out to
+        run). A run is tallied again only while it records or when its judgements
+        (`Reader.judgement_marks`), turn rows or status changed: reading every run of a
+        leaderboard-sized store is most of a second on the UI's loop."""
         rows: dict[str, dict[str, Any]] = {}
         marks = await store.judgement_marks()
-        tallies: dict[str, tuple[tuple[int, int] | None, Tally]] = {}
-        for r in await store.list_runs():
-            mark = marks.get(r.run_id)
-            cached = self._tallies.get(r.run_id)
-            t = cached[1] if cached is not None and cached[0] == mark else tally(await store.judgements(r.run_id))
-            tallies[r.run_id] = (mark, t)
+        runs = await store.list_runs()
+        keys = {r.run_id: (marks.get(r.run_id), r.turns_done, r.status, r.ended_at) for r in runs}
+        stale = [r.run_id for r in runs if r.status == "running" or (c := self._tallies.get(r.run_id)) is None
+                 or c[0] != keys[r.run_id]]
+        app: Any = self.app
+        fresh = await stored_tallies(store, stale, app.data_dir, self._benchmarks) if stale else {}
+        tallies: dict[str, tuple[Any, Tally]] = {}
+        for r in runs:
+            t = fresh[r.run_id] if r.run_id in fresh else self._tallies[r.run_id][1]
+            tallies[r.run_id] = (keys[r.run_id], t)
             rows[r.run_id] = {
                 "benchmark": r.benchmark, "model": r.model, "provider": r.provider,
                 "simulator": r.simulator, "status": r.status, "done": r.turns_done,
@@ -187,7 +194,9 @@ class RunsScreen(PollingScreen):
                        done=st.turns_done, total=st.turns_total, status=st.status)
             if not app.running(run_id) and row["status"] == "running":
                 row["status"] = "interrupted"
-            live = st.tally()
+            if run_id in stored:  # its rates are the store's, by the report's rule (`read`)
+                continue
+            live = st.tally()  # a run the store has not got (yet, or the store is unavailable)
             if live.dimensions or live.judge_errors or live.rejudge_errors:
                 row["rates"], row["heuristic"] = live.dimensions, st.any_heuristic
                 row["judge_errors"] = len(live.judge_errors) + len(live.rejudge_errors)

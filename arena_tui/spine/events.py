@@ -103,6 +103,13 @@ class TurnResult(Model):
     error: str | None = None
 
 
+def unfinished(planned: list[int], rows: dict[int, TurnResult]) -> list[int]:
+    """The planned turns (in plan order) without a stored row that ran to its end (`FINISHED`):
+    what a resume plays again and what keeps a campaign cell from being complete. One rule for
+    `arena-tui resume`, `campaign resume` and a cell's progress, so none skips what another replays."""
+    return [i for i in planned if i not in rows or rows[i].status not in FINISHED]
+
+
 class ReplaySummary(Model):
     """What a new session was given of the old one, so a rotation can be verified."""
 

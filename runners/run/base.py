@@ -168,13 +168,16 @@ class Seed:
     `resumed_from` set: an interrupted run goes on at that turn (`run_resumed` instead of
     `run_started`; the finished turns' history, and their records in `done`: the run's outcome
     counts them). Unset: a rehydrated turn (golden history). `start_ms` is where the run's
-    timeline continues, so its events stay in time order."""
+    timeline continues, so its events stay in time order; `last_session` is the highest session
+    number the run already recorded, so the resumption's sessions are numbered after it (a
+    session number names one session of the run, never two)."""
 
     history: list[HistoryItem]
     start_ms: float = 0.0
     resumed_from: int | None = None
     detail: str = ""
     done: list[TurnResult] = field(default_factory=list)
+    last_session: int = 0
 
     def turns(self) -> list[int]:
         return sorted({h.turn_index for h in self.history})
@@ -327,7 +330,8 @@ class RunBase(ABC, Generic[S, A]):
         self.rotation: Rotation = provider.rotation_policy(config, benchmark.system_prompt)
         self.session: S | None = None
         self.sessions = 0
-        self.numbers = numbers or itertools.count(1)  # session numbers (shared by a rehydrated run's turns)
+        # session numbers (shared by a rehydrated run's turns); a resumption's go on after the stored ones
+        self.numbers = numbers or itertools.count((seed.last_session if seed is not None else 0) + 1)
         self.reconnects = 0
         self.failing = 0  # consecutive unplanned reconnects without a finished turn
         self.attempt: A | None = None

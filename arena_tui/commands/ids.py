@@ -1,0 +1,30 @@
+"""Run and campaign ids as commands take them: a stored id or a unique prefix of one
+(`arena_tui.spine.ids.unique_prefix`); an unknown or ambiguous one is a CliError (exit 2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arena_tui.spine.errors import CliError
+from arena_tui.spine.ids import IdError, unique_prefix
+
+
+async def resolve_run_id(store: Any, raw: str) -> str:
+    """The stored run `raw` names (an id or a unique prefix of one)."""
+    if await store.get_run(raw) is not None:
+        return raw
+    try:
+        return unique_prefix(raw, [r.run_id for r in await store.list_runs()], kind="run", where=store.path,
+                             hint="arena-tui runs")
+    except IdError as e:
+        raise CliError(str(e)) from None
+
+
+async def resolve_campaign_id(store: Any, raw: str) -> str:
+    """The recorded campaign `raw` names (an id or a unique prefix of one)."""
+    rows = await store.read_rows("SELECT campaign_id FROM campaigns")
+    try:
+        return unique_prefix(raw, [r[0] for r in rows], kind="campaign", where=store.path,
+                             hint="arena-tui campaign list")
+    except IdError as e:
+        raise CliError(str(e)) from None

@@ -1,0 +1,34 @@
+"""Which stored id a user's text names: the id itself, else the one id it is a prefix of.
+
+One rule for every command that takes a run or campaign id (`judge`, `export`, `resume`,
+`report`, `ui --open`, `campaign show|resume`), so a prefix that works for one works for all,
+and an unknown or ambiguous one is the same one line everywhere, naming the candidates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+SHOWN = 5  # candidates named in an ambiguity message
+
+
+class IdError(LookupError):
+    """`raw` names no stored id, or more than one: one line, naming the candidates."""
+
+
+def unique_prefix(raw: str, ids: Iterable[str], *, kind: str, where: object, hint: str = "") -> str:
+    """The id `raw` names among `ids`: itself when stored, else the only stored id it begins.
+
+    `kind` ("run", "campaign") and `where` (the database) word the error; `hint` is the command
+    that lists the ids ("arena-tui runs"). An empty `raw` names nothing."""
+    ids = list(ids)
+    if raw in ids:
+        return raw
+    hits = sorted(i for i in ids if raw and i.startswith(raw))
+    if len(hits) == 1:
+        return hits[0]
+    see = f" (see `{hint}`)" if hint else ""
+    if not hits:
+        raise IdError(f"{where}: no {kind} {raw!r}{see}")
+    more = f", … ({len(hits)} in all)" if len(hits) > SHOWN else ""
+    raise IdError(f"{where}: {kind} id {raw!r} is ambiguous: {', '.join(hits[:SHOWN])}{more}")
