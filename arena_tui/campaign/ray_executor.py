@@ -129,7 +129,18 @@ def route_ray_logs() -> Path | None:
         lg.propagate = False  # never Python's last-resort stderr handler
     # (ray.init keeps the "ray" logger's handlers when it configures logging, and clears them when
     # told not to: so it is called with configure_logging on and our format)
+    with contextlib.suppress(Exception):  # (private: without it, those lines stay on the terminal)
+        import ray._private.worker as driver  # deferred: ray is the optional `ray` extra
+
+        # the raylet's error messages to this driver (a killed worker's "A worker died…") are
+        # printed on stdout by a background thread, past any logger: ours instead
+        driver.print_to_stdstream = _log_stdstream
     return path
+
+
+def _log_stdstream(data: dict[str, Any], ignore_prefix: bool = False) -> None:
+    for line in data.get("lines", ()):
+        log.warning("(%s) %s", data.get("pid", "ray"), line)
 
 
 def ray_temp_root() -> Path:
@@ -330,6 +341,7 @@ class RayExecutor(Executor):
         node = self._ray._private.worker._global_node  # (private, but the only place the session dir is)
         with contextlib.suppress(Exception):
             self._session_dir = Path(node.get_session_dir_path())
+        log.info("started a Ray cluster, session %s (removed at close)", self._session_dir)
         self.cluster = f"started {node.gcs_address if hasattr(node, 'gcs_address') else 'a local cluster'}"
         if why and why != "no running cluster remembered":
             self._notes.append(f"not reused: {why}")
