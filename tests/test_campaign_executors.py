@@ -425,5 +425,8 @@ def test_ray_tasks_end_when_their_coordinator_is_killed(tmp_path: Path, ray_clus
             coordinator.kill()
             coordinator.wait()
         coordinator.stdout.close()
+    for pid in tasks:  # killed with their driver, they could not delete their scratch (the next worker's sweep would)
+        for scratch in Path(tempfile.gettempdir()).glob(f"arena-ray-{pid}-*"):
+            shutil.rmtree(scratch, ignore_errors=True)
     print(f"\nRay task workers gone {took:.2f} s after kill -9 of their coordinator")
     assert not left, f"Ray task workers still alive 30 s after their coordinator's kill -9: {left}"
