@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -29,6 +33,8 @@ from arena_tui.campaign.snapshot import BenchmarkSnapshot, snapshot
 from arena_tui.spine.events import RunEnded, TurnEnded
 from arena_tui.store import Store
 from benchmarks.registry import open_benchmark
+
+from . import processes
 
 TURNS = [0, 1]
 CONFIG = {"model": "sim", "speed": 10.0, "turns": TURNS, "greeting": {"enabled": False}}
@@ -180,28 +186,124 @@ def short_tempdir(prefix: str) -> str:
     return tempfile.mkdtemp(prefix=prefix, dir=base if len(base) <= 40 else "/tmp")
 
 
-def test_ray_campaign_starts_its_own_cluster_past_a_stale_address_file(tmp_path: Path) -> None:
+CHILD_MARK = "ARENA_TUI_TEST_RAY_CHILD"  # set on one CLI child: every process it starts inherits it
+RAY_LINE = re.compile(r"\bray\b|raylet|gcs_|worker\.py|token|\(raylet\)", re.IGNORECASE)
+
+
+def marked_alive(token: str) -> list[processes.Proc]:
+    """Processes alive whose environment carries CHILD_MARK=token (the CLI child's and Ray's)."""
+    needle = f"{CHILD_MARK}={token}".encode()
+    out = []
+    for p in processes.all_procs():
+        try:
+            env = Path(f"/proc/{p.pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if needle in env and p.alive:
+            out.append(p)
+    return out
+
+
+def campaign_cli(tmp: Path, home: Path, db: Path, token: str) -> subprocess.CompletedProcess[str]:
+    """`campaign run --executor ray` without an address, as a user types it, in a fresh TMPDIR and HOME."""
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_TMPDIR")}
+    env.update(TMPDIR=str(tmp), HOME=str(home), ARENA_TUI_DB=str(db), **{CHILD_MARK: token})
+    return subprocess.run(
+        [sys.executable, "-m", "arena_tui.cli", "campaign", "run", "--executor", "ray", "--bench", "demo_bench",
+         "--model", "sim", "--speed", "20", "--turns", "0", "--no-greeting", "--judge", "none"],
+        env=env, capture_output=True, text=True, timeout=240, cwd=Path(__file__).resolve().parent.parent)
+
+
+def ray_lines(stderr: str) -> list[str]:
+    return [ln for ln in stderr.splitlines() if RAY_LINE.search(ln) and "pipecat" not in ln.lower()]
+
+
+def test_ray_campaign_starts_its_own_cluster_past_a_stale_address_file_and_leaves_nothing(tmp_path: Path) -> None:
     """`campaign run --executor ray` without an address, on a machine where Ray's default folder
     remembers a cluster that is gone (an earlier `ray start`, a killed test cluster): it starts
-    its own one-node cluster and completes. Before, ray.init followed the file to the dead
-    address and retried for minutes. TMPDIR and HOME are fresh, as on a new machine."""
-    tmp, home = Path(short_tempdir("rt")), tmp_path / "home"
+    its own one-node cluster, says where start-up went, and completes. Before, ray.init followed
+    the file to the dead address and retried for minutes. TMPDIR and HOME are fresh, as on a new
+    machine. Afterwards nothing it created is left: no session folder, no `arena-ray-*` scratch,
+    no Ray process; the stale file is not ours and stays. Ray's log lines went to our log file,
+    none to the terminal."""
+    tmp, home, token = Path(short_tempdir("rt")), tmp_path / "home", uuid.uuid4().hex
     home.mkdir()
     try:
         (tmp / "ray").mkdir()
         (tmp / "ray" / "ray_current_cluster").write_text("127.0.0.1:1")  # nothing listens on port 1
-        env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_TMPDIR")}
-        env.update(TMPDIR=str(tmp), HOME=str(home), ARENA_TUI_DB=str(tmp_path / "arena.db"))
-        got = subprocess.run(
-            [sys.executable, "-m", "arena_tui.cli", "campaign", "run", "--executor", "ray", "--bench", "demo_bench",
-             "--model", "sim", "--speed", "20", "--turns", "0", "--no-greeting", "--judge", "none"],
-            env=env, capture_output=True, text=True, timeout=240)
+        got = campaign_cli(tmp, home, tmp_path / "arena.db", token)
         assert got.returncode == 0, got.stdout + got.stderr
         assert "1/1 cells complete" in got.stdout, got.stdout
-        sessions = [p.name for p in (tmp / "ray").iterdir() if p.name.startswith("session_2")]
-        assert sessions, "the cluster did not keep its files under TMPDIR"
+        report = [ln for ln in got.stdout.splitlines() if "ray start-up" in ln]
+        assert report and "started 127.0.0.1:" in report[0] and "not reused" in report[0], got.stdout
+        print(f"\n{report[0]}")
+        assert not ray_lines(got.stderr), got.stderr
+        logged = (tmp_path / "arena-tui.log").read_text()
+        assert "Started a local Ray instance" in logged, logged
+        session = re.search(r"session (\S+) \(removed at close\)", logged)
+        assert session and Path(session[1]).parent == tmp / "ray", logged  # it ran under this TMPDIR
+        assert sorted(p.name for p in (tmp / "ray").iterdir()) == ["ray_current_cluster"]
+        assert not list(tmp.glob("arena-ray-*"))
+        _, left = processes.wait_gone([p.pid for p in marked_alive(token)], 30)
+        assert not left, [str(processes.read(pid)) for pid in left]
     finally:
+        processes.kill([p.pid for p in marked_alive(token)])
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_ray_campaign_reuses_a_running_local_cluster_and_leaves_it_running(tmp_path: Path) -> None:
+    """A cluster started beforehand with `ray start --head` on 127.0.0.1 (its address in Ray's
+    `ray_current_cluster`): the campaign joins it instead of starting one, and leaves it running
+    with its session folder; only our worker scratch goes."""
+    tmp, home, token = Path(short_tempdir("rr")), tmp_path / "home", uuid.uuid4().hex
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_TMPDIR")}
+    env.update(TMPDIR=str(tmp), HOME=str(home), RAY_USAGE_STATS_ENABLED="0", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
+    ray_bin = Path(sys.executable).with_name("ray")
+    head = subprocess.Popen([str(ray_bin), "start", "--head", "--block", "--node-ip-address", LOCAL_IP, "--port", "0",
+                             "--num-cpus", "2", "--include-dashboard", "false", "--disable-usage-stats"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=Path(__file__).resolve().parent.parent)
+    try:
+        address_file = tmp / "ray" / "ray_current_cluster"
+        address = _wait_for_head(head, address_file)
+        got = campaign_cli(tmp, home, tmp_path / "arena.db", token)
+        assert got.returncode == 0, got.stdout + got.stderr
+        assert "1/1 cells complete" in got.stdout, got.stdout
+        report = [ln for ln in got.stdout.splitlines() if "ray start-up" in ln]
+        assert report and f"joined {address}" in report[0], got.stdout
+        print(f"\n{report[0]}")
+        assert not ray_lines(got.stderr), got.stderr
+        assert head.poll() is None  # left running
+        socket.create_connection((LOCAL_IP, int(address.rpartition(":")[2])), timeout=5).close()
+        assert address_file.read_text().strip() == address
+        assert [p for p in (tmp / "ray").iterdir() if p.name.startswith("session_2")]  # its files: not ours
+        assert not list(tmp.glob("arena-ray-*"))  # our workers' scratch: gone
+        _, left = processes.wait_gone([p.pid for p in marked_alive(token)], 30)
+        assert not left, [str(processes.read(pid)) for pid in left]  # our actors went with our driver
+    finally:
+        head.terminate()  # `ray start --block` stops the processes it started
+        try:
+            head.wait(60)
+        except subprocess.TimeoutExpired:
+            head.kill()
+            head.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _wait_for_head(head: subprocess.Popen, address_file: Path) -> str:
+    """The head's address once its GCS takes connections (a liveness bound, not a timing check)."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        assert head.poll() is None, f"ray start exited {head.returncode}"
+        if address_file.is_file() and (address := address_file.read_text().strip()):
+            try:
+                socket.create_connection((LOCAL_IP, int(address.rpartition(":")[2])), timeout=1).close()
+                return address
+            except OSError:
+                pass
+        time.sleep(0.2)
+    raise AssertionError("ray start --head did not come up within 180 s")
 
 
 @pytest.fixture(scope="module")
@@ -292,8 +394,6 @@ async def test_ray_worker_killed_mid_run(tmp_path: Path, demo_snapshot: Benchmar
 def test_ray_tasks_end_when_their_coordinator_is_killed(tmp_path: Path, ray_cluster) -> None:
     """kill -9 of a coordinator whose runs are Ray tasks on this cluster: the raylet ends the dead
     driver's task workers (no orphaned sessions on the nodes); measured and printed."""
-    from . import processes
-
     script = (
         "import asyncio, sys\n"
         "from arena_tui.campaign.executor import Job\n"
@@ -325,5 +425,8 @@ def test_ray_tasks_end_when_their_coordinator_is_killed(tmp_path: Path, ray_clus
             coordinator.kill()
             coordinator.wait()
         coordinator.stdout.close()
+    for pid in tasks:  # killed with their driver, they could not delete their scratch (the next worker's sweep would)
+        for scratch in Path(tempfile.gettempdir()).glob(f"arena-ray-{pid}-*"):
+            shutil.rmtree(scratch, ignore_errors=True)
     print(f"\nRay task workers gone {took:.2f} s after kill -9 of their coordinator")
     assert not left, f"Ray task workers still alive 30 s after their coordinator's kill -9: {left}"

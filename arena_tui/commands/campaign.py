@@ -120,9 +120,19 @@ async def _run(store: Any, args: argparse.Namespace) -> int:
     def notice(line: str) -> None:
         print(f"campaign: {line}", flush=True)
 
+    def started(executor: Any) -> None:  # an executor may say where its start-up time went (Ray does)
+        report = getattr(executor, "startup_report", None)
+        if report is not None:
+            notice(report())
+
+    if spec.executor == "ray":  # Ray's own log lines go to our log file, not this terminal
+        from arena_tui.campaign.ray_executor import log_to  # deferred: imports no Ray; only for --executor ray
+
+        log_to(store.path.with_name("arena-tui.log"))
     try:
         result = await run_campaign(store, bus, spec, campaign_id=campaign_id, data_dir=paths.data_dir(args.data),
-                                    skip_unrunnable=args.skip_unrunnable, notice=notice, judge=judge.make)
+                                    skip_unrunnable=args.skip_unrunnable, notice=notice, judge=judge.make,
+                                    on_executor=started)
     except CampaignBlocked as e:
         for p in e.problems:
             print(f"arena-tui: {p}", file=sys.stderr)
