@@ -23,7 +23,7 @@ _active = 0  # runs of `loop_holder` running now in this worker process
 
 async def loop_holder(benchmark: Any, config: Any, bus: Any, run_id: str, resume: Any = None) -> dict:
     """A run that keeps its worker's loop late, as a process past its pace budget does: for
-    `HOLD_S` it holds the loop 100 ms out of every 150 ms. Returns how many runs the worker held
+    6 s (long enough for admission control to cut twice) it holds the loop 100 ms out of every 150 ms. Returns how many runs the worker held
     when this one started, and the speed it was given."""
     import asyncio
 
@@ -31,7 +31,7 @@ async def loop_holder(benchmark: Any, config: Any, bus: Any, run_id: str, resume
     _active += 1
     try:
         started_beside = _active
-        until = time.monotonic() + float(os.environ.get("ARENA_TEST_HOLD_S", "4"))
+        until = time.monotonic() + 6.0
         while time.monotonic() < until:
             time.sleep(0.1)
             await asyncio.sleep(0.05)

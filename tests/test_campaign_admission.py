@@ -74,12 +74,7 @@ def test_calm_windows_give_back_the_speed_first_then_sessions_up_to_the_asked() 
     assert a.limit == 3 and not a.busy and pace_text([a]) == "pace: 3 sessions/worker"
 
 
-@pytest.fixture
-def hold(monkeypatch) -> None:
-    monkeypatch.setenv("ARENA_TEST_HOLD_S", "5")  # the worker inherits it
-
-
-async def test_a_worker_held_late_is_given_fewer_runs_then_slower_ones(tmp_path: Path, hold) -> None:
+async def test_a_worker_held_late_is_given_fewer_runs_then_slower_ones(tmp_path: Path) -> None:
     """Three runs start together on a worker allowed three; their lag makes it admit fewer, so
     the later ones start alone, and those started alone and still late get half the speed."""
     snap = snapshot(open_benchmark("demo_bench"))

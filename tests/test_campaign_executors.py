@@ -430,3 +430,30 @@ def test_ray_tasks_end_when_their_coordinator_is_killed(tmp_path: Path, ray_clus
             shutil.rmtree(scratch, ignore_errors=True)
     print(f"\nRay task workers gone {took:.2f} s after kill -9 of their coordinator")
     assert not left, f"Ray task workers still alive 30 s after their coordinator's kill -9: {left}"
+
+
+async def test_ray_admission_gives_a_worker_held_late_fewer_runs_then_slower_ones(
+        demo_snapshot: BenchmarkSnapshot, ray_cluster) -> None:
+    """Admission control on Ray as on the local pool (tests/test_campaign_admission.py): one warm
+    worker allowed three runs, held late by them, admits the later ones one at a time, then slower."""
+    done: dict[str, dict] = {}
+    paces: list[str] = []
+    executor = RayExecutor(EventBus(), on_lost=lambda j, r: pytest.fail(f"lost {r}"),
+                           on_done=lambda j, o: done.__setitem__(j.run_id, o.result | {"status": o.status}),
+                           address=ray_cluster.address, workers=1, run_cpus=1 / 3, speed=8.0,
+                           runner="tests.campaign_runners:loop_holder")
+    executor.on_pace = paces.append
+    try:
+        await executor.start()
+        for i in range(7):
+            executor.submit(Job(f"r{i}", demo_snapshot, {"model": "sim", "speed": 8.0},
+                                resume={"from_turn": 0, "start_ms": 0.0, "done": []} if i == 6 else None))
+        await executor.join()
+    finally:
+        await executor.close()
+    assert all(d["status"] == "finished" for d in done.values()), done
+    assert sorted(done[f"r{i}"]["active"] for i in range(3)) == [1, 2, 3]  # together, before any window
+    later = [done[f"r{i}"] for i in range(3, 7)]
+    assert all(d["active"] == 1 for d in later), done
+    assert any(d["speed"] < 8.0 for d in later[:-1]) and later[-1]["speed"] == 8.0, done
+    assert any(p.startswith("pace: 1 session/worker") and "machine busy" in p for p in paces), paces

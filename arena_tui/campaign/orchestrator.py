@@ -123,8 +123,8 @@ def make_executor(spec: CampaignSpec, bus: EventBus, on_lost: Any, on_done: Any)
     if spec.executor == "ray":
         from .ray_executor import RayExecutor  # deferred: ray is the optional `ray` extra; imported only for --executor ray
 
-        return RayExecutor(bus, on_lost=on_lost, on_done=on_done, address=spec.ray_address,
-                           run_cpus=1.0 / spec.per_worker)
+        return RayExecutor(bus, on_lost=on_lost, on_done=on_done, address=spec.ray_address, workers=spec.workers,
+                           run_cpus=1.0 / spec.per_worker, speed=spec.speed)
     from .local import LocalExecutor  # deferred: the process pool loads only when a campaign runs
 
     return LocalExecutor(bus, on_lost=on_lost, on_done=on_done, workers=spec.workers, per_worker=spec.per_worker,

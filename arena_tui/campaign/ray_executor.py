@@ -54,6 +54,7 @@ from typing import Any
 
 from arena_tui.spine.bus import EventBus
 
+from .admission import Admission, Load, pace_text, probe_lag
 from .executor import DEFAULT_RUNNER, Executor, Job, JobOutcome, OnDone, OnLost
 from .snapshot import BenchmarkSnapshot
 
@@ -235,7 +236,9 @@ class _Slot:
 
     actor: Any
     n: int
+    admission: Admission
     runs: set[str] = field(default_factory=set)
+    window: int = -1  # the last load window taken (each of its runs forwards the same one)
     alive: bool = True
     info: dict[str, Any] = field(default_factory=dict)  # from ready(): pid, node, scratch, code, import_s
 
@@ -243,11 +246,12 @@ class _Slot:
 class RayExecutor(Executor):
     def __init__(self, bus: EventBus, *, on_lost: OnLost, on_done: OnDone | None = None,
                  address: str | None = None, run_cpus: float = RUN_CPUS, runner: str = DEFAULT_RUNNER,
-                 workers: int | None = None) -> None:
+                 workers: int | None = None, speed: float = 1.0) -> None:
         super().__init__(bus, on_lost=on_lost, on_done=on_done, runner=runner)
         self.address = address
         self.run_cpus = run_cpus
-        self.per_worker = max(1, round(1 / run_cpus))
+        self.per_worker = max(1, round(1 / run_cpus))  # the most a worker is given; admission control may give fewer
+        self.speed = speed  # the campaign's speed: new runs on a busy worker may get less
         self.workers = workers  # actors; default one per CPU of the cluster
         self.cluster = ""  # the address we run on, once started
         self.own_cluster = False  # we started it (and remove it after)
@@ -348,7 +352,7 @@ class RayExecutor(Executor):
 
     def _spawn(self, n: int) -> _Slot:
         actor = self._actor_cls.options(scheduling_strategy="SPREAD", name=None).remote()
-        return _Slot(actor, n)
+        return _Slot(actor, n, Admission(self.per_worker, self.speed))
 
     async def _warm(self, slots: list[_Slot]) -> list[dict[str, Any]]:
         """Wait until each worker has imported the engine (or give it up after READY_TIMEOUT_S)."""
@@ -384,10 +388,10 @@ class RayExecutor(Executor):
     def _dispatch(self) -> None:
         """Queued jobs to the live workers holding the fewest runs, up to per_worker each."""
         while self._queue and not self._closing:
-            live = [s for s in self._slots if s.alive and len(s.runs) < self.per_worker]
+            live = [s for s in self._slots if s.alive and len(s.runs) < s.admission.limit]
             if not live:
                 return
-            slot = min(live, key=lambda s: (len(s.runs), s.n))
+            slot = min(live, key=lambda s: (len(s.runs), s.admission.busy, s.n))
             job = self._queue.popleft()
             ref = self._refs.get(job.snapshot.key)
             if ref is None:
@@ -395,8 +399,11 @@ class RayExecutor(Executor):
                 ref = self._refs[job.snapshot.key] = self._ray.put(job.snapshot)
                 self._t.setdefault("put", time.monotonic() - t)
             slot.runs.add(job.run_id)
+            asked = float(job.config.get("speed", 1.0))
+            speed = slot.admission.speed_for(asked, resumed=job.resume is not None)
+            config = job.config if speed == asked else {**job.config, "speed": speed}
             stream = slot.actor.run.options(num_returns="streaming").remote(
-                ref, job.config, job.run_id, self.runner, job.resume)
+                ref, config, job.run_id, self.runner, job.resume)
             self._follow[job.run_id] = asyncio.create_task(self._consume(job, stream, slot), name=f"ray-{job.run_id}")
 
     def _replace(self, slot: _Slot) -> None:
@@ -476,6 +483,8 @@ class RayExecutor(Executor):
                 item = await ref
                 if item[0] == "events":
                     self._publish(item[1])
+                elif item[0] == "load":
+                    self._load(slot, item[1], Load(item[2], item[3]))
                 elif item[0] == "where":
                     self._where[job.run_id] = (item[1], item[2])
                     self._t.setdefault("first_run", time.monotonic() - self._t0)
@@ -505,6 +514,16 @@ class RayExecutor(Executor):
             self._dispatch()
 
 
+    def _load(self, slot: _Slot, window: int, load: Load) -> None:
+        """One window of a worker's loop lag (forwarded by each of its runs: taken once)."""
+        if window <= slot.window:
+            return
+        slot.window = window
+        if slot.admission.observe(load, len(slot.runs)):
+            self._dispatch()
+        self._set_pace(pace_text(s.admission for s in self._slots if s.alive))
+
+
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0] if text else ""
@@ -525,6 +544,16 @@ def _code_id() -> str:
 
 _SCRATCH: Path | None = None
 _BENCHMARKS: dict[str, Any] = {}
+_LOAD_TO: set[asyncio.Queue[tuple]] = set()  # the item queues of the runs on this worker now
+_PROBE: list[asyncio.Task[None]] = []
+_WINDOW = [0]
+
+
+def _report_load(load: Load) -> None:
+    """This worker's loop lag, to every run's stream (the coordinator takes each window once)."""
+    _WINDOW[0] += 1
+    for q in _LOAD_TO:
+        q.put_nowait(("load", _WINDOW[0], load.worst_ms, load.mean_ms))
 
 
 class _Worker:
@@ -538,6 +567,8 @@ class _Worker:
         from runners import engine  # noqa: F401  # deferred: the engine (Pipecat, ~1 s) loads in the worker process, never in the coordinator
 
         _sweep_scratch()
+        if not _PROBE:  # admission control: this loop's lag, once a window (admission.py)
+            _PROBE.append(asyncio.get_running_loop().create_task(probe_lag(_report_load)))
         return {"pid": os.getpid(), "node": ray.util.get_node_ip_address(), "scratch": str(_scratch()),
                 "code": _code_id(), "import_s": time.monotonic() - t}
 
@@ -610,6 +641,7 @@ async def _ray_task(snap: BenchmarkSnapshot, config: dict, run_id: str, runner_s
         items.put_nowait(("done", out))
 
     task = asyncio.create_task(run(), name=f"run-{run_id}")
+    _LOAD_TO.add(items)
     try:
         while True:
             item = await items.get()
@@ -617,6 +649,7 @@ async def _ray_task(snap: BenchmarkSnapshot, config: dict, run_id: str, runner_s
             if item[0] == "done":
                 return
     finally:
+        _LOAD_TO.discard(items)
         if not task.done():
             task.cancel()
             with contextlib.suppress(BaseException):
