@@ -185,3 +185,24 @@ def test_the_readme_speed_and_concurrency_paths_beside_cpu_hogs(tmp_path: Path, 
     _ended_right(proc.returncode, proc.stdout, proc.stderr)
     counts = _check_verdicts(tmp_path / "arena.db")
     print(f"\n{' '.join(args[:2])}: {counts['ok']} ok, {counts['lost_pace']} lost pace, 0 wrong")
+
+
+@pytest.mark.timeout(1500)
+def test_admission_control_gives_fewer_sessions_beside_cpu_hogs_and_no_turn_goes_wrong(tmp_path: Path) -> None:
+    """One worker asked for 3 sessions at 8x (24x real time: past one process's budget even on an
+    idle machine) beside a hog per core: admission control says it went down, and every turn is
+    right or flagged."""
+    import re
+
+    env = _env(tmp_path)
+    cmd = [*ARENA, "campaign", "run", "--bench", "demo_bench", "--model", "sim", "--repeats", "4", "--speed", "8",
+           "--concurrency", "3", "--workers", "1", "--turns", "0-2", "--judge", "heuristic"]
+    t0 = time.monotonic()
+    with cpu_hogs():
+        proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)
+    _ended_right(proc.returncode, proc.stdout, proc.stderr)
+    counts = _check_verdicts(tmp_path / "arena.db")
+    chosen = [int(n) for n in re.findall(r"campaign: pace: (\d+)", proc.stdout)]
+    assert chosen and min(chosen) < 3, proc.stdout[-3000:]
+    print(f"\nadmission beside {HOGS} hogs: sessions/worker {' → '.join(map(str, chosen))}; {counts['ok']} ok, "
+          f"{counts['lost_pace']} lost pace, 0 wrong; {time.monotonic() - t0:.0f} s wall")
