@@ -38,3 +38,26 @@ async def loop_holder(benchmark: Any, config: Any, bus: Any, run_id: str, resume
         return {"active": started_beside, "speed": config.speed}
     finally:
         _active -= 1
+
+
+async def stalls_at_speed_8(benchmark: Any, config: Any, bus: Any, run_id: str, resume: Any = None) -> dict:
+    """The engine, but a run at 8x has its loop held 0.7 s in its first user clip (a machine too
+    busy for 8x): that turn is lost_pace. At any other speed the engine runs as it is."""
+    from arena_tui.campaign.worker import run_engine
+    from runners.transports import PacedInput
+
+    take = PacedInput._take_chunk
+    stalled: list[float] = []
+
+    def stall_once(self: PacedInput, t_ms: float) -> bytes:
+        pcm = take(self, t_ms)
+        if config.speed == 8.0 and self._clips and self._clips[0].start_ms is not None and not stalled:
+            stalled.append(t_ms)
+            time.sleep(0.7)
+        return pcm
+
+    PacedInput._take_chunk = stall_once  # this worker process only
+    try:
+        return await run_engine(benchmark, config, bus, run_id, resume)
+    finally:
+        PacedInput._take_chunk = take

@@ -129,3 +129,45 @@ def test_campaign_show_and_list_say_the_live_pace_and_nothing_once_its_coordinat
     asyncio.run(coordinate(release=True))
     assert main(["--db", str(db), "campaign", "show", "camp01"]) == 0
     assert "pace:" not in capsys.readouterr().out
+
+
+async def test_a_run_that_lost_pace_on_a_worker_too_busy_for_its_speed_is_rerun_afresh_slower(tmp_path: Path) -> None:
+    """A re-run resumed in place keeps its run's speed (one speed per run), and would lose pace at
+    it again: when admission control gives new runs less by then, the re-run starts afresh at that."""
+    from arena_tui.campaign import records
+    from arena_tui.campaign.orchestrator import run_campaign
+    from arena_tui.campaign.spec import build_spec
+    from arena_tui.store import Store
+
+    class SlowedAfterOne(LocalExecutor):
+        """Its worker's admission control halves the speed once the first run is done (as it
+        does on a busy machine: the input here, not what is tested)."""
+
+        def _on_message(self, w, msg):
+            if msg[0] == "done":
+                w.admission.speed_cap = 4.0
+            super()._on_message(w, msg)
+
+    def factory(spec, bus, on_lost, on_done):
+        return SlowedAfterOne(bus, on_lost=on_lost, on_done=on_done, workers=1, per_worker=1, speed=spec.speed,
+                              runner="tests.campaign_runners:stalls_at_speed_8")
+
+    spec = build_spec({}, {"benchmarks": "demo_bench", "models": "sim", "speed": 8.0, "turns": "0-1",
+                           "greeting": False, "judge": "none"})
+    store = await Store.open(tmp_path / "arena.db")
+    bus = EventBus()
+    recording = store.start_recording(bus)
+    lines: list[str] = []
+    try:
+        result = await run_campaign(store, bus, spec, notice=lines.append, executor_factory=factory)
+    finally:
+        bus.close()
+        await recording
+    runs = {r.run_id: r for r in await store.list_runs()}
+    (row,) = await records.cells(store, result.campaign_id)
+    assert row.status == "done" and runs[row.run_id].speed == 4.0, (row, lines)
+    assert await records.cell_state(store, row.run_id) == ("complete", 2, 2)
+    (old,) = [r for r in runs if r != row.run_id]
+    assert runs[old].speed == 8.0 and await records.lost_pace_turns(store, old) == [0]  # kept, counted nowhere
+    assert any("from scratch at speed 4 (admission control: machine too busy for 8)" in line for line in lines), lines
+    await store.close()

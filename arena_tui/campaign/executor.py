@@ -114,6 +114,14 @@ class Executor(abc.ABC):
         self._open[job.run_id] = job
         self._idle.clear()
 
+    def admissions(self) -> list[Any]:
+        """Admission control's state per live worker (admission.Admission); none: no such control."""
+        return []
+
+    def new_run_speed(self, asked: float) -> float:
+        """The speed a fresh run asking `asked` would get now (the busiest worker's cap)."""
+        return min([asked, *(a.speed_cap for a in self.admissions())])
+
     def _set_pace(self, text: str) -> None:
         if text != self.pace:
             self.pace = text

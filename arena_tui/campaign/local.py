@@ -110,6 +110,9 @@ class LocalExecutor(Executor):
         self._pending.append(job)
         self._dispatch()
 
+    def admissions(self) -> list[Admission]:
+        return [w.admission for w in self._workers]
+
     def worker_pid(self, run_id: str) -> int | None:
         return next((w.pid for w in self._workers if run_id in w.jobs), None)
 

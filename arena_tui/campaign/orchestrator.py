@@ -216,7 +216,14 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
                 pace_reruns[cell] = pace_reruns.get(cell, 0) + 1
                 why = (f"machine lost pace on turn(s) {', '.join(map(str, lost))}: re-run "
                        f"{pace_reruns[cell]}/{PACE_RERUNS}")
-                await submit(cell, job.run_id, why)
+                ran = await store.get_run(job.run_id)
+                speed = ran.speed if ran is not None and ran.speed else spec.speed
+                slower = executor.new_run_speed(speed)
+                if slower < speed:  # a run has one speed: resumed, it would lose pace at its own again
+                    why += f", from scratch at speed {slower:g} (admission control: machine too busy for {speed:g})"
+                    await submit(cell, None, why)
+                else:
+                    await submit(cell, job.run_id, why)
                 open_runs += 1
                 continue
             if state == "complete":

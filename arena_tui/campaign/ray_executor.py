@@ -419,6 +419,9 @@ class RayExecutor(Executor):
         self._warming.add(task)
         task.add_done_callback(self._warming.discard)
 
+    def admissions(self) -> list[Admission]:
+        return [s.admission for s in self._slots if s.alive]
+
     def worker_pid(self, run_id: str) -> int | None:
         where = self._where.get(run_id)
         return where[0] if where and run_id in self._open else None
