@@ -1,8 +1,8 @@
 """What a time or latency figure may be read as; the one home of these rules for every view.
 
 - The run timeline (every `t_ms`) is audio time: at `--speed` s it runs s times faster than the
-  wall clock (the run clock is exactly wall x speed), so wall ms = t_ms / s. Durations shown as
-  such are wall clock; audio time is shown only labelled "audio".
+  wall clock, so wall ms = t_ms / s (`arena_tui.spine.times.wall_ms`, low enough for every layer).
+  Durations shown as such are wall clock; audio time is shown only labelled "audio".
 - Latency measured at a speed other than 1 is not comparable (a provider's compute does not
   speed up, so it is inflated s times); a run whose speed was not recorded is not either.
 - A negative voice-to-voice (the bot became audible before the user finished) is not a latency:
@@ -13,11 +13,6 @@
 from __future__ import annotations
 
 from arena_tui.spine.events import Latencies
-
-
-def wall_ms(t_ms: float, speed: float | None) -> float:
-    """A place on the run timeline as wall-clock ms since the run started."""
-    return t_ms / speed if speed else t_ms
 
 
 def comparable(speed: float | None) -> bool:

@@ -24,6 +24,7 @@ from .live import JudgeChoice, choose_judge, headline, is_simulated, verdict_lin
 from arena_tui.spine import paths
 from .ui import run_live
 from arena_tui.spine.bus import EventBus
+from arena_tui.spine.times import wall_ms
 from arena_tui.stop_signals import StopSignals
 from ..judge import JudgeWorker, render_text
 
@@ -343,7 +344,7 @@ class Progress:
             elif ev.kind == "run_started":
                 self.speed = ev.timeline_speed
             elif ev.kind == "waiting":  # one line when a wait starts; the watchdog's end is the turn's line
-                print(f"    {wait_text(ev.what, (ev.deadline_t_ms - ev.t_ms) / (self.speed or 1.0))}", file=self.out, flush=True)
+                print(f"    {wait_text(ev.what, wall_ms(ev.deadline_t_ms - ev.t_ms, self.speed))}", file=self.out, flush=True)
             elif ev.kind == "run_ended":
                 self.ended = ev
             elif ev.kind == "judgement" and ev.turn_index is not None and ev.turn_index >= 0:
