@@ -96,6 +96,13 @@ def describe(values: Sequence[float | None]) -> Distribution | None:
     return Distribution(int(arr.size), float(arr.mean()), std, float(arr.min()), float(arr.max()), p50, p90, p95, p99)
 
 
+def median(values: Sequence[float | None]) -> float | None:
+    """The median of the finite values (the mean of the middle two for an even count, as `describe`'s
+    p50 and the leaderboard's); None when nothing is left."""
+    d = describe(values)
+    return d.p50 if d is not None else None
+
+
 def bootstrap_percentile_cis(
     values: Sequence[float | None],
     qs: Sequence[float],

@@ -14,6 +14,7 @@ from arena_tui.commands.run import Progress
 from arena_tui.compare.leaderboard import StoredRun, run_figures
 from arena_tui.interop import export_run, import_run
 from arena_tui.run_view import RunState
+from arena_tui import stats
 from arena_tui.spine.events import Latencies, RunEnded, RunStarted, TurnEnded, TurnResult
 from arena_tui.store import Store
 from arena_tui.store.schema import SCHEMA_VERSION, migrate
@@ -133,7 +134,25 @@ async def test_headless_summary_labels_speed_and_keeps_barge_ins_out_of_the_medi
     text = out.getvalue()
     assert "(latency at 20× — not comparable)" in text
     assert "barge-in, 3.0 s overlap" in text and "-3003" not in text
-    assert "median v2v 2,100 ms (20× — not comparable)" in text  # of 1948 and 2100, not of -3003
+    assert "median v2v 2,024 ms (20× — not comparable)" in text  # of 1948 and 2100, not of -3003
+
+
+async def test_headless_summary_median_is_the_leaderboards() -> None:
+    """The summary took the upper middle value (300 of 100..400) where the leaderboard says 250."""
+    from arena_tui.spine.bus import EventBus
+
+    bus = EventBus()
+    out = io.StringIO()
+    progress = Progress(4, out)
+    sub = bus.subscribe()
+    for ev in _stream("r", speed=1.0, v2vs=(100.0, 200.0, 300.0, 400.0)):
+        bus.publish(ev)
+    bus.close()
+    await progress.follow(sub)
+    progress.summary(out, simulated=True)
+    assert "median v2v 250 ms" in out.getvalue()
+    values = [100.0, 200.0, 300.0, 400.0]
+    assert stats.median(values) == stats.describe(values).p50 == 250.0  # the leaderboard's p50
 
 
 async def test_export_labels_latency_and_a_barge_in_and_import_keeps_the_times(tmp_path: Path) -> None:

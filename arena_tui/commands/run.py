@@ -19,6 +19,7 @@ from arena_tui.spine.errors import CliError
 from ..judge.options import add_judge_arguments
 from ..timing import barge_in_ms, barge_in_text, latency_text, response_latency, speed_note
 from ..run_view import wait_text
+from ..stats import median
 from ..verdicts import counts
 from .live import JudgeChoice, choose_judge, headline, is_simulated, verdict_line
 from arena_tui.spine import paths
@@ -399,8 +400,7 @@ class Progress:
         statuses: dict[str, int] = {}
         for r in self.results:
             statuses[r.status] = statuses.get(r.status, 0) + 1
-        v2vs.sort()
-        med = v2vs[len(v2vs) // 2] if v2vs else None
+        med = median(v2vs)
         print("-" * len(head), file=out)
         print(
             f"turns {len(self.results)}/{self.total}: "

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from arena_tui.spine.events import TurnResult
 from ..timing import response_latency
 from .leaderboard import BoardRow, StoredRun
-from ..stats import describe, turn_status
+from ..stats import median, turn_status
 
 LATENCY_TOLERANCE_MS = 250.0
 
@@ -121,8 +121,7 @@ def _model_side(row: BoardRow, turn: int) -> ModelSide:
     statuses = tuple(turn_status(f.verdicts.get(turn)) for f in row.runs)
     v2v = [v for f in row.runs if f.run.latency_excluded is None and (r := f.run.results.get(turn)) is not None
            and (v := response_latency(r.latencies.voice_to_voice_ms)) is not None]  # fmt: skip (a barge-in is no latency)
-    d = describe(v2v)
-    return ModelSide(statuses.count("pass"), len(statuses), statuses, d.p50 if d else None)
+    return ModelSide(statuses.count("pass"), len(statuses), statuses, median(v2v))
 
 
 def compare_models(
