@@ -33,8 +33,8 @@ from arena_tui.spine.benchmark import CORE_DIMENSIONS, Benchmark, Turn
 from arena_tui.spine.events import EMPTY_RESPONSE, PACE_LOST, ErrorEvent, Judgement, TurnResult
 from ..store import RunRow, Store
 from ..timing import comparable, response_latency
-from ..verdicts import Standing, Tally, counts, due_dimensions, ordered, standing, tally
-from ..stats import Distribution, Rate, TurnConsistency, bootstrap_percentile_cis, describe, turn_consistency
+from ..verdicts import Standing, Tally, TurnConsistency, counts, due_dimensions, ordered, standing, tally, turn_consistency
+from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe
 
 POOLED = "all"  # the benchmark column of a model's pooled row
 NOT_JUDGED = "not judged"  # what a never-judged run's rates read (never 0 %)
