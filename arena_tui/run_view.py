@@ -41,7 +41,7 @@ from arena_tui.spine.events import (
     Waiting,
 )
 from arena_tui.spine.times import wall_ms
-from .timing import speed_note, v2v_text
+from .timing import latency_caveat, speed_note, v2v_text
 from .verdicts import Standing, Tally, counts, ordered, standing_of, tally
 
 SENTINELS = (EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY)
@@ -265,6 +265,11 @@ class RunState:
     def latency_note(self) -> str | None:
         """Why this run's latencies are not comparable (`arena_tui.timing`), None when they are."""
         return speed_note(self.speed) if self.started else None
+
+    @property
+    def latency_caveat(self) -> str | None:
+        """`latency at 20× — not comparable` over the run's latencies, None when they are comparable."""
+        return latency_caveat(self.speed) if self.started else None
 
     @property
     def turns_total(self) -> int:

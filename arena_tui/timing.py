@@ -20,13 +20,31 @@ def comparable(speed: float | None) -> bool:
     return speed == 1.0
 
 
+# The not-comparable wording, for every surface: a run's own figures carry `speed_note` (the
+# turn table's `*`, the run screen, the headless summary, the exports); figures that compare runs
+# (leaderboard, reports) leave such a run out, saying why with `speed_exclusion`.
+NOT_COMPARABLE = "not comparable"
+SPEED_UNKNOWN = "speed not recorded"
+
+
 def speed_note(speed: float | None) -> str | None:
     """Why a run's latency is not comparable (None when it is): e.g. `20× — not comparable`."""
     if comparable(speed):
         return None
-    if speed is None:
-        return "speed not recorded — not comparable"
-    return f"{speed:g}× — not comparable"
+    return f"{SPEED_UNKNOWN if speed is None else f'{speed:g}×'} — {NOT_COMPARABLE}"
+
+
+def latency_caveat(speed: float | None) -> str | None:
+    """What a table of a run's latencies says over them: `latency at 20× — not comparable`."""
+    note = speed_note(speed)
+    return f"latency at {note}" if note else None
+
+
+def speed_exclusion(speed: float | None) -> str | None:
+    """Why figures that compare runs leave this run's latency out (None: it counts): `speed 20x`."""
+    if comparable(speed):
+        return None
+    return SPEED_UNKNOWN if speed is None else f"speed {speed:g}x"
 
 
 def response_latency(ms: float | None) -> float | None:

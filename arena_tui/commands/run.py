@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from arena_tui.spine.errors import CliError
 from ..judge.options import add_judge_arguments
-from ..timing import barge_in_ms, barge_in_text, latency_text, response_latency, speed_note
+from ..timing import barge_in_ms, barge_in_text, latency_caveat, latency_text, response_latency
 from ..run_view import wait_text
 from ..stats import median
 from ..verdicts import counts
@@ -364,9 +364,9 @@ class Progress:
             return
         print("", file=out)
         head = f"{'turn':>4}  {'status':<14} {'v2v ms':>7} {'pipe ms':>7}  {'tools':<10} flags"
-        note = speed_note(self.speed)
+        caveat = latency_caveat(self.speed)
         print(head + ("   (SIMULATOR or local protocol fake)" if simulated else "")
-              + (f"   (latency at {note})" if note else ""), file=out)
+              + (f"   ({caveat})" if caveat else ""), file=out)
         print("-" * len(head), file=out)
         v2vs: list[float] = []
         calls = CallCount()
