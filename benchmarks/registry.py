@@ -60,6 +60,17 @@ def canonical_name(name: str) -> str:
     return under if under in KNOWN or under == DEMO_NAME else name
 
 
+ALL = "all"  # on a command line: every Hub benchmark (the six of `KNOWN`)
+
+
+def named_benchmarks(names: list[str]) -> list[str]:
+    """What a list of benchmark names given by the user means: `all` (alone, any case) is the six
+    Hub benchmarks, anything else each name as `canonical_name` reads it."""
+    if [n.lower() for n in names] == [ALL]:
+        return list(KNOWN)
+    return [canonical_name(n) for n in names]
+
+
 class BenchmarkInfo(BaseModel):
     """One row of `arena-tui benchmarks`: what the benchmark is and what of it is here."""
 

@@ -32,11 +32,12 @@ from arena_tui.spine.benchmark import CORE_DIMENSIONS, Benchmark, Turn
 
 from arena_tui.spine.events import EMPTY_RESPONSE, PACE_LOST, ErrorEvent, Judgement, TurnResult
 from ..store import RunRow, Store
+from .selection import ALL
 from ..timing import response_latency, speed_exclusion
 from ..verdicts import Standing, Tally, TurnConsistency, counts, due_dimensions, ordered, standing, tally, turn_consistency
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe
 
-POOLED = "all"  # the benchmark column of a model's pooled row
+POOLED = ALL  # the benchmark column of a model's pooled row: all benchmarks
 NOT_JUDGED = "not judged"  # what a never-judged run's rates read (never 0 %)
 _EMPTY = {"empty_response", "no_response"}
 
