@@ -108,5 +108,5 @@ def fetch_benchmark(name: str, *, revision: str = "main", cache_dir: str | os.Pa
         result.problems = e.problems
         return result
     result.turns = len(bench.turns)
-    result.audio_present = sum(1 for t in bench.turns if (p := bench.audio_path(t)) is not None and p.is_file())
+    result.audio_present = bench.audio_present()
     return result

@@ -230,8 +230,7 @@ def describe(name: str, data_dir: str | os.PathLike[str] | None = None,
     info.hf_repo = info.hf_repo or bench.meta.hf_repo
     info.expected_turns = info.expected_turns or bench.meta.turn_count
     info.audio_total = len(bench.turns)
-    paths = [bench.audio_path(t) for t in bench.turns]
-    info.audio_present = sum(1 for p in paths if p is not None and p.is_file())
+    info.audio_present = bench.audio_present()
     info.synthesized = sum(1 for t in bench.turns if bench.audio_source.get(t.turn_index, "").startswith("synth:"))
     return info
 
