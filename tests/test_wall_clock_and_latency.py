@@ -181,3 +181,44 @@ def test_barge_ins_stay_out_of_latency_figures() -> None:
     results = {i: _result(i, v) for i, v in enumerate((900.0, -3003.0, 1100.0))}
     figures = run_figures(StoredRun(row, results, []))
     assert figures.v2v == [900.0, 1100.0] and figures.pipeline_ttfb == [900.0, 1100.0]
+
+
+def test_the_cli_and_the_runs_list_show_one_start_time(tmp_path: Path, capsys) -> None:
+    """`arena-tui runs` printed local time, the runs list unlabelled UTC: two start times for one
+    run. Both show `spine.times.when_text`, labelled, whatever the machine's zone."""
+    import asyncio
+    import os
+    import time
+
+    from arena_tui.app import ArenaApp
+    from arena_tui.cli import main
+    from arena_tui.screens.runs import RunsScreen
+    from arena_tui.spine.times import when_text
+    from tests.pilot import until
+
+    db = tmp_path / "x.db"
+    asyncio.run(_record(db, _stream("r1")))
+    zone = os.environ.get("TZ")
+    os.environ["TZ"] = "America/New_York"  # a zone where local and UTC differ (09:00 UTC is 05:00)
+    time.tzset()
+    try:
+        assert main(["--db", str(db), "runs"]) == 0
+        printed = capsys.readouterr().out
+
+        async def listed() -> str:
+            app = ArenaApp(db)
+            async with app.run_test(size=(160, 48)) as pilot:
+                await until(pilot, lambda: isinstance(app.screen, RunsScreen) and "r1" in app.screen.rows
+                            and app.screen.query_one("#runs").row_count, 30)  # fmt: skip
+                return str(app.screen.query_one("#runs").get_cell("r1", "started"))
+
+        shown = asyncio.run(listed())
+    finally:
+        if zone is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = zone
+        time.tzset()
+    assert shown == when_text(T0) == "2026-05-05 09:00 UTC"
+    (line,) = [ln for ln in printed.splitlines() if ln.startswith("r1 ")]
+    assert f"  {shown}  " in line and "00:28" in line  # the same start, and the wall-clock duration
