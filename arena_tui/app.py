@@ -337,9 +337,6 @@ class ArenaApp(App):
         label = _judge_label(backend)
         return backend, f"{label}, by auto: {why}" if why else label
 
-    def judge_backend_for(self, state: RunState) -> Any:
-        return self.judge_for(state)[0]
-
     async def _stop_judges(self) -> None:
         for _worker, task, backend in list(self.judges.values()):
             try:

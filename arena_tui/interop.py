@@ -49,6 +49,7 @@ from arena_tui.spine.events import (
     TurnEnded,
     TurnResult,
 )
+from arena_tui.spine.times import wall_ms
 from .timing import barge_in_ms, response_latency, speed_note
 from .verdicts import pass_rates, standing
 from .judge.summary import render_text, summarize
@@ -117,7 +118,7 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
 
     results = {r.turn_index: r for r in await store.turn_results(run_id)}
     t_end = {ev.turn_index: ev.t_ms for _, ev in await store.events(run_id, kinds=["turn_ended"])}
-    speed = run.speed or 1.0  # the run timeline over the wall clock
+    speed = run.speed  # the run timeline over the wall clock (None: not recorded, taken as 1)
     durations = _turn_durations(run.config, t_end, await store.events(run_id, kinds=["turn_started"]), speed)
     rows: dict[int, dict[str, Any]] = {}
     for idx, r in sorted(results.items()):
@@ -125,7 +126,7 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
             continue  # the greeting is not a benchmark turn
         lat = r.latencies
         row: dict[str, Any] = {
-            "ts": _iso(started + timedelta(milliseconds=t_end.get(idx, 0.0) / speed)),  # wall clock
+            "ts": _iso(started + timedelta(milliseconds=wall_ms(t_end.get(idx, 0.0), speed))),
             "turn": idx,
             "model_name": run.model,
             "user_text": r.user_text,
@@ -250,7 +251,7 @@ def _int_or_none(ms: float | None) -> int | None:
     return None if ms is None else round(ms)
 
 
-def _turn_durations(config: Any, t_end: dict[int, float], started: list[tuple[int, Any]], speed: float) -> dict[int, int]:
+def _turn_durations(config: Any, t_end: dict[int, float], started: list[tuple[int, Any]], speed: float | None) -> dict[int, int]:
     """turn -> wall-clock ms from its first `turn_started` to its `turn_ended` (the reference's latency_ms).
 
     Event times are on the audio timeline, which runs `speed` times faster than the wall clock.
@@ -265,7 +266,7 @@ def _turn_durations(config: Any, t_end: dict[int, float], started: list[tuple[in
             t_start[ev.turn_index] = min(ev.t_ms, t_start.get(ev.turn_index, ev.t_ms))
     for idx, t0 in t_start.items():
         if idx in t_end:
-            out[idx] = round((t_end[idx] - t0) / speed)
+            out[idx] = round(wall_ms(t_end[idx] - t0, speed))
     return out
 
 

@@ -40,7 +40,8 @@ from arena_tui.spine.events import (
     TurnStarted,
     Waiting,
 )
-from .timing import speed_note, v2v_text, wall_ms
+from arena_tui.spine.times import wall_ms
+from .timing import latency_caveat, speed_note, v2v_text
 from .verdicts import Standing, Tally, counts, ordered, standing_of, tally
 
 SENTINELS = (EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY)
@@ -266,6 +267,11 @@ class RunState:
         return speed_note(self.speed) if self.started else None
 
     @property
+    def latency_caveat(self) -> str | None:
+        """`latency at 20× — not comparable` over the run's latencies, None when they are comparable."""
+        return latency_caveat(self.speed) if self.started else None
+
+    @property
     def turns_total(self) -> int:
         return len(self.started.turn_indices) if self.started else len(self.turns)
 
@@ -301,7 +307,7 @@ class RunState:
         w = self.waiting
         if w is None:
             return None
-        left = (w.deadline_t_ms - w.t_ms) / (self.speed or 1.0)
+        left = wall_ms(w.deadline_t_ms - w.t_ms, self.speed)
         if self.clock is not None and self.waiting_wall is not None:
             left -= (self.clock() - self.waiting_wall) * 1000.0
         return max(0.0, left)

@@ -6,17 +6,15 @@ Why these and not others:
 - Latency percentiles get a percentile-bootstrap interval (2000 resamples). A p95 from 30 turns is
   one or two samples; the interval says how little that pins down. The seed is explicit so the same
   data always gives the same interval (reports are diffable, tests have known answers).
-- Consistency across repeats is counted per turn: how often its verdict changes from one repeat to
-  the next, and which turns never pass. A model that passes 80 % of turns by passing a different
-  80 % each time is a different model from one that always fails the same 20 %.
+- Consistency across repeats (how often a turn's verdict flips, which turns never pass) is a rule
+  about verdicts: `arena_tui.verdicts.turn_consistency`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,8 +23,6 @@ BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0
 PERCENTILES = (50, 90, 95, 99)
 _BLOCK = 250  # bootstrap resamples drawn at once
-
-TurnStatus = Literal["pass", "fail", "missing"]
 
 
 def wilson(passes: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -96,6 +92,13 @@ def describe(values: Sequence[float | None]) -> Distribution | None:
     return Distribution(int(arr.size), float(arr.mean()), std, float(arr.min()), float(arr.max()), p50, p90, p95, p99)
 
 
+def median(values: Sequence[float | None]) -> float | None:
+    """The median of the finite values (the mean of the middle two for an even count, as `describe`'s
+    p50 and the leaderboard's); None when nothing is left."""
+    d = describe(values)
+    return d.p50 if d is not None else None
+
+
 def bootstrap_percentile_cis(
     values: Sequence[float | None],
     qs: Sequence[float],
@@ -146,81 +149,3 @@ def mean_std(values: Sequence[float | None], ddof: int = 1) -> tuple[float | Non
     if arr.size == 0:
         return (None, None)
     return (float(arr.mean()), float(arr.std(ddof=ddof)) if arr.size > ddof else None)
-
-
-# --- consistency across repeats ----------------------------------------------------------------
-
-
-def turn_status(verdicts: Mapping[str, str] | None) -> TurnStatus:
-    """One repeat's say on one turn: fail if any dimension fails, pass if the scored ones all
-    pass, missing when the turn has no verdict at all (it never ran or was never judged)."""
-    if not verdicts:
-        return "missing"
-    scored = [v for v in verdicts.values() if v != "na"]
-    if not scored:
-        return "missing"
-    return "fail" if "fail" in scored else "pass"
-
-
-def _changes(seq: Sequence[str]) -> int:
-    return sum(1 for a, b in zip(seq, seq[1:]) if a != b)
-
-
-@dataclass(frozen=True)
-class TurnConsistency:
-    """How one turn fared over the repeats of one model (repeats in run order)."""
-
-    turn_index: int
-    statuses: tuple[TurnStatus, ...]
-    flips: int  # status changes between consecutive repeats (pass→fail or fail→pass or to/from missing)
-    metric_flips: dict[str, int] = field(default_factory=dict)  # per dimension, changes among its non-na verdicts
-
-    @property
-    def runs(self) -> int:
-        return len(self.statuses)
-
-    @property
-    def pass_runs(self) -> int:
-        return self.statuses.count("pass")
-
-    @property
-    def fail_runs(self) -> int:
-        return self.statuses.count("fail")
-
-    @property
-    def missing_runs(self) -> int:
-        return self.statuses.count("missing")
-
-    @property
-    def unstable(self) -> bool:
-        """Its verdict is not the same in every repeat (missing counts as a different verdict)."""
-        return len(set(self.statuses)) > 1
-
-    @property
-    def always_fails(self) -> bool:
-        """Never passed in any repeat, and failed (not just missing) in at least one."""
-        return self.pass_runs == 0 and self.fail_runs > 0
-
-    @property
-    def pattern(self) -> str:
-        """`0:pass|1:fail|…`, repeat index first, for CSVs and reports."""
-        return "|".join(f"{i}:{s}" for i, s in enumerate(self.statuses))
-
-
-def turn_consistency(repeats: Sequence[Mapping[int, Mapping[str, str] | None]]) -> list[TurnConsistency]:
-    """Per turn, its verdicts across `repeats` (one mapping turn → {dimension: verdict} per repeat,
-    in run order). A turn absent from a repeat is `missing` there."""
-    turns = sorted({t for rep in repeats for t in rep})
-    out = []
-    for t in turns:
-        per_repeat = [rep.get(t) for rep in repeats]
-        statuses = tuple(turn_status(v) for v in per_repeat)
-        dims = sorted({d for v in per_repeat if v for d in v})
-        metric_flips = {}
-        for d in dims:
-            seq = [v[d] for v in per_repeat if v and v.get(d, "na") != "na"]
-            n = _changes(seq)
-            if n:
-                metric_flips[d] = n
-        out.append(TurnConsistency(t, statuses, _changes(statuses), metric_flips))
-    return out

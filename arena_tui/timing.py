@@ -1,8 +1,8 @@
 """What a time or latency figure may be read as; the one home of these rules for every view.
 
 - The run timeline (every `t_ms`) is audio time: at `--speed` s it runs s times faster than the
-  wall clock (the run clock is exactly wall x speed), so wall ms = t_ms / s. Durations shown as
-  such are wall clock; audio time is shown only labelled "audio".
+  wall clock, so wall ms = t_ms / s (`arena_tui.spine.times.wall_ms`, low enough for every layer).
+  Durations shown as such are wall clock; audio time is shown only labelled "audio".
 - Latency measured at a speed other than 1 is not comparable (a provider's compute does not
   speed up, so it is inflated s times); a run whose speed was not recorded is not either.
 - A negative voice-to-voice (the bot became audible before the user finished) is not a latency:
@@ -15,23 +15,36 @@ from __future__ import annotations
 from arena_tui.spine.events import Latencies
 
 
-def wall_ms(t_ms: float, speed: float | None) -> float:
-    """A place on the run timeline as wall-clock ms since the run started."""
-    return t_ms / speed if speed else t_ms
-
-
 def comparable(speed: float | None) -> bool:
     """Whether latency from a run at this speed may be compared with other runs'."""
     return speed == 1.0
+
+
+# The not-comparable wording, for every surface: a run's own figures carry `speed_note` (the
+# turn table's `*`, the run screen, the headless summary, the exports); figures that compare runs
+# (leaderboard, reports) leave such a run out, saying why with `speed_exclusion`.
+NOT_COMPARABLE = "not comparable"
+SPEED_UNKNOWN = "speed not recorded"
 
 
 def speed_note(speed: float | None) -> str | None:
     """Why a run's latency is not comparable (None when it is): e.g. `20× — not comparable`."""
     if comparable(speed):
         return None
-    if speed is None:
-        return "speed not recorded — not comparable"
-    return f"{speed:g}× — not comparable"
+    return f"{SPEED_UNKNOWN if speed is None else f'{speed:g}×'} — {NOT_COMPARABLE}"
+
+
+def latency_caveat(speed: float | None) -> str | None:
+    """What a table of a run's latencies says over them: `latency at 20× — not comparable`."""
+    note = speed_note(speed)
+    return f"latency at {note}" if note else None
+
+
+def speed_exclusion(speed: float | None) -> str | None:
+    """Why figures that compare runs leave this run's latency out (None: it counts): `speed 20x`."""
+    if comparable(speed):
+        return None
+    return SPEED_UNKNOWN if speed is None else f"speed {speed:g}x"
 
 
 def response_latency(ms: float | None) -> float | None:

@@ -23,8 +23,12 @@ and the exports can never disagree about a number. The rules:
 - **Invalid turns** (`counts`). A turn our machine lost pace on (`lost_pace`) is no measurement
   of the model: it is not judged, is due nothing, and counts in no pass rate (a resume plays it
   again; the new row counts).
-- **Strict row rule** (`row_passes`). A turn passes strictly when every scored dimension passes
-  (none fails); a turn without a valid verdict never passes strictly.
+- **Strict row rule** (`row_verdict`, `row_passes`). A turn passes strictly when every scored
+  dimension passes (none fails); a turn without a valid verdict never passes strictly.
+- **Consistency across repeats** (`turn_consistency`). Per turn, its row verdict in each repeat
+  (`repeat_status`: "missing" where it has none), how often that changes from one repeat to the
+  next, and which turns never pass. A model that passes 80 % of turns by passing a different 80 %
+  each time is a different model from one that always fails the same 20 %.
 
 Judgements may be `arena_tui.spine.events.Judgement` objects or plain dicts with the same field
 names (`turn_index`, `revision`, `phase`, `error`, `scores`, `heuristic`), as read from rows.
@@ -32,9 +36,9 @@ names (`turn_index`, `revision`, `phase`, `error`, `scores`, `heuristic`), as re
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from arena_tui.spine.benchmark import CORE_DIMENSIONS
 from arena_tui.spine.events import LOST_PACE
@@ -47,6 +51,7 @@ LLM_DIMENSIONS: list[str] = [*CORE_DIMENSIONS, "state_tracking", "ambiguity_hand
 DIMENSIONS: list[str] = [*LLM_DIMENSIONS, TURN_TAKING]
 
 J = TypeVar("J")
+RepeatStatus = Literal["pass", "fail", "missing"]
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -230,3 +235,77 @@ def tally(judgements: Iterable[Any], due: Mapping[int, Iterable[str]] | None = N
 def pass_rates(judgements: Iterable[Any], due: Mapping[int, Iterable[str]] | None = None) -> dict[str, tuple[int, int]]:
     """dimension -> (passed, scored) by the one rule (`tally`)."""
     return tally(judgements, due).dimensions
+
+
+# --- consistency across repeats ----------------------------------------------------------------
+
+
+def repeat_status(verdicts: Mapping[str, Any] | None) -> RepeatStatus:
+    """One repeat's say on one turn: its row verdict (`row_verdict`), "missing" where that has
+    none (the turn never ran, was never judged, or nothing was scored)."""
+    v = row_verdict(verdicts or {})
+    return "missing" if v == "na" else "fail" if v == "fail" else "pass"
+
+
+def _changes(seq: Sequence[str]) -> int:
+    return sum(1 for a, b in zip(seq, seq[1:]) if a != b)
+
+
+@dataclass(frozen=True)
+class TurnConsistency:
+    """How one turn fared over the repeats of one model (repeats in run order, `repeat_status` each)."""
+
+    turn_index: int
+    statuses: tuple[RepeatStatus, ...]
+    flips: int  # status changes between consecutive repeats (pass→fail or fail→pass or to/from missing)
+    metric_flips: dict[str, int] = field(default_factory=dict)  # per dimension, changes among its non-na verdicts
+
+    @property
+    def runs(self) -> int:
+        return len(self.statuses)
+
+    @property
+    def pass_runs(self) -> int:
+        return self.statuses.count("pass")
+
+    @property
+    def fail_runs(self) -> int:
+        return self.statuses.count("fail")
+
+    @property
+    def missing_runs(self) -> int:
+        return self.statuses.count("missing")
+
+    @property
+    def unstable(self) -> bool:
+        """Its verdict is not the same in every repeat (missing counts as a different verdict)."""
+        return len(set(self.statuses)) > 1
+
+    @property
+    def always_fails(self) -> bool:
+        """Never passed in any repeat, and failed (not just missing) in at least one."""
+        return self.pass_runs == 0 and self.fail_runs > 0
+
+    @property
+    def pattern(self) -> str:
+        """`0:pass|1:fail|…`, repeat index first, for CSVs and reports."""
+        return "|".join(f"{i}:{s}" for i, s in enumerate(self.statuses))
+
+
+def turn_consistency(repeats: Sequence[Mapping[int, Mapping[str, str] | None]]) -> list[TurnConsistency]:
+    """Per turn, its verdicts across `repeats` (one mapping turn → {dimension: verdict} per repeat,
+    in run order). A turn absent from a repeat is `missing` there."""
+    turns = sorted({t for rep in repeats for t in rep})
+    out = []
+    for t in turns:
+        per_repeat = [rep.get(t) for rep in repeats]
+        statuses = tuple(repeat_status(v) for v in per_repeat)
+        dims = sorted({d for v in per_repeat if v for d in v})
+        metric_flips = {}
+        for d in dims:
+            seq = [v[d] for v in per_repeat if v and v.get(d, "na") != "na"]
+            n = _changes(seq)
+            if n:
+                metric_flips[d] = n
+        out.append(TurnConsistency(t, statuses, _changes(statuses), metric_flips))
+    return out

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from importlib import metadata
 from pathlib import Path
-from typing import Callable
 
 from pydantic import BaseModel, Field
 
@@ -109,17 +108,5 @@ def fetch_benchmark(name: str, *, revision: str = "main", cache_dir: str | os.Pa
         result.problems = e.problems
         return result
     result.turns = len(bench.turns)
-    result.audio_present = sum(1 for t in bench.turns if (p := bench.audio_path(t)) is not None and p.is_file())
+    result.audio_present = bench.audio_present()
     return result
-
-
-def fetch_many(names: list[str], progress: Callable[[str], None] | None = None, **kw: object) -> list[FetchResult]:
-    """`all` means the six. Stops at the first failure, keeping what was downloaded before it."""
-    if names == ["all"]:
-        names = list(KNOWN)
-    out = []
-    for n in names:
-        if progress is not None:
-            progress(n)
-        out.append(fetch_benchmark(n, **kw))  # type: ignore[arg-type]
-    return out

@@ -598,7 +598,7 @@ def _check_audio(r: _Reader, bench: Benchmark, lines: dict[int, int], turns_path
     far, just means "synthesise the rest" (unless `require_audio`). A present WAV must be one
     `run` can use: readable, not longer than `limit_s`, not silent."""
     paths = {t.turn_index: bench.audio_path(t) for t in bench.turns}
-    present = {i for i, p in paths.items() if p is not None and p.is_file()}
+    present = {t.turn_index for t in bench.turns if bench.has_audio(t)}
     strict = require_audio or bool(present - synthesized)
     for i, p in paths.items():
         if i not in present:
@@ -700,8 +700,7 @@ def load_folder(folder: str | os.PathLike[str], *, name: str | None = None, sour
         raise BenchmarkError(bname, r.problems) from None
     _check_audio(r, bench, lines, turns_path, require_audio, synthesized, limit_s)
     for t in bench.turns:
-        p = bench.audio_path(t)
-        if p is not None and p.is_file():
+        if bench.has_audio(t):
             sources.setdefault(t.turn_index, "recorded")
         else:
             sources.pop(t.turn_index, None)
@@ -722,10 +721,9 @@ def _apply_overlay(bench: Benchmark, overlay: Path, default: str = "synth:unknow
         declared = {}
     turns, sources = [], {}
     for t in bench.turns:
-        p = bench.audio_path(t)
         rel = t.audio_file if t.audio_file and not os.path.isabs(t.audio_file) else f"audio/turn_{t.turn_index:03d}.wav"
         alt = overlay / rel
-        if (p is None or not p.is_file()) and alt.is_file():
+        if not bench.has_audio(t) and alt.is_file():
             t = t.model_copy(update={"audio_file": str(alt.resolve())})
             sources[t.turn_index] = str(declared.get(str(t.turn_index), default))
         turns.append(t)

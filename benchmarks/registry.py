@@ -60,6 +60,17 @@ def canonical_name(name: str) -> str:
     return under if under in KNOWN or under == DEMO_NAME else name
 
 
+ALL = "all"  # on a command line: every Hub benchmark (the six of `KNOWN`)
+
+
+def named_benchmarks(names: list[str]) -> list[str]:
+    """What a list of benchmark names given by the user means: `all` (alone, any case) is the six
+    Hub benchmarks, anything else each name as `canonical_name` reads it."""
+    if [n.lower() for n in names] == [ALL]:
+        return list(KNOWN)
+    return [canonical_name(n) for n in names]
+
+
 class BenchmarkInfo(BaseModel):
     """One row of `arena-tui benchmarks`: what the benchmark is and what of it is here."""
 
@@ -219,8 +230,7 @@ def describe(name: str, data_dir: str | os.PathLike[str] | None = None,
     info.hf_repo = info.hf_repo or bench.meta.hf_repo
     info.expected_turns = info.expected_turns or bench.meta.turn_count
     info.audio_total = len(bench.turns)
-    paths = [bench.audio_path(t) for t in bench.turns]
-    info.audio_present = sum(1 for p in paths if p is not None and p.is_file())
+    info.audio_present = bench.audio_present()
     info.synthesized = sum(1 for t in bench.turns if bench.audio_source.get(t.turn_index, "").startswith("synth:"))
     return info
 

@@ -174,9 +174,8 @@ def synthesize_benchmark(bench: Benchmark, backend: Backend, *, out_dir: str | o
     report = SynthReport(out_dir=out)
     todo = []
     for t in selected:
-        existing = bench.audio_path(t)
         target = out / _rel_audio(t)
-        have = (existing is not None and existing.is_file()) or target.is_file()
+        have = bench.has_audio(t) or target.is_file()
         if have and not overwrite:
             report.skipped.append(t.turn_index)
         else:

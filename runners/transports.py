@@ -73,11 +73,6 @@ class RunClock:
     def mono_at(self, t_ms: float) -> float:
         return self.t0 + t_ms / 1000.0 / self.speed
 
-    async def sleep_until(self, t_ms: float) -> None:
-        delay = self.mono_at(t_ms) - time.monotonic()
-        if delay > 0:
-            await asyncio.sleep(delay)
-
     async def sleep(self, ms: float) -> None:
         """Sleep `ms` of AUDIO time; raises `LostPace` if the run lost pace meanwhile."""
         await asyncio.sleep(max(0.0, ms) / 1000.0 / self.speed)
@@ -164,12 +159,6 @@ class PacedInput(BaseInputTransport):
         self._worst_late_ms = 0.0  # the most late any chunk went out since `take_lateness`
         self._worst_clip_late_ms = 0.0  # ... and a chunk carrying queued audio (the user's speech)
         self.started = asyncio.Event()
-
-    def next_chunk_ms(self) -> float:
-        """Timeline time of the next chunk boundary (where a clip queued now would start)."""
-        if self.start_ms is None:
-            return self.clock.t_ms()
-        return self.start_ms + self.chunks_sent * self.chunk_ms
 
     def play(self, pcm: bytes, marks: list[tuple[float, Callable[[], Frame]]] | None = None) -> asyncio.Future[Interval]:
         """Queue a clip. `marks` are (offset ms into the clip, frame factory): the frame is made

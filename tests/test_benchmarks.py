@@ -15,7 +15,7 @@ from arena_tui.cli import main
 from benchmarks.loader import BenchmarkError, load_folder
 from benchmarks.registry import load_benchmark
 from arena_tui.spine.benchmark import ExpectedCall
-from benchmarks.registry import KNOWN, available_benchmarks, canonical_name, hf_repo_for
+from benchmarks.registry import KNOWN, available_benchmarks, canonical_name, hf_repo_for, named_benchmarks
 
 from .hf_fake import hub_rows_from_shared
 
@@ -231,3 +231,10 @@ def test_synthesized_partial_audio_is_not_broken(shared_data: Path, tmp_path: Pa
     with pytest.raises(BenchmarkError) as err:
         load_folder(folder)
     assert len(err.value.problems) == 29
+
+
+def test_all_means_the_six_hub_benchmarks() -> None:
+    """One rule for `all` (fetch): alone and in any case; other names as `canonical_name` reads them."""
+    assert named_benchmarks(["all"]) == named_benchmarks(["ALL"]) == list(KNOWN)
+    assert named_benchmarks(["conversation-bench", "demo_bench"]) == ["conversation_bench", "demo_bench"]
+    assert named_benchmarks(["all", "demo_bench"]) == ["all", "demo_bench"]  # not a list of its own: fetch refuses it

@@ -1,4 +1,5 @@
-"""arena_tui.stats: Wilson bounds, percentiles, bootstrap intervals and flip counts with known answers."""
+"""arena_tui.stats: Wilson bounds, percentiles, bootstrap intervals with known answers (flip counts:
+tests/test_judge_verdicts.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,6 @@ from arena_tui.stats import (
     bootstrap_percentile_ci,
     describe,
     mean_std,
-    turn_consistency,
-    turn_status,
     wilson,
 )
 
@@ -85,43 +84,6 @@ def test_mean_std_over_repeats() -> None:
     assert mean_std([0.5, 0.7], ddof=0) == pytest.approx((0.6, 0.1))
     assert mean_std([0.5]) == (0.5, None)
     assert mean_std([]) == (None, None)
-
-
-def test_turn_status() -> None:
-    assert turn_status({"kb_grounding": "pass", "tool_use_correct": "na"}) == "pass"
-    assert turn_status({"kb_grounding": "pass", "state_tracking": "fail"}) == "fail"
-    assert turn_status({"tool_use_correct": "na"}) == "missing"
-    assert turn_status({}) == "missing"
-    assert turn_status(None) == "missing"
-
-
-def test_flip_counts_on_constructed_verdicts() -> None:
-    ok = {"kb_grounding": "pass", "tool_use_correct": "pass"}
-    tool_fail = {"kb_grounding": "pass", "tool_use_correct": "fail"}
-    kb_fail_na = {"kb_grounding": "fail", "tool_use_correct": "na"}
-    repeats = [
-        {0: ok, 1: ok, 2: kb_fail_na, 3: ok},
-        {0: ok, 1: tool_fail, 2: kb_fail_na},  # turn 3 missing in this repeat
-        {0: ok, 1: ok, 2: {"kb_grounding": "fail", "tool_use_correct": "fail"}, 3: ok},
-        {0: ok, 1: tool_fail, 2: kb_fail_na, 3: ok},
-    ]
-    by_turn = {c.turn_index: c for c in turn_consistency(repeats)}
-    assert sorted(by_turn) == [0, 1, 2, 3]
-
-    t0, t1, t2, t3 = (by_turn[i] for i in range(4))
-    assert (t0.flips, t0.unstable, t0.always_fails, t0.metric_flips) == (0, False, False, {})
-    assert t1.statuses == ("pass", "fail", "pass", "fail")
-    assert (t1.flips, t1.pass_runs, t1.fail_runs, t1.metric_flips) == (3, 2, 2, {"tool_use_correct": 3})
-    assert t1.pattern == "0:pass|1:fail|2:pass|3:fail"
-    # always fails; tool_use_correct is na in three repeats, so it has nothing to flip between
-    assert (t2.always_fails, t2.flips, t2.metric_flips) == (True, 0, {})
-    assert t3.statuses == ("pass", "missing", "pass", "pass")
-    assert (t3.flips, t3.unstable, t3.missing_runs, t3.always_fails) == (2, True, 1, False)
-
-
-def test_never_judged_turn_is_not_an_always_failing_turn() -> None:
-    (c,) = turn_consistency([{5: None}, {5: {}}])
-    assert c.statuses == ("missing", "missing") and not c.always_fails and not c.unstable
 
 
 def test_several_percentiles_share_one_set_of_resamples() -> None:

@@ -377,13 +377,15 @@ def test_judge_command_flags_set_the_deadline_and_the_retry_after_cap(conv, tmp_
 def test_retry_after_forms_and_endpoint_labels():
     from datetime import UTC, datetime
 
-    from arena_tui.judge.backends import endpoint_label, retry_after_seconds
+    from arena_tui.judge.backends import retry_after_seconds
+    from arena_tui.store.scrub import endpoint_label, has_secret
 
     now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
     assert retry_after_seconds("3600") == 3600.0 and retry_after_seconds(" 1.5 ") == 1.5
     assert retry_after_seconds("Thu, 01 Jan 2026 13:00:00 GMT", now=now) == 3600.0  # an HTTP date
     assert retry_after_seconds("Thu, 01 Jan 2026 11:00:00 GMT", now=now) == 0.0  # already passed
     assert retry_after_seconds("soon") is None and retry_after_seconds("nan") is None and retry_after_seconds(None) is None
-    assert endpoint_label("https://u:pw@api.example.com:8443/v1/?api_key=k#frag") == "https://api.example.com:8443/v1"
+    url = "https://u:pw@api.example.com:8443/v1/?api_key=k#frag"
+    assert has_secret(url) and endpoint_label(url) == "https://api.example.com:8443/v1"  # one rule: what is masked is dropped
     assert endpoint_label("http://[::1]:9000/v1") == "http://[::1]:9000/v1"
     assert endpoint_label("http://host:notaport/v1") == "(unparsable endpoint URL)"

@@ -15,7 +15,16 @@ from arena_tui.judge.phase2 import apply_rules
 from arena_tui.judge.summary import render_text, summarize
 from arena_tui.run_view import RunState
 from arena_tui.store import Store
-from arena_tui.verdicts import DIMENSIONS, row_passes, standing, standing_judgements, tally
+from arena_tui.verdicts import (
+    DIMENSIONS,
+    repeat_status,
+    row_passes,
+    row_verdict,
+    standing,
+    standing_judgements,
+    tally,
+    turn_consistency,
+)
 from arena_tui.widgets.turn_table import DIM_ABBREV, row_cells
 from benchmarks.registry import load_benchmark
 
@@ -87,3 +96,45 @@ def test_standing_orders_revisions_then_phase_then_arrival_and_reads_rows() -> N
 def test_strict_rows_and_dimension_labels() -> None:
     assert row_passes({"a": "pass", "b": "na"}) and not row_passes({"a": "pass", "b": "fail"})
     assert set(DIMENSIONS) <= set(DIM_ABBREV)  # every dimension has its column label
+
+
+# --- consistency across repeats (moved from arena_tui.stats) -------------------------------------
+
+
+def test_repeat_status_is_the_row_verdict() -> None:
+    assert repeat_status({"kb_grounding": "pass", "tool_use_correct": "na"}) == "pass"
+    assert repeat_status({"kb_grounding": "pass", "state_tracking": "fail"}) == "fail"
+    assert repeat_status({"tool_use_correct": "na"}) == "missing"
+    assert repeat_status({}) == "missing"
+    assert repeat_status(None) == "missing"
+    for scores in ({"kb_grounding": "pass"}, {"kb_grounding": "fail", "x": "pass"}):
+        assert repeat_status(scores) == row_verdict(scores)
+
+
+def test_flip_counts_on_constructed_verdicts() -> None:
+    ok = {"kb_grounding": "pass", "tool_use_correct": "pass"}
+    tool_fail = {"kb_grounding": "pass", "tool_use_correct": "fail"}
+    kb_fail_na = {"kb_grounding": "fail", "tool_use_correct": "na"}
+    repeats = [
+        {0: ok, 1: ok, 2: kb_fail_na, 3: ok},
+        {0: ok, 1: tool_fail, 2: kb_fail_na},  # turn 3 missing in this repeat
+        {0: ok, 1: ok, 2: {"kb_grounding": "fail", "tool_use_correct": "fail"}, 3: ok},
+        {0: ok, 1: tool_fail, 2: kb_fail_na, 3: ok},
+    ]
+    by_turn = {c.turn_index: c for c in turn_consistency(repeats)}
+    assert sorted(by_turn) == [0, 1, 2, 3]
+
+    t0, t1, t2, t3 = (by_turn[i] for i in range(4))
+    assert (t0.flips, t0.unstable, t0.always_fails, t0.metric_flips) == (0, False, False, {})
+    assert t1.statuses == ("pass", "fail", "pass", "fail")
+    assert (t1.flips, t1.pass_runs, t1.fail_runs, t1.metric_flips) == (3, 2, 2, {"tool_use_correct": 3})
+    assert t1.pattern == "0:pass|1:fail|2:pass|3:fail"
+    # always fails; tool_use_correct is na in three repeats, so it has nothing to flip between
+    assert (t2.always_fails, t2.flips, t2.metric_flips) == (True, 0, {})
+    assert t3.statuses == ("pass", "missing", "pass", "pass")
+    assert (t3.flips, t3.unstable, t3.missing_runs, t3.always_fails) == (2, True, 1, False)
+
+
+def test_never_judged_turn_is_not_an_always_failing_turn() -> None:
+    (c,) = turn_consistency([{5: None}, {5: {}}])
+    assert c.statuses == ("missing", "missing") and not c.always_fails and not c.unstable

@@ -14,6 +14,7 @@ from arena_tui.commands.run import Progress
 from arena_tui.compare.leaderboard import StoredRun, run_figures
 from arena_tui.interop import export_run, import_run
 from arena_tui.run_view import RunState
+from arena_tui import stats
 from arena_tui.spine.events import Latencies, RunEnded, RunStarted, TurnEnded, TurnResult
 from arena_tui.store import Store
 from arena_tui.store.schema import SCHEMA_VERSION, migrate
@@ -133,7 +134,25 @@ async def test_headless_summary_labels_speed_and_keeps_barge_ins_out_of_the_medi
     text = out.getvalue()
     assert "(latency at 20× — not comparable)" in text
     assert "barge-in, 3.0 s overlap" in text and "-3003" not in text
-    assert "median v2v 2,100 ms (20× — not comparable)" in text  # of 1948 and 2100, not of -3003
+    assert "median v2v 2,024 ms (20× — not comparable)" in text  # of 1948 and 2100, not of -3003
+
+
+async def test_headless_summary_median_is_the_leaderboards() -> None:
+    """The summary took the upper middle value (300 of 100..400) where the leaderboard says 250."""
+    from arena_tui.spine.bus import EventBus
+
+    bus = EventBus()
+    out = io.StringIO()
+    progress = Progress(4, out)
+    sub = bus.subscribe()
+    for ev in _stream("r", speed=1.0, v2vs=(100.0, 200.0, 300.0, 400.0)):
+        bus.publish(ev)
+    bus.close()
+    await progress.follow(sub)
+    progress.summary(out, simulated=True)
+    assert "median v2v 250 ms" in out.getvalue()
+    values = [100.0, 200.0, 300.0, 400.0]
+    assert stats.median(values) == stats.describe(values).p50 == 250.0  # the leaderboard's p50
 
 
 async def test_export_labels_latency_and_a_barge_in_and_import_keeps_the_times(tmp_path: Path) -> None:
@@ -162,3 +181,44 @@ def test_barge_ins_stay_out_of_latency_figures() -> None:
     results = {i: _result(i, v) for i, v in enumerate((900.0, -3003.0, 1100.0))}
     figures = run_figures(StoredRun(row, results, []))
     assert figures.v2v == [900.0, 1100.0] and figures.pipeline_ttfb == [900.0, 1100.0]
+
+
+def test_the_cli_and_the_runs_list_show_one_start_time(tmp_path: Path, capsys) -> None:
+    """`arena-tui runs` printed local time, the runs list unlabelled UTC: two start times for one
+    run. Both show `spine.times.when_text`, labelled, whatever the machine's zone."""
+    import asyncio
+    import os
+    import time
+
+    from arena_tui.app import ArenaApp
+    from arena_tui.cli import main
+    from arena_tui.screens.runs import RunsScreen
+    from arena_tui.spine.times import when_text
+    from tests.pilot import until
+
+    db = tmp_path / "x.db"
+    asyncio.run(_record(db, _stream("r1")))
+    zone = os.environ.get("TZ")
+    os.environ["TZ"] = "America/New_York"  # a zone where local and UTC differ (09:00 UTC is 05:00)
+    time.tzset()
+    try:
+        assert main(["--db", str(db), "runs"]) == 0
+        printed = capsys.readouterr().out
+
+        async def listed() -> str:
+            app = ArenaApp(db)
+            async with app.run_test(size=(160, 48)) as pilot:
+                await until(pilot, lambda: isinstance(app.screen, RunsScreen) and "r1" in app.screen.rows
+                            and app.screen.query_one("#runs").row_count, 30)  # fmt: skip
+                return str(app.screen.query_one("#runs").get_cell("r1", "started"))
+
+        shown = asyncio.run(listed())
+    finally:
+        if zone is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = zone
+        time.tzset()
+    assert shown == when_text(T0) == "2026-05-05 09:00 UTC"
+    (line,) = [ln for ln in printed.splitlines() if ln.startswith("r1 ")]
+    assert f"  {shown}  " in line and "00:28" in line  # the same start, and the wall-clock duration

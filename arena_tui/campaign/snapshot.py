@@ -52,7 +52,7 @@ def snapshot(benchmark: Benchmark) -> BenchmarkSnapshot:
     turns = []
     for turn in benchmark.turns:
         path = benchmark.audio_path(turn)
-        if path is None or not path.is_file():
+        if path is None or not benchmark.has_audio(turn):
             raise SnapshotError(f"{benchmark.name} turn {turn.turn_index}: audio file {path} not found")
         try:
             audio[turn.turn_index] = path.read_bytes()

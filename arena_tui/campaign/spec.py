@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from arena_tui.spine.judges import KINDS_OR_NONE
+
 
 class SpecError(ValueError):
     """A spec that cannot run (names the file or the flag and the field)."""
@@ -28,7 +30,7 @@ class Cell:
         return f"{self.benchmark} × {self.model} #{self.repeat}"
 
 
-JUDGES = ("auto", "openai", "bedrock", "heuristic", "none")
+JUDGES = KINDS_OR_NONE
 PACE_BUDGET = 16.0  # sessions × speed one worker process keeps in pace (scripts/bench_campaign.py)
 MAX_PER_WORKER = 4  # real services at 1×: a worker mostly waits on the network
 

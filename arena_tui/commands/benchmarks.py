@@ -75,7 +75,7 @@ def _show(args: argparse.Namespace) -> int:
             print(f"error: {p}", file=sys.stderr)
         n = len(e.problems)
         raise CliError(f"{canonical_name(args.name)}: {n} problem{'s' if n != 1 else ''} (listed above)") from None
-    present = sum(1 for t in b.turns if (p := b.audio_path(t)) is not None and p.is_file())
+    present = b.audio_present()
     print(f"{b.name}  ({b.source}: {b.root})")
     if b.meta.description:
         print(f"  {b.meta.description}")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.spine.errors import CliError
+from arena_tui.spine.times import when_text
 
 from .ids import resolve_campaign_id
 from .live import choose_judge
@@ -175,6 +176,6 @@ async def _list(store: Any, data: Path | None) -> int:
         return 0
     for v in views:
         active = v.count(*records.ACTIVE)
-        print(f"{v.campaign_id}  {v.created_at[:19]}  {v.shape}  {v.count('complete')}/{len(v.cells)} complete"
+        print(f"{v.campaign_id}  {when_text(v.created_at)}  {v.shape}  {v.count('complete')}/{len(v.cells)} complete"
               + (f", {active} queued or running" if active else "") + (f"; {v.pace}" if v.pace else ""))
     return 0

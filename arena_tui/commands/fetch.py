@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from benchmarks.fetch import FetchError, endpoint, fetch_benchmark, offline
-from benchmarks.registry import KNOWN, canonical_name
+from benchmarks.registry import ALL, KNOWN, named_benchmarks
 
 from arena_tui.spine.errors import CliError
 
@@ -17,7 +17,7 @@ ORDER = 30
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("benchmarks", nargs="+", metavar="BENCH",
-                        help=f"one or more of {', '.join(KNOWN)}, or all")
+                        help=f"one or more of {', '.join(KNOWN)}, or {ALL}")
     parser.add_argument("--revision", default="main", help="branch, tag or commit (default main)")
     parser.add_argument("--real-audio", action="store_true",
                         help="also download the human recordings (real_audio/<speaker>/)")
@@ -28,10 +28,10 @@ def _mb(n: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    names = list(KNOWN) if [b.lower() for b in args.benchmarks] == ["all"] else [canonical_name(b) for b in args.benchmarks]
+    names = named_benchmarks(args.benchmarks)
     unknown = [n for n in names if n not in KNOWN]
     if unknown:
-        raise CliError(f"unknown benchmark {', '.join(unknown)} (choose from {', '.join(KNOWN)}, or all)")
+        raise CliError(f"unknown benchmark {', '.join(unknown)} (choose from {', '.join(KNOWN)}, or {ALL})")
     where = "the local cache (HF_HUB_OFFLINE)" if offline() else endpoint()
     problems = 0
     for n in names:

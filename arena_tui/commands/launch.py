@@ -76,7 +76,7 @@ def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> 
         except (RunError, ValueError) as e:
             problems.append(str(e))
     if getattr(runner, "mode", "audio") != "text":
-        missing = [t.turn_index for t in turns if (p := bench.audio_path(t)) is None or not p.exists()]
+        missing = [t.turn_index for t in turns if not bench.has_audio(t)]
         if missing:
             shown = ", ".join(map(str, missing[:8])) + (" …" if len(missing) > 8 else "")
             problems.append(f"{benchmark}: no audio for turn(s) {shown} (download it with `arena-tui fetch "

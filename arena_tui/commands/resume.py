@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from arena_tui.spine.errors import CliError
+from arena_tui.spine.judges import KINDS_OR_NONE
 
 from .ids import resolve_run_id
 
@@ -25,7 +26,7 @@ DESCRIPTION = (
     "its id, config and benchmark; the resumed turns are judged like the first ones (the judge "
     "the run was judged with, unless --judge says otherwise)."
 )
-JUDGES = ("recorded", "auto", "openai", "bedrock", "heuristic", "none")
+JUDGES = ("recorded", *KINDS_OR_NONE)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -17,13 +17,15 @@ from typing import Any, TextIO
 
 from arena_tui.spine.errors import CliError
 from ..judge.options import add_judge_arguments
-from ..timing import barge_in_ms, barge_in_text, latency_text, response_latency, speed_note
+from ..timing import barge_in_ms, barge_in_text, latency_caveat, latency_text, response_latency
 from ..run_view import wait_text
+from ..stats import median
 from ..verdicts import counts
 from .live import JudgeChoice, choose_judge, headline, is_simulated, verdict_line
 from arena_tui.spine import paths
 from .ui import run_live
 from arena_tui.spine.bus import EventBus
+from arena_tui.spine.times import wall_ms
 from arena_tui.stop_signals import StopSignals
 from ..judge import JudgeWorker, render_text
 
@@ -343,7 +345,7 @@ class Progress:
             elif ev.kind == "run_started":
                 self.speed = ev.timeline_speed
             elif ev.kind == "waiting":  # one line when a wait starts; the watchdog's end is the turn's line
-                print(f"    {wait_text(ev.what, (ev.deadline_t_ms - ev.t_ms) / (self.speed or 1.0))}", file=self.out, flush=True)
+                print(f"    {wait_text(ev.what, wall_ms(ev.deadline_t_ms - ev.t_ms, self.speed))}", file=self.out, flush=True)
             elif ev.kind == "run_ended":
                 self.ended = ev
             elif ev.kind == "judgement" and ev.turn_index is not None and ev.turn_index >= 0:
@@ -362,9 +364,9 @@ class Progress:
             return
         print("", file=out)
         head = f"{'turn':>4}  {'status':<14} {'v2v ms':>7} {'pipe ms':>7}  {'tools':<10} flags"
-        note = speed_note(self.speed)
+        caveat = latency_caveat(self.speed)
         print(head + ("   (SIMULATOR or local protocol fake)" if simulated else "")
-              + (f"   (latency at {note})" if note else ""), file=out)
+              + (f"   ({caveat})" if caveat else ""), file=out)
         print("-" * len(head), file=out)
         v2vs: list[float] = []
         calls = CallCount()
@@ -398,8 +400,7 @@ class Progress:
         statuses: dict[str, int] = {}
         for r in self.results:
             statuses[r.status] = statuses.get(r.status, 0) + 1
-        v2vs.sort()
-        med = v2vs[len(v2vs) // 2] if v2vs else None
+        med = median(v2vs)
         print("-" * len(head), file=out)
         print(
             f"turns {len(self.results)}/{self.total}: "

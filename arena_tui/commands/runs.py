@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
+from arena_tui.spine.times import duration_text, when_text
 from ..store import RunRow, Store, StoreError
 
 NAME = "runs"
@@ -54,13 +55,6 @@ async def _load(args: argparse.Namespace) -> list[RunRow]:
     return rows
 
 
-def _duration(seconds: float) -> str:
-    s = int(round(seconds))
-    h, rest = divmod(s, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
 def format_table(rows: list[RunRow], now: datetime | None = None) -> str:
     """Plain-text table; simulator runs are labelled in the model column."""
     now = now or datetime.now(UTC)
@@ -75,8 +69,8 @@ def format_table(rows: list[RunRow], now: datetime | None = None) -> str:
                 model or "?",
                 r.status,
                 f"{r.turns_done}/{r.turns_total}",
-                r.started_at.astimezone().strftime("%Y-%m-%d %H:%M"),
-                _duration(r.duration_s(now)),
+                when_text(r.started_at),
+                duration_text(r.duration_s(now) * 1000),
             )
         )
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]

@@ -32,11 +32,12 @@ from arena_tui.spine.benchmark import CORE_DIMENSIONS, Benchmark, Turn
 
 from arena_tui.spine.events import EMPTY_RESPONSE, PACE_LOST, ErrorEvent, Judgement, TurnResult
 from ..store import RunRow, Store
-from ..timing import comparable, response_latency
-from ..verdicts import Standing, Tally, counts, due_dimensions, ordered, standing, tally
-from ..stats import Distribution, Rate, TurnConsistency, bootstrap_percentile_cis, describe, turn_consistency
+from .selection import ALL
+from ..timing import response_latency, speed_exclusion
+from ..verdicts import Standing, Tally, TurnConsistency, counts, due_dimensions, ordered, standing, tally, turn_consistency
+from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe
 
-POOLED = "all"  # the benchmark column of a model's pooled row
+POOLED = ALL  # the benchmark column of a model's pooled row: all benchmarks
 NOT_JUDGED = "not judged"  # what a never-judged run's rates read (never 0 %)
 _EMPTY = {"empty_response", "no_response"}
 
@@ -78,10 +79,8 @@ class StoredRun:
         """Why this run's latencies are left out of latency figures (None: they count)."""
         if not self.audio:
             return "text run (no voice-to-voice)"
-        if self.speed is None:
-            return "speed not recorded"
-        if not comparable(self.speed):
-            return f"speed {self.speed:g}x"
+        if (why := speed_exclusion(self.speed)) is not None:
+            return why
         if self.pace_lost:
             return f"machine lost pace on {len(self.pace_lost)} turn(s)"
         return None

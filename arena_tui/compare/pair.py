@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from arena_tui.spine.events import TurnResult
 from ..timing import response_latency
 from .leaderboard import BoardRow, StoredRun
-from ..stats import describe, turn_status
+from ..stats import median
+from ..verdicts import repeat_status
 
 LATENCY_TOLERANCE_MS = 250.0
 
@@ -104,7 +105,7 @@ class ModelSide:
 
     pass_runs: int
     runs: int
-    statuses: tuple[str, ...]  # per repeat, in run order (stats.turn_status of the verdicts)
+    statuses: tuple[str, ...]  # per repeat, in run order (verdicts.repeat_status of the verdicts)
     voice_to_voice_p50_ms: float | None  # median over the repeats that count for latency
 
 
@@ -118,11 +119,10 @@ class ModelTurnComparison:
 
 
 def _model_side(row: BoardRow, turn: int) -> ModelSide:
-    statuses = tuple(turn_status(f.verdicts.get(turn)) for f in row.runs)
+    statuses = tuple(repeat_status(f.verdicts.get(turn)) for f in row.runs)
     v2v = [v for f in row.runs if f.run.latency_excluded is None and (r := f.run.results.get(turn)) is not None
            and (v := response_latency(r.latencies.voice_to_voice_ms)) is not None]  # fmt: skip (a barge-in is no latency)
-    d = describe(v2v)
-    return ModelSide(statuses.count("pass"), len(statuses), statuses, d.p50 if d else None)
+    return ModelSide(statuses.count("pass"), len(statuses), statuses, median(v2v))
 
 
 def compare_models(

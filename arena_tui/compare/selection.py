@@ -9,6 +9,7 @@ from arena_tui.spine.ids import unique_prefix
 
 from ..store import Store
 
+ALL = "all"  # the target that is every stored run, of every benchmark
 # Maps a target to run ids, or None when the target is not its kind (e.g. a campaign id lookup).
 Expander = Callable[[str], Awaitable[Sequence[str] | None]]
 
@@ -45,7 +46,7 @@ async def select_runs(store: Store, targets: Sequence[str], *, expand: Expander 
             hits = list(expanded)
         elif raw in by_id:
             hits = [raw]
-        elif raw == "all":
+        elif raw == ALL:
             hits = [r.run_id for r in runs]
         elif raw in benchmarks:
             hits = [r.run_id for r in runs if r.benchmark == raw]

@@ -14,7 +14,6 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import ValidationError
 
@@ -66,7 +65,7 @@ class JudgeBackend(ABC):
 
     name: str = "judge"
     heuristic: bool = False
-    endpoint: str = ""  # where requests go, as `endpoint_label` shows it (no secrets)
+    endpoint: str = ""  # where requests go, as `store.scrub.endpoint_label` shows it (no secrets)
 
     @abstractmethod
     async def complete(self, request: JudgeRequest) -> JudgeReply: ...
@@ -77,22 +76,6 @@ class JudgeBackend(ABC):
 
 def _secs(s: float) -> str:
     return f"{s:g} s"
-
-
-def endpoint_label(url: object) -> str:
-    """`scheme://host:port/path` of an endpoint, for error text.
-
-    Userinfo, query and fragment are dropped, not masked: they are where keys hide
-    (`user:key@host`, `?api_key=`), and the endpoint is named without them.
-    """
-    try:
-        parts = urlsplit(str(url))
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return "(unparsable endpoint URL)"
-    host = parts.hostname or ""
-    host = f"[{host}]" if ":" in host else host
-    return urlunsplit((parts.scheme, host + port, parts.path.rstrip("/"), "", ""))
 
 
 def retry_after_seconds(raw: str | None, now: datetime | None = None) -> float | None:

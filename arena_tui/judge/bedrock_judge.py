@@ -23,10 +23,10 @@ from .backends import (
     JudgeRequest,
     PermanentError,
     TransientError,
-    endpoint_label,
     parse_output,
     retry_after_seconds,
 )
+from ..store.scrub import endpoint_label
 from .limits import request_timeout
 from .schema import JUDGE_SCHEMA, SCHEMA_NAME
 

@@ -5,28 +5,27 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from arena_tui.spine.judges import AUTO, BACKENDS, HEURISTIC
 from .backends import JudgeBackend, PermanentError
 from .heuristic import HeuristicJudge
-
-BACKENDS = ("openai", "bedrock", "heuristic")
 
 
 def resolve_kind(kind: str) -> str:
     """auto = openai if OPENAI_API_KEY is set, bedrock if AWS credentials are in the environment,
     else the offline heuristic."""
-    if kind != "auto":
+    if kind != AUTO:
         return kind
     if os.environ.get("OPENAI_API_KEY"):
         return "openai"
     if os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE"):
         return "bedrock"
-    return "heuristic"
+    return HEURISTIC
 
 
 def make_backend(kind: str, model: str | None = None, **options: Any) -> JudgeBackend:
     """Raises PermanentError on bad setup (unknown judge, missing key)."""
     kind = resolve_kind(kind)
-    if kind == "heuristic":
+    if kind == HEURISTIC:
         return HeuristicJudge()
     if kind == "openai":
         # in-function: the openai client is imported only when that judge is chosen

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from arena_tui.spine.judges import KINDS, KINDS_OR_NONE
 from . import limits
 from .backends import JudgeBackend, PermanentError
 from .factory import make_backend, resolve_kind
@@ -13,7 +14,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser, *, default: str = "auto
     """allow_none: commands that judge as a side effect (run, demo) can also turn it off."""
     g = parser.add_argument_group("judge")
     g.add_argument("--judge", default=default,
-                   choices=["auto", "openai", "bedrock", "heuristic"] + (["none"] if allow_none else []),
+                   choices=list(KINDS_OR_NONE if allow_none else KINDS),
                    help="judge backend; auto = openai if OPENAI_API_KEY is set, bedrock if AWS credentials "
                         "are in the environment, else the offline heuristic"
                         + ("; none = do not judge" if allow_none else "") + " (default: %(default)s)")

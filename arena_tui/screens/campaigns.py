@@ -10,7 +10,6 @@ runs it, else as stored).
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,16 +23,12 @@ from ..campaign.records import ACTIVE, CampaignView, CellView, campaign_view, ca
 from ..campaign.spec import Cell
 from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
 from .polling import PollingScreen
-from .runs import _ts, rates_text
+from .runs import rates_text
+from arena_tui.spine.times import when_text
 
 STATE_STYLE = {"queued": "yellow", "running": "bold green", "complete": "bold cyan", "interrupted": "bold yellow",
                "failed": "bold red", "pending": "grey62", "skipped": "magenta"}
 OPENABLE = frozenset({"running", "complete", "interrupted", "failed"})  # a run with a runs row
-
-
-def started_text(iso: str) -> str:
-    when = _ts(iso)
-    return when.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M") if when else "–"
 
 
 def state_text(state: str) -> Text:
@@ -107,7 +102,7 @@ def activity_text(view: CampaignView) -> Text:
 
 def list_cells(v: CampaignView, shape: bool = False) -> tuple:
     return (v.campaign_id, v.shape if shape else v.summary, f"{v.count('complete')}/{len(v.cells)}", activity_text(v),
-            started_text(v.created_at), f"{v.spec.speed:g}×", v.spec.executor)
+            when_text(v.created_at), f"{v.spec.speed:g}×", v.spec.executor)
 
 
 class CampaignsScreen(PollingScreen):
@@ -287,7 +282,7 @@ class CampaignScreen(PollingScreen):
         assert self.view is not None
         v = self.view
         t = Text.assemble((f"campaign {v.campaign_id}", "bold"), f"  {v.summary}  ·  speed {v.spec.speed:g}×  ·  "
-                          f"{v.spec.executor}  ·  started {started_text(v.created_at)}  ·  "
+                          f"{v.spec.executor}  ·  started {when_text(v.created_at)}  ·  "
                           f"{v.count('complete')}/{len(v.cells)} complete  ")
         t.append_text(activity_text(v))
         if v.pace:  # its live coordinator's admission control

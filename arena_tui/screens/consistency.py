@@ -1,7 +1,7 @@
 """A leaderboard row's drill-down: consistency across its repeats, turn by turn.
 
 Per turn: its verdict in each repeat (run order), how often it flips from one repeat to the
-next, the dimensions whose verdict changes, and whether it never passes. From `stats.turn_consistency`
+next, the dimensions whose verdict changes, and whether it never passes. From `verdicts.turn_consistency`
 via the row (the data layer's figures; nothing is recounted here).
 """
 

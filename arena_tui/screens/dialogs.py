@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static
 
+from arena_tui.spine.judges import AUTO, HEURISTIC, KINDS_OR_NONE, NONE
 from arena_tui.spine.paths import exports_dir
 from ..playback import NoAudio, PlaybackError, Which, export_wav, output_device, turn_audio
 from ..launcher import Launcher
@@ -77,8 +78,10 @@ class CategoryDialog(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-JUDGES = [("auto (LLM if a key is set, else heuristic)", "auto"), ("heuristic (offline)", "heuristic"),
-          ("OpenAI", "openai"), ("Bedrock", "bedrock"), ("none", "none")]
+JUDGE_LABELS = {AUTO: "auto (LLM if a key is set, else heuristic)", HEURISTIC: "heuristic (offline)",
+                "openai": "OpenAI", "bedrock": "Bedrock"}
+# every kind (`spine.judges`): auto first, then the offline judge, the LLM judges, none last
+JUDGES = [(JUDGE_LABELS.get(k, k), k) for k in sorted(KINDS_OR_NONE, key=lambda k: (k != AUTO, k != HEURISTIC, k == NONE))]
 
 
 CHROME_ROWS = 10  # new-run dialog rows that are not fields: border 2, padding 2, title 1, error 1, buttons 4

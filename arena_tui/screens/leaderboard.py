@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from ..compare.leaderboard import POOLED, BoardRow
 from ..compare.load import Loaded, load_board
+from ..compare.selection import ALL
 from ..widgets.board_cells import Column, board_columns, model_cell, sort_rows
 from ..widgets.board_plots import CategoryPlot, LatencyPlot, legend
 
@@ -52,7 +53,7 @@ class LeaderboardScreen(Screen):
         Binding("g", "reload", "Reload", show=False),
     ]
 
-    def __init__(self, targets: Sequence[str] = ("all",), benchmark: str | None = None) -> None:
+    def __init__(self, targets: Sequence[str] = (ALL,), benchmark: str | None = None) -> None:
         super().__init__()
         self.targets = list(targets)
         self.benchmark = benchmark  # None: every benchmark and the pooled rows

@@ -157,8 +157,8 @@ class RunScreen(Screen):
             parts.append("scores are against the local SIMULATOR")
         if self.state.any_heuristic:
             parts.append("judge: heuristic (offline)")
-        if self.state.latency_note:
-            parts.append(f"* latency at {self.state.latency_note}")
+        if self.state.latency_caveat:
+            parts.append(f"* {self.state.latency_caveat}")
         return parts
 
     def _filter_bar(self) -> None:

@@ -15,25 +15,12 @@ from textual.widgets import DataTable, Footer, Header, Static
 from ..messages import LiveUpdate, RunFinished
 from ..compare.load import stored_tallies
 from ..verdicts import Tally
-from ..widgets.run_header import STATUS_STYLE, fmt_elapsed
+from ..widgets.run_header import STATUS_STYLE
 from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
 from ..widgets.turn_table import dim_label
 from .polling import PollingScreen
 from arena_tui.spine.paths import exports_dir
-
-
-def _ts(value: Any) -> dt.datetime | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, dt.datetime):
-        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-    if isinstance(value, (int, float)):
-        return dt.datetime.fromtimestamp(value, dt.UTC)
-    try:
-        d = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return d if d.tzinfo else d.replace(tzinfo=dt.UTC)
+from arena_tui.spine.times import as_utc, duration_text, when_text
 
 
 def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool, judge_errors: int = 0,
@@ -82,8 +69,8 @@ def run_cells(r: dict[str, Any], now: dt.datetime, compact: bool = False, marked
         model,
         Text(st, STATUS_STYLE.get(st, "")),
         f"{r.get('done', 0)}/{r.get('total', 0)}",
-        started.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S") if started else "–",
-        fmt_elapsed(max(dur, 0)) if dur is not None else "–",
+        when_text(started),
+        duration_text(dur),
         rates_text(r.get("rates") or {}, bool(r.get("heuristic")), r.get("judge_errors", 0), compact),
     )
 
@@ -163,7 +150,7 @@ class RunsScreen(PollingScreen):
             rows[r.run_id] = {
                 "benchmark": r.benchmark, "model": r.model, "provider": r.provider,
                 "simulator": r.simulator, "status": r.status, "done": r.turns_done,
-                "total": r.turns_total, "started": _ts(r.started_at), "ended": _ts(r.ended_at),
+                "total": r.turns_total, "started": as_utc(r.started_at), "ended": as_utc(r.ended_at),
                 "rates": t.dimensions, "heuristic": t.heuristic,
                 "judge_errors": len(t.judge_errors) + len(t.rejudge_errors),
             }

@@ -126,6 +126,15 @@ class Benchmark(BaseModel):
         rel = turn.audio_file or f"audio/turn_{turn.turn_index:03d}.wav"
         return self.root / rel
 
+    def has_audio(self, turn: Turn) -> bool:
+        """Whether the turn's WAV is there: a file at `audio_path` (the one test of present audio)."""
+        p = self.audio_path(turn)
+        return p is not None and p.is_file()
+
+    def audio_present(self) -> int:
+        """How many turns have their WAV (`has_audio`)."""
+        return sum(1 for t in self.turns if self.has_audio(t))
+
     def tool(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name == name), None)
 

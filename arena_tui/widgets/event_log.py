@@ -54,10 +54,6 @@ def log_parts(ln: LogLine) -> tuple[Text, Text]:
     return Text(f"{ln.t_ms / 1000:7.2f}s ", "grey50"), t
 
 
-def log_text(ln: LogLine) -> Text:
-    return Text.assemble(*log_parts(ln))
-
-
 class Hanging:
     """Lines of (prefix, body) whose wrapped continuations start under the body, not the prefix."""
 

@@ -11,6 +11,7 @@ from rich.text import Text
 from textual.events import Resize
 from textual.widgets import Static
 
+from arena_tui.spine.times import duration_text
 from ..run_view import RunState
 
 STATUS_STYLE = {
@@ -24,16 +25,11 @@ STATUS_WIDTH = max(len(s) for s in STATUS_STYLE)
 GAP = "  "
 
 
-def fmt_elapsed(ms: float) -> str:
-    s = int(ms // 1000)
-    return f"{s // 3600:d}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60:02d}:{s % 60:02d}"
-
-
 def elapsed_text(state: RunState) -> Text:
     """Wall-clock time since the start; the audio timeline beside it, labelled, when it ran faster."""
-    t = Text(f"elapsed {fmt_elapsed(state.elapsed_ms())}")
+    t = Text(f"elapsed {duration_text(state.elapsed_ms())}")
     if state.speed not in (1.0, None):
-        t.append(f" (audio {fmt_elapsed(state.last_ms)})", "grey62")
+        t.append(f" (audio {duration_text(state.last_ms)})", "grey62")
     return t
 
 

@@ -122,7 +122,8 @@ def row_cells(row: TurnRow, dims: list[str], speed: float | None = 1.0) -> list[
 
 def columns(dims: list[str], speed: float | None = 1.0) -> list[tuple[str, str]]:
     """(key, label) of every column, in the order of `row_cells`; latency at a speed other than 1
-    is marked in the header (`v2v ms*`; the run screen's bar says `* latency at 20× — not comparable`)."""
+    is marked in the header (`v2v ms*`; the run screen's bar says `* latency at 20× — not comparable`,
+    `timing.latency_caveat`)."""
     v2v = "v2v ms" if comparable(speed) else "v2v ms*"
     return ([("idx", "#"), ("status", "status"), ("verdict", "verdict")]
             + [(f"dim:{d}", dim_label(d)) for d in dims]

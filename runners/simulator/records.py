@@ -62,10 +62,6 @@ class SessionRecord(BaseModel):
     close_code: int | None = None
     close_reason: str | None = None
 
-    def replayed_messages(self) -> list[dict[str, Any]]:
-        """Message items the client sent (history replayed after a rotation shows up here)."""
-        return [i for i in self.items if i.get("type") == "message"]
-
     def item_texts(self) -> list[str]:
         out: list[str] = []
         for item in self.items:
