@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from arena_tui.campaign.admission import (
+from arena_tui.orchestration.admission import (
     BUSY_WINDOWS, BUSY_WORST_MS, CALM_WINDOWS, COOLDOWN_WINDOWS, SLOW_WINDOWS, Admission, Load, pace_text,
 )
-from arena_tui.campaign.executor import Job
-from arena_tui.campaign.local import LocalExecutor
+from arena_tui.orchestration.executor import Job
+from arena_tui.orchestration.local import LocalExecutor
 from arena_tui.campaign.snapshot import snapshot
 from arena_tui.spine.bus import EventBus
 from benchmarks.registry import open_benchmark

@@ -30,10 +30,10 @@ from arena_tui.spine.events import RunEnded
 from arena_tui.store import Store, StoreError
 from arena_tui.store.liveness import HEARTBEAT_S
 
-from . import records
+from arena_tui.campaign import records
 from .executor import Executor, Job, JobOutcome
-from .snapshot import BenchmarkSnapshot, SnapshotError, snapshot
-from .spec import CampaignSpec, Cell
+from arena_tui.campaign.snapshot import BenchmarkSnapshot, SnapshotError, snapshot
+from arena_tui.campaign.spec import CampaignSpec, Cell
 
 Notice = Callable[[str], None]
 
@@ -64,7 +64,7 @@ def run_config(spec: CampaignSpec, model: str) -> dict[str, Any]:
 
 def preflight(spec: CampaignSpec, data_dir: Path | None) -> dict[tuple[str, str], list[str]]:
     """Problems per (benchmark, model), each line naming the cell pair and what to fix."""
-    from arena_tui.commands.launch import preflight as run_preflight  # deferred: the launcher's preflight loads the runners (Pipecat) only when a campaign is checked
+    from .launch import preflight as run_preflight  # deferred: the launcher's preflight loads the runners (Pipecat) only when a campaign is checked
 
     out: dict[tuple[str, str], list[str]] = {}
     for bench in spec.benchmarks:
@@ -102,9 +102,9 @@ async def continue_cell(store: Store, benchmark: Any, previous_run: str | None) 
 
     The one place that decides it: no run yet, a fresh run; an interrupted run (kill -9, a lost
     worker, a quit) resumed in place at its first unfinished turn, same run id, the finished
-    turns' history replayed (`arena_tui.resume`); a run that cannot be resumed (never recorded
+    turns' history replayed (`arena_tui.orchestration.resume`); a run that cannot be resumed (never recorded
     anything, rehydrated) run afresh, and the notice says why."""
-    from arena_tui.resume import ResumeError, plan_resume  # deferred: resume planning loads only when a cell is unfinished
+    from .resume import ResumeError, plan_resume  # deferred: resume planning loads only when a cell is unfinished
 
     if previous_run is None:
         return fresh_run_id(), None, "started"
