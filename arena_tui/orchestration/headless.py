@@ -26,7 +26,7 @@ from .live import JudgeChoice, is_simulated, verdict_line
 
 
 async def run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: JudgeChoice | None = None, *,
-                        start: Any = None, total: int | None = None) -> int:
+                       start: Any = None, total: int | None = None) -> int:
     """A run with its progress on `out`; `start(store, bus)`, when given, is the run to record
     instead of a new one (`resume`, which judges the resumed turns itself)."""
     from arena_tui.store import Store, StoreError, StoreWriteError  # deferred: aiosqlite and the store load only for commands that open a database

@@ -3,7 +3,7 @@
 The coordinator (this module, in the CLI or the TUI process) owns the bus, the one store
 writer and the campaign rows; runs execute in an executor's workers. Before anything opens a
 session, every (benchmark, model) pair is preflighted with the same checks as `arena-tui run`
-(run_checks.preflight: keys, packages, audio, benchmark validity, the provider's own limits):
+(`launch.preflight`: keys, packages, audio, benchmark validity, the provider's own limits):
 all problems are reported at once and nothing starts unless `skip_unrunnable`.
 
 A cell whose stored turn rows are complete is skipped; any other cell (never run, interrupted,
