@@ -83,6 +83,20 @@ def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> 
     return problems
 
 
+def check_start(config: Any) -> None:
+    """`arena-tui run`'s check once its first line is out: the engine's own (`runners.engine.check_run`;
+    the benchmark's part was checked before that line) as one CliError."""
+    from runners.engine import RunError, check_run, runner_for  # deferred: after the headline and the data checks, which need no provider
+
+    try:
+        runner = runner_for(config.model)
+    except RunError as e:
+        raise CliError(str(e)) from None
+    problems = check_run(config, runner)
+    if problems:
+        raise CliError("cannot run: " + "; ".join(problems))
+
+
 class EngineLauncher:
     """`arena_tui.launcher.Launcher` over the real run engine (`runners.engine`).
 
@@ -119,16 +133,3 @@ class EngineLauncher:
         return on_engine_loop(lambda: run_benchmark(benchmark, cfg, publisher, run_id=run_id,  # type: ignore[arg-type]
                                                     on_session=self.on_session))
 
-
-def check_start(config: Any) -> None:
-    """`arena-tui run`'s check once its first line is out: the engine's own (`runners.engine.check_run`;
-    the benchmark's part was checked before that line) as one CliError."""
-    from runners.engine import RunError, check_run, runner_for  # deferred: after the headline and the data checks, which need no provider
-
-    try:
-        runner = runner_for(config.model)
-    except RunError as e:
-        raise CliError(str(e)) from None
-    problems = check_run(config, runner)
-    if problems:
-        raise CliError("cannot run: " + "; ".join(problems))

@@ -25,15 +25,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena_tui.campaign import records
+from arena_tui.campaign.snapshot import BenchmarkSnapshot, SnapshotError, snapshot
+from arena_tui.campaign.spec import CampaignSpec, Cell
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import RunEnded
 from arena_tui.store import Store, StoreError
 from arena_tui.store.liveness import HEARTBEAT_S
 
-from arena_tui.campaign import records
 from .executor import Executor, Job, JobOutcome
-from arena_tui.campaign.snapshot import BenchmarkSnapshot, SnapshotError, snapshot
-from arena_tui.campaign.spec import CampaignSpec, Cell
+from .launch import preflight as run_preflight
 
 Notice = Callable[[str], None]
 
@@ -64,8 +65,6 @@ def run_config(spec: CampaignSpec, model: str) -> dict[str, Any]:
 
 def preflight(spec: CampaignSpec, data_dir: Path | None) -> dict[tuple[str, str], list[str]]:
     """Problems per (benchmark, model), each line naming the cell pair and what to fix."""
-    from .launch import preflight as run_preflight  # deferred: the launcher's preflight loads the runners (Pipecat) only when a campaign is checked
-
     out: dict[tuple[str, str], list[str]] = {}
     for bench in spec.benchmarks:
         for model in spec.models:
