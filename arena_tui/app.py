@@ -75,7 +75,7 @@ class ArenaApp(App):
     ) -> None:
         """launch: a run to start and open at once, as the new-run dialog gives it (`benchmark`,
         `config`, `judge`); `demo` is the same for the demo benchmark. launcher: how runs start
-        (`arena_tui.commands.launch.EngineLauncher`); without one, recorded runs only."""
+        (`arena_tui.orchestration.launch.EngineLauncher`); without one, recorded runs only."""
         super().__init__()
         self.launcher: Launcher = launcher if launcher is not None else NoLauncher()
         self.db_path = Path(db_path) if db_path else None
@@ -309,6 +309,7 @@ class ArenaApp(App):
         run, or an LLM judge without its key) falls back to auto; the label says so.
         """
         from .judge import BACKENDS, make_backend  # deferred: the UI starts, and says why, even when the judge cannot load
+        from .judge.choice import pick_judge  # deferred: the UI starts, and says why, even when the judge cannot load
 
         if state.run_id in self.judges:
             backend = self.judges[state.run_id][2]
@@ -319,10 +320,10 @@ class ArenaApp(App):
             return backend, _judge_label(backend)
         why = ""
         if names:
-            kind, _, model = names[0].partition(":")
-            if kind in BACKENDS and kind != "auto":
+            recorded = pick_judge("recorded", names)  # the judge it was judged with
+            if recorded.kind in BACKENDS and recorded.kind != "auto":
                 try:
-                    backend = make_backend(kind, model or None)
+                    backend = make_backend(recorded.kind, recorded.model)
                     return backend, _judge_label(backend)
                 except Exception as e:
                     why = f"{names[0]} is not available here ({e})"

@@ -1,6 +1,6 @@
 """What the UI needs from the run engine, as a contract the UI owns (the CLI supplies it).
 
-The app, screens and widgets never import the runners or Pipecat: `arena_tui.commands.launch`
+The app, screens and widgets never import the runners or Pipecat: `arena_tui.orchestration.launch`
 implements this Protocol and `arena-tui` hands it to `ArenaApp`. Without one the app still
 browses, replays and compares recorded runs; it only cannot start new ones.
 """

@@ -20,7 +20,9 @@ from .run.base import CONTINUE_PROMPT, RunBase, Seed, SessionBase, history_from_
 from .run.rehydrate import RehydratedRun
 from .run.text import TextRun
 
-__all__ = ["CONTINUE_PROMPT", "RunError", "Seed", "history_from_results", "run_benchmark", "select_turns"]
+__all__ = [
+    "CONTINUE_PROMPT", "RunError", "Seed", "check_run", "history_from_results", "run_benchmark", "runner_for", "select_turns",
+]
 
 LOOPS: dict[str, type[AudioRun] | type[TextRun]] = {"audio": AudioRun, "text": TextRun}
 GC_THRESHOLD = (50_000, 20, 100)  # CPython's default (2000, 10, 10) collects ~25x as often
@@ -39,6 +41,29 @@ def settle_heap() -> None:
         gc.collect()
         gc.freeze()
         gc.set_threshold(*GC_THRESHOLD)
+
+
+def runner_for(model: str) -> ProviderRunner:
+    """The runner registered for the alias `model`; RunError naming it when there is none."""
+    try:
+        return get_runner(model)
+    except ValueError as e:
+        raise RunError(str(e)) from None
+
+
+def check_run(config: RunConfig, provider: ProviderRunner, benchmark: Benchmark | None = None) -> list[str]:
+    """What stops this run before it starts, one line each: the provider's own preflight (key
+    set, packages installed, speed) and, given the benchmark, the settings that depend on it
+    (faults on turns it does not have). `run_benchmark` refuses a run on these; every preflight
+    of a run before it starts (`arena_tui.orchestration.launch.preflight`, `arena-tui run`)
+    is built on it."""
+    problems = list(provider.preflight(config))
+    if benchmark is not None:
+        try:
+            config.check_benchmark(benchmark)
+        except ValueError as e:
+            problems.append(str(e))
+    return problems
 
 
 async def run_benchmark(
@@ -68,17 +93,10 @@ async def run_benchmark(
     settle_heap()
     run_id = run_id or uuid.uuid4().hex
     if provider is None:
-        try:
-            provider = get_runner(config.model)
-        except ValueError as e:
-            raise RunError(str(e)) from None
-    problems = provider.preflight(config)
+        provider = runner_for(config.model)
+    problems = check_run(config, provider, benchmark)  # refused before anything starts
     if problems:
         raise RunError("; ".join(problems))
-    try:  # faults on turns the benchmark does not have: refused before anything starts
-        config.check_benchmark(benchmark)
-    except ValueError as e:
-        raise RunError(str(e)) from None
     turns = select_turns(benchmark, config.turns)
     loop = LOOPS[provider.mode]
     if resume is not None:

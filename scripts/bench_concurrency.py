@@ -26,8 +26,8 @@ import uuid
 import numpy as np
 
 from arena_tui.spine.bus import EventBus
-from arena_tui.campaign.executor import Job, JobOutcome
-from arena_tui.campaign.local import LocalExecutor
+from arena_tui.orchestration.executor import Job, JobOutcome
+from arena_tui.orchestration.local import LocalExecutor
 from arena_tui.campaign.snapshot import snapshot
 from arena_tui.spine.events import SessionOpened, TurnEnded
 from benchmarks.registry import open_benchmark

@@ -38,7 +38,7 @@ from textual import events
 REPO = Path(__file__).resolve().parent.parent
 
 from arena_tui.app import ArenaApp  # noqa: E402
-from arena_tui.commands.launch import EngineLauncher  # noqa: E402
+from arena_tui.orchestration.launch import EngineLauncher  # noqa: E402
 from arena_tui.spine.bus import EventBus  # noqa: E402
 from arena_tui.screens.run import RunScreen  # noqa: E402
 from arena_tui.screens.turn_detail import TurnDetailScreen  # noqa: E402

@@ -43,7 +43,7 @@ async def loop_holder(benchmark: Any, config: Any, bus: Any, run_id: str, resume
 async def stalls_at_speed_8(benchmark: Any, config: Any, bus: Any, run_id: str, resume: Any = None) -> dict:
     """The engine, but a run at 8x has its loop held 0.7 s in its first user clip (a machine too
     busy for 8x): that turn is lost_pace. At any other speed the engine runs as it is."""
-    from arena_tui.campaign.worker import run_engine
+    from arena_tui.orchestration.worker import run_engine
     from runners.transports import PacedInput
 
     take = PacedInput._take_chunk

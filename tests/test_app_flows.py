@@ -12,7 +12,7 @@ import pytest
 import soundfile as sf
 
 from arena_tui.app import ArenaApp
-from arena_tui.commands.launch import EngineLauncher
+from arena_tui.orchestration.launch import EngineLauncher
 from arena_tui.spine.paths import exports_dir
 from arena_tui.playback import output_device
 from arena_tui.screens.dialogs import ExportDialog, NewRunDialog, PlayDialog

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from arena_tui.app import ArenaApp
-from arena_tui.commands.launch import EngineLauncher
+from arena_tui.orchestration.launch import EngineLauncher
 from arena_tui.screens.replay import ReplayScreen
 from arena_tui.screens.run import RunScreen
 from arena_tui.screens.runs import RunsScreen

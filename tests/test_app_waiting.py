@@ -10,7 +10,7 @@ from pathlib import Path
 
 from arena_tui.app import ArenaApp
 from arena_tui.commands.demo import DEMO_WATCHDOG
-from arena_tui.commands.launch import EngineLauncher
+from arena_tui.orchestration.launch import EngineLauncher
 from arena_tui.screens.run import RunScreen
 from arena_tui.widgets.event_log import EventLog
 from arena_tui.widgets.meters import LevelMeters, meter_lines

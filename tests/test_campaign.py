@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from arena_tui.campaign import records
-from arena_tui.campaign.orchestrator import preflight, run_campaign, run_config
+from arena_tui.orchestration.orchestrator import preflight, run_campaign, run_config
 from arena_tui.campaign.spec import CampaignSpec, SpecError, build_spec, load_toml
 from arena_tui.cli import main
 from arena_tui.judge import HeuristicJudge

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from arena_tui.campaign.admission import (
+from arena_tui.orchestration.admission import (
     BUSY_WINDOWS, BUSY_WORST_MS, CALM_WINDOWS, COOLDOWN_WINDOWS, SLOW_WINDOWS, Admission, Load, pace_text,
 )
-from arena_tui.campaign.executor import Job
-from arena_tui.campaign.local import LocalExecutor
+from arena_tui.orchestration.executor import Job
+from arena_tui.orchestration.local import LocalExecutor
 from arena_tui.campaign.snapshot import snapshot
 from arena_tui.spine.bus import EventBus
 from benchmarks.registry import open_benchmark
@@ -135,7 +135,7 @@ async def test_a_run_that_lost_pace_on_a_worker_too_busy_for_its_speed_is_rerun_
     """A re-run resumed in place keeps its run's speed (one speed per run), and would lose pace at
     it again: when admission control gives new runs less by then, the re-run starts afresh at that."""
     from arena_tui.campaign import records
-    from arena_tui.campaign.orchestrator import run_campaign
+    from arena_tui.orchestration.orchestrator import run_campaign
     from arena_tui.campaign.spec import build_spec
     from arena_tui.store import Store
 

@@ -104,8 +104,8 @@ def test_a_worker_whose_loop_is_wedged_still_exits_with_its_coordinator(tmp_path
     mark = tmp_path / "wedged.pid"
     script = (
         "import asyncio\n"
-        "from arena_tui.campaign.executor import Job\n"
-        "from arena_tui.campaign.local import LocalExecutor\n"
+        "from arena_tui.orchestration.executor import Job\n"
+        "from arena_tui.orchestration.local import LocalExecutor\n"
         "from arena_tui.campaign.snapshot import snapshot\n"
         "from arena_tui.spine.bus import EventBus\n"
         "from benchmarks.registry import open_benchmark\n"

@@ -25,10 +25,10 @@ from pathlib import Path
 import pytest
 
 from arena_tui.spine.bus import EventBus
-from arena_tui.campaign.executor import Executor, Job, JobOutcome
-from arena_tui.campaign.local import LocalExecutor
-from arena_tui.campaign.orchestrator import continue_cell
-from arena_tui.campaign.ray_executor import LOCAL_IP, RayExecutor, import_ray
+from arena_tui.orchestration.executor import Executor, Job, JobOutcome
+from arena_tui.orchestration.local import LocalExecutor
+from arena_tui.orchestration.orchestrator import continue_cell
+from arena_tui.orchestration.ray_executor import LOCAL_IP, RayExecutor, import_ray
 from arena_tui.campaign.snapshot import BenchmarkSnapshot, snapshot
 from arena_tui.spine.events import RunEnded, TurnEnded
 from arena_tui.store import Store
@@ -396,8 +396,8 @@ def test_ray_tasks_end_when_their_coordinator_is_killed(tmp_path: Path, ray_clus
     driver's task workers (no orphaned sessions on the nodes); measured and printed."""
     script = (
         "import asyncio, sys\n"
-        "from arena_tui.campaign.executor import Job\n"
-        "from arena_tui.campaign.ray_executor import RayExecutor\n"
+        "from arena_tui.orchestration.executor import Job\n"
+        "from arena_tui.orchestration.ray_executor import RayExecutor\n"
         "from arena_tui.campaign.snapshot import snapshot\n"
         "from arena_tui.spine.bus import EventBus\n"
         "from benchmarks.registry import open_benchmark\n"

@@ -15,10 +15,10 @@ from typing import get_args
 import pytest
 
 from arena_tui.campaign import records
-from arena_tui.campaign.orchestrator import continue_cell
+from arena_tui.orchestration.orchestrator import continue_cell
 from arena_tui.campaign.spec import Cell, build_spec
 from arena_tui.cli import main
-from arena_tui.resume import ResumeError, plan_resume
+from arena_tui.orchestration.resume import ResumeError, plan_resume
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import FINISHED, RunEnded, RunStarted, TurnEnded, TurnResult, TurnStatus
 from arena_tui.store import Store

@@ -79,7 +79,7 @@ def test_a_judge_without_its_key_fails_before_the_run(tmp_path: Path, capsys, no
 def test_auto_picks_the_real_judge_when_its_key_is_set(monkeypatch: pytest.MonkeyPatch, no_judge_keys) -> None:
     import argparse
 
-    from arena_tui.commands.live import choose_judge
+    from arena_tui.orchestration.live import choose_judge
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
     choice = choose_judge(argparse.Namespace(judge="auto"))

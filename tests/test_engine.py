@@ -217,7 +217,7 @@ async def test_a_turn_the_machine_lost_pace_on_is_invalid_counted_nowhere_and_re
     assert at_1x.latency_excluded == "machine lost pace on 1 turn(s)"
     from arena_tui.compare.leaderboard import run_figures
     from arena_tui.judge.summary import summarize
-    from arena_tui.resume import plan_resume
+    from arena_tui.orchestration.resume import plan_resume
 
     fake_judged = [Judgement(run_id=run.run_id, t_ms=0.0, turn_index=t, judge="heuristic", heuristic=True,
                              scores={"turn_taking": DimensionScore(verdict="pass")}) for t in (0, 1)]

@@ -167,7 +167,7 @@ def test_headless_summary_counts_expected_matched_missed_and_unexpected_calls(tm
 
 
 def test_call_count_names_missed_and_unexpected_calls():
-    from arena_tui.commands.run import CallCount
+    from arena_tui.orchestration.headless import CallCount
     from arena_tui.spine.events import ToolCallRecord
 
     def call(status: str) -> ToolCallRecord:

@@ -1,4 +1,4 @@
-"""Runs started from the app execute on the engine's own thread and loop (arena_tui.commands.engine_thread);
+"""Runs started from the app execute on the engine's own thread and loop (arena_tui.orchestration.engine_thread);
 their events reach the app's bus on the app's loop, in order, and stopping a run waits for its end."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from arena_tui.commands.engine_thread import on_engine_loop
+from arena_tui.orchestration.engine_thread import on_engine_loop
 from arena_tui.spine.bus import EventBus, ThreadPublisher
 from arena_tui.spine.events import ErrorEvent
 

@@ -379,7 +379,7 @@ async def test_the_monitor_runs_a_text_model_and_judges_it_without_turn_taking(t
     """The real Textual app: start a text run against its fake with the heuristic judge, watch it
     on the run screen to the end; the store has every turn and no turn_taking score."""
     from arena_tui.app import ArenaApp
-    from arena_tui.commands.launch import EngineLauncher
+    from arena_tui.orchestration.launch import EngineLauncher
     from arena_tui.screens.run import RunScreen
 
     app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher())

@@ -17,7 +17,7 @@ import pytest
 
 from arena_tui import cli
 from arena_tui.spine.bus import EventBus
-from arena_tui.resume import ResumeError, plan_resume, resume_run, unfinished_turns
+from arena_tui.orchestration.resume import ResumeError, plan_resume, resume_run, unfinished_turns
 from arena_tui.spine.events import FINISHED
 from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
@@ -256,8 +256,8 @@ async def _sessions_after_resume(tmp_path: Path, via: str) -> tuple[int, list[in
     `continue_cell`, run by the worker's `run_engine`). Returns (the highest session stored
     before, every session opened before, those opened by the resumption, the sessions of the
     resumed turns' rows)."""
-    from arena_tui.campaign.orchestrator import continue_cell
-    from arena_tui.campaign.worker import run_engine
+    from arena_tui.orchestration.orchestrator import continue_cell
+    from arena_tui.orchestration.worker import run_engine
 
     bench = load_benchmark("demo_bench", None)
     run_id = f"sessions-{via}"

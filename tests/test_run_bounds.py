@@ -168,7 +168,7 @@ async def test_a_signal_after_the_run_is_over_lets_the_cleanup_finish():
     """A SIGTERM that lands while the store's last flush runs (the run just failed or ended) used to
     cancel that flush: a traceback and exit 1 instead of the summary. Disarmed, it is only noted,
     and a cancel that was already on its way is taken back until the cleanup is done."""
-    from arena_tui.commands.run import _to_the_end
+    from arena_tui.orchestration.headless import to_the_end
     from arena_tui.stop_signals import StopSignals
 
     done = []
@@ -183,7 +183,7 @@ async def test_a_signal_after_the_run_is_over_lets_the_cleanup_finish():
         done.append("flushed")
 
     async def run_then_cleanup() -> str:
-        await _to_the_end(cleanup())
+        await to_the_end(cleanup())
         return "summary"
 
     task = asyncio.create_task(run_then_cleanup())

@@ -110,3 +110,70 @@ def test_the_deferred_check_sees_a_bare_import() -> None:
         "    import csv  # deferred:\n"
     )
     assert _undeclared_deferred_imports(source) == [3, 5]
+
+
+def _layer_modules(pyproject: dict) -> list[str]:
+    """The modules named in the `layers` contract (siblings joined by `|` apart)."""
+    (layers,) = [c for c in pyproject["tool"]["importlinter"]["contracts"] if c["type"] == "layers"]
+    return [m.strip() for layer in layers["layers"] for m in layer.split("|")]
+
+
+def _modules(root: Path, packages: tuple[str, ...]) -> list[str]:
+    out = []
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            out.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return out
+
+
+def _outside_layers(modules: list[str], layers: list[str]) -> list[str]:
+    """Modules neither a layer nor inside one; the root package `arena_tui` itself (its
+    `__init__`: the docstring and the version) is no layer's."""
+    return [m for m in modules if m != "arena_tui" and not any(m == la or m.startswith(la + ".") for la in layers)]
+
+
+def test_every_module_sits_in_a_layer() -> None:
+    """lint-imports checks only the modules its layers name: a module outside them is unchecked."""
+    import tomllib
+
+    layers = _layer_modules(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8")))
+    assert _outside_layers(_modules(ROOT, PACKAGES), layers) == []
+
+
+def test_the_layer_check_sees_a_module_outside(tmp_path: Path) -> None:
+    for rel in ("p/__init__.py", "p/a.py", "p/b/__init__.py", "p/b/c.py", "p/d.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("", encoding="utf-8")
+    layers = _layer_modules({"tool": {"importlinter": {"contracts": [{"type": "layers", "layers": ["p.a | p.b"]}]}}})
+    assert _outside_layers(_modules(tmp_path, ("p",)), layers) == ["p", "p.d"]
+
+
+def _private_command_imports(path: Path) -> list[str]:
+    """`from <another command> import _name` in a command module: a command's private names are its own."""
+    me = path.stem
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level == 1:
+            target = node.module or ""
+        elif node.level == 0 and (node.module or "").startswith("arena_tui.commands."):
+            target = (node.module or "").removeprefix("arena_tui.commands.")
+        else:
+            continue
+        out += [f"{path.name}:{node.lineno} {a.name}" for a in node.names
+                if target.split(".")[0] != me and a.name.startswith("_")]
+    return out
+
+
+def test_no_command_imports_a_private_name_of_another() -> None:
+    found = [hit for path in sorted((ROOT / "arena_tui" / "commands").glob("*.py")) for hit in _private_command_imports(path)]
+    assert found == []
+
+
+def test_the_private_import_check_sees_one(tmp_path: Path) -> None:
+    path = tmp_path / "resume.py"
+    path.write_text("from .run import _quiet, public\nfrom arena_tui.commands.run import _other\n"
+                    "from .resume import _mine\nfrom ..judge import _elsewhere\n", encoding="utf-8")
+    assert _private_command_imports(path) == ["resume.py:1 _quiet", "resume.py:2 _other"]

@@ -92,7 +92,7 @@ async def test_a_turn_waits_for_the_reply_after_its_tool_answer(appointments, tm
 async def test_the_same_run_started_from_the_new_run_dialog(appointments, shared_data: Path, tmp_path: Path) -> None:
     """The TUI path itself: the dialog's fields, its start, the app's worker, the store."""
     from arena_tui.app import ArenaApp  # deferred: the app (Textual) loads only for this test
-    from arena_tui.commands.launch import EngineLauncher  # deferred: the app (Textual) loads only for this test
+    from arena_tui.orchestration.launch import EngineLauncher  # deferred: the app (Textual) loads only for this test
     from tests.pilot import until
     from tests.test_app_new_run import open_dialog
 

@@ -10,7 +10,7 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from arena_tui.commands.run import Progress
+from arena_tui.orchestration.headless import Progress
 from arena_tui.compare.leaderboard import StoredRun, run_figures
 from arena_tui.interop import export_run, import_run
 from arena_tui.run_view import RunState

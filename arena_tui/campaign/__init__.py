@@ -1,1 +1,4 @@
-"""Campaigns: many runs across workers, one coordinator owning the store and the UI."""
+"""Campaigns as data: the spec, the recorded cells and campaigns the screens read, benchmark snapshots.
+
+Running them (the coordinator and its executors) is `arena_tui.orchestration`.
+"""

@@ -19,7 +19,7 @@ from arena_tui.spine.errors import CliError
 from arena_tui.spine.times import when_text
 
 from .ids import resolve_campaign_id
-from .live import choose_judge
+from ..orchestration.live import choose_judge
 
 NAME = "campaign"
 HELP = "run a matrix of benchmarks × models × repeats as one resumable campaign; list and show campaigns"
@@ -83,7 +83,7 @@ async def _main(args: argparse.Namespace) -> int:
 
 
 def spec_from_args(args: argparse.Namespace) -> Any:
-    from arena_tui.campaign.orchestrator import run_config  # deferred: --help imports every command module; campaigns, store and engine load only when used
+    from arena_tui.orchestration.orchestrator import run_config  # deferred: --help imports every command module; campaigns, store and engine load only when used
     from arena_tui.campaign.spec import SpecError, build_spec, load_toml  # deferred: --help imports every command module; campaigns, store and engine load only when used
 
     try:
@@ -101,7 +101,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
 
 async def _run(store: Any, args: argparse.Namespace) -> int:
     from arena_tui.campaign import records  # deferred: --help imports every command module; campaigns, store and engine load only when used
-    from arena_tui.campaign.orchestrator import CampaignBlocked, run_campaign  # deferred: --help imports every command module; campaigns, store and engine load only when used
+    from arena_tui.orchestration.orchestrator import CampaignBlocked, run_campaign  # deferred: --help imports every command module; campaigns, store and engine load only when used
     from arena_tui.spine import paths  # deferred: --help imports every command module; campaigns, store and engine load only when used
     from arena_tui.spine.bus import EventBus  # deferred: --help imports every command module; campaigns, store and engine load only when used
 
@@ -127,7 +127,7 @@ async def _run(store: Any, args: argparse.Namespace) -> int:
             notice(report())
 
     if spec.executor == "ray":  # Ray's own log lines go to our log file, not this terminal
-        from arena_tui.campaign.ray_executor import log_to  # deferred: imports no Ray; only for --executor ray
+        from arena_tui.orchestration.ray_executor import log_to  # deferred: imports no Ray; only for --executor ray
 
         log_to(store.path.with_name("arena-tui.log"))
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from arena_tui.spine.errors import CliError
 from ..judge.options import add_judge_arguments
-from .live import choose_judge
+from ..orchestration.live import choose_judge
 from .ui import run_live
 
 NAME = "demo"
@@ -39,26 +39,26 @@ def demo_config(args: argparse.Namespace) -> dict:
     # (shown live, with its countdown) to a few seconds instead of the 30 a real service gets
     config: dict = {"model": "sim", "faults": args.faults or None, "speed": args.speed, "watchdog": DEMO_WATCHDOG}
     if args.turns:
-        from runners.config import parse_turns  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
+        from ..orchestration.settings import parse_turns  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
 
         try:
             config["turns"] = parse_turns(args.turns)
         except ValueError as e:
             raise CliError(str(e)) from None
-    from runners.config import RunConfig  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
+    from ..orchestration.settings import run_config  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
 
     try:
-        RunConfig(**config)  # the bounds live there (speed, faults), for every way of starting a run
+        run_config(**config)  # the bounds live there (speed, faults), for every way of starting a run
     except ValueError as e:
         raise CliError(str(e)) from None
     return config
 
 
 def run(args: argparse.Namespace) -> int:
-    from runners.config import RunConfig  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
-
     from ..app import DEMO_BENCHMARK  # deferred: Textual loads only for the commands that open the monitor (--help imports every command module)
-    config = RunConfig(**demo_config(args))
+    from ..orchestration.settings import run_config  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
+
+    config = run_config(**demo_config(args))
     db = Path(tempfile.mkdtemp(prefix="arena-tui-demo-")) / "demo.db" if args.temp_db else None
     judge = choose_judge(args)
     judge.check()

@@ -13,7 +13,7 @@ from ..judge.worker import rejudge_turn
 from arena_tui.spine.paths import db_path
 from ..store import Store, StoreError
 from .ids import resolve_run_id
-from .live import verdict_line
+from ..orchestration.live import verdict_line
 
 NAME = "judge"
 HELP = "re-judge a recorded run (or one turn with --turn) and print its scores"

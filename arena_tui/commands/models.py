@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import re
-from .run import _quiet_logs
 
 NAME = "models"
 HELP = "list model aliases, their provider and what each still needs (keys, packages)"
@@ -24,8 +23,9 @@ def run(args: argparse.Namespace) -> int:
     from runners.base import get_runner, known_models  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
     from runners.config import RunConfig  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
 
+    from ..orchestration.logs import quiet_logs  # deferred: loguru comes with Pipecat; it is configured only when the runners load
 
-    _quiet_logs(False)
+    quiet_logs(False)
     rows = []
     for alias in known_models():
         runner = get_runner(alias)

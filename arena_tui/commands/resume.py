@@ -2,7 +2,7 @@
 
 The finished turns come from the stored turn rows; their history is replayed into a new
 session through the provider's replay path, and the run goes on under the same id, recorded
-and shown as a headless run is (`run`'s progress and summary). See `arena_tui.resume`.
+and shown as a headless run is (`run`'s progress and summary). See `arena_tui.orchestration.resume`.
 """
 
 from __future__ import annotations
@@ -40,33 +40,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from arena_tui.spine import paths  # deferred: --help imports every command module; the engine and store load only when resume runs
-    from .run import _quiet_logs, _run_headless  # deferred: --help imports every command module; the engine and store load only when resume runs
+    from ..orchestration.headless import run_headless  # deferred: --help imports every command module; the engine and store load only when resume runs
+    from ..orchestration.logs import quiet_logs  # deferred: --help imports every command module; the engine and store load only when resume runs
+    from ..orchestration.resume import replayed_text, resume_starter  # deferred: --help imports every command module; the engine and store load only when resume runs
+    from ..orchestration.settings import recorded_config  # deferred: --help imports every command module; the engine and store load only when resume runs
 
     db = paths.db_path(args.db)
-    _quiet_logs(getattr(args, "verbose", False))
+    quiet_logs(getattr(args, "verbose", False))
     bench, plan, judge = asyncio.run(_prepare(args, db))  # args.run_id: the full id from here on
-    from runners.config import ConfigError, RunConfig  # deferred: --help imports every command module; the engine and store load only when resume runs
-
     try:
-        config = RunConfig.from_recorded(plan.config)
-    except ConfigError as e:
+        config = recorded_config(plan.config)
+    except ValueError as e:  # ConfigError
         raise CliError(f"run {plan.run_id}: its recorded config cannot be used: {e}") from None
     print(f"resuming run {plan.run_id} at turn {plan.from_turn}: {replayed_text([r.turn_index for r in plan.done])}, "
           f"{len(plan.turns)} to play", flush=True)
     return asyncio.run(
-        _run_headless(bench, config, db, sys.stdout, start=_starter(plan.run_id, bench, config, judge), total=len(plan.turns))
+        run_headless(bench, config, db, sys.stdout, start=resume_starter(plan.run_id, bench, config, judge),
+                     total=len(plan.turns))
     )
-
-
-def replayed_text(turns: list[int]) -> str:
-    """The finished turns a resumption replays, counted and named ("1 finished turn replayed
-    (turn 0)"): a bare list read "replayed: 0" as none."""
-    from runners.rotation import turn_span  # deferred: --help imports every command module; the engine and store load only when resume runs
-
-    if not turns:
-        return "no finished turn to replay"
-    n = len(turns)
-    return f"{n} finished turn{'s' if n != 1 else ''} replayed ({turn_span(turns)})"
 
 
 async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, Any]:
@@ -75,7 +66,7 @@ async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, Any]:
     from benchmarks.registry import load_benchmark  # deferred: --help imports every command module; the engine and store load only when resume runs
 
     from arena_tui.spine import paths  # deferred: --help imports every command module; the engine and store load only when resume runs
-    from ..resume import ResumeError, plan_resume, recorded_judge  # deferred: --help imports every command module; the engine and store load only when resume runs
+    from ..orchestration.resume import ResumeError, plan_resume  # deferred: --help imports every command module; the engine and store load only when resume runs
     from ..store import Store, StoreError  # deferred: --help imports every command module; the engine and store load only when resume runs
 
     try:
@@ -94,31 +85,20 @@ async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, Any]:
             names = sorted({j.judge for j in await store.judgements(args.run_id)})
     except StoreError as e:
         raise CliError(str(e)) from None
-    return bench, plan, _judge(args.judge, recorded_judge(names))
+    return bench, plan, _judge(args.judge, names)
 
 
-def _judge(choice: str, recorded: tuple[str, str | None] | None) -> Any:
+def _judge(choice: str, recorded: list[str]) -> Any:
+    """The backend for `--judge` (`recorded`: the run's own judge, none if it was not judged)."""
     from ..judge import make_backend  # deferred: --help imports every command module; the engine and store load only when resume runs
     from ..judge.backends import PermanentError  # deferred: --help imports every command module; the engine and store load only when resume runs
+    from ..judge.choice import pick_judge  # deferred: --help imports every command module; the engine and store load only when resume runs
 
-    if choice == "none" or (choice == "recorded" and recorded is None):
+    pick = pick_judge(choice, recorded)
+    if pick.kind == "none":
         return None
-    kind, model = recorded if choice == "recorded" and recorded is not None else (choice, None)
+    kind = pick.kind if choice == "recorded" else choice
     try:
-        return make_backend(kind, model)
+        return make_backend(kind, pick.model)
     except PermanentError as e:
         raise CliError(f"judge {kind}: {e} (use --judge to choose another, or --judge none)") from None
-
-
-def _starter(run_id: str, bench: Any, config: Any, judge: Any) -> Any:
-    async def start(store: Any, bus: Any) -> str:
-        from runners.engine import RunError  # deferred: --help imports every command module; the engine and store load only when resume runs
-
-        from ..resume import ResumeError, resume_run  # deferred: --help imports every command module; the engine and store load only when resume runs
-
-        try:
-            return await resume_run(store, run_id, bus, benchmark=bench, config=config, judge=judge)
-        except ResumeError as e:  # the run changed since it was planned (another process took it)
-            raise RunError(str(e)) from None
-
-    return start

@@ -12,22 +12,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-import uuid
-from typing import Any, TextIO
+from typing import Any
 
-from arena_tui.spine.errors import CliError
-from ..judge.options import add_judge_arguments
-from ..timing import barge_in_ms, barge_in_text, latency_caveat, latency_text, response_latency
-from ..run_view import wait_text
-from ..stats import median
-from ..verdicts import counts
-from .live import JudgeChoice, choose_judge, headline, is_simulated, verdict_line
 from arena_tui.spine import paths
+from arena_tui.spine.errors import CliError
+
+from ..judge.options import add_judge_arguments
+from ..orchestration.live import choose_judge, headline, is_simulated
 from .ui import run_live
-from arena_tui.spine.bus import EventBus
-from arena_tui.spine.times import wall_ms
-from arena_tui.stop_signals import StopSignals
-from ..judge import JudgeWorker, render_text
 
 NAME = "run"
 HELP = "run a benchmark against a model (use --model sim for the offline simulator)"
@@ -74,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_config(args: argparse.Namespace) -> Any:
-    from runners.config import ConfigError, RunConfig, parse_turns  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
+    from ..orchestration.settings import parse_turns, run_config  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
 
     turns = None
     if args.turns:
@@ -98,8 +90,8 @@ def build_config(args: argparse.Namespace) -> Any:
     if getattr(args, "parallel", 1) != 1:
         cfg["parallel"] = args.parallel
     try:
-        return RunConfig(**cfg)
-    except ConfigError as e:
+        return run_config(**cfg)
+    except ValueError as e:  # ConfigError: one line naming the flag
         raise CliError(str(e)) from None
 
 
@@ -107,9 +99,12 @@ def run(args: argparse.Namespace) -> int:
     from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
     from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
+    from ..orchestration.headless import run_headless  # deferred: the store and the engine load only when a run starts (--help imports every command module)
+    from ..orchestration.logs import quiet_logs  # deferred: loguru comes with Pipecat; it is configured only for a run
+    from ..orchestration.launch import check_start  # deferred: the engine loads only when a run starts (--help imports every command module)
 
     config = build_config(args)
-    _quiet_logs(getattr(args, "verbose", False))
+    quiet_logs(getattr(args, "verbose", False))
     headless = args.headless or not _on_a_terminal()
     if not args.headless and headless:
         print("arena-tui: not a terminal, so running headless (pass --headless to say so)", file=sys.stderr)
@@ -129,294 +124,13 @@ def run(args: argparse.Namespace) -> int:
         total = len(config.turns) if config.turns is not None else len(bench.turns)
         print(headline(bench.name, config.model, turns=total, simulated=is_simulated(config), judge=judge, db=db,
                        speed=config.speed), flush=True)
-    from runners.base import get_runner  # deferred: after the headline and the data checks, which need no provider
-
-    try:
-        runner = get_runner(config.model)
-    except ValueError as e:
-        raise CliError(str(e)) from None
-    problems = runner.preflight(config)
-    if problems:
-        raise CliError("cannot run: " + "; ".join(problems))
+    check_start(config)  # after the headline and the data checks, which need no provider
     judge.check()
     if not headless:
         return run_live(args, config, judge, benchmark=bench, db=db)
-    return asyncio.run(_run_headless(bench, config, db, sys.stdout, judge))
-
-
-async def _run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: JudgeChoice | None = None, *,
-                        start: Any = None, total: int | None = None) -> int:
-    """A run with its progress on `out`; `start(store, bus)`, when given, is the run to record
-    instead of a new one (`resume`, which judges the resumed turns itself)."""
-    from arena_tui.store import Store, StoreError, StoreWriteError  # deferred: aiosqlite and the store load only for commands that open a database
-    from runners.engine import RunError, run_benchmark, select_turns  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
-
-    try:
-        total = total if total is not None else len(select_turns(bench, config.turns))
-    except RunError as e:
-        raise CliError(str(e)) from None
-    judge = judge or JudgeChoice("none", "", None)
-    bus = EventBus()
-    try:
-        store = await Store.open(db)
-    except StoreError as e:
-        raise CliError(str(e)) from None
-    recorder = store.start_recording(bus)
-    progress = Progress(total, out, config.speed, expected_calls={t.turn_index: len(t.expected_calls) for t in bench.turns})
-    # a turn and its verdicts are shown once the store has committed them (a kill -9 after the line
-    # keeps them), so a verdict never precedes its turn's line
-    subs = [
-        bus.subscribe(lambda e: e.kind in ("run_started", "run_ended", "session_rotated", "error", "waiting")),
-        store.committed.subscribe(lambda e: e.kind in ("turn_ended", "judgement")),
-    ]
-    printers = [asyncio.create_task(progress.follow(sub)) for sub in subs]
-    run_id = uuid.uuid4().hex
-    judging = _start_judge(bench, judge, bus, run_id) if start is None else None
-    status = 0
-    failure: StoreError | None = None
-
-    async def run_and_judge() -> None:
-        await run_benchmark(bench, config, bus, run_id=run_id)
-        if judging is not None:
-            await judging[1]  # the last verdicts and the cross-turn rules, before the summary
-
-    with StopSignals() as stops:
-        try:
-            if start is not None:
-                run_id = await store.run_while_writable(start(store, bus))
-            else:
-                await store.run_while_writable(run_and_judge())
-        except RunError as e:  # one line: why the run could not start or failed (the run_ended reason)
-            status = 2
-            print(f"arena-tui: {e}", file=sys.stderr)
-        except StoreWriteError as e:
-            failure = e
-        except asyncio.CancelledError:
-            status = stops.exit_status()
-        finally:
-            stops.disarm()  # the run is over: a signal now must not cut the store's last flush short
-
-            async def finish() -> None:
-                nonlocal failure
-                if judging is not None:  # a run that failed or was stopped: verdicts still pending are dropped
-                    judging[1].cancel()
-                    with _suppress():
-                        await judging[1]
-                    with _suppress():
-                        await judging[2].aclose()
-                try:
-                    await store.flush()
-                except StoreError as e:
-                    failure = failure or e
-                bus.close()
-                with _suppress():
-                    await recorder
-                await store.close()
-                await asyncio.gather(*printers)
-
-            await _to_the_end(finish())
-    if failure is not None:
-        raise CliError(str(failure))
-    progress.summary(out, simulated=is_simulated(config))
-    if judging is not None and progress.results:
-        print("", file=out)
-        print(render_text(judging[0].summary()), file=out)
-    if progress.ended is not None:
-        print(f"run {run_id} recorded in {db}", file=out)
-        lost = [r.turn_index for r in progress.results if not counts(r.status)]
-        if lost:
-            print(f"this machine lost pace on turn(s) {', '.join(map(str, lost))}: they count nowhere; "
-                  f"`arena-tui resume {run_id}` plays them again", file=out)
-    return status
-
-
-async def _to_the_end(aw: Any) -> None:
-    """Await `aw` to its end even if this task is cancelled meanwhile (a stop signal that came in
-    just as the run ended, before `StopSignals.disarm`): the cancel is taken back, the work goes on."""
-    task = asyncio.ensure_future(aw)
-    while True:
-        try:
-            await asyncio.shield(task)
-            return
-        except asyncio.CancelledError:
-            if task.done():
-                task.result()  # its own cancellation or error, not ours
-                return
-            me = asyncio.current_task()
-            if me is not None:
-                me.uncancel()
-
-
-def _start_judge(bench: Any, judge: JudgeChoice, bus: Any, run_id: str) -> tuple[Any, Any, Any] | None:
-    """(worker, task, backend) judging this run live, or None with --judge none."""
-    if judge.make is None:
-        return None
-    backend = judge.make()
-    worker = JudgeWorker(bench, backend, bus, run_id)
-    return worker, worker.start(), backend
+    return asyncio.run(run_headless(bench, config, db, sys.stdout, judge))
 
 
 def _on_a_terminal() -> bool:
     """The monitor needs a terminal on both ends: `run … | tee log` or a CI job gets the progress lines."""
     return sys.stdin.isatty() and sys.stdout.isatty()
-
-
-#: (module, function) of Pipecat's own log lines about an ErrorFrame: the frame pushed, the worker told of it
-_ERROR_FRAME_LOGS = frozenset({
-    ("pipecat.processors.frame_processor", "push_error_frame"),
-    ("pipecat.pipeline.worker", "_source_push_frame"),
-})
-
-
-def _quiet_logs(verbose: bool) -> None:
-    """Pipecat logs every frame (and the whole system prompt) at DEBUG; a headless run shows
-    warnings, but not Pipecat's two lines per ErrorFrame: the engine records every ErrorFrame as
-    an `error` event, which the progress prints (an unreachable endpoint put 8 such lines on
-    stderr before the run's one line saying it failed)."""
-    from loguru import logger  # deferred: loguru comes with Pipecat; it is configured only for a run
-
-    from arena_tui.store.scrub import scrub_log_record  # deferred: aiosqlite and the store load only for commands that open a database
-
-    def keep(record: Any) -> bool:
-        return verbose or (record["name"], record["function"]) not in _ERROR_FRAME_LOGS
-
-    logger.remove()
-    logger.add(sys.stderr, level="DEBUG" if verbose else "WARNING", filter=lambda r: keep(r) and scrub_log_record(r))
-
-
-class _suppress:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> bool:
-        return exc[0] is not None and not issubclass(exc[0], KeyboardInterrupt)
-
-
-class CallCount:
-    """Tool calls over the turns shown: what the specs expected, what matched, what was missed
-    (expected, never matched) and what was made without being expected (duplicates apart)."""
-
-    def __init__(self) -> None:
-        self.expected = self.matched = self.missed = self.unexpected = self.duplicates = 0
-
-    def add(self, expected: int, made: list[Any]) -> None:
-        matched = sum(1 for c in made if c.status == "matched")
-        dups = sum(1 for c in made if c.status == "duplicate_skipped")
-        self.expected += expected
-        self.matched += matched
-        self.missed += max(expected - matched, 0)
-        self.unexpected += len(made) - matched - dups
-        self.duplicates += dups
-
-    def __str__(self) -> str:
-        dup = f", {self.duplicates} duplicate" if self.duplicates else ""
-        return (f"expected {self.expected}: ✓{self.matched} matched, {self.missed} missed, "
-                f"✗{self.unexpected} unexpected{dup}")
-
-
-class Progress:
-    """Prints a one-line progress bar per finished turn, then the summary table."""
-
-    def __init__(self, total: int, out: TextIO, speed: float | None = 1.0, *,
-                 expected_calls: dict[int, int] | None = None) -> None:
-        self.total = total
-        self.out = out
-        self.results: list[Any] = []
-        self.notes: list[str] = []
-        self.ended: Any = None
-        self.speed = speed  # of the run timeline (`arena_tui.timing`); run_started says for sure
-        self.expected_calls = expected_calls or {}  # turn -> calls its spec expects
-
-    async def follow(self, sub: Any) -> None:
-        async for ev in sub:
-            if ev.kind == "turn_ended":
-                if ev.result.turn_index < 0:  # the greeting is not a benchmark turn
-                    self.notes.insert(0, f"greeting: {ev.result.status} {ev.result.assistant_text[:60]!r}")
-                    continue
-                self.results.append(ev.result)
-                self._bar(ev.result)
-            elif ev.kind == "session_rotated":
-                self.notes.append(
-                    f"turn {ev.turn_index}: session {ev.from_session}→{ev.to_session} ({ev.reason}; "
-                    f"replayed {ev.replayed.messages} msgs, {ev.replayed.tool_calls} calls, {ev.replayed.chars} chars)"
-                )
-            elif ev.kind == "error":
-                self.notes.append(f"error ({ev.where}): {ev.message}")
-            elif ev.kind == "run_started":
-                self.speed = ev.timeline_speed
-            elif ev.kind == "waiting":  # one line when a wait starts; the watchdog's end is the turn's line
-                print(f"    {wait_text(ev.what, wall_ms(ev.deadline_t_ms - ev.t_ms, self.speed))}", file=self.out, flush=True)
-            elif ev.kind == "run_ended":
-                self.ended = ev
-            elif ev.kind == "judgement" and ev.turn_index is not None and ev.turn_index >= 0:
-                print(f"    {verdict_line(ev)}", file=self.out, flush=True)
-
-    def _bar(self, r: Any) -> None:
-        done = len(self.results)
-        width = 30
-        fill = int(width * done / max(1, self.total))
-        print(f"[{'#' * fill}{'.' * (width - fill)}] {done}/{self.total}  turn {r.turn_index}: {r.status}", file=self.out, flush=True)
-
-    def summary(self, out: TextIO, simulated: bool) -> None:
-        if not self.results:  # still says how the run ended (a signal during the greeting: interrupted)
-            print("no turns finished", file=out)
-            self._ending(out)
-            return
-        print("", file=out)
-        head = f"{'turn':>4}  {'status':<14} {'v2v ms':>7} {'pipe ms':>7}  {'tools':<10} flags"
-        caveat = latency_caveat(self.speed)
-        print(head + ("   (SIMULATOR or local protocol fake)" if simulated else "")
-              + (f"   ({caveat})" if caveat else ""), file=out)
-        print("-" * len(head), file=out)
-        v2vs: list[float] = []
-        calls = CallCount()
-        for r in sorted(self.results, key=lambda r: r.turn_index):
-            overlap = barge_in_ms(r.latencies)
-            v2v = response_latency(r.latencies.voice_to_voice_ms)  # a barge-in is no latency
-            pipe = response_latency(r.latencies.pipeline_ttfb_ms)
-            if v2v is not None and counts(r.status):  # a lost-pace turn's timing is our machine's
-                v2vs.append(v2v)
-            marks = []
-            calls.add(self.expected_calls.get(r.turn_index, 0), r.tool_calls)
-            for c in r.tool_calls:
-                good = c.status == "matched"
-                marks.append(("✓" if good else "✗") + c.name[:8])
-            flags = [barge_in_text(overlap)] if overlap is not None else []
-            if r.overlap_ms:
-                flags.append(f"overlap {r.overlap_ms:.0f}ms")
-            if r.interrupted:
-                flags.append("interrupted")
-            if r.retries:
-                flags.append(f"retries {r.retries}")
-            if r.reconnects:
-                flags.append(f"reconnects {r.reconnects}")
-            if r.sentinel:
-                flags.append(r.sentinel[:24])
-            print(
-                f"{r.turn_index:>4}  {r.status:<14} {'barge-in' if overlap is not None else _ms(v2v):>7} {_ms(pipe):>7}  "
-                f"{' '.join(marks) or '-':<10} {', '.join(flags)}",
-                file=out,
-            )
-        statuses: dict[str, int] = {}
-        for r in self.results:
-            statuses[r.status] = statuses.get(r.status, 0) + 1
-        med = median(v2vs)
-        print("-" * len(head), file=out)
-        print(
-            f"turns {len(self.results)}/{self.total}: "
-            + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
-            + f"; tool calls {calls}; median v2v {latency_text(med, self.speed)}",
-            file=out,
-        )
-        self._ending(out)
-
-    def _ending(self, out: TextIO) -> None:
-        """The notes (greeting, rotations, errors) and how the run ended."""
-        for n in self.notes:
-            print(n, file=out)
-        if self.ended is not None:
-            print(f"run {self.ended.status}{': ' + self.ended.reason if self.ended.reason else ''}", file=out)
-
-
-def _ms(v: float | None) -> str:
-    return "-" if v is None else f"{v:.0f}"

@@ -40,28 +40,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
     from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
-    from runners.simulator import FaultSpecError, SimulatorServer, parse_faults  # deferred: the simulator (websockets, numpy) loads only for this command
 
+    from ..orchestration.simulator import parse_faults, simulator_server  # deferred: the simulator (websockets, numpy) loads only for this command
 
     if not 0 <= args.port <= 65535:
         raise CliError(f"--port must be 0..65535 (got {args.port})")
     if args.response_delay_ms < 0:
         raise CliError(f"--response-delay-ms must be >= 0 (got {args.response_delay_ms})")
-    try:
-        faults = parse_faults(args.faults)
-    except FaultSpecError as e:
-        raise CliError(f"--faults: {e}") from None
+    faults = parse_faults(args.faults)
     try:
         bench = load_benchmark(args.bench, paths.data_dir(args.data))
     except BenchmarkError as e:
         raise CliError(str(e)) from None
     except (FileNotFoundError, KeyError, ValueError) as e:
         raise CliError(f"benchmark {args.bench!r}: {e}") from None
-    try:
-        server = SimulatorServer(bench, faults=faults, voice=args.voice, port=args.port,
-                                 response_delay_ms=args.response_delay_ms)
-    except (RuntimeError, ValueError) as e:
-        raise CliError(str(e)) from None
+    server = simulator_server(bench, faults=faults, voice=args.voice, port=args.port,
+                              response_delay_ms=args.response_delay_ms)
     try:
         asyncio.run(_serve(server, args.duration, sys.stdout))
     except KeyboardInterrupt:

@@ -14,7 +14,7 @@ from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
 
 from .ids import resolve_run_id
-from .launch import EngineLauncher
+from ..orchestration.launch import EngineLauncher
 
 NAME = "ui"
 HELP = "open the live monitor on the runs list (the default when no command is given)"

@@ -56,7 +56,7 @@ from arena_tui.spine.bus import EventBus
 
 from .admission import Admission, Load, pace_text, probe_lag
 from .executor import DEFAULT_RUNNER, Executor, Job, JobOutcome, OnDone, OnLost
-from .snapshot import BenchmarkSnapshot
+from arena_tui.campaign.snapshot import BenchmarkSnapshot
 
 LOCAL_IP = "127.0.0.1"
 RUN_CPUS = 0.25  # four 1× sessions share a core; a campaign asks 1 / its sessions per worker

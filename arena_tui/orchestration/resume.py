@@ -73,14 +73,6 @@ async def plan_resume(store: Any, run_id: str, benchmark: Any) -> ResumePlan:
     )
 
 
-def recorded_judge(judge_names: list[str]) -> tuple[str, str | None] | None:
-    """(kind, model) of the judge a run was judged with (`heuristic`, `openai:<model>` …), or None."""
-    if not judge_names:
-        return None
-    kind, _, model = sorted(judge_names)[0].partition(":")
-    return kind, model or None
-
-
 async def resume_run(
     store: Any,
     run_id: str,
@@ -108,7 +100,7 @@ async def resume_run(
     )
     judging = None
     if judge is not None:
-        from .judge import JudgeWorker  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
+        from ..judge import JudgeWorker  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
 
         worker = JudgeWorker(benchmark, judge, bus, run_id)
         worker.seed(await store.turn_results(run_id), await store.judgements(run_id), plan.config)
@@ -123,3 +115,28 @@ async def resume_run(
     if judging is not None:
         await judging
     return run_id
+
+
+def replayed_text(turns: list[int]) -> str:
+    """The finished turns a resumption replays, counted and named ("1 finished turn replayed
+    (turn 0)"): a bare list read "replayed: 0" as none."""
+    from runners.rotation import turn_span  # deferred: the engine loads only when a run is actually resumed
+
+    if not turns:
+        return "no finished turn to replay"
+    n = len(turns)
+    return f"{n} finished turn{'s' if n != 1 else ''} replayed ({turn_span(turns)})"
+
+
+def resume_starter(run_id: str, bench: Any, config: Any, judge: Any) -> Any:
+    """`headless.run_headless`'s `start`: resume `run_id` on the bus the store records; a run
+    that changed since it was planned (another process took it) is a RunError, one line."""
+    async def start(store: Any, bus: Any) -> str:
+        from runners.engine import RunError  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
+
+        try:
+            return await resume_run(store, run_id, bus, benchmark=bench, config=config, judge=judge)
+        except ResumeError as e:  # the run changed since it was planned (another process took it)
+            raise RunError(str(e)) from None
+
+    return start

@@ -1,7 +1,7 @@
-"""What `run` and `demo` share around a live run: which judge scores it, and how it is announced.
+"""What `run`, `demo` and `campaign` share around a live run: which judge scores it, and how it is announced.
 
-Not a command (no NAME): the helpers the run commands use so the TUI and the headless output
-agree on the judge (auto resolved once, with the reason) and on how a verdict reads.
+The TUI and the headless output agree on the judge (auto resolved once, with the reason:
+`arena_tui.judge.choice`) and on how a verdict reads.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from typing import Any
 
 from arena_tui.spine.errors import CliError
 from ..judge import PermanentError
-from ..judge.options import backend_from_args, resolve_kind
+from ..judge.choice import pick_judge
+from ..judge.options import backend_from_args
 
 
 @dataclass(frozen=True)
@@ -41,22 +42,17 @@ class JudgeChoice:
 
 
 def choose_judge(args: argparse.Namespace) -> JudgeChoice:
-    """Resolve `--judge` (cheap: environment only); `JudgeChoice.check()` then builds it once."""
-    asked = getattr(args, "judge", "auto") or "auto"
-    if asked == "none":
+    """Resolve `--judge` (cheap: environment only; the rule is `judge.choice.pick_judge`);
+    `JudgeChoice.check()` then builds it once."""
+    pick = pick_judge(getattr(args, "judge", "auto") or "auto")
+    if pick.kind == "none":
         return JudgeChoice("none", "", None)
-    kind = resolve_kind(asked)
-    why = ""
-    if asked == "auto":
-        why = {"openai": "auto: OPENAI_API_KEY is set", "bedrock": "auto: AWS credentials are set"}.get(
-            kind, "auto: no OPENAI_API_KEY or AWS credentials"
-        )
-    resolved = argparse.Namespace(**{**vars(args), "judge": kind})
+    resolved = argparse.Namespace(**{**vars(args), "judge": pick.kind})
 
     def make() -> Any:
         return backend_from_args(resolved)
 
-    return JudgeChoice(kind, why, make)
+    return JudgeChoice(pick.kind, pick.why, make)
 
 
 def headline(benchmark: str, model: str, *, turns: int, simulated: bool, judge: JudgeChoice, db: Any,

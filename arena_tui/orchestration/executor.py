@@ -28,10 +28,10 @@ from typing import Any, Literal
 
 from arena_tui.spine.bus import EventBus
 
-from .snapshot import BenchmarkSnapshot
+from arena_tui.campaign.snapshot import BenchmarkSnapshot
 
 # module:function of `async (benchmark, RunConfig, bus, run_id[, resume=]) -> dict`, imported in the worker
-DEFAULT_RUNNER = "arena_tui.campaign.worker:run_engine"
+DEFAULT_RUNNER = "arena_tui.orchestration.worker:run_engine"
 
 
 @dataclass(frozen=True)

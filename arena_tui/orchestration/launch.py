@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.spine.bus import ThreadPublisher
+from arena_tui.spine.errors import CliError
 from ..launcher import ModelChoice
 from .engine_thread import on_engine_loop
 
@@ -45,36 +46,34 @@ def short(problem: str) -> str:
 
 
 def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> list[str]:
-    """Every problem that would make this run fail at its start, each a line naming what to fix."""
+    """Every problem that would make this run fail at its start, each a line naming what to fix:
+    the engine's own check (`runners.engine.check_run`), then what only a run's start would
+    find (the benchmark, its turns, the provider's limits, the audio)."""
     from benchmarks.registry import load_benchmark  # deferred: loads on first use, in a thread (--help imports this module)
-    from runners.base import get_runner  # deferred: the engine loads on first use, in a thread (--help imports this module)
     from runners.config import RunConfig  # deferred: the engine loads on first use, in a thread (--help imports this module)
+    from runners.engine import RunError, check_run, runner_for, select_turns  # deferred: the engine loads on first use, in a thread (--help imports this module)
 
     try:
-        runner = get_runner(str(config.get("model", "")))
-    except ValueError as e:
+        runner = runner_for(str(config.get("model", "")))
+    except RunError as e:
         return [str(e)]
-    problems: list[str] = []
     try:
         cfg = RunConfig(**config)
     except ValueError as e:  # ConfigError: one line naming the flag (faults, speed, …)
-        return problems + [str(e)]
-    problems += runner.preflight(cfg)
+        return [str(e)]
     try:
         bench = load_benchmark(benchmark, data_dir)
     except Exception as e:
-        return problems + [f"benchmark {benchmark!r}: {e}"]
-    from runners.engine import RunError, select_turns  # deferred: the engine loads on first use, in a thread (--help imports this module)
-
+        return check_run(cfg, runner) + [f"benchmark {benchmark!r}: {e}"]
     try:
         turns = select_turns(bench, cfg.turns)
     except (RunError, ValueError) as e:
-        return problems + [str(e)]
-    for check in (cfg.check_benchmark, runner.check_benchmark):  # settings; provider limits (GLM's prompt cap)
-        try:
-            check(bench)
-        except (RunError, ValueError) as e:
-            problems.append(str(e))
+        return check_run(cfg, runner) + [str(e)]
+    problems = check_run(cfg, runner, bench)  # the provider's preflight; the settings against the benchmark
+    try:  # the provider's limits (GLM's prompt cap)
+        runner.check_benchmark(bench)
+    except (RunError, ValueError) as e:
+        problems.append(str(e))
     if getattr(runner, "mode", "audio") != "text":
         missing = [t.turn_index for t in turns if not bench.has_audio(t)]
         if missing:
@@ -82,6 +81,20 @@ def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> 
             problems.append(f"{benchmark}: no audio for turn(s) {shown} (download it with `arena-tui fetch "
                             f"{benchmark}`, or synthesize it)")
     return problems
+
+
+def check_start(config: Any) -> None:
+    """`arena-tui run`'s check once its first line is out: the engine's own (`runners.engine.check_run`;
+    the benchmark's part was checked before that line) as one CliError."""
+    from runners.engine import RunError, check_run, runner_for  # deferred: after the headline and the data checks, which need no provider
+
+    try:
+        runner = runner_for(config.model)
+    except RunError as e:
+        raise CliError(str(e)) from None
+    problems = check_run(config, runner)
+    if problems:
+        raise CliError("cannot run: " + "; ".join(problems))
 
 
 class EngineLauncher:
@@ -119,3 +132,4 @@ class EngineLauncher:
         publisher = ThreadPublisher(bus, asyncio.get_running_loop())
         return on_engine_loop(lambda: run_benchmark(benchmark, cfg, publisher, run_id=run_id,  # type: ignore[arg-type]
                                                     on_session=self.on_session))
+

@@ -3,7 +3,7 @@
 The coordinator (this module, in the CLI or the TUI process) owns the bus, the one store
 writer and the campaign rows; runs execute in an executor's workers. Before anything opens a
 session, every (benchmark, model) pair is preflighted with the same checks as `arena-tui run`
-(run_checks.preflight: keys, packages, audio, benchmark validity, the provider's own limits):
+(`launch.preflight`: keys, packages, audio, benchmark validity, the provider's own limits):
 all problems are reported at once and nothing starts unless `skip_unrunnable`.
 
 A cell whose stored turn rows are complete is skipped; any other cell (never run, interrupted,
@@ -25,15 +25,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena_tui.campaign import records
+from arena_tui.campaign.snapshot import BenchmarkSnapshot, SnapshotError, snapshot
+from arena_tui.campaign.spec import CampaignSpec, Cell
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import RunEnded
 from arena_tui.store import Store, StoreError
 from arena_tui.store.liveness import HEARTBEAT_S
 
-from . import records
 from .executor import Executor, Job, JobOutcome
-from .snapshot import BenchmarkSnapshot, SnapshotError, snapshot
-from .spec import CampaignSpec, Cell
+from .launch import preflight as run_preflight
 
 Notice = Callable[[str], None]
 
@@ -64,8 +65,6 @@ def run_config(spec: CampaignSpec, model: str) -> dict[str, Any]:
 
 def preflight(spec: CampaignSpec, data_dir: Path | None) -> dict[tuple[str, str], list[str]]:
     """Problems per (benchmark, model), each line naming the cell pair and what to fix."""
-    from arena_tui.commands.launch import preflight as run_preflight  # deferred: the launcher's preflight loads the runners (Pipecat) only when a campaign is checked
-
     out: dict[tuple[str, str], list[str]] = {}
     for bench in spec.benchmarks:
         for model in spec.models:
@@ -102,9 +101,9 @@ async def continue_cell(store: Store, benchmark: Any, previous_run: str | None) 
 
     The one place that decides it: no run yet, a fresh run; an interrupted run (kill -9, a lost
     worker, a quit) resumed in place at its first unfinished turn, same run id, the finished
-    turns' history replayed (`arena_tui.resume`); a run that cannot be resumed (never recorded
+    turns' history replayed (`arena_tui.orchestration.resume`); a run that cannot be resumed (never recorded
     anything, rehydrated) run afresh, and the notice says why."""
-    from arena_tui.resume import ResumeError, plan_resume  # deferred: resume planning loads only when a cell is unfinished
+    from .resume import ResumeError, plan_resume  # deferred: resume planning loads only when a cell is unfinished
 
     if previous_run is None:
         return fresh_run_id(), None, "started"
