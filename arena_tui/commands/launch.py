@@ -75,7 +75,7 @@ def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> 
             check(bench)
         except (RunError, ValueError) as e:
             problems.append(str(e))
-    if getattr(runner, "mode", "audio") != "text":
+    if runner.mode != "text":
         missing = [t.turn_index for t in turns if (p := bench.audio_path(t)) is None or not p.exists()]
         if missing:
             shown = ", ".join(map(str, missing[:8])) + (" …" if len(missing) > 8 else "")
