@@ -73,16 +73,16 @@ def service_class() -> Any:
 
 
 def _build_service_class() -> Any:
-    from pipecat.audio.utils import create_stream_resampler  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
-    from pipecat.frames.frames import (  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+    from pipecat.audio.utils import create_stream_resampler  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
+    from pipecat.frames.frames import (  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
         InputAudioRawFrame,
         LLMFullResponseEndFrame,
         LLMFullResponseStartFrame,
         TTSStartedFrame,
         TTSStoppedFrame,
     )
-    from pipecat.processors.frame_processor import FrameDirection  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
-    from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+    from pipecat.processors.frame_processor import FrameDirection  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
+    from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
 
     class ArenaGeminiLiveService(GeminiLiveLLMService):
         """GeminiLiveLLMService with the benchmark's needs (see the module docstring)."""
@@ -298,7 +298,7 @@ class GeminiLiveRunner(ProviderRunner):
     def tools(self, tools: list) -> Any:
         """None for the context: Gemini takes tools in `setup`, and a context that brings tools
         makes Pipecat reconnect right after connecting. They are given to the service instead."""
-        from pipecat.utils.types import NOT_GIVEN  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+        from pipecat.utils.types import NOT_GIVEN  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
 
         return NOT_GIVEN
 
@@ -317,8 +317,8 @@ class GeminiLiveRunner(ProviderRunner):
     # -- per session
 
     def build_service(self, spec: SessionSpec) -> Any:
-        from google.genai.types import HttpOptions  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
-        from pipecat.services.google.gemini_live.llm import (  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+        from google.genai.types import HttpOptions  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
+        from pipecat.services.google.gemini_live.llm import (  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
             ContextWindowCompressionParams,
             GeminiLiveLLMService,
             GeminiVADParams,

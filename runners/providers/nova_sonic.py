@@ -83,15 +83,15 @@ def history_messages(history: list[HistoryItem]) -> list[tuple[str, str]]:
 @functools.cache
 def service_class() -> type:
     """`ArenaNovaSonicService` (built on first use so a missing AWS SDK is a preflight message)."""
-    from pipecat.adapters.llm.services.aws_nova_sonic_adapter import (  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+    from pipecat.adapters.llm.services.aws_nova_sonic_adapter import (  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
         AWSNovaSonicConversationHistoryMessage,
         AWSNovaSonicLLMAdapter,
         Role,
     )
-    from pipecat.audio.utils import create_stream_resampler  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
-    from pipecat.frames.frames import InputAudioRawFrame  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
-    from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
-    from pipecat.services.aws.nova_sonic.session_continuation import (  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+    from pipecat.audio.utils import create_stream_resampler  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
+    from pipecat.frames.frames import InputAudioRawFrame  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
+    from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
+    from pipecat.services.aws.nova_sonic.session_continuation import (  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
         SessionContinuationParams,
     )
 
