@@ -6,20 +6,19 @@ registers the tool handler, and asks the runner only what differs between provid
 or text, models, keys, endpoint, its local fake, how history is replayed, liveness, TTFB.
 Every name the engine reads is declared here with a default (no getattr probing).
 
-Adding a provider = one module in `runners/` with a `ProviderRunner` subclass declaring its
-`aliases` (registered by `__init_subclass__`, found by importing the package's modules), its
-fake in `runners/fakes/` returned by `make_fake`, and its test.
+Adding a provider = one module in `runners/providers/` with a `ProviderRunner` subclass
+declaring its `aliases` and `fake_class` (its fake in `runners/fakes/<same name>.py`), its
+entry in `runners/providers/catalog.py` (the same attributes as data: models are listed and
+found without importing any provider, or Pipecat), and its test.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import ipaddress
 import json
 import os
-import pkgutil
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from urllib.parse import urlsplit
 
@@ -28,12 +27,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from arena_tui.spine.benchmark import Benchmark, Tool
 
 from .config import Rotation, RunConfig
+from .providers import catalog
 
 if TYPE_CHECKING:  # the fakes are only imported when a fake run starts
     from .fakes.common import Script
     from .fakes.timing import TimingProfile
 
-Mode = Literal["audio", "text"]
+Mode = catalog.Mode
+#: `publish(EventClass, **fields)`: an event of the session (run id, time and turn filled in)
+Publish = Callable[..., None]
+#: `on_response_status(status, reason)`: a provider reply ended (completed, incomplete, failed …)
+ResponseStatus = Callable[[str, str], None]
 #: endpoint scheme of a fake that runs inside this process (no socket at all, e.g. Nova Sonic's SDK-level fake)
 IN_PROCESS = "inproc"
 
@@ -124,6 +128,12 @@ class SessionSpec(BaseModel):
     kickoff: str | None = None
     sample_rate: int = 24000
     config: RunConfig
+    #: how the service reports what happens inside it that the engine cannot see (its own
+    #: reconnects, nudges, drops, a reply with text and no audio), as events; None: nobody listens
+    publish: Publish | None = None
+    #: called with each provider reply's final status (Pipecat does not pass it down the
+    #: pipeline); None: nobody listens. A runner whose service can tell hands it these two.
+    on_response_status: ResponseStatus | None = None
 
 
 class ProviderRunner(ABC):
@@ -135,18 +145,29 @@ class ProviderRunner(ABC):
     `stop()` (`on_stop`, then the fake; the fake object stays for tests to inspect)."""
 
     name: ClassVar[str] = ""
-    #: alias → provider model id; every alias is registered (declared here only, once)
+    #: alias → provider model id (its catalog entry lists the same)
     aliases: ClassVar[dict[str, str]] = {}
+    #: put before every model id (Gemini's "models/")
+    model_prefix: ClassVar[str] = ""
+    #: alias → environment variable that, when set, names its model instead
+    model_env: ClassVar[dict[str, str]] = {}
     #: audio: the audio turn loop (paced WAV in, speech out); text: the text turn loop
     mode: ClassVar[Mode] = "audio"
     #: environment variables holding the key, the first one set wins (for `api_key`, `preflight`)
     key_env: ClassVar[tuple[str, ...]] = ()
+    #: one of `key_env` is enough (else every one is needed)
+    any_key: ClassVar[bool] = False
     #: the real service's endpoint (`--base-url` and a started fake replace it)
     default_endpoint: ClassVar[str] = ""
     #: the key sent to a fake or simulator (a real key never leaves for one)
     fake_key: ClassVar[str] = "fake-key-not-a-secret"
     #: importable modules the service needs
     packages: ClassVar[tuple[str, ...]] = ()
+    #: how to install a missing package (appended to the preflight problem)
+    install_hint: ClassVar[str] = ""
+    #: "module:Class" of the provider's local fake (`--fake`), in `runners/fakes/<provider>.py`;
+    #: `make_fake` builds it
+    fake_class: ClassVar[str] = ""
     #: a runner whose peer is always its local fake (`sim`): `--speed` > 1 and no key
     simulated: ClassVar[bool] = False
     #: push User{Started,Stopped}SpeakingFrame at each user clip's first speech onset / last
@@ -162,18 +183,10 @@ class ProviderRunner(ABC):
     #: the started fake's endpoint for this run
     base_url: str | None = None
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        for alias in cls.__dict__.get("aliases", {}):
-            other = _REGISTRY.get(alias)
-            if other is not None and other.__qualname__ != cls.__qualname__:
-                raise TypeError(f"model alias {alias!r} declared by both {other.__qualname__} and {cls.__qualname__}")
-            _REGISTRY[alias] = cls
-
     # -- models, keys, endpoint
 
     def resolve_model(self, alias: str) -> str:
-        return self.aliases.get(alias, alias)
+        return catalog.model_id(alias, self.aliases, self.model_prefix, self.model_env)
 
     def uses_fake(self, config: RunConfig) -> bool:
         """Whether this run talks to a local fake (ours, or one someone started at `--base-url`)."""
@@ -191,18 +204,10 @@ class ProviderRunner(ABC):
 
     def preflight(self, config: RunConfig) -> list[str]:
         """Problems that stop a run before it starts, each naming what to do."""
-        problems = []
-        for mod in self.packages:
-            try:
-                found = importlib.util.find_spec(mod) is not None
-            except ModuleNotFoundError:  # a parent package is missing
-                found = False
-            if not found:
-                problems.append(f"{self.name}: Python package {mod!r} is not installed")
-        if not self.uses_fake(config):
-            for env in self.key_env:
-                if not os.environ.get(env):
-                    problems.append(f"{self.name}: environment variable {env} is not set (the API key)")
+        fake = self.uses_fake(config)
+        problems = catalog.requirements(self.name, self.packages, self.key_env, any_key=self.any_key,
+                                        install_hint=self.install_hint, keys=not fake)
+        if not fake:
             if config.speed != 1.0:
                 problems.append(f"{self.name}: --speed must be 1 against a real service (got {config.speed})")
         return problems
@@ -211,8 +216,14 @@ class ProviderRunner(ABC):
 
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake | None:
         """The provider's local fake for a `--fake` run, not yet started (None: it has none,
-        and a fake run is refused). Scripted from `fake_script`."""
-        return None
+        and a fake run is refused): `fake_class`, scripted from `fake_script`, on `fake_pace`."""
+        if not self.fake_class:
+            return None
+        return self.fake_type()(self.fake_script(config, benchmark), **self.fake_pace(config))
+
+    def fake_type(self) -> Any:
+        """The class `fake_class` names, imported now (the fakes load only for fake runs)."""
+        return catalog.load(self.fake_class)
 
     def fake_script(self, config: RunConfig, benchmark: Benchmark) -> Script:
         """`self.script`, or the benchmark's golden answers for the run's turns."""
@@ -308,18 +319,6 @@ class ProviderRunner(ABC):
         """How long a text request may go without a byte before it counts as failed."""
         return max(config.watchdog.extra_ms, 1000.0)
 
-    def observe_responses(self, service: Any, callback: Any) -> None:  # noqa: B027
-        """Call `callback(status, reason)` when a provider reply ends (completed, incomplete, failed …).
-
-        Pipecat does not pass a reply's final status down the pipeline; providers that can
-        report it hook it here."""
-
-    def observe_session(self, service: Any, publish: Any) -> None:  # noqa: B027
-        """Report what happens inside the service that the engine cannot see, as events:
-        `publish(EventClass, **fields)` (run id, time and turn are filled in), e.g. a
-        reconnect or continuation the Pipecat service did by itself → `SessionRotated` +
-        `Reconnected` with what it replayed, or a turn marked "text but no audio"."""
-
     def rotation_policy(self, config: RunConfig, system_prompt: str) -> Rotation:
         """The rotation policy for this provider (e.g. Nova's age limit, GLM's replay budget);
         defaults to the configured one. Providers override only what the user left unset."""
@@ -333,26 +332,14 @@ class ProviderRunner(ABC):
         return f"{self.name} TTFB (Pipecat metrics)"
 
 
-_REGISTRY: dict[str, type[ProviderRunner]] = {}
-
-
 def known_models() -> list[str]:
-    _discover()
-    return sorted(_REGISTRY)
+    """Every model alias (from the catalog: no provider module is imported)."""
+    return catalog.known_models()
 
 
 def get_runner(model: str) -> ProviderRunner:
-    """A new runner for a model alias; ValueError listing the known aliases otherwise."""
-    _discover()
-    cls = _REGISTRY.get(model)
-    if cls is None:
-        raise ValueError(f"unknown model {model!r}; known: {', '.join(sorted(_REGISTRY))}")
-    return cls()
-
-
-def _discover() -> None:
-    """Import every module of the runners package: each provider module registers its aliases."""
-    package = importlib.import_module(__package__ or "runners")
-    for info in pkgutil.iter_modules(package.__path__):
-        if not info.ispkg and not info.name.startswith("_"):
-            importlib.import_module(f"{package.__name__}.{info.name}")
+    """A new runner for a model alias (its provider module imported now); ValueError listing
+    the known aliases otherwise."""
+    runner = catalog.load(catalog.find(model).runner)()
+    assert isinstance(runner, ProviderRunner)
+    return runner

@@ -56,7 +56,7 @@ async def scenario(provider: str, speed: float) -> dict:
         rate = 16000
     elif provider == "glm":
         from runners.fakes.glm_realtime import GLMRealtimeFake
-        from runners.glm_service import GLMRealtimeLLMService
+        from runners.providers.glm_service import GLMRealtimeLLMService
         fake = await GLMRealtimeFake(script).start()
         llm = GLMRealtimeLLMService(api_key="k", base_url=fake.base_url, system_instruction=prompt[:9000], tools=tools)
         mark = True
@@ -64,7 +64,7 @@ async def scenario(provider: str, speed: float) -> dict:
         from pipecat.services.xai.realtime import events as xe
         from pipecat.services.xai.realtime.llm import GrokRealtimeLLMService
 
-        from runners.fakes.xai import XaiRealtimeFake
+        from runners.fakes.grok import XaiRealtimeFake
         fake = await XaiRealtimeFake(script).start()
         llm = GrokRealtimeLLMService(api_key="k", base_url=fake.base_url, settings=GrokRealtimeLLMService.Settings(session_properties=xe.SessionProperties(instructions=prompt, tools=tools)))
     else:

@@ -18,7 +18,7 @@ from arena_tui.spine.bus import EventBus
 from runners.base import SessionSpec, get_runner, known_models
 from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
-from runners.fakes.openai_chat import OpenAIChatFake
+from runners.fakes.text_chat import OpenAIChatFake
 from runners.simulator import SimulatorServer
 from tests.provider_runs import quiet_loguru
 
@@ -38,8 +38,8 @@ def built_endpoint(service: Any) -> str:
     from pipecat.services.xai.realtime.llm import GrokRealtimeLLMService
 
     from runners.fakes.nova_sonic import FakeBedrockClient
-    from runners.glm_service import GLMRealtimeLLMService
-    from runners.ultravox import UltravoxCallService
+    from runners.providers.glm_service import GLMRealtimeLLMService
+    from runners.providers.ultravox import UltravoxCallService
 
     if isinstance(service, (OpenAIRealtimeLLMService, GrokRealtimeLLMService)):
         return service.base_url

@@ -21,7 +21,7 @@ from runners.base import get_runner
 from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
 from runners.fakes.common import ScriptedReply, pick
-from runners.gemini_live import MODELS, GeminiLiveRunner
+from runners.providers.gemini_live import MODELS, GeminiLiveRunner
 from tests.provider_runs import RecordedRun, quiet_loguru, record_run
 
 SPEED = 4.0  # the fake sends replies at once; the engine paces them at this speed

@@ -17,8 +17,8 @@ from runners.base import SessionSpec, get_runner
 from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
 from runners.fakes.common import script_for_benchmark
-from runners.glm_realtime import KEY_ENVS, GLMRealtimeRunner, history_entries
-from runners.glm_service import MAX_INSTRUCTION_CHARS, tool_note
+from runners.providers.glm_realtime import KEY_ENVS, GLMRealtimeRunner, history_entries
+from runners.providers.glm_service import MAX_INSTRUCTION_CHARS, tool_note
 from tests.provider_runs import quiet_loguru, record_run
 
 SPEED = 3.0  # the fake answers at once and our service batches by audio time: it copes
@@ -175,13 +175,13 @@ def test_history_budget_drops_oldest_and_says_so(demo):
         HistoryItem(kind="user", turn_index=1, text="c" * 20),
         HistoryItem(kind="assistant", turn_index=1, text="d" * 30),
     ]
-    from runners.glm_service import ReplayReport, budget_for, fit_history
+    from runners.providers.glm_service import ReplayReport, budget_for, fit_history
 
     report = ReplayReport(session=1, kind="seed", budget_chars=budget_for(prompt))
     kept = fit_history(history_entries(history), report)
     assert kept == [("user", "c" * 20), ("assistant", "d" * 30)]
     assert (report.messages, report.chars, report.dropped_messages) == (2, 50, 2)
-    from runners.glm_realtime import _drop_note
+    from runners.providers.glm_realtime import _drop_note
 
     assert "dropped the 2 oldest message(s)" in _drop_note(report) and "budget is 60 chars" in _drop_note(report)
 
@@ -214,7 +214,7 @@ def test_aliases_and_preflight_name_the_key(monkeypatch):
         monkeypatch.delenv(env, raising=False)
     r = get_runner("glm-realtime-air")
     (problem,) = r.preflight(RunConfig(model="glm-realtime-air"))
-    assert "ZHIPUAI_API_KEY is not set" in problem and "GLM_API_KEY" in problem
+    assert "ZHIPUAI_API_KEY (or GLM_API_KEY or ZAI_API_KEY) is not set" in problem
     assert r.preflight(RunConfig(model="glm-realtime-air", fake=True, fake_timing="instant", speed=3)) == []
     assert any("--speed must be 1" in p for p in r.preflight(RunConfig(model="glm-realtime-air", speed=3)))
     monkeypatch.setenv("ZAI_API_KEY", "zai-test")  # an accepted alias

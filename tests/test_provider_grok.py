@@ -19,8 +19,8 @@ from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
 from runners.fakes.common import Script, ScriptedReply, script_for_benchmark
 from tests.provider_harness import GREETING, ServiceRig
-from runners.fakes.xai import XaiRealtimeFake
-from runners.grok import FAKE_KEY, GrokRealtimeRunner, GrokReplayingService, grok_history_items
+from runners.fakes.grok import XaiRealtimeFake
+from runners.providers.grok import FAKE_KEY, GrokRealtimeRunner, GrokReplayingService, grok_history_items
 from tests.provider_runs import quiet_loguru, record_run
 
 SPEED = 3.0  # the fake's VAD works in audio time, so the run may go faster than real time
@@ -202,9 +202,9 @@ async def test_pipecat_reset_reseeds_history_at_once_and_is_reported(demo):
     async with XaiRealtimeFake(script) as fake:
         llm = GrokReplayingService(
             api_key=FAKE_KEY, base_url=fake.base_url, replay=grok_history_items(history), session_number=4,
+            publish=lambda cls, **kw: published.append((cls, kw)),
             settings=GrokReplayingService.Settings(model="grok-voice-latest", system_instruction=demo.system_prompt),
         )
-        GrokRealtimeRunner().observe_session(llm, lambda cls, **kw: published.append((cls, kw)))
         async with ServiceRig(llm, sample_rate=24000) as rig:
             await rig.wait_until(lambda: "Welcome back" in rig.collector.text, what="first reply")
             first = fake.connections[0]

@@ -1,8 +1,9 @@
 """`arena-tui models`: every model alias, its provider, and what a run with it still needs.
 
 A user about to spend real API money wants to know before the run whether the key and the
-packages are there; this runs each runner's own preflight (keys are checked for presence
-only, their values are never printed).
+packages are there; this checks what each provider's catalog entry declares, the checks its
+runner's preflight makes with default settings (keys for presence only, their values never
+printed), without importing any provider or Pipecat (`runners.providers.catalog`).
 """
 
 from __future__ import annotations
@@ -20,21 +21,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from runners.base import get_runner, known_models  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
-    from runners.config import RunConfig  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
+    from runners.providers import catalog  # deferred: --help imports every command module; the catalog is data, no provider module
 
-    from ..orchestration.logs import quiet_logs  # deferred: loguru comes with Pipecat; it is configured only when the runners load
+    from ..orchestration.logs import quiet_logs  # deferred: the log set-up loads only when a command runs
 
     quiet_logs(False)
     rows = []
-    for alias in known_models():
-        runner = get_runner(alias)
-        config = RunConfig(model=alias, fake=bool(args.fake))
-        problems = runner.preflight(config)
-        keys = ", ".join(runner.key_env) or "-"
+    for alias in catalog.known_models():
+        provider = catalog.find(alias)
+        problems = provider.problems(fake=bool(args.fake))
+        keys = ", ".join(provider.key_env) or "-"
         ready = "ready" if not problems else "needs " + "; ".join(_short(p) for p in problems)
-        kind = "text" if runner.mode == "text" else ("simulator" if runner.simulated else "audio")
-        rows.append((alias, runner.name, runner.resolve_model(alias), kind, keys, ready))
+        rows.append((alias, provider.name, provider.model_id(alias), provider.kind, keys, ready))
     widths = [max(len(r[i]) for r in rows + [("alias", "provider", "model id", "kind", "key", "")]) for i in range(5)]
     head = ("alias", "provider", "model id", "kind", "key")
     print("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + "  status")

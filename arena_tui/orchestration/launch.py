@@ -26,15 +26,14 @@ from .engine_thread import on_engine_loop
 
 def model_choices() -> list[ModelChoice]:
     """Every model alias with what a run with it still needs (key names only, never values)."""
-    from runners.base import get_runner, known_models  # deferred: the engine loads on first use, in a thread (--help imports this module)
-    from runners.config import RunConfig  # deferred: the engine loads on first use, in a thread (--help imports this module)
+    from runners.providers import catalog  # deferred: --help imports this module; the catalog is data (no Pipecat)
 
     out = []
-    for alias in known_models():
-        runner = get_runner(alias)
-        needs = tuple(short(p) for p in runner.preflight(RunConfig(model=alias)))
-        needs_fake = tuple(short(p) for p in runner.preflight(RunConfig(model=alias, fake=True)))
-        out.append(ModelChoice(alias, runner.name, bool(runner.simulated), needs, needs_fake))
+    for alias in catalog.known_models():
+        p = catalog.find(alias)
+        needs = tuple(short(x) for x in p.problems())
+        needs_fake = tuple(short(x) for x in p.problems(fake=True))
+        out.append(ModelChoice(alias, p.name, p.simulated, needs, needs_fake))
     return sorted(out, key=lambda c: (not c.simulated, c.alias))
 
 
@@ -74,7 +73,7 @@ def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> 
         runner.check_benchmark(bench)
     except (RunError, ValueError) as e:
         problems.append(str(e))
-    if getattr(runner, "mode", "audio") != "text":
+    if runner.mode != "text":
         missing = [t.turn_index for t in turns if not bench.has_audio(t)]
         if missing:
             shown = ", ".join(map(str, missing[:8])) + (" …" if len(missing) > 8 else "")

@@ -52,9 +52,12 @@ class Session(SessionBase):
 
     async def open(self) -> None:
         run = self.run
+        # what the service reports reaches the run as this session's (the runner hands both on)
+        self.spec = self.spec.model_copy(update={
+            "publish": lambda cls, **kw: run.on_session_event(self, cls, **kw),
+            "on_response_status": lambda status, why: run.on_response_done(self, status, why),
+        })
         llm = self.build_llm()
-        run.provider.observe_responses(llm, lambda status, why: run.on_response_done(self, status, why))
-        run.provider.observe_session(llm, lambda cls, **kw: run.on_session_event(self, cls, **kw))
         # The context goes to the service at start either way (its tools, Pipecat's gotcha 1);
         # whether that asks for a reply is the runner's part of `spec.kickoff`.
         kickoff = self.spec.kickoff

@@ -20,8 +20,8 @@ from pipecat.services.openai.llm import OpenAILLMService
 
 from arena_tui.spine.benchmark import Benchmark
 
-from .base import LocalFake, ProviderRunner, SessionSpec, is_local
-from .config import RunConfig
+from ..base import LocalFake, ProviderRunner, SessionSpec, is_local
+from ..config import RunConfig
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 FAKE_KEY = "sk-fake-not-a-secret"
@@ -67,16 +67,11 @@ class TextChatRunner(ProviderRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = FAKE_KEY
     packages = ("openai", "pipecat.services.openai.llm")
+    model_env = {"text": MODEL_ENV}  # noqa: RUF012
+    fake_class = "runners.fakes.text_chat:OpenAIChatFake"
 
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
-        from .fakes.openai_chat import OpenAIChatFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
-
-        return OpenAIChatFake(self.fake_script(config, benchmark))
-
-    def resolve_model(self, alias: str) -> str:
-        if alias == "text" and os.environ.get(MODEL_ENV):
-            return os.environ[MODEL_ENV]
-        return super().resolve_model(alias)
+        return self.fake_type()(self.fake_script(config, benchmark))  # no pace: it answers at once
 
     def preflight(self, config: RunConfig) -> list[str]:
         problems = super().preflight(config.model_copy(update={"fake": True}))  # packages only; keys below

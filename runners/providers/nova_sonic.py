@@ -29,10 +29,9 @@ import json
 import os
 from typing import Any
 
-from arena_tui.spine.benchmark import Benchmark
 
-from .base import HistoryItem, LocalFake, ProviderRunner, SessionSpec
-from .config import Rotation, RunConfig
+from ..base import HistoryItem, ProviderRunner, Publish, SessionSpec
+from ..config import Rotation, RunConfig
 from arena_tui.spine.events import ErrorEvent
 
 DEFAULT_REGION = "us-east-1"
@@ -84,15 +83,15 @@ def history_messages(history: list[HistoryItem]) -> list[tuple[str, str]]:
 @functools.cache
 def service_class() -> type:
     """`ArenaNovaSonicService` (built on first use so a missing AWS SDK is a preflight message)."""
-    from pipecat.adapters.llm.services.aws_nova_sonic_adapter import (  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+    from pipecat.adapters.llm.services.aws_nova_sonic_adapter import (  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
         AWSNovaSonicConversationHistoryMessage,
         AWSNovaSonicLLMAdapter,
         Role,
     )
-    from pipecat.audio.utils import create_stream_resampler  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
-    from pipecat.frames.frames import InputAudioRawFrame  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
-    from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
-    from pipecat.services.aws.nova_sonic.session_continuation import (  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+    from pipecat.audio.utils import create_stream_resampler  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
+    from pipecat.frames.frames import InputAudioRawFrame  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
+    from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
+    from pipecat.services.aws.nova_sonic.session_continuation import (  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
         SessionContinuationParams,
     )
 
@@ -153,6 +152,7 @@ def service_class() -> type:
             respond: bool = True,
             client_factory: Any = None,
             endpoint: str | None = None,
+            on_stream_ended: Any = None,
             **kwargs: Any,
         ) -> None:
             kwargs.setdefault("session_continuation", SessionContinuationParams(enabled=False))
@@ -162,7 +162,7 @@ def service_class() -> type:
             self._endpoint = endpoint
             self._resampler = create_stream_resampler()
             self.stream_ended: str | None = None  # why the stream ended under us, if it did
-            self.on_stream_ended: Any = None  # callback(reason), set by the runner's observe_session
+            self.on_stream_ended = on_stream_ended  # callback(reason): the runner reports it
             self.replayed = list(replay or [])
             self.get_llm_adapter().replay = [
                 AWSNovaSonicConversationHistoryMessage(role=Role[role], text=text) for role, text in self.replayed
@@ -240,15 +240,11 @@ class NovaSonicRunner(ProviderRunner):
     }
     key_env = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
     packages = ("aws_sdk_bedrock_runtime", "smithy_aws_core", "pipecat.services.aws.nova_sonic.llm")
+    fake_class = "runners.fakes.nova_sonic:NovaSonicFake"
 
     def endpoint(self, config: RunConfig) -> str:
         """`--base-url`, the in-process fake, or the region's Bedrock runtime."""
         return super().endpoint(config) or f"https://bedrock-runtime.{_region()}.amazonaws.com"
-
-    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
-        from .fakes.nova_sonic import NovaSonicFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
-
-        return NovaSonicFake(self.fake_script(config, benchmark), **self.fake_pace(config))
 
     def preflight(self, config: RunConfig) -> list[str]:
         problems = super().preflight(config)
@@ -284,9 +280,10 @@ class NovaSonicRunner(ProviderRunner):
             "tools": self.tools(spec.tools),
             "replay": history_messages(spec.history),
             "respond": spec.kickoff is not None,
+            "on_stream_ended": self._stream_ended_reporter(spec.publish),
         }
         if self.fake is not None:
-            from .fakes.nova_sonic import NovaSonicFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
+            from ..fakes.nova_sonic import NovaSonicFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
             assert isinstance(self.fake, NovaSonicFake)
             return cls(
@@ -309,9 +306,11 @@ class NovaSonicRunner(ProviderRunner):
     def session_ready(self, service: Any) -> bool:
         return service.set_up
 
-    def observe_session(self, service: Any, publish: Any) -> None:
+    def _stream_ended_reporter(self, publish: Publish | None) -> Any:
         """Say why no in-service reconnect follows a stream AWS ended (the engine's rotation does)."""
-        service.on_stream_ended = lambda why: publish(
+        if publish is None:
+            return None
+        return lambda why: publish(
             ErrorEvent,
             where="provider",
             message=f"{self.name}: {why}; Pipecat's reset_conversation is not used (it replays no tool calls): "

@@ -23,9 +23,9 @@ from arena_tui.spine.events import Reconnected, ReplaySummary, SessionRotated
 
 from arena_tui.spine.benchmark import Benchmark
 
-from .base import HistoryItem, LocalFake, ProviderRunner, SessionSpec
-from .config import RunConfig
-from .openai_realtime import ReplayBeforeFirstResponse, history_items, realtime_alive
+from ..base import HistoryItem, ProviderRunner, Publish, SessionSpec
+from ..config import RunConfig
+from .openai_realtime import ReplayBeforeFirstResponse, history_items
 
 DEFAULT_BASE_URL = "wss://api.x.ai/v1/realtime"
 FAKE_KEY = "xai-fake-not-a-secret"
@@ -41,12 +41,13 @@ class GrokReplayingService(ReplayBeforeFirstResponse, GrokRealtimeLLMService):
 
     item_event = xe.ConversationItemCreateEvent
 
-    def __init__(self, *, replay: list[xe.ConversationItem] | None = None, session_number: int = 0, **kwargs: Any) -> None:
+    def __init__(self, *, replay: list[xe.ConversationItem] | None = None, session_number: int = 0,
+                 publish: Publish | None = None, **kwargs: Any) -> None:
         super().__init__(replay=replay, **kwargs)
         self._history_items = list(replay or [])
         self.session_number = session_number
         self.resets = 0
-        self.publish: Any = None  # the engine's `observe_session` publisher
+        self.publish = publish  # the engine's, from the session's spec
 
     async def reset_conversation(self):
         self.resets += 1
@@ -85,14 +86,10 @@ class GrokRealtimeRunner(ProviderRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = FAKE_KEY
     packages = ("websockets", "pipecat.services.xai.realtime.llm")
+    fake_class = "runners.fakes.grok:XaiRealtimeFake"
 
     def __init__(self) -> None:
         self.sessions = 0
-
-    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
-        from .fakes.xai import XaiRealtimeFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
-
-        return XaiRealtimeFake(self.fake_script(config, benchmark), **self.fake_pace(config))
 
     def build_service(self, spec: SessionSpec) -> GrokReplayingService:
         vad = spec.config.vad
@@ -111,21 +108,17 @@ class GrokRealtimeRunner(ProviderRunner):
             replay=grok_history_items(spec.history),
             respond=spec.kickoff is not None,
             session_number=self.sessions,
+            publish=spec.publish,
+            on_response_status=spec.on_response_status,
             settings=GrokRealtimeLLMService.Settings(
                 model=spec.model, system_instruction=spec.system_prompt, session_properties=props
             ),
         )
 
-    def observe_responses(self, service: Any, callback: Any) -> None:
-        service.on_response_status = callback
+    def is_alive(self, service: GrokReplayingService) -> bool:
+        return service.connection_alive()
 
-    def observe_session(self, service: Any, publish: Any) -> None:
-        service.publish = publish
-
-    def is_alive(self, service: Any) -> bool:
-        return realtime_alive(service)
-
-    def session_ready(self, service: Any) -> bool:
+    def session_ready(self, service: GrokReplayingService) -> bool:
         return service.conversation_ready  # audio sent before session.updated is dropped by xAI
 
     def provider_ttfb_label(self) -> str:

@@ -22,8 +22,8 @@ from typing import Any
 from arena_tui.spine.events import ErrorEvent, Reconnected, ReplaySummary, SessionRotated
 from arena_tui.spine.benchmark import Benchmark
 
-from .base import HistoryItem, LocalFake, ProviderRunner, RunError, SessionSpec
-from .config import Rotation, RunConfig
+from ..base import HistoryItem, ProviderRunner, Publish, RunError, SessionSpec
+from ..config import Rotation, RunConfig
 from .glm_service import (
     GLM_REALTIME_URL,
     MAX_INSTRUCTION_CHARS,
@@ -86,9 +86,11 @@ class GLMRealtimeRunner(ProviderRunner):
         "glm": "glm-realtime-flash",
     }
     key_env = KEY_ENVS
+    any_key = True  # the first one set wins
     default_endpoint = GLM_REALTIME_URL
     fake_key = FAKE_KEY
     packages = ("websockets", "pipecat")
+    fake_class = "runners.fakes.glm_realtime:GLMRealtimeFake"
     turn_frames = True
 
     def __init__(self, script: Any = None) -> None:
@@ -97,16 +99,6 @@ class GLMRealtimeRunner(ProviderRunner):
         self.sessions = 0  # engine sessions built (the engine numbers them the same way)
 
     # -- checks
-
-    def preflight(self, config: RunConfig) -> list[str]:
-        """One of the key variables will do (the base class would ask for all three)."""
-        problems = [p for p in super().preflight(config) if "environment variable" not in p]
-        if not self.uses_fake(config) and not self.api_key(config):
-            problems.append(
-                f"{self.name}: environment variable {PRIMARY_KEY_ENV} is not set (the Zhipu API key; "
-                f"{' or '.join(KEY_ENVS[1:])} also accepted)"
-            )
-        return problems
 
     def check_benchmark(self, benchmark: Any) -> None:
         """Refuse a benchmark GLM cannot take (prompt over the cap, tool schema it rejects)."""
@@ -118,11 +110,6 @@ class GLMRealtimeRunner(ProviderRunner):
             raise RunError(f"{benchmark.name}: {e}") from None
 
     # -- per run
-
-    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
-        from .fakes.glm_realtime import GLMRealtimeFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
-
-        return GLMRealtimeFake(self.fake_script(config, benchmark), **self.fake_pace(config))
 
     async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:
         self.sessions = 0
@@ -151,7 +138,8 @@ class GLMRealtimeRunner(ProviderRunner):
             respond=spec.kickoff is not None,
             text_without_audio_error=False,  # reported as an event: an ErrorFrame would end the session
         )
-        service.arena_session = self.sessions  # type: ignore[attr-defined]
+        if spec.publish is not None:
+            self._report(service, spec.publish, self.sessions)
         return service
 
     def is_alive(self, service: Any) -> bool:
@@ -162,8 +150,8 @@ class GLMRealtimeRunner(ProviderRunner):
     def session_ready(self, service: Any) -> bool:
         return service.seeded
 
-    def observe_session(self, service: Any, publish: Any) -> None:
-        n = getattr(service, "arena_session", self.sessions)
+    def _report(self, service: GLMRealtimeLLMService, publish: Publish, n: int) -> None:
+        """The service's own reconnects and text-only replies as events of session `n`."""
 
         @service.event_handler("on_history_replayed")
         async def _replayed(_svc: Any, report: ReplayReport) -> None:

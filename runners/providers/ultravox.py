@@ -34,8 +34,8 @@ from websockets.protocol import State
 
 from arena_tui.spine.benchmark import Benchmark, Tool
 
-from .base import HistoryItem, LocalFake, ProviderRunner, RunError, SessionSpec
-from .config import Rotation, RunConfig
+from ..base import HistoryItem, ProviderRunner, Publish, RunError, SessionSpec
+from ..config import Rotation, RunConfig
 from arena_tui.spine.events import ErrorEvent
 
 DEFAULT_API = "https://api.ultravox.ai"
@@ -169,7 +169,8 @@ class UltravoxCallService(UltravoxRealtimeLLMService):
     """Pipecat's Ultravox service that may create its call itself when the pipeline starts,
     answers client tools synchronously, and says when its socket is alive or why it closed."""
 
-    def __init__(self, *, sample_rate: int, call: CallInfo | None = None, make_call: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *, sample_rate: int, call: CallInfo | None = None, make_call: Any = None,
+                 publish: Publish | None = None, **kwargs: Any) -> None:
         super().__init__(params=JoinUrlInputParams(join_url=call.join_url if call else "ws://pending"), **kwargs)
         # Pipecat hard-codes 48 kHz for both directions (input resampled to it, output frames
         # labelled with it). Our calls ask Ultravox for the run's rate both ways instead, so
@@ -179,7 +180,19 @@ class UltravoxCallService(UltravoxRealtimeLLMService):
         self._make_call = make_call  # async () -> CallInfo, when `call` is None
         self.phase: Literal["new", "creating", "joining", "joined", "failed", "closed"] = "new"
         self.failure: str | None = None
-        self.publish: Any = None  # set by observe_session
+        self.publish = publish  # the engine's, from the session's spec
+
+    @property
+    def ready(self) -> bool:
+        """The call is joined (or failed: then not alive); audio sent before would be lost."""
+        return self.phase not in ("new", "creating", "joining")
+
+    def connection_alive(self) -> bool:
+        """Alive while the call is created and joined; then while its receive loop runs."""
+        if not self.ready:
+            return True
+        task = self._receive_task
+        return self.phase == "joined" and self._socket is not None and task is not None and not task.done()
 
     async def start(self, frame: Any) -> None:
         if self.call is None and self._make_call is not None:
@@ -235,6 +248,7 @@ class UltravoxRunner(ProviderRunner):
     default_endpoint = DEFAULT_API
     fake_key = FAKE_KEY
     packages = ("aiohttp", "websockets", "pipecat.services.ultravox.llm")
+    fake_class = "runners.fakes.ultravox:UltravoxFake"
 
     def __init__(self, replay: Literal["history", "prior_call"] = "history") -> None:
         if replay not in ("history", "prior_call"):
@@ -255,11 +269,6 @@ class UltravoxRunner(ProviderRunner):
 
     def provider_ttfb_label(self) -> str:
         return "Ultravox TTFB (Pipecat metrics; only with a local VAD stop)"
-
-    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
-        from .fakes.ultravox import UltravoxFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
-
-        return UltravoxFake(self.fake_script(config, benchmark), **self.fake_pace(config))
 
     async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:
         self.calls = []
@@ -282,7 +291,7 @@ class UltravoxRunner(ProviderRunner):
         first, self._first = self._first, None
         agent_first = spec.kickoff is not None  # the kickoff is the agent's first turn: Ultravox takes no prompt for it
         if first is not None and not spec.history and first.agent_first == agent_first:
-            return UltravoxCallService(call=first, sample_rate=spec.sample_rate)
+            return UltravoxCallService(call=first, sample_rate=spec.sample_rate, publish=spec.publish)
         prior = self.calls[-1].call_id if (self.replay == "prior_call" and self.calls) else None
         body = call_body(spec.model, spec.system_prompt, spec.tools, spec.sample_rate, None if prior else spec.history,
                          agent_first=agent_first)
@@ -293,16 +302,10 @@ class UltravoxRunner(ProviderRunner):
             self.calls.append(call)
             return call
 
-        return UltravoxCallService(make_call=make_call, sample_rate=spec.sample_rate)
+        return UltravoxCallService(make_call=make_call, sample_rate=spec.sample_rate, publish=spec.publish)
 
-    def observe_session(self, service: Any, publish: Any) -> None:
-        service.publish = publish
+    def session_ready(self, service: UltravoxCallService) -> bool:
+        return service.ready
 
-    def session_ready(self, service: Any) -> bool:
-        return service.phase not in ("new", "creating", "joining")  # joined (or failed: then not alive)
-
-    def is_alive(self, service: Any) -> bool:
-        if service.phase in ("new", "creating", "joining"):
-            return True
-        task = service._receive_task
-        return service.phase == "joined" and service._socket is not None and task is not None and not task.done()
+    def is_alive(self, service: UltravoxCallService) -> bool:
+        return service.connection_alive()

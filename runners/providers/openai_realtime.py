@@ -21,8 +21,8 @@ from websockets.protocol import State
 
 from arena_tui.spine.benchmark import Benchmark
 
-from .base import HistoryItem, LocalFake, ProviderRunner, SessionSpec
-from .config import RunConfig
+from ..base import HistoryItem, LocalFake, ProviderRunner, ResponseStatus, SessionSpec
+from ..config import RunConfig
 
 DEFAULT_BASE_URL = "wss://api.openai.com/v1/realtime"
 SIMULATOR_KEY = "sk-simulator-not-a-secret"
@@ -69,12 +69,13 @@ class ReplayBeforeFirstResponse:
 
     item_event: Any = rt.ConversationItemCreateEvent
 
-    def __init__(self, *, replay: list[Any] | None = None, respond: bool = True, **kwargs: Any) -> None:
+    def __init__(self, *, replay: list[Any] | None = None, respond: bool = True,
+                 on_response_status: ResponseStatus | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._replay = list(replay or [])
         self._respond_on_setup = respond
         self.replayed_items = 0
-        self.on_response_status: Any = None
+        self.on_response_status = on_response_status  # the engine's, from the session's spec
         # True until the first connect attempt ends: the pipeline starts playing input before
         # the socket is up, and a session still connecting is not a dead one.
         self.connecting = True
@@ -86,7 +87,7 @@ class ReplayBeforeFirstResponse:
             self.connecting = False
 
     async def _ws_send(self, realtime_message):
-        # A socket the server closed: the session is dead (realtime_alive says so and the engine
+        # A socket the server closed: the session is dead (connection_alive says so and the engine
         # rotates). Pipecat would push an error for every send meanwhile, one per 20 ms audio
         # chunk; at speed 20 that is ~1000 error events a second, each a Pipecat event task whose
         # clean-up scans all the others — the run's loop stalls for minutes.
@@ -101,6 +102,14 @@ class ReplayBeforeFirstResponse:
             reason = details.get("reason") or (details.get("error") or {}).get("message") or ""
             self.on_response_status(evt.response.status or "", str(reason))
         await super()._handle_evt_response_done(evt)
+
+    def connection_alive(self) -> bool:
+        """Pipecat does not report a closed socket: the receive loop ending is the sign (a
+        session whose first connect is still under way is alive)."""
+        if self.connecting:
+            return True
+        task = self._receive_task
+        return self._websocket is not None and task is not None and not task.done()
 
     @property
     def conversation_ready(self) -> bool:
@@ -141,16 +150,6 @@ class ReplayingRealtimeService(ReplayBeforeFirstResponse, OpenAIRealtimeLLMServi
     pass
 
 
-def realtime_alive(service: Any) -> bool:
-    """Pipecat does not report a closed socket: the receive loop ending is the sign (a session
-    whose first connect is still under way is alive)."""
-    if getattr(service, "connecting", False):
-        return True
-    ws = getattr(service, "_websocket", None)
-    task = getattr(service, "_receive_task", None)
-    return ws is not None and task is not None and not task.done()
-
-
 class OpenAIRealtimeRunner(ProviderRunner):
     name = "openai"
     aliases = {  # noqa: RUF012
@@ -164,12 +163,13 @@ class OpenAIRealtimeRunner(ProviderRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = SIMULATOR_KEY
     packages = ("websockets", "pipecat.services.openai.realtime.llm")
+    fake_class = "runners.simulator:SimulatorServer"
 
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
         """The simulator: it speaks the OpenAI Realtime protocol and answers from the golden answers."""
-        from .simulator import SimulatorServer, parse_faults  # deferred: the simulator loads only for `sim` runs
+        from ..simulator import SimulatorServer, parse_faults  # deferred: the simulator loads only for `sim` runs
 
-        from .fakes.timing import ENVELOPE  # deferred: the simulator loads only for `sim` runs
+        from ..fakes.timing import ENVELOPE  # deferred: the simulator loads only for `sim` runs
 
         faults = parse_faults(config.faults) if config.faults else None
         # fake_timing "real" (a --fake run of a real alias, or asked for with sim) times replies as
@@ -196,18 +196,16 @@ class OpenAIRealtimeRunner(ProviderRunner):
             base_url=self.endpoint(spec.config),
             replay=history_items(spec.history),
             respond=spec.kickoff is not None,
+            on_response_status=spec.on_response_status,
             settings=OpenAIRealtimeLLMService.Settings(
                 model=spec.model, system_instruction=spec.system_prompt, session_properties=props
             ),
         )
 
-    def observe_responses(self, service: Any, callback: Any) -> None:
-        service.on_response_status = callback
+    def is_alive(self, service: ReplayingRealtimeService) -> bool:
+        return service.connection_alive()
 
-    def is_alive(self, service: Any) -> bool:
-        return realtime_alive(service)
-
-    def session_ready(self, service: Any) -> bool:
+    def session_ready(self, service: ReplayingRealtimeService) -> bool:
         return service.conversation_ready
 
 

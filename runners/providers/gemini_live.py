@@ -22,7 +22,7 @@ What the stock service needs for a benchmark, added in `ArenaGeminiLiveService`:
   Gemini 2.5 answers user audio after such a seed as if there were no history (Pipecat's
   note), so for 2.5 `history_needs_reply` and the engine asks it to continue (a handshake).
 - Pipecat's own reconnect (goAway/close → resume with the handle, or re-seed the context)
-  is reported as `SessionRotated` + `Reconnected` via `observe_session`.
+  is reported as `SessionRotated` + `Reconnected` through the session's `publish` (`SessionSpec`).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from arena_tui.spine.events import ErrorEvent, Reconnected, ReplaySummary, Sessi
 
 from arena_tui.spine.benchmark import Benchmark
 
-from .base import LocalFake, ProviderRunner, SessionSpec, context_messages
-from .config import RunConfig
+from ..base import ProviderRunner, Publish, SessionSpec, context_messages
+from ..config import RunConfig
 
 KEY_ENVS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 FAKE_KEY = "fake-key-not-a-secret"
@@ -73,16 +73,16 @@ def service_class() -> Any:
 
 
 def _build_service_class() -> Any:
-    from pipecat.audio.utils import create_stream_resampler  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
-    from pipecat.frames.frames import (  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+    from pipecat.audio.utils import create_stream_resampler  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
+    from pipecat.frames.frames import (  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
         InputAudioRawFrame,
         LLMFullResponseEndFrame,
         LLMFullResponseStartFrame,
         TTSStartedFrame,
         TTSStoppedFrame,
     )
-    from pipecat.processors.frame_processor import FrameDirection  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
-    from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+    from pipecat.processors.frame_processor import FrameDirection  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
+    from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
 
     class ArenaGeminiLiveService(GeminiLiveLLMService):
         """GeminiLiveLLMService with the benchmark's needs (see the module docstring)."""
@@ -93,6 +93,7 @@ def _build_service_class() -> Any:
             replay: list[dict[str, Any]] | None = None,
             tool_nudge_s: float = TOOL_NUDGE_S,
             tool_give_up_s: float = TOOL_GIVE_UP_S,
+            publish: Publish | None = None,
             **kwargs: Any,
         ):
             super().__init__(**kwargs)
@@ -106,7 +107,7 @@ def _build_service_class() -> Any:
             self._reconnecting = False
             self._go_away: str | None = None  # timeLeft of a goAway not yet followed by a reconnect
             self._pending: tuple[str, str, str | None] | None = None  # (reason, error, handle) of a reconnect
-            self.publish: Any = None  # set by the runner's observe_session
+            self.publish = publish  # the engine's, from the session's spec
             self.session_number = 0
             self._connecting = True  # until the first connect attempt ends
 
@@ -121,6 +122,11 @@ def _build_service_class() -> Any:
         def connection_alive(self) -> bool:
             task = self._connection_task
             return self._connecting or self._reconnecting or (task is not None and not task.done())
+
+        @property
+        def ready_for_input(self) -> bool:
+            """The seed has gone out (Pipecat holds user audio until then)."""
+            return bool(self._ready_for_realtime_input)
 
         # -- input audio at 16 kHz
         async def _send_user_audio(self, frame):
@@ -270,11 +276,15 @@ def _build_service_class() -> Any:
 class GeminiLiveRunner(ProviderRunner):
     name = "gemini"
     aliases = MODELS
+    model_prefix = "models/"
     key_env = KEY_ENVS
+    any_key = True
     #: google-genai's own default host (no `HttpOptions` is given for it)
     default_endpoint = "https://generativelanguage.googleapis.com"
     fake_key = FAKE_KEY
     packages = ("google.genai", "pipecat.services.google.gemini_live.llm")
+    install_hint = "pip install 'pipecat-ai[google]'"
+    fake_class = "runners.fakes.gemini_live:GeminiLiveFake"
     turn_frames = True  # server VAD off: the engine's speech bounds are Gemini's activity windows
 
     def __init__(self, *, tool_nudge_s: float = TOOL_NUDGE_S, tool_give_up_s: float = TOOL_GIVE_UP_S) -> None:
@@ -285,41 +295,21 @@ class GeminiLiveRunner(ProviderRunner):
 
     # -- configuration
 
-    def resolve_model(self, alias: str) -> str:
-        model = self.aliases.get(alias, alias)
-        return model if model.startswith("models/") else f"models/{model}"
-
-    def preflight(self, config: RunConfig) -> list[str]:
-        """Either key will do (the base class would ask for both)."""
-        problems = [
-            p + (" (pip install 'pipecat-ai[google]')" if "not installed" in p else "")
-            for p in super().preflight(config)
-            if "environment variable" not in p
-        ]
-        if not self.uses_fake(config) and not self.api_key(config):
-            problems.append(f"{self.name}: environment variable GOOGLE_API_KEY (or GEMINI_API_KEY) is not set (the API key)")
-        return problems
-
     def tools(self, tools: list) -> Any:
         """None for the context: Gemini takes tools in `setup`, and a context that brings tools
         makes Pipecat reconnect right after connecting. They are given to the service instead."""
-        from pipecat.utils.types import NOT_GIVEN  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+        from pipecat.utils.types import NOT_GIVEN  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
 
         return NOT_GIVEN
 
     # -- per run
-
-    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
-        from .fakes.gemini_live import GeminiLiveFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
-
-        return GeminiLiveFake(self.fake_script(config, benchmark), **self.fake_pace(config))
 
     async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:
         self._sessions = 0
         service_class()  # import Pipecat/google-genai now, not inside the first session's clock
         self._ssl = None
         if self.fake is not None:
-            from .fakes.gemini_live import GeminiLiveFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
+            from ..fakes.gemini_live import GeminiLiveFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
             assert isinstance(self.fake, GeminiLiveFake)
             self._ssl = self.fake.tls.client  # trusts only the fake's self-signed certificate
@@ -327,8 +317,8 @@ class GeminiLiveRunner(ProviderRunner):
     # -- per session
 
     def build_service(self, spec: SessionSpec) -> Any:
-        from google.genai.types import HttpOptions  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
-        from pipecat.services.google.gemini_live.llm import (  # deferred: Pipecat's service for this provider loads only when it runs (model listing imports every provider)
+        from google.genai.types import HttpOptions  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
+        from pipecat.services.google.gemini_live.llm import (  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
             ContextWindowCompressionParams,
             GeminiLiveLLMService,
             GeminiVADParams,
@@ -350,6 +340,7 @@ class GeminiLiveRunner(ProviderRunner):
             tool_nudge_s=self.tool_nudge_s,
             tool_give_up_s=self.tool_give_up_s,
             http_options=http_options,
+            publish=spec.publish,
             settings=GeminiLiveLLMService.Settings(
                 model=spec.model,
                 vad=GeminiVADParams(disabled=True),
@@ -360,14 +351,11 @@ class GeminiLiveRunner(ProviderRunner):
         service.session_number = self._sessions
         return service
 
-    def observe_session(self, service: Any, publish: Any) -> None:
-        service.publish = publish
-
     def is_alive(self, service: Any) -> bool:
         return service.connection_alive()
 
     def session_ready(self, service: Any) -> bool:
-        return bool(service._ready_for_realtime_input)  # set once the seed is sent (audio waits for it)
+        return service.ready_for_input
 
     def history_needs_reply(self, config: RunConfig) -> bool:
         """Gemini before 3.x ignores a silently seeded history when the user's audio comes

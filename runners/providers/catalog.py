@@ -1,0 +1,256 @@
+"""Every provider as plain data: what choosing a model needs (aliases, provider, mode, model
+id, keys, packages, the runner and its fake) without importing a provider module, and so
+without Pipecat: `arena-tui models`, `--help` and `known_models()` read this module only.
+
+Each entry mirrors its class's declared attributes (`runners.base.ProviderRunner`);
+tests/test_provider_catalog.py checks that they are equal and that listing here says what
+the runner's own preflight says. The rules both use (the model id of an alias, the packages
+and keys a run needs) are the functions below: the runner's methods call them too.
+
+Adding a provider: its module in `runners/providers/`, its fake in `runners/fakes/`, and its
+entry here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Mode = Literal["audio", "text"]
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One provider runner, as data (the same names as its class attributes)."""
+
+    name: str
+    #: "module:Class" of its `ProviderRunner` subclass
+    runner: str
+    #: alias → provider model id
+    aliases: Mapping[str, str]
+    #: "module:Class" of its local fake (`--fake`)
+    fake_class: str
+    mode: Mode = "audio"
+    #: environment variables holding the key
+    key_env: tuple[str, ...] = ()
+    #: one of `key_env` is enough (else every one is needed)
+    any_key: bool = False
+    packages: tuple[str, ...] = ()
+    #: appended to a missing package's problem (how to install it)
+    install_hint: str = ""
+    #: put before every model id (Gemini's "models/")
+    model_prefix: str = ""
+    #: alias → environment variable that, when set, names its model instead
+    model_env: Mapping[str, str] = field(default_factory=dict)
+    #: its peer is always its local fake (`sim`)
+    simulated: bool = False
+
+    @property
+    def kind(self) -> str:
+        """What `arena-tui models` shows: text, simulator or audio."""
+        return "text" if self.mode == "text" else ("simulator" if self.simulated else "audio")
+
+    def model_id(self, alias: str) -> str:
+        return model_id(alias, self.aliases, self.model_prefix, self.model_env)
+
+    def problems(self, *, fake: bool = False) -> list[str]:
+        """What a run with default settings still needs (`ProviderRunner.preflight` of a
+        `RunConfig(model=alias, fake=fake)`): packages, and keys unless it talks to a fake."""
+        return requirements(self.name, self.packages, self.key_env, any_key=self.any_key,
+                            install_hint=self.install_hint, keys=not (self.simulated or fake))
+
+
+PROVIDERS: tuple[Provider, ...] = (
+    Provider(
+        name="openai",
+        runner="runners.providers.openai_realtime:OpenAIRealtimeRunner",
+        fake_class="runners.simulator:SimulatorServer",
+        aliases={
+            "gpt-realtime": "gpt-realtime",
+            "gpt-realtime-mini": "gpt-realtime-mini",
+            "gpt-4o-realtime": "gpt-4o-realtime-preview",
+            "gpt-4o-mini-realtime": "gpt-4o-mini-realtime-preview",
+            "openai": "gpt-realtime",
+        },
+        key_env=("OPENAI_API_KEY",),
+        packages=("websockets", "pipecat.services.openai.realtime.llm"),
+    ),
+    Provider(
+        name="sim",
+        runner="runners.providers.openai_realtime:SimulatorRunner",
+        fake_class="runners.simulator:SimulatorServer",
+        aliases={"sim": "gpt-realtime"},
+        packages=("websockets", "pipecat.services.openai.realtime.llm"),
+        simulated=True,
+    ),
+    Provider(
+        name="gemini",
+        runner="runners.providers.gemini_live:GeminiLiveRunner",
+        fake_class="runners.fakes.gemini_live:GeminiLiveFake",
+        aliases={
+            "gemini-native-audio": "gemini-2.5-flash-native-audio-preview-12-2025",
+            "gemini-3.1-flash": "gemini-3.1-flash-live-preview",
+        },
+        key_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+        any_key=True,
+        packages=("google.genai", "pipecat.services.google.gemini_live.llm"),
+        install_hint="pip install 'pipecat-ai[google]'",
+        model_prefix="models/",
+    ),
+    Provider(
+        name="nova-sonic",
+        runner="runners.providers.nova_sonic:NovaSonicRunner",
+        fake_class="runners.fakes.nova_sonic:NovaSonicFake",
+        aliases={
+            "nova-sonic": "amazon.nova-sonic-v1:0",
+            "nova-sonic-2": "amazon.nova-2-sonic-v1:0",
+            "nova-2-sonic": "amazon.nova-2-sonic-v1:0",
+        },
+        key_env=("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"),
+        packages=("aws_sdk_bedrock_runtime", "smithy_aws_core", "pipecat.services.aws.nova_sonic.llm"),
+    ),
+    Provider(
+        name="glm",
+        runner="runners.providers.glm_realtime:GLMRealtimeRunner",
+        fake_class="runners.fakes.glm_realtime:GLMRealtimeFake",
+        aliases={
+            "glm-realtime-flash": "glm-realtime-flash",
+            "glm-realtime-air": "glm-realtime-air",
+            "glm-realtime": "glm-realtime-flash",
+            "glm": "glm-realtime-flash",
+        },
+        key_env=("ZHIPUAI_API_KEY", "GLM_API_KEY", "ZAI_API_KEY"),
+        any_key=True,
+        packages=("websockets", "pipecat"),
+    ),
+    Provider(
+        name="grok",
+        runner="runners.providers.grok:GrokRealtimeRunner",
+        fake_class="runners.fakes.grok:XaiRealtimeFake",
+        aliases={
+            "grok-realtime": "grok-voice-latest",
+            "grok": "grok-voice-latest",
+            "grok-voice-latest": "grok-voice-latest",
+            "grok-voice-think-fast-1.0": "grok-voice-think-fast-1.0",
+            "grok-voice-fast-1.0": "grok-voice-fast-1.0",
+        },
+        key_env=("XAI_API_KEY",),
+        packages=("websockets", "pipecat.services.xai.realtime.llm"),
+    ),
+    Provider(
+        name="ultravox",
+        runner="runners.providers.ultravox:UltravoxRunner",
+        fake_class="runners.fakes.ultravox:UltravoxFake",
+        aliases={"ultravox": "fixie-ai/ultravox", "ultravox-v0.7": "ultravox-v0.7"},
+        key_env=("ULTRAVOX_API_KEY",),
+        packages=("aiohttp", "websockets", "pipecat.services.ultravox.llm"),
+    ),
+    Provider(
+        name="text",
+        runner="runners.providers.text_chat:TextChatRunner",
+        fake_class="runners.fakes.text_chat:OpenAIChatFake",
+        mode="text",
+        aliases={
+            "text": "gpt-4.1",
+            "gpt-4.1": "gpt-4.1",
+            "gpt-4.1-mini": "gpt-4.1-mini",
+            "gpt-4o": "gpt-4o",
+            "gpt-4o-mini": "gpt-4o-mini",
+            "gpt-5-mini": "gpt-5-mini",
+            "gpt-5.1": "gpt-5.1",
+        },
+        key_env=("OPENAI_API_KEY",),
+        packages=("openai", "pipecat.services.openai.llm"),
+        model_env={"text": "ARENA_TUI_TEXT_MODEL"},
+    ),
+)
+
+
+def _by_alias() -> dict[str, Provider]:
+    out: dict[str, Provider] = {}
+    for p in PROVIDERS:
+        for alias in p.aliases:
+            if alias in out:
+                raise TypeError(f"model alias {alias!r} declared by both {out[alias].name} and {p.name}")
+            out[alias] = p
+    return out
+
+
+BY_ALIAS: dict[str, Provider] = _by_alias()
+
+
+def known_models() -> list[str]:
+    return sorted(BY_ALIAS)
+
+
+def find(alias: str) -> Provider:
+    """The provider of a model alias; ValueError listing the known aliases otherwise."""
+    provider = BY_ALIAS.get(alias)
+    if provider is None:
+        raise ValueError(f"unknown model {alias!r}; known: {', '.join(known_models())}")
+    return provider
+
+
+def load(path: str) -> Any:
+    """The object a "module:Name" path names (a runner class, a fake class), imported now."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+# -- the rules the runners share with listing
+
+
+def model_id(alias: str, aliases: Mapping[str, str], prefix: str = "", env: Mapping[str, str] | None = None) -> str:
+    """The provider model id of an alias (an unknown one is taken as an id)."""
+    var = (env or {}).get(alias)
+    model = (os.environ.get(var) if var else None) or aliases.get(alias, alias)
+    return model if not prefix or model.startswith(prefix) else prefix + model
+
+
+def installed(module: str) -> bool:
+    """Whether a module can be imported. `importlib.util.find_spec` imports the parent
+    packages (Pipecat's take seconds), so a parent not imported yet is found on the path
+    without running it."""
+    parts = module.split(".")
+    parent = ".".join(parts[:-1])
+    if not parent or parent in sys.modules:  # nothing to import on the way
+        try:
+            return importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a parent that cannot be imported
+            return False
+    name, spec = parts[0], None
+    for i, part in enumerate(parts):
+        name = part if i == 0 else f"{name}.{part}"
+        if name in sys.modules:
+            loaded = sys.modules[name]
+            spec = loaded.__spec__ if loaded is not None else None
+        elif i == 0:
+            spec = importlib.util.find_spec(name)
+        else:
+            locations = spec.submodule_search_locations if spec is not None else None
+            spec = importlib.machinery.PathFinder.find_spec(name, list(locations)) if locations else None
+        if spec is None:
+            return False
+    return True
+
+
+def requirements(name: str, packages: tuple[str, ...], key_env: tuple[str, ...], *, any_key: bool = False,
+                 install_hint: str = "", keys: bool = True) -> list[str]:
+    """Packages not installed and (`keys`) keys not set, each a line naming what to do."""
+    hint = f" ({install_hint})" if install_hint else ""
+    problems = [f"{name}: Python package {mod!r} is not installed{hint}" for mod in packages if not installed(mod)]
+    if not keys:
+        return problems
+    if any_key:
+        if key_env and not any(os.environ.get(e) for e in key_env):
+            others = f" (or {' or '.join(key_env[1:])})" if len(key_env) > 1 else ""
+            problems.append(f"{name}: environment variable {key_env[0]}{others} is not set (the API key)")
+    else:
+        problems += [f"{name}: environment variable {e} is not set (the API key)" for e in key_env if not os.environ.get(e)]
+    return problems
