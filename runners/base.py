@@ -183,6 +183,15 @@ class ProviderRunner(ABC):
     #: the started fake's endpoint for this run
     base_url: str | None = None
 
+    def __init_subclass__(cls, **kw: Any) -> None:
+        """A provider's name, aliases, keys, packages and fake are written once, in its catalog
+        entry (listed without importing this module): its class takes them from there."""
+        super().__init_subclass__(**kw)
+        entry = catalog.BY_RUNNER.get(f"{cls.__module__}:{cls.__qualname__}")
+        if entry is not None:
+            for f in catalog.FIELDS:
+                setattr(cls, f, getattr(entry, f))
+
     # -- models, keys, endpoint
 
     def resolve_model(self, alias: str) -> str:

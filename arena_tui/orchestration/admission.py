@@ -123,6 +123,12 @@ class Admission:
         timeline has one speed) or asked for less."""
         return asked if resumed else min(asked, self.speed_cap)
 
+    def config_for(self, config: dict, resumed: bool) -> dict:
+        """A job's RunConfig (as a dict) as admitted now: its speed per `speed_for`."""
+        asked = float(config.get("speed", 1.0))
+        speed = self.speed_for(asked, resumed)
+        return config if speed == asked else {**config, "speed": speed}
+
 
 def pace_text(admissions: Iterable[Admission]) -> str:
     """What the campaign says about its pace, e.g. "pace: 2 sessions/worker, machine busy"."""

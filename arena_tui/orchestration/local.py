@@ -213,9 +213,7 @@ class LocalExecutor(Executor):
                 self._send(w, ("snapshot", snap))
                 w.keys.add(snap.key)
             w.jobs.add(job.run_id)
-            asked = float(job.config.get("speed", 1.0))
-            speed = w.admission.speed_for(asked, resumed=job.resume is not None)
-            config = job.config if speed == asked else {**job.config, "speed": speed}
+            config = w.admission.config_for(job.config, resumed=job.resume is not None)
             self._send(w, ("run", job.run_id, snap.key, config, job.resume))
 
     def _send(self, w: _Worker, msg: tuple) -> None:

@@ -399,9 +399,7 @@ class RayExecutor(Executor):
                 ref = self._refs[job.snapshot.key] = self._ray.put(job.snapshot)
                 self._t.setdefault("put", time.monotonic() - t)
             slot.runs.add(job.run_id)
-            asked = float(job.config.get("speed", 1.0))
-            speed = slot.admission.speed_for(asked, resumed=job.resume is not None)
-            config = job.config if speed == asked else {**job.config, "speed": speed}
+            config = slot.admission.config_for(job.config, resumed=job.resume is not None)
             stream = slot.actor.run.options(num_returns="streaming").remote(
                 ref, config, job.run_id, self.runner, job.resume)
             self._follow[job.run_id] = asyncio.create_task(self._consume(job, stream, slot), name=f"ray-{job.run_id}")

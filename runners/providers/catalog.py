@@ -147,6 +147,7 @@ PROVIDERS: tuple[Provider, ...] = (
         name="ultravox",
         runner="runners.providers.ultravox:UltravoxRunner",
         fake_class="runners.fakes.ultravox:UltravoxFake",
+        # `fixie-ai/ultravox` is the API's default model; `ultravox-v0.7` as Pipecat's docs name it
         aliases={"ultravox": "fixie-ai/ultravox", "ultravox-v0.7": "ultravox-v0.7"},
         key_env=("ULTRAVOX_API_KEY",),
         packages=("aiohttp", "websockets", "pipecat.services.ultravox.llm"),
@@ -183,6 +184,11 @@ def _by_alias() -> dict[str, Provider]:
 
 
 BY_ALIAS: dict[str, Provider] = _by_alias()
+#: "module:Class" → its entry: a runner class takes its `FIELDS` from here (`ProviderRunner.__init_subclass__`)
+BY_RUNNER: dict[str, Provider] = {p.runner: p for p in PROVIDERS}
+#: what an entry declares for its runner class (the same names as the class attributes)
+FIELDS = ("name", "aliases", "mode", "key_env", "any_key", "packages", "install_hint", "model_prefix",
+          "model_env", "simulated", "fake_class")
 
 
 def known_models() -> list[str]:

@@ -274,17 +274,9 @@ def _build_service_class() -> Any:
 
 
 class GeminiLiveRunner(ProviderRunner):
-    name = "gemini"
-    aliases = MODELS
-    model_prefix = "models/"
-    key_env = KEY_ENVS
-    any_key = True
     #: google-genai's own default host (no `HttpOptions` is given for it)
     default_endpoint = "https://generativelanguage.googleapis.com"
     fake_key = FAKE_KEY
-    packages = ("google.genai", "pipecat.services.google.gemini_live.llm")
-    install_hint = "pip install 'pipecat-ai[google]'"
-    fake_class = "runners.fakes.gemini_live:GeminiLiveFake"
     turn_frames = True  # server VAD off: the engine's speech bounds are Gemini's activity windows
 
     def __init__(self, *, tool_nudge_s: float = TOOL_NUDGE_S, tool_give_up_s: float = TOOL_GIVE_UP_S) -> None:

@@ -78,19 +78,8 @@ def instruction_problem(benchmark: Any) -> str | None:
 
 
 class GLMRealtimeRunner(ProviderRunner):
-    name = "glm"
-    aliases = {  # noqa: RUF012
-        "glm-realtime-flash": "glm-realtime-flash",
-        "glm-realtime-air": "glm-realtime-air",
-        "glm-realtime": "glm-realtime-flash",
-        "glm": "glm-realtime-flash",
-    }
-    key_env = KEY_ENVS
-    any_key = True  # the first one set wins
     default_endpoint = GLM_REALTIME_URL
     fake_key = FAKE_KEY
-    packages = ("websockets", "pipecat")
-    fake_class = "runners.fakes.glm_realtime:GLMRealtimeFake"
     turn_frames = True
 
     def __init__(self, script: Any = None) -> None:

@@ -74,19 +74,8 @@ class GrokReplayingService(ReplayBeforeFirstResponse, GrokRealtimeLLMService):
 
 
 class GrokRealtimeRunner(ProviderRunner):
-    name = "grok"
-    aliases = {  # noqa: RUF012
-        "grok-realtime": "grok-voice-latest",
-        "grok": "grok-voice-latest",
-        "grok-voice-latest": "grok-voice-latest",
-        "grok-voice-think-fast-1.0": "grok-voice-think-fast-1.0",
-        "grok-voice-fast-1.0": "grok-voice-fast-1.0",
-    }
-    key_env = ("XAI_API_KEY",)
     default_endpoint = DEFAULT_BASE_URL
     fake_key = FAKE_KEY
-    packages = ("websockets", "pipecat.services.xai.realtime.llm")
-    fake_class = "runners.fakes.grok:XaiRealtimeFake"
 
     def __init__(self) -> None:
         self.sessions = 0

@@ -232,15 +232,6 @@ def service_class() -> type:
 
 
 class NovaSonicRunner(ProviderRunner):
-    name = "nova-sonic"
-    aliases = {  # noqa: RUF012
-        "nova-sonic": "amazon.nova-sonic-v1:0",
-        "nova-sonic-2": "amazon.nova-2-sonic-v1:0",
-        "nova-2-sonic": "amazon.nova-2-sonic-v1:0",
-    }
-    key_env = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
-    packages = ("aws_sdk_bedrock_runtime", "smithy_aws_core", "pipecat.services.aws.nova_sonic.llm")
-    fake_class = "runners.fakes.nova_sonic:NovaSonicFake"
 
     def endpoint(self, config: RunConfig) -> str:
         """`--base-url`, the in-process fake, or the region's Bedrock runtime."""

@@ -151,19 +151,8 @@ class ReplayingRealtimeService(ReplayBeforeFirstResponse, OpenAIRealtimeLLMServi
 
 
 class OpenAIRealtimeRunner(ProviderRunner):
-    name = "openai"
-    aliases = {  # noqa: RUF012
-        "gpt-realtime": "gpt-realtime",
-        "gpt-realtime-mini": "gpt-realtime-mini",
-        "gpt-4o-realtime": "gpt-4o-realtime-preview",
-        "gpt-4o-mini-realtime": "gpt-4o-mini-realtime-preview",
-        "openai": "gpt-realtime",
-    }
-    key_env = ("OPENAI_API_KEY",)
     default_endpoint = DEFAULT_BASE_URL
     fake_key = SIMULATOR_KEY
-    packages = ("websockets", "pipecat.services.openai.realtime.llm")
-    fake_class = "runners.simulator:SimulatorServer"
 
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
         """The simulator: it speaks the OpenAI Realtime protocol and answers from the golden answers."""
@@ -211,11 +200,6 @@ class OpenAIRealtimeRunner(ProviderRunner):
 
 class SimulatorRunner(OpenAIRealtimeRunner):
     """The OpenAI runner against an in-process `SimulatorServer` (no key, any speed)."""
-
-    name = "sim"
-    aliases = {"sim": "gpt-realtime"}  # noqa: RUF012
-    key_env = ()
-    simulated = True
 
     def provider_ttfb_label(self) -> str:
         return "simulator TTFB (Pipecat metrics)"

@@ -52,23 +52,8 @@ class ChatService(OpenAILLMService):
 
 
 class TextChatRunner(ProviderRunner):
-    name = "text"
-    mode = "text"
-    aliases = {  # noqa: RUF012
-        "text": "gpt-4.1",
-        "gpt-4.1": "gpt-4.1",
-        "gpt-4.1-mini": "gpt-4.1-mini",
-        "gpt-4o": "gpt-4o",
-        "gpt-4o-mini": "gpt-4o-mini",
-        "gpt-5-mini": "gpt-5-mini",
-        "gpt-5.1": "gpt-5.1",
-    }
-    key_env = ("OPENAI_API_KEY",)
     default_endpoint = DEFAULT_BASE_URL
     fake_key = FAKE_KEY
-    packages = ("openai", "pipecat.services.openai.llm")
-    model_env = {"text": MODEL_ENV}  # noqa: RUF012
-    fake_class = "runners.fakes.text_chat:OpenAIChatFake"
 
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
         return self.fake_type()(self.fake_script(config, benchmark))  # no pace: it answers at once

@@ -241,14 +241,8 @@ class UltravoxCallService(UltravoxRealtimeLLMService):
 
 
 class UltravoxRunner(ProviderRunner):
-    name = "ultravox"
-    #: `fixie-ai/ultravox` is the API's default model; `ultravox-v0.7` as Pipecat's docs name it.
-    aliases = {"ultravox": "fixie-ai/ultravox", "ultravox-v0.7": "ultravox-v0.7"}  # noqa: RUF012
-    key_env = ("ULTRAVOX_API_KEY",)
     default_endpoint = DEFAULT_API
     fake_key = FAKE_KEY
-    packages = ("aiohttp", "websockets", "pipecat.services.ultravox.llm")
-    fake_class = "runners.fakes.ultravox:UltravoxFake"
 
     def __init__(self, replay: Literal["history", "prior_call"] = "history") -> None:
         if replay not in ("history", "prior_call"):
