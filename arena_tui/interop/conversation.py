@@ -1,0 +1,48 @@
+"""An imported `conversation.wav` back on the run's timeline, as the slices a live run records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from arena_tui.spine.audio import AudioError, float_to_pcm16, read_wav
+from arena_tui.spine.events import AudioChunk
+from .layout import InteropError
+
+SLICE_S = 10  # conversation audio is imported in slices, as a live run records it
+
+
+def conversation_events(path: Path, run_id: str, layout: Any = None) -> list[AudioChunk]:
+    """The WAV as conversation slices; `layout` (our export's `conversation`: its start on the
+    timeline and the silences it cut) puts each slice back where it was recorded."""
+    if not path.is_file():
+        return []
+    try:
+        frames, fmt = read_wav(path)
+    except AudioError as e:
+        raise InteropError(str(e)) from None
+    if fmt.channels != 2:
+        raise InteropError(f"{path}: conversation.wav must be stereo (left user, right bot), has {fmt.channels} channel(s)")
+    pcm = float_to_pcm16(frames)
+    rate = fmt.sample_rate
+    layout = layout if isinstance(layout, dict) else {}
+    start_ms = float(layout.get("start_ms") or 0.0)
+    kept = round(float(layout.get("silence_kept_ms") or 0.0) * rate / 1000.0)
+    # (first frame, its timeline ms, frame past its last) of each part between cuts; a part ends
+    # before the silence kept ahead of its cut, so the gap is whole again, as it was recorded
+    parts: list[list[Any]] = [[0, start_ms, len(pcm)]]
+    skipped = 0.0
+    for cut in layout.get("cuts") or []:
+        at, ms = float(cut["at_ms"]), float(cut["cut_ms"])
+        frame = round((at - start_ms - skipped) * rate / 1000.0)
+        parts[-1][2] = max(parts[-1][0], frame - kept)
+        parts.append([frame, at + ms, len(pcm)])
+        skipped += ms
+    step = SLICE_S * rate
+    out = []
+    for first, t0, last in parts:
+        for i in range(first, last, step):
+            t = t0 + (i - first) * 1000.0 / rate
+            out.append(AudioChunk(run_id=run_id, t_ms=t, track="conversation", sample_rate=rate, channels=2,
+                                  start_ms=t, pcm=pcm[i : min(i + step, last)].astype("<i2").tobytes()))
+    return out

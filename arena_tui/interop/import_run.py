@@ -1,0 +1,196 @@
+"""Read a reference run folder (ours or the reference harness's) into the store as events."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from arena_tui.spine.events import DimensionScore, Judgement, Latencies, RunEnded, RunStarted, ToolCallRecord, TurnEnded, TurnResult
+from .conversation import conversation_events
+from .fields import OUR_LATENCIES, SENTINEL_STATUS, TURN_DURATION
+from .layout import (
+    CONVERSATION,
+    JUDGED_SUFFIX,
+    RUN_DIR,
+    RUNTIME,
+    SUMMARY_SUFFIX,
+    TRANSCRIPT,
+    InteropError,
+    field,
+    parse_ts,
+    read_jsonl,
+)
+
+
+def _result_from_reference(row: dict[str, Any], where: str) -> TurnResult:
+    turn = field(row, "turn", int, where)
+    text = field(row, "assistant_text", str, where, "")
+    calls = field(row, "tool_calls", list, where, [])
+    responses = field(row, "tool_results", list, where, [])
+    records = []
+    for k, c in enumerate(calls):
+        if not isinstance(c, dict) or not isinstance(c.get("name"), str):
+            raise InteropError(f"{where}: tool_calls[{k}] needs a 'name'")
+        resp = responses[k].get("response") if k < len(responses) and isinstance(responses[k], dict) else None
+        records.append(ToolCallRecord(call_id=f"t{turn}-{k}", name=c["name"], args=c.get("args") or {},
+                                      status="duplicate_skipped" if c.get("is_duplicate") else "recorded",
+                                      response=resp, is_duplicate=bool(c.get("is_duplicate"))))
+    sentinel = text if text in SENTINEL_STATUS else None
+    status = SENTINEL_STATUS.get(text, "ok")
+    num = (int, float)
+    return TurnResult(
+        turn_index=turn, status=status, user_text=field(row, "user_text", str, where, ""),  # type: ignore[arg-type]
+        assistant_text="" if sentinel else text, sentinel=sentinel, tool_calls=records,
+        tokens={k: v for k, v in (field(row, "tokens", dict, where, {}) or {}).items() if isinstance(v, int)},
+        # latency_ms is the turn's duration, not a latency of ours: import_run keeps it in the config
+        latencies=Latencies(provider_ttfb_ms=field(row, "ttfb_ms", num, where, None),
+                            **{ours: field(row, name, num, where, None) for name, ours in OUR_LATENCIES.items()}),
+        reconnects=field(row, "reconnection_count", int, where, 0),
+    )
+
+
+def _judgement_from_reference(row: dict[str, Any], where: str, run_id: str, judge: str, heuristic: bool) -> Judgement:
+    scores_raw = field(row, "scores", dict, where)
+    reasoning = row.get("judge_reasoning") or ""
+    scores = {}
+    for dim, v in scores_raw.items():
+        if v is not None and not isinstance(v, bool):
+            raise InteropError(f"{where}: scores.{dim} should be true, false or null, got {v!r}")
+        verdict = "na" if v is None else ("pass" if v else "fail")
+        scores[dim] = DimensionScore(verdict=verdict, reasoning=str(reasoning)[:2000])
+    return Judgement(run_id=run_id, t_ms=0.0, turn_index=row["turn"], judge=judge, revision=1, phase=1,
+                     scores=scores, heuristic=heuristic)
+
+
+async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None = None, run_id: str | None = None) -> str:
+    """Read a reference run directory into the store (as synthesized events); returns the run id."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise InteropError(f"{run_dir}: not a directory")
+    tpath = run_dir / TRANSCRIPT
+    if not tpath.is_file():
+        raise InteropError(f"{run_dir}: no transcript.jsonl (not a run directory)")
+    runtime: dict[str, Any] = {}
+    rpath = run_dir / RUNTIME
+    if rpath.is_file():
+        try:
+            runtime = json.loads(rpath.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise InteropError(f"{rpath}: not JSON ({e.msg} at line {e.lineno})") from None
+        if not isinstance(runtime, dict):
+            raise InteropError(f"{rpath}: expected a JSON object")
+    ours = runtime.get("arena_tui") if isinstance(runtime.get("arena_tui"), dict) else {}
+    m = RUN_DIR.match(run_dir.name)
+    bench = benchmark or ours.get("benchmark") or (run_dir.parent.name if run_dir.parent.name != "runs" else None)
+    if not bench:
+        raise InteropError(f"{run_dir}: cannot tell the benchmark (pass --benchmark)")
+    rid = run_id or ours.get("run_id") or f"ref-{m.group(3) if m else uuid.uuid4().hex[:8]}"
+    if await store.get_run(rid) is not None:
+        raise InteropError(f"run {rid} is already in the database (delete it first or pass --run-id)")
+
+    results: list[tuple[float, TurnResult, datetime | None]] = []
+    durations: dict[str, int | float] = {}
+    for n, row in read_jsonl(tpath):
+        where = f"{tpath}:{n}"
+        duration = field(row, "latency_ms", (int, float), where, None)
+        if duration is not None and isinstance(row.get("turn"), int):
+            durations[str(row["turn"])] = duration
+        extra = row.get("arena_tui")
+        try:
+            if isinstance(extra, dict) and "result" in extra:
+                r = TurnResult.model_validate(extra["result"])
+                results.append((float(extra.get("t_ms", 0.0)), r, None))
+                continue
+            r = _result_from_reference(row, where)
+        except ValidationError as e:
+            first = e.errors()[0]
+            raise InteropError(f"{where}: field {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        ts = parse_ts(row["ts"], where) if isinstance(row.get("ts"), str) else None
+        results.append((0.0, r, ts))
+    if not results:
+        raise InteropError(f"{tpath}: no turns")
+    greeting = ours.get("greeting")
+    if isinstance(greeting, dict) and "result" in greeting:
+        try:
+            results.append((float(greeting.get("t_ms", 0.0)), TurnResult.model_validate(greeting["result"]), None))
+        except ValidationError as e:
+            raise InteropError(f"{rpath}: field arena_tui.greeting: {e.errors()[0]['msg']}") from None
+    seen: set[int] = set()
+    for _, r, _ in results:
+        if r.turn_index in seen:
+            raise InteropError(f"{tpath}: turn {r.turn_index} appears twice")
+        seen.add(r.turn_index)
+    stamps = [ts for _, _, ts in results if ts is not None]
+    t0 = min(stamps) if stamps else None
+    if ours.get("started_at"):
+        t0 = parse_ts(ours["started_at"], str(rpath))
+    timed = []
+    for t_ms, r, ts in results:
+        if ts is not None and t0 is not None:
+            t_ms = (ts - t0).total_seconds() * 1000.0
+        timed.append((t_ms, r))
+    timed.sort(key=lambda x: (x[0], x[1].turn_index))
+    model = runtime.get("model_name") or (m.group(2) if m else "unknown")
+    config = dict(ours.get("config") or {})
+    config.setdefault("imported_from", str(run_dir))
+    if durations:
+        config[TURN_DURATION] = durations
+    if runtime.get("note"):
+        config.setdefault("note", runtime["note"])
+    speed = ours.get("speed") if isinstance(ours.get("speed"), (int, float)) and ours["speed"] > 0 else None
+    events: list[Any] = [
+        RunStarted(run_id=rid, t_ms=0.0, benchmark=bench, model=str(model),
+                   provider=ours.get("provider") or "reference", simulator=bool(ours.get("simulator", False)),
+                   turn_indices=ours.get("turn_indices") or sorted(seen), config=config,
+                   speed=speed, wall_time=t0)  # the run's own start, not the import's
+    ]
+    events += [TurnEnded(run_id=rid, t_ms=t_ms, turn_index=r.turn_index, result=r) for t_ms, r in timed]
+    events += conversation_events(run_dir / CONVERSATION, rid, ours.get("conversation"))
+    events += _judgement_events(run_dir, rid)
+    end_t = max((t for t, _ in timed), default=0.0)
+    status = ours.get("status") if ours.get("status") in ("completed", "interrupted", "failed") else "completed"
+    # the run's own end: as exported, else the last row's wall clock (else the store's started + t / speed)
+    ended = parse_ts(ours["ended_at"], str(rpath)) if isinstance(ours.get("ended_at"), str) else max(stamps, default=None)
+    events.append(RunEnded(run_id=rid, t_ms=end_t, status=status, reason=f"imported from {run_dir.name}", wall_time=ended))
+    for ev in events:
+        store.submit(ev)
+    await store.flush()
+    return rid
+
+
+def _judgement_events(run_dir: Path, run_id: str) -> list[Judgement]:
+    out: list[Judgement] = []
+    revision: dict[int, int] = {}  # several judges' files: later files become later revisions
+    for path in sorted(run_dir.glob(f"*{JUDGED_SUFFIX}")):
+        prefix = path.name[: -len(JUDGED_SUFFIX)]
+        summary_path = run_dir / f"{prefix}{SUMMARY_SUFFIX}"
+        judge, heuristic = f"reference:{prefix}", prefix == "heuristic"
+        if summary_path.is_file():
+            try:
+                doc = json.loads(summary_path.read_text(encoding="utf-8"))
+                doc = doc if isinstance(doc, dict) else {}
+                judge = f"reference:{doc['judge_model']}" if doc.get("judge_model") else judge
+                heuristic = bool(doc.get("heuristic", heuristic))
+            except json.JSONDecodeError as e:
+                raise InteropError(f"{summary_path}: not JSON ({e.msg})") from None
+        for n, row in read_jsonl(path):
+            where = f"{path}:{n}"
+            extra = row.get("arena_tui")
+            if isinstance(extra, dict) and "judgement" in extra:
+                try:
+                    j = Judgement.model_validate({**extra["judgement"], "run_id": run_id})
+                except ValidationError as e:
+                    first = e.errors()[0]
+                    raise InteropError(f"{where}: field {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+                out.append(j)
+                continue
+            turn = field(row, "turn", int, where)
+            j = _judgement_from_reference(row, where, run_id, judge, heuristic)
+            revision[turn] = revision.get(turn, 0) + 1
+            out.append(j.model_copy(update={"revision": revision[turn]}))
+    return out
