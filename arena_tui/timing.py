@@ -12,7 +12,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 from arena_tui.spine.events import Latencies
+from arena_tui.spine.times import wall_ms
 
 
 def comparable(speed: float | None) -> bool:
@@ -78,3 +82,29 @@ def v2v_text(lat: Latencies, speed: float | None = 1.0) -> str:
     if overlap is not None:
         return barge_in_text(overlap)
     return latency_text(lat.voice_to_voice_ms, speed)
+
+
+# The reference harness's `latency_ms`: a turn's wall-clock length from its first start to its end
+# (not a response latency). A run imported from the reference keeps its figures in its config
+# under this key (turn -> ms); our own runs have them from `turn_started` -> `turn_ended`.
+TURN_DURATION = "turn_duration_ms"
+
+
+def turn_durations(config: Any, started: Iterable[tuple[int | None, float]], ended: Mapping[int, float],
+                   speed: float | None) -> dict[int, int]:
+    """turn -> wall-clock ms from its first `turn_started` (turn, t_ms) to its `turn_ended` t_ms.
+
+    Event times are on the audio timeline, which runs `speed` times faster than the wall clock.
+    A turn without a recorded start (an imported run) keeps the duration it was imported with.
+    """
+    config = config if isinstance(config, dict) else {}
+    kept = config.get(TURN_DURATION) if isinstance(config.get(TURN_DURATION), dict) else {}
+    out = {int(k): int(v) for k, v in kept.items() if str(k).lstrip("-").isdigit() and isinstance(v, (int, float))}
+    t_start: dict[int, float] = {}
+    for idx, t_ms in started:
+        if idx is not None:
+            t_start[idx] = min(t_ms, t_start.get(idx, t_ms))
+    for idx, t0 in t_start.items():
+        if idx in ended:
+            out[idx] = round(wall_ms(ended[idx] - t0, speed))
+    return out

@@ -25,6 +25,11 @@ and the exports can never disagree about a number. The rules:
   again; the new row counts).
 - **Strict row rule** (`row_verdict`, `row_passes`). A turn passes strictly when every scored
   dimension passes (none fails); a turn without a valid verdict never passes strictly.
+- **The original eval's turn pass** (`original_row_passes`). The original 30-turn eval
+  (kwindla/aiewf-eval) passes a turn on tool use ∧ instruction following ∧ KB grounding alone
+  (`ORIGINAL_DIMENSIONS`: none of the three fails; tool use not scored, no call expected nor
+  made, is right), over the same fixed denominator. Ours is every scored dimension, turn_taking
+  included: both are counted (`Tally.strict`, `Tally.original`) and shown, each named.
 - **Consistency across repeats** (`turn_consistency`). Per turn, its row verdict in each repeat
   (`repeat_status`: "missing" where it has none), how often that changes from one repeat to the
   next, and which turns never pass. A model that passes 80 % of turns by passing a different 80 %
@@ -45,6 +50,8 @@ from arena_tui.spine.events import LOST_PACE
 
 TURN_TAKING = "turn_taking"
 TOOL = "tool_use_correct"
+# The original eval's turn pass: these three, none failing (see "The original eval's turn pass")
+ORIGINAL_DIMENSIONS: tuple[str, ...] = (TOOL, "instruction_following", "kb_grounding")
 # Scored by the LLM (every judge reply carries all of them, "na" where not scored).
 LLM_DIMENSIONS: list[str] = [*CORE_DIMENSIONS, "state_tracking", "ambiguity_handling"]
 # Every dimension, in the order they are shown and summed.
@@ -103,6 +110,11 @@ def row_verdict(scores: Mapping[str, Any]) -> str:
 def row_passes(scores: Mapping[str, Any]) -> bool:
     """The strict row rule: every scored dimension passes (none fails)."""
     return row_verdict(scores) != "fail"
+
+
+def original_row_passes(scores: Mapping[str, Any]) -> bool:
+    """The original eval's turn pass: tool use, instruction following and KB grounding, none failing."""
+    return row_passes({d: s for d, s in scores.items() if d in ORIGINAL_DIMENSIONS})
 
 
 @dataclass(frozen=True)
@@ -180,6 +192,7 @@ class Tally:
     # dim -> (passes, scored), in the order first scored (turn order); `ordered` sorts them
     dimensions: dict[str, tuple[int, int]] = field(default_factory=dict)
     rows: dict[int, bool] = field(default_factory=dict)  # turn -> strict pass, for the turns counted
+    original_rows: dict[int, bool] = field(default_factory=dict)  # turn -> the original eval's pass, same turns
     judge_errors: list[int] = field(default_factory=list)  # every revision errored
     unjudged: list[int] = field(default_factory=list)  # due, never judged
     rejudge_errors: list[int] = field(default_factory=list)  # newest revision errored, a verdict stands
@@ -188,6 +201,11 @@ class Tally:
     @property
     def strict(self) -> tuple[int, int]:
         return sum(self.rows.values()), len(self.rows)
+
+    @property
+    def original(self) -> tuple[int, int]:
+        """(passes, turns) by the original eval's rule (`original_row_passes`), over the same turns."""
+        return sum(self.original_rows.values()), len(self.original_rows)
 
 
 def tally(judgements: Iterable[Any], due: Mapping[int, Iterable[str]] | None = None) -> Tally:
@@ -213,14 +231,14 @@ def tally(judgements: Iterable[Any], due: Mapping[int, Iterable[str]] | None = N
                 out.rejudge_errors.append(idx)
             verdicts = st.scores
         if st is not None and st.judgement is not None:
-            ok = row_passes(verdicts)
+            ok, ok_original = row_passes(verdicts), original_row_passes(verdicts)
         elif due is None:
             continue  # no valid verdict and no denominators known: shown as a judge error only
         else:
             verdicts = {d: "fail" for d in due[idx]}
             if st is not None:
                 verdicts.update(scores_of(st.newest))  # computed in code (turn_taking): still valid
-            ok = False
+            ok = ok_original = False
         for d, v in verdicts.items():
             if v == "na":
                 continue
@@ -228,6 +246,7 @@ def tally(judgements: Iterable[Any], due: Mapping[int, Iterable[str]] | None = N
             a[1] += 1
             a[0] += v == "pass"
         out.rows[idx] = ok
+        out.original_rows[idx] = ok_original
     out.dimensions = {d: (a[0], a[1]) for d, a in acc.items()}
     return out
 
@@ -288,8 +307,8 @@ class TurnConsistency:
 
     @property
     def pattern(self) -> str:
-        """`0:pass|1:fail|…`, repeat index first, for CSVs and reports."""
-        return "|".join(f"{i}:{s}" for i, s in enumerate(self.statuses))
+        """`1:pass|2:fail|…`, the repeat number first (from 1, as the reference's run_index)."""
+        return "|".join(f"{i}:{s}" for i, s in enumerate(self.statuses, 1))
 
 
 def turn_consistency(repeats: Sequence[Mapping[int, Mapping[str, str] | None]]) -> list[TurnConsistency]:

@@ -103,7 +103,7 @@ async def test_consistency_across_repeats(runs) -> None:
     row = build_leaderboard(runs).row("gpt-realtime", "mini_bench")
     c = {t.turn_index: t for t in row.consistency}
     assert (c[0].flips, c[0].unstable) == (0, False)
-    assert c[1].pattern == "0:pass|1:fail|2:pass" and c[1].metric_flips == {"tool_use_correct": 2}
+    assert c[1].pattern == "1:pass|2:fail|3:pass" and c[1].metric_flips == {"tool_use_correct": 2}
     # turn 2: fails in R1 and R3, its judge failed in R2 -> never passes
     assert c[2].statuses == ("fail", "missing", "fail") and c[2].always_fails
     assert c[3].statuses == ("pass", "missing", "pass") and not c[3].always_fails and c[3].flips == 2
@@ -221,5 +221,5 @@ async def test_a_never_judged_run_is_not_judged_never_failed(tmp_path: Path) -> 
     from arena_tui.compare.render import report_html
 
     html = report_html(board, Selection(["r1", "r4", "u1"]), datetime(2026, 1, 1, tzinfo=UTC))
-    # its bars read "not judged": strict, five dimensions and three categories of mini_bench
-    assert html.count(">not judged</text>") == 1 + 5 + 3 and "0.0% (0/" not in html
+    # its bars read "not judged": both turn passes, five dimensions and three categories of mini_bench
+    assert html.count(">not judged</text>") == 2 + 5 + 3 and "0.0% (0/" not in html

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import json
 import re
 from pathlib import Path
 
@@ -16,31 +17,16 @@ from arena_tui.store import Store
 
 from .compare_runs import record_scenario, write_data
 
-# Columns the reference comparison script writes; ours must carry them under the same names.
-RUN_RESULTS_REFERENCE = [
-    "model_name", "run_index", "run_id", "benchmark_name", "judge_name", "judge_model", "runtime_mode",
-    "turns_scored", "pass_rows", "fail_rows", "incomplete_rows", "pass_row_rate", "fail_row_rate",
-    "empty_response_count", "model_ended_session_count", "pass_rows_ci_lower", "pass_rows_ci_upper",
-    "fail_rows_ci_lower", "fail_rows_ci_upper", "pass_row_rate_ci_lower", "pass_row_rate_ci_upper",
-    "fail_row_rate_ci_lower", "fail_row_rate_ci_upper", "empty_response_count_ci_lower",
-    "model_ended_session_count_ci_upper", "kb_grounding_passes", "kb_grounding_applicable",
-    "kb_grounding_pass_rate", "kb_grounding_pass_rate_ci_lower", "kb_grounding_pass_rate_ci_upper",
-    "ttfb_ms_mean", "ttfb_ms_p50", "ttfb_ms_p90", "ttfb_ms_p95", "ttfb_ms_p99",
-]  # fmt: skip
-METRIC_SUMMARY_REFERENCE = [
-    "model_name", "metric", "mean_pass_rate", "std_pass_rate", "mean_pass_rate_ci_lower",
-    "mean_pass_rate_ci_upper", "mean_pass_count", "mean_applicable", "runs",
-]  # fmt: skip
-MODEL_SUMMARY_REFERENCE = [
-    "model_name", "pass_rows_mean", "pass_rows_std", "fail_rows_mean", "incomplete_rows_mean",
-    "pass_row_rate_mean", "pass_row_rate_ci_lower_mean", "empty_response_count_mean",
-    "model_ended_session_count_mean", "fail_rows_ci_lower_mean", "fail_rows_ci_upper_mean",
-]  # fmt: skip
-TURN_SUMMARY_REFERENCE = [
-    "benchmark_name", "turn", "runs", "pass_runs", "fail_runs", "incomplete_runs", "overall_status_pattern",
-    "overall_status_unique_count", "metric_flip_count", "metric_flips", "unstable_overall", "unstable_metric",
-    "user_text",
-]  # fmt: skip
+REFERENCE_METRICS = ["turn_taking", "tool_use_correct", "instruction_following", "kb_grounding",
+                     "ambiguity_handling", "state_tracking"]  # fmt: skip
+
+GOLDEN = Path(__file__).parent / "golden"
+# The reference's columns, by file, enumerated by hand from Design-Arena/audio-agent-bench
+# scripts/compare_model_runs.py and scripts/analyze_consistency_runs.py (not from our code).
+REFERENCE = json.loads((GOLDEN / "reference_columns.json").read_text())
+# Every report CSV's whole header (the reference's columns, then ours). A deliberate column change
+# rewrites it: `.venv/bin/python -m tests.test_compare_report` (then review the diff).
+COLUMNS = GOLDEN / "report_columns.json"
 
 
 def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -72,24 +58,25 @@ def test_report_files_and_columns(db: Path, data: Path, tmp_path: Path, capsys: 
     assert "benchmark data not found for other_bench" in printed
 
     cols, runs = read_csv(out / "run_results.csv")
-    assert [c for c in RUN_RESULTS_REFERENCE if c not in cols] == []
-    assert cols[: len(RUN_RESULTS_REFERENCE[:5])] == RUN_RESULTS_REFERENCE[:5]
     by_id = {r["run_id"]: r for r in runs}
     assert sorted(by_id) == ["r1", "r2", "r3", "r4", "r5", "r6"]
     r2 = by_id["r2"]
     assert (r2["turns_scored"], r2["pass_rows"], r2["fail_rows"], r2["incomplete_rows"]) == ("4", "1", "1", "2")
     assert float(r2["pass_row_rate"]) == 0.25 and r2["empty_response_count"] == "1"
-    assert (r2["model_name"], r2["run_index"], r2["status"]) == ("gpt-realtime", "1", "interrupted")
+    assert (r2["model_name"], r2["run_index"], r2["status"]) == ("gpt-realtime", "2", "interrupted")  # from 1
+    assert (r2["judge_name"], r2["judge_model"], r2["judge"], r2["runtime_mode"]) == (
+        "openai", "gpt-5-mini", "openai:gpt-5-mini", "")  # a sequential run's mode is empty, as theirs
     assert r2["missing_turns"] == "1"
     assert float(r2["voice_to_voice_ms_p50"]) == 1750.0  # 1000 and 2500
     r3 = by_id["r3"]
-    assert (r3["latency_excluded"], r3["voice_to_voice_ms_p50"], r3["speed"]) == ("speed 20x", "", "20")
+    assert (r3["latency_excluded"], r3["voice_to_voice_ms_p50"], r3["speed"]) == ("speed 20x", "", "20.0")
     assert r3["model_ended_session_count"] == "1"
     assert by_id["r5"]["model_name"] == "sim [simulator]" and by_id["r5"]["simulator"] == "True"
     assert by_id["r6"]["judge_name"] == "heuristic" and by_id["r6"]["heuristic_judge"] == "True"
+    # ambiguity_handling is scored nowhere: still its five columns, 0 of 0 and no rate
+    assert [r2[f"ambiguity_handling_{c}"] for c in ("passes", "applicable", "pass_rate")] == ["0", "0", ""]
 
     cols, metrics = read_csv(out / "metric_summary.csv")
-    assert cols[: len(METRIC_SUMMARY_REFERENCE)] == METRIC_SUMMARY_REFERENCE
     row = next(m for m in metrics if (m["model_name"], m["benchmark_name"], m["metric"])
                == ("gpt-realtime", "mini_bench", "state_tracking"))  # fmt: skip
     # per run 1/2, 0/2, 1/2 -> mean 1/3, population std sqrt(2/9)/... ; pooled 2/6
@@ -99,28 +86,29 @@ def test_report_files_and_columns(db: Path, data: Path, tmp_path: Path, capsys: 
     strict = next(m for m in metrics if (m["model_name"], m["benchmark_name"], m["metric"])
                   == ("gpt-realtime", "all", "turn_pass_strict"))  # fmt: skip
     assert (strict["pooled_passes"], strict["pooled_applicable"]) == ("8", "14")
+    sim = [m["metric"] for m in metrics if m["model_name"] == "sim [simulator]"]
+    assert sim[:6] == REFERENCE_METRICS  # always the six, whatever was scored
 
     cols, models = read_csv(out / "model_summary.csv")
-    assert [c for c in MODEL_SUMMARY_REFERENCE if c not in cols] == []
     gm = next(m for m in models if (m["model_name"], m["benchmark_name"]) == ("gpt-realtime", "mini_bench"))
     assert float(gm["pass_rows_mean"]) == pytest.approx(7 / 3, abs=1e-5)
     assert (gm["turn_pass_strict_passes"], gm["turn_pass_strict_applicable"]) == ("7", "12")
     assert (float(gm["voice_to_voice_ms_p50"]), gm["latency_runs"]) == (1200.0, "2")
     assert gm["always_failing_turns"] == "2"
 
-    cols, turns = read_csv(out / "consistency_turn_summary.csv")
-    assert [c for c in TURN_SUMMARY_REFERENCE if c not in cols] == []
+    _, turns = read_csv(out / "consistency_turn_summary_by_model.csv")
     t1 = next(t for t in turns if (t["model_name"], t["turn"]) == ("gpt-realtime", "1"))
     assert (t1["overall_status_pattern"], t1["metric_flips"], t1["unstable_overall"]) == (
-        "0:pass|1:fail|2:pass", "tool_use_correct", "True")  # fmt: skip
-    _, flips = read_csv(out / "consistency_metric_flips.csv")
+        "1:pass|2:fail|3:pass", "tool_use_correct", "True")  # fmt: skip
+    _, flips = read_csv(out / "consistency_metric_flips_by_model.csv")
     assert [(f["model_name"], f["turn"], f["metric"], f["pattern"]) for f in flips] == [
-        ("gpt-realtime", "1", "tool_use_correct", "0:pass|1:fail|2:pass")
+        ("gpt-realtime", "1", "tool_use_correct", "1:pass|2:fail|3:pass")
     ]
 
     md = (out / "summary.md").read_text()
     assert "## mini_bench" in md and "## All benchmarks (pooled)" in md
     assert "58.3% [32–81] (7/12)" in md  # strict, Wilson bounds of 7/12
+    assert "turn pass (all dimensions, ours)" in md and "turn pass (tool ∧ instruction ∧ KB, original eval)" in md
     assert "latency excluded for r3 (speed 20x)" in md
     assert "always failing: 2" in md
 
@@ -184,3 +172,35 @@ def test_report_into_a_file_is_one_line(db: Path, tmp_path: Path, capsys: pytest
     err = capsys.readouterr().err.strip()
     assert err == f"arena-tui: {target}: exists and is not a folder"
     assert target.read_text() == "not a folder"
+
+
+def headers(out: Path) -> dict[str, list[str]]:
+    return {p.name: read_csv(p)[0] for p in sorted(out.glob("*.csv"))}
+
+
+def test_report_columns_are_the_reference_then_ours_whatever_the_data(db: Path, data: Path, tmp_path: Path) -> None:
+    """Golden lists: each file starts with the reference's columns exactly, in its order (74 in
+    run_results, 63 in model_summary, 9 in metric_summary), and the whole header never depends on
+    the data: two selections as different as can be write the same columns."""
+    assert (len(REFERENCE["run_results.csv"]), len(REFERENCE["model_summary.csv"]),
+            len(REFERENCE["metric_summary.csv"])) == (74, 63, 9)  # fmt: skip
+    wide, narrow = tmp_path / "wide", tmp_path / "narrow"
+    assert cli.main(["--db", str(db), "--data", str(data), "report", "all", str(wide)]) == 0
+    assert cli.main(["--db", str(db), "report", "r4", str(narrow)]) == 0  # one run, no benchmark data
+    got = headers(wide)
+    assert got == headers(narrow)
+    for name, reference in REFERENCE.items():
+        assert got[name][: len(reference)] == reference, name
+    assert got == json.loads(COLUMNS.read_text())
+
+
+if __name__ == "__main__":  # rewrite the golden header lists from a report of the constructed runs
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        asyncio.run(record_scenario(root / "arena.db"))
+        assert cli.main(["--db", str(root / "arena.db"), "--data", str(write_data(root / "data")), "report", "all",
+                         str(root / "out")]) == 0  # fmt: skip
+        COLUMNS.write_text(json.dumps(headers(root / "out"), indent=1) + "\n")
+        print(f"wrote {COLUMNS}")

@@ -128,7 +128,7 @@ def test_flip_counts_on_constructed_verdicts() -> None:
     assert (t0.flips, t0.unstable, t0.always_fails, t0.metric_flips) == (0, False, False, {})
     assert t1.statuses == ("pass", "fail", "pass", "fail")
     assert (t1.flips, t1.pass_runs, t1.fail_runs, t1.metric_flips) == (3, 2, 2, {"tool_use_correct": 3})
-    assert t1.pattern == "0:pass|1:fail|2:pass|3:fail"
+    assert t1.pattern == "1:pass|2:fail|3:pass|4:fail"
     # always fails; tool_use_correct is na in three repeats, so it has nothing to flip between
     assert (t2.always_fails, t2.flips, t2.metric_flips) == (True, 0, {})
     assert t3.statuses == ("pass", "missing", "pass", "pass")

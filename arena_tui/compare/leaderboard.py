@@ -19,6 +19,13 @@ with every revision of a run's judgements. What this module adds (each rule stat
   can never be averaged with real, LLM-judged runs of the same alias.
 - A tool turn is a turn where the model made at least one call: the round trip is what makes
   its voice-to-voice longer.
+- Two turn pass rates, each named: ours (`strict`: every scored dimension passes, turn_taking
+  included) and the original eval's (`original`: tool use ∧ instruction following ∧ KB
+  grounding), both by `arena_tui.verdicts` over the same fixed denominators.
+- Overlap: per turn counted for latency, whether the user's and the bot's speech overlapped
+  (>= 100 ms, the turn's `overlap_ms`), and for how long.
+- A run imported from the reference harness (its config's `imported`, set by
+  `arena_tui.interop`) is labelled `imported`: another harness produced its numbers.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from arena_tui.spine.benchmark import CORE_DIMENSIONS, Benchmark, Turn
 from arena_tui.spine.events import EMPTY_RESPONSE, PACE_LOST, ErrorEvent, Judgement, TurnResult
 from ..store import RunRow, Store
 from .selection import ALL
-from ..timing import response_latency, speed_exclusion
+from ..timing import comparable, response_latency, speed_exclusion, turn_durations
 from ..verdicts import Standing, Tally, TurnConsistency, counts, due_dimensions, ordered, standing, tally, turn_consistency
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe
 
@@ -56,6 +63,7 @@ class StoredRun:
     revisions: Sequence[Judgement]  # every judgement revision of the run's benchmark turns
     benchmark: Benchmark | None = None
     pace_lost: Sequence[int] = ()  # turns whose current row our machine lost pace on (status lost_pace)
+    durations: Mapping[int, int] = field(default_factory=dict)  # turn -> wall ms first start -> end (`timing`)
 
     @cached_property
     def standing(self) -> dict[int, Standing[Judgement]]:
@@ -118,6 +126,8 @@ class StoredRun:
             labels.append("heuristic judge")
         if not self.judged:
             labels.append("unjudged")
+        if isinstance(self.row.config.get("imported"), dict):  # a reference harness's run (arena_tui.interop)
+            labels.append("imported")
         mode = self.row.config.get("mode")
         if isinstance(mode, str) and mode not in ("", "sequential"):
             labels.append(mode)
@@ -190,7 +200,9 @@ async def load_runs(
                    if isinstance(ev, ErrorEvent) and ev.where == PACE_LOST and ev.turn_index in results
                    and counts(results[ev.turn_index].status)}  # latencies untrusted (the turn stands)
         lost = sorted(noticed | {t for t, r in results.items() if not counts(r.status)})
-        out.append(StoredRun(row, results, revisions, cache[row.benchmark], lost))
+        t_start, t_end = await store.turn_times(run_id)
+        durations = turn_durations(row.config, t_start, t_end, row.speed)
+        out.append(StoredRun(row, results, revisions, cache[row.benchmark], lost, durations))
     return out
 
 
@@ -201,6 +213,7 @@ class RunFigures:
     run: StoredRun
     repeat: int  # 0-based order among the runs of its model row and benchmark, by start time
     strict: Rate = Rate(0, 0)  # turns where every scored dimension passes, over the expected turns
+    original: Rate = Rate(0, 0)  # the original eval's turn pass (tool ∧ instruction ∧ KB), same turns
     dimensions: dict[str, Rate] = field(default_factory=dict)
     categories: dict[str, Rate] = field(default_factory=dict)  # strict pass per category
     # The verdicts that count per turn, {} where the turn has no valid judgement (never ran,
@@ -216,6 +229,13 @@ class RunFigures:
     leading_silence: list[float] = field(default_factory=list)
     pipeline_ttfb: list[float] = field(default_factory=list)
     provider_ttfb: list[float] = field(default_factory=list)
+    overlap: list[float] = field(default_factory=list)  # overlap_ms of each turn counted for latency
+    turn_durations: list[float] = field(default_factory=list)  # the reference's latency_ms, runs at speed 1
+
+    @property
+    def run_index(self) -> int:
+        """The reference's `run_index`: the repeat number, from 1."""
+        return self.repeat + 1
 
     @property
     def fail_rows(self) -> int:
@@ -239,6 +259,7 @@ def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
     f = RunFigures(run, repeat)
     counted = run_tally(run)
     f.strict = Rate(*counted.strict)
+    f.original = Rate(*counted.original)
     f.dimensions = {d: Rate(*counted.dimensions[d]) for d in ordered(counted.dimensions)}
     f.unjudged_turns = len(counted.unjudged) + len(counted.judge_errors) if run.judged else len(run.expected_turns)
     cats: dict[str, Rate] = {}
@@ -258,7 +279,10 @@ def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
             continue
         f.empty_responses += result.status in _EMPTY or result.sentinel == EMPTY_RESPONSE
         f.ended_session += result.status == "ended_session"
+        if comparable(run.speed) and t in run.durations:
+            f.turn_durations.append(float(run.durations[t]))
         if with_latency:
+            f.overlap.append(result.overlap_ms)
             lat = result.latencies
             v2v = response_latency(lat.voice_to_voice_ms)  # a barge-in is no latency
             if v2v is not None:
@@ -282,6 +306,7 @@ class BoardRow:
     benchmark: str
     runs: list[RunFigures]
     strict: Rate
+    original: Rate  # the original eval's turn pass (tool ∧ instruction ∧ KB)
     dimensions: dict[str, Rate]
     categories: dict[str, Rate]
     v2v: Distribution | None
@@ -292,6 +317,8 @@ class BoardRow:
     leading_silence: Distribution | None
     pipeline_ttfb: Distribution | None
     provider_ttfb: Distribution | None
+    overlap: Rate  # turns whose speech overlapped (>= 100 ms) over the turns counted for latency
+    overlap_ms: Distribution | None  # how long, over the turns that overlapped
     empty_responses: int
     ended_session: int
     missing_turns: int
@@ -333,6 +360,7 @@ def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:
         benchmark=benchmark,
         runs=figs,
         strict=sum((f.strict for f in figs), Rate(0, 0)),
+        original=sum((f.original for f in figs), Rate(0, 0)),
         dimensions={d: dims[d] for d in ordered(dims)},
         categories=dict(sorted(total(f.categories for f in figs).items())),
         v2v=describe(v2v),
@@ -343,6 +371,8 @@ def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:
         leading_silence=describe(pool("leading_silence")),
         pipeline_ttfb=describe(pool("pipeline_ttfb")),
         provider_ttfb=describe(pool("provider_ttfb")),
+        overlap=Rate(sum(v > 0 for v in pool("overlap")), len(pool("overlap"))),
+        overlap_ms=describe([v for v in pool("overlap") if v > 0]),
         empty_responses=sum(f.empty_responses for f in figs),
         ended_session=sum(f.ended_session for f in figs),
         missing_turns=sum(f.missing_turns for f in figs),

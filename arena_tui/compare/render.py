@@ -18,19 +18,24 @@ from .svg import Bar, Strip, latency_strips, rate_bars
 
 TITLE = "Audio Arena model comparison"
 DEFINITIONS = [
-    "strict turn pass: every dimension scored on the turn passes; over the turns each run set out to run "
-    "(a turn that never ran, was never judged or whose judge failed counts as a failure). A run the judge "
-    "never saw at all has no rates: not judged, never 0 %.",
+    "turn pass (all dimensions, ours): every dimension scored on the turn passes, turn_taking included; over the "
+    "turns each run set out to run (a turn that never ran, was never judged or whose judge failed counts as a "
+    "failure). A run the judge never saw at all has no rates: not judged, never 0 %.",
+    "turn pass (tool ∧ instruction ∧ KB, original eval): the original 30-turn eval's turn pass: tool use, "
+    "instruction following and KB grounding, none failing; same turns, same denominators.",
     "[a–b]: Wilson 95 % interval for rates; percentile-bootstrap 95 % interval (2000 resamples, fixed seed) "
     "for latency percentiles.",
     "v2v: voice-to-voice on our own timeline (user speech end → audible bot speech). Only runs at speed 1 count; "
     "sped-up runs and runs whose speed was not recorded are listed as excluded.",
-    "tool turn: the model made at least one call on the turn. leading silence: first bot audio frame → audible speech.",
+    "tool turn: the model made at least one call on the turn. leading silence: first bot audio frame → audible speech. "
+    "overlap: turns where the user's and the bot's speech overlapped (>= 100 ms), of the turns measured.",
+    "Rows labelled imported come from the reference harness (`arena-tui import`): its judge's verdicts; latencies "
+    "derived on import from its conversation.wav by our rules, at speed 1 (its audio plays in real time).",
     "Rows labelled simulator / fake / heuristic judge come from the local simulator, a protocol fake scripted from "
     "the golden answers, or the offline word-overlap judge: not real model scores.",
     "CSV columns ending _mean/_std are over runs (as the reference); pooled columns are over all turns of a row's "
-    "runs. ttfb_ms is the service's own report (= provider_ttfb_ms); the reference's latency_ms (turn wall time) "
-    "is not produced.",
+    "runs. ttfb_ms is the service's own report (= provider_ttfb_ms); latency_ms is the reference's: a turn's "
+    "wall-clock length, not a response latency. docs/reports.md lists every column.",
 ]
 
 
@@ -59,18 +64,27 @@ def ms(v: float | None, ci: tuple[float, float] | None = None) -> str:
     return f"{v:,.0f} ms" + (f" [{ci[0]:,.0f}–{ci[1]:,.0f}]" if ci else "")
 
 
+def overlap_text(r: BoardRow) -> str:
+    """`2/30 turns [max 240 ms]`: turns whose speech overlapped, of those measured."""
+    if not r.overlap.n:
+        return "–"
+    return f"{r.overlap.passes}/{r.overlap.n} turns" + (f" [max {r.overlap_ms.max:,.0f} ms]" if r.overlap_ms else "")
+
+
 def _leaderboard_table(board: Leaderboard, rows: list[BoardRow]) -> list[list[str]]:
     dims = board.dimensions
-    table = [["model", "runs", "strict turn pass", *dims, "v2v p50", "v2v p95", "v2v tool p50",
-              "v2v non-tool p50", "leading silence p50", "empty", "ended", "missing/unjudged"]]  # fmt: skip
+    table = [["model", "runs", "turn pass (all dimensions, ours)", "turn pass (tool ∧ instruction ∧ KB, original eval)",
+              *dims, "v2v p50", "v2v p95", "v2v tool p50", "v2v non-tool p50", "leading silence p50", "overlap",
+              "empty", "ended", "missing/unjudged"]]  # fmt: skip
     for r in sorted(rows, key=lambda r: (-(r.strict.rate or 0), r.model)):
         lat_runs = "" if not r.latency_excluded else f" ({r.latency_runs}/{len(r.runs)} runs)"
         table.append([
-            r.model, str(len(r.runs)), pct(r.strict, r.judged), *(pct(r.dimensions.get(d), r.judged) for d in dims),
+            r.model, str(len(r.runs)), pct(r.strict, r.judged), pct(r.original, r.judged),
+            *(pct(r.dimensions.get(d), r.judged) for d in dims),
             ms(r.v2v.p50 if r.v2v else None, r.v2v_p50_ci) + lat_runs,
             ms(r.v2v.p95 if r.v2v else None, r.v2v_p95_ci),
             ms(r.v2v_tool.p50 if r.v2v_tool else None), ms(r.v2v_non_tool.p50 if r.v2v_non_tool else None),
-            ms(r.leading_silence.p50 if r.leading_silence else None),
+            ms(r.leading_silence.p50 if r.leading_silence else None), overlap_text(r),
             str(r.empty_responses), str(r.ended_session), f"{r.missing_turns}/{r.unjudged_turns}",
         ])  # fmt: skip
     return table
@@ -95,7 +109,8 @@ def _plots(board: Leaderboard, bench: str, rows: list[BoardRow], colours: Mappin
         strips.append(Strip(colours[r.model], r.model, values, r.v2v.p50 if r.v2v else None, r.v2v_p50_ci,
                             r.v2v.p95 if r.v2v else None, r.v2v_p95_ci, note))  # fmt: skip
     out = [latency_strips(f"Voice-to-voice per turn — {bench} (◆ p50, ▲ p95, bars: 95 % bootstrap)", strips)]
-    groups = [("strict turn pass", _bars(rows, colours, lambda r: r.strict))]
+    groups = [("turn pass (all dimensions)", _bars(rows, colours, lambda r: r.strict)),
+              ("turn pass (tool ∧ instruction ∧ KB)", _bars(rows, colours, lambda r: r.original))]
     groups += [(d, _bars(rows, colours, lambda r, d=d: r.dimensions.get(d)))
                for d in board.dimensions if any(d in r.dimensions for r in rows)]  # fmt: skip
     out.append(rate_bars(f"Pass rate per dimension — {bench}", groups))
@@ -119,7 +134,7 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
         out.append(Section(bench if bench != POOLED else "All benchmarks (pooled)", table=_leaderboard_table(board, rows),
                            plots=_plots(board, bench, rows, colours), notes=notes))  # fmt: skip
     consistency = Section("Consistency across repeats")
-    flips = [["model", "benchmark", "turn", "pattern (repeat:verdict)", "changes", "dimensions that flip", "always fails"]]
+    flips = [["model", "benchmark", "turn", "pattern (run_index:verdict)", "changes", "dimensions that flip", "always fails"]]
     for r in board.rows:
         if r.benchmark == POOLED or len(r.runs) < 2:
             continue
@@ -138,11 +153,13 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
     if len(flips) > 1:
         consistency.table = flips
     out.append(consistency)
-    runs = [["model", "benchmark", "repeat", "run", "status", "speed", "strict turn pass", "judge", "latency"]]
+    runs = [["model", "benchmark", "run_index", "run", "status", "speed", "turn pass (all dimensions)",
+             "turn pass (tool ∧ instruction ∧ KB)", "judge", "latency"]]  # fmt: skip
     for f in board.runs:
         speed = "?" if f.run.speed is None else f"{f.run.speed:g}x"
-        runs.append([f.run.group, f.run.row.benchmark, str(f.repeat), f.run.run_id, f.run.row.status, speed,
-                     pct(f.strict, f.run.judged), f.run.judge, f.run.latency_excluded or "counted"])  # fmt: skip
+        runs.append([f.run.group, f.run.row.benchmark, str(f.run_index), f.run.run_id, f.run.row.status, speed,
+                     pct(f.strict, f.run.judged), pct(f.original, f.run.judged), f.run.judge,
+                     f.run.latency_excluded or "counted"])  # fmt: skip
     out.append(Section("Runs", table=runs, items=[f"skipped {k}: {v}" for k, v in sel.skipped.items()]))
     out.append(Section("Definitions", items=list(DEFINITIONS)))
     return out

@@ -1,4 +1,5 @@
-"""The report of a set of runs: the reference's CSVs, consistency CSVs, summary.md and report.html.
+"""The report of a set of runs: the reference's CSVs, its consistency CSVs, the original eval's
+aggregates, summary.md and report.html.
 
 `build_report` is the whole of `arena-tui report` minus argument parsing: select (`selection`),
 read (`leaderboard.load_runs`), compute (`leaderboard.build_leaderboard`), write.
@@ -7,23 +8,38 @@ read (`leaderboard.load_runs`), compute (`leaderboard.build_leaderboard`), write
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 from arena_tui.spine.benchmark import Benchmark
 
 from ..store import Store
+from .aggregates import aggregates
+from .consistency import FILES as CONSISTENCY_FILES
+from .consistency import consistency_tables
 from .leaderboard import Leaderboard, build_leaderboard, load_runs
 from .render import report_html, summary_markdown
 from .selection import Expander, Selection, select_runs
-from .tables import consistency_rows, metric_summary_rows, model_summary_rows, run_results_rows, to_csv
+from .tables import (
+    CATEGORY_SUMMARY,
+    METRIC_SUMMARY,
+    MODEL_SUMMARY,
+    RUN_RESULTS,
+    category_rows,
+    metric_summary_rows,
+    model_summary_rows,
+    run_results_rows,
+    to_csv,
+)
 
 FILES = (
     "run_results.csv",
     "model_summary.csv",
     "metric_summary.csv",
-    "consistency_turn_summary.csv",
-    "consistency_metric_flips.csv",
+    "category_summary.csv",
+    *CONSISTENCY_FILES,
+    "aggregates.json",
     "summary.md",
     "report.html",
 )
@@ -37,13 +53,14 @@ def write_report(board: Leaderboard, sel: Selection, dest: str | Path, *, now: d
     out.mkdir(parents=True, exist_ok=True)
     now = now or datetime.now(UTC)
     run_rows = run_results_rows(board)
-    turn_rows, flip_rows = consistency_rows(board)
+    consistency = consistency_tables(board, str(out.resolve()))
     texts = {
-        "run_results.csv": to_csv(run_rows),
-        "model_summary.csv": to_csv(model_summary_rows(board, run_rows)),
-        "metric_summary.csv": to_csv(metric_summary_rows(board)),
-        "consistency_turn_summary.csv": to_csv(turn_rows, ["model_name", "benchmark_name", "turn", "runs"]),
-        "consistency_metric_flips.csv": to_csv(flip_rows, ["model_name", "benchmark_name", "turn", "metric", "pattern"]),
+        "run_results.csv": to_csv(run_rows, RUN_RESULTS),
+        "model_summary.csv": to_csv(model_summary_rows(board, run_rows), MODEL_SUMMARY),
+        "metric_summary.csv": to_csv(metric_summary_rows(board, run_rows), METRIC_SUMMARY),
+        "category_summary.csv": to_csv(category_rows(board), CATEGORY_SUMMARY),
+        **{name: to_csv(consistency[name], columns) for name, columns in CONSISTENCY_FILES.items()},
+        "aggregates.json": json.dumps(aggregates(board), indent=2) + "\n",
         "summary.md": summary_markdown(board, sel, now),
         "report.html": report_html(board, sel, now),
     }

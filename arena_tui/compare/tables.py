@@ -1,62 +1,217 @@
-"""The rows of the report's CSV files, as dicts: the reference's column names first, then ours.
+"""The rows of the report's CSV files, as dicts: the reference's columns, in its order, then ours.
 
-File names and columns follow the reference comparison script where it has them
-(`run_results.csv`, `model_summary.csv`, `metric_summary.csv`; its consistency analysis's
-`consistency_turn_summary.csv`, `consistency_metric_flips.csv`). A reference column that means
-something we do not measure is left out rather than filled with a different quantity: its
-`latency_ms` is the wall-clock length of a turn, so ours is `voice_to_voice_ms` (our timeline);
-its `ttfb_ms` is what the service reported, which is our `provider_ttfb_ms`, written under both names.
+`run_results.csv`, `model_summary.csv` and `metric_summary.csv` are the reference comparison
+script's files (Design-Arena/audio-agent-bench `scripts/compare_model_runs.py`): its 74, 63 and 9
+columns first, exactly, then ours (`OURS_*`), and the same columns whatever the data (a dimension
+nobody scored is 0 passes of 0, an empty rate). docs/reports.md lists every column: its meaning
+and the reference's name. Where a reference column means something we count differently, the
+column keeps the reference's meaning and the difference is written there:
+- `latency_ms_*` is the reference's turn duration (wall clock, a turn's first start to its end),
+  never a response latency; ours are `voice_to_voice_ms_*`. `ttfb_ms_*` is what the service
+  reported (= our `provider_ttfb_ms_*`). Both rounded to 2 decimals, as the reference.
+- `latency_ms_p95_ci_*`: its bootstrap (2000 resamples) seeded with the run's `run_index`, as it.
+- `judge_name` is the reference's judge name (`claude`, `openai`; an imported run's own); our
+  judge (`openai:gpt-5-mini`, `heuristic`, `reference:<model>`) is `judge`.
+- Rates are over our fixed denominators (`arena_tui.compare.leaderboard`), which the reference
+  also has for `tool_use_correct`, `ambiguity_handling` and `state_tracking`; a `turn_taking` that
+  was never scored is 0 of 0 here (the reference counts every turn as passing it).
+Per-category figures vary with the benchmark, so they are their own file (`category_summary.csv`,
+one row per run and category): the three tables never change shape. Consistency is
+`consistency.py`; the original eval's aggregates `aggregates.py`.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .leaderboard import POOLED, BoardRow, Leaderboard
+from .leaderboard import BoardRow, Leaderboard, RunFigures
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe, mean_std, wilson
+from ..timing import speed_note
 
-STRICT = "turn_pass_strict"  # metric name of the strict row pass in metric_summary.csv
+# The reference's six metrics (its SCORE_COLUMNS), in its order: one metric_summary row each.
+METRICS = ["turn_taking", "tool_use_correct", "instruction_following", "kb_grounding", "ambiguity_handling",
+           "state_tracking"]  # fmt: skip
+STRICT = "turn_pass_strict"  # ours: every scored dimension passes (turn_taking included)
+ORIGINAL = "turn_pass_tool_instruction_kb"  # the original eval's turn pass: tool ∧ instruction ∧ KB
+_COUNTS = ["pass_rows", "fail_rows", "empty_response_count", "model_ended_session_count"]
+_STATS = ["mean", "p50", "p90", "p95", "p99"]
+
+REFERENCE_RUN_RESULTS = [
+    "model_name", "run_index", "run_id", "run_dir", "benchmark_name", "judge_name", "judge_model",
+    "judge_version", "judged_at", "runtime_mode", "runtime_parallel", "disable_vad", "turns_scored",
+    "pass_rows", "fail_rows", "incomplete_rows", "pass_row_rate", "fail_row_rate", "empty_response_count",
+    "model_ended_session_count",
+    *(f"{c}_ci_{end}" for c in _COUNTS for end in ("lower", "upper")),
+    "pass_row_rate_ci_lower", "pass_row_rate_ci_upper", "fail_row_rate_ci_lower", "fail_row_rate_ci_upper",
+    *(f"{m}_{s}" for m in METRICS for s in ("passes", "applicable", "pass_rate", "pass_rate_ci_lower",
+                                            "pass_rate_ci_upper")),
+    *(f"latency_ms_{s}" for s in _STATS), *(f"ttfb_ms_{s}" for s in _STATS),
+    "latency_ms_p95_ci_lower", "latency_ms_p95_ci_upper",
+]  # fmt: skip
+# The run_results columns the reference's model_summary averages over runs (mean, std), in its order.
+REFERENCE_AVERAGED = [
+    "pass_rows", "fail_rows", "incomplete_rows", "pass_row_rate", "pass_row_rate_ci_lower",
+    "pass_row_rate_ci_upper", "fail_row_rate", "fail_row_rate_ci_lower", "fail_row_rate_ci_upper",
+    "empty_response_count", "empty_response_count_ci_lower", "empty_response_count_ci_upper",
+    "model_ended_session_count", "model_ended_session_count_ci_lower", "model_ended_session_count_ci_upper",
+    "pass_rows_ci_lower", "pass_rows_ci_upper", "fail_rows_ci_lower", "fail_rows_ci_upper",
+    "latency_ms_mean", "latency_ms_p50", "latency_ms_p90", "latency_ms_p95", "latency_ms_p95_ci_lower",
+    "latency_ms_p95_ci_upper", "latency_ms_p99", "ttfb_ms_mean", "ttfb_ms_p50", "ttfb_ms_p90", "ttfb_ms_p95",
+    "ttfb_ms_p99",
+]  # fmt: skip
+REFERENCE_MODEL_SUMMARY = ["model_name", *(f"{c}_{s}" for c in REFERENCE_AVERAGED for s in ("mean", "std"))]
+REFERENCE_METRIC_SUMMARY = ["model_name", "metric", "mean_pass_rate", "std_pass_rate", "mean_pass_rate_ci_lower",
+                            "mean_pass_rate_ci_upper", "mean_pass_count", "mean_applicable", "runs"]  # fmt: skip
 
 
-def _rate_cols(prefix: str, r: Rate | None, *, rate_name: str = "pass_rate") -> dict[str, Any]:
-    lo, hi = (r.ci95 if r is not None and r.ci95 else (None, None))
-    return {
-        f"{prefix}_passes": r.passes if r else None,
-        f"{prefix}_applicable": r.n if r else None,
-        f"{prefix}_{rate_name}": r.rate if r else None,
-        f"{prefix}_{rate_name}_ci_lower": lo,
-        f"{prefix}_{rate_name}_ci_upper": hi,
-    }
+def _rate_names(prefix: str, rate_name: str = "rate") -> list[str]:
+    return [f"{prefix}_passes", f"{prefix}_applicable", f"{prefix}_{rate_name}", f"{prefix}_{rate_name}_ci_lower",
+            f"{prefix}_{rate_name}_ci_upper"]  # fmt: skip
 
 
-def _dist_cols(prefix: str, d: Distribution | None, stats: Iterable[str] = ("mean", "p50", "p90", "p95", "p99")) -> dict:
-    return {f"{prefix}_{s}": (getattr(d, s) if d else None) for s in stats}
+def _dist_names(prefix: str, stats: Sequence[str]) -> list[str]:
+    return [f"{prefix}_{s}" for s in stats]
+
+
+_V2V = ["mean", "p50", "p90", "p95", "p99"]
+_LATENCY_OURS = [
+    "voice_to_voice_n", *_dist_names("voice_to_voice_ms", _V2V),
+    "voice_to_voice_ms_p50_ci_lower", "voice_to_voice_ms_p50_ci_upper",
+    "voice_to_voice_ms_p95_ci_lower", "voice_to_voice_ms_p95_ci_upper",
+    *_dist_names("voice_to_voice_tool_ms", ["n", "mean", "p50", "p95"]),
+    *_dist_names("voice_to_voice_non_tool_ms", ["n", "mean", "p50", "p95", "max"]),
+    *_dist_names("leading_silence_ms", ["n", "mean", "p50", "p95"]),
+    *_dist_names("pipeline_ttfb_ms", _V2V), *_dist_names("provider_ttfb_ms", _V2V),
+    "overlap_turns", "overlap_measured_turns", *_dist_names("overlap_ms", ["mean", "p50", "max"]),
+]  # fmt: skip
+OURS_RUN_RESULTS = [
+    "judge", "model_alias", "provider", "status", "started_at", "speed", "latency_note", "simulator", "fake",
+    "heuristic_judge", "imported", "labels", "latency_source", "turns_recorded", "missing_turns",
+    "latency_excluded", *_rate_names(STRICT), *_rate_names(ORIGINAL), *_LATENCY_OURS,
+]  # fmt: skip
+RUN_RESULTS = [*REFERENCE_RUN_RESULTS, *OURS_RUN_RESULTS]
+# run_results columns that are not figures to average over runs
+_NOT_AVERAGED = {
+    "model_name", "run_index", "run_id", "run_dir", "benchmark_name", "judge_name", "judge_model", "judge_version",
+    "judged_at", "runtime_mode", "runtime_parallel", "disable_vad", "judge", "model_alias", "provider", "status",
+    "started_at", "speed", "latency_note", "simulator", "fake", "heuristic_judge", "imported", "labels",
+    "latency_source", "turns_recorded", "latency_excluded",
+}  # fmt: skip
+OURS_AVERAGED = [c for c in RUN_RESULTS if c not in _NOT_AVERAGED and c not in REFERENCE_AVERAGED]
+OURS_MODEL_SUMMARY = [
+    "benchmark_name", "runs", "labels", "turns", "latency_runs", "latency_excluded",
+    *_rate_names(STRICT), *_rate_names(ORIGINAL), *(n for m in METRICS for n in _rate_names(f"{m}_pooled")),
+    *_LATENCY_OURS,
+    "empty_response_total", "model_ended_session_total", "missing_turns_total", "unjudged_turns_total",
+    "unstable_turns", "always_failing_turns",
+    *(f"{c}_{s}" for c in OURS_AVERAGED for s in ("mean", "std")),
+]  # fmt: skip
+MODEL_SUMMARY = [*REFERENCE_MODEL_SUMMARY, *OURS_MODEL_SUMMARY]
+OURS_METRIC_SUMMARY = ["benchmark_name", "pooled_passes", "pooled_applicable", "pooled_pass_rate",
+                       "pooled_pass_rate_ci_lower", "pooled_pass_rate_ci_upper", "labels"]  # fmt: skip
+METRIC_SUMMARY = [*REFERENCE_METRIC_SUMMARY, *OURS_METRIC_SUMMARY]
+CATEGORY_SUMMARY = ["model_name", "run_index", "run_id", "benchmark_name", "category",
+                    *_rate_names("turn_pass_strict", "pass_rate")]  # fmt: skip
+
+
+def _rate_cols(prefix: str, r: Rate | None, *, rate_name: str = "rate") -> dict[str, Any]:
+    r = r or Rate(0, 0)
+    lo, hi = r.ci95 or (None, None)
+    return dict(zip(_rate_names(prefix, rate_name), (r.passes, r.n, r.rate, lo, hi)))
+
+
+def _dist_cols(prefix: str, d: Distribution | None, stats: Sequence[str], digits: int | None = None) -> dict[str, Any]:
+    def value(s: str) -> Any:
+        v = getattr(d, s) if d is not None else (0 if s == "n" else None)
+        return round(v, digits) if digits is not None and isinstance(v, float) else v
+
+    return {f"{prefix}_{s}": value(s) for s in stats}
 
 
 def _count_cols(name: str, count: int, total: int) -> dict[str, Any]:
+    """The reference's interval on a count: the Wilson interval of count/total, times total."""
     lo, hi = wilson(count, total) if total else (None, None)
     return {f"{name}_ci_lower": lo * total if lo is not None else None,
             f"{name}_ci_upper": hi * total if hi is not None else None}  # fmt: skip
 
 
+def _latency_ours(v2v: list[float], tool: list[float], non_tool: list[float], silence: list[float],
+                  pipeline: list[float], provider: list[float], overlap: list[float]) -> dict[str, Any]:  # fmt: skip
+    """Our latency and overlap columns of one set of turns (a run, or a row's runs pooled)."""
+    d = describe(v2v)
+    p50_ci, p95_ci = bootstrap_percentile_cis(v2v, [50, 95]) or (None, None)
+    out: dict[str, Any] = {"voice_to_voice_n": d.n if d else 0, **_dist_cols("voice_to_voice_ms", d, _V2V)}
+    out["voice_to_voice_ms_p50_ci_lower"], out["voice_to_voice_ms_p50_ci_upper"] = p50_ci or (None, None)
+    out["voice_to_voice_ms_p95_ci_lower"], out["voice_to_voice_ms_p95_ci_upper"] = p95_ci or (None, None)
+    out.update(_dist_cols("voice_to_voice_tool_ms", describe(tool), ["n", "mean", "p50", "p95"]))
+    out.update(_dist_cols("voice_to_voice_non_tool_ms", describe(non_tool), ["n", "mean", "p50", "p95", "max"]))
+    out.update(_dist_cols("leading_silence_ms", describe(silence), ["n", "mean", "p50", "p95"]))
+    out.update(_dist_cols("pipeline_ttfb_ms", describe(pipeline), _V2V))
+    out.update(_dist_cols("provider_ttfb_ms", describe(provider), _V2V))
+    overlapping = [v for v in overlap if v > 0]
+    out.update({"overlap_turns": len(overlapping), "overlap_measured_turns": len(overlap)})
+    out.update(_dist_cols("overlap_ms", describe(overlapping), ["mean", "p50", "max"]))
+    return out
+
+
+def _judge_columns(f: RunFigures) -> dict[str, Any]:
+    """judge_name / judge_model / judge_version / judged_at as the reference's summary has them: an
+    imported run's own (its config's `imported.judges`), else our judge's kind and model."""
+    run = f.run
+    judges = sorted({st.shown.judge for st in run.standing.values()})
+    imported = run.row.config.get("imported")
+    known = imported.get("judges", {}) if isinstance(imported, dict) else {}
+    names, models, versions, times = [], [], [], []
+    for judge in judges:
+        mine = known.get(judge) if isinstance(known.get(judge), dict) else {}
+        kind, _, model = judge.partition(":")
+        names.append(mine.get("judge_name") or kind)
+        models.append(mine.get("judge_model") or model or kind)
+        versions.append(mine.get("judge_version") or "")
+        times.append(mine.get("judged_at") or "")
+
+    def joined(values: list[str]) -> str | None:
+        return ", ".join(v for v in values if v) or None
+
+    return {"judge_name": joined(names), "judge_model": joined(models), "judge_version": joined(versions),
+            "judged_at": joined(times)}  # fmt: skip
+
+
+def _runtime_columns(config: Mapping[str, Any]) -> dict[str, Any]:
+    """runtime_mode / runtime_parallel / disable_vad as the reference's runtime.json has them: only a
+    rehydrated run names its mode and parallelism (a sequential run leaves them empty, as theirs)."""
+    mode = config.get("mode")
+    rehydrated = isinstance(mode, str) and mode not in ("", "sequential")
+    return {"runtime_mode": mode if rehydrated else None, "runtime_parallel": config.get("parallel") if rehydrated else None,
+            "disable_vad": config.get("disable_vad")}  # fmt: skip
+
+
+def _latency_source(f: RunFigures) -> str:
+    config = f.run.row.config
+    imported = config.get("imported")
+    if isinstance(imported, dict):
+        return str(imported.get("latency") or "none: the folder has no conversation.wav to derive them from")
+    return "our timeline (live run)"
+
+
 def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
-    """One row per run: the reference's run_results.csv columns, then ours."""
-    dims = board.dimensions
+    """One row per run: the reference's run_results.csv columns, then ours (`RUN_RESULTS`)."""
     rows = []
     for f in board.runs:
         run, total = f.run, f.strict.n
-        judge = run.judge
+        config = run.row.config
+        imported = config.get("imported")
         row: dict[str, Any] = {
             "model_name": run.group,
-            "run_index": f.repeat,
+            "run_index": f.run_index,
             "run_id": run.run_id,
+            "run_dir": imported.get("from") if isinstance(imported, dict) else config.get("imported_from"),
             "benchmark_name": run.row.benchmark,
-            "judge_name": judge,
-            "judge_model": judge.split(":", 1)[1] if ":" in judge else judge,
-            "runtime_mode": run.row.config.get("mode") or "sequential",
+            **_judge_columns(f),
+            **_runtime_columns(config),
             "turns_scored": total,
             "pass_rows": f.strict.passes,
             "fail_rows": f.fail_rows,
@@ -66,128 +221,123 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
             "empty_response_count": f.empty_responses,
             "model_ended_session_count": f.ended_session,
         }
-        for name in ("pass_rows", "fail_rows", "empty_response_count", "model_ended_session_count"):
+        for name in _COUNTS:
             row.update(_count_cols(name, int(row[name]), total))
         for name, count in (("pass_row_rate", f.strict.passes), ("fail_row_rate", f.fail_rows)):
             lo, hi = wilson(count, total) if total else (None, None)
             row[f"{name}_ci_lower"], row[f"{name}_ci_upper"] = lo, hi
-        for d in dims:
-            row.update(_rate_cols(d, f.dimensions.get(d)))
-        provider = describe(f.provider_ttfb)
-        row.update(_dist_cols("ttfb_ms", provider))  # the reference's ttfb_ms: the service's own report
+        for m in METRICS:
+            row.update(_rate_cols(m, f.dimensions.get(m), rate_name="pass_rate"))
+        row.update(_dist_cols("latency_ms", describe(f.turn_durations), _STATS, digits=2))
+        row.update(_dist_cols("ttfb_ms", describe(f.provider_ttfb), _STATS, digits=2))  # the service's own report
+        ci = bootstrap_percentile_cis(f.turn_durations, [95], seed=f.run_index)  # seeded as the reference
+        row["latency_ms_p95_ci_lower"], row["latency_ms_p95_ci_upper"] = ci[0] if ci else (None, None)
         # ours from here
-        v2v = describe(f.v2v)
-        p50_ci, p95_ci = bootstrap_percentile_cis(f.v2v, [50, 95]) or (None, None)
         row.update({
+            "judge": run.judge,
             "model_alias": run.row.model,
             "provider": run.row.provider,
             "status": run.row.status,
             "started_at": run.row.started_at.isoformat(),
             "speed": run.speed,
+            "latency_note": speed_note(run.speed),
             "simulator": run.row.simulator,
-            "fake": bool(run.row.config.get("fake")),
+            "fake": bool(config.get("fake")),
             "heuristic_judge": run.heuristic,
+            "imported": isinstance(imported, dict),
             "labels": ", ".join(run.source_labels),
+            "latency_source": _latency_source(f),
             "turns_recorded": len(run.results),
             "missing_turns": f.missing_turns,
-            "latency_excluded": run.latency_excluded or "",
-            "voice_to_voice_n": v2v.n if v2v else 0,
+            "latency_excluded": run.latency_excluded,
+            **_rate_cols(STRICT, f.strict),
+            **_rate_cols(ORIGINAL, f.original),
+            **_latency_ours(f.v2v, f.v2v_tool, f.v2v_non_tool, f.leading_silence, f.pipeline_ttfb, f.provider_ttfb,
+                            f.overlap),
         })  # fmt: skip
-        row.update(_dist_cols("voice_to_voice_ms", v2v))
-        row["voice_to_voice_ms_p50_ci_lower"], row["voice_to_voice_ms_p50_ci_upper"] = p50_ci or (None, None)
-        row["voice_to_voice_ms_p95_ci_lower"], row["voice_to_voice_ms_p95_ci_upper"] = p95_ci or (None, None)
-        row.update(_dist_cols("voice_to_voice_tool_ms", describe(f.v2v_tool), ("n", "mean", "p50")))
-        row.update(_dist_cols("voice_to_voice_non_tool_ms", describe(f.v2v_non_tool), ("n", "mean", "p50")))
-        row.update(_dist_cols("leading_silence_ms", describe(f.leading_silence), ("mean", "p50", "p95")))
-        row.update(_dist_cols("pipeline_ttfb_ms", describe(f.pipeline_ttfb)))
-        row.update(_dist_cols("provider_ttfb_ms", provider))
-        for c, r in f.categories.items():
-            row.update(_rate_cols(f"category_{c}", r))
         rows.append(row)
     return rows
 
 
-_NOT_AVERAGED = {"run_index", "speed", "turns_recorded"}
-
-
 def _row_figures(row: BoardRow) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "model_name": row.model,
+    """A row's figures over all turns of its runs (ours, after the reference's averages)."""
+    figs = row.runs
+
+    def pool(attr: str) -> list[float]:
+        return [v for f in figs for v in getattr(f, attr)]
+
+    return {
         "benchmark_name": row.benchmark,
-        "runs": len(row.runs),
+        "runs": len(figs),
         "labels": ", ".join(row.labels),
         "turns": row.strict.n,
         "latency_runs": row.latency_runs,
         "latency_excluded": "; ".join(f"{k}: {v}" for k, v in row.latency_excluded.items()),
-    }
-    out.update(_rate_cols(STRICT, row.strict, rate_name="rate"))
-    for d, r in row.dimensions.items():
-        out.update(_rate_cols(f"{d}_pooled", r, rate_name="rate"))
-    out["voice_to_voice_n"] = row.v2v.n if row.v2v else 0
-    out.update(_dist_cols("voice_to_voice_ms", row.v2v))
-    out["voice_to_voice_ms_p50_ci_lower"], out["voice_to_voice_ms_p50_ci_upper"] = row.v2v_p50_ci or (None, None)
-    out["voice_to_voice_ms_p95_ci_lower"], out["voice_to_voice_ms_p95_ci_upper"] = row.v2v_p95_ci or (None, None)
-    out.update(_dist_cols("voice_to_voice_tool_ms", row.v2v_tool, ("n", "mean", "p50", "p95")))
-    out.update(_dist_cols("voice_to_voice_non_tool_ms", row.v2v_non_tool, ("n", "mean", "p50", "p95", "max")))
-    out.update(_dist_cols("leading_silence_ms", row.leading_silence, ("mean", "p50", "p95")))
-    out.update({
+        **_rate_cols(STRICT, row.strict),
+        **_rate_cols(ORIGINAL, row.original),
+        **{k: v for m in METRICS for k, v in _rate_cols(f"{m}_pooled", row.dimensions.get(m)).items()},
+        **_latency_ours(pool("v2v"), pool("v2v_tool"), pool("v2v_non_tool"), pool("leading_silence"),
+                        pool("pipeline_ttfb"), pool("provider_ttfb"), pool("overlap")),
         "empty_response_total": row.empty_responses,
         "model_ended_session_total": row.ended_session,
         "missing_turns_total": row.missing_turns,
         "unjudged_turns_total": row.unjudged_turns,
         "unstable_turns": sum(c.unstable for c in row.consistency),
         "always_failing_turns": ",".join(str(c.turn_index) for c in row.consistency if c.always_fails),
-    })  # fmt: skip
-    return out
+    }  # fmt: skip
+
+
+def _of_row(row: BoardRow, run_rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    ids = {f.run.run_id for f in row.runs}
+    return [r for r in run_rows if r["run_id"] in ids]
 
 
 def model_summary_rows(board: Leaderboard, run_rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One row per model and benchmark (and pooled): figures over all turns of its runs, then, as
-    the reference, `<column>_mean` / `<column>_std` of every numeric run_results column over runs."""
+    """One row per model and benchmark (and pooled): as the reference, `<column>_mean` / `_std`
+    (sample std, empty for one run) of its run_results columns over runs; then our figures over
+    all turns, then the same averages of our own run columns (`MODEL_SUMMARY`)."""
     out = []
     for row in board.rows:
-        ids = {f.run.run_id for f in row.runs}
-        mine = [r for r in run_rows if r["run_id"] in ids]
-        figures = _row_figures(row)
-        numeric = [k for k, v in mine[0].items() if _numeric(v) and k not in _NOT_AVERAGED] if mine else []
-        for k in dict.fromkeys(k for r in mine for k, v in r.items() if _numeric(v) and k not in _NOT_AVERAGED):
-            if k not in numeric:
-                numeric.append(k)
-        for k in numeric:
-            m, s = mean_std([r.get(k) for r in mine])
-            figures[f"{k}_mean"], figures[f"{k}_std"] = m, s
+        mine = _of_row(row, run_rows)
+        figures: dict[str, Any] = {"model_name": row.model}
+        for k in REFERENCE_AVERAGED:
+            figures[f"{k}_mean"], figures[f"{k}_std"] = mean_std([r.get(k) for r in mine])
+        figures.update(_row_figures(row))
+        for k in OURS_AVERAGED:
+            figures[f"{k}_mean"], figures[f"{k}_std"] = mean_std([_number(r.get(k)) for r in mine])
         out.append(figures)
     return out
 
 
-def _numeric(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+def _number(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
-def metric_summary_rows(board: Leaderboard) -> list[dict[str, Any]]:
-    """Per model, benchmark and metric: the reference's mean-over-runs columns, then the pooled rate."""
+def metric_summary_rows(board: Leaderboard, run_rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per model (and benchmark), the reference's six metric rows from its run_results columns:
+    the mean of the runs' pass rates (runs where the metric was scored), their population std (0
+    when there is none), the mean interval bounds, passes and applicable turns; then ours: the
+    row's pooled rate. After the six, our two turn-pass metrics (`STRICT`, `ORIGINAL`)."""
     out = []
     for row in board.rows:
-        metrics: dict[str, list[Rate | None]] = {d: [f.dimensions.get(d) for f in row.runs] for d in row.dimensions}
-        metrics[STRICT] = [f.strict for f in row.runs]
-        pooled = {**row.dimensions, STRICT: row.strict}
-        for metric, per_run in metrics.items():
-            scored = [r for r in per_run if r is not None and r.n]
-            rates = [r.rate for r in scored]
-            cis = [r.ci95 for r in scored if r.ci95]
+        mine = _of_row(row, run_rows)
+        pooled = {**row.dimensions, STRICT: row.strict, ORIGINAL: row.original}
+        for metric in [*METRICS, STRICT, ORIGINAL]:
+            rate = "pass_rate" if metric in METRICS else "rate"
+            rates = [r[f"{metric}_{rate}"] for r in mine if r[f"{metric}_{rate}"] is not None]
             mean_rate, std_rate = mean_std(rates, ddof=0)
-            p = pooled[metric]
+            p = pooled.get(metric) or Rate(0, 0)
             plo, phi = p.ci95 or (None, None)
             out.append({
                 "model_name": row.model,
                 "metric": metric,
                 "mean_pass_rate": mean_rate,
-                "std_pass_rate": std_rate if std_rate is not None else (0.0 if rates else None),
-                "mean_pass_rate_ci_lower": mean_std([c[0] for c in cis])[0],
-                "mean_pass_rate_ci_upper": mean_std([c[1] for c in cis])[0],
-                "mean_pass_count": mean_std([r.passes for r in scored])[0],
-                "mean_applicable": mean_std([r.n for r in scored])[0],
-                "runs": len(row.runs),
+                "std_pass_rate": std_rate if std_rate is not None else 0.0,
+                "mean_pass_rate_ci_lower": mean_std([r[f"{metric}_{rate}_ci_lower"] for r in mine])[0],
+                "mean_pass_rate_ci_upper": mean_std([r[f"{metric}_{rate}_ci_upper"] for r in mine])[0],
+                "mean_pass_count": mean_std([r[f"{metric}_passes"] for r in mine])[0],
+                "mean_applicable": mean_std([r[f"{metric}_applicable"] for r in mine])[0],
+                "runs": len(mine),
                 "benchmark_name": row.benchmark,
                 "pooled_passes": p.passes,
                 "pooled_applicable": p.n,
@@ -199,68 +349,32 @@ def metric_summary_rows(board: Leaderboard) -> list[dict[str, Any]]:
     return out
 
 
-def consistency_rows(board: Leaderboard) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(consistency_turn_summary rows, consistency_metric_flips rows), per model and benchmark."""
-    turns, flips = [], []
-    for row in board.rows:
-        if row.benchmark == POOLED:
-            continue
-        for c in row.consistency:
-            text = next((t for f in row.runs if (t := f.run.user_text(c.turn_index))), "")
-            per_repeat = [f.verdicts.get(c.turn_index, {}) for f in row.runs]
-            dims = sorted({d for v in per_repeat for d in v})
-            flipped = [d for d in dims if d in c.metric_flips]
-            turns.append({
-                "model_name": row.model,
-                "benchmark_name": row.benchmark,
-                "turn": c.turn_index,
-                "runs": c.runs,
-                "pass_runs": c.pass_runs,
-                "fail_runs": c.fail_runs,
-                "incomplete_runs": c.missing_runs,
-                "overall_status_pattern": c.pattern,
-                "overall_status_unique_count": len(set(c.statuses)),
-                "metric_flip_count": len(flipped),
-                "metric_flips": ",".join(flipped),
-                "unstable_overall": c.unstable,
-                "unstable_metric": bool(flipped),
-                "user_text": text,
-                "status_changes": c.flips,
-                "always_fails": c.always_fails,
-            })  # fmt: skip
-            for d in flipped:
-                values = [v.get(d, "na") for v in per_repeat]
-                flips.append({
-                    "model_name": row.model,
-                    "benchmark_name": row.benchmark,
-                    "turn": c.turn_index,
-                    "metric": d,
-                    "pattern": "|".join(f"{i}:{v}" for i, v in enumerate(values)),
-                    "pass_runs": values.count("pass"),
-                    "fail_runs": values.count("fail"),
-                    "na_runs": values.count("na"),
-                    "user_text": text,
-                    "changes": c.metric_flips[d],
-                })  # fmt: skip
-    return turns, flips
+def category_rows(board: Leaderboard) -> list[dict[str, Any]]:
+    """One row per run and benchmark category: the strict turn pass over the category's turns."""
+    return [
+        {"model_name": f.run.group, "run_index": f.run_index, "run_id": f.run.run_id,
+         "benchmark_name": f.run.row.benchmark, "category": c, **_rate_cols("turn_pass_strict", r, rate_name="pass_rate")}
+        for f in board.runs for c, r in f.categories.items()
+    ]  # fmt: skip
 
 
 def _cell(v: Any) -> Any:
+    """A value as the reference's CSVs write it: empty for none, floats in full (`repr`)."""
     if v is None:
         return ""
     if isinstance(v, float):
-        return f"{v:.6g}" if abs(v) < 1e6 else f"{v:.1f}"
+        return repr(v)
     return v
 
 
-def to_csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] = ()) -> str:
-    """CSV text; columns in first-seen order (or `columns` when there are no rows)."""
-    names = list(dict.fromkeys([*columns, *(k for r in rows for k in r)]))
+def to_csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """CSV text with exactly `columns`, in order (a row holding any other key is a bug)."""
+    extra = {k for r in rows for k in r} - set(columns)
+    if extra:
+        raise ValueError(f"columns not in the table's column list: {sorted(extra)}")
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=names, lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({k: _cell(r.get(k)) for k in names})
+        w.writerow({k: _cell(r.get(k)) for k in columns})
     return buf.getvalue()
-
-

@@ -12,9 +12,9 @@ from arena_tui.spine.audio import SILENCE_KEPT_MS, write_wav
 from arena_tui.spine.times import wall_ms
 from ..judge.locate import benchmark_of_run
 from ..judge.summary import render_text, summarize
-from ..timing import barge_in_ms, response_latency, speed_note
+from ..timing import barge_in_ms, response_latency, speed_note, turn_durations
 from ..verdicts import pass_rates, standing
-from .fields import OUR_LATENCIES, TURN_DURATION, reference_tracking, score_value
+from .fields import OUR_LATENCIES, reference_tracking, score_value
 from .layout import (
     ANALYSIS_SUFFIX,
     CONVERSATION,
@@ -48,9 +48,9 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
     out.mkdir(parents=True, exist_ok=True)
 
     results = {r.turn_index: r for r in await store.turn_results(run_id)}
-    t_end = {ev.turn_index: ev.t_ms for _, ev in await store.events(run_id, kinds=["turn_ended"])}
+    t_start, t_end = await store.turn_times(run_id)
     speed = run.speed  # the run timeline over the wall clock (None: not recorded, taken as 1)
-    durations = _turn_durations(run.config, t_end, await store.events(run_id, kinds=["turn_started"]), speed)
+    durations = turn_durations(run.config, t_start, t_end, speed)
     rows: dict[int, dict[str, Any]] = {}
     for idx, r in sorted(results.items()):
         if idx < 0:
@@ -180,25 +180,6 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
 
 def _int_or_none(ms: float | None) -> int | None:
     return None if ms is None else round(ms)
-
-
-def _turn_durations(config: Any, t_end: dict[int, float], started: list[tuple[int, Any]], speed: float | None) -> dict[int, int]:
-    """turn -> wall-clock ms from its first `turn_started` to its `turn_ended` (the reference's latency_ms).
-
-    Event times are on the audio timeline, which runs `speed` times faster than the wall clock.
-    A turn without a recorded start (an imported run) keeps the duration it was imported with.
-    """
-    config = config if isinstance(config, dict) else {}
-    kept = config.get(TURN_DURATION) if isinstance(config.get(TURN_DURATION), dict) else {}
-    out = {int(k): int(v) for k, v in kept.items() if str(k).lstrip("-").isdigit() and isinstance(v, (int, float))}
-    t_start: dict[int, float] = {}
-    for _, ev in started:
-        if ev.turn_index is not None:
-            t_start[ev.turn_index] = min(ev.t_ms, t_start.get(ev.turn_index, ev.t_ms))
-    for idx, t0 in t_start.items():
-        if idx in t_end:
-            out[idx] = round(wall_ms(t_end[idx] - t0, speed))
-    return out
 
 
 async def _benchmark_or_none(store: Any, run_id: str, data: str | os.PathLike[str] | None):

@@ -25,7 +25,6 @@ SENTINEL_STATUS = {  # the reference's assistant_text sentinel -> our turn statu
     MODEL_ENDED_SESSION: "ended_session",
     MODEL_ENDED_SESSION_EARLY: "ended_early",
 }
-TURN_DURATION = "turn_duration_ms"  # run config key: the reference's latency_ms per turn, kept as imported
 OUR_LATENCIES = {"pipeline_ttfb_ms": "pipeline_ttfb_ms", "v2v_ms": "voice_to_voice_ms",
                  "leading_silence_ms": "leading_silence_ms"}  # extra row field -> Latencies field
 # phase-2 link status -> the reference's; a call made with wrong arguments never satisfied the expectation

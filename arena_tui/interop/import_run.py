@@ -12,7 +12,8 @@ from pydantic import ValidationError
 
 from arena_tui.spine.events import DimensionScore, Judgement, Latencies, RunEnded, RunStarted, ToolCallRecord, TurnEnded, TurnResult
 from .conversation import conversation_events
-from .fields import OUR_LATENCIES, SENTINEL_STATUS, TURN_DURATION
+from ..timing import TURN_DURATION
+from .fields import OUR_LATENCIES, SENTINEL_STATUS
 from .layout import (
     CONVERSATION,
     JUDGED_SUFFIX,

@@ -156,6 +156,18 @@ class Reader:
             out.append(ev.result)
         return out
 
+    async def turn_times(self, run_id: str) -> tuple[list[tuple[int, float]], dict[int, float]]:
+        """Where each turn started and ended on the run's timeline, without reading payloads:
+        ([(turn, t_ms)] of every `turn_started`, {turn: t_ms of its last `turn_ended`})."""
+        rows = await self._read(
+            "SELECT kind, turn_index, t_ms FROM events WHERE run_id=? AND kind IN ('turn_started', 'turn_ended') "
+            "AND turn_index IS NOT NULL ORDER BY seq",
+            (run_id,),
+        )
+        started = [(int(i), float(t)) for kind, i, t in rows if kind == "turn_started"]
+        ended = {int(i): float(t) for kind, i, t in rows if kind == "turn_ended"}
+        return started, ended
+
     async def events(
         self,
         run_id: str,
