@@ -19,7 +19,9 @@ and the exports can never disagree about a number. The rules:
   or judge error) are left out of the rates unless the caller knows which dimensions they were
   due (`due`, from the benchmark: the summary and the exports). Then every due dimension
   counts as a failure, except those the errored revision still carries (computed in code, e.g.
-  `turn_taking`), so failures cannot vanish from a run's report.
+  `turn_taking`), so failures cannot vanish from a run's report. A verdict that scores nothing
+  (every dimension "na": an imported reference row whose scores are all null, its "incomplete"
+  row) is no valid verdict either: never a pass.
 - **Invalid turns** (`counts`). A turn our machine lost pace on (`lost_pace`) is no measurement
   of the model: it is not judged, is due nothing, and counts in no pass rate (a resume plays it
   again; the new row counts).
@@ -194,7 +196,7 @@ class Tally:
     rows: dict[int, bool] = field(default_factory=dict)  # turn -> strict pass, for the turns counted
     original_rows: dict[int, bool] = field(default_factory=dict)  # turn -> the original eval's pass, same turns
     judge_errors: list[int] = field(default_factory=list)  # every revision errored
-    unjudged: list[int] = field(default_factory=list)  # due, never judged
+    unjudged: list[int] = field(default_factory=list)  # due, never judged (or judged with nothing scored)
     rejudge_errors: list[int] = field(default_factory=list)  # newest revision errored, a verdict stands
     heuristic: bool = False
 
@@ -230,13 +232,16 @@ def tally(judgements: Iterable[Any], due: Mapping[int, Iterable[str]] | None = N
             elif st.error:
                 out.rejudge_errors.append(idx)
             verdicts = st.scores
-        if st is not None and st.judgement is not None:
+        usable = st is not None and st.judgement is not None and row_verdict(verdicts) != "na"
+        if st is not None and st.judgement is not None and not usable:
+            out.unjudged.append(idx)  # a verdict that scores nothing (the reference's incomplete row) is none
+        if usable:
             ok, ok_original = row_passes(verdicts), original_row_passes(verdicts)
         elif due is None:
             continue  # no valid verdict and no denominators known: shown as a judge error only
         else:
             verdicts = {d: "fail" for d in due[idx]}
-            if st is not None:
+            if st is not None and st.judgement is None:
                 verdicts.update(scores_of(st.newest))  # computed in code (turn_taking): still valid
             ok = ok_original = False
         for d, v in verdicts.items():

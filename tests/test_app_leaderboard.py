@@ -57,11 +57,14 @@ async def test_the_leaderboard_shows_the_data_layers_figures(stored) -> None:
     async with app.run_test(size=(160, 48)) as pilot:
         board = await open_board(pilot)
         head = [str(c.label) for c in board.query_one("#board", DataTable).columns.values()]
-        assert head[:5] == ["model", "benchmark", "runs", "strict ↓", "KB"]
+        assert head[:6] == ["model", "benchmark", "runs", "pass (all) ↓", "pass (t∧i∧kb)", "KB"]
         row = cells(board, "#board", GPT)
-        # strict 7/12 with its Wilson interval, kb 10/12, p50 1200 / p95 2250 over R1 and R2 only (R3 is at 20x)
+        # strict 7/12 with its Wilson interval, kb 10/12, p50 1200 / p95 2250 over R1 and R2 only (R3 is at 20x);
+        # the original eval's pass (tool ∧ instruction ∧ KB) 9/12: R1's state_tracking failure passes it
         assert row[2] == "3\n2 at 1x"
-        assert row[3] == "58% 7/12\n[32–81]" and row[4] == "83% 10/12\n[55–95]"
+        assert row[3] == "58% 7/12\n[32–81]" and row[5] == "83% 10/12\n[55–95]"
+        assert row[4] == "75% 9/12\n[47–91]"
+        assert row[head.index("overlap")] == "0/7\nnone"  # 7 turns measured at speed 1 (R1: 4, R2: 3), none overlapped
         p50, p95 = head.index("v2v p50"), head.index("v2v p95")
         assert row[p50].startswith("1,200 ms\n[") and row[p95].startswith("2,250 ms\n[")
         assert row[head.index("tool p50")] == "2,000 ms\nn=2"
@@ -70,7 +73,7 @@ async def test_the_leaderboard_shows_the_data_layers_figures(stored) -> None:
         # a run never judged: its rates are "not judged", never 0 %; its latency still counts
         unjudged = cells(board, "#board", UNJUDGED)
         assert unjudged[0] == "gpt-realtime\n[unjudged]"
-        assert unjudged[3] == "–\nnot judged" and unjudged[4] == "–\nnot judged"
+        assert unjudged[3] == "–\nnot judged" and unjudged[4] == "–\nnot judged" and unjudged[5] == "–\nnot judged"
         assert unjudged[p50] == "800 ms\n[800–800]"
         heuristic = cells(board, "#board", "gpt-realtime [heuristic judge]\x1fmini_bench")
         assert heuristic[p50] == "–\nspeed not recorded"
@@ -90,7 +93,9 @@ async def test_sorting_by_key_and_by_clicking_a_header(stored) -> None:
         # default: strict pass, best first; rows without a rate (never judged) last
         assert order(board)[-1] == UNJUDGED
         assert order(board).index(SIM) < order(board).index(GPT)
-        await pilot.press("s")  # next column: kb_grounding, best first
+        await pilot.press("s")  # next column: the original eval's pass, best first
+        assert board.sort_key == "original" and board.descending
+        await pilot.press("s")  # then kb_grounding
         assert board.sort_key == "dim:kb_grounding" and board.descending
         await pilot.press("S")  # reversed: worst first, the unjudged row still last
         assert not board.descending and order(board)[0] == "gpt-realtime\x1fother_bench"

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from arena_tui.spine.audio import AudioError, float_to_pcm16, read_wav
 from arena_tui.spine.events import AudioChunk
 from .layout import InteropError
@@ -12,19 +14,23 @@ from .layout import InteropError
 SLICE_S = 10  # conversation audio is imported in slices, as a live run records it
 
 
-def conversation_events(path: Path, run_id: str, layout: Any = None) -> list[AudioChunk]:
-    """The WAV as conversation slices; `layout` (our export's `conversation`: its start on the
-    timeline and the silences it cut) puts each slice back where it was recorded."""
+def read_conversation(path: Path) -> tuple[np.ndarray, int] | None:
+    """The stereo recording as PCM16 frames × 2 (left user, right bot) and its rate; None when absent."""
     if not path.is_file():
-        return []
+        return None
     try:
         frames, fmt = read_wav(path)
     except AudioError as e:
         raise InteropError(str(e)) from None
     if fmt.channels != 2:
         raise InteropError(f"{path}: conversation.wav must be stereo (left user, right bot), has {fmt.channels} channel(s)")
-    pcm = float_to_pcm16(frames)
-    rate = fmt.sample_rate
+    return float_to_pcm16(frames).reshape(-1, 2), fmt.sample_rate
+
+
+def conversation_events(pcm: np.ndarray, rate: int, run_id: str, layout: Any = None) -> list[AudioChunk]:
+    """The recording (`read_conversation`) as conversation slices; `layout` (our export's
+    `conversation`: its start on the timeline and the silences it cut) puts each slice back where
+    it was recorded."""
     layout = layout if isinstance(layout, dict) else {}
     start_ms = float(layout.get("start_ms") or 0.0)
     kept = round(float(layout.get("silence_kept_ms") or 0.0) * rate / 1000.0)

@@ -1,18 +1,27 @@
-"""Read a reference run folder (ours or the reference harness's) into the store as events."""
+"""Read a reference run folder (ours or the reference harness's) into the store as events.
+
+A folder we exported carries our exact records (`arena_tui` keys) and comes back as it was. A
+folder the reference harness wrote is read field by field (`fields.py`) and, being another
+harness's, recorded as imported (its config's `imported`): its judges as they named themselves,
+its runtime (mode, parallelism, VAD), speed 1 unless its runtime.json says otherwise (its audio
+plays in real time), and voice-to-voice, leading silence and overlap derived on import from its
+`conversation.wav` by our own rules (`wav_metrics.py`), when its rows carry none of ours.
+"""
 
 from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from arena_tui.spine.events import DimensionScore, Judgement, Latencies, RunEnded, RunStarted, ToolCallRecord, TurnEnded, TurnResult
-from .conversation import conversation_events
 from ..timing import TURN_DURATION
+from . import wav_metrics
+from .conversation import conversation_events, read_conversation
 from .fields import OUR_LATENCIES, SENTINEL_STATUS
 from .layout import (
     CONVERSATION,
@@ -138,12 +147,27 @@ async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None =
     timed.sort(key=lambda x: (x[0], x[1].turn_index))
     model = runtime.get("model_name") or (m.group(2) if m else "unknown")
     config = dict(ours.get("config") or {})
-    config.setdefault("imported_from", str(run_dir))
     if durations:
         config[TURN_DURATION] = durations
     if runtime.get("note"):
         config.setdefault("note", runtime["note"])
-    speed = ours.get("speed") if isinstance(ours.get("speed"), (int, float)) and ours["speed"] > 0 else None
+    recording = read_conversation(run_dir / CONVERSATION)
+    judgements, judges = _judgement_events(run_dir, rid)
+    if ours:
+        config.setdefault("imported_from", str(run_dir))
+        speed = ours.get("speed") if _positive(ours.get("speed")) else None
+    else:  # the reference harness's folder
+        speed = float(runtime["speed"]) if _positive(runtime.get("speed")) else 1.0
+        for key in ("mode", "parallel", "disable_vad"):  # its runtime.json, under our config's names
+            if runtime.get(key) is not None:
+                config[key] = runtime[key]
+        imported: dict[str, Any] = {
+            "from": str(run_dir), "harness": "reference", "judges": judges,
+            "speed": f"{speed:g}" + ("" if _positive(runtime.get("speed")) else
+                                     " (not recorded: the reference plays its audio in real time)"),
+        }  # fmt: skip
+        timed, t0, imported["latency"], imported["derived"] = _derive(timed, t0, recording, tpath)
+        config["imported"] = imported
     events: list[Any] = [
         RunStarted(run_id=rid, t_ms=0.0, benchmark=bench, model=str(model),
                    provider=ours.get("provider") or "reference", simulator=bool(ours.get("simulator", False)),
@@ -151,8 +175,9 @@ async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None =
                    speed=speed, wall_time=t0)  # the run's own start, not the import's
     ]
     events += [TurnEnded(run_id=rid, t_ms=t_ms, turn_index=r.turn_index, result=r) for t_ms, r in timed]
-    events += conversation_events(run_dir / CONVERSATION, rid, ours.get("conversation"))
-    events += _judgement_events(run_dir, rid)
+    if recording is not None:
+        events += conversation_events(*recording, rid, ours.get("conversation"))
+    events += judgements
     end_t = max((t for t, _ in timed), default=0.0)
     status = ours.get("status") if ours.get("status") in ("completed", "interrupted", "failed") else "completed"
     # the run's own end: as exported, else the last row's wall clock (else the store's started + t / speed)
@@ -164,13 +189,46 @@ async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None =
     return rid
 
 
-def _judgement_events(run_dir: Path, run_id: str) -> list[Judgement]:
+def _positive(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < float("inf")
+
+
+def _derive(timed: list[tuple[float, TurnResult]], t0: datetime | None, recording: tuple[Any, int] | None,
+            tpath: Path) -> tuple[list[tuple[float, TurnResult]], datetime | None, str, dict[str, Any] | None]:
+    """The rows with voice-to-voice, leading silence and overlap derived from the recording
+    (`wav_metrics`), when no row carries figures of ours; the run's start moved to the recording's
+    (each turn then ends where the transcript's clock says, and no turn before its last speech);
+    what `imported.latency` says; what was derived (None: nothing tried)."""
+    if recording is None:
+        return timed, t0, "none: the folder has no conversation.wav", None
+    if any(getattr(r.latencies, ours) is not None for _, r in timed for ours in OUR_LATENCIES.values()):
+        return timed, t0, f"the latency fields of {tpath.name} (v2v_ms, leading_silence_ms, pipeline_ttfb_ms)", None
+    rec = wav_metrics.read_recording(*recording)
+    derived = wav_metrics.derive(rec, [r for _, r in timed])
+    if derived.problem or not derived.measures:
+        return timed, t0, f"none: {derived.problem or 'no turn could be measured'}", derived.summary(rec)
+    rows = wav_metrics.apply([r for _, r in timed], derived)
+    ends = {t: max(w.speech[-1].end_ms, *(b.end_ms for b in w.bot_speech)) for t, (w, _, _) in derived.measures.items()}
+    shift = max(ends[r.turn_index] - t for (t, _), r in zip(timed, rows) if r.turn_index in ends)
+    moved = [(t + shift, r) for (t, _), r in zip(timed, rows)]
+    if t0 is not None:
+        t0 -= timedelta(milliseconds=shift)
+    n, total = len(derived.measures), sum(1 for _, r in timed if r.turn_index >= 0)
+    return moved, t0, f"derived on import from conversation.wav ({n} of {total} turns, our timeline rules)", \
+        derived.summary(rec)
+
+
+def _judgement_events(run_dir: Path, run_id: str) -> tuple[list[Judgement], dict[str, dict[str, Any]]]:
+    """Every judge file's verdicts as judgements, and per judge what its summary says of itself
+    (judge_name, judge_model, judge_version, judged_at: the reference's run_results columns)."""
     out: list[Judgement] = []
+    judges: dict[str, dict[str, Any]] = {}
     revision: dict[int, int] = {}  # several judges' files: later files become later revisions
     for path in sorted(run_dir.glob(f"*{JUDGED_SUFFIX}")):
         prefix = path.name[: -len(JUDGED_SUFFIX)]
         summary_path = run_dir / f"{prefix}{SUMMARY_SUFFIX}"
         judge, heuristic = f"reference:{prefix}", prefix == "heuristic"
+        doc: dict[str, Any] = {}
         if summary_path.is_file():
             try:
                 doc = json.loads(summary_path.read_text(encoding="utf-8"))
@@ -179,6 +237,8 @@ def _judgement_events(run_dir: Path, run_id: str) -> list[Judgement]:
                 heuristic = bool(doc.get("heuristic", heuristic))
             except json.JSONDecodeError as e:
                 raise InteropError(f"{summary_path}: not JSON ({e.msg})") from None
+        judges[judge] = {"judge_name": str(doc.get("judge_name") or prefix),
+                         **{k: str(doc[k]) for k in ("judge_model", "judge_version", "judged_at") if doc.get(k)}}
         for n, row in read_jsonl(path):
             where = f"{path}:{n}"
             extra = row.get("arena_tui")
@@ -194,4 +254,4 @@ def _judgement_events(run_dir: Path, run_id: str) -> list[Judgement]:
             j = _judgement_from_reference(row, where, run_id, judge, heuristic)
             revision[turn] = revision.get(turn, 0) + 1
             out.append(j.model_copy(update={"revision": revision[turn]}))
-    return out
+    return out, judges

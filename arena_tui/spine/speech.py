@@ -299,8 +299,8 @@ def energy_speech_intervals(pcm: PcmLike, sample_rate: int, offset_ms: float = 0
     return to_intervals(runs, step, total_ms, ENERGY_MIN_SPEECH_MS, SPEECH_PAD_MS, offset_ms)
 
 
-def speech_intervals(pcm: PcmLike, sample_rate: int, offset_ms: float = 0.0,
-                     min_silence_ms: float = MIN_SILENCE_MS) -> list[Interval]:
+def energy_speech(pcm: PcmLike, sample_rate: int, offset_ms: float = 0.0,
+                  min_silence_ms: float = MIN_SILENCE_MS) -> list[Interval]:
     """Energy speech with pauses shorter than `min_silence_ms` bridged (a live run's user WAV rule)."""
     return merge_intervals(energy_speech_intervals(pcm, sample_rate, offset_ms), min_silence_ms)
 

@@ -52,6 +52,15 @@ def split_cell(d: Distribution | None, why_not: str) -> Text:
     return Text.assemble(ms_text(d.p50), "\n", (f"n={d.n}", MUTED))
 
 
+def overlap_cell(row: BoardRow) -> Text:
+    """Turns whose speech overlapped (`2/30`) over the longest overlap; without turns measured, why."""
+    r = row.overlap
+    if not r.n:
+        return Text.assemble(("–", MUTED), "\n", (no_latency(row), MUTED))
+    longest = f"max {ms_text(row.overlap_ms.max)}" if row.overlap_ms else "none"
+    return Text.assemble((f"{r.passes}/{r.n}", "yellow" if r.passes else ""), "\n", (longest, MUTED))
+
+
 def count_cell(n: int, style: str = "yellow") -> Text:
     return Text(str(n), style if n else MUTED)
 
@@ -100,13 +109,16 @@ def _rate(r: Rate | None, judged: bool) -> float | None:
 
 
 def board_columns(dimensions: list[str]) -> list[Column]:
-    """model, benchmark, runs, strict, one per dimension, latency, tool split, silence, counts."""
+    """model, benchmark, runs, both turn passes (ours, the original eval's), one per dimension,
+    latency, tool split, silence, overlap, counts."""
     cols = [
         Column("model", "model", lambda r: model_cell(r), lambda r: r.model),
         Column("benchmark", "benchmark", lambda r: Text(r.benchmark, "italic" if r.benchmark == POOLED else ""),
                lambda r: (r.benchmark == POOLED, r.benchmark)),
         Column("runs", "runs", runs_cell, lambda r: len(r.runs), True),
-        Column("strict", "strict", lambda r: rate_cell(r.strict, r.judged), lambda r: _rate(r.strict, r.judged), True),
+        Column("strict", "pass (all)", lambda r: rate_cell(r.strict, r.judged), lambda r: _rate(r.strict, r.judged), True),
+        Column("original", "pass (t∧i∧kb)", lambda r: rate_cell(r.original, r.judged),
+               lambda r: _rate(r.original, r.judged), True),
     ]  # fmt: skip
     for d in dimensions:
         cols.append(Column(f"dim:{d}", dim_label(d), lambda r, d=d: rate_cell(r.dimensions.get(d), r.judged),
@@ -122,6 +134,7 @@ def board_columns(dimensions: list[str]) -> list[Column]:
                lambda r: _p(r.v2v_non_tool, "p50")),
         Column("silence", "lead sil p50", lambda r: split_cell(r.leading_silence, no_latency(r)),
                lambda r: _p(r.leading_silence, "p50")),
+        Column("overlap", "overlap", lambda r: overlap_cell(r), lambda r: r.overlap.rate),
         Column("empty", "empty", lambda r: count_cell(r.empty_responses), lambda r: r.empty_responses, True),
         Column("ended", "ended", lambda r: count_cell(r.ended_session), lambda r: r.ended_session, True),
         Column("missing", "miss/unj", lambda r: Text(f"{r.missing_turns}/{r.unjudged_turns}",
