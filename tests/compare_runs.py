@@ -4,7 +4,7 @@
 The runs, and what the leaderboard must make of them (worked out by hand in the tests):
 
 - gpt-realtime R1 (speed 1): all pass except turn 2's state_tracking (turn 0's re-judge failed, its first
-  verdict stands); v2v 900/1500(tool)/1100/1300.
+  verdict stands); v2v 900/1500(tool)/1100/1300; its user audio placed on every turn, 150 ms of overlap on turn 3.
 - gpt-realtime R2 (speed 1): turn 1 wrong call (tool fail), turn 2 empty response whose judge failed,
   turn 3 never ran (interrupted): v2v 1000/2500(tool).
 - gpt-realtime R3 (speed 20): turn 2 fails state_tracking, turn 3 ended the session; v2v 50 each
@@ -23,6 +23,7 @@ from pathlib import Path
 from arena_tui.spine.events import (
     EMPTY_RESPONSE,
     DimensionScore,
+    Interval,
     Judgement,
     Latencies,
     RunEnded,
@@ -70,6 +71,7 @@ class T:
     judge_error: bool = False
     leading_silence: float | None = None
     rejudge_error: bool = False  # a later revision whose judge failed (the verdict before it stands)
+    overlap: float | None = None  # overlap_ms; set, the turn's user audio is placed on the timeline
 
 
 def all_pass(turn: int, *, tool: bool = False, state: bool = False) -> dict[str, str]:
@@ -94,6 +96,8 @@ def events(run_id: str, model: str, bench: str, turns: list[T], *, config: dict,
             assistant_text=EMPTY_RESPONSE if t.status == "empty_response" else "reply", tool_calls=calls,
             sentinel=EMPTY_RESPONSE if t.status == "empty_response" else None,
             latencies=Latencies(voice_to_voice_ms=t.v2v, leading_silence_ms=t.leading_silence),
+            **({"user_audio": Interval(start_ms=t_ms - 900, end_ms=t_ms - 500), "overlap_ms": t.overlap}
+               if t.overlap is not None else {}),
         )  # fmt: skip
         evs.append(TurnEnded(run_id=run_id, t_ms=t_ms, turn_index=t.turn, result=result))
         if t.verdicts is not None:
@@ -112,10 +116,10 @@ def events(run_id: str, model: str, bench: str, turns: list[T], *, config: dict,
 def scenario() -> list[list]:
     s1 = {"speed": 1.0}
     r1 = [
-        T(0, all_pass(0), 900, leading_silence=100, rejudge_error=True),
-        T(1, all_pass(1, tool=True), 1500, calls=[("book", {"day": "saturday"})], leading_silence=200),
-        T(2, {**all_pass(2, state=True), "state_tracking": F}, 1100, leading_silence=300),
-        T(3, all_pass(3, state=True), 1300, leading_silence=400),
+        T(0, all_pass(0), 900, leading_silence=100, rejudge_error=True, overlap=0.0),
+        T(1, all_pass(1, tool=True), 1500, calls=[("book", {"day": "saturday"})], leading_silence=200, overlap=0.0),
+        T(2, {**all_pass(2, state=True), "state_tracking": F}, 1100, leading_silence=300, overlap=0.0),
+        T(3, all_pass(3, state=True), 1300, leading_silence=400, overlap=150.0),
     ]
     r2 = [
         T(0, all_pass(0), 1000),

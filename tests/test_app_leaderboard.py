@@ -64,7 +64,7 @@ async def test_the_leaderboard_shows_the_data_layers_figures(stored) -> None:
         assert row[2] == "3\n2 at 1x"
         assert row[3] == "58% 7/12\n[32–81]" and row[5] == "83% 10/12\n[55–95]"
         assert row[4] == "75% 9/12\n[47–91]"
-        assert row[head.index("overlap")] == "0/7\nnone"  # 7 turns measured at speed 1 (R1: 4, R2: 3), none overlapped
+        assert row[head.index("overlap")] == "1/4\nmax 150 ms"  # R1's four turns measured (R2 places no audio)
         p50, p95 = head.index("v2v p50"), head.index("v2v p95")
         assert row[p50].startswith("1,200 ms\n[") and row[p95].startswith("2,250 ms\n[")
         assert row[head.index("tool p50")] == "2,000 ms\nn=2"

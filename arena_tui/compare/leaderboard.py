@@ -22,8 +22,9 @@ with every revision of a run's judgements. What this module adds (each rule stat
 - Two turn pass rates, each named: ours (`strict`: every scored dimension passes, turn_taking
   included) and the original eval's (`original`: tool use ∧ instruction following ∧ KB
   grounding), both by `arena_tui.verdicts` over the same fixed denominators.
-- Overlap: per turn counted for latency, whether the user's and the bot's speech overlapped
-  (>= 100 ms, the turn's `overlap_ms`), and for how long.
+- Overlap: per turn counted for latency whose user audio is on the timeline (`user_audio`: every
+  live audio turn, every turn an import measured), whether the user's and the bot's speech
+  overlapped (>= 100 ms, the turn's `overlap_ms`), and for how long.
 - A run imported from the reference harness (its config's `imported`, set by
   `arena_tui.interop`) is labelled `imported`: another harness produced its numbers.
 """
@@ -229,7 +230,7 @@ class RunFigures:
     leading_silence: list[float] = field(default_factory=list)
     pipeline_ttfb: list[float] = field(default_factory=list)
     provider_ttfb: list[float] = field(default_factory=list)
-    overlap: list[float] = field(default_factory=list)  # overlap_ms of each turn counted for latency
+    overlap: list[float] = field(default_factory=list)  # overlap_ms of each turn measured (counted for latency)
     turn_durations: list[float] = field(default_factory=list)  # the reference's latency_ms, runs at speed 1
 
     @property
@@ -282,7 +283,8 @@ def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
         if comparable(run.speed) and t in run.durations:
             f.turn_durations.append(float(run.durations[t]))
         if with_latency:
-            f.overlap.append(result.overlap_ms)
+            if result.user_audio is not None:  # the user's audio was placed on the timeline: overlap measured
+                f.overlap.append(result.overlap_ms)
             lat = result.latencies
             v2v = response_latency(lat.voice_to_voice_ms)  # a barge-in is no latency
             if v2v is not None:
