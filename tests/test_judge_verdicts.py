@@ -17,6 +17,7 @@ from arena_tui.run_view import RunState
 from arena_tui.store import Store
 from arena_tui.verdicts import (
     DIMENSIONS,
+    original_row_passes,
     repeat_status,
     row_passes,
     row_verdict,
@@ -91,6 +92,30 @@ def test_standing_orders_revisions_then_phase_then_arrival_and_reads_rows() -> N
     assert st[4].judgement is rows[0] and st[4].verdict == "pass"
     assert st[5].judgement is None and st[5].verdict == "judge_error" and standing_judgements(rows)[5] is rows[3]
     assert tally(rows).dimensions == {"kb_grounding": (1, 1)}
+
+
+def test_the_original_evals_turn_pass_beside_ours() -> None:
+    """The original eval passes a turn on tool use, instruction following and KB grounding alone;
+    ours on every scored dimension. A turn failing turn_taking (or state tracking) only passes
+    theirs; a turn without a usable verdict passes neither."""
+    core = {"kb_grounding": "pass", "instruction_following": "pass", "tool_use_correct": "na"}
+    assert original_row_passes({**core, "turn_taking": "fail", "state_tracking": "fail"})
+    assert not original_row_passes({**core, "kb_grounding": "fail"})
+    rows = [judged(0, {**core, "turn_taking": "pass"}), judged(1, {**core, "turn_taking": "fail"}),
+            judged(2, {**core, "tool_use_correct": "fail", "turn_taking": "pass"})]
+    due = {i: ["kb_grounding", "instruction_following"] for i in range(4)}
+    t = tally(rows, due)  # turn 3: never judged
+    assert t.strict == (1, 4) and t.original == (2, 4)
+
+
+def test_a_verdict_that_scores_nothing_is_no_pass() -> None:
+    """An imported reference row whose scores are all null (its "incomplete" row) is no verdict:
+    never a pass, charged its due dimensions like a turn never judged."""
+    empty = judged(0, {"kb_grounding": "na", "instruction_following": "na", "turn_taking": "na"})
+    assert tally([empty]).strict == (0, 0)  # no denominators: not counted at all
+    t = tally([empty], {0: ["kb_grounding", "instruction_following"]})
+    assert t.strict == (0, 1) and t.original == (0, 1) and t.unjudged == [0]
+    assert t.dimensions == {"kb_grounding": (0, 1), "instruction_following": (0, 1)}
 
 
 def test_strict_rows_and_dimension_labels() -> None:

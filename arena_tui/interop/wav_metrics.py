@@ -72,6 +72,7 @@ def find_tags(bot: np.ndarray, rate: int) -> list[Interval]:
     marked = np.concatenate(flags) if flags else np.zeros(0, dtype=bool)
     out: list[Interval] = []
     period = max(1, round(rate / TAG_FREQ_HZ))
+    tag_len = round(rate * TAG_MS / 1000.0)
     k = 0
     while k < len(marked):
         if not marked[k]:
@@ -85,12 +86,14 @@ def find_tags(bot: np.ndarray, rate: int) -> list[Interval]:
         z = seg * np.exp(-2j * np.pi * TAG_FREQ_HZ * (a + np.arange(len(seg))) / rate)
         env = 2.0 * np.abs(np.convolve(z, np.ones(period) / period, mode="same"))
         above = np.flatnonzero(env >= env.max() / 2.0)
-        first, last = (a + above[0]) * 1000.0 / rate, (a + above[-1] + 1) * 1000.0 / rate
-        if TAG_MIN_MS <= last - first <= TAG_MAX_MS and lo <= env.max() <= hi:
-            # a whole tag: its centre less half its length (its fades, if any, cancel out); a tag
-            # cut short by a short frame: where it reached half its peak
-            onset = (first + last - TAG_MS) / 2.0 if last - first >= TAG_MS - TAG_FULL_SLACK_MS else first
-            out.append(Interval(start_ms=onset, end_ms=max(last, onset + TAG_MS)))
+        i0, i1 = a + int(above[0]), a + int(above[-1])  # first and last sample at half its peak
+        span_ms = (i1 + 1 - i0) * 1000.0 / rate
+        if TAG_MIN_MS <= span_ms <= TAG_MAX_MS and lo <= env.max() <= hi:
+            # a whole tag: its centre sample less half its length (its fades, if any, cancel out);
+            # a tag cut short by a short frame: where it reached half its peak
+            whole = span_ms >= TAG_MS - TAG_FULL_SLACK_MS
+            first = round((i0 + i1) / 2.0 - (tag_len - 1) / 2.0) if whole else i0
+            out.append(Interval(start_ms=first * 1000.0 / rate, end_ms=max(i1 + 1, first + tag_len) * 1000.0 / rate))
         k = k1
     return out
 
