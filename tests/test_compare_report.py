@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import fnmatch
 import json
 import re
 from pathlib import Path
@@ -189,9 +190,31 @@ def test_report_columns_are_the_reference_then_ours_whatever_the_data(db: Path, 
     assert cli.main(["--db", str(db), "report", "r4", str(narrow)]) == 0  # one run, no benchmark data
     got = headers(wide)
     assert got == headers(narrow)
+    assert all(len(set(cols)) == len(cols) for cols in got.values())  # no column twice
     for name, reference in REFERENCE.items():
         assert got[name][: len(reference)] == reference, name
     assert got == json.loads(COLUMNS.read_text())
+
+
+def test_docs_name_every_column() -> None:
+    """docs/reports.md lists every column of every CSV (its meaning and the reference's name):
+    each is named there, literally or by a pattern (`<metric>`, `<stat>`, `*`); a model_summary
+    `<c>_mean` / `<c>_std` is the run_results column `<c>` averaged."""
+    doc = (Path(__file__).parents[1] / "docs" / "reports.md").read_text(encoding="utf-8")
+    doc = re.sub(r"```.*?```", "", doc, flags=re.S)  # the fenced examples
+    patterns = set()
+    for token in re.findall(r"`([^`]+)`", doc):
+        for m in REFERENCE_METRICS:
+            for stat in ("mean", "p50", "p90", "p95", "p99"):
+                patterns.add(token.replace("<metric>", m).replace("<stat>", stat))
+    columns = json.loads(COLUMNS.read_text())
+
+    def named(col: str) -> bool:
+        return any(fnmatch.fnmatchcase(col, p) for p in patterns)
+
+    missing = sorted({c for cols in columns.values() for c in cols if not named(c)
+                      and not (c.rsplit("_", 1)[-1] in ("mean", "std") and named(c.rsplit("_", 1)[0]))})  # fmt: skip
+    assert missing == []
 
 
 if __name__ == "__main__":  # rewrite the golden header lists from a report of the constructed runs
