@@ -7,12 +7,14 @@ judge `<judge>_judged.jsonl`, `<judge>_summary.json`, `<judge>_analysis.md`.
 Rows carry the reference fields with the reference's meaning (`fields.py`); our exports add an
 `arena_tui` key holding the exact TurnResult / Judgement / summary, so a round trip through our
 own exports loses nothing, while reference directories (without that key) import through the
-mapping. `export.py` writes a stored run, `import_run.py` reads a folder back as events,
-`conversation.py` puts its `conversation.wav` back on the run's timeline.
+mapping. `export.py` writes a stored run, `read_run.py` reads a folder back as events (`import_run`;
+not `import_run.py`, which the function of that name would shadow on the package),
+`conversation.py` puts its `conversation.wav` back on the run's timeline, `wav_metrics.py` derives
+a reference run's latencies from it.
 """
 
 from .export import export_run
-from .import_run import import_run
+from .read_run import import_run
 from .layout import InteropError
 
 __all__ = ["InteropError", "export_run", "import_run"]
