@@ -159,3 +159,18 @@ async def test_an_imported_reference_run_shows_its_latency_on_the_leaderboard(tm
 def test_the_recording_is_read_as_written(tmp_path: Path) -> None:
     pcm, rate = read_conversation(write_folder(tmp_path) / "conversation.wav")
     assert rate == RATE and (pcm == CONVERSATION.pcm()).all()
+
+
+async def test_a_recording_that_does_not_fit_its_transcript_imports_without_latency(tmp_path: Path) -> None:
+    quiet = Conversation(CONVERSATION.length_ms, CONVERSATION.user, [b for b in CONVERSATION.bot if b[0] != 23000],
+                         CONVERSATION.tags)  # t3's reply is not in the recording  # fmt: skip
+    folder = write_run(tmp_path, "wav_bench", "20260111T100000", "gpt-realtime", "0123abcd", ROWS, conversation=quiet)
+    async with await Store.open(tmp_path / "arena.db") as store:
+        from arena_tui.interop import import_run
+
+        rid = await import_run(store, folder)
+        imported = (await store.get_run(rid)).config["imported"]
+        assert imported["latency"].startswith("none: conversation.wav shows 4 user turn(s), 4 with a reply, for 5 ")
+        assert imported["derived"]["problem"].endswith("the turns cannot be placed, no figure derived")
+        assert all(r.latencies.voice_to_voice_ms is None for r in await store.turn_results(rid))
+        assert (await store.conversation_audio(rid)) is not None  # the recording itself is kept

@@ -209,9 +209,11 @@ def _derive(timed: list[tuple[float, TurnResult]], t0: datetime | None, recordin
         return timed, t0, f"none: {derived.problem or 'no turn could be measured'}", derived.summary(rec)
     rows = wav_metrics.apply([r for _, r in timed], derived)
     ends = {t: max(w.speech[-1].end_ms, *(b.end_ms for b in w.bot_speech)) for t, (w, _, _) in derived.measures.items()}
-    shift = max(ends[r.turn_index] - t for (t, _), r in zip(timed, rows) if r.turn_index in ends)
-    moved = [(t + shift, r) for (t, _), r in zip(timed, rows)]
-    if t0 is not None:
+    if t0 is None:  # rows without a clock: each measured turn ends where its speech does
+        moved = sorted(((ends.get(r.turn_index, t), r) for (t, _), r in zip(timed, rows)), key=lambda x: x[0])
+    else:
+        shift = max(ends[r.turn_index] - t for (t, _), r in zip(timed, rows) if r.turn_index in ends)
+        moved = [(t + shift, r) for (t, _), r in zip(timed, rows)]
         t0 -= timedelta(milliseconds=shift)
     n, total = len(derived.measures), sum(1 for _, r in timed if r.turn_index >= 0)
     return moved, t0, f"derived on import from conversation.wav ({n} of {total} turns, our timeline rules)", \
