@@ -138,23 +138,29 @@ def _count_cols(name: str, count: int, total: int) -> dict[str, Any]:
             f"{name}_ci_upper": hi * total if hi is not None else None}  # fmt: skip
 
 
-def _latency_ours(v2v: list[float], tool: list[float], non_tool: list[float], silence: list[float],
-                  pipeline: list[float], provider: list[float], overlap: list[float]) -> dict[str, Any]:  # fmt: skip
-    """Our latency and overlap columns of one set of turns (a run, or a row's runs pooled)."""
-    d = describe(v2v)
-    p50_ci, p95_ci = bootstrap_percentile_cis(v2v, [50, 95]) or (None, None)
-    out: dict[str, Any] = {"voice_to_voice_n": d.n if d else 0, **_dist_cols("voice_to_voice_ms", d, _V2V)}
+def _latency_ours(v2v: Distribution | None, cis: Sequence[tuple[float, float] | None], tool: Distribution | None,
+                  non_tool: Distribution | None, silence: Distribution | None, pipeline: Distribution | None,
+                  provider: Distribution | None, overlap: Rate, overlap_ms: Distribution | None) -> dict[str, Any]:  # fmt: skip
+    """Our latency and overlap columns of one set of turns (a run, or a leaderboard row's)."""
+    out: dict[str, Any] = {"voice_to_voice_n": v2v.n if v2v else 0, **_dist_cols("voice_to_voice_ms", v2v, _V2V)}
+    p50_ci, p95_ci = cis
     out["voice_to_voice_ms_p50_ci_lower"], out["voice_to_voice_ms_p50_ci_upper"] = p50_ci or (None, None)
     out["voice_to_voice_ms_p95_ci_lower"], out["voice_to_voice_ms_p95_ci_upper"] = p95_ci or (None, None)
-    out.update(_dist_cols("voice_to_voice_tool_ms", describe(tool), ["n", "mean", "p50", "p95"]))
-    out.update(_dist_cols("voice_to_voice_non_tool_ms", describe(non_tool), ["n", "mean", "p50", "p95", "max"]))
-    out.update(_dist_cols("leading_silence_ms", describe(silence), ["n", "mean", "p50", "p95"]))
-    out.update(_dist_cols("pipeline_ttfb_ms", describe(pipeline), _V2V))
-    out.update(_dist_cols("provider_ttfb_ms", describe(provider), _V2V))
-    overlapping = [v for v in overlap if v > 0]
-    out.update({"overlap_turns": len(overlapping), "overlap_measured_turns": len(overlap)})
-    out.update(_dist_cols("overlap_ms", describe(overlapping), ["mean", "p50", "max"]))
+    out.update(_dist_cols("voice_to_voice_tool_ms", tool, ["n", "mean", "p50", "p95"]))
+    out.update(_dist_cols("voice_to_voice_non_tool_ms", non_tool, ["n", "mean", "p50", "p95", "max"]))
+    out.update(_dist_cols("leading_silence_ms", silence, ["n", "mean", "p50", "p95"]))
+    out.update(_dist_cols("pipeline_ttfb_ms", pipeline, _V2V))
+    out.update(_dist_cols("provider_ttfb_ms", provider, _V2V))
+    out.update({"overlap_turns": overlap.passes, "overlap_measured_turns": overlap.n})
+    out.update(_dist_cols("overlap_ms", overlap_ms, ["mean", "p50", "max"]))
     return out
+
+
+def _run_latency(f: RunFigures) -> dict[str, Any]:
+    cis = bootstrap_percentile_cis(f.v2v, [50, 95]) or (None, None)
+    return _latency_ours(describe(f.v2v), cis, describe(f.v2v_tool), describe(f.v2v_non_tool),
+                         describe(f.leading_silence), describe(f.pipeline_ttfb), describe(f.provider_ttfb),
+                         Rate(sum(v > 0 for v in f.overlap), len(f.overlap)), describe([v for v in f.overlap if v > 0]))
 
 
 def _judge_columns(f: RunFigures) -> dict[str, Any]:
@@ -252,8 +258,7 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
             "latency_excluded": run.latency_excluded,
             **_rate_cols(STRICT, f.strict),
             **_rate_cols(ORIGINAL, f.original),
-            **_latency_ours(f.v2v, f.v2v_tool, f.v2v_non_tool, f.leading_silence, f.pipeline_ttfb, f.provider_ttfb,
-                            f.overlap),
+            **_run_latency(f),
         })  # fmt: skip
         rows.append(row)
     return rows
@@ -261,14 +266,9 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
 
 def _row_figures(row: BoardRow) -> dict[str, Any]:
     """A row's figures over all turns of its runs (ours, after the reference's averages)."""
-    figs = row.runs
-
-    def pool(attr: str) -> list[float]:
-        return [v for f in figs for v in getattr(f, attr)]
-
     return {
         "benchmark_name": row.benchmark,
-        "runs": len(figs),
+        "runs": len(row.runs),
         "labels": ", ".join(row.labels),
         "turns": row.strict.n,
         "latency_runs": row.latency_runs,
@@ -276,8 +276,8 @@ def _row_figures(row: BoardRow) -> dict[str, Any]:
         **_rate_cols(STRICT, row.strict),
         **_rate_cols(ORIGINAL, row.original),
         **{k: v for m in METRICS for k, v in _rate_cols(f"{m}_pooled", row.dimensions.get(m)).items()},
-        **_latency_ours(pool("v2v"), pool("v2v_tool"), pool("v2v_non_tool"), pool("leading_silence"),
-                        pool("pipeline_ttfb"), pool("provider_ttfb"), pool("overlap")),
+        **_latency_ours(row.v2v, (row.v2v_p50_ci, row.v2v_p95_ci), row.v2v_tool, row.v2v_non_tool,
+                        row.leading_silence, row.pipeline_ttfb, row.provider_ttfb, row.overlap, row.overlap_ms),
         "empty_response_total": row.empty_responses,
         "model_ended_session_total": row.ended_session,
         "missing_turns_total": row.missing_turns,
