@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -31,6 +31,11 @@ from arena_tui.spine.events import ErrorEvent, RunEnded, wall_now
 from .messages import LiveUpdate, RunFinished
 from .playback import Player
 from .run_view import RunState, TurnSpec, specs_from_benchmark
+from .screens.base import ArenaScreen
+
+if TYPE_CHECKING:
+    from .store import Store
+    from .surface import Arena
 
 REFRESH_HZ = 30  # ≥ 15 meter refreshes/s (levels arrive at uneven 40/60 ms gaps); an idle tick costs nothing
 DEMO_BENCHMARK = "demo_bench"
@@ -54,6 +59,8 @@ def _trust_the_terminal_size() -> None:
 
 
 class ArenaApp(App):
+    """The monitor. Its screens see it as `arena_tui.surface.Arena` (what they may use of it)."""
+
     CSS_PATH = "app.tcss"
     TITLE = "arena-tui"
     SUB_TITLE = "Audio Arena live-run monitor"
@@ -86,7 +93,7 @@ class ArenaApp(App):
         )
         self.open_run_id = open_run
         self.bus = EventBus()
-        self.store: Any = None
+        self.store: Store | None = None
         self.store_error: str | None = None
         self._recorder: asyncio.Task | None = None
         self.live: dict[str, RunState] = {}
@@ -380,7 +387,7 @@ class ArenaApp(App):
 
     def _check_store_failure(self) -> None:
         """The file refused a write: say so once and stop the runs (nothing more is recorded)."""
-        failure = getattr(self.store, "write_failure", None)
+        failure = self.store.write_failure if self.store is not None else None
         if failure is None or self._gate is None or self._gate.failed:
             return
         self._gate.failed = True
@@ -432,9 +439,8 @@ class ArenaApp(App):
                             self.action_campaigns)
         yield SystemCommand("Stop all runs", "Stop running runs (they are kept as interrupted)",
                             lambda: self.run_worker(self.stop_runs(), exclusive=False))
-        extra = getattr(screen, "palette_commands", None)
-        if extra is not None:
-            yield from extra()
+        if isinstance(screen, ArenaScreen):
+            yield from screen.palette_commands()
 
     async def load_specs(self, benchmark: str) -> dict[int, TurnSpec]:
         """Turn specs of a benchmark for a stored run; empty (columns just stay blank) if unavailable."""
@@ -449,3 +455,9 @@ class ArenaApp(App):
 def _judge_label(backend: Any) -> str:
     name = str(getattr(backend, "name", None) or type(backend).__name__)
     return f"{name} (offline)" if getattr(backend, "heuristic", False) else name
+
+
+if TYPE_CHECKING:
+    def _screens_view(app: ArenaApp) -> Arena:
+        """A type checker's proof that the app is what its screens take it for."""
+        return app

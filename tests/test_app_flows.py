@@ -15,7 +15,9 @@ from arena_tui.app import ArenaApp
 from arena_tui.orchestration.launch import EngineLauncher
 from arena_tui.spine.paths import exports_dir
 from arena_tui.playback import output_device
-from arena_tui.screens.dialogs import ExportDialog, NewRunDialog, PlayDialog
+from arena_tui.screens.dialogs.export import ExportDialog
+from arena_tui.screens.dialogs.new_run import NewRunDialog
+from arena_tui.screens.dialogs.play import PlayDialog
 from arena_tui.screens.help import HelpScreen
 from arena_tui.screens.replay import ReplayScreen
 from arena_tui.screens.run import RunScreen

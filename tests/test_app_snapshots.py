@@ -140,7 +140,7 @@ def test_help(snap_compare, tmp_path: Path, size) -> None:
 @sizes
 def test_new_run_dialog(snap_compare, tmp_path: Path, no_keys, size) -> None:
     async def dialog(pilot) -> None:
-        from arena_tui.screens.dialogs import NewRunDialog
+        from arena_tui.screens.dialogs.new_run import NewRunDialog
 
         await pilot.press("n")
         await until(pilot, lambda: isinstance(pilot.app.screen, NewRunDialog) and pilot.app.screen.choices, 60)
