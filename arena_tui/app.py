@@ -28,6 +28,7 @@ from arena_tui.spine.bus import EventBus
 from .commit_gate import CommitGate
 from .launcher import Launcher, NoLauncher
 from arena_tui.spine.events import ErrorEvent, RunEnded, wall_now
+from arena_tui.spine.paths import log_path
 from .messages import LiveUpdate, RunFinished
 from .playback import Player
 from .run_view import RunState, TurnSpec, specs_from_benchmark
@@ -130,7 +131,7 @@ class ArenaApp(App):
             try:
                 from .store.scrub import scrub_log_record  # deferred: the UI starts, and says why, even when the store cannot load
 
-                logger.add(self.db_path.with_name("arena-tui.log"), level="WARNING", rotation="5 MB",
+                logger.add(log_path(self.db_path), level="WARNING", rotation="5 MB",
                            filter=scrub_log_record)
             except Exception:
                 pass

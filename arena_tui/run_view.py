@@ -41,6 +41,7 @@ from arena_tui.spine.events import (
     Waiting,
 )
 from arena_tui.spine.times import wall_ms
+from arena_tui.spine.source import source_label
 from .timing import latency_caveat, speed_note, v2v_text
 from .verdicts import Standing, Tally, counts, ordered, standing_of, tally
 
@@ -254,7 +255,12 @@ class RunState:
         if not self.started:
             return "?"
         label = f"{self.started.model} ({self.started.provider})"
-        return label + " [SIMULATOR]" if self.started.simulator else label
+        return f"{label} [{self.source.upper()}]" if self.source else label
+
+    @property
+    def source(self) -> str | None:
+        """`simulator`, `protocol fake` or None (the real service): `spine.source.source_label`."""
+        return source_label(self.started.simulator, self.started.config) if self.started else None
 
     @property
     def speed(self) -> float | None:

@@ -153,8 +153,8 @@ class RunScreen(Screen):
             parts.append("failures only")
         if t.category:
             parts.append(f"category: {t.category}")
-        if self.state.started and self.state.started.simulator:
-            parts.append("scores are against the local SIMULATOR")
+        if self.state.source:
+            parts.append(f"scores are against a local {self.state.source.upper()}")
         if self.state.any_heuristic:
             parts.append("judge: heuristic (offline)")
         if self.state.latency_caveat:

@@ -41,7 +41,7 @@ def describe(state: RunState, room: int | None = None) -> Text:
     """
     cur = state.current_turn
     cur_s = "greeting" if cur == -1 else (str(cur) if cur is not None else "–")
-    model = Text(state.model_label, "bold magenta" if state.started and state.started.simulator else "bold")
+    model = Text(state.model_label, "bold magenta" if state.source else "bold")
     session = Text(f"session {state.session}")
     if state.rotations:
         session.append(f" ({state.rotations} rotation{'s' if state.rotations != 1 else ''})", "yellow")
