@@ -167,3 +167,34 @@ def test_the_users_line_sits_at_their_speech_start_before_the_reply_and_tools() 
     assert checked >= len(state.started.turn_indices)
     stamps = [ln.t_ms for ln in state.transcript]
     assert stamps == sorted(stamps)  # the transcript reads in time order
+
+
+async def test_a_stored_runs_elapsed_is_the_runs_lists_duration(tmp_path) -> None:
+    """An interrupted run at speed 15 whose wall clock ran longer than its audio (stalls, start-up):
+    its header's `elapsed` and the runs list's duration are one figure (the issue: 10:38 vs 12:14)."""
+    from datetime import UTC, datetime, timedelta
+
+    from arena_tui.spine.bus import EventBus
+    from arena_tui.spine.times import duration_text
+    from arena_tui.store import Store
+    from arena_tui.widgets.run_header import elapsed_text
+
+    began = datetime(2026, 5, 5, 9, 0, tzinfo=UTC)
+    started = fixture_events()[0].model_copy(update={"wall_time": began})
+    end = began + timedelta(minutes=12, seconds=14)
+    events = [started, *(e for e in fixture_events()[1:] if e.kind != "run_ended")]
+    events.append(RunEnded(run_id=started.run_id, t_ms=events[-1].t_ms, status="interrupted",
+                           reason="stopped", wall_time=end))
+    bus = EventBus()
+    async with await Store.open(tmp_path / "a.db") as store:
+        recording = store.start_recording(bus)
+        for ev in events:
+            bus.publish(ev)
+        bus.close()
+        await recording
+        (row,) = await store.list_runs()
+    state = RunState(started.run_id)
+    state.apply_all(events)
+    assert state.status == "interrupted"
+    assert elapsed_text(state).plain.startswith("elapsed 12:14")
+    assert duration_text(row.duration_s() * 1000) == "12:14"

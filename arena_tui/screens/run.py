@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from ..messages import LiveUpdate, RunFinished
 from ..run_view import RunState
+from arena_tui.spine.source import against
 from ..widgets.event_log import EventLog
 from ..widgets.meters import LevelMeters
 from ..widgets.run_header import RunHeader
@@ -154,7 +155,7 @@ class RunScreen(Screen):
         if t.category:
             parts.append(f"category: {t.category}")
         if self.state.source:
-            parts.append(f"scores are against a local {self.state.source.upper()}")
+            parts.append(f"scores are against {against(self.state.source, loud=True)}")
         if self.state.any_heuristic:
             parts.append("judge: heuristic (offline)")
         if self.state.latency_caveat:

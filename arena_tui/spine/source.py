@@ -19,3 +19,10 @@ def source_label(simulator: bool, config: Mapping[str, Any] | None) -> str | Non
     if (config or {}).get("fake"):
         return FAKE
     return SIMULATOR if simulator else None
+
+
+def against(source: str, *, loud: bool = False) -> str:
+    """`the local simulator` / `a local protocol fake` (`loud`: the name in capitals): what a
+    run's scores were against."""
+    name = source.upper() if loud else source
+    return f"the local {name}" if source == SIMULATOR else f"a local {name}"
