@@ -14,7 +14,6 @@ import asyncio
 import os
 import sys
 import time
-import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
 from .commit_gate import CommitGate
 from .launcher import Launcher, NoLauncher
@@ -216,7 +216,7 @@ class ArenaApp(App):
         benchmark: a name (loaded from the data dir) or an already loaded Benchmark; judge: a
         `--judge` kind or a callable that builds the judge backend.
         """
-        run_id = f"{getattr(benchmark, 'name', benchmark)}-{uuid.uuid4().hex[:8]}"
+        run_id = new_run_id()
         self.live[run_id] = RunState(run_id, clock=time.monotonic)
         worker = self.run_worker(
             self._run(run_id, benchmark, dict(config or {}), judge),

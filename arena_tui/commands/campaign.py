@@ -167,6 +167,7 @@ async def _show(store: Any, campaign_id: str, data: Path | None) -> int:
     widths = [max(len(str(r[i])) for r in [header, *lines]) for i in range(len(header))]
     for r in [header, *lines]:
         print("  ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+    print(f"its report: arena-tui report {campaign_id} DIR")
     return 0
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import uuid
 from typing import Any, TextIO
 
+from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.times import wall_ms
@@ -53,7 +53,7 @@ async def run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Jud
         store.committed.subscribe(lambda e: e.kind in ("session_opened", "turn_started", "turn_ended", "judgement")),
     ]
     printers = [asyncio.create_task(progress.follow(sub)) for sub in subs]
-    run_id = uuid.uuid4().hex
+    run_id = new_run_id()
     judging = start_judge(bench, judge, bus, run_id) if start is None else None
     status = 0
     failure: StoreError | None = None
