@@ -437,12 +437,13 @@ class ArenaApp(App):
         if extra is not None:
             yield from extra()
 
-    async def load_specs(self, benchmark: str) -> dict[int, TurnSpec]:
-        """Turn specs of a benchmark for a stored run; empty (columns just stay blank) if unavailable."""
+    async def load_specs(self, run_id: str) -> dict[int, TurnSpec]:
+        """Turn specs of a stored run: the benchmark snapshot stored with it, else the benchmark by
+        name (`judge.locate.benchmark_of_run`); empty (columns just stay blank) if neither."""
         try:
-            from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+            from .judge.locate import benchmark_of_run  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
-            return specs_from_benchmark(await asyncio.to_thread(load_benchmark, benchmark, self.data_dir))
+            return specs_from_benchmark(await benchmark_of_run(self.store, run_id, self.data_dir))
         except Exception:
             return {}
 

@@ -554,7 +554,8 @@ class RunState:
         for row in self.turns.values():
             if row.status == "running":
                 row.status = "interrupted"
-        self.meters["user"].speaking = self.meters["bot"].speaking = False
+        for m in self.meters.values():  # nothing plays once the run is over (a stored run showed its last level)
+            m.speaking, m.rms_dbfs, m.peak_dbfs = False, SILENT_DBFS, SILENT_DBFS
         for ln in self.transcript:
             ln.final = True
         self._log(ev, f"run {ev.status}" + (f": {ev.reason}" if ev.reason else ""))
