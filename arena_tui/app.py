@@ -14,7 +14,6 @@ import asyncio
 import os
 import sys
 import time
-import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,10 +23,12 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
 from .commit_gate import CommitGate
 from .launcher import Launcher, NoLauncher
 from arena_tui.spine.events import ErrorEvent, RunEnded, wall_now
+from arena_tui.spine.paths import log_path
 from .messages import LiveUpdate, RunFinished
 from .playback import Player
 from .run_view import RunState, TurnSpec, specs_from_benchmark
@@ -137,7 +138,7 @@ class ArenaApp(App):
             try:
                 from .store.scrub import scrub_log_record  # deferred: the UI starts, and says why, even when the store cannot load
 
-                logger.add(self.db_path.with_name("arena-tui.log"), level="WARNING", rotation="5 MB",
+                logger.add(log_path(self.db_path), level="WARNING", rotation="5 MB",
                            filter=scrub_log_record)
             except Exception:
                 pass
@@ -222,7 +223,7 @@ class ArenaApp(App):
         benchmark: a name (loaded from the data dir) or an already loaded Benchmark; judge: a
         `--judge` kind or a callable that builds the judge backend.
         """
-        run_id = f"{getattr(benchmark, 'name', benchmark)}-{uuid.uuid4().hex[:8]}"
+        run_id = new_run_id()
         self.live[run_id] = RunState(run_id, clock=time.monotonic)
         worker = self.run_worker(
             self._run(run_id, benchmark, dict(config or {}), judge),
@@ -442,12 +443,13 @@ class ArenaApp(App):
         if isinstance(screen, ArenaScreen):
             yield from screen.palette_commands()
 
-    async def load_specs(self, benchmark: str) -> dict[int, TurnSpec]:
-        """Turn specs of a benchmark for a stored run; empty (columns just stay blank) if unavailable."""
+    async def load_specs(self, run_id: str) -> dict[int, TurnSpec]:
+        """Turn specs of a stored run: the benchmark snapshot stored with it, else the benchmark by
+        name (`judge.locate.benchmark_of_run`); empty (columns just stay blank) if neither."""
         try:
-            from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+            from .judge.locate import benchmark_of_run  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
-            return specs_from_benchmark(await asyncio.to_thread(load_benchmark, benchmark, self.data_dir))
+            return specs_from_benchmark(await benchmark_of_run(self.store, run_id, self.data_dir))
         except Exception:
             return {}
 

@@ -88,6 +88,6 @@ class Arena(Protocol):
         """Fold what the bus has delivered into the live runs' states now, and tell the screen."""
         ...
 
-    async def load_specs(self, benchmark: str) -> dict[int, TurnSpec]:
-        """A benchmark's turn specs for a stored run (empty when it cannot be read)."""
+    async def load_specs(self, run_id: str) -> dict[int, TurnSpec]:
+        """A stored run's turn specs: its stored benchmark snapshot, else by name (empty when neither)."""
         ...

@@ -26,7 +26,7 @@ DEFINITIONS = [
     "v2v: voice-to-voice on our own timeline (user speech end → audible bot speech). Only runs at speed 1 count; "
     "sped-up runs and runs whose speed was not recorded are listed as excluded.",
     "tool turn: the model made at least one call on the turn. leading silence: first bot audio frame → audible speech.",
-    "Rows labelled simulator / fake / heuristic judge come from the local simulator, a protocol fake scripted from "
+    "Rows labelled simulator / protocol fake / heuristic judge come from the local simulator, a protocol fake scripted from "
     "the golden answers, or the offline word-overlap judge: not real model scores.",
     "CSV columns ending _mean/_std are over runs (as the reference); pooled columns are over all turns of a row's "
     "runs. ttfb_ms is the service's own report (= provider_ttfb_ms); the reference's latency_ms (turn wall time) "

@@ -65,7 +65,7 @@ class ReplayScreen(RunScreen):
             self.call_later(self._unreadable, f"run {self.state.run_id} has no stored events")
             return
         first = next((ev for ev in events if ev.kind == "run_started"), None)
-        specs = await self.arena.load_specs(first.benchmark) if first is not None else {}
+        specs = await self.arena.load_specs(self.state.run_id) if first is not None else {}
         self.call_later(self._loaded, events, specs)
 
     def on_turn_rejudged(self, message: TurnRejudged) -> None:

@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from ..messages import LiveUpdate, RunFinished, TurnRejudged
 from ..run_view import RunState
+from arena_tui.spine.source import against
 from ..widgets.event_log import EventLog
 from ..widgets.meters import LevelMeters
 from ..widgets.run_header import RunHeader
@@ -161,8 +162,8 @@ class RunScreen(ArenaScreen):
             parts.append("failures only")
         if t.category:
             parts.append(f"category: {t.category}")
-        if self.state.started and self.state.started.simulator:
-            parts.append("scores are against the local SIMULATOR")
+        if self.state.source:
+            parts.append(f"scores are against {against(self.state.source, loud=True)}")
         if self.state.any_heuristic:
             parts.append("judge: heuristic (offline)")
         if self.state.latency_caveat:

@@ -20,6 +20,7 @@ from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
 from ..widgets.turn_table import dim_label
 from .polling import PollingScreen
 from arena_tui.spine.paths import exports_dir
+from arena_tui.spine.source import SIMULATOR
 from arena_tui.spine.times import as_utc, duration_text, when_text
 
 if TYPE_CHECKING:
@@ -60,8 +61,8 @@ RUN_STRETCH = 2
 def run_cells(r: dict[str, Any], now: dt.datetime, compact: bool = False, marked: bool = False) -> tuple:
     """One run's cells in RUN_COLUMNS order (a run marked for comparison gets a dot)."""
     model = Text(f"{r.get('model', '?')} / {r.get('provider', '?')}")
-    if r.get("simulator"):
-        model.append(" [SIM]", "bold magenta")
+    if r.get("source"):
+        model.append(" [SIM]" if r["source"] == SIMULATOR else " [FAKE]", "bold magenta")
     st = r.get("status", "?")
     started, ended = r.get("started"), r.get("ended")
     dur = ((ended or now) - started).total_seconds() * 1000 if started else None
@@ -151,7 +152,7 @@ class RunsScreen(PollingScreen):
             tallies[r.run_id] = (keys[r.run_id], t)
             rows[r.run_id] = {
                 "benchmark": r.benchmark, "model": r.model, "provider": r.provider,
-                "simulator": r.simulator, "status": r.status, "done": r.turns_done,
+                "source": r.source, "status": r.status, "done": r.turns_done,
                 "total": r.turns_total, "started": as_utc(r.started_at), "ended": as_utc(r.ended_at),
                 "rates": t.dimensions, "heuristic": t.heuristic,
                 "judge_errors": len(t.judge_errors) + len(t.rejudge_errors),
@@ -179,7 +180,7 @@ class RunsScreen(PollingScreen):
             row = rows.setdefault(run_id, {"started": dt.datetime.now(dt.UTC), "ended": None})
             row.update(benchmark=st.benchmark, model=st.started.model if st.started else "?",
                        provider=st.started.provider if st.started else "?",
-                       simulator=bool(st.started and st.started.simulator),
+                       source=st.source,
                        done=st.turns_done, total=st.turns_total, status=st.status)
             if not arena.running(run_id) and row["status"] == "running":
                 row["status"] = "interrupted"

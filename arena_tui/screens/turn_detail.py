@@ -40,7 +40,10 @@ def _json(v: Any, limit: int = 600) -> str:
 def text_panel(row: TurnRow) -> tuple[Text, Text]:
     golden = Text()
     golden.append("golden\n", "bold underline")
-    golden.append(row.spec.golden_text if row.spec else "(benchmark not loaded)", "" if row.spec else "grey50")
+    if row.spec is not None:
+        golden.append(row.spec.golden_text)
+    else:  # the greeting is no benchmark turn: nothing to compare it with
+        golden.append("(the greeting has no golden answer)" if row.index < 0 else "(benchmark not loaded)", "grey50")
     actual = Text()
     actual.append("actual\n", "bold underline")
     res = row.result
