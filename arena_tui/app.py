@@ -14,23 +14,29 @@ import asyncio
 import os
 import sys
 import time
-import uuid
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
 from .commit_gate import CommitGate
 from .launcher import Launcher, NoLauncher
 from arena_tui.spine.events import ErrorEvent, RunEnded, wall_now
+from arena_tui.spine.paths import log_path
 from .messages import LiveUpdate, RunFinished
 from .playback import Player
 from .run_view import RunState, TurnSpec, specs_from_benchmark
+from .screens.base import ArenaScreen
+
+if TYPE_CHECKING:
+    from .store import Store
+    from .surface import Arena
 
 REFRESH_HZ = 30  # ≥ 15 meter refreshes/s (levels arrive at uneven 40/60 ms gaps); an idle tick costs nothing
 DEMO_BENCHMARK = "demo_bench"
@@ -54,6 +60,8 @@ def _trust_the_terminal_size() -> None:
 
 
 class ArenaApp(App):
+    """The monitor. Its screens see it as `arena_tui.surface.Arena` (what they may use of it)."""
+
     CSS_PATH = "app.tcss"
     TITLE = "arena-tui"
     SUB_TITLE = "Audio Arena live-run monitor"
@@ -86,7 +94,7 @@ class ArenaApp(App):
         )
         self.open_run_id = open_run
         self.bus = EventBus()
-        self.store: Any = None
+        self.store: Store | None = None
         self.store_error: str | None = None
         self._recorder: asyncio.Task | None = None
         self.live: dict[str, RunState] = {}
@@ -130,7 +138,7 @@ class ArenaApp(App):
             try:
                 from .store.scrub import scrub_log_record  # deferred: the UI starts, and says why, even when the store cannot load
 
-                logger.add(self.db_path.with_name("arena-tui.log"), level="WARNING", rotation="5 MB",
+                logger.add(log_path(self.db_path), level="WARNING", rotation="5 MB",
                            filter=scrub_log_record)
             except Exception:
                 pass
@@ -215,7 +223,7 @@ class ArenaApp(App):
         benchmark: a name (loaded from the data dir) or an already loaded Benchmark; judge: a
         `--judge` kind or a callable that builds the judge backend.
         """
-        run_id = f"{getattr(benchmark, 'name', benchmark)}-{uuid.uuid4().hex[:8]}"
+        run_id = new_run_id()
         self.live[run_id] = RunState(run_id, clock=time.monotonic)
         worker = self.run_worker(
             self._run(run_id, benchmark, dict(config or {}), judge),
@@ -380,7 +388,7 @@ class ArenaApp(App):
 
     def _check_store_failure(self) -> None:
         """The file refused a write: say so once and stop the runs (nothing more is recorded)."""
-        failure = getattr(self.store, "write_failure", None)
+        failure = self.store.write_failure if self.store is not None else None
         if failure is None or self._gate is None or self._gate.failed:
             return
         self._gate.failed = True
@@ -432,16 +440,16 @@ class ArenaApp(App):
                             self.action_campaigns)
         yield SystemCommand("Stop all runs", "Stop running runs (they are kept as interrupted)",
                             lambda: self.run_worker(self.stop_runs(), exclusive=False))
-        extra = getattr(screen, "palette_commands", None)
-        if extra is not None:
-            yield from extra()
+        if isinstance(screen, ArenaScreen):
+            yield from screen.palette_commands()
 
-    async def load_specs(self, benchmark: str) -> dict[int, TurnSpec]:
-        """Turn specs of a benchmark for a stored run; empty (columns just stay blank) if unavailable."""
+    async def load_specs(self, run_id: str) -> dict[int, TurnSpec]:
+        """Turn specs of a stored run: the benchmark snapshot stored with it, else the benchmark by
+        name (`judge.locate.benchmark_of_run`); empty (columns just stay blank) if neither."""
         try:
-            from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+            from .judge.locate import benchmark_of_run  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
-            return specs_from_benchmark(await asyncio.to_thread(load_benchmark, benchmark, self.data_dir))
+            return specs_from_benchmark(await benchmark_of_run(self.store, run_id, self.data_dir))
         except Exception:
             return {}
 
@@ -449,3 +457,9 @@ class ArenaApp(App):
 def _judge_label(backend: Any) -> str:
     name = str(getattr(backend, "name", None) or type(backend).__name__)
     return f"{name} (offline)" if getattr(backend, "heuristic", False) else name
+
+
+if TYPE_CHECKING:
+    def _screens_view(app: ArenaApp) -> Arena:
+        """A type checker's proof that the app is what its screens take it for."""
+        return app

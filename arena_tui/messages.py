@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
+
+if TYPE_CHECKING:
+    from arena_tui.spine.events import Judgement
 
 
 class LiveUpdate(Message, bubble=False):
@@ -26,3 +31,15 @@ class RunFinished(Message, bubble=False):
         self.run_id = run_id
         self.status = status
         self.error = error
+
+
+class TurnRejudged(Message, bubble=False):
+    """A turn was judged again (`screens/actions.rejudge`); posted to every screen, which redraws
+    it if it shows that run. `judgements`: the new revisions read back for a stored run (a live
+    run's come through the bus), which a replay keeps among its events."""
+
+    def __init__(self, run_id: str, turn: int, judgements: list[Judgement]) -> None:
+        super().__init__()
+        self.run_id = run_id
+        self.turn = turn
+        self.judgements = judgements

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -41,6 +42,7 @@ from arena_tui.spine.events import (
     Waiting,
 )
 from arena_tui.spine.times import wall_ms
+from arena_tui.spine.source import against, source_label
 from .timing import latency_caveat, speed_note, v2v_text
 from .verdicts import Standing, Tally, counts, ordered, standing_of, tally
 
@@ -204,6 +206,7 @@ class RunState:
         self.clock = clock
         self.wall_started: float | None = None
         self.wall_ended: float | None = None
+        self.started_wall_time: datetime | None = None  # the first run_started's (a resumed run keeps its origin)
         self.waiting: Waiting | None = None  # what the engine waits on, until something comes
         self.waiting_wall: float | None = None
         self.specs = specs or {}
@@ -254,7 +257,12 @@ class RunState:
         if not self.started:
             return "?"
         label = f"{self.started.model} ({self.started.provider})"
-        return label + " [SIMULATOR]" if self.started.simulator else label
+        return f"{label} [{self.source.upper()}]" if self.source else label
+
+    @property
+    def source(self) -> str | None:
+        """`simulator`, `protocol fake` or None (the real service): `spine.source.source_label`."""
+        return source_label(self.started.simulator, self.started.config) if self.started else None
 
     @property
     def speed(self) -> float | None:
@@ -295,9 +303,13 @@ class RunState:
         return self.clock() if self.clock is not None else None
 
     def elapsed_ms(self) -> float:
-        """Wall-clock ms since the run started: the live clock, else as far as its events go
-        (`last_ms` is audio time, run `speed` times faster than the wall)."""
+        """Wall-clock ms since the run started: the live clock; for an ended run the wall clock its
+        start and end carry (what the runs list says, `runs.started_at`/`ended_at`); else as far as
+        its events go (`last_ms` is audio time, run `speed` times faster than the wall)."""
         if self.clock is None or self.wall_started is None:
+            end = self.ended.wall_time if self.ended is not None else None
+            if end is not None and self.started_wall_time is not None:
+                return max(0.0, (end - self.started_wall_time).total_seconds() * 1000.0)
             return wall_ms(self.last_ms, self.speed)
         end = self.wall_ended if self.wall_ended is not None else self.clock()
         return (end - self.wall_started) * 1000.0
@@ -365,9 +377,11 @@ class RunState:
     def _on_run_started(self, ev: RunStarted) -> None:
         self.started = ev
         self.wall_started = self.wall_now()
+        if self.started_wall_time is None:
+            self.started_wall_time = ev.wall_time
         for i in ev.turn_indices:
             self.row(i)
-        sim = " against the local simulator" if ev.simulator else ""
+        sim = f" against {against(self.source)}" if self.source else ""
         faults = ev.config.get("faults") if isinstance(ev.config, dict) else None
         extra = f" (faults: {faults})" if faults else ""
         self._log(ev, f"run started: {ev.benchmark}, {len(ev.turn_indices)} turns, {ev.model}{sim}{extra}")
@@ -540,7 +554,8 @@ class RunState:
         for row in self.turns.values():
             if row.status == "running":
                 row.status = "interrupted"
-        self.meters["user"].speaking = self.meters["bot"].speaking = False
+        for m in self.meters.values():  # nothing plays once the run is over (a stored run showed its last level)
+            m.speaking, m.rms_dbfs, m.peak_dbfs = False, SILENT_DBFS, SILENT_DBFS
         for ln in self.transcript:
             ln.final = True
         self._log(ev, f"run {ev.status}" + (f": {ev.reason}" if ev.reason else ""))

@@ -281,7 +281,7 @@ class TurnConsistency:
 
     turn_index: int
     statuses: tuple[RepeatStatus, ...]
-    flips: int  # status changes between consecutive repeats (pass→fail or fail→pass or to/from missing)
+    flips: int  # changes between consecutive verdicts that exist (pass→fail, fail→pass; a missing repeat is skipped)
     metric_flips: dict[str, int] = field(default_factory=dict)  # per dimension, changes among its non-na verdicts
 
     @property
@@ -302,8 +302,9 @@ class TurnConsistency:
 
     @property
     def unstable(self) -> bool:
-        """Its verdict is not the same in every repeat (missing counts as a different verdict)."""
-        return len(set(self.statuses)) > 1
+        """It passed in one repeat and failed in another: a flip is a change between two verdicts that
+        exist, so a repeat where the turn is missing makes no turn unstable."""
+        return self.flips > 0
 
     @property
     def always_fails(self) -> bool:
@@ -331,5 +332,5 @@ def turn_consistency(repeats: Sequence[Mapping[int, Mapping[str, str] | None]]) 
             n = _changes(seq)
             if n:
                 metric_flips[d] = n
-        out.append(TurnConsistency(t, statuses, _changes(statuses), metric_flips))
+        out.append(TurnConsistency(t, statuses, _changes([s for s in statuses if s != "missing"]), metric_flips))
     return out

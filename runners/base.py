@@ -30,7 +30,7 @@ from .config import Rotation, RunConfig
 from .providers import catalog
 
 if TYPE_CHECKING:  # the fakes are only imported when a fake run starts
-    from .fakes.common import Script
+    from .fakes.script import Script
     from .fakes.timing import TimingProfile
 
 Mode = catalog.Mode
@@ -236,7 +236,7 @@ class ProviderRunner(ABC):
 
     def fake_script(self, config: RunConfig, benchmark: Benchmark) -> Script:
         """`self.script`, or the benchmark's golden answers for the run's turns."""
-        from .fakes.common import script_for_benchmark  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
+        from .fakes.script import script_for_benchmark  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
         return self.script or script_for_benchmark(benchmark, config.turns)
 

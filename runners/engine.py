@@ -7,9 +7,9 @@ store, the UI and the judge are subscribers.
 from __future__ import annotations
 
 import gc
-import uuid
 from collections.abc import Callable
 
+from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.benchmark import Benchmark
 
@@ -91,7 +91,7 @@ async def run_benchmark(
     own session seeded with the golden turns before it (`run.rehydrate`).
     """
     settle_heap()
-    run_id = run_id or uuid.uuid4().hex
+    run_id = run_id or new_run_id()
     if provider is None:
         provider = runner_for(config.model)
     problems = check_run(config, provider, benchmark)  # refused before anything starts

@@ -18,7 +18,7 @@ from loguru import logger
 
 REPO = Path(__file__).resolve().parents[1]
 
-from runners.fakes.common import Script, ScriptedReply, ToolCallSpec  # noqa: E402
+from runners.fakes.script import Script, ScriptedReply, ToolCallSpec  # noqa: E402
 from tests.provider_harness import ServiceRig, read_wav_pcm16, scripted_tool_handler, shared_root, tools_schema  # noqa: E402
 
 

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 from arena_tui.app import ArenaApp  # noqa: E402
 from arena_tui.orchestration.launch import EngineLauncher  # noqa: E402
-from arena_tui.screens.dialogs import NewRunDialog  # noqa: E402
+from arena_tui.screens.dialogs.new_run import NewRunDialog  # noqa: E402
 from arena_tui.screens.replay import ReplayScreen  # noqa: E402
 from arena_tui.screens.run import RunScreen  # noqa: E402
 from arena_tui.screens.runs import RunsScreen  # noqa: E402

@@ -16,7 +16,7 @@ from benchmarks.registry import load_benchmark
 from runners.base import get_runner
 from runners.config import RunConfig
 from runners.fakes import gemini_live as gl
-from runners.fakes.common import ConnectionRecord
+from runners.fakes.record import ConnectionRecord
 from runners.fakes.timing import ENVELOPE, ReplyPlan, TimingProfile, TurnTiming
 from runners.simulator import SimulatorServer
 from tests.provider_runs import RecordedRun, record_run

@@ -15,7 +15,9 @@ from arena_tui.app import ArenaApp
 from arena_tui.orchestration.launch import EngineLauncher
 from arena_tui.spine.paths import exports_dir
 from arena_tui.playback import output_device
-from arena_tui.screens.dialogs import ExportDialog, NewRunDialog, PlayDialog
+from arena_tui.screens.dialogs.export import ExportDialog
+from arena_tui.screens.dialogs.new_run import NewRunDialog
+from arena_tui.screens.dialogs.play import PlayDialog
 from arena_tui.screens.help import HelpScreen
 from arena_tui.screens.replay import ReplayScreen
 from arena_tui.screens.run import RunScreen
@@ -138,7 +140,7 @@ async def test_runs_list_opens_a_stored_run_finished_and_steps_only_on_request(r
         await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows
                        and app.screen.query_one("#runs").row_count, 10)
         runs = app.screen
-        assert run_id in runs.rows and runs.rows[run_id]["simulator"] is True
+        assert run_id in runs.rows and runs.rows[run_id]["source"] == "simulator"
         assert runs.rows[run_id]["status"] == "completed"
         assert runs.rows[run_id]["heuristic"] is True
         await pilot.press("enter")  # open: the finished run, not a replay at step 1

@@ -64,7 +64,8 @@ async def test_turn_table_shows_turn_status_verdict_and_dimensions_at_every_size
             assert "ok (1 retry)" == str(table.get_cell(str(turn), "status")), turn
         assert "retr" not in str(table.get_cell("0", "status"))
         header = str(app.screen.query_one("#run-header").render())
-        assert "elapsed" in header and "turn 5" in header and "COMPLETED" in header
+        assert "00:16" in header and "6/6" in header and "COMPLETED" in header  # where the run is
+        assert " demo_bench " in header and "sim" in header  # and what it is: benchmark and model stay
 
 
 async def test_turn_table_refits_when_the_terminal_is_resized(fixture_db) -> None:

@@ -122,14 +122,16 @@ async def test_drill_down_shows_flips_and_always_failing_turns(stored) -> None:
         await until(pilot, lambda: isinstance(app.screen, ConsistencyScreen))
         drill = app.screen
         title = str(drill.query_one("#drill-title", Static).render())
-        assert "3 repeat(s)" in title and "3/4 turns flip between repeats" in title and "always failing: 2" in title
+        assert "3 repeat(s)" in title and "1/4 turns flip between repeats" in title and "always failing: 2" in title
         t1 = cells(drill, "#drill", "1")
         assert t1[2] == "✓  ✗  ✓" and t1[3] == "2" and t1[4] == "tool_use_correct×2" and t1[5] == ""
         t2 = cells(drill, "#drill", "2")
         assert t2[2] == "✗  ·  ✗" and t2[5] == "always fails"
         assert cells(drill, "#drill", "0")[3] == "0"
+        t3 = cells(drill, "#drill", "3")  # missing in one repeat: no verdict there, so nothing flips
+        assert t3[2] == "✓  ·  ✓" and t3[3] == "0" and t3[4] == "–"
         await pilot.press("f")  # only turns that flip or always fail
-        assert drill.query_one("#drill", DataTable).row_count == 3
+        assert drill.query_one("#drill", DataTable).row_count == 2
 
 
 async def test_compare_two_marked_runs_highlights_differences(stored) -> None:

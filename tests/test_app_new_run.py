@@ -15,7 +15,7 @@ import pytest
 from arena_tui.orchestration import launch as run_checks
 from arena_tui.app import ArenaApp
 from arena_tui.orchestration.launch import EngineLauncher
-from arena_tui.screens.dialogs import NewRunDialog
+from arena_tui.screens.dialogs.new_run import NewRunDialog
 from arena_tui.screens.runs import RunsScreen
 from runners.base import get_runner
 from tests.pilot import until

@@ -115,6 +115,9 @@ def test_play_dialog(snap_compare, fixture_db, size) -> None:
         table = pilot.app.screen.query_one(TurnTable)
         table.move_cursor(row=table.get_row_index("3"))
         await pilot.press("p")
+        # the dialog up and laid out (a fixed pause was too short on a busy machine)
+        await until(pilot, lambda: type(pilot.app.screen).__name__ == "PlayDialog" and pilot.app.screen.query("#close-btn"))
+        await pilot.wait_for_scheduled_animations()
         await pilot.pause(0.3)
 
     assert snap_compare(ArenaApp(db, open_run=run_id), terminal_size=size, run_before=play)
@@ -140,7 +143,7 @@ def test_help(snap_compare, tmp_path: Path, size) -> None:
 @sizes
 def test_new_run_dialog(snap_compare, tmp_path: Path, no_keys, size) -> None:
     async def dialog(pilot) -> None:
-        from arena_tui.screens.dialogs import NewRunDialog
+        from arena_tui.screens.dialogs.new_run import NewRunDialog
 
         await pilot.press("n")
         await until(pilot, lambda: isinstance(pilot.app.screen, NewRunDialog) and pilot.app.screen.choices, 60)

@@ -115,7 +115,7 @@ def test_greeting_ends_when_its_handshake_does() -> None:
 @pytest.mark.parametrize("width", [60, 80, 100, 150, 200])
 def test_header_keeps_status_and_judge_apart_at_every_width(width: int) -> None:
     events = fixture_events()
-    for status in STATUS_STYLE:
+    for status in (s for s in STATUS_STYLE if s != "loading"):  # loading: a stored run before its events
         for mode in ("live", "replay"):
             state = RunState(events[0].run_id)
             state.apply_all(events)  # heuristic judge, simulator: the longest left part there is
@@ -127,12 +127,14 @@ def test_header_keeps_status_and_judge_apart_at_every_width(width: int) -> None:
                 state.ended, state.started = None, None
             line = header_text(state, mode, width).plain
             assert len(line) == width, (status, mode, repr(line))
-            word = status.upper()
+            word = "LOADING" if status == "starting" and mode != "live" else status.upper()
             assert word in line, (status, line)
             after = line[line.index(word) + len(word):]
             assert after.startswith("  "), line  # never "COMPLETEDjudge"
             tail = "judge: heuristic" if state.any_heuristic else ""
             assert tail in after and (mode == "live" or "[replay]" in after), line
+            if state.started is not None and width >= 80:  # what a user scans for stays in view
+                assert " demo_bench " in line and "sim" in line, line
         # the status block sits at the same column whatever the status (no jumping on change)
     cols = set()
     for status in ("running", "completed", "interrupted"):
@@ -167,3 +169,34 @@ def test_the_users_line_sits_at_their_speech_start_before_the_reply_and_tools() 
     assert checked >= len(state.started.turn_indices)
     stamps = [ln.t_ms for ln in state.transcript]
     assert stamps == sorted(stamps)  # the transcript reads in time order
+
+
+async def test_a_stored_runs_elapsed_is_the_runs_lists_duration(tmp_path) -> None:
+    """An interrupted run at speed 15 whose wall clock ran longer than its audio (stalls, start-up):
+    its header's `elapsed` and the runs list's duration are one figure (the issue: 10:38 vs 12:14)."""
+    from datetime import UTC, datetime, timedelta
+
+    from arena_tui.spine.bus import EventBus
+    from arena_tui.spine.times import duration_text
+    from arena_tui.store import Store
+    from arena_tui.widgets.run_header import elapsed_text
+
+    began = datetime(2026, 5, 5, 9, 0, tzinfo=UTC)
+    started = fixture_events()[0].model_copy(update={"wall_time": began})
+    end = began + timedelta(minutes=12, seconds=14)
+    events = [started, *(e for e in fixture_events()[1:] if e.kind != "run_ended")]
+    events.append(RunEnded(run_id=started.run_id, t_ms=events[-1].t_ms, status="interrupted",
+                           reason="stopped", wall_time=end))
+    bus = EventBus()
+    async with await Store.open(tmp_path / "a.db") as store:
+        recording = store.start_recording(bus)
+        for ev in events:
+            bus.publish(ev)
+        bus.close()
+        await recording
+        (row,) = await store.list_runs()
+    state = RunState(started.run_id)
+    state.apply_all(events)
+    assert state.status == "interrupted"
+    assert elapsed_text(state).plain.startswith("elapsed 12:14")
+    assert duration_text(row.duration_s() * 1000) == "12:14"

@@ -57,9 +57,11 @@ def shown_strict(db: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, int
     return int(m[1]), int(m[2])
 
 
-def reported_strict(db: Path, run_id: str, dest: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, int]:
-    """(passed, due) from the run's row of `report`'s summary.md ("50.0% [9–91] (1/2)")."""
-    assert main(["--db", str(db), "report", run_id, str(dest)]) == 0
+def reported_strict(db: Path, run_id: str, dest: Path, capsys: pytest.CaptureFixture[str],
+                    target: str | None = None) -> tuple[int, int]:
+    """(passed, due) from the run's row of `report`'s summary.md ("50.0% [9–91] (1/2)"); `target`:
+    what the report is asked for (default the run id)."""
+    assert main(["--db", str(db), "report", target or run_id, str(dest)]) == 0
     capsys.readouterr()
     [row] = [line for line in (dest / "summary.md").read_text().splitlines() if f"| {run_id} |" in line]
     m = re.search(r"\((\d+)/(\d+)\)", row)
@@ -99,6 +101,10 @@ def test_campaign_show_tells_the_reports_pass_rate_for_a_fault_run(tmp_path: Pat
     shown = shown_strict(db, capsys)
     assert shown == reported_strict(db, run_id, tmp_path / "report2", capsys)
     assert shown[1] == 1
+    # a campaign is the unit people report: its id (or a prefix) names its runs; `show` says so
+    assert shown == reported_strict(db, run_id, tmp_path / "report3", capsys, target=CAMPAIGN[:6])  # "truth0": no run begins so
+    assert main(["--db", str(db), "campaign", "show", CAMPAIGN]) == 0
+    assert f"its report: arena-tui report {CAMPAIGN} DIR" in capsys.readouterr().out
 
 
 async def _decisions(tmp_path: Path, status: str) -> tuple[str, int | None, int | None]:

@@ -4,6 +4,8 @@ the judge choice (auto, none, a judge without its key) and global options on eit
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,3 +88,36 @@ def test_auto_picks_the_real_judge_when_its_key_is_set(monkeypatch: pytest.Monke
     assert choice.kind == "openai" and choice.label == "openai (auto: OPENAI_API_KEY is set)"
     assert "sk-test" not in choice.label
     assert choose_judge(argparse.Namespace(judge="heuristic")).label == "heuristic (offline word overlap, not an LLM)"
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "arena_tui.cli", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=240, stdin=subprocess.DEVNULL)
+
+
+def test_headless_says_where_the_run_is_and_keeps_pipecat_lines_in_the_log(tmp_path: Path) -> None:
+    """A CI log shows each turn's start as it happens; a disconnect is told in our own line while
+    Pipecat's (`| ERROR | … no close frame received or sent`, its import banner) go to the log file."""
+    db = tmp_path / "a.db"
+    done = _cli("run", "demo_bench", "--model", "sim", "--speed", "10", "--turns", "0-1", "--headless",
+                "--judge", "none", "--faults", "1:disconnect", "--db", str(db), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert done.stderr == "", done.stderr
+    assert "ᓚᘏᗢ" not in done.stdout and "| ERROR" not in done.stdout
+    starts = [ln.strip() for ln in out if ln.strip().endswith("started") or "started (retry" in ln]
+    assert starts == ["greeting started", "turn 0 started", "turn 1 started", "turn 1 started (retry 1)"], out
+    # the turn's start comes before its progress line; the disconnect is said before the turn ends
+    at = {k: next(i for i, ln in enumerate(out) if k in ln)
+          for k in ("turn 0 started", "] 1/2  turn 0", "turn 1 started", "turn 1: session 1→2 (disconnect", "] 2/2  turn 1")}
+    assert list(at.values()) == sorted(at.values()), out
+    log = (tmp_path / "arena-tui.log").read_text()
+    assert "no close frame received or sent" in log
+
+
+def test_campaign_run_prints_no_pipecat_line(tmp_path: Path) -> None:
+    db = tmp_path / "a.db"
+    done = _cli("campaign", "run", "--bench", "demo_bench", "--model", "sim", "--speed", "10", "--turns", "0",
+                "--judge", "none", "--workers", "1", "--db", str(db), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "ᓚᘏᗢ" not in done.stdout + done.stderr and "| INFO" not in done.stdout + done.stderr, done.stderr

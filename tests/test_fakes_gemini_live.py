@@ -9,7 +9,7 @@ import pytest
 from google.genai.types import HttpOptions
 from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService
 
-from runners.fakes.common import Script, ScriptedReply, ToolCallSpec
+from runners.fakes.script import Script, ScriptedReply, ToolCallSpec
 from runners.fakes.gemini_live import GeminiLiveFake
 from tests.provider_harness import (
     ServiceRig,

@@ -11,7 +11,7 @@ import pytest
 from pipecat.services.xai.realtime import events as xai_events
 from pipecat.services.xai.realtime.llm import GrokRealtimeLLMService
 
-from runners.fakes.common import Script, ScriptedReply, ToolCallSpec
+from runners.fakes.script import Script, ScriptedReply, ToolCallSpec
 from tests.provider_harness import GREETING, ServiceRig, read_wav_pcm16, scripted_tool_handler, tools_schema
 from runners.fakes.grok import XaiRealtimeFake
 

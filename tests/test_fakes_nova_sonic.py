@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pipecat.services.aws.nova_sonic.session_continuation import SessionContinuationParams
 
-from runners.fakes.common import Script, ScriptedReply, ToolCallSpec
+from runners.fakes.script import Script, ScriptedReply, ToolCallSpec
 from tests.provider_harness import GREETING, ServiceRig, read_wav_pcm16, scripted_tool_handler, tools_schema
 from runners.fakes.nova_sonic import LocalNovaSonicLLMService, NovaSonicFake
 

@@ -12,7 +12,7 @@ import pytest
 
 from runners.config import ConfigError, RunConfig
 from runners.fakes import gemini_live
-from runners.fakes.common import Script, ScriptedReply
+from runners.fakes.script import Script, ScriptedReply
 from runners.fakes.timing import ENVELOPE, INSTANT, TimingProfile, TurnTiming, pick
 
 

@@ -10,7 +10,7 @@ import aiohttp
 import pytest
 from pipecat.services.ultravox.llm import JoinUrlInputParams, UltravoxRealtimeLLMService
 
-from runners.fakes.common import Script, ScriptedReply, ToolCallSpec
+from runners.fakes.script import Script, ScriptedReply, ToolCallSpec
 from tests.provider_harness import ServiceRig, read_wav_pcm16, scripted_tool_handler
 from runners.fakes.ultravox import UltravoxFake
 

@@ -9,7 +9,7 @@ import pytest
 from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
 from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
 
-from runners.fakes.common import Script, ScriptedReply, ToolCallSpec
+from runners.fakes.script import Script, ScriptedReply, ToolCallSpec
 from runners.fakes.glm_realtime import GLMRealtimeFake
 from runners.providers.glm_events import GLMEventError, ResponseAudioDelta, ResponseDone, parse_server_event
 from tests.provider_harness import GREETING, ServiceRig, read_wav_pcm16, scripted_tool_handler, tools_schema

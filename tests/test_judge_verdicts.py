@@ -157,7 +157,15 @@ def test_flip_counts_on_constructed_verdicts() -> None:
     # always fails; tool_use_correct is na in three repeats, so it has nothing to flip between
     assert (t2.always_fails, t2.flips, t2.metric_flips) == (True, 0, {})
     assert t3.statuses == ("pass", "missing", "pass", "pass")
-    assert (t3.flips, t3.unstable, t3.missing_runs, t3.always_fails) == (2, True, 1, False)
+    # a missing repeat is no verdict: pass, ·, pass, pass never flips (the "10/10 turns flip")
+    assert (t3.flips, t3.unstable, t3.missing_runs, t3.always_fails) == (0, False, 1, False)
+
+
+def test_a_flip_is_between_two_verdicts_that_exist() -> None:
+    ok, bad = {"kb_grounding": "pass"}, {"kb_grounding": "fail"}
+    (c,) = turn_consistency([{0: ok}, {}, {0: bad}, {0: None}, {0: bad}, {0: ok}])
+    assert c.statuses == ("pass", "missing", "fail", "missing", "fail", "pass")
+    assert (c.flips, c.unstable, c.metric_flips) == (2, True, {"kb_grounding": 2})
 
 
 def test_never_judged_turn_is_not_an_always_failing_turn() -> None:

@@ -20,7 +20,8 @@ from arena_tui.store import Store
 from runners.base import get_runner
 from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
-from runners.fakes.common import ScriptedReply, pick
+from runners.fakes.script import ScriptedReply
+from runners.fakes.wire import pick
 from runners.providers.gemini_live import MODELS, GeminiLiveRunner
 from tests.provider_runs import RecordedRun, quiet_loguru, record_run
 
@@ -290,7 +291,7 @@ async def test_base_url_path_keeps_the_key_on_the_wire_only(demo, tmp_path, monk
 
     from loguru import logger
 
-    from runners.fakes.common import script_for_benchmark
+    from runners.fakes.script import script_for_benchmark
     from runners.fakes.gemini_live import GeminiLiveFake
 
     secret = "AIza-test-SECRET-0123456789abcdef"
@@ -326,7 +327,7 @@ async def test_base_url_path_keeps_the_key_on_the_wire_only(demo, tmp_path, monk
 async def test_untrusted_endpoint_fails_the_run_with_the_reason(demo, monkeypatch):
     """A connection that cannot open (here: the fake's certificate is not trusted) ends the run
     with an error that says why, after the configured reconnects."""
-    from runners.fakes.common import Script
+    from runners.fakes.script import Script
     from runners.fakes.gemini_live import GeminiLiveFake
 
     monkeypatch.setenv("GOOGLE_API_KEY", "g-key-not-a-secret")

@@ -16,7 +16,7 @@ from benchmarks.registry import load_benchmark
 from runners.base import SessionSpec, get_runner
 from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
-from runners.fakes.common import script_for_benchmark
+from runners.fakes.script import script_for_benchmark
 from runners.providers.glm_realtime import KEY_ENVS, GLMRealtimeRunner, history_entries
 from runners.providers.glm_service import MAX_INSTRUCTION_CHARS, tool_note
 from tests.provider_runs import quiet_loguru, record_run
@@ -289,7 +289,7 @@ async def test_real_service_path_sends_the_key_on_the_wire_only(demo, tmp_path, 
 
     from loguru import logger
 
-    from runners.fakes.common import Script, ScriptedReply
+    from runners.fakes.script import Script, ScriptedReply
     from runners.fakes.glm_realtime import GLMRealtimeFake
 
     secret = "zhipu-SECRET-0123456789abcdef"

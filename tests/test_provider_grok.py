@@ -17,7 +17,7 @@ from arena_tui.spine.events import Reconnected, SessionRotated
 from runners.base import HistoryItem, get_runner
 from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
-from runners.fakes.common import Script, ScriptedReply, script_for_benchmark
+from runners.fakes.script import Script, ScriptedReply, script_for_benchmark
 from tests.provider_harness import GREETING, ServiceRig
 from runners.fakes.grok import XaiRealtimeFake
 from runners.providers.grok import FAKE_KEY, GrokRealtimeRunner, GrokReplayingService, grok_history_items

@@ -18,7 +18,7 @@ from arena_tui.store import Store
 from runners.base import HistoryItem, get_runner
 from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
-from runners.fakes.common import Script, script_for_benchmark
+from runners.fakes.script import Script, script_for_benchmark
 from runners.providers.nova_sonic import ROTATE_AFTER_S, NovaSonicRunner, history_messages
 from tests.provider_runs import quiet_loguru, record_run
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from runners.fakes.common import pick
+from runners.fakes.wire import pick
 from runners.simulator import SimulatorServer
 from tests.provider_runs import RecordedRun, quiet_loguru
 from tests.real_timing import (

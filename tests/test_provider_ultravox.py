@@ -18,7 +18,7 @@ from arena_tui.cli import main
 from runners.base import SessionSpec
 from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
-from runners.fakes.common import Script, script_for_benchmark
+from runners.fakes.script import Script, script_for_benchmark
 from tests.provider_harness import ServiceRig, read_wav_pcm16, scripted_tool_handler
 from runners.fakes.ultravox import UltravoxFake
 from runners.providers.ultravox import UltravoxCallError, UltravoxRunner, call_body

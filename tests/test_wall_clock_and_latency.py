@@ -130,7 +130,7 @@ async def test_headless_summary_labels_speed_and_keeps_barge_ins_out_of_the_medi
         bus.publish(ev)
     bus.close()
     await progress.follow(sub)
-    progress.summary(out, simulated=True)
+    progress.summary(out, source="simulator")
     text = out.getvalue()
     assert "(latency at 20× — not comparable)" in text
     assert "barge-in, 3.0 s overlap" in text and "-3003" not in text
@@ -149,7 +149,7 @@ async def test_headless_summary_median_is_the_leaderboards() -> None:
         bus.publish(ev)
     bus.close()
     await progress.follow(sub)
-    progress.summary(out, simulated=True)
+    progress.summary(out, source="simulator")
     assert "median v2v 250 ms" in out.getvalue()
     values = [100.0, 200.0, 300.0, 400.0]
     assert stats.median(values) == stats.describe(values).p50 == 250.0  # the leaderboard's p50

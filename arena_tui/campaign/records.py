@@ -118,8 +118,21 @@ async def cells(store: Store, campaign_id: str) -> list[CellRow]:
 
 
 async def run_ids(store: Store, campaign_id: str) -> list[str]:
-    """Every run of the campaign (compare/selection's `expand=` hook)."""
+    """Every run of the campaign."""
     return [c.run_id for c in await cells(store, campaign_id) if c.run_id]
+
+
+async def campaign_runs(store: Store, raw: str) -> list[str] | None:
+    """The runs of the campaign `raw` names (compare/selection's `expand=` hook: `report CAMPAIGN`),
+    None when it names none: its id, or a prefix of one campaign's id that names no run."""
+    ids = [cid for cid, _, _ in await list_campaigns(store)]
+    if raw not in ids:
+        hits = [cid for cid in ids if raw and cid.startswith(raw)]
+        runs = await store.read_rows("SELECT 1 FROM runs WHERE substr(run_id, 1, length(?)) = ? LIMIT 1", (raw, raw))
+        if len(hits) != 1 or runs:
+            return None
+        raw = hits[0]
+    return await run_ids(store, raw)
 
 
 async def cell_state(store: Store, run_id: str | None) -> tuple[str, int, int]:

@@ -77,6 +77,9 @@ async def _main(args: argparse.Namespace) -> int:
             return await _list(store, paths.data_dir(args.data))
         if action == "show":
             return await _show(store, args.campaign_id, paths.data_dir(args.data))
+        from arena_tui.orchestration.logs import quiet_logs  # deferred: loguru comes with Pipecat; it is configured only for a run
+
+        quiet_logs(False, paths.log_path(store.path))  # before any engine import: Pipecat greets on import
         return await _run(store, args)
     finally:
         await store.close()
@@ -129,7 +132,7 @@ async def _run(store: Any, args: argparse.Namespace) -> int:
     if spec.executor == "ray":  # Ray's own log lines go to our log file, not this terminal
         from arena_tui.orchestration.ray_executor import log_to  # deferred: imports no Ray; only for --executor ray
 
-        log_to(store.path.with_name("arena-tui.log"))
+        log_to(paths.log_path(store.path))
     try:
         result = await run_campaign(store, bus, spec, campaign_id=campaign_id, data_dir=paths.data_dir(args.data),
                                     skip_unrunnable=args.skip_unrunnable, notice=notice, judge=judge.make,
@@ -164,6 +167,7 @@ async def _show(store: Any, campaign_id: str, data: Path | None) -> int:
     widths = [max(len(str(r[i])) for r in [header, *lines]) for i in range(len(header))]
     for r in [header, *lines]:
         print("  ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+    print(f"its report: arena-tui report {campaign_id} DIR")
     return 0
 
 

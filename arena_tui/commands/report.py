@@ -8,19 +8,21 @@ import asyncio
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
 from ..store import Store, StoreError
+from ..campaign.records import campaign_runs
 from ..judge.locate import find_benchmark
 
 NAME = "report"
 HELP = "compare runs: run_results/model_summary/metric_summary CSVs, summary.md, report.html"
 DESCRIPTION = (
-    "Write a comparison report of stored runs into DIR. Each target is a run id (or a unique prefix), "
-    "a benchmark name (all its runs) or `all`. Runs still recording are skipped."
+    "Write a comparison report of stored runs into DIR. Each target is a campaign id (all its runs), "
+    "a run id (or a unique prefix of either), a benchmark name (all its runs) or `all`. Runs still "
+    "recording are skipped."
 )
 ORDER = 55
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("targets", nargs="+", metavar="RUN_OR_BENCHMARK", help="run ids, benchmark names or `all`")
+    parser.add_argument("targets", nargs="+", metavar="TARGET", help="campaign ids, run ids, benchmark names or `all`")
     parser.add_argument("dest", metavar="DIR", help="folder to write the report files into (created)")
 
 
@@ -38,7 +40,8 @@ async def _main(args: argparse.Namespace) -> int:
     async with await Store.open(db_path(args.db)) as store:
         await store.mark_interrupted_stale()
         try:
-            sel, board, paths = await build_report(store, args.targets, args.dest, benchmark_for)
+            sel, board, paths = await build_report(store, args.targets, args.dest, benchmark_for,
+                                                   expand=lambda raw: campaign_runs(store, raw))
         except LookupError as e:
             raise CliError(str(e)) from None
     print(f"{len(board.runs)} runs, {len(board.models)} models, {len(board.benchmarks)} benchmarks")

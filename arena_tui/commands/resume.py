@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from ..orchestration.settings import recorded_config  # deferred: --help imports every command module; the engine and store load only when resume runs
 
     db = paths.db_path(args.db)
-    quiet_logs(getattr(args, "verbose", False))
+    quiet_logs(getattr(args, "verbose", False), paths.log_path(db))
     bench, plan, judge = asyncio.run(_prepare(args, db))  # args.run_id: the full id from here on
     try:
         config = recorded_config(plan.config)

@@ -18,7 +18,7 @@ from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
 
 from ..judge.options import add_judge_arguments
-from ..orchestration.live import choose_judge, headline, is_simulated
+from ..orchestration.live import choose_judge, headline, run_source
 from .ui import run_live
 
 NAME = "run"
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     from ..orchestration.launch import check_start  # deferred: the engine loads only when a run starts (--help imports every command module)
 
     config = build_config(args)
-    quiet_logs(getattr(args, "verbose", False))
+    quiet_logs(getattr(args, "verbose", False), paths.log_path(paths.db_path(args.db)))
     headless = args.headless or not _on_a_terminal()
     if not args.headless and headless:
         print("arena-tui: not a terminal, so running headless (pass --headless to say so)", file=sys.stderr)
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     judge = choose_judge(args)
     if headless:  # before the provider's import (Pipecat takes seconds): output from the start
         total = len(config.turns) if config.turns is not None else len(bench.turns)
-        print(headline(bench.name, config.model, turns=total, simulated=is_simulated(config), judge=judge, db=db,
+        print(headline(bench.name, config.model, turns=total, source=run_source(config), judge=judge, db=db,
                        speed=config.speed), flush=True)
     check_start(config)  # after the headline and the data checks, which need no provider
     judge.check()

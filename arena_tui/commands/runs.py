@@ -61,7 +61,7 @@ def format_table(rows: list[RunRow], now: datetime | None = None) -> str:
     header = ("ID", "BENCHMARK", "MODEL", "STATUS", "PROGRESS", "STARTED", "DURATION")
     table = [header]
     for r in rows:
-        model = f"{r.model} [simulator]" if r.simulator else r.model
+        model = f"{r.model} [{r.source}]" if r.source else r.model
         table.append(
             (
                 r.run_id,

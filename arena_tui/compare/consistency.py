@@ -12,7 +12,10 @@ ours: `status_changes`, `always_fails`, `changes`).
 A turn's status and its metric flips are `arena_tui.verdicts` (`turn_consistency`), over the runs
 that set out to run the turn (as the reference has a row only where a run has one): a turn
 without a usable verdict (never ran, never judged, judge failed) is `incomplete`, as the
-reference calls a row whose scores are all empty. Patterns read
+reference calls a row whose scores are all empty. `unstable_overall` is the reference's: the
+statuses are not all the same (an incomplete run against a passing one counts); ours,
+`status_changes` in the _by_model files, counts only changes between verdicts that exist
+(`TurnConsistency.flips`). Patterns read
 `run_index:status`, run_index from 1 as the reference's; pooled over models, by run_index (stable).
 """
 
@@ -112,13 +115,13 @@ def _turn_rows(runs: Sequence[RunFigures], by_model: str | None) -> tuple[list[d
             "fail_runs": c.fail_runs, "incomplete_runs": c.missing_runs,
             "overall_status_pattern": "|".join(f"{f.run_index}:{s}" for f, s in zip(runs_t, statuses)),
             "overall_status_unique_count": len(set(statuses)), "metric_flip_count": len(names),
-            "metric_flips": ",".join(names), "unstable_overall": c.unstable, "unstable_metric": bool(names),
+            "metric_flips": ",".join(names), "unstable_overall": len(set(statuses)) > 1, "unstable_metric": bool(names),
             "user_text": text,
         }  # fmt: skip
         if by_model is not None:
             row.update({"model_name": by_model, "status_changes": c.flips, "always_fails": c.always_fails})
         turns.append(row)
-        if c.unstable or names:
+        if len(set(statuses)) > 1 or names:
             unstable.append((bench, c.turn_index))
         for m in names:
             values = [(f.verdicts.get(turn) or {}).get(m, "na") for f in runs_t]

@@ -119,10 +119,8 @@ class StoredRun:
     def source_labels(self) -> tuple[str, ...]:
         """What produced these numbers, when it is not a real service judged by an LLM."""
         labels = []
-        if self.row.simulator:
-            labels.append("simulator")
-        if self.row.config.get("fake"):
-            labels.append("fake")
+        if self.row.source:
+            labels.append(self.row.source)
         if self.heuristic:
             labels.append("heuristic judge")
         if not self.judged:

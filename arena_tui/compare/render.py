@@ -31,7 +31,7 @@ DEFINITIONS = [
     "overlap: turns where the user's and the bot's speech overlapped (>= 100 ms), of the turns measured.",
     "Rows labelled imported come from the reference harness (`arena-tui import`): its judge's verdicts; latencies "
     "derived on import from its conversation.wav by our rules, at speed 1 (its audio plays in real time).",
-    "Rows labelled simulator / fake / heuristic judge come from the local simulator, a protocol fake scripted from "
+    "Rows labelled simulator / protocol fake / heuristic judge come from the local simulator, a protocol fake scripted from "
     "the golden answers, or the offline word-overlap judge: not real model scores.",
     "CSV columns ending _mean/_std are over runs (as the reference); pooled columns are over all turns of a row's "
     "runs. ttfb_ms is the service's own report (= provider_ttfb_ms); latency_ms is the reference's: a turn's "

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import uuid
 from typing import Any, TextIO
 
+from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.times import wall_ms
@@ -24,7 +24,7 @@ from ..run_view import wait_text
 from ..stats import median
 from ..timing import barge_in_ms, barge_in_text, latency_caveat, latency_text, response_latency
 from ..verdicts import counts
-from .live import JudgeChoice, is_simulated, verdict_line
+from .live import JudgeChoice, run_source, verdict_line
 
 
 async def run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: JudgeChoice | None = None, *,
@@ -50,10 +50,10 @@ async def run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Jud
     # keeps them), so a verdict never precedes its turn's line
     subs = [
         bus.subscribe(lambda e: e.kind in ("run_started", "run_ended", "session_rotated", "error", "waiting")),
-        store.committed.subscribe(lambda e: e.kind in ("turn_ended", "judgement")),
+        store.committed.subscribe(lambda e: e.kind in ("session_opened", "turn_started", "turn_ended", "judgement")),
     ]
     printers = [asyncio.create_task(progress.follow(sub)) for sub in subs]
-    run_id = uuid.uuid4().hex
+    run_id = new_run_id()
     judging = start_judge(bench, judge, bus, run_id) if start is None else None
     status = 0
     failure: StoreError | None = None
@@ -100,7 +100,7 @@ async def run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Jud
             await to_the_end(finish())
     if failure is not None:
         raise CliError(str(failure))
-    progress.summary(out, simulated=is_simulated(config))
+    progress.summary(out, source=run_source(config))
     if judging is not None and progress.results:
         print("", file=out)
         print(render_text(judging[0].summary()), file=out)
@@ -195,10 +195,18 @@ class Progress:
                     f"turn {ev.turn_index}: session {ev.from_session}→{ev.to_session} ({ev.reason}; "
                     f"replayed {ev.replayed.messages} msgs, {ev.replayed.tool_calls} calls, {ev.replayed.chars} chars)"
                 )
-            elif ev.kind == "error":
+                print(f"    {self.notes[-1]}", file=self.out, flush=True)
+            elif ev.kind == "error":  # said as it happens (Pipecat's own lines go to the log file)
                 self.notes.append(f"error ({ev.where}): {ev.message}")
+                print(f"    {self.notes[-1]}", file=self.out, flush=True)
             elif ev.kind == "run_started":
                 self.speed = ev.timeline_speed
+            elif ev.kind == "session_opened" and not self.results:  # the wait before the first turn says what it is
+                print(f"    session {ev.session} open{f' ({ev.detail})' if ev.detail else ''}", file=self.out, flush=True)
+            elif ev.kind == "turn_started":  # a CI log shows where a run is, not only where it was
+                what = "greeting" if ev.turn_index is None or ev.turn_index < 0 else f"turn {ev.turn_index}"
+                again = f" (retry {ev.attempt})" if ev.attempt else ""
+                print(f"  {what} started{again}", file=self.out, flush=True)
             elif ev.kind == "waiting":  # one line when a wait starts; the watchdog's end is the turn's line
                 print(f"    {wait_text(ev.what, wall_ms(ev.deadline_t_ms - ev.t_ms, self.speed))}", file=self.out, flush=True)
             elif ev.kind == "run_ended":
@@ -212,7 +220,7 @@ class Progress:
         fill = int(width * done / max(1, self.total))
         print(f"[{'#' * fill}{'.' * (width - fill)}] {done}/{self.total}  turn {r.turn_index}: {r.status}", file=self.out, flush=True)
 
-    def summary(self, out: TextIO, simulated: bool) -> None:
+    def summary(self, out: TextIO, source: str | None) -> None:
         if not self.results:  # still says how the run ended (a signal during the greeting: interrupted)
             print("no turns finished", file=out)
             self._ending(out)
@@ -220,7 +228,7 @@ class Progress:
         print("", file=out)
         head = f"{'turn':>4}  {'status':<14} {'v2v ms':>7} {'pipe ms':>7}  {'tools':<10} flags"
         caveat = latency_caveat(self.speed)
-        print(head + ("   (SIMULATOR or local protocol fake)" if simulated else "")
+        print(head + (f"   ({source.upper()})" if source else "")
               + (f"   ({caveat})" if caveat else ""), file=out)
         print("-" * len(head), file=out)
         v2vs: list[float] = []

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -22,26 +21,14 @@ from arena_tui.spine.bus import ThreadPublisher
 from arena_tui.spine.errors import CliError
 from ..launcher import ModelChoice
 from .engine_thread import on_engine_loop
+from .models import models
 
 
 def model_choices() -> list[ModelChoice]:
-    """Every model alias with what a run with it still needs (key names only, never values)."""
-    from runners.providers import catalog  # deferred: --help imports this module; the catalog is data (no Pipecat)
-
-    out = []
-    for alias in catalog.known_models():
-        p = catalog.find(alias)
-        needs = tuple(short(x) for x in p.problems())
-        needs_fake = tuple(short(x) for x in p.problems(fake=True))
-        out.append(ModelChoice(alias, p.name, p.simulated, needs, needs_fake))
+    """Every model alias with what a run with it still needs (key names only, never values), the
+    simulator first."""
+    out = [ModelChoice(m.alias, m.provider, m.simulated, m.needs, m.needs_fake) for m in models()]
     return sorted(out, key=lambda c: (not c.simulated, c.alias))
-
-
-def short(problem: str) -> str:
-    """'nova-sonic: environment variable AWS_ACCESS_KEY_ID is not set (…)' → 'AWS_ACCESS_KEY_ID'."""
-    text = problem.split(": ", 1)[-1]
-    m = re.match(r"environment variable (\S+)", text)
-    return m.group(1) if m else text
 
 
 def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> list[str]:

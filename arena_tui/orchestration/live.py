@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena_tui.spine.errors import CliError
+from arena_tui.spine.source import source_label
 from ..judge import PermanentError
 from ..judge.choice import pick_judge
 from ..judge.options import backend_from_args
@@ -55,10 +56,11 @@ def choose_judge(args: argparse.Namespace) -> JudgeChoice:
     return JudgeChoice(pick.kind, pick.why, make)
 
 
-def headline(benchmark: str, model: str, *, turns: int, simulated: bool, judge: JudgeChoice, db: Any,
+def headline(benchmark: str, model: str, *, turns: int, source: str | None, judge: JudgeChoice, db: Any,
              speed: float = 1.0) -> str:
-    """The first line of a run: what runs, against what, judged how, recorded where."""
-    against = f"{model} [SIMULATOR or local protocol fake]" if simulated else model
+    """The first line of a run: what runs, against what (`source_label`: the simulator or a
+    protocol fake, said as which), judged how, recorded where."""
+    against = f"{model} [{source.upper()}]" if source else model
     fast = f", audio at {speed:g}x" if speed != 1 else ""
     return f"run {benchmark} ({turns} turns{fast}) · model {against} · judge {judge.label} · db {db}"
 
@@ -74,6 +76,7 @@ def verdict_line(j: Any, *, heuristic: bool = False) -> str:
     return f"turn {j.turn_index} r{j.revision}{rule} {j.judge}{label}: {verdicts}"
 
 
-def is_simulated(config: Any) -> bool:
-    return config.model == "sim" or bool(config.fake)
+def run_source(config: Any) -> str | None:
+    """What a run about to start will talk to, by `spine.source.source_label`'s rule."""
+    return source_label(config.model == "sim" or bool(config.fake), {"fake": config.fake})
 

@@ -236,11 +236,11 @@ def _worker_main(conn: Connection, runner_spec: str, coordinator: int) -> None:
 
 
 async def _serve(conn: Connection, runner_spec: str, lifeline: Lifeline) -> None:
-    from loguru import logger  # deferred: runs in the spawned worker process only; the coordinator never loads the engine
+    from .logs import worker_logs  # deferred: runs in the spawned worker process only; the coordinator never loads the engine
 
+    worker_logs()  # the coordinator owns the terminal (a TUI may be drawing on it); before Pipecat greets
     from .worker import execute, load_runner  # deferred: runs in the spawned worker process only; the coordinator never loads the engine
 
-    logger.remove()  # the coordinator owns the terminal (a TUI may be drawing on it)
     loop = asyncio.get_running_loop()
     runner = load_runner(runner_spec)
     import runners.engine  # noqa: F401  # deferred: runs in the spawned worker process only; the coordinator never loads the engine

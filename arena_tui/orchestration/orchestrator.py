@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 from arena_tui.campaign import records
 from arena_tui.campaign.snapshot import BenchmarkSnapshot, SnapshotError, snapshot
 from arena_tui.campaign.spec import CampaignSpec, Cell
+from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import RunEnded
 from arena_tui.store import Store, StoreError
@@ -92,10 +92,6 @@ class CampaignResult:
 PACE_RERUNS = 3
 
 
-def fresh_run_id() -> str:
-    return uuid.uuid4().hex
-
-
 async def continue_cell(store: Store, benchmark: Any, previous_run: str | None) -> tuple[str, dict[str, Any] | None, str]:
     """How a cell goes on: (run id to run, the resume plan as JSON or None, what the notice says).
 
@@ -106,13 +102,13 @@ async def continue_cell(store: Store, benchmark: Any, previous_run: str | None) 
     from .resume import ResumeError, plan_resume  # deferred: resume planning loads only when a cell is unfinished
 
     if previous_run is None:
-        return fresh_run_id(), None, "started"
+        return new_run_id(), None, "started"
     if await store.get_run(previous_run) is None:
-        return fresh_run_id(), None, f"started (run {previous_run} recorded nothing)"
+        return new_run_id(), None, f"started (run {previous_run} recorded nothing)"
     try:
         plan = await plan_resume(store, previous_run, benchmark)
     except ResumeError as e:
-        return fresh_run_id(), None, f"re-run from scratch as a new run ({e})"
+        return new_run_id(), None, f"re-run from scratch as a new run ({e})"
     resume = {"from_turn": plan.from_turn, "start_ms": plan.start_ms, "last_session": plan.last_session,
               "done": [r.model_dump(mode="json") for r in plan.done]}
     return previous_run, resume, f"resumed at turn {plan.from_turn} ({len(plan.done)} finished turn(s) replayed)"
@@ -144,7 +140,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     problems = await asyncio.to_thread(preflight, spec, data_dir)
     if problems and not skip_unrunnable:
         raise CampaignBlocked([p for ps in problems.values() for p in ps])
-    campaign_id = campaign_id or await records.find_by_spec(store, spec) or fresh_run_id()[:12]
+    campaign_id = campaign_id or await records.find_by_spec(store, spec) or new_run_id()[:12]
     await records.create(store, campaign_id, spec)
     result = CampaignResult(campaign_id)
     await store.mark_interrupted_stale()

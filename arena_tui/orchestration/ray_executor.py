@@ -108,7 +108,7 @@ def route_ray_logs() -> Path | None:
     to our log file instead, with ours. Returns the file (None: it could not be opened)."""
     from arena_tui.spine import paths  # deferred: only the Ray path needs the default db location
 
-    path = _log_file or paths.db_path().with_name("arena-tui.log")
+    path = _log_file or paths.log_path(paths.db_path())
     handlers: list[logging.Handler] = []
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -2,32 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from textual.screen import Screen
-
+from arena_tui.spine.events import Judgement
+from ..messages import TurnRejudged
 from ..run_view import RunState
-from .dialogs import PlayDialog
+from .base import ArenaScreen
+from .dialogs.play import PlayDialog
 
 
-def play_turn(screen: Screen, state: RunState, turn: int | None) -> None:
+def play_turn(screen: ArenaScreen, state: RunState, turn: int | None) -> None:
     if turn is None:
         screen.notify("select a turn first", severity="warning")
         return
-    if screen.app.store is None:  # type: ignore[attr-defined]
-        screen.notify(f"no stored audio: {screen.app.store_error}", severity="error")  # type: ignore[attr-defined]
+    if screen.arena.store is None:
+        screen.notify(f"no stored audio: {screen.arena.store_error}", severity="error")
         return
     screen.app.push_screen(PlayDialog(state, turn))
 
 
-def stop_audio(screen: Screen) -> None:
-    stopped = screen.app.player.stop()  # type: ignore[attr-defined]
+def stop_audio(screen: ArenaScreen) -> None:
+    stopped = screen.arena.player.stop()
     screen.notify("playback stopped" if stopped else "nothing is playing")
 
 
-def rejudge(screen: Screen, state: RunState, turn: int | None) -> None:
-    """Judge one turn again in a worker; the new revision is published on the app's bus."""
-    app: Any = screen.app
+def rejudge(screen: ArenaScreen, state: RunState, turn: int | None) -> None:
+    """Judge one turn again in a worker; the new revision is published on the app's bus, and every
+    screen hears of it (`TurnRejudged`)."""
+    arena = screen.arena
     if turn is None:
         screen.notify("select a turn first", severity="warning")
         return
@@ -36,8 +36,9 @@ def rejudge(screen: Screen, state: RunState, turn: int | None) -> None:
     except ImportError:
         screen.notify("judge unavailable: re-judging is not possible in this build", severity="warning")
         return
-    if app.store is None:
-        screen.notify(f"cannot re-judge: {app.store_error}", severity="error")
+    store = arena.store
+    if store is None:
+        screen.notify(f"cannot re-judge: {arena.store_error}", severity="error")
         return
     row = state.turns.get(turn)
     if row is None or row.result is None:
@@ -45,32 +46,30 @@ def rejudge(screen: Screen, state: RunState, turn: int | None) -> None:
         return
 
     async def go() -> None:
+        new: list[Judgement] = []
         try:
-            backend, label = app.judge_for(state)
+            backend, label = arena.judge_for(state)
             screen.notify(f"re-judging turn {turn} with {label}…", timeout=6)
-            await app.store.flush()  # the turn's result must be readable by the judge
+            await store.flush()  # the turn's result must be readable by the judge
             try:
-                await rejudge_turn(app.store, state.run_id, turn, backend, bus=app.bus)
+                await rejudge_turn(store, state.run_id, turn, backend, bus=arena.bus)
             finally:
-                if state.run_id not in app.judges:  # made for this re-judge: release its client
+                if state.run_id not in arena.judges:  # made for this re-judge: release its client
                     await backend.aclose()
         except Exception as e:
             screen.notify(f"re-judge failed: {e}", severity="error", timeout=10)
             return
-        if app.live.get(state.run_id) is not state:
+        if arena.live.get(state.run_id) is not state:
             # a stored run: nothing folds bus events into this state, so read the new revisions back
-            await app.store.flush()
+            await store.flush()
             seen = {(j.revision, j.phase, j.rule, j.t_ms) for j in row.judgements}
-            for j in await app.store.judgements(state.run_id, turn):
+            for j in await store.judgements(state.run_id, turn):
                 if (j.revision, j.phase, j.rule, j.t_ms) not in seen:
                     state.apply(j)
-                    for other in app.screen_stack:  # a replay rebuilds its state from its event list
-                        if getattr(other, "run_id_replayed", None) == state.run_id:
-                            other.events.append(j)
-        app.pump()
-        paint = getattr(screen, "paint", None)
-        if paint is not None:  # on the screen's own loop: dropped if it was closed meanwhile
-            screen.call_later(paint, force=True)
+                    new.append(j)
+        arena.pump()
+        for other in screen.app.screen_stack:  # each on its own loop: dropped by a screen closed meanwhile
+            other.post_message(TurnRejudged(state.run_id, turn, new))
         screen.notify(f"turn {turn} re-judged")
 
-    app.run_worker(go(), group="rejudge", exit_on_error=False)
+    screen.app.run_worker(go(), group="rejudge", exit_on_error=False)

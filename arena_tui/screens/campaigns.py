@@ -4,14 +4,14 @@ What a cell shows (state from its run's turn rows, turn progress, strict pass ra
 report counts it) is `arena_tui.campaign.records.cell_views`, the same rows
 `arena-tui campaign show` prints. A campaign usually runs in another process (`arena-tui
 campaign run`) writing the same database, so both screens poll the store (`PollingScreen`).
-`enter` on a cell opens its run the way the runs list does (`app.open_run`: live when this app
+`enter` on a cell opens its run the way the runs list does (`Arena.open_run`: live when this app
 runs it, else as stored).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
@@ -25,6 +25,9 @@ from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
 from .polling import PollingScreen
 from .runs import rates_text
 from arena_tui.spine.times import when_text
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 STATE_STYLE = {"queued": "yellow", "running": "bold green", "complete": "bold cyan", "interrupted": "bold yellow",
                "failed": "bold red", "pending": "grey62", "skipped": "magenta"}
@@ -127,9 +130,8 @@ class CampaignsScreen(PollingScreen):
         yield DataTable(id="campaigns", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
-    async def read(self, store: Any) -> list[CampaignView]:
-        app: Any = self.app
-        return await campaign_views(store, app.data_dir, self._benchmarks)
+    async def read(self, store: Store) -> list[CampaignView]:
+        return await campaign_views(store, self.arena.data_dir, self._benchmarks)
 
     def show_error(self, error: str | None) -> None:
         self.query_one("#campaigns-status", Static).update(Text(f"cannot read campaigns: {error}", "bold red"))
@@ -235,9 +237,8 @@ class CampaignScreen(PollingScreen):
         yield Static("", id="cell-detail")
         yield Footer()
 
-    async def read(self, store: Any) -> CampaignView | None:
-        app: Any = self.app
-        return await campaign_view(store, self.campaign_id, app.data_dir, self._benchmarks)
+    async def read(self, store: Store) -> CampaignView | None:
+        return await campaign_view(store, self.campaign_id, self.arena.data_dir, self._benchmarks)
 
     def show_error(self, error: str | None) -> None:
         why = Text(f"campaign {self.campaign_id}: cannot read it: {error}", "bold red")
@@ -321,7 +322,7 @@ class CampaignScreen(PollingScreen):
             why = f": {c.reason}" if c.reason else ""
             self.notify(f"{c.cell.label} is {c.state}{why}; it has no recorded run to open yet", severity="warning")
             return
-        self.app.open_run(c.run_id)
+        self.arena.open_run(c.run_id)
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         yield SystemCommand("Open cell's run", "The selected cell's run (live if it is running here)",

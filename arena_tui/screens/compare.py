@@ -7,20 +7,18 @@ posts `PairLoaded`; two rows come ready from the leaderboard.
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ..compare.leaderboard import BoardRow, StoredRun
 from ..compare.load import load_stored
 from ..compare.pair import ModelTurnComparison, TurnComparison, compare_models, compare_runs
 from ..widgets.board_cells import MUTED, ms_text, pattern_text, verdict_text
+from .base import ArenaScreen
 
 DIFF = "bold on #6b4a00"  # a cell whose value differs between the two sides (its own colours kept)
 
@@ -51,7 +49,7 @@ def _delta(a: float | None, b: float | None) -> Text:
     return Text(f"{d:+,.0f} ms", "red" if d > 0 else "green")
 
 
-class CompareScreen(Screen):
+class CompareScreen(ArenaScreen):
     CSS_PATH = "board.tcss"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
@@ -87,13 +85,13 @@ class CompareScreen(Screen):
 
     @work(exclusive=True, group="compare-load")
     async def load(self) -> None:
-        app: Any = self.app
         assert self.run_ids is not None
-        if app.store is None:
-            self.post_message(PairLoaded(None, f"no database: {app.store_error}"))
+        store = self.arena.store
+        if store is None:
+            self.post_message(PairLoaded(None, f"no database: {self.arena.store_error}"))
             return
         try:
-            runs, _ = await load_stored(app.store, list(self.run_ids), app.data_dir)
+            runs, _ = await load_stored(store, list(self.run_ids), self.arena.data_dir)
         except Exception as e:
             self.post_message(PairLoaded(None, str(e) or type(e).__name__))
             return

@@ -10,14 +10,14 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ..compare.leaderboard import POOLED, BoardRow
 from ..widgets.board_cells import MUTED, pattern_text, rate_cell
+from .base import ArenaScreen
 
 
-class ConsistencyScreen(Screen):
+class ConsistencyScreen(ArenaScreen):
     CSS_PATH = "board.tcss"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),

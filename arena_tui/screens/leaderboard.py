@@ -9,7 +9,6 @@ that posts `BoardLoaded`; until then the screen says "loading…" and keys keep 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -17,7 +16,6 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ..compare.leaderboard import POOLED, BoardRow
@@ -25,6 +23,7 @@ from ..compare.load import Loaded, load_board
 from ..compare.selection import ALL
 from ..widgets.board_cells import Column, board_columns, model_cell, sort_rows
 from ..widgets.board_plots import CategoryPlot, LatencyPlot, legend
+from .base import ArenaScreen
 
 
 PLOT_MIN_HEIGHT = 30  # below this the plots would be a few rows tall: hidden until `v`
@@ -39,7 +38,7 @@ class BoardLoaded(Message):
         self.error = error
 
 
-class LeaderboardScreen(Screen):
+class LeaderboardScreen(ArenaScreen):
     CSS_PATH = "board.tcss"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
@@ -97,13 +96,13 @@ class LeaderboardScreen(Screen):
 
     @work(exclusive=True, group="leaderboard-load")
     async def load(self) -> None:
-        app: Any = self.app
-        if app.store is None:
-            self.post_message(BoardLoaded(None, f"no database: {app.store_error}"))
+        store = self.arena.store
+        if store is None:
+            self.post_message(BoardLoaded(None, f"no database: {self.arena.store_error}"))
             return
         try:
-            await app.store.flush()
-            loaded = await load_board(app.store, self.targets, app.data_dir)
+            await store.flush()
+            loaded = await load_board(store, self.targets, self.arena.data_dir)
         except Exception as e:  # LookupError (bad target), StoreError...: one line, the screen stays
             self.post_message(BoardLoaded(None, str(e) or type(e).__name__))
             return

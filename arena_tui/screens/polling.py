@@ -7,17 +7,21 @@ already gone) is dropped by Textual instead of drawing into nothing.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable
+
+from .base import ArenaScreen
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 POLL_S = 2.0  # how often the store is read (a run or campaign may start in another terminal at any time)
 
 
-class PollingScreen(Screen):
+class PollingScreen(ArenaScreen):
     """A screen over what another process may be writing: the store is read in a worker now, on
     return to the screen, on `g`, and every POLL_S when something was committed (unless the last
     read is still going); the result comes back as a `Read` message and is drawn again on resize."""
@@ -42,7 +46,7 @@ class PollingScreen(Screen):
             self.result = result
             self.error = error
 
-    async def read(self, store: Any) -> Any:
+    async def read(self, store: Store) -> Any:
         raise NotImplementedError
 
     def show(self, result: Any) -> None:
@@ -76,16 +80,16 @@ class PollingScreen(Screen):
         """Read and post the result; a timer's poll (`if_changed`) reads only when something was
         committed since the last read (a full read of a big database every POLL_S would be a
         steady load on the UI's loop for nothing)."""
-        app: Any = self.app
-        if app.store is None:
-            self.post_message(self.Read(None, f"no database: {app.store_error}"))
+        store = self.arena.store
+        if store is None:
+            self.post_message(self.Read(None, f"no database: {self.arena.store_error}"))
             return
         self._loading = True
         try:
-            version = await app.store.data_version()  # before the read: a commit during it is seen next time
+            version = await store.data_version()  # before the read: a commit during it is seen next time
             if if_changed and version == self._version:
                 return
-            result = await self.read(app.store)
+            result = await self.read(store)
         except Exception as e:  # StoreError, a spec this version cannot read: one line, the screen stays
             self.post_message(self.Read(None, str(e) or type(e).__name__))
             return

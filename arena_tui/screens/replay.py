@@ -7,13 +7,13 @@ Rendered by the live run screen's widgets. Opening a run shows what it ended as;
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from textual import work
 from textual.app import SystemCommand
 from textual.binding import Binding
 
 from arena_tui.spine.events import RunEvent, event_kinds
+from ..messages import TurnRejudged
 from ..run_view import RunState
 from .run import RunScreen
 
@@ -38,10 +38,9 @@ class ReplayScreen(RunScreen):
         self.stops: list[int] = []  # event counts after each turn_ended (and the very end)
         self.pos = 0
         self.specs: dict = {}
-        self.run_id_replayed = run_id
 
     @property
-    def mode(self) -> str:  # type: ignore[override]
+    def mode(self) -> str:
         return "replay" if self.stepping else "stored"
 
     def on_mount(self) -> None:
@@ -52,10 +51,12 @@ class ReplayScreen(RunScreen):
     async def load(self) -> None:
         """Read the run's events and specs; drawn through `call_later`, on this screen's own loop
         (Textual drops it if the screen is closing by then)."""
-        app: Any = self.app
         kinds = [k for k in event_kinds() if k != "audio"]
         try:
-            rows = await app.store.events(self.state.run_id, kinds=kinds)
+            store = self.arena.store
+            if store is None:
+                raise RuntimeError(f"no database: {self.arena.store_error}")
+            rows = await store.events(self.state.run_id, kinds=kinds)
         except Exception as e:
             self.call_later(self._unreadable, f"cannot read run {self.state.run_id}: {e}")
             return
@@ -64,8 +65,14 @@ class ReplayScreen(RunScreen):
             self.call_later(self._unreadable, f"run {self.state.run_id} has no stored events")
             return
         first = next((ev for ev in events if ev.kind == "run_started"), None)
-        specs = await app.load_specs(first.benchmark) if first is not None else {}
+        specs = await self.arena.load_specs(self.state.run_id) if first is not None else {}
         self.call_later(self._loaded, events, specs)
+
+    def on_turn_rejudged(self, message: TurnRejudged) -> None:
+        """The new revisions join the events a step rebuilds the state from (the run screen's
+        handler, which Textual calls next, redraws)."""
+        if message.run_id == self.state.run_id:
+            self.events.extend(message.judgements)
 
     def _unreadable(self, why: str) -> None:
         self.state.log_local(why)

@@ -7,22 +7,22 @@ the store); it only ever renders its `RunState`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from ..messages import LiveUpdate, RunFinished
+from ..messages import LiveUpdate, RunFinished, TurnRejudged
 from ..run_view import RunState
+from arena_tui.spine.source import against
 from ..widgets.event_log import EventLog
 from ..widgets.meters import LevelMeters
 from ..widgets.run_header import RunHeader
 from ..widgets.transcript import TranscriptView
 from ..widgets.turn_table import TurnTable
 from . import actions
+from .base import ArenaScreen
 
 
 class Row(Horizontal):
@@ -37,7 +37,7 @@ class Column(Vertical):
     BLANK = True
 
 
-class RunScreen(Screen):
+class RunScreen(ArenaScreen):
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("enter", "detail", "Detail", show=False),
@@ -49,7 +49,7 @@ class RunScreen(Screen):
         Binding("r", "rejudge", "Re-judge"),
         Binding("k", "stop_run", "Stop run"),
     ]
-    mode = "live"
+    stepping = False  # stepping through a stored run turn by turn (`ReplayScreen`)
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal")]
 
     def __init__(self, state: RunState, live: bool = True) -> None:
@@ -62,6 +62,11 @@ class RunScreen(Screen):
         self._status: str | None = None
         self._header_key: tuple | None = None
         self._filter_text: str | None = None
+
+    @property
+    def mode(self) -> str:
+        """What the header calls this view of the run."""
+        return "live"
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="run-header")
@@ -108,13 +113,17 @@ class RunScreen(Screen):
             self.refresh_bindings()  # `k Stop run` is offered no more
             self.paint(force=True)
 
+    def on_turn_rejudged(self, message: TurnRejudged) -> None:
+        if message.run_id == self.state.run_id:
+            self.paint(force=True)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that do not apply are not offered: stopping only a run that runs, following only a live one."""
         if action == "stop_run":
-            running = self.app.running(self.state.run_id)  # type: ignore[attr-defined]
+            running = self.arena.running(self.state.run_id)
             return bool(self.live and running and self.state.ended is None)
         if action == "follow":
-            return self.live or getattr(self, "stepping", False)
+            return self.live or self.stepping
         return True
 
     def paint(self, force: bool = False) -> None:
@@ -153,8 +162,8 @@ class RunScreen(Screen):
             parts.append("failures only")
         if t.category:
             parts.append(f"category: {t.category}")
-        if self.state.started and self.state.started.simulator:
-            parts.append("scores are against the local SIMULATOR")
+        if self.state.source:
+            parts.append(f"scores are against {against(self.state.source, loud=True)}")
         if self.state.any_heuristic:
             parts.append("judge: heuristic (offline)")
         if self.state.latency_caveat:
@@ -196,7 +205,7 @@ class RunScreen(Screen):
         self.paint(force=True)
 
     def action_category(self) -> None:
-        from .dialogs import CategoryDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
+        from .dialogs.category import CategoryDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         cats = sorted({c for r in self.state.turns.values() for c in r.categories})
 
@@ -218,12 +227,11 @@ class RunScreen(Screen):
         actions.rejudge(self, self.state, self.selected_turn)
 
     def action_stop_run(self) -> None:
-        app: Any = self.app
-        if not app.running(self.state.run_id):
+        if not self.arena.running(self.state.run_id):
             self.notify("this run is not running")
             return
         self.notify("stopping the run (it is kept as interrupted)…")
-        app.run_worker(app.stop_runs([self.state.run_id]), group="stop")
+        self.app.run_worker(self.arena.stop_runs([self.state.run_id]), group="stop")  # the app's: outlives this screen
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         yield SystemCommand("Turn detail", "Open the selected turn", self.action_detail)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult, SystemCommand
@@ -20,7 +20,11 @@ from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
 from ..widgets.turn_table import dim_label
 from .polling import PollingScreen
 from arena_tui.spine.paths import exports_dir
+from arena_tui.spine.source import SIMULATOR
 from arena_tui.spine.times import as_utc, duration_text, when_text
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 
 def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool, judge_errors: int = 0,
@@ -57,8 +61,8 @@ RUN_STRETCH = 2
 def run_cells(r: dict[str, Any], now: dt.datetime, compact: bool = False, marked: bool = False) -> tuple:
     """One run's cells in RUN_COLUMNS order (a run marked for comparison gets a dot)."""
     model = Text(f"{r.get('model', '?')} / {r.get('provider', '?')}")
-    if r.get("simulator"):
-        model.append(" [SIM]", "bold magenta")
+    if r.get("source"):
+        model.append(" [SIM]" if r["source"] == SIMULATOR else " [FAKE]", "bold magenta")
     st = r.get("status", "?")
     started, ended = r.get("started"), r.get("ended")
     dur = ((ended or now) - started).total_seconds() * 1000 if started else None
@@ -129,7 +133,7 @@ class RunsScreen(PollingScreen):
             return None
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
-    async def read(self, store: Any) -> dict[str, dict[str, Any]]:
+    async def read(self, store: Store) -> dict[str, dict[str, Any]]:
         """The stored runs' rows (the live ones are laid over them when drawn). Pass rates are the
         report's (`arena_tui.compare.leaderboard.run_tally`: over the turns each run set out to
         run). A run is tallied again only while it records or when its judgements
@@ -141,15 +145,14 @@ class RunsScreen(PollingScreen):
         keys = {r.run_id: (marks.get(r.run_id), r.turns_done, r.status, r.ended_at) for r in runs}
         stale = [r.run_id for r in runs if r.status == "running" or (c := self._tallies.get(r.run_id)) is None
                  or c[0] != keys[r.run_id]]
-        app: Any = self.app
-        fresh = await stored_tallies(store, stale, app.data_dir, self._benchmarks) if stale else {}
+        fresh = await stored_tallies(store, stale, self.arena.data_dir, self._benchmarks) if stale else {}
         tallies: dict[str, tuple[Any, Tally]] = {}
         for r in runs:
             t = fresh[r.run_id] if r.run_id in fresh else self._tallies[r.run_id][1]
             tallies[r.run_id] = (keys[r.run_id], t)
             rows[r.run_id] = {
                 "benchmark": r.benchmark, "model": r.model, "provider": r.provider,
-                "simulator": r.simulator, "status": r.status, "done": r.turns_done,
+                "source": r.source, "status": r.status, "done": r.turns_done,
                 "total": r.turns_total, "started": as_utc(r.started_at), "ended": as_utc(r.ended_at),
                 "rates": t.dimensions, "heuristic": t.heuristic,
                 "judge_errors": len(t.judge_errors) + len(t.rejudge_errors),
@@ -163,23 +166,23 @@ class RunsScreen(PollingScreen):
         self._with_live(result)
 
     def show_error(self, error: str | None) -> None:
-        app: Any = self.app
-        why = (Text(f"store unavailable: {app.store_error}; live runs only", "bold yellow") if app.store is None
+        arena = self.arena
+        why = (Text(f"store unavailable: {arena.store_error}; live runs only", "bold yellow") if arena.store is None
                else Text(f"cannot read runs: {error}", "bold red"))
         self.query_one("#runs-status", Static).update(why)
         self._with_live({})
 
     def _with_live(self, stored: dict[str, dict[str, Any]]) -> None:
         """The stored rows with this app's live runs laid over them (their state is newer than the store's)."""
-        app: Any = self.app
+        arena = self.arena
         rows = {run_id: dict(row) for run_id, row in stored.items()}
-        for run_id, st in app.live.items():
+        for run_id, st in arena.live.items():
             row = rows.setdefault(run_id, {"started": dt.datetime.now(dt.UTC), "ended": None})
             row.update(benchmark=st.benchmark, model=st.started.model if st.started else "?",
                        provider=st.started.provider if st.started else "?",
-                       simulator=bool(st.started and st.started.simulator),
+                       source=st.source,
                        done=st.turns_done, total=st.turns_total, status=st.status)
-            if not app.running(run_id) and row["status"] == "running":
+            if not arena.running(run_id) and row["status"] == "running":
                 row["status"] = "interrupted"
             if run_id in stored:  # its rates are the store's, by the report's rule (`read`)
                 continue
@@ -220,15 +223,15 @@ class RunsScreen(PollingScreen):
     # --- actions -------------------------------------------------------------------------
     def action_open(self) -> None:
         if (run_id := self.selected) is not None:
-            self.app.open_run(run_id)
+            self.arena.open_run(run_id)
 
     def action_replay(self) -> None:
         """Step through a stored run turn by turn (opening it shows the finished run)."""
         if (run_id := self.selected) is not None:
-            if self.app.running(run_id):
+            if self.arena.running(run_id):
                 self.notify("the run is still running: open it to watch it live", severity="warning")
                 return
-            self.app.open_replay(run_id, stepping=True)
+            self.arena.open_replay(run_id, stepping=True)
 
     def action_mark(self) -> None:
         if (run_id := self.selected) is not None:
@@ -243,39 +246,39 @@ class RunsScreen(PollingScreen):
         if len(marked) != 2:
             self.notify("mark two runs (space), then = compares them", severity="warning")
             return
-        if any(self.app.running(m) for m in marked):
+        if any(self.arena.running(m) for m in marked):
             self.notify("a marked run is still recording: compare it once it has ended", severity="warning")
             return
         self.app.push_screen(CompareScreen(run_ids=(marked[0], marked[1])))
 
     def action_new_run(self) -> None:
-        from .dialogs import NewRunDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
+        from .dialogs.new_run import NewRunDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         def started(result: dict[str, Any] | None) -> None:
             if result:
-                run_id = self.app.start_run(result["benchmark"], result["config"], judge=result["judge"])
+                run_id = self.arena.start_run(result["benchmark"], result["config"], judge=result["judge"])
                 if run_id:
-                    self.app.open_run(run_id)
+                    self.arena.open_run(run_id)
 
-        self.app.push_screen(NewRunDialog(self.app.data_dir, self.app.launcher), started)
+        self.app.push_screen(NewRunDialog(self.arena.data_dir, self.arena.launcher), started)
 
     def action_delete(self) -> None:
-        from .dialogs import ConfirmDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
+        from .dialogs.confirm import ConfirmDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         run_id = self.selected
         if run_id is None:
             return
-        if self.app.running(run_id):
+        if self.arena.running(run_id):
             self.notify("stop the run before deleting it", severity="warning")
             return
 
         async def confirmed(yes: bool | None) -> None:
             if not yes:
                 return
-            self.app.live.pop(run_id, None)
-            if self.app.store is not None:
+            self.arena.live.pop(run_id, None)
+            if (store := self.arena.store) is not None:
                 try:
-                    await self.app.store.delete_run(run_id)
+                    await store.delete_run(run_id)
                 except Exception as e:
                     self.notify(f"delete failed: {e}", severity="error")
                     return
@@ -285,19 +288,19 @@ class RunsScreen(PollingScreen):
         self.app.push_screen(ConfirmDialog(f"Delete run {run_id} and all its events, audio and judgements?"), confirmed)
 
     def action_export(self) -> None:
-        from .dialogs import ExportDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
+        from .dialogs.export import ExportDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         run_id = self.selected
         if run_id is None:
             self.notify("no run selected", severity="warning")
             return
-        app: Any = self.app
-        if app.store is None:
-            self.notify(f"cannot export: {app.store_error}", severity="error")
+        arena = self.arena
+        if arena.store is None:
+            self.notify(f"cannot export: {arena.store_error}", severity="error")
             return
-        if app.running(run_id):
+        if arena.running(run_id):
             self.notify(f"{run_id} is still running: the export holds what is recorded so far", severity="warning")
-        app.push_screen(ExportDialog(run_id, default_export_dir(app.data_dir)))
+        self.app.push_screen(ExportDialog(run_id, default_export_dir(arena.data_dir)))
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         yield SystemCommand("New run", "Start a benchmark run (dialog)", self.action_new_run)

@@ -12,17 +12,17 @@ from rich.text import Text
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from arena_tui.spine.events import Judgement
-from ..messages import LiveUpdate
+from ..messages import LiveUpdate, TurnRejudged
 from ..run_view import RunState, TurnRow
 from ..timing import barge_in_ms, barge_in_text, latency_text, speed_note
 from ..verdicts import in_order
 from ..widgets.run_header import RunHeader
 from ..widgets.turn_table import VERDICT_CELL, row_signature
 from . import actions
+from .base import ArenaScreen
 
 LATENCY_LABELS = [
     ("voice_to_voice_ms", "voice-to-voice", "user speech end (VAD) → audible bot speech, our timeline"),
@@ -40,7 +40,10 @@ def _json(v: Any, limit: int = 600) -> str:
 def text_panel(row: TurnRow) -> tuple[Text, Text]:
     golden = Text()
     golden.append("golden\n", "bold underline")
-    golden.append(row.spec.golden_text if row.spec else "(benchmark not loaded)", "" if row.spec else "grey50")
+    if row.spec is not None:
+        golden.append(row.spec.golden_text)
+    else:  # the greeting is no benchmark turn: nothing to compare it with
+        golden.append("(the greeting has no golden answer)" if row.index < 0 else "(benchmark not loaded)", "grey50")
     actual = Text()
     actual.append("actual\n", "bold underline")
     res = row.result
@@ -196,7 +199,7 @@ def history_text(judgements: list[Judgement]) -> Text:
     return t
 
 
-class TurnDetailScreen(Screen):
+class TurnDetailScreen(ArenaScreen):
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("p", "play", "Play"),
@@ -233,6 +236,10 @@ class TurnDetailScreen(Screen):
     def on_live_update(self, message: LiveUpdate) -> None:
         if self.state.run_id in message.run_ids:
             self.paint()
+
+    def on_turn_rejudged(self, message: TurnRejudged) -> None:
+        if message.run_id == self.state.run_id:
+            self.paint(force=True)
 
     def paint(self, force: bool = False) -> None:
         """The header follows the run; the panels only this turn: while other turns stream (every

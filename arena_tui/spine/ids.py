@@ -7,9 +7,15 @@ and an unknown or ambiguous one is the same one line everywhere, naming the cand
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 
 SHOWN = 5  # candidates named in an ambiguity message
+
+
+def new_run_id() -> str:
+    """A run's id, one form wherever the run starts (TUI, CLI, campaign, engine): 32 hex digits."""
+    return uuid.uuid4().hex
 
 
 class IdError(LookupError):

@@ -27,3 +27,8 @@ def exports_dir() -> Path:
     ARENA_TUI_EXPORTS, else <Documents>/arena-tui; never the benchmark data or the current checkout."""
     raw = os.environ.get("ARENA_TUI_EXPORTS")
     return (Path(raw).expanduser() if raw else Path(user_documents_dir()) / "arena-tui").resolve()
+
+
+def log_path(db: Path) -> Path:
+    """The log file beside a database: Pipecat's and Ray's own lines go there, never on the terminal."""
+    return db.with_name("arena-tui.log")

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from arena_tui.spine.audio import SILENCE_KEPT_MS
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.events import Judgement, RunEvent, TurnEnded, TurnResult, parse_event
+from arena_tui.spine.source import source_label
 from ..verdicts import standing_judgements
 from . import codec
 from .connection import fetchall
@@ -54,6 +55,11 @@ class RunRow(BaseModel):
     host: str | None = None
     heartbeat_at: datetime | None = None
     speed: float | None = None  # run timeline / wall clock; None: not recorded (latency not comparable)
+
+    @property
+    def source(self) -> str | None:
+        """`simulator`, `protocol fake` or None (the real service): `spine.source.source_label`."""
+        return source_label(self.simulator, self.config)
 
     def duration_s(self, now: datetime | None = None) -> float:
         """Wall-clock length so far (a running run counts up to `now`)."""

@@ -2,7 +2,9 @@
 
 The line is built for the width it gets: the status, the mode and the judge label sit at the
 right in a fixed-width block (the longest status sets it), so they never run into each other or
-fall off a narrow terminal; the descriptive part on the left is what gets shortened (with "…").
+fall off a narrow terminal; the descriptive part on the left is what gets shortened: its parts
+take their short forms one by one (session goes, then elapsed and progress shrink, then the model's
+label), and only then is the model cut (with "…"). The benchmark and the model always stay.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from arena_tui.spine.times import duration_text
 from ..run_view import RunState
 
 STATUS_STYLE = {
+    "loading": "grey62",
     "running": "bold green",
     "starting": "yellow",
     "completed": "bold cyan",
@@ -33,46 +36,74 @@ def elapsed_text(state: RunState) -> Text:
     return t
 
 
-def describe(state: RunState, room: int | None = None) -> Text:
+def loading(state: RunState, mode: str) -> bool:
+    """A stored run whose events are still being read: nothing about it is known yet."""
+    return mode != "live" and state.started is None and state.ended is None
+
+
+def describe(state: RunState, room: int | None = None, mode: str = "live") -> Text:
     """The left part: benchmark, model, session, elapsed (wall clock), turn progress.
 
-    With `room`, the parts that matter least go first until the rest fits (session, then model,
-    then the benchmark name): where the run is (turn, elapsed) is what a narrow terminal keeps.
-    """
+    With `room`, the parts take their short forms one step at a time until the line fits
+    (`SHORTER`); the model is cut last, and the benchmark never: they are what a user scans for."""
+    if loading(state, mode):
+        return Text(f"loading run {state.run_id}…", "grey62", no_wrap=True, overflow="ellipsis")
     cur = state.current_turn
     cur_s = "greeting" if cur == -1 else (str(cur) if cur is not None else "–")
-    model = Text(state.model_label, "bold magenta" if state.started and state.started.simulator else "bold")
+    style = "bold magenta" if state.source else "bold"
     session = Text(f"session {state.session}")
     if state.rotations:
         session.append(f" ({state.rotations} rotation{'s' if state.rotations != 1 else ''})", "yellow")
-    # (drop rank, text): the highest rank goes first when the line is too long
-    parts = [
-        (2, Text(f" {state.benchmark} ", "bold reverse")),
-        (1, Text.assemble("model ", model)),
-        (0, session),
-        (4, elapsed_text(state)),
-        (3, Text(f"turn {cur_s} · {state.turns_done}/{state.turns_total} done")),
-    ]
+    short_model = state.started.model if state.started else "?"
+    if state.source:
+        short_model += " [SIM]" if state.source == "simulator" else " [FAKE]"
     wait = state.wait_line() if state.ended is None else None
-    if wait:  # where the run is when nothing moves: what the engine waits on, how long is left
-        parts.append((4, Text(wait, "bold yellow")))
-    rank = 0
-    while True:
+    forms: dict[str, list[Text]] = {  # each part's forms, longest first; [] once a part is dropped
+        "benchmark": [Text(f" {state.benchmark} ", "bold reverse")],
+        "model": [Text.assemble("model ", (state.model_label, style)), Text(short_model, style)],
+        "session": [session, Text()],
+        "elapsed": [elapsed_text(state), Text(f"elapsed {duration_text(state.elapsed_ms())}"),
+                    Text(duration_text(state.elapsed_ms()))],
+        "turn": [Text(f"turn {cur_s} · {state.turns_done}/{state.turns_total} done"),
+                 Text(f"{cur_s} · {state.turns_done}/{state.turns_total}")],
+        # where the run is when nothing moves: what the engine waits on, how long is left
+        "wait": [Text(wait, "bold yellow")] if wait else [Text()],
+    }
+    level = dict.fromkeys(forms, 0)
+
+    def line() -> Text:
         t = Text(no_wrap=True, overflow="ellipsis")
-        for i, (_, part) in enumerate(p for p in parts if p[0] >= rank):
-            if i:
-                t.append("  ")
-            t.append_text(part)
-        if room is None or t.cell_len <= room or rank > 2:
+        for name in forms:
+            part = forms[name][level[name]]
+            if part.plain:
+                if t.plain:
+                    t.append("  ")
+                t.append_text(part)
+        return t
+
+    t = line()
+    for name in SHORTER:
+        if room is None or t.cell_len <= room:
             return t
-        rank += 1
+        level[name] += 1
+        t = line()
+    if room is not None and t.cell_len > room:  # still too long: the model's label is cut, nothing else
+        model = forms["model"][level["model"]]
+        model.truncate(max(4, model.cell_len - (t.cell_len - room)), overflow="ellipsis")
+        t = line()
+    return t
+
+
+#: the order the header's parts take their next shorter form in, when the line does not fit
+SHORTER = ("session", "elapsed", "elapsed", "turn", "model")
 
 
 def status_block(state: RunState, mode: str = "live") -> Text:
     """The right part: status (padded to the widest status), mode, judge; each set off by a gap."""
     t = Text(no_wrap=True)
     t.append(GAP)
-    t.append(state.status.upper().ljust(STATUS_WIDTH), STATUS_STYLE.get(state.status, "bold"))
+    status = "loading" if loading(state, mode) else state.status
+    t.append(status.upper().ljust(STATUS_WIDTH), STATUS_STYLE.get(status, "bold"))
     if mode != "live":
         t.append(f"{GAP}[{mode}]", "bold blue")
     if state.any_heuristic:
@@ -86,7 +117,7 @@ def status_block(state: RunState, mode: str = "live") -> Text:
 def header_text(state: RunState, mode: str = "live", width: int | None = None) -> Text:
     """The whole line; with `width`, the left part is cut (…) so the right block always fits."""
     right = status_block(state, mode)
-    left = describe(state, width - right.cell_len if width else None)
+    left = describe(state, width - right.cell_len if width else None, mode)
     if width is not None and width > 0:
         room = width - right.cell_len
         if room < 8:  # too narrow for both: the status block alone, cut at the edge

@@ -34,25 +34,13 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from runners.fakes.common import (
-    ConnectionRecord,
-    Endpointer,
-    FakeServer,
-    Script,
-    ScriptedReply,
-    ServerSocket,
-    TimedSession,
-    TlsPair,
-    b64,
-    b64decode_any,
-    chunks,
-    elide_audio,
-    pick,
-    self_signed_tls,
-    spawn,
-    spread_words,
-    synthesize,
-)
+from runners.fakes.endpointer import Endpointer
+from runners.fakes.record import ConnectionRecord
+from runners.fakes.script import Script, ScriptedReply
+from runners.fakes.server import FakeServer, ServerSocket, TimedSession, spawn
+from runners.fakes.speech import chunks, synthesize
+from runners.fakes.tls import TlsPair, self_signed_tls
+from runners.fakes.wire import b64, b64decode_any, elide_audio, pick, spread_words
 from runners.fakes.timing import ENVELOPE, ReplyPlan, TimingProfile, paced
 
 WS_PATH = "/ws/google.ai.generativelanguage.{version}.GenerativeService.BidiGenerateContent"

@@ -29,18 +29,11 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from runners.fakes.common import (
-    ConnectionRecord,
-    FakeServer,
-    ScriptedReply,
-    ServerSocket,
-    TimedSession,
-    b64,
-    chunks,
-    spawn,
-    spread_words,
-    synthesize,
-)
+from runners.fakes.record import ConnectionRecord
+from runners.fakes.script import ScriptedReply
+from runners.fakes.server import FakeServer, ServerSocket, TimedSession, spawn
+from runners.fakes.speech import chunks, synthesize
+from runners.fakes.wire import b64, spread_words
 from runners.fakes.timing import ENVELOPE, ReplyPlan, paced
 
 PATH = "/api/paas/v4/realtime"

@@ -31,19 +31,12 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from runners.fakes.common import (
-    ConnectionRecord,
-    Endpointer,
-    FakeServer,
-    ScriptedReply,
-    ServerSocket,
-    TimedSession,
-    b64,
-    chunks,
-    spawn,
-    spread_words,
-    synthesize,
-)
+from runners.fakes.endpointer import Endpointer
+from runners.fakes.record import ConnectionRecord
+from runners.fakes.script import ScriptedReply
+from runners.fakes.server import FakeServer, ServerSocket, TimedSession, spawn
+from runners.fakes.speech import chunks, synthesize
+from runners.fakes.wire import b64, spread_words
 from runners.fakes.timing import ENVELOPE, paced
 
 PATH = "/v1/realtime"

@@ -31,17 +31,12 @@ from aws_sdk_bedrock_runtime.models import (
 )
 from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
 
-from runners.fakes.common import (
-    ConnectionRecord,
-    Endpointer,
-    Script,
-    ScriptedReply,
-    b64,
-    chunks,
-    resolve_timing,
-    spawn,
-    synthesize,
-)
+from runners.fakes.endpointer import Endpointer
+from runners.fakes.record import ConnectionRecord
+from runners.fakes.script import Script, ScriptedReply
+from runners.fakes.server import resolve_timing, spawn
+from runners.fakes.speech import chunks, synthesize
+from runners.fakes.wire import b64
 from runners.fakes.timing import ENVELOPE, FakeClock, ReplyPlan, TimingProfile, paced
 
 

@@ -29,7 +29,9 @@ from typing import Any, Literal
 from aiohttp import web
 from pydantic import BaseModel, Field
 
-from runners.fakes.common import FakeServer, Script, ScriptedReply, spread_words
+from runners.fakes.script import Script, ScriptedReply
+from runners.fakes.server import FakeServer
+from runners.fakes.wire import spread_words
 
 PATHS = ("/v1/chat/completions", "/chat/completions")
 

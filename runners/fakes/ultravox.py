@@ -33,18 +33,12 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from runners.fakes.common import (
-    ConnectionRecord,
-    Endpointer,
-    FakeServer,
-    Script,
-    ServerSocket,
-    TimedSession,
-    chunks,
-    spawn,
-    spread_words,
-    synthesize,
-)
+from runners.fakes.endpointer import Endpointer
+from runners.fakes.record import ConnectionRecord
+from runners.fakes.script import Script
+from runners.fakes.server import FakeServer, ServerSocket, TimedSession, spawn
+from runners.fakes.speech import chunks, synthesize
+from runners.fakes.wire import spread_words
 from runners.fakes.timing import ENVELOPE, TimingProfile, paced
 
 DEFAULT_RATE = 48000

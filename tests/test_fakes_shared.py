@@ -1,4 +1,4 @@
-"""The shared pieces of the provider fakes: endpointing, transcript deltas, speech, TLS."""
+"""The pieces the provider fakes share (`runners/fakes/`: endpointer, wire, speech, tls, script, server)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from runners.fakes.common import Endpointer, Script, ScriptedReply, self_signed_tls, spread_words, synthesize
+from runners.fakes.endpointer import Endpointer
+from runners.fakes.script import Script, ScriptedReply
+from runners.fakes.speech import synthesize
+from runners.fakes.tls import self_signed_tls
+from runners.fakes.wire import spread_words
 from tests.provider_harness import read_wav_pcm16
 
 
@@ -68,7 +72,7 @@ def test_script_for_benchmark_makes_every_expected_call_of_a_turn() -> None:
     """demo_bench turn 5 expects two check_part_stock calls (a list): the golden script makes
     both, in order, with the flexible `part` kept as given."""
     from benchmarks.registry import load_benchmark
-    from runners.fakes.common import script_for_benchmark
+    from runners.fakes.script import script_for_benchmark
 
     demo = load_benchmark("demo_bench")
     (reply,) = script_for_benchmark(demo, [5]).replies
@@ -89,7 +93,7 @@ async def test_a_reply_to_a_client_that_dropped_ends_quietly() -> None:
     import aiohttp
     from aiohttp import web
 
-    from runners.fakes.common import ServerSocket
+    from runners.fakes.server import ServerSocket
 
     outcome: asyncio.Future = asyncio.get_running_loop().create_future()
     dropped = asyncio.Event()

@@ -1,0 +1,45 @@
+"""The model list: every alias, its provider, and what a run with it still needs.
+
+Read from the providers' catalog (`runners.providers.catalog`: plain data), so listing imports
+no provider module and no Pipecat: `arena-tui models` prints it, the new-run dialog offers it
+(`launch.EngineLauncher.models`). Keys are checked for presence only; their values never leave
+the environment.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Model:
+    alias: str
+    provider: str
+    model_id: str
+    kind: str  # text, simulator or audio
+    key_env: tuple[str, ...]  # the environment variables that hold its key
+    simulated: bool
+    needs: tuple[str, ...]  # what a run against the real service still needs (keys, packages)
+    needs_fake: tuple[str, ...]  # what a run against its local fake still needs
+
+
+def models() -> list[Model]:
+    """Every model alias, in alias order."""
+    from runners.providers import catalog  # deferred: --help imports every command module; the catalog is data (no Pipecat)
+
+    needs: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}  # per provider: its aliases need the same
+    out = []
+    for alias in catalog.known_models():
+        p = catalog.find(alias)
+        if p.name not in needs:
+            needs[p.name] = (tuple(short(x) for x in p.problems()), tuple(short(x) for x in p.problems(fake=True)))
+        out.append(Model(alias, p.name, p.model_id(alias), p.kind, p.key_env, p.simulated, *needs[p.name]))
+    return out
+
+
+def short(problem: str) -> str:
+    """'nova-sonic: environment variable AWS_ACCESS_KEY_ID is not set (…)' → 'AWS_ACCESS_KEY_ID'."""
+    text = problem.split(": ", 1)[-1]
+    m = re.match(r"environment variable (\S+)", text)
+    return m.group(1) if m else text

@@ -1,0 +1,236 @@
+"""The new-run dialog: benchmark, model, against what, faults, turns, speed and judge, checked
+by the launcher's preflight before anything starts."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Button, Input, Label, Select, Static
+
+from arena_tui.spine.judges import AUTO, HEURISTIC, KINDS_OR_NONE, NONE
+from ...launcher import Launcher
+from ..base import ArenaDialog
+
+JUDGE_LABELS = {AUTO: "auto (LLM if a key is set, else heuristic)", HEURISTIC: "heuristic (offline)",
+                "openai": "OpenAI", "bedrock": "Bedrock"}
+# every kind (`spine.judges`): auto first, then the offline judge, the LLM judges, none last
+JUDGES = [(JUDGE_LABELS.get(k, k), k) for k in sorted(KINDS_OR_NONE, key=lambda k: (k != AUTO, k != HEURISTIC, k == NONE))]
+
+
+CHROME_ROWS = 10  # new-run dialog rows that are not fields: border 2, padding 2, title 1, error 1, buttons 4
+
+
+AGAINST = [
+    ("the real service (key from the environment)", "service"),
+    ("its local protocol fake (no key; scripted answers)", "fake"),
+]
+
+
+class NewRunDialog(ArenaDialog[dict[str, Any] | None]):
+    """Benchmark, model/provider, simulator faults and judge for a new run.
+
+    The model list says what each alias still needs (missing keys, packages); faults are offered
+    only for the simulator; Start runs the same preflight as `arena-tui run` (in a thread: it loads
+    the runner modules) and shows every problem here, so nothing is started that would fail.
+    """
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    DEFAULT_CSS = """
+    NewRunDialog #new-run { max-width: 100%; }
+    NewRunDialog #new-run-form { height: auto; }
+    NewRunDialog .field { height: auto; }
+    NewRunDialog .field > Label { width: 18; }
+    NewRunDialog .field > Input, NewRunDialog .field > Select { width: 1fr; }
+    """
+
+    def __init__(self, data_dir: Path | None, launcher: Launcher) -> None:
+        """`launcher`: the app's (`models()`, `preflight(benchmark, config, data_dir)`, `parse_turns`)."""
+        super().__init__()
+        self.data_dir = data_dir
+        self.launcher = launcher
+        self.choices: dict[str, Any] = {}
+
+    def _benchmarks(self) -> tuple[list[tuple[str, str]], str]:
+        """(label, name) options and the default: the first benchmark with local data, else the demo."""
+        options: list[tuple[str, str]] = []
+        default = ""
+        try:
+            from benchmarks.registry import available_benchmarks  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+
+            for b in available_benchmarks(self.data_dir):
+                name = str(getattr(b, "name", b))
+                local = getattr(b, "path", True) is not None and not getattr(b, "problems", None)
+                options.append((name if local else f"{name} (not downloaded)", name))
+                if local and not default:
+                    default = name
+        except Exception:
+            pass
+        if "demo_bench" not in [n for _, n in options]:
+            options.insert(0, ("demo_bench", "demo_bench"))
+        return options, default or "demo_bench"
+
+    def compose(self) -> ComposeResult:
+        options, default = self._benchmarks()
+        fields: list[tuple[str, Widget]] = [
+            ("benchmark", Select(options, value=default, allow_blank=False, id="benchmark")),
+            ("model", Select([("sim  (simulator; ready)", "sim")], value="sim", allow_blank=False, id="model")),
+            ("against", Select(AGAINST, value="service", allow_blank=False, id="against")),
+            ("simulator faults", Input("", id="faults", placeholder="e.g. 1:no_response,2:barge_in")),
+            ("turns", Input("", id="turns", placeholder="all, or e.g. 0-4,7")),
+            ("speed", Input("1.0", id="speed", placeholder="1.0 = real time")),
+            ("judge", Select(JUDGES, value="auto", allow_blank=False, id="judge")),
+        ]
+        with Vertical(classes="dialog wide", id="new-run"):
+            yield Label("[b]New run[/b]", id="new-run-title")
+            with VerticalScroll(id="new-run-form"):
+                for label, widget in fields:
+                    with Horizontal(classes="field", id=f"field-{widget.id}"):
+                        yield Label(label)
+                        yield widget
+            yield Static("", id="new-run-error")
+            with Horizontal(classes="buttons"):
+                yield Button("Start", id="start", variant="success")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.fit(self.app.size.height)
+        self.query_one("#benchmark", Select).focus()
+        self._sim_only()
+        self.load_models()
+
+    @work(exclusive=True, group="new-run-models")
+    async def load_models(self) -> None:
+        """Fill the model list from the runners (their import takes a moment: off the UI loop)."""
+        try:
+            choices = await asyncio.to_thread(self.launcher.models)
+        except Exception as e:
+            self.call_later(self._error_line, Text(f"cannot list models: {e}", "bold red"))
+            return
+        self.call_later(self._models_loaded, choices)
+
+    def _models_loaded(self, choices: list) -> None:
+        self.choices = {c.alias: c for c in choices}
+        self._model_labels()
+
+    def _model_labels(self) -> None:
+        if not self.choices:
+            return
+        fake = self.query_one("#against", Select).value == "fake"
+        model = self.query_one("#model", Select)
+        current = model.value if model.value in self.choices else "sim"
+        with model.prevent(Select.Changed):
+            model.set_options([(c.label(fake), c.alias) for c in self.choices.values()])
+            model.value = current
+
+    def _is_sim(self) -> bool:
+        alias = self.query_one("#model", Select).value
+        choice = self.choices.get(str(alias))
+        return choice.simulated if choice is not None else alias == "sim"
+
+    def _sim_only(self) -> None:
+        """Faults are a simulator feature, and `against` means nothing for it: shown only where they apply."""
+        sim = self._is_sim()
+        self.query_one("#field-faults").display = sim
+        self.query_one("#field-against").display = not sim
+
+    @on(Select.Changed, "#model")
+    def model_changed(self) -> None:
+        self._sim_only()
+        self._error_line("")
+
+    @on(Select.Changed, "#against")
+    def against_changed(self) -> None:
+        self._model_labels()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit(event.size.height)
+
+    def fit(self, screen_rows: int) -> None:
+        """Pick the field layout for the terminal height: every field whole, Start always on screen.
+
+        Full (bordered, 3-row) fields need ~34 rows of dialog; below that the fields go compact
+        (one row each, spaced while there is room), and if even that does not fit the form scrolls
+        between a fixed title and fixed buttons.
+        """
+        room = int(screen_rows * 0.9) - CHROME_ROWS  # the dialog is at most 90% high (app.tcss)
+        n = len(self.query(".field"))
+        full = room >= n * 4
+        gap = 1 if full or room >= n * 2 else 0
+        for w in self.query("#new-run-form Input, #new-run-form Select"):
+            w.compact = not full
+            w.styles.margin = (0, 0, gap, 0)
+        for label in self.query(".field > Label"):
+            label.styles.padding = (1 if full else 0, 0, 0, 0)
+        form = self.query_one("#new-run-form")
+        form.styles.max_height = max(room, 3)
+
+    def _form(self) -> tuple[str, dict[str, Any]]:
+        """(benchmark, run config) as entered; ValueError for what cannot even be read."""
+        config: dict[str, Any] = {"model": str(self.query_one("#model", Select).value)}
+        sim = self._is_sim()
+        if not sim and self.query_one("#against", Select).value == "fake":
+            config["fake"] = True
+        faults = self.query_one("#faults", Input).value.strip()
+        if faults and sim:
+            config["faults"] = faults
+        turns = self.query_one("#turns", Input).value.strip()
+        if turns and turns != "all":
+            config["turns"] = self.launcher.parse_turns(turns)
+        raw = self.query_one("#speed", Input).value.strip() or "1"
+        try:
+            speed = float(raw)
+        except ValueError:
+            raise ValueError(f"speed: {raw!r} is not a number") from None
+        if speed <= 0:
+            raise ValueError(f"speed must be > 0, got {speed}")
+        config["speed"] = speed
+        return str(self.query_one("#benchmark", Select).value), config
+
+    @on(Button.Pressed, "#start")
+    def start(self, event: Button.Pressed) -> None:
+        # end the 0.2 s press effect now: Textual ignores clicks on an "-active" button, so a
+        # corrected form submitted right away would otherwise be silently dropped
+        event.button.remove_class("-active")
+        try:
+            benchmark, config = self._form()
+        except Exception as e:
+            self._problems([str(e)])
+            return
+        event.button.disabled = True
+        self._error_line(Text("checking…", "italic"))
+        self.check_and_start(benchmark, config)
+
+    @work(exclusive=True, group="new-run-check")
+    async def check_and_start(self, benchmark: str, config: dict[str, Any]) -> None:
+        try:
+            problems = await asyncio.to_thread(self.launcher.preflight, benchmark, config, self.data_dir)
+        except Exception as e:
+            problems = [f"cannot check the run: {e}"]
+        self.call_later(self._checked, benchmark, config, problems)
+
+    def _checked(self, benchmark: str, config: dict[str, Any], problems: list[str]) -> None:
+        self.query_one("#start", Button).disabled = False
+        if problems:
+            self._problems(problems)
+            return
+        self.dismiss({"benchmark": benchmark, "config": config, "judge": str(self.query_one("#judge", Select).value)})
+
+    def _problems(self, problems: list[str]) -> None:
+        text = Text("cannot start:\n", "bold red")
+        text.append("\n".join(f"• {p}" for p in problems), "red")  # plain text: messages may hold [brackets]
+        self._error_line(text)
+
+    def _error_line(self, text: Text | str) -> None:
+        self.query_one("#new-run-error", Static).update(text)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
