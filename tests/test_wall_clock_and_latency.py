@@ -98,9 +98,13 @@ def test_header_elapsed_is_wall_clock_with_the_audio_time_labelled() -> None:
     state = RunState("r")
     state.apply_all(_stream("r"))
     line = describe(state).plain
-    assert "elapsed 00:26" in line and "(audio 08:42)" in line, line  # 522 s / 20
+    # an ended run's wall clock is what its start and end carry, as the runs list says
+    assert f"elapsed 00:{WALL_S:02.0f}" in line and "(audio 08:42)" in line, line
+    older = RunState("o")  # recorded before events carried the wall clock: its audio time / speed
+    older.apply_all(_stream("o", walls=False))
+    assert "elapsed 00:26" in describe(older).plain  # 522 s / 20
     real = RunState("s")
-    real.apply_all(_stream("s", speed=1.0))
+    real.apply_all(_stream("s", speed=1.0, walls=False))
     assert "elapsed 08:42" in describe(real).plain and "audio" not in describe(real).plain
 
 
