@@ -24,6 +24,7 @@ from arena_tui.compare.load import load_board
 from arena_tui.compare.report import build_report
 from arena_tui.interop.conversation import read_conversation
 from arena_tui.interop.wav_metrics import derive, find_tags, read_recording
+from arena_tui.interop.layout import folder_run_id
 from arena_tui.spine.events import EMPTY_RESPONSE, MODEL_ENDED_SESSION_EARLY, TurnResult
 from arena_tui.spine.speech import SPEECH_PAD_MS as PAD
 from arena_tui.store import Store
@@ -118,9 +119,10 @@ async def test_an_imported_reference_run_shows_its_latency_on_the_leaderboard(tm
     folder = write_folder(tmp_path)
     db = tmp_path / "arena.db"
     assert await asyncio.to_thread(cli.main, ["--db", str(db), "import", str(folder)]) == 0
-    assert "imported as run ref-0123abcd" in capsys.readouterr().out
+    rid = folder_run_id(folder.name)  # our one id form, derived from the folder's name
+    assert f"imported as run {rid}" in capsys.readouterr().out
     async with await Store.open(db) as store:
-        run = await store.get_run("ref-0123abcd")
+        run = await store.get_run(rid)
         assert run.speed == 1.0
         imported = run.config["imported"]
         assert imported["harness"] == "reference" and imported["from"] == str(folder)
@@ -131,10 +133,10 @@ async def test_an_imported_reference_run_shows_its_latency_on_the_leaderboard(tm
         assert imported["judges"] == {"reference:claude-opus-4-5": {
             "judge_name": "claude", "judge_model": "claude-opus-4-5",
             "judge_version": "claude-agent-sdk-v18-kb-visible-vs-tool-only", "judged_at": "2026-01-11T10:00:00Z"}}
-        rows = {r.turn_index: r for r in await store.turn_results("ref-0123abcd")}
+        rows = {r.turn_index: r for r in await store.turn_results(rid)}
         assert rows[0].latencies.provider_ttfb_ms == 700 and rows[0].latencies.voice_to_voice_ms == 950
         assert rows[5].latencies.voice_to_voice_ms is None and rows[5].user_audio is None  # not measured
-        ends = {ev.turn_index: ev.t_ms for _, ev in await store.events("ref-0123abcd", kinds=["turn_ended"])}
+        ends = {ev.turn_index: ev.t_ms for _, ev in await store.events(rid, kinds=["turn_ended"])}
         assert all(ends[t] >= max(s.end_ms for s in rows[t].bot_speech) for t in (0, 1, 3, 4))  # one timeline
         loaded = await load_board(store, ["all"], None)
     row_ = loaded.board.row("gpt-realtime [imported]", "wav_bench")

@@ -25,6 +25,7 @@ from arena_tui.spine.events import (
     TurnStarted,
 )
 from arena_tui.interop import InteropError, export_run, import_run
+from arena_tui.interop.layout import folder_run_id
 from arena_tui.judge import HeuristicJudge, rejudge_turn
 from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
@@ -72,7 +73,7 @@ async def test_export_writes_the_reference_layout_and_import_round_trips(conv, t
     ts, model, uid = out.name.split("_")
     assert len(ts) == 15 and ts[8] == "T" and model == "fake-model" and len(uid) == 8
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["conversation.wav", "heuristic_analysis.md", "heuristic_judged.jsonl", "heuristic_summary.json",
+    assert names == ["arena_tui_benchmark.json", "conversation.wav", "heuristic_analysis.md", "heuristic_judged.jsonl", "heuristic_summary.json",
                      "runtime.json", "transcript.jsonl"]
     rows = [json.loads(x) for x in (out / "transcript.jsonl").read_text().splitlines()]
     assert [r["turn"] for r in rows] == [8, 9, 10, 11]
@@ -134,7 +135,7 @@ async def test_import_reference_shaped_directory(conv, tmp_path):
     }))
     async with await Store.open(tmp_path / "c.db") as store:
         rid = await import_run(store, d)
-        assert rid == "ref-abcdef12"
+        assert rid == folder_run_id(d.name) and len(rid) == 32  # one id form, the same for the same folder
         results = await store.turn_results(rid)
         assert [r.turn_index for r in results] == [0, 2]
         r2 = results[1]
@@ -195,6 +196,12 @@ def test_export_and_import_commands(conv, tmp_path, shared_data, capsys):
     assert (out / "transcript.jsonl").is_file() and (out / "heuristic_summary.json").is_file()
     assert main(["--db", str(tmp_path / "f.db"), "import", str(out), "--run-id", "copy1"]) == 0
     assert "imported as run copy1" in capsys.readouterr().out
+    # the export carried the benchmark snapshot and the import restored it: the copy is judged
+    # again with no data folder anywhere (it said: "benchmark … of this run cannot be loaded")
+    assert (out / "arena_tui_benchmark.json").is_file()
+    assert main(["--db", str(tmp_path / "f.db"), "--data", str(tmp_path / "nowhere"), "judge", "copy1",
+                 "--judge", "heuristic"]) == 0, capsys.readouterr().err
+    assert "judged by heuristic" in capsys.readouterr().out
 
 
 SPEED = 4.0

@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 from arena_tui import cli
+from arena_tui.interop.layout import folder_run_id
 from arena_tui.spine.events import EMPTY_RESPONSE, MODEL_ENDED_SESSION
 
 from .compare_runs import write_data
@@ -103,13 +104,19 @@ def bootstrap_p95(values: list[float], seed: int) -> tuple[float, float]:
     return float(np.quantile(p95s, 0.025)), float(np.quantile(p95s, 0.975))
 
 
+def rid(key: str) -> str:
+    """The id an imported reference folder gets: ours, from its folder's name."""
+    ts, model, uuid8 = RUNS[key][:3]
+    return folder_run_id(f"{ts}_{model}_{uuid8}")
+
+
 def expected_run(key: str, folder: Path) -> dict[str, Any]:
     """The reference's 74 run_results columns of one run, from the hand counts."""
     h = HAND[key]
     total, passes, fails, incomplete = h["rows"]
     runtime = RUNS[key][3]
     out: dict[str, Any] = {
-        "model_name": h["model"], "run_index": h["index"], "run_id": f"ref-{RUNS[key][2]}", "run_dir": str(folder),
+        "model_name": h["model"], "run_index": h["index"], "run_id": rid(key), "run_dir": str(folder),
         "benchmark_name": "mini_bench", **{k: JUDGE_SUMMARY[k] for k in ("judge_name", "judge_model", "judge_version",
                                                                         "judged_at")},
         "runtime_mode": runtime.get("mode"), "runtime_parallel": runtime.get("parallel"),
@@ -173,7 +180,7 @@ def test_run_results_every_reference_column_by_hand(report) -> None:
         assert wrong == {}, key
         # ours beside theirs: our judge, both turn passes, named
         assert got["judge"] == "reference:claude-opus-4-5" and got["imported"] == "True"
-    a1, a2 = by_id["ref-aaaaaaa1"], by_id["ref-aaaaaaa2"]
+    a1, a2 = by_id[rid("A1")], by_id[rid("A2")]
     assert (a1["turn_pass_strict_passes"], a1["turn_pass_tool_instruction_kb_passes"]) == ("2", "4")
     assert (a2["turn_pass_strict_passes"], a2["turn_pass_tool_instruction_kb_passes"]) == ("1", "1")
 
@@ -249,7 +256,7 @@ def test_consistency_as_the_reference_reports_it(report) -> None:
         "missing_assistant_text": "0", "missing_judge_reasoning": "0", "missing_latency_ms": "0", "missing_ttfb_ms": "1",
     }  # fmt: skip
     _, details = read(out / "consistency_run_details.csv")
-    empty = next(d for d in details if (d["run_id"], d["turn"]) == ("ref-aaaaaaa2", "3"))
+    empty = next(d for d in details if (d["run_id"], d["turn"]) == (rid("A2"), "3"))
     assert (empty["overall_status"], empty["failed_metric_count"], empty["assistant_text"], empty["latency_ms"],
             empty["ttfb_ms"], empty["state_tracking"]) == ("incomplete", "0", EMPTY_RESPONSE, "31000", "", "na")  # fmt: skip
     _, flip_details = read(out / "consistency_flip_details.csv")

@@ -17,6 +17,7 @@ from ..verdicts import pass_rates, standing
 from .fields import OUR_LATENCIES, reference_tracking, score_value
 from .layout import (
     ANALYSIS_SUFFIX,
+    BENCHMARK,
     CONVERSATION,
     JUDGED_SUFFIX,
     RUNTIME,
@@ -111,6 +112,8 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
 
     judgements = await store.judgements(run_id)
     benchmark = benchmark or await _benchmark_or_none(store, run_id, data)
+    if benchmark is not None:  # the import restores it: the run is judged again without a data folder
+        (out / BENCHMARK).write_text(json.dumps(benchmark.snapshot(), ensure_ascii=False) + "\n", encoding="utf-8")
     for judge in sorted({j.judge for j in judgements}):
         mine = [j for j in judgements if j.judge == judge]
         standings = standing(mine)

@@ -21,6 +21,7 @@ CONVERSATION = "conversation.wav"
 JUDGED_SUFFIX = "_judged.jsonl"
 SUMMARY_SUFFIX = "_summary.json"
 ANALYSIS_SUFFIX = "_analysis.md"
+BENCHMARK = "arena_tui_benchmark.json"  # ours: the benchmark snapshot the run was judged against
 RUN_DIR = re.compile(r"^(\d{8}T\d{6})_(.+)_([0-9a-fA-F]{8})$")  # <YYYYmmddTHHMMSS>_<model>_<uuid8>
 
 
@@ -36,6 +37,12 @@ def safe_name(text: str) -> str:
 def judge_file_prefix(judge: str) -> str:
     """`openai:gpt-5-mini` -> `openai_gpt-5-mini` (file-name safe, stable)."""
     return safe_name(judge.replace(":", "_"))
+
+
+def folder_run_id(name: str) -> str:
+    """The run id of a reference folder that names none: 32 hex digits (our one id form), the
+    same for the same folder name, so importing a folder twice is refused as a duplicate."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"arena-tui:reference-run:{name}").hex
 
 
 def uuid8(run_id: str) -> str:

@@ -11,19 +11,20 @@ plays in real time), and voice-to-voice, leading silence and overlap derived on 
 from __future__ import annotations
 
 import json
-import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.events import DimensionScore, Judgement, Latencies, RunEnded, RunStarted, ToolCallRecord, TurnEnded, TurnResult
 from ..timing import TURN_DURATION
 from . import wav_metrics
 from .conversation import conversation_events, read_conversation
 from .fields import OUR_LATENCIES, SENTINEL_STATUS
 from .layout import (
+    BENCHMARK,
     CONVERSATION,
     JUDGED_SUFFIX,
     RUN_DIR,
@@ -32,6 +33,7 @@ from .layout import (
     TRANSCRIPT,
     InteropError,
     field,
+    folder_run_id,
     parse_ts,
     read_jsonl,
 )
@@ -99,7 +101,7 @@ async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None =
     bench = benchmark or ours.get("benchmark") or (run_dir.parent.name if run_dir.parent.name != "runs" else None)
     if not bench:
         raise InteropError(f"{run_dir}: cannot tell the benchmark (pass --benchmark)")
-    rid = run_id or ours.get("run_id") or f"ref-{m.group(3) if m else uuid.uuid4().hex[:8]}"
+    rid = run_id or ours.get("run_id") or folder_run_id(run_dir.name)
     if await store.get_run(rid) is not None:
         raise InteropError(f"run {rid} is already in the database (delete it first or pass --run-id)")
 
@@ -172,7 +174,8 @@ async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None =
         RunStarted(run_id=rid, t_ms=0.0, benchmark=bench, model=str(model),
                    provider=ours.get("provider") or "reference", simulator=bool(ours.get("simulator", False)),
                    turn_indices=ours.get("turn_indices") or sorted(seen), config=config,
-                   speed=speed, wall_time=t0)  # the run's own start, not the import's
+                   speed=speed, wall_time=t0,  # the run's own start, not the import's
+                   benchmark_snapshot=_snapshot(run_dir / BENCHMARK))
     ]
     events += [TurnEnded(run_id=rid, t_ms=t_ms, turn_index=r.turn_index, result=r) for t_ms, r in timed]
     if recording is not None:
@@ -257,3 +260,17 @@ def _judgement_events(run_dir: Path, run_id: str) -> tuple[list[Judgement], dict
             revision[turn] = revision.get(turn, 0) + 1
             out.append(j.model_copy(update={"revision": revision[turn]}))
     return out, judges
+
+
+def _snapshot(path: Path) -> dict[str, Any] | None:
+    """The benchmark snapshot an export carried (so the imported run is judged against what it
+    ran, with no data folder); None when the folder has none (a reference run)."""
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Benchmark.from_snapshot(data).snapshot()
+    except json.JSONDecodeError as e:
+        raise InteropError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+    except (ValidationError, AttributeError, TypeError) as e:
+        raise InteropError(f"{path}: not a benchmark snapshot ({str(e).splitlines()[0]})") from None
