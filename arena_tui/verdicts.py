@@ -43,7 +43,7 @@ names (`turn_index`, `revision`, `phase`, `error`, `scores`, `heuristic`), as re
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
@@ -94,6 +94,29 @@ def due_dimensions(dimensions: Iterable[str], *, tool_applies: bool) -> list[str
     tool use only where a call was expected or made unsolicited (phase 2's applicability)."""
     dims = [d for d in dimensions if d != TOOL]
     return dims + [TOOL] if tool_applies else dims
+
+
+def turn_due(turn: Any | None, result: Any | None) -> list[str]:
+    """The dimensions a turn is charged a failure on when it has no valid verdict: the benchmark
+    turn's (the core ones without benchmark data), tool use where a call was expected or made."""
+    dims = turn.dimensions if turn is not None else CORE_DIMENSIONS
+    made_call = result is not None and bool(_get(result, "tool_calls", None))
+    return due_dimensions(dims, tool_applies=bool(turn is not None and turn.expected_calls) or made_call)
+
+
+def due_turns(expected: Iterable[int], results: Mapping[int, Any],
+              turn_of: Callable[[int], Any | None]) -> dict[int, list[str]]:
+    """turn -> `turn_due`, for every benchmark turn a run set out to run (a fixed denominator: a
+    turn that never ran or was never judged is charged, so failures cannot vanish), but one our
+    machine lost pace on (`counts`): neither its row nor an earlier take's judgement counts. The
+    one rule of what a run is charged: the report, the leaderboard, every campaign surface, the
+    runs list and the judge's own summary (headless, `judge`, the export) count by it."""
+    due: dict[int, list[str]] = {}
+    for t in expected:
+        result = results.get(t)
+        if t >= 0 and (result is None or counts(_get(result, "status", "ok"))):
+            due[t] = turn_due(turn_of(t), result)
+    return due
 
 
 def scores_of(judgement: Any) -> dict[str, str]:

@@ -54,7 +54,7 @@ async def _main(args: argparse.Namespace) -> int:
         raise CliError(str(e)) from None
     finally:
         await backend.aclose()
-    summary = summarize(benchmark, results, judgements)
+    summary = summarize(benchmark, results, judgements, run.turn_indices or None)
     latest = out if isinstance(out, list) else [out]
     status = 1 if any(j.error for j in latest) else 0  # a turn that could not be judged is a failure
     if args.json:

@@ -36,13 +36,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from arena_tui.spine.benchmark import CORE_DIMENSIONS, Benchmark, Turn
+from arena_tui.spine.benchmark import Benchmark, Turn
 
 from arena_tui.spine.events import EMPTY_RESPONSE, PACE_LOST, ErrorEvent, Judgement, TurnResult
 from ..store import RunRow, Store
 from .selection import ALL
 from ..timing import comparable, response_latency, speed_exclusion, turn_durations
-from ..verdicts import Standing, Tally, TurnConsistency, counts, due_dimensions, ordered, standing, tally, turn_consistency
+from ..verdicts import (Standing, Tally, TurnConsistency, counts, due_turns, ordered, standing, tally, turn_consistency,
+                        turn_due)
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe
 
 POOLED = ALL  # the benchmark column of a model's pooled row: all benchmarks
@@ -140,22 +141,11 @@ class StoredRun:
 
     def turn(self, turn_index: int) -> Turn | None:
         """The benchmark's turn, when the benchmark data is at hand."""
-        if self.benchmark is None:
-            return None
-        try:
-            return self.benchmark.turn(turn_index)
-        except KeyError:
-            return None
+        return self.benchmark.find_turn(turn_index) if self.benchmark is not None else None
 
     def due(self, turn_index: int) -> list[str]:
-        """The dimensions the turn is charged a failure on when it has no valid verdict: the
-        benchmark turn's (core ones without benchmark data), tool use where a call was expected
-        or made."""
-        result = self.results.get(turn_index)
-        turn = self.turn(turn_index)
-        dims = turn.dimensions if turn is not None else CORE_DIMENSIONS
-        made_call = result is not None and bool(result.tool_calls)
-        return due_dimensions(dims, tool_applies=bool(turn is not None and turn.expected_calls) or made_call)
+        """What the turn is charged on when it has no valid verdict (`verdicts.turn_due`)."""
+        return turn_due(self.turn(turn_index), self.results.get(turn_index))
 
     def verdicts(self, turn_index: int) -> dict[str, str]:
         """The judge's verdicts that count on the turn; {} when it has none that is valid."""
@@ -249,8 +239,7 @@ def run_tally(run: StoredRun) -> Tally:
     judgement left from an earlier take counts). The one tally of a stored run: the report, the
     leaderboard, the runs list and every campaign surface show these numbers."""
     # A never-judged run is due nothing: its rates stay empty (n = 0, "not judged"), never 0 %.
-    due = {t: run.due(t) for t in run.expected_turns
-           if (r := run.results.get(t)) is None or counts(r.status)} if run.judged else {}
+    due = due_turns(run.expected_turns, run.results, run.turn) if run.judged else {}
     return tally(run.revisions, due)
 
 

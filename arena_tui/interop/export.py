@@ -147,7 +147,7 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
         }
         text = ""
         if benchmark is not None:
-            s = summarize(benchmark, list(results.values()), mine)
+            s = summarize(benchmark, list(results.values()), mine, run.turn_indices or None)
             summary_doc["passes"] = {d: t.passes for d, t in s.dimensions.items()}
             summary_doc["category_totals"] = {d: t.denominator for d, t in s.dimensions.items()}
             summary_doc["function_tracking"] = [t.model_dump() for t in s.tracking]

@@ -16,7 +16,7 @@ from arena_tui.spine.benchmark import Benchmark
 
 from ..stats import wilson
 from arena_tui.spine.events import Judgement, TurnResult
-from ..verdicts import counts, due_dimensions, ordered, standing, tally
+from ..verdicts import counts, due_turns, ordered, standing, tally
 from .phase2 import align
 
 
@@ -58,7 +58,10 @@ def _close(t: Tally) -> Tally:
     return t
 
 
-def summarize(benchmark: Benchmark, results: Iterable[TurnResult], judgements: Iterable[Judgement]) -> RunSummary:
+def summarize(benchmark: Benchmark, results: Iterable[TurnResult], judgements: Iterable[Judgement],
+              expected: Iterable[int] | None = None) -> RunSummary:
+    """The run's figures; `expected`: the turns it set out to run (its `turn_indices`), each due
+    whether it ran or not (`verdicts.due_turns`, the report's rule); without it, the turns that ran."""
     results = sorted(results, key=lambda r: r.turn_index)
     judgements = list(judgements)
     now = standing(judgements)
@@ -71,17 +74,9 @@ def summarize(benchmark: Benchmark, results: Iterable[TurnResult], judgements: I
         heuristic=any(j.heuristic for j in shown),
         tracking=[TrackingRow(**lk.model_dump(exclude={"via"})) for lk in al.links],
     )
-    due: dict[int, list[str]] = {}
-    for r in results:
-        if not counts(r.status):
-            summary.lost_pace.append(r.turn_index)
-            continue
-        try:
-            turn = benchmark.turn(r.turn_index)
-        except KeyError:
-            continue
-        tool = bool(turn.expected_calls or al.unsolicited.get(r.turn_index))
-        due[r.turn_index] = due_dimensions(turn.dimensions, tool_applies=tool)
+    summary.lost_pace = [r.turn_index for r in results if r.turn_index >= 0 and not counts(r.status)]
+    by_turn = {r.turn_index: r for r in results}
+    due = due_turns(expected if expected is not None else sorted(by_turn), by_turn, benchmark.find_turn)
     t = tally(judgements, due)
     summary.turns = len(due)
     summary.judge_errors, summary.unjudged, summary.rejudge_errors = t.judge_errors, t.unjudged, t.rejudge_errors

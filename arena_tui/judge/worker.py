@@ -101,6 +101,7 @@ class JudgeWorker:
         self.cross_turn = True  # phase 2 realigns calls across turns (not for rehydrated runs)
         self.builder = PromptBuilder(benchmark)
         self.results: dict[int, TurnResult] = {}
+        self.expected: list[int] | None = None  # the turns the run set out to run (run_started)
         self.judgements: list[Judgement] = []
         self.alignment: Alignment | None = None
         self._revision: dict[int, int] = {}
@@ -123,6 +124,7 @@ class JudgeWorker:
                 self._last_t_ms = max(self._last_t_ms, ev.t_ms)
                 if ev.kind == "run_started":
                     self.configure(ev.config)
+                    self.expected = list(ev.turn_indices)
                 elif ev.kind == "turn_ended":
                     self._on_turn(ev)
                 elif ev.kind == "judgement":
@@ -213,7 +215,7 @@ class JudgeWorker:
         return [self._publish(j) for j in new]
 
     def summary(self) -> RunSummary:
-        return summarize(self.benchmark, self.results.values(), self.judgements)
+        return summarize(self.benchmark, self.results.values(), self.judgements, self.expected)
 
     def latest(self) -> dict[int, Judgement]:
         """turn -> the judgement that counts (`arena_tui.verdicts`), else its newest error."""

@@ -115,10 +115,13 @@ class Benchmark(BaseModel):
         return self.meta.name
 
     def turn(self, index: int) -> Turn:
-        for t in self.turns:
-            if t.turn_index == index:
-                return t
-        raise KeyError(f"{self.name}: no turn {index}")
+        found = self.find_turn(index)
+        if found is None:
+            raise KeyError(f"{self.name}: no turn {index}")
+        return found
+
+    def find_turn(self, index: int) -> Turn | None:
+        return next((t for t in self.turns if t.turn_index == index), None)
 
     def audio_path(self, turn: Turn) -> Path | None:
         if self.root is None:
