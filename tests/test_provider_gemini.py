@@ -22,7 +22,7 @@ from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import ScriptedReply
 from runners.fakes.wire import pick
-from runners.providers.gemini_live import MODELS, GeminiLiveRunner
+from runners.providers.gemini_live import GeminiLiveRunner
 from tests.provider_runs import RecordedRun, quiet_loguru, record_run
 
 SPEED = 4.0  # the fake sends replies at once; the engine paces them at this speed
@@ -80,7 +80,7 @@ async def test_tool_turns_and_engine_rotation_replay_history_with_tool_state(dem
 
     first, second = run.fake.connections
     # setup: model, prompt, tools, resumption, transcription, our VAD choice
-    assert first.setup["model"] == "models/" + MODELS["gemini-native-audio"]
+    assert first.setup["model"] == "models/" + GeminiLiveRunner.aliases["gemini-native-audio"]  # the catalog's id
     assert first.system_instruction == demo.system_prompt
     assert {t["name"] for t in first.tools} == {t.name for t in demo.tools}
     assert first.auth_present

@@ -17,7 +17,7 @@ from runners.base import SessionSpec, get_runner
 from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import script_for_benchmark
-from runners.providers.glm_realtime import KEY_ENVS, GLMRealtimeRunner, history_entries
+from runners.providers.glm_realtime import GLMRealtimeRunner, history_entries
 from runners.providers.glm_service import MAX_INSTRUCTION_CHARS, tool_note
 from tests.provider_runs import quiet_loguru, record_run
 
@@ -210,7 +210,7 @@ def test_aliases_and_preflight_name_the_key(monkeypatch):
     for alias, model in (("glm-realtime-flash", "glm-realtime-flash"), ("glm-realtime-air", "glm-realtime-air")):
         r = get_runner(alias)
         assert isinstance(r, GLMRealtimeRunner) and r.resolve_model(alias) == model and r.turn_frames
-    for env in KEY_ENVS:
+    for env in GLMRealtimeRunner.key_env:
         monkeypatch.delenv(env, raising=False)
     r = get_runner("glm-realtime-air")
     (problem,) = r.preflight(RunConfig(model="glm-realtime-air"))
@@ -293,7 +293,7 @@ async def test_real_service_path_sends_the_key_on_the_wire_only(demo, tmp_path, 
     from runners.fakes.glm_realtime import GLMRealtimeFake
 
     secret = "zhipu-SECRET-0123456789abcdef"
-    for env in KEY_ENVS:
+    for env in GLMRealtimeRunner.key_env:
         monkeypatch.delenv(env, raising=False)
     monkeypatch.setenv("ZHIPUAI_API_KEY", secret)
     log = io.StringIO()

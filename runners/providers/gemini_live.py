@@ -41,18 +41,10 @@ from arena_tui.spine.benchmark import Benchmark
 from ..base import ProviderRunner, Publish, SessionSpec, context_messages
 from ..config import RunConfig
 
-KEY_ENVS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 FAKE_KEY = "fake-key-not-a-secret"
 INPUT_RATE = 16000  # Gemini Live's input format: 16-bit PCM, 16 kHz, mono
 TOOL_NUDGE_S = 2.5  # wall seconds of silence after a tool result before the nudge
 TOOL_GIVE_UP_S = 10.0  # further wall seconds before the reply is closed without an answer
-
-#: alias → Gemini Live model id (one place to update when Google renames previews)
-MODELS = {
-    "gemini-native-audio": "gemini-2.5-flash-native-audio-preview-12-2025",
-    "gemini-3.1-flash": "gemini-3.1-flash-live-preview",
-}
-
 
 _SERVICE_CLS: Any = None
 

@@ -36,9 +36,6 @@ from .glm_service import (
     tool_note,
 )
 
-#: the key's environment variable; the others are accepted as aliases (first one set wins)
-PRIMARY_KEY_ENV = "ZHIPUAI_API_KEY"
-KEY_ENVS = (PRIMARY_KEY_ENV, "GLM_API_KEY", "ZAI_API_KEY")
 FAKE_KEY = "glm-fake-not-a-secret"
 #: rotate before prompt + history reach this (GLM's context is 8,192 tokens; the reference
 #: harness budgets it in characters as the instruction cap)
