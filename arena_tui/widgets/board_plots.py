@@ -73,7 +73,7 @@ class CategoryBars(Static):
     model in its legend colour (rows not judged have none). A table of bars, not a plotext chart:
     a chart's axis had room to name 5 of 13 categories."""
 
-    BAR = 3  # cells of a full (100 %) bar
+    BAR = 4  # cells of a full (100 %) bar
 
     def show(self, title: str, rows: Sequence[BoardRow]) -> None:
         judged = [(i, r) for i, r in enumerate(rows) if r.judged and r.categories]
@@ -93,10 +93,10 @@ class CategoryBars(Static):
 
 
 def bar(rate: float | None, rgb: tuple[int, int, int], cells: int) -> Text:
-    """`██▌ 83` (the bar in eighths of a cell, then the percentage), or `–` without a figure."""
+    """`━━╸  50` (a line in half cells, thin so the lines of the categories stay apart, then the
+    percentage), or `–` without a figure."""
     if rate is None:
         return Text("–", "grey50")
-    eighths = round(rate * cells * 8)
-    full, part = divmod(eighths, 8)
-    drawn = "█" * full + (" ▏▎▍▌▋▊▉"[part] if part else "")
+    halves = round(rate * cells * 2)
+    drawn = "━" * (halves // 2) + ("╸" if halves % 2 else "")
     return Text.assemble((drawn.ljust(cells), "rgb({},{},{})".format(*rgb)), f"{100 * rate:4.0f}")

@@ -35,7 +35,7 @@ DIM_NAME = {
     "kb_grounding": "knowledge base",
     "instruction_following": "instructions",
     "tool_use_correct": "tool use",
-    "state_tracking": "state tracking",
+    "state_tracking": "state",
     "ambiguity_handling": "ambiguity",
     "turn_taking": "turn-taking",
 }

@@ -241,7 +241,7 @@ class TurnTable(DataTable):
     @staticmethod
     def idx_width(state: RunState) -> int:
         """The turn column's width: the run's longest turn number (all of them, filtered or not)."""
-        return max((len(str(i)) for i in [*state.turns, *state.specs]), default=1)
+        return max((len(str(i)) for i in [*state.turns, *state.specs] if i >= 0), default=1)  # the greeting: G
 
     @property
     def hidden(self) -> list[str]:
