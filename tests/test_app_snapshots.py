@@ -92,46 +92,40 @@ def test_stored_run_with_a_long_status_and_model(snap_compare, layout_db, size) 
     assert snap_compare(ArenaApp(db, open_run=run_id), terminal_size=size, run_before=_stored_ready)
 
 
-@sizes
-def test_live_run_with_a_long_status_and_model(snap_compare, tmp_path: Path, size) -> None:
-    """Mid-run, after the turn answered empty four times: the columns are the finished run's."""
-    events = long_events()
+def _live_until(events: list, turn: int):
+    """A run_before that shows `events` as a live run cut in the middle of `turn`."""
 
     async def live(pilot) -> None:
         app = pilot.app
         from benchmarks.registry import load_benchmark
 
         run_id = events[0].run_id
-        app.live[run_id] = RunState(run_id, specs_from_benchmark(load_benchmark("demo_bench")))
-        for ev in cut_mid_turn(events, 3):
+        state = app.live[run_id] = RunState(run_id, specs_from_benchmark(load_benchmark("demo_bench")))
+        shown = cut_mid_turn(events, turn)
+        for ev in shown:
             app.bus.publish(ev)
         app.pump()
-        app.push_screen(RunScreen(app.live[run_id], live=True))
+        app.push_screen(RunScreen(state, live=True))
         await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(TurnTable))
+        # a turn's end is shown once the store has committed it (CommitGate): wait for every one
+        ended = {ev.turn_index for ev in shown if ev.kind == "turn_ended"}
+        await until(pilot, lambda: {i for i, r in state.turns.items() if r.result is not None} == ended)
         await _followed(pilot)
 
-    assert snap_compare(ArenaApp(tmp_path / "arena.db"), terminal_size=size, run_before=live)
+    return live
+
+
+@sizes
+def test_live_run_with_a_long_status_and_model(snap_compare, tmp_path: Path, size) -> None:
+    """Mid-run, after the turn answered empty four times: the columns are the finished run's."""
+    assert snap_compare(ArenaApp(tmp_path / "arena.db"), terminal_size=size, run_before=_live_until(long_events(), 3))
 
 
 @sizes
 def test_live_run_mid_turn_with_overlap(snap_compare, tmp_path: Path, size) -> None:
     events = fixture_events()
     turn = next(ev.turn_index for ev in events if ev.kind == "overlap")
-
-    async def live(pilot) -> None:
-        app = pilot.app
-        from benchmarks.registry import load_benchmark
-
-        run_id = events[0].run_id
-        app.live[run_id] = RunState(run_id, specs_from_benchmark(load_benchmark("demo_bench")))
-        for ev in cut_mid_turn(events, turn):
-            app.bus.publish(ev)
-        app.pump()
-        app.push_screen(RunScreen(app.live[run_id], live=True))
-        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(TurnTable))
-        await _followed(pilot)
-
-    assert snap_compare(ArenaApp(tmp_path / "arena.db"), terminal_size=size, run_before=live)
+    assert snap_compare(ArenaApp(tmp_path / "arena.db"), terminal_size=size, run_before=_live_until(events, turn))
 
 
 @sizes

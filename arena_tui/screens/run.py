@@ -43,7 +43,7 @@ class RunScreen(ArenaScreen):
         Binding("enter", "detail", "Detail", show=False),
         # secondary keys are in ? and the palette (and the bar says follow's state): the footer fits 80 columns
         Binding("f", "follow", "Follow", show=False),
-        Binding("x", "failures", "Failures"),
+        Binding("x", "failures", "Failures", show=False),
         Binding("c", "category", "Category", show=False),
         Binding("p", "play", "Play"),
         Binding("s", "stop_audio", "Stop audio", show=False),

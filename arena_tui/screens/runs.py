@@ -81,6 +81,22 @@ def single_layout(room: int, need: list[int]) -> dict[int, int] | None:
                        min_stretch=model_min, reserve=MODEL_WANT)
 
 
+def stacked_rows(table: DataTable, room: int, order: list[tuple[str, dict[str, Any]]], cells: list[tuple],
+                 rates_label: str, need: list[int]) -> None:
+    """Two lines a run: id over duration, model over benchmark, status over turns, then the rates."""
+    id_w = max(need[ID], need[DUR])
+    status_w = max(need[STATUS], max((len(c[PROGRESS]) for c in cells), default=0) + len(" turns"))
+    model_w = max(room - id_w - status_w - need[RATES] - 4 * PAD, len("model"))
+    labels = [label for _, label in STACKED[:-1]] + [rates_label]
+    for (key, _), label, w in zip(STACKED, labels, (id_w, model_w, status_w, need[RATES]), strict=True):
+        table.add_column(label, key=key, width=w)
+    for (run_id, r), row in zip(order, cells, strict=True):
+        table.add_row(fit_lines(Text("\n").join([as_text(row[ID]), Text(row[DUR], "grey62")]), id_w),
+                      fit_lines(Text("\n").join([model_text(r, model_w), Text(row[BENCH], "italic")]), model_w),
+                      fit_lines(Text("\n").join([as_text(row[STATUS]), Text(f"{row[PROGRESS]} turns")]), status_w),
+                      row[RATES], key=run_id, height=2)
+
+
 def default_export_dir(data_dir: Path | None) -> Path:
     """Where exports go unless the user says otherwise (never into the benchmark data)."""
     return exports_dir()
@@ -222,19 +238,8 @@ class RunsScreen(PollingScreen):
             for (run_id, r), row in zip(order, cells, strict=True):
                 row = (*row[:MODEL], model_text(r, layout[MODEL]), *row[MODEL + 1:])
                 table.add_row(*(fit_cell(row[col], w) for col, w in layout.items()), key=run_id)
-        else:  # two lines a run: the model and the benchmark share a column, status and turns another
-            id_w = max(need[ID], need[DUR])
-            status_w = max(need[STATUS], max((len(c[PROGRESS]) for c in cells), default=0) + len(" turns"))
-            model_w = max(room - id_w - status_w - need[RATES] - 4 * PAD, len("model"))
-            labels_2 = [label for _, label in STACKED]
-            labels_2[-1] = labels[RATES]
-            for (key, _), label, w in zip(STACKED, labels_2, (id_w, model_w, status_w, need[RATES]), strict=True):
-                table.add_column(label, key=key, width=w)
-            for (run_id, r), row in zip(order, cells, strict=True):
-                table.add_row(fit_lines(Text("\n").join([as_text(row[ID]), Text(row[DUR], "grey62")]), id_w),
-                              fit_lines(Text("\n").join([model_text(r, model_w), Text(row[BENCH], "italic")]), model_w),
-                              fit_lines(Text("\n").join([as_text(row[STATUS]), Text(f"{row[PROGRESS]} turns")]), status_w),
-                              row[RATES], key=run_id, height=2)
+        else:
+            stacked_rows(table, room, order, cells, labels[RATES], need)
         if selected in self.rows:
             table.move_cursor(row=table.get_row_index(selected))
         self.query_one("#runs-legend", Static).update(rates_legend(dims, heuristic=heuristic))

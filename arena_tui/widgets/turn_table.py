@@ -178,12 +178,6 @@ def layout_for(width: int, dims: list[str], idx_width: int = 1, speed: float | N
     return fit_columns(width, need, list(range(CATS)), 4, stretch=CATS, min_stretch=MIN_CATS)
 
 
-def hidden_columns(width: int, dims: list[str], idx_width: int = 1, speed: float | None = 1.0) -> list[str]:
-    """Labels of the columns a table this wide leaves out (the turn detail shows them all)."""
-    shown = layout_for(width, dims, idx_width, speed)
-    return [label for i, (_, label) in enumerate(columns(dims, speed)) if i not in shown]
-
-
 def row_signature(row: TurnRow, dims: list[str], speed: float | None = 1.0) -> tuple:
     """Everything `row_cells` reads, cheaply: results and judgements are replaced or appended,
     never edited in place, so identities and counts say when the cells can differ."""
@@ -242,14 +236,6 @@ class TurnTable(DataTable):
     def idx_width(state: RunState) -> int:
         """The turn column's width: the run's longest turn number (all of them, filtered or not)."""
         return max((len(str(i)) for i in [*state.turns, *state.specs] if i >= 0), default=1)  # the greeting: G
-
-    @property
-    def hidden(self) -> list[str]:
-        """Labels of the columns this width leaves out (the run screen names them)."""
-        if self._state is None:
-            return []
-        st = self._state
-        return hidden_columns(self._room(), st.dimensions, self.idx_width(st), st.speed)
 
     def on_resize(self) -> None:
         if self._state is not None:
