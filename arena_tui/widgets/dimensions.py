@@ -60,16 +60,18 @@ def dim_legend(dims: Iterable[str], *, heuristic: bool = False) -> Text:
         t.append(dim_code(d), "bold")
         t.append(f" {DIM_NAME.get(d, d.replace('_', ' '))}")
     if heuristic:
-        t.append(" · ", "grey50")
+        if t:
+            t.append(" · ", "grey50")
         t.append(HEURISTIC_MARK, "italic yellow")
         t.append(" heuristic judge")
     return t
 
 
 def rates_legend(dims: list[str], *, heuristic: bool = False) -> Text:
-    """The line under a list of pass-rate slots: what the codes (and the heuristic mark) mean."""
+    """The line under a list of pass-rate slots: what the codes (and the heuristic mark) mean; without
+    slots in view, what the mark means (a strict pass figure carries it too)."""
     if not dims:
-        return Text("")
+        return dim_legend([], heuristic=heuristic)
     return Text("pass rates %: ", "grey62").append_text(dim_legend(dims, heuristic=heuristic))
 
 
