@@ -104,6 +104,7 @@ class ArenaApp(App):
         self._sub = self.bus.subscribe(accept=lambda e: e.kind != "audio")
         self._shutdown_task: asyncio.Future[None] | None = None
         self._gate: CommitGate | None = None  # live turns are shown once the store has committed them
+        self.left_interrupted: list[RunState] = []  # runs still streaming when the app shut down (stopped by it)
 
     # --- lifecycle -----------------------------------------------------------------------
     def run(self, *args: Any, **kwargs: Any) -> Any:
@@ -166,7 +167,23 @@ class ArenaApp(App):
         await self.shutdown()  # also when the app exits other than by `q` (tests, ctrl+c)
 
     def action_quit(self) -> None:
-        """Stop runs and save in a worker, then exit: the screen stays responsive meanwhile."""
+        """With runs still streaming, ask first (they would be left interrupted); then stop runs and
+        save in a worker, and exit: the screen stays responsive meanwhile. `q` again in the
+        question quits."""
+        from .screens.dialogs.confirm import ConfirmDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
+
+        live = [r for r in self.run_workers if self.running(r)]
+        if isinstance(self.screen, ConfirmDialog) and self.screen.id == QUIT_DIALOG:
+            self.screen.dismiss(True)
+            return
+        if live and self._shutdown_task is None:
+            self.push_screen(ConfirmDialog(quit_question([self.live[r] for r in live]), yes="Quit", no="Keep running",
+                                           id=QUIT_DIALOG),
+                             lambda yes: self.quit_now() if yes else None)  # fmt: skip
+            return
+        self.quit_now()
+
+    def quit_now(self) -> None:
         if self._shutdown_task is None and any(self.running(r) for r in self.run_workers):
             self.notify("stopping runs (kept as interrupted) and saving…", timeout=30)
         self.run_worker(self._quit(), group="quit", exclusive=True)
@@ -186,6 +203,7 @@ class ArenaApp(App):
 
     async def _shutdown_once(self) -> None:
         self.player.stop()
+        self.left_interrupted = [self.live[r] for r in self.run_workers if self.running(r)]
         await self.stop_runs()
         await self._stop_judges()
         if self.store is not None:
@@ -452,6 +470,20 @@ class ArenaApp(App):
             return specs_from_benchmark(await benchmark_of_run(self.store, run_id, self.data_dir))
         except Exception:
             return {}
+
+
+QUIT_DIALOG = "quit-dialog"
+
+
+def quit_question(live: list[RunState]) -> str:
+    """What quitting now would leave: how many runs, which, and that they can be resumed."""
+    n = len(live)
+    which = "\n".join(f"  {st.run_id}  {st.benchmark} · {st.started.model if st.started else '?'} · "
+                      f"{st.turns_done}/{st.turns_total} turns" for st in live[:5])  # fmt: skip
+    more = f"\n  … and {n - 5} more" if n > 5 else ""
+    return (f"{n} run{'s are' if n != 1 else ' is'} still running:\n{which}{more}\n\nQuit now and leave "
+            f"{'them' if n != 1 else 'it'} interrupted? (`arena-tui resume RUN_ID` continues a run later; "
+            "the command for each is printed when the monitor closes.)")
 
 
 def _judge_label(backend: Any) -> str:

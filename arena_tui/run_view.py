@@ -44,7 +44,7 @@ from arena_tui.spine.events import (
 from arena_tui.spine.times import wall_ms
 from arena_tui.spine.source import against, source_label
 from .timing import latency_caveat, speed_note, v2v_text
-from .verdicts import Standing, Tally, counts, ordered, standing_of, tally
+from .verdicts import TURN_TAKING, Standing, Tally, counts, judges_turn_taking, ordered, standing_of, tally
 
 SENTINELS = (EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY)
 SILENT_DBFS = -90.0
@@ -289,11 +289,14 @@ class RunState:
 
     @property
     def dimensions(self) -> list[str]:
-        """Every dimension any turn is (or was) scored on, in `verdicts.DIMENSIONS` order."""
+        """Every dimension a turn is due or was scored on, in `verdicts.DIMENSIONS` order: known from
+        the start (turn_taking too, for a run it is judged on), so columns do not come and go."""
         seen: dict[str, None] = {}
         for spec in self.specs.values():
             for d in spec.dimensions:
                 seen.setdefault(d, None)
+        if self.specs and self.started is not None and judges_turn_taking(self.started.config):
+            seen.setdefault(TURN_TAKING, None)
         for row in self.turns.values():
             for d in row.scores:
                 seen.setdefault(d, None)

@@ -89,6 +89,13 @@ def judged_dimensions(dimensions: Iterable[str], *, audio: bool) -> list[str]:
     return dims + [TURN_TAKING] if audio else dims
 
 
+def judges_turn_taking(config: Mapping[str, Any] | None) -> bool:
+    """Whether a run with this recorded config can be scored on turn_taking: not a text-model run
+    (`modality: text`), nor one that says it has no turn-taking to score (a rehydrated run)."""
+    config = config if isinstance(config, Mapping) else {}
+    return config.get("modality") != "text" and config.get("turn_taking_supported") is not False
+
+
 def due_dimensions(dimensions: Iterable[str], *, tool_applies: bool) -> list[str]:
     """What a turn without a valid verdict is charged a failure on: its LLM dimensions, and
     tool use only where a call was expected or made unsolicited (phase 2's applicability)."""

@@ -1,12 +1,13 @@
 #!/usr/bin/env python
 """Regenerate screenshots/: every screen as SVG (Textual's own screenshot) and PNG (cairosvg).
 
-The data is the frozen real demo recording in tests/snapshots/demo_run.jsonl, loaded into a
-throw-away database, so screenshots show no machine paths and no keys. Every screen is shot at
-120x40 (`<name>.svg`) and at the other sizes the tests check (`<name>_80x24.svg`, ...); the
-leaderboard and compare screens show the constructed runs of tests/compare_runs.py (simulator,
-sped-up, heuristic, never-judged runs: every kind of row); the campaign screens show
-tests/snapshots/fixture_campaign.py's campaign (a cell in every state). Usage:
+The data is the frozen real demo recording in tests/snapshots/demo_run.jsonl and the long-named
+one (a long model id, a turn answered empty after three retries: tests/snapshots/long_run.jsonl),
+loaded into a throw-away database, so screenshots show no machine paths and no keys. Every screen
+is shot at 120x40 (`<name>.svg`) and at the other sizes the tests check (`<name>_80x24.svg`, ...);
+the leaderboard and compare screens show the constructed runs of tests/compare_runs.py (simulator,
+sped-up, heuristic, never-judged runs and a long model id: every kind of row); the campaign screens
+show tests/snapshots/fixture_campaign.py's campaign (a cell in every state). Usage:
     python -m scripts.screenshots [--out screenshots] [--no-png] [--size 120x40 ...] [--only board|campaigns]
 """
 
@@ -30,8 +31,8 @@ from arena_tui.screens.run import RunScreen  # noqa: E402
 from arena_tui.screens.runs import RunsScreen  # noqa: E402
 from arena_tui.run_view import RunState, specs_from_benchmark  # noqa: E402
 from arena_tui.widgets.turn_table import TurnTable  # noqa: E402
-from tests.compare_runs import record_scenario, unjudged_run, write_data  # noqa: E402
-from tests.snapshots.fixture_run import cut_mid_turn, fixture_events, load_fixture_db  # noqa: E402
+from tests.compare_runs import LONG_MODEL, long_model_run, record_scenario, unjudged_run, write_data  # noqa: E402
+from tests.snapshots.fixture_run import cut_mid_turn, fixture_events, load_layout_db  # noqa: E402
 
 SIZES = [(120, 40), (80, 24), (160, 48)]
 MAIN = SIZES[0]  # the size whose shots carry no size suffix
@@ -48,8 +49,9 @@ async def until(pilot, cond, timeout: float = 20.0) -> None:
 async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
     tmp = Path(tempfile.mkdtemp(prefix="arena-shots-"))
     db = tmp / "arena.db"
-    run_id = await load_fixture_db(db)
+    long_id = await load_layout_db(db)
     events = fixture_events()
+    run_id = events[0].run_id
     shots: list[Path] = []
     suffix = "" if size == MAIN else f"_{size[0]}x{size[1]}"
 
@@ -58,7 +60,7 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
 
     app = ArenaApp(db, launcher=EngineLauncher())
     async with app.run_test(size=size) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and len(app.screen.rows) == 2)
         await pilot.pause(0.3)
         save(app, "runs_list")
 
@@ -77,14 +79,23 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
 
         turn = next(ev.turn_index for ev in events if ev.kind == "overlap")
         live_id = run_id + "-live"
-        app.live[live_id] = RunState(live_id, specs_from_benchmark(load_benchmark("demo_bench")))
-        for ev in cut_mid_turn(events, turn):
+        state = app.live[live_id] = RunState(live_id, specs_from_benchmark(load_benchmark("demo_bench")))
+        shown = cut_mid_turn(events, turn)
+        for ev in shown:
             app.bus.publish(ev.model_copy(update={"run_id": live_id}))
         app.pump()
-        app.push_screen(RunScreen(app.live[live_id], live=True))
+        app.push_screen(RunScreen(state, live=True))
         await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(TurnTable))
+        ended = {ev.turn_index for ev in shown if ev.kind == "turn_ended"}  # shown once committed (CommitGate)
+        await until(pilot, lambda: {i for i, r in state.turns.items() if r.result is not None} == ended)
         await pilot.pause(0.3)
         save(app, "live_run")
+        await pilot.press("escape")
+
+        app.open_replay(long_id)  # the long model id and `empty_response (3 retries)`
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops)
+        await pilot.pause(0.3)
+        save(app, "stored_run_long")
         await pilot.press("escape")
 
         app.open_replay(run_id)
@@ -113,25 +124,28 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
     return shots
 
 
-async def shoot_board(out: Path) -> list[Path]:
-    """The leaderboard (cursor on a model with repeats, so the plots have data) and a run pair."""
+async def shoot_board(out: Path, size: tuple[int, int]) -> list[Path]:
+    """The leaderboard (cursor on the long-named model, so the plots have data) and a run pair."""
     from arena_tui.screens.compare import CompareScreen
     from arena_tui.screens.leaderboard import LeaderboardScreen
 
     tmp = Path(tempfile.mkdtemp(prefix="arena-board-"))
     db = tmp / "arena.db"
-    await record_scenario(db, extra=[unjudged_run()])
+    await record_scenario(db, extra=[unjudged_run(), long_model_run()])
     app = ArenaApp(db, write_data(tmp / "data"))
     shots: list[Path] = []
-    async with app.run_test(size=MAIN) as pilot:
+    suffix = "" if size == MAIN else f"_{size[0]}x{size[1]}"
+    async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
         await pilot.press("L")
         await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen) and app.screen.loaded is not None)
         board = app.screen
         keys = [board.row_key(r) for r in board.shown]
-        board.query_one("#board").move_cursor(row=keys.index("gpt-realtime\x1fmini_bench"))
+        board.query_one("#board").move_cursor(row=keys.index(f"{LONG_MODEL}\x1fmini_bench"))
         await pilot.pause(0.3)
-        shots.append(Path(app.save_screenshot("leaderboard.svg", path=str(out))))
+        shots.append(Path(app.save_screenshot(f"leaderboard{suffix}.svg", path=str(out))))
+        if size != MAIN:
+            return shots
         app.push_screen(CompareScreen(run_ids=("r1", "r2")))
         await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.turns)
         await pilot.pause(0.3)
@@ -328,7 +342,7 @@ def main() -> int:
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.size] if args.size else SIZES
     svgs = [] if args.only else [p for size in sizes for p in asyncio.run(shoot(out, size))]
     if args.only != "campaigns":
-        svgs += asyncio.run(shoot_board(out))
+        svgs += [p for size in sizes for p in asyncio.run(shoot_board(out, size))]
     if args.only != "board":
         svgs += [p for size in sizes for p in asyncio.run(shoot_campaigns(out, size))]
     pngs = [] if args.no_png else to_png(svgs)

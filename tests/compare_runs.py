@@ -82,11 +82,13 @@ def all_pass(turn: int, *, tool: bool = False, state: bool = False) -> dict[str,
 
 
 def events(run_id: str, model: str, bench: str, turns: list[T], *, config: dict, simulator: bool = False,
-           heuristic: bool = False, indices: list[int] | None = None, status: str | None = "completed") -> list:  # fmt: skip
+           heuristic: bool = False, indices: list[int] | None = None, status: str | None = "completed",
+           provider: str | None = None) -> list:  # fmt: skip
     judge = "heuristic" if heuristic else "openai:gpt-5-mini"
     indices = indices if indices is not None else [t.turn for t in turns]
+    provider = provider or ("sim" if simulator else "openai")
     evs: list = [RunStarted(run_id=run_id, t_ms=0, benchmark=bench, model=model, simulator=simulator,
-                            provider="sim" if simulator else "openai", turn_indices=indices, config=config)]  # fmt: skip
+                            provider=provider, turn_indices=indices, config=config)]  # fmt: skip
     t_ms = 100.0
     for t in turns:
         calls = [ToolCallRecord(call_id=f"{run_id}-{t.turn}-{n}", name=name, args=args, status="matched")
@@ -151,6 +153,16 @@ def scenario() -> list[list]:
 def unjudged_run(run_id: str = "u1") -> list:
     """gpt-realtime on mini_bench with no judge at all (speed 1, v2v 800 ms each): "not judged", never 0 %."""
     return events(run_id, "gpt-realtime", "mini_bench", [T(i, None, 800) for i in range(4)], config={"speed": 1.0})
+
+
+LONG_MODEL = "gemini-2.5-flash-native-audio-preview-12-2025"
+
+
+def long_model_run(run_id: str = "g1") -> list:
+    """A model with a long id on mini_bench (speed 1): turn 2 answered empty after retries, judged."""
+    turns = [T(0, all_pass(0), 700), T(1, {**all_pass(1, tool=True), "kb_grounding": F}, 1900, calls=[("book", {"day": "saturday"})]),
+             T(2, {"turn_taking": F}, None, status="empty_response"), T(3, all_pass(3, state=True), 1100)]  # fmt: skip
+    return events(run_id, LONG_MODEL, "mini_bench", turns, config={"speed": 1.0}, provider="gemini")
 
 
 async def record_scenario(path: Path, extra: list[list] | None = None) -> None:

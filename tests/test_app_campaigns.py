@@ -89,7 +89,7 @@ async def test_a_campaign_running_elsewhere_fills_the_matrix_and_its_cells_open_
         assert headers(screen, "#cells")[:4] == ["cell", "status", "turns", "strict pass"]
         row = row_text(screen, "#cells", "demo_bench\x1fsim\x1f1")
         assert row[:3] == ["demo_bench × sim #1", "complete", "2/2"] and "camp01-r1" in row
-        assert row[3].startswith("h: ") and row[3].endswith("/2")  # strict pass over both turns, labelled offline
+        assert row[3].endswith("/2 h")  # strict pass over both turns, marked as judged offline
         assert row_text(screen, "#cells", "demo_bench\x1fsim\x1f2")[1:4] == ["pending", "–", "–"]
         title = str(screen.query_one("#campaign-title", Static).render())
         assert "1/2 complete" in title and "1 pending" in title
@@ -120,7 +120,8 @@ async def test_every_cell_state_at_80_columns_and_what_enter_does(campaign_db: P
         assert headers(screen, "#cells")[:4] == ["cell", "status", "turns", "strict pass"]
         sim = [row_text(screen, "#cells", f"demo_bench\x1fsim\x1f{r}")[:4] for r in (1, 2, 3, 4)]
         assert [r[1:3] for r in sim] == [["complete", "6/6"], ["interrupted", "2/6"], ["running", "3/6"], ["queued", "–"]]
-        assert all(r[3].startswith("h: ") for r in sim[:3]) and sim[3][3] == "–"  # heuristic verdicts say so
+        assert all(r[3].endswith(" h") for r in sim[:3]) and sim[3][3] == "–"  # heuristic verdicts say so
+        assert "h heuristic judge" in str(screen.query_one("#cells-legend", Static).render())
         skipped = row_text(screen, "#cells", "demo_bench\x1fgpt-realtime\x1f1")
         assert skipped[1] == "skipped"
 
@@ -143,14 +144,14 @@ async def test_every_cell_state_at_80_columns_and_what_enter_does(campaign_db: P
 def test_campaign_show_and_list_print_the_same_cells(campaign_db: Path, capsys) -> None:
     assert main(["--db", str(campaign_db), "campaign", "show", CAMPAIGN_ID]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].endswith("1/8 complete")
+    assert out[0].endswith("2/12 complete")
     rows = {line.split("  ")[0]: line.split() for line in out[2:]}
     assert rows["demo_bench × sim #1"][5:7] == ["complete", "6/6"]
     assert rows["demo_bench × sim #2"][5:7] == ["interrupted", "2/6"]
     assert rows["demo_bench × sim #4"][5:7] == ["queued", "–"]
     assert "OPENAI_API_KEY" in " ".join(rows["demo_bench × gpt-realtime #1"])
     assert main(["--db", str(campaign_db), "campaign", "list"]) == 0
-    assert "1/8 complete, 2 queued or running" in capsys.readouterr().out
+    assert "2/12 complete, 2 queued or running" in capsys.readouterr().out
 
 
 def test_a_long_cell_label_keeps_its_repeat() -> None:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from arena_tui.app import ArenaApp
+from arena_tui.app import QUIT_DIALOG, ArenaApp
 from arena_tui.orchestration.launch import EngineLauncher
 from arena_tui.spine.paths import exports_dir
 from arena_tui.playback import output_device
@@ -44,8 +44,13 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 
 async def quit_app(app: ArenaApp, pilot) -> None:
-    """Press q and wait for the stop-and-save worker (the app exits when it is done)."""
+    """Press q (and, with runs still streaming, y to the question it asks) and wait for the
+    stop-and-save worker (the app exits when it is done)."""
+    running = any(app.running(r) for r in app.run_workers)
     await pilot.press("q")
+    if running:
+        await until(pilot, lambda: app.screen.id == QUIT_DIALOG, 10)
+        await pilot.press("y")
     for _ in range(600):
         if app._shutdown_task is not None and app._shutdown_task.done():
             return
@@ -118,8 +123,15 @@ async def test_quit_mid_run_keeps_it_as_interrupted(tmp_path: Path) -> None:
         app.open_run(run_id)
         state = app.live[run_id]
         await until(pilot, lambda: state.current_turn == 0 and state.meters["user"].rms_dbfs > -60, 60)
+        await pilot.press("q")  # a run is streaming: asked first, and "keep running" keeps it
+        await until(pilot, lambda: app.screen.id == QUIT_DIALOG, 10)
+        question = text_of(app.screen.query_one("#question"))
+        assert "1 run is still running" in question and run_id in question and "0/3 turns" in question
+        await pilot.press("escape")
+        await pilot.pause(0.3)
+        assert app.running(run_id) and app._shutdown_task is None
         await quit_app(app, pilot)
-    assert state.status == "interrupted"
+    assert state.status == "interrupted" and app.left_interrupted == [state]
     async with await Store.open(tmp_path / "arena.db") as store:
         run = await store.get_run(run_id)
         assert run is not None and run.status == "interrupted"

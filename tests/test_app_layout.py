@@ -17,9 +17,10 @@ from arena_tui.screens.run import RunScreen
 from arena_tui.screens.runs import RunsScreen
 from arena_tui.widgets.event_log import EventLog
 from arena_tui.widgets.fit import fit_columns
-from arena_tui.run_view import RunState
+from arena_tui.run_view import RunState, specs_from_benchmark
 from arena_tui.widgets.turn_table import TurnTable
-from tests.snapshots.fixture_run import fixture_events, load_fixture_db
+from benchmarks.registry import load_benchmark
+from tests.snapshots.fixture_run import fixture_events, load_fixture_db, load_layout_db, long_events
 from tests.pilot import until
 
 SIZES = [(80, 24), (120, 40), (160, 48)]
@@ -41,17 +42,31 @@ def fixture_db(tmp_path: Path) -> tuple[Path, str]:
     return db, asyncio.run(load_fixture_db(db))
 
 
+@pytest.fixture
+def layout_db(tmp_path: Path) -> tuple[Path, str]:
+    """The demo recording and the long-named run (a long model id, `empty_response (3 retries)`)."""
+    db = tmp_path / "arena.db"
+    return db, asyncio.run(load_layout_db(db))
+
+
+def cell_text(table, row: str, key: str) -> str:
+    return str(table.get_cell(row, key))
+
+
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-async def test_turn_table_shows_turn_status_verdict_and_dimensions_at_every_size(fixture_db, size) -> None:
-    db, run_id = fixture_db
+async def test_turn_table_shows_turn_status_verdict_and_every_score_at_every_size(layout_db, size) -> None:
+    db, run_id = layout_db
     app = ArenaApp(db, open_run=run_id)
     async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops)
         await pilot.pause(0.2)
         table = app.screen.query_one(TurnTable)
         shown = table.shown_columns
-        assert shown[:3] == ["idx", "status", "verdict"]
-        assert sum(c.startswith("dim:") for c in shown) >= 3, shown
+        assert shown[:4] == ["idx", "status", "verdict", "dims"]
+        codes = str(table.columns["dims"].label).split()
+        assert codes == ["KB", "IF", "TU", "ST", "AH", "TT"], codes  # every dimension its turns are due, TT too
+        if size[0] >= 120:  # a long status never pushes the latency and tools off
+            assert {"v2v", "tools"} <= set(shown), shown
         # every column shown is whole inside the table: nothing runs off its right edge
         total = sum(c.get_render_width(table) for c in table.columns.values())
         assert total <= table.size.width, (total, table.size.width)
@@ -59,13 +74,44 @@ async def test_turn_table_shows_turn_status_verdict_and_dimensions_at_every_size
         for col in table.columns.values():
             if col.key.value != "cats":
                 assert col.content_width >= max((len(str(table.get_cell(r, col.key))) for r in table.rows), default=0)
-        retried = {ev.turn_index for ev in fixture_events() if ev.kind == "retry"}
-        for turn in retried:
-            assert "ok (1 retry)" == str(table.get_cell(str(turn), "status")), turn
-        assert "retr" not in str(table.get_cell("0", "status"))
+        # the long status takes its short form in the table, whole in the turn detail
+        status = cell_text(table, "1", "status")
+        assert status in ("empty_response (3 retries)", "empty_response ↻3", "empty ↻3"), status
+        assert "retr" not in cell_text(table, "0", "status") and "↻" not in cell_text(table, "0", "status")
+        hidden = [label for key, label in (("v2v", "v2v ms"), ("tools", "tools e/m"), ("cats", "categories"))
+                  if key not in shown]  # fmt: skip
+        for label in hidden:  # never silently off-screen: the table's border names what this width leaves out
+            assert label in str(table.border_subtitle), (label, table.border_subtitle)
         header = str(app.screen.query_one("#run-header").render())
-        assert "00:16" in header and "6/6" in header and "COMPLETED" in header  # where the run is
-        assert " demo_bench " in header and "sim" in header  # and what it is: benchmark and model stay
+        assert "COMPLETED" in header and " demo_bench " in header and "gemini-" in header
+        table.move_cursor(row=table.get_row_index("1"))
+        await pilot.press("enter")
+        await until(pilot, lambda: type(app.screen).__name__ == "TurnDetailScreen")
+        title = str(app.screen.query_one("#detail-title").render())
+        assert "status empty_response" in title and "attempts 4" in title
+
+
+async def test_a_live_runs_columns_stay_as_its_turns_come_in(tmp_path: Path) -> None:
+    """Columns are decided by the width: not by a long status arriving, nor by the first judgement
+    (turn-taking's column is there from the start), nor by the categories a turn brings."""
+    events = long_events()
+    app = ArenaApp(tmp_path / "arena.db")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        run_id = events[0].run_id
+        state = app.live[run_id] = RunState(run_id, specs_from_benchmark(load_benchmark("demo_bench")))
+        app.push_screen(RunScreen(state, live=True))
+        await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(TurnTable))
+        table = app.screen.query_one(TurnTable)
+        seen = set()
+        for i, ev in enumerate(events):
+            app.bus.publish(ev)
+            if ev.kind in ("turn_ended", "judgement") or i == 0:
+                app.pump()
+                await pilot.pause()
+                seen.add((tuple(table.shown_columns), str(table.columns["dims"].label)))
+        assert len(seen) == 1, seen
+        assert "↻3" in cell_text(table, "1", "status")
 
 
 async def test_turn_table_refits_when_the_terminal_is_resized(fixture_db) -> None:
@@ -77,27 +123,37 @@ async def test_turn_table_refits_when_the_terminal_is_resized(fixture_db) -> Non
         table = app.screen.query_one(TurnTable)
         wide = table.shown_columns
         assert "cats" in wide and "v2v" in wide
+        assert str(table.get_cell("1", "status")) == "ok (1 retry)"
         await pilot.resize_terminal(80, 24)
         await until(pilot, lambda: table.shown_columns != wide)
         narrow = table.shown_columns
-        assert narrow[:3] == ["idx", "status", "verdict"] and "cats" not in narrow
+        assert narrow[:4] == ["idx", "status", "verdict", "dims"] and "cats" not in narrow
+        assert str(table.get_cell("1", "status")) == "ok ↻1"  # the narrow budget's form
         await pilot.resize_terminal(160, 48)
         await until(pilot, lambda: table.shown_columns == wide)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-async def test_runs_list_shows_pass_rates_whole(fixture_db, size) -> None:
-    db, _ = fixture_db
+async def test_runs_list_keeps_model_benchmark_and_pass_rates_in_view(layout_db, size) -> None:
+    db, long_id = layout_db
     app = ArenaApp(db)
     async with app.run_test(size=size) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.query_one("#runs").row_count)
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.query_one("#runs").row_count == 2)
         await pilot.pause(0.2)
         table = app.screen.query_one("#runs")
         keys = [str(c.key.value) for c in table.columns.values()]
-        assert {"id", "status", "progress", "rates"} <= set(keys)
-        rates = table.get_cell_at((0, keys.index("rates")))
-        assert "…" not in rates.plain and ("heuristic:" in rates.plain or "h:" in rates.plain)
-        assert "KB" in rates.plain and rates.plain.rstrip()[-1].isdigit() or rates.plain.endswith("%")
+        assert {"id", "model", "status", "rates"} <= set(keys), keys
+        assert str(table.columns["rates"].label).split() == ["KB", "IF", "TU", "ST", "TT"]
+        for run in (long_id, "demo-fixture"):
+            rates = table.get_cell(run, "rates").plain
+            assert "…" not in rates and rates.endswith(" h") and len(rates.split()) == 6, rates  # five figures, h
+            model = table.get_cell(run, "model").plain
+            bench = str(table.get_cell(run, "bench")) if "bench" in keys else model.split("\n")[1]
+            assert bench == "demo_bench" and "[SIM]" in model, (model, bench)
+        assert table.get_cell(long_id, "model").plain.startswith("gemini-2.5-")
+        assert str(table.get_cell(long_id, "id")).startswith(long_id[:8])  # its shortest unique prefix
+        legend = str(app.screen.query_one("#runs-legend").render())
+        assert "KB knowledge base" in legend and "TT turn-taking" in legend and "h heuristic judge" in legend
         total = sum(c.get_render_width(table) for c in table.columns.values())
         assert total <= table.size.width
 

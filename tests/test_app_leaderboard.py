@@ -19,7 +19,7 @@ from arena_tui.screens.consistency import ConsistencyScreen
 from arena_tui.screens.leaderboard import LeaderboardScreen
 from arena_tui.screens.runs import RunsScreen
 
-from .compare_runs import record_scenario, unjudged_run, write_data
+from .compare_runs import LONG_MODEL, long_model_run, record_scenario, unjudged_run, write_data
 from tests.pilot import until
 
 GPT = "gpt-realtime\x1fmini_bench"
@@ -52,18 +52,22 @@ def order(screen: LeaderboardScreen) -> list[str]:
     return [screen.row_key(r) for r in screen.shown]
 
 
+WIDE = (260, 48)  # every column in view at once
+
+
 async def test_the_leaderboard_shows_the_data_layers_figures(stored) -> None:
     app = ArenaApp(*stored)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with app.run_test(size=WIDE) as pilot:
         board = await open_board(pilot)
         head = [str(c.label) for c in board.query_one("#board", DataTable).columns.values()]
-        assert head[:6] == ["model", "benchmark", "runs", "pass (all) ↓", "pass (t∧i∧kb)", "KB"]
+        assert head[:8] == ["model", "benchmark", "pass (all) ↓", "pass (t∧i∧kb)", "v2v p50", "v2v p95", "runs", "KB"]
+        assert not board.hidden and not str(board.query_one("#board-columns", Static).render())
         row = cells(board, "#board", GPT)
         # strict 7/12 with its Wilson interval, kb 10/12, p50 1200 / p95 2250 over R1 and R2 only (R3 is at 20x);
         # the original eval's pass (tool ∧ instruction ∧ KB) 9/12: R1's state_tracking failure passes it
-        assert row[2] == "3\n2 at 1x"
-        assert row[3] == "58% 7/12\n[32–81]" and row[5] == "83% 10/12\n[55–95]"
-        assert row[4] == "75% 9/12\n[47–91]"
+        assert row[6] == "3\n2 at 1x"
+        assert row[2] == "58% 7/12\n[32–81]" and row[7] == "83% 10/12\n[55–95]"
+        assert row[3] == "75% 9/12\n[47–91]"
         assert row[head.index("overlap")] == "1/4\nmax 150 ms"  # R1's four turns measured (R2 places no audio)
         p50, p95 = head.index("v2v p50"), head.index("v2v p95")
         assert row[p50].startswith("1,200 ms\n[") and row[p95].startswith("2,250 ms\n[")
@@ -73,10 +77,10 @@ async def test_the_leaderboard_shows_the_data_layers_figures(stored) -> None:
         # a run never judged: its rates are "not judged", never 0 %; its latency still counts
         unjudged = cells(board, "#board", UNJUDGED)
         assert unjudged[0] == "gpt-realtime\n[unjudged]"
-        assert unjudged[3] == "–\nnot judged" and unjudged[4] == "–\nnot judged" and unjudged[5] == "–\nnot judged"
+        assert unjudged[2] == "–\nnot judged" and unjudged[3] == "–\nnot judged" and unjudged[7] == "–\nnot judged"
         assert unjudged[p50] == "800 ms\n[800–800]"
         heuristic = cells(board, "#board", "gpt-realtime [heuristic judge]\x1fmini_bench")
-        assert heuristic[p50] == "–\nspeed not recorded"
+        assert heuristic[p50] == "–\nspeed not rec…"  # cut to its column; the notes say it whole
         notes = str(board.query_one("#board-notes", Static).render())
         assert "excluded: r3 (speed 20x), r6 (speed not recorded)" in notes
         assert "skipped r7: still recording" in notes and "labelled rows are not real model scores" in notes
@@ -88,14 +92,14 @@ async def test_the_leaderboard_shows_the_data_layers_figures(stored) -> None:
 
 async def test_sorting_by_key_and_by_clicking_a_header(stored) -> None:
     app = ArenaApp(*stored)
-    async with app.run_test(size=(160, 48)) as pilot:
+    async with app.run_test(size=WIDE) as pilot:
         board = await open_board(pilot)
         # default: strict pass, best first; rows without a rate (never judged) last
         assert order(board)[-1] == UNJUDGED
         assert order(board).index(SIM) < order(board).index(GPT)
         await pilot.press("s")  # next column: the original eval's pass, best first
         assert board.sort_key == "original" and board.descending
-        await pilot.press("s")  # then kb_grounding
+        await pilot.press("s", "s", "s", "s")  # p50, p95, runs, then kb_grounding, best first
         assert board.sort_key == "dim:kb_grounding" and board.descending
         await pilot.press("S")  # reversed: worst first, the unjudged row still last
         assert not board.descending and order(board)[0] == "gpt-realtime\x1fother_bench"
@@ -177,16 +181,57 @@ async def test_compare_two_model_rows_from_the_leaderboard(stored) -> None:
         assert any(str(s.style) == DIFF for s in t1[2].spans) and t1[1].plain == "pass share, latency"
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+async def test_columns_that_do_not_fit_are_named_and_scroll_by_whole_columns(stored, size) -> None:
+    app = ArenaApp(*stored)
+    async with app.run_test(size=size) as pilot:
+        board = await open_board(pilot)
+        table = board.query_one("#board", DataTable)
+
+        def keys() -> list[str]:
+            return [str(k.value) for k in table.columns]
+
+        first = keys()
+        assert first[:3] == ["model", "benchmark", "strict"] and board.hidden
+        if size[0] >= 120:
+            assert {"p50", "p95"} <= set(first)  # latency is read next to strict pass, never off-screen
+        total = sum(c.get_render_width(table) for c in table.columns.values())
+        assert total <= table.size.width  # nothing cut off at the right edge
+        line = str(board.query_one("#board-columns", Static).render())
+        assert f"{len(first)} of {len(board.columns)} columns in view" in line
+        assert all(c.label in line for c in board.hidden)  # each one named, and the key that brings it
+        await pilot.press("right")  # one whole column: the first scrolling one goes, model and benchmark stay
+        assert keys()[:2] == ["model", "benchmark"] and keys()[2] == first[3]
+        assert "← pass (all)" in str(board.query_one("#board-columns", Static).render())
+        for _ in range(len(board.columns)):
+            await pilot.press("right")
+        assert keys()[-1] == "missing"  # the last column reached, the window full
+        await pilot.press("left")
+        assert keys()[-1] != "missing"
+        board.sort_by("dim:turn_taking")  # sorting by a column out of view brings it into view
+        await pilot.pause()
+        assert "dim:turn_taking" in keys()
+
+
 # --- snapshots ---------------------------------------------------------------------------------
 
 
+@pytest.fixture
+def stored_long(tmp_path: Path) -> tuple[Path, Path]:
+    """The scenario with a model of a long id (and an empty response) too."""
+    db = tmp_path / "arena.db"
+    asyncio.run(record_scenario(db, extra=[unjudged_run(), long_model_run()]))
+    return db, write_data(tmp_path / "data")
+
+
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-def test_leaderboard_snapshot(snap_compare, stored, size) -> None:
+def test_leaderboard_snapshot(snap_compare, stored_long, size) -> None:
     async def ready(pilot) -> None:
-        await open_board(pilot)
+        board = await open_board(pilot)
+        board.query_one("#board", DataTable).move_cursor(row=order(board).index(f"{LONG_MODEL}\x1fmini_bench"))
         await pilot.pause(0.2)
 
-    assert snap_compare(ArenaApp(*stored), terminal_size=size, run_before=ready)
+    assert snap_compare(ArenaApp(*stored_long), terminal_size=size, run_before=ready)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])

@@ -71,9 +71,12 @@ async def test_a_missing_key_is_shown_in_the_model_list_and_stops_the_start(tmp_
         assert "ready" in labels["sim"]
         assert all(k in labels[REAL] for k in no_keys), labels[REAL]
         assert dialog.query_one("#field-faults").display  # the simulator takes faults ...
+        assert "needs" not in text_of(dialog.query_one("#new-run-error"))  # the simulator needs nothing
         dialog.query_one("#model").value = REAL
         await pilot.pause()
         assert not dialog.query_one("#field-faults").display  # ... no other model does
+        said = text_of(dialog.query_one("#new-run-error"))  # what it needs, as soon as it is chosen
+        assert f"{REAL} needs" in said and all(k in said for k in no_keys) and "local protocol fake" in said, said
         err = await start_and_read(dialog, pilot)
         assert isinstance(app.screen, NewRunDialog) and all(k in err for k in no_keys), err
         assert app.live == {} and not app.run_workers  # nothing was started, nothing recorded
@@ -81,6 +84,20 @@ async def test_a_missing_key_is_shown_in_the_model_list_and_stops_the_start(tmp_
         await pilot.pause()
         labels = {alias: str(label) for label, alias in dialog.query_one("#model")._options if alias}
         assert "ready" in labels[REAL], labels[REAL]
+        assert "needs" not in text_of(dialog.query_one("#new-run-error"))  # nothing missing any more
+
+
+async def test_enter_in_a_text_field_starts_as_start_does(tmp_path: Path, data_without_audio: Path) -> None:
+    app = ArenaApp(tmp_path / "arena.db", data_without_audio, launcher=EngineLauncher())
+    async with app.run_test(size=(120, 40)) as pilot:
+        dialog = await open_dialog(app, pilot)
+        dialog.query_one("#benchmark").value = "noaudio_bench"
+        turns = dialog.query_one("#turns")
+        turns.focus()
+        await pilot.press("0", "enter")  # the same preflight as Start: this benchmark has no audio
+        await until(pilot, lambda: "cannot start" in text_of(dialog.query_one("#new-run-error")))
+        assert "noaudio_bench: no audio for turn(s) 0" in text_of(dialog.query_one("#new-run-error"))
+        assert isinstance(app.screen, NewRunDialog) and app.live == {}
 
 
 async def test_missing_audio_is_shown_before_the_run_starts(tmp_path: Path, data_without_audio: Path) -> None:

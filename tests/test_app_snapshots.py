@@ -17,7 +17,7 @@ from arena_tui.screens.run import RunScreen
 from arena_tui.screens.runs import RunsScreen
 from arena_tui.run_view import RunState, specs_from_benchmark
 from arena_tui.widgets.turn_table import TurnTable
-from tests.snapshots.fixture_run import cut_mid_turn, fixture_events, load_fixture_db
+from tests.snapshots.fixture_run import cut_mid_turn, fixture_events, load_fixture_db, load_layout_db, long_events
 from tests.pilot import until
 
 SIZES = [(80, 24), (120, 40), (160, 48)]
@@ -28,6 +28,13 @@ sizes = pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES
 def fixture_db(tmp_path: Path) -> tuple[Path, str]:
     db = tmp_path / "arena.db"
     return db, asyncio.run(load_fixture_db(db))
+
+
+@pytest.fixture
+def layout_db(tmp_path: Path) -> tuple[Path, str]:
+    """The demo recording and the long-named run (a long model id and run id, `empty_response (3 retries)`)."""
+    db = tmp_path / "arena.db"
+    return db, asyncio.run(load_layout_db(db))
 
 
 @pytest.fixture
@@ -54,36 +61,71 @@ async def _stored_ready(pilot) -> None:
     await _followed(pilot)
 
 
-@sizes
-def test_runs_list(snap_compare, fixture_db, size) -> None:
-    db, _ = fixture_db
-
-    async def ready(pilot) -> None:
-        await until(pilot, lambda: isinstance(pilot.app.screen, RunsScreen) and pilot.app.screen.rows)
-        await pilot.pause(0.2)
-
-    assert snap_compare(ArenaApp(db), terminal_size=size, run_before=ready)
+async def _runs_ready(pilot) -> None:
+    await until(pilot, lambda: isinstance(pilot.app.screen, RunsScreen) and len(pilot.app.screen.rows) == 2)
+    await pilot.pause(0.2)
 
 
 @sizes
-def test_live_run_mid_turn_with_overlap(snap_compare, tmp_path: Path, size) -> None:
-    events = fixture_events()
-    turn = next(ev.turn_index for ev in events if ev.kind == "overlap")
+def test_runs_list(snap_compare, layout_db, size) -> None:
+    """Model and benchmark of both runs in view at every width, the pass rates whole with their legend."""
+    db, _ = layout_db
+    assert snap_compare(ArenaApp(db), terminal_size=size, run_before=_runs_ready)
+
+
+@sizes
+def test_delete_question_wraps(snap_compare, layout_db, size) -> None:
+    db, _ = layout_db
+
+    async def ask(pilot) -> None:
+        await _runs_ready(pilot)
+        await pilot.press("d")
+        await until(pilot, lambda: type(pilot.app.screen).__name__ == "ConfirmDialog")
+        await pilot.pause(0.3)
+
+    assert snap_compare(ArenaApp(db), terminal_size=size, run_before=ask)
+
+
+@sizes
+def test_stored_run_with_a_long_status_and_model(snap_compare, layout_db, size) -> None:
+    db, run_id = layout_db
+    assert snap_compare(ArenaApp(db, open_run=run_id), terminal_size=size, run_before=_stored_ready)
+
+
+def _live_until(events: list, turn: int):
+    """A run_before that shows `events` as a live run cut in the middle of `turn`."""
 
     async def live(pilot) -> None:
         app = pilot.app
         from benchmarks.registry import load_benchmark
 
         run_id = events[0].run_id
-        app.live[run_id] = RunState(run_id, specs_from_benchmark(load_benchmark("demo_bench")))
-        for ev in cut_mid_turn(events, turn):
+        state = app.live[run_id] = RunState(run_id, specs_from_benchmark(load_benchmark("demo_bench")))
+        shown = cut_mid_turn(events, turn)
+        for ev in shown:
             app.bus.publish(ev)
         app.pump()
-        app.push_screen(RunScreen(app.live[run_id], live=True))
+        app.push_screen(RunScreen(state, live=True))
         await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(TurnTable))
+        # a turn's end is shown once the store has committed it (CommitGate): wait for every one
+        ended = {ev.turn_index for ev in shown if ev.kind == "turn_ended"}
+        await until(pilot, lambda: {i for i, r in state.turns.items() if r.result is not None} == ended)
         await _followed(pilot)
 
-    assert snap_compare(ArenaApp(tmp_path / "arena.db"), terminal_size=size, run_before=live)
+    return live
+
+
+@sizes
+def test_live_run_with_a_long_status_and_model(snap_compare, tmp_path: Path, size) -> None:
+    """Mid-run, after the turn answered empty four times: the columns are the finished run's."""
+    assert snap_compare(ArenaApp(tmp_path / "arena.db"), terminal_size=size, run_before=_live_until(long_events(), 3))
+
+
+@sizes
+def test_live_run_mid_turn_with_overlap(snap_compare, tmp_path: Path, size) -> None:
+    events = fixture_events()
+    turn = next(ev.turn_index for ev in events if ev.kind == "overlap")
+    assert snap_compare(ArenaApp(tmp_path / "arena.db"), terminal_size=size, run_before=_live_until(events, turn))
 
 
 @sizes

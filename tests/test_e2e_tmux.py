@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
@@ -73,9 +75,44 @@ def test_run_opens_the_monitor_on_the_live_run_and_scores_fill_in(tmp_path: Path
         after = tmux.screen(history=True)
     finally:
         tmux.kill()
-    assert re.search(r"run demo_bench-\w+ completed, judge heuristic .*auto: no OPENAI_API_KEY", after), after
+    assert re.search(r"run [0-9a-f]{32} completed, judge heuristic .*auto: no OPENAI_API_KEY", after), after
     assert f"recorded in {db}" in after
     with sqlite3.connect(db) as conn:
         (status,) = conn.execute("SELECT status FROM runs").fetchone()
         judged = {t for (t,) in conn.execute("SELECT DISTINCT turn_index FROM judgements")}
     assert status == "completed" and {0, 1, 2} <= judged
+
+
+def test_quit_with_a_run_streaming_asks_first_then_says_how_to_resume_it(tmp_path: Path) -> None:
+    """`q` while a run streams asks (naming it); "keep running" keeps it; quitting leaves it
+    interrupted and prints, after the monitor closes, the command that continues it, which works."""
+    db = tmp_path / "arena.db"
+    env = _env(tmp_path)
+    tmux = TmuxSession("e2e-quit", tmp_path)
+    tmux.start([sys.executable, "-m", "arena_tui.cli", "run", "demo_bench", "--model", "sim", "--judge", "none",
+                "--db", str(db), "--speed", "2", "--turns", "0-2"], env)
+    try:
+        tmux.wait(lambda s: "RUNNING" in s and "0/3 done" in s, 90, "the run to stream")
+        tmux.send("q")
+        text = tmux.wait(lambda s: "still running" in s, 20, "the quit question")
+        assert "1 run is still running" in text and "Keep running" in text and "demo_bench" in text
+        tmux.send("Escape")
+        tmux.wait(lambda s: "still running" not in s and "RUNNING" in s, 20, "the run going on")
+        tmux.send("q")
+        tmux.wait(lambda s: "still running" in s, 20, "the quit question again")
+        tmux.send("y")
+        assert tmux.wait_exit(60) == 0, tmux.screen()
+        after = tmux.screen(history=True)
+    finally:
+        tmux.kill()
+    m = re.search(r"run ([0-9a-f]{32}) \(demo_bench, sim\) left interrupted at [0-2]/3 turns; continue it with: "
+                  r"(arena-tui resume [0-9a-f]{32} --db \S+)", after)  # fmt: skip
+    assert m, after
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT status FROM runs WHERE run_id=?", (m.group(1),)).fetchone() == ("interrupted",)
+    argv = shlex.split(m.group(2))
+    done = subprocess.run([sys.executable, "-m", "arena_tui.cli", *argv[1:]], env=env, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT status FROM runs WHERE run_id=?", (m.group(1),)).fetchone() == ("completed",)

@@ -26,7 +26,8 @@ from arena_tui.verdicts import (
     tally,
     turn_consistency,
 )
-from arena_tui.widgets.turn_table import DIM_ABBREV, row_cells
+from arena_tui.widgets.dimensions import DIM_ABBREV
+from arena_tui.widgets.turn_table import row_cells
 from benchmarks.registry import load_benchmark
 
 from .judge_helpers import EXPECTED, HTTP_500, RUN, bench, judged, record_rejudge_failed, result, turn

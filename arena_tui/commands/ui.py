@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +46,28 @@ def run(args: argparse.Namespace) -> int:
     run_id = getattr(args, "open", None)
     if run_id:  # an id or a unique prefix, as every command takes it: one line and exit 2 before the screen
         run_id = _check_database(db, run_id)
-    ArenaApp(db, data, open_run=run_id, launcher=EngineLauncher()).run()
+    app = ArenaApp(db, data, open_run=run_id, launcher=EngineLauncher())
+    app.run()
+    for state in app.left_interrupted:
+        print(left_line(state, db, data))
     return 0
+
+
+def left_line(state: Any, db: Path, data: Path | None) -> str:
+    """What quitting left of a run that was still streaming, and the command that continues it."""
+    model = state.started.model if state.started is not None else "?"
+    return (f"run {state.run_id} ({state.benchmark}, {model}) left interrupted at {state.turns_done}/"
+            f"{state.turns_total} turns; continue it with: {resume_command(state.run_id, db, data)}")
+
+
+def resume_command(run_id: str, db: Path, data: Path | None) -> str:
+    """`arena-tui resume RUN_ID`, with --db (and --data) when they are not what it would use anyway."""
+    argv = ["arena-tui", "resume", run_id]
+    if Path(db) != paths.db_path(None):
+        argv += ["--db", str(db)]
+    if data is not None and data != paths.data_dir(None):
+        argv += ["--data", str(data)]
+    return shlex.join(argv)
 
 
 def _check_database(db: object, run_id: str | None = None) -> str | None:
@@ -91,4 +112,6 @@ def run_live(args: argparse.Namespace, config: Any, judge: Any, *, benchmark: An
             continue
         status = state.ended.status if state.ended is not None else "interrupted"
         print(f"run {run_id} {status}, judge {judge.label}, recorded in {db}")
+    for state in app.left_interrupted:
+        print(left_line(state, db, data))
     return 0

@@ -19,7 +19,7 @@ from arena_tui.spine.benchmark import Benchmark
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import CallVerdict, DimensionScore, Judgement, RunEvent, TurnResult
-from ..verdicts import LLM_DIMENSIONS, TURN_TAKING, counts, standing
+from ..verdicts import LLM_DIMENSIONS, TURN_TAKING, counts, judges_turn_taking, standing
 from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retries
 from .phase2 import Alignment, apply_rules
 from .rubric import PromptBuilder, dimensions_for, turn_taking
@@ -141,7 +141,7 @@ class JudgeWorker:
     def configure(self, config: dict[str, Any]) -> None:
         """What the run's recorded config says about judging it: text runs and rehydrated runs
         have no turn-taking to score; rehydrated turns get no cross-turn realignment."""
-        if is_text_run(config) or not turn_taking_supported(config):
+        if not judges_turn_taking(config):
             self.audio = False
         if is_rehydrated(config):
             self.cross_turn = False
@@ -226,18 +226,9 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-def is_text_run(config: dict[str, Any]) -> bool:
-    """Whether a run's recorded config marks a text-model run (runners/run/text.py)."""
-    return isinstance(config, dict) and config.get("modality") == "text"
-
-
 def is_rehydrated(config: dict[str, Any]) -> bool:
     """Whether a run's recorded config marks a rehydrated run (each turn in its own seeded session)."""
     return isinstance(config, dict) and config.get("mode") == "rehydrated"
-
-
-def turn_taking_supported(config: dict[str, Any]) -> bool:
-    return not (isinstance(config, dict) and config.get("turn_taking_supported") is False)
 
 
 def _field(obj: Any, name: str) -> Any:
@@ -280,7 +271,7 @@ async def rejudge_turn(
         raise LookupError(f"run {run_id}: no turn {turn_index} (recorded turns: {have})")
     judgements: list[Judgement] = list(await _maybe_await(store.judgements(run_id)))
     run_config = _field(run, "config") or {}
-    audio = not is_text_run(run_config) and turn_taking_supported(run_config) and (
+    audio = judges_turn_taking(run_config) and (
         any(r.user_audio is not None or r.bot_speech for r in results) or any(TURN_TAKING in j.scores for j in judgements)
     )
     revision = {t: st.newest.revision for t, st in standing(judgements).items()}

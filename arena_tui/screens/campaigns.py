@@ -21,9 +21,10 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from ..campaign.records import ACTIVE, CampaignView, CellView, campaign_view, campaign_views
 from ..campaign.spec import Cell
+from ..widgets.dimensions import HEURISTIC_MARK, rate_slots, rate_style, rates_legend, slot_dims, slots_header
 from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
 from .polling import PollingScreen
-from .runs import rates_text
+from arena_tui.spine.ids import short_ids
 from arena_tui.spine.times import when_text
 
 if TYPE_CHECKING:
@@ -38,19 +39,18 @@ def state_text(state: str) -> Text:
     return Text(state, STATE_STYLE.get(state, ""))
 
 
-def strict_text(view: CellView, compact: bool = False) -> Text:
-    """The cell's strict turn pass rate (`CellView.strict`), labelled when judged offline."""
+def strict_text(view: CellView) -> Text:
+    """The cell's strict turn pass rate (`CellView.strict`), marked `h` when judged offline (the
+    legend under the table says so, as the runs list's does)."""
     passed, judged = view.strict
     if not view.total:
         return Text("–", "grey50")  # no run recorded yet
     if not judged:
         return Text("not judged", "grey50")
-    t = Text()
-    if view.tally.heuristic:
-        t.append("h: " if compact else "heuristic: ", "italic yellow")
     pct = 100 * passed / judged
-    t.append(f"{pct:.0f}%", "green" if pct >= 80 else ("yellow" if pct >= 50 else "red"))
-    t.append(f" {passed}/{judged}")
+    t = Text.assemble((f"{pct:3.0f}%", rate_style(pct)), f" {passed}/{judged}")
+    if view.tally.heuristic:
+        t.append(f" {HEURISTIC_MARK}", "italic yellow")
     return t
 
 
@@ -80,16 +80,23 @@ def room_of(table: DataTable, fallback: int) -> int:
     return max(table.size.width - table.styles.scrollbar_size_vertical, 0) or fallback
 
 
+def hidden_text(labels: list[str], shown: dict[int, int], where: str) -> str:
+    """`hidden at this width: executor (…)` for the columns `shown` leaves out ("" when none)."""
+    hidden = [label for i, label in enumerate(labels) if i not in shown]
+    return f"hidden at this width: {', '.join(hidden)} ({where})" if hidden else ""
+
+
 # --- the list --------------------------------------------------------------------------------
 
 
 LIST_COLUMNS = [("id", "campaign"), ("spec", "matrix"), ("cells", "complete"), ("now", "cells now"),
                 ("started", "started"), ("speed", "speed"), ("exec", "executor")]
-# always: id, matrix (names, else counts, cut to what is left), complete, started; then what is
-# happening now, speed, executor
-LIST_ORDER = [0, 1, 2, 4, 3, 5, 6]
-LIST_REQUIRED = 4
-SPEC = 1
+# always: id, matrix (names where every column fits beside them, else counts), complete, and what is
+# happening now (NOW_WANT of it before the others join, cut with "…"); then start time, speed, executor
+LIST_ORDER = [0, 1, 2, 4, 5, 6]
+LIST_REQUIRED = 3
+SPEC, NOW = 1, 3
+NOW_WANT, NOW_MIN = 24, 12
 
 
 def activity_text(view: CampaignView) -> Text:
@@ -137,25 +144,18 @@ class CampaignsScreen(PollingScreen):
         self.query_one("#campaigns-status", Static).update(Text(f"cannot read campaigns: {error}", "bold red"))
 
     def show(self, views: list[CampaignView]) -> None:
-        status = self.query_one("#campaigns-status", Static)
-        active = sum(v.count(*ACTIVE) for v in views)
-        if not views:
-            status.update("no campaigns recorded (start one with `arena-tui campaign run`)")
-        else:
-            status.update(f"{len(views)} campaign(s)  ·  enter: its cells  ·  "
-                          + (f"{active} cell(s) queued or running" if active else "nothing running"))
         table = self.query_one("#campaigns", DataTable)
         selected = self.selected
         room = room_of(table, self.app.size.width)
         labels = [label for _, label in LIST_COLUMNS]
         cells = [list_cells(v) for v in views]
         need = natural_widths(labels, cells)
-        left = room - sum(need[c] + PAD for c in LIST_ORDER[:LIST_REQUIRED] if c != SPEC) - PAD
-        if need[SPEC] > left:  # the names do not fit: counts instead ("2 bench × 3 models × 5")
+        left = room - sum(need[c] + PAD for c in range(len(LIST_COLUMNS)) if c != SPEC) - PAD
+        if need[SPEC] > left:  # the names do not fit beside everything else: counts ("2 bench × 3 models × 5")
             cells = [list_cells(v, shape=True) for v in views]
             need = natural_widths(labels, cells)
         need[SPEC] = max(min(need[SPEC], left), len(labels[SPEC]))
-        shown = fit_columns(room, need, LIST_ORDER, LIST_REQUIRED)
+        shown = fit_columns(room, need, LIST_ORDER, LIST_REQUIRED, stretch=NOW, min_stretch=NOW_MIN, reserve=NOW_WANT)
         table.clear(columns=True)
         for col, w in shown.items():
             table.add_column(LIST_COLUMNS[col][1], key=LIST_COLUMNS[col][0], width=w)
@@ -164,6 +164,14 @@ class CampaignsScreen(PollingScreen):
         ids = [v.campaign_id for v in views]
         if selected in ids:
             table.move_cursor(row=ids.index(selected))
+        active = sum(v.count(*ACTIVE) for v in views)
+        if not views:
+            line = "no campaigns recorded (start one with `arena-tui campaign run`)"
+        else:
+            line = "  ·  ".join(p for p in [f"{len(views)} campaign(s)", "enter: its cells",
+                                             f"{active} cell(s) queued or running" if active else "nothing running",
+                                             hidden_text(labels, shown, "enter: the campaign says all")] if p)  # fmt: skip
+        self.query_one("#campaigns-status", Static).update(line)
 
     @property
     def selected(self) -> str | None:
@@ -187,20 +195,21 @@ class CampaignsScreen(PollingScreen):
 # --- one campaign ----------------------------------------------------------------------------
 
 CELL_COLUMNS = [("cell", "cell"), ("status", "status"), ("turns", "turns"), ("strict", "strict pass"),
-                ("rates", "pass rates"), ("run", "run"), ("why", "reason")]
-# always: cell, status, turn progress, strict pass; then the per-dimension rates and the run id;
-# the reason takes what is left (the selected cell's reason is also shown whole under the table)
+                ("run", "run"), ("rates", "pass rates"), ("why", "reason")]
+# always: cell, status, turn progress, strict pass; then the run id and the per-dimension rates;
+# the reason takes what is left (the selected cell is also shown whole under the table)
 CELL_ORDER = [0, 1, 2, 3, 4, 5]
 CELL_REQUIRED = 4
 CELL_STRETCH = 6
+RATES = 5
 MIN_CELL = 12
 
 
-def matrix_cells(v: CellView, compact: bool = False) -> tuple:
+def matrix_cells(v: CellView, dims: list[str], run_ids: dict[str, str]) -> tuple:
     errors = len(v.tally.judge_errors) + len(v.tally.rejudge_errors)
-    # the strict column beside it says "heuristic" already: the rates do not repeat it
-    rates = rates_text(v.tally.dimensions, False, errors, compact) if v.tally.dimensions else Text("")
-    return (v.cell.label, state_text(v.state), v.progress, strict_text(v, compact), rates, v.run_id or "–",
+    # the strict column beside it marks "h" already: the rates do not repeat it
+    rates = rate_slots(v.tally.dimensions, dims, False, errors) if v.tally.dimensions else Text("")
+    return (v.cell.label, state_text(v.state), v.progress, strict_text(v), run_ids.get(v.run_id or "", "–"), rates,
             Text(reason_of(v), "grey62"))
 
 
@@ -234,6 +243,7 @@ class CampaignScreen(PollingScreen):
         yield Header()
         yield Static(f"campaign {self.campaign_id}: loading…", id="campaign-title")
         yield DataTable(id="cells", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="cells-legend")
         yield Static("", id="cell-detail")
         yield Footer()
 
@@ -260,15 +270,19 @@ class CampaignScreen(PollingScreen):
         current = self.cursor_cell
         room = room_of(table, self.app.size.width)
         labels = [label for _, label in CELL_COLUMNS]
-        compact = room < 120
-        cells = [matrix_cells(c, compact) for c in self.cells]
+        dims = slot_dims(c.tally.dimensions for c in self.cells)
+        if dims:
+            labels[RATES] = slots_header(dims)
+        run_ids = short_ids(c.run_id for c in self.cells if c.run_id)
+        cells = [matrix_cells(c, dims, run_ids) for c in self.cells]
         need = natural_widths(labels, cells)
         others = sum(need[c] + PAD for c in CELL_ORDER[1:CELL_REQUIRED])
-        need[0] = max(min(need[0], room - others - PAD), MIN_CELL)  # the cell label gives way first
+        # the cell label gives way first (the selected cell is whole below the table)
+        need[0] = max(min(need[0], room - others - PAD, room // 3), MIN_CELL)
         shown = fit_columns(room, need, CELL_ORDER, CELL_REQUIRED, stretch=CELL_STRETCH)
         table.clear(columns=True)
         for col, w in shown.items():
-            table.add_column(CELL_COLUMNS[col][1], key=CELL_COLUMNS[col][0], width=w)
+            table.add_column(labels[col], key=CELL_COLUMNS[col][0], width=w)
         for view, row in zip(self.cells, cells, strict=True):
             row = (short_label(view.cell, shown[0]), *row[1:])
             table.add_row(*(fit_cell(row[col], w) for col, w in shown.items()), key=cell_key(view.cell))
@@ -276,6 +290,10 @@ class CampaignScreen(PollingScreen):
             keys = [cell_key(c.cell) for c in self.cells]
             if cell_key(current.cell) in keys:
                 table.move_cursor(row=keys.index(cell_key(current.cell)))
+        heuristic = any(c.tally.heuristic for c in self.cells if c.total)
+        hidden = hidden_text([label for _, label in CELL_COLUMNS], shown, "the selected cell is below")
+        legend = rates_legend(dims if RATES in shown else [], heuristic=heuristic)
+        self.query_one("#cells-legend", Static).update(Text("  ·  ").join(t for t in (legend, Text(hidden)) if t))
         self._title()
         self._detail()
 
@@ -298,6 +316,8 @@ class CampaignScreen(PollingScreen):
             return
         t = Text.assemble((c.cell.label, "bold"), "  ", state_text(c.state))
         t.append(f"  run {c.run_id}" if c.run_id else "  no run yet")
+        if c.total:
+            t.append("  strict ").append_text(strict_text(c))
         if c.reason:
             t.append(f"  —  {reason_of(c)}", "grey62")
         if c.state in OPENABLE:

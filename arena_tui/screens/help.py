@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -17,6 +18,9 @@ from .replay import ReplayScreen
 from .run import RunScreen
 from .runs import RunsScreen
 from .turn_detail import TurnDetailScreen
+from ..verdicts import DIMENSIONS
+from ..widgets.dimensions import dim_legend
+from ..widgets.turn_table import RETRIES
 
 KEY_NAMES = {"question_mark": "?", "escape": "esc", "full_stop": ".", "comma": ",", "enter": "enter",
              "equals_sign": "=", "space": "space"}
@@ -48,8 +52,17 @@ def bindings_table(app_bindings: list) -> Table:
         for i, b in enumerate(binds):
             if isinstance(b, tuple):
                 b = Binding(*b)
-            t.add_row(where if i == 0 else "", key_label(b.key), b.description or b.action)
+            t.add_row(where if i == 0 else "", key_label(b.key), b.tooltip or b.description or b.action)
         t.add_row("", "", "")
+    return t
+
+
+def codes_text() -> Text:
+    """What the short forms in the tables mean (the tables say it where they have room)."""
+    t = Text("codes  ", "bold")
+    t.append_text(dim_legend(DIMENSIONS, heuristic=True))
+    t.append(f"\n       {RETRIES}3 three retries · ∅audio words but no audio · 1626* latency at a speed other than 1 "
+             "(not comparable) · 1626! measured while this machine lost pace", "grey62")
     return t
 
 
@@ -60,6 +73,7 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help", classes="dialog wide"):
             yield Static("[b]arena-tui keys[/b]   (esc closes)")
             yield Static(bindings_table(self.app.BINDINGS))
+            yield Static(codes_text())
             yield Static("[grey62]Scores on simulator runs measure the simulator, not a model. "
                          "Heuristic judgements are offline rules and are labelled (h).[/]")
 

@@ -14,7 +14,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
@@ -22,11 +22,15 @@ from ..compare.leaderboard import POOLED, BoardRow
 from ..compare.load import Loaded, load_board
 from ..compare.selection import ALL
 from ..widgets.board_cells import Column, board_columns, model_cell, sort_rows
-from ..widgets.board_plots import CategoryPlot, LatencyPlot, legend
+from ..widgets.board_plots import CategoryBars, LatencyPlot, legend
+from ..widgets.fit import column_window, fit_lines, lines_width
 from .base import ArenaScreen
 
 
 PLOT_MIN_HEIGHT = 30  # below this the plots would be a few rows tall: hidden until `v`
+FIXED = 2  # model and benchmark stay in view; the other columns scroll by whole columns (← →)
+MODEL_MIN = 18  # the model column is cut no narrower than this (a quarter of the width when wider)
+COLUMN_MAX = 14  # `[1,250–2,500]`; a longer why-not (`speed not recorded`) is cut: the notes say it whole
 
 
 class BoardLoaded(Message):
@@ -42,13 +46,18 @@ class LeaderboardScreen(ArenaScreen):
     CSS_PATH = "board.tcss"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
-        Binding("enter", "drill", "Consistency"),
-        Binding("s", "sort_next", "Sort by next column"),
-        Binding("S", "reverse", "Reverse order"),
-        Binding("b", "cycle_benchmark", "Benchmark filter"),
+        Binding("enter", "drill", "Consistency", show=False),
+        Binding("s", "sort_next", "Sort", tooltip="Sort by the next column (again: the one after)"),
+        Binding("S", "reverse", "Reverse order", show=False),
+        Binding("b", "cycle_benchmark", "Benchmark", tooltip="Show one benchmark's rows, the next, … all"),
+        # priority: the focused table would scroll by one cell; these move by whole columns
+        Binding("right", "scroll_columns(1)", "Columns", key_display="←→", priority=True,
+                tooltip="Scroll the columns right by one whole column (model and benchmark stay)"),
+        Binding("left", "scroll_columns(-1)", "Columns ←", show=False, priority=True,
+                tooltip="Scroll the columns left by one whole column"),
         Binding("v", "toggle_plots", "Plots"),
-        Binding("space", "mark", "Mark row"),
-        Binding("equals_sign", "compare", "Compare marked"),
+        Binding("space", "mark", "Mark row", show=False),
+        Binding("equals_sign", "compare", "Compare marked", show=False),
         Binding("g", "reload", "Reload", show=False),
     ]
 
@@ -63,16 +72,20 @@ class LeaderboardScreen(ArenaScreen):
         self.shown: list[BoardRow] = []  # the table's rows, in display order
         self.marked: list[tuple[str, str]] = []  # (model, benchmark) of marked rows, in marking order
         self.plots: bool | None = None  # None: shown when the terminal has room (PLOT_MIN_HEIGHT rows)
+        self.first = 0  # the first scrolling column in view (after model and benchmark)
+        self.hidden: list[Column] = []  # the columns this width leaves out, in column order
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("loading…", id="board-status")
-        yield DataTable(id="board", cursor_type="row", zebra_stripes=True, fixed_columns=1)  # model stays in view
+        yield Static("", id="board-columns")
+        yield DataTable(id="board", cursor_type="row", zebra_stripes=True)
         yield Static("", id="board-notes")
         yield Static("", id="board-legend")
         with Horizontal(id="board-plots"):
             yield LatencyPlot(id="plot-latency")
-            yield CategoryPlot(id="plot-categories")
+            with VerticalScroll(id="plot-categories"):
+                yield CategoryBars()
         yield Footer()
 
     def on_mount(self) -> None:
@@ -82,6 +95,8 @@ class LeaderboardScreen(ArenaScreen):
 
     def on_resize(self) -> None:
         self._show_plots()
+        if self.loaded is not None:  # once the table has its new size: the columns are chosen for it
+            self.call_after_refresh(self.render_board)
 
     def _show_plots(self) -> None:
         show = self.plots if self.plots is not None else self.app.size.height >= PLOT_MIN_HEIGHT
@@ -144,24 +159,57 @@ class LeaderboardScreen(ArenaScreen):
         return self.shown[min(table.cursor_row, len(self.shown) - 1)]
 
     def render_board(self) -> None:
+        """The rows sorted, in the columns this width holds: model and benchmark always, then whole
+        columns from `first` on (`column_window`); what is left out is named above the table."""
         table = self.query_one("#board", DataTable)
         current = self.row_key(self.cursor_row) if self.cursor_row is not None else None
         column = self.column
         self.shown = sort_rows(self.rows, column, self.descending) if column else self.rows
+        labels = [c.label + ((" ↓" if self.descending else " ↑") if c.key == self.sort_key else "") for c in self.columns]
+        cells = [[model_cell(row, (row.model, row.benchmark) in self.marked)] + [c.cell(row) for c in self.columns[1:]]
+                 for row in self.shown]  # fmt: skip
+        need = [max([len(label)] + [lines_width(r[i]) for r in cells]) for i, label in enumerate(labels)]
+        room = max(table.size.width - table.styles.scrollbar_size_vertical, 0) or self.app.size.width
+        need[0] = min(need[0], max(MODEL_MIN, room // 4))  # a long model id is cut ("…"), never the columns
+        need[FIXED:] = [min(w, max(COLUMN_MAX, len(label))) for w, label in zip(need[FIXED:], labels[FIXED:], strict=True)]
+        visible, self.first = column_window(room, need, FIXED, self.first)
+        self.hidden = [c for i, c in enumerate(self.columns) if i not in visible]
         table.clear(columns=True)
-        for c in self.columns:
-            arrow = (" ↓" if self.descending else " ↑") if c.key == self.sort_key else ""
-            table.add_column(c.label + arrow, key=c.key)
-        for row in self.shown:
-            cells = [c.cell(row) for c in self.columns]
-            cells[0] = model_cell(row, (row.model, row.benchmark) in self.marked)
-            table.add_row(*cells, key=self.row_key(row), height=2)
+        for i in visible:
+            table.add_column(labels[i], key=self.columns[i].key, width=need[i])
+        for row, row_cells in zip(self.shown, cells, strict=True):
+            table.add_row(*(fit_lines(row_cells[i], need[i]) for i in visible), key=self.row_key(row), height=2)
         keys = [self.row_key(r) for r in self.shown]
         if current in keys:
             table.move_cursor(row=keys.index(current))
         self._status()
+        self._columns_line(visible)
         self._notes()
         self._plots()
+
+    def _columns_line(self, visible: list[int]) -> None:
+        """Which columns are out of view and the keys that bring them (never silently off-screen)."""
+        if not self.hidden:
+            self.query_one("#board-columns", Static).update("")
+            return
+        left = [c.label for i, c in enumerate(self.columns) if i not in visible and i < visible[-1]]
+        right = [c.label for i, c in enumerate(self.columns) if i > visible[-1]]
+        t = Text(f"{len(visible)} of {len(self.columns)} columns in view", "bold")
+        if left:
+            t.append(f"  ← {', '.join(left)}")
+        if right:
+            t.append(f"  → {', '.join(right)}")
+        self.query_one("#board-columns", Static).update(t)
+
+    def action_scroll_columns(self, step: int) -> None:
+        """Scroll by whole columns: one more (or one fewer) on the left goes out of view."""
+        if self.loaded is None:
+            return
+        before = self.first
+        self.first = max(0, self.first + step)
+        self.render_board()
+        if self.first == before:
+            self.notify("no more columns that way", timeout=2)
 
     def _status(self) -> None:
         assert self.loaded is not None
@@ -170,7 +218,7 @@ class LeaderboardScreen(ArenaScreen):
         parts = [f"{len(board.runs)} runs · {len(board.models)} models",
                  f"benchmark: {self.benchmark or 'all + pooled'} (b)",
                  f"sort: {column.label if column else '?'} {'↓' if self.descending else '↑'} (s, S, click header)",
-                 "enter: consistency"]  # fmt: skip
+                 "enter: consistency", "space mark, = compare two"]  # fmt: skip
         if self.marked:
             parts.append(f"marked {len(self.marked)} (= compares two)")
         if not board.runs:
@@ -204,7 +252,7 @@ class LeaderboardScreen(ArenaScreen):
         name = "pooled" if bench == POOLED else (bench or "–")
         self.query_one("#board-legend", Static).update(legend(rows))
         self.query_one(LatencyPlot).show(f"voice-to-voice per turn — {name}", rows)
-        self.query_one(CategoryPlot).show(f"strict pass per category — {name}", rows)
+        self.query_one(CategoryBars).show(f"strict pass per category — {name}", rows)
 
     @on(DataTable.RowHighlighted, "#board")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -228,6 +276,9 @@ class LeaderboardScreen(ArenaScreen):
         if descending is None:
             descending = (not self.descending) if key == self.sort_key else column.descending
         self.sort_key, self.descending = key, descending
+        index = [c.key for c in self.columns].index(key)
+        if index >= FIXED and any(c.key == key for c in self.hidden):  # bring the sorted column into view
+            self.first = index - FIXED
         self.render_board()
 
     def action_sort_next(self) -> None:
@@ -298,4 +349,12 @@ class LeaderboardScreen(ArenaScreen):
         for name in self.loaded.board.benchmarks if self.loaded else []:
             yield SystemCommand(f"Leaderboard: only {name}", f"Show the rows of {name}",
                                 lambda name=name: self.set_benchmark(name))  # fmt: skip
+        yield SystemCommand("Leaderboard: reverse order", "Sort the other way round", self.action_reverse)
+        yield SystemCommand("Leaderboard: columns right", "Scroll the columns by one whole column (→)",
+                            lambda: self.action_scroll_columns(1))  # fmt: skip
+        yield SystemCommand("Leaderboard: columns left", "Scroll the columns back by one whole column (←)",
+                            lambda: self.action_scroll_columns(-1))  # fmt: skip
+        yield SystemCommand("Leaderboard: consistency", "The selected row's turns across its repeats",
+                            self.action_drill)  # fmt: skip
+        yield SystemCommand("Mark row", "Mark the selected row for comparison (space)", self.action_mark)
         yield SystemCommand("Compare marked rows", "Two model rows of one benchmark, turn by turn", self.action_compare)

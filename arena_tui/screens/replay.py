@@ -22,12 +22,13 @@ STEP_ACTIONS = ("step", "jump")
 
 class ReplayScreen(RunScreen):
     BINDINGS = RunScreen.BINDINGS + [
-        Binding("t", "toggle_stepping", "Step through"),
+        # short words in the footer (it fits 80 columns), the tooltip in ? help
+        Binding("t", "toggle_stepping", "Step", tooltip="Step through the run turn by turn (again: the finished run)"),
         # priority: the focused turn table would otherwise take arrows, home and end
-        Binding("n,right", "step(1)", "Next turn", priority=True),
-        Binding("b,left", "step(-1)", "Prev turn", priority=True),
+        Binding("n,right", "step(1)", "Next", tooltip="Next turn", priority=True),
+        Binding("b,left", "step(-1)", "Prev", tooltip="Previous turn", priority=True),
         Binding("home", "jump(0)", "First", show=False, priority=True),
-        Binding("end", "jump(-1)", "End", priority=True),
+        Binding("end", "jump(-1)", "End", show=False, priority=True),
     ]
 
     def __init__(self, run_id: str, *, stepping: bool = False) -> None:

@@ -41,12 +41,13 @@ class RunScreen(ArenaScreen):
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("enter", "detail", "Detail", show=False),
-        Binding("f", "follow", "Follow"),
-        Binding("x", "failures", "Failures"),
-        Binding("c", "category", "Category"),
+        # secondary keys are in ? and the palette (and the bar says follow's state): the footer fits 80 columns
+        Binding("f", "follow", "Follow", show=False),
+        Binding("x", "failures", "Failures", show=False),
+        Binding("c", "category", "Category", show=False),
         Binding("p", "play", "Play"),
         Binding("s", "stop_audio", "Stop audio", show=False),
-        Binding("r", "rejudge", "Re-judge"),
+        Binding("r", "rejudge", "Re-judge", show=False),
         Binding("k", "stop_run", "Stop run"),
     ]
     stepping = False  # stepping through a stored run turn by turn (`ReplayScreen`)

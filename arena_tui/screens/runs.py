@@ -15,68 +15,86 @@ from textual.widgets import DataTable, Footer, Header, Static
 from ..messages import LiveUpdate, RunFinished
 from ..compare.load import stored_tallies
 from ..verdicts import Tally
+from ..widgets.dimensions import rate_slots, rates_legend, slot_dims, slots_header
 from ..widgets.run_header import STATUS_STYLE
-from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
-from ..widgets.turn_table import dim_label
+from ..widgets.fit import PAD, as_text, fit_cell, fit_columns, fit_lines, natural_widths
 from .polling import PollingScreen
 from arena_tui.spine.paths import exports_dir
-from arena_tui.spine.source import SIMULATOR
+from arena_tui.spine.ids import short_ids
+from arena_tui.spine.source import tag as source_tag
 from arena_tui.spine.times import as_utc, duration_text, when_text
 
 if TYPE_CHECKING:
     from ..store import Store
 
 
-def rates_text(rates: dict[str, tuple[int, int]], heuristic: bool, judge_errors: int = 0,
-               compact: bool = False) -> Text:
-    """The pass rates of `arena_tui.verdicts` and how many turns' newest judging failed;
-    `compact` (narrow terminals) is "h: KB83 Ins100 …" with no cut."""
-    errors = Text(f"{'err' if compact else 'judge err'} {judge_errors}", "bold red") if judge_errors else None
-    if not rates:
-        return Text.assemble(("not judged", "grey50"), " ", errors) if errors else Text("not judged", "grey50")
-    t = Text()
-    if heuristic:  # first, so a narrow terminal never cuts the label off
-        t.append("h: " if compact else "heuristic: ", "italic yellow")
-    if errors:  # next, for the same reason
-        t.append_text(errors)
-        t.append(" ")
-    for i, (dim, (p, n)) in enumerate(rates.items()):
-        if i:
-            t.append(" ")
-        pct = 100 * p / n if n else 0
-        style = "green" if pct >= 80 else ("yellow" if pct >= 50 else "red")
-        t.append(dim_label(dim)[:3] if compact else f"{dim_label(dim)} ")
-        t.append(f"{pct:.0f}" if compact else f"{pct:.0f}%", style)
-    return t
-
-
 RUN_COLUMNS = [("id", "run"), ("bench", "benchmark"), ("model", "model"), ("status", "status"),
-               ("progress", "progress"), ("started", "started"), ("dur", "duration"), ("rates", "pass rates")]
-# what a narrow terminal keeps: run, status, progress and pass rates always, then duration, benchmark,
-# start time; the model takes the room left (cut with "…")
-RUN_ORDER = [0, 3, 4, 7, 6, 1, 5]
-RUN_STRETCH = 2
+               ("progress", "turns"), ("started", "started"), ("dur", "duration"), ("rates", "pass rates")]
+ID, BENCH, MODEL, STATUS, PROGRESS, STARTED, DUR, RATES = range(len(RUN_COLUMNS))
+# one line per run when run, benchmark, status, turns, pass rates and at least MODEL_MIN of the
+# model fit; the model then takes up to MODEL_WANT before duration and start time join, and the rest
+# after them. Narrower, each run takes two lines: model over benchmark, status over turns.
+SINGLE_REQUIRED = [ID, BENCH, STATUS, PROGRESS, RATES]
+SINGLE_OPTIONAL = [DUR, STARTED]
+MODEL_MIN = 16
+MODEL_WANT = 32
+STACKED = [("id", "run"), ("model", "model / benchmark"), ("status", "status"), ("rates", "pass rates")]
 
 
-def run_cells(r: dict[str, Any], now: dt.datetime, compact: bool = False, marked: bool = False) -> tuple:
+def model_text(r: dict[str, Any], width: int | None = None) -> Text:
+    """`model / provider [SIM]`; in `width`: without the provider, then the model cut ("…"),
+    never its source tag (a simulator's scores are no model's)."""
+    model, provider = r.get("model", "?"), r.get("provider", "?")
+    tag = source_tag(r.get("source"))
+    forms = [f"{model} / {provider}"] if provider not in (model, "?") else []
+    for name in [*forms, model]:
+        if width is None or len(name) + len(tag) <= width:
+            return Text.assemble(name, (tag, "bold magenta"))
+    cut = Text(model)
+    cut.truncate(max(width - len(tag), 1), overflow="ellipsis")
+    return Text.assemble(cut, (tag, "bold magenta"))
+
+
+def run_cells(r: dict[str, Any], now: dt.datetime, dims: list[str], shown_id: str, marked: bool = False) -> tuple:
     """One run's cells in RUN_COLUMNS order (a run marked for comparison gets a dot)."""
-    model = Text(f"{r.get('model', '?')} / {r.get('provider', '?')}")
-    if r.get("source"):
-        model.append(" [SIM]" if r["source"] == SIMULATOR else " [FAKE]", "bold magenta")
     st = r.get("status", "?")
     started, ended = r.get("started"), r.get("ended")
     dur = ((ended or now) - started).total_seconds() * 1000 if started else None
-    run_id = r.get("run_id", "?")
     return (
-        Text.assemble(("● ", "bold cyan"), run_id) if marked else run_id,
+        Text.assemble(("● ", "bold cyan"), shown_id) if marked else shown_id,
         r.get("benchmark", "?"),
-        model,
+        model_text(r),
         Text(st, STATUS_STYLE.get(st, "")),
         f"{r.get('done', 0)}/{r.get('total', 0)}",
         when_text(started),
         duration_text(dur),
-        rates_text(r.get("rates") or {}, bool(r.get("heuristic")), r.get("judge_errors", 0), compact),
+        rate_slots(r.get("rates") or {}, dims, bool(r.get("heuristic")), r.get("judge_errors", 0)),
     )
+
+
+def single_layout(room: int, need: list[int]) -> dict[int, int] | None:
+    """{column: width} of the one-line layout, or None when it does not fit `room`."""
+    model_min = min(need[MODEL], MODEL_MIN)
+    if sum(need[c] + PAD for c in SINGLE_REQUIRED) + model_min + PAD > room:
+        return None
+    return fit_columns(room, need, SINGLE_REQUIRED + SINGLE_OPTIONAL, len(SINGLE_REQUIRED), stretch=MODEL,
+                       min_stretch=model_min, reserve=MODEL_WANT)
+
+
+def stacked_rows(table: DataTable, room: int, order: list[tuple[str, dict[str, Any]]], cells: list[tuple],
+                 rates_label: str, need: list[int]) -> None:
+    """Two lines a run: id over duration, model over benchmark, status over turns, then the rates."""
+    id_w = max(need[ID], need[DUR])
+    status_w = max(need[STATUS], max((len(c[PROGRESS]) for c in cells), default=0) + len(" turns"))
+    model_w = max(room - id_w - status_w - need[RATES] - 4 * PAD, len("model"))
+    labels = [label for _, label in STACKED[:-1]] + [rates_label]
+    for (key, _), label, w in zip(STACKED, labels, (id_w, model_w, status_w, need[RATES]), strict=True):
+        table.add_column(label, key=key, width=w)
+    for (run_id, r), row in zip(order, cells, strict=True):
+        table.add_row(fit_lines(Text("\n").join([as_text(row[ID]), Text(row[DUR], "grey62")]), id_w),
+                      fit_lines(Text("\n").join([model_text(r, model_w), Text(row[BENCH], "italic")]), model_w),
+                      fit_lines(Text("\n").join([as_text(row[STATUS]), Text(f"{row[PROGRESS]} turns")]), status_w),
+                      row[RATES], key=run_id, height=2)
 
 
 def default_export_dir(data_dir: Path | None) -> Path:
@@ -92,13 +110,14 @@ class RunsScreen(PollingScreen):
     BINDINGS = [
         Binding("enter", "open", "Open"),
         Binding("n", "new_run", "New run"),
-        Binding("t", "replay", "Step through"),
-        Binding("d", "delete", "Delete"),
-        Binding("e", "export", "Export"),
+        # in the line above the table, ? and the palette; the footer keeps what fits 80 columns
+        Binding("t", "replay", "Step through", show=False),
+        Binding("d", "delete", "Delete", show=False),
+        Binding("e", "export", "Export", show=False),
         Binding("space", "mark", "Mark", show=False),
         Binding("equals_sign", "compare", "Compare marked", show=False),
         Binding("L", "app.leaderboard", "Leaderboard"),
-        Binding("C", "app.campaigns", "Campaigns", show=False),  # in ? and the palette; the footer is full
+        Binding("C", "app.campaigns", "Campaigns"),
         Binding("g", "reload", "Reload", show=False),
     ]
 
@@ -113,6 +132,7 @@ class RunsScreen(PollingScreen):
         yield Header()
         yield Static("", id="runs-status")
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="runs-legend")
         yield Footer()
 
     def on_resize(self) -> None:
@@ -162,7 +182,8 @@ class RunsScreen(PollingScreen):
 
     def show(self, result: dict[str, dict[str, Any]]) -> None:
         self.query_one("#runs-status", Static).update(
-            f"{len(result)} stored run(s)  ·  n new run · enter open · t step through · e export · ? help")
+            f"{len(result)} stored run(s)  ·  enter open · t step through · d delete · e export · "
+            "space mark, = compare two · ? every key")
         self._with_live(result)
 
     def show_error(self, error: str | None) -> None:
@@ -201,21 +222,27 @@ class RunsScreen(PollingScreen):
         now = self.now or dt.datetime.now(dt.UTC)
         order = sorted(self.rows.items(), key=lambda kv: kv[1].get("started") or now, reverse=True)
         room = max(table.size.width - table.styles.scrollbar_size_vertical, 0) or self.app.size.width
+        shown_ids = short_ids(self.rows)
+        dims = slot_dims(r.get("rates") or {} for _, r in order)
+        heuristic = any(r.get("heuristic") and r.get("rates") for _, r in order)
+        cells = [run_cells(r, now, dims, shown_ids[rid], marked=rid in self.marked) for rid, r in order]
         labels = [label for _, label in RUN_COLUMNS]
-        cells = [run_cells(r, now, marked=rid in self.marked) for rid, r in order]
+        if dims:
+            labels[RATES] = slots_header(dims)
         need = natural_widths(labels, cells)
-        if sum(need[c] + PAD for c in RUN_ORDER[:4]) > room:  # the pass rates must show whole: shorten them
-            cells = [run_cells(r, now, compact=True, marked=rid in self.marked) for rid, r in order]
-            need = natural_widths(labels, cells)
-        shown = fit_columns(room, need, RUN_ORDER, 4, stretch=RUN_STRETCH)
         table.clear(columns=True)
-        for col, w in shown.items():
-            label, key = RUN_COLUMNS[col][1], RUN_COLUMNS[col][0]
-            table.add_column(label, key=key, width=w)
-        for (run_id, _), row in zip(order, cells, strict=True):
-            table.add_row(*(fit_cell(row[col], w) for col, w in shown.items()), key=run_id)
+        layout = single_layout(room, need)
+        if layout is not None:
+            for col, w in layout.items():
+                table.add_column(labels[col], key=RUN_COLUMNS[col][0], width=w)
+            for (run_id, r), row in zip(order, cells, strict=True):
+                row = (*row[:MODEL], model_text(r, layout[MODEL]), *row[MODEL + 1:])
+                table.add_row(*(fit_cell(row[col], w) for col, w in layout.items()), key=run_id)
+        else:
+            stacked_rows(table, room, order, cells, labels[RATES], need)
         if selected in self.rows:
             table.move_cursor(row=table.get_row_index(selected))
+        self.query_one("#runs-legend", Static).update(rates_legend(dims, heuristic=heuristic))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_open()

@@ -205,8 +205,8 @@ class TurnDetailScreen(ArenaScreen):
         Binding("p", "play", "Play"),
         Binding("s", "stop_audio", "Stop audio", show=False),
         Binding("r", "rejudge", "Re-judge"),
-        Binding("left,comma", "prev", "Prev turn"),
-        Binding("right,full_stop", "next", "Next turn"),
+        Binding("left,comma", "prev", "Prev", tooltip="Previous turn"),
+        Binding("right,full_stop", "next", "Next", tooltip="Next turn"),
     ]
 
     def __init__(self, state: RunState, turn: int) -> None:

@@ -11,6 +11,8 @@ import uuid
 from collections.abc import Iterable
 
 SHOWN = 5  # candidates named in an ambiguity message
+SHORT = 8  # the fewest characters a listed id is cut to
+WHOLE = 12  # an id this short is listed whole
 
 
 def new_run_id() -> str:
@@ -38,3 +40,24 @@ def unique_prefix(raw: str, ids: Iterable[str], *, kind: str, where: object, hin
         raise IdError(f"{where}: no {kind} {raw!r}{see}")
     more = f", … ({len(hits)} in all)" if len(hits) > SHOWN else ""
     raise IdError(f"{where}: {kind} id {raw!r} is ambiguous: {', '.join(hits[:SHOWN])}{more}")
+
+
+def short_ids(ids: Iterable[str], least: int = SHORT) -> dict[str, str]:
+    """Each id as a list shows it: whole when it is short (`WHOLE`), else its shortest prefix of at
+    least `least` characters that begins no other id, which `unique_prefix` (every command) takes back."""
+    ordered = sorted(set(ids))
+
+    def common(a: str, b: str) -> int:
+        n = 0
+        while n < min(len(a), len(b)) and a[n] == b[n]:
+            n += 1
+        return n
+
+    out: dict[str, str] = {}
+    for i, run_id in enumerate(ordered):
+        if len(run_id) <= WHOLE:
+            out[run_id] = run_id
+            continue
+        near = [common(run_id, ordered[j]) for j in (i - 1, i + 1) if 0 <= j < len(ordered)]
+        out[run_id] = run_id[: max(least, max(near, default=0) + 1)]
+    return out

@@ -26,3 +26,10 @@ def against(source: str, *, loud: bool = False) -> str:
     run's scores were against."""
     name = source.upper() if loud else source
     return f"the local {name}" if source == SIMULATOR else f"a local {name}"
+
+
+def tag(source: str | None) -> str:
+    """` [SIM]` / ` [FAKE]` after a model's name in a list (empty for the real service)."""
+    if not source:
+        return ""
+    return " [SIM]" if source == SIMULATOR else " [FAKE]"

@@ -15,7 +15,7 @@ from rich.text import Text
 from ..compare.leaderboard import NOT_JUDGED, POOLED, BoardRow
 from ..compare.render import ms as ms_text
 from ..stats import Distribution, Rate
-from .turn_table import dim_label
+from .dimensions import dim_label
 
 MUTED = "grey62"
 VERDICT_GLYPH = {"pass": ("✓", "bold green"), "fail": ("✗", "bold red"), "missing": ("·", MUTED),
@@ -109,25 +109,26 @@ def _rate(r: Rate | None, judged: bool) -> float | None:
 
 
 def board_columns(dimensions: list[str]) -> list[Column]:
-    """model, benchmark, runs, both turn passes (ours, the original eval's), one per dimension,
-    latency, tool split, silence, overlap, counts."""
+    """model and benchmark (always in view), then by what a comparison reads first: both turn passes
+    (ours, the original eval's), latency, how many runs, one per dimension, the tool split, silence,
+    overlap, counts."""
     cols = [
         Column("model", "model", lambda r: model_cell(r), lambda r: r.model),
         Column("benchmark", "benchmark", lambda r: Text(r.benchmark, "italic" if r.benchmark == POOLED else ""),
                lambda r: (r.benchmark == POOLED, r.benchmark)),
-        Column("runs", "runs", runs_cell, lambda r: len(r.runs), True),
         Column("strict", "pass (all)", lambda r: rate_cell(r.strict, r.judged), lambda r: _rate(r.strict, r.judged), True),
         Column("original", "pass (t∧i∧kb)", lambda r: rate_cell(r.original, r.judged),
                lambda r: _rate(r.original, r.judged), True),
+        Column("p50", "v2v p50", lambda r: latency_cell(_p(r.v2v, "p50"), r.v2v_p50_ci, no_latency(r)),
+               lambda r: _p(r.v2v, "p50")),
+        Column("p95", "v2v p95", lambda r: latency_cell(_p(r.v2v, "p95"), r.v2v_p95_ci, no_latency(r)),
+               lambda r: _p(r.v2v, "p95")),
+        Column("runs", "runs", runs_cell, lambda r: len(r.runs), True),
     ]  # fmt: skip
     for d in dimensions:
         cols.append(Column(f"dim:{d}", dim_label(d), lambda r, d=d: rate_cell(r.dimensions.get(d), r.judged),
                            lambda r, d=d: _rate(r.dimensions.get(d), r.judged), True))  # fmt: skip
     cols += [
-        Column("p50", "v2v p50", lambda r: latency_cell(_p(r.v2v, "p50"), r.v2v_p50_ci, no_latency(r)),
-               lambda r: _p(r.v2v, "p50")),
-        Column("p95", "v2v p95", lambda r: latency_cell(_p(r.v2v, "p95"), r.v2v_p95_ci, no_latency(r)),
-               lambda r: _p(r.v2v, "p95")),
         Column("tool", "tool p50", lambda r: split_cell(r.v2v_tool, "no tool turn" if r.v2v else no_latency(r)),
                lambda r: _p(r.v2v_tool, "p50")),
         Column("non_tool", "non-tool p50", lambda r: split_cell(r.v2v_non_tool, no_latency(r)),

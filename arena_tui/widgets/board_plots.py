@@ -1,15 +1,18 @@
-"""Terminal plots of leaderboard rows (textual-plotext): latency per model, pass rate per category.
+"""Plots of leaderboard rows: latency per model (textual-plotext), pass rate per category (bars).
 
 Latency is drawn as the report draws it: every turn one dot on its model's lane, p50 ◆ and
 p95 ▲ marked, only turns the data layer counts (speed-1 runs). Pass rate per category is the
-strict turn pass, one bar per model; the Wilson intervals are in the table and the report.
+strict turn pass, one bar per model and every category named (`CategoryBars`); the Wilson
+intervals are in the table and the report.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.table import Table
 from rich.text import Text
+from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
 from ..compare.leaderboard import BoardRow
@@ -65,24 +68,35 @@ class LatencyPlot(PlotextPlot):
         self.refresh()
 
 
-class CategoryPlot(PlotextPlot):
-    """Strict turn pass per category, one bar per model (rows not judged have no bars)."""
+class CategoryBars(Static):
+    """Strict turn pass per category: one line per category, named in full, one bar and figure per
+    model in its legend colour (rows not judged have none). A table of bars, not a plotext chart:
+    a chart's axis had room to name 5 of 13 categories."""
+
+    BAR = 4  # cells of a full (100 %) bar
 
     def show(self, title: str, rows: Sequence[BoardRow]) -> None:
-        plt = self.plt
-        plt.clear_data()
-        plt.clear_figure()
-        plt.title(title)
         judged = [(i, r) for i, r in enumerate(rows) if r.judged and r.categories]
         cats = sorted({c for _, r in judged for c in r.categories})
+        table = Table(title=title, title_justify="left", box=None, padding=(0, 1, 0, 0), show_edge=False,
+                      title_style="bold")
+        table.add_column("category", style="grey62", no_wrap=True, overflow="ellipsis", min_width=8)
+        for i, r in judged:
+            table.add_column(Text(r.model, "rgb({},{},{})".format(*colour(i))), no_wrap=True, overflow="ellipsis",
+                             width=self.BAR + 4)
+        for c in cats:
+            table.add_row(c, *(bar(r.categories[c].rate if c in r.categories else None, colour(i), self.BAR)
+                               for i, r in judged))  # fmt: skip
         if not cats:
-            plt.xlim(0, 1)
-            plt.ylim(0, 100)
-            plt.text("no categories (no benchmark data, or not judged)", 0.5, 50, alignment="center", color="gray")
-        else:
-            series = [[100 * (r.categories[c].rate or 0) if c in r.categories else 0 for c in cats] for _, r in judged]
-            plt.multiple_bar([short(c, 14) for c in cats], series, color=[colour(i) for i, _ in judged], width=0.6)
-            plt.ylim(0, 100)
-            plt.yticks([0, 25, 50, 75, 100])
-            plt.ylabel("strict pass %")
-        self.refresh()
+            table.add_row(Text("no categories (no benchmark data, or not judged)", "grey50"))
+        self.update(table)
+
+
+def bar(rate: float | None, rgb: tuple[int, int, int], cells: int) -> Text:
+    """`━━╸  50` (a line in half cells, thin so the lines of the categories stay apart, then the
+    percentage), or `–` without a figure."""
+    if rate is None:
+        return Text("–", "grey50")
+    halves = round(rate * cells * 2)
+    drawn = "━" * (halves // 2) + ("╸" if halves % 2 else "")
+    return Text.assemble((drawn.ljust(cells), "rgb({},{},{})".format(*rgb)), f"{100 * rate:4.0f}")

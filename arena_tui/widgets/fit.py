@@ -12,17 +12,20 @@ PAD = 2  # a DataTable cell's padding, both sides together
 
 
 def fit_columns(width: int, need: list[int], order: list[int], required: int,
-                stretch: int | None = None, min_stretch: int = 8) -> dict[int, int]:
+                stretch: int | None = None, min_stretch: int = 8, reserve: int = 0) -> dict[int, int]:
     """{column: width}, in column order, of the columns shown in `width` cells.
 
     `need` is each column's natural width; `order` ranks the non-stretching columns, the first
-    `required` of them always shown; `stretch` takes the remaining room (at most its need).
+    `required` of them always shown; `stretch` takes the remaining room (at most its need), and
+    `reserve` of it is kept for it before the optional columns join (a column that matters more
+    than they do, but may be cut).
     """
     shown: dict[int, int] = {}
     used = 0
+    hold = min(reserve, need[stretch]) + PAD if stretch is not None and reserve else 0
     for rank, col in enumerate(order):
         w = need[col] + PAD
-        if rank < required or used + w <= width:
+        if rank < required or used + w + hold <= width:
             shown[col] = need[col]
             used += w
     if stretch is not None:
@@ -30,6 +33,35 @@ def fit_columns(width: int, need: list[int], order: list[int], required: int,
         if left >= min(min_stretch, need[stretch]):
             shown[stretch] = min(need[stretch], left)
     return dict(sorted(shown.items()))
+
+
+def column_window(width: int, need: list[int], fixed: int, first: int) -> tuple[list[int], int]:
+    """The columns a table scrolled by whole columns shows: the first `fixed` always, then the
+    others from `first` on while they fit (one at least). `first` is pulled back while the last
+    column is in view and an earlier one would still fit, so the window never ends in blank room.
+    Returns (shown column indices, the `first` used)."""
+    used = sum(w + PAD for w in need[:fixed])
+    rest = list(range(fixed, len(need)))
+    if not rest:
+        return list(range(fixed)), 0
+    first = max(0, min(first, len(rest) - 1))
+
+    def run(start: int) -> list[int]:
+        out, total = [], used
+        for col in rest[start:]:
+            if out and total + need[col] + PAD > width:
+                break
+            out.append(col)
+            total += need[col] + PAD
+        return out
+
+    shown = run(first)
+    while first > 0 and shown[-1] == rest[-1] and rest[first - 1] in run(first - 1):
+        longer = run(first - 1)
+        if longer[-1] != rest[-1]:
+            break
+        first, shown = first - 1, longer
+    return list(range(fixed)) + shown, first
 
 
 def cell_width(cell: Text | str) -> int:
@@ -43,6 +75,21 @@ def fit_cell(cell: Text | str, width: int) -> Text | str:
     t = cell.copy() if isinstance(cell, Text) else Text(cell)
     t.truncate(width, overflow="ellipsis")
     return t
+
+
+def fit_lines(cell: Text | str, width: int) -> Text:
+    """A cell of one or more lines, each cut to `width` with "…"."""
+    return Text("\n").join(as_text(fit_cell(line, width)) for line in as_text(cell).split("\n", allow_blank=True))
+
+
+def lines_width(cell: Text | str) -> int:
+    """The widest line of a cell."""
+    return max((line.cell_len for line in as_text(cell).split("\n", allow_blank=True)), default=0)
+
+
+def as_text(cell: Text | str) -> Text:
+    """A cell as Text (DataTable cells are either)."""
+    return cell if isinstance(cell, Text) else Text(cell)
 
 
 def natural_widths(labels: list[str], rows: list[tuple]) -> list[int]:

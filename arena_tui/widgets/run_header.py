@@ -13,6 +13,7 @@ from rich.text import Text
 from textual.events import Resize
 from textual.widgets import Static
 
+from arena_tui.spine.source import tag
 from arena_tui.spine.times import duration_text
 from ..run_view import RunState
 
@@ -54,9 +55,7 @@ def describe(state: RunState, room: int | None = None, mode: str = "live") -> Te
     session = Text(f"session {state.session}")
     if state.rotations:
         session.append(f" ({state.rotations} rotation{'s' if state.rotations != 1 else ''})", "yellow")
-    short_model = state.started.model if state.started else "?"
-    if state.source:
-        short_model += " [SIM]" if state.source == "simulator" else " [FAKE]"
+    short_model = (state.started.model if state.started else "?") + tag(state.source)
     wait = state.wait_line() if state.ended is None else None
     forms: dict[str, list[Text]] = {  # each part's forms, longest first; [] once a part is dropped
         "benchmark": [Text(f" {state.benchmark} ", "bold reverse")],

@@ -1,4 +1,10 @@
-"""The turn table: one row per turn, score cells filling in as judgements arrive, fitted to its width."""
+"""The turn table: one row per turn, score cells filling in as judgements arrive, fitted to its width.
+
+Every column has a fixed budget, decided by the table's width alone (never by what the cells hold):
+a run that is going on keeps its columns as turns finish, and a long status (`empty_response (3
+retries)`) takes a shorter form (`empty ↻3`) instead of pushing columns off. The dimensions share
+one column of two-letter codes (`KB IF TU`, `widgets.dimensions`), one glyph under each code.
+"""
 
 from __future__ import annotations
 
@@ -8,16 +14,9 @@ from textual.widgets import DataTable
 from ..run_view import RunState, TurnRow
 from ..timing import barge_in_ms, comparable
 from ..verdicts import counts
-from .fit import fit_cell, fit_columns, natural_widths
+from .dimensions import dim_code, dim_legend
+from .fit import fit_cell, fit_columns
 
-DIM_ABBREV = {
-    "kb_grounding": "KB",
-    "instruction_following": "Instr",
-    "tool_use_correct": "Tool✓",
-    "state_tracking": "State",
-    "ambiguity_handling": "Ambig",
-    "turn_taking": "Taking",
-}
 STATUS_STYLE = {
     "ok": "green",
     "running": "bold yellow",
@@ -37,10 +36,6 @@ VERDICT_CELL = {
 }
 
 
-def dim_label(dim: str) -> str:
-    return DIM_ABBREV.get(dim, dim[:6])
-
-
 def is_failure(row: TurnRow) -> bool:
     """A bad status, a failing or unjudgeable turn, wrong tools, or a (re-)judge that failed."""
     bad_status = row.status not in ("ok", "pending", "running")
@@ -48,14 +43,33 @@ def is_failure(row: TurnRow) -> bool:
     return bad_status or judging or row.tools_ok is False
 
 
-def status_cell(row: TurnRow) -> Text:
-    """The turn's status, then what the status alone does not say: retries taken, no audio."""
-    status = Text(row.status, STATUS_STYLE.get(row.status, ""))
+STATUS_SHORT = {"no_response": "no resp", "empty_response": "empty", "interrupted": "interrupt",
+                "ended_session": "ended", "ended_early": "end early"}
+RETRIES = "↻"  # `↻3`: three retries (the help screen's legend; the turn detail says it in words)
+
+
+def status_cell(row: TurnRow, width: int | None = None) -> Text:
+    """The turn's status, then what the status alone does not say: retries taken, no audio.
+
+    In `width` cells: `empty_response (3 retries)`, else `empty_response ↻3`, else `empty ↻3`
+    (`STATUS_SHORT`), else cut; the turn detail always has it whole."""
     retries = max(row.attempts - 1, 0)
-    if retries:
-        status.append(f" ({retries} retr{'y' if retries == 1 else 'ies'})", "bold dark_orange")
-    if row.result is not None and row.result.no_audio:
-        status.append(" no audio", "bold dark_orange")
+    no_audio = row.result is not None and row.result.no_audio
+    forms = [
+        (row.status, f" ({retries} retr{'y' if retries == 1 else 'ies'})", " no audio"),
+        (row.status, f" {RETRIES}{retries}", " no audio"),
+        (STATUS_SHORT.get(row.status, row.status), f" {RETRIES}{retries}", " ∅audio"),
+    ]
+    status = Text()
+    for name, retried, silent in forms:
+        status = Text(name, STATUS_STYLE.get(row.status, ""))
+        if retries:
+            status.append(retried, "bold dark_orange")
+        if no_audio:
+            status.append(silent, "bold dark_orange")
+        if width is None or status.cell_len <= width:
+            return status
+    status.truncate(width, overflow="ellipsis")
     return status
 
 
@@ -72,10 +86,10 @@ def verdict_cell(row: TurnRow) -> Text:
         "uncounted": Text("LOST PACE", "bold yellow"),  # our machine: no verdict, counted nowhere
     }[verdict]
     judgement = row.latest
-    if judgement is not None and judgement.heuristic and verdict in ("pass", "fail"):
-        vcell.append(" (h)", "italic yellow")
     if verdict != "judge_error" and row.judge_error is not None:  # a failed re-judge: the verdict stands
-        vcell.append(" +ERR", "bold red")
+        vcell.append(" +ERR", "bold red")  # before "(h)": in a narrow column it is the one kept
+    elif judgement is not None and judgement.heuristic and verdict in ("pass", "fail"):
+        vcell.append(" (h)", "italic yellow")
     return vcell
 
 
@@ -95,10 +109,30 @@ def v2v_cell(row: TurnRow, speed: float | None = 1.0) -> Text:
     return Text(f"{v2v:.0f}*", "grey50 italic", justify="right")
 
 
-def row_cells(row: TurnRow, dims: list[str], speed: float | None = 1.0) -> list[Text | str]:
-    """Cells in `columns(dims)` order: what must always show first, then dimensions, then the rest."""
+def scores_cell(row: TurnRow, dims: list[str]) -> Text:
+    """One glyph per dimension, each under its code in `scores_header(dims)`: ✓ ✗ – as judged,
+    … while due and not judged yet, blank where the turn is not scored on it."""
+    scores = row.scores
+    spec_dims = set(row.spec.dimensions) if row.spec else set(scores)
+    t = Text()
+    for i, d in enumerate(dims):
+        t.append(" " if i else "")
+        if d in scores:
+            t.append(" ").append_text(VERDICT_CELL[scores[d].verdict])
+        elif row.latest is None and d in spec_dims and row.result is not None:
+            t.append(" …", "yellow")
+        else:
+            t.append("  ")
+    return t
+
+
+def scores_header(dims: list[str]) -> str:
+    return " ".join(f"{dim_code(d):>2}" for d in dims) or "scores"
+
+
+def row_cells(row: TurnRow, dims: list[str], speed: float | None = 1.0, status_width: int | None = None) -> list[Text | str]:
+    """Cells in `columns(dims)` order: what must always show first, then the scores, then the rest."""
     idx = "G" if row.index == -1 else str(row.index)
-    v2v_s = v2v_cell(row, speed)
     exp, made = row.expected_tools, row.made_tools
     ok = row.tools_ok
     tools = Text(f"{len(exp)}/{len(made)} ")
@@ -106,18 +140,8 @@ def row_cells(row: TurnRow, dims: list[str], speed: float | None = 1.0) -> list[
         tools.append("✓", "bold green")
     elif ok is False:
         tools.append("✗", "bold red")
-    scores = row.scores
-    cells: list[Text | str] = [idx, status_cell(row), verdict_cell(row)]
-    spec_dims = set(row.spec.dimensions) if row.spec else set(scores)
-    for d in dims:
-        if d in scores:
-            cells.append(VERDICT_CELL[scores[d].verdict])
-        elif row.latest is None and d in spec_dims and row.result is not None:
-            cells.append(Text("…", "yellow"))
-        else:
-            cells.append(Text("", "grey50"))
-    cells += [v2v_s, tools, Text(",".join(row.categories) or "–")]
-    return cells
+    return [idx, status_cell(row, status_width), verdict_cell(row), scores_cell(row, dims), v2v_cell(row, speed), tools,
+            Text(",".join(row.categories) or "–")]
 
 
 def columns(dims: list[str], speed: float | None = 1.0) -> list[tuple[str, str]]:
@@ -125,20 +149,33 @@ def columns(dims: list[str], speed: float | None = 1.0) -> list[tuple[str, str]]
     is marked in the header (`v2v ms*`; the run screen's bar says `* latency at 20× — not comparable`,
     `timing.latency_caveat`)."""
     v2v = "v2v ms" if comparable(speed) else "v2v ms*"
-    return ([("idx", "#"), ("status", "status"), ("verdict", "verdict")]
-            + [(f"dim:{d}", dim_label(d)) for d in dims]
-            + [("v2v", v2v), ("tools", "tools e/m"), ("cats", "categories")])
+    return [("idx", "#"), ("status", "status"), ("verdict", "verdict"), ("dims", scores_header(dims)),
+            ("v2v", v2v), ("tools", "tools e/m"), ("cats", "categories")]
 
 
+STATUS, CATS = 1, 6
+# the status's budget by the table's width: (at least this wide, status cells); `empty_response ↻3`
+# needs 18, `empty ↻3` 8; narrower, only the turn, status, verdict and scores fit
+STATUS_BUDGETS = [(100, 18), (70, 16), (0, 10)]
+VERDICT_W = 9  # JUDGE ERR, LOST PACE, PASS +ERR
+V2V_W = 10  # barge 3.0s
+TOOLS_W = 9
 MIN_CATS = 8  # categories narrower than this say nothing: the column goes (the detail shows them)
 
 
-def layout_for(width: int, dims: list[str], rows: list[tuple], speed: float | None = 1.0) -> dict[int, int]:
-    """Turn, status and verdict always; then each dimension while it fits, then v2v and tools;
-    categories take what is left (cut with "…"), or go when too little is left."""
+def budgets(width: int, dims: list[str], idx_width: int, speed: float | None = 1.0) -> list[int]:
+    """Each column's width for a table `width` cells wide: what it may show, whatever it holds."""
     labels = [label for _, label in columns(dims, speed)]
-    last = len(labels) - 1
-    return fit_columns(width, natural_widths(labels, rows), list(range(last)), 3, stretch=last, min_stretch=MIN_CATS)
+    status = next(w for at_least, w in STATUS_BUDGETS if width >= at_least)
+    return [max(idx_width, 1), status, VERDICT_W, len(labels[3]),
+            max(V2V_W, len(labels[4])), TOOLS_W, width]
+
+
+def layout_for(width: int, dims: list[str], idx_width: int = 1, speed: float | None = 1.0) -> dict[int, int]:
+    """Turn, status, verdict and the scores always; then v2v and tools while they fit; the
+    categories take what is left (cut with "…"), or go when too little is left."""
+    need = budgets(width, dims, idx_width, speed)
+    return fit_columns(width, need, list(range(CATS)), 4, stretch=CATS, min_stretch=MIN_CATS)
 
 
 def row_signature(row: TurnRow, dims: list[str], speed: float | None = 1.0) -> tuple:
@@ -150,7 +187,7 @@ def row_signature(row: TurnRow, dims: list[str], speed: float | None = 1.0) -> t
 
 class TurnTable(DataTable):
     """Rebuilt only when its rows' content or its column layout changes; keeps the cursor on the
-    same turn. The columns are fitted to the widget's width (`fit_columns`), again on every resize."""
+    same turn. The columns are fitted to the widget's width (`layout_for`), again on every resize."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
@@ -185,15 +222,20 @@ class TurnTable(DataTable):
             rows = [r for r in rows if self.category in r.categories]
         return rows
 
-    def cells_for(self, row: TurnRow, dims: list[str], speed: float | None = 1.0) -> tuple:
+    def cells_for(self, row: TurnRow, dims: list[str], speed: float | None = 1.0, status_width: int | None = None) -> tuple:
         """The row's cells, rebuilt only when something they show changed (Text is not cheap)."""
-        sig = row_signature(row, dims, speed)
+        sig = (row_signature(row, dims, speed), status_width)
         cached = self._cells.get(row.index)
         if cached is not None and cached[0] == sig:
             return cached[1]
-        cells = tuple(row_cells(row, dims, speed))
+        cells = tuple(row_cells(row, dims, speed, status_width))
         self._cells[row.index] = (sig, cells)
         return cells
+
+    @staticmethod
+    def idx_width(state: RunState) -> int:
+        """The turn column's width: the run's longest turn number (all of them, filtered or not)."""
+        return max((len(str(i)) for i in [*state.turns, *state.specs] if i >= 0), default=1)  # the greeting: G
 
     def on_resize(self) -> None:
         if self._state is not None:
@@ -210,8 +252,9 @@ class TurnTable(DataTable):
         dims = state.dimensions
         rows = self.visible_rows(state)
         speed = state.speed
-        rendered = {r.index: self.cells_for(r, dims, speed) for r in rows}
-        layout = (tuple(dims), tuple(layout_for(self._room(), dims, list(rendered.values()), speed).items()), speed)
+        fitted = layout_for(self._room(), dims, self.idx_width(state), speed)
+        rendered = {r.index: self.cells_for(r, dims, speed, fitted[STATUS]) for r in rows}
+        layout = (tuple(dims), tuple(fitted.items()), speed)
         if layout != self._layout or list(rendered) != list(self._rows):
             self._rebuild(dims, layout, rendered)
         else:
@@ -223,10 +266,22 @@ class TurnTable(DataTable):
                         if _plain((cells[col],)) != _plain((old[col],)):
                             self.update_cell_at((self.get_row_index(str(idx)), pos), fit_cell(cells[col], w))
             self._rows = rendered
+        self._subtitle(dims, fitted)
         if follow_turn is not None and str(follow_turn) in self.rows:
             target = self.get_row_index(str(follow_turn))
             if self.cursor_row != target:
                 self.move_cursor(row=target)
+
+    def _subtitle(self, dims: list[str], fitted: dict[int, int]) -> None:
+        """What the codes mean, after what this width leaves out (never silently off-screen)."""
+        cols = columns(dims, self._state.speed if self._state else 1.0)
+        hidden = [label for i, (_, label) in enumerate(cols) if i not in fitted]
+        parts = [f"{', '.join(hidden)}: enter"] if hidden else []
+        if dims:
+            parts.append(dim_legend(dims).plain)
+        text = " · ".join(parts)
+        if text != self.border_subtitle:
+            self.border_subtitle = text
 
     def _rebuild(self, dims: list[str], layout: tuple, rendered: dict[int, tuple]) -> None:
         selected = self.selected_turn

@@ -4,8 +4,9 @@ The campaign rows go in through `arena_tui.campaign.records` (what the orchestra
 the runs are the frozen real demo recording (`fixture_run.py`) written by the real store under
 one run id per cell: one complete, one cut mid-turn (still running: its recorder, this process,
 is alive), one interrupted, one queued with no run yet (its coordinator, this process, is alive
-and named on the campaign row), and the gpt-realtime cells skipped by preflight. Wall-clock
-columns are pinned so snapshots never drift.
+and named on the campaign row), the gpt-realtime cells skipped by preflight, and a model with a
+long id (`fixture_run.LONG_MODEL`): its first cell the long-named recording (a turn answered
+empty on every attempt), the others pending. Wall-clock columns are pinned so snapshots never drift.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from .fixture_run import FAULTS, FIXED_ENDED, FIXED_STARTED, cut_mid_turn, fixture_events
+from .fixture_run import FAULTS, FIXED_ENDED, FIXED_STARTED, LONG_MODEL, LONG_RUN_ID, cut_mid_turn, fixture_events, long_events
 
 CAMPAIGN_ID = "c0ffee5eed01"
 CREATED_AT = "2026-05-05T08:59:30+00:00"
@@ -26,7 +27,7 @@ INTERRUPTED = "the recording process ended without finishing the run"
 def campaign_spec():
     from arena_tui.campaign.spec import CampaignSpec
 
-    return CampaignSpec(benchmarks=("demo_bench",), models=("sim", "gpt-realtime"), repeats=4, speed=15.0,
+    return CampaignSpec(benchmarks=("demo_bench",), models=("sim", "gpt-realtime", LONG_MODEL), repeats=4, speed=15.0,
                         turns="0-5", extra={"faults": FAULTS})
 
 
@@ -57,7 +58,10 @@ async def load_campaign_db(db: Path) -> str:
         for repeat, evs in runs.items():
             for ev in as_run(evs, run_id_of("sim", repeat)):
                 store.submit(ev)
+        for ev in long_events():
+            store.submit(ev)
         await store.flush()
+        await records.set_cell(store, CAMPAIGN_ID, Cell("demo_bench", LONG_MODEL, 1), status="done", run_id=LONG_RUN_ID)
         sim = {1: ("done", ""), 2: ("pending", INTERRUPTED), 3: ("queued", ""), 4: ("queued", "")}
         for repeat, (status, reason) in sim.items():
             await records.set_cell(store, CAMPAIGN_ID, Cell("demo_bench", "sim", repeat), status=status,

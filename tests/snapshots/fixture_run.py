@@ -19,6 +19,15 @@ FIXTURE = HERE / "demo_run.jsonl"
 FIXED_STARTED = "2026-05-05T09:00:00.000Z"
 FIXED_ENDED = "2026-05-05T09:03:12.000Z"
 FAULTS = "0:barge_in=500,1:no_response,3:disconnect,4:truncated"
+# The layout fixture: a second real recording (turn 1 answered empty on all four attempts:
+# `empty_response (3 retries)`), listed under the longest model id the catalog has and a run id of
+# the one form runs get, so every screen is seen with a long status, model and id.
+LONG_FIXTURE = HERE / "long_run.jsonl"
+LONG_FAULTS = "0:barge_in=500,1:empty_response*,4:truncated"
+LONG_MODEL = "gemini-2.5-flash-native-audio-preview-12-2025"
+LONG_RUN_ID = "7d3f0c2a9b1e4f6a8c5d2e1f0a9b8c7d"
+LONG_STARTED = "2026-05-05T10:00:00.000Z"
+LONG_ENDED = "2026-05-05T10:02:05.000Z"
 
 
 def copy_db(src: Path, dst_dir: Path) -> Path:
@@ -94,6 +103,33 @@ async def load_fixture_db(db: Path, path: Path = FIXTURE) -> str:
     return run_id
 
 
+def long_events() -> list:
+    """The layout recording as the long-named run: its run id and model relabelled (the audio, turns,
+    statuses and judgements are the recording's)."""
+    events = [ev.model_copy(update={"run_id": LONG_RUN_ID}) for ev in fixture_events(LONG_FIXTURE)]
+    first = events[0]
+    events[0] = first.model_copy(update={"model": LONG_MODEL, "provider": "gemini"})
+    return events
+
+
+async def load_layout_db(db: Path) -> str:
+    """The demo recording and the long-named run (`long_events`) in a fresh database; returns the
+    long run's id."""
+    from arena_tui.store import Store
+
+    await load_fixture_db(db)
+    store = await Store.open(db)
+    try:
+        for ev in long_events():
+            store.submit(ev)
+        await store.flush()
+    finally:
+        await store.close()
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE runs SET started_at=?, ended_at=? WHERE run_id=?", (LONG_STARTED, LONG_ENDED, LONG_RUN_ID))
+    return LONG_RUN_ID
+
+
 def cut_mid_turn(events: list, turn: int) -> list:
     """The events up to the middle of `turn` (just after its overlap when it has one) for a 'live' view."""
     idx = [i for i, ev in enumerate(events) if ev.turn_index == turn and ev.kind != "judgement"]
@@ -106,12 +142,13 @@ def cut_mid_turn(events: list, turn: int) -> list:
     return head
 
 
-if __name__ == "__main__":  # regenerate demo_run.jsonl from a fresh real recording
+if __name__ == "__main__":  # regenerate demo_run.jsonl and long_run.jsonl from fresh real recordings
     import tempfile
 
     async def main() -> None:
-        db = Path(tempfile.mkdtemp()) / "rec.db"
-        run_id = await record_demo_run(db, turns=[0, 1, 2, 3, 4, 5], run_id="demo-fixture")
-        print(json.dumps({"run_id": run_id, "events": await dump_events(db, run_id)}))
+        for name, faults, out in (("demo-fixture", FAULTS, FIXTURE), ("layout-fixture", LONG_FAULTS, LONG_FIXTURE)):
+            db = Path(tempfile.mkdtemp()) / "rec.db"
+            run_id = await record_demo_run(db, turns=[0, 1, 2, 3, 4, 5], faults=faults, run_id=name)
+            print(json.dumps({"run_id": run_id, "events": await dump_events(db, run_id, out)}))
 
     asyncio.run(main())

@@ -1,29 +1,37 @@
-"""A yes/no question (deleting a run)."""
+"""A yes/no question (deleting a run, quitting with runs still streaming)."""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, Label
+from textual.widgets import Button, Static
 
 from ..base import ArenaDialog
 
 
 class ConfirmDialog(ArenaDialog[bool]):
-    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("y", "yes", "Yes", show=False)]
+    """The question wraps to the dialog's width (a run id and a list of what goes never run off it);
+    No has the focus, so a stray enter keeps things as they are."""
 
-    def __init__(self, question: str) -> None:
-        super().__init__()
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("y", "yes", "Yes", show=False)]
+    DEFAULT_CSS = """
+    ConfirmDialog #question { width: 1fr; height: auto; }
+    """
+
+    def __init__(self, question: str | Text, yes: str = "Yes", no: str = "No", id: str | None = None) -> None:
+        super().__init__(id=id)
         self.question = question
+        self.labels = (yes, no)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(self.question)
+            yield Static(self.question if isinstance(self.question, Text) else Text(self.question), id="question")
             with Horizontal(classes="buttons"):
-                yield Button("Yes", id="yes", variant="error")
-                yield Button("No", id="no", variant="primary")
+                yield Button(self.labels[0], id="yes", variant="error")
+                yield Button(self.labels[1], id="no", variant="primary")
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()

@@ -37,8 +37,9 @@ AGAINST = [
 class NewRunDialog(ArenaDialog[dict[str, Any] | None]):
     """Benchmark, model/provider, simulator faults and judge for a new run.
 
-    The model list says what each alias still needs (missing keys, packages); faults are offered
-    only for the simulator; Start runs the same preflight as `arena-tui run` (in a thread: it loads
+    The model list says what each alias still needs (missing keys, packages), and so does the line
+    above the buttons as soon as a model is chosen; faults are offered only for the simulator; Start
+    (or enter in a text field) runs the same preflight as `arena-tui run` (in a thread: it loads
     the runner modules) and shows every problem here, so nothing is started that would fail.
     """
 
@@ -119,6 +120,23 @@ class NewRunDialog(ArenaDialog[dict[str, Any] | None]):
     def _models_loaded(self, choices: list) -> None:
         self.choices = {c.alias: c for c in choices}
         self._model_labels()
+        self._needs_line()
+
+    def _needs_line(self) -> None:
+        """What the chosen model still needs, said when it is chosen (not only after Start)."""
+        choice = self.choices.get(str(self.query_one("#model", Select).value))
+        if choice is None:
+            return
+        fake = not choice.simulated and self.query_one("#against", Select).value == "fake"
+        missing = choice.needs_fake if fake else choice.needs
+        if not missing:
+            self._error_line("")
+            return
+        text = Text(f"{choice.alias} needs {', '.join(missing)}", "bold yellow")
+        if not fake and not choice.simulated and not choice.needs_fake:
+            text.append(": set it before starting the monitor, or run against its local protocol fake (no key)",
+                        "yellow")
+        self._error_line(text)
 
     def _model_labels(self) -> None:
         if not self.choices:
@@ -144,11 +162,19 @@ class NewRunDialog(ArenaDialog[dict[str, Any] | None]):
     @on(Select.Changed, "#model")
     def model_changed(self) -> None:
         self._sim_only()
-        self._error_line("")
+        self._needs_line()
 
     @on(Select.Changed, "#against")
     def against_changed(self) -> None:
         self._model_labels()
+        self._needs_line()
+
+    @on(Input.Submitted)
+    def submitted(self) -> None:
+        """Enter in a text field starts, as the Start button does."""
+        start = self.query_one("#start", Button)
+        if not start.disabled:
+            start.press()
 
     def on_resize(self, event: events.Resize) -> None:
         self.fit(event.size.height)
