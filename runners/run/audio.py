@@ -53,7 +53,7 @@ from ..base import HistoryItem, ProviderRunner
 from ..config import RunConfig
 from ..pace import PACE_LOST_MS, TURN_INVALID_MS
 from ..rotation import rotation_due
-from ..timeline import LiveOverlaps
+from ..timeline.overlaps import LiveOverlaps
 from ..tools import ToolResolver
 from ..transports import RunClock
 from .audio_attempt import Attempt
