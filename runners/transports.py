@@ -326,6 +326,15 @@ class PacedOutput(BaseOutputTransport):
                     self._on_interruption(self.clock.t_ms(), pending_ms)
         await super().process_frame(frame, direction)
 
+    async def push_frame(self, frame: Frame, direction: FrameDirection = FrameDirection.DOWNSTREAM) -> None:
+        """Audio ends here: the user's chunks the service passes on after sending them, and the bot's
+        frames once played, go no further. Nothing after the speaker reads audio (the assistant
+        aggregator keeps text), and each would cost every later stage a hop and an observer call:
+        the user's alone were three quarters of all the frames the pipeline carried."""
+        if direction == FrameDirection.DOWNSTREAM and isinstance(frame, (InputAudioRawFrame, OutputAudioRawFrame)):
+            return
+        await super().push_frame(frame, direction)
+
     async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
         now = self.clock.t_ms()
         start = max(now, self.play_end_ms)
