@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import collections
 import cProfile
+import gc
 import os
 import pstats
 import sys
@@ -63,6 +64,78 @@ def package_of(filename: str) -> str:
     return "stdlib:" + path.rsplit("/", 1)[-1].removesuffix(".py")
 
 
+class GcPauses:
+    """How long the garbage collector held the process, per generation (gc.callbacks)."""
+
+    def __init__(self) -> None:
+        self.pauses: dict[int, list[float]] = {0: [], 1: [], 2: []}
+        self._t0 = 0.0
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._t0 = time.perf_counter()
+        else:
+            self.pauses[info["generation"]].append((time.perf_counter() - self._t0) * 1000.0)
+
+    def report(self) -> str:
+        return "; ".join(f"gen{g} {len(p)}× max {max(p, default=0):.1f} ms total {sum(p):.0f} ms"
+                         for g, p in self.pauses.items())
+
+
+class LoopStalls:
+    """Loop steps that held the loop longer than `slow_ms` of wall time, by what ran, with the CPU
+    time they used: a step whose wall time is mostly not CPU was the process waiting for a core."""
+
+    def __init__(self, slow_ms: float = 1.0) -> None:
+        self.slow_s = slow_ms / 1000.0
+        self.rows: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0])
+        self._orig = asyncio.events.Handle._run
+
+    def __enter__(self) -> LoopStalls:
+        orig, me = self._orig, self
+
+        def run(handle: asyncio.Handle) -> None:
+            w, c = time.perf_counter(), time.thread_time()
+            try:
+                orig(handle)
+            finally:
+                dw = time.perf_counter() - w
+                if dw > me.slow_s:
+                    me.add(handle, dw, time.thread_time() - c)
+
+        asyncio.events.Handle._run = run  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.events.Handle._run = self._orig  # type: ignore[method-assign]
+
+    def add(self, handle: asyncio.Handle, wall: float, cpu: float) -> None:
+        cb = handle._callback  # type: ignore[attr-defined]
+        owner = getattr(cb, "__self__", None)
+        if isinstance(owner, asyncio.Task):
+            coro = owner.get_coro()
+            frame = getattr(coro, "cr_frame", None)
+            while frame is not None and getattr(coro, "cr_await", None) is not None:  # the innermost coroutine
+                inner = coro.cr_await
+                if not hasattr(inner, "cr_frame") or inner.cr_frame is None:
+                    break
+                coro, frame = inner, inner.cr_frame
+            name = f"task {getattr(owner.get_coro(), '__qualname__', '?')} … {getattr(coro, '__qualname__', '?')}"
+        else:
+            name = getattr(cb, "__qualname__", repr(cb))
+        row = self.rows[name]
+        row[0] += 1
+        row[1] += wall
+        row[2] += cpu
+        row[3] = max(row[3], wall)
+
+    def report(self, top: int) -> str:
+        lines = [f"loop steps over {self.slow_s * 1000:.0f} ms wall: count, wall ms, CPU ms, worst wall ms, what"]
+        for name, (n, wall, cpu, worst) in sorted(self.rows.items(), key=lambda r: -r[1][1])[:top]:
+            lines.append(f"  {int(n):6d} {wall * 1000:8.1f} {cpu * 1000:8.1f} {worst * 1000:7.1f}  {name}")
+        return "\n".join(lines)
+
+
 def report_profile(prof: cProfile.Profile, top: int, audio_s: float) -> None:
     stats = pstats.Stats(prof)
     by_pkg: collections.Counter[str] = collections.Counter()
@@ -94,10 +167,12 @@ async def main() -> None:
     ap.add_argument("--seconds", type=float, default=30.0, help="the measured window, wall seconds")
     ap.add_argument("--profile", action="store_true", help="cProfile the window (main thread)")
     ap.add_argument("--top", type=int, default=25)
-    ap.add_argument("--spin-ms", type=float, default=None, help="override PacedInput.spin_s (ms; 0 = plain sleep)")
+    ap.add_argument("--stalls", action="store_true", help="list the loop steps that held the loop over 1 ms")
+    ap.add_argument("--dump", type=Path, default=None, help="with --profile: also write the pstats file here")
+    ap.add_argument("--spin-ms", type=float, default=None, help="pace by sleeping and yield-spinning this many ms before each deadline (0: plain sleep) instead of a kernel timer")
     args = ap.parse_args()
     if args.spin_ms is not None:
-        PacedInput.spin_s = args.spin_ms / 1000.0
+        PacedInput.spin_s, PacedInput.precise = args.spin_ms / 1000.0, False
     logger.remove()
     logger.add(sys.stderr, level="ERROR")
     bench = load_benchmark(args.bench)
@@ -122,7 +197,13 @@ async def main() -> None:
         prof = cProfile.Profile(time.thread_time) if args.profile else None  # CPU time: waits are not work
         load0 = os.getloadavg()[0]
         wall0, cpu0, main0, sim0 = time.monotonic(), time.process_time(), time.thread_time(), process_cpu_s(proc.pid)
+        sys0 = os.times().system
         n0 = sum(i.chunks_sent for i in inputs)
+        pauses = GcPauses()
+        gc.callbacks.append(pauses)
+        stalls = LoopStalls() if args.stalls else None
+        if stalls:
+            stalls.__enter__()
         if prof:
             prof.enable()
         # drain the subscribers as the store would, once a wake-up
@@ -133,8 +214,12 @@ async def main() -> None:
             events += sum(len(s.drain()) for s in subs)
         if prof:
             prof.disable()
+        gc.callbacks.remove(pauses)
+        if stalls:
+            stalls.__exit__()
         wall = time.monotonic() - wall0
         cpu, main_cpu = time.process_time() - cpu0, time.thread_time() - main0
+        sys_cpu = os.times().system - sys0
         sim = process_cpu_s(proc.pid) - sim0
         chunks = sum(i.chunks_sent for i in inputs) - n0
         audio_s = chunks * cfg.chunk_ms / 1000.0  # input audio sent, all sessions
@@ -145,16 +230,21 @@ async def main() -> None:
               f"{args.sessions} session(s) at 1x, {wall:.1f} s window{' (cProfile on)' if prof else ''}")
         print(f"  engine process: {cpu * 1000:.0f} ms CPU ({main_cpu * 1000:.0f} ms main thread) for {audio_s:.1f} s of "
               f"audio: {per:.1f} ms CPU per audio second per session = {per / 10:.2f} % of a core per 1x session "
-              f"(main thread {1000.0 * main_cpu / audio_s:.1f} ms/s)")
+              f"(main thread {1000.0 * main_cpu / audio_s:.1f} ms/s, in the kernel {1000.0 * sys_cpu / audio_s:.1f} ms/s)")
         print(f"  simulator process: {1000.0 * sim / audio_s:.1f} ms CPU per audio second per session")
         print(f"  events published: {events / audio_s:.1f} per audio second per session")
+        print(f"  garbage collection in the window: {pauses.report()}")
         if late:
             p99 = late[min(len(late) - 1, int(0.99 * len(late)))]
             print(f"  input pacing: p50 {late[len(late) // 2]:.3f} ms, p99 {p99:.3f} ms late")
         if failed:
             print(f"  {len(failed)} run(s) ended inside the window (the window outlived the benchmark?)")
+        if stalls:
+            print(stalls.report(args.top))
         if prof:
             report_profile(prof, args.top, audio_s)
+            if args.dump:
+                prof.dump_stats(args.dump)
     finally:
         for t in tasks:
             t.cancel()
