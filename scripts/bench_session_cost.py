@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 from arena_tui.spine.bus import EventBus  # noqa: E402
 from benchmarks.registry import load_benchmark  # noqa: E402
-from runners.config import RunConfig  # noqa: E402
+from runners.config import RunConfig, parse_turns  # noqa: E402
 from runners.engine import run_benchmark  # noqa: E402
 from runners.transports import PacedInput  # noqa: E402
 from scripts.bench_pacing import default_bench  # noqa: E402
@@ -165,6 +165,8 @@ async def main() -> None:
     ap.add_argument("--sessions", type=int, default=1)
     ap.add_argument("--warmup", type=float, default=8.0, help="wall seconds before the window")
     ap.add_argument("--seconds", type=float, default=30.0, help="the measured window, wall seconds")
+    ap.add_argument("--turns", default=None, help="instead of a window: these turns (and the greeting) from the "
+                    "start to the end of the run, the same audio every time (e.g. 0-2; for call counts to compare)")
     ap.add_argument("--profile", action="store_true", help="cProfile the window (main thread)")
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--stalls", action="store_true", help="list the loop steps that held the loop over 1 ms")
@@ -186,12 +188,12 @@ async def main() -> None:
         assert proc.stdout is not None
         line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
         url = line.strip().rsplit(" ", 1)[-1]
-        cfg = RunConfig(model="sim", base_url=url, speed=1.0)
+        cfg = RunConfig(model="sim", base_url=url, speed=1.0, turns=parse_turns(args.turns) if args.turns else None)
         buses = [EventBus() for _ in range(args.sessions)]
         subs = [b.subscribe() for b in buses]  # a subscriber, as the store or the UI would be
         tasks = [asyncio.create_task(run_benchmark(bench, cfg, b, on_session=lambda s: inputs.append(s.input)))
                  for b in buses]
-        await asyncio.sleep(args.warmup)
+        await asyncio.sleep(0 if args.turns else args.warmup)
         for s in subs:
             s.drain()
         prof = cProfile.Profile(time.thread_time) if args.profile else None  # CPU time: waits are not work
@@ -209,7 +211,7 @@ async def main() -> None:
         # drain the subscribers as the store would, once a wake-up
         end = wall0 + args.seconds
         events = 0
-        while time.monotonic() < end:
+        while not all(t.done() for t in tasks) if args.turns else time.monotonic() < end:
             await asyncio.sleep(0.05)
             events += sum(len(s.drain()) for s in subs)
         if prof:
@@ -224,10 +226,11 @@ async def main() -> None:
         chunks = sum(i.chunks_sent for i in inputs) - n0
         audio_s = chunks * cfg.chunk_ms / 1000.0  # input audio sent, all sessions
         late = sorted(x for i in inputs for x in list(i.lateness_ms)[-int(args.seconds * 50):])
-        failed = [t for t in tasks if t.done()]
+        failed = [t for t in tasks if t.done() and (t.cancelled() or t.exception())] if args.turns else [t for t in tasks if t.done()]
         per = 1000.0 * cpu / audio_s
         print(f"machine: {os.cpu_count()} CPUs, load {load0:.2f} → {os.getloadavg()[0]:.2f}; {bench.name}; "
-              f"{args.sessions} session(s) at 1x, {wall:.1f} s window{' (cProfile on)' if prof else ''}")
+              f"{args.sessions} session(s) at 1x, " + (f"turns {args.turns}, {wall:.1f} s" if args.turns else f"{wall:.1f} s window")
+              + (" (cProfile on)" if prof else ""))
         print(f"  engine process: {cpu * 1000:.0f} ms CPU ({main_cpu * 1000:.0f} ms main thread) for {audio_s:.1f} s of "
               f"audio: {per:.1f} ms CPU per audio second per session = {per / 10:.2f} % of a core per 1x session "
               f"(main thread {1000.0 * main_cpu / audio_s:.1f} ms/s, in the kernel {1000.0 * sys_cpu / audio_s:.1f} ms/s)")
@@ -238,7 +241,7 @@ async def main() -> None:
             p99 = late[min(len(late) - 1, int(0.99 * len(late)))]
             print(f"  input pacing: p50 {late[len(late) // 2]:.3f} ms, p99 {p99:.3f} ms late")
         if failed:
-            print(f"  {len(failed)} run(s) ended inside the window (the window outlived the benchmark?)")
+            print(f"  {len(failed)} run(s) " + ("failed" if args.turns else "ended inside the window (the window outlived the benchmark?)"))
         if stalls:
             print(stalls.report(args.top))
         if prof:
