@@ -254,6 +254,15 @@ class PacedInput(BaseInputTransport):
         await self._stop_pacing()
         await super().cleanup()
 
+    async def push_audio_frame(self, frame: InputAudioRawFrame) -> None:
+        """Straight down the pipeline from the pacer: the base transport would queue each chunk for
+        its own audio task, which only runs an input filter we do not have, so every chunk would
+        wait a task switch more (and cost one) before it left."""
+        if self._params.audio_in_filter is not None:
+            await super().push_audio_frame(frame)
+        elif self._params.audio_in_enabled and not self._paused and self._params.audio_in_passthrough:
+            await self.push_frame(frame)
+
     async def _stop_pacing(self) -> None:
         if self._task:
             await self.cancel_task(self._task)
