@@ -29,7 +29,6 @@ from pipecat.frames.frames import (
     UserStoppedSpeakingFrame,
 )
 from pipecat.metrics.metrics import LLMUsageMetricsData, TTFBMetricsData
-from pipecat.processors.frame_processor import FrameDirection
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
@@ -127,7 +126,7 @@ class AudioRun(RunBase[Session, Attempt]):
 
     # -- frames from the LLM service
 
-    def on_llm_frame(self, session: Session, frame: Frame, direction: FrameDirection) -> None:
+    def on_llm_frame(self, session: Session, frame: Frame) -> None:
         if session is not self.session:
             return
         a = self.attempt
