@@ -487,7 +487,7 @@ class RunState:
         self.transcript.append(TranscriptLine(ev.t_ms, ev.turn_index, "result", f"{ev.name} → {ev.status}", True))
 
     def _on_overlap(self, ev: Overlap) -> None:
-        # reported once one of its two speech intervals has closed (runners.timeline.LiveOverlaps),
+        # reported once one of its two speech intervals has closed (runners.timeline.overlaps.LiveOverlaps),
         # so after it began: flag it from when it arrives, for a second of run time
         self.overlap_until_ms = max(self.overlap_until_ms, ev.end_ms, self.last_ms) + 1000
         self._log(ev, f"overlap {ev.duration_ms:.0f} ms ({ev.start_ms / 1000:.2f}s–{ev.end_ms / 1000:.2f}s)")

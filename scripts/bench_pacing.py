@@ -111,12 +111,12 @@ async def main() -> None:
     ap.add_argument("--max-sessions", type=int, default=16)
     ap.add_argument("--p99-limit-ms", type=float, default=2.0)
     ap.add_argument("--skip", default="", help="parts to skip, e.g. 'B,C'")
-    ap.add_argument("--spin-ms", type=float, default=None, help="override PacedInput.spin_s (ms; 0 = plain sleep)")
+    ap.add_argument("--spin-ms", type=float, default=None, help="pace by sleeping and yield-spinning this many ms before each deadline (0: plain sleep) instead of a kernel timer")
     args = ap.parse_args()
     if args.spin_ms is not None:
         from runners.transports import PacedInput
 
-        PacedInput.spin_s = args.spin_ms / 1000.0
+        PacedInput.spin_s, PacedInput.precise = args.spin_ms / 1000.0, False
     logger.remove()
     logger.add(sys.stderr, level="ERROR")
     bench = load_benchmark(args.bench)
@@ -125,7 +125,8 @@ async def main() -> None:
 
     print(
         f"machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; benchmark {bench.name} "
-        f"({len(bench.turns)} turns); input spin {PacedInput.spin_s * 1000:g} ms",
+        f"({len(bench.turns)} turns); input paced by "
+        + ("a kernel timer" if PacedInput.precise else f"sleep + {PacedInput.spin_s * 1000:g} ms spin"),
         flush=True,
     )
 

@@ -11,17 +11,14 @@ import pytest
 
 from arena_tui.spine.audio import SILENCE_KEPT_MS, load_pcm16, parse_wav, resample, rms_dbfs
 from arena_tui.spine.events import AudioChunk, Interval, parse_event
-from runners.timeline import (
-    ConversationRecorder,
-    LevelMeter,
-    SpeechDetector,
-    block_rms_dbfs,
-    measure_turn,
-    merge_intervals,
-    overlap_intervals,
-    raw_speech_intervals,
-    speech_intervals,
-)
+from runners.timeline.blocks import block_rms_dbfs
+from runners.timeline.bot_speech import SpeechDetector
+from runners.timeline.intervals import merge_intervals, overlap_intervals
+from runners.timeline.levels import LevelMeter
+from runners.timeline.measures import measure_turn
+from runners.timeline.overlaps import LiveOverlaps
+from runners.timeline.recorder import ConversationRecorder
+from runners.timeline.user_speech import raw_speech_intervals, speech_intervals
 
 RATE = 24000
 
@@ -500,9 +497,7 @@ def test_recorder_take_chunk_is_an_audio_event_and_rejects_bad_input():
 
 
 def test_live_overlaps_report_each_overlap_once_when_certain():
-    from runners import timeline as tl
-
-    live = tl.LiveOverlaps(min_ms=100)
+    live = LiveOverlaps(min_ms=100)
     assert live.boundary("user", True, 0) == []
     assert live.boundary("bot", True, 500) == []  # both speaking, end unknown
     found = live.boundary("user", False, 900)
@@ -518,9 +513,7 @@ def test_live_overlaps_report_each_overlap_once_when_certain():
 
 
 def test_live_overlaps_user_over_bot():
-    from runners import timeline as tl
-
-    live = tl.LiveOverlaps()
+    live = LiveOverlaps()
     live.boundary("bot", True, 0)
     live.boundary("user", True, 300)
     found = live.boundary("bot", False, 700)
@@ -531,9 +524,7 @@ def test_live_overlaps_bot_starting_in_the_users_pause_is_the_bot_barging_in():
     """Recorded from the demo's `barge_in` fault: the user's turn is two phrases with a 330 ms
     pause, the bot starts 16 ms before the second phrase. The bot talked over the user, even
     though the overlap itself begins where the user resumed."""
-    from runners import timeline as tl
-
-    live = tl.LiveOverlaps()
+    live = LiveOverlaps()
     found: list = []
     for who, started, t in [("user", True, 7351), ("user", False, 7771), ("bot", True, 8085),
                             ("user", True, 8101), ("user", False, 11011), ("bot", False, 11395)]:
@@ -543,9 +534,7 @@ def test_live_overlaps_bot_starting_in_the_users_pause_is_the_bot_barging_in():
 
 def test_live_overlaps_user_coming_in_over_a_bot_span_that_began_first():
     """A bot span already playing when the user's turn begins: every overlap with it is the user's."""
-    from runners import timeline as tl
-
-    live = tl.LiveOverlaps()
+    live = LiveOverlaps()
     found: list = []
     for who, started, t in [("bot", True, 0), ("user", True, 300), ("user", False, 700),
                             ("user", True, 1000), ("bot", False, 1400), ("user", False, 2000)]:

@@ -11,13 +11,14 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+import pytest
 from pipecat.frames.frames import Frame, StartFrame, TTSAudioRawFrame
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.workers.runner import WorkerRunner
 
-from runners.transports import CATCH_UP_CHUNKS, PacedInput, PacedOutput, RunClock
+from runners.transports import CATCH_UP_CHUNKS, HAVE_TIMERFD, DeadlineTimer, PacedInput, PacedOutput, RunClock
 
 
 async def test_output_at_another_rate_is_played_and_then_not_busy():
@@ -181,3 +182,49 @@ async def test_a_late_speaker_gives_the_loop_back_for_every_frame():
     finally:
         await runner.cancel("test over")
         await asyncio.wait_for(task, 10)
+
+
+@pytest.mark.parametrize("precise", [True, False], ids=["kernel-timer", "sleep-and-spin"])
+async def test_the_pacers_timer_never_wakes_early_and_always_gives_the_loop_a_round(precise: bool):
+    """Both ways of waiting for a chunk's deadline: never before it (a chunk sent early would put
+    user audio on the timeline before its place), and a deadline already passed still lets the
+    rest of the loop run once (a late pacer must not hold the loop)."""
+    if precise and not HAVE_TIMERFD:
+        pytest.skip("no timerfd on this OS: the pacer sleeps and spins")
+    timer = DeadlineTimer(0.0015, precise=precise)
+    rounds = 0
+
+    async def count_rounds() -> None:
+        nonlocal rounds
+        while True:
+            rounds += 1
+            await asyncio.sleep(0)
+
+    counter = asyncio.create_task(count_rounds())
+    try:
+        for i in range(20):
+            target = time.monotonic() + 0.0003 * i
+            await timer.sleep_until(target)
+            assert time.monotonic() >= target
+        before = rounds
+        await timer.sleep_until(time.monotonic() - 1.0)
+        await timer.sleep_until(time.monotonic() - 1.0)
+        assert rounds > before, "a passed deadline held the loop"
+    finally:
+        counter.cancel()
+        timer.close()
+
+
+@pytest.mark.skipif(not HAVE_TIMERFD or not os.path.isdir("/proc/self/fd"), reason="the kernel timer is Linux's")
+async def test_a_stopped_pacer_gives_its_timer_back():
+    """Each session's pacer holds a kernel timer while it plays: a long campaign opens hundreds of
+    sessions in one process, so a stopped pacer must close it."""
+    open_fds = len(os.listdir("/proc/self/fd"))
+    for _ in range(5):
+        inp = PacedInput(RunClock(20.0))
+        runner, _, task = await _pipeline(inp, _Count())
+        await asyncio.wait_for(inp.started.wait(), 10)
+        await asyncio.sleep(0.05)
+        await runner.cancel("test over")
+        await asyncio.wait_for(task, 10)
+    assert len(os.listdir("/proc/self/fd")) <= open_fds

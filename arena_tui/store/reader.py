@@ -381,7 +381,7 @@ _SQL_CLIP = "seq, sample_rate, channels, start_ms, codec, data, channels, pcm_by
 def _join_audio(rows: list[tuple[int, int, float, bytes]], what: str) -> AudioClip | None:
     """Concatenate chunks in order; a gap on the timeline becomes silence so time stays true,
     up to `SILENCE_KEPT_MS` of it: the rest of a longer gap is a cut (listed in the clip), the
-    way the recorder stored it (`runners.timeline.ConversationRecorder`)."""
+    way the recorder stored it (`runners.timeline.recorder.ConversationRecorder`)."""
     if not rows:
         return None
     rate, channels, start_ms = rows[0][0], rows[0][1], rows[0][2]

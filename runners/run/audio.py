@@ -29,7 +29,6 @@ from pipecat.frames.frames import (
     UserStoppedSpeakingFrame,
 )
 from pipecat.metrics.metrics import LLMUsageMetricsData, TTFBMetricsData
-from pipecat.processors.frame_processor import FrameDirection
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
@@ -53,7 +52,7 @@ from ..base import HistoryItem, ProviderRunner
 from ..config import RunConfig
 from ..pace import PACE_LOST_MS, TURN_INVALID_MS
 from ..rotation import rotation_due
-from ..timeline import LiveOverlaps
+from ..timeline.overlaps import LiveOverlaps
 from ..tools import ToolResolver
 from ..transports import RunClock
 from .audio_attempt import Attempt
@@ -127,7 +126,7 @@ class AudioRun(RunBase[Session, Attempt]):
 
     # -- frames from the LLM service
 
-    def on_llm_frame(self, session: Session, frame: Frame, direction: FrameDirection) -> None:
+    def on_llm_frame(self, session: Session, frame: Frame) -> None:
         if session is not self.session:
             return
         a = self.attempt

@@ -21,10 +21,8 @@ from typing import Any, Generic, TypeVar
 from loguru import logger
 from pipecat.frames.frames import Frame
 from pipecat.metrics.metrics import LLMUsageMetricsData
-from pipecat.observers.base_observer import BaseObserver, FramePushed
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
-from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.llm_service import FunctionCallParams, LLMService
 from pipecat.workers.runner import WorkerRunner
 
@@ -213,18 +211,6 @@ class AttemptBase:
                 self.tokens[key] = self.tokens.get(key, 0) + int(val)
 
 
-class FrameTap(BaseObserver):
-    """Sees every frame the session's LLM service pushes (both directions) and hands it to the run."""
-
-    def __init__(self, session: SessionBase) -> None:
-        super().__init__()
-        self.session = session
-
-    async def on_push_frame(self, data: FramePushed) -> None:
-        if data.source is self.session.llm:
-            self.session.run.on_llm_frame(self.session, data.frame, data.direction)
-
-
 class SessionBase:
     """One provider session in one Pipecat pipeline (`session.Session` for audio, `text.TextSession`)."""
 
@@ -251,15 +237,21 @@ class SessionBase:
         # Ultravox) that the service emits no user turn frames, for pipelines whose RTVI or
         # aggregators need them. Ours do not: the paced input brackets the user's speech itself.
         llm._warned_realtime_service_no_turn_frames = True
+        # Every frame the service pushes (either way) goes to the run, as it is pushed. A pipeline
+        # observer would see the same frames, but it is told of every push of every stage (each
+        # 20 ms audio chunk several times), one queue hop each, to pick out the service's.
+        llm.add_event_handler("on_after_push_frame", self._tap)
         self.llm = llm
         return llm
 
+    def _tap(self, _llm: LLMService, frame: Frame) -> None:
+        self.run.on_llm_frame(self, frame)
+
     def worker(self, processors: list[Any], params: PipelineParams) -> PipelineWorker:
-        """The session's pipeline, its service tapped for the run."""
+        """The session's pipeline (its service is tapped for the run by `build_llm`)."""
         return PipelineWorker(
             Pipeline(processors),
             params=params,
-            observers=[FrameTap(self)],
             idle_timeout_secs=None,
             enable_rtvi=False,
             enable_turn_tracking=False,
@@ -421,8 +413,8 @@ class RunBase(ABC, Generic[S, A]):
     # -- frames from the service
 
     @abstractmethod
-    def on_llm_frame(self, session: S, frame: Frame, direction: FrameDirection) -> None:
-        """A frame the session's service pushed."""
+    def on_llm_frame(self, session: S, frame: Frame) -> None:
+        """A frame the session's service pushed (either way), as it pushed it."""
 
     # -- turn records
 

@@ -38,7 +38,6 @@ from pipecat.metrics.metrics import LLMUsageMetricsData
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair
-from pipecat.processors.frame_processor import FrameDirection
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
@@ -163,7 +162,7 @@ class TextRun(RunBase[TextSession, TextAttempt]):
 
     # -- frames from the service
 
-    def on_llm_frame(self, session: TextSession, frame: Frame, direction: FrameDirection) -> None:
+    def on_llm_frame(self, session: TextSession, frame: Frame) -> None:
         a = self.attempt
         if session is not self.session or a is None:
             return

@@ -20,15 +20,12 @@ from arena_tui.spine.events import AudioChunk, Interruption, Interval, Level, Ov
 
 from ..base import RunError
 from ..config import RunConfig
-from ..timeline import (
-    ConversationRecorder,
-    LevelMeter,
-    LiveOverlaps,
-    SpeechDetector,
-    TurnMeasures,
-    measure_turn,
-    speech_intervals,
-)
+from ..timeline.bot_speech import SpeechDetector
+from ..timeline.levels import LevelMeter
+from ..timeline.measures import TurnMeasures, measure_turn
+from ..timeline.overlaps import LiveOverlaps
+from ..timeline.recorder import ConversationRecorder
+from ..timeline.user_speech import speech_intervals
 
 Emit = Callable[..., None]  # emit(EventClass, **fields): the run stamps it (run, turn, now) and publishes it
 

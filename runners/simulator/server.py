@@ -122,6 +122,9 @@ class SimulatorServer:
             process_request=self._check_request,
             max_size=None,
             ping_interval=None,
+            # no permessage-deflate: on loopback it saves nothing, and deflating base64 audio (every
+            # 20 ms chunk in, every delta out) cost both ends CPU (scripts/bench_session_cost.py)
+            compression=None,
         )
         self.port = self._server.sockets[0].getsockname()[1]
         return self.base_url

@@ -1,0 +1,184 @@
+"""The conversation track: user and bot audio as one stereo recording on the run timeline."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from arena_tui.spine.audio import SILENCE_KEPT_MS
+from arena_tui.spine.events import AudioChunk, Speaker
+
+from .blocks import PcmLike, as_int16
+
+# Conversation tag (as the reference harness): a short tone in the bot channel, so the log
+# time of "first bot audio after the user stopped" can be found in the recording.
+TAG_FREQ_HZ = 2000.0
+TAG_MS = 15.0
+TAG_DBFS = -12.0  # peak amplitude
+
+
+def tag_tone(sample_rate: int) -> np.ndarray:
+    """The 2 kHz / 15 ms / -12 dBFS (peak) marker as int16."""
+    n = round(sample_rate * TAG_MS / 1000.0)
+    amp = 10 ** (TAG_DBFS / 20.0) * 32767.0
+    return np.round(amp * np.sin(2 * np.pi * TAG_FREQ_HZ * np.arange(n) / sample_rate)).astype(np.int16)
+
+
+class _Stretch:
+    """Contiguous stereo samples from absolute sample `base` (`n` used of `buf`'s capacity)."""
+
+    __slots__ = ("base", "buf", "n")
+
+    def __init__(self, base: int, buf: np.ndarray, n: int) -> None:
+        self.base, self.buf, self.n = base, buf, n
+
+    @property
+    def end(self) -> int:
+        return self.base + self.n
+
+    def cover(self, end: int, min_cap: int) -> None:
+        """Extend to absolute sample `end` (zeros), growing the buffer geometrically."""
+        need = end - self.base
+        if need > len(self.buf):
+            grown = np.zeros((max(need, 2 * len(self.buf), min_cap), 2), dtype=np.int16)
+            grown[: self.n] = self.buf[: self.n]
+            self.buf = grown
+        self.n = max(self.n, need)
+
+
+class ConversationRecorder:
+    """A stereo int16 track (left user, right bot) laid out on the run timeline.
+
+    `add` places samples at round(t_ms * rate / 1000). Writes that overlap on the same side are
+    MIXED (summed, clipped), so a silent chunk written over audio never erases it.
+
+    Only what was played is kept, with the silence between: a gap up to `silence_kept_ms`
+    (`arena_tui.spine.audio.SILENCE_KEPT_MS`) is held as zeros inside one stretch; a longer one
+    starts a new stretch at the next write, and nothing of it is materialised. The run's clock
+    runs at speed × wall time, so an idle wait of a minute at 50x is 50 minutes of timeline:
+    padding it would grow memory and the store with the clock instead of with the audio. The
+    store's reader puts back up to `SILENCE_KEPT_MS` of silence between slices and lists the
+    rest as a cut (`arena_tui.store.AudioClip.cuts`), so time stays true for every gap a
+    listener would sit through and is said where it is not.
+
+    `take_slices` hands over (and forgets) everything before a time, one slice per stretch;
+    a write into an already-taken part loses those samples (counted in `late_samples`).
+
+    With `tag=True`, the first bot chunk that starts at or after the user stopped (the end
+    of the last non-silent user chunk, or `mark_user_stop`) gets the reference harness's
+    2 kHz / 15 ms / -12 dBFS tone mixed into its start, and its time goes to `tags`, so log
+    time and audio time can be cross-checked. Off by default: it alters the bot audio.
+    """
+
+    def __init__(self, sample_rate: int = 24000, tag: bool = False, start_ms: float = 0.0,
+                 silence_kept_ms: float = SILENCE_KEPT_MS) -> None:
+        self.rate = sample_rate
+        self.tag = tag
+        self.tags: list[float] = []
+        self.late_samples = 0
+        self._kept = self._sample(silence_kept_ms)
+        self._stretches: list[_Stretch] = []  # in time order, more than `_kept` apart
+        # absolute sample index where the untaken part begins: everything before was taken (or,
+        # from `start_ms`, belongs to an earlier recording of the run: a resumed run's track starts after it)
+        self._taken = self._sample(start_ms)
+        self._user_stop: int | None = None  # armed tag: bot audio at/after this sample gets it
+        self._tone = tag_tone(sample_rate)
+
+    def _sample(self, t_ms: float) -> int:
+        return round(t_ms * self.rate / 1000.0)
+
+    @property
+    def held_frames(self) -> int:
+        """Stereo frames held in memory (capacity included): what is not yet taken."""
+        return sum(len(s.buf) for s in self._stretches)
+
+    def _stretch_for(self, start: int, end: int) -> _Stretch:
+        """The stretch that samples [start, end) go into: the one(s) they land in or within the
+        kept silence of (joined into one), else a new one."""
+        near = [s for s in self._stretches if s.base - self._kept <= end and start <= s.end + self._kept]
+        if len(near) == 1 and near[0].base <= start:
+            near[0].cover(end, self.rate)
+            return near[0]
+        lo = min([start] + [s.base for s in near])
+        hi = max([end] + [s.end for s in near])
+        joined = _Stretch(lo, np.zeros((max(hi - lo, self.rate), 2), dtype=np.int16), hi - lo)
+        for s in near:
+            joined.buf[s.base - lo : s.end - lo] = s.buf[: s.n]
+        self._stretches = sorted([s for s in self._stretches if s not in near] + [joined], key=lambda s: s.base)
+        return joined
+
+    def _mix(self, channel: int, start: int, samples: np.ndarray) -> None:
+        if start < self._taken:
+            cut = min(len(samples), self._taken - start)
+            self.late_samples += cut
+            samples, start = samples[cut:], self._taken
+        if not len(samples):
+            return
+        end = start + len(samples)
+        st = self._stretch_for(start, end)
+        view = st.buf[start - st.base : end - st.base, channel]
+        view[:] = np.clip(view.astype(np.int32) + samples, -32768, 32767).astype(np.int16)
+
+    def add(self, side: Speaker, pcm: PcmLike, t_ms: float) -> None:
+        if t_ms < 0:
+            raise ValueError(f"audio placed before the run started (t_ms={t_ms})")
+        samples = as_int16(pcm)
+        start = self._sample(t_ms)
+        if side == "user":
+            self._mix(0, start, samples)
+            if self.tag and samples.any():
+                self._user_stop = start + len(samples)
+        elif side == "bot":
+            self._mix(1, start, samples)
+            if self.tag and self._user_stop is not None and start >= self._user_stop - 1:
+                self._mix(1, start, self._tone)
+                self.tags.append(start * 1000.0 / self.rate)
+                self._user_stop = None
+        else:
+            raise ValueError(f"side must be 'user' or 'bot', not {side!r}")
+
+    def mark_user_stop(self, t_ms: float) -> None:
+        """Arm the tag for the first bot chunk at or after `t_ms` (when user chunks include silence)."""
+        self._user_stop = self._sample(t_ms)
+
+    @property
+    def taken_ms(self) -> float:
+        """Where the untaken part begins (everything before it was handed over)."""
+        return self._taken * 1000.0 / self.rate
+
+    def take_slices(self, until_ms: float) -> list[tuple[float, bytes]]:
+        """Everything recorded before `until_ms` as (start ms, interleaved stereo PCM16), one slice
+        per stretch, in time order; the slices hold the audio and the kept silence inside each
+        stretch, never the silence after the last write. Empty when nothing was recorded."""
+        until = self._sample(until_ms)
+        if until <= self._taken:
+            return []
+        out, keep = [], []
+        for s in self._stretches:
+            if s.base >= until:
+                keep.append(s)
+                continue
+            upto = min(s.end, until)
+            out.append((s.base * 1000.0 / self.rate, s.buf[: upto - s.base].astype("<i2").tobytes()))
+            if s.end > until:  # bot audio already scheduled past `until` stays for the next slice
+                rest = s.buf[until - s.base : s.n].copy()
+                keep.append(_Stretch(until, rest, len(rest)))
+        self._stretches = keep
+        self._taken = until
+        return out
+
+    def take_chunks(self, run_id: str, until_ms: float, t_ms: float | None = None,
+                    turn_index: int | None = None) -> list[AudioChunk]:
+        """`take_slices` as the store's `AudioChunk` events (track "conversation")."""
+        return [
+            AudioChunk(
+                run_id=run_id,
+                t_ms=until_ms if t_ms is None else t_ms,
+                turn_index=turn_index,
+                track="conversation",
+                sample_rate=self.rate,
+                channels=2,
+                start_ms=start_ms,
+                pcm=pcm,
+            )
+            for start_ms, pcm in self.take_slices(until_ms)
+        ]
