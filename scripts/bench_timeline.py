@@ -16,8 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 from arena_tui.spine.audio import load_pcm16  # noqa: E402
 from arena_tui.spine.benchmark import Turn  # noqa: E402
-from runners.timeline.bot_speech import SpeechDetector  # noqa: E402
-from runners.timeline.intervals import merge_intervals  # noqa: E402
+from arena_tui.spine.speech import SpeechDetector, merge_intervals  # noqa: E402
 from runners.timeline.levels import LevelMeter  # noqa: E402
 from runners.timeline.recorder import ConversationRecorder  # noqa: E402
 from runners.timeline.user_speech import raw_speech_intervals, speech_intervals  # noqa: E402

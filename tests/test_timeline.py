@@ -11,11 +11,8 @@ import pytest
 
 from arena_tui.spine.audio import SILENCE_KEPT_MS, load_pcm16, parse_wav, resample, rms_dbfs
 from arena_tui.spine.events import AudioChunk, Interval, parse_event
-from runners.timeline.blocks import block_rms_dbfs
-from runners.timeline.bot_speech import SpeechDetector
-from runners.timeline.intervals import merge_intervals, overlap_intervals
+from arena_tui.spine.speech import SpeechDetector, block_rms_dbfs, measure_turn, merge_intervals, overlap_intervals
 from runners.timeline.levels import LevelMeter
-from runners.timeline.measures import measure_turn
 from runners.timeline.overlaps import LiveOverlaps
 from runners.timeline.recorder import ConversationRecorder
 from runners.timeline.user_speech import raw_speech_intervals, speech_intervals

@@ -14,7 +14,7 @@ from typing import Any
 from arena_tui.spine.events import EMPTY_RESPONSE, GREETING_TURN, Interval, TurnResult
 from arena_tui.spine.benchmark import Turn
 
-from ..timeline.measures import TurnMeasures
+from arena_tui.spine.speech import TurnMeasures
 from .base import AttemptBase, spoken_text
 from .tracks import Heard
 

@@ -20,9 +20,8 @@ from arena_tui.spine.events import AudioChunk, Interruption, Interval, Level, Ov
 
 from ..base import RunError
 from ..config import RunConfig
-from ..timeline.bot_speech import SpeechDetector
+from arena_tui.spine.speech import SpeechDetector, TurnMeasures, measure_turn
 from ..timeline.levels import LevelMeter
-from ..timeline.measures import TurnMeasures, measure_turn
 from ..timeline.overlaps import LiveOverlaps
 from ..timeline.recorder import ConversationRecorder
 from ..timeline.user_speech import speech_intervals

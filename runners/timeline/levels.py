@@ -6,7 +6,7 @@ from __future__ import annotations
 from arena_tui.spine.audio import peak_dbfs, rms_dbfs
 from arena_tui.spine.events import Speaker
 
-from .blocks import Blocker, PcmLike
+from arena_tui.spine.speech import Blocker, PcmLike
 
 
 class LevelMeter:

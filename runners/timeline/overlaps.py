@@ -6,7 +6,7 @@ import math
 
 from arena_tui.spine.events import Interval
 
-from .intervals import MIN_OVERLAP_MS, merge_intervals, overlap_intervals
+from arena_tui.spine.speech import MIN_OVERLAP_MS, merge_intervals, overlap_intervals
 
 
 class LiveOverlaps:

@@ -7,20 +7,7 @@ import numpy as np
 from arena_tui.spine.audio import SILENCE_KEPT_MS
 from arena_tui.spine.events import AudioChunk, Speaker
 
-from .blocks import PcmLike, as_int16
-
-# Conversation tag (as the reference harness): a short tone in the bot channel, so the log
-# time of "first bot audio after the user stopped" can be found in the recording.
-TAG_FREQ_HZ = 2000.0
-TAG_MS = 15.0
-TAG_DBFS = -12.0  # peak amplitude
-
-
-def tag_tone(sample_rate: int) -> np.ndarray:
-    """The 2 kHz / 15 ms / -12 dBFS (peak) marker as int16."""
-    n = round(sample_rate * TAG_MS / 1000.0)
-    amp = 10 ** (TAG_DBFS / 20.0) * 32767.0
-    return np.round(amp * np.sin(2 * np.pi * TAG_FREQ_HZ * np.arange(n) / sample_rate)).astype(np.int16)
+from arena_tui.spine.speech import PcmLike, as_int16, tag_tone  # the tag an import looks for
 
 
 class _Stretch:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import math
 import threading
-from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -22,11 +21,18 @@ import numpy as np
 from arena_tui.spine.audio import resample
 from arena_tui.spine.events import Interval
 
-from .blocks import PcmLike, as_int16, block_rms_dbfs
-from .intervals import merge_intervals
+from arena_tui.spine.speech import (  # the energy rule and the interval maths an import reads recordings by
+    MIN_SILENCE_MS,
+    SPEECH_PAD_MS,
+    PcmLike,
+    as_int16,
+    energy_speech_intervals,
+    hysteresis,
+    merge_intervals,
+    runs_of,
+    to_intervals,
+)
 
-MIN_SILENCE_MS = 300.0
-SPEECH_PAD_MS = 30.0
 SILERO_RATE = 16000
 SILERO_WINDOW = 512  # samples at 16 kHz = 32 ms
 SILERO_ON = 0.5
@@ -37,50 +43,6 @@ SILERO_MIN_SPEECH_MS = 90.0
 SILERO_RESET_AFTER_MS = 2000.0
 SILERO_RESET_QUIET_WINDOWS = 5
 SILERO_RESET_MAX_P = 0.1
-ENERGY_THRESHOLD_DBFS = -40.0
-ENERGY_FLOOR_MARGIN_DB = 12.0
-ENERGY_HYSTERESIS_DB = 6.0
-ENERGY_MIN_SPEECH_MS = 60.0
-ENERGY_BLOCK_MS = 10.0
-
-
-def _runs(active: Sequence[bool]) -> list[tuple[int, int]]:
-    """[start, end) index ranges of consecutive True values."""
-    runs: list[tuple[int, int]] = []
-    start: int | None = None
-    for i, a in enumerate(active):
-        if a and start is None:
-            start = i
-        elif not a and start is not None:
-            runs.append((start, i))
-            start = None
-    if start is not None:
-        runs.append((start, len(active)))
-    return runs
-
-
-def _hysteresis(values: np.ndarray, on: float, off: float) -> list[bool]:
-    active, state = [], False
-    for v in values:
-        state = v >= on if not state else v >= off
-        active.append(state)
-    return active
-
-
-def _to_intervals(
-    runs: list[tuple[int, int]], step_ms: float, total_ms: float, min_ms: float, pad_ms: float, offset_ms: float
-) -> list[Interval]:
-    out: list[Interval] = []
-    for a, b in runs:
-        start, end = a * step_ms, min(b * step_ms, total_ms)
-        if end - start < min_ms:
-            continue
-        start, end = max(0.0, start - pad_ms), min(total_ms, end + pad_ms)
-        if out and start < out[-1].end_ms - offset_ms:  # padding made them touch: keep disjoint
-            start = out[-1].end_ms - offset_ms
-        out.append(Interval(start_ms=offset_ms + start, end_ms=offset_ms + end))
-    return out
-
 
 @functools.cache
 def _silero_model():  # loaded once per process (~0.3 s); calls are serialised by _SILERO_LOCK
@@ -126,22 +88,14 @@ def raw_speech_intervals(
     method: Literal["silero", "energy"] = "silero",
 ) -> list[Interval]:
     """Speech in a WAV before merging pauses; times are `offset_ms` + position in the WAV."""
-    x = as_int16(pcm)
-    total_ms = len(x) * 1000.0 / sample_rate
     if method == "silero":
+        x = as_int16(pcm)
+        total_ms = len(x) * 1000.0 / sample_rate
         probs, step = silero_probabilities(x, sample_rate)
-        runs = _runs(_hysteresis(probs, SILERO_ON, SILERO_OFF))
-        return _to_intervals(runs, step, total_ms, SILERO_MIN_SPEECH_MS, SPEECH_PAD_MS, offset_ms)
+        runs = runs_of(hysteresis(probs, SILERO_ON, SILERO_OFF))
+        return to_intervals(runs, step, total_ms, SILERO_MIN_SPEECH_MS, SPEECH_PAD_MS, offset_ms)
     if method == "energy":
-        block = max(1, round(sample_rate * ENERGY_BLOCK_MS / 1000.0))
-        levels = block_rms_dbfs(x, block)
-        if len(levels) == 0:
-            return []
-        floor = float(np.percentile(levels, 10))
-        on = max(ENERGY_THRESHOLD_DBFS, floor + ENERGY_FLOOR_MARGIN_DB)
-        runs = _runs(_hysteresis(levels, on, on - ENERGY_HYSTERESIS_DB))
-        step = block * 1000.0 / sample_rate
-        return _to_intervals(runs, step, total_ms, ENERGY_MIN_SPEECH_MS, SPEECH_PAD_MS, offset_ms)
+        return energy_speech_intervals(pcm, sample_rate, offset_ms)
     raise ValueError(f"unknown speech detection method {method!r} (use 'silero' or 'energy')")
 
 
