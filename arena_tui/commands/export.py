@@ -11,7 +11,6 @@ import asyncio
 from pathlib import Path
 
 from arena_tui.spine.errors import CliError
-from ..interop import InteropError, export_run
 from arena_tui.spine.paths import db_path, exports_dir
 from ..store import Store, StoreError
 from .ids import resolve_run_id
@@ -29,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _main(args: argparse.Namespace) -> str:
+    from ..interop import export_run  # deferred: the interop package (WAV maths, numpy) loads only for this command (--help imports every command module)
 
     async with await Store.open(db_path(args.db)) as store:
         run_id = await resolve_run_id(store, args.run_id)
@@ -37,6 +37,8 @@ async def _main(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..interop import InteropError  # deferred: the interop package (WAV maths, numpy) loads only for this command (--help imports every command module)
+
     try:
         print(asyncio.run(_main(args)))
     except (StoreError, InteropError, OSError) as e:

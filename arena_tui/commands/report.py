@@ -8,7 +8,6 @@ import asyncio
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
 from ..store import Store, StoreError
-from ..campaign.records import campaign_runs
 from ..judge.locate import find_benchmark
 
 NAME = "report"
@@ -27,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _main(args: argparse.Namespace) -> int:
+    from ..campaign.records import campaign_runs  # deferred: campaigns load only for `report` (--help imports every command module)
     from ..compare.report import build_report  # deferred: the report renderer (numpy, SVG) loads only for `report`
     unloadable: dict[str, str] = {}
 
