@@ -189,3 +189,18 @@ async def test_screens_say_the_reports_counts(recorded, report: Path) -> None:
         for t, c in by_turn.items():
             flips = _plain(drill.get_row(str(t))[3])
             assert flips == c["status_changes"], (t, flips)
+
+
+async def test_the_campaign_screen_writes_the_campaigns_report(recorded, report: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """`R` on a campaign: the same report `arena-tui report CAMPAIGN DIR` writes, in the exports folder."""
+    monkeypatch.setenv("ARENA_TUI_EXPORTS", str(tmp_path))
+    app = ArenaApp(recorded[0], recorded[1])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
+        app.push_screen(CampaignScreen(CAMPAIGN))
+        await until(pilot, lambda: isinstance(app.screen, CampaignScreen) and app.screen.view is not None)
+        await pilot.press("R")
+        written = tmp_path / f"campaign-{CAMPAIGN}-report" / "run_results.csv"
+        await until(pilot, lambda: written.is_file() and (written.parent / "report.html").is_file())
+    assert read_csv(written) == read_csv(report / "run_results.csv")

@@ -14,17 +14,18 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static
 
-from ..campaign.records import ACTIVE, CampaignView, CellView, campaign_view, campaign_views
+from ..campaign.records import ACTIVE, CampaignView, CellView, campaign_runs, campaign_view, campaign_views
 from ..campaign.spec import Cell
 from ..widgets.dimensions import HEURISTIC_MARK, rate_slots, rate_style, rates_legend, slot_dims, slots_header
 from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
 from .polling import PollingScreen
 from arena_tui.spine.ids import short_ids
+from arena_tui.spine.paths import exports_dir
 from arena_tui.spine.times import when_text
 
 if TYPE_CHECKING:
@@ -225,6 +226,7 @@ class CampaignScreen(PollingScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("enter", "open_run", "Open run"),
+        Binding("R", "report", "Report"),
         Binding("g", "reload", "Reload", show=False),
     ]
 
@@ -344,7 +346,37 @@ class CampaignScreen(PollingScreen):
             return
         self.arena.open_run(c.run_id)
 
+    @work(exclusive=True, group="report")
+    async def action_report(self) -> None:
+        """The campaign's report (`arena-tui report CAMPAIGN DIR`: CSVs, summary.md, report.html)
+        into the exports folder; drawn through `call_later` (the screen may have closed meanwhile)."""
+        from ..compare.report import build_report  # deferred: the report renderer (numpy, SVG) loads only when asked for
+        from ..judge.locate import find_benchmark  # deferred: benchmark reading loads only when asked for
+
+        store = self.arena.store
+        if store is None:
+            self.call_later(self.notify, f"no report: {self.arena.store_error}", severity="error")
+            return
+        dest = exports_dir() / f"campaign-{self.campaign_id}-report"
+
+        def benchmark_for(name: str):
+            try:
+                return find_benchmark(name, self.arena.data_dir)
+            except LookupError:
+                return None
+
+        self.call_later(self.notify, f"writing the report of campaign {self.campaign_id}…")
+        try:
+            _, board, paths = await build_report(store, [self.campaign_id], dest, benchmark_for,
+                                                 expand=lambda raw: campaign_runs(store, raw))
+        except (LookupError, OSError) as e:
+            self.call_later(self.notify, f"no report: {e}", severity="error")
+            return
+        self.call_later(self.notify, f"report of {len(board.runs)} runs written to {dest}", timeout=10)
+
     def palette_commands(self) -> Iterable[SystemCommand]:
         yield SystemCommand("Open cell's run", "The selected cell's run (live if it is running here)",
                             self.action_open_run)
+        yield SystemCommand("Campaign report", "Write this campaign's report (CSVs, summary.md, report.html) "
+                            "to the exports folder", self.action_report)
 
