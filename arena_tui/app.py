@@ -170,15 +170,15 @@ class ArenaApp(App):
         """With runs still streaming, ask first (they would be left interrupted); then stop runs and
         save in a worker, and exit: the screen stays responsive meanwhile. `q` again in the
         question quits."""
-        from .screens.dialogs.confirm import ConfirmDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
+        from .screens.dialogs.confirm import QuitDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         live = [r for r in self.run_workers if self.running(r)]
-        if isinstance(self.screen, ConfirmDialog) and self.screen.id == QUIT_DIALOG:
+        if isinstance(self.screen, QuitDialog):  # ctrl+q (a priority key) while it asks
             self.screen.dismiss(True)
             return
         if live and self._shutdown_task is None:
-            self.push_screen(ConfirmDialog(quit_question([self.live[r] for r in live]), yes="Quit", no="Keep running",
-                                           id=QUIT_DIALOG),
+            self.push_screen(QuitDialog(quit_question([self.live[r] for r in live]), yes="Quit", no="Keep running",
+                                        id=QUIT_DIALOG),
                              lambda yes: self.quit_now() if yes else None)  # fmt: skip
             return
         self.quit_now()

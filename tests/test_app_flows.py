@@ -44,13 +44,13 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 
 async def quit_app(app: ArenaApp, pilot) -> None:
-    """Press q (and, with runs still streaming, y to the question it asks) and wait for the
+    """Press q (and, with runs still streaming, q again to the question it asks) and wait for the
     stop-and-save worker (the app exits when it is done)."""
     running = any(app.running(r) for r in app.run_workers)
     await pilot.press("q")
     if running:
         await until(pilot, lambda: app.screen.id == QUIT_DIALOG, 10)
-        await pilot.press("y")
+        await pilot.press("q")
     for _ in range(600):
         if app._shutdown_task is not None and app._shutdown_task.done():
             return

@@ -215,6 +215,10 @@ def _check_monitor(sandbox: Sandbox, argv: list[str]) -> None:
         marker = "pass rates" if len(argv) == 1 or argv[1] == "ui" else "SIMULATOR"
         tmux.wait(lambda s: marker in s and "Quit" in s, 90, f"the monitor to draw ({marker!r})")
         tmux.send("q")
+        # a run still streaming: q asks first (and q again, as y, quits)
+        tmux.wait(lambda s: "still running" in s or tmux.exit_status() is not None, 30, "the question or the exit")
+        if tmux.exit_status() is None:
+            tmux.send("q")
         assert tmux.wait_exit(60) == 0, tmux.screen(history=True)
     finally:
         tmux.kill()

@@ -1,4 +1,4 @@
-"""A yes/no question (deleting a run, quitting with runs still streaming)."""
+"""Yes/no questions: deleting a run (`ConfirmDialog`), quitting with runs still streaming (`QuitDialog`)."""
 
 from __future__ import annotations
 
@@ -45,3 +45,9 @@ class ConfirmDialog(ArenaDialog[bool]):
 
     def action_cancel(self) -> None:
         self.dismiss(False)
+
+
+class QuitDialog(ConfirmDialog):
+    """Quitting while runs stream: `q` again (or `y`) quits; a modal screen keeps the app's own `q`."""
+
+    BINDINGS = [Binding("q", "yes", "Quit", show=False)]
