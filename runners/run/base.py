@@ -454,7 +454,13 @@ class RunBase(ABC, Generic[S, A]):
     # -- the run's life; subclasses supply check, opening, run_turn, interrupted_turn
 
     def check(self, turns: list[Turn]) -> None:  # noqa: B027
-        """Refuse the run before anything is recorded (e.g. unreadable audio)."""
+        """Refuse the run before anything is recorded (e.g. unreadable audio). Runs in a worker
+        thread (`checked`)."""
+
+    async def checked(self, turns: list[Turn]) -> None:
+        """`check` in a worker thread: reading every turn's WAV (75 of them: 230 ms the first time
+        in a process) must not hold the loop that other runs of the process pace their audio on."""
+        await asyncio.to_thread(self.check, turns)
 
     @abstractmethod
     async def opening(self) -> None:
@@ -477,7 +483,7 @@ class RunBase(ABC, Generic[S, A]):
 
     async def execute(self, turns: list[Turn]) -> None:
         """Check, record the start (or the resumption), then drive the run."""
-        self.check(turns)
+        await self.checked(turns)
         if self.seed is not None and self.seed.resumed_from is not None:
             self.publish_run_resumed(turns)
         else:

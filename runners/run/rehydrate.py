@@ -59,7 +59,7 @@ class RehydratedRun:
 
     async def execute(self, turns: list[Turn]) -> None:
         lead = self.lead
-        lead.check(turns)
+        await lead.checked(turns)
         lead.publish_run_started(turns)
         gate = asyncio.Semaphore(self.config.parallel)
         try:

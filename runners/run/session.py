@@ -9,7 +9,7 @@ from typing import Any, Protocol
 from pipecat.frames.frames import ErrorFrame, LLMRunFrame
 from pipecat.pipeline.worker import PipelineParams
 from pipecat.processors.aggregators.llm_context import LLMContext
-from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair
+from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair, LLMUserAggregatorParams
 
 from ..base import ProviderRunner, RunError, SessionSpec
 from ..config import RunConfig
@@ -65,7 +65,12 @@ class Session(SessionBase):
             [{"role": "user", "content": kickoff}] if kickoff else [],
             run.provider.tools(self.spec.tools),
         )
-        pair = LLMContextAggregatorPair(context)
+        # The user turn strategies the service recommends (a service with its own turn detection:
+        # external ones), given up front instead of adopted when it starts: Pipecat's defaults,
+        # built first otherwise, load the Smart Turn model (~55 ms of CPU holding the loop, and
+        # every other session's pacing with it, each time a session opens; over a second the first time).
+        recommended = llm.service_metadata_frame().user_turn_strategies
+        pair = LLMContextAggregatorPair(context, user_params=LLMUserAggregatorParams(user_turn_strategies=recommended))
         self.input = PacedInput(
             run.clock,
             sample_rate=run.rate,
