@@ -27,6 +27,7 @@ STATUS_STYLE = {
 }
 STATUS_WIDTH = max(len(s) for s in STATUS_STYLE)
 GAP = "  "
+NARROW_LEFT = 48  # below this much room for the left part, the status block takes its compact form
 
 
 def elapsed_text(state: RunState) -> Text:
@@ -86,9 +87,10 @@ def describe(state: RunState, room: int | None = None, mode: str = "live") -> Te
             return t
         level[name] += 1
         t = line()
-    if room is not None and t.cell_len > room:  # still too long: the model's label is cut, nothing else
-        model = forms["model"][level["model"]]
-        model.truncate(max(4, model.cell_len - (t.cell_len - room)), overflow="ellipsis")
+    if room is not None and t.cell_len > room:  # still too long: the model's name is cut, its source tag never
+        name = Text(state.started.model if state.started else "?")
+        name.truncate(max(4, name.cell_len - (t.cell_len - room)), overflow="ellipsis")
+        forms["model"][level["model"]] = Text(name.plain + tag(state.source), style)
         t = line()
     return t
 
@@ -97,18 +99,20 @@ def describe(state: RunState, room: int | None = None, mode: str = "live") -> Te
 SHORTER = ("session", "elapsed", "elapsed", "turn", "model")
 
 
-def status_block(state: RunState, mode: str = "live") -> Text:
-    """The right part: status (padded to the widest status), mode, judge; each set off by a gap."""
+def status_block(state: RunState, mode: str = "live", compact: bool = False) -> Text:
+    """The right part: status (padded to the widest status), mode, judge; each set off by a gap
+    (`compact`: the judge without its "judge: ", for a narrow terminal)."""
     t = Text(no_wrap=True)
     t.append(GAP)
     status = "loading" if loading(state, mode) else state.status
     t.append(status.upper().ljust(STATUS_WIDTH), STATUS_STYLE.get(status, "bold"))
     if mode != "live":
         t.append(f"{GAP}[{mode}]", "bold blue")
+    judge = "" if compact else "judge: "
     if state.any_heuristic:
-        t.append(f"{GAP}judge: heuristic", "italic yellow")
+        t.append(f"{GAP}{judge}heuristic", "italic yellow")
     elif state.judges:
-        t.append(f"{GAP}judge: {', '.join(sorted(state.judges))}", "italic")
+        t.append(f"{GAP}{judge}{', '.join(sorted(state.judges))}", "italic")
     t.append(" ")
     return t
 
@@ -116,6 +120,8 @@ def status_block(state: RunState, mode: str = "live") -> Text:
 def header_text(state: RunState, mode: str = "live", width: int | None = None) -> Text:
     """The whole line; with `width`, the left part is cut (…) so the right block always fits."""
     right = status_block(state, mode)
+    if width is not None and width - right.cell_len < NARROW_LEFT:  # the left part needs the room more
+        right = status_block(state, mode, compact=True)
     left = describe(state, width - right.cell_len if width else None, mode)
     if width is not None and width > 0:
         room = width - right.cell_len
