@@ -169,7 +169,8 @@ async def main() -> None:
                     "start to the end of the run, the same audio every time (e.g. 0-2; for call counts to compare)")
     ap.add_argument("--profile", action="store_true", help="cProfile the window (main thread)")
     ap.add_argument("--top", type=int, default=25)
-    ap.add_argument("--stalls", action="store_true", help="list the loop steps that held the loop over 1 ms")
+    ap.add_argument("--stalls", action="store_true", help="list the loop steps that held the loop over --stall-ms")
+    ap.add_argument("--stall-ms", type=float, default=1.0)
     ap.add_argument("--dump", type=Path, default=None, help="with --profile: also write the pstats file here")
     ap.add_argument("--spin-ms", type=float, default=None, help="pace by sleeping and yield-spinning this many ms before each deadline (0: plain sleep) instead of a kernel timer")
     args = ap.parse_args()
@@ -203,7 +204,7 @@ async def main() -> None:
         n0 = sum(i.chunks_sent for i in inputs)
         pauses = GcPauses()
         gc.callbacks.append(pauses)
-        stalls = LoopStalls() if args.stalls else None
+        stalls = LoopStalls(args.stall_ms) if args.stalls else None
         if stalls:
             stalls.__enter__()
         if prof:
