@@ -88,7 +88,7 @@ class LoopStalls:
 
     def __init__(self, slow_ms: float = 1.0) -> None:
         self.slow_s = slow_ms / 1000.0
-        self.rows: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0])
+        self.rows: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0])
         self._orig = asyncio.events.Handle._run
 
     def __enter__(self) -> LoopStalls:
@@ -128,11 +128,12 @@ class LoopStalls:
         row[1] += wall
         row[2] += cpu
         row[3] = max(row[3], wall)
+        row[4] = max(row[4], cpu)
 
     def report(self, top: int) -> str:
-        lines = [f"loop steps over {self.slow_s * 1000:.0f} ms wall: count, wall ms, CPU ms, worst wall ms, what"]
-        for name, (n, wall, cpu, worst) in sorted(self.rows.items(), key=lambda r: -r[1][1])[:top]:
-            lines.append(f"  {int(n):6d} {wall * 1000:8.1f} {cpu * 1000:8.1f} {worst * 1000:7.1f}  {name}")
+        lines = [f"loop steps over {self.slow_s * 1000:g} ms wall: count, wall ms, CPU ms, worst wall ms, worst CPU ms, what"]
+        for name, (n, wall, cpu, worst, worst_cpu) in sorted(self.rows.items(), key=lambda r: -r[1][1])[:top]:
+            lines.append(f"  {int(n):6d} {wall * 1000:8.1f} {cpu * 1000:8.1f} {worst * 1000:7.1f} {worst_cpu * 1000:7.1f}  {name}")
         return "\n".join(lines)
 
 
