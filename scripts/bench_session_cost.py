@@ -88,7 +88,7 @@ class LoopStalls:
 
     def __init__(self, slow_ms: float = 1.0) -> None:
         self.slow_s = slow_ms / 1000.0
-        self.rows: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0])
+        self.rows: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0])
         self._orig = asyncio.events.Handle._run
 
     def __enter__(self) -> LoopStalls:
@@ -128,11 +128,12 @@ class LoopStalls:
         row[1] += wall
         row[2] += cpu
         row[3] = max(row[3], wall)
+        row[4] = max(row[4], cpu)
 
     def report(self, top: int) -> str:
-        lines = [f"loop steps over {self.slow_s * 1000:.0f} ms wall: count, wall ms, CPU ms, worst wall ms, what"]
-        for name, (n, wall, cpu, worst) in sorted(self.rows.items(), key=lambda r: -r[1][1])[:top]:
-            lines.append(f"  {int(n):6d} {wall * 1000:8.1f} {cpu * 1000:8.1f} {worst * 1000:7.1f}  {name}")
+        lines = [f"loop steps over {self.slow_s * 1000:g} ms wall: count, wall ms, CPU ms, worst wall ms, worst CPU ms, what"]
+        for name, (n, wall, cpu, worst, worst_cpu) in sorted(self.rows.items(), key=lambda r: -r[1][1])[:top]:
+            lines.append(f"  {int(n):6d} {wall * 1000:8.1f} {cpu * 1000:8.1f} {worst * 1000:7.1f} {worst_cpu * 1000:7.1f}  {name}")
         return "\n".join(lines)
 
 
@@ -169,7 +170,8 @@ async def main() -> None:
                     "start to the end of the run, the same audio every time (e.g. 0-2; for call counts to compare)")
     ap.add_argument("--profile", action="store_true", help="cProfile the window (main thread)")
     ap.add_argument("--top", type=int, default=25)
-    ap.add_argument("--stalls", action="store_true", help="list the loop steps that held the loop over 1 ms")
+    ap.add_argument("--stalls", action="store_true", help="list the loop steps that held the loop over --stall-ms")
+    ap.add_argument("--stall-ms", type=float, default=1.0)
     ap.add_argument("--dump", type=Path, default=None, help="with --profile: also write the pstats file here")
     ap.add_argument("--spin-ms", type=float, default=None, help="pace by sleeping and yield-spinning this many ms before each deadline (0: plain sleep) instead of a kernel timer")
     args = ap.parse_args()
@@ -203,7 +205,7 @@ async def main() -> None:
         n0 = sum(i.chunks_sent for i in inputs)
         pauses = GcPauses()
         gc.callbacks.append(pauses)
-        stalls = LoopStalls() if args.stalls else None
+        stalls = LoopStalls(args.stall_ms) if args.stalls else None
         if stalls:
             stalls.__enter__()
         if prof:

@@ -30,7 +30,8 @@ from arena_tui.orchestration.local import LocalExecutor
 from arena_tui.orchestration.orchestrator import continue_cell
 from arena_tui.orchestration.ray_executor import LOCAL_IP, RayExecutor, import_ray
 from arena_tui.campaign.snapshot import BenchmarkSnapshot, snapshot
-from arena_tui.spine.events import RunEnded, TurnEnded
+from arena_tui.orchestration.transport import PCM_PIECE, decode_batch, encode_batch, encode_batch_stepwise
+from arena_tui.spine.events import AudioChunk, Level, RunEnded, TurnEnded
 from arena_tui.store import Store
 from benchmarks.registry import open_benchmark
 
@@ -100,6 +101,22 @@ async def assert_one_row_per_turn(store: Store, run_id: str, complete: bool) -> 
         assert run is not None and run.status == "completed"
     else:
         assert indices and set(indices) <= set(TURNS)
+
+
+@pytest.mark.parametrize("size", [0, 7, PCM_PIECE, PCM_PIECE + 1, 3 * PCM_PIECE - 2, 1_900_001])
+def test_a_batch_crosses_as_each_events_own_json_audio_in_pieces_too(size: int) -> None:
+    """A worker's batch is its events' own JSON (what the store's `parse_event` reads back), a
+    turn's audio included though its PCM is base64-encoded piece by piece (the worker gives its
+    loop back between pieces)."""
+    events = [
+        AudioChunk(run_id="r", t_ms=1.0, turn_index=3, track="conversation", sample_rate=24000, channels=2,
+                   start_ms=2.5, pcm=os.urandom(size)),
+        Level(run_id="r", t_ms=2.0, source="bot", rms_dbfs=-20.0, peak_dbfs=-6.0, block_ms=50.0),
+    ]
+    data = encode_batch(events)
+    assert data == ("[" + ",".join(e.model_dump_json() for e in events) + "]").encode()
+    assert asyncio.run(encode_batch_stepwise(events)) == data
+    assert decode_batch(data) == events
 
 
 def test_snapshot_carries_the_audio_by_value(tmp_path: Path, demo_snapshot: BenchmarkSnapshot) -> None:

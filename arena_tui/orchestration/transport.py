@@ -9,12 +9,13 @@ events cross as the existing typed events (AudioChunk PCM as base64).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+import base64
+from collections.abc import AsyncIterator, Iterator, Sequence
 
 from pydantic import TypeAdapter
 
 from arena_tui.spine.bus import Subscription
-from arena_tui.spine.events import RunEvent
+from arena_tui.spine.events import AudioChunk, RunEvent
 
 MAX_EVENTS = 200
 MAX_DELAY_S = 0.05
@@ -23,8 +24,40 @@ _POLL_S = 0.01
 _batch_adapter: TypeAdapter[list[RunEvent]] = TypeAdapter(list[RunEvent])
 
 
+#: PCM bytes base64-encoded in one step (a multiple of 3: the pieces join into one encoding)
+PCM_PIECE = 3 * 65536
+
+
 def encode_batch(events: Sequence[RunEvent]) -> bytes:
-    return ("[" + ",".join(e.model_dump_json() for e in events) + "]").encode()
+    """The batch as JSON: each event as its own `model_dump_json` (what `parse_event` reads back)."""
+    return b"".join(_parts(events))
+
+
+async def encode_batch_stepwise(events: Sequence[RunEvent]) -> bytes:
+    """`encode_batch`, giving the loop back after each piece of audio: a turn's audio is MBs of
+    PCM, and encoding it in one call held a worker's pacing loop 17-37 ms at every turn end."""
+    parts = []
+    for part in _parts(events):
+        parts.append(part)
+        if len(part) > PCM_PIECE:
+            await asyncio.sleep(0)
+    return b"".join(parts)
+
+
+def _parts(events: Sequence[RunEvent]) -> Iterator[bytes]:
+    yield b"["
+    for i, e in enumerate(events):
+        if i:
+            yield b","
+        if isinstance(e, AudioChunk) and len(e.pcm) > PCM_PIECE:
+            head = e.model_dump_json(exclude={"pcm"}).encode()  # `pcm` is the model's last field
+            yield head[:-1] + b',"pcm":"'
+            for k in range(0, len(e.pcm), PCM_PIECE):  # URL-safe base64, as `ser_json_bytes="base64"` writes it
+                yield base64.urlsafe_b64encode(e.pcm[k : k + PCM_PIECE])
+            yield b'"}'
+        else:
+            yield e.model_dump_json().encode()
+    yield b"]"
 
 
 def decode_batch(data: bytes | str) -> list[RunEvent]:

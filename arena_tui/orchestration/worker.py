@@ -15,7 +15,7 @@ from typing import Any
 
 from arena_tui.spine.bus import EventBus
 
-from .transport import batches, encode_batch
+from .transport import batches, encode_batch_stepwise
 
 Runner = Callable[..., Awaitable[dict[str, Any] | None]]
 
@@ -59,7 +59,7 @@ async def execute(runner: Runner, benchmark: Any, config: dict[str, Any], run_id
 
     async def forward() -> None:
         async for batch in batches(sub):
-            send_batch(encode_batch(batch))
+            send_batch(await encode_batch_stepwise(batch))
 
     pump = asyncio.create_task(forward())
     out: dict[str, Any]

@@ -81,6 +81,11 @@ class ConversationRecorder:
     def _stretch_for(self, start: int, end: int) -> _Stretch:
         """The stretch that samples [start, end) go into: the one(s) they land in or within the
         kept silence of (joined into one), else a new one."""
+        last = self._stretches[-1] if self._stretches else None
+        if last is not None and last.base <= start and start <= last.end + self._kept:
+            # the usual case, a write at or after the newest stretch's start: nothing later to join
+            last.cover(end, self.rate)
+            return last
         near = [s for s in self._stretches if s.base - self._kept <= end and start <= s.end + self._kept]
         if len(near) == 1 and near[0].base <= start:
             near[0].cover(end, self.rate)
@@ -103,7 +108,10 @@ class ConversationRecorder:
         end = start + len(samples)
         st = self._stretch_for(start, end)
         view = st.buf[start - st.base : end - st.base, channel]
-        view[:] = np.clip(view.astype(np.int32) + samples, -32768, 32767).astype(np.int16)
+        if view.any():  # something is there already: mix (sum, clipped)
+            view[:] = np.clip(view.astype(np.int32) + samples, -32768, 32767).astype(np.int16)
+        else:  # nothing yet (the usual case): the sum is the samples themselves
+            view[:] = samples
 
     def add(self, side: Speaker, pcm: PcmLike, t_ms: float) -> None:
         if t_ms < 0:
@@ -145,7 +153,7 @@ class ConversationRecorder:
                 keep.append(s)
                 continue
             upto = min(s.end, until)
-            out.append((s.base * 1000.0 / self.rate, s.buf[: upto - s.base].astype("<i2").tobytes()))
+            out.append((s.base * 1000.0 / self.rate, s.buf[: upto - s.base].astype("<i2", copy=False).tobytes()))
             if s.end > until:  # bot audio already scheduled past `until` stays for the next slice
                 rest = s.buf[until - s.base : s.n].copy()
                 keep.append(_Stretch(until, rest, len(rest)))
