@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
+from arena_tui.spine.source import ALL_SPEAKERS, TTS
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 if TYPE_CHECKING:
@@ -23,7 +24,8 @@ MAX_PARALLEL = 16  # rehydrated turns at once (the reference hangs at 32; 16 wor
 # The CLI option behind a field, so an error names what the user typed.
 OPTION_OF = {"speed": "--speed", "turns": "--turns", "faults": "--faults", "base_url": "--base-url",
              "rotation.max_age_s": "--rotate-after", "model": "--model", "parallel": "--parallel",
-             "mode": "--rehydrate", "fake_timing": "--fake-timing"}
+             "mode": "--rehydrate", "fake_timing": "--fake-timing", "speaker": "--speaker",
+             "disable_vad": "--disable-vad"}
 
 
 class ConfigError(ValueError):
@@ -117,6 +119,12 @@ class RunConfig(Strict):
     # seeded with the golden turns before it, `parallel` turns at once (no turn-taking scored)
     mode: Literal["sequential", "rehydrated"] = "sequential"
     parallel: int = Field(1, ge=1, le=MAX_PARALLEL)
+    # whose voice the user audio is: "tts" (the benchmark's audio/) or a human speaker's
+    # recordings (real_audio/<speaker>/); the benchmark is loaded with it, the run records it
+    speaker: str = Field(TTS, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)
+    # the provider's server VAD off: the user's turn is closed by our commit at the end of the
+    # speech in the user WAV (our VAD), as the reference's --disable-vad (OpenAI Realtime, xAI)
+    disable_vad: bool = False
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -148,6 +156,8 @@ class RunConfig(Strict):
             raise ValueError("--parallel only applies with --rehydrate")
         if self.fake_timing is not None and not (self.fake or self.model == "sim"):
             raise ValueError("--fake-timing only applies to --fake runs and --model sim")
+        if self.speaker == ALL_SPEAKERS:
+            raise ValueError("--speaker all is one run per speaker; a run takes one speaker (tts or a name)")
         if self.fake and self.model != "sim" and self.fake_timing is None:
             self.fake_timing = "real"  # what a user of --fake gets: the provider's timing, not an instant echo
         return self

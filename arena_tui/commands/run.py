@@ -16,6 +16,7 @@ from typing import Any
 
 from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
+from arena_tui.spine.source import ALL_SPEAKERS, variant_labels
 
 from ..judge.options import add_judge_arguments
 from ..orchestration.live import choose_judge, headline, run_source
@@ -63,6 +64,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="each turn in a fresh session seeded with the golden turns before it (no turn-taking scored)",
     )
     parser.add_argument("--parallel", type=int, default=1, metavar="N", help="rehydrated turns at once (default 1)")
+    add_input_arguments(parser)
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """The user-input options `run` and `campaign` share: whose voice, and who closes the turn."""
+    parser.add_argument(
+        "--speaker", metavar="tts|NAME|all",
+        help="whose voice the user audio is: tts (default, the benchmark's audio/), a human speaker's recordings "
+        "(e.g. person1: real_audio/person1/), or all (one run per speaker the benchmark has)",
+    )
+    parser.add_argument(
+        "--disable-vad", action="store_true",
+        help="server VAD off (OpenAI Realtime, xAI): the user's turn is closed by our commit + response.create at "
+        "the end of the speech in the user WAV",
+    )
 
 
 def build_config(args: argparse.Namespace) -> Any:
@@ -89,6 +105,10 @@ def build_config(args: argparse.Namespace) -> Any:
         cfg["mode"] = "rehydrated"
     if getattr(args, "parallel", 1) != 1:
         cfg["parallel"] = args.parallel
+    if getattr(args, "speaker", None) and args.speaker != ALL_SPEAKERS:
+        cfg["speaker"] = args.speaker
+    if getattr(args, "disable_vad", False):
+        cfg["disable_vad"] = True
     try:
         return run_config(**cfg)
     except ValueError as e:  # ConfigError: one line naming the flag
@@ -97,19 +117,40 @@ def build_config(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
-    from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+    from benchmarks.registry import speakers as benchmark_speakers  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
-    from ..orchestration.headless import run_headless  # deferred: the store and the engine load only when a run starts (--help imports every command module)
     from ..orchestration.logs import quiet_logs  # deferred: loguru comes with Pipecat; it is configured only for a run
-    from ..orchestration.launch import check_start  # deferred: the engine loads only when a run starts (--help imports every command module)
 
     config = build_config(args)
     quiet_logs(getattr(args, "verbose", False), paths.log_path(paths.db_path(args.db)))
     headless = args.headless or not _on_a_terminal()
     if not args.headless and headless:
         print("arena-tui: not a terminal, so running headless (pass --headless to say so)", file=sys.stderr)
+    speakers = [config.speaker]
+    if getattr(args, "speaker", None) == ALL_SPEAKERS:
+        if not headless:
+            raise CliError("--speaker all makes one run per speaker: add --headless (or use `campaign --speaker all`)")
+        try:
+            speakers = benchmark_speakers(args.bench, paths.data_dir(args.data))
+        except BenchmarkError as e:
+            raise CliError(str(e)) from None
+        print(f"--speaker all: {len(speakers)} run(s), one per speaker: {', '.join(speakers)}", flush=True)
+    status = 0
+    for speaker in speakers:
+        status = max(status, _run_one(args, config.model_copy(update={"speaker": speaker}), headless))
+    return status
+
+
+def _run_one(args: argparse.Namespace, config: Any, headless: bool) -> int:
+    """One run of `args.bench` with `config` (its speaker's audio), in the monitor or headless."""
+    from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+    from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+
+    from ..orchestration.headless import run_headless  # deferred: the store and the engine load only when a run starts (--help imports every command module)
+    from ..orchestration.launch import check_start  # deferred: the engine loads only when a run starts (--help imports every command module)
+
     try:
-        bench = load_benchmark(args.bench, paths.data_dir(args.data))
+        bench = load_benchmark(args.bench, paths.data_dir(args.data), speaker=config.speaker)
     except BenchmarkError as e:
         raise CliError(str(e)) from None
     except (FileNotFoundError, KeyError, ValueError) as e:
@@ -123,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     if headless:  # before the provider's import (Pipecat takes seconds): output from the start
         total = len(config.turns) if config.turns is not None else len(bench.turns)
         print(headline(bench.name, config.model, turns=total, source=run_source(config), judge=judge, db=db,
-                       speed=config.speed), flush=True)
+                       speed=config.speed, variants=variant_labels(config.public())), flush=True)
     check_start(config)  # after the headline and the data checks, which need no provider
     judge.check()
     if not headless:

@@ -31,6 +31,7 @@ from functools import cached_property
 from arena_tui.spine.benchmark import CORE_DIMENSIONS, Benchmark, Turn
 
 from arena_tui.spine.events import EMPTY_RESPONSE, PACE_LOST, ErrorEvent, Judgement, TurnResult
+from arena_tui.spine.source import variant_labels
 from ..store import RunRow, Store
 from .selection import ALL
 from ..timing import response_latency, speed_exclusion
@@ -119,6 +120,7 @@ class StoredRun:
         mode = self.row.config.get("mode")
         if isinstance(mode, str) and mode not in ("", "sequential"):
             labels.append(mode)
+        labels.extend(variant_labels(self.row.config))  # a human speaker, manual commits: their own rows
         return tuple(labels)
 
     @property

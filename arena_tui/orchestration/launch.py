@@ -48,7 +48,7 @@ def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> 
     except ValueError as e:  # ConfigError: one line naming the flag (faults, speed, …)
         return [str(e)]
     try:
-        bench = load_benchmark(benchmark, data_dir)
+        bench = load_benchmark(benchmark, data_dir, speaker=cfg.speaker)
     except Exception as e:
         return check_run(cfg, runner) + [f"benchmark {benchmark!r}: {e}"]
     try:

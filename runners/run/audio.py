@@ -411,7 +411,7 @@ class AudioRun(RunBase[Session, Attempt]):
 
     def turn_marks(self, speech: list[Interval], dur_ms: float) -> list:
         """User-speaking brackets around the clip's speech, for runners that take client-side turns."""
-        if not self.provider.turn_frames:
+        if not self.provider.client_turns(self.config):
             return []
         start = speech[0].start_ms if speech else 0.0
         stop = speech[-1].end_ms if speech else dur_ms
