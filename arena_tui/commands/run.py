@@ -65,6 +65,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--parallel", type=int, default=1, metavar="N", help="rehydrated turns at once (default 1)")
     add_input_arguments(parser)
+    parser.add_argument(
+        "--service", metavar="package.module:Class",
+        help="a Pipecat LLM or realtime service class of your own, run in place of --model's provider (--model is then "
+        "the model id it is given); a preflight says what it needs",
+    )
+    parser.add_argument(
+        "--service-arg", action="append", default=[], metavar="KEY=VALUE",
+        help="a constructor argument of --service's class (repeatable; JSON values as JSON, env:NAME reads a variable: "
+        "the only way to give a key)",
+    )
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -109,10 +119,25 @@ def build_config(args: argparse.Namespace) -> Any:
         cfg["speaker"] = args.speaker
     if getattr(args, "disable_vad", False):
         cfg["disable_vad"] = True
+    if getattr(args, "service", None):
+        cfg["service"] = args.service
+    if getattr(args, "service_arg", None):
+        cfg["service_args"] = service_args(args.service_arg)
     try:
         return run_config(**cfg)
     except ValueError as e:  # ConfigError: one line naming the flag
         raise CliError(str(e)) from None
+
+
+def service_args(pairs: list[str]) -> dict[str, str]:
+    """`--service-arg key=value` (repeated) as a dict; one line naming a malformed one."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise CliError(f"--service-arg {pair!r}: expected KEY=VALUE (e.g. base_url=http://127.0.0.1:8000/v1)")
+        out[key.strip()] = value
+    return out
 
 
 def run(args: argparse.Namespace) -> int:

@@ -42,7 +42,7 @@ def speaker_of(config: Mapping[str, Any] | None) -> str:
 def variant_labels(config: Mapping[str, Any] | None) -> tuple[str, ...]:
     """How a run's input differed from the default, when it did: a human speaker's recordings
     instead of TTS (`speech: person1`), the user's turn closed by our own commit instead of the
-    provider's VAD (`manual commit`). Numbers from such runs are not those of the default
+    provider's VAD (`manual commit`), a user's own Pipecat class (`service: Class`). Numbers from such runs are not those of the default
     setup, so every surface that groups or heads a run names them (leaderboard rows, the run
     header, headless output)."""
     cfg = config or {}
@@ -52,4 +52,7 @@ def variant_labels(config: Mapping[str, Any] | None) -> tuple[str, ...]:
         labels.append(f"speech: {speaker}")
     if cfg.get("disable_vad"):
         labels.append("manual commit")
+    service = cfg.get("service")
+    if isinstance(service, str) and service:
+        labels.append(f"service: {service.rpartition(':')[2]}")
     return tuple(labels)
