@@ -39,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="sim",
         help=(
             "model alias (default sim): sim, gpt-realtime, gemini-native-audio, gemini-3.1-flash, nova-sonic, "
-            "glm-realtime-flash, glm-realtime-air, grok-realtime, ultravox, or a text model such as gpt-4.1"
+            "glm-realtime-flash, glm-realtime-air, grok-realtime, ultravox, or a text model such as gpt-4.1, "
+            "claude-sonnet-4-6, gemini-2.5-flash, bedrock-nova-lite (`arena-tui models` lists them all)"
         ),
     )
     parser.add_argument("--faults", help="simulator faults, e.g. '3:no_response,5:barge_in,expire=120' (sim only)")

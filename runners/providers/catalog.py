@@ -170,6 +170,41 @@ PROVIDERS: tuple[Provider, ...] = (
         packages=("openai", "pipecat.services.openai.llm"),
         model_env={"text": "ARENA_TUI_TEXT_MODEL"},
     ),
+    Provider(
+        name="anthropic",
+        runner="runners.providers.anthropic_text:AnthropicTextRunner",
+        fake_class="runners.fakes.anthropic_text:AnthropicFake",
+        mode="text",
+        aliases={"claude-sonnet-4-6": "claude-sonnet-4-6", "claude-sonnet-5": "claude-sonnet-5",
+                 "claude-haiku-4-5": "claude-haiku-4-5"},
+        key_env=("ANTHROPIC_API_KEY",),
+        packages=("anthropic", "pipecat.services.anthropic.llm"),
+        install_hint="pip install 'pipecat-ai[anthropic]'",
+    ),
+    Provider(
+        name="google",
+        runner="runners.providers.google_text:GoogleTextRunner",
+        fake_class="runners.fakes.google_text:GeminiTextFake",
+        mode="text",
+        aliases={"gemini-2.5-flash": "gemini-2.5-flash", "gemini-2.5-pro": "gemini-2.5-pro"},
+        key_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+        any_key=True,
+        packages=("google.genai", "pipecat.services.google.llm"),
+        install_hint="pip install 'pipecat-ai[google]'",
+    ),
+    Provider(
+        name="bedrock",
+        runner="runners.providers.bedrock_text:BedrockTextRunner",
+        fake_class="runners.fakes.bedrock_text:BedrockConverseFake",
+        mode="text",
+        aliases={
+            "bedrock-nova-lite": "us.amazon.nova-lite-v1:0",
+            "bedrock-nova-pro": "us.amazon.nova-pro-v1:0",
+        },
+        key_env=("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"),
+        packages=("aiobotocore", "pipecat.services.aws.llm"),
+        install_hint="pip install 'pipecat-ai[aws]'",
+    ),
 )
 
 

@@ -35,6 +35,7 @@ from ..base import ProviderRunner, RunError, SessionSpec, is_local
 from arena_tui.spine.env_refs import env_name, is_env_ref, resolve
 
 from ..config import RunConfig
+from .text_base import TTFT_LABEL
 
 NAME = "service"
 
@@ -170,7 +171,7 @@ class ServiceTextRunner(ServiceRunner):
     mode = "text"
 
     def provider_ttfb_label(self) -> str:
-        return "time to first token (our clock: request sent → first streamed token or tool call)"
+        return TTFT_LABEL
 
 
 class ServiceAudioRunner(ServiceRunner):
