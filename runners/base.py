@@ -137,6 +137,18 @@ class SessionSpec(BaseModel):
     on_response_status: ResponseStatus | None = None
 
 
+class SessionPipeline(BaseModel):
+    """A session's pipeline when the provider composes it (a cascade: STT → LLM → TTS) instead of
+    the engine's `input → user aggregator → service → output → assistant aggregator`."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    processors: list[Any]
+    #: processors besides the service whose frames the run sees, each with the frame types it
+    #: originates (a processor also re-pushes what it forwards: those are the service's)
+    taps: dict[int, tuple[type, ...]] = Field(default_factory=dict)  # id(processor) → frame types
+
+
 class ProviderRunner(ABC):
     """One per provider. Keep it small: the engine does the rest.
 
@@ -177,6 +189,8 @@ class ProviderRunner(ABC):
     #: its protocol lets the client close the user's turn (`--disable-vad`: server VAD off, our
     #: commit at the speech end); the runner then builds its service so and `client_turns` says so
     manual_commit: ClassVar[bool] = False
+    #: a cascade: the run times its stages (STT final, LLM first token, TTS first audio) per turn
+    stage_timing: ClassVar[bool] = False
 
     #: the fake's script (None: `script_for_benchmark` of the run's benchmark and turns)
     script: Script | None = None
@@ -309,6 +323,12 @@ class ProviderRunner(ABC):
     @abstractmethod
     def is_alive(self, service: Any) -> bool:
         """Whether the session's connection is still up (Pipecat does not report a closed socket)."""
+
+    def session_pipeline(self, spec: SessionSpec, service: Any, paced_in: Any, paced_out: Any) -> SessionPipeline | None:
+        """The audio session's processors when this provider composes them around its `service`
+        and the paced ends (a cascade's STT before and TTS after its LLM); None: the engine's
+        own pipeline."""
+        return None
 
     def session_ready(self, service: Any) -> bool:
         """Whether a session opened without a kickoff has taken its setup and seeded history, so

@@ -82,6 +82,10 @@ class Replies:
         for i, r in enumerate(replies):
             if r.user_transcript is not None and r.user_transcript.strip() == last:
                 return i, r
+        if self.script.key == "user_turn" and any(r.user_transcript is not None for r in replies):
+            # a script keyed by what the user says: words it does not know are the greeting's
+            # prompt (the first message) or were not heard as any turn's (the default reply)
+            return None, (self.script.kickoff if len(users) <= 1 else self.script.default)
         n = len(users) - 1
         if 0 <= n < len(replies):
             return n, replies[n]

@@ -131,6 +131,8 @@ class AudioRun(RunBase[Session, Attempt]):
         if session is not self.session:
             return
         a = self.attempt
+        if a is not None and self.provider.stage_timing:
+            a.stage_frame(frame, self.now())  # a cascade's stages on our clock
         if isinstance(frame, TTSTextFrame):
             if frame.text:
                 self.publish(self.ev(TranscriptDelta, role="assistant", text=frame.text))

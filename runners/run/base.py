@@ -223,6 +223,8 @@ class FrameTap(BaseObserver):
     async def on_push_frame(self, data: FramePushed) -> None:
         if data.source is self.session.llm:
             self.session.run.on_llm_frame(self.session, data.frame, data.direction)
+        elif (kinds := self.session.taps.get(id(data.source))) and isinstance(data.frame, kinds):
+            self.session.run.on_llm_frame(self.session, data.frame, data.direction)  # a cascade's STT / TTS
 
 
 class SessionBase:
@@ -236,6 +238,8 @@ class SessionBase:
         self.replayed_chars = sum(i.chars() for i in spec.history)
         self.history_from = len(run.history.items)  # later turns are in this session's context too
         self.llm: LLMService | None = None
+        #: other processors the run hears (a cascade's STT and TTS): id → the frame types they originate
+        self.taps: dict[int, tuple[type, ...]] = {}
         self._runner: WorkerRunner | None = None
         self._task: asyncio.Task[None] | None = None
 

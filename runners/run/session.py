@@ -76,8 +76,11 @@ class Session(SessionBase):
         self.output = PacedOutput(
             run.clock, sample_rate=run.rate, on_bot_audio=run.on_bot_audio, on_interruption=run.on_truncated
         )
+        own = run.provider.session_pipeline(self.spec, llm, self.input, self.output)  # a cascade composes its own
+        if own is not None:
+            self.taps = own.taps
         worker = self.worker(
-            [self.input, pair.user(), llm, self.output, pair.assistant()],
+            own.processors if own is not None else [self.input, pair.user(), llm, self.output, pair.assistant()],
             PipelineParams(
                 audio_in_sample_rate=run.rate,
                 audio_out_sample_rate=run.rate,
