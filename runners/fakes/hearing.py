@@ -45,10 +45,14 @@ class Hearing:
                 self.word_at[turn.turn_index] = [
                     (w, (speech[min(int((i + 0.5) * share), speech.size - 1)] + 0.5) * FRAME_MS) for i, w in enumerate(words)]
 
+    def scanner(self) -> StreamScanner:
+        """A scanner for one received stream (a live connection's audio, chunk by chunk)."""
+        return StreamScanner(self.index)
+
     def place(self, pcm: bytes) -> Match | None:
         """Where a clip of received audio sits: the turn and offset of its first recognised onset
         (the match's `onset_ms` is in the clip's time), or None."""
-        scanner = StreamScanner(self.index)
+        scanner = self.scanner()
         found = scanner.feed(np.frombuffer(pcm, dtype="<i2"))
         found += scanner.feed(np.zeros(RATE // 4, dtype=np.int16))  # settle onsets at the clip's end
         return found[0] if found else None

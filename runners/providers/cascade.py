@@ -81,6 +81,19 @@ class AskNothing(FrameProcessor):
         await self.push_frame(frame, direction)
 
 
+class Spaced(FrameProcessor):
+    """A TTS that reports the words it speaks one by one (Cartesia's timestamps) leaves the spaces
+    between them to whoever joins them: each such word goes on with its space, so the reply's
+    text reads as said, for the run and the context alike."""
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if isinstance(frame, TTSTextFrame) and not frame.includes_inter_frame_spaces:
+            frame.text = " " + frame.text
+            frame.includes_inter_frame_spaces = True
+        await self.push_frame(frame, direction)
+
+
 class CascadeRunner(ProviderRunner):
     name = "cascade"
     mode = "audio"
@@ -185,8 +198,9 @@ class CascadeRunner(ProviderRunner):
         if part.name == "cartesia":
             from pipecat.services.cartesia.tts import CartesiaTTSService  # deferred: imported only by a cascade that uses it
 
-            return CartesiaTTSService(api_key=self.key_of(part), voice_id=os.environ.get("ARENA_TUI_CARTESIA_VOICE", CARTESIA_VOICE),
-                                      url=self.endpoint_of(part, fake))
+            voice = os.environ.get("ARENA_TUI_CARTESIA_VOICE", CARTESIA_VOICE)
+            return CartesiaTTSService(api_key=self.key_of(part), url=self.endpoint_of(part, fake),
+                                      settings=CartesiaTTSService.Settings(voice=voice))
         from pipecat.services.openai.tts import OpenAITTSService  # deferred: imported only by a cascade that uses it
 
         return OpenAITTSService(api_key=self.key_of(part), base_url=self.endpoint_of(part, fake),
@@ -205,10 +219,9 @@ class CascadeRunner(ProviderRunner):
         params = LLMUserAggregatorParams(vad_analyzer=Silero24k(params=VADParams()),
                                          user_turn_strategies=UserTurnStrategies(stop=[stop]))
         pair = LLMContextAggregatorPair(context, user_params=params)
-        processors = [paced_in, stt, pair.user(), AskNothing(hold=spec.kickoff is None), service, tts, paced_out,
-                      pair.assistant()]
-        gate = processors[3]
-        taps = {id(stt): (TranscriptionFrame,), id(gate): (LLMContextFrame,), id(tts): (TTSTextFrame,)}
+        gate, spaced = AskNothing(hold=spec.kickoff is None), Spaced()
+        processors = [paced_in, stt, pair.user(), gate, service, tts, spaced, paced_out, pair.assistant()]
+        taps = {id(stt): (TranscriptionFrame,), id(gate): (LLMContextFrame,), id(spaced): (TTSTextFrame,)}
         return SessionPipeline(processors=processors, taps=taps)
 
     def is_alive(self, service: Any) -> bool:
