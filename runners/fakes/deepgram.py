@@ -94,32 +94,28 @@ class DeepgramFake(FakeServer):
 
 
 class Stream:
-    """One connection's audio: where it is (ms), which turn's WAV it is in, what was said since
-    the last final result."""
+    """One connection's audio: where it is (ms), and what arrived since the last final result."""
 
     def __init__(self, hearing: Hearing | None, rate: int) -> None:
         self.hearing, self.rate = hearing, rate
-        self.scanner = hearing.scanner() if hearing is not None else None
         self.ms = 0.0
         self.said_from = 0.0  # stream ms the next final result starts at
-        self.turn: tuple[int, float] | None = None  # (turn, where its WAV starts in the stream, ms)
+        self.pending = bytearray()  # the audio since then, at the recognition rate
 
     def feed(self, data: bytes) -> None:
         pcm = np.frombuffer(data[: len(data) // 2 * 2], dtype="<i2")
         if self.rate != RATE:
             pcm = audio.resample(pcm, self.rate, RATE)
-        if self.scanner is not None:
-            for m in self.scanner.feed(pcm):
-                self.turn = (m.turn_index, m.onset_ms - m.offset_ms)
+        self.pending += pcm.astype("<i2").tobytes()
         self.ms += pcm.size * 1000.0 / RATE
 
     def finalize(self) -> tuple[float, str]:
         """(where the stretch began, the words said in it) since the last final result."""
         start, self.said_from = self.said_from, self.ms
-        if self.hearing is None or self.turn is None:
+        pcm, self.pending = bytes(self.pending), bytearray()
+        if self.hearing is None:
             return start, ""
-        turn, wav_start = self.turn
-        return start, self.hearing.words(turn, start - wav_start, self.ms - wav_start)
+        return start, self.hearing.clip_words(pcm)[1]
 
 
 def _results(text: str, start_ms: float, end_ms: float, request_id: str) -> dict[str, Any]:
