@@ -172,3 +172,47 @@ def test_models_lists_the_cascade_spelling(capsys) -> None:
     out = capsys.readouterr().out
     assert "cascade:<stt>+<llm>+<tts>" in out and "openai-stt, deepgram" in out and "openai-tts, cartesia" in out
     assert OPENAI in out
+
+
+def test_a_stored_cascade_run_shows_its_stages_and_what_the_stt_heard(tmp_path, capsys) -> None:
+    """At speed 1 (latency counts): the leaderboard row carries the stage breakdown, the turn
+    detail lists each stage under the pipeline TTFB and what the STT heard beside what was said."""
+    import asyncio
+
+    from rich.console import Console
+
+    from arena_tui.compare.leaderboard import STAGES
+    from arena_tui.compare.load import load_board
+    from arena_tui.compare.selection import ALL
+    from arena_tui.run_view import RunState
+    from arena_tui.screens.turn_detail import latency_table
+    from arena_tui.store import Store
+    from arena_tui.widgets.board_cells import board_columns, stages_cell
+
+    db = tmp_path / "arena.db"
+    code = main(["--db", str(db), "run", "demo_bench", "--model", OPENAI, "--fake", "--fake-timing", "instant",
+                 "--turns", "1", "--no-greeting", "--headless", "--judge", "heuristic"])
+    assert code == 0, capsys.readouterr().out
+
+    async def read():
+        async with await Store.open(db) as store:
+            loaded = await load_board(store, [ALL], None)
+            (run,) = await store.list_runs()
+            state = RunState(run.run_id)
+            async for ev in store.replay(run.run_id):
+                state.apply(ev)
+            return loaded.board, state
+
+    board, state = asyncio.run(read())
+    row = next(r for r in board.rows if r.benchmark == "demo_bench")
+    assert set(row.stages) == set(STAGES) and row.latency_runs == 1
+    cell = stages_cell(row).plain.split("/")
+    assert len(cell) == 4 and all(c.isdigit() for c in cell), cell
+    assert [c.key for c in board_columns(board.dimensions, stages=True)].count("stages") == 1
+    assert "stages" not in [c.key for c in board_columns(board.dimensions)]
+    console = Console(width=160, record=True)
+    console.print(latency_table(state.turns[1], state.speed))
+    text = console.export_text()
+    for label in ("STT final", "turn end", "LLM first token", "TTS first audio"):
+        assert label in text, text
+    assert state.turns[1].result.user_transcript == "How much is a basic tune-up?"

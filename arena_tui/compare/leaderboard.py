@@ -39,6 +39,7 @@ from ..verdicts import Standing, Tally, TurnConsistency, counts, due_dimensions,
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe
 
 POOLED = ALL  # the benchmark column of a model's pooled row: all benchmarks
+STAGES = ("stt", "turn", "llm", "tts")  # a cascade's stages, in order (`Latencies.stages`)
 NOT_JUDGED = "not judged"  # what a never-judged run's rates read (never 0 %)
 _EMPTY = {"empty_response", "no_response"}
 
@@ -216,6 +217,8 @@ class RunFigures:
     leading_silence: list[float] = field(default_factory=list)
     pipeline_ttfb: list[float] = field(default_factory=list)
     provider_ttfb: list[float] = field(default_factory=list)
+    #: a cascade's stages per turn (stt, turn, llm, tts: `Latencies.stages`), when the run counts for latency
+    stages: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def fail_rows(self) -> int:
@@ -271,6 +274,8 @@ def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
                     value = response_latency(value)
                 if value is not None:
                     dest.append(value)
+            for stage, ms in (lat.stages() or {}).items():
+                f.stages.setdefault(stage, []).append(ms)
     return f
 
 
@@ -292,6 +297,8 @@ class BoardRow:
     leading_silence: Distribution | None
     pipeline_ttfb: Distribution | None
     provider_ttfb: Distribution | None
+    #: a cascade's stages (stt, turn, llm, tts) over its turns; {} for a row without stages
+    stages: dict[str, Distribution]
     empty_responses: int
     ended_session: int
     missing_turns: int
@@ -343,6 +350,7 @@ def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:
         leading_silence=describe(pool("leading_silence")),
         pipeline_ttfb=describe(pool("pipeline_ttfb")),
         provider_ttfb=describe(pool("provider_ttfb")),
+        stages={k: d for k in STAGES if (d := describe([v for f in figs for v in f.stages.get(k, [])])) is not None},
         empty_responses=sum(f.empty_responses for f in figs),
         ended_session=sum(f.ended_session for f in figs),
         missing_turns=sum(f.missing_turns for f in figs),
