@@ -100,9 +100,11 @@ def test_run_speaker_all_makes_one_run_per_speaker(spoken: Path, tmp_path: Path,
     db = tmp_path / "arena.db"
     code = main(["--db", str(db), "run", str(spoken), "--model", "sim", "--speed", "20", "--turns", "1",
                  "--no-greeting", "--headless", "--judge", "none", "--speaker", "all"])
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert code == 0, out
-    assert "--speaker all: 3 run(s), one per speaker: tts, person1, person2" in out
+    assert out.startswith("run ")  # the headline first, as every headless run
+    assert "--speaker all: 3 run(s), one per speaker: tts, person1, person2" in captured.err
     assert "(speech: person1)" in out and "(speech: person2)" in out
 
     async def check() -> None:

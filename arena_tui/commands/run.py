@@ -160,7 +160,9 @@ def run(args: argparse.Namespace) -> int:
             speakers = benchmark_speakers(args.bench, paths.data_dir(args.data))
         except BenchmarkError as e:
             raise CliError(str(e)) from None
-        print(f"--speaker all: {len(speakers)} run(s), one per speaker: {', '.join(speakers)}", flush=True)
+        # (on stderr: a headless run's first line on stdout is its headline)
+        print(f"arena-tui: --speaker all: {len(speakers)} run(s), one per speaker: {', '.join(speakers)}", file=sys.stderr,
+              flush=True)
     status = 0
     for speaker in speakers:
         status = max(status, _run_one(args, config.model_copy(update={"speaker": speaker}), headless))

@@ -54,24 +54,20 @@ class AnthropicFake(TextFake):
         if not ex.auth_present:
             ex.status = 401
             return self._error(401, "authentication_error", "x-api-key header is required")
-        try:
-            body = await request.json()
-        except ValueError:
-            ex.status = 400
-            return self._error(400, "invalid_request_error", "body is not JSON")
-        ex.body, ex.model = body, str(body.get("model", ""))
-        problem = self._read(ex, body)
-        if problem:
-            ex.status = 400
-            return self._error(400, "invalid_request_error", problem)
+        if (refused := await self.read_request(request, ex)) is not None:
+            return refused
+        body = ex.body
         choice = body.get("tool_choice") or {}
         text, calls = self.replies.answer(ex, one_at_a_time=bool(choice.get("disable_parallel_tool_use")))
         if not body.get("stream"):
             return web.json_response(self._message(ex, text, calls))
         return await self.stream(request, self._events(ex, text, calls))
 
-    def _read(self, ex: Exchange, body: dict[str, Any]) -> str | None:
-        """Fill `ex` from the request; what the real API would refuse with a 400, or None."""
+    def refuse(self, status: int, message: str) -> web.Response:
+        return self._error(status, "invalid_request_error", message)
+
+    def read(self, ex: Exchange, body: dict[str, Any]) -> str | None:
+        ex.model = str(body.get("model", ""))
         if not ex.model:
             return "model: Field required"
         if not isinstance(body.get("max_tokens"), int):

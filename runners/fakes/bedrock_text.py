@@ -73,22 +73,17 @@ class BedrockConverseFake(TextFake):
         if not auth.startswith("AWS4-HMAC-SHA256 ") or "/bedrock/aws4_request" not in auth:
             ex.status = 403
             return self._error(403, "UnrecognizedClientException", "The security token included in the request is invalid.")
-        try:
-            body = await request.json()
-        except ValueError:
-            ex.status = 400
-            return self._error(400, "SerializationException", "body is not JSON")
-        ex.body = body
-        problem = self._read(ex, body)
-        if problem:
-            ex.status = 400
-            return self._error(400, "ValidationException", problem)
+        if (refused := await self.read_request(request, ex)) is not None:
+            return refused
         text, calls = self.replies.answer(ex)
         if not request.path.endswith("-stream"):
             return web.json_response(self._output(ex, text, calls))
         return await self.stream(request, self._events(ex, text, calls), EVENT_STREAM)
 
-    def _read(self, ex: Exchange, body: dict[str, Any]) -> str | None:
+    def refuse(self, status: int, message: str) -> web.Response:
+        return self._error(status, "ValidationException", message)
+
+    def read(self, ex: Exchange, body: dict[str, Any]) -> str | None:
         ex.system = _text(body.get("system"))
         ex.tools = [str((t.get("toolSpec") or {}).get("name")) for t in (body.get("toolConfig") or {}).get("tools") or []
                     if isinstance(t, dict) and "toolSpec" in t]

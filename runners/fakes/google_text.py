@@ -52,16 +52,8 @@ class GeminiTextFake(TextFake):
         if not ex.auth_present and not request.query.get("key"):
             ex.status = 403
             return self._error(403, "PERMISSION_DENIED", "Method doesn't allow unregistered callers")
-        try:
-            body = await request.json()
-        except ValueError:
-            ex.status = 400
-            return self._error(400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
-        ex.body = body
-        problem = self._read(ex, body)
-        if problem:
-            ex.status = 400
-            return self._error(400, "INVALID_ARGUMENT", problem)
+        if (refused := await self.read_request(request, ex)) is not None:
+            return refused
         text, calls = self.replies.answer(ex)
         if action == "generateContent":
             return web.json_response(self._response(ex, self._parts(text, calls), final=True))
@@ -69,7 +61,10 @@ class GeminiTextFake(TextFake):
         frames = [sse(self._response(ex, parts, final=i == len(chunks) - 1)) for i, parts in enumerate(chunks)]
         return await self.stream(request, frames)
 
-    def _read(self, ex: Exchange, body: dict[str, Any]) -> str | None:
+    def refuse(self, status: int, message: str) -> web.Response:
+        return self._error(status, "INVALID_ARGUMENT", message)
+
+    def read(self, ex: Exchange, body: dict[str, Any]) -> str | None:
         system = body.get("systemInstruction") or {}
         ex.system = _text(system.get("parts")) if isinstance(system, dict) else str(system)
         ex.tools = [str(d.get("name")) for t in body.get("tools") or [] for d in (t.get("functionDeclarations") or [])]

@@ -136,6 +136,28 @@ class TextFake(FakeServer):
         self.exchanges.append(ex)
         return ex
 
+    def refuse(self, status: int, message: str) -> web.Response:
+        """The protocol's error response for a request it refuses (its envelope)."""
+        raise NotImplementedError
+
+    def read(self, ex: Exchange, body: dict[str, Any]) -> str | None:
+        """Fill `ex` from the request body; what the real API would refuse, or None."""
+        raise NotImplementedError
+
+    async def read_request(self, request: web.Request, ex: Exchange) -> web.Response | None:
+        """The JSON body read into `ex`, or the refusal to send: not JSON, or what `read` finds wrong (400)."""
+        try:
+            body = await request.json()
+        except ValueError:
+            body, problem = None, "the body is not JSON"
+        else:
+            ex.body = body
+            problem = self.read(ex, body)
+        if problem is None:
+            return None
+        ex.status = 400
+        return self.refuse(400, problem)
+
     @staticmethod
     async def stream(request: web.Request, frames: list[bytes], content_type: str = "text/event-stream") -> web.StreamResponse:
         """Send `frames` as one streamed response, a few ms apart (a stream, not one write)."""
