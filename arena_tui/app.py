@@ -265,7 +265,7 @@ class ArenaApp(App):
 
             try:
                 bench = benchmark_name if not isinstance(benchmark_name, str) else (
-                    await asyncio.to_thread(load_benchmark, benchmark_name, self.data_dir))
+                    await asyncio.to_thread(load_benchmark, benchmark_name, self.data_dir, speaker=config.get("speaker")))
             except Exception as e:
                 raise RuntimeError(f"cannot load benchmark {benchmark_name!r}: {e}") from None
             state.specs = specs_from_benchmark(bench)

@@ -42,7 +42,7 @@ from arena_tui.spine.events import (
     Waiting,
 )
 from arena_tui.spine.times import wall_ms
-from arena_tui.spine.source import against, source_label
+from arena_tui.spine.source import against, source_label, variant_labels
 from .timing import latency_caveat, speed_note, v2v_text
 from .verdicts import TURN_TAKING, Standing, Tally, counts, judges_turn_taking, ordered, standing_of, tally
 
@@ -257,7 +257,9 @@ class RunState:
         if not self.started:
             return "?"
         label = f"{self.started.model} ({self.started.provider})"
-        return f"{label} [{self.source.upper()}]" if self.source else label
+        label = f"{label} [{self.source.upper()}]" if self.source else label
+        variants = variant_labels(self.started.config)
+        return f"{label} ({', '.join(variants)})" if variants else label
 
     @property
     def source(self) -> str | None:

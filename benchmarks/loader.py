@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 from arena_tui.spine import audio
 
 from arena_tui.spine.benchmark import Benchmark, BenchmarkMeta, Tool, Turn
+from arena_tui.spine.source import TTS
 
 # Limits that keep a bad file from costing unbounded time or memory (a user's benchmark is input).
 MAX_LINE_BYTES = 1 << 20  # one turns.jsonl record; the shared ones are under 3 kB
@@ -46,6 +47,7 @@ DEFAULT_CATEGORY_DIMENSIONS: dict[str, list[str]] = {
 }
 
 SOURCES_FILE = "audio/sources.json"
+REAL_AUDIO = "real_audio"  # human recordings: real_audio/<speaker>/turn_NNN.wav
 _SUBDIRS = ("", "benchmark", "data")  # where a Hub snapshot may keep the text files
 
 
@@ -401,18 +403,18 @@ def _merge_speakers(r: _Reader, rows: list[tuple[int, dict[str, Any]]], path: Pa
                  for _, row in group if row.get("file_name")}
         row = dict(first)
         chosen: str | None = None
-        if speaker is not None:
+        if speaker is not None and speaker != TTS:
             chosen = files.get(speaker)
             if chosen is None:
                 r.add(f"no recording by speaker '{speaker}' (have: {', '.join(sorted(files)) or 'none'})",
                       path, no, key if isinstance(key, int) else None, "speaker")
         elif row.get("audio_file"):
             chosen = row["audio_file"]
-        elif "tts" in files:
-            chosen = files["tts"]
+        elif TTS in files:
+            chosen = files[TTS]
         elif isinstance(key, int) and (r.folder / f"audio/turn_{key:03d}.wav").is_file():
             chosen = f"audio/turn_{key:03d}.wav"
-        elif files:
+        elif files and speaker is None:  # asked for TTS (`tts`), a human recording never stands in
             chosen = files[sorted(files)[0]]
         if chosen:
             row["audio_file"] = chosen
@@ -436,7 +438,65 @@ def _inside(folder: Path, rel: str) -> bool:
 
 def _speaker_of(file_name: str) -> str:
     parts = file_name.split("/")
-    return parts[1] if len(parts) >= 3 and parts[0] == "real_audio" else "tts"
+    return parts[1] if len(parts) >= 3 and parts[0] == REAL_AUDIO else TTS
+
+
+def speaker_wav(speaker: str, turn_index: int) -> str:
+    """Where a human speaker's recording of a turn sits in a benchmark folder (either layout)."""
+    return f"{REAL_AUDIO}/{speaker}/turn_{turn_index:03d}.wav"
+
+
+def speakers_in(folders: Iterable[Path]) -> list[str]:
+    """The human speakers with recordings in these folders: `real_audio/<speaker>/` holding WAVs,
+    or named by a Hub `metadata.jsonl` row."""
+    found: set[str] = set()
+    for folder in folders:
+        root = folder / REAL_AUDIO
+        if root.is_dir():
+            found.update(d.name for d in root.iterdir() if d.is_dir() and any(d.glob("*.wav")))
+        meta = folder / "metadata.jsonl"
+        if meta.is_file():
+            try:
+                lines = meta.read_text(encoding="utf-8").splitlines()
+            except OSError:
+                lines = []
+            for line in lines:
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(row, dict):
+                    spk = str(row.get("speaker") or _speaker_of(str(row.get("file_name") or "")))
+                    if spk != TTS:
+                        found.add(spk)
+    return sorted(found)
+
+
+def _speaker_turns(r: _Reader, bench: Benchmark, speaker: str, fallbacks: Iterable[Path],
+                   lines: dict[int, int], turns_path: Path | None) -> tuple[Benchmark, dict[int, str]]:
+    """Our layout (turns.jsonl) read for a human speaker: each turn's WAV is the speaker's
+    `real_audio/<speaker>/turn_NNN.wav`, in the folder or in a folder holding its audio (the
+    downloaded Hub snapshot); a turn without one is a problem (TTS never stands in)."""
+    turns, sources, missing = [], {}, []
+    places = [bench.root, *fallbacks] if bench.root is not None else list(fallbacks)
+    for t in bench.turns:
+        rel = speaker_wav(speaker, t.turn_index)
+        place = next((p for p in places if (p / rel).is_file()), None)
+        if place is None:
+            missing.append(t)
+        else:
+            t = t.model_copy(update={"audio_file": rel if place == bench.root else str((place / rel).resolve())})
+            sources[t.turn_index] = f"human:{speaker}"
+        turns.append(t)
+    if missing and len(missing) == len(bench.turns):  # none at all: one line, not one per turn
+        have = speakers_in(places)
+        r.add(f"no recordings by speaker '{speaker}' ({REAL_AUDIO}/{speaker}/turn_NNN.wav; speakers here: "
+              f"{', '.join([TTS, *have])})", bench.root)
+    else:
+        for t in missing:
+            r.add(f"no recording by speaker '{speaker}' ({speaker_wav(speaker, t.turn_index)})", turns_path,
+                  lines.get(t.turn_index), t.turn_index, "speaker")
+    return bench.model_copy(update={"turns": turns}), sources
 
 
 def _check_turn(r: _Reader, meta: BenchmarkMeta, turn: Turn, path: Path, line: int) -> None:
@@ -688,9 +748,13 @@ def load_folder(folder: str | os.PathLike[str], *, name: str | None = None, sour
     bench = Benchmark(meta=meta, turns=turns, tools=tools, system_prompt=prompt, knowledge_base=kb,
                       root=folder, source=source)
     extra: dict[int, str] = {}
-    for alt, label in [*audio_fallbacks, (audio_overlay_dir(bname), "synth:unknown")]:
-        bench, got = _apply_overlay(bench, alt, label)
-        extra.update(got)
+    fallbacks = list(audio_fallbacks)
+    if speaker not in (None, TTS) and not is_hub:  # a human speaker: their recordings or a problem
+        bench, extra = _speaker_turns(r, bench, str(speaker), [alt for alt, _ in fallbacks], lines, turns_path)
+    else:
+        for alt, label in [*fallbacks, (audio_overlay_dir(bname), "synth:unknown")]:
+            bench, got = _apply_overlay(bench, alt, label)
+            extra.update(got)
     sources = {**hub_sources, **_sources(r, turns), **extra}
     synthesized = {i for i, s in sources.items() if s.startswith("synth:")}
     try:

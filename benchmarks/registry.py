@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .loader import BenchmarkError, Problem, load_folder, looks_like_benchmark
+from .loader import BenchmarkError, Problem, load_folder, looks_like_benchmark, speakers_in
 from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.source import TTS
 
 DEMO_NAME = "demo_bench"
 DEMO_DIR = Path(__file__).parent / "demo"
@@ -148,15 +150,32 @@ def load_benchmark(name_or_path: str | os.PathLike[str], data_dir: str | os.Path
 def open_benchmark(name_or_path: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None,
                    *, cache_dir: str | os.PathLike[str] | None = None, speaker: str | None = None) -> Benchmark:
     """Load by name (see `locate`) or by folder path; raises BenchmarkError with every problem
-    (DataDirError when `data_dir` is not a folder)."""
+    (DataDirError when `data_dir` is not a folder). `speaker`: whose recordings are the user
+    audio (`tts`/None: the synthesised audio; a name: `real_audio/<speaker>/`)."""
+    folder, how = _where(name_or_path, data_dir, cache_dir)
+    return load_folder(folder, speaker=speaker, **how)
+
+
+def speakers(name_or_path: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None,
+             *, cache_dir: str | os.PathLike[str] | None = None) -> list[str]:
+    """Every speaker a benchmark can be run with: `tts`, then each human speaker with recordings
+    in its folder or its downloaded Hub snapshot (`--speaker all`). Raises as `open_benchmark`."""
+    folder, how = _where(name_or_path, data_dir, cache_dir)
+    return [TTS, *speakers_in([folder, *(alt for alt, _ in how.get("audio_fallbacks", []))])]
+
+
+def _where(name_or_path: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None,
+           cache_dir: str | os.PathLike[str] | None) -> tuple[Path, dict[str, Any]]:
+    """The folder a benchmark loads from and how `load_folder` reads it (name, source, companions,
+    audio fallbacks); BenchmarkError naming where it looked when it is nowhere."""
     check_data_dir(data_dir)
     raw = str(name_or_path)
     path = Path(raw).expanduser()
     explicit_path = isinstance(name_or_path, Path) or os.sep in raw or raw.startswith((".", "~"))
     found = None if explicit_path else locate(raw, data_dir, cache_dir)
     if found is None and path.is_dir() and (explicit_path or looks_like_benchmark(path)):
-        return load_folder(path, source="local", companion_dirs=_companions(path.name, data_dir, exclude=path),
-                           meta_defaults=meta_defaults(canonical_name(path.name)), speaker=speaker)
+        return path, {"source": "local", "companion_dirs": _companions(path.name, data_dir, exclude=path),
+                      "meta_defaults": meta_defaults(canonical_name(path.name))}
     if found is None:
         name = canonical_name(raw)
         if explicit_path:
@@ -169,9 +188,9 @@ def open_benchmark(name_or_path: str | os.PathLike[str], data_dir: str | os.Path
         raise BenchmarkError(name, [Problem(benchmark=name, path=path if explicit_path else None, message=msg)])
     folder, source = found
     name = canonical_name(raw)
-    return load_folder(folder, name=name, source=source, meta_defaults=meta_defaults(name),
-                       companion_dirs=_companions(name, data_dir, exclude=folder), speaker=speaker,
-                       audio_fallbacks=_hub_audio(name, folder, cache_dir))
+    return folder, {"name": name, "source": source, "meta_defaults": meta_defaults(name),
+                    "companion_dirs": _companions(name, data_dir, exclude=folder),
+                    "audio_fallbacks": _hub_audio(name, folder, cache_dir)}
 
 
 def _hub_audio(name: str, folder: Path, cache_dir: str | os.PathLike[str] | None) -> list[tuple[Path, str]]:

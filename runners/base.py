@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from arena_tui.spine.benchmark import Benchmark, Tool
+from arena_tui.spine.source import TTS
 
 from .config import Rotation, RunConfig
 from .providers import catalog
@@ -136,6 +137,18 @@ class SessionSpec(BaseModel):
     on_response_status: ResponseStatus | None = None
 
 
+class SessionPipeline(BaseModel):
+    """A session's pipeline when the provider composes it (a cascade: STT → LLM → TTS) instead of
+    the engine's `input → user aggregator → service → output → assistant aggregator`."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    processors: list[Any]
+    #: processors besides the service whose frames the run sees, each with the frame types it
+    #: originates (a processor also re-pushes what it forwards: those are the service's)
+    taps: dict[int, tuple[type, ...]] = Field(default_factory=dict)  # id(processor) → frame types
+
+
 class ProviderRunner(ABC):
     """One per provider. Keep it small: the engine does the rest.
 
@@ -173,6 +186,11 @@ class ProviderRunner(ABC):
     #: push User{Started,Stopped}SpeakingFrame at each user clip's first speech onset / last
     #: speech end (our VAD of the WAV, at played time) for services that need client-side turns
     turn_frames: ClassVar[bool] = False
+    #: its protocol lets the client close the user's turn (`--disable-vad`: server VAD off, our
+    #: commit at the speech end); the runner then builds its service so and `client_turns` says so
+    manual_commit: ClassVar[bool] = False
+    #: a cascade: the run times its stages (STT final, LLM first token, TTS first audio) per turn
+    stage_timing: ClassVar[bool] = False
 
     #: the fake's script (None: `script_for_benchmark` of the run's benchmark and turns)
     script: Script | None = None
@@ -219,7 +237,24 @@ class ProviderRunner(ABC):
         if not fake:
             if config.speed != 1.0:
                 problems.append(f"{self.name}: --speed must be 1 against a real service (got {config.speed})")
+        return problems + self.input_problems(config)
+
+    def input_problems(self, config: RunConfig) -> list[str]:
+        """Input settings this provider cannot honour (a human speaker for a text model, manual
+        commits where the protocol has no client-side turn), each naming what to change."""
+        problems = []
+        if self.mode == "text" and config.speaker != TTS:
+            problems.append(f"{self.name}: --speaker {config.speaker} needs an audio model (a text model reads the turn's text)")
+        if config.disable_vad and not self.manual_commit:
+            problems.append(f"{self.name}: --disable-vad is not supported (its protocol has no client commit of the "
+                            "user's turn; it applies to OpenAI Realtime and xAI)")
         return problems
+
+    def client_turns(self, config: RunConfig) -> bool:
+        """Whether the engine brackets each user clip with User{Started,Stopped}SpeakingFrame at
+        our VAD bounds: the provider always takes client-side turns (`turn_frames`), or this run
+        closes the user's turn itself (`--disable-vad`)."""
+        return self.turn_frames or (config.disable_vad and self.manual_commit)
 
     # -- the local fake and the run's life
 
@@ -288,6 +323,12 @@ class ProviderRunner(ABC):
     @abstractmethod
     def is_alive(self, service: Any) -> bool:
         """Whether the session's connection is still up (Pipecat does not report a closed socket)."""
+
+    def session_pipeline(self, spec: SessionSpec, service: Any, paced_in: Any, paced_out: Any) -> SessionPipeline | None:
+        """The audio session's processors when this provider composes them around its `service`
+        and the paced ends (a cascade's STT before and TTS after its LLM); None: the engine's
+        own pipeline."""
+        return None
 
     def session_ready(self, service: Any) -> bool:
         """Whether a session opened without a kickoff has taken its setup and seeded history, so

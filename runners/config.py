@@ -10,8 +10,11 @@ on a turn that is not run) is refused with one line naming the setting.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Literal
 
+from arena_tui.spine.env_refs import ENV_PREFIX, is_env_ref
+from arena_tui.spine.source import ALL_SPEAKERS, TTS
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 if TYPE_CHECKING:
@@ -21,9 +24,13 @@ MAX_SPEED = 50.0  # beyond this the pacing loop cannot keep up and buffers grow 
 MAX_PARALLEL = 16  # rehydrated turns at once (the reference hangs at 32; 16 works)
 
 # The CLI option behind a field, so an error names what the user typed.
+SERVICE_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")  # --service package.module:Class
+SECRET_NAME = re.compile(r"(^|_)(key|token|secret|password|credentials?)($|_)", re.I)  # args only given as env:
+
 OPTION_OF = {"speed": "--speed", "turns": "--turns", "faults": "--faults", "base_url": "--base-url",
              "rotation.max_age_s": "--rotate-after", "model": "--model", "parallel": "--parallel",
-             "mode": "--rehydrate", "fake_timing": "--fake-timing"}
+             "mode": "--rehydrate", "fake_timing": "--fake-timing", "speaker": "--speaker",
+             "disable_vad": "--disable-vad", "service": "--service", "service_args": "--service-arg"}
 
 
 class ConfigError(ValueError):
@@ -117,6 +124,18 @@ class RunConfig(Strict):
     # seeded with the golden turns before it, `parallel` turns at once (no turn-taking scored)
     mode: Literal["sequential", "rehydrated"] = "sequential"
     parallel: int = Field(1, ge=1, le=MAX_PARALLEL)
+    # whose voice the user audio is: "tts" (the benchmark's audio/) or a human speaker's
+    # recordings (real_audio/<speaker>/); the benchmark is loaded with it, the run records it
+    speaker: str = Field(TTS, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)
+    # the provider's server VAD off: the user's turn is closed by our commit at the end of the
+    # speech in the user WAV (our VAD), as the reference's --disable-vad (OpenAI Realtime, xAI)
+    disable_vad: bool = False
+    # a Pipecat LLM or realtime service class of the user's ("package.module:Class"), run in
+    # place of a provider's (`--model` is then the model id it is given), with its constructor
+    # arguments as typed (`--service-arg key=value`; `env:NAME` reads a variable when a session
+    # opens, the only way a key may be given: the config is stored)
+    service: str | None = None
+    service_args: dict[str, str] = Field(default_factory=dict)
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -130,6 +149,13 @@ class RunConfig(Strict):
         if v is not None and any(i < 0 for i in v):
             raise ValueError(f"turn numbers are 0 or more, got {min(v)}")
         return None if v is None else sorted(set(v))
+
+    @field_validator("service")
+    @classmethod
+    def _service_path(cls, v: str | None) -> str | None:
+        if v is not None and not SERVICE_PATH.match(v):
+            raise ValueError(f"expected package.module:Class, e.g. pipecat.services.anthropic.llm:AnthropicLLMService (got {v!r})")
+        return v
 
     @field_validator("faults")
     @classmethod
@@ -148,6 +174,14 @@ class RunConfig(Strict):
             raise ValueError("--parallel only applies with --rehydrate")
         if self.fake_timing is not None and not (self.fake or self.model == "sim"):
             raise ValueError("--fake-timing only applies to --fake runs and --model sim")
+        if self.service_args and not self.service:
+            raise ValueError("--service-arg only applies with --service")
+        for name, value in self.service_args.items():
+            if SECRET_NAME.search(name) and not is_env_ref(value):
+                raise ValueError(f"--service-arg {name}: give a key as {ENV_PREFIX}VARIABLE (read when a session opens; "
+                                 "a run's settings are stored, a key never is)")
+        if self.speaker == ALL_SPEAKERS:
+            raise ValueError("--speaker all is one run per speaker; a run takes one speaker (tts or a name)")
         if self.fake and self.model != "sim" and self.fake_timing is None:
             self.fake_timing = "real"  # what a user of --fake gets: the provider's timing, not an instant echo
         return self

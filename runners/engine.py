@@ -15,6 +15,7 @@ from arena_tui.spine.benchmark import Benchmark
 
 from .base import ProviderRunner, RunError, get_runner
 from .config import RunConfig
+from .providers.service import service_runner
 from .run.audio import AudioRun
 from .run.base import CONTINUE_PROMPT, RunBase, Seed, SessionBase, history_from_results, select_turns
 from .run.rehydrate import RehydratedRun
@@ -43,8 +44,11 @@ def settle_heap() -> None:
         gc.set_threshold(*GC_THRESHOLD)
 
 
-def runner_for(model: str) -> ProviderRunner:
-    """The runner registered for the alias `model`; RunError naming it when there is none."""
+def runner_for(model: str, service: str | None = None) -> ProviderRunner:
+    """The runner registered for the alias `model`, or for a user's own Pipecat class
+    (`--service`, `model` then being the id it is given); RunError naming the problem."""
+    if service:
+        return service_runner(service)
     try:
         return get_runner(model)
     except ValueError as e:
@@ -93,7 +97,7 @@ async def run_benchmark(
     settle_heap()
     run_id = run_id or new_run_id()
     if provider is None:
-        provider = runner_for(config.model)
+        provider = runner_for(config.model, config.service)
     problems = check_run(config, provider, benchmark)  # refused before anything starts
     if problems:
         raise RunError("; ".join(problems))

@@ -18,7 +18,10 @@ from arena_tui.spine.bus import EventBus
 from runners.base import SessionSpec, get_runner, known_models
 from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
+from runners.fakes.cascade import CascadeFakes
 from runners.fakes.text_chat import OpenAIChatFake
+from runners.providers.catalog import CASCADE_EXAMPLES
+from runners.fakes.text_replies import TextFake
 from runners.simulator import SimulatorServer
 from tests.provider_runs import quiet_loguru
 
@@ -51,6 +54,17 @@ def built_endpoint(service: Any) -> str:
         return service._params.join_url
     if isinstance(service, OpenAILLMService):
         return str(service._client.base_url)
+    from pipecat.services.anthropic.llm import AnthropicLLMService
+    from pipecat.services.google.llm import GoogleLLMService
+
+    from runners.providers.bedrock_text import ArenaBedrockService
+
+    if isinstance(service, AnthropicLLMService):
+        return str(service._client.base_url)
+    if isinstance(service, GoogleLLMService):
+        return service._http_options.base_url or "https://generativelanguage.googleapis.com"
+    if isinstance(service, ArenaBedrockService):
+        return service._aws_params["endpoint_url"]  # where botocore's client is opened
     if type(service).__name__ == "ArenaNovaSonicService":
         client = service.create_client()  # the SDK client the service would open its streams on
         if isinstance(client, FakeBedrockClient):
@@ -64,11 +78,12 @@ def loopback(url: str) -> bool:
     return url.startswith("inproc://") or host in ("127.0.0.1", "::1", "localhost")
 
 
-@pytest.mark.parametrize("alias", known_models())
+@pytest.mark.parametrize("alias", [*known_models(), *CASCADE_EXAMPLES])
 async def test_every_alias_with_fake_builds_a_service_on_loopback(alias, demo, monkeypatch):
     """No key set, `--fake`: the service the runner builds points at 127.0.0.1 (or in-process)."""
     for env in ("OPENAI_API_KEY", "XAI_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "ULTRAVOX_API_KEY",
-                "ZHIPUAI_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+                "ZHIPUAI_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "ANTHROPIC_API_KEY",
+                "DEEPGRAM_API_KEY", "CARTESIA_API_KEY"):
         monkeypatch.setenv(env, "sk-real-key-must-not-be-used")
     runner = get_runner(alias)
     config = RunConfig(model=alias, fake=True, fake_timing="instant", turns=[0])
@@ -136,7 +151,7 @@ def _one_alias_per_provider() -> list[str]:
     return sorted(seen.values())
 
 
-@pytest.mark.parametrize("alias", _one_alias_per_provider())
+@pytest.mark.parametrize("alias", [*_one_alias_per_provider(), *CASCADE_EXAMPLES])
 async def test_every_fake_makes_every_expected_call_of_a_turn(alias, demo):
     """demo_bench turn 5 expects two calls: every provider's fake makes both, each is matched
     and answered with its own scripted result, the fake received both results, and nothing was
@@ -161,10 +176,14 @@ async def test_every_fake_makes_every_expected_call_of_a_turn(alias, demo):
     assert made == [("brake pads", "matched"), ("inner tube", "matched")], t5.tool_calls
     assert sorted(c.response["price"] for c in t5.tool_calls) == sorted(r["price"] for r in scripted)
     fake = runner.fake
+    if isinstance(fake, CascadeFakes):  # a cascade's calls are its text model's
+        fake = fake.llm
     if isinstance(fake, SimulatorServer):
         received = [o for s in fake.sessions for o in s.tool_outputs.values()]
     elif isinstance(fake, OpenAIChatFake):  # results arrive as `tool` messages of the next request
         received = [m for m in fake.requests[-1].messages if m.get("role") == "tool"]
+    elif isinstance(fake, TextFake):  # Claude, Gemini, Bedrock: the results in the last request
+        received = fake.exchanges[-1].tool_results()
     else:
         received = [r for c in fake.connections for r in c.tool_results]
     assert len(received) == 2, received

@@ -149,6 +149,9 @@ def needs_key(argv: list[str]) -> tuple[str, ...]:
     opt = lambda name: argv[argv.index(name) + 1] if name in argv else None  # noqa: E731
     if len(argv) < 2:
         return ()
+    if argv[1] == "run" and "--service" in argv:  # a class of the user's: the variables its keys are read from
+        refs = [argv[i + 1].partition("=")[2] for i, a in enumerate(argv[:-1]) if a == "--service-arg"]
+        return tuple(r.removeprefix("env:") for r in refs if r.startswith("env:"))
     if argv[1] == "run" and opt("--model") and "--fake" not in argv:
         from runners.base import get_runner
 

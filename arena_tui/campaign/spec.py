@@ -13,10 +13,27 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.spine.judges import KINDS_OR_NONE
+from arena_tui.spine.source import ALL_SPEAKERS, TTS
 
 
 class SpecError(ValueError):
     """A spec that cannot run (names the file or the flag and the field)."""
+
+
+#: a cell's benchmark spoken by a human speaker: `conversation_bench@person1` (TTS: the name alone)
+SPEAKER_SEP = "@"
+
+
+def cell_benchmark(name: str, speaker: str) -> str:
+    """The benchmark of a cell whose user audio is `speaker`'s: the name alone for TTS, so a
+    campaign without speakers keeps the cells it always had."""
+    return name if speaker == TTS else f"{name}{SPEAKER_SEP}{speaker}"
+
+
+def cell_parts(benchmark: str) -> tuple[str, str]:
+    """(benchmark name, speaker) of a cell's benchmark (`cell_benchmark` read back)."""
+    name, sep, speaker = benchmark.rpartition(SPEAKER_SEP)
+    return (name, speaker) if sep and name and speaker else (benchmark, TTS)
 
 
 @dataclass(frozen=True)
@@ -50,6 +67,9 @@ class CampaignSpec:
     ray_address: str | None = None
     workers: int | None = None  # local worker processes (default: cores)
     extra: dict[str, Any] = field(default_factory=dict)  # further RunConfig fields from a TOML [config]
+    #: whose voice the user audio is, one cell each: tts and/or human speakers (`all` is resolved
+    #: by the command, per the benchmarks' recordings, before the spec is made)
+    speakers: tuple[str, ...] = (TTS,)
 
     def __post_init__(self) -> None:
         if not self.benchmarks:
@@ -64,6 +84,11 @@ class CampaignSpec:
             raise SpecError(f"campaign: judge must be one of {', '.join(JUDGES)} (got {self.judge!r})")
         if self.executor not in ("local", "ray"):
             raise SpecError(f"campaign: executor must be local or ray (got {self.executor!r})")
+        if not self.speakers:
+            raise SpecError("campaign: no speaker (--speaker tts,person1 or speaker = [...])")
+        bad = [s for s in self.speakers if s == ALL_SPEAKERS or not s or SPEAKER_SEP in s]
+        if bad:
+            raise SpecError(f"campaign: speaker {bad[0]!r} is not a speaker's name (tts, person1, …)")
 
     @property
     def per_worker(self) -> int:
@@ -96,11 +121,17 @@ class CampaignSpec:
 
     def cells(self) -> list[Cell]:
         """The matrix, benchmark-major then model then repeat (the order runs are submitted)."""
-        return [Cell(b, m, r) for b in self.benchmarks for m in self.models for r in range(1, self.repeats + 1)]
+        return [Cell(b, m, r) for b in self.cell_benchmarks() for m in self.models for r in range(1, self.repeats + 1)]
+
+    def cell_benchmarks(self) -> list[str]:
+        """Each benchmark as each speaker says it (`cell_benchmark`), benchmark-major."""
+        return [cell_benchmark(b, s) for b in self.benchmarks for s in self.speakers]
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["ray_address"] = _no_secret(d["ray_address"])
+        if self.speakers == (TTS,):  # a spec without speakers stays the JSON it always was (found again by it)
+            del d["speakers"]
         return d
 
     @classmethod
@@ -108,6 +139,8 @@ class CampaignSpec:
         known = {f.name for f in fields(cls)}
         d = {k: v for k, v in data.items() if k in known}
         d["benchmarks"], d["models"] = tuple(d["benchmarks"]), tuple(d["models"])
+        if "speakers" in d:
+            d["speakers"] = tuple(d["speakers"])
         return cls(**d)
 
 
@@ -122,10 +155,10 @@ def _no_secret(address: str | None) -> str | None:
 # TOML key / flag name -> spec field
 _KEYS = {"bench": "benchmarks", "model": "models", "repeats": "repeats", "concurrency": "concurrency",
          "judge": "judge", "speed": "speed", "turns": "turns", "fake": "fake", "greeting": "greeting",
-         "executor": "executor", "ray_address": "ray_address", "workers": "workers"}
+         "executor": "executor", "ray_address": "ray_address", "workers": "workers", "speaker": "speakers"}
 
 
-def _listify(value: Any, where: str) -> tuple[str, ...]:
+def listify(value: Any, where: str) -> tuple[str, ...]:
     if isinstance(value, str):
         return tuple(v.strip() for v in value.split(",") if v.strip())
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
@@ -148,7 +181,7 @@ def load_toml(path: Path) -> dict[str, Any]:
                 raise SpecError(f"{path}: [config] must be a table of run settings")
             out["extra"] = value
         elif key in _KEYS:
-            out[_KEYS[key]] = _listify(value, f"{path}: {key}") if key in ("bench", "model") else value
+            out[_KEYS[key]] = listify(value, f"{path}: {key}") if key in ("bench", "model", "speaker") else value
         else:
             raise SpecError(f"{path}: unknown key {key!r} (known: {', '.join(sorted(_KEYS))}, [config])")
     if isinstance(out.get("turns"), list):
@@ -161,7 +194,7 @@ def build_spec(file_values: dict[str, Any], flag_values: dict[str, Any]) -> Camp
     merged = dict(file_values)
     for name, value in flag_values.items():
         if value is not None:
-            merged[name] = _listify(value, f"--{name}") if name in ("benchmarks", "models") else value
+            merged[name] = listify(value, f"--{name}") if name in ("benchmarks", "models", "speakers") else value
     merged.setdefault("benchmarks", ())
     merged.setdefault("models", ())
     try:

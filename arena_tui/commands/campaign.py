@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.spine.errors import CliError
+from arena_tui.spine.source import ALL_SPEAKERS
 from arena_tui.spine.times import when_text
 
 from .ids import resolve_campaign_id
@@ -41,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--turns", help="turn subset, e.g. 0-2")
     run.add_argument("--fake", action="store_const", const=True, help="providers run against their local fakes")
     run.add_argument("--no-greeting", dest="greeting", action="store_const", const=False, help="skip greetings")
+    run.add_argument("--speaker", metavar="tts|NAME,…|all",
+                     help="whose voice the user audio is, one cell each: tts (default), human speakers' recordings "
+                     "(person1,person2: real_audio/<name>/), or all (tts and every speaker the benchmarks have)")
     run.add_argument("--executor", choices=["local", "ray"], help="where runs execute (default local)")
     run.add_argument("--ray-address", help="Ray cluster address (default: start a local one)")
     run.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
@@ -94,12 +98,38 @@ def spec_from_args(args: argparse.Namespace) -> Any:
         flags = {"benchmarks": args.bench, "models": args.model, "repeats": args.repeats,
                  "concurrency": args.concurrency, "judge": args.judge, "speed": args.speed, "turns": args.turns,
                  "fake": args.fake, "greeting": args.greeting, "executor": args.executor,
-                 "ray_address": args.ray_address, "workers": args.workers}
+                 "ray_address": args.ray_address, "workers": args.workers,
+                 "speakers": getattr(args, "speaker", None)}
+        file_values, flags = _all_speakers(file_values, flags, args)
         spec = build_spec(file_values, flags)
         run_config(spec, spec.models[0])  # --turns parses
         return spec
     except (SpecError, ValueError) as e:
         raise CliError(str(e)) from None
+
+
+def _all_speakers(file_values: dict[str, Any], flags: dict[str, Any], args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`all` among the speakers (flag or file): tts and every human speaker any of the campaign's
+    benchmarks has recordings of (a benchmark without one of them gets that cell skipped, named)."""
+    from benchmarks.loader import BenchmarkError  # deferred: --help imports every command module; benchmark reading loads only when used
+    from benchmarks.registry import speakers  # deferred: --help imports every command module; benchmark reading loads only when used
+
+    from arena_tui.campaign.spec import listify  # deferred: --help imports every command module; campaigns, store and engine load only when used
+    from arena_tui.spine import paths  # deferred: --help imports every command module; campaigns, store and engine load only when used
+
+    asked = flags["speakers"] if flags.get("speakers") is not None else file_values.get("speakers")
+    names = listify(asked, "--speaker") if asked is not None else ()
+    if ALL_SPEAKERS not in names:
+        return file_values, flags
+    benches = flags["benchmarks"] if flags.get("benchmarks") is not None else file_values.get("benchmarks", ())
+    found: list[str] = []
+    for bench in listify(benches, "--bench") if benches else ():
+        try:
+            found += [s for s in speakers(bench, paths.data_dir(args.data)) if s not in found]
+        except BenchmarkError as e:
+            raise CliError(str(e)) from None
+    resolved = [*(s for s in names if s != ALL_SPEAKERS and s not in found), *found]
+    return file_values, {**flags, "speakers": ",".join(resolved)}
 
 
 async def _run(store: Any, args: argparse.Namespace) -> int:

@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..orchestration.logs import quiet_logs  # deferred: the log set-up loads only when a command runs
-    from ..orchestration.models import models  # deferred: --help imports every command module; the list reads the provider catalog
+    from ..orchestration.models import cascades, models  # deferred: --help imports every command module; the list reads the provider catalog
 
     quiet_logs(False)
     rows = []
@@ -35,4 +35,10 @@ def run(args: argparse.Namespace) -> int:
     print("  ".join(h.ljust(w) for h, w in zip(HEAD, widths, strict=True)) + "  status")
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=True)) + "  " + r[5])
+    c = cascades()
+    keys = "; ".join(f"{part}: {', '.join(k)}" for part, k in c.keys.items())
+    print(f"\ncascades (STT → a text model above → TTS, Pipecat's VAD closing the user's turn): {c.spelling}")
+    print(f"  stt: {', '.join(c.stt)}  ·  tts: {', '.join(c.tts)}  ·  keys: {keys}")
+    print(f"  e.g. {'  '.join(c.examples)}  (--fake: every part against its local fake)")
+    print("your own Pipecat class: --service package.module:Class [--service-arg key=value …]")
     return 0

@@ -14,6 +14,7 @@ from typing import Any
 
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.judges import KINDS_OR_NONE
+from arena_tui.spine.source import speaker_of
 
 from .ids import resolve_run_id
 
@@ -75,7 +76,7 @@ async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, Any]:
             row = await store.get_run(args.run_id)
             assert row is not None
             try:
-                bench = load_benchmark(row.benchmark, paths.data_dir(args.data))
+                bench = load_benchmark(row.benchmark, paths.data_dir(args.data), speaker=speaker_of(row.config))
             except (BenchmarkError, FileNotFoundError, KeyError, ValueError) as e:
                 raise CliError(f"run {args.run_id}: benchmark {row.benchmark!r}: {e}") from None
             try:

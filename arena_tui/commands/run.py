@@ -16,6 +16,7 @@ from typing import Any
 
 from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
+from arena_tui.spine.source import ALL_SPEAKERS, variant_labels
 
 from ..judge.options import add_judge_arguments
 from ..orchestration.live import choose_judge, headline, run_source
@@ -38,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="sim",
         help=(
             "model alias (default sim): sim, gpt-realtime, gemini-native-audio, gemini-3.1-flash, nova-sonic, "
-            "glm-realtime-flash, glm-realtime-air, grok-realtime, ultravox, or a text model such as gpt-4.1"
+            "glm-realtime-flash, glm-realtime-air, grok-realtime, ultravox, or a text model such as gpt-4.1, "
+            "claude-sonnet-4-6, gemini-2.5-flash, bedrock-nova-lite (`arena-tui models` lists them all)"
         ),
     )
     parser.add_argument("--faults", help="simulator faults, e.g. '3:no_response,5:barge_in,expire=120' (sim only)")
@@ -63,6 +65,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="each turn in a fresh session seeded with the golden turns before it (no turn-taking scored)",
     )
     parser.add_argument("--parallel", type=int, default=1, metavar="N", help="rehydrated turns at once (default 1)")
+    add_input_arguments(parser)
+    parser.add_argument(
+        "--service", metavar="package.module:Class",
+        help="a Pipecat LLM or realtime service class of your own, run in place of --model's provider (--model is then "
+        "the model id it is given); a preflight says what it needs",
+    )
+    parser.add_argument(
+        "--service-arg", action="append", default=[], metavar="KEY=VALUE",
+        help="a constructor argument of --service's class (repeatable; JSON values as JSON, env:NAME reads a variable: "
+        "the only way to give a key)",
+    )
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """The user-input options `run` and `campaign` share: whose voice, and who closes the turn."""
+    parser.add_argument(
+        "--speaker", metavar="tts|NAME|all",
+        help="whose voice the user audio is: tts (default, the benchmark's audio/), a human speaker's recordings "
+        "(e.g. person1: real_audio/person1/), or all (one run per speaker the benchmark has)",
+    )
+    parser.add_argument(
+        "--disable-vad", action="store_true",
+        help="server VAD off (OpenAI Realtime, xAI): the user's turn is closed by our commit + response.create at "
+        "the end of the speech in the user WAV",
+    )
 
 
 def build_config(args: argparse.Namespace) -> Any:
@@ -89,27 +116,69 @@ def build_config(args: argparse.Namespace) -> Any:
         cfg["mode"] = "rehydrated"
     if getattr(args, "parallel", 1) != 1:
         cfg["parallel"] = args.parallel
+    if getattr(args, "speaker", None) and args.speaker != ALL_SPEAKERS:
+        cfg["speaker"] = args.speaker
+    if getattr(args, "disable_vad", False):
+        cfg["disable_vad"] = True
+    if getattr(args, "service", None):
+        cfg["service"] = args.service
+    if getattr(args, "service_arg", None):
+        cfg["service_args"] = service_args(args.service_arg)
     try:
         return run_config(**cfg)
     except ValueError as e:  # ConfigError: one line naming the flag
         raise CliError(str(e)) from None
 
 
+def service_args(pairs: list[str]) -> dict[str, str]:
+    """`--service-arg key=value` (repeated) as a dict; one line naming a malformed one."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise CliError(f"--service-arg {pair!r}: expected KEY=VALUE (e.g. base_url=http://127.0.0.1:8000/v1)")
+        out[key.strip()] = value
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
-    from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+    from benchmarks.registry import speakers as benchmark_speakers  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
-    from ..orchestration.headless import run_headless  # deferred: the store and the engine load only when a run starts (--help imports every command module)
     from ..orchestration.logs import quiet_logs  # deferred: loguru comes with Pipecat; it is configured only for a run
-    from ..orchestration.launch import check_start  # deferred: the engine loads only when a run starts (--help imports every command module)
 
     config = build_config(args)
     quiet_logs(getattr(args, "verbose", False), paths.log_path(paths.db_path(args.db)))
     headless = args.headless or not _on_a_terminal()
     if not args.headless and headless:
         print("arena-tui: not a terminal, so running headless (pass --headless to say so)", file=sys.stderr)
+    speakers = [config.speaker]
+    if getattr(args, "speaker", None) == ALL_SPEAKERS:
+        if not headless:
+            raise CliError("--speaker all makes one run per speaker: add --headless (or use `campaign --speaker all`)")
+        try:
+            speakers = benchmark_speakers(args.bench, paths.data_dir(args.data))
+        except BenchmarkError as e:
+            raise CliError(str(e)) from None
+        # (on stderr: a headless run's first line on stdout is its headline)
+        print(f"arena-tui: --speaker all: {len(speakers)} run(s), one per speaker: {', '.join(speakers)}", file=sys.stderr,
+              flush=True)
+    status = 0
+    for speaker in speakers:
+        status = max(status, _run_one(args, config.model_copy(update={"speaker": speaker}), headless))
+    return status
+
+
+def _run_one(args: argparse.Namespace, config: Any, headless: bool) -> int:
+    """One run of `args.bench` with `config` (its speaker's audio), in the monitor or headless."""
+    from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+    from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+
+    from ..orchestration.headless import run_headless  # deferred: the store and the engine load only when a run starts (--help imports every command module)
+    from ..orchestration.launch import check_start  # deferred: the engine loads only when a run starts (--help imports every command module)
+
     try:
-        bench = load_benchmark(args.bench, paths.data_dir(args.data))
+        bench = load_benchmark(args.bench, paths.data_dir(args.data), speaker=config.speaker)
     except BenchmarkError as e:
         raise CliError(str(e)) from None
     except (FileNotFoundError, KeyError, ValueError) as e:
@@ -123,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     if headless:  # before the provider's import (Pipecat takes seconds): output from the start
         total = len(config.turns) if config.turns is not None else len(bench.turns)
         print(headline(bench.name, config.model, turns=total, source=run_source(config), judge=judge, db=db,
-                       speed=config.speed), flush=True)
+                       speed=config.speed, variants=variant_labels(config.public())), flush=True)
     check_start(config)  # after the headline and the data checks, which need no provider
     judge.check()
     if not headless:

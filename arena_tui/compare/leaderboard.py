@@ -39,6 +39,7 @@ from functools import cached_property
 from arena_tui.spine.benchmark import Benchmark, Turn
 
 from arena_tui.spine.events import EMPTY_RESPONSE, PACE_LOST, ErrorEvent, Judgement, TurnResult
+from arena_tui.spine.source import variant_labels
 from ..store import RunRow, Store
 from .selection import ALL
 from ..timing import comparable, response_latency, speed_exclusion, turn_durations
@@ -47,6 +48,7 @@ from ..verdicts import (Standing, Tally, TurnConsistency, counts, due_turns, ord
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe
 
 POOLED = ALL  # the benchmark column of a model's pooled row: all benchmarks
+STAGES = ("stt", "turn", "llm", "tts")  # a cascade's stages, in order (`Latencies.stages`)
 NOT_JUDGED = "not judged"  # what a never-judged run's rates read (never 0 %)
 _EMPTY = {"empty_response", "no_response"}
 
@@ -131,6 +133,7 @@ class StoredRun:
         mode = self.row.config.get("mode")
         if isinstance(mode, str) and mode not in ("", "sequential"):
             labels.append(mode)
+        labels.extend(variant_labels(self.row.config))  # a human speaker, manual commits: their own rows
         return tuple(labels)
 
     @property
@@ -225,6 +228,8 @@ class RunFigures:
     def run_index(self) -> int:
         """The reference's `run_index`: the repeat number, from 1."""
         return self.repeat + 1
+    #: a cascade's stages per turn (stt, turn, llm, tts: `Latencies.stages`), when the run counts for latency
+    stages: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def fail_rows(self) -> int:
@@ -284,6 +289,8 @@ def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
                     value = response_latency(value)
                 if value is not None:
                     dest.append(value)
+            for stage, ms in (lat.stages() or {}).items():
+                f.stages.setdefault(stage, []).append(ms)
     return f
 
 
@@ -308,6 +315,8 @@ class BoardRow:
     provider_ttfb: Distribution | None
     overlap: Rate  # turns whose speech overlapped (>= 100 ms) over the turns counted for latency
     overlap_ms: Distribution | None  # how long, over the turns that overlapped
+    #: a cascade's stages (stt, turn, llm, tts) over its turns; {} for a row without stages
+    stages: dict[str, Distribution]
     empty_responses: int
     ended_session: int
     missing_turns: int
@@ -362,6 +371,7 @@ def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:
         provider_ttfb=describe(pool("provider_ttfb")),
         overlap=Rate(sum(v > 0 for v in pool("overlap")), len(pool("overlap"))),
         overlap_ms=describe([v for v in pool("overlap") if v > 0]),
+        stages={k: d for k in STAGES if (d := describe([v for f in figs for v in f.stages.get(k, [])])) is not None},
         empty_responses=sum(f.empty_responses for f in figs),
         ended_session=sum(f.ended_session for f in figs),
         missing_turns=sum(f.missing_turns for f in figs),

@@ -40,7 +40,7 @@ def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> 
     from runners.engine import RunError, check_run, runner_for, select_turns  # deferred: the engine loads on first use, in a thread (--help imports this module)
 
     try:
-        runner = runner_for(str(config.get("model", "")))
+        runner = runner_for(str(config.get("model", "")), config.get("service"))
     except RunError as e:
         return [str(e)]
     try:
@@ -48,7 +48,7 @@ def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> 
     except ValueError as e:  # ConfigError: one line naming the flag (faults, speed, …)
         return [str(e)]
     try:
-        bench = load_benchmark(benchmark, data_dir)
+        bench = load_benchmark(benchmark, data_dir, speaker=cfg.speaker)
     except Exception as e:
         return check_run(cfg, runner) + [f"benchmark {benchmark!r}: {e}"]
     try:
@@ -75,7 +75,7 @@ def check_start(config: Any) -> None:
     from runners.engine import RunError, check_run, runner_for  # deferred: after the headline and the data checks, which need no provider
 
     try:
-        runner = runner_for(config.model)
+        runner = runner_for(config.model, config.service)
     except RunError as e:
         raise CliError(str(e)) from None
     problems = check_run(config, runner)

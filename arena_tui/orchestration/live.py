@@ -57,12 +57,14 @@ def choose_judge(args: argparse.Namespace) -> JudgeChoice:
 
 
 def headline(benchmark: str, model: str, *, turns: int, source: str | None, judge: JudgeChoice, db: Any,
-             speed: float = 1.0) -> str:
+             speed: float = 1.0, variants: tuple[str, ...] = ()) -> str:
     """The first line of a run: what runs, against what (`source_label`: the simulator or a
-    protocol fake, said as which), judged how, recorded where."""
+    protocol fake, said as which), with which input (`variant_labels`: a human speaker, manual
+    commits), judged how, recorded where."""
     against = f"{model} [{source.upper()}]" if source else model
     fast = f", audio at {speed:g}x" if speed != 1 else ""
-    return f"run {benchmark} ({turns} turns{fast}) · model {against} · judge {judge.label} · db {db}"
+    how = f" ({', '.join(variants)})" if variants else ""
+    return f"run {benchmark} ({turns} turns{fast}) · model {against}{how} · judge {judge.label} · db {db}"
 
 
 def verdict_line(j: Any, *, heuristic: bool = False) -> str:

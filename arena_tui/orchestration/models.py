@@ -43,3 +43,22 @@ def short(problem: str) -> str:
     text = problem.split(": ", 1)[-1]
     m = re.match(r"environment variable (\S+)", text)
     return m.group(1) if m else text
+
+
+@dataclass(frozen=True)
+class Cascades:
+    """How to spell a cascade (`cascade:<stt>+<llm>+<tts>`) and what each part may be."""
+
+    spelling: str
+    stt: tuple[str, ...]  # speech-to-text parts
+    tts: tuple[str, ...]  # text-to-speech parts
+    examples: tuple[str, ...]
+    keys: dict[str, tuple[str, ...]]  # part → its key's variables
+
+
+def cascades() -> Cascades:
+    from runners.providers import catalog  # deferred: --help imports every command module; the catalog is data (no Pipecat)
+
+    parts = {**catalog.STT, **catalog.TTS}
+    return Cascades(f"{catalog.CASCADE_PREFIX}<stt>+<llm>+<tts>", tuple(catalog.STT), tuple(catalog.TTS),
+                    catalog.CASCADE_EXAMPLES, {name: c.key_env for name, c in parts.items()})

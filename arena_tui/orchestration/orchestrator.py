@@ -26,10 +26,11 @@ from typing import Any
 
 from arena_tui.campaign import records
 from arena_tui.campaign.snapshot import BenchmarkSnapshot, SnapshotError, snapshot
-from arena_tui.campaign.spec import CampaignSpec, Cell
+from arena_tui.campaign.spec import CampaignSpec, Cell, cell_parts
 from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import RunEnded
+from arena_tui.spine.source import TTS
 from arena_tui.store import Store, StoreError
 from arena_tui.store.liveness import HEARTBEAT_S
 
@@ -47,13 +48,16 @@ class CampaignBlocked(Exception):
         self.problems = problems
 
 
-def run_config(spec: CampaignSpec, model: str) -> dict[str, Any]:
-    """The RunConfig (as a dict: it crosses to workers) of one cell's run.
+def run_config(spec: CampaignSpec, model: str, speaker: str = TTS) -> dict[str, Any]:
+    """The RunConfig (as a dict: it crosses to workers) of one cell's run (`speaker`: whose
+    recordings its user audio is, from the cell's benchmark).
 
     Here, not on the spec: the spec is plain data the UI reads; this side knows the engine."""
     from runners.config import parse_turns  # deferred: the engine's config loads only when turns are given
 
     cfg: dict[str, Any] = {"model": model, "speed": spec.speed, **spec.extra}
+    if speaker != TTS:
+        cfg["speaker"] = speaker
     if spec.turns:
         cfg["turns"] = parse_turns(spec.turns)
     if spec.fake and model != "sim":
@@ -66,14 +70,15 @@ def run_config(spec: CampaignSpec, model: str) -> dict[str, Any]:
 def preflight(spec: CampaignSpec, data_dir: Path | None) -> dict[tuple[str, str], list[str]]:
     """Problems per (benchmark, model), each line naming the cell pair and what to fix."""
     out: dict[tuple[str, str], list[str]] = {}
-    for bench in spec.benchmarks:
+    for bench in spec.cell_benchmarks():
+        name, speaker = cell_parts(bench)
         for model in spec.models:
             try:
-                cfg = run_config(spec, model)
+                cfg = run_config(spec, model, speaker)
             except ValueError as e:
                 problems = [f"--turns: {e}"]
             else:
-                problems = run_preflight(bench, cfg, data_dir)
+                problems = run_preflight(name, cfg, data_dir)
             if problems:
                 out[(bench, model)] = [f"{bench} × {model}: {p}" for p in problems]
     return out
@@ -179,7 +184,8 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
             judging.append(await _judge_run(store, bus, benchmarks[cell.benchmark], judge, run_id, resumed=resume is not None))
         await records.set_cell(store, campaign_id, cell, status="queued", run_id=run_id, reason=why)
         notice(f"{cell.label}: run {run_id} {how}" + (f" ({why})" if why else ""))
-        executor.submit(Job(run_id, snapshots[cell.benchmark], run_config(spec, cell.model), resume=resume))
+        executor.submit(Job(run_id, snapshots[cell.benchmark], run_config(spec, cell.model, cell_parts(cell.benchmark)[1]),
+                            resume=resume))
 
     beating = await _coordinate(store, campaign_id)  # queued cells are this process's to run
     pacing = _PaceReport(store, campaign_id, notice)
@@ -320,10 +326,11 @@ def _snapshots(names: set[str], data_dir: Path | None) -> tuple[dict[str, Any], 
     from benchmarks.registry import load_benchmark  # deferred: benchmark reading loads only when a campaign runs
 
     benchmarks, snaps = {}, {}
-    for name in names:
+    for key in names:  # a cell's benchmark: its name, and whose recordings (`cell_parts`)
+        name, speaker = cell_parts(key)
         try:
-            benchmarks[name] = load_benchmark(name, data_dir)
-            snaps[name] = snapshot(benchmarks[name])
+            benchmarks[key] = load_benchmark(name, data_dir, speaker=speaker)
+            snaps[key] = snapshot(benchmarks[key])
         except SnapshotError as e:  # preflight checked the audio; it went missing since
             raise CampaignBlocked([str(e)]) from None
     return benchmarks, snaps

@@ -131,7 +131,7 @@ class LeaderboardScreen(ArenaScreen):
         self.loaded = message.loaded
         if self.benchmark is not None and self.benchmark not in self.loaded.board.benchmarks:
             self.benchmark = None
-        self.columns = board_columns(self.loaded.board.dimensions)
+        self.columns = board_columns(self.loaded.board.dimensions, stages=any(r.stages for r in self.loaded.board.rows))
         self.render_board()
 
     # --- rendering -----------------------------------------------------------------------

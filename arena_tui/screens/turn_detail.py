@@ -30,11 +30,23 @@ LATENCY_LABELS = [
     ("provider_ttfb_ms", "provider TTFB", "as reported by the provider (not our clock)"),
     ("leading_silence_ms", "leading silence", "first bot frame → audible speech"),
 ]
+#: a cascade's stages (`Latencies.stages`), each from the one before; they add up to the pipeline TTFB
+STAGE_LABELS = [
+    ("stt_ms", "  STT final", "user speech end → the STT's final transcript"),
+    ("turn_ms", "  turn end", "→ Pipecat's VAD and turn strategy hand the LLM the turn"),
+    ("llm_ms", "  LLM first token", "→ the LLM's first text token (tool round trips included)"),
+    ("tts_ms", "  TTS first audio", "→ the TTS's first audio frame played"),
+]
 
 
 def _json(v: Any, limit: int = 600) -> str:
     s = json.dumps(v, ensure_ascii=False, sort_keys=True, default=str)
     return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def _words(text: str) -> list[str]:
+    """A text's words for comparing what was said with what an STT heard (case and punctuation aside)."""
+    return "".join(c.lower() if c.isalnum() or c.isspace() else " " for c in text).split()
 
 
 def text_panel(row: TurnRow) -> tuple[Text, Text]:
@@ -110,6 +122,9 @@ def latency_table(row: TurnRow, speed: float | None = 1.0) -> Table:
             t.add_row(label, Text(barge_in_text(overlap), "bold dark_orange"), why)
         else:
             t.add_row(label, latency_text(v, unit=False), why)  # the title carries the speed note
+        if field == "pipeline_ttfb_ms" and lat is not None and lat.stages() is not None:
+            for stage, stage_label, stage_why in STAGE_LABELS:
+                t.add_row(stage_label, latency_text(getattr(lat, stage), unit=False), stage_why)
     return t
 
 
@@ -270,8 +285,12 @@ class TurnDetailScreen(ArenaScreen):
         inp.append("user said  ", "bold underline")
         inp.append(row.spec.input if row.spec else (row.result.user_text if row.result else "–"))
         if row.result and row.result.user_transcript:
-            inp.append("\nprovider heard  ", "bold underline")
+            said = row.spec.input if row.spec else row.result.user_text
+            stt = row.result.latencies.stages() is not None  # a cascade: what its STT gave the LLM
+            inp.append("\nSTT heard  " if stt else "\nprovider heard  ", "bold underline")
             inp.append(row.result.user_transcript, "italic")
+            if stt and _words(row.result.user_transcript) != _words(said):
+                inp.append("  (not what was said: the LLM answered these words)", "bold dark_orange")
         self.query_one("#detail-input", Static).update(inp)
         self.query_one("#detail-tools", Static).update(tools_table(row))
         self.query_one("#detail-latency", Static).update(latency_table(row, self.state.speed))

@@ -77,6 +77,19 @@ class Latencies(Model):
     pipeline_ttfb_ms: float | None = None  # user speech end (VAD) -> first bot audio frame played
     provider_ttfb_ms: float | None = None  # what the provider/Pipecat reported; not ours
     leading_silence_ms: float | None = None  # first bot frame -> audible bot speech
+    # a cascade's stages on our clock, each from the previous one's mark (they add up to the
+    # pipeline TTFB): user speech end (VAD) -> the STT's final transcript -> the user turn's end
+    # (Pipecat's VAD and turn strategy hand the LLM its context) -> the LLM's first text token
+    # (tool round trips included) -> the TTS's first audio frame played
+    stt_ms: float | None = None
+    turn_ms: float | None = None
+    llm_ms: float | None = None
+    tts_ms: float | None = None
+
+    def stages(self) -> dict[str, float] | None:
+        """A cascade's stage breakdown (stt, turn, llm, tts), or None for a run without stages."""
+        got = {"stt": self.stt_ms, "turn": self.turn_ms, "llm": self.llm_ms, "tts": self.tts_ms}
+        return None if any(v is None for v in got.values()) else got  # type: ignore[return-value]
 
 
 class TurnResult(Model):

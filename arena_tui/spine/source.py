@@ -12,6 +12,10 @@ from typing import Any
 
 SIMULATOR = "simulator"
 FAKE = "protocol fake"
+#: the speaker of a run whose user audio is the benchmark's synthesised (TTS) voice: the default
+TTS = "tts"
+#: `--speaker all`: one run per speaker the benchmark has (tts first); never a run's own speaker
+ALL_SPEAKERS = "all"
 
 
 def source_label(simulator: bool, config: Mapping[str, Any] | None) -> str | None:
@@ -33,3 +37,29 @@ def tag(source: str | None) -> str:
     if not source:
         return ""
     return " [SIM]" if source == SIMULATOR else " [FAKE]"
+
+
+def speaker_of(config: Mapping[str, Any] | None) -> str:
+    """Whose voice the run's user audio is: `tts` (the default, and every run stored before
+    speakers) or a human speaker's name (`real_audio/<speaker>/`)."""
+    speaker = (config or {}).get("speaker")
+    return speaker if isinstance(speaker, str) and speaker else TTS
+
+
+def variant_labels(config: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """How a run's input differed from the default, when it did: a human speaker's recordings
+    instead of TTS (`speech: person1`), the user's turn closed by our own commit instead of the
+    provider's VAD (`manual commit`), a user's own Pipecat class (`service: Class`). Numbers from such runs are not those of the default
+    setup, so every surface that groups or heads a run names them (leaderboard rows, the run
+    header, headless output)."""
+    cfg = config or {}
+    labels = []
+    speaker = speaker_of(cfg)
+    if speaker != TTS:
+        labels.append(f"speech: {speaker}")
+    if cfg.get("disable_vad"):
+        labels.append("manual commit")
+    service = cfg.get("service")
+    if isinstance(service, str) and service:
+        labels.append(f"service: {service.rpartition(':')[2]}")
+    return tuple(labels)

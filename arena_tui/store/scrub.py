@@ -14,6 +14,8 @@ import re
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from arena_tui.spine.env_refs import is_env_ref
+
 REDACTED = "[REDACTED]"
 
 _SECRET_WORDS = r"key|token|secret|password|passwd|credential"
@@ -72,8 +74,8 @@ def scrub_config(value: Any, _name: str = "") -> Any:
     if isinstance(value, (list, tuple)):
         return [scrub_config(v, _name) for v in value]
     if isinstance(value, str):
-        if _name and _SECRET_NAME.search(_name) and value:
-            return REDACTED
+        if _name and _SECRET_NAME.search(_name) and value and not is_env_ref(value):
+            return REDACTED  # (an `env:NAME` reference names where a key is read, and is kept)
         return scrub_text(value)
     if isinstance(value, (bool, int, float)) or value is None:
         return value

@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.text import Text
 
-from ..compare.leaderboard import NOT_JUDGED, POOLED, BoardRow
+from ..compare.leaderboard import NOT_JUDGED, POOLED, STAGES, BoardRow
 from ..compare.render import ms as ms_text
 from ..stats import Distribution, Rate
 from .dimensions import dim_label
@@ -108,10 +108,21 @@ def _rate(r: Rate | None, judged: bool) -> float | None:
     return r.rate if judged and r is not None else None
 
 
-def board_columns(dimensions: list[str]) -> list[Column]:
+def stages_cell(row: BoardRow) -> Text:
+    """A cascade's stage p50s, `stt/turn/llm/tts` in ms (they add up to about its pipeline TTFB)."""
+    if not row.stages:
+        return Text("–" if row.v2v is None else "no stages", MUTED)
+    return Text("/".join(f"{row.stages[k].p50:.0f}" if k in row.stages else "?" for k in STAGES))
+
+
+def _stages_total(row: BoardRow) -> float | None:
+    return sum(d.p50 for d in row.stages.values()) if row.stages else None
+
+
+def board_columns(dimensions: list[str], stages: bool = False) -> list[Column]:
     """model and benchmark (always in view), then by what a comparison reads first: both turn passes
     (ours, the original eval's), latency, how many runs, one per dimension, the tool split, silence,
-    overlap, counts."""
+    overlap, a cascade's stage breakdown (when a row has one: `stages`), counts."""
     cols = [
         Column("model", "model", lambda r: model_cell(r), lambda r: r.model),
         Column("benchmark", "benchmark", lambda r: Text(r.benchmark, "italic" if r.benchmark == POOLED else ""),
@@ -136,6 +147,10 @@ def board_columns(dimensions: list[str]) -> list[Column]:
         Column("silence", "lead sil p50", lambda r: split_cell(r.leading_silence, no_latency(r)),
                lambda r: _p(r.leading_silence, "p50")),
         Column("overlap", "overlap", lambda r: overlap_cell(r), lambda r: r.overlap.rate),
+    ]  # fmt: skip
+    if stages:
+        cols.append(Column("stages", "stt/turn/llm/tts p50", stages_cell, _stages_total))
+    cols += [
         Column("empty", "empty", lambda r: count_cell(r.empty_responses), lambda r: r.empty_responses, True),
         Column("ended", "ended", lambda r: count_cell(r.ended_session), lambda r: r.ended_session, True),
         Column("missing", "miss/unj", lambda r: Text(f"{r.missing_turns}/{r.unjudged_turns}",

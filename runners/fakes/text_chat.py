@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 
 from runners.fakes.script import Script, ScriptedReply
 from runners.fakes.server import FakeServer
+from runners.fakes.text_replies import Replies
 from runners.fakes.wire import spread_words
 
 PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -97,7 +98,7 @@ class OpenAIChatFake(FakeServer):
         super().__init__(script, **kwargs)
         self.requests: list[ChatRequestRecord] = []
         self.faults: list[ChatFault] = []
-        self._calls = 0
+        self.replies = Replies(self.script)
         self._closing = asyncio.Event()  # ends stalls, so stopping never waits them out
 
     async def stop(self) -> None:
@@ -166,16 +167,7 @@ class OpenAIChatFake(FakeServer):
         return await self._stream(request, rec, text, calls, fault)
 
     def _reply_for(self, rec: ChatRequestRecord) -> tuple[int | None, ScriptedReply]:
-        users = rec.user_texts()
-        last = users[-1].strip() if users else ""
-        replies = self.script.replies
-        for i, r in enumerate(replies):
-            if r.user_transcript is not None and r.user_transcript.strip() == last:
-                return i, r
-        n = len(users) - 1
-        if 0 <= n < len(replies):
-            return n, replies[n]
-        return None, self.script.default
+        return self.replies.reply_for(rec.user_texts())
 
     def _take_fault(self, rec: ChatRequestRecord) -> ChatFault | None:
         for f in self.faults:
@@ -185,16 +177,10 @@ class OpenAIChatFake(FakeServer):
         return None
 
     def _content(self, rec: ChatRequestRecord, reply: ScriptedReply) -> tuple[str, list[dict[str, Any]]]:
-        """(text, tool calls) for this request: all the reply's calls at once (parallel tool
-        calls, as Chat Completions makes them), the text once their results are in."""
-        if rec.phase == "user" and reply.tool_calls and rec.tools:
-            calls = []
-            for call in reply.tool_calls:
-                self._calls += 1
-                call_id = call.call_id or f"call_fake{self._calls:04d}"
-                calls.append({"id": call_id, "name": call.name, "arguments": json.dumps(call.args)})
-            return "", calls
-        return reply.text, []
+        """(text, tool calls) for this request (`text_replies.Replies.content`), the calls as
+        Chat Completions spells them: one parallel `tool_calls` message."""
+        text, calls = self.replies.content(reply, "tool" if rec.phase == "tool" else "user", bool(rec.tools))
+        return text, [{"id": c.call_id, "name": c.name, "arguments": json.dumps(c.args)} for c in calls]
 
     def _usage(self, rec: ChatRequestRecord, text: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
         prompt = sum(len(json.dumps(m)) for m in rec.messages) // 4 + 1

@@ -170,7 +170,112 @@ PROVIDERS: tuple[Provider, ...] = (
         packages=("openai", "pipecat.services.openai.llm"),
         model_env={"text": "ARENA_TUI_TEXT_MODEL"},
     ),
+    Provider(
+        name="anthropic",
+        runner="runners.providers.anthropic_text:AnthropicTextRunner",
+        fake_class="runners.fakes.anthropic_text:AnthropicFake",
+        mode="text",
+        aliases={"claude-sonnet-4-6": "claude-sonnet-4-6", "claude-sonnet-5": "claude-sonnet-5",
+                 "claude-haiku-4-5": "claude-haiku-4-5"},
+        key_env=("ANTHROPIC_API_KEY",),
+        packages=("anthropic", "pipecat.services.anthropic.llm"),
+        install_hint="pip install 'pipecat-ai[anthropic]'",
+    ),
+    Provider(
+        name="google",
+        runner="runners.providers.google_text:GoogleTextRunner",
+        fake_class="runners.fakes.google_text:GeminiTextFake",
+        mode="text",
+        aliases={"gemini-2.5-flash": "gemini-2.5-flash", "gemini-2.5-pro": "gemini-2.5-pro"},
+        key_env=("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+        any_key=True,
+        packages=("google.genai", "pipecat.services.google.llm"),
+        install_hint="pip install 'pipecat-ai[google]'",
+    ),
+    Provider(
+        name="bedrock",
+        runner="runners.providers.bedrock_text:BedrockTextRunner",
+        fake_class="runners.fakes.bedrock_text:BedrockConverseFake",
+        mode="text",
+        aliases={
+            "bedrock-nova-lite": "us.amazon.nova-lite-v1:0",
+            "bedrock-nova-pro": "us.amazon.nova-pro-v1:0",
+        },
+        key_env=("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"),
+        packages=("aiobotocore", "pipecat.services.aws.llm"),
+        install_hint="pip install 'pipecat-ai[aws]'",
+    ),
 )
+
+
+# -- cascades: STT → a text model → TTS, each one of Pipecat's own services
+
+
+@dataclass(frozen=True)
+class Component:
+    """One speech stage of a cascade (`cascade:<stt>+<llm>+<tts>`), as data: its Pipecat service,
+    keys, packages and local fake (`--fake`), so listing imports none of them."""
+
+    name: str
+    kind: Literal["stt", "tts"]
+    service: str  # "module:Class" of its Pipecat service
+    fake_class: str  # "module:Class" of its local fake
+    key_env: tuple[str, ...] = ()
+    packages: tuple[str, ...] = ()
+    install_hint: str = ""
+    default_endpoint: str = ""
+
+
+CASCADE_PREFIX = "cascade:"
+CASCADE_RUNNER = "runners.providers.cascade:CascadeRunner"
+STT: dict[str, Component] = {c.name: c for c in (
+    Component("openai-stt", "stt", "pipecat.services.openai.stt:OpenAISTTService", "runners.fakes.openai_audio:OpenAIAudioFake",
+              ("OPENAI_API_KEY",), ("openai", "pipecat.services.openai.stt"), default_endpoint="https://api.openai.com/v1"),
+    Component("deepgram", "stt", "pipecat.services.deepgram.stt:DeepgramSTTService", "runners.fakes.deepgram:DeepgramFake",
+              ("DEEPGRAM_API_KEY",), ("deepgram", "pipecat.services.deepgram.stt"), "pip install 'pipecat-ai[deepgram]'",
+              "wss://api.deepgram.com"),
+)}
+TTS: dict[str, Component] = {c.name: c for c in (
+    Component("openai-tts", "tts", "pipecat.services.openai.tts:OpenAITTSService", "runners.fakes.openai_audio:OpenAIAudioFake",
+              ("OPENAI_API_KEY",), ("openai", "pipecat.services.openai.tts"), default_endpoint="https://api.openai.com/v1"),
+    Component("cartesia", "tts", "pipecat.services.cartesia.tts:CartesiaTTSService", "runners.fakes.cartesia:CartesiaFake",
+              ("CARTESIA_API_KEY",), ("websockets", "pipecat.services.cartesia.tts"), "pip install 'pipecat-ai[cartesia]'",
+              "wss://api.cartesia.ai/tts/websocket"),
+)}
+#: what `arena-tui models` shows for the cascade spelling, one example per STT/TTS pair
+CASCADE_EXAMPLES = ("cascade:openai-stt+gpt-4.1-mini+openai-tts", "cascade:deepgram+claude-haiku-4-5+cartesia")
+
+
+def is_cascade(alias: str) -> bool:
+    return alias.startswith(CASCADE_PREFIX)
+
+
+def cascade_parts(alias: str) -> tuple[Component, str, Provider, Component]:
+    """(STT, the text model's alias, its provider, TTS) of `cascade:<stt>+<llm>+<tts>`;
+    ValueError naming the part that is wrong and what it may be."""
+    parts = alias[len(CASCADE_PREFIX):].split("+")
+    texts = sorted(a for a, p in BY_ALIAS.items() if p.mode == "text")
+    if len(parts) != 3 or not all(parts):
+        raise ValueError(f"{alias!r}: a cascade is cascade:<stt>+<llm>+<tts>, e.g. {CASCADE_EXAMPLES[0]}")
+    stt, llm, tts = parts
+    if stt not in STT:
+        raise ValueError(f"{alias!r}: unknown speech-to-text {stt!r}; known: {', '.join(STT)}")
+    if tts not in TTS:
+        raise ValueError(f"{alias!r}: unknown text-to-speech {tts!r}; known: {', '.join(TTS)}")
+    provider = BY_ALIAS.get(llm)
+    if provider is None or provider.mode != "text":
+        raise ValueError(f"{alias!r}: the middle of a cascade is a text model; known: {', '.join(texts)}")
+    return STT[stt], llm, provider, TTS[tts]
+
+
+def cascade_provider(alias: str) -> Provider:
+    """The catalog entry of one cascade spelling: its three parts' keys and packages together."""
+    stt, llm, text, tts = cascade_parts(alias)
+    text_keys = text.key_env[:1] if text.any_key else text.key_env  # (its runner accepts the others too)
+    keys = tuple(dict.fromkeys((*stt.key_env, *text_keys, *tts.key_env)))
+    packages = tuple(dict.fromkeys((*stt.packages, *text.packages, *tts.packages, "pipecat.audio.vad.silero")))
+    return Provider(name="cascade", runner=CASCADE_RUNNER, aliases={alias: text.model_id(llm)}, fake_class="",
+                    key_env=keys, packages=packages)
 
 
 def _by_alias() -> dict[str, Provider]:
@@ -196,7 +301,10 @@ def known_models() -> list[str]:
 
 
 def find(alias: str) -> Provider:
-    """The provider of a model alias; ValueError listing the known aliases otherwise."""
+    """The provider of a model alias (a cascade's spelling too); ValueError listing the known
+    aliases otherwise."""
+    if is_cascade(alias):
+        return cascade_provider(alias)
     provider = BY_ALIAS.get(alias)
     if provider is None:
         raise ValueError(f"unknown model {alias!r}; known: {', '.join(known_models())}")

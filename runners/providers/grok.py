@@ -49,6 +49,14 @@ class GrokReplayingService(ReplayBeforeFirstResponse, GrokRealtimeLLMService):
         self.resets = 0
         self.publish = publish  # the engine's, from the session's spec
 
+    async def _ws_send(self, realtime_message):
+        # Pipecat sends events without their None fields: a session.update of a session without
+        # server VAD would leave `turn_detection` out, and the server keep its default (VAD on)
+        if realtime_message.get("type") == "session.update" and not self._is_turn_detection_enabled():
+            session = realtime_message.setdefault("session", {})
+            session["turn_detection"] = None
+        await super()._ws_send(realtime_message)
+
     async def reset_conversation(self):
         self.resets += 1
         await super().reset_conversation()
@@ -76,14 +84,17 @@ class GrokReplayingService(ReplayBeforeFirstResponse, GrokRealtimeLLMService):
 class GrokRealtimeRunner(ProviderRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = FAKE_KEY
+    manual_commit = True
 
     def __init__(self) -> None:
         self.sessions = 0
 
     def build_service(self, spec: SessionSpec) -> GrokReplayingService:
         vad = spec.config.vad
+        # --disable-vad: no server VAD (`turn_detection: null`, sent as such: Pipecat leaves
+        # None out); Pipecat commits and asks for a response at our speech end (`client_turns`)
         props = xe.SessionProperties(
-            turn_detection=xe.TurnDetection(
+            turn_detection=None if spec.config.disable_vad else xe.TurnDetection(
                 type="server_vad",
                 threshold=vad.threshold,
                 prefix_padding_ms=vad.prefix_padding_ms,

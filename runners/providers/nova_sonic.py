@@ -32,9 +32,9 @@ from typing import Any
 
 from ..base import HistoryItem, ProviderRunner, Publish, SessionSpec
 from ..config import Rotation, RunConfig
+from .aws import DEFAULT_REGION, aws_region, bedrock_runtime
 from arena_tui.spine.events import ErrorEvent
 
-DEFAULT_REGION = "us-east-1"
 ROTATE_AFTER_S = 180.0  # the reference's value for conversation_bench (49K-char prompt)
 AWS_SESSION_LIMIT_S = 480.0  # AWS ends a Nova Sonic stream after ~8 minutes
 MAX_MESSAGE_CHARS = 50_000  # Nova history: ~50 KB per message (Pipecat's continuation uses the same cap)
@@ -179,7 +179,7 @@ def service_class() -> type:
 
             return AsyncBedrockRuntimeClient(
                 config=Config(
-                    endpoint_uri=self._endpoint or f"https://bedrock-runtime.{self._region}.amazonaws.com",
+                    endpoint_uri=self._endpoint or bedrock_runtime(self._region),
                     region=self._region,
                     aws_access_key_id=self._access_key_id,
                     aws_secret_access_key=self._secret_access_key,
@@ -235,7 +235,7 @@ class NovaSonicRunner(ProviderRunner):
 
     def endpoint(self, config: RunConfig) -> str:
         """`--base-url`, the in-process fake, or the region's Bedrock runtime."""
-        return super().endpoint(config) or f"https://bedrock-runtime.{_region()}.amazonaws.com"
+        return super().endpoint(config) or bedrock_runtime()
 
     def preflight(self, config: RunConfig) -> list[str]:
         problems = super().preflight(config)
@@ -286,7 +286,7 @@ class NovaSonicRunner(ProviderRunner):
             access_key_id=env.get("AWS_ACCESS_KEY_ID", ""),
             secret_access_key=env.get("AWS_SECRET_ACCESS_KEY", ""),
             session_token=env.get("AWS_SESSION_TOKEN") or None,
-            region=_region(),
+            region=aws_region(),
             endpoint=spec.config.base_url,
             **common,
         )
@@ -310,5 +310,3 @@ class NovaSonicRunner(ProviderRunner):
         )
 
 
-def _region() -> str:
-    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION

@@ -153,6 +153,7 @@ class ReplayingRealtimeService(ReplayBeforeFirstResponse, OpenAIRealtimeLLMServi
 class OpenAIRealtimeRunner(ProviderRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = SIMULATOR_KEY
+    manual_commit = True
 
     def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
         """The simulator: it speaks the OpenAI Realtime protocol and answers from the golden answers."""
@@ -168,16 +169,17 @@ class OpenAIRealtimeRunner(ProviderRunner):
 
     def build_service(self, spec: SessionSpec) -> OpenAIRealtimeLLMService:
         vad = spec.config.vad
+        # --disable-vad: `turn_detection: null`; Pipecat then commits the input buffer and asks
+        # for a response at each UserStoppedSpeakingFrame, which the engine pushes at the end of
+        # the speech in the user WAV (`client_turns`), as the reference's manual mode does
+        turn_detection: rt.TurnDetection | bool = False if spec.config.disable_vad else rt.TurnDetection(
+            threshold=vad.threshold,
+            prefix_padding_ms=vad.prefix_padding_ms,
+            silence_duration_ms=vad.silence_duration_ms,
+        )
         props = rt.SessionProperties(
             audio=rt.AudioConfiguration(
-                input=rt.AudioInput(
-                    transcription=rt.InputAudioTranscription(),
-                    turn_detection=rt.TurnDetection(
-                        threshold=vad.threshold,
-                        prefix_padding_ms=vad.prefix_padding_ms,
-                        silence_duration_ms=vad.silence_duration_ms,
-                    ),
-                )
+                input=rt.AudioInput(transcription=rt.InputAudioTranscription(), turn_detection=turn_detection)
             ),
         )
         return ReplayingRealtimeService(

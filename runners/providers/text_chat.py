@@ -18,10 +18,9 @@ from typing import Any
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from pipecat.services.openai.llm import OpenAILLMService
 
-from arena_tui.spine.benchmark import Benchmark
-
-from ..base import LocalFake, ProviderRunner, SessionSpec, is_local
+from ..base import SessionSpec, is_local
 from ..config import RunConfig
+from .text_base import TextProviderRunner
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 FAKE_KEY = "sk-fake-not-a-secret"
@@ -51,12 +50,9 @@ class ChatService(OpenAILLMService):
         )
 
 
-class TextChatRunner(ProviderRunner):
+class TextChatRunner(TextProviderRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = FAKE_KEY
-
-    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
-        return self.fake_type()(self.fake_script(config, benchmark))  # no pace: it answers at once
 
     def preflight(self, config: RunConfig) -> list[str]:
         problems = super().preflight(config.model_copy(update={"fake": True}))  # packages only; keys below
@@ -99,8 +95,3 @@ class TextChatRunner(ProviderRunner):
             settings=OpenAILLMService.Settings(model=spec.model, system_instruction=spec.system_prompt),
         )
 
-    def is_alive(self, service: Any) -> bool:
-        return True  # HTTP: no connection to lose between requests; a failed request is seen as an error
-
-    def provider_ttfb_label(self) -> str:
-        return "time to first token (our clock: request sent → first streamed token or tool call)"

@@ -130,6 +130,8 @@ class AudioRun(RunBase[Session, Attempt]):
         if session is not self.session:
             return
         a = self.attempt
+        if a is not None and self.provider.stage_timing:
+            a.stage_frame(frame, self.now())  # a cascade's stages on our clock
         if isinstance(frame, TTSTextFrame):
             if frame.text:
                 self.publish(self.ev(TranscriptDelta, role="assistant", text=frame.text))
@@ -410,7 +412,7 @@ class AudioRun(RunBase[Session, Attempt]):
 
     def turn_marks(self, speech: list[Interval], dur_ms: float) -> list:
         """User-speaking brackets around the clip's speech, for runners that take client-side turns."""
-        if not self.provider.turn_frames:
+        if not self.provider.client_turns(self.config):
             return []
         start = speech[0].start_ms if speech else 0.0
         stop = speech[-1].end_ms if speech else dur_ms

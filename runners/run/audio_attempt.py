@@ -11,6 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipecat.frames.frames import (
+    Frame,
+    InterimTranscriptionFrame,
+    LLMContextFrame,
+    LLMTextFrame,
+    TranscriptionFrame,
+)
+
 from arena_tui.spine.events import EMPTY_RESPONSE, GREETING_TURN, Interval, TurnResult
 from arena_tui.spine.benchmark import Turn
 
@@ -32,6 +40,8 @@ class Attempt(AttemptBase):
     waiting_for: str | None = None  # what the last `waiting` event announced (one event per wait)
     provider_ttfb_ms: float | None = None
     heard: Heard = field(default_factory=Heard)  # its user and bot tracks
+    #: a cascade's stage marks on our clock (`stage_frame`): stt_final, llm_asked, llm_first_token
+    stage_marks: dict[str, float] = field(default_factory=dict)
 
     def responded(self) -> bool:
         """A reply ended (a cancelled one does not count), or bot audio or a call came."""
@@ -46,12 +56,41 @@ class Attempt(AttemptBase):
         """Speech, audio or a call; control tokens alone (e.g. Gemini's `<ctrl46>`) are empty."""
         return bool(spoken_text(self.assistant_text)) or self.heard.first_bot_ms is not None or bool(self.tool_calls)
 
+    def stage_frame(self, frame: Frame, t_ms: float) -> None:
+        """A cascade's stage reached, seen in the frames its parts push: the STT's final
+        transcript (the last before the LLM is asked: a turn heard in pieces counts from its
+        last), the context handed to the LLM (the user aggregator's turn end), the LLM's first
+        text token."""
+        marks = self.stage_marks
+        if isinstance(frame, TranscriptionFrame) and not isinstance(frame, InterimTranscriptionFrame):
+            if "llm_asked" not in marks:
+                marks["stt_final"] = t_ms
+        elif isinstance(frame, LLMContextFrame):
+            if "stt_final" in marks:
+                marks.setdefault("llm_asked", t_ms)
+        elif isinstance(frame, LLMTextFrame) and frame.text and "llm_asked" in marks:
+            marks.setdefault("llm_first_token", t_ms)
+
+    def stages(self, user_speech: list[Interval]) -> dict[str, float]:
+        """The turn's stage durations (`Latencies.stt_ms`, `turn_ms`, `llm_ms`, `tts_ms`), when
+        every mark is there: user speech end → STT final → LLM asked → its first token → first
+        bot audio played (they add up to the pipeline TTFB)."""
+        m = self.stage_marks
+        order = [m.get("stt_final"), m.get("llm_asked"), m.get("llm_first_token"), self.heard.first_bot_ms]
+        if not user_speech or any(t is None for t in order):
+            return {}
+        stt, asked, token, audio_ms = order
+        return {"stt_ms": stt - user_speech[-1].end_ms, "turn_ms": asked - stt, "llm_ms": token - asked,
+                "tts_ms": audio_ms - token}
+
     # -- as recorded
 
     def result(self, turn: Turn, *, status: str, sentinel: str | None, retries: int, reconnects: int,
                session: int, user_speech: list[Interval], measured: TurnMeasures | None) -> TurnResult:
         """A turn that ran to its end (ok, empty, no reply, failed over)."""
-        extra: dict[str, Any] = {"latencies": measured.latencies} if measured is not None else {}
+        extra: dict[str, Any] = {}
+        if measured is not None:
+            extra["latencies"] = measured.latencies.model_copy(update=self.stages(user_speech))
         return TurnResult(
             turn_index=turn.turn_index,
             status=status,

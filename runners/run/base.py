@@ -222,6 +222,8 @@ class SessionBase:
         self.replayed_chars = sum(i.chars() for i in spec.history)
         self.history_from = len(run.history.items)  # later turns are in this session's context too
         self.llm: LLMService | None = None
+        #: other processors the run hears (a cascade's STT and TTS): id → the frame types they originate
+        self.taps: dict[int, tuple[type, ...]] = {}
         self._runner: WorkerRunner | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -246,6 +248,16 @@ class SessionBase:
 
     def _tap(self, _llm: LLMService, frame: Frame) -> None:
         self.run.on_llm_frame(self, frame)
+
+    def tap(self, processor: Any, kinds: tuple[type, ...]) -> None:
+        """Hand the run the frames of `kinds` that another processor (a cascade's STT or TTS) pushes."""
+        self.taps[id(processor)] = kinds
+
+        def heard(_processor: Any, frame: Frame) -> None:
+            if isinstance(frame, kinds):
+                self.run.on_llm_frame(self, frame)
+
+        processor.add_event_handler("on_after_push_frame", heard)
 
     def worker(self, processors: list[Any], params: PipelineParams) -> PipelineWorker:
         """The session's pipeline (its service is tapped for the run by `build_llm`)."""

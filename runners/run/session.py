@@ -81,8 +81,13 @@ class Session(SessionBase):
         self.output = PacedOutput(
             run.clock, sample_rate=run.rate, on_bot_audio=run.on_bot_audio, on_interruption=run.on_truncated
         )
+        own = run.provider.session_pipeline(self.spec, llm, self.input, self.output)  # a cascade composes its own
+        if own is not None:
+            for processor in own.processors:
+                if id(processor) in own.taps:
+                    self.tap(processor, own.taps[id(processor)])
         worker = self.worker(
-            [self.input, pair.user(), llm, self.output, pair.assistant()],
+            own.processors if own is not None else [self.input, pair.user(), llm, self.output, pair.assistant()],
             PipelineParams(
                 audio_in_sample_rate=run.rate,
                 audio_out_sample_rate=run.rate,

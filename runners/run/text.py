@@ -22,8 +22,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import anthropic
+import botocore.exceptions
 import httpx
 import openai
+from google.genai import errors as genai_errors
 from pipecat.frames.frames import (
     ErrorFrame,
     Frame,
@@ -78,12 +81,19 @@ class TextAttempt(AttemptBase):
         return bool(spoken_text(self.assistant_text)) or bool(self.tool_calls)
 
 
+#: what each text SDK raises when a request times out / loses its connection
+TIMEOUTS = (openai.APITimeoutError, anthropic.APITimeoutError, httpx.TimeoutException, asyncio.TimeoutError,
+            botocore.exceptions.ReadTimeoutError, botocore.exceptions.ConnectTimeoutError)
+DISCONNECTS = (openai.APIConnectionError, anthropic.APIConnectionError, httpx.TransportError, ConnectionError,
+               botocore.exceptions.EndpointConnectionError, botocore.exceptions.ConnectionClosedError)
+
+
 def failure_reason(frame: ErrorFrame) -> str:
     """What kind of request failure an ErrorFrame reports: timeout, disconnect or error (HTTP status…)."""
     exc = getattr(frame, "exception", None)
-    if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException, asyncio.TimeoutError)):
+    if isinstance(exc, TIMEOUTS):
         return "timeout"
-    if isinstance(exc, (openai.APIConnectionError, httpx.TransportError, ConnectionError)):
+    if isinstance(exc, DISCONNECTS):
         return "disconnect"
     if "timeout" in str(frame.error).lower():
         return "timeout"
@@ -93,12 +103,22 @@ def failure_reason(frame: ErrorFrame) -> str:
 FATAL_STATUS = {401: "the key was rejected", 403: "access denied", 404: "no such model or endpoint"}
 
 
+def http_status(exc: BaseException | None) -> int | None:
+    """The HTTP status a text SDK's error carries (openai and anthropic: `status_code`;
+    google-genai: `code`; botocore: its response's metadata), None for any other failure."""
+    if isinstance(exc, (openai.APIStatusError, anthropic.APIStatusError)):
+        return exc.status_code
+    if isinstance(exc, genai_errors.APIError):
+        return exc.code
+    if isinstance(exc, botocore.exceptions.ClientError):
+        return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    return None
+
+
 def fatal_status(frame: ErrorFrame) -> int | None:
     """An HTTP status no retry can fix (bad key, no access, unknown model/endpoint)."""
-    exc = getattr(frame, "exception", None)
-    if isinstance(exc, openai.APIStatusError) and exc.status_code in FATAL_STATUS:
-        return exc.status_code
-    return None
+    status = http_status(getattr(frame, "exception", None))
+    return status if status in FATAL_STATUS else None
 
 
 class TextSession(SessionBase):

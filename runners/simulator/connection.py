@@ -230,7 +230,9 @@ class Connection:
                 await (self.on_speech_start(edge) if edge.kind == "start" else self.on_speech_stop(edge))
             elif edge.kind == "start":
                 self._manual_start = edge.at_ms if self._manual_start is None else self._manual_start
-            else:
+            elif self._manual_start is not None:
+                # a stop edge comes a silence after the speech: a client that committed at the
+                # speech end already closed that stretch, and its late stop belongs to no other
                 self._manual_end = edge.at_ms
         if self.clock.wake():
             await asyncio.sleep(0)  # let woken responses stamp their audio time before more arrives

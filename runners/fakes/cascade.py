@@ -1,0 +1,29 @@
+"""A cascade's local fakes together (`--fake` on `cascade:<stt>+<llm>+<tts>`): its STT's, its
+text model's and its TTS's, each speaking its own wire protocol on 127.0.0.1, started and
+stopped as one `LocalFake` (the run's endpoint is the text model's)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class CascadeFakes:
+    def __init__(self, stt: Any, llm: Any, tts: Any) -> None:
+        self.stt, self.llm, self.tts = stt, llm, tts
+
+    @property
+    def parts(self) -> list[Any]:
+        return list({id(f): f for f in (self.stt, self.llm, self.tts)}.values())  # one shared fake once
+
+    @property
+    def base_url(self) -> str:
+        return self.llm.base_url
+
+    async def start(self) -> CascadeFakes:
+        for fake in self.parts:
+            await fake.start()
+        return self
+
+    async def stop(self) -> None:
+        for fake in self.parts:
+            await fake.stop()

@@ -1,0 +1,33 @@
+"""Gemini as a text model through Pipecat's `GoogleLLMService`, as the reference runs
+`--service google` (the Gemini API's generateContent, not Gemini Live).
+
+A text model: the turn's text in, the streamed reply and function calls out (`runners.run.text`).
+The runner gives the service its own `HttpOptions`: the endpoint (the local fake with `--fake`,
+`--base-url` otherwise), a timeout, and one attempt per request, so every failed request is the
+engine's to see and retry in a rebuilt session.
+"""
+
+from __future__ import annotations
+
+from google.genai.types import HttpOptions, HttpRetryOptions
+from pipecat.services.google.llm import GoogleLLMService
+
+from ..base import SessionSpec
+from .text_base import TextProviderRunner
+
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
+
+
+class GoogleTextRunner(TextProviderRunner):
+    default_endpoint = DEFAULT_BASE_URL
+    fake_key = "google-fake-not-a-secret"
+
+    def build_service(self, spec: SessionSpec) -> GoogleLLMService:
+        cfg = spec.config
+        options = HttpOptions(base_url=self.endpoint(cfg), timeout=int(self.reply_timeout_ms(cfg)),
+                              retry_options=HttpRetryOptions(attempts=1))
+        return GoogleLLMService(
+            api_key=self.api_key(cfg),
+            http_options=options,
+            settings=GoogleLLMService.Settings(model=spec.model, system_instruction=spec.system_prompt),
+        )
