@@ -21,7 +21,7 @@ from tests.provider_runs import quiet_loguru
 
 OPENAI = "cascade:openai-stt+gpt-4.1-mini+openai-tts"
 DEEPGRAM = "cascade:deepgram+claude-haiku-4-5+cartesia"
-SPEED = 4.0
+SPEED = 3.0  # Silero scores every 32 ms of audio: faster, a busy machine loses pace
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -332,7 +332,8 @@ def test_overlap_intervals_threshold_inclusive():
 def test_measure_turn_missing_pieces_are_none():
     m = measure_turn(iv(0, 3000), [], None, [], None)
     assert m.latencies.model_dump() == {
-        "voice_to_voice_ms": None, "pipeline_ttfb_ms": None, "provider_ttfb_ms": None, "leading_silence_ms": None}
+        "voice_to_voice_ms": None, "pipeline_ttfb_ms": None, "provider_ttfb_ms": None, "leading_silence_ms": None,
+        "stt_ms": None, "turn_ms": None, "llm_ms": None, "tts_ms": None}  # (the stages are a cascade's)
     m = measure_turn(iv(0, 3000), [iv(0, 2900)], 3300.0, [], None)
     assert m.latencies.pipeline_ttfb_ms == pytest.approx(400.0)
     m = measure_turn(iv(0, 3000), [], 3300.0, [], None)  # no speech found: from the WAV's end
