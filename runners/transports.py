@@ -356,6 +356,10 @@ class PacedOutput(BaseOutputTransport):
                 audio_out_end_silence_secs=0,
                 audio_out_10ms_chunks=2,
             ),
+            # frames from the service are handled as it pushes them, not queued for a task of
+            # this stage (two task switches per frame: its input task, then its process task);
+            # nothing here waits: bot audio is paced by the base transport's own audio task
+            enable_direct_mode=True,
             **kwargs,
         )
         self.clock = clock

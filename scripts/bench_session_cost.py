@@ -137,6 +137,48 @@ class LoopStalls:
         return "\n".join(lines)
 
 
+#: what a profiled function's time serves, by where it lives (first match wins); builtins are
+#: charged to their callers
+JOBS = [
+    ("paced ends (runners/transports)", ("runners/transports",)),
+    ("timeline: meters, bot VAD, recorder (+ numpy)", ("runners/timeline", "arena_tui/spine:audio", "numpy")),
+    ("run loop, tracks, events, bus", ("runners/run", "runners/pace", "runners/tools", "arena_tui/spine", "pydantic", "loguru")),
+    ("Pipecat output transport (bot audio frames)", ("pipecat/transports/base_output",)),
+    ("Pipecat input transport", ("pipecat/transports/base_input",)),
+    ("provider service + websocket (JSON, base64, ids)", ("pipecat/services", "runners/providers", "websockets",
+                                                          "stdlib:encoder", "stdlib:decoder", "stdlib:__init__",
+                                                          "stdlib:uuid", "stdlib:base64", "stdlib:random", "stdlib:secrets")),
+    ("Pipecat frame plumbing (processors, aggregators, queues)", ("pipecat", "stdlib:queues")),
+    ("asyncio event loop", ("stdlib:",)),
+]
+
+
+def job_of(filename: str) -> str:
+    path = filename.replace("\\", "/")
+    where = package_of(filename)
+    full = where + (":" + path.rsplit("/", 1)[-1].removesuffix(".py") if where.startswith("arena_tui") else "")
+    if "site-packages/pipecat/" in path:
+        full = "pipecat/" + path.split("site-packages/pipecat/", 1)[1]
+    for job, prefixes in JOBS:
+        if any(full.startswith(pre) for pre in prefixes):
+            return job
+    return "other"
+
+
+def by_job(stats: pstats.Stats) -> collections.Counter[str]:
+    """Own time per job, a builtin's charged to its callers in proportion to their calls' time."""
+    out: collections.Counter[str] = collections.Counter()
+    raw = stats.stats  # type: ignore[attr-defined]
+    for (filename, _line, _name), (_cc, _nc, tt, _ct, callers) in raw.items():
+        if package_of(filename) != "builtins" or not callers:
+            out[job_of(filename)] += tt
+            continue
+        total = sum(c[2] for c in callers.values()) or 1.0
+        for (cfile, _l, _n), c in callers.items():
+            out[job_of(cfile)] += tt * c[2] / total
+    return out
+
+
 def report_profile(prof: cProfile.Profile, top: int, audio_s: float) -> None:
     stats = pstats.Stats(prof)
     by_pkg: collections.Counter[str] = collections.Counter()
@@ -149,6 +191,9 @@ def report_profile(prof: cProfile.Profile, top: int, audio_s: float) -> None:
     calls = sum(nc for _cc, nc, _tt, _ct, _callers in stats.stats.values())  # type: ignore[attr-defined]
     print(f"profile: {total:.2f} s own time in the window (cProfile overhead included); {calls / audio_s:,.0f} "
           "Python and builtin calls per audio second per session (a count: the machine's load does not change it)")
+    print("  own time by what it serves (builtins charged to their callers):")
+    for job, tt in by_job(stats).most_common():
+        print(f"    {tt / total * 100:5.1f} %  {job}")
     print("  own time by package:")
     for pkg, tt in by_pkg.most_common(top):
         print(f"    {tt / total * 100:5.1f} %  {pkg}")
