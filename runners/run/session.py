@@ -70,6 +70,10 @@ class Session(SessionBase):
         # built first otherwise, load the Smart Turn model (~55 ms of CPU holding the loop, and
         # every other session's pacing with it, each time a session opens; over a second the first time).
         recommended = llm.service_metadata_frame().user_turn_strategies
+        if recommended is not None:  # as realtime mode wants them (Pipecat warns when it has to change them)
+            for strategy in recommended.stop or []:
+                if getattr(strategy, "wait_for_transcript", False):
+                    strategy.wait_for_transcript = False
         pair = LLMContextAggregatorPair(context, user_params=LLMUserAggregatorParams(user_turn_strategies=recommended))
         self.input = PacedInput(
             run.clock,
