@@ -65,7 +65,7 @@ RUNS = {
         row(3, MODEL_ENDED_SESSION, s(st=T), ttfb=700, latency=3000),
     ]),
 }  # fmt: skip
-GPT, GEMINI = "gpt-realtime [imported]", "gemini-live [imported, rehydrated]"
+GPT, GEMINI = "gpt-realtime [imported]", "gemini-live [imported, rehydrated, manual commit]"  # its runtime.json: disable_vad
 METRICS = ["turn_taking", "tool_use_correct", "instruction_following", "kb_grounding", "ambiguity_handling",
            "state_tracking"]  # fmt: skip
 # By hand, per run: (model_name, run_index); turns_scored, pass/fail/incomplete rows, empty, ended;
