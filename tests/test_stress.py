@@ -203,6 +203,10 @@ def test_admission_control_gives_fewer_sessions_beside_cpu_hogs_and_no_turn_goes
     _ended_right(proc.returncode, proc.stdout, proc.stderr)
     counts = _check_verdicts(tmp_path / "arena.db")
     chosen = [int(n) for n in re.findall(r"campaign: pace: (\d+)", proc.stdout)]
-    assert chosen and min(chosen) < 3, proc.stdout[-3000:]
+    assert chosen, proc.stdout[-3000:]
+    # A worker that kept pace needs no fewer sessions (issue 21 made sessions cheap enough that 3 at 8x
+    # often keep pace beside the hogs); one whose turns lost pace must have been given fewer.
+    if counts["lost_pace"]:
+        assert min(chosen) < 3, proc.stdout[-3000:]
     print(f"\nadmission beside {HOGS} hogs: sessions/worker {' → '.join(map(str, chosen))}; {counts['ok']} ok, "
           f"{counts['lost_pace']} lost pace, 0 wrong; {time.monotonic() - t0:.0f} s wall")
