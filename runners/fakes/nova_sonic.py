@@ -33,14 +33,14 @@ from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
 
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
-from runners.fakes.script import Script, ScriptedReply
+from runners.fakes.script import Script, ScriptedReplies
 from runners.fakes.server import resolve_timing, spawn
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.wire import b64
-from runners.fakes.timing import ENVELOPE, FakeClock, ReplyPlan, TimingProfile, paced
+from runners.fakes.timing import ENVELOPE, FakeClock, TimingProfile, paced
 
 
-class NovaSonicFake:
+class NovaSonicFake(ScriptedReplies):
     """Scripted Nova Sonic: one ConnectionRecord per opened bidirectional stream.
 
     It lives in this process at the SDK boundary (no socket): `base_url` says so, and the
@@ -73,16 +73,6 @@ class NovaSonicFake:
     @property
     def last(self) -> ConnectionRecord:
         return self.connections[-1]
-
-    def next_reply(self, rec: ConnectionRecord) -> tuple[int, ScriptedReply]:
-        """The shared scripting rule (reply order, or user turns heard across streams)."""
-        n, reply = self.script.next(self.reply_count, sum(c.user_turns for c in self.connections))
-        self.reply_count += 1
-        rec.replies.append(n)
-        return n, reply
-
-    def upcoming_plan(self) -> ReplyPlan:
-        return self.timing.plan(self.script.upcoming(self.reply_count, sum(c.user_turns for c in self.connections)))
 
     async def wait_until(self, cond: Any, timeout: float = 30.0, what: str = "") -> Any:
         loop = asyncio.get_running_loop()

@@ -110,3 +110,23 @@ def script_for_benchmark(benchmark: Benchmark, turns: list[int] | None = None, *
         if turns is None or turn.turn_index in turns
     ]
     return Script(replies=replies, key="user_turn", **kwargs)
+
+
+class ScriptedReplies:
+    """The shared scripting rule of a fake (reply order, or user turns heard across its
+    connections), for a class with `script`, `timing`, `reply_count` and `connections`."""
+
+    script: Script
+    timing: Any
+    reply_count: int
+    connections: list[Any]
+
+    def next_reply(self, rec: Any) -> tuple[int, ScriptedReply]:
+        n, reply = self.script.next(self.reply_count, sum(c.user_turns for c in self.connections))
+        self.reply_count += 1
+        rec.replies.append(n)
+        return n, reply
+
+    def upcoming_plan(self) -> ReplyPlan:
+        """The timing of the reply the next user utterance will get."""
+        return self.timing.plan(self.script.upcoming(self.reply_count, sum(c.user_turns for c in self.connections)))

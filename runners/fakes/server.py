@@ -17,8 +17,8 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from runners.fakes.record import ConnectionRecord
-from runners.fakes.script import Script, ScriptedReply
-from runners.fakes.timing import INSTANT, FakeClock, ReplyPlan, TimingProfile
+from runners.fakes.script import Script, ScriptedReplies
+from runners.fakes.timing import INSTANT, FakeClock, TimingProfile
 from runners.fakes.timing import pick as pick_timing
 from runners.fakes.tls import TlsPair
 
@@ -28,7 +28,7 @@ def resolve_timing(timing: str | TimingProfile, real: TimingProfile) -> TimingPr
     return timing if isinstance(timing, TimingProfile) else pick_timing(timing, real)
 
 
-class FakeServer:
+class FakeServer(ScriptedReplies):
     """An aiohttp server on 127.0.0.1 (optionally TLS) that records what each connection sent.
 
     Subclasses add routes in `routes()` and handle websocket sessions; tests use
@@ -125,16 +125,6 @@ class FakeServer:
             return await self.run_session(request, rec, lambda ws: session_cls(self, rec, ws))
 
         return handler
-
-    def next_reply(self, rec: ConnectionRecord) -> tuple[int, ScriptedReply]:
-        n, reply = self.script.next(self.reply_count, sum(c.user_turns for c in self.connections))
-        self.reply_count += 1
-        rec.replies.append(n)
-        return n, reply
-
-    def upcoming_plan(self) -> ReplyPlan:
-        """The timing of the reply the next user utterance will get."""
-        return self.timing.plan(self.script.upcoming(self.reply_count, sum(c.user_turns for c in self.connections)))
 
     # for tests
     @property
