@@ -86,7 +86,9 @@ class AudioRun(RunBase[Session, Attempt]):
 
     def check(self, turns: list[Turn]) -> None:
         for t in turns:  # unreadable audio is an error before anything starts
-            self.tracks.user_audio(t)
+            # and where its speech is, worked out here (a thread) rather than on the loop at the
+            # turn's start: up to tens of ms for a long clip, which every session's pacer would wait
+            self.tracks.user_speech(t, self.tracks.user_audio(t))
 
     async def opening(self) -> None:
         g = self.config.greeting

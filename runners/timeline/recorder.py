@@ -10,26 +10,64 @@ from arena_tui.spine.events import AudioChunk, Speaker
 from arena_tui.spine.speech import PcmLike, as_int16, tag_tone  # the tag an import looks for
 
 
+#: stereo frames per block of a stretch (one second at 24 kHz): a stretch grows by appending blocks,
+#: never by copying what it holds, so a write costs the same at the start of a long turn and at its end
+BLOCK_FRAMES = 24000
+
+
 class _Stretch:
-    """Contiguous stereo samples from absolute sample `base` (`n` used of `buf`'s capacity)."""
+    """Contiguous stereo samples from absolute sample `base` (`n` used), held in fixed blocks.
 
-    __slots__ = ("base", "buf", "n")
+    Why blocks: a buffer that grows by doubling copies everything it holds (and faults in fresh
+    pages) on the write that crosses its capacity, a few ms for a long turn, in the middle of the
+    event loop that paces every session of the process."""
 
-    def __init__(self, base: int, buf: np.ndarray, n: int) -> None:
-        self.base, self.buf, self.n = base, buf, n
+    __slots__ = ("base", "blocks", "n")
+
+    def __init__(self, base: int) -> None:
+        self.base, self.blocks, self.n = base, [], 0
 
     @property
     def end(self) -> int:
         return self.base + self.n
 
-    def cover(self, end: int, min_cap: int) -> None:
-        """Extend to absolute sample `end` (zeros), growing the buffer geometrically."""
+    @property
+    def capacity(self) -> int:
+        return len(self.blocks) * BLOCK_FRAMES
+
+    def cover(self, end: int) -> None:
+        """Extend to absolute sample `end` (zeros)."""
         need = end - self.base
-        if need > len(self.buf):
-            grown = np.zeros((max(need, 2 * len(self.buf), min_cap), 2), dtype=np.int16)
-            grown[: self.n] = self.buf[: self.n]
-            self.buf = grown
+        while self.capacity < need:
+            self.blocks.append(np.zeros((BLOCK_FRAMES, 2), dtype=np.int16))
         self.n = max(self.n, need)
+
+    def views(self, start: int, end: int, channel: int | None = None):
+        """(view, offset into the written samples) for absolute samples [start, end) block by block;
+        `channel` None: both channels."""
+        pos = start - self.base
+        stop = end - self.base
+        while pos < stop:
+            k, lo = divmod(pos, BLOCK_FRAMES)
+            hi = min(BLOCK_FRAMES, lo + stop - pos)
+            blk = self.blocks[k]
+            yield (blk[lo:hi] if channel is None else blk[lo:hi, channel]), pos - (start - self.base)
+            pos += hi - lo
+
+    def put(self, start: int, frames: np.ndarray) -> None:
+        """Write stereo `frames` at absolute sample `start` (covered first), replacing what is there."""
+        self.cover(start + len(frames))
+        for view, off in self.views(start, start + len(frames)):
+            view[:] = frames[off : off + len(view)]
+
+    def frames(self, upto: int) -> np.ndarray:
+        """Stereo samples from `base` to absolute sample `upto` (at most `end`), one array."""
+        m = min(upto, self.end) - self.base
+        if m <= 0:
+            return np.zeros((0, 2), dtype=np.int16)
+        full, rest = divmod(m, BLOCK_FRAMES)
+        parts = self.blocks[:full] + ([self.blocks[full][:rest]] if rest else [])
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 class ConversationRecorder:
@@ -76,7 +114,7 @@ class ConversationRecorder:
     @property
     def held_frames(self) -> int:
         """Stereo frames held in memory (capacity included): what is not yet taken."""
-        return sum(len(s.buf) for s in self._stretches)
+        return sum(s.capacity for s in self._stretches)
 
     def _stretch_for(self, start: int, end: int) -> _Stretch:
         """The stretch that samples [start, end) go into: the one(s) they land in or within the
@@ -84,17 +122,18 @@ class ConversationRecorder:
         last = self._stretches[-1] if self._stretches else None
         if last is not None and last.base <= start and start <= last.end + self._kept:
             # the usual case, a write at or after the newest stretch's start: nothing later to join
-            last.cover(end, self.rate)
+            last.cover(end)
             return last
         near = [s for s in self._stretches if s.base - self._kept <= end and start <= s.end + self._kept]
         if len(near) == 1 and near[0].base <= start:
-            near[0].cover(end, self.rate)
+            near[0].cover(end)
             return near[0]
         lo = min([start] + [s.base for s in near])
         hi = max([end] + [s.end for s in near])
-        joined = _Stretch(lo, np.zeros((max(hi - lo, self.rate), 2), dtype=np.int16), hi - lo)
+        joined = _Stretch(lo)
+        joined.cover(hi)
         for s in near:
-            joined.buf[s.base - lo : s.end - lo] = s.buf[: s.n]
+            joined.put(s.base, s.frames(s.end))
         self._stretches = sorted([s for s in self._stretches if s not in near] + [joined], key=lambda s: s.base)
         return joined
 
@@ -107,11 +146,12 @@ class ConversationRecorder:
             return
         end = start + len(samples)
         st = self._stretch_for(start, end)
-        view = st.buf[start - st.base : end - st.base, channel]
-        if view.any():  # something is there already: mix (sum, clipped)
-            view[:] = np.clip(view.astype(np.int32) + samples, -32768, 32767).astype(np.int16)
-        else:  # nothing yet (the usual case): the sum is the samples themselves
-            view[:] = samples
+        for view, off in st.views(start, end, channel):
+            part = samples[off : off + len(view)]
+            if view.any():  # something is there already: mix (sum, clipped)
+                view[:] = np.clip(view.astype(np.int32) + part, -32768, 32767).astype(np.int16)
+            else:  # nothing yet (the usual case): the sum is the samples themselves
+                view[:] = part
 
     def add(self, side: Speaker, pcm: PcmLike, t_ms: float) -> None:
         if t_ms < 0:
@@ -153,10 +193,11 @@ class ConversationRecorder:
                 keep.append(s)
                 continue
             upto = min(s.end, until)
-            out.append((s.base * 1000.0 / self.rate, s.buf[: upto - s.base].astype("<i2", copy=False).tobytes()))
+            out.append((s.base * 1000.0 / self.rate, s.frames(upto).astype("<i2", copy=False).tobytes()))
             if s.end > until:  # bot audio already scheduled past `until` stays for the next slice
-                rest = s.buf[until - s.base : s.n].copy()
-                keep.append(_Stretch(until, rest, len(rest)))
+                rest = _Stretch(until)
+                rest.put(until, s.frames(s.end)[until - s.base :])
+                keep.append(rest)
         self._stretches = keep
         self._taken = until
         return out
