@@ -335,6 +335,11 @@ class PacedOutput(BaseOutputTransport):
     what is playing, like a sound card's buffer: a write returns shortly before its frame
     ends (`lookahead`), so the next frame is already queued and playback stays gapless
     despite the pipeline's per-frame overhead.
+
+    Audio that finds the speaker idle plays from when it ARRIVED here (the service pushing it),
+    not from when the base transport's audio task got round to writing it: that hop is a step
+    of the event loop, and on a loop shared by many sessions it would add our own queueing to
+    the model's latency.
     """
 
     LOOKAHEAD_AUDIO_MS = 40.0
@@ -373,6 +378,7 @@ class PacedOutput(BaseOutputTransport):
         self._on_bot_audio = on_bot_audio
         self._on_interruption = on_interruption
         self._catch_up = CatchUp()
+        self._arrived_ms: float | None = None  # when audio reached an idle speaker: where it starts
 
     def busy(self) -> bool:
         """Bot audio received but not yet played."""
@@ -387,11 +393,14 @@ class PacedOutput(BaseOutputTransport):
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         if direction == FrameDirection.DOWNSTREAM:
             if isinstance(frame, OutputAudioRawFrame):
+                if self._arrived_ms is None and not self.busy():
+                    self._arrived_ms = self.clock.t_ms()
                 self._ms_in += _duration_ms(frame)
             elif isinstance(frame, InterruptionFrame):
                 pending_ms = max(0.0, self._ms_in - self._ms_out)
                 playing = self.play_end_ms > self.clock.t_ms()
                 self._ms_in = self._ms_out = 0.0
+                self._arrived_ms = None
                 if (pending_ms > 20.0 or playing) and self._on_interruption is not None:
                     self._on_interruption(self.clock.t_ms(), pending_ms)
         await super().process_frame(frame, direction)
@@ -407,7 +416,8 @@ class PacedOutput(BaseOutputTransport):
 
     async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
         now = self.clock.t_ms()
-        start = max(now, self.play_end_ms)
+        start = max(now if self._arrived_ms is None else min(now, self._arrived_ms), self.play_end_ms)
+        self._arrived_ms = None
         dur = _duration_ms(frame)
         end = start + dur
         self.play_end_ms = end
