@@ -7,13 +7,14 @@ spawned worker processes, recorded by the real store; completion is read from tu
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
 
 from arena_tui.campaign import records
 from arena_tui.orchestration.orchestrator import preflight, run_campaign, run_config
-from arena_tui.campaign.spec import CampaignSpec, SpecError, build_spec, load_toml
+from arena_tui.campaign.spec import WORKERS_PER_CORE, CampaignSpec, SpecError, build_spec, load_toml
 from arena_tui.cli import main
 from arena_tui.judge import HeuristicJudge
 from arena_tui.spine.bus import EventBus
@@ -41,8 +42,15 @@ def test_sessions_per_worker_follow_the_speed_unless_given() -> None:
     def spec(**kw):
         return build_spec({}, {"benchmarks": "demo_bench", "models": "sim", **kw})
 
-    assert [spec(speed=s).per_worker for s in (1.0, 4.0, 5.0, 8.0, 10.0, 20.0)] == [4, 4, 3, 2, 1, 1]
+    assert [spec(speed=s).per_worker for s in (1.0, 4.0, 5.0, 8.0, 10.0, 20.0)] == [2, 2, 2, 2, 1, 1]
     assert spec(speed=1.0).pace_warning is None and spec(speed=16.0).pace_warning is None
+    # processes: at 1x up to WORKERS_PER_CORE per core, at high speed one per core; never more than the cells need
+    cores = os.cpu_count() or 1
+    many = {"repeats": 40}
+    assert spec(speed=1.0, **many).local_workers == cores * WORKERS_PER_CORE
+    assert spec(speed=20.0, **many).local_workers == cores
+    assert spec(speed=1.0, repeats=3).local_workers == 2  # 3 cells, 2 sessions per worker
+    assert spec(speed=1.0, workers=3, **many).local_workers == 3  # as given
     over = spec(speed=20.0, concurrency=4)
     assert over.per_worker == 4
     assert "4 sessions per worker at speed 20 is 80× real time" in over.pace_warning

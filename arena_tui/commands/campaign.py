@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--bench", help="benchmarks, comma-separated")
     run.add_argument("--model", help="model aliases, comma-separated")
     run.add_argument("--repeats", type=int, help="runs per benchmark × model (default 1)")
-    run.add_argument("--concurrency", type=int, help="sessions per worker at most (default: 4 at 1×, fewer at higher speeds; a busy "
+    run.add_argument("--concurrency", type=int, help="sessions per worker at most (default: 2 at 1×, fewer at higher speeds; a busy "
                      "worker is given fewer, and slower new runs: see `pace:` notices)")
     run.add_argument("--judge", help="judge each run live: auto (default: openai or bedrock if its key is set, else "
                      "heuristic), openai, bedrock, heuristic, none (judge later with `arena-tui judge`)")
@@ -47,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "(person1,person2: real_audio/<name>/), or all (tts and every speaker the benchmarks have)")
     run.add_argument("--executor", choices=["local", "ray"], help="where runs execute (default local)")
     run.add_argument("--ray-address", help="Ray cluster address (default: start a local one)")
-    run.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
+    run.add_argument("--workers", type=int, help="local worker processes (default: as many as keep pace at this speed: up to 4 per core at 1×)")
     run.add_argument("--id", dest="campaign_id", help="campaign id (default: the one with this spec, else new)")
     run.add_argument("--skip-unrunnable", action="store_true", help="record unrunnable cells as skipped and run the rest")
     res = sub.add_parser("resume", help="continue a recorded campaign: skip complete runs, resume interrupted ones in place")

@@ -127,7 +127,7 @@ def make_executor(spec: CampaignSpec, bus: EventBus, on_lost: Any, on_done: Any)
                            run_cpus=1.0 / spec.per_worker, speed=spec.speed)
     from .local import LocalExecutor  # deferred: the process pool loads only when a campaign runs
 
-    return LocalExecutor(bus, on_lost=on_lost, on_done=on_done, workers=spec.workers, per_worker=spec.per_worker,
+    return LocalExecutor(bus, on_lost=on_lost, on_done=on_done, workers=spec.local_workers, per_worker=spec.per_worker,
                          speed=spec.speed)
 
 
