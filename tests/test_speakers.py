@@ -13,7 +13,6 @@ import json
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from arena_tui.campaign import records
@@ -21,34 +20,19 @@ from arena_tui.campaign.spec import CampaignSpec, build_spec, cell_parts
 from arena_tui.cli import main
 from arena_tui.compare.leaderboard import StoredRun
 from arena_tui.orchestration.orchestrator import preflight, run_campaign
-from arena_tui.spine import audio
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.source import variant_labels
 from arena_tui.store import Store
 from benchmarks.loader import BenchmarkError
 from benchmarks.registry import load_benchmark, open_benchmark, speakers
 
-LEAD_MS = {"person1": 400, "person2": 800}  # each speaker's silence before the TTS words
+from .spoken import LEAD_MS, make_spoken, tts_ms
 
 
 @pytest.fixture
 def spoken(tmp_path: Path) -> Path:
     """demo_bench with two human speakers' recordings beside its TTS audio."""
-    src = open_benchmark("demo_bench")
-    assert src.root is not None
-    folder = tmp_path / "spoken_bench"
-    shutil.copytree(src.root, folder)
-    for speaker, lead_ms in LEAD_MS.items():
-        for t in src.turns:
-            pcm = audio.load_pcm16(src.audio_path(t), 24000)
-            lead = np.zeros(24 * lead_ms, dtype=np.int16)
-            audio.write_wav(folder / "real_audio" / speaker / f"turn_{t.turn_index:03d}.wav",
-                            np.concatenate([lead, pcm]), 24000)
-    return folder
-
-
-def tts_ms(bench_folder: Path, turn: int) -> float:
-    return audio.duration_ms(audio.load_pcm16(bench_folder / "audio" / f"turn_{turn:03d}.wav", 24000))
+    return make_spoken(tmp_path / "spoken_bench")
 
 
 def test_loader_picks_the_speakers_recordings_and_lists_speakers(spoken: Path) -> None:
