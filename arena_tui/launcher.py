@@ -20,8 +20,14 @@ class ModelChoice:
     simulated: bool
     needs: tuple[str, ...]  # what is missing for a run against the real service (keys, packages)
     needs_fake: tuple[str, ...]  # what is missing for a run against its local fake
+    #: its protocol lets the client close the user's turn: server VAD may be turned off (`--disable-vad`)
+    manual_commit: bool = False
+    #: a spelling the user types (`alias` is its pattern, a cascade's), this an example of it; "" for an alias
+    typed: str = ""
 
     def label(self, fake: bool = False) -> str:
+        if self.typed:
+            return f"{self.alias}  (type it below; checked at Start)"
         missing = self.needs_fake if fake else self.needs
         what = "simulator" if self.simulated else self.provider
         return f"{self.alias}  ({what}; {'needs ' + ', '.join(missing) if missing else 'ready'})"

@@ -187,7 +187,8 @@ class ProviderRunner(ABC):
     #: speech end (our VAD of the WAV, at played time) for services that need client-side turns
     turn_frames: ClassVar[bool] = False
     #: its protocol lets the client close the user's turn (`--disable-vad`: server VAD off, our
-    #: commit at the speech end); the runner then builds its service so and `client_turns` says so
+    #: commit at the speech end; from its catalog entry, so the model list says it); the runner
+    #: then builds its service so and `client_turns` says so
     manual_commit: ClassVar[bool] = False
     #: a cascade: the run times its stages (STT final, LLM first token, TTS first audio) per turn
     stage_timing: ClassVar[bool] = False

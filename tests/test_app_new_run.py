@@ -15,10 +15,13 @@ import pytest
 from arena_tui.orchestration import launch as run_checks
 from arena_tui.app import ArenaApp
 from arena_tui.orchestration.launch import EngineLauncher
+from arena_tui.run_view import RunState
 from arena_tui.screens.dialogs.new_run import NewRunDialog
+from arena_tui.screens.run import RunScreen
 from arena_tui.screens.runs import RunsScreen
 from runners.base import get_runner
 from tests.pilot import until
+from tests.spoken import LEAD_MS, make_spoken, tts_ms
 
 DEMO = Path(__file__).resolve().parents[1] / "benchmarks" / "demo"
 REAL = "gpt-realtime"
@@ -124,3 +127,85 @@ def test_preflight_is_the_clis_checks(tmp_path: Path, data_without_audio: Path, 
     assert "not found" in run_checks.preflight("no_such_bench", {"model": "sim"}, tmp_path)[0]
     audio = run_checks.preflight("noaudio_bench", {"model": "sim"}, data_without_audio)
     assert len(audio) == 1 and "no audio for turn(s) 0, 1, 2" in audio[0]
+
+
+async def start_run(app: ArenaApp, pilot, dialog: NewRunDialog, timeout: float = 90) -> RunState:
+    """Start the dialog's run and wait for its end; the run's live state."""
+    await pilot.click("#start")
+    await until(pilot, lambda: isinstance(app.screen, RunScreen), 30)
+    run_id = app.screen.state.run_id
+    await until(pilot, lambda: not app.running(run_id), timeout)
+    return app.live[run_id]
+
+
+def shown(dialog: NewRunDialog, field: str) -> bool:
+    return bool(dialog.query_one(f"#field-{field}").display)
+
+
+async def test_speaker_and_server_vad_off_chosen_in_the_dialog_reach_the_run(tmp_path: Path) -> None:
+    """person1's recordings and our commit closing the turn: the run plays that speaker's WAV and
+    stores both in its config (its header says so); server VAD is offered only where the protocol
+    lets our commit close the turn, and a speaker a text model cannot take is refused in one line."""
+    data = tmp_path / "data"
+    make_spoken(data / "spoken_bench")
+    app = ArenaApp(tmp_path / "arena.db", data, launcher=EngineLauncher())
+    async with app.run_test(size=(120, 40)) as pilot:
+        dialog = await open_dialog(app, pilot)
+        assert shown(dialog, "speaker") and shown(dialog, "vad")  # the simulator speaks OpenAI Realtime
+        assert not shown(dialog, "cascade")
+        dialog.query_one("#model").value = "gemini-native-audio"  # no client commit in its protocol
+        await pilot.pause()
+        assert not shown(dialog, "vad")
+        dialog.query_one("#model").value = "gpt-4.1"
+        dialog.query_one("#against").value = "fake"
+        dialog.query_one("#benchmark").value = "spoken_bench"
+        dialog.query_one("#speaker").value = "person1"
+        err = await start_and_read(dialog, pilot)
+        assert err.strip() == "cannot start: text: --speaker person1 needs an audio model (a text model reads the turn's text)", err
+        dialog.query_one("#model").value = "sim"
+        await pilot.pause()
+        assert shown(dialog, "vad")
+        dialog.query_one("#vad").value = "off"
+        dialog.query_one("#turns").value = "1"
+        dialog.query_one("#speed").value = "10"
+        dialog.query_one("#judge").value = "none"
+        state = await start_run(app, pilot, dialog)
+        assert state.status == "completed", state.log
+        assert (state.started.config.get("speaker"), state.started.config.get("disable_vad")) == ("person1", True)
+        assert "speech: person1" in state.model_label and "manual commit" in state.model_label
+        played = state.turns[1].result
+        assert played.status == "ok"
+        heard = played.user_audio.end_ms - played.user_audio.start_ms
+        assert heard == pytest.approx(tts_ms(data / "spoken_bench", 1) + LEAD_MS["person1"], abs=25)
+
+
+async def test_a_cascade_typed_in_the_model_field_is_checked_as_the_cli_does_and_runs(tmp_path: Path) -> None:
+    app = ArenaApp(tmp_path / "arena.db", tmp_path, launcher=EngineLauncher())
+    async with app.run_test(size=(120, 40)) as pilot:
+        dialog = await open_dialog(app, pilot)
+        spelling = "cascade:<stt>+<llm>+<tts>"
+        labels = {alias: str(label) for label, alias in dialog.query_one("#model")._options if alias}
+        assert spelling in labels  # offered in the model list, typed in below it
+        dialog.query_one("#model").value = spelling
+        await pilot.pause()
+        assert shown(dialog, "cascade") and not shown(dialog, "vad") and shown(dialog, "against")
+        assert "type the cascade, e.g. cascade:" in text_of(dialog.query_one("#new-run-error"))
+        err = await start_and_read(dialog, pilot)
+        assert err.strip().startswith("cannot start: cascade: type one, e.g. cascade:"), err
+        dialog.query_one("#cascade").focus()
+        await pilot.press(*"cascade:whisper+gpt-4.1+openai-tts", "enter")  # enter starts, as Start does
+        await until(pilot, lambda: "cannot start" in text_of(dialog.query_one("#new-run-error")))
+        err = text_of(dialog.query_one("#new-run-error")).strip()
+        assert err == ("cannot start: 'cascade:whisper+gpt-4.1+openai-tts': unknown speech-to-text 'whisper'; "
+                       "known: openai-stt, deepgram"), err  # the CLI's rule and words, one line
+        assert app.live == {}
+        dialog.query_one("#cascade").value = "cascade:openai-stt+gpt-4.1-mini+openai-tts"
+        dialog.query_one("#against").value = "fake"
+        dialog.query_one("#turns").value = "1"
+        dialog.query_one("#judge").value = "none"
+        state = await start_run(app, pilot, dialog)
+        assert state.status == "completed", state.log
+        assert (state.started.model, state.started.provider) == ("cascade:openai-stt+gpt-4.1-mini+openai-tts", "cascade")
+        result = state.turns[1].result
+        assert result.status == "ok" and result.latencies.stages() is not None
+        assert result.user_transcript == "How much is a basic tune-up?"  # what the STT heard

@@ -104,3 +104,45 @@ def test_cli_manual_commit_run_says_so(tmp_path, capsys) -> None:
     out = capsys.readouterr().out
     assert code == 0, out
     assert "model sim [SIMULATOR] (manual commit)" in out
+
+
+def test_campaign_disable_vad_refused_where_the_protocol_has_no_client_commit(tmp_path, capsys) -> None:
+    """The run preflight's rule (`ProviderRunner.input_problems`), one line per cell it refuses;
+    nothing is recorded."""
+    import asyncio
+
+    from arena_tui.campaign import records
+    from arena_tui.store import Store
+
+    db = tmp_path / "x.db"
+    code = main(["--db", str(db), "campaign", "run", "--bench", "demo_bench", "--model", "sim,ultravox", "--fake",
+                 "--disable-vad", "--judge", "none"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    refused = [line for line in err.splitlines() if "--disable-vad" in line]
+    assert refused == ["arena-tui: demo_bench × ultravox: ultravox: --disable-vad is not supported (its protocol has "
+                       "no client commit of the user's turn; it applies to OpenAI Realtime and xAI)"], err
+    assert "campaign not started: 1 problem(s) above" in err
+
+    async def nothing_recorded() -> None:
+        async with await Store.open(db) as store:
+            assert await store.list_runs() == [] and await records.list_campaigns(store) == []
+
+    asyncio.run(nothing_recorded())
+
+
+def test_campaign_spec_disable_vad_from_toml_and_flag(tmp_path) -> None:
+    from arena_tui.campaign.spec import CampaignSpec, SpecError, build_spec, load_toml
+    from arena_tui.orchestration.orchestrator import run_config
+
+    f = tmp_path / "c.toml"
+    f.write_text('bench = ["demo_bench"]\nmodel = ["sim", "grok"]\ndisable_vad = true\n')
+    spec = build_spec(load_toml(f), {})
+    assert spec.disable_vad and run_config(spec, "grok")["disable_vad"] is True
+    assert CampaignSpec.from_json(spec.to_json()) == spec
+    plain = build_spec({}, {"benchmarks": "demo_bench", "models": "sim"})
+    assert "disable_vad" not in plain.to_json() and "disable_vad" not in run_config(plain, "sim")
+    assert build_spec({}, {"benchmarks": "demo_bench", "models": "sim", "disable_vad": True}).disable_vad
+    f.write_text('bench = ["demo_bench"]\nmodel = ["sim"]\ndisable_vad = "yes"\n')
+    with pytest.raises(SpecError, match="disable_vad must be true or false"):
+        build_spec(load_toml(f), {})

@@ -13,7 +13,6 @@ import json
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from arena_tui.campaign import records
@@ -21,34 +20,19 @@ from arena_tui.campaign.spec import CampaignSpec, build_spec, cell_parts
 from arena_tui.cli import main
 from arena_tui.compare.leaderboard import StoredRun
 from arena_tui.orchestration.orchestrator import preflight, run_campaign
-from arena_tui.spine import audio
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.source import variant_labels
 from arena_tui.store import Store
 from benchmarks.loader import BenchmarkError
 from benchmarks.registry import load_benchmark, open_benchmark, speakers
 
-LEAD_MS = {"person1": 400, "person2": 800}  # each speaker's silence before the TTS words
+from .spoken import LEAD_MS, make_spoken, tts_ms
 
 
 @pytest.fixture
 def spoken(tmp_path: Path) -> Path:
     """demo_bench with two human speakers' recordings beside its TTS audio."""
-    src = open_benchmark("demo_bench")
-    assert src.root is not None
-    folder = tmp_path / "spoken_bench"
-    shutil.copytree(src.root, folder)
-    for speaker, lead_ms in LEAD_MS.items():
-        for t in src.turns:
-            pcm = audio.load_pcm16(src.audio_path(t), 24000)
-            lead = np.zeros(24 * lead_ms, dtype=np.int16)
-            audio.write_wav(folder / "real_audio" / speaker / f"turn_{t.turn_index:03d}.wav",
-                            np.concatenate([lead, pcm]), 24000)
-    return folder
-
-
-def tts_ms(bench_folder: Path, turn: int) -> float:
-    return audio.duration_ms(audio.load_pcm16(bench_folder / "audio" / f"turn_{turn:03d}.wav", 24000))
+    return make_spoken(tmp_path / "spoken_bench")
 
 
 def test_loader_picks_the_speakers_recordings_and_lists_speakers(spoken: Path) -> None:
@@ -183,3 +167,37 @@ def test_campaign_flag_speaker_all_resolves_from_the_benchmarks(spoken: Path) ->
     assert CampaignSpec.from_json(stored) == spec
     plain = spec_from_args(argparse.Namespace(**{**vars(args), "speaker": None}))
     assert "speakers" not in plain.to_json()  # a spec without speakers is the JSON it always was
+
+
+def test_campaign_cli_speaker_all_and_disable_vad_are_stored_with_each_run(spoken: Path, tmp_path: Path, capsys) -> None:
+    """`campaign run --speaker all --disable-vad`: a cell per speaker the benchmark has, each run
+    with its speaker's audio and the server VAD off, both in its stored config, and `show` says so."""
+    db = tmp_path / "arena.db"
+    code = main(["--db", str(db), "campaign", "run", "--bench", str(spoken), "--model", "sim", "--speed", "10",
+                 "--turns", "1", "--no-greeting", "--judge", "none", "--workers", "1", "--speaker", "all",
+                 "--disable-vad"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+
+    async def check() -> str:
+        async with await Store.open(db) as store:
+            ((cid, _, spec),) = await records.list_campaigns(store)
+            assert spec.speakers == ("tts", "person1", "person2") and spec.disable_vad
+            runs = {}
+            for row in await records.cells(store, cid):
+                run = await store.get_run(row.run_id)
+                runs[cell_parts(row.cell.benchmark)[1]] = run
+                played = next(r for r in await store.turn_results(run.run_id) if r.turn_index == 1)
+                assert played.status == "ok"
+                heard = played.user_audio.end_ms - played.user_audio.start_ms
+                assert heard == pytest.approx(tts_ms(spoken, 1) + LEAD_MS.get(run.config.get("speaker", "tts"), 0), abs=25)
+            assert {s: (r.config.get("speaker", "tts"), r.config.get("disable_vad")) for s, r in runs.items()} == {
+                "tts": ("tts", True), "person1": ("person1", True), "person2": ("person2", True)}
+            assert {StoredRun(r, {}, ()).group for r in runs.values()} == {
+                "sim [simulator, unjudged, manual commit]", "sim [simulator, unjudged, speech: person1, manual commit]",
+                "sim [simulator, unjudged, speech: person2, manual commit]"}
+            return cid
+
+    cid = asyncio.run(check())
+    assert main(["--db", str(db), "campaign", "show", cid]) == 0
+    assert "speed 10, manual commit, executor local" in capsys.readouterr().out

@@ -76,6 +76,9 @@ class CampaignSpec:
     #: whose voice the user audio is, one cell each: tts and/or human speakers (`all` is resolved
     #: by the command, per the benchmarks' recordings, before the spec is made)
     speakers: tuple[str, ...] = (TTS,)
+    #: server VAD off in every run (`--disable-vad`: our commit closes the user's turn); a model whose
+    #: protocol has no client commit is refused by the run preflight (`orchestrator.preflight`)
+    disable_vad: bool = False
 
     def __post_init__(self) -> None:
         if not self.benchmarks:
@@ -95,6 +98,8 @@ class CampaignSpec:
         bad = [s for s in self.speakers if s == ALL_SPEAKERS or not s or SPEAKER_SEP in s]
         if bad:
             raise SpecError(f"campaign: speaker {bad[0]!r} is not a speaker's name (tts, person1, …)")
+        if not isinstance(self.disable_vad, bool):
+            raise SpecError(f"campaign: disable_vad must be true or false (got {self.disable_vad!r})")
 
     @property
     def per_worker(self) -> int:
@@ -150,6 +155,8 @@ class CampaignSpec:
         d["ray_address"] = _no_secret(d["ray_address"])
         if self.speakers == (TTS,):  # a spec without speakers stays the JSON it always was (found again by it)
             del d["speakers"]
+        if not self.disable_vad:  # (the same for one with the server's VAD)
+            del d["disable_vad"]
         return d
 
     @classmethod
@@ -173,7 +180,8 @@ def _no_secret(address: str | None) -> str | None:
 # TOML key / flag name -> spec field
 _KEYS = {"bench": "benchmarks", "model": "models", "repeats": "repeats", "concurrency": "concurrency",
          "judge": "judge", "speed": "speed", "turns": "turns", "fake": "fake", "greeting": "greeting",
-         "executor": "executor", "ray_address": "ray_address", "workers": "workers", "speaker": "speakers"}
+         "executor": "executor", "ray_address": "ray_address", "workers": "workers", "speaker": "speakers",
+         "disable_vad": "disable_vad"}
 
 
 def listify(value: Any, where: str) -> tuple[str, ...]:

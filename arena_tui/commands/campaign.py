@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.spine.errors import CliError
-from arena_tui.spine.source import ALL_SPEAKERS
+from arena_tui.spine.source import ALL_SPEAKERS, variant_labels
 from arena_tui.spine.times import when_text
 
 from .ids import resolve_campaign_id
+from .run import add_input_arguments
 from ..orchestration.live import choose_judge
 
 NAME = "campaign"
@@ -42,9 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--turns", help="turn subset, e.g. 0-2")
     run.add_argument("--fake", action="store_const", const=True, help="providers run against their local fakes")
     run.add_argument("--no-greeting", dest="greeting", action="store_const", const=False, help="skip greetings")
-    run.add_argument("--speaker", metavar="tts|NAME,…|all",
-                     help="whose voice the user audio is, one cell each: tts (default), human speakers' recordings "
-                     "(person1,person2: real_audio/<name>/), or all (tts and every speaker the benchmarks have)")
+    add_input_arguments(run, matrix=True)
     run.add_argument("--executor", choices=["local", "ray"], help="where runs execute (default local)")
     run.add_argument("--ray-address", help="Ray cluster address (default: start a local one)")
     run.add_argument("--workers", type=int, help="local worker processes (default: as many as keep pace at this speed: up to 4 per core at 1×)")
@@ -99,7 +98,8 @@ def spec_from_args(args: argparse.Namespace) -> Any:
                  "concurrency": args.concurrency, "judge": args.judge, "speed": args.speed, "turns": args.turns,
                  "fake": args.fake, "greeting": args.greeting, "executor": args.executor,
                  "ray_address": args.ray_address, "workers": args.workers,
-                 "speakers": getattr(args, "speaker", None)}
+                 "speakers": getattr(args, "speaker", None),
+                 "disable_vad": True if getattr(args, "disable_vad", False) else None}
         file_values, flags = _all_speakers(file_values, flags, args)
         spec = build_spec(file_values, flags)
         run_config(spec, spec.models[0])  # --turns parses
@@ -190,7 +190,8 @@ async def _show(store: Any, campaign_id: str, data: Path | None) -> int:
     if view is None:
         raise CliError(f"{store.path}: no campaign {campaign_id} (see `arena-tui campaign list`)")
     spec = view.spec
-    print(f"campaign {campaign_id}: {view.summary} repeat(s), speed {spec.speed:g}, executor {spec.executor}: "
+    variants = "".join(f", {label}" for label in variant_labels({"disable_vad": spec.disable_vad}))
+    print(f"campaign {campaign_id}: {view.summary} repeat(s), speed {spec.speed:g}{variants}, executor {spec.executor}: "
           f"{view.count('complete')}/{len(view.cells)} complete" + (f"; {view.pace}" if view.pace else ""))
     header = ("cell", "run", "status", "turns", "strict pass", "reason")
     lines = [(c.cell.label, c.run_id or "-", c.state, c.progress, c.pass_rate, c.reason) for c in view.cells]

@@ -78,17 +78,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_input_arguments(parser: argparse.ArgumentParser) -> None:
-    """The user-input options `run` and `campaign` share: whose voice, and who closes the turn."""
-    parser.add_argument(
-        "--speaker", metavar="tts|NAME|all",
-        help="whose voice the user audio is: tts (default, the benchmark's audio/), a human speaker's recordings "
-        "(e.g. person1: real_audio/person1/), or all (one run per speaker the benchmark has)",
-    )
+def add_input_arguments(parser: argparse.ArgumentParser, *, matrix: bool = False) -> None:
+    """The user-input options `run` and `campaign` share: whose voice, and who closes the turn
+    (`matrix`: a campaign's, where speakers are a list, one cell each)."""
+    if matrix:
+        parser.add_argument(
+            "--speaker", metavar="tts|NAME,…|all",
+            help="whose voice the user audio is, one cell each: tts (default), human speakers' recordings "
+            "(person1,person2: real_audio/<name>/), or all (tts and every speaker the benchmarks have)",
+        )
+    else:
+        parser.add_argument(
+            "--speaker", metavar="tts|NAME|all",
+            help="whose voice the user audio is: tts (default, the benchmark's audio/), a human speaker's recordings "
+            "(e.g. person1: real_audio/person1/), or all (one run per speaker the benchmark has)",
+        )
     parser.add_argument(
         "--disable-vad", action="store_true",
         help="server VAD off (OpenAI Realtime, xAI): the user's turn is closed by our commit + response.create at "
-        "the end of the speech in the user WAV",
+        "the end of the speech in the user WAV" + (" (every run of the campaign)" if matrix else ""),
     )
 
 

@@ -7,14 +7,14 @@ whether the model called a tool), `silence_pads` (leading silence) and `ttfts` (
 The same object per model here, one per benchmark (and `all`, pooled), from the same rules as every
 other figure: counts over our fixed denominators (`arena_tui.verdicts`), latencies only from runs
 at speed 1 on our timeline. Our own turn pass (every scored dimension) sits beside theirs under
-`arena_tui`, named, never in place of it.
+`arena_tui`, named, never in place of it, and so are a cascade's stage figures (`stages_ms`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .leaderboard import BoardRow, Leaderboard
+from .leaderboard import STAGES, BoardRow, Leaderboard, RunFigures
 from ..stats import Rate
 
 
@@ -40,8 +40,16 @@ def row_aggregate(row: BoardRow) -> dict[str, Any]:
             "labels": list(row.labels),
             "latency_excluded": row.latency_excluded,
             "run_ids": [f.run.run_id for f in figs],
+            **_stages(figs),
         },
     }
+
+
+def _stages(figs: list[RunFigures]) -> dict[str, Any]:
+    """A cascade's per-turn stage figures (`stages_ms`: stt, turn, llm, tts), as the lists above;
+    nothing for a row without stages."""
+    stages = {k: [v for f in figs for v in f.stages.get(k, [])] for k in STAGES}
+    return {"stages_ms": stages} if any(stages.values()) else {}
 
 
 def aggregates(board: Leaderboard) -> dict[str, dict[str, Any]]:

@@ -337,6 +337,13 @@ class BoardRow:
         """False when none of its runs was ever judged: its rates are "not judged", not 0 %."""
         return any(f.run.judged for f in self.runs)
 
+    def stages_p50(self) -> str | None:
+        """A cascade's stage p50s in ms, `stt/turn/llm/tts` (`STAGES`), or None for a row without
+        stages: how the leaderboard screen and the report's tables say it."""
+        if not self.stages:
+            return None
+        return "/".join(f"{self.stages[k].p50:.0f}" if k in self.stages else "?" for k in STAGES)
+
 
 def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:
     def pool(attr: str) -> list[float]:

@@ -29,6 +29,8 @@ DEFINITIONS = [
     "sped-up runs and runs whose speed was not recorded are listed as excluded.",
     "tool turn: the model made at least one call on the turn. leading silence: first bot audio frame → audible speech. "
     "overlap: turns where the user's and the bot's speech overlapped (>= 100 ms), of the turns measured.",
+    "stages (a cascade's, when a row has them): p50 of each stage on our clock, each from the one before: user speech "
+    "end → STT final transcript → the user turn's end → LLM first token → TTS first audio played; runs at speed 1.",
     "Rows labelled imported come from the reference harness (`arena-tui import`): its judge's verdicts; latencies "
     "derived on import from its conversation.wav by our rules, at speed 1 (its audio plays in real time).",
     "Rows labelled simulator / protocol fake / heuristic judge come from the local simulator, a protocol fake scripted from "
@@ -71,20 +73,25 @@ def overlap_text(r: BoardRow) -> str:
     return f"{r.overlap.passes}/{r.overlap.n} turns" + (f" [max {r.overlap_ms.max:,.0f} ms]" if r.overlap_ms else "")
 
 
+STAGES_HEAD = "stages p50 stt/turn/llm/tts"  # a cascade's (`BoardRow.stages_p50`), when a row of the table has them
+
+
 def _leaderboard_table(board: Leaderboard, rows: list[BoardRow]) -> list[list[str]]:
     dims = board.dimensions
+    stages = any(r.stages for r in rows)
     table = [["model", "runs", "turn pass (all dimensions, ours)", "turn pass (tool ∧ instruction ∧ KB, original eval)",
               *dims, "v2v p50", "v2v p95", "v2v tool p50", "v2v non-tool p50", "leading silence p50", "overlap",
-              "empty", "ended", "missing/unjudged"]]  # fmt: skip
+              *([STAGES_HEAD] if stages else []), "empty", "ended", "missing/unjudged"]]  # fmt: skip
     for r in sorted(rows, key=lambda r: (-(r.strict.rate or 0), r.model)):
         lat_runs = "" if not r.latency_excluded else f" ({r.latency_runs}/{len(r.runs)} runs)"
+        stage_cell = [f"{r.stages_p50()} ms" if r.stages else "–"] if stages else []
         table.append([
             r.model, str(len(r.runs)), pct(r.strict, r.judged), pct(r.original, r.judged),
             *(pct(r.dimensions.get(d), r.judged) for d in dims),
             ms(r.v2v.p50 if r.v2v else None, r.v2v_p50_ci) + lat_runs,
             ms(r.v2v.p95 if r.v2v else None, r.v2v_p95_ci),
             ms(r.v2v_tool.p50 if r.v2v_tool else None), ms(r.v2v_non_tool.p50 if r.v2v_non_tool else None),
-            ms(r.leading_silence.p50 if r.leading_silence else None), overlap_text(r),
+            ms(r.leading_silence.p50 if r.leading_silence else None), overlap_text(r), *stage_cell,
             str(r.empty_responses), str(r.ended_session), f"{r.missing_turns}/{r.unjudged_turns}",
         ])  # fmt: skip
     return table

@@ -27,7 +27,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .leaderboard import BoardRow, Leaderboard, RunFigures
+from .leaderboard import STAGES, BoardRow, Leaderboard, RunFigures
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe, mean_std, wilson
 from ..timing import speed_note
 
@@ -77,6 +77,7 @@ def _dist_names(prefix: str, stats: Sequence[str]) -> list[str]:
 
 
 _V2V = ["mean", "p50", "p90", "p95", "p99"]
+_STAGE_STATS = ["mean", "p50", "p95"]  # a cascade's stages (`Latencies.stages`), each on our clock
 _LATENCY_OURS = [
     "voice_to_voice_n", *_dist_names("voice_to_voice_ms", _V2V),
     "voice_to_voice_ms_p50_ci_lower", "voice_to_voice_ms_p50_ci_upper",
@@ -86,6 +87,7 @@ _LATENCY_OURS = [
     *_dist_names("leading_silence_ms", ["n", "mean", "p50", "p95"]),
     *_dist_names("pipeline_ttfb_ms", _V2V), *_dist_names("provider_ttfb_ms", _V2V),
     "overlap_turns", "overlap_measured_turns", *_dist_names("overlap_ms", ["mean", "p50", "max"]),
+    "stage_turns", *(n for k in STAGES for n in _dist_names(f"stage_{k}_ms", _STAGE_STATS)),
 ]  # fmt: skip
 OURS_RUN_RESULTS = [
     "judge", "model_alias", "provider", "status", "started_at", "speed", "latency_note", "simulator", "fake",
@@ -140,8 +142,10 @@ def _count_cols(name: str, count: int, total: int) -> dict[str, Any]:
 
 def _latency_ours(v2v: Distribution | None, cis: Sequence[tuple[float, float] | None], tool: Distribution | None,
                   non_tool: Distribution | None, silence: Distribution | None, pipeline: Distribution | None,
-                  provider: Distribution | None, overlap: Rate, overlap_ms: Distribution | None) -> dict[str, Any]:  # fmt: skip
-    """Our latency and overlap columns of one set of turns (a run, or a leaderboard row's)."""
+                  provider: Distribution | None, overlap: Rate, overlap_ms: Distribution | None,
+                  stages: Mapping[str, Distribution]) -> dict[str, Any]:  # fmt: skip
+    """Our latency and overlap columns of one set of turns (a run, or a leaderboard row's); a
+    cascade's stages over its turns timed in every stage (`stage_turns`: 0 for any other model)."""
     out: dict[str, Any] = {"voice_to_voice_n": v2v.n if v2v else 0, **_dist_cols("voice_to_voice_ms", v2v, _V2V)}
     p50_ci, p95_ci = cis
     out["voice_to_voice_ms_p50_ci_lower"], out["voice_to_voice_ms_p50_ci_upper"] = p50_ci or (None, None)
@@ -153,6 +157,9 @@ def _latency_ours(v2v: Distribution | None, cis: Sequence[tuple[float, float] | 
     out.update(_dist_cols("provider_ttfb_ms", provider, _V2V))
     out.update({"overlap_turns": overlap.passes, "overlap_measured_turns": overlap.n})
     out.update(_dist_cols("overlap_ms", overlap_ms, ["mean", "p50", "max"]))
+    out["stage_turns"] = stages[STAGES[0]].n if stages else 0  # a turn has every stage or none
+    for k in STAGES:
+        out.update(_dist_cols(f"stage_{k}_ms", stages.get(k), _STAGE_STATS))
     return out
 
 
@@ -160,7 +167,8 @@ def _run_latency(f: RunFigures) -> dict[str, Any]:
     cis = bootstrap_percentile_cis(f.v2v, [50, 95]) or (None, None)
     return _latency_ours(describe(f.v2v), cis, describe(f.v2v_tool), describe(f.v2v_non_tool),
                          describe(f.leading_silence), describe(f.pipeline_ttfb), describe(f.provider_ttfb),
-                         Rate(sum(v > 0 for v in f.overlap), len(f.overlap)), describe([v for v in f.overlap if v > 0]))
+                         Rate(sum(v > 0 for v in f.overlap), len(f.overlap)), describe([v for v in f.overlap if v > 0]),
+                         {k: d for k, values in f.stages.items() if (d := describe(values)) is not None})
 
 
 def _judge_columns(f: RunFigures) -> dict[str, Any]:
@@ -277,7 +285,8 @@ def _row_figures(row: BoardRow) -> dict[str, Any]:
         **_rate_cols(ORIGINAL, row.original),
         **{k: v for m in METRICS for k, v in _rate_cols(f"{m}_pooled", row.dimensions.get(m)).items()},
         **_latency_ours(row.v2v, (row.v2v_p50_ci, row.v2v_p95_ci), row.v2v_tool, row.v2v_non_tool,
-                        row.leading_silence, row.pipeline_ttfb, row.provider_ttfb, row.overlap, row.overlap_ms),
+                        row.leading_silence, row.pipeline_ttfb, row.provider_ttfb, row.overlap, row.overlap_ms,
+                        row.stages),
         "empty_response_total": row.empty_responses,
         "model_ended_session_total": row.ended_session,
         "missing_turns_total": row.missing_turns,

@@ -271,6 +271,9 @@ class Progress:
             + f"; tool calls {calls}; median v2v {latency_text(med, self.speed)}",
             file=out,
         )
+        stages = stage_line(self.results, self.speed)
+        if stages:
+            print(stages, file=out)
         self._ending(out)
 
     def _ending(self, out: TextIO) -> None:
@@ -279,6 +282,24 @@ class Progress:
             print(n, file=out)
         if self.ended is not None:
             print(f"run {self.ended.status}{': ' + self.ended.reason if self.ended.reason else ''}", file=out)
+
+
+#: a cascade's stages as the summary names them (`Latencies.stages`, in order)
+STAGE_NAMES = {"stt": "STT", "turn": "turn", "llm": "LLM", "tts": "TTS"}
+
+
+def stage_line(results: list[Any], speed: float | None) -> str | None:
+    """A cascade's p50 per stage and voice-to-voice over the counted turns timed in every stage, on
+    our clock, labelled not comparable at a speed other than 1 (`latency_caveat`); None without stages."""
+    timed = [r for r in results if counts(r.status) and r.latencies.stages() is not None]
+    if not timed:
+        return None
+    p50 = {k: median([r.latencies.stages()[k] for r in timed]) for k in STAGE_NAMES}
+    v2v = median([response_latency(r.latencies.voice_to_voice_ms) for r in timed])
+    caveat = latency_caveat(speed)
+    return (f"stages p50 on our clock ({len(timed)} turn(s)" + (f", {caveat}" if caveat else "") + "): "
+            + ", ".join(f"{name} {latency_text(p50[k])}" for k, name in STAGE_NAMES.items())
+            + f"; voice-to-voice {latency_text(v2v)}")
 
 
 def _ms(v: float | None) -> str:

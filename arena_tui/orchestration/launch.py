@@ -21,14 +21,17 @@ from arena_tui.spine.bus import ThreadPublisher
 from arena_tui.spine.errors import CliError
 from ..launcher import ModelChoice
 from .engine_thread import on_engine_loop
-from .models import models
+from .models import cascades, models
 
 
 def model_choices() -> list[ModelChoice]:
     """Every model alias with what a run with it still needs (key names only, never values), the
-    simulator first."""
-    out = [ModelChoice(m.alias, m.provider, m.simulated, m.needs, m.needs_fake) for m in models()]
-    return sorted(out, key=lambda c: (not c.simulated, c.alias))
+    simulator first; last, the cascade spelling, typed in (`cascade:<stt>+<llm>+<tts>`)."""
+    out = [ModelChoice(m.alias, m.provider, m.simulated, m.needs, m.needs_fake, manual_commit=m.manual_commit)
+           for m in models()]
+    spelling = cascades()
+    return [*sorted(out, key=lambda c: (not c.simulated, c.alias)),
+            ModelChoice(spelling.spelling, "cascade", False, (), (), typed=spelling.examples[0])]
 
 
 def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> list[str]:

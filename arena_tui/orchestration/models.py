@@ -22,6 +22,7 @@ class Model:
     simulated: bool
     needs: tuple[str, ...]  # what a run against the real service still needs (keys, packages)
     needs_fake: tuple[str, ...]  # what a run against its local fake still needs
+    manual_commit: bool = False  # its protocol lets `--disable-vad` close the user's turn by our commit
 
 
 def models() -> list[Model]:
@@ -34,7 +35,8 @@ def models() -> list[Model]:
         p = catalog.find(alias)
         if p.name not in needs:
             needs[p.name] = (tuple(short(x) for x in p.problems()), tuple(short(x) for x in p.problems(fake=True)))
-        out.append(Model(alias, p.name, p.model_id(alias), p.kind, p.key_env, p.simulated, *needs[p.name]))
+        out.append(Model(alias, p.name, p.model_id(alias), p.kind, p.key_env, p.simulated, *needs[p.name],
+                         manual_commit=p.manual_commit))
     return out
 
 

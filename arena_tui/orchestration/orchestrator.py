@@ -58,6 +58,8 @@ def run_config(spec: CampaignSpec, model: str, speaker: str = TTS) -> dict[str, 
     cfg: dict[str, Any] = {"model": model, "speed": spec.speed, **spec.extra}
     if speaker != TTS:
         cfg["speaker"] = speaker
+    if spec.disable_vad:
+        cfg["disable_vad"] = True
     if spec.turns:
         cfg["turns"] = parse_turns(spec.turns)
     if spec.fake and model != "sim":

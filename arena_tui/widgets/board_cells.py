@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.text import Text
 
-from ..compare.leaderboard import NOT_JUDGED, POOLED, STAGES, BoardRow
+from ..compare.leaderboard import NOT_JUDGED, POOLED, BoardRow
 from ..compare.render import ms as ms_text
 from ..stats import Distribution, Rate
 from .dimensions import dim_label
@@ -110,9 +110,10 @@ def _rate(r: Rate | None, judged: bool) -> float | None:
 
 def stages_cell(row: BoardRow) -> Text:
     """A cascade's stage p50s, `stt/turn/llm/tts` in ms (they add up to about its pipeline TTFB)."""
-    if not row.stages:
+    text = row.stages_p50()
+    if text is None:
         return Text("–" if row.v2v is None else "no stages", MUTED)
-    return Text("/".join(f"{row.stages[k].p50:.0f}" if k in row.stages else "?" for k in STAGES))
+    return Text(text)
 
 
 def _stages_total(row: BoardRow) -> float | None:

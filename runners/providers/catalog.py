@@ -50,6 +50,9 @@ class Provider:
     model_env: Mapping[str, str] = field(default_factory=dict)
     #: its peer is always its local fake (`sim`)
     simulated: bool = False
+    #: its protocol lets the client close the user's turn (`--disable-vad`: server VAD off, our
+    #: commit at the speech end; `ProviderRunner.input_problems` refuses it elsewhere)
+    manual_commit: bool = False
 
     @property
     def kind(self) -> str:
@@ -80,6 +83,7 @@ PROVIDERS: tuple[Provider, ...] = (
         },
         key_env=("OPENAI_API_KEY",),
         packages=("websockets", "pipecat.services.openai.realtime.llm"),
+        manual_commit=True,
     ),
     Provider(
         name="sim",
@@ -88,6 +92,7 @@ PROVIDERS: tuple[Provider, ...] = (
         aliases={"sim": "gpt-realtime"},
         packages=("websockets", "pipecat.services.openai.realtime.llm"),
         simulated=True,
+        manual_commit=True,
     ),
     Provider(
         name="gemini",
@@ -142,6 +147,7 @@ PROVIDERS: tuple[Provider, ...] = (
         },
         key_env=("XAI_API_KEY",),
         packages=("websockets", "pipecat.services.xai.realtime.llm"),
+        manual_commit=True,
     ),
     Provider(
         name="ultravox",
@@ -293,7 +299,7 @@ BY_ALIAS: dict[str, Provider] = _by_alias()
 BY_RUNNER: dict[str, Provider] = {p.runner: p for p in PROVIDERS}
 #: what an entry declares for its runner class (the same names as the class attributes)
 FIELDS = ("name", "aliases", "mode", "key_env", "any_key", "packages", "install_hint", "model_prefix",
-          "model_env", "simulated", "fake_class")
+          "model_env", "simulated", "fake_class", "manual_commit")
 
 
 def known_models() -> list[str]:

@@ -84,7 +84,6 @@ class GrokReplayingService(ReplayBeforeFirstResponse, GrokRealtimeLLMService):
 class GrokRealtimeRunner(ProviderRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = FAKE_KEY
-    manual_commit = True
 
     def __init__(self) -> None:
         self.sessions = 0

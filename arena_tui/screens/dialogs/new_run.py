@@ -1,5 +1,6 @@
-"""The new-run dialog: benchmark, model, against what, faults, turns, speed and judge, checked
-by the launcher's preflight before anything starts."""
+"""The new-run dialog: benchmark, model (a cascade typed in), against what, faults, turns, speed,
+whose voice, who closes the user's turn and judge, checked by the launcher's preflight before
+anything starts."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static
 
 from arena_tui.spine.judges import AUTO, HEURISTIC, KINDS_OR_NONE, NONE
+from arena_tui.spine.source import TTS
 from ...launcher import Launcher
 from ..base import ArenaDialog
 
@@ -31,6 +33,18 @@ CHROME_ROWS = 10  # new-run dialog rows that are not fields: border 2, padding 2
 AGAINST = [
     ("the real service (key from the environment)", "service"),
     ("its local protocol fake (no key; scripted answers)", "fake"),
+]
+#: whose voice the user audio is (`--speaker`): the benchmark's TTS audio, or a human speaker's
+#: recordings (`real_audio/<name>/`; the preflight says when the benchmark has none)
+SPEAKERS = [
+    ("tts (the benchmark's synthesised audio)", TTS),
+    ("person1 (human recordings: real_audio/person1/)", "person1"),
+    ("person2 (human recordings: real_audio/person2/)", "person2"),
+]
+#: who closes the user's turn, for a model whose protocol allows our commit (`--disable-vad`)
+VAD = [
+    ("on: the model's server VAD closes the user's turn", "server"),
+    ("off: our commit at the end of the speech (--disable-vad)", "off"),
 ]
 
 
@@ -83,10 +97,13 @@ class NewRunDialog(ArenaDialog[dict[str, Any] | None]):
         fields: list[tuple[str, Widget]] = [
             ("benchmark", Select(options, value=default, allow_blank=False, id="benchmark")),
             ("model", Select([("sim  (simulator; ready)", "sim")], value="sim", allow_blank=False, id="model")),
+            ("cascade", Input("", id="cascade", placeholder="cascade:<stt>+<llm>+<tts>")),
             ("against", Select(AGAINST, value="service", allow_blank=False, id="against")),
             ("simulator faults", Input("", id="faults", placeholder="e.g. 1:no_response,2:barge_in")),
             ("turns", Input("", id="turns", placeholder="all, or e.g. 0-4,7")),
             ("speed", Input("1.0", id="speed", placeholder="1.0 = real time")),
+            ("speaker", Select(SPEAKERS, value=TTS, allow_blank=False, id="speaker")),
+            ("server VAD", Select(VAD, value="server", allow_blank=False, id="vad")),
             ("judge", Select(JUDGES, value="auto", allow_blank=False, id="judge")),
         ]
         with Vertical(classes="dialog wide", id="new-run"):
@@ -120,12 +137,20 @@ class NewRunDialog(ArenaDialog[dict[str, Any] | None]):
     def _models_loaded(self, choices: list) -> None:
         self.choices = {c.alias: c for c in choices}
         self._model_labels()
+        self._sim_only()
         self._needs_line()
+
+    def _choice(self) -> Any:
+        """The chosen model's `ModelChoice` (None before the list is loaded)."""
+        return self.choices.get(str(self.query_one("#model", Select).value))
 
     def _needs_line(self) -> None:
         """What the chosen model still needs, said when it is chosen (not only after Start)."""
-        choice = self.choices.get(str(self.query_one("#model", Select).value))
+        choice = self._choice()
         if choice is None:
+            return
+        if choice.typed:
+            self._error_line(Text(f"type the cascade, e.g. {choice.typed}", "yellow"))
             return
         fake = not choice.simulated and self.query_one("#against", Select).value == "fake"
         missing = choice.needs_fake if fake else choice.needs
@@ -154,10 +179,16 @@ class NewRunDialog(ArenaDialog[dict[str, Any] | None]):
         return choice.simulated if choice is not None else alias == "sim"
 
     def _sim_only(self) -> None:
-        """Faults are a simulator feature, and `against` means nothing for it: shown only where they apply."""
+        """Faults are a simulator feature, and `against` means nothing for it; the cascade field is for
+        a typed model, server VAD off for a protocol that lets our commit close the turn: each shown
+        only where it applies."""
         sim = self._is_sim()
+        choice = self._choice()
         self.query_one("#field-faults").display = sim
         self.query_one("#field-against").display = not sim
+        self.query_one("#field-cascade").display = bool(choice is not None and choice.typed)
+        self.query_one("#field-vad").display = bool(choice is not None and choice.manual_commit)
+        self.fit(self.app.size.height)
 
     @on(Select.Changed, "#model")
     def model_changed(self) -> None:
@@ -187,7 +218,7 @@ class NewRunDialog(ArenaDialog[dict[str, Any] | None]):
         between a fixed title and fixed buttons.
         """
         room = int(screen_rows * 0.9) - CHROME_ROWS  # the dialog is at most 90% high (app.tcss)
-        n = len(self.query(".field"))
+        n = sum(1 for f in self.query(".field") if f.display)
         full = room >= n * 4
         gap = 1 if full or room >= n * 2 else 0
         for w in self.query("#new-run-form Input, #new-run-form Select"):
@@ -199,8 +230,14 @@ class NewRunDialog(ArenaDialog[dict[str, Any] | None]):
         form.styles.max_height = max(room, 3)
 
     def _form(self) -> tuple[str, dict[str, Any]]:
-        """(benchmark, run config) as entered; ValueError for what cannot even be read."""
+        """(benchmark, run config) as entered; ValueError for what cannot even be read. A typed
+        model (a cascade) is checked at Start by the preflight, by the rule `arena-tui run --model` uses."""
         config: dict[str, Any] = {"model": str(self.query_one("#model", Select).value)}
+        choice = self._choice()
+        if choice is not None and choice.typed:
+            config["model"] = self.query_one("#cascade", Input).value.strip()
+            if not config["model"]:
+                raise ValueError(f"cascade: type one, e.g. {choice.typed}")
         sim = self._is_sim()
         if not sim and self.query_one("#against", Select).value == "fake":
             config["fake"] = True
@@ -218,6 +255,11 @@ class NewRunDialog(ArenaDialog[dict[str, Any] | None]):
         if speed <= 0:
             raise ValueError(f"speed must be > 0, got {speed}")
         config["speed"] = speed
+        speaker = str(self.query_one("#speaker", Select).value)
+        if speaker != TTS:
+            config["speaker"] = speaker
+        if self.query_one("#field-vad").display and self.query_one("#vad", Select).value == "off":
+            config["disable_vad"] = True
         return str(self.query_one("#benchmark", Select).value), config
 
     @on(Button.Pressed, "#start")
@@ -250,8 +292,10 @@ class NewRunDialog(ArenaDialog[dict[str, Any] | None]):
         self.dismiss({"benchmark": benchmark, "config": config, "judge": str(self.query_one("#judge", Select).value)})
 
     def _problems(self, problems: list[str]) -> None:
-        text = Text("cannot start:\n", "bold red")
-        text.append("\n".join(f"• {p}" for p in problems), "red")  # plain text: messages may hold [brackets]
+        """One problem on one line (`cannot start: …`), more as a list under it."""
+        text = Text("cannot start:" + (" " if len(problems) == 1 else "\n"), "bold red")
+        # plain text: messages may hold [brackets]
+        text.append(problems[0] if len(problems) == 1 else "\n".join(f"• {p}" for p in problems), "red")
         self._error_line(text)
 
     def _error_line(self, text: Text | str) -> None:
