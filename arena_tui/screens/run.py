@@ -192,8 +192,25 @@ class RunScreen(ArenaScreen):
         from .turn_detail import TurnDetailScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         turn = self.selected_turn
-        if turn is not None:
-            self.app.push_screen(TurnDetailScreen(self.state, turn))
+        if turn is None:
+            return
+        # one detail screen per run screen, kept installed: composing and mounting it anew on every
+        # Enter held the key's answer 40-80 ms while runs streamed; a kept one only repaints its turn
+        if not self.app.is_screen_installed(self._detail_name):
+            self.app.install_screen(TurnDetailScreen(self.state, turn), self._detail_name)
+        detail = self.app.get_screen(self._detail_name)
+        assert isinstance(detail, TurnDetailScreen)
+        detail.show_turn(turn)
+        self.app.push_screen(self._detail_name)
+
+    @property
+    def _detail_name(self) -> str:
+        return f"turn-detail-{id(self)}"
+
+    def on_unmount(self) -> None:
+        name = self._detail_name
+        if self.app.is_screen_installed(name) and self.app.get_screen(name) not in self.app.screen_stack:
+            self.app.uninstall_screen(name)  # (still stacked only while the app closes: it goes with it)
 
     def action_follow(self) -> None:
         self.follow = not self.follow

@@ -248,6 +248,12 @@ class TurnDetailScreen(ArenaScreen):
     def on_mount(self) -> None:
         self.paint(force=True)
 
+    def show_turn(self, turn: int) -> None:
+        """Show `turn` (the screen is kept between openings: `RunScreen.action_detail`)."""
+        self.turn = turn
+        if self.is_mounted:
+            self.paint(force=True)
+
     def on_live_update(self, message: LiveUpdate) -> None:
         if self.state.run_id in message.run_ids:
             self.paint()
