@@ -3,7 +3,7 @@
 The session is the pipeline people build: the paced user WAV → STT (`openai-stt`, `deepgram`)
 → the user aggregator, whose Silero VAD and smart-turn analyzer (Pipecat's turn detection)
 decide when the user's turn is over → any text model arena-tui runs (its own runner builds it:
-`gpt-4.1-mini`, `claude-haiku-4-5`, …) → TTS (`openai-tts`, `cartesia`) → the paced speaker →
+`gpt-4.1-mini`, `claude-haiku-4-5`, …) → TTS (`openai-tts`, `cartesia`, `elevenlabs`) → the paced speaker →
 the assistant aggregator. Everything else is the audio engine's: our timeline, the end-of-turn
 rule, tools, retries, rotation (the history goes in as the new context's messages), and
 interruptions (the VAD hears the user over the bot). The run times each stage on our clock
@@ -41,6 +41,8 @@ SILERO_RATE = 16000
 OPENAI_TTS_VOICE = "alloy"
 #: a Cartesia voice (ARENA_TUI_CARTESIA_VOICE names another)
 CARTESIA_VOICE = "71a7ad14-091c-4e8e-a314-022ece01c121"
+#: an ElevenLabs premade voice every account has, "George" (ARENA_TUI_ELEVENLABS_VOICE names another)
+ELEVENLABS_VOICE = "JBFqnCBsd6RMkjVDRZzb"
 FAKE_KEY = "cascade-fake-not-a-secret"
 
 
@@ -82,7 +84,7 @@ class AskNothing(FrameProcessor):
 
 
 class Spaced(FrameProcessor):
-    """A TTS that reports the words it speaks one by one (Cartesia's timestamps) leaves the spaces
+    """A TTS that reports the words it speaks one by one (Cartesia's and ElevenLabs' timestamps) leaves the spaces
     between them to whoever joins them: each such word goes on with its space, so the reply's
     text reads as said, for the run and the context alike."""
 
@@ -156,8 +158,9 @@ class CascadeRunner(ProviderRunner):
         llm = text.make_fake(self.text_config(config), benchmark)
         assert llm is not None
         hearing = Hearing(benchmark)  # the STT fake recognises the turn's audio and hears its words
-        stt_fake = catalog.load(stt.fake_class)(script, hearing=hearing)
-        tts_fake = stt_fake if tts.fake_class == stt.fake_class else catalog.load(tts.fake_class)(script)
+        pace = self.fake_pace(config)  # each fake answers on the run's clock, timed like its service
+        stt_fake = catalog.load(stt.fake_class)(script, hearing=hearing, **pace)
+        tts_fake = stt_fake if tts.fake_class == stt.fake_class else catalog.load(tts.fake_class)(script, **pace)
         self.fakes = CascadeFakes(stt_fake, llm, tts_fake)
         return self.fakes
 
@@ -201,6 +204,12 @@ class CascadeRunner(ProviderRunner):
             voice = os.environ.get("ARENA_TUI_CARTESIA_VOICE", CARTESIA_VOICE)
             return CartesiaTTSService(api_key=self.key_of(part), url=self.endpoint_of(part, fake),
                                       settings=CartesiaTTSService.Settings(voice=voice))
+        if part.name == "elevenlabs":
+            from pipecat.services.elevenlabs.tts import ElevenLabsTTSService  # deferred: imported only by a cascade that uses it
+
+            voice = os.environ.get("ARENA_TUI_ELEVENLABS_VOICE", ELEVENLABS_VOICE)
+            return ElevenLabsTTSService(api_key=self.key_of(part), url=self.endpoint_of(part, fake),
+                                        settings=ElevenLabsTTSService.Settings(voice=voice))
         from pipecat.services.openai.tts import OpenAITTSService  # deferred: imported only by a cascade that uses it
 
         return OpenAITTSService(api_key=self.key_of(part), base_url=self.endpoint_of(part, fake),

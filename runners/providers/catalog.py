@@ -241,9 +241,13 @@ TTS: dict[str, Component] = {c.name: c for c in (
     Component("cartesia", "tts", "pipecat.services.cartesia.tts:CartesiaTTSService", "runners.fakes.cartesia:CartesiaFake",
               ("CARTESIA_API_KEY",), ("websockets", "pipecat.services.cartesia.tts"), "pip install 'pipecat-ai[cartesia]'",
               "wss://api.cartesia.ai/tts/websocket"),
+    Component("elevenlabs", "tts", "pipecat.services.elevenlabs.tts:ElevenLabsTTSService", "runners.fakes.elevenlabs:ElevenLabsFake",
+              ("ELEVENLABS_API_KEY",), ("websockets", "pipecat.services.elevenlabs.tts"), "pip install 'pipecat-ai[elevenlabs]'",
+              "wss://api.elevenlabs.io"),
 )}
-#: what `arena-tui models` shows for the cascade spelling, one example per STT/TTS pair
-CASCADE_EXAMPLES = ("cascade:openai-stt+gpt-4.1-mini+openai-tts", "cascade:deepgram+claude-haiku-4-5+cartesia")
+#: what `arena-tui models` shows for the cascade spelling (each part with a fake in one at least)
+CASCADE_EXAMPLES = ("cascade:openai-stt+gpt-4.1-mini+openai-tts", "cascade:deepgram+claude-haiku-4-5+cartesia",
+                    "cascade:openai-stt+gpt-4.1-mini+elevenlabs")
 
 
 def is_cascade(alias: str) -> bool:
