@@ -179,7 +179,7 @@ def endpoint(service) -> str:
 
 
 def test_cascade_spelling_errors_are_one_line(tmp_path, capsys) -> None:
-    for alias, message in [("cascade:whisper+gpt-4.1+openai-tts", "unknown speech-to-text 'whisper'; known: openai-stt, deepgram"),
+    for alias, message in [("cascade:vosk+gpt-4.1+openai-tts", "unknown speech-to-text 'vosk'; known: openai-stt, deepgram, whisper"),
                            ("cascade:deepgram+sim+cartesia", "the middle of a cascade is a text model"),
                            ("cascade:deepgram+gpt-4.1", "a cascade is cascade:<stt>+<llm>+<tts>")]:
         code = main(["--db", str(tmp_path / "x.db"), "run", "demo_bench", "--model", alias, "--fake", "--headless"])
