@@ -86,9 +86,9 @@ class AskNothing(FrameProcessor):
 
 
 class Spaced(FrameProcessor):
-    """A TTS that reports the words it speaks one by one (Cartesia's and ElevenLabs' timestamps) leaves the spaces
-    between them to whoever joins them: each such word goes on with its space, so the reply's
-    text reads as said, for the run and the context alike."""
+    """A TTS that reports the words it speaks one by one (Cartesia's and ElevenLabs' timestamps)
+    leaves the spaces between them to whoever joins them: each such word goes on with its space,
+    so the reply's text reads as said, for the run and the context alike."""
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)

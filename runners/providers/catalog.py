@@ -237,7 +237,7 @@ class Component:
     packages: tuple[str, ...] = ()
     install_hint: str = ""
     default_endpoint: str = ""
-    #: runs in this process on weights on this machine (`runners/providers/local_weights.py`):
+    #: runs in this process on weights on this machine (`runners/providers/local_parts.py`):
     #: no key, no fake (a `--fake` run uses it as it is)
     local: bool = False
 
