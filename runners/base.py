@@ -164,6 +164,8 @@ class ProviderRunner(ABC):
     model_prefix: ClassVar[str] = ""
     #: alias → environment variable that, when set, names its model instead
     model_env: ClassVar[dict[str, str]] = {}
+    #: any alias that starts with it is one of its models, the rest its id (`local:<model>`)
+    alias_family: ClassVar[str] = ""
     #: audio: the audio turn loop (paced WAV in, speech out); text: the text turn loop
     mode: ClassVar[Mode] = "audio"
     #: environment variables holding the key, the first one set wins (for `api_key`, `preflight`)
@@ -214,7 +216,7 @@ class ProviderRunner(ABC):
     # -- models, keys, endpoint
 
     def resolve_model(self, alias: str) -> str:
-        return catalog.model_id(alias, self.aliases, self.model_prefix, self.model_env)
+        return catalog.model_id(alias, self.aliases, self.model_prefix, self.model_env, self.alias_family)
 
     def uses_fake(self, config: RunConfig) -> bool:
         """Whether this run talks to a local fake (ours, or one someone started at `--base-url`)."""

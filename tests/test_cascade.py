@@ -21,6 +21,7 @@ from tests.provider_runs import quiet_loguru
 
 OPENAI = "cascade:openai-stt+gpt-4.1-mini+openai-tts"
 DEEPGRAM = "cascade:deepgram+claude-haiku-4-5+cartesia"
+ELEVENLABS = "cascade:openai-stt+gpt-4.1-mini+elevenlabs"
 SPEED = 3.0  # Silero scores every 32 ms of audio: faster, a busy machine loses pace
 
 
@@ -106,6 +107,27 @@ async def test_deepgram_claude_cartesia(demo) -> None:
     assert all(w in said for i in (0, 1, 5) for w in demo.turn(i).golden_text.split())
 
 
+async def test_openai_stt_llm_elevenlabs(demo) -> None:
+    """ElevenLabs' multi-context websocket, timed like the real service (`--fake`'s default):
+    one context per reply, each closed and answered `isFinal`, its words the turn's text."""
+    from runners.providers.cascade import ELEVENLABS_VOICE
+
+    runner, events = await run(ELEVENLABS, demo, [0, 1])
+    assert [e.status for e in events if e.kind == "run_ended"] == ["completed"]
+    got = results(events)
+    assert sorted(got) == [0, 1]
+    check_turns(demo, got)
+    tts = runner.fakes.tts
+    assert tts.timing.name == "real"
+    (sock,) = tts.sockets
+    assert sock.voice_id == ELEVENLABS_VOICE and sock.auth_present
+    assert sock.query["output_format"] == "pcm_24000" and sock.query["model_id"] == "eleven_flash_v2_5"
+    contexts = [tts.contexts[c] for c in sock.contexts]
+    assert len(contexts) == 3 and all(c.closed and c.final for c in contexts), contexts  # the greeting, turns 0 and 1
+    for i, ctx in zip((0, 1), contexts[1:], strict=True):
+        assert " ".join(t.strip() for t in ctx.texts) == demo.turn(i).golden_text
+
+
 async def test_a_rotated_cascade_session_is_seeded_and_asks_nothing(demo) -> None:
     """Rotating after every turn: the new session's LLM gets the conversation so far with the
     next turn, and is asked nothing in between (no reply of its own lands in a turn)."""
@@ -122,7 +144,7 @@ async def test_a_rotated_cascade_session_is_seeded_and_asks_nothing(demo) -> Non
 
 @pytest.mark.parametrize("alias", catalog.CASCADE_EXAMPLES)
 async def test_every_part_of_a_fake_cascade_stays_on_loopback(alias, demo, monkeypatch) -> None:
-    for env in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPGRAM_API_KEY", "CARTESIA_API_KEY"):
+    for env in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPGRAM_API_KEY", "CARTESIA_API_KEY", "ELEVENLABS_API_KEY"):
         monkeypatch.setenv(env, "sk-real-key-must-not-be-used")
     runner = get_runner(alias)
     config = RunConfig(model=alias, fake=True, turns=[0])
@@ -147,8 +169,9 @@ def endpoint(service) -> str:
     """Where a built STT/TTS service connects, read from the service object itself."""
     from pipecat.services.cartesia.tts import CartesiaTTSService
     from pipecat.services.deepgram.stt import DeepgramSTTService
+    from pipecat.services.elevenlabs.tts import ElevenLabsTTSService
 
-    if isinstance(service, CartesiaTTSService):
+    if isinstance(service, (CartesiaTTSService, ElevenLabsTTSService)):
         return service._url
     if isinstance(service, DeepgramSTTService):
         return service._client._client_wrapper.get_environment().production
@@ -156,7 +179,7 @@ def endpoint(service) -> str:
 
 
 def test_cascade_spelling_errors_are_one_line(tmp_path, capsys) -> None:
-    for alias, message in [("cascade:whisper+gpt-4.1+openai-tts", "unknown speech-to-text 'whisper'; known: openai-stt, deepgram"),
+    for alias, message in [("cascade:vosk+gpt-4.1+openai-tts", "unknown speech-to-text 'vosk'; known: openai-stt, deepgram, whisper"),
                            ("cascade:deepgram+sim+cartesia", "the middle of a cascade is a text model"),
                            ("cascade:deepgram+gpt-4.1", "a cascade is cascade:<stt>+<llm>+<tts>")]:
         code = main(["--db", str(tmp_path / "x.db"), "run", "demo_bench", "--model", alias, "--fake", "--headless"])
@@ -170,7 +193,7 @@ def test_cascade_spelling_errors_are_one_line(tmp_path, capsys) -> None:
 def test_models_lists_the_cascade_spelling(capsys) -> None:
     assert main(["models"]) == 0
     out = capsys.readouterr().out
-    assert "cascade:<stt>+<llm>+<tts>" in out and "openai-stt, deepgram" in out and "openai-tts, cartesia" in out
+    assert "cascade:<stt>+<llm>+<tts>" in out and "openai-stt, deepgram" in out and "openai-tts, cartesia, elevenlabs" in out
     assert OPENAI in out
 
 

@@ -83,7 +83,7 @@ async def test_every_alias_with_fake_builds_a_service_on_loopback(alias, demo, m
     """No key set, `--fake`: the service the runner builds points at 127.0.0.1 (or in-process)."""
     for env in ("OPENAI_API_KEY", "XAI_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "ULTRAVOX_API_KEY",
                 "ZHIPUAI_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "ANTHROPIC_API_KEY",
-                "DEEPGRAM_API_KEY", "CARTESIA_API_KEY"):
+                "DEEPGRAM_API_KEY", "CARTESIA_API_KEY", "ELEVENLABS_API_KEY"):
         monkeypatch.setenv(env, "sk-real-key-must-not-be-used")
     runner = get_runner(alias)
     config = RunConfig(model=alias, fake=True, fake_timing="instant", turns=[0])

@@ -40,5 +40,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"\ncascades (STT → a text model above → TTS, Pipecat's VAD closing the user's turn): {c.spelling}")
     print(f"  stt: {', '.join(c.stt)}  ·  tts: {', '.join(c.tts)}  ·  keys: {keys}")
     print(f"  e.g. {'  '.join(c.examples)}  (--fake: every part against its local fake)")
+    print(f"  local, in this process ({c.local_hint}; weights: arena-tui weights): {', '.join(c.local)}; "
+          f"the middle {c.local_llm} served at {c.local_llm_url}, e.g. {c.local_example}")
     print("your own Pipecat class: --service package.module:Class [--service-arg key=value …]")
     return 0

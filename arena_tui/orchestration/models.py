@@ -55,7 +55,12 @@ class Cascades:
     stt: tuple[str, ...]  # speech-to-text parts
     tts: tuple[str, ...]  # text-to-speech parts
     examples: tuple[str, ...]
-    keys: dict[str, tuple[str, ...]]  # part → its key's variables
+    keys: dict[str, tuple[str, ...]]  # part → its key's variables (the parts that need one)
+    local: tuple[str, ...]  # parts that run in this process (the [local] extra, weights on this machine)
+    local_hint: str  # how to install them
+    local_llm: str  # the spelling of a locally served text model, e.g. local:<model>
+    local_llm_url: str  # where it is served: "ENV (default URL)"
+    local_example: str
 
 
 def cascades() -> Cascades:
@@ -63,4 +68,7 @@ def cascades() -> Cascades:
 
     parts = {**catalog.STT, **catalog.TTS}
     return Cascades(f"{catalog.CASCADE_PREFIX}<stt>+<llm>+<tts>", tuple(catalog.STT), tuple(catalog.TTS),
-                    catalog.CASCADE_EXAMPLES, {name: c.key_env for name, c in parts.items()})
+                    catalog.CASCADE_EXAMPLES, {name: c.key_env for name, c in parts.items() if c.key_env},
+                    tuple(name for name, c in parts.items() if c.local), catalog.LOCAL_HINT,
+                    " ".join(f"{p.alias_family}<model>" for p in catalog.FAMILIES),
+                    f"{catalog.LOCAL_LLM_URL_ENV} (default {catalog.LOCAL_LLM_URL})", catalog.LOCAL_EXAMPLE)

@@ -1,6 +1,7 @@
 """A cascade's local fakes together (`--fake` on `cascade:<stt>+<llm>+<tts>`): its STT's, its
 text model's and its TTS's, each speaking its own wire protocol on 127.0.0.1, started and
-stopped as one `LocalFake` (the run's endpoint is the text model's)."""
+stopped as one `LocalFake` (the run's endpoint is the text model's). A local part (`whisper`,
+`piper`, `kokoro`) has none: it runs in the process as it is."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ class CascadeFakes:
 
     @property
     def parts(self) -> list[Any]:
-        return list({id(f): f for f in (self.stt, self.llm, self.tts)}.values())  # one shared fake once
+        return list({id(f): f for f in (self.stt, self.llm, self.tts) if f is not None}.values())  # one shared fake once
 
     @property
     def base_url(self) -> str:

@@ -1,10 +1,11 @@
 """Cascades: `cascade:<stt>+<llm>+<tts>`, a voice agent built of Pipecat's own services.
 
-The session is the pipeline people build: the paced user WAV → STT (`openai-stt`, `deepgram`)
-→ the user aggregator, whose Silero VAD and smart-turn analyzer (Pipecat's turn detection)
-decide when the user's turn is over → any text model arena-tui runs (its own runner builds it:
-`gpt-4.1-mini`, `claude-haiku-4-5`, …) → TTS (`openai-tts`, `cartesia`) → the paced speaker →
-the assistant aggregator. Everything else is the audio engine's: our timeline, the end-of-turn
+The session is the pipeline people build: the paced user WAV → STT (`openai-stt`, `deepgram`,
+the local `whisper`) → the user aggregator, whose Silero VAD and smart-turn analyzer (Pipecat's
+turn detection) decide when the user's turn is over → any text model arena-tui runs (its own
+runner builds it: `gpt-4.1-mini`, `claude-haiku-4-5`, `local:<model>`, …) → TTS (`openai-tts`,
+`cartesia`, `elevenlabs`, the local `piper` and `kokoro`) → the paced speaker → the assistant
+aggregator. Everything else is the audio engine's: our timeline, the end-of-turn
 rule, tools, retries, rotation (the history goes in as the new context's messages), and
 interruptions (the VAD hears the user over the bot). The run times each stage on our clock
 (`stage_timing`: STT final, the LLM's first token, the TTS's first audio played; `Latencies.stt_ms`
@@ -12,7 +13,8 @@ interruptions (the VAD hears the user over the bot). The run times each stage on
 
 Silero takes 8 or 16 kHz and the run's audio is 24 kHz: `Silero24k` scores each window
 resampled to 16 kHz and keeps the VAD's own timing on the run's rate. With `--fake` each part
-talks to its own local fake (`runners/fakes/cascade.py`).
+talks to its own local fake (`runners/fakes/cascade.py`); a local part runs in the process on
+weights already on this machine (`local_parts.py`: a run never downloads them).
 """
 
 from __future__ import annotations
@@ -34,13 +36,15 @@ from arena_tui.spine.benchmark import Benchmark
 
 from ..base import LocalFake, ProviderRunner, RunError, SessionPipeline, SessionSpec, context_messages, get_runner
 from ..config import RunConfig
-from . import catalog
+from . import catalog, local_parts
 from .catalog import Component
 
 SILERO_RATE = 16000
 OPENAI_TTS_VOICE = "alloy"
 #: a Cartesia voice (ARENA_TUI_CARTESIA_VOICE names another)
 CARTESIA_VOICE = "71a7ad14-091c-4e8e-a314-022ece01c121"
+#: an ElevenLabs premade voice every account has, "George" (ARENA_TUI_ELEVENLABS_VOICE names another)
+ELEVENLABS_VOICE = "JBFqnCBsd6RMkjVDRZzb"
 FAKE_KEY = "cascade-fake-not-a-secret"
 
 
@@ -82,9 +86,9 @@ class AskNothing(FrameProcessor):
 
 
 class Spaced(FrameProcessor):
-    """A TTS that reports the words it speaks one by one (Cartesia's timestamps) leaves the spaces
-    between them to whoever joins them: each such word goes on with its space, so the reply's
-    text reads as said, for the run and the context alike."""
+    """A TTS that reports the words it speaks one by one (Cartesia's and ElevenLabs' timestamps)
+    leaves the spaces between them to whoever joins them: each such word goes on with its space,
+    so the reply's text reads as said, for the run and the context alike."""
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
@@ -132,8 +136,9 @@ class CascadeRunner(ProviderRunner):
         fake = config.fake
         problems = []
         for part in (stt, tts):
-            problems += catalog.requirements(f"{self.name} {part.kind} {part.name}", part.packages, part.key_env,
-                                             install_hint=part.install_hint, keys=not fake)
+            missing = catalog.requirements(self.who(part), part.packages, part.key_env, install_hint=part.install_hint,
+                                           keys=not fake)
+            problems += missing or (local_parts.problems(part.name, self.who(part)) if part.local else [])
         problems += catalog.requirements(self.name, ("pipecat.audio.vad.silero",), ())
         problems += [f"{self.name}: {p}" for p in self.text_runner(config).preflight(self.text_config(config).model_copy(
             update={"speed": 1.0, "speaker": "tts"}))]
@@ -155,9 +160,13 @@ class CascadeRunner(ProviderRunner):
         text = self.text_runner(config)
         llm = text.make_fake(self.text_config(config), benchmark)
         assert llm is not None
-        hearing = Hearing(benchmark)  # the STT fake recognises the turn's audio and hears its words
-        stt_fake = catalog.load(stt.fake_class)(script, hearing=hearing)
-        tts_fake = stt_fake if tts.fake_class == stt.fake_class else catalog.load(tts.fake_class)(script)
+        pace = self.fake_pace(config)  # each fake answers on the run's clock, timed like its service
+
+        def fake_of(part: Component, **kw: Any) -> Any:  # a local part has none: it runs as it is
+            return catalog.load(part.fake_class)(script, **pace, **kw) if part.fake_class else None
+
+        stt_fake = fake_of(stt, hearing=Hearing(benchmark))  # the STT fake recognises the turn's audio and hears its words
+        tts_fake = stt_fake if tts.fake_class and tts.fake_class == stt.fake_class else fake_of(tts)
         self.fakes = CascadeFakes(stt_fake, llm, tts_fake)
         return self.fakes
 
@@ -170,6 +179,10 @@ class CascadeRunner(ProviderRunner):
         if self.fakes is not None and self.fake is self.fakes:
             return fake.base_url + ("/tts/websocket" if part.name == "cartesia" else "")
         return part.default_endpoint
+
+    def who(self, part: Component) -> str:
+        """How a part is named in a problem line: "cascade stt whisper"."""
+        return f"{self.name} {part.kind} {part.name}"
 
     def key_of(self, part: Component) -> str:
         if self.fakes is not None and self.fake is self.fakes:
@@ -184,6 +197,8 @@ class CascadeRunner(ProviderRunner):
         return self.text_runner(spec.config).build_service(spec.model_copy(update={"config": cfg}))
 
     def build_stt(self, part: Component) -> Any:
+        if part.local:
+            return local_parts.build(part.name, self.who(part))
         fake = self.fakes.stt if self.fakes is not None else None
         if part.name == "deepgram":
             from pipecat.services.deepgram.stt import DeepgramSTTService  # deferred: an optional extra, imported only by a cascade that uses it
@@ -194,6 +209,8 @@ class CascadeRunner(ProviderRunner):
         return OpenAISTTService(api_key=self.key_of(part), base_url=self.endpoint_of(part, fake))
 
     def build_tts(self, part: Component) -> Any:
+        if part.local:
+            return local_parts.build(part.name, self.who(part))
         fake = self.fakes.tts if self.fakes is not None else None
         if part.name == "cartesia":
             from pipecat.services.cartesia.tts import CartesiaTTSService  # deferred: imported only by a cascade that uses it
@@ -201,6 +218,12 @@ class CascadeRunner(ProviderRunner):
             voice = os.environ.get("ARENA_TUI_CARTESIA_VOICE", CARTESIA_VOICE)
             return CartesiaTTSService(api_key=self.key_of(part), url=self.endpoint_of(part, fake),
                                       settings=CartesiaTTSService.Settings(voice=voice))
+        if part.name == "elevenlabs":
+            from pipecat.services.elevenlabs.tts import ElevenLabsTTSService  # deferred: imported only by a cascade that uses it
+
+            voice = os.environ.get("ARENA_TUI_ELEVENLABS_VOICE", ELEVENLABS_VOICE)
+            return ElevenLabsTTSService(api_key=self.key_of(part), url=self.endpoint_of(part, fake),
+                                        settings=ElevenLabsTTSService.Settings(voice=voice))
         from pipecat.services.openai.tts import OpenAITTSService  # deferred: imported only by a cascade that uses it
 
         return OpenAITTSService(api_key=self.key_of(part), base_url=self.endpoint_of(part, fake),

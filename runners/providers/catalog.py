@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Mode = Literal["audio", "text"]
+#: where `local:<model>` is served (`runners.providers.text_chat.LocalChatRunner`): Ollama's default
+LOCAL_LLM_URL_ENV, LOCAL_LLM_URL = "ARENA_TUI_LOCAL_LLM_URL", "http://127.0.0.1:11434/v1"
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,8 @@ class Provider:
     #: its protocol lets the client close the user's turn (`--disable-vad`: server VAD off, our
     #: commit at the speech end; `ProviderRunner.input_problems` refuses it elsewhere)
     manual_commit: bool = False
+    #: any alias that starts with it is one of its models, the rest its id (`local:<model>`)
+    alias_family: str = ""
 
     @property
     def kind(self) -> str:
@@ -60,7 +64,7 @@ class Provider:
         return "text" if self.mode == "text" else ("simulator" if self.simulated else "audio")
 
     def model_id(self, alias: str) -> str:
-        return model_id(alias, self.aliases, self.model_prefix, self.model_env)
+        return model_id(alias, self.aliases, self.model_prefix, self.model_env, self.alias_family)
 
     def problems(self, *, fake: bool = False) -> list[str]:
         """What a run with default settings still needs (`ProviderRunner.preflight` of a
@@ -176,6 +180,15 @@ PROVIDERS: tuple[Provider, ...] = (
         packages=("openai", "pipecat.services.openai.llm"),
         model_env={"text": "ARENA_TUI_TEXT_MODEL"},
     ),
+    Provider(  # a model served by an OpenAI-compatible server: LOCAL_LLM_URL_ENV, else Ollama's on this machine
+        name="local",
+        runner="runners.providers.text_chat:LocalChatRunner",
+        fake_class="runners.fakes.text_chat:OpenAIChatFake",
+        mode="text",
+        aliases={"local:llama3.2": "llama3.2"},
+        packages=("openai", "pipecat.services.openai.llm"),
+        alias_family="local:",
+    ),
     Provider(
         name="anthropic",
         runner="runners.providers.anthropic_text:AnthropicTextRunner",
@@ -225,11 +238,18 @@ class Component:
     name: str
     kind: Literal["stt", "tts"]
     service: str  # "module:Class" of its Pipecat service
-    fake_class: str  # "module:Class" of its local fake
+    fake_class: str  # "module:Class" of its local fake ("" for a local part)
     key_env: tuple[str, ...] = ()
     packages: tuple[str, ...] = ()
     install_hint: str = ""
     default_endpoint: str = ""
+    #: runs in this process on weights on this machine (`runners/providers/local_parts.py`):
+    #: no key, no fake (a `--fake` run uses it as it is)
+    local: bool = False
+
+
+#: how to install the local parts (faster-whisper, Piper, Kokoro through Pipecat's extras)
+LOCAL_HINT = "pip install 'arena-tui[local]'"
 
 
 CASCADE_PREFIX = "cascade:"
@@ -240,6 +260,8 @@ STT: dict[str, Component] = {c.name: c for c in (
     Component("deepgram", "stt", "pipecat.services.deepgram.stt:DeepgramSTTService", "runners.fakes.deepgram:DeepgramFake",
               ("DEEPGRAM_API_KEY",), ("deepgram", "pipecat.services.deepgram.stt"), "pip install 'pipecat-ai[deepgram]'",
               "wss://api.deepgram.com"),
+    Component("whisper", "stt", "pipecat.services.whisper.stt:WhisperSTTService", "",
+              packages=("faster_whisper", "pipecat.services.whisper.stt"), install_hint=LOCAL_HINT, local=True),
 )}
 TTS: dict[str, Component] = {c.name: c for c in (
     Component("openai-tts", "tts", "pipecat.services.openai.tts:OpenAITTSService", "runners.fakes.openai_audio:OpenAIAudioFake",
@@ -247,9 +269,19 @@ TTS: dict[str, Component] = {c.name: c for c in (
     Component("cartesia", "tts", "pipecat.services.cartesia.tts:CartesiaTTSService", "runners.fakes.cartesia:CartesiaFake",
               ("CARTESIA_API_KEY",), ("websockets", "pipecat.services.cartesia.tts"), "pip install 'pipecat-ai[cartesia]'",
               "wss://api.cartesia.ai/tts/websocket"),
+    Component("elevenlabs", "tts", "pipecat.services.elevenlabs.tts:ElevenLabsTTSService", "runners.fakes.elevenlabs:ElevenLabsFake",
+              ("ELEVENLABS_API_KEY",), ("websockets", "pipecat.services.elevenlabs.tts"), "pip install 'pipecat-ai[elevenlabs]'",
+              "wss://api.elevenlabs.io"),
+    Component("piper", "tts", "pipecat.services.piper.tts:PiperTTSService", "",
+              packages=("piper", "pipecat.services.piper.tts"), install_hint=LOCAL_HINT, local=True),
+    Component("kokoro", "tts", "pipecat.services.kokoro.tts:KokoroTTSService", "",
+              packages=("kokoro_onnx", "pipecat.services.kokoro.tts"), install_hint=LOCAL_HINT, local=True),
 )}
-#: what `arena-tui models` shows for the cascade spelling, one example per STT/TTS pair
-CASCADE_EXAMPLES = ("cascade:openai-stt+gpt-4.1-mini+openai-tts", "cascade:deepgram+claude-haiku-4-5+cartesia")
+#: what `arena-tui models` shows for the cascade spelling (each part with a fake in one at least)
+CASCADE_EXAMPLES = ("cascade:openai-stt+gpt-4.1-mini+openai-tts", "cascade:deepgram+claude-haiku-4-5+cartesia",
+                    "cascade:openai-stt+gpt-4.1-mini+elevenlabs")
+#: the fully local stack (the [local] extra, its weights, an OpenAI-compatible server for the middle)
+LOCAL_EXAMPLE = "cascade:whisper+local:llama3.2+piper"
 
 
 def is_cascade(alias: str) -> bool:
@@ -260,7 +292,7 @@ def cascade_parts(alias: str) -> tuple[Component, str, Provider, Component]:
     """(STT, the text model's alias, its provider, TTS) of `cascade:<stt>+<llm>+<tts>`;
     ValueError naming the part that is wrong and what it may be."""
     parts = alias[len(CASCADE_PREFIX):].split("+")
-    texts = sorted(a for a, p in BY_ALIAS.items() if p.mode == "text")
+    texts = sorted(a for a, p in BY_ALIAS.items() if p.mode == "text") + [f"{p.alias_family}<model>" for p in FAMILIES]
     if len(parts) != 3 or not all(parts):
         raise ValueError(f"{alias!r}: a cascade is cascade:<stt>+<llm>+<tts>, e.g. {CASCADE_EXAMPLES[0]}")
     stt, llm, tts = parts
@@ -268,7 +300,7 @@ def cascade_parts(alias: str) -> tuple[Component, str, Provider, Component]:
         raise ValueError(f"{alias!r}: unknown speech-to-text {stt!r}; known: {', '.join(STT)}")
     if tts not in TTS:
         raise ValueError(f"{alias!r}: unknown text-to-speech {tts!r}; known: {', '.join(TTS)}")
-    provider = BY_ALIAS.get(llm)
+    provider = lookup(llm)
     if provider is None or provider.mode != "text":
         raise ValueError(f"{alias!r}: the middle of a cascade is a text model; known: {', '.join(texts)}")
     return STT[stt], llm, provider, TTS[tts]
@@ -295,15 +327,23 @@ def _by_alias() -> dict[str, Provider]:
 
 
 BY_ALIAS: dict[str, Provider] = _by_alias()
+#: providers whose aliases are a family (`local:<model>`)
+FAMILIES: tuple[Provider, ...] = tuple(p for p in PROVIDERS if p.alias_family)
 #: "module:Class" → its entry: a runner class takes its `FIELDS` from here (`ProviderRunner.__init_subclass__`)
 BY_RUNNER: dict[str, Provider] = {p.runner: p for p in PROVIDERS}
 #: what an entry declares for its runner class (the same names as the class attributes)
 FIELDS = ("name", "aliases", "mode", "key_env", "any_key", "packages", "install_hint", "model_prefix",
-          "model_env", "simulated", "fake_class", "manual_commit")
+          "model_env", "simulated", "fake_class", "manual_commit", "alias_family")
 
 
 def known_models() -> list[str]:
     return sorted(BY_ALIAS)
+
+
+def lookup(alias: str) -> Provider | None:
+    """The provider of a listed alias, or of one in a family (`local:<model>`); None otherwise."""
+    return BY_ALIAS.get(alias) or next(
+        (p for p in FAMILIES if alias.startswith(p.alias_family) and len(alias) > len(p.alias_family)), None)
 
 
 def find(alias: str) -> Provider:
@@ -311,9 +351,10 @@ def find(alias: str) -> Provider:
     aliases otherwise."""
     if is_cascade(alias):
         return cascade_provider(alias)
-    provider = BY_ALIAS.get(alias)
+    provider = lookup(alias)
     if provider is None:
-        raise ValueError(f"unknown model {alias!r}; known: {', '.join(known_models())}")
+        families = [f"{p.alias_family}<model>" for p in FAMILIES]
+        raise ValueError(f"unknown model {alias!r}; known: {', '.join(known_models() + families)}")
     return provider
 
 
@@ -326,10 +367,11 @@ def load(path: str) -> Any:
 # -- the rules the runners share with listing
 
 
-def model_id(alias: str, aliases: Mapping[str, str], prefix: str = "", env: Mapping[str, str] | None = None) -> str:
-    """The provider model id of an alias (an unknown one is taken as an id)."""
+def model_id(alias: str, aliases: Mapping[str, str], prefix: str = "", env: Mapping[str, str] | None = None,
+             family: str = "") -> str:
+    """The provider model id of an alias (an unknown one is taken as an id, its family's prefix dropped)."""
     var = (env or {}).get(alias)
-    model = (os.environ.get(var) if var else None) or aliases.get(alias, alias)
+    model = (os.environ.get(var) if var else None) or aliases.get(alias, alias.removeprefix(family))
     return model if not prefix or model.startswith(prefix) else prefix + model
 
 

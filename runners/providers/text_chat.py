@@ -7,6 +7,9 @@ Keys: the OpenAI endpoint takes `OPENAI_API_KEY`. With `--base-url` (any other
 OpenAI-compatible server) the key is `ARENA_TUI_TEXT_API_KEY`, so an OpenAI key is never sent
 to a third party; a loopback endpoint needs none. `ARENA_TUI_TEXT_MODEL` names the model the
 `text` alias asks for (for endpoints serving other models).
+
+`local:<model>` (`LocalChatRunner`) is a model served on this machine by any OpenAI-compatible
+server: `ARENA_TUI_LOCAL_LLM_URL`, default Ollama's. It is sent no key.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from typing import Any
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from pipecat.services.openai.llm import OpenAILLMService
 
-from ..base import SessionSpec, is_local
+from ..base import ProviderRunner, SessionSpec, is_local
 from ..config import RunConfig
+from .catalog import LOCAL_LLM_URL, LOCAL_LLM_URL_ENV
 from .text_base import TextProviderRunner
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -27,6 +31,7 @@ FAKE_KEY = "sk-fake-not-a-secret"
 OTHER_KEY_ENV = "ARENA_TUI_TEXT_API_KEY"
 MODEL_ENV = "ARENA_TUI_TEXT_MODEL"
 REASONING = re.compile(r"^(gpt-5|o\d)")
+LOCAL_KEY = "no-key"  # what a local server is sent (the client needs a string; an OpenAI key never goes there)
 
 
 class ChatService(OpenAILLMService):
@@ -95,3 +100,21 @@ class TextChatRunner(TextProviderRunner):
             settings=OpenAILLMService.Settings(model=spec.model, system_instruction=spec.system_prompt),
         )
 
+
+
+class LocalChatRunner(TextChatRunner):
+    """`local:<model>`: the model id is the rest of the alias (`local:qwen2.5:7b` asks for
+    `qwen2.5:7b`), the endpoint `--base-url`, else `ARENA_TUI_LOCAL_LLM_URL`, else Ollama's. The
+    server's models are its own business (`ollama pull MODEL`): one it lacks ends the run at its
+    first turn, naming the server's 404."""
+
+    default_endpoint = ""
+
+    def endpoint(self, config: RunConfig) -> str:
+        return super().endpoint(config) or os.environ.get(LOCAL_LLM_URL_ENV) or LOCAL_LLM_URL
+
+    def preflight(self, config: RunConfig) -> list[str]:
+        return ProviderRunner.preflight(self, config.model_copy(update={"fake": True}))  # packages only: no key
+
+    def api_key(self, config: RunConfig) -> str:
+        return FAKE_KEY if self.fake is not None and not config.base_url else LOCAL_KEY
