@@ -193,10 +193,10 @@ async def test_a_cascade_typed_in_the_model_field_is_checked_as_the_cli_does_and
         err = await start_and_read(dialog, pilot)
         assert err.strip().startswith("cannot start: cascade: type one, e.g. cascade:"), err
         dialog.query_one("#cascade").focus()
-        await pilot.press(*"cascade:whisper+gpt-4.1+openai-tts", "enter")  # enter starts, as Start does
+        await pilot.press(*"cascade:vosk+gpt-4.1+openai-tts", "enter")  # enter starts, as Start does
         await until(pilot, lambda: "cannot start" in text_of(dialog.query_one("#new-run-error")))
         err = text_of(dialog.query_one("#new-run-error")).strip()
-        assert err == ("cannot start: 'cascade:whisper+gpt-4.1+openai-tts': unknown speech-to-text 'whisper'; "
+        assert err == ("cannot start: 'cascade:vosk+gpt-4.1+openai-tts': unknown speech-to-text 'vosk'; "
                        "known: openai-stt, deepgram"), err  # the CLI's rule and words, one line
         assert app.live == {}
         dialog.query_one("#cascade").value = "cascade:openai-stt+gpt-4.1-mini+openai-tts"

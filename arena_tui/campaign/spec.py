@@ -112,13 +112,14 @@ class CampaignSpec:
 
     @property
     def local_workers(self) -> int:
-        """Worker processes of the local executor: as given, else as many as the machine keeps in
-        pace at this speed (PACE_BUDGET per core), at least one per core, at most
-        WORKERS_PER_CORE per core, and no more than the cells need."""
+        """Worker processes of the local executor: as given, else as many as keep within half the
+        machine's pace budget at this speed (PACE_BUDGET per core: the other half is headroom for
+        whatever else runs), at least one per core, at most WORKERS_PER_CORE per core, and no more
+        than the cells need. So only slow campaigns get more processes than cores (1×: 4 per core)."""
         if self.workers is not None:
             return self.workers
         cores = os.cpu_count() or 1
-        in_pace = int(cores * PACE_BUDGET / self.speed / self.per_worker)
+        in_pace = int(cores * PACE_BUDGET / 2 / self.speed / self.per_worker)
         needed = -(-len(self.cells()) // self.per_worker)
         return max(1, min(needed, max(cores, min(cores * WORKERS_PER_CORE, in_pace))))
 
