@@ -197,7 +197,7 @@ async def test_a_cascade_typed_in_the_model_field_is_checked_as_the_cli_does_and
         await until(pilot, lambda: "cannot start" in text_of(dialog.query_one("#new-run-error")))
         err = text_of(dialog.query_one("#new-run-error")).strip()
         assert err == ("cannot start: 'cascade:vosk+gpt-4.1+openai-tts': unknown speech-to-text 'vosk'; "
-                       "known: openai-stt, deepgram"), err  # the CLI's rule and words, one line
+                       "known: openai-stt, deepgram, whisper"), err  # the CLI's rule and words, one line
         assert app.live == {}
         dialog.query_one("#cascade").value = "cascade:openai-stt+gpt-4.1-mini+openai-tts"
         dialog.query_one("#against").value = "fake"
