@@ -192,11 +192,12 @@ class ConversationRecorder:
             if s.base >= until:
                 keep.append(s)
                 continue
+            whole = s.frames(s.end)  # joined once: the slice handed over and what stays
             upto = min(s.end, until)
-            out.append((s.base * 1000.0 / self.rate, s.frames(upto).astype("<i2", copy=False).tobytes()))
+            out.append((s.base * 1000.0 / self.rate, whole[: upto - s.base].astype("<i2", copy=False).tobytes()))
             if s.end > until:  # bot audio already scheduled past `until` stays for the next slice
                 rest = _Stretch(until)
-                rest.put(until, s.frames(s.end)[until - s.base :])
+                rest.put(until, whole[until - s.base :])
                 keep.append(rest)
         self._stretches = keep
         self._taken = until
