@@ -36,7 +36,8 @@ def test_shared_wav_with_ffffffff_sizes(shared_data: Path) -> None:
     assert pcm.dtype == np.int16 and pcm.ndim == 1
     assert len(pcm) == (path.stat().st_size - 44) // 2  # everything after the header, no more, no less
     assert np.array_equal(pcm[:100], np.frombuffer(path.read_bytes()[44:244], dtype="<i2"))
-    assert audio.load_pcm16(path) is pcm  # decoded once per file version
+    assert np.shares_memory(audio.load_pcm16(path), pcm)  # decoded once per file version
+    assert audio.load_pcm16_bytes(path) is audio.load_pcm16_bytes(path)  # every run shares the one decode
     with pytest.raises(ValueError):
         pcm[0] = 1  # the cached array is shared, so read-only
 
@@ -147,3 +148,35 @@ def test_cache_sees_a_rewritten_file(tmp_path: Path) -> None:
     p.write_bytes(_pcm_wav(np.full(4800, -1000, dtype=np.int16)))
     second = audio.load_pcm16(p)
     assert len(first) == 2400 and len(second) == 4800 and second[0] == -1000
+
+
+def test_concurrent_first_loads_decode_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs starting together (threads) decode a clip once between them, and share it."""
+    import threading
+    import time
+
+    path = tmp_path / "clip.wav"
+    sf.write(path, _tone(16_000), 16_000, subtype="PCM_16")
+    audio.clear_cache()
+    decodes = []
+    real_read = audio.read_wav
+    gate = threading.Event()
+
+    def slow_read(p):  # the first decode is still under way when the others ask
+        decodes.append(p)
+        gate.wait(5)
+        return real_read(p)
+
+    monkeypatch.setattr(audio, "read_wav", slow_read)
+    results: list[bytes] = []
+    threads = [threading.Thread(target=lambda: results.append(audio.load_pcm16_bytes(path))) for _ in range(6)]
+    for t in threads:
+        t.start()
+    while not decodes:
+        time.sleep(0.01)
+    time.sleep(0.2)  # the others have asked meanwhile (a plain lru_cache would be decoding six times now)
+    gate.set()
+    for t in threads:
+        t.join(10)
+    assert len(decodes) == 1 and len(results) == 6
+    assert all(r is results[0] for r in results)

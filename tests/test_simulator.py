@@ -6,6 +6,8 @@ time (what the simulator counted), never wall clock.
 
 from __future__ import annotations
 
+import os
+
 import asyncio
 import base64
 import json
@@ -647,14 +649,33 @@ def test_cli_simulate_serves_and_labels_itself(capsys: pytest.CaptureFixture[str
     from tests.conftest import shared_root
 
     folder = shared_root() / "conversation_bench"
-    assert main(["simulate", str(folder), "--duration", "0.2", "--voice", "tone", "--faults", "3:no_response"]) == 0
+    # --nice 0: in this process (the test's), the simulator must not lower its priority for good
+    assert main(["simulate", str(folder), "--duration", "0.2", "--voice", "tone", "--faults", "3:no_response",
+                 "--nice", "0"]) == 0
     out = capsys.readouterr().out
     assert "SIMULATOR (not a real model) for conversation_bench: ws://127.0.0.1:" in out
     assert "voice: tone; faults: 3:no_response; audio of 75 turns indexed" in out
+    assert main(["simulate", str(folder), "--nice", "20"]) == 2
+    assert "--nice must be 0..19 (got 20)" in capsys.readouterr().err
     assert main(["simulate", str(folder), "--faults", "3:foo"]) == 2
     assert "--faults: unknown fault 'foo' in '3:foo'" in capsys.readouterr().err
     assert main(["simulate", str(folder / "nope")]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_cli_simulate_gives_its_clients_the_cpu_first() -> None:
+    """On its own (its usual way), the simulator runs below its clients' priority: it stands in for a
+    remote provider, and must not preempt the engine whose timing it is there to measure."""
+    import subprocess
+    import sys
+
+    from tests.conftest import shared_root
+
+    folder = shared_root() / "conversation_bench"
+    base = os.nice(0)
+    out = subprocess.run([sys.executable, "-m", "arena_tui.cli", "simulate", str(folder), "--duration", "0.1",
+                          "--voice", "tone"], capture_output=True, text=True, timeout=120, check=True).stdout
+    assert f"CPU priority nice {min(19, base + 10)}" in out
 
 
 async def test_turn_recognised_from_a_16khz_wav_decoded_like_the_engine(bench: Benchmark, tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ tolerance varies by version) and everything is normalised here, once, with a pro
 
 from __future__ import annotations
 
-import functools
 import io
 import math
 import os
@@ -20,6 +19,8 @@ from typing import BinaryIO
 
 import numpy as np
 import soxr
+
+from .once import once
 
 TARGET_RATE = 24_000
 SILENCE_DBFS = -120.0  # floor for digital silence, so meters never see -inf
@@ -230,33 +231,40 @@ def to_mono(frames: np.ndarray) -> np.ndarray:
     return frames if frames.ndim == 1 else frames.mean(axis=1, dtype=np.float32)
 
 
-@functools.lru_cache(maxsize=512)
-def _decode_cached(path: str, mtime_ns: int, size: int, rate: int) -> np.ndarray:
+@once(maxsize=512)
+def _decode_cached(path: str, mtime_ns: int, size: int, rate: int) -> bytes:
+    """One decode per file version and rate in the process, shared by every caller (concurrent
+    runs of one benchmark decode each clip once, not once each)."""
     frames, fmt = read_wav(path)
     mono = to_mono(frames)
     if fmt.sample_rate != rate:
         mono = soxr.resample(mono, fmt.sample_rate, rate, quality="VHQ")
-    pcm = float_to_pcm16(mono)
-    pcm.setflags(write=False)  # shared by every caller of the cache
-    return pcm
+    return float_to_pcm16(mono).tobytes()
 
 
-def load_pcm16(path: str | os.PathLike[str], rate: int = TARGET_RATE, *, benchmark: str | None = None,
-               turn: int | None = None) -> np.ndarray:
-    """A WAV as mono int16 at `rate` (default 24 kHz), decoded once per file version (read-only array)."""
+def _pcm16_key(path: str | os.PathLike[str], benchmark: str | None, turn: int | None) -> tuple[str, int, int]:
     p = Path(path)
     try:
         st = p.stat()
     except FileNotFoundError:
         raise AudioError("audio file not found", p, benchmark, turn) from None
+    return str(p.resolve()), st.st_mtime_ns, st.st_size
+
+
+def load_pcm16_bytes(path: str | os.PathLike[str], rate: int = TARGET_RATE, *, benchmark: str | None = None,
+                     turn: int | None = None) -> bytes:
+    """A WAV as mono PCM16 bytes at `rate` (default 24 kHz), decoded once per file version (shared)."""
+    key = _pcm16_key(path, benchmark, turn)
     try:
-        return _decode_cached(str(p.resolve()), st.st_mtime_ns, st.st_size, rate)
+        return _decode_cached(*key, rate)
     except AudioError as e:
-        raise AudioError(e.reason, p, benchmark, turn) from None
+        raise AudioError(e.reason, Path(path), benchmark, turn) from None
 
 
-def load_pcm16_bytes(path: str | os.PathLike[str], rate: int = TARGET_RATE, **kw: object) -> bytes:
-    return load_pcm16(path, rate, **kw).tobytes()  # type: ignore[arg-type]
+def load_pcm16(path: str | os.PathLike[str], rate: int = TARGET_RATE, *, benchmark: str | None = None,
+               turn: int | None = None) -> np.ndarray:
+    """A WAV as mono int16 at `rate` (default 24 kHz): a read-only view of the shared decode."""
+    return np.frombuffer(load_pcm16_bytes(path, rate, benchmark=benchmark, turn=turn), dtype=np.int16)
 
 
 def clear_cache() -> None:

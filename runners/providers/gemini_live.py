@@ -40,6 +40,7 @@ from arena_tui.spine.benchmark import Benchmark
 
 from ..base import ProviderRunner, Publish, SessionSpec, context_messages
 from ..config import RunConfig
+from .fair_receive import turn
 
 FAKE_KEY = "fake-key-not-a-secret"
 INPUT_RATE = 16000  # Gemini Live's input format: 16-bit PCM, 16 kHz, mono
@@ -186,6 +187,7 @@ def _build_service_class() -> Any:
             if message.go_away is not None:
                 self._go_away = str(message.go_away.time_left or "")
             await super()._handle_server_message(message)
+            await turn()  # one message per loop round across the process's sessions (`fair_receive`)
 
         # -- replay on an engine rotation: history goes into the context ahead of the kickoff
         async def _handle_context(self, context, direction=FrameDirection.DOWNSTREAM):

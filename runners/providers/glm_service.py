@@ -68,6 +68,7 @@ from pydantic import BaseModel
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from .fair_receive import fair
 from .glm_events import (
     ErrorDetail,
     FunctionCallArgumentsDone,
@@ -540,7 +541,7 @@ class GLMRealtimeLLMService(LLMService):
 
     async def _receive_loop(self, ws: ClientConnection) -> None:
         try:
-            async for raw in ws:
+            async for raw in fair(ws):  # one message per loop step (`fair_receive`)
                 try:
                     evt = parse_server_event(raw)
                 except GLMEventError as e:

@@ -23,6 +23,7 @@ from arena_tui.spine.benchmark import Benchmark
 
 from ..base import HistoryItem, LocalFake, ProviderRunner, ResponseStatus, SessionSpec
 from ..config import RunConfig
+from .fair_receive import fair
 
 DEFAULT_BASE_URL = "wss://api.openai.com/v1/realtime"
 SIMULATOR_KEY = "sk-simulator-not-a-secret"
@@ -85,6 +86,10 @@ class ReplayBeforeFirstResponse:
             await super()._connect()
         finally:
             self.connecting = False
+
+    async def _receive_task_handler(self):
+        self._websocket = fair(self._websocket)  # one message per loop step (`fair_receive`)
+        await super()._receive_task_handler()
 
     async def _ws_send(self, realtime_message):
         # A socket the server closed: the session is dead (connection_alive says so and the engine

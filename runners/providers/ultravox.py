@@ -36,6 +36,7 @@ from arena_tui.spine.benchmark import Benchmark, Tool
 
 from ..base import HistoryItem, ProviderRunner, Publish, RunError, SessionSpec
 from ..config import Rotation, RunConfig
+from .fair_receive import fair
 from arena_tui.spine.events import ErrorEvent
 
 DEFAULT_API = "https://api.ultravox.ai"
@@ -218,6 +219,7 @@ class UltravoxCallService(UltravoxRealtimeLLMService):
         return False
 
     async def _receive_messages(self) -> None:
+        self._socket = fair(self._socket)  # one message per loop step (`fair_receive`)
         try:
             await super()._receive_messages()
         except ConnectionClosed:

@@ -24,7 +24,7 @@ from arena_tui.spine.speech import SpeechDetector, TurnMeasures, measure_turn
 from ..timeline.levels import LevelMeter
 from ..timeline.overlaps import LiveOverlaps
 from ..timeline.recorder import ConversationRecorder
-from ..timeline.user_speech import speech_intervals
+from ..timeline.user_speech import clip_speech
 
 Emit = Callable[..., None]  # emit(EventClass, **fields): the run stamps it (run, turn, now) and publishes it
 
@@ -76,9 +76,7 @@ class Tracks:
 
     def user_speech(self, turn: Turn, pcm: bytes) -> list[Interval]:
         if turn.turn_index not in self._speech_cache:
-            self._speech_cache[turn.turn_index] = list(
-                speech_intervals(pcm, self.rate, offset_ms=0, method=self.config.vad_method)
-            )
+            self._speech_cache[turn.turn_index] = list(clip_speech(pcm, self.rate, self.config.vad_method))
         return self._speech_cache[turn.turn_index]
 
     # -- the transports' callbacks (at PLAYED / scheduled time)

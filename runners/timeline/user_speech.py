@@ -20,6 +20,7 @@ import numpy as np
 
 from arena_tui.spine.audio import resample
 from arena_tui.spine.events import Interval
+from arena_tui.spine.once import once
 
 from arena_tui.spine.speech import (  # the energy rule and the interval maths an import reads recordings by
     MIN_SILENCE_MS,
@@ -108,3 +109,11 @@ def speech_intervals(
 ) -> list[Interval]:
     """Speech in a WAV with pauses shorter than `min_silence_ms` bridged (computed before playing)."""
     return merge_intervals(raw_speech_intervals(pcm, sample_rate, offset_ms, method), min_silence_ms)
+
+
+@once(maxsize=512)
+def clip_speech(pcm: bytes, sample_rate: int, method: Literal["silero", "energy"]) -> tuple[Interval, ...]:
+    """`speech_intervals` of a whole clip, found once per process: concurrent runs of one benchmark
+    share the clips' decode (`audio.load_pcm16_bytes`), so the same bytes object (whose hash
+    Python keeps) finds the same answer."""
+    return tuple(speech_intervals(pcm, sample_rate, offset_ms=0, method=method))
