@@ -1,7 +1,9 @@
 """How many concurrent 1x sessions this machine holds: local executor vs one process.
 
 Not a test: prints a table. Each session is the real engine against its own simulator at 1x
-(so the simulator's truth is at hand), a few turns each. For N sessions:
+(so the simulator's truth is at hand), a few turns each. The simulator runs as its own process
+(`arena-tui simulate`, below the engine's CPU priority, as a remote provider would take none of
+this machine's CPU), or with `--sim worker` inside the session's process (the load doubles). For N sessions:
   - local executor: worker processes (default: one per core), sessions spread least-loaded;
     every event crosses to this coordinator process in batches, as a campaign's would;
   - one process: the N sessions on this process's event loop (today's way).
@@ -17,11 +19,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import math
 import os
 import sys
+import tempfile
 import time
 import uuid
+from pathlib import Path
 
 import numpy as np
 
@@ -37,21 +42,56 @@ from scripts.bench_latency_error import latency_errors
 
 RUNNER = "scripts.bench_concurrency:measured_run"
 FIGURE = "audible bot speech onset"
+#: the benchmark folder a session's own simulator process serves (set by main; the workers inherit it)
+SIM_PROCESS_ENV = "ARENA_BENCH_SIM_PROCESS"
 
 
 async def measured_run(benchmark, config: RunConfig, bus: EventBus, run_id: str) -> dict:
     """One session against its own simulator; returns its pacing lateness and latency errors."""
     from runners.engine import run_benchmark
-    from runners.simulator import SimulatorServer
 
     sub = bus.subscribe(lambda e: isinstance(e, (SessionOpened, TurnEnded)))
     inputs: list = []
-    async with SimulatorServer(benchmark) as sim:
-        cfg = config.model_copy(update={"base_url": sim.base_url})
+    async with own_simulator(benchmark) as (url, truth):
+        cfg = config.model_copy(update={"base_url": url})
         await run_benchmark(benchmark, cfg, bus, run_id, on_session=lambda s: inputs.append(s.input))
-        truth = list(sim.truth_log)
-    errors = latency_errors(sub.drain(), truth, cfg.chunk_ms)
+    evs = sub.drain()
+    errors = latency_errors(evs, truth, cfg.chunk_ms)
     return {"lateness": [x for i in inputs for x in i.lateness_ms], "latency_errors": errors[FIGURE]}
+
+
+@contextlib.asynccontextmanager
+async def own_simulator(benchmark):
+    """(url, truth log filled in when it stops): in this process, or as `arena-tui simulate`."""
+    from runners.simulator import SimulatorServer
+    from runners.simulator.records import TurnTruth
+
+    folder = os.environ.get(SIM_PROCESS_ENV)
+    truth: list = []
+    if not folder:
+        async with SimulatorServer(benchmark) as sim:
+            yield sim.base_url, truth
+            truth.extend(sim.truth_log)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "truth.jsonl"
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "arena_tui.cli", "simulate", folder, "--port", "0", "--truth", str(path),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+        try:
+            assert proc.stdout is not None
+            line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
+            yield line.strip().rsplit(" ", 1)[-1], truth
+        finally:
+            if proc.returncode is None:
+                proc.terminate()  # it writes its truth as it stops
+                try:
+                    await asyncio.wait_for(proc.communicate(), 30)
+                except TimeoutError:
+                    proc.kill()
+                    await proc.wait()
+        if path.exists():
+            truth.extend(TurnTruth.model_validate_json(x) for x in path.read_text().splitlines() if x)
 
 
 async def with_executor(snap, config: dict, n: int, workers: int) -> tuple[list[dict], int]:
@@ -101,17 +141,21 @@ async def main() -> None:
     ap.add_argument("--workers", type=int, default=None,
                     help="worker processes (default: what a campaign of N sessions at 1x gets, CampaignSpec.local_workers)")
     ap.add_argument("--modes", default="local,one", help="local (executor), one (one process)")
+    ap.add_argument("--sim", choices=["process", "worker"], default="process",
+                    help="each session's simulator: its own process (default), or inside the session's process")
     args = ap.parse_args()
     from loguru import logger
 
     logger.remove()
     logger.add(sys.stderr, level="CRITICAL")
     bench = open_benchmark(args.bench)
+    if args.sim == "process":
+        os.environ[SIM_PROCESS_ENV] = str(bench.root)
     snap = snapshot(bench)
     config = RunConfig(model="sim", speed=1.0, turns=parse_turns(args.turns)).model_copy(
         update={"greeting": RunConfig().greeting.model_copy(update={"enabled": False})}).model_dump(mode="json")
     print(f"{bench.name} turns {args.turns}, 1x, {os.cpu_count()} CPUs, "
-          f"{args.workers or 'as a campaign gets'} workers, "
+          f"{args.workers or 'as a campaign gets'} workers, simulator in {'its own process' if args.sim == 'process' else 'the worker'}, "
           f"load {os.getloadavg()[0]:.2f} at start; latency error = |{FIGURE} − simulator truth|")
     print(f"{'':21} | pacing late (ms)       | latency error (ms)  |")
     print(f"{'mode':12} {'N':>3} {'ok':>4} {'fail':>4} | {'p50':>6} {'p99':>7} {'max':>8} | "

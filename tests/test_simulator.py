@@ -663,7 +663,7 @@ def test_cli_simulate_serves_and_labels_itself(capsys: pytest.CaptureFixture[str
     assert "Traceback" not in capsys.readouterr().err
 
 
-def test_cli_simulate_gives_its_clients_the_cpu_first() -> None:
+def test_cli_simulate_gives_its_clients_the_cpu_first(tmp_path: Path) -> None:
     """On its own (its usual way), the simulator runs below its clients' priority: it stands in for a
     remote provider, and must not preempt the engine whose timing it is there to measure."""
     import subprocess
@@ -673,9 +673,18 @@ def test_cli_simulate_gives_its_clients_the_cpu_first() -> None:
 
     folder = shared_root() / "conversation_bench"
     base = os.nice(0)
-    out = subprocess.run([sys.executable, "-m", "arena_tui.cli", "simulate", str(folder), "--duration", "0.1",
-                          "--voice", "tone"], capture_output=True, text=True, timeout=120, check=True).stdout
-    assert f"CPU priority nice {min(19, base + 10)}" in out
+    proc = subprocess.Popen([sys.executable, "-m", "arena_tui.cli", "simulate", str(folder), "--voice", "tone",
+                             "--truth", str(tmp_path / "truth.jsonl")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        head = [proc.stdout.readline() for _ in range(2)]
+        proc.terminate()  # SIGTERM stops it as cleanly as Ctrl-C: its truth is written, its summary printed
+        out = "".join(head) + proc.communicate(timeout=60)[0]
+    finally:
+        proc.kill()
+    assert proc.returncode == 0
+    assert f"CPU priority nice {min(19, base + 10)}" in out and "SIMULATOR stopped after 0 session(s)" in out
+    assert (tmp_path / "truth.jsonl").read_text() == ""  # no session came: nothing to tell, but told
 
 
 async def test_turn_recognised_from_a_16khz_wav_decoded_like_the_engine(bench: Benchmark, tmp_path: Path) -> None:

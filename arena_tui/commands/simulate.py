@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
+import signal
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 from arena_tui.spine.errors import CliError
@@ -40,6 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nice", type=int, default=SIM_NICE, metavar="N",
                         help=f"lower this process's CPU priority by N (default {SIM_NICE}; 0 keeps it): it stands in for "
                         "a remote provider, and must not take the CPU from the client it is measuring")
+    parser.add_argument("--truth", metavar="FILE",
+                        help="when it stops, write what it did on every turn (one JSON object a line) to FILE")
     parser.add_argument("--duration", type=float, metavar="SECONDS",
                         help="stop after this many seconds (default: until Ctrl-C)")
 
@@ -68,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if args.nice:
         os.nice(args.nice)
     try:
-        asyncio.run(_serve(server, args.duration, sys.stdout))
+        asyncio.run(_serve(server, args.duration, sys.stdout, args.truth))
     except KeyboardInterrupt:
         pass
     except OSError as e:  # e.g. the port is taken
@@ -76,7 +81,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _serve(server: Any, duration: float | None, out: TextIO) -> None:
+async def _serve(server: Any, duration: float | None, out: TextIO, truth: str | None = None) -> None:
+    stop = asyncio.Event()
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # SIGTERM stops it as cleanly as Ctrl-C
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     url = await server.start()
     faults = str(server.faults) or "none"
     print(f"SIMULATOR (not a real model) for {server.benchmark.name}: {url}", file=out)
@@ -84,12 +92,12 @@ async def _serve(server: Any, duration: float | None, out: TextIO) -> None:
           f"CPU priority nice {os.nice(0)}", file=out)
     print("  any Bearer token is accepted; stop with Ctrl-C", file=out, flush=True)
     try:
-        if duration is None:
-            await asyncio.Event().wait()
-        else:
-            await asyncio.sleep(duration)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), duration)
     finally:
         await server.stop()
+        if truth:
+            Path(truth).write_text("".join(t.model_dump_json() + "\n" for t in server.truth_log))
         for t in server.truth_log:
             after = "" if t.first_audio_after_stop_ms is None else f", first audio {t.first_audio_after_stop_ms:.0f} ms after stop"
             fault = f", fault {t.fault}" if t.fault else ""
