@@ -1,9 +1,11 @@
 """How many concurrent 1x sessions this machine holds: local executor vs one process.
 
 Not a test: prints a table. Each session is the real engine against its own simulator at 1x
-(so the simulator's truth is at hand), a few turns each. The simulator runs as its own process
-(`arena-tui simulate`, below the engine's CPU priority, as a remote provider would take none of
-this machine's CPU), or with `--sim worker` inside the session's process (the load doubles). For N sessions:
+(so the simulator's truth is at hand), a few turns each. Where the simulators run (`--sim`):
+  - host (default): all in this coordinator process, as one remote provider host would serve them;
+  - process: each as its own `arena-tui simulate` process (below the engine's CPU priority);
+  - worker: each inside its session's worker process (the workers' load doubles).
+For N sessions:
   - local executor: worker processes (default: one per core), sessions spread least-loaded;
     every event crosses to this coordinator process in batches, as a campaign's would;
   - one process: the N sessions on this process's event loop (today's way).
@@ -39,6 +41,7 @@ from arena_tui.spine.events import SessionOpened, TurnEnded
 from benchmarks.registry import open_benchmark
 from runners.config import RunConfig, parse_turns
 from scripts.bench_latency_error import latency_errors
+from runners.simulator import SimulatorServer
 
 RUNNER = "scripts.bench_concurrency:measured_run"
 FIGURE = "audible bot speech onset"
@@ -50,8 +53,11 @@ async def measured_run(benchmark, config: RunConfig, bus: EventBus, run_id: str)
     """One session against its own simulator; returns its pacing lateness and latency errors."""
     from runners.engine import run_benchmark
 
-    sub = bus.subscribe(lambda e: isinstance(e, (SessionOpened, TurnEnded)))
     inputs: list = []
+    if config.base_url:  # a simulator the coordinator hosts: it works out the latency errors
+        await run_benchmark(benchmark, config, bus, run_id, on_session=lambda s: inputs.append(s.input))
+        return {"lateness": [x for i in inputs for x in i.lateness_ms], "latency_errors": []}
+    sub = bus.subscribe(lambda e: isinstance(e, (SessionOpened, TurnEnded)))
     async with own_simulator(benchmark) as (url, truth):
         cfg = config.model_copy(update={"base_url": url})
         await run_benchmark(benchmark, cfg, bus, run_id, on_session=lambda s: inputs.append(s.input))
@@ -94,23 +100,39 @@ async def own_simulator(benchmark):
             truth.extend(TurnTruth.model_validate_json(x) for x in path.read_text().splitlines() if x)
 
 
-async def with_executor(snap, config: dict, n: int, workers: int) -> tuple[list[dict], int]:
+async def with_executor(snap, config: dict, n: int, workers: int, hosted: list | None) -> tuple[list[dict], int]:
+    """N runs on the local executor; `hosted`: one simulator per run, served from this process."""
     bus = EventBus()
+    sub = bus.subscribe(lambda e: isinstance(e, (SessionOpened, TurnEnded)))
     results: list[dict] = []
     lost: list[str] = []
+    sims: dict[str, object] = {}
+
+    finished: dict[str, dict] = {}
 
     def done(job: Job, outcome: JobOutcome) -> None:
         if outcome.status == "finished":
-            results.append(outcome.result)
+            finished[job.run_id] = outcome.result
         else:
             lost.append(f"{job.run_id}: {outcome.message}")
 
     pool = LocalExecutor(bus, on_lost=lambda job, why: lost.append(why), on_done=done,
                          workers=workers, per_worker=max(1, math.ceil(n / workers)), runner=RUNNER)
     async with pool:
-        for _ in range(n):
-            pool.submit(Job(uuid.uuid4().hex, snap, config))
+        for i in range(n):
+            run_id = uuid.uuid4().hex
+            job_config = config
+            if hosted is not None:
+                sims[run_id] = hosted[i]
+                job_config = {**config, "base_url": hosted[i].base_url}
+            pool.submit(Job(run_id, snap, job_config))
         await pool.join()
+    events = sub.drain()
+    for run_id, result in finished.items():
+        if run_id in sims:
+            mine = [e for e in events if e.run_id == run_id]
+            result["latency_errors"] = latency_errors(mine, sims[run_id].truth_log, config["chunk_ms"])[FIGURE]
+        results.append(result)
     for why in lost:
         print(f"   lost/failed: {why}", file=sys.stderr)
     return results, len(lost)
@@ -141,8 +163,8 @@ async def main() -> None:
     ap.add_argument("--workers", type=int, default=None,
                     help="worker processes (default: what a campaign of N sessions at 1x gets, CampaignSpec.local_workers)")
     ap.add_argument("--modes", default="local,one", help="local (executor), one (one process)")
-    ap.add_argument("--sim", choices=["process", "worker"], default="process",
-                    help="each session's simulator: its own process (default), or inside the session's process")
+    ap.add_argument("--sim", choices=["host", "process", "worker"], default="host",
+                    help="where each session's simulator runs: this coordinator (default), its own process, its session's worker")
     args = ap.parse_args()
     from loguru import logger
 
@@ -155,7 +177,7 @@ async def main() -> None:
     config = RunConfig(model="sim", speed=1.0, turns=parse_turns(args.turns)).model_copy(
         update={"greeting": RunConfig().greeting.model_copy(update={"enabled": False})}).model_dump(mode="json")
     print(f"{bench.name} turns {args.turns}, 1x, {os.cpu_count()} CPUs, "
-          f"{args.workers or 'as a campaign gets'} workers, simulator in {'its own process' if args.sim == 'process' else 'the worker'}, "
+          f"{args.workers or 'as a campaign gets'} workers, simulators: {args.sim}, "
           f"load {os.getloadavg()[0]:.2f} at start; latency error = |{FIGURE} − simulator truth|")
     print(f"{'':21} | pacing late (ms)       | latency error (ms)  |")
     print(f"{'mode':12} {'N':>3} {'ok':>4} {'fail':>4} | {'p50':>6} {'p99':>7} {'max':>8} | "
@@ -165,7 +187,10 @@ async def main() -> None:
             t0 = time.monotonic()
             if mode == "local":
                 workers = args.workers or CampaignSpec(benchmarks=(bench.name,), models=("sim",), repeats=n).local_workers
-                results, failed = await with_executor(snap, config, n, workers)
+                async with contextlib.AsyncExitStack() as stack:
+                    hosted = ([await stack.enter_async_context(SimulatorServer(bench)) for _ in range(n)]
+                              if args.sim == "host" else None)
+                    results, failed = await with_executor(snap, config, n, workers, hosted)
             else:
                 results, failed = await in_process(bench, config, n)
             label = f"executor ×{workers}" if mode == "local" else "one process"
