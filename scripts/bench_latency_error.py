@@ -40,10 +40,13 @@ def describe(name: str, errors: list[float]) -> str:
             f"  p95 {p95:6.2f}  max {a[-1]:6.2f} ms")
 
 
-def latency_errors(events: list, truth_log: list, chunk_ms: float) -> dict[str, list[float]]:
-    """Measured − simulator truth (ms) per figure, over the answered turns of one run."""
+def latency_errors(events: list, truth_log: list, chunk_ms: float, t0_mono: float | None = None,
+                   speed: float = 1.0) -> dict[str, list[float]]:
+    """Measured − simulator truth (ms) per figure, over the answered turns of one run. With the run
+    clock's `t0_mono` (a simulator on this machine), also the onset against when the audio actually
+    left the simulator: its audio clock lags when it is itself short of CPU, the send time does not."""
     origins = {e.session: e.t_ms for e in events if isinstance(e, SessionOpened)}
-    first_frame, onset, leading, after_stop = [], [], [], []
+    first_frame, onset, leading, after_stop, onset_sent = [], [], [], [], []
     for e in events:
         if not isinstance(e, TurnEnded) or e.result.status != "ok" or not e.result.user_speech:
             continue
@@ -57,8 +60,18 @@ def latency_errors(events: list, truth_log: list, chunk_ms: float) -> dict[str, 
         onset.append(r.bot_speech[0].start_ms - (origin + truth.first_audio_ms + truth.leading_silence_ms))
         leading.append(r.latencies.leading_silence_ms - truth.leading_silence_ms)
         after_stop.append((ours_first - (origin + truth.speech_stopped_ms)) - truth.first_audio_after_stop_ms)
-    return {"first bot frame played": first_frame, "audible bot speech onset": onset,
-            "leading silence": leading, "reply delay after VAD stop": after_stop}
+        if t0_mono is not None and truth.first_audio_sent_mono is not None:
+            sent_ms = (truth.first_audio_sent_mono - t0_mono) * 1000.0 * speed  # on the run's timeline
+            onset_sent.append(r.bot_speech[0].start_ms - (sent_ms + truth.leading_silence_ms))
+    out = {"first bot frame played": first_frame, "audible bot speech onset": onset,
+           "leading silence": leading, "reply delay after VAD stop": after_stop}
+    if t0_mono is not None:
+        out[ONSET_VS_SENT] = onset_sent
+    return out
+
+
+#: the onset against when the simulator's first audio actually left it (`latency_errors` with t0_mono)
+ONSET_VS_SENT = "audible bot speech onset, vs when sent"
 
 
 async def main() -> int:

@@ -88,6 +88,9 @@ class TurnTruth(BaseModel):
     injected_delay_ms: float = 0.0  # audio time waited on purpose (trigger -> first delta, minus tool round trip)
     response_due_ms: float | None = None  # trigger + injected delay
     first_audio_ms: float | None = None  # audio time when the first audio delta was sent
+    # time.monotonic() once the first audio delta has left (CLOCK_MONOTONIC is the machine's: a client on
+    # this machine can place it on its own timeline, whatever lag the simulator's audio clock has under load)
+    first_audio_sent_mono: float | None = None
     first_audio_after_stop_ms: float | None = None  # first_audio_ms - speech_stopped_ms
     first_audio_after_start_ms: float | None = None  # first_audio_ms - speech_start_ms (barge-in)
     calls_sent_ms: float | None = None  # function calls went out (audio time)

@@ -21,6 +21,7 @@ import asyncio
 import base64
 import json
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -486,6 +487,8 @@ class Replies:
             active.record.audio_ms_last_delta = self.clock.ms
             await self.out.send("response.output_audio.delta", response_id=rid, item_id=item_id, output_index=0,
                             content_index=0, delta=base64.b64encode(chunks[k]).decode("ascii"))
+            if truth.first_audio_sent_mono is None:
+                truth.first_audio_sent_mono = time.monotonic()
             active.sent_audio_bytes += len(chunks[k])
             truth.reply_audio_ms = active.sent_audio_bytes / 2 * 1000.0 / RATE
             await asyncio.sleep(0)
