@@ -3,7 +3,8 @@
 Not a test: prints a table. Each session is the real engine against its own simulator at 1x
 (so the simulator's truth is at hand), a few turns each. Where the simulators run (`--sim`):
   - host (default): all in this coordinator process, as one remote provider host would serve them;
-  - process: each as its own `arena-tui simulate` process (below the engine's CPU priority);
+  - process: each as its own `arena-tui simulate` process (below the engine's CPU priority),
+    all started before the runs;
   - worker: each inside its session's worker process (the workers' load doubles).
 For N sessions:
   - local executor: worker processes (default: one per core), sessions spread least-loaded;
@@ -48,8 +49,6 @@ from runners.simulator import SimulatorServer
 
 RUNNER = "scripts.bench_concurrency:measured_run"
 FIGURE = "audible bot speech onset"
-#: the benchmark folder a session's own simulator process serves (set by main; the workers inherit it)
-SIM_PROCESS_ENV = "ARENA_BENCH_SIM_PROCESS"
 
 
 async def measured_run(benchmark, config: RunConfig, bus: EventBus, run_id: str) -> dict:
@@ -78,40 +77,57 @@ async def measured_run(benchmark, config: RunConfig, bus: EventBus, run_id: str)
 
 @contextlib.asynccontextmanager
 async def own_simulator(benchmark):
-    """(url, truth log filled in when it stops): in this process, or as `arena-tui simulate`."""
-    from runners.simulator import SimulatorServer
-    from runners.simulator.records import TurnTruth
-
-    folder = os.environ.get(SIM_PROCESS_ENV)
+    """(url, truth log filled in when it stops), in this process."""
     truth: list = []
-    if not folder:
-        async with SimulatorServer(benchmark) as sim:
-            yield sim.base_url, truth
-            truth.extend(sim.truth_log)
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "truth.jsonl"
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "arena_tui.cli", "simulate", folder, "--port", "0", "--truth", str(path),
+    async with SimulatorServer(benchmark) as sim:
+        yield sim.base_url, truth
+        truth.extend(sim.truth_log)
+
+
+class SimProcess:
+    """One `arena-tui simulate` process (below the engine's CPU priority), started before the runs;
+    `truth_log` once stopped. The same face as a `SimulatorServer` for `with_executor`."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder, self.base_url, self.truth_log = folder, "", []
+        self._tmp = tempfile.TemporaryDirectory()
+        self._proc: asyncio.subprocess.Process | None = None
+
+    async def __aenter__(self) -> SimProcess:
+        self._proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "arena_tui.cli", "simulate", self.folder, "--port", "0",
+            "--truth", str(Path(self._tmp.name) / "truth.jsonl"),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
-        try:
-            assert proc.stdout is not None
-            line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
-            yield line.strip().rsplit(" ", 1)[-1], truth
-        finally:
-            if proc.returncode is None:
-                proc.terminate()  # it writes its truth as it stops
-                try:
-                    await asyncio.wait_for(proc.communicate(), 30)
-                except TimeoutError:
-                    proc.kill()
-                    await proc.wait()
+        assert self._proc.stdout is not None
+        line = (await asyncio.wait_for(self._proc.stdout.readline(), 60)).decode()
+        self.base_url = line.strip().rsplit(" ", 1)[-1]
+        return self
+
+    async def stop(self) -> None:
+        from runners.simulator.records import TurnTruth
+
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.returncode is None:
+            proc.terminate()  # it writes its truth as it stops
+            try:
+                await asyncio.wait_for(proc.communicate(), 30)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+        path = Path(self._tmp.name) / "truth.jsonl"
         if path.exists():
-            truth.extend(TurnTruth.model_validate_json(x) for x in path.read_text().splitlines() if x)
+            self.truth_log = [TurnTruth.model_validate_json(x) for x in path.read_text().splitlines() if x]
+        self._tmp.cleanup()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
 
 
 async def with_executor(snap, config: dict, n: int, workers: int, hosted: list | None) -> tuple[list[dict], int]:
-    """N runs on the local executor; `hosted`: one simulator per run, served from this process."""
+    """N runs on the local executor; `hosted`: one simulator per run, started already (None: each
+    run's own, inside its worker)."""
     bus = EventBus()
     sub = bus.subscribe(lambda e: isinstance(e, (SessionOpened, TurnEnded)))
     results: list[dict] = []
@@ -127,7 +143,8 @@ async def with_executor(snap, config: dict, n: int, workers: int, hosted: list |
             lost.append(f"{job.run_id}: {outcome.message}")
 
     pool = LocalExecutor(bus, on_lost=lambda job, why: lost.append(why), on_done=done,
-                         workers=workers, per_worker=max(1, math.ceil(n / workers)), runner=RUNNER)
+                         workers=workers, per_worker=max(1, math.ceil(n / workers)), runner=RUNNER,
+                         warm=(config["model"],))
     async with pool:
         for i in range(n):
             run_id = uuid.uuid4().hex
@@ -137,6 +154,8 @@ async def with_executor(snap, config: dict, n: int, workers: int, hosted: list |
                 job_config = {**config, "base_url": hosted[i].base_url}
             pool.submit(Job(run_id, snap, job_config))
         await pool.join()
+    for sim in sims.values():
+        await sim.stop()  # its truth log is complete
     events = sub.drain()
     for run_id, result in finished.items():
         if run_id in sims:
@@ -184,8 +203,6 @@ async def main() -> None:
     logger.remove()
     logger.add(sys.stderr, level="CRITICAL")
     bench = open_benchmark(args.bench)
-    if args.sim == "process":
-        os.environ[SIM_PROCESS_ENV] = str(bench.root)
     snap = snapshot(bench)
     config = RunConfig(model="sim", speed=1.0, turns=parse_turns(args.turns)).model_copy(
         update={"greeting": RunConfig().greeting.model_copy(update={"enabled": False})}).model_dump(mode="json")
@@ -201,8 +218,9 @@ async def main() -> None:
             if mode == "local":
                 workers = args.workers or CampaignSpec(benchmarks=(bench.name,), models=("sim",), repeats=n).local_workers
                 async with contextlib.AsyncExitStack() as stack:
-                    hosted = ([await stack.enter_async_context(SimulatorServer(bench)) for _ in range(n)]
-                              if args.sim == "host" else None)
+                    make = {"host": lambda: SimulatorServer(bench), "process": lambda: SimProcess(str(bench.root))}
+                    hosted = ([await stack.enter_async_context(make[args.sim]()) for _ in range(n)]
+                              if args.sim in make else None)
                     results, failed = await with_executor(snap, config, n, workers, hosted)
             else:
                 results, failed = await in_process(bench, config, n)

@@ -61,3 +61,10 @@ async def stalls_at_speed_8(benchmark: Any, config: Any, bus: Any, run_id: str, 
         return await run_engine(benchmark, config, bus, run_id, resume)
     finally:
         PacedInput._take_chunk = take
+
+
+async def loaded_modules(benchmark: Any, config: Any, bus: Any, run_id: str, resume: Any = None) -> dict:
+    """Whether the worker had its provider's Pipecat service loaded before its first run began."""
+    import sys
+
+    return {"openai_service": "pipecat.services.openai.realtime.llm" in sys.modules}

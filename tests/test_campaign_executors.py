@@ -160,6 +160,23 @@ async def test_local_pool_runs_into_one_store(tmp_path: Path, demo_snapshot: Ben
     await store.close()
 
 
+@pytest.mark.parametrize("warm", [(), ("gpt-realtime",)])
+async def test_local_workers_load_the_campaigns_providers_before_they_are_ready(
+        demo_snapshot: BenchmarkSnapshot, warm: tuple[str, ...]) -> None:
+    """A worker's first session must not import its provider (~0.3 s holding the loop) while other
+    workers' sessions pace: the campaign's models are loaded before the worker says it is ready."""
+    rec = Recorder()
+    pool = LocalExecutor(EventBus(), on_lost=rec.on_lost, on_done=rec.on_done, workers=1, per_worker=1,
+                         runner="tests.campaign_runners:loaded_modules", warm=warm)
+    try:
+        await pool.start()
+        pool.submit(Job("warm-0", demo_snapshot, CONFIG))
+        await pool.join()
+    finally:
+        await pool.close()
+    assert rec.done["warm-0"].result == {"openai_service": bool(warm)}
+
+
 async def test_local_worker_killed_mid_run(tmp_path: Path, demo_snapshot: BenchmarkSnapshot) -> None:
     bus, rec = EventBus(), Recorder()
     store = await Store.open(tmp_path / "arena.db")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import multiprocessing
 import os
 import queue
@@ -71,8 +72,11 @@ class _Worker:
 class LocalExecutor(Executor):
     def __init__(self, bus: EventBus, *, on_lost: OnLost, on_done: OnDone | None = None,
                  workers: int | None = None, per_worker: int = 8, speed: float = 1.0,
-                 runner: str = DEFAULT_RUNNER) -> None:
+                 runner: str = DEFAULT_RUNNER, warm: tuple[str, ...] = ()) -> None:
+        """`warm`: the model aliases the jobs will run; a worker loads their providers before it says
+        it is ready, so no worker's first session imports them while other workers' sessions pace."""
         super().__init__(bus, on_lost=on_lost, on_done=on_done, runner=runner)
+        self.warm = tuple(warm)
         self.size = workers or os.cpu_count() or 1
         self.per_worker = per_worker  # the most a worker is given; admission control may give fewer
         self.speed = speed  # the campaign's speed: new runs on a busy worker may get less
@@ -144,7 +148,8 @@ class LocalExecutor(Executor):
     def _spawn(self) -> _Worker:
         """Start one worker, from the loop's thread: its parent-death signal follows this thread."""
         parent, child = self._ctx.Pipe(duplex=True)
-        proc = self._ctx.Process(target=_worker_main, args=(child, self.runner, os.getpid()), name="arena-worker")
+        proc = self._ctx.Process(target=_worker_main, args=(child, self.runner, os.getpid(), self.warm),
+                                 name="arena-worker")
         proc.start()
         child.close()
         w = _Worker(proc, parent, Admission(self.per_worker, self.speed))
@@ -226,16 +231,16 @@ class LocalExecutor(Executor):
 # -- worker process
 
 
-def _worker_main(conn: Connection, runner_spec: str, coordinator: int) -> None:
+def _worker_main(conn: Connection, runner_spec: str, coordinator: int, warm: tuple[str, ...] = ()) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
     lifeline = Lifeline()
     lifeline.install()  # before anything slow: the coordinator may die while Pipecat imports
     if not signal_on_parent_death(coordinator):
         lifeline.orphaned("the coordinator was gone before the worker started")
-    asyncio.run(_serve(conn, runner_spec, lifeline))
+    asyncio.run(_serve(conn, runner_spec, lifeline, warm))
 
 
-async def _serve(conn: Connection, runner_spec: str, lifeline: Lifeline) -> None:
+async def _serve(conn: Connection, runner_spec: str, lifeline: Lifeline, warm: tuple[str, ...] = ()) -> None:
     from .logs import worker_logs  # deferred: runs in the spawned worker process only; the coordinator never loads the engine
 
     worker_logs()  # the coordinator owns the terminal (a TUI may be drawing on it); before Pipecat greets
@@ -243,7 +248,11 @@ async def _serve(conn: Connection, runner_spec: str, lifeline: Lifeline) -> None
 
     loop = asyncio.get_running_loop()
     runner = load_runner(runner_spec)
-    import runners.engine  # noqa: F401  # deferred: runs in the spawned worker process only; the coordinator never loads the engine
+    import runners.engine  # deferred: runs in the spawned worker process only; the coordinator never loads the engine
+
+    for model in warm:  # its provider's modules (Pipecat's service, ~0.3 s of imports) before any session paces
+        with contextlib.suppress(Exception):  # a model that cannot run is reported by its job, as ever
+            runners.engine.runner_for(model)
 
     inbox: asyncio.Queue[tuple] = asyncio.Queue()
     outbox: queue.SimpleQueue[tuple | None] = queue.SimpleQueue()

@@ -130,7 +130,7 @@ def make_executor(spec: CampaignSpec, bus: EventBus, on_lost: Any, on_done: Any)
     from .local import LocalExecutor  # deferred: the process pool loads only when a campaign runs
 
     return LocalExecutor(bus, on_lost=on_lost, on_done=on_done, workers=spec.local_workers, per_worker=spec.per_worker,
-                         speed=spec.speed)
+                         speed=spec.speed, warm=tuple(spec.models))
 
 
 async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campaign_id: str | None = None,
