@@ -7,9 +7,10 @@ step of the event loop. Measured with the simulator's 200 ms deltas: steps of 5-
 every paced input of the process (other sessions' too) waits for them. Yielding after each
 message is not enough when sessions move in step (a campaign's cells start together and the
 same replies arrive together): eight receivers each handling one message (~0.3 ms) make every
-loop round 2-4 ms, and a paced input due meanwhile waits a round or two. So a receiver with more
-messages buffered takes its turn (`ReceiveTurns`): one message of one session per loop round,
-first come first served, and the paced inputs run between them.
+loop round 2-4 ms, and a paced input due meanwhile waits a round or two. So after each message a
+receiver waits for its turn (`ReceiveTurns`): one message of one session per loop round, first
+come first served, and the paced inputs run between them. A message that finds its receiver
+idle is handled as it arrives; only the rest of a burst waits.
 """
 
 from __future__ import annotations
