@@ -29,10 +29,8 @@ import contextlib
 import math
 import os
 import sys
-import tempfile
 import time
 import uuid
-from pathlib import Path
 
 import numpy as np
 
@@ -45,6 +43,7 @@ from arena_tui.spine.events import SessionOpened, TurnEnded
 from benchmarks.registry import open_benchmark
 from runners.config import RunConfig, parse_turns
 from scripts.bench_latency_error import ONSET_VS_SENT, latency_errors
+from scripts.bench_pacing import SimProcess
 from runners.simulator import SimulatorServer
 
 RUNNER = "scripts.bench_concurrency:measured_run"
@@ -82,47 +81,6 @@ async def own_simulator(benchmark):
     async with SimulatorServer(benchmark) as sim:
         yield sim.base_url, truth
         truth.extend(sim.truth_log)
-
-
-class SimProcess:
-    """One `arena-tui simulate` process (below the engine's CPU priority), started before the runs;
-    `truth_log` once stopped. The same face as a `SimulatorServer` for `with_executor`."""
-
-    def __init__(self, folder: str) -> None:
-        self.folder, self.base_url, self.truth_log = folder, "", []
-        self._tmp = tempfile.TemporaryDirectory()
-        self._proc: asyncio.subprocess.Process | None = None
-
-    async def __aenter__(self) -> SimProcess:
-        self._proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "arena_tui.cli", "simulate", self.folder, "--port", "0",
-            "--truth", str(Path(self._tmp.name) / "truth.jsonl"),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
-        assert self._proc.stdout is not None
-        line = (await asyncio.wait_for(self._proc.stdout.readline(), 60)).decode()
-        self.base_url = line.strip().rsplit(" ", 1)[-1]
-        return self
-
-    async def stop(self) -> None:
-        from runners.simulator.records import TurnTruth
-
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if proc.returncode is None:
-            proc.terminate()  # it writes its truth as it stops
-            try:
-                await asyncio.wait_for(proc.communicate(), 30)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
-        path = Path(self._tmp.name) / "truth.jsonl"
-        if path.exists():
-            self.truth_log = [TurnTruth.model_validate_json(x) for x in path.read_text().splitlines() if x]
-        self._tmp.cleanup()
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
 
 
 async def with_executor(snap, config: dict, n: int, workers: int, hosted: list | None) -> tuple[list[dict], int]:

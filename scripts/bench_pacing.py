@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -84,20 +85,53 @@ def stats(late: list[float]) -> str:
     )
 
 
+class SimProcess:
+    """One `arena-tui simulate` process (below the engine's CPU priority), as a remote provider
+    would be: `base_url`, `pid`, and `truth_log` once stopped (a `SimulatorServer`'s face)."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder, self.base_url, self.truth_log = folder, "", []
+        self._tmp = tempfile.TemporaryDirectory()
+        self._proc: asyncio.subprocess.Process | None = None
+        self.pid = 0
+
+    async def __aenter__(self) -> SimProcess:
+        self._proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "arena_tui.cli", "simulate", self.folder, "--port", "0",
+            "--truth", str(Path(self._tmp.name) / "truth.jsonl"),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, cwd=str(REPO))
+        self.pid = self._proc.pid
+        assert self._proc.stdout is not None
+        line = (await asyncio.wait_for(self._proc.stdout.readline(), 60)).decode()
+        self.base_url = line.strip().rsplit(" ", 1)[-1]
+        return self
+
+    async def stop(self) -> None:
+        from runners.simulator.records import TurnTruth
+
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.returncode is None:
+            proc.terminate()  # it writes its truth as it stops
+            try:
+                await asyncio.wait_for(proc.communicate(), 30)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+        path = Path(self._tmp.name) / "truth.jsonl"
+        if path.exists():
+            self.truth_log = [TurnTruth.model_validate_json(x) for x in path.read_text().splitlines() if x]
+        self._tmp.cleanup()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+
 async def concurrent(bench, n: int, seconds: float) -> list[float]:
     """N sessions in this process against one simulator in another (as a remote provider would be)."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "arena_tui.cli", "simulate", str(bench.root), "--port", "0",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, cwd=str(REPO),
-    )
-    try:
-        assert proc.stdout is not None
-        line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
-        url = line.strip().rsplit(" ", 1)[-1]
-        out = await asyncio.gather(*[one_run(bench, 1.0, seconds, url=url) for _ in range(n)])
-    finally:
-        proc.terminate()
-        await proc.wait()
+    async with SimProcess(str(bench.root)) as sim:
+        out = await asyncio.gather(*[one_run(bench, 1.0, seconds, url=sim.base_url) for _ in range(n)])
     return [x for late, _, _ in out for x in late]
 
 

@@ -31,14 +31,12 @@ from pathlib import Path
 
 from loguru import logger
 
-REPO = Path(__file__).resolve().parent.parent
-
 from arena_tui.spine.bus import EventBus  # noqa: E402
 from benchmarks.registry import load_benchmark  # noqa: E402
 from runners.config import RunConfig, parse_turns  # noqa: E402
 from runners.engine import run_benchmark  # noqa: E402
 from runners.transports import PacedInput  # noqa: E402
-from scripts.bench_pacing import default_bench  # noqa: E402
+from scripts.bench_pacing import SimProcess, default_bench  # noqa: E402
 
 TICK_S = os.sysconf("SC_CLK_TCK")
 
@@ -225,17 +223,11 @@ async def main() -> None:
     logger.remove()
     logger.add(sys.stderr, level="ERROR")
     bench = load_benchmark(args.bench)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "arena_tui.cli", "simulate", str(bench.root), "--port", "0",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, cwd=str(REPO),
-    )
+    sim_proc = await SimProcess(str(bench.root)).__aenter__()
     tasks: list[asyncio.Task] = []
     inputs: list = []
     try:
-        assert proc.stdout is not None
-        line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
-        url = line.strip().rsplit(" ", 1)[-1]
-        cfg = RunConfig(model="sim", base_url=url, speed=1.0, turns=parse_turns(args.turns) if args.turns else None)
+        cfg = RunConfig(model="sim", base_url=sim_proc.base_url, speed=1.0, turns=parse_turns(args.turns) if args.turns else None)
         buses = [EventBus() for _ in range(args.sessions)]
         subs = [b.subscribe() for b in buses]  # a subscriber, as the store or the UI would be
         tasks = [asyncio.create_task(run_benchmark(bench, cfg, b, on_session=lambda s: inputs.append(s.input)))
@@ -245,7 +237,7 @@ async def main() -> None:
             s.drain()
         prof = cProfile.Profile(time.thread_time) if args.profile else None  # CPU time: waits are not work
         load0 = os.getloadavg()[0]
-        wall0, cpu0, main0, sim0 = time.monotonic(), time.process_time(), time.thread_time(), process_cpu_s(proc.pid)
+        wall0, cpu0, main0, sim0 = time.monotonic(), time.process_time(), time.thread_time(), process_cpu_s(sim_proc.pid)
         sys0 = os.times().system
         n0 = sum(i.chunks_sent for i in inputs)
         pauses = GcPauses()
@@ -269,7 +261,7 @@ async def main() -> None:
         wall = time.monotonic() - wall0
         cpu, main_cpu = time.process_time() - cpu0, time.thread_time() - main0
         sys_cpu = os.times().system - sys0
-        sim = process_cpu_s(proc.pid) - sim0
+        sim = process_cpu_s(sim_proc.pid) - sim0
         chunks = sum(i.chunks_sent for i in inputs) - n0
         audio_s = chunks * cfg.chunk_ms / 1000.0  # input audio sent, all sessions
         late = sorted(x for i in inputs for x in list(i.lateness_ms)[-int(args.seconds * 50):])
@@ -299,8 +291,7 @@ async def main() -> None:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        proc.terminate()
-        await proc.wait()
+        await sim_proc.stop()
 
 
 if __name__ == "__main__":

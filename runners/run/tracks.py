@@ -57,7 +57,6 @@ class Tracks:
         self.user_meter = LevelMeter("user", block_ms=config.level_block_ms, sample_rate=self.rate)
         self.bot_meter = LevelMeter("bot", block_ms=config.level_block_ms, sample_rate=self.rate)
         self.bot_detector = SpeechDetector(self.rate)
-        self._speech_cache: dict[int, list[Interval]] = {}
         self._audio_cache: dict[int, bytes] = {}
 
     # -- the benchmark's audio
@@ -75,9 +74,7 @@ class Tracks:
         return self._audio_cache[turn.turn_index]
 
     def user_speech(self, turn: Turn, pcm: bytes) -> list[Interval]:
-        if turn.turn_index not in self._speech_cache:
-            self._speech_cache[turn.turn_index] = list(clip_speech(pcm, self.rate, self.config.vad_method))
-        return self._speech_cache[turn.turn_index]
+        return list(clip_speech(pcm, self.rate, self.config.vad_method))  # found once per process
 
     # -- the transports' callbacks (at PLAYED / scheduled time)
 
