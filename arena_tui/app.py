@@ -205,6 +205,10 @@ class ArenaApp(App):
         self.player.stop()
         self.left_interrupted = [self.live[r] for r in self.run_workers if self.running(r)]
         await self.stop_runs()
+        try:
+            await asyncio.wait_for(self.launcher.close(), 60)  # worker processes, once their runs have ended
+        except Exception as e:
+            self.log.error(f"launcher close: {e}")
         await self._stop_judges()
         if self.store is not None:
             try:

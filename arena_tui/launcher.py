@@ -58,6 +58,10 @@ class Launcher(Protocol):
         ("bad run settings: …") for a config the engine refuses."""
         ...
 
+    async def close(self) -> None:
+        """Release what runs needed (worker processes); the monitor calls it as it closes."""
+        ...
+
 
 class NoLauncher:
     """The app without the engine wired in: recorded runs only."""
@@ -78,3 +82,6 @@ class NoLauncher:
 
     def start_run(self, benchmark: Any, config: dict[str, Any], bus: Any, run_id: str) -> Awaitable[Any]:
         raise RuntimeError(self.REASON)
+
+    async def close(self) -> None:
+        return None

@@ -13,13 +13,14 @@ With --profile, also where the loop's time went: the callbacks that held the loo
 task or callback name, in thread CPU time (insensitive to other processes on a busy machine).
 
 With --keys N, instead: N simulator runs stream at 1x into the app, started and judged as the app
-starts them (on the engine's own thread; --same-loop: on the app's loop, as before), while keys
+starts them (in worker processes, as `arena-tui` does; --where thread: on the engine's own thread in
+the app's process, --where loop: on the app's own loop, as before), while keys
 are pressed on one run's screen, and it prints keypress-to-screen latency p50/p95 (key posted →
 the first frame the compositor produced that shows its effect) for table navigation (down/up) and
 for opening the turn detail (enter), with the input-pacing p99 of those N runs (goal: p95 < 50 ms).
 
     .venv/bin/python -m scripts.bench_ui_pacing [--bench demo_bench] [--seconds 60] [--profile]
-                                                  [--refresh-hz 30] [--ui-only] [--keys 8 [--same-loop]]
+                                                  [--refresh-hz 30] [--ui-only] [--keys 8 [--where pool|thread|loop]]
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -39,6 +41,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 from arena_tui.app import ArenaApp  # noqa: E402
 from arena_tui.orchestration.launch import EngineLauncher  # noqa: E402
+from arena_tui.orchestration.run_pool import RunPool  # noqa: E402
 from arena_tui.spine.bus import EventBus  # noqa: E402
 from arena_tui.screens.run import RunScreen  # noqa: E402
 from arena_tui.screens.turn_detail import TurnDetailScreen  # noqa: E402
@@ -220,11 +223,13 @@ class FrameStamps:
         self.app = app
         self.want: object = None  # callable(screen) -> bool while a key is being timed
         self.hit: float | None = None
+        self.shown = asyncio.Event()  # set by the frame that shows it: no polling loop sharing the app's loop
         display = app._display
 
         def stamped(screen, renderable):
             if renderable is not None and self.want is not None and self.hit is None and self.want(screen):
                 self.hit = time.perf_counter()
+                self.shown.set()
             return display(screen, renderable)
 
         app._display = stamped  # type: ignore[method-assign]
@@ -235,10 +240,11 @@ class FrameStamps:
         The key goes in as the terminal driver sends it (as `pilot.press` does, without its waits
         for an idle process, which never comes while runs stream: ~2 s a key)."""
         self.want, self.hit = shown, None
+        self.shown.clear()
         t0 = time.perf_counter()
         post_key(self.app, key)
-        while self.hit is None and time.perf_counter() - t0 < 2.0:
-            await asyncio.sleep(0.0005)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.shown.wait(), 2.0)
         self.want = None
         return None if self.hit is None else (self.hit - t0) * 1000.0
 
@@ -249,25 +255,60 @@ def post_key(app: ArenaApp, key: str) -> None:
     app._driver.send_message(event)
 
 
-class BenchLauncher(EngineLauncher):
-    """The app's own launcher, also keeping each session (for its input pacing). same_loop: the
-    engine on the app's loop instead of its own thread (how runs went before; to compare)."""
+WALL_ENV = "ARENA_BENCH_RUN_SECONDS"  # how long each pooled run goes (read in the worker)
 
-    def __init__(self, same_loop: bool = False) -> None:
+
+async def run_keeping_pacing(benchmark, config, bus, run_id, resume=None) -> dict:
+    """The engine's run in a pool worker for ${WALL_ENV} seconds of wall time, returning its
+    sessions' input lateness (ms): the worker is where its pacing happens."""
+    import os  # deferred: in the worker
+
+    sessions: list = []
+    task = asyncio.create_task(run_benchmark(benchmark, config, bus, run_id, on_session=sessions.append))
+    try:
+        await asyncio.wait_for(asyncio.shield(task), float(os.environ[WALL_ENV]))
+    except TimeoutError:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    return {"late_ms": [x for s in sessions for x in s.input.lateness_ms]}
+
+
+class BenchLauncher(EngineLauncher):
+    """The app's own launcher, also keeping each run's input pacing. where: "pool" (worker
+    processes, as `arena-tui` runs them), "thread" (the engine's thread in the app's process, as
+    before) or "loop" (the app's own loop, as before that)."""
+
+    def __init__(self, where: str = "pool", seconds: float = 60.0) -> None:
+        super().__init__(RunPool(runner="scripts.bench_ui_pacing:run_keeping_pacing") if where == "pool" else None)
+        os.environ[WALL_ENV] = str(seconds)
+        self.where = where
         self.sessions: list = []
         self.on_session = self.sessions.append
-        self.same_loop = same_loop
+        self.late: list[float] = []
 
     def start_run(self, benchmark, config, bus, run_id):
-        if not self.same_loop:
-            return super().start_run(benchmark, config, bus, run_id)
-        return run_benchmark(benchmark, RunConfig(**config), bus, run_id=run_id, on_session=self.on_session)
+        if self.where == "loop":
+            return run_benchmark(benchmark, RunConfig(**config), bus, run_id=run_id, on_session=self.on_session)
+        run = super().start_run(benchmark, config, bus, run_id)
+        if self.where == "thread":
+            return run
+
+        async def keep() -> dict:
+            result = await run
+            self.late.extend(result.get("late_ms", []))
+            return result
+
+        return keep()
+
+    def lateness(self) -> list[float]:
+        return self.late + [x for s in self.sessions for x in s.input.lateness_ms]
 
 
-async def keys_while_streaming(bench, runs: int, seconds: float, same_loop: bool = False) -> None:
+async def keys_while_streaming(bench, runs: int, seconds: float, where: str = "pool") -> None:
     """`runs` simulator runs at 1x, started and judged (heuristic) as the app starts them; keys
-    pressed on the first run's screen; the runs are stopped after `seconds`."""
-    launcher = BenchLauncher(same_loop)
+    pressed on the first run's screen; the runs end after `seconds` (pooled: of their own)."""
+    launcher = BenchLauncher(where, seconds)
     app = ArenaApp(Path(tempfile.mkdtemp()) / "a.db", launcher=launcher)
     nav: list[float] = []
     detail: list[float] = []
@@ -277,6 +318,9 @@ async def keys_while_streaming(bench, runs: int, seconds: float, same_loop: bool
         t_start = time.monotonic()
         ids = [app.start_run(bench, {"model": "sim", "speed": 1.0}, judge="heuristic") for _ in range(runs)]
         app.open_run(ids[0])
+        while not all(app.live[i].started for i in ids):  # pooled: the workers start first
+            await pilot.pause(0.2)
+        t_start = time.monotonic()
         await pilot.pause(3.0)  # the runs are under way, the table has its rows
         frames = FrameStamps(app)
         await pilot.press("f")  # follow off: the cursor moves only by the keys
@@ -298,10 +342,14 @@ async def keys_while_streaming(bench, runs: int, seconds: float, same_loop: bool
                 await asyncio.sleep(0.2)
             step += 1
             await asyncio.sleep(0.15)
-        await asyncio.sleep(max(0.0, t_start + seconds - time.monotonic()))
-        await app.stop_runs(ids)
-        late = [x for s in launcher.sessions for x in s.input.lateness_ms]
-    where = "the app's own loop" if same_loop else "the engine's thread"
+        if where == "pool":
+            while any(app.running(i) for i in ids):
+                await asyncio.sleep(0.2)
+        else:
+            await asyncio.sleep(max(0.0, t_start + seconds - time.monotonic()))
+            await app.stop_runs(ids)
+        late = launcher.lateness()
+    where = {"pool": "worker processes", "thread": "the engine's thread", "loop": "the app's own loop"}[where]
     print(f"{runs} simulator runs of {bench.name} at 1x on {where}, judged (heuristic), streaming into the app, "
           f"{seconds:.0f} s wall; keys on one run's screen (160x46, headless terminal)")
     for label, xs in (("table navigation (down/up)", nav), ("open turn detail (enter)", detail)):
@@ -331,8 +379,9 @@ async def main() -> None:
     ap.add_argument("--ui-only", action="store_true", help="skip the headless run")
     ap.add_argument("--keys", type=int, metavar="RUNS", default=0,
                     help="instead: keypress-to-screen latency while RUNS simulator runs stream (e.g. 8)")
-    ap.add_argument("--same-loop", action="store_true",
-                    help="with --keys: the runs on the app's own loop, not the engine's thread (to compare)")
+    ap.add_argument("--where", choices=("pool", "thread", "loop"), default="pool",
+                    help="with --keys: where the app's runs execute: worker processes (as `arena-tui` runs them), "
+                         "the engine's thread in the app's process, or the app's own loop (to compare)")
     args = ap.parse_args()
     if args.refresh_hz:
         import arena_tui.app
@@ -343,7 +392,7 @@ async def main() -> None:
     logger.remove()
     bench = load_benchmark(args.bench)
     if args.keys:
-        await keys_while_streaming(bench, args.keys, args.seconds, args.same_loop)
+        await keys_while_streaming(bench, args.keys, args.seconds, args.where)
         return
     import arena_tui.app
 

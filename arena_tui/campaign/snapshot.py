@@ -46,13 +46,19 @@ def _rel(index: int) -> str:
     return f"audio/turn_{index:03d}.wav"
 
 
-def snapshot(benchmark: Benchmark) -> BenchmarkSnapshot:
-    """Read every turn's audio now (a missing file is an error here, not in a worker)."""
+def snapshot(benchmark: Benchmark, *, missing_ok: bool = False) -> BenchmarkSnapshot:
+    """Read every turn's audio now (a missing file is an error here, not in a worker).
+
+    missing_ok: a turn without its WAV travels without it, and is as audio-less in the worker as
+    here (the app's runs: its preflight already named the selected turns a run needs audio for)."""
     audio: dict[int, bytes] = {}
     turns = []
     for turn in benchmark.turns:
         path = benchmark.audio_path(turn)
         if path is None or not benchmark.has_audio(turn):
+            if missing_ok:
+                turns.append(turn.model_copy(update={"audio_file": _rel(turn.turn_index)}))
+                continue
             raise SnapshotError(f"{benchmark.name} turn {turn.turn_index}: audio file {path} not found")
         try:
             audio[turn.turn_index] = path.read_bytes()

@@ -16,6 +16,7 @@ from arena_tui.spine.errors import CliError
 
 from .ids import resolve_run_id
 from ..orchestration.launch import EngineLauncher
+from ..orchestration.run_pool import RunPool
 
 NAME = "ui"
 HELP = "open the live monitor on the runs list (the default when no command is given)"
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     run_id = getattr(args, "open", None)
     if run_id:  # an id or a unique prefix, as every command takes it: one line and exit 2 before the screen
         run_id = _check_database(db, run_id)
-    app = ArenaApp(db, data, open_run=run_id, launcher=EngineLauncher())
+    app = ArenaApp(db, data, open_run=run_id, launcher=EngineLauncher(RunPool()))
     app.run()
     for state in app.left_interrupted:
         print(left_line(state, db, data))
@@ -104,7 +105,7 @@ def run_live(args: argparse.Namespace, config: Any, judge: Any, *, benchmark: An
         "config": config.model_dump(exclude_defaults=True),
         "judge": judge.make or "none",
     }
-    app = ArenaApp(db, data, launch=launch, launcher=EngineLauncher())
+    app = ArenaApp(db, data, launch=launch, launcher=EngineLauncher(RunPool()))
     app.run()
     for run_id, state in app.live.items():
         if state.started is None:

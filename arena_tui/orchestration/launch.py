@@ -22,6 +22,7 @@ from arena_tui.spine.errors import CliError
 from ..launcher import ModelChoice
 from .engine_thread import on_engine_loop
 from .models import cascades, models
+from .run_pool import RunPool
 
 
 def model_choices() -> list[ModelChoice]:
@@ -89,10 +90,15 @@ def check_start(config: Any) -> None:
 class EngineLauncher:
     """`arena_tui.launcher.Launcher` over the real run engine (`runners.engine`).
 
+    pool: run each run in a worker process (`RunPool`, what `arena-tui` does); None: on the
+    engine's thread in this process (tests that reach into a run's process use this).
     on_session: called with each session a run opens, on the engine's thread (a benchmark
-    script reads the sessions' input pacing through it)."""
+    script reads the sessions' input pacing through it; runs on the engine thread only)."""
 
     on_session: Callable[[Any], None] | None = None
+
+    def __init__(self, pool: RunPool | None = None) -> None:
+        self.pool = pool
 
     def models(self) -> list[ModelChoice]:
         return model_choices()
@@ -106,19 +112,29 @@ class EngineLauncher:
         return parse_turns(spec)
 
     def load_engine(self) -> None:
-        importlib.import_module("runners.engine")
+        # with a pool, only what checks a run's settings here: Pipecat loads in the workers
+        importlib.import_module("runners.config" if self.pool is not None else "runners.engine")
 
     def start_run(self, benchmark: Any, config: dict[str, Any], bus: Any, run_id: str) -> Awaitable[Any]:
-        """The run on the engine's own loop (`engine_thread`), its events handed to `bus` on the
-        caller's loop: the monitor's loop stays free for keys and frames. Call it on that loop."""
+        """The run in a worker process (with a pool) or on the engine's own loop (`engine_thread`),
+        its events handed to `bus` on the caller's loop: the monitor's loop stays free for keys and
+        frames. Call it on that loop."""
         from runners.config import RunConfig  # deferred: the engine loads on first use, in a thread (--help imports this module)
-        from runners.engine import run_benchmark  # deferred: the engine loads on first use, in a thread (--help imports this module)
 
         try:
             cfg = RunConfig(**config)
         except Exception as e:
             raise ValueError(f"bad run settings: {e}") from None
+        if self.pool is not None:
+            return self.pool.run(benchmark, cfg.model_dump(exclude_defaults=True), bus, run_id)
+        from runners.engine import run_benchmark  # deferred: the engine loads on first use, in a thread (--help imports this module)
+
         publisher = ThreadPublisher(bus, asyncio.get_running_loop())
         return on_engine_loop(lambda: run_benchmark(benchmark, cfg, publisher, run_id=run_id,  # type: ignore[arg-type]
                                                     on_session=self.on_session))
+
+    async def close(self) -> None:
+        """Stop the pool's workers (the monitor is closing; its runs were stopped first)."""
+        if self.pool is not None:
+            await self.pool.close()
 

@@ -3,7 +3,7 @@
 Workers are spawned (not forked: the coordinator has a running event loop and threads) and each
 runs an asyncio loop holding up to `per_worker` sessions at once, fewer while its loop runs late
 (admission.py: each worker reports its loop's lag once a second); a job goes to the ready worker
-holding the fewest, among those admitting one more. Parent and worker talk over one pipe per worker: commands down, event
+holding the fewest, among those admitting one more. Parent and worker talk over one pipe per worker: commands (run, cancel, stop) down, event
 batches (JSON, see transport.py) and outcomes up. A benchmark snapshot is sent to a worker once.
 
 A worker that dies (kill -9, OOM) closes its pipe: every job it held is reported through
@@ -113,6 +113,18 @@ class LocalExecutor(Executor):
         self._opened(job)
         self._pending.append(job)
         self._dispatch()
+
+    def cancel(self, run_id: str) -> None:
+        """Stop one job: a queued one ends `cancelled` now; a running one is cancelled in its worker,
+        publishes its own `interrupted` ending, and then ends `cancelled` through `on_done`."""
+        job = next((j for j in self._pending if j.run_id == run_id), None)
+        if job is not None:
+            self._pending.remove(job)
+            self._finish(run_id, JobOutcome("cancelled", "cancelled before it started", started=False))
+            return
+        w = next((w for w in self._workers if run_id in w.jobs), None)
+        if w is not None:
+            self._send(w, ("cancel", run_id))
 
     def admissions(self) -> list[Admission]:
         return [w.admission for w in self._workers]
@@ -284,10 +296,17 @@ async def _serve(conn: Connection, runner_spec: str, lifeline: Lifeline, warm: t
     benchmarks: dict[str, Any] = {}
     tasks: dict[str, asyncio.Task[None]] = {}
 
-    async def job(run_id: str, key: str, config: dict, resume: dict | None) -> None:
-        out = await execute(runner, benchmarks[key], config, run_id, lambda b: outbox.put(("events", run_id, b)), resume)
-        outbox.put(("done", run_id, out))
+    def done(run_id: str, task: asyncio.Task[dict]) -> None:  # also for a task cancelled before its first step
         tasks.pop(run_id, None)
+        out = {"status": "cancelled", "message": "cancelled before it started", "result": {}} if task.cancelled() \
+            else task.result()
+        outbox.put(("done", run_id, out))
+
+    def start(run_id: str, key: str, config: dict, resume: dict | None) -> None:
+        send = lambda b: outbox.put(("events", run_id, b))  # noqa: E731
+        task = asyncio.create_task(execute(runner, benchmarks[key], config, run_id, send, resume))
+        task.add_done_callback(lambda t: done(run_id, t))
+        tasks[run_id] = task
 
     outbox.put(("ready", os.getpid()))
     probe = asyncio.create_task(probe_lag(lambda load: outbox.put(("load", load.worst_ms, load.mean_ms))))
@@ -297,7 +316,10 @@ async def _serve(conn: Connection, runner_spec: str, lifeline: Lifeline, warm: t
             if msg[0] == "snapshot":
                 benchmarks[msg[1].key] = msg[1].materialize(scratch)
             elif msg[0] == "run":
-                tasks[msg[1]] = asyncio.create_task(job(msg[1], msg[2], msg[3], msg[4]))
+                start(msg[1], msg[2], msg[3], msg[4])
+            elif msg[0] == "cancel":
+                if msg[1] in tasks:
+                    tasks[msg[1]].cancel()
             elif msg[0] == "stop":
                 for t in list(tasks.values()):
                     t.cancel()

@@ -19,6 +19,7 @@ from ..messages import LiveUpdate, TurnRejudged
 from ..run_view import RunState, TurnRow
 from ..timing import barge_in_ms, barge_in_text, latency_text, speed_note
 from ..verdicts import in_order
+from ..widgets.render_once import RenderedOnce
 from ..widgets.run_header import RunHeader
 from ..widgets.turn_table import VERDICT_CELL, row_signature
 from . import actions
@@ -298,10 +299,10 @@ class TurnDetailScreen(ArenaScreen):
             if stt and _words(row.result.user_transcript) != _words(said):
                 inp.append("  (not what was said: the LLM answered these words)", "bold dark_orange")
         self.query_one("#detail-input", Static).update(inp)
-        self.query_one("#detail-tools", Static).update(tools_table(row))
-        self.query_one("#detail-latency", Static).update(latency_table(row, self.state.speed))
+        self.query_one("#detail-tools", Static).update(RenderedOnce(tools_table(row)))
+        self.query_one("#detail-latency", Static).update(RenderedOnce(latency_table(row, self.state.speed)))
         self.query_one("#detail-flags", Static).update(flags_text(row))
-        self.query_one("#detail-judgement", Static).update(judgement_renderable(row))
+        self.query_one("#detail-judgement", Static).update(RenderedOnce(judgement_renderable(row)))
 
     def _step(self, delta: int) -> None:
         order = sorted(self.state.turns)
