@@ -11,7 +11,6 @@ without them.
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import sys
 import time
@@ -26,6 +25,7 @@ from textual.worker import Worker, WorkerState
 
 from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
+from arena_tui.spine.heap import settle_heap
 from .commit_gate import CommitGate
 from .launcher import Launcher, NoLauncher
 from arena_tui.spine.events import ErrorEvent, RunEnded, wall_now
@@ -39,31 +39,8 @@ if TYPE_CHECKING:
     from .store import Store
     from .surface import Arena
 
-FULL_GC_EVERY = 100  # younger passes per full one (Python's default: 10); see settle_heap
 REFRESH_HZ = 30  # ≥ 15 meter refreshes/s (levels arrive at uneven 40/60 ms gaps); an idle tick costs nothing
 DEMO_BENCHMARK = "demo_bench"
-
-
-_settled: set[str] = set()
-
-
-def settle_heap(moment: str) -> None:
-    """Keep the garbage collector's full passes short and rare while runs stream.
-
-    A full pass walks every tracked object: ~300k, mostly the imported modules, so with 8 runs
-    streaming one came every ~12 s and froze the screen for 170-290 ms. `gc.freeze` leaves what is
-    alive now out of every later pass; with that little left, the "a quarter more survivors" rule
-    made a ~100 ms pass frequent, so a full pass now waits for 100 younger ones instead of 10
-    (scripts/bench_ui_pacing.py --keys 8: detail opening max 250-295 → 47-60 ms, p95 41-56 → 40-44).
-    Once per process at each `moment` (the monitor's start; the first run's start, after what it
-    imports), never per run: a frozen object is never collected as part of a cycle later, so what
-    was transient then stays."""
-    if moment in _settled:
-        return
-    _settled.add(moment)
-    gc.freeze()
-    young, middle, _ = gc.get_threshold()
-    gc.set_threshold(young, middle, FULL_GC_EVERY)
 
 
 def _trust_the_terminal_size() -> None:

@@ -29,7 +29,7 @@ from arena_tui.orchestration.executor import Executor, Job, JobOutcome
 from arena_tui.orchestration.local import LocalExecutor
 from arena_tui.orchestration.orchestrator import continue_cell
 from arena_tui.orchestration.ray_executor import LOCAL_IP, RayExecutor, import_ray
-from arena_tui.campaign.snapshot import BenchmarkSnapshot, snapshot
+from arena_tui.campaign.snapshot import BenchmarkSnapshot, SnapshotError, snapshot
 from arena_tui.orchestration.transport import PCM_PIECE, decode_batch, encode_batch, encode_batch_stepwise
 from arena_tui.spine.events import AudioChunk, Level, RunEnded, TurnEnded
 from arena_tui.store import Store
@@ -126,6 +126,20 @@ def test_snapshot_carries_the_audio_by_value(tmp_path: Path, demo_snapshot: Benc
     for turn in original.turns:
         assert bench.audio_path(bench.turn(turn.turn_index)).read_bytes() == original.audio_path(turn).read_bytes()
     assert snapshot(original).key == demo_snapshot.key  # same content, same key (unpacked once per worker)
+
+
+def test_a_snapshot_with_missing_audio_fails_naming_the_turn_unless_missing_is_allowed(tmp_path: Path) -> None:
+    original = open_benchmark("demo_bench")
+    root = tmp_path / "bench"
+    shutil.copytree(original.root, root)
+    bench = original.model_copy(update={"root": root})
+    gone = bench.audio_path(bench.turns[1])
+    gone.unlink()
+    with pytest.raises(SnapshotError, match=f"turn {bench.turns[1].turn_index}: audio file .* not found"):
+        snapshot(bench)
+    travelled = snapshot(bench, missing_ok=True).materialize(tmp_path / "scratch")  # the monitor's runs
+    present = [travelled.has_audio(t) for t in travelled.turns]
+    assert present == [bench.has_audio(t) for t in bench.turns] and present[1] is False and all(present[:1])
 
 
 async def test_local_pool_runs_into_one_store(tmp_path: Path, demo_snapshot: BenchmarkSnapshot) -> None:

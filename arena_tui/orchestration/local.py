@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.spine.bus import EventBus
+from arena_tui.spine.heap import settle_heap
 
 from .admission import Admission, Load, pace_text, probe_lag
 from .executor import DEFAULT_RUNNER, Executor, Job, JobOutcome, OnDone, OnLost
@@ -265,6 +266,7 @@ async def _serve(conn: Connection, runner_spec: str, lifeline: Lifeline, warm: t
     for model in warm:  # its provider's modules (Pipecat's service, ~0.3 s of imports) before any session paces
         with contextlib.suppress(Exception):  # a model that cannot run is reported by its job, as ever
             runners.engine.runner_for(model)
+    settle_heap("worker loaded")  # the collector's full passes leave the engine's modules alone
 
     inbox: asyncio.Queue[tuple] = asyncio.Queue()
     outbox: queue.SimpleQueue[tuple | None] = queue.SimpleQueue()
