@@ -13,6 +13,7 @@ from pathlib import Path
 from arena_tui.app import ArenaApp
 from arena_tui.orchestration.launch import EngineLauncher
 from arena_tui.orchestration.run_pool import RunPool
+from arena_tui.run_view import RunState
 from arena_tui.spine.heap import FULL_GC_EVERY
 from arena_tui.store import Store
 from tests.pilot import until
@@ -28,6 +29,15 @@ def alive(pid: int) -> bool:
         return False
     with open(f"/proc/{pid}/stat") as f:  # a zombie (exited, not yet reaped) is not alive
         return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def speaking_run(app: ArenaApp, pilot, pool: RunPool) -> tuple[str, RunState, int]:
+    """A 1x three-turn run started in the pool, once its first user turn is being spoken: its id,
+    its state, and the pid of the worker running it."""
+    run_id = app.start_run("demo_bench", {"model": "sim", "speed": 1, "turns": [0, 1, 2]}, judge="none")
+    state = app.live[run_id]
+    await until(pilot, lambda: state.current_turn == 0 and state.meters["user"].rms_dbfs > -60, 180)
+    return run_id, state, pool.executor.pids[0]
 
 
 async def test_a_pooled_run_streams_into_the_monitor_and_is_judged_and_recorded(tmp_path: Path) -> None:
@@ -60,10 +70,7 @@ async def test_stopping_one_pooled_run_leaves_the_worker_serving_the_next(tmp_pa
     pool = RunPool(workers=1)
     app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher(pool))
     async with app.run_test(size=SIZE) as pilot:
-        first = app.start_run("demo_bench", {"model": "sim", "speed": 1, "turns": [0, 1, 2]}, judge="none")
-        state = app.live[first]
-        await until(pilot, lambda: state.current_turn == 0 and state.meters["user"].rms_dbfs > -60, 180)
-        worker = pool.executor.pids[0]
+        first, state, worker = await speaking_run(app, pilot, pool)
         await app.stop_runs([first])
         assert state.status == "interrupted"  # its own ending, published before the stop returned
         second = app.start_run("demo_bench", {"model": "sim", "speed": SPEED, "turns": [0]}, judge="none")
@@ -80,10 +87,7 @@ async def test_a_killed_worker_fails_its_run_with_the_reason_and_a_fresh_one_tak
     pool = RunPool(workers=1)
     app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher(pool))
     async with app.run_test(size=SIZE) as pilot:
-        doomed = app.start_run("demo_bench", {"model": "sim", "speed": 1, "turns": [0, 1, 2]}, judge="none")
-        state = app.live[doomed]
-        await until(pilot, lambda: state.current_turn == 0 and state.meters["user"].rms_dbfs > -60, 180)
-        worker = pool.executor.pids[0]
+        doomed, state, worker = await speaking_run(app, pilot, pool)
         os.kill(worker, signal.SIGKILL)
         await until(pilot, lambda: not app.running(doomed), 60)
         assert state.status == "failed"

@@ -3,8 +3,9 @@
 Workers are spawned (not forked: the coordinator has a running event loop and threads) and each
 runs an asyncio loop holding up to `per_worker` sessions at once, fewer while its loop runs late
 (admission.py: each worker reports its loop's lag once a second); a job goes to the ready worker
-holding the fewest, among those admitting one more. Parent and worker talk over one pipe per worker: commands (run, cancel, stop) down, event
-batches (JSON, see transport.py) and outcomes up. A benchmark snapshot is sent to a worker once.
+holding the fewest, among those admitting one more. Parent and worker talk over one pipe per
+worker: commands (run, cancel, stop) down, event batches (JSON, see transport.py) and outcomes up.
+A benchmark snapshot is sent to a worker once.
 
 A worker that dies (kill -9, OOM) closes its pipe: every job it held is reported through
 `on_lost` and a fresh worker takes its place. A worker whose coordinator dies exits within
@@ -296,7 +297,7 @@ async def _serve(conn: Connection, runner_spec: str, lifeline: Lifeline, warm: t
     scratch = Path(tempfile.mkdtemp(prefix="arena-worker-"))
     lifeline.remove_on_exit(scratch)
     benchmarks: dict[str, Any] = {}
-    tasks: dict[str, asyncio.Task[None]] = {}
+    tasks: dict[str, asyncio.Task[dict]] = {}
 
     def done(run_id: str, task: asyncio.Task[dict]) -> None:  # also for a task cancelled before its first step
         tasks.pop(run_id, None)
