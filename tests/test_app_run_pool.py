@@ -106,8 +106,9 @@ async def test_a_run_queued_behind_a_full_worker_can_be_stopped_before_it_starts
     app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher(pool))
     async with app.run_test(size=SIZE) as pilot:
         busy = app.start_run("demo_bench", {"model": "sim", "speed": 1, "turns": [0, 1]}, judge="none")
+        await until(pilot, lambda: app.live[busy].started is not None, 180)  # it holds the one slot
         queued = app.start_run("demo_bench", {"model": "sim", "speed": 1, "turns": [0]}, judge="none")
-        await until(pilot, lambda: app.live[busy].started is not None, 180)
+        await until(pilot, lambda: any(j.run_id == queued for j in pool.executor.open_jobs), 60)
         await pilot.pause(0.5)
         assert app.live[queued].started is None  # waits for the one slot
         await app.stop_runs([queued])
