@@ -45,7 +45,7 @@ class RunPool:
     async def run(self, benchmark: Any, config: dict[str, Any], bus: EventBus, run_id: str) -> dict[str, Any]:
         """Run `benchmark` with `config` (a RunConfig as a dict) in a worker; its events go to `bus`."""
         executor = await self._ready(bus)
-        try:  # every turn's audio read here, once, in a thread: the worker has no access to our files
+        try:  # every turn's audio read here, in a thread: a worker runs from its own copy (campaign.snapshot)
             snap = await asyncio.to_thread(snapshot, benchmark, missing_ok=True)
         except SnapshotError as e:
             raise RuntimeError(str(e)) from None
