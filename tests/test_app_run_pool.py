@@ -14,7 +14,6 @@ from arena_tui.app import ArenaApp
 from arena_tui.orchestration.launch import EngineLauncher
 from arena_tui.orchestration.run_pool import RunPool
 from arena_tui.run_view import RunState
-from arena_tui.spine.heap import FULL_GC_EVERY
 from arena_tui.store import Store
 from tests.pilot import until
 
@@ -54,8 +53,7 @@ async def test_a_pooled_run_streams_into_the_monitor_and_is_judged_and_recorded(
         assert [state.turns[i].status for i in (0, 1)] == ["ok", "ok"]
         workers = pool.executor.pids
         assert workers and os.getpid() not in workers  # the sessions ran elsewhere
-        # the imported modules sit out the collector's full passes, which come 10x rarer (spine.heap)
-        assert gc.get_freeze_count() > 0 and gc.get_threshold()[2] == FULL_GC_EVERY
+        assert gc.get_freeze_count() > 0  # the imported modules sit out the collector's full passes (spine.heap)
         await app.shutdown()
     assert not any(alive(pid) for pid in workers), "a worker outlived the monitor"
     async with await Store.open(tmp_path / "arena.db") as store:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.spine.bus import EventBus
-from arena_tui.spine.heap import settle_heap
+from arena_tui.spine.heap import prefer_rare_full_passes, settle_heap
 
 from .admission import Admission, Load, pace_text, probe_lag
 from .executor import DEFAULT_RUNNER, Executor, Job, JobOutcome, OnDone, OnLost
@@ -267,6 +267,7 @@ async def _serve(conn: Connection, runner_spec: str, lifeline: Lifeline, warm: t
     for model in warm:  # its provider's modules (Pipecat's service, ~0.3 s of imports) before any session paces
         with contextlib.suppress(Exception):  # a model that cannot run is reported by its job, as ever
             runners.engine.runner_for(model)
+    prefer_rare_full_passes()  # a worker lives as long as its coordinator
     settle_heap("worker loaded")  # the collector's full passes leave the engine's modules alone
 
     inbox: asyncio.Queue[tuple] = asyncio.Queue()
