@@ -42,7 +42,7 @@ REPO = Path(__file__).resolve().parent.parent
 from arena_tui.app import ArenaApp  # noqa: E402
 from arena_tui.orchestration.launch import EngineLauncher  # noqa: E402
 from arena_tui.orchestration.run_pool import RunPool  # noqa: E402
-from arena_tui.spine.heap import prefer_rare_full_passes  # noqa: E402
+from arena_tui.spine.heap import settle_heaps_here  # noqa: E402
 from arena_tui.spine.bus import EventBus  # noqa: E402
 from arena_tui.screens.run import RunScreen  # noqa: E402
 from arena_tui.screens.turn_detail import TurnDetailScreen  # noqa: E402
@@ -309,7 +309,7 @@ class BenchLauncher(EngineLauncher):
 async def keys_while_streaming(bench, runs: int, seconds: float, where: str = "pool") -> None:
     """`runs` simulator runs at 1x, started and judged (heuristic) as the app starts them; keys
     pressed on the first run's screen; the runs end after `seconds` (pooled: of their own)."""
-    prefer_rare_full_passes()  # as `arena-tui` sets up the monitor's process
+    settle_heaps_here()  # as `arena-tui` sets up the monitor's process
     launcher = BenchLauncher(where, seconds)
     app = ArenaApp(Path(tempfile.mkdtemp()) / "a.db", launcher=launcher)
     nav: list[float] = []

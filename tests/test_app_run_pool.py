@@ -14,6 +14,7 @@ from arena_tui.app import ArenaApp
 from arena_tui.orchestration.launch import EngineLauncher
 from arena_tui.orchestration.run_pool import RunPool
 from arena_tui.run_view import RunState
+from arena_tui.spine.heap import settle_heaps_here
 from arena_tui.store import Store
 from tests.pilot import until
 
@@ -40,6 +41,17 @@ async def speaking_run(app: ArenaApp, pilot, pool: RunPool) -> tuple[str, RunSta
 
 
 async def test_a_pooled_run_streams_into_the_monitor_and_is_judged_and_recorded(tmp_path: Path) -> None:
+    settle_heaps_here()  # as `arena-tui` sets up the monitor's process; undone below
+    thresholds = gc.get_threshold()
+    try:
+        await pooled_run_streams(tmp_path)
+    finally:
+        settle_heaps_here(False)
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
+
+
+async def pooled_run_streams(tmp_path: Path) -> None:
     pool = RunPool(workers=1)
     app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher(pool))
     async with app.run_test(size=SIZE) as pilot:

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from arena_tui.spine.errors import CliError
-from arena_tui.spine.heap import settle_heap
 from arena_tui.spine import paths
 
 NAME = "simulate"
@@ -73,7 +72,6 @@ def run(args: argparse.Namespace) -> int:
                               response_delay_ms=args.response_delay_ms)
     if args.nice:
         os.nice(args.nice)
-    settle_heap("simulator loaded")
     try:
         asyncio.run(_serve(server, args.duration, sys.stdout, args.truth))
     except KeyboardInterrupt:

@@ -13,7 +13,7 @@ from typing import Any
 
 from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
-from arena_tui.spine.heap import prefer_rare_full_passes
+from arena_tui.spine.heap import settle_heaps_here
 
 from .ids import resolve_run_id
 from ..orchestration.launch import EngineLauncher
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     if run_id:  # an id or a unique prefix, as every command takes it: one line and exit 2 before the screen
         run_id = _check_database(db, run_id)
     app = ArenaApp(db, data, open_run=run_id, launcher=EngineLauncher(RunPool()))
-    prefer_rare_full_passes()  # this process is the monitor now
+    settle_heaps_here()  # this process is the monitor now
     app.run()
     for state in app.left_interrupted:
         print(left_line(state, db, data))
@@ -108,7 +108,7 @@ def run_live(args: argparse.Namespace, config: Any, judge: Any, *, benchmark: An
         "judge": judge.make or "none",
     }
     app = ArenaApp(db, data, launch=launch, launcher=EngineLauncher(RunPool()))
-    prefer_rare_full_passes()  # this process is the monitor now
+    settle_heaps_here()  # this process is the monitor now
     app.run()
     for run_id, state in app.live.items():
         if state.started is None:

@@ -16,7 +16,6 @@ from typing import Any, TextIO
 from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.errors import CliError
-from arena_tui.spine.heap import settle_heap
 from arena_tui.spine.times import wall_ms
 from arena_tui.stop_signals import StopSignals
 
@@ -35,7 +34,6 @@ async def run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Jud
     from arena_tui.store import Store, StoreError, StoreWriteError  # deferred: aiosqlite and the store load only for commands that open a database
     from runners.engine import RunError, run_benchmark, select_turns  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
 
-    settle_heap("engine loaded")  # the collector's full passes leave the engine's modules alone
     try:
         total = total if total is not None else len(select_turns(bench, config.turns))
     except RunError as e:

@@ -23,6 +23,7 @@ import os
 import queue
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.spine.bus import EventBus
-from arena_tui.spine.heap import prefer_rare_full_passes, settle_heap
+from arena_tui.spine.heap import settle_heap, settle_heaps_here
 
 from .admission import Admission, Load, pace_text, probe_lag
 from .executor import DEFAULT_RUNNER, Executor, Job, JobOutcome, OnDone, OnLost
@@ -94,6 +95,7 @@ class LocalExecutor(Executor):
 
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
+        _tracker_running()
         fresh = [self._spawn() for _ in range(self.size)]
         waits = [asyncio.ensure_future(w.ready.wait()) for w in fresh]
         try:
@@ -242,6 +244,20 @@ class LocalExecutor(Executor):
             pass
 
 
+def _tracker_running() -> None:
+    """Start multiprocessing's resource tracker if it is not running. The first spawn starts it,
+    passing it `sys.stderr.fileno()`; inside the monitor that is Textual's capture, whose -1
+    fails the spawn ("bad value(s) in fds_to_keep"). No await between the swap and its undoing:
+    nothing else can write to stderr meanwhile."""
+    from multiprocessing import resource_tracker  # deferred: a pool's start, not the command's
+
+    captured, sys.stderr = sys.stderr, sys.__stderr__
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        sys.stderr = captured
+
+
 # -- worker process
 
 
@@ -267,7 +283,7 @@ async def _serve(conn: Connection, runner_spec: str, lifeline: Lifeline, warm: t
     for model in warm:  # its provider's modules (Pipecat's service, ~0.3 s of imports) before any session paces
         with contextlib.suppress(Exception):  # a model that cannot run is reported by its job, as ever
             runners.engine.runner_for(model)
-    prefer_rare_full_passes()  # a worker lives as long as its coordinator
+    settle_heaps_here()  # a worker lives as long as its coordinator
     settle_heap("worker loaded")  # the collector's full passes leave the engine's modules alone
 
     inbox: asyncio.Queue[tuple] = asyncio.Queue()

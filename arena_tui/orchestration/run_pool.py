@@ -15,7 +15,6 @@ error, and cancelled it cancels the run and returns only after the run has publi
 from __future__ import annotations
 
 import asyncio
-import sys
 from typing import Any
 
 from arena_tui.campaign.snapshot import SnapshotError, snapshot
@@ -76,16 +75,13 @@ class RunPool:
             await executor.close()
 
     async def _ready(self, bus: EventBus) -> LocalExecutor:
-        if self._executor is not None and self._executor.bus is bus:
+        if self._executor is not None:  # a pool serves one monitor: its bus
             return self._executor
         if self._starting is None or self._starting.done():
             self._starting = asyncio.ensure_future(self._start(bus))
         return await asyncio.shield(self._starting)
 
     async def _start(self, bus: EventBus) -> LocalExecutor:
-        if self._executor is not None:  # another bus: a pool serves one monitor
-            await self._executor.close()
-        _tracker_running()
         # speed: no cap, each run goes at the speed it was started with (admission control still
         # decides how many sessions a worker holds)
         executor = LocalExecutor(bus, on_lost=self._lost, on_done=self._done, workers=self.workers,
@@ -110,17 +106,3 @@ class RunPool:
         done = self._waiting.get(job.run_id)
         if done is not None and not done.done():
             done.set_exception(RuntimeError(reason))
-
-
-def _tracker_running() -> None:
-    """Start multiprocessing's resource tracker if it is not running. The first spawn starts it,
-    passing it `sys.stderr.fileno()`; inside the monitor that is Textual's capture, whose -1
-    fails the spawn ("bad value(s) in fds_to_keep"). No await between the swap and its undoing:
-    nothing else can write to stderr meanwhile."""
-    from multiprocessing import resource_tracker  # deferred: the first run's start, not the monitor's
-
-    captured, sys.stderr = sys.stderr, sys.__stderr__
-    try:
-        resource_tracker.ensure_running()
-    finally:
-        sys.stderr = captured
