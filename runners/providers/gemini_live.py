@@ -40,7 +40,7 @@ from arena_tui.spine.benchmark import Benchmark
 
 from ..base import ProviderRunner, Publish, SessionSpec, context_messages
 from ..config import RunConfig
-from .fair_receive import turn
+from .fair_receive import Share
 
 FAKE_KEY = "fake-key-not-a-secret"
 INPUT_RATE = 16000  # Gemini Live's input format: 16-bit PCM, 16 kHz, mono
@@ -95,6 +95,7 @@ def _build_service_class() -> Any:
             self.tool_nudge_s = tool_nudge_s
             self.tool_give_up_s = tool_give_up_s
             self._nudge_task: asyncio.Task | None = None
+            self._share = Share()
             self.nudges = 0
             self.reconnects = 0  # Pipecat's own reconnects in this service
             self._reconnecting = False
@@ -181,13 +182,14 @@ def _build_service_class() -> Any:
                 task.cancel()
 
         async def _handle_server_message(self, message):
+            self._share.begin()
             sc = message.server_content
             if message.tool_call or (sc and (sc.model_turn or sc.output_transcription or sc.turn_complete)):
                 self._cancel_nudge()
             if message.go_away is not None:
                 self._go_away = str(message.go_away.time_left or "")
             await super()._handle_server_message(message)
-            await turn()  # one message per loop round across the process's sessions (`fair_receive`)
+            await self._share.done()  # its share of a loop step across the process's sessions (`fair_receive`)
 
         # -- replay on an engine rotation: history goes into the context ahead of the kickoff
         async def _handle_context(self, context, direction=FrameDirection.DOWNSTREAM):

@@ -541,7 +541,7 @@ class GLMRealtimeLLMService(LLMService):
 
     async def _receive_loop(self, ws: ClientConnection) -> None:
         try:
-            async for raw in fair(ws):  # a burst: one message per loop round across sessions (`fair_receive`)
+            async for raw in fair(ws):  # a burst: a share of each loop step across sessions (`fair_receive`)
                 try:
                     evt = parse_server_event(raw)
                 except GLMEventError as e:

@@ -88,7 +88,7 @@ class ReplayBeforeFirstResponse:
             self.connecting = False
 
     async def _receive_task_handler(self):
-        self._websocket = fair(self._websocket)  # a burst: one message per loop round across sessions (`fair_receive`)
+        self._websocket = fair(self._websocket)  # a burst: a share of each loop step across sessions (`fair_receive`)
         await super()._receive_task_handler()
 
     async def _ws_send(self, realtime_message):

@@ -219,7 +219,7 @@ class UltravoxCallService(UltravoxRealtimeLLMService):
         return False
 
     async def _receive_messages(self) -> None:
-        self._socket = fair(self._socket)  # a burst: one message per loop round across sessions (`fair_receive`)
+        self._socket = fair(self._socket)  # a burst: a share of each loop step across sessions (`fair_receive`)
         try:
             await super()._receive_messages()
         except ConnectionClosed:
