@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import math
 import os
 import sys
@@ -40,10 +41,12 @@ from arena_tui.orchestration.local import LocalExecutor
 from arena_tui.campaign.snapshot import snapshot
 from arena_tui.campaign.spec import CampaignSpec
 from arena_tui.spine.events import SessionOpened, TurnEnded
+from arena_tui.spine.heap import settle_heap, settle_heaps_here
 from benchmarks.registry import open_benchmark
 from runners.config import RunConfig, parse_turns
 from scripts.bench_latency_error import ONSET_VS_SENT, latency_errors
 from scripts.bench_pacing import SimProcess
+from runners.fakes.timing import ENVELOPE
 from runners.simulator import SimulatorServer
 
 RUNNER = "scripts.bench_concurrency:measured_run"
@@ -155,17 +158,29 @@ async def main() -> None:
     ap.add_argument("--modes", default="local,one", help="local (executor), one (one process)")
     ap.add_argument("--sim", choices=["host", "process", "worker"], default="host",
                     help="where each session's simulator runs: this coordinator (default), its own process, its session's worker")
+    ap.add_argument("--timing", choices=["instant", "real"], default="instant",
+                    help="the hosted simulators' reply timing: all audio at once 300 ms after the user (default), or "
+                         "the fakes' real envelope (runners/fakes/timing.py: streamed at 0.25x in 0.3-1 s bursts)")
     args = ap.parse_args()
+    if args.timing != "instant" and args.sim != "host":
+        ap.error("--timing real needs --sim host")
+    # each simulator draws its own replies' timing (a seed of its own), as a provider's sessions differ
+    timings = (ENVELOPE.replace(seed=i) if args.timing == "real" else None for i in itertools.count())
     from loguru import logger
 
     logger.remove()
     logger.add(sys.stderr, level="CRITICAL")
     bench = open_benchmark(args.bench)
     snap = snapshot(bench)
+    # this process hosts the simulators (a provider host) and takes the campaign's events, and
+    # paces like a worker: a full GC pass over its ~300k objects (85 ms measured) would hold every
+    # hosted simulator's reply, which the latency error would then count as ours
+    settle_heaps_here()
+    settle_heap("bench loaded")
     config = RunConfig(model="sim", speed=1.0, turns=parse_turns(args.turns)).model_copy(
         update={"greeting": RunConfig().greeting.model_copy(update={"enabled": False})}).model_dump(mode="json")
     print(f"{bench.name} turns {args.turns}, 1x, {os.cpu_count()} CPUs, "
-          f"{args.workers or 'as a campaign gets'} workers, simulators: {args.sim}, "
+          f"{args.workers or 'as a campaign gets'} workers, simulators: {args.sim}, timing {args.timing}, "
           f"load {os.getloadavg()[0]:.2f} at start; latency error = |{FIGURE} − simulator truth|")
     print(f"{'':21} | pacing late (ms)       | latency error (ms)  | vs when sent (ms) |")
     print(f"{'mode':12} {'N':>3} {'ok':>4} {'fail':>4} | {'p50':>6} {'p99':>7} {'max':>8} | "
@@ -176,7 +191,7 @@ async def main() -> None:
             if mode == "local":
                 workers = args.workers or CampaignSpec(benchmarks=(bench.name,), models=("sim",), repeats=n).local_workers
                 async with contextlib.AsyncExitStack() as stack:
-                    make = {"host": lambda: SimulatorServer(bench), "process": lambda: SimProcess(str(bench.root))}
+                    make = {"host": lambda: SimulatorServer(bench, timing=next(timings)), "process": lambda: SimProcess(str(bench.root))}
                     hosted = ([await stack.enter_async_context(make[args.sim]()) for _ in range(n)]
                               if args.sim in make else None)
                     results, failed = await with_executor(snap, config, n, workers, hosted)
