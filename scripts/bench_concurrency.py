@@ -6,6 +6,10 @@ Not a test: prints a table. Each session is the real engine against its own simu
   - process: each as its own `arena-tui simulate` process (below the engine's CPU priority),
     all started before the runs;
   - worker: each inside its session's worker process (the workers' load doubles).
+How they time their replies (`--timing`): instant (default: all of a reply's audio at once, 300 ms
+after the user, every session's reply at the same moment: the worst case, 16 bursts at once on the
+cores the engine paces on), or real (the fakes' envelope of a real service, each simulator drawing
+its own: streamed at 0.25x in 0.3-1 s bursts, first audio 0.5-1.4 s, sometimes 3-10 s).
 For N sessions:
   - local executor: worker processes (default: one per core), sessions spread least-loaded;
     every event crosses to this coordinator process in batches, as a campaign's would;
@@ -18,7 +22,7 @@ onset against when the simulator's first audio actually left it (the machine's m
 our engine's error alone).
 Goal: >= 16 sessions at pacing p99 < 2 ms and latency error p95 <= 10 ms.
 
-    .venv/bin/python -m scripts.bench_concurrency [--ns 1,2,4,8,12,16,20,24] [--turns 0-1]
+    .venv/bin/python -m scripts.bench_concurrency [--ns 1,2,4,8,12,16,20,24] [--turns 0-1] [--timing real]
 """
 
 from __future__ import annotations

@@ -172,8 +172,8 @@ async def _quit_then_resume(tmp_path: Path) -> tuple:
             assert lost, "the resume left turns unfinished without losing pace"
         bus.close()
         await rec
-        if lost:
-            pytest.skip(f"turn(s) {lost} lost pace on this loaded machine: the resume's outcome is no measurement")
+        if lost:  # scripts/test.sh runs it again, as the product would: three times is a failure
+            pytest.fail(f"turn(s) {lost} lost pace on this loaded machine: the resume's outcome is no measurement")
         results = [r for r in await store.turn_results("quit-run") if r.turn_index >= 0]
         return left, await store.get_run("quit-run"), results, provider
 
