@@ -10,7 +10,7 @@ bash scripts/bootstrap.sh test
 # process at a time: a file's module fixtures (a Ray cluster, a fake server) are set up once.
 # A test whose run lost pace (this machine stalled half a second under the other process's load:
 # a fact about the machine, never a verdict) is run again, as the product re-runs such a turn;
-# any other failure is final, and one that loses pace three times fails.
-.venv/bin/python -m pytest -q -n 2 --dist loadfile -m "not slow and not stress" --reruns 2 --only-rerun "lost.pace" "$@"
+# any other failure is final, and one that loses pace three times fails. The slowest tests are listed.
+.venv/bin/python -m pytest -q -n 2 --dist loadfile -m "not slow and not stress" --reruns 2 --only-rerun "lost.pace" --durations 15 "$@"
 # Then the stress tests alone: their CPU hogs would make every other test's machine lose pace.
 exec .venv/bin/python -m pytest -q -s -m stress "$@"  # -s: they print what they measured
