@@ -51,7 +51,7 @@ from runners.config import RunConfig, parse_turns
 from scripts.bench_latency_error import ONSET_VS_SENT, latency_errors
 from scripts.bench_pacing import SimProcess
 from runners.fakes.timing import ENVELOPE
-from runners.simulator import SimulatorServer
+from runners.simulator import SimulatorServer, voice
 
 RUNNER = "scripts.bench_concurrency:measured_run"
 FIGURE = "audible bot speech onset"
@@ -176,13 +176,18 @@ async def main() -> None:
     logger.add(sys.stderr, level="CRITICAL")
     bench = open_benchmark(args.bench)
     snap = snapshot(bench)
+    config = RunConfig(model="sim", speed=1.0, turns=parse_turns(args.turns)).model_copy(
+        update={"greeting": RunConfig().greeting.model_copy(update={"enabled": False})}).model_dump(mode="json")
+    # the hosted simulators' reply voices, made before the clock starts: a provider speaks on its
+    # own machines, and a simulator holds its input while it synthesizes (its audio clock stops;
+    # the first reply's espeak-ng took 120-300 ms), which the latency error would count as ours
+    for i in config["turns"] or range(len(bench.turns)):
+        voice.synthesize(voice.spoken_text(bench.turn(i).golden_text), voice.resolve_voice("auto"))
     # this process hosts the simulators (a provider host) and takes the campaign's events, and
     # paces like a worker: a full GC pass over its ~300k objects (85 ms measured) would hold every
     # hosted simulator's reply, which the latency error would then count as ours
     settle_heaps_here()
     settle_heap("bench loaded")
-    config = RunConfig(model="sim", speed=1.0, turns=parse_turns(args.turns)).model_copy(
-        update={"greeting": RunConfig().greeting.model_copy(update={"enabled": False})}).model_dump(mode="json")
     print(f"{bench.name} turns {args.turns}, 1x, {os.cpu_count()} CPUs, "
           f"{args.workers or 'as a campaign gets'} workers, simulators: {args.sim}, timing {args.timing}, "
           f"load {os.getloadavg()[0]:.2f} at start; latency error = |{FIGURE} − simulator truth|")

@@ -793,3 +793,29 @@ async def test_turns_whose_audio_opens_alike_are_told_apart_by_their_audio() -> 
             said = c.of("response.output_audio_transcript.done")[0]["transcript"]
     assert said == spoken_text(demo.turn(1).golden_text)
     assert [(t.turn_index, t.identified_by, t.match_offset_ms is not None) for t in sim.truth_log] == [(1, "fingerprint", True)]
+
+
+def test_sessions_in_step_make_one_reply_voice_between_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Simulators replying at the same moment (a bench's hosted sessions, a campaign's cells) ask
+    for the same reply voice together: one espeak-ng makes it, and all share its audio."""
+    import subprocess
+    import uuid
+    from concurrent.futures import ThreadPoolExecutor
+
+    from runners.simulator import voice
+
+    if voice.resolve_voice("auto") != "espeak":
+        pytest.skip("espeak-ng is not installed (.ci/run installs it)")
+    made: list[str] = []
+    real = subprocess.run
+
+    def counting(cmd, *args, **kwargs):
+        made.append(cmd[-1])
+        return real(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(voice.subprocess, "run", counting)
+    text = f"Your appointment is confirmed, reference {uuid.uuid4().hex[:6]}."
+    with ThreadPoolExecutor(6) as pool:
+        clips = list(pool.map(lambda _: voice.synthesize(text, "espeak"), range(6)))
+    assert made == [text]
+    assert all(kind == "espeak" for _, kind in clips) and len({pcm for pcm, _ in clips}) == 1 and clips[0][0]

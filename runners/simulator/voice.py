@@ -8,7 +8,6 @@ leading silence the server adds is exactly what its ground truth says.
 
 from __future__ import annotations
 
-import functools
 import io
 import re
 import shutil
@@ -16,6 +15,8 @@ import subprocess
 from typing import Literal
 
 import numpy as np
+
+from arena_tui.spine.once import once
 
 RATE = 24000
 VoiceKind = Literal["espeak", "tone"]
@@ -76,7 +77,7 @@ def _trim(pcm: np.ndarray) -> np.ndarray:
     return pcm[loud[0] : loud[-1] + 1]
 
 
-@functools.lru_cache(maxsize=512)
+@once(512)  # the same reply asked by sessions in step: one espeak-ng, not one each at that moment
 def _espeak(text: str) -> bytes:
     import soundfile as sf  # deferred: soundfile and soxr load only when audio is decoded or resampled
     import soxr  # deferred: soundfile and soxr load only when audio is decoded or resampled
@@ -96,7 +97,7 @@ def _espeak(text: str) -> bytes:
     return _trim(np.asarray(data, dtype=np.int16)).tobytes()
 
 
-@functools.lru_cache(maxsize=512)
+@once(512)
 def _tones(text: str) -> bytes:
     """One burst per word (length follows the word), at a pitch that walks so it is clearly synthetic."""
     parts: list[np.ndarray] = []
