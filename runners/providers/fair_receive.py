@@ -47,16 +47,16 @@ class ReceiveTurns:
             self._loop.call_soon(self._next)
         return fut
 
-    def _next(self) -> None:
+    def _grant(self) -> None:
         for queue in (self._urgent, self._waiting):
             while queue:
                 fut = queue.popleft()
                 if not fut.done():  # a receiver cancelled while it waited has no turn
                     fut.set_result(None)
-                    break
-            else:
-                continue
-            break
+                    return
+
+    def _next(self) -> None:
+        self._grant()
         if self._urgent or self._waiting:
             self._loop.call_soon(self._next)  # the next turn: the next round (this one's handles are fixed)
         else:
@@ -66,7 +66,6 @@ class ReceiveTurns:
 #: wall time one receiver may spend on buffered messages in one step of the loop before it waits
 #: for its turn (a 200 ms audio delta costs ~0.3 ms here; a control message a tenth of that)
 STEP_BUDGET_S = 0.0005
-
 
 #: the turns of a burst's start that go before other receivers' bursts (`Share`)
 URGENT_TURNS = 4
