@@ -182,7 +182,7 @@ async def main() -> None:
     # own machines, and a simulator holds its input while it synthesizes (its audio clock stops;
     # the first reply's espeak-ng took 120-300 ms), which the latency error would count as ours
     for i in config["turns"] or range(len(bench.turns)):
-        voice.synthesize(voice.spoken_text(bench.turn(i).golden_text), voice.resolve_voice("auto"))
+        voice.synthesize(voice.reply_text(bench, i), voice.resolve_voice("auto"))
     # this process hosts the simulators (a provider host) and takes the campaign's events, and
     # paces like a worker: a full GC pass over its ~300k objects (85 ms measured) would hold every
     # hosted simulator's reply, which the latency error would then count as ours

@@ -318,7 +318,7 @@ class Replies:
                 await self.clock.until(due_ms)
             await self._send_empty(active, fault)  # type: ignore[arg-type]
             return
-        text = self._reply_text(truth.turn_index)
+        text = voice_mod.reply_text(self.turns.benchmark, truth.turn_index)
         clip, used = await asyncio.to_thread(voice_mod.synthesize, text, self.settings.voice)  # type: ignore[arg-type]
         active.armed.set()
         if after_tools is not None:
@@ -513,7 +513,3 @@ class Replies:
             await self.clock.until(last_ms + plan.terminal_lag_ms)
         await self._finish(active, "completed", None, text)
 
-    def _reply_text(self, turn_index: int) -> str:
-        if turn_index < 0:
-            return voice_mod.GREETING_TEXT
-        return voice_mod.spoken_text(self.turns.benchmark.turn(turn_index).golden_text)

@@ -12,7 +12,7 @@ import io
 import re
 import shutil
 import subprocess
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -51,6 +51,13 @@ def spoken_text(golden: str, *, max_sentences: int = 2, max_chars: int = 240) ->
         cut = out[:max_chars].rsplit(" ", 1)[0].rstrip(",;:")
         out = cut + "."
     return out
+
+
+def reply_text(benchmark: Any, turn_index: int) -> str:
+    """What the simulator says for a turn (its golden answer, spoken; the greeting for turn -1)."""
+    if turn_index < 0:
+        return GREETING_TEXT
+    return spoken_text(benchmark.turn(turn_index).golden_text)
 
 
 def espeak_available() -> bool:
