@@ -215,7 +215,10 @@ def test_a_stored_cascade_run_shows_its_stages_and_what_the_stt_heard(tmp_path, 
     db = tmp_path / "arena.db"
     code = main(["--db", str(db), "run", "demo_bench", "--model", OPENAI, "--fake", "--fake-timing", "instant",
                  "--turns", "1", "--no-greeting", "--headless", "--judge", "heuristic"])
-    assert code == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert code == 0, out
+    if "did not keep pace" in out:  # its latencies are rightly left off the board; scripts/test.sh runs it again
+        pytest.fail("this machine did not keep pace with the run's audio: its stage latencies are no measurement")
 
     async def read():
         async with await Store.open(db) as store:
