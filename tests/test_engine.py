@@ -318,7 +318,10 @@ async def test_barge_in_fault_names_the_bot_when_the_user_speaks_in_phrases(sim_
     run = await sim_run(load_benchmark("demo_bench"), turns=[0], faults="0:barge_in=500", speed=2.0)  # a 500 ms pause: timing a busy machine must not blur
     assert len(run.kinds("user_speech_started", 0)) >= 2  # the case this guards: a pause in the user's turn
     causes = [e.cause for e in run.kinds("interruption", 0) if e.cause != "bot_truncated"]
-    assert causes and set(causes) == {"bot_barge_in"}, causes
+    said = [(e.kind, round(e.t_ms)) for e in run.events
+            if e.kind.endswith(("speech_started", "speech_stopped")) or e.kind in ("interruption", "overlap")]
+    truth = [(t.status, t.response_due_ms, t.speech_start_ms, t.notes) for t in run.sim.truth_log]
+    assert causes and set(causes) == {"bot_barge_in"}, (causes, said, truth)
 
 
 async def test_truncated_reply_is_an_interruption(conv, sim_run):

@@ -375,6 +375,29 @@ async def test_barge_in_reply_starts_while_user_speaks(bench: Benchmark) -> None
         assert len(c.of("response.created")) == 1  # no second reply at speech stop
 
 
+async def test_a_turns_reply_is_made_while_its_user_speaks(bench: Benchmark, monkeypatch) -> None:
+    """Made only once due, a reply would hold the session's input for its synthesis time."""
+    from runners.simulator import voice as voice_mod
+
+    made: list[tuple[str, float]] = []  # (text, the session's audio time when it was asked for)
+    real = voice_mod.synthesize
+
+    def synthesize(text: str, kind: Any) -> Any:
+        made.append((text, sim.log[-1].audio_ms))
+        return real(text, kind)
+
+    monkeypatch.setattr(voice_mod, "synthesize", synthesize)
+    async with SimulatorServer(bench, voice="tone") as sim:
+        async with Client(sim.base_url) as c:
+            await c.configure()
+            made.clear()  # the greeting's
+            await speak_turn(c, bench, 1)
+            await c.wait_for("response.done")
+    said, t = voice_mod.reply_text(bench, 1), sim.truth[1]
+    assert {text for text, _ in made} == {said} and t.status == "answered"
+    assert made[0][1] < t.speech_end_ms  # asked while the user still spoke
+
+
 async def test_truncated_reply_is_incomplete(bench: Benchmark) -> None:
     async with SimulatorServer(bench, faults="1:truncated", voice="tone") as sim:
         async with Client(sim.base_url) as c:

@@ -313,6 +313,8 @@ class Connection:
             truth.notes.append("continuation of a turn already answered")
         seg.truth, seg.fault = truth, fault
         self.turns.record_truth(truth)
+        if not seg.continuation:
+            self.replies.prepare(turn)
         return truth
 
     async def on_speech_start(self, edge: VadEdge) -> None:

@@ -7,7 +7,8 @@ what it is handed: an `Outbox` (send an event, drop the socket), the session's `
 `Conversation` and `SessionRecord`, and the simulator's shared `TurnBook`.
 
 Everything that costs wall-clock time (synthesis) happens before a reply is `armed`; after that
-it only waits on AUDIO time, so its ground truth does not depend on --speed.
+it only waits on AUDIO time, so its ground truth does not depend on --speed. A turn's speech is
+made as soon as the turn is recognised (`prepare`), so it is usually ready when due.
 
 With a timing profile (`ReplySettings.timing`, a `--fake` run's `fake_timing="real"`), a turn's
 plan (`runners/fakes/timing.py`, keyed by turn index; -1 the greeting) replaces the fixed reply
@@ -111,7 +112,7 @@ class Replies:
         self._item_truth: dict[str, TurnTruth] = {}  # reply item -> its turn (for truncations)
         self._outputs_changed = asyncio.Event()
         self._input_tokens_seen = 0
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Future[Any]] = set()
 
     # -- what the session asks
 
@@ -129,6 +130,20 @@ class Replies:
             await active.armed.wait()
         else:  # a flood of input must not starve a reply being sent
             await asyncio.sleep(0)
+
+    def prepare(self, turn_index: int) -> None:
+        """Make the turn's spoken reply now, while its user still speaks, as a real model composes
+        while it listens: made only once it is due, the reply holds the session's input for the
+        synthesis time, and the client hears it that much later than the turn's truth says."""
+        text = voice_mod.reply_text(self.turns.benchmark, turn_index)
+        task = asyncio.ensure_future(asyncio.to_thread(voice_mod.synthesize, text, self.settings.voice))  # type: ignore[arg-type]
+        self._tasks.add(task)
+        task.add_done_callback(self._prepared)
+
+    def _prepared(self, task: asyncio.Future[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled():
+            task.exception()  # a failure is met again, and reported, when the reply is made
 
     def start(self, truth: TurnTruth | None, fault: TurnFault | None, *, due_ms: float | None,
               stopped_ms: float | None, after_tools: list[str] | None = None) -> None:
