@@ -164,7 +164,7 @@ async def test_every_fake_makes_every_expected_call_of_a_turn(alias, demo):
     warnings: list[str] = []
     sink = logger.add(lambda m: warnings.append(m.record["message"]), level="WARNING")
     try:
-        await run_benchmark(demo, RunConfig(model=alias, fake=True, fake_timing="instant", speed=3.0, turns=[5]), bus, provider=runner)
+        await run_benchmark(demo, RunConfig(model=alias, fake=True, fake_timing="instant", speed=8.0, turns=[5]), bus, provider=runner)
     finally:
         logger.remove(sink)
     # a clean run puts nothing on the user's terminal (headless runs show Pipecat's warnings)
@@ -244,7 +244,7 @@ async def test_a_rotated_session_gets_the_history_and_is_asked_nothing(alias, de
     runner = get_runner(alias)
     bus = EventBus()
     sub = bus.subscribe()
-    config = RunConfig(model=alias, fake=True, speed=3.0, turns=[0, 1], rotation={"max_age_s": 1})
+    config = RunConfig(model=alias, fake=True, speed=8.0, turns=[0, 1], rotation={"max_age_s": 1})
     await run_benchmark(demo, config, bus, provider=runner)
     events = sub.drain()
     assert [e.status for e in events if e.kind == "run_ended"] == ["completed"]
