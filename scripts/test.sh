@@ -11,7 +11,7 @@ bash scripts/bootstrap.sh test
 # A test whose run lost pace, or whose latencies its run flags as untrustworthy (this machine
 # stalled under the other process's load: a fact about the machine, never a verdict), is run
 # again, as the product re-runs such a turn; any other failure is final, and one that fails so
-# three times fails. The slowest tests are listed.
-.venv/bin/python -m pytest -q -n 2 --dist loadfile -m "not slow and not stress" --reruns 2 --only-rerun "lost.pace|did.not.keep.pace" --durations 15 "$@"
+# three times fails. Tests run again are named (-rR), and the slowest listed.
+.venv/bin/python -m pytest -q -n 2 --dist loadfile -m "not slow and not stress" --reruns 2 --only-rerun "lost.pace|did.not.keep.pace" -rR --durations 15 "$@"
 # Then the stress tests alone: their CPU hogs would make every other test's machine lose pace.
 exec .venv/bin/python -m pytest -q -s -m stress "$@"  # -s: they print what they measured
