@@ -24,6 +24,7 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
+from collections.abc import Awaitable
 from typing import Any, Protocol
 
 from websockets.exceptions import ConnectionClosed
@@ -135,10 +136,13 @@ class Replies:
         """Make the turn's spoken reply now, while its user still speaks, as a real model composes
         while it listens: made only once it is due, the reply holds the session's input for the
         synthesis time, and the client hears it that much later than the turn's truth says."""
-        text = voice_mod.reply_text(self.turns.benchmark, turn_index)
-        task = asyncio.ensure_future(asyncio.to_thread(voice_mod.synthesize, text, self.settings.voice))  # type: ignore[arg-type]
+        task = asyncio.ensure_future(self._speech(voice_mod.reply_text(self.turns.benchmark, turn_index)))
         self._tasks.add(task)
         task.add_done_callback(self._prepared)
+
+    def _speech(self, text: str) -> Awaitable[tuple[bytes, str]]:
+        """`text` in this server's voice, made in a thread (once per process: `voice` memoises it)."""
+        return asyncio.to_thread(voice_mod.synthesize, text, self.settings.voice)  # type: ignore[arg-type]
 
     def _prepared(self, task: asyncio.Future[Any]) -> None:
         self._tasks.discard(task)
@@ -334,7 +338,7 @@ class Replies:
             await self._send_empty(active, fault)  # type: ignore[arg-type]
             return
         text = voice_mod.reply_text(self.turns.benchmark, truth.turn_index)
-        clip, used = await asyncio.to_thread(voice_mod.synthesize, text, self.settings.voice)  # type: ignore[arg-type]
+        clip, used = await self._speech(text)
         active.armed.set()
         if after_tools is not None:
             await self._await_outputs(truth, after_tools)
