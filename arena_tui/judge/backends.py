@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from arena_tui.spine.benchmark import Benchmark, Turn
 
@@ -23,12 +23,15 @@ from arena_tui.spine.events import TokenUsage, TurnResult
 from . import limits
 from .errors import InvalidOutput, PermanentError, TransientError
 from .limits import RetryPolicy
-from .schema import JudgeOutput
+from .schema import JUDGE_SCHEMA, SCHEMA_NAME, JudgeOutput
 
 
 @dataclass(frozen=True)
 class JudgeRequest:
-    """One turn to judge: the three prompt parts plus the raw data (for the offline judge)."""
+    """One judge call: the three prompt parts (system prefix, a cacheable block, the last block),
+    the structured output asked for (`schema` under `schema_name`, parsed into `output`), plus the
+    raw data (for the offline judge). Every backend sends exactly these parts and this schema, so a
+    new request shape (e.g. a whole run at once) needs no backend change."""
 
     prefix: str
     history: str
@@ -38,20 +41,24 @@ class JudgeRequest:
     benchmark: Benchmark
     dimensions: list[str]
     earlier: list[TurnResult] = field(default_factory=list)
+    schema: dict = field(default_factory=lambda: JUDGE_SCHEMA)
+    schema_name: str = SCHEMA_NAME
+    output: type[BaseModel] = JudgeOutput
 
 
 @dataclass(frozen=True)
 class JudgeReply:
-    output: JudgeOutput
+    output: BaseModel  # an instance of the request's `output` (JudgeOutput for one turn)
     usage: TokenUsage
 
 
-def parse_output(text: str | dict | None) -> JudgeOutput:
+def parse_output(text: str | dict | None, model: type[BaseModel] = JudgeOutput) -> BaseModel:
+    """The judge's reply as `model` (the request's `output`); InvalidOutput (retried) otherwise."""
     if text is None or text == "":
         raise InvalidOutput("empty judge output")
     try:
         data = json.loads(text) if isinstance(text, str) else text
-        return JudgeOutput.model_validate(data)
+        return model.model_validate(data)
     except json.JSONDecodeError as e:
         raise InvalidOutput(f"judge output is not JSON ({e.msg} at char {e.pos})") from e
     except ValidationError as e:

@@ -28,7 +28,6 @@ from .backends import (
 )
 from ..store.scrub import endpoint_label
 from .limits import request_timeout
-from .schema import JUDGE_SCHEMA, SCHEMA_NAME
 
 DEFAULT_BEDROCK_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 _TRANSIENT_CODES = {
@@ -82,13 +81,13 @@ class BedrockJudge(JudgeBackend):
                 "tools": [
                     {
                         "toolSpec": {
-                            "name": SCHEMA_NAME,
+                            "name": request.schema_name,
                             "description": "Record the scores of the target turn.",
-                            "inputSchema": {"json": JUDGE_SCHEMA},
+                            "inputSchema": {"json": request.schema},
                         }
                     }
                 ],
-                "toolChoice": {"tool": {"name": SCHEMA_NAME}},
+                "toolChoice": {"tool": {"name": request.schema_name}},
             },
             "inferenceConfig": {"maxTokens": self.max_tokens},
         }
@@ -129,9 +128,9 @@ class BedrockJudge(JudgeBackend):
         content = (resp.get("output", {}).get("message", {}) or {}).get("content", []) or []
         for block in content:
             tool = block.get("toolUse")
-            if tool and tool.get("name") == SCHEMA_NAME:
-                return JudgeReply(parse_output(tool.get("input")), usage)
-        raise InvalidOutput(f"no {SCHEMA_NAME} tool use in the reply (stopReason={resp.get('stopReason')})")
+            if tool and tool.get("name") == request.schema_name:
+                return JudgeReply(parse_output(tool.get("input"), request.output), usage)
+        raise InvalidOutput(f"no {request.schema_name} tool use in the reply (stopReason={resp.get('stopReason')})")
 
     def _unreadable(self, resp: dict[str, Any]) -> str:
         """botocore turns a body that is not JSON into `{"message": <text>}`; say what came back."""

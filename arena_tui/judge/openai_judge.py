@@ -24,7 +24,6 @@ from .backends import (
 )
 from ..store.scrub import endpoint_label
 from .limits import request_timeout
-from .schema import JUDGE_SCHEMA, SCHEMA_NAME
 
 DEFAULT_OPENAI_MODEL = "gpt-5-mini"
 
@@ -59,12 +58,12 @@ class OpenAIJudge(JudgeBackend):
         try:
             raw = await self.client.chat.completions.with_raw_response.create(
                 model=self.model,
-                messages=self.messages(request),  # type: ignore[arg-type]
+                messages=self.messages(request),
                 # same key for every turn of a benchmark: routes requests to the cache holding the prefix
                 prompt_cache_key=cache_key(request.prefix),
                 response_format={
                     "type": "json_schema",
-                    "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": JUDGE_SCHEMA},
+                    "json_schema": {"name": request.schema_name, "strict": True, "schema": request.schema},
                 },
             )
         except openai.APITimeoutError as e:
@@ -96,7 +95,7 @@ class OpenAIJudge(JudgeBackend):
             raise InvalidOutput(f"judge reply from {self.endpoint} is not a chat completion ({type(e).__name__})") from e
         if refusal:
             raise InvalidOutput(f"judge refused: {refusal}")
-        return JudgeReply(parse_output(content), usage)
+        return JudgeReply(parse_output(content, request.output), usage)
 
     def _parse(self, raw: Any) -> ChatCompletion:
         """The completion, or InvalidOutput (retried) naming what came back instead: an HTML page, garbage."""

@@ -17,6 +17,9 @@ from arena_tui.spine.benchmark import Benchmark, Turn
 from arena_tui.spine.events import EMPTY_RESPONSE, DimensionScore, TurnResult
 from ..verdicts import LLM_DIMENSIONS, judged_dimensions
 
+#: the version of our judging rules (rubric, prompt shape, code rules) a judgement was made by; stored
+#: with every judgement, so figures judged by different rules are never mistaken for one another
+JUDGE_VERSION = "arena-judge/1"
 OVERLAP_FAIL_MS = 100.0
 LEADING_SILENCE_FAIL_MS = 5000.0
 _NO_ANSWER = {"no_response", "empty_response", "error", "ended_early"}

@@ -22,7 +22,7 @@ from arena_tui.spine.events import CallVerdict, DimensionScore, Judgement, RunEv
 from ..verdicts import LLM_DIMENSIONS, TURN_TAKING, counts, judges_turn_taking, standing
 from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retries
 from .phase2 import Alignment, apply_rules
-from .rubric import PromptBuilder, dimensions_for, turn_taking
+from .rubric import JUDGE_VERSION, PromptBuilder, dimensions_for, turn_taking
 from .summary import RunSummary, summarize
 from .locate import benchmark_of_run
 
@@ -43,7 +43,7 @@ async def judge_turn(
     """Phase-1 judgement of one turn; a failure becomes a Judgement with `error`, never an exception."""
     common: dict[str, Any] = dict(
         run_id=run_id, t_ms=t_ms, turn_index=result.turn_index, judge=backend.name,
-        revision=revision, phase=1, heuristic=backend.heuristic,
+        revision=revision, phase=1, heuristic=backend.heuristic, judge_version=JUDGE_VERSION,
     )
     try:
         turn = benchmark.turn(result.turn_index)

@@ -340,6 +340,7 @@ class Judgement(Event):
 
     kind: Literal["judgement"] = "judgement"
     judge: str  # e.g. "openai:gpt-5-mini", "bedrock:claude-…", "heuristic"
+    judge_version: str | None = None  # our rubric's version the judge was asked by (None: before it was kept)
     revision: int = 1
     phase: Literal[1, 2] = 1
     rule: str | None = None  # the phase-2 rule that produced this revision
