@@ -33,12 +33,15 @@ TurnStatus = Literal[
     "interrupted",  # the run was stopped while this turn was under way
     "lost_pace",  # our machine sent the user audio late: what was recorded is kept, but it is no
     # measurement of the model (counted in no pass rate or latency) and the turn is played again
+    "infra_error",  # lost to an infrastructure failure (endpoint unreachable, auth refused, provider
+    # 5xx): the model never got to answer; `error` names the failure; never a verdict on the model
 ]
 
 #: statuses of a turn that ran to its end; `interrupted`, `error` and `lost_pace` turns are played
 #: again by a resume (one rule for resume, campaign cells and progress)
 FINISHED = frozenset({"ok", "no_response", "empty_response", "ended_session", "ended_early"})
 LOST_PACE = "lost_pace"
+INFRA_ERROR = "infra_error"
 
 
 class Model(BaseModel):
