@@ -29,7 +29,7 @@ from arena_tui.spine.heap import settle_heap
 from .commit_gate import CommitGate
 from .launcher import Launcher, NoLauncher
 from arena_tui.spine.events import ErrorEvent, RunEnded, wall_now
-from arena_tui.spine.paths import log_path
+from arena_tui.spine.paths import exports_dir, log_path
 from .messages import LiveUpdate, RunFinished
 from .playback import Player
 from .run_view import RunState, TurnSpec, specs_from_benchmark
@@ -455,6 +455,21 @@ class ArenaApp(App):
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        """The palette's Screenshot goes where every file the user asks for goes (`exports_dir`:
+        ARENA_TUI_EXPORTS, else Documents/arena-tui), not Textual's ~/Downloads, which a fresh
+        machine lacks; the notice names the file, or in one line why it could not be written."""
+        folder = Path(path) if path else exports_dir()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            written = self.save_screenshot(filename, str(folder), time_format)
+        except OSError as e:
+            self.notify(f"screenshot not saved: {e.filename or folder}: {e.strerror or e}", severity="error")
+            return None
+        self.notify(f"screenshot saved: {written}")
+        return written
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
