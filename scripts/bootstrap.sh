@@ -37,10 +37,15 @@ fresh() { [ -f "$1" ] && [ "$(cat "$1")" = "$key" ]; }
 if fresh "$stamp" || { [ -z "${1:-}" ] && fresh .venv/.installed-test; }; then
     exit 0
 fi
-.venv/bin/python -m pip install -q --upgrade pip >&2
+# pip's and setuptools' own chatter (the editable-install warning) goes to a log, shown only on failure.
+log="$(mktemp)"
+quiet() { "$@" >>"$log" 2>&1 || { cat "$log" >&2; rm -f "$log"; echo "arena-tui setup failed: $*" >&2; exit 1; }; }
+echo "installing arena-tui into .venv (once; again only when pyproject.toml changes) …" >&2
+quiet .venv/bin/python -m pip install -q --upgrade pip
 if [ "${1:-}" = "test" ]; then
-    .venv/bin/python -m pip install -q -e ".[test]" >&2
+    quiet .venv/bin/python -m pip install -q -e ".[test]"
 else
-    .venv/bin/python -m pip install -q -e . >&2
+    quiet .venv/bin/python -m pip install -q -e .
 fi
+rm -f "$log"
 echo "$key" > "$stamp"

@@ -80,6 +80,29 @@ def test_synthesize_writes_to_the_overlay_not_the_benchmark(shared_data: Path, t
     assert (data / "event_bench" / "audio" / "turn_006.wav").is_file()
 
 
+def test_bootstrap_keeps_pip_chatter_out_of_sight_unless_it_fails(tmp_path: Path) -> None:
+    """A first launch shows one line about installing, not setuptools' editable-install warning;
+    a failed install shows pip's whole output and says setup failed."""
+    repo = tmp_path / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    shutil.copy(REPO_ROOT / "scripts" / "bootstrap.sh", repo / "scripts")
+    shutil.copy(REPO_ROOT / "pyproject.toml", repo)
+    venv_python = repo / ".venv" / "bin" / "python"
+    venv_python.parent.mkdir(parents=True)
+    fail = tmp_path / "fail"
+    venv_python.write_text(
+        '#!/bin/sh\nif [ "$1" = "-m" ]; then echo "BuildBackendWarning: Editable installation." >&2; '
+        f'[ -e {fail} ] && {{ echo "ERROR: no matching distribution" >&2; exit 1; }}; exit 0; fi\nexec {sys.executable} "$@"\n')
+    venv_python.chmod(0o755)
+    got = subprocess.run(["bash", str(repo / "scripts" / "bootstrap.sh")], capture_output=True, text=True)
+    assert got.returncode == 0 and "Editable installation" not in got.stderr + got.stdout, got.stderr
+    assert "installing arena-tui" in got.stderr
+    fail.write_text("")
+    (repo / "pyproject.toml").write_text((repo / "pyproject.toml").read_text() + "\n# changed\n")
+    got = subprocess.run(["bash", str(repo / "scripts" / "bootstrap.sh")], capture_output=True, text=True)
+    assert got.returncode == 1 and "no matching distribution" in got.stderr and "setup failed" in got.stderr
+
+
 def test_bootstrap_installs_once_per_pyproject(tmp_path: Path) -> None:
     """scripts/bootstrap.sh (and so demo.sh) runs pip only when pyproject.toml changed. The venv's
     python here is a stand-in that logs pip calls instead of installing."""
