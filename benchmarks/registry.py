@@ -1,7 +1,8 @@
 """The six Audio Arena benchmarks by name, and where a benchmark name resolves to on disk.
 
 Any folder in the benchmark layout is a benchmark too: folders of `--data` are listed by name
-next to the six, and `demo_bench` ships inside the package.
+next to the six, `demo_bench` ships inside the package, and what `arena-tui benchmarks import`
+wrote is in the user's benchmarks folder (`paths.user_benchmarks_dir`).
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from pydantic import BaseModel, Field
 
 from .loader import BenchmarkError, Problem, load_folder, looks_like_benchmark, speakers_in
 from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.paths import user_benchmarks_dir
 from arena_tui.spine.source import TTS
 
 DEMO_NAME = "demo_bench"
 DEMO_DIR = Path(__file__).parent / "demo"
+IMPORTED = "imported"  # the source of a benchmark found in the user's benchmarks folder
 
 
 class KnownBenchmark(BaseModel):
@@ -84,7 +87,7 @@ class BenchmarkInfo(BaseModel):
     audio_present: int = 0
     audio_total: int = 0
     synthesized: int = 0
-    source: str | None = None  # data | huggingface | builtin | None (not here)
+    source: str | None = None  # local (--data) | builtin | imported | huggingface | None (not here)
     path: Path | None = None
     problems: list[Problem] = Field(default_factory=list)
 
@@ -126,7 +129,8 @@ def check_data_dir(data_dir: str | os.PathLike[str] | None) -> None:
 
 def locate(name: str, data_dir: str | os.PathLike[str] | None = None,
            cache_dir: str | os.PathLike[str] | None = None) -> tuple[Path, str] | None:
-    """Where a benchmark name resolves: --data folder, then built-in demo, then the HF cache."""
+    """Where a benchmark name resolves: --data folder, the built-in demo, the user's imported
+    benchmarks, then the HF cache."""
     name = canonical_name(name)
     if data_dir is not None:
         cand = Path(data_dir).expanduser() / name
@@ -134,6 +138,9 @@ def locate(name: str, data_dir: str | os.PathLike[str] | None = None,
             return cand, "local"
     if name == DEMO_NAME and DEMO_DIR.is_dir():
         return DEMO_DIR, "builtin"
+    imported = user_benchmarks_dir() / name
+    if imported.is_dir() and looks_like_benchmark(imported):
+        return imported, IMPORTED
     if name in KNOWN:
         snap = hf_snapshot(name, cache_dir)
         if snap is not None:
@@ -220,9 +227,12 @@ def _companions(name: str, data_dir: str | os.PathLike[str] | None, exclude: Pat
 
 def _candidate_names(data_dir: str | os.PathLike[str] | None) -> list[str]:
     names = list(KNOWN)
-    if data_dir is not None and Path(data_dir).expanduser().is_dir():
-        for sub in sorted(Path(data_dir).expanduser().iterdir()):
-            if sub.is_dir() and sub.name not in names and looks_like_benchmark(sub):
+    folders = [Path(data_dir).expanduser()] if data_dir is not None else []
+    for folder in [*folders, user_benchmarks_dir()]:
+        if not folder.is_dir():
+            continue
+        for sub in sorted(folder.iterdir()):
+            if sub.is_dir() and sub.name not in names and not sub.name.startswith(".") and looks_like_benchmark(sub):
                 names.append(sub.name)
     if DEMO_NAME not in names:
         names.append(DEMO_NAME)
@@ -256,6 +266,7 @@ def describe(name: str, data_dir: str | os.PathLike[str] | None = None,
 
 def available_benchmarks(data_dir: str | os.PathLike[str] | None = None,
                          cache_dir: str | os.PathLike[str] | None = None) -> list[BenchmarkInfo]:
-    """The six, every benchmark folder under `data_dir`, and the built-in demo, with local availability."""
+    """The six, every benchmark folder under `data_dir` and among the imported ones, and the
+    built-in demo, with local availability."""
     check_data_dir(data_dir)
     return [describe(n, data_dir, cache_dir) for n in _candidate_names(data_dir)]
