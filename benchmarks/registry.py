@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from pydantic import BaseModel, Field
 
@@ -94,6 +94,27 @@ class BenchmarkInfo(BaseModel):
     @property
     def available(self) -> bool:
         return self.turns is not None and not self.problems
+
+
+def audio_hint(name: str) -> str:
+    """How a benchmark that ships no audio gets it: what `benchmarks` lists ("needs audio") and
+    an audio run of it is refused with."""
+    fetch = f" or `arena-tui fetch {name}`" if name in KNOWN else ""
+    return f"`arena-tui synthesize {name}`{fetch}"
+
+
+def missing_audio(bench: Benchmark, turns: Iterable[int] | None = None, name: str | None = None) -> str | None:
+    """The one line refusing an audio run of these turns (all when None) for lack of audio, or None;
+    `name`: the benchmark as the user named it (default: its own name).
+    A benchmark that loaded has every WAV it ships (`loader.ships_audio`), so a WAV missing here
+    is audio it never had: the line says how to get it, as the listing does."""
+    want = None if turns is None else set(turns)
+    missing = [t.turn_index for t in bench.turns if (want is None or t.turn_index in want) and not bench.has_audio(t)]
+    if not missing:
+        return None
+    shown = ", ".join(map(str, missing[:8])) + (" …" if len(missing) > 8 else "")
+    name = name or bench.name
+    return f"{name}: no audio for turn(s) {shown}: it ships none ({audio_hint(name)})"
 
 
 def _hf_cache_dir() -> Path:
