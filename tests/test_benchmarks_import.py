@@ -120,7 +120,7 @@ def test_an_import_without_out_is_found_by_name(tmp_path: Path, capsys) -> None:
 RAN = "ran.txt"  # what running any of the refused code would write
 
 REFUSALS = [
-    # (file under benchmarks/bike_bench, edit, the line's expected fragments)
+    # (file under benchmarks/bike_bench edited, the edit, the line's expected fragments: first the file named)
     ("turns.py", lambda s: s + f"\nopen({RAN!r}, 'w').write('x')\nturns.append({{'input': 'x'}})\n",
      ["turns.py:", "cannot read turns", "turns is changed by `turns.append("]),
     ("turns.py", lambda s: s.replace("turns = [", "def load():\n    import json\n    open(" + repr(RAN) + ", 'w')\n"
@@ -139,6 +139,17 @@ REFUSALS = [
      ["tools.py:", "cannot read check_repair_slots_function", "REQUIRED is not defined in this file"]),
     ("config.py", lambda s: s.replace("    turns = turns", "    turns = sorted(turns)"),
      ["config.py:", "cannot read BenchmarkConfig.turns", "calls sorted"]),
+    # bounded time and memory: names doubling names (2^43 characters; 2^30 nested lists) are refused early,
+    # named by what was asked for
+    ("system.py", lambda s: s.replace("_PREAMBLE = ", "D0 = 'xxxxxxxx'\n" + "".join(
+        f"D{i} = D{i - 1} + D{i - 1}\n" for i in range(1, 41)) + "_PREAMBLE = D40 + "),
+     ["config.py:", "cannot read BenchmarkConfig.system_instruction", "more than 200,000 expressions"]),
+    ("system.py", lambda s: s.replace("_PREAMBLE = ", f"D0 = {'x' * (1 << 20)!r}\n" + "".join(
+        f"D{i} = D{i - 1} + D{i - 1}\n" for i in range(1, 6)) + "_PREAMBLE = D5 + "),
+     ["system.py:", "cannot read D5", "grows to 33,554,432 characters, more than 16,777,216"]),
+    ("turns.py", lambda s: s.replace("turns = [", "L0 = [", 1) + "".join(f"\nL{i} = [L{i - 1}, L{i - 1}]"
+                                                                         for i in range(1, 31)) + "\nturns = L30\n",
+     ["config.py:", "cannot read BenchmarkConfig.turns", "more than 200,000 expressions"]),
 ]
 
 
@@ -158,9 +169,19 @@ def test_what_cannot_be_read_is_refused_by_name_and_never_run(tmp_path: Path, ca
     message = str(results[0])
     assert "\n" not in message and message.startswith("bike_bench: not imported: benchmarks/bike_bench/"), message
     assert all(f in message for f in fragments), message
-    assert re.search(rf"{re.escape(file)}:\d+: ", message), message  # the file and the line
+    assert re.search(rf"{re.escape(fragments[0])}\d+: ", message), message  # the file and the line
     assert not (tmp_path / RAN).exists() and not any(tmp_path.rglob(RAN))  # nothing of theirs ran
     assert not (tmp_path / "out" / "bike_bench").exists()
+
+
+def test_a_prompt_of_many_pieces_is_read(tmp_path: Path) -> None:
+    """`a + b + …` is read without a level of recursion per piece (their prompts join a few; 3,000 here)."""
+    tree = reference(tmp_path / "ref")
+    system = tree / "benchmarks" / "bike_bench" / "system.py"
+    system.write_text(system.read_text() + "\nsystem_instruction = " + " + ".join(["'ab'"] * 3000) + "\n")
+    done = list(import_all(tree, tmp_path / "out", LIMIT_S))[0]
+    assert isinstance(done, Imported), done
+    assert (done.folder / "system_prompt.txt").read_text() == "ab" * 3000
 
 
 def test_a_refusal_is_one_line_and_the_others_still_import(tmp_path: Path) -> None:

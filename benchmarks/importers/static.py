@@ -21,6 +21,9 @@ from typing import Any
 
 MAX_SOURCE_BYTES = 16 << 20  # a Python file, or a file it reads (the loader's limit for a text file)
 MAX_DEPTH = 200  # names and calls followed through one another before giving up
+MAX_STEPS = 200_000  # expressions read for one value (a name used twice is read twice; the real ones take <2,000)
+MAX_TEXT = 16 << 20  # characters one string may grow to by `+` …
+MAX_ITEMS = 1 << 20  # … and items one list (bounded memory, whatever names refer to names)
 _PIPECAT = "pipecat"
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)
 
@@ -32,6 +35,10 @@ class Unreadable(Exception):
         self.where, self.line, self.name, self.why = where, line, name, why
         super().__init__(f"{where}:{line}: cannot read {name} without running it: {why}" if line
                          else f"{where}: cannot read {name}: {why}")
+
+
+class _TooLarge(Unreadable):
+    """The value is too big to read: said of the name asked for, not of where the budget ran out."""
 
 
 @dataclass(frozen=True)
@@ -167,7 +174,8 @@ class Module:
     def value(self, name: str) -> Any:
         """The value a module-level name holds once the file has run."""
         if name not in self._cache:
-            self._cache[name] = self.reader.evaluator.lookup(self, [], name, None, name)
+            line = self.scope[name].line if name in self.scope else None
+            self._cache[name] = _bounded(self, line, name, lambda: self.reader.evaluator.lookup(self, [], name, None, name))
         return self._cache[name]
 
     def find_class(self, name: str) -> ast.ClassDef | None:
@@ -179,7 +187,8 @@ class Module:
         scope = bindings(cls.body)
         b = scope[attr]
         chain = [bindings(cls.body, before=b.line)]
-        return self.reader.evaluator.bound(self, chain, attr, b, f"{cls.name}.{attr}")
+        who = f"{cls.name}.{attr}"
+        return _bounded(self, b.line, who, lambda: self.reader.evaluator.bound(self, chain, attr, b, who))
 
     def class_has(self, cls: ast.ClassDef, attr: str) -> bool:
         b = bindings(cls.body).get(attr)
@@ -207,6 +216,20 @@ class Module:
             mod, name, cls = target, b.node[2], None
             b = mod.scope.get(name)
         return mod
+
+
+def _bounded(mod: Module, line: int | None, who: str, read: Any) -> Any:
+    """`read()`, with an expression too deep for the reader's recursion said as one more refusal."""
+    evaluator = mod.reader.evaluator
+    evaluator.steps = 0
+    try:
+        return read()
+    except RecursionError:
+        raise Unreadable(mod.where, line, who, "it is nested too deep to read") from None
+    except _TooLarge as e:
+        raise Unreadable(mod.where, line, who, e.why) from None
+    finally:
+        evaluator.active.clear()
 
 
 class Reader:
@@ -273,6 +296,7 @@ class _Evaluator:
     def __init__(self, reader: Reader) -> None:
         self.reader = reader
         self.active: list[tuple[Path, str, int]] = []
+        self.steps = 0
 
     # -- names ---------------------------------------------------------------------------------
     def lookup(self, mod: Module, chain: list[dict[str, _Binding]], name: str, line: int | None, who: str) -> Any:
@@ -325,6 +349,10 @@ class _Evaluator:
         def sub(n: ast.expr) -> Any:
             return self.expr(mod, chain, n, who)
 
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise _TooLarge(mod.where, None, who, f"it takes more than {MAX_STEPS:,} expressions to read")
+
         if isinstance(node, ast.Constant):
             v = node.value
             if v is None or isinstance(v, (str, int, bool)) or isinstance(v, float) and math.isfinite(v):
@@ -357,6 +385,8 @@ class _Evaluator:
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 return -v if isinstance(node.op, ast.USub) else v
             raise fail(f"`{_short(node)}` is not a number")
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return self._sum(node, sub, fail)
         if isinstance(node, ast.BinOp):
             return self._binop(node, sub(node.left), sub(node.right), fail)
         if isinstance(node, ast.Name):
@@ -373,10 +403,26 @@ class _Evaluator:
         raise fail(f"`{_short(node)}` is {type(node).__name__.lower()} code, not a literal")
 
     @staticmethod
+    def _sum(node: ast.BinOp, sub: Any, fail: Any) -> Any:
+        """`a + b + …` of strings or of lists, read without recursing once per `+` (a prompt may
+        join many pieces)."""
+        parts: list[ast.expr] = []
+        left: ast.expr = node
+        while isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add):
+            parts.append(left.right)
+            left = left.left
+        values = [sub(p) for p in [left, *reversed(parts)]]
+        if all(isinstance(v, (str, list)) for v in values) and len({type(v) for v in values}) == 1:
+            size, limit = sum(len(v) for v in values), MAX_TEXT if isinstance(values[0], str) else MAX_ITEMS
+            if size > limit:
+                raise fail(f"`{_short(node)}` grows to {size:,} {'characters' if limit == MAX_TEXT else 'items'}, "
+                           f"more than {limit:,}")
+            return "".join(values) if isinstance(values[0], str) else [x for v in values for x in v]
+        kinds = sorted({type(v).__name__ for v in values})
+        raise fail(f"`{_short(node)}` adds {' and '.join(kinds)}")
+
+    @staticmethod
     def _binop(node: ast.BinOp, left: Any, right: Any, fail: Any) -> Any:
-        if isinstance(node.op, ast.Add):
-            if isinstance(left, str) and isinstance(right, str) or isinstance(left, list) and isinstance(right, list):
-                return left + right
         if isinstance(node.op, ast.Div) and isinstance(left, FilePath) and isinstance(right, str):
             return FilePath(left.path / right)
         raise fail(f"`{_short(node)}` is an operation on {type(left).__name__} and {type(right).__name__}")
