@@ -65,7 +65,7 @@ def _list(args: argparse.Namespace) -> int:
     for r in rows:
         print("  ".join(r[c].ljust(widths[c]) for c in range(4)) + "  " + r[4])
     if data is None:
-        print("\n(no --data/ARENA_TUI_DATA folder: showing built-in and downloaded benchmarks only)")
+        print("\n(no --data/ARENA_TUI_DATA folder: showing built-in, imported and downloaded benchmarks only)")
     broken = [i for i in infos if i.problems]
     for i in broken:
         for p in i.problems:
