@@ -654,11 +654,11 @@ def _sources(r: _Reader, turns: list[Turn]) -> dict[int, str]:
 
 def ships_audio(bench: Benchmark, synthesized: set[int]) -> bool:
     """Whether the benchmark comes with recordings of its own: a turn's recorded (not synthesised)
-    WAV is there, a turn names a WAV other than the conventional `audio/turn_NNN.wav` (a Hub
-    row: `real_audio/<speaker>/turn_NNN.wav`), or its
-    `audio/` folder holds a WAV no turn plays. Then every turn's WAV must be there (a missing one
-    is a broken copy or a wrong path: BROKEN). Only a benchmark that ships no audio at all (five of
-    the six shared copies: no `audio/` folder, conventional names) is audio to synthesise."""
+    WAV is there, a turn names a WAV other than the conventional `audio/turn_NNN.wav` (a Hub row:
+    `real_audio/<speaker>/turn_NNN.wav`), or its `audio/` folder holds a WAV no turn plays. Then
+    every turn's WAV must be there (a missing one is a broken copy or a wrong path: BROKEN). Only a
+    benchmark that ships no audio at all (five of the six shared copies: no `audio/` folder,
+    conventional names) is audio to synthesise (docs/benchmarks.md)."""
     present = {t.turn_index for t in bench.turns if bench.has_audio(t)}
     if present - synthesized:
         return True
@@ -673,8 +673,8 @@ def ships_audio(bench: Benchmark, synthesized: set[int]) -> bool:
 
 
 def _conventional(audio_file: str, turn: int) -> bool:
-    parts = audio_file.split("/")
-    return parts[-1] == f"turn_{turn:03d}.wav" and (parts[:-1] == ["audio"] or len(parts) == 3 and parts[0] == REAL_AUDIO)
+    *folders, name = audio_file.split("/")
+    return name == f"turn_{turn:03d}.wav" and (folders == ["audio"] or len(folders) == 2 and folders[0] == REAL_AUDIO)
 
 
 def _check_audio(r: _Reader, bench: Benchmark, lines: dict[int, int], turns_path: Path | None,

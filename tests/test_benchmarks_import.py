@@ -223,3 +223,26 @@ def test_import_says_what_is_wrong_with_its_arguments(tmp_path: Path, capsys) ->
     assert "no benchmark found (expected benchmarks/<name>/config.py" in capsys.readouterr().err
     assert main(["benchmarks", "demo_bench", "--out", str(tmp_path)]) == 2
     assert "are for `benchmarks import PATH" in capsys.readouterr().err
+
+
+def test_turn_fields_are_mapped_and_the_rest_said(tmp_path: Path) -> None:
+    """A single `category`, a category the map lacks, a field we have no place for, a stray turn_index."""
+    from benchmarks.importers.convert import turn_rows
+    from benchmarks.importers.layouts import REFERENCE, Source
+
+    turns = [{"input": "a", "golden_text": "b", "category": "ambiguous_entity", "speaker_note": "x"},
+             {"input": "c", "golden_text": "d", "categories": ["basic_qa", "made_up"], "turn_index": 7,
+              "speaker_note": "y", "tool_use_guidance": "call nothing"}]
+    src = Source(name="t", folder=tmp_path, root=tmp_path, layout=REFERENCE, turns=turns, tools=[], system_prompt="p",
+                 knowledge_base=None, audio_dir=tmp_path, real_audio_dir=None, core_dimensions=["kb_grounding"],
+                 category_dimensions={"ambiguous_entity": ["ambiguity_handling"], "basic_qa": []}, turns_file="turns.py")
+    got = turn_rows(src)
+    assert [r["turn_index"] for r in got.rows] == [0, 1]
+    assert got.rows[0]["categories"] == ["ambiguous_entity"]
+    assert got.rows[0]["dimensions"] == ["kb_grounding", "ambiguity_handling"]
+    assert got.rows[1]["dimensions"] == ["kb_grounding"] and got.rows[1]["tool_use_guidance"] == "call nothing"
+    assert "speaker_note" not in got.rows[0] and got.categories["made_up"] == []
+    assert "category → categories" in got.mapped
+    assert "field 'speaker_note' (2 turns)" in got.left_out
+    assert "field 'turn_index' (1 turn: the place in the list is used)" in got.left_out
+    assert any("made_up are not in CATEGORY_DIMENSIONS" in x for x in got.left_out), got.left_out

@@ -143,12 +143,13 @@ def turn_rows(src: Source) -> Rows:
         if theirs is not None and theirs != row["audio_file"]:
             stale_audio.append(str(theirs))
         if "turn_index" in turn and turn["turn_index"] != i:
-            left["turn_index (the place in the list is used)"] += 1
+            left["turn_index"] += 1
         for key in turn:
             if key not in KEPT and key not in READ:
                 left[str(key)] += 1
         rows.append(row)
-    notes = [f"field '{k}' ({n} turn{'s' if n != 1 else ''})" for k, n in left.items()]
+    why = {"turn_index": ": the place in the list is used"}
+    notes = [f"field '{k}' ({n} turn{'s' if n != 1 else ''}{why.get(k, '')})" for k, n in left.items()]
     if stale_audio:
         notes.append(f"audio_file of {len(stale_audio)} turns (theirs, e.g. {stale_audio[0]}; the WAVs are the "
                      "config's audio folder's turn_NNN.wav)")

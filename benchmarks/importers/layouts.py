@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .static import FilePath, Module, Reader, Tool, Tools, Unreadable
+from .schemas import Tool, Tools
+from .static import FilePath, Module, Reader, Unreadable
 
 CONFIG = "config.py"
 CONFIG_CLASS = "BenchmarkConfig"

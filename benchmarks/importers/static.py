@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import ast
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .schemas import function_schema, tools_schema
+from .scope import Binding, bindings, short
 
 MAX_SOURCE_BYTES = 16 << 20  # a Python file, or a file it reads (the loader's limit for a text file)
 MAX_DEPTH = 200  # names and calls followed through one another before giving up
@@ -25,7 +28,7 @@ MAX_STEPS = 200_000  # expressions read for one value (a name used twice is read
 MAX_TEXT = 16 << 20  # characters one string may grow to by `+` …
 MAX_ITEMS = 1 << 20  # … and items one list (bounded memory, whatever names refer to names)
 _PIPECAT = "pipecat"
-_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)
+_SCHEMAS = {"FunctionSchema": function_schema, "ToolsSchema": tools_schema}
 
 
 class Unreadable(Exception):
@@ -54,100 +57,6 @@ class External:
 
     module: str
     name: str
-
-
-@dataclass
-class Tool:
-    """A `FunctionSchema(...)`: the tool as our tools.json holds it, and what of it was left out."""
-
-    spec: dict[str, Any]
-    left_out: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Tools:
-    """A `ToolsSchema(standard_tools=[...])`."""
-
-    tools: list[Tool]
-    left_out: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class _Binding:
-    kind: str  # value | def | class | import | code
-    node: Any  # the expression; the def or class; (level, module, name) of an import; why it is code
-    line: int
-
-
-def _stored_names(node: ast.AST) -> list[str]:
-    """Every name a statement binds, at any depth (the targets of a compound statement)."""
-    out = [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))]
-    out += [n.name for n in ast.walk(node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-    return out
-
-
-def _base_name(target: ast.AST) -> str | None:
-    while isinstance(target, (ast.Attribute, ast.Subscript)):
-        target = target.value
-    return target.id if isinstance(target, ast.Name) else None
-
-
-def bindings(body: list[ast.stmt], before: int | None = None) -> dict[str, _Binding]:
-    """What each name of a module or class body is bound to when the body has run (the statements
-    before line `before` only). A name changed by code — bound in an `if` or a loop, assigned into,
-    extended by a call — is bound to the reason it cannot be read."""
-    out: dict[str, _Binding] = {}
-
-    def code(name: str | None, why: str, line: int) -> None:
-        if name:
-            out[name] = _Binding("code", f"{name} {why} (line {line})", line)
-
-    for st in body:
-        if before is not None and st.lineno >= before:
-            break
-        line = st.lineno
-        if isinstance(st, (ast.Assign, ast.AnnAssign)):
-            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
-            for t in targets:
-                if isinstance(t, ast.Name) and st.value is not None:
-                    out[t.id] = _Binding("value", st.value, line)
-                elif isinstance(t, ast.Name):
-                    continue  # a bare annotation binds nothing
-                else:
-                    for name in [_base_name(t)] if not isinstance(t, (ast.Tuple, ast.List)) else _stored_names(t):
-                        code(name, "is changed by an assignment", line)
-        elif isinstance(st, ast.AugAssign):
-            code(_base_name(st.target), "is changed by an augmented assignment", line)
-        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            out[st.name] = _Binding("def", st, line)
-        elif isinstance(st, ast.ClassDef):
-            out[st.name] = _Binding("class", st, line)
-        elif isinstance(st, ast.ImportFrom):
-            for alias in st.names:
-                if alias.name == "*":
-                    out["*"] = _Binding("code", f"`from {st.module} import *` may bind it (line {line})", line)
-                else:
-                    out[alias.asname or alias.name] = _Binding("import", (st.level, st.module or "", alias.name), line)
-        elif isinstance(st, ast.Import):
-            for alias in st.names:
-                name = alias.asname or alias.name.split(".")[0]
-                out[name] = _Binding("import", (0, alias.name if alias.asname else name, None), line)
-        elif isinstance(st, _COMPOUND):
-            for name in _stored_names(st):
-                code(name, f"is bound inside a `{type(st).__name__.lower()}` statement", line)
-        elif isinstance(st, ast.Delete):
-            for t in st.targets:
-                code(_base_name(t), "is deleted or changed by `del`", line)
-        elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
-            func = st.value.func
-            if isinstance(func, ast.Attribute):  # `turns.append(...)`: the list is changed by code
-                code(_base_name(func.value), f"is changed by `{_short(st.value)}`", line)
-    return out
-
-
-def _short(node: ast.AST, limit: int = 60) -> str:
-    text = " ".join(ast.unparse(node).split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 class Module:
@@ -299,7 +208,7 @@ class _Evaluator:
         self.steps = 0
 
     # -- names ---------------------------------------------------------------------------------
-    def lookup(self, mod: Module, chain: list[dict[str, _Binding]], name: str, line: int | None, who: str) -> Any:
+    def lookup(self, mod: Module, chain: list[dict[str, Binding]], name: str, line: int | None, who: str) -> Any:
         found = self._find(mod, chain, name)
         if found is None:
             why = mod.scope["*"].node if "*" in mod.scope else f"{name} is not defined in this file"
@@ -308,8 +217,8 @@ class _Evaluator:
         return self.bound(mod, scope_chain, name, b, name)
 
     @staticmethod
-    def _find(mod: Module, chain: list[dict[str, _Binding]],
-              name: str) -> tuple[list[dict[str, _Binding]], _Binding] | None:
+    def _find(mod: Module, chain: list[dict[str, Binding]],
+              name: str) -> tuple[list[dict[str, Binding]], Binding] | None:
         for i, scope in enumerate(chain):
             if name in scope:
                 return chain[i:], scope[name]
@@ -317,7 +226,7 @@ class _Evaluator:
             return [], mod.scope[name]
         return None
 
-    def bound(self, mod: Module, chain: list[dict[str, _Binding]], name: str, b: _Binding, who: str) -> Any:
+    def bound(self, mod: Module, chain: list[dict[str, Binding]], name: str, b: Binding, who: str) -> Any:
         key = (mod.path, name, b.line)
         if key in self.active:
             raise Unreadable(mod.where, b.line, who, f"{name} refers to itself")
@@ -342,7 +251,7 @@ class _Evaluator:
             self.active.pop()
 
     # -- expressions ---------------------------------------------------------------------------
-    def expr(self, mod: Module, chain: list[dict[str, _Binding]], node: ast.expr, who: str) -> Any:
+    def expr(self, mod: Module, chain: list[dict[str, Binding]], node: ast.expr, who: str) -> Any:
         def fail(why: str) -> Unreadable:
             return Unreadable(mod.where, getattr(node, "lineno", None), who, why)
 
@@ -357,10 +266,10 @@ class _Evaluator:
             v = node.value
             if v is None or isinstance(v, (str, int, bool)) or isinstance(v, float) and math.isfinite(v):
                 return v
-            raise fail(f"{_short(node)} is not a JSON value")
+            raise fail(f"{short(node)} is not a JSON value")
         if isinstance(node, (ast.List, ast.Tuple)):
             if any(isinstance(e, ast.Starred) for e in node.elts):
-                raise fail(f"`{_short(node)}` unpacks with *")
+                raise fail(f"`{short(node)}` unpacks with *")
             return [sub(e) for e in node.elts]
         if isinstance(node, ast.Dict):
             out: dict[Any, Any] = {}
@@ -368,23 +277,23 @@ class _Evaluator:
                 if k is None:
                     more = sub(v)
                     if not isinstance(more, dict):
-                        raise fail(f"`**{_short(v)}` is not a dict")
+                        raise fail(f"`**{short(v)}` is not a dict")
                     out.update(more)
                     continue
                 key = sub(k)
                 if not isinstance(key, (str, int, float, bool)) and key is not None:
-                    raise fail(f"the key {_short(k)} is not a JSON key")
+                    raise fail(f"the key {short(k)} is not a JSON key")
                 out[key] = sub(v)
             return out
         if isinstance(node, ast.JoinedStr):
             if all(isinstance(v, ast.Constant) for v in node.values):
                 return "".join(str(v.value) for v in node.values)  # type: ignore[attr-defined]
-            raise fail(f"`{_short(node)}` is an f-string with an expression")
+            raise fail(f"`{short(node)}` is an f-string with an expression")
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             v = sub(node.operand)
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 return -v if isinstance(node.op, ast.USub) else v
-            raise fail(f"`{_short(node)}` is not a number")
+            raise fail(f"`{short(node)}` is not a number")
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             return self._sum(node, sub, fail)
         if isinstance(node, ast.BinOp):
@@ -397,10 +306,10 @@ class _Evaluator:
             obj = sub(node.value)
             if isinstance(obj, FilePath) and node.attr == "parent":
                 return FilePath(obj.path.parent)
-            raise fail(f"`{_short(node)}` is an attribute of code")
+            raise fail(f"`{short(node)}` is an attribute of code")
         if isinstance(node, ast.Call):
             return self._call(mod, chain, node, who, fail)
-        raise fail(f"`{_short(node)}` is {type(node).__name__.lower()} code, not a literal")
+        raise fail(f"`{short(node)}` is {type(node).__name__.lower()} code, not a literal")
 
     @staticmethod
     def _sum(node: ast.BinOp, sub: Any, fail: Any) -> Any:
@@ -415,20 +324,20 @@ class _Evaluator:
         if all(isinstance(v, (str, list)) for v in values) and len({type(v) for v in values}) == 1:
             size, limit = sum(len(v) for v in values), MAX_TEXT if isinstance(values[0], str) else MAX_ITEMS
             if size > limit:
-                raise fail(f"`{_short(node)}` grows to {size:,} {'characters' if limit == MAX_TEXT else 'items'}, "
+                raise fail(f"`{short(node)}` grows to {size:,} {'characters' if limit == MAX_TEXT else 'items'}, "
                            f"more than {limit:,}")
             return "".join(values) if isinstance(values[0], str) else [x for v in values for x in v]
         kinds = sorted({type(v).__name__ for v in values})
-        raise fail(f"`{_short(node)}` adds {' and '.join(kinds)}")
+        raise fail(f"`{short(node)}` adds {' and '.join(kinds)}")
 
     @staticmethod
     def _binop(node: ast.BinOp, left: Any, right: Any, fail: Any) -> Any:
         if isinstance(node.op, ast.Div) and isinstance(left, FilePath) and isinstance(right, str):
             return FilePath(left.path / right)
-        raise fail(f"`{_short(node)}` is an operation on {type(left).__name__} and {type(right).__name__}")
+        raise fail(f"`{short(node)}` is an operation on {type(left).__name__} and {type(right).__name__}")
 
     # -- calls ---------------------------------------------------------------------------------
-    def _call(self, mod: Module, chain: list[dict[str, _Binding]], node: ast.Call, who: str, fail: Any) -> Any:
+    def _call(self, mod: Module, chain: list[dict[str, Binding]], node: ast.Call, who: str, fail: Any) -> Any:
         func = node.func
         if isinstance(func, ast.Attribute):
             obj = self.expr(mod, chain, func.value, who)
@@ -437,31 +346,29 @@ class _Evaluator:
                     return self.reader.read_text(obj.path, mod.where, node.lineno, who)
                 if func.attr in ("resolve", "absolute") and not node.args and not node.keywords:
                     return obj
-            raise fail(f"`{_short(node)}` is a method call")
+            raise fail(f"`{short(node)}` is a method call")
         if not isinstance(func, ast.Name):
-            raise fail(f"`{_short(node)}` is a call of code")
+            raise fail(f"`{short(node)}` is a call of code")
         callee = self._callee(mod, chain, func.id)
         if isinstance(callee, External):
             if (callee.module, callee.name) == ("pathlib", "Path"):
                 arg = self.expr(mod, chain, node.args[0], who) if len(node.args) == 1 and not node.keywords else None
                 if isinstance(arg, FilePath):
                     return arg
-                raise fail(f"`{_short(node)}` is a path not built from __file__")
-            if callee.module.split(".")[0] == _PIPECAT and callee.name == "FunctionSchema":
-                return self._function_schema(mod, chain, node, who, fail)
-            if callee.module.split(".")[0] == _PIPECAT and callee.name == "ToolsSchema":
-                return self._tools_schema(mod, chain, node, who, fail)
-            raise fail(f"`{_short(node)}` calls {callee.module}.{callee.name}")
+                raise fail(f"`{short(node)}` is a path not built from __file__")
+            if callee.module.split(".")[0] == _PIPECAT and callee.name in _SCHEMAS:
+                return _SCHEMAS[callee.name](node, lambda n: self.expr(mod, chain, n, who), fail)
+            raise fail(f"`{short(node)}` calls {callee.module}.{callee.name}")
         if callee is None:
-            raise fail(f"`{_short(node)}` calls {func.id}, which is not a function of this tree")
+            raise fail(f"`{short(node)}` calls {func.id}, which is not a function of this tree")
         def_mod, fn = callee
         params = fn.args
         if node.args or node.keywords or params.args or params.posonlyargs or params.kwonlyargs \
                 or params.vararg or params.kwarg or fn.decorator_list or isinstance(fn, ast.AsyncFunctionDef):
-            raise fail(f"`{_short(node)}` calls a function with arguments or decorators")
+            raise fail(f"`{short(node)}` calls a function with arguments or decorators")
         return self._body(def_mod, fn)
 
-    def _callee(self, mod: Module, chain: list[dict[str, _Binding]],
+    def _callee(self, mod: Module, chain: list[dict[str, Binding]],
                 name: str) -> External | tuple[Module, ast.FunctionDef] | None:
         """What a called name is: a function of the tree (and its file), something imported from
         outside, or None. Followed through imports, never evaluated."""
@@ -486,7 +393,7 @@ class _Evaluator:
     def _body(self, mod: Module, fn: ast.FunctionDef) -> Any:
         """A function of no arguments whose body binds names and returns: its return value."""
         who = f"{fn.name}()"
-        local: dict[str, _Binding] = {}
+        local: dict[str, Binding] = {}
         body = fn.body
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             body = body[1:]  # the docstring
@@ -506,53 +413,8 @@ class _Evaluator:
                 targets = st.targets if isinstance(st, ast.Assign) else [st.target]
                 if all(isinstance(t, ast.Name) for t in targets):
                     for t in targets:
-                        local[t.id] = _Binding("value", st.value, st.lineno)  # type: ignore[union-attr]
+                        local[t.id] = Binding("value", st.value, st.lineno)  # type: ignore[union-attr]
                     continue
             raise Unreadable(mod.where, st.lineno, who, f"its body does more than bind names and return "
-                             f"(`{_short(st)}`)")
+                             f"(`{short(st)}`)")
         raise Unreadable(mod.where, fn.lineno, who, "it returns nothing")
-
-    def _arguments(self, node: ast.Call, params: tuple[str, ...], fail: Any) -> dict[str, ast.expr]:
-        if len(node.args) > len(params):
-            raise fail(f"`{_short(node)}` has {len(node.args)} positional arguments")
-        args = dict(zip(params, node.args))
-        for kw in node.keywords:
-            if kw.arg is None:
-                raise fail(f"`{_short(node)}` unpacks arguments with **")
-            if kw.arg not in params or kw.arg in args:
-                raise fail(f"`{_short(node)}`: unexpected argument {kw.arg}")
-            args[kw.arg] = kw.value
-        return args
-
-    def _function_schema(self, mod: Module, chain: list[dict[str, _Binding]], node: ast.Call, who: str,
-                         fail: Any) -> Tool:
-        args = self._arguments(node, ("name", "description", "properties", "required", "handler"), fail)
-        missing = [p for p in ("name", "description", "properties", "required") if p not in args]
-        if missing:
-            raise fail(f"FunctionSchema without {', '.join(missing)}")
-        values = {k: self.expr(mod, chain, args[k], who) for k in ("name", "description", "properties", "required")}
-        required = [] if values["required"] is None else values["required"]
-        if not isinstance(values["name"], str) or not isinstance(values["description"], str):
-            raise fail("FunctionSchema's name and description must be strings")
-        if not isinstance(values["properties"], dict):
-            raise fail("FunctionSchema's properties must be a dict")
-        if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
-            raise fail("FunctionSchema's required must be a list of names")
-        spec = {"name": values["name"], "description": values["description"],
-                "parameters": {"type": "object", "properties": values["properties"], "required": required}}
-        return Tool(spec, ["handler (code)"] if "handler" in args else [])
-
-    def _tools_schema(self, mod: Module, chain: list[dict[str, _Binding]], node: ast.Call, who: str,
-                      fail: Any) -> Tools:
-        args = self._arguments(node, ("standard_tools", "custom_tools"), fail)
-        if "standard_tools" not in args:
-            raise fail("ToolsSchema without standard_tools")
-        items = args["standard_tools"]
-        elts = items.elts if isinstance(items, (ast.List, ast.Tuple)) else None
-        values = [self.expr(mod, chain, e, who) for e in elts] if elts is not None else self.expr(mod, chain, items, who)
-        if not isinstance(values, list):
-            raise fail("ToolsSchema's standard_tools must be a list")
-        for i, v in enumerate(values):
-            if not isinstance(v, Tool):
-                raise fail(f"standard_tools[{i}] is not a FunctionSchema (a function or other code)")
-        return Tools(values, ["custom_tools"] if "custom_tools" in args else [])
