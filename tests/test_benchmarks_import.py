@@ -139,6 +139,7 @@ REFUSALS = [
      ["tools.py:", "cannot read check_repair_slots_function", "REQUIRED is not defined in this file"]),
     ("config.py", lambda s: s.replace("    turns = turns", "    turns = sorted(turns)"),
      ["config.py:", "cannot read BenchmarkConfig.turns", "calls sorted"]),
+    ("turns.py", lambda s: s + "\nturns = [\n", ["turns.py:", "cannot read the file: not Python ('[' was never closed)"]),
     # bounded time and memory: names doubling names (2^43 characters; 2^30 nested lists) are refused early,
     # named by what was asked for
     ("system.py", lambda s: s.replace("_PREAMBLE = ", "D0 = 'xxxxxxxx'\n" + "".join(

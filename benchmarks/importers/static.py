@@ -34,10 +34,10 @@ _SCHEMAS = {"FunctionSchema": function_schema, "ToolsSchema": tools_schema}
 class Unreadable(Exception):
     """A value that cannot be had without running the code: file, line, name and why, in one line."""
 
-    def __init__(self, where: str, line: int | None, name: str, why: str) -> None:
+    def __init__(self, where: str, line: int | None, name: str, why: str, *, code: bool = True) -> None:
         self.where, self.line, self.name, self.why = where, line, name, why
-        super().__init__(f"{where}:{line}: cannot read {name} without running it: {why}" if line
-                         else f"{where}: cannot read {name}: {why}")
+        loc = f"{where}:{line}" if line else where
+        super().__init__(f"{loc}: cannot read {name}{' without running it' if code and line else ''}: {why}")
 
 
 class _TooLarge(Unreadable):
@@ -70,7 +70,7 @@ class Module:
         try:
             tree = ast.parse(text, filename=str(path))
         except SyntaxError as e:
-            raise Unreadable(self.where, e.lineno, "the file", f"not Python ({e.msg})") from None
+            raise Unreadable(self.where, e.lineno, "the file", f"not Python ({e.msg})", code=False) from None
         except (ValueError, RecursionError, MemoryError) as e:
             raise Unreadable(self.where, None, "the file", f"not Python ({type(e).__name__})") from None
         self.tree = tree
