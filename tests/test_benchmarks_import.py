@@ -222,6 +222,10 @@ def test_import_says_what_is_wrong_with_its_arguments(tmp_path: Path, capsys) ->
     assert "no such folder" in capsys.readouterr().err
     assert main(["benchmarks", "import", str(tmp_path)]) == 2
     assert "no benchmark found (expected benchmarks/<name>/config.py" in capsys.readouterr().err
+    (tmp_path / "a_file").write_text("")
+    reference(tmp_path / "ref")
+    assert main(["benchmarks", "import", str(tmp_path / "ref"), "--out", str(tmp_path / "a_file" / "x")]) == 2
+    assert f"error: bike_bench: not imported: Not a directory: {tmp_path / 'a_file' / 'x'}" in capsys.readouterr().err
     assert main(["benchmarks", "demo_bench", "--out", str(tmp_path)]) == 2
     assert "are for `benchmarks import PATH" in capsys.readouterr().err
 

@@ -276,3 +276,5 @@ def import_all(path: Path, out_dir: Path, limit_s: float) -> Iterator[Imported |
             yield Refused(f"{folder.name}: not imported: {e}")
         except Refused as e:
             yield e
+        except OSError as e:  # a full disk, no permission, a file in the way (what was half written is gone)
+            yield Refused(f"{folder.name}: not imported: {e.strerror or e}" + (f": {e.filename}" if e.filename else ""))
