@@ -652,17 +652,44 @@ def _sources(r: _Reader, turns: list[Turn]) -> dict[int, str]:
     return out
 
 
+def ships_audio(bench: Benchmark, synthesized: set[int]) -> bool:
+    """Whether the benchmark comes with recordings of its own: a turn's recorded (not synthesised)
+    WAV is there, a turn names a WAV other than the conventional `audio/turn_NNN.wav` (a Hub row:
+    `real_audio/<speaker>/turn_NNN.wav`), or its `audio/` folder holds a WAV no turn plays. Then
+    every turn's WAV must be there (a missing one is a broken copy or a wrong path: BROKEN). Only a
+    benchmark that ships no audio at all (five of the six shared copies: no `audio/` folder,
+    conventional names) is audio to synthesise (docs/benchmarks.md)."""
+    present = {t.turn_index for t in bench.turns if bench.has_audio(t)}
+    if present - synthesized:
+        return True
+    if any(t.audio_file is not None and not _conventional(t.audio_file, t.turn_index) for t in bench.turns
+           if t.turn_index not in present):
+        return True
+    folder = bench.root / "audio" if bench.root is not None else None
+    if folder is None or not folder.is_dir():
+        return False
+    played = {p.resolve() for t in bench.turns if (p := bench.audio_path(t)) is not None and t.turn_index in present}
+    return any(f.suffix.lower() == ".wav" and f.resolve() not in played for f in folder.iterdir())
+
+
+def _conventional(audio_file: str, turn: int) -> bool:
+    *folders, name = audio_file.split("/")
+    return name == f"turn_{turn:03d}.wav" and (folders == ["audio"] or len(folders) == 2 and folders[0] == REAL_AUDIO)
+
+
 def _check_audio(r: _Reader, bench: Benchmark, lines: dict[int, int], turns_path: Path | None,
                  require_audio: bool, synthesized: set[int], limit_s: float) -> None:
-    """A WAV missing among recorded ones is a broken copy; no audio, or only synthesised audio so
-    far, just means "synthesise the rest" (unless `require_audio`). A present WAV must be one
-    `run` can use: readable, not longer than `limit_s`, not silent."""
+    """A WAV missing from a benchmark that ships audio (`ships_audio`) is a problem; one that ships
+    none, or only synthesised audio so far, just means "synthesise the rest" (unless
+    `require_audio`). A present WAV must be one `run` can use: readable, not longer than
+    `limit_s`, not silent."""
     paths = {t.turn_index: bench.audio_path(t) for t in bench.turns}
     present = {t.turn_index for t in bench.turns if bench.has_audio(t)}
-    strict = require_audio or bool(present - synthesized)
+    strict = require_audio or ships_audio(bench, synthesized)
+    outside = {t.turn_index for t in bench.turns if t.audio_file is not None and not _inside(r.folder, t.audio_file)}
     for i, p in paths.items():
         if i not in present:
-            if strict:
+            if strict and i not in outside:  # (a path outside the folder is its own problem already)
                 r.add(f"WAV missing: {p}", turns_path, lines.get(i), i, "audio_file")
             continue
         assert p is not None
@@ -711,8 +738,8 @@ def load_folder(folder: str | os.PathLike[str], *, name: str | None = None, sour
     Turns without a WAV in the folder take one from `audio_fallbacks` ((folder, source label),
     e.g. the downloaded Hub snapshot) and then from the synthesis overlay.
 
-    Missing audio is a problem only when some turns have WAVs and others not (or `require_audio`);
-    a benchmark with no audio at all loads and reports 0/N so it can be synthesised.
+    Missing audio is a problem unless the benchmark ships no audio at all (`ships_audio`; or
+    `require_audio`): that one loads and reports 0/N so it can be synthesised.
     `max_turn_audio` (seconds) defaults to `max_turn_audio_s()`.
     """
     folder = Path(folder).expanduser()

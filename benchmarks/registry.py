@@ -1,23 +1,26 @@
 """The six Audio Arena benchmarks by name, and where a benchmark name resolves to on disk.
 
 Any folder in the benchmark layout is a benchmark too: folders of `--data` are listed by name
-next to the six, and `demo_bench` ships inside the package.
+next to the six, `demo_bench` ships inside the package, and what `arena-tui benchmarks import`
+wrote is in the user's benchmarks folder (`paths.user_benchmarks_dir`).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from pydantic import BaseModel, Field
 
 from .loader import BenchmarkError, Problem, load_folder, looks_like_benchmark, speakers_in
 from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.paths import user_benchmarks_dir
 from arena_tui.spine.source import TTS
 
 DEMO_NAME = "demo_bench"
 DEMO_DIR = Path(__file__).parent / "demo"
+IMPORTED = "imported"  # the source of a benchmark found in the user's benchmarks folder
 
 
 class KnownBenchmark(BaseModel):
@@ -84,13 +87,34 @@ class BenchmarkInfo(BaseModel):
     audio_present: int = 0
     audio_total: int = 0
     synthesized: int = 0
-    source: str | None = None  # data | huggingface | builtin | None (not here)
+    source: str | None = None  # local (--data) | builtin | imported | huggingface | None (not here)
     path: Path | None = None
     problems: list[Problem] = Field(default_factory=list)
 
     @property
     def available(self) -> bool:
         return self.turns is not None and not self.problems
+
+
+def audio_hint(name: str) -> str:
+    """How a benchmark that ships no audio gets it: what `benchmarks` lists ("needs audio") and
+    an audio run of it is refused with."""
+    fetch = f" or `arena-tui fetch {name}`" if name in KNOWN else ""
+    return f"`arena-tui synthesize {name}`{fetch}"
+
+
+def missing_audio(bench: Benchmark, turns: Iterable[int] | None = None, name: str | None = None) -> str | None:
+    """The one line refusing an audio run of these turns (all when None) for lack of audio, or None;
+    `name`: the benchmark as the user named it (default: its own name).
+    A benchmark that loaded has every WAV it ships (`loader.ships_audio`), so a WAV missing here
+    is audio it never had: the line says how to get it, as the listing does."""
+    want = None if turns is None else set(turns)
+    missing = [t.turn_index for t in bench.turns if (want is None or t.turn_index in want) and not bench.has_audio(t)]
+    if not missing:
+        return None
+    shown = ", ".join(map(str, missing[:8])) + (" …" if len(missing) > 8 else "")
+    name = name or bench.name
+    return f"{name}: no audio for turn(s) {shown}: it ships none ({audio_hint(name)})"
 
 
 def _hf_cache_dir() -> Path:
@@ -126,7 +150,8 @@ def check_data_dir(data_dir: str | os.PathLike[str] | None) -> None:
 
 def locate(name: str, data_dir: str | os.PathLike[str] | None = None,
            cache_dir: str | os.PathLike[str] | None = None) -> tuple[Path, str] | None:
-    """Where a benchmark name resolves: --data folder, then built-in demo, then the HF cache."""
+    """Where a benchmark name resolves: --data folder, the built-in demo, the user's imported
+    benchmarks, then the HF cache."""
     name = canonical_name(name)
     if data_dir is not None:
         cand = Path(data_dir).expanduser() / name
@@ -134,6 +159,9 @@ def locate(name: str, data_dir: str | os.PathLike[str] | None = None,
             return cand, "local"
     if name == DEMO_NAME and DEMO_DIR.is_dir():
         return DEMO_DIR, "builtin"
+    imported = user_benchmarks_dir() / name
+    if imported.is_dir() and looks_like_benchmark(imported):
+        return imported, IMPORTED
     if name in KNOWN:
         snap = hf_snapshot(name, cache_dir)
         if snap is not None:
@@ -220,9 +248,12 @@ def _companions(name: str, data_dir: str | os.PathLike[str] | None, exclude: Pat
 
 def _candidate_names(data_dir: str | os.PathLike[str] | None) -> list[str]:
     names = list(KNOWN)
-    if data_dir is not None and Path(data_dir).expanduser().is_dir():
-        for sub in sorted(Path(data_dir).expanduser().iterdir()):
-            if sub.is_dir() and sub.name not in names and looks_like_benchmark(sub):
+    folders = [Path(data_dir).expanduser()] if data_dir is not None else []
+    for folder in [*folders, user_benchmarks_dir()]:
+        if not folder.is_dir():
+            continue
+        for sub in sorted(folder.iterdir()):
+            if sub.is_dir() and sub.name not in names and not sub.name.startswith(".") and looks_like_benchmark(sub):
                 names.append(sub.name)
     if DEMO_NAME not in names:
         names.append(DEMO_NAME)
@@ -256,6 +287,7 @@ def describe(name: str, data_dir: str | os.PathLike[str] | None = None,
 
 def available_benchmarks(data_dir: str | os.PathLike[str] | None = None,
                          cache_dir: str | os.PathLike[str] | None = None) -> list[BenchmarkInfo]:
-    """The six, every benchmark folder under `data_dir`, and the built-in demo, with local availability."""
+    """The six, every benchmark folder under `data_dir` and among the imported ones, and the
+    built-in demo, with local availability."""
     check_data_dir(data_dir)
     return [describe(n, data_dir, cache_dir) for n in _candidate_names(data_dir)]

@@ -81,6 +81,12 @@ def _private_audio_overlay(tmp_path_factory: pytest.TempPathFactory, monkeypatch
 
 
 @pytest.fixture(autouse=True)
+def _private_user_benchmarks(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Imported benchmarks (`benchmarks import` without --out) go to a per-test folder, never the user's."""
+    monkeypatch.setenv("ARENA_TUI_BENCHMARKS", str(tmp_path_factory.mktemp("user-benchmarks")))
+
+
+@pytest.fixture(autouse=True)
 def _private_exports(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Exports and WAVs written without a folder go to a per-test folder, never the user's Documents."""
     monkeypatch.setenv("ARENA_TUI_EXPORTS", str(tmp_path_factory.mktemp("exports")))

@@ -1,8 +1,9 @@
 """Every command in README.md's usage section, run as written, offline, so the README cannot drift.
 
 The lines come from the README itself (the fenced block under "## Usage"); `[optional]` parts are
-run both without and with each alternative, and the placeholders RUN_ID, N, DIR and RUN_DIR are
-filled with a recorded run, a turn, a fresh folder and a run folder exported on another machine. Each line runs
+run both without and with each alternative, and the placeholders RUN_ID, N, DIR, RUN_DIR and
+REPO_DIR are filled with a recorded run, a turn, a fresh folder, a run folder exported on another
+machine and a checkout in the original eval's Python layout (tests/py_layouts.py). Each line runs
 in a subprocess as a new user would: a private HOME/XDG tree and database (ARENA_TUI_DB), no keys,
 `fetch` against a local Hub (tests/hf_fake.py), from a folder whose ../shared/audio-arena is a copy
 of the shared data (never the shared data itself). Lines that need a key we do not have must fail
@@ -25,9 +26,10 @@ import pytest
 
 from .conftest import REPO_ROOT
 from .hf_fake import HubFake, publish_from_shared
+from .py_layouts import original_eval
 from .tmux_session import TMUX, TmuxSession
 
-PLACEHOLDERS = ("RUN_ID", "RUN_DIR", "DIR", "N")
+PLACEHOLDERS = ("RUN_ID", "RUN_DIR", "REPO_DIR", "DIR", "N")
 
 
 def usage_lines(readme: Path = REPO_ROOT / "README.md") -> list[str]:
@@ -130,10 +132,17 @@ class Sandbox:
             self.foreign = Path(got.stdout.strip().splitlines()[-1])
         return self.foreign
 
+    def repo_dir(self) -> Path:
+        """A checkout in the original eval's layout (its benchmarks as Python), made once."""
+        repo = self.root / "aiewf-eval"
+        if not repo.is_dir():
+            original_eval(repo)
+        return repo
+
     def fill(self, line: str) -> list[str]:
         argv = shlex.split(line)
         fills = {"RUN_ID": self.run_id, "N": lambda: "0", "DIR": lambda: str(self.export_dir),
-                 "RUN_DIR": lambda: str(self.run_dir())}
+                 "RUN_DIR": lambda: str(self.run_dir()), "REPO_DIR": lambda: str(self.repo_dir())}
         return [fills[a]() if a in fills else a for a in argv]
 
 
@@ -207,6 +216,9 @@ def _check_output(sandbox: Sandbox, argv: list[str], out: str) -> None:
         assert any("conversation-bench" in p for p in sandbox.hub.paths("hub")), "fetch did not use the local Hub"
     elif cmd == "import":
         assert "imported as run" in out
+    elif cmd == "benchmarks" and argv[2:3] == ["import"]:
+        into = sandbox.export_dir if "--out" in argv else Path(sandbox.env["XDG_DATA_HOME"]) / "arena-tui" / "benchmarks"
+        assert f"→ {into / 'aiwf_demo'}: ready" in out and (into / "aiwf_demo" / "turns.jsonl").is_file(), out
 
 
 def _check_monitor(sandbox: Sandbox, argv: list[str]) -> None:

@@ -1,23 +1,34 @@
-"""`arena-tui benchmarks [NAME]`: which benchmarks are here, how complete, and what is wrong with them."""
+"""`arena-tui benchmarks [NAME]`: which benchmarks are here, how complete, and what is wrong with them;
+`arena-tui benchmarks import PATH [--out DIR]`: another project's Python benchmarks into ours."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from benchmarks.loader import BenchmarkError
-from benchmarks.registry import BenchmarkInfo, DataDirError, available_benchmarks, canonical_name, open_benchmark
+from benchmarks.registry import (BenchmarkInfo, DataDirError, audio_hint, available_benchmarks, canonical_name,
+                                 describe, open_benchmark)
 
 from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
 
 NAME = "benchmarks"
-HELP = "list benchmarks and what is available locally (turns, audio n/N, source); or show one"
+HELP = "list benchmarks and what is available locally (turns, audio n/N, source); show one; or import"
 ORDER = 20
+IMPORT = "import"  # `benchmarks import PATH`: NAME is this word (a benchmark folder called so: ./import)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", nargs="?", help="show one benchmark (name or folder) turn by turn")
+    parser.add_argument("name", nargs="?", metavar="NAME|import",
+                        help="show one benchmark (name or folder) turn by turn; or `import PATH`")
+    parser.add_argument("path", nargs="?", metavar="PATH",
+                        help="import: a checkout of the original eval (kwindla/aiewf-eval) or of the reference "
+                        "harness (Design-Arena/audio-agent-bench), its benchmarks/ folder, or one benchmark in it; "
+                        "its Python files are read, never run")
+    parser.add_argument("--out", metavar="DIR", help="import: write the benchmarks under DIR (default: the user "
+                        "data dir's benchmarks folder, where `benchmarks` and `run` find them by name)")
     parser.add_argument("--speaker", help="Hub datasets: use this speaker's recordings (real_audio/<speaker>)")
 
 
@@ -36,7 +47,7 @@ def _status(info: BenchmarkInfo) -> str:
     if info.source is None:
         return f"not here: `arena-tui fetch {info.name}` or --data" if info.hf_repo else "not here"
     if info.audio_present < info.audio_total:
-        return f"needs audio: `arena-tui synthesize {info.name}`"
+        return f"needs audio: {audio_hint(info.name)}"
     return "ready"
 
 
@@ -54,7 +65,7 @@ def _list(args: argparse.Namespace) -> int:
     for r in rows:
         print("  ".join(r[c].ljust(widths[c]) for c in range(4)) + "  " + r[4])
     if data is None:
-        print("\n(no --data/ARENA_TUI_DATA folder: showing built-in and downloaded benchmarks only)")
+        print("\n(no --data/ARENA_TUI_DATA folder: showing built-in, imported and downloaded benchmarks only)")
     broken = [i for i in infos if i.problems]
     for i in broken:
         for p in i.problems:
@@ -89,5 +100,54 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import(args: argparse.Namespace) -> int:
+    from benchmarks.importers.convert import Imported, import_all  # deferred: only an import reads another project's files
+    from benchmarks.importers.layouts import LayoutError  # deferred: only an import reads another project's files
+    from benchmarks.loader import max_turn_audio_s  # deferred: with the importer
+
+    if not args.path:
+        raise CliError("benchmarks import: give the PATH of a checkout of the original eval or the reference harness")
+    if args.speaker:
+        raise CliError("benchmarks import: --speaker is for showing a benchmark (an import brings every speaker)")
+    source = Path(args.path).expanduser()
+    if not source.is_dir():
+        raise CliError(f"benchmarks import: {args.path}: {'not a folder' if source.exists() else 'no such folder'}")
+    out = Path(args.out).expanduser() if args.out else paths.user_benchmarks_dir()
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out {args.out}: not a folder")
+    try:
+        results = list(import_all(source, out, max_turn_audio_s()))
+    except (LayoutError, ValueError) as e:
+        raise CliError(str(e)) from None
+    done = [r for r in results if isinstance(r, Imported)]
+    broken = 0
+    for r in results:
+        if not isinstance(r, Imported):
+            print(f"error: {r}", file=sys.stderr)
+            for line in r.details:
+                print(f"  {line}", file=sys.stderr)
+            continue
+        info = describe(r.name, out)  # what `benchmarks` will say of it, by the same rule
+        print(f"{r.line()}: {_status(info)}")
+        for line in r.notices():
+            print(f"  {line}")
+        for p in info.problems:
+            print(f"  error: {p}", file=sys.stderr)
+        broken += bool(info.problems)
+    if done:
+        where = f" --data {out}" if args.out else ""
+        print(f"run one: arena-tui run {done[0].name}{where} --model sim")
+    refused = len(results) - len(done)
+    if refused or broken:
+        said = [f"{refused} of {len(results)} not imported"] if refused else []
+        said += [f"{broken} imported BROKEN"] if broken else []
+        raise CliError(f"benchmarks import: {', '.join(said)} (said above)")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.name == IMPORT:
+        return _import(args)
+    if args.path or args.out:
+        raise CliError(f"benchmarks: PATH and --out are for `benchmarks {IMPORT} PATH [--out DIR]`")
     return _show(args) if args.name else _list(args)

@@ -180,10 +180,10 @@ def run(args: argparse.Namespace) -> int:
 def _run_one(args: argparse.Namespace, config: Any, headless: bool) -> int:
     """One run of `args.bench` with `config` (its speaker's audio), in the monitor or headless."""
     from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
-    from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+    from benchmarks.registry import load_benchmark, missing_audio  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
     from ..orchestration.headless import run_headless  # deferred: the store and the engine load only when a run starts (--help imports every command module)
-    from ..orchestration.launch import check_start  # deferred: the engine loads only when a run starts (--help imports every command module)
+    from ..orchestration.launch import check_start, plays_audio  # deferred: the engine loads only when a run starts (--help imports every command module)
 
     try:
         bench = load_benchmark(args.bench, paths.data_dir(args.data), speaker=config.speaker)
@@ -195,6 +195,8 @@ def _run_one(args: argparse.Namespace, config: Any, headless: bool) -> int:
         config.check_benchmark(bench)
     except ValueError as e:
         raise CliError(str(e)) from None
+    if plays_audio(config.model, config.service) and (line := missing_audio(bench, config.turns, args.bench)):
+        raise CliError(line)  # what `benchmarks` lists as "needs audio", said before the run's first line
     db = paths.db_path(args.db)
     judge = choose_judge(args)
     if headless:  # before the provider's import (Pipecat takes seconds): output from the start

@@ -39,7 +39,7 @@ def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> 
     """Every problem that would make this run fail at its start, each a line naming what to fix:
     the engine's own check (`runners.engine.check_run`), then what only a run's start would
     find (the benchmark, its turns, the provider's limits, the audio)."""
-    from benchmarks.registry import load_benchmark  # deferred: loads on first use, in a thread (--help imports this module)
+    from benchmarks.registry import load_benchmark, missing_audio  # deferred: loads on first use, in a thread (--help imports this module)
     from runners.config import RunConfig  # deferred: the engine loads on first use, in a thread (--help imports this module)
     from runners.engine import RunError, check_run, runner_for, select_turns  # deferred: the engine loads on first use, in a thread (--help imports this module)
 
@@ -64,13 +64,22 @@ def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> 
         runner.check_benchmark(bench)
     except (RunError, ValueError) as e:
         problems.append(str(e))
-    if runner.mode != "text":
-        missing = [t.turn_index for t in turns if not bench.has_audio(t)]
-        if missing:
-            shown = ", ".join(map(str, missing[:8])) + (" …" if len(missing) > 8 else "")
-            problems.append(f"{benchmark}: no audio for turn(s) {shown} (download it with `arena-tui fetch "
-                            f"{benchmark}`, or synthesize it)")
+    if runner.mode != "text" and (line := missing_audio(bench, [t.turn_index for t in turns], benchmark)):
+        problems.append(line)
     return problems
+
+
+def plays_audio(model: str, service: str | None) -> bool | None:
+    """Whether a model's runs play the benchmark's audio, from the providers' catalog (no Pipecat);
+    None when only loading it would tell (a user's own `--service` class, an unknown alias)."""
+    from runners.providers import catalog  # deferred: the catalog is data, read only when a run is checked
+
+    if service:
+        return None
+    try:
+        return catalog.find(model).mode != "text"
+    except ValueError:
+        return None
 
 
 def check_start(config: Any) -> None:

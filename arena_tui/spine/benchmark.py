@@ -107,7 +107,7 @@ class Benchmark(BaseModel):
     system_prompt: str
     knowledge_base: str = ""
     root: Path | None = None  # folder the benchmark was loaded from
-    source: str = "local"  # local | huggingface | builtin | stored (the snapshot a run recorded)
+    source: str = "local"  # local | huggingface | builtin | imported | stored (the snapshot a run recorded)
     audio_source: dict[int, str] = Field(default_factory=dict)  # turn -> "recorded" | "synth:<backend>"
 
     @property

@@ -1,4 +1,4 @@
-"""Where things live: the database, the benchmark data folder, the Hugging Face cache."""
+"""Where things live: the database, the benchmark data folder, imported benchmarks, exports, the log."""
 
 from __future__ import annotations
 
@@ -20,6 +20,13 @@ def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path | None:
     """--data, else ARENA_TUI_DATA; None means only built-in and downloaded benchmarks."""
     raw = explicit or os.environ.get("ARENA_TUI_DATA")
     return Path(raw).expanduser() if raw else None
+
+
+def user_benchmarks_dir() -> Path:
+    """Benchmarks the user brought in (`arena-tui benchmarks import`), found by name like --data's:
+    env ARENA_TUI_BENCHMARKS, else <user data dir>/arena-tui/benchmarks; never the checkout."""
+    raw = os.environ.get("ARENA_TUI_BENCHMARKS")
+    return Path(raw).expanduser() if raw else Path(user_data_dir("arena-tui")) / "benchmarks"
 
 
 def exports_dir() -> Path:

@@ -1,0 +1,1 @@
+"""Other projects' benchmark layouts into ours (`arena-tui benchmarks import`), read without running them."""

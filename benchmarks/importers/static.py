@@ -1,0 +1,420 @@
+"""Values out of another project's Python files, read from the syntax tree and never run.
+
+The original eval (kwindla/aiewf-eval) and the reference harness (Design-Arena/audio-agent-bench)
+keep their benchmarks as Python: a list of turn dicts, Pipecat `FunctionSchema` calls, a system
+prompt joined from strings and the knowledge base file. That code is not ours to run, so it is
+read here instead: literals (what `ast.literal_eval` takes), `+` of strings or of lists, f-strings
+without expressions, names bound to such values in the same file or imported from another file
+of the same tree, `FunctionSchema(...)` and `ToolsSchema(standard_tools=[...])`, and paths built
+from `__file__` whose `.read_text()` is a file inside the tree — also through a function of no
+arguments whose body only binds names and returns. Anything else raises `Unreadable`, naming the
+file, the line, the name that could not be read and why.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .schemas import function_schema, tools_schema
+from .scope import Binding, bindings, short
+
+MAX_SOURCE_BYTES = 16 << 20  # a Python file, or a file it reads (the loader's limit for a text file)
+MAX_DEPTH = 200  # names and calls followed through one another before giving up
+MAX_STEPS = 200_000  # expressions read for one value (a name used twice is read twice; the real ones take <2,000)
+MAX_TEXT = 16 << 20  # characters one string may grow to by `+` …
+MAX_ITEMS = 1 << 20  # … and items one list (bounded memory, whatever names refer to names)
+_PIPECAT = "pipecat"
+_SCHEMAS = {"FunctionSchema": function_schema, "ToolsSchema": tools_schema}
+
+
+class Unreadable(Exception):
+    """A value that cannot be had without running the code: file, line, name and why, in one line."""
+
+    def __init__(self, where: str, line: int | None, name: str, why: str, *, code: bool = True) -> None:
+        self.where, self.line, self.name, self.why = where, line, name, why
+        loc = f"{where}:{line}" if line else where
+        super().__init__(f"{loc}: cannot read {name}{' without running it' if code and line else ''}: {why}")
+
+
+class _TooLarge(Unreadable):
+    """The value is too big to read: said of the name asked for, not of where the budget ran out."""
+
+
+@dataclass(frozen=True)
+class FilePath:
+    """A path built from `__file__`: a place in the tree, read only if it stays inside it."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class External:
+    """A name imported from outside the tree: pathlib's Path, Pipecat's schemas, anything else."""
+
+    module: str
+    name: str
+
+
+class Module:
+    """One parsed file of the tree."""
+
+    def __init__(self, reader: Reader, path: Path) -> None:
+        self.reader = reader
+        self.path = path
+        self.where = reader.rel(path)
+        text = reader.read_text(path, self.where, None, "the file")
+        try:
+            tree = ast.parse(text, filename=str(path))
+        except SyntaxError as e:
+            raise Unreadable(self.where, e.lineno, "the file", f"not Python ({e.msg})", code=False) from None
+        except (ValueError, RecursionError, MemoryError) as e:
+            raise Unreadable(self.where, None, "the file", f"not Python ({type(e).__name__})") from None
+        self.tree = tree
+        self.scope = bindings(tree.body)
+        self._cache: dict[str, Any] = {}
+
+    def has(self, name: str) -> bool:
+        return name in self.scope
+
+    def value(self, name: str) -> Any:
+        """The value a module-level name holds once the file has run."""
+        if name not in self._cache:
+            line = self.scope[name].line if name in self.scope else None
+            self._cache[name] = _bounded(self, line, name, lambda: self.reader.evaluator.lookup(self, [], name, None, name))
+        return self._cache[name]
+
+    def find_class(self, name: str) -> ast.ClassDef | None:
+        b = self.scope.get(name)
+        return b.node if b is not None and b.kind == "class" else None
+
+    def class_value(self, cls: ast.ClassDef, attr: str) -> Any:
+        """A class attribute as the class body leaves it (its earlier attributes, then the module's names)."""
+        scope = bindings(cls.body)
+        b = scope[attr]
+        chain = [bindings(cls.body, before=b.line)]
+        who = f"{cls.name}.{attr}"
+        return _bounded(self, b.line, who, lambda: self.reader.evaluator.bound(self, chain, attr, b, who))
+
+    def class_has(self, cls: ast.ClassDef, attr: str) -> bool:
+        b = bindings(cls.body).get(attr)
+        return b is not None and b.kind != "def"
+
+    def origin(self, cls: ast.ClassDef | None, name: str) -> Module:
+        """The file a (class attribute's) value is written in, followed through `x = y` and imports."""
+        mod: Module = self
+        scope = bindings(cls.body) if cls is not None else self.scope
+        b = scope.get(name)
+        for _ in range(MAX_DEPTH):
+            if b is None:
+                return mod
+            if b.kind == "value" and isinstance(b.node, ast.Name):
+                earlier = bindings(cls.body, before=b.line) if cls is not None and mod is self else {}
+                name = b.node.id
+                b = earlier.get(name) or mod.scope.get(name)
+                cls = cls if name in earlier else None
+                continue
+            if b.kind != "import":
+                return mod
+            target = self.reader.import_target(mod, b.node)
+            if not isinstance(target, Module) or b.node[2] is None:
+                return mod
+            mod, name, cls = target, b.node[2], None
+            b = mod.scope.get(name)
+        return mod
+
+
+def _bounded(mod: Module, line: int | None, who: str, read: Any) -> Any:
+    """`read()`, with an expression too deep for the reader's recursion said as one more refusal."""
+    evaluator = mod.reader.evaluator
+    evaluator.steps = 0
+    try:
+        return read()
+    except RecursionError:
+        raise Unreadable(mod.where, line, who, "it is nested too deep to read") from None
+    except _TooLarge as e:
+        raise Unreadable(mod.where, line, who, e.why) from None
+    finally:
+        evaluator.active.clear()
+
+
+class Reader:
+    """The files of one tree (`root`: the folder holding the layout's top package), each parsed
+    once; every file read stays inside it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self._modules: dict[Path, Module] = {}
+        self.evaluator = _Evaluator(self)
+
+    def rel(self, path: Path) -> str:
+        try:
+            return str(path.resolve().relative_to(self.root))
+        except ValueError:
+            return str(path)
+
+    def module(self, path: Path) -> Module:
+        path = path.resolve()
+        if path not in self._modules:
+            self._modules[path] = Module(self, path)
+        return self._modules[path]
+
+    def inside(self, path: Path) -> bool:
+        return path.resolve().is_relative_to(self.root)
+
+    def read_text(self, path: Path, where: str, line: int | None, name: str) -> str:
+        """A file of the tree as text, bounded; Unreadable naming who asked for it otherwise."""
+        shown = self.rel(path)
+        if not self.inside(path):
+            raise Unreadable(where, line, name, f"it reads {path}, outside {self.root}")
+        try:
+            size = path.stat().st_size
+            if size > MAX_SOURCE_BYTES:
+                raise Unreadable(where, line, name, f"{shown} is {size >> 20} MiB, more than the "
+                                 f"{MAX_SOURCE_BYTES >> 20} MiB a file may hold")
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise Unreadable(where, line, name, f"{shown} is not there") from None
+        except UnicodeDecodeError as e:
+            raise Unreadable(where, line, name, f"{shown} is not UTF-8 text ({e.reason})") from None
+        except OSError as e:
+            raise Unreadable(where, line, name, f"cannot read {shown}: {e.strerror or e}") from None
+
+    def import_target(self, mod: Module, spec: tuple[int, str, str | None]) -> Module | External:
+        """The module of the tree an import names, or what it names outside the tree."""
+        level, dotted, name = spec
+        base = mod.path.parent
+        for _ in range(max(0, level - 1)):
+            base = base.parent
+        if level == 0:
+            base = self.root
+        parts = [p for p in dotted.split(".") if p]
+        here = base.joinpath(*parts) if parts else base
+        for cand in (here.with_suffix(".py") if parts else None, here / "__init__.py"):
+            if cand is not None and cand.is_file() and self.inside(cand):
+                return self.module(cand)
+        return External(dotted, name or "")
+
+
+class _Evaluator:
+    """Evaluates expressions of the files of one `Reader` (see the module docstring for what)."""
+
+    def __init__(self, reader: Reader) -> None:
+        self.reader = reader
+        self.active: list[tuple[Path, str, int]] = []
+        self.steps = 0
+
+    # -- names ---------------------------------------------------------------------------------
+    def lookup(self, mod: Module, chain: list[dict[str, Binding]], name: str, line: int | None, who: str) -> Any:
+        found = self._find(mod, chain, name)
+        if found is None:
+            why = mod.scope["*"].node if "*" in mod.scope else f"{name} is not defined in this file"
+            raise Unreadable(mod.where, line, who, why)
+        scope_chain, b = found
+        return self.bound(mod, scope_chain, name, b, name)
+
+    @staticmethod
+    def _find(mod: Module, chain: list[dict[str, Binding]],
+              name: str) -> tuple[list[dict[str, Binding]], Binding] | None:
+        for i, scope in enumerate(chain):
+            if name in scope:
+                return chain[i:], scope[name]
+        if name in mod.scope:
+            return [], mod.scope[name]
+        return None
+
+    def bound(self, mod: Module, chain: list[dict[str, Binding]], name: str, b: Binding, who: str) -> Any:
+        key = (mod.path, name, b.line)
+        if key in self.active:
+            raise Unreadable(mod.where, b.line, who, f"{name} refers to itself")
+        if len(self.active) >= MAX_DEPTH:
+            raise Unreadable(mod.where, b.line, who, f"more than {MAX_DEPTH} names deep")
+        self.active.append(key)
+        try:
+            if b.kind == "value":
+                return self.expr(mod, chain, b.node, who)
+            if b.kind == "import":
+                target = self.reader.import_target(mod, b.node)
+                if isinstance(target, External):
+                    return target
+                if b.node[2] is None:
+                    raise Unreadable(mod.where, b.line, who, f"{name} is a module, not a value")
+                return self.lookup(target, [], b.node[2], None, b.node[2])
+            if b.kind == "code":
+                raise Unreadable(mod.where, b.line, who, b.node)
+            kind = "function" if b.kind == "def" else "class"
+            raise Unreadable(mod.where, b.line, who, f"{name} is a {kind}, not a value")
+        finally:
+            self.active.pop()
+
+    # -- expressions ---------------------------------------------------------------------------
+    def expr(self, mod: Module, chain: list[dict[str, Binding]], node: ast.expr, who: str) -> Any:
+        def fail(why: str) -> Unreadable:
+            return Unreadable(mod.where, getattr(node, "lineno", None), who, why)
+
+        def sub(n: ast.expr) -> Any:
+            return self.expr(mod, chain, n, who)
+
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise _TooLarge(mod.where, None, who, f"it takes more than {MAX_STEPS:,} expressions to read")
+
+        if isinstance(node, ast.Constant):
+            v = node.value
+            if v is None or isinstance(v, (str, int, bool)) or isinstance(v, float) and math.isfinite(v):
+                return v
+            raise fail(f"{short(node)} is not a JSON value")
+        if isinstance(node, (ast.List, ast.Tuple)):
+            if any(isinstance(e, ast.Starred) for e in node.elts):
+                raise fail(f"`{short(node)}` unpacks with *")
+            return [sub(e) for e in node.elts]
+        if isinstance(node, ast.Dict):
+            out: dict[Any, Any] = {}
+            for k, v in zip(node.keys, node.values):
+                if k is None:
+                    more = sub(v)
+                    if not isinstance(more, dict):
+                        raise fail(f"`**{short(v)}` is not a dict")
+                    out.update(more)
+                    continue
+                key = sub(k)
+                if not isinstance(key, (str, int, float, bool)) and key is not None:
+                    raise fail(f"the key {short(k)} is not a JSON key")
+                out[key] = sub(v)
+            return out
+        if isinstance(node, ast.JoinedStr):
+            if all(isinstance(v, ast.Constant) for v in node.values):
+                return "".join(str(v.value) for v in node.values)  # type: ignore[attr-defined]
+            raise fail(f"`{short(node)}` is an f-string with an expression")
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = sub(node.operand)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                return -v if isinstance(node.op, ast.USub) else v
+            raise fail(f"`{short(node)}` is not a number")
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return self._sum(node, sub, fail)
+        if isinstance(node, ast.BinOp):
+            return self._binop(node, sub(node.left), sub(node.right), fail)
+        if isinstance(node, ast.Name):
+            if node.id == "__file__":
+                return FilePath(mod.path)
+            return self.lookup(mod, chain, node.id, node.lineno, who)
+        if isinstance(node, ast.Attribute):
+            obj = sub(node.value)
+            if isinstance(obj, FilePath) and node.attr == "parent":
+                return FilePath(obj.path.parent)
+            raise fail(f"`{short(node)}` is an attribute of code")
+        if isinstance(node, ast.Call):
+            return self._call(mod, chain, node, who, fail)
+        raise fail(f"`{short(node)}` is {type(node).__name__.lower()} code, not a literal")
+
+    @staticmethod
+    def _sum(node: ast.BinOp, sub: Any, fail: Any) -> Any:
+        """`a + b + …` of strings or of lists, read without recursing once per `+` (a prompt may
+        join many pieces)."""
+        parts: list[ast.expr] = []
+        left: ast.expr = node
+        while isinstance(left, ast.BinOp) and isinstance(left.op, ast.Add):
+            parts.append(left.right)
+            left = left.left
+        values = [sub(p) for p in [left, *reversed(parts)]]
+        if all(isinstance(v, (str, list)) for v in values) and len({type(v) for v in values}) == 1:
+            size, limit = sum(len(v) for v in values), MAX_TEXT if isinstance(values[0], str) else MAX_ITEMS
+            if size > limit:
+                raise fail(f"`{short(node)}` grows to {size:,} {'characters' if limit == MAX_TEXT else 'items'}, "
+                           f"more than {limit:,}")
+            return "".join(values) if isinstance(values[0], str) else [x for v in values for x in v]
+        kinds = sorted({type(v).__name__ for v in values})
+        raise fail(f"`{short(node)}` adds {' and '.join(kinds)}")
+
+    @staticmethod
+    def _binop(node: ast.BinOp, left: Any, right: Any, fail: Any) -> Any:
+        if isinstance(node.op, ast.Div) and isinstance(left, FilePath) and isinstance(right, str):
+            return FilePath(left.path / right)
+        raise fail(f"`{short(node)}` is an operation on {type(left).__name__} and {type(right).__name__}")
+
+    # -- calls ---------------------------------------------------------------------------------
+    def _call(self, mod: Module, chain: list[dict[str, Binding]], node: ast.Call, who: str, fail: Any) -> Any:
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            obj = self.expr(mod, chain, func.value, who)
+            if isinstance(obj, FilePath):
+                if func.attr == "read_text" and not node.args:
+                    return self.reader.read_text(obj.path, mod.where, node.lineno, who)
+                if func.attr in ("resolve", "absolute") and not node.args and not node.keywords:
+                    return obj
+            raise fail(f"`{short(node)}` is a method call")
+        if not isinstance(func, ast.Name):
+            raise fail(f"`{short(node)}` is a call of code")
+        callee = self._callee(mod, chain, func.id)
+        if isinstance(callee, External):
+            if (callee.module, callee.name) == ("pathlib", "Path"):
+                arg = self.expr(mod, chain, node.args[0], who) if len(node.args) == 1 and not node.keywords else None
+                if isinstance(arg, FilePath):
+                    return arg
+                raise fail(f"`{short(node)}` is a path not built from __file__")
+            if callee.module.split(".")[0] == _PIPECAT and callee.name in _SCHEMAS:
+                return _SCHEMAS[callee.name](node, lambda n: self.expr(mod, chain, n, who), fail)
+            raise fail(f"`{short(node)}` calls {callee.module}.{callee.name}")
+        if callee is None:
+            raise fail(f"`{short(node)}` calls {func.id}, which is not a function of this tree")
+        def_mod, fn = callee
+        params = fn.args
+        if node.args or node.keywords or params.args or params.posonlyargs or params.kwonlyargs \
+                or params.vararg or params.kwarg or fn.decorator_list or isinstance(fn, ast.AsyncFunctionDef):
+            raise fail(f"`{short(node)}` calls a function with arguments or decorators")
+        return self._body(def_mod, fn)
+
+    def _callee(self, mod: Module, chain: list[dict[str, Binding]],
+                name: str) -> External | tuple[Module, ast.FunctionDef] | None:
+        """What a called name is: a function of the tree (and its file), something imported from
+        outside, or None. Followed through imports, never evaluated."""
+        found = self._find(mod, chain, name)
+        for _ in range(MAX_DEPTH):
+            if found is None:
+                return None
+            _, b = found
+            if b.kind == "def":
+                return mod, b.node
+            if b.kind != "import":
+                return None
+            target = self.reader.import_target(mod, b.node)
+            if isinstance(target, External):
+                return target
+            if b.node[2] is None:
+                return None
+            mod, name = target, b.node[2]
+            found = self._find(mod, [], name)
+        return None
+
+    def _body(self, mod: Module, fn: ast.FunctionDef) -> Any:
+        """A function of no arguments whose body binds names and returns: its return value."""
+        who = f"{fn.name}()"
+        local: dict[str, Binding] = {}
+        body = fn.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # the docstring
+        for st in body:
+            if isinstance(st, ast.Return):
+                if st.value is None:
+                    break
+                key = (mod.path, who, st.lineno)
+                if key in self.active or len(self.active) >= MAX_DEPTH:
+                    raise Unreadable(mod.where, st.lineno, who, f"{who} calls itself")
+                self.active.append(key)
+                try:
+                    return self.expr(mod, [local], st.value, who)
+                finally:
+                    self.active.pop()
+            if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None:
+                targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                if all(isinstance(t, ast.Name) for t in targets):
+                    for t in targets:
+                        local[t.id] = Binding("value", st.value, st.lineno)  # type: ignore[union-attr]
+                    continue
+            raise Unreadable(mod.where, st.lineno, who, f"its body does more than bind names and return "
+                             f"(`{short(st)}`)")
+        raise Unreadable(mod.where, fn.lineno, who, "it returns nothing")
