@@ -24,7 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 from arena_tui.spine.events import Latencies, ToolCallRecord, TurnResult  # noqa: E402
-from arena_tui.judge.rubric import PromptBuilder, dimensions_for  # noqa: E402
+from arena_tui.judge.prompt import PromptBuilder  # noqa: E402
+from arena_tui.judge.rubric import dimensions_for  # noqa: E402
 from arena_tui.judge.schema import JUDGE_SCHEMA  # noqa: E402
 from benchmarks.registry import load_benchmark  # noqa: E402
 

@@ -9,7 +9,8 @@ import pytest
 from arena_tui.spine.events import EMPTY_RESPONSE, Latencies, TurnResult
 from arena_tui.judge.backends import JudgeRequest
 from arena_tui.judge.heuristic import HeuristicJudge, recall
-from arena_tui.judge.rubric import PromptBuilder, dimensions_for, turn_taking
+from arena_tui.judge.prompt import PromptBuilder
+from arena_tui.judge.rubric import dimensions_for, turn_taking
 from arena_tui.judge.summary import wilson
 from benchmarks.registry import load_benchmark
 from arena_tui.spine.benchmark import Benchmark
