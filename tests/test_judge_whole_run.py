@@ -172,6 +172,10 @@ def test_the_demo_turn_that_got_no_answer_does_not_pass_instruction_following(tm
                  "--turns", "0,1", "--speed", "20", "--headless", "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert "1  no_response" in out
+    lines = out.splitlines()
+    live = [ln for ln in lines if ln.startswith("    turn 1 r1 heuristic: ")]
+    assert live and live[0].endswith(" · provisional"), lines  # scored live: the whole-run judgement follows
+    assert "    whole run r1 heuristic: judged in one request (0 input tokens)" in lines
     summary = out[out.index("demo_bench judged by heuristic"):]
     assert "instruction_following          1/2" in summary, summary
     with sqlite3.connect(db) as c:
@@ -179,3 +183,33 @@ def test_the_demo_turn_that_got_no_answer_does_not_pass_instruction_following(tm
                             ON s.run_id = j.run_id AND s.seq = j.seq
                             WHERE j.turn_index = 1 AND s.dimension = 'instruction_following'""").fetchall()
     assert rows and {v for _, v in rows} == {"fail"}  # no revision ever passed it
+
+
+def test_live_scores_show_as_provisional_until_the_whole_run_revision_lands(conv):
+    from rich.console import Console
+
+    from arena_tui.run_view import RunState
+    from arena_tui.screens.turn_detail import judgement_renderable
+    from arena_tui.widgets.turn_table import verdict_cell
+
+    from .judge_helpers import judged
+
+    def shown(renderable) -> str:
+        console = Console(width=200, record=True)
+        console.print(renderable)
+        return console.export_text()
+
+    state = RunState("run1")
+    r = results(conv)[0]
+    state.apply(TurnEnded(run_id="run1", t_ms=1.0, turn_index=8, result=r))
+    live = judged(8, {"kb_grounding": "pass", "instruction_following": "pass"}).model_copy(update={"scope": "live"})
+    state.apply(live)
+    row = state.turns[8]
+    assert row.provisional and verdict_cell(row).plain == "PASS~"
+    assert "provisional: scored live" in shown(judgement_renderable(row))
+    whole = live.model_copy(update={"scope": "run", "revision": 2})
+    state.apply(whole)
+    assert not row.provisional and verdict_cell(row).plain == "PASS"
+    text = shown(judgement_renderable(row))
+    assert "provisional" not in text.split("history")[0] and "(whole run)" in text
+    assert "rev 1 (fake, phase 1, live, provisional)" in text

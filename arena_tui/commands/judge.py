@@ -62,7 +62,8 @@ async def _main(args: argparse.Namespace) -> int:
     if args.json:
         print(summary.model_dump_json(indent=2))
         return status
-    for j in latest:
+    whole = [j for j in judgements if j.turn_index is None and args.turn is None]
+    for j in whole[-1:] + latest:  # the whole-run request's own line (its tokens or its error) first
         print(verdict_line(j, heuristic=backend.heuristic))
     print()
     print(render_text(summary))

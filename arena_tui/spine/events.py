@@ -344,6 +344,9 @@ class ErrorEvent(Event):
 #: - run: the whole run in one request (the reference's judgement: realigned across turns)
 #: - isolated: a rehydrated run's turn alone, the golden turns before it its only history
 JudgeScope = Literal["live", "turn", "run", "isolated"]
+#: how a scope reads on screen
+SCOPE_TEXT = {"live": "live, provisional", "turn": "one turn", "run": "whole run", "isolated": "turn in isolation"}
+PROVISIONAL_NOTE = "provisional: scored live, turn by turn; the whole-run judgement replaces it when the run completes"
 
 
 class Judgement(Event):
