@@ -84,8 +84,9 @@ def render_turn(header: str, turn: Turn, result: TurnResult, dims: list[str],
     else:
         lines.append("actual calls: none")
     lines.append(f"turn status: {result.status}" + (f" (recorded as {result.sentinel})" if result.sentinel else ""))
-    if turn_taking is not None:
-        lines.append(f"turn-taking (measured in code): {turn_taking.verdict}: {turn_taking.reasoning}")
+    if turn_taking is not None:  # its reasons only when it failed: a pass says nothing the judge needs
+        why = f": {turn_taking.reasoning}" if turn_taking.verdict == "fail" else ""
+        lines.append(f"turn-taking (measured in code): {turn_taking.verdict}{why}")
     lines.append(f"assistant said: {result.assistant_text or '(no speech)'}")
     return "\n".join(lines) + "\n"
 
