@@ -115,7 +115,8 @@ turn_taking is measured in code from the run's timeline; you never score it (rul
    instruction_following.
 5. Cascade: a later turn that asks about the outcome of an earlier call that never ran, where the earlier
    turn already failed state_tracking for it, passes state_tracking if the assistant does not invent the
-   outcome (it says it has no record, or asks). Inventing it fails.
+   outcome (it says it has no record, or asks); saying so is then no instruction_following or
+   kb_grounding failure either. Inventing the outcome fails.
 6. Words against actions: when the assistant says it will wait, asks permission or asks to confirm, yet
    makes the call in the same turn, fail both tool_use_correct and instruction_following and set
    words_contradict_actions. Reporting an error a correct call really returned is not a contradiction.
