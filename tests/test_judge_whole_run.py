@@ -213,3 +213,26 @@ def test_live_scores_show_as_provisional_until_the_whole_run_revision_lands(conv
     text = shown(judgement_renderable(row))
     assert "provisional" not in text.split("history")[0] and "(whole run)" in text
     assert "rev 1 (fake, phase 1, live, provisional)" in text
+
+
+async def test_a_whole_run_attempt_may_take_longer_than_a_turn_request(conv):
+    """A whole run's reply takes minutes: its attempt gets the run deadline, not the backend's
+    per-turn request timeout (here 0.5 s against a judge that answers in 1 s)."""
+    import time
+
+    from .fakes.judge_answers import all_pass
+
+    def slow(text: str) -> dict:
+        time.sleep(1.0)
+        return all_pass(text)
+
+    server = FakeOpenAI(answer=slow).start()
+    backend = OpenAIJudge("gpt-test", base_url=server.base_url, api_key="sk-test", timeout_s=0.5)
+    try:
+        out = await judge_run(conv, results(conv), backend, run_id="r",
+                              policy=RetryPolicy(attempts=1, deadline_s=10.0, what="whole-run"))
+    finally:
+        await backend.aclose()
+        server.stop()
+    assert len(server.chat_requests) == 1 and all(j.error is None for j in out), [j.error for j in out]
+    assert await judge_run(conv, [], HeuristicJudge(), run_id="r") == []  # nothing to judge: no request

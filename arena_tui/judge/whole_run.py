@@ -84,8 +84,11 @@ async def judge_run(
     builder: PromptBuilder | None = None,
 ) -> list[Judgement]:
     """The whole-run judgement of `results`: one phase-1 judgement per judgeable turn (scope "run",
-    numbered after `revisions`: turn -> its newest revision so far), then the run's own (no turn)."""
+    numbered after `revisions`: turn -> its newest revision so far), then the run's own (no turn);
+    nothing, and no request, when no turn can be judged."""
     pairs = judgeable(benchmark, results)
+    if not pairs:
+        return []  # nothing the judge could score: no request
     revisions = revisions or {}
     policy = policy or limits.run_policy()
     request = run_request(benchmark, pairs, audio=audio, builder=builder, timeout_s=policy.deadline_s)
