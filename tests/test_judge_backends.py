@@ -356,8 +356,8 @@ def test_judge_command_flags_set_the_deadline_and_the_retry_after_cap(conv, tmp_
         server.faults.extend([Fault(delay_s=3600)] * 8)
         main(base + ["--judge-deadline", "0.3"])
         out = capsys.readouterr().out
-        # the whole run in one request: its deadline is the flag's; turns 8-11 each say so
-        assert out.count("the whole-run deadline of 0.3 s passed") == 4, out
+        # the whole run in one request: its deadline is the flag's; its own line and turns 8-11 each say so
+        assert out.count("the whole-run deadline of 0.3 s passed") == 5, out
         assert len(server.chat_requests) == 1
         main(base + ["--judge-deadline", "0.3", "--turn", "9"])  # one turn: the turn deadline
         out = capsys.readouterr().out
@@ -367,7 +367,7 @@ def test_judge_command_flags_set_the_deadline_and_the_retry_after_cap(conv, tmp_
         monkeypatch.setenv("ARENA_TUI_JUDGE_RETRY_AFTER_CAP_S", "2")
         main(base)
         out = capsys.readouterr().out
-        assert out.count("over the Retry-After cap of 2 s") == 4, out
+        assert out.count("over the Retry-After cap of 2 s") == 5, out
         monkeypatch.setenv("ARENA_TUI_JUDGE_RETRY_AFTER_CAP_S", "soon")
         assert main(base) == 2
         assert "ARENA_TUI_JUDGE_RETRY_AFTER_CAP_S: 'soon' is not a number of seconds" in capsys.readouterr().err

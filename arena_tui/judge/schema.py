@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from arena_tui.spine.events import CallVerdict
 from ..verdicts import LLM_DIMENSIONS
 
 ROOT_CAUSES = [
@@ -179,3 +180,15 @@ RUN_SCHEMA: dict[str, Any] = _obj(
     }
 )
 RUN_SCHEMA_NAME = "run_judgement"
+
+
+def judgement_flags(out: JudgeOutput | TurnVerdicts, *, heuristic: bool) -> dict[str, Any]:
+    """The judge's flags on a turn as `Judgement` fields (the inputs of the code rules); an offline
+    judge's fabricated/unexecuted/contradiction flags are unknown, so None."""
+    return dict(
+        root_cause=None if out.root_cause == "none" else out.root_cause,
+        fabricated_action=None if heuristic else out.fabricated_action,
+        unexecuted_reference=None if heuristic else out.unexecuted_reference,
+        words_contradict_actions=None if heuristic else out.words_contradict_actions,
+        call_verdicts=[CallVerdict(**c.model_dump()) for c in out.call_verdicts],
+    )

@@ -16,13 +16,13 @@ from typing import Any
 
 from arena_tui.spine.benchmark import Benchmark, Turn
 
-from arena_tui.spine.events import CallVerdict, DimensionScore, Judgement, TokenUsage, TurnResult
+from arena_tui.spine.events import DimensionScore, Judgement, TokenUsage, TurnResult
 from ..verdicts import LLM_DIMENSIONS, TURN_TAKING, counts
 from . import limits
 from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retries
 from .prompt import PromptBuilder
 from .rubric import JUDGE_VERSION, dimensions_for, turn_taking
-from .schema import RUN_SCHEMA, RUN_SCHEMA_NAME, CallTrack, RunJudgeOutput, TurnVerdicts
+from .schema import RUN_SCHEMA, RUN_SCHEMA_NAME, CallTrack, RunJudgeOutput, TurnVerdicts, judgement_flags
 
 
 def judgeable(benchmark: Benchmark, results: Iterable[TurnResult]) -> list[tuple[Turn, TurnResult]]:
@@ -61,14 +61,7 @@ def turn_judgement(common: dict[str, Any], dims: list[str], coded: dict[str, Dim
     commentary as each one's reasoning, and the flags the code rules read."""
     scores = {d: DimensionScore(verdict=getattr(v, d), reasoning=v.reasoning) for d in dims if d in LLM_DIMENSIONS}
     scores.update(coded)
-    return Judgement(
-        **common, scores=scores,
-        root_cause=None if v.root_cause == "none" else v.root_cause,
-        fabricated_action=None if heuristic else v.fabricated_action,
-        unexecuted_reference=None if heuristic else v.unexecuted_reference,
-        words_contradict_actions=None if heuristic else v.words_contradict_actions,
-        call_verdicts=[CallVerdict(**c.model_dump()) for c in v.call_verdicts],
-    )
+    return Judgement(**common, scores=scores, **judgement_flags(v, heuristic=heuristic))
 
 
 async def judge_run(

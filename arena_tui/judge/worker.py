@@ -21,12 +21,13 @@ from typing import Any
 from arena_tui.spine.benchmark import Benchmark
 
 from arena_tui.spine.bus import EventBus
-from arena_tui.spine.events import CallVerdict, DimensionScore, Judgement, JudgeScope, RunEvent, TurnResult
+from arena_tui.spine.events import DimensionScore, Judgement, JudgeScope, RunEvent, TurnResult
 from ..verdicts import LLM_DIMENSIONS, TURN_TAKING, counts, judges_turn_taking, standing
 from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retries
 from .phase2 import Alignment, apply_rules
 from .prompt import PromptBuilder
 from .rubric import JUDGE_VERSION, dimensions_for, turn_taking
+from .schema import judgement_flags
 from .summary import RunSummary, summarize
 from .locate import benchmark_of_run
 from .whole_run import judge_run
@@ -83,16 +84,7 @@ async def judge_turn(
         if d in LLM_DIMENSIONS
     }
     scores.update(coded)
-    return Judgement(
-        **common,
-        scores=scores,
-        root_cause=None if out.root_cause == "none" else out.root_cause,
-        fabricated_action=None if backend.heuristic else out.fabricated_action,
-        unexecuted_reference=None if backend.heuristic else out.unexecuted_reference,
-        words_contradict_actions=None if backend.heuristic else out.words_contradict_actions,
-        usage=outcome.usage,
-        call_verdicts=[CallVerdict(**v.model_dump()) for v in out.call_verdicts],
-    )
+    return Judgement(**common, scores=scores, usage=outcome.usage, **judgement_flags(out, heuristic=backend.heuristic))
 
 
 class JudgeWorker:
