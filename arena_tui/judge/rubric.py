@@ -153,8 +153,7 @@ the turn's own number (turn numbers may skip: never renumber)."""
 #: a rehydrated run's turn: every turn ran in a fresh session seeded with the golden turns before it
 ISOLATED_TASK = """This run was rehydrated: each turn ran alone in a fresh session seeded with the golden turns before
 it, shown below as the conversation so far. Judge the target turn on its own: no call made in another
-turn counts for it or against it, and rules 3 and 5 apply within this turn only."""
-
+turn counts for it or against it (rules 4 and 5 do not apply), and rule 3 applies within this turn."""
 
 
 def answered(result: TurnResult) -> bool:
