@@ -175,7 +175,7 @@ def test_the_demo_turn_that_got_no_answer_does_not_pass_instruction_following(tm
     lines = out.splitlines()
     live = [ln for ln in lines if ln.startswith("    turn 1 r1 heuristic: ")]
     assert live and live[0].endswith(" · provisional"), lines  # scored live: the whole-run judgement follows
-    assert "    whole run r1 heuristic: judged in one request (0 input tokens)" in lines
+    assert "    whole run r1 heuristic: judged in one request (offline, no LLM)" in lines
     summary = out[out.index("demo_bench judged by heuristic"):]
     assert "instruction_following          1/2" in summary, summary
     with sqlite3.connect(db) as c:

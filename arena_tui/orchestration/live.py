@@ -74,7 +74,8 @@ def verdict_line(j: Any, *, heuristic: bool = False) -> str:
     heuristic=True tags it `[heuristic]` where the judge's name may not say so."""
     label = " [heuristic]" if heuristic else ""
     if j.turn_index is None:
-        done = j.error or f"judged in one request ({j.usage.input_tokens:,} input tokens)"
+        tokens = "offline, no LLM" if j.heuristic else f"{j.usage.input_tokens:,} input tokens"
+        done = j.error or f"judged in one request ({tokens})"
         return f"whole run r{j.revision} {j.judge}{label}: {done}"
     if j.error:
         return f"turn {j.turn_index}: judge error: {j.error}"
