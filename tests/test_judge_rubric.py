@@ -131,7 +131,7 @@ def test_judging_doc_holds_every_code_rule_and_the_rubric_says_each_rule_once():
                    "ARG_MISMATCH", "Extra arguments", "narrower search query", "tool-use guidance", "false premise",
                    "shifted workflow", "treats as essential", "fail both tool_use_correct and instruction_following",
                    "genuinely ambiguous", "already failed state_tracking", "be lenient on instruction_following",
-                   "Leniency never covers a turn with no answer"):
+                   "Leniency never covers a turn with no answer, a turn that was stopped"):
         assert phrase in RUBRIC, phrase
 
 

@@ -126,7 +126,8 @@ turn_taking is measured in code from the run's timeline; you never score it (rul
    notices near-namesakes, and corrects a misquote of earlier turns.
 8. Turn-taking: when it failed on a turn the assistant did answer, its words may have been misheard or
    garbled (compare what the provider heard): be lenient on instruction_following for what that
-   explains. Leniency never covers a turn with no answer, nor words that contradict actions.
+   explains. Leniency never covers a turn with no answer, a turn that was stopped (status interrupted),
+   nor words that contradict actions.
 9. A turn with no speech but a valid call is still a turn: judge the call. A turn with neither speech
    nor a call did not engage: instruction_following fails.
 
