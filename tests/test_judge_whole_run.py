@@ -61,6 +61,7 @@ def test_judge_command_sends_one_request_for_the_whole_run_and_the_per_turn_prom
         assert "Judge exactly these turns, one entry each: [8, 9, 10, 11]" in run
         assert "# Knowledge base (all of it was in the assistant's prompt" in system
         assert "turn 8 r" in out and "turn 11 r" in out and "judged by openai:" in out
+        assert "  judge's notes: fake judge: nothing realigned" in out.splitlines()
         assert main(base + ["--turn", "10"]) == 0
         capsys.readouterr()
         assert schema_names(server) == ["run_judgement", "turn_judgement"]

@@ -62,9 +62,11 @@ async def _main(args: argparse.Namespace) -> int:
     if args.json:
         print(summary.model_dump_json(indent=2))
         return status
-    whole = [j for j in judgements if j.turn_index is None and args.turn is None]
-    for j in whole[-1:] + latest:  # the whole-run request's own line (its tokens or its error) first
+    whole = [j for j in judgements if j.turn_index is None and args.turn is None][-1:]
+    for j in whole + latest:  # the whole-run request's own line (its tokens or its error) first
         print(verdict_line(j, heuristic=backend.heuristic))
+        if j.turn_index is None and j.notes:
+            print("\n".join(f"  judge's notes: {line}" for line in j.notes.splitlines()))
     print()
     print(render_text(summary))
     return status
