@@ -42,9 +42,9 @@ class RetryPolicy:
     max_delay_s: float = 20.0
     deadline_s: float = DEFAULT_TURN_DEADLINE_S
     retry_after_cap_s: float = DEFAULT_RETRY_AFTER_CAP_S
-    what: str = "turn"  # what the deadline is for, as its error says it ("the turn deadline of 90 s passed")
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     clock: Callable[[], float] = time.monotonic
+    what: str = "turn"  # what the deadline is for, as its error says it ("the turn deadline of 90 s passed")
 
     def delay(self, attempt: int) -> float:
         """Exponential back-off with jitter, so concurrent turns do not retry in lockstep."""
