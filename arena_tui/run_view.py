@@ -111,6 +111,12 @@ class TurnRow:
         return st.shown if st else None
 
     @property
+    def provisional(self) -> bool:
+        """The verdict that stands was scored live: the whole-run judgement has not replaced it yet."""
+        st = self.standing
+        return bool(st and st.judgement is not None and st.judgement.provisional)
+
+    @property
     def judge_error(self) -> str | None:
         """The newest revision's error, also when an earlier verdict still stands."""
         st = self.standing

@@ -36,22 +36,22 @@ def call(fn: str, cid: str, **args: Any) -> ToolCallRecord:
     return ToolCallRecord(call_id=cid, name=fn, args=args, status="matched")
 
 
-def result(i: int, *calls: ToolCallRecord, text: str = "ok", **kw: Any) -> TurnResult:
+def result(i: int, *calls: ToolCallRecord, text: str = "ok", status: str = "ok", **kw: Any) -> TurnResult:
     kw.setdefault("latencies", Latencies(pipeline_ttfb_ms=800.0, voice_to_voice_ms=900.0))
-    return TurnResult(turn_index=i, status="ok", user_text=f"user {i}", assistant_text=text,
+    return TurnResult(turn_index=i, status=status, user_text=f"user {i}", assistant_text=text,  # type: ignore[arg-type]
                       tool_calls=list(calls), **kw)
 
 
 def judged(
     i: int, verdicts: dict[str, str], *, root: str | None = None, revision: int = 1,
     fabricated: bool | None = False, unexecuted: bool | None = False, verdicts_on_calls: list[CallVerdict] = (),  # type: ignore[assignment]
-    error: str | None = None,
+    error: str | None = None, words: bool | None = False,
 ) -> Judgement:
     return Judgement(
         run_id="run1", t_ms=0.0, turn_index=i, judge="fake", revision=revision, phase=1,
         scores={d: DimensionScore(verdict=v, reasoning="llm") for d, v in verdicts.items()},  # type: ignore[arg-type]
         root_cause=root, fabricated_action=fabricated, unexecuted_reference=unexecuted,
-        call_verdicts=list(verdicts_on_calls), error=error,
+        call_verdicts=list(verdicts_on_calls), error=error, words_contradict_actions=words,
     )
 
 

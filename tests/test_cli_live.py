@@ -56,7 +56,8 @@ def test_headless_run_shows_verdicts_as_they_arrive_and_a_summary(tmp_path: Path
     assert lines[-1].startswith("run ") and lines[-1].endswith(f"recorded in {db}")
     with sqlite3.connect(db) as c:  # the verdicts printed are the ones recorded
         judged = {t for (t,) in c.execute("SELECT DISTINCT turn_index FROM judgements")}
-    assert judged == {0, 2}
+    assert judged == {0, 2, None}  # None: the whole-run judgement's own record (its request, its notes)
+    assert "    whole run r1 heuristic: judged in one request (offline, no LLM)" in lines
 
 
 def test_judge_none_records_no_verdicts(tmp_path: Path, capsys, no_judge_keys) -> None:

@@ -356,13 +356,18 @@ def test_judge_command_flags_set_the_deadline_and_the_retry_after_cap(conv, tmp_
         server.faults.extend([Fault(delay_s=3600)] * 8)
         main(base + ["--judge-deadline", "0.3"])
         out = capsys.readouterr().out
-        assert out.count("the turn deadline of 0.3 s passed") == 4, out  # turns 8-11, one line each
+        # the whole run in one request: its deadline is the flag's; its own line and turns 8-11 each say so
+        assert out.count("the whole-run deadline of 0.3 s passed") == 5, out
+        assert len(server.chat_requests) == 1
+        main(base + ["--judge-deadline", "0.3", "--turn", "9"])  # one turn: the turn deadline
+        out = capsys.readouterr().out
+        assert out.count("the turn deadline of 0.3 s passed") == 1, out
         server.faults.clear()
         server.faults.extend([Fault(status=429, headers={"retry-after": "3600"})] * 8)
         monkeypatch.setenv("ARENA_TUI_JUDGE_RETRY_AFTER_CAP_S", "2")
         main(base)
         out = capsys.readouterr().out
-        assert out.count("over the Retry-After cap of 2 s") == 4, out
+        assert out.count("over the Retry-After cap of 2 s") == 5, out
         monkeypatch.setenv("ARENA_TUI_JUDGE_RETRY_AFTER_CAP_S", "soon")
         assert main(base) == 2
         assert "ARENA_TUI_JUDGE_RETRY_AFTER_CAP_S: 'soon' is not a number of seconds" in capsys.readouterr().err

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arena_tui.spine.events import CallVerdict
+from arena_tui.spine.events import EMPTY_RESPONSE, CallVerdict
 from arena_tui.judge.phase2 import align, apply_rules
 from arena_tui.verdicts import standing_judgements
 from arena_tui.judge.summary import summarize
@@ -87,22 +87,40 @@ def test_wrong_call_is_not_absorbed():
     assert al.links[0].status == "wrong" and new == []
 
 
-def test_cascade_not_failed_twice_unless_fabricated():
-    b = bench(turn(1, reg("S1").model_dump()), turn(2), turn(3))
-    results = [result(1, text="Sure."), result(2, text="I don't see a registration yet."),
+ST_DIMS = ["kb_grounding", "instruction_following", "tool_use_correct", "state_tracking"]
+
+
+def test_cascade_passes_state_tracking_only_after_the_earlier_turn_took_it_and_only_unfabricated():
+    """The reference's cascade: a later turn asking about a call that never ran passes state_tracking
+    when the turn that missed it already failed state_tracking, and the assistant invents nothing.
+    Nothing else is passed (main passed every failing dimension after any missed call)."""
+    b = bench(turn(1, reg("S1").model_dump(), dims=ST_DIMS), turn(2, dims=ST_DIMS), turn(3, dims=ST_DIMS))
+    results = [result(1, text="What was your name?"), result(2, text="I don't see a registration yet."),
                result(3, text="Yes, you're registered!")]
     phase1 = [
-        judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F}),
-        judged(2, {"kb_grounding": F, "instruction_following": F, "tool_use_correct": NA}, unexecuted=True),
-        judged(3, {"kb_grounding": F, "instruction_following": F, "tool_use_correct": NA}, unexecuted=True,
-               fabricated=True),
+        judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F, "state_tracking": P},
+               root="forgotten_state"),
+        judged(2, {"kb_grounding": F, "instruction_following": F, "tool_use_correct": NA, "state_tracking": F},
+               unexecuted=True),
+        judged(3, {"kb_grounding": F, "instruction_following": F, "tool_use_correct": NA, "state_tracking": F},
+               unexecuted=True, fabricated=True),
     ]
     new, _ = apply_rules(b, results, phase1)
     scores = final(phase1, new)
-    assert scores[1]["tool_use_correct"] == F
-    assert scores[2] == {"kb_grounding": P, "instruction_following": P, "tool_use_correct": NA}
-    assert scores[3]["kb_grounding"] == F and scores[3]["instruction_following"] == F  # fabricated: still failed
-    assert [j.rule for j in new] == ["cascade"]
+    assert scores[1]["state_tracking"] == F and scores[1]["tool_use_correct"] == P  # absorbed there
+    assert scores[2] == {"kb_grounding": F, "instruction_following": F, "tool_use_correct": NA, "state_tracking": P}
+    assert scores[3]["state_tracking"] == F  # fabricated: still failed
+    assert [(j.turn_index, j.rule) for j in new] == [(1, "penalty_absorption"), (2, "cascade")]
+
+
+def test_no_cascade_when_the_earlier_turn_took_no_state_tracking_failure():
+    b = bench(turn(1, reg("S1").model_dump()), turn(2, dims=ST_DIMS))
+    results = [result(1, text="Sure."), result(2, text="I don't see a registration yet.")]
+    phase1 = [judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F}),
+              judged(2, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": NA, "state_tracking": F},
+                     unexecuted=True)]
+    new, _ = apply_rules(b, results, phase1)
+    assert final(phase1, new)[2]["state_tracking"] == F and new == []
 
 
 def test_cascade_needs_an_action_that_really_never_executed():
@@ -176,11 +194,41 @@ def test_judge_equivalence_allowed_for_wording_but_ids_must_match_exactly():
     assert [lk.status for lk in al_no.links] == ["wrong", "wrong"]
 
 
-def test_turn_taking_leniency_on_instruction_following():
+def test_code_is_never_lenient_on_instruction_following():
+    """Leniency for failed turn-taking is the judge's (prompted, about garbled words): code never
+    turns a judge's instruction_following fail into a pass (main did, silence included)."""
     b = bench(turn(1))
     phase1 = [judged(1, {"kb_grounding": P, "instruction_following": F, "tool_use_correct": NA, "turn_taking": F})]
     new, _ = apply_rules(b, [result(1, overlap_ms=400.0)], phase1)
-    assert [(j.rule, j.scores["instruction_following"].verdict) for j in new] == [("turn_taking_leniency", P)]
+    assert new == []
+
+
+def test_a_turn_with_no_answer_fails_instruction_following_whatever_the_judge_said():
+    b = bench(turn(1), turn(2, reg("S2").model_dump()))
+    silent = result(1, text="", status="no_response", sentinel=EMPTY_RESPONSE)
+    call_only = result(2, call("register", "c2", name="Jo", session_id="S2"), text="")
+    phase1 = [judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": NA, "turn_taking": F}),
+              judged(2, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": P, "turn_taking": P})]
+    new, _ = apply_rules(b, [silent, call_only], phase1)
+    assert [(j.turn_index, j.rule) for j in new] == [(1, "no_answer")]
+    assert new[0].scores["instruction_following"].verdict == F
+    assert "no answer" in new[0].scores["instruction_following"].reasoning
+    assert final(phase1, new)[2]["instruction_following"] == P  # a call without speech is an answer
+
+
+def test_words_against_actions_fail_tool_use_and_instruction_following_under_failed_turn_taking():
+    """Says it will wait for a confirmation, yet registers in the same turn, while talking over the
+    user: tool use and instruction following both fail (main: instruction following alone, then
+    passed by its turn-taking leniency)."""
+    b = bench(turn(1, reg("S1").model_dump()))
+    r = result(1, call("register", "c1", name="Jo", session_id="S1"), text="I'll wait for your go-ahead.",
+               overlap_ms=400.0)
+    phase1 = [judged(1, {"kb_grounding": P, "instruction_following": F, "tool_use_correct": P, "turn_taking": F},
+                     words=True)]
+    new, _ = apply_rules(b, [r], phase1)
+    scores = final(phase1, new)
+    assert scores[1] == {"kb_grounding": P, "instruction_following": F, "tool_use_correct": F, "turn_taking": F}
+    assert [j.rule for j in new] == ["words_actions"]
 
 
 def test_phase2_is_idempotent_and_skips_judge_errors():
@@ -197,11 +245,13 @@ def test_phase2_is_idempotent_and_skips_judge_errors():
     assert s.dimensions["tool_use_correct"].denominator == 2  # errored turn still counts
 
 
-def test_genuine_ambiguity_is_judged_under_ambiguity_handling_only():
+def test_genuine_ambiguity_passes_tool_use_and_ambiguity_handling():
+    """Asking on a genuinely ambiguous request was right: both pass where ambiguity_handling is
+    scored, whatever the judge put on ambiguity_handling (main kept the judge's verdict)."""
     dims = ["kb_grounding", "instruction_following", "tool_use_correct", "ambiguity_handling"]
     b = bench(turn(1, reg("S1").model_dump(), dims=dims), turn(2, reg("S2").model_dump()))
     results = [result(1, text="Which of the two Kevins?"), result(2, text="Which one?")]
-    phase1 = [judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F, "ambiguity_handling": P},
+    phase1 = [judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F, "ambiguity_handling": F},
                      root="genuine_ambiguity"),
               judged(2, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F}, root="genuine_ambiguity")]
     new, _ = apply_rules(b, results, phase1)

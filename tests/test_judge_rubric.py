@@ -9,7 +9,8 @@ import pytest
 from arena_tui.spine.events import EMPTY_RESPONSE, Latencies, TurnResult
 from arena_tui.judge.backends import JudgeRequest
 from arena_tui.judge.heuristic import HeuristicJudge, recall
-from arena_tui.judge.rubric import PromptBuilder, dimensions_for, turn_taking
+from arena_tui.judge.prompt import PromptBuilder
+from arena_tui.judge.rubric import dimensions_for, turn_taking
 from arena_tui.judge.summary import wilson
 from benchmarks.registry import load_benchmark
 from arena_tui.spine.benchmark import Benchmark
@@ -105,3 +106,45 @@ async def test_heuristic_judge_scores_golden_text_and_canonical_calls(conv):
     assert out.scores.kb_grounding.verdict == "fail" and out.scores.tool_use_correct.verdict == "fail"
     assert out.scores.instruction_following.verdict == "fail"
     assert recall("Workshop day is Tuesday June 3rd", "It's on Tuesday, June 3rd: workshop day") == 1.0
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_judging_doc_holds_every_code_rule_and_the_rubric_says_each_rule_once():
+    import re
+
+    from arena_tui.judge.phase2 import _RULE_FUNCS
+    from arena_tui.judge.rubric import JUDGE_VERSION, RUBRIC
+
+    doc = (REPO / "docs" / "judging.md").read_text(encoding="utf-8")
+    assert "## The rule table" in doc and JUDGE_VERSION in doc
+    for name, _ in _RULE_FUNCS:
+        assert f"`{name}`" in doc, name
+    sentences = [s.strip() for s in re.split(r"(?<=[.;])\s+", RUBRIC) if len(s.strip()) > 25]
+    assert len(sentences) == len(set(sentences))
+    assert re.findall(r"^(\d+)\. ", RUBRIC, re.M) == [str(i) for i in range(1, 10)]  # each rule numbered once
+    # the list: KB views, generous grounding, golden text, narration after success, harness
+    # errors, argument flexibility, guidance/traps/realigned workflows/essentials, words vs actions,
+    # genuine ambiguity, cascade, leniency
+    for phrase in ("[tool-only]", "materially changes the facts", "core test", "asks permission for what was just done",
+                   "ARG_MISMATCH", "Extra arguments", "narrower search query", "tool-use guidance", "false premise",
+                   "shifted workflow", "treats as essential", "fail both tool_use_correct and instruction_following",
+                   "genuinely ambiguous", "already failed state_tracking", "be lenient on instruction_following",
+                   "Leniency never covers a turn with no answer, a turn that was stopped"):
+        assert phrase in RUBRIC, phrase
+
+
+def test_the_knowledge_base_is_split_into_what_the_assistant_saw_and_what_only_tools_reveal(shared_data):
+    from arena_tui.judge.knowledge import TOOL_ONLY_CLOSE, TOOL_ONLY_OPEN, knowledge_section, knowledge_views
+
+    grocery = load_benchmark(shared_data / "grocery_bench")
+    views = knowledge_views(grocery)
+    assert (views.lines, views.hidden_lines) == (112, 62)
+    hidden = [part.split(TOOL_ONLY_CLOSE)[0] for part in views.text.split(TOOL_ONLY_OPEN)[1:]]
+    assert any("| 1010   | All-Purpose Flour" in h for h in hidden)  # the catalogue: only lookup_item returns it
+    assert not any("## Store Hours" in h for h in hidden) and "## Store Hours" in views.text
+    prefix = PromptBuilder(grocery).prefix
+    assert "62 of 112 lines, between [tool-only] and [/tool-only], were NOT in the assistant's prompt" in prefix
+    conv = load_benchmark(shared_data / "conversation_bench")
+    assert knowledge_views(conv).all_visible and TOOL_ONLY_OPEN not in knowledge_section(conv)

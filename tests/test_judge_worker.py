@@ -88,23 +88,34 @@ async def record_run(conv: Benchmark, db: Path, backend) -> tuple[list[Judgement
     return streamed, worker
 
 
-async def test_worker_streams_phase1_then_publishes_phase2_revisions(conv, openai_fake, tmp_path):
+async def test_worker_streams_provisional_scores_then_judges_the_completed_run_as_a_whole(conv, openai_fake, tmp_path):
     backend = OpenAIJudge("gpt-test", base_url=openai_fake.base_url, api_key="sk-test")
     streamed, worker = await record_run(conv, tmp_path / "a.db", backend)
     await backend.aclose()
     assert [j.turn_index for j in streamed] == [8, 9, 10, 11] and all(j.phase == 1 for j in streamed)
+    assert all(j.scope == "live" and j.provisional for j in streamed)
     assert streamed[3].scores["turn_taking"].verdict == "fail"  # 250 ms overlap, decided in code
+    # the wire: one request per turn as it arrived, then ONE request for the whole run
+    names = [r["response_format"]["json_schema"]["name"] for r in openai_fake.chat_requests]
+    assert names == ["turn_judgement"] * 4 + ["run_judgement"]
+    whole = openai_fake.chat_requests[-1]["messages"]
+    assert whole[0]["content"] == openai_fake.chat_requests[0]["messages"][0]["content"]  # the same cached prefix
+    assert [whole[2]["content"].count(f"## Turn {i}\n") for i in (8, 9, 10, 11)] == [1, 1, 1, 1]
     async with await Store.open(tmp_path / "a.db") as store:
         latest = await store.latest_judgements(RUN)
         all9 = await store.judgements(RUN, 9)
-    assert -1 not in latest and latest[8].phase == 1 and latest[10].phase == 1
+        run_level = [j for j in await store.judgements(RUN) if j.turn_index is None]
+    assert -1 not in latest and all(not j.provisional for j in latest.values())
+    assert (latest[8].scope, latest[8].phase, latest[10].phase) == ("run", 1, 1)
     assert latest[10].scores["tool_use_correct"].verdict == "pass"
     assert (latest[9].phase, latest[9].rule, latest[9].scores["tool_use_correct"].verdict) == (
-        2, "tool_use_applicability", "fail")
-    assert [j.revision for j in all9] == [1, 2]  # the phase-1 revision stays
+        2, "tool_use_applicability", "fail")  # code overruled the judge's pass: on record
+    assert [(j.revision, j.phase, j.scope) for j in all9] == [(1, 1, "live"), (2, 2, "live"), (3, 1, "run"), (4, 2, "run")]
     rules11 = [j.rule for j in await _all(tmp_path / "a.db", 11)]
-    assert rules11 == [None, "realignment"]  # the fake judge passed instruction_following: no leniency needed
+    assert rules11 == [None, "realignment", None, "realignment"]
     assert latest[11].scores["tool_use_correct"].verdict == "fail"
+    assert len(run_level) == 1 and run_level[0].usage.input_tokens > 1000 and not run_level[0].error
+    assert "fake judge: nothing realigned" in (run_level[0].notes or "")
     s = worker.summary()
     assert (s.dimensions["tool_use_correct"].passes, s.dimensions["tool_use_correct"].denominator) == (1, 3)
     assert [(t.expected_turn, t.status) for t in s.tracking] == [(10, "matched"), (11, "missed")]

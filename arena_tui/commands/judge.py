@@ -1,4 +1,5 @@
-"""`arena-tui judge RUN`: re-judge a stored run or one turn; new revisions supersede, old ones stay."""
+"""`arena-tui judge RUN`: re-judge a stored run (the whole-run judgement: one request) or one turn
+(`--turn N`: the per-turn prompt with the run before it); new revisions supersede, old ones stay."""
 
 from __future__ import annotations
 
@@ -16,13 +17,14 @@ from .ids import resolve_run_id
 from ..orchestration.live import verdict_line
 
 NAME = "judge"
-HELP = "re-judge a recorded run (or one turn with --turn) and print its scores"
+HELP = "re-judge a recorded run as a whole (or one turn with --turn) and print its scores"
 ORDER = 40
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_id", metavar="RUN", help="run id (or a unique prefix of one)")
-    parser.add_argument("--turn", type=int, help="re-judge only this turn index")
+    parser.add_argument("--turn", type=int, help="re-judge only this turn index (the per-turn prompt, with the turns "
+                                                 "before it; without --turn the whole run goes in one request)")
     parser.add_argument("--no-phase2", action="store_true", help="skip the cross-turn rules")
     parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
     add_judge_arguments(parser)
@@ -31,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 async def _main(args: argparse.Namespace) -> int:
     try:
         backend = backend_from_args(args)
-        policy = limits.from_args(args)
+        policy, run_policy = limits.from_args(args), limits.run_from_args(args)
     except PermanentError as e:
         raise CliError(str(e)) from None
     try:
@@ -44,7 +46,7 @@ async def _main(args: argparse.Namespace) -> int:
                 out = await store.run_while_writable(  # stops at the first write the file refuses
                     rejudge_turn(store, run_id, args.turn, backend, benchmark=benchmark,
                                  phase2=not args.no_phase2, concurrency=args.judge_concurrency,
-                                 policy=policy)
+                                 policy=policy, run_policy=run_policy)
                 )
             except LookupError as e:
                 raise CliError(str(e.args[0] if e.args else e)) from None
@@ -60,8 +62,11 @@ async def _main(args: argparse.Namespace) -> int:
     if args.json:
         print(summary.model_dump_json(indent=2))
         return status
-    for j in latest:
+    whole = [j for j in judgements if j.turn_index is None and args.turn is None][-1:]
+    for j in whole + latest:  # the whole-run request's own line (its tokens or its error) first
         print(verdict_line(j, heuristic=backend.heuristic))
+        if j.turn_index is None and j.notes:
+            print("\n".join(f"  judge's notes: {line}" for line in j.notes.splitlines()))
     print()
     print(render_text(summary))
     return status

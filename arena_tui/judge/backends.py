@@ -11,7 +11,7 @@ import asyncio
 import json
 import math
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
@@ -31,24 +31,32 @@ class JudgeRequest:
     """One judge call: the three prompt parts (system prefix, a cacheable block, the last block),
     the structured output asked for (`schema` under `schema_name`, parsed into `output`), plus the
     raw data (for the offline judge). Every backend sends exactly these parts and this schema, so a
-    new request shape (e.g. a whole run at once) needs no backend change."""
+    new request shape needs no backend change.
+
+    One turn: `turn`, `result`, its `dimensions`, the `earlier` turns. A whole run (`output` is
+    `RunJudgeOutput`): every turn it judges in `results`, each one's dimensions in `turn_dimensions`.
+    The raw data are keyword-only."""
 
     prefix: str
     history: str
     target: str
-    turn: Turn
-    result: TurnResult
+    _: KW_ONLY
     benchmark: Benchmark
-    dimensions: list[str]
+    turn: Turn | None = None
+    result: TurnResult | None = None
+    dimensions: list[str] = field(default_factory=list)
     earlier: list[TurnResult] = field(default_factory=list)
+    results: list[TurnResult] = field(default_factory=list)
+    turn_dimensions: dict[int, list[str]] = field(default_factory=dict)
     schema: dict = field(default_factory=lambda: JUDGE_SCHEMA)
     schema_name: str = SCHEMA_NAME
     output: type[BaseModel] = JudgeOutput
+    timeout_s: float | None = None  # one attempt's time limit where it differs from the backend's own (a whole run)
 
 
 @dataclass(frozen=True)
 class JudgeReply:
-    output: BaseModel  # an instance of the request's `output` (JudgeOutput for one turn)
+    output: BaseModel  # an instance of the request's `output` (JudgeOutput for one turn, RunJudgeOutput for a run)
     usage: TokenUsage
 
 
@@ -144,7 +152,7 @@ async def judge_with_retries(backend: JudgeBackend, request: JudgeRequest, polic
                 where = f" from {backend.endpoint}" if backend.endpoint else ""
                 earlier = f"{last}; then " if attempt > 1 else ""
                 last = f"{earlier}attempt {attempt} had no reply{where} yet"
-                return gave_up(attempt, last, f"the turn deadline of {_secs(policy.deadline_s)} passed")
+                return gave_up(attempt, last, f"the {policy.what} deadline of {_secs(policy.deadline_s)} passed")
         if hint is not None and hint > policy.retry_after_cap_s:
             why = f"the server asked to retry after {_secs(hint)}, over the Retry-After cap of {_secs(policy.retry_after_cap_s)}"
             return gave_up(attempt, last, why)
@@ -152,7 +160,7 @@ async def judge_with_retries(backend: JudgeBackend, request: JudgeRequest, polic
             break
         delay = max(policy.delay(attempt), hint or 0.0)
         if policy.clock() - start + delay >= policy.deadline_s:
-            why = f"waiting {delay:.1f} s more would pass the turn deadline of {_secs(policy.deadline_s)}"
+            why = f"waiting {delay:.1f} s more would pass the {policy.what} deadline of {_secs(policy.deadline_s)}"
             return gave_up(attempt, last, why)
         await policy.sleep(delay)
     return gave_up(policy.attempts, last, f"no attempts left of {policy.attempts}")

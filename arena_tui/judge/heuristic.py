@@ -6,17 +6,22 @@ Thresholds (recall of the golden answer's content words found in the assistant's
 - instruction_following: pass when the reply is non-empty, not a sentinel, and recall >= 0.25;
 - tool_use_correct: canonical matching of the turn's calls (na when none expected and none made).
 These only make sense against the simulator, which speaks golden answers; they say nothing
-about a real model's quality.
+about a real model's quality (docs/judging.md, "The offline heuristic judge": on real Gemini Live
+replies it passed kb_grounding on 1 of 9 turns that Claude passed on 299-300 of 300). A whole-run
+request is answered turn by turn, the same way: it realigns nothing (the code rules do, after).
 """
 
 from __future__ import annotations
 
 import re
 
-from arena_tui.spine.events import TokenUsage
+from arena_tui.spine.benchmark import Turn
+
+from arena_tui.spine.events import TokenUsage, TurnResult
+from ..verdicts import LLM_DIMENSIONS
 from .backends import JudgeBackend, JudgeReply, JudgeRequest
 from .matching import call_matches
-from .schema import JudgeOutput, Score, Scores
+from .schema import JudgeOutput, RunJudgeOutput, Score, Scores, TurnVerdicts
 
 GROUNDING_RECALL = 0.40
 ENGAGEMENT_RECALL = 0.25
@@ -46,10 +51,28 @@ class HeuristicJudge(JudgeBackend):
     heuristic = True
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
-        return JudgeReply(self.score(request), TokenUsage())
+        if request.output is RunJudgeOutput:
+            return JudgeReply(self.score_run(request), TokenUsage())
+        assert request.turn is not None and request.result is not None, "a one-turn request names its turn"
+        return JudgeReply(self.score(request.turn, request.result, request.dimensions), TokenUsage())
 
-    def score(self, request: JudgeRequest) -> JudgeOutput:
-        turn, result = request.turn, request.result
+    def score_run(self, request: JudgeRequest) -> RunJudgeOutput:
+        """Each turn of a whole-run request on its own (`score`)."""
+        verdicts = []
+        for r in request.results:
+            out = self.score(request.benchmark.turn(r.turn_index), r, request.turn_dimensions[r.turn_index])
+            reasons = dict.fromkeys(getattr(out.scores, d).reasoning for d in LLM_DIMENSIONS
+                                    if getattr(out.scores, d).verdict != "na")
+            verdicts.append(TurnVerdicts(
+                turn=r.turn_index, reasoning="; ".join(reasons) or "heuristic: nothing scored",
+                **{d: getattr(out.scores, d).verdict for d in LLM_DIMENSIONS},
+                root_cause=out.root_cause, fabricated_action=False, unexecuted_reference=False,
+                words_contradict_actions=False,
+            ))
+        return RunJudgeOutput(realignment_notes="heuristic: no realignment (the code rules apply it)",
+                              function_call_tracking=[], final_judgments=verdicts)
+
+    def score(self, turn: Turn, result: TurnResult, dimensions: list[str]) -> JudgeOutput:
         answer = result.assistant_text if not result.sentinel else ""
         r = recall(turn.golden_text, answer)
         numbers_ok = set(_NUMBER.findall(turn.golden_text)) <= set(_NUMBER.findall(answer))
@@ -58,7 +81,7 @@ class HeuristicJudge(JudgeBackend):
         why = f"heuristic: golden-word recall {r:.2f}, numbers {'present' if numbers_ok else 'missing'}"
 
         def s(ok: bool, dim: str) -> Score:
-            if dim not in request.dimensions:
+            if dim not in dimensions:
                 return Score(verdict="na", reasoning="not scored on this turn")
             return Score(verdict="pass" if ok else "fail", reasoning=why)
 

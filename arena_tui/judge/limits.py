@@ -1,4 +1,4 @@
-"""How long judging one turn may take: the turn deadline, the Retry-After cap, the retry policy.
+"""How long judging may take: the turn deadline, the whole-run deadline, the Retry-After cap, the retry policy.
 
 Each comes from a `--judge-…` flag, else the environment, else the default here, so the CLI,
 the TUI and the live worker judge under the same limits.
@@ -20,7 +20,11 @@ from .errors import PermanentError
 DEFAULT_TURN_DEADLINE_S = 90.0  # every attempt and every wait of one turn
 DEFAULT_RETRY_AFTER_CAP_S = 30.0  # a server asking for a longer wait ends the turn's attempts
 DEFAULT_REQUEST_TIMEOUT_S = 120.0  # one HTTP request, unless the turn deadline is shorter
+# one whole-run request (every turn at once: its reply alone is ~200 output tokens a turn, minutes
+# for a long run), every attempt and wait included; its attempts may each take that long
+DEFAULT_RUN_DEADLINE_S = 900.0
 ENV_DEADLINE = "ARENA_TUI_JUDGE_DEADLINE_S"
+ENV_RUN_DEADLINE = "ARENA_TUI_JUDGE_RUN_DEADLINE_S"
 ENV_RETRY_AFTER_CAP = "ARENA_TUI_JUDGE_RETRY_AFTER_CAP_S"
 
 
@@ -40,6 +44,7 @@ class RetryPolicy:
     retry_after_cap_s: float = DEFAULT_RETRY_AFTER_CAP_S
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     clock: Callable[[], float] = time.monotonic
+    what: str = "turn"  # what the deadline is for, as its error says it ("the turn deadline of 90 s passed")
 
     def delay(self, attempt: int) -> float:
         """Exponential back-off with jitter, so concurrent turns do not retry in lockstep."""
@@ -78,6 +83,16 @@ def policy(deadline_s: float | None = None, retry_after_cap_s: float | None = No
     )
 
 
+def run_policy(deadline_s: float | None = None, retry_after_cap_s: float | None = None) -> RetryPolicy:
+    """The retry policy of a whole-run request: the run deadline (`--judge-deadline` when given,
+    else ARENA_TUI_JUDGE_RUN_DEADLINE_S, else 900 s) over all its attempts and waits."""
+    return RetryPolicy(
+        deadline_s=_configured(deadline_s, ENV_RUN_DEADLINE, DEFAULT_RUN_DEADLINE_S),
+        retry_after_cap_s=_configured(retry_after_cap_s, ENV_RETRY_AFTER_CAP, DEFAULT_RETRY_AFTER_CAP_S),
+        what="whole-run",
+    )
+
+
 def request_timeout(deadline_s: float | None = None) -> float:
     """One HTTP request's timeout: never longer than the turn deadline.
 
@@ -89,8 +104,9 @@ def request_timeout(deadline_s: float | None = None) -> float:
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:
     group.add_argument("--judge-deadline", type=_seconds, metavar="SECONDS",
-                       help=f"give up on a turn after this long, every attempt and wait included "
-                            f"(env {ENV_DEADLINE}; default {DEFAULT_TURN_DEADLINE_S:g})")
+                       help=f"give up on a turn (or a whole-run request) after this long, every attempt and wait "
+                            f"included (env {ENV_DEADLINE}, default {DEFAULT_TURN_DEADLINE_S:g}; whole run: env "
+                            f"{ENV_RUN_DEADLINE}, default {DEFAULT_RUN_DEADLINE_S:g})")
     group.add_argument("--judge-retry-after-cap", type=_seconds, metavar="SECONDS",
                        help=f"longest Retry-After honoured; a server asking for more ends the turn's attempts "
                             f"(env {ENV_RETRY_AFTER_CAP}; default {DEFAULT_RETRY_AFTER_CAP_S:g})")
@@ -98,6 +114,10 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
 
 def from_args(args: argparse.Namespace) -> RetryPolicy:
     return policy(getattr(args, "judge_deadline", None), getattr(args, "judge_retry_after_cap", None))
+
+
+def run_from_args(args: argparse.Namespace) -> RetryPolicy:
+    return run_policy(getattr(args, "judge_deadline", None), getattr(args, "judge_retry_after_cap", None))
 
 
 def _seconds(raw: str) -> float:

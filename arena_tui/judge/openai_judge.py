@@ -65,9 +65,11 @@ class OpenAIJudge(JudgeBackend):
                     "type": "json_schema",
                     "json_schema": {"name": request.schema_name, "strict": True, "schema": request.schema},
                 },
+                timeout=request.timeout_s or self.timeout_s,  # a whole run's reply takes minutes
             )
         except openai.APITimeoutError as e:
-            raise TransientError(f"APITimeoutError: no reply from {self.endpoint} within {self.timeout_s:g} s") from e
+            took = request.timeout_s or self.timeout_s
+            raise TransientError(f"APITimeoutError: no reply from {self.endpoint} within {took:g} s") from e
         except openai.APIConnectionError as e:
             raise TransientError(f"APIConnectionError: cannot reach {self.endpoint}: {_cause(e)}") from e
         except openai.APIStatusError as e:

@@ -1,8 +1,11 @@
-"""Phase 2: the rubric's cross-turn rules, applied in code and deterministically.
+"""Phase 2: the rules code decides, applied deterministically over the whole run.
 
-Phase 1 scores each turn in isolation; these rules need the whole run. Each rule that
-changes a turn yields a NEW judgement revision (`phase=2, rule=<name>`); nothing is
-overwritten. Rules, in order:
+Code decides what code can know (which call satisfied which expected call, whether a turn answered
+at all; turn-taking is measured in code before phase 2); the judge decides the rest, and its flags
+(`root_cause`, `fabricated_action`, `unexecuted_reference`, `words_contradict_actions`,
+`call_verdicts`) are the inputs of the rules below. Each rule that changes a turn yields a NEW
+judgement revision (`phase=2, rule=<name>`): where code overrules the judge is on record; nothing
+is overwritten. docs/judging.md holds the rule table. Rules, in order:
 
 1. `tool_use_applicability` - turns that expect no call: `tool_use_correct` is na, or fail
    when an unsolicited call was made (it then counts in the denominator).
@@ -12,11 +15,16 @@ overwritten. Rules, in order:
    judge's semantic-equivalence verdict, but IDs must match exactly.
 3. `penalty_absorption` - a missed call is charged once: over-clarification to
    `ambiguity_handling` if scored on that turn, forgotten state to `state_tracking` if
-   scored, else it stays on `tool_use_correct`. Genuine ambiguity (clarifying was right) is
-   judged under `ambiguity_handling` alone where that is scored.
-4. `cascade` - a turn asking about an earlier action that never executed, where the
-   assistant does not fabricate it, is not failed again.
-5. `turn_taking_leniency` - when `turn_taking` fails, `instruction_following` is not also failed.
+   scored, else it stays on `tool_use_correct`. Genuine ambiguity (asking was right) passes
+   both `tool_use_correct` and `ambiguity_handling` where that is scored.
+4. `cascade` - a turn asking about an earlier call that never executed, whose expecting turn
+   already failed `state_tracking`, passes `state_tracking` if the assistant does not
+   fabricate the outcome. It passes nothing else.
+5. `words_actions` - words that contradict actions (says it waits or asks, yet calls in the
+   same turn) fail `instruction_following`, and `tool_use_correct` where a call was made.
+6. `no_answer` - a turn with neither speech nor a call did not engage: `instruction_following`
+   fails, whatever the judge said (leniency for failed turn-taking is the judge's, prompted,
+   and never covers silence).
 """
 
 from __future__ import annotations
@@ -29,8 +37,11 @@ from pydantic import BaseModel, Field
 from arena_tui.spine.benchmark import Benchmark, Turn
 
 from arena_tui.spine.events import CallVerdict, DimensionScore, Judgement, TokenUsage, ToolCallRecord, TurnResult
-from ..verdicts import TOOL, TURN_TAKING, standing
+from ..verdicts import TOOL, standing
 from .matching import call_matches, ids_equal
+from .rubric import answered
+
+IF, ST, AH = "instruction_following", "state_tracking", "ambiguity_handling"
 
 LinkStatus = Literal["matched", "early", "late", "missed", "wrong"]
 
@@ -217,18 +228,14 @@ def _rule_absorption(idx: int, s: Scores, ctx: "_Ctx") -> str | None:
     if any(lk.status == "wrong" for lk in mine) or ctx.al.extra.get(idx):
         return None  # a wrong call is a tool failure in its own right
     cause = ctx.base[idx].root_cause
-    target = {
-        "over_clarification": "ambiguity_handling",
-        "genuine_ambiguity": "ambiguity_handling",
-        "forgotten_state": "state_tracking",
-    }.get(cause or "")
+    target = {"over_clarification": AH, "genuine_ambiguity": AH, "forgotten_state": ST}.get(cause or "")
     if target is None or target not in s:
         return None  # nothing scored on this turn can take the penalty: it stays a tool failure
     names = ", ".join(lk.name for lk in absent)
-    changed: str | None = None
-    if cause == "genuine_ambiguity":
-        # Asking on a genuinely ambiguous request is right; ambiguity_handling keeps the judge's verdict.
-        why = f"{names} not called: the request was genuinely ambiguous; judged under {target}"
+    if cause == "genuine_ambiguity":  # asking was right: nothing to charge
+        changed = _set(s, target, _score("pass", f"{names} not called yet: the request was genuinely ambiguous "
+                                                 "and asking was right"))
+        why = f"{names} not called: the request was genuinely ambiguous (ambiguity_handling passes)"
     else:
         changed = _set(s, target, _score("fail", f"absorbs the missed {names} ({cause})"))
         why = f"missed {names} charged to {target} ({cause})"
@@ -237,31 +244,38 @@ def _rule_absorption(idx: int, s: Scores, ctx: "_Ctx") -> str | None:
 
 def _rule_cascade(idx: int, s: Scores, ctx: "_Ctx") -> str | None:
     base = ctx.base[idx]
-    if not base.unexecuted_reference or base.fabricated_action is not False:
+    st = s.get(ST)
+    if st is None or st.verdict != "fail" or not base.unexecuted_reference or base.fabricated_action is not False:
         return None
     never = [
         lk
         for lk in ctx.al.links
         if lk.expected_turn < idx
         and (lk.status in ("missed", "wrong") or (lk.status == "late" and (lk.actual_turn or 0) > idx))
+        and ctx.verdict(lk.expected_turn, ST) == "fail"  # its turn already took the state_tracking failure
     ]
     if not never:
         return None
     origin = ", ".join(sorted({f"{lk.name} (turn {lk.expected_turn})" for lk in never}))
-    changed: str | None = None
-    for dim, sc in list(s.items()):
-        if dim != TURN_TAKING and sc.verdict == "fail":
-            changed = _set(s, dim, _score("pass", f"cascade: asks about {origin}, which never executed; "
-                                                  "not fabricated, not failed again")) or changed
+    return _set(s, ST, _score("pass", f"cascade: asks about {origin}, which never executed and was charged to "
+                                      "state_tracking there; not fabricated, not failed again"))
+
+
+def _rule_words_actions(idx: int, s: Scores, ctx: "_Ctx") -> str | None:
+    if not ctx.base[idx].words_contradict_actions:
+        return None
+    why = "words contradict actions: says it waits or asks, yet acts in the same turn"
+    changed = _set(s, IF, _score("fail", why)) if IF in s else None
+    if TOOL in s and _calls(ctx.results[idx]):
+        changed = _set(s, TOOL, _score("fail", why)) or changed
     return changed
 
 
-def _rule_leniency(idx: int, s: Scores, ctx: "_Ctx") -> str | None:
-    tt, inf = s.get(TURN_TAKING), s.get("instruction_following")
-    if tt is None or inf is None or tt.verdict != "fail" or inf.verdict != "fail":
+def _rule_no_answer(idx: int, s: Scores, ctx: "_Ctx") -> str | None:
+    result = ctx.results[idx]
+    if IF not in s or answered(result):
         return None
-    return _set(s, "instruction_following", _score("pass", f"lenient: turn-taking failed ({tt.reasoning}); "
-                                                           f"judge said: {inf.reasoning}"))
+    return _set(s, IF, _score("fail", f"no answer: neither speech nor a call (turn {result.status})"))
 
 
 def _set(s: Scores, dim: str, new: DimensionScore) -> str | None:
@@ -272,8 +286,15 @@ def _set(s: Scores, dim: str, new: DimensionScore) -> str | None:
 
 
 class _Ctx:
-    def __init__(self, turns: dict[int, Turn], al: Alignment, base: dict[int, Judgement]) -> None:
-        self.turns, self.al, self.base = turns, al, base
+    def __init__(self, turns: dict[int, Turn], al: Alignment, base: dict[int, Judgement],
+                 results: dict[int, TurnResult]) -> None:
+        self.turns, self.al, self.base, self.results = turns, al, base, results
+        self.final: dict[int, Scores] = {}  # the turns already ruled on (earlier ones first)
+
+    def verdict(self, turn: int, dim: str) -> str | None:
+        """An earlier turn's verdict on `dim` after the rules."""
+        score = self.final.get(turn, {}).get(dim)
+        return None if score is None else score.verdict
 
 
 _RULE_FUNCS: list[tuple[str, Callable[[int, Scores, _Ctx], str | None]]] = [
@@ -281,7 +302,8 @@ _RULE_FUNCS: list[tuple[str, Callable[[int, Scores, _Ctx], str | None]]] = [
     ("realignment", _rule_realignment),
     ("penalty_absorption", _rule_absorption),
     ("cascade", _rule_cascade),
-    ("turn_taking_leniency", _rule_leniency),
+    ("words_actions", _rule_words_actions),
+    ("no_answer", _rule_no_answer),
 ]
 
 
@@ -323,7 +345,7 @@ def apply_rules(
             turns[r.turn_index] = benchmark.turn(r.turn_index)
         except KeyError:
             pass
-    ctx = _Ctx(turns, al, base)
+    ctx = _Ctx(turns, al, base, {r.turn_index: r for r in results})
     out: list[Judgement] = []
     for idx in sorted(turns):
         if idx not in base:
@@ -336,6 +358,7 @@ def apply_rules(
                 continue
             if fn(idx, scores, ctx):
                 steps.append((name, dict(scores)))
+        ctx.final[idx] = scores
         cur = current[idx]
         if cur.judgement is not None and scores == cur.judgement.scores:
             continue

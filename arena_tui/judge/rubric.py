@@ -1,25 +1,21 @@
-"""Which dimensions a turn is scored on, turn-taking in code, and the judge prompt.
+"""The judging rules: which dimensions a turn is scored on, turn-taking (decided in code), and
+what the judge LLM is told (`RUBRIC`, each rule once, and one task per way of judging).
 
-The prompt is split so providers can cache it: `PromptBuilder.prefix` (rubric, knowledge
-base, tools, expected-call summary) is byte-identical for every turn of a benchmark; the
-conversation so far is rendered append-only, so turn N's history starts with turn N-1's;
-the target turn comes last.
+docs/judging.md is the rule table: what the Audio Arena method says, what the reference's judge
+does, what we do and why, and which rules code decides (`phase2`) and which the judge decides.
+The prompt itself is built by `prompt.PromptBuilder`.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
-from typing import Any
-
-from arena_tui.spine.benchmark import Benchmark, Turn
+from arena_tui.spine.benchmark import Turn
 
 from arena_tui.spine.events import EMPTY_RESPONSE, DimensionScore, TurnResult
-from ..verdicts import LLM_DIMENSIONS, judged_dimensions
+from ..verdicts import judged_dimensions
 
 #: the version of our judging rules (rubric, prompt shape, code rules) a judgement was made by; stored
 #: with every judgement, so figures judged by different rules are never mistaken for one another
-JUDGE_VERSION = "arena-judge/1"
+JUDGE_VERSION = "arena-judge/2"
 OVERLAP_FAIL_MS = 100.0
 LEADING_SILENCE_FAIL_MS = 5000.0
 _NO_ANSWER = {"no_response", "empty_response", "error", "ended_early"}
@@ -55,119 +51,113 @@ def turn_taking(result: TurnResult) -> DimensionScore:
     return DimensionScore(verdict="pass", reasoning="timing present, no overlap, no reconnect")
 
 
-RUBRIC = """You are the judge of a spoken-dialogue benchmark. A voice assistant was run turn by turn
-against scripted user turns. You score ONE target turn at a time, given the knowledge base, the
-assistant's tools, the expected calls of the whole run, the conversation so far, and the target turn.
+RUBRIC = """You judge a spoken-dialogue benchmark. A voice assistant talked with a scripted user, turn by turn,
+and could call tools; the harness answered its calls from the benchmark's script. For each turn you are
+asked about, give each dimension listed as scored for that turn a verdict, "pass" or "fail", and put
+"na" on every dimension not listed. Below: what you get, the dimensions, then the rules that cut across
+them. Each rule is stated once; apply it wherever it bears.
 
-Score each dimension "pass", "fail" or "na" with one or two sentences of reasoning. Score ONLY the
-dimensions listed as scored for the target turn; put "na" on every other one.
+# What you get
+- The knowledge base (KB). Lines between [tool-only] and [/tool-only] were not in the assistant's prompt:
+  only a tool reveals them. The rest is the prompt-visible KB; the whole is the full (oracle) KB.
+- The assistant's tools and the expected calls of the whole run.
+- Per turn: what the user said (and what the provider heard, when that differs), its categories, the
+  dimensions scored, the expected calls and any tool-use guidance, the golden answer, each call the
+  assistant made with the payload the harness returned, the turn's status, the turn-taking facts
+  measured in code, and what the assistant said.
 
-- kb_grounding: facts stated agree with the knowledge base and the tool results actually returned;
-  nothing invented. Judge content, not wording; the golden text is one correct answer, not the only one.
-- instruction_following: the assistant does what was asked and what it says matches what it did.
-  Fail when words and actions contradict (says it will wait but calls; claims failure after success;
-  claims success of a call that failed), on partial answers, wrong arithmetic, or no engagement.
-  A missing or wrong function call is NOT an instruction_following failure (strict separation).
-- tool_use_correct: only on turns that expect a call or where an unsolicited call was made
-  (an unsolicited call scores fail); "na" otherwise. Pass when the expected calls were made with
-  equivalent arguments.
-- state_tracking: the assistant keeps facts, corrections and actions from earlier turns straight.
-- ambiguity_handling: on an ambiguous request the assistant resolves it correctly (asks when it
-  must, does not ask when context already decides).
+# Dimensions
+kb_grounding: every fact the assistant states agrees with what it could know at that point: the
+  prompt-visible KB, the conversation, and what its calls returned (once it has looked an item up, the
+  full KB as well). Fail only a clear contradiction (a wrong date, time, place, name, price or count) or
+  an added detail that materially changes the facts. Correct extra detail and light commentary that
+  contradicts nothing pass. Lacking a tool-only fact it has not looked up is not a grounding failure
+  ("I don't have the bouquet's details on hand"); a false claim about it is ("we don't sell bouquets").
+instruction_following: the assistant answers, or advances the task (asking a relevant question counts;
+  so does properly declining an out-of-scope request). Fail it for: no engagement; a partial answer to a
+  multi-part request; leaving out what the golden answer treats as essential (an updated total, a
+  breakdown, the arithmetic asked for); wrong arithmetic or counting; and, after a call that succeeded,
+  narration that says it failed, asks permission for what was just done, or ignores or denies the data
+  it returned. Confirming what was done and then offering a new next step is fine. A missed or wrong
+  call is never by itself an instruction_following failure (rule 3).
+tool_use_correct: scored when the turn expects a call or the assistant made one. Pass when every
+  expected call was made with equivalent arguments (rule 2); fail when one was missed or wrong, or when
+  a call was made on a turn that expects none.
+state_tracking: the assistant keeps what earlier turns established (facts, corrections, completed and
+  cancelled actions) straight; fail when it forgets or misstates them, or claims an action that never ran.
+ambiguity_handling: when two readings are really open, asking which is right and guessing is wrong;
+  when the context decides, asking again is over-clarification and fails; telling near-namesakes apart
+  passes.
+turn_taking is measured in code from the run's timeline; you never score it (rule 8 says how it bears).
 
-Argument equivalence: arguments may differ in form but not meaning: 12 h vs 24 h time, a broader
-search query, letter case or articles in free text, list order. IDs must match exactly. For every
-actual call that is not an exact match of an expected call (of this or any turn), add a
-call_verdicts entry (call_id, expected_turn, expected_index, equivalent, reasoning).
+# Rules
+1. The golden answer is one correct answer, not a script. Find the turn's core test (the right fact,
+   correcting a false premise, the right call) and judge that; details the user did not ask for are
+   optional even when the golden answer has them. Apply the same tolerance to every run of a turn.
+2. Call arguments are equivalent when they mean the same thing: 12-hour vs 24-hour time, "9:15" vs
+   "09:15", list order, case, articles, punctuation, or a reworded free-text field (a title, a note) that
+   changes nothing the user would see. Extra arguments consistent with the conversation are fine unless
+   they change the action. A broader or narrower search query that still finds the intended item (and
+   only it) is equivalent. IDs of every kind must match exactly. The harness compares calls literally,
+   so an equivalent call may have got an ARG_MISMATCH or UNEXPECTED_TOOL_CALL error back: decide whether
+   the mismatch is benign; if it is, judge the rest of the turn as if the call had succeeded, and never
+   fail instruction_following or kb_grounding for the harness's error alone. For each call that is not a
+   literal match of an expected call, add a call_verdicts entry saying whether it is equivalent.
+3. A failure counts once, where its cause is. A missed call fails only tool_use_correct, unless a more
+   specific cause takes it: asked for what it already had (over_clarification) fails ambiguity_handling
+   instead when that is scored; lost a fact from earlier turns (forgotten_state) fails state_tracking
+   instead when that is scored; otherwise it stays on tool_use_correct. Asking on a genuinely ambiguous
+   request (genuine_ambiguity) is right: tool_use_correct and ambiguity_handling both pass where
+   ambiguity_handling is scored. Asking to confirm what needed no confirmation fails tool_use_correct only.
+4. Calls across turns: a call made before the turn that expects it satisfies that turn; a call made
+   after it is credited on the turn where it was made, and the turn that expected it fails
+   tool_use_correct once. A turn that belongs to such a shifted workflow and still reaches the goal passes
+   instruction_following.
+5. Cascade: a later turn that asks about the outcome of an earlier call that never ran, where the earlier
+   turn already failed state_tracking for it, passes state_tracking if the assistant does not invent the
+   outcome (it says it has no record, or asks); saying so is then no instruction_following or
+   kb_grounding failure either. Inventing the outcome fails.
+6. Words against actions: when the assistant says it will wait, asks permission or asks to confirm, yet
+   makes the call in the same turn, fail both tool_use_correct and instruction_following and set
+   words_contradict_actions. Reporting an error a correct call really returned is not a contradiction.
+7. Follow the turn's tool-use guidance when it has one (e.g. a lookup is required, or a redundant one is
+   not). Adversarial turns test that the assistant does not invent what does not exist (false premise),
+   corrects a user who confidently states a wrong fact, stays in its role against injected instructions,
+   notices near-namesakes, and corrects a misquote of earlier turns.
+8. Turn-taking: when it failed on a turn the assistant did answer, its words may have been misheard or
+   garbled (compare what the provider heard): be lenient on instruction_following for what that
+   explains. Leniency never covers a turn with no answer, a turn that was stopped (status interrupted),
+   nor words that contradict actions.
+9. A turn with no speech but a valid call is still a turn: judge the call. A turn with neither speech
+   nor a call did not engage: instruction_following fails.
 
-root_cause: if an expected call of the target turn was missed or wrong, say why: over_clarification
-(asked for information it already had), forgotten_state (lost a fact from earlier turns),
-genuine_ambiguity (the request really was ambiguous), unnecessary_confirmation (asked to confirm
-instead of acting), wrong_call (called, but with the wrong function or arguments); otherwise "none".
-fabricated_action: true when the assistant claims an action happened that never executed.
-unexecuted_reference: true when the user's turn asks about or builds on an earlier action that
-never executed (so the assistant cannot honestly confirm it).
-Early/late calls, absorption of penalties and cascades are applied afterwards in code: score what
-you see on the target turn."""
+# Flags (inputs to the rules applied in code afterwards)
+root_cause: why an expected call of the turn was missed or wrong: over_clarification, forgotten_state,
+genuine_ambiguity, unnecessary_confirmation, wrong_call; "none" when nothing was missed.
+fabricated_action: the assistant claims an action happened that never executed.
+unexecuted_reference: the user asks about or builds on an earlier action that never executed.
+words_contradict_actions: rule 6."""
+
+#: what the judge is asked to do with one turn (live scoring, `judge RUN --turn N`)
+TURN_TASK = """Judge the target turn below. The conversation before it is context: use it for what the assistant
+should know and for calls already made, but do not judge it. Calls made after this turn are unknown to
+you: rules 4 and 5 are applied across turns in code afterwards."""
+
+#: what the judge is asked to do with a whole run in one request
+RUN_TASK = """Judge every turn of the run that follows, in two passes. First judge each turn on its own against its golden
+answer. Then look across turns: find calls made early or late (rule 4) and their effects, absorb
+penalties once (rule 3) and apply the cascade (rule 5); put what you found in realignment_notes and
+function_call_tracking (each expected call: its expected turn, the turn it was made on or null, and
+on_time, early, late or missing). Answer final_judgments with exactly one entry per turn listed, with
+the turn's own number (turn numbers may skip: never renumber)."""
+
+#: a rehydrated run's turn: every turn ran in a fresh session seeded with the golden turns before it
+ISOLATED_TASK = """This run was rehydrated: each turn ran alone in a fresh session seeded with the golden turns before
+it, shown below as the conversation so far. Judge the target turn on its own: no call made in another
+turn counts for it or against it (rules 4 and 5 do not apply), and rule 3 applies within this turn."""
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
-
-
-def _calls_text(turn: Turn) -> str:
-    calls = turn.expected_calls
-    if not calls:
-        return "none"
-    parts = []
-    for i, c in enumerate(calls):
-        flex = f" (flexible: {', '.join(c.flexible_args)})" if c.flexible_args else ""
-        parts.append(f"[{i}] {c.name}({_json(c.args)}){flex}")
-    return "; ".join(parts)
-
-
-def render_exchange(result: TurnResult) -> str:
-    """One earlier turn as the judge sees it in the conversation so far (stable bytes)."""
-    lines = [f"[turn {result.turn_index}]", f"user: {result.user_text}"]
-    for c in result.tool_calls:
-        dup = " (duplicate)" if c.is_duplicate else ""
-        lines.append(f"call {c.call_id}: {c.name}({_json(c.args)}){dup} -> {c.status}: {_json(c.response)}")
-    lines.append(f"assistant: {result.assistant_text or '(no speech)'}")
-    return "\n".join(lines) + "\n\n"
-
-
-class PromptBuilder:
-    """Builds the three parts of a judge request for one benchmark."""
-
-    def __init__(self, benchmark: Benchmark) -> None:
-        self.benchmark = benchmark
-        self._prefix: str | None = None
-
-    @property
-    def prefix(self) -> str:
-        if self._prefix is None:
-            b = self.benchmark
-            tools = [t.model_dump() for t in b.tools]
-            summary = "\n".join(
-                f"turn {t.turn_index}: {_calls_text(t)}" for t in b.turns if t.expected_calls
-            )
-            self._prefix = (
-                f"{RUBRIC}\n\n# Benchmark\n{b.name}: {b.meta.description}\n\n"
-                f"# Knowledge base\n{b.knowledge_base.strip() or '(none)'}\n\n"
-                f"# Tools available to the assistant\n{_json(tools)}\n\n"
-                f"# Expected calls of the whole run (turns not listed expect no call)\n{summary or '(none)'}\n"
-            )
-        return self._prefix
-
-    def history(self, earlier: Iterable[TurnResult]) -> str:
-        body = "".join(render_exchange(r) for r in sorted(earlier, key=lambda r: r.turn_index))
-        return "# Conversation so far\n\n" + (body or "(this is the first turn)\n")
-
-    def target(self, turn: Turn, result: TurnResult, dims: list[str]) -> str:
-        scored = [d for d in dims if d in LLM_DIMENSIONS]
-        lines = [
-            f"# Target turn {turn.turn_index}",
-            f"categories: {', '.join(turn.categories) or 'none'}",
-        ]
-        if turn.subcategory:
-            lines.append(f"subcategory: {turn.subcategory}")
-        lines += [
-            f"scored dimensions: {', '.join(scored)}",
-            f"user said: {result.user_text}",
-        ]
-        if result.user_transcript and result.user_transcript.strip() != result.user_text.strip():
-            lines.append(f"assistant heard (provider transcript): {result.user_transcript}")
-        lines.append(f"expected calls: {_calls_text(turn)}")
-        if turn.tool_use_guidance:
-            lines.append(f"tool-use guidance: {turn.tool_use_guidance}")
-        lines.append(f"golden answer: {turn.golden_text}")
-        if result.tool_calls:
-            lines.append("actual calls (with the payload returned to the assistant):")
-            for c in result.tool_calls:
-                dup = " (duplicate, skipped)" if c.is_duplicate else ""
-                lines.append(f"  call {c.call_id}: {c.name}({_json(c.args)}){dup} -> {c.status}: {_json(c.response)}")
-        else:
-            lines.append("actual calls: none")
-        lines.append(f"turn status: {result.status}" + (f" (recorded as {result.sentinel})" if result.sentinel else ""))
-        lines.append(f"assistant said: {result.assistant_text or '(no speech)'}")
-        return "\n".join(lines) + "\n"
+def answered(result: TurnResult) -> bool:
+    """Whether the assistant engaged at all: it said something (not a sentinel) or made a call."""
+    spoke = bool(result.assistant_text.strip()) and result.sentinel is None
+    return spoke or any(not c.is_duplicate for c in result.tool_calls)

@@ -49,6 +49,7 @@ class RunSummary(BaseModel):
     tracking: list[TrackingRow] = Field(default_factory=list)
     category_totals: dict[str, Tally] = Field(default_factory=dict)  # strict row pass per category
     lost_pace: list[int] = Field(default_factory=list)  # turns our machine lost pace on: counted nowhere
+    provisional: list[int] = Field(default_factory=list)  # turns whose verdict was scored live (no whole-run yet)
 
 
 def _close(t: Tally) -> Tally:
@@ -75,6 +76,7 @@ def summarize(benchmark: Benchmark, results: Iterable[TurnResult], judgements: I
         tracking=[TrackingRow(**lk.model_dump(exclude={"via"})) for lk in al.links],
     )
     summary.lost_pace = [r.turn_index for r in results if r.turn_index >= 0 and not counts(r.status)]
+    summary.provisional = [i for i, st in now.items() if st.judgement is not None and st.judgement.provisional]
     by_turn = {r.turn_index: r for r in results}
     due = due_turns(expected if expected is not None else sorted(by_turn), by_turn, benchmark.find_turn)
     t = tally(judgements, due)
@@ -112,6 +114,9 @@ def render_text(s: RunSummary) -> str:
         lines.append(f"not judged: turns {s.unjudged} (counted as failures)")
     if s.rejudge_errors:
         lines.append(f"re-judge failed on turns {s.rejudge_errors} (the verdict before it stands)")
+    if s.provisional:
+        lines.append(f"provisional: turns {s.provisional} were scored live, turn by turn; no whole-run judgement "
+                     "has replaced them (`arena-tui judge RUN` makes one)")
     if s.tracking:
         lines.append("")
         lines.append(f"{'expected':>8} {'actual':>6}  {'status':8} call")

@@ -1,4 +1,7 @@
-"""Streaming judge: scores each turn as its `turn_ended` arrives, then applies phase 2.
+"""Streaming judge: scores each turn as its `turn_ended` arrives, then applies phase 2; when the
+run completes, judges it again as a whole (`whole_run`): that revision replaces the live scores,
+which are provisional until then (`Judgement.scope` "live"). A rehydrated run's turns are judged
+in isolation, each with the golden turns before it as its history: final as they arrive.
 
 Judging never blocks the run: the worker is one more bus subscriber, judges at most
 `concurrency` turns at once (in order of arrival: asyncio's semaphore is FIFO), and
@@ -18,13 +21,16 @@ from typing import Any
 from arena_tui.spine.benchmark import Benchmark
 
 from arena_tui.spine.bus import EventBus
-from arena_tui.spine.events import CallVerdict, DimensionScore, Judgement, RunEvent, TurnResult
+from arena_tui.spine.events import DimensionScore, Judgement, JudgeScope, RunEvent, TurnResult
 from ..verdicts import LLM_DIMENSIONS, TURN_TAKING, counts, judges_turn_taking, standing
 from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retries
 from .phase2 import Alignment, apply_rules
-from .rubric import JUDGE_VERSION, PromptBuilder, dimensions_for, turn_taking
+from .prompt import PromptBuilder
+from .rubric import JUDGE_VERSION, dimensions_for, turn_taking
+from .schema import judgement_flags
 from .summary import RunSummary, summarize
 from .locate import benchmark_of_run
+from .whole_run import judge_run
 
 
 async def judge_turn(
@@ -39,11 +45,15 @@ async def judge_turn(
     t_ms: float = 0.0,
     policy: RetryPolicy | None = None,
     builder: PromptBuilder | None = None,
+    scope: JudgeScope = "turn",
 ) -> Judgement:
-    """Phase-1 judgement of one turn; a failure becomes a Judgement with `error`, never an exception."""
+    """Phase-1 judgement of one turn; a failure becomes a Judgement with `error`, never an exception.
+
+    Its history: the `earlier` turns as they ran, or (scope "isolated": a rehydrated run) the
+    golden turns before it, which its session was seeded with."""
     common: dict[str, Any] = dict(
         run_id=run_id, t_ms=t_ms, turn_index=result.turn_index, judge=backend.name,
-        revision=revision, phase=1, heuristic=backend.heuristic, judge_version=JUDGE_VERSION,
+        revision=revision, phase=1, heuristic=backend.heuristic, judge_version=JUDGE_VERSION, scope=scope,
     )
     try:
         turn = benchmark.turn(result.turn_index)
@@ -52,9 +62,13 @@ async def judge_turn(
     dims = dimensions_for(turn, audio=audio)
     coded: dict[str, DimensionScore] = {TURN_TAKING: turn_taking(result)} if audio else {}
     builder = builder or PromptBuilder(benchmark)
-    earlier = sorted((r for r in earlier if r.turn_index < result.turn_index), key=lambda r: r.turn_index)
+    isolated = scope == "isolated"
+    earlier = [] if isolated else sorted((r for r in earlier if r.turn_index < result.turn_index),
+                                         key=lambda r: r.turn_index)
+    history = builder.golden_history(result.turn_index) if isolated else builder.history(earlier)
     request = JudgeRequest(
-        prefix=builder.prefix, history=builder.history(earlier), target=builder.target(turn, result, dims),
+        prefix=builder.prefix, history=history,
+        target=builder.target(turn, result, dims, coded.get(TURN_TAKING), isolated=isolated),
         turn=turn, result=result, benchmark=benchmark, dimensions=dims, earlier=earlier,
     )
     try:
@@ -70,15 +84,7 @@ async def judge_turn(
         if d in LLM_DIMENSIONS
     }
     scores.update(coded)
-    return Judgement(
-        **common,
-        scores=scores,
-        root_cause=None if out.root_cause == "none" else out.root_cause,
-        fabricated_action=None if backend.heuristic else out.fabricated_action,
-        unexecuted_reference=None if backend.heuristic else out.unexecuted_reference,
-        usage=outcome.usage,
-        call_verdicts=[CallVerdict(**v.model_dump()) for v in out.call_verdicts],
-    )
+    return Judgement(**common, scores=scores, usage=outcome.usage, **judgement_flags(out, heuristic=backend.heuristic))
 
 
 class JudgeWorker:
@@ -95,9 +101,12 @@ class JudgeWorker:
         concurrency: int = 2,
         policy: RetryPolicy | None = None,
         phase2: bool = True,
+        whole_run: bool = True,
+        run_policy: RetryPolicy | None = None,
     ) -> None:
         self.benchmark, self.backend, self.bus, self.run_id = benchmark, backend, bus, run_id
         self.audio, self.policy, self.phase2 = audio, policy, phase2
+        self.whole_run, self.run_policy = whole_run, run_policy  # judge a completed run again as a whole
         self.cross_turn = True  # phase 2 realigns calls across turns (not for rehydrated runs)
         self.builder = PromptBuilder(benchmark)
         self.results: dict[int, TurnResult] = {}
@@ -105,6 +114,7 @@ class JudgeWorker:
         self.judgements: list[Judgement] = []
         self.alignment: Alignment | None = None
         self._revision: dict[int, int] = {}
+        self._run_revision = 0  # the whole run's own judgements (turn_index None)
         self._seen: set[tuple[int, int]] = set()
         self._sem = asyncio.Semaphore(max(1, concurrency))
         self._tasks: set[asyncio.Task[Judgement]] = set()
@@ -133,6 +143,8 @@ class JudgeWorker:
                     await self.wait()
                     if self.phase2:
                         await self.run_phase2()
+                    if ev.status == "completed" and self.whole_run and self.cross_turn:
+                        await self.judge_whole_run()
                     return
             await self.wait()  # bus closed without run_ended: still finish what arrived
         finally:
@@ -173,20 +185,39 @@ class JudgeWorker:
             j = await judge_turn(
                 self.benchmark, result, earlier, self.backend, run_id=self.run_id, audio=self.audio,
                 t_ms=t_ms, policy=self.policy, builder=self.builder,
+                scope="live" if self.cross_turn else "isolated",
             )
         return self._publish(j)
 
+    async def judge_whole_run(self) -> list[Judgement]:
+        """The completed run in one request: its judgements become each turn's next revision, then
+        the code rules check them (`run_phase2`). A failed request leaves the live scores standing
+        (provisional), each turn showing the error."""
+        await self.wait()
+        revisions: dict[int | None, int] = {**self._revision, None: self._run_revision}
+        out = await judge_run(
+            self.benchmark, self.results.values(), self.backend, run_id=self.run_id, revisions=revisions,
+            audio=self.audio, t_ms=self._last_t_ms, policy=self.run_policy, builder=self.builder,
+        )
+        published = [self._publish(j) for j in out]
+        return published + (await self.run_phase2() if self.phase2 else [])
+
     def _publish(self, j: Judgement) -> Judgement:
         """Revisions are numbered at publish time so concurrent judgings never collide."""
-        assert j.turn_index is not None
-        rev = self._revision.get(j.turn_index, 0) + 1
-        j = j.model_copy(update={"revision": rev})
-        self._record(j)
+        if j.turn_index is None:  # the whole run's own judgement (usage, notes)
+            self._run_revision += 1
+            j = j.model_copy(update={"revision": self._run_revision})
+        else:
+            j = j.model_copy(update={"revision": self._revision.get(j.turn_index, 0) + 1})
+            self._record(j)
         self.bus.publish(j)
         return j
 
     def _record(self, j: Judgement) -> None:
-        if j.turn_index is None or (j.turn_index, j.revision) in self._seen:
+        if j.turn_index is None:
+            self._run_revision = max(self._run_revision, j.revision)
+            return
+        if (j.turn_index, j.revision) in self._seen:
             return
         self._seen.add((j.turn_index, j.revision))
         self._revision[j.turn_index] = max(self._revision.get(j.turn_index, 0), j.revision)
@@ -245,12 +276,16 @@ async def rejudge_turn(
     bus: EventBus | None = None,
     phase2: bool = True,
     policy: RetryPolicy | None = None,
+    run_policy: RetryPolicy | None = None,
     concurrency: int = 2,
 ) -> Judgement | list[Judgement]:
     """Re-judge one turn (or, with turn_index=None, every turn) of a stored run.
 
-    New revisions supersede, old ones stay. With a bus (the TUI's, which the store records)
-    the judgements are published; without one they are submitted to the store directly.
+    One turn: the per-turn prompt with the run before it as history (scope "turn"). Every turn:
+    the whole-run judgement, one request (scope "run"); a rehydrated run's turns each in
+    isolation instead, the golden turns before it as history (scope "isolated"), as the reference
+    judges them. New revisions supersede, old ones stay. With a bus (the TUI's, which the store
+    records) the judgements are published; without one they are submitted to the store directly.
     Returns the turn's newest revision afterwards, errored or not, so the caller sees what this
     judging did (a list, one per turn, for a whole run); the verdict that counts is
     `arena_tui.verdicts.standing`.
@@ -271,10 +306,12 @@ async def rejudge_turn(
         raise LookupError(f"run {run_id}: no turn {turn_index} (recorded turns: {have})")
     judgements: list[Judgement] = list(await _maybe_await(store.judgements(run_id)))
     run_config = _field(run, "config") or {}
+    rehydrated = is_rehydrated(run_config)
     audio = judges_turn_taking(run_config) and (
         any(r.user_audio is not None or r.bot_speech for r in results) or any(TURN_TAKING in j.scores for j in judgements)
     )
-    revision = {t: st.newest.revision for t, st in standing(judgements).items()}
+    revision: dict[int | None, int] = {t: st.newest.revision for t, st in standing(judgements).items()}
+    revision[None] = max((j.revision for j in judgements if j.turn_index is None), default=0)
     builder = PromptBuilder(benchmark)
 
     async def emit(j: Judgement) -> None:
@@ -283,7 +320,7 @@ async def rejudge_turn(
         else:
             await _maybe_await(store.submit(j))
         judgements.append(j)
-        revision[j.turn_index] = j.revision  # type: ignore[index]
+        revision[j.turn_index] = j.revision
 
     sem = asyncio.Semaphore(max(1, concurrency))
 
@@ -291,13 +328,18 @@ async def rejudge_turn(
         async with sem:
             j = await judge_turn(
                 benchmark, by_index[idx], results, backend, run_id=run_id, revision=revision.get(idx, 0) + 1,
-                audio=audio, policy=policy, builder=builder,
+                audio=audio, policy=policy, builder=builder, scope="isolated" if rehydrated else "turn",
             )
         await emit(j)
 
-    await asyncio.gather(*(one(idx) for idx in targets))
+    if turn_index is None and not rehydrated:
+        for j in await judge_run(benchmark, results, backend, run_id=run_id, revisions=revision, audio=audio,
+                                 policy=run_policy, builder=builder):
+            await emit(j)
+    else:
+        await asyncio.gather(*(one(idx) for idx in targets))
     if phase2:
-        new, _ = apply_rules(benchmark, results, judgements, cross_turn=not is_rehydrated(run_config))
+        new, _ = apply_rules(benchmark, results, judgements, cross_turn=not rehydrated)
         for j in new:
             await emit(j)
     await _maybe_await(store.flush())

@@ -211,7 +211,7 @@ class Progress:
                 print(f"    {wait_text(ev.what, wall_ms(ev.deadline_t_ms - ev.t_ms, self.speed))}", file=self.out, flush=True)
             elif ev.kind == "run_ended":
                 self.ended = ev
-            elif ev.kind == "judgement" and ev.turn_index is not None and ev.turn_index >= 0:
+            elif ev.kind == "judgement" and (ev.turn_index is None or ev.turn_index >= 0):
                 print(f"    {verdict_line(ev)}", file=self.out, flush=True)
 
     def _bar(self, r: Any) -> None:

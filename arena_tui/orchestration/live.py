@@ -68,14 +68,21 @@ def headline(benchmark: str, model: str, *, turns: int, source: str | None, judg
 
 
 def verdict_line(j: Any, *, heuristic: bool = False) -> str:
-    """One judgement as a line: `turn 3 r1 openai:gpt-5-mini: kb_grounding=pass …` (or its error);
+    """One judgement as a line: `turn 3 r1 openai:gpt-5-mini: kb_grounding=pass …` (or its error),
+    `· provisional` after a live score the whole-run judgement will replace; the run's own
+    judgement (no turn) as `whole run r1 …: judged in one request (N input tokens)`.
     heuristic=True tags it `[heuristic]` where the judge's name may not say so."""
+    label = " [heuristic]" if heuristic else ""
+    if j.turn_index is None:
+        tokens = "offline, no LLM" if j.heuristic else f"{j.usage.input_tokens:,} input tokens"
+        done = j.error or f"judged in one request ({tokens})"
+        return f"whole run r{j.revision} {j.judge}{label}: {done}"
     if j.error:
         return f"turn {j.turn_index}: judge error: {j.error}"
     verdicts = " ".join(f"{d}={s.verdict}" for d, s in j.scores.items())
     rule = f" ({j.rule})" if j.rule else ""
-    label = " [heuristic]" if heuristic else ""
-    return f"turn {j.turn_index} r{j.revision}{rule} {j.judge}{label}: {verdicts}"
+    provisional = " · provisional" if getattr(j, "provisional", False) else ""
+    return f"turn {j.turn_index} r{j.revision}{rule} {j.judge}{label}: {verdicts}{provisional}"
 
 
 def run_source(config: Any) -> str | None:

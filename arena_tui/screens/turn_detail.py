@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Static
 
-from arena_tui.spine.events import Judgement
+from arena_tui.spine.events import PROVISIONAL_NOTE, SCOPE_TEXT, Judgement
 from ..messages import LiveUpdate, TurnRejudged
 from ..run_view import RunState, TurnRow
 from ..timing import barge_in_ms, barge_in_text, latency_text, speed_note
@@ -173,8 +173,12 @@ def judgement_renderable(row: TurnRow) -> Group:
         return Group(Text("judgement  ", "bold underline") + Text("not judged yet", "grey50"))
     head = Text("judgement  ", "bold underline")
     head.append(f"{latest.judge} rev {latest.revision} phase {latest.phase}")
+    if latest.scope:
+        head.append(f" ({SCOPE_TEXT[latest.scope]})")
     if latest.heuristic:
         head.append("  HEURISTIC (offline rules, not an LLM)", "bold yellow")
+    if row.provisional:
+        head.append(f"\n{PROVISIONAL_NOTE}", "bold yellow")
     if latest.error:
         head.append(f"\njudge error: {latest.error}", "bold red")
     elif row.judge_error:
@@ -199,7 +203,8 @@ def history_text(judgements: list[Judgement]) -> Text:
     t = Text()
     stood: Judgement | None = None  # an errored revision never replaces it (arena_tui.verdicts)
     for j in in_order(judgements):
-        t.append(f"rev {j.revision} ({j.judge}, phase {j.phase}{', ' + j.rule if j.rule else ''}): ")
+        scope = f", {SCOPE_TEXT[j.scope]}" if j.scope else ""
+        t.append(f"rev {j.revision} ({j.judge}, phase {j.phase}{', ' + j.rule if j.rule else ''}{scope}): ")
         if j.error:
             t.append(f"error: {j.error}", "red")
         elif stood is None:

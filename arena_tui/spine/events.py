@@ -338,8 +338,22 @@ class ErrorEvent(Event):
     fatal: bool = False
 
 
+#: how much of the run the judge saw when it made a judgement (`Judgement.scope`):
+#: - live: one turn as it arrived, with the run so far: provisional until the whole-run judgement lands
+#: - turn: one turn re-judged on request (`judge RUN --turn N`, the TUI's `r`), with the run before it
+#: - run: the whole run in one request (the reference's judgement: realigned across turns)
+#: - isolated: a rehydrated run's turn alone, the golden turns before it its only history
+JudgeScope = Literal["live", "turn", "run", "isolated"]
+#: how a scope reads on screen
+SCOPE_TEXT = {"live": "live, provisional", "turn": "one turn", "run": "whole run", "isolated": "turn in isolation"}
+PROVISIONAL_NOTE = "provisional: scored live, turn by turn; the whole-run judgement replaces it when the run completes"
+
+
 class Judgement(Event):
-    """One revision of one turn's scores. Newer revisions supersede; none is overwritten."""
+    """One revision of one turn's scores. Newer revisions supersede; none is overwritten.
+
+    A whole-run judgement also publishes one with `turn_index` None: the request's token usage,
+    the judge's notes on the run (`notes`) or its error; no turn's verdict."""
 
     kind: Literal["judgement"] = "judgement"
     judge: str  # e.g. "openai:gpt-5-mini", "bedrock:claude-…", "heuristic"
@@ -356,6 +370,14 @@ class Judgement(Event):
     # Inputs to the phase-2 rules, kept so phase 2 can be re-run from the store.
     call_verdicts: list[CallVerdict] = Field(default_factory=list)
     unexecuted_reference: bool | None = None  # the turn asks about an earlier action that never ran
+    words_contradict_actions: bool | None = None  # says it waits or asks, yet acts in the same turn
+    scope: JudgeScope | None = None  # what the judge saw (`JudgeScope`); None: before scopes were kept
+    notes: str | None = None  # the judge's notes on the whole run (realignment, call tracking)
+
+    @property
+    def provisional(self) -> bool:
+        """Scored live, turn by turn: the whole-run judgement that follows a completed run replaces it."""
+        return self.scope == "live"
 
 
 class RunResumed(Event):

@@ -46,6 +46,7 @@ def is_failure(row: TurnRow) -> bool:
 STATUS_SHORT = {"no_response": "no resp", "empty_response": "empty", "interrupted": "interrupt",
                 "ended_session": "ended", "ended_early": "end early"}
 RETRIES = "↻"  # `↻3`: three retries (the help screen's legend; the turn detail says it in words)
+PROVISIONAL = "~"  # `PASS~`: scored live, provisional until the whole-run judgement (the table's legend says so)
 
 
 def status_cell(row: TurnRow, width: int | None = None) -> Text:
@@ -86,8 +87,10 @@ def verdict_cell(row: TurnRow) -> Text:
         "uncounted": Text("LOST PACE", "bold yellow"),  # our machine: no verdict, counted nowhere
     }[verdict]
     judgement = row.latest
+    if row.provisional and verdict in ("pass", "fail"):
+        vcell.append(PROVISIONAL, "bold yellow")  # scored live: the whole-run judgement follows
     if verdict != "judge_error" and row.judge_error is not None:  # a failed re-judge: the verdict stands
-        vcell.append(" +ERR", "bold red")  # before "(h)": in a narrow column it is the one kept
+        vcell.append("+ERR" if row.provisional else " +ERR", "bold red")  # before "(h)": in a narrow column it is kept
     elif judgement is not None and judgement.heuristic and verdict in ("pass", "fail"):
         vcell.append(" (h)", "italic yellow")
     return vcell
@@ -277,6 +280,8 @@ class TurnTable(DataTable):
         cols = columns(dims, self._state.speed if self._state else 1.0)
         hidden = [label for i, (_, label) in enumerate(cols) if i not in fitted]
         parts = [f"{', '.join(hidden)}: enter"] if hidden else []
+        if self._state is not None and any(r.provisional for r in self._state.turns.values()):
+            parts.append(f"{PROVISIONAL} provisional")
         if dims:
             parts.append(dim_legend(dims).plain)
         text = " · ".join(parts)
