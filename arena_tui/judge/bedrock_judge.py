@@ -16,6 +16,7 @@ from botocore.config import Config
 from botocore.parsers import ResponseParserError
 
 from arena_tui.spine.events import TokenUsage
+from arena_tui.spine.judges import DEFAULT_MODELS
 from .backends import (
     InvalidOutput,
     JudgeBackend,
@@ -29,7 +30,7 @@ from .backends import (
 from ..store.scrub import endpoint_label
 from .limits import request_timeout
 
-DEFAULT_BEDROCK_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+DEFAULT_BEDROCK_MODEL = DEFAULT_MODELS["bedrock"]
 _TRANSIENT_CODES = {
     "ThrottlingException",
     "ServiceUnavailableException",
@@ -70,9 +71,9 @@ class BedrockJudge(JudgeBackend):
             "messages": [
                 {
                     "role": "user",
+                    # an empty history (a whole-run request) is no block: Converse refuses blank text
                     "content": [
-                        {"text": request.history},
-                        {"cachePoint": {"type": "default"}},
+                        *([{"text": request.history}, {"cachePoint": {"type": "default"}}] if request.history else []),
                         {"text": request.target},
                     ],
                 }
@@ -82,7 +83,7 @@ class BedrockJudge(JudgeBackend):
                     {
                         "toolSpec": {
                             "name": request.schema_name,
-                            "description": "Record the scores of the target turn.",
+                            "description": "Record the judgement asked for, in exactly this structure.",
                             "inputSchema": {"json": request.schema},
                         }
                     }

@@ -49,6 +49,9 @@ class FakeBedrock(LoopbackServer):
             req = rec.json
         except ValueError:
             return self._error(400, "body is not JSON")
+        blocks = [*req.get("system", []), *(b for m in req.get("messages", []) for b in m.get("content", []))]
+        if any("text" in b and not b["text"].strip() for b in blocks):
+            return self._error(400, "The text field in the ContentBlock object is blank. Add text to the text field, and try again.")
         tools = (req.get("toolConfig") or {}).get("tools") or []
         if not tools or "json" not in tools[0].get("toolSpec", {}).get("inputSchema", {}):
             return self._error(400, "toolConfig with a JSON input schema required by this fake")

@@ -13,9 +13,12 @@ _ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 429:
 
 
 class FakeOpenAI(LoopbackServer):
-    def __init__(self, answer: AnswerFn = all_pass) -> None:
+    """`keyless`: an OpenAI-compatible local server (Ollama, vLLM, llama.cpp) that asks for no key."""
+
+    def __init__(self, answer: AnswerFn = all_pass, *, keyless: bool = False) -> None:
         super().__init__()
         self.answer = answer
+        self.keyless = keyless
         self.cache = PrefixCache()
         self._n = 0
 
@@ -34,7 +37,7 @@ class FakeOpenAI(LoopbackServer):
     def handle(self, rec: Recorded, fault: Fault | None) -> tuple[int, dict[str, str], bytes]:
         if not rec.path.endswith("/v1/chat/completions"):
             return self._error(404, f"unknown path {rec.path}")
-        if not rec.headers.get("authorization", "").startswith("Bearer "):
+        if not self.keyless and not rec.headers.get("authorization", "").startswith("Bearer "):
             return self._error(401, "missing bearer token", "invalid_api_key")
         try:
             req = rec.json
