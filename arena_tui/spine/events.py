@@ -338,6 +338,24 @@ class ErrorEvent(Event):
     fatal: bool = False
 
 
+class Agreement(Model):
+    """How a turn's repeated judgings agreed (`arena-tui judge RUN --repeat N`): the revision that
+    carries it holds the majority verdict of each dimension (`arena_tui.judge.agreement`)."""
+
+    asked: int  # N: the judgings asked for
+    revisions: list[int]  # the verdict of each judging that gave one (its standing revision): n of them
+    agree: dict[str, int] = Field(default_factory=dict)  # dimension -> judgings whose verdict is the majority's
+
+    @property
+    def judgings(self) -> int:
+        return len(self.revisions)
+
+    def share(self, dimension: str) -> float | None:
+        """The share of the judgings that gave the majority verdict (None: not judged on it)."""
+        n = self.agree.get(dimension)
+        return n / self.judgings if n is not None and self.judgings else None
+
+
 class Judgement(Event):
     """One revision of one turn's scores. Newer revisions supersede; none is overwritten."""
 
@@ -356,6 +374,7 @@ class Judgement(Event):
     # Inputs to the phase-2 rules, kept so phase 2 can be re-run from the store.
     call_verdicts: list[CallVerdict] = Field(default_factory=list)
     unexecuted_reference: bool | None = None  # the turn asks about an earlier action that never ran
+    agreement: Agreement | None = None  # a majority of repeated judgings (`rule="majority"`), how they agreed
 
 
 class RunResumed(Event):
