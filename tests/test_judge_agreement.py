@@ -4,6 +4,7 @@ agreement stored with it (event and SQL), and the figure over a run."""
 from __future__ import annotations
 
 import asyncio
+import csv
 import json
 import sqlite3
 from collections import Counter
@@ -85,18 +86,25 @@ def judge_cli(db: Path, data: Path, server: FakeAnthropic, *extra: str) -> int:
                  "--judge-base-url", server.base_url, "--judge-model", "claude-test", *extra])
 
 
-def test_judge_repeat_stores_the_majority_and_its_agreement(conv, tmp_path, shared_data, capsys, monkeypatch):  # noqa: F811
-    db = tmp_path / "r.db"
+def judged_three_times(conv: Any, db: Path, shared_data: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, int]:
+    """RUN recorded, then judged 3 times by Claude (its fake): kb_grounding 2 of 3 on turns 9
+    (pass) and 10 (fail), unanimous elsewhere. (exit status, output, requests the judge got)"""
     asyncio.run(record_run(conv, db, HeuristicJudge()))
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     server = FakeAnthropic(answers_by_judging({9: ["pass", "fail", "pass"], 10: ["fail", "fail", "pass"]})).start()
     try:
         code = judge_cli(db, shared_data, server, "--repeat", "3", "--no-phase2")
-        out = capsys.readouterr().out
     finally:
         server.stop()
+    return code, "", len(server.message_requests)
+
+
+def test_judge_repeat_stores_the_majority_and_its_agreement(conv, tmp_path, shared_data, capsys, monkeypatch):  # noqa: F811
+    db = tmp_path / "r.db"
+    code, _, requests = judged_three_times(conv, db, shared_data, monkeypatch)
+    out = capsys.readouterr().out
     assert code == 0, out
-    assert len(server.message_requests) == 12  # 4 turns x 3 judgings, the same prompt each time
+    assert requests == 12  # 4 turns x 3 judgings, the same prompt each time
     assert "judge agreement 94.4% (34/36 verdicts; 4 turns, 3 judgings each)" in out, out
     assert "turn 9 r" in out and "(majority) anthropic:claude-test" in out and "kb_grounding=pass(2/3)" in out
     assert "kb_grounding=fail(2/3)" in out  # turn 10
@@ -122,6 +130,13 @@ def test_judge_repeat_stores_the_majority_and_its_agreement(conv, tmp_path, shar
     assert a is not None and a.judgings == 3 and a.agree["kb_grounding"] == 2
     assert [r.rule for r in judgements if r.turn_index == 9 and r.revision in a.revisions] == [None, None, None]
     assert run_agreement(judgements).agree == 34
+    # the report says it: report.html beside the judge, and a CSV column
+    assert main(["--db", str(db), "--data", str(shared_data), "report", RUN, str(tmp_path / "rep")]) == 0
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert "judge agreement" in html and "94.4% (34/36)" in html and "anthropic:claude-test (arena-judge/1)" in html
+    with (tmp_path / "rep" / "run_results.csv").open(newline="") as fh:
+        row = next(csv.DictReader(fh))
+    assert float(row["judge_agreement"]) == pytest.approx(34 / 36) and row["judge_version"] == "arena-judge/1"
 
 
 def test_a_failed_judging_is_no_verdict_and_json_carries_the_figure(conv, tmp_path, shared_data, capsys, monkeypatch):  # noqa: F811
