@@ -4,6 +4,7 @@ protocol: Anthropic (`anthropic`), Google (`google-genai`), a keyless OpenAI-com
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,7 +13,8 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from arena_tui.judge import make_backend
+from arena_tui.cli import main
+from arena_tui.judge import HeuristicJudge, make_backend
 from arena_tui.judge.anthropic_judge import AnthropicJudge
 from arena_tui.judge.backends import JudgeRequest, PermanentError, RetryPolicy
 from arena_tui.judge.choice import AUTO_FALLBACK_WHY, Pick, pick_judge
@@ -32,6 +34,7 @@ from .fakes.google_generate import FakeGemini, schema_problem
 from .fakes.http_base import Fault
 from .fakes.openai_chat import FakeOpenAI
 from .test_judge_backends import FAST, SECRET, attempts_in, closed_port, golden_result
+from .test_judge_worker import RUN, record_run
 
 KEY_ENVS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_PROFILE")
 
@@ -361,3 +364,25 @@ def test_each_keyed_judge_names_its_missing_key(no_keys):
     assert make_backend("anthropic", api_key="k").name == "anthropic:claude-opus-4-5"  # the reference's judge
     assert make_backend("openai", api_key="k").name == "openai:gpt-5.2"
     assert make_backend("google", api_key="k").name == "google:gemini-2.5-pro"
+
+
+# --- `arena-tui judge` with each new judge ------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "google", "local"])
+def test_judge_command_with_each_new_judge(kind, conv, tmp_path, shared_data, capsys, no_keys):
+    db = tmp_path / f"{kind}.db"
+    asyncio.run(record_run(conv, db, HeuristicJudge()))
+    server: Any = {"anthropic": FakeAnthropic, "google": FakeGemini, "local": lambda: FakeOpenAI(keyless=True)}[kind]()
+    server.start()
+    if kind != "local":
+        no_keys.setenv({"anthropic": "ANTHROPIC_API_KEY", "google": "GEMINI_API_KEY"}[kind], SECRET)
+    try:
+        code = main(["--db", str(db), "--data", str(shared_data), "judge", RUN, "--judge", kind,
+                     "--judge-base-url", server.base_url, "--judge-model", "m1"])
+        out = capsys.readouterr().out
+    finally:
+        server.stop()
+    assert code == 0, out
+    assert len(server.requests) == 4 and f"r2 {kind}:m1: kb_grounding=pass" in out  # turns 8-11, one request each
+    assert f"conversation_bench judged by {kind}:m1 (arena-judge/1)" in out and SECRET not in out
