@@ -12,7 +12,6 @@ import os
 from typing import Any
 
 import anthropic
-import httpx2
 from anthropic import AsyncAnthropic
 from anthropic.types import Message
 
@@ -24,14 +23,12 @@ from .backends import (
     JudgeReply,
     JudgeRequest,
     PermanentError,
-    TransientError,
     parse_output,
-    retry_after_seconds,
 )
 from ..store.scrub import endpoint_label
 from .limits import request_timeout
 from .provider_schema import for_anthropic
-from .sdk_errors import cause, parsed, short, status_error
+from .sdk_errors import parsed, sdk_call
 
 DEFAULT_ANTHROPIC_MODEL = DEFAULT_MODELS["anthropic"]
 DEFAULT_MAX_TOKENS = 16000  # a whole run's verdicts fit; under the SDK's non-streaming limit
@@ -77,17 +74,8 @@ class AnthropicJudge(JudgeBackend):
         }  # fmt: skip
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
-        try:
-            raw = await self.client.messages.with_raw_response.create(**self.request_body(request))
-        except anthropic.APITimeoutError as e:
-            raise TransientError(f"APITimeoutError: no reply from {self.endpoint} within {self.timeout_s:g} s") from e
-        except anthropic.APIConnectionError as e:
-            raise TransientError(f"APIConnectionError: cannot reach {self.endpoint}: {cause(e)}") from e
-        except anthropic.APIStatusError as e:
-            text = f"HTTP {e.status_code} from {self.endpoint}: {short(e)}"
-            raise status_error(e.status_code, text, _retry_after(e.response.headers)) from e
-        except httpx2.HTTPError as e:  # e.g. the body broke off while being read
-            raise TransientError(f"{type(e).__name__} reading the reply from {self.endpoint}: {short(e)}") from e
+        raw = await sdk_call(self.client.messages.with_raw_response.create(**self.request_body(request)), anthropic,
+                             self.endpoint, self.timeout_s)
         msg: Message = await parsed(raw, Message, self.endpoint, "a Messages API message")
         try:
             u = msg.usage
@@ -110,13 +98,3 @@ class AnthropicJudge(JudgeBackend):
     async def aclose(self) -> None:
         await self.client.close()
 
-
-def _retry_after(headers: Any) -> float | None:
-    """Anthropic's `retry-after-ms` when given (more precise), else `retry-after`."""
-    ms = headers.get("retry-after-ms")
-    try:
-        if ms is not None:
-            return max(0.0, float(ms) / 1000.0)
-    except ValueError:
-        pass
-    return retry_after_seconds(headers.get("retry-after"))

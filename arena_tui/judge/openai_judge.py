@@ -8,8 +8,6 @@ import hashlib
 import os
 from typing import Any
 
-import httpx
-import httpx2
 import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
@@ -23,13 +21,11 @@ from .backends import (
     JudgeReply,
     JudgeRequest,
     PermanentError,
-    TransientError,
     parse_output,
-    retry_after_seconds,
 )
 from ..store.scrub import endpoint_label
 from .limits import request_timeout
-from .sdk_errors import cause, parsed, short, status_error
+from .sdk_errors import parsed, sdk_call
 
 DEFAULT_OPENAI_MODEL = DEFAULT_MODELS["openai"]
 DEFAULT_LOCAL_MODEL = DEFAULT_MODELS[LOCAL]
@@ -71,25 +67,16 @@ class OpenAIJudge(JudgeBackend):
         return [{"role": role, "content": text} for role, text in parts if text]
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
-        try:
-            raw = await self.client.chat.completions.with_raw_response.create(
-                model=self.model,
-                messages=self.messages(request),
-                response_format={
-                    "type": "json_schema",
-                    "json_schema": {"name": request.schema_name, "strict": True, "schema": request.schema},
-                },
-                **self.options(request),
-            )
-        except openai.APITimeoutError as e:
-            raise TransientError(f"APITimeoutError: no reply from {self.endpoint} within {self.timeout_s:g} s") from e
-        except openai.APIConnectionError as e:
-            raise TransientError(f"APIConnectionError: cannot reach {self.endpoint}: {cause(e)}") from e
-        except openai.APIStatusError as e:
-            text = f"HTTP {e.status_code} from {self.endpoint}: {short(e)}"
-            raise status_error(e.status_code, text, retry_after_seconds(e.response.headers.get("retry-after"))) from e
-        except (httpx.HTTPError, httpx2.HTTPError) as e:  # e.g. the body broke off while being read
-            raise TransientError(f"{type(e).__name__} reading the reply from {self.endpoint}: {short(e)}") from e
+        create = self.client.chat.completions.with_raw_response.create(
+            model=self.model,
+            messages=self.messages(request),
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": request.schema_name, "strict": True, "schema": request.schema},
+            },
+            **self.options(request),
+        )
+        raw = await sdk_call(create, openai, self.endpoint, self.timeout_s)
         resp = await parsed(raw, ChatCompletion, self.endpoint, "a chat completion")
         try:
             usage = TokenUsage()

@@ -5,8 +5,14 @@ The retrying itself is `backends.judge_with_retries`, never here."""
 from __future__ import annotations
 
 import inspect
+from collections.abc import Awaitable
+from types import ModuleType
 from typing import Any
 
+import httpx
+import httpx2
+
+from .backends import retry_after_seconds
 from .errors import InvalidOutput, PermanentError, TransientError
 
 
@@ -46,3 +52,30 @@ async def parsed(raw: Any, expected: type, endpoint: str, what: str) -> Any:
     if "json" not in kind or resp is None:
         raise InvalidOutput(f"judge reply from {endpoint} was not JSON ({kind}, {len(http.content)} bytes)")
     raise InvalidOutput(f"judge reply from {endpoint} is not {what}")
+
+
+def retry_after(headers: Any) -> float | None:
+    """`retry-after-ms` when given (more precise; Anthropic and OpenAI send it), else `Retry-After`."""
+    ms = headers.get("retry-after-ms")
+    try:
+        if ms is not None:
+            return max(0.0, float(ms) / 1000.0)
+    except ValueError:
+        pass
+    return retry_after_seconds(headers.get("retry-after"))
+
+
+async def sdk_call(call: Awaitable[Any], sdk: ModuleType, endpoint: str, timeout_s: float) -> Any:
+    """Await one request of a Stainless-generated client (`openai`, `anthropic`: the same error
+    classes) and raise what a failure means for the retry policy, naming the endpoint only."""
+    try:
+        return await call
+    except sdk.APITimeoutError as e:
+        raise TransientError(f"APITimeoutError: no reply from {endpoint} within {timeout_s:g} s") from e
+    except sdk.APIConnectionError as e:
+        raise TransientError(f"APIConnectionError: cannot reach {endpoint}: {cause(e)}") from e
+    except sdk.APIStatusError as e:
+        text = f"HTTP {e.status_code} from {endpoint}: {short(e)}"
+        raise status_error(e.status_code, text, retry_after(e.response.headers)) from e
+    except (httpx.HTTPError, httpx2.HTTPError) as e:  # e.g. the body broke off while being read
+        raise TransientError(f"{type(e).__name__} reading the reply from {endpoint}: {short(e)}") from e

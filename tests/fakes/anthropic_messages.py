@@ -16,7 +16,7 @@ import hashlib
 import json
 from typing import Any
 
-from .http_base import AnswerFn, Fault, LoopbackServer, Recorded, approx_tokens
+from .http_base import AnswerFn, Fault, JudgeFake, Recorded, approx_tokens
 from .judge_answers import all_pass
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
@@ -43,13 +43,11 @@ def strict_problem(schema: Any, where: str = "input_schema") -> str | None:
     return strict_problem(schema.get("items"), f"{where}.items")
 
 
-class FakeAnthropic(LoopbackServer):
+class FakeAnthropic(JudgeFake):
     def __init__(self, answer: AnswerFn = all_pass, *, min_cache_tokens: int = 1024) -> None:
-        super().__init__()
-        self.answer = answer
+        super().__init__(answer)
         self.min_cache_tokens = min_cache_tokens
-        self.written: set[str] = set()  # hashes of the prefixes in the cache
-        self._n = 0
+        self.written: set[str] = set()  # hashes of the prefixes in the cache (its own rule, not `cache`)
 
     @property
     def base_url(self) -> str:
@@ -131,18 +129,15 @@ class FakeAnthropic(LoopbackServer):
         choice = req.get("tool_choice") or {}
         if choice.get("type") != "tool":
             return self._error(400, "a tool_choice forcing one tool is required by this fake")
-        if fault is not None and fault.answer is None and fault.content is None:
-            if fault.body is not None:
-                return fault.status, {"Content-Type": "application/json", **fault.headers}, fault.body
-            status, headers, body = self._error(fault.status, f"injected {fault.status}")
-            return status, {**headers, **fault.headers}, body
+        if (injected := self.injected(fault)) is not None:
+            return injected
         target = [b["text"] for b in self._blocks(req["messages"][-1]["content"]) if b.get("type") == "text"][-1]
         self._n += 1
         if fault is not None and fault.content is not None:
             block: dict[str, Any] = {"type": "text", "text": fault.content}
             stop = "end_turn"
         else:
-            answer = fault.answer if fault is not None and fault.answer is not None else self.answer(target)
+            answer = self.scripted(target, fault)
             block = {"type": "tool_use", "id": f"toolu_fake{self._n:04d}", "name": choice["name"], "input": answer}
             stop = "tool_use"
         uncached, read, written = self._usage(req)

@@ -17,7 +17,7 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
-from .http_base import AnswerFn, Fault, LoopbackServer, PrefixCache, Recorded, approx_tokens
+from .http_base import AnswerFn, Fault, JudgeFake, Recorded, Reply, approx_tokens
 from .judge_answers import all_pass
 
 _STATUS = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED",
@@ -48,12 +48,9 @@ def schema_problem(schema: Any, where: str = "generation_config.response_schema"
     return schema_problem(schema.get("items"), f"{where}.items")
 
 
-class FakeGemini(LoopbackServer):
+class FakeGemini(JudgeFake):
     def __init__(self, answer: AnswerFn = all_pass) -> None:
-        super().__init__()
-        self.answer = answer
-        self.cache = PrefixCache()
-        self._n = 0
+        super().__init__(answer)
 
     @property
     def base_url(self) -> str:
@@ -74,6 +71,16 @@ class FakeGemini(LoopbackServer):
         if details:
             err["details"] = details
         return status, {"Content-Type": "application/json; charset=UTF-8"}, json.dumps({"error": err}).encode()
+
+    def injected(self, fault: Fault | None) -> Reply | None:
+        """Google says when to retry in the error's details (RetryInfo), not in a header: a fault's
+        `retry-delay` header becomes that."""
+        if fault is None or "retry-delay" not in fault.headers or fault.body is not None:
+            return super().injected(fault)
+        extra = dict(fault.headers)
+        details = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": extra.pop("retry-delay")}]
+        status, headers, body = self._error(fault.status, f"injected {fault.status}", details)
+        return status, {**headers, **extra}, body
 
     def _refusal(self, req: dict[str, Any]) -> str | None:
         contents = req.get("contents")
@@ -107,21 +114,15 @@ class FakeGemini(LoopbackServer):
             return self._error(400, refused)
         if "responseSchema" not in (req.get("generationConfig") or {}):
             return self._error(400, "a responseSchema is required by this fake")
-        if fault is not None and fault.answer is None and fault.content is None:
-            if fault.body is not None:
-                return fault.status, {"Content-Type": "application/json", **fault.headers}, fault.body
-            extra = dict(fault.headers)
-            delay = extra.pop("retry-delay", None)  # Google's way: RetryInfo in the error's details
-            details = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}] if delay else None
-            status, headers, body = self._error(fault.status, f"injected {fault.status}", details)
-            return status, {**headers, **extra}, body
+        if (injected := self.injected(fault)) is not None:
+            return injected
         system = "".join(p.get("text", "") for p in (req.get("systemInstruction") or {}).get("parts") or [])
         texts = [p.get("text", "") for c in req["contents"] for p in c.get("parts") or []]
         target = texts[-1]
         if fault is not None and fault.content is not None:
             text = fault.content
         else:
-            text = json.dumps(fault.answer if fault is not None and fault.answer is not None else self.answer(target))
+            text = json.dumps(self.scripted(target, fault))
         prompt = system + "".join(texts)
         total, cached = approx_tokens(prompt), self.cache.cached_tokens(prompt)
         self._n += 1
