@@ -137,6 +137,14 @@ def test_judge_repeat_stores_the_majority_and_its_agreement(conv, tmp_path, shar
     with (tmp_path / "rep" / "run_results.csv").open(newline="") as fh:
         row = next(csv.DictReader(fh))
     assert float(row["judge_agreement"]) == pytest.approx(34 / 36) and row["judge_version"] == "arena-judge/1"
+    # and an export carries both: the judge's rules version, each majority's agreement
+    assert main(["--db", str(db), "--data", str(shared_data), "export", RUN, str(tmp_path / "exp")]) == 0
+    folder = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    summary = json.loads(next(folder.glob("anthropic*_summary.json")).read_text())
+    assert summary["judge_model"] == "anthropic:claude-test" and summary["judge_version"] == "arena-judge/1"
+    rows = [json.loads(line) for line in next(folder.glob("anthropic*_judged.jsonl")).read_text().splitlines()]
+    assert {r["turn"]: r["arena_tui"]["judgement"]["agreement"]["agree"]["kb_grounding"] for r in rows} == {
+        8: 3, 9: 2, 10: 2, 11: 3}
 
 
 def test_a_failed_judging_is_no_verdict_and_json_carries_the_figure(conv, tmp_path, shared_data, capsys, monkeypatch):  # noqa: F811

@@ -386,3 +386,13 @@ def test_judge_command_with_each_new_judge(kind, conv, tmp_path, shared_data, ca
     assert code == 0, out
     assert len(server.requests) == 4 and f"r2 {kind}:m1: kb_grounding=pass" in out  # turns 8-11, one request each
     assert f"conversation_bench judged by {kind}:m1 (arena-judge/1)" in out and SECRET not in out
+
+
+def test_judge_help_names_every_kind_and_the_repeat(capsys):
+    with pytest.raises(SystemExit):
+        main(["judge", "--help"])
+    out = "".join(capsys.readouterr().out.split())  # argparse wraps lines anywhere, even in model ids
+    assert "{auto,openai,anthropic,google,bedrock,local,heuristic}" in out
+    assert "local=alocalOpenAI-compatibleserver,nokey" in out and "(neverlocal)" in out
+    assert "anthropicclaude-opus-4-5" in out and "openaigpt-5.2" in out
+    assert "--repeatN" in out and "majorityverdict" in out

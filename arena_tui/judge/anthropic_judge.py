@@ -97,4 +97,3 @@ class AnthropicJudge(JudgeBackend):
 
     async def aclose(self) -> None:
         await self.client.close()
-
