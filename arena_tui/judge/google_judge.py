@@ -80,7 +80,8 @@ class GoogleJudge(JudgeBackend):
         try:
             resp = await self.client.aio.models.generate_content(**self.request_args(request))
         except genai_errors.APIError as e:
-            text = f"HTTP {e.code} {e.status or ''} from {self.endpoint}: {(e.message or short(e))[:200]}".replace("  ", " ")
+            status = f" {e.status}" if e.status else ""  # Google's name for it: RESOURCE_EXHAUSTED, …
+            text = f"HTTP {e.code}{status} from {self.endpoint}: {(e.message or short(e))[:200]}"
             raise status_error(int(e.code or 0), text, _retry_after(e)) from e
         except TimeoutError as e:  # the client's own per-request timeout (aiohttp's total)
             raise TransientError(f"TimeoutError: no reply from {self.endpoint} within {self.timeout_s:g} s") from e
