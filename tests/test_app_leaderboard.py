@@ -52,7 +52,7 @@ def order(screen: LeaderboardScreen) -> list[str]:
     return [screen.row_key(r) for r in screen.shown]
 
 
-WIDE = (260, 48)  # every column in view at once
+WIDE = (300, 48)  # every column in view at once
 
 
 async def test_the_leaderboard_shows_the_data_layers_figures(stored) -> None:
@@ -74,6 +74,8 @@ async def test_the_leaderboard_shows_the_data_layers_figures(stored) -> None:
         assert row[head.index("tool p50")] == "2,000 ms\nn=2"
         assert row[head.index("empty")] == "1" and row[head.index("ended")] == "1"
         assert row[head.index("miss/unj")] == "1/2"
+        # which judge made the figures, and how sure it was (no turn judged twice: no figure, never 100 %)
+        assert row[head.index("judge")] == "openai\ngpt-5-mini" and row[head.index("judge agree")] == "–\nnot repeated"
         # a run never judged: its rates are "not judged", never 0 %; its latency still counts
         unjudged = cells(board, "#board", UNJUDGED)
         assert unjudged[0] == "gpt-realtime\n[unjudged]"
@@ -84,6 +86,7 @@ async def test_the_leaderboard_shows_the_data_layers_figures(stored) -> None:
         notes = str(board.query_one("#board-notes", Static).render())
         assert "excluded: r3 (speed 20x), r6 (speed not recorded)" in notes
         assert "skipped r7: still recording" in notes and "labelled rows are not real model scores" in notes
+        assert "judged by heuristic; openai:gpt-5-mini" in notes
         # filter to one benchmark: no pooled row, no other_bench row
         await pilot.press("b")
         assert board.benchmark == "mini_bench"

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import REPO_ROOT
+from .fakes.openai_chat import FakeOpenAI
 from .hf_fake import HubFake, publish_from_shared
 from .py_layouts import original_eval
 from .tmux_session import TMUX, TmuxSession
@@ -76,7 +77,7 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
 class Sandbox:
     """A new user's machine: checkout folder, ../shared/audio-arena (a copy), home, no keys."""
 
-    def __init__(self, root: Path, shared: Path, hub: HubFake) -> None:
+    def __init__(self, root: Path, shared: Path, hub: HubFake, local_llm: str) -> None:
         self.root = root
         self.checkout = root / "arena-tui"
         self.checkout.mkdir()
@@ -103,6 +104,7 @@ class Sandbox:
             "AWS_EC2_METADATA_DISABLED": "true",  # no instance-metadata lookups for credentials
             "AWS_CONFIG_FILE": str(root / "no-aws-config"),
             "AWS_SHARED_CREDENTIALS_FILE": str(root / "no-aws-credentials"),
+            "ARENA_TUI_LOCAL_LLM_URL": local_llm,  # the user's Ollama, as a keyless fake on 127.0.0.1
             "LANG": "C.UTF-8",
             "TERM": "xterm-256color",
         }
@@ -148,9 +150,13 @@ class Sandbox:
 
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory, shared_data: Path):
-    with HubFake() as hub:
-        publish_from_shared(hub, shared_data, "conversation_bench", real_audio=False)
-        yield Sandbox(tmp_path_factory.mktemp("readme"), shared_data, hub)
+    local_llm = FakeOpenAI(keyless=True).start()  # `--judge local`: an OpenAI-compatible server, no key
+    try:
+        with HubFake() as hub:
+            publish_from_shared(hub, shared_data, "conversation_bench", real_audio=False)
+            yield Sandbox(tmp_path_factory.mktemp("readme"), shared_data, hub, local_llm.base_url)
+    finally:
+        local_llm.stop()
 
 
 def needs_key(argv: list[str]) -> tuple[str, ...]:
@@ -166,7 +172,8 @@ def needs_key(argv: list[str]) -> tuple[str, ...]:
 
         runner = get_runner(opt("--model"))
         return () if runner.simulated else tuple(runner.key_env)
-    judge = {"openai": ("OPENAI_API_KEY",), "bedrock": ("AWS",)}
+    judge = {"openai": ("OPENAI_API_KEY",), "anthropic": ("ANTHROPIC_API_KEY",), "google": ("GOOGLE_API_KEY",),
+             "bedrock": ("AWS",)}
     if argv[1] in ("judge", "run", "demo") and opt("--judge") in judge:
         return judge[opt("--judge")]
     if argv[1] == "synthesize" and opt("--backend") == "openai":

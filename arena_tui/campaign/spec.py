@@ -64,7 +64,7 @@ class CampaignSpec:
     models: tuple[str, ...]
     repeats: int = 1
     concurrency: int | None = None  # sessions per worker (None: as many as keep pace at this speed)
-    judge: str = "auto"  # as `arena-tui run --judge`: auto|openai|bedrock|heuristic|none
+    judge: str = "auto"  # as `arena-tui run --judge`: a kind of `spine.judges.KINDS_OR_NONE`
     speed: float = 1.0
     turns: str | None = None  # turn subset, as `--turns`
     fake: bool = False

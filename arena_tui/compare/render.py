@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from html import escape
 
+from .judging import agreement_cell, row_agreement, row_judge, run_judge, stored_agreement
 from .leaderboard import NOT_JUDGED, POOLED, BoardRow, Leaderboard
 from .selection import Selection
 from ..stats import Rate
@@ -33,6 +34,9 @@ DEFINITIONS = [
     "end → STT final transcript → the user turn's end → LLM first token → TTS first audio played; runs at speed 1.",
     "Rows labelled imported come from the reference harness (`arena-tui import`): its judge's verdicts; latencies "
     "derived on import from its conversation.wav by our rules, at speed 1 (its audio plays in real time).",
+    "judge: the judge whose verdicts the figures count (kind:model) and the version of our rules it was asked by. "
+    "judge agreement: of the verdicts of turns judged more than once (`arena-tui judge RUN --repeat N`), the share "
+    "that agree with their turn's majority, which is the verdict that counts; – where no turn was (docs/judging.md).",
     "Rows labelled simulator / protocol fake / heuristic judge come from the local simulator, a protocol fake scripted from "
     "the golden answers, or the offline word-overlap judge: not real model scores.",
     "CSV columns ending _mean/_std are over runs (as the reference); pooled columns are over all turns of a row's "
@@ -79,15 +83,16 @@ STAGES_HEAD = "stages p50 stt/turn/llm/tts"  # a cascade's (`BoardRow.stages_p50
 def _leaderboard_table(board: Leaderboard, rows: list[BoardRow]) -> list[list[str]]:
     dims = board.dimensions
     stages = any(r.stages for r in rows)
-    table = [["model", "runs", "turn pass (all dimensions, ours)", "turn pass (tool ∧ instruction ∧ KB, original eval)",
-              *dims, "v2v p50", "v2v p95", "v2v tool p50", "v2v non-tool p50", "leading silence p50", "overlap",
+    table = [["model", "runs", "judge", "turn pass (all dimensions, ours)",
+              "turn pass (tool ∧ instruction ∧ KB, original eval)", *dims, "judge agreement", "v2v p50", "v2v p95",
+              "v2v tool p50", "v2v non-tool p50", "leading silence p50", "overlap",
               *([STAGES_HEAD] if stages else []), "empty", "ended", "missing/unjudged"]]  # fmt: skip
     for r in sorted(rows, key=lambda r: (-(r.strict.rate or 0), r.model)):
         lat_runs = "" if not r.latency_excluded else f" ({r.latency_runs}/{len(r.runs)} runs)"
         stage_cell = [f"{r.stages_p50()} ms" if r.stages else "–"] if stages else []
         table.append([
-            r.model, str(len(r.runs)), pct(r.strict, r.judged), pct(r.original, r.judged),
-            *(pct(r.dimensions.get(d), r.judged) for d in dims),
+            r.model, str(len(r.runs)), row_judge(r), pct(r.strict, r.judged), pct(r.original, r.judged),
+            *(pct(r.dimensions.get(d), r.judged) for d in dims), agreement_cell(row_agreement(r)),
             ms(r.v2v.p50 if r.v2v else None, r.v2v_p50_ci) + lat_runs,
             ms(r.v2v.p95 if r.v2v else None, r.v2v_p95_ci),
             ms(r.v2v_tool.p50 if r.v2v_tool else None), ms(r.v2v_non_tool.p50 if r.v2v_non_tool else None),
@@ -161,12 +166,12 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
         consistency.table = flips
     out.append(consistency)
     runs = [["model", "benchmark", "run_index", "run", "status", "speed", "turn pass (all dimensions)",
-             "turn pass (tool ∧ instruction ∧ KB)", "judge", "latency"]]  # fmt: skip
+             "turn pass (tool ∧ instruction ∧ KB)", "judge", "judge agreement", "latency"]]  # fmt: skip
     for f in board.runs:
         speed = "?" if f.run.speed is None else f"{f.run.speed:g}x"
         runs.append([f.run.group, f.run.row.benchmark, str(f.run_index), f.run.run_id, f.run.row.status, speed,
-                     pct(f.strict, f.run.judged), pct(f.original, f.run.judged), f.run.judge,
-                     f.run.latency_excluded or "counted"])  # fmt: skip
+                     pct(f.strict, f.run.judged), pct(f.original, f.run.judged), run_judge(f.run),
+                     agreement_cell(stored_agreement(f.run)), f.run.latency_excluded or "counted"])  # fmt: skip
     out.append(Section("Runs", table=runs, items=[f"skipped {k}: {v}" for k, v in sel.skipped.items()]))
     out.append(Section("Definitions", items=list(DEFINITIONS)))
     return out

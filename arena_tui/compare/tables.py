@@ -11,7 +11,10 @@ column keeps the reference's meaning and the difference is written there:
   reported (= our `provider_ttfb_ms_*`). Both rounded to 2 decimals, as the reference.
 - `latency_ms_p95_ci_*`: its bootstrap (2000 resamples) seeded with the run's `run_index`, as it.
 - `judge_name` is the reference's judge name (`claude`, `openai`; an imported run's own); our
-  judge (`openai:gpt-5-mini`, `heuristic`, `reference:<model>`) is `judge`.
+  judge (`openai:gpt-5-mini`, `heuristic`, `reference:<model>`) is `judge`; `judge_version` is an
+  imported run's, else the version of our rules (`arena-judge/2`).
+- `judge_agreement`: the share of repeated judgings' verdicts that agree with the majority
+  (`arena_tui.judge.agreement`), empty for a run no turn of which was judged more than once.
 - Rates are over our fixed denominators (`arena_tui.compare.leaderboard`), which the reference
   also has for `tool_use_correct`, `ambiguity_handling` and `state_tracking`; a `turn_taking` that
   was never scored is 0 of 0 here (the reference counts every turn as passing it).
@@ -27,6 +30,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .judging import row_agreement, stored_agreement
 from .leaderboard import STAGES, BoardRow, Leaderboard, RunFigures
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe, mean_std, wilson
 from ..timing import speed_note
@@ -90,7 +94,7 @@ _LATENCY_OURS = [
     "stage_turns", *(n for k in STAGES for n in _dist_names(f"stage_{k}_ms", _STAGE_STATS)),
 ]  # fmt: skip
 OURS_RUN_RESULTS = [
-    "judge", "model_alias", "provider", "status", "started_at", "speed", "latency_note", "simulator", "fake",
+    "judge", "judge_agreement", "model_alias", "provider", "status", "started_at", "speed", "latency_note", "simulator", "fake",
     "heuristic_judge", "imported", "labels", "latency_source", "turns_recorded", "missing_turns",
     "latency_excluded", *_rate_names(STRICT), *_rate_names(ORIGINAL), *_LATENCY_OURS,
 ]  # fmt: skip
@@ -104,7 +108,7 @@ _NOT_AVERAGED = {
 }  # fmt: skip
 OURS_AVERAGED = [c for c in RUN_RESULTS if c not in _NOT_AVERAGED and c not in REFERENCE_AVERAGED]
 OURS_MODEL_SUMMARY = [
-    "benchmark_name", "runs", "labels", "turns", "latency_runs", "latency_excluded",
+    "benchmark_name", "runs", "labels", "turns", "latency_runs", "latency_excluded", "judge_agreement_pooled",
     *_rate_names(STRICT), *_rate_names(ORIGINAL), *(n for m in METRICS for n in _rate_names(f"{m}_pooled")),
     *_LATENCY_OURS,
     "empty_response_total", "model_ended_session_total", "missing_turns_total", "unjudged_turns_total",
@@ -173,9 +177,11 @@ def _run_latency(f: RunFigures) -> dict[str, Any]:
 
 def _judge_columns(f: RunFigures) -> dict[str, Any]:
     """judge_name / judge_model / judge_version / judged_at as the reference's summary has them: an
-    imported run's own (its config's `imported.judges`), else our judge's kind and model."""
+    imported run's own (its config's `imported.judges`), else our judge's kind, model and the
+    version of our rules it was asked by."""
     run = f.run
     judges = sorted({st.shown.judge for st in run.standing.values()})
+    ours = {st.shown.judge: st.shown.judge_version for st in run.standing.values() if st.shown.judge_version}
     imported = run.row.config.get("imported")
     known = imported.get("judges", {}) if isinstance(imported, dict) else {}
     names, models, versions, times = [], [], [], []
@@ -184,7 +190,7 @@ def _judge_columns(f: RunFigures) -> dict[str, Any]:
         kind, _, model = judge.partition(":")
         names.append(mine.get("judge_name") or kind)
         models.append(mine.get("judge_model") or model or kind)
-        versions.append(mine.get("judge_version") or "")
+        versions.append(mine.get("judge_version") or ours.get(judge) or "")
         times.append(mine.get("judged_at") or "")
 
     def joined(values: list[str]) -> str | None:
@@ -249,6 +255,7 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
         # ours from here
         row.update({
             "judge": run.judge,
+            "judge_agreement": stored_agreement(run).rate,
             "model_alias": run.row.model,
             "provider": run.row.provider,
             "status": run.row.status,
@@ -281,6 +288,7 @@ def _row_figures(row: BoardRow) -> dict[str, Any]:
         "turns": row.strict.n,
         "latency_runs": row.latency_runs,
         "latency_excluded": "; ".join(f"{k}: {v}" for k, v in row.latency_excluded.items()),
+        "judge_agreement_pooled": row_agreement(row).rate,
         **_rate_cols(STRICT, row.strict),
         **_rate_cols(ORIGINAL, row.original),
         **{k: v for m in METRICS for k, v in _rate_cols(f"{m}_pooled", row.dimensions.get(m)).items()},

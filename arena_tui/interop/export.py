@@ -140,6 +140,9 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
             "model_name": run.model,
             "judge_name": prefix,
             "judge_model": judge,
+            # the version of our rules the judge was asked by, as the reference names its prompt's
+            **({"judge_version": v} if (v := ", ".join(sorted({j.judge_version for j in now.values()
+                                                                if j.judge_version}))) else {}),
             "heuristic": heuristic,
             "turns_scored": len(judged),
             "judged_at": iso(datetime.now(UTC)),

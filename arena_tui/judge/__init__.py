@@ -1,7 +1,8 @@
 """The judge: per-turn streaming rubric scores (phase 1) and rules enforced in code (phase 2).
 
 Entry points: `JudgeWorker` (bus subscriber for live runs), `rejudge_turn` (the TUI's `r`
-key and `arena-tui judge`), `make_backend` (openai | bedrock | heuristic), `summarize`.
+key and `arena-tui judge`), `make_backend` (the kinds of `arena_tui.spine.judges`: openai, anthropic,
+google, bedrock, local, heuristic), `summarize`; `agreement` (`judge RUN --repeat N`).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from botocore.config import Config
 from botocore.parsers import ResponseParserError
 
 from arena_tui.spine.events import TokenUsage
+from arena_tui.spine.judges import DEFAULT_MODELS
 from .backends import (
     InvalidOutput,
     JudgeBackend,
@@ -29,7 +30,7 @@ from .backends import (
 from ..store.scrub import endpoint_label
 from .limits import request_timeout
 
-DEFAULT_BEDROCK_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+DEFAULT_BEDROCK_MODEL = DEFAULT_MODELS["bedrock"]
 _TRANSIENT_CODES = {
     "ThrottlingException",
     "ServiceUnavailableException",
@@ -54,14 +55,24 @@ class BedrockJudge(JudgeBackend):
         self.name = f"bedrock:{model}"
         self.max_tokens = max_tokens
         self.timeout_s = timeout_s if timeout_s is not None else request_timeout()
-        # total_max_attempts=1: backends.judge_with_retries is the single retry policy.
-        config = Config(read_timeout=self.timeout_s, connect_timeout=min(10.0, self.timeout_s), retries={"total_max_attempts": 1, "mode": "standard"})
-        region = region or os.environ.get("AWS_REGION")  # boto3 itself reads only AWS_DEFAULT_REGION
-        try:
-            self.client = boto3.client("bedrock-runtime", region_name=region, endpoint_url=endpoint_url, config=config)
-        except bex.NoRegionError as e:
-            raise PermanentError("no AWS region configured (set AWS_REGION or --judge-region)") from e
+        self._where = {"region_name": region or os.environ.get("AWS_REGION"),  # boto3 itself reads only AWS_DEFAULT_REGION
+                       "endpoint_url": endpoint_url}
+        self._clients: dict[float, Any] = {}
+        self.client = self._client(self.timeout_s)
         self.endpoint = endpoint_label(self.client.meta.endpoint_url)
+
+    def _client(self, timeout_s: float) -> Any:
+        """A client whose read timeout is `timeout_s`: boto3 fixes it per client, and a whole run's
+        reply takes minutes where a turn's takes seconds (one client per timeout asked for)."""
+        if timeout_s not in self._clients:
+            # total_max_attempts=1: backends.judge_with_retries is the single retry policy.
+            config = Config(read_timeout=timeout_s, connect_timeout=min(10.0, timeout_s),
+                            retries={"total_max_attempts": 1, "mode": "standard"})
+            try:
+                self._clients[timeout_s] = boto3.client("bedrock-runtime", config=config, **self._where)
+            except bex.NoRegionError as e:
+                raise PermanentError("no AWS region configured (set AWS_REGION or --judge-region)") from e
+        return self._clients[timeout_s]
 
     def request_body(self, request: JudgeRequest) -> dict[str, Any]:
         return {
@@ -70,9 +81,9 @@ class BedrockJudge(JudgeBackend):
             "messages": [
                 {
                     "role": "user",
+                    # an empty history (a whole-run request) is no block: Converse refuses blank text
                     "content": [
-                        {"text": request.history},
-                        {"cachePoint": {"type": "default"}},
+                        *([{"text": request.history}, {"cachePoint": {"type": "default"}}] if request.history else []),
                         {"text": request.target},
                     ],
                 }
@@ -82,7 +93,7 @@ class BedrockJudge(JudgeBackend):
                     {
                         "toolSpec": {
                             "name": request.schema_name,
-                            "description": "Record the scores of the target turn.",
+                            "description": "Record the judgement asked for, in exactly this structure.",
                             "inputSchema": {"json": request.schema},
                         }
                     }
@@ -95,7 +106,7 @@ class BedrockJudge(JudgeBackend):
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         body = self.request_body(request)
         try:
-            resp = await asyncio.to_thread(self.client.converse, **body)
+            resp = await asyncio.to_thread(self._client(request.timeout_s or self.timeout_s).converse, **body)
         except bex.ClientError as e:
             err = e.response.get("Error", {})
             code = err.get("Code", "")
@@ -107,7 +118,7 @@ class BedrockJudge(JudgeBackend):
                 raise TransientError(text, hint) from e
             raise PermanentError(text) from e
         except (bex.ReadTimeoutError, bex.ConnectTimeoutError) as e:
-            raise TransientError(f"{type(e).__name__}: no reply from {self.endpoint} within {self.timeout_s:g} s") from e
+            raise TransientError(f"{type(e).__name__}: no reply from {self.endpoint} within {request.timeout_s or self.timeout_s:g} s") from e
         except (bex.EndpointConnectionError, bex.ConnectionClosedError) as e:
             # their own text quotes the full request URL; name the endpoint instead
             raise TransientError(f"{type(e).__name__}: cannot reach {self.endpoint}") from e

@@ -11,16 +11,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from arena_tui.spine.judges import AUTO_ORDER
 from .factory import resolve_kind
 
 #: how `auto` decided, by the kind it resolved to
-AUTO_WHY = {"openai": "auto: OPENAI_API_KEY is set", "bedrock": "auto: AWS credentials are set"}
-AUTO_FALLBACK_WHY = "auto: no OPENAI_API_KEY or AWS credentials"
+AUTO_WHY = {k: f"auto: {'AWS credentials are' if k == 'bedrock' else ' or '.join(envs) + ' is'} set" for k, envs in AUTO_ORDER}
+_NAMES = ["AWS credentials" if k == "bedrock" else "/".join(envs) for k, envs in AUTO_ORDER]
+AUTO_FALLBACK_WHY = f"auto: no {', '.join(_NAMES[:-1])} or {_NAMES[-1]}"
 
 
 @dataclass(frozen=True)
 class Pick:
-    kind: str  # openai | bedrock | heuristic | none, or a recorded judge's kind (`reference` of an import)
+    kind: str  # a kind of `spine.judges` (openai, anthropic, …, heuristic) | none, or a recorded judge's kind (`reference` of an import)
     model: str | None = None  # a recorded judge's model
     why: str = ""  # how auto decided
 

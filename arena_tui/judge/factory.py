@@ -1,42 +1,51 @@
-"""Which judge backend to build: `--judge openai|bedrock|heuristic|auto` (+ `--judge-model`)."""
+"""Which judge backend to build: `--judge` (the kinds of `arena_tui.spine.judges`) + `--judge-model`."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
-from arena_tui.spine.judges import AUTO, BACKENDS, HEURISTIC
+from arena_tui.spine.judges import AUTO, AUTO_ORDER, BACKENDS, HEURISTIC
 from .backends import JudgeBackend, PermanentError
 from .heuristic import HeuristicJudge
 
 
 def resolve_kind(kind: str) -> str:
-    """auto = openai if OPENAI_API_KEY is set, bedrock if AWS credentials are in the environment,
-    else the offline heuristic."""
+    """auto = the first kind of `spine.judges.AUTO_ORDER` whose credentials are in the environment
+    (openai, bedrock, anthropic, google), else the offline heuristic; never the keyless local judge."""
     if kind != AUTO:
         return kind
-    if os.environ.get("OPENAI_API_KEY"):
-        return "openai"
-    if os.environ.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_PROFILE"):
-        return "bedrock"
-    return HEURISTIC
+    return next((k for k, envs in AUTO_ORDER if any(os.environ.get(e) for e in envs)), HEURISTIC)
+
+
+def _pick(options: dict[str, Any], *names: str) -> dict[str, Any]:
+    return {k: v for k, v in options.items() if k in names and v is not None}
 
 
 def make_backend(kind: str, model: str | None = None, **options: Any) -> JudgeBackend:
-    """Raises PermanentError on bad setup (unknown judge, missing key)."""
+    """Raises PermanentError on bad setup (unknown judge, missing key). Each client library is
+    imported only when its judge is chosen."""
     kind = resolve_kind(kind)
     if kind == HEURISTIC:
         return HeuristicJudge()
     if kind == "openai":
-        # in-function: the openai client is imported only when that judge is chosen
         from .openai_judge import DEFAULT_OPENAI_MODEL, OpenAIJudge  # deferred: the OpenAI client loads only for this judge
 
-        opts = {k: v for k, v in options.items() if k in ("base_url", "api_key", "timeout_s") and v is not None}
-        return OpenAIJudge(model or DEFAULT_OPENAI_MODEL, **opts)
+        return OpenAIJudge(model or DEFAULT_OPENAI_MODEL, **_pick(options, "base_url", "api_key", "timeout_s"))
+    if kind == "local":
+        from .openai_judge import DEFAULT_LOCAL_MODEL, LocalJudge  # deferred: the OpenAI client loads only for this judge
+
+        return LocalJudge(model or DEFAULT_LOCAL_MODEL, **_pick(options, "base_url", "timeout_s"))
+    if kind == "anthropic":
+        from .anthropic_judge import DEFAULT_ANTHROPIC_MODEL, AnthropicJudge  # deferred: the anthropic client loads only for this judge
+
+        return AnthropicJudge(model or DEFAULT_ANTHROPIC_MODEL, **_pick(options, "base_url", "api_key", "timeout_s"))
+    if kind == "google":
+        from .google_judge import DEFAULT_GOOGLE_MODEL, GoogleJudge  # deferred: google-genai loads only for this judge
+
+        return GoogleJudge(model or DEFAULT_GOOGLE_MODEL, **_pick(options, "base_url", "api_key", "timeout_s"))
     if kind == "bedrock":
-        # in-function: boto3 is imported only when that judge is chosen
         from .bedrock_judge import DEFAULT_BEDROCK_MODEL, BedrockJudge  # deferred: boto3 loads only for this judge
 
-        opts = {k: v for k, v in options.items() if k in ("region", "endpoint_url", "timeout_s") and v is not None}
-        return BedrockJudge(model or DEFAULT_BEDROCK_MODEL, **opts)
+        return BedrockJudge(model or DEFAULT_BEDROCK_MODEL, **_pick(options, "region", "endpoint_url", "timeout_s"))
     raise PermanentError(f"unknown judge {kind!r} (choose {', '.join(BACKENDS)})")

@@ -1,4 +1,6 @@
-"""Judge through the real `openai` client (Chat Completions with a strict json_schema)."""
+"""Judge through the real `openai` client (Chat Completions with a strict json_schema): OpenAI
+itself, or any OpenAI-compatible server that needs no key (`LocalJudge`: Ollama, vLLM, llama.cpp,
+the way Pipecat's own evals judge offline)."""
 
 from __future__ import annotations
 
@@ -6,29 +8,32 @@ import hashlib
 import os
 from typing import Any
 
-import httpx
 import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
 from arena_tui.spine.events import TokenUsage
+from arena_tui.spine.judges import DEFAULT_MODELS, LOCAL
+from arena_tui.spine.local_llm import LOCAL_KEY, local_llm_url
 from .backends import (
     InvalidOutput,
     JudgeBackend,
     JudgeReply,
     JudgeRequest,
     PermanentError,
-    TransientError,
     parse_output,
-    retry_after_seconds,
 )
 from ..store.scrub import endpoint_label
 from .limits import request_timeout
+from .sdk_errors import parsed, sdk_call
 
-DEFAULT_OPENAI_MODEL = "gpt-5-mini"
+DEFAULT_OPENAI_MODEL = DEFAULT_MODELS["openai"]
+DEFAULT_LOCAL_MODEL = DEFAULT_MODELS[LOCAL]
 
 
 class OpenAIJudge(JudgeBackend):
+    kind = "openai"
+
     def __init__(
         self,
         model: str = DEFAULT_OPENAI_MODEL,
@@ -40,46 +45,40 @@ class OpenAIJudge(JudgeBackend):
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             raise PermanentError("OPENAI_API_KEY is not set (needed for --judge openai)")
+        self._connect(model, base_url, key, timeout_s)
+
+    def _connect(self, model: str, base_url: str | None, key: str, timeout_s: float | None) -> None:
         self.model = model
-        self.name = f"openai:{model}"
+        self.name = f"{self.kind}:{model}"
         self.timeout_s = timeout_s if timeout_s is not None else request_timeout()
         # max_retries=0: backends.judge_with_retries is the single retry policy.
         self.client = AsyncOpenAI(api_key=key, base_url=base_url, timeout=self.timeout_s, max_retries=0)
         self.endpoint = endpoint_label(self.client.base_url)
 
+    def options(self, request: JudgeRequest) -> dict[str, Any]:
+        """What this server is sent beyond the messages and the schema."""
+        # same key for every turn of a benchmark: routes requests to the cache holding the prefix
+        return {"prompt_cache_key": cache_key(request.prefix)}
+
     def messages(self, request: JudgeRequest) -> list[dict[str, str]]:
-        return [
-            {"role": "system", "content": request.prefix},
-            {"role": "user", "content": request.history},
-            {"role": "user", "content": request.target},
-        ]
+        """The prefix as the system message, the history and the target as user messages (an
+        empty part, e.g. a whole-run request's history, is left out)."""
+        parts = [("system", request.prefix), ("user", request.history), ("user", request.target)]
+        return [{"role": role, "content": text} for role, text in parts if text]
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
-        try:
-            raw = await self.client.chat.completions.with_raw_response.create(
-                model=self.model,
-                messages=self.messages(request),
-                # same key for every turn of a benchmark: routes requests to the cache holding the prefix
-                prompt_cache_key=cache_key(request.prefix),
-                response_format={
-                    "type": "json_schema",
-                    "json_schema": {"name": request.schema_name, "strict": True, "schema": request.schema},
-                },
-                timeout=request.timeout_s or self.timeout_s,  # a whole run's reply takes minutes
-            )
-        except openai.APITimeoutError as e:
-            took = request.timeout_s or self.timeout_s
-            raise TransientError(f"APITimeoutError: no reply from {self.endpoint} within {took:g} s") from e
-        except openai.APIConnectionError as e:
-            raise TransientError(f"APIConnectionError: cannot reach {self.endpoint}: {_cause(e)}") from e
-        except openai.APIStatusError as e:
-            text = f"HTTP {e.status_code} from {self.endpoint}: {_short(e)}"
-            if e.status_code in (408, 409, 429) or e.status_code >= 500:
-                raise TransientError(text, retry_after_seconds(e.response.headers.get("retry-after"))) from e
-            raise PermanentError(text) from e
-        except httpx.HTTPError as e:  # e.g. the body broke off while being read
-            raise TransientError(f"{type(e).__name__} reading the reply from {self.endpoint}: {_short(e)}") from e
-        resp = self._parse(raw)
+        create = self.client.chat.completions.with_raw_response.create(
+            model=self.model,
+            messages=self.messages(request),
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": request.schema_name, "strict": True, "schema": request.schema},
+            },
+            timeout=request.timeout_s or self.timeout_s,  # a whole run's reply takes minutes
+            **self.options(request),
+        )
+        raw = await sdk_call(create, openai, self.endpoint, request.timeout_s or self.timeout_s)
+        resp = await parsed(raw, ChatCompletion, self.endpoint, "a chat completion")
         try:
             usage = TokenUsage()
             if resp.usage is not None:
@@ -99,18 +98,6 @@ class OpenAIJudge(JudgeBackend):
             raise InvalidOutput(f"judge refused: {refusal}")
         return JudgeReply(parse_output(content, request.output), usage)
 
-    def _parse(self, raw: Any) -> ChatCompletion:
-        """The completion, or InvalidOutput (retried) naming what came back instead: an HTML page, garbage."""
-        http = raw.http_response
-        kind = http.headers.get("content-type", "").split(";")[0].strip() or "no content type"
-        try:
-            resp = raw.parse()
-        except ValueError:  # a body that does not decode as JSON
-            resp = None
-        if not isinstance(resp, ChatCompletion):
-            raise InvalidOutput(f"judge reply from {self.endpoint} was not JSON ({kind}, {len(http.content)} bytes)")
-        return resp
-
     async def aclose(self) -> None:
         await self.client.close()
 
@@ -119,11 +106,16 @@ def cache_key(prefix: str) -> str:
     return "arena-judge-" + hashlib.sha256(prefix.encode()).hexdigest()[:16]
 
 
-def _short(e: Exception) -> str:
-    return str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+class LocalJudge(OpenAIJudge):
+    """An OpenAI-compatible server that needs no key: `--judge-base-url`, else
+    ARENA_TUI_LOCAL_LLM_URL, else Ollama's on this machine (`spine.local_llm`, as `local:` models).
+    It is sent a placeholder key, never OPENAI_API_KEY, and no OpenAI-only options."""
 
+    kind = LOCAL
 
-def _cause(e: Exception) -> str:
-    """What the transport said (e.g. `ConnectError: [Errno 111] Connection refused`); no URL in it."""
-    cause = e.__cause__ or e
-    return f"{type(cause).__name__}: {_short(cause)}"
+    def __init__(self, model: str = DEFAULT_LOCAL_MODEL, *, base_url: str | None = None,
+                 timeout_s: float | None = None) -> None:
+        self._connect(model, local_llm_url(base_url), LOCAL_KEY, timeout_s)
+
+    def options(self, request: JudgeRequest) -> dict[str, Any]:
+        return {}

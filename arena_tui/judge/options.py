@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from arena_tui.spine.judges import KINDS, KINDS_OR_NONE
+from arena_tui.spine.judges import AUTO_ORDER, DEFAULT_MODELS, DESCRIPTIONS, KINDS, KINDS_OR_NONE
+from arena_tui.spine.local_llm import LOCAL_LLM_URL, LOCAL_LLM_URL_ENV
 from . import limits
 from .backends import JudgeBackend, PermanentError
 from .factory import make_backend, resolve_kind
@@ -15,11 +16,13 @@ def add_judge_arguments(parser: argparse.ArgumentParser, *, default: str = "auto
     g = parser.add_argument_group("judge")
     g.add_argument("--judge", default=default,
                    choices=list(KINDS_OR_NONE if allow_none else KINDS),
-                   help="judge backend; auto = openai if OPENAI_API_KEY is set, bedrock if AWS credentials "
-                        "are in the environment, else the offline heuristic"
+                   help="judge backend: " + "; ".join(f"{k} = {d}" for k, d in DESCRIPTIONS.items())
+                        + "; auto = the first of " + ", ".join(k for k, _ in AUTO_ORDER)
+                        + " whose key is set, else heuristic (never local)"
                         + ("; none = do not judge" if allow_none else "") + " (default: %(default)s)")
-    g.add_argument("--judge-model", help="model id (openai default gpt-5-mini; bedrock default Claude Sonnet 4.5)")
-    g.add_argument("--judge-base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL also works)")
+    g.add_argument("--judge-model", help="model id; defaults: " + ", ".join(f"{k} {m}" for k, m in DEFAULT_MODELS.items()))
+    g.add_argument("--judge-base-url", help="the judge API's base URL (openai, anthropic, google, local; OPENAI_BASE_URL "
+                                            f"also works for openai; local: else {LOCAL_LLM_URL_ENV}, else {LOCAL_LLM_URL})")
     g.add_argument("--judge-endpoint-url", help="Bedrock runtime endpoint URL")
     g.add_argument("--judge-region", help="AWS region for Bedrock (else the usual AWS chain)")
     g.add_argument("--judge-concurrency", type=int, default=2, help="turns judged at once (default: %(default)s)")

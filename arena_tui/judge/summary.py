@@ -17,6 +17,7 @@ from arena_tui.spine.benchmark import Benchmark
 from ..stats import wilson
 from arena_tui.spine.events import Judgement, TurnResult
 from ..verdicts import counts, due_turns, ordered, standing, tally
+from .label import judge_label
 from .phase2 import align
 
 
@@ -71,7 +72,7 @@ def summarize(benchmark: Benchmark, results: Iterable[TurnResult], judgements: I
     shown = [st.shown for st in now.values()]
     summary = RunSummary(
         benchmark=benchmark.name,
-        judge=", ".join(sorted({j.judge for j in shown})) or "none",
+        judge=judge_label(shown),  # kind:model (rules version)
         heuristic=any(j.heuristic for j in shown),
         tracking=[TrackingRow(**lk.model_dump(exclude={"via"})) for lk in al.links],
     )

@@ -68,9 +68,10 @@ def headline(benchmark: str, model: str, *, turns: int, source: str | None, judg
 
 
 def verdict_line(j: Any, *, heuristic: bool = False) -> str:
-    """One judgement as a line: `turn 3 r1 openai:gpt-5-mini: kb_grounding=pass …` (or its error),
-    `· provisional` after a live score the whole-run judgement will replace; the run's own
-    judgement (no turn) as `whole run r1 …: judged in one request (N input tokens)`.
+    """One judgement as a line: `turn 3 r1 openai:gpt-5-mini: kb_grounding=pass …` (or its error;
+    a majority of repeated judgings: `kb_grounding=pass(2/3)`), `· provisional` after a live score
+    the whole-run judgement will replace; the run's own judgement (no turn) as
+    `whole run r1 …: judged in one request (N input tokens)`.
     heuristic=True tags it `[heuristic]` where the judge's name may not say so."""
     label = " [heuristic]" if heuristic else ""
     if j.turn_index is None:
@@ -79,7 +80,12 @@ def verdict_line(j: Any, *, heuristic: bool = False) -> str:
         return f"whole run r{j.revision} {j.judge}{label}: {done}"
     if j.error:
         return f"turn {j.turn_index}: judge error: {j.error}"
-    verdicts = " ".join(f"{d}={s.verdict}" for d, s in j.scores.items())
+    a = getattr(j, "agreement", None)  # a majority of repeated judgings: how many gave each verdict
+
+    def agree(d: str) -> str:
+        return f"({a.agree[d]}/{a.judgings})" if a is not None and d in a.agree else ""
+
+    verdicts = " ".join(f"{d}={s.verdict}{agree(d)}" for d, s in j.scores.items())
     rule = f" ({j.rule})" if j.rule else ""
     provisional = " · provisional" if getattr(j, "provisional", False) else ""
     return f"turn {j.turn_index} r{j.revision}{rule} {j.judge}{label}: {verdicts}{provisional}"

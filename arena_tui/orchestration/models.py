@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from arena_tui.spine.local_llm import LOCAL_LLM_URL, LOCAL_LLM_URL_ENV
+
 
 @dataclass(frozen=True)
 class Model:
@@ -71,4 +73,4 @@ def cascades() -> Cascades:
                     catalog.CASCADE_EXAMPLES, {name: c.key_env for name, c in parts.items() if c.key_env},
                     tuple(name for name, c in parts.items() if c.local), catalog.LOCAL_HINT,
                     " ".join(f"{p.alias_family}<model>" for p in catalog.FAMILIES),
-                    f"{catalog.LOCAL_LLM_URL_ENV} (default {catalog.LOCAL_LLM_URL})", catalog.LOCAL_EXAMPLE)
+                    f"{LOCAL_LLM_URL_ENV} (default {LOCAL_LLM_URL})", catalog.LOCAL_EXAMPLE)

@@ -18,6 +18,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
+from ..compare.judging import row_judge
 from ..compare.leaderboard import POOLED, BoardRow
 from ..compare.load import Loaded, load_board
 from ..compare.selection import ALL
@@ -228,6 +229,9 @@ class LeaderboardScreen(ArenaScreen):
     def _notes(self) -> None:
         assert self.loaded is not None
         lines: list[Text] = []
+        judges = sorted({row_judge(r) for r in self.rows if r.judged})
+        if judges:  # every figure says which judge made it (each row's is its `judge` column)
+            lines.append(Text("judged by " + "; ".join(judges), "grey62"))
         labelled = sorted({r.model for r in self.rows if r.labels})
         if labelled:
             lines.append(Text("labelled rows are not real model scores (simulator / protocol fake / heuristic judge "

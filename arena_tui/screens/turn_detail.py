@@ -172,9 +172,17 @@ def judgement_renderable(row: TurnRow) -> Group:
     if latest is None:
         return Group(Text("judgement  ", "bold underline") + Text("not judged yet", "grey50"))
     head = Text("judgement  ", "bold underline")
-    head.append(f"{latest.judge} rev {latest.revision} phase {latest.phase}")
+    head.append(latest.judge)
+    if latest.judge_version:
+        head.append(f" ({latest.judge_version})", "grey62")
+    head.append(f" rev {latest.revision} phase {latest.phase}{', ' + latest.rule if latest.rule else ''}")
     if latest.scope:
         head.append(f" ({SCOPE_TEXT[latest.scope]})")
+    agreed = latest.agreement
+    if agreed is not None:
+        asked = f" of {agreed.asked} asked" if agreed.asked != agreed.judgings else ""
+        head.append(f"\nthe majority of {agreed.judgings} judgings{asked} (revisions "
+                    f"{', '.join(map(str, agreed.revisions))}): agree = judgings that gave this verdict", "cyan")
     if latest.heuristic:
         head.append("  HEURISTIC (offline rules, not an LLM)", "bold yellow")
     if row.provisional:
@@ -186,9 +194,17 @@ def judgement_renderable(row: TurnRow) -> Group:
     t = Table(expand=True, show_header=True)
     t.add_column("dimension")
     t.add_column("", width=2)
+    if agreed is not None:
+        t.add_column("agree", width=5)
     t.add_column("reasoning", ratio=3)
     for dim, s in latest.scores.items():
-        t.add_row(dim, VERDICT_CELL[s.verdict], s.reasoning)
+        if agreed is None:
+            t.add_row(dim, VERDICT_CELL[s.verdict], s.reasoning)
+            continue
+        n = agreed.agree.get(dim)
+        share = Text("–" if n is None else f"{n}/{agreed.judgings}",
+                     "grey62" if n is None else "green" if n == agreed.judgings else "yellow")
+        t.add_row(dim, VERDICT_CELL[s.verdict], share, s.reasoning)
     parts: list[Any] = [head, t]
     if latest.root_cause:
         parts.append(Text(f"root cause: {latest.root_cause}", "italic"))

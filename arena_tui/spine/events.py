@@ -347,6 +347,22 @@ JudgeScope = Literal["live", "turn", "run", "isolated"]
 #: how a scope reads on screen
 SCOPE_TEXT = {"live": "live, provisional", "turn": "one turn", "run": "whole run", "isolated": "turn in isolation"}
 PROVISIONAL_NOTE = "provisional: scored live, turn by turn; the whole-run judgement replaces it when the run completes"
+class Agreement(Model):
+    """How a turn's repeated judgings agreed (`arena-tui judge RUN --repeat N`): the revision that
+    carries it holds the majority verdict of each dimension (`arena_tui.judge.agreement`)."""
+
+    asked: int  # N: the judgings asked for
+    revisions: list[int]  # the verdict of each judging that gave one (its standing revision): n of them
+    agree: dict[str, int] = Field(default_factory=dict)  # dimension -> judgings whose verdict is the majority's
+
+    @property
+    def judgings(self) -> int:
+        return len(self.revisions)
+
+    def share(self, dimension: str) -> float | None:
+        """The share of the judgings that gave the majority verdict (None: not judged on it)."""
+        n = self.agree.get(dimension)
+        return n / self.judgings if n is not None and self.judgings else None
 
 
 class Judgement(Event):
@@ -378,6 +394,7 @@ class Judgement(Event):
     def provisional(self) -> bool:
         """Scored live, turn by turn: the whole-run judgement that follows a completed run replaces it."""
         return self.scope == "live"
+    agreement: Agreement | None = None  # a majority of repeated judgings (`rule="majority"`), how they agreed
 
 
 class RunResumed(Event):

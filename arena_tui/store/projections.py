@@ -55,9 +55,9 @@ SQL_TURN = """INSERT INTO turns(run_id, turn_index, attempt, seq, status, sessio
     provider_ttfb_ms, leading_silence_ms, overlap_ms, interrupted, retries, reconnects, sentinel, error)
     VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"""
 SQL_JUDGEMENT = """INSERT INTO judgements(run_id, seq, turn_index, judge, revision, phase, rule,
-    root_cause, fabricated_action, error, heuristic, input_tokens, cached_tokens, output_tokens)
-    VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"""
-SQL_SCORE = "INSERT INTO judgement_scores(run_id, seq, dimension, verdict) VALUES (?,?,?,?)"
+    root_cause, fabricated_action, error, heuristic, input_tokens, cached_tokens, output_tokens,
+    judge_version, judgings) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"""
+SQL_SCORE = "INSERT INTO judgement_scores(run_id, seq, dimension, verdict, agree) VALUES (?,?,?,?,?)"
 SQL_AUDIO = """INSERT INTO audio(run_id, seq, turn_index, take, track, start_ms, sample_rate,
     channels, codec, data, pcm_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?)"""
 
@@ -228,16 +228,19 @@ class Projector:
         elif isinstance(ev, Judgement):
             u = ev.usage
             fab = None if ev.fabricated_action is None else int(ev.fabricated_action)
+            agreed = ev.agreement
             batch.add(
                 SQL_JUDGEMENT,
                 (
                     ev.run_id, seq, ev.turn_index, ev.judge, ev.revision, ev.phase, ev.rule,
                     ev.root_cause, fab, ev.error, int(ev.heuristic), u.input_tokens,
-                    u.cached_input_tokens, u.output_tokens,
+                    u.cached_input_tokens, u.output_tokens, ev.judge_version,
+                    agreed.judgings if agreed is not None else None,
                 ),
             )  # fmt: skip
             for dim, score in ev.scores.items():
-                batch.add(SQL_SCORE, (ev.run_id, seq, dim, score.verdict))
+                agree = agreed.agree.get(dim) if agreed is not None else None
+                batch.add(SQL_SCORE, (ev.run_id, seq, dim, score.verdict, agree))
         elif isinstance(ev, AudioChunk):
             take = max(self.takes.get((ev.run_id, ev.turn_index), 0) - 1, 0)
             kind, data = blob if blob is not None else (codec.PCM16, ev.pcm)

@@ -13,7 +13,9 @@ can query without parsing JSON):
                 the highest attempt wins for reads); the full `TurnResult` is the payload of the
                 event at `seq`, the columns are there for SQL summaries.
 - `judgements`  one row per `judgement` event, append-only: a new revision supersedes, none is
-                overwritten; `judgement_scores` holds one verdict per dimension.
+                overwritten; `judgement_scores` holds one verdict per dimension. A majority
+                revision of repeated judgings has `judgings` (how many it counts) and each of
+                its scores `agree` (how many of them gave that verdict).
 - `audio`       per-turn `user`/`bot` mono clips, tagged with the take (which `turn_started`
                 of that turn they follow) so a retried turn plays its last take, and the stereo
                 `conversation` track as ordered slices; each BLOB is FLAC or raw PCM16 as its
@@ -197,6 +199,14 @@ MIGRATIONS: list[list[str]] = [
     #    ("pace: 2 sessions/worker, machine busy"), shown while that coordinator lives.
     [
         "ALTER TABLE campaigns ADD COLUMN pace TEXT NOT NULL DEFAULT ''",
+    ],
+    # 8: which rules a judgement was asked by, and how sure the judge is: a majority revision of
+    #    repeated judgings (`judge RUN --repeat N`) names how many judgings it counts, and each of its
+    #    verdicts how many of them gave it. NULL: not recorded (older rows), or no majority.
+    [
+        "ALTER TABLE judgements ADD COLUMN judge_version TEXT",
+        "ALTER TABLE judgements ADD COLUMN judgings INTEGER",
+        "ALTER TABLE judgement_scores ADD COLUMN agree INTEGER",
     ],
 ]
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from rich.text import Text
 
+from ..compare.judging import row_agreement, row_judge
 from ..compare.leaderboard import NOT_JUDGED, POOLED, BoardRow
 from ..compare.render import ms as ms_text
 from ..stats import Distribution, Rate
@@ -82,6 +83,25 @@ def model_cell(row: BoardRow, marked: bool = False) -> Text:
     return t
 
 
+def judge_cell(row: BoardRow) -> Text:
+    """The judge's kind over its model (`compare.judging`; the notes under the table name it whole,
+    with the version of our rules)."""
+    label = row_judge(row)
+    if "," in label:
+        return Text.assemble("several", "\n", ("see notes", MUTED))
+    kind, _, model = label.split(" (", 1)[0].partition(":")
+    return Text.assemble((kind, MUTED if kind == "none" else ""), "\n", (model, MUTED))
+
+
+def agreement_text(row: BoardRow) -> Text:
+    """Judge agreement of repeated judgings, `94% 51/54` over `3 judgings each`; `–` without any."""
+    fig = row_agreement(row)
+    if fig.rate is None:
+        return Text.assemble(("–", MUTED), "\n", ("not repeated", MUTED))
+    return Text.assemble((f"{100 * fig.rate:.0f}%", rate_style(fig.rate)), f" {fig.agree}/{fig.verdicts}", "\n",
+                         (fig.each, MUTED))
+
+
 def runs_cell(row: BoardRow) -> Text:
     t = Text(str(len(row.runs)))
     if row.latency_excluded:
@@ -140,6 +160,10 @@ def board_columns(dimensions: list[str], stages: bool = False) -> list[Column]:
     for d in dimensions:
         cols.append(Column(f"dim:{d}", dim_label(d), lambda r, d=d: rate_cell(r.dimensions.get(d), r.judged),
                            lambda r, d=d: _rate(r.dimensions.get(d), r.judged), True))  # fmt: skip
+    cols += [
+        Column("judge", "judge", judge_cell, row_judge),
+        Column("agreement", "judge agree", agreement_text, lambda r: row_agreement(r).rate, True),
+    ]
     cols += [
         Column("tool", "tool p50", lambda r: split_cell(r.v2v_tool, "no tool turn" if r.v2v else no_latency(r)),
                lambda r: _p(r.v2v_tool, "p50")),

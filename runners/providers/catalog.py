@@ -23,8 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Mode = Literal["audio", "text"]
-#: where `local:<model>` is served (`runners.providers.text_chat.LocalChatRunner`): Ollama's default
-LOCAL_LLM_URL_ENV, LOCAL_LLM_URL = "ARENA_TUI_LOCAL_LLM_URL", "http://127.0.0.1:11434/v1"
 
 
 @dataclass(frozen=True)
@@ -180,7 +178,7 @@ PROVIDERS: tuple[Provider, ...] = (
         packages=("openai", "pipecat.services.openai.llm"),
         model_env={"text": "ARENA_TUI_TEXT_MODEL"},
     ),
-    Provider(  # a model served by an OpenAI-compatible server: LOCAL_LLM_URL_ENV, else Ollama's on this machine
+    Provider(  # a model served by an OpenAI-compatible server: `arena_tui.spine.local_llm`
         name="local",
         runner="runners.providers.text_chat:LocalChatRunner",
         fake_class="runners.fakes.text_chat:OpenAIChatFake",

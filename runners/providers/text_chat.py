@@ -21,9 +21,10 @@ from typing import Any
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from pipecat.services.openai.llm import OpenAILLMService
 
+from arena_tui.spine.local_llm import LOCAL_KEY, local_llm_url
+
 from ..base import ProviderRunner, SessionSpec, is_local
 from ..config import RunConfig
-from .catalog import LOCAL_LLM_URL, LOCAL_LLM_URL_ENV
 from .text_base import TextProviderRunner
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -31,7 +32,6 @@ FAKE_KEY = "sk-fake-not-a-secret"
 OTHER_KEY_ENV = "ARENA_TUI_TEXT_API_KEY"
 MODEL_ENV = "ARENA_TUI_TEXT_MODEL"
 REASONING = re.compile(r"^(gpt-5|o\d)")
-LOCAL_KEY = "no-key"  # what a local server is sent (the client needs a string; an OpenAI key never goes there)
 
 
 class ChatService(OpenAILLMService):
@@ -111,7 +111,7 @@ class LocalChatRunner(TextChatRunner):
     default_endpoint = ""
 
     def endpoint(self, config: RunConfig) -> str:
-        return super().endpoint(config) or os.environ.get(LOCAL_LLM_URL_ENV) or LOCAL_LLM_URL
+        return local_llm_url(super().endpoint(config))
 
     def preflight(self, config: RunConfig) -> list[str]:
         return ProviderRunner.preflight(self, config.model_copy(update={"fake": True}))  # packages only: no key

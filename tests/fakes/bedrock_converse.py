@@ -6,19 +6,16 @@ import json
 from typing import Any
 from urllib.parse import unquote
 
-from .http_base import AnswerFn, Fault, LoopbackServer, PrefixCache, Recorded, approx_tokens
+from .http_base import AnswerFn, Fault, JudgeFake, Recorded, approx_tokens
 from .judge_answers import all_pass
 
 _ERROR_CODES = {400: "ValidationException", 403: "AccessDeniedException", 429: "ThrottlingException",
                 500: "InternalServerException", 503: "ServiceUnavailableException"}
 
 
-class FakeBedrock(LoopbackServer):
+class FakeBedrock(JudgeFake):
     def __init__(self, answer: AnswerFn = all_pass) -> None:
-        super().__init__()
-        self.answer = answer
-        self.cache = PrefixCache()
-        self._n = 0
+        super().__init__(answer)
 
     @property
     def endpoint_url(self) -> str:
@@ -49,14 +46,14 @@ class FakeBedrock(LoopbackServer):
             req = rec.json
         except ValueError:
             return self._error(400, "body is not JSON")
+        blocks = [*req.get("system", []), *(b for m in req.get("messages", []) for b in m.get("content", []))]
+        if any("text" in b and not b["text"].strip() for b in blocks):
+            return self._error(400, "The text field in the ContentBlock object is blank. Add text to the text field, and try again.")
         tools = (req.get("toolConfig") or {}).get("tools") or []
         if not tools or "json" not in tools[0].get("toolSpec", {}).get("inputSchema", {}):
             return self._error(400, "toolConfig with a JSON input schema required by this fake")
-        if fault is not None and fault.answer is None and fault.content is None:
-            if fault.body is not None:
-                return fault.status, {"Content-Type": "application/json", **fault.headers}, fault.body
-            status, headers, body = self._error(fault.status, f"injected {fault.status}")
-            return status, {**headers, **fault.headers}, body
+        if (injected := self.injected(fault)) is not None:
+            return injected
         tool_name = tools[0]["toolSpec"]["name"]
         system = "".join(b.get("text", "") for b in req.get("system", []))
         content = req["messages"][-1]["content"]
@@ -66,7 +63,7 @@ class FakeBedrock(LoopbackServer):
             block: dict[str, Any] = {"text": fault.content}
             stop = "end_turn"
         else:
-            answer = fault.answer if fault is not None and fault.answer is not None else self.answer(target)
+            answer = self.scripted(target, fault)
             self._n += 1
             block = {"toolUse": {"toolUseId": f"tooluse_fake{self._n}", "name": tool_name, "input": answer}}
             stop = "tool_use"

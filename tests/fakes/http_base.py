@@ -94,6 +94,34 @@ class LoopbackServer:
 
 
 AnswerFn = Callable[[str], dict[str, Any]]
+Reply = tuple[int, dict[str, str], bytes]
+
+
+class JudgeFake(LoopbackServer):
+    """A judge provider's fake: what it answers (`answer(target text)`), a prompt cache, and what an
+    injected fault becomes: its raw body, else the provider's error envelope (`_error`)."""
+
+    def __init__(self, answer: AnswerFn) -> None:
+        super().__init__()
+        self.answer = answer
+        self.cache = PrefixCache()
+        self._n = 0
+
+    def _error(self, status: int, message: str) -> Reply:
+        raise NotImplementedError
+
+    def injected(self, fault: Fault | None) -> Reply | None:
+        """The reply of a fault that is no 200 with an answer (None for any other)."""
+        if fault is None or fault.answer is not None or fault.content is not None:
+            return None
+        if fault.body is not None:
+            return fault.status, {"Content-Type": "application/json", **fault.headers}, fault.body
+        status, headers, body = self._error(fault.status, f"injected {fault.status}")
+        return status, {**headers, **fault.headers}, body
+
+    def scripted(self, target: str, fault: Fault | None) -> dict[str, Any]:
+        """The structured answer: the fault's, else the script's for the target turn."""
+        return fault.answer if fault is not None and fault.answer is not None else self.answer(target)
 
 
 def approx_tokens(text: str) -> int:

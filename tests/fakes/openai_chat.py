@@ -6,18 +6,18 @@ import json
 import time
 from typing import Any
 
-from .http_base import AnswerFn, Fault, LoopbackServer, PrefixCache, Recorded, approx_tokens
+from .http_base import AnswerFn, Fault, JudgeFake, Recorded, approx_tokens
 from .judge_answers import all_pass
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 429: "rate_limit_error"}
 
 
-class FakeOpenAI(LoopbackServer):
-    def __init__(self, answer: AnswerFn = all_pass) -> None:
-        super().__init__()
-        self.answer = answer
-        self.cache = PrefixCache()
-        self._n = 0
+class FakeOpenAI(JudgeFake):
+    """`keyless`: an OpenAI-compatible local server (Ollama, vLLM, llama.cpp) that asks for no key."""
+
+    def __init__(self, answer: AnswerFn = all_pass, *, keyless: bool = False) -> None:
+        super().__init__(answer)
+        self.keyless = keyless
 
     @property
     def base_url(self) -> str:
@@ -34,7 +34,7 @@ class FakeOpenAI(LoopbackServer):
     def handle(self, rec: Recorded, fault: Fault | None) -> tuple[int, dict[str, str], bytes]:
         if not rec.path.endswith("/v1/chat/completions"):
             return self._error(404, f"unknown path {rec.path}")
-        if not rec.headers.get("authorization", "").startswith("Bearer "):
+        if not self.keyless and not rec.headers.get("authorization", "").startswith("Bearer "):
             return self._error(401, "missing bearer token", "invalid_api_key")
         try:
             req = rec.json
@@ -43,18 +43,15 @@ class FakeOpenAI(LoopbackServer):
         rf = req.get("response_format") or {}
         if rf.get("type") != "json_schema" or "schema" not in (rf.get("json_schema") or {}):
             return self._error(400, "response_format json_schema required by this fake")
-        if fault is not None and fault.answer is None and fault.content is None:
-            if fault.body is not None:
-                return fault.status, {"Content-Type": "application/json", **fault.headers}, fault.body
-            status, headers, body = self._error(fault.status, f"injected {fault.status}")
-            return status, {**headers, **fault.headers}, body
+        if (injected := self.injected(fault)) is not None:
+            return injected
         messages = req["messages"]
         prompt = "".join(f"<{m['role']}>{m['content']}" for m in messages)
         target = messages[-1]["content"]
         if fault is not None and fault.content is not None:
             content = fault.content
         else:
-            content = json.dumps(fault.answer if fault is not None and fault.answer is not None else self.answer(target))
+            content = json.dumps(self.scripted(target, fault))
         prompt_tokens = approx_tokens(prompt)
         cached = self.cache.cached_tokens(prompt)
         self._n += 1

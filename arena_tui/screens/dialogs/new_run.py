@@ -22,7 +22,8 @@ from ...launcher import Launcher
 from ..base import ArenaDialog
 
 JUDGE_LABELS = {AUTO: "auto (LLM if a key is set, else heuristic)", HEURISTIC: "heuristic (offline)",
-                "openai": "OpenAI", "bedrock": "Bedrock"}
+                "openai": "OpenAI", "anthropic": "Anthropic", "google": "Google", "bedrock": "Bedrock",
+                "local": "local server (no key)"}
 # every kind (`spine.judges`): auto first, then the offline judge, the LLM judges, none last
 JUDGES = [(JUDGE_LABELS.get(k, k), k) for k in sorted(KINDS_OR_NONE, key=lambda k: (k != AUTO, k != HEURISTIC, k == NONE))]
 
