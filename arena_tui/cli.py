@@ -12,6 +12,7 @@ import os
 import pkgutil
 import sys
 from types import ModuleType
+from typing import NoReturn
 
 from . import __version__, commands
 from .commands import ui
@@ -43,8 +44,17 @@ def _add_globals_to_subparsers(parser: argparse.ArgumentParser) -> None:
                 _add_globals_to_subparsers(p)  # nested actions, e.g. `db path --db X`
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse whose refusal of a flag is one line naming it, as every other refusal is (not
+    the usage block, 17 lines for `run`, that buried the reason); `--help` still shows the usage.
+    Subcommand parsers are made of the same class (argparse's `parser_class`)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="arena-tui",
         description="Live-run monitor for the Audio Arena voice-agent benchmarks. "
         "With no subcommand, opens the runs list.",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 
 from benchmarks.loader import BenchmarkError
@@ -30,13 +31,16 @@ def _audio(info: BenchmarkInfo) -> str:
     return text
 
 
-def _status(info: BenchmarkInfo) -> str:
+def _status(info: BenchmarkInfo, data_flag: str | None = None) -> str:
+    """Its state and the command that completes it, as typed: a benchmark read from `--data` is
+    found again only with it (ARENA_TUI_DATA needs none)."""
     if info.problems:
         return f"BROKEN: {len(info.problems)} problem{'s' if len(info.problems) != 1 else ''}"
     if info.source is None:
         return f"not here: `arena-tui fetch {info.name}` or --data" if info.hf_repo else "not here"
     if info.audio_present < info.audio_total:
-        return f"needs audio: `arena-tui synthesize {info.name}`"
+        where = f" --data {shlex.quote(data_flag)}" if data_flag is not None and info.source == "local" else ""
+        return f"needs audio: `arena-tui synthesize {info.name}{where}`"
     return "ready"
 
 
@@ -49,7 +53,7 @@ def _list(args: argparse.Namespace) -> int:
     rows = [("NAME", "TURNS", "AUDIO", "SOURCE", "STATUS")]
     for i in infos:
         turns = str(i.turns) if i.turns is not None else (f"({i.expected_turns})" if i.expected_turns else "-")
-        rows.append((i.name, turns, _audio(i), i.source or "-", _status(i)))
+        rows.append((i.name, turns, _audio(i), i.source or "-", _status(i, args.data)))
     widths = [max(len(r[c]) for r in rows) for c in range(4)]
     for r in rows:
         print("  ".join(r[c].ljust(widths[c]) for c in range(4)) + "  " + r[4])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from arena_tui.spine.flags import positive_int
 from arena_tui.spine.judges import KINDS, KINDS_OR_NONE
 from . import limits
 from .backends import JudgeBackend, PermanentError
@@ -22,7 +23,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser, *, default: str = "auto
     g.add_argument("--judge-base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL also works)")
     g.add_argument("--judge-endpoint-url", help="Bedrock runtime endpoint URL")
     g.add_argument("--judge-region", help="AWS region for Bedrock (else the usual AWS chain)")
-    g.add_argument("--judge-concurrency", type=int, default=2, help="turns judged at once (default: %(default)s)")
+    g.add_argument("--judge-concurrency", type=positive_int, default=2, help="turns judged at once (default: %(default)s)")
     limits.add_arguments(g)
 
 
