@@ -156,6 +156,24 @@ async def test_audio_nothing_listening_is_infra_error_greeting_included(demo, tm
     assert greeting == INFRA_ERROR
 
 
+async def test_gemini_session_setup_refused_is_infra_error(demo, tmp_path):
+    """The Gemini Live fake closes every session at its setup with 1008, as the real service does
+    a key it does not accept: google-genai's client raises, the session never opens."""
+    runner = get_runner("gemini-native-audio")
+    config = RunConfig(model="gemini-native-audio", fake=True, speed=8.0, turns=[0, 1], watchdog=QUICK)
+
+    async def start(config, benchmark):
+        await type(runner).start(runner, config, benchmark)
+        runner.fake.refuse_setup = (1008, "API key not valid. Please pass a valid API key.")
+
+    runner.start = start  # type: ignore[method-assign]
+    got = await run_lost(demo, tmp_path, config, runner)
+    assert_lost(*got, "session setup refused", runner.fake.base_url)
+    assert "API key not valid" in got[1] and "(1008)" in got[1]
+    assert len(runner.fake.connections) == 6 and {c.closed for c in runner.fake.connections} == {"server:1008"}
+    assert all(c.setup for c in runner.fake.connections)  # each asked to set up, each refused there
+
+
 async def test_cascade_whose_llm_fails_is_infra_error(demo, tmp_path):
     alias = "cascade:openai-stt+gpt-4.1-mini+openai-tts"
     runner = get_runner(alias)

@@ -132,6 +132,9 @@ class AudioRun(RunBase[Session, Attempt]):
     def on_llm_frame(self, session: Session, frame: Frame) -> None:
         if session is not self.session:
             return
+        if isinstance(frame, ErrorFrame):  # as the service pushes it: before its connection is seen gone
+            self.on_provider_error(session, frame)
+            return
         a = self.attempt
         if a is not None and self.provider.stage_timing:
             a.stage_frame(frame, self.now())  # a cascade's stages on our clock

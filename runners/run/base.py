@@ -19,7 +19,7 @@ from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
 from loguru import logger
-from pipecat.frames.frames import Frame
+from pipecat.frames.frames import ErrorFrame, Frame
 from pipecat.metrics.metrics import LLMUsageMetricsData
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
@@ -258,11 +258,12 @@ class SessionBase:
         self.run.on_llm_frame(self, frame)
 
     def tap(self, processor: Any, kinds: tuple[type, ...]) -> None:
-        """Hand the run the frames of `kinds` that another processor (a cascade's STT or TTS) pushes."""
+        """Hand the run the frames of `kinds` that another processor (a cascade's STT or TTS) pushes,
+        and its errors (as it pushes them: the run learns why before it sees the session fail)."""
         self.taps[id(processor)] = kinds
 
         def heard(_processor: Any, frame: Frame) -> None:
-            if isinstance(frame, kinds):
+            if isinstance(frame, (*kinds, ErrorFrame)):
                 self.run.on_llm_frame(self, frame)
 
         processor.add_event_handler("on_after_push_frame", heard)
@@ -620,7 +621,8 @@ class RunBase(ABC, Generic[S, A]):
         if reason in UNPLANNED:
             self.failing += 1
             if self.failing > self.rotation.max_reconnects:
-                gave_up = f"turn {self.turn_index}: gave up after {self.failing - 1} reconnects in a row ({reason}: {infra or why})"
+                said = " ".join((infra or why).split())  # one line, whatever the library's message spans
+                gave_up = f"turn {self.turn_index}: gave up after {self.failing - 1} reconnects in a row ({reason}: {said})"
                 raise InfraError(gave_up, infra) if infra else RunError(gave_up)
         items, summary = self.replay_of(self.history.items, "rotation")
         session = await open_new(items, f"rotation ({reason})")
