@@ -26,6 +26,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from arena_tui.spine.urls import endpoint_label
 
 from ..launcher import KEY_SET, READY
+
 #: how long a local server may take to answer the probe (wall seconds, all of it)
 PROBE_S = 1.0
 PROBE_BYTES = 1 << 20  # a model list is small; a server sending more is not read further
@@ -77,9 +78,10 @@ def models() -> list[Model]:
 
 
 def probe_local(url: str, model: str, timeout_s: float = PROBE_S) -> str:
-    """"" when the OpenAI-compatible server at `url` answers its model list (`GET /models`) with
-    `model` in it, else why not, in a few words naming the endpoint (no credentials). Bounded:
-    at most `timeout_s` of wall time, whatever the server does, and no proxy (a local server)."""
+    """Why the OpenAI-compatible server at `url` does not answer for `model`, in a few words naming
+    the endpoint (no credentials); "" when it answers its model list (`GET /models`) with `model`
+    in it. Bounded: the socket's `timeout_s`, at most half a second more whatever the server does
+    (a slow drip), and no proxy (a local server)."""
     where = endpoint_label(url)
     got: list[str] = []
 
