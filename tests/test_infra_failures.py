@@ -229,3 +229,20 @@ def test_infra_error_turns_are_never_judged():
     from arena_tui.verdicts import counts
 
     assert not counts(INFRA_ERROR)
+
+
+def test_cli_an_audio_run_against_nothing_says_the_reason_in_one_line(tmp_path):
+    """The Gemini Live runner with nothing listening at its endpoint: the one stderr line and
+    nothing after it (the failed sessions' soxr resamplers used to print nanobind's 20-line leak
+    report at exit, `cli._free_failed_runs`)."""
+    url = f"https://127.0.0.1:{closed_port()}"
+    exe = Path(sys.executable).with_name("arena-tui")
+    cli = [str(exe)] if exe.is_file() else [sys.executable, "-m", "arena_tui.cli"]
+    env = {**os.environ, "HOME": str(tmp_path), "TMPDIR": str(tmp_path)}
+    p = subprocess.run([*cli, "--db", str(tmp_path / "g.db"), "run", "demo_bench", "--model", "gemini-native-audio",
+                        "--fake", "--base-url", url, "--turns", "0-1", "--speed", "4", "--judge", "none", "--headless"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=180, stdin=subprocess.DEVNULL)
+    assert p.returncode == 2, (p.returncode, p.stdout[-2000:], p.stderr)
+    err = p.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("arena-tui: " + NO_ANSWER) and f"endpoint unreachable: {url}" in err[0], \
+        p.stderr
