@@ -26,7 +26,7 @@ from runners.config import RunConfig
 from runners.engine import RunError
 from runners.fakes.script import script_for_benchmark
 from runners.fakes.text_chat import ChatFault, OpenAIChatFake
-from runners.providers.catalog import LOCAL_LLM_URL_ENV
+from arena_tui.spine.local_llm import LOCAL_LLM_URL_ENV
 from runners.simulator import SimulatorServer
 from tests.provider_runs import quiet_loguru, record_run
 

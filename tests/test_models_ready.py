@@ -19,7 +19,7 @@ from arena_tui.cli import main
 from arena_tui.orchestration.launch import EngineLauncher
 from arena_tui.orchestration.models import models
 from runners.fakes.text_chat import OpenAIChatFake
-from runners.providers.catalog import LOCAL_LLM_URL_ENV
+from arena_tui.spine.local_llm import LOCAL_LLM_URL_ENV
 from tests.pilot import until
 
 LOCAL = "local:llama3.2"

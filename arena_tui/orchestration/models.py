@@ -23,6 +23,7 @@ import urllib.request
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from arena_tui.spine.local_llm import local_llm_url
 from arena_tui.spine.urls import endpoint_label
 
 from ..launcher import KEY_SET, READY
@@ -71,7 +72,7 @@ def models() -> list[Model]:
             needs[p.name] = (tuple(short(x) for x in p.problems()), tuple(short(x) for x in p.problems(fake=True)))
         model = p.model_id(alias)
         # the provider served on this machine (`local:<model>`): asked whether it answers for the model
-        served = probe_local(catalog.local_llm_url(), model) if p.name == "local" else None
+        served = probe_local(local_llm_url(), model) if p.name == "local" else None
         out.append(Model(alias, p.name, model, p.kind, p.key_env, p.simulated, *needs[p.name],
                          manual_commit=p.manual_commit, served=served))
     return out

@@ -27,11 +27,6 @@ Mode = Literal["audio", "text"]
 LOCAL_LLM_URL_ENV, LOCAL_LLM_URL = "ARENA_TUI_LOCAL_LLM_URL", "http://127.0.0.1:11434/v1"
 
 
-def local_llm_url() -> str:
-    """Where `local:<model>` is served unless `--base-url` says: LOCAL_LLM_URL_ENV, else Ollama's."""
-    return os.environ.get(LOCAL_LLM_URL_ENV) or LOCAL_LLM_URL
-
-
 @dataclass(frozen=True)
 class Provider:
     """One provider runner, as data (the same names as its class attributes)."""

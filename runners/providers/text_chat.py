@@ -23,7 +23,7 @@ from pipecat.services.openai.llm import OpenAILLMService
 
 from ..base import ProviderRunner, SessionSpec, is_local
 from ..config import RunConfig
-from .catalog import local_llm_url
+from .catalog import LOCAL_LLM_URL, LOCAL_LLM_URL_ENV
 from .text_base import TextProviderRunner
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -111,7 +111,7 @@ class LocalChatRunner(TextChatRunner):
     default_endpoint = ""
 
     def endpoint(self, config: RunConfig) -> str:
-        return super().endpoint(config) or local_llm_url()
+        return super().endpoint(config) or os.environ.get(LOCAL_LLM_URL_ENV) or LOCAL_LLM_URL
 
     def preflight(self, config: RunConfig) -> list[str]:
         return ProviderRunner.preflight(self, config.model_copy(update={"fake": True}))  # packages only: no key
