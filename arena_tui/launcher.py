@@ -13,6 +13,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 
+#: what a model is said to be when nothing is missing (`orchestration.models.Model.status`): it
+#: answers (a fake, a local server that answered), or a remote service's key is there
+READY, KEY_SET = "ready", "key set"
+
+
 @dataclass(frozen=True)
 class ModelChoice:
     alias: str
@@ -24,13 +29,23 @@ class ModelChoice:
     manual_commit: bool = False
     #: a spelling the user types (`alias` is its pattern, a cascade's), this an example of it; "" for an alias
     typed: str = ""
+    #: what it is said to be against the real service / its local fake (`ready` only for what
+    #: answers, `key set`, `needs …`: the engine's one rule, as `arena-tui models` says it)
+    status: str = READY
+    status_fake: str = READY
 
     def label(self, fake: bool = False) -> str:
         if self.typed:
             return f"{self.alias}  (type it below; checked at Start)"
-        missing = self.needs_fake if fake else self.needs
         what = "simulator" if self.simulated else self.provider
-        return f"{self.alias}  ({what}; {'needs ' + ', '.join(missing) if missing else 'ready'})"
+        return f"{self.alias}  ({what}; {self.status_fake if fake else self.status})"
+
+    def unready(self, fake: bool = False) -> str:
+        """Why it would not answer though nothing is missing (a local server that did not answer
+        the probe), "" otherwise."""
+        status = self.status_fake if fake else self.status
+        missing = self.needs_fake if fake else self.needs
+        return "" if missing or status in (READY, KEY_SET) else status
 
 
 class Launcher(Protocol):

@@ -29,6 +29,8 @@ from arena_tui.spine import audio
 from arena_tui.spine.benchmark import Benchmark, BenchmarkMeta, Tool, Turn
 from arena_tui.spine.source import TTS
 
+from . import file_state, portable_tools, strict_json
+
 # Limits that keep a bad file from costing unbounded time or memory (a user's benchmark is input).
 MAX_LINE_BYTES = 1 << 20  # one turns.jsonl record; the shared ones are under 3 kB
 MAX_TEXT_BYTES = 16 << 20  # tools.json, system prompt, knowledge base, a JSON array of turns
@@ -151,15 +153,27 @@ class _Reader:
             self.add(f"cannot read: {e.strerror or e}", path)
         return None
 
-    def read_json(self, path: Path) -> Any:
+    def read_json(self, path: Path, items: str = "") -> Any:
+        """The file's JSON, or None (each problem reported); `items` names a top-level array's
+        elements in a problem's field (`tools[2] (book_repair).parameters…`)."""
         text = self.read_text(path)
         if text is None:
             return None
         try:
-            return json.loads(text)
+            data = strict_json.loads(text)
         except json.JSONDecodeError as e:
             self.add(f"bad JSON: {e.msg} (column {e.colno})", path, line=e.lineno)
             return None
+        return None if self.not_json(data, path, field=items if isinstance(data, list) else "") else data
+
+    def not_json(self, data: Any, path: Path, line: int | None = None, turn: int | None = None,
+                 field: str = "") -> bool:
+        """Report every NaN / Infinity in `data` (`strict_json`), each by its field under `field`;
+        whether there was one."""
+        bad = list(strict_json.not_json(data, field))
+        for where, text in bad:
+            self.add(strict_json.message(text), path, line, turn, where or None)
+        return bool(bad)
 
     def validation(self, err: ValidationError, path: Path, line: int | None = None,
                    turn: int | None = None, prefix: str = "") -> None:
@@ -233,10 +247,11 @@ def _json_value(r: _Reader, value: Any, path: Path, line: int, turn: Any, field:
     if s in ("", "null", "None"):
         return None
     try:
-        return json.loads(s)
+        value = strict_json.loads(s)
     except json.JSONDecodeError as e:
         r.add(f"not valid JSON in string: {e.msg}", path, line, turn if isinstance(turn, int) else None, field)
         return None
+    return None if r.not_json(value, path, line, turn if isinstance(turn, int) else None, field) else value
 
 
 def _hub_row(r: _Reader, row: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
@@ -295,7 +310,7 @@ def _read_rows(r: _Reader, path: Path) -> list[tuple[int, dict[str, Any]]]:
         if text is None:
             return []
         try:
-            data = json.loads(text)
+            data = strict_json.loads(text)
         except json.JSONDecodeError as e:
             r.add(f"bad JSON: {e.msg} (column {e.colno})", path, e.lineno)
             return []
@@ -309,13 +324,16 @@ def _read_rows(r: _Reader, path: Path) -> list[tuple[int, dict[str, Any]]]:
             if not raw.strip():
                 continue
             try:
-                items.append((no, json.loads(raw)))
+                items.append((no, strict_json.loads(raw)))
             except json.JSONDecodeError as e:
                 r.add(f"bad JSON line: {e.msg} (column {e.colno})", path, no)
     for no, obj in items:
         if not isinstance(obj, dict):
             r.add(f"expected a JSON object per turn, got {type(obj).__name__}", path, no)
             continue
+        ti = obj.get("turn_index", obj.get("turn_id"))
+        if r.not_json(obj, path, no, ti if isinstance(ti, int) and not isinstance(ti, bool) else None):
+            continue  # reported by field; the turn is not read (as a line that is not JSON)
         rows.append((no, obj))
     return rows
 
@@ -552,7 +570,7 @@ def _tools(r: _Reader) -> list[Tool]:
     if path is None:
         r.add("missing (the tools the model is given: [{name, description, parameters}])", r.folder / "tools.json")
         return []
-    data = r.read_json(path)
+    data = r.read_json(path, items="tools")
     if data is None:
         return []
     if isinstance(data, dict) and isinstance(data.get("tools"), list):
@@ -572,6 +590,8 @@ def _tools(r: _Reader) -> list[Tool]:
                 r.add(_message(err), path, None, None, _loc(err["loc"], label))
             continue
         where = f"tools[{i}] ({tool.name}).parameters"
+        for at, keyword in portable_tools.unportable(tool.parameters):
+            r.add(portable_tools.message(keyword), path, None, None, f"{where}.{at}.{keyword}")
         if _schema_problems(r, tool.parameters, path, where):
             pass
         elif tool.parameters.get("type") != "object":
@@ -689,8 +709,9 @@ def _check_audio(r: _Reader, bench: Benchmark, lines: dict[int, int], turns_path
     outside = {t.turn_index for t in bench.turns if t.audio_file is not None and not _inside(r.folder, t.audio_file)}
     for i, p in paths.items():
         if i not in present:
-            if strict and i not in outside:  # (a path outside the folder is its own problem already)
-                r.add(f"WAV missing: {p}", turns_path, lines.get(i), i, "audio_file")
+            why = file_state.absent_reason(p) if p is not None else f"{file_state.MISSING}: {p}"
+            if (strict or file_state.broken(why)) and i not in outside:  # (a path outside the folder is its own problem already)
+                r.add(why, turns_path, lines.get(i), i, "audio_file")
             continue
         assert p is not None
         problem = _wav_problem(p, limit_s)

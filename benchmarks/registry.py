@@ -8,6 +8,7 @@ wrote is in the user's benchmarks folder (`paths.user_benchmarks_dir`).
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -96,16 +97,20 @@ class BenchmarkInfo(BaseModel):
         return self.turns is not None and not self.problems
 
 
-def audio_hint(name: str) -> str:
+def audio_hint(name: str, data: str | None = None) -> str:
     """How a benchmark that ships no audio gets it: what `benchmarks` lists ("needs audio") and
-    an audio run of it is refused with."""
+    an audio run of it is refused with, as typed (`data`: the --data it was found under, which the
+    command needs again)."""
+    where = f" --data {shlex.quote(data)}" if data is not None else ""
     fetch = f" or `arena-tui fetch {name}`" if name in KNOWN else ""
-    return f"`arena-tui synthesize {name}`{fetch}"
+    return f"`arena-tui synthesize {name}{where}`{fetch}"
 
 
-def missing_audio(bench: Benchmark, turns: Iterable[int] | None = None, name: str | None = None) -> str | None:
+def missing_audio(bench: Benchmark, turns: Iterable[int] | None = None, name: str | None = None,
+                  data: str | None = None) -> str | None:
     """The one line refusing an audio run of these turns (all when None) for lack of audio, or None;
-    `name`: the benchmark as the user named it (default: its own name).
+    `name`: the benchmark as the user named it (default: its own name); `data`: the --data it was
+    read from, which the command in the line needs again (a benchmark found elsewhere needs none).
     A benchmark that loaded has every WAV it ships (`loader.ships_audio`), so a WAV missing here
     is audio it never had: the line says how to get it, as the listing does."""
     want = None if turns is None else set(turns)
@@ -114,7 +119,8 @@ def missing_audio(bench: Benchmark, turns: Iterable[int] | None = None, name: st
         return None
     shown = ", ".join(map(str, missing[:8])) + (" …" if len(missing) > 8 else "")
     name = name or bench.name
-    return f"{name}: no audio for turn(s) {shown}: it ships none ({audio_hint(name)})"
+    where = data if bench.source == "local" else None
+    return f"{name}: no audio for turn(s) {shown}: it ships none ({audio_hint(name, where)})"
 
 
 def _hf_cache_dir() -> Path:

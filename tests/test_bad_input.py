@@ -206,6 +206,17 @@ def _chain(*steps: Callable[[Path], None]) -> Callable[[Path], None]:
     return build
 
 
+def _wav_loop(turn: int) -> Callable[[Path], None]:
+    """The turn's WAV is a symlink to a symlink back to it (the demo's audio is synthesised: a WAV
+    that is merely missing there is one still to make)."""
+    def build(folder: Path) -> None:
+        wav = folder / "audio" / f"turn_{turn:03d}.wav"
+        wav.unlink()
+        wav.symlink_to(f"turn_{turn:03d}_b.wav")
+        (folder / "audio" / f"turn_{turn:03d}_b.wav").symlink_to(wav.name)
+    return build
+
+
 def _outside_wav(folder: Path) -> None:
     outside = folder.parent.parent / "elsewhere.wav"
     shutil.copy(folder / "audio" / "turn_000.wav", outside)
@@ -282,6 +293,14 @@ CASES = [
     Case("wav_unsupported", "demo", _wav_bytes(0, lambda p: _pcm_header(8000, tag=0x55) + bytes(8000)), "unsupported encoding",
          "turn 0"),
     # merely odd: must run correctly
+    Case("tools_nan", "appointment", _edit_tools(_set_param(1, ["properties", "date", "maxLength"], float("nan"))),
+         "NaN is not JSON", "field 'tools[1] (check_availability).parameters.properties.date.maxLength'"),
+    Case("call_args_infinity", "demo",
+         _edit_row(2, required_function_call={"name": "check_repair_slots", "args": {"date": float("-inf")}}),
+         "-Infinity is not JSON", "turn 2: field 'required_function_call.args.date'"),
+    Case("tools_ref", "appointment", _edit_tools(_set_param(1, ["properties", "date"], {"$ref": "#/$defs/date"})),
+         "'$ref' is not taken by every provider", "field 'tools[1] (check_availability).parameters.properties.date.$ref'"),
+    Case("wav_symlink_loop", "demo", _wav_loop(1), "WAV is a symlink loop", "turn 1"),
     Case("odd_stereo_wav", "demo", _chain(_recode(0, channels=2), _recode(1, channels=2)), None),
     Case("odd_8khz_wav", "demo", _chain(_recode(0, rate=8000), _recode(1, rate=8000)), None),
     Case("odd_float_48k_wav", "conv3", _chain(_recode(0, rate=48_000, subtype="FLOAT"),
@@ -415,6 +434,9 @@ OPTION_CASES = [
     ("turns_past_the_end", ["--turns", "8-12"], "no turn(s) 10, 11, 12"),
     ("turns_garbage", ["--turns", "1,x"], "bad turn range 'x'"),
     ("data_nonexistent", ["--data", "/nonexistent/arena-data"], "--data /nonexistent/arena-data: no such folder"),
+    ("turns_empty", ["--turns", ""], "argument --turns: '' selects no turns"),
+    ("judge_concurrency_zero", ["--judge-concurrency", "0"], "argument --judge-concurrency: must be 1 or more (got 0)"),
+    ("judge_deadline_nan", ["--judge-deadline", "nan"], "argument --judge-deadline: 'nan' is not a positive, finite"),
 ]
 
 

@@ -150,7 +150,7 @@ def test_cli_models_lists_every_provider_and_what_it_needs(capsys, monkeypatch):
         assert alias in lines, alias
     assert lines["sim"].endswith("ready")
     assert lines["gpt-realtime"].endswith("needs OPENAI_API_KEY")
-    assert lines["grok-realtime"].endswith("ready") and "xai-secret-value-123" not in out  # presence only
+    assert lines["grok-realtime"].endswith("key set") and "xai-secret-value-123" not in out  # presence only: not "ready"
     assert main(["models", "--fake"]) == 0
     assert "needs" not in capsys.readouterr().out  # no keys needed against the fakes
 

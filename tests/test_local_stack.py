@@ -10,6 +10,7 @@ for Ollama at ARENA_TUI_LOCAL_LLM_URL) for `<model>`, sending it no key.
 from __future__ import annotations
 
 import hashlib
+import socket
 
 import pytest
 
@@ -74,11 +75,15 @@ def test_weights_lists_each_part_and_fetches_nothing_without_the_extra(no_extra,
     assert "unknown local part espeak (choose from whisper, piper, kokoro, or all)" in capsys.readouterr().err
 
 
-def test_models_lists_the_local_parts_and_the_local_spelling(capsys) -> None:
+def test_models_lists_the_local_parts_and_the_local_spelling(capsys, monkeypatch) -> None:
+    with socket.socket() as s:  # nothing listens there: not ready (tests/test_models_ready.py)
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    monkeypatch.setenv("ARENA_TUI_LOCAL_LLM_URL", url)
     assert main(["models"]) == 0
     out = capsys.readouterr().out
-    row = next(ln.split() for ln in out.splitlines() if ln.startswith("local:llama3.2 "))
-    assert row[:5] == ["local:llama3.2", "local", "llama3.2", "text", "-"] and row[-1] == "ready"
+    row = next(ln.split(maxsplit=5) for ln in out.splitlines() if ln.startswith("local:llama3.2 "))
+    assert row[:5] == ["local:llama3.2", "local", "llama3.2", "text", "-"] and row[-1].startswith(f"no answer from {url}")
     assert "stt: openai-stt, deepgram, whisper" in out and "tts: openai-tts, cartesia, elevenlabs, piper, kokoro" in out
     local = next(ln for ln in out.splitlines() if ln.strip().startswith("local, in this process"))
     for needed in (INSTALL.strip("()"), "arena-tui weights", "whisper, piper, kokoro", "local:<model>",

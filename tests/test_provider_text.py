@@ -255,7 +255,7 @@ async def test_cancel_records_the_turn_under_way_as_interrupted(demo, tmp_path):
 
 async def test_a_rejected_key_stops_the_run_and_names_it(demo, tmp_path):
     """401 is not worth retrying: the run fails at once, naming the status, the endpoint and the model;
-    the turn before stays recorded, the turn under way is recorded as an error."""
+    the turn before stays recorded, the turn under way is recorded infra_error (never the model's)."""
     runner = TextChatRunner()
     config = RunConfig(model="gpt-5-mini", fake=True, turns=[0, 1, 2], watchdog=FAST)
 
@@ -268,13 +268,13 @@ async def test_a_rejected_key_stops_the_run_and_names_it(demo, tmp_path):
     bus = EventBus()
     store.start_recording(bus)
     sub = bus.subscribe()
-    with pytest.raises(RunError, match=r"turn 1: http://127\.0\.0\.1:\d+/v1 answered HTTP 401 .*'gpt-5-mini'"):
+    with pytest.raises(RunError, match=r"turn 1: auth refused: http://127\.0\.0\.1:\d+/v1\S* answered HTTP 401 .*'gpt-5-mini'"):
         await run_benchmark(demo, config, bus, provider=runner)
     await store.flush()
     assert [q.reply for q in runner.fake.requests] == [0, 1]  # not retried
     events = sub.drain()
     r = {x.turn_index: x for x in await store.turn_results(events[0].run_id)}
-    assert (r[0].status, r[1].status, sorted(r)) == ("ok", "error", [0, 1])
+    assert (r[0].status, r[1].status, sorted(r)) == ("ok", "infra_error", [0, 1])  # never the model's
     assert "401" in (r[1].error or "")
     assert events[-1].kind == "run_ended" and events[-1].status == "failed"
     await store.close()
@@ -407,8 +407,9 @@ async def test_the_monitor_runs_a_text_model_and_judges_it_without_turn_taking(t
 
 
 def test_cli_a_model_that_never_answered_fails_the_run(tmp_path):
-    """Nothing listens at the endpoint: every turn ends no_response. That run failed — exit code 2,
-    one line on stderr saying why (no traceback, no library log), stored as failed with that reason."""
+    """Nothing listens at the endpoint: every turn ends infra_error (never the model's no_response).
+    That run failed — exit code 2, one line on stderr saying why (no traceback, no library log),
+    stored as failed with that reason."""
     import os
     import subprocess
     import sys
@@ -424,11 +425,11 @@ def test_cli_a_model_that_never_answered_fails_the_run(tmp_path):
     )
     assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
     err = p.stderr.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("arena-tui: no turn got an answer: turn 0 ended no_response 1"), p.stderr
-    assert "Connection error" in err[0] and "Traceback" not in p.stderr
+    assert len(err) == 1 and err[0].startswith("arena-tui: no turn got an answer: turn 0 ended infra_error 1"), p.stderr
+    assert "endpoint unreachable: http://127.0.0.1:1/v1" in err[0] and "Traceback" not in p.stderr
     assert f"run failed: {err[0].removeprefix('arena-tui: ')}" in p.stdout, p.stdout
     with sqlite3.connect(db) as con:
         (status, reason), = con.execute("SELECT status, reason FROM runs").fetchall()
         turns = con.execute("SELECT turn_index, status FROM turns WHERE turn_index >= 0").fetchall()
     assert (status, reason) == ("failed", err[0].removeprefix("arena-tui: "))
-    assert turns == [(0, "no_response")]
+    assert turns == [(0, "infra_error")]

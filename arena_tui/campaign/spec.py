@@ -89,6 +89,10 @@ class CampaignSpec:
             raise SpecError(f"campaign: repeats must be 1 or more (got {self.repeats})")
         if self.concurrency is not None and self.concurrency < 1:
             raise SpecError(f"campaign: concurrency must be 1 or more (got {self.concurrency})")
+        if self.workers is not None and self.workers < 1:
+            raise SpecError(f"campaign: workers must be 1 or more (got {self.workers})")
+        if self.turns is not None and not str(self.turns).strip(",- \t"):
+            raise SpecError(f"campaign: turns {self.turns!r} selects no turns (leave it out to run every turn)")
         if self.judge not in JUDGES:
             raise SpecError(f"campaign: judge must be one of {', '.join(JUDGES)} (got {self.judge!r})")
         if self.executor not in ("local", "ray"):

@@ -41,13 +41,15 @@ def _audio(info: BenchmarkInfo) -> str:
     return text
 
 
-def _status(info: BenchmarkInfo) -> str:
+def _status(info: BenchmarkInfo, data_flag: str | None = None) -> str:
+    """Its state and the command that completes it, as typed: a benchmark read from `--data` is
+    found again only with it (ARENA_TUI_DATA needs none)."""
     if info.problems:
         return f"BROKEN: {len(info.problems)} problem{'s' if len(info.problems) != 1 else ''}"
     if info.source is None:
         return f"not here: `arena-tui fetch {info.name}` or --data" if info.hf_repo else "not here"
     if info.audio_present < info.audio_total:
-        return f"needs audio: {audio_hint(info.name)}"
+        return f"needs audio: {audio_hint(info.name, data_flag if info.source == 'local' else None)}"
     return "ready"
 
 
@@ -60,7 +62,7 @@ def _list(args: argparse.Namespace) -> int:
     rows = [("NAME", "TURNS", "AUDIO", "SOURCE", "STATUS")]
     for i in infos:
         turns = str(i.turns) if i.turns is not None else (f"({i.expected_turns})" if i.expected_turns else "-")
-        rows.append((i.name, turns, _audio(i), i.source or "-", _status(i)))
+        rows.append((i.name, turns, _audio(i), i.source or "-", _status(i, args.data)))
     widths = [max(len(r[c]) for r in rows) for c in range(4)]
     for r in rows:
         print("  ".join(r[c].ljust(widths[c]) for c in range(4)) + "  " + r[4])

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.spine.errors import CliError
+from arena_tui.spine.flags import positive_int, turn_subset
 from arena_tui.spine.source import ALL_SPEAKERS, variant_labels
 from arena_tui.spine.times import when_text
 
@@ -40,13 +41,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--judge", help="judge each run live: auto (default: openai or bedrock if its key is set, else "
                      "heuristic), openai, bedrock, heuristic, none (judge later with `arena-tui judge`)")
     run.add_argument("--speed", type=float, help="audio speed-up (sim or --fake only)")
-    run.add_argument("--turns", help="turn subset, e.g. 0-2")
+    run.add_argument("--turns", type=turn_subset, help="turn subset, e.g. 0-2")
     run.add_argument("--fake", action="store_const", const=True, help="providers run against their local fakes")
     run.add_argument("--no-greeting", dest="greeting", action="store_const", const=False, help="skip greetings")
     add_input_arguments(run, matrix=True)
     run.add_argument("--executor", choices=["local", "ray"], help="where runs execute (default local)")
     run.add_argument("--ray-address", help="Ray cluster address (default: start a local one)")
-    run.add_argument("--workers", type=int, help="local worker processes (default: as many as keep pace at this speed: up to 4 per core at 1×)")
+    run.add_argument("--workers", type=positive_int, help="local worker processes (default: as many as keep pace at this speed: up to 4 per core at 1×)")
     run.add_argument("--id", dest="campaign_id", help="campaign id (default: the one with this spec, else new)")
     run.add_argument("--skip-unrunnable", action="store_true", help="record unrunnable cells as skipped and run the rest")
     res = sub.add_parser("resume", help="continue a recorded campaign: skip complete runs, resume interrupted ones in place")

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from arena_tui.spine.errors import CliError
+from arena_tui.spine.flags import turn_subset
 from ..judge.options import add_judge_arguments
 from ..orchestration.live import choose_judge
 from .ui import run_live
@@ -28,7 +29,7 @@ DEMO_WATCHDOG = {"extra_ms": 6000.0, "min_wall_ms": 4000.0}
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--faults", default=DEMO_FAULTS, help=f"simulator fault spec (default {DEMO_FAULTS!r})")
     parser.add_argument("--speed", type=float, default=1.0, help="playback speed; 1.0 = real time (default)")
-    parser.add_argument("--turns", help="subset of turns, e.g. 0-3")
+    parser.add_argument("--turns", type=turn_subset, help="subset of turns, e.g. 0-3")
     add_judge_arguments(parser, allow_none=True)
     parser.add_argument("--temp-db", action="store_true",
                         help="record into a throw-away database instead of the default one")

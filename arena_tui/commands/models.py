@@ -3,7 +3,8 @@
 A user about to spend real API money wants to know before the run whether the key and the
 packages are there. The list is `arena_tui.orchestration.models` (the providers' catalog: what
 each entry declares, the checks its runner's preflight makes with default settings, keys for
-presence only, their values never printed); it imports no provider and no Pipecat.
+presence only, their values never printed; a local server probed); it imports no provider and
+no Pipecat. Its status column is `Model.status`: `ready` only for what answers.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 NAME = "models"
-HELP = "list model aliases, their provider and what each still needs (keys, packages)"
+HELP = "list model aliases, their provider and whether each is ready (answers), has its key set, or needs something"
 ORDER = 25
 
 HEAD = ("alias", "provider", "model id", "kind", "key")
@@ -28,9 +29,7 @@ def run(args: argparse.Namespace) -> int:
     quiet_logs(False)
     rows = []
     for m in models():
-        needs = m.needs_fake if args.fake else m.needs
-        ready = "ready" if not needs else "needs " + "; ".join(needs)
-        rows.append((m.alias, m.provider, m.model_id, m.kind, ", ".join(m.key_env) or "-", ready))
+        rows.append((m.alias, m.provider, m.model_id, m.kind, ", ".join(m.key_env) or "-", m.status(args.fake)))
     widths = [max(len(r[i]) for r in rows + [(*HEAD, "")]) for i in range(len(HEAD))]
     print("  ".join(h.ljust(w) for h, w in zip(HEAD, widths, strict=True)) + "  status")
     for r in rows:

@@ -1,9 +1,14 @@
-"""`arena-tui report RUNS… DIR`: comparison CSVs, summary.md and a self-contained report.html."""
+"""`arena-tui report RUNS… DIR`: comparison CSVs, summary.md and a self-contained report.html.
+
+A run's benchmark (its turns' dimensions and categories) comes from the data folders by name,
+else from the snapshot recorded with its newest run (as `judge` reads it): a report of a copied
+database, or without `--data`, works. Only a benchmark found in neither is said, in one line."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+from typing import Any
 
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
@@ -28,17 +33,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 async def _main(args: argparse.Namespace) -> int:
     from ..campaign.records import campaign_runs  # deferred: campaigns load only for `report` (--help imports every command module)
     from ..compare.report import build_report  # deferred: the report renderer (numpy, SVG) loads only for `report`
-    unloadable: dict[str, str] = {}
-
-    def benchmark_for(name: str):
-        try:
-            return find_benchmark(name, args.data)
-        except LookupError as e:  # still reportable: see the note printed below
-            unloadable[name] = str(e).splitlines()[0]
-            return None
+    unloadable: list[str] = []
 
     async with await Store.open(db_path(args.db)) as store:
         await store.mark_interrupted_stale()
+        recorded = await _recorded_benchmarks(store)
+
+        def benchmark_for(name: str):
+            try:
+                return find_benchmark(name, args.data)
+            except LookupError:
+                if name in recorded:
+                    return recorded[name]
+                unloadable.append(name)  # still reportable: see the note printed below
+                return None
+
         try:
             sel, board, paths = await build_report(store, args.targets, args.dest, benchmark_for,
                                                    expand=lambda raw: campaign_runs(store, raw))
@@ -47,12 +56,27 @@ async def _main(args: argparse.Namespace) -> int:
     print(f"{len(board.runs)} runs, {len(board.models)} models, {len(board.benchmarks)} benchmarks")
     for run_id, why in sel.skipped.items():
         print(f"skipped {run_id}: {why}")
-    for name, why in sorted(unloadable.items()):
-        print(f"benchmark data not found for {name} ({why}): its unjudged turns are charged the core "
-              "dimensions only, and it has no categories (pass --data)")  # fmt: skip
+    if unloadable:
+        print(f"benchmark data not found for {', '.join(sorted(unloadable))} (no data folder has it and its runs "
+              "recorded none): unjudged turns are charged the core dimensions only, no categories (pass --data)")
     for p in paths:
         print(p)
     return 0
+
+
+async def _recorded_benchmarks(store: Store) -> dict[str, Any]:
+    """Benchmark name → the snapshot recorded with its newest run that has one."""
+    out: dict[str, Any] = {}
+    for row in await store.list_runs():  # newest first
+        if row.benchmark in out:
+            continue
+        try:
+            snapshot = await store.stored_benchmark(row.run_id)
+        except StoreError:  # a damaged snapshot: an older run's may do
+            continue
+        if snapshot is not None:
+            out[row.benchmark] = snapshot
+    return out
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,7 +2,8 @@
 
 The finished turns come from the stored turn rows; their history is replayed into a new
 session through the provider's replay path, and the run goes on under the same id, recorded
-and shown as a headless run is (`run`'s progress and summary). See `arena_tui.orchestration.resume`.
+and shown as a headless run is (`run`'s progress and summary: resume always runs headless, and
+says so on stderr unless `--headless` says it). See `arena_tui.orchestration.resume`.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--judge", choices=JUDGES, default="recorded",
         help="judge for the resumed turns (default: the one the run was judged with; none if it was not judged)",
     )
+    parser.add_argument("--headless", action="store_true",
+                        help="progress and a summary on stdout: how resume always runs (the monitor shows the run "
+                        "from the database: arena-tui)")
     parser.add_argument("-v", "--verbose", action="store_true", help="show Pipecat's debug log on stderr")
 
 
@@ -53,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
         config = recorded_config(plan.config)
     except ValueError as e:  # ConfigError
         raise CliError(f"run {plan.run_id}: its recorded config cannot be used: {e}") from None
+    if not args.headless:  # said as `run` says it when it goes headless by itself
+        print("arena-tui: resume runs headless (progress and a summary on stdout; pass --headless to say so)",
+              file=sys.stderr)
     print(f"resuming run {plan.run_id} at turn {plan.from_turn}: {replayed_text([r.turn_index for r in plan.done])}, "
           f"{len(plan.turns)} to play", flush=True)
     return asyncio.run(

@@ -16,6 +16,7 @@ from typing import Any
 
 from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
+from arena_tui.spine.flags import turn_subset
 from arena_tui.spine.source import ALL_SPEAKERS, variant_labels
 
 from ..judge.options import add_judge_arguments
@@ -45,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--faults", help="simulator faults, e.g. '3:no_response,5:barge_in,expire=120' (sim only)")
     parser.add_argument("--speed", type=float, default=1.0, help="audio speed-up (sim or --fake only; default 1)")
-    parser.add_argument("--turns", help="turn subset, e.g. 0,5-9")
+    parser.add_argument("--turns", type=turn_subset, help="turn subset, e.g. 0,5-9")
     parser.add_argument("--base-url", help="provider endpoint override (e.g. ws://127.0.0.1:PORT/v1/realtime)")
     parser.add_argument(
         "--fake", action="store_true", help="run against the provider's local protocol fake, scripted from the benchmark (no key)"
@@ -195,7 +196,7 @@ def _run_one(args: argparse.Namespace, config: Any, headless: bool) -> int:
         config.check_benchmark(bench)
     except ValueError as e:
         raise CliError(str(e)) from None
-    if plays_audio(config.model, config.service) and (line := missing_audio(bench, config.turns, args.bench)):
+    if plays_audio(config.model, config.service) and (line := missing_audio(bench, config.turns, args.bench, args.data)):
         raise CliError(line)  # what `benchmarks` lists as "needs audio", said before the run's first line
     db = paths.db_path(args.db)
     judge = choose_judge(args)

@@ -183,18 +183,28 @@ def _header(board: Leaderboard, sel: Selection, generated_at: datetime) -> list[
             f"benchmarks: {', '.join(board.benchmarks)}"]  # fmt: skip
 
 
+def _md(text: str) -> str:
+    """Text as Markdown shows it and nothing more: a renderer passes raw HTML through, so `<`, `>`
+    and `&` (in a model name, a run id, a benchmark's) are entities; a line break would end a row."""
+    return escape(" ".join(text.splitlines()), quote=False)
+
+
+def _md_cell(text: str) -> str:
+    return _md(text).replace("|", "\\|")
+
+
 def summary_markdown(board: Leaderboard, sel: Selection, generated_at: datetime) -> str:
-    lines = [f"# {TITLE}", ""] + [f"- {h}" for h in _header(board, sel, generated_at)]
+    lines = [f"# {TITLE}", ""] + [f"- {_md(h)}" for h in _header(board, sel, generated_at)]
     for s in sections(board, sel):
-        lines += ["", f"## {s.title}", ""]
-        lines += [f"- {i}" for i in s.items]
+        lines += ["", f"## {_md(s.title)}", ""]
+        lines += [f"- {_md(i)}" for i in s.items]
         if s.table:
             if s.items:
                 lines.append("")
-            lines.append("| " + " | ".join(s.table[0]) + " |")
+            lines.append("| " + " | ".join(map(_md_cell, s.table[0])) + " |")
             lines.append("|" + "---|" * len(s.table[0]))
-            lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in s.table[1:]]
-        lines += [f"- {n}" for n in s.notes]
+            lines += ["| " + " | ".join(map(_md_cell, row)) + " |" for row in s.table[1:]]
+        lines += [f"- {_md(n)}" for n in s.notes]
     return "\n".join(lines) + "\n"
 
 

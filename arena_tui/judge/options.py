@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from arena_tui.spine.flags import positive_int
 from arena_tui.spine.judges import AUTO_ORDER, DEFAULT_MODELS, DESCRIPTIONS, KINDS, KINDS_OR_NONE
 from arena_tui.spine.local_llm import LOCAL_LLM_URL, LOCAL_LLM_URL_ENV
 from . import limits
@@ -25,7 +26,7 @@ def add_judge_arguments(parser: argparse.ArgumentParser, *, default: str = "auto
                                             f"also works for openai; local: else {LOCAL_LLM_URL_ENV}, else {LOCAL_LLM_URL})")
     g.add_argument("--judge-endpoint-url", help="Bedrock runtime endpoint URL")
     g.add_argument("--judge-region", help="AWS region for Bedrock (else the usual AWS chain)")
-    g.add_argument("--judge-concurrency", type=int, default=2, help="turns judged at once (default: %(default)s)")
+    g.add_argument("--judge-concurrency", type=positive_int, default=2, help="turns judged at once (default: %(default)s)")
     limits.add_arguments(g)
 
 

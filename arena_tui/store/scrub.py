@@ -5,16 +5,16 @@ Secrets are read from the environment and never meant to be stored, but they lea
 (an API key echoed in a provider's error), by name (a config field called `api_key`) and inside
 URLs (`wss://user:pass@host`, `?api_key=…`). Everything the store serialises, and every log line
 added with `scrub_log_record`, passes through here; an endpoint named in error text (the judge's)
-is `endpoint_label`: the URL without the parts where credentials hide.
+is `endpoint_label` (`spine.urls`, re-exported here): the URL without the parts where credentials hide.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from arena_tui.spine.env_refs import is_env_ref
+from arena_tui.spine.urls import endpoint_label as endpoint_label  # (its one home is the spine)
 
 REDACTED = "[REDACTED]"
 
@@ -45,23 +45,6 @@ def scrub_text(text: str) -> str:
     text = _SECRET_VALUE.sub(REDACTED, text)
     text = _URL_USERINFO.sub(rf"\1{REDACTED}@", text)
     return _URL_SECRET_PARAM.sub(rf"\1{REDACTED}", text)
-
-
-def endpoint_label(url: object) -> str:
-    """`scheme://host:port/path` of an endpoint, for error text.
-
-    Userinfo, query and fragment are dropped, not masked: they are where credentials hide in a
-    URL (`user:key@host`, `?api_key=`, what `scrub_text` masks in free text), and the endpoint is
-    named without them.
-    """
-    try:
-        parts = urlsplit(str(url))
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return "(unparsable endpoint URL)"
-    host = parts.hostname or ""
-    host = f"[{host}]" if ":" in host else host
-    return urlunsplit((parts.scheme, host + port, parts.path.rstrip("/"), "", ""))
 
 
 def scrub_config(value: Any, _name: str = "") -> Any:

@@ -103,6 +103,9 @@ class GeminiLiveFake(FakeServer):
         # (Gemini's reported stall: no inference after a tool result until realtime input)
         self.stall_after_tool = stall_after_tool
         self._resumable: dict[str, list[dict[str, Any]]] = {}  # handle -> history
+        #: (close code, reason): close every session at its setup, as the real service refuses a
+        #: setup it cannot take (1007: an invalid argument; 1008: policy, e.g. a key it does not accept)
+        self.refuse_setup: tuple[int, str] | None = None
 
     def resumable_history(self, handle: str) -> list[dict[str, Any]]:
         """What the fake keeps server-side for a resumption handle ({role, text} entries)."""
@@ -164,6 +167,11 @@ class _Session(TimedSession):
 
     async def on_setup(self, setup: dict[str, Any]) -> None:
         self.rec.setup = setup
+        if self.fake.refuse_setup is not None:
+            code, reason = self.fake.refuse_setup
+            self.rec.closed = f"server:{code}"
+            await self.ws.close(code=code, message=reason.encode())
+            return
         si = pick(setup, "systemInstruction")
         if isinstance(si, dict):
             self.rec.system_instruction = content_text(si)

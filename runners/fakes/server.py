@@ -71,6 +71,8 @@ class FakeServer(ScriptedReplies):
         if self._runner:
             await self._runner.cleanup()
             self._runner = None
+        if self.tls is not None:
+            self.tls.close()  # a certificate file written for a client leaves with the fake
 
     async def __aenter__(self):
         return await self.start()

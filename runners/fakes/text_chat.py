@@ -15,6 +15,9 @@ tests can check the exact conversation a retried or trimmed request carried.
 
 Faults (`fake.faults`) are consumed by the first request they match: an HTTP error status,
 a connection dropped after N streamed chunks (0: before any response), or a stall.
+
+`GET /v1/models` lists `fake.served` as OpenAI's, Ollama's and vLLM's servers list theirs (the
+model list `arena-tui models` probes a local server with).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from runners.fakes.text_replies import Replies
 from runners.fakes.wire import spread_words
 
 PATHS = ("/v1/chat/completions", "/chat/completions")
+MODELS_PATHS = ("/v1/models", "/models")
 
 
 class ChatFault(BaseModel):
@@ -99,6 +103,8 @@ class OpenAIChatFake(FakeServer):
         self.requests: list[ChatRequestRecord] = []
         self.faults: list[ChatFault] = []
         self.replies = Replies(self.script)
+        self.served: list[str] = []  # the model ids `GET /models` lists
+        self.model_lists = 0  # how many times it was asked for them
         self._closing = asyncio.Event()  # ends stalls, so stopping never waits them out
 
     async def stop(self) -> None:
@@ -114,13 +120,18 @@ class OpenAIChatFake(FakeServer):
         return self.requests
 
     def routes(self) -> list[web.RouteDef]:
-        return [web.post(p, self._completions) for p in PATHS]
+        return [*(web.post(p, self._completions) for p in PATHS), *(web.get(p, self._models) for p in MODELS_PATHS)]
 
     # -- the protocol
 
     def _error(self, status: int, message: str, type_: str = "server_error", code: str | None = None) -> web.Response:
         body = {"error": {"message": message, "type": type_, "param": None, "code": code}}
         return web.json_response(body, status=status)
+
+    async def _models(self, request: web.Request) -> web.Response:
+        self.model_lists += 1
+        data = [{"id": m, "object": "model", "created": 1700000000, "owned_by": "library"} for m in self.served]
+        return web.json_response({"object": "list", "data": data})
 
     async def _completions(self, request: web.Request) -> web.StreamResponse:
         auth = request.headers.get("Authorization", "")

@@ -206,7 +206,9 @@ def _build_service_class() -> Any:
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001 - whatever stopped the connection is the message
-                await self.push_error(error_msg=f"Gemini Live connection failed: {type(e).__name__}: {e}"[:500])
+                # the exception goes with it: the engine tells an infrastructure failure (refused
+                # setup, bad key, unreachable) from anything else by it (`runners/run/infra.py`)
+                await self.push_error(error_msg=f"Gemini Live connection failed: {type(e).__name__}: {e}"[:500], exception=e)
 
         # -- Pipecat's own reconnect, made visible
         async def _handle_connection_error(self, error: Exception) -> bool:

@@ -57,6 +57,7 @@ from ..tools import ToolResolver
 from ..transports import RunClock
 from .audio_attempt import Attempt
 from .base import CONTINUE_PROMPT, RunBase, Seed, turn_status
+from .infra import infra_failure
 from .session import Session
 from .tracks import Heard, Tracks
 
@@ -131,6 +132,9 @@ class AudioRun(RunBase[Session, Attempt]):
     def on_llm_frame(self, session: Session, frame: Frame) -> None:
         if session is not self.session:
             return
+        if isinstance(frame, ErrorFrame):  # as the service pushes it: before its connection is seen gone
+            self.on_provider_error(session, frame)
+            return
         a = self.attempt
         if a is not None and self.provider.stage_timing:
             a.stage_frame(frame, self.now())  # a cascade's stages on our clock
@@ -189,6 +193,8 @@ class AudioRun(RunBase[Session, Attempt]):
         self.publish(self.ev(ErrorEvent, where="provider", message=msg, fatal=bool(frame.fatal)))
         if session is self.session:
             session.failed = msg
+            if session.infra is None:
+                session.infra = infra_failure(frame, self.provider.endpoint(self.config))
             if self.attempt is not None:
                 self.attempt.error = msg
 
@@ -208,7 +214,8 @@ class AudioRun(RunBase[Session, Attempt]):
         old = self.session
         why = old.failed if old is not None and old.failed else "connection closed"
         await self.replace_session(
-            reason, why, lambda items, detail: self.open_session(self.continuation(items), items, detail=detail)
+            reason, why, lambda items, detail: self.open_session(self.continuation(items), items, detail=detail),
+            old.infra if old is not None and not old.alive() else None,
         )
         await self.settle_opening()
 
@@ -427,6 +434,7 @@ class AudioRun(RunBase[Session, Attempt]):
         reconnects_before = self.reconnects
         outcome = "no_response"
         a: Attempt | None = None
+        reached = False  # an attempt got to the model (its answer, or its silence, is the model's)
         wd = self.config.watchdog
         for number in range(wd.max_retries + 1):
             await self.ensure_session()
@@ -440,7 +448,11 @@ class AudioRun(RunBase[Session, Attempt]):
                     # transcribed it already, and the model would hear the question twice.
                     await self.rotate("retry")
                 self.publish(self.ev(Retry, attempt=number, reason=outcome, session=self.session_number()))
+            s = self.session
             a, outcome = await self.run_attempt(turn, number, pcm)
+            if outcome == "dead" and s is not None and not a.has_content():
+                a.infra = s.infra  # lost with its session to an infrastructure failure (None: to anything else)
+            reached = reached or a.infra is None
             if outcome == "dead":
                 # Never replay the turn into a dead session: rotate first, then retry.
                 await self.ensure_session()
@@ -450,12 +462,15 @@ class AudioRun(RunBase[Session, Attempt]):
                 self.failing = 0
                 break
         assert a is not None
-        return self.finish_turn(turn, a, outcome, retries, self.reconnects - reconnects_before, pcm)
+        return self.finish_turn(turn, a, outcome, retries, self.reconnects - reconnects_before, pcm,
+                                None if reached else a.infra)
 
     def finish_turn(
-        self, turn: Turn, a: Attempt, outcome: str, retries: int, reconnects: int, pcm: bytes
+        self, turn: Turn, a: Attempt, outcome: str, retries: int, reconnects: int, pcm: bytes, infra: str | None = None
     ) -> TurnResult:
-        status, sentinel = turn_status(outcome, a.ends_session)
+        status, sentinel = turn_status(outcome, a.ends_session, infra)
+        if infra is not None:
+            a.error = infra
         user_speech: list[Interval] = []
         measured = None
         if a.placed is not None:
@@ -491,6 +506,9 @@ class AudioRun(RunBase[Session, Attempt]):
         return f"machine lost pace: user audio up to {speech_late:,.0f} ms late"
 
     def finish_greeting(self, a: Attempt, prompt: str) -> None:
+        s = self.session
+        if s is not None and not s.alive() and not a.has_content():
+            a.infra = s.infra
         result = a.greeting_result(prompt, self.session_number())
         self.publish_audio(GREETING_TURN, a)
         self.check_pace()
@@ -510,16 +528,16 @@ class AudioRun(RunBase[Session, Attempt]):
         self.publish_audio(turn.turn_index, a)
         self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=a.interrupted_result(turn, self.session_number())))
 
-    def failed_turn(self, turn: Turn, error: str, status: str = "error") -> None:
-        """The run cannot go on: the turn under way is recorded with `status` (an error, or
-        lost_pace), with what it heard and its audio."""
+    def failed_turn(self, turn: Turn, error: str, status: str = "error") -> TurnResult:
+        """The run cannot go on: the turn under way is recorded with `status` (an error,
+        lost_pace or infra_error), with what it heard and its audio."""
         a = self.attempt
         if a is None or a.turn_index != turn.turn_index:
-            self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=TurnResult(
-                turn_index=turn.turn_index, status=status, user_text=turn.input, session=self.session_number(),
-                error=error)))
-            return
-        self._close_bot_speech(a)
-        self.publish_audio(turn.turn_index, a)
-        self.publish(self.ev(TurnEnded, turn_index=turn.turn_index,
-                             result=a.failed_result(turn, self.session_number(), error, status)))
+            result = TurnResult(turn_index=turn.turn_index, status=status, user_text=turn.input,
+                                session=self.session_number(), error=error)
+        else:
+            self._close_bot_speech(a)
+            self.publish_audio(turn.turn_index, a)
+            result = a.failed_result(turn, self.session_number(), error, status)
+        self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=result))
+        return result

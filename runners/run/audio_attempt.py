@@ -19,7 +19,7 @@ from pipecat.frames.frames import (
     TranscriptionFrame,
 )
 
-from arena_tui.spine.events import EMPTY_RESPONSE, GREETING_TURN, Interval, TurnResult
+from arena_tui.spine.events import EMPTY_RESPONSE, GREETING_TURN, INFRA_ERROR, Interval, TurnResult
 from arena_tui.spine.benchmark import Turn
 
 from arena_tui.spine.speech import TurnMeasures
@@ -117,13 +117,13 @@ class Attempt(AttemptBase):
         """The greeting is not a benchmark turn (never judged), but it has a reply, audio and an end."""
         return TurnResult(
             turn_index=GREETING_TURN,
-            status="ok" if self.has_content() else "no_response",
+            status="ok" if self.has_content() else INFRA_ERROR if self.infra else "no_response",
             user_text=prompt,
             assistant_text=spoken_text(self.assistant_text),
             bot_speech=self.heard.bot_speech,
             session=session,
             tokens=self.tokens,
-            error=self.error,
+            error=self.infra or self.error,
         )
 
     def interrupted_result(self, turn: Turn, session: int) -> TurnResult:

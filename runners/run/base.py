@@ -19,7 +19,7 @@ from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
 from loguru import logger
-from pipecat.frames.frames import Frame
+from pipecat.frames.frames import ErrorFrame, Frame
 from pipecat.metrics.metrics import LLMUsageMetricsData
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
@@ -29,6 +29,7 @@ from pipecat.workers.runner import WorkerRunner
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
     EMPTY_RESPONSE,
+    INFRA_ERROR,
     LOST_PACE,
     MODEL_ENDED_SESSION,
     MODEL_ENDED_SESSION_EARLY,
@@ -56,6 +57,7 @@ from ..pace import LostPace
 from ..rotation import History, select_replay, turn_span
 from ..tools import Resolution, ToolResolver, not_available_payload, success_payload
 from ..transports import RunClock
+from .infra import InfraError
 
 #: the kickoff of a session seeded with history, only for a provider that takes history in
 #: only when asked to answer it (`ProviderRunner.history_needs_reply`); its reply is the
@@ -70,12 +72,16 @@ def spoken_text(text: str) -> str:
     return _CONTROL_TOKEN.sub("", text).strip()
 
 
-def turn_status(outcome: str, ends_session: bool) -> tuple[str, str | None]:
-    """(TurnResult status, sentinel) for how a turn's last attempt ended."""
+def turn_status(outcome: str, ends_session: bool, infra: str | None = None) -> tuple[str, str | None]:
+    """(TurnResult status, sentinel) for how a turn's last attempt ended. `infra`: the
+    infrastructure failure every attempt of the turn was lost to (`infra.infra_failure`; None when
+    the model got to answer once): such a turn is `infra_error`, never the model's no_response."""
     if ends_session:
         return "ended_session", MODEL_ENDED_SESSION
     if outcome == "ok":
         return "ok", None
+    if infra is not None:
+        return INFRA_ERROR, None
     return ("empty_response" if outcome == "empty" else "no_response"), EMPTY_RESPONSE
 
 
@@ -198,6 +204,8 @@ class AttemptBase:
     tokens: dict[str, int] = field(default_factory=dict)
     ends_session: bool = False
     error: str | None = None
+    #: the attempt was lost to an infrastructure failure before the model answered (`infra.infra_failure`)
+    infra: str | None = None
 
     def count_usage(self, usage: LLMUsageMetricsData) -> None:
         """Add a usage report to the attempt's token counts."""
@@ -250,11 +258,12 @@ class SessionBase:
         self.run.on_llm_frame(self, frame)
 
     def tap(self, processor: Any, kinds: tuple[type, ...]) -> None:
-        """Hand the run the frames of `kinds` that another processor (a cascade's STT or TTS) pushes."""
+        """Hand the run the frames of `kinds` that another processor (a cascade's STT or TTS) pushes,
+        and its errors (as it pushes them: the run learns why before it sees the session fail)."""
         self.taps[id(processor)] = kinds
 
         def heard(_processor: Any, frame: Frame) -> None:
-            if isinstance(frame, kinds):
+            if isinstance(frame, (*kinds, ErrorFrame)):
                 self.run.on_llm_frame(self, frame)
 
         processor.add_event_handler("on_after_push_frame", heard)
@@ -302,6 +311,21 @@ A = TypeVar("A", bound=AttemptBase)
 def failure_message(e: BaseException) -> str:
     """What a failed run says: our own RunError as written, anything else with its type."""
     return str(e) if isinstance(e, RunError) else f"{type(e).__name__}: {e}"
+
+
+def failed_status(e: BaseException) -> str:
+    """The status of the turn under way when the run fails with `e`: `lost_pace` (our machine),
+    `infra_error` (an infrastructure failure the run gave up on), else `error`; none is a verdict."""
+    return LOST_PACE if isinstance(e, LostPace) else INFRA_ERROR if isinstance(e, InfraError) else "error"
+
+
+def run_failure(e: BaseException, results: list[TurnResult]) -> BaseException:
+    """Why a run that raised `e` failed, as it is recorded and said: a run given up on an
+    infrastructure failure in which no turn got an answer fails by the run-outcome rule
+    (`unanswered_run`: "no turn got an answer: …", naming that failure); anything else as raised."""
+    if isinstance(e, InfraError) and (why := unanswered_run(results)) is not None:
+        return InfraError(why, e.failure)
+    return e
 
 
 class RunBase(ABC, Generic[S, A]):
@@ -486,9 +510,11 @@ class RunBase(ABC, Generic[S, A]):
     def interrupted_turn(self, turn: Turn) -> None:
         """Record the turn under way when the run is cancelled."""
 
-    def failed_turn(self, turn: Turn, error: str, status: str = "error") -> None:  # noqa: B027
-        """Record the turn under way when the run fails (`lost_pace` when our machine lost pace:
-        a fact about the machine, never a verdict on the model)."""
+    def failed_turn(self, turn: Turn, error: str, status: str = "error") -> TurnResult | None:
+        """Record the turn under way when the run fails (`failed_status`: `lost_pace` when our
+        machine lost pace, `infra_error` when the run gave up on an infrastructure failure: facts
+        about the machine or the service, never a verdict on the model); its record, if any."""
+        return None
 
     def flush_conversation(self, turn_index: int | None) -> None:  # noqa: B027
         """Publish the conversation audio recorded so far (audio runs)."""
@@ -546,10 +572,13 @@ class RunBase(ABC, Generic[S, A]):
         except Exception as e:  # in the provider's start or in a turn: named once, then the end
             if not isinstance(e, RunError):
                 logger.exception("run failed")
-            self.publish(self.ev(ErrorEvent, where="engine", message=failure_message(e), fatal=True))
-            self.publish(self.ev(RunEnded, turn_index=None, status="failed", reason=str(e), wall_time=wall_now()))
+            failure = run_failure(e, self.results)
+            self.publish(self.ev(ErrorEvent, where="engine", message=failure_message(failure), fatal=True))
+            self.publish(self.ev(RunEnded, turn_index=None, status="failed", reason=str(failure), wall_time=wall_now()))
             await self.shutdown()
-            raise
+            if failure is e:
+                raise
+            raise failure from e
         await self.shutdown()
 
     async def play(self, turns: list[Turn]) -> None:
@@ -573,16 +602,17 @@ class RunBase(ABC, Generic[S, A]):
             self.flush_conversation(None)
             raise
         except Exception as e:
-            if current is not None:
-                self.failed_turn(current, failure_message(e), LOST_PACE if isinstance(e, LostPace) else "error")
+            if current is not None and (failed := self.failed_turn(current, failure_message(e), failed_status(e))):
+                self.results.append(failed)
             self.flush_conversation(None)
             raise
 
     async def replace_session(
-        self, reason: str, why: str, open_new: Callable[[list[HistoryItem], str], Awaitable[S]]
+        self, reason: str, why: str, open_new: Callable[[list[HistoryItem], str], Awaitable[S]], infra: str | None = None
     ) -> S:
         """Close the session, open a new one with the history replayed (cut to the budget, drops
-        announced), and report the rotation. Unplanned reasons count towards giving up."""
+        announced), and report the rotation. Unplanned reasons count towards giving up; giving up
+        on an infrastructure failure (`infra`, `infra.infra_failure`'s line) is an `InfraError`."""
         old = self.session
         from_n = old.number if old else 0
         if old is not None:
@@ -591,7 +621,9 @@ class RunBase(ABC, Generic[S, A]):
         if reason in UNPLANNED:
             self.failing += 1
             if self.failing > self.rotation.max_reconnects:
-                raise RunError(f"turn {self.turn_index}: gave up after {self.failing - 1} reconnects in a row ({reason}: {why})")
+                said = " ".join((infra or why).split())  # one line, whatever the library's message spans
+                gave_up = f"turn {self.turn_index}: gave up after {self.failing - 1} reconnects in a row ({reason}: {said})"
+                raise InfraError(gave_up, infra) if infra else RunError(gave_up)
         items, summary = self.replay_of(self.history.items, "rotation")
         session = await open_new(items, f"rotation ({reason})")
         self.publish(self.ev(SessionRotated, reason=reason, from_session=from_n, to_session=session.number, replayed=summary))

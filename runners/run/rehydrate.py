@@ -23,6 +23,7 @@ from arena_tui.spine.benchmark import Benchmark, Turn
 from ..base import ProviderRunner, RunError
 from ..config import RunConfig
 from .base import RunBase, Seed, golden_history, unanswered_run
+from .infra import InfraError
 
 Loop = Callable[..., RunBase[Any, Any]]
 
@@ -44,7 +45,7 @@ class RehydratedRun:
         self.run_id, self.provider, self.on_session = run_id, provider, on_session
         self.numbers = itertools.count(1)
         self.lead = self.turn_loop(None)  # records the run's start and end, on the run's timeline
-        self.failed: dict[int, str] = {}
+        self.failed: dict[int, Exception] = {}
         self.results: list[TurnResult] = []  # every turn's record, for the run's outcome
 
     def turn_loop(self, seed: Seed | None) -> RunBase[Any, Any]:
@@ -65,10 +66,12 @@ class RehydratedRun:
         try:
             await self.provider.start(self.config, self.benchmark)
             await asyncio.gather(*(self.play(turn, gate) for turn in turns))
-            if not self.failed and (unanswered := unanswered_run(self.results)) is not None:
+            # the run-outcome rule, unless a turn failed for another reason than our infrastructure
+            ours = all(isinstance(e, InfraError) for e in self.failed.values())
+            if ours and (unanswered := unanswered_run(self.results)) is not None:
                 raise RunError(unanswered)  # failed, as below: named once, then the end
             if self.failed:
-                why = "; ".join(f"turn {i}: {m}" for i, m in sorted(self.failed.items()))
+                why = "; ".join(f"turn {i}: {str(e) or type(e).__name__}" for i, e in sorted(self.failed.items()))
                 lead.publish(lead.ev(RunEnded, turn_index=None, status="failed", reason=f"{len(self.failed)} turn(s) failed: {why}"))
             else:
                 lead.publish(lead.ev(RunEnded, turn_index=None, status="completed"))
@@ -90,7 +93,7 @@ class RehydratedRun:
             try:
                 await run.play([turn])
             except Exception as e:  # play() recorded the turn and the error event
-                self.failed[turn.turn_index] = str(e) or type(e).__name__
+                self.failed[turn.turn_index] = e
             finally:
                 self.results.extend(run.results)
                 run.turn_index = None

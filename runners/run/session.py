@@ -44,6 +44,7 @@ class Session(SessionBase):
     def __init__(self, run: AudioRunHooks, number: int, spec: SessionSpec) -> None:
         super().__init__(run, number, spec)  # type: ignore[arg-type]  # an AudioRun is a RunBase
         self.failed: str | None = None
+        self.infra: str | None = None  # what failed it, when that was infrastructure (`infra.infra_failure`)
         self.errors: set[str] = set()
         self.input: PacedInput | None = None
         self.output: PacedOutput | None = None

@@ -45,6 +45,7 @@ from pipecat.processors.aggregators.llm_response_universal import LLMContextAggr
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
     EMPTY_RESPONSE,
+    INFRA_ERROR,
     ErrorEvent,
     Latencies,
     Retry,
@@ -54,13 +55,15 @@ from arena_tui.spine.events import (
     TurnStarted,
 )
 from arena_tui.spine.benchmark import Benchmark, Turn
+from arena_tui.spine.urls import endpoint_label
 
-from ..base import HistoryItem, ProviderRunner, RunError, SessionSpec
+from ..base import HistoryItem, ProviderRunner, SessionSpec
 from ..config import RunConfig
 from ..rotation import rotation_due
 from ..tools import ToolResolver
 from ..transports import RunClock
 from .base import AttemptBase, RunBase, Seed, SessionBase, spoken_text, turn_status
+from .infra import InfraError, infra_failure
 
 MODALITY = "text"
 SETTLE_MS = 60.0  # quiet after a reply ends before the turn is over (a tool re-prompt starts within it)
@@ -212,6 +215,7 @@ class TextRun(RunBase[TextSession, TextAttempt]):
             msg = str(frame.error)
             if a.error is None:
                 a.error, a.error_reason, a.fatal_status = msg, failure_reason(frame), fatal_status(frame)
+                a.infra = infra_failure(frame, self.provider.endpoint(self.config))
                 self.publish(self.ev(ErrorEvent, where="provider", message=msg, fatal=False))
         elif isinstance(frame, MetricsFrame):
             for d in frame.data:
@@ -232,9 +236,9 @@ class TextRun(RunBase[TextSession, TextAttempt]):
         self.session_opened(session, detail)
         return session
 
-    async def rotate(self, reason: str, detail: str = "") -> None:
+    async def rotate(self, reason: str, detail: str = "", infra: str | None = None) -> None:
         """A new session with the completed conversation replayed (trimmed to the budget)."""
-        await self.replace_session(reason, detail, lambda items, d: self.open_session(items, detail=d))
+        await self.replace_session(reason, detail, lambda items, d: self.open_session(items, detail=d), infra)
 
     async def at_turn_boundary(self) -> None:
         """Planned rotation: the policy's age / context limits, or a conversation over the replay budget."""
@@ -291,29 +295,32 @@ class TextRun(RunBase[TextSession, TextAttempt]):
         retries = 0
         outcome = "no_response"
         a: TextAttempt | None = None
+        reached = False  # an attempt got to the model (its answer, or its silence, is the model's)
         for number in range(wd.max_retries + 1):
             if number > 0:
                 retries = number
                 self.publish(self.ev(Retry, attempt=number, reason=outcome if a is None or a.error_reason is None else f"{outcome}: {a.error_reason}"))
                 await asyncio.sleep(wd.backoff_ms / 1000.0)
                 if a is not None and a.error is not None:
-                    await self.rotate(a.error_reason or "error", a.error)
+                    await self.rotate(a.error_reason or "error", a.error, a.infra)
                     base = self.session.messages()
             a, outcome = await self.run_attempt(turn, number, base)
-            if a.fatal_status is not None:
-                endpoint = self.provider.endpoint(self.config)
-                raise RunError(
-                    f"turn {turn.turn_index}: {endpoint} answered HTTP {a.fatal_status} "
-                    f"({FATAL_STATUS[a.fatal_status]}; model {self.provider.resolve_model(self.config.model)!r}): {a.error}"
-                )
+            if a.fatal_status is not None:  # no retry can fix it: the run stops, naming it
+                what = FATAL_STATUS[a.fatal_status]
+                failure = a.infra or f"{what}: {endpoint_label(self.provider.endpoint(self.config))} answered HTTP {a.fatal_status}"
+                model = self.provider.resolve_model(self.config.model)
+                raise InfraError(f"turn {turn.turn_index}: {failure}; {what} (model {model!r})", failure)
+            reached = reached or a.infra is None or a.has_content()
             if outcome == "ok":
                 self.failing = 0
                 break
         assert a is not None
-        return self.finish_turn(turn, a, outcome, retries, self.reconnects - reconnects_before)
+        return self.finish_turn(turn, a, outcome, retries, self.reconnects - reconnects_before, None if reached else a.infra)
 
-    def finish_turn(self, turn: Turn, a: TextAttempt, outcome: str, retries: int, reconnects: int) -> TurnResult:
-        status, sentinel = turn_status(outcome, a.ends_session)
+    def finish_turn(
+        self, turn: Turn, a: TextAttempt, outcome: str, retries: int, reconnects: int, infra: str | None = None
+    ) -> TurnResult:
+        status, sentinel = turn_status(outcome, a.ends_session, infra)
         text = EMPTY_RESPONSE if sentinel == EMPTY_RESPONSE else a.assistant_text.strip()
         ttft = a.first_token_ms - a.started_ms if a.first_token_ms is not None else None
         result = TurnResult(
@@ -328,13 +335,13 @@ class TextRun(RunBase[TextSession, TextAttempt]):
             session=self.session_number(),
             tokens=a.tokens,
             sentinel=sentinel,
-            error=a.error if status != "ok" and status != "ended_session" else None,
+            error=infra if status == INFRA_ERROR else a.error if status not in ("ok", "ended_session") else None,
         )
         self.publish(self.ev(TurnEnded, result=result))
         self.remember(turn, status, a)
         return result
 
-    def failed_turn(self, turn: Turn, error: str, status: str = "error") -> None:
+    def failed_turn(self, turn: Turn, error: str, status: str = "error") -> TurnResult:
         """The run cannot go on: the turn under way is recorded with `status`, with what it got."""
         a = self.attempt
         got = a if a is not None and a.turn_index == turn.turn_index else None
@@ -344,6 +351,7 @@ class TextRun(RunBase[TextSession, TextAttempt]):
             session=self.session_number(), error=error,
         )
         self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=result))
+        return result
 
     def interrupted_turn(self, turn: Turn) -> None:
         a = self.attempt

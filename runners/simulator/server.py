@@ -72,7 +72,10 @@ class SimulatorServer:
         self.turns = TurnBook(benchmark, self.faults)
         self.log: list[ClientEventRecord] = []
         self.sessions: list[SessionRecord] = []
-        self.rejected: list[dict[str, Any]] = []  # handshakes refused (wrong path, no auth)
+        self.rejected: list[dict[str, Any]] = []  # handshakes refused (wrong path, no auth, `refuse`)
+        #: (HTTP status, body): answer every websocket upgrade with it, as the real service does a
+        #: key it does not accept (401) or in an outage (5xx); None: upgrades are checked as above
+        self.refuse: tuple[int, str] | None = None
         self._server: Server | None = None
         self._conns: set[Connection] = set()
 
@@ -158,6 +161,10 @@ class SimulatorServer:
         if path.rstrip("/") != PATH:
             self.rejected.append({"path": path, "reason": "not found"})
             return connection.respond(HTTPStatus.NOT_FOUND, f"unknown path {path}; use {PATH}\n")
+        if self.refuse is not None:
+            status, body = self.refuse
+            self.rejected.append({"path": path, "reason": f"refused with HTTP {status}"})
+            return connection.respond(HTTPStatus(status), body)
         auth = request.headers.get("Authorization", "")
         if not auth.startswith("Bearer ") or not auth[7:].strip():
             self.rejected.append({"path": path, "reason": "missing bearer token"})

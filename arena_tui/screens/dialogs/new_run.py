@@ -155,6 +155,10 @@ class NewRunDialog(ArenaDialog[dict[str, Any] | None]):
             return
         fake = not choice.simulated and self.query_one("#against", Select).value == "fake"
         missing = choice.needs_fake if fake else choice.needs
+        if unready := choice.unready(fake):
+            self._error_line(Text(f"{choice.alias}: {unready} (start its server, or run against its local protocol fake)",
+                                  "bold yellow"))
+            return
         if not missing:
             self._error_line("")
             return
