@@ -175,7 +175,7 @@ async def test_every_table_round_trips(tmp_path: Path, grocery_turns: list[Turn]
         assert (run.run_id, run.benchmark, run.model, run.provider) == ("r1", "grocery_bench", "gpt-realtime", "openai")
         assert run.simulator and run.status == "completed" and run.ended_at is not None
         # the end is placed on the run's own timeline, not at the moment it was written
-        assert run.duration_s() == pytest.approx(evs[-1].t_ms / 1000, abs=0.002)
+        assert run.active_s() == pytest.approx(evs[-1].t_ms / 1000, abs=0.002)
         assert (run.turns_total, run.turns_done) == (4, 4)
         assert run.config == {"speed": 1.0, "vad": {"threshold": 0.7}, "max_tokens": 4096}
         assert run.versions["arena-tui"] and run.versions["pipecat-ai"].startswith("1.14")

@@ -70,7 +70,7 @@ def format_table(rows: list[RunRow], now: datetime | None = None) -> str:
                 r.status,
                 f"{r.turns_done}/{r.turns_total}",
                 when_text(r.started_at),
-                duration_text(r.duration_s(now) * 1000),
+                duration_text(r.active_s(now) * 1000),
             )
         )
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]

@@ -1,4 +1,9 @@
-"""The runs list: every stored run (and every live one), newest first."""
+"""The runs list: every stored run (and every live one), newest first.
+
+Its figures are a run's tally by the one rule (`arena_tui.verdicts`, a stored run's through
+`compare.leaderboard.run_tally`): the strict pass over the judged turns the model played, the
+turns counted apart beside the progress (`8/10 · 2 stopped`), `no answer` for a run in which no
+turn of the model's got an answer; a resumed run's duration is the time it ran (`RunRow.active_s`)."""
 
 from __future__ import annotations
 
@@ -14,8 +19,8 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from ..messages import LiveUpdate, RunFinished
 from ..compare.load import stored_tallies
-from ..verdicts import Tally
-from ..widgets.dimensions import rate_slots, rates_legend, slot_dims, slots_header
+from ..verdicts import NO_ANSWER, STRICT, Tally
+from ..widgets.dimensions import rate_slots, rate_style, rates_legend, slot_dims, slots_header
 from ..widgets.run_header import STATUS_STYLE
 from ..widgets.fit import PAD, as_text, fit_cell, fit_columns, fit_lines, natural_widths
 from .polling import PollingScreen
@@ -25,20 +30,23 @@ from arena_tui.spine.source import tag as source_tag
 from arena_tui.spine.times import as_utc, duration_text, when_text
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from ..store import RunRow, Store
 
 
 RUN_COLUMNS = [("id", "run"), ("bench", "benchmark"), ("model", "model"), ("status", "status"),
-               ("progress", "turns"), ("started", "started"), ("dur", "duration"), ("rates", "pass rates")]
-ID, BENCH, MODEL, STATUS, PROGRESS, STARTED, DUR, RATES = range(len(RUN_COLUMNS))
-# one line per run when run, benchmark, status, turns, pass rates and at least MODEL_MIN of the
-# model fit; the model then takes up to MODEL_WANT before duration and start time join, and the rest
-# after them. Narrower, each run takes two lines: model over benchmark, status over turns.
-SINGLE_REQUIRED = [ID, BENCH, STATUS, PROGRESS, RATES]
+               ("progress", "turns"), ("strict", STRICT), ("started", "started"), ("dur", "duration"),
+               ("rates", "pass rates")]
+ID, BENCH, MODEL, STATUS, PROGRESS, STRICT_COL, STARTED, DUR, RATES = range(len(RUN_COLUMNS))
+# one line per run when run, benchmark, status, turns (and the turns counted apart), strict pass, pass
+# rates and at least MODEL_MIN of the model fit; the model then takes up to MODEL_WANT before duration
+# and start time join, and the rest after them. Narrower, each run takes two lines: model over
+# benchmark, status over turns, strict pass over the turns counted apart.
+SINGLE_REQUIRED = [ID, BENCH, STATUS, PROGRESS, STRICT_COL, RATES]
 SINGLE_OPTIONAL = [DUR, STARTED]
 MODEL_MIN = 16
 MODEL_WANT = 32
-STACKED = [("id", "run"), ("model", "model / benchmark"), ("status", "status"), ("rates", "pass rates")]
+STACKED = [("id", "run"), ("model", "model / benchmark"), ("status", "status"), ("strict", STRICT),
+           ("rates", "pass rates")]
 
 
 def model_text(r: dict[str, Any], width: int | None = None) -> Text:
@@ -55,20 +63,49 @@ def model_text(r: dict[str, Any], width: int | None = None) -> Text:
     return Text.assemble(cut, (tag, "bold magenta"))
 
 
+def apart_of(r: dict[str, Any]) -> str:
+    """The run's turns counted apart, `2 not played · 1 stopped` ('' when none; while it records,
+    the turns still to come or being judged are not said)."""
+    t: Tally | None = r.get("tally")
+    return t.apart_text(live=r.get("status") == "running") if t is not None else ""
+
+
+def strict_text(r: dict[str, Any]) -> Text:
+    """`75% 3/4` (`Tally.strict`), `no answer` (no scored row), `not judged`, or `–` while it starts."""
+    t: Tally | None = r.get("tally")
+    if t is None:
+        return Text("–", "grey50")
+    if not t.scored and r.get("status") != "running":
+        return Text(NO_ANSWER, "bold red")
+    passed, n = t.strict
+    if not n:
+        return Text("–" if r.get("status") == "running" else "not judged", "grey50")
+    pct = 100 * passed / n
+    return Text.assemble((f"{pct:3.0f}%", rate_style(pct)), f" {passed}/{n}")
+
+
 def run_cells(r: dict[str, Any], now: dt.datetime, dims: list[str], shown_id: str, marked: bool = False) -> tuple:
     """One run's cells in RUN_COLUMNS order (a run marked for comparison gets a dot)."""
     st = r.get("status", "?")
     started, ended = r.get("started"), r.get("ended")
-    dur = ((ended or now) - started).total_seconds() * 1000 if started else None
+    run: RunRow | None = r.get("run")
+    dur = run.active_s(now) * 1000 if run is not None else ((ended or now) - started).total_seconds() * 1000 if started else None
+    progress = Text(f"{r.get('done', 0)}/{r.get('total', 0)}")
+    if apart := apart_of(r):
+        progress.append(f" · {apart}", "yellow")
+    t: Tally | None = r.get("tally")
+    unscored = t is not None and not t.scored and st != "running"
     return (
         Text.assemble(("● ", "bold cyan"), shown_id) if marked else shown_id,
         r.get("benchmark", "?"),
         model_text(r),
         Text(st, STATUS_STYLE.get(st, "")),
-        f"{r.get('done', 0)}/{r.get('total', 0)}",
+        progress,
+        strict_text(r),
         when_text(started),
         duration_text(dur),
-        rate_slots(r.get("rates") or {}, dims, bool(r.get("heuristic")), r.get("judge_errors", 0)),
+        Text(NO_ANSWER, "grey50") if unscored else rate_slots(r.get("rates") or {}, dims, bool(r.get("heuristic")),
+                                                             r.get("judge_errors", 0)),
     )
 
 
@@ -83,17 +120,22 @@ def single_layout(room: int, need: list[int]) -> dict[int, int] | None:
 
 def stacked_rows(table: DataTable, room: int, order: list[tuple[str, dict[str, Any]]], cells: list[tuple],
                  rates_label: str, need: list[int]) -> None:
-    """Two lines a run: id over duration, model over benchmark, status over turns, then the rates."""
+    """Two lines a run: id over duration, model over benchmark, status over turns, strict pass over the
+    turns counted apart, then the rates."""
+    progress = [f"{r.get('done', 0)}/{r.get('total', 0)} turns" for _, r in order]
+    aparts = [apart_of(r) for _, r in order]
     id_w = max(need[ID], need[DUR])
-    status_w = max(need[STATUS], max((len(c[PROGRESS]) for c in cells), default=0) + len(" turns"))
-    model_w = max(room - id_w - status_w - need[RATES] - 4 * PAD, len("model"))
+    status_w = max([need[STATUS], *map(len, progress)])
+    strict_w = max([need[STRICT_COL], *map(len, aparts)])
+    model_w = max(room - id_w - status_w - strict_w - need[RATES] - 5 * PAD, len("model"))
     labels = [label for _, label in STACKED[:-1]] + [rates_label]
-    for (key, _), label, w in zip(STACKED, labels, (id_w, model_w, status_w, need[RATES]), strict=True):
+    for (key, _), label, w in zip(STACKED, labels, (id_w, model_w, status_w, strict_w, need[RATES]), strict=True):
         table.add_column(label, key=key, width=w)
-    for (run_id, r), row in zip(order, cells, strict=True):
+    for (run_id, r), row, turns, apart in zip(order, cells, progress, aparts, strict=True):
         table.add_row(fit_lines(Text("\n").join([as_text(row[ID]), Text(row[DUR], "grey62")]), id_w),
                       fit_lines(Text("\n").join([model_text(r, model_w), Text(row[BENCH], "italic")]), model_w),
-                      fit_lines(Text("\n").join([as_text(row[STATUS]), Text(f"{row[PROGRESS]} turns")]), status_w),
+                      fit_lines(Text("\n").join([as_text(row[STATUS]), Text(turns)]), status_w),
+                      fit_lines(Text("\n").join([strict_text(r), Text(apart, "yellow")]), strict_w),
                       row[RATES], key=run_id, height=2)
 
 
@@ -174,7 +216,7 @@ class RunsScreen(PollingScreen):
                 "benchmark": r.benchmark, "model": r.model, "provider": r.provider,
                 "source": r.source, "status": r.status, "done": r.turns_done,
                 "total": r.turns_total, "started": as_utc(r.started_at), "ended": as_utc(r.ended_at),
-                "rates": t.dimensions, "heuristic": t.heuristic,
+                "run": r, "tally": t, "rates": t.dimensions, "heuristic": t.heuristic,
                 "judge_errors": len(t.judge_errors) + len(t.rejudge_errors),
             }
         self._tallies = tallies
@@ -208,6 +250,7 @@ class RunsScreen(PollingScreen):
             if run_id in stored:  # its rates are the store's, by the report's rule (`read`)
                 continue
             live = st.tally()  # a run the store has not got (yet, or the store is unavailable)
+            row["tally"] = live
             if live.dimensions or live.judge_errors or live.rejudge_errors:
                 row["rates"], row["heuristic"] = live.dimensions, st.any_heuristic
                 row["judge_errors"] = len(live.judge_errors) + len(live.rejudge_errors)

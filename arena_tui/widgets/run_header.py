@@ -1,5 +1,9 @@
 """One-line summary of a run: what, who, where it is, and how it is going.
 
+How it is going is its tally by the one rule (`arena_tui.verdicts`): turns done (ran to their
+end), the turns counted apart beside them (`5/10 done · 1 stopped`), the strict pass over the
+judged turns the model played, `no answer` once a run ended without one.
+
 The line is built for the width it gets: the status, the mode and the judge label sit at the
 right in a fixed-width block (the longest status sets it), so they never run into each other or
 fall off a narrow terminal; the descriptive part on the left is what gets shortened: its parts
@@ -16,6 +20,7 @@ from textual.widgets import Static
 from arena_tui.spine.source import tag
 from arena_tui.spine.times import duration_text
 from ..run_view import RunState
+from ..verdicts import NO_ANSWER, STRICT
 
 STATUS_STYLE = {
     "loading": "grey62",
@@ -58,14 +63,23 @@ def describe(state: RunState, room: int | None = None, mode: str = "live") -> Te
         session.append(f" ({state.rotations} rotation{'s' if state.rotations != 1 else ''})", "yellow")
     short_model = (state.started.model if state.started else "?") + tag(state.source)
     wait = state.wait_line() if state.ended is None else None
+    tally = state.tally()
+    apart = tally.apart_text(live=state.ended is None)
+    apart = f" · {apart}" if apart else ""
+    passed, judged = tally.strict
+    if state.ended is not None and not tally.scored:
+        score = [Text(NO_ANSWER, "bold red")]
+    else:
+        score = [Text(f"{STRICT} {passed}/{judged}"), Text(f"{passed}/{judged} pass")] if judged else []
     forms: dict[str, list[Text]] = {  # each part's forms, longest first; [] once a part is dropped
         "benchmark": [Text(f" {state.benchmark} ", "bold reverse")],
         "model": [Text.assemble("model ", (state.model_label, style)), Text(short_model, style)],
         "session": [session, Text()],
         "elapsed": [elapsed_text(state), Text(f"elapsed {duration_text(state.elapsed_ms())}"),
                     Text(duration_text(state.elapsed_ms()))],
-        "turn": [Text(f"turn {cur_s} · {state.turns_done}/{state.turns_total} done"),
-                 Text(f"{cur_s} · {state.turns_done}/{state.turns_total}")],
+        "turn": [Text.assemble(f"turn {cur_s} · {state.turns_done}/{state.turns_total} done", (apart, "yellow")),
+                 Text.assemble(f"{cur_s} · {state.turns_done}/{state.turns_total}", (apart, "yellow"))],
+        "score": [*score, Text()],
         # where the run is when nothing moves: what the engine waits on, how long is left
         "wait": [Text(wait, "bold yellow")] if wait else [Text()],
     }
@@ -85,7 +99,7 @@ def describe(state: RunState, room: int | None = None, mode: str = "live") -> Te
     for name in SHORTER:
         if room is None or t.cell_len <= room:
             return t
-        level[name] += 1
+        level[name] = min(level[name] + 1, len(forms[name]) - 1)
         t = line()
     if room is not None and t.cell_len > room:  # still too long: the model's name is cut, its source tag never
         name = Text(state.started.model if state.started else "?")
@@ -96,7 +110,7 @@ def describe(state: RunState, room: int | None = None, mode: str = "live") -> Te
 
 
 #: the order the header's parts take their next shorter form in, when the line does not fit
-SHORTER = ("session", "elapsed", "elapsed", "turn", "model")
+SHORTER = ("session", "elapsed", "elapsed", "score", "turn", "model", "score")
 
 
 def status_block(state: RunState, mode: str = "live", compact: bool = False) -> Text:

@@ -12,8 +12,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from ..run_view import RunState, TurnRow
-from ..timing import barge_in_ms, comparable
-from ..verdicts import counts
+from ..timing import UNTRUSTED_MARK, barge_in_ms, comparable, latency_counts
 from .dimensions import dim_code, dim_legend
 from .fit import fit_cell, fit_columns
 
@@ -26,6 +25,7 @@ STATUS_STYLE = {
     "error": "bold red",
     "interrupted": "yellow",
     "lost_pace": "bold yellow",  # our machine, not the model: counted nowhere, played again by a resume
+    "infra_error": "bold yellow",  # the endpoint, not the model: counted nowhere, played again by a resume
     "ended_session": "magenta",
     "ended_early": "magenta",
 }
@@ -44,7 +44,7 @@ def is_failure(row: TurnRow) -> bool:
 
 
 STATUS_SHORT = {"no_response": "no resp", "empty_response": "empty", "interrupted": "interrupt",
-                "ended_session": "ended", "ended_early": "end early"}
+                "ended_session": "ended", "ended_early": "end early", "infra_error": "infra"}
 RETRIES = "↻"  # `↻3`: three retries (the help screen's legend; the turn detail says it in words)
 
 
@@ -83,7 +83,11 @@ def verdict_cell(row: TurnRow) -> Text:
         "judge_error": Text("JUDGE ERR", "bold red"),
         "na": Text("n/a", "grey50"),
         "pending": Text("…" if row.result is not None else "", "yellow"),
-        "uncounted": Text("LOST PACE", "bold yellow"),  # our machine: no verdict, counted nowhere
+        # not the model's doing: no verdict, counted nowhere (`verdicts.APART`)
+        "lost_pace": Text("LOST PACE", "bold yellow"),
+        "interrupted": Text("STOPPED", "bold yellow"),
+        "infra_error": Text("INFRA ERR", "bold yellow"),
+        "error": Text("ENG ERROR", "bold yellow"),
     }[verdict]
     judgement = row.latest
     if verdict != "judge_error" and row.judge_error is not None:  # a failed re-judge: the verdict stands
@@ -102,8 +106,8 @@ def v2v_cell(row: TurnRow, speed: float | None = 1.0) -> Text:
     v2v = lat.voice_to_voice_ms if lat else None
     if v2v is None:
         return Text("–", justify="right")
-    if not counts(row.status):  # measured while our machine lagged: not the model's latency
-        return Text(f"{v2v:.0f}!", "grey50 italic", justify="right")
+    if not latency_counts(row.status, row.untrusted):  # in no latency figure: not the model's, or input sent late
+        return Text(f"{v2v:.0f}{UNTRUSTED_MARK}", "grey50 italic", justify="right")
     if comparable(speed):
         return Text(f"{v2v:.0f}", justify="right")
     return Text(f"{v2v:.0f}*", "grey50 italic", justify="right")
@@ -182,7 +186,7 @@ def row_signature(row: TurnRow, dims: list[str], speed: float | None = 1.0) -> t
     """Everything `row_cells` reads, cheaply: results and judgements are replaced or appended,
     never edited in place, so identities and counts say when the cells can differ."""
     return (row.status, row.attempts, id(row.result), len(row.tool_calls), len(row.judgements), id(row.spec),
-            tuple(dims), speed)
+            tuple(dims), speed, row.untrusted)
 
 
 class TurnTable(DataTable):
