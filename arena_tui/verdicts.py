@@ -85,6 +85,9 @@ APART: dict[str, str] = {
     UNJUDGED: "not judged",
 }
 NO_ANSWER = "no answer"  # what a run without a scored row shows where its figures would be (`Tally.scored`)
+APART_REASONS: tuple[str, ...] = tuple(APART)
+PLAY_REASONS: tuple[str, ...] = APART_REASONS[:5]  # the turn's own status said why: not the model's doing
+JUDGE_REASONS: tuple[str, ...] = (JUDGE_ERROR, UNJUDGED)  # played, and the judge could not score it
 #: the two turn passes, named once for every surface (CSV columns keep their own names, docs/reports.md)
 STRICT = "strict pass"  # every scored dimension passes, turn_taking included (`row_passes`)
 ORIGINAL = "tool+IF+KB pass"  # the original eval's: tool use, instruction following, KB grounding (`original_row_passes`)
@@ -265,10 +268,17 @@ class Tally:
         """Whether the run has a scored row anywhere: some turn of the model's got an answer."""
         return self.answered
 
-    def apart_text(self, *, live: bool = False) -> str:
-        """`3 not played · 1 stopped`, '' when every turn counts (`live`: a run still going, whose
-        turns still to come or still being judged are not said)."""
-        return apart_text({k: v for k, v in self.apart.items() if not (live and k in (NOT_PLAYED, UNJUDGED))})
+    @property
+    def judged(self) -> bool:
+        """Whether the judge said anything about the turns that count (a run it never saw: "not judged")."""
+        return bool(self.rows or self.judge_errors)
+
+    def apart_text(self, *, live: bool = False, reasons: Iterable[str] = APART_REASONS) -> str:
+        """`3 not played · 1 stopped` for `reasons` (default all), '' when none. `live`: a run still
+        going, whose turns still to come or still being judged are not said; a run never judged
+        is said so once (its rates), never as each turn "not judged"."""
+        left_out = {NOT_PLAYED, UNJUDGED} if live else set() if self.judged else {UNJUDGED}
+        return apart_text({k: v for k, v in self.apart.items() if k in set(reasons) - left_out})
 
 
 def apart_text(apart: Mapping[str, Sequence[int] | int]) -> str:

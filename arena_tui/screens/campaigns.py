@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from ..campaign.records import ACTIVE, CampaignView, CellView, campaign_runs, campaign_view, campaign_views
 from ..campaign.spec import Cell
 from ..widgets.dimensions import HEURISTIC_MARK, rate_slots, rate_style, rates_legend, slot_dims, slots_header
-from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
+from ..widgets.fit import PAD, fit_cell, fit_columns, hidden_text, natural_widths
 from .polling import PollingScreen
 from ..verdicts import NO_ANSWER, STRICT
 from arena_tui.spine.ids import short_ids
@@ -86,12 +86,6 @@ def cell_key(cell: Cell) -> str:
 
 def room_of(table: DataTable, fallback: int) -> int:
     return max(table.size.width - table.styles.scrollbar_size_vertical, 0) or fallback
-
-
-def hidden_text(labels: list[str], shown: dict[int, int], where: str) -> str:
-    """`hidden at this width: executor (…)` for the columns `shown` leaves out ("" when none)."""
-    hidden = [label for i, label in enumerate(labels) if i not in shown]
-    return f"hidden at this width: {', '.join(hidden)} ({where})" if hidden else ""
 
 
 # --- the list --------------------------------------------------------------------------------

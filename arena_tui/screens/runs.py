@@ -1,9 +1,10 @@
 """The runs list: every stored run (and every live one), newest first.
 
 Its figures are a run's tally by the one rule (`arena_tui.verdicts`, a stored run's through
-`compare.leaderboard.run_tally`): the strict pass over the judged turns the model played, the
-turns counted apart beside the progress (`8/10 · 2 stopped`), `no answer` for a run in which no
-turn of the model's got an answer; a resumed run's duration is the time it ran (`RunRow.active_s`)."""
+`compare.leaderboard.run_tally`): the strict pass over the judged turns the model played; the turns
+not the model's doing beside the progress (`8/10 · 2 stopped`), those the judge could not score
+beside the rates (`judge err 1`, `1 not judged`); `no answer` for a run in which no turn of the
+model's got an answer; a resumed run's duration is the time it ran (`RunRow.active_s`)."""
 
 from __future__ import annotations
 
@@ -19,10 +20,10 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from ..messages import LiveUpdate, RunFinished
 from ..compare.load import stored_tallies
-from ..verdicts import NO_ANSWER, STRICT, Tally
+from ..verdicts import APART_REASONS, NO_ANSWER, PLAY_REASONS, STRICT, UNJUDGED, Tally
 from ..widgets.dimensions import rate_slots, rate_style, rates_legend, slot_dims, slots_header
 from ..widgets.run_header import STATUS_STYLE
-from ..widgets.fit import PAD, as_text, fit_cell, fit_columns, fit_lines, natural_widths
+from ..widgets.fit import PAD, as_text, fit_cell, fit_columns, fit_lines, hidden_text, natural_widths
 from .polling import PollingScreen
 from arena_tui.spine.paths import exports_dir
 from arena_tui.spine.ids import short_ids
@@ -40,13 +41,12 @@ ID, BENCH, MODEL, STATUS, PROGRESS, STRICT_COL, STARTED, DUR, RATES = range(len(
 # one line per run when run, benchmark, status, turns (and the turns counted apart), strict pass, pass
 # rates and at least MODEL_MIN of the model fit; the model then takes up to MODEL_WANT before duration
 # and start time join, and the rest after them. Narrower, each run takes two lines: model over
-# benchmark, status over turns, strict pass over the turns counted apart.
+# benchmark, status over turns (and those counted apart), the rates over the strict pass.
 SINGLE_REQUIRED = [ID, BENCH, STATUS, PROGRESS, STRICT_COL, RATES]
 SINGLE_OPTIONAL = [DUR, STARTED]
 MODEL_MIN = 16
 MODEL_WANT = 32
-STACKED = [("id", "run"), ("model", "model / benchmark"), ("status", "status"), ("strict", STRICT),
-           ("rates", "pass rates")]
+STACKED = [("id", "run"), ("model", "model / benchmark"), ("status", "status"), ("rates", "pass rates")]
 
 
 def model_text(r: dict[str, Any], width: int | None = None) -> Text:
@@ -63,11 +63,11 @@ def model_text(r: dict[str, Any], width: int | None = None) -> Text:
     return Text.assemble(cut, (tag, "bold magenta"))
 
 
-def apart_of(r: dict[str, Any]) -> str:
-    """The run's turns counted apart, `2 not played · 1 stopped` ('' when none; while it records,
-    the turns still to come or being judged are not said)."""
+def apart_of(r: dict[str, Any], reasons: tuple[str, ...] = APART_REASONS) -> str:
+    """The run's turns counted apart for `reasons`, `2 not played · 1 stopped` ('' when none; while
+    it records, the turns still to come or being judged are not said)."""
     t: Tally | None = r.get("tally")
-    return t.apart_text(live=r.get("status") == "running") if t is not None else ""
+    return t.apart_text(live=r.get("status") == "running", reasons=reasons) if t is not None else ""
 
 
 def strict_text(r: dict[str, Any]) -> Text:
@@ -91,7 +91,7 @@ def run_cells(r: dict[str, Any], now: dt.datetime, dims: list[str], shown_id: st
     run: RunRow | None = r.get("run")
     dur = run.active_s(now) * 1000 if run is not None else ((ended or now) - started).total_seconds() * 1000 if started else None
     progress = Text(f"{r.get('done', 0)}/{r.get('total', 0)}")
-    if apart := apart_of(r):
+    if apart := apart_of(r, PLAY_REASONS):
         progress.append(f" · {apart}", "yellow")
     t: Tally | None = r.get("tally")
     unscored = t is not None and not t.scored and st != "running"
@@ -105,7 +105,7 @@ def run_cells(r: dict[str, Any], now: dt.datetime, dims: list[str], shown_id: st
         when_text(started),
         duration_text(dur),
         Text(NO_ANSWER, "grey50") if unscored else rate_slots(r.get("rates") or {}, dims, bool(r.get("heuristic")),
-                                                             r.get("judge_errors", 0)),
+                                                             r.get("judge_errors", 0), apart_of(r, (UNJUDGED,))),
     )
 
 
@@ -120,23 +120,21 @@ def single_layout(room: int, need: list[int]) -> dict[int, int] | None:
 
 def stacked_rows(table: DataTable, room: int, order: list[tuple[str, dict[str, Any]]], cells: list[tuple],
                  rates_label: str, need: list[int]) -> None:
-    """Two lines a run: id over duration, model over benchmark, status over turns, strict pass over the
-    turns counted apart, then the rates."""
-    progress = [f"{r.get('done', 0)}/{r.get('total', 0)} turns" for _, r in order]
-    aparts = [apart_of(r) for _, r in order]
+    """Two lines a run: id over duration, model over benchmark, status over turns (and those counted
+    apart), the rates over the strict pass."""
+    strict = [Text.assemble((f"{STRICT} ", "grey62"), row[STRICT_COL]) for row in cells]
     id_w = max(need[ID], need[DUR])
-    status_w = max([need[STATUS], *map(len, progress)])
-    strict_w = max([need[STRICT_COL], *map(len, aparts)])
-    model_w = max(room - id_w - status_w - strict_w - need[RATES] - 5 * PAD, len("model"))
+    status_w = max([need[STATUS], need[PROGRESS]])
+    rates_w = max([need[RATES], *(t.cell_len for t in strict)])
+    model_w = max(room - id_w - status_w - rates_w - 4 * PAD, len("model"))
     labels = [label for _, label in STACKED[:-1]] + [rates_label]
-    for (key, _), label, w in zip(STACKED, labels, (id_w, model_w, status_w, strict_w, need[RATES]), strict=True):
+    for (key, _), label, w in zip(STACKED, labels, (id_w, model_w, status_w, rates_w), strict=True):
         table.add_column(label, key=key, width=w)
-    for (run_id, r), row, turns, apart in zip(order, cells, progress, aparts, strict=True):
+    for (run_id, r), row, pass_line in zip(order, cells, strict, strict=True):
         table.add_row(fit_lines(Text("\n").join([as_text(row[ID]), Text(row[DUR], "grey62")]), id_w),
                       fit_lines(Text("\n").join([model_text(r, model_w), Text(row[BENCH], "italic")]), model_w),
-                      fit_lines(Text("\n").join([as_text(row[STATUS]), Text(turns)]), status_w),
-                      fit_lines(Text("\n").join([strict_text(r), Text(apart, "yellow")]), strict_w),
-                      row[RATES], key=run_id, height=2)
+                      fit_lines(Text("\n").join([as_text(row[STATUS]), as_text(row[PROGRESS])]), status_w),
+                      fit_lines(Text("\n").join([as_text(row[RATES]), pass_line]), rates_w), key=run_id, height=2)
 
 
 def default_export_dir(data_dir: Path | None) -> Path:
@@ -285,7 +283,10 @@ class RunsScreen(PollingScreen):
             stacked_rows(table, room, order, cells, labels[RATES], need)
         if selected in self.rows:
             table.move_cursor(row=table.get_row_index(selected))
-        self.query_one("#runs-legend", Static).update(rates_legend(dims, heuristic=heuristic))
+        shown = layout if layout is not None else {c: 0 for c in range(len(RUN_COLUMNS)) if c != STARTED}
+        hidden = hidden_text([label for _, label in RUN_COLUMNS], shown, "enter opens the run")
+        legend = rates_legend(dims, heuristic=heuristic)
+        self.query_one("#runs-legend", Static).update(Text("  ·  ").join(t for t in (legend, Text(hidden)) if t))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_open()
