@@ -45,7 +45,8 @@ from arena_tui.spine.events import (
 from arena_tui.spine.times import wall_ms
 from arena_tui.spine.source import against, source_label, variant_labels
 from .timing import UntrustedTurns, latency_caveat, speed_note, v2v_text
-from .verdicts import TURN_TAKING, Standing, Tally, apart_reason, counts, judges_turn_taking, ordered, standing_of, tally
+from .verdicts import (NOT_PLAYED, TURN_TAKING, Standing, Tally, apart_reason, counts, judges_turn_taking, ordered,
+                       standing_of, tally)
 
 SENTINELS = (EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY)
 SILENT_DBFS = -90.0
@@ -572,9 +573,8 @@ class RunState:
     def _on_run_ended(self, ev: RunEnded) -> None:
         self.ended = ev
         self.wall_ended = self.wall_now()
-        for row in self.turns.values():
-            if row.status == "running":
-                row.status = "interrupted"
+        for row in self.turns.values():  # what was under way was stopped; what was still to come, never played
+            row.status = {"running": "interrupted", "pending": NOT_PLAYED}.get(row.status, row.status)
         for m in self.meters.values():  # nothing plays once the run is over (a stored run showed its last level)
             m.speaking, m.rms_dbfs, m.peak_dbfs = False, SILENT_DBFS, SILENT_DBFS
         for ln in self.transcript:

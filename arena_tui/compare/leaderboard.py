@@ -377,9 +377,14 @@ class BoardRow:
         return any(f.run.judged for f in self.runs)
 
     @property
+    def apart_shown(self) -> dict[str, int]:
+        """`apart` as surfaces say it: a row never judged is "not judged" once, not per turn."""
+        return {k: n for k, n in self.apart.items() if self.judged or k != UNJUDGED}
+
+    @property
     def apart_text(self) -> str:
         """`3 not played · 1 stopped` over its runs ('' when every turn counts)."""
-        return apart_text(self.apart)
+        return apart_text(self.apart_shown)
 
     def stages_p50(self) -> str | None:
         """A cascade's stage p50s in ms, `stt/turn/llm/tts` (`STAGES`), or None for a row without

@@ -15,7 +15,7 @@ from .leaderboard import NOT_JUDGED, POOLED, BoardRow, Leaderboard
 from .selection import Selection
 from ..stats import Rate
 from ..timing import UNTRUSTED
-from ..verdicts import ORIGINAL, STRICT, apart_text
+from ..verdicts import ORIGINAL, STRICT
 from .svg import Bar, Strip, latency_strips, rate_bars
 
 TITLE = "Audio Arena model comparison"
@@ -171,7 +171,7 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
         speed = "?" if f.run.speed is None else f"{f.run.speed:g}x"
         latency = f.run.latency_excluded or "counted" + (f" ({f.untrusted} untrusted turn(s) left out)" if f.untrusted else "")
         runs.append([f.run.group, f.run.row.benchmark, str(f.run_index), f.run.run_id, f.run.row.status, speed,
-                     pct(f.strict, f.run.judged), pct(f.original, f.run.judged), apart_text(f.apart_counts) or "–",
+                     pct(f.strict, f.run.judged), pct(f.original, f.run.judged), f.run.tally.apart_text() or "–",
                      f.run.judge, latency])  # fmt: skip
     items = [f"not scored {k}: {v}" for k, v in board.unscored.items()] + [f"skipped {k}: {v}" for k, v in sel.skipped.items()]
     out.append(Section("Runs", table=runs, items=items))

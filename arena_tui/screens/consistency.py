@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ..compare.leaderboard import POOLED, BoardRow
-from ..verdicts import APART, STRICT, apart_text
+from ..verdicts import APART, STRICT
 from ..widgets.board_cells import MUTED, pattern_text, rate_cell
 from .base import ArenaScreen
 
@@ -54,7 +54,7 @@ class ConsistencyScreen(ArenaScreen):
             speed = "speed ?" if f.run.speed is None else f"{f.run.speed:g}x"
             strict = rate_cell(f.strict, f.run.judged).plain.replace("\n", " ")
             excluded = f"  latency excluded: {f.run.latency_excluded}" if f.run.latency_excluded else ""
-            apart = f"  counted apart: {apart_text(f.apart_counts)}" if f.apart else ""
+            apart = f"  counted apart: {t}" if (t := f.run.tally.apart_text()) else ""
             lines.append(f"#{f.repeat} = {f.run.run_id}  {f.run.row.status}  {speed}  {STRICT} {strict}{apart}{excluded}")
         self.query_one("#drill-runs", Static).update(Text("\n".join(lines), MUTED))
         table = self.query_one("#drill", DataTable)

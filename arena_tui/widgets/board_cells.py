@@ -155,7 +155,7 @@ def board_columns(dimensions: list[str], stages: bool = False) -> list[Column]:
     cols += [
         Column("empty", "empty", lambda r: count_cell(r.empty_responses), lambda r: r.empty_responses, True),
         Column("ended", "ended", lambda r: count_cell(r.ended_session), lambda r: r.ended_session, True),
-        Column("apart", "counted apart", apart_cell, lambda r: sum(r.apart.values()), True),
+        Column("apart", "counted apart", apart_cell, lambda r: sum(r.apart_shown.values()), True),
     ]  # fmt: skip
     return cols
 
@@ -163,11 +163,12 @@ def board_columns(dimensions: list[str], stages: bool = False) -> list[Column]:
 def apart_cell(row: BoardRow) -> Text:
     """Its turns in no figure, one reason a line (`2 not played`, `1 stopped`); a third and more are
     summed on the second line (the notes under the table name them all)."""
-    lines = [f"{n} {APART[k]}" for k, n in row.apart.items() if n]
+    shown = row.apart_shown
+    lines = [f"{n} {APART[k]}" for k, n in shown.items()]
     if not lines:
         return Text("none", MUTED)
     if len(lines) > 2:
-        lines = [lines[0], f"+{sum(row.apart.values()) - int(lines[0].split()[0])} more"]
+        lines = [lines[0], f"+{sum(shown.values()) - next(iter(shown.values()))} more"]
     return Text("\n".join(lines), "yellow")
 
 

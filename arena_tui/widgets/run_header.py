@@ -1,8 +1,8 @@
 """One-line summary of a run: what, who, where it is, and how it is going.
 
 How it is going is its tally by the one rule (`arena_tui.verdicts`): turns done (ran to their
-end), the turns counted apart beside them (`5/10 done · 1 stopped`), the strict pass over the
-judged turns the model played, `no answer` once a run ended without one.
+end) here; the strict pass and the turns counted apart in `figures_text`, the run screen's line
+under the tables (full width: never cut at 80 columns).
 
 The line is built for the width it gets: the status, the mode and the judge label sit at the
 right in a fixed-width block (the longest status sets it), so they never run into each other or
@@ -63,23 +63,14 @@ def describe(state: RunState, room: int | None = None, mode: str = "live") -> Te
         session.append(f" ({state.rotations} rotation{'s' if state.rotations != 1 else ''})", "yellow")
     short_model = (state.started.model if state.started else "?") + tag(state.source)
     wait = state.wait_line() if state.ended is None else None
-    tally = state.tally()
-    apart = tally.apart_text(live=state.ended is None)
-    apart = f" · {apart}" if apart else ""
-    passed, judged = tally.strict
-    if state.ended is not None and not tally.scored:
-        score = [Text(NO_ANSWER, "bold red")]
-    else:
-        score = [Text(f"{STRICT} {passed}/{judged}"), Text(f"{passed}/{judged} pass")] if judged else []
     forms: dict[str, list[Text]] = {  # each part's forms, longest first; [] once a part is dropped
         "benchmark": [Text(f" {state.benchmark} ", "bold reverse")],
         "model": [Text.assemble("model ", (state.model_label, style)), Text(short_model, style)],
         "session": [session, Text()],
         "elapsed": [elapsed_text(state), Text(f"elapsed {duration_text(state.elapsed_ms())}"),
                     Text(duration_text(state.elapsed_ms()))],
-        "turn": [Text.assemble(f"turn {cur_s} · {state.turns_done}/{state.turns_total} done", (apart, "yellow")),
-                 Text.assemble(f"{cur_s} · {state.turns_done}/{state.turns_total}", (apart, "yellow"))],
-        "score": [*score, Text()],
+        "turn": [Text(f"turn {cur_s} · {state.turns_done}/{state.turns_total} done"),
+                 Text(f"{cur_s} · {state.turns_done}/{state.turns_total}")],
         # where the run is when nothing moves: what the engine waits on, how long is left
         "wait": [Text(wait, "bold yellow")] if wait else [Text()],
     }
@@ -110,7 +101,25 @@ def describe(state: RunState, room: int | None = None, mode: str = "live") -> Te
 
 
 #: the order the header's parts take their next shorter form in, when the line does not fit
-SHORTER = ("session", "elapsed", "elapsed", "score", "turn", "model", "score")
+SHORTER = ("session", "elapsed", "elapsed", "turn", "model")
+
+
+def figures_text(state: RunState) -> Text:
+    """`strict pass 3/5 · counted apart: 1 stopped · 2 not played`: the run's tally by the one rule
+    (`RunState.tally`); `no answer` once it ended with no turn of the model's answered; while it
+    runs, the turns still to come or being judged are not said."""
+    tally = state.tally()
+    passed, judged = tally.strict
+    t = Text()
+    if state.ended is not None and not tally.scored:
+        t.append(NO_ANSWER, "bold red")
+        t.append(" (no turn got the model's answer: no scored row)")
+    elif judged:
+        t.append(f"{STRICT} {passed}/{judged}", "bold")
+    if apart := tally.apart_text(live=state.ended is None):
+        t.append(" · " if t else "")
+        t.append(f"counted apart: {apart}", "yellow")
+    return t
 
 
 def status_block(state: RunState, mode: str = "live", compact: bool = False) -> Text:
