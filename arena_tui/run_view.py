@@ -263,7 +263,7 @@ class RunState:
             return "?"
         label = f"{self.started.model} ({self.started.provider})"
         label = f"{label} [{self.source.upper()}]" if self.source else label
-        variants = variant_labels(self.started.config)
+        variants = variant_labels(self.started.config, faults=False)  # the run screen says them on its own line
         return f"{label} ({', '.join(variants)})" if variants else label
 
     @property

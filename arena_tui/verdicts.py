@@ -87,7 +87,6 @@ APART: dict[str, str] = {
 NO_ANSWER = "no answer"  # what a run without a scored row shows where its figures would be (`Tally.scored`)
 APART_REASONS: tuple[str, ...] = tuple(APART)
 PLAY_REASONS: tuple[str, ...] = APART_REASONS[:5]  # the turn's own status said why: not the model's doing
-JUDGE_REASONS: tuple[str, ...] = (JUDGE_ERROR, UNJUDGED)  # played, and the judge could not score it
 #: the two turn passes, named once for every surface (CSV columns keep their own names, docs/reports.md)
 STRICT = "strict pass"  # every scored dimension passes, turn_taking included (`row_passes`)
 ORIGINAL = "tool+IF+KB pass"  # the original eval's: tool use, instruction following, KB grounding (`original_row_passes`)

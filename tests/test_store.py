@@ -571,7 +571,8 @@ def test_runs_and_db_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     code, out, _ = _cli(capsys, "--db", db, "runs")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["ID", "BENCHMARK", "MODEL", "STATUS", "PROGRESS", "STARTED", "DURATION"]
+    assert lines[0].split() == ["ID", "BENCHMARK", "MODEL", "STATUS", "PROGRESS", "STRICT", "PASS", "STARTED",
+                                "DURATION", "COUNTED", "APART"]
     row = next(line for line in lines if line.startswith("r-cli"))
     # run_ended never came and this test process is alive, so it is still running
     assert "grocery_bench" in row and "gpt-realtime [simulator]" in row and "running" in row and "3/3" in row

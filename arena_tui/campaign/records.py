@@ -194,7 +194,7 @@ class CellView:
         passed, judged = self.strict
         if not self.total:
             return "–"
-        if not self.tally.scored:
+        if not self.tally.scored and self.state not in ACTIVE:
             rate = NO_ANSWER
         elif not judged:
             rate = "unjudged"

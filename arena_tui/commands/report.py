@@ -47,9 +47,10 @@ async def _main(args: argparse.Namespace) -> int:
     print(f"{len(board.runs)} runs, {len(board.models)} models, {len(board.benchmarks)} benchmarks")
     for run_id, why in sel.skipped.items():
         print(f"skipped {run_id}: {why}")
+    for run_id, why in board.unscored.items():
+        print(f"not scored {run_id}: {why}")
     for name, why in sorted(unloadable.items()):
-        print(f"benchmark data not found for {name} ({why}): its unjudged turns are charged the core "
-              "dimensions only, and it has no categories (pass --data)")  # fmt: skip
+        print(f"benchmark data not found for {name} ({why}): it has no categories (pass --data)")
     for p in paths:
         print(p)
     return 0

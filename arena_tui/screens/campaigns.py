@@ -48,7 +48,7 @@ def strict_text(view: CellView) -> Text:
     passed, judged = view.strict
     if not view.total:
         return Text("–", "grey50")  # no run recorded yet
-    if not view.tally.scored:
+    if not view.tally.scored and view.state not in ACTIVE:
         t = Text(NO_ANSWER, "bold red")
     elif not judged:
         t = Text("not judged", "grey50")

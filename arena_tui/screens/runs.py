@@ -63,11 +63,16 @@ def model_text(r: dict[str, Any], width: int | None = None) -> Text:
     return Text.assemble(cut, (tag, "bold magenta"))
 
 
+def live(r: dict[str, Any]) -> bool:
+    """Still recording: its turns to come are not "not played", nor is it "no answer" yet."""
+    return r.get("status") in ("running", "starting")
+
+
 def apart_of(r: dict[str, Any], reasons: tuple[str, ...] = APART_REASONS) -> str:
     """The run's turns counted apart for `reasons`, `2 not played · 1 stopped` ('' when none; while
     it records, the turns still to come or being judged are not said)."""
     t: Tally | None = r.get("tally")
-    return t.apart_text(live=r.get("status") == "running", reasons=reasons) if t is not None else ""
+    return t.apart_text(live=live(r), reasons=reasons) if t is not None else ""
 
 
 def strict_text(r: dict[str, Any]) -> Text:
@@ -75,11 +80,11 @@ def strict_text(r: dict[str, Any]) -> Text:
     t: Tally | None = r.get("tally")
     if t is None:
         return Text("–", "grey50")
-    if not t.scored and r.get("status") != "running":
+    if not t.scored and not live(r):
         return Text(NO_ANSWER, "bold red")
     passed, n = t.strict
     if not n:
-        return Text("–" if r.get("status") == "running" else "not judged", "grey50")
+        return Text("–" if live(r) else "not judged", "grey50")
     pct = 100 * passed / n
     return Text.assemble((f"{pct:3.0f}%", rate_style(pct)), f" {passed}/{n}")
 
@@ -94,7 +99,7 @@ def run_cells(r: dict[str, Any], now: dt.datetime, dims: list[str], shown_id: st
     if apart := apart_of(r, PLAY_REASONS):
         progress.append(f" · {apart}", "yellow")
     t: Tally | None = r.get("tally")
-    unscored = t is not None and not t.scored and st != "running"
+    unscored = t is not None and not t.scored and not live(r)
     return (
         Text.assemble(("● ", "bold cyan"), shown_id) if marked else shown_id,
         r.get("benchmark", "?"),
