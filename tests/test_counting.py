@@ -307,23 +307,17 @@ def test_every_status_not_the_models_is_said_apart(status: str) -> None:
 
 async def _stop_at_turn_2(db: Path) -> None:
     """A simulator run of demo_bench's turns 0-3 at speed 20, judged, stopped while turn 2 plays."""
-    from runners import engine
     from runners.config import RunConfig
+
+    from .test_resume import stop_at_turn
 
     bench = load_benchmark("demo_bench")
     async with await Store.open(db) as store:
         bus = EventBus()
         rec = store.start_recording(bus)
         judging = JudgeWorker(bench, HeuristicJudge(), bus, "resumed-run").start()
-        at_2 = bus.subscribe(lambda e: e.kind == "turn_started" and e.turn_index == 2)
         config = RunConfig(model="sim", speed=20.0, greeting={"enabled": False}, turns=[0, 1, 2, 3])
-        task = asyncio.create_task(engine.run_benchmark(bench, config, bus, "resumed-run"))
-        async for _ in at_2:
-            break
-        await asyncio.sleep(0.05)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        await stop_at_turn(bench, config, bus, "resumed-run", 2)
         await judging
         bus.close()
         await rec

@@ -168,13 +168,13 @@ class RunScreen(ArenaScreen):
             parts.append(f"category: {t.category}")
         if self.state.source:
             parts.append(f"scores are against {against(self.state.source, loud=True)}")
-        faults = self.state.started.config.get("faults") if self.state.started else None
-        if faults:  # part of what the run is (its own leaderboard row): said beside the scores
-            parts.append(f"faults injected: {faults}")
         if self.state.any_heuristic:
             parts.append("judge: heuristic (offline)")
         if self.state.latency_caveat:
             parts.append(f"* {self.state.latency_caveat}")
+        faults = self.state.started.config.get("faults") if self.state.started else None
+        if faults:  # part of what the run is (its own leaderboard row); last: the longest
+            parts.append(f"faults injected: {faults}")
         return parts
 
     def _filter_bar(self) -> None:
