@@ -156,12 +156,8 @@ class StoredRun:
         return self.benchmark.find_turn(turn_index) if self.benchmark is not None else None
 
     def apart(self, turn_index: int) -> str | None:
-        """Why the turn counts in no figure (a `verdicts.APART` key), None when it counts."""
-        result = self.results.get(turn_index)
-        if (why := apart_reason(result.status if result is not None else None)) is not None:
-            return why
-        st = self.standing.get(turn_index)
-        return UNJUDGED if st is None else JUDGE_ERROR if st.judgement is None else None
+        """Why the turn counts in no figure (a `verdicts.APART` key, by its tally), None when it counts."""
+        return next((why for why, turns in self.tally.apart.items() if turn_index in turns), None)
 
     def verdicts(self, turn_index: int) -> dict[str, str]:
         """The judge's verdicts that count on the turn; {} when it counts in no figure."""
