@@ -29,7 +29,7 @@ from ..run_view import wait_text
 from ..stats import median
 from ..timing import (UNTRUSTED, UNTRUSTED_MARK, UntrustedTurns, barge_in_ms, barge_in_text, counted_latencies,
                       latency_caveat, latency_counts, latency_text, response_latency, v2v_values)
-from ..verdicts import APART, NOT_PLAYED, apart_reason, apart_text
+from ..verdicts import APART, NOT_PLAYED, apart_reason, apart_text, tally
 from .live import JudgeChoice, run_source, verdict_line
 
 
@@ -134,12 +134,12 @@ async def run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Jud
         print(render_text(summarize(bench, recorded.results, recorded.judgements, recorded.expected or None)), file=out)
     if progress.ended is not None:
         print(f"run {run_id} recorded in {db}", file=out)
-        again = {r.turn_index: r.status for r in (recorded.results if recorded else progress.results)
-                 if apart_reason(r.status) is not None}
-        if again:
-            why = ", ".join(f"{t} ({APART.get(s, s)})" for t, s in sorted(again.items()))
-            lost = " (this machine did not keep pace)" if LOST_PACE in again.values() else ""
-            print(f"turn(s) {why} count in no figure{lost}; `arena-tui resume {run_id}` plays them again", file=out)
+        results = recorded.results if recorded else progress.results
+        again = tally([], {r.turn_index: r.status for r in results}, recorded.expected if recorded else None).uncounted
+        if again:  # what a resume plays again: every turn not the model's doing
+            why = "; ".join(f"{APART[k]} {', '.join(map(str, again[k]))}" for k in APART if k in again)
+            lost = " (this machine did not keep pace)" if LOST_PACE in again else ""
+            print(f"turns in no figure: {why}{lost}; `arena-tui resume {run_id}` plays them", file=out)
     return status
 
 
@@ -276,7 +276,8 @@ class Progress:
             pipe = response_latency(r.latencies.pipeline_ttfb_ms)
             counted = latency_counts(r.status, r.turn_index in untrusted)
             marks = []
-            calls.add(self.expected_calls.get(r.turn_index, 0), r.tool_calls)
+            if apart_reason(r.status) is None:  # a turn the model never got expected nothing of it
+                calls.add(self.expected_calls.get(r.turn_index, 0), r.tool_calls)
             for c in r.tool_calls:
                 good = c.status == "matched"
                 marks.append(("✓" if good else "✗") + c.name[:8])
