@@ -60,8 +60,11 @@ async def _load(args: argparse.Namespace, tallied: bool = True) -> tuple[list[Ru
             rows = [r for r in rows if r.status == args.status]
         if args.limit is not None:
             rows = rows[: args.limit]
-        stored = await load_runs(store, [r.run_id for r in rows]) if tallied else []
-    return rows, {r.run_id: run_tally(r) for r in stored}
+        tallies = {}
+        for r in rows if tallied else []:  # one run read at a time: a big store is never held whole
+            (stored,) = await load_runs(store, [r.run_id])
+            tallies[r.run_id] = run_tally(stored)
+    return rows, tallies
 
 
 def _figures(run: RunRow, tally: Tally | None) -> tuple[str, str]:
