@@ -303,9 +303,10 @@ class Progress:
         statuses: dict[str, int] = {}
         for r in results:
             statuses[r.status] = statuses.get(r.status, 0) + 1
-        done = sum(n for st, n in statuses.items() if apart_reason(st) is None)
-        apart = apart_text({**{apart_reason(st): n for st, n in statuses.items() if apart_reason(st) is not None},
-                            NOT_PLAYED: max(total - len(results), 0)})
+        # the turns in no figure by the one rule; not played: every planned turn without a row
+        uncounted = {k: len(v) for k, v in tally([], {r.turn_index: r.status for r in results}).uncounted.items()}
+        done = len(results) - sum(uncounted.values())
+        apart = apart_text({**uncounted, NOT_PLAYED: max(total - len(results), 0)})
         v2vs = v2v_values(results, untrusted)
         left_out = sum(1 for r in results if r.turn_index in untrusted and latency_counts(r.status))
         print("-" * len(head), file=out)
