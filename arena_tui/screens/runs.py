@@ -252,11 +252,11 @@ class RunsScreen(PollingScreen):
                 row["status"] = "interrupted"
             if run_id in stored:  # its rates are the store's, by the report's rule (`read`)
                 continue
-            live = st.tally()  # a run the store has not got (yet, or the store is unavailable)
-            row["tally"] = live
-            if live.dimensions or live.judge_errors or live.rejudge_errors:
-                row["rates"], row["heuristic"] = live.dimensions, st.any_heuristic
-                row["judge_errors"] = len(live.judge_errors) + len(live.rejudge_errors)
+            tallied = st.tally()  # a run the store has not got (yet, or the store is unavailable)
+            row["tally"] = tallied
+            if tallied.dimensions or tallied.judge_errors or tallied.rejudge_errors:
+                row["rates"], row["heuristic"] = tallied.dimensions, st.any_heuristic
+                row["judge_errors"] = len(tallied.judge_errors) + len(tallied.rejudge_errors)
         for run_id, row in rows.items():
             row["run_id"] = run_id
         self.rows = rows
