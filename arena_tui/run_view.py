@@ -29,6 +29,7 @@ from arena_tui.spine.events import (
     Retry,
     RunEnded,
     RunEvent,
+    RunResumed,
     RunStarted,
     SessionOpened,
     SessionRotated,
@@ -43,8 +44,9 @@ from arena_tui.spine.events import (
 )
 from arena_tui.spine.times import wall_ms
 from arena_tui.spine.source import against, source_label, variant_labels
-from .timing import latency_caveat, speed_note, v2v_text
-from .verdicts import TURN_TAKING, Standing, Tally, counts, judges_turn_taking, ordered, standing_of, tally
+from .timing import UntrustedTurns, latency_caveat, speed_note, v2v_text
+from .verdicts import (NOT_PLAYED, TURN_TAKING, Standing, Tally, apart_reason, counts, judges_turn_taking, ordered,
+                       standing_of, tally)
 
 SENTINELS = (EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY)
 SILENT_DBFS = -90.0
@@ -95,6 +97,7 @@ class TurnRow:
     tool_results: list[ToolAnswered] = field(default_factory=list)
     judgements: list[Judgement] = field(default_factory=list)  # every revision, arrival order
     attempts: int = 0
+    untrusted: bool = False  # its latencies are untrusted: this machine sent the user's audio late (`timing`)
     _standing: tuple[int, Standing[Judgement] | None] = field(default=(0, None), repr=False, compare=False)
 
     @property
@@ -129,10 +132,10 @@ class TurnRow:
 
     @property
     def verdict(self) -> str:
-        """pass / fail / na / judge_error / pending (`arena_tui.verdicts.row_verdict`), or
-        uncounted: our machine lost pace on the turn (`arena_tui.verdicts.counts`)."""
-        if not counts(self.status):
-            return "uncounted"
+        """pass / fail / na / judge_error / pending (`arena_tui.verdicts.row_verdict`), or why the
+        turn counts in no figure (a `verdicts.APART` key: lost_pace, interrupted, infra_error, error)."""
+        if self.status not in ("pending", "running") and (why := apart_reason(self.status)) is not None:
+            return why
         st = self.standing
         return st.verdict if st else "pending"
 
@@ -236,6 +239,8 @@ class RunState:
         self.errors = 0
         self.start_error: str | None = None  # the run never started (engine missing, bad benchmark...)
         self.user_spoke_ms: dict[tuple[int | None, int], float] = {}  # (turn, attempt) -> user speech start
+        self.resumed = False  # a `run_resumed` came: it went on after an interruption
+        self.untrusted = UntrustedTurns()  # turns whose latencies are untrusted (`timing`: input sent late)
 
     def log_local(self, text: str, kind: str = "error") -> None:
         """A line that is not an event (e.g. why a run could not start)."""
@@ -264,7 +269,7 @@ class RunState:
             return "?"
         label = f"{self.started.model} ({self.started.provider})"
         label = f"{label} [{self.source.upper()}]" if self.source else label
-        variants = variant_labels(self.started.config)
+        variants = variant_labels(self.started.config, faults=False)  # the run screen says them on its own line
         return f"{label} ({', '.join(variants)})" if variants else label
 
     @property
@@ -293,7 +298,8 @@ class RunState:
 
     @property
     def turns_done(self) -> int:
-        return sum(1 for r in self.turns.values() if r.result is not None and r.index != GREETING_TURN)
+        """Turns that ran to their end (`verdicts.counts`): one stopped or lost is not done."""
+        return sum(1 for r in self.turns.values() if r.result is not None and r.index >= 0 and counts(r.status))
 
     @property
     def dimensions(self) -> list[str]:
@@ -316,9 +322,10 @@ class RunState:
     def elapsed_ms(self) -> float:
         """Wall-clock ms since the run started: the live clock; for an ended run the wall clock its
         start and end carry (what the runs list says, `runs.started_at`/`ended_at`); else as far as
-        its events go (`last_ms` is audio time, run `speed` times faster than the wall)."""
+        its events go (`last_ms` is audio time, run `speed` times faster than the wall); a resumed
+        run's is its timeline's, which stood still while it was interrupted (`RunRow.active_s`)."""
         if self.clock is None or self.wall_started is None:
-            end = self.ended.wall_time if self.ended is not None else None
+            end = self.ended.wall_time if self.ended is not None and not self.resumed else None
             if end is not None and self.started_wall_time is not None:
                 return max(0.0, (end - self.started_wall_time).total_seconds() * 1000.0)
             return wall_ms(self.last_ms, self.speed)
@@ -348,8 +355,11 @@ class RunState:
         return both or self.last_ms <= self.overlap_until_ms
 
     def tally(self) -> Tally:
-        """Pass rates, strict rows and judge errors by the one rule (`arena_tui.verdicts.tally`)."""
-        return tally(j for row in self.turns.values() if counts(row.status) for j in row.judgements)
+        """The run's figures by the one rule (`arena_tui.verdicts.tally`): its turns' statuses, and
+        once it has ended the turns it set out to run (one never played is then not played)."""
+        statuses = {i: r.status for i, r in self.turns.items() if r.status not in ("pending", "running")}
+        expected = self.started.turn_indices if self.started is not None and self.ended is not None else None
+        return tally((j for row in self.turns.values() for j in row.judgements), statuses, expected)
 
     def pass_rates(self) -> dict[str, tuple[int, int]]:
         """dimension -> (passed, scored)."""
@@ -396,6 +406,10 @@ class RunState:
         faults = ev.config.get("faults") if isinstance(ev.config, dict) else None
         extra = f" (faults: {faults})" if faults else ""
         self._log(ev, f"run started: {ev.benchmark}, {len(ev.turn_indices)} turns, {ev.model}{sim}{extra}")
+
+    def _on_run_resumed(self, ev: RunResumed) -> None:
+        self.resumed = True
+        self._log(ev, f"run resumed at turn {ev.from_turn}")
 
     def _on_session_opened(self, ev: SessionOpened) -> None:
         self.session = ev.session
@@ -525,12 +539,15 @@ class RunState:
 
     def _on_error(self, ev: ErrorEvent) -> None:
         self.errors += 1
+        self.untrusted.see(ev.kind, ev.turn_index, ev.where)
         self._log(ev, f"{'FATAL ' if ev.fatal else ''}{ev.where} error: {ev.message}")
 
     def _on_turn_ended(self, ev: TurnEnded) -> None:
         res = ev.result
         row = self.row(res.turn_index)
         row.result, row.status, row.ended_ms = res, res.status, ev.t_ms
+        self.untrusted.see(ev.kind, res.turn_index)
+        row.untrusted = res.turn_index in self.untrusted.turns
         self.meters["user"].speaking = self.meters["bot"].speaking = False
         if res.sentinel:
             self.transcript.append(TranscriptLine(ev.t_ms, res.turn_index, "sentinel", res.sentinel, True))
@@ -562,9 +579,8 @@ class RunState:
     def _on_run_ended(self, ev: RunEnded) -> None:
         self.ended = ev
         self.wall_ended = self.wall_now()
-        for row in self.turns.values():
-            if row.status == "running":
-                row.status = "interrupted"
+        for row in self.turns.values():  # what was under way was stopped; what was still to come, never played
+            row.status = {"running": "interrupted", "pending": NOT_PLAYED}.get(row.status, row.status)
         for m in self.meters.values():  # nothing plays once the run is over (a stored run showed its last level)
             m.speaking, m.rms_dbfs, m.peak_dbfs = False, SILENT_DBFS, SILENT_DBFS
         for ln in self.transcript:

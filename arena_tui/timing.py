@@ -8,15 +8,25 @@
 - A negative voice-to-voice (the bot became audible before the user finished) is not a latency:
   it is a barge-in, shown with its overlap (how long before the user's end the bot came in) and
   left out of every latency statistic. The same holds for any figure measured from the user's end.
+- What a latency statistic counts (`latency_counts`, `counted_latencies`; every median,
+  percentile and split on every surface takes its turns from here): a turn the model played
+  (`verdicts.counts`: never one not played, stopped, lost to our machine or an infrastructure
+  failure) whose input went out on time. A turn whose user audio went out late
+  (`runners/pace.py`: input chunks 100 ms late or more, the engine's `pacing` notice) keeps its
+  verdict, but its latencies are untrusted: marked where shown (`UNTRUSTED_MARK`, "untrusted")
+  and left out of every statistic, while the run's other turns still count (`UntrustedTurns`).
+  A figure that compares runs takes only runs at speed 1 (`speed_exclusion`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from arena_tui.spine.events import Latencies
+from arena_tui.spine.events import PACE_LOST, Latencies, TurnResult
 from arena_tui.spine.times import wall_ms
+
+from .verdicts import counts
 
 
 def comparable(speed: float | None) -> bool:
@@ -108,3 +118,56 @@ def turn_durations(config: Any, started: Iterable[tuple[int | None, float]], end
         if idx in ended:
             out[idx] = round(wall_ms(ended[idx] - t0, speed))
     return out
+
+
+# --- what a latency statistic counts ------------------------------------------------------------
+
+UNTRUSTED = "untrusted: this machine sent the user's audio late"  # the words beside such a latency
+UNTRUSTED_MARK = "!"  # after a latency that counts in no statistic (`1584!`)
+
+
+def latency_counts(status: str, untrusted: bool = False) -> bool:
+    """Whether a turn's latencies may enter a statistic: the model's turn, its input on time."""
+    return counts(status) and not untrusted
+
+
+def counted_latencies(results: Iterable[TurnResult], untrusted: Collection[int] = ()) -> list[TurnResult]:
+    """The results whose latencies count (`latency_counts`), in the order given."""
+    return [r for r in results if latency_counts(r.status, r.turn_index in untrusted)]
+
+
+def v2v_values(results: Iterable[TurnResult], untrusted: Collection[int] = ()) -> list[float]:
+    """Voice-to-voice of every turn that counts and has one (a barge-in is none): what a median takes."""
+    return [v for r in counted_latencies(results, untrusted)
+            if (v := response_latency(r.latencies.voice_to_voice_ms)) is not None]
+
+
+class UntrustedTurns:
+    """Which turns' latencies are untrusted, from the run's events in their recorded order: the
+    engine's `pacing` notice (an `error` event, `where` = PACE_LOST) comes before the `turn_ended`
+    of the take it concerns, so a later take of the turn (a resume playing it again) starts clean."""
+
+    def __init__(self) -> None:
+        self.turns: set[int] = set()
+        self._pending: set[int] = set()
+
+    def see(self, kind: str, turn: int | None, where: str | None = None) -> None:
+        """One event, by its kind, turn and (for an error) where."""
+        if turn is None:
+            return
+        if kind == "error" and where == PACE_LOST:
+            self._pending.add(turn)
+        elif kind == "turn_ended":
+            if turn in self._pending:
+                self.turns.add(turn)
+            else:
+                self.turns.discard(turn)
+            self._pending.discard(turn)
+
+    @classmethod
+    def of(cls, events: Iterable[tuple[str, int | None, str | None]]) -> set[int]:
+        """The untrusted turns of (kind, turn, where) in recorded order."""
+        seen = cls()
+        for kind, turn, where in events:
+            seen.see(kind, turn, where)
+        return seen.turns

@@ -14,24 +14,29 @@ and the exports can never disagree about a number. The rules:
   revision errored, and every screen shows it beside the verdict that stands. A turn whose
   every revision errored is a judge error (`verdict == "judge_error"`). Phase 2 revises the
   standing phase-1 judgement and numbers its revisions after the newest one.
+- **What a figure counts** (`counts`, `tally`). Every figure on every surface (runs list, run
+  header, headless and `judge` summaries, leaderboard, compare, campaigns, report, export) counts
+  the turns the model played and the judge judged: a turn whose status is the model's
+  (`MODEL_STATUSES`: ok, no_response, empty_response, ended_session, ended_early) with a valid
+  verdict. Every other turn the run set out to run is no verdict on the model, neither its
+  failure nor its pass: it is counted apart by reason (`APART`, worded once: not played,
+  stopped, lost pace, infra failure, engine error; judge error and not judged for a played
+  turn the judge could not score) and every surface says how many (`apart_text`: "3 not
+  played · 1 stopped"). The judge never judges such a turn (`counts`), and a judgement left
+  from an earlier take of it counts nowhere. A run in which no turn of the model's got an
+  answer (`ANSWERED`) has no scored row anywhere (`Tally.scored`). A run the judge never saw
+  has no rates: "not judged", never 0 %.
 - **Pass rates** (`tally`, `pass_rates`). Per dimension: passes over scored verdicts ("na" is
-  not scored) of each turn's standing judgement. Turns without a valid verdict (never judged,
-  or judge error) are left out of the rates unless the caller knows which dimensions they were
-  due (`due`, from the benchmark: the summary and the exports). Then every due dimension
-  counts as a failure, except those the errored revision still carries (computed in code, e.g.
-  `turn_taking`), so failures cannot vanish from a run's report. A verdict that scores nothing
-  (every dimension "na": an imported reference row whose scores are all null, its "incomplete"
-  row) is no valid verdict either: never a pass.
-- **Invalid turns** (`counts`). A turn our machine lost pace on (`lost_pace`) is no measurement
-  of the model: it is not judged, is due nothing, and counts in no pass rate (a resume plays it
-  again; the new row counts).
-- **Strict row rule** (`row_verdict`, `row_passes`). A turn passes strictly when every scored
-  dimension passes (none fails); a turn without a valid verdict never passes strictly.
-- **The original eval's turn pass** (`original_row_passes`). The original 30-turn eval
-  (kwindla/aiewf-eval) passes a turn on tool use ∧ instruction following ∧ KB grounding alone
-  (`ORIGINAL_DIMENSIONS`: none of the three fails; tool use not scored, no call expected nor
-  made, is right), over the same fixed denominator. Ours is every scored dimension, turn_taking
-  included: both are counted (`Tally.strict`, `Tally.original`) and shown, each named.
+  not scored) of each counted turn's standing judgement. A verdict that scores nothing (every
+  dimension "na": an imported reference row whose scores are all null, its "incomplete" row)
+  is no valid verdict: the turn is not judged.
+- **Strict row rule** (`row_verdict`, `row_passes`; named `STRICT` everywhere). A turn passes
+  strictly when every scored dimension passes (none fails).
+- **The original eval's turn pass** (`original_row_passes`; named `ORIGINAL`). The original
+  30-turn eval (kwindla/aiewf-eval) passes a turn on tool use ∧ instruction following ∧ KB
+  grounding alone (`ORIGINAL_DIMENSIONS`: none of the three fails; tool use not scored, no
+  call expected nor made, is right), over the same turns. Ours is every scored dimension,
+  turn_taking included: both are counted (`Tally.strict`, `Tally.original`) and shown, each named.
 - **Consistency across repeats** (`turn_consistency`). Per turn, its row verdict in each repeat
   (`repeat_status`: "missing" where it has none), how often that changes from one repeat to the
   next, and which turns never pass. A model that passes 80 % of turns by passing a different 80 %
@@ -43,12 +48,12 @@ names (`turn_index`, `revision`, `phase`, `error`, `scores`, `heuristic`), as re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
 from arena_tui.spine.benchmark import CORE_DIMENSIONS
-from arena_tui.spine.events import LOST_PACE
+from arena_tui.spine.events import FINISHED, INFRA_ERROR, LOST_PACE
 
 TURN_TAKING = "turn_taking"
 TOOL = "tool_use_correct"
@@ -59,6 +64,33 @@ LLM_DIMENSIONS: list[str] = [*CORE_DIMENSIONS, "state_tracking", "ambiguity_hand
 # Every dimension, in the order they are shown and summed.
 DIMENSIONS: list[str] = [*LLM_DIMENSIONS, TURN_TAKING]
 
+#: the statuses of a turn that is the model's doing: it got the turn, and answered or failed to. The
+#: same set as `FINISHED` (what a resume never plays again): every other turn is no measurement of
+#: the model, played again by a resume and counted apart
+MODEL_STATUSES: frozenset[str] = FINISHED
+#: the model answered (a reply, calls, or the call that ended the session): a run without one such turn
+#: has no scored row anywhere (the engine's `unanswered_run` fails it the same way)
+ANSWERED: frozenset[str] = frozenset({"ok", "ended_session"})
+NOT_PLAYED = "not_played"  # a turn the run set out to run that has no row
+JUDGE_ERROR = "judge_error"  # played, every judging of it failed
+UNJUDGED = "unjudged"  # played, never judged (or judged with nothing scored)
+#: why a turn is left out of a run's figures, as every surface words it, in the order they are listed
+APART: dict[str, str] = {
+    NOT_PLAYED: "not played",
+    "interrupted": "stopped",
+    LOST_PACE: "lost pace",
+    INFRA_ERROR: "infra failure",
+    "error": "engine error",
+    JUDGE_ERROR: "judge error",
+    UNJUDGED: "not judged",
+}
+NO_ANSWER = "no answer"  # what a run without a scored row shows where its figures would be (`Tally.scored`)
+APART_REASONS: tuple[str, ...] = tuple(APART)
+PLAY_REASONS: tuple[str, ...] = APART_REASONS[:5]  # the turn's own status said why: not the model's doing
+#: the two turn passes, named once for every surface (CSV columns keep their own names, docs/reports.md)
+STRICT = "strict pass"  # every scored dimension passes, turn_taking included (`row_passes`)
+ORIGINAL = "tool+IF+KB pass"  # the original eval's: tool use, instruction following, KB grounding (`original_row_passes`)
+
 J = TypeVar("J")
 RepeatStatus = Literal["pass", "fail", "missing"]
 
@@ -68,8 +100,17 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 
 
 def counts(status: str) -> bool:
-    """Whether a turn with this recorded status is judged and counted (see "Invalid turns")."""
-    return status != LOST_PACE
+    """Whether a turn with this recorded status is the model's doing: judged, and counted in
+    every figure (pass rates, latency). Any other is counted apart (`APART`)."""
+    return status in MODEL_STATUSES
+
+
+def apart_reason(status: str | None) -> str | None:
+    """Why a turn the run set out to run is counted apart (an `APART` key), None when it counts;
+    `status` None: the turn has no row (not played)."""
+    if status is None:
+        return NOT_PLAYED
+    return None if counts(status) else status if status in APART else "error"
 
 
 def verdict_of(score: Any) -> str:
@@ -94,36 +135,6 @@ def judges_turn_taking(config: Mapping[str, Any] | None) -> bool:
     (`modality: text`), nor one that says it has no turn-taking to score (a rehydrated run)."""
     config = config if isinstance(config, Mapping) else {}
     return config.get("modality") != "text" and config.get("turn_taking_supported") is not False
-
-
-def due_dimensions(dimensions: Iterable[str], *, tool_applies: bool) -> list[str]:
-    """What a turn without a valid verdict is charged a failure on: its LLM dimensions, and
-    tool use only where a call was expected or made unsolicited (phase 2's applicability)."""
-    dims = [d for d in dimensions if d != TOOL]
-    return dims + [TOOL] if tool_applies else dims
-
-
-def turn_due(turn: Any | None, result: Any | None) -> list[str]:
-    """The dimensions a turn is charged a failure on when it has no valid verdict: the benchmark
-    turn's (the core ones without benchmark data), tool use where a call was expected or made."""
-    dims = turn.dimensions if turn is not None else CORE_DIMENSIONS
-    made_call = result is not None and bool(_get(result, "tool_calls", None))
-    return due_dimensions(dims, tool_applies=bool(turn is not None and turn.expected_calls) or made_call)
-
-
-def due_turns(expected: Iterable[int], results: Mapping[int, Any],
-              turn_of: Callable[[int], Any | None]) -> dict[int, list[str]]:
-    """turn -> `turn_due`, for every benchmark turn a run set out to run (a fixed denominator: a
-    turn that never ran or was never judged is charged, so failures cannot vanish), but one our
-    machine lost pace on (`counts`): neither its row nor an earlier take's judgement counts. The
-    one rule of what a run is charged: the report, the leaderboard, every campaign surface, the
-    runs list and the judge's own summary (headless, `judge`, the export) count by it."""
-    due: dict[int, list[str]] = {}
-    for t in expected:
-        result = results.get(t)
-        if t >= 0 and (result is None or counts(_get(result, "status", "ok"))):
-            due[t] = turn_due(turn_of(t), result)
-    return due
 
 
 def scores_of(judgement: Any) -> dict[str, str]:
@@ -219,19 +230,25 @@ def standing_judgements(judgements: Iterable[J]) -> dict[int, J]:
 
 @dataclass
 class Tally:
-    """What the pass-rate rule counts over a run (see the module docstring)."""
+    """What the pass-rate rule counts over a run (see "What a figure counts" in the module docstring):
+    the judged turns the model played, and every other turn the run set out to run, apart by reason."""
 
     # dim -> (passes, scored), in the order first scored (turn order); `ordered` sorts them
     dimensions: dict[str, tuple[int, int]] = field(default_factory=dict)
     rows: dict[int, bool] = field(default_factory=dict)  # turn -> strict pass, for the turns counted
     original_rows: dict[int, bool] = field(default_factory=dict)  # turn -> the original eval's pass, same turns
-    judge_errors: list[int] = field(default_factory=list)  # every revision errored
-    unjudged: list[int] = field(default_factory=list)  # due, never judged (or judged with nothing scored)
-    rejudge_errors: list[int] = field(default_factory=list)  # newest revision errored, a verdict stands
-    heuristic: bool = False
+    judge_errors: list[int] = field(default_factory=list)  # played, every revision errored: counted apart
+    unjudged: list[int] = field(default_factory=list)  # played, never judged (or judged with nothing scored)
+    rejudge_errors: list[int] = field(default_factory=list)  # newest revision errored, a verdict stands (counted)
+    # status (or NOT_PLAYED) -> turns: not the model's doing, counted in no figure
+    uncounted: dict[str, list[int]] = field(default_factory=dict)
+    answered: bool = True  # some turn of the model's got its answer (`ANSWERED`); False: the run has no scored row
+    heuristic: bool = False  # some turn counted (or its judge error) was judged by the offline heuristic
+    llm: bool = False  # some was judged by an LLM (both: a mixed run, its own row wherever runs are pooled)
 
     @property
     def strict(self) -> tuple[int, int]:
+        """(passes, turns) by the strict row rule (`STRICT`)."""
         return sum(self.rows.values()), len(self.rows)
 
     @property
@@ -239,56 +256,93 @@ class Tally:
         """(passes, turns) by the original eval's rule (`original_row_passes`), over the same turns."""
         return sum(self.original_rows.values()), len(self.original_rows)
 
+    @property
+    def apart(self) -> dict[str, list[int]]:
+        """reason -> turns, for every turn left out of the figures, in `APART` order (none empty)."""
+        got = {**self.uncounted, JUDGE_ERROR: self.judge_errors, UNJUDGED: self.unjudged}
+        return {k: sorted(got[k]) for k in APART if got.get(k)}
 
-def tally(judgements: Iterable[Any], due: Mapping[int, Iterable[str]] | None = None) -> Tally:
-    """Pass rates, strict rows and judge errors over every revision given.
+    @property
+    def scored(self) -> bool:
+        """Whether the run has a scored row anywhere: some turn of the model's got an answer."""
+        return self.answered
 
-    `due`: turn -> the dimensions it must be scored on (e.g. `due_dimensions` of the benchmark
-    turn). Given, exactly those turns are counted and one without a valid verdict is charged a
-    failure on each; without it, every turn that has a valid verdict is counted.
-    """
+    @property
+    def judged(self) -> bool:
+        """Whether the judge said anything about the turns that count (a run it never saw: "not judged")."""
+        return bool(self.rows or self.judge_errors)
+
+    def apart_text(self, *, live: bool = False, reasons: Iterable[str] = APART_REASONS) -> str:
+        """`3 not played · 1 stopped` for `reasons` (default all), '' when none. `live`: a run still
+        going, whose turns still to come or still being judged are not said; a run never judged
+        is said so once (its rates), never as each turn "not judged"."""
+        left_out = {NOT_PLAYED, UNJUDGED} if live else set() if self.judged else {UNJUDGED}
+        return apart_text({k: v for k, v in self.apart.items() if k in set(reasons) - left_out})
+
+
+def apart_text(apart: Mapping[str, Sequence[int] | int]) -> str:
+    """`3 not played · 1 stopped` from reason -> turns (or a count), in `APART` order."""
+    parts = []
+    for k, label in APART.items():
+        got = apart.get(k)
+        n = got if isinstance(got, int) else len(got or ())
+        if n:
+            parts.append(f"{n} {label}")
+    return " · ".join(parts)
+
+
+def tally(judgements: Iterable[Any], statuses: Mapping[int, str] | None = None,
+          expected: Iterable[int] | None = None) -> Tally:
+    """The one count of a run's figures (see "What a figure counts").
+
+    `statuses`: turn -> the recorded status of every turn with a row; a turn whose status is not
+    the model's (`counts`) is counted apart and its judgements (an earlier take's, a stopped
+    turn's) are ignored. `expected`: the turns the run set out to run; one without a row was not
+    played. Without `statuses`, every judged turn is taken as played (judgements alone)."""
     now = standing(judgements)
-    out = Tally()
+    out = Tally(answered=statuses is None)
     acc: dict[str, list[int]] = {}
-    for idx in list(due) if due is not None else list(now):
+    known = set(statuses) if statuses is not None else set(now)
+    for idx in sorted({*known, *(expected or ())}):
+        if idx < 0:  # the greeting is no benchmark turn
+            continue
+        if statuses is not None:
+            status = statuses.get(idx)
+            if status is None or not counts(status):
+                out.uncounted.setdefault(NOT_PLAYED if status is None else status, []).append(idx)
+                continue
+            out.answered |= status in ANSWERED
         st = now.get(idx)
         if st is None:
             out.unjudged.append(idx)
-            verdicts: dict[str, str] = {}
-        else:
-            out.heuristic |= any(bool(_get(j, "heuristic", False)) for j in (st.judgement, st.newest) if j is not None)
-            if st.judgement is None:
-                out.judge_errors.append(idx)
-            elif st.error:
-                out.rejudge_errors.append(idx)
-            verdicts = st.scores
-        usable = st is not None and st.judgement is not None and row_verdict(verdicts) != "na"
-        if st is not None and st.judgement is not None and not usable:
-            out.unjudged.append(idx)  # a verdict that scores nothing (the reference's incomplete row) is none
-        if usable:
-            ok, ok_original = row_passes(verdicts), original_row_passes(verdicts)
-        elif due is None:
-            continue  # no valid verdict and no denominators known: shown as a judge error only
-        else:
-            verdicts = {d: "fail" for d in due[idx]}
-            if st is not None and st.judgement is None:
-                verdicts.update(scores_of(st.newest))  # computed in code (turn_taking): still valid
-            ok = ok_original = False
+            continue
+        for j in (st.judgement, st.newest):
+            if j is not None:
+                heuristic = bool(_get(j, "heuristic", False))
+                out.heuristic, out.llm = out.heuristic or heuristic, out.llm or not heuristic
+        if st.judgement is None:
+            out.judge_errors.append(idx)
+            continue
+        verdicts = st.scores
+        if row_verdict(verdicts) == "na":  # a verdict that scores nothing (the reference's incomplete row) is none
+            out.unjudged.append(idx)
+            continue
+        if st.error:
+            out.rejudge_errors.append(idx)
         for d, v in verdicts.items():
-            if v == "na":
-                continue
-            a = acc.setdefault(d, [0, 0])
-            a[1] += 1
-            a[0] += v == "pass"
-        out.rows[idx] = ok
-        out.original_rows[idx] = ok_original
+            if v != "na":
+                a = acc.setdefault(d, [0, 0])
+                a[1] += 1
+                a[0] += v == "pass"
+        out.rows[idx] = row_passes(verdicts)
+        out.original_rows[idx] = original_row_passes(verdicts)
     out.dimensions = {d: (a[0], a[1]) for d, a in acc.items()}
     return out
 
 
-def pass_rates(judgements: Iterable[Any], due: Mapping[int, Iterable[str]] | None = None) -> dict[str, tuple[int, int]]:
+def pass_rates(judgements: Iterable[Any], statuses: Mapping[int, str] | None = None) -> dict[str, tuple[int, int]]:
     """dimension -> (passed, scored) by the one rule (`tally`)."""
-    return tally(judgements, due).dimensions
+    return tally(judgements, statuses).dimensions
 
 
 # --- consistency across repeats ----------------------------------------------------------------

@@ -4,8 +4,9 @@ compares them, and they must be equal (and equal to the counts worked out by han
 The runs (tests/compare_runs.py): gpt-realtime on mini_bench three times, recorded as one campaign
 — r1 completed, its turn 0 re-judged with an error (the first verdict stands); r2 interrupted after
 three turns, its turn 2's judge failed and turn 3 never ran; r3 at speed 20 (its latency is not
-comparable). By hand, strict turn pass: r1 3/4 (turn 2 fails state tracking), r2 1/4 (wrong call,
-judge error, never ran), r3 3/4; kb_grounding r1 4/4, r2 2/4, r3 4/4.
+comparable). By hand, strict turn pass: r1 3/4 (turn 2 fails state tracking), r2 1/2 (wrong call;
+its judge error and the turn it never played are counted apart), r3 3/4; kb_grounding r1 4/4,
+r2 2/2, r3 4/4.
 
 Surfaces: the report's files (run_results.csv, model_summary.csv, consistency by model), the
 leaderboard, `campaign show`, the campaign screen, the runs list (screen and `arena-tui runs`),
@@ -33,17 +34,18 @@ from arena_tui.run_view import RunState
 from arena_tui.screens.campaigns import CampaignScreen
 from arena_tui.screens.consistency import ConsistencyScreen
 from arena_tui.screens.leaderboard import LeaderboardScreen
-from arena_tui.screens.runs import RunsScreen
+from arena_tui.screens.runs import RunsScreen, apart_of
 from arena_tui.spine.times import duration_text
 from arena_tui.store import Store
-from arena_tui.widgets.run_header import describe
+from arena_tui.widgets.run_header import describe, figures_text
 from tests.compare_runs import MINI, benchmark_for, record_scenario, write_data
 from tests.pilot import until
 
 CAMPAIGN = "agree01"
 RUNS = ["r1", "r2", "r3"]
-HAND_STRICT = {"r1": (3, 4), "r2": (1, 4), "r3": (3, 4)}
-HAND_KB = {"r1": (4, 4), "r2": (2, 4), "r3": (4, 4)}
+HAND_STRICT = {"r1": (3, 4), "r2": (1, 2), "r3": (3, 4)}
+HAND_KB = {"r1": (4, 4), "r2": (2, 2), "r3": (4, 4)}
+HAND_APART = {"r1": "", "r2": "1 not played · 1 judge error", "r3": ""}
 KB = "kb_grounding"
 
 
@@ -95,7 +97,8 @@ def test_report_files_say_the_hand_counts(report: Path) -> None:
         strict = (int(rows[r]["turn_pass_strict_passes"]), int(rows[r]["turn_pass_strict_applicable"]))
         assert strict == HAND_STRICT[r], r
     (model,) = read_csv(report / "model_summary.csv")
-    assert (int(model["turn_pass_strict_passes"]), int(model["turn_pass_strict_applicable"])) == (7, 12)
+    assert (int(model["turn_pass_strict_passes"]), int(model["turn_pass_strict_applicable"])) == (7, 10)
+    assert (int(model["turns_not_played_total"]), int(model["turns_judge_error_total"])) == (1, 1)
     # latency at speed 20 is not comparable: only r1's four and r2's two replies are in the figure
     assert int(model["voice_to_voice_n"]) == 6
 
@@ -107,6 +110,7 @@ def test_campaign_show_says_the_reports_counts(recorded, capsys) -> None:
         (row,) = [ln for ln in out.splitlines() if ln.startswith(f"mini_bench × gpt-realtime #{repeat} ")]
         m = re.search(r"(\d+)/(\d+) \(\d+ %\)", row)
         assert m and (int(m[1]), int(m[2])) == HAND_STRICT[r], row
+        assert HAND_APART[r] in row, row
 
 
 def test_the_judges_own_summary_says_the_reports_counts(recorded) -> None:
@@ -138,6 +142,10 @@ def test_runs_list_and_run_header_say_one_duration_and_progress(recorded, capsys
         header = describe(state, mode="stored").plain
         done = f"{state.turns_done}/{state.turns_total}"
         assert done in listed[r] and done in header, (listed[r], header)
+        figures = figures_text(state).plain  # the run screen's line under its tables
+        assert HAND_APART[r] in listed[r] and HAND_APART[r] in figures, (listed[r], figures)
+        strict = f"{HAND_STRICT[r][0]}/{HAND_STRICT[r][1]}"
+        assert strict in listed[r] and f"strict pass {strict}" in figures, (listed[r], figures)
         elapsed = duration_text(state.elapsed_ms())
         assert f"elapsed {elapsed}" in header and f"  {elapsed}" in listed[r], (listed[r], header)
 
@@ -158,6 +166,8 @@ async def test_screens_say_the_reports_counts(recorded, report: Path) -> None:
         for r in RUNS:  # the runs list's pass rates: the report's per-dimension counts
             rates = app.screen.rows[r]["rates"]
             assert rates[KB] == (int(rows[r][f"{KB}_passes"]), int(rows[r][f"{KB}_applicable"])) == HAND_KB[r]
+            assert app.screen.rows[r]["tally"].strict == HAND_STRICT[r]
+            assert apart_of(app.screen.rows[r]) == HAND_APART[r]
 
         app.push_screen(CampaignScreen(CAMPAIGN))
         await until(pilot, lambda: isinstance(app.screen, CampaignScreen) and app.screen.view is not None)
@@ -165,7 +175,7 @@ async def test_screens_say_the_reports_counts(recorded, report: Path) -> None:
         shown = [" ".join(_plain(c) for c in table.get_row_at(i)) for i in range(table.row_count)]
         for repeat, r in enumerate(RUNS, 1):
             (line,) = [s for s in shown if s.startswith(f"mini_bench × gpt-realtime #{repeat}")]
-            assert f" {HAND_STRICT[r][0]}/{HAND_STRICT[r][1]}" in line, line
+            assert f" {HAND_STRICT[r][0]}/{HAND_STRICT[r][1]}" in line and HAND_APART[r] in line, line
 
         app.pop_screen()
         await pilot.pause()
@@ -173,7 +183,7 @@ async def test_screens_say_the_reports_counts(recorded, report: Path) -> None:
         await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen) and app.screen.loaded is not None)
         board = app.screen.loaded.board
         row = board.row("gpt-realtime", "mini_bench")
-        assert (row.strict.passes, row.strict.n) == (7, 12)  # r6 (heuristic judge) is its own row
+        assert (row.strict.passes, row.strict.n) == (7, 10)  # r6 (heuristic judge) is its own row
         assert row.v2v.n == 6
         # consistency: per turn, the repeats' verdicts as the report's consistency files say them
         turns = {c.turn_index: c for c in row.consistency}

@@ -199,4 +199,4 @@ async def test_a_stored_runs_elapsed_is_the_runs_lists_duration(tmp_path) -> Non
     state.apply_all(events)
     assert state.status == "interrupted"
     assert elapsed_text(state).plain.startswith("elapsed 12:14")
-    assert duration_text(row.duration_s() * 1000) == "12:14"
+    assert duration_text(row.active_s() * 1000) == "12:14"

@@ -404,7 +404,7 @@ def test_case(case: Case, corpus: Path, listing: Result, baseline: Result, env: 
     if case.expect is None:
         assert row.endswith("ready") and not mine, (row, mine)
         assert r.code == 0, r.text[-3000:]
-        assert "turns 2/2: ok 2" in r.out and "run completed" in r.out, r.out[-2000:]
+        assert "turns 2/2 done: ok 2" in r.out and "run completed" in r.out, r.out[-2000:]
         assert _runs_in(db) == 1
         return
     # `benchmarks` says what `run` will refuse

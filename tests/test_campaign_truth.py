@@ -71,9 +71,9 @@ def reported_strict(db: Path, run_id: str, dest: Path, capsys: pytest.CaptureFix
 
 def test_campaign_show_tells_the_reports_pass_rate_for_a_fault_run(tmp_path: Path, capsys) -> None:
     """A disconnect cuts turn 1's first reply (it is retried in a new session). Only turn 0 is
-    judged: the report charges the unjudged turn 1 (x/2), and `campaign show` used to tally the
-    judged turn alone ("heuristic 1/1 (100 %)"). Then a later take of turn 1 loses pace: neither
-    that row nor turn 1's earlier judgement counts anywhere (x/1)."""
+    judged: the report and `campaign show` count the judged turn (x/1) and say the unjudged turn 1
+    apart ("1 not judged"), never as a failure. Then a later take of turn 1 loses pace: neither
+    that row nor turn 1's earlier judgement counts anywhere (x/1, "1 lost pace")."""
     db, run_id = tmp_path / "arena.db", "truth-run"
     asyncio.run(record_fault_run(db, run_id, "1:disconnect"))
     assert main(["--db", str(db), "judge", run_id, "--turn", "0", "--judge", "heuristic", "--no-phase2"]) == 0
@@ -81,7 +81,8 @@ def test_campaign_show_tells_the_reports_pass_rate_for_a_fault_run(tmp_path: Pat
 
     shown = shown_strict(db, capsys)
     assert shown == reported_strict(db, run_id, tmp_path / "report1", capsys)
-    assert shown[1] == 2  # both turns the run set out to run are due, the unjudged one too
+    assert shown[1] == 1  # the judged turn; the unjudged one is said apart
+    assert "1 not judged" in (tmp_path / "report1" / "summary.md").read_text()
 
     # turn 1 judged, then played again and lost pace: its judgement is stale, the turn counts nowhere
     assert main(["--db", str(db), "judge", run_id, "--turn", "1", "--judge", "heuristic", "--no-phase2"]) == 0
@@ -100,7 +101,7 @@ def test_campaign_show_tells_the_reports_pass_rate_for_a_fault_run(tmp_path: Pat
     asyncio.run(lose_pace_on_turn_1())
     shown = shown_strict(db, capsys)
     assert shown == reported_strict(db, run_id, tmp_path / "report2", capsys)
-    assert shown[1] == 1
+    assert shown[1] == 1 and "1 lost pace" in (tmp_path / "report2" / "summary.md").read_text()
     # a campaign is the unit people report: its id (or a prefix) names its runs; `show` says so
     assert shown == reported_strict(db, run_id, tmp_path / "report3", capsys, target=CAMPAIGN[:6])  # "truth0": no run begins so
     assert main(["--db", str(db), "campaign", "show", CAMPAIGN]) == 0

@@ -44,27 +44,28 @@ async def test_rows_are_grouped_by_source(runs) -> None:
     assert [f.repeat for f in row.runs] == [0, 1, 2]
 
 
-async def test_pass_rates_with_fixed_denominators(runs) -> None:
+async def test_pass_rates_count_the_judged_turns_the_model_played(runs) -> None:
     row = build_leaderboard(runs).row("gpt-realtime", "mini_bench")
-    # R1 3/4, R2 1/4 (wrong call, judge error, never ran), R3 3/4 — over 3 runs x 4 turns
-    assert (row.strict.passes, row.strict.n) == (7, 12)
-    assert row.strict.ci95 == pytest.approx(wilson(7, 12))
+    # R1 3/4, R2 1/2 (wrong call; its judge-failed turn 2 and never-played turn 3 counted apart), R3 3/4
+    assert (row.strict.passes, row.strict.n) == (7, 10)
+    assert row.strict.ci95 == pytest.approx(wilson(7, 10))
     got = {d: (r.passes, r.n) for d, r in row.dimensions.items()}
     assert got == {
-        "kb_grounding": (10, 12),
-        "instruction_following": (10, 12),
+        "kb_grounding": (10, 10),
+        "instruction_following": (10, 10),
         "tool_use_correct": (2, 3),  # only turn 1 expects a call
-        "state_tracking": (2, 6),  # turns 2 and 3
-        "turn_taking": (10, 11),  # R2's never-run turn 3 is not due on it; its judge-failed turn 2 carries it
+        "state_tracking": (2, 4),  # turns 2 and 3 of R1 and R3
+        "turn_taking": (10, 10),  # the same turns as every other dimension
     }
     assert list(row.dimensions) == list(got)  # rubric order
-    assert row.dimensions["kb_grounding"].ci95 == pytest.approx((0.5519, 0.9530), abs=1e-4)
-    assert (row.missing_turns, row.unjudged_turns, row.empty_responses, row.ended_session) == (1, 2, 1, 1)
+    assert row.dimensions["kb_grounding"].ci95 == pytest.approx(wilson(10, 10))
+    assert (row.apart, row.empty_responses, row.ended_session) == ({"not_played": 1, "judge_error": 1}, 1, 1)
+    assert row.apart_text == "1 not played · 1 judge error"
     r1 = row.runs[0].run
     assert (r1.verdict(0), r1.standing[0].error) == ("pass", "re-judge: HTTP 503")  # a failed re-judge erases nothing
-    per_run = {f.run.run_id: (f.strict.passes, f.fail_rows, f.unjudged_turns) for f in row.runs}
-    assert per_run == {"r1": (3, 1, 0), "r2": (1, 1, 2), "r3": (3, 1, 0)}
-    assert row.categories["long_range_memory"].passes == 2 and row.categories["long_range_memory"].n == 6
+    per_run = {f.run.run_id: (f.strict.passes, f.fail_rows, f.incomplete_rows) for f in row.runs}
+    assert per_run == {"r1": (3, 1, 0), "r2": (1, 1, 1), "r3": (3, 1, 0)}
+    assert row.categories["long_range_memory"].passes == 2 and row.categories["long_range_memory"].n == 4
 
 
 async def test_latency_only_from_speed_one_runs(runs) -> None:
@@ -89,13 +90,13 @@ async def test_latency_only_from_speed_one_runs(runs) -> None:
 async def test_pooled_row_sums_benchmarks(runs) -> None:
     board = build_leaderboard(runs)
     other = board.row("gpt-realtime", "other_bench")
-    # no benchmark data for other_bench: its never-judged turn 1 fails the core dimensions + turn_taking
-    assert (other.strict.passes, other.strict.n) == (1, 2)
+    # no benchmark data for other_bench: its never-judged turn 1 is counted apart, not failed
+    assert (other.strict.passes, other.strict.n, other.apart) == (1, 1, {"unjudged": 1})
     assert set(other.dimensions) == {"kb_grounding", "instruction_following", "turn_taking"}
     pooled = board.row("gpt-realtime")
     assert pooled.benchmark == POOLED
-    assert (pooled.strict.passes, pooled.strict.n) == (8, 14)
-    assert (pooled.dimensions["kb_grounding"].passes, pooled.dimensions["kb_grounding"].n) == (11, 14)
+    assert (pooled.strict.passes, pooled.strict.n) == (8, 11)
+    assert (pooled.dimensions["kb_grounding"].passes, pooled.dimensions["kb_grounding"].n) == (11, 11)
     assert pooled.v2v.n == 8 and pooled.consistency == []
 
 
@@ -118,11 +119,12 @@ async def test_compare_two_runs_turn_by_turn(runs) -> None:
     assert rows[1].differences == ["verdict", "tool_use_correct", "calls", "latency"]
     assert rows[1].a.calls == ['book(day="saturday")'] and rows[1].b.calls == ['book(day="sunday")']
     assert rows[1].latency_delta_ms == 1000.0
-    # R1 failed state_tracking; R2's judge failed on its empty response: no dimension-by-dimension diff
-    assert rows[2].differences == ["verdict", "status"]
+    # R1 failed state_tracking; R2's judge failed on its empty response: counted apart, no verdict to differ
+    assert rows[2].differences == ["counted", "status"]
     assert (rows[2].a.verdict, rows[2].b.status, rows[2].b.verdict, rows[2].b.dimensions) == (
         "fail", "empty_response", "judge_error", {})  # fmt: skip
-    assert (rows[3].b.status, rows[3].b.verdict, rows[3].differences[0]) == ("missing", "missing", "verdict")
+    assert (rows[3].b.status, rows[3].b.verdict, rows[3].differences) == ("not played", "not_played",
+                                                                          ["counted", "status"])
     assert rows[3].user_text == "And the time again?"
     # a sped-up run shows no latency rather than a false one
     sped = {r.turn_index: r for r in compare_runs(by_id["r1"], by_id["r3"])}
@@ -182,14 +184,18 @@ async def test_compare_two_models_turn_by_turn(runs) -> None:
     assert rows[0].differences == ["latency"]
     assert rows[1].a.statuses == ("pass", "fail", "pass") and rows[1].differences == ["pass share", "latency"]
     assert rows[2].a.statuses == ("fail", "missing", "fail") and rows[2].a.pass_runs == 0
+    assert rows[2].a.share_text == "0/2 pass · 1 judge error"
+    # R2 never played turn 3: not a failure, so 2/2 beside the simulator's 1/1 is no difference
+    assert (rows[3].a.share_text, rows[3].b.share_text, rows[3].differences) == (
+        "2/2 pass · 1 not played", "1/1 pass", ["latency"])
     assert rows[3].user_text == "And the time again?"
     with pytest.raises(ValueError, match="different benchmarks"):
         compare_models(gpt, board.row("gpt-realtime", "other_bench"))
 
 
 async def test_a_never_judged_run_is_not_judged_never_failed(tmp_path: Path) -> None:
-    """A run the judge never saw has no rates ("not judged", labelled); one partly judged is still
-    charged a failure for every turn that was due (r4: its never-judged turn 1)."""
+    """A run the judge never saw has no rates ("not judged", labelled); one partly judged counts
+    its judged turns, and its never-judged turn 1 apart (r4)."""
     from datetime import UTC, datetime
 
     from arena_tui.compare.render import summary_markdown
@@ -206,11 +212,11 @@ async def test_a_never_judged_run_is_not_judged_never_failed(tmp_path: Path) -> 
     assert not row.judged and row.labels == ("unjudged",)
     assert (row.strict.n, row.strict.rate, row.strict.ci95, row.dimensions, row.categories) == (0, None, None, {}, {})
     f = row.runs[0]
-    assert (f.unjudged_turns, f.fail_rows, f.verdicts) == (4, 0, {0: {}, 1: {}, 2: {}, 3: {}})
+    assert (f.incomplete_rows, f.fail_rows, f.verdicts) == (4, 0, {0: {}, 1: {}, 2: {}, 3: {}})
     assert row.v2v.n == 4  # its latency is measured all the same
     assert not any(c.always_fails for c in row.consistency)
     partial = board.row("gpt-realtime", "other_bench")
-    assert partial.judged and (partial.strict.passes, partial.strict.n, partial.runs[0].fail_rows) == (1, 2, 0)
+    assert partial.judged and (partial.strict.passes, partial.strict.n, partial.runs[0].fail_rows) == (1, 1, 0)
 
     csv_row = next(r for r in run_results_rows(board) if r["run_id"] == "u1")
     assert (csv_row["turns_scored"], csv_row["pass_row_rate"], csv_row["fail_rows"], csv_row["incomplete_rows"]) == (

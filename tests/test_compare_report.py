@@ -62,12 +62,14 @@ def test_report_files_and_columns(db: Path, data: Path, tmp_path: Path, capsys: 
     by_id = {r["run_id"]: r for r in runs}
     assert sorted(by_id) == ["r1", "r2", "r3", "r4", "r5", "r6"]
     r2 = by_id["r2"]
-    assert (r2["turns_scored"], r2["pass_rows"], r2["fail_rows"], r2["incomplete_rows"]) == ("4", "1", "1", "2")
-    assert float(r2["pass_row_rate"]) == 0.25 and r2["empty_response_count"] == "1"
+    # turn 2's judge failed (the reference's incomplete row), turn 3 never played: neither is scored
+    assert (r2["turns_scored"], r2["pass_rows"], r2["fail_rows"], r2["incomplete_rows"]) == ("2", "1", "1", "1")
+    assert float(r2["pass_row_rate"]) == 0.5 and r2["empty_response_count"] == "1"
     assert (r2["model_name"], r2["run_index"], r2["status"]) == ("gpt-realtime", "2", "interrupted")  # from 1
     assert (r2["judge_name"], r2["judge_model"], r2["judge"], r2["runtime_mode"]) == (
         "openai", "gpt-5-mini", "openai:gpt-5-mini", "")  # a sequential run's mode is empty, as theirs
-    assert r2["missing_turns"] == "1"
+    assert (r2["turns_not_played"], r2["turns_judge_error"], r2["turns_interrupted"]) == ("1", "1", "0")
+    assert r2["latency_ms_meaning"].startswith("turn duration")
     assert float(r2["voice_to_voice_ms_p50"]) == 1750.0  # 1000 and 2500
     r3 = by_id["r3"]
     assert (r3["latency_excluded"], r3["voice_to_voice_ms_p50"], r3["speed"]) == ("speed 20x", "", "20.0")
@@ -80,20 +82,21 @@ def test_report_files_and_columns(db: Path, data: Path, tmp_path: Path, capsys: 
     cols, metrics = read_csv(out / "metric_summary.csv")
     row = next(m for m in metrics if (m["model_name"], m["benchmark_name"], m["metric"])
                == ("gpt-realtime", "mini_bench", "state_tracking"))  # fmt: skip
-    # per run 1/2, 0/2, 1/2 -> mean 1/3, population std sqrt(2/9)/... ; pooled 2/6
-    assert float(row["mean_pass_rate"]) == pytest.approx(1 / 3, abs=1e-5)
-    assert float(row["std_pass_rate"]) == pytest.approx(0.235702, abs=1e-5)
-    assert (row["pooled_passes"], row["pooled_applicable"], row["runs"]) == ("2", "6", "3")
+    # per run 1/2, none scored (R2's turn 2 judge failed, turn 3 never played), 1/2 -> mean 1/2; pooled 2/4
+    assert float(row["mean_pass_rate"]) == pytest.approx(1 / 2, abs=1e-5)
+    assert float(row["std_pass_rate"]) == 0.0
+    assert (row["pooled_passes"], row["pooled_applicable"], row["runs"]) == ("2", "4", "3")
     strict = next(m for m in metrics if (m["model_name"], m["benchmark_name"], m["metric"])
                   == ("gpt-realtime", "all", "turn_pass_strict"))  # fmt: skip
-    assert (strict["pooled_passes"], strict["pooled_applicable"]) == ("8", "14")
+    assert (strict["pooled_passes"], strict["pooled_applicable"]) == ("8", "11")
     sim = [m["metric"] for m in metrics if m["model_name"] == "sim [simulator]"]
     assert sim[:6] == REFERENCE_METRICS  # always the six, whatever was scored
 
     cols, models = read_csv(out / "model_summary.csv")
     gm = next(m for m in models if (m["model_name"], m["benchmark_name"]) == ("gpt-realtime", "mini_bench"))
     assert float(gm["pass_rows_mean"]) == pytest.approx(7 / 3, abs=1e-5)
-    assert (gm["turn_pass_strict_passes"], gm["turn_pass_strict_applicable"]) == ("7", "12")
+    assert (gm["turn_pass_strict_passes"], gm["turn_pass_strict_applicable"]) == ("7", "10")
+    assert (gm["turns_not_played_total"], gm["turns_judge_error_total"]) == ("1", "1")
     assert (float(gm["voice_to_voice_ms_p50"]), gm["latency_runs"]) == (1200.0, "2")
     assert gm["always_failing_turns"] == "2"
 
@@ -108,8 +111,8 @@ def test_report_files_and_columns(db: Path, data: Path, tmp_path: Path, capsys: 
 
     md = (out / "summary.md").read_text()
     assert "## mini_bench" in md and "## All benchmarks (pooled)" in md
-    assert "58.3% [32–81] (7/12)" in md  # strict, Wilson bounds of 7/12
-    assert "turn pass (all dimensions, ours)" in md and "turn pass (tool ∧ instruction ∧ KB, original eval)" in md
+    assert "70.0% [40–89] (7/10)" in md  # strict, Wilson bounds of 7/10
+    assert "| strict pass | tool+IF+KB pass |" in md and "1 not played · 1 judge error" in md
     assert "latency excluded for r3 (speed 20x)" in md
     assert "always failing: 2" in md
 
@@ -122,7 +125,7 @@ def test_report_html_is_self_contained(db: Path, data: Path, tmp_path: Path) -> 
     for fetched in ("<script", "<link", "src=", "url(", "@import", "https://"):
         assert fetched not in html
     assert re.findall(r"http://[^\"']+", html) == ["http://www.w3.org/2000/svg"] * html.count("<svg")
-    assert "Strict turn pass per category — mini_bench" in html
+    assert "Strict pass per category — mini_bench" in html
     assert "Labelled rows are not real model scores" in html and "sim [simulator]" in html
     assert "1,200 ms<br><small>[" in html  # v2v p50 of gpt-realtime on mini_bench, over its bootstrap interval
 

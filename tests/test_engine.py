@@ -218,20 +218,22 @@ async def test_a_turn_the_machine_lost_pace_on_is_invalid_counted_nowhere_and_re
     assert [run.result(t).status for t in (0, 1)] == ["lost_pace", "ok"]  # the run goes on; turn 0 is invalid
     assert lost_turn.assistant_text and "machine lost pace" in lost_turn.error and "ended ok" in lost_turn.error
     (stored,) = await load_runs(run.store, [run.run_id])
-    assert list(stored.pace_lost) == [0]
+    assert stored.untrusted == {0} and stored.tally.uncounted == {"lost_pace": [0]}
     at_1x = stored.__class__(stored.row.model_copy(update={"speed": 1.0}), stored.results, stored.revisions,
-                             stored.benchmark, stored.pace_lost)
-    assert at_1x.latency_excluded == "machine lost pace on 1 turn(s)"
+                             stored.benchmark, stored.untrusted)
     from arena_tui.compare.leaderboard import run_figures
+
+    # the run's latency counts, the lost turn's does not (`timing.latency_counts`): turn 1's alone
+    assert at_1x.latency_excluded is None and len(run_figures(at_1x).v2v) == 1
     from arena_tui.judge.summary import summarize
     from arena_tui.orchestration.resume import plan_resume
 
     fake_judged = [Judgement(run_id=run.run_id, t_ms=0.0, turn_index=t, judge="heuristic", heuristic=True,
                              scores={"turn_taking": DimensionScore(verdict="pass")}) for t in (0, 1)]
-    assert summarize(conv, [run.result(t) for t in (0, 1)], fake_judged).lost_pace == [0]
+    assert summarize(conv, [run.result(t) for t in (0, 1)], fake_judged).apart == {"lost_pace": [0]}
     assert summarize(conv, [run.result(t) for t in (0, 1)], fake_judged).strict.denominator == 1
-    figures = run_figures(stored.__class__(stored.row, stored.results, fake_judged, conv, stored.pace_lost))
-    assert figures.strict.n == 1 and figures.verdicts[0] == {}
+    figures = run_figures(stored.__class__(stored.row, stored.results, fake_judged, conv, stored.untrusted))
+    assert figures.strict.n == 1 and figures.verdicts[0] == {} and figures.apart == {0: "lost_pace"}
     plan = await plan_resume(run.store, run.run_id, conv)
     assert plan.from_turn == 0 and plan.turns == [0, 1] and plan.done == []
 

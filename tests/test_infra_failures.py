@@ -223,8 +223,6 @@ def test_cli_headless_run_against_nothing_says_the_reason_once(tmp_path):
     assert reason == err[0].removeprefix("arena-tui: ")
 
 
-@pytest.mark.xfail(strict=True, reason="verdicts.counts still judges infra_error turns until the counting change of "
-                   "issue 31 (another branch) lands: then this passes, and the mark goes")
 def test_infra_error_turns_are_never_judged():
     from arena_tui.verdicts import counts
 

@@ -221,7 +221,9 @@ async def test_openai_turn_that_keeps_failing_becomes_judge_error_not_a_pass(con
     assert j.error and j.error.startswith("judge_error after 4 attempts") and "schema" in j.error
     assert set(j.scores) == {"turn_taking"}  # computed in code, not by the LLM
     s = summarize(conv, [r], [j])
-    assert s.judge_errors == [0] and s.strict.passes == 0 and s.dimensions["kb_grounding"].passes == 0
+    # no verdict, neither a pass nor the model's failure: counted apart as a judge error
+    assert s.judge_errors == [0] and s.strict.denominator == 0 and "kb_grounding" not in s.dimensions
+    assert s.apart == {"judge_error": [0]}
     await backend.aclose()
 
 

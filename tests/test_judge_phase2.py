@@ -241,8 +241,9 @@ def test_phase2_is_idempotent_and_skips_judge_errors():
     again, _ = apply_rules(b, results, [*phase1, *new])
     assert again == []
     s = summarize(b, results, [*phase1, *new])
-    assert s.judge_errors == [2] and s.strict.passes == 0 and s.strict.denominator == 2
-    assert s.dimensions["tool_use_correct"].denominator == 2  # errored turn still counts
+    assert s.judge_errors == [2] and s.strict.passes == 0 and s.strict.denominator == 1  # the judge error apart
+    assert s.apart == {"judge_error": [2]}
+    assert s.dimensions["tool_use_correct"].denominator == 1  # the errored turn is in no figure
 
 
 def test_genuine_ambiguity_passes_tool_use_and_ambiguity_handling():

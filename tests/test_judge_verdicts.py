@@ -59,16 +59,20 @@ async def test_an_errored_rejudge_keeps_the_verdict_and_every_count_agrees(tmp_p
     assert "Failed re-judges" in (out / "heuristic_analysis.md").read_text()
 
 
-def test_a_turn_whose_every_judging_failed_counts_as_failed_where_its_dimensions_are_known() -> None:
+def test_a_turn_the_judge_could_not_score_is_counted_apart_never_failed() -> None:
+    """A judge error (every revision errored) and a played turn never judged are no verdict on the
+    model: in no rate, listed apart by reason, as is a turn the run set out to run and never played."""
     good = judged(1, {"kb_grounding": "pass", "instruction_following": "pass"})
     bad = judged(2, {"turn_taking": "pass"}, error=HTTP_500)
-    on_screen = tally([good, bad])  # screens know no denominators: the rates are over judged turns
+    on_screen = tally([good, bad])  # judgements alone: every judged turn taken as played
     assert on_screen.dimensions == {"kb_grounding": (1, 1), "instruction_following": (1, 1)}
     assert on_screen.judge_errors == [2] and on_screen.strict == (1, 1)
-    due = {1: ["kb_grounding", "instruction_following"], 2: ["kb_grounding", "instruction_following"], 3: ["kb_grounding"]}
-    report = tally([good, bad], due)
-    assert report.dimensions == {"kb_grounding": (1, 3), "instruction_following": (1, 2), "turn_taking": (1, 1)}
-    assert report.judge_errors == [2] and report.unjudged == [3] and report.strict == (1, 3)
+    report = tally([good, bad], {1: "ok", 2: "ok", 3: "ok"}, expected=[1, 2, 3, 4])
+    assert report.dimensions == {"kb_grounding": (1, 1), "instruction_following": (1, 1)}
+    assert report.strict == report.original == (1, 1)
+    assert report.apart == {"not_played": [4], "judge_error": [2], "unjudged": [3]}
+    assert report.apart_text() == "1 not played · 1 judge error · 1 not judged"
+    assert report.apart_text(live=True) == "1 judge error"  # a live run's turns to come and being judged
 
 
 def test_phase2_revises_the_verdict_that_stands_past_a_failed_rejudge() -> None:
@@ -104,19 +108,16 @@ def test_the_original_evals_turn_pass_beside_ours() -> None:
     assert not original_row_passes({**core, "kb_grounding": "fail"})
     rows = [judged(0, {**core, "turn_taking": "pass"}), judged(1, {**core, "turn_taking": "fail"}),
             judged(2, {**core, "tool_use_correct": "fail", "turn_taking": "pass"})]
-    due = {i: ["kb_grounding", "instruction_following"] for i in range(4)}
-    t = tally(rows, due)  # turn 3: never judged
-    assert t.strict == (1, 4) and t.original == (2, 4)
+    t = tally(rows, dict.fromkeys(range(4), "ok"))  # turn 3: never judged, counted apart
+    assert t.strict == (1, 3) and t.original == (2, 3) and t.unjudged == [3]
 
 
 def test_a_verdict_that_scores_nothing_is_no_pass() -> None:
     """An imported reference row whose scores are all null (its "incomplete" row) is no verdict:
-    never a pass, charged its due dimensions like a turn never judged."""
+    never a pass, nor a failure: the turn is not judged."""
     empty = judged(0, {"kb_grounding": "na", "instruction_following": "na", "turn_taking": "na"})
-    assert tally([empty]).strict == (0, 0)  # no denominators: not counted at all
-    t = tally([empty], {0: ["kb_grounding", "instruction_following"]})
-    assert t.strict == (0, 1) and t.original == (0, 1) and t.unjudged == [0]
-    assert t.dimensions == {"kb_grounding": (0, 1), "instruction_following": (0, 1)}
+    t = tally([empty], {0: "ok"})
+    assert t.strict == t.original == (0, 0) and t.unjudged == [0] and t.dimensions == {}
 
 
 def test_strict_rows_and_dimension_labels() -> None:

@@ -320,7 +320,7 @@ def test_cli_run_text_model_against_its_fake(tmp_path, capsys, monkeypatch):
         (provider, model, status), = con.execute("SELECT provider, model, status FROM runs").fetchall()
     assert rows == [(0, "ok"), (1, "ok"), (2, "ok")]
     assert (provider, model, status) == ("text", "gpt-4.1", "completed")
-    assert "turns 3/3: ok 3" in out
+    assert "turns 3/3 done: ok 3" in out
 
 
 def test_preflight_names_the_missing_key_or_package(monkeypatch, capsys, tmp_path):

@@ -209,7 +209,7 @@ def _check_output(sandbox: Sandbox, argv: list[str], out: str) -> None:
     if cmd == "run":
         first = out.splitlines()[0]
         assert first.startswith("run ") and "judge heuristic" in first and str(sandbox.db) in first, first
-        assert "strict (all dims pass)" in out  # the per-dimension summary at the end
+        assert "\nstrict pass " in out  # the per-dimension summary at the end
     elif cmd == "export":
         written = Path(out.strip().splitlines()[-1])
         assert written.is_absolute() and (written / "transcript.jsonl").is_file(), out

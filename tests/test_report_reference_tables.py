@@ -6,7 +6,7 @@ import` and reported with `arena-tui report`. Per run, the counts are written ou
 from the rows; the intervals come from the formulas the reference states (Wilson; its percentile
 bootstrap of the turn durations, 2000 resamples seeded with run_index), written here again, not
 taken from arena_tui. Where our meaning differs from the reference's the column keeps its name
-and docs/reports.md says how (an all-null row is incomplete and charged on its due dimensions;
+and docs/reports.md says how (an all-null row is incomplete: not scored, counted apart;
 z = 1.959964 where the reference rounds to 1.96).
 
 - gpt-realtime A1: t0 pass; t1 tool call, pass; t2 state_tracking fails; t3 turn_taking fails.
@@ -71,13 +71,12 @@ METRICS = ["turn_taking", "tool_use_correct", "instruction_following", "kb_groun
 # By hand, per run: (model_name, run_index); turns_scored, pass/fail/incomplete rows, empty, ended;
 # (passes, applicable) per metric; the turn durations' mean/p50/p90/p95/p99; the service TTFB's.
 HAND = {
-    # A2's t3 has no usable verdict: incomplete, charged a failure on instruction, KB and state
-    # tracking (its due dimensions; no call expected nor made: tool use is not due)
+    # A2's t3 has no usable verdict: incomplete, not scored on any dimension (counted apart, not judged)
     "A1": dict(model=GPT, index=1, rows=(4, 2, 2, 0), empty=0, ended=0,
                dims=[(3, 4), (1, 1), (4, 4), (4, 4), (0, 0), (1, 2)], durations=[5000, 6000, 5500, 7000],
                latency=(5875.0, 5750.0, 6700.0, 6850.0, 6970.0), ttfb=(762.5, 750.0, 870.0, 885.0, 897.0)),
-    "A2": dict(model=GPT, index=2, rows=(4, 1, 2, 1), empty=1, ended=0,
-               dims=[(3, 3), (0, 1), (3, 4), (2, 4), (0, 0), (1, 2)], durations=[4000, 8000, 6000, 31000],
+    "A2": dict(model=GPT, index=2, rows=(3, 1, 2, 1), empty=1, ended=0,
+               dims=[(3, 3), (0, 1), (3, 3), (2, 3), (0, 0), (1, 1)], durations=[4000, 8000, 6000, 31000],
                latency=(12250.0, 7000.0, 24100.0, 27550.0, 30310.0), ttfb=(766.67, 700.0, 940.0, 970.0, 994.0)),
     "B1": dict(model=GEMINI, index=1, rows=(4, 4, 0, 0), empty=0, ended=1,
                dims=[(4, 4), (1, 1), (4, 4), (4, 4), (0, 0), (2, 2)], durations=[3000] * 4,
@@ -209,15 +208,14 @@ def test_metric_summary_always_has_the_six_metrics(report) -> None:
     cols, rows = read(out / "metric_summary.csv")
     mine = {(r["model_name"], r["metric"]): r for r in rows}
     assert [r["metric"] for r in rows if r["model_name"] == GEMINI][:6] == METRICS
-    w = {k: wilson(*k) for k in ((3, 4), (3, 3), (1, 1), (0, 1), (4, 4), (2, 4), (1, 2))}
+    w = {k: wilson(*k) for k in ((3, 4), (3, 3), (1, 1), (0, 1), (4, 4), (2, 3), (1, 2))}
     hand = {  # (mean rate, population std, mean ci lower, mean ci upper, mean passes, mean applicable, runs)
         (GPT, "turn_taking"): (0.875, 0.125, (w[3, 4][0] + w[3, 3][0]) / 2, (w[3, 4][1] + w[3, 3][1]) / 2, 3.0, 3.5, 2),
         (GPT, "tool_use_correct"): (0.5, 0.5, (w[1, 1][0] + w[0, 1][0]) / 2, (w[1, 1][1] + w[0, 1][1]) / 2, 0.5, 1.0, 2),
-        (GPT, "instruction_following"): (0.875, 0.125, (w[4, 4][0] + w[3, 4][0]) / 2, (w[4, 4][1] + w[3, 4][1]) / 2,
-                                         3.5, 4.0, 2),
-        (GPT, "kb_grounding"): (0.75, 0.25, (w[4, 4][0] + w[2, 4][0]) / 2, (w[4, 4][1] + w[2, 4][1]) / 2, 3.0, 4.0, 2),
+        (GPT, "instruction_following"): (1.0, 0.0, (w[4, 4][0] + w[3, 3][0]) / 2, 1.0, 3.5, 3.5, 2),
+        (GPT, "kb_grounding"): (5 / 6, 1 / 6, (w[4, 4][0] + w[2, 3][0]) / 2, (w[4, 4][1] + w[2, 3][1]) / 2, 3.0, 3.5, 2),
         (GPT, "ambiguity_handling"): (None, 0.0, None, None, 0.0, 0.0, 2),  # scored nowhere: no rate, std 0
-        (GPT, "state_tracking"): (0.5, 0.0, w[1, 2][0], w[1, 2][1], 1.0, 2.0, 2),
+        (GPT, "state_tracking"): (0.75, 0.25, (w[1, 2][0] + w[1, 1][0]) / 2, (w[1, 2][1] + 1.0) / 2, 1.0, 1.5, 2),
         (GEMINI, "turn_taking"): (1.0, 0.0, w[4, 4][0], 1.0, 4.0, 4.0, 1),
         (GEMINI, "ambiguity_handling"): (None, 0.0, None, None, 0.0, 0.0, 1),
         (GEMINI, "state_tracking"): (1.0, 0.0, wilson(2, 2)[0], 1.0, 2.0, 2.0, 1),
@@ -249,7 +247,8 @@ def test_consistency_as_the_reference_reports_it(report) -> None:
     ]
     _, bench = read(out / "consistency_benchmark_summary.csv")
     assert bench == [{"benchmark_name": "mini_bench", "turns": "4", "unstable_overall_turns": "4",
-                      "unstable_metric_turns": "4", "max_pass_runs": "2", "min_pass_runs": "1"}]  # fmt: skip
+                      "unstable_metric_turns": "4", "max_pass_runs": "2", "min_pass_runs": "1",
+                      "judge_kind": "LLM judge"}]  # fmt: skip
     _, sanity = read(out / "consistency_sanity_checks.csv")
     assert {c["check"]: c["value"] for c in sanity} == {
         "rows": "12", "unique_runs": "3", "unique_turns": "4", "duplicate_run_turn_rows": "0", "missing_user_text": "0",
@@ -259,6 +258,7 @@ def test_consistency_as_the_reference_reports_it(report) -> None:
     empty = next(d for d in details if (d["run_id"], d["turn"]) == (rid("A2"), "3"))
     assert (empty["overall_status"], empty["failed_metric_count"], empty["assistant_text"], empty["latency_ms"],
             empty["ttfb_ms"], empty["state_tracking"]) == ("incomplete", "0", EMPTY_RESPONSE, "31000", "", "na")  # fmt: skip
+    assert empty["counted_apart"] == "not judged"
     _, flip_details = read(out / "consistency_flip_details.csv")
     assert len(flip_details) == 12  # every turn is unstable across the pool
     # per model: gpt-realtime's turn 3 is unstable as the reference counts it (fail, then incomplete), yet it
@@ -277,10 +277,11 @@ def test_the_original_evals_aggregates(report) -> None:
     agg = json.loads((out / "aggregates.json").read_text())["mini_bench"]
     gpt = agg[GPT]
     assert (gpt["valid_runs"], gpt["total_runs"]) == (2, 2)
+    # A2's all-null turn 3 is no verdict: in no score
     assert gpt["scores"] == {"turn_taking": {"correct": 6, "total": 7}, "tool_use_correct": {"correct": 1, "total": 2},
-                             "instruction_following": {"correct": 7, "total": 8},
-                             "kb_grounding": {"correct": 6, "total": 8}, "state_tracking": {"correct": 2, "total": 4},
-                             "turn_pass": {"correct": 5, "total": 8}}  # fmt: skip
-    assert gpt["arena_tui"]["turn_pass_strict"] == {"correct": 3, "total": 8}
+                             "instruction_following": {"correct": 7, "total": 7},
+                             "kb_grounding": {"correct": 6, "total": 7}, "state_tracking": {"correct": 2, "total": 3},
+                             "turn_pass": {"correct": 5, "total": 7}}  # fmt: skip
+    assert gpt["arena_tui"]["turn_pass_strict"] == {"correct": 3, "total": 7}
     assert gpt["ttfts"] == [700.0, 650.0, 800.0, 900.0, 600.0, 1000.0, 700.0]
     assert gpt["non_tool_v2vs"] == [] and gpt["silence_pads"] == []  # no conversation.wav in these folders

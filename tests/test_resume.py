@@ -60,6 +60,18 @@ def kill_after_turn(db: Path, turn: int, tmp: Path, *args: str) -> str:
     return "".join(seen)
 
 
+async def stop_at_turn(bench, config: RunConfig, bus: EventBus, run_id: str, turn: int) -> None:
+    """Run `bench` on `bus` and stop it (as `k` or a quit does) once turn `turn` has started."""
+    started = bus.subscribe(lambda e: e.kind == "turn_started" and e.turn_index == turn)
+    task = asyncio.create_task(engine.run_benchmark(bench, config, bus, run_id))
+    async for _ in started:
+        break
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
 def turn_rows(db: Path, run_id: str) -> list[tuple[int, int, str]]:
     with sqlite3.connect(db) as conn:
         return conn.execute(
@@ -149,14 +161,7 @@ async def _quit_then_resume(tmp_path: Path) -> tuple:
     async with await Store.open(db) as store:
         bus = EventBus()
         rec = store.start_recording(bus)
-        ends = bus.subscribe(lambda e: e.kind == "turn_started" and e.turn_index == 2)
-        task = asyncio.create_task(engine.run_benchmark(bench, config, bus, "quit-run"))
-        async for _ in ends:  # turn 2 under way: quit
-            break
-        await asyncio.sleep(0.05)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        await stop_at_turn(bench, config, bus, "quit-run", 2)  # turn 2 under way: quit
         await store.flush()
         left = await unfinished_turns(store, "quit-run")
         provider = get_runner("sim")
@@ -273,14 +278,7 @@ async def _sessions_after_resume(tmp_path: Path, via: str) -> tuple[int, list[in
     async with await Store.open(tmp_path / "runs.db") as store:
         bus = EventBus()
         rec = store.start_recording(bus)
-        at_2 = bus.subscribe(lambda e: e.kind == "turn_started" and e.turn_index == 2)
-        task = asyncio.create_task(engine.run_benchmark(bench, config, bus, run_id))
-        async for _ in at_2:
-            break
-        await asyncio.sleep(0.05)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        await stop_at_turn(bench, config, bus, run_id, 2)
         await store.flush()
         before = await store.events(run_id)
         opened_before = [ev.session for _, ev in before if ev.kind == "session_opened"]

@@ -175,7 +175,7 @@ async def test_every_table_round_trips(tmp_path: Path, grocery_turns: list[Turn]
         assert (run.run_id, run.benchmark, run.model, run.provider) == ("r1", "grocery_bench", "gpt-realtime", "openai")
         assert run.simulator and run.status == "completed" and run.ended_at is not None
         # the end is placed on the run's own timeline, not at the moment it was written
-        assert run.duration_s() == pytest.approx(evs[-1].t_ms / 1000, abs=0.002)
+        assert run.active_s() == pytest.approx(evs[-1].t_ms / 1000, abs=0.002)
         assert (run.turns_total, run.turns_done) == (4, 4)
         assert run.config == {"speed": 1.0, "vad": {"threshold": 0.7}, "max_tokens": 4096}
         assert run.versions["arena-tui"] and run.versions["pipecat-ai"].startswith("1.14")
@@ -571,7 +571,8 @@ def test_runs_and_db_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     code, out, _ = _cli(capsys, "--db", db, "runs")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["ID", "BENCHMARK", "MODEL", "STATUS", "PROGRESS", "STARTED", "DURATION"]
+    assert lines[0].split() == ["ID", "BENCHMARK", "MODEL", "STATUS", "PROGRESS", "STRICT", "PASS", "STARTED",
+                                "DURATION", "COUNTED", "APART"]
     row = next(line for line in lines if line.startswith("r-cli"))
     # run_ended never came and this test process is alive, so it is still running
     assert "grocery_bench" in row and "gpt-realtime [simulator]" in row and "running" in row and "3/3" in row

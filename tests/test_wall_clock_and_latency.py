@@ -59,7 +59,7 @@ async def test_ended_at_and_duration_are_wall_clock_and_a_replay_keeps_them(tmp_
             run = await store.get_run("r")
         assert run is not None and run.speed == 20.0
         assert run.started_at == T0 and run.ended_at == T0 + timedelta(seconds=WALL_S), name
-        assert run.duration_s() == WALL_S  # not 522 s of audio
+        assert run.active_s() == WALL_S  # not 522 s of audio
 
 
 async def test_a_stream_without_wall_times_ends_at_its_audio_time_over_speed(tmp_path: Path) -> None:
@@ -68,7 +68,7 @@ async def test_a_stream_without_wall_times_ends_at_its_audio_time_over_speed(tmp
     async with await Store.open(tmp_path / "old.db") as store:
         run = await store.get_run("r")
     assert run is not None and run.speed == 20.0  # from the config of the older stream
-    assert abs(run.duration_s() - AUDIO_MS / 1000 / 20) < 0.01
+    assert abs(run.active_s() - AUDIO_MS / 1000 / 20) < 0.01
 
 
 async def test_an_older_database_opens_with_speed_and_true_ends(tmp_path: Path) -> None:
@@ -90,8 +90,8 @@ async def test_an_older_database_opens_with_speed_and_true_ends(tmp_path: Path) 
         runs = {r.run_id: r for r in await store.list_runs()}
         assert (await store.info()).schema_version == SCHEMA_VERSION
     assert {k: r.speed for k, r in runs.items()} == {"fast": 20.0, "real": 1.0, "ref": None, "dead": 20.0}
-    assert round(runs["fast"].duration_s(), 3) == 26.1  # 522 s of audio at 20x
-    assert runs["real"].duration_s() == 300 and runs["ref"].duration_s() == 60 and runs["dead"].duration_s() == 30
+    assert round(runs["fast"].active_s(), 3) == 26.1  # 522 s of audio at 20x
+    assert runs["real"].active_s() == 300 and runs["ref"].active_s() == 60 and runs["dead"].active_s() == 30
 
 
 def test_header_elapsed_is_wall_clock_with_the_audio_time_labelled() -> None:
@@ -173,7 +173,7 @@ async def test_export_labels_latency_and_a_barge_in_and_import_keeps_the_times(t
         rid = await import_run(store, out, run_id="again")
         run = await store.get_run(rid)
     assert run is not None and run.speed == 20.0
-    assert run.started_at == T0 and run.duration_s() == WALL_S  # the run's own times, not the import's
+    assert run.started_at == T0 and run.active_s() == WALL_S  # the run's own times, not the import's
 
 
 def test_barge_ins_stay_out_of_latency_figures() -> None:

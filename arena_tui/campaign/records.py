@@ -23,10 +23,10 @@ from pathlib import Path
 
 from arena_tui.compare.load import stored_tallies
 from arena_tui.spine.benchmark import Benchmark
-from arena_tui.spine.events import unfinished
+from arena_tui.spine.events import LOST_PACE, unfinished
 from arena_tui.store import RunRow, Store
 from arena_tui.store.liveness import THIS_HOST, recorder_alive
-from arena_tui.verdicts import Tally, counts
+from arena_tui.verdicts import NO_ANSWER, Tally
 
 from .spec import CampaignSpec, Cell
 
@@ -156,7 +156,7 @@ async def cell_state(store: Store, run_id: str | None) -> tuple[str, int, int]:
 
 async def lost_pace_turns(store: Store, run_id: str) -> list[int]:
     """The run's turns whose stored row says our machine lost pace on them (played again by a resume)."""
-    return sorted(r.turn_index for r in await store.turn_results(run_id) if r.turn_index >= 0 and not counts(r.status))
+    return sorted(r.turn_index for r in await store.turn_results(run_id) if r.turn_index >= 0 and r.status == LOST_PACE)
 
 
 # what a cell shows; ACTIVE: a campaign is working on the cell now (screens poll while any is)
@@ -189,14 +189,19 @@ class CellView:
 
     @property
     def pass_rate(self) -> str:
-        """The strict turn pass rate as text: "3/4 (75 %)", "heuristic 3/4 (75 %)", "unjudged" or
-        "–" (no run recorded yet)."""
+        """The strict turn pass rate as text, then the turns counted apart: "3/4 (75 %) · 1 stopped",
+        "heuristic 3/4 (75 %)", "no answer" (no scored row), "unjudged" or "–" (no run recorded yet)."""
         passed, judged = self.strict
         if not self.total:
             return "–"
-        if not judged:
-            return "unjudged"
-        return f"{'heuristic ' if self.tally.heuristic else ''}{passed}/{judged} ({100 * passed / judged:.0f} %)"
+        if not self.tally.scored and self.state not in ACTIVE:
+            rate = NO_ANSWER
+        elif not judged:
+            rate = "unjudged"
+        else:
+            rate = f"{'heuristic ' if self.tally.heuristic else ''}{passed}/{judged} ({100 * passed / judged:.0f} %)"
+        apart = self.tally.apart_text(live=self.state in ACTIVE)
+        return f"{rate} · {apart}" if apart else rate
 
 
 ORPHANED = "its campaign process ended before the run started"

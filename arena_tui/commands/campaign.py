@@ -19,6 +19,7 @@ from arena_tui.spine.errors import CliError
 from arena_tui.spine.flags import positive_int, turn_subset
 from arena_tui.spine.source import ALL_SPEAKERS, variant_labels
 from arena_tui.spine.times import when_text
+from arena_tui.verdicts import STRICT
 
 from .ids import resolve_campaign_id
 from .run import add_input_arguments
@@ -194,7 +195,7 @@ async def _show(store: Any, campaign_id: str, data: Path | None) -> int:
     variants = "".join(f", {label}" for label in variant_labels({"disable_vad": spec.disable_vad}))
     print(f"campaign {campaign_id}: {view.summary} repeat(s), speed {spec.speed:g}{variants}, executor {spec.executor}: "
           f"{view.count('complete')}/{len(view.cells)} complete" + (f"; {view.pace}" if view.pace else ""))
-    header = ("cell", "run", "status", "turns", "strict pass", "reason")
+    header = ("cell", "run", "status", "turns", STRICT, "reason")
     lines = [(c.cell.label, c.run_id or "-", c.state, c.progress, c.pass_rate, c.reason) for c in view.cells]
     widths = [max(len(str(r[i])) for r in [header, *lines]) for i in range(len(header))]
     for r in [header, *lines]:

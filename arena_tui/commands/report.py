@@ -56,9 +56,11 @@ async def _main(args: argparse.Namespace) -> int:
     print(f"{len(board.runs)} runs, {len(board.models)} models, {len(board.benchmarks)} benchmarks")
     for run_id, why in sel.skipped.items():
         print(f"skipped {run_id}: {why}")
+    for run_id, why in board.unscored.items():
+        print(f"not scored {run_id}: {why}")
     if unloadable:
         print(f"benchmark data not found for {', '.join(sorted(unloadable))} (no data folder has it and its runs "
-              "recorded none): unjudged turns are charged the core dimensions only, no categories (pass --data)")
+              "recorded none): its turns are shown without categories (pass --data)")
     for p in paths:
         print(p)
     return 0

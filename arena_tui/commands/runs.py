@@ -1,4 +1,9 @@
-"""`arena-tui runs`: the recorded runs as a table (or JSON for scripts)."""
+"""`arena-tui runs`: the recorded runs as a table (or JSON for scripts).
+
+Progress counts the turns that ran to their end; the strict pass and the turns counted apart
+(`2 not played · 1 stopped`) are each run's tally by the one rule (`compare.leaderboard.run_tally`,
+`arena_tui.verdicts`), `no answer` for a run in which no turn of the model's got one; the duration
+is the time it ran (`RunRow.active_s`: a resumed run's idle time left out)."""
 
 from __future__ import annotations
 
@@ -11,9 +16,10 @@ from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
 from arena_tui.spine.times import duration_text, when_text
 from ..store import RunRow, Store, StoreError
+from ..verdicts import NO_ANSWER, Tally
 
 NAME = "runs"
-HELP = "list recorded runs (id, benchmark, model, status, progress, started, duration)"
+HELP = "list recorded runs (id, benchmark, model, status, progress, strict pass, started, duration, turns counted apart)"
 ORDER = 20
 
 
@@ -41,27 +47,44 @@ async def _delete(args: argparse.Namespace) -> list[str]:
     return list(args.delete)
 
 
-async def _load(args: argparse.Namespace) -> list[RunRow]:
+async def _load(args: argparse.Namespace, tallied: bool = True) -> tuple[list[RunRow], dict[str, Tally]]:
+    from ..compare.leaderboard import load_runs, run_tally  # deferred: the figures (numpy) load only for a table
+
     if args.limit is not None and args.limit < 0:
         raise CliError(f"--limit must be 0 or more (got {args.limit})")
     async with await Store.open(db_path(args.db)) as store:
         # Nothing is recording in this process, so a 'running' run whose recorder is gone is not running.
         await store.mark_interrupted_stale()
         rows = await store.list_runs()
-    if args.status:
-        rows = [r for r in rows if r.status == args.status]
-    if args.limit is not None:
-        rows = rows[: args.limit]
-    return rows
+        if args.status:
+            rows = [r for r in rows if r.status == args.status]
+        if args.limit is not None:
+            rows = rows[: args.limit]
+        tallies = {}
+        for r in rows if tallied else []:  # one run read at a time: a big store is never held whole
+            (stored,) = await load_runs(store, [r.run_id])
+            tallies[r.run_id] = run_tally(stored)
+    return rows, tallies
 
 
-def format_table(rows: list[RunRow], now: datetime | None = None) -> str:
+def _figures(run: RunRow, tally: Tally | None) -> tuple[str, str]:
+    """(strict pass, turns counted apart) as the table says them."""
+    if tally is None:
+        return "-", ""
+    live = run.status == "running"
+    passed, n = tally.strict
+    strict = NO_ANSWER if not tally.scored and not live else f"{passed}/{n}" if n else "-"
+    return strict, tally.apart_text(live=live)
+
+
+def format_table(rows: list[RunRow], tallies: dict[str, Tally] | None = None, now: datetime | None = None) -> str:
     """Plain-text table; simulator runs are labelled in the model column."""
     now = now or datetime.now(UTC)
-    header = ("ID", "BENCHMARK", "MODEL", "STATUS", "PROGRESS", "STARTED", "DURATION")
+    header = ("ID", "BENCHMARK", "MODEL", "STATUS", "PROGRESS", "STRICT PASS", "STARTED", "DURATION", "COUNTED APART")
     table = [header]
     for r in rows:
         model = f"{r.model} [{r.source}]" if r.source else r.model
+        strict, apart = _figures(r, (tallies or {}).get(r.run_id))
         table.append(
             (
                 r.run_id,
@@ -69,8 +92,10 @@ def format_table(rows: list[RunRow], now: datetime | None = None) -> str:
                 model or "?",
                 r.status,
                 f"{r.turns_done}/{r.turns_total}",
+                strict,
                 when_text(r.started_at),
-                duration_text(r.duration_s(now) * 1000),
+                duration_text(r.active_s(now) * 1000),
+                apart,
             )
         )
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
@@ -86,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"deleted {len(deleted)} run(s): {', '.join(deleted)}")
         return 0
     try:
-        rows = asyncio.run(_load(args))
+        rows, tallies = asyncio.run(_load(args, tallied=not args.json))
     except StoreError as e:
         raise CliError(str(e)) from None
     except OSError as e:  # e.g. the database folder cannot be created
@@ -96,5 +121,5 @@ def run(args: argparse.Namespace) -> int:
     elif not rows:
         print(f"no runs recorded in {db_path(args.db)}")
     else:
-        print(format_table(rows))
+        print(format_table(rows, tallies))
     return 0

@@ -6,13 +6,16 @@ status pattern, which metrics flip), `consistency_metric_flips.csv`, `consistenc
 (the detail rows of unstable turns), `consistency_benchmark_summary.csv` (unstable turns, min/max
 passing runs) and `consistency_sanity_checks.csv` (rows, unique runs and turns, duplicate run/turn
 rows, missing fields). Like the reference they pool every run of the report per benchmark turn,
-whatever its model; the `_by_model.csv` files give the same per model row (`model_name`, and
-ours: `status_changes`, `always_fails`, `changes`).
+whatever its model, but never across judge kinds (ours: `judge_kind`, a run's
+`StoredRun.judge_kind`: the offline heuristic is never pooled with an LLM judge); the
+`_by_model.csv` files give the same per model row (`model_name`, and ours: `status_changes`,
+`always_fails`, `changes`).
 
 A turn's status and its metric flips are `arena_tui.verdicts` (`turn_consistency`), over the runs
 that set out to run the turn (as the reference has a row only where a run has one): a turn
-without a usable verdict (never ran, never judged, judge failed) is `incomplete`, as the
-reference calls a row whose scores are all empty. `unstable_overall` is the reference's: the
+that counts in no figure (`arena_tui.verdicts`: not played, stopped, lost pace, infra failure,
+engine error, judge error, not judged) is `incomplete`, as the reference calls a row whose scores
+are all empty; ours, `counted_apart`, says why. `unstable_overall` is the reference's: the
 statuses are not all the same (an incomplete run against a passing one counts); ours,
 `status_changes` in the _by_model files, counts only changes between verdicts that exist
 (`TurnConsistency.flips`). Patterns read
@@ -27,7 +30,7 @@ from typing import Any
 
 from .leaderboard import POOLED, Leaderboard, RunFigures
 from .tables import METRICS
-from ..verdicts import ordered, repeat_status, turn_consistency
+from ..verdicts import APART, ordered, repeat_status, turn_consistency
 
 STATUS = {"pass": "pass", "fail": "fail", "missing": "incomplete"}  # our repeat status -> the reference's
 RUN_DETAILS = [
@@ -44,21 +47,23 @@ METRIC_FLIPS = ["benchmark_name", "turn", "metric", "pattern", "pass_runs", "fai
 BENCHMARK_SUMMARY = ["benchmark_name", "turns", "unstable_overall_turns", "unstable_metric_turns", "max_pass_runs",
                      "min_pass_runs"]  # fmt: skip
 SANITY_CHECKS = ["check", "value"]
+JUDGE = ["judge_kind"]  # ours, after the reference's columns: what judged the pooled runs
+DETAILS = [*RUN_DETAILS, *JUDGE, "counted_apart"]
 BY_MODEL = ["model_name"]  # ours, after the reference's columns in the _by_model files
-TURN_SUMMARY_BY_MODEL = [*TURN_SUMMARY, *BY_MODEL, "status_changes", "always_fails"]
-METRIC_FLIPS_BY_MODEL = [*METRIC_FLIPS, *BY_MODEL, "changes"]
-BENCHMARK_SUMMARY_BY_MODEL = [*BENCHMARK_SUMMARY, *BY_MODEL]
+TURN_SUMMARY_BY_MODEL = [*TURN_SUMMARY, *JUDGE, *BY_MODEL, "status_changes", "always_fails"]
+METRIC_FLIPS_BY_MODEL = [*METRIC_FLIPS, *JUDGE, *BY_MODEL, "changes"]
+BENCHMARK_SUMMARY_BY_MODEL = [*BENCHMARK_SUMMARY, *JUDGE, *BY_MODEL]
 
 FILES = {  # file -> its columns
-    "consistency_run_details.csv": RUN_DETAILS,
-    "consistency_turn_summary.csv": TURN_SUMMARY,
-    "consistency_metric_flips.csv": METRIC_FLIPS,
-    "consistency_flip_details.csv": RUN_DETAILS,
-    "consistency_benchmark_summary.csv": BENCHMARK_SUMMARY,
+    "consistency_run_details.csv": DETAILS,
+    "consistency_turn_summary.csv": [*TURN_SUMMARY, *JUDGE],
+    "consistency_metric_flips.csv": [*METRIC_FLIPS, *JUDGE],
+    "consistency_flip_details.csv": DETAILS,
+    "consistency_benchmark_summary.csv": [*BENCHMARK_SUMMARY, *JUDGE],
     "consistency_sanity_checks.csv": SANITY_CHECKS,
     "consistency_turn_summary_by_model.csv": TURN_SUMMARY_BY_MODEL,
     "consistency_metric_flips_by_model.csv": METRIC_FLIPS_BY_MODEL,
-    "consistency_flip_details_by_model.csv": RUN_DETAILS,
+    "consistency_flip_details_by_model.csv": DETAILS,
     "consistency_benchmark_summary_by_model.csv": BENCHMARK_SUMMARY_BY_MODEL,
 }
 
@@ -95,14 +100,19 @@ def _detail(f: RunFigures, turn: int, comparison_dir: str) -> dict[str, Any]:
         "failed_metric_count": len(failing),
         "failing_metrics": ",".join(failing),
         **{m: scores.get(m, "na") for m in METRICS},
+        "judge_kind": run.judge_kind,
+        "counted_apart": APART[f.apart[turn]] if turn in f.apart else None,
     }
 
 
-def _turn_rows(runs: Sequence[RunFigures], by_model: str | None) -> tuple[list[dict], list[dict], list[tuple[str, int]]]:
-    """(turn summary rows, metric flip rows, unstable (benchmark, turn)) of one benchmark's runs,
-    ordered by run_index (stable: model order breaks ties, as the report lists them)."""
+Unstable = tuple[str, str, int]  # (benchmark, judge kind, turn)
+
+
+def _turn_rows(runs: Sequence[RunFigures], by_model: str | None) -> tuple[list[dict], list[dict], list[Unstable]]:
+    """(turn summary rows, metric flip rows, unstable turns) of one benchmark's runs of one judge
+    kind, ordered by run_index (stable: model order breaks ties, as the report lists them)."""
     runs = sorted(runs, key=lambda f: f.run_index)
-    bench = runs[0].run.row.benchmark
+    bench, kind = runs[0].run.row.benchmark, runs[0].run.judge_kind
     turns, flips, unstable = [], [], []
     for turn in sorted({t for f in runs for t in f.verdicts}):
         runs_t = [f for f in runs if turn in f.verdicts]  # a run that did not set out to run it has no row
@@ -116,20 +126,20 @@ def _turn_rows(runs: Sequence[RunFigures], by_model: str | None) -> tuple[list[d
             "overall_status_pattern": "|".join(f"{f.run_index}:{s}" for f, s in zip(runs_t, statuses)),
             "overall_status_unique_count": len(set(statuses)), "metric_flip_count": len(names),
             "metric_flips": ",".join(names), "unstable_overall": len(set(statuses)) > 1, "unstable_metric": bool(names),
-            "user_text": text,
+            "user_text": text, "judge_kind": kind,
         }  # fmt: skip
         if by_model is not None:
             row.update({"model_name": by_model, "status_changes": c.flips, "always_fails": c.always_fails})
         turns.append(row)
         if len(set(statuses)) > 1 or names:
-            unstable.append((bench, c.turn_index))
+            unstable.append((bench, kind, c.turn_index))
         for m in names:
             values = [(f.verdicts.get(turn) or {}).get(m, "na") for f in runs_t]
             flip = {
                 "benchmark_name": bench, "turn": c.turn_index, "metric": m,
                 "pattern": "|".join(f"{f.run_index}:{v}" for f, v in zip(runs_t, values)),
                 "pass_runs": values.count("pass"), "fail_runs": values.count("fail"), "na_runs": values.count("na"),
-                "user_text": text,
+                "user_text": text, "judge_kind": kind,
             }  # fmt: skip
             if by_model is not None:
                 flip.update({"model_name": by_model, "changes": c.metric_flips[m]})
@@ -139,9 +149,9 @@ def _turn_rows(runs: Sequence[RunFigures], by_model: str | None) -> tuple[list[d
 
 def _benchmark_rows(turns: list[dict], by_model: str | None) -> list[dict]:
     out = []
-    for bench in sorted({t["benchmark_name"] for t in turns}):
-        mine = [t for t in turns if t["benchmark_name"] == bench]
-        row = {"benchmark_name": bench, "turns": len(mine),
+    for bench, kind in sorted({(t["benchmark_name"], t["judge_kind"]) for t in turns}):
+        mine = [t for t in turns if (t["benchmark_name"], t["judge_kind"]) == (bench, kind)]
+        row = {"benchmark_name": bench, "judge_kind": kind, "turns": len(mine),
                "unstable_overall_turns": sum(t["unstable_overall"] for t in mine),
                "unstable_metric_turns": sum(t["unstable_metric"] for t in mine),
                "max_pass_runs": max(t["pass_runs"] for t in mine), "min_pass_runs": min(t["pass_runs"] for t in mine)}  # fmt: skip
@@ -161,19 +171,21 @@ def _sanity(details: list[dict]) -> list[dict]:
     return [{"check": k, "value": v} for k, v in checks]
 
 
-def _flip_details(details: list[dict], unstable: list[tuple[str, int]]) -> list[dict]:
+def _flip_details(details: list[dict], unstable: list[Unstable]) -> list[dict]:
     keep = set(unstable)
-    rows = [d for d in details if (d["benchmark_name"], d["turn"]) in keep]
-    return sorted(rows, key=lambda d: (d["benchmark_name"], d["turn"], d["run_index"]))
+    rows = [d for d in details if (d["benchmark_name"], d["judge_kind"], d["turn"]) in keep]
+    return sorted(rows, key=lambda d: (d["benchmark_name"], d["judge_kind"], d["turn"], d["run_index"]))
 
 
 def consistency_tables(board: Leaderboard, comparison_dir: str = "") -> dict[str, list[dict[str, Any]]]:
     """file name -> rows, for every file in `FILES`; `comparison_dir` is where the report is written."""
     details = [_detail(f, t, comparison_dir) for f in board.runs for t in sorted(f.verdicts)]
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in FILES}
-    unstable: list[tuple[str, int]] = []
-    for bench in board.benchmarks:
-        turns, flips, bad = _turn_rows([f for f in board.runs if f.run.row.benchmark == bench], None)
+    unstable: list[Unstable] = []
+    pools = sorted({(f.run.row.benchmark, f.run.judge_kind) for f in board.runs})
+    for bench, kind in pools:  # never across judge kinds
+        turns, flips, bad = _turn_rows([f for f in board.runs if (f.run.row.benchmark, f.run.judge_kind) == (bench, kind)],
+                                       None)
         out["consistency_turn_summary.csv"] += turns
         out["consistency_metric_flips.csv"] += flips
         unstable += bad

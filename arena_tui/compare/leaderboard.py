@@ -1,22 +1,21 @@
 """Leaderboard figures from stored runs: one row per model, per benchmark and pooled.
 
-Which verdict counts, pass rates and the strict row rule are `arena_tui.verdicts` (`tally`), fed
-with every revision of a run's judgements. What this module adds (each rule stated once, here):
-- Fixed denominators: a run is counted over the turns it set out to run (`runs.turn_indices`, the
-  benchmark's turns for a full run): every one of them is due (`StoredRun.due`), so a turn that
-  never ran, was never judged or whose judge failed is a failure, never a smaller denominator.
-  That holds for a run the judge worked on; a run it never saw (no judgement at all: run with
-  `--judge none`, or its judge never started) has no pass rates, it is "not judged", not failed.
-  `run_tally` applies it; every surface that shows a stored run's pass rates (report, leaderboard,
-  runs list, `campaign show|list` and the campaign screens) calls it, so none can disagree.
+What a figure counts is `arena_tui.verdicts` (`tally`: the judged turns the model played, every
+other turn the run set out to run counted apart by reason, `runs.turn_indices` being that plan),
+fed with every revision of a run's judgements and its turn rows by `run_tally`, the one tally of a
+stored run: every surface that shows a stored run's figures (report, leaderboard, runs list,
+`campaign show|list` and the campaign screens, compare) calls it, so none can disagree. A run in
+which no turn of the model's got an answer has no scored row (`Leaderboard.unscored` says why). What
+a latency statistic counts is `arena_tui.timing` (`latency_counts`: the model's turns, a turn whose
+input went out late left out on its own, marked untrusted). What this module adds:
 - Latency only from runs at speed 1 (`arena_tui.timing`): a sped-up run's voice-to-voice is on a
   compressed clock. Speed is the run's own field (`runs.speed`, from run_started); a run without
   one (e.g. imported from the reference harness) is excluded from latency too, and each exclusion
-  is listed with its reason. So is a run whose engine lost pace with the audio clock on some turn
-  (user audio sent late: its timeline is not what a listener heard). A barge-in (negative voice-to-voice) is no latency and never counted.
+  is listed with its reason. A barge-in (negative voice-to-voice) is no latency and never counted.
 - Runs are grouped by what produced their numbers, not only by model alias: a simulator run, a
-  run against a protocol fake and a heuristic-judged run each get their own labelled row, so they
-  can never be averaged with real, LLM-judged runs of the same alias.
+  run against a protocol fake, a heuristic-judged run (or one judged partly by it), and a run
+  with injected faults each get their own labelled row, so they can never be averaged with
+  real, LLM-judged, clean runs of the same alias.
 - A tool turn is a turn where the model made at least one call: the round trip is what makes
   its voice-to-voice longer.
 - Two turn pass rates, each named: ours (`strict`: every scored dimension passes, turn_taking
@@ -31,7 +30,7 @@ with every revision of a run's judgements. What this module adds (each rule stat
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -42,14 +41,15 @@ from arena_tui.spine.events import EMPTY_RESPONSE, PACE_LOST, ErrorEvent, Judgem
 from arena_tui.spine.source import variant_labels
 from ..store import RunRow, Store
 from .selection import ALL
-from ..timing import comparable, response_latency, speed_exclusion, turn_durations
-from ..verdicts import (Standing, Tally, TurnConsistency, counts, due_turns, ordered, standing, tally, turn_consistency,
-                        turn_due)
+from ..timing import UntrustedTurns, comparable, latency_counts, response_latency, speed_exclusion, turn_durations
+from ..verdicts import (APART, JUDGE_ERROR, UNJUDGED, Standing, Tally, TurnConsistency, apart_reason, apart_text,
+                        ordered, standing, tally, turn_consistency)
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe
 
 POOLED = ALL  # the benchmark column of a model's pooled row: all benchmarks
 STAGES = ("stt", "turn", "llm", "tts")  # a cascade's stages, in order (`Latencies.stages`)
 NOT_JUDGED = "not judged"  # what a never-judged run's rates read (never 0 %)
+LLM_JUDGE = "LLM judge"  # the judge kind of a run judged by an LLM alone (its rows carry no judge label)
 _EMPTY = {"empty_response", "no_response"}
 
 
@@ -66,13 +66,18 @@ class StoredRun:
     results: Mapping[int, TurnResult]  # benchmark turns only (the greeting is not scored)
     revisions: Sequence[Judgement]  # every judgement revision of the run's benchmark turns
     benchmark: Benchmark | None = None
-    pace_lost: Sequence[int] = ()  # turns whose current row our machine lost pace on (status lost_pace)
+    untrusted: frozenset[int] = frozenset()  # turns whose latencies are untrusted (`timing.UntrustedTurns`)
     durations: Mapping[int, int] = field(default_factory=dict)  # turn -> wall ms first start -> end (`timing`)
 
     @cached_property
     def standing(self) -> dict[int, Standing[Judgement]]:
         """turn -> the judgement that counts (and the newest revision), by the verdict module."""
         return standing(self.revisions)
+
+    @cached_property
+    def tally(self) -> Tally:
+        """The run's figures by the one rule (`run_tally`)."""
+        return run_tally(self)
 
     @property
     def run_id(self) -> str:
@@ -91,11 +96,7 @@ class StoredRun:
         """Why this run's latencies are left out of latency figures (None: they count)."""
         if not self.audio:
             return "text run (no voice-to-voice)"
-        if (why := speed_exclusion(self.speed)) is not None:
-            return why
-        if self.pace_lost:
-            return f"machine lost pace on {len(self.pace_lost)} turn(s)"
-        return None
+        return speed_exclusion(self.speed)
 
     @property
     def expected_turns(self) -> list[int]:
@@ -112,7 +113,17 @@ class StoredRun:
 
     @property
     def heuristic(self) -> bool:
-        return any(st.shown.heuristic for st in self.standing.values())
+        """Judged (wholly or partly) by the offline heuristic, on the turns that count."""
+        return self.tally.heuristic
+
+    @property
+    def judge_kind(self) -> str:
+        """What judged the turns that count: part of a row's identity, so the offline heuristic is
+        never pooled with an LLM judge (`LLM_JUDGE`, `heuristic judge`, both, or `unjudged`)."""
+        t = self.tally
+        if t.heuristic:
+            return "heuristic + LLM judges" if t.llm else "heuristic judge"
+        return LLM_JUDGE if self.judged else "unjudged"
 
     @property
     def judge(self) -> str:
@@ -124,10 +135,8 @@ class StoredRun:
         labels = []
         if self.row.source:
             labels.append(self.row.source)
-        if self.heuristic:
-            labels.append("heuristic judge")
-        if not self.judged:
-            labels.append("unjudged")
+        if self.judge_kind != LLM_JUDGE:
+            labels.append(self.judge_kind)
         if isinstance(self.row.config.get("imported"), dict):  # a reference harness's run (arena_tui.interop)
             labels.append("imported")
         mode = self.row.config.get("mode")
@@ -146,19 +155,19 @@ class StoredRun:
         """The benchmark's turn, when the benchmark data is at hand."""
         return self.benchmark.find_turn(turn_index) if self.benchmark is not None else None
 
-    def due(self, turn_index: int) -> list[str]:
-        """What the turn is charged on when it has no valid verdict (`verdicts.turn_due`)."""
-        return turn_due(self.turn(turn_index), self.results.get(turn_index))
+    def apart(self, turn_index: int) -> str | None:
+        """Why the turn counts in no figure (a `verdicts.APART` key, by its tally), None when it counts."""
+        return next((why for why, turns in self.tally.apart.items() if turn_index in turns), None)
 
     def verdicts(self, turn_index: int) -> dict[str, str]:
-        """The judge's verdicts that count on the turn; {} when it has none that is valid."""
-        st = self.standing.get(turn_index)
-        return st.scores if st is not None else {}
+        """The judge's verdicts that count on the turn; {} when it counts in no figure."""
+        return self.standing[turn_index].scores if turn_index in self.tally.rows else {}
 
     def verdict(self, turn_index: int) -> str:
-        """pass | fail | na | judge_error, or missing (never judged)."""
-        st = self.standing.get(turn_index)
-        return st.verdict if st is not None else "missing"
+        """pass | fail | na, or why it counts in no figure (a `verdicts.APART` key)."""
+        if turn_index in self.tally.rows:
+            return self.standing[turn_index].verdict
+        return self.apart(turn_index) or UNJUDGED
 
     def categories(self, turn_index: int) -> list[str]:
         turn = self.turn(turn_index)
@@ -188,14 +197,23 @@ async def load_runs(
             cache[row.benchmark] = benchmark_for(row.benchmark) if benchmark_for else None
         results = {r.turn_index: r for r in await store.turn_results(run_id) if r.turn_index >= 0}
         revisions = [j for j in await store.judgements(run_id) if j.turn_index is not None and j.turn_index >= 0]
-        noticed = {ev.turn_index for _, ev in await store.events(run_id, kinds=["error"])
-                   if isinstance(ev, ErrorEvent) and ev.where == PACE_LOST and ev.turn_index in results
-                   and counts(results[ev.turn_index].status)}  # latencies untrusted (the turn stands)
-        lost = sorted(noticed | {t for t, r in results.items() if not counts(r.status)})
+        untrusted = await untrusted_turns(store, run_id)
         t_start, t_end = await store.turn_times(run_id)
         durations = turn_durations(row.config, t_start, t_end, row.speed)
-        out.append(StoredRun(row, results, revisions, cache[row.benchmark], lost, durations))
+        out.append(StoredRun(row, results, revisions, cache[row.benchmark], frozenset(untrusted), durations))
     return out
+
+
+async def untrusted_turns(store: Store, run_id: str) -> set[int]:
+    """The stored run's turns whose latencies are untrusted (`timing.UntrustedTurns`): its pacing
+    notices and every take's turn row, in recorded order."""
+    notices = [(seq, "error", ev.turn_index, ev.where) for seq, ev in await store.events(run_id, kinds=["error"])
+               if isinstance(ev, ErrorEvent) and ev.where == PACE_LOST]
+    if not notices:
+        return set()
+    takes = await store.read_rows("SELECT seq, turn_index FROM turns WHERE run_id=?", (run_id,))
+    marks = sorted([*notices, *((seq, "turn_ended", turn, None) for seq, turn in takes)], key=lambda m: m[0])
+    return UntrustedTurns.of(m[1:] for m in marks)
 
 
 @dataclass
@@ -204,15 +222,14 @@ class RunFigures:
 
     run: StoredRun
     repeat: int  # 0-based order among the runs of its model row and benchmark, by start time
-    strict: Rate = Rate(0, 0)  # turns where every scored dimension passes, over the expected turns
+    strict: Rate = Rate(0, 0)  # turns where every scored dimension passes, over the turns counted
     original: Rate = Rate(0, 0)  # the original eval's turn pass (tool ∧ instruction ∧ KB), same turns
     dimensions: dict[str, Rate] = field(default_factory=dict)
     categories: dict[str, Rate] = field(default_factory=dict)  # strict pass per category
-    # The verdicts that count per turn, {} where the turn has no valid judgement (never ran,
-    # never judged, judge failed): what consistency across repeats compares.
+    # The verdicts that count per turn the run set out to run, {} where the turn counts in no
+    # figure (`apart` says why): what consistency across repeats compares.
     verdicts: dict[int, dict[str, str]] = field(default_factory=dict)
-    missing_turns: int = 0  # expected turns with no recorded result
-    unjudged_turns: int = 0  # expected turns with no usable judgement (incl. judge errors)
+    apart: dict[int, str] = field(default_factory=dict)  # turn -> why it counts in no figure (`verdicts.APART`)
     empty_responses: int = 0
     ended_session: int = 0
     v2v: list[float] = field(default_factory=list)  # only when the run counts for latency
@@ -223,6 +240,7 @@ class RunFigures:
     provider_ttfb: list[float] = field(default_factory=list)
     overlap: list[float] = field(default_factory=list)  # overlap_ms of each turn measured (counted for latency)
     turn_durations: list[float] = field(default_factory=list)  # the reference's latency_ms, runs at speed 1
+    untrusted: int = 0  # counted turns whose latencies were left out: input sent late (`timing`)
 
     @property
     def run_index(self) -> int:
@@ -233,65 +251,82 @@ class RunFigures:
 
     @property
     def fail_rows(self) -> int:
-        """Turns that failed on a verdict (not those charged for having none)."""
-        charged = self.unjudged_turns if self.run.judged else 0
-        return self.strict.n - self.strict.passes - charged
+        """Turns counted that failed the strict rule."""
+        return self.strict.n - self.strict.passes
+
+    def count(self, *reasons: str) -> int:
+        """How many of its turns count in no figure for one of these reasons (`verdicts.APART` keys)."""
+        return sum(why in reasons for why in self.apart.values())
+
+    @property
+    def apart_counts(self) -> dict[str, int]:
+        """why -> how many of its turns count in no figure for that reason, in `verdicts.APART` order."""
+        return _in_order(Counter(self.apart.values()))
+
+    @property
+    def incomplete_rows(self) -> int:
+        """Played turns without a usable verdict (judge error, never judged): the reference's incomplete rows."""
+        return self.count(JUDGE_ERROR, UNJUDGED)
+
+
+def _in_order(counts: Mapping[str, int]) -> dict[str, int]:
+    return {k: counts[k] for k in APART if counts.get(k)}
 
 
 def run_tally(run: StoredRun) -> Tally:
-    """The run's verdicts by the fixed-denominator rule (module docstring): every turn it set out
-    to run is due unless its row says our machine lost pace on it (then neither the row nor a
-    judgement left from an earlier take counts). The one tally of a stored run: the report, the
-    leaderboard, the runs list and every campaign surface show these numbers."""
-    # A never-judged run is due nothing: its rates stay empty (n = 0, "not judged"), never 0 %.
-    due = due_turns(run.expected_turns, run.results, run.turn) if run.judged else {}
-    return tally(run.revisions, due)
+    """The run's figures by the one rule (`verdicts.tally`, module docstring): the turns it set
+    out to run, each with its row's status (a turn without one was not played). The one tally
+    of a stored run: the report, the leaderboard, the runs list and every campaign surface show
+    these numbers."""
+    statuses = {t: r.status for t, r in run.results.items()}
+    return tally(run.revisions, statuses, run.expected_turns)
 
 
 def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
     f = RunFigures(run, repeat)
-    counted = run_tally(run)
+    counted = run.tally
     f.strict = Rate(*counted.strict)
     f.original = Rate(*counted.original)
     f.dimensions = {d: Rate(*counted.dimensions[d]) for d in ordered(counted.dimensions)}
-    f.unjudged_turns = len(counted.unjudged) + len(counted.judge_errors) if run.judged else len(run.expected_turns)
+    f.apart = {t: why for why, turns in counted.apart.items() for t in turns}
     cats: dict[str, Rate] = {}
     for t, ok in counted.rows.items():
         for c in run.categories(t):
             cats[c] = cats.get(c, Rate(0, 0)) + Rate(int(ok), 1)
     f.categories = dict(sorted(cats.items()))
     with_latency = run.latency_excluded is None
-    for t in run.expected_turns:
-        result = run.results.get(t)
-        if result is not None and not counts(result.status):  # no measurement of the model: no verdict, no count
-            f.verdicts[t] = {}
-            continue
+    for t in sorted({*run.expected_turns, *counted.rows, *f.apart}):
         f.verdicts[t] = run.verdicts(t)
-        if result is None:
-            f.missing_turns += 1
-            continue
+        result = run.results.get(t)
+        if result is None or t in f.apart and f.apart[t] not in (JUDGE_ERROR, UNJUDGED):
+            continue  # no measurement of the model: no verdict, no count
         f.empty_responses += result.status in _EMPTY or result.sentinel == EMPTY_RESPONSE
         f.ended_session += result.status == "ended_session"
+        if not latency_counts(result.status, t in run.untrusted):
+            f.untrusted += 1
+            continue
         if comparable(run.speed) and t in run.durations:
             f.turn_durations.append(float(run.durations[t]))
         if with_latency:
-            if result.user_audio is not None:  # the user's audio was placed on the timeline: overlap measured
-                f.overlap.append(result.overlap_ms)
-            lat = result.latencies
-            v2v = response_latency(lat.voice_to_voice_ms)  # a barge-in is no latency
-            if v2v is not None:
-                f.v2v.append(v2v)
-                (f.v2v_tool if result.tool_calls else f.v2v_non_tool).append(v2v)
-            for name, dest in (("leading_silence_ms", f.leading_silence), ("pipeline_ttfb_ms", f.pipeline_ttfb),
-                               ("provider_ttfb_ms", f.provider_ttfb)):  # fmt: skip
-                value = getattr(lat, name)
-                if name == "pipeline_ttfb_ms":
-                    value = response_latency(value)
-                if value is not None:
-                    dest.append(value)
-            for stage, ms in (lat.stages() or {}).items():
-                f.stages.setdefault(stage, []).append(ms)
+            _add_latencies(f, result)
     return f
+
+
+def _add_latencies(f: RunFigures, result: TurnResult) -> None:
+    """One counted turn's latencies and overlap into the run's lists (a barge-in is no latency)."""
+    if result.user_audio is not None:  # the user's audio was placed on the timeline: overlap measured
+        f.overlap.append(result.overlap_ms)
+    lat = result.latencies
+    v2v = response_latency(lat.voice_to_voice_ms)
+    if v2v is not None:
+        f.v2v.append(v2v)
+        (f.v2v_tool if result.tool_calls else f.v2v_non_tool).append(v2v)
+    for value, dest in ((lat.leading_silence_ms, f.leading_silence), (response_latency(lat.pipeline_ttfb_ms), f.pipeline_ttfb),
+                        (lat.provider_ttfb_ms, f.provider_ttfb)):  # fmt: skip
+        if value is not None:
+            dest.append(value)
+    for stage, ms in (lat.stages() or {}).items():
+        f.stages.setdefault(stage, []).append(ms)
 
 
 @dataclass
@@ -319,8 +354,8 @@ class BoardRow:
     stages: dict[str, Distribution]
     empty_responses: int
     ended_session: int
-    missing_turns: int
-    unjudged_turns: int
+    apart: dict[str, int]  # why -> turns of its runs that count in no figure (`verdicts.APART` keys)
+    untrusted: int  # counted turns whose latencies were left out (input sent late)
     latency_excluded: dict[str, str]  # run id -> why its latencies are not counted
     consistency: list[TurnConsistency]  # per benchmark rows only (turn indices differ across benchmarks)
 
@@ -336,6 +371,16 @@ class BoardRow:
     def judged(self) -> bool:
         """False when none of its runs was ever judged: its rates are "not judged", not 0 %."""
         return any(f.run.judged for f in self.runs)
+
+    @property
+    def apart_shown(self) -> dict[str, int]:
+        """`apart` as surfaces say it: a row never judged is "not judged" once, not per turn."""
+        return {k: n for k, n in self.apart.items() if self.judged or k != UNJUDGED}
+
+    @property
+    def apart_text(self) -> str:
+        """`3 not played · 1 stopped` over its runs ('' when every turn counts)."""
+        return apart_text(self.apart_shown)
 
     def stages_p50(self) -> str | None:
         """A cascade's stage p50s in ms, `stt/turn/llm/tts` (`STAGES`), or None for a row without
@@ -381,8 +426,8 @@ def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:
         stages={k: d for k in STAGES if (d := describe([v for f in figs for v in f.stages.get(k, [])])) is not None},
         empty_responses=sum(f.empty_responses for f in figs),
         ended_session=sum(f.ended_session for f in figs),
-        missing_turns=sum(f.missing_turns for f in figs),
-        unjudged_turns=sum(f.unjudged_turns for f in figs),
+        apart=_in_order(sum((Counter(f.apart_counts) for f in figs), Counter())),
+        untrusted=sum(f.untrusted for f in figs),
         latency_excluded={f.run.run_id: why for f in figs if (why := f.run.latency_excluded)},
         consistency=consistency,
     )
@@ -394,6 +439,8 @@ class Leaderboard:
 
     runs: list[RunFigures]
     rows: list[BoardRow]
+    #: run id -> why it has no scored row (no turn of the model's got an answer): listed, never a row
+    unscored: dict[str, str] = field(default_factory=dict)
 
     @cached_property
     def benchmarks(self) -> list[str]:
@@ -413,9 +460,14 @@ class Leaderboard:
 
 def build_leaderboard(runs: Sequence[StoredRun]) -> Leaderboard:
     """Figures per run, then one row per (model group, benchmark) and one pooled row per model
-    group (over all its benchmarks; only when it ran more than one)."""
+    group (over all its benchmarks; only when it ran more than one). A run in which no turn of
+    the model's got an answer is in none (`unscored`)."""
     by_cell: dict[tuple[str, str], list[StoredRun]] = defaultdict(list)
+    unscored: dict[str, str] = {}
     for r in runs:
+        if (why := unscored_reason(r)) is not None:
+            unscored[r.run_id] = why
+            continue
         by_cell[(r.group, r.row.benchmark)].append(r)
     figures: list[RunFigures] = []
     rows: list[BoardRow] = []
@@ -429,4 +481,15 @@ def build_leaderboard(runs: Sequence[StoredRun]) -> Leaderboard:
     for model, figs in sorted(by_model.items()):
         if len({f.run.row.benchmark for f in figs}) > 1:
             rows.append(_board_row(model, POOLED, figs))
-    return Leaderboard(figures, rows)
+    return Leaderboard(figures, rows, unscored)
+
+
+def unscored_reason(run: StoredRun) -> str | None:
+    """Why the run has no scored row anywhere, None when it has one: no turn of the model's got an
+    answer (`verdicts.Tally.scored`), said with what its turns were instead."""
+    t = run.tally
+    if t.scored:
+        return None
+    statuses = Counter(r.status for r in run.results.values() if apart_reason(r.status) is None)
+    ended = ", ".join(f"{s} {n}" for s, n in sorted(statuses.items()))
+    return "no turn got an answer" + (f" ({ended})" if ended else "") + (f"; {t.apart_text()}" if t.apart else "")

@@ -5,7 +5,10 @@ turn 7 flip?", or one run of each of two models). `compare_models`: two leaderbo
 benchmark, each turn's passing repeats and median latency.
 Calls are compared by name and arguments in the order made (what the model did, not whether it
 matched the spec: the verdicts say that). Latency differences below `latency_tolerance_ms` are
-not flagged: run-to-run jitter of a realtime service is hundreds of ms.
+not flagged: run-to-run jitter of a realtime service is hundreds of ms. What counts is
+`arena_tui.verdicts` (through the runs' `run_tally`) and `arena_tui.timing` (`latency_counts`): a
+turn a run never played (or stopped, lost, …) is said as such, never as a failure, and a
+model's pass share is over the repeats that judged the turn.
 """
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from collections import Counter
+
 from arena_tui.spine.events import TurnResult
-from ..timing import response_latency
+from ..timing import latency_counts, response_latency
 from .leaderboard import BoardRow, StoredRun
 from ..stats import median
-from ..verdicts import repeat_status
+from ..verdicts import APART, apart_text, repeat_status
 
 LATENCY_TOLERANCE_MS = 250.0
 
@@ -37,9 +42,9 @@ def call_summary(result: TurnResult | None) -> list[str]:
 class Side:
     """One run's view of one turn."""
 
-    status: str  # the turn's engine status, or "missing" when it never ran
-    verdict: str  # pass | fail | na | judge_error | missing (never judged): the verdict module's row verdict
-    dimensions: dict[str, str]  # the verdicts that count ({} without a valid judgement)
+    status: str  # the turn's engine status, or "not played" when it has no row
+    verdict: str  # pass | fail | na, or why it counts in no figure (a `verdicts.APART` key)
+    dimensions: dict[str, str]  # the verdicts that count ({} when it counts in no figure)
     calls: list[str]
     voice_to_voice_ms: float | None
     assistant_text: str
@@ -62,9 +67,10 @@ class TurnComparison:
 
 def _side(run: StoredRun, turn: int) -> Side:
     r = run.results.get(turn)
-    v2v = response_latency(r.latencies.voice_to_voice_ms) if r is not None and run.latency_excluded is None else None
+    counted = r is not None and run.latency_excluded is None and latency_counts(r.status, turn in run.untrusted)
+    v2v = response_latency(r.latencies.voice_to_voice_ms) if counted and r is not None else None
     return Side(
-        status=r.status if r is not None else "missing",
+        status=r.status if r is not None else "not played",
         verdict=run.verdict(turn),
         dimensions=run.verdicts(turn),
         calls=call_summary(r),
@@ -81,8 +87,8 @@ def compare_runs(a: StoredRun, b: StoredRun, *, latency_tolerance_ms: float = LA
     for t in turns:
         sa, sb = _side(a, t), _side(b, t)
         diffs = []
-        if sa.verdict != sb.verdict:
-            diffs.append("verdict")
+        if sa.verdict != sb.verdict:  # a side that counts in no figure differs in that, not in a verdict
+            diffs.append("verdict" if sa.verdict not in APART and sb.verdict not in APART else "counted")
         if sa.dimensions and sb.dimensions:  # one side without a valid verdict differs as a whole
             for d in sorted(set(sa.dimensions) | set(sb.dimensions)):
                 if sa.dimensions.get(d, "na") != sb.dimensions.get(d, "na"):
@@ -107,6 +113,19 @@ class ModelSide:
     runs: int
     statuses: tuple[str, ...]  # per repeat, in run order (verdicts.repeat_status of the verdicts)
     voice_to_voice_p50_ms: float | None  # median over the repeats that count for latency
+    apart: dict[str, int] = field(default_factory=dict)  # why -> repeats where the turn counts in no figure
+
+    @property
+    def judged_runs(self) -> int:
+        """The repeats whose verdict on the turn counts: what its pass share is over."""
+        return self.runs - sum(self.apart.values())
+
+    @property
+    def share_text(self) -> str:
+        """`2/4 pass · 4 not played`, or `not played` (every repeat apart); never `0/1 pass` for a turn never played."""
+        if not self.judged_runs:
+            return apart_text(self.apart) or "–"
+        return " · ".join(x for x in (f"{self.pass_runs}/{self.judged_runs} pass", apart_text(self.apart)) if x)
 
 
 @dataclass(frozen=True)
@@ -119,10 +138,11 @@ class ModelTurnComparison:
 
 
 def _model_side(row: BoardRow, turn: int) -> ModelSide:
-    statuses = tuple(repeat_status(f.verdicts.get(turn)) for f in row.runs)
-    v2v = [v for f in row.runs if f.run.latency_excluded is None and (r := f.run.results.get(turn)) is not None
-           and (v := response_latency(r.latencies.voice_to_voice_ms)) is not None]  # fmt: skip (a barge-in is no latency)
-    return ModelSide(statuses.count("pass"), len(statuses), statuses, median(v2v))
+    runs = [f for f in row.runs if turn in f.verdicts]  # the repeats that set out to run the turn
+    statuses = tuple(repeat_status(f.verdicts.get(turn)) for f in runs)
+    v2v = [v for f in runs if (v := _side(f.run, turn).voice_to_voice_ms) is not None]
+    apart = Counter(f.apart[turn] for f in runs if turn in f.apart)
+    return ModelSide(statuses.count("pass"), len(runs), statuses, median(v2v), dict(apart))
 
 
 def compare_models(
@@ -130,7 +150,8 @@ def compare_models(
 ) -> list[ModelTurnComparison]:
     """Two leaderboard rows of one benchmark (two models, or one model from two sources) turn by
     turn: how many repeats passed each turn, and the median voice-to-voice. `pass share` is
-    flagged when the fractions of passing repeats differ."""
+    flagged when the fractions of passing repeats differ, each over its repeats that judged the
+    turn (a side with none has no share to differ)."""
     if a.benchmark != b.benchmark:
         raise ValueError(f"compare_models: rows of different benchmarks ({a.benchmark} vs {b.benchmark})")
     turns = sorted({t for row in (a, b) for f in row.runs for t in f.run.expected_turns})
@@ -138,7 +159,7 @@ def compare_models(
     for t in turns:
         sa, sb = _model_side(a, t), _model_side(b, t)
         diffs = []
-        if sa.pass_runs * sb.runs != sb.pass_runs * sa.runs:
+        if sa.judged_runs and sb.judged_runs and sa.pass_runs * sb.judged_runs != sb.pass_runs * sa.judged_runs:
             diffs.append("pass share")
         if sa.voice_to_voice_p50_ms is not None and sb.voice_to_voice_p50_ms is not None:
             if abs(sb.voice_to_voice_p50_ms - sa.voice_to_voice_p50_ms) >= latency_tolerance_ms:

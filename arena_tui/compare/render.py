@@ -15,19 +15,24 @@ from .judging import agreement_cell, row_agreement, row_judge, run_judge, stored
 from .leaderboard import NOT_JUDGED, POOLED, BoardRow, Leaderboard
 from .selection import Selection
 from ..stats import Rate
+from ..timing import UNTRUSTED
+from ..verdicts import ORIGINAL, STRICT
 from .svg import Bar, Strip, latency_strips, rate_bars
 
 TITLE = "Audio Arena model comparison"
 DEFINITIONS = [
-    "turn pass (all dimensions, ours): every dimension scored on the turn passes, turn_taking included; over the "
-    "turns each run set out to run (a turn that never ran, was never judged or whose judge failed counts as a "
-    "failure). A run the judge never saw at all has no rates: not judged, never 0 %.",
-    "turn pass (tool ∧ instruction ∧ KB, original eval): the original 30-turn eval's turn pass: tool use, "
-    "instruction following and KB grounding, none failing; same turns, same denominators.",
+    f"{STRICT} (ours): every dimension scored on the turn passes, turn_taking included; over the judged turns "
+    "the model played. A turn never played, stopped, lost to this machine's pace or to an infrastructure failure, "
+    "or that the judge could not score is no verdict on the model: it counts in no rate and is listed apart "
+    "(counted apart). A run the judge never saw at all has no rates: not judged, never 0 %. A run in which no turn "
+    "got the model's answer has no row: it is listed under Not scored.",
+    f"{ORIGINAL} (the original eval's turn pass): tool use, instruction following and KB grounding, none failing; "
+    "same turns.",
     "[a–b]: Wilson 95 % interval for rates; percentile-bootstrap 95 % interval (2000 resamples, fixed seed) "
     "for latency percentiles.",
     "v2v: voice-to-voice on our own timeline (user speech end → audible bot speech). Only runs at speed 1 count; "
-    "sped-up runs and runs whose speed was not recorded are listed as excluded.",
+    "sped-up runs and runs whose speed was not recorded are listed as excluded. A turn whose user audio this "
+    f"machine sent late is left out of every latency figure on its own ({UNTRUSTED}); the run's other turns count.",
     "tool turn: the model made at least one call on the turn. leading silence: first bot audio frame → audible speech. "
     "overlap: turns where the user's and the bot's speech overlapped (>= 100 ms), of the turns measured.",
     "stages (a cascade's, when a row has them): p50 of each stage on our clock, each from the one before: user speech "
@@ -83,10 +88,9 @@ STAGES_HEAD = "stages p50 stt/turn/llm/tts"  # a cascade's (`BoardRow.stages_p50
 def _leaderboard_table(board: Leaderboard, rows: list[BoardRow]) -> list[list[str]]:
     dims = board.dimensions
     stages = any(r.stages for r in rows)
-    table = [["model", "runs", "judge", "turn pass (all dimensions, ours)",
-              "turn pass (tool ∧ instruction ∧ KB, original eval)", *dims, "judge agreement", "v2v p50", "v2v p95",
+    table = [["model", "runs", "judge", STRICT, ORIGINAL, *dims, "judge agreement", "v2v p50", "v2v p95",
               "v2v tool p50", "v2v non-tool p50", "leading silence p50", "overlap",
-              *([STAGES_HEAD] if stages else []), "empty", "ended", "missing/unjudged"]]  # fmt: skip
+              *([STAGES_HEAD] if stages else []), "empty", "ended", "counted apart"]]  # fmt: skip
     for r in sorted(rows, key=lambda r: (-(r.strict.rate or 0), r.model)):
         lat_runs = "" if not r.latency_excluded else f" ({r.latency_runs}/{len(r.runs)} runs)"
         stage_cell = [f"{r.stages_p50()} ms" if r.stages else "–"] if stages else []
@@ -97,7 +101,7 @@ def _leaderboard_table(board: Leaderboard, rows: list[BoardRow]) -> list[list[st
             ms(r.v2v.p95 if r.v2v else None, r.v2v_p95_ci),
             ms(r.v2v_tool.p50 if r.v2v_tool else None), ms(r.v2v_non_tool.p50 if r.v2v_non_tool else None),
             ms(r.leading_silence.p50 if r.leading_silence else None), overlap_text(r), *stage_cell,
-            str(r.empty_responses), str(r.ended_session), f"{r.missing_turns}/{r.unjudged_turns}",
+            str(r.empty_responses), str(r.ended_session), r.apart_text or "–",
         ])  # fmt: skip
     return table
 
@@ -121,15 +125,15 @@ def _plots(board: Leaderboard, bench: str, rows: list[BoardRow], colours: Mappin
         strips.append(Strip(colours[r.model], r.model, values, r.v2v.p50 if r.v2v else None, r.v2v_p50_ci,
                             r.v2v.p95 if r.v2v else None, r.v2v_p95_ci, note))  # fmt: skip
     out = [latency_strips(f"Voice-to-voice per turn — {bench} (◆ p50, ▲ p95, bars: 95 % bootstrap)", strips)]
-    groups = [("turn pass (all dimensions)", _bars(rows, colours, lambda r: r.strict)),
-              ("turn pass (tool ∧ instruction ∧ KB)", _bars(rows, colours, lambda r: r.original))]
+    groups = [(STRICT, _bars(rows, colours, lambda r: r.strict)),
+              (ORIGINAL, _bars(rows, colours, lambda r: r.original))]
     groups += [(d, _bars(rows, colours, lambda r, d=d: r.dimensions.get(d)))
                for d in board.dimensions if any(d in r.dimensions for r in rows)]  # fmt: skip
     out.append(rate_bars(f"Pass rate per dimension — {bench}", groups))
     cats = sorted({c for r in rows for c in r.categories})
     if cats:
         cgroups = [(c, _bars(rows, colours, lambda r, c=c: r.categories.get(c))) for c in cats]
-        out.append(rate_bars(f"Strict turn pass per category — {bench}", cgroups))
+        out.append(rate_bars(f"{STRICT.capitalize()} per category — {bench}", cgroups))
     return out
 
 
@@ -165,21 +169,24 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
     if len(flips) > 1:
         consistency.table = flips
     out.append(consistency)
-    runs = [["model", "benchmark", "run_index", "run", "status", "speed", "turn pass (all dimensions)",
-             "turn pass (tool ∧ instruction ∧ KB)", "judge", "judge agreement", "latency"]]  # fmt: skip
+    runs = [["model", "benchmark", "run_index", "run", "status", "speed", STRICT, ORIGINAL, "counted apart", "judge",
+             "judge agreement", "latency"]]  # fmt: skip
     for f in board.runs:
         speed = "?" if f.run.speed is None else f"{f.run.speed:g}x"
+        latency = f.run.latency_excluded or "counted" + (f" ({f.untrusted} untrusted turn(s) left out)" if f.untrusted else "")
         runs.append([f.run.group, f.run.row.benchmark, str(f.run_index), f.run.run_id, f.run.row.status, speed,
-                     pct(f.strict, f.run.judged), pct(f.original, f.run.judged), run_judge(f.run),
-                     agreement_cell(stored_agreement(f.run)), f.run.latency_excluded or "counted"])  # fmt: skip
-    out.append(Section("Runs", table=runs, items=[f"skipped {k}: {v}" for k, v in sel.skipped.items()]))
+                     pct(f.strict, f.run.judged), pct(f.original, f.run.judged), f.run.tally.apart_text() or "–",
+                     run_judge(f.run), agreement_cell(stored_agreement(f.run)), latency])  # fmt: skip
+    items = [f"not scored {k}: {v}" for k, v in board.unscored.items()] + [f"skipped {k}: {v}" for k, v in sel.skipped.items()]
+    out.append(Section("Runs", table=runs, items=items))
     out.append(Section("Definitions", items=list(DEFINITIONS)))
     return out
 
 
 def _header(board: Leaderboard, sel: Selection, generated_at: datetime) -> list[str]:
+    unscored = f" ({len(board.unscored)} more not scored: no turn got an answer)" if board.unscored else ""
     return [f"generated {generated_at.isoformat(timespec='seconds')}", f"selection: {sel.description}",
-            f"{len(board.runs)} runs, models: {', '.join(board.models)}",
+            f"{len(board.runs)} runs{unscored}, models: {', '.join(board.models)}",
             f"benchmarks: {', '.join(board.benchmarks)}"]  # fmt: skip
 
 

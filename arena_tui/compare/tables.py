@@ -12,12 +12,16 @@ column keeps the reference's meaning and the difference is written there:
 - `latency_ms_p95_ci_*`: its bootstrap (2000 resamples) seeded with the run's `run_index`, as it.
 - `judge_name` is the reference's judge name (`claude`, `openai`; an imported run's own); our
   judge (`openai:gpt-5-mini`, `heuristic`, `reference:<model>`) is `judge`; `judge_version` is an
-  imported run's, else the version of our rules (`arena-judge/2`).
+  imported run's, else the version of our rules (`arena-judge/2`). `latency_ms_meaning` (ours) says
+  what the reference's `latency_ms_*` columns are in the file itself.
 - `judge_agreement`: the share of repeated judgings' verdicts that agree with the majority
   (`arena_tui.judge.agreement`), empty for a run no turn of which was judged more than once.
-- Rates are over our fixed denominators (`arena_tui.compare.leaderboard`), which the reference
-  also has for `tool_use_correct`, `ambiguity_handling` and `state_tracking`; a `turn_taking` that
-  was never scored is 0 of 0 here (the reference counts every turn as passing it).
+- Rates count what `arena_tui.verdicts.tally` counts: the judged turns the model played
+  (`turns_scored`); every other turn the run set out to run is in no rate and is counted apart,
+  one `turns_<reason>` column per reason (not played, stopped, lost pace, infra failure, engine
+  error, judge error, not judged); `incomplete_rows` is the reference's: played turns without a
+  usable verdict. A `turn_taking` that was never scored is 0 of 0 here (the reference counts
+  every turn as passing it). A run in which no turn of the model's got an answer has no row.
 Per-category figures vary with the benchmark, so they are their own file (`category_summary.csv`,
 one row per run and category): the three tables never change shape. Consistency is
 `consistency.py`; the original eval's aggregates `aggregates.py`.
@@ -34,6 +38,7 @@ from .judging import row_agreement, stored_agreement
 from .leaderboard import STAGES, BoardRow, Leaderboard, RunFigures
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe, mean_std, wilson
 from ..timing import speed_note
+from ..verdicts import APART
 
 # The reference's six metrics (its SCORE_COLUMNS), in its order: one metric_summary row each.
 METRICS = ["turn_taking", "tool_use_correct", "instruction_following", "kb_grounding", "ambiguity_handling",
@@ -41,6 +46,8 @@ METRICS = ["turn_taking", "tool_use_correct", "instruction_following", "kb_groun
 STRICT = "turn_pass_strict"  # ours: every scored dimension passes (turn_taking included)
 ORIGINAL = "turn_pass_tool_instruction_kb"  # the original eval's turn pass: tool ∧ instruction ∧ KB
 _COUNTS = ["pass_rows", "fail_rows", "empty_response_count", "model_ended_session_count"]
+APART_COLUMNS = {why: f"turns_{why}" for why in APART}  # ours: turns counted apart, one column per reason
+LATENCY_MS_MEANING = "turn duration: wall clock from a turn's first start to its end, not a response latency"
 _STATS = ["mean", "p50", "p90", "p95", "p99"]
 
 REFERENCE_RUN_RESULTS = [
@@ -95,8 +102,9 @@ _LATENCY_OURS = [
 ]  # fmt: skip
 OURS_RUN_RESULTS = [
     "judge", "judge_agreement", "model_alias", "provider", "status", "started_at", "speed", "latency_note", "simulator", "fake",
-    "heuristic_judge", "imported", "labels", "latency_source", "turns_recorded", "missing_turns",
-    "latency_excluded", *_rate_names(STRICT), *_rate_names(ORIGINAL), *_LATENCY_OURS,
+    "heuristic_judge", "imported", "labels", "latency_source", "turns_recorded", *APART_COLUMNS.values(),
+    "latency_excluded", "latency_untrusted_turns", "latency_ms_meaning", *_rate_names(STRICT), *_rate_names(ORIGINAL),
+    *_LATENCY_OURS,
 ]  # fmt: skip
 RUN_RESULTS = [*REFERENCE_RUN_RESULTS, *OURS_RUN_RESULTS]
 # run_results columns that are not figures to average over runs
@@ -104,15 +112,16 @@ _NOT_AVERAGED = {
     "model_name", "run_index", "run_id", "run_dir", "benchmark_name", "judge_name", "judge_model", "judge_version",
     "judged_at", "runtime_mode", "runtime_parallel", "disable_vad", "judge", "model_alias", "provider", "status",
     "started_at", "speed", "latency_note", "simulator", "fake", "heuristic_judge", "imported", "labels",
-    "latency_source", "turns_recorded", "latency_excluded",
+    "latency_source", "turns_recorded", "latency_excluded", "latency_ms_meaning",
 }  # fmt: skip
 OURS_AVERAGED = [c for c in RUN_RESULTS if c not in _NOT_AVERAGED and c not in REFERENCE_AVERAGED]
 OURS_MODEL_SUMMARY = [
     "benchmark_name", "runs", "labels", "turns", "latency_runs", "latency_excluded", "judge_agreement_pooled",
+    "latency_ms_meaning",
     *_rate_names(STRICT), *_rate_names(ORIGINAL), *(n for m in METRICS for n in _rate_names(f"{m}_pooled")),
     *_LATENCY_OURS,
-    "empty_response_total", "model_ended_session_total", "missing_turns_total", "unjudged_turns_total",
-    "unstable_turns", "always_failing_turns",
+    "empty_response_total", "model_ended_session_total", *(f"{c}_total" for c in APART_COLUMNS.values()),
+    "latency_untrusted_turns_total", "unstable_turns", "always_failing_turns",
     *(f"{c}_{s}" for c in OURS_AVERAGED for s in ("mean", "std")),
 ]  # fmt: skip
 MODEL_SUMMARY = [*REFERENCE_MODEL_SUMMARY, *OURS_MODEL_SUMMARY]
@@ -235,7 +244,7 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
             "turns_scored": total,
             "pass_rows": f.strict.passes,
             "fail_rows": f.fail_rows,
-            "incomplete_rows": f.unjudged_turns,
+            "incomplete_rows": f.incomplete_rows,
             "pass_row_rate": f.strict.rate,
             "fail_row_rate": f.fail_rows / total if total else None,
             "empty_response_count": f.empty_responses,
@@ -269,8 +278,10 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
             "labels": ", ".join(run.source_labels),
             "latency_source": _latency_source(f),
             "turns_recorded": len(run.results),
-            "missing_turns": f.missing_turns,
+            **{col: f.count(why) for why, col in APART_COLUMNS.items()},
             "latency_excluded": run.latency_excluded,
+            "latency_untrusted_turns": f.untrusted,
+            "latency_ms_meaning": LATENCY_MS_MEANING,
             **_rate_cols(STRICT, f.strict),
             **_rate_cols(ORIGINAL, f.original),
             **_run_latency(f),
@@ -289,6 +300,7 @@ def _row_figures(row: BoardRow) -> dict[str, Any]:
         "latency_runs": row.latency_runs,
         "latency_excluded": "; ".join(f"{k}: {v}" for k, v in row.latency_excluded.items()),
         "judge_agreement_pooled": row_agreement(row).rate,
+        "latency_ms_meaning": LATENCY_MS_MEANING,
         **_rate_cols(STRICT, row.strict),
         **_rate_cols(ORIGINAL, row.original),
         **{k: v for m in METRICS for k, v in _rate_cols(f"{m}_pooled", row.dimensions.get(m)).items()},
@@ -297,8 +309,8 @@ def _row_figures(row: BoardRow) -> dict[str, Any]:
                         row.stages),
         "empty_response_total": row.empty_responses,
         "model_ended_session_total": row.ended_session,
-        "missing_turns_total": row.missing_turns,
-        "unjudged_turns_total": row.unjudged_turns,
+        **{f"{col}_total": row.apart.get(why, 0) for why, col in APART_COLUMNS.items()},
+        "latency_untrusted_turns_total": row.untrusted,
         "unstable_turns": sum(c.unstable for c in row.consistency),
         "always_failing_turns": ",".join(str(c.turn_index) for c in row.consistency if c.always_fails),
     }  # fmt: skip

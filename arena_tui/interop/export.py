@@ -156,8 +156,8 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
             summary_doc["function_tracking"] = [t.model_dump() for t in s.tracking]
             summary_doc["arena_tui"] = s.model_dump(mode="json")
             text = render_text(s)
-        else:  # no benchmark, so no denominators for unjudged turns: the rates over judged turns
-            rates = pass_rates(mine)
+        else:  # no benchmark: the rates alone, by the same rule
+            rates = pass_rates(mine, {i: r.status for i, r in results.items()})
             summary_doc["passes"] = {d: p for d, (p, _) in rates.items()}
             summary_doc["category_totals"] = {d: n for d, (_, n) in rates.items()}
         summary_doc["turn_taking_failures"] = sorted(

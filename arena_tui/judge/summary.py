@@ -1,9 +1,9 @@
 """Run-level numbers: passes over denominators per dimension, strict row pass rate, Wilson 95 %.
 
-The counting is `arena_tui.verdicts.tally` with every turn that ran due: a turn whose judge
-failed (judge_error) or that was never judged still counts, each dimension it should have
-been scored on gets a denominator and no pass, so failures cannot vanish. A failed re-judge
-leaves the earlier verdict standing and is listed (`rejudge_errors`).
+The counting is `arena_tui.verdicts.tally`, the rule of every figure: the judged turns the model
+played; every other turn the run set out to run (not played, stopped, lost pace, infra failure,
+engine error, judge error, not judged) is counted apart and listed by reason (`apart`). A failed
+re-judge leaves the earlier verdict standing and is listed (`rejudge_errors`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from arena_tui.spine.benchmark import Benchmark
 
 from ..stats import wilson
 from arena_tui.spine.events import Judgement, TurnResult
-from ..verdicts import counts, due_turns, ordered, standing, tally
+from ..verdicts import APART, STRICT, apart_text, ordered, standing, tally
 from .label import judge_label
 from .phase2 import align
 
@@ -49,7 +49,8 @@ class RunSummary(BaseModel):
     strict: Tally = Field(default_factory=Tally)
     tracking: list[TrackingRow] = Field(default_factory=list)
     category_totals: dict[str, Tally] = Field(default_factory=dict)  # strict row pass per category
-    lost_pace: list[int] = Field(default_factory=list)  # turns our machine lost pace on: counted nowhere
+    apart: dict[str, list[int]] = Field(default_factory=dict)  # why (`verdicts.APART` key) -> turns in no figure
+    scored: bool = True  # False: no turn of the model's got an answer, the run has no scored row
     provisional: list[int] = Field(default_factory=list)  # turns whose verdict was scored live (no whole-run yet)
 
 
@@ -62,8 +63,8 @@ def _close(t: Tally) -> Tally:
 
 def summarize(benchmark: Benchmark, results: Iterable[TurnResult], judgements: Iterable[Judgement],
               expected: Iterable[int] | None = None) -> RunSummary:
-    """The run's figures; `expected`: the turns it set out to run (its `turn_indices`), each due
-    whether it ran or not (`verdicts.due_turns`, the report's rule); without it, the turns that ran."""
+    """The run's figures; `expected`: the turns it set out to run (its `turn_indices`: one without
+    a row was not played); without it, the turns that ran."""
     results = sorted(results, key=lambda r: r.turn_index)
     judgements = list(judgements)
     now = standing(judgements)
@@ -76,12 +77,10 @@ def summarize(benchmark: Benchmark, results: Iterable[TurnResult], judgements: I
         heuristic=any(j.heuristic for j in shown),
         tracking=[TrackingRow(**lk.model_dump(exclude={"via"})) for lk in al.links],
     )
-    summary.lost_pace = [r.turn_index for r in results if r.turn_index >= 0 and not counts(r.status)]
+    t = tally(judgements, {r.turn_index: r.status for r in results}, expected)
+    summary.apart, summary.scored = t.apart, t.scored
+    summary.turns = len(t.rows)
     summary.provisional = [i for i, st in now.items() if st.judgement is not None and st.judgement.provisional]
-    by_turn = {r.turn_index: r for r in results}
-    due = due_turns(expected if expected is not None else sorted(by_turn), by_turn, benchmark.find_turn)
-    t = tally(judgements, due)
-    summary.turns = len(due)
     summary.judge_errors, summary.unjudged, summary.rejudge_errors = t.judge_errors, t.unjudged, t.rejudge_errors
     summary.dimensions = {d: _close(Tally(passes=t.dimensions[d][0], denominator=t.dimensions[d][1]))
                           for d in ordered(t.dimensions)}
@@ -108,11 +107,12 @@ def render_text(s: RunSummary) -> str:
         return f"{name:24} {f'{t.passes}/{t.denominator}':>9} {100 * (t.rate or 0):6.1f}%  [{100 * lo:.1f}, {100 * hi:.1f}]"
 
     lines += [row(d, t) for d, t in s.dimensions.items()]
-    lines.append(row("strict (all dims pass)", s.strict))
-    if s.judge_errors:
-        lines.append(f"judge errors on turns {s.judge_errors} (counted as failures)")
-    if s.unjudged:
-        lines.append(f"not judged: turns {s.unjudged} (counted as failures)")
+    lines.append(row(STRICT, s.strict))
+    if s.apart:
+        lines.append(f"counted apart, in no figure: {apart_text(s.apart)}")
+        lines += [f"  {APART[why]}: turns {', '.join(map(str, turns))}" for why, turns in s.apart.items()]
+    if not s.scored:
+        lines.append("no turn got the model's answer: the run has no scored row (leaderboard, report)")
     if s.rejudge_errors:
         lines.append(f"re-judge failed on turns {s.rejudge_errors} (the verdict before it stands)")
     if s.provisional:

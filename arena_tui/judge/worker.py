@@ -22,7 +22,7 @@ from arena_tui.spine.benchmark import Benchmark
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import DimensionScore, Judgement, JudgeScope, RunEvent, TurnResult
-from ..verdicts import LLM_DIMENSIONS, TURN_TAKING, counts, judges_turn_taking, standing
+from ..verdicts import APART, LLM_DIMENSIONS, TURN_TAKING, apart_reason, counts, judges_turn_taking, standing
 from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retries
 from .phase2 import Alignment, apply_rules
 from .prompt import PromptBuilder
@@ -174,7 +174,7 @@ class JudgeWorker:
             return  # the greeting is not a benchmark turn
         self.results[result.turn_index] = result
         if not counts(result.status):
-            return  # our machine lost pace: no measurement of the model to judge
+            return  # not the model's doing (stopped, lost pace, infra failure…): no verdict to give
         earlier = [r for r in self.results.values() if r.turn_index < result.turn_index]
         task = asyncio.create_task(self._judge(result, earlier, ev.t_ms))
         self._tasks.add(task)
@@ -304,6 +304,8 @@ async def rejudge_turn(
     if turn_index is not None and turn_index not in by_index:
         have = f"{min(by_index)}..{max(by_index)}" if by_index else "none"
         raise LookupError(f"run {run_id}: no turn {turn_index} (recorded turns: {have})")
+    if turn_index is not None and (why := apart_reason(by_index[turn_index].status)) is not None:
+        raise LookupError(f"run {run_id}: turn {turn_index} is {APART[why]}: no verdict on the model, never judged")
     judgements: list[Judgement] = list(await _maybe_await(store.judgements(run_id)))
     run_config = _field(run, "config") or {}
     rehydrated = is_rehydrated(run_config)

@@ -2,29 +2,54 @@
 
 `arena-tui run --headless` and `arena-tui resume` print a first line (what runs, judged how,
 recorded where; `live.headline`), a progress bar per finished turn, each turn's verdicts as the
-judge returns them, and a per-turn and per-dimension summary at the end. The run itself is the
-engine's (`runners.engine.run_benchmark`) and the record is the store's, so a headless run and
-a TUI run store exactly the same thing.
+judge returns them, and a per-turn and per-dimension summary at the end. The summary is of the
+whole run as recorded (a resumed run's finished turns too), counted as the report counts it:
+`judge.summary` (`arena_tui.verdicts`) for the verdicts, `arena_tui.timing` for latency. The run
+itself is the engine's (`runners.engine.run_benchmark`) and the record is the store's, so a
+headless run and a TUI run store exactly the same thing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.errors import CliError
+from arena_tui.spine.events import LOST_PACE
 from arena_tui.spine.times import wall_ms
 from arena_tui.stop_signals import StopSignals
 
-from ..judge import JudgeWorker, render_text
+from ..compare.leaderboard import untrusted_turns
+from ..judge import JudgeWorker, render_text, summarize
 from ..run_view import wait_text
 from ..stats import median
-from ..timing import barge_in_ms, barge_in_text, latency_caveat, latency_text, response_latency
-from ..verdicts import counts
+from ..timing import (UNTRUSTED, UNTRUSTED_MARK, UntrustedTurns, barge_in_ms, barge_in_text, counted_latencies,
+                      latency_caveat, latency_counts, latency_text, response_latency, v2v_values)
+from ..verdicts import APART, NOT_PLAYED, apart_reason, apart_text, tally
 from .live import JudgeChoice, run_source, verdict_line
+
+
+@dataclass
+class Recorded:
+    """The whole run as the store has it once it ended (a resumed run's earlier turns too)."""
+
+    results: list[Any]  # benchmark turns' latest rows, by turn
+    judgements: list[Any] = field(default_factory=list)
+    expected: list[int] = field(default_factory=list)  # the turns it set out to run
+    untrusted: set[int] = field(default_factory=set)  # turns whose latencies are untrusted
+
+
+async def read_recorded(store: Any, run_id: str) -> Recorded | None:
+    """What the store recorded of `run_id` (None: nothing, the run never started)."""
+    run = await store.get_run(run_id)
+    if run is None:
+        return None
+    results = [r for r in await store.turn_results(run_id) if r.turn_index >= 0]
+    return Recorded(results, await store.judgements(run_id), list(run.turn_indices), await untrusted_turns(store, run_id))
 
 
 async def run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: JudgeChoice | None = None, *,
@@ -57,6 +82,7 @@ async def run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Jud
     judging = start_judge(bench, judge, bus, run_id) if start is None else None
     status = 0
     failure: StoreError | None = None
+    recorded: Recorded | None = None
 
     async def run_and_judge() -> None:
         await run_benchmark(bench, config, bus, run_id=run_id)
@@ -80,7 +106,7 @@ async def run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Jud
             stops.disarm()  # the run is over: a signal now must not cut the store's last flush short
 
             async def finish() -> None:
-                nonlocal failure
+                nonlocal failure, recorded
                 if judging is not None:  # a run that failed or was stopped: verdicts still pending are dropped
                     judging[1].cancel()
                     with _suppress():
@@ -94,22 +120,26 @@ async def run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Jud
                 bus.close()
                 with _suppress():
                     await recorder
+                with _suppress():
+                    recorded = await read_recorded(store, run_id)
                 await store.close()
                 await asyncio.gather(*printers)
 
             await to_the_end(finish())
     if failure is not None:
         raise CliError(str(failure))
-    progress.summary(out, source=run_source(config))
-    if judging is not None and progress.results:
+    progress.summary(out, source=run_source(config), recorded=recorded)
+    if recorded is not None and recorded.results and (judge.make is not None or recorded.judgements):
         print("", file=out)
-        print(render_text(judging[0].summary()), file=out)
+        print(render_text(summarize(bench, recorded.results, recorded.judgements, recorded.expected or None)), file=out)
     if progress.ended is not None:
         print(f"run {run_id} recorded in {db}", file=out)
-        lost = [r.turn_index for r in progress.results if not counts(r.status)]
-        if lost:
-            print(f"this machine lost pace on turn(s) {', '.join(map(str, lost))}: they count nowhere; "
-                  f"`arena-tui resume {run_id}` plays them again", file=out)
+        results = recorded.results if recorded else progress.results
+        again = tally([], {r.turn_index: r.status for r in results}, recorded.expected if recorded else None).uncounted
+        if again:  # what a resume plays again: every turn not the model's doing
+            why = "; ".join(f"{APART[k]} {', '.join(map(str, again[k]))}" for k in APART if k in again)
+            lost = " (this machine did not keep pace)" if LOST_PACE in again else ""
+            print(f"turns in no figure: {why}{lost}; `arena-tui resume {run_id}` plays them", file=out)
     return status
 
 
@@ -181,9 +211,12 @@ class Progress:
         self.ended: Any = None
         self.speed = speed  # of the run timeline (`arena_tui.timing`); run_started says for sure
         self.expected_calls = expected_calls or {}  # turn -> calls its spec expects
+        self.untrusted = UntrustedTurns()  # turns whose latencies are untrusted, as the events come
 
     async def follow(self, sub: Any) -> None:
         async for ev in sub:
+            if ev.kind in ("error", "turn_ended"):
+                self.untrusted.see(ev.kind, ev.turn_index, getattr(ev, "where", None))
             if ev.kind == "turn_ended":
                 if ev.result.turn_index < 0:  # the greeting is not a benchmark turn
                     self.notes.insert(0, f"greeting: {ev.result.status} {ev.result.assistant_text[:60]!r}")
@@ -220,8 +253,13 @@ class Progress:
         fill = int(width * done / max(1, self.total))
         print(f"[{'#' * fill}{'.' * (width - fill)}] {done}/{self.total}  turn {r.turn_index}: {r.status}", file=self.out, flush=True)
 
-    def summary(self, out: TextIO, source: str | None) -> None:
-        if not self.results:  # still says how the run ended (a signal during the greeting: interrupted)
+    def summary(self, out: TextIO, source: str | None, recorded: Recorded | None = None) -> None:
+        """The per-turn table and the run's line; of the whole run as recorded when given (a resumed
+        run's earlier turns too), else of the turns this process saw."""
+        results = recorded.results if recorded is not None else self.results
+        untrusted = recorded.untrusted if recorded is not None else self.untrusted.turns
+        total = len(recorded.expected) if recorded is not None and recorded.expected else self.total
+        if not results:  # still says how the run ended (a signal during the greeting: interrupted)
             print("no turns finished", file=out)
             self._ending(out)
             return
@@ -231,20 +269,21 @@ class Progress:
         print(head + (f"   ({source.upper()})" if source else "")
               + (f"   ({caveat})" if caveat else ""), file=out)
         print("-" * len(head), file=out)
-        v2vs: list[float] = []
         calls = CallCount()
-        for r in sorted(self.results, key=lambda r: r.turn_index):
+        for r in sorted(results, key=lambda r: r.turn_index):
             overlap = barge_in_ms(r.latencies)
             v2v = response_latency(r.latencies.voice_to_voice_ms)  # a barge-in is no latency
             pipe = response_latency(r.latencies.pipeline_ttfb_ms)
-            if v2v is not None and counts(r.status):  # a lost-pace turn's timing is our machine's
-                v2vs.append(v2v)
+            counted = latency_counts(r.status, r.turn_index in untrusted)
             marks = []
-            calls.add(self.expected_calls.get(r.turn_index, 0), r.tool_calls)
+            if apart_reason(r.status) is None:  # a turn the model never got expected nothing of it
+                calls.add(self.expected_calls.get(r.turn_index, 0), r.tool_calls)
             for c in r.tool_calls:
                 good = c.status == "matched"
                 marks.append(("✓" if good else "✗") + c.name[:8])
             flags = [barge_in_text(overlap)] if overlap is not None else []
+            if r.turn_index in untrusted:
+                flags.append(f"latency {UNTRUSTED}")
             if r.overlap_ms:
                 flags.append(f"overlap {r.overlap_ms:.0f}ms")
             if r.interrupted:
@@ -255,23 +294,31 @@ class Progress:
                 flags.append(f"reconnects {r.reconnects}")
             if r.sentinel:
                 flags.append(r.sentinel[:24])
+            mark = "" if counted or v2v is None else UNTRUSTED_MARK  # in no latency figure
             print(
-                f"{r.turn_index:>4}  {r.status:<14} {'barge-in' if overlap is not None else _ms(v2v):>7} {_ms(pipe):>7}  "
-                f"{' '.join(marks) or '-':<10} {', '.join(flags)}",
+                f"{r.turn_index:>4}  {r.status:<14} {'barge-in' if overlap is not None else _ms(v2v) + mark:>7} "
+                f"{_ms(pipe) + mark if pipe is not None else '-':>7}  {' '.join(marks) or '-':<10} {', '.join(flags)}",
                 file=out,
             )
         statuses: dict[str, int] = {}
-        for r in self.results:
+        for r in results:
             statuses[r.status] = statuses.get(r.status, 0) + 1
-        med = median(v2vs)
+        # the turns in no figure by the one rule; not played: every planned turn without a row
+        uncounted = {k: len(v) for k, v in tally([], {r.turn_index: r.status for r in results}).uncounted.items()}
+        done = len(results) - sum(uncounted.values())
+        apart = apart_text({**uncounted, NOT_PLAYED: max(total - len(results), 0)})
+        v2vs = v2v_values(results, untrusted)
+        left_out = sum(1 for r in results if r.turn_index in untrusted and latency_counts(r.status))
         print("-" * len(head), file=out)
         print(
-            f"turns {len(self.results)}/{self.total}: "
-            + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
-            + f"; tool calls {calls}; median v2v {latency_text(med, self.speed)}",
+            f"turns {done}/{total} done: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()) if apart_reason(k) is None)
+            + (f"; counted apart: {apart}" if apart else "")
+            + f"; tool calls {calls}; median v2v {latency_text(median(v2vs), self.speed)}"
+            + (f" over {len(v2vs)} turn(s), {left_out} untrusted left out" if left_out else ""),
             file=out,
         )
-        stages = stage_line(self.results, self.speed)
+        stages = stage_line(counted_latencies(results, untrusted), self.speed)
         if stages:
             print(stages, file=out)
         self._ending(out)
@@ -291,7 +338,7 @@ STAGE_NAMES = {"stt": "STT", "turn": "turn", "llm": "LLM", "tts": "TTS"}
 def stage_line(results: list[Any], speed: float | None) -> str | None:
     """A cascade's p50 per stage and voice-to-voice over the counted turns timed in every stage, on
     our clock, labelled not comparable at a speed other than 1 (`latency_caveat`); None without stages."""
-    timed = [r for r in results if counts(r.status) and r.latencies.stages() is not None]
+    timed = [r for r in counted_latencies(results) if r.latencies.stages() is not None]
     if not timed:
         return None
     p50 = {k: median([r.latencies.stages()[k] for r in timed]) for k in STAGE_NAMES}

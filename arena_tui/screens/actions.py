@@ -5,6 +5,7 @@ from __future__ import annotations
 from arena_tui.spine.events import Judgement
 from ..messages import TurnRejudged
 from ..run_view import RunState
+from ..verdicts import APART, apart_reason
 from .base import ArenaScreen
 from .dialogs.play import PlayDialog
 
@@ -43,6 +44,9 @@ def rejudge(screen: ArenaScreen, state: RunState, turn: int | None) -> None:
     row = state.turns.get(turn)
     if row is None or row.result is None:
         screen.notify(f"turn {turn} has not ended yet; nothing to judge", severity="warning")
+        return
+    if (why := apart_reason(row.status)) is not None:  # not the model's doing: never judged (`verdicts.counts`)
+        screen.notify(f"turn {turn} is {APART[why]}: no verdict on the model, never judged", severity="warning")
         return
 
     async def go() -> None:

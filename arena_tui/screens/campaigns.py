@@ -22,8 +22,9 @@ from textual.widgets import DataTable, Footer, Header, Static
 from ..campaign.records import ACTIVE, CampaignView, CellView, campaign_runs, campaign_view, campaign_views
 from ..campaign.spec import Cell
 from ..widgets.dimensions import HEURISTIC_MARK, rate_slots, rate_style, rates_legend, slot_dims, slots_header
-from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
+from ..widgets.fit import PAD, fit_cell, fit_columns, hidden_text, natural_widths
 from .polling import PollingScreen
+from ..verdicts import NO_ANSWER, STRICT
 from arena_tui.spine.ids import short_ids
 from arena_tui.spine.paths import exports_dir
 from arena_tui.spine.times import when_text
@@ -42,16 +43,22 @@ def state_text(state: str) -> Text:
 
 def strict_text(view: CellView) -> Text:
     """The cell's strict turn pass rate (`CellView.strict`), marked `h` when judged offline (the
-    legend under the table says so, as the runs list's does)."""
+    legend under the table says so, as the runs list's does), then the turns counted apart
+    (`2 not played`); `no answer` for a run with no scored row."""
     passed, judged = view.strict
     if not view.total:
         return Text("–", "grey50")  # no run recorded yet
-    if not judged:
-        return Text("not judged", "grey50")
-    pct = 100 * passed / judged
-    t = Text.assemble((f"{pct:3.0f}%", rate_style(pct)), f" {passed}/{judged}")
-    if view.tally.heuristic:
-        t.append(f" {HEURISTIC_MARK}", "italic yellow")
+    if not view.tally.scored and view.state not in ACTIVE:
+        t = Text(NO_ANSWER, "bold red")
+    elif not judged:
+        t = Text("not judged", "grey50")
+    else:
+        pct = 100 * passed / judged
+        t = Text.assemble((f"{pct:3.0f}%", rate_style(pct)), f" {passed}/{judged}")
+        if view.tally.heuristic:
+            t.append(f" {HEURISTIC_MARK}", "italic yellow")
+    if apart := view.tally.apart_text(live=view.state in ACTIVE):
+        t.append(f" · {apart}", "yellow")
     return t
 
 
@@ -79,12 +86,6 @@ def cell_key(cell: Cell) -> str:
 
 def room_of(table: DataTable, fallback: int) -> int:
     return max(table.size.width - table.styles.scrollbar_size_vertical, 0) or fallback
-
-
-def hidden_text(labels: list[str], shown: dict[int, int], where: str) -> str:
-    """`hidden at this width: executor (…)` for the columns `shown` leaves out ("" when none)."""
-    hidden = [label for i, label in enumerate(labels) if i not in shown]
-    return f"hidden at this width: {', '.join(hidden)} ({where})" if hidden else ""
 
 
 # --- the list --------------------------------------------------------------------------------
@@ -195,7 +196,7 @@ class CampaignsScreen(PollingScreen):
 
 # --- one campaign ----------------------------------------------------------------------------
 
-CELL_COLUMNS = [("cell", "cell"), ("status", "status"), ("turns", "turns"), ("strict", "strict pass"),
+CELL_COLUMNS = [("cell", "cell"), ("status", "status"), ("turns", "turns"), ("strict", STRICT),
                 ("run", "run"), ("rates", "pass rates"), ("why", "reason")]
 # always: cell, status, turn progress, strict pass; then the run id and the per-dimension rates;
 # the reason takes what is left (the selected cell is also shown whole under the table)
@@ -319,7 +320,7 @@ class CampaignScreen(PollingScreen):
         t = Text.assemble((c.cell.label, "bold"), "  ", state_text(c.state))
         t.append(f"  run {c.run_id}" if c.run_id else "  no run yet")
         if c.total:
-            t.append("  strict ").append_text(strict_text(c))
+            t.append(f"  {STRICT} ").append_text(strict_text(c))
         if c.reason:
             t.append(f"  —  {reason_of(c)}", "grey62")
         if c.state in OPENABLE:

@@ -150,7 +150,7 @@ class CompareScreen(ArenaScreen):
             diff = set(t.differences)
             user = t.user_text[:40] + ("…" if len(t.user_text) > 40 else "")
             if isinstance(t, TurnComparison):
-                verdict = bool(diff - {"calls", "latency", "status"})  # the verdict or a dimension of it
+                verdict = bool(diff - {"calls", "latency", "status"})  # the verdict, a dimension of it, or counted
                 cells = [
                     _mark(verdict_text(t.a.verdict) + Text(f" {t.a.status}", MUTED), verdict or "status" in diff),
                     _mark(verdict_text(t.b.verdict) + Text(f" {t.b.status}", MUTED), verdict or "status" in diff),
@@ -163,8 +163,8 @@ class CompareScreen(ArenaScreen):
             else:
                 share = "pass share" in diff
                 cells = [
-                    _mark(f"{t.a.pass_runs}/{t.a.runs} pass", share),
-                    _mark(f"{t.b.pass_runs}/{t.b.runs} pass", share),
+                    _mark(t.a.share_text, share),
+                    _mark(t.b.share_text, share),
                     pattern_text(t.a.statuses),
                     pattern_text(t.b.statuses),
                     _mark(ms_text(t.a.voice_to_voice_p50_ms), "latency" in diff),

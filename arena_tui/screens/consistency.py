@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ..compare.leaderboard import POOLED, BoardRow
+from ..verdicts import APART, STRICT
 from ..widgets.board_cells import MUTED, pattern_text, rate_cell
 from .base import ArenaScreen
 
@@ -53,13 +54,15 @@ class ConsistencyScreen(ArenaScreen):
             speed = "speed ?" if f.run.speed is None else f"{f.run.speed:g}x"
             strict = rate_cell(f.strict, f.run.judged).plain.replace("\n", " ")
             excluded = f"  latency excluded: {f.run.latency_excluded}" if f.run.latency_excluded else ""
-            lines.append(f"#{f.repeat} = {f.run.run_id}  {f.run.row.status}  {speed}  strict {strict}{excluded}")
+            apart = f"  counted apart: {t}" if (t := f.run.tally.apart_text()) else ""
+            lines.append(f"#{f.repeat} = {f.run.run_id}  {f.run.row.status}  {speed}  {STRICT} {strict}{apart}{excluded}")
         self.query_one("#drill-runs", Static).update(Text("\n".join(lines), MUTED))
         table = self.query_one("#drill", DataTable)
         table.add_column("turn", key="turn")
         table.add_column("user said", key="user")
         table.add_column(" ".join(f"#{f.repeat}" for f in row.runs) or "repeats", key="pattern")
-        for key, label in (("flips", "flips"), ("dims", "dimensions that flip"), ("always", "always fails")):
+        for key, label in (("flips", "flips"), ("dims", "dimensions that flip"), ("always", "always fails"),
+                           ("apart", "counted apart (· in the pattern)")):
             table.add_column(label, key=key)
         self.paint()
         table.focus()
@@ -73,6 +76,8 @@ class ConsistencyScreen(ArenaScreen):
             user = next((t for f in self.row.runs if (t := f.run.user_text(c.turn_index))), "")
             pattern = Text("  ").join(pattern_text([s]) for s in c.statuses)  # one glyph under each #N
             style = "bold red" if c.always_fails else ("yellow" if c.unstable else MUTED)
+            apart = " · ".join(f"#{f.repeat} {APART[f.apart[c.turn_index]]}" for f in self.row.runs
+                               if c.turn_index in f.apart)
             table.add_row(
                 Text(str(c.turn_index), style),
                 user[:60] + ("…" if len(user) > 60 else ""),
@@ -80,6 +85,7 @@ class ConsistencyScreen(ArenaScreen):
                 Text(str(c.flips), "bold yellow" if c.flips else MUTED),
                 ", ".join(f"{d}×{n}" for d, n in c.metric_flips.items()) or Text("–", MUTED),
                 Text("always fails", "bold red") if c.always_fails else Text("", MUTED),
+                Text(apart, "yellow"),
                 key=str(c.turn_index),
             )
 

@@ -62,7 +62,9 @@ def codes_text() -> Text:
     t = Text("codes  ", "bold")
     t.append_text(dim_legend(DIMENSIONS, heuristic=True))
     t.append(f"\n       {RETRIES}3 three retries · ∅audio words but no audio · 1626* latency at a speed other than 1 "
-             "(not comparable) · 1626! measured while this machine lost pace", "grey62")
+             "(not comparable) · 1626! in no latency figure (this machine sent the user's audio late, or the turn "
+             "was not the model's)\n       STOPPED · NOT PLAYED · LOST PACE · INFRA ERR · ENGINE ERR: a turn the model never "
+             "got to answer: no verdict, in no figure, counted apart", "grey62")
     return t
 
 

@@ -22,6 +22,7 @@ from ..compare.judging import row_judge
 from ..compare.leaderboard import POOLED, BoardRow
 from ..compare.load import Loaded, load_board
 from ..compare.selection import ALL
+from ..timing import UNTRUSTED
 from ..widgets.board_cells import Column, board_columns, model_cell, sort_rows
 from ..widgets.board_plots import CategoryBars, LatencyPlot, legend
 from ..widgets.fit import column_window, fit_lines, lines_width
@@ -223,7 +224,8 @@ class LeaderboardScreen(ArenaScreen):
         if self.marked:
             parts.append(f"marked {len(self.marked)} (= compares two)")
         if not board.runs:
-            parts = [f"no finished runs in {sel.description or 'the store'}"]
+            unscored = f" ({len(board.unscored)} not scored: no turn got an answer)" if board.unscored else ""
+            parts = [f"no finished runs in {sel.description or 'the store'}{unscored}"]
         self.query_one("#board-status", Static).update(" · ".join(parts))
 
     def _notes(self) -> None:
@@ -236,17 +238,24 @@ class LeaderboardScreen(ArenaScreen):
         if labelled:
             lines.append(Text("labelled rows are not real model scores (simulator / protocol fake / heuristic judge "
                               "/ never judged)", "bold magenta"))  # fmt: skip
+        apart = [f"{r.model} on {r.benchmark}: {r.apart_text}" for r in self.rows if r.benchmark != POOLED and r.apart]
+        if apart:
+            lines.append(Text("counted apart (not the model's, in no figure): " + "; ".join(apart), "yellow"))
+        for run_id, why in self.loaded.board.unscored.items():
+            lines.append(Text(f"not scored {run_id}: {why}", "yellow"))
         excluded = {k: why for r in self.rows if r.benchmark != POOLED for k, why in r.latency_excluded.items()}
         if excluded:
             t = Text("latency from speed-1 runs only; excluded: ", "yellow")
             t.append(", ".join(f"{run_id} ({why})" for run_id, why in excluded.items()))
             lines.append(t)
+        if untrusted := sum(r.untrusted for r in self.rows if r.benchmark != POOLED):
+            lines.append(Text(f"{untrusted} turn(s) left out of latency: {UNTRUSTED} (the runs' other turns count)",
+                              "yellow"))
         for run_id, why in self.loaded.selection.skipped.items():
             lines.append(Text(f"skipped {run_id}: {why}", "grey62"))
         for name, why in sorted(self.loaded.unloadable.items()):
             why = why.split(" (", 1)[0]  # the reason, not where it was looked for (`arena-tui benchmarks` says)
-            lines.append(Text(f"no benchmark data for {name} ({why}): unjudged turns charged the core dimensions, "
-                              "no categories", "grey62"))  # fmt: skip
+            lines.append(Text(f"no benchmark data for {name} ({why}): no categories", "grey62"))
         self.query_one("#board-notes", Static).update(Text("\n").join(lines))
 
     def _plots(self) -> None:

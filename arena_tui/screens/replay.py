@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich.text import Text
 from textual import work
 from textual.app import SystemCommand
 from textual.binding import Binding
@@ -100,7 +101,7 @@ class ReplayScreen(RunScreen):
         self.state = state
         self.paint(force=True)
 
-    def filter_parts(self) -> list[str]:
+    def filter_parts(self) -> list[str | Text]:
         if not self.stepping:
             return ["stored run (t: step through it turn by turn)"] + super().filter_parts()[1:]
         step = f"REPLAY step {self.pos + 1}/{max(len(self.stops), 1)} (n/→ next, b/← back, end: all, t: leave)"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich.text import Text
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -18,7 +19,7 @@ from ..run_view import RunState
 from arena_tui.spine.source import against
 from ..widgets.event_log import EventLog
 from ..widgets.meters import LevelMeters
-from ..widgets.run_header import RunHeader
+from ..widgets.run_header import RunHeader, figures_text
 from ..widgets.transcript import TranscriptView
 from ..widgets.turn_table import TurnTable
 from . import actions
@@ -156,9 +157,11 @@ class RunScreen(ArenaScreen):
             self.query_one(RunHeader).refresh_from(st, self.mode)
         self.query_one(LevelMeters).refresh_from(st)
 
-    def filter_parts(self) -> list[str]:
+    def filter_parts(self) -> list[str | Text]:
         t = self.query_one(TurnTable)
-        parts = [f"follow {'ON' if self.follow else 'off'}"]
+        parts: list[str | Text] = [f"follow {'ON' if self.follow else 'off'}"]
+        if figures := figures_text(self.state):  # the strict pass and the turns counted apart
+            parts.append(figures)
         if t.failures_only:
             parts.append("failures only")
         if t.category:
@@ -169,12 +172,15 @@ class RunScreen(ArenaScreen):
             parts.append("judge: heuristic (offline)")
         if self.state.latency_caveat:
             parts.append(f"* {self.state.latency_caveat}")
+        faults = self.state.started.config.get("faults") if self.state.started else None
+        if faults:  # part of what the run is (its own leaderboard row); last: the longest
+            parts.append(f"faults injected: {faults}")
         return parts
 
     def _filter_bar(self) -> None:
-        text = "  ·  ".join(self.filter_parts())
-        if text != self._filter_text:  # an update is a relayout of the screen: only on change
-            self._filter_text = text
+        text = Text("  ·  ").join(Text(p) if isinstance(p, str) else p for p in self.filter_parts())
+        if text.markup != self._filter_text:  # an update is a relayout of the screen: only on change
+            self._filter_text = text.markup
             self.query_one("#run-filter", Static).update(text)
 
     @property

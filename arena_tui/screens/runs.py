@@ -1,4 +1,10 @@
-"""The runs list: every stored run (and every live one), newest first."""
+"""The runs list: every stored run (and every live one), newest first.
+
+Its figures are a run's tally by the one rule (`arena_tui.verdicts`, a stored run's through
+`compare.leaderboard.run_tally`): the strict pass over the judged turns the model played; the turns
+not the model's doing beside the progress (`8/10 · 2 stopped`), those the judge could not score
+beside the rates (`judge err 1`, `1 not judged`); `no answer` for a run in which no turn of the
+model's got an answer; a resumed run's duration is the time it ran (`RunRow.active_s`)."""
 
 from __future__ import annotations
 
@@ -14,10 +20,10 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from ..messages import LiveUpdate, RunFinished
 from ..compare.load import stored_tallies
-from ..verdicts import Tally
-from ..widgets.dimensions import rate_slots, rates_legend, slot_dims, slots_header
+from ..verdicts import APART_REASONS, NO_ANSWER, PLAY_REASONS, STRICT, UNJUDGED, Tally
+from ..widgets.dimensions import rate_slots, rate_style, rates_legend, slot_dims, slots_header
 from ..widgets.run_header import STATUS_STYLE
-from ..widgets.fit import PAD, as_text, fit_cell, fit_columns, fit_lines, natural_widths
+from ..widgets.fit import PAD, as_text, fit_cell, fit_columns, fit_lines, hidden_text, natural_widths
 from .polling import PollingScreen
 from arena_tui.spine.paths import exports_dir
 from arena_tui.spine.ids import short_ids
@@ -25,16 +31,18 @@ from arena_tui.spine.source import tag as source_tag
 from arena_tui.spine.times import as_utc, duration_text, when_text
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from ..store import RunRow, Store
 
 
 RUN_COLUMNS = [("id", "run"), ("bench", "benchmark"), ("model", "model"), ("status", "status"),
-               ("progress", "turns"), ("started", "started"), ("dur", "duration"), ("rates", "pass rates")]
-ID, BENCH, MODEL, STATUS, PROGRESS, STARTED, DUR, RATES = range(len(RUN_COLUMNS))
-# one line per run when run, benchmark, status, turns, pass rates and at least MODEL_MIN of the
-# model fit; the model then takes up to MODEL_WANT before duration and start time join, and the rest
-# after them. Narrower, each run takes two lines: model over benchmark, status over turns.
-SINGLE_REQUIRED = [ID, BENCH, STATUS, PROGRESS, RATES]
+               ("progress", "turns"), ("strict", STRICT), ("started", "started"), ("dur", "duration"),
+               ("rates", "pass rates")]
+ID, BENCH, MODEL, STATUS, PROGRESS, STRICT_COL, STARTED, DUR, RATES = range(len(RUN_COLUMNS))
+# one line per run when run, benchmark, status, turns (and the turns counted apart), strict pass, pass
+# rates and at least MODEL_MIN of the model fit; the model then takes up to MODEL_WANT before duration
+# and start time join, and the rest after them. Narrower, each run takes two lines: model over
+# benchmark, status over turns (and those counted apart), the rates over the strict pass.
+SINGLE_REQUIRED = [ID, BENCH, STATUS, PROGRESS, STRICT_COL, RATES]
 SINGLE_OPTIONAL = [DUR, STARTED]
 MODEL_MIN = 16
 MODEL_WANT = 32
@@ -55,20 +63,54 @@ def model_text(r: dict[str, Any], width: int | None = None) -> Text:
     return Text.assemble(cut, (tag, "bold magenta"))
 
 
+def live(r: dict[str, Any]) -> bool:
+    """Still recording: its turns to come are not "not played", nor is it "no answer" yet."""
+    return r.get("status") in ("running", "starting")
+
+
+def apart_of(r: dict[str, Any], reasons: tuple[str, ...] = APART_REASONS) -> str:
+    """The run's turns counted apart for `reasons`, `2 not played · 1 stopped` ('' when none; while
+    it records, the turns still to come or being judged are not said)."""
+    t: Tally | None = r.get("tally")
+    return t.apart_text(live=live(r), reasons=reasons) if t is not None else ""
+
+
+def strict_text(r: dict[str, Any]) -> Text:
+    """`75% 3/4` (`Tally.strict`), `no answer` (no scored row), `not judged`, or `–` while it starts."""
+    t: Tally | None = r.get("tally")
+    if t is None:
+        return Text("–", "grey50")
+    if not t.scored and not live(r):
+        return Text(NO_ANSWER, "bold red")
+    passed, n = t.strict
+    if not n:
+        return Text("–" if live(r) else "not judged", "grey50")
+    pct = 100 * passed / n
+    return Text.assemble((f"{pct:3.0f}%", rate_style(pct)), f" {passed}/{n}")
+
+
 def run_cells(r: dict[str, Any], now: dt.datetime, dims: list[str], shown_id: str, marked: bool = False) -> tuple:
     """One run's cells in RUN_COLUMNS order (a run marked for comparison gets a dot)."""
     st = r.get("status", "?")
     started, ended = r.get("started"), r.get("ended")
-    dur = ((ended or now) - started).total_seconds() * 1000 if started else None
+    run: RunRow | None = r.get("run")
+    dur = run.active_s(now) * 1000 if run is not None else ((ended or now) - started).total_seconds() * 1000 if started else None
+    progress = Text(f"{r.get('done', 0)}/{r.get('total', 0)}")
+    if apart := apart_of(r, PLAY_REASONS):
+        progress.append(f" · {apart}", "yellow")
+    t: Tally | None = r.get("tally")
+    unscored = t is not None and not t.scored and not live(r)
     return (
         Text.assemble(("● ", "bold cyan"), shown_id) if marked else shown_id,
         r.get("benchmark", "?"),
         model_text(r),
         Text(st, STATUS_STYLE.get(st, "")),
-        f"{r.get('done', 0)}/{r.get('total', 0)}",
+        progress,
+        strict_text(r),
         when_text(started),
         duration_text(dur),
-        rate_slots(r.get("rates") or {}, dims, bool(r.get("heuristic")), r.get("judge_errors", 0)),
+        Text(NO_ANSWER, "grey50") if unscored else rate_slots(r.get("rates") or {}, dims, bool(r.get("heuristic")),
+                                                             r.get("judge_errors", 0), apart_of(r, (UNJUDGED,))),
     )
 
 
@@ -83,18 +125,21 @@ def single_layout(room: int, need: list[int]) -> dict[int, int] | None:
 
 def stacked_rows(table: DataTable, room: int, order: list[tuple[str, dict[str, Any]]], cells: list[tuple],
                  rates_label: str, need: list[int]) -> None:
-    """Two lines a run: id over duration, model over benchmark, status over turns, then the rates."""
+    """Two lines a run: id over duration, model over benchmark, status over turns (and those counted
+    apart), the rates over the strict pass."""
+    strict = [Text.assemble((f"{STRICT} ", "grey62"), row[STRICT_COL]) for row in cells]
     id_w = max(need[ID], need[DUR])
-    status_w = max(need[STATUS], max((len(c[PROGRESS]) for c in cells), default=0) + len(" turns"))
-    model_w = max(room - id_w - status_w - need[RATES] - 4 * PAD, len("model"))
+    status_w = max([need[STATUS], need[PROGRESS]])
+    rates_w = max([need[RATES], *(t.cell_len for t in strict)])
+    model_w = max(room - id_w - status_w - rates_w - 4 * PAD, len("model"))
     labels = [label for _, label in STACKED[:-1]] + [rates_label]
-    for (key, _), label, w in zip(STACKED, labels, (id_w, model_w, status_w, need[RATES]), strict=True):
+    for (key, _), label, w in zip(STACKED, labels, (id_w, model_w, status_w, rates_w), strict=True):
         table.add_column(label, key=key, width=w)
-    for (run_id, r), row in zip(order, cells, strict=True):
+    for (run_id, r), row, pass_line in zip(order, cells, strict, strict=True):
         table.add_row(fit_lines(Text("\n").join([as_text(row[ID]), Text(row[DUR], "grey62")]), id_w),
                       fit_lines(Text("\n").join([model_text(r, model_w), Text(row[BENCH], "italic")]), model_w),
-                      fit_lines(Text("\n").join([as_text(row[STATUS]), Text(f"{row[PROGRESS]} turns")]), status_w),
-                      row[RATES], key=run_id, height=2)
+                      fit_lines(Text("\n").join([as_text(row[STATUS]), as_text(row[PROGRESS])]), status_w),
+                      fit_lines(Text("\n").join([as_text(row[RATES]), pass_line]), rates_w), key=run_id, height=2)
 
 
 def default_export_dir(data_dir: Path | None) -> Path:
@@ -174,7 +219,7 @@ class RunsScreen(PollingScreen):
                 "benchmark": r.benchmark, "model": r.model, "provider": r.provider,
                 "source": r.source, "status": r.status, "done": r.turns_done,
                 "total": r.turns_total, "started": as_utc(r.started_at), "ended": as_utc(r.ended_at),
-                "rates": t.dimensions, "heuristic": t.heuristic,
+                "run": r, "tally": t, "rates": t.dimensions, "heuristic": t.heuristic,
                 "judge_errors": len(t.judge_errors) + len(t.rejudge_errors),
             }
         self._tallies = tallies
@@ -207,10 +252,11 @@ class RunsScreen(PollingScreen):
                 row["status"] = "interrupted"
             if run_id in stored:  # its rates are the store's, by the report's rule (`read`)
                 continue
-            live = st.tally()  # a run the store has not got (yet, or the store is unavailable)
-            if live.dimensions or live.judge_errors or live.rejudge_errors:
-                row["rates"], row["heuristic"] = live.dimensions, st.any_heuristic
-                row["judge_errors"] = len(live.judge_errors) + len(live.rejudge_errors)
+            tallied = st.tally()  # a run the store has not got (yet, or the store is unavailable)
+            row["tally"] = tallied
+            if tallied.dimensions or tallied.judge_errors or tallied.rejudge_errors:
+                row["rates"], row["heuristic"] = tallied.dimensions, st.any_heuristic
+                row["judge_errors"] = len(tallied.judge_errors) + len(tallied.rejudge_errors)
         for run_id, row in rows.items():
             row["run_id"] = run_id
         self.rows = rows
@@ -242,7 +288,10 @@ class RunsScreen(PollingScreen):
             stacked_rows(table, room, order, cells, labels[RATES], need)
         if selected in self.rows:
             table.move_cursor(row=table.get_row_index(selected))
-        self.query_one("#runs-legend", Static).update(rates_legend(dims, heuristic=heuristic))
+        shown = layout if layout is not None else {c: 0 for c in range(len(RUN_COLUMNS)) if c != STARTED}
+        hidden = hidden_text([label for _, label in RUN_COLUMNS], shown, "enter opens the run")
+        legend = rates_legend(dims, heuristic=heuristic)
+        self.query_one("#runs-legend", Static).update(Text("  ·  ").join(t for t in (legend, Text(hidden)) if t))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_open()

@@ -17,8 +17,8 @@ from textual.widgets import Footer, Static
 from arena_tui.spine.events import PROVISIONAL_NOTE, SCOPE_TEXT, Judgement
 from ..messages import LiveUpdate, TurnRejudged
 from ..run_view import RunState, TurnRow
-from ..timing import barge_in_ms, barge_in_text, latency_text, speed_note
-from ..verdicts import in_order
+from ..timing import UNTRUSTED, barge_in_ms, barge_in_text, latency_counts, latency_text, speed_note
+from ..verdicts import APART, in_order
 from ..widgets.render_once import RenderedOnce
 from ..widgets.run_header import RunHeader
 from ..widgets.turn_table import VERDICT_CELL, row_signature
@@ -109,8 +109,14 @@ def _made_cells(call: Any) -> tuple[Text, Text]:
 
 def latency_table(row: TurnRow, speed: float | None = 1.0) -> Table:
     """Each figure; at a speed other than 1 the title says they are not comparable, and a figure
-    from the user's end below 0 reads as what it is (the bot came in before the user finished)."""
-    note = speed_note(speed)
+    from the user's end below 0 reads as what it is (the bot came in before the user finished); a
+    turn whose latencies count in no figure (`timing.latency_counts`) says why in the title."""
+    notes = [speed_note(speed)]
+    if row.untrusted:
+        notes.append(f"{UNTRUSTED}; in no latency figure")
+    elif row.result is not None and not latency_counts(row.status):
+        notes.append(f"{APART.get(row.status, row.status)}: in no latency figure")
+    note = "; ".join(n for n in notes if n)
     t = Table(title="latencies" + (f" ({note})" if note else ""), title_justify="left", expand=True)
     t.add_column("measure")
     t.add_column("ms", justify="right")

@@ -46,12 +46,13 @@ def speaker_of(config: Mapping[str, Any] | None) -> str:
     return speaker if isinstance(speaker, str) and speaker else TTS
 
 
-def variant_labels(config: Mapping[str, Any] | None) -> tuple[str, ...]:
+def variant_labels(config: Mapping[str, Any] | None, *, faults: bool = True) -> tuple[str, ...]:
     """How a run's input differed from the default, when it did: a human speaker's recordings
     instead of TTS (`speech: person1`), the user's turn closed by our own commit instead of the
-    provider's VAD (`manual commit`), a user's own Pipecat class (`service: Class`). Numbers from such runs are not those of the default
+    provider's VAD (`manual commit`), a user's own Pipecat class (`service: Class`), faults injected
+    into the simulator (`faults: 1:no_response*`). Numbers from such runs are not those of the default
     setup, so every surface that groups or heads a run names them (leaderboard rows, the run
-    header, headless output)."""
+    header, headless output; `faults=False`: the run screen says the faults on its own line)."""
     cfg = config or {}
     labels = []
     speaker = speaker_of(cfg)
@@ -62,4 +63,7 @@ def variant_labels(config: Mapping[str, Any] | None) -> tuple[str, ...]:
     service = cfg.get("service")
     if isinstance(service, str) and service:
         labels.append(f"service: {service.rpartition(':')[2]}")
+    injected = cfg.get("faults")
+    if faults and isinstance(injected, str) and injected:  # injected into the simulator: its failures are by design
+        labels.append(f"faults: {injected}")
     return tuple(labels)

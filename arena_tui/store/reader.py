@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict
 
 from arena_tui.spine.audio import SILENCE_KEPT_MS
 from arena_tui.spine.benchmark import Benchmark
-from arena_tui.spine.events import Judgement, RunEvent, TurnEnded, TurnResult, parse_event
+from arena_tui.spine.events import FINISHED, Judgement, RunEvent, TurnEnded, TurnResult, parse_event
+from arena_tui.spine.times import wall_ms
 from arena_tui.spine.source import source_label
 from ..verdicts import standing_judgements
 from . import codec
@@ -46,7 +47,7 @@ class RunRow(BaseModel):
     started_at: datetime
     ended_at: datetime | None = None
     turns_total: int
-    turns_done: int
+    turns_done: int  # turns whose latest row ran to its end (`spine.events.FINISHED`): one stopped or lost is not done
     config: dict[str, Any]
     versions: dict[str, str]
     turn_indices: list[int] = []
@@ -55,16 +56,22 @@ class RunRow(BaseModel):
     host: str | None = None
     heartbeat_at: datetime | None = None
     speed: float | None = None  # run timeline / wall clock; None: not recorded (latency not comparable)
+    timeline_ms: float | None = None  # where its timeline got to (its last run/turn event): idle time never moves it
+    resumed: bool = False  # it went on after an interruption (`run_resumed`)
 
     @property
     def source(self) -> str | None:
         """`simulator`, `protocol fake` or None (the real service): `spine.source.source_label`."""
         return source_label(self.simulator, self.config)
 
-    def duration_s(self, now: datetime | None = None) -> float:
-        """Wall-clock length so far (a running run counts up to `now`)."""
-        end = self.ended_at or now or datetime.now(UTC)
-        return max(0.0, (end - self.started_at).total_seconds())
+    def active_s(self, now: datetime | None = None) -> float:
+        """Wall-clock time it ran, the idle time between an interruption and its resume left out: its
+        timeline's length in wall time (a resume goes on where the timeline stopped), up to its last
+        turn event. A run never resumed: its span, a running one up to `now`."""
+        if not self.resumed or self.timeline_ms is None:  # its wall-clock span is the time it ran
+            end = self.ended_at or now or datetime.now(UTC)
+            return max(0.0, (end - self.started_at).total_seconds())
+        return max(0.0, wall_ms(self.timeline_ms, self.speed) / 1000.0)
 
 
 class AudioClip(BaseModel):
@@ -115,10 +122,15 @@ def ts(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
-_SQL_RUNS = """SELECT r.run_id, r.benchmark, r.model, r.provider, r.simulator, r.status, r.started_at,
+_FINISHED = ", ".join(f"'{s}'" for s in sorted(FINISHED))
+_SQL_RUNS = f"""SELECT r.run_id, r.benchmark, r.model, r.provider, r.simulator, r.status, r.started_at,
     r.ended_at, r.turns_total,
-    (SELECT COUNT(DISTINCT t.turn_index) FROM turns t WHERE t.run_id=r.run_id AND t.turn_index>=0),
-    r.config, r.versions, r.turn_indices, r.reason, r.pid, r.host, r.heartbeat_at, r.speed
+    (SELECT COUNT(*) FROM turns t WHERE t.run_id=r.run_id AND t.turn_index>=0 AND t.status IN ({_FINISHED})
+        AND t.attempt=(SELECT MAX(attempt) FROM turns t2 WHERE t2.run_id=t.run_id AND t2.turn_index=t.turn_index)),
+    r.config, r.versions, r.turn_indices, r.reason, r.pid, r.host, r.heartbeat_at, r.speed,
+    (SELECT MAX(e.t_ms) FROM events e WHERE e.run_id=r.run_id
+        AND e.kind IN ('run_started', 'run_resumed', 'turn_started', 'turn_ended', 'run_ended')),
+    EXISTS(SELECT 1 FROM events e WHERE e.run_id=r.run_id AND e.kind='run_resumed')
     FROM runs r"""
 
 
@@ -370,7 +382,8 @@ def _run_row(r: tuple[Any, ...]) -> RunRow:
         run_id=r[0], benchmark=r[1], model=r[2], provider=r[3], simulator=bool(r[4]), status=r[5],
         started_at=ts(r[6]), ended_at=ts(r[7]), turns_total=r[8], turns_done=r[9],
         config=json.loads(r[10]), versions=json.loads(r[11]), turn_indices=json.loads(r[12]),
-        reason=r[13], pid=r[14], host=r[15], heartbeat_at=ts(r[16]), speed=r[17],
+        reason=r[13], pid=r[14], host=r[15], heartbeat_at=ts(r[16]), speed=r[17], timeline_ms=r[18],
+        resumed=bool(r[19]),
     )  # fmt: skip
 
 

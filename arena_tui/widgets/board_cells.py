@@ -16,6 +16,7 @@ from ..compare.judging import row_agreement, row_judge
 from ..compare.leaderboard import NOT_JUDGED, POOLED, BoardRow
 from ..compare.render import ms as ms_text
 from ..stats import Distribution, Rate
+from ..verdicts import APART, ORIGINAL, STRICT
 from .dimensions import dim_label
 
 MUTED = "grey62"
@@ -148,8 +149,8 @@ def board_columns(dimensions: list[str], stages: bool = False) -> list[Column]:
         Column("model", "model", lambda r: model_cell(r), lambda r: r.model),
         Column("benchmark", "benchmark", lambda r: Text(r.benchmark, "italic" if r.benchmark == POOLED else ""),
                lambda r: (r.benchmark == POOLED, r.benchmark)),
-        Column("strict", "pass (all)", lambda r: rate_cell(r.strict, r.judged), lambda r: _rate(r.strict, r.judged), True),
-        Column("original", "pass (t∧i∧kb)", lambda r: rate_cell(r.original, r.judged),
+        Column("strict", STRICT, lambda r: rate_cell(r.strict, r.judged), lambda r: _rate(r.strict, r.judged), True),
+        Column("original", ORIGINAL, lambda r: rate_cell(r.original, r.judged),
                lambda r: _rate(r.original, r.judged), True),
         Column("p50", "v2v p50", lambda r: latency_cell(_p(r.v2v, "p50"), r.v2v_p50_ci, no_latency(r)),
                lambda r: _p(r.v2v, "p50")),
@@ -178,11 +179,21 @@ def board_columns(dimensions: list[str], stages: bool = False) -> list[Column]:
     cols += [
         Column("empty", "empty", lambda r: count_cell(r.empty_responses), lambda r: r.empty_responses, True),
         Column("ended", "ended", lambda r: count_cell(r.ended_session), lambda r: r.ended_session, True),
-        Column("missing", "miss/unj", lambda r: Text(f"{r.missing_turns}/{r.unjudged_turns}",
-                                                   "yellow" if r.missing_turns or r.unjudged_turns else MUTED),
-               lambda r: r.missing_turns + r.unjudged_turns, True),
+        Column("apart", "counted apart", apart_cell, lambda r: sum(r.apart_shown.values()), True),
     ]  # fmt: skip
     return cols
+
+
+def apart_cell(row: BoardRow) -> Text:
+    """Its turns in no figure, one reason a line (`2 not played`, `1 stopped`); a third and more are
+    summed on the second line (the notes under the table name them all)."""
+    shown = row.apart_shown
+    lines = [f"{n} {APART[k]}" for k, n in shown.items()]
+    if not lines:
+        return Text("none", MUTED)
+    if len(lines) > 2:
+        lines = [lines[0], f"+{sum(shown.values()) - next(iter(shown.values()))} more"]
+    return Text("\n".join(lines), "yellow")
 
 
 def sort_rows(rows: list[BoardRow], column: Column, descending: bool) -> list[BoardRow]:
@@ -195,6 +206,9 @@ def sort_rows(rows: list[BoardRow], column: Column, descending: bool) -> list[Bo
 
 
 def verdict_text(verdict: str) -> Text:
+    """A verdict's glyph, or why the turn counts in no figure, in words (`verdicts.APART`)."""
+    if verdict in APART:
+        return Text(APART[verdict], "yellow")
     glyph, style = VERDICT_GLYPH.get(verdict, (verdict, ""))
     return Text(glyph, style)
 

@@ -94,10 +94,13 @@ def slots_header(dims: list[str]) -> str:
 
 
 def rate_slots(rates: Mapping[str, tuple[int, int]], dims: list[str], heuristic: bool = False,
-               judge_errors: int = 0) -> Text:
+               judge_errors: int = 0, unjudged: str = "") -> Text:
     """A row's pass rates (%) under `slots_header(dims)`; "–" where it has no such dimension,
-    then the heuristic mark and how many turns' newest judging failed. Never judged: says so."""
+    then the heuristic mark, how many turns' newest judging failed and the played turns never
+    judged (`unjudged`: "1 not judged"). Never judged: says so."""
     errors = Text(f"judge err {judge_errors}", "bold red") if judge_errors else None
+    if unjudged:
+        errors = Text.assemble(*([errors, " "] if errors else []), (unjudged, "yellow"))
     if not rates:
         return Text.assemble(("not judged", "grey50"), " ", errors) if errors else Text("not judged", "grey50")
     t = Text()

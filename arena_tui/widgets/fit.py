@@ -35,6 +35,12 @@ def fit_columns(width: int, need: list[int], order: list[int], required: int,
     return dict(sorted(shown.items()))
 
 
+def hidden_text(labels: list[str], shown: dict[int, int], where: str) -> str:
+    """`hidden at this width: executor (…)` for the columns `shown` leaves out ("" when none)."""
+    hidden = [label for i, label in enumerate(labels) if i not in shown]
+    return f"hidden at this width: {', '.join(hidden)} ({where})" if hidden else ""
+
+
 def column_window(width: int, need: list[int], fixed: int, first: int) -> tuple[list[int], int]:
     """The columns a table scrolled by whole columns shows: the first `fixed` always, then the
     others from `first` on while they fit (one at least). `first` is pulled back while the last

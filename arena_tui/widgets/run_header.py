@@ -1,5 +1,9 @@
 """One-line summary of a run: what, who, where it is, and how it is going.
 
+How it is going is its tally by the one rule (`arena_tui.verdicts`): turns done (ran to their
+end) here; the strict pass and the turns counted apart in `figures_text`, the run screen's line
+under the tables (full width: never cut at 80 columns).
+
 The line is built for the width it gets: the status, the mode and the judge label sit at the
 right in a fixed-width block (the longest status sets it), so they never run into each other or
 fall off a narrow terminal; the descriptive part on the left is what gets shortened: its parts
@@ -16,6 +20,7 @@ from textual.widgets import Static
 from arena_tui.spine.source import tag
 from arena_tui.spine.times import duration_text
 from ..run_view import RunState
+from ..verdicts import NO_ANSWER, STRICT
 
 STATUS_STYLE = {
     "loading": "grey62",
@@ -85,7 +90,7 @@ def describe(state: RunState, room: int | None = None, mode: str = "live") -> Te
     for name in SHORTER:
         if room is None or t.cell_len <= room:
             return t
-        level[name] += 1
+        level[name] = min(level[name] + 1, len(forms[name]) - 1)
         t = line()
     if room is not None and t.cell_len > room:  # still too long: the model's name is cut, its source tag never
         name = Text(state.started.model if state.started else "?")
@@ -97,6 +102,24 @@ def describe(state: RunState, room: int | None = None, mode: str = "live") -> Te
 
 #: the order the header's parts take their next shorter form in, when the line does not fit
 SHORTER = ("session", "elapsed", "elapsed", "turn", "model")
+
+
+def figures_text(state: RunState) -> Text:
+    """`strict pass 3/5 · counted apart: 1 stopped · 2 not played`: the run's tally by the one rule
+    (`RunState.tally`); `no answer` once it ended with no turn of the model's answered; while it
+    runs, the turns still to come or being judged are not said."""
+    tally = state.tally()
+    passed, judged = tally.strict
+    t = Text()
+    if state.ended is not None and not tally.scored:
+        t.append(NO_ANSWER, "bold red")
+        t.append(" (no turn got the model's answer: no scored row)")
+    elif judged:
+        t.append(f"{STRICT} {passed}/{judged}", "bold")
+    if apart := tally.apart_text(live=state.ended is None):
+        t.append(" · " if t else "")
+        t.append(f"counted apart: {apart}", "yellow")
+    return t
 
 
 def status_block(state: RunState, mode: str = "live", compact: bool = False) -> Text:

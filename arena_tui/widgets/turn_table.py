@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from ..run_view import RunState, TurnRow
-from ..timing import barge_in_ms, comparable
+from ..timing import UNTRUSTED_MARK, barge_in_ms, comparable, latency_counts
 from ..verdicts import counts
 from .dimensions import dim_code, dim_legend
 from .fit import fit_cell, fit_columns
@@ -26,6 +26,8 @@ STATUS_STYLE = {
     "error": "bold red",
     "interrupted": "yellow",
     "lost_pace": "bold yellow",  # our machine, not the model: counted nowhere, played again by a resume
+    "infra_error": "bold yellow",  # the endpoint, not the model: counted nowhere, played again by a resume
+    "not_played": "grey50",  # the run ended before it: counted nowhere
     "ended_session": "magenta",
     "ended_early": "magenta",
 }
@@ -37,14 +39,17 @@ VERDICT_CELL = {
 
 
 def is_failure(row: TurnRow) -> bool:
-    """A bad status, a failing or unjudgeable turn, wrong tools, or a (re-)judge that failed."""
+    """A bad status of the model's, a failing or unjudgeable turn, wrong tools, or a (re-)judge that
+    failed; never a turn that was not the model's doing (not played, stopped, lost: `verdicts.counts`)."""
+    if row.status not in ("pending", "running") and not counts(row.status):
+        return False
     bad_status = row.status not in ("ok", "pending", "running")
     judging = row.verdict in ("fail", "judge_error") or row.judge_error is not None
     return bad_status or judging or row.tools_ok is False
 
 
 STATUS_SHORT = {"no_response": "no resp", "empty_response": "empty", "interrupted": "interrupt",
-                "ended_session": "ended", "ended_early": "end early"}
+                "ended_session": "ended", "ended_early": "end early", "infra_error": "infra", "not_played": "unplayed"}
 RETRIES = "↻"  # `↻3`: three retries (the help screen's legend; the turn detail says it in words)
 PROVISIONAL = "~"  # `PASS~`: scored live, provisional until the whole-run judgement (the table's legend says so)
 
@@ -84,7 +89,12 @@ def verdict_cell(row: TurnRow) -> Text:
         "judge_error": Text("JUDGE ERR", "bold red"),
         "na": Text("n/a", "grey50"),
         "pending": Text("…" if row.result is not None else "", "yellow"),
-        "uncounted": Text("LOST PACE", "bold yellow"),  # our machine: no verdict, counted nowhere
+        # not the model's doing: no verdict, counted nowhere (`verdicts.APART`)
+        "lost_pace": Text("LOST PACE", "bold yellow"),
+        "interrupted": Text("STOPPED", "bold yellow"),
+        "infra_error": Text("INFRA ERR", "bold yellow"),
+        "error": Text("ENGINE ERR", "bold yellow"),
+        "not_played": Text("NOT PLAYED", "grey50"),
     }[verdict]
     judgement = row.latest
     if row.provisional and verdict in ("pass", "fail"):
@@ -105,8 +115,8 @@ def v2v_cell(row: TurnRow, speed: float | None = 1.0) -> Text:
     v2v = lat.voice_to_voice_ms if lat else None
     if v2v is None:
         return Text("–", justify="right")
-    if not counts(row.status):  # measured while our machine lagged: not the model's latency
-        return Text(f"{v2v:.0f}!", "grey50 italic", justify="right")
+    if not latency_counts(row.status, row.untrusted):  # in no latency figure: not the model's, or input sent late
+        return Text(f"{v2v:.0f}{UNTRUSTED_MARK}", "grey50 italic", justify="right")
     if comparable(speed):
         return Text(f"{v2v:.0f}", justify="right")
     return Text(f"{v2v:.0f}*", "grey50 italic", justify="right")
@@ -160,7 +170,7 @@ STATUS, CATS = 1, 6
 # the status's budget by the table's width: (at least this wide, status cells); `empty_response ↻3`
 # needs 18, `empty ↻3` 8; narrower, only the turn, status, verdict and scores fit
 STATUS_BUDGETS = [(100, 18), (70, 16), (0, 10)]
-VERDICT_W = 9  # JUDGE ERR, LOST PACE, PASS +ERR
+VERDICT_W = 10  # NOT PLAYED, ENGINE ERR, JUDGE ERR, LOST PACE, PASS +ERR
 V2V_W = 10  # barge 3.0s
 TOOLS_W = 9
 MIN_CATS = 8  # categories narrower than this say nothing: the column goes (the detail shows them)
@@ -185,7 +195,7 @@ def row_signature(row: TurnRow, dims: list[str], speed: float | None = 1.0) -> t
     """Everything `row_cells` reads, cheaply: results and judgements are replaced or appended,
     never edited in place, so identities and counts say when the cells can differ."""
     return (row.status, row.attempts, id(row.result), len(row.tool_calls), len(row.judgements), id(row.spec),
-            tuple(dims), speed)
+            tuple(dims), speed, row.untrusted)
 
 
 class TurnTable(DataTable):
