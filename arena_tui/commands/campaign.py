@@ -91,7 +91,6 @@ async def _main(args: argparse.Namespace) -> int:
 
 
 def spec_from_args(args: argparse.Namespace) -> Any:
-    from arena_tui.orchestration.orchestrator import run_config  # deferred: --help imports every command module; campaigns, store and engine load only when used
     from arena_tui.campaign.spec import SpecError, build_spec, load_toml  # deferred: --help imports every command module; campaigns, store and engine load only when used
 
     try:
@@ -103,9 +102,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
                  "speakers": getattr(args, "speaker", None),
                  "disable_vad": True if getattr(args, "disable_vad", False) else None}
         file_values, flags = _all_speakers(file_values, flags, args)
-        spec = build_spec(file_values, flags)
-        run_config(spec, spec.models[0])  # --turns parses
-        return spec
+        return build_spec(file_values, flags)
     except (SpecError, ValueError) as e:
         raise CliError(str(e)) from None
 

@@ -48,22 +48,17 @@ def run(args: argparse.Namespace) -> int:
     from ..orchestration.headless import run_headless  # deferred: --help imports every command module; the engine and store load only when resume runs
     from ..orchestration.logs import quiet_logs  # deferred: --help imports every command module; the engine and store load only when resume runs
     from ..orchestration.resume import replayed_text, resume_starter  # deferred: --help imports every command module; the engine and store load only when resume runs
-    from ..orchestration.settings import recorded_config  # deferred: --help imports every command module; the engine and store load only when resume runs
 
     db = paths.db_path(args.db)
     quiet_logs(getattr(args, "verbose", False), paths.log_path(db))
     bench, plan, judge = asyncio.run(_prepare(args, db))  # args.run_id: the full id from here on
-    try:
-        config = recorded_config(plan.config)
-    except ValueError as e:  # ConfigError
-        raise CliError(f"run {plan.run_id}: its recorded config cannot be used: {e}") from None
     if not args.headless:  # said as `run` says it when it goes headless by itself
         print("arena-tui: resume runs headless (progress and a summary on stdout; pass --headless to say so)",
               file=sys.stderr)
     print(f"resuming run {plan.run_id} at turn {plan.from_turn}: {replayed_text([r.turn_index for r in plan.done])}, "
           f"{len(plan.turns)} to play", flush=True)
     return asyncio.run(
-        run_headless(bench, config, db, sys.stdout, start=resume_starter(plan.run_id, bench, config, judge),
+        run_headless(bench, plan.settings, db, sys.stdout, start=resume_starter(plan.run_id, bench, plan.settings, judge),
                      total=len(plan.turns))
     )
 

@@ -16,7 +16,9 @@ from arena_tui.spine.errors import CliError
 from arena_tui.spine.heap import settle_heaps_here
 
 from .ids import resolve_run_id
+from ..launcher import RunRequest
 from ..orchestration.launch import EngineLauncher
+from ..orchestration.live import JudgeChoice
 from ..orchestration.run_pool import RunPool
 
 NAME = "ui"
@@ -92,9 +94,9 @@ def _check_database(db: object, run_id: str | None = None) -> str | None:
         raise CliError(str(e)) from None
 
 
-def run_live(args: argparse.Namespace, config: Any, judge: Any, *, benchmark: Any = None, db: Path | None = None) -> int:
-    """Open the monitor on a new run of `benchmark` (a loaded Benchmark or a name) with `config`
-    (a RunConfig) judged by `judge` (a JudgeChoice), exactly as the new-run dialog starts one.
+def run_live(args: argparse.Namespace, launch: RunRequest, judge: JudgeChoice, *, db: Path | None = None) -> int:
+    """Open the monitor on a new run (`launch`: its benchmark, settings and judge), exactly as the
+    new-run dialog starts one; `judge` says how it is judged in the lines after the app exits.
 
     The app imports the engine itself (off its loop); what ran is printed after the app exits.
     """
@@ -102,11 +104,6 @@ def run_live(args: argparse.Namespace, config: Any, judge: Any, *, benchmark: An
 
     where, data = locations(args)
     db = db or where
-    launch = {
-        "benchmark": benchmark if benchmark is not None else args.bench,
-        "config": config.model_dump(exclude_defaults=True),
-        "judge": judge.make or "none",
-    }
     app = ArenaApp(db, data, launch=launch, launcher=EngineLauncher(RunPool()))
     settle_heaps_here()  # this process is the monitor now
     app.run()
