@@ -23,9 +23,6 @@ from ..orchestration.live import choose_judge
 from ..orchestration.preflight import preflight
 from .ui import run_live
 
-NAME = "demo"
-HELP = "run the demo benchmark against the local simulator in the monitor (no keys, no network)"
-ORDER = 2
 
 DEMO_BENCHMARK = "demo_bench"
 DEMO_FAULTS = "0:barge_in=500,1:no_response,3:disconnect,4:truncated"

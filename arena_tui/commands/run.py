@@ -31,9 +31,6 @@ from ..orchestration.models import manual_commit_names
 from ..orchestration.preflight import preflight
 from .ui import run_live
 
-NAME = "run"
-HELP = "run a benchmark against a model (use --model sim for the offline simulator)"
-ORDER = 10
 DESCRIPTION = (
     "Run BENCH (a name found under --data, or a benchmark folder) against MODEL and record "
     "every event, turn and audio track to the database. --model sim runs against the built-in "

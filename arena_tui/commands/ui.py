@@ -15,15 +15,12 @@ from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.heap import settle_heaps_here
 
-from .ids import resolve_run_id
 from ..launcher import RunRequest
 from ..orchestration.launch import EngineLauncher
 from ..orchestration.live import JudgeChoice
 from ..orchestration.run_pool import RunPool
-
-NAME = "ui"
-HELP = "open the live monitor on the runs list (the default when no command is given)"
-ORDER = 1
+from ..store import Store, StoreError
+from .ids import resolve_run_id
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,7 +41,7 @@ def locations(args: argparse.Namespace) -> tuple[Path, Path | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..app import ArenaApp  # deferred: Textual loads only for the commands that open the monitor (--help imports every command module)
+    from ..app import ArenaApp  # deferred: Textual loads only when the monitor opens (`run --headless` imports this module too)
 
     db, data = locations(args)
     run_id = getattr(args, "open", None)
@@ -79,8 +76,6 @@ def _check_database(db: object, run_id: str | None = None) -> str | None:
     """A database that cannot be opened is one line and exit 2 here, before the screen takes over;
     so is a `run_id` that names no stored run (or several). Returns the full id it names."""
 
-    from ..store import Store, StoreError  # deferred: aiosqlite and the store load only for commands that open a database
-
     async def probe() -> str | None:
         store = await Store.open(db)  # type: ignore[arg-type]
         try:
@@ -100,7 +95,7 @@ def run_live(args: argparse.Namespace, launch: RunRequest, judge: JudgeChoice, *
 
     The app imports the engine itself (off its loop); what ran is printed after the app exits.
     """
-    from ..app import ArenaApp  # deferred: Textual loads only for the commands that open the monitor (--help imports every command module)
+    from ..app import ArenaApp  # deferred: Textual loads only when the monitor opens (`run --headless` imports this module too)
 
     where, data = locations(args)
     db = db or where

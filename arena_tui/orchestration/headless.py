@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from arena_tui.spine.benchmark import Benchmark
-from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.events import LOST_PACE
+from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.settings import RunSettings, SettingsError
 from arena_tui.spine.times import wall_ms
 from arena_tui.stop_signals import StopSignals
+from arena_tui.store import Store, StoreError, StoreWriteError
 
 from ..compare.leaderboard import untrusted_turns
 from ..judge import JudgeWorker, render_text, summarize
@@ -58,8 +59,7 @@ async def run_headless(bench: Benchmark, settings: RunSettings, db: Any, out: Te
                        start: Any = None, total: int | None = None) -> int:
     """A run with its progress on `out`; `start(store, bus)`, when given, is the run to record
     instead of a new one (`resume`, which judges the resumed turns itself)."""
-    from arena_tui.store import Store, StoreError, StoreWriteError  # deferred: aiosqlite and the store load only for commands that open a database
-    from runners.engine import RunError, run_benchmark  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
+    from runners.engine import RunError, run_benchmark  # deferred: the engine (Pipecat, ~1 s) loads after `run`'s first line is out (the command imports this module)
 
     try:
         total = total if total is not None else len(settings.turns_of(bench))

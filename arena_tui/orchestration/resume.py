@@ -16,6 +16,9 @@ from typing import Any
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import TurnResult, unfinished
 from arena_tui.spine.settings import RunSettings, SettingsError
+from runners.rotation import turn_span
+
+from ..judge import JudgeWorker
 
 #: kinds whose t_ms bound a stored run's timeline (the resumed run continues after them)
 _TIMELINE_KINDS = ("run_started", "run_resumed", "turn_started", "turn_ended", "run_ended")
@@ -104,7 +107,6 @@ async def resume_run(
     )
     judging = None
     if judge is not None:
-        from ..judge import JudgeWorker  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
 
         worker = JudgeWorker(benchmark, judge, bus, run_id)
         run = await store.get_run(run_id)  # its record as stored: what the judge reads of a run (`judge.worker.configure`)
@@ -125,7 +127,6 @@ async def resume_run(
 def replayed_text(turns: list[int]) -> str:
     """The finished turns a resumption replays, counted and named ("1 finished turn replayed
     (turn 0)"): a bare list read "replayed: 0" as none."""
-    from runners.rotation import turn_span  # deferred: the engine loads only when a run is actually resumed
 
     if not turns:
         return "no finished turn to replay"
