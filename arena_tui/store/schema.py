@@ -214,22 +214,33 @@ def schema_version(conn: sqlite3.Connection) -> int:
 def migrate(conn: sqlite3.Connection, path: str, target: int = SCHEMA_VERSION) -> int:
     """Apply the missing migrations, each in its own transaction; returns the final version.
 
+    Safe beside other processes opening the same file at once (three `arena-tui runs` on a new
+    database): each step takes the write lock first (BEGIN IMMEDIATE, waiting out the busy timeout)
+    and reads `user_version` again under it, so one opener migrates and the others see its result
+    instead of applying the same step twice ("table runs already exists").
+
     `conn` must be in autocommit mode (isolation_level=None) so the explicit BEGIN covers DDL.
     """
-    current = schema_version(conn)
-    if current > SCHEMA_VERSION:
-        raise SchemaError(
-            f"{path}: database schema version {current} is newer than this arena-tui supports "
-            f"({SCHEMA_VERSION}); upgrade arena-tui"
-        )
-    for version in range(current, target):
+    while True:
         conn.execute("BEGIN IMMEDIATE")
+        version = None
         try:
+            version = schema_version(conn)
+            if version > SCHEMA_VERSION:
+                raise SchemaError(
+                    f"{path}: database schema version {version} is newer than this arena-tui supports "
+                    f"({SCHEMA_VERSION}); upgrade arena-tui"
+                )
+            if version >= target:
+                conn.execute("COMMIT")
+                return version
             for statement in MIGRATIONS[version]:
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {version + 1}")
             conn.execute("COMMIT")
         except sqlite3.Error as e:
             conn.execute("ROLLBACK")
-            raise SchemaError(f"{path}: migration to schema version {version + 1} failed: {e}") from e
-    return schema_version(conn)
+            raise SchemaError(f"{path}: migration to schema version {(version or 0) + 1} failed: {e}") from e
+        except SchemaError:
+            conn.execute("ROLLBACK")
+            raise
