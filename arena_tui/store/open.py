@@ -21,6 +21,7 @@ import aiosqlite
 from .connection import BUSY_TIMEOUT_MS, connect
 from .errors import StoreOpenError
 from .schema import SCHEMA_VERSION, SchemaError, migrate, schema_version
+from .wal import committed_pages, wal_of
 
 log = logging.getLogger(__name__)
 
@@ -113,9 +114,13 @@ def _contended[T](step: Callable[[], T], wait_s: float = BUSY_TIMEOUT_MS / 1000)
 
 
 def _check_header(path: Path) -> None:
-    """Refuse a file cut short: its header promises more pages than the file holds.
+    """Refuse a file cut short: its header promises more pages than the file and its WAL hold.
 
-    SQLite would open it and fail later, on the first read or write of a missing page.
+    SQLite would open it and fail later, on the first read or write of a missing page. A main
+    file short of its header with the missing pages in its write-ahead log is whole (a disk that
+    filled up mid-checkpoint leaves it so): SQLite reads those pages from the log, and the next
+    checkpoint with room writes them back. Refusing it would lock the user out of every run
+    recorded in it.
     """
     try:
         size = path.stat().st_size
@@ -133,7 +138,12 @@ def _check_header(path: Path) -> None:
     page_size = 65536 if page_size == 1 else page_size
     change, pages = struct.unpack(">II", head[24:32])
     (valid_for,) = struct.unpack(">I", head[92:96])
-    if pages and change == valid_for and size < pages * page_size:
-        raise StoreOpenError(
-            path, f"the database file is truncated ({size} bytes; its header says {pages} pages of {page_size})"
-        )
+    if not pages or change != valid_for or size >= pages * page_size:
+        return
+    wal = committed_pages(wal_of(path), page_size)
+    if wal is not None and all(p in wal.pages for p in range(size // page_size + 1, wal.db_pages + 1)):
+        return
+    held = ", nor does its write-ahead log hold the rest" if wal is not None else ""
+    raise StoreOpenError(
+        path, f"the database file is truncated ({size} bytes; its header says {pages} pages of {page_size}{held})"
+    )
