@@ -18,6 +18,7 @@ from typing import Any
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.source import ALL_SPEAKERS, variant_labels
 from arena_tui.spine.times import when_text
+from arena_tui.stop_signals import StopSignals
 
 from .ids import resolve_campaign_id
 from .run import add_input_arguments
@@ -163,24 +164,48 @@ async def _run(store: Any, args: argparse.Namespace) -> int:
         from arena_tui.orchestration.ray_executor import log_to  # deferred: imports no Ray; only for --executor ray
 
         log_to(paths.log_path(store.path))
-    try:
-        result = await run_campaign(store, bus, spec, campaign_id=campaign_id, data_dir=paths.data_dir(args.data),
-                                    skip_unrunnable=args.skip_unrunnable, notice=notice, judge=judge.make,
-                                    on_executor=started)
-    except CampaignBlocked as e:
-        for p in e.problems:
-            print(f"arena-tui: {p}", file=sys.stderr)
-        raise CliError(f"campaign not started: {len(e.problems)} problem(s) above "
-                       "(fix them, or pass --skip-unrunnable to run the rest)") from None
-    finally:
-        bus.close()
-        await recording
+    with StopSignals() as stops:  # SIGTERM, SIGHUP, ctrl+c: workers stopped, runs recorded interrupted
+        try:
+            result = await run_campaign(store, bus, spec, campaign_id=campaign_id, data_dir=paths.data_dir(args.data),
+                                        skip_unrunnable=args.skip_unrunnable, notice=notice, judge=judge.make,
+                                        on_executor=started)
+        except CampaignBlocked as e:
+            for p in e.problems:
+                print(f"arena-tui: {p}", file=sys.stderr)
+            raise CliError(f"campaign not started: {len(e.problems)} problem(s) above "
+                           "(fix them, or pass --skip-unrunnable to run the rest)") from None
+        except asyncio.CancelledError:
+            if stops.received is None:
+                raise
+            result = None
+        finally:
+            stops.disarm()  # the campaign is over: a signal now must not cut the store's last flush short
+            bus.close()
+            await recording
+    if result is None:
+        return await _stopped(store, spec, campaign_id, stops)
     cells = await records.cells(store, result.campaign_id)
     done = sum(c.status == "done" for c in cells)
     print(f"campaign {result.campaign_id}: {done}/{len(cells)} cells complete ({result.already} already), "
           f"{len(result.skipped)} skipped, {len(result.incomplete)} incomplete; "
           f"see `arena-tui campaign show {result.campaign_id}`")
     return 0 if not result.incomplete else 1
+
+
+async def _stopped(store: Any, spec: Any, campaign_id: str | None, stops: StopSignals) -> int:
+    """A campaign stopped by a signal: where it stands, how to go on, and 128 + the signal."""
+    from arena_tui.campaign import records  # deferred: --help imports every command module; campaigns, store and engine load only when used
+
+    campaign_id = campaign_id or await records.find_by_spec(store, spec)
+    name = stops.received.name if stops.received is not None else "a signal"
+    if campaign_id is None:
+        print(f"campaign stopped by {name} before it started")
+    else:
+        cells = await records.cells(store, campaign_id)
+        done = sum(c.status == "done" for c in cells)
+        print(f"campaign {campaign_id} stopped by {name}: {done}/{len(cells)} cells complete, its runs recorded "
+              f"interrupted; go on with `arena-tui campaign resume {campaign_id}`")
+    return stops.exit_status()
 
 
 async def _show(store: Any, campaign_id: str, data: Path | None) -> int:

@@ -167,8 +167,9 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
             todo.append((row.cell, row.run_id))
     if not todo:
         return result
-    if spec.pace_warning:
-        notice(spec.pace_warning)
+    for note in (spec.pace_warning, spec.workers_note):
+        if note:
+            notice(note)
 
     benchmarks, snapshots = await asyncio.to_thread(_snapshots, {c.benchmark for c, _ in todo}, data_dir)
     events: asyncio.Queue[tuple[str, Job, Any]] = asyncio.Queue()
