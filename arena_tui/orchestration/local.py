@@ -237,7 +237,7 @@ class LocalExecutor(Executor):
                 self._send(w, ("snapshot", snap))
                 w.keys.add(snap.key)
             w.jobs.add(job.run_id)
-            config = w.admission.config_for(job.config, resumed=job.resume is not None)
+            config = w.admission.config_for(job.config, resumed=job.keeps_speed)
             self._send(w, ("run", job.run_id, snap.key, config, job.resume))
 
     def _send(self, w: _Worker, msg: tuple) -> None:

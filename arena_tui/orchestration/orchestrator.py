@@ -29,7 +29,7 @@ from arena_tui.campaign.snapshot import BenchmarkSnapshot, SnapshotError, snapsh
 from arena_tui.campaign.spec import CampaignSpec, Cell, cell_parts
 from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
-from arena_tui.spine.events import RunEnded
+from arena_tui.spine.events import RunEnded, RunSuperseded
 from arena_tui.spine.source import TTS
 from arena_tui.store import Store, StoreError
 from arena_tui.store.liveness import HEARTBEAT_S
@@ -105,7 +105,8 @@ async def continue_cell(store: Store, benchmark: Any, previous_run: str | None) 
     The one place that decides it: no run yet, a fresh run; an interrupted run (kill -9, a lost
     worker, a quit) resumed in place at its first unfinished turn, same run id, the finished
     turns' history replayed (`arena_tui.orchestration.resume`); a run that cannot be resumed (never recorded
-    anything, rehydrated) run afresh, and the notice says why."""
+    anything, rehydrated) run afresh, and the notice says why (the run it replaces is then superseded:
+    `run_campaign`'s submit)."""
     from .resume import ResumeError, plan_resume  # deferred: resume planning loads only when a cell is unfinished
 
     if previous_run is None:
@@ -180,15 +181,24 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     judging: list[asyncio.Task[None]] = []
     pace_reruns: dict[Cell, int] = {}
 
-    async def submit(cell: Cell, previous: str | None, why: str = "") -> None:
-        run_id, resume, how = await continue_cell(store, benchmarks[cell.benchmark], previous)
+    async def submit(cell: Cell, previous: str | None, why: str = "", *, speed: float | None = None) -> None:
+        """Run the cell: `previous` continued (`continue_cell`), or, given a `speed`, replaced by a
+        new run at that speed. A run replaced by another is marked superseded: it counts nowhere."""
+        if speed is None:
+            run_id, resume, how = await continue_cell(store, benchmarks[cell.benchmark], previous)
+        else:
+            run_id, resume, how = new_run_id(), None, "started"  # (`why` says at which speed)
+        if previous is not None and run_id != previous:
+            await _supersede(store, bus, previous, run_id, why or how)
         by_run[run_id] = cell
         if judge is not None:  # subscribed before the executor can publish the run's first event
             judging.append(await _judge_run(store, bus, benchmarks[cell.benchmark], judge, run_id, resumed=resume is not None))
         await records.set_cell(store, campaign_id, cell, status="queued", run_id=run_id, reason=why)
         notice(f"{cell.label}: run {run_id} {how}" + (f" ({why})" if why else ""))
-        executor.submit(Job(run_id, snapshots[cell.benchmark], run_config(spec, cell.model, cell_parts(cell.benchmark)[1]),
-                            resume=resume))
+        config = run_config(spec, cell.model, cell_parts(cell.benchmark)[1])
+        if speed is not None:
+            config["speed"] = speed
+        executor.submit(Job(run_id, snapshots[cell.benchmark], config, resume=resume, speed_fixed=speed is not None))
 
     beating = await _coordinate(store, campaign_id)  # queued cells are this process's to run
     pacing = _PaceReport(store, campaign_id, notice)
@@ -225,7 +235,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
                 slower = executor.new_run_speed(speed)
                 if slower < speed:  # a run has one speed: resumed, it would lose pace at its own again
                     why += f", from scratch at speed {slower:g} (admission control: machine too busy for {speed:g})"
-                    await submit(cell, None, why)
+                    await submit(cell, job.run_id, why, speed=slower)
                 else:
                     await submit(cell, job.run_id, why)
                 open_runs += 1
@@ -311,6 +321,16 @@ async def _judge_run(store: Store, bus: EventBus, benchmark: Any, judge: Callabl
     if run is not None:
         worker.seed(await store.turn_results(run_id), await store.judgements(run_id), run.config or {})
     return worker.start()
+
+
+async def _supersede(store: Store, bus: EventBus, old: str, new: str, why: str) -> None:
+    """`old` no longer counts: `new` runs its cell afresh (appended to old's log after its end)."""
+    run = await store.get_run(old)
+    if run is None:  # it recorded nothing: nothing to leave out
+        return
+    ends = await store.events(old, kinds=("run_ended",))
+    bus.publish(RunSuperseded(run_id=old, t_ms=ends[-1][1].t_ms if ends else 0.0, by=new, reason=why))
+    await store.flush()
 
 
 async def _end_cancelled(store: Store, bus: EventBus, run_ids: list[str], t0: float) -> None:

@@ -55,6 +55,7 @@ class RunRow(BaseModel):
     host: str | None = None
     heartbeat_at: datetime | None = None
     speed: float | None = None  # run timeline / wall clock; None: not recorded (latency not comparable)
+    superseded_by: str | None = None  # the run that replaced this one (a campaign's re-run): it counts nowhere
 
     @property
     def source(self) -> str | None:
@@ -118,7 +119,7 @@ def ts(value: str | None) -> datetime | None:
 _SQL_RUNS = """SELECT r.run_id, r.benchmark, r.model, r.provider, r.simulator, r.status, r.started_at,
     r.ended_at, r.turns_total,
     (SELECT COUNT(DISTINCT t.turn_index) FROM turns t WHERE t.run_id=r.run_id AND t.turn_index>=0),
-    r.config, r.versions, r.turn_indices, r.reason, r.pid, r.host, r.heartbeat_at, r.speed
+    r.config, r.versions, r.turn_indices, r.reason, r.pid, r.host, r.heartbeat_at, r.speed, r.superseded_by
     FROM runs r"""
 
 
@@ -370,7 +371,7 @@ def _run_row(r: tuple[Any, ...]) -> RunRow:
         run_id=r[0], benchmark=r[1], model=r[2], provider=r[3], simulator=bool(r[4]), status=r[5],
         started_at=ts(r[6]), ended_at=ts(r[7]), turns_total=r[8], turns_done=r[9],
         config=json.loads(r[10]), versions=json.loads(r[11]), turn_indices=json.loads(r[12]),
-        reason=r[13], pid=r[14], host=r[15], heartbeat_at=ts(r[16]), speed=r[17],
+        reason=r[13], pid=r[14], host=r[15], heartbeat_at=ts(r[16]), speed=r[17], superseded_by=r[18],
     )  # fmt: skip
 
 

@@ -3,7 +3,8 @@
 Layout (normalised; `events` is the log, the other tables are projections of it that SQL
 can query without parsing JSON):
 
-- `runs`        one row per run, from `run_started` (config scrubbed of secrets) and `run_ended`;
+- `runs`        one row per run, from `run_started` (config scrubbed of secrets) and `run_ended`
+                (`superseded_by` from `run_superseded`: a run replaced by a re-run counts nowhere);
                 `pid`/`host`/`heartbeat_at` let a later process tell a dead recorder's run;
                 `started_at`/`ended_at` are wall clock, `speed` how much faster the run
                 timeline (every `t_ms`) ran than the wall clock.
@@ -197,6 +198,10 @@ MIGRATIONS: list[list[str]] = [
     #    ("pace: 2 sessions/worker, machine busy"), shown while that coordinator lives.
     [
         "ALTER TABLE campaigns ADD COLUMN pace TEXT NOT NULL DEFAULT ''",
+    ],
+    # 8: a run another run replaced (a campaign's re-run from scratch): kept, counted nowhere.
+    [
+        "ALTER TABLE runs ADD COLUMN superseded_by TEXT",  # NULL: the run counts; else the run that replaced it
     ],
 ]
 
