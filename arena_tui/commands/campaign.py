@@ -2,7 +2,9 @@
 
 `run` takes flags or a TOML spec (flags override it); re-running the same spec continues the
 campaign recorded with it. `resume ID` continues a recorded campaign. Progress is one line per
-cell event (started, lost and resumed, complete); `show` prints the matrix with each cell's
+cell event (started, lost and resumed, complete), and one saying how far it got whenever nothing
+else was said for 10 s; SIGTERM, SIGHUP and ctrl+c stop it with its workers (exit 128 + the
+signal). `show` prints the matrix with each cell's
 status judged from its stored turn rows and its pass rate. Neither `show` nor `list` calls a
 cell running or queued when the process that was running it is gone (records.py).
 """

@@ -31,10 +31,12 @@ from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import RunEnded, RunSuperseded
 from arena_tui.spine.source import TTS
+from arena_tui.spine.times import duration_text
 from arena_tui.store import Store, StoreError
 from arena_tui.store.liveness import HEARTBEAT_S
 
 from .executor import Executor, Job, JobOutcome
+from .heartbeat import Heartbeat
 from .launch import preflight as run_preflight
 
 Notice = Callable[[str], None]
@@ -145,6 +147,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     its turns arrive (a resumed run with its stored turns and verdicts as context), exactly as
     `arena-tui run` judges. Returns once every cell's run has ended and been judged (complete
     or not); cells are judged complete by their turn rows."""
+    began = time.monotonic()
     problems = await asyncio.to_thread(preflight, spec, data_dir)
     if problems and not skip_unrunnable:
         raise CampaignBlocked([p for ps in problems.values() for p in ps])
@@ -180,6 +183,22 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     t0 = time.monotonic()
     judging: list[asyncio.Task[None]] = []
     pace_reruns: dict[Cell, int] = {}
+    live: set[str] = set()  # the runs submitted and not yet ended
+
+    async def progress() -> str:
+        """Where the campaign stands, for the line said when nothing else was for a while."""
+        head = f"after {duration_text((time.monotonic() - began) * 1000)}, " \
+               f"{result.already + len(result.complete)}/{result.already + len(todo)} cell(s) complete"
+        if not live:
+            return f"{head}; starting the workers"
+        states = [await records.cell_state(store, run_id) for run_id in sorted(live)]
+        running = sum(state == "running" for state, _, _ in states)
+        waiting = sum(state == "missing" for state, _, _ in states)
+        return (f"{head}; {running} running, {sum(d for _, d, _ in states)}/{sum(t for _, _, t in states)} of their turns done"
+                + (f"; {waiting} waiting for a worker" if waiting else ""))
+
+    pulse = Heartbeat(notice, progress)
+    notice = pulse.notice  # every line said resets the pulse's wait
 
     async def submit(cell: Cell, previous: str | None, why: str = "", *, speed: float | None = None) -> None:
         """Run the cell: `previous` continued (`continue_cell`), or, given a `speed`, replaced by a
@@ -191,6 +210,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
         if previous is not None and run_id != previous:
             await _supersede(store, bus, previous, run_id, why or how)
         by_run[run_id] = cell
+        live.add(run_id)
         if judge is not None:  # subscribed before the executor can publish the run's first event
             judging.append(await _judge_run(store, bus, benchmarks[cell.benchmark], judge, run_id, resumed=resume is not None))
         await records.set_cell(store, campaign_id, cell, status="queued", run_id=run_id, reason=why)
@@ -203,6 +223,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     beating = await _coordinate(store, campaign_id)  # queued cells are this process's to run
     pacing = _PaceReport(store, campaign_id, notice)
     executor.on_pace = pacing.changed
+    ticking = asyncio.create_task(pulse.run(), name=f"campaign-{campaign_id}-progress")
     try:
         await executor.start()
         if on_executor is not None:
@@ -213,6 +234,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
         while open_runs:
             kind, job, detail = await events.get()
             open_runs -= 1
+            live.discard(job.run_id)
             cell = by_run[job.run_id]
             if kind == "lost":  # no run_ended reached the bus: end it here, then go on elsewhere
                 bus.publish(RunEnded(run_id=job.run_id, t_ms=(time.monotonic() - t0) * 1000,
@@ -253,6 +275,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
                 notice(f"{cell.label}: run {job.run_id} {state} ({done}/{total} turns): {why}")
         await asyncio.gather(*judging)
     finally:
+        ticking.cancel()
         try:
             await executor.close()
             await _end_cancelled(store, bus, list(by_run), t0)
