@@ -185,13 +185,14 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     judging: list[asyncio.Task[None]] = []
     pace_reruns: dict[Cell, int] = {}
     live: set[str] = set()  # the runs submitted and not yet ended
+    idle = "starting the workers"  # what the campaign does while no run is under way
 
     async def progress() -> str:
         """Where the campaign stands, for the line said when nothing else was for a while."""
         head = f"after {duration_text((time.monotonic() - began) * 1000)}, " \
                f"{result.already + len(result.complete)}/{result.already + len(todo)} cell(s) complete"
         if not live:
-            return f"{head}; starting the workers"
+            return f"{head}; {idle}"
         states = [await records.cell_state(store, run_id) for run_id in sorted(live)]
         running = sum(state == "running" for state, _, _ in states)
         waiting = sum(state == "missing" for state, _, _ in states)
@@ -274,6 +275,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
                     why = f"machine lost pace on turn(s) {', '.join(map(str, lost))}, still after {PACE_RERUNS} re-runs"
                 await records.set_cell(store, campaign_id, cell, status="pending", reason=why)
                 notice(f"{cell.label}: run {job.run_id} {state} ({done}/{total} turns): {why}")
+        idle = "judging the last turns"
         await asyncio.gather(*judging)
     finally:
         ticking.cancel()

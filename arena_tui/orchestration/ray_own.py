@@ -15,6 +15,7 @@ the raylet's agents, which lived 61 s more, nor the session folder: `ray_reaper`
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import os
 import subprocess
@@ -34,10 +35,13 @@ NOT_STARTED = ("start_api_server", "start_monitor")
 
 
 @contextlib.contextmanager
-def _head_without_extras(ray: Any) -> Iterator[None]:
+def _head_without_extras() -> Iterator[None]:
     """While a head node starts in this process: Ray's API server and autoscaler monitor are not
     started (private: `ray._private.node.Node`; a Ray without these methods starts them, as before)."""
-    node_cls = getattr(getattr(ray._private, "node", None), "Node", None)
+    try:
+        node_cls = importlib.import_module("ray._private.node").Node
+    except (ImportError, AttributeError):
+        node_cls = None
     saved = {name: getattr(node_cls, name) for name in NOT_STARTED if hasattr(node_cls, name)}
     for name in saved:
         setattr(node_cls, name, lambda self, *a, **kw: None)
@@ -62,7 +66,7 @@ class OwnCluster:
         """`ray.init(address="local", **init)` without the extras, workers at `WORKER_NICENESS`,
         and the reaper watching. Blocking (seconds): call it in a worker thread."""
         root_existed = root.exists()
-        with _head_without_extras(ray):
+        with _head_without_extras():
             ray.init(address="local", include_dashboard=False, _system_config={"worker_niceness": WORKER_NICENESS},
                      **init)
         session = None
