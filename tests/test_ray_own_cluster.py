@@ -3,8 +3,9 @@
 Real processes: `arena-tui campaign run --executor ray` in a subprocess, in a fresh TMPDIR and
 HOME, starting its own one-node cluster on 127.0.0.1. Its processes are found by a mark in their
 environment (every process it starts inherits it). Once a run is under way: no dashboard process
-runs; the coordinator is killed with SIGKILL, and every process of its cluster (the raylet's
-agents too, which once lived 61 s) must be gone within the bound, its session folder with them.
+runs (nor Ray's API server or autoscaler monitor); the coordinator is killed with SIGKILL, and
+every process of its cluster (the raylet's agents too, which once lived 61 s) must be gone within
+the bound, its session folder with them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -21,19 +21,10 @@ from pathlib import Path
 
 from . import processes
 from .conftest import REPO_ROOT
+from .test_campaign_coordinator_death import _running_runs
 from .test_campaign_executors import CHILD_MARK, marked_alive, short_tempdir
 
 GONE_BOUND_S = 15.0  # generous: the measured time is printed
-
-
-def _running_runs(db: Path) -> int:
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-            return conn.execute("SELECT COUNT(*) FROM runs WHERE status='running'").fetchone()[0]
-    except sqlite3.OperationalError:  # not created yet
-        return 0
 
 
 def test_a_cluster_the_campaign_started_dies_with_its_coordinator_and_leaves_no_session(tmp_path: Path) -> None:
@@ -56,9 +47,10 @@ def test_a_cluster_the_campaign_started_dies_with_its_coordinator_and_leaves_no_
         cluster = [p for p in marked_alive(token) if p.pid != coordinator.pid]
         sessions = [p for p in (tmp / "ray").iterdir() if p.name.startswith("session_2")]
         assert len(sessions) == 1, sessions
-        dashboards = [str(p) for p in cluster if "dashboard/dashboard.py" in p.cmd]
-        assert not dashboards, dashboards  # the docs say a cluster we start runs without one
-        assert any("raylet" in p.cmd for p in cluster), [str(p) for p in cluster]
+        extras = [str(p) for p in cluster if "dashboard/dashboard.py" in p.cmd or "autoscaler/_private/monitor.py" in p.cmd]
+        assert not extras, extras  # the docs say a cluster we start runs without a dashboard (nor a monitor)
+        names = [p.cmd for p in cluster]
+        assert any("raylet" in n for n in names) and any(n.startswith("ray::DashboardAgent") for n in names), names
         os.kill(coordinator.pid, signal.SIGKILL)
         coordinator.wait(10)
         waited, left = processes.wait_gone([p.pid for p in marked_alive(token)], GONE_BOUND_S)
