@@ -168,7 +168,7 @@ def test_absurd_workers_are_refused_in_one_line_before_anything_starts(tmp_path:
 
 def test_sigterm_ends_a_campaign_with_143_and_no_child_left(tmp_path: Path) -> None:
     """SIGTERM once ended `campaign run` by the signal (exit −15, nothing recorded as stopped) and
-    left workers behind; it also asked for 8 workers on 2 cells and got no fewer."""
+    left workers behind; it also asked for 8 workers on 2 cells and got 8, 6 of them idle."""
     db = tmp_path / "arena.db"
     out = tmp_path / "coordinator.out"
     with out.open("w") as sink:
@@ -177,7 +177,8 @@ def test_sigterm_ends_a_campaign_with_143_and_no_child_left(tmp_path: Path) -> N
              "--model", "sim", "--repeats", "2", "--workers", "8", "--speed", "5", "--turns", "0-4", "--judge", "none"],
             cwd=REPO_ROOT, stdout=sink, stderr=subprocess.STDOUT)
         try:
-            _until(lambda: _running_runs(db) == 2, 180, "two runs under way", coordinator)
+            _until(lambda: _running_runs(db) == 2 and len(_workers(coordinator.pid)) == 2, 180, "two runs under way",
+                   coordinator)
             workers = _workers(coordinator.pid)
             below = [p for p in processes.descendants(coordinator.pid) if p.alive]
             coordinator.send_signal(signal.SIGTERM)
@@ -188,8 +189,8 @@ def test_sigterm_ends_a_campaign_with_143_and_no_child_left(tmp_path: Path) -> N
                 coordinator.wait()
     took, left = processes.wait_gone([p.pid for p in below], EXIT_BOUND_S)
     text = out.read_text()
-    assert len(workers) == 1, (workers, text)  # 2 cells at 2 sessions per worker: one worker, not 8
-    assert "1 worker process(es), not the 8 asked" in text
+    assert len(workers) == 2, (workers, text)  # one per cell, not 8
+    assert "2 worker process(es), not the 8 asked: 2 cell(s) need no more" in text
     assert status == 128 + signal.SIGTERM, (status, text)
     assert "stopped by SIGTERM" in text and "campaign resume" in text and "Traceback" not in text, text
     assert not left, f"still alive {EXIT_BOUND_S:.0f} s after SIGTERM: {left}"

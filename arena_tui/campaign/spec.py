@@ -117,15 +117,11 @@ class CampaignSpec:
         whatever else runs), at least one per core, at most WORKERS_PER_CORE per core, and no more
         than the cells need. So only slow campaigns get more processes than cores (1×: 4 per core)."""
         cores = os.cpu_count() or 1
-        if self.workers is not None:  # as asked, but never more than the cells need or the machine holds
-            return max(1, min(self.workers, self.workers_needed, max_local_workers()))
+        if self.workers is not None:  # as asked, but never more than the cells (one each) or the machine holds
+            return max(1, min(self.workers, len(self.cells()), max_local_workers()))
         in_pace = int(cores * PACE_BUDGET / 2 / self.speed / self.per_worker)
-        return max(1, min(self.workers_needed, max(cores, min(cores * WORKERS_PER_CORE, in_pace))))
-
-    @property
-    def workers_needed(self) -> int:
-        """Workers that hold every cell at once (`per_worker` sessions each): any more would idle."""
-        return -(-len(self.cells()) // self.per_worker)
+        needed = -(-len(self.cells()) // self.per_worker)
+        return max(1, min(needed, max(cores, min(cores * WORKERS_PER_CORE, in_pace))))
 
     @property
     def workers_note(self) -> str | None:
@@ -133,8 +129,9 @@ class CampaignSpec:
         if self.executor != "local" or self.workers is None or self.local_workers >= self.workers:
             return None
         cells = len(self.cells())
-        return (f"{self.local_workers} worker process(es), not the {self.workers} asked: "
-                f"{cells} cell(s) at {self.per_worker} session(s) per worker need no more")
+        why = f"{cells} cell(s) need no more" if self.local_workers == cells else \
+            f"this machine runs at most {max_local_workers()}"
+        return f"{self.local_workers} worker process(es), not the {self.workers} asked: {why}"
 
     @property
     def _in_pace(self) -> int:

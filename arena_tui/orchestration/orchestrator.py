@@ -129,7 +129,7 @@ def make_executor(spec: CampaignSpec, bus: EventBus, on_lost: Any, on_done: Any)
         from .ray_executor import RayExecutor  # deferred: ray is the optional `ray` extra; imported only for --executor ray
 
         return RayExecutor(bus, on_lost=on_lost, on_done=on_done, address=spec.ray_address, workers=spec.workers,
-                           run_cpus=1.0 / spec.per_worker, speed=spec.speed, most=spec.workers_needed,
+                           run_cpus=1.0 / spec.per_worker, speed=spec.speed, most=len(spec.cells()),
                            warm=tuple(spec.models))
     from .local import LocalExecutor  # deferred: the process pool loads only when a campaign runs
 

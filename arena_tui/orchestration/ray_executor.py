@@ -252,7 +252,7 @@ class RayExecutor(Executor):
                  address: str | None = None, run_cpus: float = RUN_CPUS, runner: str = DEFAULT_RUNNER,
                  workers: int | None = None, speed: float = 1.0, most: int | None = None,
                  warm: tuple[str, ...] = ()) -> None:
-        """`most`: workers the jobs can use at most (a campaign's cells over sessions per worker);
+        """`most`: workers the jobs can use at most (a campaign's cells: one each at most);
         `warm`: the model aliases the jobs will run (loaded before a worker says it is ready)."""
         super().__init__(bus, on_lost=on_lost, on_done=on_done, runner=runner)
         self.most = most
