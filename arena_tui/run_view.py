@@ -28,6 +28,7 @@ from arena_tui.spine.events import (
     Reconnected,
     Retry,
     RunEnded,
+    RunSuperseded,
     RunEvent,
     RunResumed,
     RunStarted,
@@ -586,6 +587,10 @@ class RunState:
         for ln in self.transcript:
             ln.final = True
         self._log(ev, f"run {ev.status}" + (f": {ev.reason}" if ev.reason else ""))
+
+    def _on_run_superseded(self, ev: RunSuperseded) -> None:
+        self._log(ev, f"superseded by run {ev.by}, which re-ran it from scratch: this run counts nowhere"
+                  + (f" ({ev.reason})" if ev.reason else ""))
 
 
 # what ends a wait in the state's eyes: the reply (its text, a call), or the turn's course moving on

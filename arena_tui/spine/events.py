@@ -415,6 +415,16 @@ class RunEnded(Event):
     wall_time: datetime | None = None  # wall clock of the end (None: recorded before the field)
 
 
+class RunSuperseded(Event):
+    """This run no longer counts: `by` replaced it (a campaign re-ran its cell from scratch, e.g.
+    slower after our machine lost pace). Its record stays; comparisons leave it out
+    (`runs.superseded_by`, `compare.selection`), so one cell is never counted twice."""
+
+    kind: Literal["run_superseded"] = "run_superseded"
+    by: str
+    reason: str = ""
+
+
 RunEvent = Annotated[
     Union[
         RunStarted,
@@ -437,6 +447,7 @@ RunEvent = Annotated[
         Judgement,
         RunResumed,
         RunEnded,
+        RunSuperseded,
     ],
     Field(discriminator="kind"),
 ]

@@ -21,7 +21,9 @@ from typing import Any
 
 import aiosqlite
 
-from arena_tui.spine.events import AudioChunk, Event, Judgement, RunEnded, RunResumed, RunStarted, TurnEnded, TurnStarted
+from arena_tui.spine.events import (
+    AudioChunk, Event, Judgement, RunEnded, RunResumed, RunStarted, RunSuperseded, TurnEnded, TurnStarted,
+)
 from . import codec
 from .connection import fetchall
 from .snapshots import SQL_SNAPSHOT, snapshot_row
@@ -48,6 +50,7 @@ SQL_RUN_ENDED = """UPDATE runs SET status=?, reason=?, ended_at=COALESCE(?,
 # a resumed run is running again, recorded by this process (started_at stays: its timeline's origin)
 SQL_RUN_RESUMED = """UPDATE runs SET status='running', reason='', ended_at=NULL, pid=?, host=?,
     heartbeat_at=? WHERE run_id=?"""
+SQL_RUN_SUPERSEDED = "UPDATE runs SET superseded_by=? WHERE run_id=?"
 SQL_HEARTBEAT = "UPDATE runs SET heartbeat_at=? WHERE run_id=? AND status='running'"
 SQL_EVENT = "INSERT INTO events(run_id, seq, kind, t_ms, turn_index, payload) VALUES (?,?,?,?,?,?)"
 SQL_TURN = """INSERT INTO turns(run_id, turn_index, attempt, seq, status, session, user_text,
@@ -205,6 +208,8 @@ class Projector:
             batch.add(SQL_RUN_ENDED, (ev.status, ev.reason, wall_iso(ev.wall_time), max(ev.t_ms, 0.0), ev.run_id))
             ended.add(ev.run_id)
             started.discard(ev.run_id)
+        elif isinstance(ev, RunSuperseded):
+            batch.add(SQL_RUN_SUPERSEDED, (ev.by, ev.run_id))
         elif isinstance(ev, TurnStarted):
             self.takes[(ev.run_id, ev.turn_index)] += 1
         elif isinstance(ev, TurnEnded):

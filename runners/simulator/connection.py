@@ -187,8 +187,12 @@ class Connection:
             return
         if etype == "input_audio_buffer.append":
             audio = base64.b64decode(evt.get("audio") or "", validate=False)
-            self.log.append(ClientEventRecord(session=self.n, audio_ms=self.clock.ms, type=etype,
-                                          payload={"bytes": len(audio)}))
+            last = self.log[-1] if self.log else None
+            if last is not None and last.type == etype and last.session == self.n:  # one record per stretch of
+                last.payload["bytes"] += len(audio)  # appends: one each (50 a second) grew a 75-turn run ~1.5 MB a turn
+            else:
+                self.log.append(ClientEventRecord(session=self.n, audio_ms=self.clock.ms, type=etype,
+                                                  payload={"bytes": len(audio)}))
             await self.on_audio(audio)
             return
         self.log.append(ClientEventRecord(session=self.n, audio_ms=self.clock.ms, type=etype, payload=evt))

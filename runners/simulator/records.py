@@ -12,7 +12,8 @@ from pydantic import BaseModel, Field
 
 
 class ClientEventRecord(BaseModel):
-    """One client event as received (audio appends keep only their byte count)."""
+    """One client event as received. Audio appends keep only their byte count, and consecutive
+    appends of a session are one record (their bytes summed, at the first one's audio time)."""
 
     session: int
     audio_ms: float
