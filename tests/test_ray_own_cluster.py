@@ -47,7 +47,12 @@ def test_a_cluster_the_campaign_started_dies_with_its_coordinator_and_leaves_no_
         # the raylet starts its agents on its own time: wait for them (a bound, not a timing check), so
         # the kill below is shown to take them too
         while True:
-            cluster = [p for p in marked_alive(token) if p.pid != coordinator.pid]
+            # setproctitle may write over a process's environment (the agents' `ray::…` titles), so the
+            # cluster is what carries our mark and everything those processes started
+            marked = marked_alive(token)
+            every = processes.all_procs()
+            cluster = list({q.pid: q for p in marked for q in [p, *processes.descendants(p.pid, every)]
+                            if q.pid != coordinator.pid}.values())
             names = [p.cmd for p in cluster]
             if any("raylet" in n for n in names) and any(n.startswith("ray::DashboardAgent") for n in names):
                 break
@@ -59,7 +64,7 @@ def test_a_cluster_the_campaign_started_dies_with_its_coordinator_and_leaves_no_
         assert not extras, extras  # the docs say a cluster we start runs without a dashboard (nor a monitor)
         os.kill(coordinator.pid, signal.SIGKILL)
         coordinator.wait(10)
-        waited, left = processes.wait_gone([p.pid for p in marked_alive(token)], GONE_BOUND_S)
+        waited, left = processes.wait_gone([p.pid for p in cluster], GONE_BOUND_S)
         print(f"\nRay cluster ({len(cluster)} processes) gone {waited:.2f} s after kill -9 of its coordinator")
         assert not left, [str(processes.read(pid)) for pid in left]
         assert not sessions[0].exists() and not (tmp / "ray" / "session_latest").exists(), list((tmp / "ray").iterdir())
