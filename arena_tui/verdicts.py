@@ -337,6 +337,15 @@ class Tally:
         return apart_text({k: v for k, v in self.apart.items() if k in set(reasons) - left_out})
 
 
+def human_text(verdicts: int, turns: int) -> str:
+    """`3 verdicts on 2 turns are a person's, not the judge's` ('' for none): how every surface
+    says how many of its figures rest on a person's verdict (`Tally.human`)."""
+    if not verdicts:
+        return ""
+    are = "are" if verdicts != 1 else "is"
+    return f"{verdicts} verdict{'s' * (verdicts != 1)} on {turns} turn{'s' * (turns != 1)} {are} a person's, not the judge's"
+
+
 def apart_text(apart: Mapping[str, Sequence[int] | int]) -> str:
     """`3 not played · 1 stopped` from reason -> turns (or a count), in `APART` order."""
     parts = []

@@ -16,7 +16,7 @@ from arena_tui.spine.benchmark import Benchmark
 
 from ..stats import wilson
 from arena_tui.spine.events import Judgement, TurnResult
-from ..verdicts import APART, STRICT, apart_text, ordered, standing, tally
+from ..verdicts import APART, STRICT, apart_text, human_text, ordered, standing, tally
 from .label import judge_label
 from .phase2 import alignment_of
 
@@ -96,14 +96,6 @@ def summarize(benchmark: Benchmark, results: Iterable[TurnResult], judgements: I
     return summary
 
 
-def human_text(human: dict[int, list[str]]) -> str:
-    """`2 verdicts on 1 turn are a person's, not the judge's (turn 3: kb_grounding, instruction_following)`."""
-    n, turns = sum(map(len, human.values())), len(human)
-    which = "; ".join(f"turn {t}: {', '.join(dims)}" for t, dims in sorted(human.items()))
-    return (f"{n} verdict{'s' * (n != 1)} on {turns} turn{'s' * (turns != 1)} {'are' if n != 1 else 'is'} a person's, "
-            f"not the judge's ({which})")
-
-
 def render_text(s: RunSummary) -> str:
     """Plain-text table for the CLI and the analysis file."""
     label = " [HEURISTIC - offline word-overlap scores, not an LLM judge]" if s.heuristic else ""
@@ -123,7 +115,8 @@ def render_text(s: RunSummary) -> str:
     if not s.scored:
         lines.append("no turn got the model's answer: the run has no scored row (leaderboard, report)")
     if s.human:
-        lines.append(human_text(s.human))
+        which = "; ".join(f"turn {t}: {', '.join(dims)}" for t, dims in sorted(s.human.items()))
+        lines.append(f"{human_text(sum(map(len, s.human.values())), len(s.human))} ({which})")
     if s.rejudge_errors:
         lines.append(f"re-judge failed on turns {s.rejudge_errors} (the verdict before it stands)")
     if s.provisional:
