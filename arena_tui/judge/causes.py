@@ -29,7 +29,7 @@ from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.causes import APART_CAUSES, NO_CAUSE_GIVEN, label, ordered
 from arena_tui.spine.events import LOST_PACE, Judgement, SessionRotated, TurnResult
 from ..verdicts import LLM_DIMENSIONS, TOOL, TURN_TAKING, Standing, standing, tally
-from .phase2 import AH, IF, ST, Alignment, alignment_of
+from .phase2 import AH, ST, Alignment, alignment_of
 from .rubric import answered, turn_taking_issues
 
 _ABSORBING = {TOOL, ST, AH}  # where a missed call's failure lands (`penalty_absorption`)
@@ -43,16 +43,19 @@ def lossy_sessions(rotations: Iterable[SessionRotated]) -> frozenset[int]:
                      if r.replayed.dropped_messages > 0 or r.replayed.strategy == "zero_context")
 
 
-def _call_causes(idx: int, al: Alignment, *, with_early: bool) -> list[str]:
+def _call_causes(result: TurnResult, al: Alignment) -> list[str]:
+    idx = result.turn_index
     out = [_CALL_LINKS[lk.status] for lk in al.expecting(idx) if lk.status in _CALL_LINKS]
-    if with_early and any(lk.status == "early" and lk.actual_turn == idx for lk in al.links):
+    if any(lk.status == "early" and lk.actual_turn == idx for lk in al.links):
         out.append("early_call")  # made here, for a later turn
-    if al.unsolicited.get(idx) or al.extra.get(idx):
+    wrong = {lk.name for lk in al.expecting(idx) if lk.status == "wrong"}  # such a call is that one, made wrong
+    names = {c.call_id: c.name for c in result.tool_calls}
+    if any(names.get(cid) not in wrong for cid in (*al.unsolicited.get(idx, ()), *al.extra.get(idx, ()))):
         out.append("unsolicited_call")
     return out
 
 
-def _judged_causes(st: Standing[Judgement], failed: set[str]) -> list[str]:
+def _judged_causes(st: Standing[Judgement], failed: set[str], *, spoke: bool) -> list[str]:
     """What the judge (or the person over it) said of a failure of the dimensions it scores."""
     j = st.judgement
     if j is None or not failed & set(LLM_DIMENSIONS):
@@ -65,8 +68,8 @@ def _judged_causes(st: Standing[Judgement], failed: set[str]) -> list[str]:
     if j.root_cause in _ROOT_CAUSES:
         out.append(j.root_cause)
     judges = {d for d in failed & set(LLM_DIMENSIONS) if d not in st.human}  # decided by the judge, not a person
-    if not out and judges and st.machine is not None and st.machine.heuristic and judges - {TOOL}:
-        out.append("golden_mismatch")  # word overlap is all the heuristic read
+    if not out and spoke and st.machine is not None and st.machine.heuristic and judges - {TOOL}:
+        out.append("golden_mismatch")  # word overlap is all the heuristic read (silence is no_answer's)
     return out
 
 
@@ -89,10 +92,10 @@ def turn_causes(result: TurnResult, st: Standing[Judgement] | None, al: Alignmen
     if result.interrupted and "barge_in" not in timing and "overlap" not in timing:
         out.append("truncated")
     if al is not None and failed & _ABSORBING:
-        out += _call_causes(result.turn_index, al, with_early=TOOL in failed or IF in failed)
+        out += _call_causes(result, al)
     if result.session in lossy and failed & (set(LLM_DIMENSIONS) - {TOOL}):
         out.append("rotation_lost_context")
-    out += _judged_causes(st, failed)
+    out += _judged_causes(st, failed, spoke=answered(result))
     return ordered(out) or (NO_CAUSE_GIVEN,)
 
 
