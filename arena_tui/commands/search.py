@@ -11,12 +11,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
 
-from arena_tui.spine.causes import CAUSES, label
+from arena_tui.spine.causes import CAUSES
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.ids import short_ids
 from arena_tui.spine.paths import db_path
+from ..judge.causes import causes_text
 from ..store import Store, StoreError
 from ..verdicts import DIMENSIONS
 from .ids import resolve_run_id
@@ -26,7 +28,10 @@ HELP = "find turns across runs by what was said, answered, reasoned or caused (-
 ORDER = 42
 
 
-def _choice(known: dict[str, str] | list[str], what: str):  # noqa: ANN202 - an argparse type
+def _choice(known: Iterable[str], what: str) -> Callable[[str], str]:
+    """An argparse type taking one of `known`, refusing anything else with the list."""
+    known = list(known)
+
     def parse(raw: str) -> str:
         if raw not in known:
             raise argparse.ArgumentTypeError(f"unknown {what} {raw!r} ({what}s: {', '.join(known)})")
@@ -64,7 +69,7 @@ async def _main(args: argparse.Namespace) -> int:
     short = short_ids(h.run_id for h in hits)
     for h in hits:
         where = ", ".join(h.where) or "-"
-        causes = ", ".join(label(c) for c in h.causes) or "-"
+        causes = causes_text(h.causes) or "-"
         human = f" (person: {', '.join(h.human)})" if h.human else ""
         print(f"{short[h.run_id]}  turn {h.turn_index:<3} {h.model} · {h.benchmark}  {h.verdict_text}{human}  "
               f"matched in: {where}  causes: {causes}")

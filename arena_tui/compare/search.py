@@ -21,7 +21,7 @@ from typing import Any
 from arena_tui.spine.causes import ordered as ordered_causes
 from arena_tui.spine.events import SessionRotated
 from ..store import RunRow, Store, StoreWriteError
-from ..verdicts import APART
+from ..verdicts import APART, JUDGE_ERROR
 from .leaderboard import StoredRun
 
 INDEX_VERSION = 1  # of what an index row holds and how it is read (causes, reasons): a change re-reads every run
@@ -67,7 +67,7 @@ def turn_rows(run: StoredRun) -> list[Row]:
         user = r.user_text + (f"\n{r.user_transcript}" if r.user_transcript and r.user_transcript != r.user_text else "")
         calls = [f"{c.name}({json.dumps(c.args, ensure_ascii=False, sort_keys=True)})" for c in r.tool_calls]
         answer = "\n".join([r.sentinel or r.assistant_text, *calls]).strip()
-        reasons = _reasons(run, t) if t in counted.rows or apart.get(t) in ("judge_error",) else ""
+        reasons = _reasons(run, t) if t in counted.rows or apart.get(t) == JUDGE_ERROR else ""
         causes = " ".join(run.causes.get(t, ()))
         verdict = st.verdict if st is not None else apart.get(t, "unjudged")
         human = " ".join(st.human if st is not None else ())
