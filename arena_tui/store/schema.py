@@ -210,7 +210,8 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE judgements ADD COLUMN judgings INTEGER",
         "ALTER TABLE judgement_scores ADD COLUMN agree INTEGER",
     ],
-    # 9: a person's verdicts and the causes of a failure: a revision by a person names them
+    # 10 (after main's 9, `runs.superseded_by`, which this branch was made before: merged, it follows
+    #    that one): a person's verdicts and the causes of a failure: a revision by a person names them
     #    (`reviewer`; NULL: a judge's), and a judgement the causes it (or the person) gave, as a JSON
     #    list (NULL: none). The search index of turns (`arena_tui.compare.search`): one row per turn
     #    of a run, what a search matches and filters on, rebuilt from the run's own records when
