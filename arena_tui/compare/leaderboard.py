@@ -37,8 +37,10 @@ from functools import cached_property
 
 from arena_tui.spine.benchmark import Benchmark, Turn
 
-from arena_tui.spine.events import EMPTY_RESPONSE, PACE_LOST, ErrorEvent, Judgement, TurnResult
+from arena_tui.spine.events import EMPTY_RESPONSE, PACE_LOST, ErrorEvent, Judgement, SessionRotated, TurnResult
 from arena_tui.spine.source import variant_labels
+from ..judge.causes import mix, run_causes
+from ..judge.worker import is_rehydrated
 from ..store import RunRow, Store
 from .selection import ALL
 from ..timing import UntrustedTurns, comparable, latency_counts, response_latency, speed_exclusion, turn_durations
@@ -68,6 +70,13 @@ class StoredRun:
     benchmark: Benchmark | None = None
     untrusted: frozenset[int] = frozenset()  # turns whose latencies are untrusted (`timing.UntrustedTurns`)
     durations: Mapping[int, int] = field(default_factory=dict)  # turn -> wall ms first start -> end (`timing`)
+    rotations: Sequence[SessionRotated] = ()  # its session rotations (what a new session was given)
+
+    @cached_property
+    def causes(self) -> dict[int, tuple[str, ...]]:
+        """turn -> why it failed (or why it counts apart), by the one rule (`judge.causes.run_causes`)."""
+        return run_causes(self.benchmark, self.results.values(), self.revisions, rotations=self.rotations,
+                          cross_turn=not is_rehydrated(self.row.config))
 
     @cached_property
     def standing(self) -> dict[int, Standing[Judgement]]:
@@ -200,7 +209,8 @@ async def load_runs(
         untrusted = await untrusted_turns(store, run_id)
         t_start, t_end = await store.turn_times(run_id)
         durations = turn_durations(row.config, t_start, t_end, row.speed)
-        out.append(StoredRun(row, results, revisions, cache[row.benchmark], frozenset(untrusted), durations))
+        rotations = [ev for _, ev in await store.events(run_id, kinds=["session_rotated"]) if isinstance(ev, SessionRotated)]
+        out.append(StoredRun(row, results, revisions, cache[row.benchmark], frozenset(untrusted), durations, rotations))
     return out
 
 
@@ -382,6 +392,11 @@ class BoardRow:
         """`3 not played · 1 stopped` over its runs ('' when every turn counts)."""
         return apart_text(self.apart_shown)
 
+    @property
+    def causes(self) -> dict[str, int]:
+        """Its failure mix: cause -> failed turns of its runs given it, most first (`judge.causes.mix`)."""
+        return mix(f.run.causes for f in self.runs)
+
     def stages_p50(self) -> str | None:
         """A cascade's stage p50s in ms, `stt/turn/llm/tts` (`STAGES`), or None for a row without
         stages: how the leaderboard screen and the report's tables say it."""
@@ -453,6 +468,12 @@ class Leaderboard:
     @cached_property
     def models(self) -> list[str]:
         return sorted({r.model for r in self.rows})
+
+    @cached_property
+    def human(self) -> tuple[int, int]:
+        """(verdicts, turns) of its runs' figures that are a person's, not the judge's (`verdicts.Tally.human`)."""
+        tallies = [f.run.tally for f in self.runs]
+        return sum(t.human_verdicts for t in tallies), sum(len(t.human) for t in tallies)
 
     def row(self, model: str, benchmark: str = POOLED) -> BoardRow | None:
         return next((r for r in self.rows if r.model == model and r.benchmark == benchmark), None)

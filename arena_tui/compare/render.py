@@ -16,7 +16,7 @@ from .leaderboard import NOT_JUDGED, POOLED, BoardRow, Leaderboard
 from .selection import Selection
 from ..stats import Rate
 from ..timing import UNTRUSTED
-from ..verdicts import ORIGINAL, STRICT
+from ..verdicts import ORIGINAL, STRICT, human_text
 from .svg import Bar, Strip, latency_strips, rate_bars
 
 TITLE = "Audio Arena model comparison"
@@ -185,9 +185,10 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
 
 def _header(board: Leaderboard, sel: Selection, generated_at: datetime) -> list[str]:
     unscored = f" ({len(board.unscored)} more not scored: no turn got an answer)" if board.unscored else ""
+    human = human_text(*board.human)  # a person's verdicts over the judge's (`arena-tui review`)
     return [f"generated {generated_at.isoformat(timespec='seconds')}", f"selection: {sel.description}",
             f"{len(board.runs)} runs{unscored}, models: {', '.join(board.models)}",
-            f"benchmarks: {', '.join(board.benchmarks)}"]  # fmt: skip
+            f"benchmarks: {', '.join(board.benchmarks)}", *([f"{human} (arena-tui review)"] if human else [])]  # fmt: skip
 
 
 def _md(text: str) -> str:

@@ -102,7 +102,7 @@ _LATENCY_OURS = [
 ]  # fmt: skip
 OURS_RUN_RESULTS = [
     "judge", "judge_agreement", "model_alias", "provider", "status", "started_at", "speed", "latency_note", "simulator", "fake",
-    "heuristic_judge", "imported", "labels", "latency_source", "turns_recorded", *APART_COLUMNS.values(),
+    "heuristic_judge", "imported", "labels", "latency_source", "turns_recorded", "human_verdicts", *APART_COLUMNS.values(),
     "latency_excluded", "latency_untrusted_turns", "latency_ms_meaning", *_rate_names(STRICT), *_rate_names(ORIGINAL),
     *_LATENCY_OURS,
 ]  # fmt: skip
@@ -278,6 +278,7 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
             "labels": ", ".join(run.source_labels),
             "latency_source": _latency_source(f),
             "turns_recorded": len(run.results),
+            "human_verdicts": run.tally.human_verdicts,
             **{col: f.count(why) for why, col in APART_COLUMNS.items()},
             "latency_excluded": run.latency_excluded,
             "latency_untrusted_turns": f.untrusted,

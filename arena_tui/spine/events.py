@@ -149,6 +149,7 @@ Verdict = Literal["pass", "fail", "na"]
 class DimensionScore(Model):
     verdict: Verdict
     reasoning: str = ""
+    by: str | None = None  # the person whose verdict this is (`Review`); None: the judge's or code's
 
 
 class CallVerdict(Model):
@@ -365,6 +366,17 @@ class Agreement(Model):
         return n / self.judgings if n is not None and self.judgings else None
 
 
+class Review(Model):
+    """A person's verdict on a turn (`arena-tui review`): who gave it and why. The revision that
+    carries it scores only the dimensions the person judged, and those verdicts win over the
+    judge's, also over any later judging, until a later review `withdraw`s them
+    (`arena_tui.verdicts.standing`; `arena_tui.judge.human` records both)."""
+
+    by: str
+    reason: str
+    withdraw: bool = False  # takes the person's verdicts on this turn back: the judge's count again
+
+
 class Judgement(Event):
     """One revision of one turn's scores. Newer revisions supersede; none is overwritten.
 
@@ -395,6 +407,10 @@ class Judgement(Event):
         """Scored live, turn by turn: the whole-run judgement that follows a completed run replaces it."""
         return self.scope == "live"
     agreement: Agreement | None = None  # a majority of repeated judgings (`rule="majority"`), how they agreed
+    # why the turn failed, as the judge (or the person) named it: `arena_tui.spine.causes` names; the
+    # causes code decides are read from the run (`arena_tui.judge.causes`), never stored here
+    causes: list[str] = Field(default_factory=list)
+    review: Review | None = None  # a person's verdict (`judge` is then "human:<by>"), not a judge's
 
 
 class RunResumed(Event):

@@ -59,7 +59,7 @@ SQL_TURN = """INSERT INTO turns(run_id, turn_index, attempt, seq, status, sessio
     VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"""
 SQL_JUDGEMENT = """INSERT INTO judgements(run_id, seq, turn_index, judge, revision, phase, rule,
     root_cause, fabricated_action, error, heuristic, input_tokens, cached_tokens, output_tokens,
-    judge_version, judgings) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"""
+    judge_version, judgings, reviewer, causes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"""
 SQL_SCORE = "INSERT INTO judgement_scores(run_id, seq, dimension, verdict, agree) VALUES (?,?,?,?,?)"
 SQL_AUDIO = """INSERT INTO audio(run_id, seq, turn_index, take, track, start_ms, sample_rate,
     channels, codec, data, pcm_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?)"""
@@ -241,6 +241,7 @@ class Projector:
                     ev.root_cause, fab, ev.error, int(ev.heuristic), u.input_tokens,
                     u.cached_input_tokens, u.output_tokens, ev.judge_version,
                     agreed.judgings if agreed is not None else None,
+                    ev.review.by if ev.review is not None else None, json.dumps(ev.causes) if ev.causes else None,
                 ),
             )  # fmt: skip
             for dim, score in ev.scores.items():

@@ -26,6 +26,8 @@ can query without parsing JSON):
                 is judged and exported without its data folder.
 - `campaigns`, `campaign_cells`  a campaign's spec and one row per cell naming its latest run;
                 `pid`/`host`/`heartbeat_at` name the coordinator running it now.
+- `search_turns`, `search_marks`  the search index (`arena_tui.compare.search`): a projection of a
+                run's turns and verdicts that search rebuilds itself when the run changed.
 
 Every migration runs in one transaction together with its `user_version` bump, so a failure
 leaves the database exactly at the previous version.
@@ -212,6 +214,32 @@ MIGRATIONS: list[list[str]] = [
     # 9: a run another run replaced (a campaign's re-run from scratch): kept, counted nowhere.
     [
         "ALTER TABLE runs ADD COLUMN superseded_by TEXT",  # NULL: the run counts; else the run that replaced it
+    ],
+    # 10: a person's verdicts and the causes of a failure: a revision by a person names them
+    #    (`reviewer`; NULL: a judge's), and a judgement the causes it (or the person) gave, as a JSON
+    #    list (NULL: none). The search index of turns (`arena_tui.compare.search`): one row per turn
+    #    of a run, what a search matches and filters on, rebuilt from the run's own records when
+    #    its mark (what it was built from) no longer matches them; a projection nothing else reads.
+    [
+        "ALTER TABLE judgements ADD COLUMN reviewer TEXT",
+        "ALTER TABLE judgements ADD COLUMN causes TEXT",
+        """CREATE TABLE search_turns (
+            run_id      TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+            turn_index  INTEGER NOT NULL,
+            verdict     TEXT NOT NULL,                 -- pass|fail|na, or why the turn counts apart
+            failed      TEXT NOT NULL,                 -- the dimensions that fail, space-separated
+            causes      TEXT NOT NULL,                 -- its causes, space-separated
+            human       TEXT NOT NULL,                 -- the dimensions a person's verdict decides
+            user_text   TEXT NOT NULL,
+            answer_text TEXT NOT NULL,
+            reasons     TEXT NOT NULL,                 -- "dimension: reasoning" lines of the verdict that counts
+            folded      TEXT NOT NULL,                 -- all of the above, casefolded: what a search scans
+            PRIMARY KEY (run_id, turn_index)
+        )""",
+        """CREATE TABLE search_marks (
+            run_id TEXT PRIMARY KEY REFERENCES runs(run_id) ON DELETE CASCADE,
+            mark   TEXT NOT NULL                       -- what the run's rows were built from
+        )""",
     ],
 ]
 
