@@ -358,10 +358,13 @@ class PacedOutput(BaseOutputTransport):
     ends (`lookahead`), so the next frame is already queued and playback stays gapless
     despite the pipeline's per-frame overhead.
 
-    Audio that finds the speaker idle plays from when it ARRIVED here (the service pushing it),
-    not from when the base transport's audio task got round to writing it: that hop is a step
-    of the event loop, and on a loop shared by many sessions it would add our own queueing to
-    the model's latency.
+    Audio plays from when it ARRIVED here (the service pushing it), or right after the audio
+    before it when that was still playing, not from when the base transport's audio task got
+    round to writing it: that hop is a step of the event loop, and on a loop shared by many
+    sessions it would add our own queueing to the model's latency, and a late write would put a
+    gap into a reply that had none (at speed 10, 30 ms of wall time is a 300 ms pause: the bot
+    would seem to stop and start again). An interruption stops the speaker at once: audio
+    written ahead of its play time is not heard (`on_interruption` says from when).
     """
 
     LOOKAHEAD_AUDIO_MS = 40.0
@@ -400,7 +403,9 @@ class PacedOutput(BaseOutputTransport):
         self._on_bot_audio = on_bot_audio
         self._on_interruption = on_interruption
         self._catch_up = CatchUp()
-        self._arrived_ms: float | None = None  # when audio reached an idle speaker: where it starts
+        # (audio ms received up to and including a frame, when that frame arrived): a written frame
+        # plays no earlier than the audio in it arrived
+        self._arrivals: deque[tuple[float, float]] = deque()
 
     def busy(self) -> bool:
         """Bot audio received but not yet played."""
@@ -415,15 +420,14 @@ class PacedOutput(BaseOutputTransport):
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         if direction == FrameDirection.DOWNSTREAM:
             if isinstance(frame, OutputAudioRawFrame):
-                if self._arrived_ms is None and not self.busy():
-                    self._arrived_ms = self.clock.t_ms()
                 self._ms_in += _duration_ms(frame)
+                self._arrivals.append((self._ms_in, self.clock.t_ms()))
             elif isinstance(frame, InterruptionFrame):
                 now = self.clock.t_ms()
                 pending_ms = max(0.0, self._ms_in - self._ms_out)
                 playing = self.play_end_ms > now
                 self._ms_in = self._ms_out = 0.0
-                self._arrived_ms = None
+                self._arrivals.clear()
                 # the speaker stops here: what was written ahead of its play time (the lookahead)
                 # is never heard, and the listener (`on_interruption`) drops it
                 self.play_end_ms = min(self.play_end_ms, now)
@@ -444,8 +448,10 @@ class PacedOutput(BaseOutputTransport):
 
     async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
         now = self.clock.t_ms()
-        start = max(now if self._arrived_ms is None else min(now, self._arrived_ms), self.play_end_ms)
-        self._arrived_ms = None
+        while self._arrivals and self._arrivals[0][0] <= self._ms_out + 1e-6:
+            self._arrivals.popleft()  # audio played before this frame
+        arrived = min(now, self._arrivals[0][1]) if self._arrivals else now
+        start = max(arrived, self.play_end_ms)
         dur = _duration_ms(frame)
         end = start + dur
         self.play_end_ms = end

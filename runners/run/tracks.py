@@ -151,7 +151,7 @@ class Tracks:
         """The speaker stopped at `t_ms` (an interruption): bot audio handed to it for later was
         never heard, so it leaves the bot's track, its speech and the recording here."""
         self.emit(Interruption, t_ms=t_ms, cause="bot_truncated", detail=f"{pending_ms:.0f} ms of bot audio not played")
-        for kind, t in self.bot_detector.flush(t_ms):
+        for kind, t in self.bot_detector.cut(t_ms):
             self._bot_boundary(h, kind, t)
         self.recorder.silence("bot", t_ms)
         if h is not None:

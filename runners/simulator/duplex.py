@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 import numpy as np
+
+from arena_tui.spine.events import TurnResult
 
 from .clock import AudioClock
 from .conversation import Conversation
@@ -144,3 +147,25 @@ class CueHearing:
     def stop(self) -> None:
         for t in list(self._tasks):
             t.cancel()
+
+
+def yield_errors(results: Iterable[TurnResult], origins: dict[int, float], truth: Iterable[DuplexTruth],
+                 t0_mono: float, speed: float) -> list[tuple[DuplexTruth, float, float]]:
+    """(truth, measured, what the simulator did) yield latency in ms for each cue the simulator
+    stopped a reply for and the run measured a yield on. `origins`: each session's audio time 0 on
+    the run timeline (its `session_opened`). The cue's onset is where its WAV began in the
+    simulator's input (fingerprint) placed on the timeline, plus the same clip's speech onset the
+    run measured; the stop is `DuplexTruth.stop_on`."""
+    by_turn = {r.turn_index: r for r in results}
+    out = []
+    for t in truth:
+        r = by_turn.get(t.turn_index)
+        stop = t.stop_on(t0_mono, speed)
+        if r is None or stop is None or not r.duplex or t.cue >= len(r.duplex) or t.session not in origins:
+            continue
+        o = r.duplex[t.cue]
+        if o.yield_ms is None or o.played is None or o.speech is None:
+            continue
+        onset = origins[t.session] + t.clip_start_ms + (o.speech.start_ms - o.played.start_ms)
+        out.append((t, o.yield_ms, stop - onset))
+    return out

@@ -150,3 +150,11 @@ class DuplexTruth(BaseModel):
     # the stop is then heard where the last word ended), by the client's own bot speech rule
     quiet_before_yield_ms: float = 0.0
     answered: bool = False  # a reply to it went out
+
+    def stop_on(self, t0_mono: float, speed: float) -> float | None:
+        """Where the reply's speech stopped, on a run timeline that began at `t0_mono` (the
+        client's `RunClock.t0`, this machine's monotonic clock) and runs at `speed`: when the
+        simulator stopped it, less the pause it was already in. None: it never stopped one."""
+        if self.yield_mono is None:
+            return None
+        return (self.yield_mono - t0_mono) * 1000.0 * speed - self.quiet_before_yield_ms
