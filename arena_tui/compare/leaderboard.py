@@ -27,6 +27,8 @@ with every revision of a run's judgements. What this module adds (each rule stat
   overlapped (>= 100 ms, the turn's `overlap_ms`), and for how long.
 - A run imported from the reference harness (its config's `imported`, set by
   `arena_tui.interop`) is labelled `imported`: another harness produced its numbers.
+- Duplex figures (user speech during the bot's replies, and the bot starting over the user) are
+  `duplex.duplex_figures`' per run, summed over a row's runs.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from ..timing import comparable, response_latency, speed_exclusion, turn_duratio
 from ..verdicts import (Standing, Tally, TurnConsistency, counts, due_turns, ordered, standing, tally, turn_consistency,
                         turn_due)
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe
+from .duplex import DuplexFigures, duplex_figures
 
 POOLED = ALL  # the benchmark column of a model's pooled row: all benchmarks
 STAGES = ("stt", "turn", "llm", "tts")  # a cascade's stages, in order (`Latencies.stages`)
@@ -223,6 +226,7 @@ class RunFigures:
     provider_ttfb: list[float] = field(default_factory=list)
     overlap: list[float] = field(default_factory=list)  # overlap_ms of each turn measured (counted for latency)
     turn_durations: list[float] = field(default_factory=list)  # the reference's latency_ms, runs at speed 1
+    duplex: DuplexFigures = field(default_factory=DuplexFigures)  # what the bot did while the user spoke (`duplex.py`)
 
     @property
     def run_index(self) -> int:
@@ -261,6 +265,8 @@ def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
             cats[c] = cats.get(c, Rate(0, 0)) + Rate(int(ok), 1)
     f.categories = dict(sorted(cats.items()))
     with_latency = run.latency_excluded is None
+    due = set(run.expected_turns)
+    f.duplex = duplex_figures((r for t, r in run.results.items() if t in due), with_latency)
     for t in run.expected_turns:
         result = run.results.get(t)
         if result is not None and not counts(result.status):  # no measurement of the model: no verdict, no count
@@ -323,6 +329,7 @@ class BoardRow:
     unjudged_turns: int
     latency_excluded: dict[str, str]  # run id -> why its latencies are not counted
     consistency: list[TurnConsistency]  # per benchmark rows only (turn indices differ across benchmarks)
+    duplex: DuplexFigures = field(default_factory=DuplexFigures)  # over the row's runs
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -385,6 +392,7 @@ def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:
         unjudged_turns=sum(f.unjudged_turns for f in figs),
         latency_excluded={f.run.run_id: why for f in figs if (why := f.run.latency_excluded)},
         consistency=consistency,
+        duplex=sum((f.duplex for f in figs), DuplexFigures()),
     )
 
 

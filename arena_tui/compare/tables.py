@@ -27,6 +27,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .duplex import DUPLEX_COLUMNS, duplex_columns
 from .leaderboard import STAGES, BoardRow, Leaderboard, RunFigures
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe, mean_std, wilson
 from ..timing import speed_note
@@ -92,7 +93,7 @@ _LATENCY_OURS = [
 OURS_RUN_RESULTS = [
     "judge", "model_alias", "provider", "status", "started_at", "speed", "latency_note", "simulator", "fake",
     "heuristic_judge", "imported", "labels", "latency_source", "turns_recorded", "missing_turns",
-    "latency_excluded", *_rate_names(STRICT), *_rate_names(ORIGINAL), *_LATENCY_OURS,
+    "latency_excluded", *_rate_names(STRICT), *_rate_names(ORIGINAL), *_LATENCY_OURS, *DUPLEX_COLUMNS,
 ]  # fmt: skip
 RUN_RESULTS = [*REFERENCE_RUN_RESULTS, *OURS_RUN_RESULTS]
 # run_results columns that are not figures to average over runs
@@ -106,7 +107,7 @@ OURS_AVERAGED = [c for c in RUN_RESULTS if c not in _NOT_AVERAGED and c not in R
 OURS_MODEL_SUMMARY = [
     "benchmark_name", "runs", "labels", "turns", "latency_runs", "latency_excluded",
     *_rate_names(STRICT), *_rate_names(ORIGINAL), *(n for m in METRICS for n in _rate_names(f"{m}_pooled")),
-    *_LATENCY_OURS,
+    *_LATENCY_OURS, *DUPLEX_COLUMNS,
     "empty_response_total", "model_ended_session_total", "missing_turns_total", "unjudged_turns_total",
     "unstable_turns", "always_failing_turns",
     *(f"{c}_{s}" for c in OURS_AVERAGED for s in ("mean", "std")),
@@ -267,6 +268,7 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
             **_rate_cols(STRICT, f.strict),
             **_rate_cols(ORIGINAL, f.original),
             **_run_latency(f),
+            **duplex_columns(f.duplex),
         })  # fmt: skip
         rows.append(row)
     return rows
@@ -287,6 +289,7 @@ def _row_figures(row: BoardRow) -> dict[str, Any]:
         **_latency_ours(row.v2v, (row.v2v_p50_ci, row.v2v_p95_ci), row.v2v_tool, row.v2v_non_tool,
                         row.leading_silence, row.pipeline_ttfb, row.provider_ttfb, row.overlap, row.overlap_ms,
                         row.stages),
+        **duplex_columns(row.duplex),
         "empty_response_total": row.empty_responses,
         "model_ended_session_total": row.ended_session,
         "missing_turns_total": row.missing_turns,
