@@ -21,6 +21,7 @@ from arena_tui.spine.events import (
     GREETING_TURN,
     DimensionScore,
     ErrorEvent,
+    DuplexPlayed,
     Interruption,
     Judgement,
     Level,
@@ -493,6 +494,9 @@ class RunState:
         # so after it began: flag it from when it arrives, for a second of run time
         self.overlap_until_ms = max(self.overlap_until_ms, ev.end_ms, self.last_ms) + 1000
         self._log(ev, f"overlap {ev.duration_ms:.0f} ms ({ev.start_ms / 1000:.2f}s–{ev.end_ms / 1000:.2f}s)")
+
+    def _on_duplex(self, ev: DuplexPlayed) -> None:
+        self._log(ev, f"user speaks during the reply ({ev.cue.replace('_', ' ')}, {ev.at_ms:,.0f} ms in): “{ev.text}”")
 
     def _on_interruption(self, ev: Interruption) -> None:
         if ev.cause == "bot_truncated":  # the reply ended incomplete; its text still streams with its audio

@@ -21,9 +21,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from arena_tui.spine.events import FINISHED, TurnResult
+from arena_tui.spine.events import FINISHED, DuplexOutcome, TurnResult
 
 from ..stats import Distribution, Rate, describe
+from ..timing import latency_caveat, latency_text
 from ..verdicts import counts
 
 
@@ -122,3 +123,35 @@ def duplex_columns(f: DuplexFigures) -> dict[str, Any]:
               f.interruptions.passes, f.interruptions.n, f.backchannels.passes, f.backchannels.n,
               f.side_speech.passes, f.side_speech.n, f.agent_interrupted.passes, f.agent_interrupted.n]
     return dict(zip(DUPLEX_COLUMNS, values))
+
+
+def outcome_text(o: DuplexOutcome, speed: float | None = 1.0) -> str:
+    """One cue as a turn's line says it: `interruption: stopped after 310 ms, answered`."""
+    kind = o.kind.replace("_", " ")
+    if o.played is None:
+        return f"{kind}: not played (the reply never became audible)"
+    if o.yielded is None:
+        what = "bot not speaking"
+    elif o.yielded:
+        what = f"stopped after {latency_text(o.yield_ms, speed)}"
+    else:
+        what = "talked on"
+    return f"{kind}: {what}" + (", answered" if o.answered else "")
+
+
+def duplex_line(results: Iterable[TurnResult], speed: float | None) -> str | None:
+    """A run's duplex figures in one line (the headless summary), its latency labelled when the
+    run is sped up; None for a run with nothing to show."""
+    f = duplex_figures(results, with_latency=True)
+    if not f.any:
+        return None
+    parts = [f"agent interrupted the user in {rate_text(f.agent_interrupted)} turns"]
+    if f.cues:
+        caveat = latency_caveat(speed)
+        d = f.yield_latency
+        parts = [f"{f.cues} cue(s)",
+                 f"yield latency {yield_text(d)}" + (f" ({caveat})" if caveat and d else ""),
+                 f"interruptions yielded {rate_text(f.interruptions)}",
+                 f"backchannels talked through {rate_text(f.backchannels)}",
+                 f"side speech answered {rate_text(f.side_speech)}", *parts]
+    return "duplex (our timeline): " + "; ".join(parts)

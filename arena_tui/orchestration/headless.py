@@ -19,6 +19,7 @@ from arena_tui.spine.errors import CliError
 from arena_tui.spine.times import wall_ms
 from arena_tui.stop_signals import StopSignals
 
+from ..compare.duplex import duplex_line, outcome_text
 from ..judge import JudgeWorker, render_text
 from ..run_view import wait_text
 from ..stats import median
@@ -247,6 +248,7 @@ class Progress:
             flags = [barge_in_text(overlap)] if overlap is not None else []
             if r.overlap_ms:
                 flags.append(f"overlap {r.overlap_ms:.0f}ms")
+            flags += [outcome_text(o) for o in r.duplex or []]  # (the header says when latency is sped up)
             if r.interrupted:
                 flags.append("interrupted")
             if r.retries:
@@ -271,9 +273,9 @@ class Progress:
             + f"; tool calls {calls}; median v2v {latency_text(med, self.speed)}",
             file=out,
         )
-        stages = stage_line(self.results, self.speed)
-        if stages:
-            print(stages, file=out)
+        for line in (stage_line(self.results, self.speed), duplex_line(self.results, self.speed)):
+            if line:
+                print(line, file=out)
         self._ending(out)
 
     def _ending(self, out: TextIO) -> None:
