@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from arena_tui.spine.benchmark import DuplexCue
 from arena_tui.spine.events import (
     EMPTY_RESPONSE,
     MODEL_ENDED_SESSION,
@@ -67,6 +68,7 @@ class TurnSpec(BaseModel):
     golden_text: str = ""
     input: str = ""
     expected_calls: list[dict[str, Any]] = Field(default_factory=list)
+    duplex: list[DuplexCue] = Field(default_factory=list)  # user speech scripted into the reply
 
 
 def specs_from_benchmark(benchmark: Any) -> dict[int, TurnSpec]:
@@ -80,6 +82,7 @@ def specs_from_benchmark(benchmark: Any) -> dict[int, TurnSpec]:
             golden_text=t.golden_text,
             input=t.input,
             expected_calls=[c.model_dump() for c in t.expected_calls],
+            duplex=list(t.duplex),
         )
     return out
 
