@@ -21,8 +21,12 @@ As simulator faults (`runners/simulator/faults.py`): `yield=MS|never`, `backchan
 
 from __future__ import annotations
 
+import asyncio
+import math
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 BACKCHANNELS = ("yield", "ignore")
 SIDE_SPEECH = ("answer", "ignore")
@@ -69,3 +73,85 @@ PLAIN_VAD = DuplexBehaviour()
 
 def _fmt(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else str(v)
+
+
+@dataclass
+class CueHeard:
+    """One stretch of user speech a fake heard over its own reply, and what it did (its audio time)."""
+
+    kind: str  # the reply's next cue kind (interruption | backchannel | side_speech)
+    start_ms: float  # its endpointer heard the speech begin
+    reacted: bool  # taken as a turn (stopped for, then answered), per the behaviour; else not heard at all
+    yield_ms: float | None = None  # the reply was stopped (the provider's barge-in signal sent)
+    yield_mono: float | None = None  # ... on this machine's monotonic clock
+    answered: bool = False
+
+
+class Floor:
+    """A fake session's own reply as its client hears it, and the user speaking over it.
+
+    The fake tells it when a reply with duplex cues starts (`replying`, the cue kinds in order:
+    `ScriptedReply.duplex`) and each audio part it sends (`sent`: the client plays each part
+    from when it was sent, after the audio before it); its endpointer's edges go to `speech`
+    first, which says whether an edge belongs to a cue (then it is no user turn for the fake).
+    A cue the behaviour reacts to stops the reply `yield_after_ms` after its onset (`stop`: the
+    provider's barge-in signal, the reply's task cancelled) and is answered once it ends
+    (`answer`: the same reply again); one it ignores is not heard at all. What was done goes to
+    `heard` (the connection's `ConnectionRecord.duplex`).
+    """
+
+    def __init__(self, behaviour: DuplexBehaviour, clock: Any, heard: list[Any], *,
+                 stop: Callable[[], Awaitable[None]], answer: Callable[[], Awaitable[None]]) -> None:
+        """`heard`: where each cue's `CueHeard` goes (the connection's record)."""
+        self.behaviour, self.clock, self.heard, self._stop, self._answer = behaviour, clock, heard, stop, answer
+        self.kinds: list[str] = []
+        self.until_ms = -math.inf  # the client plays the reply until then (audio time)
+        self.cue: CueHeard | None = None  # the cue being heard
+        self._yielded = asyncio.Event()
+        self._tasks: set[asyncio.Future[Any]] = set()
+
+    def replying(self, kinds: list[str]) -> None:
+        """A new reply (not an answer to a cue) begins: these cues may come during it."""
+        self.kinds = list(kinds)
+
+    def sent(self, dur_ms: float) -> None:
+        self.until_ms = max(self.until_ms, self.clock.ms) + dur_ms
+
+    def speech(self, edge: str | None) -> bool:
+        """An endpointer edge ("started" / "stopped" / None); True when it is a cue's (not a turn's)."""
+        if edge == "started" and self.kinds and self.clock.ms < self.until_ms:
+            kind = self.kinds.pop(0)
+            self.cue = CueHeard(kind=kind, start_ms=self.clock.ms, reacted=self.behaviour.reacts(kind))
+            self.heard.append(self.cue)
+            if self.cue.reacted:
+                self._yielded.clear()
+                self._spawn(self._yield_to(self.cue))
+            return True
+        if edge == "stopped" and self.cue is not None:
+            cue, self.cue = self.cue, None
+            if cue.reacted:
+                self._spawn(self._answer_after_yield(cue))
+            return True
+        return edge is not None and self.cue is not None
+
+    async def _yield_to(self, cue: CueHeard) -> None:
+        await self.clock.until(cue.start_ms + (self.behaviour.yield_after_ms or 0.0))
+        if self.clock.ms < self.until_ms:  # still playing: this is where it stops
+            cue.yield_ms, cue.yield_mono = self.clock.ms, time.monotonic()
+        self.until_ms = self.clock.ms
+        await self._stop()
+        self._yielded.set()
+
+    async def _answer_after_yield(self, cue: CueHeard) -> None:
+        await self._yielded.wait()
+        cue.answered = True
+        await self._answer()
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def close(self) -> None:
+        for t in list(self._tasks):
+            t.cancel()
