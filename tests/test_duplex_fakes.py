@@ -21,7 +21,7 @@ from .provider_runs import quiet_loguru
 
 SPEED = 2.0  # the fakes' clocks are the wall clock × speed: a modest speed keeps transit small in audio ms
 TOLERANCE_MS = 60.0  # the fakes hear speech by 20 ms chunks of wall-clock arrival, and their stop takes transit
-ALIASES = ["grok", "ultravox", "gemini-3.1-flash"]
+ALIASES = ["grok", "ultravox", "gemini-3.1-flash", "nova-sonic"]
 
 
 @pytest.fixture(autouse=True, scope="module")
