@@ -101,9 +101,12 @@ class Floor:
     """
 
     def __init__(self, behaviour: DuplexBehaviour, clock: Any, heard: list[Any], *,
-                 stop: Callable[[], Awaitable[None]], answer: Callable[[], Awaitable[None]]) -> None:
-        """`heard`: where each cue's `CueHeard` goes (the connection's record)."""
+                 stop: Callable[[], Awaitable[None]], answer: Callable[[], Awaitable[None]], flushes: bool = True) -> None:
+        """`heard`: where each cue's `CueHeard` goes (the connection's record); `flushes`: the
+        provider's barge-in signal makes the client drop the audio it holds (False: there is none,
+        the fake only stops sending, and what was sent plays out)."""
         self.behaviour, self.clock, self.heard, self._stop, self._answer = behaviour, clock, heard, stop, answer
+        self.flushes = flushes
         self.kinds: list[str] = []
         self.until_ms = -math.inf  # the client plays the reply until then (audio time)
         self.cue: CueHeard | None = None  # the cue being heard
@@ -136,9 +139,12 @@ class Floor:
 
     async def _yield_to(self, cue: CueHeard) -> None:
         await self.clock.until(cue.start_ms + (self.behaviour.yield_after_ms or 0.0))
-        if self.clock.ms < self.until_ms:  # still playing: this is where it stops
-            cue.yield_ms, cue.yield_mono = self.clock.ms, time.monotonic()
-        self.until_ms = self.clock.ms
+        now, mono = self.clock.ms, time.monotonic()
+        if now < self.until_ms:  # still playing: this is where it stops (or, unflushed, where what was sent ends)
+            ahead = 0.0 if self.flushes else self.until_ms - now
+            cue.yield_ms, cue.yield_mono = now + ahead, mono + ahead / 1000.0 / self.clock.speed
+        if self.flushes:
+            self.until_ms = now
         await self._stop()
         self._yielded.set()
 
