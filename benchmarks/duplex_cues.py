@@ -36,7 +36,7 @@ def cue_problems(folder: Path, turn: Turn, *, inside: Callable[[Path, str], bool
         else:
             last = cue.at_ms
         if not cue.text.strip():
-            out.append((f"{where}.text", "empty (what the user says, for the judge and the transcript)"))
+            out.append((f"{where}.text", "empty (what the user says in the cue's WAV)"))
         if not cue.audio_file.strip():
             out.append((f"{where}.audio_file", "empty (the WAV the user says it in)"))
         elif not inside(folder, cue.audio_file):
@@ -47,11 +47,14 @@ def cue_problems(folder: Path, turn: Turn, *, inside: Callable[[Path, str], bool
     return out
 
 
-def cue_audio_problems(bench: Benchmark, turn: Turn, *, strict: bool,
+def cue_audio_problems(bench: Benchmark, turn: Turn, *, strict: bool, inside: Callable[[Path, str], bool],
                        wav_problem: Callable[[Path], str | None]) -> list[Problem]:
-    """A cue's WAV missing (when the benchmark ships audio: `loader.ships_audio`) or unusable."""
+    """A cue's WAV missing (when the benchmark ships audio: `loader.ships_audio`) or unusable (a path
+    outside the folder is `cue_problems`' already)."""
     out: list[Problem] = []
     for i, cue in enumerate(turn.duplex):
+        if bench.root is not None and not Path(cue.audio_file).is_absolute() and not inside(bench.root, cue.audio_file):
+            continue
         path = bench.cue_path(cue)
         if path is None or not path.is_file():
             if strict:

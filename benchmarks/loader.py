@@ -702,7 +702,7 @@ def _check_audio(r: _Reader, bench: Benchmark, lines: dict[int, int], turns_path
         if problem:
             r.add(f"{p}: {problem}", turns_path, lines.get(i), i, "audio_file")
     for t in bench.turns:  # its duplex cues' WAVs, by the same rules
-        for field, message in duplex_cues.cue_audio_problems(bench, t, strict=strict,
+        for field, message in duplex_cues.cue_audio_problems(bench, t, strict=strict, inside=_inside,
                                                              wav_problem=lambda p: _wav_problem(p, limit_s)):
             r.add(message, turns_path, lines.get(t.turn_index), t.turn_index, field)
 

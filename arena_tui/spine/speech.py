@@ -360,11 +360,8 @@ def measure_turn(
     bot_speech: list[Interval],
     provider_ttfb_ms: float | None,
     min_overlap_ms: float = MIN_OVERLAP_MS,
-    other_speech: Sequence[Interval] = (),
 ) -> TurnMeasures:
-    """Latencies from the timeline; a figure is None when one of its two ends is unknown.
-    `other_speech`: more of the user's speech in the turn (duplex cues, said during the reply):
-    it overlaps the bot's like the rest, but the latencies are the turn's own speech's."""
+    """Latencies from the timeline; a figure is None when one of its two ends is unknown."""
     user_end = max((s.end_ms for s in user_speech), default=None)
     bot_onset = min((s.start_ms for s in bot_speech), default=None)
     v2v = bot_onset - user_end if bot_onset is not None and user_end is not None else None
@@ -380,7 +377,7 @@ def measure_turn(
         leading_silence_ms=leading,
     )
     negative = [k for k, v in lat.model_dump().items() if v is not None and v < 0]
-    overlaps = overlap_intervals([*user_speech, *other_speech], bot_speech, min_overlap_ms)
+    overlaps = overlap_intervals(user_speech, bot_speech, min_overlap_ms)
     return TurnMeasures(
         latencies=lat,
         overlaps=overlaps,
