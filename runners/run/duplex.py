@@ -30,7 +30,6 @@ class CuePlayer:
         """`marks`: the user-speaking brackets a clip gets (`AudioRun.turn_marks`: client-side turns)."""
         self.turn, self.tracks, self.heard, self.input, self.marks = turn, tracks, heard, inp, marks
         self.queued: list[asyncio.Future[Interval]] = []
-        self.onset_ms: float | None = None  # the reply's first audible speech, once heard
 
     def tick(self) -> None:
         """Queue every cue as soon as the reply's first speech onset is known."""
@@ -40,7 +39,6 @@ class CuePlayer:
         onset = h.bot_speech[0].start_ms if h.bot_speech else h.bot_speech_open
         if onset is None:
             return
-        self.onset_ms = onset
         for i, cue in enumerate(self.turn.duplex):
             pcm = self.tracks.cue_audio(self.turn, i)
             speech = self.tracks.user_speech(self.turn, pcm)

@@ -181,11 +181,11 @@ class Tracks:
         rest of the live report (every user boundary, overlaps still open: the same intervals)."""
         off = placed.start_ms
         user_speech = [Interval(start_ms=i.start_ms + off, end_ms=i.end_ms + off) for i in self.user_speech(turn, pcm)]
-        self._emit_user_bounds(h, float("inf"))
-        self._overlaps(h, "", None, now)
         # the turn's own speech: a duplex cue the user says over the reply is the user's overlap, not
         # the bot's (turn_taking is judged on this); it is reported live and in `duplex`
         measured = measure_turn(placed, user_speech, h.first_bot_ms, h.bot_speech, provider_ttfb_ms)
+        self._emit_user_bounds(h, float("inf"))
+        self._overlaps(h, "", None, now)
         return user_speech, measured
 
     @staticmethod

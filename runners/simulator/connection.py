@@ -29,7 +29,7 @@ from websockets.exceptions import ConnectionClosed
 from .clock import AudioClock
 from .conversation import Conversation
 from .faults import TurnFault
-from .fingerprint import Match, StreamScanner
+from .fingerprint import MATCH_SLACK_MS, Match, StreamScanner
 from .protocol import (
     DEFAULT_SILENCE_MS,
     DEFAULT_THRESHOLD,
@@ -42,8 +42,6 @@ from .records import ClientEventRecord, DuplexTruth, SessionRecord, ToolOutputRe
 from .replies import Replies, ReplySettings
 from .turns import TurnBook
 from .vad import AudioTimeVad, VadEdge
-
-_MATCH_SLACK_MS = 300.0  # a fingerprint onset may precede the VAD's start by this much
 
 
 @dataclass
@@ -271,7 +269,7 @@ class Connection:
         if seg.truth is not None:
             return seg.truth
         hi = seg.end_ms if seg.end_ms is not None else self.clock.ms
-        cands = [m for m in self.matches if seg.start_ms - _MATCH_SLACK_MS <= m.onset_ms <= hi]
+        cands = [m for m in self.matches if seg.start_ms - MATCH_SLACK_MS <= m.onset_ms <= hi]
         turn: int | None = None
         how, offset, first = "fingerprint", None, True
         if cands:

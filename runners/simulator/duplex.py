@@ -28,12 +28,10 @@ from arena_tui.spine.events import TurnResult
 
 from .clock import AudioClock
 from .conversation import Conversation
-from .fingerprint import RATE, Match, StreamScanner
+from .fingerprint import MATCH_SLACK_MS, RATE, Match, StreamScanner
 from .records import DuplexTruth, TurnTruth
 from .replies import Replies
 from .turns import TurnBook
-
-_SLACK_MS = 300.0  # a cue's fingerprint onset may precede the VAD's speech start by this much
 
 
 class CueSegment(Protocol):
@@ -76,12 +74,12 @@ class CueHearing:
 
     def undecided(self, speech_start_ms: float) -> bool:
         """An onset near this speech start may still turn out to be a cue (its audio is being collected)."""
-        since = max(0, round((speech_start_ms - _SLACK_MS) * RATE / 1000.0))
+        since = max(0, round((speech_start_ms - MATCH_SLACK_MS) * RATE / 1000.0))
         return bool(self.s.turns.cues) and self.scanner.collecting(since)
 
     def heard(self, speech_start_ms: float) -> DuplexTruth | None:
         """The cue whose WAV this speech is (its first onset within reach of the start), or None."""
-        found = [m for m in self.matches if m.first and speech_start_ms - _SLACK_MS <= m.onset_ms <= self.s.clock.ms]
+        found = [m for m in self.matches if m.first and speech_start_ms - MATCH_SLACK_MS <= m.onset_ms <= self.s.clock.ms]
         if not found:
             return None
         m = min(found, key=lambda m: abs(m.onset_ms - speech_start_ms))

@@ -29,6 +29,7 @@ QUIET_SAMPLES = RATE // 10  # 100 ms below the level before an onset
 HASH_SAMPLES = RATE // 20  # 50 ms hashed after the onset
 LONG_SAMPLES = RATE // 4  # 250 ms hashed when the 50 ms name several turns
 FRAME = RATE // 100  # 10 ms, as the VAD frames
+MATCH_SLACK_MS = 300.0  # a fingerprint onset may precede the VAD's speech start by this much
 
 
 @dataclass(frozen=True)
