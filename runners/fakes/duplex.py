@@ -161,3 +161,33 @@ class Floor:
     def close(self) -> None:
         for t in list(self._tasks):
             t.cancel()
+
+
+class ReplyTask:
+    """A fake session's reply in progress (what a duplex cue's stop cancels) and the reply being
+    spoken (what the cue's answer speaks again)."""
+
+    def __init__(self, tasks: set[Any]) -> None:
+        self.tasks = tasks  # the session's own, cancelled when it ends
+        self.task: asyncio.Task[Any] | None = None
+        self.current: tuple[int, Any] | None = None  # (reply number, ScriptedReply)
+
+    def start(self, coro: Any) -> None:
+        self.task = asyncio.get_running_loop().create_task(coro)
+        self.tasks.add(self.task)
+        self.task.add_done_callback(self.tasks.discard)
+
+    def cancel(self) -> None:
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+    def pick(self, again: tuple[int, Any] | None, next_reply: Callable[[], tuple[int, Any]], floor: Floor) -> tuple[int, Any]:
+        """The reply to speak: `again` without its calls (a cue's answer), else the script's next,
+        whose cues the floor then listens for."""
+        if again is not None:
+            n, reply = again[0], again[1].model_copy(update={"tool_calls": [], "user_transcript": None})
+        else:
+            n, reply = next_reply()
+            floor.replying(reply.duplex)
+        self.current = (n, reply)
+        return n, reply

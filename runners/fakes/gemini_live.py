@@ -34,7 +34,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from runners.fakes.duplex import Floor
+from runners.fakes.duplex import Floor, ReplyTask
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import Script, ScriptedReply
@@ -133,8 +133,7 @@ class _Session(TimedSession):
         self.realtime_text: asyncio.Event = asyncio.Event()  # set by each realtime_input.text
         self.tasks: set[asyncio.Task[None]] = set()
         self.window: _Window | None = None  # the user's activity window while it is open
-        self.current: tuple[int, ScriptedReply] | None = None  # the reply being spoken (a duplex cue's answer repeats it)
-        self.reply_task: asyncio.Task[None] | None = None
+        self.replying = ReplyTask(self.tasks)  # the reply in progress (a duplex cue stops it, its answer repeats it)
         self.floor = Floor(fake.timing.duplex, fake.clock, rec.duplex, stop=self.barge_in, answer=self.answer_cue)
 
     async def send(self, msg: dict[str, Any]) -> None:
@@ -262,33 +261,25 @@ class _Session(TimedSession):
         self.respond()
 
     def respond(self, again: tuple[int, ScriptedReply] | None = None) -> None:
-        self.reply_task = asyncio.get_running_loop().create_task(self._respond(self.now, again))
-        self.tasks.add(self.reply_task)
-        self.reply_task.add_done_callback(self.tasks.discard)
+        self.replying.start(self._respond(self.now, again))
 
     async def barge_in(self) -> None:
         """The reply stops for user speech (a duplex cue): Gemini says `interrupted`, and generates no more."""
         self.mark("barge_in")
-        if self.reply_task is not None and not self.reply_task.done():
-            self.reply_task.cancel()
+        self.replying.cancel()
         await self.send({"serverContent": {"interrupted": True}})
 
     async def answer_cue(self) -> None:
         """The cue's activity ended: a user turn, answered with the reply it cut (spoken again)."""
-        if self.current is not None:
-            self.respond(again=self.current)
+        if self.replying.current is not None:
+            self.respond(again=self.replying.current)
 
     async def _respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
         """One reply: `anchor_ms` is when its trigger arrived (the end of the user's audio, the
         client's turnComplete), from which its plan's first-audio delay counts; `again`: that
         reply spoken once more, without its calls (the answer to a duplex cue)."""
         async with self.lock:
-            n, reply = again or self.fake.next_reply(self.rec)
-            if again is not None:
-                reply = reply.model_copy(update={"tool_calls": [], "user_transcript": None})
-            else:
-                self.floor.replying(reply.duplex)
-            self.current = (n, reply)
+            n, reply = self.replying.pick(again, lambda: self.fake.next_reply(self.rec), self.floor)
             plan = self.fake.timing.plan(n)
             self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
             if self.script.stalls(n, plan):

@@ -29,7 +29,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from runners.fakes.duplex import CueHeard, Floor
+from runners.fakes.duplex import CueHeard, Floor, ReplyTask
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import ScriptedReply
@@ -67,8 +67,7 @@ class _Session(TimedSession):
         self.tasks: set[asyncio.Task[None]] = set()
         # duplex cues: GLM has no barge-in event (the client cancels), so the fake hears the user over
         # its reply with its own endpointer, stops sending, and the client's next commit is the cue's
-        self.current: tuple[int, ScriptedReply] | None = None  # the reply being spoken (a cue's answer repeats it)
-        self.reply_task: asyncio.Task[None] | None = None
+        self.replying = ReplyTask(self.tasks)  # the reply in progress (a duplex cue stops it, its answer repeats it)
         self.endpointer: Endpointer | None = None
         self.cue_commit: CueHeard | None = None  # a cue's turn the client committed: its response.create is the cue's
         self.floor = Floor(fake.timing.duplex, fake.clock, rec.duplex, stop=self.barge_in, answer=self.answer_cue,
@@ -154,7 +153,7 @@ class _Session(TimedSession):
         elif kind == "response.create":
             cue, self.cue_commit = self.cue_commit, None
             if cue is None:
-                self.start_reply(self.respond(self.now))
+                self.replying.start(self.respond(self.now))
             elif not cue.reacted:  # not heard as a turn: an empty answer
                 rid = f"resp{uuid.uuid4().hex}"
                 await self.send({"type": "response.created", "response": {"id": rid, "object": "realtime.response", "status": "in_progress"}})
@@ -175,22 +174,16 @@ class _Session(TimedSession):
             if edge == "started":
                 self.floor.speech(edge)
 
-    def start_reply(self, coro: Any) -> None:
-        self.reply_task = asyncio.get_running_loop().create_task(coro)
-        self.tasks.add(self.reply_task)
-        self.reply_task.add_done_callback(self.tasks.discard)
-
     async def barge_in(self) -> None:
         """The reply stops for user speech (a duplex cue): nothing more is sent (GLM has no barge-in
         event: what the client holds plays out), and the response ends cancelled."""
         self.mark("barge_in")
-        if self.reply_task is not None and not self.reply_task.done():
-            self.reply_task.cancel()
+        self.replying.cancel()
 
     async def answer_cue(self) -> None:
         """The cue's turn (committed by the client): answered with the reply it cut, spoken again."""
-        if self.current is not None:
-            self.start_reply(self.respond(self.now, again=self.current))
+        if self.replying.current is not None:
+            self.replying.start(self.respond(self.now, again=self.replying.current))
 
     async def respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
         """One response; `anchor_ms`: when the client's response.create came; `again`: that reply
@@ -204,7 +197,7 @@ class _Session(TimedSession):
             else:
                 n, reply = self.fake.next_reply(self.rec)
                 k = 0
-            self.current = (n, reply)
+            self.replying.current = (n, reply)
             if again is None and k == 0:
                 self.floor.replying(reply.duplex)
             plan = self.fake.timing.plan(n)

@@ -31,7 +31,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from runners.fakes.duplex import Floor
+from runners.fakes.duplex import Floor, ReplyTask
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import ScriptedReply
@@ -72,8 +72,7 @@ class _Session(TimedSession):
         self.known_calls: dict[str, str] = {}  # call_id -> tool name, every call in the conversation
         self.lock = asyncio.Lock()
         self.tasks: set[asyncio.Task[None]] = set()
-        self.current: tuple[int, ScriptedReply] | None = None  # the reply being spoken (a duplex cue's answer repeats it)
-        self.reply_task: asyncio.Task[None] | None = None
+        self.replying = ReplyTask(self.tasks)  # the reply in progress (a duplex cue stops it, its answer repeats it)
         self.floor = Floor(fake.timing.duplex, fake.clock, rec.duplex, stop=self.barge_in, answer=self.answer_cue)
 
     async def send(self, evt: dict[str, Any]) -> None:
@@ -126,7 +125,7 @@ class _Session(TimedSession):
                     await self.send({"type": "input_audio_buffer.speech_stopped", "item_id": item})
                     await self.send({"type": "input_audio_buffer.committed", "item_id": item})
                     self.mark("user_end")
-                    self.start_reply(self.respond(self.now))
+                    self.replying.start(self.respond(self.now))
             return
         self.rec.messages.append(evt)
         if kind == "session.update":
@@ -150,7 +149,7 @@ class _Session(TimedSession):
             self.mark("user_end")
             await self.send({"type": "input_audio_buffer.committed", "item_id": _id("item")})
         elif kind == "response.create":
-            self.start_reply(self.respond(self.now))
+            self.replying.start(self.respond(self.now))
 
     def _accept_item(self, item: dict[str, Any]) -> bool:
         """Record a client-created item; False (and an error event queued) when the API would refuse it."""
@@ -196,25 +195,19 @@ class _Session(TimedSession):
             r["usage"] = {"total_tokens": 20 + usage, "input_tokens": 20, "output_tokens": usage}
         return r
 
-    def start_reply(self, coro: Any) -> None:
-        self.reply_task = asyncio.get_running_loop().create_task(coro)
-        self.tasks.add(self.reply_task)
-        self.reply_task.add_done_callback(self.tasks.discard)
-
     async def barge_in(self) -> None:
         """The reply stops for user speech (a duplex cue): xAI's server VAD says so, the reply ends cancelled."""
         self.mark("barge_in")
         await self.send({"type": "input_audio_buffer.speech_started", "item_id": _id("item")})
-        if self.reply_task is not None and not self.reply_task.done():
-            self.reply_task.cancel()
+        self.replying.cancel()
 
     async def answer_cue(self) -> None:
         """The cue's speech ended: it is a user turn, answered with the reply it cut (spoken again)."""
         item = _id("item")
         await self.send({"type": "input_audio_buffer.speech_stopped", "item_id": item})
         await self.send({"type": "input_audio_buffer.committed", "item_id": item})
-        if self.current is not None:
-            self.start_reply(self.respond(self.now, again=self.current))
+        if self.replying.current is not None:
+            self.replying.start(self.respond(self.now, again=self.replying.current))
 
     async def respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
         """One response; `anchor_ms`: when its trigger (speech stop, response.create) came;
@@ -228,7 +221,7 @@ class _Session(TimedSession):
             else:
                 n, reply = self.fake.next_reply(self.rec)
                 k = 0
-            self.current = (n, reply)
+            self.replying.current = (n, reply)
             if again is None and k == 0:
                 self.floor.replying(reply.duplex)
             plan = self.fake.timing.plan(n)

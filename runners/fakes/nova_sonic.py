@@ -31,7 +31,7 @@ from aws_sdk_bedrock_runtime.models import (
 )
 from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
 
-from runners.fakes.duplex import Floor
+from runners.fakes.duplex import Floor, ReplyTask
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import Script, ScriptedReplies, ScriptedReply
@@ -146,8 +146,7 @@ class FakeDuplexStream:
         self.lock = asyncio.Lock()
         self.pending_tool: dict[str, asyncio.Future[Any]] = {}
         self.tasks: set[asyncio.Task[None]] = set()
-        self.current: tuple[int, ScriptedReply] | None = None  # the reply being spoken (a duplex cue's answer repeats it)
-        self.reply_task: asyncio.Task[None] | None = None
+        self.replying = ReplyTask(self.tasks)  # the reply in progress (a duplex cue stops it, its answer repeats it)
         self.speaking: tuple[str, str, str] | None = None  # (completion, audio content, text) while a reply's audio streams
         self.floor = Floor(fake.timing.duplex, fake.clock, rec.duplex, stop=self.barge_in, answer=self.answer_cue)
 
@@ -266,15 +265,12 @@ class FakeDuplexStream:
         self.rec.mark(self.now, what, reply, audio_ms)
 
     def respond(self, again: tuple[int, ScriptedReply] | None = None) -> None:
-        self.reply_task = asyncio.get_running_loop().create_task(self._respond(self.now, again))
-        self.tasks.add(self.reply_task)
-        self.reply_task.add_done_callback(self.tasks.discard)
+        self.replying.start(self._respond(self.now, again))
 
     async def barge_in(self) -> None:
         """The reply stops for user speech (a duplex cue): Nova ends its audio and its text INTERRUPTED."""
         self.mark("barge_in")
-        if self.reply_task is not None and not self.reply_task.done():
-            self.reply_task.cancel()
+        self.replying.cancel()
         if self.speaking is not None:
             completion, cid, text = self.speaking
             self.speaking = None
@@ -284,19 +280,14 @@ class FakeDuplexStream:
 
     async def answer_cue(self) -> None:
         """The cue's speech ended: a user turn, answered with the reply it cut (spoken again)."""
-        if self.current is not None:
-            self.respond(again=self.current)
+        if self.replying.current is not None:
+            self.respond(again=self.replying.current)
 
     async def _respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
         """One completion; `anchor_ms`: when its trigger (the user's speech end, a text) came;
         `again`: that reply spoken once more, without its calls (the answer to a duplex cue)."""
         async with self.lock:
-            n, reply = again or self.fake.next_reply(self.rec)
-            if again is not None:
-                reply = reply.model_copy(update={"tool_calls": [], "user_transcript": None})
-            else:
-                self.floor.replying(reply.duplex)
-            self.current = (n, reply)
+            n, reply = self.replying.pick(again, lambda: self.fake.next_reply(self.rec), self.floor)
             plan = self.fake.timing.plan(n)
             self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
             if self.script.stalls(n, plan):

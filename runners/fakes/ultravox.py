@@ -33,7 +33,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from runners.fakes.duplex import Floor
+from runners.fakes.duplex import Floor, ReplyTask
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import Script, ScriptedReply
@@ -154,8 +154,7 @@ class _Call(TimedSession):
         self.pending_tool: dict[str, asyncio.Future[Any]] = {}
         self.tasks: set[asyncio.Task[None]] = set()
         self.ordinal = 0
-        self.current: tuple[int, ScriptedReply] | None = None  # the reply being spoken (a duplex cue's answer repeats it)
-        self.reply_task: asyncio.Task[None] | None = None
+        self.replying = ReplyTask(self.tasks)  # the reply in progress (a duplex cue stops it, its answer repeats it)
         self.floor = Floor(fake.timing.duplex, fake.clock, rec.duplex, stop=self.barge_in, answer=self.answer_cue)
 
     async def send(self, msg: dict[str, Any]) -> None:
@@ -215,22 +214,19 @@ class _Call(TimedSession):
             await self.ws.close()
 
     def respond(self, again: tuple[int, ScriptedReply] | None = None) -> None:
-        self.reply_task = asyncio.get_running_loop().create_task(self._respond(self.now, again))
-        self.tasks.add(self.reply_task)
-        self.reply_task.add_done_callback(self.tasks.discard)
+        self.replying.start(self._respond(self.now, again))
 
     async def barge_in(self) -> None:
         """The reply stops for user speech (a duplex cue): Ultravox tells the client to drop what it holds."""
         self.mark("barge_in")
-        if self.reply_task is not None and not self.reply_task.done():
-            self.reply_task.cancel()
+        self.replying.cancel()
         await self.send({"type": "playback_clear_buffer"})
         await self.send({"type": "state", "state": "listening"})
 
     async def answer_cue(self) -> None:
         """The cue's speech ended: a user turn, answered with the reply it cut (spoken again)."""
-        if self.current is not None:
-            self.respond(again=self.current)
+        if self.replying.current is not None:
+            self.respond(again=self.replying.current)
 
     async def _transcript(self, role: str, *, text: str | None = None, delta: str | None = None, final: bool) -> None:
         await self.send(
@@ -241,12 +237,7 @@ class _Call(TimedSession):
         """One reply; `anchor_ms`: when its trigger (the user's speech end, a text, the join) came;
         `again`: that reply spoken once more, without its calls (the answer to a duplex cue)."""
         async with self.lock:
-            n, reply = again or self.fake.next_reply(self.rec)
-            if again is not None:
-                reply = reply.model_copy(update={"tool_calls": [], "user_transcript": None})
-            else:
-                self.floor.replying(reply.duplex)
-            self.current = (n, reply)
+            n, reply = self.replying.pick(again, lambda: self.fake.next_reply(self.rec), self.floor)
             plan = self.fake.timing.plan(n)
             self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
             if self.script.stalls(n, plan):
