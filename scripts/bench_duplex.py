@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import sys
 
 from arena_tui.spine.bus import EventBus
@@ -29,6 +28,7 @@ from runners.config import EndOfTurn, RunConfig, parse_turns
 from runners.engine import run_benchmark
 from runners.simulator import SimulatorServer
 from runners.simulator.duplex import yield_errors
+from scripts.bench_latency_error import describe
 
 
 async def one_run(bench, yield_ms: float, turns: list[int], speed: float) -> list[tuple[object, float, float]]:
@@ -49,15 +49,6 @@ async def one_run(bench, yield_ms: float, turns: list[int], speed: float) -> lis
     if lost:
         print(f"  yield={yield_ms:g}: turn(s) {lost} lost pace on this machine: their timing is no measurement")
     return [p for p in yield_errors(results, origins, truth, t0[0], speed) if p[0].turn_index not in lost]
-
-
-def describe(name: str, errors: list[float]) -> str:
-    if not errors:
-        return f"{name:14} no samples"
-    a = sorted(abs(e) for e in errors)
-    p95 = a[min(len(a) - 1, round(0.95 * (len(a) - 1)))]
-    return (f"{name:14} n={len(a):3}  mean {statistics.fmean(errors):+7.2f}  |err| p50 {statistics.median(a):6.2f}"
-            f"  p95 {p95:6.2f}  max {a[-1]:6.2f} ms")
 
 
 async def main() -> int:

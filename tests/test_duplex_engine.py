@@ -15,20 +15,14 @@ from runners.engine import run_benchmark
 from runners.simulator import SimulatorServer
 from runners.simulator.duplex import yield_errors
 
+from .provider_runs import quiet_loguru
+
 FAST = 10.0  # runs whose figures are yes/no (did it stop, did it answer): any speed
 
 
 @pytest.fixture(autouse=True, scope="module")
 def _quiet_pipecat():
-    import sys
-
-    from loguru import logger
-
-    logger.remove()
-    handler = logger.add(sys.stderr, level="WARNING")
-    yield
-    logger.remove(handler)
-    logger.add(sys.stderr)
+    yield from quiet_loguru("WARNING")
 
 
 @pytest.fixture(scope="module")
