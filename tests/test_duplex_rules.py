@@ -229,3 +229,18 @@ async def test_a_cue_starts_where_asked_to_the_sample_inside_a_chunk() -> None:
     assert starts == [47.5] and chunks[2][: 180 * 2] == bytes(360) and chunks[2][360:362] == b"\x01\x00"
     await asyncio.sleep(0)
     assert fut.done() and fut.result() == Interval(start_ms=47.5, end_ms=67.5)
+
+
+def test_a_benchmark_that_travels_by_value_takes_its_cues_along(tmp_path: Path) -> None:
+    """Runs in worker processes (the monitor's, a campaign's) unpack a snapshot: the cues' WAVs go too."""
+    from arena_tui.campaign.snapshot import snapshot
+
+    bench = load_benchmark(DUPLEX_NAME)
+    snap = snapshot(bench)
+    there = snap.materialize(tmp_path)
+    assert there.root is not None and not there.root.is_relative_to(DUPLEX)
+    for turn in there.turns:
+        assert not there.missing_cues(turn), turn.turn_index
+        for cue, mine in zip(turn.duplex, bench.turn(turn.turn_index).duplex):
+            assert there.cue_path(cue).read_bytes() == bench.cue_path(mine).read_bytes()
+    assert snapshot(there).key == snap.key  # the same content: unpacked once per worker
