@@ -23,6 +23,9 @@ turns on for a share of replies or a test forces per reply (only fields the real
   and without a handle (what the API sends while generating);
 - `empty_server_content`: `serverContent: {}` messages in the middle of a reply;
 - `TurnTiming(no_output=True)`: the turn gets nothing at all (a stall); asked again, it is answered.
+
+Duplex cues (user speech over a reply, `runners/fakes/duplex.py`: the profile's `duplex` behaviour):
+it stops with `serverContent.interrupted`.
 """
 
 from __future__ import annotations

@@ -15,6 +15,11 @@ Timing (`runners/fakes/timing.py`, `timing="real"`: the shared `ENVELOPE`, not m
 GLM): the call or the first `response.audio.delta` a while after `response.create`, audio in
 bursts slower than real time, `response.audio_transcript.done` right after the last and
 `response.done` the plan's lag later; a `no_output` reply sends no response at all.
+
+Duplex cues (user speech over a reply, `runners/fakes/duplex.py`: the profile's `duplex` behaviour):
+GLM has no barge-in event (the client cancels), so the fake hears the cue with its own endpointer
+and stops sending (a reply the user may speak over is sent as it plays); the client's commit of
+the cue is the cue's, answered (the reply again) or left with an empty response.
 """
 
 from __future__ import annotations

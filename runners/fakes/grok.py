@@ -19,6 +19,9 @@ Timing (`runners/fakes/timing.py`, `timing="real"`: the shared `ENVELOPE`, not m
 xAI): the call or the first audio a while after the trigger, `response.output_audio.delta` in
 bursts slower than real time, `response.output_audio.done` right after the last one and
 `response.done` the plan's lag later; a `no_output` reply sends no response at all.
+
+Duplex cues (user speech over a reply, `runners/fakes/duplex.py`: the profile's `duplex` behaviour):
+it stops with `input_audio_buffer.speech_started`, the response ending `cancelled`.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ Nova): the toolUse or the assistant AUDIO content a while after the user's speec
 `audioOutput` in bursts slower than real time inside one AUDIO content (one contentId, as AWS
 documents), its contentEnd and the FINAL text right after the last chunk, and `completionEnd`
 the plan's lag later; a `no_output` reply sends nothing at all.
+
+Duplex cues (user speech over a reply, `runners/fakes/duplex.py`: the profile's `duplex` behaviour):
+it stops with the audio and text `contentEnd` `INTERRUPTED` (a reply the user may speak over keeps
+its audio content open while it plays).
 """
 
 from __future__ import annotations

@@ -21,6 +21,9 @@ Ultravox): `thinking`, then the invocation or `speaking` and the first audio a w
 user's audio, binary audio in bursts slower than real time, the final agent transcript right
 after the last audio and `state: listening` (what ends Pipecat's response) the plan's lag later;
 a `no_output` reply sends nothing at all.
+
+Duplex cues (user speech over a reply, `runners/fakes/duplex.py`: the profile's `duplex` behaviour):
+it stops with `playback_clear_buffer`.
 """
 
 from __future__ import annotations
