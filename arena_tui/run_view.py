@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from arena_tui.spine.benchmark import DuplexCue
 from arena_tui.spine.events import (
     EMPTY_RESPONSE,
     MODEL_ENDED_SESSION,
@@ -21,6 +22,7 @@ from arena_tui.spine.events import (
     GREETING_TURN,
     DimensionScore,
     ErrorEvent,
+    DuplexPlayed,
     Interruption,
     Judgement,
     Level,
@@ -69,6 +71,7 @@ class TurnSpec(BaseModel):
     golden_text: str = ""
     input: str = ""
     expected_calls: list[dict[str, Any]] = Field(default_factory=list)
+    duplex: list[DuplexCue] = Field(default_factory=list)  # user speech scripted into the reply
 
 
 def specs_from_benchmark(benchmark: Any) -> dict[int, TurnSpec]:
@@ -82,6 +85,7 @@ def specs_from_benchmark(benchmark: Any) -> dict[int, TurnSpec]:
             golden_text=t.golden_text,
             input=t.input,
             expected_calls=[c.model_dump() for c in t.expected_calls],
+            duplex=list(t.duplex),
         )
     return out
 
@@ -514,6 +518,9 @@ class RunState:
         # so after it began: flag it from when it arrives, for a second of run time
         self.overlap_until_ms = max(self.overlap_until_ms, ev.end_ms, self.last_ms) + 1000
         self._log(ev, f"overlap {ev.duration_ms:.0f} ms ({ev.start_ms / 1000:.2f}s–{ev.end_ms / 1000:.2f}s)")
+
+    def _on_duplex(self, ev: DuplexPlayed) -> None:
+        self._log(ev, f"user speaks during the reply ({ev.cue.replace('_', ' ')}, {ev.at_ms:,.0f} ms in): “{ev.text}”")
 
     def _on_interruption(self, ev: Interruption) -> None:
         if ev.cause == "bot_truncated":  # the reply ended incomplete; its text still streams with its audio

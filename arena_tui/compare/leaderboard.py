@@ -26,6 +26,8 @@ input went out late left out on its own, marked untrusted). What this module add
   overlapped (>= 100 ms, the turn's `overlap_ms`), and for how long.
 - A run imported from the reference harness (its config's `imported`, set by
   `arena_tui.interop`) is labelled `imported`: another harness produced its numbers.
+- Duplex figures (user speech during the bot's replies, and the bot starting over the user) are
+  `duplex.duplex_figures`' per run, summed over a row's runs.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from ..timing import UntrustedTurns, comparable, latency_counts, response_latenc
 from ..verdicts import (APART, JUDGE_ERROR, UNJUDGED, Standing, Tally, TurnConsistency, apart_reason, apart_text,
                         ordered, standing, tally, turn_consistency)
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe
+from .duplex import DuplexFigures, duplex_figures
 
 POOLED = ALL  # the benchmark column of a model's pooled row: all benchmarks
 STAGES = ("stt", "turn", "llm", "tts")  # a cascade's stages, in order (`Latencies.stages`)
@@ -250,6 +253,7 @@ class RunFigures:
     provider_ttfb: list[float] = field(default_factory=list)
     overlap: list[float] = field(default_factory=list)  # overlap_ms of each turn measured (counted for latency)
     turn_durations: list[float] = field(default_factory=list)  # the reference's latency_ms, runs at speed 1
+    duplex: DuplexFigures = field(default_factory=DuplexFigures)  # what the bot did while the user spoke (`duplex.py`)
     untrusted: int = 0  # counted turns whose latencies were left out: input sent late (`timing`)
 
     @property
@@ -305,6 +309,8 @@ def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
             cats[c] = cats.get(c, Rate(0, 0)) + Rate(int(ok), 1)
     f.categories = dict(sorted(cats.items()))
     with_latency = run.latency_excluded is None
+    due = set(run.expected_turns)
+    f.duplex = duplex_figures((r for t, r in run.results.items() if t in due), with_latency, run.untrusted)
     for t in sorted({*run.expected_turns, *counted.rows, *f.apart}):
         f.verdicts[t] = run.verdicts(t)
         result = run.results.get(t)
@@ -368,6 +374,7 @@ class BoardRow:
     untrusted: int  # counted turns whose latencies were left out (input sent late)
     latency_excluded: dict[str, str]  # run id -> why its latencies are not counted
     consistency: list[TurnConsistency]  # per benchmark rows only (turn indices differ across benchmarks)
+    duplex: DuplexFigures = field(default_factory=DuplexFigures)  # over the row's runs
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -445,6 +452,7 @@ def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:
         untrusted=sum(f.untrusted for f in figs),
         latency_excluded={f.run.run_id: why for f in figs if (why := f.run.latency_excluded)},
         consistency=consistency,
+        duplex=sum((f.duplex for f in figs), DuplexFigures()),
     )
 
 

@@ -95,6 +95,21 @@ class Latencies(Model):
         return None if any(v is None for v in got.values()) else got  # type: ignore[return-value]
 
 
+class DuplexOutcome(Model):
+    """One duplex cue of a turn (user speech scripted into the bot's reply) as our own timeline
+    measured it; the rules are `arena_tui.spine.duplex`. None where it could not be measured."""
+
+    index: int  # the cue's place in the turn's `duplex` list
+    kind: str  # interruption | backchannel | side_speech
+    played: Interval | None = None  # where its WAV played (None: never: the reply never became audible)
+    speech: Interval | None = None  # its speech (VAD), on the timeline
+    bot_speaking: bool = False  # the bot was speaking at its onset (else there was nothing to yield)
+    bot_stop_ms: float | None = None  # where that stretch of bot speech stopped
+    yield_ms: float | None = None  # its onset -> the bot's audio stopped, when within `YIELD_WINDOW_MS`
+    yielded: bool | None = None  # None: the bot was not speaking at its onset
+    answered: bool | None = None  # the bot, having stopped, spoke again soon after it ended
+
+
 class TurnResult(Model):
     """Everything measured about one benchmark turn; the payload of `turn_ended`."""
 
@@ -117,6 +132,10 @@ class TurnResult(Model):
     tokens: dict[str, int] = Field(default_factory=dict)
     sentinel: str | None = None
     error: str | None = None
+    # duplex (None: a turn recorded before these fields, or not measured): each scripted cue's
+    # outcome, and how many times the bot's speech began while the user was speaking
+    duplex: list[DuplexOutcome] | None = None
+    agent_interruptions: int | None = None
 
 
 def unfinished(planned: list[int], rows: dict[int, TurnResult]) -> list[int]:
@@ -265,6 +284,16 @@ class Overlap(Event):
     @property
     def duration_ms(self) -> float:
         return self.end_ms - self.start_ms
+
+
+class DuplexPlayed(Event):
+    """A turn's duplex cue (`Turn.duplex`) began playing into the session; `t_ms` is where its WAV starts."""
+
+    kind: Literal["duplex"] = "duplex"
+    index: int
+    cue: str  # interruption | backchannel | side_speech
+    text: str = ""
+    at_ms: float = 0.0  # the script's offset after the reply's first audible speech
 
 
 class Interruption(Event):
@@ -452,6 +481,7 @@ RunEvent = Annotated[
         ToolCalled,
         ToolAnswered,
         Overlap,
+        DuplexPlayed,
         Interruption,
         SessionRotated,
         Reconnected,
