@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from arena_tui.spine.benchmark import DuplexCue
 from arena_tui.spine.events import (
     EMPTY_RESPONSE,
     MODEL_ENDED_SESSION,
@@ -21,6 +22,7 @@ from arena_tui.spine.events import (
     GREETING_TURN,
     DimensionScore,
     ErrorEvent,
+    DuplexPlayed,
     Interruption,
     Judgement,
     Level,
@@ -28,6 +30,7 @@ from arena_tui.spine.events import (
     Reconnected,
     Retry,
     RunEnded,
+    RunSuperseded,
     RunEvent,
     RunResumed,
     RunStarted,
@@ -68,6 +71,7 @@ class TurnSpec(BaseModel):
     golden_text: str = ""
     input: str = ""
     expected_calls: list[dict[str, Any]] = Field(default_factory=list)
+    duplex: list[DuplexCue] = Field(default_factory=list)  # user speech scripted into the reply
 
 
 def specs_from_benchmark(benchmark: Any) -> dict[int, TurnSpec]:
@@ -81,6 +85,7 @@ def specs_from_benchmark(benchmark: Any) -> dict[int, TurnSpec]:
             golden_text=t.golden_text,
             input=t.input,
             expected_calls=[c.model_dump() for c in t.expected_calls],
+            duplex=list(t.duplex),
         )
     return out
 
@@ -514,6 +519,9 @@ class RunState:
         self.overlap_until_ms = max(self.overlap_until_ms, ev.end_ms, self.last_ms) + 1000
         self._log(ev, f"overlap {ev.duration_ms:.0f} ms ({ev.start_ms / 1000:.2f}s–{ev.end_ms / 1000:.2f}s)")
 
+    def _on_duplex(self, ev: DuplexPlayed) -> None:
+        self._log(ev, f"user speaks during the reply ({ev.cue.replace('_', ' ')}, {ev.at_ms:,.0f} ms in): “{ev.text}”")
+
     def _on_interruption(self, ev: Interruption) -> None:
         if ev.cause == "bot_truncated":  # the reply ended incomplete; its text still streams with its audio
             self._cut(ev.turn_index, "truncated", "assistant", close=False)
@@ -586,6 +594,10 @@ class RunState:
         for ln in self.transcript:
             ln.final = True
         self._log(ev, f"run {ev.status}" + (f": {ev.reason}" if ev.reason else ""))
+
+    def _on_run_superseded(self, ev: RunSuperseded) -> None:
+        self._log(ev, f"superseded by run {ev.by}, which re-ran it from scratch: this run counts nowhere"
+                  + (f" ({ev.reason})" if ev.reason else ""))
 
 
 # what ends a wait in the state's eyes: the reply (its text, a call), or the turn's course moving on

@@ -10,10 +10,19 @@ and the exports can never disagree about a number. The rules:
 - **Which judgement counts** (`standing`). A turn's revisions are ordered by revision number,
   then phase (a phase-2 revision over the phase-1 one it revises), then arrival. The one that
   counts is the newest revision *without an error*: a re-judge that fails never erases a valid
-  earlier verdict. It stays visible as an error: `Standing.error` is set whenever the newest
+  earlier verdict. It stays visible as an error: `Standing.error` is set whenever the judge's newest
   revision errored, and every screen shows it beside the verdict that stands. A turn whose
   every revision errored is a judge error (`verdict == "judge_error"`). Phase 2 revises the
   standing phase-1 judgement and numbers its revisions after the newest one.
+- **A person's verdict wins** (`standing`). A revision carrying a `Review` is a person's verdict
+  on the dimensions it scores (`arena-tui review`, `arena_tui.judge.human`). Over the judge's
+  standing revision, each of those dimensions takes the newest person's verdict on it, also
+  when the judge judges the turn again later (a re-judge, a whole-run judgement, phase 2), until
+  a review that `withdraw`s them: from then on the judge's count again. What counts is that
+  overlay (`Standing.judgement`; its person's scores carry `by`, the dimensions are
+  `Standing.human`); the judge's own is `Standing.machine` (what phase 2 and judge agreement
+  read). A turn with a person's verdict and no valid judge's counts on the person's alone.
+  Every figure says how many of its verdicts are a person's (`Tally.human`).
 - **What a figure counts** (`counts`, `tally`). Every figure on every surface (runs list, run
   header, headless and `judge` summaries, leaderboard, compare, campaigns, report, export) counts
   the turns the model played and the judge judged: a turn whose status is the model's
@@ -43,7 +52,7 @@ and the exports can never disagree about a number. The rules:
   each time is a different model from one that always fails the same 20 %.
 
 Judgements may be `arena_tui.spine.events.Judgement` objects or plain dicts with the same field
-names (`turn_index`, `revision`, `phase`, `error`, `scores`, `heuristic`), as read from rows.
+names (`turn_index`, `revision`, `phase`, `error`, `scores`, `heuristic`, `review`, `causes`), as read from rows.
 """
 
 from __future__ import annotations
@@ -162,20 +171,27 @@ def original_row_passes(scores: Mapping[str, Any]) -> bool:
 
 @dataclass(frozen=True)
 class Standing(Generic[J]):
-    """A turn's judgement that counts, and the newest revision (which may have errored)."""
+    """A turn's judgement that counts (the judge's, a person's verdicts over it), and the revisions
+    behind it."""
 
-    judgement: J | None  # the newest valid revision; None when every revision errored
-    newest: J
+    judgement: J | None  # what counts: the judge's newest valid revision, a person's verdicts over it
+    newest: J  # the newest revision of any kind: the next one is numbered after it
+    machine: J | None = None  # the judge's newest valid revision alone, no person's verdict over it
+    judging: J | None = None  # the judge's newest revision, errored or not (None: only a person's)
+    human: tuple[str, ...] = ()  # the dimensions whose verdict that counts is a person's
+    reviews: tuple[J, ...] = ()  # the person's revisions that stand (since the last withdrawal), oldest first
 
     @property
     def error(self) -> str | None:
-        """The newest revision's error: a failed (re-)judge, shown even when a verdict stands."""
-        return _get(self.newest, "error")
+        """The judge's newest revision's error: a failed (re-)judge, shown even when a verdict stands."""
+        return _get(self.judging, "error") if self.judging is not None else None
 
     @property
     def shown(self) -> J:
-        """What a screen shows as the turn's judgement: the one that counts, else the error."""
-        return self.judgement if self.judgement is not None else self.newest
+        """What a screen shows as the turn's judgement: the one that counts, else the judge's error."""
+        if self.judgement is not None:
+            return self.judgement
+        return self.judging if self.judging is not None else self.newest
 
     @property
     def scores(self) -> dict[str, str]:
@@ -198,13 +214,48 @@ def in_order(judgements: Iterable[J]) -> list[J]:
     return [j for _, j in sorted(enumerate(judgements), key=_order)]
 
 
+def is_review(judgement: Any) -> bool:
+    """Whether a revision is a person's verdict (or its withdrawal), not a judge's."""
+    return _get(judgement, "review") is not None
+
+
+def _with(judgement: J, **fields: Any) -> J:
+    """A copy of a revision (an event or a row dict) with these fields replaced."""
+    if isinstance(judgement, Mapping):
+        return {**judgement, **fields}  # type: ignore[return-value]
+    return judgement.model_copy(update=fields)  # type: ignore[attr-defined]
+
+
+def _overlay(machine: J | None, reviews: list[J]) -> J | None:
+    """The judge's revision with the standing reviews' verdicts over it (each dimension the newest
+    person's), their causes where one named any, and the newest review on it."""
+    if not reviews:
+        return machine
+    human: dict[str, Any] = {}
+    for r in reviews:
+        human.update(_get(r, "scores") or {})
+    named = [c for r in reviews if (c := _get(r, "causes"))]
+    base = machine if machine is not None else reviews[-1]
+    causes = named[-1] if named else _get(base, "causes") or []
+    return _with(base, scores={**(_get(base, "scores") or {}), **human}, causes=causes,
+                 review=_get(reviews[-1], "review"))
+
+
 def standing_of(judgements: Iterable[J]) -> Standing[J] | None:
     """The standing of one turn's revisions (None when it has none)."""
     revs = in_order(judgements)
     if not revs:
         return None
-    valid = [j for j in revs if not _get(j, "error")]
-    return Standing(judgement=valid[-1] if valid else None, newest=revs[-1])
+    judgings = [j for j in revs if not is_review(j)]
+    valid = [j for j in judgings if not _get(j, "error")]
+    machine = valid[-1] if valid else None
+    reviews: list[J] = []
+    for j in revs:
+        if is_review(j):
+            reviews = [] if _get(_get(j, "review"), "withdraw") else [*reviews, j]
+    human = tuple(ordered({d for r in reviews for d in (_get(r, "scores") or {})}))
+    return Standing(judgement=_overlay(machine, reviews), newest=revs[-1], machine=machine,
+                    judging=judgings[-1] if judgings else None, human=human, reviews=tuple(reviews))
 
 
 def standing(judgements: Iterable[J], *, phase: int | None = None) -> dict[int, Standing[J]]:
@@ -245,6 +296,12 @@ class Tally:
     answered: bool = True  # some turn of the model's got its answer (`ANSWERED`); False: the run has no scored row
     heuristic: bool = False  # some turn counted (or its judge error) was judged by the offline heuristic
     llm: bool = False  # some was judged by an LLM (both: a mixed run, its own row wherever runs are pooled)
+    human: dict[int, list[str]] = field(default_factory=dict)  # turn -> its scored dimensions a person's verdict decides
+
+    @property
+    def human_verdicts(self) -> int:
+        """How many of the verdicts counted (a turn's scored dimension each) are a person's, not the judge's."""
+        return sum(len(dims) for dims in self.human.values())
 
     @property
     def strict(self) -> tuple[int, int]:
@@ -278,6 +335,15 @@ class Tally:
         is said so once (its rates), never as each turn "not judged"."""
         left_out = {NOT_PLAYED, UNJUDGED} if live else set() if self.judged else {UNJUDGED}
         return apart_text({k: v for k, v in self.apart.items() if k in set(reasons) - left_out})
+
+
+def human_text(verdicts: int, turns: int) -> str:
+    """`3 verdicts on 2 turns are a person's, not the judge's` ('' for none): how every surface
+    says how many of its figures rest on a person's verdict (`Tally.human`)."""
+    if not verdicts:
+        return ""
+    are = "are" if verdicts != 1 else "is"
+    return f"{verdicts} verdict{'s' * (verdicts != 1)} on {turns} turn{'s' * (turns != 1)} {are} a person's, not the judge's"
 
 
 def apart_text(apart: Mapping[str, Sequence[int] | int]) -> str:
@@ -316,12 +382,12 @@ def tally(judgements: Iterable[Any], statuses: Mapping[int, str] | None = None,
         if st is None:
             out.unjudged.append(idx)
             continue
-        for j in (st.judgement, st.newest):
+        for j in (st.machine, st.judging):  # what judged it (a person is neither)
             if j is not None:
                 heuristic = bool(_get(j, "heuristic", False))
                 out.heuristic, out.llm = out.heuristic or heuristic, out.llm or not heuristic
-        if st.judgement is None:
-            out.judge_errors.append(idx)
+        if st.judgement is None:  # every judging errored (or only a withdrawn review: never judged)
+            (out.judge_errors if st.judging is not None else out.unjudged).append(idx)
             continue
         verdicts = st.scores
         if row_verdict(verdicts) == "na":  # a verdict that scores nothing (the reference's incomplete row) is none
@@ -336,6 +402,8 @@ def tally(judgements: Iterable[Any], statuses: Mapping[int, str] | None = None,
                 a[0] += v == "pass"
         out.rows[idx] = row_passes(verdicts)
         out.original_rows[idx] = original_row_passes(verdicts)
+        if human := [d for d in st.human if verdicts.get(d, "na") != "na"]:
+            out.human[idx] = human
     out.dimensions = {d: (a[0], a[1]) for d, a in acc.items()}
     return out
 

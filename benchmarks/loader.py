@@ -29,7 +29,7 @@ from arena_tui.spine import audio
 from arena_tui.spine.benchmark import Benchmark, BenchmarkMeta, Tool, Turn
 from arena_tui.spine.source import TTS
 
-from . import file_state, portable_tools, strict_json
+from . import duplex_cues, file_state, portable_tools, strict_json
 
 # Limits that keep a bad file from costing unbounded time or memory (a user's benchmark is input).
 MAX_LINE_BYTES = 1 << 20  # one turns.jsonl record; the shared ones are under 3 kB
@@ -522,6 +522,8 @@ def _check_turn(r: _Reader, meta: BenchmarkMeta, turn: Turn, path: Path, line: i
     if turn.audio_file is not None and not _inside(r.folder, turn.audio_file):
         r.add(f"{turn.audio_file!r} is outside the benchmark folder (use a path relative to it, e.g. "
               f"audio/turn_{ti:03d}.wav)", path, line, ti, "audio_file")
+    for field, message in duplex_cues.cue_problems(r.folder, turn, inside=_inside):
+        r.add(message, path, line, ti, field)
     if not turn.input.strip():
         r.add("empty", path, line, ti, "input")
     if not turn.golden_text.strip():
@@ -689,6 +691,7 @@ def ships_audio(bench: Benchmark, synthesized: set[int]) -> bool:
     if folder is None or not folder.is_dir():
         return False
     played = {p.resolve() for t in bench.turns if (p := bench.audio_path(t)) is not None and t.turn_index in present}
+    played |= {p.resolve() for t in bench.turns for c in t.duplex if (p := bench.cue_path(c)) is not None}
     return any(f.suffix.lower() == ".wav" and f.resolve() not in played for f in folder.iterdir())
 
 
@@ -717,6 +720,10 @@ def _check_audio(r: _Reader, bench: Benchmark, lines: dict[int, int], turns_path
         problem = _wav_problem(p, limit_s)
         if problem:
             r.add(f"{p}: {problem}", turns_path, lines.get(i), i, "audio_file")
+    for t in bench.turns:  # its duplex cues' WAVs, by the same rules
+        for field, message in duplex_cues.cue_audio_problems(bench, t, strict=strict, inside=_inside,
+                                                             wav_problem=lambda p: _wav_problem(p, limit_s)):
+            r.add(message, turns_path, lines.get(t.turn_index), t.turn_index, field)
 
 
 def _wav_problem(path: Path, limit_s: float) -> str | None:
@@ -838,5 +845,6 @@ def _apply_overlay(bench: Benchmark, overlay: Path, default: str = "synth:unknow
         if not bench.has_audio(t) and alt.is_file():
             t = t.model_copy(update={"audio_file": str(alt.resolve())})
             sources[t.turn_index] = str(declared.get(str(t.turn_index), default))
+        t = duplex_cues.from_overlay(t, bench.root, overlay)
         turns.append(t)
     return bench.model_copy(update={"turns": turns}), sources

@@ -1,7 +1,7 @@
 """The six Audio Arena benchmarks by name, and where a benchmark name resolves to on disk.
 
 Any folder in the benchmark layout is a benchmark too: folders of `--data` are listed by name
-next to the six, `demo_bench` ships inside the package, and what `arena-tui benchmarks import`
+next to the six, `demo_bench` and `duplex_bench` ship inside the package, and what `arena-tui benchmarks import`
 wrote is in the user's benchmarks folder (`paths.user_benchmarks_dir`).
 """
 
@@ -21,6 +21,9 @@ from arena_tui.spine.source import TTS
 
 DEMO_NAME = "demo_bench"
 DEMO_DIR = Path(__file__).parent / "demo"
+DUPLEX_NAME = "duplex_bench"  # our own duplex turns: the user speaks during the bot's replies
+#: the benchmarks that ship inside the package, by name
+BUILTIN = {DEMO_NAME: DEMO_DIR, DUPLEX_NAME: Path(__file__).parent / "duplex"}
 IMPORTED = "imported"  # the source of a benchmark found in the user's benchmarks folder
 
 
@@ -63,7 +66,7 @@ def canonical_name(name: str) -> str:
     """Accept Hub spellings (`conversation-bench`, `arcada-labs/conversation-bench`) for the six."""
     base = name.rsplit("/", 1)[-1] if name.startswith("arcada-labs/") else name
     under = base.replace("-", "_")
-    return under if under in KNOWN or under == DEMO_NAME else name
+    return under if under in KNOWN or under in BUILTIN else name
 
 
 ALL = "all"  # on a command line: every Hub benchmark (the six of `KNOWN`)
@@ -114,7 +117,8 @@ def missing_audio(bench: Benchmark, turns: Iterable[int] | None = None, name: st
     A benchmark that loaded has every WAV it ships (`loader.ships_audio`), so a WAV missing here
     is audio it never had: the line says how to get it, as the listing does."""
     want = None if turns is None else set(turns)
-    missing = [t.turn_index for t in bench.turns if (want is None or t.turn_index in want) and not bench.has_audio(t)]
+    missing = [t.turn_index for t in bench.turns
+               if (want is None or t.turn_index in want) and (not bench.has_audio(t) or bench.missing_cues(t))]
     if not missing:
         return None
     shown = ", ".join(map(str, missing[:8])) + (" …" if len(missing) > 8 else "")
@@ -163,8 +167,8 @@ def locate(name: str, data_dir: str | os.PathLike[str] | None = None,
         cand = Path(data_dir).expanduser() / name
         if cand.is_dir():
             return cand, "local"
-    if name == DEMO_NAME and DEMO_DIR.is_dir():
-        return DEMO_DIR, "builtin"
+    if name in BUILTIN and BUILTIN[name].is_dir():
+        return BUILTIN[name], "builtin"
     imported = user_benchmarks_dir() / name
     if imported.is_dir() and looks_like_benchmark(imported):
         return imported, IMPORTED
@@ -261,8 +265,7 @@ def _candidate_names(data_dir: str | os.PathLike[str] | None) -> list[str]:
         for sub in sorted(folder.iterdir()):
             if sub.is_dir() and sub.name not in names and not sub.name.startswith(".") and looks_like_benchmark(sub):
                 names.append(sub.name)
-    if DEMO_NAME not in names:
-        names.append(DEMO_NAME)
+    names += [n for n in BUILTIN if n not in names]
     return names
 
 

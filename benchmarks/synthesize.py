@@ -191,4 +191,19 @@ def synthesize_benchmark(bench: Benchmark, backend: Backend, *, out_dir: str | o
         _update_sources(out, {t.turn_index: f"synth:{backend.name}"})
         report.written.append(t.turn_index)
         report.seconds[t.turn_index] = round(len(pcm) / TARGET_RATE, 3)
+    for t in selected:
+        _synthesize_cues(bench, t, backend, out, overwrite)
     return report
+
+
+def _synthesize_cues(bench: Benchmark, turn: Turn, backend: Backend, out: Path, overwrite: bool) -> None:
+    """The turn's duplex cues (what the user says during the reply) lacking a WAV, from their text."""
+    for i, cue in enumerate(turn.duplex):
+        target = out / cue.audio_file
+        if os.path.isabs(cue.audio_file) or (not overwrite and (i not in bench.missing_cues(turn) or target.is_file())):
+            continue
+        try:
+            pcm = backend.speak(cue.text)
+        except SynthError as e:
+            raise SynthError(f"{bench.name} turn {turn.turn_index} duplex[{i}]: {e}") from None
+        write_wav(target, pcm, TARGET_RATE, 1)

@@ -103,12 +103,15 @@ class CatchUp:
 
 
 class _Clip:
-    def __init__(self, pcm: bytes, future: asyncio.Future[Interval], marks: list[tuple[float, Callable[[], Frame]]]) -> None:
+    def __init__(self, pcm: bytes, future: asyncio.Future[Interval], marks: list[tuple[float, Callable[[], Frame]]],
+                 at_ms: float | None = None, on_start: Callable[[float], None] | None = None) -> None:
         self.pcm = pcm
         self.pos = 0
         self.start_ms: float | None = None
         self.future = future
         self.marks = sorted(marks, key=lambda m: m[0])  # (ms into the clip, frame factory) pushed once played
+        self.at_ms = at_ms  # not before this timeline time (None: at the next chunk)
+        self.on_start = on_start  # told where the clip starts, before its first chunk is handed on
 
 
 #: a kernel timer the loop's selector waits on (Linux): wakes to the microsecond without spinning
@@ -210,12 +213,15 @@ class PacedInput(BaseInputTransport):
         self._worst_clip_late_ms = 0.0  # ... and a chunk carrying queued audio (the user's speech)
         self.started = asyncio.Event()
 
-    def play(self, pcm: bytes, marks: list[tuple[float, Callable[[], Frame]]] | None = None) -> asyncio.Future[Interval]:
+    def play(self, pcm: bytes, marks: list[tuple[float, Callable[[], Frame]]] | None = None, *,
+             at_ms: float | None = None, on_start: Callable[[float], None] | None = None) -> asyncio.Future[Interval]:
         """Queue a clip. `marks` are (offset ms into the clip, frame factory): the frame is made
         and pushed right after the chunk containing the offset has gone out, e.g. user-speaking
-        brackets at speech bounds (made late on purpose: frame ids order frames in time)."""
+        brackets at speech bounds (made late on purpose: frame ids order frames in time).
+        `at_ms`: the clip starts there on the timeline, to the sample (silence before it; at the
+        next chunk when that time has passed); `on_start(start_ms)` says where it did start."""
         fut: asyncio.Future[Interval] = asyncio.get_running_loop().create_future()
-        self._clips.append(_Clip(pcm, fut, marks or []))
+        self._clips.append(_Clip(pcm, fut, marks or [], at_ms, on_start))
         return fut
 
     def take_lateness(self) -> tuple[float, float]:
@@ -228,6 +234,13 @@ class PacedInput(BaseInputTransport):
 
     def playing(self) -> bool:
         return bool(self._clips)
+
+    def discard(self, future: asyncio.Future[Interval]) -> None:
+        """Drop the queued clip `play` returned this future for, unless it has begun (it is cancelled)."""
+        for clip in list(self._clips):
+            if clip.future is future and clip.start_ms is None:
+                self._clips.remove(clip)
+                future.cancel()
 
     def clear(self) -> None:
         """Drop queued clips (the session is going away); their futures are cancelled."""
@@ -308,10 +321,19 @@ class PacedInput(BaseInputTransport):
         if not self._clips or t_ms < self.start_ms + self.preroll_ms - 1e-6:
             return self._silence
         clip = self._clips[0]
+        lead = b""
         if clip.start_ms is None:
-            clip.start_ms = t_ms
-        pcm = clip.pcm[clip.pos : clip.pos + self.chunk_bytes]
+            if clip.at_ms is not None and clip.at_ms >= t_ms + self.chunk_ms:
+                return self._silence  # not yet
+            if clip.at_ms is not None and clip.at_ms > t_ms:  # it starts inside this chunk: silence up to it
+                lead = bytes(min(self.chunk_bytes - 2, round((clip.at_ms - t_ms) * self.rate / 1000.0) * 2))
+            clip.start_ms = t_ms + len(lead) / 2 / self.rate * 1000.0
+            if clip.on_start is not None:
+                clip.on_start(clip.start_ms)
+        pcm = clip.pcm[clip.pos : clip.pos + self.chunk_bytes - len(lead)]
         clip.pos += len(pcm)
+        if lead:
+            pcm = lead + pcm
         if self._on_user_chunk is not None and pcm:
             self._on_user_chunk(pcm, t_ms)
         played_ms = clip.pos / 2 / self.rate * 1000.0
@@ -336,10 +358,13 @@ class PacedOutput(BaseOutputTransport):
     ends (`lookahead`), so the next frame is already queued and playback stays gapless
     despite the pipeline's per-frame overhead.
 
-    Audio that finds the speaker idle plays from when it ARRIVED here (the service pushing it),
-    not from when the base transport's audio task got round to writing it: that hop is a step
-    of the event loop, and on a loop shared by many sessions it would add our own queueing to
-    the model's latency.
+    Audio plays from when it ARRIVED here (the service pushing it), or right after the audio
+    before it when that was still playing, not from when the base transport's audio task got
+    round to writing it: that hop is a step of the event loop, and on a loop shared by many
+    sessions it would add our own queueing to the model's latency, and a late write would put a
+    gap into a reply that had none (at speed 10, 30 ms of wall time is a 300 ms pause: the bot
+    would seem to stop and start again). An interruption stops the speaker at once: audio
+    written ahead of its play time is not heard (`on_interruption` says from when).
     """
 
     LOOKAHEAD_AUDIO_MS = 40.0
@@ -378,7 +403,9 @@ class PacedOutput(BaseOutputTransport):
         self._on_bot_audio = on_bot_audio
         self._on_interruption = on_interruption
         self._catch_up = CatchUp()
-        self._arrived_ms: float | None = None  # when audio reached an idle speaker: where it starts
+        # (audio ms received up to and including a frame, when that frame arrived): a written frame
+        # plays no earlier than the audio in it arrived
+        self._arrivals: deque[tuple[float, float]] = deque()
 
     def busy(self) -> bool:
         """Bot audio received but not yet played."""
@@ -393,16 +420,21 @@ class PacedOutput(BaseOutputTransport):
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         if direction == FrameDirection.DOWNSTREAM:
             if isinstance(frame, OutputAudioRawFrame):
-                if self._arrived_ms is None and not self.busy():
-                    self._arrived_ms = self.clock.t_ms()
                 self._ms_in += _duration_ms(frame)
+                self._arrivals.append((self._ms_in, self.clock.t_ms()))
             elif isinstance(frame, InterruptionFrame):
+                now = self.clock.t_ms()
                 pending_ms = max(0.0, self._ms_in - self._ms_out)
-                playing = self.play_end_ms > self.clock.t_ms()
+                playing = self.play_end_ms > now
                 self._ms_in = self._ms_out = 0.0
-                self._arrived_ms = None
+                self._arrivals.clear()
+                # the speaker stops here: what was written ahead of its play time (the lookahead)
+                # is never heard, and the listener (`on_interruption`) drops it
+                self.play_end_ms = min(self.play_end_ms, now)
+                if self.last_audio_ms is not None:
+                    self.last_audio_ms = min(self.last_audio_ms, now)
                 if (pending_ms > 20.0 or playing) and self._on_interruption is not None:
-                    self._on_interruption(self.clock.t_ms(), pending_ms)
+                    self._on_interruption(now, pending_ms)
         await super().process_frame(frame, direction)
 
     async def push_frame(self, frame: Frame, direction: FrameDirection = FrameDirection.DOWNSTREAM) -> None:
@@ -416,8 +448,10 @@ class PacedOutput(BaseOutputTransport):
 
     async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
         now = self.clock.t_ms()
-        start = max(now if self._arrived_ms is None else min(now, self._arrived_ms), self.play_end_ms)
-        self._arrived_ms = None
+        while self._arrivals and self._arrivals[0][0] <= self._ms_out + 1e-6:
+            self._arrivals.popleft()  # audio played before this frame
+        arrived = min(now, self._arrivals[0][1]) if self._arrivals else now
+        start = max(arrived, self.play_end_ms)
         dur = _duration_ms(frame)
         end = start + dur
         self.play_end_ms = end

@@ -2,12 +2,13 @@
 
 Not a test: prints a table. The same campaign (`arena-tui campaign run`, as a user starts it,
 in a subprocess with its own database) runs with 0, 2 and 4 processes spinning on the CPU
-beside it. Columns: wall seconds, the sessions per worker admission control went down to
+beside it. Columns: wall seconds, the executor's start-up seconds (Ray's `ray start-up` line;
+`-` for the local pool), cells complete, the sessions per worker admission control went down to
 (from its `pace:` notices; `-` when it never had to say anything), the lowest speed it gave new
 runs, turns re-run because our machine lost pace on them, and turns wrong: a finished turn
 whose reply is not its own turn's or whose verdict is not pass (the goal is 0). Wall-clock only.
 
-    .venv/bin/python -m scripts.bench_hogs [--hogs 0,2,4] [--repeats 4] [--speed 8] [--concurrency N]
+    .venv/bin/python -m scripts.bench_hogs [--hogs 0,2,4] [--repeats 4] [--speed 8] [--concurrency N] [--executor ray]
 """
 
 from __future__ import annotations
@@ -59,9 +60,10 @@ async def turns(db: Path) -> tuple[int, int, int]:
 def one(hogs: int, args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory(prefix="arena-hogs-") as tmp:
         db = Path(tmp) / "arena.db"
-        env = {**os.environ, "ARENA_TUI_DB": str(db), "HOME": tmp}
+        env = {**os.environ, "ARENA_TUI_DB": str(db), "HOME": tmp, "TMPDIR": tmp}
         cmd = [sys.executable, "-m", "arena_tui.cli", "campaign", "run", "--bench", "demo_bench", "--model", "sim",
-               "--repeats", str(args.repeats), "--speed", str(args.speed), "--judge", "heuristic"]
+               "--repeats", str(args.repeats), "--speed", str(args.speed), "--judge", "heuristic",
+               "--executor", args.executor]
         if args.concurrency:
             cmd += ["--concurrency", str(args.concurrency)]
         spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(hogs)]
@@ -76,9 +78,12 @@ def one(hogs: int, args: argparse.Namespace) -> dict:
         paces = [m for m in PACE.finditer(out)]
         least = min((int(m.group(1)) for m in paces), default=None)
         slowest = min((float(m.group(3)) for m in paces if m.group(3)), default=None)
+        startup = re.search(r"ray start-up ([\d.]+) s", out)
+        cells = re.search(r"(\d+)/(\d+) cells complete", out)
         reruns = sum(len(t.split(",")) for t in re.findall(r"machine lost pace on turn\(s\) ([\d, ]+): re-run", out))
         right, lost, wrong = asyncio.run(turns(db))
-    return {"hogs": hogs, "wall": wall, "least": least, "slowest": slowest, "reruns": reruns, "right": right,
+    return {"hogs": hogs, "wall": wall, "startup": float(startup[1]) if startup else None,
+            "cells": f"{cells[1]}/{cells[2]}" if cells else "?", "least": least, "slowest": slowest, "reruns": reruns, "right": right,
             "lost": lost, "wrong": wrong}
 
 
@@ -88,13 +93,15 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=4)
     ap.add_argument("--speed", type=float, default=8.0)
     ap.add_argument("--concurrency", type=int, default=None, help="sessions per worker asked (default: from the speed)")
+    ap.add_argument("--executor", choices=["local", "ray"], default="local")
     args = ap.parse_args()
-    print(f"demo_bench × sim × {args.repeats}, speed {args.speed:g}, {os.cpu_count()} cores")
-    print(f"{'hogs':>4}  {'wall s':>7}  {'sessions/worker':>15}  {'speed':>5}  {'re-run':>6}  {'right':>5}  "
+    print(f"demo_bench × sim × {args.repeats}, speed {args.speed:g}, {os.cpu_count()} cores, executor {args.executor}")
+    print(f"{'hogs':>4}  {'wall s':>7}  {'start s':>7}  {'cells':>5}  {'sessions/worker':>15}  {'speed':>5}  {'re-run':>6}  {'right':>5}  "
           f"{'lost':>4}  {'wrong':>5}")
     for hogs in (int(h) for h in args.hogs.split(",")):
         r = one(hogs, args)
-        print(f"{r['hogs']:>4}  {r['wall']:>7.0f}  {r['least'] if r['least'] is not None else '-':>15}  "
+        start = f"{r['startup']:.0f}" if r["startup"] is not None else "-"
+        print(f"{r['hogs']:>4}  {r['wall']:>7.0f}  {start:>7}  {r['cells']:>5}  {r['least'] if r['least'] is not None else '-':>15}  "
               f"{r['slowest'] if r['slowest'] is not None else '-':>5}  {r['reruns']:>6}  {r['right']:>5}  "
               f"{r['lost']:>4}  {r['wrong']:>5}", flush=True)
     return 0

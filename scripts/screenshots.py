@@ -7,8 +7,10 @@ loaded into a throw-away database, so screenshots show no machine paths and no k
 is shot at 120x40 (`<name>.svg`) and at the other sizes the tests check (`<name>_80x24.svg`, ...);
 the leaderboard and compare screens show the constructed runs of tests/compare_runs.py (simulator,
 sped-up, heuristic, never-judged runs and a long model id: every kind of row); the campaign screens
-show tests/snapshots/fixture_campaign.py's campaign (a cell in every state). Usage:
-    python -m scripts.screenshots [--out screenshots] [--no-png] [--size 120x40 ...] [--only board|campaigns]
+show tests/snapshots/fixture_campaign.py's campaign (a cell in every state); the duplex figures (a duplex
+turn's detail, the leaderboard's duplex columns) a duplex_bench run against the simulator, recorded
+when the script runs. Usage:
+    python -m scripts.screenshots [--out screenshots] [--no-png] [--size 120x40 ...] [--only board|campaigns|duplex]
 """
 
 from __future__ import annotations
@@ -150,6 +152,76 @@ async def shoot_board(out: Path, size: tuple[int, int]) -> list[Path]:
         await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.turns)
         await pilot.pause(0.3)
         shots.append(Path(app.save_screenshot("compare.svg", path=str(out))))
+    return shots
+
+
+_DUPLEX_DB: list[Path] = []  # recorded once, shot at every size
+
+
+async def record_duplex_run() -> tuple[Path, str]:
+    """duplex_bench's first three turns against the simulator at speed 1 (its yield latency counts)
+    as a selective model (it stops 300 ms into an interruption, talks through a backchannel, leaves
+    side speech unanswered), judged by the offline heuristic judge: a real recording's duplex figures."""
+    import argparse
+    import io
+
+    from loguru import logger
+
+    from arena_tui.orchestration.headless import run_headless
+    from arena_tui.orchestration.live import choose_judge
+    from arena_tui.store import Store
+    from benchmarks.registry import DUPLEX_NAME, load_benchmark
+    from arena_tui.spine.settings import RunSettings
+
+    if not _DUPLEX_DB:
+        db = Path(tempfile.mkdtemp(prefix="arena-duplex-")) / "arena.db"
+        logger.remove()
+        logger.add(sys.stderr, level="WARNING")
+        config = RunSettings(model="sim", speed=1.0, turns=[0, 1, 2], faults="yield=300,backchannel=ignore,side_speech=ignore")
+        judge = choose_judge(argparse.Namespace(judge="heuristic"))
+        await run_headless(load_benchmark(DUPLEX_NAME), config, db, io.StringIO(), judge)
+        _DUPLEX_DB.append(db)
+    store = await Store.open(_DUPLEX_DB[0])
+    try:
+        return _DUPLEX_DB[0], (await store.list_runs())[0].run_id
+    finally:
+        await store.close()
+
+
+async def shoot_duplex(out: Path, size: tuple[int, int]) -> list[Path]:
+    """The duplex figures: a duplex turn's detail (what the bot did about the user's interruption)
+    and the leaderboard scrolled to its duplex columns."""
+    from arena_tui.screens.leaderboard import LeaderboardScreen
+
+    db, run_id = await record_duplex_run()
+    app = ArenaApp(db)
+    shots: list[Path] = []
+    suffix = "" if size == MAIN else f"_{size[0]}x{size[1]}"
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
+        app.open_replay(run_id)
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops)
+        table = app.screen.query_one(TurnTable)
+        table.move_cursor(row=table.get_row_index("1"))  # the interruption the bot stopped for
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        app.screen.query_one("#detail").scroll_end(animate=False, immediate=True)  # down to the duplex lines
+        await pilot.pause(0.2)
+        shots.append(Path(app.save_screenshot(f"duplex_turn_detail{suffix}.svg", path=str(out))))
+        await pilot.press("escape", "escape")
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await pilot.press("L")
+        await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen) and app.screen.loaded is not None)
+        board = app.screen
+        duplex = ("yield", "yielded", "backchannel", "side", "agent")
+        for _ in board.columns:  # scroll by whole columns until the duplex ones are in view
+            if "agent" not in {c.key for c in board.hidden}:
+                break
+            await pilot.press("right")
+            await pilot.pause(0.05)
+        assert any(c.key in duplex for c in board.columns), "the leaderboard shows no duplex columns"
+        await pilot.pause(0.3)
+        shots.append(Path(app.save_screenshot(f"leaderboard_duplex{suffix}.svg", path=str(out))))
     return shots
 
 
@@ -334,17 +406,19 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "screenshots"))
     ap.add_argument("--no-png", action="store_true")
     ap.add_argument("--size", action="append", help="WIDTHxHEIGHT (repeatable; default: 120x40 80x24 160x48)")
-    ap.add_argument("--only", choices=["board", "campaigns"], help="only the leaderboard and compare screens, "
-                    "or only the campaign screens")
+    ap.add_argument("--only", choices=["board", "campaigns", "duplex"], help="only the leaderboard and compare "
+                    "screens, only the campaign screens, or only the duplex figures (a duplex_bench run recorded now)")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.size] if args.size else SIZES
     svgs = [] if args.only else [p for size in sizes for p in asyncio.run(shoot(out, size))]
-    if args.only != "campaigns":
+    if args.only in (None, "board"):
         svgs += [p for size in sizes for p in asyncio.run(shoot_board(out, size))]
-    if args.only != "board":
+    if args.only in (None, "campaigns"):
         svgs += [p for size in sizes for p in asyncio.run(shoot_campaigns(out, size))]
+    if args.only in (None, "duplex"):
+        svgs += [p for size in sizes for p in asyncio.run(shoot_duplex(out, size))]
     pngs = [] if args.no_png else to_png(svgs)
     for p in svgs + pngs:
         print(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)

@@ -51,6 +51,10 @@ def test_sessions_per_worker_follow_the_speed_unless_given() -> None:
     assert spec(speed=20.0, **many).local_workers == cores
     assert spec(speed=1.0, repeats=3).local_workers == 2  # 3 cells, 2 sessions per worker
     assert spec(speed=1.0, workers=3, **many).local_workers == 3  # as given
+    assert spec(speed=1.0, workers=cores * WORKERS_PER_CORE).local_workers == 1  # ... but one cell needs one
+    assert "1 worker process(es), not the" in spec(workers=2).workers_note and spec(workers=1).workers_note is None
+    with pytest.raises(SpecError, match=f"--workers 10000 is more worker processes .* at most {cores * WORKERS_PER_CORE}"):
+        spec(workers=10000)
     over = spec(speed=20.0, concurrency=4)
     assert over.per_worker == 4
     assert "4 sessions per worker at speed 20 is 80× real time" in over.pace_warning

@@ -7,6 +7,7 @@ worker process measures its own loop while runs hold it late (tests/campaign_run
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from arena_tui.orchestration.admission import (
 from arena_tui.orchestration.executor import Job
 from arena_tui.orchestration.local import LocalExecutor
 from arena_tui.campaign.snapshot import snapshot
+from arena_tui.compare.selection import ALL, select_runs
+from arena_tui.run_view import RunState
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.settings import RunSettings
 from benchmarks.registry import open_benchmark
@@ -132,13 +135,39 @@ def test_campaign_show_and_list_say_the_live_pace_and_nothing_once_its_coordinat
     assert "pace:" not in capsys.readouterr().out
 
 
+@contextlib.asynccontextmanager
+async def _campaign_at_8(tmp_path: Path, executor: type[LocalExecutor], workers: int):
+    """A one-cell campaign at 8x whose runs lose pace at 8x (tests/campaign_runners.py
+    `stalls_at_speed_8`) on `executor`: (store, result, notices), the store closed after."""
+    from arena_tui.orchestration.orchestrator import run_campaign
+    from arena_tui.campaign.spec import build_spec
+    from arena_tui.store import Store
+
+    def factory(spec, bus, on_lost, on_done):
+        return executor(bus, on_lost=on_lost, on_done=on_done, workers=workers, per_worker=1, speed=spec.speed,
+                        runner="tests.campaign_runners:stalls_at_speed_8")
+
+    spec = build_spec({}, {"benchmarks": "demo_bench", "models": "sim", "speed": 8.0, "turns": "0-1",
+                           "greeting": False, "judge": "none"})
+    store = await Store.open(tmp_path / "arena.db")
+    try:
+        bus = EventBus()
+        recording = store.start_recording(bus)
+        lines: list[str] = []
+        try:
+            result = await run_campaign(store, bus, spec, notice=lines.append, executor_factory=factory)
+        finally:
+            bus.close()
+            await recording
+        yield store, result, lines
+    finally:
+        await store.close()
+
+
 async def test_a_run_that_lost_pace_on_a_worker_too_busy_for_its_speed_is_rerun_afresh_slower(tmp_path: Path) -> None:
     """A re-run resumed in place keeps its run's speed (one speed per run), and would lose pace at
     it again: when admission control gives new runs less by then, the re-run starts afresh at that."""
     from arena_tui.campaign import records
-    from arena_tui.orchestration.orchestrator import run_campaign
-    from arena_tui.campaign.spec import build_spec
-    from arena_tui.store import Store
 
     class SlowedAfterOne(LocalExecutor):
         """Its worker's admission control halves the speed once the first run is done (as it
@@ -149,26 +178,43 @@ async def test_a_run_that_lost_pace_on_a_worker_too_busy_for_its_speed_is_rerun_
                 w.admission.speed_cap = 4.0
             super()._on_message(w, msg)
 
-    def factory(spec, bus, on_lost, on_done):
-        return SlowedAfterOne(bus, on_lost=on_lost, on_done=on_done, workers=1, per_worker=1, speed=spec.speed,
-                              runner="tests.campaign_runners:stalls_at_speed_8")
+    async with _campaign_at_8(tmp_path, SlowedAfterOne, workers=1) as (store, result, lines):
+        runs = {r.run_id: r for r in await store.list_runs()}
+        (row,) = await records.cells(store, result.campaign_id)
+        assert row.status == "done" and runs[row.run_id].speed == 4.0, (row, lines)
+        assert await records.cell_state(store, row.run_id) == ("complete", 2, 2)
+        (old,) = [r for r in runs if r != row.run_id]
+        assert runs[old].speed == 8.0 and await records.lost_pace_turns(store, old) == [0]  # kept, counted nowhere
+        assert any("from scratch at speed 4 (admission control: machine too busy for 8)" in line for line in lines), lines
+        # ... and superseded: `report all` and the leaderboard count the cell once, as `report CAMPAIGN` does
+        assert runs[old].superseded_by == row.run_id and runs[row.run_id].superseded_by is None
+        everything = await select_runs(store, [ALL])
+        assert everything.run_ids == [row.run_id] and "superseded by run" in everything.skipped[old]
+        assert (await select_runs(store, ["demo_bench"])).run_ids == [row.run_id]
+        assert (await select_runs(store, [old])).run_ids == [old]  # asked for by its own id: shown
+        replayed = RunState(old)
+        replayed.apply_all([ev for _, ev in await store.events(old)])
+        assert any(f"superseded by run {row.run_id}" in ln.text for ln in replayed.log)
 
-    spec = build_spec({}, {"benchmarks": "demo_bench", "models": "sim", "speed": 8.0, "turns": "0-1",
-                           "greeting": False, "judge": "none"})
-    store = await Store.open(tmp_path / "arena.db")
-    bus = EventBus()
-    recording = store.start_recording(bus)
-    lines: list[str] = []
-    try:
-        result = await run_campaign(store, bus, spec, notice=lines.append, executor_factory=factory)
-    finally:
-        bus.close()
-        await recording
-    runs = {r.run_id: r for r in await store.list_runs()}
-    (row,) = await records.cells(store, result.campaign_id)
-    assert row.status == "done" and runs[row.run_id].speed == 4.0, (row, lines)
-    assert await records.cell_state(store, row.run_id) == ("complete", 2, 2)
-    (old,) = [r for r in runs if r != row.run_id]
-    assert runs[old].speed == 8.0 and await records.lost_pace_turns(store, old) == [0]  # kept, counted nowhere
-    assert any("from scratch at speed 4 (admission control: machine too busy for 8)" in line for line in lines), lines
-    await store.close()
+
+async def test_a_rerun_from_scratch_runs_at_the_speed_its_notice_says(tmp_path: Path) -> None:
+    """The notice said "from scratch at speed 4" (the busiest worker's cap) while the run went to a
+    calm worker and ran at 8: each re-run runs at the speed announced, wherever it runs."""
+    from arena_tui.campaign import records
+
+    class BusyAfterOne(LocalExecutor):
+        """The worker that ran the first run is busy and slowed to 4 after it; the other stays calm at 8."""
+
+        def _on_message(self, w, msg):
+            if msg[0] == "done" and not any(x.admission.busy for x in self._workers):
+                w.admission.speed_cap, w.admission.busy = 4.0, True
+            super()._on_message(w, msg)
+
+    async with _campaign_at_8(tmp_path, BusyAfterOne, workers=2) as (store, result, lines):
+        announced = {line.split(" run ", 1)[1].split()[0]: float(line.split("from scratch at speed ")[1].split()[0])
+                     for line in lines if "from scratch at speed" in line}
+        assert announced, lines
+        runs = {r.run_id: r for r in await store.list_runs()}
+        assert {run_id: runs[run_id].speed for run_id in announced} == announced, lines
+        (row,) = await records.cells(store, result.campaign_id)
+        assert row.status == "done", lines

@@ -154,3 +154,46 @@ def test_a_cell_queued_by_a_coordinator_that_died_shows_pending(tmp_path: Path) 
     [row] = [ln for ln in shown.stdout.splitlines() if ln.startswith("demo_bench × sim #1")]
     assert row.split()[4:6] == ["r1", "pending"] and row.endswith(ORPHANED), shown.stdout
     assert "queued or running" not in listed.stdout and "gone01" in listed.stdout, listed.stdout
+
+
+def test_absurd_workers_are_refused_in_one_line_before_anything_starts(tmp_path: Path) -> None:
+    """`--workers 10000` on one cell once spawned workers until the machine ran out (238 processes,
+    12.5 GB after 56 s, no message)."""
+    db = tmp_path / "arena.db"
+    got = _cli(db, "campaign", "run", "--bench", "demo_bench", "--model", "sim", "--workers", "10000", "--judge", "none")
+    err = [ln for ln in got.stderr.splitlines() if ln.strip()]
+    assert got.returncode == 2 and len(err) == 1, got.stderr
+    assert "--workers 10000" in err[0] and f"at most {(os.cpu_count() or 1) * 4}" in err[0] and "Traceback" not in got.stderr
+    assert _running_runs(db) == 0
+
+
+def test_sigterm_ends_a_campaign_with_143_and_no_child_left(tmp_path: Path) -> None:
+    """SIGTERM once ended `campaign run` by the signal (exit −15, nothing recorded as stopped) and
+    left workers behind; it also asked for 8 workers on 2 cells and got 8, 6 of them idle."""
+    db = tmp_path / "arena.db"
+    out = tmp_path / "coordinator.out"
+    with out.open("w") as sink:
+        coordinator = subprocess.Popen(
+            [sys.executable, "-m", "arena_tui.cli", "--db", str(db), "campaign", "run", "--bench", "demo_bench",
+             "--model", "sim", "--repeats", "2", "--workers", "8", "--speed", "5", "--turns", "0-4", "--judge", "none"],
+            cwd=REPO_ROOT, stdout=sink, stderr=subprocess.STDOUT)
+        try:
+            _until(lambda: _running_runs(db) == 2 and len(_workers(coordinator.pid)) == 2, 180, "two runs under way",
+                   coordinator)
+            workers = _workers(coordinator.pid)
+            below = [p for p in processes.descendants(coordinator.pid) if p.alive]
+            coordinator.send_signal(signal.SIGTERM)
+            status = coordinator.wait(60)
+        finally:
+            if coordinator.poll() is None:
+                coordinator.kill()
+                coordinator.wait()
+    took, left = processes.wait_gone([p.pid for p in below], EXIT_BOUND_S)
+    text = out.read_text()
+    assert len(workers) == 2, (workers, text)  # one per cell, not 8
+    assert "2 worker process(es), not the 8 asked: 2 cell(s) need no more" in text
+    assert status == 128 + signal.SIGTERM, (status, text)
+    assert "stopped by SIGTERM" in text and "campaign resume" in text and "Traceback" not in text, text
+    assert not left, f"still alive {EXIT_BOUND_S:.0f} s after SIGTERM: {left}"
+    with sqlite3.connect(db) as conn:
+        assert [r[0] for r in conn.execute("SELECT status FROM runs")] == ["interrupted", "interrupted"]

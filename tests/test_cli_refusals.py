@@ -200,7 +200,7 @@ def test_a_gemini_fake_run_leaves_nothing_in_tmpdir(tmp_path):
                         "--fake", "--speed", "10", "--turns", "0", "--headless", "--judge", "none"],
                        capture_output=True, text=True, env=env, timeout=180, stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr
-    assert "turns 1/1: ok 1" in p.stdout, p.stdout[-2000:]
+    assert "turns 1/1 done: ok 1" in p.stdout, p.stdout[-2000:]
     left = [f for f in tmp.rglob("*") if f.name.startswith("arena-fake-tls-") or
             (f.is_file() and b"PRIVATE KEY" in f.read_bytes())]
     assert left == [], left

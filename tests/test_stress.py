@@ -13,8 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -192,8 +195,6 @@ def test_admission_control_gives_fewer_sessions_beside_cpu_hogs_and_no_turn_goes
     """One worker asked for 3 sessions at 8x (24x real time: past one process's budget even on an
     idle machine) beside a hog per core: admission control says it went down, and every turn is
     right or flagged."""
-    import re
-
     env = _env(tmp_path)
     cmd = [*ARENA, "campaign", "run", "--bench", "demo_bench", "--model", "sim", "--repeats", "4", "--speed", "8",
            "--concurrency", "3", "--workers", "1", "--turns", "0-2", "--judge", "heuristic"]
@@ -210,3 +211,59 @@ def test_admission_control_gives_fewer_sessions_beside_cpu_hogs_and_no_turn_goes
         assert min(chosen) < 3, proc.stdout[-3000:]
     print(f"\nadmission beside {HOGS} hogs: sessions/worker {' → '.join(map(str, chosen))}; {counts['ok']} ok, "
           f"{counts['lost_pace']} lost pace, 0 wrong; {time.monotonic() - t0:.0f} s wall")
+
+
+def _ray_worker_niceness(root: int) -> dict[int, int]:
+    """{pid: nice} of the Ray worker actors below `root` (Ray retitles them `ray::_Worker…`)."""
+    out = {}
+    for pid in PeakRss(root)._tree():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::_Worker"):
+                out[pid] = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+    return out
+
+
+@pytest.mark.timeout(1500)
+def test_a_ray_campaign_beside_cpu_hogs_keeps_pace_as_the_local_pool_does(tmp_path: Path) -> None:
+    """Ray ran its workers at nice 15: beside two hogs every run at 8x lost pace (0/3 cells, start-up
+    78-83 s) where the local pool's completed. Its own cluster's workers run at nice 0, and every
+    turn is right or flagged."""
+    env = _env(tmp_path)
+    ray_tmp = tempfile.mkdtemp(prefix="rs", dir="/tmp")  # short: Ray's socket paths
+    env.update(TMPDIR=ray_tmp, RAY_USAGE_STATS_ENABLED="0")
+    env.pop("RAY_ADDRESS", None)
+    cmd = [*ARENA, "campaign", "run", "--executor", "ray", "--bench", "demo_bench", "--model", "sim", "--repeats", "3",
+           "--speed", "8", "--judge", "heuristic"]
+    t0 = time.monotonic()
+    nice: dict[int, int] = {}
+    try:
+        with cpu_hogs():
+            proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            watching = threading.Event()
+
+            def watch() -> None:
+                while not watching.wait(0.5):
+                    nice.update(_ray_worker_niceness(proc.pid))
+
+            watcher = threading.Thread(target=watch, daemon=True)
+            watcher.start()
+            try:
+                out, err = proc.communicate(timeout=1200)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                out, err = proc.communicate()
+                pytest.fail(f"the Ray campaign did not end within 1200 s beside {HOGS} CPU hogs:\n{out[-3000:]}")
+            finally:
+                watching.set()
+                watcher.join()
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    wall = time.monotonic() - t0
+    _ended_right(proc.returncode, out, err)
+    counts = _check_verdicts(tmp_path / "arena.db")
+    startup = re.search(r"ray start-up ([\d.]+) s", out)
+    cells = re.search(r"(\d+)/(\d+) cells complete", out)
+    print(f"\nray campaign beside {HOGS} hogs: start-up {startup[1] if startup else '?'} s, "
+          f"{cells[0] if cells else '?'}, {counts['ok']} ok, {counts['lost_pace']} lost pace, 0 wrong; {wall:.0f} s wall")
+    assert nice and set(nice.values()) == {0}, nice  # Ray's default is 15
+    assert counts["ok"] > 0, out[-3000:]

@@ -12,7 +12,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.benchmark import Benchmark, Turn
 
 
 class SnapshotError(Exception):
@@ -24,16 +24,19 @@ class BenchmarkSnapshot:
     key: str  # sha256 of the benchmark JSON and audio
     benchmark_json: str  # Benchmark with root=None and audio_file rewritten to audio/turn_NNN.wav
     audio: dict[int, bytes] = field(repr=False)  # turn_index -> WAV file bytes
+    #: the turns' duplex cues' WAVs, by the path they are rewritten to (audio/turn_NNN_cueK.wav)
+    cues: dict[str, bytes] = field(default_factory=dict, repr=False)
 
     @property
     def size(self) -> int:
-        return len(self.benchmark_json) + sum(len(b) for b in self.audio.values())
+        return len(self.benchmark_json) + sum(len(b) for b in [*self.audio.values(), *self.cues.values()])
 
     def materialize(self, folder: Path) -> Benchmark:
         """Write the audio under `folder` (once per key) and return the benchmark rooted there."""
         root = folder / self.key[:16]
-        for index, data in self.audio.items():
-            path = root / _rel(index)
+        files = {**{_rel(index): data for index, data in self.audio.items()}, **self.cues}
+        for rel, data in files.items():
+            path = root / rel
             if not path.is_file():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = path.with_name(path.name + ".part")
@@ -65,9 +68,32 @@ def snapshot(benchmark: Benchmark, *, missing_ok: bool = False) -> BenchmarkSnap
         except OSError as e:
             raise SnapshotError(f"{benchmark.name} turn {turn.turn_index}: cannot read {path}: {e.strerror}") from None
         turns.append(turn.model_copy(update={"audio_file": _rel(turn.turn_index)}))
+    cues: dict[str, bytes] = {}
+    turns = [_with_cues(benchmark, t, cues, missing_ok) for t in turns]
     data = benchmark.model_copy(update={"root": None, "turns": turns}).model_dump_json()
     h = hashlib.sha256(data.encode())
     for index in sorted(audio):
         h.update(index.to_bytes(4, "little", signed=True))
         h.update(audio[index])
-    return BenchmarkSnapshot(key=h.hexdigest(), benchmark_json=data, audio=audio)
+    for rel in sorted(cues):
+        h.update(rel.encode())
+        h.update(cues[rel])
+    return BenchmarkSnapshot(key=h.hexdigest(), benchmark_json=data, audio=audio, cues=cues)
+
+
+def _with_cues(benchmark: Benchmark, turn: Turn, cues: dict[str, bytes], missing_ok: bool) -> Turn:
+    """The turn with its duplex cues' WAVs read into `cues` and their paths rewritten to match."""
+    out = []
+    for k, cue in enumerate(turn.duplex):
+        rel = f"audio/turn_{turn.turn_index:03d}_cue{k}.wav"
+        path = benchmark.cue_path(cue)
+        try:
+            if path is None:
+                raise FileNotFoundError(2, "not found")
+            cues[rel] = path.read_bytes()
+        except OSError as e:
+            if not missing_ok:
+                raise SnapshotError(f"{benchmark.name} turn {turn.turn_index}: duplex[{k}] audio file {path}: "
+                                    f"{e.strerror}") from None
+        out.append(cue.model_copy(update={"audio_file": rel}))
+    return turn.model_copy(update={"duplex": out}) if out else turn

@@ -36,6 +36,10 @@ COMMANDS: tuple[Command, ...] = (
             "them", "weights"),
     Command("synthesize", "write turn_NNN.wav for turns lacking audio (espeak offline, or OpenAI tts-1)", "synthesize"),
     Command("judge", "re-judge a recorded run as a whole (or one turn with --turn) and print its scores", "judge"),
+    Command("review", "record a person's verdict on a turn (it wins over the judge's until withdrawn), or --withdraw it",
+            "review"),
+    Command("search", "find turns across runs by what was said, answered, reasoned or caused (--run, --dimension, "
+            "--cause narrow it)", "search"),
     Command("export", "export a recorded run as runs/<benchmark>/<ts>_<model>_<id>/ (transcript, audio, judge files)",
             "export"),
     Command("import", "import a reference run directory (transcript.jsonl, runtime.json, conversation.wav, judge files)",

@@ -2,7 +2,9 @@
 
 `run` takes flags or a TOML spec (flags override it); re-running the same spec continues the
 campaign recorded with it. `resume ID` continues a recorded campaign. Progress is one line per
-cell event (started, lost and resumed, complete); `show` prints the matrix with each cell's
+cell event (started, lost and resumed, complete), and one saying how far it got whenever nothing
+else was said for 10 s; SIGTERM, SIGHUP and ctrl+c stop it with its workers (exit 128 + the
+signal). `show` prints the matrix with each cell's
 status judged from its stored turn rows and its pass rate. Neither `show` nor `list` calls a
 cell running or queued when the process that was running it is gone (records.py).
 """
@@ -25,6 +27,7 @@ from arena_tui.spine.errors import CliError
 from arena_tui.spine.flags import positive_int, turn_subset
 from arena_tui.spine.source import ALL_SPEAKERS, variant_labels
 from arena_tui.spine.times import when_text
+from arena_tui.stop_signals import StopSignals
 from arena_tui.store import Store, StoreError
 from arena_tui.verdicts import STRICT
 from benchmarks.loader import BenchmarkError
@@ -151,24 +154,46 @@ async def _run(store: Any, args: argparse.Namespace) -> int:
         from arena_tui.orchestration.ray_executor import log_to  # deferred: imports no Ray; only for --executor ray
 
         log_to(paths.log_path(store.path))
-    try:
-        result = await run_campaign(store, bus, spec, campaign_id=campaign_id, data_dir=paths.data_dir(args.data),
-                                    skip_unrunnable=args.skip_unrunnable, notice=notice, judge=judge.make,
-                                    on_executor=started)
-    except CampaignBlocked as e:
-        for p in e.problems:
-            print(f"arena-tui: {p}", file=sys.stderr)
-        raise CliError(f"campaign not started: {len(e.problems)} problem(s) above "
-                       "(fix them, or pass --skip-unrunnable to run the rest)") from None
-    finally:
-        bus.close()
-        await recording
+    with StopSignals() as stops:  # SIGTERM, SIGHUP, ctrl+c: workers stopped, runs recorded interrupted
+        try:
+            result = await run_campaign(store, bus, spec, campaign_id=campaign_id, data_dir=paths.data_dir(args.data),
+                                        skip_unrunnable=args.skip_unrunnable, notice=notice, judge=judge.make,
+                                        on_executor=started)
+        except CampaignBlocked as e:
+            for p in e.problems:
+                print(f"arena-tui: {p}", file=sys.stderr)
+            raise CliError(f"campaign not started: {len(e.problems)} problem(s) above "
+                           "(fix them, or pass --skip-unrunnable to run the rest)") from None
+        except asyncio.CancelledError:
+            if stops.received is None:
+                raise
+            result = None
+        finally:
+            stops.disarm()  # the campaign is over: a signal now must not cut the store's last flush short
+            bus.close()
+            await recording
+    if result is None:
+        return await _stopped(store, spec, campaign_id, stops)
     cells = await records.cells(store, result.campaign_id)
     done = sum(c.status == "done" for c in cells)
     print(f"campaign {result.campaign_id}: {done}/{len(cells)} cells complete ({result.already} already), "
           f"{len(result.skipped)} skipped, {len(result.incomplete)} incomplete; "
           f"see `arena-tui campaign show {result.campaign_id}`")
     return 0 if not result.incomplete else 1
+
+
+async def _stopped(store: Any, spec: Any, campaign_id: str | None, stops: StopSignals) -> int:
+    """A campaign stopped by a signal: where it stands, how to go on, and 128 + the signal."""
+    campaign_id = campaign_id or await records.find_by_spec(store, spec)
+    name = stops.received.name if stops.received is not None else "a signal"
+    if campaign_id is None:
+        print(f"campaign stopped by {name} before it started")
+    else:
+        cells = await records.cells(store, campaign_id)
+        done = sum(c.status == "done" for c in cells)
+        print(f"campaign {campaign_id} stopped by {name}: {done}/{len(cells)} cells complete, its runs recorded "
+              f"interrupted; go on with `arena-tui campaign resume {campaign_id}`")
+    return stops.exit_status()
 
 
 async def _show(store: Any, campaign_id: str, data: Path | None) -> int:

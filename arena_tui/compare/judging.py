@@ -22,7 +22,7 @@ def row_judge(row: BoardRow) -> str:
 
 
 def stored_agreement(run: StoredRun) -> AgreementFigure:
-    return agreement_of(st.judgement for st in run.standing.values())
+    return agreement_of(st.machine for st in run.standing.values())
 
 
 def row_agreement(row: BoardRow) -> AgreementFigure:

@@ -26,6 +26,8 @@ input went out late left out on its own, marked untrusted). What this module add
   overlapped (>= 100 ms, the turn's `overlap_ms`), and for how long.
 - A run imported from the reference harness (its config's `imported`, set by
   `arena_tui.interop`) is labelled `imported`: another harness produced its numbers.
+- Duplex figures (user speech during the bot's replies, and the bot starting over the user) are
+  `duplex.duplex_figures`' per run, summed over a row's runs.
 """
 
 from __future__ import annotations
@@ -37,14 +39,17 @@ from functools import cached_property
 
 from arena_tui.spine.benchmark import Benchmark, Turn
 
-from arena_tui.spine.events import EMPTY_RESPONSE, PACE_LOST, ErrorEvent, Judgement, TurnResult
+from arena_tui.spine.events import EMPTY_RESPONSE, PACE_LOST, ErrorEvent, Judgement, SessionRotated, TurnResult
 from arena_tui.spine.source import variant_labels
+from ..judge.causes import mix, run_causes
+from ..judge.worker import is_rehydrated
 from ..store import RunRow, Store
 from .selection import ALL
 from ..timing import UntrustedTurns, comparable, latency_counts, response_latency, speed_exclusion, turn_durations
 from ..verdicts import (APART, JUDGE_ERROR, UNJUDGED, Standing, Tally, TurnConsistency, apart_reason, apart_text,
                         ordered, standing, tally, turn_consistency)
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe
+from .duplex import DuplexFigures, duplex_figures
 
 POOLED = ALL  # the benchmark column of a model's pooled row: all benchmarks
 STAGES = ("stt", "turn", "llm", "tts")  # a cascade's stages, in order (`Latencies.stages`)
@@ -68,6 +73,13 @@ class StoredRun:
     benchmark: Benchmark | None = None
     untrusted: frozenset[int] = frozenset()  # turns whose latencies are untrusted (`timing.UntrustedTurns`)
     durations: Mapping[int, int] = field(default_factory=dict)  # turn -> wall ms first start -> end (`timing`)
+    rotations: Sequence[SessionRotated] = ()  # its session rotations (what a new session was given)
+
+    @cached_property
+    def causes(self) -> dict[int, tuple[str, ...]]:
+        """turn -> why it failed (or why it counts apart), by the one rule (`judge.causes.run_causes`)."""
+        return run_causes(self.benchmark, self.results.values(), self.revisions, rotations=self.rotations,
+                          cross_turn=not is_rehydrated(self.row.config))
 
     @cached_property
     def standing(self) -> dict[int, Standing[Judgement]]:
@@ -200,7 +212,8 @@ async def load_runs(
         untrusted = await untrusted_turns(store, run_id)
         t_start, t_end = await store.turn_times(run_id)
         durations = turn_durations(row.config, t_start, t_end, row.speed)
-        out.append(StoredRun(row, results, revisions, cache[row.benchmark], frozenset(untrusted), durations))
+        rotations = [ev for _, ev in await store.events(run_id, kinds=["session_rotated"]) if isinstance(ev, SessionRotated)]
+        out.append(StoredRun(row, results, revisions, cache[row.benchmark], frozenset(untrusted), durations, rotations))
     return out
 
 
@@ -240,6 +253,7 @@ class RunFigures:
     provider_ttfb: list[float] = field(default_factory=list)
     overlap: list[float] = field(default_factory=list)  # overlap_ms of each turn measured (counted for latency)
     turn_durations: list[float] = field(default_factory=list)  # the reference's latency_ms, runs at speed 1
+    duplex: DuplexFigures = field(default_factory=DuplexFigures)  # what the bot did while the user spoke (`duplex.py`)
     untrusted: int = 0  # counted turns whose latencies were left out: input sent late (`timing`)
 
     @property
@@ -295,6 +309,8 @@ def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
             cats[c] = cats.get(c, Rate(0, 0)) + Rate(int(ok), 1)
     f.categories = dict(sorted(cats.items()))
     with_latency = run.latency_excluded is None
+    due = set(run.expected_turns)
+    f.duplex = duplex_figures((r for t, r in run.results.items() if t in due), with_latency, run.untrusted)
     for t in sorted({*run.expected_turns, *counted.rows, *f.apart}):
         f.verdicts[t] = run.verdicts(t)
         result = run.results.get(t)
@@ -358,6 +374,7 @@ class BoardRow:
     untrusted: int  # counted turns whose latencies were left out (input sent late)
     latency_excluded: dict[str, str]  # run id -> why its latencies are not counted
     consistency: list[TurnConsistency]  # per benchmark rows only (turn indices differ across benchmarks)
+    duplex: DuplexFigures = field(default_factory=DuplexFigures)  # over the row's runs
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -381,6 +398,11 @@ class BoardRow:
     def apart_text(self) -> str:
         """`3 not played · 1 stopped` over its runs ('' when every turn counts)."""
         return apart_text(self.apart_shown)
+
+    @property
+    def causes(self) -> dict[str, int]:
+        """Its failure mix: cause -> failed turns of its runs given it, most first (`judge.causes.mix`)."""
+        return mix(f.run.causes for f in self.runs)
 
     def stages_p50(self) -> str | None:
         """A cascade's stage p50s in ms, `stt/turn/llm/tts` (`STAGES`), or None for a row without
@@ -430,6 +452,7 @@ def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:
         untrusted=sum(f.untrusted for f in figs),
         latency_excluded={f.run.run_id: why for f in figs if (why := f.run.latency_excluded)},
         consistency=consistency,
+        duplex=sum((f.duplex for f in figs), DuplexFigures()),
     )
 
 
@@ -453,6 +476,12 @@ class Leaderboard:
     @cached_property
     def models(self) -> list[str]:
         return sorted({r.model for r in self.rows})
+
+    @cached_property
+    def human(self) -> tuple[int, int]:
+        """(verdicts, turns) of its runs' figures that are a person's, not the judge's (`verdicts.Tally.human`)."""
+        tallies = [f.run.tally for f in self.runs]
+        return sum(t.human_verdicts for t in tallies), sum(len(t.human) for t in tallies)
 
     def row(self, model: str, benchmark: str = POOLED) -> BoardRow | None:
         return next((r for r in self.rows if r.model == model and r.benchmark == benchmark), None)

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from html import escape
 
+from .duplex import duplex_table
 from .judging import agreement_cell, row_agreement, row_judge, run_judge, stored_agreement
 from .leaderboard import NOT_JUDGED, POOLED, BoardRow, Leaderboard
 from .selection import Selection
 from ..stats import Rate
 from ..timing import UNTRUSTED
-from ..verdicts import ORIGINAL, STRICT
+from ..verdicts import ORIGINAL, STRICT, human_text
 from .svg import Bar, Strip, latency_strips, rate_bars
 
 TITLE = "Audio Arena model comparison"
@@ -44,6 +45,10 @@ DEFINITIONS = [
     "that agree with their turn's majority, which is the verdict that counts; – where no turn was (docs/judging.md).",
     "Rows labelled simulator / protocol fake / heuristic judge come from the local simulator, a protocol fake scripted from "
     "the golden answers, or the offline word-overlap judge: not real model scores.",
+    "duplex (user speech scripted into the bot's replies, our timeline): yield latency = the user's onset → the bot's "
+    "audio stopped, over the interruptions it yielded to (runs at speed 1); interruptions yielded and backchannels "
+    "talked through, of those that came while it spoke; side speech answered, of that played; agent interrupted: "
+    "turns where the bot began speaking while the user spoke. Rules: docs/benchmarks.md (duplex turns).",
     "CSV columns ending _mean/_std are over runs (as the reference); pooled columns are over all turns of a row's "
     "runs. ttfb_ms is the service's own report (= provider_ttfb_ms); latency_ms is the reference's: a turn's "
     "wall-clock length, not a response latency. docs/reports.md lists every column.",
@@ -149,6 +154,8 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
                  for r in rows if r.latency_excluded]  # fmt: skip
         out.append(Section(bench if bench != POOLED else "All benchmarks (pooled)", table=_leaderboard_table(board, rows),
                            plots=_plots(board, bench, rows, colours), notes=notes))  # fmt: skip
+    if any(r.duplex.any for r in board.rows):
+        out.append(Section("Duplex: the user speaking during the bot's replies", table=duplex_table(board.rows)))
     consistency = Section("Consistency across repeats")
     flips = [["model", "benchmark", "turn", "pattern (run_index:verdict)", "changes", "dimensions that flip", "always fails"]]
     for r in board.rows:
@@ -185,9 +192,10 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
 
 def _header(board: Leaderboard, sel: Selection, generated_at: datetime) -> list[str]:
     unscored = f" ({len(board.unscored)} more not scored: no turn got an answer)" if board.unscored else ""
+    human = human_text(*board.human)  # a person's verdicts over the judge's (`arena-tui review`)
     return [f"generated {generated_at.isoformat(timespec='seconds')}", f"selection: {sel.description}",
             f"{len(board.runs)} runs{unscored}, models: {', '.join(board.models)}",
-            f"benchmarks: {', '.join(board.benchmarks)}"]  # fmt: skip
+            f"benchmarks: {', '.join(board.benchmarks)}", *([f"{human} (arena-tui review)"] if human else [])]  # fmt: skip
 
 
 def _md(text: str) -> str:

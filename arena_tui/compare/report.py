@@ -1,5 +1,5 @@
-"""The report of a set of runs: the reference's CSVs, its consistency CSVs, the original eval's
-aggregates, summary.md and report.html.
+"""The report of a set of runs: the reference's CSVs, its consistency CSVs, the causes of the
+failures (`failure_causes.csv`), the original eval's aggregates, summary.md and report.html.
 
 `build_report` is the whole of `arena-tui report` minus argument parsing: select (`selection`),
 read (`leaderboard.load_runs`), compute (`leaderboard.build_leaderboard`), write.
@@ -18,6 +18,7 @@ from ..store import Store
 from .aggregates import aggregates
 from .consistency import FILES as CONSISTENCY_FILES
 from .consistency import consistency_tables
+from .failure_mix import FAILURE_CAUSES, failure_cause_rows
 from .leaderboard import Leaderboard, build_leaderboard, load_runs
 from .render import report_html, summary_markdown
 from .selection import Expander, Selection, select_runs
@@ -38,6 +39,7 @@ FILES = (
     "model_summary.csv",
     "metric_summary.csv",
     "category_summary.csv",
+    "failure_causes.csv",
     *CONSISTENCY_FILES,
     "aggregates.json",
     "summary.md",
@@ -59,6 +61,7 @@ def write_report(board: Leaderboard, sel: Selection, dest: str | Path, *, now: d
         "model_summary.csv": to_csv(model_summary_rows(board, run_rows), MODEL_SUMMARY),
         "metric_summary.csv": to_csv(metric_summary_rows(board, run_rows), METRIC_SUMMARY),
         "category_summary.csv": to_csv(category_rows(board), CATEGORY_SUMMARY),
+        "failure_causes.csv": to_csv(failure_cause_rows(board), FAILURE_CAUSES),
         **{name: to_csv(consistency[name], columns) for name, columns in CONSISTENCY_FILES.items()},
         "aggregates.json": json.dumps(aggregates(board), indent=2) + "\n",
         "summary.md": summary_markdown(board, sel, now),

@@ -34,6 +34,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .duplex import DUPLEX_COLUMNS, duplex_columns
 from .judging import row_agreement, stored_agreement
 from .leaderboard import STAGES, BoardRow, Leaderboard, RunFigures
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe, mean_std, wilson
@@ -102,9 +103,9 @@ _LATENCY_OURS = [
 ]  # fmt: skip
 OURS_RUN_RESULTS = [
     "judge", "judge_agreement", "model_alias", "provider", "status", "started_at", "speed", "latency_note", "simulator", "fake",
-    "heuristic_judge", "imported", "labels", "latency_source", "turns_recorded", *APART_COLUMNS.values(),
+    "heuristic_judge", "imported", "labels", "latency_source", "turns_recorded", "human_verdicts", *APART_COLUMNS.values(),
     "latency_excluded", "latency_untrusted_turns", "latency_ms_meaning", *_rate_names(STRICT), *_rate_names(ORIGINAL),
-    *_LATENCY_OURS,
+    *_LATENCY_OURS, *DUPLEX_COLUMNS,
 ]  # fmt: skip
 RUN_RESULTS = [*REFERENCE_RUN_RESULTS, *OURS_RUN_RESULTS]
 # run_results columns that are not figures to average over runs
@@ -119,7 +120,7 @@ OURS_MODEL_SUMMARY = [
     "benchmark_name", "runs", "labels", "turns", "latency_runs", "latency_excluded", "judge_agreement_pooled",
     "latency_ms_meaning",
     *_rate_names(STRICT), *_rate_names(ORIGINAL), *(n for m in METRICS for n in _rate_names(f"{m}_pooled")),
-    *_LATENCY_OURS,
+    *_LATENCY_OURS, *DUPLEX_COLUMNS,
     "empty_response_total", "model_ended_session_total", *(f"{c}_total" for c in APART_COLUMNS.values()),
     "latency_untrusted_turns_total", "unstable_turns", "always_failing_turns",
     *(f"{c}_{s}" for c in OURS_AVERAGED for s in ("mean", "std")),
@@ -278,6 +279,7 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
             "labels": ", ".join(run.source_labels),
             "latency_source": _latency_source(f),
             "turns_recorded": len(run.results),
+            "human_verdicts": run.tally.human_verdicts,
             **{col: f.count(why) for why, col in APART_COLUMNS.items()},
             "latency_excluded": run.latency_excluded,
             "latency_untrusted_turns": f.untrusted,
@@ -285,6 +287,7 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
             **_rate_cols(STRICT, f.strict),
             **_rate_cols(ORIGINAL, f.original),
             **_run_latency(f),
+            **duplex_columns(f.duplex),
         })  # fmt: skip
         rows.append(row)
     return rows
@@ -307,6 +310,7 @@ def _row_figures(row: BoardRow) -> dict[str, Any]:
         **_latency_ours(row.v2v, (row.v2v_p50_ci, row.v2v_p95_ci), row.v2v_tool, row.v2v_non_tool,
                         row.leading_silence, row.pipeline_ttfb, row.provider_ttfb, row.overlap, row.overlap_ms,
                         row.stages),
+        **duplex_columns(row.duplex),
         "empty_response_total": row.empty_responses,
         "model_ended_session_total": row.ended_session,
         **{f"{col}_total": row.apart.get(why, 0) for why, col in APART_COLUMNS.items()},

@@ -13,7 +13,7 @@ from arena_tui.spine.times import wall_ms
 from ..judge.locate import benchmark_of_run
 from ..judge.summary import render_text, summarize
 from ..timing import barge_in_ms, response_latency, speed_note, turn_durations
-from ..verdicts import pass_rates, standing
+from ..verdicts import is_review, pass_rates, standing
 from .fields import OUR_LATENCIES, reference_tracking, score_value
 from .layout import (
     ANALYSIS_SUFFIX,
@@ -114,8 +114,11 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
     benchmark = benchmark or await _benchmark_or_none(store, run_id, data)
     if benchmark is not None:  # the import restores it: the run is judged again without a data folder
         (out / BENCHMARK).write_text(json.dumps(benchmark.snapshot(), ensure_ascii=False) + "\n", encoding="utf-8")
-    for judge in sorted({j.judge for j in judgements}):
-        mine = [j for j in judgements if j.judge == judge]
+    # a person's verdicts go with every judge's file: they win over whichever judge's (`verdicts.standing`)
+    reviews = [j for j in judgements if is_review(j)]
+    judges = sorted({j.judge for j in judgements if not is_review(j)}) or sorted({j.judge for j in reviews})[:1]
+    for judge in judges:
+        mine = [j for j in judgements if j.judge == judge and not is_review(j)] + reviews
         standings = standing(mine)
         now = {i: st.shown for i, st in standings.items()}
         prefix = judge_file_prefix(judge)
@@ -130,9 +133,17 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
             tt = j.scores.get("turn_taking")
             if tt is not None and tt.verdict == "fail":
                 rec["turn_taking_issues"] = tt.reasoning.split("; ")
-            rec["arena_tui"] = {"judgement": j.model_dump(mode="json")}
-            if j.error is None and standings[idx].error:  # a failed re-judge: the verdict before it stands
-                rec["arena_tui"]["rejudge_error"] = standings[idx].error
+            st = standings[idx]
+            if st.human:  # the reference's scores above are the person's there; who and why, per dimension
+                rec["human_verdicts"] = {d: {"verdict": score_value(j.scores[d]), "by": j.scores[d].by,
+                                             "reason": j.scores[d].reasoning} for d in st.human if d in j.scores}
+            # ours: the judge's own revision and every person's, as recorded, so an import counts the same
+            ours = st.machine or st.judging
+            rec["arena_tui"] = {**({"judgement": ours.model_dump(mode="json")} if ours is not None else {}),
+                                **({"reviews": [r.model_dump(mode="json") for r in reviews if r.turn_index == idx]}
+                                   if any(r.turn_index == idx for r in reviews) else {})}
+            if j.error is None and st.error:  # a failed re-judge: the verdict before it stands
+                rec["arena_tui"]["rejudge_error"] = st.error
             judged.append(rec)
         write_jsonl(out / f"{prefix}{JUDGED_SUFFIX}", judged)
         heuristic = any(j.heuristic for j in now.values())
@@ -147,6 +158,8 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
             "turns_scored": len(judged),
             "judged_at": iso(datetime.now(UTC)),
             "realignment_applied": any(j.phase == 2 for j in now.values()),
+            # how many verdicts counted are a person's, not this judge's (`verdicts.Tally.human`)
+            "human_verdicts": sum(len(st.human) for st in standings.values()),
         }
         text = ""
         if benchmark is not None:

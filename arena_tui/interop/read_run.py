@@ -229,6 +229,7 @@ def _judgement_events(run_dir: Path, run_id: str) -> tuple[list[Judgement], dict
     out: list[Judgement] = []
     judges: dict[str, dict[str, Any]] = {}
     revision: dict[int, int] = {}  # several judges' files: later files become later revisions
+    seen: set[tuple[int | None, int, str]] = set()
     for path in sorted(run_dir.glob(f"*{JUDGED_SUFFIX}")):
         prefix = path.name[: -len(JUDGED_SUFFIX)]
         summary_path = run_dir / f"{prefix}{SUMMARY_SUFFIX}"
@@ -247,19 +248,28 @@ def _judgement_events(run_dir: Path, run_id: str) -> tuple[list[Judgement], dict
         for n, row in read_jsonl(path):
             where = f"{path}:{n}"
             extra = row.get("arena_tui")
-            if isinstance(extra, dict) and "judgement" in extra:
-                try:
-                    j = Judgement.model_validate({**extra["judgement"], "run_id": run_id})
-                except ValidationError as e:
-                    first = e.errors()[0]
-                    raise InteropError(f"{where}: field {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
-                out.append(j)
+            if isinstance(extra, dict) and ("judgement" in extra or "reviews" in extra):  # ours: as recorded
+                for j in _our_judgements(extra, where, run_id):
+                    key = (j.turn_index, j.revision, j.judge)
+                    if j.review is None or key not in seen:  # a person's verdicts go with every judge's file
+                        seen.add(key)
+                        out.append(j)
                 continue
             turn = field(row, "turn", int, where)
             j = _judgement_from_reference(row, where, run_id, judge, heuristic)
             revision[turn] = revision.get(turn, 0) + 1
             out.append(j.model_copy(update={"revision": revision[turn]}))
     return out, judges
+
+
+def _our_judgements(extra: dict[str, Any], where: str, run_id: str) -> list[Judgement]:
+    """An exported row's judge's revision and the person's revisions of its turn (`export`)."""
+    raw = ([extra["judgement"]] if "judgement" in extra else []) + list(extra.get("reviews") or [])
+    try:
+        return [Judgement.model_validate({**j, "run_id": run_id}) for j in raw]
+    except (ValidationError, TypeError) as e:
+        first = e.errors()[0] if isinstance(e, ValidationError) else {"loc": ("reviews",), "msg": str(e)}
+        raise InteropError(f"{where}: field {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
 
 
 def _snapshot(path: Path) -> dict[str, Any] | None:

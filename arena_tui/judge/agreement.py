@@ -96,7 +96,8 @@ class AgreementFigure:
 
 
 def agreement_of(counted: Iterable[Judgement | None]) -> AgreementFigure:
-    """The figure over the judgements that count, one per turn (`Standing.judgement`)."""
+    """The figure over the judge's judgements that count, one per turn (`Standing.machine`: how sure
+    the judge is, whatever a person said over it)."""
     out = AgreementFigure()
     for j in counted:
         a = j.agreement if j is not None else None
@@ -111,7 +112,7 @@ def agreement_of(counted: Iterable[Judgement | None]) -> AgreementFigure:
 
 def run_agreement(judgements: Iterable[Judgement]) -> AgreementFigure:
     """One run's figure, over every revision of its judgements."""
-    return agreement_of(st.judgement for st in standing(judgements).values())
+    return agreement_of(st.machine for st in standing(judgements).values())
 
 
 Rejudge = Callable[[], Awaitable[Any]]
@@ -129,8 +130,8 @@ async def judge_repeatedly(store: Any, run_id: str, repeats: int, rejudge: Rejud
         after = await store.judgements(run_id)
         made = {(j.turn_index, j.phase) for j in after if not j.error and j.revision > before.get(j.turn_index, 0)}  # type: ignore[arg-type]
         for t, st in standing(after).items():
-            if (t, 1) in made and st.judgement is not None:
-                judgings.setdefault(t, []).append(st.judgement)
+            if (t, 1) in made and st.machine is not None:  # the judge's: a person's verdict is no judging
+                judgings.setdefault(t, []).append(st.machine)
     newest = {t: st.newest.revision for t, st in standing(await store.judgements(run_id)).items()}
     for t, js in sorted(judgings.items()):
         if len(js) >= 2:

@@ -310,6 +310,26 @@ _RULE_FUNCS: list[tuple[str, Callable[[int, Scores, _Ctx], str | None]]] = [
 CROSS_TURN_RULES = frozenset({"cascade"})  # rules about earlier turns (besides realignment's pass 2)
 
 
+def _judged(judgements: Iterable[Judgement]) -> dict[int, Judgement]:
+    """turn -> the judge's standing phase-1 judgement: what the rules revise (never a person's verdict)."""
+    return {i: st.machine for i, st in standing(judgements, phase=1).items() if st.machine is not None}
+
+
+def _call_verdicts(base: dict[int, Judgement], results: Iterable[TurnResult]) -> list[CallVerdict]:
+    """The judge's call verdicts, a call's own turn's last: it knows the call best, so its verdict wins."""
+    own_calls = {r.turn_index: {c.call_id for c in r.tool_calls} for r in results}
+    tagged = [(v.call_id in own_calls.get(i, set()), v) for i, j in sorted(base.items()) for v in j.call_verdicts]
+    return [v for _, v in sorted(tagged, key=lambda x: x[0])]
+
+
+def alignment_of(benchmark: Benchmark, results: Iterable[TurnResult], judgements: Iterable[Judgement], *,
+                 cross_turn: bool = True) -> Alignment:
+    """The call alignment of a judged run, as the rules see it (`apply_rules`): what the summary's
+    call tracking and the causes of a failure read."""
+    results = list(results)
+    return align(benchmark, results, _call_verdicts(_judged(judgements), results), cross_turn=cross_turn)
+
+
 def apply_rules(
     benchmark: Benchmark,
     results: Iterable[TurnResult],
@@ -323,22 +343,15 @@ def apply_rules(
     `cross_turn=False` (rehydrated runs: every turn saw the golden history, not the model's):
     no call is realigned to another turn and no cascade from an earlier turn is applied.
 
-    Rules revise each turn's standing phase-1 judgement (`arena_tui.verdicts`: a failed
-    re-judge does not erase it); new revisions are numbered after the turn's newest one.
+    Rules revise each turn's standing phase-1 judgement of the judge's (`arena_tui.verdicts`: a
+    failed re-judge does not erase it; a person's verdict is not the judge's and stays over
+    whatever they make); new revisions are numbered after the turn's newest one.
     """
     results = sorted(results, key=lambda r: r.turn_index)
     judgements = list(judgements)
-    base = {i: st.judgement for i, st in standing(judgements, phase=1).items() if st.judgement is not None}
+    base = _judged(judgements)
     current = standing(judgements)
-    own_calls = {r.turn_index: {c.call_id for c in r.tool_calls} for r in results}
-    tagged = [
-        (v.call_id in own_calls.get(i, set()), v)
-        for i, j in sorted(base.items())
-        for v in j.call_verdicts
-    ]
-    # A call's own turn knows it best: its verdicts go last so they win.
-    verdicts = [v for _, v in sorted(tagged, key=lambda x: x[0])]
-    al = align(benchmark, results, verdicts, cross_turn=cross_turn)
+    al = align(benchmark, results, _call_verdicts(base, results), cross_turn=cross_turn)
     turns: dict[int, Turn] = {}
     for r in results:
         try:
@@ -360,7 +373,7 @@ def apply_rules(
                 steps.append((name, dict(scores)))
         ctx.final[idx] = scores
         cur = current[idx]
-        if cur.judgement is not None and scores == cur.judgement.scores:
+        if cur.machine is not None and scores == cur.machine.scores:
             continue
         if not steps:
             steps = [("recomputed", scores)]

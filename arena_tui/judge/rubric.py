@@ -15,7 +15,7 @@ from ..verdicts import judged_dimensions
 
 #: the version of our judging rules (rubric, prompt shape, code rules) a judgement was made by; stored
 #: with every judgement, so figures judged by different rules are never mistaken for one another
-JUDGE_VERSION = "arena-judge/2"
+JUDGE_VERSION = "arena-judge/3"
 OVERLAP_FAIL_MS = 100.0
 LEADING_SILENCE_FAIL_MS = 5000.0
 _NO_ANSWER = {"no_response", "empty_response", "error", "ended_early"}
@@ -26,28 +26,35 @@ def dimensions_for(turn: Turn, *, audio: bool) -> list[str]:
     return judged_dimensions(turn.dimensions, audio=audio)
 
 
-def turn_taking(result: TurnResult) -> DimensionScore:
-    """Decided from the run engine's timeline, never by the LLM."""
-    issues: list[str] = []
+def turn_taking_issues(result: TurnResult) -> list[tuple[str, str]]:
+    """What fails a turn's turn-taking, each as (its cause, a `spine.causes` name; how it reads):
+    the facts of the engine's timeline, never the LLM's."""
+    issues: list[tuple[str, str]] = []
     lat = result.latencies
     if result.status in _NO_ANSWER or result.sentinel == EMPTY_RESPONSE:
-        issues.append(f"no usable response ({result.status})")
+        cause = {"empty_response": "empty_reply", "ended_early": "ended_early"}.get(result.status, "no_answer")
+        issues.append((cause, f"no usable response ({result.status})"))
     elif result.no_audio:
-        issues.append("the reply had text but no audio")
+        issues.append(("no_audio", "the reply had text but no audio"))
     elif lat.pipeline_ttfb_ms is None and lat.voice_to_voice_ms is None:
-        issues.append("missing timing")
+        issues.append(("timing_missing", "missing timing"))
     for name in ("pipeline_ttfb_ms", "voice_to_voice_ms"):
         value = getattr(lat, name)
         if value is not None and value < 0:
-            issues.append(f"negative {name} ({value:.0f} ms)")
+            issues.append(("barge_in", f"negative {name} ({value:.0f} ms)"))
     if result.overlap_ms >= OVERLAP_FAIL_MS:
-        issues.append(f"user/bot overlap {result.overlap_ms:.0f} ms >= {OVERLAP_FAIL_MS:.0f} ms")
+        issues.append(("overlap", f"user/bot overlap {result.overlap_ms:.0f} ms >= {OVERLAP_FAIL_MS:.0f} ms"))
     if result.reconnects > 0:
-        issues.append(f"reconnected mid-turn ({result.reconnects}x)")
+        issues.append(("reconnected", f"reconnected mid-turn ({result.reconnects}x)"))
     if lat.leading_silence_ms is not None and lat.leading_silence_ms > LEADING_SILENCE_FAIL_MS:
-        issues.append(f"leading silence {lat.leading_silence_ms / 1000:.1f} s > 5 s")
-    if issues:
-        return DimensionScore(verdict="fail", reasoning="; ".join(issues))
+        issues.append(("slow_start", f"leading silence {lat.leading_silence_ms / 1000:.1f} s > 5 s"))
+    return issues
+
+
+def turn_taking(result: TurnResult) -> DimensionScore:
+    """Decided from the run engine's timeline, never by the LLM."""
+    if issues := turn_taking_issues(result):
+        return DimensionScore(verdict="fail", reasoning="; ".join(text for _, text in issues))
     return DimensionScore(verdict="pass", reasoning="timing present, no overlap, no reconnect")
 
 
@@ -136,7 +143,15 @@ root_cause: why an expected call of the turn was missed or wrong: over_clarifica
 genuine_ambiguity, unnecessary_confirmation, wrong_call; "none" when nothing was missed.
 fabricated_action: the assistant claims an action happened that never executed.
 unexecuted_reference: the user asks about or builds on an earlier action that never executed.
-words_contradict_actions: rule 6."""
+words_contradict_actions: rule 6.
+causes: why the turn fails, one or more for each dimension you fail (none when nothing fails):
+invented_fact (states or claims what did not happen or does not exist), kb_contradiction (a clear
+contradiction of the KB), words_contradict_actions (rule 6), partial_answer (part of the request or
+what the golden answer treats as essential left out), wrong_arithmetic, over_clarification,
+unnecessary_confirmation, forgotten_state (rule 3), misreported_result (narration against a call's
+result), fell_for_trap (rule 7's adversarial turns), other (none of these: your reasons say what).
+A missed or wrong call, silence, and the turn-taking facts are found in code: name them only as
+they lead to one of these."""
 
 #: what the judge is asked to do with one turn (live scoring, `judge RUN --turn N`)
 TURN_TASK = """Judge the target turn below. The conversation before it is context: use it for what the assistant

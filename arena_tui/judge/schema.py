@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from arena_tui.spine.causes import JUDGE as JUDGE_CAUSES
 from arena_tui.spine.events import CallVerdict
 from ..verdicts import LLM_DIMENSIONS
 
@@ -25,6 +26,11 @@ ROOT_CAUSES = [
 ]
 RootCause = Literal[
     "none", "over_clarification", "forgotten_state", "genuine_ambiguity", "unnecessary_confirmation", "wrong_call"
+]
+#: why a turn failed, as the judge may name it (`spine.causes.JUDGE`; the causes code decides are not asked for)
+Cause = Literal[
+    "invented_fact", "kb_contradiction", "words_contradict_actions", "partial_answer", "wrong_arithmetic",
+    "over_clarification", "unnecessary_confirmation", "forgotten_state", "misreported_result", "fell_for_trap", "other",
 ]
 
 
@@ -58,6 +64,7 @@ class JudgeOutput(_Strict):
     unexecuted_reference: bool
     words_contradict_actions: bool = False  # (a reply from before the flag was asked for lacks it)
     call_verdicts: list[CallEquivalence] = Field(default_factory=list)
+    causes: list[Cause] = Field(default_factory=list)  # (a reply from before causes were asked for lacks them)
 
 
 def _obj(props: dict[str, Any]) -> dict[str, Any]:
@@ -89,6 +96,11 @@ _FLAGS: dict[str, Any] = {
     "words_contradict_actions": {
         "type": "boolean",
         "description": "its words say it waits, asks or will not act, yet it made the call in the same turn",
+    },
+    "causes": {
+        "type": "array",
+        "description": "why the turn fails, one or more for every dimension that fails; empty when none fails",
+        "items": {"type": "string", "enum": list(JUDGE_CAUSES)},
     },
     "call_verdicts": {
         "type": "array",
@@ -130,6 +142,7 @@ class TurnVerdicts(_Strict):
     unexecuted_reference: bool
     words_contradict_actions: bool
     call_verdicts: list[CallEquivalence] = Field(default_factory=list)
+    causes: list[Cause] = Field(default_factory=list)
 
 
 class CallTrack(_Strict):
@@ -183,12 +196,13 @@ RUN_SCHEMA_NAME = "run_judgement"
 
 
 def judgement_flags(out: JudgeOutput | TurnVerdicts, *, heuristic: bool) -> dict[str, Any]:
-    """The judge's flags on a turn as `Judgement` fields (the inputs of the code rules); an offline
-    judge's fabricated/unexecuted/contradiction flags are unknown, so None."""
+    """The judge's flags on a turn as `Judgement` fields (the inputs of the code rules) and the
+    causes it named; an offline judge's fabricated/unexecuted/contradiction flags are unknown, so None."""
     return dict(
         root_cause=None if out.root_cause == "none" else out.root_cause,
         fabricated_action=None if heuristic else out.fabricated_action,
         unexecuted_reference=None if heuristic else out.unexecuted_reference,
         words_contradict_actions=None if heuristic else out.words_contradict_actions,
         call_verdicts=[CallVerdict(**c.model_dump()) for c in out.call_verdicts],
+        causes=list(dict.fromkeys(out.causes)),
     )

@@ -16,9 +16,9 @@ from arena_tui.spine.benchmark import Benchmark
 
 from ..stats import wilson
 from arena_tui.spine.events import Judgement, TurnResult
-from ..verdicts import APART, STRICT, apart_text, ordered, standing, tally
+from ..verdicts import APART, STRICT, apart_text, human_text, ordered, standing, tally
 from .label import judge_label
-from .phase2 import align
+from .phase2 import alignment_of
 
 
 class Tally(BaseModel):
@@ -52,6 +52,7 @@ class RunSummary(BaseModel):
     apart: dict[str, list[int]] = Field(default_factory=dict)  # why (`verdicts.APART` key) -> turns in no figure
     scored: bool = True  # False: no turn of the model's got an answer, the run has no scored row
     provisional: list[int] = Field(default_factory=list)  # turns whose verdict was scored live (no whole-run yet)
+    human: dict[int, list[str]] = Field(default_factory=dict)  # turn -> dimensions a person's verdict decides (`Tally.human`)
 
 
 def _close(t: Tally) -> Tally:
@@ -68,8 +69,7 @@ def summarize(benchmark: Benchmark, results: Iterable[TurnResult], judgements: I
     results = sorted(results, key=lambda r: r.turn_index)
     judgements = list(judgements)
     now = standing(judgements)
-    base = [st.judgement for st in standing(judgements, phase=1).values() if st.judgement is not None]
-    al = align(benchmark, results, [v for j in base for v in j.call_verdicts])
+    al = alignment_of(benchmark, results, judgements)
     shown = [st.shown for st in now.values()]
     summary = RunSummary(
         benchmark=benchmark.name,
@@ -82,6 +82,7 @@ def summarize(benchmark: Benchmark, results: Iterable[TurnResult], judgements: I
     summary.turns = len(t.rows)
     summary.provisional = [i for i, st in now.items() if st.judgement is not None and st.judgement.provisional]
     summary.judge_errors, summary.unjudged, summary.rejudge_errors = t.judge_errors, t.unjudged, t.rejudge_errors
+    summary.human = t.human
     summary.dimensions = {d: _close(Tally(passes=t.dimensions[d][0], denominator=t.dimensions[d][1]))
                           for d in ordered(t.dimensions)}
     summary.strict = _close(Tally(passes=t.strict[0], denominator=t.strict[1]))
@@ -113,6 +114,9 @@ def render_text(s: RunSummary) -> str:
         lines += [f"  {APART[why]}: turns {', '.join(map(str, turns))}" for why, turns in s.apart.items()]
     if not s.scored:
         lines.append("no turn got the model's answer: the run has no scored row (leaderboard, report)")
+    if s.human:
+        which = "; ".join(f"turn {t}: {', '.join(dims)}" for t, dims in sorted(s.human.items()))
+        lines.append(f"{human_text(sum(map(len, s.human.values())), len(s.human))} ({which})")
     if s.rejudge_errors:
         lines.append(f"re-judge failed on turns {s.rejudge_errors} (the verdict before it stands)")
     if s.provisional:

@@ -46,6 +46,13 @@ class Job:
     # set: continue the interrupted run `run_id` in place (worker.resume_seed's JSON form:
     # from_turn, start_ms, done = the finished turns' stored results)
     resume: dict[str, Any] | None = None
+    # the orchestrator chose this run's speed (a re-run from scratch, slower): admission control keeps it
+    speed_fixed: bool = False
+
+    @property
+    def keeps_speed(self) -> bool:
+        """A resumed run keeps its timeline's one speed; a re-run keeps the speed it was announced at."""
+        return self.resume is not None or self.speed_fixed
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from arena_tui.spine.times import wall_ms
 from arena_tui.stop_signals import StopSignals
 from arena_tui.store import Store, StoreError, StoreWriteError
 
+from ..compare.duplex import duplex_line, outcome_text
 from ..compare.leaderboard import untrusted_turns
 from ..judge import JudgeWorker, render_text, summarize
 from ..run_view import wait_text
@@ -288,6 +289,7 @@ class Progress:
                 flags.append(f"latency {UNTRUSTED}")
             if r.overlap_ms:
                 flags.append(f"overlap {r.overlap_ms:.0f}ms")
+            flags += [outcome_text(o) for o in r.duplex or []]  # (the header says when latency is sped up)
             if r.interrupted:
                 flags.append("interrupted")
             if r.retries:
@@ -320,9 +322,9 @@ class Progress:
             + (f" over {len(v2vs)} turn(s), {left_out} untrusted left out" if left_out else ""),
             file=out,
         )
-        stages = stage_line(counted_latencies(results, untrusted), self.speed)
-        if stages:
-            print(stages, file=out)
+        for line in (stage_line(counted_latencies(results, untrusted), self.speed), duplex_line(results, self.speed, untrusted)):
+            if line:
+                print(line, file=out)
         self._ending(out)
 
     def _ending(self, out: TextIO) -> None:

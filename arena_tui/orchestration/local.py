@@ -145,7 +145,10 @@ class LocalExecutor(Executor):
             self._finish(self._pending.popleft().run_id, JobOutcome("cancelled", "closed before it started", started=False))
         workers = list(self._workers)
         for w in workers:
-            self._send(w, ("stop",))
+            if w.ready.is_set():
+                self._send(w, ("stop",))
+            else:  # still importing (a stop signal during start-up): it reads no pipe yet, and holds no run
+                w.proc.terminate()
         for w in workers:
             await asyncio.to_thread(w.proc.join, STOP_TIMEOUT_S)
             if w.proc.is_alive():
@@ -235,7 +238,7 @@ class LocalExecutor(Executor):
                 self._send(w, ("snapshot", snap))
                 w.keys.add(snap.key)
             w.jobs.add(job.run_id)
-            settings = w.admission.settings_for(job.settings, resumed=job.resume is not None)
+            settings = w.admission.settings_for(job.settings, resumed=job.keeps_speed)
             self._send(w, ("run", job.run_id, snap.key, settings, job.resume))
 
     def _send(self, w: _Worker, msg: tuple) -> None:

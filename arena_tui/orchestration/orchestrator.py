@@ -29,12 +29,14 @@ from arena_tui.campaign.snapshot import BenchmarkSnapshot, SnapshotError, snapsh
 from arena_tui.campaign.spec import CampaignSpec, Cell, cell_parts
 from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
-from arena_tui.spine.events import RunEnded
+from arena_tui.spine.events import RunEnded, RunSuperseded
 from arena_tui.spine.settings import RunSettings, SettingsError
+from arena_tui.spine.times import duration_text
 from arena_tui.store import Store, StoreError
 from arena_tui.store.liveness import HEARTBEAT_S
 
 from .executor import Executor, Job, JobOutcome
+from .heartbeat import Heartbeat
 from .preflight import preflight as run_preflight
 
 Notice = Callable[[str], None]
@@ -95,7 +97,8 @@ async def continue_cell(store: Store, benchmark: Any, previous_run: str | None) 
     The one place that decides it: no run yet, a fresh run; an interrupted run (kill -9, a lost
     worker, a quit) resumed in place at its first unfinished turn, same run id, the finished
     turns' history replayed (`arena_tui.orchestration.resume`); a run that cannot be resumed (never recorded
-    anything, rehydrated) run afresh, and the notice says why."""
+    anything, rehydrated) run afresh, and the notice says why (the run it replaces is then superseded:
+    `run_campaign`'s submit)."""
     from .resume import ResumeError, plan_resume  # deferred: resume planning loads only when a cell is unfinished
 
     if previous_run is None:
@@ -116,7 +119,8 @@ def make_executor(spec: CampaignSpec, bus: EventBus, on_lost: Any, on_done: Any)
         from .ray_executor import RayExecutor  # deferred: ray is the optional `ray` extra; imported only for --executor ray
 
         return RayExecutor(bus, on_lost=on_lost, on_done=on_done, address=spec.ray_address, workers=spec.workers,
-                           run_cpus=1.0 / spec.per_worker, speed=spec.speed)
+                           run_cpus=1.0 / spec.per_worker, speed=spec.speed, most=len(spec.cells()),
+                           warm=tuple(spec.models))
     from .local import LocalExecutor  # deferred: the process pool loads only when a campaign runs
 
     return LocalExecutor(bus, on_lost=on_lost, on_done=on_done, workers=spec.local_workers, per_worker=spec.per_worker,
@@ -134,6 +138,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     its turns arrive (a resumed run with its stored turns and verdicts as context), exactly as
     `arena-tui run` judges. Returns once every cell's run has ended and been judged (complete
     or not); cells are judged complete by their turn rows."""
+    began = time.monotonic()
     checked = await asyncio.to_thread(preflight, spec, data_dir)
     problems = checked.problems
     if problems and not skip_unrunnable:
@@ -158,8 +163,9 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
             todo.append((row.cell, row.run_id))
     if not todo:
         return result
-    if spec.pace_warning:
-        notice(spec.pace_warning)
+    for note in (spec.pace_warning, spec.workers_note):
+        if note:
+            notice(note)
 
     benchmarks, snapshots = await asyncio.to_thread(_snapshots, {c.benchmark for c, _ in todo}, data_dir)
     events: asyncio.Queue[tuple[str, Job, Any]] = asyncio.Queue()
@@ -169,20 +175,48 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     t0 = time.monotonic()
     judging: list[asyncio.Task[None]] = []
     pace_reruns: dict[Cell, int] = {}
+    live: set[str] = set()  # the runs submitted and not yet ended
+    idle = "starting the workers"  # what the campaign does while no run is under way
 
-    async def submit(cell: Cell, previous: str | None, why: str = "") -> None:
-        run_id, resume, how = await continue_cell(store, benchmarks[cell.benchmark], previous)
+    async def progress() -> str:
+        """Where the campaign stands, for the line said when nothing else was for a while."""
+        head = f"after {duration_text((time.monotonic() - began) * 1000)}, " \
+               f"{result.already + len(result.complete)}/{result.already + len(todo)} cell(s) complete"
+        if not live:
+            return f"{head}; {idle}"
+        states = [await records.cell_state(store, run_id) for run_id in sorted(live)]
+        running = sum(state == "running" for state, _, _ in states)
+        waiting = sum(state == "missing" for state, _, _ in states)
+        return (f"{head}; {running} running, {sum(d for _, d, _ in states)}/{sum(t for _, _, t in states)} of their turns done"
+                + (f"; {waiting} waiting for a worker" if waiting else ""))
+
+    pulse = Heartbeat(notice, progress)
+    notice = pulse.notice  # every line said resets the pulse's wait
+
+    async def submit(cell: Cell, previous: str | None, why: str = "", *, speed: float | None = None) -> None:
+        """Run the cell: `previous` continued (`continue_cell`), or, given a `speed`, replaced by a
+        new run at that speed. A run replaced by another is marked superseded: it counts nowhere."""
+        if speed is None:
+            run_id, resume, how = await continue_cell(store, benchmarks[cell.benchmark], previous)
+        else:
+            run_id, resume, how = new_run_id(), None, "started"  # (`why` says at which speed)
+        if previous is not None and run_id != previous:
+            await _supersede(store, bus, previous, run_id, why or how)
         by_run[run_id] = cell
+        live.add(run_id)
         if judge is not None:  # subscribed before the executor can publish the run's first event
             judging.append(await _judge_run(store, bus, benchmarks[cell.benchmark], judge, run_id, resumed=resume is not None))
         await records.set_cell(store, campaign_id, cell, status="queued", run_id=run_id, reason=why)
         notice(f"{cell.label}: run {run_id} {how}" + (f" ({why})" if why else ""))
-        executor.submit(Job(run_id, snapshots[cell.benchmark], checked.settings[(cell.benchmark, cell.model)],
-                            resume=resume))
+        settings = checked.settings[(cell.benchmark, cell.model)]
+        if speed is not None:
+            settings = settings.model_copy(update={"speed": speed})
+        executor.submit(Job(run_id, snapshots[cell.benchmark], settings, resume=resume, speed_fixed=speed is not None))
 
     beating = await _coordinate(store, campaign_id)  # queued cells are this process's to run
     pacing = _PaceReport(store, campaign_id, notice)
     executor.on_pace = pacing.changed
+    ticking = asyncio.create_task(pulse.run(), name=f"campaign-{campaign_id}-progress")
     try:
         await executor.start()
         if on_executor is not None:
@@ -193,6 +227,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
         while open_runs:
             kind, job, detail = await events.get()
             open_runs -= 1
+            live.discard(job.run_id)
             cell = by_run[job.run_id]
             if kind == "lost":  # no run_ended reached the bus: end it here, then go on elsewhere
                 bus.publish(RunEnded(run_id=job.run_id, t_ms=(time.monotonic() - t0) * 1000,
@@ -215,7 +250,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
                 slower = executor.new_run_speed(speed)
                 if slower < speed:  # a run has one speed: resumed, it would lose pace at its own again
                     why += f", from scratch at speed {slower:g} (admission control: machine too busy for {speed:g})"
-                    await submit(cell, None, why)
+                    await submit(cell, job.run_id, why, speed=slower)
                 else:
                     await submit(cell, job.run_id, why)
                 open_runs += 1
@@ -231,8 +266,10 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
                     why = f"machine lost pace on turn(s) {', '.join(map(str, lost))}, still after {PACE_RERUNS} re-runs"
                 await records.set_cell(store, campaign_id, cell, status="pending", reason=why)
                 notice(f"{cell.label}: run {job.run_id} {state} ({done}/{total} turns): {why}")
+        idle = "judging the last turns"
         await asyncio.gather(*judging)
     finally:
+        ticking.cancel()
         try:
             await executor.close()
             await _end_cancelled(store, bus, list(by_run), t0)
@@ -301,6 +338,16 @@ async def _judge_run(store: Store, bus: EventBus, benchmark: Any, judge: Callabl
     if run is not None:
         worker.seed(await store.turn_results(run_id), await store.judgements(run_id), run.config or {})
     return worker.start()
+
+
+async def _supersede(store: Store, bus: EventBus, old: str, new: str, why: str) -> None:
+    """`old` no longer counts: `new` runs its cell afresh (appended to old's log after its end)."""
+    run = await store.get_run(old)
+    if run is None:  # it recorded nothing: nothing to leave out
+        return
+    ends = await store.events(old, kinds=("run_ended",))
+    bus.publish(RunSuperseded(run_id=old, t_ms=ends[-1][1].t_ms if ends else 0.0, by=new, reason=why))
+    await store.flush()
 
 
 async def _end_cancelled(store: Store, bus: EventBus, run_ids: list[str], t0: float) -> None:

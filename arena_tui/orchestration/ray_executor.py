@@ -22,7 +22,8 @@ file (left by `ray start`) is loopback, a raylet process here serves it and its 
 checkout; otherwise we start a one-node cluster with `address="local"`. Never `ray.init()`'s
 own default: it follows that file blindly, so a file left by an earlier `ray start` or a killed
 test cluster sent the campaign to a dead address, where `ray.init` retried for minutes. A
-cluster we start binds and advertises 127.0.0.1 only, without dashboard or usage statistics.
+cluster we start binds and advertises 127.0.0.1 only, without dashboard, API server, autoscaler
+monitor or usage statistics, its workers at nice 0 (`ray_own.py`).
 
 What we create we remove: a cluster we started is shut down and its session folder deleted
 (and Ray's temp folder if it was not there before); each worker deletes its `arena-ray-*`
@@ -31,8 +32,9 @@ of dead processes it finds. Ray's own log lines go to our log file (`arena-tui.l
 database), never to the user's terminal. `startup_report()` says where start-up time went.
 
 When the coordinator dies, Ray ends its workers itself: actors die with the driver that owns
-them (tests/test_campaign_executors.py); a cluster we started shares the driver's fate (Ray
-gives its processes a parent-death signal).
+them (tests/test_campaign_executors.py); a cluster we started goes too, at once, its session
+folder with it (Ray's parent-death signal ends its GCS and raylet, `ray_reaper.py` the rest:
+tests/test_ray_own_cluster.py).
 """
 
 from __future__ import annotations
@@ -53,10 +55,12 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.spine.bus import EventBus
+from arena_tui.spine.heap import settle_heap, settle_heaps_here
 from arena_tui.spine.settings import RunSettings
 
 from .admission import Admission, Load, pace_text, probe_lag
 from .executor import DEFAULT_RUNNER, Executor, Job, JobOutcome, OnDone, OnLost
+from .ray_own import OwnCluster
 from arena_tui.campaign.snapshot import BenchmarkSnapshot
 
 LOCAL_IP = "127.0.0.1"
@@ -247,8 +251,13 @@ class _Slot:
 class RayExecutor(Executor):
     def __init__(self, bus: EventBus, *, on_lost: OnLost, on_done: OnDone | None = None,
                  address: str | None = None, run_cpus: float = RUN_CPUS, runner: str = DEFAULT_RUNNER,
-                 workers: int | None = None, speed: float = 1.0) -> None:
+                 workers: int | None = None, speed: float = 1.0, most: int | None = None,
+                 warm: tuple[str, ...] = ()) -> None:
+        """`most`: workers the jobs can use at most (a campaign's cells: one each at most);
+        `warm`: the model aliases the jobs will run (loaded before a worker says it is ready)."""
         super().__init__(bus, on_lost=on_lost, on_done=on_done, runner=runner)
+        self.most = most
+        self.warm = tuple(warm)
         self.address = address
         self.run_cpus = run_cpus
         self.per_worker = max(1, round(1 / run_cpus))  # the most a worker is given; admission control may give fewer
@@ -265,8 +274,7 @@ class RayExecutor(Executor):
         self._slots: list[_Slot] = []
         self._queue: deque[Job] = deque()
         self._warming: set[asyncio.Task[None]] = set()
-        self._session_dir: Path | None = None
-        self._temp_root_existed = True
+        self._own: OwnCluster | None = None  # the cluster we started (removed at close)
         self._closing = False
         self._t: dict[str, float] = {}  # start-up phases, seconds
         self._notes: list[str] = []
@@ -290,8 +298,7 @@ class RayExecutor(Executor):
         t = time.monotonic()
         self._actor_cls = ray.remote(num_cpus=1, max_concurrency=self.per_worker + 2, max_restarts=0,
                                      max_task_retries=0)(_Worker)
-        n = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        self._slots = [self._spawn(i) for i in range(n)]
+        self._slots = [self._spawn(i) for i in range(self._worker_count())]
         ready = await self._warm(self._slots)
         if self.address is None and not self.own_cluster and ready and ready[0].get("code") != _code_id():
             # a cluster started from another checkout or Python: its workers would run other code
@@ -301,7 +308,7 @@ class RayExecutor(Executor):
             self._owns_ray = False
             await self._start_own("the running cluster is not ours")
             t = time.monotonic()
-            self._slots = [self._spawn(i) for i in range(max(1, int(ray.cluster_resources().get("CPU", 1))))]
+            self._slots = [self._spawn(i) for i in range(self._worker_count())]
             ready = await self._warm(self._slots)
         self._t["workers"] = time.monotonic() - t
         if not any(s.alive for s in self._slots):
@@ -309,8 +316,18 @@ class RayExecutor(Executor):
         imports = [s.info["import_s"] for s in self._slots if "import_s" in s.info]
         if imports:
             self._notes.append(f"engine import {min(imports):.1f}-{max(imports):.1f} s per worker")
+        nice = sorted({s.info["nice"] for s in self._slots if s.info.get("nice")})
+        if nice:  # (a joined cluster's own setting: Ray's default is 15)
+            self._notes.append(f"workers at nice {', '.join(map(str, nice))}: they yield the cores to anything else "
+                               "running here, and lose pace beside busy processes")
         self._t["total"] = time.monotonic() - self._t0
         log.info("start-up: %s", self.startup_report())
+
+    def _worker_count(self) -> int:
+        """One actor per CPU of the cluster (each asks for one: more would never start), as many
+        as asked if fewer, and no more than the jobs can use."""
+        cpus = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+        return max(1, min(self.workers or cpus, cpus, self.most or cpus))
 
     async def _connect(self, address: str, why: str) -> bool:
         """Join `address`; False (and why, in the report) when it refuses us."""
@@ -337,16 +354,13 @@ class RayExecutor(Executor):
         return True
 
     async def _start_own(self, why: str) -> None:
-        self._temp_root_existed = ray_temp_root().exists()
         t = time.monotonic()
-        await asyncio.to_thread(self._ray.init, address="local", _node_ip_address=LOCAL_IP, include_dashboard=False,
-                                log_to_driver=False, logging_format=LOG_FORMAT)
+        self._own = await asyncio.to_thread(OwnCluster.start, self._ray, ray_temp_root(), _node_ip_address=LOCAL_IP,
+                                            log_to_driver=False, logging_format=LOG_FORMAT)
         self._t["cluster"] = time.monotonic() - t
         self._owns_ray = self.own_cluster = True
-        node = self._ray._private.worker._global_node  # (private, but the only place the session dir is)
-        with contextlib.suppress(Exception):
-            self._session_dir = Path(node.get_session_dir_path())
-        log.info("started a Ray cluster, session %s (removed at close)", self._session_dir)
+        node = self._ray._private.worker._global_node
+        log.info("started a Ray cluster, session %s (removed at close)", self._own.session)
         self.cluster = f"started {node.gcs_address if hasattr(node, 'gcs_address') else 'a local cluster'}"
         if why and why != "no running cluster remembered":
             self._notes.append(f"not reused: {why}")
@@ -359,7 +373,7 @@ class RayExecutor(Executor):
         """Wait until each worker has imported the engine (or give it up after READY_TIMEOUT_S)."""
         async def one(slot: _Slot) -> None:
             try:
-                slot.info = await asyncio.wait_for(_as_future(slot.actor.ready.remote()), READY_TIMEOUT_S)
+                slot.info = await asyncio.wait_for(_as_future(slot.actor.ready.remote(self.warm)), READY_TIMEOUT_S)
             except (Exception, TimeoutError) as e:  # noqa: BLE001 - no CPU free, import failed, died
                 log.warning("Ray worker %d did not come up: %s", slot.n, e)
                 slot.alive = False
@@ -400,7 +414,7 @@ class RayExecutor(Executor):
                 ref = self._refs[job.snapshot.key] = self._ray.put(job.snapshot)
                 self._t.setdefault("put", time.monotonic() - t)
             slot.runs.add(job.run_id)
-            settings = slot.admission.settings_for(job.settings, resumed=job.resume is not None)
+            settings = slot.admission.settings_for(job.settings, resumed=job.keeps_speed)
             stream = slot.actor.run.options(num_returns="streaming").remote(
                 ref, settings, job.run_id, self.runner, job.resume)
             self._follow[job.run_id] = asyncio.create_task(self._consume(job, stream, slot), name=f"ray-{job.run_id}")
@@ -445,8 +459,8 @@ class RayExecutor(Executor):
             await self._drop_slots()
         if self._owns_ray and self._ray is not None:
             await asyncio.to_thread(self._ray.shutdown)
-        if self.own_cluster:
-            await asyncio.to_thread(self._remove_session)
+        if self._own is not None:
+            await asyncio.to_thread(self._own.close)
 
     async def _drop_slots(self) -> None:
         """Each live worker deletes its scratch, then goes; a killed local one's scratch we delete."""
@@ -461,21 +475,6 @@ class RayExecutor(Executor):
 
         await asyncio.gather(*(one(s) for s in self._slots))
         self._slots = []
-
-    def _remove_session(self) -> None:
-        """The session folder of the cluster we started (after its shutdown), its `session_latest`
-        link when it points there, and Ray's folder when it was not there before us and is empty."""
-        session = self._session_dir
-        if session is None:
-            return
-        shutil.rmtree(session, ignore_errors=True)
-        latest = session.parent / "session_latest"
-        with contextlib.suppress(OSError):
-            if latest.is_symlink() and Path(os.readlink(latest)).name == session.name:
-                latest.unlink()
-        if not self._temp_root_existed:
-            with contextlib.suppress(OSError):
-                session.parent.rmdir()  # only if empty: anyone else's files stay
 
     async def _consume(self, job: Job, stream: Any, slot: _Slot) -> None:
         ex = self._ray.exceptions
@@ -561,18 +560,25 @@ def _report_load(load: Load) -> None:
 class _Worker:
     """A warm worker: the engine imported once, then many runs on this actor's event loop."""
 
-    async def ready(self) -> dict[str, Any]:
+    async def ready(self, warm: tuple[str, ...] = ()) -> dict[str, Any]:
+        """Load the engine and the jobs' providers (`warm`), as a local worker does before it says
+        it is ready, so no first session imports them while others pace."""
         import ray  # deferred: ray is the optional `ray` extra; imported only when --executor ray is used
 
         t = time.monotonic()
         from .worker import execute  # noqa: F401  # deferred: the engine loads here, once per worker
-        from runners import engine  # noqa: F401  # deferred: the engine (Pipecat, ~1 s) loads in the worker process, never in the coordinator
+        from runners import engine  # deferred: the engine (Pipecat, ~1 s) loads in the worker process, never in the coordinator
 
+        for model in warm:
+            with contextlib.suppress(Exception):  # a model that cannot run is reported by its job, as ever
+                engine.runner_for(model)
+        settle_heaps_here()  # a worker lives as long as its coordinator, and paces
+        settle_heap("ray worker loaded")  # the collector's full passes leave the engine's modules alone
         _sweep_scratch()
         if not _PROBE:  # admission control: this loop's lag, once a window (admission.py)
             _PROBE.append(asyncio.get_running_loop().create_task(probe_lag(_report_load)))
         return {"pid": os.getpid(), "node": ray.util.get_node_ip_address(), "scratch": str(_scratch()),
-                "code": _code_id(), "import_s": time.monotonic() - t}
+                "code": _code_id(), "import_s": time.monotonic() - t, "nice": os.getpriority(os.PRIO_PROCESS, 0)}
 
     async def run(self, snap: BenchmarkSnapshot, settings: RunSettings, run_id: str, runner_spec: str,
                   resume: dict | None = None):

@@ -133,7 +133,9 @@ class LeaderboardScreen(ArenaScreen):
         self.loaded = message.loaded
         if self.benchmark is not None and self.benchmark not in self.loaded.board.benchmarks:
             self.benchmark = None
-        self.columns = board_columns(self.loaded.board.dimensions, stages=any(r.stages for r in self.loaded.board.rows))
+        rows = self.loaded.board.rows
+        self.columns = board_columns(self.loaded.board.dimensions, stages=any(r.stages for r in rows),
+                                     duplex=any(r.duplex.cues for r in rows))
         self.render_board()
 
     # --- rendering -----------------------------------------------------------------------

@@ -17,6 +17,7 @@ from textual.widgets import Footer, Static
 from arena_tui.spine.events import PROVISIONAL_NOTE, SCOPE_TEXT, Judgement
 from ..messages import LiveUpdate, TurnRejudged
 from ..run_view import RunState, TurnRow
+from ..compare.duplex import outcome_text
 from ..timing import UNTRUSTED, barge_in_ms, barge_in_text, latency_counts, latency_text, speed_note
 from ..verdicts import APART, in_order
 from ..widgets.render_once import RenderedOnce
@@ -135,7 +136,7 @@ def latency_table(row: TurnRow, speed: float | None = 1.0) -> Table:
     return t
 
 
-def flags_text(row: TurnRow) -> Text:
+def flags_text(row: TurnRow, speed: float | None = 1.0) -> Text:
     t = Text()
     t.append("turn-taking  ", "bold underline")
     res = row.result
@@ -152,6 +153,8 @@ def flags_text(row: TurnRow) -> Text:
         flags.append((f"overlap {res.overlap_ms:.0f} ms (<100)", "yellow"))
     if res.interrupted:
         flags.append(("interrupted", "bold yellow"))
+    if res.agent_interruptions:
+        flags.append((f"bot started over the user {res.agent_interruptions}×", "bold dark_orange"))
     if res.retries:
         flags.append((f"{res.retries} retr{'y' if res.retries == 1 else 'ies'}", "bold dark_orange"))
     if res.reconnects:
@@ -168,6 +171,12 @@ def flags_text(row: TurnRow) -> Text:
     t.append(f"\nsession {res.session}   user audio "
              + (f"{res.user_audio.start_ms / 1000:.2f}–{res.user_audio.end_ms / 1000:.2f}s" if res.user_audio else "–")
              + f"   bot speech {len(res.bot_speech)} span(s)", "grey62")
+    cues = row.spec.duplex if row.spec else []
+    for o in res.duplex or []:  # the user speaking during the reply (the turn's duplex cues)
+        cue = cues[o.index] if o.index < len(cues) else None
+        said = f"“{cue.text}” {cue.at_ms:,.0f} ms into the reply: " if cue is not None else ""
+        t.append("\nduplex  ", "bold")
+        t.append(said + outcome_text(o, speed))
     if res.error:
         t.append(f"\nerror: {res.error}", "bold red")
     return t
@@ -328,7 +337,7 @@ class TurnDetailScreen(ArenaScreen):
         self.query_one("#detail-input", Static).update(inp)
         self.query_one("#detail-tools", Static).update(RenderedOnce(tools_table(row)))
         self.query_one("#detail-latency", Static).update(RenderedOnce(latency_table(row, self.state.speed)))
-        self.query_one("#detail-flags", Static).update(flags_text(row))
+        self.query_one("#detail-flags", Static).update(flags_text(row, self.state.speed))
         self.query_one("#detail-judgement", Static).update(RenderedOnce(judgement_renderable(row)))
 
     def _step(self, delta: int) -> None:

@@ -8,7 +8,7 @@ an error naming the field, not a silently ignored key.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -32,6 +32,22 @@ class ExpectedCall(Strict):
         return [] if v is None else v
 
 
+#: what a user says during the bot's reply, and what the bot should do: yield to an interruption,
+#: talk on through a backchannel ("mm-hmm"), not answer side speech (said to someone else)
+DuplexKind = Literal["interruption", "backchannel", "side_speech"]
+DUPLEX_KINDS: tuple[str, ...] = ("interruption", "backchannel", "side_speech")
+
+
+class DuplexCue(Strict):
+    """User speech scripted into the bot's reply: its WAV starts `at_ms` after the bot's first
+    audible speech of the reply (as the engine's timeline hears the played bot audio)."""
+
+    kind: DuplexKind
+    at_ms: float = Field(strict=True)
+    audio_file: str
+    text: str
+
+
 class Turn(Strict):
     turn_index: int = Field(strict=True)  # "3" or true is a typo, not turn 3 or 1
     input: str
@@ -44,6 +60,7 @@ class Turn(Strict):
     flexible_args: list[str] = Field(default_factory=list)
     tool_use_guidance: str | None = None
     subcategory: str | None = None
+    duplex: list[DuplexCue] = Field(default_factory=list)  # user speech during the reply, by at_ms
 
     @field_validator("flexible_args", mode="before")
     @classmethod
@@ -128,6 +145,16 @@ class Benchmark(BaseModel):
             return None
         rel = turn.audio_file or f"audio/turn_{turn.turn_index:03d}.wav"
         return self.root / rel
+
+    def cue_path(self, cue: DuplexCue) -> Path | None:
+        """Where a duplex cue's WAV is (relative to the folder, or absolute once resolved)."""
+        if Path(cue.audio_file).is_absolute():
+            return Path(cue.audio_file)
+        return None if self.root is None else self.root / cue.audio_file
+
+    def missing_cues(self, turn: Turn) -> list[int]:
+        """The turn's duplex cues whose WAV is not there (by their place in `turn.duplex`)."""
+        return [i for i, cue in enumerate(turn.duplex) if (p := self.cue_path(cue)) is None or not p.is_file()]
 
     def has_audio(self, turn: Turn) -> bool:
         """Whether the turn's WAV is there: a file at `audio_path` (the one test of present audio)."""

@@ -95,6 +95,21 @@ class Latencies(Model):
         return None if any(v is None for v in got.values()) else got  # type: ignore[return-value]
 
 
+class DuplexOutcome(Model):
+    """One duplex cue of a turn (user speech scripted into the bot's reply) as our own timeline
+    measured it; the rules are `arena_tui.spine.duplex`. None where it could not be measured."""
+
+    index: int  # the cue's place in the turn's `duplex` list
+    kind: str  # interruption | backchannel | side_speech
+    played: Interval | None = None  # where its WAV played (None: never: the reply never became audible)
+    speech: Interval | None = None  # its speech (VAD), on the timeline
+    bot_speaking: bool = False  # the bot was speaking at its onset (else there was nothing to yield)
+    bot_stop_ms: float | None = None  # where that stretch of bot speech stopped
+    yield_ms: float | None = None  # its onset -> the bot's audio stopped, when within `YIELD_WINDOW_MS`
+    yielded: bool | None = None  # None: the bot was not speaking at its onset
+    answered: bool | None = None  # the bot, having stopped, spoke again soon after it ended
+
+
 class TurnResult(Model):
     """Everything measured about one benchmark turn; the payload of `turn_ended`."""
 
@@ -117,6 +132,10 @@ class TurnResult(Model):
     tokens: dict[str, int] = Field(default_factory=dict)
     sentinel: str | None = None
     error: str | None = None
+    # duplex (None: a turn recorded before these fields, or not measured): each scripted cue's
+    # outcome, and how many times the bot's speech began while the user was speaking
+    duplex: list[DuplexOutcome] | None = None
+    agent_interruptions: int | None = None
 
 
 def unfinished(planned: list[int], rows: dict[int, TurnResult]) -> list[int]:
@@ -149,6 +168,7 @@ Verdict = Literal["pass", "fail", "na"]
 class DimensionScore(Model):
     verdict: Verdict
     reasoning: str = ""
+    by: str | None = None  # the person whose verdict this is (`Review`); None: the judge's or code's
 
 
 class CallVerdict(Model):
@@ -266,6 +286,16 @@ class Overlap(Event):
         return self.end_ms - self.start_ms
 
 
+class DuplexPlayed(Event):
+    """A turn's duplex cue (`Turn.duplex`) began playing into the session; `t_ms` is where its WAV starts."""
+
+    kind: Literal["duplex"] = "duplex"
+    index: int
+    cue: str  # interruption | backchannel | side_speech
+    text: str = ""
+    at_ms: float = 0.0  # the script's offset after the reply's first audible speech
+
+
 class Interruption(Event):
     kind: Literal["interruption"] = "interruption"
     # bot_truncated: the reply was cut off; *_barge_in: that side started speaking over the other
@@ -365,6 +395,17 @@ class Agreement(Model):
         return n / self.judgings if n is not None and self.judgings else None
 
 
+class Review(Model):
+    """A person's verdict on a turn (`arena-tui review`): who gave it and why. The revision that
+    carries it scores only the dimensions the person judged, and those verdicts win over the
+    judge's, also over any later judging, until a later review `withdraw`s them
+    (`arena_tui.verdicts.standing`; `arena_tui.judge.human` records both)."""
+
+    by: str
+    reason: str
+    withdraw: bool = False  # takes the person's verdicts on this turn back: the judge's count again
+
+
 class Judgement(Event):
     """One revision of one turn's scores. Newer revisions supersede; none is overwritten.
 
@@ -395,6 +436,10 @@ class Judgement(Event):
         """Scored live, turn by turn: the whole-run judgement that follows a completed run replaces it."""
         return self.scope == "live"
     agreement: Agreement | None = None  # a majority of repeated judgings (`rule="majority"`), how they agreed
+    # why the turn failed, as the judge (or the person) named it: `arena_tui.spine.causes` names; the
+    # causes code decides are read from the run (`arena_tui.judge.causes`), never stored here
+    causes: list[str] = Field(default_factory=list)
+    review: Review | None = None  # a person's verdict (`judge` is then "human:<by>"), not a judge's
 
 
 class RunResumed(Event):
@@ -415,6 +460,16 @@ class RunEnded(Event):
     wall_time: datetime | None = None  # wall clock of the end (None: recorded before the field)
 
 
+class RunSuperseded(Event):
+    """This run no longer counts: `by` replaced it (a campaign re-ran its cell from scratch, e.g.
+    slower after our machine lost pace). Its record stays; comparisons leave it out
+    (`runs.superseded_by`, `compare.selection`), so one cell is never counted twice."""
+
+    kind: Literal["run_superseded"] = "run_superseded"
+    by: str
+    reason: str = ""
+
+
 RunEvent = Annotated[
     Union[
         RunStarted,
@@ -426,6 +481,7 @@ RunEvent = Annotated[
         ToolCalled,
         ToolAnswered,
         Overlap,
+        DuplexPlayed,
         Interruption,
         SessionRotated,
         Reconnected,
@@ -437,6 +493,7 @@ RunEvent = Annotated[
         Judgement,
         RunResumed,
         RunEnded,
+        RunSuperseded,
     ],
     Field(discriminator="kind"),
 ]

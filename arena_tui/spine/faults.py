@@ -18,13 +18,66 @@ session recovers — unless it is marked sticky with ``*``, which makes it apply
     disconnect[=FRAC]    the socket is dropped (no close frame) after FRAC of the reply's audio
     expire=SECONDS       every session gets the API's `session_expired` error and a 1001 close
                          after SECONDS of its audio
+    yield=MS|never       user speech during a reply (a benchmark's duplex cues) stops it MS of
+                         audio after the speech's onset (default 0: as soon as the VAD confirms
+                         it), or never (`runners/fakes/duplex.py`); `N:yield=MS` for turn N only
+    backchannel=yield|ignore      a backchannel cue stops the reply like any speech (default), or not
+    side_speech=answer|ignore     side speech is a turn like any other (default), or is not heard
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
+
+BACKCHANNELS = ("yield", "ignore")
+SIDE_SPEECH = ("answer", "ignore")
+
+
+@dataclass(frozen=True)
+class DuplexBehaviour:
+    """How a fake model meets user speech during its own reply (a benchmark's duplex cues;
+    `runners/fakes/duplex.py` plays it): `yield_after_ms` stop the reply this long after the
+    speech's onset (None: never stop); `backchannels` "yield" (speech like any other) or "ignore"
+    (talk on); `side_speech` "answer" (a turn like any other) or "ignore" (talk on, no reply)."""
+
+    yield_after_ms: float | None = 0.0
+    backchannels: Literal["yield", "ignore"] = "yield"
+    side_speech: Literal["answer", "ignore"] = "answer"
+
+    def reacts(self, kind: str) -> bool:
+        """Whether speech of this cue kind during the reply is taken as a turn (stop, then answer)."""
+        if self.yield_after_ms is None:
+            return False
+        if kind == "backchannel":
+            return self.backchannels == "yield"
+        if kind == "side_speech":
+            return self.side_speech == "answer"
+        return True
+
+    def with_yield(self, ms: float | None) -> DuplexBehaviour:
+        return replace(self, yield_after_ms=ms)
+
+    @property
+    def is_default(self) -> bool:
+        return self == PLAIN_VAD
+
+    def spec(self) -> list[str]:
+        """The fault-spec items that give this behaviour (none for the default)."""
+        out = []
+        if self.yield_after_ms != PLAIN_VAD.yield_after_ms:
+            out.append("yield=never" if self.yield_after_ms is None else f"yield={_fmt(self.yield_after_ms)}")
+        if self.backchannels != PLAIN_VAD.backchannels:
+            out.append(f"backchannel={self.backchannels}")
+        if self.side_speech != PLAIN_VAD.side_speech:
+            out.append(f"side_speech={self.side_speech}")
+        return out
+
+
+#: a plain server VAD: any speech stops the reply at once and is answered
+PLAIN_VAD = DuplexBehaviour()
 
 FaultKind = Literal[
     "no_response",
@@ -36,6 +89,7 @@ FaultKind = Literal[
     "truncated",
     "slow_first_audio",
     "disconnect",
+    "yield",
 ]
 
 # kind -> (value required?, value allowed?, default value)
@@ -49,6 +103,7 @@ _KINDS: dict[str, tuple[bool, bool, float | str | None]] = {
     "truncated": (False, True, 0.5),  # fraction of the reply's audio that is sent
     "slow_first_audio": (True, True, None),  # ms after VAD stop, audio time
     "disconnect": (False, True, 0.5),  # fraction of the reply's audio sent before the drop
+    "yield": (True, True, None),  # ms after a duplex cue's onset at which this turn's reply stops
 }
 
 FAULT_KINDS: tuple[str, ...] = tuple(_KINDS)
@@ -84,18 +139,25 @@ class FaultPlan(BaseModel):
 
     turns: dict[int, TurnFault] = {}
     expire_s: float | None = None
+    duplex: DuplexBehaviour = PLAIN_VAD  # how speech during a reply is met (`yield=`, `backchannel=`, `side_speech=`)
 
     def fault_for(self, turn: int, attempt: int) -> TurnFault | None:
         f = self.turns.get(turn)
         return f if f is not None and f.applies(attempt) else None
 
+    def duplex_for(self, turn: int, attempt: int) -> DuplexBehaviour:
+        """The behaviour on this turn's duplex cues (a `N:yield=MS` fault overrides the yield)."""
+        f = self.fault_for(turn, attempt)
+        return self.duplex.with_yield(float(f.value)) if f is not None and f.kind == "yield" else self.duplex  # type: ignore[arg-type]
+
     def __bool__(self) -> bool:
-        return bool(self.turns) or self.expire_s is not None
+        return bool(self.turns) or self.expire_s is not None or not self.duplex.is_default
 
     def __str__(self) -> str:
         parts = [str(self.turns[t]) for t in sorted(self.turns)]
         if self.expire_s is not None:
             parts.append(f"expire={_fmt(self.expire_s)}")
+        parts += self.duplex.spec()
         return ",".join(parts)
 
 
@@ -119,22 +181,24 @@ def parse_faults(spec: str | None) -> FaultPlan:
         return FaultPlan()
     turns: dict[int, TurnFault] = {}
     expire: float | None = None
+    session: dict[str, str] = {}  # expire, yield, backchannel, side_speech
     for raw_item in spec.split(","):
         item = raw_item.strip()
         if not item:
             raise FaultSpecError(f"empty item in fault spec {spec!r}")
         if ":" not in item:
-            key, _, val = item.partition("=")
-            if key.strip() == "expire":
-                if not val.strip():
-                    raise FaultSpecError(f"'expire' needs seconds, e.g. 'expire=120' (in {spec!r})")
-                if expire is not None:
-                    raise FaultSpecError(f"'expire' given twice in {spec!r}")
-                expire = _number(val.strip(), item, spec)
-                continue
-            raise FaultSpecError(
-                f"expected 'TURN:FAULT' or 'expire=SECONDS', got {item!r} (in {spec!r})"
-            )
+            key, _, val = (p.strip() for p in item.partition("="))
+            if key not in _SESSION_ITEMS:
+                others = ", ".join(v for k, v in _SESSION_ITEMS.items() if k != "expire")
+                raise FaultSpecError(f"expected 'TURN:FAULT' or 'expire=SECONDS' (or {others}), got {item!r} (in {spec!r})")
+            if not val:
+                raise FaultSpecError(f"'{key}' needs a value, e.g. '{_SESSION_ITEMS[key]}' (in {spec!r})")
+            if key in session:
+                raise FaultSpecError(f"'{key}' given twice in {spec!r}")
+            session[key] = val
+            if key == "expire":
+                expire = _number(val, item, spec)
+            continue
         turn_s, _, rest = item.partition(":")
         try:
             turn = int(turn_s.strip())
@@ -161,7 +225,7 @@ def parse_faults(spec: str | None) -> FaultPlan:
             if kind == "empty_response":
                 value = val
             else:
-                value = _number(val, item, spec, allow_zero=kind in ("truncated", "disconnect"))
+                value = _number(val, item, spec, allow_zero=kind in ("truncated", "disconnect", "yield"))
                 if kind in ("truncated", "disconnect") and not 0 <= value <= 1:
                     raise FaultSpecError(f"{kind} takes a fraction of the reply in [0, 1], got {item!r}")
         elif required:
@@ -169,4 +233,23 @@ def parse_faults(spec: str | None) -> FaultPlan:
         if turn in turns:
             raise FaultSpecError(f"turn {turn} has two faults ({turns[turn]} and {item}) in {spec!r}")
         turns[turn] = TurnFault(turn=turn, kind=kind, value=value, sticky=sticky)  # type: ignore[arg-type]
-    return FaultPlan(turns=turns, expire_s=expire)
+    return FaultPlan(turns=turns, expire_s=expire, duplex=_duplex(session, spec))
+
+
+#: the items of a fault spec that are not per turn, with an example each
+_SESSION_ITEMS = {"expire": "expire=SECONDS", "yield": "yield=MS|never",
+                  "backchannel": "backchannel=yield|ignore", "side_speech": "side_speech=answer|ignore"}
+
+
+def _duplex(items: dict[str, str], spec: str) -> DuplexBehaviour:
+    """The duplex behaviour the spec's `yield=`, `backchannel=`, `side_speech=` items give."""
+    b = PLAIN_VAD
+    if "yield" in items:
+        raw = items["yield"]
+        b = b.with_yield(None if raw == "never" else _number(raw, f"yield={raw}", spec, allow_zero=True))
+    for key, allowed in (("backchannel", BACKCHANNELS), ("side_speech", SIDE_SPEECH)):
+        if key in items:
+            if items[key] not in allowed:
+                raise FaultSpecError(f"{key} must be {' or '.join(allowed)}, got {items[key]!r} (in {spec!r})")
+            b = replace(b, **{"backchannels" if key == "backchannel" else key: items[key]})
+    return b

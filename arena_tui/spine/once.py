@@ -52,6 +52,11 @@ class Once[**P, R]:
                 self._locks.pop(key, None)
             return result
 
+    def __len__(self) -> int:
+        """How many results are kept now (at most `maxsize`)."""
+        with self._guard:
+            return len(self._results)
+
     def cache_clear(self) -> None:
         with self._guard:
             self._results.clear()

@@ -25,6 +25,7 @@ Thresholds, and why:
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 
 import numpy as np
@@ -168,6 +169,8 @@ class SpeechDetector:
         self._loud_end: float | None = None  # end of the last loud block
         self._onset: float | None = None
         self.intervals: list[Interval] = []  # closed speech intervals so far
+        # the ends of the latest loud blocks: a `cut` may fall before audio already fed
+        self._loud_ends: deque[tuple[float, float]] = deque(maxlen=64)
 
     def feed(self, pcm: PcmLike, t_ms: float) -> list[tuple[str, float]]:
         out: list[tuple[str, float]] = []
@@ -184,6 +187,7 @@ class SpeechDetector:
             if self._candidate is None and not self.speaking:
                 self._candidate = t
             self._loud_end = end
+            self._loud_ends.append((t, end))
             if not self.speaking and self._candidate is not None and end - self._candidate >= self.min_speech_ms - 1e-6:
                 self.speaking = True
                 self._onset = self._candidate
@@ -217,6 +221,14 @@ class SpeechDetector:
             return out
         self._quiet_until(t_ms, out)
         return out
+
+    def cut(self, t_ms: float) -> list[tuple[str, float]]:
+        """The audio stopped playing at `t_ms`, though more was fed (played ahead of time and never
+        heard): end the stream there, closing any speech at the last loud audio before `t_ms`."""
+        if self.speaking and self._onset is not None:
+            before = [min(end, t_ms) for start, end in self._loud_ends if start < t_ms]
+            self._loud_end = max([self._onset, *before[-1:]])
+        return self.flush(t_ms)
 
     def flush(self, t_ms: float) -> list[tuple[str, float]]:
         """End of stream at `t_ms`: close any speech at its last loud block (never after `t_ms`)."""

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import sqlite3
 import struct
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import aiosqlite
@@ -18,6 +21,7 @@ import aiosqlite
 from .connection import BUSY_TIMEOUT_MS, connect
 from .errors import StoreOpenError
 from .schema import SCHEMA_VERSION, SchemaError, migrate, schema_version
+from .wal import committed_pages, wal_of
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +62,7 @@ def _prepare(path: Path) -> None:
         raise StoreOpenError(path, f"cannot open the database: {e}") from None
     try:
         try:
-            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            version = schema_version(conn)
-            tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+            mode, version, tables = _contended(lambda: _state(conn))
         except sqlite3.OperationalError as e:
             raise StoreOpenError(path, f"cannot open the database: {e}") from None
         except sqlite3.DatabaseError as e:
@@ -76,15 +78,49 @@ def _prepare(path: Path) -> None:
         if mode.lower() != "wal":
             log.warning("%s: journal mode is %s, not WAL", path, mode)
         if version != SCHEMA_VERSION:
-            migrate(conn, str(path))  # also refuses a schema newer than this code
+            _contended(lambda: migrate(conn, str(path)))  # also refuses a schema newer than this code
     finally:
         conn.close()
 
 
-def _check_header(path: Path) -> None:
-    """Refuse a file cut short: its header promises more pages than the file holds.
+def _state(conn: sqlite3.Connection) -> tuple[str, int, list[str]]:
+    """(journal mode after asking for WAL, schema version, table names), the last two read in one
+    transaction: read apart, another opener's first migration could land between them and make
+    our own fresh tables look like someone else's database."""
+    mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+    conn.execute("BEGIN")
+    try:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        version = schema_version(conn)
+    finally:
+        conn.execute("COMMIT")
+    return mode, version, tables
 
-    SQLite would open it and fail later, on the first read or write of a missing page.
+
+def _contended[T](step: Callable[[], T], wait_s: float = BUSY_TIMEOUT_MS / 1000) -> T:
+    """`step`, again after a short random pause while SQLite says the file is locked, up to `wait_s`.
+
+    The busy timeout does not cover every lock: two openers of a new file that both ask for WAL
+    each hold a read lock and want the write lock, and SQLite then fails one at once rather than
+    let them wait on each other for ever. Every step here can simply be taken again."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return step()
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() >= deadline:
+                raise
+        time.sleep(random.uniform(0.005, 0.05))
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a file cut short: its header promises more pages than the file and its WAL hold.
+
+    SQLite would open it and fail later, on the first read or write of a missing page. A main
+    file short of its header with the missing pages in its write-ahead log is whole (a disk that
+    filled up mid-checkpoint leaves it so): SQLite reads those pages from the log, and the next
+    checkpoint with room writes them back. Refusing it would lock the user out of every run
+    recorded in it.
     """
     try:
         size = path.stat().st_size
@@ -102,7 +138,12 @@ def _check_header(path: Path) -> None:
     page_size = 65536 if page_size == 1 else page_size
     change, pages = struct.unpack(">II", head[24:32])
     (valid_for,) = struct.unpack(">I", head[92:96])
-    if pages and change == valid_for and size < pages * page_size:
-        raise StoreOpenError(
-            path, f"the database file is truncated ({size} bytes; its header says {pages} pages of {page_size})"
-        )
+    if not pages or change != valid_for or size >= pages * page_size:
+        return
+    wal = committed_pages(wal_of(path), page_size)
+    if wal is not None and all(p in wal.pages for p in range(size // page_size + 1, wal.db_pages + 1)):
+        return
+    held = ", nor does its write-ahead log hold the rest" if wal is not None else ""
+    raise StoreOpenError(
+        path, f"the database file is truncated ({size} bytes; its header says {pages} pages of {page_size}{held})"
+    )

@@ -21,7 +21,9 @@ from typing import Any
 
 import aiosqlite
 
-from arena_tui.spine.events import AudioChunk, Event, Judgement, RunEnded, RunResumed, RunStarted, TurnEnded, TurnStarted
+from arena_tui.spine.events import (
+    AudioChunk, Event, Judgement, RunEnded, RunResumed, RunStarted, RunSuperseded, TurnEnded, TurnStarted,
+)
 from . import codec
 from .connection import fetchall
 from .snapshots import SQL_SNAPSHOT, snapshot_row
@@ -48,6 +50,7 @@ SQL_RUN_ENDED = """UPDATE runs SET status=?, reason=?, ended_at=COALESCE(?,
 # a resumed run is running again, recorded by this process (started_at stays: its timeline's origin)
 SQL_RUN_RESUMED = """UPDATE runs SET status='running', reason='', ended_at=NULL, pid=?, host=?,
     heartbeat_at=? WHERE run_id=?"""
+SQL_RUN_SUPERSEDED = "UPDATE runs SET superseded_by=? WHERE run_id=?"
 SQL_HEARTBEAT = "UPDATE runs SET heartbeat_at=? WHERE run_id=? AND status='running'"
 SQL_EVENT = "INSERT INTO events(run_id, seq, kind, t_ms, turn_index, payload) VALUES (?,?,?,?,?,?)"
 SQL_TURN = """INSERT INTO turns(run_id, turn_index, attempt, seq, status, session, user_text,
@@ -56,7 +59,7 @@ SQL_TURN = """INSERT INTO turns(run_id, turn_index, attempt, seq, status, sessio
     VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"""
 SQL_JUDGEMENT = """INSERT INTO judgements(run_id, seq, turn_index, judge, revision, phase, rule,
     root_cause, fabricated_action, error, heuristic, input_tokens, cached_tokens, output_tokens,
-    judge_version, judgings) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"""
+    judge_version, judgings, reviewer, causes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"""
 SQL_SCORE = "INSERT INTO judgement_scores(run_id, seq, dimension, verdict, agree) VALUES (?,?,?,?,?)"
 SQL_AUDIO = """INSERT INTO audio(run_id, seq, turn_index, take, track, start_ms, sample_rate,
     channels, codec, data, pcm_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?)"""
@@ -205,6 +208,8 @@ class Projector:
             batch.add(SQL_RUN_ENDED, (ev.status, ev.reason, wall_iso(ev.wall_time), max(ev.t_ms, 0.0), ev.run_id))
             ended.add(ev.run_id)
             started.discard(ev.run_id)
+        elif isinstance(ev, RunSuperseded):
+            batch.add(SQL_RUN_SUPERSEDED, (ev.by, ev.run_id))
         elif isinstance(ev, TurnStarted):
             self.takes[(ev.run_id, ev.turn_index)] += 1
         elif isinstance(ev, TurnEnded):
@@ -236,6 +241,7 @@ class Projector:
                     ev.root_cause, fab, ev.error, int(ev.heuristic), u.input_tokens,
                     u.cached_input_tokens, u.output_tokens, ev.judge_version,
                     agreed.judgings if agreed is not None else None,
+                    ev.review.by if ev.review is not None else None, json.dumps(ev.causes) if ev.causes else None,
                 ),
             )  # fmt: skip
             for dim, score in ev.scores.items():

@@ -58,6 +58,7 @@ class RunRow(BaseModel):
     speed: float | None = None  # run timeline / wall clock; None: not recorded (latency not comparable)
     timeline_ms: float | None = None  # where its timeline got to (its last run/turn event): idle time never moves it
     resumed: bool = False  # it went on after an interruption (`run_resumed`)
+    superseded_by: str | None = None  # the run that replaced this one (a campaign's re-run): it counts nowhere
 
     @property
     def source(self) -> str | None:
@@ -130,7 +131,7 @@ _SQL_RUNS = f"""SELECT r.run_id, r.benchmark, r.model, r.provider, r.simulator, 
     r.config, r.versions, r.turn_indices, r.reason, r.pid, r.host, r.heartbeat_at, r.speed,
     (SELECT MAX(e.t_ms) FROM events e WHERE e.run_id=r.run_id
         AND e.kind IN ('run_started', 'run_resumed', 'turn_started', 'turn_ended', 'run_ended')),
-    EXISTS(SELECT 1 FROM events e WHERE e.run_id=r.run_id AND e.kind='run_resumed')
+    EXISTS(SELECT 1 FROM events e WHERE e.run_id=r.run_id AND e.kind='run_resumed'), r.superseded_by
     FROM runs r"""
 
 
@@ -383,7 +384,7 @@ def _run_row(r: tuple[Any, ...]) -> RunRow:
         started_at=ts(r[6]), ended_at=ts(r[7]), turns_total=r[8], turns_done=r[9],
         config=json.loads(r[10]), versions=json.loads(r[11]), turn_indices=json.loads(r[12]),
         reason=r[13], pid=r[14], host=r[15], heartbeat_at=ts(r[16]), speed=r[17], timeline_ms=r[18],
-        resumed=bool(r[19]),
+        resumed=bool(r[19]), superseded_by=r[20],
     )  # fmt: skip
 
 

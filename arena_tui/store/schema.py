@@ -3,7 +3,8 @@
 Layout (normalised; `events` is the log, the other tables are projections of it that SQL
 can query without parsing JSON):
 
-- `runs`        one row per run, from `run_started` (config scrubbed of secrets) and `run_ended`;
+- `runs`        one row per run, from `run_started` (config scrubbed of secrets) and `run_ended`
+                (`superseded_by` from `run_superseded`: a run replaced by a re-run counts nowhere);
                 `pid`/`host`/`heartbeat_at` let a later process tell a dead recorder's run;
                 `started_at`/`ended_at` are wall clock, `speed` how much faster the run
                 timeline (every `t_ms`) ran than the wall clock.
@@ -25,6 +26,8 @@ can query without parsing JSON):
                 is judged and exported without its data folder.
 - `campaigns`, `campaign_cells`  a campaign's spec and one row per cell naming its latest run;
                 `pid`/`host`/`heartbeat_at` name the coordinator running it now.
+- `search_turns`, `search_marks`  the search index (`arena_tui.compare.search`): a projection of a
+                run's turns and verdicts that search rebuilds itself when the run changed.
 
 Every migration runs in one transaction together with its `user_version` bump, so a failure
 leaves the database exactly at the previous version.
@@ -208,6 +211,36 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE judgements ADD COLUMN judgings INTEGER",
         "ALTER TABLE judgement_scores ADD COLUMN agree INTEGER",
     ],
+    # 9: a run another run replaced (a campaign's re-run from scratch): kept, counted nowhere.
+    [
+        "ALTER TABLE runs ADD COLUMN superseded_by TEXT",  # NULL: the run counts; else the run that replaced it
+    ],
+    # 10: a person's verdicts and the causes of a failure: a revision by a person names them
+    #    (`reviewer`; NULL: a judge's), and a judgement the causes it (or the person) gave, as a JSON
+    #    list (NULL: none). The search index of turns (`arena_tui.compare.search`): one row per turn
+    #    of a run, what a search matches and filters on, rebuilt from the run's own records when
+    #    its mark (what it was built from) no longer matches them; a projection nothing else reads.
+    [
+        "ALTER TABLE judgements ADD COLUMN reviewer TEXT",
+        "ALTER TABLE judgements ADD COLUMN causes TEXT",
+        """CREATE TABLE search_turns (
+            run_id      TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+            turn_index  INTEGER NOT NULL,
+            verdict     TEXT NOT NULL,                 -- pass|fail|na, or why the turn counts apart
+            failed      TEXT NOT NULL,                 -- the dimensions that fail, space-separated
+            causes      TEXT NOT NULL,                 -- its causes, space-separated
+            human       TEXT NOT NULL,                 -- the dimensions a person's verdict decides
+            user_text   TEXT NOT NULL,
+            answer_text TEXT NOT NULL,
+            reasons     TEXT NOT NULL,                 -- "dimension: reasoning" lines of the verdict that counts
+            folded      TEXT NOT NULL,                 -- all of the above, casefolded: what a search scans
+            PRIMARY KEY (run_id, turn_index)
+        )""",
+        """CREATE TABLE search_marks (
+            run_id TEXT PRIMARY KEY REFERENCES runs(run_id) ON DELETE CASCADE,
+            mark   TEXT NOT NULL                       -- what the run's rows were built from
+        )""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -224,22 +257,33 @@ def schema_version(conn: sqlite3.Connection) -> int:
 def migrate(conn: sqlite3.Connection, path: str, target: int = SCHEMA_VERSION) -> int:
     """Apply the missing migrations, each in its own transaction; returns the final version.
 
+    Safe beside other processes opening the same file at once (three `arena-tui runs` on a new
+    database): each step takes the write lock first (BEGIN IMMEDIATE, waiting out the busy timeout)
+    and reads `user_version` again under it, so one opener migrates and the others see its result
+    instead of applying the same step twice ("table runs already exists").
+
     `conn` must be in autocommit mode (isolation_level=None) so the explicit BEGIN covers DDL.
     """
-    current = schema_version(conn)
-    if current > SCHEMA_VERSION:
-        raise SchemaError(
-            f"{path}: database schema version {current} is newer than this arena-tui supports "
-            f"({SCHEMA_VERSION}); upgrade arena-tui"
-        )
-    for version in range(current, target):
+    while True:
         conn.execute("BEGIN IMMEDIATE")
+        version = None
         try:
+            version = schema_version(conn)
+            if version > SCHEMA_VERSION:
+                raise SchemaError(
+                    f"{path}: database schema version {version} is newer than this arena-tui supports "
+                    f"({SCHEMA_VERSION}); upgrade arena-tui"
+                )
+            if version >= target:
+                conn.execute("COMMIT")
+                return version
             for statement in MIGRATIONS[version]:
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {version + 1}")
             conn.execute("COMMIT")
         except sqlite3.Error as e:
             conn.execute("ROLLBACK")
-            raise SchemaError(f"{path}: migration to schema version {version + 1} failed: {e}") from e
-    return schema_version(conn)
+            raise SchemaError(f"{path}: migration to schema version {(version or 0) + 1} failed: {e}") from e
+        except SchemaError:
+            conn.execute("ROLLBACK")
+            raise

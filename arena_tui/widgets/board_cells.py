@@ -141,10 +141,37 @@ def _stages_total(row: BoardRow) -> float | None:
     return sum(d.p50 for d in row.stages.values()) if row.stages else None
 
 
-def board_columns(dimensions: list[str], stages: bool = False) -> list[Column]:
+def duplex_rate_cell(r: Rate, good_when_high: bool = True) -> Text:
+    """`2/3` over its rate; `–` with nothing to count (the figures of `compare.duplex`)."""
+    if not r.n or r.rate is None:
+        return Text.assemble(("–", MUTED), "\n", ("none heard", MUTED))
+    return Text.assemble((f"{r.passes}/{r.n}", rate_style(r.rate if good_when_high else 1 - r.rate)), "\n",
+                         (f"{100 * r.rate:.0f}%", MUTED))
+
+
+def duplex_columns() -> list[Column]:
+    """What the bot did while the user spoke during its replies (`compare.duplex`): yield latency,
+    interruptions yielded, backchannels talked through, side speech answered, agent interrupting."""
+    return [
+        Column("yield", "yield p50", lambda r: split_cell(r.duplex.yield_latency,
+                                                                     no_latency(r) if r.duplex.interruptions.passes else "none yielded"),
+               lambda r: _p(r.duplex.yield_latency, "p50")),
+        Column("yielded", "int yielded", lambda r: duplex_rate_cell(r.duplex.interruptions),
+               lambda r: r.duplex.interruptions.rate, True),
+        Column("backchannel", "bc through", lambda r: duplex_rate_cell(r.duplex.backchannels),
+               lambda r: r.duplex.backchannels.rate, True),
+        Column("side", "side answered", lambda r: duplex_rate_cell(r.duplex.side_speech, good_when_high=False),
+               lambda r: r.duplex.side_speech.rate),
+        Column("agent", "bot over user", lambda r: duplex_rate_cell(r.duplex.agent_interrupted, good_when_high=False),
+               lambda r: r.duplex.agent_interrupted.rate),
+    ]  # fmt: skip
+
+
+def board_columns(dimensions: list[str], stages: bool = False, duplex: bool = False) -> list[Column]:
     """model and benchmark (always in view), then by what a comparison reads first: both turn passes
     (ours, the original eval's), latency, how many runs, one per dimension, the tool split, silence,
-    overlap, a cascade's stage breakdown (when a row has one: `stages`), counts."""
+    overlap, a cascade's stage breakdown (when a row has one: `stages`), the duplex figures (when
+    a row's runs had duplex cues: `duplex`), counts."""
     cols = [
         Column("model", "model", lambda r: model_cell(r), lambda r: r.model),
         Column("benchmark", "benchmark", lambda r: Text(r.benchmark, "italic" if r.benchmark == POOLED else ""),
@@ -176,6 +203,8 @@ def board_columns(dimensions: list[str], stages: bool = False) -> list[Column]:
     ]  # fmt: skip
     if stages:
         cols.append(Column("stages", "stt/turn/llm/tts p50", stages_cell, _stages_total))
+    if duplex:
+        cols += duplex_columns()
     cols += [
         Column("empty", "empty", lambda r: count_cell(r.empty_responses), lambda r: r.empty_responses, True),
         Column("ended", "ended", lambda r: count_cell(r.ended_session), lambda r: r.ended_session, True),

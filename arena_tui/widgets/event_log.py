@@ -18,6 +18,7 @@ MAX_LINES = 500
 KIND_STYLE = {
     "overlap": "bold white on dark_red",
     "interruption": "bold yellow",
+    "duplex": "bold cyan",
     "session_rotated": "bold magenta",
     "reconnected": "bold blue",
     "retry": "bold dark_orange",
@@ -33,6 +34,7 @@ KIND_STYLE = {
 KIND_TAG = {
     "overlap": "OVERLAP",
     "interruption": "INTERRUPT",
+    "duplex": "DUPLEX",
     "session_rotated": "ROTATION",
     "reconnected": "RECONNECT",
     "retry": "RETRY",

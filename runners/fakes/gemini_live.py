@@ -23,6 +23,9 @@ turns on for a share of replies or a test forces per reply (only fields the real
   and without a handle (what the API sends while generating);
 - `empty_server_content`: `serverContent: {}` messages in the middle of a reply;
 - `TurnTiming(no_output=True)`: the turn gets nothing at all (a stall); asked again, it is answered.
+
+Duplex cues (user speech over a reply, `runners/fakes/duplex.py`: the profile's `duplex` behaviour):
+it stops with `serverContent.interrupted`.
 """
 
 from __future__ import annotations
@@ -34,10 +37,11 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from runners.fakes.duplex import Floor, ReplyTask
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import Script, ScriptedReply
-from runners.fakes.server import FakeServer, ServerSocket, TimedSession, spawn
+from runners.fakes.server import FakeServer, ServerSocket, TimedSession
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.tls import TlsPair, self_signed_tls
 from runners.fakes.wire import b64, b64decode_any, elide_audio, pick, spread_words
@@ -135,6 +139,8 @@ class _Session(TimedSession):
         self.realtime_text: asyncio.Event = asyncio.Event()  # set by each realtime_input.text
         self.tasks: set[asyncio.Task[None]] = set()
         self.window: _Window | None = None  # the user's activity window while it is open
+        self.replying = ReplyTask(self.tasks)  # the reply in progress (a duplex cue stops it, its answer repeats it)
+        self.floor = Floor(fake.timing.duplex, fake.clock, rec.duplex, stop=self.barge_in, answer=self.answer_cue)
 
     async def send(self, msg: dict[str, Any]) -> None:
         await self.sock.send_json(msg)
@@ -150,6 +156,7 @@ class _Session(TimedSession):
                 self.rec.closed = "server:1007"
                 await self.ws.close(code=1007, message=str(e)[:120].encode())
                 break
+        self.floor.close()
         for t in self.tasks:
             t.cancel()
 
@@ -207,11 +214,12 @@ class _Session(TimedSession):
             if not self.vad_disabled:
                 if self.endpointer is None:
                     self.endpointer = Endpointer(rate, self.script.silence_ms, self.script.speech_threshold_dbfs)
-                if self.endpointer.feed(pcm) == "stopped":
+                edge = self.endpointer.feed(pcm)
+                if not self.floor.speech(edge) and edge == "stopped":
                     self.user_turn_ended()
-        if pick(ri, "activityStart") is not None:
+        if pick(ri, "activityStart") is not None and not self.floor.speech("started"):
             self.window = _Window(plan=self.fake.upcoming_plan())
-        if pick(ri, "activityEnd") is not None:
+        if pick(ri, "activityEnd") is not None and not self.floor.speech("stopped"):
             window, self.window = self.window, None
             if window is not None and window.answered:
                 self.mark("user_end")  # its reply is already under way (early output)
@@ -263,14 +271,26 @@ class _Session(TimedSession):
         self.mark("user_end")
         self.respond()
 
-    def respond(self) -> None:
-        spawn(self.tasks, self._respond(self.now))
+    def respond(self, again: tuple[int, ScriptedReply] | None = None) -> None:
+        self.replying.start(self._respond(self.now, again))
 
-    async def _respond(self, anchor_ms: float) -> None:
+    async def barge_in(self) -> None:
+        """The reply stops for user speech (a duplex cue): Gemini says `interrupted`, and generates no more."""
+        self.mark("barge_in")
+        self.replying.cancel()
+        await self.send({"serverContent": {"interrupted": True}})
+
+    async def answer_cue(self) -> None:
+        """The cue's activity ended: a user turn, answered with the reply it cut (spoken again)."""
+        if self.replying.current is not None:
+            self.respond(again=self.replying.current)
+
+    async def _respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
         """One reply: `anchor_ms` is when its trigger arrived (the end of the user's audio, the
-        client's turnComplete), from which its plan's first-audio delay counts."""
+        client's turnComplete), from which its plan's first-audio delay counts; `again`: that
+        reply spoken once more, without its calls (the answer to a duplex cue)."""
         async with self.lock:
-            n, reply = self.fake.next_reply(self.rec)
+            n, reply = self.replying.pick(again, lambda: self.fake.next_reply(self.rec), self.floor)
             plan = self.fake.timing.plan(n)
             self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
             if self.script.stalls(n, plan):
@@ -326,6 +346,7 @@ class _Session(TimedSession):
                 if i < len(parts):
                     inline = {"mimeType": f"audio/pcm;rate={OUTPUT_RATE}", "data": b64(parts[i])}
                     self.mark("audio", n, parts_ms[i])
+                    self.floor.sent(parts_ms[i])
                     await self.send({"serverContent": {"modelTurn": {"parts": [{"inlineData": inline}]}}})
             self.history.append({"role": "model", "text": reply.text})
         else:

@@ -15,6 +15,11 @@ Timing (`runners/fakes/timing.py`, `timing="real"`: the shared `ENVELOPE`, not m
 GLM): the call or the first `response.audio.delta` a while after `response.create`, audio in
 bursts slower than real time, `response.audio_transcript.done` right after the last and
 `response.done` the plan's lag later; a `no_output` reply sends no response at all.
+
+Duplex cues (user speech over a reply, `runners/fakes/duplex.py`: the profile's `duplex` behaviour):
+GLM has no barge-in event (the client cancels), so the fake hears the cue with its own endpointer
+and stops sending (a reply the user may speak over is sent as it plays); the client's commit of
+the cue is the cue's, answered (the reply again) or left with an empty response.
 """
 
 from __future__ import annotations
@@ -29,9 +34,11 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from runners.fakes.duplex import CueHeard, Floor, ReplyTask
+from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import ScriptedReply
-from runners.fakes.server import FakeServer, ServerSocket, TimedSession, spawn
+from runners.fakes.server import FakeServer, ServerSocket, TimedSession
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.wire import b64, spread_words
 from runners.fakes.timing import ENVELOPE, ReplyPlan, paced
@@ -39,6 +46,7 @@ from runners.fakes.timing import ENVELOPE, ReplyPlan, paced
 PATH = "/api/paas/v4/realtime"
 OUTPUT_RATE = 24000
 MAX_INSTRUCTIONS = 12_000
+LEAD_MS = 40.0  # a reply the user may speak over is sent this far ahead of its playing (GLM cannot flush)
 
 
 class GLMRealtimeFake(FakeServer):
@@ -62,6 +70,13 @@ class _Session(TimedSession):
         self.pending_calls: dict[str, str] = {}  # call_id -> tool name
         self.lock = asyncio.Lock()
         self.tasks: set[asyncio.Task[None]] = set()
+        # duplex cues: GLM has no barge-in event (the client cancels), so the fake hears the user over
+        # its reply with its own endpointer, stops sending, and the client's next commit is the cue's
+        self.replying = ReplyTask(self.tasks)  # the reply in progress (a duplex cue stops it, its answer repeats it)
+        self.endpointer: Endpointer | None = None
+        self.cue_commit: CueHeard | None = None  # a cue's turn the client committed: its response.create is the cue's
+        self.floor = Floor(fake.timing.duplex, fake.clock, rec.duplex, stop=self.barge_in, answer=self.answer_cue,
+                           flushes=False)
 
     async def send(self, evt: dict[str, Any]) -> None:
         evt.setdefault("event_id", f"event{uuid.uuid4().hex}")
@@ -85,6 +100,7 @@ class _Session(TimedSession):
                 await self.handle(evt)
             except Exception as e:  # malformed event: an error event, as the API sends, not a crash
                 await self.error("invalid_event", f"{type(e).__name__}: {e}")
+        self.floor.close()
         for t in self.tasks:
             t.cancel()
 
@@ -109,8 +125,12 @@ class _Session(TimedSession):
                 await self.error("input_audio_buffer_commit_empty", "no audio appended before commit")
                 return
             self.appended_since_commit = 0
-            self.rec.user_turns += 1
-            self.mark("user_end")
+            if self.floor.cue is not None:  # the client closed a duplex cue's turn: no turn of the script
+                self.cue_commit = self.floor.cue
+                self.floor.speech("stopped")
+            else:
+                self.rec.user_turns += 1
+                self.mark("user_end")
             item = f"item{uuid.uuid4().hex}"
             await self.send({"type": "input_audio_buffer.committed", "item_id": item})
             await self.send(
@@ -136,7 +156,14 @@ class _Session(TimedSession):
                     return
                 self.rec.history.append({"role": item.get("role"), "text": text})
         elif kind == "response.create":
-            spawn(self.tasks, self.respond(self.now))
+            cue, self.cue_commit = self.cue_commit, None
+            if cue is None:
+                self.replying.start(self.respond(self.now))
+            elif not cue.reacted:  # not heard as a turn: an empty answer
+                rid = f"resp{uuid.uuid4().hex}"
+                await self.send({"type": "response.created", "response": {"id": rid, "object": "realtime.response", "status": "in_progress"}})
+                await self.done(rid, 0)
+            # (a cue reacted to is answered once the reply has stopped for it: `answer_cue`)
 
     def on_append(self, audio_b64: str) -> None:
         with wave.open(io.BytesIO(base64.b64decode(audio_b64)), "rb") as w:
@@ -146,16 +173,38 @@ class _Session(TimedSession):
         self.rec.audio_in_chunks += 1
         self.rec.audio_chunk_ms.append(len(pcm) / 2 / rate * 1000)
         self.appended_since_commit += 1
+        if self.floor.kinds or self.floor.cue is not None:  # a reply the user may speak over is playing
+            self.endpointer = self.endpointer or Endpointer(rate, self.script.silence_ms, self.script.speech_threshold_dbfs)
+            edge = self.endpointer.feed(pcm)
+            if edge == "started":
+                self.floor.speech(edge)
 
-    async def respond(self, anchor_ms: float) -> None:
-        """One response; `anchor_ms`: when the client's response.create came."""
+    async def barge_in(self) -> None:
+        """The reply stops for user speech (a duplex cue): nothing more is sent (GLM has no barge-in
+        event: what the client holds plays out), and the response ends cancelled."""
+        self.mark("barge_in")
+        self.replying.cancel()
+
+    async def answer_cue(self) -> None:
+        """The cue's turn (committed by the client): answered with the reply it cut, spoken again."""
+        if self.replying.current is not None:
+            self.replying.start(self.respond(self.now, again=self.replying.current))
+
+    async def respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
+        """One response; `anchor_ms`: when the client's response.create came; `again`: that reply
+        spoken once more, without its calls (the answer to a duplex cue)."""
         async with self.lock:
             rid = f"resp{uuid.uuid4().hex}"
-            if self.after_tool is not None:
+            if again is not None:
+                (n, reply), k = again, len(again[1].tool_calls)
+            elif self.after_tool is not None:
                 (reply, k, n), self.after_tool = self.after_tool, None
             else:
                 n, reply = self.fake.next_reply(self.rec)
                 k = 0
+            self.replying.current = (n, reply)
+            if again is None and k == 0:
+                self.floor.replying(reply.duplex)
             plan = self.fake.timing.plan(n)
             self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
             if k == 0 and self.script.stalls(n, plan):
@@ -178,18 +227,27 @@ class _Session(TimedSession):
                 self.mark("tool_call", n)
                 await self.done(rid, 0)
                 return
-            await self.speak(rid, n, reply, plan, anchor_ms)
+            try:
+                await self.speak(rid, n, reply, plan, anchor_ms)
+            except asyncio.CancelledError:  # stopped for the user (a duplex cue)
+                await self.send({"type": "response.done", "response": {"id": rid, "object": "realtime.response",
+                                                                       "status": "cancelled"}})
+                raise
 
     async def speak(self, rid: str, n: int, reply: ScriptedReply, plan: ReplyPlan, anchor_ms: float) -> None:
         pcm = synthesize(reply.text, OUTPUT_RATE, self.script.voice) if reply.text and reply.audio else b""
         parts = chunks(pcm, OUTPUT_RATE, self.script.chunk_ms)
         deltas = spread_words(reply.text, len(parts)) if reply.text else [""]
         parts_ms = [len(p) / 2 / OUTPUT_RATE * 1000.0 for p in parts] or [0.0]
+        live = bool(self.floor.kinds)  # the user may speak over it: sent as it plays (a stop then stops it)
         async for i in paced(plan, self.fake.clock, anchor_ms, parts_ms):
+            if live:
+                await self.fake.clock.until(self.floor.until_ms - LEAD_MS)
             if deltas[i]:
                 await self.send({"type": "response.audio_transcript.delta", "response_id": rid, "delta": deltas[i]})
             if i < len(parts):
                 self.mark("audio", n, parts_ms[i])
+                self.floor.sent(parts_ms[i])
                 await self.send({"type": "response.audio.delta", "response_id": rid, "delta": b64(parts[i])})
         last_ms = self.now
         if reply.text:

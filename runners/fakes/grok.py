@@ -19,6 +19,9 @@ Timing (`runners/fakes/timing.py`, `timing="real"`: the shared `ENVELOPE`, not m
 xAI): the call or the first audio a while after the trigger, `response.output_audio.delta` in
 bursts slower than real time, `response.output_audio.done` right after the last one and
 `response.done` the plan's lag later; a `no_output` reply sends no response at all.
+
+Duplex cues (user speech over a reply, `runners/fakes/duplex.py`: the profile's `duplex` behaviour):
+it stops with `input_audio_buffer.speech_started`, the response ending `cancelled`.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from runners.fakes.duplex import Floor, ReplyTask
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import ScriptedReply
@@ -71,6 +75,8 @@ class _Session(TimedSession):
         self.known_calls: dict[str, str] = {}  # call_id -> tool name, every call in the conversation
         self.lock = asyncio.Lock()
         self.tasks: set[asyncio.Task[None]] = set()
+        self.replying = ReplyTask(self.tasks)  # the reply in progress (a duplex cue stops it, its answer repeats it)
+        self.floor = Floor(fake.timing.duplex, fake.clock, rec.duplex, stop=self.barge_in, answer=self.answer_cue)
 
     async def send(self, evt: dict[str, Any]) -> None:
         evt.setdefault("event_id", _id("event"))
@@ -86,6 +92,7 @@ class _Session(TimedSession):
             except Exception as e:  # malformed event: an error event, as the API sends, not a crash
                 self.rec.errors.append(f"{type(e).__name__}: {e}")
                 await self.send({"type": "error", "error": {"type": "invalid_request_error", "code": "invalid_event", "message": str(e)}})
+        self.floor.close()
         for t in self.tasks:
             t.cancel()
 
@@ -111,6 +118,8 @@ class _Session(TimedSession):
             self.rec.audio_in_chunks += 1
             if self.session.get("turn_detection") and self.endpointer:
                 edge = self.endpointer.feed(pcm)
+                if self.floor.speech(edge):
+                    return  # user speech over the reply (a duplex cue): the floor meets it
                 if edge == "started":
                     await self.send({"type": "input_audio_buffer.speech_started", "item_id": _id("item")})
                 elif edge == "stopped":
@@ -119,7 +128,7 @@ class _Session(TimedSession):
                     await self.send({"type": "input_audio_buffer.speech_stopped", "item_id": item})
                     await self.send({"type": "input_audio_buffer.committed", "item_id": item})
                     self.mark("user_end")
-                    spawn(self.tasks, self.respond(self.now))
+                    self.replying.start(self.respond(self.now))
             return
         self.rec.messages.append(evt)
         if kind == "session.update":
@@ -143,7 +152,7 @@ class _Session(TimedSession):
             self.mark("user_end")
             await self.send({"type": "input_audio_buffer.committed", "item_id": _id("item")})
         elif kind == "response.create":
-            spawn(self.tasks, self.respond(self.now))
+            self.replying.start(self.respond(self.now))
 
     def _accept_item(self, item: dict[str, Any]) -> bool:
         """Record a client-created item; False (and an error event queued) when the API would refuse it."""
@@ -189,15 +198,35 @@ class _Session(TimedSession):
             r["usage"] = {"total_tokens": 20 + usage, "input_tokens": 20, "output_tokens": usage}
         return r
 
-    async def respond(self, anchor_ms: float) -> None:
-        """One response; `anchor_ms`: when its trigger (speech stop, response.create) came."""
+    async def barge_in(self) -> None:
+        """The reply stops for user speech (a duplex cue): xAI's server VAD says so, the reply ends cancelled."""
+        self.mark("barge_in")
+        await self.send({"type": "input_audio_buffer.speech_started", "item_id": _id("item")})
+        self.replying.cancel()
+
+    async def answer_cue(self) -> None:
+        """The cue's speech ended: it is a user turn, answered with the reply it cut (spoken again)."""
+        item = _id("item")
+        await self.send({"type": "input_audio_buffer.speech_stopped", "item_id": item})
+        await self.send({"type": "input_audio_buffer.committed", "item_id": item})
+        if self.replying.current is not None:
+            self.replying.start(self.respond(self.now, again=self.replying.current))
+
+    async def respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
+        """One response; `anchor_ms`: when its trigger (speech stop, response.create) came;
+        `again`: speak that reply once more, without its calls (the answer to a duplex cue)."""
         async with self.lock:
             rid = _id("resp")
-            if self.after_tool is not None:
+            if again is not None:
+                (n, reply), k = again, len(again[1].tool_calls)
+            elif self.after_tool is not None:
                 (reply, k, n), self.after_tool = self.after_tool, None
             else:
                 n, reply = self.fake.next_reply(self.rec)
                 k = 0
+            self.replying.current = (n, reply)
+            if again is None and k == 0:
+                self.floor.replying(reply.duplex)
             plan = self.fake.timing.plan(n)
             self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
             if k == 0 and self.script.stalls(n, plan):
@@ -227,15 +256,11 @@ class _Session(TimedSession):
             deltas = spread_words(reply.text, len(parts)) if reply.text else [""]
             parts_ms = [len(p) / 2 / self.out_rate * 1000.0 for p in parts] or [0.0]
             item_id = _id("item")
-            async for i in paced(plan, self.fake.clock, anchor_ms, parts_ms):
-                if i == 0:
-                    await self.send({"type": "conversation.item.added", "item": {"id": item_id, "object": "realtime.item", "type": "message", "role": "assistant", "content": []}})
-                if deltas[i]:
-                    await self.send({"type": "response.output_audio_transcript.delta", "response_id": rid, "item_id": item_id, "delta": deltas[i]})
-                if i < len(parts):
-                    self.mark("audio", n, parts_ms[i])
-                    await self.send({"type": "response.output_audio.delta", "response_id": rid, "item_id": item_id,
-                                     "output_index": 0, "content_index": 0, "delta": b64(parts[i])})
+            try:
+                await self._stream(rid, item_id, plan, anchor_ms, parts, parts_ms, deltas)
+            except asyncio.CancelledError:  # stopped for the user (a duplex cue): the response ends cancelled
+                await self.send({"type": "response.done", "response": self._response(rid, "cancelled")})
+                raise
             last_ms = self.now
             if parts:
                 await self.send({"type": "response.output_audio.done", "response_id": rid, "item_id": item_id})
@@ -247,3 +272,18 @@ class _Session(TimedSession):
                 code = 1000 if reply.then == "go_away" else reply.close_code
                 self.rec.closed = f"server:{code}"
                 self.sock.close_soon(code, b"session ended")
+
+    async def _stream(self, rid: str, item_id: str, plan: Any, anchor_ms: float, parts: list[bytes],
+                      parts_ms: list[float], deltas: list[str]) -> None:
+        """A reply's audio and transcript deltas, on its plan's schedule."""
+        n = plan.reply
+        async for i in paced(plan, self.fake.clock, anchor_ms, parts_ms):
+            if i == 0:
+                await self.send({"type": "conversation.item.added", "item": {"id": item_id, "object": "realtime.item", "type": "message", "role": "assistant", "content": []}})
+            if deltas[i]:
+                await self.send({"type": "response.output_audio_transcript.delta", "response_id": rid, "item_id": item_id, "delta": deltas[i]})
+            if i < len(parts):
+                self.mark("audio", n, parts_ms[i])
+                self.floor.sent(parts_ms[i])
+                await self.send({"type": "response.output_audio.delta", "response_id": rid, "item_id": item_id,
+                                 "output_index": 0, "content_index": 0, "delta": b64(parts[i])})

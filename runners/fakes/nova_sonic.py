@@ -15,6 +15,10 @@ Nova): the toolUse or the assistant AUDIO content a while after the user's speec
 `audioOutput` in bursts slower than real time inside one AUDIO content (one contentId, as AWS
 documents), its contentEnd and the FINAL text right after the last chunk, and `completionEnd`
 the plan's lag later; a `no_output` reply sends nothing at all.
+
+Duplex cues (user speech over a reply, `runners/fakes/duplex.py`: the profile's `duplex` behaviour):
+it stops with the audio and text `contentEnd` `INTERRUPTED` (a reply the user may speak over keeps
+its audio content open while it plays).
 """
 
 from __future__ import annotations
@@ -31,10 +35,11 @@ from aws_sdk_bedrock_runtime.models import (
 )
 from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
 
+from runners.fakes.duplex import Floor, ReplyTask
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
-from runners.fakes.script import Script, ScriptedReplies
-from runners.fakes.server import resolve_timing, spawn
+from runners.fakes.script import Script, ScriptedReplies, ScriptedReply
+from runners.fakes.server import resolve_timing
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.wire import b64
 from runners.fakes.timing import ENVELOPE, FakeClock, TimingProfile, paced
@@ -145,6 +150,9 @@ class FakeDuplexStream:
         self.lock = asyncio.Lock()
         self.pending_tool: dict[str, asyncio.Future[Any]] = {}
         self.tasks: set[asyncio.Task[None]] = set()
+        self.replying = ReplyTask(self.tasks)  # the reply in progress (a duplex cue stops it, its answer repeats it)
+        self.speaking: tuple[str, str, str] | None = None  # (completion, audio content, text) while a reply's audio streams
+        self.floor = Floor(fake.timing.duplex, fake.clock, rec.duplex, stop=self.barge_in, answer=self.answer_cue)
 
     # SDK surface used by Pipecat
     async def await_output(self) -> tuple[None, _Output]:
@@ -160,6 +168,7 @@ class FakeDuplexStream:
             self.ended = True
             self.rec.closed = self.rec.closed or how
             self._out.put_nowait(None)
+            self.floor.close()
             for t in self.tasks:
                 t.cancel()
 
@@ -195,6 +204,8 @@ class FakeDuplexStream:
             start_ms = self.audio_pos_ms
             self.audio_pos_ms += len(pcm) / 2 / (self.rec.audio_in_rate or 16000) * 1000.0
             said = self.endpointer.feed(pcm) if self.endpointer else None
+            if self.floor.speech(said):
+                return  # user speech over the reply (a duplex cue): the floor meets it
             if said == "started":
                 self._speech_start_ms = start_ms
             elif said == "stopped":
@@ -257,13 +268,30 @@ class FakeDuplexStream:
     def mark(self, what: str, reply: int | None = None, audio_ms: float = 0.0) -> None:
         self.rec.mark(self.now, what, reply, audio_ms)
 
-    def respond(self) -> None:
-        spawn(self.tasks, self._respond(self.now))
+    def respond(self, again: tuple[int, ScriptedReply] | None = None) -> None:
+        self.replying.start(self._respond(self.now, again))
 
-    async def _respond(self, anchor_ms: float) -> None:
-        """One completion; `anchor_ms`: when its trigger (the user's speech end, a text) came."""
+    async def barge_in(self) -> None:
+        """The reply stops for user speech (a duplex cue): Nova ends its audio and its text INTERRUPTED."""
+        self.mark("barge_in")
+        self.replying.cancel()
+        if self.speaking is not None:
+            completion, cid, text = self.speaking
+            self.speaking = None
+            self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "AUDIO", "stopReason": "INTERRUPTED"})
+            self._text("ASSISTANT", "FINAL", text, stop="INTERRUPTED")
+            self.emit("completionEnd", {"promptName": self.prompt_name, "completionId": completion, "stopReason": "INTERRUPTED"})
+
+    async def answer_cue(self) -> None:
+        """The cue's speech ended: a user turn, answered with the reply it cut (spoken again)."""
+        if self.replying.current is not None:
+            self.respond(again=self.replying.current)
+
+    async def _respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
+        """One completion; `anchor_ms`: when its trigger (the user's speech end, a text) came;
+        `again`: that reply spoken once more, without its calls (the answer to a duplex cue)."""
         async with self.lock:
-            n, reply = self.fake.next_reply(self.rec)
+            n, reply = self.replying.pick(again, lambda: self.fake.next_reply(self.rec), self.floor)
             plan = self.fake.timing.plan(n)
             self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
             if self.script.stalls(n, plan):
@@ -299,11 +327,16 @@ class FakeDuplexStream:
                         self._text("ASSISTANT", "SPECULATIVE", reply.text, stop="PARTIAL_TURN")
                         if parts:
                             cid = self._content("AUDIO", "ASSISTANT", None, audioOutputConfiguration={"sampleRateHertz": self.out_rate})
+                            self.speaking = (completion, cid, reply.text)
                     if parts:
                         self.mark("audio", n, parts_ms[i])
+                        self.floor.sent(parts_ms[i])
                         self.emit("audioOutput", {"promptName": self.prompt_name, "contentId": cid, "content": b64(parts[i])})
                         await asyncio.sleep(0)
+                if self.floor.kinds:  # the user may speak over it: the audio content stays open while it plays
+                    await self.fake.clock.until(self.floor.until_ms)
                 last_ms = self.now
+                self.speaking = None
                 if parts:
                     self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "AUDIO", "stopReason": "END_TURN"})
                 self._text("ASSISTANT", "FINAL", reply.text)

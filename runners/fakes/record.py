@@ -43,6 +43,7 @@ class ConnectionRecord(BaseModel):
     closed: str | None = None  # who closed it and how, e.g. "server:1011", "client"
     errors: list[str] = Field(default_factory=list)  # protocol errors the fake reported back
     timeline: list[Mark] = Field(default_factory=list)  # what was sent and heard when (audio time)
+    duplex: list[Any] = Field(default_factory=list)  # user speech over a reply and what was done (`duplex.CueHeard`)
 
     def mark(self, t_ms: float, what: str, reply: int | None = None, audio_ms: float = 0.0) -> None:
         self.timeline.append(Mark(t_ms=t_ms, what=what, reply=reply, audio_ms=audio_ms))

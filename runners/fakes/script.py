@@ -35,6 +35,8 @@ class ScriptedReply(BaseModel):
     user_transcript: str | None = None  # what the fake says it heard for this turn
     audio: bool = True  # False: transcript/text only, no audio (GLM air's failure mode)
     then: Then | None = None  # force a session event after this reply has been spoken
+    #: the kinds of the user's duplex cues during this reply, in order (`runners/fakes/duplex.py`)
+    duplex: list[str] = Field(default_factory=list)
     close_code: int = 1011  # for then="disconnect"
 
 
@@ -105,6 +107,7 @@ def script_for_benchmark(benchmark: Benchmark, turns: list[int] | None = None, *
             user_transcript=turn.input,
             tool_calls=[expected_call_spec(e) for e in turn.expected_calls],
             text=turn.golden_text,
+            duplex=[cue.kind for cue in turn.duplex],
         )
         for turn in benchmark.turns
         if turns is None or turn.turn_index in turns

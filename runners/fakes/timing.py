@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol
 
+from arena_tui.spine.faults import PLAIN_VAD, DuplexBehaviour
+
 Range = tuple[float, float]
 
 #: the names `RunSettings.fake_timing` accepts
@@ -106,6 +108,8 @@ class TimingProfile:
     #: per-reply overrides, by reply number
     turns: Mapping[int, TurnTiming] = field(default_factory=dict)
     seed: int = 0
+    #: how a reply meets the user speaking over it (a benchmark's duplex cues: `duplex.py`)
+    duplex: DuplexBehaviour = PLAIN_VAD
 
     def __post_init__(self) -> None:  # frozen all the way down: a profile is shared by every session
         object.__setattr__(self, "quirks", MappingProxyType(dict(self.quirks)))

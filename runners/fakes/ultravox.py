@@ -21,6 +21,9 @@ Ultravox): `thinking`, then the invocation or `speaking` and the first audio a w
 user's audio, binary audio in bursts slower than real time, the final agent transcript right
 after the last audio and `state: listening` (what ends Pipecat's response) the plan's lag later;
 a `no_output` reply sends nothing at all.
+
+Duplex cues (user speech over a reply, `runners/fakes/duplex.py`: the profile's `duplex` behaviour):
+it stops with `playback_clear_buffer`.
 """
 
 from __future__ import annotations
@@ -33,10 +36,11 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from runners.fakes.duplex import Floor, ReplyTask
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
-from runners.fakes.script import Script
-from runners.fakes.server import FakeServer, ServerSocket, TimedSession, spawn
+from runners.fakes.script import Script, ScriptedReply
+from runners.fakes.server import FakeServer, ServerSocket, TimedSession
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.wire import spread_words
 from runners.fakes.timing import ENVELOPE, TimingProfile, paced
@@ -153,6 +157,8 @@ class _Call(TimedSession):
         self.pending_tool: dict[str, asyncio.Future[Any]] = {}
         self.tasks: set[asyncio.Task[None]] = set()
         self.ordinal = 0
+        self.replying = ReplyTask(self.tasks)  # the reply in progress (a duplex cue stops it, its answer repeats it)
+        self.floor = Floor(fake.timing.duplex, fake.clock, rec.duplex, stop=self.barge_in, answer=self.answer_cue)
 
     async def send(self, msg: dict[str, Any]) -> None:
         await self.sock.send_json(msg)
@@ -174,13 +180,17 @@ class _Call(TimedSession):
                     self.rec.errors.append(f"{type(e).__name__}: {e}")
             else:
                 break
+        self.floor.close()
         for t in self.tasks:
             t.cancel()
 
     def on_audio(self, pcm: bytes) -> None:
         self.rec.audio_in_bytes += len(pcm)
         self.rec.audio_in_chunks += 1
-        if self.endpointer.feed(pcm) == "stopped":
+        edge = self.endpointer.feed(pcm)
+        if self.floor.speech(edge):
+            return  # user speech over the reply (a duplex cue): the floor meets it
+        if edge == "stopped":
             self.rec.user_turns += 1
             self.mark("user_end")
             self.respond()
@@ -206,18 +216,31 @@ class _Call(TimedSession):
             self.rec.closed = "client:hang_up"
             await self.ws.close()
 
-    def respond(self) -> None:
-        spawn(self.tasks, self._respond(self.now))
+    def respond(self, again: tuple[int, ScriptedReply] | None = None) -> None:
+        self.replying.start(self._respond(self.now, again))
+
+    async def barge_in(self) -> None:
+        """The reply stops for user speech (a duplex cue): Ultravox tells the client to drop what it holds."""
+        self.mark("barge_in")
+        self.replying.cancel()
+        await self.send({"type": "playback_clear_buffer"})
+        await self.send({"type": "state", "state": "listening"})
+
+    async def answer_cue(self) -> None:
+        """The cue's speech ended: a user turn, answered with the reply it cut (spoken again)."""
+        if self.replying.current is not None:
+            self.respond(again=self.replying.current)
 
     async def _transcript(self, role: str, *, text: str | None = None, delta: str | None = None, final: bool) -> None:
         await self.send(
             {"type": "transcript", "role": role, "medium": "voice", "text": text, "delta": delta, "final": final, "ordinal": self.ordinal}
         )
 
-    async def _respond(self, anchor_ms: float) -> None:
-        """One reply; `anchor_ms`: when its trigger (the user's speech end, a text, the join) came."""
+    async def _respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
+        """One reply; `anchor_ms`: when its trigger (the user's speech end, a text, the join) came;
+        `again`: that reply spoken once more, without its calls (the answer to a duplex cue)."""
         async with self.lock:
-            n, reply = self.fake.next_reply(self.rec)
+            n, reply = self.replying.pick(again, lambda: self.fake.next_reply(self.rec), self.floor)
             plan = self.fake.timing.plan(n)
             self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
             if self.script.stalls(n, plan):
@@ -257,6 +280,7 @@ class _Call(TimedSession):
                         await self._transcript("agent", delta=deltas[i], final=False)
                     if i < len(parts):
                         self.mark("audio", n, parts_ms[i])
+                        self.floor.sent(parts_ms[i])
                         await self.sock.send_bytes(parts[i])
                 last_ms = self.now
                 await self._transcript("agent", text=reply.text, final=True)

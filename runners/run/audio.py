@@ -57,6 +57,7 @@ from ..tools import ToolResolver
 from ..transports import RunClock
 from .audio_attempt import Attempt
 from .base import CONTINUE_PROMPT, RunBase, Seed, turn_status
+from .duplex import CuePlayer
 from .infra import infra_failure
 from .session import Session
 from .tracks import Heard, Tracks
@@ -90,6 +91,8 @@ class AudioRun(RunBase[Session, Attempt]):
             # and where its speech is, worked out here (a thread) rather than on the loop at the
             # turn's start: up to tens of ms for a long clip, which every session's pacer would wait
             self.tracks.user_speech(t, self.tracks.user_audio(t))
+            for i in range(len(t.duplex)):  # its duplex cues' too
+                self.tracks.user_speech(t, self.tracks.cue_audio(t, i))
 
     async def opening(self) -> None:
         g = self.config.greeting
@@ -375,6 +378,16 @@ class AudioRun(RunBase[Session, Attempt]):
         dur_ms = len(pcm) / 2 / self.rate * 1000.0
         self.publish(self.ev(TurnStarted, attempt=number, input_text=turn.input, user_audio_ms=dur_ms))
         fut = s.input.play(pcm, self.turn_marks(a.heard.user_speech_rel, dur_ms))
+        cues = CuePlayer(turn, self.tracks, a.heard, s.input, self.turn_marks)  # the user's speech scripted into the reply
+        try:
+            return await self._await_end(a, s, turn, fut, cues)
+        finally:
+            cues.drop()
+
+    async def _await_end(self, a: Attempt, s: Session, turn: Turn, fut: Any, cues: CuePlayer) -> tuple[Attempt, str]:
+        """`run_attempt`'s wait for the end of the turn (its rules there); the turn's duplex cues
+        count as the user's audio: while one is due or playing the turn goes on, and its end is
+        where the waits count from."""
         window = self.wall_floor(self.config.watchdog.extra_ms)
         cap = self.wall_floor(self.config.watchdog.max_turn_ms)
         last_active = 0.0  # the last tick with output under way
@@ -388,27 +401,32 @@ class AudioRun(RunBase[Session, Attempt]):
                 a.placed = fut.result()
             if a.placed is None:
                 continue
+            cues.tick()
+            if cues.busy():
+                last_active = now
+                continue
+            since = max(a.placed.end_ms, cues.end_ms() or 0.0)  # the end of the user's audio, cues included
             if self._output_active(a, s):
                 last_active = now
-            if a.responded() and self._quiet(a, s, now, since=a.placed.end_ms):
+            if a.responded() and self._quiet(a, s, now, since=since):
                 await self.clock.sleep(self.config.end_of_turn.drain_ms)
                 self._close_bot_speech(a)
                 return a, ("ok" if a.has_content() else "empty")
-            idle = now - max(last_active, self._last_output(a, a.placed.end_ms))
+            idle = now - max(last_active, self._last_output(a, since))
             if idle >= window:  # nothing at all for the whole window
                 self._close_bot_speech(a)
                 if a.has_content():
                     return a, "ok"  # e.g. the calls were made; the reply after them never came
                 return a, ("empty" if a.responded() else "no_response")
-            if now - a.placed.end_ms >= cap:
+            if now - since >= cap:
                 self._close_bot_speech(a)
                 if self._output_active(a, s):
-                    self._slow_reply(a, s, now - a.placed.end_ms)
+                    self._slow_reply(a, s, now - since)
                 if a.has_content():
                     return a, "ok"
                 return a, ("empty" if a.responded() else "no_response")
             if not self._output_active(a, s):
-                self._announce_overdue(a, turn, now, min(now - idle + window, a.placed.end_ms + cap))
+                self._announce_overdue(a, turn, now, min(now - idle + window, since + cap))
 
     def _announce_overdue(self, a: Attempt, turn: Turn, now: float, deadline: float) -> None:
         """Past the usual end-of-turn window with nothing to show: the watchdog is what ends it."""
@@ -473,15 +491,17 @@ class AudioRun(RunBase[Session, Attempt]):
             a.error = infra
         user_speech: list[Interval] = []
         measured = None
+        duplex, agent = None, None
         if a.placed is not None:
             user_speech, measured = self.tracks.measure(turn, pcm, a.placed, a.heard, a.provider_ttfb_ms, self.now())
+            duplex, agent = self.tracks.duplex(turn, user_speech, a.heard)
         lost = self.check_pace()
         if lost:  # what happened is kept (the model's answer, the outcome) but it is no verdict
             why = f"{lost} (the turn ended {status}; it counts nowhere and is played again by a resume)"
             a.error = f"{why}; {a.error}" if a.error else why
         result = a.result(turn, status=LOST_PACE if lost else status, sentinel=sentinel, retries=retries,
                           reconnects=reconnects, session=self.session_number(), user_speech=user_speech,
-                          measured=measured)
+                          measured=measured, duplex=duplex, agent_interruptions=agent)
         self.publish_audio(turn.turn_index, a)
         self.publish(self.ev(TurnEnded, result=result))
         self.remember(turn, status, a)  # the session heard it as it came: the run goes on from that

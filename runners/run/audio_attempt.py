@@ -19,7 +19,7 @@ from pipecat.frames.frames import (
     TranscriptionFrame,
 )
 
-from arena_tui.spine.events import EMPTY_RESPONSE, GREETING_TURN, INFRA_ERROR, Interval, TurnResult
+from arena_tui.spine.events import EMPTY_RESPONSE, GREETING_TURN, INFRA_ERROR, DuplexOutcome, Interval, TurnResult
 from arena_tui.spine.benchmark import Turn
 
 from arena_tui.spine.speech import TurnMeasures
@@ -86,8 +86,10 @@ class Attempt(AttemptBase):
     # -- as recorded
 
     def result(self, turn: Turn, *, status: str, sentinel: str | None, retries: int, reconnects: int,
-               session: int, user_speech: list[Interval], measured: TurnMeasures | None) -> TurnResult:
-        """A turn that ran to its end (ok, empty, no reply, failed over)."""
+               session: int, user_speech: list[Interval], measured: TurnMeasures | None,
+               duplex: list[DuplexOutcome] | None = None, agent_interruptions: int | None = None) -> TurnResult:
+        """A turn that ran to its end (ok, empty, no reply, failed over); `duplex`, `agent_interruptions`:
+        what the bot did while the user spoke (`tracks.Tracks.duplex`)."""
         extra: dict[str, Any] = {}
         if measured is not None:
             extra["latencies"] = measured.latencies.model_copy(update=self.stages(user_speech))
@@ -110,6 +112,8 @@ class Attempt(AttemptBase):
             tokens=self.tokens,
             sentinel=sentinel,
             error=self.error,
+            duplex=duplex,
+            agent_interruptions=agent_interruptions,
             **extra,
         )
 

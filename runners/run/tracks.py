@@ -15,8 +15,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from arena_tui.spine import audio
-from arena_tui.spine.benchmark import Benchmark, Turn
-from arena_tui.spine.events import AudioChunk, Interruption, Interval, Level, Overlap, SpeechBoundary
+from arena_tui.spine.benchmark import Benchmark, DuplexCue, Turn
+from arena_tui.spine.duplex import PlacedCue, agent_interruptions, outcomes
+from arena_tui.spine.events import (
+    AudioChunk,
+    DuplexOutcome,
+    DuplexPlayed,
+    Interruption,
+    Interval,
+    Level,
+    Overlap,
+    SpeechBoundary,
+)
 from arena_tui.spine.settings import RunSettings
 
 from ..base import RunError
@@ -35,8 +45,11 @@ class Heard:
 
     user_speech_rel: list[Interval] = field(default_factory=list)  # VAD intervals within the WAV
     live_overlaps: LiveOverlaps | None = None  # None: no overlaps reported (a handshake)
-    user_bounds: list[tuple[float, str]] | None = None  # VAD boundaries of the WAV, placed when it starts
+    # VAD boundaries (time, kind, whose: "user" the turn's WAV, "duplex" a cue's), placed when each starts
+    user_bounds: list[tuple[float, str, str]] | None = None
     user_pcm: bytearray = field(default_factory=bytearray)
+    user_start_ms: float | None = None  # where `user_pcm` begins (cues later in the turn are padded to their place)
+    cues: list[PlacedCue] = field(default_factory=list)  # the turn's duplex cues that started playing
     bot_pcm: bytearray = field(default_factory=bytearray)
     first_bot_ms: float | None = None
     last_bot_ms: float | None = None
@@ -58,6 +71,7 @@ class Tracks:
         self.bot_meter = LevelMeter("bot", block_ms=config.level_block_ms, sample_rate=self.rate)
         self.bot_detector = SpeechDetector(self.rate)
         self._audio_cache: dict[int, bytes] = {}
+        self._cue_cache: dict[tuple[int, int], bytes] = {}
 
     # -- the benchmark's audio
 
@@ -76,6 +90,21 @@ class Tracks:
     def user_speech(self, turn: Turn, pcm: bytes) -> list[Interval]:
         return list(clip_speech(pcm, self.rate, self.config.vad_method))  # found once per process
 
+    def cue_audio(self, turn: Turn, index: int) -> bytes:
+        """A duplex cue's WAV at the run's rate (checked with the turn's before the run starts)."""
+        key = (turn.turn_index, index)
+        if key not in self._cue_cache:
+            cue = turn.duplex[index]
+            path = self.benchmark.cue_path(cue)
+            if path is None or not path.is_file():
+                raise RunError(f"{self.benchmark.name} turn {turn.turn_index}: duplex[{index}] audio file {path} not found")
+            try:
+                self._cue_cache[key] = audio.load_pcm16_bytes(path, self.rate, benchmark=self.benchmark.name,
+                                                              turn=turn.turn_index)
+            except audio.AudioError as e:
+                raise RunError(str(e)) from None
+        return self._cue_cache[key]
+
     # -- the transports' callbacks (at PLAYED / scheduled time)
 
     def user_chunk(self, h: Heard | None, pcm: bytes, t_ms: float) -> None:
@@ -83,13 +112,27 @@ class Tracks:
             self.emit(Level, t_ms=t, source="user", rms_dbfs=rms, peak_dbfs=peak, block_ms=self.config.level_block_ms)
         self.recorder.add("user", pcm, t_ms)
         if h is not None:
+            if h.user_start_ms is None:
+                h.user_start_ms = t_ms
+            gap = round((t_ms - h.user_start_ms) * self.rate / 1000.0) * 2 - len(h.user_pcm)
+            if gap > 0:  # a cue later in the turn: the turn's user track stays true to time
+                h.user_pcm.extend(bytes(gap))
             h.user_pcm.extend(pcm)
             if h.user_bounds is None:  # the clip starts here: place its speech on the timeline
-                h.user_bounds = sorted(
-                    [(t_ms + i.start_ms, "user_speech_started") for i in h.user_speech_rel]
-                    + [(t_ms + i.end_ms, "user_speech_stopped") for i in h.user_speech_rel]
-                )
+                h.user_bounds = _bounds(h.user_speech_rel, t_ms, "user")
             self._emit_user_bounds(h, t_ms + len(pcm) / 2 / self.rate * 1000.0)
+
+    def cue_started(self, h: Heard | None, index: int, cue: DuplexCue, speech_rel: list[Interval], dur_ms: float,
+                    start_ms: float) -> None:
+        """A duplex cue's WAV starts at `start_ms` (its first chunk is about to go out): say so, and
+        place its speech on the timeline like the turn's own."""
+        self.emit(DuplexPlayed, t_ms=start_ms, index=index, cue=cue.kind, text=cue.text, at_ms=cue.at_ms)
+        if h is None:
+            return
+        speech = [Interval(start_ms=start_ms + i.start_ms, end_ms=start_ms + i.end_ms) for i in speech_rel]
+        h.cues.append(PlacedCue(index=index, cue=cue, played=Interval(start_ms=start_ms, end_ms=start_ms + dur_ms),
+                                speech=speech))
+        h.user_bounds = sorted((h.user_bounds or []) + _bounds(speech_rel, start_ms, "duplex"))
 
     def bot_audio(self, h: Heard | None, pcm: bytes, t_ms: float) -> None:
         for t, rms, peak in self.bot_meter.feed(pcm, t_ms):
@@ -105,9 +148,18 @@ class Tracks:
             h.bot_pcm.extend(pcm)
 
     def truncated(self, h: Heard | None, t_ms: float, pending_ms: float) -> None:
+        """The speaker stopped at `t_ms` (an interruption): bot audio handed to it for later was
+        never heard, so it leaves the bot's track, its speech and the recording here."""
         self.emit(Interruption, t_ms=t_ms, cause="bot_truncated", detail=f"{pending_ms:.0f} ms of bot audio not played")
+        for kind, t in self.bot_detector.cut(t_ms):
+            self._bot_boundary(h, kind, t)
+        self.recorder.silence("bot", t_ms)
         if h is not None:
             h.interrupted = True
+            if h.last_bot_ms is not None and h.last_bot_ms > t_ms:
+                unheard = round((h.last_bot_ms - t_ms) * self.rate / 1000.0) * 2
+                del h.bot_pcm[max(0, len(h.bot_pcm) - unheard):]
+                h.last_bot_ms = max(t_ms, h.first_bot_ms or t_ms)
 
     # -- the turn loop's ticks
 
@@ -129,10 +181,20 @@ class Tracks:
         rest of the live report (every user boundary, overlaps still open: the same intervals)."""
         off = placed.start_ms
         user_speech = [Interval(start_ms=i.start_ms + off, end_ms=i.end_ms + off) for i in self.user_speech(turn, pcm)]
+        # the turn's own speech: a duplex cue the user says over the reply is the user's overlap, not
+        # the bot's (turn_taking is judged on this); it is reported live and in `duplex`
         measured = measure_turn(placed, user_speech, h.first_bot_ms, h.bot_speech, provider_ttfb_ms)
         self._emit_user_bounds(h, float("inf"))
         self._overlaps(h, "", None, now)
         return user_speech, measured
+
+    @staticmethod
+    def duplex(turn: Turn, user_speech: list[Interval], h: Heard) -> tuple[list[DuplexOutcome] | None, int]:
+        """The turn's cues as measured (None: it has none) and how often the bot began speaking
+        while the user spoke (`arena_tui.spine.duplex`)."""
+        measured = outcomes(turn.duplex, h.cues, h.bot_speech) if turn.duplex else None
+        cue_speech = [i for c in h.cues for i in c.speech]
+        return measured, agent_interruptions(user_speech + cue_speech, h.bot_speech)
 
     # -- recorded audio
 
@@ -155,9 +217,9 @@ class Tracks:
 
     def _emit_user_bounds(self, h: Heard, until_ms: float) -> None:
         while h.user_bounds and h.user_bounds[0][0] <= until_ms:
-            t, kind = h.user_bounds.pop(0)
+            t, kind, who = h.user_bounds.pop(0)
             self.emit(SpeechBoundary, t_ms=t, kind=kind, origin="vad")
-            self._overlaps(h, "user", kind == "user_speech_started", t)
+            self._overlaps(h, who, kind == "user_speech_started", t)
 
     def _bot_boundary(self, h: Heard | None, kind: str, t: float) -> None:
         if kind == "start":
@@ -181,3 +243,9 @@ class Tracks:
             self.emit(Interruption, t_ms=ov.start_ms, cause=cause, detail=f"{ov.duration_ms:.0f} ms overlap")
             self.emit(Overlap, t_ms=ov.end_ms, start_ms=ov.start_ms, end_ms=ov.end_ms)
             h.interrupted = True
+
+
+def _bounds(speech_rel: list[Interval], start_ms: float, who: str) -> list[tuple[float, str, str]]:
+    """A clip's speech boundaries on the timeline, the clip starting at `start_ms`."""
+    return sorted([(start_ms + i.start_ms, "user_speech_started", who) for i in speech_rel]
+                  + [(start_ms + i.end_ms, "user_speech_stopped", who) for i in speech_rel])

@@ -22,6 +22,9 @@ How it behaves (what a client can rely on):
   delta 300 ms of audio after speech_stopped. Turns with expected calls: calls first, speech
   after the client's function_call_output(s) and response.create.
 - Faults: see `faults.py`; each one's wire behaviour is in `tests/test_simulator.py`.
+- Duplex cues (user speech scripted into a reply): told apart by their fingerprints, stopped
+  for or not as the `yield=`/`backchannel=`/`side_speech=` faults say (`duplex.py`); what it
+  did per cue is `sim.duplex_truth`.
 - A response.create with nothing to answer gets an empty completed response; a second one
   while a response is active gets the API's `conversation_already_has_active_response`.
 
@@ -31,6 +34,7 @@ Everything shown from a simulated run must be labelled a simulator run.
 from arena_tui.spine.faults import FAULT_KINDS, FaultPlan, FaultSpecError, TurnFault, parse_faults
 from .records import (
     ClientEventRecord,
+    DuplexTruth,
     ResponseRecord,
     SessionRecord,
     SimCall,
@@ -42,6 +46,7 @@ from .server import SimulatorServer
 __all__ = [
     "FAULT_KINDS",
     "ClientEventRecord",
+    "DuplexTruth",
     "FaultPlan",
     "FaultSpecError",
     "ResponseRecord",

@@ -29,7 +29,7 @@ from websockets.exceptions import ConnectionClosed
 from .clock import AudioClock
 from .conversation import Conversation
 from arena_tui.spine.faults import TurnFault
-from .fingerprint import Match, StreamScanner
+from .fingerprint import MATCH_SLACK_MS, Match, StreamScanner
 from .protocol import (
     DEFAULT_SILENCE_MS,
     DEFAULT_THRESHOLD,
@@ -37,12 +37,11 @@ from .protocol import (
     SECRET_HEADERS,
     new_id,
 )
-from .records import ClientEventRecord, SessionRecord, ToolOutputRecord, TurnTruth
+from .duplex import CueHearing
+from .records import ClientEventRecord, DuplexTruth, SessionRecord, ToolOutputRecord, TurnTruth
 from .replies import Replies, ReplySettings
 from .turns import TurnBook
 from .vad import AudioTimeVad, VadEdge
-
-_MATCH_SLACK_MS = 300.0  # a fingerprint onset may precede the VAD's start by this much
 
 
 @dataclass
@@ -58,6 +57,8 @@ class _Segment:
     fault: TurnFault | None = None
     continuation: bool = False
     responded: bool = False  # a barge-in reply already went out for it
+    duplex: DuplexTruth | None = None  # a benchmark's duplex cue, not a turn (`duplex.py`)
+    yielded: bool = False  # ... and the reply was stopped for it
 
 
 class Connection:
@@ -88,6 +89,7 @@ class Connection:
         self.matches: list[Match] = []
         self.server_vad = True
         self.segment: _Segment | None = None
+        self._held: VadEdge | None = None  # a speech start whose audio is still being told apart (`on_speech_start`)
         self.current: tuple[int, float, float] | None = None  # turn, its WAV start, its speech end (stream ms)
         self.deferred: tuple[TurnTruth, TurnFault | None] | None = None
         self._words_said: dict[int, int] = {}
@@ -134,6 +136,7 @@ class Connection:
         self.conversation = Conversation(self.config["id"])
         self.replies = Replies(self, session=number, clock=self.clock, conversation=self.conversation,
                                rec=self.rec, turns=turns, settings=settings)
+        self.cues = CueHearing(self)  # the benchmark's duplex cues: told apart, stopped for or not
 
     # -- the socket (the reply producer's `Outbox`) --------------------------------------
 
@@ -153,6 +156,7 @@ class Connection:
 
     def cancel_tasks(self) -> None:
         self.replies.stop()
+        self.cues.stop()
         self.clock.cancel()
 
     async def run(self) -> None:
@@ -187,8 +191,12 @@ class Connection:
             return
         if etype == "input_audio_buffer.append":
             audio = base64.b64decode(evt.get("audio") or "", validate=False)
-            self.log.append(ClientEventRecord(session=self.n, audio_ms=self.clock.ms, type=etype,
-                                          payload={"bytes": len(audio)}))
+            last = self.log[-1] if self.log else None
+            if last is not None and last.type == etype and last.session == self.n:  # one record per stretch of
+                last.payload["bytes"] += len(audio)  # appends: one each (50 a second) grew a 75-turn run ~1.5 MB a turn
+            else:
+                self.log.append(ClientEventRecord(session=self.n, audio_ms=self.clock.ms, type=etype,
+                                                  payload={"bytes": len(audio)}))
             await self.on_audio(audio)
             return
         self.log.append(ClientEventRecord(session=self.n, audio_ms=self.clock.ms, type=etype, payload=evt))
@@ -220,11 +228,14 @@ class Connection:
             return
         found = self.scanner.feed(pcm)
         self.matches.extend(found)
-        if found and self.segment is not None and self.segment.truth is None:
+        self.cues.feed(pcm)
+        if found and self.segment is not None and self.segment.truth is None and self.segment.duplex is None:
             await self._heard_at_start(self.segment)  # an onset that took more audio to tell apart
         edges = self.vad.feed(pcm)
         self.clock.add(pcm.size)
         self.rec.audio_ms = self.clock.ms
+        if self._held is not None and not self.cues.undecided(self._held.at_ms):
+            await self.on_speech_start(self._held, decided=True)
         for edge in edges:
             if self.server_vad:
                 await (self.on_speech_start(edge) if edge.kind == "start" else self.on_speech_stop(edge))
@@ -262,7 +273,7 @@ class Connection:
         if seg.truth is not None:
             return seg.truth
         hi = seg.end_ms if seg.end_ms is not None else self.clock.ms
-        cands = [m for m in self.matches if seg.start_ms - _MATCH_SLACK_MS <= m.onset_ms <= hi]
+        cands = [m for m in self.matches if seg.start_ms - MATCH_SLACK_MS <= m.onset_ms <= hi]
         turn: int | None = None
         how, offset, first = "fingerprint", None, True
         if cands:
@@ -317,9 +328,19 @@ class Connection:
             self.replies.prepare(turn)
         return truth
 
-    async def on_speech_start(self, edge: VadEdge) -> None:
+    async def on_speech_start(self, edge: VadEdge, decided: bool = False) -> None:
+        """Speech began: a turn's (or a duplex cue's, once its fingerprint says which: until then
+        the start is held, at most the 250 ms a shared opening takes to tell apart)."""
+        self._held = None
+        if not decided and self.cues.undecided(edge.at_ms):
+            self._held = edge
+            return
         seg = _Segment(start_ms=edge.at_ms, confirm_ms=edge.detected_ms, item_id=new_id("item"))
         self.segment = seg
+        seg.duplex = self.cues.heard(edge.at_ms)
+        if seg.duplex is not None:  # a cue: its behaviour says when (and whether) the reply stops
+            self.cues.started(seg)
+            return
         self.pending = None  # a turn left unanswered is superseded by new speech
         await self.send("input_audio_buffer.speech_started", audio_start_ms=int(round(edge.at_ms)),
                         item_id=seg.item_id)
@@ -334,7 +355,7 @@ class Connection:
             seg.responded = True
             self.replies.barge_in(truth, seg.fault, seg.start_ms)
 
-    async def _commit_user_item(self, item_id: str) -> None:
+    async def commit_user_item(self, item_id: str) -> None:
         await self.send("input_audio_buffer.committed", previous_item_id=self.conversation.last_item_id, item_id=item_id)
         item = {"id": item_id, "object": "realtime.item", "type": "message", "status": "completed",
                 "role": "user", "content": [{"type": "input_audio", "transcript": None}]}
@@ -362,14 +383,19 @@ class Connection:
                                "input_tokens": 1, "output_tokens": len(text) // 4})
 
     async def on_speech_stop(self, edge: VadEdge) -> None:
+        if self._held is not None:  # (a stretch too short to tell apart)
+            await self.on_speech_start(self._held, decided=True)
         seg = self.segment
         if seg is None:
             return
         self.segment = None
         seg.end_ms, seg.stopped_ms = edge.at_ms, edge.detected_ms
+        if seg.duplex is not None:
+            await self.cues.stopped(seg)
+            return
         await self.send("input_audio_buffer.speech_stopped", audio_end_ms=int(round(edge.detected_ms)),
                         item_id=seg.item_id)
-        await self._commit_user_item(seg.item_id)
+        await self.commit_user_item(seg.item_id)
         truth = self._identify(seg, final=True)
         if truth is not None:
             truth.speech_end_ms, truth.speech_stopped_ms = seg.end_ms, seg.stopped_ms
@@ -510,7 +536,7 @@ class Connection:
                        end_ms=self._manual_end if self._manual_end is not None else self.clock.ms,
                        stopped_ms=self.clock.ms)
         self._manual_start = self._manual_end = None
-        await self._commit_user_item(seg.item_id)
+        await self.commit_user_item(seg.item_id)
         truth = self._identify(seg, final=True)
         if truth is not None:
             truth.identified_by += "+manual_commit"

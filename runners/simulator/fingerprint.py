@@ -29,6 +29,7 @@ QUIET_SAMPLES = RATE // 10  # 100 ms below the level before an onset
 HASH_SAMPLES = RATE // 20  # 50 ms hashed after the onset
 LONG_SAMPLES = RATE // 4  # 250 ms hashed when the 50 ms name several turns
 FRAME = RATE // 100  # 10 ms, as the VAD frames
+MATCH_SLACK_MS = 300.0  # a fingerprint onset may precede the VAD's speech start by this much
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class FingerprintIndex:
         self.errors: dict[int, str] = {}
         self._last_loud_ms: dict[int, float] = {}
         self._frame_rms: dict[int, np.ndarray] = {}  # RMS of each 10 ms frame from the WAV's start
+        self._shared: set[bytes] = set()  # 50 ms hashes that also open a WAV of another index (`link`)
 
     def add(self, turn_index: int, pcm: np.ndarray) -> None:
         loud = np.flatnonzero(np.abs(pcm.astype(np.int32)) >= ONSET_LEVEL)
@@ -111,6 +113,17 @@ class FingerprintIndex:
     def lookup(self, pcm: np.ndarray) -> list[tuple[int, float, bool]]:
         return self._by_hash.get(_digest(pcm), [])
 
+    def shared(self, pcm: np.ndarray) -> bool:
+        """These 50 ms also open a WAV of a linked index: only the 250 ms hash tells them apart."""
+        return _digest(pcm) in self._shared
+
+    def link(self, other: FingerprintIndex) -> None:
+        """Two indexes scanning one stream (the turns' WAVs, the duplex cues'): an onset whose 50 ms
+        open a WAV in both is matched in neither until its 250 ms say which WAV it is."""
+        both = self._by_hash.keys() & other._by_hash.keys()
+        self._shared |= both
+        other._shared |= both
+
     def lookup_long(self, pcm: np.ndarray) -> list[tuple[int, float, bool]]:
         return self._by_long.get(_digest(_long(pcm)), [])
 
@@ -126,6 +139,7 @@ class _Onset:
     parts: list[np.ndarray]
     have: int
     short: list[tuple[int, float, bool]] | None = None  # the 50 ms lookup, once made and ambiguous
+    linked: bool = False  # its 50 ms also open a WAV of a linked index (`FingerprintIndex.link`)
 
 
 class StreamScanner:
@@ -165,19 +179,26 @@ class StreamScanner:
         return found
 
     def _settle(self, o: _Onset, found: list[Match]) -> bool:
-        """Match `o` as soon as it can be told: 50 ms naming one turn (or none), else 250 ms."""
+        """Match `o` as soon as it can be told: 50 ms naming one turn (or none) of this index
+        alone, else 250 ms (then nothing, when the 50 ms also open another index's WAV)."""
         if o.short is None:
             if o.have < HASH_SAMPLES:
                 return False
-            short = self.index.lookup(np.concatenate(o.parts)[:HASH_SAMPLES])
-            if len({turn for turn, _, _ in short}) <= 1:
+            head = np.concatenate(o.parts)[:HASH_SAMPLES]
+            short = self.index.lookup(head)
+            o.linked = self.index.shared(head)
+            if len({turn for turn, _, _ in short}) <= 1 and not o.linked:
                 found.extend(self._matches(o.at, short))
                 return True
             o.short = short
         if o.have < LONG_SAMPLES:
             return False
-        found.extend(self._matches(o.at, self.index.lookup_long(np.concatenate(o.parts)) or o.short))
+        found.extend(self._matches(o.at, self.index.lookup_long(np.concatenate(o.parts)) or ([] if o.linked else o.short)))
         return True
+
+    def collecting(self, since: int) -> bool:
+        """An onset at or after sample `since` is still being collected (not matched or refused yet)."""
+        return any(o.at >= since for o in self._collect)
 
     def _matches(self, onset: int, entries: list[tuple[int, float, bool]]) -> list[Match]:
         return [Match(turn, offset, first, onset * 1000.0 / RATE) for turn, offset, first in entries]

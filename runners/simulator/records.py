@@ -12,7 +12,8 @@ from pydantic import BaseModel, Field
 
 
 class ClientEventRecord(BaseModel):
-    """One client event as received (audio appends keep only their byte count)."""
+    """One client event as received. Audio appends keep only their byte count, and consecutive
+    appends of a session are one record (their bytes summed, at the first one's audio time)."""
 
     session: int
     audio_ms: float
@@ -125,3 +126,36 @@ class ResponseRecord(BaseModel):
     audio_ms_first_delta: float | None = None  # first output_audio.delta sent (audio time)
     audio_ms_last_delta: float | None = None
     audio_ms_done: float | None = None  # response.done sent
+
+
+class DuplexTruth(BaseModel):
+    """What the simulator did about one duplex cue it heard (user speech scripted into a reply).
+
+    Audio times are the session's (input received); `*_mono` are this machine's monotonic clock
+    (a client on it places them on its own timeline whatever lag the audio clock has under load).
+    """
+
+    turn_index: int  # the turn whose cue it is
+    cue: int  # its place in the turn's `duplex` list
+    kind: str  # interruption | backchannel | side_speech
+    session: int
+    clip_start_ms: float  # where the cue's WAV began in the input (fingerprint: exact to the sample)
+    speech_start_ms: float  # where the VAD heard its speech begin
+    speech_end_ms: float | None = None
+    reply_audible: bool = False  # a reply was playing at its onset (by what was sent and when)
+    reacted: bool = False  # taken as a turn (the behaviour's `reacts`): stopped for and answered; else not heard
+    yield_after_ms: float | None = None  # the behaviour's setting on this turn (None: never)
+    yield_ms: float | None = None  # audio time the reply was stopped (speech_started sent, response cancelled)
+    yield_mono: float | None = None
+    # how far before the stop the reply's speech had already gone quiet (a pause between words:
+    # the stop is then heard where the last word ended), by the client's own bot speech rule
+    quiet_before_yield_ms: float = 0.0
+    answered: bool = False  # a reply to it went out
+
+    def stop_on(self, t0_mono: float, speed: float) -> float | None:
+        """Where the reply's speech stopped, on a run timeline that began at `t0_mono` (the
+        client's `RunClock.t0`, this machine's monotonic clock) and runs at `speed`: when the
+        simulator stopped it, less the pause it was already in. None: it never stopped one."""
+        if self.yield_mono is None:
+            return None
+        return (self.yield_mono - t0_mono) * 1000.0 * speed - self.quiet_before_yield_ms

@@ -30,6 +30,7 @@ from typing import Any, Protocol
 from websockets.exceptions import ConnectionClosed
 
 from arena_tui.spine.benchmark import ExpectedCall
+from arena_tui.spine.speech import SpeechDetector
 from runners.fakes.timing import ReplyPlan, TimingProfile
 
 from . import voice as voice_mod
@@ -88,6 +89,33 @@ class ToolWait:
 
 
 @dataclass
+class Playing:
+    """A spoken reply as the client plays it, by what was sent when: each delta plays from when
+    it was sent, after the audio before it (a speaker's queue), all in the session's audio time."""
+
+    pcm: bytes  # the whole reply (leading silence included)
+    start_ms: float  # its first delta
+    lead_ms: float  # leading silence
+    until_ms: float = 0.0  # the end of what was sent, as played
+
+    def sent(self, at_ms: float, dur_ms: float) -> None:
+        self.until_ms = max(self.until_ms, at_ms) + dur_ms
+
+    def audible(self, t_ms: float) -> bool:
+        """Speech was playing at `t_ms` (past its leading silence, before the end of what was sent)."""
+        return self.start_ms + self.lead_ms <= t_ms < self.until_ms
+
+    def quiet_before(self, t_ms: float) -> float:
+        """How long before `t_ms` the reply's speech had gone quiet (a pause between words), by the
+        client's own bot speech rule (`arena_tui.spine.speech.SpeechDetector`) on what played."""
+        pos = t_ms - self.start_ms
+        played = self.pcm[: max(0, round(pos * RATE / 1000.0)) * 2]
+        detector = SpeechDetector(RATE)
+        stops = [t for kind, t in detector.feed(played, 0.0) + detector.flush(pos) if kind == "stop"]
+        return max(0.0, pos - stops[-1]) if stops else pos
+
+
+@dataclass
 class Active:
     """The one response in progress on a session (the API allows one at a time)."""
 
@@ -109,6 +137,7 @@ class Replies:
         self.out, self.n, self.clock, self.conv = out, session, clock, conversation
         self.rec, self.turns, self.settings = rec, turns, settings
         self.active: Active | None = None
+        self.playing: Playing | None = None  # the last spoken reply, as the client plays it
         self.tool_wait: ToolWait | None = None
         self._item_truth: dict[str, TurnTruth] = {}  # reply item -> its turn (for truncations)
         self._outputs_changed = asyncio.Event()
@@ -195,6 +224,24 @@ class Replies:
             return False
         self.start(tw.truth, tw.fault, due_ms=None, stopped_ms=tw.stopped_ms, after_tools=tw.call_ids)
         return True
+
+    def audible_at(self, t_ms: float) -> bool:
+        """A spoken reply was playing at the client at `t_ms` (audio time)."""
+        return self.playing is not None and self.playing.audible(t_ms)
+
+    def stop_playing(self, t_ms: float) -> float | None:
+        """The client is told to stop (it flushes what it holds): how long before `t_ms` the
+        reply's speech had gone quiet, or None when none was playing."""
+        playing, self.playing = self.playing, None
+        if playing is None or not playing.audible(t_ms):
+            return None
+        return playing.quiet_before(t_ms)
+
+    def reanswer(self, truth: TurnTruth, trigger_ms: float) -> None:
+        """Speak `truth`'s turn again (its golden answer, no calls), the usual delay after
+        `trigger_ms`: the turn's user spoke over the reply and was heard (a duplex cue)."""
+        self.start(truth, None, due_ms=trigger_ms + self.settings.first_delay_ms(truth.turn_index),
+                   stopped_ms=trigger_ms, after_tools=[])
 
     def abandon_calls(self, turn_index: int) -> None:
         """Another turn began: a turn still waiting on its tool outputs gets no speech."""
@@ -340,7 +387,7 @@ class Replies:
         text = voice_mod.reply_text(self.turns.benchmark, truth.turn_index)
         clip, used = await self._speech(text)
         active.armed.set()
-        if after_tools is not None:
+        if after_tools:
             await self._await_outputs(truth, after_tools)
             now = self.clock.ms
             truth.tool_roundtrip_ms = now - (truth.calls_sent_ms if truth.calls_sent_ms is not None else now)
@@ -491,9 +538,11 @@ class Replies:
         plan = self.settings.plan(truth.turn_index)
         offsets = plan.schedule([len(c) / 2 * 1000.0 / RATE for c in chunks]) if plan is not None else [0.0] * len(chunks)
         start_ms = self.clock.ms
+        playing = self.playing = Playing(pcm=pcm, start_ms=start_ms, lead_ms=truth.leading_silence_ms)
         for k in range(send_n):
             if offsets[k] > 0:
                 await self.clock.until(start_ms + offsets[k])
+            playing.sent(self.clock.ms, len(chunks[k]) / 2 * 1000.0 / RATE)
             upto = round(len(words) * (k + 1) / len(chunks))
             if upto > said:
                 delta = (" " if said else "") + " ".join(words[said:upto])

@@ -30,7 +30,7 @@ from .connection import Connection
 from arena_tui.spine.faults import FaultPlan, parse_faults
 from .fingerprint import FingerprintIndex
 from .protocol import PATH
-from .records import ClientEventRecord, ResponseRecord, SessionRecord, TurnTruth
+from .records import ClientEventRecord, DuplexTruth, ResponseRecord, SessionRecord, TurnTruth
 from .replies import ReplySettings
 from .turns import TurnBook
 
@@ -99,6 +99,11 @@ class SimulatorServer:
     def truth_log(self) -> list[TurnTruth]:
         """Every attempt, in order."""
         return self.turns.truth_log
+
+    @property
+    def duplex_truth(self) -> list[DuplexTruth]:
+        """Every duplex cue heard, in order, and what was done about it."""
+        return self.turns.duplex_log
 
     @property
     def responses(self) -> list[ResponseRecord]:

@@ -15,7 +15,7 @@ from arena_tui.spine.benchmark import Benchmark, ExpectedCall
 
 from arena_tui.spine.faults import FaultPlan, TurnFault
 from .fingerprint import FingerprintIndex
-from .records import ResponseRecord, TurnTruth
+from .records import DuplexTruth, ResponseRecord, TurnTruth
 
 
 class TurnBook:
@@ -29,6 +29,11 @@ class TurnBook:
         self.truth_log: list[TurnTruth] = []  # every attempt, in order
         self.responses: list[ResponseRecord] = []
         self.fallbacks: list[dict[str, Any]] = []  # turns identified by order, not by audio
+        # the benchmark's duplex cues (turn, place in its list, kind), told apart by their own
+        # fingerprints (key: the position here), and what was done about each one heard
+        self.cues: list[tuple[int, int, str]] = []
+        self.cue_index = FingerprintIndex()
+        self.duplex_log: list[DuplexTruth] = []
         self._order = [t.turn_index for t in benchmark.turns]
         self._inputs = {t.input.strip(): t.turn_index for t in benchmark.turns}
         self._attempts: dict[int, int] = {}
@@ -43,6 +48,12 @@ class TurnBook:
             path = self.benchmark.audio_path(turn)
             if path is not None and path.exists():
                 self.index.add_file(turn.turn_index, path)
+            for i, cue in enumerate(turn.duplex):
+                cue_path = self.benchmark.cue_path(cue)
+                if cue_path is not None and cue_path.exists():
+                    self.cue_index.add_file(len(self.cues), cue_path)
+                self.cues.append((turn.turn_index, i, cue.kind))
+        self.index.link(self.cue_index)
 
     # -- which turn, which attempt
 

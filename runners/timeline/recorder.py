@@ -171,6 +171,16 @@ class ConversationRecorder:
         else:
             raise ValueError(f"side must be 'user' or 'bot', not {side!r}")
 
+    def silence(self, side: Speaker, from_ms: float) -> None:
+        """Erase `side` from `from_ms` on (audio written ahead of its play time that never played:
+        the speaker was stopped); what was taken already stays as it was."""
+        channel = 0 if side == "user" else 1
+        start = max(self._sample(from_ms), self._taken)
+        for s in self._stretches:
+            if s.end > start:
+                for view, _ in s.views(max(start, s.base), s.end, channel):
+                    view[:] = 0
+
     def mark_user_stop(self, t_ms: float) -> None:
         """Arm the tag for the first bot chunk at or after `t_ms` (when user chunks include silence)."""
         self._user_stop = self._sample(t_ms)

@@ -1,0 +1,122 @@
+"""A person's verdict on a turn, and its withdrawal: what `arena-tui review` and the turn detail record.
+
+A person's verdict is one more judgement revision (append-only: nothing is overwritten) carrying a
+`Review` (who, why) and scoring only the dimensions the person judged, each `DimensionScore.by`
+them; it may name causes (`spine.causes`) of the failure. It wins over the judge's verdict on those
+dimensions wherever a figure is counted, also over a later judging, until a withdrawal (a further
+revision, `Review.withdraw`): the rule is `arena_tui.verdicts.standing`. Only a turn the model
+played and whose verdict counts can be reviewed (`verdicts.counts`): a turn counted apart gets no
+verdict from anyone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.causes import APART_CAUSES, CODE, JUDGE
+from arena_tui.spine.events import DimensionScore, Judgement, Review
+from ..verdicts import APART, DIMENSIONS, apart_reason, judged_dimensions, judges_turn_taking, ordered, standing_of
+
+HUMAN = "human"  # the judge kind of a person's revision: `human:<name>`
+VERDICTS = ("pass", "fail")
+#: the causes a person may name: what code or a judge could (not the heuristic's reading, nor "none given")
+CAUSES: tuple[str, ...] = tuple(c for c in (*CODE, *JUDGE) if c not in APART_CAUSES)
+
+
+class ReviewError(ValueError):
+    """A review that cannot be recorded; the message is one line naming the run, turn or field."""
+
+
+def reviewer_label(by: str) -> str:
+    return f"{HUMAN}:{by}"
+
+
+async def record_verdict(store: Any, run_id: str, turn: int, verdicts: Mapping[str, str], reason: str, by: str, *,
+                         causes: Sequence[str] = (), benchmark: Benchmark | None = None,
+                         bus: EventBus | None = None) -> Judgement:
+    """Record `by`'s verdicts (dimension -> pass|fail) on a turn of a stored run, with their reason
+    and the causes of a failure; returns the revision. Published on `bus` when given (the monitor's,
+    which the store records), else submitted to the store and flushed. `benchmark`: what the run ran,
+    so a dimension the turn is not judged on is refused (without it any dimension is taken)."""
+    by, reason = _who(by), _why(reason)
+    if not verdicts:
+        raise ReviewError("give at least one verdict: DIMENSION=pass|fail")
+    bad = {d: v for d, v in verdicts.items() if v not in VERDICTS}
+    if bad:
+        d, v = next(iter(bad.items()))
+        raise ReviewError(f"{d}={v}: a verdict is pass or fail")
+    causes = list(dict.fromkeys(causes))
+    if unknown := [c for c in causes if c not in CAUSES]:
+        raise ReviewError(f"unknown cause {unknown[0]!r} (causes: {', '.join(CAUSES)})")
+    if causes and "fail" not in verdicts.values():
+        raise ReviewError("causes say why a turn fails: give them with a fail verdict")
+    revisions, run = await _turn(store, run_id, turn)
+    allowed = _dimensions(run, turn, revisions, benchmark)
+    if wrong := [d for d in verdicts if d not in allowed]:
+        raise ReviewError(f"run {run_id}: turn {turn} is not judged on {wrong[0]} (it is: {', '.join(allowed)})")
+    scores = {d: DimensionScore(verdict=verdicts[d], reasoning=reason, by=by) for d in ordered(verdicts)}  # type: ignore[arg-type]
+    return await _emit(store, bus, revisions, run_id, turn, by, Review(by=by, reason=reason), scores=scores, causes=causes)
+
+
+async def withdraw(store: Any, run_id: str, turn: int, reason: str, by: str, *, bus: EventBus | None = None) -> Judgement:
+    """Take back every person's verdict standing on the turn (a further revision): the judge's count
+    again. Refused when none stands."""
+    by, reason = _who(by), _why(reason)
+    revisions, _ = await _turn(store, run_id, turn)
+    st = standing_of(revisions)
+    if st is None or not st.reviews:
+        raise ReviewError(f"run {run_id}: turn {turn} has no person's verdict to withdraw")
+    return await _emit(store, bus, revisions, run_id, turn, by, Review(by=by, reason=reason, withdraw=True))
+
+
+def _who(by: str) -> str:
+    by = (by or "").strip()
+    if not by:
+        raise ReviewError("say who reviews: --by NAME (or set $USER)")
+    return by
+
+
+def _why(reason: str) -> str:
+    reason = " ".join((reason or "").split())
+    if not reason:
+        raise ReviewError("say why: --reason \"...\" (kept with the verdict)")
+    return reason
+
+
+async def _turn(store: Any, run_id: str, turn: int) -> tuple[list[Judgement], Any]:
+    """The turn's revisions and the run's row; refused when the turn is no verdict on the model."""
+    run = await store.get_run(run_id)
+    if run is None:
+        raise ReviewError(f"no run {run_id!r} in the database")
+    status = next((r.status for r in await store.turn_results(run_id) if r.turn_index == turn), None)
+    if turn < 0 or (status is None and turn not in run.turn_indices):
+        raise ReviewError(f"run {run_id}: no turn {turn}")
+    if (why := apart_reason(status)) is not None:
+        raise ReviewError(f"run {run_id}: turn {turn} is {APART[why]}: no verdict on the model, from the judge or a person")
+    return await store.judgements(run_id, turn), run
+
+
+def _dimensions(run: Any, turn: int, revisions: Sequence[Judgement], benchmark: Benchmark | None) -> list[str]:
+    """The dimensions a person may judge on the turn: those it is judged on (else any)."""
+    spec = benchmark.find_turn(turn) if benchmark is not None else None
+    if spec is None:
+        return list(DIMENSIONS)
+    scored = {d for j in revisions if j.review is None for d, s in j.scores.items() if s.verdict != "na"}
+    return ordered({*judged_dimensions(spec.dimensions, audio=judges_turn_taking(run.config)), *scored})
+
+
+async def _emit(store: Any, bus: EventBus | None, revisions: Sequence[Judgement], run_id: str, turn: int, by: str,
+                review: Review, **fields: Any) -> Judgement:
+    newest = max((j.revision for j in revisions), default=0)
+    j = Judgement(run_id=run_id, t_ms=max((j.t_ms for j in revisions), default=0.0), turn_index=turn,
+                  judge=reviewer_label(by), revision=newest + 1, phase=1, rule="withdraw" if review.withdraw else "review",
+                  review=review, **fields)
+    if bus is not None:
+        bus.publish(j)
+    else:
+        store.submit(j)
+        await store.flush()
+    return j
