@@ -106,15 +106,16 @@ def add_input_arguments(parser: argparse.ArgumentParser, *, matrix: bool = False
     )
 
 
-def settings_of(args: argparse.Namespace) -> RunSettings:
-    """The run's settings from its flags, by the one builder every way of starting a run uses
-    (`spine.settings.build_settings`); a CliError naming the flag it refuses."""
+def settings_of(args: argparse.Namespace, speaker: str | None = None) -> RunSettings:
+    """The run's settings from its flags (`speaker`: one of `--speaker all`'s), by the one builder
+    every way of starting a run uses (`spine.settings.build_settings`); a CliError naming the flag
+    it refuses."""
     try:
         return build_settings(
             args.model, speed=args.speed, turns=args.turns, faults=args.faults, base_url=args.base_url, fake=args.fake,
             fake_timing=args.fake_timing, greeting=not args.no_greeting, rotate_after=args.rotate_after,
             rehydrate=args.rehydrate, parallel=args.parallel,
-            speaker=None if args.speaker == ALL_SPEAKERS else args.speaker, disable_vad=args.disable_vad,
+            speaker=speaker or (None if args.speaker == ALL_SPEAKERS else args.speaker), disable_vad=args.disable_vad,
             service=args.service, service_args=args.service_arg,
         )
     except SettingsError as e:
@@ -127,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     headless = args.headless or not _on_a_terminal()
     if not args.headless and headless:
         print("arena-tui: not a terminal, so running headless (pass --headless to say so)", file=sys.stderr)
-    speakers = [settings.speaker]
+    runs = [settings]
     if args.speaker == ALL_SPEAKERS:
         if not headless:
             raise CliError("--speaker all makes one run per speaker: add --headless (or use `campaign --speaker all`)")
@@ -138,9 +139,10 @@ def run(args: argparse.Namespace) -> int:
         # (on stderr: a headless run's first line on stdout is its headline)
         print(f"arena-tui: --speaker all: {len(speakers)} run(s), one per speaker: {', '.join(speakers)}", file=sys.stderr,
               flush=True)
+        runs = [settings_of(args, speaker) for speaker in speakers]
     status = 0
-    for speaker in speakers:
-        status = max(status, _run_one(args, settings.model_copy(update={"speaker": speaker}), headless))
+    for one in runs:
+        status = max(status, _run_one(args, one, headless))
     return status
 
 
