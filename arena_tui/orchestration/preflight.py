@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.settings import RunSettings
@@ -39,14 +40,22 @@ def preflight(benchmark: str, settings: RunSettings, data_dir: Path | None, *, d
     """Every problem that would stop this run at its start. `data`: the `--data` as typed (a
     missing-audio line repeats it in the command it suggests); `announce(benchmark)` is called
     once the benchmark's half found nothing, before the provider's half loads it."""
-    checked = _benchmark_half(benchmark, settings, data_dir, data)
-    if not checked.problems and announce is not None and checked.benchmark is not None:
-        announce(checked.benchmark)
-    checked.problems += _provider_half(settings, checked.benchmark, benchmark, data)
+    checked = _benchmark_half(benchmark, settings, data_dir)
+    bench = checked.benchmark
+    fits = bench is not None and not checked.problems  # its turns and faults are the benchmark's
+    audio = _plays_audio(settings)
+    if bench is not None and fits and audio:
+        checked.problems += _audio(bench, settings, benchmark, data)
+    if bench is not None and not checked.problems and announce is not None:
+        announce(bench)
+    runner, problems = _provider_half(settings, bench)
+    checked.problems += problems
+    if bench is not None and fits and audio is None and runner is not None and runner.mode != "text":
+        checked.problems += _audio(bench, settings, benchmark, data)  # only its runner says it plays audio
     return checked
 
 
-def _benchmark_half(name: str, settings: RunSettings, data_dir: Path | None, data: str | None) -> Checked:
+def _benchmark_half(name: str, settings: RunSettings, data_dir: Path | None) -> Checked:
     from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a run is checked
     from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a run is checked
 
@@ -56,23 +65,18 @@ def _benchmark_half(name: str, settings: RunSettings, data_dir: Path | None, dat
         return Checked(None, [str(e)])
     except (FileNotFoundError, KeyError, ValueError, OSError) as e:
         return Checked(None, [f"benchmark {name!r}: {e}"])
-    problems = settings.check_benchmark(bench)
-    if not problems and _plays_audio(settings):
-        problems += _audio(bench, settings, name, data)
-    return Checked(bench, problems)
+    return Checked(bench, settings.check_benchmark(bench))
 
 
-def _provider_half(settings: RunSettings, bench: Benchmark | None, name: str, data: str | None) -> list[str]:
+def _provider_half(settings: RunSettings, bench: Benchmark | None) -> tuple[Any, list[str]]:
+    """(the run's provider runner, what it refuses of the run); (None, why) when there is none."""
     from runners.engine import RunError, check_run, runner_for  # deferred: the provider's module (and Pipecat) loads only for this half
 
     try:
         runner = runner_for(settings.model, settings.service)
     except RunError as e:
-        return [str(e)]
-    problems = check_run(settings, runner, bench)
-    if bench is not None and _plays_audio(settings) is None and runner.mode != "text" and not settings.check_benchmark(bench):
-        problems += _audio(bench, settings, name, data)  # a user's own class: only its runner says it plays audio
-    return problems
+        return None, [str(e)]
+    return runner, check_run(settings, runner, bench)
 
 
 def _audio(bench: Benchmark, settings: RunSettings, name: str, data: str | None) -> list[str]:
