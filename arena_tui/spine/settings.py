@@ -187,7 +187,7 @@ class RunSettings(Strict):
         return data
 
     @model_validator(mode="after")
-    def _faults_need_the_simulator(self) -> RunSettings:
+    def _rules_between_settings(self) -> RunSettings:
         if self.faults and self.model != SIM:
             raise ValueError("--faults only applies to --model sim")
         if self.parallel > 1 and self.mode != "rehydrated":
