@@ -56,18 +56,13 @@ def runner_for(model: str, service: str | None = None) -> ProviderRunner:
 
 
 def check_run(config: RunSettings, provider: ProviderRunner, benchmark: Benchmark | None = None) -> list[str]:
-    """What the provider refuses of this run before it starts, one line each: its own preflight
-    (key set, packages installed, speed, input it cannot honour) and, given the benchmark, its
-    limits (GLM's prompt cap). `run_benchmark` refuses a run on these and the settings' own
-    `check_benchmark`; the one preflight before a run starts (`arena_tui.orchestration.preflight`)
-    is built on the same two."""
-    problems = list(provider.preflight(config))
-    if benchmark is not None:
-        try:
-            provider.check_benchmark(benchmark)
-        except (RunError, ValueError) as e:
-            problems.append(str(e))
-    return problems
+    """What stops this run before it starts, one line each: the provider's own preflight (key
+    set, packages installed, speed, input it cannot honour) and, given the benchmark, the settings
+    against it (`RunSettings.check_benchmark`: its turns, the faults' turns). `run_benchmark`
+    refuses a run on these (a provider's limits on the benchmark, `check_benchmark`, fail the run
+    as it starts); the one preflight before a run starts (`arena_tui.orchestration.preflight`)
+    checks all of them."""
+    return list(provider.preflight(config)) + (config.check_benchmark(benchmark) if benchmark is not None else [])
 
 
 async def run_benchmark(
@@ -98,7 +93,7 @@ async def run_benchmark(
     run_id = run_id or new_run_id()
     if provider is None:
         provider = runner_for(config.model, config.service)
-    problems = config.check_benchmark(benchmark) + check_run(config, provider, benchmark)  # refused before anything starts
+    problems = check_run(config, provider, benchmark)  # refused before anything starts
     if problems:
         raise RunError("; ".join(problems))
     turns = config.turns_of(benchmark)

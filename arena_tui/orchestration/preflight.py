@@ -69,14 +69,21 @@ def _benchmark_half(name: str, settings: RunSettings, data_dir: Path | None) -> 
 
 
 def _provider_half(settings: RunSettings, bench: Benchmark | None) -> tuple[Any, list[str]]:
-    """(the run's provider runner, what it refuses of the run); (None, why) when there is none."""
+    """(the run's provider runner, what it refuses of the run: the engine's own check and its
+    limits on the benchmark, GLM's prompt cap); (None, why) when there is none."""
     from runners.engine import RunError, check_run, runner_for  # deferred: the provider's module (and Pipecat) loads only for this half
 
     try:
         runner = runner_for(settings.model, settings.service)
     except RunError as e:
         return None, [str(e)]
-    return runner, check_run(settings, runner, bench)
+    problems = check_run(settings, runner)  # (the settings against the benchmark: the benchmark's half)
+    if bench is not None:
+        try:
+            runner.check_benchmark(bench)
+        except (RunError, ValueError) as e:
+            problems.append(str(e))
+    return runner, problems
 
 
 def _audio(bench: Benchmark, settings: RunSettings, name: str, data: str | None) -> list[str]:

@@ -46,7 +46,9 @@ class SettingsError(ValueError):
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    """A part of the settings: unknown keys refused, no inf/nan, frozen (a change is a `model_copy`)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
 
 
 class VadConfig(Strict):
@@ -107,8 +109,6 @@ class RunSettings(Strict):
     """Everything a run is set to (what runs, against what, how fast, which turns, whose voice, the
     engine's timings). Frozen: validated once, where it is built (`build_settings`, `from_recorded`),
     then passed as it is to the session; a change is a `model_copy` (admission control's speed)."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
 
     model: str = SIM
     base_url: str | None = None  # override the provider endpoint (e.g. a local server)

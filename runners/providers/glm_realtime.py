@@ -102,13 +102,9 @@ class GLMRealtimeRunner(ProviderRunner):
 
     def rotation_policy(self, config: RunSettings, system_prompt: str) -> Rotation:
         """Rotate before the context cap; replay what fits next to the prompt."""
-        policy = config.rotation.model_copy()
         unset = set(Rotation.model_fields) - config.rotation.model_fields_set
-        if "max_context_chars" in unset:
-            policy.max_context_chars = CONTEXT_CHARS
-        if "history_budget_chars" in unset:
-            policy.history_budget_chars = budget_for(system_prompt)
-        return policy
+        limits = {"max_context_chars": CONTEXT_CHARS, "history_budget_chars": budget_for(system_prompt)}
+        return config.rotation.model_copy(update={k: v for k, v in limits.items() if k in unset})
 
     # -- sessions
 
