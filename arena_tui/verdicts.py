@@ -85,6 +85,7 @@ APART: dict[str, str] = {
     UNJUDGED: "not judged",
 }
 NO_ANSWER = "no answer"  # what a run without a scored row shows where its figures would be (`Tally.scored`)
+NOT_JUDGED = APART[UNJUDGED]  # what a run the judge never saw shows for its rates, and its rows' label (never 0 %)
 APART_REASONS: tuple[str, ...] = tuple(APART)
 PLAY_REASONS: tuple[str, ...] = APART_REASONS[:5]  # the turn's own status said why: not the model's doing
 #: the two turn passes, named once for every surface (CSV columns keep their own names, docs/reports.md)

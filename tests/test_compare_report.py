@@ -72,7 +72,7 @@ def test_report_files_and_columns(db: Path, data: Path, tmp_path: Path, capsys: 
     assert r2["latency_ms_meaning"].startswith("turn duration")
     assert float(r2["voice_to_voice_ms_p50"]) == 1750.0  # 1000 and 2500
     r3 = by_id["r3"]
-    assert (r3["latency_excluded"], r3["voice_to_voice_ms_p50"], r3["speed"]) == ("speed 20x", "", "20.0")
+    assert (r3["latency_excluded"], r3["voice_to_voice_ms_p50"], r3["speed"]) == ("speed 20×", "", "20.0")
     assert r3["model_ended_session_count"] == "1"
     assert by_id["r5"]["model_name"] == "sim [simulator]" and by_id["r5"]["simulator"] == "True"
     assert by_id["r6"]["judge_name"] == "heuristic" and by_id["r6"]["heuristic_judge"] == "True"
@@ -113,7 +113,7 @@ def test_report_files_and_columns(db: Path, data: Path, tmp_path: Path, capsys: 
     assert "## mini_bench" in md and "## All benchmarks (pooled)" in md
     assert "70.0% [40–89] (7/10)" in md  # strict, Wilson bounds of 7/10
     assert "| strict pass | tool+IF+KB pass |" in md and "1 not played · 1 judge error" in md
-    assert "latency excluded for r3 (speed 20x)" in md
+    assert "latency excluded for r3 (speed 20×)" in md
     assert "always failing: 2" in md
 
 

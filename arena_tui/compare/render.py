@@ -12,11 +12,11 @@ from datetime import datetime
 from html import escape
 
 from .judging import agreement_cell, row_agreement, row_judge, run_judge, stored_agreement
-from .leaderboard import NOT_JUDGED, POOLED, BoardRow, Leaderboard
+from .leaderboard import POOLED, BoardRow, Leaderboard
 from .selection import Selection
 from ..stats import Rate
-from ..timing import UNTRUSTED
-from ..verdicts import ORIGINAL, STRICT
+from ..timing import UNTRUSTED, speed_text
+from ..verdicts import NOT_JUDGED, ORIGINAL, STRICT
 from .svg import Bar, Strip, latency_strips, rate_bars
 
 TITLE = "Audio Arena model comparison"
@@ -119,7 +119,7 @@ def _plots(board: Leaderboard, bench: str, rows: list[BoardRow], colours: Mappin
     strips = []
     for r in rows:
         values = [v for f in r.runs for v in f.v2v]
-        note = "" if not r.latency_excluded else f"{r.latency_runs}/{len(r.runs)} runs at 1x"
+        note = "" if not r.latency_excluded else f"{r.latency_runs}/{len(r.runs)} runs at {speed_text(1)}"
         if not values:
             note = "; ".join(sorted(set(r.latency_excluded.values()))) or "no voice-to-voice recorded"
         strips.append(Strip(colours[r.model], r.model, values, r.v2v.p50 if r.v2v else None, r.v2v_p50_ci,
@@ -172,9 +172,8 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
     runs = [["model", "benchmark", "run_index", "run", "status", "speed", STRICT, ORIGINAL, "counted apart", "judge",
              "judge agreement", "latency"]]  # fmt: skip
     for f in board.runs:
-        speed = "?" if f.run.speed is None else f"{f.run.speed:g}x"
         latency = f.run.latency_excluded or "counted" + (f" ({f.untrusted} untrusted turn(s) left out)" if f.untrusted else "")
-        runs.append([f.run.group, f.run.row.benchmark, str(f.run_index), f.run.run_id, f.run.row.status, speed,
+        runs.append([f.run.group, f.run.row.benchmark, str(f.run_index), f.run.run_id, f.run.row.status, speed_text(f.run.speed),
                      pct(f.strict, f.run.judged), pct(f.original, f.run.judged), f.run.tally.apart_text() or "–",
                      run_judge(f.run), agreement_cell(stored_agreement(f.run)), latency])  # fmt: skip
     items = [f"not scored {k}: {v}" for k, v in board.unscored.items()] + [f"skipped {k}: {v}" for k, v in sel.skipped.items()]

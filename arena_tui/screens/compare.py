@@ -18,6 +18,7 @@ from ..compare.leaderboard import BoardRow, StoredRun
 from ..compare.load import load_stored
 from ..compare.pair import ModelTurnComparison, TurnComparison, compare_models, compare_runs
 from ..widgets.board_cells import MUTED, ms_text, pattern_text, verdict_text
+from ..timing import speed_text
 from .base import ArenaScreen
 
 DIFF = "bold on #6b4a00"  # a cell whose value differs between the two sides (its own colours kept)
@@ -115,9 +116,8 @@ class CompareScreen(ArenaScreen):
         t = Text()
         if self.runs:
             for side, run in zip("AB", self.runs):
-                speed = "speed ?" if run.speed is None else f"{run.speed:g}x"
                 t.append(f"{side}: ", "bold")
-                t.append(f"{run.run_id}  {run.group}  {run.row.benchmark}  {speed}  {run.row.status}")
+                t.append(f"{run.run_id}  {run.group}  {run.row.benchmark}  {speed_text(run.speed)}  {run.row.status}")
                 if run.latency_excluded:
                     t.append(f"  (latency not compared: {run.latency_excluded})", "yellow")
                 t.append("\n")

@@ -13,19 +13,16 @@ from typing import Any
 from rich.text import Text
 
 from ..compare.judging import row_agreement, row_judge
-from ..compare.leaderboard import NOT_JUDGED, POOLED, BoardRow
+from ..compare.leaderboard import POOLED, BoardRow
 from ..compare.render import ms as ms_text
 from ..stats import Distribution, Rate
-from ..verdicts import APART, ORIGINAL, STRICT
-from .dimensions import dim_label
+from ..verdicts import APART, NOT_JUDGED, ORIGINAL, STRICT
+from ..timing import speed_text
+from .dimensions import dim_label, rate_style
 
 MUTED = "grey62"
 VERDICT_GLYPH = {"pass": ("✓", "bold green"), "fail": ("✗", "bold red"), "missing": ("·", MUTED),
                  "judge_error": ("err", "bold red"), "na": ("na", MUTED)}  # fmt: skip
-
-
-def rate_style(rate: float) -> str:
-    return "green" if rate >= 0.8 else ("yellow" if rate >= 0.5 else "red")
 
 
 def rate_cell(r: Rate | None, judged: bool = True) -> Text:
@@ -74,7 +71,7 @@ def no_latency(row: BoardRow) -> str:
 
 
 def model_cell(row: BoardRow, marked: bool = False) -> Text:
-    """The model alias, its source labels (simulator / fake / heuristic judge / unjudged) below in colour."""
+    """The model alias, its source labels (simulator / fake / heuristic judge / not judged) below in colour."""
     alias = row.runs[0].run.row.model if row.runs else row.model
     t = Text("● " if marked else "", "bold cyan")
     t.append(alias, "bold")
@@ -106,7 +103,7 @@ def agreement_text(row: BoardRow) -> Text:
 def runs_cell(row: BoardRow) -> Text:
     t = Text(str(len(row.runs)))
     if row.latency_excluded:
-        t.append(f"\n{row.latency_runs} at 1x", "yellow")
+        t.append(f"\n{row.latency_runs} at {speed_text(1)}", "yellow")
     return t
 
 
