@@ -100,6 +100,7 @@ def list_cells(v: CampaignView, shape: bool = False) -> tuple:
 class CampaignsScreen(PollingScreen):
     """Every recorded campaign, newest first; enter opens its matrix."""
 
+    HELP_WHERE, HELP_ORDER = "campaigns", 8
     CSS_PATH = "campaigns.tcss"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
@@ -203,6 +204,7 @@ def reason_of(v: CellView) -> str:
 class CampaignScreen(PollingScreen):
     """One campaign's cells (benchmark × model × repeat): state, turn progress, pass rates."""
 
+    HELP_WHERE, HELP_ORDER = "campaign", 9
     CSS_PATH = "campaigns.tcss"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),

@@ -51,6 +51,7 @@ def _delta(a: float | None, b: float | None) -> Text:
 
 
 class CompareScreen(ArenaScreen):
+    HELP_WHERE, HELP_ORDER = "compare", 7
     CSS_PATH = "board.tcss"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),

@@ -20,6 +20,7 @@ from .base import ArenaScreen
 
 
 class ConsistencyScreen(ArenaScreen):
+    HELP_WHERE, HELP_ORDER = "consistency", 6
     CSS_PATH = "board.tcss"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),

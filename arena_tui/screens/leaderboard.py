@@ -45,6 +45,8 @@ class BoardLoaded(Message):
 
 
 class LeaderboardScreen(ArenaScreen):
+    HELP_WHERE, HELP_ORDER = "leaderboard", 5
+    HELP_EXTRA = [Binding("click", "", "Sort by that column (header)")]
     CSS_PATH = "board.tcss"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),

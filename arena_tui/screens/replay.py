@@ -22,6 +22,7 @@ STEP_ACTIONS = ("step", "jump")
 
 
 class ReplayScreen(RunScreen):
+    HELP_WHERE, HELP_ORDER = "replay", 3
     BINDINGS = RunScreen.BINDINGS + [
         # short words in the footer (it fits 80 columns), the tooltip in ? help
         Binding("t", "toggle_stepping", "Step", tooltip="Step through the run turn by turn (again: the finished run)"),

@@ -39,6 +39,8 @@ class Column(Vertical):
 
 
 class RunScreen(ArenaScreen):
+    HELP_WHERE, HELP_ORDER = "run (live)", 2
+    HELP_EXTRA = [Binding("up,down", "", "Select turn")]
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("enter", "detail", "Detail", show=False),

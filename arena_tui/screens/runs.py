@@ -137,6 +137,7 @@ class RunsScreen(PollingScreen):
     """Polled like the campaign screens: runs recorded by another process (a campaign in another
     terminal) appear here too."""
 
+    HELP_WHERE, HELP_ORDER = "runs list", 1
     TABLE = "runs"
     BINDINGS = [
         Binding("enter", "open", "Open"),

@@ -243,6 +243,7 @@ def history_text(judgements: list[Judgement]) -> Text:
 
 
 class TurnDetailScreen(ArenaScreen):
+    HELP_WHERE, HELP_ORDER = "turn detail", 4
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("p", "play", "Play"),
