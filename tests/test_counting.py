@@ -269,7 +269,7 @@ def test_one_name_for_the_strict_figure_everywhere(tmp_path: Path, capsys) -> No
     """`strict (all dims pass)`, `pass (all)`, `turn pass (all dimensions, ours)` and `strict pass`
     were one figure; `pass (t∧i∧kb)` was cryptic. One name each, from `verdicts`, on every surface."""
     from arena_tui.judge.summary import render_text
-    from arena_tui.widgets.board_cells import board_columns
+    from arena_tui.compare.columns import board_columns
 
     db = tmp_path / "arena.db"
     asyncio.run(record(db, paced_run("p")))

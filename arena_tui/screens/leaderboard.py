@@ -23,7 +23,8 @@ from ..compare.leaderboard import POOLED, BoardRow
 from ..compare.load import Loaded, load_board
 from ..compare.selection import ALL
 from ..timing import UNTRUSTED
-from ..widgets.board_cells import Column, board_columns, model_cell, sort_rows
+from ..compare.columns import Column, board_columns, sort_rows
+from ..widgets.board_cells import cell, model_cell
 from ..widgets.board_plots import CategoryBars, LatencyPlot, legend
 from ..widgets.fit import column_window, fit_lines, lines_width
 from .base import ArenaScreen
@@ -170,7 +171,7 @@ class LeaderboardScreen(ArenaScreen):
         column = self.column
         self.shown = sort_rows(self.rows, column, self.descending) if column else self.rows
         labels = [c.label + ((" ↓" if self.descending else " ↑") if c.key == self.sort_key else "") for c in self.columns]
-        cells = [[model_cell(row, (row.model, row.benchmark) in self.marked)] + [c.cell(row) for c in self.columns[1:]]
+        cells = [[model_cell(row, (row.model, row.benchmark) in self.marked)] + [cell(c.figure(row)) for c in self.columns[1:]]
                  for row in self.shown]  # fmt: skip
         need = [max([len(label)] + [lines_width(r[i]) for r in cells]) for i, label in enumerate(labels)]
         room = max(table.size.width - table.styles.scrollbar_size_vertical, 0) or self.app.size.width

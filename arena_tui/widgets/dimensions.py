@@ -1,6 +1,6 @@
 """How a judge dimension is named on screen, and pass rates laid out one slot per dimension.
 
-One home for the names, so every table calls a dimension the same: its column label where a
+Every table calls a dimension by its one row in `verdicts.NAMES`: its column label where a
 column has room (`Instr`), its two-letter code where many must share a line (`IF`), and the
 legend that spells the codes out (shown wherever codes are). Pass rates in a list (runs, campaign
 cells) sit in fixed slots under a header of codes, so a column of runs reads straight down and
@@ -10,51 +10,25 @@ never needs cutting: `rate_slots` / `slots_header`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from ..verdicts import NO_ANSWER, NOT_JUDGED, Tally, ordered
+from ..verdicts import NO_ANSWER, NOT_JUDGED, Tally, named, ordered
 
 if TYPE_CHECKING:
     from ..campaign.records import CellView
-
-@dataclass(frozen=True)
-class Shown:
-    """How one dimension reads on screen."""
-
-    label: str  # a column's header where a column has room
-    code: str  # two letters, where many share a line (the legend spells it out)
-    name: str  # the legend's words for the code
-
-
-#: every dimension (`verdicts.DIMENSIONS`) in one row: a new one is one line here
-SHOWN: dict[str, Shown] = {
-    "kb_grounding": Shown("KB", "KB", "knowledge base"),
-    "instruction_following": Shown("Instr", "IF", "instructions"),
-    "tool_use_correct": Shown("Tool✓", "TU", "tool use"),
-    "state_tracking": Shown("State", "ST", "state"),
-    "ambiguity_handling": Shown("Ambig", "AH", "ambiguity"),
-    "turn_taking": Shown("Taking", "TT", "turn-taking"),
-}
-
-
-def shown(dim: str) -> Shown:
-    """The dimension's row; one the table lacks (a judge's own) reads from its name."""
-    return SHOWN.get(dim) or Shown(dim[:6], dim[:2].upper(), dim.replace("_", " "))
-
 
 SLOT = 3  # a rate is 0..100: three cells, one space between slots
 HEURISTIC_MARK = "h"
 
 
 def dim_label(dim: str) -> str:
-    return shown(dim).label
+    return named(dim).label
 
 
 def dim_code(dim: str) -> str:
-    return shown(dim).code
+    return named(dim).code
 
 
 def dim_legend(dims: Iterable[str], *, heuristic: bool = False) -> Text:
@@ -64,7 +38,7 @@ def dim_legend(dims: Iterable[str], *, heuristic: bool = False) -> Text:
         if i:
             t.append(" · ", "grey50")
         t.append(dim_code(d), "bold")
-        t.append(f" {shown(d).name}")
+        t.append(f" {named(d).words}")
     if heuristic:
         if t:
             t.append(" · ", "grey50")
