@@ -248,7 +248,8 @@ class ArenaApp(App):
         `--judge` kind or a callable that builds the judge backend.
         """
         run_id = new_run_id()
-        self.live[run_id] = RunState(run_id, clock=time.monotonic)
+        planned = (str(getattr(benchmark, "name", benchmark)), str((config or {}).get("model", "?")))
+        self.live[run_id] = RunState(run_id, clock=time.monotonic, planned=planned)
         worker = self.run_worker(
             self._run(run_id, benchmark, dict(config or {}), judge),
             name=f"run:{run_id}",

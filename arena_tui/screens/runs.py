@@ -45,7 +45,7 @@ ID, BENCH, MODEL, STATUS, PROGRESS, STRICT_COL, STARTED, DUR, RATES = range(len(
 SINGLE_REQUIRED = [ID, BENCH, STATUS, PROGRESS, STRICT_COL, RATES]
 SINGLE_OPTIONAL = [DUR, STARTED]
 MODEL_MIN = 16
-MODEL_WANT = 32
+MODEL_WANT = 24
 STACKED = [("id", "run"), ("model", "model / benchmark"), ("status", "status"), ("rates", "pass rates")]
 
 
