@@ -72,7 +72,7 @@ def describe(state: RunState, room: int | None = None, mode: str = "live", cut: 
         "session": [session, Text()],
         "elapsed": [elapsed_text(state), Text(f"elapsed {duration_text(state.elapsed_ms())}")],
         "turn": [Text(f"turn {cur_s} · {state.turns_done}/{state.turns_total} done"),
-                 Text(f"{state.turns_done}/{state.turns_total} done")],
+                 Text(f"{state.turns_done}/{state.turns_total} done")] if state.started or state.ended else [Text()],
         # where the run is when nothing moves: what the engine waits on, how long is left
         "wait": [Text(wait, "bold yellow")] if wait else [Text()],
     }
