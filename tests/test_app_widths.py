@@ -21,7 +21,6 @@ from textual.widgets import DataTable, Static
 from arena_tui.app import ArenaApp
 from arena_tui.run_view import RunState, specs_from_benchmark
 from arena_tui.screens.compare import CompareScreen
-from arena_tui.screens.leaderboard import LeaderboardScreen
 from arena_tui.screens.replay import ReplayScreen
 from arena_tui.screens.run import RunScreen
 from arena_tui.screens.runs import RunsScreen
@@ -33,6 +32,7 @@ from tests.pilot import until
 from tests.snapshots.fixture_run import cut_mid_turn, fixture_events, load_fixture_db, load_layout_db
 
 from .compare_runs import LONG_MODEL, long_model_run, record_scenario, unjudged_run, write_data
+from .test_app_leaderboard import open_board
 
 SIZES = [(80, 24), (120, 40), (160, 48)]
 sizes = pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
@@ -107,15 +107,6 @@ def board_db(tmp_path: Path) -> tuple[Path, Path]:
     db = tmp_path / "arena.db"
     asyncio.run(record_scenario(db, extra=[unjudged_run(), long_model_run()]))
     return db, write_data(tmp_path / "data")
-
-
-async def open_board(pilot) -> LeaderboardScreen:
-    app = pilot.app
-    await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
-    await pilot.press("L")
-    await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen) and app.screen.loaded is not None)
-    await pilot.pause(0.2)
-    return app.screen
 
 
 @sizes
