@@ -51,7 +51,7 @@ def _delta(a: float | None, b: float | None) -> Text:
     if a is None or b is None:
         return Text("–", MUTED)
     d = b - a
-    return Text(f"{d:+,.0f} ms", "red" if d > 0 else "green")
+    return Text(f"{d:+,.0f} ms", "red" if d >= 0.5 else "green" if d <= -0.5 else MUTED)
 
 
 class CompareScreen(ArenaScreen):
@@ -163,6 +163,9 @@ class CompareScreen(ArenaScreen):
         need[1] = min(need[1], max(DIFFERS_MIN, room - need[0] - need[2] - need[3] - 4 * PAD))
         order = [0, 2, 3, 1, 6, 7, 8, 4, 5]  # turn, verdicts, what differs; then latency, then the calls
         shown = fit_columns(room, need, order, 4, stretch=9, min_stretch=USER_MIN)
+        if (4 in shown) != (5 in shown):  # both sides' calls, or neither: what is left goes to what was said
+            shown.pop(4, None)
+            shown = fit_columns(room, need, [c for c in order if c not in (4, 5)], 4, stretch=9, min_stretch=USER_MIN)
         self.hidden = [h for i, h in enumerate(heads) if i not in shown]
         self.query_one("#pair-title", Static).update(self._title())
         for col, w in shown.items():
