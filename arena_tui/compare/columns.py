@@ -79,8 +79,9 @@ Figure = RateFigure | Percentile | Subset | Count | Words
 @dataclass(frozen=True)
 class Column:
     """One leaderboard column: its header (`label` on screen, `title` in the report), its figure,
-    its sort key (None sorts last), the first sort's direction (best first), the surfaces it is
-    on, and the model_summary.csv columns that hold the same figure."""
+    its sort key (None sorts last), the first sort's direction (best first), whether the report's
+    tables have it (they are per benchmark: no benchmark column), and the model_summary.csv
+    columns that hold the same figure."""
 
     key: str
     label: str
@@ -88,7 +89,6 @@ class Column:
     value: Callable[[BoardRow], Any]
     descending: bool = False
     title: str = ""  # the report's header ("" = the label)
-    screen: bool = True
     report: bool = True
     csv: tuple[str, ...] = ()
 
