@@ -203,3 +203,17 @@ async def test_a_stored_runs_elapsed_is_the_runs_lists_duration(tmp_path) -> Non
     assert state.status == "interrupted"
     assert elapsed_text(state).plain.startswith("elapsed 12:14")
     assert duration_text(row.active_s() * 1000) == "12:14"
+
+
+def test_a_revision_folds_once_however_often_it_comes() -> None:
+    """The bus's copy of a re-judge and the store's read back (`actions.new_judgements`) are one
+    revision: the history lists it once."""
+    events = fixture_events()
+    state = RunState(events[0].run_id)
+    state.apply_all(events)
+    before = list(state.turns[1].judgements)
+    again = before[-1].model_validate_json(before[-1].model_dump_json())  # as read back from the store
+    state.apply(again)
+    assert state.turns[1].judgements == before
+    state.apply(again.model_copy(update={"revision": again.revision + 1}))
+    assert len(state.turns[1].judgements) == len(before) + 1
