@@ -30,6 +30,7 @@ from .commit_gate import CommitGate
 from .launcher import Launcher, NoLauncher
 from arena_tui.spine.events import ErrorEvent, RunEnded, wall_now
 from arena_tui.spine.paths import exports_dir, log_path
+from arena_tui.spine.times import duration_text
 from .messages import LiveUpdate, RunFinished
 from .playback import Player
 from .run_view import RunState, TurnSpec, specs_from_benchmark
@@ -94,6 +95,7 @@ class ArenaApp(App):
             {"benchmark": DEMO_BENCHMARK, **demo} if demo is not None else None
         )
         self.open_run_id = open_run
+        self.launched: str | None = None  # the run `launch` started (its `then` is said when it ends)
         self.bus = EventBus()
         self.store: Store | None = None
         self.store_error: str | None = None
@@ -122,8 +124,8 @@ class ArenaApp(App):
         await self.push_screen(RunsScreen())
         settle_heap("start")
         if self.launch is not None:
-            run_id = self.start_run(self.launch["benchmark"], self.launch.get("config", {}),
-                                    judge=self.launch.get("judge", "auto"))
+            run_id = self.launched = self.start_run(self.launch["benchmark"], self.launch.get("config", {}),
+                                                    judge=self.launch.get("judge", "auto"))
             if run_id:
                 self.open_run(run_id)
         elif self.open_run_id:
@@ -248,7 +250,8 @@ class ArenaApp(App):
         `--judge` kind or a callable that builds the judge backend.
         """
         run_id = new_run_id()
-        self.live[run_id] = RunState(run_id, clock=time.monotonic)
+        planned = (str(getattr(benchmark, "name", benchmark)), str((config or {}).get("model", "?")))
+        self.live[run_id] = RunState(run_id, clock=time.monotonic, planned=planned)
         worker = self.run_worker(
             self._run(run_id, benchmark, dict(config or {}), judge),
             name=f"run:{run_id}",
@@ -387,6 +390,11 @@ class ArenaApp(App):
         self.pump()
         for screen in self.screen_stack:
             screen.post_message(RunFinished(message.run_id, message.status, message.error))
+        state = self.live.get(message.run_id)
+        if self.launch and self.launch.get("then") and state is not None and message.run_id == self.launched:
+            # what to do next, once the run it was started for ends (`arena-tui demo`)
+            took = duration_text(state.elapsed_ms())
+            self.notify(self.launch["then"], title=f"run {message.status} in {took} (wall clock)", timeout=90)
 
     # --- coalescing pump -----------------------------------------------------------------
     def pump(self) -> None:
