@@ -31,6 +31,7 @@ from .launcher import Judge, Launcher, NoLauncher, RunRequest
 from arena_tui.spine.events import ErrorEvent, RunEnded, wall_now
 from arena_tui.spine.paths import exports_dir, log_path
 from arena_tui.spine.settings import RunSettings
+from arena_tui.spine.times import duration_text
 from .messages import LiveUpdate, RunFinished
 from .playback import Player
 from .run_view import RunState, TurnSpec, specs_from_benchmark
@@ -89,6 +90,7 @@ class ArenaApp(App):
         self.data_dir = Path(data_dir) if data_dir else None
         self.launch = launch
         self.open_run_id = open_run
+        self.launched: str | None = None  # the run `launch` started (its `then` is said when it ends)
         self.bus = EventBus()
         self.store: Store | None = None
         self.store_error: str | None = None
@@ -117,7 +119,7 @@ class ArenaApp(App):
         await self.push_screen(RunsScreen())
         settle_heap("start")
         if self.launch is not None:
-            run_id = self.start_run(self.launch.benchmark, self.launch.settings, judge=self.launch.judge)
+            run_id = self.launched = self.start_run(self.launch.benchmark, self.launch.settings, judge=self.launch.judge)
             if run_id:
                 self.open_run(run_id)
         elif self.open_run_id:
@@ -242,7 +244,8 @@ class ArenaApp(App):
         loaded Benchmark; judge: a `--judge` kind or a callable that builds the judge backend.
         """
         run_id = new_run_id()
-        self.live[run_id] = RunState(run_id, clock=time.monotonic)
+        planned = (str(getattr(benchmark, "name", benchmark)), settings.model)
+        self.live[run_id] = RunState(run_id, clock=time.monotonic, planned=planned)
         worker = self.run_worker(
             self._run(run_id, benchmark, settings, judge),
             name=f"run:{run_id}",
@@ -378,6 +381,11 @@ class ArenaApp(App):
         self.pump()
         for screen in self.screen_stack:
             screen.post_message(RunFinished(message.run_id, message.status, message.error))
+        state = self.live.get(message.run_id)
+        if self.launch and self.launch.then and state is not None and message.run_id == self.launched:
+            # what to do next, once the run it was started for ends (`arena-tui demo`)
+            took = duration_text(state.elapsed_ms())
+            self.notify(self.launch.then, title=f"run {message.status} in {took} (wall clock)", timeout=90)
 
     # --- coalescing pump -----------------------------------------------------------------
     def pump(self) -> None:

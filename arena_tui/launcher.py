@@ -60,11 +60,13 @@ Judge = str | Callable[[], Any]
 class RunRequest:
     """A run to start, as the new-run dialog gives it and `arena-tui run|demo` hand it to the
     monitor: the benchmark (a name, loaded with the run's speaker, or loaded already), its
-    settings (built and validated: `spine.settings.build_settings`) and its judge."""
+    settings (built and validated: `spine.settings.build_settings`), its judge, and what the
+    monitor says when it ends (`then`: the demo's next steps; "" nothing)."""
 
     benchmark: str | Benchmark
     settings: RunSettings
     judge: Judge = "auto"
+    then: str = ""
 
 
 class Launcher(Protocol):

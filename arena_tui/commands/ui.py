@@ -14,6 +14,7 @@ from typing import Any
 from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.heap import settle_heaps_here
+from arena_tui.spine.times import duration_text
 
 from ..launcher import RunRequest
 from ..orchestration.launch import EngineLauncher
@@ -93,7 +94,9 @@ def run_live(args: argparse.Namespace, launch: RunRequest, judge: JudgeChoice, *
     """Open the monitor on a new run (`launch`: its benchmark, settings and judge), exactly as the
     new-run dialog starts one; `judge` says how it is judged in the lines after the app exits.
 
-    The app imports the engine itself (off its loop); what ran is printed after the app exits.
+    The app imports the engine itself (off its loop); what ran (and how long it took, wall clock)
+    is printed after the app exits, then `launch.then` (what to do next: the monitor says it too
+    when the run ends).
     """
     from ..app import ArenaApp  # deferred: Textual loads only when the monitor opens (`run --headless` imports this module too)
 
@@ -107,7 +110,10 @@ def run_live(args: argparse.Namespace, launch: RunRequest, judge: JudgeChoice, *
             print(f"run {run_id} did not start; nothing recorded")
             continue
         status = state.ended.status if state.ended is not None else "interrupted"
-        print(f"run {run_id} {status}, judge {judge.label}, recorded in {db}")
+        took = duration_text(state.elapsed_ms())
+        print(f"run {run_id} {status} in {took} (wall clock), judge {judge.label}, recorded in {db}")
     for state in app.left_interrupted:
         print(left_line(state, db, data))
+    if launch.then:
+        print(launch.then)
     return 0

@@ -1,5 +1,9 @@
 """Fault plans for the simulator: which turn misbehaves, how, and on which attempts.
 
+In the spine because two parts read a plan: the simulator plays it (`runners/simulator`), and
+the monitor says on the turn that got a fault which one and what it does (`turn_faults`,
+`MEANING`), so a failure by design reads as such.
+
 A plan is parsed from a compact spec so it fits on a command line and in a stored run
 config, e.g. ``"3:no_response,5:barge_in,7:slow_first_audio=1500,9:disconnect*,expire=120"``.
 A per-turn fault applies to the first attempt of its turn only, so a retry or a new
@@ -107,6 +111,19 @@ _KINDS: dict[str, tuple[bool, bool, float | str | None]] = {
 }
 
 FAULT_KINDS: tuple[str, ...] = tuple(_KINDS)
+#: what each fault does to its turn, in the words the monitor shows beside the turn
+MEANING: dict[str, str] = {
+    "no_response": "the simulator stays silent on the first attempt",
+    "empty_response": "the reply comes back empty (no audio)",
+    "early_call": "the next turn's calls are made on this one",
+    "late_call": "this turn's calls are made on the next one",
+    "wrong_call": "a call is made with one argument changed",
+    "barge_in": "the reply starts while the user still speaks",
+    "truncated": "the reply is cut short",
+    "slow_first_audio": "the reply's first audio comes late",
+    "disconnect": "the connection drops mid-reply",
+    "yield": "the reply stops this long after the user speaks over it",
+}
 
 
 class FaultSpecError(ValueError):
@@ -128,8 +145,18 @@ class TurnFault(BaseModel):
         return self.sticky or attempt <= 1
 
     def __str__(self) -> str:
+        return f"{self.turn}:{self.label}"
+
+    @property
+    def label(self) -> str:
+        """`wrong_call`, `barge_in=800`, `no_response*` (sticky): the fault as its spec names it."""
         val = "" if self.value is None or self.value == _KINDS[self.kind][2] else f"={_fmt(self.value)}"
-        return f"{self.turn}:{self.kind}{val}{'*' if self.sticky else ''}"
+        return f"{self.kind}{val}{'*' if self.sticky else ''}"
+
+    @property
+    def meaning(self) -> str:
+        """`wrong_call: a call is made with one argument changed (every attempt)`."""
+        return f"{self.label}: {MEANING[self.kind]}" + (" (every attempt)" if self.sticky else "")
 
 
 class FaultPlan(BaseModel):
@@ -253,3 +280,12 @@ def _duplex(items: dict[str, str], spec: str) -> DuplexBehaviour:
                 raise FaultSpecError(f"{key} must be {' or '.join(allowed)}, got {items[key]!r} (in {spec!r})")
             b = replace(b, **{"backchannels" if key == "backchannel" else key: items[key]})
     return b
+
+
+def turn_faults(spec: str | None) -> dict[int, TurnFault]:
+    """A stored run's per-turn faults (its config's `faults`); {} for none, or for a spec this
+    version cannot read (the run screen then says the spec as it is)."""
+    try:
+        return dict(parse_faults(spec).turns) if isinstance(spec, str) else {}
+    except FaultSpecError:
+        return {}
