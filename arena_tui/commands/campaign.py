@@ -31,6 +31,7 @@ from arena_tui.stop_signals import StopSignals
 from arena_tui.store import Store, StoreError
 from arena_tui.timing import speed_text
 from arena_tui.verdicts import STRICT
+from arena_tui.widgets.dimensions import HEURISTIC_MARK, cell_strict
 from benchmarks.loader import BenchmarkError
 from benchmarks.registry import speakers
 
@@ -205,8 +206,6 @@ async def _show(store: Any, campaign_id: str, data: Path | None) -> int:
     variants = "".join(f", {label}" for label in variant_labels({"disable_vad": spec.disable_vad}))
     print(f"campaign {campaign_id}: {view.summary} repeat(s), speed {speed_text(spec.speed)}{variants}, executor {spec.executor}: "
           f"{view.count('complete')}/{len(view.cells)} complete" + (f"; {view.pace}" if view.pace else ""))
-    from arena_tui.widgets.dimensions import HEURISTIC_MARK, cell_strict  # deferred: --help imports every command module; the figures' wording loads only when used
-
     header = ("cell", "run", "status", "turns", STRICT, "reason")
     lines = [(c.cell.label, c.run_id or "-", c.state, c.progress, cell_strict(c).plain, c.reason) for c in view.cells]
     widths = [max(len(str(r[i])) for r in [header, *lines]) for i in range(len(header))]
