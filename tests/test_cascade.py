@@ -13,8 +13,8 @@ import pytest
 
 from arena_tui.cli import main
 from arena_tui.spine.bus import EventBus
-from runners.base import SessionSpec, get_runner
 from arena_tui.spine.settings import RunSettings
+from runners.base import SessionSpec, get_runner
 from runners.engine import run_benchmark
 from runners.providers import catalog
 from tests.provider_runs import quiet_loguru

@@ -13,8 +13,8 @@ import pytest
 from arena_tui.cli import main
 from arena_tui.run_view import RunState
 from arena_tui.spine.bus import EventBus
-from runners.base import get_runner
 from arena_tui.spine.settings import RunSettings
+from runners.base import get_runner
 from runners.engine import run_benchmark
 from runners.simulator import SimulatorServer
 from tests.provider_runs import quiet_loguru

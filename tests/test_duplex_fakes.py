@@ -12,9 +12,9 @@ from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import SessionOpened, TurnEnded
 from benchmarks.registry import DUPLEX_NAME, load_benchmark
 from runners.base import get_runner
-from arena_tui.spine.settings import EndOfTurn, Greeting, RunSettings
 from runners.engine import run_benchmark
 from arena_tui.spine.faults import DuplexBehaviour
+from arena_tui.spine.settings import EndOfTurn, Greeting, RunSettings
 from runners.fakes.timing import INSTANT
 
 from .provider_runs import quiet_loguru

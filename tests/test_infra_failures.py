@@ -22,11 +22,11 @@ import pytest
 
 from arena_tui.spine.events import FINISHED, INFRA_ERROR, unfinished
 from runners.base import get_runner
-from arena_tui.spine.settings import RunSettings
 from runners.engine import RunError
 from runners.fakes.script import script_for_benchmark
 from runners.fakes.text_chat import ChatFault, OpenAIChatFake
 from arena_tui.spine.local_llm import LOCAL_LLM_URL_ENV
+from arena_tui.spine.settings import RunSettings
 from runners.simulator import SimulatorServer
 from tests.provider_runs import quiet_loguru, record_run
 

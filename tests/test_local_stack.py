@@ -16,8 +16,8 @@ import pytest
 
 from arena_tui.cli import main
 from arena_tui.spine.bus import EventBus
-from runners.base import get_runner
 from arena_tui.spine.settings import RunSettings
+from runners.base import get_runner
 from runners.engine import run_benchmark
 from runners.fakes.script import script_for_benchmark
 from runners.fakes.text_chat import OpenAIChatFake

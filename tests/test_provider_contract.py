@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from arena_tui.spine.bus import EventBus
-from runners.base import SessionSpec, get_runner, known_models
 from arena_tui.spine.settings import RunSettings
+from runners.base import SessionSpec, get_runner, known_models
 from runners.engine import RunError, run_benchmark
 from runners.fakes.cascade import CascadeFakes
 from runners.fakes.text_chat import OpenAIChatFake

@@ -16,9 +16,9 @@ import pytest
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
+from arena_tui.spine.settings import RunSettings
 from arena_tui.store import Store
 from runners.base import get_runner
-from arena_tui.spine.settings import RunSettings
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import ScriptedReply
 from runners.fakes.wire import pick

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from arena_tui.spine.bus import EventBus
+from arena_tui.spine.settings import RunSettings
 from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
 from runners.base import SessionSpec, get_runner
-from arena_tui.spine.settings import RunSettings
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import script_for_benchmark
 from runners.providers.glm_realtime import GLMRealtimeRunner, history_entries

@@ -14,8 +14,8 @@ from loguru import logger
 from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
 from arena_tui.spine.events import Reconnected, SessionRotated
-from runners.base import HistoryItem, get_runner
 from arena_tui.spine.settings import RunSettings
+from runners.base import HistoryItem, get_runner
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import Script, ScriptedReply, script_for_benchmark
 from tests.provider_harness import GREETING, ServiceRig

@@ -14,9 +14,9 @@ import pytest
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
+from arena_tui.spine.settings import RunSettings
 from arena_tui.store import Store
 from runners.base import HistoryItem, get_runner
-from arena_tui.spine.settings import RunSettings
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import Script, script_for_benchmark
 from runners.providers.nova_sonic import ROTATE_AFTER_S, NovaSonicRunner, history_messages

@@ -16,9 +16,9 @@ import pytest
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY
+from arena_tui.spine.settings import RunSettings
 from arena_tui.store import Store
 from runners.base import get_runner
-from arena_tui.spine.settings import RunSettings
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import Script, ScriptedReply, ToolCallSpec, script_for_benchmark
 from runners.fakes.text_chat import ChatFault, OpenAIChatFake

@@ -15,8 +15,8 @@ import pytest
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
-from runners.base import SessionSpec
 from arena_tui.spine.settings import RunSettings
+from runners.base import SessionSpec
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import Script, script_for_benchmark
 from tests.provider_harness import ServiceRig, read_wav_pcm16, scripted_tool_handler

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.judge import HeuristicJudge, JudgeWorker
+from arena_tui.spine.settings import RunSettings
 from arena_tui.store import Store
 from arena_tui.verdicts import TURN_TAKING
 from benchmarks.registry import load_benchmark
 from runners.base import get_runner
-from arena_tui.spine.settings import RunSettings
 from runners.engine import CONTINUE_PROMPT, run_benchmark
 
 GREETING = "Greet the user briefly."

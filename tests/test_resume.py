@@ -19,11 +19,11 @@ from arena_tui import cli
 from arena_tui.spine.bus import EventBus
 from arena_tui.orchestration.resume import ResumeError, plan_resume, resume_run, unfinished_turns
 from arena_tui.spine.events import FINISHED, LOST_PACE
+from arena_tui.spine.settings import RunSettings
 from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
 from runners import engine
 from runners.base import get_runner
-from arena_tui.spine.settings import RunSettings
 
 CHILD_LIMIT_S = 240.0
 
