@@ -27,9 +27,10 @@ from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.heap import settle_heap
 from .commit_gate import CommitGate
-from .launcher import Launcher, NoLauncher
+from .launcher import Judge, Launcher, NoLauncher, RunRequest
 from arena_tui.spine.events import ErrorEvent, RunEnded, wall_now
 from arena_tui.spine.paths import exports_dir, log_path
+from arena_tui.spine.settings import RunSettings
 from arena_tui.spine.times import duration_text
 from .messages import LiveUpdate, RunFinished
 from .playback import Player
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
     from .surface import Arena
 
 REFRESH_HZ = 30  # ≥ 15 meter refreshes/s (levels arrive at uneven 40/60 ms gaps); an idle tick costs nothing
-DEMO_BENCHMARK = "demo_bench"
 
 
 def _trust_the_terminal_size() -> None:
@@ -78,22 +78,17 @@ class ArenaApp(App):
         db_path: str | Path | None = None,
         data_dir: str | Path | None = None,
         *,
-        demo: dict[str, Any] | None = None,
-        launch: dict[str, Any] | None = None,
+        launch: RunRequest | None = None,
         open_run: str | None = None,
         launcher: Launcher | None = None,
     ) -> None:
-        """launch: a run to start and open at once, as the new-run dialog gives it (`benchmark`,
-        `config`, `judge`); `demo` is the same for the demo benchmark. launcher: how runs start
-        (`arena_tui.orchestration.launch.EngineLauncher`); without one, recorded runs only."""
+        """launch: a run to start and open at once, as the new-run dialog gives it. launcher: how
+        runs start (`arena_tui.orchestration.launch.EngineLauncher`); without one, recorded runs only."""
         super().__init__()
         self.launcher: Launcher = launcher if launcher is not None else NoLauncher()
         self.db_path = Path(db_path) if db_path else None
         self.data_dir = Path(data_dir) if data_dir else None
-        self.demo = demo
-        self.launch = launch if launch is not None else (
-            {"benchmark": DEMO_BENCHMARK, **demo} if demo is not None else None
-        )
+        self.launch = launch
         self.open_run_id = open_run
         self.launched: str | None = None  # the run `launch` started (its `then` is said when it ends)
         self.bus = EventBus()
@@ -124,8 +119,7 @@ class ArenaApp(App):
         await self.push_screen(RunsScreen())
         settle_heap("start")
         if self.launch is not None:
-            run_id = self.launched = self.start_run(self.launch["benchmark"], self.launch.get("config", {}),
-                                                    judge=self.launch.get("judge", "auto"))
+            run_id = self.launched = self.start_run(self.launch.benchmark, self.launch.settings, judge=self.launch.judge)
             if run_id:
                 self.open_run(run_id)
         elif self.open_run_id:
@@ -243,17 +237,17 @@ class ArenaApp(App):
         w = self.run_workers.get(run_id)
         return w is not None and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
 
-    def start_run(self, benchmark: Any, config: dict[str, Any] | None = None, *, judge: Any = "auto") -> str | None:
+    def start_run(self, benchmark: Any, settings: RunSettings, *, judge: Judge = "auto") -> str | None:
         """Start a run in a worker and return its id (None, with a notice, if it cannot start).
 
-        benchmark: a name (loaded from the data dir) or an already loaded Benchmark; judge: a
-        `--judge` kind or a callable that builds the judge backend.
+        benchmark: a name (loaded from the data dir, with the settings' speaker) or an already
+        loaded Benchmark; judge: a `--judge` kind or a callable that builds the judge backend.
         """
         run_id = new_run_id()
-        planned = (str(getattr(benchmark, "name", benchmark)), str((config or {}).get("model", "?")))
+        planned = (str(getattr(benchmark, "name", benchmark)), settings.model)
         self.live[run_id] = RunState(run_id, clock=time.monotonic, planned=planned)
         worker = self.run_worker(
-            self._run(run_id, benchmark, dict(config or {}), judge),
+            self._run(run_id, benchmark, settings, judge),
             name=f"run:{run_id}",
             group="runs",
             exit_on_error=False,
@@ -261,7 +255,7 @@ class ArenaApp(App):
         self.run_workers[run_id] = worker
         return run_id
 
-    async def _run(self, run_id: str, benchmark_name: Any, config: dict[str, Any], judge: Any) -> None:
+    async def _run(self, run_id: str, benchmark_name: Any, settings: RunSettings, judge: Judge) -> None:
         state = self.live[run_id]
         status, error = "failed", None
         try:
@@ -274,17 +268,14 @@ class ArenaApp(App):
 
             try:
                 bench = benchmark_name if not isinstance(benchmark_name, str) else (
-                    await asyncio.to_thread(load_benchmark, benchmark_name, self.data_dir, speaker=config.get("speaker")))
+                    await asyncio.to_thread(load_benchmark, benchmark_name, self.data_dir, speaker=settings.speaker))
             except Exception as e:
                 raise RuntimeError(f"cannot load benchmark {benchmark_name!r}: {e}") from None
             state.specs = specs_from_benchmark(bench)
             settle_heap("first run")  # what it loaded: the engine's settings, the benchmark
             for row in state.turns.values():
                 row.spec = state.specs.get(row.index)
-            try:
-                run = self.launcher.start_run(bench, config, self.bus, run_id)
-            except ValueError as e:
-                raise RuntimeError(str(e)) from None
+            run = self.launcher.start_run(bench, settings, self.bus, run_id)
             self.start_judge(run_id, bench, judge)
             await run
             status = state.ended.status if state.ended else "completed"
@@ -391,10 +382,10 @@ class ArenaApp(App):
         for screen in self.screen_stack:
             screen.post_message(RunFinished(message.run_id, message.status, message.error))
         state = self.live.get(message.run_id)
-        if self.launch and self.launch.get("then") and state is not None and message.run_id == self.launched:
+        if self.launch and self.launch.then and state is not None and message.run_id == self.launched:
             # what to do next, once the run it was started for ends (`arena-tui demo`)
             took = duration_text(state.elapsed_ms())
-            self.notify(self.launch["then"], title=f"run {message.status} in {took} (wall clock)", timeout=90)
+            self.notify(self.launch.then, title=f"run {message.status} in {took} (wall clock)", timeout=90)
 
     # --- coalescing pump -----------------------------------------------------------------
     def pump(self) -> None:

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from arena_tui.spine.bus import EventBus
+    from arena_tui.spine.settings import RunSettings
 
-    from .launcher import Launcher
+    from .launcher import Judge, Launcher
     from .playback import Player
     from .run_view import RunState, TurnSpec
     from .store import Store
@@ -66,7 +67,7 @@ class Arena(Protocol):
         """Whether this app is running that run now."""
         ...
 
-    def start_run(self, benchmark: Any, config: dict[str, Any] | None = None, *, judge: Any = "auto") -> str | None:
+    def start_run(self, benchmark: Any, settings: RunSettings, *, judge: Judge = "auto") -> str | None:
         """Start a run; its id, or None (with a notice) when it cannot start."""
         ...
 

@@ -212,13 +212,13 @@ async def record_duplex_run() -> tuple[Path, str]:
     from arena_tui.orchestration.live import choose_judge
     from arena_tui.store import Store
     from benchmarks.registry import DUPLEX_NAME, load_benchmark
-    from runners.config import RunConfig
+    from arena_tui.spine.settings import RunSettings
 
     if not _DUPLEX_DB:
         db = Path(tempfile.mkdtemp(prefix="arena-duplex-")) / "arena.db"
         logger.remove()
         logger.add(sys.stderr, level="WARNING")
-        config = RunConfig(model="sim", speed=1.0, turns=[0, 1, 2], faults="yield=300,backchannel=ignore,side_speech=ignore")
+        config = RunSettings(model="sim", speed=1.0, turns=[0, 1, 2], faults="yield=300,backchannel=ignore,side_speech=ignore")
         judge = choose_judge(argparse.Namespace(judge="heuristic"))
         await run_headless(load_benchmark(DUPLEX_NAME), config, db, io.StringIO(), judge)
         _DUPLEX_DB.append(db)

@@ -21,10 +21,6 @@ from ..store import Store, StoreError
 from ..verdicts import standing
 from .ids import resolve_run_id
 
-NAME = "review"
-HELP = "record a person's verdict on a turn (it wins over the judge's until withdrawn), or --withdraw it"
-ORDER = 41
-
 
 def _verdict(raw: str) -> tuple[str, str]:
     dim, sep, verdict = raw.partition("=")

@@ -18,14 +18,12 @@ from arena_tui.spine.causes import CAUSES
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.ids import short_ids
 from arena_tui.spine.paths import db_path
+
+from ..compare.search import search
 from ..judge.causes import causes_text
 from ..store import Store, StoreError
 from ..verdicts import DIMENSIONS
 from .ids import resolve_run_id
-
-NAME = "search"
-HELP = "find turns across runs by what was said, answered, reasoned or caused (--run, --dimension, --cause narrow it)"
-ORDER = 42
 
 
 def _choice(known: Iterable[str], what: str) -> Callable[[str], str]:
@@ -53,8 +51,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    from ..compare.search import search  # deferred: the figures (numpy) load only for a search (--help imports every command module)
-
     if args.limit is not None and args.limit < 0:
         raise CliError(f"--limit must be 0 or more (got {args.limit})")
     async with await Store.open(db_path(args.db)) as store:

@@ -56,6 +56,7 @@ from typing import Any
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.heap import settle_heap, settle_heaps_here
+from arena_tui.spine.settings import RunSettings
 
 from .admission import Admission, Load, pace_text, probe_lag
 from .executor import DEFAULT_RUNNER, Executor, Job, JobOutcome, OnDone, OnLost
@@ -413,9 +414,9 @@ class RayExecutor(Executor):
                 ref = self._refs[job.snapshot.key] = self._ray.put(job.snapshot)
                 self._t.setdefault("put", time.monotonic() - t)
             slot.runs.add(job.run_id)
-            config = slot.admission.config_for(job.config, resumed=job.keeps_speed)
+            settings = slot.admission.settings_for(job.settings, resumed=job.keeps_speed)
             stream = slot.actor.run.options(num_returns="streaming").remote(
-                ref, config, job.run_id, self.runner, job.resume)
+                ref, settings, job.run_id, self.runner, job.resume)
             self._follow[job.run_id] = asyncio.create_task(self._consume(job, stream, slot), name=f"ray-{job.run_id}")
 
     def _replace(self, slot: _Slot) -> None:
@@ -579,9 +580,9 @@ class _Worker:
         return {"pid": os.getpid(), "node": ray.util.get_node_ip_address(), "scratch": str(_scratch()),
                 "code": _code_id(), "import_s": time.monotonic() - t, "nice": os.getpriority(os.PRIO_PROCESS, 0)}
 
-    async def run(self, snap: BenchmarkSnapshot, config: dict, run_id: str, runner_spec: str,
+    async def run(self, snap: BenchmarkSnapshot, settings: RunSettings, run_id: str, runner_spec: str,
                   resume: dict | None = None):
-        async for item in _ray_task(snap, config, run_id, runner_spec, resume):
+        async for item in _ray_task(snap, settings, run_id, runner_spec, resume):
             yield item
 
     async def cleanup(self) -> None:
@@ -626,7 +627,8 @@ def _benchmark(snap: BenchmarkSnapshot) -> Any:
     return _BENCHMARKS[snap.key]
 
 
-async def _ray_task(snap: BenchmarkSnapshot, config: dict, run_id: str, runner_spec: str, resume: dict | None = None):
+async def _ray_task(snap: BenchmarkSnapshot, settings: RunSettings, run_id: str, runner_spec: str,
+                    resume: dict | None = None):
     """Streaming generator: ("where", pid, ip), then ("events", bytes)..., then ("done", outcome).
 
     The run is a task on the worker's loop beside its other runs (as a local worker holds them);
@@ -642,7 +644,7 @@ async def _ray_task(snap: BenchmarkSnapshot, config: dict, run_id: str, runner_s
 
     async def run() -> None:
         try:
-            out = await execute(runner, benchmark, config, run_id, lambda b: items.put_nowait(("events", b)), resume)
+            out = await execute(runner, benchmark, settings, run_id, lambda b: items.put_nowait(("events", b)), resume)
         except BaseException as e:  # (execute reports the run's own errors; this is the rest)
             out = {"status": "error", "message": f"{type(e).__name__}: {e}", "result": {}}
         items.put_nowait(("done", out))

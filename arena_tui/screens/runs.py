@@ -31,6 +31,7 @@ from arena_tui.spine.source import tag as source_tag
 from arena_tui.spine.times import as_utc, duration_text, when_text
 
 if TYPE_CHECKING:
+    from ..launcher import RunRequest
     from ..store import RunRow, Store
 
 
@@ -317,9 +318,9 @@ class RunsScreen(PollingScreen):
     def action_new_run(self) -> None:
         from .dialogs.new_run import NewRunDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
-        def started(result: dict[str, Any] | None) -> None:
-            if result:
-                run_id = self.arena.start_run(result["benchmark"], result["config"], judge=result["judge"])
+        def started(request: RunRequest | None) -> None:
+            if request is not None:
+                run_id = self.arena.start_run(request.benchmark, request.settings, judge=request.judge)
                 if run_id:
                     self.arena.open_run(run_id)
 

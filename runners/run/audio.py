@@ -47,9 +47,9 @@ from arena_tui.spine.events import (
     Waiting,
 )
 from arena_tui.spine.benchmark import Benchmark, Turn
+from arena_tui.spine.settings import RunSettings
 
 from ..base import HistoryItem, ProviderRunner
-from ..config import RunConfig
 from ..pace import PACE_LOST_MS, TURN_INVALID_MS
 from ..rotation import rotation_due
 from ..timeline.overlaps import LiveOverlaps
@@ -69,7 +69,7 @@ class AudioRun(RunBase[Session, Attempt]):
     def __init__(
         self,
         benchmark: Benchmark,
-        config: RunConfig,
+        config: RunSettings,
         bus: EventBus,
         run_id: str,
         provider: ProviderRunner,

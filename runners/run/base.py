@@ -50,9 +50,9 @@ from arena_tui.spine.events import (
     wall_now,
 )
 from arena_tui.spine.benchmark import Benchmark, Turn
+from arena_tui.spine.settings import Rotation, RunSettings
 
 from ..base import HistoryItem, ProviderRunner, RunError, SessionSpec
-from ..config import Rotation, RunConfig
 from ..pace import LostPace
 from ..rotation import History, select_replay, turn_span
 from ..tools import Resolution, ToolResolver, not_available_payload, success_payload
@@ -148,20 +148,6 @@ def golden_history(turns: list[Turn]) -> list[HistoryItem]:
         ]
         history.add_turn(t.turn_index, t.input, t.golden_text, calls)
     return history.items
-
-
-def select_turns(benchmark: Benchmark, turns: list[int] | None) -> list[Turn]:
-    """The benchmark's turns to run (all, or the given indices in benchmark order); RunError naming unknown ones."""
-    if turns is None:
-        return list(benchmark.turns)
-    known = {t.turn_index for t in benchmark.turns}
-    missing = [i for i in turns if i not in known]
-    if missing:
-        raise RunError(
-            f"{benchmark.name}: no turn(s) {', '.join(map(str, missing))} (turns are "
-            f"{min(known)}-{max(known)})"
-        )
-    return [t for t in benchmark.turns if t.turn_index in set(turns)]
 
 
 @dataclass(frozen=True)
@@ -334,7 +320,7 @@ class RunBase(ABC, Generic[S, A]):
     def __init__(
         self,
         benchmark: Benchmark,
-        config: RunConfig,
+        config: RunSettings,
         bus: EventBus,
         run_id: str,
         provider: ProviderRunner,

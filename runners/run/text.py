@@ -56,9 +56,9 @@ from arena_tui.spine.events import (
 )
 from arena_tui.spine.benchmark import Benchmark, Turn
 from arena_tui.spine.urls import endpoint_label
+from arena_tui.spine.settings import RunSettings
 
 from ..base import HistoryItem, ProviderRunner, SessionSpec
-from ..config import RunConfig
 from ..rotation import rotation_due
 from ..tools import ToolResolver
 from ..transports import RunClock
@@ -160,7 +160,7 @@ class TextRun(RunBase[TextSession, TextAttempt]):
     def __init__(
         self,
         benchmark: Benchmark,
-        config: RunConfig,
+        config: RunSettings,
         bus: EventBus,
         run_id: str,
         provider: ProviderRunner,

@@ -36,7 +36,7 @@ from runners.fakes.timing import ReplyPlan, TimingProfile
 from . import voice as voice_mod
 from .clock import AudioClock
 from .conversation import Conversation
-from .faults import TurnFault
+from arena_tui.spine.faults import TurnFault
 from .protocol import RATE, new_id
 from .records import ResponseRecord, SessionRecord, SimCall, TurnTruth
 from .turns import TurnBook
