@@ -33,7 +33,7 @@ from arena_tui.spine.paths import exports_dir, log_path
 from arena_tui.spine.times import duration_text
 from .messages import LiveUpdate, RunFinished
 from .playback import Player
-from .run_view import RunState, TurnSpec, specs_from_benchmark
+from .run_view import RunState, specs_from_benchmark
 from .screens.base import ArenaScreen
 
 if TYPE_CHECKING:
@@ -277,7 +277,7 @@ class ArenaApp(App):
                     await asyncio.to_thread(load_benchmark, benchmark_name, self.data_dir, speaker=config.get("speaker")))
             except Exception as e:
                 raise RuntimeError(f"cannot load benchmark {benchmark_name!r}: {e}") from None
-            state.specs = specs_from_benchmark(bench)
+            state.specs, state.benchmark_data = specs_from_benchmark(bench), bench
             settle_heap("first run")  # what it loaded: the engine's settings, the benchmark
             for row in state.turns.values():
                 row.spec = state.specs.get(row.index)
@@ -491,15 +491,15 @@ class ArenaApp(App):
         if isinstance(screen, ArenaScreen):
             yield from screen.palette_commands()
 
-    async def load_specs(self, run_id: str) -> dict[int, TurnSpec]:
-        """Turn specs of a stored run: the benchmark snapshot stored with it, else the benchmark by
-        name (`judge.locate.benchmark_of_run`); empty (columns just stay blank) if neither."""
+    async def load_benchmark(self, run_id: str) -> Any | None:
+        """What a stored run ran: the benchmark snapshot stored with it, else the benchmark by name
+        (`judge.locate.benchmark_of_run`); None (columns just stay blank) if neither."""
         try:
             from .judge.locate import benchmark_of_run  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
-            return specs_from_benchmark(await benchmark_of_run(self.store, run_id, self.data_dir))
+            return await benchmark_of_run(self.store, run_id, self.data_dir)
         except Exception:
-            return {}
+            return None
 
 
 QUIT_DIALOG = "quit-dialog"
