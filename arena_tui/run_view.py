@@ -127,6 +127,12 @@ class TurnRow:
         return bool(st and st.judgement is not None and st.judgement.provisional)
 
     @property
+    def human(self) -> tuple[str, ...]:
+        """The dimensions whose verdict that counts is a person's (`verdicts.Standing.human`)."""
+        st = self.standing
+        return st.human if st else ()
+
+    @property
     def judge_error(self) -> str | None:
         """The newest revision's error, also when an earlier verdict still stands."""
         st = self.standing
@@ -635,6 +641,10 @@ class RunState:
         self.any_heuristic |= ev.heuristic
         if ev.error:
             self._log(ev, f"judge error on turn {ev.turn_index}: {ev.error}")
+        elif ev.review is not None:
+            said = "withdrew their verdict" if ev.review.withdraw else \
+                "'s verdict: " + ", ".join(f"{d} {s.verdict}" for d, s in ev.scores.items())
+            self._log(ev, f"turn {ev.turn_index}: {ev.review.by}{' ' if ev.review.withdraw else ''}{said} (rev {ev.revision})")
         elif ev.revision > 1 or ev.phase == 2:
             self._log(ev, f"turn {ev.turn_index} re-judged (rev {ev.revision}{', ' + ev.rule if ev.rule else ''})")
 

@@ -11,6 +11,7 @@ verdict from anyone.
 
 from __future__ import annotations
 
+import getpass
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,6 +29,14 @@ CAUSES: tuple[str, ...] = tuple(c for c in (*CODE, *JUDGE) if c not in APART_CAU
 
 class ReviewError(ValueError):
     """A review that cannot be recorded; the message is one line naming the run, turn or field."""
+
+
+def default_reviewer() -> str:
+    """Who reviews unless told otherwise: $USER, else the login name the system knows ("" when none)."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return ""
 
 
 def reviewer_label(by: str) -> str:
