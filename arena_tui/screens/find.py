@@ -58,6 +58,11 @@ class Finding:
     def filter_changed(self, text: str) -> None:
         """The filter line's text changed ("" when closed): narrow the rows."""
 
+    @property
+    def typing(self) -> bool:
+        """Whether a query line has the focus (a screen's priority keys then leave its text alone)."""
+        return any(line.has_focus_within for line in self.query(QueryLine))  # type: ignore[attr-defined]
+
     def _table(self) -> DataTable:
         return self.query_one(f"#{self.FIND_TABLE}", DataTable)  # type: ignore[attr-defined]
 

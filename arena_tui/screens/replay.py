@@ -17,7 +17,6 @@ from arena_tui.spine.events import RunEvent, event_kinds
 from ..messages import TurnRejudged
 from ..run_view import RunState, specs_from_benchmark
 from ..widgets.fit import Forms
-from ..widgets.query_line import QueryLine
 from .run import RunScreen
 
 STEP_ACTIONS = ("step", "jump")
@@ -118,7 +117,7 @@ class ReplayScreen(RunScreen):
         return [(f"{step} (n/→ next, b/← back, end: all, t: leave)", step)] + super().filter_parts()[1:]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in STEP_ACTIONS and (not self.stepping or self.query_one("#find", QueryLine).has_focus_within):
+        if action in STEP_ACTIONS and (not self.stepping or self.typing):
             return False  # (typing in the find line: its letters and arrows are the text's)
         return super().check_action(action, parameters)
 
