@@ -6,9 +6,7 @@ the run screen finds the turns `arena-tui search --run` finds. A run a re-run su
 
 from __future__ import annotations
 
-from pathlib import Path
 
-import pytest
 from textual.widgets import DataTable
 
 from arena_tui.app import ArenaApp
@@ -22,15 +20,12 @@ from arena_tui.store import Store
 from arena_tui.widgets.query_line import QueryLine
 from arena_tui.widgets.turn_table import TurnTable
 from tests.pilot import until
-from tests.snapshots.fixture_run import LONG_MODEL, fixture_events, load_layout_db
+from tests.snapshots.fixture_run import LONG_MODEL
 from tests.test_app_flows import text_of
+from tests.test_app_review import layout as review_layout
 
 
-@pytest.fixture
-async def layout(tmp_path: Path) -> tuple[Path, str, str]:
-    db = tmp_path / "arena.db"
-    long_id = await load_layout_db(db)
-    return db, fixture_events()[0].run_id, long_id
+layout = review_layout  # the demo recording and the long-named run: (database, demo run id, long run id)
 
 
 def cursor_key(table: DataTable) -> str:
