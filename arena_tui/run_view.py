@@ -642,9 +642,9 @@ class RunState:
         if ev.error:
             self._log(ev, f"judge error on turn {ev.turn_index}: {ev.error}")
         elif ev.review is not None:
-            said = "withdrew their verdict" if ev.review.withdraw else \
-                "'s verdict: " + ", ".join(f"{d} {s.verdict}" for d, s in ev.scores.items())
-            self._log(ev, f"turn {ev.turn_index}: {ev.review.by}{' ' if ev.review.withdraw else ''}{said} (rev {ev.revision})")
+            what = "withdrew their verdict" if ev.review.withdraw else \
+                "gave a verdict: " + ", ".join(f"{d} {s.verdict}" for d, s in ev.scores.items())
+            self._log(ev, f"turn {ev.turn_index}: {ev.review.by} {what} (rev {ev.revision})")
         elif ev.revision > 1 or ev.phase == 2:
             self._log(ev, f"turn {ev.turn_index} re-judged (rev {ev.revision}{', ' + ev.rule if ev.rule else ''})")
 

@@ -131,7 +131,11 @@ def review(screen: ArenaScreen, state: RunState, turn: int | None) -> None:
         screen.notify(f"turn {turn} is {APART[why]}: no verdict on the model, from the judge or a person",
                       severity="warning")
         return
-    from ..judge.human import default_reviewer, reviewable  # deferred: the UI starts, and says why, even when the judge cannot load
+    try:
+        from ..judge.human import default_reviewer, record_verdict, reviewable, withdraw  # deferred: the UI starts, and says why, even when the judge cannot load
+    except ImportError as e:
+        screen.notify(f"a person's verdict cannot be recorded in this build ({e})", severity="warning")
+        return
     from .dialogs.review import Review, ReviewDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
     st = row.standing
@@ -146,8 +150,6 @@ def review(screen: ArenaScreen, state: RunState, turn: int | None) -> None:
     async def record(asked: Review | None) -> None:
         if asked is None:
             return
-        from ..judge.human import record_verdict, withdraw  # deferred: the UI starts, and says why, even when the judge cannot load
-
         try:
             await store.flush()  # the turn's row must be readable (a live run's last turn)
             if asked.withdraw:
