@@ -137,9 +137,10 @@ async def test_drill_down_shows_flips_and_always_failing_turns(stored) -> None:
         title = str(drill.query_one("#drill-title", Static).render())
         assert "3 repeat(s)" in title and "1/4 turns flip between repeats" in title and "always failing: 2" in title
         t1 = cells(drill, "#drill", "1")
-        assert t1[2] == "✓  ✗  ✓" and t1[3] == "2" and t1[4] == "tool_use_correct×2" and t1[5] == ""
+        assert t1[2] == "✓  ✗  ✓" and t1[3] == "2" and t1[4] == "tool_use_correct×2" and t1[6] == ""
+        assert t1[5] == "#1 wrong arguments"  # why it flipped: the repeat that failed it, and its cause
         t2 = cells(drill, "#drill", "2")
-        assert t2[2] == "✗  ·  ✗" and t2[5] == "always fails"
+        assert t2[2] == "✗  ·  ✗" and t2[6] == "always fails"
         assert cells(drill, "#drill", "0")[3] == "0"
         t3 = cells(drill, "#drill", "3")  # missing in one repeat: no verdict there, so nothing flips
         assert t3[2] == "✓  ·  ✓" and t3[3] == "0" and t3[4] == "–"

@@ -194,8 +194,8 @@ class RunScreen(Finding, ArenaScreen):
         parts: list[Forms] = [(f"follow {'ON' if self.follow else 'off'}",)]
         if figures := figures_text(st):  # the strict pass and the turns counted apart
             parts.append((figures,))
-        tally = st.tally()
-        if human := human_text(tally.human_verdicts, len(tally.human)):  # figures resting on a person's verdict
+        tally = st.tally() if any(r.human for r in st.turns.values()) else None
+        if tally is not None and (human := human_text(tally.human_verdicts, len(tally.human))):  # a person's, not the judge's
             parts.append((f"{HUMAN} {human}", f"{HUMAN} {tally.human_verdicts} person's verdict(s)"))
         turn = t.selected_turn
         if turn is not None and (causes := st.causes().get(turn)):  # why the selected turn failed, at any width
