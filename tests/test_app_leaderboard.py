@@ -181,6 +181,11 @@ async def test_compare_two_marked_runs_highlights_differences(stored) -> None:
         pane = console.export_text()  # the selected turn in full: each side's calls with their arguments, why B failed
         assert 'call book(day="saturday")' in pane and 'call book(day="sunday")' in pane, pane
         assert "B ✗ fail · tool use · wrong arguments" in pane and "A ✓ pass" in pane, pane
+        grid.move_cursor(row=grid.get_row_index("3"))  # B never played it: no answer, no verdict, never a fail
+        await pilot.pause()
+        console = Console(width=156, record=True, file=io.StringIO())
+        console.print(pair.query_one("#pair-turn", Static).content)
+        assert "B not played: no answer, no verdict (never a failure)" in console.export_text()
         title = str(pair.query_one("#pair-title", Static).render())
         assert "3/4 turns differ" in title
         await pilot.press("d")
