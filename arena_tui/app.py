@@ -34,8 +34,9 @@ from arena_tui.spine.settings import RunSettings
 from arena_tui.spine.times import duration_text
 from .messages import LiveUpdate, RunFinished
 from .playback import Player
-from .run_view import RunState, TurnSpec, specs_from_benchmark
+from .run_view import RunState, specs_from_benchmark
 from .screens.base import ArenaScreen
+from .screens.notices import CAMPAIGN_POLL_S, CampaignWatch, run_notice, tell, watching
 
 if TYPE_CHECKING:
     from .store import Store
@@ -103,6 +104,7 @@ class ArenaApp(App):
         self._shutdown_task: asyncio.Future[None] | None = None
         self._gate: CommitGate | None = None  # live turns are shown once the store has committed them
         self.left_interrupted: list[RunState] = []  # runs still streaming when the app shut down (stopped by it)
+        self.campaigns = CampaignWatch()  # campaigns whose end is said while another screen is shown
 
     # --- lifecycle -----------------------------------------------------------------------
     def run(self, *args: Any, **kwargs: Any) -> Any:
@@ -116,6 +118,7 @@ class ArenaApp(App):
         self._route_logs()
         await self.open_store()
         self.set_interval(1 / REFRESH_HZ, self.pump)
+        self.set_interval(CAMPAIGN_POLL_S, self._watch_campaigns)
         await self.push_screen(RunsScreen())
         settle_heap("start")
         if self.launch is not None:
@@ -271,7 +274,7 @@ class ArenaApp(App):
                     await asyncio.to_thread(load_benchmark, benchmark_name, self.data_dir, speaker=settings.speaker))
             except Exception as e:
                 raise RuntimeError(f"cannot load benchmark {benchmark_name!r}: {e}") from None
-            state.specs = specs_from_benchmark(bench)
+            state.specs, state.benchmark_data = specs_from_benchmark(bench), bench
             settle_heap("first run")  # what it loaded: the engine's settings, the benchmark
             for row in state.turns.values():
                 row.spec = state.specs.get(row.index)
@@ -382,10 +385,25 @@ class ArenaApp(App):
         for screen in self.screen_stack:
             screen.post_message(RunFinished(message.run_id, message.status, message.error))
         state = self.live.get(message.run_id)
+        if not watching(self.screen, run_id=message.run_id) and self._shutdown_task is None:
+            tell(self, *run_notice(message.run_id, message.status, message.error, state))
         if self.launch and self.launch.then and state is not None and message.run_id == self.launched:
             # what to do next, once the run it was started for ends (`arena-tui demo`)
             took = duration_text(state.elapsed_ms())
             self.notify(self.launch.then, title=f"run {message.status} in {took} (wall clock)", timeout=90)
+
+    def _watch_campaigns(self) -> None:
+        """Say when a campaign (run in this or another process) has ended, unless its screen is on top."""
+        store = self.store
+        if store is None or self._shutdown_task is not None:
+            return
+
+        async def look() -> None:
+            for cid, said, severity in await self.campaigns.ended(store):
+                if not watching(self.screen, campaign_id=cid):
+                    tell(self, f"campaign {cid} ended", said, severity)
+
+        self.run_worker(look(), group="campaign-watch", exclusive=True, exit_on_error=False)
 
     # --- coalescing pump -----------------------------------------------------------------
     def pump(self) -> None:
@@ -482,15 +500,15 @@ class ArenaApp(App):
         if isinstance(screen, ArenaScreen):
             yield from screen.palette_commands()
 
-    async def load_specs(self, run_id: str) -> dict[int, TurnSpec]:
-        """Turn specs of a stored run: the benchmark snapshot stored with it, else the benchmark by
-        name (`judge.locate.benchmark_of_run`); empty (columns just stay blank) if neither."""
+    async def load_benchmark(self, run_id: str) -> Any | None:
+        """What a stored run ran: the benchmark snapshot stored with it, else the benchmark by name
+        (`judge.locate.benchmark_of_run`); None (columns just stay blank) if neither."""
         try:
             from .judge.locate import benchmark_of_run  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
-            return specs_from_benchmark(await benchmark_of_run(self.store, run_id, self.data_dir))
+            return await benchmark_of_run(self.store, run_id, self.data_dir)
         except Exception:
-            return {}
+            return None
 
 
 QUIT_DIALOG = "quit-dialog"

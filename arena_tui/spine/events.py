@@ -406,6 +406,7 @@ class Review(Model):
     by: str
     reason: str
     withdraw: bool = False  # takes the person's verdicts on this turn back: the judge's count again
+    at: datetime | None = None  # the wall clock when it was given (None: recorded before the field)
 
 
 class Judgement(Event):
