@@ -378,9 +378,15 @@ class _Session(TimedSession):
 
     async def resumption_ticks(self, n: int) -> None:
         """While a reply is under way: an update every ~0.5 s saying the session cannot be
-        resumed here (no handle), as the API does while the model generates."""
+        resumed here (no handle), as the API does while the model generates. On a fixed cadence
+        from the reply's start, not one sleep after another: a busy loop delays a tick, never the
+        ones after it."""
+        clock = self.fake.clock
+        start = clock.ms
+        tick = 0
         while True:
-            await self.fake.clock.sleep(RESUMPTION_EVERY_MS)
+            tick += 1
+            await clock.until(start + tick * RESUMPTION_EVERY_MS)
             self.mark("resumption_update", n)
             await self.send({"sessionResumptionUpdate": {}})
 
