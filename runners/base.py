@@ -8,7 +8,7 @@ Every name the engine reads is declared here with a default (no getattr probing)
 
 Adding a provider = one module in `runners/providers/` with a `ProviderRunner` subclass
 declaring its `aliases` and `fake_class` (its fake in `runners/fakes/<same name>.py`), its
-entry in `runners/providers/catalog.py` (the same attributes as data: models are listed and
+entry in `runners/catalog.py` (the same attributes as data: models are listed and
 found without importing any provider, or Pipecat), and its test.
 """
 
@@ -28,7 +28,7 @@ from arena_tui.spine.benchmark import Benchmark, Tool
 from arena_tui.spine.source import TTS
 
 from .config import Rotation, RunConfig
-from .providers import catalog
+from . import catalog
 
 if TYPE_CHECKING:  # the fakes are only imported when a fake run starts
     from .fakes.script import Script

@@ -20,7 +20,7 @@ from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
 from runners.fakes.cascade import CascadeFakes
 from runners.fakes.text_chat import OpenAIChatFake
-from runners.providers.catalog import CASCADE_EXAMPLES
+from runners.catalog import CASCADE_EXAMPLES
 from runners.fakes.text_replies import TextFake
 from runners.simulator import SimulatorServer
 from tests.provider_runs import quiet_loguru

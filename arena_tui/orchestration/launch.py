@@ -72,7 +72,7 @@ def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> 
 def plays_audio(model: str, service: str | None) -> bool | None:
     """Whether a model's runs play the benchmark's audio, from the providers' catalog (no Pipecat);
     None when only loading it would tell (a user's own `--service` class, an unknown alias)."""
-    from runners.providers import catalog  # deferred: the catalog is data, read only when a run is checked
+    from runners import catalog  # deferred: the catalog is data, read only when a run is checked
 
     if service:
         return None

@@ -1,6 +1,6 @@
 """The model list: every alias, its provider, and what a run with it still needs.
 
-Read from the providers' catalog (`runners.providers.catalog`: plain data), so listing imports
+Read from the providers' catalog (`runners.catalog`: plain data), so listing imports
 no provider module and no Pipecat: `arena-tui models` prints it, the new-run dialog offers it
 (`launch.EngineLauncher.models`). Keys are checked for presence only; their values never leave
 the environment.
@@ -63,7 +63,7 @@ class Model:
 
 def models() -> list[Model]:
     """Every model alias, in alias order (a local server probed once, `probe_local`)."""
-    from runners.providers import catalog  # deferred: --help imports every command module; the catalog is data (no Pipecat)
+    from runners import catalog  # deferred: --help imports every command module; the catalog is data (no Pipecat)
 
     needs: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}  # per provider: its aliases need the same
     out = []
@@ -162,7 +162,7 @@ class Cascades:
 
 
 def cascades() -> Cascades:
-    from runners.providers import catalog  # deferred: --help imports every command module; the catalog is data (no Pipecat)
+    from runners import catalog  # deferred: --help imports every command module; the catalog is data (no Pipecat)
 
     parts = {**catalog.STT, **catalog.TTS}
     return Cascades(f"{catalog.CASCADE_PREFIX}<stt>+<llm>+<tts>", tuple(catalog.STT), tuple(catalog.TTS),

@@ -15,7 +15,7 @@ ALL = "all"
 
 
 def _parts() -> dict[str, Any]:
-    from runners.providers import catalog  # deferred: --help imports every command module; the catalog is data
+    from runners import catalog  # deferred: --help imports every command module; the catalog is data
 
     return {c.name: c for c in (*catalog.STT.values(), *catalog.TTS.values()) if c.local}
 
@@ -26,7 +26,7 @@ def local_parts() -> list[str]:
 
 def _not_installed(part: str) -> str | None:
     """"not installed (pip install …)" when the part's packages are not all here."""
-    from runners.providers.catalog import installed  # deferred: --help imports every command module
+    from runners.catalog import installed  # deferred: --help imports every command module
 
     c = _parts()[part]
     return None if all(installed(m) for m in c.packages) else f"not installed ({c.install_hint})"

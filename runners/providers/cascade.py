@@ -34,10 +34,11 @@ from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
 from arena_tui.spine.benchmark import Benchmark
 
+from .. import catalog
 from ..base import LocalFake, ProviderRunner, RunError, SessionPipeline, SessionSpec, context_messages, get_runner
+from ..catalog import Component
 from ..config import RunConfig
-from . import catalog, local_parts
-from .catalog import Component
+from . import local_parts
 
 SILERO_RATE = 16000
 OPENAI_TTS_VOICE = "alloy"
