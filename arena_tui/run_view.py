@@ -450,7 +450,7 @@ class RunState:
 
     def _on_waiting(self, ev: Waiting) -> None:
         self.waiting, self.waiting_wall = ev, self.wall_now()
-        self._log(ev, wait_text(ev.what, (ev.deadline_t_ms - ev.t_ms) / self.speed))
+        self._log(ev, wait_text(ev.what, wall_ms(ev.deadline_t_ms - ev.t_ms, self.speed)))
 
     def _speech(self, ev: SpeechBoundary, who: str, on: bool) -> None:
         self.meters[who].speaking = on

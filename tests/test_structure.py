@@ -106,6 +106,21 @@ def test_the_room_check_sees_an_import_running_back_up() -> None:
     assert _cycles(_rooms(graph)) == [["p.base", "p.providers"]]
 
 
+def test_the_heap_is_settled_in_one_place() -> None:
+    """Freezing the heap and the collector's thresholds are `spine.heap`'s rule, applied only where an
+    entry point says so (`settle_heaps_here`); the engine once froze it in every process that ran."""
+    calls = sorted(
+        str(path.relative_to(ROOT))
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == "gc"
+        and node.func.attr in ("freeze", "set_threshold")
+    )
+    assert calls == ["arena_tui/spine/heap.py", "arena_tui/spine/heap.py"]
+
+
 def _undeclared_deferred_imports(source: str) -> list[int]:
     """Lines of imports inside a function that carry no `# deferred: <reason>`."""
     lines = source.splitlines()
