@@ -43,7 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # imported here: numpy/soxr/openai are not needed to build the CLI parser
-    from benchmarks.loader import BenchmarkError, audio_overlay_dir  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+    from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+    from benchmarks.overlay import audio_overlay_dir  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
     from benchmarks.registry import open_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
     from benchmarks.synthesize import SynthError, make_backend, synthesize_benchmark  # deferred: the TTS backends load only for this command
 
