@@ -145,20 +145,6 @@ class FakeServer(ScriptedReplies):
             await asyncio.sleep(0.02)
 
 
-class TimedSession:
-    """A fake session's view of time: the fake's audio clock, and marks on its record."""
-
-    fake: FakeServer
-    rec: ConnectionRecord
-
-    @property
-    def now(self) -> float:
-        return self.fake.clock.ms
-
-    def mark(self, what: str, reply: int | None = None, audio_ms: float = 0.0) -> None:
-        self.rec.mark(self.now, what, reply, audio_ms)
-
-
 def spawn(tasks: set[asyncio.Task[Any]], coro: Any) -> None:
     """Run `coro` in the background, holding a reference in `tasks` until it is done."""
     task = asyncio.get_running_loop().create_task(coro)

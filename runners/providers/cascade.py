@@ -248,6 +248,11 @@ class CascadeRunner(ProviderRunner):
         taps = {id(stt): (TranscriptionFrame,), id(gate): (LLMContextFrame,), id(spaced): (TTSTextFrame,)}
         return SessionPipeline(processors=processors, taps=taps)
 
+    def service_endpoint(self, service: Any) -> str:
+        """Its text model's (the service is that model's runner's)."""
+        assert self.text is not None, "a cascade's service is built by its text model's runner"
+        return self.text.service_endpoint(service)
+
     def is_alive(self, service: Any) -> bool:
         return True  # the LLM is HTTP; Pipecat's STT/TTS services reconnect their websockets themselves
 

@@ -106,6 +106,10 @@ class GeminiLiveRunner(ProviderRunner):
         service.session_number = self._sessions
         return service
 
+    def service_endpoint(self, service: Any) -> str:
+        options = service._http_options  # (Pipecat's: google-genai's client is opened with them)
+        return (options.base_url if options is not None else None) or self.default_endpoint
+
     def is_alive(self, service: Any) -> bool:
         return service.connection_alive()
 

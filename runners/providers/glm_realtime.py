@@ -128,6 +128,9 @@ class GLMRealtimeRunner(ProviderRunner):
             self._report(service, spec.publish, self.sessions)
         return service
 
+    def service_endpoint(self, service: GLMRealtimeLLMService) -> str:
+        return service._base_url
+
     def is_alive(self, service: Any) -> bool:
         # True while the service connects or reconnects by itself: only a close or a given-up
         # reconnect means the engine must open a new session.

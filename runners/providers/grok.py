@@ -114,6 +114,9 @@ class GrokRealtimeRunner(ProviderRunner):
             ),
         )
 
+    def service_endpoint(self, service: GrokReplayingService) -> str:
+        return service.base_url
+
     def is_alive(self, service: GrokReplayingService) -> bool:
         return service.connection_alive()
 

@@ -107,6 +107,11 @@ class NovaSonicRunner(ProviderRunner):
             **common,
         )
 
+    def service_endpoint(self, service: Any) -> str:
+        client = service.create_client()  # the SDK client the service would open its streams on
+        fake = getattr(client, "fake", None)  # the local fake's client (`FakeBedrockClient`): in this process
+        return fake.base_url if fake is not None else str(client._config.endpoint_uri)
+
     def is_alive(self, service: Any) -> bool:
         return service.alive()
 

@@ -197,6 +197,9 @@ class OpenAIRealtimeRunner(ProviderRunner):
             ),
         )
 
+    def service_endpoint(self, service: OpenAIRealtimeLLMService) -> str:
+        return service.base_url
+
     def is_alive(self, service: ReplayingRealtimeService) -> bool:
         return service.connection_alive()
 
