@@ -103,7 +103,7 @@ def test_benchmarks_and_run_agree(case: str, data: Path, listing: subprocess.Com
     assert "Traceback" not in got.stderr, got.stderr
     if expected == "ready":
         assert got.returncode == 0 and not errors, got.stdout[-2000:] + got.stderr
-        assert "turns 3/3: ok 3" in got.stdout, got.stdout[-2000:]
+        assert "turns 3/3 done: ok 3" in got.stdout, got.stdout[-2000:]
         return
     assert got.returncode == 2 and not (tmp_path / "runs.db").exists(), got.stdout + got.stderr  # nothing recorded
     if expected == "BROKEN":

@@ -69,8 +69,8 @@ def test_original_layout_imports_and_runs_every_turn_against_the_simulator(tmp_p
     got = _cli("--db", str(tmp_path / "runs.db"), "run", "aiwf_demo", "--data", str(out), "--model", "sim",
                "--speed", "20", "--headless", "--judge", "none")
     assert got.returncode == 0, got.stdout[-3000:] + got.stderr
-    summary = next(ln for ln in got.stdout.splitlines() if ln.startswith("turns 10/10: "))
-    counts = dict((s.split()[0], int(s.split()[1])) for s in summary.split(";")[0].removeprefix("turns 10/10: ").split(", "))
+    summary = next(ln for ln in got.stdout.splitlines() if ln.startswith("turns 10/10 done: "))
+    counts = dict((s.split()[0], int(s.split()[1])) for s in summary.split(";")[0].removeprefix("turns 10/10 done: ").split(", "))
     assert set(counts) <= {"ok", "ended_session"} and sum(counts.values()) == 10, summary  # every turn answered
 
 

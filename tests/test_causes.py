@@ -105,7 +105,9 @@ async def test_every_failed_turn_of_a_run_with_every_fault_has_a_cause(tmp_path:
     from runners.simulator import SimulatorServer  # deferred: the engine (Pipecat) loads only for this test
     from runners.simulator.faults import FAULT_KINDS, parse_faults  # deferred: the engine (Pipecat) loads only for this test
 
-    assert {f.kind for f in parse_faults(FAULTS).turns.values()} == set(FAULT_KINDS)  # every kind, once at least
+    # every kind, once at least (but `yield`, which acts on a turn's duplex cues only: demo_bench has none;
+    # tests/test_duplex_engine.py fails turns with it)
+    assert {f.kind for f in parse_faults(FAULTS).turns.values()} == set(FAULT_KINDS) - {"yield"}
     demo = load_benchmark("demo_bench")
     sim = SimulatorServer(demo, faults=FAULTS)
     url = await sim.start()

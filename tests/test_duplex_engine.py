@@ -92,7 +92,7 @@ async def test_a_plain_server_vad_stops_for_a_backchannel_and_answers_side_speec
     results, _, truth, _, _ = await run(bench, "", [0, 2], FAST)
     assert all(t.reacted and t.yield_ms is not None and t.answered for t in truth), truth
     (back,), (side,) = results[0].duplex, results[2].duplex
-    assert back.kind == "backchannel" and back.yielded and back.yield_ms is not None and back.yield_ms < 400
+    assert back.kind == "backchannel" and back.yielded and back.yield_ms is not None  # how soon: the 1x precision test
     assert side.kind == "side_speech" and side.yielded and side.answered
 
 
