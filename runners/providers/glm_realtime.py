@@ -24,12 +24,12 @@ from arena_tui.spine.benchmark import Benchmark
 
 from ..base import HistoryItem, ProviderRunner, Publish, RunError, SessionSpec
 from ..config import Rotation, RunConfig
-from .glm_service import (
+from .glm_service import GLMRealtimeLLMService
+from .glm_wire import (
     GLM_REALTIME_URL,
     MAX_INSTRUCTION_CHARS,
     REPLAY_MARGIN_CHARS,
     GLMConfigError,
-    GLMRealtimeLLMService,
     ReplayReport,
     budget_for,
     glm_tools,
