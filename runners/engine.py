@@ -16,7 +16,8 @@ from .base import ProviderRunner, RunError, get_runner
 from .config import RunConfig
 from .providers.service import service_runner
 from .run.audio import AudioRun
-from .run.base import CONTINUE_PROMPT, RunBase, Seed, SessionBase, history_from_results, select_turns
+from .run.base import RunBase, SessionBase
+from .run.history import CONTINUE_PROMPT, Seed, history_from_results, select_turns
 from .run.rehydrate import RehydratedRun
 from .run.text import TextRun
 

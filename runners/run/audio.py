@@ -56,7 +56,9 @@ from ..timeline.overlaps import LiveOverlaps
 from ..tools import ToolResolver
 from ..transports import RunClock
 from .audio_attempt import Attempt
-from .base import CONTINUE_PROMPT, RunBase, Seed, turn_status
+from .base import RunBase
+from .history import CONTINUE_PROMPT, Seed
+from .outcome import turn_status
 from .duplex import CuePlayer
 from .infra import infra_failure
 from .session import Session

@@ -62,7 +62,10 @@ from ..config import RunConfig
 from ..rotation import rotation_due
 from ..tools import ToolResolver
 from ..transports import RunClock
-from .base import AttemptBase, RunBase, Seed, SessionBase, spoken_text, turn_status
+from .attempt import AttemptBase, spoken_text
+from .base import RunBase, SessionBase
+from .history import Seed
+from .outcome import turn_status
 from .infra import InfraError, infra_failure
 
 MODALITY = "text"
