@@ -31,7 +31,7 @@ from .faults import FaultPlan, parse_faults
 from .fingerprint import FingerprintIndex
 from .protocol import PATH
 from .records import ClientEventRecord, DuplexTruth, ResponseRecord, SessionRecord, TurnTruth
-from .replies import ReplySettings
+from .reply_state import ReplySettings
 from .turns import TurnBook
 
 
