@@ -34,11 +34,12 @@ class RunFinished(Message, bubble=False):
 
 
 class TurnRejudged(Message, bubble=False):
-    """A turn was judged again (`screens/actions.rejudge`); posted to every screen, which redraws
-    it if it shows that run. `judgements`: the new revisions read back for a stored run (a live
-    run's come through the bus), which a replay keeps among its events."""
+    """A turn was judged again (`screens/actions.rejudge`), or judgements another process stored
+    were read back (`actions.reread_judgements`; `turn` None: any turn); posted to every screen,
+    which redraws it if it shows that run. `judgements`: the revisions read back from the store,
+    which a replay keeps among its events."""
 
-    def __init__(self, run_id: str, turn: int, judgements: list[Judgement]) -> None:
+    def __init__(self, run_id: str, turn: int | None, judgements: list[Judgement]) -> None:
         super().__init__()
         self.run_id = run_id
         self.turn = turn

@@ -45,6 +45,7 @@ from arena_tui.spine.events import (
     TurnStarted,
     Waiting,
 )
+from arena_tui.spine.faults import TurnFault, turn_faults
 from arena_tui.spine.times import wall_ms
 from arena_tui.spine.source import against, source_label, variant_labels
 from .timing import UntrustedTurns, latency_caveat, speed_note, v2v_text
@@ -103,6 +104,7 @@ class TurnRow:
     judgements: list[Judgement] = field(default_factory=list)  # every revision, arrival order
     attempts: int = 0
     untrusted: bool = False  # its latencies are untrusted: this machine sent the user's audio late (`timing`)
+    fault: TurnFault | None = None  # the simulator fault injected on it (the run's `faults`): a failure by design
     _standing: tuple[int, Standing[Judgement] | None] = field(default=(0, None), repr=False, compare=False)
 
     @property
@@ -213,11 +215,13 @@ class RunState:
     """Everything the run screen shows about one run, built only from events."""
 
     def __init__(self, run_id: str, specs: dict[int, TurnSpec] | None = None,
-                 clock: Callable[[], float] | None = None) -> None:
+                 clock: Callable[[], float] | None = None, planned: tuple[str, str] | None = None) -> None:
         """`clock` (seconds, monotonic) only for a run followed live: elapsed then ticks on the wall
-        clock, the watchdog counts down and silent meters fall; a replay has none."""
+        clock, the watchdog counts down and silent meters fall; a replay has none. `planned`: the
+        (benchmark, model) a run being started was asked for, said until its `run_started` comes."""
         self.run_id = run_id
         self.clock = clock
+        self.planned = planned
         self.wall_started: float | None = None
         self.wall_ended: float | None = None
         self.started_wall_time: datetime | None = None  # the first run_started's (a resumed run keeps its origin)
@@ -266,12 +270,21 @@ class RunState:
 
     @property
     def benchmark(self) -> str:
-        return self.started.benchmark if self.started else "?"
+        if self.started:
+            return self.started.benchmark
+        return self.planned[0] if self.planned else "?"
+
+    @property
+    def model_name(self) -> str:
+        """The model alias: the run's, or while it starts the one it was asked for."""
+        if self.started:
+            return self.started.model
+        return self.planned[1] if self.planned else "?"
 
     @property
     def model_label(self) -> str:
         if not self.started:
-            return "?"
+            return f"{self.model_name} (starting)" if self.planned else "?"
         label = f"{self.started.model} ({self.started.provider})"
         label = f"{label} [{self.source.upper()}]" if self.source else label
         variants = variant_labels(self.started.config, faults=False)  # the run screen says them on its own line
@@ -372,8 +385,14 @@ class RunState:
 
     def row(self, index: int) -> TurnRow:
         if index not in self.turns:
-            self.turns[index] = TurnRow(index=index, spec=self.specs.get(index))
+            self.turns[index] = TurnRow(index=index, spec=self.specs.get(index), fault=self.faults.get(index))
         return self.turns[index]
+
+    @property
+    def faults(self) -> dict[int, TurnFault]:
+        """turn -> the simulator fault injected on it (`spine.faults`), from the run's config."""
+        config = self.started.config if self.started is not None else None
+        return turn_faults(config.get("faults")) if isinstance(config, dict) else {}
 
     # --- folding -------------------------------------------------------------------------
     def apply_all(self, events: list[RunEvent]) -> bool:
@@ -407,6 +426,9 @@ class RunState:
             self.started_wall_time = ev.wall_time
         for i in ev.turn_indices:
             self.row(i)
+        for i, fault in self.faults.items():  # rows made before the run said its faults
+            if i in self.turns:
+                self.turns[i].fault = fault
         sim = f" against {against(self.source)}" if self.source else ""
         faults = ev.config.get("faults") if isinstance(ev.config, dict) else None
         extra = f" (faults: {faults})" if faults else ""
@@ -576,6 +598,8 @@ class RunState:
         if ev.turn_index is None:
             return
         row = self.row(ev.turn_index)
+        if ev in row.judgements:  # the same revision twice (the bus's, and the store's read back): once
+            return
         row.judgements.append(ev)
         self.judges.add(ev.judge)
         self.any_heuristic |= ev.heuristic

@@ -41,11 +41,16 @@ NOT_COMPARABLE = "not comparable"
 SPEED_UNKNOWN = "speed not recorded"
 
 
+def speed_text(speed: float | None) -> str:
+    """A run's speed as every surface writes it: `20×`, `1×`, or `speed not recorded`."""
+    return SPEED_UNKNOWN if speed is None else f"{speed:g}×"
+
+
 def speed_note(speed: float | None) -> str | None:
     """Why a run's latency is not comparable (None when it is): e.g. `20× — not comparable`."""
     if comparable(speed):
         return None
-    return f"{SPEED_UNKNOWN if speed is None else f'{speed:g}×'} — {NOT_COMPARABLE}"
+    return f"{speed_text(speed)} — {NOT_COMPARABLE}"
 
 
 def latency_caveat(speed: float | None) -> str | None:
@@ -55,10 +60,10 @@ def latency_caveat(speed: float | None) -> str | None:
 
 
 def speed_exclusion(speed: float | None) -> str | None:
-    """Why figures that compare runs leave this run's latency out (None: it counts): `speed 20x`."""
+    """Why figures that compare runs leave this run's latency out (None: it counts): `speed 20×`."""
     if comparable(speed):
         return None
-    return SPEED_UNKNOWN if speed is None else f"speed {speed:g}x"
+    return SPEED_UNKNOWN if speed is None else f"speed {speed_text(speed)}"
 
 
 def response_latency(ms: float | None) -> float | None:

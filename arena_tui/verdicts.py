@@ -73,6 +73,31 @@ LLM_DIMENSIONS: list[str] = [*CORE_DIMENSIONS, "state_tracking", "ambiguity_hand
 # Every dimension, in the order they are shown and summed.
 DIMENSIONS: list[str] = [*LLM_DIMENSIONS, TURN_TAKING]
 
+
+@dataclass(frozen=True)
+class Named:
+    """How one dimension reads on every surface."""
+
+    label: str  # a column's header where a column has room (the leaderboard, report tables)
+    code: str  # two letters, where many share a line (the turn table, lists; a legend spells it out)
+    words: str  # the legend's words for the code, and the report's header
+
+
+#: every dimension in one row: a new dimension is its name in the lists above and one line here
+NAMES: dict[str, Named] = {
+    "kb_grounding": Named("KB", "KB", "knowledge base"),
+    "instruction_following": Named("Instr", "IF", "instructions"),
+    "tool_use_correct": Named("Tool✓", "TU", "tool use"),
+    "state_tracking": Named("State", "ST", "state"),
+    "ambiguity_handling": Named("Ambig", "AH", "ambiguity"),
+    TURN_TAKING: Named("Taking", "TT", "turn-taking"),
+}
+
+
+def named(dim: str) -> Named:
+    """The dimension's row; one the table lacks (a judge's own) reads from its name."""
+    return NAMES.get(dim) or Named(dim[:6], dim[:2].upper(), dim.replace("_", " "))
+
 #: the statuses of a turn that is the model's doing: it got the turn, and answered or failed to. The
 #: same set as `FINISHED` (what a resume never plays again): every other turn is no measurement of
 #: the model, played again by a resume and counted apart
@@ -94,6 +119,7 @@ APART: dict[str, str] = {
     UNJUDGED: "not judged",
 }
 NO_ANSWER = "no answer"  # what a run without a scored row shows where its figures would be (`Tally.scored`)
+NOT_JUDGED = APART[UNJUDGED]  # what a run the judge never saw shows for its rates, and its rows' label (never 0 %)
 APART_REASONS: tuple[str, ...] = tuple(APART)
 PLAY_REASONS: tuple[str, ...] = APART_REASONS[:5]  # the turn's own status said why: not the model's doing
 #: the two turn passes, named once for every surface (CSV columns keep their own names, docs/reports.md)

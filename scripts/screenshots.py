@@ -5,20 +5,26 @@ The data is the frozen real demo recording in tests/snapshots/demo_run.jsonl and
 one (a long model id, a turn answered empty after three retries: tests/snapshots/long_run.jsonl),
 loaded into a throw-away database, so screenshots show no machine paths and no keys. Every screen
 is shot at 120x40 (`<name>.svg`) and at the other sizes the tests check (`<name>_80x24.svg`, ...);
-the leaderboard and compare screens show the constructed runs of tests/compare_runs.py (simulator,
-sped-up, heuristic, never-judged runs and a long model id: every kind of row); the campaign screens
+the leaderboard, compare and report.png show real runs recorded here first (`real_runs`: the
+engine on demo_bench against the simulator, with and without faults, and two providers' protocol
+fakes, at speed 1 so their latencies count, and one sped up; a few minutes); the campaign screens
 show tests/snapshots/fixture_campaign.py's campaign (a cell in every state); the duplex figures (a duplex
-turn's detail, the leaderboard's duplex columns) a duplex_bench run against the simulator, recorded
-when the script runs. Usage:
-    python -m scripts.screenshots [--out screenshots] [--no-png] [--size 120x40 ...] [--only board|campaigns|duplex]
+turn's detail, the leaderboard's duplex columns) a duplex_bench run against the simulator. report.png is that
+report.html at 1280 px in headless Chromium (Debian's `chromium-headless-shell` or `chromium`;
+without one, said and skipped). Usage:
+    python -m scripts.screenshots [--out screenshots] [--no-png] [--size 120x40 ...] [--only board|campaigns|duplex|report]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import html
+import io
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -33,7 +39,6 @@ from arena_tui.screens.run import RunScreen  # noqa: E402
 from arena_tui.screens.runs import RunsScreen  # noqa: E402
 from arena_tui.run_view import RunState, specs_from_benchmark  # noqa: E402
 from arena_tui.widgets.turn_table import TurnTable  # noqa: E402
-from tests.compare_runs import LONG_MODEL, long_model_run, record_scenario, unjudged_run, write_data  # noqa: E402
 from tests.snapshots.fixture_run import cut_mid_turn, fixture_events, load_layout_db  # noqa: E402
 
 SIZES = [(120, 40), (80, 24), (160, 48)]
@@ -126,15 +131,51 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
     return shots
 
 
-async def shoot_board(out: Path, size: tuple[int, int]) -> list[Path]:
-    """The leaderboard (cursor on the long-named model, so the plots have data) and a run pair."""
+# (label, argv of `arena-tui run demo_bench …`): real runs of the engine, each its own leaderboard row
+REAL_RUNS = [
+    ("sim", ["--model", "sim"]),
+    ("sim again", ["--model", "sim"]),
+    ("sim with faults", ["--model", "sim", "--faults", "1:no_response,2:wrong_call"]),
+    ("gpt-realtime fake", ["--model", "gpt-realtime", "--fake"]),  # timed as the real service answers
+    ("gemini fake", ["--model", "gemini-native-audio", "--fake"]),
+    ("sim at 4x", ["--model", "sim", "--speed", "4"]),
+]
+_REAL: dict[str, tuple[Path, list[str]]] = {}
+
+
+def real_runs() -> tuple[Path, list[str]]:
+    """A database of `REAL_RUNS` (turns 0-2 of demo_bench, heuristic judge), recorded once per
+    invocation; returns it and the run ids in `REAL_RUNS` order."""
+    if "db" not in _REAL:
+        from arena_tui.cli import main
+        from arena_tui.store import Store
+
+        db = Path(tempfile.mkdtemp(prefix="arena-real-")) / "arena.db"
+        ids: list[str] = []
+        for label, argv in REAL_RUNS:
+            print(f"recording {label}…", file=sys.stderr, flush=True)
+            with contextlib.redirect_stdout(io.StringIO()):
+                code = main(["--db", str(db), "run", "demo_bench", *argv, "--turns", "0-2", "--headless",
+                             "--judge", "heuristic"])
+            if code != 0:
+                raise RuntimeError(f"recording {label} failed ({code})")
+
+            async def newest() -> str:
+                async with await Store.open(db) as store:
+                    return (await store.list_runs())[0].run_id
+
+            ids.append(asyncio.run(newest()))
+        _REAL["db"] = (db, ids)
+    return _REAL["db"]
+
+
+async def shoot_board(out: Path, size: tuple[int, int], db: Path, ids: list[str]) -> list[Path]:
+    """The leaderboard of the real runs (`real_runs`; cursor on the simulator's row, so the plots
+    have data) and the clean simulator run beside the faulted one."""
     from arena_tui.screens.compare import CompareScreen
     from arena_tui.screens.leaderboard import LeaderboardScreen
 
-    tmp = Path(tempfile.mkdtemp(prefix="arena-board-"))
-    db = tmp / "arena.db"
-    await record_scenario(db, extra=[unjudged_run(), long_model_run()])
-    app = ArenaApp(db, write_data(tmp / "data"))
+    app = ArenaApp(db)
     shots: list[Path] = []
     suffix = "" if size == MAIN else f"_{size[0]}x{size[1]}"
     async with app.run_test(size=size) as pilot:
@@ -143,12 +184,12 @@ async def shoot_board(out: Path, size: tuple[int, int]) -> list[Path]:
         await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen) and app.screen.loaded is not None)
         board = app.screen
         keys = [board.row_key(r) for r in board.shown]
-        board.query_one("#board").move_cursor(row=keys.index(f"{LONG_MODEL}\x1fmini_bench"))
+        board.query_one("#board").move_cursor(row=next(i for i, k in enumerate(keys) if k.startswith("sim [")))
         await pilot.pause(0.3)
         shots.append(Path(app.save_screenshot(f"leaderboard{suffix}.svg", path=str(out))))
         if size != MAIN:
             return shots
-        app.push_screen(CompareScreen(run_ids=("r1", "r2")))
+        app.push_screen(CompareScreen(run_ids=(ids[0], ids[2])))
         await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.turns)
         await pilot.pause(0.3)
         shots.append(Path(app.save_screenshot("compare.svg", path=str(out))))
@@ -223,6 +264,28 @@ async def shoot_duplex(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.pause(0.3)
         shots.append(Path(app.save_screenshot(f"leaderboard_duplex{suffix}.svg", path=str(out))))
     return shots
+CHROMIUMS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
+
+
+def shoot_report(out: Path) -> list[Path]:
+    """report.png: `arena-tui report all` of the real runs, its report.html at 1280 px."""
+    from arena_tui.cli import main
+
+    browser = next((b for b in map(shutil.which, CHROMIUMS) if b), None)
+    if browser is None:
+        print(f"no headless Chromium ({', '.join(CHROMIUMS)}): report.png not made "
+              "(apt-get install chromium-headless-shell)", file=sys.stderr)
+        return []
+    db, _ = real_runs()
+    dest = db.parent / "report"
+    with contextlib.redirect_stdout(io.StringIO()):
+        if main(["--db", str(db), "report", "all", str(dest)]) != 0:
+            raise RuntimeError("the report failed")
+    png = out / "report.png"
+    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    f"--screenshot={png}", "--window-size=1280,1600", (dest / "report.html").as_uri()],
+                   check=True, capture_output=True, timeout=120)
+    return [png]
 
 
 async def shoot_campaigns(out: Path, size: tuple[int, int]) -> list[Path]:
@@ -406,20 +469,24 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "screenshots"))
     ap.add_argument("--no-png", action="store_true")
     ap.add_argument("--size", action="append", help="WIDTHxHEIGHT (repeatable; default: 120x40 80x24 160x48)")
-    ap.add_argument("--only", choices=["board", "campaigns", "duplex"], help="only the leaderboard and compare "
-                    "screens, only the campaign screens, or only the duplex figures (a duplex_bench run recorded now)")
+    ap.add_argument("--only", choices=["board", "campaigns", "duplex", "report"], help="only the leaderboard and compare "
+                    "screens, only the campaign screens, only the duplex figures (a duplex_bench run recorded now), "
+                    "or only report.png")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.size] if args.size else SIZES
     svgs = [] if args.only else [p for size in sizes for p in asyncio.run(shoot(out, size))]
     if args.only in (None, "board"):
-        svgs += [p for size in sizes for p in asyncio.run(shoot_board(out, size))]
+        db, ids = real_runs()  # recorded before any screen's loop: a run has its own
+        svgs += [p for size in sizes for p in asyncio.run(shoot_board(out, size, db, ids))]
     if args.only in (None, "campaigns"):
         svgs += [p for size in sizes for p in asyncio.run(shoot_campaigns(out, size))]
     if args.only in (None, "duplex"):
         svgs += [p for size in sizes for p in asyncio.run(shoot_duplex(out, size))]
     pngs = [] if args.no_png else to_png(svgs)
+    if args.only in (None, "report") and not args.no_png:
+        pngs += shoot_report(out)
     for p in svgs + pngs:
         print(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)
     return 0

@@ -551,3 +551,4 @@ async def test_runs_list_and_run_screen_agree_after_a_failed_rejudge(tmp_path: P
         await pilot.pause(0.2)
         shown = text_of(app.screen.query_one("#detail-judgement"))
         assert f"re-judge failed: {HTTP_500}" in shown and "error: " + HTTP_500 in shown  # header and history
+

@@ -66,6 +66,7 @@ async def test_turn_table_shows_turn_status_verdict_and_every_score_at_every_siz
         assert shown[:4] == ["idx", "status", "verdict", "dims"]
         codes = str(table.columns["dims"].label).split()
         assert codes == ["KB", "IF", "TU", "ST", "AH", "TT"], codes  # every dimension its turns are due, TT too
+        assert "v2v" in shown, shown  # voice-to-voice, the headline figure, at every width (80: the table is full width)
         if size[0] >= 120:  # a long status never pushes the latency and tools off
             assert {"v2v", "tools"} <= set(shown), shown
         # every column shown is whole inside the table: nothing runs off its right edge
@@ -76,7 +77,7 @@ async def test_turn_table_shows_turn_status_verdict_and_every_score_at_every_siz
             if col.key.value != "cats":
                 assert col.content_width >= max((len(str(table.get_cell(r, col.key))) for r in table.rows), default=0)
         # the long status takes its short form in the table, whole in the turn detail
-        status = cell_text(table, "1", "status")
+        status = cell_text(table, "1", "status").removesuffix(" ↯")  # ↯: a fault injected on the turn
         assert status in ("empty_response (3 retries)", "empty_response ↻3", "empty ↻3"), status
         assert "retr" not in cell_text(table, "0", "status") and "↻" not in cell_text(table, "0", "status")
         hidden = [label for key, label in (("v2v", "v2v ms"), ("tools", "tools e/m"), ("cats", "categories"))
@@ -124,12 +125,13 @@ async def test_turn_table_refits_when_the_terminal_is_resized(fixture_db) -> Non
         table = app.screen.query_one(TurnTable)
         wide = table.shown_columns
         assert "cats" in wide and "v2v" in wide
-        assert str(table.get_cell("1", "status")) == "ok (1 retry)"
+        assert str(table.get_cell("1", "status")) == "ok (1 retry) ↯"  # ↯: the run's fault on turn 1
         await pilot.resize_terminal(80, 24)
         await until(pilot, lambda: table.shown_columns != wide)
         narrow = table.shown_columns
-        assert narrow[:4] == ["idx", "status", "verdict", "dims"] and "cats" not in narrow
-        assert str(table.get_cell("1", "status")) == "ok ↻1"  # the narrow budget's form
+        assert narrow[:4] == ["idx", "status", "verdict", "dims"] and "cats" not in narrow and "v2v" in narrow
+        await pilot.resize_terminal(64, 24)
+        await until(pilot, lambda: str(table.get_cell("1", "status")) == "ok ↻1 ↯")  # the narrow budget's form
         await pilot.resize_terminal(160, 48)
         await until(pilot, lambda: table.shown_columns == wide)
 

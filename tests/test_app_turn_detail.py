@@ -45,3 +45,49 @@ async def test_other_turns_streaming_leave_the_panels_alone_its_own_new_revision
         console = Console(width=150, record=True, file=io.StringIO())
         console.print(judgement)
         assert f"rev {first.revision + 1}" in console.export_text()
+
+
+async def test_a_stored_runs_screens_pick_up_judgements_another_process_wrote(tmp_path) -> None:
+    """`arena-tui judge RUN --turn 1` in another terminal while the run is open: the turn detail
+    shows its revision when opened (not the stale one until a re-judge), and a re-judge here lists
+    every revision in the history, the other process's included; all at the run's time."""
+    from arena_tui.judge import HeuristicJudge, rejudge_turn
+    from arena_tui.screens.replay import ReplayScreen
+    from arena_tui.store import Store
+    from arena_tui.widgets.turn_table import TurnTable
+    from tests.pilot import until
+    from tests.snapshots.fixture_run import load_fixture_db
+
+    db = tmp_path / "arena.db"
+    run_id = await load_fixture_db(db)
+    app = ArenaApp(db, open_run=run_id)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops)
+        replay = app.screen
+        revisions = [j.revision for j in replay.state.turns[1].judgements]
+        other = await Store.open(db)  # the other process's connection: the app hears nothing of it
+        try:
+            cli = await rejudge_turn(other, run_id, 1, HeuristicJudge())
+        finally:
+            await other.close()
+        assert cli.revision == max(revisions) + 1 and cli.t_ms > 0
+        table = replay.query_one(TurnTable)
+        table.move_cursor(row=table.get_row_index("1"))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, TurnDetailScreen)
+                    and cli.revision in [j.revision for j in app.screen.state.turns[1].judgements])
+
+        def history() -> str:
+            console = Console(width=160, record=True, file=io.StringIO())
+            console.print(app.screen.query_one("#detail-judgement").content)
+            return console.export_text()
+
+        await until(pilot, lambda: f"rev {cli.revision} (" in history())
+        await pilot.press("r")  # re-judged here: the next revision, the other process's kept in the history
+        await until(pilot, lambda: f"rev {cli.revision + 1} (" in history())
+        text = history()
+        assert all(f"rev {r} (" in text for r in [*revisions, cli.revision, cli.revision + 1]), text
+        await pilot.press("escape")
+        assert [j.revision for j in app.screen.state.turns[1].judgements].count(cli.revision) == 1
+        assert "re-judged (rev" in " ".join(line.text for line in app.screen.state.log) and not any(
+            line.t_ms == 0 and "re-judged" in line.text for line in app.screen.state.log)

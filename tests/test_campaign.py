@@ -62,7 +62,17 @@ def test_sessions_per_worker_follow_the_speed_unless_given() -> None:
     # one session at 20x is already past what one process keeps pace with: said, too
     for one in (spec(speed=20.0), spec(speed=20.0, concurrency=1)):
         assert "speed 20 is more than one process keeps pace with" in one.pace_warning
+        assert not one.pace_warning.startswith("campaign")  # the campaign's output prefixes its lines once
     assert CampaignSpec.from_json(spec(speed=8.0).to_json()).per_worker == 2  # a resumed campaign derives the same
+
+
+def test_a_campaigns_shape_reads_as_english() -> None:
+    from arena_tui.campaign.records import CampaignView
+
+    def shape(models: str) -> str:
+        return CampaignView("c", "", build_spec({}, {"benchmarks": "demo_bench", "models": models}), []).shape
+
+    assert shape("sim") == "1 bench × 1 model × 1" and shape("sim,gpt-realtime") == "1 bench × 2 models × 1"
 
 
 def test_preflight_reports_every_problem_and_blocks(tmp_path: Path, monkeypatch, capsys) -> None:

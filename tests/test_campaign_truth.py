@@ -52,7 +52,7 @@ def shown_strict(db: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, int
     assert main(["--db", str(db), "campaign", "show", CAMPAIGN]) == 0
     out = capsys.readouterr().out
     [row] = [line for line in out.splitlines() if line.startswith(CELL.label)]
-    m = re.search(r"(\d+)/(\d+) \(\d+ %\)", row)
+    m = re.search(r"\d+% (\d+)/(\d+)", row)
     assert m, out
     return int(m[1]), int(m[2])
 

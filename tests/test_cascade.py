@@ -210,7 +210,8 @@ def test_a_stored_cascade_run_shows_its_stages_and_what_the_stt_heard(tmp_path, 
     from arena_tui.run_view import RunState
     from arena_tui.screens.turn_detail import latency_table
     from arena_tui.store import Store
-    from arena_tui.widgets.board_cells import board_columns, stages_cell
+    from arena_tui.compare.columns import board_columns
+    from arena_tui.widgets.board_cells import cell
 
     db = tmp_path / "arena.db"
     code = main(["--db", str(db), "run", "demo_bench", "--model", OPENAI, "--fake", "--fake-timing", "instant",
@@ -232,8 +233,9 @@ def test_a_stored_cascade_run_shows_its_stages_and_what_the_stt_heard(tmp_path, 
     board, state = asyncio.run(read())
     row = next(r for r in board.rows if r.benchmark == "demo_bench")
     assert set(row.stages) == set(STAGES) and row.latency_runs == 1
-    cell = stages_cell(row).plain.split("/")
-    assert len(cell) == 4 and all(c.isdigit() for c in cell), cell
+    stages = next(c for c in board_columns(board.dimensions, stages=True) if c.key == "stages")
+    shown = cell(stages.figure(row)).plain.split("/")
+    assert len(shown) == 4 and all(c.isdigit() for c in shown), shown
     assert [c.key for c in board_columns(board.dimensions, stages=True)].count("stages") == 1
     assert "stages" not in [c.key for c in board_columns(board.dimensions)]
     console = Console(width=160, record=True)

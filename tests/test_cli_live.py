@@ -42,7 +42,7 @@ def test_headless_run_shows_verdicts_as_they_arrive_and_a_summary(tmp_path: Path
     assert main([*RUN, "--db", str(db)]) == 0
     lines = capsys.readouterr().out.splitlines()
     first = lines[0]
-    assert first.startswith("run demo_bench (2 turns, audio at 20x)") and "model sim [SIMULATOR" in first
+    assert first.startswith("run demo_bench (2 turns, audio at 20×)") and "model sim [SIMULATOR" in first
     assert "judge heuristic (offline word overlap, not an LLM; auto: no OPENAI_API_KEY, AWS credentials, ANTHROPIC_API_KEY or GOOGLE_API_KEY/GEMINI_API_KEY)" in first
     assert f"db {db}" in first
     # turn 0's verdicts arrive while the run goes on: after its progress line, before turn 2 ends

@@ -72,7 +72,7 @@ async def test_latency_only_from_speed_one_runs(runs) -> None:
     board = build_leaderboard(runs)
     row = board.row("gpt-realtime", "mini_bench")
     # R1 900 1500 1100 1300, R2 1000 2500; R3's 50 ms turns at speed 20 stay out
-    assert row.latency_excluded == {"r3": "speed 20x"}
+    assert row.latency_excluded == {"r3": "speed 20×"}
     assert row.latency_runs == 2
     assert (row.v2v.n, row.v2v.p50, row.v2v.p95) == (6, 1200.0, pytest.approx(2250.0))
     assert row.v2v.min == 900.0
@@ -146,10 +146,10 @@ def test_latency_exclusion_reasons() -> None:
     # the run's own speed field counts, not what its config says
     assert run(1.0).latency_excluded is None
     assert run(1.0, {"speed": 20}).latency_excluded is None
-    assert run(2.5).latency_excluded == "speed 2.5x"
+    assert run(2.5).latency_excluded == "speed 2.5×"
     assert run(None, {"speed": 1.0}).latency_excluded == "speed not recorded"
     assert run(1.0, {"modality": "text"}).latency_excluded == "text run (no voice-to-voice)"
-    assert run(1.0, {"fake": True}).group == "m [protocol fake, unjudged]"
+    assert run(1.0, {"fake": True}).group == "m [protocol fake, not judged]"
 
 
 async def test_a_complete_run_counts_as_its_run_summary(runs) -> None:
@@ -208,8 +208,8 @@ async def test_a_never_judged_run_is_not_judged_never_failed(tmp_path: Path) -> 
     await record_scenario(db, extra=[unjudged_run()])
     async with await Store.open(db) as store:
         board = build_leaderboard(await load_runs(store, ["r1", "r4", "u1"], benchmark_for))
-    row = board.row("gpt-realtime [unjudged]", "mini_bench")
-    assert not row.judged and row.labels == ("unjudged",)
+    row = board.row("gpt-realtime [not judged]", "mini_bench")
+    assert not row.judged and row.labels == ("not judged",)
     assert (row.strict.n, row.strict.rate, row.strict.ci95, row.dimensions, row.categories) == (0, None, None, {}, {})
     f = row.runs[0]
     assert (f.incomplete_rows, f.fail_rows, f.verdicts) == (4, 0, {0: {}, 1: {}, 2: {}, 3: {}})
@@ -223,7 +223,7 @@ async def test_a_never_judged_run_is_not_judged_never_failed(tmp_path: Path) -> 
         0, None, 0, 4)  # fmt: skip
     assert csv_row["kb_grounding_pass_rate"] is None
     md = summary_markdown(board, Selection(["r1", "r4", "u1"]), datetime(2026, 1, 1, tzinfo=UTC))
-    line = next(ln for ln in md.splitlines() if ln.startswith("| gpt-realtime [unjudged] |"))
+    line = next(ln for ln in md.splitlines() if ln.startswith("| gpt-realtime [not judged] |"))
     assert "– (not judged)" in line and "0.0%" not in line and "(0/" not in line
     from arena_tui.compare.render import report_html
 

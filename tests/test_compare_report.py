@@ -72,7 +72,7 @@ def test_report_files_and_columns(db: Path, data: Path, tmp_path: Path, capsys: 
     assert r2["latency_ms_meaning"].startswith("turn duration")
     assert float(r2["voice_to_voice_ms_p50"]) == 1750.0  # 1000 and 2500
     r3 = by_id["r3"]
-    assert (r3["latency_excluded"], r3["voice_to_voice_ms_p50"], r3["speed"]) == ("speed 20x", "", "20.0")
+    assert (r3["latency_excluded"], r3["voice_to_voice_ms_p50"], r3["speed"]) == ("speed 20×", "", "20.0")
     assert r3["model_ended_session_count"] == "1"
     assert by_id["r5"]["model_name"] == "sim [simulator]" and by_id["r5"]["simulator"] == "True"
     assert by_id["r6"]["judge_name"] == "heuristic" and by_id["r6"]["heuristic_judge"] == "True"
@@ -113,7 +113,7 @@ def test_report_files_and_columns(db: Path, data: Path, tmp_path: Path, capsys: 
     assert "## mini_bench" in md and "## All benchmarks (pooled)" in md
     assert "70.0% [40–89] (7/10)" in md  # strict, Wilson bounds of 7/10
     assert "| strict pass | tool+IF+KB pass |" in md and "1 not played · 1 judge error" in md
-    assert "latency excluded for r3 (speed 20x)" in md
+    assert "latency excluded for r3 (speed 20×)" in md
     assert "always failing: 2" in md
 
 
@@ -127,7 +127,7 @@ def test_report_html_is_self_contained(db: Path, data: Path, tmp_path: Path) -> 
     assert re.findall(r"http://[^\"']+", html) == ["http://www.w3.org/2000/svg"] * html.count("<svg")
     assert "Strict pass per category — mini_bench" in html
     assert "Labelled rows are not real model scores" in html and "sim [simulator]" in html
-    assert "1,200 ms<br><small>[" in html  # v2v p50 of gpt-realtime on mini_bench, over its bootstrap interval
+    assert "1,200&nbsp;ms<br><small>[" in html  # v2v p50 of gpt-realtime on mini_bench, over its bootstrap interval
 
 
 async def test_select_runs(tmp_path: Path) -> None:
@@ -230,3 +230,42 @@ if __name__ == "__main__":  # rewrite the golden header lists from a report of t
                          str(root / "out")]) == 0  # fmt: skip
         COLUMNS.write_text(json.dumps(headers(root / "out"), indent=1) + "\n")
         print(f"wrote {COLUMNS}")
+
+
+def test_one_column_spec_for_the_leaderboard_screen_the_report_and_the_csv(db: Path, data: Path, tmp_path: Path) -> None:
+    """The report's leaderboard tables are the screen's columns, in its order, each cell its
+    figure; every column names the model_summary.csv columns that hold the same figure, and the
+    CSV holds the same numbers."""
+    from arena_tui.compare.columns import board_columns
+    from arena_tui.compare.tables import MODEL_SUMMARY
+
+    out = tmp_path / "report"
+    assert cli.main(["--db", str(db), "--data", str(data), "report", "all", str(out)]) == 0
+    md = (out / "summary.md").read_text().split("## mini_bench", 1)[1]
+    header = next(ln for ln in md.splitlines() if ln.startswith("| model |"))
+    cols = board_columns(["kb_grounding", "instruction_following", "tool_use_correct", "state_tracking", "turn_taking"])
+    assert header == "| " + " | ".join(c.heading for c in cols if c.report) + " |"
+    assert "| knowledge base | instructions | tool use | state | turn-taking |" in header  # words, never cut mid-name
+    assert all(set(c.csv) <= set(MODEL_SUMMARY) for c in cols), [c.key for c in cols if not set(c.csv) <= set(MODEL_SUMMARY)]
+    _, summary = read_csv(out / "model_summary.csv")
+    row = next(r for r in summary if (r["model_name"], r["benchmark_name"]) == ("gpt-realtime", "mini_bench"))
+    strict = next(c for c in cols if c.key == "strict")
+    assert strict.csv[:2] == ("turn_pass_strict_passes", "turn_pass_strict_applicable")
+    assert (row[strict.csv[0]], row[strict.csv[1]]) == ("7", "10")
+    line = next(ln for ln in md.splitlines() if ln.startswith("| gpt-realtime |"))
+    assert "70.0% [40–89] (7/10)" in line and "| 3 [2 at 1×] |" in line  # strict; runs, those counted for latency
+
+
+def test_report_html_tables_wrap_between_words_to_fit_a_window(db: Path, data: Path, tmp_path: Path) -> None:
+    """A header wraps between words, never inside one (`trackin g`); cells wrap too, so the table
+    takes the window's width instead of scrolling sideways (checked at 1280 px in headless
+    Chromium: docs/reports.md); a figure keeps its unit."""
+    out = tmp_path / "report"
+    assert cli.main(["--db", str(db), "--data", str(data), "report", "all", str(out)]) == 0
+    html = (out / "report.html").read_text()
+    css = html.split("<style>", 1)[1].split("</style>", 1)[0]
+    rules = {k.strip(): v for k, v in re.findall(r"([^{}]+)\{([^}]*)\}", css)}
+    assert "anywhere" not in rules["th"] + rules["th,td"] and "nowrap" not in rules["th,td"]
+    assert "width:100%" in rules["table"]
+    assert "<th>state tracking</th>" not in html and "<th>knowledge base</th>" in html  # a dimension's words
+    assert "1,200&nbsp;ms" in html

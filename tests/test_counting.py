@@ -33,6 +33,7 @@ from arena_tui.store import Store
 from arena_tui.stats import median
 from arena_tui.timing import UntrustedTurns, v2v_values
 from arena_tui.verdicts import STRICT, counts, tally
+from arena_tui.widgets.dimensions import cell_strict
 from arena_tui.widgets.run_header import figures_text
 from arena_tui.widgets.turn_table import row_cells
 from benchmarks.registry import load_benchmark
@@ -113,9 +114,9 @@ def test_unplayed_and_stopped_turns_are_counted_apart_on_every_surface(tmp_path:
             await records.create(store, "camp", spec)
             await records.set_cell(store, "camp", Cell("demo_bench", "gpt-realtime", 1), status="done", run_id="stopped")
             [view] = (await records.campaign_view(store, "camp")).cells
-            return view.pass_rate
+            return cell_strict(view).plain
 
-    assert asyncio.run(campaign()) == f"2/3 (67 %) · {apart}"
+    assert asyncio.run(campaign()) == f" 67% 2/3 · {apart}"  # as the campaign screen and `campaign show` say it
     capsys.readouterr()
     assert main(["--db", str(db), "runs"]) == 0
     listed = capsys.readouterr().out
@@ -268,7 +269,7 @@ def test_one_name_for_the_strict_figure_everywhere(tmp_path: Path, capsys) -> No
     """`strict (all dims pass)`, `pass (all)`, `turn pass (all dimensions, ours)` and `strict pass`
     were one figure; `pass (t∧i∧kb)` was cryptic. One name each, from `verdicts`, on every surface."""
     from arena_tui.judge.summary import render_text
-    from arena_tui.widgets.board_cells import board_columns
+    from arena_tui.compare.columns import board_columns
 
     db = tmp_path / "arena.db"
     asyncio.run(record(db, paced_run("p")))

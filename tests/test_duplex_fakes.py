@@ -14,7 +14,7 @@ from benchmarks.registry import DUPLEX_NAME, load_benchmark
 from runners.base import get_runner
 from runners.config import EndOfTurn, Greeting, RunConfig
 from runners.engine import run_benchmark
-from runners.fakes.duplex import DuplexBehaviour
+from arena_tui.spine.faults import DuplexBehaviour
 from runners.fakes.timing import INSTANT
 
 from .provider_runs import quiet_loguru

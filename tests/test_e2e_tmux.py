@@ -75,7 +75,7 @@ def test_run_opens_the_monitor_on_the_live_run_and_scores_fill_in(tmp_path: Path
         after = tmux.screen(history=True)
     finally:
         tmux.kill()
-    assert re.search(r"run [0-9a-f]{32} completed, judge heuristic .*auto: no OPENAI_API_KEY", after), after
+    assert re.search(r"run [0-9a-f]{32} completed in \d\d:\d\d \(wall clock\), judge heuristic .*auto: no OPENAI_API_KEY", after), after
     assert f"recorded in {db}" in after
     with sqlite3.connect(db) as conn:
         (status,) = conn.execute("SELECT status FROM runs").fetchone()

@@ -17,6 +17,7 @@ from arena_tui.run_view import RunState
 from arena_tui.store import Store
 from arena_tui.verdicts import (
     DIMENSIONS,
+    NAMES,
     original_row_passes,
     repeat_status,
     row_passes,
@@ -26,7 +27,6 @@ from arena_tui.verdicts import (
     tally,
     turn_consistency,
 )
-from arena_tui.widgets.dimensions import DIM_ABBREV
 from arena_tui.widgets.turn_table import row_cells
 from benchmarks.registry import load_benchmark
 
@@ -122,7 +122,8 @@ def test_a_verdict_that_scores_nothing_is_no_pass() -> None:
 
 def test_strict_rows_and_dimension_labels() -> None:
     assert row_passes({"a": "pass", "b": "na"}) and not row_passes({"a": "pass", "b": "fail"})
-    assert set(DIMENSIONS) <= set(DIM_ABBREV)  # every dimension has its column label
+    assert set(DIMENSIONS) == set(NAMES)  # every dimension has its one row: label, code and legend words
+    assert len({s.code for s in NAMES.values()}) == len(NAMES)  # no two share a code
 
 
 # --- consistency across repeats (moved from arena_tui.stats) -------------------------------------

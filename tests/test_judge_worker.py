@@ -130,6 +130,7 @@ async def test_rejudge_turn_adds_revisions_and_keeps_old_ones(conv, tmp_path):
     await record_run(conv, tmp_path / "b.db", HeuristicJudge())
     async with await Store.open(tmp_path / "b.db") as store:
         before = await store.judgements(RUN, 10)
+        end = max(ev.t_ms for _, ev in await store.events(RUN))
         j = await rejudge_turn(store, RUN, 10, HeuristicJudge(), benchmark=conv)
         after = await store.judgements(RUN, 10)
         with pytest.raises(LookupError, match="no turn 99"):
@@ -137,6 +138,7 @@ async def test_rejudge_turn_adds_revisions_and_keeps_old_ones(conv, tmp_path):
     assert j.revision == before[-1].revision + 1 and j.heuristic and j.judge == "heuristic"
     assert len(after) == len(before) + 1 and after[: len(before)] == before
     assert j.scores["tool_use_correct"].verdict == "pass"
+    assert j.t_ms == end > 0  # on the run's own timeline, after all it judges (never 0.00s after 84 s of events)
 
 
 def test_judge_command_rejudges_from_the_store(conv, tmp_path, shared_data, capsys, monkeypatch):

@@ -194,10 +194,10 @@ def test_campaign_cli_speaker_all_and_disable_vad_are_stored_with_each_run(spoke
             assert {s: (r.config.get("speaker", "tts"), r.config.get("disable_vad")) for s, r in runs.items()} == {
                 "tts": ("tts", True), "person1": ("person1", True), "person2": ("person2", True)}
             assert {StoredRun(r, {}, ()).group for r in runs.values()} == {
-                "sim [simulator, unjudged, manual commit]", "sim [simulator, unjudged, speech: person1, manual commit]",
-                "sim [simulator, unjudged, speech: person2, manual commit]"}
+                "sim [simulator, not judged, manual commit]", "sim [simulator, not judged, speech: person1, manual commit]",
+                "sim [simulator, not judged, speech: person2, manual commit]"}
             return cid
 
     cid = asyncio.run(check())
     assert main(["--db", str(db), "campaign", "show", cid]) == 0
-    assert "speed 10, manual commit, executor local" in capsys.readouterr().out
+    assert "speed 10×, manual commit, executor local" in capsys.readouterr().out

@@ -105,7 +105,7 @@ def test_report_carries_the_stages_in_our_columns(runs, tmp_path) -> None:
     timed = results[1.0]  # the sped-up run's latency is left out of every comparison
     by_speed = {float(r["speed"]): r for r in read_csv(out / "run_results.csv")}
     fast = by_speed[FAST]
-    assert fast["latency_excluded"] == f"speed {FAST:g}x" and fast["stage_turns"] == "0" and fast["stage_stt_ms_p50"] == ""
+    assert fast["latency_excluded"] == f"speed {FAST:g}×" and fast["stage_turns"] == "0" and fast["stage_stt_ms_p50"] == ""
     for row in (by_speed[1.0], next(r for r in read_csv(out / "model_summary.csv") if r["benchmark_name"] == "demo_bench")):
         assert row["stage_turns"] == str(len(timed))
         for k in STAGES:

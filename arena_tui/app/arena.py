@@ -86,6 +86,7 @@ class ArenaApp(StoreLife, RunSupervision, JudgeSupervision, Navigation):
             {"benchmark": DEMO_BENCHMARK, **demo} if demo is not None else None
         )
         self.open_run_id = open_run
+        self.launched: str | None = None  # the run `launch` started (its `then` is said when it ends)
         self.bus = EventBus()
         self.store: Store | None = None
         self.store_error: str | None = None
@@ -114,8 +115,8 @@ class ArenaApp(StoreLife, RunSupervision, JudgeSupervision, Navigation):
         await self.push_screen(RunsScreen())
         settle_heap("start")
         if self.launch is not None:
-            run_id = self.start_run(self.launch["benchmark"], self.launch.get("config", {}),
-                                    judge=self.launch.get("judge", "auto"))
+            run_id = self.launched = self.start_run(self.launch["benchmark"], self.launch.get("config", {}),
+                                                    judge=self.launch.get("judge", "auto"))
             if run_id:
                 self.open_run(run_id)
         elif self.open_run_id:

@@ -15,6 +15,7 @@ from textual.worker import Worker, WorkerState
 from arena_tui.spine.events import ErrorEvent, RunEnded, wall_now
 from arena_tui.spine.heap import settle_heap
 from arena_tui.spine.ids import new_run_id
+from arena_tui.spine.times import duration_text
 
 from ..messages import RunFinished
 from ..run_view import RunState, specs_from_benchmark
@@ -22,7 +23,7 @@ from ..run_view import RunState, specs_from_benchmark
 
 class RunSupervision:
     """A part of `ArenaApp`: `live` (every run it started, by id) and `run_workers`; it reads the
-    app's `launcher`, `bus`, `data_dir`, `start_judge`, `pump` and `_flush_store`."""
+    app's `launcher`, `launch`, `launched`, `bus`, `data_dir`, `start_judge`, `pump` and `_flush_store`."""
 
     live: dict[str, RunState]
     run_workers: dict[str, Worker]
@@ -38,7 +39,8 @@ class RunSupervision:
         `--judge` kind or a callable that builds the judge backend.
         """
         run_id = new_run_id()
-        self.live[run_id] = RunState(run_id, clock=time.monotonic)
+        planned = (str(getattr(benchmark, "name", benchmark)), str((config or {}).get("model", "?")))
+        self.live[run_id] = RunState(run_id, clock=time.monotonic, planned=planned)
         worker = self.run_worker(
             self._run(run_id, benchmark, dict(config or {}), judge),
             name=f"run:{run_id}",
@@ -120,3 +122,8 @@ class RunSupervision:
         self.pump()
         for screen in self.screen_stack:
             screen.post_message(RunFinished(message.run_id, message.status, message.error))
+        state = self.live.get(message.run_id)
+        if self.launch and self.launch.get("then") and state is not None and message.run_id == self.launched:
+            # what to do next, once the run it was started for ends (`arena-tui demo`)
+            took = duration_text(state.elapsed_ms())
+            self.notify(self.launch["then"], title=f"run {message.status} in {took} (wall clock)", timeout=90)

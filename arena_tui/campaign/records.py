@@ -26,7 +26,7 @@ from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.events import LOST_PACE, unfinished
 from arena_tui.store import RunRow, Store
 from arena_tui.store.liveness import THIS_HOST, recorder_alive
-from arena_tui.verdicts import NO_ANSWER, Tally
+from arena_tui.verdicts import Tally
 
 from .spec import CampaignSpec, Cell
 
@@ -188,20 +188,9 @@ class CellView:
         return f"{self.done}/{self.total}" if self.total else "–"
 
     @property
-    def pass_rate(self) -> str:
-        """The strict turn pass rate as text, then the turns counted apart: "3/4 (75 %) · 1 stopped",
-        "heuristic 3/4 (75 %)", "no answer" (no scored row), "unjudged" or "–" (no run recorded yet)."""
-        passed, judged = self.strict
-        if not self.total:
-            return "–"
-        if not self.tally.scored and self.state not in ACTIVE:
-            rate = NO_ANSWER
-        elif not judged:
-            rate = "unjudged"
-        else:
-            rate = f"{'heuristic ' if self.tally.heuristic else ''}{passed}/{judged} ({100 * passed / judged:.0f} %)"
-        apart = self.tally.apart_text(live=self.state in ACTIVE)
-        return f"{rate} · {apart}" if apart else rate
+    def active(self) -> bool:
+        """Queued or running: its turns to come are not "not played", nor is it "no answer" yet."""
+        return self.state in ACTIVE
 
 
 ORPHANED = "its campaign process ended before the run started"
@@ -256,9 +245,9 @@ class CampaignView:
 
     @property
     def shape(self) -> str:
-        """The same as counts, for narrow places: "1 bench × 2 models × 2"."""
+        """The same as counts, for narrow places: "1 bench × 2 models × 2", "1 bench × 1 model × 1"."""
         s = self.spec
-        return f"{len(s.benchmarks)} bench × {len(s.models)} models × {s.repeats}"
+        return f"{len(s.benchmarks)} bench × {len(s.models)} model{'s' if len(s.models) != 1 else ''} × {s.repeats}"
 
 
 async def campaign_view(store: Store, campaign_id: str, data_dir: Path | None = None,

@@ -144,16 +144,16 @@ class CampaignSpec:
     @property
     def pace_warning(self) -> str | None:
         """Why this speed or an explicit concurrency asks more of a process than it keeps pace
-        with, or None. (Admission control then gives busy workers fewer sessions and slower new
+        with, or None (a sentence: the campaign's output prefixes it). (Admission control then gives busy workers fewer sessions and slower new
         runs, admission.py; turns that lose pace anyway are re-run.)"""
         load = self.per_worker * self.speed
         if load <= PACE_BUDGET:
             return None
         if self.per_worker > 1:
-            return (f"campaign: {self.per_worker} sessions per worker at speed {self.speed:g} is {load:g}× real time "
+            return (f"{self.per_worker} sessions per worker at speed {self.speed:g} is {load:g}× real time "
                     f"per process (about {PACE_BUDGET:g}× keeps pace): admission control will give busy workers "
                     f"fewer; leave --concurrency unset to start at {self._in_pace}")
-        return (f"campaign: speed {self.speed:g} is more than one process keeps pace with (about {PACE_BUDGET:g}× "
+        return (f"speed {self.speed:g} is more than one process keeps pace with (about {PACE_BUDGET:g}× "
                 "real time): a busy worker's new runs get a lower speed (each run records its own), and turns "
                 "that lose pace are re-run")
 

@@ -22,6 +22,7 @@ from arena_tui.spine.flags import positive_int, turn_subset
 from arena_tui.spine.source import ALL_SPEAKERS, variant_labels
 from arena_tui.spine.times import when_text
 from arena_tui.stop_signals import StopSignals
+from arena_tui.timing import speed_text
 from arena_tui.verdicts import STRICT
 
 from .ids import resolve_campaign_id
@@ -220,13 +221,17 @@ async def _show(store: Any, campaign_id: str, data: Path | None) -> int:
         raise CliError(f"{store.path}: no campaign {campaign_id} (see `arena-tui campaign list`)")
     spec = view.spec
     variants = "".join(f", {label}" for label in variant_labels({"disable_vad": spec.disable_vad}))
-    print(f"campaign {campaign_id}: {view.summary} repeat(s), speed {spec.speed:g}{variants}, executor {spec.executor}: "
+    print(f"campaign {campaign_id}: {view.summary} repeat(s), speed {speed_text(spec.speed)}{variants}, executor {spec.executor}: "
           f"{view.count('complete')}/{len(view.cells)} complete" + (f"; {view.pace}" if view.pace else ""))
+    from arena_tui.widgets.dimensions import HEURISTIC_MARK, cell_strict  # deferred: --help imports every command module; the figures' wording loads only when used
+
     header = ("cell", "run", "status", "turns", STRICT, "reason")
-    lines = [(c.cell.label, c.run_id or "-", c.state, c.progress, c.pass_rate, c.reason) for c in view.cells]
+    lines = [(c.cell.label, c.run_id or "-", c.state, c.progress, cell_strict(c).plain, c.reason) for c in view.cells]
     widths = [max(len(str(r[i])) for r in [header, *lines]) for i in range(len(header))]
     for r in [header, *lines]:
         print("  ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
+    if any(c.total and c.tally.heuristic for c in view.cells):
+        print(f"{HEURISTIC_MARK}: judged by the offline heuristic judge (not an LLM)")
     print(f"its report: arena-tui report {campaign_id} DIR")
     return 0
 

@@ -1,35 +1,43 @@
 """`arena-tui demo`: the built-in demo benchmark against the local simulator, no keys, no network.
 
-The faults are chosen so one run shows each thing the monitor is for: an overlap (turn 0:
-the bot starts 500 ms into the user's speech), a retry (turn 1: no answer on the first
-attempt), a session rotation with reconnect (turn 3: the connection drops mid-reply and a
-new session gets the history) and an interruption (turn 4: the reply is cut short).
+What the tool is for in under a minute, in real time: two clean turns first (audio in, the
+model's reply, latency on our own clock, the judge's verdicts filling in), then one turn with a
+labelled fault (turn 2: the simulator looks up slots for another date), which the turn table
+marks (`↯`) and fails on tool use, the turn detail saying the fault and the judge's reason. When the run ends, the monitor and the terminal say what to do next. `--turns` and
+`--faults` ask for more (`--turns 0-9 --faults 0:barge_in=500,1:no_response,3:disconnect,4:truncated`:
+an overlap, a retry, a reconnect and a cut reply in one run).
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import tempfile
 from pathlib import Path
 
+from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.flags import turn_subset
 from ..judge.options import add_judge_arguments
 from ..orchestration.live import choose_judge
-from .ui import run_live
+from .ui import locations, run_live
 
 NAME = "demo"
 HELP = "run the demo benchmark against the local simulator in the monitor (no keys, no network)"
 ORDER = 2
 
-DEMO_FAULTS = "0:barge_in=500,1:no_response,3:disconnect,4:truncated"
+DEMO_TURNS = "0-2"
+DEMO_FAULTS = "2:wrong_call"
 DEMO_WATCHDOG = {"extra_ms": 6000.0, "min_wall_ms": 4000.0}
+# the simulator stops speaking at once: no real service's pauses mid-reply to wait out
+DEMO_END_OF_TURN = {"quiet_ms": 800.0, "drain_ms": 300.0}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--faults", default=DEMO_FAULTS, help=f"simulator fault spec (default {DEMO_FAULTS!r})")
     parser.add_argument("--speed", type=float, default=1.0, help="playback speed; 1.0 = real time (default)")
-    parser.add_argument("--turns", type=turn_subset, help="subset of turns, e.g. 0-3")
+    parser.add_argument("--turns", type=turn_subset, default=DEMO_TURNS,
+                        help=f"subset of turns (default {DEMO_TURNS}; 0-9: all ten)")
     add_judge_arguments(parser, allow_none=True)
     parser.add_argument("--temp-db", action="store_true",
                         help="record into a throw-away database instead of the default one")
@@ -38,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def demo_config(args: argparse.Namespace) -> dict:
     # the simulator answers at once or never: a short watchdog keeps the no_response turn's wait
     # (shown live, with its countdown) to a few seconds instead of the 30 a real service gets
-    config: dict = {"model": "sim", "faults": args.faults or None, "speed": args.speed, "watchdog": DEMO_WATCHDOG}
+    config: dict = {"model": "sim", "faults": args.faults or None, "speed": args.speed, "watchdog": DEMO_WATCHDOG,
+                    "end_of_turn": DEMO_END_OF_TURN}
     if args.turns:
         from ..orchestration.settings import parse_turns  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
 
@@ -63,4 +72,14 @@ def run(args: argparse.Namespace) -> int:
     db = Path(tempfile.mkdtemp(prefix="arena-tui-demo-")) / "demo.db" if args.temp_db else None
     judge = choose_judge(args)
     judge.check()
-    return run_live(args, config, judge, benchmark=DEMO_BENCHMARK, db=db)
+    where, _ = locations(args)
+    return run_live(args, config, judge, benchmark=DEMO_BENCHMARK, db=db, then=next_steps(db or where))
+
+
+def next_steps(db: Path) -> str:
+    """What to do once the demo has run: the next three commands (`--db` when it is not the
+    default database), said on screen when the run ends and printed when the monitor closes."""
+    flag = f" --db {shlex.quote(str(db))}" if Path(db) != paths.db_path(None) else ""
+    return (f"next: `arena-tui{flag}` (this run stored: replay it, re-judge a turn, L leaderboard) · "
+            f"`arena-tui report all ~/arena-report{flag}` (CSVs and report.html) · "
+            "`arena-tui run demo_bench --model gpt-realtime` (a real model: OPENAI_API_KEY; `arena-tui models` lists all)")

@@ -14,6 +14,7 @@ from typing import Any
 from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.heap import settle_heaps_here
+from arena_tui.spine.times import duration_text
 
 from .ids import resolve_run_id
 from ..orchestration.launch import EngineLauncher
@@ -92,11 +93,14 @@ def _check_database(db: object, run_id: str | None = None) -> str | None:
         raise CliError(str(e)) from None
 
 
-def run_live(args: argparse.Namespace, config: Any, judge: Any, *, benchmark: Any = None, db: Path | None = None) -> int:
+def run_live(args: argparse.Namespace, config: Any, judge: Any, *, benchmark: Any = None, db: Path | None = None,
+             then: str | None = None) -> int:
     """Open the monitor on a new run of `benchmark` (a loaded Benchmark or a name) with `config`
     (a RunConfig) judged by `judge` (a JudgeChoice), exactly as the new-run dialog starts one.
 
-    The app imports the engine itself (off its loop); what ran is printed after the app exits.
+    The app imports the engine itself (off its loop); what ran (and how long it took, wall clock)
+    is printed after the app exits, then `then` (what to do next: the monitor says it too when
+    the run ends).
     """
     from ..app import ArenaApp  # deferred: Textual loads only for the commands that open the monitor (--help imports every command module)
 
@@ -104,8 +108,9 @@ def run_live(args: argparse.Namespace, config: Any, judge: Any, *, benchmark: An
     db = db or where
     launch = {
         "benchmark": benchmark if benchmark is not None else args.bench,
-        "config": config.model_dump(exclude_defaults=True),
+        "config": {"model": config.model, **config.model_dump(exclude_defaults=True)},  # the model, said from the start
         "judge": judge.make or "none",
+        **({"then": then} if then else {}),
     }
     app = ArenaApp(db, data, launch=launch, launcher=EngineLauncher(RunPool()))
     settle_heaps_here()  # this process is the monitor now
@@ -115,7 +120,10 @@ def run_live(args: argparse.Namespace, config: Any, judge: Any, *, benchmark: An
             print(f"run {run_id} did not start; nothing recorded")
             continue
         status = state.ended.status if state.ended is not None else "interrupted"
-        print(f"run {run_id} {status}, judge {judge.label}, recorded in {db}")
+        took = duration_text(state.elapsed_ms())
+        print(f"run {run_id} {status} in {took} (wall clock), judge {judge.label}, recorded in {db}")
     for state in app.left_interrupted:
         print(left_line(state, db, data))
+    if then:
+        print(then)
     return 0

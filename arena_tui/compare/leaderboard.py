@@ -46,14 +46,13 @@ from ..judge.worker import is_rehydrated
 from ..store import RunRow, Store
 from .selection import ALL
 from ..timing import UntrustedTurns, comparable, latency_counts, response_latency, speed_exclusion, turn_durations
-from ..verdicts import (APART, JUDGE_ERROR, UNJUDGED, Standing, Tally, TurnConsistency, apart_reason, apart_text,
+from ..verdicts import (APART, JUDGE_ERROR, NOT_JUDGED, UNJUDGED, Standing, Tally, TurnConsistency, apart_reason, apart_text,
                         ordered, standing, tally, turn_consistency)
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe
 from .duplex import DuplexFigures, duplex_figures
 
 POOLED = ALL  # the benchmark column of a model's pooled row: all benchmarks
 STAGES = ("stt", "turn", "llm", "tts")  # a cascade's stages, in order (`Latencies.stages`)
-NOT_JUDGED = "not judged"  # what a never-judged run's rates read (never 0 %)
 LLM_JUDGE = "LLM judge"  # the judge kind of a run judged by an LLM alone (its rows carry no judge label)
 _EMPTY = {"empty_response", "no_response"}
 
@@ -131,11 +130,11 @@ class StoredRun:
     @property
     def judge_kind(self) -> str:
         """What judged the turns that count: part of a row's identity, so the offline heuristic is
-        never pooled with an LLM judge (`LLM_JUDGE`, `heuristic judge`, both, or `unjudged`)."""
+        never pooled with an LLM judge (`LLM_JUDGE`, `heuristic judge`, both, or `not judged`)."""
         t = self.tally
         if t.heuristic:
             return "heuristic + LLM judges" if t.llm else "heuristic judge"
-        return LLM_JUDGE if self.judged else "unjudged"
+        return LLM_JUDGE if self.judged else NOT_JUDGED
 
     @property
     def judge(self) -> str:

@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from html import escape
 
+from .columns import Count, Figure, Percentile, RateFigure, Subset, Words, board_columns
 from .duplex import duplex_table
-from .judging import agreement_cell, row_agreement, row_judge, run_judge, stored_agreement
-from .leaderboard import NOT_JUDGED, POOLED, BoardRow, Leaderboard
+from .judging import agreement_cell, run_judge, stored_agreement
+from .leaderboard import POOLED, BoardRow, Leaderboard
 from .selection import Selection
 from ..stats import Rate
-from ..timing import UNTRUSTED
-from ..verdicts import ORIGINAL, STRICT, human_text
+from ..timing import UNTRUSTED, speed_text
+from ..verdicts import NOT_JUDGED, ORIGINAL, STRICT, human_text, named
 from .svg import Bar, Strip, latency_strips, rate_bars
 
 TITLE = "Audio Arena model comparison"
@@ -80,34 +81,28 @@ def ms(v: float | None, ci: tuple[float, float] | None = None) -> str:
     return f"{v:,.0f} ms" + (f" [{ci[0]:,.0f}–{ci[1]:,.0f}]" if ci else "")
 
 
-def overlap_text(r: BoardRow) -> str:
-    """`2/30 turns [max 240 ms]`: turns whose speech overlapped, of those measured."""
-    if not r.overlap.n:
-        return "–"
-    return f"{r.overlap.passes}/{r.overlap.n} turns" + (f" [max {r.overlap_ms.max:,.0f} ms]" if r.overlap_ms else "")
-
-
-STAGES_HEAD = "stages p50 stt/turn/llm/tts"  # a cascade's (`BoardRow.stages_p50`), when a row of the table has them
+def text(figure: Figure) -> str:
+    """A column's figure (`columns.py`) as the report's one-line cell."""
+    match figure:
+        case RateFigure(rate, judged):
+            return pct(rate, judged)
+        case Percentile(value, ci, _):
+            return ms(value, ci)
+        case Subset(dist, _):
+            return ms(dist.p50 if dist else None)
+        case Count(n):
+            return str(n)
+        case Words():
+            return figure.line
+    raise TypeError(f"no text for {figure!r}")
 
 
 def _leaderboard_table(board: Leaderboard, rows: list[BoardRow]) -> list[list[str]]:
-    dims = board.dimensions
-    stages = any(r.stages for r in rows)
-    table = [["model", "runs", "judge", STRICT, ORIGINAL, *dims, "judge agreement", "v2v p50", "v2v p95",
-              "v2v tool p50", "v2v non-tool p50", "leading silence p50", "overlap",
-              *([STAGES_HEAD] if stages else []), "empty", "ended", "counted apart"]]  # fmt: skip
+    """The leaderboard screen's columns (`columns.board_columns`), best strict pass first."""
+    cols = [c for c in board_columns(board.dimensions, stages=any(r.stages for r in rows)) if c.report]
+    table = [[c.heading for c in cols]]
     for r in sorted(rows, key=lambda r: (-(r.strict.rate or 0), r.model)):
-        lat_runs = "" if not r.latency_excluded else f" ({r.latency_runs}/{len(r.runs)} runs)"
-        stage_cell = [f"{r.stages_p50()} ms" if r.stages else "–"] if stages else []
-        table.append([
-            r.model, str(len(r.runs)), row_judge(r), pct(r.strict, r.judged), pct(r.original, r.judged),
-            *(pct(r.dimensions.get(d), r.judged) for d in dims), agreement_cell(row_agreement(r)),
-            ms(r.v2v.p50 if r.v2v else None, r.v2v_p50_ci) + lat_runs,
-            ms(r.v2v.p95 if r.v2v else None, r.v2v_p95_ci),
-            ms(r.v2v_tool.p50 if r.v2v_tool else None), ms(r.v2v_non_tool.p50 if r.v2v_non_tool else None),
-            ms(r.leading_silence.p50 if r.leading_silence else None), overlap_text(r), *stage_cell,
-            str(r.empty_responses), str(r.ended_session), r.apart_text or "–",
-        ])  # fmt: skip
+        table.append([text(c.figure(r)) for c in cols])
     return table
 
 
@@ -124,7 +119,7 @@ def _plots(board: Leaderboard, bench: str, rows: list[BoardRow], colours: Mappin
     strips = []
     for r in rows:
         values = [v for f in r.runs for v in f.v2v]
-        note = "" if not r.latency_excluded else f"{r.latency_runs}/{len(r.runs)} runs at 1x"
+        note = "" if not r.latency_excluded else f"{r.latency_runs}/{len(r.runs)} runs at {speed_text(1)}"
         if not values:
             note = "; ".join(sorted(set(r.latency_excluded.values()))) or "no voice-to-voice recorded"
         strips.append(Strip(colours[r.model], r.model, values, r.v2v.p50 if r.v2v else None, r.v2v_p50_ci,
@@ -132,7 +127,7 @@ def _plots(board: Leaderboard, bench: str, rows: list[BoardRow], colours: Mappin
     out = [latency_strips(f"Voice-to-voice per turn — {bench} (◆ p50, ▲ p95, bars: 95 % bootstrap)", strips)]
     groups = [(STRICT, _bars(rows, colours, lambda r: r.strict)),
               (ORIGINAL, _bars(rows, colours, lambda r: r.original))]
-    groups += [(d, _bars(rows, colours, lambda r, d=d: r.dimensions.get(d)))
+    groups += [(named(d).words, _bars(rows, colours, lambda r, d=d: r.dimensions.get(d)))
                for d in board.dimensions if any(d in r.dimensions for r in rows)]  # fmt: skip
     out.append(rate_bars(f"Pass rate per dimension — {bench}", groups))
     cats = sorted({c for r in rows for c in r.categories})
@@ -179,9 +174,8 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
     runs = [["model", "benchmark", "run_index", "run", "status", "speed", STRICT, ORIGINAL, "counted apart", "judge",
              "judge agreement", "latency"]]  # fmt: skip
     for f in board.runs:
-        speed = "?" if f.run.speed is None else f"{f.run.speed:g}x"
         latency = f.run.latency_excluded or "counted" + (f" ({f.untrusted} untrusted turn(s) left out)" if f.untrusted else "")
-        runs.append([f.run.group, f.run.row.benchmark, str(f.run_index), f.run.run_id, f.run.row.status, speed,
+        runs.append([f.run.group, f.run.row.benchmark, str(f.run_index), f.run.run_id, f.run.row.status, speed_text(f.run.speed),
                      pct(f.strict, f.run.judged), pct(f.original, f.run.judged), f.run.tally.apart_text() or "–",
                      run_judge(f.run), agreement_cell(stored_agreement(f.run)), latency])  # fmt: skip
     items = [f"not scored {k}: {v}" for k, v in board.unscored.items()] + [f"skipped {k}: {v}" for k, v in sel.skipped.items()]
@@ -223,21 +217,28 @@ def summary_markdown(board: Leaderboard, sel: Selection, generated_at: datetime)
     return "\n".join(lines) + "\n"
 
 
-_CSS = """body{font-family:system-ui,sans-serif;margin:24px;color:#111827;max-width:1500px}
+# Tables fit a 1280 px window: cells and headers wrap between words (never inside one; a figure
+# keeps its unit), a row's long name anywhere; the scroller stays only for a table wider than any window.
+_CSS = """body{font-family:system-ui,sans-serif;margin:16px;color:#111827;max-width:1500px}
 h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #e5e7eb}
-table{border-collapse:collapse;font-size:11.5px;margin:8px 0}
-th,td{border:1px solid #e5e7eb;padding:3px 6px;text-align:left;vertical-align:top;white-space:nowrap}
-th{background:#f3f4f6;font-weight:600;white-space:normal;overflow-wrap:anywhere;min-width:52px}
+table{border-collapse:collapse;font-size:11px;margin:8px 0;width:100%}
+th,td{border:1px solid #e5e7eb;padding:2px 4px;text-align:left;vertical-align:top;overflow-wrap:normal;hyphens:manual}
+th{background:#f3f4f6;font-weight:600}td:first-child{overflow-wrap:anywhere;min-width:9em}
 td small{color:#6b7280}.wide{overflow-x:auto}.lab{color:#b45309;font-weight:bold}
 .note{color:#6b7280;font-size:12px}.plots{display:flex;flex-wrap:wrap;gap:18px}"""
 
 
 def _cell_html(text: str) -> str:
-    """`value [detail]` as the value over a small second line, so wide tables stay readable."""
+    """`value [detail]` as the value over a small second line, so wide tables stay readable; a
+    figure and its unit (`1,200 ms`) never part."""
     i = text.find(" [")
     if i <= 0:
-        return escape(text)
-    return f"{escape(text[:i])}<br><small>{escape(text[i + 1 :])}</small>"
+        return _keep_units(escape(text))
+    return f"{_keep_units(escape(text[:i]))}<br><small>{escape(text[i + 1 :])}</small>"
+
+
+def _keep_units(html: str) -> str:
+    return html.replace(" ms", "&nbsp;ms")
 
 
 def _html_table(rows: list[list[str]]) -> str:

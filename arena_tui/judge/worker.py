@@ -307,6 +307,7 @@ async def rejudge_turn(
     if turn_index is not None and (why := apart_reason(by_index[turn_index].status)) is not None:
         raise LookupError(f"run {run_id}: turn {turn_index} is {APART[why]}: no verdict on the model, never judged")
     judgements: list[Judgement] = list(await _maybe_await(store.judgements(run_id)))
+    t_ms = await _maybe_await(store.last_t_ms(run_id))  # on the run's timeline, after what it judges
     run_config = _field(run, "config") or {}
     rehydrated = is_rehydrated(run_config)
     audio = judges_turn_taking(run_config) and (
@@ -330,18 +331,18 @@ async def rejudge_turn(
         async with sem:
             j = await judge_turn(
                 benchmark, by_index[idx], results, backend, run_id=run_id, revision=revision.get(idx, 0) + 1,
-                audio=audio, policy=policy, builder=builder, scope="isolated" if rehydrated else "turn",
+                audio=audio, t_ms=t_ms, policy=policy, builder=builder, scope="isolated" if rehydrated else "turn",
             )
         await emit(j)
 
     if turn_index is None and not rehydrated:
         for j in await judge_run(benchmark, results, backend, run_id=run_id, revisions=revision, audio=audio,
-                                 policy=run_policy, builder=builder):
+                                 t_ms=t_ms, policy=run_policy, builder=builder):
             await emit(j)
     else:
         await asyncio.gather(*(one(idx) for idx in targets))
     if phase2:
-        new, _ = apply_rules(benchmark, results, judgements, cross_turn=not rehydrated)
+        new, _ = apply_rules(benchmark, results, judgements, t_ms=t_ms, cross_turn=not rehydrated)
         for j in new:
             await emit(j)
     await _maybe_await(store.flush())

@@ -16,6 +16,7 @@ from arena_tui.spine.source import source_label
 from ..judge import PermanentError
 from ..judge.choice import pick_judge
 from ..judge.options import backend_from_args
+from ..timing import speed_text
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def headline(benchmark: str, model: str, *, turns: int, source: str | None, judg
     protocol fake, said as which), with which input (`variant_labels`: a human speaker, manual
     commits), judged how, recorded where."""
     against = f"{model} [{source.upper()}]" if source else model
-    fast = f", audio at {speed:g}x" if speed != 1 else ""
+    fast = f", audio at {speed_text(speed)}" if speed != 1 else ""
     how = f" ({', '.join(variants)})" if variants else ""
     return f"run {benchmark} ({turns} turns{fast}) · model {against}{how} · judge {judge.label} · db {db}"
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from arena_tui.spine.events import Judgement
 from ..messages import TurnRejudged
 from ..run_view import RunState
 from ..verdicts import APART, apart_reason
 from .base import ArenaScreen
 from .dialogs.play import PlayDialog
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 
 def play_turn(screen: ArenaScreen, state: RunState, turn: int | None) -> None:
@@ -23,6 +28,34 @@ def play_turn(screen: ArenaScreen, state: RunState, turn: int | None) -> None:
 def stop_audio(screen: ArenaScreen) -> None:
     stopped = screen.arena.player.stop()
     screen.notify("playback stopped" if stopped else "nothing is playing")
+
+
+async def new_judgements(store: Store, state: RunState, turn: int | None = None) -> list[Judgement]:
+    """The stored judgements of the run (or of one turn) its state has not got, applied to it:
+    revisions another process wrote (a `judge RUN` in a terminal) or this app's re-judge stored.
+    A state folds a revision once however often it comes (`RunState`)."""
+    have = [j for row in state.turns.values() for j in row.judgements]
+    new = [j for j in await store.judgements(state.run_id, turn) if j.turn_index is not None and j not in have]
+    for j in new:
+        state.apply(j)
+    return new
+
+
+def reread_judgements(screen: ArenaScreen, state: RunState, turn: int | None = None) -> None:
+    """When a run's screen is shown: read back the judgements stored since its state was built
+    (another process may have judged it), in a worker; every screen hears of new ones
+    (`TurnRejudged`) and redraws. A run this app is still recording needs none: its bus has them."""
+    store = screen.arena.store
+    if store is None or screen.arena.running(state.run_id):
+        return
+
+    async def go() -> None:
+        new = await new_judgements(store, state, turn)
+        if new:
+            for other in screen.app.screen_stack:  # each on its own loop: dropped by a screen closed meanwhile
+                other.post_message(TurnRejudged(state.run_id, turn, new))
+
+    screen.app.run_worker(go(), group=f"reread-{state.run_id}", exclusive=True, exit_on_error=False)
 
 
 def rejudge(screen: ArenaScreen, state: RunState, turn: int | None) -> None:
@@ -50,7 +83,6 @@ def rejudge(screen: ArenaScreen, state: RunState, turn: int | None) -> None:
         return
 
     async def go() -> None:
-        new: list[Judgement] = []
         try:
             backend, label = arena.judge_for(state)
             screen.notify(f"re-judging turn {turn} with {label}…", timeout=6)
@@ -63,14 +95,10 @@ def rejudge(screen: ArenaScreen, state: RunState, turn: int | None) -> None:
         except Exception as e:
             screen.notify(f"re-judge failed: {e}", severity="error", timeout=10)
             return
-        if arena.live.get(state.run_id) is not state:
-            # a stored run: nothing folds bus events into this state, so read the new revisions back
-            await store.flush()
-            seen = {(j.revision, j.phase, j.rule, j.t_ms) for j in row.judgements}
-            for j in await store.judgements(state.run_id, turn):
-                if (j.revision, j.phase, j.rule, j.t_ms) not in seen:
-                    state.apply(j)
-                    new.append(j)
+        # read back what the store holds of the turn: this re-judge's revisions (a stored run's state
+        # folds no bus events) and any another process wrote meanwhile (`judge RUN` in a terminal)
+        await store.flush()
+        new = await new_judgements(store, state, turn)
         arena.pump()
         for other in screen.app.screen_stack:  # each on its own loop: dropped by a screen closed meanwhile
             other.post_message(TurnRejudged(state.run_id, turn, new))

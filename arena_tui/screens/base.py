@@ -1,15 +1,19 @@
-"""The bases of the app's screens and dialogs: the app as `Arena`, typed, and a screen's palette.
+"""The bases of the app's screens and dialogs: the app as `Arena`, typed, a screen's palette, and
+the register `?` reads.
 
 `self.arena` is the running app seen through `arena_tui.surface.Arena` (screens never import the
-app itself: it sits above them); `self.app` stays Textual's for what every app has.
+app itself: it sits above them); `self.app` stays Textual's for what every app has. A screen
+that names itself for the help (`HELP_WHERE`) is registered where it is defined (`SCREENS`):
+the help screen lists every registered screen's keys from its own BINDINGS, nothing kept by hand.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TypeVar, cast
+from typing import Any, ClassVar, TypeVar, cast
 
 from textual.app import SystemCommand
+from textual.binding import Binding
 from textual.message_pump import MessagePump
 from textual.screen import ModalScreen, Screen
 
@@ -23,8 +27,31 @@ def arena_of(node: MessagePump) -> Arena:
     return cast(Arena, node.app)
 
 
+#: every screen that names itself for the help, as its class is defined (`ArenaScreen.HELP_WHERE`)
+SCREENS: list[type[ArenaScreen]] = []
+
+
 class ArenaScreen(Screen):
-    """A screen of the app."""
+    """A screen of the app. `HELP_WHERE` (what `?` calls it) registers it for the help, which lists
+    its BINDINGS (a subclass: only the keys its registered base lacks) and `HELP_EXTRA` (keys it
+    answers without a binding: the mouse, a table's own), in `HELP_ORDER`."""
+
+    HELP_WHERE: ClassVar[str | None] = None
+    HELP_ORDER: ClassVar[int] = 100
+    HELP_EXTRA: ClassVar[list[Binding]] = []
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("HELP_WHERE"):
+            SCREENS.append(cls)
+
+    @classmethod
+    def help_keys(cls) -> list[Binding]:
+        """Its keys as the help lists them: what a registered base already lists is not repeated."""
+        base = next((b for b in cls.__mro__[1:] if b in SCREENS), None)
+        inherited = list(getattr(base, "BINDINGS", [])) if base is not None else []
+        own = [b if isinstance(b, Binding) else Binding(*b) for b in cls.BINDINGS if b not in inherited]
+        return own + [b for b in cls.HELP_EXTRA if b not in getattr(base, "HELP_EXTRA", [])]
 
     @property
     def arena(self) -> Arena:

@@ -21,10 +21,11 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from ..campaign.records import ACTIVE, CampaignView, CellView, campaign_runs, campaign_view, campaign_views
 from ..campaign.spec import Cell
-from ..widgets.dimensions import HEURISTIC_MARK, rate_slots, rate_style, rates_legend, slot_dims, slots_header
+from ..widgets.dimensions import cell_strict, rate_slots, rates_legend, slot_dims, slots_header
 from ..widgets.fit import PAD, fit_cell, fit_columns, hidden_text, natural_widths
 from .polling import PollingScreen
-from ..verdicts import NO_ANSWER, STRICT
+from ..verdicts import STRICT
+from ..timing import speed_text
 from arena_tui.spine.ids import short_ids
 from arena_tui.spine.paths import exports_dir
 from arena_tui.spine.times import when_text
@@ -39,27 +40,6 @@ OPENABLE = frozenset({"running", "complete", "interrupted", "failed"})  # a run 
 
 def state_text(state: str) -> Text:
     return Text(state, STATE_STYLE.get(state, ""))
-
-
-def strict_text(view: CellView) -> Text:
-    """The cell's strict turn pass rate (`CellView.strict`), marked `h` when judged offline (the
-    legend under the table says so, as the runs list's does), then the turns counted apart
-    (`2 not played`); `no answer` for a run with no scored row."""
-    passed, judged = view.strict
-    if not view.total:
-        return Text("–", "grey50")  # no run recorded yet
-    if not view.tally.scored and view.state not in ACTIVE:
-        t = Text(NO_ANSWER, "bold red")
-    elif not judged:
-        t = Text("not judged", "grey50")
-    else:
-        pct = 100 * passed / judged
-        t = Text.assemble((f"{pct:3.0f}%", rate_style(pct)), f" {passed}/{judged}")
-        if view.tally.heuristic:
-            t.append(f" {HEURISTIC_MARK}", "italic yellow")
-    if apart := view.tally.apart_text(live=view.state in ACTIVE):
-        t.append(f" · {apart}", "yellow")
-    return t
 
 
 def short_label(cell: Cell, width: int) -> str:
@@ -114,12 +94,13 @@ def activity_text(view: CampaignView) -> Text:
 
 def list_cells(v: CampaignView, shape: bool = False) -> tuple:
     return (v.campaign_id, v.shape if shape else v.summary, f"{v.count('complete')}/{len(v.cells)}", activity_text(v),
-            when_text(v.created_at), f"{v.spec.speed:g}×", v.spec.executor)
+            when_text(v.created_at), speed_text(v.spec.speed), v.spec.executor)
 
 
 class CampaignsScreen(PollingScreen):
     """Every recorded campaign, newest first; enter opens its matrix."""
 
+    HELP_WHERE, HELP_ORDER = "campaigns", 8
     CSS_PATH = "campaigns.tcss"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
@@ -211,7 +192,7 @@ def matrix_cells(v: CellView, dims: list[str], run_ids: dict[str, str]) -> tuple
     errors = len(v.tally.judge_errors) + len(v.tally.rejudge_errors)
     # the strict column beside it marks "h" already: the rates do not repeat it
     rates = rate_slots(v.tally.dimensions, dims, False, errors) if v.tally.dimensions else Text("")
-    return (v.cell.label, state_text(v.state), v.progress, strict_text(v), run_ids.get(v.run_id or "", "–"), rates,
+    return (v.cell.label, state_text(v.state), v.progress, cell_strict(v), run_ids.get(v.run_id or "", "–"), rates,
             Text(reason_of(v), "grey62"))
 
 
@@ -223,6 +204,7 @@ def reason_of(v: CellView) -> str:
 class CampaignScreen(PollingScreen):
     """One campaign's cells (benchmark × model × repeat): state, turn progress, pass rates."""
 
+    HELP_WHERE, HELP_ORDER = "campaign", 9
     CSS_PATH = "campaigns.tcss"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
@@ -303,7 +285,7 @@ class CampaignScreen(PollingScreen):
     def _title(self) -> None:
         assert self.view is not None
         v = self.view
-        t = Text.assemble((f"campaign {v.campaign_id}", "bold"), f"  {v.summary}  ·  speed {v.spec.speed:g}×  ·  "
+        t = Text.assemble((f"campaign {v.campaign_id}", "bold"), f"  {v.summary}  ·  speed {speed_text(v.spec.speed)}  ·  "
                           f"{v.spec.executor}  ·  started {when_text(v.created_at)}  ·  "
                           f"{v.count('complete')}/{len(v.cells)} complete  ")
         t.append_text(activity_text(v))
@@ -320,7 +302,7 @@ class CampaignScreen(PollingScreen):
         t = Text.assemble((c.cell.label, "bold"), "  ", state_text(c.state))
         t.append(f"  run {c.run_id}" if c.run_id else "  no run yet")
         if c.total:
-            t.append(f"  {STRICT} ").append_text(strict_text(c))
+            t.append(f"  {STRICT} ").append_text(cell_strict(c))
         if c.reason:
             t.append(f"  —  {reason_of(c)}", "grey62")
         if c.state in OPENABLE:

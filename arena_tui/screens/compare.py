@@ -18,9 +18,14 @@ from ..compare.leaderboard import BoardRow, StoredRun
 from ..compare.load import load_stored
 from ..compare.pair import ModelTurnComparison, TurnComparison, compare_models, compare_runs
 from ..widgets.board_cells import MUTED, ms_text, pattern_text, verdict_text
+from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
+from ..timing import speed_text
 from .base import ArenaScreen
 
 DIFF = "bold on #6b4a00"  # a cell whose value differs between the two sides (its own colours kept)
+CELL_MAX = 30  # each side's calls: cut past this ("…"); the turn detail has them whole
+DIFFERS_MIN = 12  # what differs is cut no narrower than this
+USER_MIN = 12  # what the user said takes what is left, cut; narrower, it goes (named in the title)
 
 
 class PairLoaded(Message):
@@ -46,10 +51,11 @@ def _delta(a: float | None, b: float | None) -> Text:
     if a is None or b is None:
         return Text("–", MUTED)
     d = b - a
-    return Text(f"{d:+,.0f} ms", "red" if d > 0 else "green")
+    return Text(f"{d:+,.0f} ms", "red" if d >= 0.5 else "green" if d <= -0.5 else MUTED)
 
 
 class CompareScreen(ArenaScreen):
+    HELP_WHERE, HELP_ORDER = "compare", 7
     CSS_PATH = "board.tcss"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
@@ -67,6 +73,7 @@ class CompareScreen(ArenaScreen):
         self.runs: list[StoredRun] = []
         self.turns: list[TurnComparison] | list[ModelTurnComparison] = []
         self.only_differences = False
+        self.hidden: list[str] = []  # the columns this width leaves out
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -115,9 +122,8 @@ class CompareScreen(ArenaScreen):
         t = Text()
         if self.runs:
             for side, run in zip("AB", self.runs):
-                speed = "speed ?" if run.speed is None else f"{run.speed:g}x"
                 t.append(f"{side}: ", "bold")
-                t.append(f"{run.run_id}  {run.group}  {run.row.benchmark}  {speed}  {run.row.status}")
+                t.append(f"{run.run_id}  {run.group}  {run.row.benchmark}  {speed_text(run.speed)}  {run.row.status}")
                 if run.latency_excluded:
                     t.append(f"  (latency not compared: {run.latency_excluded})", "yellow")
                 t.append("\n")
@@ -129,10 +135,18 @@ class CompareScreen(ArenaScreen):
         if counts:
             t.append(" · " + ", ".join(f"{k} {v}" for k, v in counts.items()))
         t.append("  (d: only differences)" + (" · showing differences only" if self.only_differences else ""), MUTED)
+        if self.hidden:
+            t.append(f"\nhidden at this width: {', '.join(self.hidden)} (a wider terminal shows them)", "yellow")
         return t
 
+    def on_resize(self) -> None:
+        if self.turns:  # the columns are fitted to the width
+            self.call_after_refresh(self.paint)
+
     def paint(self) -> None:
-        self.query_one("#pair-title", Static).update(self._title())
+        """The turns in the columns this width holds: turn, what differs and both verdicts always,
+        then latency, the calls (or repeats) and what the user said; those left out are named in
+        the title (never silently off-screen)."""
         table = self.query_one("#pair", DataTable)
         table.clear(columns=True)
         models = self.board_rows is not None
@@ -142,13 +156,30 @@ class CompareScreen(ArenaScreen):
         else:
             heads += ["A calls", "B calls", "A v2v", "B v2v"]
         heads += ["Δ v2v", "user said"]
-        for h in heads:
-            table.add_column(h, key=h)
+        rows = self._rows()
+        need = [min(w, CELL_MAX) if i in (4, 5) else w for i, w in enumerate(natural_widths(heads, [r for _, r in rows]))]
+        room = max(table.size.width - table.styles.scrollbar_size_vertical, 0) or self.app.size.width
+        # what differs is always shown, cut to what the turn and both verdicts leave (the title counts them all)
+        need[1] = min(need[1], max(DIFFERS_MIN, room - need[0] - need[2] - need[3] - 4 * PAD))
+        order = [0, 2, 3, 1, 6, 7, 8, 4, 5]  # turn, verdicts, what differs; then latency, then the calls
+        shown = fit_columns(room, need, order, 4, stretch=9, min_stretch=USER_MIN)
+        if (4 in shown) != (5 in shown):  # both sides' calls, or neither: what is left goes to what was said
+            shown.pop(4, None)
+            shown = fit_columns(room, need, [c for c in order if c not in (4, 5)], 4, stretch=9, min_stretch=USER_MIN)
+        self.hidden = [h for i, h in enumerate(heads) if i not in shown]
+        self.query_one("#pair-title", Static).update(self._title())
+        for col, w in shown.items():
+            table.add_column(heads[col], key=heads[col], width=w)
+        for key, row in rows:
+            table.add_row(*(fit_cell(row[col], w) for col, w in shown.items()), key=key)
+
+    def _rows(self) -> list[tuple[str, list[Text | str]]]:
+        out = []
         for t in self.turns:
             if self.only_differences and not t.differences:
                 continue
             diff = set(t.differences)
-            user = t.user_text[:40] + ("…" if len(t.user_text) > 40 else "")
+            user = t.user_text
             if isinstance(t, TurnComparison):
                 verdict = bool(diff - {"calls", "latency", "status"})  # the verdict, a dimension of it, or counted
                 cells = [
@@ -173,7 +204,8 @@ class CompareScreen(ArenaScreen):
                 ]
             turn = Text(("≠ " if diff else "  ") + str(t.turn_index), "bold yellow" if diff else "")
             differs = Text(", ".join(t.differences), "yellow") if diff else Text("same", MUTED)
-            table.add_row(turn, differs, *cells, user, key=str(t.turn_index))
+            out.append((str(t.turn_index), [turn, differs, *cells, user]))
+        return out
 
     def action_toggle_diff(self) -> None:
         self.only_differences = not self.only_differences

@@ -15,10 +15,12 @@ from textual.widgets import DataTable, Footer, Header, Static
 from ..compare.leaderboard import POOLED, BoardRow
 from ..verdicts import APART, STRICT
 from ..widgets.board_cells import MUTED, pattern_text, rate_cell
+from ..timing import speed_text
 from .base import ArenaScreen
 
 
 class ConsistencyScreen(ArenaScreen):
+    HELP_WHERE, HELP_ORDER = "consistency", 6
     CSS_PATH = "board.tcss"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
@@ -51,11 +53,10 @@ class ConsistencyScreen(ArenaScreen):
         self.query_one("#drill-title", Static).update(title)
         lines = []
         for f in row.runs:
-            speed = "speed ?" if f.run.speed is None else f"{f.run.speed:g}x"
             strict = rate_cell(f.strict, f.run.judged).plain.replace("\n", " ")
             excluded = f"  latency excluded: {f.run.latency_excluded}" if f.run.latency_excluded else ""
             apart = f"  counted apart: {t}" if (t := f.run.tally.apart_text()) else ""
-            lines.append(f"#{f.repeat} = {f.run.run_id}  {f.run.row.status}  {speed}  {STRICT} {strict}{apart}{excluded}")
+            lines.append(f"#{f.repeat} = {f.run.run_id}  {f.run.row.status}  {speed_text(f.run.speed)}  {STRICT} {strict}{apart}{excluded}")
         self.query_one("#drill-runs", Static).update(Text("\n".join(lines), MUTED))
         table = self.query_one("#drill", DataTable)
         table.add_column("turn", key="turn")

@@ -1,6 +1,14 @@
-"""Every key of every screen, read from the screens' own BINDINGS so it cannot go stale."""
+"""Every key of every screen, read from the screens' own BINDINGS so it cannot go stale.
+
+Which screens: every one registered where it is defined (`screens.base.SCREENS`, a screen's
+`HELP_WHERE`): opening the help imports the package's screen modules, so a new screen is listed
+without an entry here.
+"""
 
 from __future__ import annotations
+
+import importlib
+import pkgutil
 
 from rich.table import Table
 from rich.text import Text
@@ -10,14 +18,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from .campaigns import CampaignScreen, CampaignsScreen
-from .compare import CompareScreen
-from .consistency import ConsistencyScreen
-from .leaderboard import LeaderboardScreen
-from .replay import ReplayScreen
-from .run import RunScreen
-from .runs import RunsScreen
-from .turn_detail import TurnDetailScreen
+from .. import screens
+from .base import SCREENS, ArenaScreen
 from ..verdicts import DIMENSIONS
 from ..widgets.dimensions import dim_legend
 from ..widgets.turn_table import RETRIES
@@ -30,24 +32,23 @@ def key_label(keys: str) -> str:
     return " / ".join(KEY_NAMES.get(k, k) for k in keys.split(","))
 
 
+def registered_screens() -> list[type[ArenaScreen]]:
+    """Every screen of the package that names itself for the help, in its `HELP_ORDER` (the
+    modules load here: the app imports a screen's module only when it is first opened)."""
+    for info in pkgutil.iter_modules(screens.__path__):
+        if not info.ispkg:
+            importlib.import_module(f"{screens.__name__}.{info.name}")  # registers its screens
+    return sorted(SCREENS, key=lambda s: s.HELP_ORDER)
+
+
 def bindings_table(app_bindings: list) -> Table:
     """`app_bindings`: the app's own keys (passed in, so this screen never imports the app)."""
     t = Table(expand=True, show_edge=False, box=None, padding=(0, 1))
     t.add_column("where", style="bold cyan")
     t.add_column("key", style="bold")
     t.add_column("does")
-    sections = [
-        ("anywhere", list(app_bindings) + [Binding("ctrl+p", "", "Command palette (every action by name)")]),
-        ("runs list", RunsScreen.BINDINGS),
-        ("run (live)", RunScreen.BINDINGS + [Binding("up,down", "", "Select turn")]),
-        ("replay", [b for b in ReplayScreen.BINDINGS if b not in RunScreen.BINDINGS]),
-        ("turn detail", TurnDetailScreen.BINDINGS),
-        ("leaderboard", LeaderboardScreen.BINDINGS + [Binding("click", "", "Sort by that column (header)")]),
-        ("consistency", ConsistencyScreen.BINDINGS),
-        ("compare", CompareScreen.BINDINGS),
-        ("campaigns", CampaignsScreen.BINDINGS),
-        ("campaign", CampaignScreen.BINDINGS),
-    ]
+    sections = [("anywhere", list(app_bindings) + [Binding("ctrl+p", "", "Command palette (every action by name)")])]
+    sections += [(screen.HELP_WHERE or "", screen.help_keys()) for screen in registered_screens()]
     for where, binds in sections:
         for i, b in enumerate(binds):
             if isinstance(b, tuple):

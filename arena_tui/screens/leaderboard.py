@@ -23,9 +23,11 @@ from ..compare.leaderboard import POOLED, BoardRow
 from ..compare.load import Loaded, load_board
 from ..compare.selection import ALL
 from ..timing import UNTRUSTED
-from ..widgets.board_cells import Column, board_columns, model_cell, sort_rows
+from ..compare.columns import Column, board_columns, sort_rows
+from ..widgets.board_cells import cell, model_cell
 from ..widgets.board_plots import CategoryBars, LatencyPlot, legend
-from ..widgets.fit import column_window, fit_lines, lines_width
+from ..widgets.fit import Forms, column_window, fit_lines, fit_parts, lines_width
+from arena_tui.spine.ids import short_ids
 from .base import ArenaScreen
 
 
@@ -33,6 +35,21 @@ PLOT_MIN_HEIGHT = 30  # below this the plots would be a few rows tall: hidden un
 FIXED = 2  # model and benchmark stay in view; the other columns scroll by whole columns (← →)
 MODEL_MIN = 18  # the model column is cut no narrower than this (a quarter of the width when wider)
 COLUMN_MAX = 14  # `[1,250–2,500]`; a longer why-not (`speed not recorded`) is cut: the notes say it whole
+NOTES = 4  # lines of notes under the table at least (a sixth of the terminal's height when more)
+
+
+def listed(head: str, items: list[str], count: str, width: int, style: str, sep: str = ", ",
+           elsewhere: str = "") -> Text:
+    """`head` then how many (`10 runs`) and the items in one line of `width`: as many whole as fit,
+    then `+N more` (never one cut, never a list that just stops); none fitting, the count and where
+    they are shown (`elsewhere`)."""
+    for shown in range(len(items), 0, -1):
+        rest = len(items) - shown
+        body = sep.join(items[:shown]) + (f"{sep}+{rest} more" if rest else "")
+        line = f"{head}{count}: {body}" if count and len(items) > 1 else f"{head}{body}"
+        if len(line) <= width:
+            return Text(line, style)
+    return Text(f"{head}{count}" + (f" ({elsewhere})" if elsewhere else ""), style)
 
 
 class BoardLoaded(Message):
@@ -45,6 +62,8 @@ class BoardLoaded(Message):
 
 
 class LeaderboardScreen(ArenaScreen):
+    HELP_WHERE, HELP_ORDER = "leaderboard", 5
+    HELP_EXTRA = [Binding("click", "", "Sort by that column (header)")]
     CSS_PATH = "board.tcss"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
@@ -170,7 +189,7 @@ class LeaderboardScreen(ArenaScreen):
         column = self.column
         self.shown = sort_rows(self.rows, column, self.descending) if column else self.rows
         labels = [c.label + ((" ↓" if self.descending else " ↑") if c.key == self.sort_key else "") for c in self.columns]
-        cells = [[model_cell(row, (row.model, row.benchmark) in self.marked)] + [c.cell(row) for c in self.columns[1:]]
+        cells = [[model_cell(row, (row.model, row.benchmark) in self.marked)] + [cell(c.figure(row)) for c in self.columns[1:]]
                  for row in self.shown]  # fmt: skip
         need = [max([len(label)] + [lines_width(r[i]) for r in cells]) for i, label in enumerate(labels)]
         room = max(table.size.width - table.styles.scrollbar_size_vertical, 0) or self.app.size.width
@@ -192,18 +211,23 @@ class LeaderboardScreen(ArenaScreen):
         self._plots()
 
     def _columns_line(self, visible: list[int]) -> None:
-        """Which columns are out of view and the keys that bring them (never silently off-screen)."""
+        """Which columns are out of view and the keys that bring them (never silently off-screen):
+        every one named, in at most two lines."""
         if not self.hidden:
             self.query_one("#board-columns", Static).update("")
             return
         left = [c.label for i, c in enumerate(self.columns) if i not in visible and i < visible[-1]]
         right = [c.label for i, c in enumerate(self.columns) if i > visible[-1]]
-        t = Text(f"{len(visible)} of {len(self.columns)} columns in view", "bold")
+        parts: list[Forms] = [(Text(f"{len(visible)} of {len(self.columns)} columns in view", "bold"),
+                               Text(f"{len(visible)}/{len(self.columns)} cols", "bold"))]
         if left:
-            t.append(f"  ← {', '.join(left)}")
+            parts.append((f"← {', '.join(left)}", f"← {','.join(left)}"))
         if right:
-            t.append(f"  → {', '.join(right)}")
-        self.query_one("#board-columns", Static).update(t)
+            parts.append((f"→ {', '.join(right)}", f"→ {','.join(right)}"))
+        self.query_one("#board-columns", Static).update(fit_parts(parts, self._line_width(), 2, sep="  "))
+
+    def _line_width(self) -> int:
+        return (self.size.width or self.app.size.width) - 2  # a line's padding
 
     def action_scroll_columns(self, step: int) -> None:
         """Scroll by whole columns: one more (or one fewer) on the left goes out of view."""
@@ -219,45 +243,77 @@ class LeaderboardScreen(ArenaScreen):
         assert self.loaded is not None
         board, sel = self.loaded.board, self.loaded.selection
         column = self.column
-        parts = [f"{len(board.runs)} runs · {len(board.models)} models",
-                 f"benchmark: {self.benchmark or 'all + pooled'} (b)",
-                 f"sort: {column.label if column else '?'} {'↓' if self.descending else '↑'} (s, S, click header)",
-                 "enter: consistency", "space mark, = compare two"]  # fmt: skip
+        sort = f"{column.label if column else '?'} {'↓' if self.descending else '↑'}"
+        bench = self.benchmark or "all + pooled"
+        parts: list[Forms] = [(f"{len(board.runs)} runs · {len(board.models)} models",),
+                              (f"benchmark: {bench} (b)", f"b: {bench}"),
+                              (f"sort: {sort} (s, S, click header)", f"s: {sort}"),
+                              ("enter: consistency", "enter: repeats", ""), ("space mark, = compare two", "")]
         if self.marked:
-            parts.append(f"marked {len(self.marked)} (= compares two)")
+            parts.append((f"marked {len(self.marked)} (= compares two)", f"marked {len(self.marked)}"))
         if not board.runs:
             unscored = f" ({len(board.unscored)} not scored: no turn got an answer)" if board.unscored else ""
-            parts = [f"no finished runs in {sel.description or 'the store'}{unscored}"]
-        self.query_one("#board-status", Static).update(" · ".join(parts))
+            parts = [(f"no finished runs in {sel.description or 'the store'}{unscored}",)]
+        self.query_one("#board-status", Static).update(fit_parts(parts, self._line_width(), 1, sep=" · "))
 
     def _notes(self) -> None:
+        """What the figures leave out and why, one line each, most important first: the labelled
+        rows, the judge, the runs not scored, latency exclusions, turns counted apart, skipped runs;
+        past the lines the terminal's height gives them, the last says how many more and of what
+        (never a list that just stops)."""
         assert self.loaded is not None
-        lines: list[Text] = []
-        judges = sorted({row_judge(r) for r in self.rows if r.judged})
-        if judges:  # every figure says which judge made it (each row's is its `judge` column)
-            lines.append(Text("judged by " + "; ".join(judges), "grey62"))
+        width = self._line_width()
+        notes: list[tuple[str, Text]] = []  # (what it is, its line)
         labelled = sorted({r.model for r in self.rows if r.labels})
         if labelled:
-            lines.append(Text("labelled rows are not real model scores (simulator / protocol fake / heuristic judge "
-                              "/ never judged)", "bold magenta"))  # fmt: skip
-        apart = [f"{r.model} on {r.benchmark}: {r.apart_text}" for r in self.rows if r.benchmark != POOLED and r.apart]
-        if apart:
-            lines.append(Text("counted apart (not the model's, in no figure): " + "; ".join(apart), "yellow"))
-        for run_id, why in self.loaded.board.unscored.items():
-            lines.append(Text(f"not scored {run_id}: {why}", "yellow"))
+            notes.append(("labelled rows", fit_parts([(
+                "labelled rows are not real model scores (simulator / protocol fake / heuristic judge / never judged)",
+                "labelled rows are not real model scores")], width, 1)))
+        judges = sorted({row_judge(r) for r in self.rows if r.judged})
+        if judges:  # every figure says which judge made it (each row's is its `judge` column)
+            notes.append(("judges", listed("judged by ", judges, "", width, "", sep="; ",
+                                           elsewhere=f"{len(judges)} judges: the judge column")))
+        unscored = self.loaded.board.unscored
+        ids = short_ids([*(f.run.run_id for f in self.loaded.board.runs), *unscored])
+        if unscored:
+            notes.append(("runs not scored", listed("not scored: ", [f"{ids[k]} ({why})" for k, why in unscored.items()],
+                                                    f"{len(unscored)} runs", width, "", sep="; ",
+                                                    elsewhere="no turn got an answer")))
         excluded = {k: why for r in self.rows if r.benchmark != POOLED for k, why in r.latency_excluded.items()}
-        if excluded:
-            t = Text("latency from speed-1 runs only; excluded: ", "yellow")
-            t.append(", ".join(f"{run_id} ({why})" for run_id, why in excluded.items()))
-            lines.append(t)
+        by_why: dict[str, list[str]] = {}
+        for run_id, why in excluded.items():
+            by_why.setdefault(why, []).append(ids[run_id])
+        for why, runs in by_why.items():
+            notes.append(("latency exclusions", listed(f"latency from speed-1 runs only; {why}: ", runs,
+                                                       f"{len(runs)} runs", width, "")))
         if untrusted := sum(r.untrusted for r in self.rows if r.benchmark != POOLED):
-            lines.append(Text(f"{untrusted} turn(s) left out of latency: {UNTRUSTED} (the runs' other turns count)",
-                              "yellow"))
+            notes.append(("untrusted latencies", fit_parts([(
+                f"{untrusted} turn(s) left out of latency: {UNTRUSTED} (the runs' other turns count)",
+                f"{untrusted} turn(s) left out of latency: sent late")], width, 1)))
+        apart = [f"{r.model} on {r.benchmark}: {r.apart_text}" for r in self.rows if r.benchmark != POOLED and r.apart_text]
+        if apart:
+            notes.append(("turns counted apart", listed("counted apart (not the model's, in no figure): ", apart,
+                                                        f"{len(apart)} rows", width, "", sep="; ",
+                                                        elsewhere="their counted apart column")))
         for run_id, why in self.loaded.selection.skipped.items():
-            lines.append(Text(f"skipped {run_id}: {why}", "grey62"))
+            notes.append(("skipped runs", Text(f"skipped {run_id}: {why}")))
         for name, why in sorted(self.loaded.unloadable.items()):
             why = why.split(" (", 1)[0]  # the reason, not where it was looked for (`arena-tui benchmarks` says)
-            lines.append(Text(f"no benchmark data for {name} ({why}): no categories", "grey62"))
+            notes.append(("benchmarks without data", Text(f"no benchmark data for {name} ({why}): no categories")))
+        room = max(NOTES, self.app.size.height // 6)  # a taller terminal has room for more
+        self.query_one("#board-notes").styles.max_height = room
+        if len(notes) > room:
+            left = notes[room - 1:]
+            kinds = ", ".join(dict.fromkeys(kind for kind, _ in left))
+            more = fit_parts([(f"+{len(left)} more notes ({kinds}): a taller terminal shows them",
+                               f"+{len(left)} more notes ({kinds})", f"+{len(left)} more notes (a taller terminal)")],
+                             width, 1)
+            notes = [*notes[:room - 1], ("", more)]
+        style = {"labelled rows": "bold magenta", "judges": "grey62", "skipped runs": "grey62",
+                 "benchmarks without data": "grey62", "": "grey62"}  # fmt: skip
+        lines = [line.copy() for _, line in notes]
+        for (kind, _), line in zip(notes, lines, strict=True):
+            line.stylize(style.get(kind, "yellow"))
         self.query_one("#board-notes", Static).update(Text("\n").join(lines))
 
     def _plots(self) -> None:

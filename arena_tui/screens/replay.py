@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rich.text import Text
 from textual import work
 from textual.app import SystemCommand
 from textual.binding import Binding
@@ -16,12 +15,14 @@ from textual.binding import Binding
 from arena_tui.spine.events import RunEvent, event_kinds
 from ..messages import TurnRejudged
 from ..run_view import RunState
+from ..widgets.fit import Forms
 from .run import RunScreen
 
 STEP_ACTIONS = ("step", "jump")
 
 
 class ReplayScreen(RunScreen):
+    HELP_WHERE, HELP_ORDER = "replay", 3
     BINDINGS = RunScreen.BINDINGS + [
         # short words in the footer (it fits 80 columns), the tooltip in ? help
         Binding("t", "toggle_stepping", "Step", tooltip="Step through the run turn by turn (again: the finished run)"),
@@ -70,6 +71,10 @@ class ReplayScreen(RunScreen):
         specs = await self.arena.load_specs(self.state.run_id) if first is not None else {}
         self.call_later(self._loaded, events, specs)
 
+    @property
+    def judged_elsewhere_shown(self) -> bool:
+        return bool(self.stops) and not self.stepping  # the finished run, once read: a step shows what was then
+
     def on_turn_rejudged(self, message: TurnRejudged) -> None:
         """The new revisions join the events a step rebuilds the state from (the run screen's
         handler, which Textual calls next, redraws)."""
@@ -101,11 +106,11 @@ class ReplayScreen(RunScreen):
         self.state = state
         self.paint(force=True)
 
-    def filter_parts(self) -> list[str | Text]:
+    def filter_parts(self) -> list[Forms]:
         if not self.stepping:
-            return ["stored run (t: step through it turn by turn)"] + super().filter_parts()[1:]
-        step = f"REPLAY step {self.pos + 1}/{max(len(self.stops), 1)} (n/→ next, b/← back, end: all, t: leave)"
-        return [step] + super().filter_parts()[1:]
+            return [("stored run (t: step through it turn by turn)", "stored (t: step)")] + super().filter_parts()[1:]
+        step = f"REPLAY step {self.pos + 1}/{max(len(self.stops), 1)}"
+        return [(f"{step} (n/→ next, b/← back, end: all, t: leave)", step)] + super().filter_parts()[1:]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in STEP_ACTIONS and not self.stepping:

@@ -8,37 +8,41 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rich.text import Text
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Grid
 from textual.widgets import DataTable, Footer, Static
 
 from ..messages import LiveUpdate, RunFinished, TurnRejudged
 from ..run_view import RunState
+from ..timing import speed_note
 from arena_tui.spine.source import against
 from ..widgets.event_log import EventLog
 from ..widgets.meters import LevelMeters
 from ..widgets.run_header import RunHeader, figures_text
 from ..widgets.transcript import TranscriptView
-from ..widgets.turn_table import TurnTable
+from ..widgets.fit import Forms, fit_parts
+from ..widgets.turn_table import FAULT, TurnTable
 from . import actions
 from .base import ArenaScreen
 
 
-class Row(Horizontal):
-    """A layout-only box: blank, so Textual does not re-render its (empty) lines on every meter frame."""
+class Panes(Grid):
+    """The run's four panes (app.tcss): the turn table over the transcript, the meters over the
+    event log beside them; narrower than 100 columns, the turn table takes the whole width (its
+    voice-to-voice column stays in view), the meters and the event log side by side under it,
+    the transcript below. Blank, so Textual does not re-render its (empty) lines on every meter
+    frame."""
 
     BLANK = True
 
 
-class Column(Vertical):
-    """A layout-only box: blank, so Textual does not re-render its (empty) lines on every meter frame."""
-
-    BLANK = True
+FILTER_LINES = 3  # the line under the tables (app.tcss #run-filter max-height)
 
 
 class RunScreen(ArenaScreen):
+    HELP_WHERE, HELP_ORDER = "run (live)", 2
+    HELP_EXTRA = [Binding("up,down", "", "Select turn")]
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("enter", "detail", "Detail", show=False),
@@ -72,13 +76,11 @@ class RunScreen(ArenaScreen):
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="run-header")
-        with Row(id="run-main"):
-            with Column(id="run-left"):
-                yield TurnTable(id="turns")
-                yield TranscriptView(id="transcript")
-            with Column(id="run-right"):
-                yield LevelMeters(self.state, id="meters")
-                yield EventLog(id="event-log")
+        with Panes(id="run-main"):  # in grid order: the table's row span decides where the others go
+            yield TurnTable(id="turns")
+            yield LevelMeters(self.state, id="meters")
+            yield EventLog(id="event-log")
+            yield TranscriptView(id="transcript")
         yield Static("", id="run-filter")
         yield Footer()
 
@@ -104,6 +106,17 @@ class RunScreen(ArenaScreen):
 
     def on_screen_resume(self) -> None:
         self.paint(force=True)
+        if self.judged_elsewhere_shown:
+            actions.reread_judgements(self, self.state)  # another process may have judged it since
+
+    @property
+    def judged_elsewhere_shown(self) -> bool:
+        """Whether showing this screen reads back judgements stored since its state was built."""
+        return self.state.ended is not None
+
+    def on_resize(self) -> None:
+        if self.is_mounted:  # the line under the tables is fitted to the width
+            self._filter_bar()
 
     def on_live_update(self, message: LiveUpdate) -> None:
         if self.state.run_id in message.run_ids:
@@ -157,28 +170,34 @@ class RunScreen(ArenaScreen):
             self.query_one(RunHeader).refresh_from(st, self.mode)
         self.query_one(LevelMeters).refresh_from(st)
 
-    def filter_parts(self) -> list[str | Text]:
+    def filter_parts(self) -> list[Forms]:
+        """The line under the tables, part by part, each part's forms longest first (`fit_parts`
+        takes shorter ones until it fits its three lines)."""
         t = self.query_one(TurnTable)
-        parts: list[str | Text] = [f"follow {'ON' if self.follow else 'off'}"]
-        if figures := figures_text(self.state):  # the strict pass and the turns counted apart
-            parts.append(figures)
+        st = self.state
+        parts: list[Forms] = [(f"follow {'ON' if self.follow else 'off'}",)]
+        if figures := figures_text(st):  # the strict pass and the turns counted apart
+            parts.append((figures,))
         if t.failures_only:
-            parts.append("failures only")
+            parts.append(("failures only",))
         if t.category:
-            parts.append(f"category: {t.category}")
-        if self.state.source:
-            parts.append(f"scores are against {against(self.state.source, loud=True)}")
-        if self.state.any_heuristic:
-            parts.append("judge: heuristic (offline)")
-        if self.state.latency_caveat:
-            parts.append(f"* {self.state.latency_caveat}")
-        faults = self.state.started.config.get("faults") if self.state.started else None
+            parts.append((f"category: {t.category}",))
+        if st.source:
+            parts.append((f"scores are against {against(st.source, loud=True)}", f"vs {st.source.upper()}"))
+        if st.any_heuristic:
+            parts.append(("judge: heuristic (offline)", "judge: heuristic"))
+        elif st.judges:  # the header may leave it out on a narrow terminal: said here always
+            parts.append((f"judge: {', '.join(sorted(st.judges))}",))
+        if st.latency_caveat:
+            parts.append((f"* {st.latency_caveat}", f"* {speed_note(st.speed)}"))
+        faults = st.started.config.get("faults") if st.started else None
         if faults:  # part of what the run is (its own leaderboard row); last: the longest
-            parts.append(f"faults injected: {faults}")
+            parts.append((f"faults injected: {faults}", f"faults: {faults}", f"{FAULT} faults injected (turn detail)"))
         return parts
 
     def _filter_bar(self) -> None:
-        text = Text("  ·  ").join(Text(p) if isinstance(p, str) else p for p in self.filter_parts())
+        width = (self.size.width or self.app.size.width) - 2  # the bar's padding
+        text = fit_parts(self.filter_parts(), width, FILTER_LINES)
         if text.markup != self._filter_text:  # an update is a relayout of the screen: only on change
             self._filter_text = text.markup
             self.query_one("#run-filter", Static).update(text)

@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from ..messages import LiveUpdate, RunFinished
 from ..compare.load import stored_tallies
 from ..verdicts import APART_REASONS, NO_ANSWER, PLAY_REASONS, STRICT, UNJUDGED, Tally
-from ..widgets.dimensions import rate_slots, rate_style, rates_legend, slot_dims, slots_header
+from ..widgets.dimensions import rate_slots, rates_legend, slot_dims, slots_header, strict_text
 from ..widgets.run_header import STATUS_STYLE
 from ..widgets.fit import PAD, as_text, fit_cell, fit_columns, fit_lines, hidden_text, natural_widths
 from .polling import PollingScreen
@@ -45,7 +45,7 @@ ID, BENCH, MODEL, STATUS, PROGRESS, STRICT_COL, STARTED, DUR, RATES = range(len(
 SINGLE_REQUIRED = [ID, BENCH, STATUS, PROGRESS, STRICT_COL, RATES]
 SINGLE_OPTIONAL = [DUR, STARTED]
 MODEL_MIN = 16
-MODEL_WANT = 32
+MODEL_WANT = 24
 STACKED = [("id", "run"), ("model", "model / benchmark"), ("status", "status"), ("rates", "pass rates")]
 
 
@@ -75,20 +75,6 @@ def apart_of(r: dict[str, Any], reasons: tuple[str, ...] = APART_REASONS) -> str
     return t.apart_text(live=live(r), reasons=reasons) if t is not None else ""
 
 
-def strict_text(r: dict[str, Any]) -> Text:
-    """`75% 3/4` (`Tally.strict`), `no answer` (no scored row), `not judged`, or `–` while it starts."""
-    t: Tally | None = r.get("tally")
-    if t is None:
-        return Text("–", "grey50")
-    if not t.scored and not live(r):
-        return Text(NO_ANSWER, "bold red")
-    passed, n = t.strict
-    if not n:
-        return Text("–" if live(r) else "not judged", "grey50")
-    pct = 100 * passed / n
-    return Text.assemble((f"{pct:3.0f}%", rate_style(pct)), f" {passed}/{n}")
-
-
 def run_cells(r: dict[str, Any], now: dt.datetime, dims: list[str], shown_id: str, marked: bool = False) -> tuple:
     """One run's cells in RUN_COLUMNS order (a run marked for comparison gets a dot)."""
     st = r.get("status", "?")
@@ -106,7 +92,7 @@ def run_cells(r: dict[str, Any], now: dt.datetime, dims: list[str], shown_id: st
         model_text(r),
         Text(st, STATUS_STYLE.get(st, "")),
         progress,
-        strict_text(r),
+        strict_text(r.get("tally"), live=live(r)),
         when_text(started),
         duration_text(dur),
         Text(NO_ANSWER, "grey50") if unscored else rate_slots(r.get("rates") or {}, dims, bool(r.get("heuristic")),
@@ -151,6 +137,7 @@ class RunsScreen(PollingScreen):
     """Polled like the campaign screens: runs recorded by another process (a campaign in another
     terminal) appear here too."""
 
+    HELP_WHERE, HELP_ORDER = "runs list", 1
     TABLE = "runs"
     BINDINGS = [
         Binding("enter", "open", "Open"),

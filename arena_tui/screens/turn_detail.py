@@ -19,10 +19,10 @@ from ..messages import LiveUpdate, TurnRejudged
 from ..run_view import RunState, TurnRow
 from ..compare.duplex import outcome_text
 from ..timing import UNTRUSTED, barge_in_ms, barge_in_text, latency_counts, latency_text, speed_note
-from ..verdicts import APART, in_order
+from ..verdicts import APART, in_order, named
 from ..widgets.render_once import RenderedOnce
 from ..widgets.run_header import RunHeader
-from ..widgets.turn_table import VERDICT_CELL, row_signature
+from ..widgets.turn_table import FAULT, VERDICT_CELL, row_signature
 from . import actions
 from .base import ArenaScreen
 
@@ -44,6 +44,14 @@ STAGE_LABELS = [
 def _json(v: Any, limit: int = 600) -> str:
     s = json.dumps(v, ensure_ascii=False, sort_keys=True, default=str)
     return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def call_text(name: Any, args: Any) -> str:
+    """`book_repair( bike_type: "road", date: "2025-05-06" )`: a call as it reads in a narrow column
+    (it wraps after the name, an argument's name and between arguments; only a value longer than
+    the column folds, never cut)."""
+    shown = ", ".join(f"{k}: {_json(v, 200)}" for k, v in sorted(args.items())) if isinstance(args, dict) else _json(args, 200)
+    return f"{name}( {shown} )" if shown else f"{name}()"
 
 
 def _words(text: str) -> list[str]:
@@ -72,9 +80,10 @@ def text_panel(row: TurnRow) -> tuple[Text, Text]:
 
 def tools_table(row: TurnRow) -> Table:
     t = Table(title="tool calls", title_justify="left", expand=True, show_lines=True)
-    t.add_column("expected", ratio=1)
-    t.add_column("made (status)", ratio=1)
-    t.add_column("payload sent back to the model", ratio=2)
+    # a call's arguments are one long word to Rich: folded at the column's edge, never cut with "…"
+    t.add_column("expected", ratio=1, overflow="fold")
+    t.add_column("made (status)", ratio=1, overflow="fold")
+    t.add_column("payload sent back to the model", ratio=2, overflow="fold")
     expected = row.spec.expected_calls if row.spec else []
     made = list(row.result.tool_calls) if row.result else []
     by_exp = {c.expected_index: c for c in made if c.expected_index is not None}
@@ -85,14 +94,14 @@ def tools_table(row: TurnRow) -> Table:
             call = next((c for c in made if c.name == e.get("name") and c.call_id not in used), None)
         if call is not None:
             used.add(call.call_id)
-        t.add_row(f"{e.get('name')}({_json(e.get('args', {}), 200)})", *_made_cells(call))
+        t.add_row(call_text(e.get("name"), e.get("args", {})), *_made_cells(call))
     for c in made:
         if c.call_id not in used:
             t.add_row(Text("(none)", "grey50"), *_made_cells(c))
     if not expected and not made:
         if row.result is None:
             for c in row.tool_calls:
-                t.add_row("?", f"{c.name}({_json(c.args, 200)})", Text("(in progress)", "grey50"))
+                t.add_row("?", call_text(c.name, c.args), Text("(in progress)", "grey50"))
         if not row.tool_calls:
             t.add_row(Text("none", "grey50"), Text("none", "grey50"), "")
     return t
@@ -102,7 +111,7 @@ def _made_cells(call: Any) -> tuple[Text, Text]:
     if call is None:
         return Text("✗ not called", "bold red"), Text("")
     ok = call.status in ("matched", "end_session") and not call.is_duplicate
-    made = Text(f"{call.name}({_json(call.args, 200)})\n")
+    made = Text(f"{call_text(call.name, call.args)}\n")
     made.append(("✓ " if ok else "✗ ") + call.status + (" (duplicate)" if call.is_duplicate else ""),
                 "bold green" if ok else "bold red")
     return made, Text(_json(call.response))
@@ -182,6 +191,21 @@ def flags_text(row: TurnRow, speed: float | None = 1.0) -> Text:
     return t
 
 
+def why_text(row: TurnRow) -> Text:
+    """What the turn's verdict comes from, said at the top: the fault injected on it (by design:
+    the simulator's, named with what it does) and each failing dimension with the judge's reason."""
+    t = Text()
+    if row.fault is not None:
+        t.append(f"{FAULT} fault injected by design: {row.fault.meaning}", "bold magenta")
+    if row.verdict == "fail":
+        for dim, s in row.scores.items():
+            if s.verdict == "fail":
+                t.append("\n" if t else "")
+                t.append(f"✗ {named(dim).words}", "bold red")
+                t.append(f": {s.reasoning}" if s.reasoning else "")
+    return t
+
+
 def judgement_renderable(row: TurnRow) -> Group:
     latest = row.latest
     if latest is None:
@@ -252,6 +276,7 @@ def history_text(judgements: list[Judgement]) -> Text:
 
 
 class TurnDetailScreen(ArenaScreen):
+    HELP_WHERE, HELP_ORDER = "turn detail", 4
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("p", "play", "Play"),
@@ -284,12 +309,19 @@ class TurnDetailScreen(ArenaScreen):
 
     def on_mount(self) -> None:
         self.paint(force=True)
+        self._reread()
 
     def show_turn(self, turn: int) -> None:
-        """Show `turn` (the screen is kept between openings: `RunScreen.action_detail`)."""
+        """Show `turn` (the screen is kept between openings: `RunScreen.action_detail`), with any
+        judgement of it stored since (another process may have judged it)."""
         self.turn = turn
         if self.is_mounted:
             self.paint(force=True)
+            self._reread()
+
+    def _reread(self) -> None:
+        if self.state.ended is not None:
+            actions.reread_judgements(self, self.state, self.turn)
 
     def on_live_update(self, message: LiveUpdate) -> None:
         if self.state.run_id in message.run_ids:
@@ -320,6 +352,8 @@ class TurnDetailScreen(ArenaScreen):
             title.append(f"  categories {', '.join(row.categories)}")
         if row.attempts > 1:
             title.append(f"  attempts {row.attempts}", "dark_orange")
+        if why := why_text(row):
+            title.append("\n").append_text(why)
         self.query_one("#detail-title", Static).update(title)
         golden, actual = text_panel(row)
         self.query_one("#golden", Static).update(golden)

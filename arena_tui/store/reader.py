@@ -175,6 +175,12 @@ class Reader:
             out.append(ev.result)
         return out
 
+    async def last_t_ms(self, run_id: str) -> float:
+        """Where the run's timeline ends: its last event's t_ms (0 for a run with none). A later
+        judging (a re-judge, `judge RUN`) is stamped there, after what it judges."""
+        rows = await self._read("SELECT MAX(t_ms) FROM events WHERE run_id=?", (run_id,))
+        return float(rows[0][0] or 0.0) if rows else 0.0
+
     async def turn_times(self, run_id: str) -> tuple[list[tuple[int, float]], dict[int, float]]:
         """Where each turn started and ended on the run's timeline, without reading payloads:
         ([(turn, t_ms)] of every `turn_started`, {turn: t_ms of its last `turn_ended`})."""

@@ -1,4 +1,5 @@
-"""Leaderboard and compare cells: the data layer's figures as two-line table cells, and sort keys.
+"""Leaderboard and compare cells: the figures of the leaderboard's columns (`compare.columns`, one
+spec for the screen and the report) as two-line table cells.
 
 A cell never invents a number: a rate with nothing scored is "–", a run never judged reads
 "not judged" (never 0 %), a latency the data layer left out says why.
@@ -6,26 +7,18 @@ A cell never invents a number: a rate with nothing scored is "–", a run never 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
-
 from rich.text import Text
 
-from ..compare.judging import row_agreement, row_judge
-from ..compare.leaderboard import NOT_JUDGED, POOLED, BoardRow
+from ..compare.columns import Count, Figure, Percentile, RateFigure, Subset, Words, model_words
+from ..compare.leaderboard import BoardRow
 from ..compare.render import ms as ms_text
 from ..stats import Distribution, Rate
-from ..verdicts import APART, ORIGINAL, STRICT
-from .dimensions import dim_label
+from ..verdicts import APART, NOT_JUDGED
+from .dimensions import rate_style
 
 MUTED = "grey62"
 VERDICT_GLYPH = {"pass": ("✓", "bold green"), "fail": ("✗", "bold red"), "missing": ("·", MUTED),
                  "judge_error": ("err", "bold red"), "na": ("na", MUTED)}  # fmt: skip
-
-
-def rate_style(rate: float) -> str:
-    return "green" if rate >= 0.8 else ("yellow" if rate >= 0.5 else "red")
 
 
 def rate_cell(r: Rate | None, judged: bool = True) -> Text:
@@ -40,7 +33,7 @@ def rate_cell(r: Rate | None, judged: bool = True) -> Text:
 
 
 def latency_cell(value: float | None, ci: tuple[float, float] | None, why_not: str) -> Text:
-    """A percentile over its bootstrap 95 % interval; without one, why (e.g. `speed 20x`)."""
+    """A percentile over its bootstrap 95 % interval; without one, why (e.g. `speed 20×`)."""
     if value is None:
         return Text.assemble(("–", MUTED), "\n", (why_not, MUTED))
     second = f"[{ci[0]:,.0f}–{ci[1]:,.0f}]" if ci else ""
@@ -54,184 +47,41 @@ def split_cell(d: Distribution | None, why_not: str) -> Text:
     return Text.assemble(ms_text(d.p50), "\n", (f"n={d.n}", MUTED))
 
 
-def overlap_cell(row: BoardRow) -> Text:
-    """Turns whose speech overlapped (`2/30`) over the longest overlap; without turns measured, why."""
-    r = row.overlap
-    if not r.n:
-        return Text.assemble(("–", MUTED), "\n", (no_latency(row), MUTED))
-    longest = f"max {ms_text(row.overlap_ms.max)}" if row.overlap_ms else "none"
-    return Text.assemble((f"{r.passes}/{r.n}", "yellow" if r.passes else ""), "\n", (longest, MUTED))
+#: a tone's (main line, detail line) styles
+TONES = {"": ("", MUTED), "muted": (MUTED, MUTED), "warn": ("yellow", "yellow"), "label": ("bold", "bold magenta"),
+         "italic": ("italic", MUTED)}  # fmt: skip
 
 
-def count_cell(n: int, style: str = "yellow") -> Text:
-    return Text(str(n), style if n else MUTED)
+def words_cell(w: Words) -> Text:
+    """Words as a two-line cell: the main line (a rate's coloured by its share), the detail under it."""
+    main_style, detail_style = TONES.get(w.tone, TONES[""])
+    if w.tone == "rate" and w.share is not None:
+        main_style = rate_style(w.share)
+    main = Text(w.main, main_style)
+    return Text.assemble(main, "\n", (w.detail, detail_style)) if w.detail else main
 
 
-def no_latency(row: BoardRow) -> str:
-    """Why a row has no voice-to-voice figure: the exclusions the data layer reports, else nothing measured."""
-    reasons = sorted(set(row.latency_excluded.values()))
-    return "; ".join(reasons) if reasons and not row.latency_runs else "none recorded"
+def cell(figure: Figure) -> Text:
+    """A column's figure (`compare.columns`) as the leaderboard's two-line cell."""
+    match figure:
+        case RateFigure(rate, judged):
+            return rate_cell(rate, judged)
+        case Percentile(ms, ci, why_not):
+            return latency_cell(ms, ci, why_not)
+        case Subset(dist, why_not):
+            return split_cell(dist, why_not)
+        case Count(n):
+            return Text(str(n), "yellow" if n else MUTED)
+        case Words():
+            return words_cell(figure)
+    raise TypeError(f"no cell for {figure!r}")
 
 
 def model_cell(row: BoardRow, marked: bool = False) -> Text:
-    """The model alias, its source labels (simulator / fake / heuristic judge / unjudged) below in colour."""
-    alias = row.runs[0].run.row.model if row.runs else row.model
+    """The model alias, its source labels (simulator / fake / heuristic judge / not judged) below in
+    colour; a row marked for comparison gets a dot."""
     t = Text("● " if marked else "", "bold cyan")
-    t.append(alias, "bold")
-    t.append("\n")
-    if row.labels:
-        t.append("[" + ", ".join(row.labels) + "]", "bold magenta")
-    return t
-
-
-def judge_cell(row: BoardRow) -> Text:
-    """The judge's kind over its model (`compare.judging`; the notes under the table name it whole,
-    with the version of our rules)."""
-    label = row_judge(row)
-    if "," in label:
-        return Text.assemble("several", "\n", ("see notes", MUTED))
-    kind, _, model = label.split(" (", 1)[0].partition(":")
-    return Text.assemble((kind, MUTED if kind == "none" else ""), "\n", (model, MUTED))
-
-
-def agreement_text(row: BoardRow) -> Text:
-    """Judge agreement of repeated judgings, `94% 51/54` over `3 judgings each`; `–` without any."""
-    fig = row_agreement(row)
-    if fig.rate is None:
-        return Text.assemble(("–", MUTED), "\n", ("not repeated", MUTED))
-    return Text.assemble((f"{100 * fig.rate:.0f}%", rate_style(fig.rate)), f" {fig.agree}/{fig.verdicts}", "\n",
-                         (fig.each, MUTED))
-
-
-def runs_cell(row: BoardRow) -> Text:
-    t = Text(str(len(row.runs)))
-    if row.latency_excluded:
-        t.append(f"\n{row.latency_runs} at 1x", "yellow")
-    return t
-
-
-@dataclass(frozen=True)
-class Column:
-    """One leaderboard column: its header, its cell and its sort key (None sorts last)."""
-
-    key: str
-    label: str
-    cell: Callable[[BoardRow], Text]
-    value: Callable[[BoardRow], Any]
-    descending: bool = False  # the direction a first sort on this column takes (best first)
-
-
-def _p(d: Distribution | None, name: str) -> float | None:
-    return getattr(d, name) if d is not None else None
-
-
-def _rate(r: Rate | None, judged: bool) -> float | None:
-    return r.rate if judged and r is not None else None
-
-
-def stages_cell(row: BoardRow) -> Text:
-    """A cascade's stage p50s, `stt/turn/llm/tts` in ms (they add up to about its pipeline TTFB)."""
-    text = row.stages_p50()
-    if text is None:
-        return Text("–" if row.v2v is None else "no stages", MUTED)
-    return Text(text)
-
-
-def _stages_total(row: BoardRow) -> float | None:
-    return sum(d.p50 for d in row.stages.values()) if row.stages else None
-
-
-def duplex_rate_cell(r: Rate, good_when_high: bool = True) -> Text:
-    """`2/3` over its rate; `–` with nothing to count (the figures of `compare.duplex`)."""
-    if not r.n or r.rate is None:
-        return Text.assemble(("–", MUTED), "\n", ("none heard", MUTED))
-    return Text.assemble((f"{r.passes}/{r.n}", rate_style(r.rate if good_when_high else 1 - r.rate)), "\n",
-                         (f"{100 * r.rate:.0f}%", MUTED))
-
-
-def duplex_columns() -> list[Column]:
-    """What the bot did while the user spoke during its replies (`compare.duplex`): yield latency,
-    interruptions yielded, backchannels talked through, side speech answered, agent interrupting."""
-    return [
-        Column("yield", "yield p50", lambda r: split_cell(r.duplex.yield_latency,
-                                                                     no_latency(r) if r.duplex.interruptions.passes else "none yielded"),
-               lambda r: _p(r.duplex.yield_latency, "p50")),
-        Column("yielded", "int yielded", lambda r: duplex_rate_cell(r.duplex.interruptions),
-               lambda r: r.duplex.interruptions.rate, True),
-        Column("backchannel", "bc through", lambda r: duplex_rate_cell(r.duplex.backchannels),
-               lambda r: r.duplex.backchannels.rate, True),
-        Column("side", "side answered", lambda r: duplex_rate_cell(r.duplex.side_speech, good_when_high=False),
-               lambda r: r.duplex.side_speech.rate),
-        Column("agent", "bot over user", lambda r: duplex_rate_cell(r.duplex.agent_interrupted, good_when_high=False),
-               lambda r: r.duplex.agent_interrupted.rate),
-    ]  # fmt: skip
-
-
-def board_columns(dimensions: list[str], stages: bool = False, duplex: bool = False) -> list[Column]:
-    """model and benchmark (always in view), then by what a comparison reads first: both turn passes
-    (ours, the original eval's), latency, how many runs, one per dimension, the tool split, silence,
-    overlap, a cascade's stage breakdown (when a row has one: `stages`), the duplex figures (when
-    a row's runs had duplex cues: `duplex`), counts."""
-    cols = [
-        Column("model", "model", lambda r: model_cell(r), lambda r: r.model),
-        Column("benchmark", "benchmark", lambda r: Text(r.benchmark, "italic" if r.benchmark == POOLED else ""),
-               lambda r: (r.benchmark == POOLED, r.benchmark)),
-        Column("strict", STRICT, lambda r: rate_cell(r.strict, r.judged), lambda r: _rate(r.strict, r.judged), True),
-        Column("original", ORIGINAL, lambda r: rate_cell(r.original, r.judged),
-               lambda r: _rate(r.original, r.judged), True),
-        Column("p50", "v2v p50", lambda r: latency_cell(_p(r.v2v, "p50"), r.v2v_p50_ci, no_latency(r)),
-               lambda r: _p(r.v2v, "p50")),
-        Column("p95", "v2v p95", lambda r: latency_cell(_p(r.v2v, "p95"), r.v2v_p95_ci, no_latency(r)),
-               lambda r: _p(r.v2v, "p95")),
-        Column("runs", "runs", runs_cell, lambda r: len(r.runs), True),
-    ]  # fmt: skip
-    for d in dimensions:
-        cols.append(Column(f"dim:{d}", dim_label(d), lambda r, d=d: rate_cell(r.dimensions.get(d), r.judged),
-                           lambda r, d=d: _rate(r.dimensions.get(d), r.judged), True))  # fmt: skip
-    cols += [
-        Column("judge", "judge", judge_cell, row_judge),
-        Column("agreement", "judge agree", agreement_text, lambda r: row_agreement(r).rate, True),
-    ]
-    cols += [
-        Column("tool", "tool p50", lambda r: split_cell(r.v2v_tool, "no tool turn" if r.v2v else no_latency(r)),
-               lambda r: _p(r.v2v_tool, "p50")),
-        Column("non_tool", "non-tool p50", lambda r: split_cell(r.v2v_non_tool, no_latency(r)),
-               lambda r: _p(r.v2v_non_tool, "p50")),
-        Column("silence", "lead sil p50", lambda r: split_cell(r.leading_silence, no_latency(r)),
-               lambda r: _p(r.leading_silence, "p50")),
-        Column("overlap", "overlap", lambda r: overlap_cell(r), lambda r: r.overlap.rate),
-    ]  # fmt: skip
-    if stages:
-        cols.append(Column("stages", "stt/turn/llm/tts p50", stages_cell, _stages_total))
-    if duplex:
-        cols += duplex_columns()
-    cols += [
-        Column("empty", "empty", lambda r: count_cell(r.empty_responses), lambda r: r.empty_responses, True),
-        Column("ended", "ended", lambda r: count_cell(r.ended_session), lambda r: r.ended_session, True),
-        Column("apart", "counted apart", apart_cell, lambda r: sum(r.apart_shown.values()), True),
-    ]  # fmt: skip
-    return cols
-
-
-def apart_cell(row: BoardRow) -> Text:
-    """Its turns in no figure, one reason a line (`2 not played`, `1 stopped`); a third and more are
-    summed on the second line (the notes under the table name them all)."""
-    shown = row.apart_shown
-    lines = [f"{n} {APART[k]}" for k, n in shown.items()]
-    if not lines:
-        return Text("none", MUTED)
-    if len(lines) > 2:
-        lines = [lines[0], f"+{sum(shown.values()) - next(iter(shown.values()))} more"]
-    return Text("\n".join(lines), "yellow")
-
-
-def sort_rows(rows: list[BoardRow], column: Column, descending: bool) -> list[BoardRow]:
-    """Rows by the column's value (model and benchmark break ties); rows without a value last, either way."""
-    have = [r for r in rows if column.value(r) is not None]
-    without = [r for r in rows if column.value(r) is None]
-    have.sort(key=lambda r: (r.model, r.benchmark))
-    have.sort(key=column.value, reverse=descending)
-    return have + sorted(without, key=lambda r: (r.model, r.benchmark))
+    return t.append_text(words_cell(model_words(row)))
 
 
 def verdict_text(verdict: str) -> Text:

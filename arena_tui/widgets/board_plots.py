@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
@@ -71,32 +72,64 @@ class LatencyPlot(PlotextPlot):
 class CategoryBars(Static):
     """Strict turn pass per category: one line per category, named in full, one bar and figure per
     model in its legend colour (rows not judged have none). A table of bars, not a plotext chart:
-    a chart's axis had room to name 5 of 13 categories."""
+    a chart's axis had room to name 5 of 13 categories.
 
-    BAR = 4  # cells of a full (100 %) bar
+    Fitted to its width: the figure is never cut; the bars get shorter, then go (figures alone),
+    then the category names are cut, and only then do models go, named under the table."""
+
+    BARS = (4, 2, 0)  # cells of a full (100 %) bar, as the width allows
+    CATEGORY_MIN = 8
+
+    def on_resize(self) -> None:
+        if getattr(self, "_shown", None) is not None:
+            self.show(*self._shown)
 
     def show(self, title: str, rows: Sequence[BoardRow]) -> None:
+        self._shown = (title, rows)
         judged = [(i, r) for i, r in enumerate(rows) if r.judged and r.categories]
         cats = sorted({c for _, r in judged for c in r.categories})
+        width = self.size.width or self.app.size.width // 2
+        cat_w, cells, shown = bars_layout(width, max((len(c) for c in cats), default=8), len(judged))
         table = Table(title=title, title_justify="left", box=None, padding=(0, 1, 0, 0), show_edge=False,
                       title_style="bold")
-        table.add_column("category", style="grey62", no_wrap=True, overflow="ellipsis", min_width=8)
-        for i, r in judged:
+        table.add_column("category", style="grey62", no_wrap=True, overflow="ellipsis", width=cat_w)
+        for i, r in judged[:shown]:
             table.add_column(Text(r.model, "rgb({},{},{})".format(*colour(i))), no_wrap=True, overflow="ellipsis",
-                             width=self.BAR + 4)
+                             width=bar_width(cells), justify="right" if not cells else "left")
         for c in cats:
-            table.add_row(c, *(bar(r.categories[c].rate if c in r.categories else None, colour(i), self.BAR)
-                               for i, r in judged))  # fmt: skip
-        if not cats:
-            table.add_row(Text("no categories (no benchmark data, or not judged)", "grey50"))
-        self.update(table)
+            table.add_row(c, *(bar(r.categories[c].rate if c in r.categories else None, colour(i), cells)
+                               for i, r in judged[:shown]))  # fmt: skip
+        out: list = [table] if cats else [Text(title, "bold"), Text("no categories (no benchmark data, or not judged)", "grey50")]
+        if shown < len(judged):
+            left = ", ".join(r.model for _, r in judged[shown:])
+            out.append(Text(f"not shown at this width: {left}", "yellow"))
+        self.update(Group(*out))
+
+
+def bar_width(cells: int) -> int:
+    """A model's column: its bar, a space, the figure (` 100`)."""
+    return cells + 4 if cells else 4
+
+
+def bars_layout(width: int, longest: int, models: int) -> tuple[int, int, int]:
+    """(category column width, bar cells, models shown) for `models` columns in `width` cells."""
+    for cells in CategoryBars.BARS:
+        need = bar_width(cells) + 1
+        cat_w = min(longest, max(CategoryBars.CATEGORY_MIN, width - models * need - 1))
+        if cat_w + 1 + models * need <= width:
+            return cat_w, cells, models
+    cat_w = CategoryBars.CATEGORY_MIN
+    return cat_w, 0, max(1, (width - cat_w - 1) // (bar_width(0) + 1))
 
 
 def bar(rate: float | None, rgb: tuple[int, int, int], cells: int) -> Text:
     """`━━╸  50` (a line in half cells, thin so the lines of the categories stay apart, then the
-    percentage), or `–` without a figure."""
+    percentage; `cells` 0: the percentage alone, in the model's colour), or `–` without a figure."""
     if rate is None:
         return Text("–", "grey50")
+    style = "rgb({},{},{})".format(*rgb)
+    if not cells:
+        return Text(f"{100 * rate:4.0f}", style)
     halves = round(rate * cells * 2)
     drawn = "━" * (halves // 2) + ("╸" if halves % 2 else "")
-    return Text.assemble((drawn.ljust(cells), "rgb({},{},{})".format(*rgb)), f"{100 * rate:4.0f}")
+    return Text.assemble((drawn.ljust(cells), style), f"{100 * rate:4.0f}")

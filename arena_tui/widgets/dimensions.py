@@ -1,6 +1,6 @@
 """How a judge dimension is named on screen, and pass rates laid out one slot per dimension.
 
-One home for the names, so every table calls a dimension the same: its column label where a
+Every table calls a dimension by its one row in `verdicts.NAMES`: its column label where a
 column has room (`Instr`), its two-letter code where many must share a line (`IF`), and the
 legend that spells the codes out (shown wherever codes are). Pass rates in a list (runs, campaign
 cells) sit in fixed slots under a header of codes, so a column of runs reads straight down and
@@ -10,45 +10,25 @@ never needs cutting: `rate_slots` / `slots_header`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from ..verdicts import ordered
+from ..verdicts import NO_ANSWER, NOT_JUDGED, Tally, named, ordered
 
-DIM_ABBREV = {
-    "kb_grounding": "KB",
-    "instruction_following": "Instr",
-    "tool_use_correct": "Tool✓",
-    "state_tracking": "State",
-    "ambiguity_handling": "Ambig",
-    "turn_taking": "Taking",
-}
-DIM_CODE = {
-    "kb_grounding": "KB",
-    "instruction_following": "IF",
-    "tool_use_correct": "TU",
-    "state_tracking": "ST",
-    "ambiguity_handling": "AH",
-    "turn_taking": "TT",
-}
-DIM_NAME = {
-    "kb_grounding": "knowledge base",
-    "instruction_following": "instructions",
-    "tool_use_correct": "tool use",
-    "state_tracking": "state",
-    "ambiguity_handling": "ambiguity",
-    "turn_taking": "turn-taking",
-}
+if TYPE_CHECKING:
+    from ..campaign.records import CellView
+
 SLOT = 3  # a rate is 0..100: three cells, one space between slots
 HEURISTIC_MARK = "h"
 
 
 def dim_label(dim: str) -> str:
-    return DIM_ABBREV.get(dim, dim[:6])
+    return named(dim).label
 
 
 def dim_code(dim: str) -> str:
-    return DIM_CODE.get(dim, dim[:2].upper())
+    return named(dim).code
 
 
 def dim_legend(dims: Iterable[str], *, heuristic: bool = False) -> Text:
@@ -58,7 +38,7 @@ def dim_legend(dims: Iterable[str], *, heuristic: bool = False) -> Text:
         if i:
             t.append(" · ", "grey50")
         t.append(dim_code(d), "bold")
-        t.append(f" {DIM_NAME.get(d, d.replace('_', ' '))}")
+        t.append(f" {named(d).words}")
     if heuristic:
         if t:
             t.append(" · ", "grey50")
@@ -75,8 +55,44 @@ def rates_legend(dims: list[str], *, heuristic: bool = False) -> Text:
     return Text("pass rates %: ", "grey62").append_text(dim_legend(dims, heuristic=heuristic))
 
 
-def rate_style(pct: float) -> str:
-    return "green" if pct >= 80 else ("yellow" if pct >= 50 else "red")
+def rate_style(rate: float) -> str:
+    """A pass rate's colour, for every table: `rate` is a share (0–1)."""
+    return "green" if rate >= 0.8 else ("yellow" if rate >= 0.5 else "red")
+
+
+def rate_text(passed: int, n: int) -> Text:
+    """`75% 3/4`, the percentage in its colour: how every list shows a pass rate with its counts."""
+    return Text.assemble((f"{100 * passed / n:3.0f}%", rate_style(passed / n)), f" {passed}/{n}")
+
+
+def strict_text(tally: Tally | None, *, live: bool = False, heuristic_mark: bool = False, apart: str = "") -> Text:
+    """A run's strict pass where a list shows it (runs list, campaign cells, `campaign show`):
+    `75% 3/4` (`h` after it with `heuristic_mark`, when judged offline), `no answer` once a run
+    ended with no scored row, `not judged`, `–` while it starts or when nothing was recorded;
+    then `apart` (`· 1 stopped`) when given."""
+    if tally is None:
+        return Text("–", "grey50")
+    passed, n = tally.strict
+    if not tally.scored and not live:
+        t = Text(NO_ANSWER, "bold red")
+    elif not n:
+        t = Text("–" if live else NOT_JUDGED, "grey50")
+    else:
+        t = rate_text(passed, n)
+        if heuristic_mark and tally.heuristic:
+            t.append(f" {HEURISTIC_MARK}", "italic yellow")
+    if apart:
+        t.append(f" · {apart}", "yellow")
+    return t
+
+
+def cell_strict(view: CellView) -> Text:
+    """The cell's strict pass as every list shows a run's (`widgets.dimensions.strict_text`): marked
+    `h` when judged offline (the legend under the table says so), then the turns counted apart;
+    `–` before a run is recorded. `arena-tui campaign show` prints the same text."""
+    if not view.total:
+        return strict_text(None)  # no run recorded yet
+    return strict_text(view.tally, live=view.active, heuristic_mark=True, apart=view.tally.apart_text(live=view.active))
 
 
 def slot_dims(rates: Iterable[Mapping[str, object]]) -> list[str]:
@@ -102,7 +118,7 @@ def rate_slots(rates: Mapping[str, tuple[int, int]], dims: list[str], heuristic:
     if unjudged:
         errors = Text.assemble(*([errors, " "] if errors else []), (unjudged, "yellow"))
     if not rates:
-        return Text.assemble(("not judged", "grey50"), " ", errors) if errors else Text("not judged", "grey50")
+        return Text.assemble((NOT_JUDGED, "grey50"), " ", errors) if errors else Text(NOT_JUDGED, "grey50")
     t = Text()
     for i, d in enumerate(dims):
         if i:
@@ -114,8 +130,7 @@ def rate_slots(rates: Mapping[str, tuple[int, int]], dims: list[str], heuristic:
         if not n:  # nothing scored on it
             t.append(f"{'–':>{SLOT}}", "grey50")
             continue
-        pct = 100 * p / n
-        t.append(f"{pct:>{SLOT}.0f}", rate_style(pct))
+        t.append(f"{100 * p / n:>{SLOT}.0f}", rate_style(p / n))
     if heuristic:
         t.append(f" {HEURISTIC_MARK}", "italic yellow")
     if errors:

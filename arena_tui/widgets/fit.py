@@ -6,6 +6,8 @@ column may stretch into (and be cut to) what is left, and goes when too little i
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.text import Text
 
 PAD = 2  # a DataTable cell's padding, both sides together
@@ -100,3 +102,23 @@ def as_text(cell: Text | str) -> Text:
 
 def natural_widths(labels: list[str], rows: list[tuple]) -> list[int]:
     return [max([len(label)] + [cell_width(r[i]) for r in rows]) for i, label in enumerate(labels)]
+
+
+Forms = tuple[Text | str, ...]  # one part of a line, its forms longest first
+
+
+def fit_parts(parts: list[Forms], width: int, lines: int, sep: str = "  ·  ") -> Text:
+    """Parts joined by `sep` so they wrap into at most `lines` lines of `width` cells: while they
+    do not, the part whose form is longest and has a shorter one takes it (a part is never cut;
+    an empty form leaves the part out; what still does not fit is every part's last form)."""
+    level = [0] * len(parts)
+
+    def joined() -> Text:
+        return Text(sep).join(t for p, i in zip(parts, level, strict=True) if (t := as_text(p[i])).plain)
+
+    while len(textwrap.wrap(joined().plain, max(width, 1))) > lines:
+        longer = [(as_text(p[i]).cell_len, n) for n, (p, i) in enumerate(zip(parts, level, strict=True)) if i + 1 < len(p)]
+        if not longer:
+            break
+        level[max(longer)[1]] += 1
+    return joined()

@@ -7,8 +7,10 @@ under the tables (full width: never cut at 80 columns).
 The line is built for the width it gets: the status, the mode and the judge label sit at the
 right in a fixed-width block (the longest status sets it), so they never run into each other or
 fall off a narrow terminal; the descriptive part on the left is what gets shortened: its parts
-take their short forms one by one (session goes, then elapsed and progress shrink, then the model's
-label), and only then is the model cut (with "…"). The benchmark and the model always stay.
+take their short forms one by one (session goes, then the audio time, the current turn and the
+model's label), every figure keeping its label (`elapsed 01:12`, `5/10 done`); then the judge
+leaves the right block (the line under the tables names it), and only then is the model cut
+(with "…"). The benchmark and the model always stay.
 """
 
 from __future__ import annotations
@@ -48,11 +50,12 @@ def loading(state: RunState, mode: str) -> bool:
     return mode != "live" and state.started is None and state.ended is None
 
 
-def describe(state: RunState, room: int | None = None, mode: str = "live") -> Text:
+def describe(state: RunState, room: int | None = None, mode: str = "live", cut: bool = True) -> Text:
     """The left part: benchmark, model, session, elapsed (wall clock), turn progress.
 
     With `room`, the parts take their short forms one step at a time until the line fits
-    (`SHORTER`); the model is cut last, and the benchmark never: they are what a user scans for."""
+    (`SHORTER`); the model is cut last (`cut=False`: never, the shortest line as it is), and the
+    benchmark never: they are what a user scans for."""
     if loading(state, mode):
         return Text(f"loading run {state.run_id}…", "grey62", no_wrap=True, overflow="ellipsis")
     cur = state.current_turn
@@ -61,16 +64,15 @@ def describe(state: RunState, room: int | None = None, mode: str = "live") -> Te
     session = Text(f"session {state.session}")
     if state.rotations:
         session.append(f" ({state.rotations} rotation{'s' if state.rotations != 1 else ''})", "yellow")
-    short_model = (state.started.model if state.started else "?") + tag(state.source)
+    short_model = state.model_name + tag(state.source)
     wait = state.wait_line() if state.ended is None else None
     forms: dict[str, list[Text]] = {  # each part's forms, longest first; [] once a part is dropped
         "benchmark": [Text(f" {state.benchmark} ", "bold reverse")],
         "model": [Text.assemble("model ", (state.model_label, style)), Text(short_model, style)],
         "session": [session, Text()],
-        "elapsed": [elapsed_text(state), Text(f"elapsed {duration_text(state.elapsed_ms())}"),
-                    Text(duration_text(state.elapsed_ms()))],
+        "elapsed": [elapsed_text(state), Text(f"elapsed {duration_text(state.elapsed_ms())}")],
         "turn": [Text(f"turn {cur_s} · {state.turns_done}/{state.turns_total} done"),
-                 Text(f"{cur_s} · {state.turns_done}/{state.turns_total}")],
+                 Text(f"{state.turns_done}/{state.turns_total} done")] if state.started or state.ended else [Text()],
         # where the run is when nothing moves: what the engine waits on, how long is left
         "wait": [Text(wait, "bold yellow")] if wait else [Text()],
     }
@@ -92,8 +94,8 @@ def describe(state: RunState, room: int | None = None, mode: str = "live") -> Te
             return t
         level[name] = min(level[name] + 1, len(forms[name]) - 1)
         t = line()
-    if room is not None and t.cell_len > room:  # still too long: the model's name is cut, its source tag never
-        name = Text(state.started.model if state.started else "?")
+    if cut and room is not None and t.cell_len > room:  # still too long: the model's name is cut, its source tag never
+        name = Text(state.model_name)
         name.truncate(max(4, name.cell_len - (t.cell_len - room)), overflow="ellipsis")
         forms["model"][level["model"]] = Text(name.plain + tag(state.source), style)
         t = line()
@@ -101,7 +103,7 @@ def describe(state: RunState, room: int | None = None, mode: str = "live") -> Te
 
 
 #: the order the header's parts take their next shorter form in, when the line does not fit
-SHORTER = ("session", "elapsed", "elapsed", "turn", "model")
+SHORTER = ("session", "elapsed", "turn", "model")
 
 
 def figures_text(state: RunState) -> Text:
@@ -122,20 +124,22 @@ def figures_text(state: RunState) -> Text:
     return t
 
 
-def status_block(state: RunState, mode: str = "live", compact: bool = False) -> Text:
+def status_block(state: RunState, mode: str = "live", compact: bool = False, judge: bool = True) -> Text:
     """The right part: status (padded to the widest status), mode, judge; each set off by a gap
-    (`compact`: the judge without its "judge: ", for a narrow terminal)."""
+    (`compact`: the judge without its "judge: ", for a narrow terminal; `judge=False`: none)."""
     t = Text(no_wrap=True)
     t.append(GAP)
     status = "loading" if loading(state, mode) else state.status
     t.append(status.upper().ljust(STATUS_WIDTH), STATUS_STYLE.get(status, "bold"))
     if mode != "live":
         t.append(f"{GAP}[{mode}]", "bold blue")
-    judge = "" if compact else "judge: "
-    if state.any_heuristic:
-        t.append(f"{GAP}{judge}heuristic", "italic yellow")
+    said = "" if compact else "judge: "
+    if not judge:
+        pass
+    elif state.any_heuristic:
+        t.append(f"{GAP}{said}heuristic", "italic yellow")
     elif state.judges:
-        t.append(f"{GAP}{judge}{', '.join(sorted(state.judges))}", "italic")
+        t.append(f"{GAP}{said}{', '.join(sorted(state.judges))}", "italic")
     t.append(" ")
     return t
 
@@ -145,6 +149,8 @@ def header_text(state: RunState, mode: str = "live", width: int | None = None) -
     right = status_block(state, mode)
     if width is not None and width - right.cell_len < NARROW_LEFT:  # the left part needs the room more
         right = status_block(state, mode, compact=True)
+    if width is not None and describe(state, width - right.cell_len, mode, cut=False).cell_len > width - right.cell_len:
+        right = status_block(state, mode, judge=False)  # before the model is cut: the line under the tables says it
     left = describe(state, width - right.cell_len if width else None, mode)
     if width is not None and width > 0:
         room = width - right.cell_len

@@ -51,6 +51,7 @@ def is_failure(row: TurnRow) -> bool:
 STATUS_SHORT = {"no_response": "no resp", "empty_response": "empty", "interrupted": "interrupt",
                 "ended_session": "ended", "ended_early": "end early", "infra_error": "infra", "not_played": "unplayed"}
 RETRIES = "↻"  # `↻3`: three retries (the help screen's legend; the turn detail says it in words)
+FAULT = "↯"  # `ok ↯`: a simulator fault was injected on the turn (the border's legend; the detail says which)
 PROVISIONAL = "~"  # `PASS~`: scored live, provisional until the whole-run judgement (the table's legend says so)
 
 
@@ -58,7 +59,8 @@ def status_cell(row: TurnRow, width: int | None = None) -> Text:
     """The turn's status, then what the status alone does not say: retries taken, no audio.
 
     In `width` cells: `empty_response (3 retries)`, else `empty_response ↻3`, else `empty ↻3`
-    (`STATUS_SHORT`), else cut; the turn detail always has it whole."""
+    (`STATUS_SHORT`), else cut; the turn detail always has it whole. A turn a simulator fault was
+    injected on ends in `↯` (kept when the rest is cut)."""
     retries = max(row.attempts - 1, 0)
     no_audio = row.result is not None and row.result.no_audio
     forms = [
@@ -66,6 +68,7 @@ def status_cell(row: TurnRow, width: int | None = None) -> Text:
         (row.status, f" {RETRIES}{retries}", " no audio"),
         (STATUS_SHORT.get(row.status, row.status), f" {RETRIES}{retries}", " ∅audio"),
     ]
+    fault = Text(f" {FAULT}", "bold magenta") if row.fault is not None else Text()
     status = Text()
     for name, retried, silent in forms:
         status = Text(name, STATUS_STYLE.get(row.status, ""))
@@ -73,10 +76,10 @@ def status_cell(row: TurnRow, width: int | None = None) -> Text:
             status.append(retried, "bold dark_orange")
         if no_audio:
             status.append(silent, "bold dark_orange")
-        if width is None or status.cell_len <= width:
-            return status
-    status.truncate(width, overflow="ellipsis")
-    return status
+        if width is None or status.cell_len + fault.cell_len <= width:
+            return status.append_text(fault)
+    status.truncate(max(width - fault.cell_len, 1), overflow="ellipsis")
+    return status.append_text(fault)
 
 
 def verdict_cell(row: TurnRow) -> Text:
@@ -195,7 +198,28 @@ def row_signature(row: TurnRow, dims: list[str], speed: float | None = 1.0) -> t
     """Everything `row_cells` reads, cheaply: results and judgements are replaced or appended,
     never edited in place, so identities and counts say when the cells can differ."""
     return (row.status, row.attempts, id(row.result), len(row.tool_calls), len(row.judgements), id(row.spec),
-            tuple(dims), speed, row.untrusted)
+            tuple(dims), speed, row.untrusted, row.fault)
+
+
+BORDER_CHROME = 6  # the border's corners and the spaces and dashes around its subtitle
+MORE_CODES = "more in ?"
+
+
+def border_legend(hidden: list[str], provisional: bool, faults: bool, dims: list[str], room: int) -> str:
+    """`tools e/m, categories: enter · ↯ fault injected · ~ provisional · KB knowledge base · …` in
+    `room` cells: the hidden columns always, then each mark and code whole while it fits; `more in
+    ?` when some did not."""
+    first = [f"{', '.join(hidden)}: enter"] if hidden else []
+    marks = [f"{FAULT} fault injected"] if faults else []
+    rest = marks + ([f"{PROVISIONAL} provisional"] if provisional else []) + [dim_legend([d]).plain for d in dims]
+    shown = list(first)
+    for i, part in enumerate(rest):
+        tail = [] if i == len(rest) - 1 else [MORE_CODES]
+        if len(" · ".join([*shown, part, *tail])) > room:
+            shown.append(MORE_CODES)
+            break
+        shown.append(part)
+    return " · ".join(shown)
 
 
 class TurnTable(DataTable):
@@ -286,15 +310,13 @@ class TurnTable(DataTable):
                 self.move_cursor(row=target)
 
     def _subtitle(self, dims: list[str], fitted: dict[int, int]) -> None:
-        """What the codes mean, after what this width leaves out (never silently off-screen)."""
+        """What this width leaves out (never silently off-screen), then what the marks and codes
+        mean, as many whole as the border holds (never one cut): the rest is in `?`."""
         cols = columns(dims, self._state.speed if self._state else 1.0)
         hidden = [label for i, (_, label) in enumerate(cols) if i not in fitted]
-        parts = [f"{', '.join(hidden)}: enter"] if hidden else []
-        if self._state is not None and any(r.provisional for r in self._state.turns.values()):
-            parts.append(f"{PROVISIONAL} provisional")
-        if dims:
-            parts.append(dim_legend(dims).plain)
-        text = " · ".join(parts)
+        rows = self._state.turns.values() if self._state is not None else []
+        text = border_legend(hidden, any(r.provisional for r in rows), any(r.fault for r in rows), dims,
+                             self.size.width - BORDER_CHROME)
         if text != self.border_subtitle:
             self.border_subtitle = text
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol
 
-from runners.fakes.duplex import PLAIN_VAD, DuplexBehaviour
+from arena_tui.spine.faults import PLAIN_VAD, DuplexBehaviour
 
 Range = tuple[float, float]
 
