@@ -1,7 +1,7 @@
 """`arena-tui runs`: the recorded runs as a table (or JSON for scripts).
 
 Progress counts the turns that ran to their end; the strict pass and the turns counted apart
-(`2 not played · 1 stopped`) are each run's tally by the one rule (`compare.leaderboard.run_tally`,
+(`2 not played · 1 stopped`) are each run's tally by the one rule (`compare.stored.run_tally`,
 `arena_tui.verdicts`), `no answer` for a run in which no turn of the model's got one; the duration
 is the time it ran (`RunRow.active_s`: a resumed run's idle time left out)."""
 
@@ -48,7 +48,7 @@ async def _delete(args: argparse.Namespace) -> list[str]:
 
 
 async def _load(args: argparse.Namespace, tallied: bool = True) -> tuple[list[RunRow], dict[str, Tally]]:
-    from ..compare.leaderboard import load_runs, run_tally  # deferred: the figures (numpy) load only for a table
+    from ..compare.stored import load_runs, run_tally  # deferred: the figures (numpy) load only for a table
 
     if args.limit is not None and args.limit < 0:
         raise CliError(f"--limit must be 0 or more (got {args.limit})")

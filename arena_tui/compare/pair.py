@@ -20,7 +20,8 @@ from collections import Counter
 
 from arena_tui.spine.events import TurnResult
 from ..timing import latency_counts, response_latency
-from .leaderboard import BoardRow, StoredRun
+from .leaderboard import BoardRow
+from .stored import StoredRun
 from ..stats import median
 from ..verdicts import APART, apart_text, repeat_status
 

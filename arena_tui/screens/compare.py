@@ -14,7 +14,8 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
-from ..compare.leaderboard import BoardRow, StoredRun
+from ..compare.leaderboard import BoardRow
+from ..compare.stored import StoredRun
 from ..compare.load import load_stored
 from ..compare.pair import ModelTurnComparison, TurnComparison, compare_models, compare_runs
 from ..widgets.board_cells import MUTED, ms_text, pattern_text, verdict_text
