@@ -14,7 +14,6 @@ The run life (tools, events, history, rotation bookkeeping) is `base.RunBase`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import Any
 
 from pipecat.frames.frames import (
@@ -22,7 +21,6 @@ from pipecat.frames.frames import (
     UserStoppedSpeakingFrame,
 )
 
-from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
     GREETING_TURN,
     LOST_PACE,
@@ -36,10 +34,9 @@ from arena_tui.spine.events import (
     TurnStarted,
     Waiting,
 )
-from arena_tui.spine.benchmark import Benchmark, Turn
+from arena_tui.spine.benchmark import Turn
 
-from ..base import HistoryItem, ProviderRunner
-from ..config import RunConfig
+from ..base import HistoryItem
 from ..pace import PACE_LOST_MS, TURN_INVALID_MS
 from ..rotation import rotation_due
 from ..timeline.overlaps import LiveOverlaps
@@ -47,7 +44,7 @@ from ..tools import ToolResolver
 from ..transports import RunClock
 from .audio_attempt import Attempt
 from .base import RunBase
-from .history import CONTINUE_PROMPT, Seed
+from .history import CONTINUE_PROMPT
 from .outcome import turn_status
 from .provider_frames import ProviderFrames
 from .duplex import CuePlayer
@@ -58,23 +55,14 @@ from .tracks import Heard, Tracks
 class AudioRun(ProviderFrames, RunBase[Session, Attempt]):
     """The audio turn loop: each turn's WAV paced into the session, the reply played out on the same clock."""
 
-    def __init__(
-        self,
-        benchmark: Benchmark,
-        config: RunConfig,
-        bus: EventBus,
-        run_id: str,
-        provider: ProviderRunner,
-        on_session: Callable[[Session], None] | None = None,
-        seed: Seed | None = None,
-        numbers: Iterator[int] | None = None,
-    ) -> None:
-        start_ms = seed.start_ms if seed is not None else 0.0
-        super().__init__(
-            benchmark, config, bus, run_id, provider, RunClock(config.speed, start_ms, config.pace), on_session, seed, numbers
-        )
-        self.rate = config.sample_rate
-        self.tracks = Tracks(benchmark, config, lambda cls, **kw: self.publish(self.ev(cls, **kw)), start_ms)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """As `RunBase`'s; the audio the transports play is followed by its `tracks`."""
+        super().__init__(*args, **kwargs)
+        self.rate = self.config.sample_rate
+        self.tracks = Tracks(self.benchmark, self.config, lambda cls, **kw: self.publish(self.ev(cls, **kw)), self.start_ms)
+
+    def run_clock(self) -> RunClock:
+        return RunClock(self.config.speed, self.start_ms, self.config.pace)
 
     # -- the run's life
 

@@ -157,7 +157,6 @@ class RunBase(ABC, Generic[S, A]):
         bus: EventBus,
         run_id: str,
         provider: ProviderRunner,
-        clock: RunClock,
         on_session: Callable[[S], None] | None = None,
         seed: Seed | None = None,
         numbers: Iterator[int] | None = None,
@@ -167,7 +166,8 @@ class RunBase(ABC, Generic[S, A]):
         self.bus = bus
         self.run_id = run_id
         self.provider = provider
-        self.clock = clock
+        self.start_ms = seed.start_ms if seed is not None else 0.0  # a seeded run's timeline goes on from there
+        self.clock = self.run_clock()
         self.on_session = on_session  # instrumentation: sees each session as it opens
         self.history = History()
         self.seed = seed
@@ -186,6 +186,10 @@ class RunBase(ABC, Generic[S, A]):
         self.ended_by_model = False
         #: every turn's record, for the run's outcome (`unanswered_run`); a resumption's starts with the finished ones
         self.results: list[TurnResult] = list(seed.done) if seed is not None else []
+
+    @abstractmethod
+    def run_clock(self) -> RunClock:
+        """The run's one timeline, from `start_ms`."""
 
     # -- events
 
