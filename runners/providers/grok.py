@@ -23,9 +23,9 @@ from arena_tui.spine.events import Reconnected, ReplaySummary, SessionRotated
 
 from arena_tui.spine.benchmark import Benchmark
 
-from ..base import HistoryItem, ProviderRunner, Publish, SessionSpec
+from ..base import HistoryItem, Publish, SessionSpec
 from ..config import RunConfig
-from .openai_realtime import ReplayBeforeFirstResponse, history_items
+from .openai_realtime import RealtimeRunner, ReplayBeforeFirstResponse, history_items
 
 DEFAULT_BASE_URL = "wss://api.x.ai/v1/realtime"
 FAKE_KEY = "xai-fake-not-a-secret"
@@ -81,7 +81,7 @@ class GrokReplayingService(ReplayBeforeFirstResponse, GrokRealtimeLLMService):
         )
 
 
-class GrokRealtimeRunner(ProviderRunner):
+class GrokRealtimeRunner(RealtimeRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = FAKE_KEY
 
@@ -113,15 +113,6 @@ class GrokRealtimeRunner(ProviderRunner):
                 model=spec.model, system_instruction=spec.system_prompt, session_properties=props
             ),
         )
-
-    def service_endpoint(self, service: GrokReplayingService) -> str:
-        return service.base_url
-
-    def is_alive(self, service: GrokReplayingService) -> bool:
-        return service.connection_alive()
-
-    def session_ready(self, service: GrokReplayingService) -> bool:
-        return service.conversation_ready  # audio sent before session.updated is dropped by xAI
 
     def provider_ttfb_label(self) -> str:
         return "xAI TTFB (Pipecat metrics, from server speech_stopped)"

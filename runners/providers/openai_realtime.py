@@ -155,7 +155,22 @@ class ReplayingRealtimeService(ReplayBeforeFirstResponse, OpenAIRealtimeLLMServi
     pass
 
 
-class OpenAIRealtimeRunner(ProviderRunner):
+class RealtimeRunner(ProviderRunner):
+    """A runner whose sessions are an OpenAI-Realtime dialect's service with our history replay
+    (`ReplayBeforeFirstResponse`: OpenAI's, xAI's): where one connects, whether it lives, when the
+    seeded conversation is in."""
+
+    def service_endpoint(self, service: Any) -> str:
+        return service.base_url
+
+    def is_alive(self, service: Any) -> bool:
+        return service.connection_alive()
+
+    def session_ready(self, service: Any) -> bool:
+        return service.conversation_ready  # (xAI drops audio sent before session.updated)
+
+
+class OpenAIRealtimeRunner(RealtimeRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = SIMULATOR_KEY
 
@@ -196,15 +211,6 @@ class OpenAIRealtimeRunner(ProviderRunner):
                 model=spec.model, system_instruction=spec.system_prompt, session_properties=props
             ),
         )
-
-    def service_endpoint(self, service: OpenAIRealtimeLLMService) -> str:
-        return service.base_url
-
-    def is_alive(self, service: ReplayingRealtimeService) -> bool:
-        return service.connection_alive()
-
-    def session_ready(self, service: ReplayingRealtimeService) -> bool:
-        return service.conversation_ready
 
 
 class SimulatorRunner(OpenAIRealtimeRunner):
