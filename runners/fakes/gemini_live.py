@@ -41,7 +41,7 @@ from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import Script, ScriptedReply
 from runners.fakes.reply_session import ReplySession
-from runners.fakes.server import FakeServer, ServerSocket
+from runners.fakes.server import FakeServer
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.tls import TlsPair, self_signed_tls
 from runners.fakes.wire import b64, b64decode_any, elide_audio, pick, spread_words
@@ -127,16 +127,13 @@ class GeminiLiveFake(FakeServer):
 
 class _Session(ReplySession):
     def __init__(self, fake: GeminiLiveFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
-        self.fake, self.rec, self.ws = fake, rec, ws
-        self.sock = ServerSocket(ws)
-        self.script = fake.script
+        super().__init__(fake, rec, ws)
         self.history: list[dict[str, Any]] = []
         self.endpointer: Endpointer | None = None
         self.vad_disabled = False
         self.resumption = False
         self.realtime_text: asyncio.Event = asyncio.Event()  # set by each realtime_input.text
         self.window: _Window | None = None  # the user's activity window while it is open
-        self.open_floor()
 
     async def send(self, msg: dict[str, Any]) -> None:
         await self.sock.send_json(msg)
@@ -267,37 +264,32 @@ class _Session(ReplySession):
         self.replying.cancel()
         await self.send({"serverContent": {"interrupted": True}})
 
-    async def _respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
+    async def reply(self, n: int, reply: ScriptedReply, plan: ReplyPlan, anchor_ms: float) -> None:
         """One reply: `anchor_ms` is when its trigger arrived (the end of the user's audio, the
-        client's turnComplete), from which its plan's first-audio delay counts; `again`: that
-        reply spoken once more, without its calls (the answer to a duplex cue)."""
-        async with self.lock:
-            if (opened := self.open_reply(anchor_ms, again)) is None:
-                return
-            n, reply, plan = opened
-            ticker = spawn_ticker(self, plan)
-            try:
-                if reply.user_transcript:
-                    await self.send({"serverContent": {"inputTranscription": {"text": reply.user_transcript}}})
-                    self.history.append({"role": "user", "text": reply.user_transcript})
-                for call in reply.tool_calls:  # one toolCall each, answered before the next
-                    await self.fake.clock.until(anchor_ms + plan.first_audio_ms)  # the model's time to decide
-                    call_id = call.call_id or f"call-{n}-{uuid.uuid4().hex[:6]}"
-                    fut = self.expect_result(call_id, call.name)
-                    self.realtime_text.clear()
-                    self.mark("tool_call", n)
-                    await self.send({"toolCall": {"functionCalls": [{"id": call_id, "name": call.name, "args": call.args}]}})
-                    await fut
-                    anchor_ms = self.now
-                    self.mark("tool_result", n)
-                if reply.tool_calls and self.fake.stall_after_tool:
-                    await self.realtime_text.wait()
-                    anchor_ms = self.now
-                await self.speak(n, reply, plan, anchor_ms)
-            finally:
-                if ticker is not None:
-                    ticker.cancel()
-            await self.after(reply)
+        client's turnComplete), from which its plan's first-audio delay counts."""
+        ticker = spawn_ticker(self, plan)
+        try:
+            if reply.user_transcript:
+                await self.send({"serverContent": {"inputTranscription": {"text": reply.user_transcript}}})
+                self.history.append({"role": "user", "text": reply.user_transcript})
+            for call in reply.tool_calls:  # one toolCall each, answered before the next
+                await self.fake.clock.until(anchor_ms + plan.first_audio_ms)  # the model's time to decide
+                call_id = call.call_id or f"call-{n}-{uuid.uuid4().hex[:6]}"
+                fut = self.expect_result(call_id, call.name)
+                self.realtime_text.clear()
+                self.mark("tool_call", n)
+                await self.send({"toolCall": {"functionCalls": [{"id": call_id, "name": call.name, "args": call.args}]}})
+                await fut
+                anchor_ms = self.now
+                self.mark("tool_result", n)
+            if reply.tool_calls and self.fake.stall_after_tool:
+                await self.realtime_text.wait()
+                anchor_ms = self.now
+            await self.speak(n, reply, plan, anchor_ms)
+        finally:
+            if ticker is not None:
+                ticker.cancel()
+        await self.after(reply)
 
     async def speak(self, n: int, reply: ScriptedReply, plan: ReplyPlan, anchor_ms: float) -> None:
         """The reply's audio and transcript on the plan's schedule, then generationComplete at

@@ -39,7 +39,7 @@ from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import ScriptedReply
 from runners.fakes.reply_session import ReplySession
-from runners.fakes.server import FakeServer, ServerSocket
+from runners.fakes.server import WebSocketFake
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.wire import b64, spread_words
 from runners.fakes.timing import ENVELOPE, ReplyPlan, paced
@@ -50,29 +50,17 @@ MAX_INSTRUCTIONS = 12_000
 LEAD_MS = 40.0  # a reply the user may speak over is sent this far ahead of its playing (GLM cannot flush)
 
 
-class GLMRealtimeFake(FakeServer):
-    REAL_TIMING = ENVELOPE
-
-    @property
-    def base_url(self) -> str:
-        return f"ws://{self.host}{PATH}"
-
-    def routes(self) -> list[web.RouteDef]:
-        return [web.get(PATH, self.ws_handler(_Session))]
-
-
 class _Session(ReplySession):
+    FLUSHES = False  # GLM has no barge-in event: what the client holds plays out
+
     def __init__(self, fake: GLMRealtimeFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
-        self.fake, self.rec, self.ws = fake, rec, ws
-        self.sock = ServerSocket(ws)
-        self.script = fake.script
+        super().__init__(fake, rec, ws)
         self.appended_since_commit = 0
         self.pending_calls: dict[str, str] = {}  # call_id -> tool name
         # duplex cues: GLM has no barge-in event (the client cancels), so the fake hears the user over
         # its reply with its own endpointer, stops sending, and the client's next commit is the cue's
         self.endpointer: Endpointer | None = None
         self.cue_commit: CueHeard | None = None  # a cue's turn the client committed: its response.create is the cue's
-        self.open_floor(flushes=False)
 
     async def send(self, evt: dict[str, Any]) -> None:
         evt.setdefault("event_id", f"event{uuid.uuid4().hex}")
@@ -244,3 +232,9 @@ class _Session(ReplySession):
             {"type": "response.done", "response": {"id": rid, "object": "realtime.response", "status": "completed",
              "usage": {"total_tokens": 50 + out, "input_tokens": 50, "output_tokens": out}}}
         )
+
+
+class GLMRealtimeFake(WebSocketFake):
+    PATH = PATH
+    REAL_TIMING = ENVELOPE
+    session = _Session

@@ -38,7 +38,7 @@ from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import ScriptedReply
 from runners.fakes.reply_session import ReplySession
-from runners.fakes.server import FakeServer, ServerSocket, spawn
+from runners.fakes.server import WebSocketFake, spawn
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.wire import b64, spread_words
 from runners.fakes.timing import ENVELOPE, paced
@@ -50,29 +50,15 @@ def _id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:16]}"
 
 
-class XaiRealtimeFake(FakeServer):
-    REAL_TIMING = ENVELOPE
-
-    @property
-    def base_url(self) -> str:
-        return f"ws://{self.host}{PATH}"
-
-    def routes(self) -> list[web.RouteDef]:
-        return [web.get(PATH, self.ws_handler(_Session))]
-
-
 class _Session(ReplySession):
     def __init__(self, fake: XaiRealtimeFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
-        self.fake, self.rec, self.ws = fake, rec, ws
-        self.sock = ServerSocket(ws)
-        self.script = fake.script
+        super().__init__(fake, rec, ws)
         self.session: dict[str, Any] = {}
         self.ready = False
         self.dropped_before_ready = 0  # bytes of audio appended before session.updated
         self.endpointer: Endpointer | None = None
         self.open_calls: dict[str, str] = {}  # call_id -> tool name, calls the model is waiting on
         self.known_calls: dict[str, str] = {}  # call_id -> tool name, every call in the conversation
-        self.open_floor()
 
     async def send(self, evt: dict[str, Any]) -> None:
         evt.setdefault("event_id", _id("event"))
@@ -268,3 +254,9 @@ class _Session(ReplySession):
                 self.floor.sent(parts_ms[i])
                 await self.send({"type": "response.output_audio.delta", "response_id": rid, "item_id": item_id,
                                  "output_index": 0, "content_index": 0, "delta": b64(parts[i])})
+
+
+class XaiRealtimeFake(WebSocketFake):
+    PATH = PATH
+    REAL_TIMING = ENVELOPE
+    session = _Session

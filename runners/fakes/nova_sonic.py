@@ -42,7 +42,7 @@ from runners.fakes.script import Script, ScriptedReplies, ScriptedReply
 from runners.fakes.server import resolve_timing
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.wire import b64
-from runners.fakes.timing import ENVELOPE, FakeClock, TimingProfile, paced
+from runners.fakes.timing import ENVELOPE, FakeClock, ReplyPlan, TimingProfile, paced
 
 
 class NovaSonicFake(ScriptedReplies):
@@ -134,8 +134,7 @@ class FakeDuplexStream(ReplySession):
     """One Nova session: decodes input events, answers by the script."""
 
     def __init__(self, fake: NovaSonicFake, rec: ConnectionRecord):
-        self.fake, self.rec = fake, rec
-        self.script = fake.script
+        super().__init__(fake, rec)
         self.input_stream = _Input(self)
         self._out: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.ended = False
@@ -148,7 +147,6 @@ class FakeDuplexStream(ReplySession):
         self._speech_start_ms: float | None = None
         self.utterances: list[tuple[float, float]] = []  # (start, end) ms of each user utterance heard
         self.speaking: tuple[str, str, str] | None = None  # (completion, audio content, text) while a reply's audio streams
-        self.open_floor()
 
     # SDK surface used by Pipecat
     async def await_output(self) -> tuple[None, _Output]:
@@ -261,68 +259,63 @@ class FakeDuplexStream(ReplySession):
             self._text("ASSISTANT", "FINAL", text, stop="INTERRUPTED")
             self.emit("completionEnd", {"promptName": self.prompt_name, "completionId": completion, "stopReason": "INTERRUPTED"})
 
-    async def _respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
-        """One completion; `anchor_ms`: when its trigger (the user's speech end, a text) came;
-        `again`: that reply spoken once more, without its calls (the answer to a duplex cue)."""
-        async with self.lock:
-            if (opened := self.open_reply(anchor_ms, again)) is None:
-                return
-            n, reply, plan = opened
-            completion = str(uuid.uuid4())
-            self.emit("completionStart", {"promptName": self.prompt_name, "completionId": completion})
-            if reply.user_transcript:
-                self._text("USER", "FINAL", reply.user_transcript)
-            for call in reply.tool_calls:  # one toolUse each, answered before the next
-                call_id = call.call_id or str(uuid.uuid4())
-                fut = self.expect_result(call_id, call.name)
-                await self.fake.clock.until(anchor_ms + plan.first_audio_ms)
-                self.mark("tool_call", n)
-                cid = self._content("TOOL", "TOOL", None, toolUseOutputConfiguration={"mediaType": "application/json"})
-                self.emit(
-                    "toolUse",
-                    {"promptName": self.prompt_name, "contentId": cid, "toolName": call.name,
-                     "toolUseId": call_id, "content": json.dumps(call.args)},
-                )
-                self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "TOOL", "stopReason": "TOOL_USE"})
-                await fut
-                anchor_ms = self.now
-            last_ms = self.now
-            if reply.text:
-                parts = chunks(synthesize(reply.text, self.out_rate, self.script.voice), self.out_rate, self.script.chunk_ms) if reply.audio else []
-                parts_ms = [len(p) / 2 / self.out_rate * 1000.0 for p in parts] or [0.0]
-                cid = ""
-                async for i in paced(plan, self.fake.clock, anchor_ms, parts_ms):
-                    if i == 0:
-                        self._text("ASSISTANT", "SPECULATIVE", reply.text, stop="PARTIAL_TURN")
-                        if parts:
-                            cid = self._content("AUDIO", "ASSISTANT", None, audioOutputConfiguration={"sampleRateHertz": self.out_rate})
-                            self.speaking = (completion, cid, reply.text)
-                    if parts:
-                        self.mark("audio", n, parts_ms[i])
-                        self.floor.sent(parts_ms[i])
-                        self.emit("audioOutput", {"promptName": self.prompt_name, "contentId": cid, "content": b64(parts[i])})
-                        await asyncio.sleep(0)
-                if self.floor.kinds:  # the user may speak over it: the audio content stays open while it plays
-                    await self.fake.clock.until(self.floor.until_ms)
-                last_ms = self.now
-                self.speaking = None
-                if parts:
-                    self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "AUDIO", "stopReason": "END_TURN"})
-                self._text("ASSISTANT", "FINAL", reply.text)
-            await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
-            tokens = max(1, len(reply.text) // 4)
+    async def reply(self, n: int, reply: ScriptedReply, plan: ReplyPlan, anchor_ms: float) -> None:
+        """One completion; `anchor_ms`: when its trigger (the user's speech end, a text) came."""
+        completion = str(uuid.uuid4())
+        self.emit("completionStart", {"promptName": self.prompt_name, "completionId": completion})
+        if reply.user_transcript:
+            self._text("USER", "FINAL", reply.user_transcript)
+        for call in reply.tool_calls:  # one toolUse each, answered before the next
+            call_id = call.call_id or str(uuid.uuid4())
+            fut = self.expect_result(call_id, call.name)
+            await self.fake.clock.until(anchor_ms + plan.first_audio_ms)
+            self.mark("tool_call", n)
+            cid = self._content("TOOL", "TOOL", None, toolUseOutputConfiguration={"mediaType": "application/json"})
             self.emit(
-                "usageEvent",
-                {"promptName": self.prompt_name, "completionId": completion,
-                 "details": {"delta": {"input": {"speechTokens": 10, "textTokens": 0}, "output": {"speechTokens": tokens, "textTokens": tokens}}},
-                 "totalInputTokens": 10, "totalOutputTokens": 2 * tokens},
+                "toolUse",
+                {"promptName": self.prompt_name, "contentId": cid, "toolName": call.name,
+                 "toolUseId": call_id, "content": json.dumps(call.args)},
             )
-            self.mark("terminal", n)
-            self.emit("completionEnd", {"promptName": self.prompt_name, "completionId": completion, "stopReason": "END_TURN"})
-            if reply.then:
-                # AWS ends a session (e.g. the ~8 min limit) by ending the response stream.
-                self.rec.closed = f"server:{reply.then}"
-                self.end(f"server:{reply.then}")
+            self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "TOOL", "stopReason": "TOOL_USE"})
+            await fut
+            anchor_ms = self.now
+        last_ms = self.now
+        if reply.text:
+            parts = chunks(synthesize(reply.text, self.out_rate, self.script.voice), self.out_rate, self.script.chunk_ms) if reply.audio else []
+            parts_ms = [len(p) / 2 / self.out_rate * 1000.0 for p in parts] or [0.0]
+            cid = ""
+            async for i in paced(plan, self.fake.clock, anchor_ms, parts_ms):
+                if i == 0:
+                    self._text("ASSISTANT", "SPECULATIVE", reply.text, stop="PARTIAL_TURN")
+                    if parts:
+                        cid = self._content("AUDIO", "ASSISTANT", None, audioOutputConfiguration={"sampleRateHertz": self.out_rate})
+                        self.speaking = (completion, cid, reply.text)
+                if parts:
+                    self.mark("audio", n, parts_ms[i])
+                    self.floor.sent(parts_ms[i])
+                    self.emit("audioOutput", {"promptName": self.prompt_name, "contentId": cid, "content": b64(parts[i])})
+                    await asyncio.sleep(0)
+            if self.floor.kinds:  # the user may speak over it: the audio content stays open while it plays
+                await self.fake.clock.until(self.floor.until_ms)
+            last_ms = self.now
+            self.speaking = None
+            if parts:
+                self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "AUDIO", "stopReason": "END_TURN"})
+            self._text("ASSISTANT", "FINAL", reply.text)
+        await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
+        tokens = max(1, len(reply.text) // 4)
+        self.emit(
+            "usageEvent",
+            {"promptName": self.prompt_name, "completionId": completion,
+             "details": {"delta": {"input": {"speechTokens": 10, "textTokens": 0}, "output": {"speechTokens": tokens, "textTokens": tokens}}},
+             "totalInputTokens": 10, "totalOutputTokens": 2 * tokens},
+        )
+        self.mark("terminal", n)
+        self.emit("completionEnd", {"promptName": self.prompt_name, "completionId": completion, "stopReason": "END_TURN"})
+        if reply.then:
+            # AWS ends a session (e.g. the ~8 min limit) by ending the response stream.
+            self.rec.closed = f"server:{reply.then}"
+            self.end(f"server:{reply.then}")
 
 
 class LocalNovaSonicLLMService(AWSNovaSonicLLMService):

@@ -10,9 +10,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from aiohttp import web
+
 from runners.fakes.duplex import Floor, ReplyTask
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import Script, ScriptedReply
+from runners.fakes.server import ServerSocket
 from runners.fakes.timing import ReplyPlan
 
 Again = tuple[int, ScriptedReply]  # a reply spoken once more (the answer to a duplex cue)
@@ -33,21 +36,23 @@ class TimedSession:
 
 
 class ReplySession(TimedSession):
-    """A session that speaks the script's replies. A subclass sets `fake`, `rec` and `script`, calls
-    `open_floor()`, and supplies `_respond(anchor_ms, again)` (one reply on its wire) and
-    `barge_in()` (its provider's signal that the reply stopped for the user); `close_floor()`
-    when the session ends."""
+    """A session that speaks the script's replies over its connection (`ws`, a websocket; None for a
+    fake in this process). A subclass supplies `reply(n, reply, plan, anchor_ms)` (one reply on its
+    wire; or `_respond` whole, where a response makes one call at a time) and `barge_in()` (its
+    provider's signal that the reply stopped for the user); `close_floor()` when the session ends."""
 
-    script: Script
+    #: the provider's barge-in signal makes the client drop the audio it holds (`Floor`)
+    FLUSHES = True
 
-    def open_floor(self, *, flushes: bool = True) -> None:
-        """The reply state, empty. `flushes`: the provider's barge-in signal makes the client drop
-        the audio it holds (`Floor`)."""
+    def __init__(self, fake: Any, rec: ConnectionRecord, ws: web.WebSocketResponse | None = None) -> None:
+        self.fake, self.rec, self.ws = fake, rec, ws
+        self.script: Script = fake.script
+        self.sock = ServerSocket(ws) if ws is not None else None
         self.lock = asyncio.Lock()  # one reply at a time
         self.tasks: set[asyncio.Task[Any]] = set()
         self.replying = ReplyTask(self.tasks)  # the reply in progress (a duplex cue stops it, its answer repeats it)
-        self.floor = Floor(self.fake.timing.duplex, self.fake.clock, self.rec.duplex, stop=self.barge_in,
-                           answer=self.answer_cue, flushes=flushes)
+        self.floor = Floor(fake.timing.duplex, fake.clock, rec.duplex, stop=self.barge_in,
+                           answer=self.answer_cue, flushes=self.FLUSHES)
         self.waiting: dict[str, tuple[str, asyncio.Future[dict[str, Any]]]] = {}  # call id → (tool, its result)
         self.after_tool: tuple[ScriptedReply, int, int] | None = None  # one call a response: a reply, its next call, its number
 
@@ -61,6 +66,13 @@ class ReplySession(TimedSession):
         self.replying.start(self._respond(self.now, again))
 
     async def _respond(self, anchor_ms: float, again: Again | None = None) -> None:
+        """One reply, one at a time: opened (`open_reply`; nothing when it stalls), then `reply`.
+        `anchor_ms`: when its trigger came, from which its plan's delays count."""
+        async with self.lock:
+            if (opened := self.open_reply(anchor_ms, again)) is not None:
+                await self.reply(*opened, anchor_ms)
+
+    async def reply(self, n: int, reply: ScriptedReply, plan: ReplyPlan, anchor_ms: float) -> None:
         raise NotImplementedError
 
     async def barge_in(self) -> None:

@@ -145,6 +145,21 @@ class FakeServer(ScriptedReplies):
             await asyncio.sleep(0.02)
 
 
+class WebSocketFake(FakeServer):
+    """A fake whose provider is one websocket endpoint (`PATH`), each connection a `session`
+    (built as `session(fake, record, ws)` and `run()`)."""
+
+    PATH = "/"
+    session: Callable[..., Any]
+
+    @property
+    def base_url(self) -> str:
+        return f"ws://{self.host}{self.PATH}"
+
+    def routes(self) -> list[web.RouteDef]:
+        return [web.get(self.PATH, self.ws_handler(self.session))]
+
+
 def spawn(tasks: set[asyncio.Task[Any]], coro: Any) -> None:
     """Run `coro` in the background, holding a reference in `tasks` until it is done."""
     task = asyncio.get_running_loop().create_task(coro)

@@ -39,10 +39,10 @@ from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import Script, ScriptedReply
 from runners.fakes.reply_session import ReplySession
-from runners.fakes.server import FakeServer, ServerSocket
+from runners.fakes.server import FakeServer
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.wire import spread_words
-from runners.fakes.timing import ENVELOPE, TimingProfile, paced
+from runners.fakes.timing import ENVELOPE, ReplyPlan, TimingProfile, paced
 
 DEFAULT_RATE = 48000
 
@@ -144,16 +144,14 @@ class UltravoxFake(FakeServer):
 
 class _Call(ReplySession):
     def __init__(self, fake: UltravoxFake, rec: ConnectionRecord, ws: web.WebSocketResponse, call: dict[str, Any]):
-        self.fake, self.rec, self.ws, self.call = fake, rec, ws, call
-        self.sock = ServerSocket(ws)
-        self.script = fake.script
+        super().__init__(fake, rec, ws)
+        self.call = call
         medium = (call["config"].get("medium") or {}).get("serverWebSocket") or {}
         self.in_rate = int(medium.get("inputSampleRate") or DEFAULT_RATE)
         self.out_rate = int(medium.get("outputSampleRate") or self.in_rate)  # unset: same as input
         self.rec.audio_in_rate = self.in_rate
         self.endpointer = Endpointer(self.in_rate, self.script.silence_ms, self.script.speech_threshold_dbfs)
         self.ordinal = 0
-        self.open_floor()
 
     async def send(self, msg: dict[str, Any]) -> None:
         await self.sock.send_json(msg)
@@ -217,58 +215,53 @@ class _Call(ReplySession):
             {"type": "transcript", "role": role, "medium": "voice", "text": text, "delta": delta, "final": final, "ordinal": self.ordinal}
         )
 
-    async def _respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
-        """One reply; `anchor_ms`: when its trigger (the user's speech end, a text, the join) came;
-        `again`: that reply spoken once more, without its calls (the answer to a duplex cue)."""
-        async with self.lock:
-            if (opened := self.open_reply(anchor_ms, again)) is None:
-                return
-            n, reply, plan = opened
-            await self.send({"type": "state", "state": "thinking"})
-            if reply.user_transcript:
-                await self._transcript("user", text=reply.user_transcript, final=True)
-                self.call["history"].append({"role": "user", "text": reply.user_transcript})
-                self.ordinal += 1
-            for call in reply.tool_calls:  # one invocation each, answered before the next
-                inv = call.call_id or f"inv-{n}-{uuid.uuid4().hex[:6]}"
-                fut = self.expect_result(inv, call.name)
-                await self.fake.clock.until(anchor_ms + plan.first_audio_ms)
-                self.mark("tool_call", n)
-                await self.send({"type": "client_tool_invocation", "toolName": call.name, "invocationId": inv, "parameters": call.args})
-                self.call["history"].append(
-                    {"role": "tool_call", "toolName": call.name, "invocationId": inv, "text": json.dumps(call.args)}
-                )
-                result = await fut
-                anchor_ms = self.now
-                self.call["history"].append(
-                    {"role": "tool_result", "toolName": call.name, "invocationId": inv, "text": result.get("result")}
-                )
+    async def reply(self, n: int, reply: ScriptedReply, plan: ReplyPlan, anchor_ms: float) -> None:
+        """One reply; `anchor_ms`: when its trigger (the user's speech end, a text, the join) came."""
+        await self.send({"type": "state", "state": "thinking"})
+        if reply.user_transcript:
+            await self._transcript("user", text=reply.user_transcript, final=True)
+            self.call["history"].append({"role": "user", "text": reply.user_transcript})
+            self.ordinal += 1
+        for call in reply.tool_calls:  # one invocation each, answered before the next
+            inv = call.call_id or f"inv-{n}-{uuid.uuid4().hex[:6]}"
+            fut = self.expect_result(inv, call.name)
+            await self.fake.clock.until(anchor_ms + plan.first_audio_ms)
+            self.mark("tool_call", n)
+            await self.send({"type": "client_tool_invocation", "toolName": call.name, "invocationId": inv, "parameters": call.args})
+            self.call["history"].append(
+                {"role": "tool_call", "toolName": call.name, "invocationId": inv, "text": json.dumps(call.args)}
+            )
+            result = await fut
+            anchor_ms = self.now
+            self.call["history"].append(
+                {"role": "tool_result", "toolName": call.name, "invocationId": inv, "text": result.get("result")}
+            )
+        last_ms = self.now
+        if reply.text:
+            pcm = synthesize(reply.text, self.out_rate, self.script.voice) if reply.audio else b""
+            parts = chunks(pcm, self.out_rate, self.script.chunk_ms)
+            deltas = spread_words(reply.text, len(parts))
+            parts_ms = [len(p) / 2 / self.out_rate * 1000.0 for p in parts] or [0.0]
+            async for i in paced(plan, self.fake.clock, anchor_ms, parts_ms):
+                if i == 0:
+                    await self.send({"type": "state", "state": "speaking"})
+                if deltas[i]:
+                    await self._transcript("agent", delta=deltas[i], final=False)
+                if i < len(parts):
+                    self.mark("audio", n, parts_ms[i])
+                    self.floor.sent(parts_ms[i])
+                    await self.sock.send_bytes(parts[i])
             last_ms = self.now
-            if reply.text:
-                pcm = synthesize(reply.text, self.out_rate, self.script.voice) if reply.audio else b""
-                parts = chunks(pcm, self.out_rate, self.script.chunk_ms)
-                deltas = spread_words(reply.text, len(parts))
-                parts_ms = [len(p) / 2 / self.out_rate * 1000.0 for p in parts] or [0.0]
-                async for i in paced(plan, self.fake.clock, anchor_ms, parts_ms):
-                    if i == 0:
-                        await self.send({"type": "state", "state": "speaking"})
-                    if deltas[i]:
-                        await self._transcript("agent", delta=deltas[i], final=False)
-                    if i < len(parts):
-                        self.mark("audio", n, parts_ms[i])
-                        self.floor.sent(parts_ms[i])
-                        await self.sock.send_bytes(parts[i])
-                last_ms = self.now
-                await self._transcript("agent", text=reply.text, final=True)
-                self.call["history"].append({"role": "agent", "text": reply.text})
-                self.ordinal += 1
-            await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
-            self.mark("terminal", n)
-            await self.send({"type": "state", "state": "listening"})
-            if reply.then in ("disconnect", "expire", "go_away"):
-                # Ultravox has no goAway; every forced end is a close of the call socket.
-                self.rec.closed = f"server:{reply.close_code}"
-                self.sock.close_soon(reply.close_code, b"call ended")
+            await self._transcript("agent", text=reply.text, final=True)
+            self.call["history"].append({"role": "agent", "text": reply.text})
+            self.ordinal += 1
+        await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
+        self.mark("terminal", n)
+        await self.send({"type": "state", "state": "listening"})
+        if reply.then in ("disconnect", "expire", "go_away"):
+            # Ultravox has no goAway; every forced end is a close of the call socket.
+            self.rec.closed = f"server:{reply.close_code}"
+            self.sock.close_soon(reply.close_code, b"call ended")
 
 
 _ROLES = {"MESSAGE_ROLE_USER": "user", "MESSAGE_ROLE_AGENT": "agent",

@@ -101,18 +101,8 @@ class GrokRealtimeRunner(RealtimeRunner):
             ),
         )
         self.sessions += 1
-        return GrokReplayingService(
-            api_key=self.api_key(spec.config),
-            base_url=self.endpoint(spec.config),
-            replay=grok_history_items(spec.history),
-            respond=spec.kickoff is not None,
-            session_number=self.sessions,
-            publish=spec.publish,
-            on_response_status=spec.on_response_status,
-            settings=GrokRealtimeLLMService.Settings(
-                model=spec.model, system_instruction=spec.system_prompt, session_properties=props
-            ),
-        )
+        return GrokReplayingService(replay=grok_history_items(spec.history), session_number=self.sessions,
+                                    publish=spec.publish, **self.service_args(spec, GrokRealtimeLLMService, props))
 
     def provider_ttfb_label(self) -> str:
         return "xAI TTFB (Pipecat metrics, from server speech_stopped)"

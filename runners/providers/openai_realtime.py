@@ -160,6 +160,18 @@ class RealtimeRunner(ProviderRunner):
     (`ReplayBeforeFirstResponse`: OpenAI's, xAI's): where one connects, whether it lives, when the
     seeded conversation is in."""
 
+    def service_args(self, spec: SessionSpec, service_cls: Any, props: Any) -> dict[str, Any]:
+        """What each session's service is given: the key, the endpoint, whether its seeded
+        conversation asks for a reply (only the greeting's does), the engine's response-status
+        hook, and the model, prompt and session properties as its `Settings`."""
+        return {
+            "api_key": self.api_key(spec.config),
+            "base_url": self.endpoint(spec.config),
+            "respond": spec.kickoff is not None,
+            "on_response_status": spec.on_response_status,
+            "settings": service_cls.Settings(model=spec.model, system_instruction=spec.system_prompt, session_properties=props),
+        }
+
     def service_endpoint(self, service: Any) -> str:
         return service.base_url
 
@@ -201,16 +213,8 @@ class OpenAIRealtimeRunner(RealtimeRunner):
                 input=rt.AudioInput(transcription=rt.InputAudioTranscription(), turn_detection=turn_detection)
             ),
         )
-        return ReplayingRealtimeService(
-            api_key=self.api_key(spec.config),
-            base_url=self.endpoint(spec.config),
-            replay=history_items(spec.history),
-            respond=spec.kickoff is not None,
-            on_response_status=spec.on_response_status,
-            settings=OpenAIRealtimeLLMService.Settings(
-                model=spec.model, system_instruction=spec.system_prompt, session_properties=props
-            ),
-        )
+        return ReplayingRealtimeService(replay=history_items(spec.history),
+                                        **self.service_args(spec, OpenAIRealtimeLLMService, props))
 
 
 class SimulatorRunner(OpenAIRealtimeRunner):
