@@ -1,7 +1,8 @@
-"""`arena-tui` console script: subcommands are the modules of `arena_tui.commands`.
+"""`arena-tui` console script: the subcommands are `arena_tui.commands.COMMANDS` (name, help
+line, module), each module defining `add_arguments(parser)` and `run(args) -> int`.
 
-Each command module defines `NAME`, `HELP`, `ORDER` (position in --help), `add_arguments(parser)`
-and `run(args) -> int`; adding a module adds a subcommand, nothing here changes.
+Only the command being run is imported (and only its parser gets its arguments): `--help` reads
+the registry alone, so a command module imports what its command needs at its top.
 """
 
 from __future__ import annotations
@@ -10,19 +11,35 @@ import argparse
 import gc
 import importlib
 import os
-import pkgutil
 import sys
+from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
 
-from . import __version__, commands
-from .commands import ui
+from . import __version__
+from .commands import COMMANDS, Command
 from .spine.errors import CliError
 
+#: the command run when none is given
+DEFAULT = "ui"
+#: the global options that take a value (`--db X`): what `chosen` steps over to find the command
+_VALUED = ("--db", "--data")
 
-def _command_modules() -> list[ModuleType]:
-    mods = [importlib.import_module(f"{commands.__name__}.{m.name}") for m in pkgutil.iter_modules(commands.__path__)]
-    return sorted((m for m in mods if hasattr(m, "NAME")), key=lambda m: (getattr(m, "ORDER", 100), m.NAME))
+
+def load(command: Command) -> ModuleType:
+    """The command's module, imported now."""
+    return importlib.import_module(f"{__package__}.commands.{command.module}")
+
+
+def chosen(argv: Sequence[str]) -> Command | None:
+    """The command `argv` names: its first word that is not a global option or an option's value."""
+    words = iter(argv)
+    for word in words:
+        if word in _VALUED:
+            next(words, None)
+        elif not word.startswith("-"):
+            return next((c for c in COMMANDS if c.name == word), None)
+    return None
 
 
 def add_global_options(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
@@ -54,7 +71,10 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of `argv` (default: the command line): every command listed, and the arguments
+    of the one `argv` names (its module imported now; no other is)."""
+    argv = sys.argv[1:] if argv is None else argv
     parser = Parser(
         prog="arena-tui",
         description="Live-run monitor for the Audio Arena voice-agent benchmarks. "
@@ -63,20 +83,25 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"arena-tui {__version__}")
     add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for mod in _command_modules():
-        p = sub.add_parser(mod.NAME, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
-        mod.add_arguments(p)
-        p.set_defaults(_run=mod.run)
+    named = chosen(argv)
+    for command in COMMANDS:
+        if command is named:
+            mod = load(command)
+            p = sub.add_parser(command.name, help=command.help, description=getattr(mod, "DESCRIPTION", command.help))
+            mod.add_arguments(p)
+            p.set_defaults(_run=mod.run)
+        else:
+            sub.add_parser(command.name, help=command.help)
     _add_globals_to_subparsers(parser)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     run = getattr(args, "_run", None)
     if run is None:
-        run = ui.run
+        run = load(next(c for c in COMMANDS if c.name == DEFAULT)).run
     try:
         status = int(run(args) or 0)
         sys.stdout.flush()  # a reader gone mid-output shows here, in the handler, not at interpreter exit

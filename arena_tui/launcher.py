@@ -7,10 +7,14 @@ browses, replays and compares recorded runs; it only cannot start new ones.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.settings import RunSettings
 
 
 #: what a model is said to be when nothing is missing (`orchestration.models.Model.status`): it
@@ -48,6 +52,23 @@ class ModelChoice:
         return "" if missing or status in (READY, KEY_SET) else status
 
 
+#: who judges a run as it goes: a `--judge` kind (`spine.judges`), or what builds its backend
+Judge = str | Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """A run to start, as the new-run dialog gives it and `arena-tui run|demo` hand it to the
+    monitor: the benchmark (a name, loaded with the run's speaker, or loaded already), its
+    settings (built and validated: `spine.settings.build_settings`), its judge, and what the
+    monitor says when it ends (`then`: the demo's next steps; "" nothing)."""
+
+    benchmark: str | Benchmark
+    settings: RunSettings
+    judge: Judge = "auto"
+    then: str = ""
+
+
 class Launcher(Protocol):
     """Starts runs for the app. The slow calls (`models`, `preflight`, `load_engine`) load the
     runner modules on first use: callers run them in a thread, off the UI loop."""
@@ -56,21 +77,16 @@ class Launcher(Protocol):
         """Every model alias with what a run with it still needs (key names only, never values)."""
         ...
 
-    def preflight(self, benchmark: str, config: dict[str, Any], data_dir: Path | None) -> list[str]:
+    def preflight(self, benchmark: str, settings: RunSettings, data_dir: Path | None) -> list[str]:
         """Every problem that would make this run fail at its start, one line each."""
-        ...
-
-    def parse_turns(self, spec: str) -> list[int]:
-        """`"0,5-9"` → turn indices; ValueError naming the bad part."""
         ...
 
     def load_engine(self) -> None:
         """Import the engine (Pipecat: about a second of CPU)."""
         ...
 
-    def start_run(self, benchmark: Any, config: dict[str, Any], bus: Any, run_id: str) -> Awaitable[Any]:
-        """The run of a loaded benchmark with `config`, publishing on `bus`; ValueError at once
-        ("bad run settings: …") for a config the engine refuses."""
+    def start_run(self, benchmark: Benchmark, settings: RunSettings, bus: EventBus, run_id: str) -> Awaitable[Any]:
+        """The run of a loaded benchmark with these settings, publishing on `bus`."""
         ...
 
     async def close(self) -> None:
@@ -86,16 +102,13 @@ class NoLauncher:
     def models(self) -> list[ModelChoice]:
         return []
 
-    def preflight(self, benchmark: str, config: dict[str, Any], data_dir: Path | None) -> list[str]:
+    def preflight(self, benchmark: str, settings: RunSettings, data_dir: Path | None) -> list[str]:
         return [self.REASON]
-
-    def parse_turns(self, spec: str) -> list[int]:
-        raise ValueError(self.REASON)
 
     def load_engine(self) -> None:
         raise RuntimeError(self.REASON)
 
-    def start_run(self, benchmark: Any, config: dict[str, Any], bus: Any, run_id: str) -> Awaitable[Any]:
+    def start_run(self, benchmark: Benchmark, settings: RunSettings, bus: EventBus, run_id: str) -> Awaitable[Any]:
         raise RuntimeError(self.REASON)
 
     async def close(self) -> None:

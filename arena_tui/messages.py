@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 
 class LiveUpdate(Message, bubble=False):
-    """Posted to the active screen at most ~20 times/s with the runs whose state changed."""
+    """Posted to the active screen at most `app.REFRESH_HZ` (30) times/s with the runs whose state changed."""
 
     def __init__(self, run_ids: frozenset[str], kinds: frozenset[str]) -> None:
         super().__init__()

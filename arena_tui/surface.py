@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from arena_tui.spine.bus import EventBus
+    from arena_tui.spine.settings import RunSettings
 
-    from .launcher import Launcher
+    from .launcher import Judge, Launcher
     from .playback import Player
-    from .run_view import RunState, TurnSpec
+    from .run_view import RunState
     from .store import Store
 
 
@@ -66,7 +67,7 @@ class Arena(Protocol):
         """Whether this app is running that run now."""
         ...
 
-    def start_run(self, benchmark: Any, config: dict[str, Any] | None = None, *, judge: Any = "auto") -> str | None:
+    def start_run(self, benchmark: Any, settings: RunSettings, *, judge: Judge = "auto") -> str | None:
         """Start a run; its id, or None (with a notice) when it cannot start."""
         ...
 
@@ -88,6 +89,7 @@ class Arena(Protocol):
         """Fold what the bus has delivered into the live runs' states now, and tell the screen."""
         ...
 
-    async def load_specs(self, run_id: str) -> dict[int, TurnSpec]:
-        """A stored run's turn specs: its stored benchmark snapshot, else by name (empty when neither)."""
+    async def load_benchmark(self, run_id: str) -> Any | None:
+        """What a stored run ran (a `Benchmark`: its stored snapshot, else by name; None when neither):
+        its turn specs (`specs_from_benchmark`) and the call alignment behind a failure's causes."""
         ...

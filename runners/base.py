@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from arena_tui.spine.benchmark import Benchmark, Tool
 from arena_tui.spine.source import TTS
 
-from .config import Rotation, RunConfig
+from arena_tui.spine.settings import Rotation, RunSettings
 from . import catalog
 
 if TYPE_CHECKING:  # the fakes are only imported when a fake run starts
@@ -136,7 +136,7 @@ class SessionSpec(BaseModel):
     #: so no reply of the model's can land in the next turn. Every runner honours both.
     kickoff: str | None = None
     sample_rate: int = 24000
-    config: RunConfig
+    config: RunSettings
     #: how the service reports what happens inside it that the engine cannot see (its own
     #: reconnects, nudges, drops, a reply with text and no audio), as events; None: nobody listens
     publish: Publish | None = None
@@ -226,21 +226,21 @@ class ProviderRunner(ABC):
     def resolve_model(self, alias: str) -> str:
         return catalog.model_id(alias, self.aliases, self.model_prefix, self.model_env, self.alias_family)
 
-    def uses_fake(self, config: RunConfig) -> bool:
+    def uses_fake(self, config: RunSettings) -> bool:
         """Whether this run talks to a local fake (ours, or one someone started at `--base-url`)."""
         return self.simulated or config.fake
 
-    def api_key(self, config: RunConfig) -> str:
+    def api_key(self, config: RunSettings) -> str:
         """The key for this run: the fake key for a fake, else the first of `key_env` that is set."""
         if self.uses_fake(config):
             return self.fake_key
         return next((os.environ[e] for e in self.key_env if os.environ.get(e)), "")
 
-    def endpoint(self, config: RunConfig) -> str:
+    def endpoint(self, config: RunSettings) -> str:
         """Where this run's sessions connect: `--base-url`, else the started fake, else the real service."""
         return config.base_url or self.base_url or self.default_endpoint
 
-    def preflight(self, config: RunConfig) -> list[str]:
+    def preflight(self, config: RunSettings) -> list[str]:
         """Problems that stop a run before it starts, each naming what to do."""
         fake = self.uses_fake(config)
         problems = catalog.requirements(self.name, self.packages, self.key_env, any_key=self.any_key,
@@ -250,7 +250,7 @@ class ProviderRunner(ABC):
                 problems.append(f"{self.name}: --speed must be 1 against a real service (got {config.speed})")
         return problems + self.input_problems(config)
 
-    def input_problems(self, config: RunConfig) -> list[str]:
+    def input_problems(self, config: RunSettings) -> list[str]:
         """Input settings this provider cannot honour (a human speaker for a text model, manual
         commits where the protocol has no client-side turn), each naming what to change."""
         problems = []
@@ -258,10 +258,10 @@ class ProviderRunner(ABC):
             problems.append(f"{self.name}: --speaker {config.speaker} needs an audio model (a text model reads the turn's text)")
         if config.disable_vad and not self.manual_commit:
             problems.append(f"{self.name}: --disable-vad is not supported (its protocol has no client commit of the "
-                            "user's turn; it applies to OpenAI Realtime and xAI)")
+                            f"user's turn; it applies to {catalog.manual_commit_names()})")
         return problems
 
-    def client_turns(self, config: RunConfig) -> bool:
+    def client_turns(self, config: RunSettings) -> bool:
         """Whether the engine brackets each user clip with User{Started,Stopped}SpeakingFrame at
         our VAD bounds: the provider always takes client-side turns (`turn_frames`), or this run
         closes the user's turn itself (`--disable-vad`)."""
@@ -269,7 +269,7 @@ class ProviderRunner(ABC):
 
     # -- the local fake and the run's life
 
-    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake | None:
+    def make_fake(self, config: RunSettings, benchmark: Benchmark) -> LocalFake | None:
         """The provider's local fake for a `--fake` run, not yet started (None: it has none,
         and a fake run is refused): `fake_class`, scripted from `fake_script`, on `fake_pace`."""
         if not self.fake_class:
@@ -280,18 +280,18 @@ class ProviderRunner(ABC):
         """The class `fake_class` names, imported now (the fakes load only for fake runs)."""
         return catalog.load(self.fake_class)
 
-    def fake_script(self, config: RunConfig, benchmark: Benchmark) -> Script:
+    def fake_script(self, config: RunSettings, benchmark: Benchmark) -> Script:
         """`self.script`, or the benchmark's golden answers for the run's turns."""
         from .fakes.script import script_for_benchmark  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
         return self.script or script_for_benchmark(benchmark, config.turns)
 
-    def fake_pace(self, config: RunConfig) -> dict[str, Any]:
+    def fake_pace(self, config: RunSettings) -> dict[str, Any]:
         """What a provider fake needs to keep the run's time: its clock runs at `--speed`, and
         its reply timing is `self.timing`, else the one `fake_timing` names."""
         return {"speed": config.speed, "timing": self.timing or config.fake_timing or "instant"}
 
-    async def start(self, config: RunConfig, benchmark: Benchmark) -> None:
+    async def start(self, config: RunSettings, benchmark: Benchmark) -> None:
         """Per-run setup: `check_benchmark`, the local fake when the run uses one (unless
         `--base-url` names one someone else started), then the provider's `on_start`."""
         self.fake = None
@@ -319,7 +319,7 @@ class ProviderRunner(ABC):
     def check_benchmark(self, benchmark: Benchmark) -> None:  # noqa: B027
         """Raise RunError for a benchmark the provider cannot take (before anything starts)."""
 
-    async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:  # noqa: B027
+    async def on_start(self, config: RunSettings, benchmark: Benchmark) -> None:  # noqa: B027
         """Provider per-run setup after the fake is up (e.g. refuse a benchmark, create a call)."""
 
     async def on_stop(self) -> None:  # noqa: B027
@@ -353,7 +353,7 @@ class ProviderRunner(ABC):
         turn (a kickoff's reply used to be that wait); xAI, e.g., drops audio sent earlier."""
         return True
 
-    def history_needs_reply(self, config: RunConfig) -> bool:
+    def history_needs_reply(self, config: RunSettings) -> bool:
         """Whether the model takes a seeded history in only when asked to answer it (Gemini
         2.5: user audio after a silent seed is answered as if there were no history). The
         engine then opens such a session with `CONTINUE_PROMPT` as its kickoff and waits that
@@ -382,11 +382,11 @@ class ProviderRunner(ABC):
         """The replayed history as the session's first context messages (text loop)."""
         return context_messages(history)
 
-    def reply_timeout_ms(self, config: RunConfig) -> float:
+    def reply_timeout_ms(self, config: RunSettings) -> float:
         """How long a text request may go without a byte before it counts as failed."""
         return max(config.watchdog.extra_ms, 1000.0)
 
-    def rotation_policy(self, config: RunConfig, system_prompt: str) -> Rotation:
+    def rotation_policy(self, config: RunSettings, system_prompt: str) -> Rotation:
         """The rotation policy for this provider (e.g. Nova's age limit, GLM's replay budget);
         defaults to the configured one. Providers override only what the user left unset."""
         return config.rotation

@@ -66,7 +66,7 @@ class Provider:
 
     def problems(self, *, fake: bool = False) -> list[str]:
         """What a run with default settings still needs (`ProviderRunner.preflight` of a
-        `RunConfig(model=alias, fake=fake)`): packages, and keys unless it talks to a fake."""
+        `RunSettings(model=alias, fake=fake)`): packages, and keys unless it talks to a fake."""
         return requirements(self.name, self.packages, self.key_env, any_key=self.any_key,
                             install_hint=self.install_hint, keys=not (self.simulated or fake))
 
@@ -336,6 +336,13 @@ FIELDS = ("name", "aliases", "mode", "key_env", "any_key", "packages", "install_
 
 def known_models() -> list[str]:
     return sorted(BY_ALIAS)
+
+
+def manual_commit_names() -> str:
+    """The providers whose protocol lets our commit close the user's turn (`--disable-vad`), as a
+    sentence names them: `openai, sim and grok`."""
+    names = [p.name for p in PROVIDERS if p.manual_commit]
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
 
 
 def lookup(alias: str) -> Provider | None:

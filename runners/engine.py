@@ -11,18 +11,18 @@ from collections.abc import Callable
 from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.settings import RunSettings
 
 from .base import ProviderRunner, RunError, get_runner
-from .config import RunConfig
 from .providers.service import service_runner
 from .run.audio import AudioRun
 from .run.base import RunBase, SessionBase
-from .run.history import CONTINUE_PROMPT, Seed, history_from_results, select_turns
+from .run.history import CONTINUE_PROMPT, Seed, history_from_results
 from .run.rehydrate import RehydratedRun
 from .run.text import TextRun
 
 __all__ = [
-    "CONTINUE_PROMPT", "RunError", "Seed", "check_run", "history_from_results", "run_benchmark", "runner_for", "select_turns",
+    "CONTINUE_PROMPT", "RunError", "Seed", "check_run", "history_from_results", "run_benchmark", "runner_for",
 ]
 
 LOOPS: dict[str, type[AudioRun] | type[TextRun]] = {"audio": AudioRun, "text": TextRun}
@@ -39,24 +39,19 @@ def runner_for(model: str, service: str | None = None) -> ProviderRunner:
         raise RunError(str(e)) from None
 
 
-def check_run(config: RunConfig, provider: ProviderRunner, benchmark: Benchmark | None = None) -> list[str]:
+def check_run(config: RunSettings, provider: ProviderRunner, benchmark: Benchmark | None = None) -> list[str]:
     """What stops this run before it starts, one line each: the provider's own preflight (key
-    set, packages installed, speed) and, given the benchmark, the settings that depend on it
-    (faults on turns it does not have). `run_benchmark` refuses a run on these; every preflight
-    of a run before it starts (`arena_tui.orchestration.launch.preflight`, `arena-tui run`)
-    is built on it."""
-    problems = list(provider.preflight(config))
-    if benchmark is not None:
-        try:
-            config.check_benchmark(benchmark)
-        except ValueError as e:
-            problems.append(str(e))
-    return problems
+    set, packages installed, speed, input it cannot honour) and, given the benchmark, the settings
+    against it (`RunSettings.check_benchmark`: its turns, the faults' turns). `run_benchmark`
+    refuses a run on these (a provider's limits on the benchmark, `check_benchmark`, fail the run
+    as it starts); the one preflight before a run starts (`arena_tui.orchestration.preflight`)
+    checks all of them."""
+    return list(provider.preflight(config)) + (config.check_benchmark(benchmark) if benchmark is not None else [])
 
 
 async def run_benchmark(
     benchmark: Benchmark,
-    config: RunConfig,
+    config: RunSettings,
     bus: EventBus,
     run_id: str | None = None,
     *,
@@ -84,7 +79,7 @@ async def run_benchmark(
     problems = check_run(config, provider, benchmark)  # refused before anything starts
     if problems:
         raise RunError("; ".join(problems))
-    turns = select_turns(benchmark, config.turns)
+    turns = config.turns_of(benchmark)
     loop = LOOPS[provider.mode]
     if resume is not None:
         if resume.resumed_from is None:

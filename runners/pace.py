@@ -5,7 +5,7 @@ on the run's clock and reports how late (wall ms) it went out. Two rules read th
 
 - a turn whose user audio went out `PACE_LOST_MS` late or more is flagged (`run/audio.py`
   `check_pace` publishes the `pacing` notice): its timing is not what a listener heard;
-- the run has LOST PACE when the input is behind its schedule by more than the `RunConfig.pace`
+- the run has LOST PACE when the input is behind its schedule by more than the `RunSettings.pace`
   bound, `max(max_lag_ms, min_wall_ms × speed)` ms of audio: the audio we place on the timeline
   no longer went out anywhere near where the timeline says, and every later figure would be
   fiction. `PaceKeeper.check` (called on every tick of the run's clock) then raises `LostPace`,
@@ -14,9 +14,9 @@ on the run's clock and reports how late (wall ms) it went out. Two rules read th
 """
 
 from __future__ import annotations
+from arena_tui.spine.settings import Pace
 
 from .base import RunError
-from .config import Pace
 
 #: input chunks this late (wall ms) mean the process did not keep pace with the audio clock in that turn
 PACE_LOST_MS = 100.0
@@ -53,7 +53,7 @@ class PaceKeeper:
         if self.lost is None and bound is not None and lag > bound:
             self.lost = (
                 f"lost pace: user audio went out {lag / 1000:,.1f} s of audio ({late_wall_ms / 1000:,.1f} s wall) "
-                f"behind its schedule, past the bound of {bound / 1000:,.1f} s (RunConfig pace): this machine did "
+                f"behind its schedule, past the bound of {bound / 1000:,.1f} s (RunSettings pace): this machine did "
                 "not keep up with the audio clock"
             )
 

@@ -9,9 +9,9 @@ so it can be checked against what the server received.
 from __future__ import annotations
 
 from arena_tui.spine.events import ReplaySummary, ToolCallRecord
+from arena_tui.spine.settings import Rotation
 
 from .base import HistoryItem
-from .config import Rotation
 
 
 def turn_span(turns: list[int]) -> str:

@@ -43,7 +43,7 @@ from pipecat.transports.base_transport import TransportParams
 
 from arena_tui.spine.events import Interval
 
-from .config import Pace
+from arena_tui.spine.settings import Pace
 from .pace import PaceKeeper
 
 #: late chunks (or frames) a pacer may send between two selector rounds (half a second of audio),

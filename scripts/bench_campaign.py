@@ -40,14 +40,13 @@ import uuid
 from pathlib import Path
 
 from arena_tui.campaign import records
-from arena_tui.orchestration.orchestrator import run_campaign, run_config
+from arena_tui.orchestration.orchestrator import run_campaign
 from arena_tui.orchestration.ray_cluster import LOCAL_IP, import_ray
 from arena_tui.campaign.spec import build_spec
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import RunStarted
 from arena_tui.store import Store
 from benchmarks.registry import open_benchmark
-from runners.config import RunConfig
 
 MODELS = ("sim", "gpt-realtime", "grok-realtime", "gemini-native-audio")
 
@@ -79,7 +78,7 @@ async def one_process(args: argparse.Namespace, db: Path) -> tuple[float, float,
 
     async def one(model: str, run_id: str) -> None:
         async with slots:
-            await run_benchmark(bench, RunConfig(**run_config(spec, model)), bus, run_id)
+            await run_benchmark(bench, spec.run_settings(model), bus, run_id)
 
     tasks = []
     for cell in spec.cells():

@@ -31,13 +31,13 @@ async def main() -> None:
     from arena_tui.spine.bus import EventBus
     from arena_tui.stats import median
     from benchmarks.registry import load_benchmark
-    from runners.config import RunConfig, parse_turns
+    from arena_tui.spine.settings import RunSettings, parse_turns
     from runners.engine import run_benchmark
 
     bench = load_benchmark("demo_bench")
     bus = EventBus()
     sub = bus.subscribe()
-    config = RunConfig(model=args.model, fake=True, speed=args.speed, turns=parse_turns(args.turns), greeting={"enabled": False})
+    config = RunSettings(model=args.model, fake=True, speed=args.speed, turns=parse_turns(args.turns), greeting={"enabled": False})
     wall0, cpu0 = time.monotonic(), time.process_time()
     await run_benchmark(bench, config, bus)
     wall, cpu = time.monotonic() - wall0, time.process_time() - cpu0

@@ -1,11 +1,11 @@
-"""Measure how soon `arena-tui run --headless` shows something: wall time from process start to
-its first output line (the headline: benchmark, model, turns, judge, database) and to the first
-turn's progress line.
+"""Measure how soon the CLI shows something: `arena-tui --help` (wall time of the whole process:
+it reads the command registry alone, no command module), and `arena-tui run --headless`'s first
+output line (the headline: benchmark, model, turns, judge, database) and first turn's progress line.
 
     .venv/bin/python -m scripts.bench_cli_start [--runs 5]
 
-Each run is a fresh process on a throw-away database (demo_bench, simulator, turn 0, 20x). Goal:
-the first line within 2 s. Numbers only: nothing here passes or fails.
+Each process is fresh; each run is on a throw-away database (demo_bench, simulator, turn 0, 20x).
+Goals: --help within 0.2 s, the first line within 2 s. Numbers only: nothing here passes or fails.
 """
 
 from __future__ import annotations
@@ -38,10 +38,18 @@ def one(db: Path) -> tuple[float, float | None]:
     return first, turn
 
 
+def help_s() -> float:
+    t0 = time.monotonic()
+    subprocess.run([sys.executable, "-m", "arena_tui.cli", "--help"], stdout=subprocess.DEVNULL, check=True)
+    return time.monotonic() - t0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     n = ap.parse_args().runs
+    helps = sorted(help_s() for _ in range(n))
+    print(f"--help {n}: p50 {statistics.median(helps):.2f} s, max {helps[-1]:.2f} s (goal < 0.2 s)")
     with tempfile.TemporaryDirectory() as tmp:
         got = [one(Path(tmp) / f"r{i}.db") for i in range(n)]
     firsts = sorted(f for f, _ in got)

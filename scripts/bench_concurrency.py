@@ -47,7 +47,7 @@ from arena_tui.campaign.spec import CampaignSpec
 from arena_tui.spine.events import SessionOpened, TurnEnded
 from arena_tui.spine.heap import settle_heap, settle_heaps_here
 from benchmarks.registry import open_benchmark
-from runners.config import RunConfig, parse_turns
+from arena_tui.spine.settings import RunSettings, parse_turns
 from scripts.bench_latency_error import ONSET_VS_SENT, latency_errors
 from scripts.bench_pacing import SimProcess
 from runners.fakes.timing import ENVELOPE
@@ -57,7 +57,7 @@ RUNNER = "scripts.bench_concurrency:measured_run"
 FIGURE = "audible bot speech onset"
 
 
-async def measured_run(benchmark, config: RunConfig, bus: EventBus, run_id: str) -> dict:
+async def measured_run(benchmark, config: RunSettings, bus: EventBus, run_id: str) -> dict:
     """One session against its own simulator; returns its pacing lateness and latency errors."""
     from runners.engine import run_benchmark
 
@@ -134,7 +134,7 @@ async def with_executor(snap, config: dict, n: int, workers: int, hosted: list |
 
 
 async def in_process(bench, config: dict, n: int) -> tuple[list[dict], int]:
-    out = await asyncio.gather(*[measured_run(bench, RunConfig(**config), EventBus(), uuid.uuid4().hex) for _ in range(n)],
+    out = await asyncio.gather(*[measured_run(bench, RunSettings(**config), EventBus(), uuid.uuid4().hex) for _ in range(n)],
                                return_exceptions=True)
     return [r for r in out if isinstance(r, dict)], sum(1 for r in out if not isinstance(r, dict))
 
@@ -176,8 +176,8 @@ async def main() -> None:
     logger.add(sys.stderr, level="CRITICAL")
     bench = open_benchmark(args.bench)
     snap = snapshot(bench)
-    config = RunConfig(model="sim", speed=1.0, turns=parse_turns(args.turns)).model_copy(
-        update={"greeting": RunConfig().greeting.model_copy(update={"enabled": False})}).model_dump(mode="json")
+    config = RunSettings(model="sim", speed=1.0, turns=parse_turns(args.turns)).model_copy(
+        update={"greeting": RunSettings().greeting.model_copy(update={"enabled": False})}).model_dump(mode="json")
     # the hosted simulators' reply voices, made before the clock starts: a provider speaks on its
     # own machines, and a simulator holds its input while it synthesizes (its audio clock stops;
     # the first reply's espeak-ng took 120-300 ms), which the latency error would count as ours

@@ -24,7 +24,7 @@ import sys
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import SessionOpened, TurnEnded
 from benchmarks.registry import DUPLEX_NAME, load_benchmark
-from runners.config import EndOfTurn, RunConfig, parse_turns
+from arena_tui.spine.settings import EndOfTurn, RunSettings, parse_turns
 from runners.engine import run_benchmark
 from runners.simulator import SimulatorServer
 from runners.simulator.duplex import yield_errors
@@ -38,7 +38,7 @@ async def one_run(bench, yield_ms: float, turns: list[int], speed: float) -> lis
         bus = EventBus()
         sub = bus.subscribe(lambda e: isinstance(e, (SessionOpened, TurnEnded)))
         t0: list[float] = []
-        config = RunConfig(model="sim", base_url=sim.base_url, speed=speed, turns=turns,
+        config = RunSettings(model="sim", base_url=sim.base_url, speed=speed, turns=turns,
                            end_of_turn=EndOfTurn(quiet_ms=1000.0, drain_ms=200.0))
         await run_benchmark(bench, config, bus, on_session=lambda s: t0.append(s.run.clock.t0))
         events = sub.drain()

@@ -24,7 +24,7 @@ from pathlib import Path
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import SessionOpened, TurnEnded
 from benchmarks.registry import load_benchmark
-from runners.config import RunConfig, parse_turns
+from arena_tui.spine.settings import RunSettings, parse_turns
 from runners.engine import run_benchmark
 from runners.simulator import SimulatorServer
 
@@ -88,7 +88,7 @@ async def main() -> int:
     async with SimulatorServer(bench, faults=args.faults) as sim:
         bus = EventBus()
         sub = bus.subscribe()
-        config = RunConfig(model="sim", base_url=sim.base_url, speed=1.0, turns=parse_turns(args.turns))
+        config = RunSettings(model="sim", base_url=sim.base_url, speed=1.0, turns=parse_turns(args.turns))
         await run_benchmark(bench, config, bus)
         events = sub.drain()
         truth_log = list(sim.truth_log)

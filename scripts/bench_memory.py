@@ -49,7 +49,7 @@ async def child(bench_path: str, url: str, sessions: int, turns: str, speed: flo
     from arena_tui.spine.bus import EventBus  # deferred: only the measured child process loads the engine
     from arena_tui.store import Store  # deferred: only the measured child process loads the engine
     from benchmarks.registry import load_benchmark  # deferred: only the measured child process loads the engine
-    from runners.config import RunConfig, parse_turns  # deferred: only the measured child process loads the engine
+    from arena_tui.spine.settings import RunSettings, parse_turns  # deferred: only the measured child process loads the engine
     from runners.engine import RunError, run_benchmark  # deferred: only the measured child process loads the engine
 
     bench = load_benchmark(bench_path)
@@ -71,7 +71,7 @@ async def child(bench_path: str, url: str, sessions: int, turns: str, speed: flo
 
     async def one() -> None:
         try:
-            await run_benchmark(bench, RunConfig(model="sim", base_url=url, speed=speed, turns=picked), bus)
+            await run_benchmark(bench, RunSettings(model="sim", base_url=url, speed=speed, turns=picked), bus)
         except RunError:
             pass  # its run_ended says how
 
@@ -101,7 +101,7 @@ def _peak_of(pid: int) -> float:
 
 def row(args: argparse.Namespace, sessions: int, turns: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    from runners.config import parse_turns  # deferred: the parent needs only this of the engine
+    from arena_tui.spine.settings import parse_turns  # deferred: the parent needs only this of the engine
 
     faults = ",".join(f"{t}:slow_first_audio={args.gap_ms:g}*" for t in parse_turns(turns)) if args.gap_ms else None
     sim = subprocess.Popen([sys.executable, "-m", "arena_tui.cli", "simulate", str(args.bench), "--port", "0",

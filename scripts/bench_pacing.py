@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 from arena_tui.spine.bus import EventBus  # noqa: E402
 from benchmarks.registry import load_benchmark  # noqa: E402
-from runners.config import RunConfig  # noqa: E402
+from arena_tui.spine.settings import RunSettings  # noqa: E402
 from runners.engine import run_benchmark  # noqa: E402
 from runners.simulator import SimulatorServer  # noqa: E402
 
@@ -53,7 +53,7 @@ async def one_run(bench, speed: float, seconds: float | None, turns=None, url: s
     inputs = []
     bus = EventBus()
     sub = bus.subscribe(lambda e: e.kind == "turn_ended")
-    cfg = RunConfig(model="sim", base_url=url, speed=speed, turns=turns)
+    cfg = RunSettings(model="sim", base_url=url, speed=speed, turns=turns)
     t0 = time.monotonic()
     task = asyncio.create_task(run_benchmark(bench, cfg, bus, on_session=lambda s: inputs.append(s.input)))
     try:

@@ -33,7 +33,7 @@ from loguru import logger
 
 from arena_tui.spine.bus import EventBus  # noqa: E402
 from benchmarks.registry import load_benchmark  # noqa: E402
-from runners.config import RunConfig, parse_turns  # noqa: E402
+from arena_tui.spine.settings import RunSettings, parse_turns  # noqa: E402
 from runners.engine import run_benchmark  # noqa: E402
 from runners.transports import PacedInput  # noqa: E402
 from scripts.bench_pacing import SimProcess, default_bench  # noqa: E402
@@ -227,7 +227,7 @@ async def main() -> None:
     tasks: list[asyncio.Task] = []
     inputs: list = []
     try:
-        cfg = RunConfig(model="sim", base_url=sim_proc.base_url, speed=1.0, turns=parse_turns(args.turns) if args.turns else None)
+        cfg = RunSettings(model="sim", base_url=sim_proc.base_url, speed=1.0, turns=parse_turns(args.turns) if args.turns else None)
         buses = [EventBus() for _ in range(args.sessions)]
         subs = [b.subscribe() for b in buses]  # a subscriber, as the store or the UI would be
         tasks = [asyncio.create_task(run_benchmark(bench, cfg, b, on_session=lambda s: inputs.append(s.input)))

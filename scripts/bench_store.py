@@ -241,7 +241,7 @@ async def sim_run_size(path: Path, data: Path, turns: str, speed: float) -> None
     from loguru import logger
 
     from benchmarks.registry import load_benchmark
-    from runners.config import RunConfig, parse_turns
+    from arena_tui.spine.settings import RunSettings, parse_turns
     from runners.engine import run_benchmark
 
     logger.remove()  # Pipecat's debug log
@@ -250,7 +250,7 @@ async def sim_run_size(path: Path, data: Path, turns: str, speed: float) -> None
     t0 = time.perf_counter()
     async with await Store.open(path) as store:
         recording = store.start_recording(bus)
-        run_id = await run_benchmark(bench, RunConfig(model="sim", speed=speed, turns=parse_turns(turns)), bus)
+        run_id = await run_benchmark(bench, RunSettings(model="sim", speed=speed, turns=parse_turns(turns)), bus)
         await store.flush()
         bus.close()
         await recording

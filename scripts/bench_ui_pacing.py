@@ -51,7 +51,7 @@ from arena_tui.widgets.meters import LevelMeters  # noqa: E402
 from arena_tui.widgets.turn_table import TurnTable  # noqa: E402
 from arena_tui.run_view import RunState, specs_from_benchmark  # noqa: E402
 from benchmarks.registry import load_benchmark  # noqa: E402
-from runners.config import RunConfig  # noqa: E402
+from arena_tui.spine.settings import RunSettings  # noqa: E402
 from runners.engine import run_benchmark  # noqa: E402
 
 ACTIVE_MS = 100.0  # a meter counts as "moving" this long after a level event for it arrived
@@ -112,7 +112,7 @@ class LoopProfile:
 
 async def timed_run(bench, bus: EventBus, seconds: float, run_id: str) -> list[float]:
     inputs = []
-    cfg = RunConfig(model="sim", speed=1.0)
+    cfg = RunSettings(model="sim", speed=1.0)
     task = asyncio.create_task(
         run_benchmark(bench, cfg, bus, run_id=run_id, on_session=lambda s: inputs.append(s.input))
     )
@@ -290,7 +290,7 @@ class BenchLauncher(EngineLauncher):
 
     def start_run(self, benchmark, config, bus, run_id):
         if self.where == "loop":
-            return run_benchmark(benchmark, RunConfig(**config), bus, run_id=run_id, on_session=self.on_session)
+            return run_benchmark(benchmark, RunSettings(**config), bus, run_id=run_id, on_session=self.on_session)
         run = super().start_run(benchmark, config, bus, run_id)
         if self.where == "thread":
             return run
@@ -318,7 +318,7 @@ async def keys_while_streaming(bench, runs: int, seconds: float, where: str = "p
     async with app.run_test(size=(160, 46)) as pilot:
         await pilot.pause()
         t_start = time.monotonic()
-        ids = [app.start_run(bench, {"model": "sim", "speed": 1.0}, judge="heuristic") for _ in range(runs)]
+        ids = [app.start_run(bench, RunSettings(model="sim", speed=1.0), judge="heuristic") for _ in range(runs)]
         app.open_run(ids[0])
         while not all(app.live[i].started for i in ids):  # pooled: the workers start first
             await pilot.pause(0.2)

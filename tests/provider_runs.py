@@ -13,7 +13,7 @@ from loguru import logger
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.store import Store
-from runners.config import RunConfig
+from arena_tui.spine.settings import RunSettings
 from runners.engine import run_benchmark
 
 
@@ -45,7 +45,7 @@ class RecordedRun:
 
 async def record_run(
     bench: Any,
-    config: RunConfig,
+    config: RunSettings,
     runner: Any,
     db: Path | Store,
     *,

@@ -14,7 +14,7 @@ from typing import Any
 
 from benchmarks.registry import load_benchmark
 from runners.base import get_runner
-from runners.config import RunConfig
+from arena_tui.spine.settings import RunSettings
 from runners.fakes import gemini_live as gl
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.timing import ENVELOPE, ReplyPlan, TimingProfile, TurnTiming
@@ -32,8 +32,8 @@ def real_profile(alias: str) -> TimingProfile:
     return gl.REAL_TIMING if alias.startswith("gemini") else ENVELOPE
 
 
-def real_config(alias: str, turns: list[int] = TURNS, speed: float = SPEED, **extra: Any) -> RunConfig:
-    return RunConfig(model=alias, fake=True, fake_timing="real", speed=speed, turns=turns,
+def real_config(alias: str, turns: list[int] = TURNS, speed: float = SPEED, **extra: Any) -> RunSettings:
+    return RunSettings(model=alias, fake=True, fake_timing="real", speed=speed, turns=turns,
                      watchdog={"min_wall_ms": 0}, **extra)
 
 

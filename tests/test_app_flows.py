@@ -27,6 +27,7 @@ from arena_tui.store import Store
 from arena_tui.widgets.event_log import EventLog
 from arena_tui.widgets.meters import LevelMeters
 from arena_tui.widgets.turn_table import TurnTable
+from arena_tui.spine.settings import RunSettings
 from tests.snapshots.fixture_run import copy_db, record_demo_run
 from tests.pilot import until
 
@@ -79,7 +80,7 @@ async def test_live_run_fills_table_meters_log_and_is_stored(tmp_path: Path) -> 
     loud: list[float] = []
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        run_id = app.start_run("demo_bench", {"model": "sim", "speed": SPEED, "turns": [0, 1], "faults": FAULTS},
+        run_id = app.start_run("demo_bench", RunSettings(model="sim", speed=SPEED, turns=[0, 1], faults=FAULTS),
                                judge="heuristic")
         app.open_run(run_id)
         await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(LevelMeters))
@@ -119,7 +120,7 @@ async def test_quit_mid_run_keeps_it_as_interrupted(tmp_path: Path) -> None:
     app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher())
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        run_id = app.start_run("demo_bench", {"model": "sim", "speed": 1, "turns": [0, 1, 2]}, judge="none")
+        run_id = app.start_run("demo_bench", RunSettings(model="sim", speed=1, turns=[0, 1, 2]), judge="none")
         app.open_run(run_id)
         state = app.live[run_id]
         await until(pilot, lambda: state.current_turn == 0 and state.meters["user"].rms_dbfs > -60, 60)
@@ -378,10 +379,10 @@ class GatedApp(ArenaApp):
         self.specs_asked = asyncio.Event()
         self.specs_release = asyncio.Event()
 
-    async def load_specs(self, benchmark: str):
+    async def load_benchmark(self, run_id: str):
         self.specs_asked.set()
         await self.specs_release.wait()
-        return await super().load_specs(benchmark)
+        return await super().load_benchmark(run_id)
 
 
 async def test_replay_is_not_reset_by_its_own_late_load(recorded, tmp_path: Path) -> None:

@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from arena_tui.orchestration import launch as run_checks
 from arena_tui.app import ArenaApp
 from arena_tui.orchestration.launch import EngineLauncher
+from arena_tui.orchestration.preflight import preflight
 from arena_tui.run_view import RunState
 from arena_tui.screens.dialogs.new_run import NewRunDialog
 from arena_tui.screens.run import RunScreen
 from arena_tui.screens.runs import RunsScreen
+from arena_tui.spine.settings import SettingsError, build_settings
 from runners.base import get_runner
 from tests.pilot import until
 from tests.spoken import LEAD_MS, make_spoken, tts_ms
@@ -115,17 +116,22 @@ async def test_missing_audio_is_shown_before_the_run_starts(tmp_path: Path, data
 
 
 def test_preflight_is_the_clis_checks(tmp_path: Path, data_without_audio: Path, no_keys) -> None:
-    """Every rule `arena-tui run` applies before a run, one line each."""
-    assert run_checks.preflight("demo_bench", {"model": "sim", "turns": [0]}, None) == []
-    faults = run_checks.preflight("demo_bench", {"model": REAL, "fake": True, "faults": "1:no_response"}, None)
-    assert faults == ["--faults only applies to --model sim"]
-    assert "unknown fault 'explode'" in " ".join(run_checks.preflight("demo_bench", {"model": "sim", "faults": "1:explode"}, None))
-    keys = run_checks.preflight("demo_bench", {"model": REAL}, None)
+    """Every rule `arena-tui run` applies before a run, one line each: the settings' own bounds
+    where they are built, the rest in the one preflight."""
+    def problems(bench: str, data: Path | None = None, **settings) -> list[str]:
+        return preflight(bench, build_settings(**settings), data).problems
+
+    assert problems("demo_bench", model="sim", turns=[0]) == []
+    with pytest.raises(SettingsError, match=r"^--faults only applies to --model sim$"):
+        build_settings(REAL, fake=True, faults="1:no_response")
+    with pytest.raises(SettingsError, match="unknown fault 'explode'"):
+        build_settings(faults="1:explode")
+    keys = problems("demo_bench", model=REAL)
     assert all(any(k in p for p in keys) for k in no_keys), keys
-    assert run_checks.preflight("demo_bench", {"model": "nope"}, None)[0].startswith("unknown model 'nope'")
-    assert "turn" in run_checks.preflight("demo_bench", {"model": "sim", "turns": [99]}, None)[0]
-    assert "not found" in run_checks.preflight("no_such_bench", {"model": "sim"}, tmp_path)[0]
-    audio = run_checks.preflight("noaudio_bench", {"model": "sim"}, data_without_audio)
+    assert problems("demo_bench", model="nope")[0].startswith("unknown model 'nope'")
+    assert problems("demo_bench", model="sim", turns=[99]) == ["demo_bench: no turn(s) 99 (turns are 0-9)"]
+    assert "not found" in problems("no_such_bench", tmp_path, model="sim")[0]
+    audio = problems("noaudio_bench", data_without_audio, model="sim")
     assert len(audio) == 1 and "no audio for turn(s) 0, 1, 2" in audio[0]
 
 

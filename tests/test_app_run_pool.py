@@ -16,6 +16,7 @@ from arena_tui.orchestration.run_pool import RunPool
 from arena_tui.run_view import RunState
 from arena_tui.spine.heap import settle_heaps_here
 from arena_tui.store import Store
+from arena_tui.spine.settings import RunSettings
 from tests.pilot import until
 
 SIZE = (150, 45)
@@ -34,7 +35,7 @@ def alive(pid: int) -> bool:
 async def speaking_run(app: ArenaApp, pilot, pool: RunPool) -> tuple[str, RunState, int]:
     """A 1x three-turn run started in the pool, once its first user turn is being spoken: its id,
     its state, and the pid of the worker running it."""
-    run_id = app.start_run("demo_bench", {"model": "sim", "speed": 1, "turns": [0, 1, 2]}, judge="none")
+    run_id = app.start_run("demo_bench", RunSettings(model="sim", speed=1, turns=[0, 1, 2]), judge="none")
     state = app.live[run_id]
     await until(pilot, lambda: state.current_turn == 0 and state.meters["user"].rms_dbfs > -60, 180)
     return run_id, state, pool.executor.pids[0]
@@ -55,8 +56,8 @@ async def pooled_run_streams(tmp_path: Path) -> None:
     pool = RunPool(workers=1)
     app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher(pool))
     async with app.run_test(size=SIZE) as pilot:
-        run_id = app.start_run("demo_bench", {"model": "sim", "speed": SPEED, "turns": [0, 1],
-                                              "faults": "0:barge_in=500"}, judge="heuristic")
+        run_id = app.start_run("demo_bench", RunSettings(model="sim", speed=SPEED, turns=[0, 1],
+                                              faults="0:barge_in=500"), judge="heuristic")
         app.open_run(run_id)
         state = app.live[run_id]
         await until(pilot, lambda: not app.running(run_id), 180)
@@ -83,7 +84,7 @@ async def test_stopping_one_pooled_run_leaves_the_worker_serving_the_next(tmp_pa
         first, state, worker = await speaking_run(app, pilot, pool)
         await app.stop_runs([first])
         assert state.status == "interrupted"  # its own ending, published before the stop returned
-        second = app.start_run("demo_bench", {"model": "sim", "speed": SPEED, "turns": [0]}, judge="none")
+        second = app.start_run("demo_bench", RunSettings(model="sim", speed=SPEED, turns=[0]), judge="none")
         await until(pilot, lambda: not app.running(second), 120)
         assert app.live[second].status == "completed"
         assert pool.executor.pids == [worker]  # the same worker, still there
@@ -103,7 +104,7 @@ async def test_a_killed_worker_fails_its_run_with_the_reason_and_a_fresh_one_tak
         assert state.status == "failed"
         assert "SIGKILL" in (state.ended.reason if state.ended else ""), state.ended
         await until(pilot, lambda: pool.executor.pids and pool.executor.pids[0] != worker, 60)
-        after = app.start_run("demo_bench", {"model": "sim", "speed": SPEED, "turns": [0]}, judge="none")
+        after = app.start_run("demo_bench", RunSettings(model="sim", speed=SPEED, turns=[0]), judge="none")
         await until(pilot, lambda: not app.running(after), 180)
         assert app.live[after].status == "completed"
         await app.shutdown()
@@ -115,9 +116,9 @@ async def test_a_run_queued_behind_a_full_worker_can_be_stopped_before_it_starts
     pool = RunPool(workers=1, per_worker=1)
     app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher(pool))
     async with app.run_test(size=SIZE) as pilot:
-        busy = app.start_run("demo_bench", {"model": "sim", "speed": 1, "turns": [0, 1]}, judge="none")
+        busy = app.start_run("demo_bench", RunSettings(model="sim", speed=1, turns=[0, 1]), judge="none")
         await until(pilot, lambda: app.live[busy].started is not None, 180)  # it holds the one slot
-        queued = app.start_run("demo_bench", {"model": "sim", "speed": 1, "turns": [0]}, judge="none")
+        queued = app.start_run("demo_bench", RunSettings(model="sim", speed=1, turns=[0]), judge="none")
         await until(pilot, lambda: any(j.run_id == queued for j in pool.executor.open_jobs), 60)
         await pilot.pause(0.5)
         assert app.live[queued].started is None  # waits for the one slot

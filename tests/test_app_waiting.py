@@ -14,6 +14,7 @@ from arena_tui.orchestration.launch import EngineLauncher
 from arena_tui.screens.run import RunScreen
 from arena_tui.widgets.event_log import EventLog
 from arena_tui.widgets.meters import LevelMeters, meter_lines
+from arena_tui.spine.settings import RunSettings
 from tests.pilot import until
 from tests.test_app_flows import SIZE, quit_app, text_of
 
@@ -40,7 +41,7 @@ async def test_a_no_response_turn_shows_the_wait_counts_down_and_the_meters_fall
     app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher())
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        config = {"model": "sim", "speed": 1.0, "turns": [1], "faults": "1:no_response", "watchdog": DEMO_WATCHDOG}
+        config = RunSettings(model="sim", speed=1.0, turns=[1], faults="1:no_response", watchdog=DEMO_WATCHDOG)
         run_id = app.start_run("demo_bench", config, judge="none")
         app.open_run(run_id)
         await until(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.query(LevelMeters))

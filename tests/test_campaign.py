@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from arena_tui.campaign import records
-from arena_tui.orchestration.orchestrator import preflight, run_campaign, run_config
+from arena_tui.orchestration.orchestrator import preflight, run_campaign
 from arena_tui.campaign.spec import WORKERS_PER_CORE, CampaignSpec, SpecError, build_spec, load_toml
 from arena_tui.cli import main
 from arena_tui.judge import HeuristicJudge
@@ -30,7 +30,7 @@ def test_matrix_from_flags_and_toml(tmp_path: Path) -> None:
     assert [(c.benchmark, c.model, c.repeat) for c in spec.cells()] == [
         ("demo_bench", "sim", 1), ("demo_bench", "sim", 2), ("demo_bench", "gpt-realtime", 1),
         ("demo_bench", "gpt-realtime", 2)]
-    assert run_config(spec, "sim")["turns"] == [0, 1]
+    assert spec.run_settings("sim").turns == [0, 1]
     flags = build_spec({}, {"benchmarks": "a,b", "models": "x", "repeats": 1})
     assert [c.label for c in flags.cells()] == ["a × x #1", "b × x #1"]
     f.write_text('bench = ["demo_bench"]\nmodel = ["sim"]\nrepeat = 2\n')
@@ -80,7 +80,7 @@ def test_preflight_reports_every_problem_and_blocks(tmp_path: Path, monkeypatch,
     data = tmp_path / "data"
     (data / "noaudio").mkdir(parents=True)
     spec = build_spec({}, {"benchmarks": "demo_bench", "models": f"sim,{FAKE_MODEL}", "speed": 1.0})
-    problems = preflight(spec, None)
+    problems = preflight(spec, None).problems
     assert list(problems) == [("demo_bench", FAKE_MODEL)]
     assert any("OPENAI_API_KEY" in p and p.startswith(f"demo_bench × {FAKE_MODEL}: ") for p in problems[("demo_bench", FAKE_MODEL)])
     db = tmp_path / "arena.db"
@@ -106,7 +106,7 @@ def test_preflight_glm_prompt_cap_and_missing_audio(tmp_path: Path) -> None:
     (bench / "system_prompt.txt").write_text("x" * 13_000)  # over GLM's 12,000-character cap
     (bench / "audio" / "turn_000.wav").unlink()
     spec = build_spec({}, {"benchmarks": str(bench), "models": "glm-realtime-flash", "fake": True, "speed": 10.0})
-    lines = [p for ps in preflight(spec, None).values() for p in ps]
+    lines = [p for ps in preflight(spec, None).problems.values() for p in ps]
     assert any("12,000" in p and "system prompt" in p for p in lines), lines
     assert any("no audio for turn" in p for p in lines), lines
 
@@ -187,13 +187,11 @@ async def test_quit_campaign_resumes_its_runs_in_place(tmp_path: Path) -> None:
 
 
 def test_the_documented_toml_spec_is_valid(tmp_path: Path) -> None:
-    """docs/campaigns.md's example spec loads and every cell's run config validates."""
-    from runners.config import RunConfig
-
+    """docs/campaigns.md's example spec loads and every cell's run settings validate."""
     doc = (Path(__file__).parent.parent / "docs" / "campaigns.md").read_text(encoding="utf-8")
     toml = doc.split("```toml\n", 1)[1].split("```", 1)[0]
     (tmp_path / "spec.toml").write_text(toml, encoding="utf-8")
     spec = build_spec(load_toml(tmp_path / "spec.toml"), {})
     assert spec.repeats == 10 and spec.judge == "openai" and len(spec.cells()) == 2 * 2 * 10
     for model in spec.models:
-        assert RunConfig(**run_config(spec, model)).rotation.max_age_s == 600
+        assert spec.run_settings(model).rotation.max_age_s == 600

@@ -21,6 +21,7 @@ from arena_tui.campaign.snapshot import snapshot
 from arena_tui.compare.selection import ALL, select_runs
 from arena_tui.run_view import RunState
 from arena_tui.spine.bus import EventBus
+from arena_tui.spine.settings import RunSettings
 from benchmarks.registry import open_benchmark
 
 BUSY, CALM, MIDDLING = Load(BUSY_WORST_MS + 40, 20.0), Load(2.0, 0.5), Load(40.0, 4.0)
@@ -90,7 +91,7 @@ async def test_a_worker_held_late_is_given_fewer_runs_then_slower_ones(tmp_path:
     await pool.start()
     try:
         for i in range(7):
-            pool.submit(Job(f"r{i}", snap, {"model": "sim", "speed": 8.0},
+            pool.submit(Job(f"r{i}", snap, RunSettings(model="sim", speed=8.0),
                             resume={"from_turn": 0, "start_ms": 0.0, "done": []} if i == 6 else None))
         await pool.join()
     finally:

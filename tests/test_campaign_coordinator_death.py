@@ -108,12 +108,13 @@ def test_a_worker_whose_loop_is_wedged_still_exits_with_its_coordinator(tmp_path
         "from arena_tui.orchestration.local import LocalExecutor\n"
         "from arena_tui.campaign.snapshot import snapshot\n"
         "from arena_tui.spine.bus import EventBus\n"
+        "from arena_tui.spine.settings import RunSettings\n"
         "from benchmarks.registry import open_benchmark\n"
         "async def main():\n"
         "    pool = LocalExecutor(EventBus(), on_lost=lambda j, r: None, workers=1, per_worker=1,\n"
         "                         runner='tests.campaign_runners:wedged')\n"
         "    await pool.start()\n"
-        "    pool.submit(Job('wedged', snapshot(open_benchmark('demo_bench')), {'model': 'sim', 'turns': [0]}))\n"
+        "    pool.submit(Job('wedged', snapshot(open_benchmark('demo_bench')), RunSettings(model='sim', turns=[0])))\n"
         "    await asyncio.Event().wait()\n"
         "asyncio.run(main())\n")
     coordinator = subprocess.Popen([sys.executable, "-c", script], cwd=REPO_ROOT, env={**os.environ, WEDGED_MARK: str(mark)})

@@ -34,12 +34,13 @@ from arena_tui.campaign.snapshot import BenchmarkSnapshot, SnapshotError, snapsh
 from arena_tui.orchestration.transport import PCM_PIECE, decode_batch, encode_batch, encode_batch_stepwise
 from arena_tui.spine.events import AudioChunk, Level, RunEnded, TurnEnded
 from arena_tui.store import Store
+from arena_tui.spine.settings import RunSettings
 from benchmarks.registry import open_benchmark
 
 from . import processes
 
 TURNS = [0, 1]
-CONFIG = {"model": "sim", "speed": 10.0, "turns": TURNS, "greeting": {"enabled": False}}
+CONFIG = RunSettings(model="sim", speed=10.0, turns=TURNS, greeting={"enabled": False})
 
 
 @pytest.fixture(scope="module")
@@ -449,13 +450,14 @@ def test_ray_tasks_end_when_their_coordinator_is_killed(tmp_path: Path, ray_clus
         "from arena_tui.orchestration.ray_executor import RayExecutor\n"
         "from arena_tui.campaign.snapshot import snapshot\n"
         "from arena_tui.spine.bus import EventBus\n"
+        "from arena_tui.spine.settings import RunSettings\n"
         "from benchmarks.registry import open_benchmark\n"
         "async def main():\n"
         "    ex = RayExecutor(EventBus(), on_lost=lambda j, r: None, address=sys.argv[1])\n"
         "    await ex.start()\n"
         "    snap = snapshot(open_benchmark('demo_bench'))\n"
         "    for i in range(2):\n"
-        "        ex.submit(Job(f'orphan-{i}', snap, {'model': 'sim', 'speed': 2.0, 'turns': [0, 1, 2]}))\n"
+        "        ex.submit(Job(f'orphan-{i}', snap, RunSettings(model='sim', speed=2.0, turns=[0, 1, 2])))\n"
         "    while len(ex._where) < 2:\n"
         "        await asyncio.sleep(0.1)\n"
         "    print(*[pid for pid, _ in ex._where.values()], flush=True)\n"
@@ -495,7 +497,7 @@ async def test_ray_admission_gives_a_worker_held_late_fewer_runs_then_slower_one
     try:
         await executor.start()
         for i in range(7):
-            executor.submit(Job(f"r{i}", demo_snapshot, {"model": "sim", "speed": 8.0},
+            executor.submit(Job(f"r{i}", demo_snapshot, RunSettings(model="sim", speed=8.0),
                                 resume={"from_turn": 0, "start_ms": 0.0, "done": []} if i == 6 else None))
         await executor.join()
     finally:

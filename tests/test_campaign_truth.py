@@ -31,7 +31,7 @@ CELL = Cell("demo_bench", "sim", 1)
 async def record_fault_run(db: Path, run_id: str, faults: str) -> None:
     """demo_bench turns 0-1 against the simulator with `faults`, recorded, judged by nobody, and
     recorded as the only cell of campaign CAMPAIGN (what the orchestrator writes)."""
-    from runners.config import RunConfig
+    from arena_tui.spine.settings import RunSettings
     from runners.engine import run_benchmark
 
     spec = build_spec({}, {"benchmarks": "demo_bench", "models": "sim", "speed": 20.0, "turns": "0-1",
@@ -40,7 +40,7 @@ async def record_fault_run(db: Path, run_id: str, faults: str) -> None:
         await records.create(store, CAMPAIGN, spec)
         bus = EventBus()
         recording = store.start_recording(bus)
-        config = RunConfig(model="sim", speed=20.0, turns=[0, 1], faults=faults, greeting={"enabled": False})
+        config = RunSettings(model="sim", speed=20.0, turns=[0, 1], faults=faults, greeting={"enabled": False})
         await run_benchmark(load_benchmark("demo_bench"), config, bus, run_id)
         bus.close()
         await recording

@@ -13,8 +13,8 @@ import pytest
 
 from arena_tui.cli import main
 from arena_tui.spine.bus import EventBus
+from arena_tui.spine.settings import RunSettings
 from runners.base import SessionSpec, get_runner
-from runners.config import RunConfig
 from runners.engine import run_benchmark
 from runners import catalog
 from tests.provider_runs import quiet_loguru
@@ -34,7 +34,7 @@ async def run(alias: str, demo, turns: list[int] | None = None, **cfg):
     runner = get_runner(alias)
     bus = EventBus()
     sub = bus.subscribe()
-    config = RunConfig(model=alias, fake=True, speed=SPEED, turns=turns, **cfg)
+    config = RunSettings(model=alias, fake=True, speed=SPEED, turns=turns, **cfg)
     await run_benchmark(demo, config, bus, provider=runner)
     return runner, sub.drain()
 
@@ -147,7 +147,7 @@ async def test_every_part_of_a_fake_cascade_stays_on_loopback(alias, demo, monke
     for env in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DEEPGRAM_API_KEY", "CARTESIA_API_KEY", "ELEVENLABS_API_KEY"):
         monkeypatch.setenv(env, "sk-real-key-must-not-be-used")
     runner = get_runner(alias)
-    config = RunConfig(model=alias, fake=True, turns=[0])
+    config = RunSettings(model=alias, fake=True, turns=[0])
     assert runner.preflight(config) == []
     await runner.start(config, demo)
     try:

@@ -100,10 +100,10 @@ FAULTS = ("0:no_response*,1:early_call,2:barge_in=300,3:late_call,4:slow_first_a
 
 
 async def test_every_failed_turn_of_a_run_with_every_fault_has_a_cause(tmp_path: Path, quiet_pipecat) -> None:
-    from runners.config import RunConfig  # deferred: the engine (Pipecat) loads only for this test
+    from arena_tui.spine.settings import RunSettings  # deferred: the engine (Pipecat) loads only for this test
     from runners.engine import run_benchmark  # deferred: the engine (Pipecat) loads only for this test
     from runners.simulator import SimulatorServer  # deferred: the engine (Pipecat) loads only for this test
-    from runners.simulator.faults import FAULT_KINDS, parse_faults  # deferred: the engine (Pipecat) loads only for this test
+    from arena_tui.spine.faults import FAULT_KINDS, parse_faults  # deferred: the engine (Pipecat) loads only for this test
 
     # every kind, once at least (but `yield`, which acts on a turn's duplex cues only: demo_bench has none;
     # tests/test_duplex_engine.py fails turns with it)
@@ -117,7 +117,7 @@ async def test_every_failed_turn_of_a_run_with_every_fault_has_a_cause(tmp_path:
             store.start_recording(bus)
             worker = JudgeWorker(demo, HeuristicJudge(), bus, "faults")
             judging = worker.start()
-            config = RunConfig(model="sim", base_url=url, speed=10.0, faults=FAULTS,
+            config = RunSettings(model="sim", base_url=url, speed=10.0, faults=FAULTS,
                                watchdog={"extra_ms": 4000, "min_wall_ms": 3000})
             await run_benchmark(demo, config, bus, "faults")
             await judging

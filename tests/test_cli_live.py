@@ -28,12 +28,12 @@ def no_judge_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     ["--data", "D", "db", "path", "--db", "A"],  # nested actions too
 ])
 def test_global_options_before_or_after_the_command(argv: list[str]) -> None:
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     assert (args.db, args.data) == ("A", "D")
 
 
 def test_global_options_default_when_not_given() -> None:
-    args = build_parser().parse_args(["run", "demo_bench"])
+    args = build_parser(["run", "demo_bench"]).parse_args(["run", "demo_bench"])
     assert args.db is None and args.data is None
 
 

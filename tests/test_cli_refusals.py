@@ -74,10 +74,10 @@ def test_a_campaign_spec_with_no_workers_or_empty_turns_is_one_line(tmp_path, ca
 def stored_run(run_id: str, statuses: dict[int, str]) -> list:
     """A demo_bench run of the simulator (turns 0-1 at 20x) recorded with these turn statuses, failed."""
     from benchmarks.registry import load_benchmark
-    from runners.config import RunConfig
+    from arena_tui.spine.settings import RunSettings
 
     bench = load_benchmark("demo_bench")
-    config = RunConfig(model="sim", speed=20.0, turns=[0, 1], watchdog={"extra_ms": 4000.0}).public()
+    config = RunSettings(model="sim", speed=20.0, turns=[0, 1], watchdog={"extra_ms": 4000.0}).public()
     evs: list = [RunStarted(run_id=run_id, t_ms=0.0, benchmark="demo_bench", model="sim", provider="sim", simulator=True,
                             turn_indices=[0, 1], config=config, speed=20.0, benchmark_snapshot=bench.snapshot())]
     for i, status in statuses.items():

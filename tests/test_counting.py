@@ -309,7 +309,7 @@ def test_every_status_not_the_models_is_said_apart(status: str) -> None:
 
 async def _stop_at_turn_2(db: Path) -> None:
     """A simulator run of demo_bench's turns 0-3 at speed 20, judged, stopped while turn 2 plays."""
-    from runners.config import RunConfig
+    from arena_tui.spine.settings import RunSettings
 
     from .test_resume import stop_at_turn
 
@@ -318,7 +318,7 @@ async def _stop_at_turn_2(db: Path) -> None:
         bus = EventBus()
         rec = store.start_recording(bus)
         judging = JudgeWorker(bench, HeuristicJudge(), bus, "resumed-run").start()
-        config = RunConfig(model="sim", speed=20.0, greeting={"enabled": False}, turns=[0, 1, 2, 3])
+        config = RunSettings(model="sim", speed=20.0, greeting={"enabled": False}, turns=[0, 1, 2, 3])
         await stop_at_turn(bench, config, bus, "resumed-run", 2)
         await judging
         bus.close()

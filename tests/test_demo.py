@@ -7,10 +7,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from arena_tui.app import DEMO_BENCHMARK, ArenaApp
-from arena_tui.commands.demo import DEMO_FAULTS, DEMO_TURNS, add_arguments, demo_config, next_steps
+from arena_tui.app import ArenaApp
+from arena_tui.commands.demo import DEMO_BENCHMARK, DEMO_FAULTS, DEMO_TURNS, add_arguments, next_steps, settings_of
+from arena_tui.launcher import RunRequest
 from arena_tui.orchestration.launch import EngineLauncher
-from arena_tui.orchestration.settings import run_config
 from arena_tui.screens.run import RunScreen
 from arena_tui.screens.turn_detail import TurnDetailScreen
 from arena_tui.spine import paths
@@ -28,11 +28,11 @@ def demo_args(*argv: str) -> argparse.Namespace:
 
 
 def test_the_demo_plays_clean_turns_then_one_fault_in_real_time() -> None:
-    config = run_config(**demo_config(demo_args()))
+    config = settings_of(demo_args())
     assert (DEMO_TURNS, DEMO_FAULTS) == ("0-2", "2:wrong_call")
     assert config.turns == [0, 1, 2] and config.faults == "2:wrong_call" and config.speed == 1.0
     assert config.end_of_turn.quiet_ms < 1000  # the simulator stops at once: no long quiet to wait out
-    every = run_config(**demo_config(demo_args("--turns", "0-9", "--faults", "1:no_response")))
+    every = settings_of(demo_args("--turns", "0-9", "--faults", "1:no_response"))
     assert every.turns == list(range(10)) and every.faults == "1:no_response"
 
 
@@ -45,9 +45,8 @@ def test_the_next_steps_are_three_commands_that_name_a_throw_away_database() -> 
 
 
 async def test_the_demo_run_marks_its_fault_says_why_the_turn_failed_and_what_next(tmp_path: Path) -> None:
-    config = demo_config(demo_args("--speed", str(SPEED), "--judge", "heuristic"))
-    then = next_steps(tmp_path / "arena.db")
-    launch = {"benchmark": DEMO_BENCHMARK, "config": config, "judge": "heuristic", "then": then}
+    settings = settings_of(demo_args("--speed", str(SPEED), "--judge", "heuristic"))
+    launch = RunRequest(DEMO_BENCHMARK, settings, "heuristic", then=next_steps(tmp_path / "arena.db"))
     app = ArenaApp(tmp_path / "arena.db", launch=launch, launcher=EngineLauncher())
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: isinstance(app.screen, RunScreen))

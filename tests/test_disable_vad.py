@@ -13,8 +13,8 @@ import pytest
 from arena_tui.cli import main
 from arena_tui.run_view import RunState
 from arena_tui.spine.bus import EventBus
+from arena_tui.spine.settings import RunSettings
 from runners.base import get_runner
-from runners.config import RunConfig
 from runners.engine import run_benchmark
 from runners.simulator import SimulatorServer
 from tests.provider_runs import quiet_loguru
@@ -31,7 +31,7 @@ async def test_openai_realtime_manual_commit_at_our_speech_end(demo) -> None:
     runner = get_runner("gpt-realtime")
     bus = EventBus()
     sub = bus.subscribe()
-    config = RunConfig(model="gpt-realtime", fake=True, fake_timing="instant", speed=SPEED, turns=[0, 1, 5],
+    config = RunSettings(model="gpt-realtime", fake=True, fake_timing="instant", speed=SPEED, turns=[0, 1, 5],
                        disable_vad=True)
     await run_benchmark(demo, config, bus, provider=runner)
     events = sub.drain()
@@ -74,7 +74,7 @@ async def test_openai_realtime_manual_commit_at_our_speech_end(demo) -> None:
 async def test_grok_manual_commit_sends_turn_detection_null(demo) -> None:
     runner = get_runner("grok")
     bus = EventBus()
-    config = RunConfig(model="grok", fake=True, fake_timing="instant", speed=SPEED, turns=[0, 1], disable_vad=True)
+    config = RunSettings(model="grok", fake=True, fake_timing="instant", speed=SPEED, turns=[0, 1], disable_vad=True)
     await run_benchmark(demo, config, bus, provider=runner)
     fake = runner.fake
     assert fake is not None
@@ -90,7 +90,7 @@ async def test_grok_manual_commit_sends_turn_detection_null(demo) -> None:
 
 def test_disable_vad_refused_where_the_protocol_has_no_client_commit(tmp_path, capsys) -> None:
     runner = get_runner("gemini-native-audio")
-    problems = runner.preflight(RunConfig(model="gemini-native-audio", fake=True, disable_vad=True))
+    problems = runner.preflight(RunSettings(model="gemini-native-audio", fake=True, disable_vad=True))
     assert any("--disable-vad is not supported" in p for p in problems), problems
     code = main(["--db", str(tmp_path / "x.db"), "run", "demo_bench", "--model", "ultravox", "--fake", "--headless",
                  "--disable-vad", "--judge", "none"])
@@ -121,7 +121,7 @@ def test_campaign_disable_vad_refused_where_the_protocol_has_no_client_commit(tm
     assert code == 2, err
     refused = [line for line in err.splitlines() if "--disable-vad" in line]
     assert refused == ["arena-tui: demo_bench × ultravox: ultravox: --disable-vad is not supported (its protocol has "
-                       "no client commit of the user's turn; it applies to OpenAI Realtime and xAI)"], err
+                       "no client commit of the user's turn; it applies to openai, sim and grok)"], err
     assert "campaign not started: 1 problem(s) above" in err
 
     async def nothing_recorded() -> None:
@@ -133,15 +133,14 @@ def test_campaign_disable_vad_refused_where_the_protocol_has_no_client_commit(tm
 
 def test_campaign_spec_disable_vad_from_toml_and_flag(tmp_path) -> None:
     from arena_tui.campaign.spec import CampaignSpec, SpecError, build_spec, load_toml
-    from arena_tui.orchestration.orchestrator import run_config
 
     f = tmp_path / "c.toml"
     f.write_text('bench = ["demo_bench"]\nmodel = ["sim", "grok"]\ndisable_vad = true\n')
     spec = build_spec(load_toml(f), {})
-    assert spec.disable_vad and run_config(spec, "grok")["disable_vad"] is True
+    assert spec.disable_vad and spec.run_settings("grok").disable_vad is True
     assert CampaignSpec.from_json(spec.to_json()) == spec
     plain = build_spec({}, {"benchmarks": "demo_bench", "models": "sim"})
-    assert "disable_vad" not in plain.to_json() and "disable_vad" not in run_config(plain, "sim")
+    assert "disable_vad" not in plain.to_json() and plain.run_settings("sim").disable_vad is False
     assert build_spec({}, {"benchmarks": "demo_bench", "models": "sim", "disable_vad": True}).disable_vad
     f.write_text('bench = ["demo_bench"]\nmodel = ["sim"]\ndisable_vad = "yes"\n')
     with pytest.raises(SpecError, match="disable_vad must be true or false"):

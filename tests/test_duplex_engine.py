@@ -10,7 +10,7 @@ import pytest
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import SessionOpened, TurnEnded
 from benchmarks.registry import DUPLEX_NAME, load_benchmark
-from runners.config import EndOfTurn, Greeting, RunConfig
+from arena_tui.spine.settings import EndOfTurn, Greeting, RunSettings
 from runners.engine import run_benchmark
 from runners.simulator import SimulatorServer
 from runners.simulator.duplex import yield_errors
@@ -36,7 +36,7 @@ async def run(bench, faults: str, turns: list[int], speed: float):
         bus = EventBus()
         sub = bus.subscribe(lambda e: isinstance(e, (SessionOpened, TurnEnded)) or e.kind in ("duplex", "interruption"))
         t0: list[float] = []
-        config = RunConfig(model="sim", base_url=sim.base_url, speed=speed, turns=turns,
+        config = RunSettings(model="sim", base_url=sim.base_url, speed=speed, turns=turns,
                            greeting=Greeting(enabled=False), end_of_turn=EndOfTurn(quiet_ms=1000.0, drain_ms=200.0))
         await run_benchmark(bench, config, bus, on_session=lambda s: t0.append(s.run.clock.t0))
         events = sub.drain()

@@ -12,9 +12,9 @@ from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import SessionOpened, TurnEnded
 from benchmarks.registry import DUPLEX_NAME, load_benchmark
 from runners.base import get_runner
-from runners.config import EndOfTurn, Greeting, RunConfig
 from runners.engine import run_benchmark
 from arena_tui.spine.faults import DuplexBehaviour
+from arena_tui.spine.settings import EndOfTurn, Greeting, RunSettings
 from runners.fakes.timing import INSTANT
 
 from .provider_runs import quiet_loguru
@@ -40,7 +40,7 @@ async def run(bench, alias: str, behaviour: DuplexBehaviour, turns: list[int]):
     bus = EventBus()
     sub = bus.subscribe(lambda e: isinstance(e, (SessionOpened, TurnEnded)))
     t0: list[float] = []
-    config = RunConfig(model=alias, fake=True, speed=SPEED, turns=turns, greeting=Greeting(enabled=False),
+    config = RunSettings(model=alias, fake=True, speed=SPEED, turns=turns, greeting=Greeting(enabled=False),
                        end_of_turn=EndOfTurn(quiet_ms=1000.0, drain_ms=200.0))
     await run_benchmark(bench, config, bus, provider=runner, on_session=lambda s: t0.append(s.run.clock.t0))
     heard = [c for rec in runner.fake.connections for c in rec.duplex]

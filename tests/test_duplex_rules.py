@@ -23,7 +23,7 @@ from arena_tui.spine.speech import SpeechDetector
 from benchmarks.loader import BenchmarkError, load_folder
 from benchmarks.registry import DUPLEX_NAME, load_benchmark, missing_audio
 from benchmarks.synthesize import synthesize_benchmark
-from runners.simulator.faults import FaultSpecError, parse_faults
+from arena_tui.spine.faults import FaultSpecError, parse_faults
 from runners.transports import PacedInput, RunClock
 
 DUPLEX = Path(__file__).resolve().parents[1] / "benchmarks" / "duplex"

@@ -13,7 +13,7 @@ from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import GREETING_TURN, EMPTY_RESPONSE, MODEL_ENDED_SESSION, DimensionScore, Judgement
 from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
-from runners.config import RunConfig
+from arena_tui.spine.settings import RunSettings
 from runners.engine import RunError, run_benchmark
 from runners.simulator import SimulatorServer
 
@@ -78,7 +78,7 @@ async def sim_run(tmp_path: Path):
         bus = EventBus()
         store.start_recording(bus)
         sub = bus.subscribe()
-        config = RunConfig(model="sim", base_url=url, speed=speed, turns=turns, **cfg)
+        config = RunSettings(model="sim", base_url=url, speed=speed, turns=turns, **cfg)
         error = None
         try:
             run_id = await run_benchmark(bench, config, bus, "simrun")
@@ -425,7 +425,7 @@ async def test_cancel_records_interrupted_and_keeps_finished_turns(conv, tmp_pat
     bus = EventBus()
     store.start_recording(bus)
     sub = bus.subscribe(lambda e: e.kind == "turn_started" and e.turn_index == 1)
-    task = asyncio.create_task(run_benchmark(conv, RunConfig(model="sim", base_url=url, speed=FAST, turns=[0, 1, 2]), bus, run_id="r1"))
+    task = asyncio.create_task(run_benchmark(conv, RunSettings(model="sim", base_url=url, speed=FAST, turns=[0, 1, 2]), bus, run_id="r1"))
     try:
         await asyncio.wait_for(anext(aiter(sub)), 120)
         await asyncio.sleep(0.3)

@@ -10,7 +10,7 @@ import pytest
 from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
 from benchmarks.registry import load_benchmark
-from runners.config import RunConfig, parse_turns
+from arena_tui.spine.settings import RunSettings, parse_turns
 from runners.engine import RunError, run_benchmark
 from runners.rotation import History, select_replay
 
@@ -46,7 +46,7 @@ async def test_refusals_name_the_problem_and_publish_nothing(conv, monkeypatch, 
     bus = EventBus()
     sub = bus.subscribe()
     with pytest.raises(RunError) as e:
-        await run_benchmark(conv, RunConfig(**cfg), bus)
+        await run_benchmark(conv, RunSettings(**cfg), bus)
     assert message in str(e.value)
     assert sub.drain() == []
 
@@ -58,7 +58,7 @@ async def test_unreadable_user_audio_is_an_error_naming_turn_and_file(conv, tmp_
     (root / "audio" / "turn_000.wav").write_bytes(b"RIFF not really")
     bench.root = root
     with pytest.raises(RunError, match=r"turn 0.*turn_000\.wav"):
-        await run_benchmark(bench, RunConfig(model="sim", turns=[0]), EventBus())
+        await run_benchmark(bench, RunSettings(model="sim", turns=[0]), EventBus())
 
 
 def test_replay_keeps_tool_calls_first_then_recent_text():
@@ -124,7 +124,7 @@ async def test_real_provider_path_keeps_the_key_out_of_store_and_logs(conv, tmp_
     bus = EventBus()
     store.start_recording(bus)
     try:
-        run_id = await run_benchmark(conv, RunConfig(model="gpt-realtime", base_url=url, turns=[12]), bus)
+        run_id = await run_benchmark(conv, RunSettings(model="gpt-realtime", base_url=url, turns=[12]), bus)
         await store.flush()
         results = await store.turn_results(run_id)
         assert [(r.turn_index, r.status) for r in results] == [(-1, "ok"), (12, "ok")]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from runners.config import ConfigError, RunConfig
+from arena_tui.spine.settings import SettingsError, RunSettings
 from runners.fakes import gemini_live
 from runners.fakes.script import Script, ScriptedReply
 from runners.fakes.timing import ENVELOPE, INSTANT, TimingProfile, TurnTiming, pick
@@ -93,13 +93,13 @@ def test_pick_names_a_profile() -> None:
 
 def test_a_fake_run_gets_the_real_timing_unless_it_asks_for_instant() -> None:
     """What a user of `--fake` gets, and what run_started records (and a resume reads back)."""
-    fake = RunConfig(model="gemini-native-audio", fake=True)
+    fake = RunSettings(model="gemini-native-audio", fake=True)
     assert fake.fake_timing == "real" and fake.public()["fake_timing"] == "real"
-    assert RunConfig.from_recorded(fake.public()).fake_timing == "real"
-    assert RunConfig(model="nova-sonic", fake=True, fake_timing="instant").fake_timing == "instant"
-    assert RunConfig(model="sim").fake_timing is None  # the simulator keeps its own fixed delay
-    assert RunConfig(model="sim", fake_timing="real").fake_timing == "real"  # unless asked
-    with pytest.raises(ConfigError, match="--fake-timing only applies to --fake runs"):
-        RunConfig(model="gpt-realtime", fake_timing="real")  # a real service is never slowed down by us
-    with pytest.raises(ConfigError, match="--fake-timing"):
-        RunConfig(model="gpt-realtime", fake=True, fake_timing="sometimes")
+    assert RunSettings.from_recorded(fake.public()).fake_timing == "real"
+    assert RunSettings(model="nova-sonic", fake=True, fake_timing="instant").fake_timing == "instant"
+    assert RunSettings(model="sim").fake_timing is None  # the simulator keeps its own fixed delay
+    assert RunSettings(model="sim", fake_timing="real").fake_timing == "real"  # unless asked
+    with pytest.raises(SettingsError, match="--fake-timing only applies to --fake runs"):
+        RunSettings(model="gpt-realtime", fake_timing="real")  # a real service is never slowed down by us
+    with pytest.raises(SettingsError, match="--fake-timing"):
+        RunSettings(model="gpt-realtime", fake=True, fake_timing="sometimes")

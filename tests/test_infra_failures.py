@@ -22,11 +22,11 @@ import pytest
 
 from arena_tui.spine.events import FINISHED, INFRA_ERROR, unfinished
 from runners.base import get_runner
-from runners.config import RunConfig
 from runners.engine import RunError
 from runners.fakes.script import script_for_benchmark
 from runners.fakes.text_chat import ChatFault, OpenAIChatFake
 from arena_tui.spine.local_llm import LOCAL_LLM_URL_ENV
+from arena_tui.spine.settings import RunSettings
 from runners.simulator import SimulatorServer
 from tests.provider_runs import quiet_loguru, record_run
 
@@ -47,7 +47,7 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
-async def run_lost(demo, tmp_path: Path, config: RunConfig, runner=None):
+async def run_lost(demo, tmp_path: Path, config: RunSettings, runner=None):
     """Run `config`; (its recorded run, the RunError's message). The run must fail."""
     runner = runner or get_runner(config.model)
     error = None
@@ -83,7 +83,7 @@ def assert_lost(status, reason, turns, error, kind: str, where: str) -> None:
 async def test_text_nothing_listening_is_infra_error_not_no_response(demo, tmp_path, monkeypatch):
     url = f"http://127.0.0.1:{closed_port()}/v1"
     monkeypatch.setenv(LOCAL_LLM_URL_ENV, url)
-    config = RunConfig(model="local:llama3.2", turns=[0, 1, 2], watchdog=QUICK)
+    config = RunSettings(model="local:llama3.2", turns=[0, 1, 2], watchdog=QUICK)
     got = await run_lost(demo, tmp_path, config)
     assert_lost(*got, "endpoint unreachable", url)
     assert [t for t, _, _ in got[2]] == [0, 1]  # the run gave up after 5 reconnects in a row, at turn 1
@@ -94,7 +94,7 @@ async def test_text_refused_or_failing_server_is_infra_error(demo, tmp_path, mon
     async with OpenAIChatFake(script_for_benchmark(demo)) as fake:
         fake.faults = [ChatFault(kind="status", status=status) for _ in range(50)]
         monkeypatch.setenv(LOCAL_LLM_URL_ENV, fake.base_url)
-        config = RunConfig(model="local:llama3.2", turns=[0, 1], watchdog=QUICK)
+        config = RunSettings(model="local:llama3.2", turns=[0, 1], watchdog=QUICK)
         got = await run_lost(demo, tmp_path, config)
     assert_lost(*got, kind, fake.base_url)
     assert f"HTTP {status}" in got[1]
@@ -107,7 +107,7 @@ async def test_text_refused_or_failing_server_is_infra_error(demo, tmp_path, mon
 async def test_text_rehydrated_turns_each_lost_are_infra_error(demo, tmp_path, monkeypatch):
     url = f"http://127.0.0.1:{closed_port()}/v1"
     monkeypatch.setenv(LOCAL_LLM_URL_ENV, url)
-    config = RunConfig(model="local:llama3.2", turns=[0, 1], watchdog={**QUICK, "max_retries": 1}, mode="rehydrated")
+    config = RunSettings(model="local:llama3.2", turns=[0, 1], watchdog={**QUICK, "max_retries": 1}, mode="rehydrated")
     got = await run_lost(demo, tmp_path, config)
     assert_lost(*got, "endpoint unreachable", url)
     assert [t for t, _, _ in got[2]] == [0, 1]
@@ -118,7 +118,7 @@ async def test_a_turn_answered_once_is_the_models_whatever_failed_after(demo, tm
     within the window (the model's no_response); the retry's request gets a 500. The model got
     to answer, so the turn is its no_response, not infra_error."""
     runner = get_runner("gpt-4.1")
-    config = RunConfig(model="gpt-4.1", fake=True, turns=[0], watchdog={**QUICK, "max_retries": 1})
+    config = RunSettings(model="gpt-4.1", fake=True, turns=[0], watchdog={**QUICK, "max_retries": 1})
 
     async def start(config, benchmark):
         await type(runner).start(runner, config, benchmark)
@@ -137,7 +137,7 @@ async def test_a_turn_answered_once_is_the_models_whatever_failed_after(demo, tm
 async def test_audio_fake_refusing_the_upgrade_is_infra_error(demo, tmp_path, status, kind):
     async with SimulatorServer(demo) as sim:
         sim.refuse = (status, "refused by the test\n")
-        config = RunConfig(model="sim", base_url=sim.base_url, turns=[0, 1], speed=8.0, watchdog=QUICK)
+        config = RunSettings(model="sim", base_url=sim.base_url, turns=[0, 1], speed=8.0, watchdog=QUICK)
         got = await run_lost(demo, tmp_path, config)
         rejected = list(sim.rejected)
     assert_lost(*got, kind, sim.base_url)
@@ -148,7 +148,7 @@ async def test_audio_fake_refusing_the_upgrade_is_infra_error(demo, tmp_path, st
 
 async def test_audio_nothing_listening_is_infra_error_greeting_included(demo, tmp_path):
     url = f"ws://127.0.0.1:{closed_port()}/v1/realtime"
-    config = RunConfig(model="sim", base_url=url, turns=[0, 1], speed=8.0, watchdog=QUICK)
+    config = RunSettings(model="sim", base_url=url, turns=[0, 1], speed=8.0, watchdog=QUICK)
     got = await run_lost(demo, tmp_path, config)
     assert_lost(*got, "endpoint unreachable", url)
     with sqlite3.connect(tmp_path / "infra.db") as con:
@@ -160,7 +160,7 @@ async def test_gemini_session_setup_refused_is_infra_error(demo, tmp_path):
     """The Gemini Live fake closes every session at its setup with 1008, as the real service does
     a key it does not accept: google-genai's client raises, the session never opens."""
     runner = get_runner("gemini-native-audio")
-    config = RunConfig(model="gemini-native-audio", fake=True, speed=8.0, turns=[0, 1], watchdog=QUICK)
+    config = RunSettings(model="gemini-native-audio", fake=True, speed=8.0, turns=[0, 1], watchdog=QUICK)
 
     async def start(config, benchmark):
         await type(runner).start(runner, config, benchmark)
@@ -177,7 +177,7 @@ async def test_gemini_session_setup_refused_is_infra_error(demo, tmp_path):
 async def test_cascade_whose_llm_fails_is_infra_error(demo, tmp_path):
     alias = "cascade:openai-stt+gpt-4.1-mini+openai-tts"
     runner = get_runner(alias)
-    config = RunConfig(model=alias, fake=True, speed=3.0, turns=[0, 1], watchdog=QUICK)
+    config = RunSettings(model=alias, fake=True, speed=3.0, turns=[0, 1], watchdog=QUICK)
 
     async def start(config, benchmark):
         await type(runner).start(runner, config, benchmark)

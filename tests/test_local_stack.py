@@ -16,8 +16,8 @@ import pytest
 
 from arena_tui.cli import main
 from arena_tui.spine.bus import EventBus
+from arena_tui.spine.settings import RunSettings
 from runners.base import get_runner
-from runners.config import RunConfig
 from runners.engine import run_benchmark
 from runners.fakes.script import script_for_benchmark
 from runners.fakes.text_chat import OpenAIChatFake
@@ -50,7 +50,7 @@ def test_each_missing_local_part_is_one_line_naming_it_and_the_install(no_extra,
          [f"cascade tts kokoro: Python package 'kokoro_onnx' is not installed {INSTALL}"]
          + ([] if fake else ["cascade stt openai-stt: environment variable OPENAI_API_KEY is not set (the API key)"])),
     ]:
-        assert sorted(get_runner(alias).preflight(RunConfig(model=alias, fake=fake))) == sorted(lines), alias
+        assert sorted(get_runner(alias).preflight(RunSettings(model=alias, fake=fake))) == sorted(lines), alias
 
 
 def test_a_local_run_without_the_extra_stops_before_it_starts(no_extra, tmp_path, capsys) -> None:
@@ -95,7 +95,7 @@ def test_the_local_spelling_names_any_model_of_the_server() -> None:
     entry = catalog.find("local:qwen2.5:7b")
     assert (entry.name, entry.mode, entry.key_env, entry.model_id("local:qwen2.5:7b")) == ("local", "text", (), "qwen2.5:7b")
     runner = get_runner("local:qwen2.5:7b")
-    assert runner.resolve_model("local:qwen2.5:7b") == "qwen2.5:7b" and runner.preflight(RunConfig(model="local:x")) == []
+    assert runner.resolve_model("local:qwen2.5:7b") == "qwen2.5:7b" and runner.preflight(RunSettings(model="local:x")) == []
     stt, llm, text, tts = catalog.cascade_parts("cascade:whisper+local:qwen2.5:7b+kokoro")
     assert (stt.name, llm, text.name, tts.name) == ("whisper", "local:qwen2.5:7b", "local", "kokoro")
     assert stt.local and tts.local and not stt.fake_class
@@ -113,7 +113,7 @@ async def test_the_local_llm_is_asked_at_its_url_for_its_model_with_no_key(demo,
         monkeypatch.setenv("ARENA_TUI_LOCAL_LLM_URL", server.base_url)
         bus = EventBus()
         sub = bus.subscribe()
-        await run_benchmark(demo, RunConfig(model="local:qwen2.5:7b", turns=[0, 1]), bus)
+        await run_benchmark(demo, RunSettings(model="local:qwen2.5:7b", turns=[0, 1]), bus)
     events = sub.drain()
     assert [e.status for e in events if e.kind == "run_ended"] == ["completed"]
     started = next(e for e in events if e.kind == "run_started")
@@ -128,7 +128,7 @@ async def test_the_local_llm_is_asked_at_its_url_for_its_model_with_no_key(demo,
 async def test_a_fake_cascade_runs_its_local_part_as_it_is(demo) -> None:
     """`--fake` fakes the network parts only: a local part has no fake (it never leaves the machine)."""
     runner = get_runner("cascade:whisper+gpt-4.1-mini+openai-tts")
-    fakes = runner.make_fake(RunConfig(model="cascade:whisper+gpt-4.1-mini+openai-tts", fake=True, turns=[0]), demo)
+    fakes = runner.make_fake(RunSettings(model="cascade:whisper+gpt-4.1-mini+openai-tts", fake=True, turns=[0]), demo)
     await fakes.start()
     try:
         assert fakes.stt is None and fakes.parts == [fakes.llm, fakes.tts]

@@ -15,7 +15,7 @@ import pytest
 
 import runners.providers
 from runners.base import ProviderRunner, get_runner, known_models
-from runners.config import RunConfig
+from arena_tui.spine.settings import RunSettings
 from runners import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,7 +62,7 @@ def test_listing_says_what_the_runner_preflight_says(monkeypatch, fake, keys_set
         entry = catalog.find(alias)
         runner = get_runner(alias)
         assert type(runner) is catalog.load(entry.runner)
-        assert entry.problems(fake=fake) == runner.preflight(RunConfig(model=alias, fake=fake)), alias
+        assert entry.problems(fake=fake) == runner.preflight(RunSettings(model=alias, fake=fake)), alias
         assert entry.model_id(alias) == runner.resolve_model(alias), alias
 
 

@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from arena_tui.spine.bus import EventBus
+from arena_tui.spine.settings import RunSettings
 from runners.base import SessionSpec, get_runner, known_models
-from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
 from runners.catalog import CASCADE_EXAMPLES
 from runners.simulator import SimulatorServer
@@ -44,7 +44,7 @@ async def test_every_alias_with_fake_builds_a_service_on_loopback(alias, demo, m
                 "DEEPGRAM_API_KEY", "CARTESIA_API_KEY", "ELEVENLABS_API_KEY"):
         monkeypatch.setenv(env, "sk-real-key-must-not-be-used")
     runner = get_runner(alias)
-    config = RunConfig(model=alias, fake=True, fake_timing="instant", turns=[0])
+    config = RunSettings(model=alias, fake=True, fake_timing="instant", turns=[0])
     assert runner.preflight(config) == []
     await runner.start(config, demo)
     try:
@@ -75,7 +75,7 @@ async def test_openai_realtime_alias_with_fake_runs_against_the_simulator(alias,
     runner = get_runner(alias)
     bus = EventBus()
     sub = bus.subscribe()
-    config = RunConfig(model=alias, fake=True, fake_timing="instant", speed=FAST, turns=[0, 5])
+    config = RunSettings(model=alias, fake=True, fake_timing="instant", speed=FAST, turns=[0, 5])
     await run_benchmark(demo, config, bus, provider=runner)
     events = sub.drain()
     sim = runner.fake
@@ -95,7 +95,7 @@ async def test_fake_run_to_a_remote_endpoint_is_refused_before_connecting(demo):
     """`--fake --base-url <remote>` would leave the machine while recorded as simulated: refused."""
     bus = EventBus()
     sub = bus.subscribe()
-    config = RunConfig(model="gpt-realtime", fake=True, fake_timing="instant", base_url="wss://api.openai.com/v1/realtime", turns=[0])
+    config = RunSettings(model="gpt-realtime", fake=True, fake_timing="instant", base_url="wss://api.openai.com/v1/realtime", turns=[0])
     with pytest.raises(RunError, match="must stay on 127.0.0.1"):
         await run_benchmark(demo, config, bus)
     kinds = [e.kind for e in sub.drain()]
@@ -122,7 +122,7 @@ async def test_every_fake_makes_every_expected_call_of_a_turn(alias, demo):
     warnings: list[str] = []
     sink = logger.add(lambda m: warnings.append(m.record["message"]), level="WARNING")
     try:
-        await run_benchmark(demo, RunConfig(model=alias, fake=True, fake_timing="instant", speed=8.0, turns=[5]), bus, provider=runner)
+        await run_benchmark(demo, RunSettings(model=alias, fake=True, fake_timing="instant", speed=8.0, turns=[5]), bus, provider=runner)
     finally:
         logger.remove(sink)
     # a clean run puts nothing on the user's terminal (headless runs show Pipecat's warnings)
@@ -152,7 +152,7 @@ async def test_a_socket_closed_under_the_service_costs_no_error_per_audio_chunk(
     async with websockets.serve(handler, "127.0.0.1", 0) as server:
         port = server.sockets[0].getsockname()[1]
         runner = get_runner(alias)
-        config = RunConfig(model=alias, fake=True, fake_timing="instant", turns=[0])
+        config = RunSettings(model=alias, fake=True, fake_timing="instant", turns=[0])
         spec = SessionSpec(model=runner.resolve_model(alias), system_prompt=demo.system_prompt, tools=demo.tools,
                            kickoff="hi", config=config)
         await runner.start(config, demo)
@@ -192,7 +192,7 @@ async def test_a_rotated_session_gets_the_history_and_is_asked_nothing(alias, de
     runner = get_runner(alias)
     bus = EventBus()
     sub = bus.subscribe()
-    config = RunConfig(model=alias, fake=True, speed=8.0, turns=[0, 1], rotation={"max_age_s": 1})
+    config = RunSettings(model=alias, fake=True, speed=8.0, turns=[0, 1], rotation={"max_age_s": 1})
     await run_benchmark(demo, config, bus, provider=runner)
     events = sub.drain()
     assert [e.status for e in events if e.kind == "run_ended"] == ["completed"]

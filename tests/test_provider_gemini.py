@@ -16,9 +16,9 @@ import pytest
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
+from arena_tui.spine.settings import RunSettings
 from arena_tui.store import Store
 from runners.base import get_runner
-from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import ScriptedReply
 from runners.fakes.wire import pick
@@ -47,7 +47,7 @@ async def gemini_run(tmp_path: Path):
     async def go(bench, runner: GeminiLiveRunner, model: str = "gemini-native-audio", **cfg: Any) -> Run:
         nonlocal runs
         runs += 1
-        config = RunConfig(model=model, fake=True, fake_timing="instant", speed=SPEED, **cfg)
+        config = RunSettings(model=model, fake=True, fake_timing="instant", speed=SPEED, **cfg)
         return Run(await record_run(bench, config, runner, tmp_path / f"g{runs - 1}.db"), runner)
 
     return go
@@ -266,17 +266,17 @@ async def test_preflight_names_the_missing_key_and_package(demo, monkeypatch):
     bus = EventBus()
     sub = bus.subscribe()
     with pytest.raises(RunError, match="GOOGLE_API_KEY \\(or GEMINI_API_KEY\\) is not set"):
-        await run_benchmark(demo, RunConfig(model="gemini-3.1-flash"), bus)
+        await run_benchmark(demo, RunSettings(model="gemini-3.1-flash"), bus)
     assert sub.drain() == []
-    assert GeminiLiveRunner().preflight(RunConfig(model="gemini-3.1-flash", fake=True, fake_timing="instant")) == []
+    assert GeminiLiveRunner().preflight(RunSettings(model="gemini-3.1-flash", fake=True, fake_timing="instant")) == []
     monkeypatch.setenv("GEMINI_API_KEY", "g-key")
-    assert GeminiLiveRunner().preflight(RunConfig(model="gemini-3.1-flash")) == []
-    assert "--speed must be 1" in " ".join(GeminiLiveRunner().preflight(RunConfig(model="gemini-3.1-flash", speed=2)))
+    assert GeminiLiveRunner().preflight(RunSettings(model="gemini-3.1-flash")) == []
+    assert "--speed must be 1" in " ".join(GeminiLiveRunner().preflight(RunSettings(model="gemini-3.1-flash", speed=2)))
 
     class Missing(GeminiLiveRunner):
         packages = ("google.genai_not_here", "nope_pkg.sub")
 
-    problems = Missing().preflight(RunConfig(model="gemini-3.1-flash", fake=True, fake_timing="instant"))
+    problems = Missing().preflight(RunSettings(model="gemini-3.1-flash", fake=True, fake_timing="instant"))
     assert any("'google.genai_not_here' is not installed" in p for p in problems)
     assert any("'nope_pkg.sub' is not installed" in p for p in problems)
 
@@ -307,7 +307,7 @@ async def test_base_url_path_keeps_the_key_on_the_wire_only(demo, tmp_path, monk
         monkeypatch.setenv("SSL_CERT_FILE", str(fake.tls.cert_pem))
         try:
             run_id = await run_benchmark(
-                demo, RunConfig(model="gemini-3.1-flash", base_url=fake.base_url, turns=[1]), bus
+                demo, RunSettings(model="gemini-3.1-flash", base_url=fake.base_url, turns=[1]), bus
             )
             await store.flush()
             results = await store.turn_results(run_id)
@@ -335,7 +335,7 @@ async def test_untrusted_endpoint_fails_the_run_with_the_reason(demo, monkeypatc
     bus = EventBus()
     sub = bus.subscribe()
     async with GeminiLiveFake(Script()) as fake:
-        cfg = RunConfig(model="gemini-native-audio", base_url=fake.base_url, turns=[0], rotation={"max_reconnects": 1})
+        cfg = RunSettings(model="gemini-native-audio", base_url=fake.base_url, turns=[0], rotation={"max_reconnects": 1})
         with pytest.raises(RunError, match="Gemini Live connection failed: .*CERTIFICATE_VERIFY_FAILED"):
             await run_benchmark(demo, cfg, bus)
     events = sub.drain()

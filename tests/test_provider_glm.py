@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from arena_tui.spine.bus import EventBus
+from arena_tui.spine.settings import RunSettings
 from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
 from runners.base import SessionSpec, get_runner
-from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import script_for_benchmark
 from runners.providers.glm_realtime import GLMRealtimeRunner, history_entries
@@ -30,7 +30,7 @@ def _quiet_pipecat():
 
 
 async def run_glm(demo, runner: GLMRealtimeRunner, tmp_path: Path, **cfg):
-    config = RunConfig(model="glm-realtime-flash", fake=True, fake_timing="instant", speed=SPEED, **cfg)
+    config = RunSettings(model="glm-realtime-flash", fake=True, fake_timing="instant", speed=SPEED, **cfg)
     rec = await record_run(demo, config, runner, tmp_path / "glm.db")
     results = {i: r for i, r in rec.by_turn().items() if i >= 0}  # -1: greeting
     return rec.run_id, results, rec.events
@@ -164,10 +164,10 @@ def test_history_budget_drops_oldest_and_says_so(demo):
 
     prompt = "p" * (MAX_INSTRUCTION_CHARS - 260)  # budget: 60 chars
     runner = GLMRealtimeRunner()
-    policy = runner.rotation_policy(RunConfig(model="glm-realtime-flash"), prompt)
+    policy = runner.rotation_policy(RunSettings(model="glm-realtime-flash"), prompt)
     assert policy.history_budget_chars == 60 and policy.max_context_chars == MAX_INSTRUCTION_CHARS
     # only what the user left unset is overridden
-    mine = runner.rotation_policy(RunConfig(model="glm-realtime-flash", rotation={"history_budget_chars": 5}), prompt)
+    mine = runner.rotation_policy(RunSettings(model="glm-realtime-flash", rotation={"history_budget_chars": 5}), prompt)
     assert mine.history_budget_chars == 5 and mine.max_context_chars == MAX_INSTRUCTION_CHARS
     history = [
         HistoryItem(kind="user", turn_index=0, text="a" * 40),
@@ -192,7 +192,7 @@ async def test_over_long_prompt_is_refused_naming_benchmark_and_sizes(shared_dat
     bus = EventBus()
     sub = bus.subscribe()
     with pytest.raises(RunError) as e:
-        await run_benchmark(conv, RunConfig(model="glm-realtime-flash", fake=True, fake_timing="instant", turns=[0]), bus, provider=runner)
+        await run_benchmark(conv, RunSettings(model="glm-realtime-flash", fake=True, fake_timing="instant", turns=[0]), bus, provider=runner)
     msg = str(e.value)
     assert "conversation_bench" in msg and f"{len(conv.system_prompt):,} characters" in msg and "at most 12,000" in msg
     assert len(conv.system_prompt) > 49_000
@@ -213,16 +213,16 @@ def test_aliases_and_preflight_name_the_key(monkeypatch):
     for env in GLMRealtimeRunner.key_env:
         monkeypatch.delenv(env, raising=False)
     r = get_runner("glm-realtime-air")
-    (problem,) = r.preflight(RunConfig(model="glm-realtime-air"))
+    (problem,) = r.preflight(RunSettings(model="glm-realtime-air"))
     assert "ZHIPUAI_API_KEY (or GLM_API_KEY or ZAI_API_KEY) is not set" in problem
-    assert r.preflight(RunConfig(model="glm-realtime-air", fake=True, fake_timing="instant", speed=3)) == []
-    assert any("--speed must be 1" in p for p in r.preflight(RunConfig(model="glm-realtime-air", speed=3)))
+    assert r.preflight(RunSettings(model="glm-realtime-air", fake=True, fake_timing="instant", speed=3)) == []
+    assert any("--speed must be 1" in p for p in r.preflight(RunSettings(model="glm-realtime-air", speed=3)))
     monkeypatch.setenv("ZAI_API_KEY", "zai-test")  # an accepted alias
-    assert r.preflight(RunConfig(model="glm-realtime-air")) == [] and r.api_key(RunConfig(model="glm-realtime-air")) == "zai-test"
+    assert r.preflight(RunSettings(model="glm-realtime-air")) == [] and r.api_key(RunSettings(model="glm-realtime-air")) == "zai-test"
     monkeypatch.setenv("ZHIPUAI_API_KEY", "zhipu-test")  # the primary wins
-    assert r.api_key(RunConfig(model="glm-realtime-air")) == "zhipu-test"
+    assert r.api_key(RunSettings(model="glm-realtime-air")) == "zhipu-test"
     monkeypatch.setattr("importlib.util.find_spec", lambda name, *a: None if name == "websockets" else object())
-    assert any("'websockets' is not installed" in p for p in r.preflight(RunConfig(model="glm-realtime-air")))
+    assert any("'websockets' is not installed" in p for p in r.preflight(RunSettings(model="glm-realtime-air")))
 
 
 def test_build_service_passes_model_prompt_tools_and_history(demo):
@@ -239,7 +239,7 @@ def test_build_service_passes_model_prompt_tools_and_history(demo):
             HistoryItem(kind="tool_result", turn_index=2, call_id="c1", name="check_repair_slots", response={"slots": ["10:00"]}),
             HistoryItem(kind="assistant", turn_index=2, text="Ten is free."),
         ],
-        config=RunConfig(model="glm-realtime-air", base_url="ws://127.0.0.1:9/api/paas/v4/realtime"),
+        config=RunSettings(model="glm-realtime-air", base_url="ws://127.0.0.1:9/api/paas/v4/realtime"),
     )
     svc = runner.build_service(spec)
     assert svc._settings.model == "glm-realtime-air" and svc._base_url.startswith("ws://127.0.0.1:9")
@@ -306,7 +306,7 @@ async def test_real_service_path_sends_the_key_on_the_wire_only(demo, tmp_path, 
         bus = EventBus()
         store.start_recording(bus)
         run_id = await run_benchmark(
-            demo, RunConfig(model="glm-realtime-flash", base_url=fake.base_url, turns=[0]), bus, provider=runner
+            demo, RunSettings(model="glm-realtime-flash", base_url=fake.base_url, turns=[0]), bus, provider=runner
         )
         await store.flush()
         results = await store.turn_results(run_id)

@@ -14,8 +14,8 @@ from loguru import logger
 from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
 from arena_tui.spine.events import Reconnected, SessionRotated
+from arena_tui.spine.settings import RunSettings
 from runners.base import HistoryItem, get_runner
-from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import Script, ScriptedReply, script_for_benchmark
 from tests.provider_harness import GREETING, ServiceRig
@@ -31,7 +31,7 @@ def _quiet_pipecat():
     yield from quiet_loguru("WARNING")
 
 
-async def _run(bench, config: RunConfig, runner, db: Path):
+async def _run(bench, config: RunSettings, runner, db: Path):
     rec = await record_run(bench, config, runner, db)
     return rec.run_id, rec.events, rec.by_turn()
 
@@ -45,7 +45,7 @@ async def test_tool_call_then_age_rotation_replays_history_items_into_the_new_se
     the engine rotates before turn 3 and the new connection must get turn 2 back as items."""
     t2, t3 = demo.turns[2], demo.turns[3]
     runner = GrokRealtimeRunner()
-    config = RunConfig(model="grok-realtime", fake=True, fake_timing="instant", speed=SPEED, turns=[2, 3], rotation={"max_age_s": 10})
+    config = RunSettings(model="grok-realtime", fake=True, fake_timing="instant", speed=SPEED, turns=[2, 3], rotation={"max_age_s": 10})
     run_id, events, results = await _run(demo, config, runner, tmp_path / "grok.db")
     fake = runner.fake
     assert fake is not None and len(fake.connections) == 2, [c.closed for c in fake.connections]
@@ -117,7 +117,7 @@ async def test_server_close_mid_run_is_a_dead_session_rotated_and_the_turn_retri
     )
     async with XaiRealtimeFake(script) as fake:
         runner = GrokRealtimeRunner()
-        config = RunConfig(model="grok-realtime", fake=True, fake_timing="instant", base_url=fake.base_url, speed=SPEED, turns=[0, 1])
+        config = RunSettings(model="grok-realtime", fake=True, fake_timing="instant", base_url=fake.base_url, speed=SPEED, turns=[0, 1])
         _, events, results = await _run(demo, config, runner, tmp_path / "dead.db")
         assert runner.fake is None  # an endpoint someone else started is used as is
     first, second = fake.connections
@@ -148,15 +148,15 @@ async def test_preflight_names_missing_key_and_package(demo, monkeypatch, tmp_pa
     monkeypatch.delenv("XAI_API_KEY", raising=False)
     runner = get_runner("grok-realtime")
     assert isinstance(runner, GrokRealtimeRunner) and runner.resolve_model("grok-realtime") == "grok-voice-latest"
-    problems = runner.preflight(RunConfig(model="grok-realtime"))
+    problems = runner.preflight(RunSettings(model="grok-realtime"))
     assert problems == ["grok: environment variable XAI_API_KEY is not set (the API key)"]
-    assert runner.preflight(RunConfig(model="grok-realtime", fake=True, fake_timing="instant", speed=4)) == []
-    assert runner.preflight(RunConfig(model="grok-realtime", speed=4)) == [
+    assert runner.preflight(RunSettings(model="grok-realtime", fake=True, fake_timing="instant", speed=4)) == []
+    assert runner.preflight(RunSettings(model="grok-realtime", speed=4)) == [
         problems[0], "grok: --speed must be 1 against a real service (got 4.0)"]
     runner.packages = (*runner.packages, "pipecat_xai_missing_for_test")
-    assert any("'pipecat_xai_missing_for_test' is not installed" in p for p in runner.preflight(RunConfig(model="grok-realtime", fake=True, fake_timing="instant")))
+    assert any("'pipecat_xai_missing_for_test' is not installed" in p for p in runner.preflight(RunSettings(model="grok-realtime", fake=True, fake_timing="instant")))
     with pytest.raises(RunError, match="XAI_API_KEY"):
-        await run_benchmark(demo, RunConfig(model="grok-realtime", turns=[0]), EventBus())
+        await run_benchmark(demo, RunSettings(model="grok-realtime", turns=[0]), EventBus())
     code = main(["--db", str(tmp_path / "x.db"), "run", "demo_bench", "--model", "grok-realtime", "--headless"])
     err = capsys.readouterr().err
     assert code == 2 and "XAI_API_KEY" in err and "Traceback" not in err
@@ -172,7 +172,7 @@ async def test_real_service_path_sends_the_key_only_on_the_wire(demo, tmp_path, 
     try:
         async with XaiRealtimeFake(script_for_benchmark(demo, [0])) as fake:
             runner = GrokRealtimeRunner()
-            config = RunConfig(model="grok-voice-fast-1.0", base_url=fake.base_url, turns=[0])
+            config = RunSettings(model="grok-voice-fast-1.0", base_url=fake.base_url, turns=[0])
             _, _, results = await _run(demo, config, runner, tmp_path / "k.db")
             assert results[0].status == "ok" and _spoken(results[0].assistant_text) == _spoken(demo.turns[0].golden_text)
             assert fake.connections[0].auth_present and fake.connections[0].query == {"model": "grok-voice-fast-1.0"}

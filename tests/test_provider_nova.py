@@ -14,9 +14,9 @@ import pytest
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
+from arena_tui.spine.settings import RunSettings
 from arena_tui.store import Store
 from runners.base import HistoryItem, get_runner
-from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import Script, script_for_benchmark
 from runners.providers.nova_sonic import ROTATE_AFTER_S, NovaSonicRunner, history_messages
@@ -35,7 +35,7 @@ def turn(bench, i: int):
 
 
 async def run(bench, runner: NovaSonicRunner, tmp_path: Path, **cfg):
-    config = RunConfig(model="nova-sonic", fake=True, fake_timing="instant", speed=SPEED, **cfg)
+    config = RunSettings(model="nova-sonic", fake=True, fake_timing="instant", speed=SPEED, **cfg)
     rec = await record_run(bench, config, runner, tmp_path / "nova.db")
     return rec.events, rec.by_turn()
 
@@ -169,11 +169,11 @@ def test_aliases_and_registry():
 def test_preflight_names_missing_keys_and_packages(monkeypatch):
     monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "x")
-    problems = NovaSonicRunner().preflight(RunConfig(model="nova-sonic"))
+    problems = NovaSonicRunner().preflight(RunSettings(model="nova-sonic"))
     assert problems == ["nova-sonic: environment variable AWS_ACCESS_KEY_ID is not set (the API key)"]
-    assert NovaSonicRunner().preflight(RunConfig(model="nova-sonic", fake=True, fake_timing="instant", speed=4)) == []
+    assert NovaSonicRunner().preflight(RunSettings(model="nova-sonic", fake=True, fake_timing="instant", speed=4)) == []
     monkeypatch.setitem(sys.modules, "aws_sdk_bedrock_runtime", None)  # find_spec → None: not installed
-    problems = NovaSonicRunner().preflight(RunConfig(model="nova-sonic", fake=True, fake_timing="instant"))
+    problems = NovaSonicRunner().preflight(RunSettings(model="nova-sonic", fake=True, fake_timing="instant"))
     assert problems == ["nova-sonic: Python package 'aws_sdk_bedrock_runtime' is not installed"]
 
 
@@ -183,19 +183,19 @@ async def test_engine_refuses_before_anything_starts(demo, monkeypatch):
     bus = EventBus()
     sub = bus.subscribe()
     with pytest.raises(RunError, match="AWS_SECRET_ACCESS_KEY"):
-        await run_benchmark(demo, RunConfig(model="nova-sonic"), bus)
+        await run_benchmark(demo, RunSettings(model="nova-sonic"), bus)
     with pytest.raises(RunError, match=r"max_age_s=600 is not below AWS's ~480 s"):
-        await run_benchmark(demo, RunConfig(model="nova-sonic", fake=True, fake_timing="instant", rotation={"max_age_s": 600}), bus)
+        await run_benchmark(demo, RunSettings(model="nova-sonic", fake=True, fake_timing="instant", rotation={"max_age_s": 600}), bus)
     with pytest.raises(RunError, match=r"max_age_s must be set below"):
-        await run_benchmark(demo, RunConfig(model="nova-sonic", fake=True, fake_timing="instant", rotation={"max_age_s": None}), bus)
+        await run_benchmark(demo, RunSettings(model="nova-sonic", fake=True, fake_timing="instant", rotation={"max_age_s": None}), bus)
     assert sub.drain() == []
 
 
 def test_rotation_policy_defaults_to_180_s_unless_set():
     r = NovaSonicRunner()
-    assert r.rotation_policy(RunConfig(), "p").max_age_s == ROTATE_AFTER_S == 180.0
-    assert r.rotation_policy(RunConfig(rotation={"max_age_s": 60}), "p").max_age_s == 60
-    kept = r.rotation_policy(RunConfig(rotation={"history_budget_chars": 1000}), "p")
+    assert r.rotation_policy(RunSettings(), "p").max_age_s == ROTATE_AFTER_S == 180.0
+    assert r.rotation_policy(RunSettings(rotation={"max_age_s": 60}), "p").max_age_s == 60
+    kept = r.rotation_policy(RunSettings(rotation={"history_budget_chars": 1000}), "p")
     assert (kept.max_age_s, kept.history_budget_chars) == (180.0, 1000)
 
 
@@ -221,11 +221,11 @@ def test_real_client_uses_region_and_endpoint_and_keeps_keys_out_of_the_config(d
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "SECRET-KEY-123")
     monkeypatch.setenv("AWS_REGION", "eu-north-1")
     runner = NovaSonicRunner()
-    cfg = RunConfig(model="nova-sonic")
+    cfg = RunSettings(model="nova-sonic")
     spec = SessionSpec(model="amazon.nova-sonic-v1:0", system_prompt="p", tools=demo.tools, kickoff="hi", config=cfg)
     client = runner.build_service(spec).create_client()
     assert client._config.endpoint_uri == "https://bedrock-runtime.eu-north-1.amazonaws.com"
-    cfg = RunConfig(model="nova-sonic", base_url="https://vpce.example.test")
+    cfg = RunSettings(model="nova-sonic", base_url="https://vpce.example.test")
     client = runner.build_service(spec.model_copy(update={"config": cfg})).create_client()
     assert client._config.endpoint_uri == "https://vpce.example.test"
     assert "SECRET" not in json.dumps(cfg.public())
@@ -249,7 +249,7 @@ async def test_real_sdk_client_unreachable_endpoint_is_a_clear_error_and_keys_st
     store = await Store.open(tmp_path / "k.db")
     bus = EventBus()
     store.start_recording(bus)
-    cfg = RunConfig(
+    cfg = RunSettings(
         model="nova-sonic", turns=[0], base_url=f"http://127.0.0.1:{port}",
         rotation={"max_reconnects": 1}, watchdog={"max_retries": 1, "extra_ms": 3000, "min_wall_ms": 1000},
     )

@@ -16,9 +16,9 @@ import pytest
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY
+from arena_tui.spine.settings import RunSettings
 from arena_tui.store import Store
 from runners.base import get_runner
-from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import Script, ScriptedReply, ToolCallSpec, script_for_benchmark
 from runners.fakes.text_chat import ChatFault, OpenAIChatFake
@@ -38,7 +38,7 @@ async def text_run(tmp_path: Path):
     """Runs whose store stays open until the test ends (tests read or re-judge it)."""
     stores: list[Store] = []
 
-    async def go(bench, config: RunConfig, runner: TextChatRunner, before=None) -> RecordedRun:
+    async def go(bench, config: RunSettings, runner: TextChatRunner, before=None) -> RecordedRun:
         store = await Store.open(tmp_path / f"arena{len(stores)}.db")
         stores.append(store)
         return await record_run(bench, config, runner, store, before=before)
@@ -84,7 +84,7 @@ async def test_multi_turn_run_with_tools_a_500_and_a_dropped_connection(demo, te
     their scripted payloads included, and every turn is recorded ok with its tool records."""
     runner = TextChatRunner()
     turns = [0, 1, 2, 3]
-    config = RunConfig(model="gpt-4.1", fake=True, turns=turns, watchdog=FAST)
+    config = RunSettings(model="gpt-4.1", fake=True, turns=turns, watchdog=FAST)
 
     async def start(config, benchmark):
         await TextChatRunner.start(runner, config, benchmark)
@@ -155,7 +155,7 @@ async def test_history_budget_trims_the_replay_and_says_so(demo, text_run):
     budget = len(json.dumps({"date": "2025-05-06"})) + len("check_repair_slots") * 2 + len(
         json.dumps(demo.turn(2).expected_responses[0])
     ) + len(demo.turn(2).input) + len(demo.turn(2).golden_text)
-    config = RunConfig(model="gpt-4.1-mini", fake=True, turns=[0, 1, 2, 3], watchdog=FAST,
+    config = RunSettings(model="gpt-4.1-mini", fake=True, turns=[0, 1, 2, 3], watchdog=FAST,
                        rotation={"history_budget_chars": budget})
     run = await text_run(demo, config, runner)
     rot = run.kinds("session_rotated")
@@ -171,7 +171,7 @@ async def test_history_budget_trims_the_replay_and_says_so(demo, text_run):
 
 async def test_a_request_that_hangs_times_out_and_is_retried_on_a_new_session(demo, text_run):
     runner = TextChatRunner()
-    config = RunConfig(model="gpt-4.1", fake=True, turns=[0, 1], watchdog={"backoff_ms": 10, "extra_ms": 1500})
+    config = RunSettings(model="gpt-4.1", fake=True, turns=[0, 1], watchdog={"backoff_ms": 10, "extra_ms": 1500})
 
     async def start(config, benchmark):
         await TextChatRunner.start(runner, config, benchmark)
@@ -197,7 +197,7 @@ async def test_empty_replies_are_retried_then_recorded_with_the_sentinel(demo, t
     ])
     async with OpenAIChatFake(script) as fake:
         runner = TextChatRunner()
-        config = RunConfig(model="text", base_url=fake.base_url, turns=[0, 1], watchdog={"backoff_ms": 10, "max_retries": 2})
+        config = RunSettings(model="text", base_url=fake.base_url, turns=[0, 1], watchdog={"backoff_ms": 10, "max_retries": 2})
         run = await text_run(demo, config, runner)
         r0, r1 = await run.store.turn_results(run.run_id)
         assert (r0.status, r0.assistant_text, r0.sentinel, r0.retries) == ("empty_response", EMPTY_RESPONSE, EMPTY_RESPONSE, 2)
@@ -215,7 +215,7 @@ async def test_end_session_ends_the_run_early(demo, text_run):
         ScriptedReply(user_transcript=demo.turn(0).input, tool_calls=[ToolCallSpec(name="end_session")], text="Goodbye!"),
     ])
     async with OpenAIChatFake(script) as fake:
-        config = RunConfig(model="gpt-4o-mini", base_url=fake.base_url, turns=[0, 1, 2], watchdog=FAST)
+        config = RunSettings(model="gpt-4o-mini", base_url=fake.base_url, turns=[0, 1, 2], watchdog=FAST)
         run = await text_run(demo, config, TextChatRunner())
         r = {x.turn_index: x for x in await run.store.turn_results(run.run_id)}
         assert (r[0].status, r[0].sentinel, r[0].tool_calls[0].name) == ("ended_session", MODEL_ENDED_SESSION, "end_session")
@@ -231,7 +231,7 @@ async def test_cancel_records_the_turn_under_way_as_interrupted(demo, tmp_path):
     store = await Store.open(tmp_path / "c.db")
     store.start_recording(bus)
     sub = bus.subscribe()
-    config = RunConfig(model="gpt-4.1", fake=True, turns=[0, 1], watchdog=FAST)
+    config = RunSettings(model="gpt-4.1", fake=True, turns=[0, 1], watchdog=FAST)
 
     async def start(config, benchmark):
         await TextChatRunner.start(runner, config, benchmark)
@@ -257,7 +257,7 @@ async def test_a_rejected_key_stops_the_run_and_names_it(demo, tmp_path):
     """401 is not worth retrying: the run fails at once, naming the status, the endpoint and the model;
     the turn before stays recorded, the turn under way is recorded infra_error (never the model's)."""
     runner = TextChatRunner()
-    config = RunConfig(model="gpt-5-mini", fake=True, turns=[0, 1, 2], watchdog=FAST)
+    config = RunSettings(model="gpt-5-mini", fake=True, turns=[0, 1, 2], watchdog=FAST)
 
     async def start(config, benchmark):
         await TextChatRunner.start(runner, config, benchmark)
@@ -287,7 +287,7 @@ async def test_text_runs_are_not_scored_on_turn_taking(demo):
     from arena_tui.judge import JudgeWorker, make_backend
 
     runner = TextChatRunner()
-    config = RunConfig(model="gpt-4.1", fake=True, turns=[0, 2], watchdog=FAST)
+    config = RunSettings(model="gpt-4.1", fake=True, turns=[0, 2], watchdog=FAST)
     run_id = "textjudge0001"
     bus = EventBus()
     worker = JudgeWorker(demo, make_backend("heuristic"), bus, run_id)
@@ -302,7 +302,7 @@ async def test_text_runs_are_not_scored_on_turn_taking(demo):
 async def test_rejudging_a_stored_text_run_adds_no_turn_taking(demo, text_run):
     from arena_tui.judge import make_backend, rejudge_turn
 
-    run = await text_run(demo, RunConfig(model="gpt-4.1", fake=True, turns=[0, 2], watchdog=FAST), TextChatRunner())
+    run = await text_run(demo, RunSettings(model="gpt-4.1", fake=True, turns=[0, 2], watchdog=FAST), TextChatRunner())
     out = await rejudge_turn(run.store, run.run_id, None, make_backend("heuristic"), benchmark=demo)
     assert [j.turn_index for j in out] == [0, 2]
     assert all("turn_taking" not in j.scores and j.scores for j in out)
@@ -331,19 +331,19 @@ def test_preflight_names_the_missing_key_or_package(monkeypatch, capsys, tmp_pat
     for alias in ("text", "gpt-4.1", "gpt-4.1-mini", "gpt-4o-mini", "gpt-5-mini"):
         assert isinstance(get_runner(alias), TextChatRunner)
     runner = TextChatRunner()
-    [p] = runner.preflight(RunConfig(model="gpt-4.1"))
+    [p] = runner.preflight(RunSettings(model="gpt-4.1"))
     assert "OPENAI_API_KEY is not set" in p
-    [p] = runner.preflight(RunConfig(model="text", base_url="https://llm.example.com/v1"))
+    [p] = runner.preflight(RunSettings(model="text", base_url="https://llm.example.com/v1"))
     assert OTHER_KEY_ENV in p and "llm.example.com" in p
-    assert runner.preflight(RunConfig(model="text", base_url="http://127.0.0.1:9/v1")) == []  # local server: no key
-    assert runner.preflight(RunConfig(model="gpt-4.1", fake=True)) == []
-    assert runner.reply_timeout_ms(RunConfig(model="gpt-5-mini")) == 120_000  # reasoning models think first
-    assert runner.reply_timeout_ms(RunConfig(model="gpt-5-mini", watchdog={"extra_ms": 5000})) == 5000
-    assert runner.reply_timeout_ms(RunConfig(model="gpt-4.1")) == 30_000
+    assert runner.preflight(RunSettings(model="text", base_url="http://127.0.0.1:9/v1")) == []  # local server: no key
+    assert runner.preflight(RunSettings(model="gpt-4.1", fake=True)) == []
+    assert runner.reply_timeout_ms(RunSettings(model="gpt-5-mini")) == 120_000  # reasoning models think first
+    assert runner.reply_timeout_ms(RunSettings(model="gpt-5-mini", watchdog={"extra_ms": 5000})) == 5000
+    assert runner.reply_timeout_ms(RunSettings(model="gpt-4.1")) == 30_000
     monkeypatch.setenv(MODEL_ENV, "llama-3.1-8b")
     assert runner.resolve_model("text") == "llama-3.1-8b" and runner.resolve_model("gpt-4.1-mini") == "gpt-4.1-mini"
     monkeypatch.setattr(TextChatRunner, "packages", ("openai", "no_such_pkg_xyz"))
-    assert any("'no_such_pkg_xyz' is not installed" in p for p in runner.preflight(RunConfig(model="gpt-4.1", fake=True)))
+    assert any("'no_such_pkg_xyz' is not installed" in p for p in runner.preflight(RunSettings(model="gpt-4.1", fake=True)))
     code = main(["--db", str(tmp_path / "x.db"), "run", "demo_bench", "--model", "gpt-4.1", "--headless"])
     err = capsys.readouterr().err
     assert code == 2 and "OPENAI_API_KEY" in err and "Traceback" not in err
@@ -359,7 +359,7 @@ async def test_key_reaches_the_wire_only(demo, tmp_path, monkeypatch):
         store = await Store.open(db)
         bus = EventBus()
         store.start_recording(bus)
-        await run_benchmark(demo, RunConfig(model="text", base_url=fake.base_url, turns=[0, 2], watchdog=FAST), bus,
+        await run_benchmark(demo, RunSettings(model="text", base_url=fake.base_url, turns=[0, 2], watchdog=FAST), bus,
                             provider=TextChatRunner())
         await store.flush()
         await store.close()
@@ -372,7 +372,7 @@ async def test_key_reaches_the_wire_only(demo, tmp_path, monkeypatch):
 
 async def test_unknown_turn_is_a_clear_error(demo):
     with pytest.raises(RunError, match="no turn"):
-        await run_benchmark(demo, RunConfig(model="gpt-4.1", fake=True, turns=[0, 99]), EventBus(), provider=TextChatRunner())
+        await run_benchmark(demo, RunSettings(model="gpt-4.1", fake=True, turns=[0, 99]), EventBus(), provider=TextChatRunner())
 
 
 async def test_the_monitor_runs_a_text_model_and_judges_it_without_turn_taking(tmp_path):
@@ -385,7 +385,7 @@ async def test_the_monitor_runs_a_text_model_and_judges_it_without_turn_taking(t
     app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher())
     async with app.run_test(size=(150, 45)) as pilot:
         await pilot.pause()
-        run_id = app.start_run("demo_bench", {"model": "gpt-4.1", "fake": True, "turns": [0, 2, 3]}, judge="heuristic")
+        run_id = app.start_run("demo_bench", RunSettings(model="gpt-4.1", fake=True, turns=[0, 2, 3]), judge="heuristic")
         app.open_run(run_id)
         state = app.live[run_id]
         loop = asyncio.get_running_loop()

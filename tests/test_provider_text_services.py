@@ -14,8 +14,8 @@ import pytest
 
 from arena_tui.cli import main
 from arena_tui.spine.bus import EventBus
+from arena_tui.spine.settings import RunSettings
 from runners.base import get_runner
-from runners.config import RunConfig
 from runners.engine import run_benchmark
 from tests.provider_runs import quiet_loguru
 
@@ -36,7 +36,7 @@ async def test_text_service_against_its_fake(alias, demo, monkeypatch) -> None:
     assert runner.mode == "text"
     bus = EventBus()
     sub = bus.subscribe()
-    await run_benchmark(demo, RunConfig(model=alias, fake=True, turns=TURNS), bus, provider=runner)
+    await run_benchmark(demo, RunSettings(model=alias, fake=True, turns=TURNS), bus, provider=runner)
     events = sub.drain()
     assert [e.status for e in events if e.kind == "run_ended"] == ["completed"], [
         e for e in events if e.kind in ("error", "run_ended")]
@@ -82,6 +82,6 @@ def test_cli_fake_run_of_each_text_service(alias, tmp_path, capsys) -> None:
 def test_preflight_names_the_key(alias, key, monkeypatch) -> None:
     for env in ("ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         monkeypatch.delenv(env, raising=False)
-    problems = get_runner(alias).preflight(RunConfig(model=alias))
+    problems = get_runner(alias).preflight(RunSettings(model=alias))
     assert any(key in p for p in problems), problems
-    assert get_runner(alias).preflight(RunConfig(model=alias, fake=True)) == []
+    assert get_runner(alias).preflight(RunSettings(model=alias, fake=True)) == []

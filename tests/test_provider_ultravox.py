@@ -15,8 +15,8 @@ import pytest
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.cli import main
+from arena_tui.spine.settings import RunSettings
 from runners.base import SessionSpec
-from runners.config import RunConfig
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import Script, script_for_benchmark
 from tests.provider_harness import ServiceRig, read_wav_pcm16, scripted_tool_handler
@@ -33,7 +33,7 @@ def _quiet_pipecat():
     yield from quiet_loguru("ERROR")
 
 
-async def run(bench, config: RunConfig, runner: UltravoxRunner, tmp_path: Path, **kw) -> RecordedRun:
+async def run(bench, config: RunSettings, runner: UltravoxRunner, tmp_path: Path, **kw) -> RecordedRun:
     return await record_run(bench, config, runner, tmp_path / "arena.db", **kw)
 
 
@@ -46,7 +46,7 @@ def tool_answer(rec) -> tuple[str, dict]:
 async def test_tool_call_and_age_rotation_replay_history_as_initial_messages(demo, tmp_path):
     t2, t3 = demo.turns[2], demo.turns[3]
     runner = UltravoxRunner()
-    config = RunConfig(model="ultravox", fake=True, fake_timing="instant", turns=[2, 3], speed=SPEED, rotation={"max_age_s": 14})
+    config = RunSettings(model="ultravox", fake=True, fake_timing="instant", turns=[2, 3], speed=SPEED, rotation={"max_age_s": 14})
     r = await run(demo, config, runner, tmp_path)
     fake = runner.fake
     assert len(fake.connections) == 2
@@ -119,7 +119,7 @@ async def test_tool_call_and_age_rotation_replay_history_as_initial_messages(dem
 async def test_prior_call_mode_continues_the_call_server_side(demo, tmp_path):
     t2 = demo.turns[2]
     runner = UltravoxRunner(replay="prior_call")
-    config = RunConfig(model="ultravox", fake=True, fake_timing="instant", turns=[2, 3], speed=SPEED, rotation={"max_age_s": 14})
+    config = RunSettings(model="ultravox", fake=True, fake_timing="instant", turns=[2, 3], speed=SPEED, rotation={"max_age_s": 14})
     r = await run(demo, config, runner, tmp_path)
     fake = runner.fake
     first, second = fake.connections
@@ -148,7 +148,7 @@ async def test_failed_call_creation_at_rotation_is_reported_and_recovered(demo, 
     """A rotation whose new call is refused: a provider error naming status and message, then
     the engine's next rotation creates another call and the turn is retried there."""
     runner = UltravoxRunner()
-    config = RunConfig(model="ultravox", fake=True, fake_timing="instant", turns=[2, 3], speed=SPEED, rotation={"max_age_s": 14},
+    config = RunSettings(model="ultravox", fake=True, fake_timing="instant", turns=[2, 3], speed=SPEED, rotation={"max_age_s": 14},
                        watchdog={"backoff_ms": 200})
 
     def on_session(session) -> None:
@@ -177,7 +177,7 @@ async def test_server_closing_the_call_is_reported_and_the_turn_retried_on_a_new
     script.replies = [script.replies[0].model_copy(update={"then": "disconnect"}), script.replies[0]]
     runner = UltravoxRunner()
     async with UltravoxFake(script) as fake:
-        config = RunConfig(model="ultravox", fake=True, fake_timing="instant", base_url=fake.base_url, turns=[2], speed=SPEED,
+        config = RunSettings(model="ultravox", fake=True, fake_timing="instant", base_url=fake.base_url, turns=[2], speed=SPEED,
                            watchdog={"backoff_ms": 200})
         r = await run(demo, config, runner, tmp_path)
     assert runner.fake is None  # an externally started fake is the caller's
@@ -203,9 +203,9 @@ async def test_tool_answer_is_the_client_tool_result_even_for_an_async_registrat
     t2 = demo.turns[2]
     runner = UltravoxRunner()
     async with UltravoxFake(script_for_benchmark(demo, [2])) as fake:
-        await runner.start(RunConfig(model="ultravox", fake=True, fake_timing="instant", base_url=fake.base_url, turns=[2]), demo)
+        await runner.start(RunSettings(model="ultravox", fake=True, fake_timing="instant", base_url=fake.base_url, turns=[2]), demo)
         spec = SessionSpec(model="fixie-ai/ultravox", system_prompt=demo.system_prompt, tools=demo.tools,
-                           kickoff="Greet the user briefly.", config=RunConfig(model="ultravox", fake=True, fake_timing="instant"))
+                           kickoff="Greet the user briefly.", config=RunSettings(model="ultravox", fake=True, fake_timing="instant"))
         llm = runner.build_service(spec)
         seen: list = []
         llm.register_function(None, scripted_tool_handler({"check_repair_slots": t2.function_call_response}, seen),
@@ -253,7 +253,7 @@ async def test_call_creation_errors_stop_the_run_naming_status_and_message(demo,
         bus = EventBus()
         sub = bus.subscribe()
         with pytest.raises(RunError) as e:
-            await run_benchmark(demo, RunConfig(model="ultravox", base_url=fake.base_url, turns=[0]), bus,
+            await run_benchmark(demo, RunSettings(model="ultravox", base_url=fake.base_url, turns=[0]), bus,
                                 provider=UltravoxRunner())
         assert fake.creations[0]["auth_present"]  # the key went in the header ...
     msg = str(e.value)
@@ -268,7 +268,7 @@ async def test_call_creation_errors_stop_the_run_naming_status_and_message(demo,
 async def test_unreachable_api_is_named(demo, monkeypatch):
     monkeypatch.setenv("ULTRAVOX_API_KEY", SECRET)
     with pytest.raises(RunError, match=r"cannot reach http://127\.0\.0\.1:9/api/calls"):
-        await run_benchmark(demo, RunConfig(model="ultravox", base_url="http://127.0.0.1:9", turns=[0]), EventBus(),
+        await run_benchmark(demo, RunSettings(model="ultravox", base_url="http://127.0.0.1:9", turns=[0]), EventBus(),
                             provider=UltravoxRunner())
 
 
@@ -281,20 +281,20 @@ def test_tools_ultravox_refuses_are_named_before_any_request(demo):
 async def test_preflight_names_missing_key_and_package(demo, monkeypatch):
     monkeypatch.delenv("ULTRAVOX_API_KEY", raising=False)
     runner = UltravoxRunner()
-    problems = runner.preflight(RunConfig(model="ultravox"))
+    problems = runner.preflight(RunSettings(model="ultravox"))
     assert problems == ["ultravox: environment variable ULTRAVOX_API_KEY is not set (the API key)"]
-    assert runner.preflight(RunConfig(model="ultravox", fake=True, fake_timing="instant", speed=4)) == []
+    assert runner.preflight(RunSettings(model="ultravox", fake=True, fake_timing="instant", speed=4)) == []
     monkeypatch.setenv("ULTRAVOX_API_KEY", SECRET)
-    assert any("--speed must be 1" in p for p in runner.preflight(RunConfig(model="ultravox", speed=2)))
+    assert any("--speed must be 1" in p for p in runner.preflight(RunSettings(model="ultravox", speed=2)))
     monkeypatch.delenv("ULTRAVOX_API_KEY")
     with pytest.raises(RunError, match="ULTRAVOX_API_KEY"):
-        await run_benchmark(demo, RunConfig(model="ultravox"), EventBus())
+        await run_benchmark(demo, RunSettings(model="ultravox"), EventBus())
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "pipecat.services.ultravox.llm" else real(name, *a))
     assert "Python package 'pipecat.services.ultravox.llm' is not installed" in "; ".join(
-        runner.preflight(RunConfig(model="ultravox", fake=True, fake_timing="instant")))
+        runner.preflight(RunSettings(model="ultravox", fake=True, fake_timing="instant")))
 
 
 def test_aliases_resolve_and_rotation_default(demo):
@@ -302,8 +302,8 @@ def test_aliases_resolve_and_rotation_default(demo):
 
     runner = get_runner("ultravox")
     assert isinstance(runner, UltravoxRunner) and runner.resolve_model("ultravox") == "fixie-ai/ultravox"
-    assert runner.rotation_policy(RunConfig(model="ultravox"), demo.system_prompt).max_age_s == 3000.0
-    mine = RunConfig(model="ultravox", rotation={"max_age_s": 60})
+    assert runner.rotation_policy(RunSettings(model="ultravox"), demo.system_prompt).max_age_s == 3000.0
+    mine = RunSettings(model="ultravox", rotation={"max_age_s": 60})
     assert runner.rotation_policy(mine, demo.system_prompt).max_age_s == 60
 
 
@@ -311,6 +311,6 @@ def test_aliases_resolve_and_rotation_default(demo):
 @pytest.mark.skipif(not os.environ.get("ULTRAVOX_API_KEY"), reason="needs ULTRAVOX_API_KEY (real service)")
 async def test_real_service_two_turns(demo, tmp_path):
     """Against https://api.ultravox.ai (network, a key, real time): the run completes and records."""
-    r = await run(demo, RunConfig(model="ultravox", turns=[0, 2]), UltravoxRunner(), tmp_path)
+    r = await run(demo, RunSettings(model="ultravox", turns=[0, 2]), UltravoxRunner(), tmp_path)
     assert r.kinds("run_ended")[-1].status == "completed"
     assert [x.turn_index for x in r.results if x.turn_index >= 0] == [0, 2]

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.judge import HeuristicJudge, JudgeWorker
+from arena_tui.spine.settings import RunSettings
 from arena_tui.store import Store
 from arena_tui.verdicts import TURN_TAKING
 from benchmarks.registry import load_benchmark
 from runners.base import get_runner
-from runners.config import RunConfig
 from runners.engine import CONTINUE_PROMPT, run_benchmark
 
 GREETING = "Greet the user briefly."
@@ -26,7 +26,7 @@ def spoken(text: str) -> str:
 
 async def rehydrated(tmp_path: Path, model: str, turns: list[int], **cfg):
     bench = load_benchmark("demo_bench", None)
-    config = RunConfig(model=model, turns=turns, mode="rehydrated", **cfg)
+    config = RunSettings(model=model, turns=turns, mode="rehydrated", **cfg)
     runner = get_runner(model)
     async with await Store.open(tmp_path / f"{model}.db") as store:
         bus = EventBus()

@@ -19,11 +19,11 @@ from arena_tui import cli
 from arena_tui.spine.bus import EventBus
 from arena_tui.orchestration.resume import ResumeError, plan_resume, resume_run, unfinished_turns
 from arena_tui.spine.events import FINISHED, LOST_PACE
+from arena_tui.spine.settings import RunSettings
 from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
 from runners import engine
 from runners.base import get_runner
-from runners.config import RunConfig
 
 CHILD_LIMIT_S = 240.0
 
@@ -60,7 +60,7 @@ def kill_after_turn(db: Path, turn: int, tmp: Path, *args: str) -> str:
     return "".join(seen)
 
 
-async def stop_at_turn(bench, config: RunConfig, bus: EventBus, run_id: str, turn: int) -> None:
+async def stop_at_turn(bench, config: RunSettings, bus: EventBus, run_id: str, turn: int) -> None:
     """Run `bench` on `bus` and stop it (as `k` or a quit does) once turn `turn` has started."""
     started = bus.subscribe(lambda e: e.kind == "turn_started" and e.turn_index == turn)
     task = asyncio.create_task(engine.run_benchmark(bench, config, bus, run_id))
@@ -157,7 +157,7 @@ def test_resume_after_kill_9(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ca
 async def _quit_then_resume(tmp_path: Path) -> tuple:
     bench = load_benchmark("demo_bench", None)
     db = tmp_path / "runs.db"
-    config = RunConfig(model="sim", speed=20.0, greeting={"enabled": False}, turns=[0, 1, 2, 3])
+    config = RunSettings(model="sim", speed=20.0, greeting={"enabled": False}, turns=[0, 1, 2, 3])
     async with await Store.open(db) as store:
         bus = EventBus()
         rec = store.start_recording(bus)
@@ -274,7 +274,7 @@ async def _sessions_after_resume(tmp_path: Path, via: str) -> tuple[int, list[in
 
     bench = load_benchmark("demo_bench", None)
     run_id = f"sessions-{via}"
-    config = RunConfig(model="sim", speed=20.0, greeting={"enabled": False}, turns=[0, 1, 2, 3], faults="1:disconnect")
+    config = RunSettings(model="sim", speed=20.0, greeting={"enabled": False}, turns=[0, 1, 2, 3], faults="1:disconnect")
     async with await Store.open(tmp_path / "runs.db") as store:
         bus = EventBus()
         rec = store.start_recording(bus)
@@ -291,7 +291,7 @@ async def _sessions_after_resume(tmp_path: Path, via: str) -> tuple[int, list[in
             again, resume, _ = await continue_cell(store, bench, run_id)
             assert again == run_id and resume is not None
             resume.setdefault("last_session", plan.last_session)  # what the coordinator's plan is to carry
-            await run_engine(bench, RunConfig.from_recorded(plan.config), bus, run_id, resume=resume)
+            await run_engine(bench, plan.settings, bus, run_id, resume=resume)
         await store.flush()
         bus.close()
         await rec

@@ -26,7 +26,7 @@ from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import PACE_LOST
 from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
-from runners.config import RunConfig
+from arena_tui.spine.settings import RunSettings
 from runners.engine import RunError, run_benchmark
 from runners.simulator import SimulatorServer
 from runners.transports import PacedInput
@@ -59,7 +59,7 @@ async def record(tmp_path: Path):
         sub = bus.subscribe()
         raised: BaseException | None = None
         try:
-            await run_benchmark(bench, RunConfig(model="sim", base_url=url, **cfg), bus)
+            await run_benchmark(bench, RunSettings(model="sim", base_url=url, **cfg), bus)
         except RunError as e:
             raised = e
         finally:

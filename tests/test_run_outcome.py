@@ -13,7 +13,7 @@ from arena_tui.run_view import RunState
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import TurnResult
 from arena_tui.store import Store
-from runners.config import RunConfig
+from arena_tui.spine.settings import RunSettings
 from runners.engine import RunError, Seed, history_from_results, run_benchmark
 from runners.run.outcome import unanswered_run
 from tests.provider_runs import quiet_loguru
@@ -40,7 +40,7 @@ def test_the_rule() -> None:
     assert unanswered_run([]) is None
 
 
-async def run(db: Path, bench, config: RunConfig) -> tuple[list, object, str | None]:
+async def run(db: Path, bench, config: RunSettings) -> tuple[list, object, str | None]:
     """Run and record; (events, the stored run, the RunError's message or None)."""
     async with await Store.open(db) as store:
         bus = EventBus()
@@ -59,7 +59,7 @@ async def run(db: Path, bench, config: RunConfig) -> tuple[list, object, str | N
 
 @pytest.mark.parametrize("mode", ["sequential", "rehydrated"])
 async def test_an_audio_run_no_turn_of_which_got_an_answer_failed(demo, tmp_path, mode):
-    config = RunConfig(model="sim", speed=8.0, turns=[0, 1], faults="0:no_response*,1:no_response*",
+    config = RunSettings(model="sim", speed=8.0, turns=[0, 1], faults="0:no_response*,1:no_response*",
                        watchdog=QUICK, mode=mode)
     events, stored, error = await run(tmp_path / "a.db", demo, config)
     assert error is not None and error.startswith("no turn got an answer: turns 0-1 ended no_response 2"), error
@@ -73,7 +73,7 @@ async def test_an_audio_run_no_turn_of_which_got_an_answer_failed(demo, tmp_path
 
 
 async def test_an_audio_run_with_one_answered_turn_completed(demo, tmp_path):
-    config = RunConfig(model="sim", speed=8.0, turns=[0, 1], faults="0:no_response*", watchdog=QUICK)
+    config = RunSettings(model="sim", speed=8.0, turns=[0, 1], faults="0:no_response*", watchdog=QUICK)
     events, stored, error = await run(tmp_path / "b.db", demo, config)
     assert error is None and stored.status == "completed"
     statuses = {e.turn_index: e.result.status for e in events if e.kind == "turn_ended" and e.turn_index >= 0}
@@ -87,7 +87,7 @@ async def test_a_resumed_run_counts_the_turns_answered_before_it(demo, tmp_path,
     done = [TurnResult(turn_index=0, status=before, user_text=t0.input,
                        assistant_text=t0.golden_text if before == "ok" else "")]
     seed = Seed(history=history_from_results(done), done=done, start_ms=1.0, resumed_from=1, detail="resumed at turn 1")
-    config = RunConfig(model="sim", speed=8.0, turns=[0, 1], faults="1:no_response*", watchdog=QUICK)
+    config = RunSettings(model="sim", speed=8.0, turns=[0, 1], faults="1:no_response*", watchdog=QUICK)
     bus = EventBus()  # (no store: the run it resumes was never recorded)
     sub = bus.subscribe()
     error = None

@@ -22,7 +22,7 @@ from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
 from arena_tui.cli import main
 from arena_tui.spine.bus import EventBus
 from arena_tui.store import Store
-from runners.config import RunConfig
+from arena_tui.spine.settings import RunSettings
 from runners.engine import run_benchmark, runner_for
 from runners.fakes.script import script_for_benchmark
 from runners.fakes.text_chat import OpenAIChatFake
@@ -83,22 +83,22 @@ def test_preflight_says_what_the_class_needs(monkeypatch) -> None:
     monkeypatch.delenv(KEY_ENV, raising=False)
     runner = runner_for("gpt-test", SERVICE)
     assert runner.mode == "text" and runner.name == "service"
-    bare = runner.preflight(RunConfig(model="gpt-test", service=SERVICE))
+    bare = runner.preflight(RunSettings(model="gpt-test", service=SERVICE))
     assert bare == [f"--service {SERVICE}: LocalChat needs endpoint, api_key (no default): pass "
                     "--service-arg endpoint=… --service-arg api_key=… (a key as env:VARIABLE)"]
-    cfg = RunConfig(model="gpt-test", service=SERVICE, service_args={"endpoint": "http://127.0.0.1:9/v1",
+    cfg = RunSettings(model="gpt-test", service=SERVICE, service_args={"endpoint": "http://127.0.0.1:9/v1",
                                                                        "api_key": f"env:{KEY_ENV}"})
     assert runner.preflight(cfg) == [f"--service {SERVICE}: environment variable {KEY_ENV} is not set"]
     # a realtime class runs the audio loop; at a speed other than 1 only against this machine
     rt = runner_for("x", "tests.test_service:LocalRealtime")
     assert rt.mode == "audio"
-    far = RunConfig(model="x", service="tests.test_service:LocalRealtime", speed=5.0,
+    far = RunSettings(model="x", service="tests.test_service:LocalRealtime", speed=5.0,
                     service_args={"server": "wss://realtime.example.com/v1"})
     assert rt.preflight(far) == ["--service tests.test_service:LocalRealtime: --speed must be 1 unless every URL it is "
                                  "given is on this machine (got 5.0)"]
     # a class without **kwargs says what it takes
     narrow = runner_for("x", "tests.test_service:Narrow")
-    cfg = RunConfig(model="x", service="tests.test_service:Narrow", service_args={"nope": "1"})
+    cfg = RunSettings(model="x", service="tests.test_service:Narrow", service_args={"nope": "1"})
     assert narrow.preflight(cfg) == ["--service tests.test_service:Narrow: Narrow takes no argument nope (it takes: "
                                      "api_key, base_url, settings)"]
 
@@ -165,7 +165,7 @@ async def test_a_realtime_class_runs_the_audio_loop_against_the_simulator(demo) 
     await sim.start()
     try:
         path = "tests.test_service:LocalRealtime"
-        config = RunConfig(model="gpt-realtime", service=path, service_args={"server": sim.base_url}, speed=10.0, turns=[0, 1])
+        config = RunSettings(model="gpt-realtime", service=path, service_args={"server": sim.base_url}, speed=10.0, turns=[0, 1])
         runner = runner_for(config.model, path)
         assert runner.preflight(config) == []  # speed > 1 is fine: the URL it is given is on this machine
         bus = EventBus()

@@ -132,9 +132,9 @@ async def test_campaign_speaker_all_runs_a_cell_per_speaker(spoken: Path, tmp_pa
                            "turns": "1", "greeting": False, "workers": 1, "judge": "none"})
     assert [c.benchmark for c in spec.cells()] == [str(spoken), f"{spoken}@person1"]
     assert cell_parts(f"{spoken}@person1") == (str(spoken), "person1")
-    assert preflight(spec, None) == {}
+    assert preflight(spec, None).problems == {}
     bad = build_spec({}, {"benchmarks": str(spoken), "models": "sim", "speakers": "person9"})
-    assert any("no recordings by speaker 'person9'" in p for ps in preflight(bad, None).values() for p in ps)
+    assert any("no recordings by speaker 'person9'" in p for ps in preflight(bad, None).problems.values() for p in ps)
     store = await Store.open(tmp_path / "arena.db")
     bus = EventBus()
     recording = store.start_recording(bus)

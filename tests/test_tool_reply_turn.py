@@ -18,7 +18,7 @@ from arena_tui.spine.bus import EventBus
 from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
 from benchmarks.synthesize import EspeakBackend, synthesize_benchmark
-from runners.config import RunConfig
+from arena_tui.spine.settings import RunSettings
 from runners.engine import run_benchmark
 
 pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng for the turn audio")
@@ -33,13 +33,13 @@ def appointments(shared_data: Path):
     return load_benchmark("appointment_bench", shared_data)
 
 
-def tui_config(**extra) -> RunConfig:
+def tui_config(**extra) -> RunSettings:
     """The config the new-run dialog builds for "appointment_bench, grok, against the fake,
     turns 2-4, speed 10" (NewRunDialog._form: model, fake, turns, speed; nothing else)."""
-    return RunConfig(**{"model": "grok", "fake": True, "turns": TURNS, "speed": 10.0, **extra})
+    return RunSettings(**{"model": "grok", "fake": True, "turns": TURNS, "speed": 10.0, **extra})
 
 
-async def _run(bench, config: RunConfig, db: Path):
+async def _run(bench, config: RunSettings, db: Path):
     store = await Store.open(db)
     bus = EventBus()
     store.start_recording(bus)

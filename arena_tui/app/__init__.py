@@ -14,6 +14,6 @@ supervision: a run's judge, the judge a re-judge gets), `navigation.py` (screens
 palette, screenshots).
 """
 
-from .arena import DEMO_BENCHMARK, QUIT_DIALOG, REFRESH_HZ, ArenaApp, quit_question
+from .arena import QUIT_DIALOG, REFRESH_HZ, ArenaApp, quit_question
 
-__all__ = ["DEMO_BENCHMARK", "QUIT_DIALOG", "REFRESH_HZ", "ArenaApp", "quit_question"]
+__all__ = ["QUIT_DIALOG", "REFRESH_HZ", "ArenaApp", "quit_question"]

@@ -18,10 +18,11 @@ from arena_tui.spine.bus import EventBus
 from arena_tui.spine.heap import settle_heap
 
 from ..commit_gate import CommitGate
-from ..launcher import Launcher, NoLauncher
+from ..launcher import Launcher, NoLauncher, RunRequest
 from ..messages import LiveUpdate
 from ..playback import Player
-from ..run_view import RunState, TurnSpec, specs_from_benchmark
+from ..run_view import RunState
+from ..screens.notices import CAMPAIGN_POLL_S, CampaignWatch, tell, watching
 from .judging import JudgeSupervision
 from .navigation import Navigation
 from .runs import RunSupervision
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from ..surface import Arena
 
 REFRESH_HZ = 30  # ≥ 15 meter refreshes/s (levels arrive at uneven 40/60 ms gaps); an idle tick costs nothing
-DEMO_BENCHMARK = "demo_bench"
 
 
 def _trust_the_terminal_size() -> None:
@@ -69,22 +69,17 @@ class ArenaApp(StoreLife, RunSupervision, JudgeSupervision, Navigation):
         db_path: str | Path | None = None,
         data_dir: str | Path | None = None,
         *,
-        demo: dict[str, Any] | None = None,
-        launch: dict[str, Any] | None = None,
+        launch: RunRequest | None = None,
         open_run: str | None = None,
         launcher: Launcher | None = None,
     ) -> None:
-        """launch: a run to start and open at once, as the new-run dialog gives it (`benchmark`,
-        `config`, `judge`); `demo` is the same for the demo benchmark. launcher: how runs start
-        (`arena_tui.orchestration.launch.EngineLauncher`); without one, recorded runs only."""
+        """launch: a run to start and open at once, as the new-run dialog gives it. launcher: how
+        runs start (`arena_tui.orchestration.launch.EngineLauncher`); without one, recorded runs only."""
         super().__init__()
         self.launcher: Launcher = launcher if launcher is not None else NoLauncher()
         self.db_path = Path(db_path) if db_path else None
         self.data_dir = Path(data_dir) if data_dir else None
-        self.demo = demo
-        self.launch = launch if launch is not None else (
-            {"benchmark": DEMO_BENCHMARK, **demo} if demo is not None else None
-        )
+        self.launch = launch
         self.open_run_id = open_run
         self.launched: str | None = None  # the run `launch` started (its `then` is said when it ends)
         self.bus = EventBus()
@@ -99,6 +94,7 @@ class ArenaApp(StoreLife, RunSupervision, JudgeSupervision, Navigation):
         self._shutdown_task: asyncio.Future[None] | None = None
         self._gate: CommitGate | None = None  # live turns are shown once the store has committed them
         self.left_interrupted: list[RunState] = []  # runs still streaming when the app shut down (stopped by it)
+        self.campaigns = CampaignWatch()  # campaigns whose end is said while another screen is shown
 
     # --- lifecycle -----------------------------------------------------------------------
     def run(self, *args: Any, **kwargs: Any) -> Any:
@@ -112,11 +108,11 @@ class ArenaApp(StoreLife, RunSupervision, JudgeSupervision, Navigation):
         self._route_logs()
         await self.open_store()
         self.set_interval(1 / REFRESH_HZ, self.pump)
+        self.set_interval(CAMPAIGN_POLL_S, self._watch_campaigns)
         await self.push_screen(RunsScreen())
         settle_heap("start")
         if self.launch is not None:
-            run_id = self.launched = self.start_run(self.launch["benchmark"], self.launch.get("config", {}),
-                                                    judge=self.launch.get("judge", "auto"))
+            run_id = self.launched = self.start_run(self.launch.benchmark, self.launch.settings, judge=self.launch.judge)
             if run_id:
                 self.open_run(run_id)
         elif self.open_run_id:
@@ -194,15 +190,28 @@ class ArenaApp(StoreLife, RunSupervision, JudgeSupervision, Navigation):
         if changed:
             self.screen.post_message(LiveUpdate(frozenset(changed), frozenset(kinds)))
 
-    async def load_specs(self, run_id: str) -> dict[int, TurnSpec]:
-        """Turn specs of a stored run: the benchmark snapshot stored with it, else the benchmark by
-        name (`judge.locate.benchmark_of_run`); empty (columns just stay blank) if neither."""
+    def _watch_campaigns(self) -> None:
+        """Say when a campaign (run in this or another process) has ended, unless its screen is on top."""
+        store = self.store
+        if store is None or self._shutdown_task is not None:
+            return
+
+        async def look() -> None:
+            for cid, said, severity in await self.campaigns.ended(store):
+                if not watching(self.screen, campaign_id=cid):
+                    tell(self, f"campaign {cid} ended", said, severity)
+
+        self.run_worker(look(), group="campaign-watch", exclusive=True, exit_on_error=False)
+
+    async def load_benchmark(self, run_id: str) -> Any | None:
+        """What a stored run ran: the benchmark snapshot stored with it, else the benchmark by name
+        (`judge.locate.benchmark_of_run`); None (columns just stay blank) if neither."""
         try:
             from ..judge.locate import benchmark_of_run  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
-            return specs_from_benchmark(await benchmark_of_run(self.store, run_id, self.data_dir))
+            return await benchmark_of_run(self.store, run_id, self.data_dir)
         except Exception:
-            return {}
+            return None
 
 
 QUIT_DIALOG = "quit-dialog"

@@ -1,7 +1,8 @@
 """Run supervision: each run the app starts is an async worker (several at once) that loads the
 engine off the UI loop, reads the benchmark, attaches the run's judge and awaits the launcher's
 run; a run that cannot start or fails is said (its `run_ended` published when it had started),
-and a run counts as finished only once its last events are committed and shown."""
+and a run counts as finished only once its last events are committed and shown; its end is said
+when another screen is on top."""
 
 from __future__ import annotations
 
@@ -17,13 +18,18 @@ from arena_tui.spine.heap import settle_heap
 from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.times import duration_text
 
+from arena_tui.spine.settings import RunSettings
+
+from ..launcher import Judge
 from ..messages import RunFinished
 from ..run_view import RunState, specs_from_benchmark
+from ..screens.notices import run_notice, tell, watching
 
 
 class RunSupervision:
     """A part of `ArenaApp`: `live` (every run it started, by id) and `run_workers`; it reads the
-    app's `launcher`, `launch`, `launched`, `bus`, `data_dir`, `start_judge`, `pump` and `_flush_store`."""
+    app's `launcher`, `launch`, `launched`, `bus`, `data_dir`, `start_judge`, `pump`, `_flush_store`
+    and `_shutdown_task` (a run's end is said elsewhere only while the app is not closing)."""
 
     live: dict[str, RunState]
     run_workers: dict[str, Worker]
@@ -32,17 +38,17 @@ class RunSupervision:
         w = self.run_workers.get(run_id)
         return w is not None and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
 
-    def start_run(self, benchmark: Any, config: dict[str, Any] | None = None, *, judge: Any = "auto") -> str | None:
+    def start_run(self, benchmark: Any, settings: RunSettings, *, judge: Judge = "auto") -> str | None:
         """Start a run in a worker and return its id (None, with a notice, if it cannot start).
 
-        benchmark: a name (loaded from the data dir) or an already loaded Benchmark; judge: a
-        `--judge` kind or a callable that builds the judge backend.
+        benchmark: a name (loaded from the data dir, with the settings' speaker) or an already
+        loaded Benchmark; judge: a `--judge` kind or a callable that builds the judge backend.
         """
         run_id = new_run_id()
-        planned = (str(getattr(benchmark, "name", benchmark)), str((config or {}).get("model", "?")))
+        planned = (str(getattr(benchmark, "name", benchmark)), settings.model)
         self.live[run_id] = RunState(run_id, clock=time.monotonic, planned=planned)
         worker = self.run_worker(
-            self._run(run_id, benchmark, dict(config or {}), judge),
+            self._run(run_id, benchmark, settings, judge),
             name=f"run:{run_id}",
             group="runs",
             exit_on_error=False,
@@ -50,7 +56,7 @@ class RunSupervision:
         self.run_workers[run_id] = worker
         return run_id
 
-    async def _run(self, run_id: str, benchmark_name: Any, config: dict[str, Any], judge: Any) -> None:
+    async def _run(self, run_id: str, benchmark_name: Any, settings: RunSettings, judge: Judge) -> None:
         state = self.live[run_id]
         status, error = "failed", None
         try:
@@ -63,17 +69,14 @@ class RunSupervision:
 
             try:
                 bench = benchmark_name if not isinstance(benchmark_name, str) else (
-                    await asyncio.to_thread(load_benchmark, benchmark_name, self.data_dir, speaker=config.get("speaker")))
+                    await asyncio.to_thread(load_benchmark, benchmark_name, self.data_dir, speaker=settings.speaker))
             except Exception as e:
                 raise RuntimeError(f"cannot load benchmark {benchmark_name!r}: {e}") from None
-            state.specs = specs_from_benchmark(bench)
+            state.specs, state.benchmark_data = specs_from_benchmark(bench), bench
             settle_heap("first run")  # what it loaded: the engine's settings, the benchmark
             for row in state.turns.values():
                 row.spec = state.specs.get(row.index)
-            try:
-                run = self.launcher.start_run(bench, config, self.bus, run_id)
-            except ValueError as e:
-                raise RuntimeError(str(e)) from None
+            run = self.launcher.start_run(bench, settings, self.bus, run_id)
             self.start_judge(run_id, bench, judge)
             await run
             status = state.ended.status if state.ended else "completed"
@@ -123,7 +126,9 @@ class RunSupervision:
         for screen in self.screen_stack:
             screen.post_message(RunFinished(message.run_id, message.status, message.error))
         state = self.live.get(message.run_id)
-        if self.launch and self.launch.get("then") and state is not None and message.run_id == self.launched:
+        if not watching(self.screen, run_id=message.run_id) and self._shutdown_task is None:
+            tell(self, *run_notice(message.run_id, message.status, message.error, state))
+        if self.launch and self.launch.then and state is not None and message.run_id == self.launched:
             # what to do next, once the run it was started for ends (`arena-tui demo`)
             took = duration_text(state.elapsed_ms())
-            self.notify(self.launch["then"], title=f"run {message.status} in {took} (wall clock)", timeout=90)
+            self.notify(self.launch.then, title=f"run {message.status} in {took} (wall clock)", timeout=90)

@@ -24,6 +24,7 @@ from pathlib import Path
 from arena_tui.compare.load import stored_tallies
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.events import LOST_PACE, unfinished
+from arena_tui.spine.ids import IdError, unique_prefix
 from arena_tui.store import RunRow, Store
 from arena_tui.store.liveness import THIS_HOST, recorder_alive
 from arena_tui.verdicts import Tally
@@ -122,16 +123,24 @@ async def run_ids(store: Store, campaign_id: str) -> list[str]:
     return [c.run_id for c in await cells(store, campaign_id) if c.run_id]
 
 
+async def campaign_ids(store: Store) -> list[str]:
+    """Every recorded campaign's id (what a campaign id or prefix is resolved among: `spine.ids`)."""
+    return [cid for (cid,) in await store.read_rows("SELECT campaign_id FROM campaigns")]
+
+
 async def campaign_runs(store: Store, raw: str) -> list[str] | None:
     """The runs of the campaign `raw` names (compare/selection's `expand=` hook: `report CAMPAIGN`),
-    None when it names none: its id, or a prefix of one campaign's id that names no run."""
-    ids = [cid for cid, _, _ in await list_campaigns(store)]
+    None when it names none: its id, or a prefix of one campaign's id (`spine.ids.unique_prefix`,
+    the rule every command takes ids by) that begins no run's id."""
+    ids = await campaign_ids(store)
     if raw not in ids:
-        hits = [cid for cid in ids if raw and cid.startswith(raw)]
         runs = await store.read_rows("SELECT 1 FROM runs WHERE substr(run_id, 1, length(?)) = ? LIMIT 1", (raw, raw))
-        if len(hits) != 1 or runs:
+        if runs:
             return None
-        raw = hits[0]
+        try:
+            raw = unique_prefix(raw, ids, kind="campaign", where=store.path)
+        except IdError:
+            return None
     return await run_ids(store, raw)
 
 

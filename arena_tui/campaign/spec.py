@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.spine.judges import KINDS_OR_NONE
+from arena_tui.spine.settings import RunSettings, SettingsError, build_settings, parse_turns
 from arena_tui.spine.source import ALL_SPEAKERS, TTS
 
 
@@ -72,7 +73,7 @@ class CampaignSpec:
     executor: str = "local"  # local|ray
     ray_address: str | None = None
     workers: int | None = None  # local worker processes (default: `local_workers`)
-    extra: dict[str, Any] = field(default_factory=dict)  # further RunConfig fields from a TOML [config]
+    extra: dict[str, Any] = field(default_factory=dict)  # further run settings (`RunSettings` fields) from a TOML [config]
     #: whose voice the user audio is, one cell each: tts and/or human speakers (`all` is resolved
     #: by the command, per the benchmarks' recordings, before the spec is made)
     speakers: tuple[str, ...] = (TTS,)
@@ -93,6 +94,11 @@ class CampaignSpec:
             raise SpecError(f"campaign: workers must be 1 or more (got {self.workers})")
         if self.turns is not None and not str(self.turns).strip(",- \t"):
             raise SpecError(f"campaign: turns {self.turns!r} selects no turns (leave it out to run every turn)")
+        if self.turns is not None:
+            try:
+                parse_turns(str(self.turns))
+            except SettingsError as e:
+                raise SpecError(f"campaign: {e}") from None
         if self.judge not in JUDGES:
             raise SpecError(f"campaign: judge must be one of {', '.join(JUDGES)} (got {self.judge!r})")
         if self.executor not in ("local", "ray"):
@@ -157,6 +163,12 @@ class CampaignSpec:
                 "real time): a busy worker's new runs get a lower speed (each run records its own), and turns "
                 "that lose pace are re-run")
 
+    def run_settings(self, model: str, speaker: str = TTS) -> RunSettings:
+        """The settings of one cell's run (`speaker`: whose recordings its user audio is), by the
+        one builder `arena-tui run` and the new-run dialog use; SettingsError naming what it refuses."""
+        return build_settings(model, speed=self.speed, turns=self.turns, fake=self.fake, greeting=self.greeting,
+                              speaker=speaker, disable_vad=self.disable_vad, fields=self.extra)
+
     def cells(self) -> list[Cell]:
         """The matrix, benchmark-major then model then repeat (the order runs are submitted)."""
         return [Cell(b, m, r) for b in self.cell_benchmarks() for m in self.models for r in range(1, self.repeats + 1)]
@@ -199,6 +211,10 @@ _KEYS = {"bench": "benchmarks", "model": "models", "repeats": "repeats", "concur
          "disable_vad": "disable_vad"}
 
 
+#: run settings a campaign sets by its own keys, never in [config]
+_OWN_KEYS = {"model", "speed", "turns", "fake", "speaker", "disable_vad"}
+
+
 def listify(value: Any, where: str) -> tuple[str, ...]:
     if isinstance(value, str):
         return tuple(v.strip() for v in value.split(",") if v.strip())
@@ -220,6 +236,8 @@ def load_toml(path: Path) -> dict[str, Any]:
         if key == "config":
             if not isinstance(value, dict):
                 raise SpecError(f"{path}: [config] must be a table of run settings")
+            if own := sorted(set(value) & _OWN_KEYS):
+                raise SpecError(f"{path}: [config] {own[0]}: a campaign key: set it at the top (`{own[0]} = …`)")
             out["extra"] = value
         elif key in _KEYS:
             out[_KEYS[key]] = listify(value, f"{path}: {key}") if key in ("bench", "model", "speaker") else value

@@ -14,9 +14,6 @@ from benchmarks.registry import (BenchmarkInfo, DataDirError, audio_hint, availa
 from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
 
-NAME = "benchmarks"
-HELP = "list benchmarks and what is available locally (turns, audio n/N, source); show one; or import"
-ORDER = 20
 IMPORT = "import"  # `benchmarks import PATH`: NAME is this word (a benchmark folder called so: ./import)
 
 

@@ -17,21 +17,27 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from arena_tui.campaign import records
+from arena_tui.campaign.spec import SpecError, build_spec, listify, load_toml
+from arena_tui.orchestration.logs import quiet_logs
+from arena_tui.orchestration.orchestrator import CampaignBlocked, run_campaign
+from arena_tui.spine import paths
+from arena_tui.spine.bus import EventBus
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.flags import positive_int, turn_subset
 from arena_tui.spine.source import ALL_SPEAKERS, variant_labels
 from arena_tui.spine.times import when_text
 from arena_tui.stop_signals import StopSignals
+from arena_tui.store import Store, StoreError
 from arena_tui.timing import speed_text
 from arena_tui.verdicts import STRICT
+from arena_tui.widgets.dimensions import HEURISTIC_MARK, cell_strict
+from benchmarks.loader import BenchmarkError
+from benchmarks.registry import speakers
 
+from ..orchestration.live import choose_judge
 from .ids import resolve_campaign_id
 from .run import add_input_arguments
-from ..orchestration.live import choose_judge
-
-NAME = "campaign"
-HELP = "run a matrix of benchmarks × models × repeats as one resumable campaign; list and show campaigns"
-ORDER = 15
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,9 +74,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    from arena_tui.spine import paths  # deferred: --help imports every command module; campaigns, store and engine load only when used
-    from arena_tui.store import Store, StoreError  # deferred: --help imports every command module; campaigns, store and engine load only when used
-
     try:
         store = await Store.open(paths.db_path(args.db))
     except StoreError as e:
@@ -86,7 +89,6 @@ async def _main(args: argparse.Namespace) -> int:
             return await _list(store, paths.data_dir(args.data))
         if action == "show":
             return await _show(store, args.campaign_id, paths.data_dir(args.data))
-        from arena_tui.orchestration.logs import quiet_logs  # deferred: loguru comes with Pipecat; it is configured only for a run
 
         quiet_logs(False, paths.log_path(store.path))  # before any engine import: Pipecat greets on import
         return await _run(store, args)
@@ -95,9 +97,6 @@ async def _main(args: argparse.Namespace) -> int:
 
 
 def spec_from_args(args: argparse.Namespace) -> Any:
-    from arena_tui.orchestration.orchestrator import run_config  # deferred: --help imports every command module; campaigns, store and engine load only when used
-    from arena_tui.campaign.spec import SpecError, build_spec, load_toml  # deferred: --help imports every command module; campaigns, store and engine load only when used
-
     try:
         file_values = load_toml(Path(args.spec)) if args.spec else {}
         flags = {"benchmarks": args.bench, "models": args.model, "repeats": args.repeats,
@@ -107,9 +106,7 @@ def spec_from_args(args: argparse.Namespace) -> Any:
                  "speakers": getattr(args, "speaker", None),
                  "disable_vad": True if getattr(args, "disable_vad", False) else None}
         file_values, flags = _all_speakers(file_values, flags, args)
-        spec = build_spec(file_values, flags)
-        run_config(spec, spec.models[0])  # --turns parses
-        return spec
+        return build_spec(file_values, flags)
     except (SpecError, ValueError) as e:
         raise CliError(str(e)) from None
 
@@ -117,11 +114,6 @@ def spec_from_args(args: argparse.Namespace) -> Any:
 def _all_speakers(file_values: dict[str, Any], flags: dict[str, Any], args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
     """`all` among the speakers (flag or file): tts and every human speaker any of the campaign's
     benchmarks has recordings of (a benchmark without one of them gets that cell skipped, named)."""
-    from benchmarks.loader import BenchmarkError  # deferred: --help imports every command module; benchmark reading loads only when used
-    from benchmarks.registry import speakers  # deferred: --help imports every command module; benchmark reading loads only when used
-
-    from arena_tui.campaign.spec import listify  # deferred: --help imports every command module; campaigns, store and engine load only when used
-    from arena_tui.spine import paths  # deferred: --help imports every command module; campaigns, store and engine load only when used
 
     asked = flags["speakers"] if flags.get("speakers") is not None else file_values.get("speakers")
     names = listify(asked, "--speaker") if asked is not None else ()
@@ -139,11 +131,6 @@ def _all_speakers(file_values: dict[str, Any], flags: dict[str, Any], args: argp
 
 
 async def _run(store: Any, args: argparse.Namespace) -> int:
-    from arena_tui.campaign import records  # deferred: --help imports every command module; campaigns, store and engine load only when used
-    from arena_tui.orchestration.orchestrator import CampaignBlocked, run_campaign  # deferred: --help imports every command module; campaigns, store and engine load only when used
-    from arena_tui.spine import paths  # deferred: --help imports every command module; campaigns, store and engine load only when used
-    from arena_tui.spine.bus import EventBus  # deferred: --help imports every command module; campaigns, store and engine load only when used
-
     campaign_id = getattr(args, "campaign_id", None)
     if args.campaign_command == "resume":
         spec = await records.load_spec(store, campaign_id)
@@ -199,8 +186,6 @@ async def _run(store: Any, args: argparse.Namespace) -> int:
 
 async def _stopped(store: Any, spec: Any, campaign_id: str | None, stops: StopSignals) -> int:
     """A campaign stopped by a signal: where it stands, how to go on, and 128 + the signal."""
-    from arena_tui.campaign import records  # deferred: --help imports every command module; campaigns, store and engine load only when used
-
     campaign_id = campaign_id or await records.find_by_spec(store, spec)
     name = stops.received.name if stops.received is not None else "a signal"
     if campaign_id is None:
@@ -214,8 +199,6 @@ async def _stopped(store: Any, spec: Any, campaign_id: str | None, stops: StopSi
 
 
 async def _show(store: Any, campaign_id: str, data: Path | None) -> int:
-    from arena_tui.campaign import records  # deferred: --help imports every command module; campaigns, store and engine load only when used
-
     view = await records.campaign_view(store, campaign_id, data)
     if view is None:
         raise CliError(f"{store.path}: no campaign {campaign_id} (see `arena-tui campaign list`)")
@@ -223,8 +206,6 @@ async def _show(store: Any, campaign_id: str, data: Path | None) -> int:
     variants = "".join(f", {label}" for label in variant_labels({"disable_vad": spec.disable_vad}))
     print(f"campaign {campaign_id}: {view.summary} repeat(s), speed {speed_text(spec.speed)}{variants}, executor {spec.executor}: "
           f"{view.count('complete')}/{len(view.cells)} complete" + (f"; {view.pace}" if view.pace else ""))
-    from arena_tui.widgets.dimensions import HEURISTIC_MARK, cell_strict  # deferred: --help imports every command module; the figures' wording loads only when used
-
     header = ("cell", "run", "status", "turns", STRICT, "reason")
     lines = [(c.cell.label, c.run_id or "-", c.state, c.progress, cell_strict(c).plain, c.reason) for c in view.cells]
     widths = [max(len(str(r[i])) for r in [header, *lines]) for i in range(len(header))]
@@ -237,8 +218,6 @@ async def _show(store: Any, campaign_id: str, data: Path | None) -> int:
 
 
 async def _list(store: Any, data: Path | None) -> int:
-    from arena_tui.campaign import records  # deferred: --help imports every command module; campaigns, store and engine load only when used
-
     views = await records.campaign_views(store, data)
     if not views:
         print("no campaigns recorded (start one with `arena-tui campaign run`)")

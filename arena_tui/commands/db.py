@@ -9,10 +9,6 @@ from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
 from ..store import Store, StoreError
 
-NAME = "db"
-HELP = "the run database: path, info (sizes and counts), vacuum"
-ORDER = 90
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="db_action", metavar="ACTION")

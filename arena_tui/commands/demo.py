@@ -18,14 +18,15 @@ from pathlib import Path
 from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.flags import turn_subset
+from arena_tui.spine.settings import SIM, RunSettings, SettingsError, build_settings
+
 from ..judge.options import add_judge_arguments
+from ..launcher import RunRequest
 from ..orchestration.live import choose_judge
+from ..orchestration.preflight import preflight
 from .ui import locations, run_live
 
-NAME = "demo"
-HELP = "run the demo benchmark against the local simulator in the monitor (no keys, no network)"
-ORDER = 2
-
+DEMO_BENCHMARK = "demo_bench"
 DEMO_TURNS = "0-2"
 DEMO_FAULTS = "2:wrong_call"
 DEMO_WATCHDOG = {"extra_ms": 6000.0, "min_wall_ms": 4000.0}
@@ -43,37 +44,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="record into a throw-away database instead of the default one")
 
 
-def demo_config(args: argparse.Namespace) -> dict:
-    # the simulator answers at once or never: a short watchdog keeps the no_response turn's wait
-    # (shown live, with its countdown) to a few seconds instead of the 30 a real service gets
-    config: dict = {"model": "sim", "faults": args.faults or None, "speed": args.speed, "watchdog": DEMO_WATCHDOG,
-                    "end_of_turn": DEMO_END_OF_TURN}
-    if args.turns:
-        from ..orchestration.settings import parse_turns  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
-
-        try:
-            config["turns"] = parse_turns(args.turns)
-        except ValueError as e:
-            raise CliError(str(e)) from None
-    from ..orchestration.settings import run_config  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
-
+def settings_of(args: argparse.Namespace) -> RunSettings:
+    """The demo's settings from its flags, by the one builder every way of starting a run uses.
+    The simulator answers at once or never: a short watchdog keeps the no_response turn's wait
+    (shown live, with its countdown) to a few seconds instead of the 30 a real service gets."""
     try:
-        run_config(**config)  # the bounds live there (speed, faults), for every way of starting a run
-    except ValueError as e:
+        return build_settings(SIM, faults=args.faults, speed=args.speed, turns=args.turns,
+                              fields={"watchdog": DEMO_WATCHDOG, "end_of_turn": DEMO_END_OF_TURN})
+    except SettingsError as e:
         raise CliError(str(e)) from None
-    return config
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..app import DEMO_BENCHMARK  # deferred: Textual loads only for the commands that open the monitor (--help imports every command module)
-    from ..orchestration.settings import run_config  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
-
-    config = run_config(**demo_config(args))
+    settings = settings_of(args)
     db = Path(tempfile.mkdtemp(prefix="arena-tui-demo-")) / "demo.db" if args.temp_db else None
     judge = choose_judge(args)
+    checked = preflight(DEMO_BENCHMARK, settings, paths.data_dir(args.data))  # the one preflight, as `run`'s
+    if checked.problems or checked.benchmark is None:
+        raise CliError(checked.refusal)
     judge.check()
     where, _ = locations(args)
-    return run_live(args, config, judge, benchmark=DEMO_BENCHMARK, db=db, then=next_steps(db or where))
+    launch = RunRequest(checked.benchmark, settings, judge.make or "none", then=next_steps(db or where))
+    return run_live(args, launch, judge, db=db)
 
 
 def next_steps(db: Path) -> str:

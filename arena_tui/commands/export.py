@@ -12,12 +12,10 @@ from pathlib import Path
 
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path, exports_dir
+
+from ..interop import InteropError, export_run
 from ..store import Store, StoreError
 from .ids import resolve_run_id
-
-NAME = "export"
-HELP = "export a recorded run as runs/<benchmark>/<ts>_<model>_<id>/ (transcript, audio, judge files)"
-ORDER = 50
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,8 +26,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _main(args: argparse.Namespace) -> str:
-    from ..interop import export_run  # deferred: the interop package (WAV maths, numpy) loads only for this command (--help imports every command module)
-
     async with await Store.open(db_path(args.db)) as store:
         run_id = await resolve_run_id(store, args.run_id)
         dest = args.dest if args.dest is not None else exports_dir()
@@ -37,8 +33,6 @@ async def _main(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..interop import InteropError  # deferred: the interop package (WAV maths, numpy) loads only for this command (--help imports every command module)
-
     try:
         print(asyncio.run(_main(args)))
     except (StoreError, InteropError, OSError) as e:

@@ -10,10 +10,6 @@ from benchmarks.registry import ALL, KNOWN, named_benchmarks
 
 from arena_tui.spine.errors import CliError
 
-NAME = "fetch"
-HELP = "download benchmarks from Hugging Face (honours HF_ENDPOINT, HF_HUB_OFFLINE, HF_TOKEN)"
-ORDER = 30
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("benchmarks", nargs="+", metavar="BENCH",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from arena_tui.campaign import records
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.ids import IdError, unique_prefix
 
@@ -22,9 +23,8 @@ async def resolve_run_id(store: Any, raw: str) -> str:
 
 async def resolve_campaign_id(store: Any, raw: str) -> str:
     """The recorded campaign `raw` names (an id or a unique prefix of one)."""
-    rows = await store.read_rows("SELECT campaign_id FROM campaigns")
     try:
-        return unique_prefix(raw, [r[0] for r in rows], kind="campaign", where=store.path,
+        return unique_prefix(raw, await records.campaign_ids(store), kind="campaign", where=store.path,
                              hint="arena-tui campaign list")
     except IdError as e:
         raise CliError(str(e)) from None

@@ -7,11 +7,9 @@ import asyncio
 
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
-from ..store import Store, StoreError
 
-NAME = "import"
-HELP = "import a reference run directory (transcript.jsonl, runtime.json, conversation.wav, judge files)"
-ORDER = 51
+from ..interop import InteropError, import_run
+from ..store import Store, StoreError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,15 +19,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _main(args: argparse.Namespace) -> str:
-    from ..interop import import_run  # deferred: the interop package (WAV maths, numpy) loads only for this command (--help imports every command module)
-
     async with await Store.open(db_path(args.db)) as store:
         return await import_run(store, args.run_dir, benchmark=args.benchmark, run_id=args.run_id)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..interop import InteropError  # deferred: the interop package (WAV maths, numpy) loads only for this command (--help imports every command module)
-
     try:
         run_id = asyncio.run(_main(args))
     except (StoreError, InteropError, OSError) as e:

@@ -22,9 +22,6 @@ from ..verdicts import standing
 from .ids import resolve_run_id
 from ..orchestration.live import verdict_line
 
-NAME = "judge"
-HELP = "re-judge a recorded run as a whole (or one turn with --turn) and print its scores"
-ORDER = 40
 MAX_REPEAT = 20  # judging costs the run's prompt each time: a bound on time and money
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 
-NAME = "models"
-HELP = "list model aliases, their provider and whether each is ready (answers), has its key set, or needs something"
-ORDER = 25
+from ..orchestration.logs import quiet_logs
+from ..orchestration.models import cascades, models
+
 
 HEAD = ("alias", "provider", "model id", "kind", "key")
 
@@ -23,9 +23,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..orchestration.logs import quiet_logs  # deferred: the log set-up loads only when a command runs
-    from ..orchestration.models import cascades, models  # deferred: --help imports every command module; the list reads the provider catalog
-
     quiet_logs(False)
     rows = []
     for m in models():

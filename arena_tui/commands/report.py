@@ -12,17 +12,17 @@ from typing import Any
 
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
-from ..store import Store, StoreError
-from ..judge.locate import find_benchmark
 
-NAME = "report"
-HELP = "compare runs: run_results/model_summary/metric_summary CSVs, summary.md, report.html"
+from ..campaign.records import campaign_runs
+from ..compare.report import build_report
+from ..judge.locate import find_benchmark
+from ..store import Store, StoreError
+
 DESCRIPTION = (
     "Write a comparison report of stored runs into DIR. Each target is a campaign id (all its runs), "
     "a run id (or a unique prefix of either), a benchmark name (all its runs) or `all`. Runs still "
     "recording are skipped."
 )
-ORDER = 55
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,8 +31,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    from ..campaign.records import campaign_runs  # deferred: campaigns load only for `report` (--help imports every command module)
-    from ..compare.report import build_report  # deferred: the report renderer (numpy, SVG) loads only for `report`
     unloadable: list[str] = []
 
     async with await Store.open(db_path(args.db)) as store:

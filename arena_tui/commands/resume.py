@@ -13,15 +13,22 @@ import asyncio
 import sys
 from typing import Any
 
+from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.judges import KINDS_OR_NONE
 from arena_tui.spine.source import speaker_of
+from benchmarks.loader import BenchmarkError
+from benchmarks.registry import load_benchmark
 
+from ..judge import make_backend
+from ..judge.backends import PermanentError
+from ..judge.choice import pick_judge
+from ..orchestration.headless import run_headless
+from ..orchestration.logs import quiet_logs
+from ..orchestration.resume import ResumeError, plan_resume, replayed_text, resume_starter
+from ..store import Store, StoreError
 from .ids import resolve_run_id
 
-NAME = "resume"
-HELP = "continue an interrupted run at its first unfinished turn (same run id)"
-ORDER = 12
 DESCRIPTION = (
     "Continue RUN (interrupted by a quit, a kill or a lost worker) at its first planned turn "
     "without a finished row, in a new session given the finished turns' history. The run keeps "
@@ -44,38 +51,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from arena_tui.spine import paths  # deferred: --help imports every command module; the engine and store load only when resume runs
-    from ..orchestration.headless import run_headless  # deferred: --help imports every command module; the engine and store load only when resume runs
-    from ..orchestration.logs import quiet_logs  # deferred: --help imports every command module; the engine and store load only when resume runs
-    from ..orchestration.resume import replayed_text, resume_starter  # deferred: --help imports every command module; the engine and store load only when resume runs
-    from ..orchestration.settings import recorded_config  # deferred: --help imports every command module; the engine and store load only when resume runs
-
     db = paths.db_path(args.db)
     quiet_logs(getattr(args, "verbose", False), paths.log_path(db))
     bench, plan, judge = asyncio.run(_prepare(args, db))  # args.run_id: the full id from here on
-    try:
-        config = recorded_config(plan.config)
-    except ValueError as e:  # ConfigError
-        raise CliError(f"run {plan.run_id}: its recorded config cannot be used: {e}") from None
     if not args.headless:  # said as `run` says it when it goes headless by itself
         print("arena-tui: resume runs headless (progress and a summary on stdout; pass --headless to say so)",
               file=sys.stderr)
     print(f"resuming run {plan.run_id} at turn {plan.from_turn}: {replayed_text([r.turn_index for r in plan.done])}, "
           f"{len(plan.turns)} to play", flush=True)
     return asyncio.run(
-        run_headless(bench, config, db, sys.stdout, start=resume_starter(plan.run_id, bench, config, judge),
+        run_headless(bench, plan.settings, db, sys.stdout, start=resume_starter(plan.run_id, bench, plan.settings, judge),
                      total=len(plan.turns))
     )
 
 
 async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, Any]:
     """The benchmark, the resume plan and the judge backend, or a CliError naming what is wrong."""
-    from benchmarks.loader import BenchmarkError  # deferred: --help imports every command module; the engine and store load only when resume runs
-    from benchmarks.registry import load_benchmark  # deferred: --help imports every command module; the engine and store load only when resume runs
-
-    from arena_tui.spine import paths  # deferred: --help imports every command module; the engine and store load only when resume runs
-    from ..orchestration.resume import ResumeError, plan_resume  # deferred: --help imports every command module; the engine and store load only when resume runs
-    from ..store import Store, StoreError  # deferred: --help imports every command module; the engine and store load only when resume runs
 
     try:
         async with await Store.open(db) as store:
@@ -98,9 +89,6 @@ async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, Any]:
 
 def _judge(choice: str, recorded: list[str]) -> Any:
     """The backend for `--judge` (`recorded`: the run's own judge, none if it was not judged)."""
-    from ..judge import make_backend  # deferred: --help imports every command module; the engine and store load only when resume runs
-    from ..judge.backends import PermanentError  # deferred: --help imports every command module; the engine and store load only when resume runs
-    from ..judge.choice import pick_judge  # deferred: --help imports every command module; the engine and store load only when resume runs
 
     pick = pick_judge(choice, recorded)
     if pick.kind == "none":

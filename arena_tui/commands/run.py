@@ -12,20 +12,25 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Any
 
 from arena_tui.spine import paths
+from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.flags import turn_subset
+from arena_tui.spine.settings import RunSettings, SettingsError, build_settings
 from arena_tui.spine.source import ALL_SPEAKERS, variant_labels
+from benchmarks.loader import BenchmarkError
+from benchmarks.registry import speakers as benchmark_speakers
 
 from ..judge.options import add_judge_arguments
+from ..launcher import RunRequest
+from ..orchestration.headless import run_headless
 from ..orchestration.live import choose_judge, headline, run_source
+from ..orchestration.logs import quiet_logs
+from ..orchestration.models import manual_commit_names
+from ..orchestration.preflight import preflight
 from .ui import run_live
 
-NAME = "run"
-HELP = "run a benchmark against a model (use --model sim for the offline simulator)"
-ORDER = 10
 DESCRIPTION = (
     "Run BENCH (a name found under --data, or a benchmark folder) against MODEL and record "
     "every event, turn and audio track to the database. --model sim runs against the built-in "
@@ -96,73 +101,35 @@ def add_input_arguments(parser: argparse.ArgumentParser, *, matrix: bool = False
         )
     parser.add_argument(
         "--disable-vad", action="store_true",
-        help="server VAD off (OpenAI Realtime, xAI): the user's turn is closed by our commit + response.create at "
+        help=f"server VAD off ({manual_commit_names()}): the user's turn is closed by our commit + response.create at "
         "the end of the speech in the user WAV" + (" (every run of the campaign)" if matrix else ""),
     )
 
 
-def build_config(args: argparse.Namespace) -> Any:
-    from ..orchestration.settings import parse_turns, run_config  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
-
-    turns = None
-    if args.turns:
-        try:
-            turns = parse_turns(args.turns)
-        except ValueError as e:
-            raise CliError(str(e)) from None
-    cfg: dict[str, Any] = {"model": args.model, "speed": args.speed, "turns": turns, "faults": args.faults}
-    if args.base_url:
-        cfg["base_url"] = args.base_url
-    if getattr(args, "fake", False):
-        cfg["fake"] = True
-    if getattr(args, "fake_timing", None):
-        cfg["fake_timing"] = args.fake_timing
-    if getattr(args, "no_greeting", False):
-        cfg["greeting"] = {"enabled": False}
-    if getattr(args, "rotate_after", None) is not None:
-        cfg["rotation"] = {"max_age_s": args.rotate_after}
-    if getattr(args, "rehydrate", False):
-        cfg["mode"] = "rehydrated"
-    if getattr(args, "parallel", 1) != 1:
-        cfg["parallel"] = args.parallel
-    if getattr(args, "speaker", None) and args.speaker != ALL_SPEAKERS:
-        cfg["speaker"] = args.speaker
-    if getattr(args, "disable_vad", False):
-        cfg["disable_vad"] = True
-    if getattr(args, "service", None):
-        cfg["service"] = args.service
-    if getattr(args, "service_arg", None):
-        cfg["service_args"] = service_args(args.service_arg)
+def settings_of(args: argparse.Namespace, speaker: str | None = None) -> RunSettings:
+    """The run's settings from its flags (`speaker`: one of `--speaker all`'s), by the one builder
+    every way of starting a run uses (`spine.settings.build_settings`); a CliError naming the flag
+    it refuses."""
     try:
-        return run_config(**cfg)
-    except ValueError as e:  # ConfigError: one line naming the flag
+        return build_settings(
+            args.model, speed=args.speed, turns=args.turns, faults=args.faults, base_url=args.base_url, fake=args.fake,
+            fake_timing=args.fake_timing, greeting=not args.no_greeting, rotate_after=args.rotate_after,
+            rehydrate=args.rehydrate, parallel=args.parallel,
+            speaker=speaker or (None if args.speaker == ALL_SPEAKERS else args.speaker), disable_vad=args.disable_vad,
+            service=args.service, service_args=args.service_arg,
+        )
+    except SettingsError as e:
         raise CliError(str(e)) from None
 
 
-def service_args(pairs: list[str]) -> dict[str, str]:
-    """`--service-arg key=value` (repeated) as a dict; one line naming a malformed one."""
-    out: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip().isidentifier():
-            raise CliError(f"--service-arg {pair!r}: expected KEY=VALUE (e.g. base_url=http://127.0.0.1:8000/v1)")
-        out[key.strip()] = value
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
-    from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
-    from benchmarks.registry import speakers as benchmark_speakers  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
-
-    from ..orchestration.logs import quiet_logs  # deferred: loguru comes with Pipecat; it is configured only for a run
-
-    config = build_config(args)
-    quiet_logs(getattr(args, "verbose", False), paths.log_path(paths.db_path(args.db)))
+    settings = settings_of(args)
+    quiet_logs(args.verbose, paths.log_path(paths.db_path(args.db)))
     headless = args.headless or not _on_a_terminal()
     if not args.headless and headless:
         print("arena-tui: not a terminal, so running headless (pass --headless to say so)", file=sys.stderr)
-    speakers = [config.speaker]
-    if getattr(args, "speaker", None) == ALL_SPEAKERS:
+    runs = [settings]
+    if args.speaker == ALL_SPEAKERS:
         if not headless:
             raise CliError("--speaker all makes one run per speaker: add --headless (or use `campaign --speaker all`)")
         try:
@@ -172,43 +139,33 @@ def run(args: argparse.Namespace) -> int:
         # (on stderr: a headless run's first line on stdout is its headline)
         print(f"arena-tui: --speaker all: {len(speakers)} run(s), one per speaker: {', '.join(speakers)}", file=sys.stderr,
               flush=True)
+        runs = [settings_of(args, speaker) for speaker in speakers]
     status = 0
-    for speaker in speakers:
-        status = max(status, _run_one(args, config.model_copy(update={"speaker": speaker}), headless))
+    for one in runs:
+        status = max(status, _run_one(args, one, headless))
     return status
 
 
-def _run_one(args: argparse.Namespace, config: Any, headless: bool) -> int:
-    """One run of `args.bench` with `config` (its speaker's audio), in the monitor or headless."""
-    from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
-    from benchmarks.registry import load_benchmark, missing_audio  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
-
-    from ..orchestration.headless import run_headless  # deferred: the store and the engine load only when a run starts (--help imports every command module)
-    from ..orchestration.launch import check_start, plays_audio  # deferred: the engine loads only when a run starts (--help imports every command module)
-
-    try:
-        bench = load_benchmark(args.bench, paths.data_dir(args.data), speaker=config.speaker)
-    except BenchmarkError as e:
-        raise CliError(str(e)) from None
-    except (FileNotFoundError, KeyError, ValueError) as e:
-        raise CliError(f"benchmark {args.bench!r}: {e}") from None
-    try:
-        config.check_benchmark(bench)
-    except ValueError as e:
-        raise CliError(str(e)) from None
-    if plays_audio(config.model, config.service) and (line := missing_audio(bench, config.turns, args.bench, args.data)):
-        raise CliError(line)  # what `benchmarks` lists as "needs audio", said before the run's first line
+def _run_one(args: argparse.Namespace, settings: RunSettings, headless: bool) -> int:
+    """One run of `args.bench` with `settings` (its speaker's audio), in the monitor or headless:
+    the one preflight first (its first line, headless, once the benchmark's half is through and
+    before the provider's loads Pipecat: output from the start)."""
     db = paths.db_path(args.db)
     judge = choose_judge(args)
-    if headless:  # before the provider's import (Pipecat takes seconds): output from the start
-        total = len(config.turns) if config.turns is not None else len(bench.turns)
-        print(headline(bench.name, config.model, turns=total, source=run_source(config), judge=judge, db=db,
-                       speed=config.speed, variants=variant_labels(config.public())), flush=True)
-    check_start(config)  # after the headline and the data checks, which need no provider
+
+    def announce(bench: Benchmark) -> None:
+        if headless:
+            print(headline(bench.name, settings.model, turns=len(settings.turns_of(bench)), source=run_source(settings),
+                           judge=judge, db=db, speed=settings.speed, variants=variant_labels(settings.public())),
+                  flush=True)
+
+    checked = preflight(args.bench, settings, paths.data_dir(args.data), data=args.data, announce=announce)
+    if checked.problems or checked.benchmark is None:
+        raise CliError(checked.refusal)
     judge.check()
     if not headless:
-        return run_live(args, config, judge, benchmark=bench, db=db)
-    return asyncio.run(run_headless(bench, config, db, sys.stdout, judge))
+        return run_live(args, RunRequest(checked.benchmark, settings, judge.make or "none"), judge, db=db)
+    return asyncio.run(run_headless(checked.benchmark, settings, db, sys.stdout, judge))
 
 
 def _on_a_terminal() -> bool:

@@ -15,12 +15,10 @@ from datetime import UTC, datetime
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
 from arena_tui.spine.times import duration_text, when_text
+
+from ..compare.stored import load_runs, run_tally
 from ..store import RunRow, Store, StoreError
 from ..verdicts import NO_ANSWER, Tally
-
-NAME = "runs"
-HELP = "list recorded runs (id, benchmark, model, status, progress, strict pass, started, duration, turns counted apart)"
-ORDER = 20
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,8 +46,6 @@ async def _delete(args: argparse.Namespace) -> list[str]:
 
 
 async def _load(args: argparse.Namespace, tallied: bool = True) -> tuple[list[RunRow], dict[str, Tally]]:
-    from ..compare.stored import load_runs, run_tally  # deferred: the figures (numpy) load only for a table
-
     if args.limit is not None and args.limit < 0:
         raise CliError(f"--limit must be 0 or more (got {args.limit})")
     async with await Store.open(db_path(args.db)) as store:

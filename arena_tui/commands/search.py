@@ -3,7 +3,8 @@
 TEXT is found, case-insensitively, in what the user said, the model's answer (its words and its
 calls), the judge's reasons for the verdict that counts, and the turn's causes; "" matches every
 turn the filters keep. Each turn is printed with its run, model, verdict, where it matched, its
-causes and a snippet of the match (`arena_tui.compare.search`, which the screens' `/` calls too).
+causes and a snippet of the match (`arena_tui.compare.search`, whose texts and match the screens'
+`/` use too); a turn of a run a re-run replaced is marked superseded.
 """
 
 from __future__ import annotations
@@ -18,14 +19,12 @@ from arena_tui.spine.causes import CAUSES
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.ids import short_ids
 from arena_tui.spine.paths import db_path
+
+from ..compare.search import search
 from ..judge.causes import causes_text
 from ..store import Store, StoreError
 from ..verdicts import DIMENSIONS
 from .ids import resolve_run_id
-
-NAME = "search"
-HELP = "find turns across runs by what was said, answered, reasoned or caused (--run, --dimension, --cause narrow it)"
-ORDER = 42
 
 
 def _choice(known: Iterable[str], what: str) -> Callable[[str], str]:
@@ -53,8 +52,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    from ..compare.search import search  # deferred: the figures (numpy) load only for a search (--help imports every command module)
-
     if args.limit is not None and args.limit < 0:
         raise CliError(f"--limit must be 0 or more (got {args.limit})")
     async with await Store.open(db_path(args.db)) as store:
@@ -71,8 +68,9 @@ async def _main(args: argparse.Namespace) -> int:
         where = ", ".join(h.where) or "-"
         causes = causes_text(h.causes) or "-"
         human = f" (person: {', '.join(h.human)})" if h.human else ""
+        gone = f"  [superseded by {h.superseded_by}: counts nowhere]" if h.superseded_by else ""
         print(f"{short[h.run_id]}  turn {h.turn_index:<3} {h.model} · {h.benchmark}  {h.verdict_text}{human}  "
-              f"matched in: {where}  causes: {causes}")
+              f"matched in: {where}  causes: {causes}{gone}")
         print(f"    {h.snippet}")
     runs = len({h.run_id for h in hits})
     print(f"{len(hits)} turn{'s' * (len(hits) != 1)} in {runs} run{'s' * (runs != 1)} "

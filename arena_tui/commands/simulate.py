@@ -16,15 +16,16 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from arena_tui.spine.errors import CliError
 from arena_tui.spine import paths
+from arena_tui.spine.errors import CliError
+from benchmarks.loader import BenchmarkError
+from benchmarks.registry import load_benchmark
 
-NAME = "simulate"
+from ..orchestration.simulator import parse_faults, simulator_server
+
 #: how much lower than its clients the simulator runs: on one machine, the kernel otherwise lets it
 #: preempt the engine whose pacing it measures (measured: 8 sessions' input pacing p99 2.3 → 0.8-1.6 ms)
 SIM_NICE = 10
-HELP = "serve the offline OpenAI-Realtime simulator for a benchmark on 127.0.0.1"
-ORDER = 60
 DESCRIPTION = (
     "Serve a local websocket that speaks the OpenAI Realtime protocol, driven by BENCH: it "
     "recognises each turn from its audio, answers with the golden answer and the expected "
@@ -50,11 +51,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
-    from benchmarks.registry import load_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
-
-    from ..orchestration.simulator import parse_faults, simulator_server  # deferred: the simulator (websockets, numpy) loads only for this command
-
     if not 0 <= args.port <= 65535:
         raise CliError(f"--port must be 0..65535 (got {args.port})")
     if args.response_delay_ms < 0:

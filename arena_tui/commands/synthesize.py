@@ -8,10 +8,10 @@ from pathlib import Path
 
 from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
-
-NAME = "synthesize"
-HELP = "write turn_NNN.wav for turns lacking audio (espeak offline, or OpenAI tts-1)"
-ORDER = 32
+from benchmarks.loader import BenchmarkError
+from benchmarks.overlay import audio_overlay_dir
+from benchmarks.registry import open_benchmark
+from benchmarks.synthesize import SynthError, make_backend, synthesize_benchmark
 
 
 def _turn_list(text: str) -> list[int]:
@@ -43,10 +43,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # imported here: numpy/soxr/openai are not needed to build the CLI parser
-    from benchmarks.loader import BenchmarkError  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
-    from benchmarks.overlay import audio_overlay_dir  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
-    from benchmarks.registry import open_benchmark  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
-    from benchmarks.synthesize import SynthError, make_backend, synthesize_benchmark  # deferred: the TTS backends load only for this command
 
     try:
         bench = open_benchmark(args.benchmark, paths.data_dir(args.data))

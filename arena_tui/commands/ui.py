@@ -16,13 +16,12 @@ from arena_tui.spine.errors import CliError
 from arena_tui.spine.heap import settle_heaps_here
 from arena_tui.spine.times import duration_text
 
-from .ids import resolve_run_id
+from ..launcher import RunRequest
 from ..orchestration.launch import EngineLauncher
+from ..orchestration.live import JudgeChoice
 from ..orchestration.run_pool import RunPool
-
-NAME = "ui"
-HELP = "open the live monitor on the runs list (the default when no command is given)"
-ORDER = 1
+from ..store import Store, StoreError
+from .ids import resolve_run_id
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,7 +42,7 @@ def locations(args: argparse.Namespace) -> tuple[Path, Path | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..app import ArenaApp  # deferred: Textual loads only for the commands that open the monitor (--help imports every command module)
+    from ..app import ArenaApp  # deferred: Textual loads only when the monitor opens (`run --headless` imports this module too)
 
     db, data = locations(args)
     run_id = getattr(args, "open", None)
@@ -78,8 +77,6 @@ def _check_database(db: object, run_id: str | None = None) -> str | None:
     """A database that cannot be opened is one line and exit 2 here, before the screen takes over;
     so is a `run_id` that names no stored run (or several). Returns the full id it names."""
 
-    from ..store import Store, StoreError  # deferred: aiosqlite and the store load only for commands that open a database
-
     async def probe() -> str | None:
         store = await Store.open(db)  # type: ignore[arg-type]
         try:
@@ -93,25 +90,18 @@ def _check_database(db: object, run_id: str | None = None) -> str | None:
         raise CliError(str(e)) from None
 
 
-def run_live(args: argparse.Namespace, config: Any, judge: Any, *, benchmark: Any = None, db: Path | None = None,
-             then: str | None = None) -> int:
-    """Open the monitor on a new run of `benchmark` (a loaded Benchmark or a name) with `config`
-    (a RunConfig) judged by `judge` (a JudgeChoice), exactly as the new-run dialog starts one.
+def run_live(args: argparse.Namespace, launch: RunRequest, judge: JudgeChoice, *, db: Path | None = None) -> int:
+    """Open the monitor on a new run (`launch`: its benchmark, settings and judge), exactly as the
+    new-run dialog starts one; `judge` says how it is judged in the lines after the app exits.
 
     The app imports the engine itself (off its loop); what ran (and how long it took, wall clock)
-    is printed after the app exits, then `then` (what to do next: the monitor says it too when
-    the run ends).
+    is printed after the app exits, then `launch.then` (what to do next: the monitor says it too
+    when the run ends).
     """
-    from ..app import ArenaApp  # deferred: Textual loads only for the commands that open the monitor (--help imports every command module)
+    from ..app import ArenaApp  # deferred: Textual loads only when the monitor opens (`run --headless` imports this module too)
 
     where, data = locations(args)
     db = db or where
-    launch = {
-        "benchmark": benchmark if benchmark is not None else args.bench,
-        "config": {"model": config.model, **config.model_dump(exclude_defaults=True)},  # the model, said from the start
-        "judge": judge.make or "none",
-        **({"then": then} if then else {}),
-    }
     app = ArenaApp(db, data, launch=launch, launcher=EngineLauncher(RunPool()))
     settle_heaps_here()  # this process is the monitor now
     app.run()
@@ -124,6 +114,6 @@ def run_live(args: argparse.Namespace, config: Any, judge: Any, *, benchmark: An
         print(f"run {run_id} {status} in {took} (wall clock), judge {judge.label}, recorded in {db}")
     for state in app.left_interrupted:
         print(left_line(state, db, data))
-    if then:
-        print(then)
+    if launch.then:
+        print(launch.then)
     return 0

@@ -5,10 +5,6 @@ from __future__ import annotations
 import argparse
 from importlib.metadata import PackageNotFoundError, version
 
-NAME = "version"
-HELP = "print versions of arena-tui, Pipecat, Textual and the provider SDKs"
-ORDER = 99
-
 
 def versions() -> dict[str, str]:
     out = {}

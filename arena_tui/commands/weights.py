@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import argparse
 
-NAME = "weights"
-HELP = "the local cascade parts' weights (whisper, piper, kokoro): where they are; --fetch downloads them"
-ORDER = 31
+from ..orchestration import weights
+from ..orchestration.logs import quiet_logs
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,9 +19,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..orchestration import weights  # deferred: --help imports every command module
-    from ..orchestration.logs import quiet_logs  # deferred: the log set-up loads only when a command runs
-
     quiet_logs(False)  # Pipecat greets on import (a part's check imports its module)
     if not args.fetch:
         for part in weights.local_parts():

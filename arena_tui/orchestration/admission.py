@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from arena_tui.spine.settings import RunSettings
+
 #: how often the probe wakes (wall s), and how many wakes make one reported window
 PROBE_S = 0.02
 WINDOW_S = 1.0
@@ -123,11 +125,10 @@ class Admission:
         timeline has one speed) or asked for less."""
         return asked if resumed else min(asked, self.speed_cap)
 
-    def config_for(self, config: dict, resumed: bool) -> dict:
-        """A job's RunConfig (as a dict) as admitted now: its speed per `speed_for`."""
-        asked = float(config.get("speed", 1.0))
-        speed = self.speed_for(asked, resumed)
-        return config if speed == asked else {**config, "speed": speed}
+    def settings_for(self, settings: RunSettings, resumed: bool) -> RunSettings:
+        """A job's settings as admitted now: its speed per `speed_for`."""
+        speed = self.speed_for(settings.speed, resumed)
+        return settings if speed == settings.speed else settings.model_copy(update={"speed": speed})
 
 
 def pace_text(admissions: Iterable[Admission]) -> str:

@@ -29,19 +29,20 @@ from typing import Any, Literal
 from arena_tui.spine.bus import EventBus
 
 from arena_tui.campaign.snapshot import BenchmarkSnapshot
+from arena_tui.spine.settings import RunSettings
 
-# module:function of `async (benchmark, RunConfig, bus, run_id[, resume=]) -> dict`, imported in the worker
+# module:function of `async (benchmark, RunSettings, bus, run_id[, resume=]) -> dict`, imported in the worker
 DEFAULT_RUNNER = "arena_tui.orchestration.worker:run_engine"
 
 
 @dataclass(frozen=True)
 class Job:
-    """One run: a benchmark by value, its RunConfig as a dict (validated in the worker), its id,
-    and when it continues an interrupted run, what to resume from."""
+    """One run: a benchmark by value, its settings (validated where they were built; pickled to
+    the worker as they are), its id, and when it continues an interrupted run, what to resume from."""
 
     run_id: str
     snapshot: BenchmarkSnapshot = field(repr=False)
-    config: dict[str, Any]
+    settings: RunSettings
     # set: continue the interrupted run `run_id` in place (worker.resume_seed's JSON form:
     # from_turn, start_ms, done = the finished turns' stored results)
     resume: dict[str, Any] | None = None

@@ -16,12 +16,15 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from arena_tui.spine.ids import new_run_id
+from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.events import LOST_PACE
+from arena_tui.spine.ids import new_run_id
+from arena_tui.spine.settings import RunSettings, SettingsError
 from arena_tui.spine.times import wall_ms
 from arena_tui.stop_signals import StopSignals
+from arena_tui.store import Store, StoreError, StoreWriteError
 
 from ..compare.duplex import duplex_line, outcome_text
 from ..compare.stored import untrusted_turns
@@ -53,16 +56,15 @@ async def read_recorded(store: Any, run_id: str) -> Recorded | None:
     return Recorded(results, await store.judgements(run_id), list(run.turn_indices), await untrusted_turns(store, run_id))
 
 
-async def run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: JudgeChoice | None = None, *,
+async def run_headless(bench: Benchmark, settings: RunSettings, db: Any, out: TextIO, judge: JudgeChoice | None = None, *,
                        start: Any = None, total: int | None = None) -> int:
     """A run with its progress on `out`; `start(store, bus)`, when given, is the run to record
     instead of a new one (`resume`, which judges the resumed turns itself)."""
-    from arena_tui.store import Store, StoreError, StoreWriteError  # deferred: aiosqlite and the store load only for commands that open a database
-    from runners.engine import RunError, run_benchmark, select_turns  # deferred: the engine (Pipecat, ~1 s) loads only when a run needs it (--help imports every command module)
+    from runners.engine import RunError, run_benchmark  # deferred: the engine (Pipecat, ~1 s) loads after `run`'s first line is out (the command imports this module)
 
     try:
-        total = total if total is not None else len(select_turns(bench, config.turns))
-    except RunError as e:
+        total = total if total is not None else len(settings.turns_of(bench))
+    except SettingsError as e:
         raise CliError(str(e)) from None
     judge = judge or JudgeChoice("none", "", None)
     bus = EventBus()
@@ -71,7 +73,7 @@ async def run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Jud
     except StoreError as e:
         raise CliError(str(e)) from None
     recorder = store.start_recording(bus)
-    progress = Progress(total, out, config.speed, expected_calls={t.turn_index: len(t.expected_calls) for t in bench.turns})
+    progress = Progress(total, out, settings.speed, expected_calls={t.turn_index: len(t.expected_calls) for t in bench.turns})
     # a turn and its verdicts are shown once the store has committed them (a kill -9 after the line
     # keeps them), so a verdict never precedes its turn's line
     subs = [
@@ -86,7 +88,7 @@ async def run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Jud
     recorded: Recorded | None = None
 
     async def run_and_judge() -> None:
-        await run_benchmark(bench, config, bus, run_id=run_id)
+        await run_benchmark(bench, settings, bus, run_id=run_id)
         if judging is not None:
             await judging[1]  # the last verdicts and the cross-turn rules, before the summary
 
@@ -129,7 +131,7 @@ async def run_headless(bench: Any, config: Any, db: Any, out: TextIO, judge: Jud
             await to_the_end(finish())
     if failure is not None:
         raise CliError(str(failure))
-    progress.summary(out, source=run_source(config), recorded=recorded)
+    progress.summary(out, source=run_source(settings), recorded=recorded)
     if recorded is not None and recorded.results and (judge.make is not None or recorded.judgements):
         print("", file=out)
         print(render_text(summarize(bench, recorded.results, recorded.judgements, recorded.expected or None)), file=out)

@@ -2,11 +2,9 @@
 the UI reaches the run engine.
 
 Its preflight is what stops a run before it starts, checked before anything is recorded (the
-new-run dialog), the same checks as `arena-tui run`: the model alias, faults only against the
-simulator, the settings, the runner's own preflight (key set, packages installed, speed), the
-benchmark and the audio of the selected turns. Nothing here imports the run engine or Pipecat at
-import time (every command module is imported to build `--help`); the runner modules load on
-first call, so callers run these in a thread.
+new-run dialog): the one preflight `arena-tui run` and campaigns use too (`preflight.py`).
+Nothing here imports the run engine or Pipecat at import time (the monitor starts without it);
+the runner modules load on first call, so callers run these in a thread.
 """
 
 from __future__ import annotations
@@ -17,11 +15,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from arena_tui.spine.bus import ThreadPublisher
-from arena_tui.spine.errors import CliError
+from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.bus import EventBus, ThreadPublisher
+from arena_tui.spine.settings import RunSettings
 from ..launcher import ModelChoice
 from .engine_thread import on_engine_loop
 from .models import cascades, models
+from .preflight import preflight
 from .run_pool import RunPool
 
 
@@ -33,67 +33,6 @@ def model_choices() -> list[ModelChoice]:
     spelling = cascades()
     return [*sorted(out, key=lambda c: (not c.simulated, c.alias)),
             ModelChoice(spelling.spelling, "cascade", False, (), (), typed=spelling.examples[0])]
-
-
-def preflight(benchmark: str, config: dict[str, Any], data_dir: Path | None) -> list[str]:
-    """Every problem that would make this run fail at its start, each a line naming what to fix:
-    the engine's own check (`runners.engine.check_run`), then what only a run's start would
-    find (the benchmark, its turns, the provider's limits, the audio)."""
-    from benchmarks.registry import load_benchmark, missing_audio  # deferred: loads on first use, in a thread (--help imports this module)
-    from runners.config import RunConfig  # deferred: the engine loads on first use, in a thread (--help imports this module)
-    from runners.engine import RunError, check_run, runner_for, select_turns  # deferred: the engine loads on first use, in a thread (--help imports this module)
-
-    try:
-        runner = runner_for(str(config.get("model", "")), config.get("service"))
-    except RunError as e:
-        return [str(e)]
-    try:
-        cfg = RunConfig(**config)
-    except ValueError as e:  # ConfigError: one line naming the flag (faults, speed, …)
-        return [str(e)]
-    try:
-        bench = load_benchmark(benchmark, data_dir, speaker=cfg.speaker)
-    except Exception as e:
-        return check_run(cfg, runner) + [f"benchmark {benchmark!r}: {e}"]
-    try:
-        turns = select_turns(bench, cfg.turns)
-    except (RunError, ValueError) as e:
-        return check_run(cfg, runner) + [str(e)]
-    problems = check_run(cfg, runner, bench)  # the provider's preflight; the settings against the benchmark
-    try:  # the provider's limits (GLM's prompt cap)
-        runner.check_benchmark(bench)
-    except (RunError, ValueError) as e:
-        problems.append(str(e))
-    if runner.mode != "text" and (line := missing_audio(bench, [t.turn_index for t in turns], benchmark)):
-        problems.append(line)
-    return problems
-
-
-def plays_audio(model: str, service: str | None) -> bool | None:
-    """Whether a model's runs play the benchmark's audio, from the providers' catalog (no Pipecat);
-    None when only loading it would tell (a user's own `--service` class, an unknown alias)."""
-    from runners import catalog  # deferred: the catalog is data, read only when a run is checked
-
-    if service:
-        return None
-    try:
-        return catalog.find(model).mode != "text"
-    except ValueError:
-        return None
-
-
-def check_start(config: Any) -> None:
-    """`arena-tui run`'s check once its first line is out: the engine's own (`runners.engine.check_run`;
-    the benchmark's part was checked before that line) as one CliError."""
-    from runners.engine import RunError, check_run, runner_for  # deferred: after the headline and the data checks, which need no provider
-
-    try:
-        runner = runner_for(config.model, config.service)
-    except RunError as e:
-        raise CliError(str(e)) from None
-    problems = check_run(config, runner)
-    if problems:
-        raise CliError("cannot run: " + "; ".join(problems))
 
 
 class EngineLauncher:
@@ -112,34 +51,23 @@ class EngineLauncher:
     def models(self) -> list[ModelChoice]:
         return model_choices()
 
-    def preflight(self, benchmark: str, config: dict[str, Any], data_dir: Path | None) -> list[str]:
-        return preflight(benchmark, config, data_dir)
-
-    def parse_turns(self, spec: str) -> list[int]:
-        from runners.config import parse_turns  # deferred: the engine loads on first use, in a thread (--help imports this module)
-
-        return parse_turns(spec)
+    def preflight(self, benchmark: str, settings: RunSettings, data_dir: Path | None) -> list[str]:
+        return preflight(benchmark, settings, data_dir).problems
 
     def load_engine(self) -> None:
-        # with a pool, only what checks a run's settings here: Pipecat loads in the workers
-        importlib.import_module("runners.config" if self.pool is not None else "runners.engine")
+        if self.pool is None:  # with a pool, Pipecat loads in the workers
+            importlib.import_module("runners.engine")
 
-    def start_run(self, benchmark: Any, config: dict[str, Any], bus: Any, run_id: str) -> Awaitable[Any]:
+    def start_run(self, benchmark: Benchmark, settings: RunSettings, bus: EventBus, run_id: str) -> Awaitable[Any]:
         """The run in a worker process (with a pool) or on the engine's own loop (`engine_thread`),
         its events handed to `bus` on the caller's loop: the monitor's loop stays free for keys and
         frames. Call it on that loop."""
-        from runners.config import RunConfig  # deferred: the engine loads on first use, in a thread (--help imports this module)
-
-        try:
-            cfg = RunConfig(**config)
-        except Exception as e:
-            raise ValueError(f"bad run settings: {e}") from None
         if self.pool is not None:
-            return self.pool.run(benchmark, cfg.model_dump(exclude_defaults=True), bus, run_id)
-        from runners.engine import run_benchmark  # deferred: the engine loads on first use, in a thread (--help imports this module)
+            return self.pool.run(benchmark, settings, bus, run_id)
+        from runners.engine import run_benchmark  # deferred: the engine loads on first use, in a thread (the monitor starts without it)
 
         publisher = ThreadPublisher(bus, asyncio.get_running_loop())
-        return on_engine_loop(lambda: run_benchmark(benchmark, cfg, publisher, run_id=run_id,  # type: ignore[arg-type]
+        return on_engine_loop(lambda: run_benchmark(benchmark, settings, publisher, run_id=run_id,  # type: ignore[arg-type]
                                                     on_session=self.on_session))
 
     async def close(self) -> None:

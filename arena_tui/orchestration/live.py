@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena_tui.spine.errors import CliError
+from arena_tui.spine.settings import SIM, RunSettings
 from arena_tui.spine.source import source_label
 from ..judge import PermanentError
 from ..judge.choice import pick_judge
@@ -92,7 +93,7 @@ def verdict_line(j: Any, *, heuristic: bool = False) -> str:
     return f"turn {j.turn_index} r{j.revision}{rule} {j.judge}{label}: {verdicts}{provisional}"
 
 
-def run_source(config: Any) -> str | None:
+def run_source(settings: RunSettings) -> str | None:
     """What a run about to start will talk to, by `spine.source.source_label`'s rule."""
-    return source_label(config.model == "sim" or bool(config.fake), {"fake": config.fake})
+    return source_label(settings.model == SIM or settings.fake, {"fake": settings.fake})
 

@@ -33,6 +33,7 @@ from typing import Any
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.heap import settle_heap, settle_heaps_here
+from arena_tui.spine.settings import RunSettings
 
 from .admission import Admission, Load, pace_text, probe_lag
 from .executor import DEFAULT_RUNNER, Executor, Job, JobOutcome, OnDone, OnLost
@@ -237,8 +238,8 @@ class LocalExecutor(Executor):
                 self._send(w, ("snapshot", snap))
                 w.keys.add(snap.key)
             w.jobs.add(job.run_id)
-            config = w.admission.config_for(job.config, resumed=job.keeps_speed)
-            self._send(w, ("run", job.run_id, snap.key, config, job.resume))
+            settings = w.admission.settings_for(job.settings, resumed=job.keeps_speed)
+            self._send(w, ("run", job.run_id, snap.key, settings, job.resume))
 
     def _send(self, w: _Worker, msg: tuple) -> None:
         try:
@@ -325,9 +326,9 @@ async def _serve(conn: Connection, runner_spec: str, lifeline: Lifeline, warm: t
             else task.result()
         outbox.put(("done", run_id, out))
 
-    def start(run_id: str, key: str, config: dict, resume: dict | None) -> None:
+    def start(run_id: str, key: str, settings: RunSettings, resume: dict | None) -> None:
         send = lambda b: outbox.put(("events", run_id, b))  # noqa: E731
-        task = asyncio.create_task(execute(runner, benchmarks[key], config, run_id, send, resume))
+        task = asyncio.create_task(execute(runner, benchmarks[key], settings, run_id, send, resume))
         task.add_done_callback(lambda t: done(run_id, t))
         tasks[run_id] = task
 

@@ -25,6 +25,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from arena_tui.spine.local_llm import LOCAL_LLM_URL, LOCAL_LLM_URL_ENV, local_llm_url
 from arena_tui.spine.urls import endpoint_label
+from runners import catalog
 
 from ..launcher import KEY_SET, READY
 
@@ -63,8 +64,6 @@ class Model:
 
 def models() -> list[Model]:
     """Every model alias, in alias order (a local server probed once, `probe_local`)."""
-    from runners import catalog  # deferred: --help imports every command module; the catalog is data (no Pipecat)
-
     needs: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}  # per provider: its aliases need the same
     out = []
     for alias in catalog.known_models():
@@ -77,6 +76,11 @@ def models() -> list[Model]:
         out.append(Model(alias, p.name, model, p.kind, p.key_env, p.simulated, *needs[p.name],
                          manual_commit=p.manual_commit, served=served))
     return out
+
+
+def manual_commit_names() -> str:
+    """The providers `--disable-vad` applies to (the catalog's `manual_commit`), as a sentence names them."""
+    return catalog.manual_commit_names()
 
 
 def probe_local(url: str, model: str, timeout_s: float = PROBE_S) -> str:
@@ -162,8 +166,6 @@ class Cascades:
 
 
 def cascades() -> Cascades:
-    from runners import catalog  # deferred: --help imports every command module; the catalog is data (no Pipecat)
-
     parts = {**catalog.STT, **catalog.TTS}
     return Cascades(f"{catalog.CASCADE_PREFIX}<stt>+<llm>+<tts>", tuple(catalog.STT), tuple(catalog.TTS),
                     catalog.CASCADE_EXAMPLES, {name: c.key_env for name, c in parts.items() if c.key_env},

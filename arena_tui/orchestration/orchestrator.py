@@ -2,8 +2,8 @@
 
 The coordinator (this module, in the CLI or the TUI process) owns the bus, the one store
 writer and the campaign rows; runs execute in an executor's workers. Before anything opens a
-session, every (benchmark, model) pair is preflighted with the same checks as `arena-tui run`
-(`launch.preflight`: keys, packages, audio, benchmark validity, the provider's own limits):
+session, every (benchmark, model) pair is preflighted by the one preflight `arena-tui run` uses
+(`preflight.py`: keys, packages, audio, benchmark validity, the provider's own limits):
 all problems are reported at once and nothing starts unless `skip_unrunnable`.
 
 A cell whose stored turn rows are complete is skipped; any other cell (never run, interrupted,
@@ -30,14 +30,14 @@ from arena_tui.campaign.spec import CampaignSpec, Cell, cell_parts
 from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import RunEnded, RunSuperseded
-from arena_tui.spine.source import TTS
+from arena_tui.spine.settings import RunSettings, SettingsError
 from arena_tui.spine.times import duration_text
 from arena_tui.store import Store, StoreError
 from arena_tui.store.liveness import HEARTBEAT_S
 
 from .executor import Executor, Job, JobOutcome
 from .heartbeat import Heartbeat
-from .launch import preflight as run_preflight
+from .preflight import preflight as run_preflight
 
 Notice = Callable[[str], None]
 
@@ -50,41 +50,31 @@ class CampaignBlocked(Exception):
         self.problems = problems
 
 
-def run_config(spec: CampaignSpec, model: str, speaker: str = TTS) -> dict[str, Any]:
-    """The RunConfig (as a dict: it crosses to workers) of one cell's run (`speaker`: whose
-    recordings its user audio is, from the cell's benchmark).
+@dataclass
+class CampaignCheck:
+    """The preflight of every (benchmark, model) pair: the settings of each runnable one, built
+    once here and handed to its runs, and the problems of the others, one line each."""
 
-    Here, not on the spec: the spec is plain data the UI reads; this side knows the engine."""
-    from runners.config import parse_turns  # deferred: the engine's config loads only when turns are given
-
-    cfg: dict[str, Any] = {"model": model, "speed": spec.speed, **spec.extra}
-    if speaker != TTS:
-        cfg["speaker"] = speaker
-    if spec.disable_vad:
-        cfg["disable_vad"] = True
-    if spec.turns:
-        cfg["turns"] = parse_turns(spec.turns)
-    if spec.fake and model != "sim":
-        cfg["fake"] = True
-    if not spec.greeting:
-        cfg["greeting"] = {"enabled": False}
-    return cfg
+    settings: dict[tuple[str, str], RunSettings] = field(default_factory=dict)
+    problems: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
 
-def preflight(spec: CampaignSpec, data_dir: Path | None) -> dict[tuple[str, str], list[str]]:
-    """Problems per (benchmark, model), each line naming the cell pair and what to fix."""
-    out: dict[tuple[str, str], list[str]] = {}
+def preflight(spec: CampaignSpec, data_dir: Path | None) -> CampaignCheck:
+    """Every cell pair through the one preflight `arena-tui run` and the new-run dialog use, each
+    problem naming the pair and what to fix."""
+    out = CampaignCheck()
     for bench in spec.cell_benchmarks():
         name, speaker = cell_parts(bench)
         for model in spec.models:
             try:
-                cfg = run_config(spec, model, speaker)
-            except ValueError as e:
-                problems = [f"--turns: {e}"]
+                settings = spec.run_settings(model, speaker)
+            except SettingsError as e:
+                problems = [str(e)]
             else:
-                problems = run_preflight(name, cfg, data_dir)
+                problems = run_preflight(name, settings, data_dir).problems
+                out.settings[(bench, model)] = settings
             if problems:
-                out[(bench, model)] = [f"{bench} × {model}: {p}" for p in problems]
+                out.problems[(bench, model)] = [f"{bench} × {model}: {p}" for p in problems]
     return out
 
 
@@ -149,7 +139,8 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     `arena-tui run` judges. Returns once every cell's run has ended and been judged (complete
     or not); cells are judged complete by their turn rows."""
     began = time.monotonic()
-    problems = await asyncio.to_thread(preflight, spec, data_dir)
+    checked = await asyncio.to_thread(preflight, spec, data_dir)
+    problems = checked.problems
     if problems and not skip_unrunnable:
         raise CampaignBlocked([p for ps in problems.values() for p in ps])
     campaign_id = campaign_id or await records.find_by_spec(store, spec) or new_run_id()[:12]
@@ -217,10 +208,10 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
             judging.append(await _judge_run(store, bus, benchmarks[cell.benchmark], judge, run_id, resumed=resume is not None))
         await records.set_cell(store, campaign_id, cell, status="queued", run_id=run_id, reason=why)
         notice(f"{cell.label}: run {run_id} {how}" + (f" ({why})" if why else ""))
-        config = run_config(spec, cell.model, cell_parts(cell.benchmark)[1])
+        settings = checked.settings[(cell.benchmark, cell.model)]
         if speed is not None:
-            config["speed"] = speed
-        executor.submit(Job(run_id, snapshots[cell.benchmark], config, resume=resume, speed_fixed=speed is not None))
+            settings = settings.model_copy(update={"speed": speed})
+        executor.submit(Job(run_id, snapshots[cell.benchmark], settings, resume=resume, speed_fixed=speed is not None))
 
     beating = await _coordinate(store, campaign_id)  # queued cells are this process's to run
     pacing = _PaceReport(store, campaign_id, notice)

@@ -235,9 +235,9 @@ class RayExecutor(Executor):
                 ref = self._refs[job.snapshot.key] = self._ray.put(job.snapshot)
                 self._t.setdefault("put", time.monotonic() - t)
             slot.runs.add(job.run_id)
-            config = slot.admission.config_for(job.config, resumed=job.keeps_speed)
+            settings = slot.admission.settings_for(job.settings, resumed=job.keeps_speed)
             stream = slot.actor.run.options(num_returns="streaming").remote(
-                ref, config, job.run_id, self.runner, job.resume)
+                ref, settings, job.run_id, self.runner, job.resume)
             self._follow[job.run_id] = asyncio.create_task(self._consume(job, stream, slot), name=f"ray-{job.run_id}")
 
     def _replace(self, slot: _Slot) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from arena_tui.campaign.snapshot import BenchmarkSnapshot
 from arena_tui.spine.heap import settle_heap, settle_heaps_here
+from arena_tui.spine.settings import RunSettings
 
 from .admission import Load, probe_lag
 from .ray_cluster import code_id
@@ -53,16 +54,17 @@ class Worker:
         return {"pid": os.getpid(), "node": ray.util.get_node_ip_address(), "scratch": str(scratch()),
                 "code": code_id(), "import_s": time.monotonic() - t, "nice": os.getpriority(os.PRIO_PROCESS, 0)}
 
-    async def run(self, snap: BenchmarkSnapshot, config: dict, run_id: str, runner_spec: str,
+    async def run(self, snap: BenchmarkSnapshot, settings: RunSettings, run_id: str, runner_spec: str,
                   resume: dict | None = None):
-        async for item in ray_task(snap, config, run_id, runner_spec, resume):
+        async for item in ray_task(snap, settings, run_id, runner_spec, resume):
             yield item
 
     async def cleanup(self) -> None:
         remove_scratch()
 
 
-async def ray_task(snap: BenchmarkSnapshot, config: dict, run_id: str, runner_spec: str, resume: dict | None = None):
+async def ray_task(snap: BenchmarkSnapshot, settings: RunSettings, run_id: str, runner_spec: str,
+                   resume: dict | None = None):
     """Streaming generator: ("where", pid, ip), then ("events", bytes)..., then ("done", outcome).
 
     The run is a task on the worker's loop beside its other runs (as a local worker holds them);
@@ -78,7 +80,7 @@ async def ray_task(snap: BenchmarkSnapshot, config: dict, run_id: str, runner_sp
 
     async def run() -> None:
         try:
-            out = await execute(runner, benchmark, config, run_id, lambda b: items.put_nowait(("events", b)), resume)
+            out = await execute(runner, benchmark, settings, run_id, lambda b: items.put_nowait(("events", b)), resume)
         except BaseException as e:  # (execute reports the run's own errors; this is the rest)
             out = {"status": "error", "message": f"{type(e).__name__}: {e}", "result": {}}
         items.put_nowait(("done", out))

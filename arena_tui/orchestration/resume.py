@@ -15,6 +15,10 @@ from typing import Any
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import TurnResult, unfinished
+from arena_tui.spine.settings import RunSettings, SettingsError
+from runners.rotation import turn_span
+
+from ..judge import JudgeWorker
 
 #: kinds whose t_ms bound a stored run's timeline (the resumed run continues after them)
 _TIMELINE_KINDS = ("run_started", "run_resumed", "turn_started", "turn_ended", "run_ended")
@@ -31,7 +35,7 @@ class ResumePlan:
     turns: list[int]  # the turns the resumption plays (from `from_turn` on, in the run's order)
     done: list[TurnResult]  # the finished turns before `from_turn` (their history is replayed)
     start_ms: float  # where the run's timeline goes on
-    config: dict[str, Any]  # the run's recorded config
+    settings: RunSettings  # the run's recorded settings, read back
     last_session: int = 0  # the highest session number stored: the resumption's first is the next
 
 
@@ -55,7 +59,11 @@ async def plan_resume(store: Any, run_id: str, benchmark: Any) -> ResumePlan:
         raise ResumeError(f"run {run_id} is of benchmark {run.benchmark!r}, not {benchmark.name!r}")
     if run.status == "running":
         raise ResumeError(f"run {run_id} is still recording (pid {run.pid} on {run.host}); stop it first")
-    if (run.config or {}).get("mode") == "rehydrated":
+    try:
+        settings = RunSettings.from_recorded(run.config or {})
+    except SettingsError as e:
+        raise ResumeError(f"run {run_id}: its recorded settings cannot be used: {e}") from None
+    if settings.mode == "rehydrated":
         raise ResumeError(f"run {run_id} is a rehydrated run: its turns are independent, re-run them instead")
     unfinished = await unfinished_turns(store, run_id, benchmark)
     if not unfinished:
@@ -69,7 +77,7 @@ async def plan_resume(store: Any, run_id: str, benchmark: Any) -> ResumePlan:
     sessions += [r.session for r in rows.values()]
     return ResumePlan(
         run_id=run_id, from_turn=unfinished[0], turns=planned[start:], done=done,
-        start_ms=max(ends, default=0.0) + 1.0, config=dict(run.config or {}), last_session=max(sessions, default=0),
+        start_ms=max(ends, default=0.0) + 1.0, settings=settings, last_session=max(sessions, default=0),
     )
 
 
@@ -79,31 +87,30 @@ async def resume_run(
     bus: EventBus,
     *,
     benchmark: Any,
-    config: Any = None,
+    settings: RunSettings | None = None,
     judge: Any = None,
     provider: Any = None,
 ) -> str:
     """Resume the interrupted run `run_id` on `bus` (which `store` records) and wait for its end.
 
-    `config` (a RunConfig) replaces the recorded one (default: the recorded one); `judge` (a
+    `settings` replace the recorded ones (default: the recorded ones); `judge` (a
     judge backend) judges the resumed turns with the finished ones as context, and phase 2
     then runs over the whole run; `provider` as in `run_benchmark`. Returns the run id.
     """
-    from runners.config import RunConfig  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
     from runners.engine import Seed, history_from_results, run_benchmark  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
 
     plan = await plan_resume(store, run_id, benchmark)
-    cfg = config if config is not None else RunConfig.from_recorded(plan.config)
+    cfg = settings if settings is not None else plan.settings
     seed = Seed(
         history=history_from_results(plan.done), start_ms=plan.start_ms, resumed_from=plan.from_turn,
         detail=f"resumed at turn {plan.from_turn}", done=plan.done, last_session=plan.last_session,
     )
     judging = None
     if judge is not None:
-        from ..judge import JudgeWorker  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
 
         worker = JudgeWorker(benchmark, judge, bus, run_id)
-        worker.seed(await store.turn_results(run_id), await store.judgements(run_id), plan.config)
+        run = await store.get_run(run_id)  # its record as stored: what the judge reads of a run (`judge.worker.configure`)
+        worker.seed(await store.turn_results(run_id), await store.judgements(run_id), run.config if run is not None else {})
         judging = worker.start()
     try:
         await run_benchmark(benchmark, cfg, bus, run_id, provider=provider, resume=seed)
@@ -120,7 +127,6 @@ async def resume_run(
 def replayed_text(turns: list[int]) -> str:
     """The finished turns a resumption replays, counted and named ("1 finished turn replayed
     (turn 0)"): a bare list read "replayed: 0" as none."""
-    from runners.rotation import turn_span  # deferred: the engine loads only when a run is actually resumed
 
     if not turns:
         return "no finished turn to replay"
@@ -128,14 +134,14 @@ def replayed_text(turns: list[int]) -> str:
     return f"{n} finished turn{'s' if n != 1 else ''} replayed ({turn_span(turns)})"
 
 
-def resume_starter(run_id: str, bench: Any, config: Any, judge: Any) -> Any:
+def resume_starter(run_id: str, bench: Any, settings: RunSettings, judge: Any) -> Any:
     """`headless.run_headless`'s `start`: resume `run_id` on the bus the store records; a run
     that changed since it was planned (another process took it) is a RunError, one line."""
     async def start(store: Any, bus: Any) -> str:
         from runners.engine import RunError  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
 
         try:
-            return await resume_run(store, run_id, bus, benchmark=bench, config=config, judge=judge)
+            return await resume_run(store, run_id, bus, benchmark=bench, settings=settings, judge=judge)
         except ResumeError as e:  # the run changed since it was planned (another process took it)
             raise RunError(str(e)) from None
 

@@ -18,7 +18,9 @@ import asyncio
 from typing import Any
 
 from arena_tui.campaign.snapshot import SnapshotError, snapshot
+from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.bus import EventBus
+from arena_tui.spine.settings import RunSettings
 
 from .executor import DEFAULT_RUNNER, Job, JobOutcome
 from .local import ExecutorError, LocalExecutor
@@ -41,8 +43,8 @@ class RunPool:
         """The pool's executor once its workers are up (tests and benchmarks read its pids)."""
         return self._executor
 
-    async def run(self, benchmark: Any, config: dict[str, Any], bus: EventBus, run_id: str) -> dict[str, Any]:
-        """Run `benchmark` with `config` (a RunConfig as a dict) in a worker; its events go to `bus`."""
+    async def run(self, benchmark: Benchmark, settings: RunSettings, bus: EventBus, run_id: str) -> dict[str, Any]:
+        """Run `benchmark` with `settings` in a worker; its events go to `bus`."""
         executor = await self._ready(bus)
         try:  # every turn's audio read here, in a thread: a worker runs from its own copy (campaign.snapshot)
             snap = await asyncio.to_thread(snapshot, benchmark, missing_ok=True)
@@ -50,7 +52,7 @@ class RunPool:
             raise RuntimeError(str(e)) from None
         done: asyncio.Future[JobOutcome] = asyncio.get_running_loop().create_future()
         self._waiting[run_id] = done
-        executor.submit(Job(run_id, snap, config))
+        executor.submit(Job(run_id, snap, settings))
         try:
             outcome = await asyncio.shield(done)
         except asyncio.CancelledError:

@@ -1,5 +1,5 @@
 """The offline OpenAI-Realtime simulator served on its own (`arena-tui simulate`), its setup
-errors as one CliError line each. `runners.simulator` (websockets, numpy) loads on first call.
+errors as one CliError line each.
 """
 
 from __future__ import annotations
@@ -7,22 +7,20 @@ from __future__ import annotations
 from typing import Any
 
 from arena_tui.spine.errors import CliError
+from arena_tui.spine.faults import FaultPlan, FaultSpecError, parse_faults as parse
+from runners.simulator import SimulatorServer
 
 
-def parse_faults(spec: str | None) -> Any:
+def parse_faults(spec: str | None) -> FaultPlan:
     """The simulator's fault plan of `--faults`; a CliError naming the bad part."""
-    from runners.simulator import FaultSpecError, parse_faults as parse  # deferred: the simulator (websockets, numpy) loads only for this command
-
     try:
         return parse(spec)
     except FaultSpecError as e:
         raise CliError(f"--faults: {e}") from None
 
 
-def simulator_server(benchmark: Any, **options: Any) -> Any:
+def simulator_server(benchmark: Any, **options: Any) -> SimulatorServer:
     """A `SimulatorServer` for `benchmark` (not started); a CliError when it cannot be set up."""
-    from runners.simulator import SimulatorServer  # deferred: the simulator (websockets, numpy) loads only for this command
-
     try:
         return SimulatorServer(benchmark, **options)
     except (RuntimeError, ValueError) as e:

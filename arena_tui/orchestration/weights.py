@@ -1,8 +1,7 @@
 """The local cascade parts' weights, for `arena-tui weights`: what each part needs, whether it is on
 this machine, and fetching it when the user asks (the only way arena-tui downloads a model).
 
-Nothing is imported at import time (`--help` imports every command module); a part's check
-imports its package only when it is installed.
+A part's check imports its package only when it is installed.
 """
 
 from __future__ import annotations
@@ -10,13 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from arena_tui.spine.errors import CliError
+from runners import catalog
+from runners.catalog import installed
+from runners.providers import local_parts as lp
 
 ALL = "all"
 
 
 def _parts() -> dict[str, Any]:
-    from runners import catalog  # deferred: --help imports every command module; the catalog is data
-
     return {c.name: c for c in (*catalog.STT.values(), *catalog.TTS.values()) if c.local}
 
 
@@ -26,7 +26,6 @@ def local_parts() -> list[str]:
 
 def _not_installed(part: str) -> str | None:
     """"not installed (pip install …)" when the part's packages are not all here."""
-    from runners.catalog import installed  # deferred: --help imports every command module
 
     c = _parts()[part]
     return None if all(installed(m) for m in c.packages) else f"not installed ({c.install_hint})"
@@ -34,7 +33,6 @@ def _not_installed(part: str) -> str | None:
 
 def status(part: str) -> str:
     """One line: what the part's weights are, and where they are or what to do."""
-    from runners.providers import local_parts as lp  # deferred: --help imports every command module
 
     if missing := _not_installed(part):
         return f"{lp.describe(part)}: {missing}"
@@ -61,7 +59,6 @@ def chosen(names: list[str]) -> list[str]:
 
 def fetch(part: str) -> str:
     """Download one part's weights; the folder they are in. CliError in one line when it fails."""
-    from runners.providers import local_parts as lp  # deferred: --help imports every command module
 
     try:
         return str(lp.fetch(part))

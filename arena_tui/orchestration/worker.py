@@ -13,19 +13,21 @@ import importlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.bus import EventBus
+from arena_tui.spine.settings import RunSettings
 
 from .transport import batches, encode_batch_stepwise
 
 Runner = Callable[..., Awaitable[dict[str, Any] | None]]
 
 
-async def run_engine(benchmark: Any, config: Any, bus: EventBus, run_id: str,
+async def run_engine(benchmark: Benchmark, settings: RunSettings, bus: EventBus, run_id: str,
                      resume: dict[str, Any] | None = None) -> dict[str, Any]:
     """The default runner: one benchmark run through the engine (continued in place with `resume`)."""
     from runners.engine import run_benchmark  # deferred: the engine (Pipecat, ~1 s) loads in the worker process, never in the coordinator
 
-    await run_benchmark(benchmark, config, bus, run_id, resume=resume_seed(resume) if resume else None)
+    await run_benchmark(benchmark, settings, bus, run_id, resume=resume_seed(resume) if resume else None)
     return {}
 
 
@@ -48,10 +50,9 @@ def load_runner(spec: str) -> Runner:
     return getattr(importlib.import_module(module), name)
 
 
-async def execute(runner: Runner, benchmark: Any, config: dict[str, Any], run_id: str,
+async def execute(runner: Runner, benchmark: Benchmark, settings: RunSettings, run_id: str,
                   send_batch: Callable[[bytes], None], resume: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run one job; returns {"status": finished|error|cancelled, "message", "result"}."""
-    from runners.config import RunConfig  # deferred: the engine (Pipecat, ~1 s) loads in the worker process, never in the coordinator
     from runners.engine import RunError  # deferred: the engine (Pipecat, ~1 s) loads in the worker process, never in the coordinator
 
     bus = EventBus()
@@ -65,7 +66,7 @@ async def execute(runner: Runner, benchmark: Any, config: dict[str, Any], run_id
     out: dict[str, Any]
     try:
         extra = {"resume": resume} if resume else {}
-        result = await runner(benchmark, RunConfig(**config), bus, run_id, **extra)
+        result = await runner(benchmark, settings, bus, run_id, **extra)
         out = {"status": "finished", "message": "", "result": result or {}}
     except asyncio.CancelledError:
         out = {"status": "cancelled", "message": "cancelled", "result": {}}

@@ -98,6 +98,12 @@ class TurnRow:
         return bool(st and st.judgement is not None and st.judgement.provisional)
 
     @property
+    def human(self) -> tuple[str, ...]:
+        """The dimensions whose verdict that counts is a person's (`verdicts.Standing.human`)."""
+        st = self.standing
+        return st.human if st else ()
+
+    @property
     def judge_error(self) -> str | None:
         """The newest revision's error, also when an earlier verdict still stands."""
         st = self.standing

@@ -81,6 +81,12 @@ class RunState:
         self.user_spoke_ms: dict[tuple[int | None, int], float] = {}  # (turn, attempt) -> user speech start
         self.resumed = False  # a `run_resumed` came: it went on after an interruption
         self.untrusted = UntrustedTurns()  # turns whose latencies are untrusted (`timing`: input sent late)
+        # what the run ran (`arena_tui.spine.benchmark.Benchmark`, set with `specs` where it is loaded):
+        # the call alignment behind a failure's causes; None: no call causes (nothing to align to)
+        self.benchmark_data: Any = None
+        self.rotated: list[SessionRotated] = []  # its session rotations (a lossy one is a cause)
+        self.verdict_version = 0  # bumped when what a turn's causes read changes (results, revisions, rotations)
+        self._causes: tuple[tuple, dict[int, tuple[str, ...]]] | None = None
 
     def log_local(self, text: str, kind: str = "error") -> None:
         """A line that is not an event (e.g. why a run could not start)."""
@@ -213,6 +219,26 @@ class RunState:
     def pass_rates(self) -> dict[str, tuple[int, int]]:
         """dimension -> (passed, scored)."""
         return self.tally().dimensions
+
+    def causes(self) -> dict[int, tuple[str, ...]]:
+        """turn -> why it failed (or why it counts apart), by the one rule (`judge.causes.run_causes`,
+        as a stored run's `StoredRun.causes`); recomputed only when a result, a revision or a
+        rotation came."""
+        key = (self.verdict_version, id(self.benchmark_data))
+        if self._causes is not None and self._causes[0] == key:
+            return self._causes[1]
+        try:
+            from ..judge.causes import run_causes  # deferred: the UI starts, and says why, even when the judge cannot load
+            from ..judge.worker import is_rehydrated  # deferred: the UI starts, and says why, even when the judge cannot load
+        except ImportError:
+            return {}
+        config = self.started.config if self.started is not None else {}
+        results = [r.result for r in self.turns.values() if r.result is not None]
+        judgements = [j for r in self.turns.values() for j in r.judgements]
+        found = run_causes(self.benchmark_data, results, judgements, rotations=self.rotated,
+                           cross_turn=not is_rehydrated(config))
+        self._causes = (key, found)
+        return found
 
     def row(self, index: int) -> TurnRow:
         if index not in self.turns:
@@ -383,6 +409,8 @@ class RunState:
 
     def _on_session_rotated(self, ev: SessionRotated) -> None:
         self.rotations += 1
+        self.rotated.append(ev)
+        self.verdict_version += 1
         self.session = ev.to_session
         r = ev.replayed
         replay = f"{r.strategy}: {r.messages} msgs, {r.tool_calls} tool calls, {r.chars} chars"
@@ -407,6 +435,7 @@ class RunState:
         res = ev.result
         row = self.row(res.turn_index)
         row.result, row.status, row.ended_ms = res, res.status, ev.t_ms
+        self.verdict_version += 1
         self.untrusted.see(ev.kind, res.turn_index)
         row.untrusted = res.turn_index in self.untrusted.turns
         self.meters["user"].speaking = self.meters["bot"].speaking = False
@@ -432,15 +461,21 @@ class RunState:
         if ev in row.judgements:  # the same revision twice (the bus's, and the store's read back): once
             return
         row.judgements.append(ev)
+        self.verdict_version += 1
         self.judges.add(ev.judge)
         self.any_heuristic |= ev.heuristic
         if ev.error:
             self._log(ev, f"judge error on turn {ev.turn_index}: {ev.error}")
+        elif ev.review is not None:
+            what = "withdrew their verdict" if ev.review.withdraw else \
+                "gave a verdict: " + ", ".join(f"{d} {s.verdict}" for d, s in ev.scores.items())
+            self._log(ev, f"turn {ev.turn_index}: {ev.review.by} {what} (rev {ev.revision})")
         elif ev.revision > 1 or ev.phase == 2:
             self._log(ev, f"turn {ev.turn_index} re-judged (rev {ev.revision}{', ' + ev.rule if ev.rule else ''})")
 
     def _on_run_ended(self, ev: RunEnded) -> None:
         self.ended = ev
+        self.verdict_version += 1
         self.wall_ended = self.wall_now()
         for row in self.turns.values():  # what was under way was stopped; what was still to come, never played
             row.status = {"running": "interrupted", "pending": NOT_PLAYED}.get(row.status, row.status)

@@ -66,7 +66,9 @@ class RunStarted(Event):
     provider: str
     simulator: bool = False
     turn_indices: list[int]
-    config: dict[str, Any] = Field(default_factory=dict)  # never holds secrets
+    #: the run's settings as stored (`spine.settings.RunSettings.public()`, read back by `from_recorded`),
+    #: with what the loops add for display; never holds secrets
+    config: dict[str, Any] = Field(default_factory=dict)
     # How many times faster than the wall clock the run timeline ran (wall ms = t_ms / speed);
     # latency measured at speed != 1 is not comparable. None: a stream recorded before the field.
     speed: float | None = None
@@ -268,6 +270,7 @@ class Review(Model):
     by: str
     reason: str
     withdraw: bool = False  # takes the person's verdicts on this turn back: the judge's count again
+    at: datetime | None = None  # the wall clock when it was given (None: recorded before the field)
 
 
 class Judgement(Event):

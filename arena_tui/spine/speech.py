@@ -4,7 +4,7 @@ Every time is ms on one timeline (float); PCM is 16-bit little-endian mono (byte
 arrays) at the caller's sample rate. A live run (runners) feeds these the audio it played; an
 import (`arena_tui.interop.wav_metrics`) feeds them a recorded `conversation.wav`, so both read
 speech, latency and overlap by the same rules. Silero, which needs Pipecat's model, stays in the
-engine (`runners.timeline`); the energy rule is the default there (`RunConfig.vad_method`).
+engine (`runners.timeline`); the energy rule is the default there (`RunSettings.vad_method`).
 
 Thresholds, and why:
 - Bot speech (streaming, `SpeechDetector`): 10 ms blocks; speech starts at the first block whose

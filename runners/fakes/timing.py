@@ -11,7 +11,7 @@ A `TimingProfile` declares that behaviour once; each fake plays its own event se
 Everything is in AUDIO time on the fake's clock, which runs at the run's `--speed` (a test at
 speed 20 waits 20x less wall time for the same behaviour), and every draw is seeded per reply,
 so a run is reproducible. `INSTANT` is the old behaviour; each fake module declares its
-provider's `REAL_TIMING`; `RunConfig.fake_timing` picks one by name.
+provider's `REAL_TIMING`; `RunSettings.fake_timing` picks one by name.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from arena_tui.spine.faults import PLAIN_VAD, DuplexBehaviour
 
 Range = tuple[float, float]
 
-#: the names `RunConfig.fake_timing` accepts
+#: the names `RunSettings.fake_timing` accepts
 TIMING_NAMES = ("real", "instant")
 
 
@@ -170,7 +170,7 @@ ENVELOPE = TimingProfile(
 
 
 def pick(name: str, real: TimingProfile) -> TimingProfile:
-    """The profile `RunConfig.fake_timing` names, given the provider's real one."""
+    """The profile `RunSettings.fake_timing` names, given the provider's real one."""
     if name == "instant":
         return INSTANT
     if name == "real":

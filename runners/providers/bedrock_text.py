@@ -15,9 +15,9 @@ from typing import Any
 
 from botocore.config import Config
 from pipecat.services.aws.llm import AWSBedrockLLMService
+from arena_tui.spine.settings import RunSettings
 
 from ..base import SessionSpec
-from ..config import RunConfig
 from .aws import aws_region, bedrock_runtime
 from .text_base import TextProviderRunner
 
@@ -35,7 +35,7 @@ class ArenaBedrockService(AWSBedrockLLMService):
 
 
 class BedrockTextRunner(TextProviderRunner):
-    def endpoint(self, config: RunConfig) -> str:
+    def endpoint(self, config: RunSettings) -> str:
         """`--base-url`, the local fake, or the region's Bedrock runtime."""
         return super().endpoint(config) or bedrock_runtime()
 

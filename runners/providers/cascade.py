@@ -33,11 +33,11 @@ from pipecat.turns.user_stop.speech_timeout_user_turn_stop_strategy import Speec
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
 from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.settings import RunSettings
 
 from .. import catalog
 from ..base import LocalFake, ProviderRunner, RunError, SessionPipeline, SessionSpec, context_messages, get_runner
 from ..catalog import Component
-from ..config import RunConfig
 from . import local_parts
 
 SILERO_RATE = 16000
@@ -110,26 +110,26 @@ class CascadeRunner(ProviderRunner):
 
     # -- the parts
 
-    def parts(self, config: RunConfig) -> tuple[Component, str, Component]:
+    def parts(self, config: RunSettings) -> tuple[Component, str, Component]:
         try:
             stt, llm, _, tts = catalog.cascade_parts(config.model)
         except ValueError as e:
             raise RunError(str(e)) from None
         return stt, llm, tts
 
-    def text_runner(self, config: RunConfig) -> ProviderRunner:
+    def text_runner(self, config: RunSettings) -> ProviderRunner:
         if self.text is None:
             self.text = get_runner(self.parts(config)[1])
         return self.text
 
-    def text_config(self, config: RunConfig) -> RunConfig:
+    def text_config(self, config: RunSettings) -> RunSettings:
         """The run's settings as its text model's runner reads them."""
         return config.model_copy(update={"model": self.parts(config)[1]})
 
     def resolve_model(self, alias: str) -> str:
         return catalog.find(alias).model_id(alias)
 
-    def preflight(self, config: RunConfig) -> list[str]:
+    def preflight(self, config: RunSettings) -> list[str]:
         try:
             stt, _, tts = self.parts(config)
         except RunError as e:
@@ -152,7 +152,7 @@ class CascadeRunner(ProviderRunner):
 
     # -- the local fakes
 
-    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
+    def make_fake(self, config: RunSettings, benchmark: Benchmark) -> LocalFake:
         from ..fakes.cascade import CascadeFakes  # deferred: the local fakes load only for --fake runs
         from ..fakes.hearing import Hearing  # deferred: the local fakes load only for --fake runs
 
@@ -171,7 +171,7 @@ class CascadeRunner(ProviderRunner):
         self.fakes = CascadeFakes(stt_fake, llm, tts_fake)
         return self.fakes
 
-    async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:
+    async def on_start(self, config: RunSettings, benchmark: Benchmark) -> None:
         text = self.text_runner(config)
         if self.fakes is not None and self.fake is self.fakes:  # the text runner talks to its fake
             text.fake, text.base_url = self.fakes.llm, self.fakes.llm.base_url

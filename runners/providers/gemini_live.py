@@ -13,9 +13,9 @@ import re
 from typing import Any
 
 from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.settings import RunSettings
 
 from ..base import ProviderRunner, SessionSpec, context_messages
-from ..config import RunConfig
 
 FAKE_KEY = "fake-key-not-a-secret"
 TOOL_NUDGE_S = 2.5  # wall seconds of silence after a tool result before the nudge
@@ -59,7 +59,7 @@ class GeminiLiveRunner(ProviderRunner):
 
     # -- per run
 
-    async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:
+    async def on_start(self, config: RunSettings, benchmark: Benchmark) -> None:
         self._sessions = 0
         service_class()  # import Pipecat/google-genai now, not inside the first session's clock
         self._ssl = None
@@ -116,7 +116,7 @@ class GeminiLiveRunner(ProviderRunner):
     def session_ready(self, service: Any) -> bool:
         return service.ready_for_input
 
-    def history_needs_reply(self, config: RunConfig) -> bool:
+    def history_needs_reply(self, config: RunSettings) -> bool:
         """Gemini before 3.x ignores a silently seeded history when the user's audio comes
         (Pipecat's `_create_initial_response` notes; its reconnect forces a reply there too)."""
         major = gemini_major(self.resolve_model(config.model))

@@ -21,9 +21,9 @@ from typing import Any
 
 from arena_tui.spine.events import ErrorEvent, Reconnected, ReplaySummary, SessionRotated
 from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.settings import Rotation, RunSettings
 
 from ..base import HistoryItem, ProviderRunner, Publish, RunError, SessionSpec
-from ..config import Rotation, RunConfig
 from .glm_service import GLMRealtimeLLMService
 from .glm_wire import (
     GLM_REALTIME_URL,
@@ -97,18 +97,14 @@ class GLMRealtimeRunner(ProviderRunner):
 
     # -- per run
 
-    async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:
+    async def on_start(self, config: RunSettings, benchmark: Benchmark) -> None:
         self.sessions = 0
 
-    def rotation_policy(self, config: RunConfig, system_prompt: str) -> Rotation:
+    def rotation_policy(self, config: RunSettings, system_prompt: str) -> Rotation:
         """Rotate before the context cap; replay what fits next to the prompt."""
-        policy = config.rotation.model_copy()
         unset = set(Rotation.model_fields) - config.rotation.model_fields_set
-        if "max_context_chars" in unset:
-            policy.max_context_chars = CONTEXT_CHARS
-        if "history_budget_chars" in unset:
-            policy.history_budget_chars = budget_for(system_prompt)
-        return policy
+        limits = {"max_context_chars": CONTEXT_CHARS, "history_budget_chars": budget_for(system_prompt)}
+        return config.rotation.model_copy(update={k: v for k, v in limits.items() if k in unset})
 
     # -- sessions
 

@@ -22,9 +22,9 @@ from pipecat.services.xai.realtime.llm import GrokRealtimeLLMService
 from arena_tui.spine.events import Reconnected, ReplaySummary, SessionRotated
 
 from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.settings import RunSettings
 
 from ..base import HistoryItem, Publish, SessionSpec
-from ..config import RunConfig
 from .openai_realtime import RealtimeRunner, ReplayBeforeFirstResponse, history_items
 
 DEFAULT_BASE_URL = "wss://api.x.ai/v1/realtime"
@@ -107,5 +107,5 @@ class GrokRealtimeRunner(RealtimeRunner):
     def provider_ttfb_label(self) -> str:
         return "xAI TTFB (Pipecat metrics, from server speech_stopped)"
 
-    async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:
+    async def on_start(self, config: RunSettings, benchmark: Benchmark) -> None:
         self.sessions = 0

@@ -29,9 +29,9 @@ import os
 from typing import Any
 
 from arena_tui.spine.events import ErrorEvent
+from arena_tui.spine.settings import Rotation, RunSettings
 
 from ..base import ProviderRunner, Publish, SessionSpec
-from ..config import Rotation, RunConfig
 from .aws import DEFAULT_REGION, aws_region, bedrock_runtime
 from .nova_history import history_messages
 
@@ -49,11 +49,11 @@ def service_class() -> type:
 
 class NovaSonicRunner(ProviderRunner):
 
-    def endpoint(self, config: RunConfig) -> str:
+    def endpoint(self, config: RunSettings) -> str:
         """`--base-url`, the in-process fake, or the region's Bedrock runtime."""
         return super().endpoint(config) or bedrock_runtime()
 
-    def preflight(self, config: RunConfig) -> list[str]:
+    def preflight(self, config: RunSettings) -> list[str]:
         problems = super().preflight(config)
         age = config.rotation.max_age_s
         if age is None and "max_age_s" in config.rotation.model_fields_set:
@@ -70,7 +70,7 @@ class NovaSonicRunner(ProviderRunner):
             problems.append(f"{self.name}: --base-url must be a Bedrock runtime endpoint URL (got {config.base_url!r})")
         return problems
 
-    def rotation_policy(self, config: RunConfig, system_prompt: str) -> Rotation:
+    def rotation_policy(self, config: RunSettings, system_prompt: str) -> Rotation:
         rot = config.rotation
         if "max_age_s" in rot.model_fields_set:
             return rot

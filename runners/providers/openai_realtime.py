@@ -20,9 +20,9 @@ from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
 from websockets.protocol import State
 
 from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.settings import RunSettings
 
 from ..base import HistoryItem, LocalFake, ProviderRunner, ResponseStatus, SessionSpec
-from ..config import RunConfig
 from .fair_receive import fair
 
 DEFAULT_BASE_URL = "wss://api.openai.com/v1/realtime"
@@ -186,7 +186,7 @@ class OpenAIRealtimeRunner(RealtimeRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = SIMULATOR_KEY
 
-    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
+    def make_fake(self, config: RunSettings, benchmark: Benchmark) -> LocalFake:
         """The simulator: it speaks the OpenAI Realtime protocol and answers from the golden answers."""
         from ..simulator import SimulatorServer, parse_faults  # deferred: the simulator loads only for `sim` runs
 

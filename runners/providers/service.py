@@ -34,7 +34,7 @@ from pipecat.services.llm_service import LLMService
 from ..base import ProviderRunner, RunError, SessionSpec, is_local
 from arena_tui.spine.env_refs import env_name, is_env_ref, resolve
 
-from ..config import RunConfig
+from arena_tui.spine.settings import RunSettings
 from .text_base import TTFT_LABEL
 
 NAME = "service"
@@ -102,7 +102,7 @@ class ServiceRunner(ProviderRunner):
         fields = getattr(settings, "model_fields", None) or getattr(settings, "__dataclass_fields__", None) or {}
         return settings if "model" in fields and "system_instruction" in fields else None
 
-    def preflight(self, config: RunConfig) -> list[str]:
+    def preflight(self, config: RunSettings) -> list[str]:
         problems = []
         where = f"--service {self.path}"
         named, any_kw = self.parameters()
@@ -131,17 +131,17 @@ class ServiceRunner(ProviderRunner):
     def resolve_model(self, alias: str) -> str:
         return alias  # --model is the model id the class is given
 
-    def urls(self, config: RunConfig) -> list[str]:
+    def urls(self, config: RunSettings) -> list[str]:
         """The URLs the class is given (`base_url` first): where its sessions connect, as far as we can tell."""
         args = sorted(config.service_args.items(), key=lambda kv: kv[0] != "base_url")
         return [v for _, v in args if "://" in v and not is_env_ref(v)]
 
-    def endpoint(self, config: RunConfig) -> str:
+    def endpoint(self, config: RunSettings) -> str:
         """The class's `base_url` argument, else the first URL it is given ("" : its own default)."""
         urls = self.urls(config)
         return urls[0] if urls else ""
 
-    def arguments(self, config: RunConfig) -> dict[str, Any]:
+    def arguments(self, config: RunSettings) -> dict[str, Any]:
         """The constructor arguments: each `--service-arg`, `env:` ones read now."""
         out = {}
         for name, raw in config.service_args.items():

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.settings import RunSettings
 
 from ..base import LocalFake, ProviderRunner
-from ..config import RunConfig
 
 #: how a text run's latency is labelled: measured by us, not reported by the provider
 TTFT_LABEL = "time to first token (our clock: request sent → first streamed token or tool call)"
@@ -18,7 +18,7 @@ TTFT_LABEL = "time to first token (our clock: request sent → first streamed to
 class TextProviderRunner(ProviderRunner):
     """A text provider's runner; a subclass builds its Pipecat service and names its keys."""
 
-    def make_fake(self, config: RunConfig, benchmark: Benchmark) -> LocalFake:
+    def make_fake(self, config: RunSettings, benchmark: Benchmark) -> LocalFake:
         return self.fake_type()(self.fake_script(config, benchmark))  # no pace: it answers at once
 
     def is_alive(self, service: Any) -> bool:

@@ -22,9 +22,9 @@ from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from pipecat.services.openai.llm import OpenAILLMService
 
 from arena_tui.spine.local_llm import LOCAL_KEY, local_llm_url
+from arena_tui.spine.settings import RunSettings
 
 from ..base import ProviderRunner, SessionSpec, is_local
-from ..config import RunConfig
 from .text_base import TextProviderRunner
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -59,7 +59,7 @@ class TextChatRunner(TextProviderRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = FAKE_KEY
 
-    def preflight(self, config: RunConfig) -> list[str]:
+    def preflight(self, config: RunSettings) -> list[str]:
         problems = super().preflight(config.model_copy(update={"fake": True}))  # packages only; keys below
         if config.fake:
             return problems
@@ -73,7 +73,7 @@ class TextChatRunner(TextProviderRunner):
             problems.append(f"{self.name}: environment variable OPENAI_API_KEY is not set (the API key)")
         return problems
 
-    def api_key(self, config: RunConfig) -> str:
+    def api_key(self, config: RunSettings) -> str:
         """OPENAI_API_KEY only for OpenAI: another endpoint gets ARENA_TUI_TEXT_API_KEY (none on loopback)."""
         if self.fake is not None and not config.base_url:
             return FAKE_KEY
@@ -81,7 +81,7 @@ class TextChatRunner(TextProviderRunner):
             return os.environ.get(OTHER_KEY_ENV) or ("not-needed" if is_local(config.base_url) else "")
         return os.environ.get("OPENAI_API_KEY", "")
 
-    def reply_timeout_ms(self, config: RunConfig) -> float:
+    def reply_timeout_ms(self, config: RunSettings) -> float:
         """How long a request may go without a byte before it counts as failed: the watchdog's
         `extra_ms`, but at least 120 s for reasoning models (gpt-5*, o*) when the user left the
         watchdog unset; they think for tens of seconds before the first token."""
@@ -113,11 +113,11 @@ class LocalChatRunner(TextChatRunner):
 
     default_endpoint = ""
 
-    def endpoint(self, config: RunConfig) -> str:
+    def endpoint(self, config: RunSettings) -> str:
         return local_llm_url(super().endpoint(config))
 
-    def preflight(self, config: RunConfig) -> list[str]:
+    def preflight(self, config: RunSettings) -> list[str]:
         return ProviderRunner.preflight(self, config.model_copy(update={"fake": True}))  # packages only: no key
 
-    def api_key(self, config: RunConfig) -> str:
+    def api_key(self, config: RunSettings) -> str:
         return FAKE_KEY if self.fake is not None and not config.base_url else LOCAL_KEY

@@ -33,9 +33,9 @@ from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
 from arena_tui.spine.benchmark import Benchmark, Tool
+from arena_tui.spine.settings import Rotation, RunSettings
 
 from ..base import HistoryItem, ProviderRunner, Publish, RunError, SessionSpec
-from ..config import Rotation, RunConfig
 from .fair_receive import fair
 from arena_tui.spine.events import ErrorEvent
 
@@ -255,7 +255,7 @@ class UltravoxRunner(ProviderRunner):
         self._first: CallInfo | None = None
         self._key = ""
 
-    def rotation_policy(self, config: RunConfig, system_prompt: str) -> Rotation:
+    def rotation_policy(self, config: RunSettings, system_prompt: str) -> Rotation:
         if "max_age_s" in config.rotation.model_fields_set:
             return config.rotation
         return config.rotation.model_copy(update={"max_age_s": MAX_CALL_AGE_S})
@@ -266,7 +266,7 @@ class UltravoxRunner(ProviderRunner):
     def provider_ttfb_label(self) -> str:
         return "Ultravox TTFB (Pipecat metrics; only with a local VAD stop)"
 
-    async def on_start(self, config: RunConfig, benchmark: Benchmark) -> None:
+    async def on_start(self, config: RunSettings, benchmark: Benchmark) -> None:
         self.calls = []
         self.api = api_root(self.endpoint(config))
         self._key = self.api_key(config)

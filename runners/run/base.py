@@ -1,7 +1,8 @@
 """The run life every turn loop shares, written once: one clock, event stamping, tool answers
 from the turn spec, the session basics, and the run's course (start the provider, open, every
 turn, cancel/failure, shutdown, `run_ended`). Beside it, one job each: `attempt.py` (what an
-attempt produced), `history.py` (the turns a run plays, the history rule, a seeded start),
+attempt produced), `history.py` (the history rule, a seeded start; the turns a run plays are
+`RunSettings.turns_of`'s),
 `outcome.py` (what a turn's ending and a run's mean).
 
 `audio.AudioRun` and `text.TextRun` supply only what differs: how a session opens, how a
@@ -44,9 +45,9 @@ from arena_tui.spine.events import (
     wall_now,
 )
 from arena_tui.spine.benchmark import Benchmark, Turn
+from arena_tui.spine.settings import Rotation, RunSettings
 
 from ..base import HistoryItem, ProviderRunner, RunError, SessionSpec
-from ..config import Rotation, RunConfig
 from ..rotation import History, select_replay, turn_span
 from ..tools import Resolution, not_available_payload
 from ..transports import RunClock
@@ -153,7 +154,7 @@ class RunBase(ABC, Generic[S, A]):
     def __init__(
         self,
         benchmark: Benchmark,
-        config: RunConfig,
+        config: RunSettings,
         bus: EventBus,
         run_id: str,
         provider: ProviderRunner,

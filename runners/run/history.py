@@ -1,17 +1,16 @@
-"""What a run plays and what its sessions are told of the conversation: the turns it runs
-(`select_turns`), the history rule (`replayable`: a turn the model answered is replayed with its
-answer, any other as the user's words alone), and the conversations a first session starts
-from (`Seed`: a resumed run's finished turns, `history_from_results`; a rehydrated turn's golden
+"""What a run's sessions are told of the conversation: the history rule (`replayable`: a turn
+the model answered is replayed with its answer, any other as the user's words alone), and the
+conversations a first session starts from (`Seed`: a resumed run's finished turns, `history_from_results`; a rehydrated turn's golden
 one, `golden_history`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from arena_tui.spine.benchmark import Benchmark, Turn
+from arena_tui.spine.benchmark import Turn
 from arena_tui.spine.events import ToolCallRecord, TurnResult
 
-from ..base import HistoryItem, RunError
+from ..base import HistoryItem
 from ..rotation import History
 from ..tools import success_payload
 from .outcome import answered
@@ -20,20 +19,6 @@ from .outcome import answered
 #: only when asked to answer it (`ProviderRunner.history_needs_reply`); its reply is the
 #: session's handshake. Every other seeded session is asked nothing.
 CONTINUE_PROMPT = "Please continue our conversation."
-
-
-def select_turns(benchmark: Benchmark, turns: list[int] | None) -> list[Turn]:
-    """The benchmark's turns to run (all, or the given indices in benchmark order); RunError naming unknown ones."""
-    if turns is None:
-        return list(benchmark.turns)
-    known = {t.turn_index for t in benchmark.turns}
-    missing = [i for i in turns if i not in known]
-    if missing:
-        raise RunError(
-            f"{benchmark.name}: no turn(s) {', '.join(map(str, missing))} (turns are "
-            f"{min(known)}-{max(known)})"
-        )
-    return [t for t in benchmark.turns if t.turn_index in set(turns)]
 
 
 def replayable(status: str) -> bool:

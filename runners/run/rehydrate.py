@@ -19,9 +19,9 @@ from typing import Any
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import ErrorEvent, RunEnded, TurnResult
 from arena_tui.spine.benchmark import Benchmark, Turn
+from arena_tui.spine.settings import RunSettings
 
 from ..base import ProviderRunner, RunError
-from ..config import RunConfig
 from .base import RunBase
 from .history import Seed, golden_history
 from .outcome import unanswered_run
@@ -37,7 +37,7 @@ class RehydratedRun:
         self,
         loop: Loop,
         benchmark: Benchmark,
-        config: RunConfig,
+        config: RunSettings,
         bus: EventBus,
         run_id: str,
         provider: ProviderRunner,

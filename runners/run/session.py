@@ -10,9 +10,9 @@ from pipecat.frames.frames import ErrorFrame, LLMRunFrame
 from pipecat.pipeline.worker import PipelineParams
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair, LLMUserAggregatorParams
+from arena_tui.spine.settings import RunSettings
 
 from ..base import ProviderRunner, RunError, SessionSpec
-from ..config import RunConfig
 from ..transports import PacedInput, PacedOutput, RunClock
 from .base import SessionBase
 
@@ -22,7 +22,7 @@ class AudioRunHooks(Protocol):
     so the session does not import the run."""
 
     provider: ProviderRunner
-    config: RunConfig
+    config: RunSettings
     clock: RunClock
     rate: int
 

@@ -27,9 +27,9 @@ from arena_tui.spine.events import (
     Overlap,
     SpeechBoundary,
 )
+from arena_tui.spine.settings import RunSettings
 
 from ..base import RunError
-from ..config import RunConfig
 from arena_tui.spine.speech import SpeechDetector, TurnMeasures, measure_turn
 from ..timeline.levels import LevelMeter
 from ..timeline.overlaps import LiveOverlaps
@@ -61,7 +61,7 @@ class Heard:
 class Tracks:
     """The run's audio on its timeline: meters, the bot's speech detector, the conversation recorder."""
 
-    def __init__(self, benchmark: Benchmark, config: RunConfig, emit: Emit, start_ms: float) -> None:
+    def __init__(self, benchmark: Benchmark, config: RunSettings, emit: Emit, start_ms: float) -> None:
         self.benchmark, self.config, self.emit = benchmark, config, emit
         self.rate = config.sample_rate
         self.recorder = ConversationRecorder(self.rate, start_ms=start_ms)

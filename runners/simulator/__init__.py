@@ -31,7 +31,7 @@ How it behaves (what a client can rely on):
 Everything shown from a simulated run must be labelled a simulator run.
 """
 
-from .faults import FAULT_KINDS, FaultPlan, FaultSpecError, TurnFault, parse_faults
+from arena_tui.spine.faults import FAULT_KINDS, FaultPlan, FaultSpecError, TurnFault, parse_faults
 from .records import (
     ClientEventRecord,
     DuplexTruth,

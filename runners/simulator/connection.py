@@ -28,7 +28,7 @@ from websockets.exceptions import ConnectionClosed
 from .client_events import ClientEvents
 from .clock import AudioClock
 from .conversation import Conversation
-from .faults import TurnFault
+from arena_tui.spine.faults import TurnFault
 from .fingerprint import MATCH_SLACK_MS, Match, StreamScanner
 from .protocol import (
     DEFAULT_SILENCE_MS,

@@ -30,7 +30,7 @@ from arena_tui.spine.benchmark import ExpectedCall
 from . import voice as voice_mod
 from .clock import AudioClock
 from .conversation import Conversation
-from .faults import TurnFault
+from arena_tui.spine.faults import TurnFault
 from .protocol import RATE, new_id
 from .records import ResponseRecord, SessionRecord, SimCall, TurnTruth
 from .reply_state import Active, Outbox, Playing, ReplySettings, ToolWait

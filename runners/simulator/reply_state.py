@@ -9,10 +9,10 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from arena_tui.spine.faults import TurnFault
 from arena_tui.spine.speech import SpeechDetector
 from runners.fakes.timing import ReplyPlan, TimingProfile
 
-from .faults import TurnFault
 from .protocol import RATE
 from .records import ResponseRecord, TurnTruth
 

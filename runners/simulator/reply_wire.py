@@ -11,7 +11,8 @@ import math
 import time
 from typing import Any
 
-from .faults import TurnFault
+from arena_tui.spine.faults import TurnFault
+
 from .protocol import RATE, new_id
 from .reply_state import Active, Playing
 

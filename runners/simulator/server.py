@@ -27,7 +27,7 @@ from runners.fakes.timing import TimingProfile
 
 from . import voice as voice_mod
 from .connection import Connection
-from .faults import FaultPlan, parse_faults
+from arena_tui.spine.faults import FaultPlan, parse_faults
 from .fingerprint import FingerprintIndex
 from .protocol import PATH
 from .records import ClientEventRecord, DuplexTruth, ResponseRecord, SessionRecord, TurnTruth

@@ -13,7 +13,7 @@ from typing import Any
 
 from arena_tui.spine.benchmark import Benchmark, ExpectedCall
 
-from .faults import FaultPlan, TurnFault
+from arena_tui.spine.faults import FaultPlan, TurnFault
 from .fingerprint import FingerprintIndex
 from .records import DuplexTruth, ResponseRecord, TurnTruth
 

@@ -45,7 +45,7 @@ async def record_demo_run(db: Path, *, turns: list[int], faults: str | None = FA
     from arena_tui.judge import JudgeWorker, make_backend
     from arena_tui.store import Store
     from benchmarks.registry import load_benchmark
-    from runners.config import RunConfig
+    from arena_tui.spine.settings import RunSettings
     from runners.engine import run_benchmark
 
     bench = load_benchmark("demo_bench")
@@ -56,7 +56,7 @@ async def record_demo_run(db: Path, *, turns: list[int], faults: str | None = FA
     judge = JudgeWorker(bench, make_backend("heuristic"), bus, run_id)
     task = judge.start()
     try:
-        await run_benchmark(bench, RunConfig(model="sim", speed=speed, turns=turns, faults=faults), bus, run_id=run_id)
+        await run_benchmark(bench, RunSettings(model="sim", speed=speed, turns=turns, faults=faults), bus, run_id=run_id)
         await asyncio.wait_for(task, 60)
     finally:
         await store.flush()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
 from textual import events, on, work
@@ -17,8 +16,9 @@ from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static
 
 from arena_tui.spine.judges import AUTO, HEURISTIC, KINDS_OR_NONE, NONE
+from arena_tui.spine.settings import RunSettings, build_settings
 from arena_tui.spine.source import TTS
-from ...launcher import Launcher
+from ...launcher import Launcher, ModelChoice, RunRequest
 from ..base import ArenaDialog
 
 JUDGE_LABELS = {AUTO: "auto (LLM if a key is set, else heuristic)", HEURISTIC: "heuristic (offline)",
@@ -49,7 +49,7 @@ VAD = [
 ]
 
 
-class NewRunDialog(ArenaDialog[dict[str, Any] | None]):
+class NewRunDialog(ArenaDialog[RunRequest | None]):
     """Benchmark, model/provider, simulator faults and judge for a new run.
 
     The model list says what each alias still needs (missing keys, packages), and so does the line
@@ -68,11 +68,11 @@ class NewRunDialog(ArenaDialog[dict[str, Any] | None]):
     """
 
     def __init__(self, data_dir: Path | None, launcher: Launcher) -> None:
-        """`launcher`: the app's (`models()`, `preflight(benchmark, config, data_dir)`, `parse_turns`)."""
+        """`launcher`: the app's (`models()`, `preflight(benchmark, settings, data_dir)`)."""
         super().__init__()
         self.data_dir = data_dir
         self.launcher = launcher
-        self.choices: dict[str, Any] = {}
+        self.choices: dict[str, ModelChoice] = {}
 
     def _benchmarks(self) -> tuple[list[tuple[str, str]], str]:
         """(label, name) options and the default: the first benchmark with local data, else the demo."""
@@ -141,7 +141,7 @@ class NewRunDialog(ArenaDialog[dict[str, Any] | None]):
         self._sim_only()
         self._needs_line()
 
-    def _choice(self) -> Any:
+    def _choice(self) -> ModelChoice | None:
         """The chosen model's `ModelChoice` (None before the list is loaded)."""
         return self.choices.get(str(self.query_one("#model", Select).value))
 
@@ -234,38 +234,28 @@ class NewRunDialog(ArenaDialog[dict[str, Any] | None]):
         form = self.query_one("#new-run-form")
         form.styles.max_height = max(room, 3)
 
-    def _form(self) -> tuple[str, dict[str, Any]]:
-        """(benchmark, run config) as entered; ValueError for what cannot even be read. A typed
-        model (a cascade) is checked at Start by the preflight, by the rule `arena-tui run --model` uses."""
-        config: dict[str, Any] = {"model": str(self.query_one("#model", Select).value)}
+    def _form(self) -> tuple[str, RunSettings]:
+        """(benchmark, run settings) as entered, built by the one builder every way of starting a
+        run uses (`spine.settings.build_settings`: the same bounds and messages as the flags);
+        SettingsError for what it refuses. A typed model (a cascade) is checked at Start by the
+        preflight, by the rule `arena-tui run --model` uses."""
+        model = str(self.query_one("#model", Select).value)
         choice = self._choice()
         if choice is not None and choice.typed:
-            config["model"] = self.query_one("#cascade", Input).value.strip()
-            if not config["model"]:
+            model = self.query_one("#cascade", Input).value.strip()
+            if not model:
                 raise ValueError(f"cascade: type one, e.g. {choice.typed}")
         sim = self._is_sim()
-        if not sim and self.query_one("#against", Select).value == "fake":
-            config["fake"] = True
-        faults = self.query_one("#faults", Input).value.strip()
-        if faults and sim:
-            config["faults"] = faults
-        turns = self.query_one("#turns", Input).value.strip()
-        if turns and turns != "all":
-            config["turns"] = self.launcher.parse_turns(turns)
-        raw = self.query_one("#speed", Input).value.strip() or "1"
-        try:
-            speed = float(raw)
-        except ValueError:
-            raise ValueError(f"speed: {raw!r} is not a number") from None
-        if speed <= 0:
-            raise ValueError(f"speed must be > 0, got {speed}")
-        config["speed"] = speed
-        speaker = str(self.query_one("#speaker", Select).value)
-        if speaker != TTS:
-            config["speaker"] = speaker
-        if self.query_one("#field-vad").display and self.query_one("#vad", Select).value == "off":
-            config["disable_vad"] = True
-        return str(self.query_one("#benchmark", Select).value), config
+        settings = build_settings(
+            model,
+            fake=not sim and self.query_one("#against", Select).value == "fake",
+            faults=self.query_one("#faults", Input).value if sim else None,
+            turns=self.query_one("#turns", Input).value,
+            speed=self.query_one("#speed", Input).value,
+            speaker=str(self.query_one("#speaker", Select).value),
+            disable_vad=bool(self.query_one("#field-vad").display and self.query_one("#vad", Select).value == "off"),
+        )
+        return str(self.query_one("#benchmark", Select).value), settings
 
     @on(Button.Pressed, "#start")
     def start(self, event: Button.Pressed) -> None:
@@ -273,28 +263,28 @@ class NewRunDialog(ArenaDialog[dict[str, Any] | None]):
         # corrected form submitted right away would otherwise be silently dropped
         event.button.remove_class("-active")
         try:
-            benchmark, config = self._form()
-        except Exception as e:
+            benchmark, settings = self._form()
+        except ValueError as e:  # SettingsError: one line naming the setting
             self._problems([str(e)])
             return
         event.button.disabled = True
         self._error_line(Text("checking…", "italic"))
-        self.check_and_start(benchmark, config)
+        self.check_and_start(benchmark, settings)
 
     @work(exclusive=True, group="new-run-check")
-    async def check_and_start(self, benchmark: str, config: dict[str, Any]) -> None:
+    async def check_and_start(self, benchmark: str, settings: RunSettings) -> None:
         try:
-            problems = await asyncio.to_thread(self.launcher.preflight, benchmark, config, self.data_dir)
+            problems = await asyncio.to_thread(self.launcher.preflight, benchmark, settings, self.data_dir)
         except Exception as e:
             problems = [f"cannot check the run: {e}"]
-        self.call_later(self._checked, benchmark, config, problems)
+        self.call_later(self._checked, benchmark, settings, problems)
 
-    def _checked(self, benchmark: str, config: dict[str, Any], problems: list[str]) -> None:
+    def _checked(self, benchmark: str, settings: RunSettings, problems: list[str]) -> None:
         self.query_one("#start", Button).disabled = False
         if problems:
             self._problems(problems)
             return
-        self.dismiss({"benchmark": benchmark, "config": config, "judge": str(self.query_one("#judge", Select).value)})
+        self.dismiss(RunRequest(benchmark, settings, str(self.query_one("#judge", Select).value)))
 
     def _problems(self, problems: list[str]) -> None:
         """One problem on one line (`cannot start: …`), more as a list under it."""

@@ -1,25 +1,33 @@
-"""How a run is configured: one pydantic model so a run's settings can be stored and shown.
+"""A run's settings: one typed model (`RunSettings`) from the flag, the new-run dialog or a
+campaign spec to the provider's session, built by one builder (`build_settings`), validated once
+there, stored with the run (`public`) and read back (`from_recorded`).
 
 Secrets are deliberately absent: providers read keys from the environment when a session
 opens, so nothing here can leak a key into SQLite, logs or exports.
 
 The bounds live here, once, for the CLI, the TUI's dialog and campaigns alike: a setting that
 would hang a run (speed inf), grow it without limit (speed 1000) or silently do nothing (a fault
-on a turn that is not run) is refused with one line naming the setting.
+on a turn that is not run) is refused with one line naming the setting. What needs the provider
+(its keys, packages, protocol) is the engine's preflight; what needs the benchmark is
+`RunSettings.check_benchmark`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from arena_tui.spine.env_refs import ENV_PREFIX, is_env_ref
-from arena_tui.spine.source import ALL_SPEAKERS, TTS
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-if TYPE_CHECKING:
-    from arena_tui.spine.benchmark import Benchmark
+from .env_refs import ENV_PREFIX, is_env_ref
+from .faults import parse_faults
+from .source import ALL_SPEAKERS, TTS
 
+if TYPE_CHECKING:
+    from .benchmark import Benchmark, Turn
+
+SIM = "sim"  # the offline simulator's alias: faults are its alone, a protocol fake means nothing for it
 MAX_SPEED = 50.0  # beyond this the pacing loop cannot keep up and buffers grow without bound
 MAX_PARALLEL = 16  # rehydrated turns at once (the reference hangs at 32; 16 works)
 
@@ -33,12 +41,14 @@ OPTION_OF = {"speed": "--speed", "turns": "--turns", "faults": "--faults", "base
              "disable_vad": "--disable-vad", "service": "--service", "service_args": "--service-arg"}
 
 
-class ConfigError(ValueError):
+class SettingsError(ValueError):
     """A run setting out of bounds: one line naming the setting and the value given."""
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    """A part of the settings: unknown keys refused, no inf/nan, frozen (a change is a `model_copy`)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
 
 
 class VadConfig(Strict):
@@ -95,8 +105,12 @@ class Rotation(Strict):
     max_reconnects: int = Field(5, ge=0)  # per run; beyond this the run fails
 
 
-class RunConfig(Strict):
-    model: str = "sim"
+class RunSettings(Strict):
+    """Everything a run is set to (what runs, against what, how fast, which turns, whose voice, the
+    engine's timings). Frozen: validated once, where it is built (`build_settings`, `from_recorded`),
+    then passed as it is to the session; a change is a `model_copy` (admission control's speed)."""
+
+    model: str = SIM
     base_url: str | None = None  # override the provider endpoint (e.g. a local server)
     turns: list[int] | None = None  # subset of turn indices; None = all
     speed: float = Field(1.0, gt=0, le=MAX_SPEED)
@@ -128,7 +142,7 @@ class RunConfig(Strict):
     # recordings (real_audio/<speaker>/); the benchmark is loaded with it, the run records it
     speaker: str = Field(TTS, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)
     # the provider's server VAD off: the user's turn is closed by our commit at the end of the
-    # speech in the user WAV (our VAD), as the reference's --disable-vad (OpenAI Realtime, xAI)
+    # speech in the user WAV (our VAD), as the reference's --disable-vad (the catalog's `manual_commit` providers)
     disable_vad: bool = False
     # a Pipecat LLM or realtime service class of the user's ("package.module:Class"), run in
     # place of a provider's (`--model` is then the model id it is given), with its constructor
@@ -141,7 +155,7 @@ class RunConfig(Strict):
         try:
             super().__init__(**data)
         except ValidationError as e:
-            raise ConfigError(_one_line(e)) from None
+            raise SettingsError(_one_line(e)) from None
 
     @field_validator("turns")
     @classmethod
@@ -161,18 +175,24 @@ class RunConfig(Strict):
     @classmethod
     def _fault_syntax(cls, v: str | None) -> str | None:
         if v:
-            from .simulator.faults import parse_faults  # deferred: importing runners.simulator loads its server (websockets); only fault specs need it
-
             parse_faults(v)  # FaultSpecError is a ValueError naming the item
         return v
 
+    @model_validator(mode="before")
+    @classmethod
+    def _fake_timing_of_a_fake(cls, data: Any) -> Any:
+        """What a user of --fake gets: the provider's timing, not an instant echo."""
+        if isinstance(data, Mapping) and data.get("fake") and data.get("model", SIM) != SIM and data.get("fake_timing") is None:
+            return {**data, "fake_timing": "real"}
+        return data
+
     @model_validator(mode="after")
-    def _faults_need_the_simulator(self) -> RunConfig:
-        if self.faults and self.model != "sim":
+    def _rules_between_settings(self) -> RunSettings:
+        if self.faults and self.model != SIM:
             raise ValueError("--faults only applies to --model sim")
         if self.parallel > 1 and self.mode != "rehydrated":
             raise ValueError("--parallel only applies with --rehydrate")
-        if self.fake_timing is not None and not (self.fake or self.model == "sim"):
+        if self.fake_timing is not None and not (self.fake or self.model == SIM):
             raise ValueError("--fake-timing only applies to --fake runs and --model sim")
         if self.service_args and not self.service:
             raise ValueError("--service-arg only applies with --service")
@@ -182,25 +202,37 @@ class RunConfig(Strict):
                                  "a run's settings are stored, a key never is)")
         if self.speaker == ALL_SPEAKERS:
             raise ValueError("--speaker all is one run per speaker; a run takes one speaker (tts or a name)")
-        if self.fake and self.model != "sim" and self.fake_timing is None:
-            self.fake_timing = "real"  # what a user of --fake gets: the provider's timing, not an instant echo
         return self
 
-    def check_benchmark(self, benchmark: Benchmark) -> None:
-        """Settings that depend on the benchmark: every fault must name one of its turns (a typo
-        would otherwise silently never fire; a turn left out by --turns is fine, so one spec serves
-        every subset, as the demo's does). Raises ConfigError."""
-        if not self.faults:
-            return
-        from .simulator.faults import parse_faults  # deferred: importing runners.simulator loads its server (websockets); only fault specs need it
+    def turns_of(self, benchmark: Benchmark) -> list[Turn]:
+        """The benchmark's turns this run plays (all, or `turns` in benchmark order); SettingsError
+        naming the turns it does not have."""
+        if self.turns is None:
+            return list(benchmark.turns)
+        have = {t.turn_index for t in benchmark.turns}
+        missing = [i for i in self.turns if i not in have]
+        if missing:
+            raise SettingsError(f"{benchmark.name}: no turn(s) {', '.join(map(str, missing))} ({_turns_are(have)})")
+        wanted = set(self.turns)
+        return [t for t in benchmark.turns if t.turn_index in wanted]
 
+    def check_benchmark(self, benchmark: Benchmark) -> list[str]:
+        """The settings against the benchmark, one line each: every turn asked for is one of its
+        turns, and every fault names one (a typo would otherwise silently never fire; a turn left
+        out by --turns is fine, so one spec serves every subset, as the demo's does)."""
+        problems = []
+        try:
+            self.turns_of(benchmark)
+        except SettingsError as e:
+            problems.append(str(e))
         have = {t.turn_index for t in benchmark.turns}
         for turn in sorted(parse_faults(self.faults).turns):
             if turn not in have:
-                raise ConfigError(f"--faults: {benchmark.name} has no turn {turn} (turns are "
-                                  f"{min(have)}-{max(have)})")
+                problems.append(f"--faults: {benchmark.name} has no turn {turn} ({_turns_are(have)})")
+                break
+        return problems
 
-    def public(self) -> dict:
+    def public(self) -> dict[str, Any]:
         """What run_started records (the config never holds secrets; this is the contract)."""
         out = self.model_dump(mode="json")
         if self.mode == "rehydrated":  # each turn alone in its session: no turn-taking to judge
@@ -208,9 +240,10 @@ class RunConfig(Strict):
         return out
 
     @classmethod
-    def from_recorded(cls, recorded: dict[str, Any]) -> RunConfig:
-        """The config of a stored run (`run_started.config`), without what `public` and the
-        loops added for display (labels, modality, …). Raises ConfigError."""
+    def from_recorded(cls, recorded: Mapping[str, Any]) -> RunSettings:
+        """The settings of a stored run (`run_started.config`, as `public` wrote it), without what
+        `public` and the loops added for display (labels, modality, …); a run stored before a
+        setting existed gets its default. Raises SettingsError."""
         return cls(**{k: v for k, v in recorded.items() if k in cls.model_fields})
 
 
@@ -231,7 +264,7 @@ def _one_line(err: ValidationError) -> str:
 
 
 def parse_turns(spec: str) -> list[int]:
-    """`"0,5-9"` → `[0, 5, 6, 7, 8, 9]`; raises ValueError naming the bad part."""
+    """`"0,5-9"` → `[0, 5, 6, 7, 8, 9]`; SettingsError naming the bad part."""
     out: set[int] = set()
     for part in (p.strip() for p in spec.split(",")):
         if not part:
@@ -246,7 +279,99 @@ def parse_turns(spec: str) -> list[int]:
             else:
                 out.add(int(part))
         except ValueError:
-            raise ValueError(f"bad turn range {part!r} in --turns {spec!r} (use e.g. 0,5-9)") from None
+            raise SettingsError(f"bad turn range {part!r} in --turns {spec!r} (use e.g. 0,5-9)") from None
     if not out:
-        raise ValueError(f"--turns {spec!r} selects no turns")
+        raise SettingsError(f"--turns {spec!r} selects no turns")
     return sorted(out)
+
+
+def _turns_are(have: set[int]) -> str:
+    return f"turns are {min(have)}-{max(have)}" if have else "it has no turns"
+
+
+def build_settings(
+    model: str = SIM,
+    *,
+    speed: float | str = 1.0,
+    turns: str | Iterable[int] | None = None,
+    faults: str | None = None,
+    fake: bool = False,
+    fake_timing: str | None = None,
+    greeting: bool = True,
+    base_url: str | None = None,
+    rotate_after: float | None = None,
+    rehydrate: bool = False,
+    parallel: int = 1,
+    speaker: str | None = None,
+    disable_vad: bool = False,
+    service: str | None = None,
+    service_args: Iterable[str] | Mapping[str, str] = (),
+    fields: Mapping[str, Any] | None = None,
+) -> RunSettings:
+    """The settings of a run as a user chose them, validated once: the one builder behind
+    `arena-tui run|demo` (flags), the new-run dialog (its fields, as typed) and a campaign (its
+    spec, per cell). Each choice is named as its option (`turns="0,5-9"` as typed or a list,
+    `speed` as typed, `greeting=False` for --no-greeting, `rotate_after`, `rehydrate`,
+    `service_args` as `KEY=VALUE` pairs or a mapping); `fields` are further settings as stored
+    (a campaign's [config] table, the demo's watchdog), under what the named choices set.
+    `fake` means nothing for the simulator (always local) and is dropped for it.
+    SettingsError: one line naming the option."""
+    data: dict[str, Any] = dict(fields or {})
+    data["model"] = model
+    data["speed"] = _number(speed, "--speed", 1.0)
+    if turns is not None:
+        data["turns"] = _turn_list(turns)
+    if faults and faults.strip():
+        data["faults"] = faults.strip()
+    if fake and model != SIM:
+        data["fake"] = True
+    if fake_timing:
+        data["fake_timing"] = fake_timing
+    if not greeting:
+        data["greeting"] = {**dict(data.get("greeting") or {}), "enabled": False}
+    if base_url:
+        data["base_url"] = base_url
+    if rotate_after is not None:
+        data["rotation"] = {**dict(data.get("rotation") or {}), "max_age_s": rotate_after}
+    if rehydrate:
+        data["mode"] = "rehydrated"
+    if parallel != 1:
+        data["parallel"] = parallel
+    if speaker:
+        data["speaker"] = speaker
+    if disable_vad:
+        data["disable_vad"] = True
+    if service:
+        data["service"] = service
+    if service_args:
+        data["service_args"] = dict(service_args) if isinstance(service_args, Mapping) else _pairs(service_args)
+    return RunSettings(**data)
+
+
+def _number(raw: float | str, option: str, empty: float) -> float:
+    """A number as typed (a dialog's field: "" is the default); SettingsError naming the option."""
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return float(raw.strip()) if raw.strip() else empty
+    except ValueError:
+        raise SettingsError(f"{option}: {raw.strip()!r} is not a number") from None
+
+
+def _turn_list(turns: str | Iterable[int]) -> list[int] | None:
+    """`--turns` as typed (`all` or nothing: every turn) or as a list of indices."""
+    if not isinstance(turns, str):
+        return list(turns)
+    text = turns.strip()
+    return None if text in ("", "all") else parse_turns(text)
+
+
+def _pairs(pairs: Iterable[str]) -> dict[str, str]:
+    """`--service-arg key=value` (repeated) as a dict; one line naming a malformed one."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise SettingsError(f"--service-arg {pair!r}: expected KEY=VALUE (e.g. base_url=http://127.0.0.1:8000/v1)")
+        out[key.strip()] = value
+    return out
