@@ -8,7 +8,7 @@ The store and the judge are imported lazily so the UI starts (and degrades with 
 without them.
 
 One module per job, each a part of `ArenaApp`: `arena.py` (the app: its life from mount to
-shutdown, the coalescing pump), `store_life.py` (the database: opened, recording, a refused
+shutdown, the coalescing pump, a campaign's end said), `store_life.py` (the database: opened, recording, a refused
 write, closed), `runs.py` (run supervision: start, stop, a run's end), `judging.py` (judge
 supervision: a run's judge, the judge a re-judge gets), `navigation.py` (screens opened, the
 palette, screenshots).

@@ -1,7 +1,8 @@
 """The app itself: `ArenaApp`, the monitor, made of its parts (store life, run supervision,
 judge supervision, navigation: the modules beside this one), and its own life from mount to
 shutdown: the first screen and run, quitting (asking first while runs stream), and the
-coalescing pump that folds the bus into each run's `RunState` at `REFRESH_HZ`."""
+coalescing pump that folds the bus into each run's `RunState` at `REFRESH_HZ`; a campaign's end
+is said while another screen is on top (`screens.notices`)."""
 
 from __future__ import annotations
 
