@@ -15,7 +15,7 @@ import pytest
 from textual.widgets import DataTable
 
 from arena_tui.app import ArenaApp
-from arena_tui.compare.leaderboard import load_runs
+from arena_tui.compare.stored import load_runs
 from arena_tui.judge.causes import causes_text
 from arena_tui.messages import RunFinished
 from arena_tui.screens.consistency import ConsistencyScreen

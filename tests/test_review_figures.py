@@ -16,10 +16,11 @@ import pytest
 from arena_tui.campaign import records
 from arena_tui.campaign.spec import build_spec
 from arena_tui.compare.failure_mix import failed_turns, mix_columns
-from arena_tui.compare.leaderboard import build_leaderboard, load_runs
+from arena_tui.compare.leaderboard import build_leaderboard
 from arena_tui.compare.pair import compare_runs
 from arena_tui.compare.report import build_report
 from arena_tui.compare.search import search
+from arena_tui.compare.stored import load_runs
 from arena_tui.compare.turn_latency import barge_ins, turn_latencies
 from arena_tui.compare.word_diff import shared, word_diff
 from arena_tui.screens.notices import BELL_ENV, CampaignWatch, bell_wanted, run_notice

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from arena_tui.spine.events import TurnResult
 from ..judge.causes import mix
 from ..timing import latency_counts, response_latency
-from .leaderboard import BoardRow, StoredRun
+from .leaderboard import BoardRow
+from .stored import StoredRun
 from ..stats import median
 from ..verdicts import APART, apart_text, repeat_status
 

@@ -24,7 +24,7 @@ from arena_tui.spine.causes import ordered as ordered_causes
 from arena_tui.spine.events import Judgement, SessionRotated, TurnResult
 from ..store import RunRow, Store, StoreWriteError
 from ..verdicts import APART, JUDGE_ERROR, Standing
-from .leaderboard import StoredRun
+from .stored import StoredRun
 
 INDEX_VERSION = 1  # of what an index row holds and how it is read (causes, reasons): a change re-reads every run
 WHERE = ("user", "answer", "reasons", "causes")  # where a turn can match, as a hit names it

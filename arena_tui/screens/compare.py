@@ -18,7 +18,8 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
-from ..compare.leaderboard import BoardRow, StoredRun
+from ..compare.leaderboard import BoardRow
+from ..compare.stored import StoredRun
 from ..compare.load import load_stored
 from ..compare.pair import ModelTurnComparison, Side, TurnComparison, compare_models, compare_runs
 from ..compare.search import fields, matched_in

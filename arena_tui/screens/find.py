@@ -8,7 +8,7 @@ count, the causes), so `/` on a screen finds what `arena-tui search` finds.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding
@@ -42,7 +42,13 @@ def turn_matches(row: TurnRow, causes: Sequence[str], text: str) -> tuple[str, .
     return matched_in(fields(user, answer, reasons_text(row.standing), causes), text)
 
 
-class Finding:
+if TYPE_CHECKING:
+    from textual.screen import Screen as _Screen  # what it is mixed into, as a type checker reads it
+else:
+    _Screen = object
+
+
+class Finding(_Screen):
     """Mixed into a screen with a `find_line` (and maybe a `filter_line`) and the DataTable
     `FIND_TABLE`: the keys `FIND_KEYS` (and `FILTER_KEY`) act on them."""
 
@@ -61,16 +67,16 @@ class Finding:
     @property
     def typing(self) -> bool:
         """Whether a query line has the focus (a screen's priority keys then leave its text alone)."""
-        return any(line.has_focus_within for line in self.query(QueryLine))  # type: ignore[attr-defined]
+        return any(line.has_focus_within for line in self.query(QueryLine))
 
     def _table(self) -> DataTable:
-        return self.query_one(f"#{self.FIND_TABLE}", DataTable)  # type: ignore[attr-defined]
+        return self.query_one(f"#{self.FIND_TABLE}", DataTable)
 
     def action_find(self) -> None:
-        self.query_one("#find", QueryLine).open()  # type: ignore[attr-defined]
+        self.query_one("#find", QueryLine).open()
 
     def action_filter(self) -> None:
-        self.query_one("#filter", QueryLine).open()  # type: ignore[attr-defined]
+        self.query_one("#filter", QueryLine).open()
 
     def on_query_line_changed(self, message: QueryLine.Changed) -> None:
         if message.line.id == "filter":
@@ -101,7 +107,7 @@ class Finding:
 
     def action_find_step(self, step: int) -> None:
         if not self._matches:
-            self.notify("nothing found yet: / and a text first" if not self._sought else f"no row matches “{self._sought}”",  # type: ignore[attr-defined]
+            self.notify("nothing found yet: / and a text first" if not self._sought else f"no row matches “{self._sought}”",
                         severity="warning", timeout=3)
             return
         self._at = (self._at + step) % len(self._matches)
@@ -124,7 +130,7 @@ class Finding:
         self._say()
 
     def _say(self) -> None:
-        line = self.query_one("#find", QueryLine)  # type: ignore[attr-defined]
+        line = self.query_one("#find", QueryLine)
         if not self._sought:
             line.say("")
         elif not self._matches:

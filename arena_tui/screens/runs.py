@@ -1,7 +1,7 @@
 """The runs list: every stored run (and every live one), newest first.
 
 Its figures are a run's tally by the one rule (`arena_tui.verdicts`, a stored run's through
-`compare.leaderboard.run_tally`): the strict pass over the judged turns the model played; the turns
+`compare.stored.run_tally`): the strict pass over the judged turns the model played; the turns
 not the model's doing beside the progress (`8/10 · 2 stopped`), those the judge could not score
 beside the rates (`judge err 1`, `1 not judged`); `no answer` for a run in which no turn of the
 model's got an answer; a resumed run's duration is the time it ran (`RunRow.active_s`); a run a
@@ -206,7 +206,7 @@ class RunsScreen(Finding, PollingScreen):
 
     async def read(self, store: Store) -> dict[str, dict[str, Any]]:
         """The stored runs' rows (the live ones are laid over them when drawn). Pass rates are the
-        report's (`arena_tui.compare.leaderboard.run_tally`: over the turns each run set out to
+        report's (`arena_tui.compare.stored.run_tally`: over the turns each run set out to
         run). A run is tallied again only while it records or when its judgements
         (`Reader.judgement_marks`), turn rows or status changed: reading every run of a
         leaderboard-sized store is most of a second on the UI's loop."""
