@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from ..messages import LiveUpdate, RunFinished, TurnRejudged
 from ..run_view import RunState
-from ..timing import speed_note
+from ..timing import comparable, speed_note, speed_text
 from arena_tui.spine.source import against
 from arena_tui.spine.causes import label
 from ..verdicts import human_text
@@ -171,7 +171,11 @@ class RunScreen(Finding, actions.TurnKeys):
             tv = self.query_one(TranscriptView)
             tv.follow = self.follow or not self.live
             tv.refresh_from(st)
-            self.query_one(EventLog).refresh_from(st)
+            log = self.query_one(EventLog)
+            log.refresh_from(st)
+            # its times are the run's clock: audio time, the wall clock's only at 1x
+            log.border_title = "events" if st.speed is None or comparable(st.speed) \
+                else f"events (audio time, {speed_text(st.speed)})"
             if self.query_one(TurnLatencyChart).display:
                 self.query_one(TurnLatencyChart).show(st)
             self._filter_bar()
