@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from .audio import float_to_pcm16, pcm16_to_float, resample
+from .audio import float_to_pcm16, load_pcm16, pcm16_to_float, resample
+
+if TYPE_CHECKING:
+    from .benchmark import Benchmark
 
 NoiseKind = Literal["white", "pink", "babble"]
 NOISE_KINDS: tuple[NoiseKind, ...] = ("white", "pink", "babble")
@@ -124,10 +127,34 @@ def parse_conditions(specs: str | Sequence[str]) -> list[Condition]:
     return out
 
 
-def turn_seed(seed: int, condition: Condition, turn_index: int) -> int:
-    """The seed one turn's audio is made with: stable across processes and runs (not Python's hash)."""
-    digest = hashlib.sha256(f"{seed}|{condition.label}|{turn_index}".encode()).digest()
+def turn_seed(seed: int, condition: Condition, turn_index: int, part: str = "") -> int:
+    """The seed one turn's audio is made with: stable across processes and runs (not Python's hash).
+    `part`: another clip of the turn (a duplex cue, `cue1`), with its own noise and drops."""
+    digest = hashlib.sha256(f"{seed}|{condition.label}|{turn_index}{'|' + part if part else ''}".encode()).digest()
     return int.from_bytes(digest[:8], "little")
+
+
+def heard(clean: bytes, rate: int, condition: Condition, seed: int, turn_index: int, *, part: str = "",
+          babble: Callable[[], Sequence[np.ndarray]] = tuple) -> bytes:
+    """A turn's clip (PCM16 bytes at `rate`) as the model hears it: the one place the engine (what
+    it plays) and the simulator (what it expects to hear) condition a clip, so both make the same
+    samples. `babble`: the benchmark's other turns (`babble_voices`), read only when the condition
+    needs them."""
+    if condition.clean:
+        return clean
+    voices = babble() if condition.needs_babble else ()
+    return condition.apply(clean, rate, turn_seed(seed, condition, turn_index, part), babble=voices).tobytes()
+
+
+def babble_voices(benchmark: Benchmark, turn_index: int, rate: int) -> list[np.ndarray]:
+    """The clean audio of the benchmark's other turns at `rate`, in its order (what babble is made
+    of; the same list whichever turns a run plays, so a turn's babble does not depend on `--turns`)."""
+    voices = []
+    for turn in benchmark.turns:
+        path = benchmark.audio_path(turn)
+        if turn.turn_index != turn_index and path is not None and path.is_file():
+            voices.append(load_pcm16(path, rate, benchmark=benchmark.name, turn=turn.turn_index))
+    return voices
 
 
 def _number(spec: str, text: str, what: str) -> float:
