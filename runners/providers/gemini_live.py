@@ -40,6 +40,7 @@ from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.settings import RunSettings
 
 from ..base import ProviderRunner, Publish, SessionSpec, context_messages
+from .effort import google_thinking
 from .fair_receive import Share
 
 FAKE_KEY = "fake-key-not-a-secret"
@@ -336,6 +337,7 @@ class GeminiLiveRunner(ProviderRunner):
                 vad=GeminiVADParams(disabled=True),
                 # lifts the 15-minute audio-session limit; only trims past ~80 % of the window
                 context_window_compression=ContextWindowCompressionParams(enabled=True),
+                **({"thinking": thinking} if (thinking := google_thinking(spec.config)) else {}),  # `--effort`
             ),
         )
         service.session_number = self._sessions

@@ -24,6 +24,7 @@ from arena_tui.spine.conditions import parse_condition
 from arena_tui.spine.settings import RunSettings
 
 from ..base import HistoryItem, LocalFake, ProviderRunner, ResponseStatus, SessionSpec
+from .effort import effort_parts
 from .fair_receive import fair
 
 DEFAULT_BASE_URL = "wss://api.openai.com/v1/realtime"
@@ -156,9 +157,18 @@ class ReplayingRealtimeService(ReplayBeforeFirstResponse, OpenAIRealtimeLLMServi
     pass
 
 
+class SimulatedRealtimeService(ReplayingRealtimeService):
+    """The service as `sim` runs it: the simulator takes `reasoning` (`--effort`) as
+    gpt-realtime-2 does, so Pipecat sends it for the simulator's model id too (it drops it for a
+    model it does not know to reason)."""
+
+    _REASONING_CAPABLE_MODEL_SUBSTRINGS = (*OpenAIRealtimeLLMService._REASONING_CAPABLE_MODEL_SUBSTRINGS, "gpt-realtime")
+
+
 class OpenAIRealtimeRunner(ProviderRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = SIMULATOR_KEY
+    service_class: type[ReplayingRealtimeService] = ReplayingRealtimeService
 
     def make_fake(self, config: RunSettings, benchmark: Benchmark) -> LocalFake:
         """The simulator: it speaks the OpenAI Realtime protocol and answers from the golden answers."""
@@ -184,12 +194,14 @@ class OpenAIRealtimeRunner(ProviderRunner):
             prefix_padding_ms=vad.prefix_padding_ms,
             silence_duration_ms=vad.silence_duration_ms,
         )
+        level, _ = effort_parts(spec.config)
         props = rt.SessionProperties(
             audio=rt.AudioConfiguration(
                 input=rt.AudioInput(transcription=rt.InputAudioTranscription(), turn_detection=turn_detection)
             ),
+            reasoning=rt.Reasoning(effort=level) if level else None,  # `--effort`: session.reasoning.effort
         )
-        return ReplayingRealtimeService(
+        return self.service_class(
             api_key=self.api_key(spec.config),
             base_url=self.endpoint(spec.config),
             replay=history_items(spec.history),
@@ -209,6 +221,8 @@ class OpenAIRealtimeRunner(ProviderRunner):
 
 class SimulatorRunner(OpenAIRealtimeRunner):
     """The OpenAI runner against an in-process `SimulatorServer` (no key, any speed)."""
+
+    service_class = SimulatedRealtimeService
 
     def provider_ttfb_label(self) -> str:
         return "simulator TTFB (Pipecat metrics)"
