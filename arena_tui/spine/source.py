@@ -48,6 +48,19 @@ def speaker_of(config: Mapping[str, Any] | None) -> str:
     return speaker if isinstance(speaker, str) and speaker else TTS
 
 
+def condition_of(config: Mapping[str, Any] | None) -> str:
+    """The acoustic condition the run's user audio was heard under, as stored (`clean`: the
+    default, and every run stored before conditions)."""
+    condition = (config or {}).get("condition")
+    return condition if isinstance(condition, str) and condition else CLEAN.label
+
+
+def effort_of(config: Mapping[str, Any] | None) -> str:
+    """The reasoning effort asked of the model ("" for the provider's default)."""
+    effort = (config or {}).get("effort")
+    return effort if isinstance(effort, str) else ""
+
+
 def variant_labels(config: Mapping[str, Any] | None, *, faults: bool = True) -> tuple[str, ...]:
     """How a run's input differed from the default, when it did: a human speaker's recordings
     instead of TTS (`speech: person1`), an acoustic condition the user's audio was heard under (its
@@ -62,11 +75,9 @@ def variant_labels(config: Mapping[str, Any] | None, *, faults: bool = True) -> 
     speaker = speaker_of(cfg)
     if speaker != TTS:
         labels.append(f"speech: {speaker}")
-    condition = cfg.get("condition")
-    if isinstance(condition, str) and condition and condition != CLEAN.label:  # (stored canonical: `Condition.label`)
+    if (condition := condition_of(cfg)) != CLEAN.label:  # (stored canonical: `Condition.label`)
         labels.append(condition)
-    effort = cfg.get("effort")
-    if isinstance(effort, str) and effort:
+    if effort := effort_of(cfg):
         labels.append(f"effort={effort}")
     if cfg.get("disable_vad"):
         labels.append("manual commit")
