@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from arena_tui.spine.conditions import CLEAN, ConditionError, parse_conditions
+from arena_tui.spine.conditions import CLEAN, ConditionError, parse_condition
 from arena_tui.spine.judges import KINDS_OR_NONE
 from arena_tui.spine.settings import RunSettings, SettingsError, build_settings, parse_turns
 from arena_tui.spine.source import ALL_SPEAKERS, TTS
@@ -146,11 +146,9 @@ class CampaignSpec:
             raise SpecError(f"campaign: speaker {bad[0]!r} is not a speaker's name (tts, person1, …)")
         if not self.conditions:
             raise SpecError("campaign: no condition (--condition clean,telephony or condition = [...])")
-        try:
-            canonical = tuple(dict.fromkeys(c.label for c in parse_conditions(self.conditions)))
-        except ConditionError as e:
-            raise SpecError(f"campaign: {e}") from None
-        object.__setattr__(self, "conditions", canonical)  # one cell per condition however it was typed
+        # one cell per condition however it was typed; one it cannot read is refused by the run
+        # settings' builder, in the words `run --condition` says (`cell_settings`, the preflight)
+        object.__setattr__(self, "conditions", tuple(dict.fromkeys(_canonical(c) for c in self.conditions)))
         object.__setattr__(self, "efforts", tuple(dict.fromkeys(e.strip().lower() for e in self.efforts)))
         bad = [e for e in self.efforts if not e or VARIANT_OPEN.strip() in e or VARIANT_CLOSE in e]
         if bad:
@@ -259,6 +257,13 @@ class CampaignSpec:
             if axis in d:
                 d[axis] = tuple(d[axis])
         return cls(**d)
+
+
+def _canonical(condition: str) -> str:
+    try:
+        return parse_condition(condition).label
+    except ConditionError:
+        return condition.strip()
 
 
 def _no_secret(address: str | None) -> str | None:
