@@ -186,12 +186,15 @@ def test_stored_settings_read_back_as_they_were_and_old_runs_still_read() -> Non
     settings = build_settings("gpt-realtime", fake=True, turns="0-2", speed="2", greeting=False, rotate_after=30,
                               service_args=(), fields={"watchdog": {"extra_ms": 6000.0}})
     assert RunSettings.from_recorded(settings.public()) == settings
+    heard = build_settings("sim", condition="noise=5:babble", seed="11", effort="high")
+    assert RunSettings.from_recorded(heard.public()) == heard  # a resumed run hears the same audio
     # a run stored before speakers, fake timing and services, with what its loop added for display
     old = {"model": "sim", "speed": 2.0, "turns": [0, 1], "faults": "1:no_response", "fake": False,
            "greeting": {"enabled": False}, "modality": "text", "turn_taking_supported": False}
     back = RunSettings.from_recorded(old)
     assert (back.model, back.speed, back.turns, back.faults, back.speaker, back.greeting.enabled) == \
         ("sim", 2.0, [0, 1], "1:no_response", "tts", False)
+    assert (back.condition, back.seed, back.effort) == ("clean", 0, None)  # stored before conditions: clean
     with pytest.raises(SettingsError, match="^--speed: input should be greater than 0"):
         RunSettings.from_recorded({**old, "speed": 0})
 

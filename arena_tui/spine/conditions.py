@@ -180,22 +180,24 @@ def speech_rms(x: np.ndarray, rate: int) -> float:
 
 
 def _pink(n: int, rng: np.random.Generator) -> np.ndarray:
-    """1/f noise: white noise shaped in the frequency domain."""
-    spectrum = np.fft.rfft(rng.standard_normal(n))
+    """1/f noise: white noise shaped in the frequency domain (over a power-of-two length, cut to
+    `n`: a clip's own length can be a slow FFT size, 10x slower on demo_bench)."""
+    m = 1 << max(0, n - 1).bit_length()
+    spectrum = np.fft.rfft(rng.standard_normal(m))
     f = np.arange(len(spectrum), dtype=np.float64)
     f[0] = 1.0
-    return np.fft.irfft(spectrum / np.sqrt(f), n)
+    return np.fft.irfft(spectrum / np.sqrt(f), m)[:n]
 
 
 def _babble(n: int, voices: Sequence[np.ndarray], rng: np.random.Generator) -> np.ndarray:
     """Other turns' speech, each from a random point, looped to length and summed."""
-    usable = [pcm16_to_float(v).astype(np.float64) for v in voices if len(v)]
+    usable = [v for v in voices if len(v)]
     if not usable:
         raise ConditionError("noise …:babble needs the audio of the benchmark's other turns")
     picks = rng.choice(len(usable), size=min(BABBLE_VOICES, len(usable)), replace=False)
     out = np.zeros(n)
-    for i in picks:
-        v = usable[int(i)]
+    for i in picks:  # (only the voices picked are read as floats: a benchmark's 74 others took 15 ms per audio s)
+        v = pcm16_to_float(usable[int(i)]).astype(np.float64)
         start = int(rng.integers(0, len(v)))
         out += np.resize(np.roll(v, -start), n)
     return out
