@@ -117,3 +117,22 @@ async def test_each_fake_receives_the_conditioned_audio(alias: str, demo, tmp_pa
     with_noise, without = match(noisy), match(clean)
     assert with_noise > 0.98, (alias, rate, with_noise, without)
     assert without < 0.8, (alias, rate, with_noise, without)
+
+
+def test_received_audio_keeps_sound_in_place_and_is_bounded(monkeypatch) -> None:
+    from runners.fakes import record
+
+    monkeypatch.setattr(record, "KEPT_BYTES", 4000)
+    got = record.ReceivedAudio()
+    sound = np.arange(1, 501, dtype=np.int16).tobytes()  # 1000 bytes, no zero sample
+    got.add(bytes(960), 24000)  # silence: counted, not kept
+    got.add(sound)
+    got.add(sound)  # right after: one span
+    got.add(bytes(40))
+    got.add(sound)
+    assert got.rate == 24000 and got.total == 960 + 3000 + 40
+    assert [(at, len(pcm)) for at, pcm in got.spans] == [(960, 2000), (3000, 1000)]
+    assert got.stream() == bytes(960) + sound * 2 + bytes(40) + sound
+    for _ in range(3):  # past the bound: counted, not kept
+        got.add(sound)
+    assert got.kept <= 4000 and got.full and got.total == 4000 + 3000

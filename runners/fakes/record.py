@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-#: sound a connection keeps of what it received (`ReceivedAudio`): ~3 min at 24 kHz, however long the run
-KEPT_BYTES = 8 * 1024 * 1024
+#: sound a connection keeps of what it received (`ReceivedAudio`): ~87 s at 24 kHz, however long the run
+KEPT_BYTES = 4 * 1024 * 1024
 
 
 class ReceivedAudio:
