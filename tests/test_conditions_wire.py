@@ -12,11 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from arena_tui.playback import turn_audio
 from arena_tui.spine.audio import load_pcm16_bytes, resample
 from arena_tui.spine.conditions import babble_voices, heard, parse_condition
 from arena_tui.spine.settings import RunSettings
+from arena_tui.store import Store
 from runners.base import get_runner
 from runners.simulator import SimulatorServer
+from runners.timeline.user_speech import clip_speech
 from tests.provider_runs import quiet_loguru, record_run
 
 SPEED = 15.0
@@ -61,27 +64,19 @@ async def test_the_simulator_receives_the_conditioned_audio_and_latency_keeps_th
         assert result.status == "ok", result
         clean_run[turn_index] = result
     # the recorded user track is what was heard
-    async with await _open(tmp_path / "arena.db") as store:
+    async with await Store.open(tmp_path / "arena.db") as store:
         started = (await store.get_run(run.run_id)).config
         assert (started["condition"], started["seed"]) == (parse_condition(spec).label, 7)
         for turn_index in (0, 1):
-            stored = await store.audio(run.run_id, turn_index, "user")
-            assert stored is not None
-            assert bytes(stored.pcm).find(conditioned(demo, turn_index, spec, seed=7)) >= 0
+            # what the play dialog plays (`playback.turn_audio`, the user's take) is the conditioned clip
+            frames, rate = await turn_audio(store, run.run_id, turn_index, "user")
+            assert rate == RATE and frames.tobytes().find(conditioned(demo, turn_index, spec, seed=7)) >= 0
     # where the user spoke is the clean clip's speech (the same under any condition): placed where it played
     for turn_index, result in clean_run.items():
         offset = result.user_audio.start_ms
-        from runners.timeline.user_speech import clip_speech
-
         clean = load_pcm16_bytes(demo.audio_path(demo.turn(turn_index)), RATE)
         want = [(i.start_ms + offset, i.end_ms + offset) for i in clip_speech(clean, RATE, "energy")]
         assert [(i.start_ms, i.end_ms) for i in result.user_speech] == pytest.approx(want), turn_index
-
-
-async def _open(path: Path):
-    from arena_tui.store import Store
-
-    return await Store.open(path)
 
 
 @pytest.mark.parametrize("alias", ["nova-sonic", "glm-realtime", "gemini-native-audio", "grok", "ultravox"])
