@@ -119,9 +119,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _free_failed_runs() -> None:
     """Free what a failed or stopped run left in reference cycles now, not at interpreter exit: a
-    run froze the heap it started on (`runners.engine.settle_heap`), its sessions stayed reachable
-    from it, and soxr's nanobind objects they hold printed a 20-line leak report on stderr after
-    the one line saying why. ~0.3 s after a run, nothing when no run froze anything."""
+    process that settled its heap (`spine.heap.settle_heap`: the monitor) froze what its run had
+    loaded, its sessions stayed reachable from it, and soxr's nanobind objects they hold printed a
+    20-line leak report on stderr after the one line saying why. ~0.3 s after a run, nothing when
+    nothing was frozen."""
     if gc.get_freeze_count():
         gc.unfreeze()
         gc.collect()

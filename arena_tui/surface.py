@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from .launcher import Judge, Launcher
     from .playback import Player
-    from .run_view import RunState, TurnSpec
+    from .run_view import RunState
     from .store import Store
 
 
@@ -89,6 +89,7 @@ class Arena(Protocol):
         """Fold what the bus has delivered into the live runs' states now, and tell the screen."""
         ...
 
-    async def load_specs(self, run_id: str) -> dict[int, TurnSpec]:
-        """A stored run's turn specs: its stored benchmark snapshot, else by name (empty when neither)."""
+    async def load_benchmark(self, run_id: str) -> Any | None:
+        """What a stored run ran (a `Benchmark`: its stored snapshot, else by name; None when neither):
+        its turn specs (`specs_from_benchmark`) and the call alignment behind a failure's causes."""
         ...

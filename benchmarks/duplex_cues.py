@@ -49,7 +49,7 @@ def cue_problems(folder: Path, turn: Turn, *, inside: Callable[[Path, str], bool
 
 def cue_audio_problems(bench: Benchmark, turn: Turn, *, strict: bool, inside: Callable[[Path, str], bool],
                        wav_problem: Callable[[Path], str | None]) -> list[Problem]:
-    """A cue's WAV missing (when the benchmark ships audio: `loader.ships_audio`) or unusable (a path
+    """A cue's WAV missing (when the benchmark ships audio: `audio_checks.ships_audio`) or unusable (a path
     outside the folder is `cue_problems`' already)."""
     out: list[Problem] = []
     for i, cue in enumerate(turn.duplex):

@@ -14,7 +14,8 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, Field
 
-from .loader import BenchmarkError, Problem, load_folder, looks_like_benchmark, speakers_in
+from .loader import BenchmarkError, Problem, load_folder, looks_like_benchmark
+from .speakers import speakers_in
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.paths import user_benchmarks_dir
 from arena_tui.spine.source import TTS
@@ -114,7 +115,7 @@ def missing_audio(bench: Benchmark, turns: Iterable[int] | None = None, name: st
     """The one line refusing an audio run of these turns (all when None) for lack of audio, or None;
     `name`: the benchmark as the user named it (default: its own name); `data`: the --data it was
     read from, which the command in the line needs again (a benchmark found elsewhere needs none).
-    A benchmark that loaded has every WAV it ships (`loader.ships_audio`), so a WAV missing here
+    A benchmark that loaded has every WAV it ships (`audio_checks.ships_audio`), so a WAV missing here
     is audio it never had: the line says how to get it, as the listing does."""
     want = None if turns is None else set(turns)
     missing = [t.turn_index for t in bench.turns

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from arena_tui.spine.audio import TARGET_RATE, AudioError, parse_wav, resample, to_mono, float_to_pcm16, write_wav
 
-from .loader import SOURCES_FILE, audio_overlay_dir
+from .overlay import SOURCES_FILE, audio_overlay_dir
 from arena_tui.spine.benchmark import Benchmark, Turn
 
 

@@ -8,7 +8,7 @@ Every name the engine reads is declared here with a default (no getattr probing)
 
 Adding a provider = one module in `runners/providers/` with a `ProviderRunner` subclass
 declaring its `aliases` and `fake_class` (its fake in `runners/fakes/<same name>.py`), its
-entry in `runners/providers/catalog.py` (the same attributes as data: models are listed and
+entry in `runners/catalog.py` (the same attributes as data: models are listed and
 found without importing any provider, or Pipecat), and its test.
 """
 
@@ -28,7 +28,7 @@ from arena_tui.spine.benchmark import Benchmark, Tool
 from arena_tui.spine.source import TTS
 
 from arena_tui.spine.settings import Rotation, RunSettings
-from .providers import catalog
+from . import catalog
 
 if TYPE_CHECKING:  # the fakes are only imported when a fake run starts
     from .fakes.script import Script
@@ -71,6 +71,14 @@ class LocalFake(Protocol):
     async def start(self) -> Any: ...
 
     async def stop(self) -> None: ...
+
+    def tool_results(self) -> list[dict[str, Any]]:
+        """Every tool result the fake received, once each and in order: `{call_id, name, result}`."""
+        ...
+
+    def kickoff_replies(self, after: int = 1) -> int:
+        """Replies it made that no user turn asked for, in its sessions after the first `after`."""
+        ...
 
 
 class HistoryItem(BaseModel):
@@ -330,6 +338,12 @@ class ProviderRunner(ABC):
     @abstractmethod
     def is_alive(self, service: Any) -> bool:
         """Whether the session's connection is still up (Pipecat does not report a closed socket)."""
+
+    def service_endpoint(self, service: Any) -> str:
+        """Where a service `build_service` made connects, read from the service object itself (its
+        URL, its client), not from the run's settings: what tests/test_provider_contract.py holds on
+        127.0.0.1 for every `--fake` run (`inproc://…`: a fake in this process)."""
+        raise NotImplementedError(f"{self.name}: no rule to read where its service connects")
 
     def session_pipeline(self, spec: SessionSpec, service: Any, paced_in: Any, paced_out: Any) -> SessionPipeline | None:
         """The audio session's processors when this provider composes them around its `service`

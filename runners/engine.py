@@ -6,7 +6,6 @@ store, the UI and the judge are subscribers.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable
 
 from arena_tui.spine.ids import new_run_id
@@ -17,7 +16,8 @@ from arena_tui.spine.settings import RunSettings
 from .base import ProviderRunner, RunError, get_runner
 from .providers.service import service_runner
 from .run.audio import AudioRun
-from .run.base import CONTINUE_PROMPT, RunBase, Seed, SessionBase, history_from_results
+from .run.base import RunBase, SessionBase
+from .run.history import CONTINUE_PROMPT, Seed, history_from_results
 from .run.rehydrate import RehydratedRun
 from .run.text import TextRun
 
@@ -26,22 +26,6 @@ __all__ = [
 ]
 
 LOOPS: dict[str, type[AudioRun] | type[TextRun]] = {"audio": AudioRun, "text": TextRun}
-GC_THRESHOLD = (50_000, 20, 100)  # CPython's default (2000, 10, 10) collects ~25x as often
-_heap_settled = False
-
-
-def settle_heap() -> None:
-    """Once per process, before its first run: freeze what is loaded by then (Pipecat, the
-    benchmark, the UI) out of the collector and collect less often. A full collection walks
-    every tracked object while holding the loop, and input pacing with it: one process with 4
-    sessions at 1x went 216-231 ms late at worst, 28 ms after; p99 22-28 -> 13-14 ms
-    (scripts/bench_concurrency.py). Cycles are still collected, just in bigger batches."""
-    global _heap_settled
-    if not _heap_settled:
-        _heap_settled = True
-        gc.collect()
-        gc.freeze()
-        gc.set_threshold(*GC_THRESHOLD)
 
 
 def runner_for(model: str, service: str | None = None) -> ProviderRunner:
@@ -89,7 +73,6 @@ async def run_benchmark(
     published instead of `run_started`. `config.mode == "rehydrated"` plays every turn in its
     own session seeded with the golden turns before it (`run.rehydrate`).
     """
-    settle_heap()
     run_id = run_id or new_run_id()
     if provider is None:
         provider = runner_for(config.model, config.service)

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from arena_tui.campaign import records
 from arena_tui.orchestration.orchestrator import run_campaign
-from arena_tui.orchestration.ray_executor import LOCAL_IP, import_ray
+from arena_tui.orchestration.ray_cluster import LOCAL_IP, import_ray
 from arena_tui.campaign.spec import build_spec
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import RunStarted
@@ -183,7 +183,7 @@ def startup_main(args: argparse.Namespace, skip: set[str], work: Path) -> int:
 
     saved = os.environ.get("TMPDIR")
     with contextlib.suppress(ImportError):  # (a checkout before the Ray log routing has no log_to)
-        from arena_tui.orchestration.ray_executor import log_to
+        from arena_tui.orchestration.ray_logs import log_to
 
         log_to(work / "arena-tui.log")  # Ray's log lines: not the user's data folder
     try:

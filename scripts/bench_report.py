@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 
-from arena_tui.compare.leaderboard import build_leaderboard, load_runs  # noqa: E402
+from arena_tui.compare.leaderboard import build_leaderboard  # noqa: E402
+from arena_tui.compare.stored import load_runs  # noqa: E402
 from arena_tui.compare.report import select_runs, write_report  # noqa: E402
 from arena_tui.spine.events import DimensionScore, Judgement, Latencies, RunEnded, RunStarted, TurnEnded, TurnResult  # noqa: E402
 from arena_tui.store import Store  # noqa: E402

@@ -21,9 +21,10 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 
+from arena_tui.spine.audio import load_pcm16  # noqa: E402
 from benchmarks.registry import load_benchmark  # noqa: E402
 from runners.simulator import SimulatorServer  # noqa: E402
-from runners.simulator.fingerprint import FingerprintIndex, read_pcm24k  # noqa: E402
+from runners.simulator.fingerprint import FingerprintIndex  # noqa: E402
 from runners.simulator import voice  # noqa: E402
 from runners.simulator.voice import espeak_available, spoken_text  # noqa: E402
 
@@ -42,7 +43,7 @@ async def stream_cost(bench, turns: list[int]) -> None:
     from websockets.asyncio.client import connect
 
     pcm = np.concatenate(
-        [np.concatenate([read_pcm24k(bench.audio_path(bench.turn(t))), np.zeros(RATE * 6, np.int16)]) for t in turns]
+        [np.concatenate([load_pcm16(bench.audio_path(bench.turn(t))), np.zeros(RATE * 6, np.int16)]) for t in turns]
     )
     chunks = [base64.b64encode(pcm[i : i + CHUNK].tobytes()).decode() for i in range(0, pcm.size, CHUNK)]
     async with SimulatorServer(bench, voice="tone") as sim:

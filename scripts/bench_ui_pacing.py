@@ -377,7 +377,7 @@ async def main() -> None:
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--profile", action="store_true", help="also print the callbacks that held the loop longest")
     ap.add_argument("--refresh-hz", type=float, default=None,
-                    help="override the app's coalescing rate (arena_tui.app.REFRESH_HZ) to measure another setting")
+                    help="override the app's coalescing rate (arena_tui.app.arena.REFRESH_HZ) to measure another setting")
     ap.add_argument("--ui-only", action="store_true", help="skip the headless run")
     ap.add_argument("--keys", type=int, metavar="RUNS", default=0,
                     help="instead: keypress-to-screen latency while RUNS simulator runs stream (e.g. 8)")
@@ -386,9 +386,9 @@ async def main() -> None:
                          "the engine's thread in the app's process, or the app's own loop (to compare)")
     args = ap.parse_args()
     if args.refresh_hz:
-        import arena_tui.app
+        import arena_tui.app.arena
 
-        arena_tui.app.REFRESH_HZ = args.refresh_hz
+        arena_tui.app.arena.REFRESH_HZ = args.refresh_hz
     from loguru import logger
 
     logger.remove()
@@ -396,10 +396,10 @@ async def main() -> None:
     if args.keys:
         await keys_while_streaming(bench, args.keys, args.seconds, args.where)
         return
-    import arena_tui.app
+    import arena_tui.app.arena
 
     print(f"{args.bench}, {args.seconds:.0f} s wall at 1x, real engine + simulator + store; "
-          f"UI coalescing timer {arena_tui.app.REFRESH_HZ:g} Hz")
+          f"UI coalescing timer {arena_tui.app.arena.REFRESH_HZ:g} Hz")
     prof_h, prof_u = (LoopProfile(), LoopProfile()) if args.profile else (None, None)
     if not args.ui_only:
         print("headless :", fmt(await headless(bench, args.seconds, prof_h)))

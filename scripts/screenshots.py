@@ -5,7 +5,8 @@ The data is the frozen real demo recording in tests/snapshots/demo_run.jsonl and
 one (a long model id, a turn answered empty after three retries: tests/snapshots/long_run.jsonl),
 loaded into a throw-away database, so screenshots show no machine paths and no keys. Every screen
 is shot at 120x40 (`<name>.svg`) and at the other sizes the tests check (`<name>_80x24.svg`, ...);
-the leaderboard, compare and report.png show real runs recorded here first (`real_runs`: the
+the review shots (a person's verdict given on a turn, the latency chart) are of the demo recording;
+the leaderboard, its failure mix, compare and report.png show real runs recorded here first (`real_runs`: the
 engine on demo_bench against the simulator, with and without faults, under two acoustic conditions
 (one with a reasoning effort), and two providers' protocol fakes, at speed 1 so their latencies
 count, and one sped up; a few minutes); the campaign screens
@@ -129,14 +130,51 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.pause(0.3)
         save(app, "help")
         await pilot.press("escape")
+        await shoot_review(pilot, app, run_id, save)
     return shots
+
+
+async def shoot_review(pilot, app, run_id: str, save) -> None:
+    """The stored demo run's latency over its turns (`l`), a person's verdict being given on turn 2
+    (the dialog: knowledge base set to fail, a reason) and the turn detail once it is recorded."""
+    from textual.widgets import Input
+
+    from arena_tui.screens.dialogs.review import ReviewDialog
+    from arena_tui.screens.turn_detail import TurnDetailScreen
+
+    await until(pilot, lambda: isinstance(app.screen, ReplayScreen))
+    await pilot.press("l")
+    await pilot.pause(0.4)
+    save(app, "latency_chart")
+    await pilot.press("l")
+    table = app.screen.query_one(TurnTable)
+    table.move_cursor(row=table.get_row_index("2"))
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, TurnDetailScreen))
+    await pilot.press("v")
+    await until(pilot, lambda: isinstance(app.screen, ReviewDialog))
+    await pilot.press("enter", "enter")  # knowledge base: the judge's → pass → fail
+    dialog = app.screen
+    dialog.query_one("#review-reason", Input).value = "it offered the slots but never said the price"
+    dialog.query_one("#review-by", Input).value = "alice"
+    await pilot.pause(0.3)
+    save(app, "review_dialog")
+    dialog.query_one("#review-reason", Input).focus()
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, TurnDetailScreen) and app.screen.state.turns[2].human)
+    await pilot.pause(0.3)
+    app.screen.query_one("#detail").scroll_end(animate=False, immediate=True)  # down to the judgement
+    await pilot.pause(0.2)
+    save(app, "review_detail")
+    await pilot.press("escape", "escape")
 
 
 # (label, argv of `arena-tui run demo_bench …`): real runs of the engine, each its own leaderboard row
 REAL_RUNS = [
     ("sim", ["--model", "sim"]),
     ("sim again", ["--model", "sim"]),
-    ("sim with faults", ["--model", "sim", "--faults", "1:no_response,2:wrong_call"]),
+    # no answer, a reply cut short (compare marks the words it never said) and a wrong call
+    ("sim with faults", ["--model", "sim", "--faults", "0:no_response,1:truncated,2:wrong_call"]),
     ("gpt-realtime fake", ["--model", "gpt-realtime", "--fake"]),  # timed as the real service answers
     ("gemini fake", ["--model", "gemini-native-audio", "--fake"]),
     ("sim at 4x", ["--model", "sim", "--speed", "4"]),
@@ -175,7 +213,8 @@ def real_runs() -> tuple[Path, list[str]]:
 
 async def shoot_board(out: Path, size: tuple[int, int], db: Path, ids: list[str]) -> list[Path]:
     """The leaderboard of the real runs (`real_runs`; cursor on the simulator's row, so the plots
-    have data) and the clean simulator run beside the faulted one."""
+    have data), its failure mix (`m`), and the clean simulator run beside the faulted one (the turn
+    whose reply was cut short selected: both answers, the words it never said marked)."""
     from arena_tui.screens.compare import CompareScreen
     from arena_tui.screens.leaderboard import LeaderboardScreen
 
@@ -191,12 +230,16 @@ async def shoot_board(out: Path, size: tuple[int, int], db: Path, ids: list[str]
         board.query_one("#board").move_cursor(row=next(i for i, k in enumerate(keys) if k.startswith("sim [")))
         await pilot.pause(0.3)
         shots.append(Path(app.save_screenshot(f"leaderboard{suffix}.svg", path=str(out))))
-        if size != MAIN:
-            return shots
+        await pilot.press("m")
+        await pilot.pause(0.3)
+        shots.append(Path(app.save_screenshot(f"failure_mix{suffix}.svg", path=str(out))))
+        await pilot.press("m")
         app.push_screen(CompareScreen(run_ids=(ids[0], ids[2])))
         await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.turns)
+        pair = app.screen.query_one("#pair")
+        pair.move_cursor(row=pair.get_row_index("1"))  # turn 1: the faulted run's reply was cut short
         await pilot.pause(0.3)
-        shots.append(Path(app.save_screenshot("compare.svg", path=str(out))))
+        shots.append(Path(app.save_screenshot(f"compare{suffix}.svg", path=str(out))))
     return shots
 
 

@@ -13,5 +13,8 @@ bash scripts/bootstrap.sh test
 # again, as the product re-runs such a turn; any other failure is final, and one that fails so
 # three times fails. Tests run again are named (-rR), and the slowest listed.
 .venv/bin/python -m pytest -q -n 2 --dist loadfile -m "not slow and not stress" --reruns 2 --only-rerun "lost.pace|did.not.keep.pace" -rR --durations 15 "$@"
+# Then the heavy end-to-end tests (tests/slow_tests.py), the same way: the default run above stays
+# under 10 minutes, and nothing is left out of CI.
+.venv/bin/python -m pytest -q -n 2 --dist loadfile -m "slow and not stress" --reruns 2 --only-rerun "lost.pace|did.not.keep.pace" -rR --durations 15 "$@"
 # Then the stress tests alone: their CPU hogs would make every other test's machine lose pace.
 exec .venv/bin/python -m pytest -q -s -m stress "$@"  # -s: they print what they measured

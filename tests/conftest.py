@@ -112,3 +112,13 @@ def quiet_pipecat() -> Iterator[None]:
     yield
     logger.remove(handler)
     logger.add(sys.stderr)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the heavy end-to-end tests `slow` (`tests/slow_tests.py`): CI runs them after the default run."""
+    from .slow_tests import SLOW
+
+    for item in items:
+        if item.nodeid in SLOW or item.nodeid.split("[")[0] in SLOW:
+            item.add_marker(pytest.mark.slow)

@@ -28,7 +28,7 @@ from arena_tui.app import ArenaApp
 from arena_tui.campaign import records
 from arena_tui.campaign.spec import Cell, build_spec
 from arena_tui.cli import main
-from arena_tui.compare.leaderboard import load_runs, run_tally
+from arena_tui.compare.stored import load_runs, run_tally
 from arena_tui.judge.summary import summarize
 from arena_tui.run_view import RunState
 from arena_tui.screens.campaigns import CampaignScreen

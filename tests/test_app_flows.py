@@ -379,10 +379,10 @@ class GatedApp(ArenaApp):
         self.specs_asked = asyncio.Event()
         self.specs_release = asyncio.Event()
 
-    async def load_specs(self, benchmark: str):
+    async def load_benchmark(self, run_id: str):
         self.specs_asked.set()
         await self.specs_release.wait()
-        return await super().load_specs(benchmark)
+        return await super().load_benchmark(run_id)
 
 
 async def test_replay_is_not_reset_by_its_own_late_load(recorded, tmp_path: Path) -> None:

@@ -72,16 +72,16 @@ async def test_turn_table_shows_turn_status_verdict_and_every_score_at_every_siz
         # every column shown is whole inside the table: nothing runs off its right edge
         total = sum(c.get_render_width(table) for c in table.columns.values())
         assert total <= table.size.width, (total, table.size.width)
-        # a cell's content is never cut but the categories' (status, verdict, numbers stay whole)
+        # a cell's content is never cut but the causes' and the categories' (status, verdict, numbers stay whole)
         for col in table.columns.values():
-            if col.key.value != "cats":
+            if col.key.value not in ("causes", "cats"):
                 assert col.content_width >= max((len(str(table.get_cell(r, col.key))) for r in table.rows), default=0)
         # the long status takes its short form in the table, whole in the turn detail
         status = cell_text(table, "1", "status").removesuffix(" ↯")  # ↯: a fault injected on the turn
         assert status in ("empty_response (3 retries)", "empty_response ↻3", "empty ↻3"), status
         assert "retr" not in cell_text(table, "0", "status") and "↻" not in cell_text(table, "0", "status")
-        hidden = [label for key, label in (("v2v", "v2v ms"), ("tools", "tools e/m"), ("cats", "categories"))
-                  if key not in shown]  # fmt: skip
+        hidden = [label for key, label in (("v2v", "v2v ms"), ("tools", "tools e/m"), ("causes", "causes"),
+                                           ("cats", "categories")) if key not in shown]  # fmt: skip
         for label in hidden:  # never silently off-screen: the table's border names what this width leaves out
             assert label in str(table.border_subtitle), (label, table.border_subtitle)
         header = str(app.screen.query_one("#run-header").render())
@@ -124,12 +124,13 @@ async def test_turn_table_refits_when_the_terminal_is_resized(fixture_db) -> Non
         await pilot.pause(0.2)
         table = app.screen.query_one(TurnTable)
         wide = table.shown_columns
-        assert "cats" in wide and "v2v" in wide
+        assert "causes" in wide and "v2v" in wide  # why a turn failed before its categories (named on the border)
+        assert "categories: enter" in str(table.border_subtitle)
         assert str(table.get_cell("1", "status")) == "ok (1 retry) ↯"  # ↯: the run's fault on turn 1
         await pilot.resize_terminal(80, 24)
         await until(pilot, lambda: table.shown_columns != wide)
         narrow = table.shown_columns
-        assert narrow[:4] == ["idx", "status", "verdict", "dims"] and "cats" not in narrow and "v2v" in narrow
+        assert narrow[:4] == ["idx", "status", "verdict", "dims"] and "causes" not in narrow and "v2v" in narrow
         await pilot.resize_terminal(64, 24)
         await until(pilot, lambda: str(table.get_cell("1", "status")) == "ok ↻1 ↯")  # the narrow budget's form
         await pilot.resize_terminal(160, 48)

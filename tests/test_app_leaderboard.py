@@ -6,10 +6,13 @@ plus one never-judged run; mini_bench's data is a folder the app finds through i
 
 from __future__ import annotations
 
+import io
+
 import asyncio
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from rich.text import Text
 from textual.widgets import DataTable, Static
 
@@ -134,9 +137,10 @@ async def test_drill_down_shows_flips_and_always_failing_turns(stored) -> None:
         title = str(drill.query_one("#drill-title", Static).render())
         assert "3 repeat(s)" in title and "1/4 turns flip between repeats" in title and "always failing: 2" in title
         t1 = cells(drill, "#drill", "1")
-        assert t1[2] == "✓  ✗  ✓" and t1[3] == "2" and t1[4] == "tool_use_correct×2" and t1[5] == ""
+        assert t1[2] == "✓  ✗  ✓" and t1[3] == "2" and t1[4] == "tool_use_correct×2" and t1[6] == ""
+        assert t1[5] == "#1 wrong arguments"  # why it flipped: the repeat that failed it, and its cause
         t2 = cells(drill, "#drill", "2")
-        assert t2[2] == "✗  ·  ✗" and t2[5] == "always fails"
+        assert t2[2] == "✗  ·  ✗" and t2[6] == "always fails"
         assert cells(drill, "#drill", "0")[3] == "0"
         t3 = cells(drill, "#drill", "3")  # missing in one repeat: no verdict there, so nothing flips
         assert t3[2] == "✓  ·  ✓" and t3[3] == "0" and t3[4] == "–"
@@ -157,13 +161,31 @@ async def test_compare_two_marked_runs_highlights_differences(stored) -> None:
         await pilot.press("equals_sign")
         await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.turns)
         pair = app.screen
-        t1 = pair.query_one("#pair", DataTable).get_row("1")
-        assert t1[4].plain == 'book(day="saturday")' and t1[5].plain == 'book(day="sunday")'
-        for cell in (t1[2], t1[3], t1[4], t1[5], t1[6], t1[7]):  # verdicts, calls, latency: all highlighted
-            assert any(str(s.style) == DIFF for s in cell.spans), cell
-        assert t1[8].plain == "+1,000 ms" and t1[1].plain == "verdict, tool_use_correct, calls, latency"
-        t0 = pair.query_one("#pair", DataTable).get_row("0")
-        assert t0[1].plain == "same" and not any(str(s.style) == DIFF for c in t0[2:8] for s in c.spans)
+        grid = pair.query_one("#pair", DataTable)
+
+        def row(key: str) -> dict:
+            return {str(c.key.value): cell for c, cell in zip(grid.columns.values(), grid.get_row(key), strict=True)}
+
+        t1 = row("1")
+        for col in ("A", "B", "A v2v", "B v2v"):  # verdicts, latency: all highlighted
+            assert any(str(s.style) == DIFF for s in t1[col].spans), (col, t1[col])
+        assert t1["Δ v2v"].plain == "+1,000 ms" and t1["differs"].plain == "verdict, tool_use_correct, calls, latency"
+        assert t1["same words"].plain == "100%"  # both said "reply": their calls are what differs
+        t0 = row("0")
+        assert t0["differs"].plain == "same" and not any(str(s.style) == DIFF for k in ("A", "B", "A v2v", "B v2v")
+                                                        for s in t0[k].spans)
+        grid.move_cursor(row=grid.get_row_index("1"))
+        await pilot.pause()
+        console = Console(width=156, record=True, file=io.StringIO())
+        console.print(pair.query_one("#pair-turn", Static).content)
+        pane = console.export_text()  # the selected turn in full: each side's calls with their arguments, why B failed
+        assert 'call book(day="saturday")' in pane and 'call book(day="sunday")' in pane, pane
+        assert "B ✗ fail · tool use · wrong arguments" in pane and "A ✓ pass" in pane, pane
+        grid.move_cursor(row=grid.get_row_index("3"))  # B never played it: no answer, no verdict, never a fail
+        await pilot.pause()
+        console = Console(width=156, record=True, file=io.StringIO())
+        console.print(pair.query_one("#pair-turn", Static).content)
+        assert "B not played: no answer, no verdict (never a failure)" in console.export_text()
         title = str(pair.query_one("#pair-title", Static).render())
         assert "3/4 turns differ" in title
         await pilot.press("d")

@@ -115,7 +115,7 @@ async def test_a_read_finishing_after_its_screen_closed_draws_nothing(where, rec
         else:
             app.open_replay(run_id, stepping=False)
             await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops)
-            hold_until_gone(app, "load_specs", app.screen, finished)
+            hold_until_gone(app, "load_benchmark", app.screen, finished)
             app.screen.load()
         await pilot.pause()
     # Leaving run_test closed the app with the read held: a draw into the gone widgets would have

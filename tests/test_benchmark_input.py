@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from arena_tui.cli import main
@@ -168,6 +169,17 @@ def test_a_wav_that_is_a_symlink_loop_or_leads_nowhere_is_said_as_such(bench: Pa
     got = problems(bench)  # the demo's audio is synthesised: a plain missing WAV would be "synthesise it"
     assert got == [f"demo_copy: {bench / 'turns.jsonl'}:2: turn 1: field 'audio_file': {said}" + got[0].split(said)[1]], got
     assert str(wav) in got[0] and "WAV missing" not in got[0]
+
+
+def test_a_wav_longer_than_a_turn_may_take_says_both_spans_as_every_span_reads(bench: Path) -> None:
+    """The limit and the WAV's length read as every surface shows a span (`spine.times.duration_text`)."""
+    from arena_tui.spine.audio import write_wav
+
+    write_wav(bench / "audio" / "turn_001.wav", np.full(24_000 * 3, 3000, dtype=np.int16), 24_000)
+    with pytest.raises(BenchmarkError) as e:
+        load_folder(bench, max_turn_audio=2.0)
+    (problem,) = [str(p) for p in e.value.problems if p.turn == 1]
+    assert problem.endswith("turn_001.wav: 00:03 long, more than the 00:02 one turn may take (ARENA_TUI_MAX_TURN_AUDIO_S)")
 
 
 def test_a_plain_missing_wav_of_synthesised_audio_is_still_to_synthesise(bench: Path) -> None:

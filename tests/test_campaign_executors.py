@@ -28,7 +28,8 @@ from arena_tui.spine.bus import EventBus
 from arena_tui.orchestration.executor import Executor, Job, JobOutcome
 from arena_tui.orchestration.local import LocalExecutor
 from arena_tui.orchestration.orchestrator import continue_cell
-from arena_tui.orchestration.ray_executor import LOCAL_IP, RayExecutor, import_ray
+from arena_tui.orchestration.ray_cluster import LOCAL_IP, import_ray
+from arena_tui.orchestration.ray_executor import RayExecutor
 from arena_tui.campaign.snapshot import BenchmarkSnapshot, SnapshotError, snapshot
 from arena_tui.orchestration.transport import PCM_PIECE, decode_batch, encode_batch, encode_batch_stepwise
 from arena_tui.spine.events import AudioChunk, Level, RunEnded, TurnEnded

@@ -16,7 +16,7 @@ from arena_tui.spine.bus import EventBus
 from arena_tui.spine.settings import RunSettings
 from runners.base import SessionSpec, get_runner
 from runners.engine import run_benchmark
-from runners.providers import catalog
+from runners import catalog
 from tests.provider_runs import quiet_loguru
 
 OPENAI = "cascade:openai-stt+gpt-4.1-mini+openai-tts"

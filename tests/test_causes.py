@@ -12,7 +12,7 @@ from typing import get_args
 
 import pytest
 
-from arena_tui.compare.leaderboard import load_runs
+from arena_tui.compare.stored import load_runs
 from arena_tui.judge import JudgeWorker
 from arena_tui.judge.causes import mix, run_causes
 from arena_tui.judge.heuristic import HeuristicJudge

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from arena_tui.compare.leaderboard import POOLED, build_leaderboard, load_runs
+from arena_tui.compare.leaderboard import POOLED, build_leaderboard
+from arena_tui.compare.stored import load_runs
 from arena_tui.compare.pair import compare_runs
 from arena_tui.stats import wilson
 from arena_tui.store import Store
@@ -134,7 +135,7 @@ async def test_compare_two_runs_turn_by_turn(runs) -> None:
 def test_latency_exclusion_reasons() -> None:
     from datetime import UTC, datetime
 
-    from arena_tui.compare.leaderboard import StoredRun
+    from arena_tui.compare.stored import StoredRun
     from arena_tui.store import RunRow
 
     def run(speed: float | None, config: dict | None = None) -> StoredRun:

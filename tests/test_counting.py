@@ -21,7 +21,8 @@ import pytest
 from arena_tui.campaign import records
 from arena_tui.campaign.spec import Cell, build_spec
 from arena_tui.cli import main
-from arena_tui.compare.leaderboard import build_leaderboard, load_runs, run_figures, run_tally
+from arena_tui.compare.leaderboard import build_leaderboard, run_figures
+from arena_tui.compare.stored import load_runs, run_tally
 from arena_tui.compare.pair import compare_runs
 from arena_tui.judge import JudgeWorker, summarize
 from arena_tui.judge.heuristic import HeuristicJudge

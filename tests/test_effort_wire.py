@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from arena_tui.cli import main
-from arena_tui.compare.leaderboard import StoredRun
+from arena_tui.compare.stored import StoredRun
 from arena_tui.spine.settings import RunSettings
 from arena_tui.store import Store
+from runners import catalog
 from runners.base import get_runner
 from runners.fakes.wire import pick
-from runners.providers import catalog
 from runners.simulator import SimulatorServer
 from tests.provider_runs import quiet_loguru, record_run
 

@@ -195,7 +195,7 @@ async def test_a_turn_the_machine_lost_pace_on_is_invalid_counted_nowhere_and_re
     a resume plays it again with the turns before it replayed."""
     import time
 
-    from arena_tui.compare.leaderboard import load_runs
+    from arena_tui.compare.stored import load_runs
     from arena_tui.spine.events import PACE_LOST
     from runners.transports import PacedInput
 

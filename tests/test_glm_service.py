@@ -13,13 +13,8 @@ from runners.fakes.script import Script, ScriptedReply, ToolCallSpec
 from runners.fakes.glm_realtime import GLMRealtimeFake
 from runners.providers.glm_events import GLMEventError, ResponseAudioDelta, ResponseDone, parse_server_event
 from tests.provider_harness import GREETING, ServiceRig, read_wav_pcm16, scripted_tool_handler, tools_schema
-from runners.providers.glm_service import (
-    MAX_INSTRUCTION_CHARS,
-    GLMConfigError,
-    GLMRealtimeLLMService,
-    glm_tools,
-    wav_bytes,
-)
+from runners.providers.glm_service import GLMRealtimeLLMService
+from runners.providers.glm_wire import MAX_INSTRUCTION_CHARS, GLMConfigError, glm_tools, wav_bytes
 
 
 
@@ -146,7 +141,7 @@ async def test_glm_reply_tool_call_text_without_audio_and_reconnect_replay(arena
 async def test_seeded_history_is_replayed_before_the_kickoff_within_the_budget() -> None:
     """A session that continues an earlier one gets its history first, newest that fits, and
     says what the budget dropped; the prompt goes out verbatim."""
-    from runners.providers.glm_service import ReplayReport
+    from runners.providers.glm_wire import ReplayReport
 
     budget = 100
     prompt = "You are terse. " * 2000

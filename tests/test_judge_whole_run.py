@@ -191,7 +191,7 @@ def test_live_scores_show_as_provisional_until_the_whole_run_revision_lands(conv
     from rich.console import Console
 
     from arena_tui.run_view import RunState
-    from arena_tui.screens.turn_detail import judgement_renderable
+    from arena_tui.widgets.judgement_text import judgement_renderable
     from arena_tui.widgets.turn_table import verdict_cell
 
     from .judge_helpers import judged

@@ -21,7 +21,7 @@ from runners.base import get_runner
 from runners.engine import run_benchmark
 from runners.fakes.script import script_for_benchmark
 from runners.fakes.text_chat import OpenAIChatFake
-from runners.providers import catalog
+from runners import catalog
 from runners.providers.text_chat import LOCAL_KEY
 from tests.provider_runs import quiet_loguru
 

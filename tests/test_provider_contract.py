@@ -1,8 +1,9 @@
 """The provider contract, over EVERY registered alias: a `--fake` run never leaves 127.0.0.1.
 
-The endpoint is read from the real Pipecat service object each runner builds (not from what
-the runner says), so an alias whose runner declares no fake, or a fake the service does not
-actually use, fails here. The OpenAI Realtime aliases are also run end to end against their
+The endpoint is read from the real Pipecat service object each runner builds (its runner's
+`service_endpoint`: the service's own URL or client, not the run's settings), so an alias whose
+runner declares no fake, or a fake the service does not actually use, fails here. Every fake is
+read through the same accessors (`tool_results`, `kickoff_replies`). The OpenAI Realtime aliases are also run end to end against their
 fake (the simulator), which must receive the connection."""
 
 from __future__ import annotations
@@ -18,10 +19,7 @@ from arena_tui.spine.bus import EventBus
 from arena_tui.spine.settings import RunSettings
 from runners.base import SessionSpec, get_runner, known_models
 from runners.engine import RunError, run_benchmark
-from runners.fakes.cascade import CascadeFakes
-from runners.fakes.text_chat import OpenAIChatFake
-from runners.providers.catalog import CASCADE_EXAMPLES
-from runners.fakes.text_replies import TextFake
+from runners.catalog import CASCADE_EXAMPLES
 from runners.simulator import SimulatorServer
 from tests.provider_runs import quiet_loguru
 
@@ -31,46 +29,6 @@ FAST = 15.0  # AUDIO time / wall time for the end-to-end run (fakes pace in audi
 @pytest.fixture(autouse=True, scope="module")
 def _quiet_pipecat():
     yield from quiet_loguru("WARNING")
-
-
-def built_endpoint(service: Any) -> str:
-    """Where a built Pipecat service would connect, read from the service object itself."""
-    from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService
-    from pipecat.services.openai.llm import OpenAILLMService
-    from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
-    from pipecat.services.xai.realtime.llm import GrokRealtimeLLMService
-
-    from runners.fakes.nova_sonic import FakeBedrockClient
-    from runners.providers.glm_service import GLMRealtimeLLMService
-    from runners.providers.ultravox import UltravoxCallService
-
-    if isinstance(service, (OpenAIRealtimeLLMService, GrokRealtimeLLMService)):
-        return service.base_url
-    if isinstance(service, GeminiLiveLLMService):
-        return service._http_options.base_url or "https://generativelanguage.googleapis.com"
-    if isinstance(service, GLMRealtimeLLMService):
-        return service._base_url
-    if isinstance(service, UltravoxCallService):
-        return service._params.join_url
-    if isinstance(service, OpenAILLMService):
-        return str(service._client.base_url)
-    from pipecat.services.anthropic.llm import AnthropicLLMService
-    from pipecat.services.google.llm import GoogleLLMService
-
-    from runners.providers.bedrock_text import ArenaBedrockService
-
-    if isinstance(service, AnthropicLLMService):
-        return str(service._client.base_url)
-    if isinstance(service, GoogleLLMService):
-        return service._http_options.base_url or "https://generativelanguage.googleapis.com"
-    if isinstance(service, ArenaBedrockService):
-        return service._aws_params["endpoint_url"]  # where botocore's client is opened
-    if type(service).__name__ == "ArenaNovaSonicService":
-        client = service.create_client()  # the SDK client the service would open its streams on
-        if isinstance(client, FakeBedrockClient):
-            return "inproc://nova-sonic-fake"
-        return str(client._config.endpoint_uri)
-    raise AssertionError(f"no rule to read the endpoint of {type(service).__name__}: add one for the new provider")
 
 
 def loopback(url: str) -> bool:
@@ -95,7 +53,7 @@ async def test_every_alias_with_fake_builds_a_service_on_loopback(alias, demo, m
             kickoff="Greet the user briefly.", config=config,
         )
         service = runner.build_service(spec)
-        endpoint = built_endpoint(service)
+        endpoint = runner.service_endpoint(service)
         assert loopback(endpoint), f"{alias}: a --fake service would connect to {endpoint}"
         # a session whose first connect has not run yet is not a dead one: the pipeline starts
         # playing input before the socket is up, and the engine must not rotate it for "disconnect"
@@ -175,17 +133,7 @@ async def test_every_fake_makes_every_expected_call_of_a_turn(alias, demo):
     made = sorted((c.args.get("part", ""), c.status) for c in t5.tool_calls)
     assert made == [("brake pads", "matched"), ("inner tube", "matched")], t5.tool_calls
     assert sorted(c.response["price"] for c in t5.tool_calls) == sorted(r["price"] for r in scripted)
-    fake = runner.fake
-    if isinstance(fake, CascadeFakes):  # a cascade's calls are its text model's
-        fake = fake.llm
-    if isinstance(fake, SimulatorServer):
-        received = [o for s in fake.sessions for o in s.tool_outputs.values()]
-    elif isinstance(fake, OpenAIChatFake):  # results arrive as `tool` messages of the next request
-        received = [m for m in fake.requests[-1].messages if m.get("role") == "tool"]
-    elif isinstance(fake, TextFake):  # Claude, Gemini, Bedrock: the results in the last request
-        received = fake.exchanges[-1].tool_results()
-    else:
-        received = [r for c in fake.connections for r in c.tool_results]
+    received = runner.fake.tool_results()
     assert len(received) == 2, received
     wire = json.dumps(received, default=str)
     assert re.search(r"price\W+8\b", wire) and re.search(r"price\W+22\b", wire), wire
@@ -254,15 +202,10 @@ async def test_a_rotated_session_gets_the_history_and_is_asked_nothing(alias, de
         r = next(e.result for e in events if e.kind == "turn_ended" and e.turn_index == t)
         assert r.status == "ok", (t, r.status, r.error)
         assert " ".join(r.assistant_text.split()) == " ".join(demo.turn(t).golden_text.split()), (t, r.assistant_text)
-    fake = runner.fake
     asks = runner.history_needs_reply(config)
-    if isinstance(fake, SimulatorServer):
-        later = [r for r in fake.responses if r.session > 1]
-        assert later and all(r.turn_index is not None and r.kind != "greeting" for r in later), later
-    else:
-        kickoffs = [n for c in fake.connections[1:] for n in c.replies if n == -1]
-        # a kickoff reply only where the provider must be asked: once per session given history
-        assert len(kickoffs) == (sum(1 for e in rotated if e.replayed.messages) if asks else 0), (alias, kickoffs)
+    # a kickoff reply only where the provider must be asked: once per session given history
+    kickoffs = runner.fake.kickoff_replies()
+    assert kickoffs == (sum(1 for e in rotated if e.replayed.messages) if asks else 0), (alias, kickoffs)
     if asks:
         handshake = [e for e in events if e.kind == "transcript_delta" and e.role == "assistant"
                      and e.t_ms > rotated[-1].t_ms and e.turn_index is None]

@@ -18,7 +18,7 @@ from runners.base import SessionSpec, get_runner
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import script_for_benchmark
 from runners.providers.glm_realtime import GLMRealtimeRunner, history_entries
-from runners.providers.glm_service import MAX_INSTRUCTION_CHARS, tool_note
+from runners.providers.glm_wire import MAX_INSTRUCTION_CHARS, tool_note
 from tests.provider_runs import quiet_loguru, record_run
 
 SPEED = 3.0  # the fake answers at once and our service batches by audio time: it copes
@@ -175,7 +175,7 @@ def test_history_budget_drops_oldest_and_says_so(demo):
         HistoryItem(kind="user", turn_index=1, text="c" * 20),
         HistoryItem(kind="assistant", turn_index=1, text="d" * 30),
     ]
-    from runners.providers.glm_service import ReplayReport, budget_for, fit_history
+    from runners.providers.glm_wire import ReplayReport, budget_for, fit_history
 
     report = ReplayReport(session=1, kind="seed", budget_chars=budget_for(prompt))
     kept = fit_history(history_entries(history), report)

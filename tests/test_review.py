@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from arena_tui.cli import main
-from arena_tui.compare.leaderboard import build_leaderboard, load_runs, run_tally
+from arena_tui.compare.leaderboard import build_leaderboard
+from arena_tui.compare.stored import load_runs, run_tally
 from arena_tui.compare.pair import compare_runs
 from arena_tui.interop import export_run, import_run
 from arena_tui.judge import summarize

@@ -1,4 +1,4 @@
-"""The run-outcome rule (`runners.run.base.unanswered_run`): a run in which no turn got an answer
+"""The run-outcome rule (`runners.run.outcome.unanswered_run`): a run in which no turn got an answer
 failed, whichever loop played it (audio, text, rehydrated, resumed); a run with one answered turn,
 or one the model ended with a call, completed. Runs: the real simulator on 127.0.0.1, the real
 store; the text loop's CLI path is in tests/test_provider_text.py."""
@@ -15,7 +15,7 @@ from arena_tui.spine.events import TurnResult
 from arena_tui.store import Store
 from arena_tui.spine.settings import RunSettings
 from runners.engine import RunError, Seed, history_from_results, run_benchmark
-from runners.run.base import unanswered_run
+from runners.run.outcome import unanswered_run
 from tests.provider_runs import quiet_loguru
 
 #: one attempt; an unanswered turn ends after 4 s of wall time (a reply on a busy machine comes well before)

@@ -58,6 +58,16 @@ def test_a_wait_counts_down_on_the_wall_clock_and_ends_with_the_reply() -> None:
     assert "waiting" not in header_text(state, width=200).plain
 
 
+def test_a_wait_in_a_run_whose_speed_was_not_recorded_reads_as_the_wait_line_does() -> None:
+    """An older stream without a speed: the log's line and the countdown convert the same way
+    (`spine.times.wall_ms`), where the log once divided by None and raised."""
+    state = RunState("r", clock=Clock())
+    state.apply(RunStarted(run_id="r", t_ms=0, benchmark="demo_bench", model="sim", provider="sim", turn_indices=[0]))
+    assert state.speed is None
+    state.apply(Waiting(run_id="r", t_ms=5000, turn_index=0, what="a reply to turn 0", deadline_t_ms=35000))
+    assert state.log[-1].text.endswith("watchdog in 30 s") and state.wait_line().endswith("watchdog in 30 s")
+
+
 def test_an_audible_bot_ends_a_wait_and_a_new_attempt_does_too() -> None:
     state = RunState("r", clock=Clock())
     started(state)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from arena_tui.cli import main
-from arena_tui.compare.leaderboard import load_runs
+from arena_tui.compare.stored import load_runs
 from arena_tui.compare.search import search
 from arena_tui.judge.human import record_verdict
 from arena_tui.spine.events import DimensionScore, Judgement, RunEnded, ToolCallRecord

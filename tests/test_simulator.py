@@ -19,9 +19,9 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from arena_tui.spine.audio import load_pcm16
 from arena_tui.spine.benchmark import Benchmark, BenchmarkMeta, Tool, Turn
 from runners.simulator import FaultSpecError, SimulatorServer, parse_faults
-from runners.simulator.fingerprint import read_pcm24k
 from runners.simulator.voice import GREETING_TEXT, spoken_text
 
 RATE = 24000
@@ -51,7 +51,7 @@ def bench() -> Benchmark:
 def wav(bench: Benchmark, turn: int) -> np.ndarray:
     path = bench.audio_path(bench.turn(turn))
     assert path is not None
-    return read_pcm24k(path)
+    return load_pcm16(path)
 
 
 def silence(ms: float) -> np.ndarray:

@@ -18,7 +18,7 @@ import pytest
 from arena_tui.campaign import records
 from arena_tui.campaign.spec import CampaignSpec, build_spec, cell_parts
 from arena_tui.cli import main
-from arena_tui.compare.leaderboard import StoredRun
+from arena_tui.compare.stored import StoredRun
 from arena_tui.orchestration.orchestrator import preflight, run_campaign
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.source import variant_labels

@@ -74,6 +74,53 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycles(graph) == [["p.a", "p.b"]]
 
 
+def _rooms(graph: grimp.ImportGraph) -> grimp.ImportGraph:
+    """The graph of rooms: a package's first-level parts (`runners.fakes`, `runners.base`), each
+    standing for every module inside it; an import between two modules is one between their rooms."""
+    def room(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    rooms = grimp.ImportGraph()
+    for importer in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(importer):
+            a, b = room(importer), room(imported)
+            if a != b and a.split(".")[0] == b.split(".")[0] and imported in graph.modules:
+                rooms.add_import(importer=a, imported=b)
+    return rooms
+
+
+def test_no_import_runs_back_up_between_rooms() -> None:
+    """Inside each package its rooms stand on floors: `runners.base` (the provider contract) never
+    imports `runners.providers` (which implements it), the fakes never the simulator (which uses
+    them). A piece two rooms share lives below both."""
+    assert _cycles(_rooms(grimp.build_graph(*PACKAGES, cache_dir=None))) == []
+
+
+def test_the_room_check_sees_an_import_running_back_up() -> None:
+    graph = grimp.ImportGraph()
+    for m in ("p.base", "p.providers.a", "p.providers.catalog", "p.fakes.x"):
+        graph.add_module(m)
+    graph.add_import(importer="p.providers.a", imported="p.base")
+    graph.add_import(importer="p.base", imported="p.providers.catalog")
+    graph.add_import(importer="p.fakes.x", imported="p.base")
+    assert _cycles(_rooms(graph)) == [["p.base", "p.providers"]]
+
+
+def test_the_heap_is_settled_in_one_place() -> None:
+    """Freezing the heap and the collector's thresholds are `spine.heap`'s rule, applied only where an
+    entry point says so (`settle_heaps_here`); the engine once froze it in every process that ran."""
+    calls = sorted(
+        str(path.relative_to(ROOT))
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == "gc"
+        and node.func.attr in ("freeze", "set_threshold")
+    )
+    assert calls == ["arena_tui/spine/heap.py", "arena_tui/spine/heap.py"]
+
+
 def _undeclared_deferred_imports(source: str) -> list[int]:
     """Lines of imports inside a function that carry no `# deferred: <reason>`."""
     lines = source.splitlines()

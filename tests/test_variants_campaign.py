@@ -14,7 +14,8 @@ import pytest
 from arena_tui.campaign import records
 from arena_tui.campaign.spec import build_spec, cell_condition, load_toml, model_parts
 from arena_tui.cli import main
-from arena_tui.compare.leaderboard import POOLED, build_leaderboard, load_runs
+from arena_tui.compare.leaderboard import POOLED, build_leaderboard
+from arena_tui.compare.stored import load_runs
 from arena_tui.spine.audio import load_pcm16_bytes
 from arena_tui.spine.conditions import babble_voices, heard, parse_condition
 from arena_tui.store import Store

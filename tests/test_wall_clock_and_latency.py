@@ -11,7 +11,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from arena_tui.orchestration.headless import Progress
-from arena_tui.compare.leaderboard import StoredRun, run_figures
+from arena_tui.compare.leaderboard import run_figures
+from arena_tui.compare.stored import StoredRun
 from arena_tui.interop import export_run, import_run
 from arena_tui.run_view import RunState
 from arena_tui import stats

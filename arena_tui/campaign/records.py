@@ -4,7 +4,7 @@ Completion is never read from a flag: `cell_state` looks at the run's stored tur
 one per expected turn) and only then calls the cell complete. `cell_views` and
 `campaign_views` are what `arena-tui campaign show|list` print and the TUI's campaign screens
 show: one place decides a cell's shown state, its turn progress and its pass rate. The pass rate
-is the report's (`arena_tui.compare.leaderboard.run_tally`: fixed denominators, lost-pace turns
+is the report's (`arena_tui.compare.stored.run_tally`: fixed denominators, lost-pace turns
 left out), so `campaign show` and `report` can never tell two numbers for one run.
 
 Nothing is shown running or queued on a process's word alone: a run still `running` whose

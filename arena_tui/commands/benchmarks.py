@@ -102,7 +102,7 @@ def _show(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     from benchmarks.importers.convert import Imported, import_all  # deferred: only an import reads another project's files
     from benchmarks.importers.layouts import LayoutError  # deferred: only an import reads another project's files
-    from benchmarks.loader import max_turn_audio_s  # deferred: with the importer
+    from benchmarks.audio_checks import max_turn_audio_s  # deferred: with the importer
 
     if not args.path:
         raise CliError("benchmarks import: give the PATH of a checkout of the original eval or the reference harness")

@@ -154,7 +154,7 @@ async def _run(store: Any, args: argparse.Namespace) -> int:
             notice(report())
 
     if spec.executor == "ray":  # Ray's own log lines go to our log file, not this terminal
-        from arena_tui.orchestration.ray_executor import log_to  # deferred: imports no Ray; only for --executor ray
+        from arena_tui.orchestration.ray_logs import log_to  # deferred: imports no Ray; only for --executor ray
 
         log_to(paths.log_path(store.path))
     with StopSignals() as stops:  # SIGTERM, SIGHUP, ctrl+c: workers stopped, runs recorded interrupted

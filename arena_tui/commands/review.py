@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import getpass
 
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
 from ..judge import render_text, summarize
-from ..judge.human import VERDICTS, ReviewError, record_verdict, withdraw
+from ..judge.human import VERDICTS, ReviewError, default_reviewer, record_verdict, withdraw
 from ..judge.locate import benchmark_of_run
 from ..store import Store, StoreError
 from ..verdicts import standing
@@ -67,7 +66,7 @@ async def _main(args: argparse.Namespace) -> None:
         raise CliError("--withdraw takes back the turn's verdicts: give no DIMENSION=… or --cause with it")
     if not args.withdraw and not args.verdicts:
         raise CliError("give at least one DIMENSION=pass|fail (or --withdraw)")
-    by = args.by if args.by is not None else _login()
+    by = args.by if args.by is not None else default_reviewer()
     async with await Store.open(db_path(args.db)) as store:
         run_id = await resolve_run_id(store, args.run_id)
         try:
@@ -94,14 +93,6 @@ async def _main(args: argparse.Namespace) -> None:
     if benchmark is not None and run is not None:
         print()
         print(render_text(summarize(benchmark, results, judgements, run.turn_indices or None)))
-
-
-def _login() -> str:
-    """$USER (or the login name the system knows): who reviews, when --by does not say."""
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):
-        return ""
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,7 +1,7 @@
 """`arena-tui runs`: the recorded runs as a table (or JSON for scripts).
 
 Progress counts the turns that ran to their end; the strict pass and the turns counted apart
-(`2 not played · 1 stopped`) are each run's tally by the one rule (`compare.leaderboard.run_tally`,
+(`2 not played · 1 stopped`) are each run's tally by the one rule (`compare.stored.run_tally`,
 `arena_tui.verdicts`), `no answer` for a run in which no turn of the model's got one; the duration
 is the time it ran (`RunRow.active_s`: a resumed run's idle time left out)."""
 
@@ -16,7 +16,7 @@ from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
 from arena_tui.spine.times import duration_text, when_text
 
-from ..compare.leaderboard import load_runs, run_tally
+from ..compare.stored import load_runs, run_tally
 from ..store import RunRow, Store, StoreError
 from ..verdicts import NO_ANSWER, Tally
 

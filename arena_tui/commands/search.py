@@ -3,7 +3,8 @@
 TEXT is found, case-insensitively, in what the user said, the model's answer (its words and its
 calls), the judge's reasons for the verdict that counts, and the turn's causes; "" matches every
 turn the filters keep. Each turn is printed with its run, model, verdict, where it matched, its
-causes and a snippet of the match (`arena_tui.compare.search`, which the screens' `/` calls too).
+causes and a snippet of the match (`arena_tui.compare.search`, whose texts and match the screens'
+`/` use too); a turn of a run a re-run replaced is marked superseded.
 """
 
 from __future__ import annotations
@@ -67,8 +68,9 @@ async def _main(args: argparse.Namespace) -> int:
         where = ", ".join(h.where) or "-"
         causes = causes_text(h.causes) or "-"
         human = f" (person: {', '.join(h.human)})" if h.human else ""
+        gone = f"  [superseded by {h.superseded_by}: counts nowhere]" if h.superseded_by else ""
         print(f"{short[h.run_id]}  turn {h.turn_index:<3} {h.model} · {h.benchmark}  {h.verdict_text}{human}  "
-              f"matched in: {where}  causes: {causes}")
+              f"matched in: {where}  causes: {causes}{gone}")
         print(f"    {h.snippet}")
     runs = len({h.run_id for h in hits})
     print(f"{len(hits)} turn{'s' * (len(hits) != 1)} in {runs} run{'s' * (runs != 1)} "

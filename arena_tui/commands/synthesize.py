@@ -8,7 +8,8 @@ from pathlib import Path
 
 from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
-from benchmarks.loader import BenchmarkError, audio_overlay_dir
+from benchmarks.loader import BenchmarkError
+from benchmarks.overlay import audio_overlay_dir
 from benchmarks.registry import open_benchmark
 from benchmarks.synthesize import SynthError, make_backend, synthesize_benchmark
 

@@ -8,7 +8,8 @@ from collections.abc import Iterable
 
 from ..judge.agreement import AgreementFigure, agreement_of
 from ..judge.label import judge_label
-from .leaderboard import BoardRow, StoredRun
+from .leaderboard import BoardRow
+from .stored import StoredRun
 
 
 def run_judge(run: StoredRun) -> str:

@@ -33,199 +33,24 @@ input went out late left out on its own, marked untrusted). What this module add
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from arena_tui.spine.benchmark import Benchmark, Turn
 
-from arena_tui.spine.events import EMPTY_RESPONSE, PACE_LOST, ErrorEvent, Judgement, SessionRotated, TurnResult
-from arena_tui.spine.source import variant_labels
-from ..judge.causes import mix, run_causes
-from ..judge.worker import is_rehydrated
-from ..store import RunRow, Store
+from arena_tui.spine.events import EMPTY_RESPONSE, TurnResult
+from ..judge.causes import mix
 from .selection import ALL
-from ..timing import UntrustedTurns, comparable, latency_counts, response_latency, speed_exclusion, turn_durations
-from ..verdicts import (APART, JUDGE_ERROR, NOT_JUDGED, UNJUDGED, Standing, Tally, TurnConsistency, apart_reason, apart_text,
-                        ordered, standing, tally, turn_consistency)
+from ..timing import comparable, latency_counts, response_latency
+from ..verdicts import (APART, JUDGE_ERROR, UNJUDGED, TurnConsistency, apart_reason, apart_text,
+                        ordered, turn_consistency)
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe
 from .duplex import DuplexFigures, duplex_figures
+from .stored import StoredRun
 
 POOLED = ALL  # the benchmark column of a model's pooled row: all benchmarks
 STAGES = ("stt", "turn", "llm", "tts")  # a cascade's stages, in order (`Latencies.stages`)
-LLM_JUDGE = "LLM judge"  # the judge kind of a run judged by an LLM alone (its rows carry no judge label)
 _EMPTY = {"empty_response", "no_response"}
-
-
-def run_speed(run: RunRow) -> float | None:
-    """The run's recorded speed factor, or None when it was not recorded."""
-    return run.speed
-
-
-@dataclass(frozen=True)
-class StoredRun:
-    """One run as read back from the store, with the benchmark it ran (None when not loadable)."""
-
-    row: RunRow
-    results: Mapping[int, TurnResult]  # benchmark turns only (the greeting is not scored)
-    revisions: Sequence[Judgement]  # every judgement revision of the run's benchmark turns
-    benchmark: Benchmark | None = None
-    untrusted: frozenset[int] = frozenset()  # turns whose latencies are untrusted (`timing.UntrustedTurns`)
-    durations: Mapping[int, int] = field(default_factory=dict)  # turn -> wall ms first start -> end (`timing`)
-    rotations: Sequence[SessionRotated] = ()  # its session rotations (what a new session was given)
-
-    @cached_property
-    def causes(self) -> dict[int, tuple[str, ...]]:
-        """turn -> why it failed (or why it counts apart), by the one rule (`judge.causes.run_causes`)."""
-        return run_causes(self.benchmark, self.results.values(), self.revisions, rotations=self.rotations,
-                          cross_turn=not is_rehydrated(self.row.config))
-
-    @cached_property
-    def standing(self) -> dict[int, Standing[Judgement]]:
-        """turn -> the judgement that counts (and the newest revision), by the verdict module."""
-        return standing(self.revisions)
-
-    @cached_property
-    def tally(self) -> Tally:
-        """The run's figures by the one rule (`run_tally`)."""
-        return run_tally(self)
-
-    @property
-    def run_id(self) -> str:
-        return self.row.run_id
-
-    @property
-    def audio(self) -> bool:
-        return self.row.config.get("modality") != "text"
-
-    @property
-    def speed(self) -> float | None:
-        return run_speed(self.row)
-
-    @property
-    def latency_excluded(self) -> str | None:
-        """Why this run's latencies are left out of latency figures (None: they count)."""
-        if not self.audio:
-            return "text run (no voice-to-voice)"
-        return speed_exclusion(self.speed)
-
-    @property
-    def expected_turns(self) -> list[int]:
-        if self.row.turn_indices:
-            return [t for t in self.row.turn_indices if t >= 0]
-        if self.benchmark is not None:
-            return [t.turn_index for t in self.benchmark.turns]
-        return sorted(t for t in self.results if t >= 0)
-
-    @property
-    def judged(self) -> bool:
-        """Whether the judge said anything about the run (a verdict or an error, on any turn)."""
-        return bool(self.revisions)
-
-    @property
-    def heuristic(self) -> bool:
-        """Judged (wholly or partly) by the offline heuristic, on the turns that count."""
-        return self.tally.heuristic
-
-    @property
-    def judge_kind(self) -> str:
-        """What judged the turns that count: part of a row's identity, so the offline heuristic is
-        never pooled with an LLM judge (`LLM_JUDGE`, `heuristic judge`, both, or `not judged`)."""
-        t = self.tally
-        if t.heuristic:
-            return "heuristic + LLM judges" if t.llm else "heuristic judge"
-        return LLM_JUDGE if self.judged else NOT_JUDGED
-
-    @property
-    def judge(self) -> str:
-        return ", ".join(sorted({st.shown.judge for st in self.standing.values()})) or "none"
-
-    @property
-    def source_labels(self) -> tuple[str, ...]:
-        """What produced these numbers, when it is not a real service judged by an LLM."""
-        labels = []
-        if self.row.source:
-            labels.append(self.row.source)
-        if self.judge_kind != LLM_JUDGE:
-            labels.append(self.judge_kind)
-        if isinstance(self.row.config.get("imported"), dict):  # a reference harness's run (arena_tui.interop)
-            labels.append("imported")
-        mode = self.row.config.get("mode")
-        if isinstance(mode, str) and mode not in ("", "sequential"):
-            labels.append(mode)
-        labels.extend(variant_labels(self.row.config))  # a human speaker, manual commits: their own rows
-        return tuple(labels)
-
-    @property
-    def group(self) -> str:
-        """The leaderboard row this run belongs to: its model, labelled by its source."""
-        labels = self.source_labels
-        return f"{self.row.model} [{', '.join(labels)}]" if labels else self.row.model
-
-    def turn(self, turn_index: int) -> Turn | None:
-        """The benchmark's turn, when the benchmark data is at hand."""
-        return self.benchmark.find_turn(turn_index) if self.benchmark is not None else None
-
-    def apart(self, turn_index: int) -> str | None:
-        """Why the turn counts in no figure (a `verdicts.APART` key, by its tally), None when it counts."""
-        return next((why for why, turns in self.tally.apart.items() if turn_index in turns), None)
-
-    def verdicts(self, turn_index: int) -> dict[str, str]:
-        """The judge's verdicts that count on the turn; {} when it counts in no figure."""
-        return self.standing[turn_index].scores if turn_index in self.tally.rows else {}
-
-    def verdict(self, turn_index: int) -> str:
-        """pass | fail | na, or why it counts in no figure (a `verdicts.APART` key)."""
-        if turn_index in self.tally.rows:
-            return self.standing[turn_index].verdict
-        return self.apart(turn_index) or UNJUDGED
-
-    def categories(self, turn_index: int) -> list[str]:
-        turn = self.turn(turn_index)
-        return list(turn.categories) if turn is not None else []
-
-    def user_text(self, turn_index: int) -> str:
-        """What the user said on the turn (recorded, else the benchmark's input, else empty)."""
-        result = self.results.get(turn_index)
-        if result is not None:
-            return result.user_text
-        turn = self.turn(turn_index)
-        return turn.input if turn is not None else ""
-
-
-async def load_runs(
-    store: Store, run_ids: Sequence[str], benchmark_for: Callable[[str], Benchmark | None] | None = None
-) -> list[StoredRun]:
-    """Read runs through the store's reader API; `benchmark_for(name)` supplies benchmark data
-    (turn dimensions and categories), once per benchmark name."""
-    cache: dict[str, Benchmark | None] = {}
-    out = []
-    for run_id in run_ids:
-        row = await store.get_run(run_id)
-        if row is None:
-            raise LookupError(f"{store.path}: no run {run_id}")
-        if row.benchmark not in cache:
-            cache[row.benchmark] = benchmark_for(row.benchmark) if benchmark_for else None
-        results = {r.turn_index: r for r in await store.turn_results(run_id) if r.turn_index >= 0}
-        revisions = [j for j in await store.judgements(run_id) if j.turn_index is not None and j.turn_index >= 0]
-        untrusted = await untrusted_turns(store, run_id)
-        t_start, t_end = await store.turn_times(run_id)
-        durations = turn_durations(row.config, t_start, t_end, row.speed)
-        rotations = [ev for _, ev in await store.events(run_id, kinds=["session_rotated"]) if isinstance(ev, SessionRotated)]
-        out.append(StoredRun(row, results, revisions, cache[row.benchmark], frozenset(untrusted), durations, rotations))
-    return out
-
-
-async def untrusted_turns(store: Store, run_id: str) -> set[int]:
-    """The stored run's turns whose latencies are untrusted (`timing.UntrustedTurns`): its pacing
-    notices and every take's turn row, in recorded order."""
-    notices = [(seq, "error", ev.turn_index, ev.where) for seq, ev in await store.events(run_id, kinds=["error"])
-               if isinstance(ev, ErrorEvent) and ev.where == PACE_LOST]
-    if not notices:
-        return set()
-    takes = await store.read_rows("SELECT seq, turn_index FROM turns WHERE run_id=?", (run_id,))
-    marks = sorted([*notices, *((seq, "turn_ended", turn, None) for seq, turn in takes)], key=lambda m: m[0])
-    return UntrustedTurns.of(m[1:] for m in marks)
 
 
 @dataclass
@@ -284,15 +109,6 @@ class RunFigures:
 
 def _in_order(counts: Mapping[str, int]) -> dict[str, int]:
     return {k: counts[k] for k in APART if counts.get(k)}
-
-
-def run_tally(run: StoredRun) -> Tally:
-    """The run's figures by the one rule (`verdicts.tally`, module docstring): the turns it set
-    out to run, each with its row's status (a turn without one was not played). The one tally
-    of a stored run: the report, the leaderboard, the runs list and every campaign surface show
-    these numbers."""
-    statuses = {t: r.status for t, r in run.results.items()}
-    return tally(run.revisions, statuses, run.expected_turns)
 
 
 def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:

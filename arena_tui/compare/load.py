@@ -16,7 +16,8 @@ from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.paths import data_dir as resolve_data_dir
 from ..store import Store
 from ..verdicts import Tally
-from .leaderboard import Leaderboard, StoredRun, build_leaderboard, load_runs, run_tally
+from .leaderboard import Leaderboard, build_leaderboard
+from .stored import StoredRun, load_runs, run_tally
 from .selection import Selection, select_runs
 
 
@@ -61,7 +62,7 @@ async def stored_tallies(
     store: Store, run_ids: Sequence[str], data_dir: Path | None,
     known: dict[str, Benchmark | None] | None = None,
 ) -> dict[str, Tally]:
-    """run id -> its pass rates by the report's rule (`leaderboard.run_tally`), benchmark data
+    """run id -> its pass rates by the report's rule (`stored.run_tally`), benchmark data
     found as the report finds it (by name, from `data_dir` or the registry)."""
     runs, _ = await load_stored(store, run_ids, data_dir, known)
     return {r.run_id: run_tally(r) for r in runs}

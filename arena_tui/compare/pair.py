@@ -1,8 +1,9 @@
 """Two runs (or two models) side by side, turn by turn, with the differences named.
 
-`compare_runs`: verdicts, calls and latencies of two runs ("same model, two repeats: why did
-turn 7 flip?", or one run of each of two models). `compare_models`: two leaderboard rows of one
-benchmark, each turn's passing repeats and median latency.
+`compare_runs`: verdicts, calls, latencies and what each said of two runs ("same model, two
+repeats: why did turn 7 flip?", or one run of each of two models), with the golden answer and the
+causes of a failure. `compare_models`: two leaderboard rows of one benchmark, each turn's passing
+repeats, median latency, and what each repeat said.
 Calls are compared by name and arguments in the order made (what the model did, not whether it
 matched the spec: the verdicts say that). Latency differences below `latency_tolerance_ms` are
 not flagged: run-to-run jitter of a realtime service is hundreds of ms. What counts is
@@ -14,13 +15,15 @@ model's pass share is over the repeats that judged the turn.
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from collections import Counter
-
 from arena_tui.spine.events import TurnResult
+from ..judge.causes import mix
 from ..timing import latency_counts, response_latency
-from .leaderboard import BoardRow, StoredRun
+from .leaderboard import BoardRow
+from .stored import StoredRun
 from ..stats import median
 from ..verdicts import APART, apart_text, repeat_status
 
@@ -48,6 +51,10 @@ class Side:
     calls: list[str]
     voice_to_voice_ms: float | None
     assistant_text: str
+    answer: str = ""  # what it said: its words, or the sentinel a turn without them got ("" not played)
+    played: bool = False  # the turn has a recorded row (it was played, whatever came of it)
+    causes: tuple[str, ...] = ()  # why it failed (`judge.causes`), or why it counts apart (lost pace)
+    reasons: dict[str, str] = field(default_factory=dict)  # failing dimension -> the reason that counts
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,7 @@ class TurnComparison:
     a: Side
     b: Side
     differences: list[str] = field(default_factory=list)  # verdict, dimension names, calls, status, latency
+    golden: str = ""  # the benchmark's golden answer ("" when its data is not at hand)
 
     @property
     def latency_delta_ms(self) -> float | None:
@@ -69,14 +77,26 @@ def _side(run: StoredRun, turn: int) -> Side:
     r = run.results.get(turn)
     counted = r is not None and run.latency_excluded is None and latency_counts(r.status, turn in run.untrusted)
     v2v = response_latency(r.latencies.voice_to_voice_ms) if counted and r is not None else None
+    dims = run.verdicts(turn)
+    st = run.standing.get(turn)
+    scores = st.judgement.scores if st is not None and st.judgement is not None and dims else {}
     return Side(
         status=r.status if r is not None else "not played",
         verdict=run.verdict(turn),
-        dimensions=run.verdicts(turn),
+        dimensions=dims,
         calls=call_summary(r),
         voice_to_voice_ms=v2v,
         assistant_text=r.assistant_text if r is not None else "",
+        answer=(r.sentinel or r.assistant_text) if r is not None else "",
+        played=r is not None,
+        causes=run.causes.get(turn, ()),
+        reasons={d: s.reasoning for d, s in scores.items() if dims.get(d) == "fail" and s.reasoning},
     )
+
+
+def golden_text(runs: Iterable[StoredRun], turn: int) -> str:
+    """The turn's golden answer, from the first run whose benchmark data is at hand."""
+    return next((spec.golden_text for run in runs if (spec := run.turn(turn)) is not None), "")
 
 
 def compare_runs(a: StoredRun, b: StoredRun, *, latency_tolerance_ms: float = LATENCY_TOLERANCE_MS) -> list[TurnComparison]:
@@ -101,7 +121,7 @@ def compare_runs(a: StoredRun, b: StoredRun, *, latency_tolerance_ms: float = LA
             if abs(sb.voice_to_voice_ms - sa.voice_to_voice_ms) >= latency_tolerance_ms:
                 diffs.append("latency")
         user_text = a.user_text(t) or b.user_text(t)
-        rows.append(TurnComparison(t, user_text, sa, sb, diffs))
+        rows.append(TurnComparison(t, user_text, sa, sb, diffs, golden_text((a, b), t)))
     return rows
 
 
@@ -114,6 +134,12 @@ class ModelSide:
     statuses: tuple[str, ...]  # per repeat, in run order (verdicts.repeat_status of the verdicts)
     voice_to_voice_p50_ms: float | None  # median over the repeats that count for latency
     apart: dict[str, int] = field(default_factory=dict)  # why -> repeats where the turn counts in no figure
+    repeats: tuple[tuple[int, Side], ...] = ()  # (repeat number from 1, its side) of each repeat that played it
+
+    @property
+    def causes(self) -> dict[str, int]:
+        """cause -> the repeats that failed the turn with it (one counted apart is no failure)."""
+        return mix({n: side.causes} for n, side in self.repeats)
 
     @property
     def judged_runs(self) -> int:
@@ -135,6 +161,7 @@ class ModelTurnComparison:
     a: ModelSide
     b: ModelSide
     differences: list[str] = field(default_factory=list)  # pass share, latency
+    golden: str = ""  # the benchmark's golden answer ("" when its data is not at hand)
 
 
 def _model_side(row: BoardRow, turn: int) -> ModelSide:
@@ -142,7 +169,8 @@ def _model_side(row: BoardRow, turn: int) -> ModelSide:
     statuses = tuple(repeat_status(f.verdicts.get(turn)) for f in runs)
     v2v = [v for f in runs if (v := _side(f.run, turn).voice_to_voice_ms) is not None]
     apart = Counter(f.apart[turn] for f in runs if turn in f.apart)
-    return ModelSide(statuses.count("pass"), len(runs), statuses, median(v2v), dict(apart))
+    played = tuple((f.run_index, side) for f in runs if (side := _side(f.run, turn)).played)
+    return ModelSide(statuses.count("pass"), len(runs), statuses, median(v2v), dict(apart), played)
 
 
 def compare_models(
@@ -165,5 +193,6 @@ def compare_models(
             if abs(sb.voice_to_voice_p50_ms - sa.voice_to_voice_p50_ms) >= latency_tolerance_ms:
                 diffs.append("latency")
         text = next((x for row in (a, b) for f in row.runs if (x := f.run.user_text(t))), "")
-        out.append(ModelTurnComparison(t, text, sa, sb, diffs))
+        golden = golden_text((f.run for row in (a, b) for f in row.runs), t)
+        out.append(ModelTurnComparison(t, text, sa, sb, diffs, golden))
     return out

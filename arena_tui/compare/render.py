@@ -19,7 +19,8 @@ from .selection import Selection
 from ..stats import Rate
 from ..timing import UNTRUSTED, speed_text
 from ..verdicts import NOT_JUDGED, ORIGINAL, STRICT, human_text, named
-from .svg import Bar, Strip, latency_strips, rate_bars
+from .svg import Bar, Series, Strip, latency_strips, rate_bars, turn_latency_chart
+from .turn_latency import turn_latencies
 
 TITLE = "Audio Arena model comparison"
 DEFINITIONS = [
@@ -125,6 +126,8 @@ def _plots(board: Leaderboard, bench: str, rows: list[BoardRow], colours: Mappin
         strips.append(Strip(colours[r.model], r.model, values, r.v2v.p50 if r.v2v else None, r.v2v_p50_ci,
                             r.v2v.p95 if r.v2v else None, r.v2v_p95_ci, note))  # fmt: skip
     out = [latency_strips(f"Voice-to-voice per turn — {bench} (◆ p50, ▲ p95, bars: 95 % bootstrap)", strips)]
+    if bench != POOLED:  # turn numbers are a benchmark's own
+        out.append(_over_turns(bench, rows, colours))
     groups = [(STRICT, _bars(rows, colours, lambda r: r.strict)),
               (ORIGINAL, _bars(rows, colours, lambda r: r.original))]
     groups += [(named(d).words, _bars(rows, colours, lambda r, d=d: r.dimensions.get(d)))
@@ -135,6 +138,20 @@ def _plots(board: Leaderboard, bench: str, rows: list[BoardRow], colours: Mappin
         cgroups = [(c, _bars(rows, colours, lambda r, c=c: r.categories.get(c))) for c in cats]
         out.append(rate_bars(f"{STRICT.capitalize()} per category — {bench}", cgroups))
     return out
+
+
+def _over_turns(bench: str, rows: list[BoardRow], colours: Mapping[str, int]) -> str:
+    """Each speed-1 run's voice-to-voice over its turns (the others are on a compressed clock: named)."""
+    series, left_out = [], []
+    for r in rows:
+        for f in r.runs:
+            if f.run.latency_excluded:
+                left_out.append(f"{f.run.run_id} ({f.run.latency_excluded})")
+                continue
+            points = turn_latencies(f.run.results.values(), f.run.untrusted)
+            series.append(Series(colours[r.model], f"{r.model} #{f.run_index}", points))
+    note = f"not drawn: {', '.join(left_out)}" if left_out else ""
+    return turn_latency_chart(f"Voice-to-voice over each run's turns — {bench}", series, note)
 
 
 def sections(board: Leaderboard, sel: Selection) -> list[Section]:

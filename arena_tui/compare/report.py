@@ -2,7 +2,7 @@
 failures (`failure_causes.csv`), the original eval's aggregates, summary.md and report.html.
 
 `build_report` is the whole of `arena-tui report` minus argument parsing: select (`selection`),
-read (`leaderboard.load_runs`), compute (`leaderboard.build_leaderboard`), write.
+read (`stored.load_runs`), compute (`leaderboard.build_leaderboard`), write.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from .aggregates import aggregates
 from .consistency import FILES as CONSISTENCY_FILES
 from .consistency import consistency_tables
 from .failure_mix import FAILURE_CAUSES, failure_cause_rows
-from .leaderboard import Leaderboard, build_leaderboard, load_runs
+from .leaderboard import Leaderboard, build_leaderboard
+from .stored import load_runs
 from .render import report_html, summary_markdown
 from .selection import Expander, Selection, select_runs
 from .tables import (

@@ -1,6 +1,7 @@
 """Find turns across stored runs: by what the user said, what the model answered (its words and its
 calls), the judge's reasons and the causes of a failure; narrowed to a run, to turns failing a
-dimension, to turns with a cause. `arena-tui search` prints it; the screens' `/` calls `search`.
+dimension, to turns with a cause. `arena-tui search` prints it; the screens' `/` finds a turn by the
+same texts and the same match (`fields`, `matched_in`).
 
 What a turn shows is what counts for it (`verdicts.standing`: a person's verdict over the judge's),
 its causes `judge.causes` (through `StoredRun`, as the leaderboard reads them), and a turn counted
@@ -8,7 +9,8 @@ apart shows why (`verdicts.APART`), with no verdict. Search reads an index in SQ
 (`search_turns`, one row per turn: the texts, casefolded once, and what filters read), which it
 keeps itself: a run whose turns or judgements changed since its rows were built (its mark in
 `search_marks`) is read again, one run at a time, before the query. A database this process may
-not write is searched all the same, from rows built in memory.
+not write is searched all the same, from rows built in memory. A hit in a run a re-run replaced
+(`RunRow.superseded_by`) says so.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena_tui.spine.causes import ordered as ordered_causes
-from arena_tui.spine.events import SessionRotated
+from arena_tui.spine.events import Judgement, SessionRotated, TurnResult
 from ..store import RunRow, Store, StoreWriteError
-from ..verdicts import APART, JUDGE_ERROR
-from .leaderboard import StoredRun
+from ..verdicts import APART, JUDGE_ERROR, Standing
+from .stored import StoredRun
 
 INDEX_VERSION = 1  # of what an index row holds and how it is read (causes, reasons): a change re-reads every run
 WHERE = ("user", "answer", "reasons", "causes")  # where a turn can match, as a hit names it
@@ -50,10 +52,35 @@ class Hit:
     failed: tuple[str, ...]  # the dimensions that fail
     human: tuple[str, ...]  # the dimensions a person's verdict decides
     snippet: str
+    superseded_by: str | None = None  # its run was replaced by a re-run (a campaign's): it counts nowhere
 
     @property
     def verdict_text(self) -> str:
         return APART.get(self.verdict, self.verdict)
+
+
+def user_of(result: TurnResult) -> str:
+    """What the user said on a turn: the benchmark's words, and what the provider heard when it differs."""
+    heard = result.user_transcript
+    return result.user_text + (f"\n{heard}" if heard and heard != result.user_text else "")
+
+
+def answer_of(result: TurnResult) -> str:
+    """What the model answered: its words (or the sentinel a turn without them got), then its calls."""
+    calls = [f"{c.name}({json.dumps(c.args, ensure_ascii=False, sort_keys=True)})" for c in result.tool_calls]
+    return "\n".join([result.sentinel or result.assistant_text, *calls]).strip()
+
+
+def fields(user: str, answer: str, reasons: str, causes: Sequence[str]) -> dict[str, str]:
+    """A turn's searchable texts by `WHERE` (a cause by its name and as it reads: `missed_call missed call`)."""
+    named = " ".join(causes)
+    return {"user": user, "answer": answer, "reasons": reasons, "causes": f"{named} {named.replace('_', ' ')}".strip()}
+
+
+def matched_in(texts: dict[str, str], text: str) -> tuple[str, ...]:
+    """Where (of `WHERE`) `text` is found, case-insensitively; () for an empty text."""
+    needle = text.casefold().strip()
+    return tuple(w for w in WHERE if needle and needle in texts[w].casefold())
 
 
 def turn_rows(run: StoredRun) -> list[Row]:
@@ -64,21 +91,18 @@ def turn_rows(run: StoredRun) -> list[Row]:
         st = run.standing.get(t) if t in counted.rows else None
         scores = st.scores if st is not None else {}
         failed = [d for d, v in scores.items() if v == "fail"]
-        user = r.user_text + (f"\n{r.user_transcript}" if r.user_transcript and r.user_transcript != r.user_text else "")
-        calls = [f"{c.name}({json.dumps(c.args, ensure_ascii=False, sort_keys=True)})" for c in r.tool_calls]
-        answer = "\n".join([r.sentinel or r.assistant_text, *calls]).strip()
-        reasons = _reasons(run, t) if t in counted.rows or apart.get(t) == JUDGE_ERROR else ""
-        causes = " ".join(run.causes.get(t, ()))
+        user, answer = user_of(r), answer_of(r)
+        reasons = reasons_text(run.standing.get(t)) if t in counted.rows or apart.get(t) == JUDGE_ERROR else ""
+        causes = run.causes.get(t, ())
         verdict = st.verdict if st is not None else apart.get(t, "unjudged")
         human = " ".join(st.human if st is not None else ())
-        folded = "\n".join((user, answer, reasons, causes.replace("_", " "), causes)).casefold()
-        rows.append((run.run_id, t, verdict, " ".join(failed), causes, human, user, answer, reasons, folded))
+        folded = "\n".join(fields(user, answer, reasons, causes).values()).casefold()
+        rows.append((run.run_id, t, verdict, " ".join(failed), " ".join(causes), human, user, answer, reasons, folded))
     return rows
 
 
-def _reasons(run: StoredRun, turn: int) -> str:
+def reasons_text(st: Standing[Judgement] | None) -> str:
     """`dimension: reasoning` of the verdict that counts (its error when none does), each text once."""
-    st = run.standing.get(turn)
     if st is None:
         return ""
     j = st.shown
@@ -160,13 +184,13 @@ def _hit(row: Row, needle: str, run: RunRow, dimension: str | None) -> Hit | Non
     run_id, turn, verdict, failed, causes, human, user, answer, reasons, _ = row
     if dimension is not None:  # its own reasons only
         reasons = "\n".join(ln for ln in reasons.splitlines() if dimension in ln.partition(":")[0].split(", "))
-    fields = {"user": user, "answer": answer, "reasons": reasons, "causes": f"{causes} {causes.replace('_', ' ')}"}
-    where = tuple(w for w in WHERE if needle and needle in fields[w].casefold())
+    texts = fields(user, answer, reasons, causes.split())
+    where = matched_in(texts, needle)
     if needle and not where:
         return None  # it matched only another dimension's reasons
-    snippet = _snippet(fields[where[0]] if where else answer or user, needle)
+    snippet = _snippet(texts[where[0]] if where else answer or user, needle)
     return Hit(run_id, turn, run.model, run.benchmark, verdict, where, ordered_causes(causes.split()),
-               tuple(failed.split()), tuple(human.split()), snippet)
+               tuple(failed.split()), tuple(human.split()), snippet, run.superseded_by)
 
 
 def _snippet(text: str, needle: str, width: int = 36) -> str:

@@ -1,8 +1,9 @@
 """Inline SVG plots for report.html: no script, no stylesheet, no font or file fetched at view time.
 
-Two shapes cover the report: horizontal rate bars with Wilson whiskers (pass rate per dimension
-or category, one bar per model), and a latency strip per model (every turn a dot, the p50 and p95
-marked with their bootstrap intervals). Text is escaped; sizes are computed, never guessed.
+Three shapes cover the report: horizontal rate bars with Wilson whiskers (pass rate per dimension
+or category, one bar per model), a latency strip per model (every turn a dot, the p50 and p95
+marked with their bootstrap intervals), and each run's latency over its turns (`turn_latency_chart`,
+as the run screen's `l` draws it). Text is escaped; sizes are computed, never guessed.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
+
+from .turn_latency import TurnLatency
 
 PALETTE = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#65a30d"]
 FONT = "font-family:system-ui,sans-serif;font-size:12px"
@@ -144,3 +147,67 @@ def latency_strips(title: str, strips: Sequence[Strip], unit: str = "ms") -> str
 
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+DASHES = ["", "6 3", "2 3", "8 3 2 3"]  # a model's 1st, 2nd, … run
+
+
+@dataclass(frozen=True)
+class Series:
+    """One run's voice-to-voice over its turns (`turn_latency.TurnLatency` points)."""
+
+    model_index: int
+    label: str
+    points: Sequence[TurnLatency]
+
+
+def turn_latency_chart(title: str, series: Sequence[Series], note: str = "") -> str:
+    """Each run a line over its turns: ● a turn without a call, ■ a tool turn, hollow when the turn
+    is in no latency figure (its line skips it); runs without a point get a line saying so."""
+    x0, width, height = 70, PLOT_W + 120, 230
+    top_y, bottom_y = 30, 180
+    turns = sorted({p.turn for s in series for p in s.points}) or [0]
+    t_lo, t_hi = turns[0], max(turns[-1], turns[0] + 1)
+    top = _nice_max(max((p.ms for s in series for p in s.points), default=1000.0))
+
+    def sx(t: float) -> float:
+        return x0 + width * (t - t_lo) / (t_hi - t_lo)
+
+    def sy(v: float) -> float:
+        return bottom_y - (bottom_y - top_y) * min(max(v / top, 0.0), 1.0)
+
+    body = [f'<text x="4" y="16" font-weight="bold">{escape(title)}</text>']
+    for i in range(6):
+        v = top * i / 5
+        body.append(f'<line x1="{x0}" y1="{sy(v):.1f}" x2="{x0 + width}" y2="{sy(v):.1f}" stroke="#e5e7eb"/>')
+        body.append(f'<text x="{x0 - 6}" y="{sy(v) + 4:.1f}" text-anchor="end" fill="#6b7280">{v:,.0f} ms</text>')
+    step = max(1, len(turns) // 15)
+    for t in turns[::step]:
+        body.append(f'<text x="{sx(t):.1f}" y="{bottom_y + 16}" text-anchor="middle" fill="#6b7280">{t}</text>')
+    body.append(f'<text x="{x0 + width / 2:.1f}" y="{bottom_y + 32}" text-anchor="middle" fill="#6b7280">turn '
+                '(● no call, ■ tool call; hollow: in no latency figure)</text>')  # fmt: skip
+    legend_y = top_y
+    seen: dict[int, int] = {}  # model -> runs drawn: a model's repeats share its colour, each its own dashes
+    for s in series:
+        c = colour(s.model_index)
+        nth = seen[s.model_index] = seen.get(s.model_index, -1) + 1
+        dash = f' stroke-dasharray="{DASHES[nth % len(DASHES)]}"' if nth % len(DASHES) else ""
+        counted = [p for p in s.points if p.counted]
+        if len(counted) > 1:
+            pts = " ".join(f"{sx(p.turn):.1f},{sy(p.ms):.1f}" for p in counted)
+            body.append(f'<polyline points="{pts}" fill="none" stroke="{c}" stroke-opacity="0.6"{dash}/>')
+        body.append(f'<line x1="{x0 + width + 12}" y1="{legend_y}" x2="{x0 + width + 30}" y2="{legend_y}" '
+                    f'stroke="{c}"{dash}/>')  # fmt: skip
+        for p in s.points:
+            fill = c if p.counted else "#ffffff"
+            x, y = sx(p.turn), sy(p.ms)
+            if p.tool:
+                body.append(f'<rect x="{x - 3.5:.1f}" y="{y - 3.5:.1f}" width="7" height="7" fill="{fill}" stroke="{c}"/>')
+            else:
+                body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{fill}" stroke="{c}"/>')
+        said = "" if s.points else " (no voice-to-voice)"
+        body.append(f'<text x="{x0 + width + 36}" y="{legend_y + 4}" fill="{c}">{escape(_clip(s.label, 30) + said)}</text>')
+        legend_y += 16
+    if note:
+        body.append(f'<text x="4" y="{height - 6}" fill="#6b7280">{escape(note)}</text>')
+    return _svg(x0 + width + 230, max(height, legend_y + 10), body, title)

@@ -8,7 +8,6 @@ history carry cache breakpoints, so a run's requests reuse what the first one wr
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import anthropic
@@ -17,16 +16,8 @@ from anthropic.types import Message
 
 from arena_tui.spine.events import TokenUsage
 from arena_tui.spine.judges import DEFAULT_MODELS
-from .backends import (
-    InvalidOutput,
-    JudgeBackend,
-    JudgeReply,
-    JudgeRequest,
-    PermanentError,
-    parse_output,
-)
+from .backends import InvalidOutput, JudgeBackend, JudgeReply, JudgeRequest, PermanentError, judge_key, parse_output
 from ..store.scrub import endpoint_label
-from .limits import request_timeout
 from .provider_schema import for_anthropic
 from .sdk_errors import parsed, sdk_call
 
@@ -45,12 +36,9 @@ class AnthropicJudge(JudgeBackend):
         timeout_s: float | None = None,  # default: request_timeout()
         max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
-            raise PermanentError("ANTHROPIC_API_KEY is not set (needed for --judge anthropic)")
-        self.model, self.max_tokens = model, max_tokens
-        self.name = f"anthropic:{model}"
-        self.timeout_s = timeout_s if timeout_s is not None else request_timeout()
+        key = judge_key(api_key, ("ANTHROPIC_API_KEY",), "anthropic")
+        self.identify("anthropic", model, timeout_s)
+        self.max_tokens = max_tokens
         # max_retries=0: backends.judge_with_retries is the single retry policy.
         self.client = AsyncAnthropic(api_key=key, base_url=base_url, timeout=self.timeout_s, max_retries=0)
         self.endpoint = endpoint_label(str(self.client.base_url))

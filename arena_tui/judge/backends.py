@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 from abc import ABC, abstractmethod
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
@@ -85,8 +86,22 @@ class JudgeBackend(ABC):
     @abstractmethod
     async def complete(self, request: JudgeRequest) -> JudgeReply: ...
 
+    def identify(self, kind: str, model: str, timeout_s: float | None) -> None:
+        """Its model, its name as every figure shows it (`kind:model`) and one attempt's time limit
+        (`limits.request_timeout()` unless given)."""
+        self.model, self.name = model, f"{kind}:{model}"
+        self.timeout_s = timeout_s if timeout_s is not None else limits.request_timeout()
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         pass
+
+
+def judge_key(given: str | None, envs: tuple[str, ...], kind: str) -> str:
+    """The key given, else the first of `envs` that is set; none: a PermanentError naming them."""
+    key = given or next((v for e in envs if (v := os.environ.get(e))), None)
+    if not key:
+        raise PermanentError(f"{' or '.join(envs)} is not set (needed for --judge {kind})")
+    return key
 
 
 def _secs(s: float) -> str:

@@ -17,18 +17,9 @@ from botocore.parsers import ResponseParserError
 
 from arena_tui.spine.events import TokenUsage
 from arena_tui.spine.judges import DEFAULT_MODELS
-from .backends import (
-    InvalidOutput,
-    JudgeBackend,
-    JudgeReply,
-    JudgeRequest,
-    PermanentError,
-    TransientError,
-    parse_output,
-    retry_after_seconds,
-)
+from .backends import (InvalidOutput, JudgeBackend, JudgeReply, JudgeRequest, PermanentError, TransientError, parse_output,
+                       retry_after_seconds)
 from ..store.scrub import endpoint_label
-from .limits import request_timeout
 
 DEFAULT_BEDROCK_MODEL = DEFAULT_MODELS["bedrock"]
 _TRANSIENT_CODES = {
@@ -51,10 +42,8 @@ class BedrockJudge(JudgeBackend):
         timeout_s: float | None = None,  # default: request_timeout()
         max_tokens: int = 4096,
     ) -> None:
-        self.model = model
-        self.name = f"bedrock:{model}"
+        self.identify("bedrock", model, timeout_s)
         self.max_tokens = max_tokens
-        self.timeout_s = timeout_s if timeout_s is not None else request_timeout()
         self._where = {"region_name": region or os.environ.get("AWS_REGION"),  # boto3 itself reads only AWS_DEFAULT_REGION
                        "endpoint_url": endpoint_url}
         self._clients: dict[float, Any] = {}

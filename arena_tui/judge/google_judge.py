@@ -10,7 +10,6 @@ as the system instruction, and stays byte-identical. The client's own retries ar
 from __future__ import annotations
 
 import json
-import os
 import re
 from typing import Any
 
@@ -22,18 +21,9 @@ from google.genai.types import GenerateContentConfig, GenerateContentResponse, H
 
 from arena_tui.spine.events import TokenUsage
 from arena_tui.spine.judges import DEFAULT_MODELS
-from .backends import (
-    InvalidOutput,
-    JudgeBackend,
-    JudgeReply,
-    JudgeRequest,
-    PermanentError,
-    TransientError,
-    parse_output,
-    retry_after_seconds,
-)
+from .backends import (InvalidOutput, JudgeBackend, JudgeReply, JudgeRequest, PermanentError, TransientError, judge_key,
+                       parse_output, retry_after_seconds)
 from ..store.scrub import endpoint_label
-from .limits import request_timeout
 from .provider_schema import for_gemini
 from .sdk_errors import short, status_error
 
@@ -52,12 +42,8 @@ class GoogleJudge(JudgeBackend):
         api_key: str | None = None,
         timeout_s: float | None = None,  # default: request_timeout()
     ) -> None:
-        key = api_key or next((v for e in KEY_ENVS if (v := os.environ.get(e))), None)
-        if not key:
-            raise PermanentError("GOOGLE_API_KEY or GEMINI_API_KEY is not set (needed for --judge google)")
-        self.model = model
-        self.name = f"google:{model}"
-        self.timeout_s = timeout_s if timeout_s is not None else request_timeout()
+        key = judge_key(api_key, KEY_ENVS, "google")
+        self.identify("google", model, timeout_s)
         url = base_url or DEFAULT_BASE_URL
         options = HttpOptions(base_url=url, timeout=int(self.timeout_s * 1000), retry_options=HttpRetryOptions(attempts=1))
         # vertexai=False: the Gemini API by key, whatever GOOGLE_GENAI_USE_VERTEXAI says

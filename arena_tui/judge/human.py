@@ -11,13 +11,14 @@ verdict from anyone.
 
 from __future__ import annotations
 
+import getpass
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.causes import APART_CAUSES, CODE, JUDGE
-from arena_tui.spine.events import DimensionScore, Judgement, Review
+from arena_tui.spine.events import DimensionScore, Judgement, Review, wall_now
 from ..verdicts import APART, DIMENSIONS, apart_reason, judged_dimensions, judges_turn_taking, ordered, standing_of
 
 HUMAN = "human"  # the judge kind of a person's revision: `human:<name>`
@@ -28,6 +29,14 @@ CAUSES: tuple[str, ...] = tuple(c for c in (*CODE, *JUDGE) if c not in APART_CAU
 
 class ReviewError(ValueError):
     """A review that cannot be recorded; the message is one line naming the run, turn or field."""
+
+
+def default_reviewer() -> str:
+    """Who reviews unless told otherwise: $USER, else the login name the system knows ("" when none)."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return ""
 
 
 def reviewer_label(by: str) -> str:
@@ -54,11 +63,13 @@ async def record_verdict(store: Any, run_id: str, turn: int, verdicts: Mapping[s
     if causes and "fail" not in verdicts.values():
         raise ReviewError("causes say why a turn fails: give them with a fail verdict")
     revisions, run = await _turn(store, run_id, turn)
-    allowed = _dimensions(run, turn, revisions, benchmark)
+    spec = benchmark.find_turn(turn) if benchmark is not None else None
+    allowed = reviewable(run.config, spec.dimensions if spec is not None else None, revisions)
     if wrong := [d for d in verdicts if d not in allowed]:
         raise ReviewError(f"run {run_id}: turn {turn} is not judged on {wrong[0]} (it is: {', '.join(allowed)})")
     scores = {d: DimensionScore(verdict=verdicts[d], reasoning=reason, by=by) for d in ordered(verdicts)}  # type: ignore[arg-type]
-    return await _emit(store, bus, revisions, run_id, turn, by, Review(by=by, reason=reason), scores=scores, causes=causes)
+    return await _emit(store, bus, revisions, run_id, turn, by, Review(by=by, reason=reason, at=wall_now()), scores=scores,
+                       causes=causes)
 
 
 async def withdraw(store: Any, run_id: str, turn: int, reason: str, by: str, *, bus: EventBus | None = None) -> Judgement:
@@ -69,7 +80,7 @@ async def withdraw(store: Any, run_id: str, turn: int, reason: str, by: str, *, 
     st = standing_of(revisions)
     if st is None or not st.reviews:
         raise ReviewError(f"run {run_id}: turn {turn} has no person's verdict to withdraw")
-    return await _emit(store, bus, revisions, run_id, turn, by, Review(by=by, reason=reason, withdraw=True))
+    return await _emit(store, bus, revisions, run_id, turn, by, Review(by=by, reason=reason, withdraw=True, at=wall_now()))
 
 
 def _who(by: str) -> str:
@@ -99,13 +110,15 @@ async def _turn(store: Any, run_id: str, turn: int) -> tuple[list[Judgement], An
     return await store.judgements(run_id, turn), run
 
 
-def _dimensions(run: Any, turn: int, revisions: Sequence[Judgement], benchmark: Benchmark | None) -> list[str]:
-    """The dimensions a person may judge on the turn: those it is judged on (else any)."""
-    spec = benchmark.find_turn(turn) if benchmark is not None else None
-    if spec is None:
+def reviewable(config: Mapping[str, Any] | None, dimensions: Sequence[str] | None,
+               revisions: Sequence[Judgement]) -> list[str]:
+    """The dimensions a person may judge on a turn of a run with this recorded `config`: those the
+    turn is judged on (its benchmark `dimensions`, turn_taking on an audio run) and any the judge
+    scored; without the turn's dimensions (no benchmark data), any. The turn detail offers these."""
+    if dimensions is None:
         return list(DIMENSIONS)
     scored = {d for j in revisions if j.review is None for d, s in j.scores.items() if s.verdict != "na"}
-    return ordered({*judged_dimensions(spec.dimensions, audio=judges_turn_taking(run.config)), *scored})
+    return ordered({*judged_dimensions(dimensions, audio=judges_turn_taking(config)), *scored})
 
 
 async def _emit(store: Any, bus: EventBus | None, revisions: Sequence[Judgement], run_id: str, turn: int, by: str,

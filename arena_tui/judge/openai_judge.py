@@ -5,7 +5,6 @@ the way Pipecat's own evals judge offline)."""
 from __future__ import annotations
 
 import hashlib
-import os
 from typing import Any
 
 import openai
@@ -15,16 +14,8 @@ from openai.types.chat import ChatCompletion
 from arena_tui.spine.events import TokenUsage
 from arena_tui.spine.judges import DEFAULT_MODELS, LOCAL
 from arena_tui.spine.local_llm import LOCAL_KEY, local_llm_url
-from .backends import (
-    InvalidOutput,
-    JudgeBackend,
-    JudgeReply,
-    JudgeRequest,
-    PermanentError,
-    parse_output,
-)
+from .backends import InvalidOutput, JudgeBackend, JudgeReply, JudgeRequest, judge_key, parse_output
 from ..store.scrub import endpoint_label
-from .limits import request_timeout
 from .sdk_errors import parsed, sdk_call
 
 DEFAULT_OPENAI_MODEL = DEFAULT_MODELS["openai"]
@@ -42,15 +33,10 @@ class OpenAIJudge(JudgeBackend):
         api_key: str | None = None,
         timeout_s: float | None = None,  # default: request_timeout()
     ) -> None:
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            raise PermanentError("OPENAI_API_KEY is not set (needed for --judge openai)")
-        self._connect(model, base_url, key, timeout_s)
+        self._connect(model, base_url, judge_key(api_key, ("OPENAI_API_KEY",), "openai"), timeout_s)
 
     def _connect(self, model: str, base_url: str | None, key: str, timeout_s: float | None) -> None:
-        self.model = model
-        self.name = f"{self.kind}:{model}"
-        self.timeout_s = timeout_s if timeout_s is not None else request_timeout()
+        self.identify(self.kind, model, timeout_s)
         # max_retries=0: backends.judge_with_retries is the single retry policy.
         self.client = AsyncOpenAI(api_key=key, base_url=base_url, timeout=self.timeout_s, max_retries=0)
         self.endpoint = endpoint_label(self.client.base_url)

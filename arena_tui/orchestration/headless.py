@@ -27,7 +27,7 @@ from arena_tui.stop_signals import StopSignals
 from arena_tui.store import Store, StoreError, StoreWriteError
 
 from ..compare.duplex import duplex_line, outcome_text
-from ..compare.leaderboard import untrusted_turns
+from ..compare.stored import untrusted_turns
 from ..judge import JudgeWorker, render_text, summarize
 from ..run_view import wait_text
 from ..stats import median

@@ -1,6 +1,6 @@
 """The model list: every alias, its provider, and what a run with it still needs.
 
-Read from the providers' catalog (`runners.providers.catalog`: plain data), so listing imports
+Read from the providers' catalog (`runners.catalog`: plain data), so listing imports
 no provider module and no Pipecat: `arena-tui models` prints it, the new-run dialog offers it
 (`launch.EngineLauncher.models`). Keys are checked for presence only; their values never leave
 the environment.
@@ -25,7 +25,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from arena_tui.spine.local_llm import LOCAL_LLM_URL, LOCAL_LLM_URL_ENV, local_llm_url
 from arena_tui.spine.urls import endpoint_label
-from runners.providers import catalog
+from runners import catalog
 
 from ..launcher import KEY_SET, READY
 

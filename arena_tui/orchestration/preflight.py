@@ -18,7 +18,7 @@ from typing import Any
 
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.settings import RunSettings
-from runners.providers import catalog
+from runners import catalog
 
 
 @dataclass

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from arena_tui.spine.errors import CliError
-from runners.providers import catalog, local_parts as lp
-from runners.providers.catalog import installed
+from runners import catalog
+from runners.catalog import installed
+from runners.providers import local_parts as lp
 
 ALL = "all"
 

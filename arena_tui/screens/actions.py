@@ -1,4 +1,4 @@
-"""Actions shared by the run and turn-detail screens: play, stop, re-judge."""
+"""Actions shared by the run and turn-detail screens: play, stop, re-judge, a person's verdict."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from arena_tui.spine.events import Judgement
 from ..messages import TurnRejudged
 from ..run_view import RunState
-from ..verdicts import APART, apart_reason
+from ..verdicts import APART, apart_reason, named
 from .base import ArenaScreen
 from .dialogs.play import PlayDialog
 
@@ -95,13 +95,75 @@ def rejudge(screen: ArenaScreen, state: RunState, turn: int | None) -> None:
         except Exception as e:
             screen.notify(f"re-judge failed: {e}", severity="error", timeout=10)
             return
-        # read back what the store holds of the turn: this re-judge's revisions (a stored run's state
-        # folds no bus events) and any another process wrote meanwhile (`judge RUN` in a terminal)
-        await store.flush()
-        new = await new_judgements(store, state, turn)
-        arena.pump()
-        for other in screen.app.screen_stack:  # each on its own loop: dropped by a screen closed meanwhile
-            other.post_message(TurnRejudged(state.run_id, turn, new))
+        await announce(screen, store, state, turn)
         screen.notify(f"turn {turn} re-judged")
 
     screen.app.run_worker(go(), group="rejudge", exit_on_error=False)
+
+
+async def announce(screen: ArenaScreen, store: Store, state: RunState, turn: int) -> None:
+    """A turn got new revisions on the app's bus: read back what the store holds of it (a stored
+    run's state folds no bus events; another process may have written some meanwhile) and tell
+    every screen (`TurnRejudged`)."""
+    await store.flush()
+    new = await new_judgements(store, state, turn)
+    screen.arena.pump()
+    for other in screen.app.screen_stack:  # each on its own loop: dropped by a screen closed meanwhile
+        other.post_message(TurnRejudged(state.run_id, turn, new))
+
+
+def review(screen: ArenaScreen, state: RunState, turn: int | None) -> None:
+    """A person's verdict on the turn, or its withdrawal (`dialogs.review`), recorded by
+    `judge.human` as `arena-tui review` records it, published on the app's bus."""
+    if turn is None:
+        screen.notify("select a turn first", severity="warning")
+        return
+    store = screen.arena.store
+    if store is None:
+        screen.notify(f"cannot record a verdict: {screen.arena.store_error}", severity="error")
+        return
+    row = state.turns.get(turn)
+    if turn < 0 or row is None or row.result is None:
+        screen.notify("the greeting is no benchmark turn" if turn < 0 else f"turn {turn} has not ended yet",
+                      severity="warning")
+        return
+    if (why := apart_reason(row.status)) is not None:  # no verdict on the model, from anyone (`verdicts.counts`)
+        screen.notify(f"turn {turn} is {APART[why]}: no verdict on the model, from the judge or a person",
+                      severity="warning")
+        return
+    try:
+        from ..judge.human import default_reviewer, record_verdict, reviewable, withdraw  # deferred: the UI starts, and says why, even when the judge cannot load
+    except ImportError as e:
+        screen.notify(f"a person's verdict cannot be recorded in this build ({e})", severity="warning")
+        return
+    from .dialogs.review import Review, ReviewDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
+
+    st = row.standing
+    config = state.started.config if state.started is not None else {}
+    dims = reviewable(config, row.spec.dimensions if row.spec is not None else None, row.judgements)
+    judge = st.machine.scores if st is not None and st.machine is not None else {}
+    mine = {d: row.scores[d].verdict for d in row.human}
+    causes = tuple(st.judgement.causes) if st is not None and st.judgement is not None and st.reviews else ()
+    dialog = ReviewDialog(turn, dims, {d: s.verdict for d, s in judge.items()}, mine, default_reviewer(),
+                          bool(st and st.reviews), causes)
+
+    async def record(asked: Review | None) -> None:
+        if asked is None:
+            return
+        try:
+            await store.flush()  # the turn's row must be readable (a live run's last turn)
+            if asked.withdraw:
+                await withdraw(store, state.run_id, turn, asked.reason, asked.by, bus=screen.arena.bus)
+            else:
+                await record_verdict(store, state.run_id, turn, asked.verdicts, asked.reason, asked.by,
+                                     causes=asked.causes, benchmark=state.benchmark_data, bus=screen.arena.bus)
+        except Exception as e:  # a refusal (`ReviewError`: one line naming the turn or field), or the store's
+            screen.notify(f"verdict not recorded: {e}", severity="error", timeout=10)
+            return
+        await announce(screen, store, state, turn)
+        said = "withdrawn: the judge's count again" if asked.withdraw else \
+            ", ".join(f"{named(d).words} {v}" for d, v in asked.verdicts.items())
+        screen.notify(f"turn {turn}: {said} ({asked.by})")
+
+    screen.app.push_screen(dialog, lambda asked: screen.app.run_worker(record(asked), group="review", exit_on_error=False))
+

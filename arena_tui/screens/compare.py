@@ -1,26 +1,35 @@
-"""Two runs (or two leaderboard rows) side by side, turn by turn, differences highlighted.
+"""Two runs (or two leaderboard rows) side by side, turn by turn, differences highlighted; under
+the table, the selected turn in full: the golden answer, what each side said with the other's
+differences marked word by word, the calls, latencies, verdicts and causes (`widgets/pair_turn.py`).
 
 The comparison is `arena_tui.compare.pair` (`compare_runs`, `compare_models`): which fields
 differ is decided there; this screen only highlights them. Two runs are read in a worker that
-posts `PairLoaded`; two rows come ready from the leaderboard.
+posts `PairLoaded`; two rows come ready from the leaderboard. `/` finds turns by what was said,
+answered, reasoned or caused (search's texts, `compare.search`).
 """
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
-from ..compare.leaderboard import BoardRow, StoredRun
+from ..compare.leaderboard import BoardRow
+from ..compare.stored import StoredRun
 from ..compare.load import load_stored
-from ..compare.pair import ModelTurnComparison, TurnComparison, compare_models, compare_runs
+from ..compare.pair import ModelTurnComparison, Side, TurnComparison, compare_models, compare_runs
+from ..compare.search import fields, matched_in
+from ..compare.word_diff import shared
 from ..widgets.board_cells import MUTED, ms_text, pattern_text, verdict_text
 from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
+from ..widgets.pair_turn import pair_turn
 from ..timing import speed_text
 from .base import ArenaScreen
+from .find import FIND_KEYS, Finding, find_line
 
 DIFF = "bold on #6b4a00"  # a cell whose value differs between the two sides (its own colours kept)
 CELL_MAX = 30  # each side's calls: cut past this ("…"); the turn detail has them whole
@@ -47,6 +56,25 @@ def _calls(calls: list[str]) -> str:
     return "; ".join(calls) if calls else "–"
 
 
+def _shared(a: Side | None, b: Side | None) -> Text:
+    """The share of words the two answers have in common (`100%`: the same words), `–` when a side has none."""
+    share = shared(a.answer, b.answer) if a is not None and b is not None and a.played and b.played else None
+    if share is None:
+        return Text("–", MUTED)
+    return Text(f"{100 * share:.0f}%", "green" if share >= 0.999 else "yellow" if share >= 0.5 else "red")
+
+
+def _sides(t: TurnComparison | ModelTurnComparison) -> list[Side]:
+    """Every side of a turn: the two runs', or each repeat that played it."""
+    return [t.a, t.b] if isinstance(t, TurnComparison) else [s for _, s in (*t.a.repeats, *t.b.repeats)]
+
+
+def _firsts(t: TurnComparison | ModelTurnComparison) -> tuple[Side | None, Side | None]:
+    if isinstance(t, TurnComparison):
+        return t.a, t.b
+    return (t.a.repeats[0][1] if t.a.repeats else None), (t.b.repeats[0][1] if t.b.repeats else None)
+
+
 def _delta(a: float | None, b: float | None) -> Text:
     if a is None or b is None:
         return Text("–", MUTED)
@@ -54,12 +82,15 @@ def _delta(a: float | None, b: float | None) -> Text:
     return Text(f"{d:+,.0f} ms", "red" if d >= 0.5 else "green" if d <= -0.5 else MUTED)
 
 
-class CompareScreen(ArenaScreen):
+class CompareScreen(Finding, ArenaScreen):
     HELP_WHERE, HELP_ORDER = "compare", 7
+    HELP_EXTRA = [Binding("up,down", "", "Select turn: it shows in full under the table")]
     CSS_PATH = "board.tcss"
+    FIND_TABLE = "pair"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("d", "toggle_diff", "Only differences"),
+        *FIND_KEYS,
     ]
 
     def __init__(
@@ -79,6 +110,9 @@ class CompareScreen(ArenaScreen):
         yield Header()
         yield Static("loading…" if self.run_ids else "", id="pair-title")
         yield DataTable(id="pair", cursor_type="row", zebra_stripes=True, fixed_columns=1)
+        with VerticalScroll(id="pair-pane"):
+            yield Static("", id="pair-turn")
+        yield find_line("the turns: said, answered, reasons, causes")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -155,23 +189,54 @@ class CompareScreen(ArenaScreen):
             heads += ["A repeats", "B repeats", "A v2v p50", "B v2v p50"]
         else:
             heads += ["A calls", "B calls", "A v2v", "B v2v"]
-        heads += ["Δ v2v", "user said"]
+        heads += ["Δ v2v", "same words", "user said"]
         rows = self._rows()
         need = [min(w, CELL_MAX) if i in (4, 5) else w for i, w in enumerate(natural_widths(heads, [r for _, r in rows]))]
         room = max(table.size.width - table.styles.scrollbar_size_vertical, 0) or self.app.size.width
-        # what differs is always shown, cut to what the turn and both verdicts leave (the title counts them all)
-        need[1] = min(need[1], max(DIFFERS_MIN, room - need[0] - need[2] - need[3] - 4 * PAD))
-        order = [0, 2, 3, 1, 6, 7, 8, 4, 5]  # turn, verdicts, what differs; then latency, then the calls
-        shown = fit_columns(room, need, order, 4, stretch=9, min_stretch=USER_MIN)
+        # what differs is always shown, cut to what the turn, both verdicts and the words in common leave
+        # (the title counts them all)
+        need[1] = min(need[1], max(DIFFERS_MIN, room - need[0] - need[2] - need[3] - need[9] - 5 * PAD))
+        order = [0, 2, 3, 1, 9, 6, 7, 8, 4, 5]  # turn, verdicts, what differs, same words; then latency, then the calls
+        shown = fit_columns(room, need, order, 5, stretch=10, min_stretch=USER_MIN)
         if (4 in shown) != (5 in shown):  # both sides' calls, or neither: what is left goes to what was said
             shown.pop(4, None)
-            shown = fit_columns(room, need, [c for c in order if c not in (4, 5)], 4, stretch=9, min_stretch=USER_MIN)
+            shown = fit_columns(room, need, [c for c in order if c not in (4, 5)], 5, stretch=10, min_stretch=USER_MIN)
         self.hidden = [h for i, h in enumerate(heads) if i not in shown]
         self.query_one("#pair-title", Static).update(self._title())
         for col, w in shown.items():
             table.add_column(heads[col], key=heads[col], width=w)
+        current = self.selected
         for key, row in rows:
             table.add_row(*(fit_cell(row[col], w) for col, w in shown.items()), key=key)
+        if current is not None and str(current) in table.rows:
+            table.move_cursor(row=table.get_row_index(str(current)))
+        self._pane()
+        self.refind()
+
+    @property
+    def selected(self) -> int | None:
+        table = self.query_one("#pair", DataTable)
+        if not table.row_count:
+            return None
+        return int(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+    @on(DataTable.RowHighlighted, "#pair")
+    def _pane(self) -> None:
+        """The selected turn in full under the table."""
+        turn = next((t for t in self.turns if t.turn_index == self.selected), None)
+        pane = self.query_one("#pair-turn", Static)
+        if turn is None:
+            pane.update("")
+            return
+        notes = tuple(f"({r.latency_excluded})" if r.latency_excluded else "" for r in self.runs) or ("", "")
+        pane.update(pair_turn(turn, max((self.size.width or self.app.size.width) - 4, 20), notes))  # type: ignore[arg-type]
+
+    def found(self, text: str) -> list[str]:
+        shown = [str(k.value) for k in self.query_one("#pair", DataTable).rows]
+        hits = {str(t.turn_index) for t in self.turns if any(
+            matched_in(fields(t.user_text, "\n".join([s.answer, *s.calls]), "\n".join(s.reasons.values()), s.causes), text)
+            for s in _sides(t))}  # fmt: skip
+        return [k for k in shown if k in hits]
 
     def _rows(self) -> list[tuple[str, list[Text | str]]]:
         out = []
@@ -204,7 +269,7 @@ class CompareScreen(ArenaScreen):
                 ]
             turn = Text(("≠ " if diff else "  ") + str(t.turn_index), "bold yellow" if diff else "")
             differs = Text(", ".join(t.differences), "yellow") if diff else Text("same", MUTED)
-            out.append((str(t.turn_index), [turn, differs, *cells, user]))
+            out.append((str(t.turn_index), [turn, differs, *cells, _shared(*_firsts(t)), user]))
         return out
 
     def action_toggle_diff(self) -> None:

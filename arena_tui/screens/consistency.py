@@ -1,8 +1,9 @@
 """A leaderboard row's drill-down: consistency across its repeats, turn by turn.
 
 Per turn: its verdict in each repeat (run order), how often it flips from one repeat to the
-next, the dimensions whose verdict changes, and whether it never passes. From `verdicts.turn_consistency`
-via the row (the data layer's figures; nothing is recounted here).
+next, the dimensions whose verdict changes, why it failed where it did (each failing repeat's causes,
+`judge.causes` through `StoredRun.causes`), and whether it never passes. From
+`verdicts.turn_consistency` via the row (the data layer's figures; nothing is recounted here).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ..compare.leaderboard import POOLED, BoardRow
+from ..judge.causes import causes_text
 from ..verdicts import APART, STRICT
 from ..widgets.board_cells import MUTED, pattern_text, rate_cell
 from ..timing import speed_text
@@ -62,8 +64,8 @@ class ConsistencyScreen(ArenaScreen):
         table.add_column("turn", key="turn")
         table.add_column("user said", key="user")
         table.add_column(" ".join(f"#{f.repeat}" for f in row.runs) or "repeats", key="pattern")
-        for key, label in (("flips", "flips"), ("dims", "dimensions that flip"), ("always", "always fails"),
-                           ("apart", "counted apart (· in the pattern)")):
+        for key, label in (("flips", "flips"), ("dims", "dimensions that flip"), ("why", "why it failed (causes)"),
+                           ("always", "always fails"), ("apart", "counted apart (· in the pattern)")):
             table.add_column(label, key=key)
         self.paint()
         table.focus()
@@ -79,12 +81,15 @@ class ConsistencyScreen(ArenaScreen):
             style = "bold red" if c.always_fails else ("yellow" if c.unstable else MUTED)
             apart = " · ".join(f"#{f.repeat} {APART[f.apart[c.turn_index]]}" for f in self.row.runs
                                if c.turn_index in f.apart)
+            why = "; ".join(f"#{f.repeat} {causes_text(f.run.causes.get(c.turn_index, ()))}" for f, status
+                            in zip(self.row.runs, c.statuses, strict=True) if status == "fail")
             table.add_row(
                 Text(str(c.turn_index), style),
                 user[:60] + ("…" if len(user) > 60 else ""),
                 pattern,
                 Text(str(c.flips), "bold yellow" if c.flips else MUTED),
                 ", ".join(f"{d}×{n}" for d, n in c.metric_flips.items()) or Text("–", MUTED),
+                Text(why, "red") if why else Text("–", MUTED),
                 Text("always fails", "bold red") if c.always_fails else Text("", MUTED),
                 Text(apart, "yellow"),
                 key=str(c.turn_index),

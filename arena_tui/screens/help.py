@@ -22,10 +22,11 @@ from .. import screens
 from .base import SCREENS, ArenaScreen
 from ..verdicts import DIMENSIONS
 from ..widgets.dimensions import dim_legend
-from ..widgets.turn_table import RETRIES
+from ..widgets.turn_table import HUMAN, RETRIES
 
 KEY_NAMES = {"question_mark": "?", "escape": "esc", "full_stop": ".", "comma": ",", "enter": "enter",
-             "equals_sign": "=", "space": "space"}
+             "equals_sign": "=", "space": "space", "slash": "/", "left_square_bracket": "[",
+             "right_square_bracket": "]", "minus": "-"}
 
 
 def key_label(keys: str) -> str:
@@ -65,7 +66,9 @@ def codes_text() -> Text:
     t.append(f"\n       {RETRIES}3 three retries · ∅audio words but no audio · 1626* latency at a speed other than 1 "
              "(not comparable) · 1626! in no latency figure (this machine sent the user's audio late, or the turn "
              "was not the model's)\n       STOPPED · NOT PLAYED · LOST PACE · INFRA ERR · ENGINE ERR: a turn the model never "
-             "got to answer: no verdict, in no figure, counted apart", "grey62")
+             f"got to answer: no verdict, in no figure, counted apart\n       FAIL{HUMAN} a person's verdict decides "
+             "some dimension (underlined glyph; v in the turn detail gives or withdraws one) · causes: why a turn "
+             "failed, from a fixed list (docs/judging.md)", "grey62")
     return t
 
 

@@ -2,8 +2,10 @@
 
 Every figure comes from `arena_tui.compare` (the report's data layer): pass rates with Wilson
 intervals, strict turn pass, voice-to-voice percentiles with bootstrap intervals (speed-1 runs
-only; the exclusions are listed under the table), tool split, counts. Loading runs in a worker
-that posts `BoardLoaded`; until then the screen says "loading…" and keys keep working.
+only; the exclusions are listed under the table), tool split, counts. `m` shows the failure mix
+instead (per row, its failed turns per cause: `compare.failure_mix`); `f` narrows the rows as you
+type, `/` finds one. Loading runs in a worker that posts `BoardLoaded`; until then the screen says
+"loading…" and keys keep working.
 """
 
 from __future__ import annotations
@@ -18,17 +20,18 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
-from ..compare.judging import row_judge
 from ..compare.leaderboard import POOLED, BoardRow
 from ..compare.load import Loaded, load_board
 from ..compare.selection import ALL
-from ..timing import UNTRUSTED
 from ..compare.columns import Column, board_columns, sort_rows
+from ..compare.failure_mix import mix_columns
 from ..widgets.board_cells import cell, model_cell
+from ..widgets.board_notes import board_notes, row_human
 from ..widgets.board_plots import CategoryBars, LatencyPlot, legend
 from ..widgets.fit import Forms, column_window, fit_lines, fit_parts, lines_width
-from arena_tui.spine.ids import short_ids
+from ..widgets.query_line import QueryLine
 from .base import ArenaScreen
+from .find import FILTER_KEY, FIND_KEYS, Finding, filter_line, find_line
 
 
 PLOT_MIN_HEIGHT = 30  # below this the plots would be a few rows tall: hidden until `v`
@@ -36,20 +39,6 @@ FIXED = 2  # model and benchmark stay in view; the other columns scroll by whole
 MODEL_MIN = 18  # the model column is cut no narrower than this (a quarter of the width when wider)
 COLUMN_MAX = 14  # `[1,250–2,500]`; a longer why-not (`speed not recorded`) is cut: the notes say it whole
 NOTES = 4  # lines of notes under the table at least (a sixth of the terminal's height when more)
-
-
-def listed(head: str, items: list[str], count: str, width: int, style: str, sep: str = ", ",
-           elsewhere: str = "") -> Text:
-    """`head` then how many (`10 runs`) and the items in one line of `width`: as many whole as fit,
-    then `+N more` (never one cut, never a list that just stops); none fitting, the count and where
-    they are shown (`elsewhere`)."""
-    for shown in range(len(items), 0, -1):
-        rest = len(items) - shown
-        body = sep.join(items[:shown]) + (f"{sep}+{rest} more" if rest else "")
-        line = f"{head}{count}: {body}" if count and len(items) > 1 else f"{head}{body}"
-        if len(line) <= width:
-            return Text(line, style)
-    return Text(f"{head}{count}" + (f" ({elsewhere})" if elsewhere else ""), style)
 
 
 class BoardLoaded(Message):
@@ -61,8 +50,9 @@ class BoardLoaded(Message):
         self.error = error
 
 
-class LeaderboardScreen(ArenaScreen):
+class LeaderboardScreen(Finding, ArenaScreen):
     HELP_WHERE, HELP_ORDER = "leaderboard", 5
+    FIND_TABLE = "board"
     HELP_EXTRA = [Binding("click", "", "Sort by that column (header)")]
     CSS_PATH = "board.tcss"
     BINDINGS = [
@@ -77,6 +67,9 @@ class LeaderboardScreen(ArenaScreen):
         Binding("left", "scroll_columns(-1)", "Columns ←", show=False, priority=True,
                 tooltip="Scroll the columns left by one whole column"),
         Binding("v", "toggle_plots", "Plots"),
+        Binding("m", "toggle_mix", "Failure mix", show=False, tooltip="Each row's failed turns per cause (again: the figures)"),
+        FILTER_KEY,
+        *FIND_KEYS,
         Binding("space", "mark", "Mark row", show=False),
         Binding("equals_sign", "compare", "Compare marked", show=False),
         Binding("g", "reload", "Reload", show=False),
@@ -95,12 +88,16 @@ class LeaderboardScreen(ArenaScreen):
         self.plots: bool | None = None  # None: shown when the terminal has room (PLOT_MIN_HEIGHT rows)
         self.first = 0  # the first scrolling column in view (after model and benchmark)
         self.hidden: list[Column] = []  # the columns this width leaves out, in column order
+        self.mix = False  # the failure mix (`m`) instead of the figures
+        self.narrow = ""  # the filter line's text: rows whose model or benchmark hold it
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("loading…", id="board-status")
         yield Static("", id="board-columns")
         yield DataTable(id="board", cursor_type="row", zebra_stripes=True)
+        yield filter_line("model or benchmark")
+        yield find_line("model, benchmark")
         yield Static("", id="board-notes")
         yield Static("", id="board-legend")
         with Horizontal(id="board-plots"):
@@ -152,18 +149,49 @@ class LeaderboardScreen(ArenaScreen):
         self.loaded = message.loaded
         if self.benchmark is not None and self.benchmark not in self.loaded.board.benchmarks:
             self.benchmark = None
-        rows = self.loaded.board.rows
-        self.columns = board_columns(self.loaded.board.dimensions, stages=any(r.stages for r in rows),
-                                     duplex=any(r.duplex.cues for r in rows))
+        self._set_columns()
         self.render_board()
+
+    def _set_columns(self) -> None:
+        """The figures' columns, or the failure mix's (`m`)."""
+        assert self.loaded is not None
+        rows = self.loaded.board.rows
+        if self.mix:
+            self.columns = mix_columns(rows)
+        else:
+            self.columns = board_columns(self.loaded.board.dimensions, stages=any(r.stages for r in rows),
+                                         duplex=any(r.duplex.cues for r in rows))
+        if self.sort_key not in [c.key for c in self.columns]:
+            self.sort_key, self.descending = ("failed", True) if self.mix else ("strict", True)
 
     # --- rendering -----------------------------------------------------------------------
     @property
     def rows(self) -> list[BoardRow]:
-        """The rows the filter lets through: one benchmark's, or all (pooled rows last by default)."""
+        """The rows the filters let through: one benchmark's, or all (pooled rows last by default);
+        those whose model or benchmark hold the filter line's text."""
         if self.loaded is None:
             return []
         rows = self.loaded.board.rows
+        rows = [r for r in rows if r.benchmark == self.benchmark] if self.benchmark else list(rows)
+        return [r for r in rows if self.matches(r, self.narrow)] if self.narrow else rows
+
+    @staticmethod
+    def matches(row: BoardRow, text: str) -> bool:
+        text = text.casefold().strip()
+        return text in row.model.casefold() or text in row.benchmark.casefold()
+
+    def found(self, text: str) -> list[str]:
+        return [self.row_key(r) for r in self.shown if self.matches(r, text)]
+
+    def filter_changed(self, text: str) -> None:
+        self.narrow = text.strip()
+        if self.loaded is not None:
+            self.render_board()
+            shown, total = len(self.rows), len(self._unfiltered())
+            self.query_one("#filter", QueryLine).say(f"{shown} of {total} rows" if self.narrow else "")
+
+    def _unfiltered(self) -> list[BoardRow]:
+        rows = self.loaded.board.rows if self.loaded is not None else []
         return [r for r in rows if r.benchmark == self.benchmark] if self.benchmark else list(rows)
 
     @property
@@ -189,8 +217,8 @@ class LeaderboardScreen(ArenaScreen):
         column = self.column
         self.shown = sort_rows(self.rows, column, self.descending) if column else self.rows
         labels = [c.label + ((" ↓" if self.descending else " ↑") if c.key == self.sort_key else "") for c in self.columns]
-        cells = [[model_cell(row, (row.model, row.benchmark) in self.marked)] + [cell(c.figure(row)) for c in self.columns[1:]]
-                 for row in self.shown]  # fmt: skip
+        cells = [[model_cell(row, (row.model, row.benchmark) in self.marked, row_human(row))]
+                 + [cell(c.figure(row)) for c in self.columns[1:]] for row in self.shown]  # fmt: skip
         need = [max([len(label)] + [lines_width(r[i]) for r in cells]) for i, label in enumerate(labels)]
         room = max(table.size.width - table.styles.scrollbar_size_vertical, 0) or self.app.size.width
         need[0] = min(need[0], max(MODEL_MIN, room // 4))  # a long model id is cut ("…"), never the columns
@@ -209,6 +237,7 @@ class LeaderboardScreen(ArenaScreen):
         self._columns_line(visible)
         self._notes()
         self._plots()
+        self.refind()
 
     def _columns_line(self, visible: list[int]) -> None:
         """Which columns are out of view and the keys that bring them (never silently off-screen):
@@ -229,6 +258,9 @@ class LeaderboardScreen(ArenaScreen):
     def _line_width(self) -> int:
         return (self.size.width or self.app.size.width) - 2  # a line's padding
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return not (action == "scroll_columns" and self.typing)  # ← → move in the query line's text
+
     def action_scroll_columns(self, step: int) -> None:
         """Scroll by whole columns: one more (or one fewer) on the left goes out of view."""
         if self.loaded is None:
@@ -245,10 +277,16 @@ class LeaderboardScreen(ArenaScreen):
         column = self.column
         sort = f"{column.label if column else '?'} {'↓' if self.descending else '↑'}"
         bench = self.benchmark or "all + pooled"
-        parts: list[Forms] = [(f"{len(board.runs)} runs · {len(board.models)} models",),
-                              (f"benchmark: {bench} (b)", f"b: {bench}"),
-                              (f"sort: {sort} (s, S, click header)", f"s: {sort}"),
-                              ("enter: consistency", "enter: repeats", ""), ("space mark, = compare two", "")]
+        parts: list[Forms] = [(f"{len(board.runs)} runs · {len(board.models)} models",)]
+        if self.mix:
+            parts.append((Text("failure mix: failed turns per cause (m: the figures)", "bold"),
+                          Text("failure mix (m)", "bold")))
+        if self.narrow:
+            parts.append((f"filter “{self.narrow}”: {len(self.rows)} of {len(self._unfiltered())} rows",
+                          f"{len(self.rows)}/{len(self._unfiltered())} rows"))
+        parts += [(f"benchmark: {bench} (b)", f"b: {bench}"), (f"sort: {sort} (s, S, click header)", f"s: {sort}"),
+                  ("enter: consistency", "enter: repeats", ""), ("space mark, = compare two", ""),
+                  ("m: failure mix" if not self.mix else "", ""), ("f filter, / find", "")]
         if self.marked:
             parts.append((f"marked {len(self.marked)} (= compares two)", f"marked {len(self.marked)}"))
         if not board.runs:
@@ -257,64 +295,12 @@ class LeaderboardScreen(ArenaScreen):
         self.query_one("#board-status", Static).update(fit_parts(parts, self._line_width(), 1, sep=" · "))
 
     def _notes(self) -> None:
-        """What the figures leave out and why, one line each, most important first: the labelled
-        rows, the judge, the runs not scored, latency exclusions, turns counted apart, skipped runs;
-        past the lines the terminal's height gives them, the last says how many more and of what
-        (never a list that just stops)."""
+        """What the figures leave out and why, one line each (`widgets/board_notes.py`), in at least
+        `NOTES` lines (a sixth of the terminal's height when more)."""
         assert self.loaded is not None
-        width = self._line_width()
-        notes: list[tuple[str, Text]] = []  # (what it is, its line)
-        labelled = sorted({r.model for r in self.rows if r.labels})
-        if labelled:
-            notes.append(("labelled rows", fit_parts([(
-                "labelled rows are not real model scores (simulator / protocol fake / heuristic judge / never judged)",
-                "labelled rows are not real model scores")], width, 1)))
-        judges = sorted({row_judge(r) for r in self.rows if r.judged})
-        if judges:  # every figure says which judge made it (each row's is its `judge` column)
-            notes.append(("judges", listed("judged by ", judges, "", width, "", sep="; ",
-                                           elsewhere=f"{len(judges)} judges: the judge column")))
-        unscored = self.loaded.board.unscored
-        ids = short_ids([*(f.run.run_id for f in self.loaded.board.runs), *unscored])
-        if unscored:
-            notes.append(("runs not scored", listed("not scored: ", [f"{ids[k]} ({why})" for k, why in unscored.items()],
-                                                    f"{len(unscored)} runs", width, "", sep="; ",
-                                                    elsewhere="no turn got an answer")))
-        excluded = {k: why for r in self.rows if r.benchmark != POOLED for k, why in r.latency_excluded.items()}
-        by_why: dict[str, list[str]] = {}
-        for run_id, why in excluded.items():
-            by_why.setdefault(why, []).append(ids[run_id])
-        for why, runs in by_why.items():
-            notes.append(("latency exclusions", listed(f"latency from speed-1 runs only; {why}: ", runs,
-                                                       f"{len(runs)} runs", width, "")))
-        if untrusted := sum(r.untrusted for r in self.rows if r.benchmark != POOLED):
-            notes.append(("untrusted latencies", fit_parts([(
-                f"{untrusted} turn(s) left out of latency: {UNTRUSTED} (the runs' other turns count)",
-                f"{untrusted} turn(s) left out of latency: sent late")], width, 1)))
-        apart = [f"{r.model} on {r.benchmark}: {r.apart_text}" for r in self.rows if r.benchmark != POOLED and r.apart_text]
-        if apart:
-            notes.append(("turns counted apart", listed("counted apart (not the model's, in no figure): ", apart,
-                                                        f"{len(apart)} rows", width, "", sep="; ",
-                                                        elsewhere="their counted apart column")))
-        for run_id, why in self.loaded.selection.skipped.items():
-            notes.append(("skipped runs", Text(f"skipped {run_id}: {why}")))
-        for name, why in sorted(self.loaded.unloadable.items()):
-            why = why.split(" (", 1)[0]  # the reason, not where it was looked for (`arena-tui benchmarks` says)
-            notes.append(("benchmarks without data", Text(f"no benchmark data for {name} ({why}): no categories")))
         room = max(NOTES, self.app.size.height // 6)  # a taller terminal has room for more
         self.query_one("#board-notes").styles.max_height = room
-        if len(notes) > room:
-            left = notes[room - 1:]
-            kinds = ", ".join(dict.fromkeys(kind for kind, _ in left))
-            more = fit_parts([(f"+{len(left)} more notes ({kinds}): a taller terminal shows them",
-                               f"+{len(left)} more notes ({kinds})", f"+{len(left)} more notes (a taller terminal)")],
-                             width, 1)
-            notes = [*notes[:room - 1], ("", more)]
-        style = {"labelled rows": "bold magenta", "judges": "grey62", "skipped runs": "grey62",
-                 "benchmarks without data": "grey62", "": "grey62"}  # fmt: skip
-        lines = [line.copy() for _, line in notes]
-        for (kind, _), line in zip(notes, lines, strict=True):
-            line.stylize(style.get(kind, "yellow"))
-        self.query_one("#board-notes", Static).update(Text("\n").join(lines))
+        self.query_one("#board-notes", Static).update(board_notes(self.loaded, self.rows, self._line_width(), room))
 
     def _plots(self) -> None:
         row = self.cursor_row
@@ -377,6 +363,14 @@ class LeaderboardScreen(ArenaScreen):
         self.query_one("#board-status", Static).update("loading…")
         self.load()
 
+    def action_toggle_mix(self) -> None:
+        """The failure mix (each row's failed turns per cause), or back to the figures."""
+        if self.loaded is None:
+            return
+        self.mix, self.first = not self.mix, 0
+        self._set_columns()
+        self.render_board()
+
     def action_drill(self) -> None:
         from .consistency import ConsistencyScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
@@ -429,3 +423,7 @@ class LeaderboardScreen(ArenaScreen):
                             self.action_drill)  # fmt: skip
         yield SystemCommand("Mark row", "Mark the selected row for comparison (space)", self.action_mark)
         yield SystemCommand("Compare marked rows", "Two model rows of one benchmark, turn by turn", self.action_compare)
+        yield SystemCommand("Leaderboard: failure mix", "Each row's failed turns per cause, or back to the figures (m)",
+                            self.action_toggle_mix)  # fmt: skip
+        yield SystemCommand("Leaderboard: filter rows", "Narrow the rows by model or benchmark as you type (f)",
+                            self.action_filter)  # fmt: skip

@@ -7,6 +7,7 @@ Rendered by the live run screen's widgets. Opening a run shows what it ended as;
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from textual import work
 from textual.app import SystemCommand
@@ -14,7 +15,7 @@ from textual.binding import Binding
 
 from arena_tui.spine.events import RunEvent, event_kinds
 from ..messages import TurnRejudged
-from ..run_view import RunState
+from ..run_view import RunState, specs_from_benchmark
 from ..widgets.fit import Forms
 from .run import RunScreen
 
@@ -41,6 +42,7 @@ class ReplayScreen(RunScreen):
         self.stops: list[int] = []  # event counts after each turn_ended (and the very end)
         self.pos = 0
         self.specs: dict = {}
+        self.benchmark: Any | None = None  # what the run ran (None: not found): its specs, its causes' call alignment
 
     @property
     def mode(self) -> str:
@@ -68,8 +70,8 @@ class ReplayScreen(RunScreen):
             self.call_later(self._unreadable, f"run {self.state.run_id} has no stored events")
             return
         first = next((ev for ev in events if ev.kind == "run_started"), None)
-        specs = await self.arena.load_specs(self.state.run_id) if first is not None else {}
-        self.call_later(self._loaded, events, specs)
+        benchmark = await self.arena.load_benchmark(self.state.run_id) if first is not None else None
+        self.call_later(self._loaded, events, benchmark)
 
     @property
     def judged_elsewhere_shown(self) -> bool:
@@ -85,13 +87,14 @@ class ReplayScreen(RunScreen):
         self.state.log_local(why)
         self.paint(force=True)
 
-    def _loaded(self, events: list, specs: dict) -> None:
+    def _loaded(self, events: list, benchmark: Any | None) -> None:
         stops = [i + 1 for i, ev in enumerate(events) if ev.kind == "turn_ended"]
         if not stops or stops[-1] != len(events):
             stops.append(len(events))
         # Published all at once: `stops` is what says "loaded", and a key pressed while the specs
         # were loading must not be undone by a late show().
-        self.events, self.stops, self.specs = events, stops, specs
+        self.events, self.stops, self.benchmark = events, stops, benchmark
+        self.specs = specs_from_benchmark(benchmark) if benchmark is not None else {}
         self.show(0 if self.stepping else len(stops) - 1)
 
     def show(self, pos: int) -> None:
@@ -100,6 +103,7 @@ class ReplayScreen(RunScreen):
             return
         self.pos = max(0, min(pos, len(self.stops) - 1))
         state = RunState(self.state.run_id, self.specs)
+        state.benchmark_data = self.benchmark
         state.apply_all(self.events[: self.stops[self.pos]])
         if self.pos == len(self.stops) - 1:
             state.apply_all(self.events[self.stops[self.pos]:])
@@ -113,8 +117,8 @@ class ReplayScreen(RunScreen):
         return [(f"{step} (n/→ next, b/← back, end: all, t: leave)", step)] + super().filter_parts()[1:]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in STEP_ACTIONS and not self.stepping:
-            return False
+        if action in STEP_ACTIONS and (not self.stepping or self.typing):
+            return False  # (typing in the find line: its letters and arrows are the text's)
         return super().check_action(action, parameters)
 
     def action_toggle_stepping(self) -> None:

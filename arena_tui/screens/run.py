@@ -1,7 +1,8 @@
 """The run screen: header, turn table, transcript, meters and event log of one run.
 
 Used live (fed by the app's coalesced bus updates) and by the replay screen (fed from
-the store); it only ever renders its `RunState`.
+the store); it only ever renders its `RunState`. `l` shows the run's latency over its turns in
+the transcript's place; `/` finds turns by what was said, answered, reasoned or caused.
 """
 
 from __future__ import annotations
@@ -11,20 +12,26 @@ from collections.abc import Iterable
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Grid
+from rich.text import Text
+from textual import on
 from textual.widgets import DataTable, Footer, Static
 
 from ..messages import LiveUpdate, RunFinished, TurnRejudged
 from ..run_view import RunState
 from ..timing import speed_note
 from arena_tui.spine.source import against
+from arena_tui.spine.causes import label
+from ..verdicts import human_text
 from ..widgets.event_log import EventLog
+from ..widgets.latency_chart import TurnLatencyChart
 from ..widgets.meters import LevelMeters
 from ..widgets.run_header import RunHeader, figures_text
 from ..widgets.transcript import TranscriptView
 from ..widgets.fit import Forms, fit_parts
-from ..widgets.turn_table import FAULT, TurnTable
+from ..widgets.turn_table import FAULT, HUMAN, TurnTable
 from . import actions
 from .base import ArenaScreen
+from .find import FIND_KEYS, Finding, find_line, turn_matches
 
 
 class Panes(Grid):
@@ -40,8 +47,9 @@ class Panes(Grid):
 FILTER_LINES = 3  # the line under the tables (app.tcss #run-filter max-height)
 
 
-class RunScreen(ArenaScreen):
+class RunScreen(Finding, ArenaScreen):
     HELP_WHERE, HELP_ORDER = "run (live)", 2
+    FIND_TABLE = "turns"
     HELP_EXTRA = [Binding("up,down", "", "Select turn")]
     BINDINGS = [
         Binding("escape", "back", "Back"),
@@ -54,6 +62,9 @@ class RunScreen(ArenaScreen):
         Binding("s", "stop_audio", "Stop audio", show=False),
         Binding("r", "rejudge", "Re-judge", show=False),
         Binding("k", "stop_run", "Stop run"),
+        Binding("l", "latency", "Latency chart", show=False, tooltip="The run's voice-to-voice per turn as a chart "
+                "(in the transcript's place; again: the transcript)"),
+        *FIND_KEYS,
     ]
     stepping = False  # stepping through a stored run turn by turn (`ReplayScreen`)
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal")]
@@ -81,6 +92,8 @@ class RunScreen(ArenaScreen):
             yield LevelMeters(self.state, id="meters")
             yield EventLog(id="event-log")
             yield TranscriptView(id="transcript")
+            yield TurnLatencyChart(id="latency-chart")
+        yield find_line("the turns: said, answered, reasons, causes")
         yield Static("", id="run-filter")
         yield Footer()
 
@@ -160,7 +173,10 @@ class RunScreen(ArenaScreen):
             tv.follow = self.follow or not self.live
             tv.refresh_from(st)
             self.query_one(EventLog).refresh_from(st)
+            if self.query_one(TurnLatencyChart).display:
+                self.query_one(TurnLatencyChart).show(st)
             self._filter_bar()
+            self.refind()
         header = (content, int(st.elapsed_ms() // 1000), st.wait_line(), self.mode)
         if st.status != self._status:  # e.g. the run ended: `k Stop run` goes from the footer
             self._status = st.status
@@ -178,6 +194,14 @@ class RunScreen(ArenaScreen):
         parts: list[Forms] = [(f"follow {'ON' if self.follow else 'off'}",)]
         if figures := figures_text(st):  # the strict pass and the turns counted apart
             parts.append((figures,))
+        tally = st.tally() if any(r.human for r in st.turns.values()) else None
+        if tally is not None and (human := human_text(tally.human_verdicts, len(tally.human))):  # a person's, not the judge's
+            parts.append((f"{HUMAN} {human}", f"{HUMAN} {tally.human_verdicts} person's verdict(s)"))
+        turn = t.selected_turn
+        if turn is not None and (causes := st.causes().get(turn)):  # why the selected turn failed, at any width
+            said = [label(c) for c in causes]
+            parts.append((Text(f"turn {turn}: {', '.join(said)}", "red"),
+                          Text(f"t{turn}: {said[0]}" + (f" +{len(said) - 1}" if len(said) > 1 else ""), "red")))
         if t.failures_only:
             parts.append(("failures only",))
         if t.category:
@@ -209,6 +233,15 @@ class RunScreen(ArenaScreen):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_detail()
 
+    @on(DataTable.RowHighlighted, "#turns")
+    def _highlighted(self) -> None:
+        self._filter_bar()  # the selected turn's causes
+
+    def found(self, text: str) -> list[str]:
+        causes = self.state.causes()
+        return [str(r.index) for r in self.query_one(TurnTable).visible_rows(self.state)
+                if turn_matches(r, causes.get(r.index, ()), text)]
+
     # --- actions -------------------------------------------------------------------------
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -236,6 +269,12 @@ class RunScreen(ArenaScreen):
         name = self._detail_name
         if self.app.is_screen_installed(name) and self.app.get_screen(name) not in self.app.screen_stack:
             self.app.uninstall_screen(name)  # (still stacked only while the app closes: it goes with it)
+
+    def action_latency(self) -> None:
+        chart, transcript = self.query_one(TurnLatencyChart), self.query_one(TranscriptView)
+        chart.display, transcript.display = not chart.display, chart.display
+        if chart.display:
+            chart.show(self.state)
 
     def action_follow(self) -> None:
         self.follow = not self.follow
@@ -285,5 +324,9 @@ class RunScreen(ArenaScreen):
         yield SystemCommand("Play turn audio", "Play (or export) the selected turn's audio", self.action_play)
         yield SystemCommand("Stop audio", "Stop playback", self.action_stop_audio)
         yield SystemCommand("Re-judge turn", "Judge the selected turn again", self.action_rejudge)
+        yield SystemCommand("Latency chart", "The run's voice-to-voice per turn (toggles with the transcript)",
+                            self.action_latency)
+        yield SystemCommand("Find turns", "Find turns by what was said, answered, reasoned or caused (/)",
+                            self.action_find)
         if self.check_action("stop_run", ()):
             yield SystemCommand("Stop this run", "Stop the run; it is kept as interrupted", self.action_stop_run)

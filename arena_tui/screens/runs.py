@@ -1,10 +1,12 @@
 """The runs list: every stored run (and every live one), newest first.
 
 Its figures are a run's tally by the one rule (`arena_tui.verdicts`, a stored run's through
-`compare.leaderboard.run_tally`): the strict pass over the judged turns the model played; the turns
+`compare.stored.run_tally`): the strict pass over the judged turns the model played; the turns
 not the model's doing beside the progress (`8/10 · 2 stopped`), those the judge could not score
 beside the rates (`judge err 1`, `1 not judged`); `no answer` for a run in which no turn of the
-model's got an answer; a resumed run's duration is the time it ran (`RunRow.active_s`)."""
+model's got an answer; a resumed run's duration is the time it ran (`RunRow.active_s`); a run a
+campaign's re-run replaced says `superseded` (it counts nowhere). `/` finds a run by model,
+benchmark, status or id; `f` narrows the list to those as you type."""
 
 from __future__ import annotations
 
@@ -24,6 +26,8 @@ from ..verdicts import APART_REASONS, NO_ANSWER, PLAY_REASONS, STRICT, UNJUDGED,
 from ..widgets.dimensions import rate_slots, rates_legend, slot_dims, slots_header, strict_text
 from ..widgets.run_header import STATUS_STYLE
 from ..widgets.fit import PAD, as_text, fit_cell, fit_columns, fit_lines, hidden_text, natural_widths
+from ..widgets.query_line import QueryLine
+from .find import FILTER_KEY, FIND_KEYS, Finding, filter_line, find_line
 from .polling import PollingScreen
 from arena_tui.spine.paths import exports_dir
 from arena_tui.spine.ids import short_ids
@@ -79,8 +83,11 @@ def apart_of(r: dict[str, Any], reasons: tuple[str, ...] = APART_REASONS) -> str
 def run_cells(r: dict[str, Any], now: dt.datetime, dims: list[str], shown_id: str, marked: bool = False) -> tuple:
     """One run's cells in RUN_COLUMNS order (a run marked for comparison gets a dot)."""
     st = r.get("status", "?")
-    started, ended = r.get("started"), r.get("ended")
+    status = Text(st, STATUS_STYLE.get(st, ""))
     run: RunRow | None = r.get("run")
+    if run is not None and run.superseded_by:  # replaced by a re-run: counts nowhere
+        status.append(" superseded", "italic grey50")
+    started, ended = r.get("started"), r.get("ended")
     dur = run.active_s(now) * 1000 if run is not None else ((ended or now) - started).total_seconds() * 1000 if started else None
     progress = Text(f"{r.get('done', 0)}/{r.get('total', 0)}")
     if apart := apart_of(r, PLAY_REASONS):
@@ -91,7 +98,7 @@ def run_cells(r: dict[str, Any], now: dt.datetime, dims: list[str], shown_id: st
         Text.assemble(("● ", "bold cyan"), shown_id) if marked else shown_id,
         r.get("benchmark", "?"),
         model_text(r),
-        Text(st, STATUS_STYLE.get(st, "")),
+        status,
         progress,
         strict_text(r.get("tally"), live=live(r)),
         when_text(started),
@@ -134,12 +141,18 @@ def default_export_dir(data_dir: Path | None) -> Path:
     return exports_dir()
 
 
-class RunsScreen(PollingScreen):
+def run_matches(r: dict[str, Any], text: str) -> bool:
+    """Whether a run's model, provider, benchmark, status or id holds `text` (case aside)."""
+    text = text.casefold().strip()
+    return any(text in str(r.get(k) or "").casefold() for k in ("model", "provider", "benchmark", "status", "run_id"))
+
+
+class RunsScreen(Finding, PollingScreen):
     """Polled like the campaign screens: runs recorded by another process (a campaign in another
     terminal) appear here too."""
 
     HELP_WHERE, HELP_ORDER = "runs list", 1
-    TABLE = "runs"
+    TABLE = FIND_TABLE = "runs"
     BINDINGS = [
         Binding("enter", "open", "Open"),
         Binding("n", "new_run", "New run"),
@@ -152,6 +165,8 @@ class RunsScreen(PollingScreen):
         Binding("L", "app.leaderboard", "Leaderboard"),
         Binding("C", "app.campaigns", "Campaigns"),
         Binding("g", "reload", "Reload", show=False),
+        FILTER_KEY,
+        *FIND_KEYS,
     ]
 
     def __init__(self) -> None:
@@ -160,11 +175,14 @@ class RunsScreen(PollingScreen):
         self.now: dt.datetime | None = None  # fixed clock for deterministic snapshots
         self.marked: list[str] = []  # run ids marked for comparison (the two newest), in marking order
         self._tallies: dict[str, tuple[Any, Tally]] = {}  # run -> (what it was tallied from, its tally)
+        self.narrow = ""  # the filter line's text: the runs shown hold it
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="runs-status")
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        yield filter_line("model, benchmark, status or id")
+        yield find_line("model, benchmark, status or id")
         yield Static("", id="runs-legend")
         yield Footer()
 
@@ -188,7 +206,7 @@ class RunsScreen(PollingScreen):
 
     async def read(self, store: Store) -> dict[str, dict[str, Any]]:
         """The stored runs' rows (the live ones are laid over them when drawn). Pass rates are the
-        report's (`arena_tui.compare.leaderboard.run_tally`: over the turns each run set out to
+        report's (`arena_tui.compare.stored.run_tally`: over the turns each run set out to
         run). A run is tallied again only while it records or when its judgements
         (`Reader.judgement_marks`), turn rows or status changed: reading every run of a
         leaderboard-sized store is most of a second on the UI's loop."""
@@ -216,7 +234,7 @@ class RunsScreen(PollingScreen):
     def show(self, result: dict[str, dict[str, Any]]) -> None:
         self.query_one("#runs-status", Static).update(
             f"{len(result)} stored run(s)  ·  enter open · t step through · d delete · e export · "
-            "space mark, = compare two · ? every key")
+            "space mark, = compare two · / find · f filter · ? every key")
         self._with_live(result)
 
     def show_error(self, error: str | None) -> None:
@@ -255,6 +273,9 @@ class RunsScreen(PollingScreen):
         selected = self.selected
         now = self.now or dt.datetime.now(dt.UTC)
         order = sorted(self.rows.items(), key=lambda kv: kv[1].get("started") or now, reverse=True)
+        if self.narrow:
+            order = [(run_id, r) for run_id, r in order if run_matches(r, self.narrow)]
+            self.query_one("#filter", QueryLine).say(f"{len(order)} of {len(self.rows)} runs")
         room = max(table.size.width - table.styles.scrollbar_size_vertical, 0) or self.app.size.width
         shown_ids = short_ids(self.rows)
         dims = slot_dims(r.get("rates") or {} for _, r in order)
@@ -279,7 +300,18 @@ class RunsScreen(PollingScreen):
         shown = layout if layout is not None else {c: 0 for c in range(len(RUN_COLUMNS)) if c != STARTED}
         hidden = hidden_text([label for _, label in RUN_COLUMNS], shown, "enter opens the run")
         legend = rates_legend(dims, heuristic=heuristic)
-        self.query_one("#runs-legend", Static).update(Text("  ·  ").join(t for t in (legend, Text(hidden)) if t))
+        gone = Text("superseded: a campaign's re-run replaced it, it counts nowhere", "grey50") \
+            if any((run := r.get("run")) is not None and run.superseded_by for _, r in order) else Text()
+        self.query_one("#runs-legend", Static).update(Text("  ·  ").join(t for t in (legend, gone, Text(hidden)) if t))
+        self.refind()
+
+    def found(self, text: str) -> list[str]:
+        table = self.query_one("#runs", DataTable)
+        return [str(k.value) for k in table.rows if run_matches(self.rows.get(str(k.value), {}), text)]
+
+    def filter_changed(self, text: str) -> None:
+        self.narrow = text.strip()
+        self._render_rows()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_open()
@@ -375,3 +407,6 @@ class RunsScreen(PollingScreen):
         yield SystemCommand("Export run", "Export the selected run", self.action_export)
         yield SystemCommand("Mark run", "Mark the selected run for comparison (space)", self.action_mark)
         yield SystemCommand("Compare marked runs", "The two marked runs side by side, turn by turn", self.action_compare)
+        yield SystemCommand("Find a run", "By model, benchmark, status or id (/; ] next, [ previous)", self.action_find)
+        yield SystemCommand("Filter runs", "Narrow the list by model, benchmark, status or id as you type (f)",
+                            self.action_filter)

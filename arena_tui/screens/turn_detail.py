@@ -1,4 +1,6 @@
-"""One turn in full: golden vs actual, expected vs actual tool calls, latencies, flags, judgements."""
+"""One turn in full: golden vs actual, expected vs actual tool calls, latencies, flags, judgements,
+why it failed (each cause and who decided it), and a person's verdict over the judge's (`v`: given
+or withdrawn here, `arena_tui.judge.human`), with who, why, when and what the judge said."""
 
 from __future__ import annotations
 
@@ -6,7 +8,6 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult, SystemCommand
@@ -14,15 +15,16 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Static
 
-from arena_tui.spine.events import PROVISIONAL_NOTE, SCOPE_TEXT, Judgement
+from arena_tui.spine.causes import CAUSES as MEANING
 from ..messages import LiveUpdate, TurnRejudged
 from ..run_view import RunState, TurnRow
 from ..compare.duplex import outcome_text
 from ..timing import UNTRUSTED, barge_in_ms, barge_in_text, latency_counts, latency_text, speed_note
-from ..verdicts import APART, in_order, named
+from ..verdicts import APART, named
+from ..widgets.judgement_text import cause_source, judgement_renderable
 from ..widgets.render_once import RenderedOnce
 from ..widgets.run_header import RunHeader
-from ..widgets.turn_table import FAULT, VERDICT_CELL, row_signature
+from ..widgets.turn_table import FAULT, HUMAN, row_signature
 from . import actions
 from .base import ArenaScreen
 
@@ -191,9 +193,10 @@ def flags_text(row: TurnRow, speed: float | None = 1.0) -> Text:
     return t
 
 
-def why_text(row: TurnRow) -> Text:
+def why_text(row: TurnRow, causes: tuple[str, ...] = ()) -> Text:
     """What the turn's verdict comes from, said at the top: the fault injected on it (by design:
-    the simulator's, named with what it does) and each failing dimension with the judge's reason."""
+    the simulator's, named with what it does), each failing dimension with the reason that counts
+    (a person's marked `✎`), and each cause with what it means and who decided it."""
     t = Text()
     if row.fault is not None:
         t.append(f"{FAULT} fault injected by design: {row.fault.meaning}", "bold magenta")
@@ -202,76 +205,12 @@ def why_text(row: TurnRow) -> Text:
             if s.verdict == "fail":
                 t.append("\n" if t else "")
                 t.append(f"✗ {named(dim).words}", "bold red")
+                t.append(f" {HUMAN} {s.by}" if s.by else "", "bold cyan")
                 t.append(f": {s.reasoning}" if s.reasoning else "")
-    return t
-
-
-def judgement_renderable(row: TurnRow) -> Group:
-    latest = row.latest
-    if latest is None:
-        return Group(Text("judgement  ", "bold underline") + Text("not judged yet", "grey50"))
-    head = Text("judgement  ", "bold underline")
-    head.append(latest.judge)
-    if latest.judge_version:
-        head.append(f" ({latest.judge_version})", "grey62")
-    head.append(f" rev {latest.revision} phase {latest.phase}{', ' + latest.rule if latest.rule else ''}")
-    if latest.scope:
-        head.append(f" ({SCOPE_TEXT[latest.scope]})")
-    agreed = latest.agreement
-    if agreed is not None:
-        asked = f" of {agreed.asked} asked" if agreed.asked != agreed.judgings else ""
-        head.append(f"\nthe majority of {agreed.judgings} judgings{asked} (revisions "
-                    f"{', '.join(map(str, agreed.revisions))}): agree = judgings that gave this verdict", "cyan")
-    if latest.heuristic:
-        head.append("  HEURISTIC (offline rules, not an LLM)", "bold yellow")
-    if row.provisional:
-        head.append(f"\n{PROVISIONAL_NOTE}", "bold yellow")
-    if latest.error:
-        head.append(f"\njudge error: {latest.error}", "bold red")
-    elif row.judge_error:
-        head.append(f"\nre-judge failed: {row.judge_error} (the verdict below stands)", "bold red")
-    t = Table(expand=True, show_header=True)
-    t.add_column("dimension")
-    t.add_column("", width=2)
-    if agreed is not None:
-        t.add_column("agree", width=5)
-    t.add_column("reasoning", ratio=3)
-    for dim, s in latest.scores.items():
-        if agreed is None:
-            t.add_row(dim, VERDICT_CELL[s.verdict], s.reasoning)
-            continue
-        n = agreed.agree.get(dim)
-        share = Text("–" if n is None else f"{n}/{agreed.judgings}",
-                     "grey62" if n is None else "green" if n == agreed.judgings else "yellow")
-        t.add_row(dim, VERDICT_CELL[s.verdict], share, s.reasoning)
-    parts: list[Any] = [head, t]
-    if latest.root_cause:
-        parts.append(Text(f"root cause: {latest.root_cause}", "italic"))
-    if len(row.judgements) > 1:
-        parts.append(Text("history", "bold underline"))
-        parts.append(history_text(row.judgements))
-    return Group(*parts)
-
-
-def history_text(judgements: list[Judgement]) -> Text:
-    """Each revision and what it changed relative to the verdict that stood before it."""
-    t = Text()
-    stood: Judgement | None = None  # an errored revision never replaces it (arena_tui.verdicts)
-    for j in in_order(judgements):
-        scope = f", {SCOPE_TEXT[j.scope]}" if j.scope else ""
-        t.append(f"rev {j.revision} ({j.judge}, phase {j.phase}{', ' + j.rule if j.rule else ''}{scope}): ")
-        if j.error:
-            t.append(f"error: {j.error}", "red")
-        elif stood is None:
-            t.append(", ".join(f"{d}={s.verdict}" for d, s in j.scores.items()) or "no scores")
-        else:
-            old = stood.scores
-            changes = [f"{d}: {old[d].verdict if d in old else '–'}→{s.verdict}"
-                       for d, s in j.scores.items() if d not in old or old[d].verdict != s.verdict]
-            t.append(", ".join(changes) if changes else "no change", "bold" if changes else "grey50")
-        t.append("\n")
-        if not j.error:
-            stood = j
+    for cause in causes:
+        t.append("\n" if t else "")
+        t.append(f"cause  {MEANING.get(cause, cause)}", "yellow" if row.verdict in APART else "red")
+        t.append(f"  ({cause_source(cause, row.standing)})", "grey62")
     return t
 
 
@@ -282,6 +221,7 @@ class TurnDetailScreen(ArenaScreen):
         Binding("p", "play", "Play"),
         Binding("s", "stop_audio", "Stop audio", show=False),
         Binding("r", "rejudge", "Re-judge"),
+        Binding("v", "review", "Verdict", tooltip="Your verdict on this turn (pass/fail per dimension, why), or withdraw it"),
         Binding("left,comma", "prev", "Prev", tooltip="Previous turn"),
         Binding("right,full_stop", "next", "Next", tooltip="Next turn"),
     ]
@@ -341,7 +281,8 @@ class TurnDetailScreen(ArenaScreen):
         self._painted = key
         self.query_one(RunHeader).refresh_from(self.state)
         row = self.state.turns.get(self.turn) or TurnRow(index=self.turn, spec=self.state.specs.get(self.turn))
-        body = (self.turn, row_signature(row, [], self.state.speed), len(row.tool_results))
+        causes = self.state.causes().get(self.turn, ())
+        body = (self.turn, row_signature(row, [], self.state.speed), len(row.tool_results), causes)
         if not force and body == self._body:
             return
         self._body = body
@@ -352,7 +293,7 @@ class TurnDetailScreen(ArenaScreen):
             title.append(f"  categories {', '.join(row.categories)}")
         if row.attempts > 1:
             title.append(f"  attempts {row.attempts}", "dark_orange")
-        if why := why_text(row):
+        if why := why_text(row, causes):
             title.append("\n").append_text(why)
         self.query_one("#detail-title", Static).update(title)
         golden, actual = text_panel(row)
@@ -400,8 +341,13 @@ class TurnDetailScreen(ArenaScreen):
     def action_rejudge(self) -> None:
         actions.rejudge(self, self.state, self.turn)
 
+    def action_review(self) -> None:
+        actions.review(self, self.state, self.turn)
+
     def palette_commands(self) -> Iterable[SystemCommand]:
         yield SystemCommand("Play turn audio", "Play (or export) this turn's audio", self.action_play)
         yield SystemCommand("Re-judge turn", "Judge this turn again", self.action_rejudge)
+        yield SystemCommand("Your verdict on this turn", "Pass or fail per dimension with a reason: it wins over "
+                            "the judge's until withdrawn (or withdraw yours)", self.action_review)
         yield SystemCommand("Next turn", "Show the next turn", self.action_next)
         yield SystemCommand("Previous turn", "Show the previous turn", self.action_prev)

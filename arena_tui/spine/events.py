@@ -3,7 +3,9 @@
 Every event carries `run_id`, `t_ms` (milliseconds since run start on the run's single
 monotonic timeline) and `turn_index` (None outside a turn; -1 is the greeting). Events
 are immutable pydantic models discriminated by `kind`; `parse_event` turns stored JSON
-back into the right class, so a replay from SQLite is the same stream as a live run.
+back into the right class, so a replay from SQLite is the same stream as a live run. The
+records they carry (`TurnResult`, `ToolCallRecord`, `DimensionScore`, …) are `records.py`'s,
+read from here with the rest of the stream.
 """
 
 from __future__ import annotations
@@ -11,7 +13,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter
+
+from .records import CallVerdict, DimensionScore, Model, ReplaySummary, TokenUsage, TurnResult
+# the rest of the records, read from here as the whole stream is (their home: records.py)
+from .records import DuplexOutcome as DuplexOutcome
+from .records import Interval as Interval
+from .records import Latencies as Latencies
+from .records import ToolCallRecord as ToolCallRecord
+from .records import TurnStatus as TurnStatus
+from .records import Verdict as Verdict
 
 GREETING_TURN = -1
 
@@ -23,119 +34,11 @@ MODEL_ENDED_SESSION_EARLY = "[MODEL_ENDED_SESSION_EARLY]"
 Role = Literal["user", "assistant"]
 Speaker = Literal["user", "bot"]
 
-TurnStatus = Literal[
-    "ok",  # answered (speech and/or tool calls)
-    "no_response",  # nothing at all after the retries
-    "empty_response",  # responded, but no speech (e.g. control tokens only)
-    "ended_session",  # the model called end_session on this turn
-    "ended_early",  # a later turn never ran because the model ended the session
-    "error",  # the engine could not run the turn
-    "interrupted",  # the run was stopped while this turn was under way
-    "lost_pace",  # our machine sent the user audio late: what was recorded is kept, but it is no
-    # measurement of the model (counted in no pass rate or latency) and the turn is played again
-    "infra_error",  # lost to an infrastructure failure (endpoint unreachable, auth refused, provider
-    # 5xx): the model never got to answer; `error` names the failure; never a verdict on the model
-]
-
-#: statuses of a turn that ran to its end; `interrupted`, `error` and `lost_pace` turns are played
-#: again by a resume (one rule for resume, campaign cells and progress)
+#: statuses of a turn (`TurnStatus`) that ran to its end; `interrupted`, `error` and `lost_pace`
+#: turns are played again by a resume (one rule for resume, campaign cells and progress)
 FINISHED = frozenset({"ok", "no_response", "empty_response", "ended_session", "ended_early"})
 LOST_PACE = "lost_pace"
 INFRA_ERROR = "infra_error"
-
-
-class Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Interval(Model):
-    """A span on the run timeline, in ms."""
-
-    start_ms: float
-    end_ms: float
-
-    @property
-    def duration_ms(self) -> float:
-        return self.end_ms - self.start_ms
-
-
-class ToolCallRecord(Model):
-    """One function call the model made and what it was answered with."""
-
-    call_id: str
-    name: str
-    args: dict[str, Any] = Field(default_factory=dict)
-    # matched | unexpected_tool_call | arg_mismatch | not_available | duplicate_skipped | end_session
-    status: str
-    response: Any = None
-    is_duplicate: bool = False
-    expected_index: int | None = None  # which expected call of the turn it satisfied
-    t_ms: float | None = None
-
-
-class Latencies(Model):
-    """Each figure named for what it measures; all from our own timeline except provider_ttfb_ms."""
-
-    voice_to_voice_ms: float | None = None  # user speech end (VAD) -> audible bot speech (VAD)
-    pipeline_ttfb_ms: float | None = None  # user speech end (VAD) -> first bot audio frame played
-    provider_ttfb_ms: float | None = None  # what the provider/Pipecat reported; not ours
-    leading_silence_ms: float | None = None  # first bot frame -> audible bot speech
-    # a cascade's stages on our clock, each from the previous one's mark (they add up to the
-    # pipeline TTFB): user speech end (VAD) -> the STT's final transcript -> the user turn's end
-    # (Pipecat's VAD and turn strategy hand the LLM its context) -> the LLM's first text token
-    # (tool round trips included) -> the TTS's first audio frame played
-    stt_ms: float | None = None
-    turn_ms: float | None = None
-    llm_ms: float | None = None
-    tts_ms: float | None = None
-
-    def stages(self) -> dict[str, float] | None:
-        """A cascade's stage breakdown (stt, turn, llm, tts), or None for a run without stages."""
-        got = {"stt": self.stt_ms, "turn": self.turn_ms, "llm": self.llm_ms, "tts": self.tts_ms}
-        return None if any(v is None for v in got.values()) else got  # type: ignore[return-value]
-
-
-class DuplexOutcome(Model):
-    """One duplex cue of a turn (user speech scripted into the bot's reply) as our own timeline
-    measured it; the rules are `arena_tui.spine.duplex`. None where it could not be measured."""
-
-    index: int  # the cue's place in the turn's `duplex` list
-    kind: str  # interruption | backchannel | side_speech
-    played: Interval | None = None  # where its WAV played (None: never: the reply never became audible)
-    speech: Interval | None = None  # its speech (VAD), on the timeline
-    bot_speaking: bool = False  # the bot was speaking at its onset (else there was nothing to yield)
-    bot_stop_ms: float | None = None  # where that stretch of bot speech stopped
-    yield_ms: float | None = None  # its onset -> the bot's audio stopped, when within `YIELD_WINDOW_MS`
-    yielded: bool | None = None  # None: the bot was not speaking at its onset
-    answered: bool | None = None  # the bot, having stopped, spoke again soon after it ended
-
-
-class TurnResult(Model):
-    """Everything measured about one benchmark turn; the payload of `turn_ended`."""
-
-    turn_index: int
-    status: TurnStatus
-    user_text: str  # the turn's scripted input
-    user_transcript: str | None = None  # what the provider heard, when it says
-    assistant_text: str = ""
-    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
-    latencies: Latencies = Field(default_factory=Latencies)
-    user_audio: Interval | None = None  # where the user WAV was played
-    user_speech: list[Interval] = Field(default_factory=list)  # VAD inside the WAV
-    bot_speech: list[Interval] = Field(default_factory=list)
-    overlap_ms: float = 0.0
-    interrupted: bool = False
-    no_audio: bool = False  # the reply had words but no audio at all (e.g. GLM air's audio backend down)
-    retries: int = 0
-    reconnects: int = 0
-    session: int = 1
-    tokens: dict[str, int] = Field(default_factory=dict)
-    sentinel: str | None = None
-    error: str | None = None
-    # duplex (None: a turn recorded before these fields, or not measured): each scripted cue's
-    # outcome, and how many times the bot's speech began while the user was speaking
-    duplex: list[DuplexOutcome] | None = None
-    agent_interruptions: int | None = None
 
 
 def unfinished(planned: list[int], rows: dict[int, TurnResult]) -> list[int]:
@@ -143,45 +46,6 @@ def unfinished(planned: list[int], rows: dict[int, TurnResult]) -> list[int]:
     what a resume plays again and what keeps a campaign cell from being complete. One rule for
     `arena-tui resume`, `campaign resume` and a cell's progress, so none skips what another replays."""
     return [i for i in planned if i not in rows or rows[i].status not in FINISHED]
-
-
-class ReplaySummary(Model):
-    """What a new session was given of the old one, so a rotation can be verified."""
-
-    strategy: str  # full_history | tool_priority | zero_context | provider_resumption | none
-    messages: int = 0
-    tool_calls: int = 0
-    chars: int = 0
-    dropped_messages: int = 0
-    note: str = ""
-
-
-class TokenUsage(Model):
-    input_tokens: int = 0
-    cached_input_tokens: int = 0
-    output_tokens: int = 0
-
-
-Verdict = Literal["pass", "fail", "na"]
-
-
-class DimensionScore(Model):
-    verdict: Verdict
-    reasoning: str = ""
-    by: str | None = None  # the person whose verdict this is (`Review`); None: the judge's or code's
-
-
-class CallVerdict(Model):
-    """The judge's say on whether an actual call means the same as an expected one.
-
-    Only consulted by phase 2 where canonical matching fails; IDs must still match exactly.
-    """
-
-    call_id: str
-    expected_turn: int
-    expected_index: int = 0
-    equivalent: bool
-    reasoning: str = ""
 
 
 class Event(Model):
@@ -406,6 +270,7 @@ class Review(Model):
     by: str
     reason: str
     withdraw: bool = False  # takes the person's verdicts on this turn back: the judge's count again
+    at: datetime | None = None  # the wall clock when it was given (None: recorded before the field)
 
 
 class Judgement(Event):

@@ -159,7 +159,7 @@ class RunSettings(Strict):
     condition: str = CLEAN.label
     seed: int = Field(0, ge=0, le=2**63 - 1)
     # reasoning effort / thinking level as the provider takes it (a level, or a token budget); None: the
-    # provider's default. Which values a model takes is the provider catalog's (`runners/providers/catalog.py`),
+    # provider's default. Which values a model takes is the provider catalog's (`runners/catalog.py`),
     # checked by the run's preflight
     effort: str | None = None
 

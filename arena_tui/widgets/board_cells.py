@@ -77,11 +77,15 @@ def cell(figure: Figure) -> Text:
     raise TypeError(f"no cell for {figure!r}")
 
 
-def model_cell(row: BoardRow, marked: bool = False) -> Text:
+def model_cell(row: BoardRow, marked: bool = False, human: int = 0) -> Text:
     """The model alias, its source labels (simulator / fake / heuristic judge / not judged) below in
-    colour; a row marked for comparison gets a dot."""
+    colour; a row marked for comparison gets a dot; `✎3`: 3 of its verdicts are a person's."""
     t = Text("● " if marked else "", "bold cyan")
-    return t.append_text(words_cell(model_words(row)))
+    words = words_cell(model_words(row))
+    if human:
+        first, *rest = words.split("\n", allow_blank=True)
+        words = Text("\n").join([first.append(f" ✎{human}", "bold cyan"), *rest])
+    return t.append_text(words)
 
 
 def verdict_text(verdict: str) -> Text:

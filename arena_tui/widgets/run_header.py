@@ -140,6 +140,8 @@ def status_block(state: RunState, mode: str = "live", compact: bool = False, jud
         t.append(f"{GAP}{said}heuristic", "italic yellow")
     elif state.judges:
         t.append(f"{GAP}{said}{', '.join(sorted(state.judges))}", "italic")
+    if any(r.human for r in state.turns.values()) and (people := state.tally().human_verdicts):
+        t.append(f"{GAP}✎{people}", "bold cyan")  # verdicts a person gave (the line under the tables says it in words)
     t.append(" ")
     return t
 

@@ -3,7 +3,10 @@
 Every column has a fixed budget, decided by the table's width alone (never by what the cells hold):
 a run that is going on keeps its columns as turns finish, and a long status (`empty_response (3
 retries)`) takes a shorter form (`empty ↻3`) instead of pushing columns off. The dimensions share
-one column of two-letter codes (`KB IF TU`, `widgets.dimensions`), one glyph under each code.
+one column of two-letter codes (`KB IF TU`, `widgets.dimensions`), one glyph under each code. A
+verdict a person gave (`arena-tui review`, the turn detail's `v`) is marked `✎`, its glyphs
+underlined; why a turn failed (`judge.causes`) has a column where the width leaves room for it
+(the line under the tables says the selected turn's at any width, the detail each one in words).
 """
 
 from __future__ import annotations
@@ -11,6 +14,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
+from collections.abc import Sequence
+
+from arena_tui.spine.causes import APART_CAUSES, label
 from ..run_view import RunState, TurnRow
 from ..timing import UNTRUSTED_MARK, barge_in_ms, comparable, latency_counts
 from ..verdicts import counts
@@ -53,6 +59,7 @@ STATUS_SHORT = {"no_response": "no resp", "empty_response": "empty", "interrupte
 RETRIES = "↻"  # `↻3`: three retries (the help screen's legend; the turn detail says it in words)
 FAULT = "↯"  # `ok ↯`: a simulator fault was injected on the turn (the border's legend; the detail says which)
 PROVISIONAL = "~"  # `PASS~`: scored live, provisional until the whole-run judgement (the table's legend says so)
+HUMAN = "✎"  # `FAIL✎`: a person's verdict decides some dimension (the legend says so; the detail says who and why)
 
 
 def status_cell(row: TurnRow, width: int | None = None) -> Text:
@@ -100,10 +107,12 @@ def verdict_cell(row: TurnRow) -> Text:
         "not_played": Text("NOT PLAYED", "grey50"),
     }[verdict]
     judgement = row.latest
-    if row.provisional and verdict in ("pass", "fail"):
+    if row.human and verdict in ("pass", "fail"):
+        vcell.append(HUMAN, "bold cyan")  # a person's verdict counts (over the judge's, whatever its scope)
+    elif row.provisional and verdict in ("pass", "fail"):
         vcell.append(PROVISIONAL, "bold yellow")  # scored live: the whole-run judgement follows
     if verdict != "judge_error" and row.judge_error is not None:  # a failed re-judge: the verdict stands
-        vcell.append("+ERR" if row.provisional else " +ERR", "bold red")  # before "(h)": in a narrow column it is kept
+        vcell.append("+ERR" if row.provisional and not row.human else " +ERR", "bold red")  # before "(h)": in a narrow column it is kept
     elif judgement is not None and judgement.heuristic and verdict in ("pass", "fail"):
         vcell.append(" (h)", "italic yellow")
     return vcell
@@ -130,11 +139,13 @@ def scores_cell(row: TurnRow, dims: list[str]) -> Text:
     … while due and not judged yet, blank where the turn is not scored on it."""
     scores = row.scores
     spec_dims = set(row.spec.dimensions) if row.spec else set(scores)
+    human = set(row.human)
     t = Text()
     for i, d in enumerate(dims):
         t.append(" " if i else "")
         if d in scores:
-            t.append(" ").append_text(VERDICT_CELL[scores[d].verdict])
+            glyph = VERDICT_CELL[scores[d].verdict]
+            t.append(" ").append_text(glyph if d not in human else Text(glyph.plain, f"{glyph.style} underline"))
         elif row.latest is None and d in spec_dims and row.result is not None:
             t.append(" …", "yellow")
         else:
@@ -146,7 +157,23 @@ def scores_header(dims: list[str]) -> str:
     return " ".join(f"{dim_code(d):>2}" for d in dims) or "scores"
 
 
-def row_cells(row: TurnRow, dims: list[str], speed: float | None = 1.0, status_width: int | None = None) -> list[Text | str]:
+def causes_cell(causes: Sequence[str], width: int | None = None) -> Text:
+    """`missed call, partial answer`; in `width` cells the first and how many more (`missed call +1`),
+    then that cut ("…"); blank for a turn that did not fail. A cause of a turn counted apart (lost
+    pace: our machine's, never the model's failure) is yellow."""
+    style = "yellow" if set(causes) <= APART_CAUSES else "red"
+    whole = Text(", ".join(label(c) for c in causes), style)
+    if width is None or whole.cell_len <= width or not causes:
+        return whole
+    more = Text(f" +{len(causes) - 1}", "grey62") if len(causes) > 1 else Text()
+    first = Text(label(causes[0]), style)
+    if first.cell_len + more.cell_len > width:
+        first.truncate(max(width - more.cell_len, 1), overflow="ellipsis")
+    return first.append_text(more)
+
+
+def row_cells(row: TurnRow, dims: list[str], speed: float | None = 1.0, status_width: int | None = None,
+              causes: Sequence[str] = (), causes_width: int | None = None) -> list[Text | str]:
     """Cells in `columns(dims)` order: what must always show first, then the scores, then the rest."""
     idx = "G" if row.index == -1 else str(row.index)
     exp, made = row.expected_tools, row.made_tools
@@ -157,7 +184,7 @@ def row_cells(row: TurnRow, dims: list[str], speed: float | None = 1.0, status_w
     elif ok is False:
         tools.append("✗", "bold red")
     return [idx, status_cell(row, status_width), verdict_cell(row), scores_cell(row, dims), v2v_cell(row, speed), tools,
-            Text(",".join(row.categories) or "–")]
+            causes_cell(causes, causes_width), Text(",".join(row.categories) or "–")]
 
 
 def columns(dims: list[str], speed: float | None = 1.0) -> list[tuple[str, str]]:
@@ -166,17 +193,19 @@ def columns(dims: list[str], speed: float | None = 1.0) -> list[tuple[str, str]]
     `timing.latency_caveat`)."""
     v2v = "v2v ms" if comparable(speed) else "v2v ms*"
     return [("idx", "#"), ("status", "status"), ("verdict", "verdict"), ("dims", scores_header(dims)),
-            ("v2v", v2v), ("tools", "tools e/m"), ("cats", "categories")]
+            ("v2v", v2v), ("tools", "tools e/m"), ("causes", "causes"), ("cats", "categories")]
 
 
-STATUS, CATS = 1, 6
+STATUS, CAUSES, CATS = 1, 6, 7
 # the status's budget by the table's width: (at least this wide, status cells); `empty_response ↻3`
 # needs 18, `empty ↻3` 8; narrower, only the turn, status, verdict and scores fit
 STATUS_BUDGETS = [(100, 18), (70, 16), (0, 10)]
 VERDICT_W = 10  # NOT PLAYED, ENGINE ERR, JUDGE ERR, LOST PACE, PASS +ERR
 V2V_W = 10  # barge 3.0s
 TOOLS_W = 9
-MIN_CATS = 8  # categories narrower than this say nothing: the column goes (the detail shows them)
+MIN_CAUSES = 11  # `missed call`: causes narrower than this say too little: the column goes (the line under the tables says them)
+CAUSES_WANT = 16  # kept for the causes before the categories join
+CATS_W = 16  # the categories, cut with "…" past this (the detail has them whole)
 
 
 def budgets(width: int, dims: list[str], idx_width: int, speed: float | None = 1.0) -> list[int]:
@@ -184,14 +213,18 @@ def budgets(width: int, dims: list[str], idx_width: int, speed: float | None = 1
     labels = [label for _, label in columns(dims, speed)]
     status = next(w for at_least, w in STATUS_BUDGETS if width >= at_least)
     return [max(idx_width, 1), status, VERDICT_W, len(labels[3]),
-            max(V2V_W, len(labels[4])), TOOLS_W, width]
+            max(V2V_W, len(labels[4])), TOOLS_W, width, CATS_W]
 
 
 def layout_for(width: int, dims: list[str], idx_width: int = 1, speed: float | None = 1.0) -> dict[int, int]:
-    """Turn, status, verdict and the scores always; then v2v and tools while they fit; the
-    categories take what is left (cut with "…"), or go when too little is left."""
+    """Turn, status, verdict and the scores always; then v2v and tools while they fit; the causes
+    take what is left (cut with "…"), or go when too little is left; the categories join when the
+    causes still have `CAUSES_WANT` beside them."""
     need = budgets(width, dims, idx_width, speed)
-    return fit_columns(width, need, list(range(CATS)), 4, stretch=CATS, min_stretch=MIN_CATS)
+    base = fit_columns(width, need, list(range(CAUSES)), 4, stretch=CAUSES, min_stretch=MIN_CAUSES)
+    more = fit_columns(width, need, [*range(CAUSES), CATS], 4, stretch=CAUSES, min_stretch=MIN_CAUSES,
+                       reserve=CAUSES_WANT)
+    return more if CATS in more and base.keys() <= more.keys() else base
 
 
 def row_signature(row: TurnRow, dims: list[str], speed: float | None = 1.0) -> tuple:
@@ -201,16 +234,21 @@ def row_signature(row: TurnRow, dims: list[str], speed: float | None = 1.0) -> t
             tuple(dims), speed, row.untrusted, row.fault)
 
 
+HUMAN_LEGEND = f"{HUMAN} a person's verdict"
+
+
 BORDER_CHROME = 6  # the border's corners and the spaces and dashes around its subtitle
 MORE_CODES = "more in ?"
 
 
-def border_legend(hidden: list[str], provisional: bool, faults: bool, dims: list[str], room: int) -> str:
-    """`tools e/m, categories: enter · ↯ fault injected · ~ provisional · KB knowledge base · …` in
-    `room` cells: the hidden columns always, then each mark and code whole while it fits; `more in
-    ?` when some did not."""
+def border_legend(hidden: list[str], provisional: bool, faults: bool, dims: list[str], room: int,
+                  human: bool = False) -> str:
+    """`tools e/m, categories: enter · ↯ fault injected · ✎ a person's verdict · ~ provisional · KB
+    knowledge base · …` in `room` cells: the hidden columns always, then each mark and code whole
+    while it fits; `more in ?` when some did not."""
     first = [f"{', '.join(hidden)}: enter"] if hidden else []
     marks = [f"{FAULT} fault injected"] if faults else []
+    marks += [HUMAN_LEGEND] if human else []
     rest = marks + ([f"{PROVISIONAL} provisional"] if provisional else []) + [dim_legend([d]).plain for d in dims]
     shown = list(first)
     for i, part in enumerate(rest):
@@ -259,13 +297,14 @@ class TurnTable(DataTable):
             rows = [r for r in rows if self.category in r.categories]
         return rows
 
-    def cells_for(self, row: TurnRow, dims: list[str], speed: float | None = 1.0, status_width: int | None = None) -> tuple:
+    def cells_for(self, row: TurnRow, dims: list[str], speed: float | None = 1.0, status_width: int | None = None,
+                  causes: Sequence[str] = (), causes_width: int | None = None) -> tuple:
         """The row's cells, rebuilt only when something they show changed (Text is not cheap)."""
-        sig = (row_signature(row, dims, speed), status_width)
+        sig = (row_signature(row, dims, speed), status_width, tuple(causes), causes_width)
         cached = self._cells.get(row.index)
         if cached is not None and cached[0] == sig:
             return cached[1]
-        cells = tuple(row_cells(row, dims, speed, status_width))
+        cells = tuple(row_cells(row, dims, speed, status_width, causes, causes_width))
         self._cells[row.index] = (sig, cells)
         return cells
 
@@ -290,7 +329,9 @@ class TurnTable(DataTable):
         rows = self.visible_rows(state)
         speed = state.speed
         fitted = layout_for(self._room(), dims, self.idx_width(state), speed)
-        rendered = {r.index: self.cells_for(r, dims, speed, fitted[STATUS]) for r in rows}
+        causes = state.causes() if CAUSES in fitted else {}
+        rendered = {r.index: self.cells_for(r, dims, speed, fitted[STATUS], causes.get(r.index, ()), fitted.get(CAUSES))
+                    for r in rows}
         layout = (tuple(dims), tuple(fitted.items()), speed)
         if layout != self._layout or list(rendered) != list(self._rows):
             self._rebuild(dims, layout, rendered)
@@ -316,7 +357,7 @@ class TurnTable(DataTable):
         hidden = [label for i, (_, label) in enumerate(cols) if i not in fitted]
         rows = self._state.turns.values() if self._state is not None else []
         text = border_legend(hidden, any(r.provisional for r in rows), any(r.fault for r in rows), dims,
-                             self.size.width - BORDER_CHROME)
+                             self.size.width - BORDER_CHROME, human=any(r.human for r in rows))
         if text != self.border_subtitle:
             self.border_subtitle = text
 

@@ -28,3 +28,10 @@ class CascadeFakes:
     async def stop(self) -> None:
         for fake in self.parts:
             await fake.stop()
+
+    def tool_results(self) -> list[dict[str, Any]]:
+        """A cascade's calls are its text model's."""
+        return self.llm.tool_results()
+
+    def kickoff_replies(self, after: int = 1) -> int:
+        return self.llm.kickoff_replies(after)

@@ -37,11 +37,11 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from runners.fakes.duplex import Floor, ReplyTask
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import Script, ScriptedReply
-from runners.fakes.server import FakeServer, ServerSocket, TimedSession
+from runners.fakes.reply_session import ReplySession
+from runners.fakes.server import FakeServer
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.tls import TlsPair, self_signed_tls
 from runners.fakes.wire import b64, b64decode_any, elide_audio, pick, spread_words
@@ -125,22 +125,15 @@ class GeminiLiveFake(FakeServer):
         ]
 
 
-class _Session(TimedSession):
+class _Session(ReplySession):
     def __init__(self, fake: GeminiLiveFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
-        self.fake, self.rec, self.ws = fake, rec, ws
-        self.sock = ServerSocket(ws)
-        self.script = fake.script
+        super().__init__(fake, rec, ws)
         self.history: list[dict[str, Any]] = []
         self.endpointer: Endpointer | None = None
         self.vad_disabled = False
         self.resumption = False
-        self.lock = asyncio.Lock()
-        self.pending_tool: dict[str, asyncio.Future[Any]] = {}
         self.realtime_text: asyncio.Event = asyncio.Event()  # set by each realtime_input.text
-        self.tasks: set[asyncio.Task[None]] = set()
         self.window: _Window | None = None  # the user's activity window while it is open
-        self.replying = ReplyTask(self.tasks)  # the reply in progress (a duplex cue stops it, its answer repeats it)
-        self.floor = Floor(fake.timing.duplex, fake.clock, rec.duplex, stop=self.barge_in, answer=self.answer_cue)
 
     async def send(self, msg: dict[str, Any]) -> None:
         await self.sock.send_json(msg)
@@ -156,9 +149,7 @@ class _Session(TimedSession):
                 self.rec.closed = "server:1007"
                 await self.ws.close(code=1007, message=str(e)[:120].encode())
                 break
-        self.floor.close()
-        for t in self.tasks:
-            t.cancel()
+        self.close_floor()
 
     async def handle(self, data: dict[str, Any]) -> None:
         if not pick(data, "realtimeInput") or not pick(pick(data, "realtimeInput"), "audio"):
@@ -245,11 +236,7 @@ class _Session(TimedSession):
 
     def on_tool_response(self, tr: dict[str, Any]) -> None:
         for fr in pick(tr, "functionResponses", []) or []:
-            result = {"call_id": fr.get("id"), "name": fr.get("name"), "result": fr.get("response")}
-            self.rec.tool_results.append(result)
-            fut = self.pending_tool.pop(fr.get("id"), None)
-            if fut and not fut.done():
-                fut.set_result(result)
+            self.answered({"call_id": fr.get("id"), "name": fr.get("name"), "result": fr.get("response")})
 
     async def window_audio(self, ms: float) -> None:
         """User audio inside an open activity window: the quirks that happen while it is open."""
@@ -270,55 +257,38 @@ class _Session(TimedSession):
         self.mark("user_end")
         self.respond()
 
-    def respond(self, again: tuple[int, ScriptedReply] | None = None) -> None:
-        self.replying.start(self._respond(self.now, again))
-
     async def barge_in(self) -> None:
         """The reply stops for user speech (a duplex cue): Gemini says `interrupted`, and generates no more."""
         self.mark("barge_in")
         self.replying.cancel()
         await self.send({"serverContent": {"interrupted": True}})
 
-    async def answer_cue(self) -> None:
-        """The cue's activity ended: a user turn, answered with the reply it cut (spoken again)."""
-        if self.replying.current is not None:
-            self.respond(again=self.replying.current)
-
-    async def _respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
+    async def reply(self, n: int, reply: ScriptedReply, plan: ReplyPlan, anchor_ms: float) -> None:
         """One reply: `anchor_ms` is when its trigger arrived (the end of the user's audio, the
-        client's turnComplete), from which its plan's first-audio delay counts; `again`: that
-        reply spoken once more, without its calls (the answer to a duplex cue)."""
-        async with self.lock:
-            n, reply = self.replying.pick(again, lambda: self.fake.next_reply(self.rec), self.floor)
-            plan = self.fake.timing.plan(n)
-            self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
-            if self.script.stalls(n, plan):
-                self.mark("stalled", n)  # no output at all; asked again, the reply comes
-                return
-            ticker = spawn_ticker(self, plan)
-            try:
-                if reply.user_transcript:
-                    await self.send({"serverContent": {"inputTranscription": {"text": reply.user_transcript}}})
-                    self.history.append({"role": "user", "text": reply.user_transcript})
-                for call in reply.tool_calls:  # one toolCall each, answered before the next
-                    await self.fake.clock.until(anchor_ms + plan.first_audio_ms)  # the model's time to decide
-                    call_id = call.call_id or f"call-{n}-{uuid.uuid4().hex[:6]}"
-                    fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-                    self.pending_tool[call_id] = fut
-                    self.realtime_text.clear()
-                    self.mark("tool_call", n)
-                    await self.send({"toolCall": {"functionCalls": [{"id": call_id, "name": call.name, "args": call.args}]}})
-                    await fut
-                    anchor_ms = self.now
-                    self.mark("tool_result", n)
-                if reply.tool_calls and self.fake.stall_after_tool:
-                    await self.realtime_text.wait()
-                    anchor_ms = self.now
-                await self.speak(n, reply, plan, anchor_ms)
-            finally:
-                if ticker is not None:
-                    ticker.cancel()
-            await self.after(reply)
+        client's turnComplete), from which its plan's first-audio delay counts."""
+        ticker = spawn_ticker(self, plan)
+        try:
+            if reply.user_transcript:
+                await self.send({"serverContent": {"inputTranscription": {"text": reply.user_transcript}}})
+                self.history.append({"role": "user", "text": reply.user_transcript})
+            for call in reply.tool_calls:  # one toolCall each, answered before the next
+                await self.fake.clock.until(anchor_ms + plan.first_audio_ms)  # the model's time to decide
+                call_id = call.call_id or f"call-{n}-{uuid.uuid4().hex[:6]}"
+                fut = self.expect_result(call_id, call.name)
+                self.realtime_text.clear()
+                self.mark("tool_call", n)
+                await self.send({"toolCall": {"functionCalls": [{"id": call_id, "name": call.name, "args": call.args}]}})
+                await fut
+                anchor_ms = self.now
+                self.mark("tool_result", n)
+            if reply.tool_calls and self.fake.stall_after_tool:
+                await self.realtime_text.wait()
+                anchor_ms = self.now
+            await self.speak(n, reply, plan, anchor_ms)
+        finally:
+            if ticker is not None:
+                ticker.cancel()
+        await self.after(reply)
 
     async def speak(self, n: int, reply: ScriptedReply, plan: ReplyPlan, anchor_ms: float) -> None:
         """The reply's audio and transcript on the plan's schedule, then generationComplete at
@@ -377,9 +347,15 @@ class _Session(TimedSession):
 
     async def resumption_ticks(self, n: int) -> None:
         """While a reply is under way: an update every ~0.5 s saying the session cannot be
-        resumed here (no handle), as the API does while the model generates."""
+        resumed here (no handle), as the API does while the model generates. On a fixed cadence
+        from the reply's start, not one sleep after another: a busy loop delays a tick, never the
+        ones after it."""
+        clock = self.fake.clock
+        start = clock.ms
+        tick = 0
         while True:
-            await self.fake.clock.sleep(RESUMPTION_EVERY_MS)
+            tick += 1
+            await clock.until(start + tick * RESUMPTION_EVERY_MS)
             self.mark("resumption_update", n)
             await self.send({"sessionResumptionUpdate": {}})
 

@@ -34,11 +34,12 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from runners.fakes.duplex import CueHeard, Floor, ReplyTask
+from runners.fakes.duplex import CueHeard
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import ScriptedReply
-from runners.fakes.server import FakeServer, ServerSocket, TimedSession
+from runners.fakes.reply_session import ReplySession
+from runners.fakes.server import WebSocketFake
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.wire import b64, spread_words
 from runners.fakes.timing import ENVELOPE, ReplyPlan, paced
@@ -49,34 +50,17 @@ MAX_INSTRUCTIONS = 12_000
 LEAD_MS = 40.0  # a reply the user may speak over is sent this far ahead of its playing (GLM cannot flush)
 
 
-class GLMRealtimeFake(FakeServer):
-    REAL_TIMING = ENVELOPE
+class _Session(ReplySession):
+    FLUSHES = False  # GLM has no barge-in event: what the client holds plays out
 
-    @property
-    def base_url(self) -> str:
-        return f"ws://{self.host}{PATH}"
-
-    def routes(self) -> list[web.RouteDef]:
-        return [web.get(PATH, self.ws_handler(_Session))]
-
-
-class _Session(TimedSession):
     def __init__(self, fake: GLMRealtimeFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
-        self.fake, self.rec, self.ws = fake, rec, ws
-        self.sock = ServerSocket(ws)
-        self.script = fake.script
+        super().__init__(fake, rec, ws)
         self.appended_since_commit = 0
-        self.after_tool: tuple[ScriptedReply, int, int] | None = None  # a reply, its next call, its number
         self.pending_calls: dict[str, str] = {}  # call_id -> tool name
-        self.lock = asyncio.Lock()
-        self.tasks: set[asyncio.Task[None]] = set()
         # duplex cues: GLM has no barge-in event (the client cancels), so the fake hears the user over
         # its reply with its own endpointer, stops sending, and the client's next commit is the cue's
-        self.replying = ReplyTask(self.tasks)  # the reply in progress (a duplex cue stops it, its answer repeats it)
         self.endpointer: Endpointer | None = None
         self.cue_commit: CueHeard | None = None  # a cue's turn the client committed: its response.create is the cue's
-        self.floor = Floor(fake.timing.duplex, fake.clock, rec.duplex, stop=self.barge_in, answer=self.answer_cue,
-                           flushes=False)
 
     async def send(self, evt: dict[str, Any]) -> None:
         evt.setdefault("event_id", f"event{uuid.uuid4().hex}")
@@ -100,9 +84,7 @@ class _Session(TimedSession):
                 await self.handle(evt)
             except Exception as e:  # malformed event: an error event, as the API sends, not a crash
                 await self.error("invalid_event", f"{type(e).__name__}: {e}")
-        self.floor.close()
-        for t in self.tasks:
-            t.cancel()
+        self.close_floor()
 
     async def handle(self, evt: dict[str, Any]) -> None:
         kind = evt.get("type")
@@ -158,7 +140,7 @@ class _Session(TimedSession):
         elif kind == "response.create":
             cue, self.cue_commit = self.cue_commit, None
             if cue is None:
-                self.replying.start(self.respond(self.now))
+                self.respond()
             elif not cue.reacted:  # not heard as a turn: an empty answer
                 rid = f"resp{uuid.uuid4().hex}"
                 await self.send({"type": "response.created", "response": {"id": rid, "object": "realtime.response", "status": "in_progress"}})
@@ -184,30 +166,13 @@ class _Session(TimedSession):
         self.mark("barge_in")
         self.replying.cancel()
 
-    async def answer_cue(self) -> None:
-        """The cue's turn (committed by the client): answered with the reply it cut, spoken again."""
-        if self.replying.current is not None:
-            self.replying.start(self.respond(self.now, again=self.replying.current))
-
-    async def respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
+    async def _respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
         """One response; `anchor_ms`: when the client's response.create came; `again`: that reply
         spoken once more, without its calls (the answer to a duplex cue)."""
         async with self.lock:
             rid = f"resp{uuid.uuid4().hex}"
-            if again is not None:
-                (n, reply), k = again, len(again[1].tool_calls)
-            elif self.after_tool is not None:
-                (reply, k, n), self.after_tool = self.after_tool, None
-            else:
-                n, reply = self.fake.next_reply(self.rec)
-                k = 0
-            self.replying.current = (n, reply)
-            if again is None and k == 0:
-                self.floor.replying(reply.duplex)
-            plan = self.fake.timing.plan(n)
-            self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
-            if k == 0 and self.script.stalls(n, plan):
-                self.mark("stalled", n)  # no response at all; asked again, the reply comes
+            n, reply, k = self.next_call(again)
+            if (plan := self.begin(n, anchor_ms, may_stall=k == 0)) is None:
                 return
             await self.send({"type": "response.created", "response": {"id": rid, "object": "realtime.response", "status": "in_progress"}})
             if k == 0:
@@ -266,3 +231,9 @@ class _Session(TimedSession):
             {"type": "response.done", "response": {"id": rid, "object": "realtime.response", "status": "completed",
              "usage": {"total_tokens": 50 + out, "input_tokens": 50, "output_tokens": out}}}
         )
+
+
+class GLMRealtimeFake(WebSocketFake):
+    PATH = PATH
+    REAL_TIMING = ENVELOPE
+    session = _Session

@@ -34,11 +34,11 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from runners.fakes.duplex import Floor, ReplyTask
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import ScriptedReply
-from runners.fakes.server import FakeServer, ServerSocket, TimedSession, spawn
+from runners.fakes.reply_session import ReplySession
+from runners.fakes.server import WebSocketFake, spawn
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.wire import b64, spread_words
 from runners.fakes.timing import ENVELOPE, paced
@@ -50,33 +50,15 @@ def _id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:16]}"
 
 
-class XaiRealtimeFake(FakeServer):
-    REAL_TIMING = ENVELOPE
-
-    @property
-    def base_url(self) -> str:
-        return f"ws://{self.host}{PATH}"
-
-    def routes(self) -> list[web.RouteDef]:
-        return [web.get(PATH, self.ws_handler(_Session))]
-
-
-class _Session(TimedSession):
+class _Session(ReplySession):
     def __init__(self, fake: XaiRealtimeFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
-        self.fake, self.rec, self.ws = fake, rec, ws
-        self.sock = ServerSocket(ws)
-        self.script = fake.script
+        super().__init__(fake, rec, ws)
         self.session: dict[str, Any] = {}
         self.ready = False
         self.dropped_before_ready = 0  # bytes of audio appended before session.updated
         self.endpointer: Endpointer | None = None
-        self.after_tool: tuple[ScriptedReply, int, int] | None = None  # a reply, its next call, its number
         self.open_calls: dict[str, str] = {}  # call_id -> tool name, calls the model is waiting on
         self.known_calls: dict[str, str] = {}  # call_id -> tool name, every call in the conversation
-        self.lock = asyncio.Lock()
-        self.tasks: set[asyncio.Task[None]] = set()
-        self.replying = ReplyTask(self.tasks)  # the reply in progress (a duplex cue stops it, its answer repeats it)
-        self.floor = Floor(fake.timing.duplex, fake.clock, rec.duplex, stop=self.barge_in, answer=self.answer_cue)
 
     async def send(self, evt: dict[str, Any]) -> None:
         evt.setdefault("event_id", _id("event"))
@@ -92,9 +74,7 @@ class _Session(TimedSession):
             except Exception as e:  # malformed event: an error event, as the API sends, not a crash
                 self.rec.errors.append(f"{type(e).__name__}: {e}")
                 await self.send({"type": "error", "error": {"type": "invalid_request_error", "code": "invalid_event", "message": str(e)}})
-        self.floor.close()
-        for t in self.tasks:
-            t.cancel()
+        self.close_floor()
 
     @property
     def in_rate(self) -> int:
@@ -127,7 +107,7 @@ class _Session(TimedSession):
                     await self.send({"type": "input_audio_buffer.speech_stopped", "item_id": item})
                     await self.send({"type": "input_audio_buffer.committed", "item_id": item})
                     self.mark("user_end")
-                    self.replying.start(self.respond(self.now))
+                    self.respond()
             return
         self.rec.messages.append(evt)
         if kind == "session.update":
@@ -151,7 +131,7 @@ class _Session(TimedSession):
             self.mark("user_end")
             await self.send({"type": "input_audio_buffer.committed", "item_id": _id("item")})
         elif kind == "response.create":
-            self.replying.start(self.respond(self.now))
+            self.respond()
 
     def _accept_item(self, item: dict[str, Any]) -> bool:
         """Record a client-created item; False (and an error event queued) when the API would refuse it."""
@@ -208,28 +188,15 @@ class _Session(TimedSession):
         item = _id("item")
         await self.send({"type": "input_audio_buffer.speech_stopped", "item_id": item})
         await self.send({"type": "input_audio_buffer.committed", "item_id": item})
-        if self.replying.current is not None:
-            self.replying.start(self.respond(self.now, again=self.replying.current))
+        await super().answer_cue()
 
-    async def respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
+    async def _respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
         """One response; `anchor_ms`: when its trigger (speech stop, response.create) came;
         `again`: speak that reply once more, without its calls (the answer to a duplex cue)."""
         async with self.lock:
             rid = _id("resp")
-            if again is not None:
-                (n, reply), k = again, len(again[1].tool_calls)
-            elif self.after_tool is not None:
-                (reply, k, n), self.after_tool = self.after_tool, None
-            else:
-                n, reply = self.fake.next_reply(self.rec)
-                k = 0
-            self.replying.current = (n, reply)
-            if again is None and k == 0:
-                self.floor.replying(reply.duplex)
-            plan = self.fake.timing.plan(n)
-            self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
-            if k == 0 and self.script.stalls(n, plan):
-                self.mark("stalled", n)  # no response at all; asked again, the reply comes
+            n, reply, k = self.next_call(again)
+            if (plan := self.begin(n, anchor_ms, may_stall=k == 0)) is None:
                 return
             await self.send({"type": "response.created", "response": self._response(rid, "in_progress")})
             if k == 0:
@@ -286,3 +253,9 @@ class _Session(TimedSession):
                 self.floor.sent(parts_ms[i])
                 await self.send({"type": "response.output_audio.delta", "response_id": rid, "item_id": item_id,
                                  "output_index": 0, "content_index": 0, "delta": b64(parts[i])})
+
+
+class XaiRealtimeFake(WebSocketFake):
+    PATH = PATH
+    REAL_TIMING = ENVELOPE
+    session = _Session

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from arena_tui.spine.audio import TARGET_RATE as RATE, load_pcm16
 from arena_tui.spine.benchmark import Benchmark
-from runners.simulator.fingerprint import RATE, read_pcm24k
-
-
 
 FRAME_MS = 10.0
 SPEECH_LEVEL = 500.0  # |sample| / RMS of a 10 ms frame that holds speech (the simulator's onset level)
@@ -34,7 +32,7 @@ class Hearing:
             path = benchmark.audio_path(turn)
             if path is None or not path.is_file():
                 continue
-            pcm = read_pcm24k(path)
+            pcm = load_pcm16(path)  # decoded as the engine decodes what it streams
             self.wavs[turn.turn_index] = pcm.tobytes()
             frame = int(RATE * FRAME_MS / 1000)
             n = pcm.size // frame

@@ -35,14 +35,14 @@ from aws_sdk_bedrock_runtime.models import (
 )
 from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
 
-from runners.fakes.duplex import Floor, ReplyTask
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
+from runners.fakes.reply_session import ReplySession
 from runners.fakes.script import Script, ScriptedReplies, ScriptedReply
 from runners.fakes.server import resolve_timing
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.wire import b64
-from runners.fakes.timing import ENVELOPE, FakeClock, TimingProfile, paced
+from runners.fakes.timing import ENVELOPE, FakeClock, ReplyPlan, TimingProfile, paced
 
 
 class NovaSonicFake(ScriptedReplies):
@@ -130,12 +130,11 @@ class _Output:
         return InvokeModelWithBidirectionalStreamOutputChunk(value=BidirectionalOutputPayloadPart(bytes_=item))
 
 
-class FakeDuplexStream:
+class FakeDuplexStream(ReplySession):
     """One Nova session: decodes input events, answers by the script."""
 
     def __init__(self, fake: NovaSonicFake, rec: ConnectionRecord):
-        self.fake, self.rec = fake, rec
-        self.script = fake.script
+        super().__init__(fake, rec)
         self.input_stream = _Input(self)
         self._out: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.ended = False
@@ -147,12 +146,7 @@ class FakeDuplexStream:
         self.audio_pos_ms = 0.0  # audio time received, at the rate the client declared
         self._speech_start_ms: float | None = None
         self.utterances: list[tuple[float, float]] = []  # (start, end) ms of each user utterance heard
-        self.lock = asyncio.Lock()
-        self.pending_tool: dict[str, asyncio.Future[Any]] = {}
-        self.tasks: set[asyncio.Task[None]] = set()
-        self.replying = ReplyTask(self.tasks)  # the reply in progress (a duplex cue stops it, its answer repeats it)
         self.speaking: tuple[str, str, str] | None = None  # (completion, audio content, text) while a reply's audio streams
-        self.floor = Floor(fake.timing.duplex, fake.clock, rec.duplex, stop=self.barge_in, answer=self.answer_cue)
 
     # SDK surface used by Pipecat
     async def await_output(self) -> tuple[None, _Output]:
@@ -168,9 +162,7 @@ class FakeDuplexStream:
             self.ended = True
             self.rec.closed = self.rec.closed or how
             self._out.put_nowait(None)
-            self.floor.close()
-            for t in self.tasks:
-                t.cancel()
+            self.close_floor()
 
     # input side
     async def on_event(self, msg: dict[str, Any]) -> None:
@@ -223,12 +215,7 @@ class FakeDuplexStream:
                 result = json.loads(raw)
             except (TypeError, json.JSONDecodeError):
                 result = raw
-            entry = {"call_id": call_id, "name": None, "result": result}
-            self.rec.tool_results.append(entry)
-            fut = self.pending_tool.pop(call_id, None)
-            if fut and not fut.done():
-                entry["name"] = getattr(fut, "tool_name", None)
-                fut.set_result(entry)
+            self.answered({"call_id": call_id, "name": None, "result": result})
         elif kind == "contentEnd":
             c = self.contents.get(body.get("contentName"))
             if c and c.get("type") == "TEXT":
@@ -261,16 +248,6 @@ class FakeDuplexStream:
         self.emit("textOutput", {"promptName": self.prompt_name, "contentId": cid, "content": text, "role": role})
         self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "TEXT", "stopReason": stop})
 
-    @property
-    def now(self) -> float:
-        return self.fake.clock.ms
-
-    def mark(self, what: str, reply: int | None = None, audio_ms: float = 0.0) -> None:
-        self.rec.mark(self.now, what, reply, audio_ms)
-
-    def respond(self, again: tuple[int, ScriptedReply] | None = None) -> None:
-        self.replying.start(self._respond(self.now, again))
-
     async def barge_in(self) -> None:
         """The reply stops for user speech (a duplex cue): Nova ends its audio and its text INTERRUPTED."""
         self.mark("barge_in")
@@ -282,78 +259,63 @@ class FakeDuplexStream:
             self._text("ASSISTANT", "FINAL", text, stop="INTERRUPTED")
             self.emit("completionEnd", {"promptName": self.prompt_name, "completionId": completion, "stopReason": "INTERRUPTED"})
 
-    async def answer_cue(self) -> None:
-        """The cue's speech ended: a user turn, answered with the reply it cut (spoken again)."""
-        if self.replying.current is not None:
-            self.respond(again=self.replying.current)
-
-    async def _respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
-        """One completion; `anchor_ms`: when its trigger (the user's speech end, a text) came;
-        `again`: that reply spoken once more, without its calls (the answer to a duplex cue)."""
-        async with self.lock:
-            n, reply = self.replying.pick(again, lambda: self.fake.next_reply(self.rec), self.floor)
-            plan = self.fake.timing.plan(n)
-            self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
-            if self.script.stalls(n, plan):
-                self.mark("stalled", n)  # nothing at all; asked again, the reply comes
-                return
-            completion = str(uuid.uuid4())
-            self.emit("completionStart", {"promptName": self.prompt_name, "completionId": completion})
-            if reply.user_transcript:
-                self._text("USER", "FINAL", reply.user_transcript)
-            for call in reply.tool_calls:  # one toolUse each, answered before the next
-                call_id = call.call_id or str(uuid.uuid4())
-                fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-                fut.tool_name = call.name  # type: ignore[attr-defined]
-                self.pending_tool[call_id] = fut
-                await self.fake.clock.until(anchor_ms + plan.first_audio_ms)
-                self.mark("tool_call", n)
-                cid = self._content("TOOL", "TOOL", None, toolUseOutputConfiguration={"mediaType": "application/json"})
-                self.emit(
-                    "toolUse",
-                    {"promptName": self.prompt_name, "contentId": cid, "toolName": call.name,
-                     "toolUseId": call_id, "content": json.dumps(call.args)},
-                )
-                self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "TOOL", "stopReason": "TOOL_USE"})
-                await fut
-                anchor_ms = self.now
-            last_ms = self.now
-            if reply.text:
-                parts = chunks(synthesize(reply.text, self.out_rate, self.script.voice), self.out_rate, self.script.chunk_ms) if reply.audio else []
-                parts_ms = [len(p) / 2 / self.out_rate * 1000.0 for p in parts] or [0.0]
-                cid = ""
-                async for i in paced(plan, self.fake.clock, anchor_ms, parts_ms):
-                    if i == 0:
-                        self._text("ASSISTANT", "SPECULATIVE", reply.text, stop="PARTIAL_TURN")
-                        if parts:
-                            cid = self._content("AUDIO", "ASSISTANT", None, audioOutputConfiguration={"sampleRateHertz": self.out_rate})
-                            self.speaking = (completion, cid, reply.text)
-                    if parts:
-                        self.mark("audio", n, parts_ms[i])
-                        self.floor.sent(parts_ms[i])
-                        self.emit("audioOutput", {"promptName": self.prompt_name, "contentId": cid, "content": b64(parts[i])})
-                        await asyncio.sleep(0)
-                if self.floor.kinds:  # the user may speak over it: the audio content stays open while it plays
-                    await self.fake.clock.until(self.floor.until_ms)
-                last_ms = self.now
-                self.speaking = None
-                if parts:
-                    self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "AUDIO", "stopReason": "END_TURN"})
-                self._text("ASSISTANT", "FINAL", reply.text)
-            await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
-            tokens = max(1, len(reply.text) // 4)
+    async def reply(self, n: int, reply: ScriptedReply, plan: ReplyPlan, anchor_ms: float) -> None:
+        """One completion; `anchor_ms`: when its trigger (the user's speech end, a text) came."""
+        completion = str(uuid.uuid4())
+        self.emit("completionStart", {"promptName": self.prompt_name, "completionId": completion})
+        if reply.user_transcript:
+            self._text("USER", "FINAL", reply.user_transcript)
+        for call in reply.tool_calls:  # one toolUse each, answered before the next
+            call_id = call.call_id or str(uuid.uuid4())
+            fut = self.expect_result(call_id, call.name)
+            await self.fake.clock.until(anchor_ms + plan.first_audio_ms)
+            self.mark("tool_call", n)
+            cid = self._content("TOOL", "TOOL", None, toolUseOutputConfiguration={"mediaType": "application/json"})
             self.emit(
-                "usageEvent",
-                {"promptName": self.prompt_name, "completionId": completion,
-                 "details": {"delta": {"input": {"speechTokens": 10, "textTokens": 0}, "output": {"speechTokens": tokens, "textTokens": tokens}}},
-                 "totalInputTokens": 10, "totalOutputTokens": 2 * tokens},
+                "toolUse",
+                {"promptName": self.prompt_name, "contentId": cid, "toolName": call.name,
+                 "toolUseId": call_id, "content": json.dumps(call.args)},
             )
-            self.mark("terminal", n)
-            self.emit("completionEnd", {"promptName": self.prompt_name, "completionId": completion, "stopReason": "END_TURN"})
-            if reply.then:
-                # AWS ends a session (e.g. the ~8 min limit) by ending the response stream.
-                self.rec.closed = f"server:{reply.then}"
-                self.end(f"server:{reply.then}")
+            self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "TOOL", "stopReason": "TOOL_USE"})
+            await fut
+            anchor_ms = self.now
+        last_ms = self.now
+        if reply.text:
+            parts = chunks(synthesize(reply.text, self.out_rate, self.script.voice), self.out_rate, self.script.chunk_ms) if reply.audio else []
+            parts_ms = [len(p) / 2 / self.out_rate * 1000.0 for p in parts] or [0.0]
+            cid = ""
+            async for i in paced(plan, self.fake.clock, anchor_ms, parts_ms):
+                if i == 0:
+                    self._text("ASSISTANT", "SPECULATIVE", reply.text, stop="PARTIAL_TURN")
+                    if parts:
+                        cid = self._content("AUDIO", "ASSISTANT", None, audioOutputConfiguration={"sampleRateHertz": self.out_rate})
+                        self.speaking = (completion, cid, reply.text)
+                if parts:
+                    self.mark("audio", n, parts_ms[i])
+                    self.floor.sent(parts_ms[i])
+                    self.emit("audioOutput", {"promptName": self.prompt_name, "contentId": cid, "content": b64(parts[i])})
+                    await asyncio.sleep(0)
+            if self.floor.kinds:  # the user may speak over it: the audio content stays open while it plays
+                await self.fake.clock.until(self.floor.until_ms)
+            last_ms = self.now
+            self.speaking = None
+            if parts:
+                self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "AUDIO", "stopReason": "END_TURN"})
+            self._text("ASSISTANT", "FINAL", reply.text)
+        await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
+        tokens = max(1, len(reply.text) // 4)
+        self.emit(
+            "usageEvent",
+            {"promptName": self.prompt_name, "completionId": completion,
+             "details": {"delta": {"input": {"speechTokens": 10, "textTokens": 0}, "output": {"speechTokens": tokens, "textTokens": tokens}}},
+             "totalInputTokens": 10, "totalOutputTokens": 2 * tokens},
+        )
+        self.mark("terminal", n)
+        self.emit("completionEnd", {"promptName": self.prompt_name, "completionId": completion, "stopReason": "END_TURN"})
+        if reply.then:
+            # AWS ends a session (e.g. the ~8 min limit) by ending the response stream.
+            self.rec.closed = f"server:{reply.then}"
+            self.end(f"server:{reply.then}")
 
 
 class LocalNovaSonicLLMService(AWSNovaSonicLLMService):

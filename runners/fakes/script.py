@@ -130,6 +130,15 @@ class ScriptedReplies:
         rec.replies.append(n)
         return n, reply
 
+    def tool_results(self) -> list[dict[str, Any]]:
+        """Every tool result it received, once each and in order: `{call_id, name, result}`."""
+        return [r for c in self.connections for r in c.tool_results]
+
+    def kickoff_replies(self, after: int = 1) -> int:
+        """Replies it made that no user turn asked for (a session's kickoff), on its connections
+        after the first `after`."""
+        return sum(1 for c in self.connections[after:] for n in c.replies if n == -1)
+
     def upcoming_plan(self) -> ReplyPlan:
         """The timing of the reply the next user utterance will get."""
         return self.timing.plan(self.script.upcoming(self.reply_count, sum(c.user_turns for c in self.connections)))

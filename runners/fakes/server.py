@@ -145,18 +145,19 @@ class FakeServer(ScriptedReplies):
             await asyncio.sleep(0.02)
 
 
-class TimedSession:
-    """A fake session's view of time: the fake's audio clock, and marks on its record."""
+class WebSocketFake(FakeServer):
+    """A fake whose provider is one websocket endpoint (`PATH`), each connection a `session`
+    (built as `session(fake, record, ws)` and `run()`)."""
 
-    fake: FakeServer
-    rec: ConnectionRecord
+    PATH = "/"
+    session: Callable[..., Any]
 
     @property
-    def now(self) -> float:
-        return self.fake.clock.ms
+    def base_url(self) -> str:
+        return f"ws://{self.host}{self.PATH}"
 
-    def mark(self, what: str, reply: int | None = None, audio_ms: float = 0.0) -> None:
-        self.rec.mark(self.now, what, reply, audio_ms)
+    def routes(self) -> list[web.RouteDef]:
+        return [web.get(self.PATH, self.ws_handler(self.session))]
 
 
 def spawn(tasks: set[asyncio.Task[Any]], coro: Any) -> None:

@@ -119,6 +119,16 @@ class OpenAIChatFake(FakeServer):
     def chat_requests(self) -> list[ChatRequestRecord]:
         return self.requests
 
+    def tool_results(self) -> list[dict[str, Any]]:
+        """Every tool result it received (`{call_id, name, result}`, the name from the call it answers):
+        each request carries the conversation so far, so the last holds them all."""
+        if not self.requests:
+            return []
+        last = self.requests[-1]
+        names = {c.get("id"): (c.get("function") or {}).get("name") for m in last.messages if m.get("role") == "assistant"
+                 for c in m.get("tool_calls") or []}
+        return [{"call_id": r["call_id"], "name": names.get(r["call_id"]), "result": r["content"]} for r in last.tool_results()]
+
     def routes(self) -> list[web.RouteDef]:
         return [*(web.post(p, self._completions) for p in PATHS), *(web.get(p, self._models) for p in MODELS_PATHS)]
 

@@ -129,6 +129,10 @@ class TextFake(FakeServer):
     def base_url(self) -> str:
         return f"http://{self.host}"
 
+    def tool_results(self) -> list[dict[str, Any]]:
+        """Every tool result it received: each request carries the conversation so far, so the last holds them all."""
+        return self.exchanges[-1].tool_results() if self.exchanges else []
+
     def exchange(self, request: web.Request) -> Exchange:
         """A new record of this request (the key: present or not, never kept)."""
         ex = Exchange(index=len(self.exchanges) + 1, path=request.path,

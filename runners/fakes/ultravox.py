@@ -28,7 +28,6 @@ it stops with `playback_clear_buffer`.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import uuid
@@ -36,14 +35,14 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from runners.fakes.duplex import Floor, ReplyTask
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import Script, ScriptedReply
-from runners.fakes.server import FakeServer, ServerSocket, TimedSession
+from runners.fakes.reply_session import ReplySession
+from runners.fakes.server import FakeServer
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.wire import spread_words
-from runners.fakes.timing import ENVELOPE, TimingProfile, paced
+from runners.fakes.timing import ENVELOPE, ReplyPlan, TimingProfile, paced
 
 DEFAULT_RATE = 48000
 
@@ -143,22 +142,16 @@ class UltravoxFake(FakeServer):
         return await self.run_session(request, rec, lambda ws: _Call(self, rec, ws, call))
 
 
-class _Call(TimedSession):
+class _Call(ReplySession):
     def __init__(self, fake: UltravoxFake, rec: ConnectionRecord, ws: web.WebSocketResponse, call: dict[str, Any]):
-        self.fake, self.rec, self.ws, self.call = fake, rec, ws, call
-        self.sock = ServerSocket(ws)
-        self.script = fake.script
+        super().__init__(fake, rec, ws)
+        self.call = call
         medium = (call["config"].get("medium") or {}).get("serverWebSocket") or {}
         self.in_rate = int(medium.get("inputSampleRate") or DEFAULT_RATE)
         self.out_rate = int(medium.get("outputSampleRate") or self.in_rate)  # unset: same as input
         self.rec.audio_in_rate = self.in_rate
         self.endpointer = Endpointer(self.in_rate, self.script.silence_ms, self.script.speech_threshold_dbfs)
-        self.lock = asyncio.Lock()
-        self.pending_tool: dict[str, asyncio.Future[Any]] = {}
-        self.tasks: set[asyncio.Task[None]] = set()
         self.ordinal = 0
-        self.replying = ReplyTask(self.tasks)  # the reply in progress (a duplex cue stops it, its answer repeats it)
-        self.floor = Floor(fake.timing.duplex, fake.clock, rec.duplex, stop=self.barge_in, answer=self.answer_cue)
 
     async def send(self, msg: dict[str, Any]) -> None:
         await self.sock.send_json(msg)
@@ -180,9 +173,7 @@ class _Call(TimedSession):
                     self.rec.errors.append(f"{type(e).__name__}: {e}")
             else:
                 break
-        self.floor.close()
-        for t in self.tasks:
-            t.cancel()
+        self.close_floor()
 
     def on_audio(self, pcm: bytes) -> None:
         self.rec.heard(pcm, self.in_rate)
@@ -202,11 +193,7 @@ class _Call(TimedSession):
             result = {"call_id": data.get("invocationId"), "name": None, "result": data.get("result")}
             if "errorType" in data:
                 result["error"] = {"errorType": data["errorType"], "errorMessage": data.get("errorMessage")}
-            self.rec.tool_results.append(result)
-            fut = self.pending_tool.pop(data.get("invocationId"), None)
-            if fut and not fut.done():
-                result["name"] = getattr(fut, "tool_name", None)
-                fut.set_result(result)
+            self.answered(result)
         elif kind == "user_text_message":
             self.call["history"].append({"role": "user", "text": data.get("text", "")})
             self.respond()
@@ -216,9 +203,6 @@ class _Call(TimedSession):
             self.rec.closed = "client:hang_up"
             await self.ws.close()
 
-    def respond(self, again: tuple[int, ScriptedReply] | None = None) -> None:
-        self.replying.start(self._respond(self.now, again))
-
     async def barge_in(self) -> None:
         """The reply stops for user speech (a duplex cue): Ultravox tells the client to drop what it holds."""
         self.mark("barge_in")
@@ -226,73 +210,58 @@ class _Call(TimedSession):
         await self.send({"type": "playback_clear_buffer"})
         await self.send({"type": "state", "state": "listening"})
 
-    async def answer_cue(self) -> None:
-        """The cue's speech ended: a user turn, answered with the reply it cut (spoken again)."""
-        if self.replying.current is not None:
-            self.respond(again=self.replying.current)
-
     async def _transcript(self, role: str, *, text: str | None = None, delta: str | None = None, final: bool) -> None:
         await self.send(
             {"type": "transcript", "role": role, "medium": "voice", "text": text, "delta": delta, "final": final, "ordinal": self.ordinal}
         )
 
-    async def _respond(self, anchor_ms: float, again: tuple[int, ScriptedReply] | None = None) -> None:
-        """One reply; `anchor_ms`: when its trigger (the user's speech end, a text, the join) came;
-        `again`: that reply spoken once more, without its calls (the answer to a duplex cue)."""
-        async with self.lock:
-            n, reply = self.replying.pick(again, lambda: self.fake.next_reply(self.rec), self.floor)
-            plan = self.fake.timing.plan(n)
-            self.rec.mark(anchor_ms, "reply_start", n)  # at its trigger: the plan counts from there
-            if self.script.stalls(n, plan):
-                self.mark("stalled", n)  # nothing at all; asked again, the reply comes
-                return
-            await self.send({"type": "state", "state": "thinking"})
-            if reply.user_transcript:
-                await self._transcript("user", text=reply.user_transcript, final=True)
-                self.call["history"].append({"role": "user", "text": reply.user_transcript})
-                self.ordinal += 1
-            for call in reply.tool_calls:  # one invocation each, answered before the next
-                inv = call.call_id or f"inv-{n}-{uuid.uuid4().hex[:6]}"
-                fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-                fut.tool_name = call.name  # type: ignore[attr-defined]
-                self.pending_tool[inv] = fut
-                await self.fake.clock.until(anchor_ms + plan.first_audio_ms)
-                self.mark("tool_call", n)
-                await self.send({"type": "client_tool_invocation", "toolName": call.name, "invocationId": inv, "parameters": call.args})
-                self.call["history"].append(
-                    {"role": "tool_call", "toolName": call.name, "invocationId": inv, "text": json.dumps(call.args)}
-                )
-                result = await fut
-                anchor_ms = self.now
-                self.call["history"].append(
-                    {"role": "tool_result", "toolName": call.name, "invocationId": inv, "text": result.get("result")}
-                )
+    async def reply(self, n: int, reply: ScriptedReply, plan: ReplyPlan, anchor_ms: float) -> None:
+        """One reply; `anchor_ms`: when its trigger (the user's speech end, a text, the join) came."""
+        await self.send({"type": "state", "state": "thinking"})
+        if reply.user_transcript:
+            await self._transcript("user", text=reply.user_transcript, final=True)
+            self.call["history"].append({"role": "user", "text": reply.user_transcript})
+            self.ordinal += 1
+        for call in reply.tool_calls:  # one invocation each, answered before the next
+            inv = call.call_id or f"inv-{n}-{uuid.uuid4().hex[:6]}"
+            fut = self.expect_result(inv, call.name)
+            await self.fake.clock.until(anchor_ms + plan.first_audio_ms)
+            self.mark("tool_call", n)
+            await self.send({"type": "client_tool_invocation", "toolName": call.name, "invocationId": inv, "parameters": call.args})
+            self.call["history"].append(
+                {"role": "tool_call", "toolName": call.name, "invocationId": inv, "text": json.dumps(call.args)}
+            )
+            result = await fut
+            anchor_ms = self.now
+            self.call["history"].append(
+                {"role": "tool_result", "toolName": call.name, "invocationId": inv, "text": result.get("result")}
+            )
+        last_ms = self.now
+        if reply.text:
+            pcm = synthesize(reply.text, self.out_rate, self.script.voice) if reply.audio else b""
+            parts = chunks(pcm, self.out_rate, self.script.chunk_ms)
+            deltas = spread_words(reply.text, len(parts))
+            parts_ms = [len(p) / 2 / self.out_rate * 1000.0 for p in parts] or [0.0]
+            async for i in paced(plan, self.fake.clock, anchor_ms, parts_ms):
+                if i == 0:
+                    await self.send({"type": "state", "state": "speaking"})
+                if deltas[i]:
+                    await self._transcript("agent", delta=deltas[i], final=False)
+                if i < len(parts):
+                    self.mark("audio", n, parts_ms[i])
+                    self.floor.sent(parts_ms[i])
+                    await self.sock.send_bytes(parts[i])
             last_ms = self.now
-            if reply.text:
-                pcm = synthesize(reply.text, self.out_rate, self.script.voice) if reply.audio else b""
-                parts = chunks(pcm, self.out_rate, self.script.chunk_ms)
-                deltas = spread_words(reply.text, len(parts))
-                parts_ms = [len(p) / 2 / self.out_rate * 1000.0 for p in parts] or [0.0]
-                async for i in paced(plan, self.fake.clock, anchor_ms, parts_ms):
-                    if i == 0:
-                        await self.send({"type": "state", "state": "speaking"})
-                    if deltas[i]:
-                        await self._transcript("agent", delta=deltas[i], final=False)
-                    if i < len(parts):
-                        self.mark("audio", n, parts_ms[i])
-                        self.floor.sent(parts_ms[i])
-                        await self.sock.send_bytes(parts[i])
-                last_ms = self.now
-                await self._transcript("agent", text=reply.text, final=True)
-                self.call["history"].append({"role": "agent", "text": reply.text})
-                self.ordinal += 1
-            await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
-            self.mark("terminal", n)
-            await self.send({"type": "state", "state": "listening"})
-            if reply.then in ("disconnect", "expire", "go_away"):
-                # Ultravox has no goAway; every forced end is a close of the call socket.
-                self.rec.closed = f"server:{reply.close_code}"
-                self.sock.close_soon(reply.close_code, b"call ended")
+            await self._transcript("agent", text=reply.text, final=True)
+            self.call["history"].append({"role": "agent", "text": reply.text})
+            self.ordinal += 1
+        await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
+        self.mark("terminal", n)
+        await self.send({"type": "state", "state": "listening"})
+        if reply.then in ("disconnect", "expire", "go_away"):
+            # Ultravox has no goAway; every forced end is a close of the call socket.
+            self.rec.closed = f"server:{reply.close_code}"
+            self.sock.close_soon(reply.close_code, b"call ended")
 
 
 _ROLES = {"MESSAGE_ROLE_USER": "user", "MESSAGE_ROLE_AGENT": "agent",

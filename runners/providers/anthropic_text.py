@@ -29,6 +29,9 @@ class AnthropicTextRunner(TextProviderRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = "sk-ant-fake-not-a-secret"
 
+    def service_endpoint(self, service: AnthropicLLMService) -> str:
+        return str(service._client.base_url)  # (Pipecat's: the anthropic client)
+
     def build_service(self, spec: SessionSpec) -> AnthropicLLMService:
         cfg = spec.config
         client = AsyncAnthropic(api_key=self.api_key(cfg), base_url=self.endpoint(cfg), max_retries=0,

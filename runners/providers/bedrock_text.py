@@ -39,6 +39,9 @@ class BedrockTextRunner(TextProviderRunner):
         """`--base-url`, the local fake, or the region's Bedrock runtime."""
         return super().endpoint(config) or bedrock_runtime()
 
+    def service_endpoint(self, service: ArenaBedrockService) -> str:
+        return service._aws_params["endpoint_url"]  # where botocore's client is opened
+
     def build_service(self, spec: SessionSpec) -> ArenaBedrockService:
         cfg = spec.config
         timeout = self.reply_timeout_ms(cfg) / 1000.0

@@ -35,9 +35,10 @@ from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.settings import RunSettings
 
+from .. import catalog
 from ..base import LocalFake, ProviderRunner, RunError, SessionPipeline, SessionSpec, context_messages, get_runner
-from . import catalog, local_parts
-from .catalog import Component
+from ..catalog import Component
+from . import local_parts
 
 SILERO_RATE = 16000
 OPENAI_TTS_VOICE = "alloy"
@@ -246,6 +247,11 @@ class CascadeRunner(ProviderRunner):
         processors = [paced_in, stt, pair.user(), gate, service, tts, spaced, paced_out, pair.assistant()]
         taps = {id(stt): (TranscriptionFrame,), id(gate): (LLMContextFrame,), id(spaced): (TTSTextFrame,)}
         return SessionPipeline(processors=processors, taps=taps)
+
+    def service_endpoint(self, service: Any) -> str:
+        """Its text model's (the service is that model's runner's)."""
+        assert self.text is not None, "a cascade's service is built by its text model's runner"
+        return self.text.service_endpoint(service)
 
     def is_alive(self, service: Any) -> bool:
         return True  # the LLM is HTTP; Pipecat's STT/TTS services reconnect their websockets themselves

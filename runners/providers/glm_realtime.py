@@ -24,12 +24,12 @@ from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.settings import Rotation, RunSettings
 
 from ..base import HistoryItem, ProviderRunner, Publish, RunError, SessionSpec
-from .glm_service import (
+from .glm_service import GLMRealtimeLLMService
+from .glm_wire import (
     GLM_REALTIME_URL,
     MAX_INSTRUCTION_CHARS,
     REPLAY_MARGIN_CHARS,
     GLMConfigError,
-    GLMRealtimeLLMService,
     ReplayReport,
     budget_for,
     glm_tools,
@@ -123,6 +123,9 @@ class GLMRealtimeRunner(ProviderRunner):
         if spec.publish is not None:
             self._report(service, spec.publish, self.sessions)
         return service
+
+    def service_endpoint(self, service: GLMRealtimeLLMService) -> str:
+        return service._base_url
 
     def is_alive(self, service: Any) -> bool:
         # True while the service connects or reconnects by itself: only a close or a given-up

@@ -1,41 +1,33 @@
 """A Pipecat LLM service for Zhipu's GLM-Realtime speech-to-speech API (Pipecat ships none).
 
 GLM-Realtime speaks an OpenAI-Realtime-like dialect with differences that matter here:
-- client VAD: the client appends audio, then sends `input_audio_buffer.commit` and
-  `response.create` itself at the end of each user turn (server VAD exists but is not used);
-- `input_audio_buffer.append.audio` is a base64 *WAV file* (16 kHz by default), and the API
-  allows 50 requests/s, so 20 ms frames are batched and flushed at most every 250 ms;
-- beta event names (`response.audio.delta`, `response.audio_transcript.delta`);
-- session config carries `beta_fields` (`chat_mode`, `tts_source`, `auto_search`);
-- the system instruction is capped at 12,000 characters (enforced here, never silently cut);
+- client VAD: the client appends audio (one base64 *WAV file* per append, batched: the API allows
+  50 requests/s), then commits and asks for a response itself at each turn's end (`glm_turns.py`);
+- beta event names (`response.audio.delta`, …, `glm_events.py`); session config carries
+  `beta_fields` (`chat_mode`, `tts_source`, `auto_search`);
+- the system instruction is capped at 12,000 characters (refused, never cut: `glm_wire.py`);
 - the lightweight model sometimes answers with a transcript but no audio: such a response
-  is surfaced as a non-fatal ErrorFrame and counted in `text_without_audio`.
+  is surfaced as a non-fatal ErrorFrame and counted in `text_without_audio` (`glm_replies.py`).
 
-On an unexpected close the service reconnects by itself and replays text history within
-the reference harness's budget (12,000 − instruction − 200 chars, entries cut to 500
-chars); every replay is recorded in `replays` and announced via `on_history_replayed`.
-A session opened to continue an earlier one (the engine's rotation) is seeded with that
-conversation (`history`) the same way, before its kickoff (none: nothing is asked). Tool calls and their results
-are replayed as short assistant notes (GLM documents no function-call item to seed), so
-the model knows what was already done.
+On an unexpected close the service reconnects by itself and replays text history within the
+reference harness's budget (`glm_wire.fit_history`); every replay is recorded in `replays` and
+announced via `on_history_replayed`. A session that continues an earlier one (the engine's
+rotation) is seeded with that conversation (`history`) the same way, before its kickoff (none:
+nothing is asked). Tool calls and results are replayed as short assistant notes (GLM documents no
+function-call item to seed), so the model knows what was already done.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import io
 import json
-import re
 import uuid
-import wave
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from loguru import logger
 from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
-from pipecat.audio.utils import create_stream_resampler
 from pipecat.frames.frames import (
     CancelFrame,
     EndFrame,
@@ -44,27 +36,17 @@ from pipecat.frames.frames import (
     InputAudioRawFrame,
     InterruptionFrame,
     LLMContextFrame,
-    LLMFullResponseEndFrame,
-    LLMFullResponseStartFrame,
     LLMServiceMetadataFrame,
-    LLMTextFrame,
     StartFrame,
-    TextType,
     TranscriptionFrame,
-    TTSAudioRawFrame,
-    TTSStartedFrame,
-    TTSStoppedFrame,
-    TTSTextFrame,
     UserStartedSpeakingFrame,
     UserStoppedSpeakingFrame,
 )
-from pipecat.metrics.metrics import LLMTokenUsage
 from pipecat.processors.aggregators.llm_context import LLMContext, LLMSpecificMessage
 from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.llm_service import FunctionCallFromLLM, LLMService
 from pipecat.services.settings import LLMSettings
 from pipecat.utils.time import time_now_iso8601
-from pydantic import BaseModel
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -84,146 +66,26 @@ from .glm_events import (
     SessionUpdated,
     parse_server_event,
 )
-
-GLM_REALTIME_URL = "wss://open.bigmodel.cn/api/paas/v4/realtime"
-MAX_INSTRUCTION_CHARS = 12_000
-REPLAY_MARGIN_CHARS = 200
-REPLAY_ENTRY_CHARS = 500
-COMMIT_GRACE_S = 0.5  # commit this long after a user stop if no later audio frame arrives
-TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
-
-
-class GLMConfigError(ValueError):
-    """A session configuration GLM-Realtime would refuse (or silently mangle)."""
-
-
-class ReplayReport(BaseModel):
-    """What a new connection was given of the conversation so far (a reconnect's replay, or
-    the `history` seeded into a session that continues an earlier one)."""
-
-    session: int
-    kind: str = "reconnect"  # "reconnect" (our own) | "seed" (history given at construction)
-    reason: str = ""  # why the reconnect happened (close code / reason)
-    messages: int = 0
-    chars: int = 0
-    dropped_messages: int = 0
-    budget_chars: int = 0
-    truncated_entries: int = 0
-
-
-def check_instructions(text: str | None) -> str | None:
-    """Refuse instructions over GLM's cap, naming the size, instead of letting the API cut them."""
-    if text and len(text) > MAX_INSTRUCTION_CHARS:
-        raise GLMConfigError(
-            f"GLM-Realtime system instruction is {len(text):,} characters; the limit is "
-            f"{MAX_INSTRUCTION_CHARS:,}. Shorten the prompt (or knowledge base) for this model."
-        )
-    return text
-
-
-def glm_tools(tools: ToolsSchema | None) -> list[dict[str, Any]]:
-    """Tools in GLM's flat function format, checked against the constraints we know of.
-
-    GLM wants `{type: "function", name, description, parameters}` with an object-typed JSON
-    Schema; names must be identifier-like (≤ 64 chars) and unique; a description is needed
-    for the model to choose. Violations are reported all at once, by tool name.
-    """
-    if not tools:
-        return []
-    out: list[dict[str, Any]] = []
-    problems: list[str] = []
-    seen: set[str] = set()
-    for fn in tools.standard_tools:
-        if not TOOL_NAME.match(fn.name):
-            problems.append(f"tool {fn.name!r}: name must match {TOOL_NAME.pattern}")
-        if fn.name in seen:
-            problems.append(f"tool {fn.name!r}: duplicate name")
-        seen.add(fn.name)
-        if not (fn.description or "").strip():
-            problems.append(f"tool {fn.name!r}: description is empty")
-        params = {"type": "object", "properties": dict(fn.properties or {}), "required": list(fn.required or [])}
-        missing = [r for r in params["required"] if r not in params["properties"]]
-        if missing:
-            problems.append(f"tool {fn.name!r}: required {missing} not among its properties")
-        out.append({"type": "function", "name": fn.name, "description": fn.description, "parameters": params})
-    if problems:
-        raise GLMConfigError("GLM-Realtime tool schema problems: " + "; ".join(problems))
-    return out
-
-
-def wav_bytes(pcm: bytes, sample_rate: int) -> bytes:
-    """A complete mono PCM16 WAV file: GLM's append event carries one per request."""
-    buf = io.BytesIO()
-    with wave.open(buf, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(sample_rate)
-        w.writeframes(pcm)
-    return buf.getvalue()
-
-
-def tool_note(name: str, args: Any, result: Any) -> str:
-    """A tool call and its result as one line of text, for replay into a new session."""
-
-    def compact(v: Any) -> str:
-        if isinstance(v, str):
-            try:
-                v = json.loads(v)
-            except json.JSONDecodeError:
-                return v
-        return json.dumps(v, ensure_ascii=False, separators=(",", ":"), default=str)
-
-    return f"[tool {name}({compact(args)}) returned {compact(result)}]"
-
-
-def budget_for(instructions: str | None) -> int:
-    """Replay room left next to the instructions (the reference harness's rule)."""
-    return max(0, MAX_INSTRUCTION_CHARS - len(instructions or "") - REPLAY_MARGIN_CHARS)
-
-
-def fit_history(entries: list[tuple[str, str]], report: ReplayReport) -> list[tuple[str, str]]:
-    """The newest entries that fit `report.budget_chars`, in order; entries cut to 500 chars.
-    Fills in the report's counts (kept, chars, dropped, truncated).
-
-    GLM's own rule, not the engine's `runners.rotation.select_replay`, because it trims a
-    different thing for a different reason: the service replays by itself after its own
-    reconnect, from the (role, text) transcript it saw on the wire, where tool calls are
-    already flattened into text notes (GLM documents no function-call item to seed), so there
-    is no tool item to keep first; and every entry is cut to 500 chars before the 12,000-char
-    instruction cap is counted, oldest dropped first (the reference harness's GLM budget). The
-    engine's rule still decides what a rotated session is handed (`history_budget_chars` is set
-    to `budget_for` the prompt), so this one only cuts further what no longer fits."""
-    kept: list[tuple[str, str]] = []
-    used = 0
-    for role, text in reversed(entries):
-        if len(text) > REPLAY_ENTRY_CHARS:
-            text = text[:REPLAY_ENTRY_CHARS]
-            report.truncated_entries += 1
-        if used + len(text) > report.budget_chars:
-            break
-        used += len(text)
-        kept.append((role, text))
-    kept.reverse()
-    report.dropped_messages = len(entries) - len(kept)
-    report.messages, report.chars = len(kept), used
-    return kept
-
-
-def _message_text(message: Any) -> str:
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
-
+from .glm_replies import ModelReplies
+from .glm_turns import UserTurns
+from .glm_wire import (
+    GLM_REALTIME_URL,
+    GLMConfigError,
+    ReplayReport,
+    budget_for,
+    check_instructions,
+    fit_history,
+    glm_tools,
+    message_text,
+    tool_note,
+)
 
 @dataclass
 class GLMRealtimeLLMSettings(LLMSettings):
     """Settings for GLMRealtimeLLMService (model and system instruction, as LLMSettings)."""
 
 
-class GLMRealtimeLLMService(LLMService):
+class GLMRealtimeLLMService(UserTurns, ModelReplies, LLMService):
     """GLM-Realtime over its websocket, driven by client-side turn boundaries.
 
     Turns come from `UserStartedSpeakingFrame` / `UserStoppedSpeakingFrame` (local VAD or the
@@ -275,15 +137,12 @@ class GLMRealtimeLLMService(LLMService):
         self._base_url = base_url
         self._tools = tools
         self._glm_tools = glm_tools(tools)
-        self._in_rate = input_sample_rate
-        self._out_rate = output_sample_rate
-        self._flush_bytes = input_sample_rate * 2 * flush_ms // 1000
+        self._open_user_turns(input_sample_rate, flush_ms)
+        self._open_replies(output_sample_rate, text_without_audio_error)
         self._auto_search = auto_search
         self._max_reconnects = max_reconnects
         self._history = list(history or [])
         self._respond_on_seed = respond
-        self._text_without_audio_error = text_without_audio_error
-        self._resampler = create_stream_resampler()
 
         self._ws: ClientConnection | None = None
         self._receive_task: asyncio.Task[None] | None = None
@@ -292,13 +151,6 @@ class GLMRealtimeLLMService(LLMService):
         self._context: LLMContext | None = None
         self._conversation_seeded = False
         self._replay_pending = False
-        self._turn_open = False  # between UserStartedSpeakingFrame and UserStoppedSpeakingFrame
-        self._commit_after_id: int | None = None  # a turn ended; commit once its audio is in
-        self._commit_fallback: asyncio.Task[None] | None = None
-        self._pending: bytearray = bytearray()  # user audio not yet appended
-        self._response_active = False
-        self._response_audio_bytes = 0
-        self._response_text = ""
         self._open_calls: dict[str, tuple[str, Any]] = {}  # call_id -> (name, args), awaiting our result
         # The conversation as this service saw it on the wire, for a reconnect's replay: the
         # context reaches us too late for that (the assistant aggregator adds a reply only
@@ -307,9 +159,7 @@ class GLMRealtimeLLMService(LLMService):
         self._results_since_response = 0
         self.session_number = 0
         self.reconnects = 0
-        self.text_without_audio = 0  # responses with a transcript but no audio
         self.replays: list[ReplayReport] = []
-        self.appends = 0
         self._reconnect_reason = ""
         self.failed: str | None = None  # why the connection is gone for good
         # The server events this service acts on (session.created and heartbeat need nothing).
@@ -422,19 +272,11 @@ class GLMRealtimeLLMService(LLMService):
         if isinstance(frame, LLMContextFrame):
             await self._handle_context(frame.context)
         elif isinstance(frame, InputAudioRawFrame):
-            if self._commit_after_id is not None and frame.id > self._commit_after_id:
-                await self._end_user_turn()  # all audio created before the stop has arrived
-            await self._append_audio(frame)
+            await self._user_audio(frame)
         elif isinstance(frame, UserStartedSpeakingFrame):
-            self._turn_open = True
+            self._user_started()
         elif isinstance(frame, UserStoppedSpeakingFrame):
-            # A stop without a start (or a repeated one) would commit nothing. The stop is a
-            # SystemFrame and overtakes audio still queued upstream, so the commit waits for
-            # the first audio frame created after it (or COMMIT_GRACE_S without audio).
-            if self._turn_open:
-                self._turn_open = False
-                self._commit_after_id = frame.id
-                self._commit_fallback = self.create_task(self._commit_later())
+            self._user_stopped(frame)  # (a SystemFrame: the commit waits for the turn's audio, `glm_turns`)
         elif isinstance(frame, InterruptionFrame):
             if self._response_active:
                 await self._send({"type": "response.cancel"})
@@ -453,7 +295,7 @@ class GLMRealtimeLLMService(LLMService):
         system = [m for m in context.get_messages() if not isinstance(m, LLMSpecificMessage) and m.get("role") == "system"]
         if system and not self._settings.system_instruction:
             try:
-                self._settings.system_instruction = check_instructions(_message_text(system[0]))
+                self._settings.system_instruction = check_instructions(message_text(system[0]))
             except GLMConfigError as e:
                 await self.push_error(str(e), fatal=True)
                 return
@@ -477,7 +319,7 @@ class GLMRealtimeLLMService(LLMService):
         for m in context.get_messages():
             if isinstance(m, LLMSpecificMessage) or m.get("role") not in ("user", "assistant"):
                 continue
-            if text := _message_text(m):
+            if text := message_text(m):
                 await self._send_message(m["role"], text)
                 self.transcript.append((m["role"], text))
 
@@ -486,40 +328,6 @@ class GLMRealtimeLLMService(LLMService):
         await self._send(
             {"type": "conversation.item.create", "item": {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}}
         )
-
-    async def _append_audio(self, frame: InputAudioRawFrame) -> None:
-        audio = frame.audio
-        if frame.sample_rate != self._in_rate:
-            audio = await self._resampler.resample(audio, frame.sample_rate, self._in_rate)
-        self._pending.extend(audio)
-        if not self._session_ready.is_set():
-            del self._pending[: max(0, len(self._pending) - 4 * self._flush_bytes)]  # keep ~1 s
-            return
-        if len(self._pending) >= self._flush_bytes:
-            await self._flush_audio()
-
-    async def _flush_audio(self) -> None:
-        if not self._pending or not self._session_ready.is_set():
-            return
-        pcm, self._pending = bytes(self._pending), bytearray()
-        self.appends += 1
-        await self._send({"type": "input_audio_buffer.append", "audio": base64.b64encode(wav_bytes(pcm, self._in_rate)).decode()})
-
-    async def _commit_later(self) -> None:
-        await asyncio.sleep(COMMIT_GRACE_S)
-        self._commit_fallback = None
-        await self._end_user_turn()
-
-    async def _end_user_turn(self) -> None:
-        if self._commit_after_id is None:
-            return
-        self._commit_after_id = None
-        if self._commit_fallback and self._commit_fallback is not asyncio.current_task():
-            await self.cancel_task(self._commit_fallback)
-        self._commit_fallback = None
-        await self._flush_audio()
-        await self._send({"type": "input_audio_buffer.commit"})
-        await self._create_response()
 
     async def _create_response(self) -> None:
         await self._send({"type": "response.create"})
@@ -605,37 +413,6 @@ class GLMRealtimeLLMService(LLMService):
         """Configured and the conversation seeded: user audio from now on is heard in context."""
         return self._session_ready.is_set() and self._conversation_seeded
 
-    async def _on_response_created(self, evt: ResponseCreated) -> None:
-        self._response_active = True
-        self._response_audio_bytes = 0
-        self._response_text = ""
-        await self.start_ttfb_metrics()
-        await self.push_frame(LLMFullResponseStartFrame())
-
-    async def _on_response_audio_delta(self, evt: ResponseAudioDelta) -> None:
-        audio = base64.b64decode(evt.delta)
-        if not audio:
-            return
-        if not self._response_audio_bytes:
-            await self.stop_ttfb_metrics()
-            await self.push_frame(TTSStartedFrame())
-        self._response_audio_bytes += len(audio)
-        await self.push_frame(TTSAudioRawFrame(audio=audio, sample_rate=self._out_rate, num_channels=1))
-
-    async def _on_text_delta(self, evt: ResponseAudioTranscriptDelta | ResponseTextDelta) -> None:
-        await self._push_text(evt.delta)
-
-    async def _push_text(self, text: str) -> None:
-        if not text:
-            return
-        self._response_text += text
-        llm = LLMTextFrame(text)
-        llm.append_to_context = False
-        await self.push_frame(llm)
-        tts = TTSTextFrame(text, text_type=TextType.SENTENCE)
-        tts.includes_inter_frame_spaces = True
-        await self.push_frame(tts)
-
     async def _on_function_call(self, evt: FunctionCallArgumentsDone) -> None:
         call_id = evt.call_id or f"glm_{uuid.uuid4().hex[:12]}"
         name = evt.name or ""
@@ -656,28 +433,6 @@ class GLMRealtimeLLMService(LLMService):
                 TranscriptionFrame(text=text, user_id="", timestamp=time_now_iso8601(), result=evt.model_dump()),
                 FrameDirection.UPSTREAM,
             )
-
-    async def _on_response_done(self, evt: ResponseDone) -> None:
-        if usage := evt.token_usage():
-            await self.start_llm_usage_metrics(
-                LLMTokenUsage(
-                    prompt_tokens=usage.input_tokens, completion_tokens=usage.output_tokens, total_tokens=usage.total_tokens
-                )
-            )
-        await self._finish_response()
-
-    async def _finish_response(self, interrupted: bool = False) -> None:
-        if self._response_text.strip():
-            self.transcript.append(("assistant", self._response_text.strip()))
-        if self._response_audio_bytes:
-            await self.push_frame(TTSStoppedFrame())
-        elif self._response_text.strip() and not interrupted:
-            self.text_without_audio += 1
-            if self._text_without_audio_error:
-                await self.push_error(f"GLM-Realtime response had text but no audio: {self._response_text[:80]!r}")
-            await self._call_event_handler("on_text_without_audio", self._response_text)
-        await self.push_frame(LLMFullResponseEndFrame())
-        self._response_active = False
 
     async def _on_error(self, evt: ServerError) -> None:
         err = evt.error or ErrorDetail()

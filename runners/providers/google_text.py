@@ -23,6 +23,10 @@ class GoogleTextRunner(TextProviderRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = "google-fake-not-a-secret"
 
+    def service_endpoint(self, service: GoogleLLMService) -> str:
+        options = service._http_options  # (Pipecat's: google-genai's client is opened with them)
+        return (options.base_url if options is not None else None) or self.default_endpoint
+
     def build_service(self, spec: SessionSpec) -> GoogleLLMService:
         cfg = spec.config
         options = HttpOptions(base_url=self.endpoint(cfg), timeout=int(self.reply_timeout_ms(cfg)),

@@ -24,8 +24,8 @@ from arena_tui.spine.events import Reconnected, ReplaySummary, SessionRotated
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.settings import RunSettings
 
-from ..base import HistoryItem, ProviderRunner, Publish, SessionSpec
-from .openai_realtime import ReplayBeforeFirstResponse, history_items
+from ..base import HistoryItem, Publish, SessionSpec
+from .openai_realtime import RealtimeRunner, ReplayBeforeFirstResponse, history_items
 
 DEFAULT_BASE_URL = "wss://api.x.ai/v1/realtime"
 FAKE_KEY = "xai-fake-not-a-secret"
@@ -81,7 +81,7 @@ class GrokReplayingService(ReplayBeforeFirstResponse, GrokRealtimeLLMService):
         )
 
 
-class GrokRealtimeRunner(ProviderRunner):
+class GrokRealtimeRunner(RealtimeRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = FAKE_KEY
 
@@ -101,24 +101,8 @@ class GrokRealtimeRunner(ProviderRunner):
             ),
         )
         self.sessions += 1
-        return GrokReplayingService(
-            api_key=self.api_key(spec.config),
-            base_url=self.endpoint(spec.config),
-            replay=grok_history_items(spec.history),
-            respond=spec.kickoff is not None,
-            session_number=self.sessions,
-            publish=spec.publish,
-            on_response_status=spec.on_response_status,
-            settings=GrokRealtimeLLMService.Settings(
-                model=spec.model, system_instruction=spec.system_prompt, session_properties=props
-            ),
-        )
-
-    def is_alive(self, service: GrokReplayingService) -> bool:
-        return service.connection_alive()
-
-    def session_ready(self, service: GrokReplayingService) -> bool:
-        return service.conversation_ready  # audio sent before session.updated is dropped by xAI
+        return GrokReplayingService(replay=grok_history_items(spec.history), session_number=self.sessions,
+                                    publish=spec.publish, **self.service_args(spec, GrokRealtimeLLMService, props))
 
     def provider_ttfb_label(self) -> str:
         return "xAI TTFB (Pipecat metrics, from server speech_stopped)"

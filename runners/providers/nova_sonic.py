@@ -18,215 +18,31 @@ What differs from the stock service, and why:
   message as interactive USER text when it is a user's (a reply to it), which a replay of a
   turn that got no answer ends with; that message goes in as history instead.
 
-Nothing here imports Pipecat's Nova service at module import time: without the AWS SDK
-the preflight must still be able to say which package is missing.
+The service is `nova_service.py` (`ArenaNovaSonicService`), the history as Nova reads it
+`nova_history.py`. Nothing here imports Pipecat's Nova service at module import time: without
+the AWS SDK the preflight must still be able to say which package is missing.
 """
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 from typing import Any
 
+from arena_tui.spine.events import ErrorEvent
 from arena_tui.spine.settings import Rotation, RunSettings
 
-from ..base import HistoryItem, ProviderRunner, Publish, SessionSpec
+from ..base import ProviderRunner, Publish, SessionSpec
 from .aws import DEFAULT_REGION, aws_region, bedrock_runtime
-from arena_tui.spine.events import ErrorEvent
+from .nova_history import history_messages
 
 ROTATE_AFTER_S = 180.0  # the reference's value for conversation_bench (49K-char prompt)
 AWS_SESSION_LIMIT_S = 480.0  # AWS ends a Nova Sonic stream after ~8 minutes
-MAX_MESSAGE_CHARS = 50_000  # Nova history: ~50 KB per message (Pipecat's continuation uses the same cap)
 
 
-def tool_note(name: str, args: Any = None, result: Any = None, *, called: bool = True, answered: bool = True) -> str:
-    """A tool call and/or its result as assistant text (Nova history has no tool blocks)."""
-    a = json.dumps(args or {}, ensure_ascii=False, sort_keys=True)
-    r = json.dumps(result, ensure_ascii=False, default=str) if result is not None else "COMPLETED"
-    if called and answered:
-        return f"(I called the tool {name} with {a}; it returned {r}.)"
-    if called:
-        return f"(I called the tool {name} with {a}.)"
-    return f"(The tool {name} returned {r}.)"
-
-
-def history_messages(history: list[HistoryItem]) -> list[tuple[str, str]]:
-    """(role, text) Nova history blocks in conversation order: tool call + result merged into
-    one assistant note, consecutive blocks of the same role joined."""
-    out: list[tuple[str, str]] = []
-    results = {h.call_id: h for h in history if h.kind == "tool_result" and h.call_id}
-    called: set[str] = set()
-
-    def add(role: str, text: str) -> None:
-        if not text:
-            return
-        if out and out[-1][0] == role:
-            out[-1] = (role, out[-1][1] + "\n" + text)
-        else:
-            out.append((role, text))
-
-    for h in history:
-        if h.kind == "user":
-            add("USER", h.text)
-        elif h.kind == "assistant":
-            add("ASSISTANT", h.text)
-        elif h.kind == "tool_call":
-            res = results.get(h.call_id)
-            called.add(h.call_id)
-            add("ASSISTANT", tool_note(h.name, h.args, res.response if res else None, answered=res is not None))
-        elif h.call_id not in called:  # a result whose call was not kept
-            add("ASSISTANT", tool_note(h.name, result=h.response, called=False))
-    return [(role, text[:MAX_MESSAGE_CHARS]) for role, text in out]
-
-
-@functools.cache
 def service_class() -> type:
-    """`ArenaNovaSonicService` (built on first use so a missing AWS SDK is a preflight message)."""
-    from pipecat.adapters.llm.services.aws_nova_sonic_adapter import (  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
-        AWSNovaSonicConversationHistoryMessage,
-        AWSNovaSonicLLMAdapter,
-        Role,
-    )
-    from pipecat.audio.utils import create_stream_resampler  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
-    from pipecat.frames.frames import InputAudioRawFrame  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
-    from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
-    from pipecat.services.aws.nova_sonic.session_continuation import (  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
-        SessionContinuationParams,
-    )
-
-    class ToolTextAdapter(AWSNovaSonicLLMAdapter):
-        """Prepends the replayed history and keeps tool messages of the context as text
-        (the stock adapter drops them)."""
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            self.replay: list[AWSNovaSonicConversationHistoryMessage] = []
-            self._call_names: dict[str, str] = {}
-            self.last_user: AWSNovaSonicConversationHistoryMessage | None = None  # of the last params read
-
-        async def get_llm_invocation_params(self, context: Any, **kwargs: Any) -> Any:
-            params = await super().get_llm_invocation_params(context, **kwargs)
-            params["messages"] = list(self.replay) + list(params["messages"])
-            last = params["messages"][-1] if params["messages"] else None
-            self.last_user = last if last is not None and last.role == Role.USER else None
-            return params
-
-        def _from_universal_context_message(self, message: dict[str, Any]) -> Any:
-            role = message.get("role")
-            if role == "assistant" and message.get("tool_calls"):
-                notes = []
-                for call in message["tool_calls"]:
-                    fn = call.get("function", {})
-                    self._call_names[call.get("id", "")] = fn.get("name", "")
-                    try:
-                        args = json.loads(fn.get("arguments") or "{}")
-                    except json.JSONDecodeError:
-                        args = fn.get("arguments")
-                    notes.append(tool_note(fn.get("name", ""), args, answered=False))
-                return AWSNovaSonicConversationHistoryMessage(role=Role.ASSISTANT, text=" ".join(notes))
-            if role == "tool":
-                content = message.get("content")
-                if content in ("IN_PROGRESS", "CANCELLED"):
-                    return None
-                try:
-                    content = json.loads(content) if isinstance(content, str) else content
-                except json.JSONDecodeError:
-                    pass
-                name = self._call_names.get(message.get("tool_call_id", ""), "tool")
-                return AWSNovaSonicConversationHistoryMessage(
-                    role=Role.ASSISTANT, text=tool_note(name, result=content, called=False)
-                )
-            return super()._from_universal_context_message(message)
-
-    class ArenaNovaSonicService(AWSNovaSonicLLMService):
-        """The real Nova Sonic service with the three fixes above; `client_factory` (the local
-        fake's client) or `endpoint` replace the Bedrock endpoint in `create_client()`."""
-
-        adapter_class = ToolTextAdapter
-
-        def __init__(
-            self,
-            *,
-            replay: list[tuple[str, str]] | None = None,
-            respond: bool = True,
-            client_factory: Any = None,
-            endpoint: str | None = None,
-            on_stream_ended: Any = None,
-            **kwargs: Any,
-        ) -> None:
-            kwargs.setdefault("session_continuation", SessionContinuationParams(enabled=False))
-            super().__init__(**kwargs)
-            self._respond_on_setup = respond  # False: no kickoff, the setup asks for no reply
-            self._client_factory = client_factory
-            self._endpoint = endpoint
-            self._resampler = create_stream_resampler()
-            self.stream_ended: str | None = None  # why the stream ended under us, if it did
-            self.on_stream_ended = on_stream_ended  # callback(reason): the runner reports it
-            self.replayed = list(replay or [])
-            self.get_llm_adapter().replay = [
-                AWSNovaSonicConversationHistoryMessage(role=Role[role], text=text) for role, text in self.replayed
-            ]
-
-        def create_client(self) -> Any:
-            if self._client_factory is not None:
-                return self._client_factory()
-            from aws_sdk_bedrock_runtime.client import AsyncBedrockRuntimeClient  # deferred: the AWS SDK loads only when a Nova Sonic session opens
-            from aws_sdk_bedrock_runtime.config import Config  # deferred: the AWS SDK loads only when a Nova Sonic session opens
-            from smithy_aws_core.auth.sigv4 import SigV4AuthScheme  # deferred: the AWS SDK loads only when a Nova Sonic session opens
-            from smithy_aws_core.identity.static import StaticCredentialsResolver  # deferred: the AWS SDK loads only when a Nova Sonic session opens
-            from smithy_core.shapes import ShapeID  # deferred: the AWS SDK loads only when a Nova Sonic session opens
-
-            return AsyncBedrockRuntimeClient(
-                config=Config(
-                    endpoint_uri=self._endpoint or bedrock_runtime(self._region),
-                    region=self._region,
-                    aws_access_key_id=self._access_key_id,
-                    aws_secret_access_key=self._secret_access_key,
-                    aws_session_token=self._session_token,
-                    aws_credentials_identity_resolver=StaticCredentialsResolver(),
-                    auth_schemes={ShapeID("aws.auth#sigv4"): SigV4AuthScheme(service="bedrock")},
-                )
-            )
-
-        async def _handle_input_audio_frame(self, frame: Any) -> None:
-            want = self._audio_config.input_sample_rate
-            if frame.sample_rate != want:
-                audio = await self._resampler.resample(frame.audio, frame.sample_rate, want)
-                if not audio:
-                    return
-                frame = InputAudioRawFrame(audio=audio, sample_rate=want, num_channels=frame.num_channels)
-            await super()._handle_input_audio_frame(frame)
-
-        async def _send_audio_input_start_event(self) -> None:
-            # Asked for nothing: the context's last user message (Pipecat holds it back to send
-            # as interactive, i.e. to be answered, after this) goes in as history, before audio.
-            held = self.get_llm_adapter().last_user if not self._respond_on_setup and self._connected_time is None else None
-            if held is not None:
-                await super()._send_text_event(text=held.text, role=held.role)
-            await super()._send_audio_input_start_event()
-
-        async def _send_text_event(self, text: str, role: Any, interactive: bool = False) -> None:
-            if interactive and not self._respond_on_setup and self._connected_time is None:
-                return  # the held user message, already sent as history above
-            await super()._send_text_event(text, role, interactive)
-
-        @property
-        def set_up(self) -> bool:
-            """The setup (system prompt, history, audio input start) has gone out."""
-            return self._connected_time is not None
-
-        async def reset_conversation(self) -> None:
-            # Called by the receive loop when the stream ended or failed (the ErrorFrame says
-            # which). Reconnecting here would replay no tool calls and hide the break from the
-            # engine: report the session dead instead.
-            self.stream_ended = "the Nova Sonic response stream ended or failed"
-            if self.on_stream_ended is not None:
-                self.on_stream_ended(self.stream_ended)
-
-        def alive(self) -> bool:
-            task = self._receive_task
-            return self.stream_ended is None and not (task is not None and task.done())
+    """`ArenaNovaSonicService` (`nova_service.py`), imported on first use so a missing AWS SDK is a
+    preflight message."""
+    from .nova_service import ArenaNovaSonicService  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
 
     return ArenaNovaSonicService
 
@@ -290,6 +106,11 @@ class NovaSonicRunner(ProviderRunner):
             endpoint=spec.config.base_url,
             **common,
         )
+
+    def service_endpoint(self, service: Any) -> str:
+        client = service.create_client()  # the SDK client the service would open its streams on
+        fake = getattr(client, "fake", None)  # the local fake's client (`FakeBedrockClient`): in this process
+        return fake.base_url if fake is not None else str(client._config.endpoint_uri)
 
     def is_alive(self, service: Any) -> bool:
         return service.alive()

@@ -165,7 +165,34 @@ class SimulatedRealtimeService(ReplayingRealtimeService):
     _REASONING_CAPABLE_MODEL_SUBSTRINGS = (*OpenAIRealtimeLLMService._REASONING_CAPABLE_MODEL_SUBSTRINGS, "gpt-realtime")
 
 
-class OpenAIRealtimeRunner(ProviderRunner):
+class RealtimeRunner(ProviderRunner):
+    """A runner whose sessions are an OpenAI-Realtime dialect's service with our history replay
+    (`ReplayBeforeFirstResponse`: OpenAI's, xAI's): where one connects, whether it lives, when the
+    seeded conversation is in."""
+
+    def service_args(self, spec: SessionSpec, service_cls: Any, props: Any) -> dict[str, Any]:
+        """What each session's service is given: the key, the endpoint, whether its seeded
+        conversation asks for a reply (only the greeting's does), the engine's response-status
+        hook, and the model, prompt and session properties as its `Settings`."""
+        return {
+            "api_key": self.api_key(spec.config),
+            "base_url": self.endpoint(spec.config),
+            "respond": spec.kickoff is not None,
+            "on_response_status": spec.on_response_status,
+            "settings": service_cls.Settings(model=spec.model, system_instruction=spec.system_prompt, session_properties=props),
+        }
+
+    def service_endpoint(self, service: Any) -> str:
+        return service.base_url
+
+    def is_alive(self, service: Any) -> bool:
+        return service.connection_alive()
+
+    def session_ready(self, service: Any) -> bool:
+        return service.conversation_ready  # (xAI drops audio sent before session.updated)
+
+
+class OpenAIRealtimeRunner(RealtimeRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = SIMULATOR_KEY
     service_class: type[ReplayingRealtimeService] = ReplayingRealtimeService
@@ -201,22 +228,8 @@ class OpenAIRealtimeRunner(ProviderRunner):
             ),
             reasoning=rt.Reasoning(effort=level) if level else None,  # `--effort`: session.reasoning.effort
         )
-        return self.service_class(
-            api_key=self.api_key(spec.config),
-            base_url=self.endpoint(spec.config),
-            replay=history_items(spec.history),
-            respond=spec.kickoff is not None,
-            on_response_status=spec.on_response_status,
-            settings=OpenAIRealtimeLLMService.Settings(
-                model=spec.model, system_instruction=spec.system_prompt, session_properties=props
-            ),
-        )
-
-    def is_alive(self, service: ReplayingRealtimeService) -> bool:
-        return service.connection_alive()
-
-    def session_ready(self, service: ReplayingRealtimeService) -> bool:
-        return service.conversation_ready
+        return self.service_class(replay=history_items(spec.history),
+                                  **self.service_args(spec, OpenAIRealtimeLLMService, props))
 
 
 class SimulatorRunner(OpenAIRealtimeRunner):

@@ -92,6 +92,9 @@ class TextChatRunner(TextProviderRunner):
             ms = max(ms, 120_000.0)
         return max(1000.0, ms)
 
+    def service_endpoint(self, service: ChatService) -> str:
+        return str(service._client.base_url)  # (Pipecat's: the openai client)
+
     def build_service(self, spec: SessionSpec) -> ChatService:
         cfg = spec.config
         return ChatService(

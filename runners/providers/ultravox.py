@@ -303,5 +303,8 @@ class UltravoxRunner(ProviderRunner):
     def session_ready(self, service: UltravoxCallService) -> bool:
         return service.ready
 
+    def service_endpoint(self, service: UltravoxCallService) -> str:
+        return service._params.join_url  # (Pipecat's: the call's websocket)
+
     def is_alive(self, service: UltravoxCallService) -> bool:
         return service.connection_alive()

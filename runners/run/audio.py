@@ -5,7 +5,8 @@ It runs a benchmark's turns in order on ONE monotonic timeline (AUDIO time, scal
 a dead or silent session and rotates to a new one with the history replayed.
 
 The split follows what drives each part. This module is the control: it reacts to the
-provider's frames and to its own ticks, and owns the sessions. `tracks.Tracks` only follows
+provider's frames (what each means for the attempt: `provider_frames.py`) and to its own ticks,
+and owns the sessions. `tracks.Tracks` only follows
 the audio as the transports play it (levels, speech, overlaps, recordings: our own clock, never
 the provider's). `audio_attempt.Attempt` is the data both fill and the `TurnResult` it becomes.
 The run life (tools, events, history, rotation bookkeeping) is `base.RunBase`.
@@ -13,76 +14,55 @@ The run life (tools, events, history, rotation bookkeeping) is `base.RunBase`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import Any
 
 from pipecat.frames.frames import (
-    ErrorFrame,
-    Frame,
-    InterimTranscriptionFrame,
-    LLMFullResponseEndFrame,
-    LLMFullResponseStartFrame,
-    MetricsFrame,
-    TranscriptionFrame,
-    TTSTextFrame,
     UserStartedSpeakingFrame,
     UserStoppedSpeakingFrame,
 )
-from pipecat.metrics.metrics import LLMUsageMetricsData, TTFBMetricsData
 
-from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
     GREETING_TURN,
     LOST_PACE,
     PACE_LOST,
     SLOW_REPLY,
     ErrorEvent,
-    Interruption,
     Interval,
     Retry,
-    TranscriptDelta,
     TurnEnded,
     TurnResult,
     TurnStarted,
     Waiting,
 )
-from arena_tui.spine.benchmark import Benchmark, Turn
-from arena_tui.spine.settings import RunSettings
+from arena_tui.spine.benchmark import Turn
 
-from ..base import HistoryItem, ProviderRunner
+from ..base import HistoryItem
 from ..pace import PACE_LOST_MS, TURN_INVALID_MS
 from ..rotation import rotation_due
 from ..timeline.overlaps import LiveOverlaps
 from ..tools import ToolResolver
 from ..transports import RunClock
 from .audio_attempt import Attempt
-from .base import CONTINUE_PROMPT, RunBase, Seed, turn_status
+from .base import RunBase
+from .history import CONTINUE_PROMPT
+from .outcome import turn_status
+from .provider_frames import ProviderFrames
 from .duplex import CuePlayer
-from .infra import infra_failure
 from .session import Session
 from .tracks import Heard, Tracks
 
 
-class AudioRun(RunBase[Session, Attempt]):
+class AudioRun(ProviderFrames, RunBase[Session, Attempt]):
     """The audio turn loop: each turn's WAV paced into the session, the reply played out on the same clock."""
 
-    def __init__(
-        self,
-        benchmark: Benchmark,
-        config: RunSettings,
-        bus: EventBus,
-        run_id: str,
-        provider: ProviderRunner,
-        on_session: Callable[[Session], None] | None = None,
-        seed: Seed | None = None,
-        numbers: Iterator[int] | None = None,
-    ) -> None:
-        start_ms = seed.start_ms if seed is not None else 0.0
-        super().__init__(
-            benchmark, config, bus, run_id, provider, RunClock(config.speed, start_ms, config.pace), on_session, seed, numbers
-        )
-        self.rate = config.sample_rate
-        self.tracks = Tracks(benchmark, config, lambda cls, **kw: self.publish(self.ev(cls, **kw)), start_ms)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """As `RunBase`'s; the audio the transports play is followed by its `tracks`."""
+        super().__init__(*args, **kwargs)
+        self.rate = self.config.sample_rate
+        self.tracks = Tracks(self.benchmark, self.config, lambda cls, **kw: self.publish(self.ev(cls, **kw)), self.start_ms)
+
+    def run_clock(self) -> RunClock:
+        return RunClock(self.config.speed, self.start_ms, self.config.pace)
 
     # -- the run's life
 
@@ -134,75 +114,6 @@ class AudioRun(RunBase[Session, Attempt]):
         return self.attempt.heard if self.attempt is not None else None
 
     # -- frames from the LLM service
-
-    def on_llm_frame(self, session: Session, frame: Frame) -> None:
-        if session is not self.session:
-            return
-        if isinstance(frame, ErrorFrame):  # as the service pushes it: before its connection is seen gone
-            self.on_provider_error(session, frame)
-            return
-        a = self.attempt
-        if a is not None and self.provider.stage_timing:
-            a.stage_frame(frame, self.now())  # a cascade's stages on our clock
-        if isinstance(frame, TTSTextFrame):
-            if frame.text:
-                self.publish(self.ev(TranscriptDelta, role="assistant", text=frame.text))
-                if a is not None:
-                    a.assistant_text += frame.text
-                    a.replied()
-        elif isinstance(frame, TranscriptionFrame) and not isinstance(frame, InterimTranscriptionFrame):
-            self.publish(self.ev(TranscriptDelta, role="user", text=frame.text, final=True))
-            if a is not None:
-                a.user_transcript = ((a.user_transcript or "") + " " + frame.text).strip()
-        elif isinstance(frame, LLMFullResponseStartFrame):
-            if a is not None:
-                a.response_active = True
-                a.responses_started += 1
-                a.replied()
-        elif isinstance(frame, LLMFullResponseEndFrame):
-            if a is not None:
-                a.response_active = False
-                a.responses_ended += 1
-                a.last_response_end_ms = self.now()
-        elif isinstance(frame, MetricsFrame):
-            for d in frame.data:
-                if isinstance(d, TTFBMetricsData) and a is not None and a.provider_ttfb_ms is None and d.value > 0:
-                    ttfb = d.value * 1000.0 * self.config.speed
-                    # Pipecat's timer can span a silent attempt; a figure longer than this attempt is not this turn's.
-                    if ttfb <= self.now() - a.started_ms:
-                        a.provider_ttfb_ms = ttfb
-                elif isinstance(d, LLMUsageMetricsData) and a is not None:
-                    a.count_usage(d)
-
-    def on_response_done(self, session: Session, status: str, why: str) -> None:
-        """A provider reply that ended cut short (e.g. incomplete: max_output_tokens) is a truncation."""
-        if session is not self.session or status in ("completed", "in_progress"):
-            return
-        if status == "cancelled":
-            if self.attempt is not None:
-                self.attempt.responses_cancelled += 1
-            return
-        self.publish(self.ev(Interruption, cause="bot_truncated", detail=f"provider ended the reply {status}: {why}".strip()))
-        if self.attempt is not None:
-            self.attempt.heard.interrupted = True
-
-    def on_session_event(self, session: Session, cls: type, /, **kw: Any) -> None:
-        """An event the runner saw inside its service (only the current session's count)."""
-        if session is self.session:
-            self.publish(self.ev(cls, **kw))
-
-    def on_provider_error(self, session: Session, frame: ErrorFrame) -> None:
-        msg = str(frame.error)
-        if msg in session.errors:  # a dead socket fails every send: report it once
-            return
-        session.errors.add(msg)
-        self.publish(self.ev(ErrorEvent, where="provider", message=msg, fatal=bool(frame.fatal)))
-        if session is self.session:
-            session.failed = msg
-            if session.infra is None:
-                session.infra = infra_failure(frame, self.provider.endpoint(self.config))
-            if self.attempt is not None:
-                self.attempt.error = msg
 
     # -- sessions
 

@@ -23,7 +23,7 @@ from arena_tui.spine.events import EMPTY_RESPONSE, GREETING_TURN, INFRA_ERROR, D
 from arena_tui.spine.benchmark import Turn
 
 from arena_tui.spine.speech import TurnMeasures
-from .base import AttemptBase, spoken_text
+from .attempt import AttemptBase, spoken_text
 from .tracks import Heard
 
 

@@ -1,6 +1,9 @@
 """The run life every turn loop shares, written once: one clock, event stamping, tool answers
-from the turn spec, the session and attempt basics, the history rule, and the run's course
-(start the provider, open, every turn, cancel/failure, shutdown, `run_ended`).
+from the turn spec, the session basics, and the run's course (start the provider, open, every
+turn, cancel/failure, shutdown, `run_ended`). Beside it, one job each: `attempt.py` (what an
+attempt produced), `history.py` (the history rule, a seeded start; the turns a run plays are
+`RunSettings.turns_of`'s),
+`outcome.py` (what a turn's ending and a run's mean).
 
 `audio.AudioRun` and `text.TextRun` supply only what differs: how a session opens, how a
 turn is played and when it is over, and what a turn's record holds.
@@ -11,16 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
 from loguru import logger
 from pipecat.frames.frames import ErrorFrame, Frame
-from pipecat.metrics.metrics import LLMUsageMetricsData
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.services.llm_service import FunctionCallParams, LLMService
@@ -28,10 +28,6 @@ from pipecat.workers.runner import WorkerRunner
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
-    EMPTY_RESPONSE,
-    INFRA_ERROR,
-    LOST_PACE,
-    MODEL_ENDED_SESSION,
     MODEL_ENDED_SESSION_EARLY,
     ErrorEvent,
     Reconnected,
@@ -44,7 +40,6 @@ from arena_tui.spine.events import (
     SessionRotated,
     ToolAnswered,
     ToolCalled,
-    ToolCallRecord,
     TurnEnded,
     TurnResult,
     wall_now,
@@ -53,156 +48,15 @@ from arena_tui.spine.benchmark import Benchmark, Turn
 from arena_tui.spine.settings import Rotation, RunSettings
 
 from ..base import HistoryItem, ProviderRunner, RunError, SessionSpec
-from ..pace import LostPace
 from ..rotation import History, select_replay, turn_span
-from ..tools import Resolution, ToolResolver, not_available_payload, success_payload
+from ..tools import Resolution, not_available_payload
 from ..transports import RunClock
+from .attempt import AttemptBase
+from .history import Seed, remember_turn
 from .infra import InfraError
+from .outcome import failed_status, failure_message, run_failure, unanswered_run
 
-#: the kickoff of a session seeded with history, only for a provider that takes history in
-#: only when asked to answer it (`ProviderRunner.history_needs_reply`); its reply is the
-#: session's handshake. Every other seeded session is asked nothing.
-CONTINUE_PROMPT = "Please continue our conversation."
 UNPLANNED = ("disconnect", "error", "timeout", "retry", "slow_reply")  # rotation reasons that are failures, not policy
-_CONTROL_TOKEN = re.compile(r"<[A-Za-z_]*\d*>|<\|[^|>]*\|>")
-
-
-def spoken_text(text: str) -> str:
-    """Assistant text without control tokens."""
-    return _CONTROL_TOKEN.sub("", text).strip()
-
-
-def turn_status(outcome: str, ends_session: bool, infra: str | None = None) -> tuple[str, str | None]:
-    """(TurnResult status, sentinel) for how a turn's last attempt ended. `infra`: the
-    infrastructure failure every attempt of the turn was lost to (`infra.infra_failure`; None when
-    the model got to answer once): such a turn is `infra_error`, never the model's no_response."""
-    if ends_session:
-        return "ended_session", MODEL_ENDED_SESSION
-    if outcome == "ok":
-        return "ok", None
-    if infra is not None:
-        return INFRA_ERROR, None
-    return ("empty_response" if outcome == "empty" else "no_response"), EMPTY_RESPONSE
-
-
-def answered(status: str) -> bool:
-    """Whether a turn got an answer from the model: a reply, calls, or the call that ended the session."""
-    return status in ("ok", "ended_session")
-
-
-def replayable(status: str) -> bool:
-    """The history rule: a turn that got an answer (`answered`) is replayed with it (reply text,
-    tool calls and results); one that got none is replayed as the user's words alone."""
-    return answered(status)
-
-
-def unanswered_run(results: list[TurnResult]) -> str | None:
-    """The run-outcome rule: a run in which no turn got an answer (an unreachable endpoint, a model
-    that never replied) failed, whatever its loop: why, naming the turns and the last error. None:
-    it completed (one answered turn is enough; so is the model ending the session with a call)."""
-    # a turn our machine lost pace on is no word on the model either way: it is played again
-    played = [r for r in results if r.turn_index >= 0 and r.status not in ("ended_early", "lost_pace")]
-    if not played or any(answered(r.status) for r in played):
-        return None
-    counts: dict[str, int] = {}
-    for r in played:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    ended = ", ".join(f"{status} {n}" for status, n in sorted(counts.items()))
-    error = next((r.error for r in reversed(played) if r.error), None)
-    turns = sorted(r.turn_index for r in played)
-    return f"no turn got an answer: {turn_span(turns)} ended {ended}" + (f" (last error: {error})" if error else "")
-
-
-def remember_turn(
-    history: History, turn_index: int, user_text: str, status: str, assistant_text: str, tool_calls: list[ToolCallRecord]
-) -> None:
-    """Add a finished turn to `history` by the history rule (`replayable`)."""
-    if replayable(status):
-        history.add_turn(turn_index, user_text, assistant_text, tool_calls)
-    else:
-        history.add_turn(turn_index, user_text, "", [])
-
-
-def history_from_results(results: list[TurnResult]) -> list[HistoryItem]:
-    """The history of finished turns as a resumed run replays it: what `RunBase.remember` kept
-    when each turn ended (the same rule, `replayable`), from the stored results."""
-    history = History()
-    for r in sorted(results, key=lambda r: r.turn_index):
-        if r.turn_index < 0:
-            continue  # the greeting is not replayed (rotations never replay it either)
-        remember_turn(history, r.turn_index, r.user_text, r.status, r.assistant_text, r.tool_calls)
-    return history.items
-
-
-def golden_history(turns: list[Turn]) -> list[HistoryItem]:
-    """The golden conversation of `turns` (a rehydrated turn's seed): each turn's input, its
-    expected calls answered with their scripted results, then its golden reply."""
-    history = History()
-    for t in turns:
-        calls = [
-            ToolCallRecord(
-                call_id=f"golden_{t.turn_index}_{i}", name=c.name, args=c.args, status="matched",
-                response=resp if resp is not None else success_payload(), expected_index=i,
-            )
-            for i, (c, resp) in enumerate(zip(t.expected_calls, t.expected_responses, strict=True))
-        ]
-        history.add_turn(t.turn_index, t.input, t.golden_text, calls)
-    return history.items
-
-
-@dataclass(frozen=True)
-class Seed:
-    """A run (or one rehydrated turn) whose first session starts from a conversation already
-    held, replayed through the provider's replay path like a rotation's.
-
-    `resumed_from` set: an interrupted run goes on at that turn (`run_resumed` instead of
-    `run_started`; the finished turns' history, and their records in `done`: the run's outcome
-    counts them). Unset: a rehydrated turn (golden history). `start_ms` is where the run's
-    timeline continues, so its events stay in time order; `last_session` is the highest session
-    number the run already recorded, so the resumption's sessions are numbered after it (a
-    session number names one session of the run, never two)."""
-
-    history: list[HistoryItem]
-    start_ms: float = 0.0
-    resumed_from: int | None = None
-    detail: str = ""
-    done: list[TurnResult] = field(default_factory=list)
-    last_session: int = 0
-
-    def turns(self) -> list[int]:
-        return sorted({h.turn_index for h in self.history})
-
-
-@dataclass
-class AttemptBase:
-    """What one attempt of one turn produced, in both loops; a retry starts a fresh one."""
-
-    turn_index: int
-    number: int
-    started_ms: float
-    resolver: ToolResolver | None = None
-    assistant_text: str = ""
-    tool_calls: list[ToolCallRecord] = field(default_factory=list)
-    pending_tools: int = 0
-    responses_started: int = 0
-    responses_ended: int = 0
-    response_active: bool = False
-    tokens: dict[str, int] = field(default_factory=dict)
-    ends_session: bool = False
-    error: str | None = None
-    #: the attempt was lost to an infrastructure failure before the model answered (`infra.infra_failure`)
-    infra: str | None = None
-
-    def count_usage(self, usage: LLMUsageMetricsData) -> None:
-        """Add a usage report to the attempt's token counts."""
-        u = usage.value
-        for key, val in (
-            ("input_tokens", u.prompt_tokens),
-            ("output_tokens", u.completion_tokens),
-            ("cached_input_tokens", u.cache_read_input_tokens),
-        ):
-            if val:
-                self.tokens[key] = self.tokens.get(key, 0) + int(val)
 
 
 class SessionBase:
@@ -294,26 +148,6 @@ S = TypeVar("S", bound=SessionBase)
 A = TypeVar("A", bound=AttemptBase)
 
 
-def failure_message(e: BaseException) -> str:
-    """What a failed run says: our own RunError as written, anything else with its type."""
-    return str(e) if isinstance(e, RunError) else f"{type(e).__name__}: {e}"
-
-
-def failed_status(e: BaseException) -> str:
-    """The status of the turn under way when the run fails with `e`: `lost_pace` (our machine),
-    `infra_error` (an infrastructure failure the run gave up on), else `error`; none is a verdict."""
-    return LOST_PACE if isinstance(e, LostPace) else INFRA_ERROR if isinstance(e, InfraError) else "error"
-
-
-def run_failure(e: BaseException, results: list[TurnResult]) -> BaseException:
-    """Why a run that raised `e` failed, as it is recorded and said: a run given up on an
-    infrastructure failure in which no turn got an answer fails by the run-outcome rule
-    (`unanswered_run`: "no turn got an answer: …", naming that failure); anything else as raised."""
-    if isinstance(e, InfraError) and (why := unanswered_run(results)) is not None:
-        return InfraError(why, e.failure)
-    return e
-
-
 class RunBase(ABC, Generic[S, A]):
     """What every turn loop shares; `S` is its session type, `A` its attempt type."""
 
@@ -324,7 +158,6 @@ class RunBase(ABC, Generic[S, A]):
         bus: EventBus,
         run_id: str,
         provider: ProviderRunner,
-        clock: RunClock,
         on_session: Callable[[S], None] | None = None,
         seed: Seed | None = None,
         numbers: Iterator[int] | None = None,
@@ -334,7 +167,8 @@ class RunBase(ABC, Generic[S, A]):
         self.bus = bus
         self.run_id = run_id
         self.provider = provider
-        self.clock = clock
+        self.start_ms = seed.start_ms if seed is not None else 0.0  # a seeded run's timeline goes on from there
+        self.clock = self.run_clock()
         self.on_session = on_session  # instrumentation: sees each session as it opens
         self.history = History()
         self.seed = seed
@@ -353,6 +187,10 @@ class RunBase(ABC, Generic[S, A]):
         self.ended_by_model = False
         #: every turn's record, for the run's outcome (`unanswered_run`); a resumption's starts with the finished ones
         self.results: list[TurnResult] = list(seed.done) if seed is not None else []
+
+    @abstractmethod
+    def run_clock(self) -> RunClock:
+        """The run's one timeline, from `start_ms`."""
 
     # -- events
 

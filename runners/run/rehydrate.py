@@ -22,7 +22,9 @@ from arena_tui.spine.benchmark import Benchmark, Turn
 from arena_tui.spine.settings import RunSettings
 
 from ..base import ProviderRunner, RunError
-from .base import RunBase, Seed, golden_history, unanswered_run
+from .base import RunBase
+from .history import Seed, golden_history
+from .outcome import unanswered_run
 from .infra import InfraError
 
 Loop = Callable[..., RunBase[Any, Any]]

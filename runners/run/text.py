@@ -18,7 +18,6 @@ own clock (request sent → first streamed token or tool call).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +41,6 @@ from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair
 
-from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
     EMPTY_RESPONSE,
     INFRA_ERROR,
@@ -54,15 +52,16 @@ from arena_tui.spine.events import (
     TurnResult,
     TurnStarted,
 )
-from arena_tui.spine.benchmark import Benchmark, Turn
+from arena_tui.spine.benchmark import Turn
 from arena_tui.spine.urls import endpoint_label
-from arena_tui.spine.settings import RunSettings
 
-from ..base import HistoryItem, ProviderRunner, SessionSpec
+from ..base import HistoryItem, SessionSpec
 from ..rotation import rotation_due
 from ..tools import ToolResolver
 from ..transports import RunClock
-from .base import AttemptBase, RunBase, Seed, SessionBase, spoken_text, turn_status
+from .attempt import AttemptBase, spoken_text
+from .base import RunBase, SessionBase
+from .outcome import turn_status
 from .infra import InfraError, infra_failure
 
 MODALITY = "text"
@@ -157,19 +156,8 @@ class TextSession(SessionBase):
 class TextRun(RunBase[TextSession, TextAttempt]):
     """The text turn loop: each turn's text sent as a user message, the streamed reply recorded."""
 
-    def __init__(
-        self,
-        benchmark: Benchmark,
-        config: RunSettings,
-        bus: EventBus,
-        run_id: str,
-        provider: ProviderRunner,
-        on_session: Callable[[TextSession], None] | None = None,
-        seed: Seed | None = None,
-        numbers: Iterator[int] | None = None,
-    ) -> None:
-        clock = RunClock(1.0, seed.start_ms if seed is not None else 0.0)  # no audio time to speed up
-        super().__init__(benchmark, config, bus, run_id, provider, clock, on_session, seed, numbers)
+    def run_clock(self) -> RunClock:
+        return RunClock(1.0, self.start_ms)  # no audio time to speed up
 
     def public_config(self) -> dict[str, Any]:
         public = self.config.public()

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from arena_tui.spine.audio import load_pcm16
+from arena_tui.spine.audio import TARGET_RATE, load_pcm16
 
-RATE = 24000
+RATE = TARGET_RATE  # what `load_pcm16` decodes to, as the engine streams it
 ONSET_LEVEL = 500  # |sample|; TTS room tone stays well below, speech goes well above
 QUIET_SAMPLES = RATE // 10  # 100 ms below the level before an onset
 HASH_SAMPLES = RATE // 20  # 50 ms hashed after the onset
@@ -59,15 +59,6 @@ def onsets(pcm: np.ndarray) -> list[int]:
     return [int(i) for i in loud[gaps > QUIET_SAMPLES]]
 
 
-def read_pcm24k(path: Path) -> np.ndarray:
-    """Mono int16 at 24 kHz, decoded exactly as the engine decodes what it streams.
-
-    Same decoder (`arena_tui.spine.audio.load_pcm16`: downmix, resampler) means the same samples,
-    so fingerprints match even for WAVs that are not 24 kHz mono.
-    """
-    return np.asarray(load_pcm16(path, RATE), dtype=np.int16)
-
-
 class FingerprintIndex:
     """Hash of the 50 ms after each onset -> (turn, offset)."""
 
@@ -99,7 +90,7 @@ class FingerprintIndex:
     def add_file(self, turn_index: int, path: Path, transform: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
         """`transform`: what the clip goes through before it is sent (the run's acoustic condition)."""
         try:
-            pcm = read_pcm24k(path)
+            pcm = load_pcm16(path)  # the samples the engine streams (one decoder)
             self.add(turn_index, transform(pcm) if transform is not None else pcm)
         except Exception as e:  # unreadable audio: that turn falls back to order; say why
             self.errors[turn_index] = f"{path}: {e}"

@@ -19,19 +19,13 @@ real time, and `response.done` the plan's lag after `response.output_audio.done`
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
-import math
-import time
-from dataclasses import dataclass, field
 from collections.abc import Awaitable
-from typing import Any, Protocol
+from typing import Any
 
 from websockets.exceptions import ConnectionClosed
 
 from arena_tui.spine.benchmark import ExpectedCall
-from arena_tui.spine.speech import SpeechDetector
-from runners.fakes.timing import ReplyPlan, TimingProfile
 
 from . import voice as voice_mod
 from .clock import AudioClock
@@ -39,97 +33,14 @@ from .conversation import Conversation
 from arena_tui.spine.faults import TurnFault
 from .protocol import RATE, new_id
 from .records import ResponseRecord, SessionRecord, SimCall, TurnTruth
+from .reply_state import Active, Outbox, Playing, ReplySettings, ToolWait
+from .reply_wire import Messages
 from .turns import TurnBook
 
 TOOL_OUTPUT_GRACE_MS = 2000.0  # audio time a post-call reply waits for outputs still missing
 
 
-class Outbox(Protocol):
-    """The session's socket as a reply uses it (the session satisfies this)."""
-
-    async def send(self, type_: str, **fields: Any) -> None: ...
-    def abort(self) -> None: ...  # drop the socket without a close frame
-
-
-@dataclass(frozen=True)
-class ReplySettings:
-    """How the simulator answers (the server's constructor arguments)."""
-
-    voice: str  # "espeak" | "tone": what the audio really is
-    response_delay_ms: float  # speech_stopped -> first delta, audio time
-    leading_silence_ms: float
-    chunk_ms: float
-    wait_for_turn_end: bool  # hold a recognised turn's reply at a mid-WAV pause
-    timing: TimingProfile | None = None  # a profile's per-turn plans instead of response_delay_ms
-
-    def plan(self, turn_index: int) -> ReplyPlan | None:
-        return self.timing.plan(turn_index) if self.timing is not None else None
-
-    def stall(self, turn_index: int, attempt: int) -> TurnFault | None:
-        """A plan's `no_output` as the `no_response` fault, on the turn's first attempt only."""
-        plan = self.plan(turn_index)
-        if plan is None or not plan.no_output or attempt > 1:
-            return None
-        return TurnFault(turn=turn_index, kind="no_response")
-
-    def first_delay_ms(self, turn_index: int) -> float:
-        """Trigger -> calls or first audio, audio time."""
-        plan = self.plan(turn_index)
-        return plan.first_audio_ms if plan is not None else self.response_delay_ms
-
-
-@dataclass
-class ToolWait:
-    """A turn whose calls went out: its speech waits for their outputs and a response.create."""
-
-    truth: TurnTruth
-    fault: TurnFault | None
-    call_ids: list[str]
-    stopped_ms: float | None
-
-
-@dataclass
-class Playing:
-    """A spoken reply as the client plays it, by what was sent when: each delta plays from when
-    it was sent, after the audio before it (a speaker's queue), all in the session's audio time."""
-
-    pcm: bytes  # the whole reply (leading silence included)
-    start_ms: float  # its first delta
-    lead_ms: float  # leading silence
-    until_ms: float = 0.0  # the end of what was sent, as played
-
-    def sent(self, at_ms: float, dur_ms: float) -> None:
-        self.until_ms = max(self.until_ms, at_ms) + dur_ms
-
-    def audible(self, t_ms: float) -> bool:
-        """Speech was playing at `t_ms` (past its leading silence, before the end of what was sent)."""
-        return self.start_ms + self.lead_ms <= t_ms < self.until_ms
-
-    def quiet_before(self, t_ms: float) -> float:
-        """How long before `t_ms` the reply's speech had gone quiet (a pause between words), by the
-        client's own bot speech rule (`arena_tui.spine.speech.SpeechDetector`) on what played."""
-        pos = t_ms - self.start_ms
-        played = self.pcm[: max(0, round(pos * RATE / 1000.0)) * 2]
-        detector = SpeechDetector(RATE)
-        stops = [t for kind, t in detector.feed(played, 0.0) + detector.flush(pos) if kind == "stop"]
-        return max(0.0, pos - stops[-1]) if stops else pos
-
-
-@dataclass
-class Active:
-    """The one response in progress on a session (the API allows one at a time)."""
-
-    record: ResponseRecord
-    task: asyncio.Task[None] | None = None
-    truth: TurnTruth | None = None
-    armed: asyncio.Event = field(default_factory=asyncio.Event)  # set once it only waits on input
-    item: dict[str, Any] | None = None
-    sent_audio_bytes: int = 0
-    said: str = ""  # transcript sent so far
-    outputs: list[dict[str, Any]] = field(default_factory=list)
-
-
-class Replies:
+class Replies(Messages):
     """One session's reply producer: at most one response in progress, and a turn waiting on its tools."""
 
     def __init__(self, out: Outbox, *, session: int, clock: AudioClock, conversation: Conversation,
@@ -453,131 +364,3 @@ class Replies:
         self.turns.mark_answered(truth.turn_index)
         truth.notes.append(f"called {', '.join(c.name for _, c, _ in calls)}; speech follows the outputs")
         await self._finish(active, "completed", None, "")
-
-    def _message_item(self, item_id: str, status: str, transcript: str | None) -> dict[str, Any]:
-        content = [] if transcript is None else [{"type": "output_audio", "transcript": transcript}]
-        return {"id": item_id, "object": "realtime.item", "type": "message", "status": status,
-                "role": "assistant", "content": content}
-
-    async def _open_message(self, active: Active) -> str:
-        rid, item_id = active.record.response_id, new_id("item")
-        item = self._message_item(item_id, "in_progress", None)
-        self.conv.items[item_id] = item
-        active.item = item
-        if active.truth is not None:
-            self._item_truth[item_id] = active.truth
-        await self.out.send("response.output_item.added", response_id=rid, output_index=0, item=item)
-        await self.out.send("conversation.item.added", previous_item_id=self.conv.last_item_id, item=item)
-        await self.out.send("response.content_part.added", response_id=rid, item_id=item_id, output_index=0,
-                        content_index=0, part={"type": "audio", "transcript": ""})
-        return item_id
-
-    async def _close_message(self, active: Active, item_id: str, transcript: str, status: str,
-                             audio: bool) -> None:
-        rid = active.record.response_id
-        if audio:
-            await self.out.send("response.output_audio.done", response_id=rid, item_id=item_id, output_index=0,
-                            content_index=0)
-        await self.out.send("response.output_audio_transcript.done", response_id=rid, item_id=item_id,
-                        output_index=0, content_index=0, transcript=transcript)
-        await self.out.send("response.content_part.done", response_id=rid, item_id=item_id, output_index=0,
-                        content_index=0, part={"type": "audio", "transcript": transcript})
-        item = self._message_item(item_id, status, transcript)
-        self.conv.items[item_id] = item
-        active.outputs.append(item)
-        await self.out.send("response.output_item.done", response_id=rid, output_index=0, item=item)
-        await self.out.send("conversation.item.done", previous_item_id=self.conv.last_item_id, item=item)
-        self.conv.last_item_id = item_id
-
-    async def _send_empty(self, active: Active, fault: TurnFault) -> None:
-        truth = active.truth
-        assert truth is not None
-        active.record.kind = "empty"
-        item_id = await self._open_message(active)
-        token = str(fault.value) if fault.value else ""
-        if token and not token.startswith("<"):
-            token = f"<{token}>"
-        if token:
-            await self.out.send("response.output_audio_transcript.delta", response_id=active.record.response_id,
-                            item_id=item_id, output_index=0, content_index=0, delta=token)
-            active.said = token
-        await self._close_message(active, item_id, token, "completed", audio=False)
-        truth.status, truth.text = "empty", token
-        await self._finish(active, "completed", None, token)
-
-    async def _send_speech(self, active: Active, fault: TurnFault | None, stopped_ms: float | None,
-                           due_ms: float | None, text: str, clip: bytes, used: str) -> None:
-        truth = active.truth
-        assert truth is not None
-        kind = fault.kind if fault else None
-        lead = int(RATE * self.settings.leading_silence_ms / 1000.0)
-        pcm = b"\x00\x00" * lead + clip
-        truth.voice, truth.leading_silence_ms = used, lead * 1000.0 / RATE
-        truth.reply_full_ms = len(pcm) / 2 * 1000.0 / RATE
-        step = max(2, int(RATE * self.settings.chunk_ms / 1000.0) * 2)
-        chunks = [pcm[i : i + step] for i in range(0, len(pcm), step)]
-        send_n = len(chunks)
-        if kind in ("truncated", "disconnect"):
-            send_n = int(math.floor(len(chunks) * float(fault.value if fault.value is not None else 0.5)))  # type: ignore[union-attr]
-            if kind == "truncated":
-                send_n = max(1, min(send_n, len(chunks) - 1))
-        words = text.split(" ")
-        rid = active.record.response_id
-        if due_ms is not None:
-            await self.clock.until(due_ms)
-        # No await between the wake-up above and this: the first delta's audio time is exact.
-        truth.first_audio_ms = self.clock.ms
-        if stopped_ms is not None:
-            truth.first_audio_after_stop_ms = self.clock.ms - stopped_ms
-        if truth.speech_start_ms is not None:
-            truth.first_audio_after_start_ms = self.clock.ms - truth.speech_start_ms
-        if truth.turn_index >= 0 and send_n > 0:
-            self.turns.mark_answered(truth.turn_index)
-        item_id = await self._open_message(active)
-        said = 0
-        plan = self.settings.plan(truth.turn_index)
-        offsets = plan.schedule([len(c) / 2 * 1000.0 / RATE for c in chunks]) if plan is not None else [0.0] * len(chunks)
-        start_ms = self.clock.ms
-        playing = self.playing = Playing(pcm=pcm, start_ms=start_ms, lead_ms=truth.leading_silence_ms)
-        for k in range(send_n):
-            if offsets[k] > 0:
-                await self.clock.until(start_ms + offsets[k])
-            playing.sent(self.clock.ms, len(chunks[k]) / 2 * 1000.0 / RATE)
-            upto = round(len(words) * (k + 1) / len(chunks))
-            if upto > said:
-                delta = (" " if said else "") + " ".join(words[said:upto])
-                said = upto
-                active.said = " ".join(words[:said])
-                await self.out.send("response.output_audio_transcript.delta", response_id=rid, item_id=item_id,
-                                output_index=0, content_index=0, delta=delta)
-            if active.record.audio_ms_first_delta is None:
-                active.record.audio_ms_first_delta = self.clock.ms
-            active.record.audio_ms_last_delta = self.clock.ms
-            await self.out.send("response.output_audio.delta", response_id=rid, item_id=item_id, output_index=0,
-                            content_index=0, delta=base64.b64encode(chunks[k]).decode("ascii"))
-            if truth.first_audio_sent_mono is None:
-                truth.first_audio_sent_mono = time.monotonic()
-            active.sent_audio_bytes += len(chunks[k])
-            truth.reply_audio_ms = active.sent_audio_bytes / 2 * 1000.0 / RATE
-            await asyncio.sleep(0)
-        spoken = " ".join(words[:said])
-        truth.text = spoken
-        if kind == "disconnect":
-            truth.status = "disconnected"
-            self.turns.unmark_answered(truth.turn_index)
-            self.rec.close_code, self.rec.close_reason = 1006, "fault: disconnect mid-reply"
-            self.clock.cancel()
-            self.out.abort()
-            return
-        if kind == "truncated":
-            await self._close_message(active, item_id, spoken, "incomplete", audio=True)
-            truth.status = "truncated"
-            await self._finish(active, "incomplete", {"type": "incomplete", "reason": "max_output_tokens"}, spoken)
-            return
-        last_ms = self.clock.ms
-        await self._close_message(active, item_id, text, "completed", audio=True)
-        truth.text, truth.status = text, "answered"
-        if plan is not None:  # the terminal event lags the audio
-            await self.clock.until(last_ms + plan.terminal_lag_ms)
-        await self._finish(active, "completed", None, text)
-

@@ -32,7 +32,7 @@ from arena_tui.spine.faults import FaultPlan, parse_faults
 from .fingerprint import FingerprintIndex
 from .protocol import PATH
 from .records import ClientEventRecord, DuplexTruth, ResponseRecord, SessionRecord, TurnTruth
-from .replies import ReplySettings
+from .reply_state import ReplySettings
 from .turns import TurnBook
 
 
@@ -121,6 +121,15 @@ class SimulatorServer:
 
     def session(self, number: int) -> SessionRecord:
         return self.sessions[number - 1]
+
+    def tool_results(self) -> list[dict[str, Any]]:
+        """Every function_call_output it received, once each and in order: `{call_id, name, result}`."""
+        return [{"call_id": o.call_id, "name": o.name, "result": o.parsed if o.parsed is not None else o.output}
+                for s in self.sessions for o in s.tool_outputs.values()]
+
+    def kickoff_replies(self, after: int = 1) -> int:
+        """Responses tied to no user turn (a greeting, a kickoff) in its sessions after the first `after`."""
+        return sum(1 for r in self.responses if r.session > after and (r.turn_index is None or r.kind == "greeting"))
 
     # -- lifecycle -----------------------------------------------------------------------
 

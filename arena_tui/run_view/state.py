@@ -1,26 +1,16 @@
-"""The run view-model: folds the event stream of one run into what the screens show.
-
-Live runs and replays feed the same `RunState`, so a replayed run looks exactly like the
-live one did; widgets only ever render a `RunState`, never raw events. No Textual here.
-Which judgement counts and how pass rates are counted is `arena_tui.verdicts`' rule.
-"""
+"""`RunState`: one run's event stream folded into what its screens show (turn rows, transcript,
+log, meters, the wait under way, the tally), live or replayed alike. Live, it gets a clock (wall
+seconds): elapsed ticks on it, a wait counts down on it, a meter without new levels falls."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
 
-from arena_tui.spine.benchmark import DuplexCue
 from arena_tui.spine.events import (
-    EMPTY_RESPONSE,
-    MODEL_ENDED_SESSION,
-    MODEL_ENDED_SESSION_EARLY,
     GREETING_TURN,
-    DimensionScore,
     ErrorEvent,
     DuplexPlayed,
     Interruption,
@@ -41,174 +31,15 @@ from arena_tui.spine.events import (
     ToolCalled,
     TranscriptDelta,
     TurnEnded,
-    TurnResult,
     TurnStarted,
     Waiting,
 )
 from arena_tui.spine.faults import TurnFault, turn_faults
 from arena_tui.spine.times import wall_ms
 from arena_tui.spine.source import against, source_label, variant_labels
-from .timing import UntrustedTurns, latency_caveat, speed_note, v2v_text
-from .verdicts import (NOT_PLAYED, TURN_TAKING, Standing, Tally, apart_reason, counts, judges_turn_taking, ordered,
-                       standing_of, tally)
-
-SENTINELS = (EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY)
-SILENT_DBFS = -90.0
-METER_HOLD_S = 0.25  # a meter with no new level for this long (wall clock) starts falling
-METER_FALL_DB_PER_S = 60.0  # how fast it falls to silence, like a VU meter's release
-
-
-def wait_text(what: str, left_ms: float) -> str:
-    """`waiting for a reply to turn 3 — watchdog in 27 s` (left_ms: wall-clock ms until it gives up)."""
-    return f"waiting for {what} — watchdog in {max(0, round(left_ms / 1000))} s"
-
-
-class TurnSpec(BaseModel):
-    """What the benchmark expects of a turn (the UI's view of `arena_tui.spine.benchmark.Turn`)."""
-
-    turn_index: int
-    categories: list[str] = Field(default_factory=list)
-    dimensions: list[str] = Field(default_factory=list)
-    golden_text: str = ""
-    input: str = ""
-    expected_calls: list[dict[str, Any]] = Field(default_factory=list)
-    duplex: list[DuplexCue] = Field(default_factory=list)  # user speech scripted into the reply
-
-
-def specs_from_benchmark(benchmark: Any) -> dict[int, TurnSpec]:
-    """TurnSpecs from a loaded `arena_tui.spine.benchmark.Benchmark` (duck-typed to keep imports light)."""
-    out: dict[int, TurnSpec] = {}
-    for t in benchmark.turns:
-        out[t.turn_index] = TurnSpec(
-            turn_index=t.turn_index,
-            categories=list(t.categories),
-            dimensions=list(t.dimensions),
-            golden_text=t.golden_text,
-            input=t.input,
-            expected_calls=[c.model_dump() for c in t.expected_calls],
-            duplex=list(t.duplex),
-        )
-    return out
-
-
-@dataclass
-class TurnRow:
-    index: int
-    spec: TurnSpec | None = None
-    status: str = "pending"  # pending | running | TurnStatus
-    started_ms: float | None = None
-    ended_ms: float | None = None
-    result: TurnResult | None = None
-    tool_calls: list[ToolCalled] = field(default_factory=list)
-    tool_results: list[ToolAnswered] = field(default_factory=list)
-    judgements: list[Judgement] = field(default_factory=list)  # every revision, arrival order
-    attempts: int = 0
-    untrusted: bool = False  # its latencies are untrusted: this machine sent the user's audio late (`timing`)
-    fault: TurnFault | None = None  # the simulator fault injected on it (the run's `faults`): a failure by design
-    _standing: tuple[int, Standing[Judgement] | None] = field(default=(0, None), repr=False, compare=False)
-
-    @property
-    def standing(self) -> Standing[Judgement] | None:
-        """Which revision counts (`arena_tui.verdicts`); revisions are only ever appended."""
-        if self._standing[0] != len(self.judgements):
-            self._standing = (len(self.judgements), standing_of(self.judgements))
-        return self._standing[1]
-
-    @property
-    def latest(self) -> Judgement | None:
-        """The judgement shown: the one that counts, else the newest error."""
-        st = self.standing
-        return st.shown if st else None
-
-    @property
-    def provisional(self) -> bool:
-        """The verdict that stands was scored live: the whole-run judgement has not replaced it yet."""
-        st = self.standing
-        return bool(st and st.judgement is not None and st.judgement.provisional)
-
-    @property
-    def judge_error(self) -> str | None:
-        """The newest revision's error, also when an earlier verdict still stands."""
-        st = self.standing
-        return st.error if st else None
-
-    @property
-    def scores(self) -> dict[str, DimensionScore]:
-        st = self.standing
-        return dict(st.judgement.scores) if st and st.judgement else {}
-
-    @property
-    def verdict(self) -> str:
-        """pass / fail / na / judge_error / pending (`arena_tui.verdicts.row_verdict`), or why the
-        turn counts in no figure (a `verdicts.APART` key: lost_pace, interrupted, infra_error, error)."""
-        if self.status not in ("pending", "running") and (why := apart_reason(self.status)) is not None:
-            return why
-        st = self.standing
-        return st.verdict if st else "pending"
-
-    @property
-    def categories(self) -> list[str]:
-        return self.spec.categories if self.spec else []
-
-    @property
-    def expected_tools(self) -> list[str]:
-        return [c.get("name", "?") for c in self.spec.expected_calls] if self.spec else []
-
-    @property
-    def made_tools(self) -> list[str]:
-        if self.result is not None:
-            return [c.name for c in self.result.tool_calls]
-        return [c.name for c in self.tool_calls]
-
-    @property
-    def tools_ok(self) -> bool | None:
-        """All expected calls matched and nothing wrong called; None while unknown or not applicable."""
-        exp, made = self.expected_tools, self.made_tools
-        if (not exp and not made) or self.result is None:
-            return None
-        calls = self.result.tool_calls
-        matched = sum(1 for c in calls if c.status in ("matched", "end_session") and not c.is_duplicate)
-        bad = any(c.status in ("unexpected_tool_call", "arg_mismatch", "not_available") for c in calls)
-        return matched >= len(exp) and not bad
-
-
-@dataclass
-class TranscriptLine:
-    t_ms: float
-    turn: int | None
-    role: str  # user | assistant | tool | result | sentinel | attempt (a retry's marker)
-    text: str
-    final: bool = False
-    attempt: int = 0  # which attempt of the turn said it (0 = the first)
-    cut: str | None = None  # why it stopped short (a retry's reason, "truncated"): shown as cut off
-
-
-@dataclass
-class LogLine:
-    t_ms: float
-    kind: str
-    text: str
-    turn: int | None = None
-
-
-@dataclass
-class Meter:
-    rms_dbfs: float = SILENT_DBFS
-    peak_dbfs: float = SILENT_DBFS
-    speaking: bool = False
-    updated_ms: float = 0.0
-    updated_wall: float | None = None  # the state's clock when the level came (live runs only)
-
-    def shown(self, wall_now: float | None) -> Meter:
-        """The meter as it reads at `wall_now`: levels that stopped coming fall to silence."""
-        if wall_now is None or self.updated_wall is None:
-            return self
-        fall = max(0.0, wall_now - self.updated_wall - METER_HOLD_S) * METER_FALL_DB_PER_S
-        if fall <= 0:
-            return self
-        rms = self.rms_dbfs - fall if self.rms_dbfs - fall > -60.0 else SILENT_DBFS
-        peak = self.peak_dbfs - fall if self.peak_dbfs - fall > -60.0 else SILENT_DBFS
-        return Meter(rms, peak, self.speaking, self.updated_ms, self.updated_wall)
+from ..timing import UntrustedTurns, latency_caveat, speed_note, v2v_text
+from ..verdicts import NOT_PLAYED, TURN_TAKING, Tally, counts, judges_turn_taking, ordered, tally
+from .rows import SILENT_DBFS, LogLine, Meter, TranscriptLine, TurnRow, TurnSpec, wait_text
 
 
 class RunState:
@@ -250,6 +81,12 @@ class RunState:
         self.user_spoke_ms: dict[tuple[int | None, int], float] = {}  # (turn, attempt) -> user speech start
         self.resumed = False  # a `run_resumed` came: it went on after an interruption
         self.untrusted = UntrustedTurns()  # turns whose latencies are untrusted (`timing`: input sent late)
+        # what the run ran (`arena_tui.spine.benchmark.Benchmark`, set with `specs` where it is loaded):
+        # the call alignment behind a failure's causes; None: no call causes (nothing to align to)
+        self.benchmark_data: Any = None
+        self.rotated: list[SessionRotated] = []  # its session rotations (a lossy one is a cause)
+        self.verdict_version = 0  # bumped when what a turn's causes read changes (results, revisions, rotations)
+        self._causes: tuple[tuple, dict[int, tuple[str, ...]]] | None = None
 
     def log_local(self, text: str, kind: str = "error") -> None:
         """A line that is not an event (e.g. why a run could not start)."""
@@ -383,6 +220,26 @@ class RunState:
         """dimension -> (passed, scored)."""
         return self.tally().dimensions
 
+    def causes(self) -> dict[int, tuple[str, ...]]:
+        """turn -> why it failed (or why it counts apart), by the one rule (`judge.causes.run_causes`,
+        as a stored run's `StoredRun.causes`); recomputed only when a result, a revision or a
+        rotation came."""
+        key = (self.verdict_version, id(self.benchmark_data))
+        if self._causes is not None and self._causes[0] == key:
+            return self._causes[1]
+        try:
+            from ..judge.causes import run_causes  # deferred: the UI starts, and says why, even when the judge cannot load
+            from ..judge.worker import is_rehydrated  # deferred: the UI starts, and says why, even when the judge cannot load
+        except ImportError:
+            return {}
+        config = self.started.config if self.started is not None else {}
+        results = [r.result for r in self.turns.values() if r.result is not None]
+        judgements = [j for r in self.turns.values() for j in r.judgements]
+        found = run_causes(self.benchmark_data, results, judgements, rotations=self.rotated,
+                           cross_turn=not is_rehydrated(config))
+        self._causes = (key, found)
+        return found
+
     def row(self, index: int) -> TurnRow:
         if index not in self.turns:
             self.turns[index] = TurnRow(index=index, spec=self.specs.get(index), fault=self.faults.get(index))
@@ -472,7 +329,7 @@ class RunState:
 
     def _on_waiting(self, ev: Waiting) -> None:
         self.waiting, self.waiting_wall = ev, self.wall_now()
-        self._log(ev, wait_text(ev.what, (ev.deadline_t_ms - ev.t_ms) / self.speed))
+        self._log(ev, wait_text(ev.what, wall_ms(ev.deadline_t_ms - ev.t_ms, self.speed)))
 
     def _speech(self, ev: SpeechBoundary, who: str, on: bool) -> None:
         self.meters[who].speaking = on
@@ -552,6 +409,8 @@ class RunState:
 
     def _on_session_rotated(self, ev: SessionRotated) -> None:
         self.rotations += 1
+        self.rotated.append(ev)
+        self.verdict_version += 1
         self.session = ev.to_session
         r = ev.replayed
         replay = f"{r.strategy}: {r.messages} msgs, {r.tool_calls} tool calls, {r.chars} chars"
@@ -576,6 +435,7 @@ class RunState:
         res = ev.result
         row = self.row(res.turn_index)
         row.result, row.status, row.ended_ms = res, res.status, ev.t_ms
+        self.verdict_version += 1
         self.untrusted.see(ev.kind, res.turn_index)
         row.untrusted = res.turn_index in self.untrusted.turns
         self.meters["user"].speaking = self.meters["bot"].speaking = False
@@ -601,15 +461,21 @@ class RunState:
         if ev in row.judgements:  # the same revision twice (the bus's, and the store's read back): once
             return
         row.judgements.append(ev)
+        self.verdict_version += 1
         self.judges.add(ev.judge)
         self.any_heuristic |= ev.heuristic
         if ev.error:
             self._log(ev, f"judge error on turn {ev.turn_index}: {ev.error}")
+        elif ev.review is not None:
+            what = "withdrew their verdict" if ev.review.withdraw else \
+                "gave a verdict: " + ", ".join(f"{d} {s.verdict}" for d, s in ev.scores.items())
+            self._log(ev, f"turn {ev.turn_index}: {ev.review.by} {what} (rev {ev.revision})")
         elif ev.revision > 1 or ev.phase == 2:
             self._log(ev, f"turn {ev.turn_index} re-judged (rev {ev.revision}{', ' + ev.rule if ev.rule else ''})")
 
     def _on_run_ended(self, ev: RunEnded) -> None:
         self.ended = ev
+        self.verdict_version += 1
         self.wall_ended = self.wall_now()
         for row in self.turns.values():  # what was under way was stopped; what was still to come, never played
             row.status = {"running": "interrupted", "pending": NOT_PLAYED}.get(row.status, row.status)

@@ -1,0 +1,235 @@
+"""The app itself: `ArenaApp`, the monitor, made of its parts (store life, run supervision,
+judge supervision, navigation: the modules beside this one), and its own life from mount to
+shutdown: the first screen and run, quitting (asking first while runs stream), and the
+coalescing pump that folds the bus into each run's `RunState` at `REFRESH_HZ`; a campaign's end
+is said while another screen is on top (`screens.notices`)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.binding import Binding
+from textual.worker import Worker
+
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.heap import settle_heap
+
+from ..commit_gate import CommitGate
+from ..launcher import Launcher, NoLauncher, RunRequest
+from ..messages import LiveUpdate
+from ..playback import Player
+from ..run_view import RunState
+from ..screens.notices import CAMPAIGN_POLL_S, CampaignWatch, tell, watching
+from .judging import JudgeSupervision
+from .navigation import Navigation
+from .runs import RunSupervision
+from .store_life import StoreLife
+
+if TYPE_CHECKING:
+    from ..store import Store
+    from ..surface import Arena
+
+REFRESH_HZ = 30  # ≥ 15 meter refreshes/s (levels arrive at uneven 40/60 ms gaps); an idle tick costs nothing
+
+
+def _trust_the_terminal_size() -> None:
+    """Drop inherited COLUMNS/LINES when the real terminal can be asked for its size.
+
+    Textual sizes the screen with `shutil.get_terminal_size()`, which prefers those variables; a stale
+    pair (test runners and some shells export COLUMNS=80 LINES=24) would pin the app at that size and
+    make it ignore every resize.
+    """
+    for stream in (sys.__stdout__, sys.__stderr__):
+        try:
+            os.get_terminal_size(stream.fileno())  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            continue
+        os.environ.pop("COLUMNS", None)
+        os.environ.pop("LINES", None)
+        return
+
+
+class ArenaApp(StoreLife, RunSupervision, JudgeSupervision, Navigation):
+    """The monitor. Its screens see it as `arena_tui.surface.Arena` (what they may use of it)."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "arena-tui"
+    SUB_TITLE = "Audio Arena live-run monitor"
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
+        Binding("question_mark", "help", "Help"),
+    ]
+
+    def __init__(
+        self,
+        db_path: str | Path | None = None,
+        data_dir: str | Path | None = None,
+        *,
+        launch: RunRequest | None = None,
+        open_run: str | None = None,
+        launcher: Launcher | None = None,
+    ) -> None:
+        """launch: a run to start and open at once, as the new-run dialog gives it. launcher: how
+        runs start (`arena_tui.orchestration.launch.EngineLauncher`); without one, recorded runs only."""
+        super().__init__()
+        self.launcher: Launcher = launcher if launcher is not None else NoLauncher()
+        self.db_path = Path(db_path) if db_path else None
+        self.data_dir = Path(data_dir) if data_dir else None
+        self.launch = launch
+        self.open_run_id = open_run
+        self.launched: str | None = None  # the run `launch` started (its `then` is said when it ends)
+        self.bus = EventBus()
+        self.store: Store | None = None
+        self.store_error: str | None = None
+        self._recorder: asyncio.Task | None = None
+        self.live: dict[str, RunState] = {}
+        self.run_workers: dict[str, Worker] = {}
+        self.judges: dict[str, Any] = {}
+        self.player = Player()
+        self._sub = self.bus.subscribe(accept=lambda e: e.kind != "audio")
+        self._shutdown_task: asyncio.Future[None] | None = None
+        self._gate: CommitGate | None = None  # live turns are shown once the store has committed them
+        self.left_interrupted: list[RunState] = []  # runs still streaming when the app shut down (stopped by it)
+        self.campaigns = CampaignWatch()  # campaigns whose end is said while another screen is shown
+
+    # --- lifecycle -----------------------------------------------------------------------
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs.get("headless") and kwargs.get("size") is None:
+            _trust_the_terminal_size()
+        return super().run(*args, **kwargs)
+
+    async def on_mount(self) -> None:
+        from ..screens.runs import RunsScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
+
+        self._route_logs()
+        await self.open_store()
+        self.set_interval(1 / REFRESH_HZ, self.pump)
+        self.set_interval(CAMPAIGN_POLL_S, self._watch_campaigns)
+        await self.push_screen(RunsScreen())
+        settle_heap("start")
+        if self.launch is not None:
+            run_id = self.launched = self.start_run(self.launch.benchmark, self.launch.settings, judge=self.launch.judge)
+            if run_id:
+                self.open_run(run_id)
+        elif self.open_run_id:
+            self.open_run(self.open_run_id)
+
+    async def on_unmount(self) -> None:
+        await self.shutdown()  # also when the app exits other than by `q` (tests, ctrl+c)
+
+    def action_quit(self) -> None:
+        """With runs still streaming, ask first (they would be left interrupted); then stop runs and
+        save in a worker, and exit: the screen stays responsive meanwhile. `q` again in the
+        question quits."""
+        from ..screens.dialogs.confirm import QuitDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
+
+        live = [r for r in self.run_workers if self.running(r)]
+        if isinstance(self.screen, QuitDialog):  # ctrl+q (a priority key) while it asks
+            self.screen.dismiss(True)
+            return
+        if live and self._shutdown_task is None:
+            self.push_screen(QuitDialog(quit_question([self.live[r] for r in live]), yes="Quit", no="Keep running",
+                                        id=QUIT_DIALOG),
+                             lambda yes: self.quit_now() if yes else None)  # fmt: skip
+            return
+        self.quit_now()
+
+    def quit_now(self) -> None:
+        if self._shutdown_task is None and any(self.running(r) for r in self.run_workers):
+            self.notify("stopping runs (kept as interrupted) and saving…", timeout=30)
+        self.run_worker(self._quit(), group="quit", exclusive=True)
+
+    async def _quit(self) -> None:
+        await self.shutdown()
+        self.exit()
+
+    async def shutdown(self) -> None:
+        """Stop running runs (they end as interrupted), then make sure everything is committed.
+
+        Idempotent and shared: `q` and unmount await the same task, so neither cuts the other short.
+        """
+        if self._shutdown_task is None:
+            self._shutdown_task = asyncio.ensure_future(self._shutdown_once())
+        await asyncio.shield(self._shutdown_task)
+
+    async def _shutdown_once(self) -> None:
+        self.player.stop()
+        self.left_interrupted = [self.live[r] for r in self.run_workers if self.running(r)]
+        await self.stop_runs()
+        try:
+            await asyncio.wait_for(self.launcher.close(), 60)  # worker processes, once their runs have ended
+        except Exception as e:
+            self.log.error(f"launcher close: {e}")
+        await self._stop_judges()
+        await self._close_store()
+
+    # --- coalescing pump -----------------------------------------------------------------
+    def pump(self) -> None:
+        events = self._sub.drain()
+        if self._gate is not None:
+            self._check_store_failure()
+            events, dropped = self._gate.release(events)
+            for ev in dropped:
+                if ev.run_id in self.live:
+                    self.live[ev.run_id].log_local(f"turn {ev.turn_index} not recorded: the database cannot be written")
+        if not events:
+            return
+        changed: set[str] = set()
+        kinds: set[str] = set()
+        for ev in events:
+            state = self.live.get(ev.run_id)
+            if state is None:
+                continue  # a run started elsewhere on this bus (e.g. a test) that nobody watches
+            if state.apply(ev):
+                changed.add(ev.run_id)
+                kinds.add(ev.kind)
+        if changed:
+            self.screen.post_message(LiveUpdate(frozenset(changed), frozenset(kinds)))
+
+    def _watch_campaigns(self) -> None:
+        """Say when a campaign (run in this or another process) has ended, unless its screen is on top."""
+        store = self.store
+        if store is None or self._shutdown_task is not None:
+            return
+
+        async def look() -> None:
+            for cid, said, severity in await self.campaigns.ended(store):
+                if not watching(self.screen, campaign_id=cid):
+                    tell(self, f"campaign {cid} ended", said, severity)
+
+        self.run_worker(look(), group="campaign-watch", exclusive=True, exit_on_error=False)
+
+    async def load_benchmark(self, run_id: str) -> Any | None:
+        """What a stored run ran: the benchmark snapshot stored with it, else the benchmark by name
+        (`judge.locate.benchmark_of_run`); None (columns just stay blank) if neither."""
+        try:
+            from ..judge.locate import benchmark_of_run  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+
+            return await benchmark_of_run(self.store, run_id, self.data_dir)
+        except Exception:
+            return None
+
+
+QUIT_DIALOG = "quit-dialog"
+
+
+def quit_question(live: list[RunState]) -> str:
+    """What quitting now would leave: how many runs, which, and that they can be resumed."""
+    n = len(live)
+    which = "\n".join(f"  {st.run_id}  {st.benchmark} · {st.started.model if st.started else '?'} · "
+                      f"{st.turns_done}/{st.turns_total} turns" for st in live[:5])  # fmt: skip
+    more = f"\n  … and {n - 5} more" if n > 5 else ""
+    return (f"{n} run{'s are' if n != 1 else ' is'} still running:\n{which}{more}\n\nQuit now and leave "
+            f"{'them' if n != 1 else 'it'} interrupted? (`arena-tui resume RUN_ID` continues a run later; "
+            "the command for each is printed when the monitor closes.)")
+
+
+if TYPE_CHECKING:
+    def _screens_view(app: ArenaApp) -> Arena:
+        """A type checker's proof that the app is what its screens take it for."""
+        return app

@@ -1,0 +1,136 @@
+"""The default run's heavy end-to-end tests, run by CI after it (`scripts/test.sh`: `-m slow`).
+
+The default run (`-m "not slow and not stress"`) stays under 10 minutes on a 2-core machine; CI then
+runs these, so nothing loses coverage. Each is a whole run, campaign, Ray cluster, terminal or kill
+of ten seconds or more (measured: `--durations 0` of the default run), whose subject a shorter test
+of the default run also reaches: a family parametrized over providers keeps one provider there.
+`conftest.py` marks them `slow`; `test_slow_tests.py` checks every entry still names a test.
+"""
+
+SLOW: frozenset[str] = frozenset({
+    # test_app_flows.py
+    "tests/test_app_flows.py::test_live_run_fills_table_meters_log_and_is_stored",
+    "tests/test_app_flows.py::test_new_run_against_a_provider_fake_from_the_dialog",
+    "tests/test_app_flows.py::test_quit_mid_run_keeps_it_as_interrupted",
+    "tests/test_app_flows.py::test_runs_list_opens_a_stored_run_finished_and_steps_only_on_request",
+    # test_app_new_run.py
+    "tests/test_app_new_run.py::test_a_cascade_typed_in_the_model_field_is_checked_as_the_cli_does_and_runs",
+    # test_app_run_pool.py
+    "tests/test_app_run_pool.py::test_a_killed_worker_fails_its_run_with_the_reason_and_a_fresh_one_takes_the_next",
+    "tests/test_app_run_pool.py::test_stopping_one_pooled_run_leaves_the_worker_serving_the_next",
+    # test_app_waiting.py
+    "tests/test_app_waiting.py::test_a_no_response_turn_shows_the_wait_counts_down_and_the_meters_fall",
+    # test_benchmarks_import.py
+    "tests/test_benchmarks_import.py::test_original_layout_imports_and_runs_every_turn_against_the_simulator",
+    # test_campaign.py
+    "tests/test_campaign.py::test_small_campaign_local_then_resume",
+    # test_campaign_admission.py
+    "tests/test_campaign_admission.py::test_a_rerun_from_scratch_runs_at_the_speed_its_notice_says",
+    "tests/test_campaign_admission.py::test_a_run_that_lost_pace_on_a_worker_too_busy_for_its_speed_is_rerun_afresh_slower",
+    "tests/test_campaign_admission.py::test_a_worker_held_late_is_given_fewer_runs_then_slower_ones",
+    # test_campaign_coordinator_death.py
+    "tests/test_campaign_coordinator_death.py::test_killed_campaign_takes_its_workers_and_show_list_say_interrupted",
+    "tests/test_campaign_coordinator_death.py::test_sigterm_ends_a_campaign_with_143_and_no_child_left",
+    # test_campaign_executors.py
+    "tests/test_campaign_executors.py::test_local_pool_runs_into_one_store",
+    "tests/test_campaign_executors.py::test_local_worker_killed_mid_run",
+    "tests/test_campaign_executors.py::test_ray_admission_gives_a_worker_held_late_fewer_runs_then_slower_ones",
+    "tests/test_campaign_executors.py::test_ray_campaign_reuses_a_running_local_cluster_and_leaves_it_running",
+    "tests/test_campaign_executors.py::test_ray_campaign_starts_its_own_cluster_past_a_stale_address_file_and_leaves_nothing",
+    "tests/test_campaign_executors.py::test_ray_runs_into_one_store",
+    "tests/test_campaign_executors.py::test_ray_worker_killed_mid_run",
+    # test_campaign_progress.py
+    "tests/test_campaign_progress.py::test_a_campaign_of_long_turns_says_where_it_is_at_least_every_period",
+    # test_cascade.py
+    "tests/test_cascade.py::test_a_rotated_cascade_session_is_seeded_and_asks_nothing",
+    "tests/test_cascade.py::test_a_stored_cascade_run_shows_its_stages_and_what_the_stt_heard",
+    "tests/test_cascade.py::test_deepgram_claude_cartesia",
+    "tests/test_cascade.py::test_demo_bench_end_to_end_openai_stt_llm_tts",
+    "tests/test_cascade.py::test_openai_stt_llm_elevenlabs",
+    # test_causes.py
+    "tests/test_causes.py::test_every_failed_turn_of_a_run_with_every_fault_has_a_cause",
+    # test_cli_live.py
+    "tests/test_cli_live.py::test_campaign_run_prints_no_pipecat_line",
+    # test_cli_refusals.py
+    "tests/test_cli_refusals.py::test_a_gemini_fake_run_leaves_nothing_in_tmpdir",
+    # test_duplex_engine.py
+    "tests/test_duplex_engine.py::test_yield_latency_matches_what_the_simulator_did_within_20_ms",
+    # test_duplex_fakes.py
+    "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[gemini-3.1-flash]",
+    "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[grok]",
+    "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[nova-sonic]",
+    "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[ultravox]",
+    # test_e2e_tmux.py
+    "tests/test_e2e_tmux.py::test_demo_runs_in_a_terminal_and_quits_cleanly",
+    "tests/test_e2e_tmux.py::test_quit_with_a_run_streaming_asks_first_then_says_how_to_resume_it",
+    "tests/test_e2e_tmux.py::test_run_opens_the_monitor_on_the_live_run_and_scores_fill_in",
+    # test_engine.py
+    "tests/test_engine.py::test_all_75_turns_recorded_with_tool_payloads_checked_at_the_wire",
+    "tests/test_engine.py::test_barge_in_is_an_overlap",
+    "tests/test_engine.py::test_measured_latencies_match_simulator_truth_at_1x",
+    "tests/test_engine.py::test_no_response_retries_then_sentinel[True]",
+    # test_engine_cli.py
+    "tests/test_engine_cli.py::test_real_provider_path_keeps_the_key_out_of_store_and_logs",
+    # test_infra_failures.py
+    "tests/test_infra_failures.py::test_cascade_whose_llm_fails_is_infra_error",
+    "tests/test_infra_failures.py::test_cli_headless_run_against_nothing_says_the_reason_once",
+    # test_judge_whole_run.py
+    "tests/test_judge_whole_run.py::test_the_demo_turn_that_got_no_answer_does_not_pass_instruction_following",
+    # test_provider_contract.py
+    "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[gemini-3.1-flash]",
+    "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[gemini-native-audio]",
+    "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[glm]",
+    "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[gpt-4o-mini-realtime]",
+    "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[grok]",
+    "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[nova-2-sonic]",
+    "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[ultravox]",
+    # test_provider_gemini.py
+    "tests/test_provider_gemini.py::test_base_url_path_keeps_the_key_on_the_wire_only",
+    # test_provider_glm.py
+    "tests/test_provider_glm.py::test_cli_run_against_the_fake",
+    "tests/test_provider_glm.py::test_real_service_path_sends_the_key_on_the_wire_only",
+    "tests/test_provider_glm.py::test_rotation_replays_history_with_tool_state_and_text_only_turn_is_flagged",
+    "tests/test_provider_glm.py::test_service_reconnect_is_reported_with_what_it_replayed_within_the_budget",
+    # test_provider_grok.py
+    "tests/test_provider_grok.py::test_cli_run_fake_headless",
+    "tests/test_provider_grok.py::test_real_service_path_sends_the_key_only_on_the_wire",
+    "tests/test_provider_grok.py::test_server_close_mid_run_is_a_dead_session_rotated_and_the_turn_retried",
+    "tests/test_provider_grok.py::test_tool_call_then_age_rotation_replays_history_items_into_the_new_session",
+    # test_provider_nova.py
+    "tests/test_provider_nova.py::test_cli_run_with_the_fake",
+    "tests/test_provider_nova.py::test_rotation_replays_tool_state_as_text_and_input_is_16k",
+    "tests/test_provider_nova.py::test_stream_ended_by_aws_rotates_through_the_engine_with_tool_history",
+    # test_provider_real_timing.py
+    "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[gemini-native-audio]",
+    "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[glm-realtime-flash]",
+    "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[gpt-realtime]",
+    "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[grok-realtime]",
+    "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[ultravox]",
+    # test_provider_real_timing_scenarios.py
+    "tests/test_provider_real_timing_scenarios.py::test_a_turn_that_gets_no_output_is_asked_again_in_a_fresh_session[nova-sonic]",
+    # test_provider_text.py
+    "tests/test_provider_text.py::test_cli_a_model_that_never_answered_fails_the_run",
+    # test_provider_ultravox.py
+    "tests/test_provider_ultravox.py::test_cli_run_against_the_fake",
+    # test_ray_own_cluster.py
+    "tests/test_ray_own_cluster.py::test_a_cluster_the_campaign_started_dies_with_its_coordinator_and_leaves_no_session",
+    # test_rehydrate.py
+    "tests/test_rehydrate.py::test_grok_fake_sessions_get_the_golden_history",
+    # test_resume.py
+    "tests/test_resume.py::test_resume_after_kill_9",
+    # test_run_bounds.py
+    "tests/test_run_bounds.py::test_sigterm_ends_a_run_sharing_its_cores_with_four_times_as_many_busy_processes",
+    # test_run_outcome.py
+    "tests/test_run_outcome.py::test_an_audio_run_no_turn_of_which_got_an_answer_failed[sequential]",
+    # test_stage_figures.py
+    "tests/test_stage_figures.py::test_headless_summary_prints_the_stage_p50s_on_our_clock",
+    # test_store_trust.py
+    "tests/test_store_trust.py::test_a_turn_shown_as_done_survives_kill_9",
+    "tests/test_store_trust.py::test_credentials_inside_base_url_reach_neither_the_file_nor_logs_nor_export",
+    "tests/test_store_trust.py::test_run_into_a_damaged_database_stops_with_one_line",
+    "tests/test_store_trust.py::test_sigterm_and_sighup_interrupt_a_headless_run_like_ctrl_c[15-143]",
+    # test_tool_reply_turn.py
+    "tests/test_tool_reply_turn.py::test_a_turn_waits_for_the_reply_after_its_tool_answer[grok]",
+    "tests/test_tool_reply_turn.py::test_the_same_run_started_from_the_new_run_dialog",
+    "tests/test_tool_reply_turn.py::test_the_tui_config_against_the_grok_fake_keeps_each_reply_with_its_turn",
+})
