@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from arena_tui.cli import main
-from arena_tui.judge.openai_judge import DEFAULT_OPENAI_MODEL
+from arena_tui.spine.judges import DEFAULT_MODELS
 from arena_tui.judge import HeuristicJudge, rejudge_turn
 from arena_tui.judge.backends import RetryPolicy
 from arena_tui.judge.openai_judge import OpenAIJudge
@@ -73,7 +73,7 @@ def test_judge_command_sends_one_request_for_the_whole_run_and_the_per_turn_prom
     with sqlite3.connect(db) as c:
         rows = c.execute("SELECT judge, input_tokens FROM judgements WHERE turn_index IS NULL ORDER BY seq").fetchall()
     # the live run's heuristic whole-run judgement, then this one: the request's tokens on the run's own
-    assert [j for j, _ in rows] == ["heuristic", f"openai:{DEFAULT_OPENAI_MODEL}"] and rows[1][1] > 1000
+    assert [j for j, _ in rows] == ["heuristic", f"openai:{DEFAULT_MODELS['openai']}"] and rows[1][1] > 1000
 
 
 async def test_a_turn_the_whole_run_reply_leaves_out_is_a_judge_error_for_that_turn_alone(conv, tmp_path):

@@ -16,9 +16,8 @@ from textual.worker import Worker, WorkerState
 from arena_tui.spine.events import ErrorEvent, RunEnded, wall_now
 from arena_tui.spine.heap import settle_heap
 from arena_tui.spine.ids import new_run_id
-from arena_tui.spine.times import duration_text
-
 from arena_tui.spine.settings import RunSettings
+from arena_tui.spine.times import duration_text
 
 from ..launcher import Judge
 from ..messages import RunFinished

@@ -15,30 +15,20 @@ from anthropic import AsyncAnthropic
 from anthropic.types import Message
 
 from arena_tui.spine.events import TokenUsage
-from arena_tui.spine.judges import DEFAULT_MODELS
-from .backends import InvalidOutput, JudgeBackend, JudgeReply, JudgeRequest, PermanentError, judge_key, parse_output
+from .backends import InvalidOutput, JudgeReply, JudgeRequest, KeyedJudge, PermanentError, parse_output
 from ..store.scrub import endpoint_label
 from .provider_schema import for_anthropic
 from .sdk_errors import parsed, sdk_call
 
-DEFAULT_ANTHROPIC_MODEL = DEFAULT_MODELS["anthropic"]
 DEFAULT_MAX_TOKENS = 16000  # a whole run's verdicts fit; under the SDK's non-streaming limit
 _CACHE = {"type": "ephemeral"}
 
 
-class AnthropicJudge(JudgeBackend):
-    def __init__(
-        self,
-        model: str = DEFAULT_ANTHROPIC_MODEL,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout_s: float | None = None,  # default: request_timeout()
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-    ) -> None:
-        key = judge_key(api_key, ("ANTHROPIC_API_KEY",), "anthropic")
-        self.identify("anthropic", model, timeout_s)
-        self.max_tokens = max_tokens
+class AnthropicJudge(KeyedJudge):
+    kind, key_envs = "anthropic", ("ANTHROPIC_API_KEY",)
+    max_tokens = DEFAULT_MAX_TOKENS
+
+    def connect(self, key: str, base_url: str | None) -> None:
         # max_retries=0: backends.judge_with_retries is the single retry policy.
         self.client = AsyncAnthropic(api_key=key, base_url=base_url, timeout=self.timeout_s, max_retries=0)
         self.endpoint = endpoint_label(str(self.client.base_url))

@@ -16,11 +16,14 @@ from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ValidationError
 
 from arena_tui.spine.benchmark import Benchmark, Turn
 
 from arena_tui.spine.events import TokenUsage, TurnResult
+from arena_tui.spine.judges import DEFAULT_MODELS
 from . import limits
 from .errors import InvalidOutput, PermanentError, TransientError
 from .limits import RetryPolicy
@@ -94,6 +97,28 @@ class JudgeBackend(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         pass
+
+
+class KeyedJudge(JudgeBackend):
+    """A backend an SDK reaches at a URL with a key (OpenAI and compatible servers, Anthropic,
+    Google): the constructor they share. Each names its `kind` and `key_envs` and says how it
+    connects (`connect`)."""
+
+    kind: ClassVar[str]
+    key_envs: ClassVar[tuple[str, ...]]
+
+    def __init__(self, model: str | None = None, *, base_url: str | None = None, api_key: str | None = None,
+                 timeout_s: float | None = None) -> None:  # timeout_s default: request_timeout()
+        key = self.key(api_key)
+        self.identify(self.kind, model or DEFAULT_MODELS[self.kind], timeout_s)
+        self.connect(key, base_url)
+
+    def key(self, given: str | None) -> str:
+        return judge_key(given, self.key_envs, self.kind)
+
+    @abstractmethod
+    def connect(self, key: str, base_url: str | None) -> None:
+        """Make the SDK's client (`self.client`) and say where it goes (`self.endpoint`)."""
 
 
 def judge_key(given: str | None, envs: tuple[str, ...], kind: str) -> str:

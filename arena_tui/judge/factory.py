@@ -29,21 +29,21 @@ def make_backend(kind: str, model: str | None = None, **options: Any) -> JudgeBa
     if kind == HEURISTIC:
         return HeuristicJudge()
     if kind == "openai":
-        from .openai_judge import DEFAULT_OPENAI_MODEL, OpenAIJudge  # deferred: the OpenAI client loads only for this judge
+        from .openai_judge import OpenAIJudge  # deferred: the OpenAI client loads only for this judge
 
-        return OpenAIJudge(model or DEFAULT_OPENAI_MODEL, **_pick(options, "base_url", "api_key", "timeout_s"))
+        return OpenAIJudge(model, **_pick(options, "base_url", "api_key", "timeout_s"))
     if kind == "local":
-        from .openai_judge import DEFAULT_LOCAL_MODEL, LocalJudge  # deferred: the OpenAI client loads only for this judge
+        from .openai_judge import LocalJudge  # deferred: the OpenAI client loads only for this judge
 
-        return LocalJudge(model or DEFAULT_LOCAL_MODEL, **_pick(options, "base_url", "timeout_s"))
+        return LocalJudge(model, **_pick(options, "base_url", "timeout_s"))
     if kind == "anthropic":
-        from .anthropic_judge import DEFAULT_ANTHROPIC_MODEL, AnthropicJudge  # deferred: the anthropic client loads only for this judge
+        from .anthropic_judge import AnthropicJudge  # deferred: the anthropic client loads only for this judge
 
-        return AnthropicJudge(model or DEFAULT_ANTHROPIC_MODEL, **_pick(options, "base_url", "api_key", "timeout_s"))
+        return AnthropicJudge(model, **_pick(options, "base_url", "api_key", "timeout_s"))
     if kind == "google":
-        from .google_judge import DEFAULT_GOOGLE_MODEL, GoogleJudge  # deferred: google-genai loads only for this judge
+        from .google_judge import GoogleJudge  # deferred: google-genai loads only for this judge
 
-        return GoogleJudge(model or DEFAULT_GOOGLE_MODEL, **_pick(options, "base_url", "api_key", "timeout_s"))
+        return GoogleJudge(model, **_pick(options, "base_url", "api_key", "timeout_s"))
     if kind == "bedrock":
         from .bedrock_judge import DEFAULT_BEDROCK_MODEL, BedrockJudge  # deferred: boto3 loads only for this judge
 

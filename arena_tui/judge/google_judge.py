@@ -20,30 +20,21 @@ from google.genai import errors as genai_errors
 from google.genai.types import GenerateContentConfig, GenerateContentResponse, HttpOptions, HttpRetryOptions
 
 from arena_tui.spine.events import TokenUsage
-from arena_tui.spine.judges import DEFAULT_MODELS
-from .backends import (InvalidOutput, JudgeBackend, JudgeReply, JudgeRequest, PermanentError, TransientError, judge_key,
-                       parse_output, retry_after_seconds)
+from .backends import (InvalidOutput, JudgeReply, JudgeRequest, KeyedJudge, PermanentError, TransientError, parse_output,
+                       retry_after_seconds)
 from ..store.scrub import endpoint_label
 from .provider_schema import for_gemini
 from .sdk_errors import short, status_error
 
-DEFAULT_GOOGLE_MODEL = DEFAULT_MODELS["google"]
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 KEY_ENVS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")  # the client's own order
 _RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
 
 
-class GoogleJudge(JudgeBackend):
-    def __init__(
-        self,
-        model: str = DEFAULT_GOOGLE_MODEL,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout_s: float | None = None,  # default: request_timeout()
-    ) -> None:
-        key = judge_key(api_key, KEY_ENVS, "google")
-        self.identify("google", model, timeout_s)
+class GoogleJudge(KeyedJudge):
+    kind, key_envs = "google", KEY_ENVS
+
+    def connect(self, key: str, base_url: str | None) -> None:
         url = base_url or DEFAULT_BASE_URL
         options = HttpOptions(base_url=url, timeout=int(self.timeout_s * 1000), retry_options=HttpRetryOptions(attempts=1))
         # vertexai=False: the Gemini API by key, whatever GOOGLE_GENAI_USE_VERTEXAI says

@@ -12,31 +12,18 @@ from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
 from arena_tui.spine.events import TokenUsage
-from arena_tui.spine.judges import DEFAULT_MODELS, LOCAL
+from arena_tui.spine.judges import LOCAL
 from arena_tui.spine.local_llm import LOCAL_KEY, local_llm_url
-from .backends import InvalidOutput, JudgeBackend, JudgeReply, JudgeRequest, judge_key, parse_output
+from .backends import InvalidOutput, JudgeReply, JudgeRequest, KeyedJudge, parse_output
 from ..store.scrub import endpoint_label
 from .sdk_errors import parsed, sdk_call
 
-DEFAULT_OPENAI_MODEL = DEFAULT_MODELS["openai"]
-DEFAULT_LOCAL_MODEL = DEFAULT_MODELS[LOCAL]
 
 
-class OpenAIJudge(JudgeBackend):
-    kind = "openai"
+class OpenAIJudge(KeyedJudge):
+    kind, key_envs = "openai", ("OPENAI_API_KEY",)
 
-    def __init__(
-        self,
-        model: str = DEFAULT_OPENAI_MODEL,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout_s: float | None = None,  # default: request_timeout()
-    ) -> None:
-        self._connect(model, base_url, judge_key(api_key, ("OPENAI_API_KEY",), "openai"), timeout_s)
-
-    def _connect(self, model: str, base_url: str | None, key: str, timeout_s: float | None) -> None:
-        self.identify(self.kind, model, timeout_s)
+    def connect(self, key: str, base_url: str | None) -> None:
         # max_retries=0: backends.judge_with_retries is the single retry policy.
         self.client = AsyncOpenAI(api_key=key, base_url=base_url, timeout=self.timeout_s, max_retries=0)
         self.endpoint = endpoint_label(self.client.base_url)
@@ -99,9 +86,11 @@ class LocalJudge(OpenAIJudge):
 
     kind = LOCAL
 
-    def __init__(self, model: str = DEFAULT_LOCAL_MODEL, *, base_url: str | None = None,
-                 timeout_s: float | None = None) -> None:
-        self._connect(model, local_llm_url(base_url), LOCAL_KEY, timeout_s)
+    def key(self, given: str | None) -> str:
+        return LOCAL_KEY
+
+    def connect(self, key: str, base_url: str | None) -> None:
+        super().connect(key, local_llm_url(base_url))
 
     def options(self, request: JudgeRequest) -> dict[str, Any]:
         return {}

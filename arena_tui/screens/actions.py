@@ -112,6 +112,26 @@ async def announce(screen: ArenaScreen, store: Store, state: RunState, turn: int
         other.post_message(TurnRejudged(state.run_id, turn, new))
 
 
+class TurnKeys(ArenaScreen):
+    """The keys of a screen showing a run's turns, each acting on the turn it points at
+    (`acted_turn`): play its audio, stop the audio, judge it again."""
+
+    state: RunState
+
+    @property
+    def acted_turn(self) -> int | None:
+        raise NotImplementedError
+
+    def action_play(self) -> None:
+        play_turn(self, self.state, self.acted_turn)
+
+    def action_stop_audio(self) -> None:
+        stop_audio(self)
+
+    def action_rejudge(self) -> None:
+        rejudge(self, self.state, self.acted_turn)
+
+
 def review(screen: ArenaScreen, state: RunState, turn: int | None) -> None:
     """A person's verdict on the turn, or its withdrawal (`dialogs.review`), recorded by
     `judge.human` as `arena-tui review` records it, published on the app's bus."""

@@ -27,6 +27,9 @@ def arena_of(node: MessagePump) -> Arena:
     return cast(Arena, node.app)
 
 
+#: escape goes back to the screen underneath (every pushed screen that has nothing to close first)
+BACK = Binding("escape", "app.pop_screen", "Back")
+
 #: every screen that names itself for the help, as its class is defined (`ArenaScreen.HELP_WHERE`)
 SCREENS: list[type[ArenaScreen]] = []
 

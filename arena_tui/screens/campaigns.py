@@ -24,6 +24,7 @@ from ..campaign.spec import Cell
 from ..widgets.dimensions import cell_strict, rate_slots, rates_legend, slot_dims, slots_header
 from ..widgets.fit import PAD, fit_cell, fit_columns, hidden_text, natural_widths
 from .polling import PollingScreen
+from .base import BACK
 from ..verdicts import STRICT
 from ..timing import speed_text
 from arena_tui.spine.ids import short_ids
@@ -103,7 +104,7 @@ class CampaignsScreen(PollingScreen):
     HELP_WHERE, HELP_ORDER = "campaigns", 8
     CSS_PATH = "campaigns.tcss"
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
+        BACK,
         Binding("enter", "open", "Open campaign"),
         Binding("g", "reload", "Reload", show=False),
     ]
@@ -207,7 +208,7 @@ class CampaignScreen(PollingScreen):
     HELP_WHERE, HELP_ORDER = "campaign", 9
     CSS_PATH = "campaigns.tcss"
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
+        BACK,
         Binding("enter", "open_run", "Open run"),
         Binding("R", "report", "Report"),
         Binding("g", "reload", "Reload", show=False),

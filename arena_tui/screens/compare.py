@@ -28,7 +28,7 @@ from ..widgets.board_cells import MUTED, ms_text, pattern_text, verdict_text
 from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
 from ..widgets.pair_turn import pair_turn
 from ..timing import speed_text
-from .base import ArenaScreen
+from .base import BACK, ArenaScreen
 from .find import FIND_KEYS, Finding, find_line
 
 DIFF = "bold on #6b4a00"  # a cell whose value differs between the two sides (its own colours kept)
@@ -88,7 +88,7 @@ class CompareScreen(Finding, ArenaScreen):
     CSS_PATH = "board.tcss"
     FIND_TABLE = "pair"
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
+        BACK,
         Binding("d", "toggle_diff", "Only differences"),
         *FIND_KEYS,
     ]

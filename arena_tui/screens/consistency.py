@@ -18,14 +18,14 @@ from ..judge.causes import causes_text
 from ..verdicts import APART, STRICT
 from ..widgets.board_cells import MUTED, pattern_text, rate_cell
 from ..timing import speed_text
-from .base import ArenaScreen
+from .base import BACK, ArenaScreen
 
 
 class ConsistencyScreen(ArenaScreen):
     HELP_WHERE, HELP_ORDER = "consistency", 6
     CSS_PATH = "board.tcss"
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
+        BACK,
         Binding("f", "toggle_flips", "Only flipping / failing"),
     ]
 

@@ -30,7 +30,7 @@ from ..widgets.board_notes import board_notes, row_human
 from ..widgets.board_plots import CategoryBars, LatencyPlot, legend
 from ..widgets.fit import Forms, column_window, fit_lines, fit_parts, lines_width
 from ..widgets.query_line import QueryLine
-from .base import ArenaScreen
+from .base import BACK, ArenaScreen
 from .find import FILTER_KEY, FIND_KEYS, Finding, filter_line, find_line
 
 
@@ -56,7 +56,7 @@ class LeaderboardScreen(Finding, ArenaScreen):
     HELP_EXTRA = [Binding("click", "", "Sort by that column (header)")]
     CSS_PATH = "board.tcss"
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back"),
+        BACK,
         Binding("enter", "drill", "Consistency", show=False),
         Binding("s", "sort_next", "Sort", tooltip="Sort by the next column (again: the one after)"),
         Binding("S", "reverse", "Reverse order", show=False),

@@ -30,7 +30,6 @@ from ..widgets.transcript import TranscriptView
 from ..widgets.fit import Forms, fit_parts
 from ..widgets.turn_table import FAULT, HUMAN, TurnTable
 from . import actions
-from .base import ArenaScreen
 from .find import FIND_KEYS, Finding, find_line, turn_matches
 
 
@@ -47,7 +46,7 @@ class Panes(Grid):
 FILTER_LINES = 3  # the line under the tables (app.tcss #run-filter max-height)
 
 
-class RunScreen(Finding, ArenaScreen):
+class RunScreen(Finding, actions.TurnKeys):
     HELP_WHERE, HELP_ORDER = "run (live)", 2
     FIND_TABLE = "turns"
     HELP_EXTRA = [Binding("up,down", "", "Select turn")]
@@ -230,6 +229,8 @@ class RunScreen(Finding, ArenaScreen):
     def selected_turn(self) -> int | None:
         return self.query_one(TurnTable).selected_turn
 
+    acted_turn = selected_turn
+
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_detail()
 
@@ -298,15 +299,6 @@ class RunScreen(Finding, ArenaScreen):
             self.paint(force=True)
 
         self.app.push_screen(CategoryDialog(cats, self.query_one(TurnTable).category), chosen)
-
-    def action_play(self) -> None:
-        actions.play_turn(self, self.state, self.selected_turn)
-
-    def action_stop_audio(self) -> None:
-        actions.stop_audio(self)
-
-    def action_rejudge(self) -> None:
-        actions.rejudge(self, self.state, self.selected_turn)
 
     def action_stop_run(self) -> None:
         if not self.arena.running(self.state.run_id):

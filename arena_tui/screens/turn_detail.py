@@ -26,7 +26,6 @@ from ..widgets.render_once import RenderedOnce
 from ..widgets.run_header import RunHeader
 from ..widgets.turn_table import FAULT, HUMAN, row_signature
 from . import actions
-from .base import ArenaScreen
 
 LATENCY_LABELS = [
     ("voice_to_voice_ms", "voice-to-voice", "user speech end (VAD) → audible bot speech, our timeline"),
@@ -214,7 +213,7 @@ def why_text(row: TurnRow, causes: tuple[str, ...] = ()) -> Text:
     return t
 
 
-class TurnDetailScreen(ArenaScreen):
+class TurnDetailScreen(actions.TurnKeys):
     HELP_WHERE, HELP_ORDER = "turn detail", 4
     BINDINGS = [
         Binding("escape", "back", "Back"),
@@ -332,14 +331,9 @@ class TurnDetailScreen(ArenaScreen):
     def action_back(self) -> None:
         self.app.pop_screen()
 
-    def action_play(self) -> None:
-        actions.play_turn(self, self.state, self.turn)
-
-    def action_stop_audio(self) -> None:
-        actions.stop_audio(self)
-
-    def action_rejudge(self) -> None:
-        actions.rejudge(self, self.state, self.turn)
+    @property
+    def acted_turn(self) -> int | None:
+        return self.turn
 
     def action_review(self) -> None:
         actions.review(self, self.state, self.turn)

@@ -112,7 +112,6 @@ class AnthropicFake(TextFake):
                                      "result": parsed(content if isinstance(content, str) else _text(content))})
         if open_calls:
             return "the last assistant message's `tool_use` blocks have no `tool_result` after them"
-        ex.phase = "tool" if ex.turns and ex.turns[-1]["role"] == "tool" else "user"
         return None
 
     @staticmethod

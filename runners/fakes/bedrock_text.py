@@ -117,7 +117,6 @@ class BedrockConverseFake(TextFake):
             pending = {str(u.get("toolUseId")): str(u.get("name")) for u in uses}
         if pending:
             return "the last assistant turn's toolUse blocks have no toolResult after them"
-        ex.phase = "tool" if ex.turns and ex.turns[-1]["role"] == "tool" else "user"
         return None
 
     @staticmethod

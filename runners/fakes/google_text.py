@@ -94,7 +94,6 @@ class GeminiTextFake(TextFake):
             pending = calls if role == "model" else []
         if pending:
             return "the last model turn's function calls have no functionResponse after them"
-        ex.phase = "tool" if ex.turns and ex.turns[-1]["role"] == "tool" else "user"
         return None
 
     @staticmethod

@@ -47,9 +47,13 @@ class Exchange(BaseModel):
     turns: list[dict[str, Any]] = Field(default_factory=list)
     tools: list[str] = Field(default_factory=list)  # declared tool names, in order
     body: dict[str, Any] = Field(default_factory=dict)  # the request as sent
-    phase: Phase = "user"
     reply: int | None = None  # script reply answered (None: unscripted / default)
     status: int = 200
+
+    @property
+    def phase(self) -> Phase:
+        """Where the request's conversation ends: in tool results ("tool") or the user's message ("user")."""
+        return "tool" if self.turns and self.turns[-1]["role"] == "tool" else "user"
 
     def user_texts(self) -> list[str]:
         return [t["text"] for t in self.turns if t["role"] == "user"]
