@@ -31,6 +31,8 @@ class ModelChoice:
     needs_fake: tuple[str, ...]  # what is missing for a run against its local fake
     #: its protocol lets the client close the user's turn: server VAD may be turned off (`--disable-vad`)
     manual_commit: bool = False
+    #: the reasoning effort it takes (`--effort`), as said: `low|medium|high`, `a budget of …`; "" none
+    effort: str = ""
     #: a spelling the user types (`alias` is its pattern, a cascade's), this an example of it; "" for an alias
     typed: str = ""
     #: what it is said to be against the real service / its local fake (`ready` only for what

@@ -18,7 +18,7 @@ import ipaddress
 import json
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from urllib.parse import urlsplit
 
@@ -200,6 +200,8 @@ class ProviderRunner(ABC):
     #: commit at the speech end; from its catalog entry, so the model list says it); the runner
     #: then builds its service so and `client_turns` says so
     manual_commit: ClassVar[bool] = False
+    #: alias → the reasoning effort it takes (`--effort`, from its catalog entry; the preflight refuses the rest)
+    efforts: ClassVar[Mapping[str, catalog.Effort]] = {}
     #: a cascade: the run times its stages (STT final, LLM first token, TTS first audio) per turn
     stage_timing: ClassVar[bool] = False
 
@@ -259,6 +261,8 @@ class ProviderRunner(ABC):
         if config.disable_vad and not self.manual_commit:
             problems.append(f"{self.name}: --disable-vad is not supported (its protocol has no client commit of the "
                             f"user's turn; it applies to {catalog.manual_commit_names()})")
+        if (effort := catalog.effort_problem(config.model, config.effort, self.efforts)) is not None:
+            problems.append(f"{self.name}: {effort}")
         return problems
 
     def client_turns(self, config: RunSettings) -> bool:

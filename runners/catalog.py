@@ -26,6 +26,44 @@ Mode = Literal["audio", "text"]
 
 
 @dataclass(frozen=True)
+class Effort:
+    """The reasoning effort / thinking level a model takes (`--effort`), as its protocol has it:
+    named levels, a token budget, or both; `field` is where it goes on the wire (`arena-tui models`
+    says both)."""
+
+    field: str
+    levels: tuple[str, ...] = ()
+    budget: tuple[int, int] | None = None  # a thinking budget in tokens: least, most
+
+    def accepts(self, value: str) -> bool:
+        if value in self.levels:
+            return True
+        return self.budget is not None and value.isdigit() and self.budget[0] <= int(value) <= self.budget[1]
+
+    @property
+    def text(self) -> str:
+        """What it takes, as a refusal and the model list say it: `low|medium|high` / `a budget of 1024-32000 tokens`."""
+        parts = ["|".join(self.levels)] if self.levels else []
+        if self.budget is not None:
+            parts.append(f"a budget of {self.budget[0]}-{self.budget[1]} tokens")
+        return " or ".join(parts)
+
+
+# the efforts the providers' protocols take (Pipecat 1.14's service settings; docs/providers.md "Reasoning effort")
+REALTIME_REASONING = Effort("session.reasoning.effort", ("minimal", "low", "medium", "high", "xhigh"))
+GPT5_REASONING = Effort("reasoning_effort", ("minimal", "low", "medium", "high"))
+GPT51_REASONING = Effort("reasoning_effort", ("none", "low", "medium", "high"))
+GEMINI3_THINKING = Effort("thinking_config.thinking_level", ("minimal", "low", "medium", "high"))
+CLAUDE_EFFORT = Effort("output_config.effort", ("low", "medium", "high", "max"))
+CLAUDE_BUDGET = Effort("thinking.budget_tokens", budget=(1024, 32000))
+
+
+def gemini25_thinking(least: int, most: int) -> Effort:
+    """A Gemini 2.5 model's thinking budget (0 turns it off where `least` is 0; its own bounds)."""
+    return Effort("thinking_config.thinking_budget", budget=(least, most))
+
+
+@dataclass(frozen=True)
 class Provider:
     """One provider runner, as data (the same names as its class attributes)."""
 
@@ -55,6 +93,8 @@ class Provider:
     manual_commit: bool = False
     #: any alias that starts with it is one of its models, the rest its id (`local:<model>`)
     alias_family: str = ""
+    #: alias → the reasoning effort it takes (`--effort`); an alias not here takes none (refused by name)
+    efforts: Mapping[str, Effort] = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -82,10 +122,12 @@ PROVIDERS: tuple[Provider, ...] = (
             "gpt-4o-realtime": "gpt-4o-realtime-preview",
             "gpt-4o-mini-realtime": "gpt-4o-mini-realtime-preview",
             "openai": "gpt-realtime",
+            "gpt-realtime-2": "gpt-realtime-2",
         },
         key_env=("OPENAI_API_KEY",),
         packages=("websockets", "pipecat.services.openai.realtime.llm"),
         manual_commit=True,
+        efforts={"gpt-realtime-2": REALTIME_REASONING},  # (Pipecat sends `reasoning` to gpt-realtime-2 only)
     ),
     Provider(
         name="sim",
@@ -95,6 +137,7 @@ PROVIDERS: tuple[Provider, ...] = (
         packages=("websockets", "pipecat.services.openai.realtime.llm"),
         simulated=True,
         manual_commit=True,
+        efforts={"sim": REALTIME_REASONING},  # the simulator takes what gpt-realtime-2 takes, and records it
     ),
     Provider(
         name="gemini",
@@ -109,6 +152,7 @@ PROVIDERS: tuple[Provider, ...] = (
         packages=("google.genai", "pipecat.services.google.gemini_live.llm"),
         install_hint="pip install 'pipecat-ai[google]'",
         model_prefix="models/",
+        efforts={"gemini-native-audio": gemini25_thinking(0, 24576), "gemini-3.1-flash": GEMINI3_THINKING},
     ),
     Provider(
         name="nova-sonic",
@@ -177,6 +221,7 @@ PROVIDERS: tuple[Provider, ...] = (
         key_env=("OPENAI_API_KEY",),
         packages=("openai", "pipecat.services.openai.llm"),
         model_env={"text": "ARENA_TUI_TEXT_MODEL"},
+        efforts={"gpt-5-mini": GPT5_REASONING, "gpt-5.1": GPT51_REASONING},
     ),
     Provider(  # a model served by an OpenAI-compatible server: `arena_tui.spine.local_llm`
         name="local",
@@ -197,6 +242,7 @@ PROVIDERS: tuple[Provider, ...] = (
         key_env=("ANTHROPIC_API_KEY",),
         packages=("anthropic", "pipecat.services.anthropic.llm"),
         install_hint="pip install 'pipecat-ai[anthropic]'",
+        efforts={"claude-sonnet-4-6": CLAUDE_EFFORT, "claude-sonnet-5": CLAUDE_EFFORT, "claude-haiku-4-5": CLAUDE_BUDGET},
     ),
     Provider(
         name="google",
@@ -208,6 +254,7 @@ PROVIDERS: tuple[Provider, ...] = (
         any_key=True,
         packages=("google.genai", "pipecat.services.google.llm"),
         install_hint="pip install 'pipecat-ai[google]'",
+        efforts={"gemini-2.5-flash": gemini25_thinking(0, 24576), "gemini-2.5-pro": gemini25_thinking(128, 32768)},
     ),
     Provider(
         name="bedrock",
@@ -331,7 +378,7 @@ FAMILIES: tuple[Provider, ...] = tuple(p for p in PROVIDERS if p.alias_family)
 BY_RUNNER: dict[str, Provider] = {p.runner: p for p in PROVIDERS}
 #: what an entry declares for its runner class (the same names as the class attributes)
 FIELDS = ("name", "aliases", "mode", "key_env", "any_key", "packages", "install_hint", "model_prefix",
-          "model_env", "simulated", "fake_class", "manual_commit", "alias_family")
+          "model_env", "simulated", "fake_class", "manual_commit", "alias_family", "efforts")
 
 
 def known_models() -> list[str]:
@@ -343,6 +390,19 @@ def manual_commit_names() -> str:
     sentence names them: `openai, sim and grok`."""
     names = [p.name for p in PROVIDERS if p.manual_commit]
     return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def effort_problem(alias: str, effort: str | None, efforts: Mapping[str, Effort]) -> str | None:
+    """Why a model does not take `effort` (one line naming the model and what it takes), None when it does."""
+    if effort is None:
+        return None
+    takes = efforts.get(alias)
+    if takes is None:
+        some = sorted(a for p in PROVIDERS for a in p.efforts)
+        return f"--effort {effort}: {alias} takes no reasoning effort (models that do: {', '.join(some)})"
+    if not takes.accepts(effort):
+        return f"--effort {effort}: {alias} takes {takes.text} (its {takes.field})"
+    return None
 
 
 def lookup(alias: str) -> Provider | None:

@@ -7,8 +7,9 @@ loaded into a throw-away database, so screenshots show no machine paths and no k
 is shot at 120x40 (`<name>.svg`) and at the other sizes the tests check (`<name>_80x24.svg`, ...);
 the review shots (a person's verdict given on a turn, the latency chart) are of the demo recording;
 the leaderboard, its failure mix, compare and report.png show real runs recorded here first (`real_runs`: the
-engine on demo_bench against the simulator, with and without faults, and two providers' protocol
-fakes, at speed 1 so their latencies count, and one sped up; a few minutes); the campaign screens
+engine on demo_bench against the simulator, with and without faults, under two acoustic conditions
+(one with a reasoning effort), and two providers' protocol fakes, at speed 1 so their latencies
+count, and one sped up; a few minutes); the campaign screens
 show tests/snapshots/fixture_campaign.py's campaign (a cell in every state); the duplex figures (a duplex
 turn's detail, the leaderboard's duplex columns) a duplex_bench run against the simulator. report.png is that
 report.html at 1280 px in headless Chromium (Debian's `chromium-headless-shell` or `chromium`;
@@ -177,6 +178,9 @@ REAL_RUNS = [
     ("gpt-realtime fake", ["--model", "gpt-realtime", "--fake"]),  # timed as the real service answers
     ("gemini fake", ["--model", "gemini-native-audio", "--fake"]),
     ("sim at 4x", ["--model", "sim", "--speed", "4"]),
+    # the user audio under acoustic conditions, one with a reasoning effort: each its own row
+    ("sim under telephony", ["--model", "sim", "--condition", "telephony"]),
+    ("sim under noise, high effort", ["--model", "sim", "--condition", "noise=10", "--effort", "high"]),
 ]
 _REAL: dict[str, tuple[Path, list[str]]] = {}
 

@@ -35,6 +35,16 @@ CHOICES = {
         {"model": "gpt-realtime", "against": "fake", "turns": "1,3"},
         {"models": "gpt-realtime", "fake": True, "turns": "1,3"},
     ),
+    "sim_telephony_high_effort": (
+        ["--model", "sim", "--condition", "Telephony", "--effort", "high"],
+        {"model": "sim", "condition": "Telephony", "effort": "high"},
+        {"models": "sim", "conditions": "Telephony", "efforts": "high"},
+    ),
+    "babble_noise_of_a_fake": (
+        ["--model", "gemini-3.1-flash", "--fake", "--condition", "noise=5:babble", "--effort", "low"],
+        {"model": "gemini-3.1-flash", "against": "fake", "condition": "noise=5:babble", "effort": "low"},
+        {"models": "gemini-3.1-flash", "fake": True, "conditions": "noise=5:babble", "efforts": "low"},
+    ),
     "defaults": ([], {}, {"models": "sim"}),
 }
 
@@ -54,6 +64,17 @@ BAD = {
     "fault_on_a_turn_not_there": (["--faults", "42:no_response"], {"faults": "42:no_response"},
                                   {"config": 'faults = "42:no_response"'},
                                   "--faults: demo_bench has no turn 42 (turns are 0-9)"),
+    "bad_condition": (["--condition", "noise=abc"], {"condition": "noise=abc"}, {"condition": "noise=abc"},
+                      "--condition: 'noise=abc': 'abc' is not an SNR in dB"),
+    "unknown_condition": (["--condition", "underwater"], {"condition": "underwater"}, {"condition": "underwater"},
+                          "--condition: 'underwater': expected clean, noise=<SNR dB>[:white|pink|babble], telephony or "
+                          "loss=<percent>"),
+    "effort_where_the_protocol_has_none": (
+        ["--model", "grok", "--fake", "--effort", "high"], {"model": "grok", "against": "fake", "effort": "high"},
+        {"models": "grok", "fake": True, "effort": "high"}, "grok: --effort high: grok takes no reasoning effort"),
+    "effort_the_model_does_not_take": (
+        ["--effort", "max"], {"effort": "max"}, {"effort": "max"},
+        "sim: --effort max: sim takes minimal|low|medium|high|xhigh (its session.reasoning.effort)"),
     "no_key": (["--model", "gpt-realtime"], {"model": "gpt-realtime"}, {"models": "gpt-realtime"},
                "openai: environment variable OPENAI_API_KEY is not set (the API key)"),
 }
@@ -71,7 +92,7 @@ def from_flags(flags: list[str]) -> RunSettings:
 
 def from_campaign(flags: dict, tmp_path: Path) -> RunSettings:
     spec = campaign_spec(flags, tmp_path)
-    return spec.run_settings(spec.models[0], spec.speakers[0])
+    return spec.cell_settings(spec.cell_benchmarks()[0], spec.cell_models()[0])
 
 
 def campaign_spec(flags: dict, tmp_path: Path):
@@ -91,12 +112,12 @@ async def open_dialog(app: ArenaApp, pilot) -> NewRunDialog:
 async def fill(dialog: NewRunDialog, pilot, fields: dict[str, str]) -> None:
     """The dialog's fields as a user sets them: the model first (it decides which fields show)."""
     defaults = {"model": "sim", "against": "service", "speaker": "tts", "vad": "server",
-                "faults": "", "turns": "", "speed": "1.0"}
+                "faults": "", "turns": "", "speed": "1.0", "condition": "", "effort": ""}
     values = {**defaults, **fields}
     for name in ("model", "against", "speaker", "vad"):
         dialog.query_one(f"#{name}", Select).value = values[name]
         await pilot.pause()
-    for name in ("faults", "turns", "speed"):
+    for name in ("faults", "turns", "speed", "condition", "effort"):
         dialog.query_one(f"#{name}", Input).value = values[name]
     await pilot.pause()
 
@@ -124,6 +145,9 @@ async def test_the_three_entry_points_build_the_same_settings(tmp_path: Path) ->
         == {"speed": 2.5, "turns": [0, 1, 2], "speaker": "person1", "disable_vad": True}
     fake = from_flags(CHOICES["a_provider_fake"][0])
     assert (fake.model, fake.fake, fake.fake_timing, fake.turns) == ("gpt-realtime", True, "real", [1, 3])
+    heard = from_flags(CHOICES["babble_noise_of_a_fake"][0])
+    assert (heard.condition, heard.effort, heard.seed) == ("noise=5:babble", "low", 0)  # stored canonical
+    assert from_flags(CHOICES["sim_telephony_high_effort"][0]).condition == "telephony"
 
 
 async def test_the_three_entry_points_refuse_a_bad_input_alike(tmp_path: Path, capsys, no_openai_key) -> None:
@@ -139,7 +163,8 @@ async def test_the_three_entry_points_refuse_a_bad_input_alike(tmp_path: Path, c
         argv = ["--db", str(tmp_path / "campaign.db"), "campaign", "run", str(toml), "--judge", "none"]
         for key, value in campaign.items():
             if key != "config":
-                argv += [{"models": "--model"}.get(key, f"--{key}"), str(value)]
+                flag = {"models": "--model"}.get(key, f"--{key}")
+                argv += [flag] if value is True else [flag, str(value)]
         assert await asyncio.to_thread(main, argv) == 2, name  # (the command runs its own event loop)
         said[name].append(capsys.readouterr().err)
     app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher())
@@ -161,12 +186,15 @@ def test_stored_settings_read_back_as_they_were_and_old_runs_still_read() -> Non
     settings = build_settings("gpt-realtime", fake=True, turns="0-2", speed="2", greeting=False, rotate_after=30,
                               service_args=(), fields={"watchdog": {"extra_ms": 6000.0}})
     assert RunSettings.from_recorded(settings.public()) == settings
+    heard = build_settings("sim", condition="noise=5:babble", seed="11", effort="high")
+    assert RunSettings.from_recorded(heard.public()) == heard  # a resumed run hears the same audio
     # a run stored before speakers, fake timing and services, with what its loop added for display
     old = {"model": "sim", "speed": 2.0, "turns": [0, 1], "faults": "1:no_response", "fake": False,
            "greeting": {"enabled": False}, "modality": "text", "turn_taking_supported": False}
     back = RunSettings.from_recorded(old)
     assert (back.model, back.speed, back.turns, back.faults, back.speaker, back.greeting.enabled) == \
         ("sim", 2.0, [0, 1], "1:no_response", "tts", False)
+    assert (back.condition, back.seed, back.effort) == ("clean", 0, None)  # stored before conditions: clean
     with pytest.raises(SettingsError, match="^--speed: input should be greater than 0"):
         RunSettings.from_recorded({**old, "speed": 0})
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from arena_tui.compare.load import stored_tallies
 from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.conditions import CLEAN
 from arena_tui.spine.events import LOST_PACE, unfinished
 from arena_tui.spine.ids import IdError, unique_prefix
 from arena_tui.store import RunRow, Store
@@ -248,9 +249,12 @@ class CampaignView:
 
     @property
     def summary(self) -> str:
-        """benchmarks × models × repeats, e.g. "demo_bench × sim, gpt-realtime × 2"."""
+        """benchmarks × models × repeats, e.g. "demo_bench × sim, gpt-realtime × 2", with the
+        conditions and efforts when it has them ("demo_bench × clean, telephony × sim × effort low, high × 1")."""
         s = self.spec
-        return f"{', '.join(s.benchmarks)} × {', '.join(s.models)} × {s.repeats}"
+        conditions = f" × {', '.join(s.conditions)}" if s.conditions != (CLEAN.label,) else ""
+        efforts = f" × effort {', '.join(s.efforts)}" if s.efforts else ""
+        return f"{', '.join(s.benchmarks)}{conditions} × {', '.join(s.models)}{efforts} × {s.repeats}"
 
     @property
     def shape(self) -> str:

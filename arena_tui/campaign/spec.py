@@ -1,6 +1,9 @@
 """What a campaign runs: benchmarks × models × repeats, from CLI flags or a TOML file.
 
-One spec expands to cells `(benchmark, model, repeat)`, each one ordinary run. A TOML file
+One spec expands to cells `(benchmark, model, repeat)`, each one ordinary run. What the user's
+audio is (a speaker, an acoustic condition) is part of a cell's benchmark, what is asked of the
+model (a reasoning effort) part of its model: `demo_bench@person1 [telephony]` × `sim [effort=high]`
+(`cell_benchmark`, `cell_model`; the defaults leave the names as they were). A TOML file
 holds the same keys as the flags (`bench = ["demo_bench"]`, `model = [...]`, `repeats`, …);
 flags given on the command line override the file's values.
 """
@@ -14,6 +17,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from arena_tui.spine.conditions import CLEAN, ConditionError, parse_condition
 from arena_tui.spine.judges import KINDS_OR_NONE
 from arena_tui.spine.settings import RunSettings, SettingsError, build_settings, parse_turns
 from arena_tui.spine.source import ALL_SPEAKERS, TTS
@@ -27,16 +31,43 @@ class SpecError(ValueError):
 SPEAKER_SEP = "@"
 
 
-def cell_benchmark(name: str, speaker: str) -> str:
-    """The benchmark of a cell whose user audio is `speaker`'s: the name alone for TTS, so a
-    campaign without speakers keeps the cells it always had."""
-    return name if speaker == TTS else f"{name}{SPEAKER_SEP}{speaker}"
+def cell_benchmark(name: str, speaker: str, condition: str = CLEAN.label) -> str:
+    """The benchmark of a cell whose user audio is `speaker`'s heard under `condition`: the name
+    alone for TTS and clean, so a campaign without them keeps the cells it always had."""
+    key = name if speaker == TTS else f"{name}{SPEAKER_SEP}{speaker}"
+    return key if condition == CLEAN.label else f"{key}{VARIANT_OPEN}{condition}{VARIANT_CLOSE}"
 
 
 def cell_parts(benchmark: str) -> tuple[str, str]:
     """(benchmark name, speaker) of a cell's benchmark (`cell_benchmark` read back)."""
+    benchmark, _ = _variant(benchmark)
     name, sep, speaker = benchmark.rpartition(SPEAKER_SEP)
     return (name, speaker) if sep and name and speaker else (benchmark, TTS)
+
+
+def cell_condition(benchmark: str) -> str:
+    """The acoustic condition of a cell's benchmark (`clean` when it names none)."""
+    return _variant(benchmark)[1] or CLEAN.label
+
+
+def cell_model(model: str, effort: str | None) -> str:
+    """The model of a cell asked for `effort`: `sim [effort=high]` (the default effort: the alias alone)."""
+    return model if not effort else f"{model} [{EFFORT_KEY}{effort}]"
+
+
+def model_parts(model: str) -> tuple[str, str | None]:
+    """(model alias, effort or None) of a cell's model (`cell_model` read back)."""
+    alias, variant = _variant(model)
+    return (alias, variant.removeprefix(EFFORT_KEY)) if variant.startswith(EFFORT_KEY) else (model, None)
+
+
+#: a cell's variant after its name: `demo_bench [noise=10]`, `sim [effort=high]`
+VARIANT_OPEN, VARIANT_CLOSE, EFFORT_KEY = " [", "]", "effort="
+
+
+def _variant(key: str) -> tuple[str, str]:
+    name, sep, rest = key.rpartition(VARIANT_OPEN)
+    return (name, rest[:-1]) if sep and name and rest.endswith(VARIANT_CLOSE) else (key, "")
 
 
 @dataclass(frozen=True)
@@ -77,6 +108,11 @@ class CampaignSpec:
     #: whose voice the user audio is, one cell each: tts and/or human speakers (`all` is resolved
     #: by the command, per the benchmarks' recordings, before the spec is made)
     speakers: tuple[str, ...] = (TTS,)
+    #: the acoustic conditions the user audio is heard under, one cell each (`spine.conditions` specs, stored canonical)
+    conditions: tuple[str, ...] = (CLEAN.label,)
+    #: the reasoning efforts asked of every model, one cell each (none: the provider's default; a
+    #: model that takes none is refused by the run preflight, naming what it takes)
+    efforts: tuple[str, ...] = ()
     #: server VAD off in every run (`--disable-vad`: our commit closes the user's turn); a model whose
     #: protocol has no client commit is refused by the run preflight (`orchestrator.preflight`)
     disable_vad: bool = False
@@ -108,6 +144,15 @@ class CampaignSpec:
         bad = [s for s in self.speakers if s == ALL_SPEAKERS or not s or SPEAKER_SEP in s]
         if bad:
             raise SpecError(f"campaign: speaker {bad[0]!r} is not a speaker's name (tts, person1, …)")
+        if not self.conditions:
+            raise SpecError("campaign: no condition (--condition clean,telephony or condition = [...])")
+        # one cell per condition however it was typed; one it cannot read is refused by the run
+        # settings' builder, in the words `run --condition` says (`cell_settings`, the preflight)
+        object.__setattr__(self, "conditions", tuple(dict.fromkeys(_canonical(c) for c in self.conditions)))
+        object.__setattr__(self, "efforts", tuple(dict.fromkeys(e.strip().lower() for e in self.efforts)))
+        bad = [e for e in self.efforts if not e or VARIANT_OPEN.strip() in e or VARIANT_CLOSE in e]
+        if bad:
+            raise SpecError(f"campaign: effort {bad[0]!r} is not an effort (low, high, 2048, …)")
         if not isinstance(self.disable_vad, bool):
             raise SpecError(f"campaign: disable_vad must be true or false (got {self.disable_vad!r})")
 
@@ -163,27 +208,44 @@ class CampaignSpec:
                 "real time): a busy worker's new runs get a lower speed (each run records its own), and turns "
                 "that lose pace are re-run")
 
-    def run_settings(self, model: str, speaker: str = TTS) -> RunSettings:
-        """The settings of one cell's run (`speaker`: whose recordings its user audio is), by the
-        one builder `arena-tui run` and the new-run dialog use; SettingsError naming what it refuses."""
+    def run_settings(self, model: str, speaker: str = TTS, condition: str = CLEAN.label,
+                     effort: str | None = None) -> RunSettings:
+        """The settings of one cell's run (`speaker`: whose recordings its user audio is, `condition`
+        what it is heard under, `effort` what is asked of the model), by the one builder `arena-tui
+        run` and the new-run dialog use; SettingsError naming what it refuses."""
         return build_settings(model, speed=self.speed, turns=self.turns, fake=self.fake, greeting=self.greeting,
-                              speaker=speaker, disable_vad=self.disable_vad, fields=self.extra)
+                              speaker=speaker, disable_vad=self.disable_vad, condition=condition, effort=effort,
+                              fields=self.extra)
+
+    def cell_settings(self, benchmark: str, model: str) -> RunSettings:
+        """`run_settings` of a cell, from its benchmark and model (`cell_benchmarks`, `cell_models`)."""
+        alias, effort = model_parts(model)
+        return self.run_settings(alias, cell_parts(benchmark)[1], cell_condition(benchmark), effort)
 
     def cells(self) -> list[Cell]:
         """The matrix, benchmark-major then model then repeat (the order runs are submitted)."""
-        return [Cell(b, m, r) for b in self.cell_benchmarks() for m in self.models for r in range(1, self.repeats + 1)]
+        return [Cell(b, m, r) for b in self.cell_benchmarks() for m in self.cell_models()
+                for r in range(1, self.repeats + 1)]
 
     def cell_benchmarks(self) -> list[str]:
-        """Each benchmark as each speaker says it (`cell_benchmark`), benchmark-major."""
-        return [cell_benchmark(b, s) for b in self.benchmarks for s in self.speakers]
+        """Each benchmark as each speaker says it under each condition (`cell_benchmark`), benchmark-major."""
+        return [cell_benchmark(b, s, c) for b in self.benchmarks for s in self.speakers for c in self.conditions]
+
+    def cell_models(self) -> list[str]:
+        """Each model at each effort (`cell_model`), model-major."""
+        return [cell_model(m, e) for m in self.models for e in (self.efforts or (None,))]
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["ray_address"] = _no_secret(d["ray_address"])
         if self.speakers == (TTS,):  # a spec without speakers stays the JSON it always was (found again by it)
             del d["speakers"]
-        if not self.disable_vad:  # (the same for one with the server's VAD)
+        if not self.disable_vad:  # (the same for one with the server's VAD, clean audio, no effort)
             del d["disable_vad"]
+        if self.conditions == (CLEAN.label,):
+            del d["conditions"]
+        if not self.efforts:
+            del d["efforts"]
         return d
 
     @classmethod
@@ -191,9 +253,17 @@ class CampaignSpec:
         known = {f.name for f in fields(cls)}
         d = {k: v for k, v in data.items() if k in known}
         d["benchmarks"], d["models"] = tuple(d["benchmarks"]), tuple(d["models"])
-        if "speakers" in d:
-            d["speakers"] = tuple(d["speakers"])
+        for axis in ("speakers", "conditions", "efforts"):
+            if axis in d:
+                d[axis] = tuple(d[axis])
         return cls(**d)
+
+
+def _canonical(condition: str) -> str:
+    try:
+        return parse_condition(condition).label
+    except ConditionError:
+        return condition.strip()
 
 
 def _no_secret(address: str | None) -> str | None:
@@ -208,11 +278,12 @@ def _no_secret(address: str | None) -> str | None:
 _KEYS = {"bench": "benchmarks", "model": "models", "repeats": "repeats", "concurrency": "concurrency",
          "judge": "judge", "speed": "speed", "turns": "turns", "fake": "fake", "greeting": "greeting",
          "executor": "executor", "ray_address": "ray_address", "workers": "workers", "speaker": "speakers",
-         "disable_vad": "disable_vad"}
+         "disable_vad": "disable_vad", "condition": "conditions", "effort": "efforts"}
 
 
 #: run settings a campaign sets by its own keys, never in [config]
-_OWN_KEYS = {"model", "speed", "turns", "fake", "speaker", "disable_vad"}
+_OWN_KEYS = {"model", "speed", "turns", "fake", "speaker", "disable_vad", "condition", "effort"}
+_LISTS = ("bench", "model", "speaker", "condition", "effort")  # TOML keys that are lists (or "a,b")
 
 
 def listify(value: Any, where: str) -> tuple[str, ...]:
@@ -240,7 +311,7 @@ def load_toml(path: Path) -> dict[str, Any]:
                 raise SpecError(f"{path}: [config] {own[0]}: a campaign key: set it at the top (`{own[0]} = …`)")
             out["extra"] = value
         elif key in _KEYS:
-            out[_KEYS[key]] = listify(value, f"{path}: {key}") if key in ("bench", "model", "speaker") else value
+            out[_KEYS[key]] = listify(value, f"{path}: {key}") if key in _LISTS else value
         else:
             raise SpecError(f"{path}: unknown key {key!r} (known: {', '.join(sorted(_KEYS))}, [config])")
     if isinstance(out.get("turns"), list):
@@ -253,7 +324,7 @@ def build_spec(file_values: dict[str, Any], flag_values: dict[str, Any]) -> Camp
     merged = dict(file_values)
     for name, value in flag_values.items():
         if value is not None:
-            merged[name] = listify(value, f"--{name}") if name in ("benchmarks", "models", "speakers") else value
+            merged[name] = listify(value, f"--{name}") if name in ("benchmarks", "models", "speakers", "conditions", "efforts") else value
     merged.setdefault("benchmarks", ())
     merged.setdefault("models", ())
     try:

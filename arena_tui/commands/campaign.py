@@ -103,7 +103,8 @@ def spec_from_args(args: argparse.Namespace) -> Any:
                  "concurrency": args.concurrency, "judge": args.judge, "speed": args.speed, "turns": args.turns,
                  "fake": args.fake, "greeting": args.greeting, "executor": args.executor,
                  "ray_address": args.ray_address, "workers": args.workers,
-                 "speakers": getattr(args, "speaker", None),
+                 "speakers": getattr(args, "speaker", None), "conditions": getattr(args, "condition", None),
+                 "efforts": getattr(args, "effort", None),
                  "disable_vad": True if getattr(args, "disable_vad", False) else None}
         file_values, flags = _all_speakers(file_values, flags, args)
         return build_spec(file_values, flags)

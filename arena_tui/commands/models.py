@@ -24,13 +24,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     quiet_logs(False)
-    rows = []
-    for m in models():
+    rows, listed = [], models()
+    for m in listed:
         rows.append((m.alias, m.provider, m.model_id, m.kind, ", ".join(m.key_env) or "-", m.status(args.fake)))
     widths = [max(len(r[i]) for r in rows + [(*HEAD, "")]) for i in range(len(HEAD))]
     print("  ".join(h.ljust(w) for h, w in zip(HEAD, widths, strict=True)) + "  status")
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=True)) + "  " + r[5])
+    efforts = [f"{m.alias}: {m.effort}" for m in listed if m.effort]
+    print("\nreasoning effort (--effort; refused for the others): " + "; ".join(efforts))
     c = cascades()
     keys = "; ".join(f"{part}: {', '.join(k)}" for part, k in c.keys.items())
     print(f"\ncascades (STT → a text model above → TTS, Pipecat's VAD closing the user's turn): {c.spelling}")

@@ -104,6 +104,20 @@ def add_input_arguments(parser: argparse.ArgumentParser, *, matrix: bool = False
         help=f"server VAD off ({manual_commit_names()}): the user's turn is closed by our commit + response.create at "
         "the end of the speech in the user WAV" + (" (every run of the campaign)" if matrix else ""),
     )
+    each = ", one cell each" if matrix else ""
+    parser.add_argument(
+        "--condition", metavar="SPEC,…" if matrix else "SPEC",
+        help=f"the acoustic condition the user audio is heard under{each}: clean (default), noise=<SNR dB>[:white|pink|babble], "
+        "telephony (8 kHz mu-law, 300-3400 Hz) or loss=<percent> (dropped 20 ms frames); seeded, so reproducible",
+    )
+    parser.add_argument(
+        "--effort", metavar="VALUE,…" if matrix else "VALUE",
+        help=f"reasoning effort / thinking level{each}, as the model takes it (e.g. low, high, or a token budget; "
+        "`arena-tui models` says which); refused for a model without one",
+    )
+    if not matrix:  # (a campaign: `seed = N` in its [config])
+        parser.add_argument("--seed", type=int, help="the seed of the condition's noise and drops (default 0: every run "
+                            "of a condition hears the same audio)")
 
 
 def settings_of(args: argparse.Namespace, speaker: str | None = None) -> RunSettings:
@@ -116,7 +130,8 @@ def settings_of(args: argparse.Namespace, speaker: str | None = None) -> RunSett
             fake_timing=args.fake_timing, greeting=not args.no_greeting, rotate_after=args.rotate_after,
             rehydrate=args.rehydrate, parallel=args.parallel,
             speaker=speaker or (None if args.speaker == ALL_SPEAKERS else args.speaker), disable_vad=args.disable_vad,
-            service=args.service, service_args=args.service_arg,
+            service=args.service, service_args=args.service_arg, condition=args.condition, seed=args.seed,
+            effort=args.effort,
         )
     except SettingsError as e:
         raise CliError(str(e)) from None

@@ -34,6 +34,8 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from arena_tui.spine.source import condition_of, effort_of
+
 from .duplex import DUPLEX_COLUMNS, duplex_columns
 from .judging import row_agreement, stored_agreement
 from .leaderboard import STAGES, BoardRow, Leaderboard, RunFigures
@@ -103,7 +105,8 @@ _LATENCY_OURS = [
 ]  # fmt: skip
 OURS_RUN_RESULTS = [
     "judge", "judge_agreement", "model_alias", "provider", "status", "started_at", "speed", "latency_note", "simulator", "fake",
-    "heuristic_judge", "imported", "labels", "latency_source", "turns_recorded", "human_verdicts", *APART_COLUMNS.values(),
+    "heuristic_judge", "imported", "labels", "condition", "effort", "latency_source", "turns_recorded", "human_verdicts",
+    *APART_COLUMNS.values(),
     "latency_excluded", "latency_untrusted_turns", "latency_ms_meaning", *_rate_names(STRICT), *_rate_names(ORIGINAL),
     *_LATENCY_OURS, *DUPLEX_COLUMNS,
 ]  # fmt: skip
@@ -113,11 +116,11 @@ _NOT_AVERAGED = {
     "model_name", "run_index", "run_id", "run_dir", "benchmark_name", "judge_name", "judge_model", "judge_version",
     "judged_at", "runtime_mode", "runtime_parallel", "disable_vad", "judge", "model_alias", "provider", "status",
     "started_at", "speed", "latency_note", "simulator", "fake", "heuristic_judge", "imported", "labels",
-    "latency_source", "turns_recorded", "latency_excluded", "latency_ms_meaning",
+    "condition", "effort", "latency_source", "turns_recorded", "latency_excluded", "latency_ms_meaning",
 }  # fmt: skip
 OURS_AVERAGED = [c for c in RUN_RESULTS if c not in _NOT_AVERAGED and c not in REFERENCE_AVERAGED]
 OURS_MODEL_SUMMARY = [
-    "benchmark_name", "runs", "labels", "turns", "latency_runs", "latency_excluded", "judge_agreement_pooled",
+    "benchmark_name", "runs", "labels", "condition", "effort", "turns", "latency_runs", "latency_excluded", "judge_agreement_pooled",
     "latency_ms_meaning",
     *_rate_names(STRICT), *_rate_names(ORIGINAL), *(n for m in METRICS for n in _rate_names(f"{m}_pooled")),
     *_LATENCY_OURS, *DUPLEX_COLUMNS,
@@ -277,6 +280,8 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
             "heuristic_judge": run.heuristic,
             "imported": isinstance(imported, dict),
             "labels": ", ".join(run.source_labels),
+            "condition": condition_of(config),
+            "effort": effort_of(config),
             "latency_source": _latency_source(f),
             "turns_recorded": len(run.results),
             "human_verdicts": run.tally.human_verdicts,
@@ -299,6 +304,9 @@ def _row_figures(row: BoardRow) -> dict[str, Any]:
         "benchmark_name": row.benchmark,
         "runs": len(row.runs),
         "labels": ", ".join(row.labels),
+        # (a row's runs share them: both are part of its labels, so of its identity)
+        "condition": condition_of(row.runs[0].run.row.config) if row.runs else "",
+        "effort": effort_of(row.runs[0].run.row.config) if row.runs else "",
         "turns": row.strict.n,
         "latency_runs": row.latency_runs,
         "latency_excluded": "; ".join(f"{k}: {v}" for k, v in row.latency_excluded.items()),

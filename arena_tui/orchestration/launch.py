@@ -28,7 +28,7 @@ from .run_pool import RunPool
 def model_choices() -> list[ModelChoice]:
     """Every model alias with what a run with it still needs (key names only, never values), the
     simulator first; last, the cascade spelling, typed in (`cascade:<stt>+<llm>+<tts>`)."""
-    out = [ModelChoice(m.alias, m.provider, m.simulated, m.needs, m.needs_fake, manual_commit=m.manual_commit,
+    out = [ModelChoice(m.alias, m.provider, m.simulated, m.needs, m.needs_fake, manual_commit=m.manual_commit, effort=m.effort,
                        status=m.status(), status_fake=m.status(fake=True)) for m in models()]
     spelling = cascades()
     return [*sorted(out, key=lambda c: (not c.simulated, c.alias)),

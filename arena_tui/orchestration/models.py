@@ -46,6 +46,7 @@ class Model:
     needs: tuple[str, ...]  # what a run against the real service still needs (keys, packages)
     needs_fake: tuple[str, ...]  # what a run against its local fake still needs
     manual_commit: bool = False  # its protocol lets `--disable-vad` close the user's turn by our commit
+    effort: str = ""  # the reasoning effort it takes (`--effort`, the catalog's `Effort.text`); "" none
     #: a model served on this machine: why its server does not answer for it ("" it does); None: not one
     served: str | None = None
 
@@ -74,7 +75,8 @@ def models() -> list[Model]:
         # the provider served on this machine (`local:<model>`): asked whether it answers for the model
         served = probe_local(local_llm_url(), model) if p.name == "local" else None
         out.append(Model(alias, p.name, model, p.kind, p.key_env, p.simulated, *needs[p.name],
-                         manual_commit=p.manual_commit, served=served))
+                         manual_commit=p.manual_commit, served=served,
+                         effort=p.efforts[alias].text if alias in p.efforts else ""))
     return out
 
 

@@ -64,10 +64,10 @@ def preflight(spec: CampaignSpec, data_dir: Path | None) -> CampaignCheck:
     problem naming the pair and what to fix."""
     out = CampaignCheck()
     for bench in spec.cell_benchmarks():
-        name, speaker = cell_parts(bench)
-        for model in spec.models:
+        name, _ = cell_parts(bench)
+        for model in spec.cell_models():
             try:
-                settings = spec.run_settings(model, speaker)
+                settings = spec.cell_settings(bench, model)
             except SettingsError as e:
                 problems = [str(e)]
             else:

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from .audio import float_to_pcm16, pcm16_to_float, resample
+from .audio import float_to_pcm16, load_pcm16, pcm16_to_float, resample
+
+if TYPE_CHECKING:
+    from .benchmark import Benchmark
 
 NoiseKind = Literal["white", "pink", "babble"]
 NOISE_KINDS: tuple[NoiseKind, ...] = ("white", "pink", "babble")
@@ -124,10 +127,34 @@ def parse_conditions(specs: str | Sequence[str]) -> list[Condition]:
     return out
 
 
-def turn_seed(seed: int, condition: Condition, turn_index: int) -> int:
-    """The seed one turn's audio is made with: stable across processes and runs (not Python's hash)."""
-    digest = hashlib.sha256(f"{seed}|{condition.label}|{turn_index}".encode()).digest()
+def turn_seed(seed: int, condition: Condition, turn_index: int, part: str = "") -> int:
+    """The seed one turn's audio is made with: stable across processes and runs (not Python's hash).
+    `part`: another clip of the turn (a duplex cue, `cue1`), with its own noise and drops."""
+    digest = hashlib.sha256(f"{seed}|{condition.label}|{turn_index}{'|' + part if part else ''}".encode()).digest()
     return int.from_bytes(digest[:8], "little")
+
+
+def heard(clean: bytes, rate: int, condition: Condition, seed: int, turn_index: int, *, part: str = "",
+          babble: Callable[[], Sequence[np.ndarray]] = tuple) -> bytes:
+    """A turn's clip (PCM16 bytes at `rate`) as the model hears it: the one place the engine (what
+    it plays) and the simulator (what it expects to hear) condition a clip, so both make the same
+    samples. `babble`: the benchmark's other turns (`babble_voices`), read only when the condition
+    needs them."""
+    if condition.clean:
+        return clean
+    voices = babble() if condition.needs_babble else ()
+    return condition.apply(clean, rate, turn_seed(seed, condition, turn_index, part), babble=voices).tobytes()
+
+
+def babble_voices(benchmark: Benchmark, turn_index: int, rate: int) -> list[np.ndarray]:
+    """The clean audio of the benchmark's other turns at `rate`, in its order (what babble is made
+    of; the same list whichever turns a run plays, so a turn's babble does not depend on `--turns`)."""
+    voices = []
+    for turn in benchmark.turns:
+        path = benchmark.audio_path(turn)
+        if turn.turn_index != turn_index and path is not None and path.is_file():
+            voices.append(load_pcm16(path, rate, benchmark=benchmark.name, turn=turn.turn_index))
+    return voices
 
 
 def _number(spec: str, text: str, what: str) -> float:
@@ -153,22 +180,24 @@ def speech_rms(x: np.ndarray, rate: int) -> float:
 
 
 def _pink(n: int, rng: np.random.Generator) -> np.ndarray:
-    """1/f noise: white noise shaped in the frequency domain."""
-    spectrum = np.fft.rfft(rng.standard_normal(n))
+    """1/f noise: white noise shaped in the frequency domain (over a power-of-two length, cut to
+    `n`: a clip's own length can be a slow FFT size, 10x slower on demo_bench)."""
+    m = 1 << max(0, n - 1).bit_length()
+    spectrum = np.fft.rfft(rng.standard_normal(m))
     f = np.arange(len(spectrum), dtype=np.float64)
     f[0] = 1.0
-    return np.fft.irfft(spectrum / np.sqrt(f), n)
+    return np.fft.irfft(spectrum / np.sqrt(f), m)[:n]
 
 
 def _babble(n: int, voices: Sequence[np.ndarray], rng: np.random.Generator) -> np.ndarray:
     """Other turns' speech, each from a random point, looped to length and summed."""
-    usable = [pcm16_to_float(v).astype(np.float64) for v in voices if len(v)]
+    usable = [v for v in voices if len(v)]
     if not usable:
         raise ConditionError("noise …:babble needs the audio of the benchmark's other turns")
     picks = rng.choice(len(usable), size=min(BABBLE_VOICES, len(usable)), replace=False)
     out = np.zeros(n)
-    for i in picks:
-        v = usable[int(i)]
+    for i in picks:  # (only the voices picked are read as floats: a benchmark's 74 others took 15 ms per audio s)
+        v = pcm16_to_float(usable[int(i)]).astype(np.float64)
         start = int(rng.integers(0, len(v)))
         out += np.resize(np.roll(v, -start), n)
     return out

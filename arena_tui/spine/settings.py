@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .conditions import CLEAN, ConditionError, parse_condition
 from .env_refs import ENV_PREFIX, is_env_ref
 from .faults import parse_faults
 from .source import ALL_SPEAKERS, TTS
@@ -38,7 +39,9 @@ SECRET_NAME = re.compile(r"(^|_)(key|token|secret|password|credentials?)($|_)", 
 OPTION_OF = {"speed": "--speed", "turns": "--turns", "faults": "--faults", "base_url": "--base-url",
              "rotation.max_age_s": "--rotate-after", "model": "--model", "parallel": "--parallel",
              "mode": "--rehydrate", "fake_timing": "--fake-timing", "speaker": "--speaker",
-             "disable_vad": "--disable-vad", "service": "--service", "service_args": "--service-arg"}
+             "disable_vad": "--disable-vad", "service": "--service", "service_args": "--service-arg",
+             "condition": "--condition", "seed": "--seed", "effort": "--effort"}
+EFFORT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")  # a level (low, high) or a token budget (2048)
 
 
 class SettingsError(ValueError):
@@ -150,6 +153,15 @@ class RunSettings(Strict):
     # opens, the only way a key may be given: the config is stored)
     service: str | None = None
     service_args: dict[str, str] = Field(default_factory=dict)
+    # the acoustic condition the user's audio is heard under (`spine/conditions.py`: clean, noise=<SNR dB>[:kind],
+    # telephony, loss=<percent>), stored as its canonical label; `seed` makes its noise and drops (each
+    # turn's from it: `turn_seed`), the same for every run given it, so models are heard under the same audio
+    condition: str = CLEAN.label
+    seed: int = Field(0, ge=0, le=2**63 - 1)
+    # reasoning effort / thinking level as the provider takes it (a level, or a token budget); None: the
+    # provider's default. Which values a model takes is the provider catalog's (`runners/catalog.py`),
+    # checked by the run's preflight
+    effort: str | None = None
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -170,6 +182,24 @@ class RunSettings(Strict):
         if v is not None and not SERVICE_PATH.match(v):
             raise ValueError(f"expected package.module:Class, e.g. pipecat.services.anthropic.llm:AnthropicLLMService (got {v!r})")
         return v
+
+    @field_validator("condition")
+    @classmethod
+    def _condition_label(cls, v: str) -> str:
+        try:
+            return parse_condition(v).label  # stored canonical: one row per condition however it was typed
+        except ConditionError as e:
+            raise ValueError(str(e).removeprefix("condition ")) from None
+
+    @field_validator("effort")
+    @classmethod
+    def _effort_word(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        word = v.strip().lower()
+        if not EFFORT.match(word):
+            raise ValueError(f"{v!r} is not an effort (a level such as low, medium, high, or a token budget such as 2048)")
+        return word
 
     @field_validator("faults")
     @classmethod
@@ -306,13 +336,17 @@ def build_settings(
     disable_vad: bool = False,
     service: str | None = None,
     service_args: Iterable[str] | Mapping[str, str] = (),
+    condition: str | None = None,
+    seed: int | str | None = None,
+    effort: str | None = None,
     fields: Mapping[str, Any] | None = None,
 ) -> RunSettings:
     """The settings of a run as a user chose them, validated once: the one builder behind
     `arena-tui run|demo` (flags), the new-run dialog (its fields, as typed) and a campaign (its
     spec, per cell). Each choice is named as its option (`turns="0,5-9"` as typed or a list,
     `speed` as typed, `greeting=False` for --no-greeting, `rotate_after`, `rehydrate`,
-    `service_args` as `KEY=VALUE` pairs or a mapping); `fields` are further settings as stored
+    `service_args` as `KEY=VALUE` pairs or a mapping, `condition` and `effort` as typed, "" their
+    default, `seed` a number or as typed); `fields` are further settings as stored
     (a campaign's [config] table, the demo's watchdog), under what the named choices set.
     `fake` means nothing for the simulator (always local) and is dropped for it.
     SettingsError: one line naming the option."""
@@ -345,6 +379,12 @@ def build_settings(
         data["service"] = service
     if service_args:
         data["service_args"] = dict(service_args) if isinstance(service_args, Mapping) else _pairs(service_args)
+    if condition and condition.strip():
+        data["condition"] = condition.strip()
+    if seed is not None and str(seed).strip():
+        data["seed"] = _whole(seed, "--seed")
+    if effort and effort.strip():
+        data["effort"] = effort.strip()
     return RunSettings(**data)
 
 
@@ -356,6 +396,16 @@ def _number(raw: float | str, option: str, empty: float) -> float:
         return float(raw.strip()) if raw.strip() else empty
     except ValueError:
         raise SettingsError(f"{option}: {raw.strip()!r} is not a number") from None
+
+
+def _whole(raw: int | str, option: str) -> int:
+    """A whole number as typed; SettingsError naming the option."""
+    if isinstance(raw, int):
+        return raw
+    try:
+        return int(raw.strip())
+    except ValueError:
+        raise SettingsError(f"{option}: {raw.strip()!r} is not a whole number") from None
 
 
 def _turn_list(turns: str | Iterable[int]) -> list[int] | None:

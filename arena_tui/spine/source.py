@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .conditions import CLEAN
+
 SIMULATOR = "simulator"
 FAKE = "protocol fake"
 #: the speaker of a run whose user audio is the benchmark's synthesised (TTS) voice: the default
@@ -46,11 +48,26 @@ def speaker_of(config: Mapping[str, Any] | None) -> str:
     return speaker if isinstance(speaker, str) and speaker else TTS
 
 
+def condition_of(config: Mapping[str, Any] | None) -> str:
+    """The acoustic condition the run's user audio was heard under, as stored (`clean`: the
+    default, and every run stored before conditions)."""
+    condition = (config or {}).get("condition")
+    return condition if isinstance(condition, str) and condition else CLEAN.label
+
+
+def effort_of(config: Mapping[str, Any] | None) -> str:
+    """The reasoning effort asked of the model ("" for the provider's default)."""
+    effort = (config or {}).get("effort")
+    return effort if isinstance(effort, str) else ""
+
+
 def variant_labels(config: Mapping[str, Any] | None, *, faults: bool = True) -> tuple[str, ...]:
     """How a run's input differed from the default, when it did: a human speaker's recordings
-    instead of TTS (`speech: person1`), the user's turn closed by our own commit instead of the
-    provider's VAD (`manual commit`), a user's own Pipecat class (`service: Class`), faults injected
-    into the simulator (`faults: 1:no_response*`). Numbers from such runs are not those of the default
+    instead of TTS (`speech: person1`), an acoustic condition the user's audio was heard under (its
+    spec: `telephony`, `noise=10`), a reasoning effort asked of the model (`effort=high`), the user's
+    turn closed by our own commit instead of the provider's VAD (`manual commit`), a user's own
+    Pipecat class (`service: Class`), faults injected into the simulator (`faults: 1:no_response*`).
+    Numbers from such runs are not those of the default
     setup, so every surface that groups or heads a run names them (leaderboard rows, the run
     header, headless output; `faults=False`: the run screen says the faults on its own line)."""
     cfg = config or {}
@@ -58,6 +75,10 @@ def variant_labels(config: Mapping[str, Any] | None, *, faults: bool = True) -> 
     speaker = speaker_of(cfg)
     if speaker != TTS:
         labels.append(f"speech: {speaker}")
+    if (condition := condition_of(cfg)) != CLEAN.label:  # (stored canonical: `Condition.label`)
+        labels.append(condition)
+    if effort := effort_of(cfg):
+        labels.append(f"effort={effort}")
     if cfg.get("disable_vad"):
         labels.append("manual commit")
     service = cfg.get("service")

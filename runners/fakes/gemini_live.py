@@ -197,8 +197,7 @@ class _Session(ReplySession):
             pcm = b64decode_any(pick(audio, "data", ""))
             mime = pick(audio, "mimeType", "") or ""
             rate = int(mime.split("rate=")[1]) if "rate=" in mime else 16000
-            self.rec.audio_in_rate = rate
-            self.rec.audio_in_bytes += len(pcm)
+            self.rec.heard(pcm, rate)
             self.rec.audio_in_chunks += 1
             if self.window is not None:
                 await self.window_audio(len(pcm) / 2 / rate * 1000.0)

@@ -150,8 +150,7 @@ class _Session(ReplySession):
     def on_append(self, audio_b64: str) -> None:
         with wave.open(io.BytesIO(base64.b64decode(audio_b64)), "rb") as w:
             rate, pcm = w.getframerate(), w.readframes(w.getnframes())
-        self.rec.audio_in_rate = rate
-        self.rec.audio_in_bytes += len(pcm)
+        self.rec.heard(pcm, rate)
         self.rec.audio_in_chunks += 1
         self.rec.audio_chunk_ms.append(len(pcm) / 2 / rate * 1000)
         self.appended_since_commit += 1

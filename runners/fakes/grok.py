@@ -93,8 +93,7 @@ class _Session(ReplySession):
             if not self.ready:
                 self.dropped_before_ready += len(pcm)
                 return
-            self.rec.audio_in_rate = self.in_rate
-            self.rec.audio_in_bytes += len(pcm)
+            self.rec.heard(pcm, self.in_rate)
             self.rec.audio_in_chunks += 1
             if self.session.get("turn_detection") and self.endpointer:
                 edge = self.endpointer.feed(pcm)

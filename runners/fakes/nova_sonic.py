@@ -191,7 +191,7 @@ class FakeDuplexStream(ReplySession):
             self.contents[body["contentName"]]["text"] += body.get("content", "")
         elif kind == "audioInput":
             pcm = base64.b64decode(body.get("content", ""))
-            self.rec.audio_in_bytes += len(pcm)
+            self.rec.heard(pcm, self.rec.audio_in_rate)
             self.rec.audio_in_chunks += 1
             start_ms = self.audio_pos_ms
             self.audio_pos_ms += len(pcm) / 2 / (self.rec.audio_in_rate or 16000) * 1000.0

@@ -8,6 +8,43 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+#: sound a connection keeps of what it received (`ReceivedAudio`): ~87 s at 24 kHz, however long the run
+KEPT_BYTES = 4 * 1024 * 1024
+
+
+class ReceivedAudio:
+    """The user audio one connection received, sample for sample as it arrived (PCM16 mono at
+    `rate`): what the model heard, so a test compares it with what the run meant to play (a
+    condition's noise, a speaker's voice). Digital silence (the stream between clips) is counted,
+    not kept, and sound past `KEPT_BYTES` is not kept either (`full`): bounded on any run."""
+
+    def __init__(self) -> None:
+        self.rate = 0
+        self.total = 0  # bytes received, silence included
+        self.spans: list[tuple[int, bytearray]] = []  # (byte offset in the stream, the sound there)
+        self.kept = 0
+        self.full = False
+
+    def add(self, pcm: bytes, rate: int = 0) -> None:
+        self.rate = rate or self.rate
+        if pcm.count(0) != len(pcm):  # some sound in it
+            if self.kept + len(pcm) > KEPT_BYTES:
+                self.full = True
+            elif self.spans and self.spans[-1][0] + len(self.spans[-1][1]) == self.total:
+                self.spans[-1][1].extend(pcm)
+                self.kept += len(pcm)
+            else:
+                self.spans.append((self.total, bytearray(pcm)))
+                self.kept += len(pcm)
+        self.total += len(pcm)
+
+    def stream(self) -> bytes:
+        """Everything received, silence back in its place (a test's: as long as the connection)."""
+        out = bytearray(self.total)
+        for at, pcm in self.spans:
+            out[at : at + len(pcm)] = pcm
+        return bytes(out)
+
 
 class Mark(BaseModel):
     """Something the fake did or heard, at AUDIO time on its clock (for timing assertions)."""
@@ -44,6 +81,13 @@ class ConnectionRecord(BaseModel):
     errors: list[str] = Field(default_factory=list)  # protocol errors the fake reported back
     timeline: list[Mark] = Field(default_factory=list)  # what was sent and heard when (audio time)
     duplex: list[Any] = Field(default_factory=list)  # user speech over a reply and what was done (`duplex.CueHeard`)
+    received: ReceivedAudio = Field(default_factory=ReceivedAudio, exclude=True)  # the audio itself, bounded
+
+    def heard(self, pcm: bytes, rate: int) -> None:
+        """User audio arrived: counted, and kept (`received`)."""
+        self.audio_in_rate = rate
+        self.audio_in_bytes += len(pcm)
+        self.received.add(pcm, rate)
 
     def mark(self, t_ms: float, what: str, reply: int | None = None, audio_ms: float = 0.0) -> None:
         self.timeline.append(Mark(t_ms=t_ms, what=what, reply=reply, audio_ms=audio_ms))

@@ -176,7 +176,7 @@ class _Call(ReplySession):
         self.close_floor()
 
     def on_audio(self, pcm: bytes) -> None:
-        self.rec.audio_in_bytes += len(pcm)
+        self.rec.heard(pcm, self.in_rate)
         self.rec.audio_in_chunks += 1
         edge = self.endpointer.feed(pcm)
         if self.floor.speech(edge):

@@ -17,6 +17,7 @@ from anthropic import AsyncAnthropic
 from pipecat.services.anthropic.llm import AnthropicLLMService
 
 from ..base import SessionSpec
+from .effort import claude_thinking
 from .text_base import TextProviderRunner
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -39,5 +40,6 @@ class AnthropicTextRunner(TextProviderRunner):
             api_key=self.api_key(cfg),
             client=client,
             settings=AnthropicLLMService.Settings(model=spec.model, system_instruction=spec.system_prompt,
-                                                  max_tokens=MAX_TOKENS, extra={"tool_choice": ONE_CALL_AT_A_TIME}),
+                                                  extra={"tool_choice": ONE_CALL_AT_A_TIME},
+                                                  **claude_thinking(cfg, MAX_TOKENS)),  # `--effort`
         )

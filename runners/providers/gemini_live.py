@@ -16,6 +16,7 @@ from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.settings import RunSettings
 
 from ..base import ProviderRunner, SessionSpec, context_messages
+from .effort import google_thinking
 
 FAKE_KEY = "fake-key-not-a-secret"
 TOOL_NUDGE_S = 2.5  # wall seconds of silence after a tool result before the nudge
@@ -101,6 +102,7 @@ class GeminiLiveRunner(ProviderRunner):
                 vad=GeminiVADParams(disabled=True),
                 # lifts the 15-minute audio-session limit; only trims past ~80 % of the window
                 context_window_compression=ContextWindowCompressionParams(enabled=True),
+                **({"thinking": thinking} if (thinking := google_thinking(spec.config)) else {}),  # `--effort`
             ),
         )
         service.session_number = self._sessions

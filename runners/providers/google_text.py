@@ -13,6 +13,7 @@ from google.genai.types import HttpOptions, HttpRetryOptions
 from pipecat.services.google.llm import GoogleLLMService
 
 from ..base import SessionSpec
+from .effort import google_thinking
 from .text_base import TextProviderRunner
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
@@ -30,8 +31,10 @@ class GoogleTextRunner(TextProviderRunner):
         cfg = spec.config
         options = HttpOptions(base_url=self.endpoint(cfg), timeout=int(self.reply_timeout_ms(cfg)),
                               retry_options=HttpRetryOptions(attempts=1))
+        thinking = google_thinking(cfg)  # `--effort`: generationConfig.thinkingConfig
         return GoogleLLMService(
             api_key=self.api_key(cfg),
             http_options=options,
-            settings=GoogleLLMService.Settings(model=spec.model, system_instruction=spec.system_prompt),
+            settings=GoogleLLMService.Settings(model=spec.model, system_instruction=spec.system_prompt,
+                                               **({"thinking": GoogleLLMService.ThinkingConfig(**thinking)} if thinking else {})),
         )

@@ -20,9 +20,11 @@ from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
 from websockets.protocol import State
 
 from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.conditions import parse_condition
 from arena_tui.spine.settings import RunSettings
 
 from ..base import HistoryItem, LocalFake, ProviderRunner, ResponseStatus, SessionSpec
+from .effort import effort_parts
 from .fair_receive import fair
 
 DEFAULT_BASE_URL = "wss://api.openai.com/v1/realtime"
@@ -155,6 +157,14 @@ class ReplayingRealtimeService(ReplayBeforeFirstResponse, OpenAIRealtimeLLMServi
     pass
 
 
+class SimulatedRealtimeService(ReplayingRealtimeService):
+    """The service as `sim` runs it: the simulator takes `reasoning` (`--effort`) as
+    gpt-realtime-2 does, so Pipecat sends it for the simulator's model id too (it drops it for a
+    model it does not know to reason)."""
+
+    _REASONING_CAPABLE_MODEL_SUBSTRINGS = (*OpenAIRealtimeLLMService._REASONING_CAPABLE_MODEL_SUBSTRINGS, "gpt-realtime")
+
+
 class RealtimeRunner(ProviderRunner):
     """A runner whose sessions are an OpenAI-Realtime dialect's service with our history replay
     (`ReplayBeforeFirstResponse`: OpenAI's, xAI's): where one connects, whether it lives, when the
@@ -185,6 +195,7 @@ class RealtimeRunner(ProviderRunner):
 class OpenAIRealtimeRunner(RealtimeRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = SIMULATOR_KEY
+    service_class: type[ReplayingRealtimeService] = ReplayingRealtimeService
 
     def make_fake(self, config: RunSettings, benchmark: Benchmark) -> LocalFake:
         """The simulator: it speaks the OpenAI Realtime protocol and answers from the golden answers."""
@@ -196,7 +207,9 @@ class OpenAIRealtimeRunner(RealtimeRunner):
         # fake_timing "real" (a --fake run of a real alias, or asked for with sim) times replies as
         # a real service does; "instant" and sim's default keep its own fixed delay and one burst
         timing = self.timing or (ENVELOPE if config.fake_timing == "real" else None)
-        return SimulatorServer(benchmark, policy=config.sim_policy, faults=faults, voice=config.sim_voice, timing=timing)
+        # it expects each turn's audio as the run's condition makes it (the same seeded transform)
+        return SimulatorServer(benchmark, policy=config.sim_policy, faults=faults, voice=config.sim_voice, timing=timing,
+                               condition=parse_condition(config.condition), seed=config.seed)
 
     def build_service(self, spec: SessionSpec) -> OpenAIRealtimeLLMService:
         vad = spec.config.vad
@@ -208,17 +221,21 @@ class OpenAIRealtimeRunner(RealtimeRunner):
             prefix_padding_ms=vad.prefix_padding_ms,
             silence_duration_ms=vad.silence_duration_ms,
         )
+        level, _ = effort_parts(spec.config)
         props = rt.SessionProperties(
             audio=rt.AudioConfiguration(
                 input=rt.AudioInput(transcription=rt.InputAudioTranscription(), turn_detection=turn_detection)
             ),
+            reasoning=rt.Reasoning(effort=level) if level else None,  # `--effort`: session.reasoning.effort
         )
-        return ReplayingRealtimeService(replay=history_items(spec.history),
-                                        **self.service_args(spec, OpenAIRealtimeLLMService, props))
+        return self.service_class(replay=history_items(spec.history),
+                                  **self.service_args(spec, OpenAIRealtimeLLMService, props))
 
 
 class SimulatorRunner(OpenAIRealtimeRunner):
     """The OpenAI runner against an in-process `SimulatorServer` (no key, any speed)."""
+
+    service_class = SimulatedRealtimeService
 
     def provider_ttfb_label(self) -> str:
         return "simulator TTFB (Pipecat metrics)"

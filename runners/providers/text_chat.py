@@ -25,6 +25,7 @@ from arena_tui.spine.local_llm import LOCAL_KEY, local_llm_url
 from arena_tui.spine.settings import RunSettings
 
 from ..base import ProviderRunner, SessionSpec, is_local
+from .effort import openai_reasoning
 from .text_base import TextProviderRunner
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -100,7 +101,8 @@ class TextChatRunner(TextProviderRunner):
             api_key=self.api_key(cfg),
             base_url=self.endpoint(cfg),
             request_timeout_s=self.reply_timeout_ms(cfg) / 1000.0,
-            settings=OpenAILLMService.Settings(model=spec.model, system_instruction=spec.system_prompt),
+            settings=OpenAILLMService.Settings(model=spec.model, system_instruction=spec.system_prompt,
+                                               extra=openai_reasoning(cfg)),  # `--effort`: reasoning_effort
         )
 
 

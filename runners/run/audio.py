@@ -70,9 +70,12 @@ class AudioRun(ProviderFrames, RunBase[Session, Attempt]):
         for t in turns:  # unreadable audio is an error before anything starts
             # and where its speech is, worked out here (a thread) rather than on the loop at the
             # turn's start: up to tens of ms for a long clip, which every session's pacer would wait
-            self.tracks.user_speech(t, self.tracks.user_audio(t))
+            # (and the clip under the run's condition made here too: noise over a long clip takes a while)
+            self.tracks.user_speech(t)
+            self.tracks.user_audio(t)
             for i in range(len(t.duplex)):  # its duplex cues' too
-                self.tracks.user_speech(t, self.tracks.cue_audio(t, i))
+                self.tracks.cue_speech(t, i)
+                self.tracks.cue_audio(t, i)
 
     async def opening(self) -> None:
         g = self.config.greeting
@@ -281,7 +284,7 @@ class AudioRun(ProviderFrames, RunBase[Session, Attempt]):
             number=number,
             started_ms=self.now(),
             resolver=ToolResolver(turn),
-            heard=Heard(user_speech_rel=self.tracks.user_speech(turn, pcm), live_overlaps=LiveOverlaps()),
+            heard=Heard(user_speech_rel=self.tracks.user_speech(turn), live_overlaps=LiveOverlaps()),
         )
         self.attempt = a
         s.heard_turns.add(turn.turn_index)
@@ -391,11 +394,11 @@ class AudioRun(ProviderFrames, RunBase[Session, Attempt]):
                 self.failing = 0
                 break
         assert a is not None
-        return self.finish_turn(turn, a, outcome, retries, self.reconnects - reconnects_before, pcm,
+        return self.finish_turn(turn, a, outcome, retries, self.reconnects - reconnects_before,
                                 None if reached else a.infra)
 
     def finish_turn(
-        self, turn: Turn, a: Attempt, outcome: str, retries: int, reconnects: int, pcm: bytes, infra: str | None = None
+        self, turn: Turn, a: Attempt, outcome: str, retries: int, reconnects: int, infra: str | None = None
     ) -> TurnResult:
         status, sentinel = turn_status(outcome, a.ends_session, infra)
         if infra is not None:
@@ -404,7 +407,7 @@ class AudioRun(ProviderFrames, RunBase[Session, Attempt]):
         measured = None
         duplex, agent = None, None
         if a.placed is not None:
-            user_speech, measured = self.tracks.measure(turn, pcm, a.placed, a.heard, a.provider_ttfb_ms, self.now())
+            user_speech, measured = self.tracks.measure(turn, a.placed, a.heard, a.provider_ttfb_ms, self.now())
             duplex, agent = self.tracks.duplex(turn, user_speech, a.heard)
         lost = self.check_pace()
         if lost:  # what happened is kept (the model's answer, the outcome) but it is no verdict

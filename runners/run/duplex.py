@@ -41,7 +41,7 @@ class CuePlayer:
             return
         for i, cue in enumerate(self.turn.duplex):
             pcm = self.tracks.cue_audio(self.turn, i)
-            speech = self.tracks.user_speech(self.turn, pcm)
+            speech = self.tracks.cue_speech(self.turn, i)  # from the clean cue, as the turn's
             dur = len(pcm) / 2 / self.tracks.rate * 1000.0
 
             def started(start_ms: float, i: int = i, speech: list = speech, dur: float = dur) -> None:

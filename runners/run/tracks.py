@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from arena_tui.spine import audio
 from arena_tui.spine.benchmark import Benchmark, DuplexCue, Turn
+from arena_tui.spine.conditions import ConditionError, babble_voices, heard, parse_condition
 from arena_tui.spine.duplex import PlacedCue, agent_interruptions, outcomes
 from arena_tui.spine.events import (
     AudioChunk,
@@ -70,40 +72,57 @@ class Tracks:
         self.user_meter = LevelMeter("user", block_ms=config.level_block_ms, sample_rate=self.rate)
         self.bot_meter = LevelMeter("bot", block_ms=config.level_block_ms, sample_rate=self.rate)
         self.bot_detector = SpeechDetector(self.rate)
+        self.condition = parse_condition(config.condition)
         self._audio_cache: dict[int, bytes] = {}
         self._cue_cache: dict[tuple[int, int], bytes] = {}
 
-    # -- the benchmark's audio
+    # -- the benchmark's audio: what is played is the clip under the run's condition; where its
+    # speech is, from the clean clip (every latency marks the same moments under any condition)
 
     def user_audio(self, turn: Turn) -> bytes:
+        """The turn's WAV as the model hears it (`spine.conditions.heard`: the run's condition and seed)."""
         if turn.turn_index not in self._audio_cache:
-            path = self.benchmark.audio_path(turn)
-            if path is None or not path.exists():
-                raise RunError(f"{self.benchmark.name} turn {turn.turn_index}: audio file {path} not found")
-            try:
-                pcm = audio.load_pcm16_bytes(path, self.rate, benchmark=self.benchmark.name, turn=turn.turn_index)
-            except audio.AudioError as e:
-                raise RunError(str(e)) from None
-            self._audio_cache[turn.turn_index] = pcm
+            self._audio_cache[turn.turn_index] = self._heard(turn, self.clean_audio(turn))
         return self._audio_cache[turn.turn_index]
 
-    def user_speech(self, turn: Turn, pcm: bytes) -> list[Interval]:
-        return list(clip_speech(pcm, self.rate, self.config.vad_method))  # found once per process
+    def clean_audio(self, turn: Turn) -> bytes:
+        path = self.benchmark.audio_path(turn)
+        if path is None or not path.exists():
+            raise RunError(f"{self.benchmark.name} turn {turn.turn_index}: audio file {path} not found")
+        return self._load(path, turn)
+
+    def user_speech(self, turn: Turn) -> list[Interval]:
+        """The speech in the turn's clean WAV, within it (found once per process)."""
+        return list(clip_speech(self.clean_audio(turn), self.rate, self.config.vad_method))
 
     def cue_audio(self, turn: Turn, index: int) -> bytes:
-        """A duplex cue's WAV at the run's rate (checked with the turn's before the run starts)."""
+        """A duplex cue's WAV at the run's rate as the model hears it (checked with the turn's before the run starts)."""
         key = (turn.turn_index, index)
         if key not in self._cue_cache:
-            cue = turn.duplex[index]
-            path = self.benchmark.cue_path(cue)
-            if path is None or not path.is_file():
-                raise RunError(f"{self.benchmark.name} turn {turn.turn_index}: duplex[{index}] audio file {path} not found")
-            try:
-                self._cue_cache[key] = audio.load_pcm16_bytes(path, self.rate, benchmark=self.benchmark.name,
-                                                              turn=turn.turn_index)
-            except audio.AudioError as e:
-                raise RunError(str(e)) from None
+            self._cue_cache[key] = self._heard(turn, self.clean_cue(turn, index), part=f"cue{index}")
         return self._cue_cache[key]
+
+    def clean_cue(self, turn: Turn, index: int) -> bytes:
+        path = self.benchmark.cue_path(turn.duplex[index])
+        if path is None or not path.is_file():
+            raise RunError(f"{self.benchmark.name} turn {turn.turn_index}: duplex[{index}] audio file {path} not found")
+        return self._load(path, turn)
+
+    def cue_speech(self, turn: Turn, index: int) -> list[Interval]:
+        return list(clip_speech(self.clean_cue(turn, index), self.rate, self.config.vad_method))
+
+    def _load(self, path: Path, turn: Turn) -> bytes:
+        try:
+            return audio.load_pcm16_bytes(path, self.rate, benchmark=self.benchmark.name, turn=turn.turn_index)
+        except audio.AudioError as e:
+            raise RunError(str(e)) from None
+
+    def _heard(self, turn: Turn, clean: bytes, part: str = "") -> bytes:
+        try:
+            return heard(clean, self.rate, self.condition, self.config.seed, turn.turn_index, part=part,
+                         babble=lambda: babble_voices(self.benchmark, turn.turn_index, self.rate))
+        except (ConditionError, audio.AudioError) as e:
+            raise RunError(f"{self.benchmark.name} turn {turn.turn_index}: {e}") from None
 
     # -- the transports' callbacks (at PLAYED / scheduled time)
 
@@ -175,12 +194,12 @@ class Tracks:
             h.bot_speech.append(Interval(start_ms=h.bot_speech_open, end_ms=now))
             h.bot_speech_open = None
 
-    def measure(self, turn: Turn, pcm: bytes, placed: Interval, h: Heard,
+    def measure(self, turn: Turn, placed: Interval, h: Heard,
                 provider_ttfb_ms: float | None, now: float) -> tuple[list[Interval], TurnMeasures]:
         """The finished turn's user speech on the timeline and its latencies and overlap; then the
         rest of the live report (every user boundary, overlaps still open: the same intervals)."""
         off = placed.start_ms
-        user_speech = [Interval(start_ms=i.start_ms + off, end_ms=i.end_ms + off) for i in self.user_speech(turn, pcm)]
+        user_speech = [Interval(start_ms=i.start_ms + off, end_ms=i.end_ms + off) for i in self.user_speech(turn)]
         # the turn's own speech: a duplex cue the user says over the reply is the user's overlap, not
         # the bot's (turn_taking is judged on this); it is reported live and in `duplex`
         measured = measure_turn(placed, user_speech, h.first_bot_ms, h.bot_speech, provider_ttfb_ms)

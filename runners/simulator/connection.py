@@ -198,6 +198,7 @@ class Connection(ClientEvents):
             else:
                 self.log.append(ClientEventRecord(session=self.n, audio_ms=self.clock.ms, type=etype,
                                                   payload={"bytes": len(audio)}))
+            self.rec.received.add(audio, RATE)  # what the model heard, sample for sample (bounded)
             await self.on_audio(audio)
             return
         self.log.append(ClientEventRecord(session=self.n, audio_ms=self.clock.ms, type=etype, payload=evt))

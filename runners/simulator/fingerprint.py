@@ -16,6 +16,7 @@ which turn the simulator last answered, which a resumed run's fresh simulator do
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,9 +87,11 @@ class FingerprintIndex:
             self._by_long.setdefault(_digest(_long(pcm[i : i + LONG_SAMPLES])), []).append(entry)
         self.turns.add(turn_index)
 
-    def add_file(self, turn_index: int, path: Path) -> None:
+    def add_file(self, turn_index: int, path: Path, transform: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
+        """`transform`: what the clip goes through before it is sent (the run's acoustic condition)."""
         try:
-            self.add(turn_index, load_pcm16(path))  # the samples the engine streams (one decoder)
+            pcm = load_pcm16(path)  # the samples the engine streams (one decoder)
+            self.add(turn_index, transform(pcm) if transform is not None else pcm)
         except Exception as e:  # unreadable audio: that turn falls back to order; say why
             self.errors[turn_index] = f"{path}: {e}"
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+from runners.fakes.record import ReceivedAudio
 
 
 class ClientEventRecord(BaseModel):
@@ -44,6 +46,8 @@ class SimCall(BaseModel):
 class SessionRecord(BaseModel):
     """One websocket connection."""
 
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
     session: int
     path: str = ""
     model: str | None = None
@@ -59,6 +63,7 @@ class SessionRecord(BaseModel):
     truncations: list[dict[str, Any]] = Field(default_factory=list)
     errors_sent: list[dict[str, Any]] = Field(default_factory=list)  # error events the server sent
     audio_ms: float = 0.0
+    received: ReceivedAudio = Field(default_factory=ReceivedAudio, exclude=True)  # the user audio itself, bounded
     closed: bool = False
     close_code: int | None = None
     close_reason: str | None = None

@@ -23,6 +23,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
 from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.conditions import CLEAN, Condition
 from runners.fakes.timing import TimingProfile
 
 from . import voice as voice_mod
@@ -52,7 +53,11 @@ class SimulatorServer:
         chunk_ms: float = 200.0,
         wait_for_turn_end: bool = True,
         timing: TimingProfile | None = None,
+        condition: Condition = CLEAN,
+        seed: int = 0,
     ) -> None:
+        """`condition`, `seed`: the acoustic condition the run's user audio is under (`RunSettings`):
+        the simulator expects to hear each turn's WAV so (`TurnBook.build_index`)."""
         if policy != "oracle":
             raise ValueError(f"unknown simulator policy {policy!r}; available: oracle")
         self.benchmark = benchmark
@@ -69,7 +74,7 @@ class SimulatorServer:
             timing=timing,  # None: the fixed response_delay_ms, all audio at once
         )
         self.host, self.port = host, port
-        self.turns = TurnBook(benchmark, self.faults)
+        self.turns = TurnBook(benchmark, self.faults, condition, seed)
         self.log: list[ClientEventRecord] = []
         self.sessions: list[SessionRecord] = []
         self.rejected: list[dict[str, Any]] = []  # handshakes refused (wrong path, no auth, `refuse`)

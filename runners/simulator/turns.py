@@ -9,21 +9,26 @@ once per simulator, not per session. Sessions (`connection.py`) and their reply 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from arena_tui.spine.benchmark import Benchmark, ExpectedCall
+from arena_tui.spine.conditions import CLEAN, Condition, babble_voices, heard
 
 from arena_tui.spine.faults import FaultPlan, TurnFault
-from .fingerprint import FingerprintIndex
+from .fingerprint import RATE, FingerprintIndex
 from .records import DuplexTruth, ResponseRecord, TurnTruth
 
 
 class TurnBook:
     """Turn state shared across sessions, and the records of what the simulator did."""
 
-    def __init__(self, benchmark: Benchmark, faults: FaultPlan) -> None:
+    def __init__(self, benchmark: Benchmark, faults: FaultPlan, condition: Condition = CLEAN, seed: int = 0) -> None:
         self.benchmark = benchmark
         self.faults = faults
+        self.condition, self.seed = condition, seed
         self.index = FingerprintIndex()
         self.truth: dict[int, TurnTruth] = {}  # latest attempt per turn
         self.truth_log: list[TurnTruth] = []  # every attempt, in order
@@ -43,17 +48,30 @@ class TurnBook:
         self._owed: dict[int, list[tuple[int, ExpectedCall]]] = {}
 
     def build_index(self) -> None:
-        """Fingerprint every turn's WAV (slow: run it in a thread)."""
+        """Fingerprint every turn's WAV as the run's condition makes it heard (slow: run it in a
+        thread): the same transform of the same decode the engine plays (`spine.conditions.heard`),
+        so a conditioned turn is recognised as exactly as a clean one."""
         for turn in self.benchmark.turns:
             path = self.benchmark.audio_path(turn)
             if path is not None and path.exists():
-                self.index.add_file(turn.turn_index, path)
+                self.index.add_file(turn.turn_index, path, self._heard(turn.turn_index))
             for i, cue in enumerate(turn.duplex):
                 cue_path = self.benchmark.cue_path(cue)
                 if cue_path is not None and cue_path.exists():
-                    self.cue_index.add_file(len(self.cues), cue_path)
+                    self.cue_index.add_file(len(self.cues), cue_path, self._heard(turn.turn_index, f"cue{i}"))
                 self.cues.append((turn.turn_index, i, cue.kind))
         self.index.link(self.cue_index)
+
+    def _heard(self, turn_index: int, part: str = "") -> Callable[[np.ndarray], np.ndarray]:
+        """What a clip of the turn goes through on its way here (the run's condition)."""
+        def voices() -> list[np.ndarray]:
+            return babble_voices(self.benchmark, turn_index, RATE)
+
+        def under_condition(pcm: np.ndarray) -> np.ndarray:
+            out = heard(pcm.tobytes(), RATE, self.condition, self.seed, turn_index, part=part, babble=voices)
+            return np.frombuffer(out, dtype=np.int16)
+
+        return under_condition
 
     # -- which turn, which attempt
 

@@ -1,6 +1,6 @@
 """The new-run dialog: benchmark, model (a cascade typed in), against what, faults, turns, speed,
-whose voice, who closes the user's turn and judge, checked by the launcher's preflight before
-anything starts."""
+whose voice, the acoustic condition it is heard under, who closes the user's turn, the reasoning
+effort and judge, checked by the launcher's preflight before anything starts."""
 
 from __future__ import annotations
 
@@ -42,6 +42,10 @@ SPEAKERS = [
     ("person1 (human recordings: real_audio/person1/)", "person1"),
     ("person2 (human recordings: real_audio/person2/)", "person2"),
 ]
+#: the acoustic condition the user audio is heard under (`--condition`; empty: clean)
+CONDITION_HINT = "clean, or noise=10[:white|pink|babble], telephony, loss=5"
+#: the reasoning effort field's hint when the model takes none (`--effort`; one that does says what it takes)
+NO_EFFORT = "the model's default (this model takes no effort)"
 #: who closes the user's turn, for a model whose protocol allows our commit (`--disable-vad`)
 VAD = [
     ("on: the model's server VAD closes the user's turn", "server"),
@@ -104,7 +108,9 @@ class NewRunDialog(ArenaDialog[RunRequest | None]):
             ("turns", Input("", id="turns", placeholder="all, or e.g. 0-4,7")),
             ("speed", Input("1.0", id="speed", placeholder="1.0 = real time")),
             ("speaker", Select(SPEAKERS, value=TTS, allow_blank=False, id="speaker")),
+            ("condition", Input("", id="condition", placeholder=CONDITION_HINT)),
             ("server VAD", Select(VAD, value="server", allow_blank=False, id="vad")),
+            ("effort", Input("", id="effort", placeholder=NO_EFFORT)),
             ("judge", Select(JUDGES, value="auto", allow_blank=False, id="judge")),
         ]
         with Vertical(classes="dialog wide", id="new-run"):
@@ -193,6 +199,8 @@ class NewRunDialog(ArenaDialog[RunRequest | None]):
         self.query_one("#field-against").display = not sim
         self.query_one("#field-cascade").display = bool(choice is not None and choice.typed)
         self.query_one("#field-vad").display = bool(choice is not None and choice.manual_commit)
+        effort = choice.effort if choice is not None else ""
+        self.query_one("#effort", Input).placeholder = f"the model's default, or {effort}" if effort else NO_EFFORT
         self.fit(self.app.size.height)
 
     @on(Select.Changed, "#model")
@@ -254,6 +262,8 @@ class NewRunDialog(ArenaDialog[RunRequest | None]):
             speed=self.query_one("#speed", Input).value,
             speaker=str(self.query_one("#speaker", Select).value),
             disable_vad=bool(self.query_one("#field-vad").display and self.query_one("#vad", Select).value == "off"),
+            condition=self.query_one("#condition", Input).value,
+            effort=self.query_one("#effort", Input).value,
         )
         return str(self.query_one("#benchmark", Select).value), settings
 
