@@ -2,9 +2,10 @@
 
 The default run (`-m "not slow and not stress"`) stays under 10 minutes on a 2-core machine; CI then
 runs these, so nothing loses coverage. Each is a whole run, campaign, Ray cluster, terminal or kill
-of ten seconds or more (measured: `--durations 0` of the default run), whose subject a shorter test
-of the default run also reaches: a family parametrized over providers keeps one provider there.
-`conftest.py` marks them `slow`; `test_slow_tests.py` checks every entry still names a test.
+of about ten seconds or more (measured: `--durations 0` of the default run), whose subject a shorter
+test of the default run also reaches: a family parametrized over providers (or odd WAVs) keeps one
+there. `conftest.py` marks these `slow`; `test_slow_tests.py` checks every entry still names a test.
+The README's lines that run a protocol fake are marked in `test_readme_usage.py` (`heavy`).
 """
 
 SLOW: frozenset[str] = frozenset({
@@ -20,6 +21,10 @@ SLOW: frozenset[str] = frozenset({
     "tests/test_app_run_pool.py::test_stopping_one_pooled_run_leaves_the_worker_serving_the_next",
     # test_app_waiting.py
     "tests/test_app_waiting.py::test_a_no_response_turn_shows_the_wait_counts_down_and_the_meters_fall",
+    # test_bad_input.py: odd WAVs a whole run accepts (odd_8khz_wav stays in the default run)
+    "tests/test_bad_input.py::test_case[odd_stereo_wav]",
+    "tests/test_bad_input.py::test_case[odd_float_48k_wav]",
+    "tests/test_bad_input.py::test_case[odd_shuffled_lines]",
     # test_benchmarks_import.py
     "tests/test_benchmarks_import.py::test_original_layout_imports_and_runs_every_turn_against_the_simulator",
     # test_campaign.py
@@ -101,6 +106,11 @@ SLOW: frozenset[str] = frozenset({
     "tests/test_provider_nova.py::test_rotation_replays_tool_state_as_text_and_input_is_16k",
     "tests/test_provider_nova.py::test_stream_ended_by_aws_rotates_through_the_engine_with_tool_history",
     # test_provider_real_timing.py
+    "tests/test_provider_real_timing.py::test_each_reply_stays_with_its_turn_and_nothing_is_re_sent[gemini-native-audio]",
+    "tests/test_provider_real_timing.py::test_each_reply_stays_with_its_turn_and_nothing_is_re_sent[gpt-realtime]",
+    "tests/test_provider_real_timing.py::test_each_reply_stays_with_its_turn_and_nothing_is_re_sent[grok-realtime]",
+    "tests/test_provider_real_timing.py::test_each_reply_stays_with_its_turn_and_nothing_is_re_sent[ultravox]",
+    "tests/test_provider_real_timing.py::test_each_reply_stays_with_its_turn_and_nothing_is_re_sent[glm-realtime-flash]",
     "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[gemini-native-audio]",
     "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[glm-realtime-flash]",
     "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[gpt-realtime]",

@@ -60,6 +60,15 @@ def variants(line: str) -> list[str]:
 CASES = [v for line in usage_lines() for v in variants(line)]
 
 
+def heavy(line: str) -> bool:
+    """A line that runs a whole session against a provider's protocol fake (10-15 s each): CI runs
+    it after the default run, with the other heavy end-to-end tests (`tests/slow_tests.py`)."""
+    return line.startswith("arena-tui run ") and " --fake" in line
+
+
+PARAMS = [pytest.param(v, marks=pytest.mark.slow) if heavy(v) else v for v in CASES]
+
+
 def test_the_usage_section_is_found_and_every_line_is_a_command() -> None:
     lines = usage_lines()
     assert len(lines) >= 10
@@ -185,7 +194,7 @@ def opens_the_monitor(argv: list[str]) -> bool:
     return len(argv) == 1 or argv[1] in ("demo", "ui") or (argv[1] == "run" and "--headless" not in argv)
 
 
-@pytest.mark.parametrize("line", CASES)
+@pytest.mark.parametrize("line", PARAMS)
 def test_readme_line_runs_as_written(sandbox: Sandbox, line: str) -> None:
     argv = sandbox.fill(line)
     keys = needs_key(argv)
