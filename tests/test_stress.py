@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from arena_tui.spine.events import TurnResult
+from arena_tui.orchestration.ray_worker import Worker
 from arena_tui.store import Store
 from arena_tui.verdicts import row_passes, standing
 from benchmarks.registry import load_benchmark
@@ -214,11 +215,13 @@ def test_admission_control_gives_fewer_sessions_beside_cpu_hogs_and_no_turn_goes
 
 
 def _ray_worker_niceness(root: int) -> dict[int, int]:
-    """{pid: nice} of the Ray worker actors below `root` (Ray retitles them `ray::_Worker…`)."""
+    """{pid: nice} of the Ray worker actors below `root` (Ray retitles them `ray::Worker…`, after the
+    actor's class)."""
+    title = f"ray::{Worker.__name__}".encode()
     out = {}
     for pid in PeakRss(root)._tree():
         with contextlib.suppress(OSError, ValueError, IndexError):
-            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::_Worker"):
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(title):
                 out[pid] = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
     return out
 
