@@ -142,14 +142,10 @@ class ToolAnswered(Event):
     response: Any = None
 
 
-class Overlap(Event):
-    kind: Literal["overlap"] = "overlap"
-    start_ms: float
-    end_ms: float
+class Overlap(Event, Interval):
+    """Both sides audible at once, over this span of the run timeline."""
 
-    @property
-    def duration_ms(self) -> float:
-        return self.end_ms - self.start_ms
+    kind: Literal["overlap"] = "overlap"
 
 
 class DuplexPlayed(Event):

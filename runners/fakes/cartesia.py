@@ -21,7 +21,7 @@ from aiohttp import WSMsgType, web
 from pydantic import BaseModel, Field
 
 from runners.fakes.script import Script
-from runners.fakes.server import FakeServer
+from runners.fakes.server import SpeechFake
 from runners.fakes.speech import synthesize
 
 CHUNK_MS = 100
@@ -37,19 +37,14 @@ class TtsRequest(BaseModel):
     add_timestamps: bool = False
 
 
-class CartesiaFake(FakeServer):
+class CartesiaFake(SpeechFake):
     """`async with CartesiaFake(script) as fake:` → `fake.base_url` (ws://…)."""
 
     def __init__(self, script: Script | None = None, **kwargs: Any) -> None:
-        kwargs.pop("hearing", None)  # a TTS hears nothing
         super().__init__(script, **kwargs)
         self.requests: list[TtsRequest] = []
         self.cancelled: list[str] = []
         self.headers: list[dict[str, str]] = []
-
-    @property
-    def base_url(self) -> str:
-        return f"ws://{self.host}"
 
     def routes(self) -> list[web.RouteDef]:
         return [web.get("/tts/websocket", self._socket)]

@@ -28,7 +28,7 @@ from aiohttp import WSMsgType, web
 from pydantic import BaseModel, Field
 
 from runners.fakes.script import Script
-from runners.fakes.server import FakeServer, ServerSocket, spawn
+from runners.fakes.server import ServerSocket, SpeechFake, spawn
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.timing import ENVELOPE, ReplyPlan, paced
 from runners.fakes.wire import b64
@@ -68,20 +68,15 @@ class SocketRecord(BaseModel):
     closed: str = ""  # "client", "client:close_socket", "server:1008 …"
 
 
-class ElevenLabsFake(FakeServer):
+class ElevenLabsFake(SpeechFake):
     """`async with ElevenLabsFake(script) as fake:` → `fake.base_url` (ws://…)."""
 
     REAL_TIMING = REAL_TIMING
 
     def __init__(self, script: Script | None = None, **kwargs: Any) -> None:
-        kwargs.pop("hearing", None)  # a TTS hears nothing
         super().__init__(script, **kwargs)
         self.sockets: list[SocketRecord] = []
         self.contexts: dict[str, ContextRecord] = {}
-
-    @property
-    def base_url(self) -> str:
-        return f"ws://{self.host}"
 
     def routes(self) -> list[web.RouteDef]:
         return [web.get("/v1/text-to-speech/{voice_id}/multi-stream-input", self._socket)]

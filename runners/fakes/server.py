@@ -145,6 +145,19 @@ class FakeServer(ScriptedReplies):
             await asyncio.sleep(0.02)
 
 
+class SpeechFake(FakeServer):
+    """A text-to-speech service's fake: it hears nothing, and is reached by websocket at its host
+    (its `routes` say the paths)."""
+
+    def __init__(self, script: Script | None = None, **kwargs: Any) -> None:
+        kwargs.pop("hearing", None)
+        super().__init__(script, **kwargs)
+
+    @property
+    def base_url(self) -> str:
+        return f"ws://{self.host}"
+
+
 class WebSocketFake(FakeServer):
     """A fake whose provider is one websocket endpoint (`PATH`), each connection a `session`
     (built as `session(fake, record, ws)` and `run()`)."""
