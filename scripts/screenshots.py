@@ -55,6 +55,13 @@ async def until(pilot, cond, timeout: float = 20.0) -> None:
     raise RuntimeError("screen did not settle")
 
 
+async def open_turn(pilot, app, turn: int) -> None:
+    """Select turn `turn` in the run screen's table and open its detail (enter)."""
+    table = app.screen.query_one(TurnTable)
+    table.move_cursor(row=table.get_row_index(str(turn)))
+    await pilot.press("enter")
+
+
 async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
     tmp = Path(tempfile.mkdtemp(prefix="arena-shots-"))
     db = tmp / "arena.db"
@@ -116,9 +123,7 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.pause(0.3)
         save(app, "replay")
         await pilot.press("t")
-        table = app.screen.query_one(TurnTable)
-        table.move_cursor(row=table.get_row_index("3"))
-        await pilot.press("enter")
+        await open_turn(pilot, app, 3)
         await pilot.pause(0.3)
         app.screen.query_one("#detail").scroll_to(y=0, animate=False, immediate=True)
         save(app, "turn_detail")
@@ -147,9 +152,7 @@ async def shoot_review(pilot, app, run_id: str, save) -> None:
     await pilot.pause(0.4)
     save(app, "latency_chart")
     await pilot.press("l")
-    table = app.screen.query_one(TurnTable)
-    table.move_cursor(row=table.get_row_index("2"))
-    await pilot.press("enter")
+    await open_turn(pilot, app, 2)
     await until(pilot, lambda: isinstance(app.screen, TurnDetailScreen))
     await pilot.press("v")
     await until(pilot, lambda: isinstance(app.screen, ReviewDialog))
@@ -289,9 +292,7 @@ async def shoot_duplex(out: Path, size: tuple[int, int]) -> list[Path]:
         await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
         app.open_replay(run_id)
         await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops)
-        table = app.screen.query_one(TurnTable)
-        table.move_cursor(row=table.get_row_index("1"))  # the interruption the bot stopped for
-        await pilot.press("enter")
+        await open_turn(pilot, app, 1)  # the interruption the bot stopped for
         await pilot.pause(0.3)
         app.screen.query_one("#detail").scroll_end(animate=False, immediate=True)  # down to the duplex lines
         await pilot.pause(0.2)
