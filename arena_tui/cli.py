@@ -87,7 +87,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     for command in COMMANDS:
         if command is named:
             mod = load(command)
-            p = sub.add_parser(command.name, help=command.help, description=getattr(mod, "DESCRIPTION", command.help))
+            p = sub.add_parser(command.name, help=command.help, description=command.description or command.help)
             mod.add_arguments(p)
             p.set_defaults(_run=mod.run)
         else:

@@ -31,5 +31,9 @@ def test_help_lists_every_screen_registered_where_it_is_defined() -> None:
         assert "probe screen" in text and "Zap the probe" in text
         replay = next(s for s in registered_screens() if s.HELP_WHERE == "replay")
         assert "Play" not in {b.description for b in replay.help_keys()}  # the run screen's key, listed there
+        for where in ("runs list", "campaigns", "campaign"):  # a key its unregistered base binds is its own
+            keys = next(s for s in registered_screens() if s.HELP_WHERE == where).help_keys()
+            assert [b.description for b in keys].count("Reload") == 1, where
+        assert "Back" in {b.description for b in next(s for s in registered_screens() if s.HELP_WHERE == "campaign").help_keys()}
     finally:
         SCREENS.remove(Probe)

@@ -85,3 +85,32 @@ def test_preflight_names_the_key(alias, key, monkeypatch) -> None:
     problems = get_runner(alias).preflight(RunSettings(model=alias))
     assert any(key in p for p in problems), problems
     assert get_runner(alias).preflight(RunSettings(model=alias, fake=True)) == []
+
+
+@pytest.mark.parametrize(("fake_class", "path", "key", "refused", "invalid"), [
+    ("runners.fakes.anthropic_text:AnthropicFake", "/v1/messages", {"x-api-key": "k"},
+     (401, "authentication_error"), "invalid_request_error"),
+    ("runners.fakes.google_text:GeminiTextFake", "/v1beta/models/gemini-2.5-flash:generateContent",
+     {"x-goog-api-key": "k"}, (403, "PERMISSION_DENIED"), "INVALID_ARGUMENT"),
+    ("runners.fakes.bedrock_text:BedrockConverseFake", "/model/m/converse",
+     {"authorization": "AWS4-HMAC-SHA256 Credential=AKIA/20260101/us-east-1/bedrock/aws4_request"},
+     (403, "UnrecognizedClientException"), "ValidationException"),
+])
+async def test_each_text_fake_refuses_as_its_api_does(fake_class, path, key, refused, invalid) -> None:
+    """No key: the protocol's auth refusal; a body that is not JSON: its 400 kind, in its own
+    envelope; each refusal's status kept in the exchange it records."""
+    import aiohttp
+
+    from runners.catalog import load
+
+    def kind(status: int, headers, body: dict) -> str:  # where each protocol puts the error's kind
+        return (headers.get("x-amzn-ErrorType") or (body.get("error") or {}).get("type")
+                or (body.get("error") or {}).get("status") or "")
+
+    async with load(fake_class)() as fake, aiohttp.ClientSession() as http:
+        seen = []
+        for headers in ({}, key):
+            async with http.post(fake.base_url + path, data=b"not json", headers=headers) as r:
+                seen.append((r.status, kind(r.status, r.headers, await r.json())))
+        assert seen == [refused, (400, invalid)]
+        assert [ex.status for ex in fake.exchanges] == [refused[0], 400]

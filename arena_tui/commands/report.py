@@ -18,12 +18,6 @@ from ..compare.report import build_report
 from ..judge.locate import find_benchmark
 from ..store import Store, StoreError
 
-DESCRIPTION = (
-    "Write a comparison report of stored runs into DIR. Each target is a campaign id (all its runs), "
-    "a run id (or a unique prefix of either), a benchmark name (all its runs) or `all`. Runs still "
-    "recording are skipped."
-)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("targets", nargs="+", metavar="TARGET", help="campaign ids, run ids, benchmark names or `all`")

@@ -29,12 +29,6 @@ from ..orchestration.resume import ResumeError, plan_resume, replayed_text, resu
 from ..store import Store, StoreError
 from .ids import resolve_run_id
 
-DESCRIPTION = (
-    "Continue RUN (interrupted by a quit, a kill or a lost worker) at its first planned turn "
-    "without a finished row, in a new session given the finished turns' history. The run keeps "
-    "its id, config and benchmark; the resumed turns are judged like the first ones (the judge "
-    "the run was judged with, unless --judge says otherwise)."
-)
 JUDGES = ("recorded", *KINDS_OR_NONE)
 
 

@@ -31,12 +31,6 @@ from ..orchestration.models import manual_commit_names
 from ..orchestration.preflight import preflight
 from .ui import run_live
 
-DESCRIPTION = (
-    "Run BENCH (a name found under --data, or a benchmark folder) against MODEL and record "
-    "every event, turn and audio track to the database. --model sim runs against the built-in "
-    "simulator (no key, no network); scores from it are labelled as simulated."
-)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bench", help="benchmark name or folder")

@@ -26,11 +26,6 @@ from ..orchestration.simulator import parse_faults, simulator_server
 #: how much lower than its clients the simulator runs: on one machine, the kernel otherwise lets it
 #: preempt the engine whose pacing it measures (measured: 8 sessions' input pacing p99 2.3 → 0.8-1.6 ms)
 SIM_NICE = 10
-DESCRIPTION = (
-    "Serve a local websocket that speaks the OpenAI Realtime protocol, driven by BENCH: it "
-    "recognises each turn from its audio, answers with the golden answer and the expected "
-    "tool calls, and misbehaves on cue (--faults). Stop with Ctrl-C."
-)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -50,10 +50,13 @@ class ArenaScreen(Screen):
 
     @classmethod
     def help_keys(cls) -> list[Binding]:
-        """Its keys as the help lists them: what a registered base already lists is not repeated."""
+        """Its keys as the help lists them: its own, then its unregistered bases' (Textual binds them
+        all: `PollingScreen`'s reload); what a registered base already lists is not repeated."""
         base = next((b for b in cls.__mro__[1:] if b in SCREENS), None)
         inherited = list(getattr(base, "BINDINGS", [])) if base is not None else []
-        own = [b if isinstance(b, Binding) else Binding(*b) for b in cls.BINDINGS if b not in inherited]
+        lineage = cls.__mro__[: cls.__mro__.index(base)] if base is not None else cls.__mro__
+        declared = [b for k in lineage if issubclass(k, ArenaScreen) for b in k.__dict__.get("BINDINGS", [])]
+        own = [b if isinstance(b, Binding) else Binding(*b) for b in dict.fromkeys(declared) if b not in inherited]
         return own + [b for b in cls.HELP_EXTRA if b not in getattr(base, "HELP_EXTRA", [])]
 
     @property

@@ -98,16 +98,18 @@ def list_cells(v: CampaignView, shape: bool = False) -> tuple:
             when_text(v.created_at), speed_text(v.spec.speed), v.spec.executor)
 
 
-class CampaignsScreen(PollingScreen):
+class Campaigns(PollingScreen):
+    """What both campaign screens are: pushed (escape goes back), polled, styled alike."""
+
+    CSS_PATH = "campaigns.tcss"
+    BINDINGS = [BACK]
+
+
+class CampaignsScreen(Campaigns):
     """Every recorded campaign, newest first; enter opens its matrix."""
 
     HELP_WHERE, HELP_ORDER = "campaigns", 8
-    CSS_PATH = "campaigns.tcss"
-    BINDINGS = [
-        BACK,
-        Binding("enter", "open", "Open campaign"),
-        Binding("g", "reload", "Reload", show=False),
-    ]
+    BINDINGS = [Binding("enter", "open", "Open campaign")]
 
     TABLE = "campaigns"
 
@@ -202,16 +204,13 @@ def reason_of(v: CellView) -> str:
     return v.reason.replace(f"{v.cell.benchmark} × {v.cell.model}: ", "")
 
 
-class CampaignScreen(PollingScreen):
+class CampaignScreen(Campaigns):
     """One campaign's cells (benchmark × model × repeat): state, turn progress, pass rates."""
 
     HELP_WHERE, HELP_ORDER = "campaign", 9
-    CSS_PATH = "campaigns.tcss"
     BINDINGS = [
-        BACK,
         Binding("enter", "open_run", "Open run"),
         Binding("R", "report", "Report"),
-        Binding("g", "reload", "Reload", show=False),
     ]
 
     TABLE = "cells"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from textual import work
+from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
@@ -26,6 +27,7 @@ class PollingScreen(ArenaScreen):
     return to the screen, on `g`, and every POLL_S when something was committed (unless the last
     read is still going); the result comes back as a `Read` message and is drawn again on resize."""
 
+    BINDINGS = [Binding("g", "reload", "Reload", show=False)]
     TABLE = ""  # the id of the table that gets focus
     MISSING = "not found"  # the error when `read` returns None
     _loading = False

@@ -164,7 +164,6 @@ class RunsScreen(Finding, PollingScreen):
         Binding("equals_sign", "compare", "Compare marked", show=False),
         Binding("L", "app.leaderboard", "Leaderboard"),
         Binding("C", "app.campaigns", "Campaigns"),
-        Binding("g", "reload", "Reload", show=False),
         FILTER_KEY,
         *FIND_KEYS,
     ]

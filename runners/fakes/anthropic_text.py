@@ -41,19 +41,19 @@ class AnthropicFake(TextFake):
     """`async with AnthropicFake(script_for_benchmark(bench)) as fake:` → `fake.base_url`."""
 
     key_headers = ("x-api-key",)
+    invalid = "invalid_request_error"
 
     def routes(self) -> list[web.RouteDef]:
         return [web.post("/v1/messages", self._messages)]
 
     @staticmethod
-    def _error(status: int, kind: str, message: str) -> web.Response:
+    def error(status: int, kind: str, message: str) -> web.Response:
         return web.json_response({"type": "error", "error": {"type": kind, "message": message}}, status=status)
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         ex = self.exchange(request)
         if not ex.auth_present:
-            ex.status = 401
-            return self._error(401, "authentication_error", "x-api-key header is required")
+            return self.refuse(ex, 401, "x-api-key header is required", "authentication_error")
         if (refused := await self.read_request(request, ex)) is not None:
             return refused
         body = ex.body
@@ -62,9 +62,6 @@ class AnthropicFake(TextFake):
         if not body.get("stream"):
             return web.json_response(self._message(ex, text, calls))
         return await self.stream(request, self._events(ex, text, calls))
-
-    def refuse(self, status: int, message: str) -> web.Response:
-        return self._error(status, "invalid_request_error", message)
 
     def read(self, ex: Exchange, body: dict[str, Any]) -> str | None:
         ex.model = str(body.get("model", ""))

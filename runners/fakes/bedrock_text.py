@@ -57,13 +57,14 @@ class BedrockConverseFake(TextFake):
     """`async with BedrockConverseFake(script_for_benchmark(bench)) as fake:` → `fake.base_url`."""
 
     key_headers = ("authorization",)
+    invalid = "ValidationException"
 
     def routes(self) -> list[web.RouteDef]:
         return [web.post("/model/{model}/converse-stream", self._converse),
                 web.post("/model/{model}/converse", self._converse)]
 
     @staticmethod
-    def _error(status: int, kind: str, message: str) -> web.Response:
+    def error(status: int, kind: str, message: str) -> web.Response:
         return web.json_response({"message": message}, status=status, headers={"x-amzn-ErrorType": kind})
 
     async def _converse(self, request: web.Request) -> web.StreamResponse:
@@ -71,17 +72,13 @@ class BedrockConverseFake(TextFake):
         ex.model = request.match_info["model"]
         auth = request.headers.get("Authorization", "")
         if not auth.startswith("AWS4-HMAC-SHA256 ") or "/bedrock/aws4_request" not in auth:
-            ex.status = 403
-            return self._error(403, "UnrecognizedClientException", "The security token included in the request is invalid.")
+            return self.refuse(ex, 403, "The security token included in the request is invalid.", "UnrecognizedClientException")
         if (refused := await self.read_request(request, ex)) is not None:
             return refused
         text, calls = self.replies.answer(ex)
         if not request.path.endswith("-stream"):
             return web.json_response(self._output(ex, text, calls))
         return await self.stream(request, self._events(ex, text, calls), EVENT_STREAM)
-
-    def refuse(self, status: int, message: str) -> web.Response:
-        return self._error(status, "ValidationException", message)
 
     def read(self, ex: Exchange, body: dict[str, Any]) -> str | None:
         ex.system = _text(body.get("system"))

@@ -34,12 +34,13 @@ class GeminiTextFake(TextFake):
     """`async with GeminiTextFake(script_for_benchmark(bench)) as fake:` → `fake.base_url`."""
 
     key_headers = ("x-goog-api-key",)
+    invalid = "INVALID_ARGUMENT"
 
     def routes(self) -> list[web.RouteDef]:
         return [web.post("/{version}/models/{target}", self._generate)]
 
     @staticmethod
-    def _error(status: int, kind: str, message: str) -> web.Response:
+    def error(status: int, kind: str, message: str) -> web.Response:
         return web.json_response({"error": {"code": status, "message": message, "status": kind}}, status=status)
 
     async def _generate(self, request: web.Request) -> web.StreamResponse:
@@ -47,11 +48,9 @@ class GeminiTextFake(TextFake):
         ex = self.exchange(request)
         ex.model = model
         if action not in ACTIONS:
-            ex.status = 404
-            return self._error(404, "NOT_FOUND", f"unknown method {action!r}")
+            return self.refuse(ex, 404, f"unknown method {action!r}", "NOT_FOUND")
         if not ex.auth_present and not request.query.get("key"):
-            ex.status = 403
-            return self._error(403, "PERMISSION_DENIED", "Method doesn't allow unregistered callers")
+            return self.refuse(ex, 403, "Method doesn't allow unregistered callers", "PERMISSION_DENIED")
         if (refused := await self.read_request(request, ex)) is not None:
             return refused
         text, calls = self.replies.answer(ex)
@@ -60,9 +59,6 @@ class GeminiTextFake(TextFake):
         chunks = [self._parts("", calls)] if calls else [[{"text": p}] for p in pieces(text)]
         frames = [sse(self._response(ex, parts, final=i == len(chunks) - 1)) for i, parts in enumerate(chunks)]
         return await self.stream(request, frames)
-
-    def refuse(self, status: int, message: str) -> web.Response:
-        return self._error(status, "INVALID_ARGUMENT", message)
 
     def read(self, ex: Exchange, body: dict[str, Any]) -> str | None:
         system = body.get("systemInstruction") or {}

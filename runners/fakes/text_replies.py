@@ -123,6 +123,8 @@ class TextFake(FakeServer):
 
     #: header(s) a request must carry its key in (the protocol's own)
     key_headers: tuple[str, ...] = ()
+    #: the protocol's error kind for a request it refuses as malformed (400)
+    invalid: str = ""
 
     def __init__(self, script: Script | None = None, **kwargs: Any) -> None:
         super().__init__(script, **kwargs)
@@ -144,9 +146,15 @@ class TextFake(FakeServer):
         self.exchanges.append(ex)
         return ex
 
-    def refuse(self, status: int, message: str) -> web.Response:
-        """The protocol's error response for a request it refuses (its envelope)."""
+    @staticmethod
+    def error(status: int, kind: str, message: str) -> web.Response:
+        """The protocol's error response: its envelope around `kind` and `message`."""
         raise NotImplementedError
+
+    def refuse(self, ex: Exchange, status: int, message: str, kind: str = "") -> web.Response:
+        """Refuse the request `ex` records (its status kept) with the protocol's error; `kind` by default a 400's."""
+        ex.status = status
+        return self.error(status, kind or self.invalid, message)
 
     def read(self, ex: Exchange, body: dict[str, Any]) -> str | None:
         """Fill `ex` from the request body; what the real API would refuse, or None."""
@@ -161,10 +169,7 @@ class TextFake(FakeServer):
         else:
             ex.body = body
             problem = self.read(ex, body)
-        if problem is None:
-            return None
-        ex.status = 400
-        return self.refuse(400, problem)
+        return None if problem is None else self.refuse(ex, 400, problem)
 
     @staticmethod
     async def stream(request: web.Request, frames: list[bytes], content_type: str = "text/event-stream") -> web.StreamResponse:
