@@ -78,7 +78,7 @@ def infra_failure(error: ErrorFrame | BaseException, endpoint: str) -> str | Non
     else:
         exc, category, message = error, None, str(error)
     chain = list(_chain(exc))
-    status = next((s for s in map(_status, chain) if s is not None), None)
+    status = next((s for s in map(http_status, chain) if s is not None), None)
     kind = _kind_of_status(status) if status is not None else None
     if kind is None:
         kind = _kind_of_socket(chain, message)
@@ -103,8 +103,9 @@ def _chain(exc: BaseException | None) -> Iterator[BaseException]:
         exc = exc.__cause__ or exc.__context__
 
 
-def _status(exc: BaseException) -> int | None:
-    """The HTTP status (or a websocket close code) an exception carries."""
+def http_status(exc: BaseException) -> int | None:
+    """The HTTP status (or a websocket close code) an exception carries: `status_code` (openai,
+    anthropic, httpx, through Pipecat's reader), google-genai's `code`, botocore's response metadata."""
     status = extract_http_status_code(exc)
     if status is None:
         code = getattr(exc, "code", None)  # google-genai: an HTTP status, or the websocket's close code

@@ -18,14 +18,10 @@ own clock (request sent → first streamed token or tool call).
 from __future__ import annotations
 
 import asyncio
+import sys
 from dataclasses import dataclass
 from typing import Any
 
-import anthropic
-import botocore.exceptions
-import httpx
-import openai
-from google.genai import errors as genai_errors
 from pipecat.frames.frames import (
     ErrorFrame,
     Frame,
@@ -62,7 +58,7 @@ from ..transports import RunClock
 from .attempt import AttemptBase, spoken_text
 from .base import RunBase, SessionBase
 from .outcome import turn_status
-from .infra import InfraError, infra_failure
+from .infra import InfraError, http_status, infra_failure
 
 MODALITY = "text"
 SETTLE_MS = 60.0  # quiet after a reply ends before the turn is over (a tool re-prompt starts within it)
@@ -83,19 +79,27 @@ class TextAttempt(AttemptBase):
         return bool(spoken_text(self.assistant_text)) or bool(self.tool_calls)
 
 
-#: what each text SDK raises when a request times out / loses its connection
-TIMEOUTS = (openai.APITimeoutError, anthropic.APITimeoutError, httpx.TimeoutException, asyncio.TimeoutError,
-            botocore.exceptions.ReadTimeoutError, botocore.exceptions.ConnectTimeoutError)
-DISCONNECTS = (openai.APIConnectionError, anthropic.APIConnectionError, httpx.TransportError, ConnectionError,
-               botocore.exceptions.EndpointConnectionError, botocore.exceptions.ConnectionClosedError)
+#: what each text SDK raises when a request times out / loses its connection ("module.Class"), looked
+#: up among the modules already imported (`_raised`): an SDK never imported raised nothing, and
+#: importing all four here cost every run ~1 s of its start (anthropic alone 0.8 s)
+TIMEOUTS = ("openai.APITimeoutError", "anthropic.APITimeoutError", "httpx.TimeoutException",
+            "botocore.exceptions.ReadTimeoutError", "botocore.exceptions.ConnectTimeoutError")
+DISCONNECTS = ("openai.APIConnectionError", "anthropic.APIConnectionError", "httpx.TransportError",
+               "botocore.exceptions.EndpointConnectionError", "botocore.exceptions.ConnectionClosedError")
+
+
+def _raised(exc: BaseException | None, names: tuple[str, ...]) -> bool:
+    """Whether `exc` is one of the named classes (of the modules imported so far)."""
+    classes = [getattr(sys.modules.get(module), name, None) for module, _, name in (n.rpartition(".") for n in names)]
+    return isinstance(exc, tuple(c for c in classes if isinstance(c, type)))
 
 
 def failure_reason(frame: ErrorFrame) -> str:
     """What kind of request failure an ErrorFrame reports: timeout, disconnect or error (HTTP status…)."""
     exc = getattr(frame, "exception", None)
-    if isinstance(exc, TIMEOUTS):
+    if isinstance(exc, TimeoutError) or _raised(exc, TIMEOUTS):
         return "timeout"
-    if isinstance(exc, DISCONNECTS):
+    if isinstance(exc, ConnectionError) or _raised(exc, DISCONNECTS):
         return "disconnect"
     if "timeout" in str(frame.error).lower():
         return "timeout"
@@ -105,21 +109,10 @@ def failure_reason(frame: ErrorFrame) -> str:
 FATAL_STATUS = {401: "the key was rejected", 403: "access denied", 404: "no such model or endpoint"}
 
 
-def http_status(exc: BaseException | None) -> int | None:
-    """The HTTP status a text SDK's error carries (openai and anthropic: `status_code`;
-    google-genai: `code`; botocore: its response's metadata), None for any other failure."""
-    if isinstance(exc, (openai.APIStatusError, anthropic.APIStatusError)):
-        return exc.status_code
-    if isinstance(exc, genai_errors.APIError):
-        return exc.code
-    if isinstance(exc, botocore.exceptions.ClientError):
-        return exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-    return None
-
-
 def fatal_status(frame: ErrorFrame) -> int | None:
     """An HTTP status no retry can fix (bad key, no access, unknown model/endpoint)."""
-    status = http_status(getattr(frame, "exception", None))
+    exc = getattr(frame, "exception", None)
+    status = http_status(exc) if exc is not None else None
     return status if status in FATAL_STATUS else None
 
 
