@@ -37,6 +37,20 @@ def test_fit_keeps_the_required_columns_and_cuts_only_the_stretching_one() -> No
     assert list(narrow) == [0, 1, 2]  # the required ones even when they do not fit
 
 
+def test_a_runs_list_row_says_how_the_runs_input_differed_and_cuts_it_before_the_model() -> None:
+    """Two runs of one campaign under two conditions are two different lines: the variants follow
+    the model (as the run screen heads it), are cut before the model is, and `/` finds them."""
+    from arena_tui.screens.runs import model_text, run_matches
+
+    r = {"model": "sim", "provider": "openai", "source": "simulator", "variants": ("telephony", "effort=high")}
+    assert model_text(r).plain == "sim / openai [SIM] (telephony, effort=high)"
+    assert model_text(r, 34).plain == "sim [SIM] (telephony, effort=high)"  # the provider goes first
+    assert model_text(r, 20).plain == "sim [SIM] (telephon…"  # then the variants are cut, marked
+    assert model_text(r, 9).plain == "sim [SIM]"  # never the source tag
+    assert model_text({**r, "variants": ()}).plain == "sim / openai [SIM]"
+    assert run_matches(r, "Telephony") and not run_matches(r, "noise")
+
+
 @pytest.fixture
 def fixture_db(tmp_path: Path) -> tuple[Path, str]:
     db = tmp_path / "arena.db"

@@ -65,6 +65,11 @@ def test_a_condition_by_effort_campaign_gives_one_row_each(tmp_path: Path, capsy
     shown = capsys.readouterr().out
     assert "demo_bench × clean, telephony, noise=10 × sim × effort low, high × 1" in shown
     assert "demo_bench [telephony] × sim [effort=high] #1" in shown
+    assert main(["--db", str(db), "runs"]) == 0  # each run's line says its condition and effort
+    listed = capsys.readouterr().out
+    for c in CONDITIONS:
+        for e in EFFORTS:
+            assert f"sim [simulator] ({'' if c == 'clean' else c + ', '}effort={e})" in listed, listed
     report = tmp_path / "report"
     assert main(["--db", str(db), "report", cid, str(report)]) == 0
     with (report / "model_summary.csv").open(newline="") as f:

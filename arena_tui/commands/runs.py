@@ -74,12 +74,13 @@ def _figures(run: RunRow, tally: Tally | None) -> tuple[str, str]:
 
 
 def format_table(rows: list[RunRow], tallies: dict[str, Tally] | None = None, now: datetime | None = None) -> str:
-    """Plain-text table; simulator runs are labelled in the model column."""
+    """Plain-text table; the model column says a simulator's runs and how a run's input differed
+    from the default (`RunRow.variants`)."""
     now = now or datetime.now(UTC)
     header = ("ID", "BENCHMARK", "MODEL", "STATUS", "PROGRESS", "STRICT PASS", "STARTED", "DURATION", "COUNTED APART")
     table = [header]
     for r in rows:
-        model = f"{r.model} [{r.source}]" if r.source else r.model
+        model = (f"{r.model} [{r.source}]" if r.source else r.model) + (f" ({', '.join(r.variants)})" if r.variants else "")
         strict, apart = _figures(r, (tallies or {}).get(r.run_id))
         table.append(
             (

@@ -31,7 +31,7 @@ from .find import FILTER_KEY, FIND_KEYS, Finding, filter_line, find_line
 from .polling import PollingScreen
 from arena_tui.spine.paths import exports_dir
 from arena_tui.spine.ids import short_ids
-from arena_tui.spine.source import tag as source_tag
+from arena_tui.spine.source import tag as source_tag, variant_labels
 from arena_tui.spine.times import as_utc, duration_text, when_text
 
 if TYPE_CHECKING:
@@ -55,14 +55,19 @@ STACKED = [("id", "run"), ("model", "model / benchmark"), ("status", "status"), 
 
 
 def model_text(r: dict[str, Any], width: int | None = None) -> Text:
-    """`model / provider [SIM]`; in `width`: without the provider, then the model cut ("…"),
-    never its source tag (a simulator's scores are no model's)."""
+    """`model / provider [SIM] (telephony, effort=high)`, as the run screen heads it; in `width`: without the provider, then how
+    its input differed (`RunRow.variants`) cut ("…"), then the model cut, never its source tag (a
+    simulator's scores are no model's)."""
     model, provider = r.get("model", "?"), r.get("provider", "?")
     tag = source_tag(r.get("source"))
+    variants = Text(f" ({', '.join(r['variants'])})" if r.get("variants") else "", "cyan")
     forms = [f"{model} / {provider}"] if provider not in (model, "?") else []
     for name in [*forms, model]:
-        if width is None or len(name) + len(tag) <= width:
-            return Text.assemble(name, (tag, "bold magenta"))
+        if width is None or len(name) + len(tag) + len(variants) <= width:
+            return Text.assemble(name, (tag, "bold magenta"), variants)
+    if variants and len(model) + len(tag) + len(" (x…") <= width:
+        variants.truncate(width - len(model) - len(tag), overflow="ellipsis")
+        return Text.assemble(model, (tag, "bold magenta"), variants)
     cut = Text(model)
     cut.truncate(max(width - len(tag), 1), overflow="ellipsis")
     return Text.assemble(cut, (tag, "bold magenta"))
@@ -142,9 +147,10 @@ def default_export_dir(data_dir: Path | None) -> Path:
 
 
 def run_matches(r: dict[str, Any], text: str) -> bool:
-    """Whether a run's model, provider, benchmark, status or id holds `text` (case aside)."""
+    """Whether a run's model, provider, benchmark, status, id or variants holds `text` (case aside)."""
     text = text.casefold().strip()
-    return any(text in str(r.get(k) or "").casefold() for k in ("model", "provider", "benchmark", "status", "run_id"))
+    fields = [str(r.get(k) or "") for k in ("model", "provider", "benchmark", "status", "run_id")]
+    return any(text in f.casefold() for f in [*fields, *(r.get("variants") or ())])
 
 
 class RunsScreen(Finding, PollingScreen):
@@ -222,7 +228,7 @@ class RunsScreen(Finding, PollingScreen):
             tallies[r.run_id] = (keys[r.run_id], t)
             rows[r.run_id] = {
                 "benchmark": r.benchmark, "model": r.model, "provider": r.provider,
-                "source": r.source, "status": r.status, "done": r.turns_done,
+                "source": r.source, "variants": r.variants, "status": r.status, "done": r.turns_done,
                 "total": r.turns_total, "started": as_utc(r.started_at), "ended": as_utc(r.ended_at),
                 "run": r, "tally": t, "rates": t.dimensions, "heuristic": t.heuristic,
                 "judge_errors": len(t.judge_errors) + len(t.rejudge_errors),
@@ -253,6 +259,7 @@ class RunsScreen(Finding, PollingScreen):
                        provider=st.started.provider if st.started else "?",
                        source=st.source,
                        done=st.turns_done, total=st.turns_total, status=st.status)
+            row.setdefault("variants", variant_labels(st.started.config) if st.started else ())
             if not arena.running(run_id) and row["status"] == "running":
                 row["status"] = "interrupted"
             if run_id in stored:  # its rates are the store's, by the report's rule (`read`)

@@ -23,7 +23,7 @@ from arena_tui.spine.audio import SILENCE_KEPT_MS
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.events import FINISHED, Judgement, RunEvent, TurnEnded, TurnResult, parse_event
 from arena_tui.spine.times import wall_ms
-from arena_tui.spine.source import source_label
+from arena_tui.spine.source import source_label, variant_labels
 from ..verdicts import standing_judgements
 from . import codec
 from .connection import fetchall
@@ -64,6 +64,12 @@ class RunRow(BaseModel):
     def source(self) -> str | None:
         """`simulator`, `protocol fake` or None (the real service): `spine.source.source_label`."""
         return source_label(self.simulator, self.config)
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """How its input differed from the default (`spine.source.variant_labels`): a campaign's runs
+        under two conditions or efforts are otherwise the same line."""
+        return variant_labels(self.config)
 
     def active_s(self, now: datetime | None = None) -> float:
         """Wall-clock time it ran, the idle time between an interruption and its resume left out: its
