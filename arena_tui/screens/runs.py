@@ -55,9 +55,9 @@ STACKED = [("id", "run"), ("model", "model / benchmark"), ("status", "status"), 
 
 
 def model_text(r: dict[str, Any], width: int | None = None) -> Text:
-    """`model / provider [SIM] (telephony, effort=high)`, as the run screen heads it; in `width`: without the provider, then how
-    its input differed (`RunRow.variants`) cut ("…"), then the model cut, never its source tag (a
-    simulator's scores are no model's)."""
+    """`model / provider [SIM] (telephony, effort=high)`, as the run screen heads it. In `width`:
+    without the provider, then how its input differed (`RunRow.variants`) cut ("…"), then the
+    model cut; never its source tag (a simulator's scores are no model's)."""
     model, provider = r.get("model", "?"), r.get("provider", "?")
     tag = source_tag(r.get("source"))
     variants = Text(f" ({', '.join(r['variants'])})" if r.get("variants") else "", "cyan")
