@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.judge import HeuristicJudge, JudgeWorker
@@ -46,6 +47,9 @@ async def rehydrated(tmp_path: Path, model: str, turns: list[int], **cfg):
 
 
 def assert_recorded(events, run, results, judgements, turns: list[int], parallel: int) -> None:
+    if lost := [i for i in turns if i in results and results[i].status == "lost_pace"]:  # the product's flag, rightly
+        pytest.fail(f"this machine lost pace on turn(s) {lost}: a fact about the machine, never a verdict "
+                    "(scripts/test.sh runs the test again)")
     assert run.status == "completed" and run.turns_done == len(turns)
     assert (run.config["mode"], run.config["parallel"], run.config["turn_taking_supported"]) == ("rehydrated", parallel, False)
     assert all(results[i].status == "ok" for i in turns), {i: results[i].status for i in turns}
