@@ -13,7 +13,7 @@ from typing import Any
 
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.settings import SIM, RunSettings
-from arena_tui.spine.source import source_label
+from arena_tui.spine.source import source_label, variants_text
 from ..judge import PermanentError
 from ..judge.choice import pick_judge
 from ..judge.options import backend_from_args
@@ -65,8 +65,7 @@ def headline(benchmark: str, model: str, *, turns: int, source: str | None, judg
     commits), judged how, recorded where."""
     against = f"{model} [{source.upper()}]" if source else model
     fast = f", audio at {speed_text(speed)}" if speed != 1 else ""
-    how = f" ({', '.join(variants)})" if variants else ""
-    return f"run {benchmark} ({turns} turns{fast}) · model {against}{how} · judge {judge.label} · db {db}"
+    return f"run {benchmark} ({turns} turns{fast}) · model {against}{variants_text(variants)} · judge {judge.label} · db {db}"
 
 
 def verdict_line(j: Any, *, heuristic: bool = False) -> str:

@@ -36,7 +36,7 @@ from arena_tui.spine.events import (
 )
 from arena_tui.spine.faults import TurnFault, turn_faults
 from arena_tui.spine.times import wall_ms
-from arena_tui.spine.source import against, source_label, variant_labels
+from arena_tui.spine.source import against, source_label, variant_labels, variants_text
 from ..timing import UntrustedTurns, latency_caveat, speed_note, v2v_text
 from ..verdicts import NOT_PLAYED, TURN_TAKING, Tally, counts, judges_turn_taking, ordered, tally
 from .rows import SILENT_DBFS, LogLine, Meter, TranscriptLine, TurnRow, TurnSpec, wait_text
@@ -124,8 +124,7 @@ class RunState:
             return f"{self.model_name} (starting)" if self.planned else "?"
         label = f"{self.started.model} ({self.started.provider})"
         label = f"{label} [{self.source.upper()}]" if self.source else label
-        variants = variant_labels(self.started.config, faults=False)  # the run screen says them on its own line
-        return f"{label} ({', '.join(variants)})" if variants else label
+        return label + variants_text(variant_labels(self.started.config, faults=False))  # (faults: on their own line)
 
     @property
     def source(self) -> str | None:

@@ -171,11 +171,11 @@ class RunScreen(Finding, actions.TurnKeys):
             tv = self.query_one(TranscriptView)
             tv.follow = self.follow or not self.live
             tv.refresh_from(st)
-            self.query_one(EventLog).refresh_from(st)
+            log = self.query_one(EventLog)
+            log.refresh_from(st)
             # their times are the run's clock: audio time, the wall clock's only at 1x
             clock = "" if st.speed is None or comparable(st.speed) else f" (audio time, {speed_text(st.speed)})"
-            self.query_one("#event-log").border_title = f"events{clock}"
-            self.query_one("#transcript").border_title = f"transcript{clock}"
+            log.border_title, tv.border_title = f"events{clock}", f"transcript{clock}"
             if self.query_one(TurnLatencyChart).display:
                 self.query_one(TurnLatencyChart).show(st)
             self._filter_bar()

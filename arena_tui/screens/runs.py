@@ -31,7 +31,7 @@ from .find import FILTER_KEY, FIND_KEYS, Finding, filter_line, find_line
 from .polling import PollingScreen
 from arena_tui.spine.paths import exports_dir
 from arena_tui.spine.ids import short_ids
-from arena_tui.spine.source import tag as source_tag, variant_labels
+from arena_tui.spine.source import tag as source_tag, variant_labels, variants_text
 from arena_tui.spine.times import as_utc, duration_text, when_text
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def model_text(r: dict[str, Any], width: int | None = None) -> Text:
     model cut; never its source tag (a simulator's scores are no model's)."""
     model, provider = r.get("model", "?"), r.get("provider", "?")
     tag = source_tag(r.get("source"))
-    variants = Text(f" ({', '.join(r['variants'])})" if r.get("variants") else "", "cyan")
+    variants = Text(variants_text(r.get("variants") or ()), "cyan")
     forms = [f"{model} / {provider}"] if provider not in (model, "?") else []
     for name in [*forms, model]:
         if width is None or len(name) + len(tag) + len(variants) <= width:

@@ -88,3 +88,8 @@ def variant_labels(config: Mapping[str, Any] | None, *, faults: bool = True) -> 
     if faults and isinstance(injected, str) and injected:  # injected into the simulator: its failures are by design
         labels.append(f"faults: {injected}")
     return tuple(labels)
+
+
+def variants_text(labels: tuple[str, ...]) -> str:
+    """`variant_labels` as every surface puts them after a model: ` (telephony, effort=high)`, or ""."""
+    return f" ({', '.join(labels)})" if labels else ""
