@@ -149,11 +149,11 @@ def test_unsolicited_call_on_a_no_call_turn_counts_as_tool_failure_in_denominato
 def test_sparse_turn_ids_never_renumbered():
     b = bench(turn(0), turn(3, reg("A").model_dump()), turn(7), turn(12, reg("B").model_dump()))
     results = [result(0), result(3), result(7, call("register", "k", name="Jo", session_id="A")), result(12)]
-    phase1 = [judged(i, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": NA if i in (0, 7) else P})
-              for i in (0, 3, 7, 12)]
+    tool = {0: NA, 3: F, 7: NA, 12: P}
+    phase1 = [judged(i, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": tool[i]}) for i in (0, 3, 7, 12)]
     new, al = apply_rules(b, results, phase1)
     assert [(lk.expected_turn, lk.actual_turn, lk.status) for lk in al.links] == [(3, 7, "late"), (12, None, "missed")]
-    assert sorted({j.turn_index for j in new}) == [3, 7, 12]
+    assert sorted({j.turn_index for j in new}) == [7, 12]  # 7 credited, 12 missed; 3 the judge already failed
     s = summarize(b, results, [*phase1, *new])
     assert [r.expected_turn for r in s.tracking] == [3, 12] and s.turns == 4
 
@@ -246,19 +246,25 @@ def test_phase2_is_idempotent_and_skips_judge_errors():
     assert s.dimensions["tool_use_correct"].denominator == 1  # the errored turn is in no figure
 
 
-def test_genuine_ambiguity_passes_tool_use_and_ambiguity_handling():
-    """Asking on a genuinely ambiguous request was right: both pass where ambiguity_handling is
-    scored, whatever the judge put on ambiguity_handling (main kept the judge's verdict)."""
+def test_genuine_ambiguity_passes_tool_use_and_keeps_the_judges_ambiguity_verdict():
+    """Asking on a genuinely ambiguous request was right: tool use passes where ambiguity_handling is
+    scored, and ambiguity_handling is the judge's: its pass stands, and so does its explicit fail
+    (097b9be turned that fail into a pass); nothing absorbs it where ambiguity_handling is not scored."""
     dims = ["kb_grounding", "instruction_following", "tool_use_correct", "ambiguity_handling"]
-    b = bench(turn(1, reg("S1").model_dump(), dims=dims), turn(2, reg("S2").model_dump()))
-    results = [result(1, text="Which of the two Kevins?"), result(2, text="Which one?")]
+    b = bench(turn(1, reg("S1").model_dump(), dims=dims), turn(2, reg("S2").model_dump()),
+              turn(3, reg("S3").model_dump(), dims=dims))
+    results = [result(1, text="Which of the two Kevins?"), result(2, text="Which one?"),
+               result(3, text="There are two Kevin Zhangs; which one?")]
     phase1 = [judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F, "ambiguity_handling": F},
                      root="genuine_ambiguity"),
-              judged(2, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F}, root="genuine_ambiguity")]
+              judged(2, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F}, root="genuine_ambiguity"),
+              judged(3, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F, "ambiguity_handling": P},
+                     root="genuine_ambiguity")]
     new, _ = apply_rules(b, results, phase1)
     scores = final(phase1, new)
-    assert scores[1]["tool_use_correct"] == P and scores[1]["ambiguity_handling"] == P
+    assert scores[1]["tool_use_correct"] == P and scores[1]["ambiguity_handling"] == F  # the judge's fail stands
     assert scores[2]["tool_use_correct"] == F  # nothing to absorb it on this turn
+    assert scores[3]["tool_use_correct"] == P and scores[3]["ambiguity_handling"] == P
 
 
 def test_ids_compare_exactly_but_id_lists_order_free():
