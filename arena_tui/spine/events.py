@@ -290,7 +290,7 @@ class Judgement(Event):
     # Inputs to the phase-2 rules, kept so phase 2 can be re-run from the store.
     call_verdicts: list[CallVerdict] = Field(default_factory=list)
     unexecuted_reference: bool | None = None  # the turn asks about an earlier action that never ran
-    words_contradict_actions: bool | None = None  # says it waits or asks, yet acts in the same turn
+    words_contradict_actions: bool | None = None  # says it will wait for the user, yet makes the call in the same turn
     scope: JudgeScope | None = None  # what the judge saw (`JudgeScope`); None: before scopes were kept
     notes: str | None = None  # the judge's notes on the whole run (realignment, call tracking)
 
