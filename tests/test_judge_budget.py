@@ -34,7 +34,7 @@ from .fakes.google_generate import FakeGemini
 from .fakes.judge_answers import wordy
 from .fakes.ollama_api import FakeOllama
 from .fakes.openai_chat import FakeOpenAI
-from .test_judge_backends import bedrock_fake, golden_result  # noqa: F401 - bedrock_fake is a fixture
+from .test_judge_backends import golden_result
 
 FAST = RetryPolicy(attempts=4, base_delay_s=0.01, max_delay_s=0.02, deadline_s=120.0, what="whole-run")
 TYPICAL = 150  # tokens of commentary a turn: ~250 tokens an entry (the fakes count ~4 characters a token)
@@ -44,6 +44,19 @@ WORDY = 1000  # more than any budget allows: the reply is cut
 @pytest.fixture(scope="module")
 def conv(shared_data: Path) -> Benchmark:
     return load_benchmark(shared_data / "conversation_bench")
+
+
+@pytest.fixture
+def bedrock_fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """FakeBedrock, boto3 given fake credentials and no AWS files (as tests/test_judge_backends.py)."""
+    for k, v in {"AWS_ACCESS_KEY_ID": "AKIDFAKE", "AWS_SECRET_ACCESS_KEY": "fake-secret", "AWS_REGION": "us-west-2",
+                 "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": str(tmp_path / "none"),
+                 "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none")}.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    server = FakeBedrock().start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="module")

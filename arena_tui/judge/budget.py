@@ -2,9 +2,10 @@
 reply cut short becomes.
 
 The output budget is sized from the turns a request asks verdicts for (`reply_tokens`): one
-whole-run entry is ~75-95 o200k tokens of fields (measured: `python -m scripts.judge_tokens`) plus
-its commentary; 200 a turn allows ~100 words of it. Asked for: 1.5 times that, plus what a reasoning
-model may think first (`ModelLimits.thinking`), never under `FLOOR` and never over the model's cap.
+whole-run entry is 75 (compact JSON) to 110 (indented) o200k tokens of fields, and a ~90-word
+commentary ~110 more (measured: `python -m scripts.judge_tokens`), so 200 a turn. Asked for: 1.5
+times the estimate, plus what a reasoning model may think first (`ModelLimits.thinking`), never under
+`FLOOR` and never over the model's cap.
 A request whose budget cannot fit the cap, or whose prompt and budget cannot fit the window, is
 split by `whole_run` into consecutive parts. Prompt tokens are estimated at 3 characters a token:
 the prompts measure 3.6-3.9 with o200k, so the estimate errs towards a larger window.
@@ -17,16 +18,29 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
+
+from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.events import TurnResult
 
 from .errors import PermanentError
 from .model_limits import ModelLimits
 
-if TYPE_CHECKING:
-    from .backends import JudgeRequest
+
+class JudgeRequest(Protocol):
+    """What sizing reads of a `backends.JudgeRequest` (which imports this module)."""
+
+    prefix: str
+    history: str
+    target: str
+    benchmark: Benchmark
+    result: TurnResult | None
+    results: list[TurnResult]
+    schema: dict[str, Any]
+    part: str
 
 CHARS_PER_TOKEN = 3.0  # below every judge prompt's measured 3.6-3.9 (o200k): prompts are over-, never under-counted
-REPLY_TOKENS_PER_TURN = 200  # one final_judgments entry: ~75-95 tokens of fields and ~100 words of commentary
+REPLY_TOKENS_PER_TURN = 200  # one final_judgments entry: 75-110 tokens of fields and ~90 words of commentary
 REPLY_TOKENS_PER_CALL = 30  # one function_call_tracking entry (measured: 29)
 REPLY_TOKENS_FIXED = 400  # the realignment notes and the reply's frame
 ONE_TURN_REPLY_TOKENS = 800  # a one-turn request: five dimensions, each with its own reasoning

@@ -4,7 +4,8 @@ budget and to split a whole run that cannot fit one request.
 
 Figures are the providers' published model cards (OpenAI, Anthropic, Google, the Ollama library);
 a Bedrock id is its Claude model's (`us.anthropic.claude-sonnet-4-5-…` is `claude-sonnet-4-5`). A
-model id matches the longest row it starts with. A model in no row gets a conservative default
+model id matches the longest row it starts with, so a newer model of a family takes its family's
+row (`claude-opus-4-7`: `claude-opus-4`'s 32,000). A model in no row gets a conservative default
 (`DEFAULT`: 128,000-token window, 8,192 output tokens; a local model `LOCAL_DEFAULT`: 32,768), so an
 unknown judge is split into more requests rather than cut off. Ollama says a local model's window
 itself (`/api/show`), which then wins over the table.
@@ -38,6 +39,7 @@ TABLE: tuple[tuple[str, int, int, int], ...] = (
     ("gpt-5", 400_000, 128_000, 16_384),
     ("gpt-5-chat", 128_000, 16_384, 0),
     ("gpt-5.1-chat", 128_000, 16_384, 0),
+    ("gpt-5.2-chat", 128_000, 16_384, 0),
     ("gpt-4.1", 1_047_576, 32_768, 0),
     ("gpt-4o", 128_000, 16_384, 0),
     ("o1", 200_000, 100_000, 16_384),
