@@ -75,25 +75,27 @@ def reply_tokens(request: JudgeRequest) -> int:
     return REPLY_TOKENS_FIXED + REPLY_TOKENS_PER_TURN * len(turns) + REPLY_TOKENS_PER_CALL * calls
 
 
-def wanted(request: JudgeRequest, limits: ModelLimits) -> int:
-    """The budget the request would like, before the model's cap."""
-    return max(FLOOR, math.ceil(reply_tokens(request) * HEADROOM) + limits.thinking)
+def needed(request: JudgeRequest, limits: ModelLimits) -> int:
+    """The least the request asks for: the reply's estimate with headroom, and the model's thinking."""
+    return math.ceil(reply_tokens(request) * HEADROOM) + limits.thinking
 
 
 def output_budget(request: JudgeRequest, limits: ModelLimits) -> int:
-    """The output tokens to ask for: what the request would like, capped at the model's limit."""
-    return min(limits.output, wanted(request, limits))
+    """The output tokens to ask for: what the request needs, at least `FLOOR` where the window has
+    room for it, never over the model's cap."""
+    room = limits.context - prompt_tokens(request)
+    return min(limits.output, max(needed(request, limits), min(FLOOR, room)))
 
 
 def misfit(request: JudgeRequest, limits: ModelLimits) -> str | None:
-    """Why the request cannot go in one piece to this model (its budget over the output cap, or
-    its prompt and budget over the window), or None when it fits."""
-    want = wanted(request, limits)
-    if want > limits.output:
-        return f"its reply needs ~{want:,} output tokens, over the model's cap of {limits.output:,}"
-    prompt, budget = prompt_tokens(request), output_budget(request, limits)
-    if prompt + budget > limits.context:
-        return (f"its prompt (~{prompt:,} tokens) and reply budget ({budget:,}) are over the model's "
+    """Why the request cannot go in one piece to this model (what it needs over the output cap, or
+    its prompt and that over the window), or None when it fits."""
+    need = needed(request, limits)
+    if need > limits.output:
+        return f"its reply needs ~{need:,} output tokens, over the model's cap of {limits.output:,}"
+    prompt = prompt_tokens(request)
+    if prompt + need > limits.context:
+        return (f"its prompt (~{prompt:,} tokens) and reply ({need:,}) are over the model's "
                 f"{limits.context:,}-token window")
     return None
 
@@ -118,7 +120,7 @@ def truncated(name: str, request: JudgeRequest, budget: int, stop: str) -> Trunc
 
 def context_refused(name: str, request: JudgeRequest, limits: ModelLimits) -> PermanentError:
     """A request that cannot fit the model's window, refused before it is sent."""
-    prompt, budget = prompt_tokens(request), output_budget(request, limits)
+    prompt, budget = prompt_tokens(request), needed(request, limits)
     part = f" ({request.part})" if request.part else ""
     whose = "its server's" if limits.source == "server" else "the table's" if limits.source == "table" else \
         "the default"

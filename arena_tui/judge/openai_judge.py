@@ -124,7 +124,7 @@ class LocalJudge(OpenAIJudge):
             return await super().complete(request)
         assert limits is not None
         asked, prompt = budget.output_budget(request, limits), budget.prompt_tokens(request)
-        if prompt + asked > limits.context:
+        if prompt + budget.needed(request, limits) > limits.context:  # Ollama would cut the prompt's start
             raise budget.context_refused(self.name, request, limits)
         num_ctx = min(limits.context, math.ceil((prompt + asked) / WINDOW_STEP) * WINDOW_STEP)
         data = await self.ollama.chat(self.model, self.messages(request), request.schema, num_ctx=num_ctx,

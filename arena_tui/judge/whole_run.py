@@ -66,28 +66,36 @@ def run_request(benchmark: Benchmark, pairs: list[tuple[Turn, TurnResult]], *, a
 def plan_parts(benchmark: Benchmark, pairs: list[tuple[Turn, TurnResult]], limits: ModelLimits | None, *, audio: bool,
                builder: PromptBuilder | None = None, timeout_s: float | None = None) -> list[JudgeRequest]:
     """The requests that judge `pairs`: one when it fits the model (`budget.misfit`), else the fewest
-    consecutive parts of near-equal size that each fit, each seeing the judgeable turns before it.
-    PermanentError when even one turn a request cannot fit (nothing is sent)."""
+    consecutive parts that each fit, each seeing the judgeable turns before it: of near-equal size
+    (each with the most headroom) where those fit, else as many turns each as fit in turn order (a
+    small window: later parts carry a longer conversation before them). PermanentError when one turn
+    alone does not fit (nothing is sent)."""
     builder = builder or PromptBuilder(benchmark)
     whole = run_request(benchmark, pairs, audio=audio, builder=builder, timeout_s=timeout_s)
     if limits is None or (why := budget.misfit(whole, limits)) is None:
         return [whole]
-    n = len(pairs)
-    if n == 1:
-        raise PermanentError(f"the request judging {turns_text(budget.turns_of(whole))}: {why}")
-    k = min(n, max(2, -(-budget.wanted(whole, limits) // limits.output)))  # the output cap alone needs this many
-    while True:
-        bounds = [(i * n // k, (i + 1) * n // k) for i in range(k)]
-        parts = [run_request(benchmark, pairs[a:b], audio=audio, builder=builder, timeout_s=timeout_s,
-                             earlier=[r for _, r in pairs[:a]], part=(i + 1, k)) for i, (a, b) in enumerate(bounds)]
-        problems = [(p, w) for p in parts if (w := budget.misfit(p, limits)) is not None]
-        if not problems:
-            return parts
-        if k == n:
-            p, w = problems[0]
+
+    def part(a: int, b: int, i: int = 0, k: int = 0) -> JudgeRequest:
+        return run_request(benchmark, pairs[a:b], audio=audio, builder=builder, timeout_s=timeout_s,
+                           earlier=[r for _, r in pairs[:a]], part=(i, k))
+
+    spans: list[tuple[int, int]] = []  # greedily: each part as long as fits
+    a = 0
+    while a < len(pairs):
+        if (w := budget.misfit(part(a, a + 1), limits)) is not None:
             raise PermanentError(f"not even one turn a request fits: the request judging "
-                                 f"{turns_text(budget.turns_of(p))}: {w} (the whole run: {why})")
-        k += 1
+                                 f"{turns_text([pairs[a][0].turn_index])}: {w} (the whole run: {why})")
+        b = a + 1
+        while b < len(pairs) and budget.misfit(part(a, b + 1), limits) is None:
+            b += 1
+        spans.append((a, b))
+        a = b
+    n, k = len(pairs), len(spans)
+    even = [(i * n // k, (i + 1) * n // k) for i in range(k)]
+    parts = [part(a, b, i + 1, k) for i, (a, b) in enumerate(even)]
+    if any(budget.misfit(p, limits) is not None for p in parts):
+        parts = [part(a, b, i + 1, k) for i, (a, b) in enumerate(spans)]
+    return parts
 
 
 def tracking_text(tracks: Iterable[CallTrack]) -> str:
