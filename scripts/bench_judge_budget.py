@@ -64,7 +64,8 @@ async def judge_once(bench: Any, results: list[Any], kind: str, model: str, fake
     from arena_tui.judge import make_backend  # deferred: after the path is set
     from arena_tui.judge.backends import RetryPolicy  # deferred: after the path is set
     from arena_tui.judge.whole_run import judge_run  # deferred: after the path is set
-    from tests.fakes import anthropic_messages, bedrock_converse, google_generate, ollama_api, openai_chat  # deferred: after the path is set
+    from tests.fakes import anthropic_messages, bedrock_converse, google_generate  # deferred: after the path is set
+    from tests.fakes import ollama_api, openai_chat  # deferred: after the path is set
     from tests.fakes.judge_answers import wordy  # deferred: after the path is set
 
     fakes = {"FakeOpenAI": openai_chat.FakeOpenAI, "FakeAnthropic": anthropic_messages.FakeAnthropic,
@@ -94,7 +95,8 @@ async def main(shared: Path, n_turns: int, width: int) -> None:
     bench = load_benchmark(shared / "conversation_bench")
     results = simulated_run(bench)[:n_turns]
     print(f"{bench.name}: {len(results)} turns judged whole-run; each backend's real client against its fake\n")
-    head = f"{'backend:model':52} {'limits (out/window)':21} {'judge':9} {'requests':>8}  {'output budget asked':30} {'judged':>9}  outcome"
+    head = (f"{'backend:model':52} {'limits (out/window)':21} {'judge':9} {'requests':>8}  {'output budget asked':30} "
+            f"{'judged':>9}  outcome")
     print(head)
     print("-" * len(head))
     for kind, model, fake_name, limits, why in CASES:
@@ -109,7 +111,8 @@ async def main(shared: Path, n_turns: int, width: int) -> None:
             elif not r["requests"]:
                 outcome = f"nothing sent: {r['error']}"
             else:
-                outcome = f"{r['cuts']} of {r['requests']} repl{'y' if r['requests'] == 1 else 'ies'} cut, none retried: {r['error']}"
+                replies = f"repl{'y' if r['requests'] == 1 else 'ies'}"
+                outcome = f"{r['cuts']} of {r['requests']} {replies} cut, none retried: {r['error']}"
             name = f"{kind}:{model}" + (f" ({why})" if why != "default" else "")
             print(f"{name[:52]:52} {lim:21} {label:9} {r['requests']:>8}  {budgets[:30]:30} "
                   f"{r['judged']:>3}/{r['judged'] + r['errors']:<3}    {outcome[:width]}")
@@ -120,7 +123,8 @@ async def main(shared: Path, n_turns: int, width: int) -> None:
 if __name__ == "__main__":
     sys.path.insert(0, str(REPO))
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--shared", type=Path, default=Path(os.environ.get("ARENA_TUI_SHARED", REPO.parent.parent / "shared" / "audio-arena")))
+    shared = os.environ.get("ARENA_TUI_SHARED", REPO.parent.parent / "shared" / "audio-arena")
+    p.add_argument("--shared", type=Path, default=Path(shared))
     p.add_argument("--turns", type=int, default=75)
     p.add_argument("--width", type=int, default=400, help="characters of each outcome shown")
     a = p.parse_args()

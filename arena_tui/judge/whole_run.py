@@ -156,7 +156,8 @@ async def judge_run(
         notes.append(f"{SPLIT_NOTE} {len(requests)} requests ({spans}): one reply cannot hold every turn's "
                      f"verdicts within {backend.name}'s limits")
     for request, outcome, error in answers:
-        reply: RunJudgeOutput | None = outcome.reply.output if outcome is not None and outcome.reply else None  # type: ignore[assignment]
+        reply: RunJudgeOutput | None = (outcome.reply.output  # type: ignore[assignment]
+                                        if outcome is not None and outcome.reply else None)
         if outcome is not None:
             usage = _add(usage, outcome.usage)
         label = f"{request.part} ({turns_text(budget.turns_of(request))}): " if request.part else ""
@@ -207,5 +208,5 @@ async def _ask(backend: JudgeBackend, request: JudgeRequest, policy: RetryPolicy
 
 
 def _add(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    return TokenUsage(input_tokens=a.input_tokens + b.input_tokens, cached_input_tokens=a.cached_input_tokens + b.cached_input_tokens,
-                      output_tokens=a.output_tokens + b.output_tokens)
+    return TokenUsage(input_tokens=a.input_tokens + b.input_tokens, output_tokens=a.output_tokens + b.output_tokens,
+                      cached_input_tokens=a.cached_input_tokens + b.cached_input_tokens)

@@ -142,8 +142,8 @@ class FakeGemini(JudgeFake):
         self._n += 1
         out = approx_tokens(text)
         body = {
-            "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "MAX_TOKENS" if cut else "STOP",
-                            "index": 0}],
+            "candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
+                            "finishReason": "MAX_TOKENS" if cut else "STOP", "index": 0}],
             "usageMetadata": {"promptTokenCount": total, "candidatesTokenCount": out, "totalTokenCount": total + out,
                               **({"cachedContentTokenCount": cached} if cached else {})},
             "modelVersion": model, "responseId": f"fake{self._n:04d}",
