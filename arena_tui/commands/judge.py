@@ -38,7 +38,8 @@ def _repeat(raw: str) -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_id", metavar="RUN", help="run id (or a unique prefix of one)")
     parser.add_argument("--turn", type=int, help="re-judge only this turn index (the per-turn prompt, with the turns "
-                                                 "before it; without --turn the whole run goes in one request)")
+                                                 "before it; without --turn the whole run goes in one request, or in consecutive "
+                                                 "parts when it cannot fit the judge model)")
     parser.add_argument("--no-phase2", action="store_true", help="skip the cross-turn rules")
     parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
     parser.add_argument("--repeat", type=_repeat, default=1, metavar="N",
