@@ -50,8 +50,8 @@ def init_at_top(tmp: Path) -> Case:
     (home / "system.py").write_text('from pathlib import Path\n\nsystem_instruction = (Path(__file__).parent / '
                                     '"credentials.txt").read_text()\n')
     (home / "credentials.txt").write_text(SECRET)
-    return Case("init_at_top", given, ["bike_bench: not imported: config.py:", "system_instruction",
-                                       "imported from no file of the given folder"])
+    return Case("init_at_top", given, ["bench: not imported: config.py:", "cannot read BenchmarkConfig.system_instruction",
+                                       "it is system.system_instruction, imported from no file of the given folder"])
 
 
 def parent_read(tmp: Path) -> Case:
@@ -64,7 +64,7 @@ def parent_read(tmp: Path) -> Case:
                                                  'data_dir = Path(__file__).parent.parent').replace(
         'kb_path = data_dir / "knowledge_base.txt"', 'kb_path = data_dir / "credentials.txt"'))
     (home / "credentials.txt").write_text(SECRET)
-    return Case("parent_read", given, ["bike_bench: not imported: system.py:", "credentials.txt", "outside"])
+    return Case("parent_read", given, ["bench: not imported: system.py:", f"{home / 'credentials.txt'} is outside {given}"])
 
 
 def linked_benchmark(tmp: Path) -> Case:
@@ -72,7 +72,7 @@ def linked_benchmark(tmp: Path) -> Case:
     the secret); the given folder's own benchmark still imports."""
     given = reference(tmp / "given")
     elsewhere = reference(tmp / "elsewhere", "evil_bench")
-    (_bench(elsewhere).parent / "evil_bench" / "data" / "knowledge_base.txt").write_text(SECRET)
+    (elsewhere / "benchmarks" / "evil_bench" / "data" / "knowledge_base.txt").write_text(SECRET)
     (given / "benchmarks" / "evil_bench").symlink_to(elsewhere / "benchmarks" / "evil_bench", target_is_directory=True)
     return Case("linked_benchmark", given, ["evil_bench: not imported: benchmarks/evil_bench", "links to", "outside"],
                 imports=1)
@@ -126,8 +126,9 @@ def repeated_name(tmp: Path, *, chars: int, joined: bool, uses: int) -> Case:
     rows = ",\n".join(f'    {{"input": {name}, "golden_text": "ok"}}' for _ in range(uses))
     with turns.open("a") as f:
         f.write(f"\nA = '{'x' * chars}'\n" + ("B = A + A\n" if joined else "") + f"\nturns = [\n{rows},\n]\n")
-    return Case(f"repeated_name_{uses}", given, ["bike_bench: not imported: config.py:", "BenchmarkConfig.turns",
-                                                 "more than 64 MiB (each use of a name counts its value again)"])
+    return Case(f"repeated_name_{uses}", given, ["bike_bench: not imported: benchmarks/bike_bench/config.py:",
+                                                 "cannot read BenchmarkConfig.turns", "more than 64 MiB (each use of a "
+                                                 "name counts its value again), in benchmarks/bike_bench/turns.py"])
 
 
 def many_tokens(tmp: Path, tokens: int = 1_000_000) -> Case:
@@ -135,7 +136,8 @@ def many_tokens(tmp: Path, tokens: int = 1_000_000) -> Case:
     given = reference(tmp / "given")
     with (_bench(given) / "turns.py").open("a") as f:
         f.write("\nfiller = [" + "0," * (tokens // 2) + "]\n")
-    return Case("many_tokens", given, ["bike_bench: not imported: turns.py", "more than 200,000 tokens"])
+    return Case("many_tokens", given, ["bike_bench: not imported: benchmarks/bike_bench/turns.py: cannot read the file: "
+                                       "it has more than 200,000 tokens"])
 
 
 BENCHMARK_CASES: dict[str, Callable[[Path], Case]] = {
@@ -146,9 +148,10 @@ BENCHMARK_CASES: dict[str, Callable[[Path], Case]] = {
     "fifo_knowledge_base": fifo_knowledge_base,
     "fifo_turns": fifo_turns,
     "fifo_wav": fifo_wav,
-    # 8.4 MB of turns.py naming a 16 MB string 50 times (the audit's 2.5 GB), and a 1 MB one 400 times
+    # 8.4 MB of turns.py naming a 16 MB string 50 times (the audit's 2.5 GB), and a 512 kB one 400 times
+    # (each turn under the 1 MiB a turns.jsonl line may hold: 200 MB of turns written, and imported)
     "repeated_16mb_x50": lambda tmp: repeated_name(tmp, chars=8_300_000, joined=True, uses=50),
-    "repeated_1mb_x400": lambda tmp: repeated_name(tmp, chars=1 << 20, joined=False, uses=400),
+    "repeated_512kb_x400": lambda tmp: repeated_name(tmp, chars=512_000, joined=False, uses=400),
     "many_tokens": many_tokens,
 }
 

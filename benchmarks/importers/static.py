@@ -159,8 +159,8 @@ def _bounded(mod: Module, line: int | None, who: str, read: Any) -> Any:
         return read()
     except RecursionError:
         raise Unreadable(mod.where, line, who, "it is nested too deep to read") from None
-    except _TooLarge as e:
-        raise Unreadable(mod.where, line, who, e.why) from None
+    except _TooLarge as e:  # said of the name asked for, and where the budget ran out when that is another file
+        raise Unreadable(mod.where, line, who, e.why if e.where == mod.where else f"{e.why}, in {e.where}") from None
     finally:
         evaluator.active.clear()
 
