@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from arena_tui.cli import main
+from arena_tui.cli import build_parser, main
+from arena_tui.commands.campaign import spec_from_args
 from arena_tui.campaign.spec import SpecError, load_toml
 from arena_tui.interop import export_run, import_run
 from arena_tui.orchestration.resume import endpoint_line, plan_resume
@@ -131,3 +132,15 @@ def test_a_campaign_spec_file_never_names_an_endpoint_or_a_class(tmp_path: Path,
     with pytest.raises(SpecError, match=rf"\[config\] {key}: a spec file never chooses where a key is sent or what is "
                                         rf"imported: give it on the command line \(`campaign run {flag}`\)"):
         load_toml(spec)
+
+
+def test_campaign_flags_say_where_its_runs_connect(tmp_path: Path) -> None:
+    """What a spec file may not say, the command line does, for every cell."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text('bench = ["demo_bench"]\nmodel = ["gpt-4o"]\n[config]\nseed = 3\n')
+    argv = ["campaign", "run", str(spec), "--base-url", "http://127.0.0.1:9/v1", "--service", "a.b:C",
+            "--service-arg", "api_key=env:OPENAI_API_KEY"]
+    got = spec_from_args(build_parser(argv).parse_args(argv))
+    settings = got.cell_settings(got.cell_benchmarks()[0], got.cell_models()[0])
+    assert (settings.base_url, settings.service, settings.service_args, settings.seed) == \
+        ("http://127.0.0.1:9/v1", "a.b:C", {"api_key": "env:OPENAI_API_KEY"}, 3)

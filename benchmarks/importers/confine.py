@@ -32,7 +32,16 @@ class Folder:
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
+        self.given = Path(os.path.normpath(root.absolute()))  # as typed (a link on the way to it kept)
         self.read_bytes = 0
+
+    def _lexical(self, path: Path) -> Path | None:
+        """`path` relative to the folder as written (links not followed), or None when it names a place outside it."""
+        p = Path(os.path.normpath(path.absolute()))
+        for base in (self.root, self.given):
+            if p.is_relative_to(base):
+                return p.relative_to(base)
+        return None
 
     def resolved(self, path: Path) -> Path | None:
         """`path` with its links followed, or None when that leaves the folder (or loops)."""
@@ -47,10 +56,8 @@ class Folder:
 
     def shown(self, path: Path) -> str:
         """`path` as the user reads it: relative to the folder where it is in it."""
-        try:
-            return str(Path(os.path.normpath(path.absolute())).relative_to(self.root))
-        except ValueError:
-            return str(path)
+        rel = self._lexical(path)
+        return str(path) if rel is None else str(rel)
 
     def outside(self, path: Path) -> str:
         """Why `path` is not read: where it leads, outside the folder."""
@@ -58,7 +65,7 @@ class Folder:
             real = path.resolve()
         except (OSError, RuntimeError):
             return f"{self.shown(path)} is a symlink loop"
-        if Path(os.path.normpath(path.absolute())).is_relative_to(self.root):
+        if self._lexical(path) is not None:
             return f"{self.shown(path)} links to {real}, outside {self.root}"
         return f"{path} is outside {self.root}"
 
