@@ -99,6 +99,23 @@ def fifo_knowledge_base(tmp: Path) -> Case:
                                                                              "regular file"])
 
 
+def socket_knowledge_base(tmp: Path) -> Case:
+    """data/knowledge_base.txt is a listening UNIX socket (bound from its folder: a socket's path is short)."""
+    given = reference(tmp / "given")
+    data = _bench(given) / "data"
+    (data / "knowledge_base.txt").unlink()
+    here = Path.cwd()
+    os.chdir(data)
+    try:
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind("knowledge_base.txt")
+    finally:
+        os.chdir(here)
+    sock.close()  # (the socket file stays; nothing listens: a read would fail, not block)
+    return Case("socket_knowledge_base", given, ["bike_bench: not imported:", "data/knowledge_base.txt is a socket, "
+                                                                               "not a regular file"])
+
+
 def fifo_turns(tmp: Path) -> Case:
     """turns.py is a FIFO."""
     given = reference(tmp / "given")
@@ -146,6 +163,7 @@ BENCHMARK_CASES: dict[str, Callable[[Path], Case]] = {
     "linked_benchmark": linked_benchmark,
     "linked_speaker": linked_speaker,
     "fifo_knowledge_base": fifo_knowledge_base,
+    "socket_knowledge_base": socket_knowledge_base,
     "fifo_turns": fifo_turns,
     "fifo_wav": fifo_wav,
     # 8.4 MB of turns.py naming a 16 MB string 50 times (the audit's 2.5 GB), and a 512 kB one 400 times

@@ -86,6 +86,8 @@ class Folder:
         real = self.resolved(path)
         if real is None:
             raise NotRead(self.outside(path))
+        if (what := kind(os.stat(real).st_mode)) is not None:  # (a socket cannot even be opened)
+            raise NotRead(f"{self.shown(path)} is {what}, not a regular file")
         fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         try:
             st = os.fstat(fd)
