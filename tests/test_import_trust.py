@@ -107,7 +107,9 @@ async def test_our_own_export_comes_back_with_its_endpoint_as_provenance(tmp_pat
                                    result=TurnResult(turn_index=i, status="ok", user_text="u", assistant_text="a")))
         store.submit(RunEnded(run_id=rid, t_ms=3000.0, status="interrupted", reason="stopped"))
         await store.flush()
-        assert (await plan_resume(store, rid, bench)).settings.base_url == typed  # recorded here: as typed
+        here = await plan_resume(store, rid, bench)
+        assert here.settings.base_url == typed and not here.imported  # recorded here: as typed
+        assert endpoint_line(here, here.settings, typed=False) == f"endpoint: {typed} (as the run recorded it)"
         folder = await export_run(store, rid, tmp_path / "export")
     for hop in ("copy", "copy_of_copy"):
         async with await Store.open(tmp_path / f"{hop}.db") as store:
