@@ -14,6 +14,7 @@ as its service class's `base_url`, with `env:OPENAI_API_KEY`) is imported and re
 set; the listener counts what reached it.
 
     .venv/bin/python -m scripts.bench_hostile_import [--timeout 60] [--strace] [--cap-mb 4000] [--checkout PATH]
+        [--cases NAME …]
 
 `--checkout PATH` runs the commands of another checkout (e.g. main, to see the numbers before),
 `--cap-mb` limits each child's address space so a case that grows without bound fails there
@@ -86,10 +87,14 @@ def outside_opens(argv: list[str], env: dict[str, str], timeout: float, tmp: Pat
     if shutil.which("strace") is None:
         return None
     log = tmp / "strace.log"
+    p = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=open,openat", "-o", str(log), *argv], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, cwd=tmp,
+                         start_new_session=True)
     try:
-        subprocess.run(["strace", "-f", "-qq", "-e", "trace=open,openat", "-o", str(log), *argv], env=env,
-                       capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL, cwd=tmp)
+        p.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)  # strace and the command it traces (which outlives strace when only it is killed)
+        p.wait()
         return None
     given_r, out_r = given.resolve(), out.resolve()
     opened = set()
@@ -107,6 +112,8 @@ def outside_opens(argv: list[str], env: dict[str, str], timeout: float, tmp: Pat
 def benchmark_cases(args: argparse.Namespace) -> None:
     print(f"{'case':<22} {'exit':>4} {'seconds':>8} {'peak MB':>8} {'outside':>7} {'leaked':>6} {'written MB':>10}  said")
     for name, build in BENCHMARK_CASES.items():
+        if args.cases and name not in args.cases:
+            continue
         tmp = Path(tempfile.mkdtemp(prefix=f"hostile-{name}-")).resolve()
         try:
             case = build(tmp)
@@ -157,9 +164,12 @@ def main() -> None:
     parser.add_argument("--strace", action="store_true", help="count the files opened outside the given folder")
     parser.add_argument("--cap-mb", type=int, help="address-space cap of each child, MB")
     parser.add_argument("--checkout", type=Path, help="run another checkout's code (PYTHONPATH)")
+    parser.add_argument("--cases", nargs="*", help=f"only these benchmark cases ({', '.join(BENCHMARK_CASES)}); "
+                        "none: skip the run folders")
     args = parser.parse_args()
     benchmark_cases(args)
-    run_folder_cases(args)
+    if args.cases is None:
+        run_folder_cases(args)
 
 
 if __name__ == "__main__":
