@@ -142,7 +142,7 @@ def test_resume_after_kill_9(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ca
     assert resumed.replayed.chars == sum(h.chars() for h in history)
 
     # the simulator got the finished turns' history (inputs, the recorded replies and calls)
-    [runner] = runners
+    *_, runner = runners  # the run's (resume's `endpoint:` line asked another for its endpoint first)
     first = runner.fake.sessions[0]
     texts = first.item_texts()
     assert [t for t in texts if any(t == r.user_text for r in before)] == [r.user_text for r in before]
@@ -247,7 +247,7 @@ def test_resume_at_turn_1_hears_turn_1_and_asks_for_no_reply(
 
     # what the simulator got: turn 0 as history, no kickoff, and no response asked for except
     # the ones that follow a tool result (turn 2's call); it never greeted
-    [runner] = runners
+    *_, runner = runners  # the run's (resume's `endpoint:` line asked another for its endpoint first)
     sim = runner.fake
     first = sim.sessions[0]
     assert first.item_texts()[:2] == [bench.turns[0].input, by_turn[0].assistant_text]

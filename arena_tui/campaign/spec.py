@@ -19,7 +19,8 @@ from typing import Any
 
 from arena_tui.spine.conditions import CLEAN, ConditionError, parse_condition
 from arena_tui.spine.judges import KINDS_OR_NONE
-from arena_tui.spine.settings import RunSettings, SettingsError, build_settings, parse_turns
+from arena_tui.spine.provenance import CONNECTION
+from arena_tui.spine.settings import OPTION_OF, RunSettings, SettingsError, build_settings, parse_turns
 from arena_tui.spine.source import ALL_SPEAKERS, TTS
 
 
@@ -309,6 +310,9 @@ def load_toml(path: Path) -> dict[str, Any]:
                 raise SpecError(f"{path}: [config] must be a table of run settings")
             if own := sorted(set(value) & _OWN_KEYS):
                 raise SpecError(f"{path}: [config] {own[0]}: a campaign key: set it at the top (`{own[0]} = …`)")
+            if aims := [k for k in CONNECTION if k in value]:  # a file is data: it never aims a key or names code
+                raise SpecError(f"{path}: [config] {aims[0]}: a spec file never chooses where a key is sent or what "
+                                f"is imported: give it on the command line (`campaign run {OPTION_OF[aims[0]]}`)")
             out["extra"] = value
         elif key in _KEYS:
             out[_KEYS[key]] = listify(value, f"{path}: {key}") if key in _LISTS else value

@@ -6,6 +6,8 @@ harness's, recorded as imported (its config's `imported`): its judges as they na
 its runtime (mode, parallelism, VAD), speed 1 unless its runtime.json says otherwise (its audio
 plays in real time), and voice-to-voice, leading silence and overlap derived on import from its
 `conversation.wav` by our own rules (`wav_metrics.py`), when its rows carry none of ours.
+Either way a folder is data: the endpoint, service class and service arguments its config names
+are kept as provenance (`spine.provenance`), never as settings a resume connects with.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from arena_tui.spine.benchmark import Benchmark
+from arena_tui.spine.provenance import as_provenance
 from arena_tui.spine.events import DimensionScore, Judgement, Latencies, RunEnded, RunStarted, ToolCallRecord, TurnEnded, TurnResult
 from ..timing import TURN_DURATION
 from . import wav_metrics
@@ -170,6 +173,8 @@ async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None =
         }  # fmt: skip
         timed, t0, imported["latency"], imported["derived"] = _derive(timed, t0, recording, tpath)
         config["imported"] = imported
+    # its endpoint, service class and arguments are provenance, never settings: a file never aims a key
+    config = as_provenance(config)
     events: list[Any] = [
         RunStarted(run_id=rid, t_ms=0.0, benchmark=bench, model=str(model),
                    provider=ours.get("provider") or "reference", simulator=bool(ours.get("simulator", False)),
