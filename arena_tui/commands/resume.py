@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
           f"{len(plan.turns)} to play", flush=True)
     return asyncio.run(
         run_headless(bench, plan.settings, db, sys.stdout, start=resume_starter(plan.run_id, bench, plan.settings, judge),
-                     total=len(plan.turns))
+                     run_id=plan.run_id, total=len(plan.turns))
     )
 
 
