@@ -48,8 +48,13 @@ def one_line(capsys, code: int) -> str:
     (["judge", "x", "--judge-concurrency", "-2"], "argument --judge-concurrency: must be 1 or more (got -2)"),
     (["run", "demo_bench", "--headless", "--judge-deadline", "nan"], "argument --judge-deadline: 'nan' is not a positive"),
     (["runs", "--limit", "many"], "argument --limit: invalid int value: 'many'"),
+    (["run", "demo_bench", "--headless", "--condition", ""], "argument --condition: '' names nothing"),
+    (["run", "demo_bench", "--headless", "--effort", " "], "argument --effort: ' ' names nothing"),
+    (["campaign", "run", "--bench", "demo_bench", "--model", "sim", "--condition", ","], "argument --condition: ',' names nothing"),
+    (["campaign", "run", "--bench", "demo_bench", "--model", "sim", "--effort", ""], "argument --effort: '' names nothing"),
 ], ids=["turns_empty", "turns_commas", "demo_turns_empty", "campaign_turns_empty", "workers_0", "judge_concurrency_0",
-        "judge_concurrency_negative", "judge_deadline_nan", "limit_not_a_number"])
+        "judge_concurrency_negative", "judge_deadline_nan", "limit_not_a_number", "condition_empty", "effort_blank",
+        "campaign_condition_commas", "campaign_effort_empty"])
 def test_a_flag_no_run_can_use_is_one_line_naming_it(argv, says, tmp_path, capsys):
     db = tmp_path / "x.db"
     with pytest.raises(SystemExit) as e:
@@ -61,11 +66,46 @@ def test_a_flag_no_run_can_use_is_one_line_naming_it(argv, says, tmp_path, capsy
 
 def test_a_campaign_spec_with_no_workers_or_empty_turns_is_one_line(tmp_path, capsys):
     for body, says in (('bench = ["demo_bench"]\nmodel = ["sim"]\nworkers = 0\n', "workers must be 1 or more (got 0)"),
-                       ('bench = ["demo_bench"]\nmodel = ["sim"]\nturns = ""\n', "turns '' selects no turns")):
+                       ('bench = ["demo_bench"]\nmodel = ["sim"]\nturns = ""\n', "turns '' selects no turns"),
+                       ('bench = ["demo_bench"]\nmodel = ["sim"]\neffort = ""\n', "effort: names nothing")):
         spec = tmp_path / "spec.toml"
         spec.write_text(body)
         code = main(["--db", str(tmp_path / "c.db"), "campaign", "run", str(spec)])
         assert says in one_line(capsys, code)
+
+
+# ------------------------------------------------------------------------ counts a user types
+
+
+@pytest.mark.parametrize("argv,says", [
+    (["campaign", "run", "--bench", "demo_bench", "--model", "sim", "--repeats", "100000000"],
+     "campaign: repeats must be a whole number from 1 to 1000 (got 100000000)"),
+    (["campaign", "run", "--bench", "demo_bench", "--model", "sim,sim2,sim3", "--repeats", "1000",
+      "--condition", "clean,telephony,noise=10,loss=5", "--effort", "low,high"],
+     "campaign: 4 conditions × 3 models × 2 efforts × 1000 repeats is 24,000 cells, more than the 10,000"),
+    (["campaign", "run", "--bench", "demo_bench", "--model", "sim", "--turns", "0-100000000"],
+     "turn 100000000 in --turns '0-100000000' is past the last turn any benchmark has"),
+    (["run", "demo_bench", "--model", "sim", "--headless", "--turns", "0-100000000"],
+     "turn 100000000 in --turns '0-100000000' is past the last turn any benchmark has"),
+    (["run", "duplex_bench", "--model", "sim", "--headless", "--faults", "yield=1e300"],
+     "value '1e300' in 'yield=1e300' is more than the 60000 ms it may be"),
+    (["run", "duplex_bench", "--model", "sim", "--headless", "--faults", "0:yield=86400000"],
+     "value '86400000' in '0:yield=86400000' is more than the 60000 ms it may be"),
+], ids=["repeats_1e8", "cells_24000", "campaign_turns_1e8", "run_turns_1e8", "yield_1e300", "turn_yield_a_day"])
+def test_a_count_past_its_bound_is_refused_before_anything_is_built(argv, says, tmp_path, capsys):
+    """Issue 41 items 5 and 9: `--repeats 100000000` (flag or spec), a matrix of more cells than a campaign holds,
+    a turn range of 100 million and a yield of 1e300 ms are refused in one line, from the counts as typed:
+    a campaign that built its cells first grew ~110 MB/s and ignored SIGTERM while it did."""
+    code = main(["--db", str(tmp_path / "x.db"), *argv])
+    line = one_line(capsys, code)
+    assert says in line, line
+
+
+def test_a_campaign_spec_with_a_repeat_count_past_its_bound_is_one_line(tmp_path, capsys):
+    spec = tmp_path / "spec.toml"
+    spec.write_text('bench = ["demo_bench"]\nmodel = ["sim"]\nrepeats = 100000000\n')
+    code = main(["--db", str(tmp_path / "c.db"), "campaign", "run", str(spec)])
+    assert "campaign: repeats must be a whole number from 1 to 1000 (got 100000000)" in one_line(capsys, code)
 
 
 # ---------------------------------------------------------------------------------------- resume

@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     print(_endpoint(plan, settings, typed), flush=True)  # where a key may go: said before any session opens
     return asyncio.run(
         run_headless(bench, settings, db, sys.stdout, start=resume_starter(plan.run_id, bench, settings, judge),
-                     total=len(plan.turns))
+                     run_id=plan.run_id, total=len(plan.turns))
     )
 
 

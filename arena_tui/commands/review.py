@@ -66,6 +66,10 @@ async def _main(args: argparse.Namespace) -> None:
         raise CliError("--withdraw takes back the turn's verdicts: give no DIMENSION=… or --cause with it")
     if not args.withdraw and not args.verdicts:
         raise CliError("give at least one DIMENSION=pass|fail (or --withdraw)")
+    given: dict[str, str] = {}
+    for dim, verdict in args.verdicts:
+        if given.setdefault(dim, verdict) != verdict:
+            raise CliError(f"{dim}=pass and {dim}=fail both given: one verdict a dimension")
     by = args.by if args.by is not None else default_reviewer()
     async with await Store.open(db_path(args.db)) as store:
         run_id = await resolve_run_id(store, args.run_id)

@@ -57,9 +57,10 @@ async def read_recorded(store: Any, run_id: str) -> Recorded | None:
 
 
 async def run_headless(bench: Benchmark, settings: RunSettings, db: Any, out: TextIO, judge: JudgeChoice | None = None, *,
-                       start: Any = None, total: int | None = None) -> int:
-    """A run with its progress on `out`; `start(store, bus)`, when given, is the run to record
-    instead of a new one (`resume`, which judges the resumed turns itself)."""
+                       start: Any = None, run_id: str | None = None, total: int | None = None) -> int:
+    """A run with its progress on `out`; `start(store, bus)`, when given, is the run `run_id` to record
+    instead of a new one (`resume`, which judges the resumed turns itself): its id is said however it
+    ends, a failed resume's included, never one no run has."""
     from runners.engine import RunError, run_benchmark  # deferred: the engine (Pipecat, ~1 s) loads after `run`'s first line is out (the command imports this module)
 
     try:
@@ -81,7 +82,7 @@ async def run_headless(bench: Benchmark, settings: RunSettings, db: Any, out: Te
         store.committed.subscribe(lambda e: e.kind in ("session_opened", "turn_started", "turn_ended", "judgement")),
     ]
     printers = [asyncio.create_task(progress.follow(sub)) for sub in subs]
-    run_id = new_run_id()
+    run_id = run_id or new_run_id()
     judging = start_judge(bench, judge, bus, run_id) if start is None else None
     status = 0
     failure: StoreError | None = None
@@ -95,7 +96,7 @@ async def run_headless(bench: Benchmark, settings: RunSettings, db: Any, out: Te
     with StopSignals() as stops:
         try:
             if start is not None:
-                run_id = await store.run_while_writable(start(store, bus))
+                await store.run_while_writable(start(store, bus))
             else:
                 await store.run_while_writable(run_and_judge())
         except RunError as e:  # one line: why the run could not start or failed (the run_ended reason)

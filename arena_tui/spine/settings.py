@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 SIM = "sim"  # the offline simulator's alias: faults are its alone, a protocol fake means nothing for it
 MAX_SPEED = 50.0  # beyond this the pacing loop cannot keep up and buffers grow without bound
 MAX_PARALLEL = 16  # rehydrated turns at once (the reference hangs at 32; 16 works)
+#: the highest turn index `--turns` may name: the largest benchmark has 75 turns, and a range is built
+#: as a set of its turns, so `0-100000000` is refused where it is typed, not after 100 million ints
+MAX_TURN_INDEX = 9999
 
 # The CLI option behind a field, so an error names what the user typed.
 SERVICE_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")  # --service package.module:Class
@@ -325,11 +328,14 @@ def parse_turns(spec: str) -> list[int]:
                 lo, hi = int(a), int(b)
                 if hi < lo:
                     raise ValueError
-                out.update(range(lo, hi + 1))
             else:
-                out.add(int(part))
+                lo = hi = int(part)
         except ValueError:
             raise SettingsError(f"bad turn range {part!r} in --turns {spec!r} (use e.g. 0,5-9)") from None
+        if hi > MAX_TURN_INDEX:
+            raise SettingsError(f"turn {hi} in --turns {spec!r} is past the last turn any benchmark has "
+                                f"(turn indices go up to {MAX_TURN_INDEX})")
+        out.update(range(lo, hi + 1))
     if not out:
         raise SettingsError(f"--turns {spec!r} selects no turns")
     return sorted(out)

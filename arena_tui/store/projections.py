@@ -164,6 +164,20 @@ class Projector:
                 )
                 self.attempts[(ev.run_id, ev.result.turn_index)] = int(rows[0][0])
 
+    async def numbered(self, conn: aiosqlite.Connection, ev: Judgement, taken: dict[tuple[str, int | None], int]) -> Judgement:
+        """The judgement numbered after every revision of its turn already stored (read inside the write
+        transaction, so two processes judging or reviewing one turn at once never share a number: each
+        computed `newest + 1` from what it read before) and after those earlier in this batch (`taken`).
+        A revision already past them keeps its number."""
+        key = (ev.run_id, ev.turn_index)
+        if key not in taken:
+            rows = await fetchall(conn, "SELECT COALESCE(MAX(revision), 0) FROM judgements WHERE run_id=? AND turn_index IS ?",
+                                  key)
+            taken[key] = int(rows[0][0])
+        rev = max(ev.revision, taken[key] + 1)
+        taken[key] = rev
+        return ev if rev == ev.revision else ev.model_copy(update={"revision": rev})
+
     def next_seq(self, run_id: str) -> int:
         seq = self.seq[run_id] + 1
         self.seq[run_id] = seq

@@ -29,7 +29,7 @@ from typing import Any
 import aiosqlite
 
 from arena_tui.spine.bus import EventBus, Subscription
-from arena_tui.spine.events import AudioChunk, Event, RunEnded, RunStarted, parse_event
+from arena_tui.spine.events import AudioChunk, Event, Judgement, RunEnded, RunStarted, parse_event
 from .connection import execute, fetchall, rollback
 from .errors import StoreError, StoreWriteError
 from .liveness import HEARTBEAT_S, STALE_AFTER_S, recorder_alive
@@ -327,8 +327,7 @@ class Writer:
         blobs = await self._encode(events)
         for attempt in range(LOCKED_RETRIES + 1):
             try:
-                await self._write_batch(events, blobs)
-                self._publish(events)
+                self._publish(await self._write_batch(events, blobs))
                 return
             except sqlite3.OperationalError as e:
                 await rollback(self._w)
@@ -364,7 +363,7 @@ class Writer:
                 self.dropped += 1
                 continue
             try:
-                await self._write_batch([ev], blobs)
+                written = await self._write_batch([ev], blobs)
             except Exception as e:  # noqa: BLE001
                 await rollback(self._w)
                 self._projector.forget([ev.run_id])
@@ -373,7 +372,7 @@ class Writer:
                 else:
                     self._record_error(ev, e)
             else:
-                self._publish([ev])
+                self._publish(written)
 
     def _publish(self, events: list[Event]) -> None:
         for ev in events:
@@ -411,7 +410,9 @@ class Writer:
             log.warning("%s: encoding on the event loop: %s", self.path, e)
             return encode_blobs(events)
 
-    async def _write_batch(self, events: list[Event], blobs: Blobs) -> None:
+    async def _write_batch(self, events: list[Event], blobs: Blobs) -> list[Event]:
+        """Write the events in one transaction; returns them as stored (a judgement's revision renumbered
+        past one another process recorded meanwhile, `Projector.numbered`)."""
         conn = self._w
         now = now_iso()
         await execute(conn, "BEGIN IMMEDIATE")
@@ -421,9 +422,14 @@ class Writer:
         event_rows = []
         live_started: set[str] = set()
         live_ended: set[str] = set()
+        revisions: dict[tuple[str, int | None], int] = {}
+        stored: list[Event] = []
         for ev in events:
             seq = self._projector.next_seq(ev.run_id)
             blob = blobs.get(id(ev))
+            if isinstance(ev, Judgement):
+                ev = await self._projector.numbered(conn, ev, revisions)
+            stored.append(ev)
             ev, payload = _serialise(ev)
             event_rows.append((ev.run_id, seq, ev.kind, ev.t_ms, ev.turn_index, payload))  # type: ignore[attr-defined]
             self._projector.derive(batch, ev, seq, now, live_started, live_ended, blob)
@@ -440,6 +446,7 @@ class Writer:
         self._live -= live_ended
         self.events_written += len(events)
         self.batches_written += 1
+        return stored
 
 
 def _file_refuses(e: BaseException) -> bool:
