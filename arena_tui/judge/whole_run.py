@@ -5,8 +5,8 @@ one judgement per turn, its realignment notes and its call tracking (`RunJudgeOu
 verdicts become a phase-1 revision with scope "run" (turn_taking measured in code beside them); the
 request's token usage, the judge's notes or its error go on one judgement with no turn. The code
 rules (`phase2.apply_rules`, run by the caller) then check what code can decide and record, as
-phase-2 revisions, where they overrule the judge. A turn the reply leaves out is a judge error for
-that turn alone. Nothing here raises for a judge that fails: the failure is a judgement.
+phase-2 revisions, where they overrule the judge. A turn the reply leaves out, or on which it
+leaves "na" on a dimension the turn must be judged on (`left_out`), is a judge error for that turn alone. Nothing here raises for a judge that fails: the failure is a judgement.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from arena_tui.spine.benchmark import Benchmark, Turn
 
 from arena_tui.spine.events import DimensionScore, Judgement, TokenUsage, TurnResult
-from ..verdicts import LLM_DIMENSIONS, TURN_TAKING, counts
+from ..verdicts import LLM_DIMENSIONS, TURN_TAKING, counts, left_unjudged, must_judge
 from . import limits
 from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retries
 from .prompt import PromptBuilder
@@ -55,11 +55,27 @@ def tracking_text(tracks: Iterable[CallTrack]) -> str:
     return "; ".join(parts)
 
 
+def left_out(turn: Turn, result: TurnResult, scores: Mapping[str, DimensionScore]) -> str | None:
+    """The judge error of a reply that left "na" on a dimension the turn must be judged on
+    (`verdicts.must_judge`: IF and KB always, a listed category dimension, tool use where a call
+    was expected or made), naming them and what it did say; None when it judged every one."""
+    calls = bool(turn.expected_calls) or any(not c.is_duplicate for c in result.tool_calls)
+    left = left_unjudged(scores, must_judge(turn.dimensions, calls=calls))
+    if not left:
+        return None
+    said = ", ".join(f"{d} {s.verdict}" for d, s in scores.items() if d in LLM_DIMENSIONS)
+    return (f"judge_error: the judge left {', '.join(left)} unjudged (na) on a turn judged on it; "
+            f"no verdict on the turn (it said: {said})")
+
+
 def turn_judgement(common: dict[str, Any], dims: list[str], coded: dict[str, DimensionScore], v: TurnVerdicts,
-                   *, heuristic: bool) -> Judgement:
+                   *, heuristic: bool, turn: Turn, result: TurnResult) -> Judgement:
     """One turn of the reply as a judgement: its verdicts on the turn's dimensions, the turn's
-    commentary as each one's reasoning, and the flags the code rules read."""
+    commentary as each one's reasoning, and the flags the code rules read; a judge error when it
+    left a dimension the turn must be judged on unjudged (`left_out`)."""
     scores = {d: DimensionScore(verdict=getattr(v, d), reasoning=v.reasoning) for d in dims if d in LLM_DIMENSIONS}
+    if (error := left_out(turn, result, scores)) is not None:
+        return Judgement(**common, scores=coded, error=error)
     scores.update(coded)
     return Judgement(**common, scores=scores, **judgement_flags(v, heuristic=heuristic))
 
@@ -104,7 +120,7 @@ async def judge_run(
     for v in reply.final_judgments:
         by_turn.setdefault(v.turn, v)  # the first judgement of a turn stands; repeats are ignored
     out = []
-    for _, r in pairs:
+    for turn, r in pairs:
         idx = r.turn_index
         v = by_turn.get(idx)
         if v is None:
@@ -112,7 +128,7 @@ async def judge_run(
                                  error=f"judge_error: the whole-run reply had no judgement for turn {idx}"))
         else:
             out.append(turn_judgement(common(idx), request.turn_dimensions[idx], coded[idx], v,
-                                      heuristic=backend.heuristic))
+                                      heuristic=backend.heuristic, turn=turn, result=r))
     missing = [r.turn_index for _, r in pairs if r.turn_index not in by_turn]
     notes = [reply.realignment_notes.strip()]
     if reply.function_call_tracking:

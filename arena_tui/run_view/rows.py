@@ -21,7 +21,7 @@ from arena_tui.spine.events import (
     TurnResult,
 )
 from arena_tui.spine.faults import TurnFault
-from ..verdicts import Standing, apart_reason, standing_of
+from ..verdicts import ANY, Standing, apart_reason, is_review, standing_of
 
 SENTINELS = (EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY)
 SILENT_DBFS = -90.0
@@ -76,13 +76,18 @@ class TurnRow:
     attempts: int = 0
     untrusted: bool = False  # its latencies are untrusted: this machine sent the user's audio late (`timing`)
     fault: TurnFault | None = None  # the simulator fault injected on it (the run's `faults`): a failure by design
-    _standing: tuple[int, Standing[Judgement] | None] = field(default=(0, None), repr=False, compare=False)
+    judge: Any = ANY  # the run's judge (`verdicts.run_judge`, set by `RunState`): only its revisions count
+    _standing: tuple[Any, Standing[Judgement] | None] = field(default=(0, None), repr=False, compare=False)
 
     @property
     def standing(self) -> Standing[Judgement] | None:
-        """Which revision counts (`arena_tui.verdicts`); revisions are only ever appended."""
-        if self._standing[0] != len(self.judgements):
-            self._standing = (len(self.judgements), standing_of(self.judgements))
+        """Which revision counts (`arena_tui.verdicts`): the run's judge's and a person's; revisions
+        are only ever appended. None: neither that judge nor a person judged it."""
+        key = (len(self.judgements), self.judge)
+        if self._standing[0] != key:
+            st = standing_of(self.judgements, self.judge)
+            mine = st is not None and (st.judging is not None or any(is_review(j) for j in self.judgements))
+            self._standing = (key, st if mine else None)
         return self._standing[1]
 
     @property

@@ -38,7 +38,8 @@ from arena_tui.spine.faults import TurnFault, turn_faults
 from arena_tui.spine.times import wall_ms
 from arena_tui.spine.source import against, source_label, variant_labels, variants_text
 from ..timing import UntrustedTurns, latency_caveat, speed_note, v2v_text
-from ..verdicts import NOT_PLAYED, TURN_TAKING, Tally, counts, judges_turn_taking, ordered, tally
+from ..verdicts import (ANY, NOT_PLAYED, TURN_TAKING, JudgeId, Tally, counts, judge_id, judges_turn_taking, ordered,
+                        run_judge, tally)
 from .rows import SILENT_DBFS, LogLine, Meter, TranscriptLine, TurnRow, TurnSpec, wait_text
 
 
@@ -74,7 +75,9 @@ class RunState:
         # bumped on every change but a level: levels arrive 40 times/s and only move the meters, so
         # the table, transcript, log and header are rebuilt only when this moves
         self.content_version = 0
-        self.judges: set[str] = set()
+        self.judges: set[str] = set()  # the run's judge's name (`judge`), as the header says it
+        self.revisions: list[Judgement] = []  # every turn's revisions, in arrival order (the run's judge is elected by them)
+        self.judge: JudgeId | None = None  # the run's judge (`verdicts.run_judge`): the one whose verdicts count
         self.any_heuristic = False
         self.errors = 0
         self.start_error: str | None = None  # the run never started (engine missing, bad benchmark...)
@@ -213,7 +216,7 @@ class RunState:
         once it has ended the turns it set out to run (one never played is then not played)."""
         statuses = {i: r.status for i, r in self.turns.items() if r.status not in ("pending", "running")}
         expected = self.started.turn_indices if self.started is not None and self.ended is not None else None
-        return tally((j for row in self.turns.values() for j in row.judgements), statuses, expected)
+        return tally(self.revisions, statuses, expected)
 
     def pass_rates(self) -> dict[str, tuple[int, int]]:
         """dimension -> (passed, scored)."""
@@ -268,9 +271,24 @@ class RunState:
         if self.waiting is not None and ev.kind in _WAIT_OVER and getattr(ev, "role", "assistant") == "assistant":
             self.waiting = None
         handler = getattr(self, f"_on_{ev.kind}", None)
+        before = self.verdict_version
         if handler is not None:
             handler(ev)
+        if self.verdict_version != before:
+            self._elect_judge()
         return True
+
+    def _elect_judge(self) -> None:
+        """The run's judge again (a verdict or a turn's status came): every row counts its revisions alone."""
+        counted = {i for i, r in self.turns.items() if r.status not in ("pending", "running") and counts(r.status)}
+        judge = run_judge(self.revisions, counted)
+        if judge != self.judge or any(r.judge is ANY for r in self.turns.values()):
+            self.judge = judge
+            for row in self.turns.values():
+                row.judge = judge
+        # what the header and the re-judge say judged it: the run's judge alone (a failed re-judge by another is none)
+        self.judges = {judge[0]} if judge is not None else set()
+        self.any_heuristic = judge is not None and any(j.heuristic for j in self.revisions if judge_id(j) == judge)
 
     def _log(self, ev: RunEvent, text: str, kind: str | None = None) -> None:
         self.log.append(LogLine(ev.t_ms, kind or ev.kind, text, ev.turn_index))
@@ -460,9 +478,8 @@ class RunState:
         if ev in row.judgements:  # the same revision twice (the bus's, and the store's read back): once
             return
         row.judgements.append(ev)
+        self.revisions.append(ev)
         self.verdict_version += 1
-        self.judges.add(ev.judge)
-        self.any_heuristic |= ev.heuristic
         if ev.error:
             self._log(ev, f"judge error on turn {ev.turn_index}: {ev.error}")
         elif ev.review is not None:
