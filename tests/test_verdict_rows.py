@@ -19,8 +19,10 @@ from typing import Any
 
 from arena_tui.cli import main
 from arena_tui.compare.leaderboard import build_leaderboard
+from arena_tui.compare.pair import compare_runs
 from arena_tui.compare.stored import load_runs
-from arena_tui.judge import rejudge_turn, summarize
+from arena_tui.judge import HeuristicJudge, rejudge_turn, summarize
+from arena_tui.judge.agreement import run_agreement
 from arena_tui.judge.backends import RetryPolicy
 from arena_tui.judge.openai_judge import OpenAIJudge
 from arena_tui.judge.summary import render_text
@@ -30,14 +32,18 @@ from arena_tui.screens.runs import run_cells
 from arena_tui.interop import export_run
 from arena_tui.spine.events import RunEnded, ToolCallRecord, TurnResult
 from arena_tui.store import Store
-from arena_tui.verdicts import NEVER_ANSWERED
+from arena_tui.verdicts import NEVER_ANSWERED, TOOL, standing
 from arena_tui.widgets.run_header import figures_text
 from arena_tui.widgets.turn_table import row_cells
 from benchmarks.registry import load_benchmark
 
 from .counting_runs import BENCH, LLM, PASSING, ended, judged, record, started, unanswered_run
 from .fakes.judge_answers import DIMS, all_pass, run_answer
+from .fakes.anthropic_messages import FakeAnthropic
 from .fakes.openai_chat import FakeOpenAI
+from .test_judge_agreement import KEY, judge_cli
+from .test_judge_worker import RUN, record_run
+from .test_judge_worker import conv as conv  # noqa: F401 - conversation_bench, the module's fixture
 
 KB, IF, TT = "kb_grounding", "instruction_following", "turn_taking"
 FAIL_KB = {**PASSING, KB: "fail"}
@@ -276,3 +282,76 @@ def test_an_export_carries_no_scores_for_turns_counted_apart(tmp_path: Path) -> 
                                                                      "status": "on_time"}}
     assert [t["expected_turn"] for t in summary["arena_tui"]["tracking"]] == [2]
     assert summary["category_totals"][KB] == 3
+
+
+# --- 7. judge agreement counts the judge's own verdicts, never the code rules' ----------------------
+
+
+def test_judge_agreement_counts_the_judges_own_verdicts_not_the_code_rules(conv, tmp_path, shared_data, capsys,  # noqa: F811
+                                                                            monkeypatch) -> None:
+    """conversation_bench turns 8-11, judged 3 times by Claude (its fake), phase 2 on: on turn 11 the
+    model missed the expected call and the judge said tool use pass, fail, pass. Realignment (code)
+    fails it every time, and the figure counted that as the judge agreeing 3 of 3. Now the judge's own
+    verdicts count: 2 of 3 on that dimension; the verdict that counts is still the code rules' over
+    the majority."""
+    db = tmp_path / "a.db"
+    asyncio.run(record_run(conv, db, HeuristicJudge()))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    asked = [0]
+
+    def answer(text: str) -> dict[str, Any]:  # a whole-run request each time: its tool-use verdict on turn 11 flips
+        k, asked[0] = asked[0], asked[0] + 1
+        return all_pass(text, {11: {"scores": {TOOL: {"verdict": ["pass", "fail", "pass"][k], "reasoning": "r"}}}})
+
+    server = FakeAnthropic(answer).start()
+    try:
+        code = judge_cli(db, shared_data, server, "--repeat", "3")
+    finally:
+        server.stop()
+    out = capsys.readouterr().out
+    assert code == 0 and asked[0] == 3, out
+
+    async def judgements() -> list:
+        async with await Store.open(db) as store:
+            return await store.judgements(RUN)
+
+    revisions = asyncio.run(judgements())
+    majority = standing(revisions, phase=1)[11].machine
+    assert majority.rule == "majority" and majority.agreement.agree[TOOL] == 2  # the judge's own: 2 of 3
+    fig = run_agreement(revisions)
+    judged_dims = fig.verdicts // 3
+    assert fig.agree == fig.verdicts - 1 and f"judge agreement {fig.text()}" in out  # one dissent: turn 11's tool use
+    assert standing(revisions)[11].scores[TOOL] == "fail"  # what counts: code's realignment over the majority
+    assert judged_dims >= 4 * 2  # IF and KB on each of the four turns at least
+
+
+# --- 8. a person's verdict is marked everywhere --------------------------------------------------
+
+
+def test_a_persons_verdict_is_marked_on_every_surface(tmp_path: Path, capsys) -> None:
+    """A person failed turn 1's KB grounding, naming the cause. The runs list and `arena-tui runs`
+    showed the rate with no mark, compare printed the person's reason as the judge's, report.html's
+    rows carried no mark and failure_causes.csv said the judge named the cause."""
+    db = tmp_path / "arena.db"
+    asyncio.run(record(db, run_of("r", [PASSING] * 3), run_of("s", [PASSING] * 3)))
+    assert main(["--db", str(db), "review", "r", "--turn", "1", "kb_grounding=fail", "--reason", "the price is wrong",
+                 "--by", "ann", "--cause", "kb_contradiction"]) == 0
+    capsys.readouterr()
+    assert main(["--db", str(db), "runs"]) == 0
+    printed = capsys.readouterr().out
+    listed = {ln.split()[0]: ln for ln in printed.splitlines()[1:] if ln.strip()}
+    assert " 2/3 ✎1" in listed["r"] and "✎" not in listed["s"] and "✎N: N verdicts" in printed
+
+    runs = {r.run_id: r for r in asyncio.run(stored(db, "r", "s"))}
+    now = dt.datetime(2026, 3, 1, 10, tzinfo=dt.UTC)
+    cells = run_cells({"status": "completed", "tally": runs["r"].tally, "rates": runs["r"].tally.dimensions}, now, [KB], "r")
+    assert cells[5].plain.endswith("2/3 ✎")  # the runs list's strict pass; its legend says what ✎ is
+    turn1 = compare_runs(runs["r"], runs["s"])[1]
+    assert turn1.a.human == (KB,) and turn1.a.reasons == {KB: "✎ a person (ann): the price is wrong"}
+
+    out = tmp_path / "report"
+    assert main(["--db", str(db), "report", "r", "s", str(out)]) == 0
+    html = (out / "report.html").read_text()
+    assert "gpt-realtime ✎1 a person&#x27;s" in html  # its leaderboard row and its run's row
+    [cause] = [r for r in read_csv(out / "failure_causes.csv") if r["cause"] == "kb_contradiction"]
+    assert cause["decided_by"] == "person"
