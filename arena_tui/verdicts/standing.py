@@ -65,7 +65,8 @@ def run_judge(judgements: Iterable[Any], turns: Collection[int] | None = None) -
     """The run's judge: the one judge (and rules version) whose verdicts count on every turn of the
     run, so two judges are never pooled in one figure. Each turn (of `turns`, the turns that count;
     default every judged turn) names the judge whose valid verdict on it is newest; the judge
-    named by most turns is the run's (a tie: the one named by the later turn). A judging that gave
+    named by most turns is the run's (a tie: the one that judged more of them, then the one named
+    by the later turn). A judging that gave
     no verdict (no server, every turn errored) names none and changes nothing; nor does one
     turn re-judged by another judge. No judge gave a verdict: the one that tried last (its errors)."""
     judgements = list(judgements)
@@ -82,12 +83,13 @@ def _elected(judgements: list[Any], turns: Collection[int] | None, *, valid: boo
         mine = newest.setdefault(idx, {})
         mine[who] = max(mine.get(who, (0, 0, 0)), (*_order((arrival, j))[:2], arrival))
     votes: Counter[JudgeId] = Counter()
+    covers: Counter[JudgeId] = Counter(who for mine in newest.values() for who in mine)
     last: dict[JudgeId, int] = {}
     for idx, mine in newest.items():
         top = max(mine, key=lambda w: (mine[w], w))
         votes[top] += 1
         last[top] = max(last.get(top, idx), idx)
-    return max(votes, key=lambda w: (votes[w], last[w], w)) if votes else None
+    return max(votes, key=lambda w: (votes[w], covers[w], last[w], w)) if votes else None
 
 
 def _order(indexed: tuple[int, Any]) -> tuple[int, int, int]:
