@@ -102,7 +102,7 @@ def summarize(benchmark: Benchmark, results: Iterable[TurnResult], judgements: I
 
 def set_aside(judgements: Iterable[Judgement], judge: JudgeId | None, turns: Iterable[int]) -> list[str]:
     """The other judges' judgings of the turns that count, which no figure counts (the run's one judge is
-    `judge`, `verdicts.run_judge`): `openai:x (arena-judge/3): no verdict (judge_error …)` for a judging
+    `judge`, `verdicts.run_judge`): `openai:x (arena-judge/3): no verdict, every turn errored` for a judging
     that failed, `… : 1 turn, not the run's judge` for one that judged some turns."""
     turns = set(turns)
     mine: dict[JudgeId, list[Judgement]] = {}
@@ -115,8 +115,8 @@ def set_aside(judgements: Iterable[Judgement], judge: JudgeId | None, turns: Ite
         valid = {j.turn_index for j in js if not j.error}
         if valid:
             out.append(f"{judge_text(*who)}: {len(valid)} turn{'s' * (len(valid) != 1)} judged, not the run's judge")
-        else:
-            out.append(f"{judge_text(*who)}: no verdict ({js[-1].error})")
+        else:  # its errors are each turn's own line where they are shown
+            out.append(f"{judge_text(*who)}: no verdict, every turn errored")
     return out
 
 
