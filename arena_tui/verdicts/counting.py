@@ -74,7 +74,6 @@ class Tally:
     answered: bool = True  # some turn of the model's got its answer (`ANSWERED`); False: it never answered
     judge: JudgeId | None = None  # the run's judge, whose verdicts count (`standing.run_judge`); None: never judged
     heuristic: bool = False  # the run's judge is the offline heuristic
-    llm: bool = False  # the run's judge is an LLM
     human: dict[int, list[str]] = field(default_factory=dict)  # turn -> its scored dimensions a person's verdict decides
 
     @property
@@ -154,7 +153,6 @@ def tally(judgements: Iterable[Any], statuses: Mapping[int, str] | None = None,
     out = Tally(played=statuses is None, answered=statuses is None, judge=run_judge(judgements, counted))
     now = standing(judgements, judge=out.judge)
     out.heuristic = any(field_of(j, "heuristic", False) for j in judgements if judge_id(j) == out.judge)
-    out.llm = out.judge is not None and not out.heuristic
     acc: dict[str, list[int]] = {}
     known = set(statuses) if statuses is not None else set(now)
     for idx in sorted({*known, *(expected or ())}):
