@@ -6,7 +6,8 @@ verdicts become a phase-1 revision with scope "run" (turn_taking measured in cod
 request's token usage, the judge's notes or its error go on one judgement with no turn. The code
 rules (`phase2.apply_rules`, run by the caller) then check what code can decide and record, as
 phase-2 revisions, where they overrule the judge. A turn the reply leaves out, or on which it
-leaves "na" on a dimension the turn must be judged on (`left_out`), is a judge error for that turn alone. Nothing here raises for a judge that fails: the failure is a judgement.
+leaves "na" on a dimension the turn must be judged on (`left_out`), is a judge error for that turn
+alone. Nothing here raises for a judge that fails: the failure is a judgement.
 """
 
 from __future__ import annotations

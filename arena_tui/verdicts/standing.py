@@ -66,9 +66,9 @@ def run_judge(judgements: Iterable[Any], turns: Collection[int] | None = None) -
     run, so two judges are never pooled in one figure. Each turn (of `turns`, the turns that count;
     default every judged turn) names the judge whose valid verdict on it is newest; the judge
     named by most turns is the run's (a tie: the one that judged more of them, then the one named
-    by the later turn). A judging that gave
-    no verdict (no server, every turn errored) names none and changes nothing; nor does one
-    turn re-judged by another judge. No judge gave a verdict: the one that tried last (its errors)."""
+    by the later turn). A judging that gave no verdict (no server, every turn errored) names none
+    and changes nothing; nor does one turn re-judged by another judge. No judge gave a verdict:
+    the one that tried last (its errors are the run's judge errors)."""
     judgements = list(judgements)
     return _elected(judgements, turns, valid=True) or _elected(judgements, turns, valid=False)
 

@@ -1,9 +1,9 @@
 """The notes under the leaderboard: what its figures leave out and why, one line each.
 
 Most important first: the labelled rows, the figures resting on a person's verdict, the judge, the
-runs the model never answered (counted: check the setup), the runs not scored, latency exclusions, turns counted apart, skipped runs; past the lines the
-terminal's height gives them, the last says how many more and of what (never a list that just
-stops).
+runs the model never answered (counted: check the setup), the runs not scored, latency exclusions,
+turns counted apart, skipped runs; past the lines the terminal's height gives them, the last says
+how many more and of what (never a list that just stops).
 """
 
 from __future__ import annotations
