@@ -21,7 +21,7 @@ from arena_tui.spine.events import (
     TurnResult,
 )
 from arena_tui.spine.faults import TurnFault
-from ..verdicts import ANY, Standing, apart_reason, is_review, standing_of
+from ..verdicts import ANY, JudgeId, Standing, apart_reason, counts, is_review, judge_id, run_judge, standing_of
 
 SENTINELS = (EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY)
 SILENT_DBFS = -90.0
@@ -60,6 +60,16 @@ def specs_from_benchmark(benchmark: Any) -> dict[int, TurnSpec]:
             duplex=list(t.duplex),
         )
     return out
+
+
+def elect_judge(rows: dict[int, TurnRow], revisions: list[Judgement]) -> tuple[JudgeId | None, bool]:
+    """The run's judge over its rows' revisions and the turns that count (`verdicts.run_judge`), set
+    on every row (each counts that judge's revisions and a person's alone), and whether it is the heuristic."""
+    counted = {i for i, r in rows.items() if r.status not in ("pending", "running") and counts(r.status)}
+    judge = run_judge(revisions, counted)
+    for row in rows.values():
+        row.judge = judge
+    return judge, judge is not None and any(j.heuristic for j in revisions if judge_id(j) == judge)
 
 
 @dataclass

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-
 from arena_tui.spine.events import (
     GREETING_TURN,
     ErrorEvent,
@@ -38,9 +37,8 @@ from arena_tui.spine.faults import TurnFault, turn_faults
 from arena_tui.spine.times import wall_ms
 from arena_tui.spine.source import against, source_label, variant_labels, variants_text
 from ..timing import UntrustedTurns, latency_caveat, speed_note, v2v_text
-from ..verdicts import (ANY, NOT_PLAYED, TURN_TAKING, JudgeId, Tally, counts, judge_id, judges_turn_taking, ordered,
-                        run_judge, tally)
-from .rows import SILENT_DBFS, LogLine, Meter, TranscriptLine, TurnRow, TurnSpec, wait_text
+from ..verdicts import NOT_PLAYED, TURN_TAKING, JudgeId, Tally, counts, judges_turn_taking, ordered, tally
+from .rows import SILENT_DBFS, LogLine, Meter, TranscriptLine, TurnRow, TurnSpec, elect_judge, wait_text
 
 
 class RunState:
@@ -76,9 +74,9 @@ class RunState:
         # the table, transcript, log and header are rebuilt only when this moves
         self.content_version = 0
         self.judges: set[str] = set()  # the run's judge's name (`judge`), as the header says it
-        self.revisions: list[Judgement] = []  # every turn's revisions, in arrival order (the run's judge is elected by them)
-        self.judge: JudgeId | None = None  # the run's judge (`verdicts.run_judge`): the one whose verdicts count
+        self.revisions: list[Judgement] = []  # every turn's, in arrival order: the run's judge (`judge`) is theirs
         self.any_heuristic = False
+        self.judge: JudgeId | None = None  # the run's judge (`verdicts.run_judge`): the one whose verdicts count
         self.errors = 0
         self.start_error: str | None = None  # the run never started (engine missing, bad benchmark...)
         self.user_spoke_ms: dict[tuple[int | None, int], float] = {}  # (turn, attempt) -> user speech start
@@ -236,8 +234,7 @@ class RunState:
             return {}
         config = self.started.config if self.started is not None else {}
         results = [r.result for r in self.turns.values() if r.result is not None]
-        judgements = [j for r in self.turns.values() for j in r.judgements]
-        found = run_causes(self.benchmark_data, results, judgements, rotations=self.rotated,
+        found = run_causes(self.benchmark_data, results, self.revisions, rotations=self.rotated,
                            cross_turn=not is_rehydrated(config))
         self._causes = (key, found)
         return found
@@ -255,10 +252,7 @@ class RunState:
 
     # --- folding -------------------------------------------------------------------------
     def apply_all(self, events: list[RunEvent]) -> bool:
-        changed = False
-        for ev in events:
-            changed |= self.apply(ev)
-        return changed
+        return any([self.apply(ev) for ev in events])  # every one folded in (a list, not a short-circuit)
 
     def apply(self, ev: RunEvent) -> bool:
         """Fold one event in; False when it is not for this run (nothing changes)."""
@@ -274,21 +268,10 @@ class RunState:
         before = self.verdict_version
         if handler is not None:
             handler(ev)
-        if self.verdict_version != before:
-            self._elect_judge()
+        if self.verdict_version != before:  # a verdict or a turn's status came: the run's judge again
+            self.judge, self.any_heuristic = elect_judge(self.turns, self.revisions)
+            self.judges = {self.judge[0]} if self.judge is not None else set()  # what the header says judged it
         return True
-
-    def _elect_judge(self) -> None:
-        """The run's judge again (a verdict or a turn's status came): every row counts its revisions alone."""
-        counted = {i for i, r in self.turns.items() if r.status not in ("pending", "running") and counts(r.status)}
-        judge = run_judge(self.revisions, counted)
-        if judge != self.judge or any(r.judge is ANY for r in self.turns.values()):
-            self.judge = judge
-            for row in self.turns.values():
-                row.judge = judge
-        # what the header and the re-judge say judged it: the run's judge alone (a failed re-judge by another is none)
-        self.judges = {judge[0]} if judge is not None else set()
-        self.any_heuristic = judge is not None and any(j.heuristic for j in self.revisions if judge_id(j) == judge)
 
     def _log(self, ev: RunEvent, text: str, kind: str | None = None) -> None:
         self.log.append(LogLine(ev.t_ms, kind or ev.kind, text, ev.turn_index))
