@@ -63,7 +63,7 @@ def test_a_persons_verdict_wins_over_later_judgings_until_withdrawn() -> None:
     assert st.machine is rejudged and st.judgement.scores[KB].by == "ann" and st.judgement.review.by == "ann"
     t = tally([llm, person, rejudged])
     assert t.dimensions[KB] == (0, 1) and t.human == {0: [KB]} and t.human_verdicts == 1
-    assert not t.heuristic and t.llm  # a person is not a judge: the run's judge kind is unchanged
+    assert not t.heuristic and t.judge == ("fake", "")  # a person is not a judge: the run's judge is unchanged
     gone = review("run1", turn=0, revision=4, withdraw=True)
     st = standing([llm, person, rejudged, gone])[0]
     assert st.scores == {KB: "pass", IF: "fail"} and st.human == () and st.judgement is rejudged

@@ -15,10 +15,10 @@ from ..judge import PermanentError, limits, render_text, summarize
 from ..judge.agreement import judge_repeatedly, run_agreement
 from ..judge.locate import benchmark_of_run
 from ..judge.options import add_judge_arguments, backend_from_args
-from ..judge.worker import rejudge_turn
+from ..judge.worker import reapply_rules, rejudge_turn
 from arena_tui.spine.paths import db_path
 from ..store import Store, StoreError
-from ..verdicts import standing
+from ..verdicts import ANY, standing
 from .ids import resolve_run_id
 from ..orchestration.live import verdict_line
 
@@ -71,9 +71,13 @@ async def _main(args: argparse.Namespace) -> int:
                                         policy=policy, run_policy=run_policy)
 
                 # stops at the first write the file refuses
+                def rules() -> Any:  # the code rules again, over the majorities
+                    return reapply_rules(store, run_id, benchmark)
+
                 if args.repeat > 1:
-                    await store.run_while_writable(judge_repeatedly(store, run_id, args.repeat, judging))
-                    now = standing(await store.judgements(run_id))
+                    await store.run_while_writable(judge_repeatedly(store, run_id, args.repeat, judging,
+                                                                    reapply=None if args.no_phase2 else rules))
+                    now = standing(await store.judgements(run_id), judge=ANY)
                     out = [now[t].newest for t in sorted(now) if args.turn is None or t == args.turn]
                 else:
                     out = await store.run_while_writable(judging())

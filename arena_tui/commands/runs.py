@@ -19,7 +19,7 @@ from arena_tui.spine.times import duration_text, when_text
 
 from ..compare.stored import load_runs, run_tally
 from ..store import RunRow, Store, StoreError
-from ..verdicts import NO_ANSWER, Tally
+from ..verdicts import NEVER_ANSWERED, NO_ANSWER, Tally
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,6 +71,10 @@ def _figures(run: RunRow, tally: Tally | None) -> tuple[str, str]:
     live = run.status == "running"
     passed, n = tally.strict
     strict = NO_ANSWER if not tally.scored and not live else f"{passed}/{n}" if n else "-"
+    if tally.human and n:  # some verdict it counts is a person's (`arena-tui review`), not the judge's
+        strict += f" ✎{tally.human_verdicts}"
+    if tally.never_answered and not live:  # counted, each turn failed; said beside the figure
+        strict += f" {NEVER_ANSWERED}"
     return strict, tally.apart_text(live=live)
 
 
@@ -120,4 +124,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"no runs recorded in {db_path(args.db)}")
     else:
         print(format_table(rows, tallies))
+        if any(t.human for t in tallies.values()):
+            print("✎N: N verdicts the strict pass counts are a person's (arena-tui review), not the judge's")
     return 0

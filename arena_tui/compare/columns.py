@@ -117,9 +117,12 @@ def _rate_csv(prefix: str) -> tuple[str, ...]:
 
 def model_words(row: BoardRow) -> Words:
     """The model alias over its source labels (simulator, protocol fake, heuristic judge, …); the
-    report says the row's whole name."""
+    report says the row's whole name, marked `✎3 a person's` when 3 of the verdicts it counts are a
+    person's (the screen marks its cell so: `widgets.board_cells.model_cell`)."""
     alias = row.runs[0].run.row.model if row.runs else row.model
-    return Words(alias, f"[{', '.join(row.labels)}]" if row.labels else "", "label", whole=row.model)
+    people = sum(f.run.tally.human_verdicts for f in row.runs)
+    whole = row.model + (f" ✎{people} a person's" if people else "")
+    return Words(alias, f"[{', '.join(row.labels)}]" if row.labels else "", "label", whole=whole)
 
 
 def _runs(row: BoardRow) -> Words:

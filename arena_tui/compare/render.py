@@ -18,7 +18,7 @@ from .leaderboard import POOLED, BoardRow, Leaderboard
 from .selection import Selection
 from ..stats import Rate
 from ..timing import UNTRUSTED, speed_text
-from ..verdicts import NOT_JUDGED, ORIGINAL, STRICT, human_text, named
+from ..verdicts import NEVER_ANSWERED, NOT_JUDGED, ORIGINAL, STRICT, human_text, named
 from .svg import Bar, Series, Strip, latency_strips, rate_bars, turn_latency_chart
 from .turn_latency import turn_latencies
 
@@ -27,8 +27,9 @@ DEFINITIONS = [
     f"{STRICT} (ours): every dimension scored on the turn passes, turn_taking included; over the judged turns "
     "the model played. A turn never played, stopped, lost to this machine's pace or to an infrastructure failure, "
     "or that the judge could not score is no verdict on the model: it counts in no rate and is listed apart "
-    "(counted apart). A run the judge never saw at all has no rates: not judged, never 0 %. A run in which no turn "
-    "got the model's answer has no row: it is listed under Not scored.",
+    "(counted apart). A run the judge never saw at all has no rates: not judged, never 0 %. A run in which the model "
+    "got no turn (every one lost to the infrastructure, stopped or never played) has no row: it is listed under Not "
+    f"scored. A run the model heard and never answered counts, each turn its failure, and is said: {NEVER_ANSWERED}.",
     f"{ORIGINAL} (the original eval's turn pass): tool use, instruction following and KB grounding, none failing; "
     "same turns.",
     "[a–b]: Wilson 95 % interval for rates; percentile-bootstrap 95 % interval (2000 resamples, fixed seed) "
@@ -42,7 +43,8 @@ DEFINITIONS = [
     "end → STT final transcript → the user turn's end → LLM first token → TTS first audio played; runs at speed 1.",
     "Rows labelled imported come from the reference harness (`arena-tui import`): its judge's verdicts; latencies "
     "derived on import from its conversation.wav by our rules, at speed 1 (its audio plays in real time).",
-    "judge: the judge whose verdicts the figures count (kind:model) and the version of our rules it was asked by. "
+    "judge: the judge whose verdicts the figures count (kind:model) and the version of our rules it was asked by: "
+    "one per row (runs judged by two judges are two rows, named with their judge where they share a model). "
     "judge agreement: of the verdicts of turns judged more than once (`arena-tui judge RUN --repeat N`), the share "
     "that agree with their turn's majority, which is the verdict that counts; – where no turn was (docs/judging.md).",
     "Rows labelled simulator / protocol fake / heuristic judge come from the local simulator, a protocol fake scripted from "
@@ -192,20 +194,25 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
              "judge agreement", "latency"]]  # fmt: skip
     for f in board.runs:
         latency = f.run.latency_excluded or "counted" + (f" ({f.untrusted} untrusted turn(s) left out)" if f.untrusted else "")
-        runs.append([f.run.group, f.run.row.benchmark, str(f.run_index), f.run.run_id, f.run.row.status, speed_text(f.run.speed),
+        people = f.run.tally.human_verdicts  # a person's verdicts it counts, marked as the rows are
+        runs.append([f.name + (f" ✎{people} a person's" if people else ""), f.run.row.benchmark, str(f.run_index),
+                     f.run.run_id, f.run.row.status, speed_text(f.run.speed),
                      pct(f.strict, f.run.judged), pct(f.original, f.run.judged), f.run.tally.apart_text() or "–",
                      run_judge(f.run), agreement_cell(stored_agreement(f.run)), latency])  # fmt: skip
     items = [f"not scored {k}: {v}" for k, v in board.unscored.items()] + [f"skipped {k}: {v}" for k, v in sel.skipped.items()]
+    items += [f"{k}: {NEVER_ANSWERED} (the model heard every turn and answered none: each its failure)"
+              for k in board.never_answered]
     out.append(Section("Runs", table=runs, items=items))
     out.append(Section("Definitions", items=list(DEFINITIONS)))
     return out
 
 
 def _header(board: Leaderboard, sel: Selection, generated_at: datetime) -> list[str]:
-    unscored = f" ({len(board.unscored)} more not scored: no turn got an answer)" if board.unscored else ""
+    unscored = f" ({len(board.unscored)} more not scored: the model got no turn)" if board.unscored else ""
+    mute = f"; {len(board.never_answered)} {NEVER_ANSWERED}" if board.never_answered else ""
     human = human_text(*board.human)  # a person's verdicts over the judge's (`arena-tui review`)
     return [f"generated {generated_at.isoformat(timespec='seconds')}", f"selection: {sel.description}",
-            f"{len(board.runs)} runs{unscored}, models: {', '.join(board.models)}",
+            f"{len(board.runs)} runs{unscored}{mute}, models: {', '.join(board.models)}",
             f"benchmarks: {', '.join(board.benchmarks)}", *([f"{human} (arena-tui review)"] if human else [])]  # fmt: skip
 
 
@@ -266,7 +273,7 @@ def _html_table(rows: list[list[str]]) -> str:
 
 def report_html(board: Leaderboard, sel: Selection, generated_at: datetime) -> str:
     parts = [f"<h1>{TITLE}</h1>", f'<p class="note">{escape(" · ".join(_header(board, sel, generated_at)))}</p>']
-    labelled = [m for m in board.models if "[" in m]
+    labelled = sorted({r.model for r in board.rows if r.labels})
     if labelled:
         parts.append(f'<p class="lab">Labelled rows are not real model scores: {escape("; ".join(labelled))}</p>')
     for s in sections(board, sel):

@@ -106,8 +106,8 @@ def run_causes(benchmark: Benchmark | None, results: Iterable[TurnResult], judge
     counts) or counts apart with a cause; `benchmark` None: no call causes (nothing to align to)."""
     results = [r for r in results if r.turn_index >= 0]
     judgements = list(judgements)
-    now = standing(judgements)
     counted = tally(judgements, {r.turn_index: r.status for r in results})
+    now = standing(judgements, judge=counted.judge)
     al = alignment_of(benchmark, results, judgements, cross_turn=cross_turn) if benchmark is not None else None
     lossy = lossy_sessions(rotations)
     out: dict[int, tuple[str, ...]] = {}

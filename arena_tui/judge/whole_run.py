@@ -5,8 +5,9 @@ one judgement per turn, its realignment notes and its call tracking (`RunJudgeOu
 verdicts become a phase-1 revision with scope "run" (turn_taking measured in code beside them); the
 request's token usage, the judge's notes or its error go on one judgement with no turn. The code
 rules (`phase2.apply_rules`, run by the caller) then check what code can decide and record, as
-phase-2 revisions, where they overrule the judge. A turn the reply leaves out is a judge error for
-that turn alone. Nothing here raises for a judge that fails: the failure is a judgement.
+phase-2 revisions, where they overrule the judge. A turn the reply leaves out, or on which it
+leaves "na" on a dimension the turn must be judged on (`left_out`), is a judge error for that turn
+alone. Nothing here raises for a judge that fails: the failure is a judgement.
 
 A run whose reply cannot fit its model's output cap, or whose prompt and reply cannot fit its window
 (`budget.misfit`), is judged in consecutive parts, one request each, one after another
@@ -23,7 +24,7 @@ from typing import Any
 from arena_tui.spine.benchmark import Benchmark, Turn
 
 from arena_tui.spine.events import DimensionScore, Judgement, TokenUsage, TurnResult
-from ..verdicts import LLM_DIMENSIONS, TURN_TAKING, counts
+from ..verdicts import LLM_DIMENSIONS, TURN_TAKING, counts, left_unjudged, must_judge
 from . import limits
 from . import budget
 from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retries
@@ -105,11 +106,27 @@ def tracking_text(tracks: Iterable[CallTrack]) -> str:
     return "; ".join(parts)
 
 
+def left_out(turn: Turn, result: TurnResult, scores: Mapping[str, DimensionScore]) -> str | None:
+    """The judge error of a reply that left "na" on a dimension the turn must be judged on
+    (`verdicts.must_judge`: IF and KB always, a listed category dimension, tool use where a call
+    was expected or made), naming them and what it did say; None when it judged every one."""
+    calls = bool(turn.expected_calls) or any(not c.is_duplicate for c in result.tool_calls)
+    left = left_unjudged(scores, must_judge(turn.dimensions, calls=calls))
+    if not left:
+        return None
+    said = ", ".join(f"{d} {s.verdict}" for d, s in scores.items() if d in LLM_DIMENSIONS)
+    return (f"judge_error: the judge left {', '.join(left)} unjudged (na) on a turn judged on it; "
+            f"no verdict on the turn (it said: {said})")
+
+
 def turn_judgement(common: dict[str, Any], dims: list[str], coded: dict[str, DimensionScore], v: TurnVerdicts,
-                   *, heuristic: bool) -> Judgement:
+                   *, heuristic: bool, turn: Turn, result: TurnResult) -> Judgement:
     """One turn of the reply as a judgement: its verdicts on the turn's dimensions, the turn's
-    commentary as each one's reasoning, and the flags the code rules read."""
+    commentary as each one's reasoning, and the flags the code rules read; a judge error when it
+    left a dimension the turn must be judged on unjudged (`left_out`)."""
     scores = {d: DimensionScore(verdict=getattr(v, d), reasoning=v.reasoning) for d in dims if d in LLM_DIMENSIONS}
+    if (error := left_out(turn, result, scores)) is not None:
+        return Judgement(**common, scores=coded, error=error)
     scores.update(coded)
     return Judgement(**common, scores=scores, **judgement_flags(v, heuristic=heuristic))
 
@@ -151,6 +168,7 @@ async def judge_run(
     # later parts read the prompt cache the earlier ones wrote
 
     out, notes, errors, usage = [], [], [], TokenUsage()
+    turn_of = {r.turn_index: turn for turn, r in pairs}
     if len(requests) > 1:
         spans = ", ".join(turns_text(budget.turns_of(r)) for r in requests)
         notes.append(f"{SPLIT_NOTE} {len(requests)} requests ({spans}): one reply cannot hold every turn's "
@@ -176,7 +194,7 @@ async def judge_run(
                                      error=f"judge_error: the whole-run reply had no judgement for turn {idx}"))
             else:
                 out.append(turn_judgement(common(idx), request.turn_dimensions[idx], coded[idx], v,
-                                          heuristic=backend.heuristic))
+                                          heuristic=backend.heuristic, turn=turn_of[idx], result=r))
         said = [reply.realignment_notes.strip()]
         if reply.function_call_tracking:
             said.append(f"call tracking: {tracking_text(reply.function_call_tracking)}")

@@ -33,7 +33,7 @@ from ..run_view import wait_text
 from ..stats import median
 from ..timing import (UNTRUSTED, UNTRUSTED_MARK, UntrustedTurns, barge_in_ms, barge_in_text, counted_latencies,
                       latency_caveat, latency_counts, latency_text, response_latency, v2v_values)
-from ..verdicts import APART, NOT_PLAYED, apart_reason, apart_text, tally
+from ..verdicts import APART, NEVER_ANSWERED, NOT_PLAYED, apart_reason, apart_text, tally
 from .live import JudgeChoice, run_source, verdict_line
 
 
@@ -309,7 +309,8 @@ class Progress:
         for r in results:
             statuses[r.status] = statuses.get(r.status, 0) + 1
         # the turns in no figure by the one rule; not played: every planned turn without a row
-        uncounted = {k: len(v) for k, v in tally([], {r.turn_index: r.status for r in results}).uncounted.items()}
+        played = tally([], {r.turn_index: r.status for r in results})
+        uncounted = {k: len(v) for k, v in played.uncounted.items()}
         done = len(results) - sum(uncounted.values())
         apart = apart_text({**uncounted, NOT_PLAYED: max(total - len(results), 0)})
         v2vs = v2v_values(results, untrusted)
@@ -323,6 +324,8 @@ class Progress:
             + (f" over {len(v2vs)} turn(s), {left_out} untrusted left out" if left_out else ""),
             file=out,
         )
+        if played.never_answered:  # its turns count, each the model's failure: most often a setup fault
+            print(f"{NEVER_ANSWERED}: the model heard every turn it got and answered none", file=out)
         for line in (stage_line(counted_latencies(results, untrusted), self.speed), duplex_line(results, self.speed, untrusted)):
             if line:
                 print(line, file=out)

@@ -3,8 +3,9 @@
 Its figures are a run's tally by the one rule (`arena_tui.verdicts`, a stored run's through
 `compare.stored.run_tally`): the strict pass over the judged turns the model played; the turns
 not the model's doing beside the progress (`8/10 · 2 stopped`), those the judge could not score
-beside the rates (`judge err 1`, `1 not judged`); `no answer` for a run in which no turn of the
-model's got an answer; a resumed run's duration is the time it ran (`RunRow.active_s`); a run a
+beside the rates (`judge err 1`, `1 not judged`); `no answer` for a run in which the model got no
+turn, `never answered — check the setup` where the rates of one it heard and never answered would be
+(its strict pass counts every turn, failed); a resumed run's duration is the time it ran (`RunRow.active_s`); a run a
 campaign's re-run replaced says `superseded` (it counts nowhere). `/` finds a run by model,
 benchmark, status or id; `f` narrows the list to those as you type."""
 
@@ -22,7 +23,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from ..messages import LiveUpdate, RunFinished
 from ..compare.load import stored_tallies
-from ..verdicts import APART_REASONS, NO_ANSWER, PLAY_REASONS, STRICT, UNJUDGED, Tally
+from ..verdicts import APART_REASONS, NEVER_ANSWERED, NO_ANSWER, PLAY_REASONS, STRICT, UNJUDGED, Tally
 from ..widgets.dimensions import rate_slots, rates_legend, slot_dims, slots_header, strict_text
 from ..widgets.run_header import STATUS_STYLE
 from ..widgets.fit import PAD, as_text, fit_cell, fit_columns, fit_lines, hidden_text, natural_widths
@@ -99,17 +100,18 @@ def run_cells(r: dict[str, Any], now: dt.datetime, dims: list[str], shown_id: st
         progress.append(f" · {apart}", "yellow")
     t: Tally | None = r.get("tally")
     unscored = t is not None and not t.scored and not live(r)
+    mute = t is not None and t.never_answered and not live(r)  # counted; said where its rates would be
     return (
         Text.assemble(("● ", "bold cyan"), shown_id) if marked else shown_id,
         r.get("benchmark", "?"),
         model_text(r),
         status,
         progress,
-        strict_text(r.get("tally"), live=live(r)),
+        strict_text(r.get("tally"), live=live(r), mute=False),
         when_text(started),
         duration_text(dur),
-        Text(NO_ANSWER, "grey50") if unscored else rate_slots(r.get("rates") or {}, dims, bool(r.get("heuristic")),
-                                                             r.get("judge_errors", 0), apart_of(r, (UNJUDGED,))),
+        Text(NO_ANSWER, "grey50") if unscored else Text(NEVER_ANSWERED, "bold red") if mute else
+        rate_slots(r.get("rates") or {}, dims, bool(r.get("heuristic")), r.get("judge_errors", 0), apart_of(r, (UNJUDGED,))),
     )
 
 
@@ -305,7 +307,8 @@ class RunsScreen(Finding, PollingScreen):
             table.move_cursor(row=table.get_row_index(selected))
         shown = layout if layout is not None else {c: 0 for c in range(len(RUN_COLUMNS)) if c != STARTED}
         hidden = hidden_text([label for _, label in RUN_COLUMNS], shown, "enter opens the run")
-        legend = rates_legend(dims, heuristic=heuristic)
+        human = any((t := r.get("tally")) is not None and t.human for _, r in order)
+        legend = rates_legend(dims, heuristic=heuristic, human=human)
         gone = Text("superseded: a campaign's re-run replaced it, it counts nowhere", "grey50") \
             if any((run := r.get("run")) is not None and run.superseded_by for _, r in order) else Text()
         self.query_one("#runs-legend", Static).update(Text("  ·  ").join(t for t in (legend, gone, Text(hidden)) if t))

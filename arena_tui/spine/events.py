@@ -37,6 +37,9 @@ Speaker = Literal["user", "bot"]
 #: statuses of a turn (`TurnStatus`) that ran to its end; `interrupted`, `error` and `lost_pace`
 #: turns are played again by a resume (one rule for resume, campaign cells and progress)
 FINISHED = frozenset({"ok", "no_response", "empty_response", "ended_session", "ended_early"})
+#: statuses of a turn the model answered (a reply, calls, or the call that ended the session): a run whose
+#: turns of the model's are none of these never answered (the engine's run outcome, every figure's note)
+ANSWERED_STATUSES = frozenset({"ok", "ended_session"})
 LOST_PACE = "lost_pace"
 INFRA_ERROR = "infra_error"
 

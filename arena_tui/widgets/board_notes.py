@@ -1,9 +1,9 @@
 """The notes under the leaderboard: what its figures leave out and why, one line each.
 
 Most important first: the labelled rows, the figures resting on a person's verdict, the judge, the
-runs not scored, latency exclusions, turns counted apart, skipped runs; past the lines the
-terminal's height gives them, the last says how many more and of what (never a list that just
-stops).
+runs the model never answered (counted: check the setup), the runs not scored, latency exclusions,
+turns counted apart, skipped runs; past the lines the terminal's height gives them, the last says
+how many more and of what (never a list that just stops).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..compare.judging import row_judge
 from ..compare.leaderboard import POOLED, BoardRow
 from ..compare.load import Loaded
 from ..timing import UNTRUSTED
-from ..verdicts import human_text
+from ..verdicts import NEVER_ANSWERED, human_text
 from .fit import fit_parts
 
 
@@ -59,10 +59,13 @@ def board_notes(loaded: Loaded, rows: Sequence[BoardRow], width: int, room: int)
                                        elsewhere=f"{len(judges)} judges: the judge column")))
     unscored = loaded.board.unscored
     ids = short_ids([*(f.run.run_id for f in loaded.board.runs), *unscored])
+    mute = [ids[f.run.run_id] for r in rows if r.benchmark != POOLED for f in r.runs if f.run.tally.never_answered]
+    if mute:  # counted in their rows, each turn the model's failure: most often a setup fault
+        notes.append(("runs never answered", listed(f"{NEVER_ANSWERED}: ", mute, f"{len(mute)} runs", width, "bold red")))
     if unscored:
         notes.append(("runs not scored", listed("not scored: ", [f"{ids[k]} ({why})" for k, why in unscored.items()],
                                                 f"{len(unscored)} runs", width, "", sep="; ",
-                                                elsewhere="no turn got an answer")))
+                                                elsewhere="the model got no turn")))
     excluded = {k: why for r in rows if r.benchmark != POOLED for k, why in r.latency_excluded.items()}
     by_why: dict[str, list[str]] = {}
     for run_id, why in excluded.items():

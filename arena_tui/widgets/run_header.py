@@ -22,7 +22,7 @@ from textual.widgets import Static
 from arena_tui.spine.source import tag
 from arena_tui.spine.times import duration_text
 from ..run_view import RunState
-from ..verdicts import NO_ANSWER, STRICT
+from ..verdicts import NEVER_ANSWERED, NO_ANSWER, STRICT
 
 STATUS_STYLE = {
     "loading": "grey62",
@@ -108,16 +108,20 @@ SHORTER = ("session", "elapsed", "turn", "model")
 
 def figures_text(state: RunState) -> Text:
     """`strict pass 3/5 · counted apart: 1 stopped · 2 not played`: the run's tally by the one rule
-    (`RunState.tally`); `no answer` once it ended with no turn of the model's answered; while it
+    (`RunState.tally`); `no answer` once it ended with no turn the model got, `never answered — check
+    the setup` once it ended with every turn the model got unanswered; while it
     runs, the turns still to come or being judged are not said."""
     tally = state.tally()
     passed, judged = tally.strict
     t = Text()
     if state.ended is not None and not tally.scored:
         t.append(NO_ANSWER, "bold red")
-        t.append(" (no turn got the model's answer: no scored row)")
+        t.append(" (the model got no turn: no scored row)")
     elif judged:
         t.append(f"{STRICT} {passed}/{judged}", "bold")
+    if state.ended is not None and tally.never_answered:  # counted, each turn its failure
+        t.append(" · " if t else "")
+        t.append(NEVER_ANSWERED, "bold red")
     if apart := tally.apart_text(live=state.ended is None):
         t.append(" · " if t else "")
         t.append(f"counted apart: {apart}", "yellow")
