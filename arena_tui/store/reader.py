@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from arena_tui.spine.audio import SILENCE_KEPT_MS
 from arena_tui.spine.benchmark import Benchmark
-from arena_tui.spine.events import FINISHED, Judgement, RunEvent, TurnEnded, TurnResult, parse_event
+from arena_tui.spine.events import FINISHED, Judgement, RunEnded, RunEvent, TurnEnded, TurnResult, parse_event
 from arena_tui.spine.times import wall_ms
 from arena_tui.spine.source import source_label, variant_labels
 from ..verdicts import standing_judgements
@@ -148,6 +148,8 @@ class Reader:
         self.path = path
         self._r = reader
         self._closed = False
+        #: runs known to have ended whose end is not in the file (it refused the write: full, read-only)
+        self._ended: Mapping[str, RunEnded] = {}
 
     async def data_version(self) -> int:
         """SQLite's `PRAGMA data_version` on the reading connection: it changes whenever another
@@ -159,11 +161,19 @@ class Reader:
     async def list_runs(self) -> list[RunRow]:
         """All runs, newest first."""
         rows = await self._read(_SQL_RUNS + " ORDER BY r.started_at DESC, r.run_id")
-        return [_run_row(r) for r in rows]
+        return [self._as_known(_run_row(r)) for r in rows]
 
     async def get_run(self, run_id: str) -> RunRow | None:
         rows = await self._read(_SQL_RUNS + " WHERE r.run_id=?", (run_id,))
-        return _run_row(rows[0]) if rows else None
+        return self._as_known(_run_row(rows[0])) if rows else None
+
+    def _as_known(self, row: RunRow) -> RunRow:
+        """The row with an end this store knows of and the file refused (a dead recorder's run on a full
+        disk): never shown `running`, never refused as "still recording"."""
+        end = self._ended.get(row.run_id) if row.status == "running" else None
+        if end is None:
+            return row
+        return row.model_copy(update={"status": end.status, "reason": end.reason, "ended_at": end.wall_time or row.heartbeat_at})
 
     async def turn_results(self, run_id: str) -> list[TurnResult]:
         """Latest result of each turn (greeting −1 first), by turn_index."""

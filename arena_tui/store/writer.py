@@ -101,6 +101,8 @@ class Writer:
         self.failure: StoreWriteError | None = None
         self.failed: asyncio.Future[StoreWriteError] = asyncio.get_running_loop().create_future()
         self.dropped = 0  # events not attempted after the failure
+        #: runs found interrupted (their recorder gone) whose end the file refused: read as ended all the same
+        self.unrecorded_ends: dict[str, RunEnded] = {}
         self._task = asyncio.get_running_loop().create_task(self._write_loop(), name="store-writer")
 
     # --- what the store asks for ---------------------------------------------------------------
@@ -197,6 +199,8 @@ class Writer:
                     )
                 )
             await self._commit(ends)
+            if self.failure is not None:  # a full or read-only file: these runs still read as what they are
+                self.unrecorded_ends.update((e.run_id, e) for e in ends)
             return [r for r, _ in stale]
 
         return await self._run_op(op)
@@ -286,6 +290,8 @@ class Writer:
                         result = await item.fn(self._w)
                     except Exception as e:  # reported to the caller, the writer goes on
                         await rollback(self._w)
+                        if _file_refuses(e):  # a full or read-only file: the one error its callers handle, said once
+                            e = StoreWriteError(scrub_text(f"{self.path}: the database cannot be written ({e})"))
                         if not item.fut.done():
                             item.fut.set_exception(e)
                     else:
