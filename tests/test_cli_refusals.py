@@ -214,6 +214,23 @@ def test_summary_md_shows_an_html_model_name_as_text(tmp_path, capsys):
     assert "<img" not in (out / "report.html").read_text()
 
 
+def test_summary_md_shows_a_markdown_link_in_a_model_name_as_text(tmp_path, capsys):
+    """Issue 41 item 9: a model name read from an imported run is data: `[x](javascript:…)` in it was a
+    live link in summary.md."""
+    import re
+
+    from tests.compare_runs import T, all_pass, events, write_data
+
+    evil = "[click](javascript:alert(1))`code`"
+    db = tmp_path / "l.db"
+    asyncio.run(record(db, events("evil1", evil, "mini_bench", [T(0, all_pass(0), 700)], config={"speed": 1.0})))
+    out = tmp_path / "out"
+    assert main(["--db", str(db), "--data", str(write_data(tmp_path / "data")), "report", "all", str(out)]) == 0
+    md = (out / "summary.md").read_text()
+    assert "[click\\](javascript:alert(1))\\`code\\`" in md, md[:2000]
+    assert not re.search(r"(?<!\\)\[[^\]]*(?<!\\)\]\(", md), md[:2000]  # no unescaped [text]( anywhere
+
+
 # ------------------------------------------------------------------------------------ TLS
 
 
@@ -244,3 +261,24 @@ def test_a_gemini_fake_run_leaves_nothing_in_tmpdir(tmp_path):
     left = [f for f in tmp.rglob("*") if f.name.startswith("arena-fake-tls-") or
             (f.is_file() and b"PRIVATE KEY" in f.read_bytes())]
     assert left == [], left
+
+
+# ---------------------------------------------------------------------------------- runs list
+
+
+def test_arena_tui_runs_says_a_superseded_run_as_the_runs_list_does(tmp_path, capsys):
+    """Issue 41 item 9: a run a campaign's re-run replaced counts nowhere; the runs list said so and
+    `arena-tui runs` showed it as any completed run."""
+    from arena_tui.spine.events import RunSuperseded
+    from tests.counting_runs import ended, judged, started
+
+    db = tmp_path / "s.db"
+    old, new = [started("old", [0]), ended("old", 0), judged("old", 0)], [started("new", [0]), ended("new", 0), judged("new", 0)]
+    asyncio.run(record(db, [*old, RunEnded(run_id="old", t_ms=2000.0, status="completed")],
+                       [*new, RunEnded(run_id="new", t_ms=2000.0, status="completed")],
+                       [RunSuperseded(run_id="old", t_ms=0.0, by="new", reason="re-run")]))
+    assert main(["--db", str(db), "runs"]) == 0
+    out = capsys.readouterr().out
+    rows = {ln.split()[0]: ln for ln in out.splitlines() if ln.split() and ln.split()[0] in ("old", "new")}
+    assert "completed superseded" in rows["old"] and "superseded" not in rows["new"], out
+    assert "superseded: a campaign's re-run replaced it, it counts nowhere (old by new)" in out, out

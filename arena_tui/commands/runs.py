@@ -3,7 +3,8 @@
 Progress counts the turns that ran to their end; the strict pass and the turns counted apart
 (`2 not played · 1 stopped`) are each run's tally by the one rule (`compare.stored.run_tally`,
 `arena_tui.verdicts`), `no answer` for a run in which no turn of the model's got one; the duration
-is the time it ran (`RunRow.active_s`: a resumed run's idle time left out)."""
+is the time it ran (`RunRow.active_s`: a resumed run's idle time left out). A run a campaign's re-run
+replaced says `superseded`, as the runs list does: it counts nowhere."""
 
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ def format_table(rows: list[RunRow], tallies: dict[str, Tally] | None = None, no
                 r.run_id,
                 r.benchmark or "?",
                 model or "?",
-                r.status,
+                f"{r.status} superseded" if r.superseded_by else r.status,
                 f"{r.turns_done}/{r.turns_total}",
                 strict,
                 when_text(r.started_at),
@@ -126,4 +127,7 @@ def run(args: argparse.Namespace) -> int:
         print(format_table(rows, tallies))
         if any(t.human for t in tallies.values()):
             print("✎N: N verdicts the strict pass counts are a person's (arena-tui review), not the judge's")
+        if replaced := [r for r in rows if r.superseded_by]:
+            print("superseded: a campaign's re-run replaced it, it counts nowhere ("
+                  + ", ".join(f"{r.run_id[:8]} by {r.superseded_by[:8]}" for r in replaced) + ")")
     return 0

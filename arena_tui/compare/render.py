@@ -6,6 +6,7 @@ fetched when it is opened. summary.md carries the same tables and lists without 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -216,10 +217,17 @@ def _header(board: Leaderboard, sel: Selection, generated_at: datetime) -> list[
             f"benchmarks: {', '.join(board.benchmarks)}", *([f"{human} (arena-tui review)"] if human else [])]  # fmt: skip
 
 
+_MD_CODE = str.maketrans({"\\": "\\\\", "`": "\\`"})
+_MD_LINK = re.compile(r"\](?=[(\[:])")  # `[x](url)`, `[x][ref]`, `[ref]: url`: a link only with this `]`
+
+
 def _md(text: str) -> str:
     """Text as Markdown shows it and nothing more: a renderer passes raw HTML through, so `<`, `>`
-    and `&` (in a model name, a run id, a benchmark's) are entities; a line break would end a row."""
-    return escape(" ".join(text.splitlines()), quote=False)
+    and `&` (in a model name, a run id, a benchmark's) are entities; a `]` that would close a link
+    and every backtick and backslash are escaped, so a name read from an imported file never
+    becomes a link (`[x](javascript:…)`) or code, while an interval's `[40–89]` reads as it is;
+    a line break would end a row."""
+    return _MD_LINK.sub(r"\\]", escape(" ".join(text.splitlines()), quote=False).translate(_MD_CODE))
 
 
 def _md_cell(text: str) -> str:
