@@ -250,9 +250,13 @@ def test_the_fakes_certificate_leaves_no_key_on_disk(tmp_path, monkeypatch):
 
 
 def test_a_gemini_fake_run_leaves_nothing_in_tmpdir(tmp_path):
-    tmp = tmp_path / "tmp"
+    """No key of the fake's TLS on disk; and (issue 41 item 9) nothing of onnxruntime's telemetry, which
+    Silero VAD loads: a `.ses` file in TMPDIR, a device id and an event database under ~/.cache."""
+    tmp, home = tmp_path / "tmp", tmp_path / "home"
     tmp.mkdir()
-    env = {**os.environ, "TMPDIR": str(tmp), "HOME": str(tmp_path / "home")}
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}  # the engine itself turns it off
+    env.update(TMPDIR=str(tmp), HOME=str(home))
     p = subprocess.run([*cli(), "--db", str(tmp_path / "g.db"), "run", "demo_bench", "--model", "gemini-native-audio",
                         "--fake", "--speed", "10", "--turns", "0", "--headless", "--judge", "none"],
                        capture_output=True, text=True, env=env, timeout=180, stdin=subprocess.DEVNULL)
@@ -261,6 +265,7 @@ def test_a_gemini_fake_run_leaves_nothing_in_tmpdir(tmp_path):
     left = [f for f in tmp.rglob("*") if f.name.startswith("arena-fake-tls-") or
             (f.is_file() and b"PRIVATE KEY" in f.read_bytes())]
     assert left == [], left
+    assert [*tmp.rglob("*"), *home.rglob("*")] == []
 
 
 # ---------------------------------------------------------------------------------- runs list
