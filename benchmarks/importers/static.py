@@ -81,8 +81,12 @@ class Module:
             tree = ast.parse(text, filename=str(path))
         except SyntaxError as e:
             raise Unreadable(self.where, e.lineno, "the file", f"not Python ({e.msg})", code=False) from None
-        except (ValueError, RecursionError, MemoryError) as e:
-            raise Unreadable(self.where, None, "the file", f"not Python ({type(e).__name__})") from None
+        except RecursionError:  # valid Python, nested deeper than the parser follows: said as the evaluator says it
+            raise Unreadable(self.where, None, "the file", "an expression in it is nested too deep to read") from None
+        except MemoryError:
+            raise Unreadable(self.where, None, "the file", "it is too large to read", code=False) from None
+        except ValueError as e:  # e.g. a null byte
+            raise Unreadable(self.where, None, "the file", f"not Python ({e})", code=False) from None
         self.tree = tree
         self.scope = bindings(tree.body)
         self._cache: dict[str, Any] = {}
