@@ -193,8 +193,9 @@ def _fmt(v: float | str) -> str:
 
 
 #: the largest delay a fault may ask (barge_in, slow_first_audio, yield), in ms, and the latest session
-#: expiry, in s: past a turn's watchdog (its WAV + 30 s) or a run's length they could only ever mean a typo
-MAX_MS = 60_000.0
+#: expiry, in s: ten minutes of silence is past any watchdog (a 90 s first audio is a test's), an hour past
+#: any run's session; beyond them a value can only be a typo (1e300 ms overflowed the pacing clock)
+MAX_MS = 600_000.0
 MAX_EXPIRE_S = 3600.0
 
 
