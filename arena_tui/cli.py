@@ -18,12 +18,14 @@ from typing import NoReturn
 
 from . import __version__
 from .commands import COMMANDS, Command
+from .cost import ENV as PRICES_ENV
+from .cost import load_prices, prices_path
 from .spine.errors import CliError
 
 #: the command run when none is given
 DEFAULT = "ui"
 #: the global options that take a value (`--db X`): what `chosen` steps over to find the command
-_VALUED = ("--db", "--data")
+_VALUED = ("--db", "--data", "--prices")
 
 
 def load(command: Command) -> ModuleType:
@@ -52,6 +54,8 @@ def add_global_options(parser: argparse.ArgumentParser, *, sub: bool = False) ->
     g = parser.add_argument_group("global options") if sub else parser
     g.add_argument("--db", help="SQLite database file (env ARENA_TUI_DB; default: user data dir)", **default)
     g.add_argument("--data", help="folder holding benchmark folders (env ARENA_TUI_DATA)", **default)
+    g.add_argument("--prices", metavar="FILE", help=f"a price table over arena-tui's, for cost estimates (env {PRICES_ENV})",
+                   **default)
 
 
 def _add_globals_to_subparsers(parser: argparse.ArgumentParser) -> None:
@@ -103,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     if run is None:
         run = load(next(c for c in COMMANDS if c.name == DEFAULT)).run
     try:
+        use_prices(getattr(args, "prices", None))
         status = int(run(args) or 0)
         sys.stdout.flush()  # a reader gone mid-output shows here, in the handler, not at interpreter exit
     except CliError as e:
@@ -115,6 +120,16 @@ def main(argv: list[str] | None = None) -> int:
     if status:
         _free_failed_runs()
     return status
+
+
+def use_prices(path: str | None) -> None:
+    """`--prices FILE` for every surface of this process (and the monitor's): it becomes
+    `ARENA_TUI_PRICES`; the table in use is read now, so a bad one is refused in one line before
+    anything is shown with it."""
+    if path:
+        os.environ[PRICES_ENV] = path
+    if prices_path() is not None:
+        load_prices()
 
 
 def _free_failed_runs() -> None:

@@ -6,7 +6,7 @@ the report and its CSVs all show `Estimate.text`/`short` of the same figures (do
 from __future__ import annotations
 
 from .estimate import NO_USAGE, UNKNOWN, Estimate, buckets, judge_estimate, money, price_report, run_estimate
-from .table import ENV, Price, PriceTable, load_prices, prices_path
+from .table import ENV, Price, PriceTable, current_prices, load_prices, prices_path
 
 __all__ = [
     "ENV",
@@ -16,6 +16,7 @@ __all__ = [
     "Price",
     "PriceTable",
     "buckets",
+    "current_prices",
     "judge_estimate",
     "load_prices",
     "money",

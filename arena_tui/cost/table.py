@@ -87,6 +87,21 @@ def load_prices(explicit: str | os.PathLike[str] | None = None) -> PriceTable:
     return _cached(path, mtime)
 
 
+_last_good: list[PriceTable] = []
+
+
+def current_prices() -> PriceTable:
+    """The table a surface prices by now (`load_prices`). The command line refused a bad file
+    before anything was shown; one that turned bad since (edited while the monitor runs) keeps the
+    last table read, so a screen never fails on it."""
+    try:
+        table = load_prices()
+    except CliError:
+        return _last_good[-1] if _last_good else _cached(None, 0.0)
+    _last_good[:] = [table]
+    return table
+
+
 @lru_cache(maxsize=8)
 def _cached(path: str | None, _mtime: float) -> PriceTable:
     shipped = _entries(_json(files(__package__).joinpath(SHIPPED).read_text(encoding="utf-8"), SHIPPED), SHIPPED)
