@@ -93,10 +93,12 @@ def _cost(cost: Estimate | None, passes: int | None = None) -> str:
 def format_table(rows: list[RunRow], tallies: dict[str, Tally] | None = None, now: datetime | None = None,
                  costs: Costs | None = None) -> str:
     """Plain-text table; the model column says a simulator's runs and how a run's input differed
-    from the default (`RunRow.variants`); under it, what its costs are when it shows any."""
+    from the default (`RunRow.variants`); the cost columns when a run recorded usage or a judge's
+    request, and under the table what those costs are."""
     now = now or datetime.now(UTC)
+    priced = any(c.reports for pair in (costs or {}).values() for c in pair)  # the cost columns, when a run has one
     header = ("ID", "BENCHMARK", "MODEL", "STATUS", "PROGRESS", "STRICT PASS", "STARTED", "DURATION", "COUNTED APART",
-              "COST", "JUDGE COST")
+              *(("COST", "JUDGE COST") if priced else ()))
     table = [header]
     for r in rows:
         model = (f"{r.model} [{r.source}]" if r.source else r.model) + variants_text(r.variants)
@@ -114,8 +116,7 @@ def format_table(rows: list[RunRow], tallies: dict[str, Tally] | None = None, no
                 when_text(r.started_at),
                 duration_text(r.active_s(now) * 1000),
                 apart,
-                _cost(cost, tally.strict[0] if tally is not None else None),
-                _cost(judge),
+                *((_cost(cost, tally.strict[0] if tally is not None else None), _cost(judge)) if priced else ()),
             )
         )
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..cost import Estimate, money
+from ..cost import NO_JUDGE_REQUEST, NO_USAGE, Estimate, money
 from ..stats import Distribution, Rate
 from ..timing import speed_text
 from ..verdicts import APART, ORIGINAL, STRICT, named
@@ -182,12 +182,15 @@ def _apart(row: BoardRow) -> Words:
     return Words(lines[0], lines[1] if len(lines) > 1 else "", "warn", whole=row.apart_text)
 
 
-def cost_words(cost: Estimate, passes: int | None = None) -> Words:
+def cost_words(cost: Estimate, passes: int | None = None, judge: bool = False) -> Words:
     """A cost over its dollars per passed turn (`passes`: the turns that passed; None: not said),
-    labelled in full in the report's line; "price unknown" or "not recorded", never 0."""
+    labelled in full in the report's line; "price unknown" or "not recorded", never 0 (`judge`: a
+    judge's, which without a request is "no request": an offline judge, or none)."""
+    if not cost.reports:
+        none = NO_JUDGE_REQUEST if judge else NO_USAGE
+        return Words("–", none.removeprefix("usage "), "muted", whole=none)
     if not cost.known:
-        return Words(cost.short() if cost.reports else "–", "" if cost.reports else "not recorded", "muted",
-                     whole=cost.text())
+        return Words(cost.short(), "", "muted", whole=cost.text())
     if passes is None:
         return Words(money(cost.usd), "est.", whole=cost.text())
     each = cost.per_pass_text(passes)
@@ -201,7 +204,7 @@ def cost_columns() -> list[Column]:
     return [
         Column("cost", "cost", lambda r: cost_words(r.cost, r.strict.passes), lambda r: r.cost.value,
                title="cost (estimate)", csv=("cost_usd_total", "cost_per_passed_turn_usd", "cost_note")),
-        Column("judge_cost", "judge cost", lambda r: cost_words(r.judge_cost), lambda r: r.judge_cost.value,
+        Column("judge_cost", "judge cost", lambda r: cost_words(r.judge_cost, judge=True), lambda r: r.judge_cost.value,
                title="judge cost (estimate)", csv=("judge_cost_usd_total", "judge_cost_note")),
     ]
 

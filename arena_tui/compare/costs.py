@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cost import ENV, Estimate, buckets, current_prices
+from ..cost import ENV, NO_JUDGE_REQUEST, Estimate, buckets, current_prices
 from .leaderboard import BoardRow, RunFigures
 
 #: usage summed over a run, as billed: tokens by kind, an STT's audio seconds, a TTS's characters,
@@ -54,7 +54,7 @@ def run_cost_columns(f: RunFigures) -> dict[str, Any]:
         "cost_per_passed_turn_usd": cost.per_pass(f.strict.passes),
         "cost_note": _note(cost),
         "judge_cost_usd": judge.value,
-        "judge_cost_note": _note(judge) if judge.reports else "no judge request",
+        "judge_cost_note": _note(judge) if judge.reports else NO_JUDGE_REQUEST,
     }
 
 
@@ -65,7 +65,7 @@ def row_cost_columns(row: BoardRow) -> dict[str, Any]:
         "cost_per_passed_turn_usd": row.cost_per_pass,
         "cost_note": _note(row.cost),
         "judge_cost_usd_total": row.judge_cost.value,
-        "judge_cost_note": _note(row.judge_cost) if row.judge_cost.reports else "no judge request",
+        "judge_cost_note": _note(row.judge_cost) if row.judge_cost.reports else NO_JUDGE_REQUEST,
     }
 
 

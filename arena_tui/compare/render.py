@@ -198,7 +198,7 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
         runs.append([f.run.group, f.run.row.benchmark, str(f.run_index), f.run.run_id, f.run.row.status, speed_text(f.run.speed),
                      pct(f.strict, f.run.judged), pct(f.original, f.run.judged), f.run.tally.apart_text() or "–",
                      run_judge(f.run), agreement_cell(stored_agreement(f.run)), latency,
-                     cost_words(f.run.cost, f.strict.passes).line, cost_words(f.run.judge_cost).line])  # fmt: skip
+                     cost_words(f.run.cost, f.strict.passes).line, cost_words(f.run.judge_cost, judge=True).line])  # fmt: skip
     items = [f"not scored {k}: {v}" for k, v in board.unscored.items()] + [f"skipped {k}: {v}" for k, v in sel.skipped.items()]
     out.append(Section("Runs", table=runs, items=items))
     out.append(Section("Definitions", items=list(DEFINITIONS)))

@@ -5,11 +5,12 @@ the report and its CSVs all show `Estimate.text`/`short` of the same figures (do
 
 from __future__ import annotations
 
-from .estimate import NO_USAGE, UNKNOWN, Estimate, buckets, judge_estimate, money, price_report, run_estimate
+from .estimate import NO_JUDGE_REQUEST, NO_USAGE, UNKNOWN, Estimate, buckets, judge_estimate, money, price_report, run_estimate
 from .table import ENV, Price, PriceTable, current_prices, load_prices, prices_path
 
 __all__ = [
     "ENV",
+    "NO_JUDGE_REQUEST",
     "NO_USAGE",
     "UNKNOWN",
     "Estimate",

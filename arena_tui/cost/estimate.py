@@ -21,6 +21,7 @@ from arena_tui.spine.events import TokenUsage, Usage
 from .table import Price, PriceTable
 
 NO_USAGE = "usage not recorded"
+NO_JUDGE_REQUEST = "no judge request"  # judged offline (or by a person), or not judged: nothing was billed
 UNKNOWN = "price unknown"
 #: what each token bucket is, in words (a missing price names it)
 BUCKET_WORDS = {

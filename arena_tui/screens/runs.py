@@ -126,12 +126,14 @@ def cost_cell(cost: Estimate | None, judge: Estimate | None) -> Text:
     return t
 
 
-def single_layout(room: int, need: list[int]) -> dict[int, int] | None:
-    """{column: width} of the one-line layout, or None when it does not fit `room`."""
+def single_layout(room: int, need: list[int], priced: bool = False) -> dict[int, int] | None:
+    """{column: width} of the one-line layout, or None when it does not fit `room` (`priced`: a run
+    has a cost, its column is offered last)."""
     model_min = min(need[MODEL], MODEL_MIN)
     if sum(need[c] + PAD for c in SINGLE_REQUIRED) + model_min + PAD > room:
         return None
-    return fit_columns(room, need, SINGLE_REQUIRED + SINGLE_OPTIONAL, len(SINGLE_REQUIRED), stretch=MODEL,
+    optional = SINGLE_OPTIONAL if priced else [c for c in SINGLE_OPTIONAL if c != COST]
+    return fit_columns(room, need, SINGLE_REQUIRED + optional, len(SINGLE_REQUIRED), stretch=MODEL,
                        min_stretch=model_min, reserve=MODEL_WANT)
 
 
@@ -306,7 +308,8 @@ class RunsScreen(Finding, PollingScreen):
             labels[RATES] = slots_header(dims)
         need = natural_widths(labels, cells)
         table.clear(columns=True)
-        layout = single_layout(room, need)
+        priced = any(c is not None and c.reports for _, r in order for c in r.get("cost", ()))
+        layout = single_layout(room, need, priced)
         if layout is not None:
             for col, w in layout.items():
                 table.add_column(labels[col], key=RUN_COLUMNS[col][0], width=w)
@@ -318,12 +321,14 @@ class RunsScreen(Finding, PollingScreen):
         if selected in self.rows:
             table.move_cursor(row=table.get_row_index(selected))
         shown = layout if layout is not None else {c: 0 for c in range(len(RUN_COLUMNS)) if c not in (STARTED, COST)}
+        if not priced:  # no run has a cost: no column to miss
+            shown = {**shown, COST: 0}
         hidden = hidden_text([label for _, label in RUN_COLUMNS], shown, "enter opens the run")
         legend = rates_legend(dims, heuristic=heuristic)
         gone = Text("superseded: a campaign's re-run replaced it, it counts nowhere", "grey50") \
             if any((run := r.get("run")) is not None and run.superseded_by for _, r in order) else Text()
-        priced = cost_note([c for _, r in order for c in r.get("cost", ()) if c is not None]) if COST in shown else None
-        priced_text = Text(priced.split(" (", 1)[0], "grey62") if priced else Text()
+        note = cost_note([c for _, r in order for c in r.get("cost", ()) if c is not None]) if layout and COST in layout else None
+        priced_text = Text(note.split(" (", 1)[0], "grey62") if note else Text()
         self.query_one("#runs-legend", Static).update(
             Text("  ·  ").join(t for t in (legend, gone, priced_text, Text(hidden)) if t))
         self.refind()
