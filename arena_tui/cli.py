@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     run = getattr(args, "_run", None)
     if run is None:
         run = load(next(c for c in COMMANDS if c.name == DEFAULT)).run
+    before = os.environ.get(PRICES_ENV)
     try:
         use_prices(getattr(args, "prices", None))
         status = int(run(args) or 0)
@@ -117,6 +118,11 @@ def main(argv: list[str] | None = None) -> int:
         status = 130
     except BrokenPipeError:
         return _reader_went_away()
+    finally:  # the command's own: a process that runs several (tests, the README's) starts each afresh
+        if before is None:
+            os.environ.pop(PRICES_ENV, None)
+        else:
+            os.environ[PRICES_ENV] = before
     if status:
         _free_failed_runs()
     return status

@@ -32,6 +32,8 @@ BUCKET_WORDS = {
 #: a bucket without its own price billed at another's (no discount); every other missing price is unknown
 FALLBACK = {"cached_text_in": "text_in", "cache_write_in": "text_in", "cached_audio_in": "audio_in"}
 LOCAL_JUDGE = "local"  # a keyless server of the user's own: nobody bills its tokens
+LOCAL_MODEL = "local:"  # the alias of a model such a server answers for (`local:llama3.2`)
+FREE = "served locally: no bill"
 FREE_JUDGES = ("heuristic", "human")  # no request was sent
 
 
@@ -61,21 +63,23 @@ class Estimate:
     unknown: tuple[str, ...] = ()  # what no entry prices ("gemini-3.1-flash (audio output)")
     dates: tuple[str, ...] = ()  # the dates of the entries used, sorted
     reports: int = 0  # usage reports it covers (0: none recorded)
+    missing: int = 0  # runs in it that recorded no usage at all (recorded before usage was kept, imported)
 
     def __add__(self, other: Estimate) -> Estimate:
         return Estimate(self.usd + other.usd, tuple(dict.fromkeys((*self.unknown, *other.unknown))),
-                        tuple(sorted({*self.dates, *other.dates})), self.reports + other.reports)
+                        tuple(sorted({*self.dates, *other.dates})), self.reports + other.reports,
+                        self.missing + other.missing)
 
     @property
     def known(self) -> bool:
-        """A figure to show: usage was recorded and every report of it has a price."""
-        return self.reports > 0 and not self.unknown
+        """A figure to show: usage was recorded (by every run it sums) and every report of it has a price."""
+        return self.reports > 0 and not self.unknown and not self.missing
 
     @property
     def label(self) -> str:
         """`estimate, prices of 2026-12-07` (of 2025-04-14…2026-12-07 when entries differ)."""
         if not self.dates:
-            return "estimate"
+            return FREE if self.known and not self.usd else "estimate"
         span = self.dates[0] if len(self.dates) == 1 else f"{self.dates[0]}…{self.dates[-1]}"
         return f"estimate, prices of {span}"
 
@@ -86,16 +90,19 @@ class Estimate:
 
     def short(self) -> str:
         """`$0.0123`, `price unknown` or `usage not recorded`: a cell."""
-        if not self.reports:
+        if not self.reports or self.missing:
             return NO_USAGE
         return money(self.usd) if self.known else UNKNOWN
 
     def text(self) -> str:
-        """The figure in full: `$0.0123 (estimate, prices of 2026-12-07)`, `price unknown: X`, `usage not recorded`."""
+        """The figure in full: `$0.0123 (estimate, prices of 2026-12-07)`, `price unknown: X`, `usage not recorded`
+        (`… for 1 of its runs`: a sum no total is given for)."""
         if not self.reports:
             return NO_USAGE
         if self.unknown:
             return f"{UNKNOWN}: {', '.join(self.unknown)}"
+        if self.missing:
+            return f"{NO_USAGE} for {self.missing} of its runs"
         return f"{money(self.usd)} ({self.label})"
 
     def per_pass(self, passes: int) -> float | None:
@@ -109,12 +116,12 @@ class Estimate:
 
 
 def money(usd: float) -> str:
-    """Dollars with the digits a small figure needs: `$0.0042`, `$0.123`, `$12.34`."""
+    """Dollars with the digits a small figure needs: `$0.0042`, `$0.123`, `$2.50`, `$1,234.50`."""
     if usd == 0:
         return "$0"
     if usd < 0.1:
         return f"${usd:.4f}"
-    return f"${usd:.3f}" if usd < 10 else f"${usd:,.2f}"
+    return f"${usd:.3f}" if usd < 1 else f"${usd:,.2f}"
 
 
 def price_report(u: Usage, entry: Price | None, name: str) -> Estimate:
@@ -149,10 +156,15 @@ def price_report(u: Usage, entry: Price | None, name: str) -> Estimate:
 
 def run_estimate(alias: str, usages: Iterable[Usage], table: PriceTable) -> Estimate:
     """The model's side of a run: every report its services made, each priced by the entry of the
-    model it named (an LLM's or a session's also by the run's alias)."""
-    total = Estimate()
+    model it named (an LLM's or a session's also by the run's alias). No report at all: the run
+    recorded no usage (`missing`), so no sum that holds it has a total."""
+    usages = list(usages)
+    total = Estimate(missing=0 if usages else 1)
     for u in usages:
         names = (u.model, alias) if u.service in ("llm", "session") else (u.model,)
+        if alias.startswith(LOCAL_MODEL) and u.service in ("llm", "session") and table.find(*names) is None:
+            total += Estimate(reports=1)  # a server of the user's own
+            continue
         total += price_report(u, table.find(*names), u.model or alias)
     return total
 
