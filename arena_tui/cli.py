@@ -18,9 +18,8 @@ from typing import NoReturn
 
 from . import __version__
 from .commands import COMMANDS, Command
-from .cost import ENV as PRICES_ENV
-from .cost import load_prices, prices_path
 from .spine.errors import CliError
+from .spine.paths import PRICES_ENV, prices_path
 
 #: the command run when none is given
 DEFAULT = "ui"
@@ -135,6 +134,8 @@ def use_prices(path: str | None) -> None:
     if path:
         os.environ[PRICES_ENV] = path
     if prices_path() is not None:
+        from .cost import load_prices  # deferred: pricing loads pydantic, and `--help` must not
+
         load_prices()
 
 

@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.spine.errors import CliError
+from arena_tui.spine.paths import PRICES_ENV, prices_path
 
-ENV = "ARENA_TUI_PRICES"
+ENV = PRICES_ENV
 SHIPPED = "prices.json"
 TOKEN_PRICES = ("text_in", "cached_text_in", "cache_write_in", "text_out", "audio_in", "cached_audio_in", "audio_out")
 MINUTE_PRICES = ("audio", "session")
@@ -67,12 +68,6 @@ class PriceTable:
                     if name in entry.names():
                         return entry
         return None
-
-
-def prices_path(explicit: str | os.PathLike[str] | None = None) -> str | None:
-    """The user's price file: `--prices FILE`, else `ARENA_TUI_PRICES`; None: the shipped table alone."""
-    raw = explicit or os.environ.get(ENV)
-    return str(raw) if raw else None
 
 
 def load_prices(explicit: str | os.PathLike[str] | None = None) -> PriceTable:
