@@ -309,3 +309,25 @@ async def test_a_database_of_schema_10_gains_the_usage_table(tmp_path: Path) -> 
     async with await Store.open(path) as store:
         assert await store.usage("r") == [REALTIME, REALTIME]
         assert (await store.info()).schema_version == 11
+
+
+async def test_the_runs_list_shows_each_runs_cost_and_its_judges_apart(tmp_path: Path) -> None:
+    """The runs screen's cost column (last of the optional ones, offered when a run has a cost) and
+    the line under it saying what the figures are; a run with no usage shows none."""
+    from arena_tui.app import ArenaApp  # deferred: only this test opens the app
+    from arena_tui.screens.runs import RunsScreen  # deferred: as above
+    from tests.pilot import until
+
+    db = tmp_path / "a.db"
+    await _record(db, _events("priced", "gpt-realtime", [REALTIME], judge_tokens=10_000), _events("old", "gpt-realtime", []))
+    app = ArenaApp(db)
+    async with app.run_test(size=(200, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and len(app.screen.rows) == 2)
+        await pilot.pause(0.2)
+        table = app.screen.query_one("#runs")
+        labels = [str(c.label) for c in table.columns.values()]
+        assert labels[-1] == "cost (est.)", labels
+        cells = {str(key.value): str(table.get_row(key)[-1]) for key in table.rows}
+        assert cells == {"priced": f"{money(2 * REALTIME_USD)} + judge {money((20_000 * 0.25 + 2000 * 2.0) / 1e6)}", "old": ""}
+        legend = str(app.screen.query_one("#runs-legend").render())
+        assert "cost: estimate, prices of 2025-08-07…2026-12-07" in legend
