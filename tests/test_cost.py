@@ -331,3 +331,25 @@ async def test_the_runs_list_shows_each_runs_cost_and_its_judges_apart(tmp_path:
         assert cells == {"priced": f"{money(2 * REALTIME_USD)} + judge {money((20_000 * 0.25 + 2000 * 2.0) / 1e6)}", "old": ""}
         legend = str(app.screen.query_one("#runs-legend").render())
         assert "cost: estimate, prices of 2025-08-07…2026-12-07" in legend
+
+
+async def test_an_export_keeps_the_usage_and_its_import_the_cost(tmp_path: Path) -> None:
+    """Export → import: the usage reports come back as they were (and the judge's tokens with the
+    judgements), so the imported run costs what the original did; a bad usage field is named."""
+    from arena_tui.interop import InteropError, export_run, import_run  # deferred: only these tests exchange runs
+
+    await _record(tmp_path / "a.db", _events("r", "gpt-realtime", [REALTIME], judge_tokens=10_000))
+    async with await Store.open(tmp_path / "a.db") as a:
+        out = await export_run(a, "r", tmp_path / "exp")
+        (original,) = await load_runs(a, ["r"])
+    async with await Store.open(tmp_path / "b.db") as b:
+        rid = await import_run(b, out)
+        assert await b.usage(rid) == [REALTIME, REALTIME]
+        (back,) = await load_runs(b, [rid])
+        assert (back.cost, back.judge_cost) == (original.cost, original.judge_cost) and back.cost.known
+    runtime = json.loads((out / "runtime.json").read_text(encoding="utf-8"))
+    runtime["arena_tui"]["usage"][0]["usage"]["prompt_tokens"] = "many"
+    (out / "runtime.json").write_text(json.dumps(runtime), encoding="utf-8")
+    async with await Store.open(tmp_path / "c.db") as c:
+        with pytest.raises(InteropError, match=r"runtime.json: field arena_tui.usage: Input should be a valid integer"):
+            await import_run(c, out)
