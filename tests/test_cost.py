@@ -33,7 +33,7 @@ from arena_tui.spine.events import (
 )
 from arena_tui.store import Store
 from arena_tui.store.schema import migrate
-from arena_tui.widgets.run_header import figures_text, header_text
+from arena_tui.widgets.run_header import cost_forms, header_text
 
 REALTIME = Usage(model="gpt-realtime", prompt_tokens=908, completion_tokens=139, total_tokens=1047,
                  cache_read_input_tokens=896, input_audio_tokens=227, output_audio_tokens=115,
@@ -292,7 +292,7 @@ def test_the_run_header_folds_usage_once_and_says_the_judges_apart() -> None:
     state.apply_all(evs)
     state.apply_all(evs)  # the bus's, then the store's read back: counted once
     assert state.costs.model("gpt-realtime").value == pytest.approx(2 * REALTIME_USD)
-    line = figures_text(state).plain
+    line = cost_forms(state)[0].plain
     cost = money(2 * REALTIME_USD)  # one of its two turns passed
     assert f"cost {cost} [{cost} per passed turn; estimate, prices of 2026-12-07]" in line
     assert f"judge cost {money((20_000 * 0.25 + 2000 * 2.0) / 1e6)}" in line

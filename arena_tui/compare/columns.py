@@ -194,8 +194,8 @@ def cost_words(cost: Estimate, passes: int | None = None, judge: bool = False) -
     if passes is None:
         return Words(money(cost.usd), "est.", whole=cost.text())
     each = cost.per_pass_text(passes)
-    per = f"{each}/pass" if passes else each
-    return Words(money(cost.usd), per, whole=f"{money(cost.usd)} [{each} per passed turn; {cost.label}]")
+    per, said = (f"{each}/pass", f"{each} per passed turn") if passes else (each, each)
+    return Words(money(cost.usd), per, whole=f"{money(cost.usd)} [{said}; {cost.label}]")
 
 
 def cost_columns() -> list[Column]:

@@ -1,9 +1,9 @@
 """One-line summary of a run: what, who, where it is, and how it is going.
 
 How it is going is its tally by the one rule (`arena_tui.verdicts`): turns done (ran to their
-end) here; the strict pass, the turns counted apart and what it cost (an estimate, the judge's
-apart: `arena_tui.cost`) in `figures_text`, the run screen's line under the tables (full width:
-never cut at 80 columns).
+end) here; the strict pass and the turns counted apart in `figures_text`, what it cost (an
+estimate, the judge's apart: `arena_tui.cost`) in `cost_forms`, the run screen's line under the
+tables (full width: never cut at 80 columns).
 
 The line is built for the width it gets: the status, the mode and the judge label sit at the
 right in a fixed-width block (the longest status sets it), so they never run into each other or
@@ -127,12 +127,24 @@ def figures_text(state: RunState) -> Text:
     if apart := tally.apart_text(live=state.ended is None):
         t.append(" · " if t else "")
         t.append(f"counted apart: {apart}", "yellow")
+    return t
+
+
+def cost_forms(state: RunState) -> tuple[Text, ...]:
+    """What the run cost so far and, apart, its judge's, longest form first, the last empty (the run
+    screen's line under the tables gives it up before anything else); () while nothing is reported."""
     cost, judge = state.costs.model(state.started.model if state.started else ""), state.costs.judge()
+    if not cost.reports and not judge.reports:
+        return ()
+    passed = state.tally().strict[0]
+    full, short = Text(), Text()
     for name, c, passes in (("cost", cost, passed), ("judge cost", judge, None)):  # the judge's apart
         if c.reports:
-            t.append(" · " if t else "")
-            t.append(f"{name} {cost_words(c, passes).line}", "" if c.known else "grey62")
-    return t
+            style = "" if c.known else "grey62"
+            for t, words in ((full, cost_words(c, passes).line), (short, c.short())):
+                t.append(" · " if t else "")
+                t.append(f"{name} {words}", style)
+    return full, short, Text()
 
 
 def status_block(state: RunState, mode: str = "live", compact: bool = False, judge: bool = True) -> Text:
