@@ -136,3 +136,40 @@ async def test_the_usage_recorded_is_the_usage_the_fake_sent(alias: str, demo, t
     got = [(u.prompt_tokens, u.completion_tokens, u.input_audio_tokens, u.output_audio_tokens, u.cache_read_input_tokens,
             u.cache_read_input_audio_tokens) for e in run.kinds("usage") if (u := e.usage).service == "llm"]
     assert got and got == [read(u) for u in sent]
+
+
+async def test_a_judged_fake_run_costs_the_models_tokens_and_apart_the_judges(demo, tmp_path: Path) -> None:
+    """A simulator run judged live by the OpenAI judge against its local fake (every turn, then the
+    whole run): the model's cost from the simulator's `response.done` usage, the judge's from the
+    usage of every chat completion the judge's fake answered, each priced by its own model."""
+    import asyncio
+
+    from arena_tui.judge.limits import RetryPolicy
+    from arena_tui.judge.openai_judge import OpenAIJudge
+    from arena_tui.judge.worker import JudgeWorker
+    from tests.fakes.http_base import approx_tokens
+    from tests.fakes.openai_chat import FakeOpenAI
+
+    server = FakeOpenAI().start()
+    backend = OpenAIJudge("gpt-5-mini", base_url=server.base_url, api_key="sk-test")
+    fast = RetryPolicy(attempts=2, base_delay_s=0.01, max_delay_s=0.02)
+    judging: dict = {}
+
+    def judge(bus) -> None:
+        judging["task"] = JudgeWorker(demo, backend, bus, "j", policy=fast, run_policy=fast).start()
+
+    try:
+        async with await Store.open(tmp_path / "arena.db") as store:
+            await record_run(demo, RunSettings(model="sim", fake=True, fake_timing="instant", speed=8.0, turns=[0, 1]),
+                             get_runner("sim"), store, before=judge, run_id="j")
+            await asyncio.wait_for(judging["task"], 60)
+            await store.flush()
+            (run,) = await load_runs(store, ["j"])
+    finally:
+        await backend.aclose()
+        server.stop()
+    sent = [approx_tokens("".join(f"<{m['role']}>{m['content']}" for m in r["messages"])) for r in server.chat_requests]
+    assert len(sent) == 3 and run.judge_usage["openai:gpt-5-mini"].input_tokens == sum(sent)
+    assert run.cost.known and run.judge_cost.known and run.cost.usd > 0 and run.judge_cost.usd > 0
+    assert run.judge_cost.dates == (load_prices().find("gpt-5-mini").date,) != run.cost.dates
+    assert run.cost == run_estimate("sim", run.usage, load_prices())  # the judge's tokens are not the model's
