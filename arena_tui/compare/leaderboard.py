@@ -41,6 +41,7 @@ from functools import cached_property
 
 
 from arena_tui.spine.events import EMPTY_RESPONSE, TurnResult
+from ..cost import Estimate
 from ..judge.causes import mix
 from .selection import ALL
 from ..timing import comparable, latency_counts, response_latency
@@ -193,6 +194,13 @@ class BoardRow:
     latency_excluded: dict[str, str]  # run id -> why its latencies are not counted
     consistency: list[TurnConsistency]  # per benchmark rows only (turn indices differ across benchmarks)
     duplex: DuplexFigures = field(default_factory=DuplexFigures)  # over the row's runs
+    cost: Estimate = field(default_factory=Estimate)  # what its runs cost, the model's side (`arena_tui.cost`)
+    judge_cost: Estimate = field(default_factory=Estimate)  # what judging them cost, apart
+
+    @property
+    def cost_per_pass(self) -> float | None:
+        """Dollars per turn that passed the strict rule (None: cost unknown, or none passed)."""
+        return self.cost.per_pass(self.strict.passes)
 
     @property
     def identity(self) -> RowId | None:
@@ -286,6 +294,8 @@ def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:
         latency_excluded={f.run.run_id: why for f in figs if (why := f.run.latency_excluded)},
         consistency=consistency,
         duplex=sum((f.duplex for f in figs), DuplexFigures()),
+        cost=sum((f.run.cost for f in figs), Estimate()),
+        judge_cost=sum((f.run.judge_cost for f in figs), Estimate()),
     )
 
 

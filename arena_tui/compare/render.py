@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from html import escape
 
-from .columns import Count, Figure, Percentile, RateFigure, Subset, Words, board_columns
+from .columns import Count, Figure, Percentile, RateFigure, Subset, Words, board_columns, cost_words, has_cost
+from .costs import cost_note
 from .duplex import duplex_table
 from .judging import agreement_cell, run_judge, stored_agreement
 from .leaderboard import POOLED, BoardRow, Leaderboard
@@ -103,7 +104,7 @@ def text(figure: Figure) -> str:
 
 def _leaderboard_table(board: Leaderboard, rows: list[BoardRow]) -> list[list[str]]:
     """The leaderboard screen's columns (`columns.board_columns`), best strict pass first."""
-    cols = [c for c in board_columns(board.dimensions, stages=any(r.stages for r in rows)) if c.report]
+    cols = [c for c in board_columns(board.dimensions, stages=any(r.stages for r in rows), cost=has_cost(rows)) if c.report]
     table = [[c.heading for c in cols]]
     for r in sorted(rows, key=lambda r: (-(r.strict.rate or 0), r.model)):
         table.append([text(c.figure(r)) for c in cols])
@@ -167,6 +168,8 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
             continue
         notes = [f"{r.model}: latency excluded for " + ", ".join(f"{k} ({v})" for k, v in r.latency_excluded.items())
                  for r in rows if r.latency_excluded]  # fmt: skip
+        if (priced := cost_note([c for r in rows for c in (r.cost, r.judge_cost)])) is not None:
+            notes.append(priced)
         out.append(Section(bench if bench != POOLED else "All benchmarks (pooled)", table=_leaderboard_table(board, rows),
                            plots=_plots(board, bench, rows, colours), notes=notes))  # fmt: skip
     if any(r.duplex.any for r in board.rows):
@@ -192,14 +195,15 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
         consistency.table = flips
     out.append(consistency)
     runs = [["model", "benchmark", "run_index", "run", "status", "speed", STRICT, ORIGINAL, "counted apart", "judge",
-             "judge agreement", "latency"]]  # fmt: skip
+             "judge agreement", "latency", "cost", "judge cost"]]  # fmt: skip
     for f in board.runs:
         latency = f.run.latency_excluded or "counted" + (f" ({f.untrusted} untrusted turn(s) left out)" if f.untrusted else "")
         people = f.run.tally.human_verdicts  # a person's verdicts it counts, marked as the rows are
         runs.append([f.name + (f" ✎{people} a person's" if people else ""), f.run.row.benchmark, str(f.run_index),
                      f.run.run_id, f.run.row.status, speed_text(f.run.speed),
                      pct(f.strict, f.run.judged), pct(f.original, f.run.judged), f.run.tally.apart_text() or "–",
-                     run_judge(f.run), agreement_cell(stored_agreement(f.run)), latency])  # fmt: skip
+                     run_judge(f.run), agreement_cell(stored_agreement(f.run)), latency,
+                     cost_words(f.run.cost, f.strict.passes).line, cost_words(f.run.judge_cost, judge=True).line])  # fmt: skip
     items = [f"not scored {k}: {v}" for k, v in board.unscored.items()] + [f"skipped {k}: {v}" for k, v in sel.skipped.items()]
     items += [f"{k}: {NEVER_ANSWERED} (the model heard every turn and answered none: each its failure)"
               for k in board.never_answered]

@@ -14,8 +14,9 @@ from functools import cached_property
 
 from arena_tui.spine.benchmark import Benchmark, Turn
 
-from arena_tui.spine.events import PACE_LOST, ErrorEvent, Judgement, SessionRotated, TurnResult
+from arena_tui.spine.events import PACE_LOST, ErrorEvent, Judgement, SessionRotated, TokenUsage, TurnResult, Usage
 from arena_tui.spine.source import variant_labels
+from ..cost import Estimate, current_prices, judge_estimate, run_estimate
 from ..judge.causes import run_causes
 from ..judge.label import judge_text
 from ..judge.worker import is_rehydrated
@@ -63,6 +64,18 @@ class StoredRun:
     untrusted: frozenset[int] = frozenset()  # turns whose latencies are untrusted (`timing.UntrustedTurns`)
     durations: Mapping[int, int] = field(default_factory=dict)  # turn -> wall ms first start -> end (`timing`)
     rotations: Sequence[SessionRotated] = ()  # its session rotations (what a new session was given)
+    usage: Sequence[Usage] = ()  # what its services said they used (`usage` events)
+    judge_usage: Mapping[str, TokenUsage] = field(default_factory=dict)  # judge -> its requests' tokens (`Store.judge_usage`)
+
+    @cached_property
+    def cost(self) -> Estimate:
+        """What the model's side cost, estimated (`arena_tui.cost`: its usage, the price table now)."""
+        return run_estimate(self.row.model, self.usage, current_prices())
+
+    @cached_property
+    def judge_cost(self) -> Estimate:
+        """What judging it cost, apart from the model's (every request, re-judgings included)."""
+        return judge_estimate(self.judge_usage, current_prices())
 
     @cached_property
     def causes(self) -> dict[int, tuple[str, ...]]:
@@ -213,7 +226,8 @@ async def load_runs(
         t_start, t_end = await store.turn_times(run_id)
         durations = turn_durations(row.config, t_start, t_end, row.speed)
         rotations = [ev for _, ev in await store.events(run_id, kinds=["session_rotated"]) if isinstance(ev, SessionRotated)]
-        out.append(StoredRun(row, results, revisions, cache[row.benchmark], frozenset(untrusted), durations, rotations))
+        out.append(StoredRun(row, results, revisions, cache[row.benchmark], frozenset(untrusted), durations, rotations,
+                             await store.usage(run_id), await store.judge_usage(run_id)))
     return out
 
 

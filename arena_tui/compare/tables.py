@@ -36,6 +36,7 @@ from typing import Any
 
 from arena_tui.spine.source import condition_of, effort_of
 
+from .costs import COST_NOTES, COST_ROW_COLUMNS, COST_RUN_COLUMNS, row_cost_columns, run_cost_columns
 from .duplex import DUPLEX_COLUMNS, duplex_columns
 from .judging import row_agreement, stored_agreement
 from .leaderboard import STAGES, BoardRow, Leaderboard, RunFigures
@@ -108,7 +109,7 @@ OURS_RUN_RESULTS = [
     "heuristic_judge", "imported", "labels", "condition", "effort", "latency_source", "turns_recorded", "human_verdicts",
     "never_answered", *APART_COLUMNS.values(),
     "latency_excluded", "latency_untrusted_turns", "latency_ms_meaning", *_rate_names(STRICT), *_rate_names(ORIGINAL),
-    *_LATENCY_OURS, *DUPLEX_COLUMNS,
+    *_LATENCY_OURS, *DUPLEX_COLUMNS, *COST_RUN_COLUMNS,
 ]  # fmt: skip
 RUN_RESULTS = [*REFERENCE_RUN_RESULTS, *OURS_RUN_RESULTS]
 # run_results columns that are not figures to average over runs
@@ -117,6 +118,7 @@ _NOT_AVERAGED = {
     "judged_at", "runtime_mode", "runtime_parallel", "disable_vad", "judge", "model_alias", "provider", "status",
     "started_at", "speed", "latency_note", "simulator", "fake", "heuristic_judge", "imported", "labels",
     "condition", "effort", "latency_source", "turns_recorded", "latency_excluded", "latency_ms_meaning", "never_answered",
+    *COST_NOTES,
 }  # fmt: skip
 OURS_AVERAGED = [c for c in RUN_RESULTS if c not in _NOT_AVERAGED and c not in REFERENCE_AVERAGED]
 OURS_MODEL_SUMMARY = [
@@ -125,7 +127,7 @@ OURS_MODEL_SUMMARY = [
     *_rate_names(STRICT), *_rate_names(ORIGINAL), *(n for m in METRICS for n in _rate_names(f"{m}_pooled")),
     *_LATENCY_OURS, *DUPLEX_COLUMNS,
     "empty_response_total", "model_ended_session_total", *(f"{c}_total" for c in APART_COLUMNS.values()),
-    "latency_untrusted_turns_total", "unstable_turns", "always_failing_turns",
+    "latency_untrusted_turns_total", "unstable_turns", "always_failing_turns", *COST_ROW_COLUMNS,
     *(f"{c}_{s}" for c in OURS_AVERAGED for s in ("mean", "std")),
 ]  # fmt: skip
 MODEL_SUMMARY = [*REFERENCE_MODEL_SUMMARY, *OURS_MODEL_SUMMARY]
@@ -294,6 +296,7 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
             **_rate_cols(ORIGINAL, f.original),
             **_run_latency(f),
             **duplex_columns(f.duplex),
+            **run_cost_columns(f),
         })  # fmt: skip
         rows.append(row)
     return rows
@@ -328,6 +331,7 @@ def _row_figures(row: BoardRow) -> dict[str, Any]:
         "latency_untrusted_turns_total": row.untrusted,
         "unstable_turns": sum(c.unstable for c in row.consistency),
         "always_failing_turns": ",".join(str(c.turn_index) for c in row.consistency if c.always_fails),
+        **row_cost_columns(row),
     }  # fmt: skip
 
 

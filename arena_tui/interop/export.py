@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.spine.audio import SILENCE_KEPT_MS, write_wav
+from arena_tui.spine.events import UsageReported
 from arena_tui.spine.times import wall_ms
 from ..judge.locate import benchmark_of_run
 from ..judge.summary import render_text, summarize
@@ -93,6 +94,10 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
             "speed": run.speed, **({"latency": note} if (note := speed_note(run.speed)) else {}),
         },
     }
+    usage = [{"t_ms": ev.t_ms, "turn_index": ev.turn_index, "usage": ev.usage.model_dump(mode="json", exclude_defaults=True)}
+             for _, ev in await store.events(run_id, kinds=["usage"]) if isinstance(ev, UsageReported)]
+    if usage:  # what its services said they used, for its cost (docs/cost.md): kept for a lossless round trip
+        runtime["arena_tui"]["usage"] = usage
     if -1 in results:  # not a benchmark turn, so not a transcript row; kept for a lossless round trip
         runtime["arena_tui"]["greeting"] = {"result": results[-1].model_dump(mode="json"), "t_ms": t_end.get(-1, 0.0)}
     clip = await store.conversation_audio(run_id)

@@ -27,7 +27,9 @@ from arena_tui.stop_signals import StopSignals
 from arena_tui.store import Store, StoreError, StoreWriteError
 
 from ..compare.duplex import duplex_line, outcome_text
+from ..compare.columns import cost_words
 from ..compare.stored import untrusted_turns
+from ..cost import current_prices, judge_estimate, run_estimate
 from ..judge import JudgeWorker, render_text, summarize
 from ..run_view import wait_text
 from ..stats import median
@@ -45,6 +47,8 @@ class Recorded:
     judgements: list[Any] = field(default_factory=list)
     expected: list[int] = field(default_factory=list)  # the turns it set out to run
     untrusted: set[int] = field(default_factory=set)  # turns whose latencies are untrusted
+    usage: list[Any] = field(default_factory=list)  # what its services said they used (`usage` events)
+    judge_usage: dict[str, Any] = field(default_factory=dict)  # judge -> its requests' tokens
 
 
 async def read_recorded(store: Any, run_id: str) -> Recorded | None:
@@ -53,7 +57,15 @@ async def read_recorded(store: Any, run_id: str) -> Recorded | None:
     if run is None:
         return None
     results = [r for r in await store.turn_results(run_id) if r.turn_index >= 0]
-    return Recorded(results, await store.judgements(run_id), list(run.turn_indices), await untrusted_turns(store, run_id))
+    return Recorded(results, await store.judgements(run_id), list(run.turn_indices), await untrusted_turns(store, run_id),
+                    await store.usage(run_id), await store.judge_usage(run_id))
+
+
+def cost_line(recorded: Recorded, alias: str) -> str:
+    """`cost $0.0370 [$0.0123 per passed turn; estimate, prices of …] · judge cost …` (the judge's apart)."""
+    passed = tally(recorded.judgements, {r.turn_index: r.status for r in recorded.results}, recorded.expected or None).strict[0]
+    cost, judge = run_estimate(alias, recorded.usage, current_prices()), judge_estimate(recorded.judge_usage, current_prices())
+    return f"cost {cost_words(cost, passed).line} · judge cost {cost_words(judge, judge=True).line}"
 
 
 async def run_headless(bench: Benchmark, settings: RunSettings, db: Any, out: TextIO, judge: JudgeChoice | None = None, *,
@@ -137,6 +149,8 @@ async def run_headless(bench: Benchmark, settings: RunSettings, db: Any, out: Te
         print("", file=out)
         print(render_text(summarize(bench, recorded.results, recorded.judgements, recorded.expected or None)), file=out)
     if progress.ended is not None:
+        if recorded is not None:
+            print(cost_line(recorded, settings.model), file=out)
         print(f"run {run_id} recorded in {db}", file=out)
         results = recorded.results if recorded else progress.results
         again = tally([], {r.turn_index: r.status for r in results}, recorded.expected if recorded else None).uncounted

@@ -9,35 +9,16 @@ from datetime import datetime
 from typing import Any
 
 from arena_tui.spine.events import (
-    GREETING_TURN,
-    ErrorEvent,
-    DuplexPlayed,
-    Interruption,
-    Judgement,
-    Level,
-    Overlap,
-    Reconnected,
-    Retry,
-    RunEnded,
-    RunSuperseded,
-    RunEvent,
-    RunResumed,
-    RunStarted,
-    SessionOpened,
-    SessionRotated,
-    SpeechBoundary,
-    ToolAnswered,
-    ToolCalled,
-    TranscriptDelta,
-    TurnEnded,
-    TurnStarted,
-    Waiting,
+    GREETING_TURN, ErrorEvent, DuplexPlayed, Interruption, Judgement, Level, Overlap, Reconnected,
+    Retry, RunEnded, RunSuperseded, RunEvent, RunResumed, RunStarted, SessionOpened, SessionRotated,
+    SpeechBoundary, ToolAnswered, ToolCalled, TranscriptDelta, TurnEnded, TurnStarted, Waiting,
 )
 from arena_tui.spine.faults import TurnFault, turn_faults
 from arena_tui.spine.times import wall_ms
 from arena_tui.spine.source import against, source_label, variant_labels, variants_text
 from ..timing import UntrustedTurns, latency_caveat, speed_note, v2v_text
 from ..verdicts import NOT_PLAYED, TURN_TAKING, JudgeId, Tally, counts, judges_turn_taking, ordered, tally
+from .costs import RunCosts
 from .rows import SILENT_DBFS, LogLine, Meter, TranscriptLine, TurnRow, TurnSpec, elect_judge, wait_text
 
 
@@ -88,6 +69,7 @@ class RunState:
         self.rotated: list[SessionRotated] = []  # its session rotations (a lossy one is a cause)
         self.verdict_version = 0  # bumped when what a turn's causes read changes (results, revisions, rotations)
         self._causes: tuple[tuple, dict[int, tuple[str, ...]]] | None = None
+        self.costs = RunCosts()  # its usage and the judge's tokens, priced when shown (`costs.py`)
 
     def log_local(self, text: str, kind: str = "error") -> None:
         """A line that is not an event (e.g. why a run could not start)."""
@@ -264,6 +246,7 @@ class RunState:
         self.last_ms = max(self.last_ms, ev.t_ms)
         if self.waiting is not None and ev.kind in _WAIT_OVER and getattr(ev, "role", "assistant") == "assistant":
             self.waiting = None
+        self.costs.see(ev)
         handler = getattr(self, f"_on_{ev.kind}", None)
         before = self.verdict_version
         if handler is not None:

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import ConfigDict, Field, TypeAdapter
 
-from .records import CallVerdict, DimensionScore, Model, ReplaySummary, TokenUsage, TurnResult
+from .records import CallVerdict, DimensionScore, Model, ReplaySummary, TokenUsage, TurnResult, Usage
 # the rest of the records, read from here as the whole stream is (their home: records.py)
 from .records import DuplexOutcome as DuplexOutcome
 from .records import Interval as Interval
@@ -222,6 +222,15 @@ class AudioChunk(Event):
     pcm: bytes
 
 
+class UsageReported(Event):
+    """A service said what it used (a realtime response's tokens, an STT's audio seconds, a TTS's
+    characters), or a session closed after so long connected: one report, as it came, on the turn
+    under way (None: between turns). What it cost is `arena_tui.cost`'s, never stored."""
+
+    kind: Literal["usage"] = "usage"
+    usage: Usage
+
+
 PACE_LOST = "pacing"  # ErrorEvent.where: the engine's process fell behind the audio clock in this turn
 SLOW_REPLY = "slow_reply"  # ErrorEvent.where: a reply still coming at the turn's cap (kept; the session is replaced)
 
@@ -355,6 +364,7 @@ RunEvent = Annotated[
         Waiting,
         TurnEnded,
         AudioChunk,
+        UsageReported,
         ErrorEvent,
         Judgement,
         RunResumed,
