@@ -119,7 +119,7 @@ def test_a_run_the_model_never_answered_counts_in_its_row_and_every_surface_says
     [mute_run] = [r for r in runs if r.run_id == "mute"]
     now = dt.datetime(2026, 3, 1, 10, tzinfo=dt.UTC)
     cells = run_cells({"status": "failed", "tally": mute_run.tally, "rates": mute_run.tally.dimensions}, now, [KB], "mute")
-    assert cells[5].plain.startswith("  0% 0/4") and NEVER_ANSWERED in [c.plain for c in cells]  # the runs list
+    assert cells[5].plain.startswith("  0% 0/4") and NEVER_ANSWERED in [str(c) for c in cells]  # the runs list
     assert f"strict pass 0/4 · {NEVER_ANSWERED}" in figures_text(state_of(mute)).plain  # the run's header
     assert NEVER_ANSWERED in render_text(summarize(load_benchmark(BENCH), [ev.result for ev in mute if ev.kind == "turn_ended"],
                                                    [ev for ev in mute if ev.kind == "judgement"]))  # `judge`
