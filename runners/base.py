@@ -143,6 +143,9 @@ class SessionSpec(BaseModel):
     #: called with each provider reply's final status (Pipecat does not pass it down the
     #: pipeline); None: nobody listens. A runner whose service can tell hands it these two.
     on_response_status: ResponseStatus | None = None
+    #: the engine's tool handler (answers from the turn spec), for a service that runs a model of its
+    #: own besides itself (a duplex model's backend); the engine registers it on the service itself
+    tool_handler: Any = None
 
 
 class SessionPipeline(BaseModel):
@@ -204,6 +207,10 @@ class ProviderRunner(ABC):
     efforts: ClassVar[Mapping[str, catalog.Effort]] = {}
     #: a cascade: the run times its stages (STT final, LLM first token, TTS first audio) per turn
     stage_timing: ClassVar[bool] = False
+    #: full duplex (from its catalog entry): the engine runs it in the full-duplex turn loop
+    duplex: ClassVar[bool] = False
+    #: where it may delegate its work, as said (from its catalog entry; `models` lists it)
+    delegation: ClassVar[tuple[str, ...]] = ()
 
     #: the fake's script (None: `script_for_benchmark` of the run's benchmark and turns)
     script: Script | None = None
@@ -401,6 +408,17 @@ class ProviderRunner(ABC):
 
     def provider_ttfb_label(self) -> str:
         return f"{self.name} TTFB (Pipecat metrics)"
+
+    def call_maker(self, config: RunSettings) -> tuple[str, str] | None:
+        """Which of a model's two models makes its tool calls, as the judge is told: ("front" |
+        "back", that model's id) for a model that delegates (a duplex front with its backend);
+        None: the model is one model."""
+        return None
+
+    def delegating(self, service: Any) -> bool:
+        """Whether the session's service has delegated work in flight (a duplex model's backend at
+        work: its reply is still to come); never for a model that does not delegate."""
+        return False
 
 
 def known_models() -> list[str]:

@@ -95,11 +95,16 @@ class Provider:
     alias_family: str = ""
     #: alias → the reasoning effort it takes (`--effort`); an alias not here takes none (refused by name)
     efforts: Mapping[str, Effort] = field(default_factory=dict)
+    #: full duplex: it listens while it speaks and answers when it chooses (no commit, no response
+    #: trigger); the engine runs it in the full-duplex turn loop (`runners/run/full_duplex.py`)
+    duplex: bool = False
+    #: where it may hand its work (tools, reasoning) to a backend model, as said: `responses (…)`, `client (…)`
+    delegation: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
-        """What `arena-tui models` shows: text, simulator or audio."""
-        return "text" if self.mode == "text" else ("simulator" if self.simulated else "audio")
+        """What `arena-tui models` shows: text, simulator, duplex or audio."""
+        return "text" if self.mode == "text" else ("simulator" if self.simulated else "duplex" if self.duplex else "audio")
 
     def model_id(self, alias: str) -> str:
         return model_id(alias, self.aliases, self.model_prefix, self.model_env, self.alias_family)
@@ -203,6 +208,19 @@ PROVIDERS: tuple[Provider, ...] = (
         aliases={"ultravox": "fixie-ai/ultravox", "ultravox-v0.7": "ultravox-v0.7"},
         key_env=("ULTRAVOX_API_KEY",),
         packages=("aiohttp", "websockets", "pipecat.services.ultravox.llm"),
+    ),
+    Provider(
+        name="openai-live",
+        runner="runners.providers.openai_live:OpenAILiveRunner",
+        fake_class="runners.fakes.openai_live:OpenAILiveFake",
+        # `gpt-live-1`: its backend OpenAI-hosted (Responses delegation); `gpt-live-1+<text model>`:
+        # one of ours as its client backend (one listed; the family takes any text alias)
+        aliases={"gpt-live-1": "gpt-live-1", "gpt-live-1+gpt-4.1-mini": "gpt-live-1"},
+        key_env=("OPENAI_API_KEY",),
+        packages=("websockets", "pipecat.services.openai.live.llm", "pipecat.workers.llm.backend_llm_worker"),
+        alias_family="gpt-live-1+",
+        duplex=True,
+        delegation=("responses (gpt-live-1: OpenAI-hosted gpt-5.4-mini)", "client (gpt-live-1+<text model>: ours)"),
     ),
     Provider(
         name="text",
@@ -337,7 +355,7 @@ def cascade_parts(alias: str) -> tuple[Component, str, Provider, Component]:
     """(STT, the text model's alias, its provider, TTS) of `cascade:<stt>+<llm>+<tts>`;
     ValueError naming the part that is wrong and what it may be."""
     parts = alias[len(CASCADE_PREFIX):].split("+")
-    texts = sorted(a for a, p in BY_ALIAS.items() if p.mode == "text") + [f"{p.alias_family}<model>" for p in FAMILIES]
+    texts = sorted(a for a, p in BY_ALIAS.items() if p.mode == "text") + [f"{p.alias_family}<model>" for p in TEXT_FAMILIES]
     if len(parts) != 3 or not all(parts):
         raise ValueError(f"{alias!r}: a cascade is cascade:<stt>+<llm>+<tts>, e.g. {CASCADE_EXAMPLES[0]}")
     stt, llm, tts = parts
@@ -372,13 +390,15 @@ def _by_alias() -> dict[str, Provider]:
 
 
 BY_ALIAS: dict[str, Provider] = _by_alias()
-#: providers whose aliases are a family (`local:<model>`)
+#: providers whose aliases are a family (`local:<model>`, `gpt-live-1+<text model>`)
 FAMILIES: tuple[Provider, ...] = tuple(p for p in PROVIDERS if p.alias_family)
+#: the text models' families (what a cascade's middle or a duplex model's backend may also be)
+TEXT_FAMILIES: tuple[Provider, ...] = tuple(p for p in FAMILIES if p.mode == "text")
 #: "module:Class" → its entry: a runner class takes its `FIELDS` from here (`ProviderRunner.__init_subclass__`)
 BY_RUNNER: dict[str, Provider] = {p.runner: p for p in PROVIDERS}
 #: what an entry declares for its runner class (the same names as the class attributes)
 FIELDS = ("name", "aliases", "mode", "key_env", "any_key", "packages", "install_hint", "model_prefix",
-          "model_env", "simulated", "fake_class", "manual_commit", "alias_family", "efforts")
+          "model_env", "simulated", "fake_class", "manual_commit", "alias_family", "efforts", "duplex", "delegation")
 
 
 def known_models() -> list[str]:

@@ -33,6 +33,12 @@ def run(args: argparse.Namespace) -> int:
         print("  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=True)) + "  " + r[5])
     efforts = [f"{m.alias}: {m.effort}" for m in listed if m.effort]
     print("\nreasoning effort (--effort; refused for the others): " + "; ".join(efforts))
+    duplex = [m for m in listed if m.duplex]
+    if duplex:
+        print("full duplex (listens while it speaks and answers when it chooses: no commit; run in the full-duplex "
+              f"turn loop): {', '.join(m.alias for m in duplex)}")
+        for delegation in dict.fromkeys(d for m in duplex for d in m.delegation):
+            print(f"  delegates to a backend: {delegation}")
     c = cascades()
     keys = "; ".join(f"{part}: {', '.join(k)}" for part, k in c.keys.items())
     print(f"\ncascades (STT → a text model above → TTS, Pipecat's VAD closing the user's turn): {c.spelling}")

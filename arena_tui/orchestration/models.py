@@ -49,6 +49,8 @@ class Model:
     effort: str = ""  # the reasoning effort it takes (`--effort`, the catalog's `Effort.text`); "" none
     #: a model served on this machine: why its server does not answer for it ("" it does); None: not one
     served: str | None = None
+    duplex: bool = False  # full duplex: it answers when it chooses (the full-duplex turn loop)
+    delegation: tuple[str, ...] = ()  # where it may hand its work to a backend model, as said
 
     def status(self, fake: bool = False) -> str:
         """What it is said to be (`arena-tui models`, the new-run dialog): `needs …`, `ready`
@@ -76,7 +78,8 @@ def models() -> list[Model]:
         served = probe_local(local_llm_url(), model) if p.name == "local" else None
         out.append(Model(alias, p.name, model, p.kind, p.key_env, p.simulated, *needs[p.name],
                          manual_commit=p.manual_commit, served=served,
-                         effort=p.efforts[alias].text if alias in p.efforts else ""))
+                         effort=p.efforts[alias].text if alias in p.efforts else "", duplex=p.duplex,
+                         delegation=p.delegation))
     return out
 
 
@@ -172,5 +175,5 @@ def cascades() -> Cascades:
     return Cascades(f"{catalog.CASCADE_PREFIX}<stt>+<llm>+<tts>", tuple(catalog.STT), tuple(catalog.TTS),
                     catalog.CASCADE_EXAMPLES, {name: c.key_env for name, c in parts.items() if c.key_env},
                     tuple(name for name, c in parts.items() if c.local), catalog.LOCAL_HINT,
-                    " ".join(f"{p.alias_family}<model>" for p in catalog.FAMILIES),
+                    " ".join(f"{p.alias_family}<model>" for p in catalog.TEXT_FAMILIES),
                     f"{LOCAL_LLM_URL_ENV} (default {LOCAL_LLM_URL})", catalog.LOCAL_EXAMPLE)

@@ -200,7 +200,8 @@ class OpenAIChatFake(FakeServer):
     def _content(self, rec: ChatRequestRecord, reply: ScriptedReply) -> tuple[str, list[dict[str, Any]]]:
         """(text, tool calls) for this request (`text_replies.Replies.content`), the calls as
         Chat Completions spells them: one parallel `tool_calls` message."""
-        text, calls = self.replies.content(reply, "tool" if rec.phase == "tool" else "user", bool(rec.tools))
+        system = "\n".join(_text(m.get("content")) for m in rec.messages if m.get("role") in ("system", "developer"))
+        text, calls = self.replies.content(reply, "tool" if rec.phase == "tool" else "user", bool(rec.tools), system)
         return text, [{"id": c.call_id, "name": c.name, "arguments": json.dumps(c.args)} for c in calls]
 
     def _usage(self, rec: ChatRequestRecord, text: str, calls: list[dict[str, Any]]) -> dict[str, Any]:

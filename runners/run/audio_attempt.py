@@ -87,7 +87,8 @@ class Attempt(AttemptBase):
 
     def result(self, turn: Turn, *, status: str, sentinel: str | None, retries: int, reconnects: int,
                session: int, user_speech: list[Interval], measured: TurnMeasures | None,
-               duplex: list[DuplexOutcome] | None = None, agent_interruptions: int | None = None) -> TurnResult:
+               duplex: list[DuplexOutcome] | None = None, agent_interruptions: int | None = None,
+               early_start_ms: float | None = None) -> TurnResult:
         """A turn that ran to its end (ok, empty, no reply, failed over); `duplex`, `agent_interruptions`:
         what the bot did while the user spoke (`tracks.Tracks.duplex`)."""
         extra: dict[str, Any] = {}
@@ -114,6 +115,7 @@ class Attempt(AttemptBase):
             error=self.error,
             duplex=duplex,
             agent_interruptions=agent_interruptions,
+            early_start_ms=early_start_ms,
             **extra,
         )
 

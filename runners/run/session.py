@@ -32,6 +32,7 @@ class AudioRunHooks(Protocol):
     def on_response_done(self, session: Session, status: str, why: str) -> None: ...
     def on_session_event(self, session: Session, cls: type, /, **kw: Any) -> None: ...
     def on_provider_error(self, session: Session, frame: ErrorFrame) -> None: ...
+    async def handle_tool_call(self, params: Any) -> None: ...
 
 PIPELINE_START_S = 30.0  # wall seconds a new pipeline may take to start playing input
 
@@ -57,6 +58,7 @@ class Session(SessionBase):
         self.spec = self.spec.model_copy(update={
             "publish": lambda cls, **kw: run.on_session_event(self, cls, **kw),
             "on_response_status": lambda status, why: run.on_response_done(self, status, why),
+            "tool_handler": run.handle_tool_call,
         })
         llm = self.build_llm()
         # The context goes to the service at start either way (its tools, Pipecat's gotcha 1);
