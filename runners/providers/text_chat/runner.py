@@ -24,9 +24,9 @@ from pipecat.services.openai.llm import OpenAILLMService
 from arena_tui.spine.local_llm import LOCAL_KEY, local_llm_url
 from arena_tui.spine.settings import RunSettings
 
-from ..base import ProviderRunner, SessionSpec, is_local
-from .effort import openai_reasoning
-from .text_base import TextProviderRunner
+from ...base import ProviderRunner, SessionSpec, is_local
+from ..effort import openai_reasoning
+from ..text_base import TextProviderRunner
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 FAKE_KEY = "sk-fake-not-a-secret"

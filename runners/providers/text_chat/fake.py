@@ -1,4 +1,4 @@
-"""A local OpenAI-compatible Chat Completions server for the text runner (runners/providers/text_chat.py).
+"""A local OpenAI-compatible Chat Completions server for the text runner (runners/providers/text_chat/runner.py).
 
 It speaks the wire protocol `OpenAILLMService` uses: `POST /v1/chat/completions` with
 `stream: true` answered as server-sent events (`chat.completion.chunk` objects, tool calls

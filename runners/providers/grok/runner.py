@@ -24,8 +24,8 @@ from arena_tui.spine.events import Reconnected, ReplaySummary, SessionRotated
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.settings import RunSettings
 
-from ..base import HistoryItem, Publish, SessionSpec
-from .openai_realtime import RealtimeRunner, ReplayBeforeFirstResponse, history_items
+from ...base import HistoryItem, Publish, SessionSpec
+from ..openai_realtime.runner import RealtimeRunner, ReplayBeforeFirstResponse, history_items
 
 DEFAULT_BASE_URL = "wss://api.x.ai/v1/realtime"
 FAKE_KEY = "xai-fake-not-a-secret"

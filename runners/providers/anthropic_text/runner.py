@@ -16,9 +16,9 @@ from __future__ import annotations
 from anthropic import AsyncAnthropic
 from pipecat.services.anthropic.llm import AnthropicLLMService
 
-from ..base import SessionSpec
-from .effort import claude_thinking
-from .text_base import TextProviderRunner
+from ...base import SessionSpec
+from ..effort import claude_thinking
+from ..text_base import TextProviderRunner
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 ONE_CALL_AT_A_TIME = {"type": "auto", "disable_parallel_tool_use": True}

@@ -14,7 +14,7 @@ from typing import Any
 from pipecat.audio.utils import create_stream_resampler
 from pipecat.frames.frames import InputAudioRawFrame
 
-from .glm_wire import wav_bytes
+from .wire import wav_bytes
 
 COMMIT_GRACE_S = 0.5  # commit this long after a user stop if no later audio frame arrives
 

@@ -17,9 +17,9 @@ from botocore.config import Config
 from pipecat.services.aws.llm import AWSBedrockLLMService
 from arena_tui.spine.settings import RunSettings
 
-from ..base import SessionSpec
-from .aws import aws_region, bedrock_runtime
-from .text_base import TextProviderRunner
+from ...base import SessionSpec
+from ..aws import aws_region, bedrock_runtime
+from ..text_base import TextProviderRunner
 
 FAKE_CREDENTIALS = {"aws_access_key": "AKIAFAKEFAKEFAKEFAKE", "aws_secret_key": "fake-secret-not-a-secret"}
 

@@ -1,4 +1,4 @@
-"""A local GLM-Realtime (Zhipu) server for `runners.providers.glm_service.GLMRealtimeLLMService`.
+"""A local GLM-Realtime (Zhipu) server for `runners.providers.glm_realtime.service.GLMRealtimeLLMService`.
 
 Client events: `session.update` (instructions, tools, `turn_detection`, `beta_fields`),
 `input_audio_buffer.append` (one base64 WAV file per request), `input_audio_buffer.commit`,

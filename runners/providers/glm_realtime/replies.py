@@ -20,7 +20,7 @@ from pipecat.frames.frames import (
 )
 from pipecat.metrics.metrics import LLMTokenUsage
 
-from .glm_events import ResponseAudioDelta, ResponseAudioTranscriptDelta, ResponseCreated, ResponseDone, ResponseTextDelta
+from .events import ResponseAudioDelta, ResponseAudioTranscriptDelta, ResponseCreated, ResponseDone, ResponseTextDelta
 
 
 class ModelReplies:

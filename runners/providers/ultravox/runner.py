@@ -35,8 +35,8 @@ from websockets.protocol import State
 from arena_tui.spine.benchmark import Benchmark, Tool
 from arena_tui.spine.settings import Rotation, RunSettings
 
-from ..base import HistoryItem, ProviderRunner, Publish, RunError, SessionSpec
-from .fair_receive import fair
+from ...base import HistoryItem, ProviderRunner, Publish, RunError, SessionSpec
+from ..fair_receive import fair
 from arena_tui.spine.events import ErrorEvent
 
 DEFAULT_API = "https://api.ultravox.ai"

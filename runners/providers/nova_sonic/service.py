@@ -26,8 +26,8 @@ from pipecat.frames.frames import InputAudioRawFrame
 from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
 from pipecat.services.aws.nova_sonic.session_continuation import SessionContinuationParams
 
-from .aws import bedrock_runtime
-from .nova_history import tool_note
+from ..aws import bedrock_runtime
+from .history import tool_note
 
 
 class ToolTextAdapter(AWSNovaSonicLLMAdapter):

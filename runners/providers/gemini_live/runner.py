@@ -1,6 +1,6 @@
 """Gemini Live through Pipecat's `GeminiLiveLLMService`, and its local protocol fake (`--fake`).
 
-What the stock service needs for a benchmark is `ArenaGeminiLiveService` (`gemini_service.py`,
+What the stock service needs for a benchmark is `ArenaGeminiLiveService` (`service.py`,
 which says what and why), loaded when a session is built: without google-genai this runner
 still preflights, naming the missing package. The runner builds it per session (server VAD off,
 the engine's speech bounds as Gemini's activity windows; tools given in `setup`; the history as
@@ -15,8 +15,8 @@ from typing import Any
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.settings import RunSettings
 
-from ..base import ProviderRunner, SessionSpec, context_messages
-from .effort import google_thinking
+from ...base import ProviderRunner, SessionSpec, context_messages
+from ..effort import google_thinking
 
 FAKE_KEY = "fake-key-not-a-secret"
 TOOL_NUDGE_S = 2.5  # wall seconds of silence after a tool result before the nudge
@@ -30,9 +30,9 @@ def gemini_major(model: str) -> int | None:
 
 
 def service_class() -> Any:
-    """`ArenaGeminiLiveService` (`gemini_service.py`), imported on first use so a missing
+    """`ArenaGeminiLiveService` (`service.py`), imported on first use so a missing
     google-genai is a preflight problem and not an import error for every runner."""
-    from .gemini_service import ArenaGeminiLiveService  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
+    from .service import ArenaGeminiLiveService  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
 
     return ArenaGeminiLiveService
 
@@ -65,7 +65,7 @@ class GeminiLiveRunner(ProviderRunner):
         service_class()  # import Pipecat/google-genai now, not inside the first session's clock
         self._ssl = None
         if self.fake is not None:
-            from ..fakes.gemini_live import GeminiLiveFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
+            from .fake import GeminiLiveFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
             assert isinstance(self.fake, GeminiLiveFake)
             self._ssl = self.fake.tls.client  # trusts only the fake's self-signed certificate

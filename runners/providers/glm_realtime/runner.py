@@ -23,9 +23,9 @@ from arena_tui.spine.events import ErrorEvent, Reconnected, ReplaySummary, Sessi
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.settings import Rotation, RunSettings
 
-from ..base import HistoryItem, ProviderRunner, Publish, RunError, SessionSpec
-from .glm_service import GLMRealtimeLLMService
-from .glm_wire import (
+from ...base import HistoryItem, ProviderRunner, Publish, RunError, SessionSpec
+from .service import GLMRealtimeLLMService
+from .wire import (
     GLM_REALTIME_URL,
     MAX_INSTRUCTION_CHARS,
     REPLAY_MARGIN_CHARS,

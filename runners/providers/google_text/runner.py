@@ -12,9 +12,9 @@ from __future__ import annotations
 from google.genai.types import HttpOptions, HttpRetryOptions
 from pipecat.services.google.llm import GoogleLLMService
 
-from ..base import SessionSpec
-from .effort import google_thinking
-from .text_base import TextProviderRunner
+from ...base import SessionSpec
+from ..effort import google_thinking
+from ..text_base import TextProviderRunner
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 

@@ -23,9 +23,9 @@ from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.conditions import parse_condition
 from arena_tui.spine.settings import RunSettings
 
-from ..base import HistoryItem, LocalFake, ProviderRunner, ResponseStatus, SessionSpec
-from .effort import effort_parts
-from .fair_receive import fair
+from ...base import HistoryItem, LocalFake, ProviderRunner, ResponseStatus, SessionSpec
+from ..effort import effort_parts
+from ..fair_receive import fair
 
 DEFAULT_BASE_URL = "wss://api.openai.com/v1/realtime"
 SIMULATOR_KEY = "sk-simulator-not-a-secret"
@@ -199,9 +199,9 @@ class OpenAIRealtimeRunner(RealtimeRunner):
 
     def make_fake(self, config: RunSettings, benchmark: Benchmark) -> LocalFake:
         """The simulator: it speaks the OpenAI Realtime protocol and answers from the golden answers."""
-        from ..simulator import SimulatorServer, parse_faults  # deferred: the simulator loads only for `sim` runs
+        from ...simulator import SimulatorServer, parse_faults  # deferred: the simulator loads only for `sim` runs
 
-        from ..fakes.timing import ENVELOPE  # deferred: the simulator loads only for `sim` runs
+        from ...fakes.timing import ENVELOPE  # deferred: the simulator loads only for `sim` runs
 
         faults = parse_faults(config.faults) if config.faults else None
         # fake_timing "real" (a --fake run of a real alias, or asked for with sim) times replies as

@@ -18,8 +18,8 @@ What differs from the stock service, and why:
   message as interactive USER text when it is a user's (a reply to it), which a replay of a
   turn that got no answer ends with; that message goes in as history instead.
 
-The service is `nova_service.py` (`ArenaNovaSonicService`), the history as Nova reads it
-`nova_history.py`. Nothing here imports Pipecat's Nova service at module import time: without
+The service is `service.py` (`ArenaNovaSonicService`), the history as Nova reads it
+`history.py`. Nothing here imports Pipecat's Nova service at module import time: without
 the AWS SDK the preflight must still be able to say which package is missing.
 """
 
@@ -31,18 +31,18 @@ from typing import Any
 from arena_tui.spine.events import ErrorEvent
 from arena_tui.spine.settings import Rotation, RunSettings
 
-from ..base import ProviderRunner, Publish, SessionSpec
-from .aws import DEFAULT_REGION, aws_region, bedrock_runtime
-from .nova_history import history_messages
+from ...base import ProviderRunner, Publish, SessionSpec
+from ..aws import DEFAULT_REGION, aws_region, bedrock_runtime
+from .history import history_messages
 
 ROTATE_AFTER_S = 180.0  # the reference's value for conversation_bench (49K-char prompt)
 AWS_SESSION_LIMIT_S = 480.0  # AWS ends a Nova Sonic stream after ~8 minutes
 
 
 def service_class() -> type:
-    """`ArenaNovaSonicService` (`nova_service.py`), imported on first use so a missing AWS SDK is a
+    """`ArenaNovaSonicService` (`service.py`), imported on first use so a missing AWS SDK is a
     preflight message."""
-    from .nova_service import ArenaNovaSonicService  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
+    from .service import ArenaNovaSonicService  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)
 
     return ArenaNovaSonicService
 
@@ -90,7 +90,7 @@ class NovaSonicRunner(ProviderRunner):
             "on_stream_ended": self._stream_ended_reporter(spec.publish),
         }
         if self.fake is not None:
-            from ..fakes.nova_sonic import NovaSonicFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
+            from .fake import NovaSonicFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
             assert isinstance(self.fake, NovaSonicFake)
             return cls(

@@ -1,14 +1,14 @@
 """What Nova Sonic is told of a conversation: its history as USER/ASSISTANT text blocks (Nova's
 history has no tool blocks, so each tool call and its result is an assistant note), each block
 within Nova's ~50 KB a message. The runner replays a session's history with it, the service
-renders the live context's tool messages with it (`nova_service.py`)."""
+renders the live context's tool messages with it (`service.py`)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from ..base import HistoryItem
+from ...base import HistoryItem
 
 MAX_MESSAGE_CHARS = 50_000  # Nova history: ~50 KB per message (Pipecat's continuation uses the same cap)
 

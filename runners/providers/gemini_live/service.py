@@ -45,8 +45,8 @@ from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService
 
 from arena_tui.spine.events import ErrorEvent, Reconnected, ReplaySummary, SessionRotated
 
-from ..base import Publish
-from .fair_receive import Share
+from ...base import Publish
+from ..fair_receive import Share
 
 INPUT_RATE = 16000  # Gemini Live's input format: 16-bit PCM, 16 kHz, mono
 

@@ -2,15 +2,15 @@
 
 GLM-Realtime speaks an OpenAI-Realtime-like dialect with differences that matter here:
 - client VAD: the client appends audio (one base64 *WAV file* per append, batched: the API allows
-  50 requests/s), then commits and asks for a response itself at each turn's end (`glm_turns.py`);
-- beta event names (`response.audio.delta`, …, `glm_events.py`); session config carries
+  50 requests/s), then commits and asks for a response itself at each turn's end (`turns.py`);
+- beta event names (`response.audio.delta`, …, `events.py`); session config carries
   `beta_fields` (`chat_mode`, `tts_source`, `auto_search`);
-- the system instruction is capped at 12,000 characters (refused, never cut: `glm_wire.py`);
+- the system instruction is capped at 12,000 characters (refused, never cut: `wire.py`);
 - the lightweight model sometimes answers with a transcript but no audio: such a response
-  is surfaced as a non-fatal ErrorFrame and counted in `text_without_audio` (`glm_replies.py`).
+  is surfaced as a non-fatal ErrorFrame and counted in `text_without_audio` (`replies.py`).
 
 On an unexpected close the service reconnects by itself and replays text history within the
-reference harness's budget (`glm_wire.fit_history`); every replay is recorded in `replays` and
+reference harness's budget (`wire.fit_history`); every replay is recorded in `replays` and
 announced via `on_history_replayed`. A session that continues an earlier one (the engine's
 rotation) is seeded with that conversation (`history`) the same way, before its kickoff (none:
 nothing is asked). Tool calls and results are replayed as short assistant notes (GLM documents no
@@ -50,8 +50,8 @@ from pipecat.utils.time import time_now_iso8601
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from .fair_receive import fair
-from .glm_events import (
+from ..fair_receive import fair
+from .events import (
     ErrorDetail,
     FunctionCallArgumentsDone,
     GLMEventError,
@@ -66,9 +66,9 @@ from .glm_events import (
     SessionUpdated,
     parse_server_event,
 )
-from .glm_replies import ModelReplies
-from .glm_turns import UserTurns
-from .glm_wire import (
+from .replies import ModelReplies
+from .turns import UserTurns
+from .wire import (
     GLM_REALTIME_URL,
     GLMConfigError,
     ReplayReport,
@@ -276,7 +276,7 @@ class GLMRealtimeLLMService(UserTurns, ModelReplies, LLMService):
         elif isinstance(frame, UserStartedSpeakingFrame):
             self._user_started()
         elif isinstance(frame, UserStoppedSpeakingFrame):
-            self._user_stopped(frame)  # (a SystemFrame: the commit waits for the turn's audio, `glm_turns`)
+            self._user_stopped(frame)  # (a SystemFrame: the commit waits for the turn's audio, `turns`)
         elif isinstance(frame, InterruptionFrame):
             if self._response_active:
                 await self._send({"type": "response.cancel"})
