@@ -6,10 +6,10 @@ registers the tool handler, and asks the runner only what differs between provid
 or text, models, keys, endpoint, its local fake, how history is replayed, liveness, TTFB.
 Every name the engine reads is declared here with a default (no getattr probing).
 
-Adding a provider = one module in `runners/providers/` with a `ProviderRunner` subclass
-declaring its `aliases` and `fake_class` (its fake in `runners/fakes/<same name>.py`), its
-entry in `runners/catalog.py` (the same attributes as data: models are listed and
-found without importing any provider, or Pipecat), and its test.
+Adding a provider = one folder, `runners/providers/<name>/`: its catalog entry (`entry.py`, the
+class's attributes as data: models are listed and found without importing any runner, or
+Pipecat), its `ProviderRunner` subclass (`runner.py`) and its local fake (`fake.py`); and its
+test (docs/providers.md, "Adding a provider").
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ class ProviderRunner(ABC):
     packages: ClassVar[tuple[str, ...]] = ()
     #: how to install a missing package (appended to the preflight problem)
     install_hint: ClassVar[str] = ""
-    #: "module:Class" of the provider's local fake (`--fake`), in `runners/fakes/<provider>.py`;
+    #: "module:Class" of the provider's local fake (`--fake`), its folder's `fake.py`;
     #: `make_fake` builds it
     fake_class: ClassVar[str] = ""
     #: a runner whose peer is always its local fake (`sim`): `--speed` > 1 and no key
@@ -205,12 +205,10 @@ class ProviderRunner(ABC):
     manual_commit: ClassVar[bool] = False
     #: alias → the reasoning effort it takes (`--effort`, from its catalog entry; the preflight refuses the rest)
     efforts: ClassVar[Mapping[str, catalog.Effort]] = {}
+    #: what its models can do (output rate, session limit, rotation, duplex, delegation: its catalog entry's)
+    caps: ClassVar[catalog.Capabilities] = catalog.Capabilities()
     #: a cascade: the run times its stages (STT final, LLM first token, TTS first audio) per turn
     stage_timing: ClassVar[bool] = False
-    #: full duplex (from its catalog entry): the engine runs it in the full-duplex turn loop
-    duplex: ClassVar[bool] = False
-    #: where it may delegate its work, as said (from its catalog entry; `models` lists it)
-    delegation: ClassVar[tuple[str, ...]] = ()
 
     #: the fake's script (None: `script_for_benchmark` of the run's benchmark and turns)
     script: Script | None = None

@@ -81,7 +81,7 @@ async def run_benchmark(
     if problems:
         raise RunError("; ".join(problems))
     turns = config.turns_of(benchmark)
-    loop = FullDuplexRun if provider.duplex and provider.mode == "audio" else LOOPS[provider.mode]
+    loop = FullDuplexRun if provider.caps.duplex and provider.mode == "audio" else LOOPS[provider.mode]
     if resume is not None:
         if resume.resumed_from is None:
             raise RunError("resume: no turn to resume from")

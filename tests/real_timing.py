@@ -15,7 +15,7 @@ from typing import Any
 from benchmarks.registry import load_benchmark
 from runners.base import get_runner
 from arena_tui.spine.settings import RunSettings
-from runners.fakes import gemini_live as gl
+from runners.providers.gemini_live import fake as gl
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.timing import ENVELOPE, ReplyPlan, TimingProfile, TurnTiming
 from runners.simulator import SimulatorServer

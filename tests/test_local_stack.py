@@ -20,9 +20,9 @@ from arena_tui.spine.settings import RunSettings
 from runners.base import get_runner
 from runners.engine import run_benchmark
 from runners.fakes.script import script_for_benchmark
-from runners.fakes.text_chat import OpenAIChatFake
+from runners.providers.text_chat.fake import OpenAIChatFake
 from runners import catalog
-from runners.providers.text_chat import LOCAL_KEY
+from runners.providers.text_chat.runner import LOCAL_KEY
 from tests.provider_runs import quiet_loguru
 
 LOCAL = "cascade:whisper+local:llama3.2+piper"

@@ -37,8 +37,10 @@ def run(args: argparse.Namespace) -> int:
     if duplex:
         print("full duplex (listens while it speaks and answers when it chooses: no commit; run in the full-duplex "
               f"turn loop): {', '.join(m.alias for m in duplex)}")
-        for delegation in dict.fromkeys(d for m in duplex for d in m.delegation):
-            print(f"  delegates to a backend: {delegation}")
+        for family in dict.fromkeys(m.family for m in duplex if m.delegation and m.family):
+            base = family.rstrip("+")
+            print(f"  delegates its tools to a backend model: {base} to its OpenAI-hosted one (Responses delegation), "
+                  f"{family}<text model> to that text model of ours (client delegation, e.g. {family}claude-haiku-4-5)")
     c = cascades()
     keys = "; ".join(f"{part}: {', '.join(k)}" for part, k in c.keys.items())
     print(f"\ncascades (STT → a text model above → TTS, Pipecat's VAD closing the user's turn): {c.spelling}")

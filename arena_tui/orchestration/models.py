@@ -50,7 +50,9 @@ class Model:
     #: a model served on this machine: why its server does not answer for it ("" it does); None: not one
     served: str | None = None
     duplex: bool = False  # full duplex: it answers when it chooses (the full-duplex turn loop)
-    delegation: tuple[str, ...] = ()  # where it may hand its work to a backend model, as said
+    #: it hands its work to a backend model; the family spelling that names one of ours (`gpt-live-1+`)
+    delegation: bool = False
+    family: str = ""
 
     def status(self, fake: bool = False) -> str:
         """What it is said to be (`arena-tui models`, the new-run dialog): `needs …`, `ready`
@@ -78,8 +80,8 @@ def models() -> list[Model]:
         served = probe_local(local_llm_url(), model) if p.name == "local" else None
         out.append(Model(alias, p.name, model, p.kind, p.key_env, p.simulated, *needs[p.name],
                          manual_commit=p.manual_commit, served=served,
-                         effort=p.efforts[alias].text if alias in p.efforts else "", duplex=p.duplex,
-                         delegation=p.delegation))
+                         effort=p.efforts[alias].text if alias in p.efforts else "", duplex=p.caps.duplex,
+                         delegation=p.caps.delegation, family=p.alias_family))
     return out
 
 
