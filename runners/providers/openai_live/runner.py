@@ -88,9 +88,19 @@ class ArenaLiveService(OpenAILiveLLMService):
         params["input"] = startup_input(self._history) + items
         return params
 
+    async def cancel(self, frame):
+        """Cancelled (the engine closes a session so): its transcript turns' gap timers go too
+        (Pipecat stops them only on a graceful stop; the worker runner would report them dangling)."""
+        for turn in (self._user_turn, self._assistant_turn):
+            if turn.timer is not None:
+                await self.cancel_task(turn.timer)
+                turn.timer = None
+        await super().cancel(frame)
+
     def connection_alive(self) -> bool:
+        """Not lost: still connecting, or its receive loop runs (Pipecat says nothing when the server closes)."""
         task = self._receive_task
-        return self._websocket is not None and task is not None and not task.done()
+        return task is None or not task.done()
 
     @property
     def started(self) -> bool:
@@ -162,7 +172,9 @@ class OpenAILiveRunner(ProviderRunner):
                 backend = self.backend_runner(config)
             except RunError as e:
                 return problems + [str(e)]
-            problems += [f"{self.name} backend: {p}" for p in backend.preflight(self.backend_config(config))]
+            said = {p.split(": ", 1)[-1] for p in problems}  # (its key may be the live model's own: said once)
+            problems += [f"{self.name} backend: {p}" for p in backend.preflight(self.backend_config(config))
+                         if p.split(": ", 1)[-1] not in said]
         return problems
 
     # -- the local fakes
