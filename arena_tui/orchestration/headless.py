@@ -26,7 +26,7 @@ from arena_tui.spine.times import wall_ms
 from arena_tui.stop_signals import StopSignals
 from arena_tui.store import Store, StoreError, StoreWriteError
 
-from ..compare.duplex import duplex_line, outcome_text
+from ..compare.duplex import duplex_line, early_start_text, outcome_text
 from ..compare.stored import untrusted_turns
 from ..judge import JudgeWorker, render_text, summarize
 from ..run_view import wait_text
@@ -290,6 +290,8 @@ class Progress:
             if r.overlap_ms:
                 flags.append(f"overlap {r.overlap_ms:.0f}ms")
             flags += [outcome_text(o) for o in r.duplex or []]  # (the header says when latency is sped up)
+            if r.early_start_ms is not None:
+                flags.append(early_start_text(r.early_start_ms))
             if r.interrupted:
                 flags.append("interrupted")
             if r.retries:

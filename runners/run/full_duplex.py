@@ -25,12 +25,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from arena_tui.spine.source import FULL_DUPLEX
+
 from .audio import AudioRun
 from .audio_attempt import Attempt
 from .session import Session
 
-#: `run_started.config` says the run was played in this loop (the turn rule is `FULL_DUPLEX_TURN`)
-FULL_DUPLEX = "full_duplex"
 DELEGATED = "the delegated work"
 
 
@@ -42,6 +42,7 @@ class FullDuplexRun(AudioRun):
         self._delegating = False  # the current attempt's model had delegated work in flight at the last tick
 
     def public_config(self) -> dict[str, Any]:
+        """The run's config, saying it was played in this loop (its rows are labelled `full duplex`)."""
         return {**super().public_config(), FULL_DUPLEX: True}
 
     def on_bot_audio(self, pcm: bytes, t_ms: float) -> None:

@@ -75,8 +75,8 @@ REFUSED = ("input_audio_buffer.", "conversation.item.", "response.cancel", "resp
 #: only a real session can show what it does)
 LIVE_DUPLEX = DuplexBehaviour(yield_after_ms=350.0, backchannels="ignore", side_speech="ignore")
 #: the shared envelope (first audio 0.5-1.4 s after the user, 1 in 10 late), streamed in real time
-#: (the protocol's continuous stream), a fifth of replies started early, half with a filler
-REAL_TIMING = ENVELOPE.replace(stream_rate=1.0, terminal_lag_ms=(0.0, 0.0), quirks={EARLY_START: 0.2, FILLER: 0.5},
+#: (the protocol's continuous stream), a fifth of replies started early, 3 in 10 delegations with a filler
+REAL_TIMING = ENVELOPE.replace(stream_rate=1.0, terminal_lag_ms=(0.0, 0.0), quirks={EARLY_START: 0.2, FILLER: 0.3},
                                duplex=LIVE_DUPLEX)
 
 
@@ -117,6 +117,8 @@ class _LiveSession(ReplySession):
         self.commentary: dict[str | None, asyncio.Future[str]] = {}  # a client delegation's spoken answer
         self.pending: tuple[str, dict[str, str], list[dict[str, Any]], asyncio.Future[list[dict[str, Any]]]] | None = None
         self.opened = False  # the opening instruction (a greeting) was spoken
+        # speech while its reply is under way, silent or not (its backend at work), is the reply's cue
+        self.floor.busy = lambda: self.replying.task is not None and not self.replying.task.done()
 
     @property
     def target(self) -> str:

@@ -83,8 +83,9 @@ class LiveStream:
         parts = [pcm[i:i + n] for i in range(0, len(pcm), n)]
         parts = [p + bytes(n - len(p)) for p in parts]  # the last frame filled out with silence
         words = spread_words(text, len(parts)) if parts else []
-        if words and self._spoke and words[0]:
-            words[0] = " " + words[0]
+        first = next((i for i, w in enumerate(words) if w), None)
+        if first is not None and self._spoke:  # after what it said before: a space between
+            words[first] = " " + words[first]
         self._spoke = self._spoke or bool(parts)
         if not parts:
             fut.set_result(None)
