@@ -99,6 +99,8 @@ class _Utterance:
     said: int = 0  # words transcribed so far
     last_emit_ms: float = 0.0
     pcm: bytearray = field(default_factory=bytearray)  # its first audio, to recognise the turn by
+    tried: int = 0  # times it tried to know the turn by its audio
+    end_ms: float | None = None  # where it knows the user's speech ends (its clock), once it knows the turn
     answered: bool = False  # the model has begun its answer (early, before the speech ended)
 
 
@@ -341,15 +343,20 @@ class _LiveSession(ReplySession):
         edge = self.endpointer.feed(pcm)
         if self.floor.speech(edge):
             return  # user speech over its reply (a duplex cue): the floor meets it
-        if edge == "started":
-            self.heard_start()
+        if edge == "started" and self.utterance is None:
+            self.heard_start()  # (else the user goes on after a pause: the same utterance)
         u = self.utterance
-        if u is not None:
-            if len(u.pcm) < self.rate * 2 // 2:  # its first half second, to recognise the turn by
-                u.pcm.extend(pcm)
-                self.maybe_early(u)
-            await self.transcribe(u, final=edge == "stopped")
-        if edge == "stopped" and u is not None:
+        if u is None:
+            return
+        if len(u.pcm) < self.rate:  # its first half second, to know the turn by
+            u.pcm.extend(pcm)
+            self.recognise(u)
+        if edge != "stopped":
+            await self.transcribe(u, final=False)
+        elif u.end_ms is not None and self.now < u.end_ms:
+            self.mark("pause")  # it knows the turn: the user has not finished, this is a pause
+        else:
+            await self.transcribe(u, final=True)
             self.utterance = None
             self.mark("user_end")
             if not u.answered:
@@ -365,20 +372,27 @@ class _LiveSession(ReplySession):
         self.conversation.append({"role": "user", "text": text})
         self.mark("user_start")
 
-    def maybe_early(self, u: _Utterance) -> None:
-        """Quirk `early_start`: knowing the turn by its audio, start answering a little before its speech ends."""
+    def recognise(self, u: _Utterance) -> None:
+        """Know the turn by its audio (`hearing.py`: twice at most, 0.2 and 0.48 s in), and so where
+        its speech ends: a pause before that is no end of the turn (a duplex model understands the
+        user has not finished), and quirk `early_start` answers a little before it."""
         hearing: Hearing | None = self.fake.hearing
-        if u.answered or hearing is None or not u.plan.has(EARLY_START) or len(u.pcm) < self.rate // 5 * 2 or self.rate != 24000:
+        tries = (self.rate // 5 * 2, self.rate * 24 // 25)  # bytes of PCM16: 200 ms, 480 ms
+        if u.end_ms is not None or hearing is None or self.rate != 24000 or len(u.pcm) < tries[0]:
             return
+        if u.tried >= len(tries) or len(u.pcm) < tries[u.tried]:
+            return
+        u.tried += 1
         found = hearing.locate(bytes(u.pcm))
         if found is None:
             return
         turn, offset = found
-        lead = u.plan.rng(EARLY_START).uniform(200.0, 700.0)
-        at = u.start_ms - offset + hearing.speech_end_ms(turn) - lead
-        u.answered = True
-        self.mark(EARLY_START, u.plan.reply)
-        self.spawn(self._early(at))
+        u.end_ms = u.start_ms - offset + hearing.speech_end_ms(turn)
+        if u.plan.has(EARLY_START) and not u.answered:
+            u.answered = True
+            lead = u.plan.rng(EARLY_START).uniform(200.0, 700.0)
+            self.mark(EARLY_START, u.plan.reply)
+            self.spawn(self._early(u.end_ms - lead))
 
     async def _early(self, at_ms: float) -> None:
         await self.fake.clock.until(at_ms)

@@ -77,6 +77,7 @@ class ArenaLiveService(OpenAILiveLLMService):
         self._history = list(history or [])
         self._kickoff = kickoff
         self._responses_open: set[str] = set()  # Responses delegations not yet answered in words
+        self._responses_calling: set[str] = set()  # ... whose current response made a function call
 
     async def _invocation_params(self):  # type: ignore[override]
         """The context as Pipecat reads it, the kickoff turned into the opening instruction (a
@@ -117,11 +118,17 @@ class ArenaLiveService(OpenAILiveLLMService):
         await super()._handle_evt_delegation_created(evt)
 
     async def _handle_evt_response(self, evt: le.ResponseEventEnvelope):
+        """As Pipecat handles it; and a Responses delegation is settled once one of its responses
+        ends without a function call (its answer is words, or it failed), whatever Pipecat's own
+        bookkeeping (a response whose calls were all answered before it ended is forgotten there)."""
+        key, inner = evt.delegation_id or "", evt.inner_type
+        if inner == "response.created":
+            self._responses_calling.discard(key)
+        elif inner == "response.output_item.done" and (evt.event.get("item") or {}).get("type") == "function_call":
+            self._responses_calling.add(key)
         await super()._handle_evt_response(evt)
-        if evt.inner_type in ("response.completed", "response.incomplete", "response.failed"):
-            pending = self._pending_responses.get(evt.delegation_id or "uncorrelated")
-            if pending is None or not pending.had_calls:  # its answer is words (or it failed): settled
-                self._responses_open.discard(evt.delegation_id or "")
+        if inner in ("response.completed", "response.incomplete", "response.failed") and key not in self._responses_calling:
+            self._responses_open.discard(key)
 
 
 class OpenAILiveRunner(ProviderRunner):
