@@ -130,8 +130,8 @@ class Provider:
 
     @property
     def kind(self) -> str:
-        """What `arena-tui models` shows: text, simulator or audio."""
-        return "text" if self.mode == "text" else ("simulator" if self.simulated else "audio")
+        """What `arena-tui models` shows: text, simulator, duplex (a full-duplex audio model) or audio."""
+        return "text" if self.mode == "text" else ("simulator" if self.simulated else "duplex" if self.caps.duplex else "audio")
 
     def model_id(self, alias: str) -> str:
         return model_id(alias, self.aliases, self.model_prefix, self.model_env, self.alias_family)

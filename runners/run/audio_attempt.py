@@ -36,6 +36,7 @@ class Attempt(AttemptBase):
     responses_cancelled: int = 0
     last_response_end_ms: float | None = None
     last_tool_ms: float | None = None  # when a tool call was last answered
+    last_text_ms: float | None = None  # when the reply's words last came (its transcript)
     reply_due: str | None = None  # a tool was answered and the model has not replied since (the tool's name)
     waiting_for: str | None = None  # what the last `waiting` event announced (one event per wait)
     provider_ttfb_ms: float | None = None

@@ -15,8 +15,9 @@ commit and no client turn brackets. What differs is what a turn is, and when it 
   only audible audio is the reply (`tracks.Tracks.bot_audio(stream=True)`); whether the reply is
   under way is whether the bot is speaking on our timeline, a call is being answered, or work it
   delegated is in flight (`ProviderRunner.delegating`), after which a reply is due.
-- Its reply frames are Pipecat's transcript turns, which it closes after 0.8 s of WALL time: no
-  reply end is read from them (at `--speed` 10 that is 8 s of audio).
+- Its reply frames are Pipecat's transcript turns, which it closes after 0.8 s of WALL time: they
+  are not read at all (at `--speed` 10 that is 8 s of audio: the previous reply's end would land
+  in the next turn and read as a reply to it). A reply is what was heard, said and called.
 - Not answering is its choice: a turn it let pass is recorded as such (no_response), never asked
   again; only a dead session is replaced and the turn played again, as in any run.
 """
@@ -24,6 +25,8 @@ commit and no client turn brackets. What differs is what a turn is, and when it 
 from __future__ import annotations
 
 from typing import Any
+
+from pipecat.frames.frames import Frame, LLMFullResponseEndFrame, LLMFullResponseStartFrame
 
 from arena_tui.spine.source import FULL_DUPLEX
 
@@ -45,6 +48,11 @@ class FullDuplexRun(AudioRun):
         """The run's config, saying it was played in this loop (its rows are labelled `full duplex`)."""
         return {**super().public_config(), FULL_DUPLEX: True}
 
+    def on_llm_frame(self, session: Session, frame: Frame) -> None:
+        if isinstance(frame, LLMFullResponseStartFrame | LLMFullResponseEndFrame):
+            return  # Pipecat's transcript turns, closed by the wall clock: no part of a turn (module docstring)
+        super().on_llm_frame(session, frame)
+
     def on_bot_audio(self, pcm: bytes, t_ms: float) -> None:
         if self.tracks.bot_audio(self.heard(), pcm, t_ms, stream=True) and self.attempt is not None:
             self.attempt.replied()
@@ -59,9 +67,10 @@ class FullDuplexRun(AudioRun):
         return a.pending_tools > 0 or busy or a.heard.bot_speech_open is not None
 
     def _last_output(self, a: Attempt, since: float) -> float:
-        """When the model last said or did anything of this attempt (its audible audio, a call's
-        answer), never a transcript turn's end (Pipecat closes those by the wall clock)."""
-        return max(since, a.heard.last_bot_ms or 0.0, a.last_tool_ms or 0.0)
+        """When the model last said or did anything of this attempt: its audible audio, its words (a
+        transcript fragment comes with its frame, and may be read before that frame is played), a
+        call's answer; never a transcript turn's end."""
+        return max(since, a.heard.last_bot_ms or 0.0, a.last_text_ms or 0.0, a.last_tool_ms or 0.0)
 
     def retried(self, outcome: str) -> bool:
         """Only a turn lost with its session is played again; one the model let pass was its choice."""

@@ -85,8 +85,9 @@ class Session(SessionBase):
             preroll_ms=run.config.preroll_ms,
             on_user_chunk=run.on_user_chunk,
         )
-        self.output = PacedOutput(
-            run.clock, sample_rate=run.rate, on_bot_audio=run.on_bot_audio, on_interruption=run.on_truncated
+        self.output = PacedOutput(  # a full-duplex model's output never stops: its silence is not played
+            run.clock, sample_rate=run.rate, on_bot_audio=run.on_bot_audio, on_interruption=run.on_truncated,
+            drop_silence=run.provider.caps.duplex,
         )
         own = run.provider.session_pipeline(self.spec, llm, self.input, self.output)  # a cascade composes its own
         if own is not None:

@@ -15,8 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from arena_tui.spine import audio
 from arena_tui.spine.benchmark import Benchmark, DuplexCue, Turn
 from arena_tui.spine.conditions import ConditionError, babble_voices, heard, parse_condition
@@ -34,6 +32,7 @@ from arena_tui.spine.events import (
 from arena_tui.spine.settings import RunSettings
 
 from ..base import RunError
+from ..transports import audible
 from arena_tui.spine.speech import SpeechDetector, TurnMeasures, measure_turn
 from ..timeline.levels import LevelMeter
 from ..timeline.overlaps import LiveOverlaps
@@ -271,16 +270,6 @@ class Tracks:
             self.emit(Interruption, t_ms=ov.start_ms, cause=cause, detail=f"{ov.duration_ms:.0f} ms overlap")
             self.emit(Overlap, t_ms=ov.end_ms, start_ms=ov.start_ms, end_ms=ov.end_ms)
             h.interrupted = True
-
-
-#: the quietest a frame of a continuous output stream may be and still be heard (−60 dBFS peak)
-AUDIBLE_PEAK = 33
-
-
-def audible(pcm: bytes) -> bool:
-    """Whether a frame of bot audio holds anything a listener hears (a full-duplex stream's silence does not)."""
-    samples = np.frombuffer(pcm[: len(pcm) // 2 * 2], dtype="<i2")
-    return bool(samples.size) and int(np.abs(samples.astype(np.int32)).max()) >= AUDIBLE_PEAK
 
 
 def _bounds(speech_rel: list[Interval], start_ms: float, who: str) -> list[tuple[float, str, str]]:

@@ -390,7 +390,7 @@ class _LiveSession(ReplySession):
         u.end_ms = u.start_ms - offset + hearing.speech_end_ms(turn)
         if u.plan.has(EARLY_START) and not u.answered:
             u.answered = True
-            lead = u.plan.rng(EARLY_START).uniform(200.0, 700.0)
+            lead = u.plan.rng(EARLY_START).uniform(400.0, 1000.0)
             self.mark(EARLY_START, u.plan.reply)
             self.spawn(self._early(u.end_ms - lead))
 
