@@ -233,3 +233,39 @@ def test_the_live_model_is_listed_full_duplex_with_its_key_and_runs_in_its_loop(
     runner = get_runner("gpt-live-1")
     assert runner.caps.duplex and runner.caps.delegation and LIVE_DUPLEX.reacts("interruption")
     assert FullDuplexRun.retried(None, "no_response") is False  # type: ignore[arg-type]
+
+
+def _headless(args: list[str], capsys) -> str:
+    from arena_tui.cli import main
+
+    assert main(args) == 0
+    return capsys.readouterr().out
+
+
+def test_conversation_bench_against_the_fake_is_judged_like_any_run(shared_data, tmp_path, capsys):
+    """conversation_bench 0-13 (recorded speech, pauses inside turns; 10, 11 and 13 call tools,
+    delegated to the Responses fake) through the CLI at 4×: every turn answered and judged (the
+    offline judge), the calls matched and the backend's; the row labelled full duplex."""
+    import sqlite3
+
+    db = tmp_path / "cb.db"
+    out = _headless(["--db", str(db), "--data", str(shared_data), "run", "conversation_bench", "--model", "gpt-live-1",
+                     "--fake", "--turns", "0-13", "--speed", "4", "--headless"], capsys)
+    assert "turns 14/14 done" in out and "tool calls expected 3: ✓3 matched" in out, out
+    assert "judged by heuristic" in out and "answered 14/14 turns" in out, out
+    with sqlite3.connect(db) as con:
+        calls = [json.loads(p) for (p,) in con.execute("SELECT payload FROM events WHERE kind = 'tool_call'")]
+    assert [(c["made_by"], c["made_by_model"]) for c in calls] == [("back", RESPONSES_MODEL)] * 3
+
+
+def test_duplex_bench_gives_the_duplex_figures(capsys, tmp_path):
+    """duplex_bench against the fake at 2× (the yes/no figures; the yield latency needs 1×): the model
+    yields to every interruption, talks through the backchannels it hears while speaking and leaves
+    side speech unanswered (its real timing's manners, `LIVE_DUPLEX`); every turn answered."""
+    out = _headless(["--db", str(tmp_path / "d.db"), "run", "duplex_bench", "--model", "gpt-live-1", "--fake", "--speed", "2",
+                     "--headless"], capsys)
+    line = next(x for x in out.splitlines() if x.startswith("duplex (our timeline)"))
+    assert "interruptions yielded 3/3" in line and "side speech answered 0/2" in line, line
+    assert "backchannels talked through" in line and "answered 8/8 turns" in line, line
+    talked = line.split("backchannels talked through ")[1].split(";")[0]
+    assert talked.split("/")[0] == talked.split("/")[1], line  # every one it spoke over, talked through
