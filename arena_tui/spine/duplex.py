@@ -45,7 +45,7 @@ YIELD_WINDOW_MS = 2000.0
 ANSWER_WINDOW_MS = 5000.0
 
 #: how a full-duplex model's turn is delimited (`runners/run/full_duplex.py`), as every surface states it
-FULL_DUPLEX_TURN = ("full duplex: the user's audio streams without a break and nothing is committed; a turn's answer is "
+FULL_DUPLEX_TURN = ("the user's audio streams without a break and nothing is committed; a turn's answer is "
                     "what the model said and did from the turn's audio start until the next turn starts, and the next "
                     "turn starts once the model has gone quiet after its reply (or nothing came within the watchdog "
                     "window): the script's turns wait for their answers")
