@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     duplex = [m for m in listed if m.duplex]
     if duplex:
         print("full duplex (listens while it speaks and answers when it chooses: no commit; run in the full-duplex "
-              f"turn loop): {', '.join(m.alias for m in duplex)}")
+              f"turn loop): {', '.join(m.alias for m in duplex)}" + (f" ({duplex[0].caps})" if duplex[0].caps else ""))
         for family in dict.fromkeys(m.family for m in duplex if m.delegation and m.family):
             base = family.rstrip("+")
             print(f"  delegates its tools to a backend model: {base} to its OpenAI-hosted one (Responses delegation), "

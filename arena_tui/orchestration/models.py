@@ -53,6 +53,7 @@ class Model:
     #: it hands its work to a backend model; the family spelling that names one of ours (`gpt-live-1+`)
     delegation: bool = False
     family: str = ""
+    caps: str = ""  # its capabilities in a few words (`Capabilities.text`: `24 kHz, rotation, duplex, delegation`)
 
     def status(self, fake: bool = False) -> str:
         """What it is said to be (`arena-tui models`, the new-run dialog): `needs …`, `ready`
@@ -81,7 +82,7 @@ def models() -> list[Model]:
         out.append(Model(alias, p.name, model, p.kind, p.key_env, p.simulated, *needs[p.name],
                          manual_commit=p.manual_commit, served=served,
                          effort=p.efforts[alias].text if alias in p.efforts else "", duplex=p.caps.duplex,
-                         delegation=p.caps.delegation, family=p.alias_family))
+                         delegation=p.caps.delegation, family=p.alias_family, caps=p.caps.text))
     return out
 
 

@@ -115,6 +115,9 @@ def _made_cells(call: Any) -> tuple[Text, Text]:
     made = Text(f"{call_text(call.name, call.args)}\n")
     made.append(("✓ " if ok else "✗ ") + call.status + (" (duplicate)" if call.is_duplicate else ""),
                 "bold green" if ok else "bold red")
+    if call.made_by is not None:  # a delegating model's: which of its two models made it
+        made.append(f"\nby the {'backend' if call.made_by == 'back' else 'front'} model"
+                    + (f" {call.made_by_model}" if call.made_by_model else ""), "grey62")
     return made, Text(_json(call.response))
 
 
