@@ -160,7 +160,8 @@ class OpenAILiveRunner(ProviderRunner):
         if self.backend is None:
             provider = catalog.lookup(text)
             if provider is None or provider.mode != "text":
-                texts = sorted(a for a, p in catalog.BY_ALIAS.items() if p.mode == "text")
+                texts = sorted(a for a, p in catalog.BY_ALIAS.items() if p.mode == "text" and not p.alias_family)
+                texts += [f"{p.alias_family}<model>" for p in catalog.TEXT_FAMILIES]
                 raise RunError(f"{config.model}: a client backend is one of our text models ({', '.join(texts)})")
             self.backend = get_runner(text)
         return self.backend
