@@ -52,6 +52,8 @@ class DialectSession(ReplySession):
     AUDIO_DONE = "response.output_audio.done"
     TRANSCRIPT_DELTA = "response.output_audio_transcript.delta"
     TRANSCRIPT_DONE = "response.output_audio_transcript.done"
+    #: `response.function_call_arguments.done` carries the tool's name (Inworld's may leave it out)
+    ARGS_DONE_NAME = True
     #: what `session.created` says of the session before the client's update
     DEFAULT_SESSION: dict[str, Any] = {}
 
@@ -294,8 +296,9 @@ class DialectSession(ReplySession):
                 "call_id": call_id, "name": spec.name, "arguments": ""}
         await self.send({"type": "response.output_item.added", "response_id": rid, "output_index": 0, "item": item})
         await self.send({"type": self.ITEM_ADDED, "item": item})
-        await self.send({"type": "response.function_call_arguments.done", "response_id": rid, "item_id": item["id"],
-                         "output_index": 0, "call_id": call_id, "name": spec.name, "arguments": json.dumps(spec.args)})
+        done = {"type": "response.function_call_arguments.done", "response_id": rid, "item_id": item["id"],
+                "output_index": 0, "call_id": call_id, "arguments": json.dumps(spec.args)}
+        await self.send({**done, "name": spec.name} if self.ARGS_DONE_NAME else done)
 
     async def speak(self, rid: str, n: int, reply: Any, plan: ReplyPlan, anchor_ms: float) -> None:
         """The reply's speech: an assistant item, its deltas on the plan's schedule, the dones, `response.done`."""
