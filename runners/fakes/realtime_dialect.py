@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import copy
 import json
 import uuid
 from typing import Any
@@ -40,6 +41,16 @@ from runners.fakes.wire import b64, spread_words
 
 def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:16]}"
+
+
+def merge(session: dict[str, Any], update: dict[str, Any]) -> None:
+    """A `session.update` as these APIs apply it: a field it leaves out keeps its value (inside nested
+    objects too), one it sends replaces it (null included: `turn_detection: null` turns VAD off)."""
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(session.get(key), dict):
+            merge(session[key], value)
+        else:
+            session[key] = value
 
 
 class DialectSession(ReplySession):
@@ -59,7 +70,7 @@ class DialectSession(ReplySession):
 
     def __init__(self, fake: Any, rec: ConnectionRecord, ws: web.WebSocketResponse):
         super().__init__(fake, rec, ws)
-        self.session: dict[str, Any] = dict(self.DEFAULT_SESSION)
+        self.session: dict[str, Any] = copy.deepcopy(self.DEFAULT_SESSION)
         self.updated = False  # a session.update was taken
         self.endpointer: Endpointer | None = None
         self.open_calls: dict[str, str] = {}  # call_id -> tool name, calls the model is waiting on
@@ -162,7 +173,7 @@ class DialectSession(ReplySession):
         if (problem := self.session_problem(session)) is not None:
             await self.error(problem, "invalid_value", evt.get("event_id"))
             return
-        self.session.update(session)
+        merge(self.session, session)
         self.updated = True
         self.rec.setup = dict(self.session)
         self.rec.system_instruction = self.session.get("instructions")

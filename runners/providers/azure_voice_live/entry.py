@@ -17,6 +17,7 @@ PROVIDERS = (
         key_env=("AZURE_VOICE_LIVE_API_KEY",),
         setting_env={"AZURE_VOICE_LIVE_ENDPOINT": "the Foundry resource, https://<resource>.services.ai.azure.com"},
         packages=("websockets", "pipecat.services.azure.voice_live.llm"),
+        manual_commit=True,
         caps=Capabilities(output_rate=24000),
     ),
 )

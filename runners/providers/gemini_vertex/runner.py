@@ -57,7 +57,8 @@ class GeminiVertexRunner(GeminiLiveRunner):
         try:
             return super().build_service(spec)
         except (GoogleAuthError, ValueError, OSError) as e:
-            raise RunError(f"{self.name}: the service account gets no token: {e}") from None
+            detail = e.args[0] if e.args and isinstance(e.args[0], str) else str(e)  # (google-auth's: message, response)
+            raise RunError(f"{self.name}: the service account gets no token: {detail}") from None
 
     def service_endpoint(self, service: Any) -> str:
         options = service._http_options  # (Pipecat's: google-genai's client is opened with them)

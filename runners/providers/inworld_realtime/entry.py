@@ -16,6 +16,7 @@ PROVIDERS = (
         aliases={"inworld-realtime": "openai/gpt-4.1-mini", "inworld": "openai/gpt-4.1-mini"},
         key_env=("INWORLD_API_KEY",),
         packages=("websockets", "pipecat.services.inworld.realtime.llm"),
+        manual_commit=True,
         caps=Capabilities(output_rate=24000),
     ),
 )

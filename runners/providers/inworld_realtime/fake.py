@@ -24,6 +24,7 @@ Inworld).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from aiohttp import web
@@ -56,10 +57,14 @@ def _rate(fmt: Any) -> int:
 
 class _Session(DialectSession):
     ARGS_DONE_NAME = False
-    DEFAULT_SESSION = {"type": "realtime", "output_modalities": ["audio", "text"]}
+    #: Inworld's session before an update: semantic VAD that answers by itself (left out of an update, it stays)
+    DEFAULT_SESSION = {"type": "realtime", "output_modalities": ["audio", "text"],
+                       "audio": {"input": {"format": {"type": "audio/pcm", "rate": 24000},
+                                           "turn_detection": {"type": "semantic_vad", "create_response": True}},
+                                 "output": {"format": {"type": "audio/pcm", "rate": 24000}}}}
 
     async def run(self) -> None:
-        await self.send({"type": "ping"})  # Inworld's keep-alive, which a client ignores
+        await self.send({"type": "ping", "timestamp": int(time.time() * 1000)})  # Inworld's keep-alive, which a client ignores
         await super().run()
 
     @property

@@ -3,6 +3,8 @@
 - history replay: an engine rotation opens a new session; the history goes in as one
   `conversation.item.create` per message, tool call and tool output, before anything else of the
   conversation (marked as ours, so their echoes open no response);
+- `--disable-vad`: Pipecat leaves a None `turn_detection` out of `session.update`, and Inworld would
+  keep its semantic VAD on: the null is sent (as the xAI runner does);
 - a session opened without a kickoff asks for no response: Pipecat's first context always sends
   `response.create`, and the model's answer to nothing would land in the next turn. Pipecat drops
   user audio until the conversation is set up, so the setup runs as soon as the session is;
@@ -45,6 +47,14 @@ class ArenaInworldService(InworldRealtimeLLMService):
             self._websocket = fair(self._websocket)  # a burst: a share of each loop step across sessions (`fair_receive`)
         finally:
             self.connecting = False
+
+    async def _ws_send(self, realtime_message):
+        # Pipecat sends events without their None fields: a session.update of a session without
+        # server turn detection would leave `turn_detection` out, and Inworld keep its semantic VAD
+        if realtime_message.get("type") == "session.update" and self._is_manual_turn_detection():
+            audio = realtime_message.setdefault("session", {}).setdefault("audio", {})
+            audio.setdefault("input", {})["turn_detection"] = None
+        await super()._ws_send(realtime_message)
 
     async def _create_response(self):
         setting_up = self._api_session_ready and not self._response_active and self._llm_needs_conversation_setup
