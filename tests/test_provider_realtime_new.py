@@ -8,7 +8,9 @@ cover the same aliases with every other: loopback, every expected call, rotation
 from __future__ import annotations
 
 import base64
+import ipaddress
 import json
+import socket
 import ssl
 import urllib.error
 import urllib.request
@@ -32,12 +34,23 @@ def _quiet_pipecat():
     yield from quiet_loguru("WARNING")
 
 
-async def run_fake(alias: str, demo: Any, tmp_path: Any, **settings: Any) -> tuple[Any, Any]:
-    """A --fake run of demo_bench turns 0 and 5 (two calls in one turn); (its runner, the recorded run)."""
+async def run_fake(alias: str, demo: Any, tmp_path: Any, monkeypatch: Any, **settings: Any) -> tuple[Any, Any]:
+    """A --fake run of demo_bench turns 0 and 5 (two calls in one turn); (its runner, the recorded run).
+    Every socket it connects (the service's, an OAuth client's) goes to 127.0.0.1."""
     runner = get_runner(alias)
     config = RunSettings(model=alias, fake=True, fake_timing="instant", speed=SPEED, turns=[0, 5], **settings)
     assert runner.preflight(config) == []
+    dialled: list[Any] = []
+    real_connect = socket.socket.connect
+
+    def connect(sock: socket.socket, address: Any) -> Any:
+        dialled.append(address)
+        return real_connect(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
     run = await record_run(demo, config, runner, tmp_path / "arena.db")
+    monkeypatch.undo()
+    assert dialled and all(ipaddress.ip_address(a[0]).is_loopback for a in dialled if isinstance(a, tuple)), dialled
     for t in (0, 5):
         assert run.result(t).status == "ok", run.result(t)
     assert sorted((c.name, c.status) for c in run.result(5).tool_calls) == [("check_part_stock", "matched")] * 2
@@ -55,8 +68,8 @@ async def refused(url: str, headers: dict[str, str] | None = None) -> int:
 # -- Azure OpenAI Realtime
 
 
-async def test_azure_realtime_speaks_openai_at_azures_v1_surface(demo, tmp_path) -> None:
-    runner, _ = await run_fake("azure-gpt-realtime", demo, tmp_path)
+async def test_azure_realtime_speaks_openai_at_azures_v1_surface(demo, tmp_path, monkeypatch) -> None:
+    runner, _ = await run_fake("azure-gpt-realtime", demo, tmp_path, monkeypatch)
     sim = runner.fake
     assert sim.sessions and sim.rejected == []  # (a dated api-version, no deployment, a key as a bearer: refused)
     for s in sim.sessions:
@@ -103,8 +116,8 @@ def test_azure_realtime_endpoint_is_the_resources_v1_url(monkeypatch) -> None:
 # -- Azure Voice Live
 
 
-async def test_voice_live_session_is_voice_lives_own(demo, tmp_path) -> None:
-    runner, run = await run_fake("azure-voice-live", demo, tmp_path)
+async def test_voice_live_session_is_voice_lives_own(demo, tmp_path, monkeypatch) -> None:
+    runner, run = await run_fake("azure-voice-live", demo, tmp_path, monkeypatch)
     fake = runner.fake
     assert fake.rejected == [] and fake.connections
     for c in fake.connections:
@@ -121,8 +134,8 @@ async def test_voice_live_session_is_voice_lives_own(demo, tmp_path) -> None:
     assert [run.result(t).user_transcript for t in (0, 5)] == [demo.turn(0).input, demo.turn(5).input]
 
 
-async def test_voice_live_manual_commit(demo, tmp_path) -> None:
-    runner, _ = await run_fake("azure-voice-live", demo, tmp_path, disable_vad=True)
+async def test_voice_live_manual_commit(demo, tmp_path, monkeypatch) -> None:
+    runner, _ = await run_fake("azure-voice-live", demo, tmp_path, monkeypatch, disable_vad=True)
     for c in runner.fake.connections:
         assert c.setup["turn_detection"] is None
         kinds = [m["type"] for m in c.messages]
@@ -157,8 +170,8 @@ async def test_voice_live_refusals(demo) -> None:
 # -- Inworld Realtime
 
 
-async def test_inworld_session_and_tools_as_inworld_takes_them(demo, tmp_path) -> None:
-    runner, _ = await run_fake("inworld-realtime", demo, tmp_path)
+async def test_inworld_session_and_tools_as_inworld_takes_them(demo, tmp_path, monkeypatch) -> None:
+    runner, _ = await run_fake("inworld-realtime", demo, tmp_path, monkeypatch)
     fake = runner.fake
     assert fake.rejected == [] and fake.connections
     for c in fake.connections:
@@ -176,8 +189,8 @@ async def test_inworld_session_and_tools_as_inworld_takes_them(demo, tmp_path) -
     assert len(fake.tool_results()) == 2
 
 
-async def test_inworld_manual_commit(demo, tmp_path) -> None:
-    runner, _ = await run_fake("inworld-realtime", demo, tmp_path, disable_vad=True)
+async def test_inworld_manual_commit(demo, tmp_path, monkeypatch) -> None:
+    runner, _ = await run_fake("inworld-realtime", demo, tmp_path, monkeypatch, disable_vad=True)
     for c in runner.fake.connections:
         assert c.setup["audio"]["input"]["turn_detection"] is None
         assert [m["type"] for m in c.messages].count("input_audio_buffer.commit") == c.user_turns
@@ -206,8 +219,8 @@ async def test_inworld_refusals() -> None:
 # -- Gemini Live on Vertex AI
 
 
-async def test_vertex_gemini_live_takes_a_service_accounts_token_and_vertex_paths(demo, tmp_path) -> None:
-    runner, _ = await run_fake("vertex-gemini-live", demo, tmp_path)
+async def test_vertex_gemini_live_takes_a_service_accounts_token_and_vertex_paths(demo, tmp_path, monkeypatch) -> None:
+    runner, _ = await run_fake("vertex-gemini-live", demo, tmp_path, monkeypatch)
     fake = runner.fake
     asked = fake.tokens.requests
     assert asked and all(r.get("error") is None for r in asked)
