@@ -65,6 +65,9 @@ SLOW: frozenset[str] = frozenset({
     "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[grok]",
     "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[nova-sonic]",
     "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[ultravox]",
+    "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[azure-voice-live]",
+    "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[inworld-realtime]",
+    "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[vertex-gemini-live]",
     # test_e2e_tmux.py
     "tests/test_e2e_tmux.py::test_demo_runs_in_a_terminal_and_quits_cleanly",
     "tests/test_e2e_tmux.py::test_quit_with_a_run_streaming_asks_first_then_says_how_to_resume_it",
