@@ -183,6 +183,8 @@ class ProviderRunner(ABC):
     key_env: ClassVar[tuple[str, ...]] = ()
     #: one of `key_env` is enough (else every one is needed)
     any_key: ClassVar[bool] = False
+    #: environment variables a real run needs besides the key → what each names (its catalog entry's)
+    setting_env: ClassVar[Mapping[str, str]] = {}
     #: the real service's endpoint (`--base-url` and a started fake replace it)
     default_endpoint: ClassVar[str] = ""
     #: the key sent to a fake or simulator (a real key never leaves for one)
@@ -251,7 +253,7 @@ class ProviderRunner(ABC):
         """Problems that stop a run before it starts, each naming what to do."""
         fake = self.uses_fake(config)
         problems = catalog.requirements(self.name, self.packages, self.key_env, any_key=self.any_key,
-                                        install_hint=self.install_hint, keys=not fake)
+                                        install_hint=self.install_hint, keys=not fake, setting_env=self.setting_env)
         if not fake:
             if config.speed != 1.0:
                 problems.append(f"{self.name}: --speed must be 1 against a real service (got {config.speed})")

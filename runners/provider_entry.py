@@ -107,6 +107,9 @@ class Provider:
     mode: Mode = "audio"
     #: environment variables holding the key
     key_env: tuple[str, ...] = ()
+    #: environment variables a real run needs besides the key, each → what it names (a resource's
+    #: endpoint, a cloud project): checked as the keys are, never for a fake
+    setting_env: Mapping[str, str] = field(default_factory=dict)
     #: one of `key_env` is enough (else every one is needed)
     any_key: bool = False
     packages: tuple[str, ...] = ()
@@ -140,7 +143,7 @@ class Provider:
         """What a run with default settings still needs (`ProviderRunner.preflight` of a
         `RunSettings(model=alias, fake=fake)`): packages, and keys unless it talks to a fake."""
         return requirements(self.name, self.packages, self.key_env, any_key=self.any_key,
-                            install_hint=self.install_hint, keys=not (self.simulated or fake))
+                            install_hint=self.install_hint, keys=not (self.simulated or fake), setting_env=self.setting_env)
 
 
 # -- the rules the runners share with listing
@@ -182,8 +185,9 @@ def installed(module: str) -> bool:
 
 
 def requirements(name: str, packages: tuple[str, ...], key_env: tuple[str, ...], *, any_key: bool = False,
-                 install_hint: str = "", keys: bool = True) -> list[str]:
-    """Packages not installed and (`keys`) keys not set, each a line naming what to do."""
+                 install_hint: str = "", keys: bool = True, setting_env: Mapping[str, str] | None = None) -> list[str]:
+    """Packages not installed and (`keys`) keys and settings (`setting_env`: variable → what it
+    names) not set, each a line naming what to do."""
     hint = f" ({install_hint})" if install_hint else ""
     problems = [f"{name}: Python package {mod!r} is not installed{hint}" for mod in packages if not installed(mod)]
     if not keys:
@@ -194,4 +198,6 @@ def requirements(name: str, packages: tuple[str, ...], key_env: tuple[str, ...],
             problems.append(f"{name}: environment variable {key_env[0]}{others} is not set (the API key)")
     else:
         problems += [f"{name}: environment variable {e} is not set (the API key)" for e in key_env if not os.environ.get(e)]
+    problems += [f"{name}: environment variable {e} is not set ({what})" for e, what in (setting_env or {}).items()
+                 if not os.environ.get(e)]
     return problems

@@ -65,6 +65,9 @@ SLOW: frozenset[str] = frozenset({
     "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[grok]",
     "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[nova-sonic]",
     "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[ultravox]",
+    "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[azure-voice-live]",
+    "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[inworld-realtime]",
+    "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[vertex-gemini-live]",
     "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[gpt-live-1]",
     # test_e2e_tmux.py
     "tests/test_e2e_tmux.py::test_demo_runs_in_a_terminal_and_quits_cleanly",
@@ -83,13 +86,17 @@ SLOW: frozenset[str] = frozenset({
     # test_judge_whole_run.py
     "tests/test_judge_whole_run.py::test_the_demo_turn_that_got_no_answer_does_not_pass_instruction_following",
     # test_provider_contract.py
+    "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[azure-gpt-realtime]",
+    "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[azure-voice-live]",
     "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[gemini-3.1-flash]",
     "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[gemini-native-audio]",
     "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[glm]",
     "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[gpt-4o-mini-realtime]",
     "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[grok]",
+    "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[inworld]",
     "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[nova-2-sonic]",
     "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[ultravox]",
+    "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[vertex-gemini-live]",
     "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[gpt-live-1]",
     # test_provider_gemini.py
     "tests/test_provider_gemini.py::test_base_url_path_keeps_the_key_on_the_wire_only",
@@ -122,6 +129,14 @@ SLOW: frozenset[str] = frozenset({
     "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[gpt-realtime]",
     "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[grok-realtime]",
     "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[ultravox]",
+    "tests/test_provider_real_timing.py::test_each_reply_stays_with_its_turn_and_nothing_is_re_sent[azure-gpt-realtime]",
+    "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[azure-gpt-realtime]",
+    "tests/test_provider_real_timing.py::test_each_reply_stays_with_its_turn_and_nothing_is_re_sent[azure-voice-live]",
+    "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[azure-voice-live]",
+    "tests/test_provider_real_timing.py::test_each_reply_stays_with_its_turn_and_nothing_is_re_sent[inworld-realtime]",
+    "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[inworld-realtime]",
+    "tests/test_provider_real_timing.py::test_each_reply_stays_with_its_turn_and_nothing_is_re_sent[vertex-gemini-live]",
+    "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[vertex-gemini-live]",
     # test_provider_real_timing_scenarios.py
     "tests/test_provider_real_timing_scenarios.py::test_a_turn_that_gets_no_output_is_asked_again_in_a_fresh_session[nova-sonic]",
     # test_provider_text.py

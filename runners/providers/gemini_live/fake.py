@@ -396,3 +396,7 @@ def spawn_ticker(session: _Session, plan: ReplyPlan) -> asyncio.Task[None] | Non
     session.tasks.add(task)
     task.add_done_callback(session.tasks.discard)
     return task
+
+
+#: one session of the protocol, as another fake of it extends it (Vertex AI's: `providers/gemini_vertex/fake.py`)
+Session = _Session

@@ -62,7 +62,7 @@ class GeminiLiveRunner(ProviderRunner):
 
     async def on_start(self, config: RunSettings, benchmark: Benchmark) -> None:
         self._sessions = 0
-        service_class()  # import Pipecat/google-genai now, not inside the first session's clock
+        self.service_type()  # import Pipecat/google-genai now, not inside the first session's clock
         self._ssl = None
         if self.fake is not None:
             from .fake import GeminiLiveFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
@@ -87,8 +87,8 @@ class GeminiLiveRunner(ProviderRunner):
             http_options = HttpOptions(
                 base_url=base_url, async_client_args={"ssl": self._ssl} if self._ssl is not None else None
             )
-        service = service_class()(
-            api_key=self.api_key(spec.config),
+        service = self.service_type()(
+            **self.access(spec),
             system_instruction=spec.system_prompt,
             tools=ProviderRunner.tools(self, spec.tools),
             replay=context_messages(spec.history),
@@ -107,6 +107,14 @@ class GeminiLiveRunner(ProviderRunner):
         )
         service.session_number = self._sessions
         return service
+
+    def service_type(self) -> Any:
+        """The service class a session gets (Vertex's runner: its own)."""
+        return service_class()
+
+    def access(self, spec: SessionSpec) -> dict[str, Any]:
+        """How a session's service authenticates: the Gemini API's key (Vertex's runner: its credentials)."""
+        return {"api_key": self.api_key(spec.config)}
 
     def service_endpoint(self, service: Any) -> str:
         options = service._http_options  # (Pipecat's: google-genai's client is opened with them)

@@ -20,11 +20,13 @@ PROVIDERS = (
             "gpt-4o-mini-realtime": "gpt-4o-mini-realtime-preview",
             "openai": "gpt-realtime",
             "gpt-realtime-2": "gpt-realtime-2",
+            "gpt-realtime-2.1": "gpt-realtime-2.1",  # Pipecat 1.14's default model
         },
         key_env=("OPENAI_API_KEY",),
         packages=("websockets", "pipecat.services.openai.realtime.llm"),
         manual_commit=True,
-        efforts={"gpt-realtime-2": REALTIME_REASONING},  # (Pipecat sends `reasoning` to gpt-realtime-2 only)
+        # (Pipecat sends `reasoning` only to the models it knows reason: gpt-realtime-2, gpt-realtime-2.1)
+        efforts={"gpt-realtime-2": REALTIME_REASONING, "gpt-realtime-2.1": REALTIME_REASONING},
         caps=Capabilities(output_rate=24000, session_limit_s=3600.0),  # (a Realtime session lasts at most 60 minutes)
     ),
     Provider(

@@ -21,6 +21,7 @@ from websockets.protocol import State
 
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.conditions import parse_condition
+from arena_tui.spine.faults import parse_faults
 from arena_tui.spine.settings import RunSettings
 
 from ...base import HistoryItem, LocalFake, ProviderRunner, ResponseStatus, SessionSpec
@@ -198,9 +199,8 @@ class OpenAIRealtimeRunner(RealtimeRunner):
     service_class: type[ReplayingRealtimeService] = ReplayingRealtimeService
 
     def make_fake(self, config: RunSettings, benchmark: Benchmark) -> LocalFake:
-        """The simulator: it speaks the OpenAI Realtime protocol and answers from the golden answers."""
-        from ...simulator import SimulatorServer, parse_faults  # deferred: the simulator loads only for `sim` runs
-
+        """The simulator: it speaks the OpenAI Realtime protocol and answers from the golden answers
+        (`fake_class`: the simulator, or a subclass with another service's handshake)."""
         from ...fakes.timing import ENVELOPE  # deferred: the simulator loads only for `sim` runs
 
         faults = parse_faults(config.faults) if config.faults else None
@@ -208,8 +208,8 @@ class OpenAIRealtimeRunner(RealtimeRunner):
         # a real service does; "instant" and sim's default keep its own fixed delay and one burst
         timing = self.timing or (ENVELOPE if config.fake_timing == "real" else None)
         # it expects each turn's audio as the run's condition makes it (the same seeded transform)
-        return SimulatorServer(benchmark, policy=config.sim_policy, faults=faults, voice=config.sim_voice, timing=timing,
-                               condition=parse_condition(config.condition), seed=config.seed)
+        return self.fake_type()(benchmark, policy=config.sim_policy, faults=faults, voice=config.sim_voice, timing=timing,
+                                condition=parse_condition(config.condition), seed=config.seed)
 
     def build_service(self, spec: SessionSpec) -> OpenAIRealtimeLLMService:
         vad = spec.config.vad
