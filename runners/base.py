@@ -6,10 +6,10 @@ registers the tool handler, and asks the runner only what differs between provid
 or text, models, keys, endpoint, its local fake, how history is replayed, liveness, TTFB.
 Every name the engine reads is declared here with a default (no getattr probing).
 
-Adding a provider = one module in `runners/providers/` with a `ProviderRunner` subclass
-declaring its `aliases` and `fake_class` (its fake in `runners/fakes/<same name>.py`), its
-entry in `runners/catalog.py` (the same attributes as data: models are listed and
-found without importing any provider, or Pipecat), and its test.
+Adding a provider = one folder, `runners/providers/<name>/`: its catalog entry (`entry.py`, the
+class's attributes as data: models are listed and found without importing any runner, or
+Pipecat), its `ProviderRunner` subclass (`runner.py`) and its local fake (`fake.py`); and its
+test (docs/providers.md, "Adding a provider").
 """
 
 from __future__ import annotations
@@ -143,6 +143,9 @@ class SessionSpec(BaseModel):
     #: called with each provider reply's final status (Pipecat does not pass it down the
     #: pipeline); None: nobody listens. A runner whose service can tell hands it these two.
     on_response_status: ResponseStatus | None = None
+    #: the engine's tool handler (answers from the turn spec), for a service that runs a model of its
+    #: own besides itself (a duplex model's backend); the engine registers it on the service itself
+    tool_handler: Any = None
 
 
 class SessionPipeline(BaseModel):
@@ -180,6 +183,8 @@ class ProviderRunner(ABC):
     key_env: ClassVar[tuple[str, ...]] = ()
     #: one of `key_env` is enough (else every one is needed)
     any_key: ClassVar[bool] = False
+    #: environment variables a real run needs besides the key → what each names (its catalog entry's)
+    setting_env: ClassVar[Mapping[str, str]] = {}
     #: the real service's endpoint (`--base-url` and a started fake replace it)
     default_endpoint: ClassVar[str] = ""
     #: the key sent to a fake or simulator (a real key never leaves for one)
@@ -188,7 +193,7 @@ class ProviderRunner(ABC):
     packages: ClassVar[tuple[str, ...]] = ()
     #: how to install a missing package (appended to the preflight problem)
     install_hint: ClassVar[str] = ""
-    #: "module:Class" of the provider's local fake (`--fake`), in `runners/fakes/<provider>.py`;
+    #: "module:Class" of the provider's local fake (`--fake`), its folder's `fake.py`;
     #: `make_fake` builds it
     fake_class: ClassVar[str] = ""
     #: a runner whose peer is always its local fake (`sim`): `--speed` > 1 and no key
@@ -202,6 +207,8 @@ class ProviderRunner(ABC):
     manual_commit: ClassVar[bool] = False
     #: alias → the reasoning effort it takes (`--effort`, from its catalog entry; the preflight refuses the rest)
     efforts: ClassVar[Mapping[str, catalog.Effort]] = {}
+    #: what its models can do (output rate, session limit, rotation, duplex, delegation: its catalog entry's)
+    caps: ClassVar[catalog.Capabilities] = catalog.Capabilities()
     #: a cascade: the run times its stages (STT final, LLM first token, TTS first audio) per turn
     stage_timing: ClassVar[bool] = False
 
@@ -246,7 +253,7 @@ class ProviderRunner(ABC):
         """Problems that stop a run before it starts, each naming what to do."""
         fake = self.uses_fake(config)
         problems = catalog.requirements(self.name, self.packages, self.key_env, any_key=self.any_key,
-                                        install_hint=self.install_hint, keys=not fake)
+                                        install_hint=self.install_hint, keys=not fake, setting_env=self.setting_env)
         if not fake:
             if config.speed != 1.0:
                 problems.append(f"{self.name}: --speed must be 1 against a real service (got {config.speed})")
@@ -401,6 +408,17 @@ class ProviderRunner(ABC):
 
     def provider_ttfb_label(self) -> str:
         return f"{self.name} TTFB (Pipecat metrics)"
+
+    def call_maker(self, config: RunSettings) -> tuple[str, str] | None:
+        """Which of a model's two models makes its tool calls, as the judge is told: ("front" |
+        "back", that model's id) for a model that delegates (a duplex front with its backend);
+        None: the model is one model."""
+        return None
+
+    def delegating(self, service: Any) -> bool:
+        """Whether the session's service has delegated work in flight (a duplex model's backend at
+        work: its reply is still to come); never for a model that does not delegate."""
+        return False
 
 
 def known_models() -> list[str]:

@@ -1,6 +1,6 @@
 """The engine's public entry point: `run_benchmark` picks the turn loop for the provider's
-`mode` (`runners.run.audio` or `runners.run.text`; their shared run life is
-`runners.run.base`) and runs it. Nothing else is its output but events on the bus: the
+`mode` (`runners.run.audio` or `runners.run.text`, and `runners.run.full_duplex` for an audio
+model that is full duplex; their shared run life is `runners.run.base`) and runs it. Nothing else is its output but events on the bus: the
 store, the UI and the judge are subscribers.
 """
 
@@ -17,6 +17,7 @@ from .base import ProviderRunner, RunError, get_runner
 from .providers.service import service_runner
 from .run.audio import AudioRun
 from .run.base import RunBase, SessionBase
+from .run.full_duplex import FullDuplexRun
 from .run.history import CONTINUE_PROMPT, Seed, history_from_results
 from .run.rehydrate import RehydratedRun
 from .run.text import TextRun
@@ -80,7 +81,7 @@ async def run_benchmark(
     if problems:
         raise RunError("; ".join(problems))
     turns = config.turns_of(benchmark)
-    loop = LOOPS[provider.mode]
+    loop = FullDuplexRun if provider.caps.duplex and provider.mode == "audio" else LOOPS[provider.mode]
     if resume is not None:
         if resume.resumed_from is None:
             raise RunError("resume: no turn to resume from")

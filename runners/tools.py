@@ -125,9 +125,13 @@ class Resolution(BaseModel):
     expected_index: int | None = None
     ends_session: bool = False
 
-    def record(self, call_id: str, name: str, args: dict[str, Any], t_ms: float | None = None) -> ToolCallRecord:
-        """The `TurnResult.tool_calls` entry for this call."""
+    def record(self, call_id: str, name: str, args: dict[str, Any], t_ms: float | None = None,
+               made_by: tuple[str, str] | None = None) -> ToolCallRecord:
+        """The `TurnResult.tool_calls` entry for this call (`made_by`: which of a delegating model's
+        models made it, and that model's id)."""
         return ToolCallRecord(
+            made_by=made_by[0] if made_by else None,  # type: ignore[arg-type]
+            made_by_model=made_by[1] if made_by else None,
             call_id=call_id,
             name=name,
             args=args,

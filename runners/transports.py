@@ -27,6 +27,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+import numpy as np
 from pipecat.frames.frames import (
     CancelFrame,
     EndFrame,
@@ -377,8 +378,13 @@ class PacedOutput(BaseOutputTransport):
         sample_rate: int = 24000,
         on_bot_audio: Callable[[bytes, float], None] | None = None,
         on_interruption: Callable[[float, float], None] | None = None,
+        drop_silence: bool = False,
         **kwargs,
     ) -> None:
+        """`drop_silence`: the service streams its output continuously, silence included (a
+        full-duplex model): inaudible frames are not played (`audible`). Playing them would queue
+        every hiccup of this machine's loop behind them for good (a frame that arrives late plays
+        late, and so does every frame after it): the next words would sound later than they came."""
         super().__init__(
             TransportParams(
                 audio_out_enabled=True,
@@ -402,6 +408,7 @@ class PacedOutput(BaseOutputTransport):
         self._ms_out = 0.0
         self._on_bot_audio = on_bot_audio
         self._on_interruption = on_interruption
+        self._drop_silence = drop_silence
         self._catch_up = CatchUp()
         # (audio ms received up to and including a frame, when that frame arrived): a written frame
         # plays no earlier than the audio in it arrived
@@ -419,6 +426,8 @@ class PacedOutput(BaseOutputTransport):
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         if direction == FrameDirection.DOWNSTREAM:
+            if isinstance(frame, OutputAudioRawFrame) and self._drop_silence and not audible(frame.audio):
+                return  # a continuous stream's silence: nothing to hear, and nothing to queue behind
             if isinstance(frame, OutputAudioRawFrame):
                 self._ms_in += _duration_ms(frame)
                 self._arrivals.append((self._ms_in, self.clock.t_ms()))
@@ -468,6 +477,16 @@ class PacedOutput(BaseOutputTransport):
             await asyncio.sleep(max(delay, 0.0))
             self._catch_up.waited()
         return True
+
+
+#: the quietest a frame of a continuous output stream may be and still be heard (−60 dBFS peak)
+AUDIBLE_PEAK = 33
+
+
+def audible(pcm: bytes) -> bool:
+    """Whether a frame of bot audio holds anything a listener hears (a full-duplex stream's silence does not)."""
+    samples = np.frombuffer(pcm[: len(pcm) // 2 * 2], dtype="<i2")
+    return bool(samples.size) and int(np.abs(samples.astype(np.int32)).max()) >= AUDIBLE_PEAK
 
 
 def _duration_ms(frame: OutputAudioRawFrame) -> float:

@@ -37,7 +37,7 @@ async def scenario(provider: str, speed: float) -> dict:
         from google.genai.types import HttpOptions
         from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService
 
-        from runners.fakes.gemini_live import GeminiLiveFake
+        from runners.providers.gemini_live.fake import GeminiLiveFake
         fake = await GeminiLiveFake(script).start()
         llm = GeminiLiveLLMService(api_key="k", system_instruction=prompt, tools=tools,
                                    http_options=HttpOptions(base_url=fake.base_url, async_client_args={"ssl": fake.tls.client}))
@@ -45,18 +45,18 @@ async def scenario(provider: str, speed: float) -> dict:
     elif provider == "ultravox":
         from pipecat.services.ultravox.llm import JoinUrlInputParams, UltravoxRealtimeLLMService
 
-        from runners.fakes.ultravox import UltravoxFake
+        from runners.providers.ultravox.fake import UltravoxFake
         fake = await UltravoxFake(script).start()
         llm = UltravoxRealtimeLLMService(params=JoinUrlInputParams(join_url=fake.join_url()))
         send_context = False
     elif provider == "nova":
-        from runners.fakes.nova_sonic import LocalNovaSonicLLMService, NovaSonicFake
+        from runners.providers.nova_sonic.fake import LocalNovaSonicLLMService, NovaSonicFake
         fake = NovaSonicFake(script)
         llm = LocalNovaSonicLLMService(fake=fake, settings=LocalNovaSonicLLMService.Settings(system_instruction=prompt), tools=tools)
         rate = 16000
     elif provider == "glm":
-        from runners.fakes.glm_realtime import GLMRealtimeFake
-        from runners.providers.glm_service import GLMRealtimeLLMService
+        from runners.providers.glm_realtime.fake import GLMRealtimeFake
+        from runners.providers.glm_realtime.service import GLMRealtimeLLMService
         fake = await GLMRealtimeFake(script).start()
         llm = GLMRealtimeLLMService(api_key="k", base_url=fake.base_url, system_instruction=prompt[:9000], tools=tools)
         mark = True
@@ -64,7 +64,7 @@ async def scenario(provider: str, speed: float) -> dict:
         from pipecat.services.xai.realtime import events as xe
         from pipecat.services.xai.realtime.llm import GrokRealtimeLLMService
 
-        from runners.fakes.grok import XaiRealtimeFake
+        from runners.providers.grok.fake import XaiRealtimeFake
         fake = await XaiRealtimeFake(script).start()
         llm = GrokRealtimeLLMService(api_key="k", base_url=fake.base_url, settings=GrokRealtimeLLMService.Settings(session_properties=xe.SessionProperties(instructions=prompt, tools=tools)))
     else:

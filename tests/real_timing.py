@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.registry import load_benchmark
+from runners import catalog
 from runners.base import get_runner
 from arena_tui.spine.settings import RunSettings
-from runners.fakes import gemini_live as gl
+from runners.providers.gemini_live import fake as gl
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.timing import ENVELOPE, ReplyPlan, TimingProfile, TurnTiming
 from runners.simulator import SimulatorServer
@@ -24,12 +25,19 @@ from tests.provider_runs import RecordedRun, record_run
 SPEED = 10.0
 TURNS = [0, 1, 2]  # 2 calls check_repair_slots, then speaks
 SLOW = TurnTiming(first_audio_ms=10_000.0, terminal_lag_ms=15_000.0)  # the issue's slow turns
-ALIASES = ["gemini-native-audio", "gpt-realtime", "grok-realtime", "nova-sonic", "ultravox", "glm-realtime-flash"]
+ALIASES = ["gemini-native-audio", "gpt-realtime", "grok-realtime", "nova-sonic", "ultravox", "glm-realtime-flash",
+           "azure-gpt-realtime", "azure-voice-live", "inworld-realtime", "vertex-gemini-live"]
 TOL_MS = 20.0  # audio ms a timer may fire early (the loop's clock resolution, times the speed)
 
 
 def real_profile(alias: str) -> TimingProfile:
-    return gl.REAL_TIMING if alias.startswith("gemini") else ENVELOPE
+    """The alias's fake's `REAL_TIMING` (the simulator's: the shared envelope), from its catalog entry."""
+    return getattr(catalog.load(catalog.find(alias).fake_class), "REAL_TIMING", ENVELOPE)
+
+
+def speaks_gemini(fake: Any) -> bool:
+    """A Gemini Live fake (the Developer API's or Vertex AI's): its own quirks and activity windows."""
+    return isinstance(fake, gl.GeminiLiveFake)
 
 
 def real_config(alias: str, turns: list[int] = TURNS, speed: float = SPEED, **extra: Any) -> RunSettings:

@@ -65,6 +65,10 @@ SLOW: frozenset[str] = frozenset({
     "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[grok]",
     "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[nova-sonic]",
     "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[ultravox]",
+    "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[azure-voice-live]",
+    "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[inworld-realtime]",
+    "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[vertex-gemini-live]",
+    "tests/test_duplex_fakes.py::test_a_fake_talks_through_a_backchannel_yields_to_an_interruption_and_the_engine_measures_it[gpt-live-1]",
     # test_e2e_tmux.py
     "tests/test_e2e_tmux.py::test_demo_runs_in_a_terminal_and_quits_cleanly",
     "tests/test_e2e_tmux.py::test_quit_with_a_run_streaming_asks_first_then_says_how_to_resume_it",
@@ -82,13 +86,18 @@ SLOW: frozenset[str] = frozenset({
     # test_judge_whole_run.py
     "tests/test_judge_whole_run.py::test_the_demo_turn_that_got_no_answer_does_not_pass_instruction_following",
     # test_provider_contract.py
+    "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[azure-gpt-realtime]",
+    "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[azure-voice-live]",
     "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[gemini-3.1-flash]",
     "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[gemini-native-audio]",
     "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[glm]",
     "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[gpt-4o-mini-realtime]",
     "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[grok]",
+    "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[inworld]",
     "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[nova-2-sonic]",
     "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[ultravox]",
+    "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[vertex-gemini-live]",
+    "tests/test_provider_contract.py::test_a_rotated_session_gets_the_history_and_is_asked_nothing[gpt-live-1]",
     # test_provider_gemini.py
     "tests/test_provider_gemini.py::test_base_url_path_keeps_the_key_on_the_wire_only",
     # test_provider_glm.py
@@ -105,6 +114,10 @@ SLOW: frozenset[str] = frozenset({
     "tests/test_provider_nova.py::test_cli_run_with_the_fake",
     "tests/test_provider_nova.py::test_rotation_replays_tool_state_as_text_and_input_is_16k",
     "tests/test_provider_nova.py::test_stream_ended_by_aws_rotates_through_the_engine_with_tool_history",
+    # test_provider_openai_live.py (the demo turns, client delegation and refusals stay in the default run)
+    "tests/test_provider_openai_live.py::test_an_early_start_is_measured_before_the_user_finished",
+    "tests/test_provider_openai_live.py::test_conversation_bench_against_the_fake_is_judged_like_any_run",
+    "tests/test_provider_openai_live.py::test_duplex_bench_gives_the_duplex_figures",
     # test_provider_real_timing.py
     "tests/test_provider_real_timing.py::test_each_reply_stays_with_its_turn_and_nothing_is_re_sent[gemini-native-audio]",
     "tests/test_provider_real_timing.py::test_each_reply_stays_with_its_turn_and_nothing_is_re_sent[gpt-realtime]",
@@ -116,6 +129,14 @@ SLOW: frozenset[str] = frozenset({
     "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[gpt-realtime]",
     "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[grok-realtime]",
     "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[ultravox]",
+    "tests/test_provider_real_timing.py::test_each_reply_stays_with_its_turn_and_nothing_is_re_sent[azure-gpt-realtime]",
+    "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[azure-gpt-realtime]",
+    "tests/test_provider_real_timing.py::test_each_reply_stays_with_its_turn_and_nothing_is_re_sent[azure-voice-live]",
+    "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[azure-voice-live]",
+    "tests/test_provider_real_timing.py::test_each_reply_stays_with_its_turn_and_nothing_is_re_sent[inworld-realtime]",
+    "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[inworld-realtime]",
+    "tests/test_provider_real_timing.py::test_each_reply_stays_with_its_turn_and_nothing_is_re_sent[vertex-gemini-live]",
+    "tests/test_provider_real_timing.py::test_the_fake_sends_on_its_real_timing_profile[vertex-gemini-live]",
     # test_provider_real_timing_scenarios.py
     "tests/test_provider_real_timing_scenarios.py::test_a_turn_that_gets_no_output_is_asked_again_in_a_fresh_session[nova-sonic]",
     # test_provider_text.py

@@ -121,7 +121,7 @@ def test_campaign_disable_vad_refused_where_the_protocol_has_no_client_commit(tm
     assert code == 2, err
     refused = [line for line in err.splitlines() if "--disable-vad" in line]
     assert refused == ["arena-tui: demo_bench × ultravox: ultravox: --disable-vad is not supported (its protocol has "
-                       "no client commit of the user's turn; it applies to openai, sim and grok)"], err
+                       "no client commit of the user's turn; it applies to azure-realtime, azure-voice-live, grok, inworld, openai and sim)"], err
     assert "campaign not started: 1 problem(s) above" in err
 
     async def nothing_recorded() -> None:

@@ -21,7 +21,8 @@ from .provider_runs import quiet_loguru
 
 SPEED = 2.0  # the fakes' clocks are the wall clock × speed: a modest speed keeps transit small in audio ms
 TOLERANCE_MS = 60.0  # a fake's clock is the wall clock: its stop takes transit (× speed) to reach our speaker
-ALIASES = ["grok", "ultravox", "gemini-3.1-flash", "nova-sonic", "glm"]
+ALIASES = ["grok", "ultravox", "gemini-3.1-flash", "nova-sonic", "glm", "azure-voice-live", "inworld-realtime", "vertex-gemini-live",
+           "gpt-live-1"]
 
 
 @pytest.fixture(autouse=True, scope="module")

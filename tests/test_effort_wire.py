@@ -47,6 +47,9 @@ def request_bodies(fake: Any) -> list[dict]:
 CASES = {
     "sim": ("sim", "high", realtime_reasoning, lambda got: got and all(e == "high" for e in got)),
     "gpt-realtime-2": ("gpt-realtime-2", "low", realtime_reasoning, lambda got: got and all(e == "low" for e in got)),
+    "gpt-realtime-2.1": ("gpt-realtime-2.1", "xhigh", realtime_reasoning, lambda got: got and all(e == "xhigh" for e in got)),
+    "vertex-gemini-live": ("vertex-gemini-live", "1024", gemini_live_thinking,
+                           lambda got: got and all(pick(t, "thinkingBudget") == 1024 for t in got)),
     "gemini-3.1-flash": ("gemini-3.1-flash", "medium", gemini_live_thinking,
                          lambda got: got and all(pick(t, "thinkingLevel") == "MEDIUM" for t in got)),
     "gemini-native-audio": ("gemini-native-audio", "2048", gemini_live_thinking,

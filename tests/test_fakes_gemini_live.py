@@ -10,7 +10,7 @@ from google.genai.types import HttpOptions
 from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService
 
 from runners.fakes.script import Script, ScriptedReply, ToolCallSpec
-from runners.fakes.gemini_live import GeminiLiveFake
+from runners.providers.gemini_live.fake import GeminiLiveFake
 from tests.provider_harness import (
     ServiceRig,
     read_wav_pcm16,

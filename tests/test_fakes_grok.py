@@ -13,7 +13,7 @@ from pipecat.services.xai.realtime.llm import GrokRealtimeLLMService
 
 from runners.fakes.script import Script, ScriptedReply, ToolCallSpec
 from tests.provider_harness import GREETING, ServiceRig, read_wav_pcm16, scripted_tool_handler, tools_schema
-from runners.fakes.grok import XaiRealtimeFake
+from runners.providers.grok.fake import XaiRealtimeFake
 
 
 

@@ -10,7 +10,7 @@ from pipecat.services.aws.nova_sonic.session_continuation import SessionContinua
 
 from runners.fakes.script import Script, ScriptedReply, ToolCallSpec
 from tests.provider_harness import GREETING, ServiceRig, read_wav_pcm16, scripted_tool_handler, tools_schema
-from runners.fakes.nova_sonic import LocalNovaSonicLLMService, NovaSonicFake
+from runners.providers.nova_sonic.fake import LocalNovaSonicLLMService, NovaSonicFake
 
 
 

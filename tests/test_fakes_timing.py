@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from arena_tui.spine.settings import SettingsError, RunSettings
-from runners.fakes import gemini_live
+from runners.providers.gemini_live import fake as gemini_live
 from runners.fakes.script import Script, ScriptedReply
 from runners.fakes.timing import ENVELOPE, INSTANT, TimingProfile, TurnTiming, pick
 

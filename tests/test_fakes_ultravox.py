@@ -12,7 +12,7 @@ from pipecat.services.ultravox.llm import JoinUrlInputParams, UltravoxRealtimeLL
 
 from runners.fakes.script import Script, ScriptedReply, ToolCallSpec
 from tests.provider_harness import ServiceRig, read_wav_pcm16, scripted_tool_handler
-from runners.fakes.ultravox import UltravoxFake
+from runners.providers.ultravox.fake import UltravoxFake
 
 
 @pytest.fixture

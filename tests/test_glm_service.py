@@ -10,11 +10,11 @@ from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
 from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
 
 from runners.fakes.script import Script, ScriptedReply, ToolCallSpec
-from runners.fakes.glm_realtime import GLMRealtimeFake
-from runners.providers.glm_events import GLMEventError, ResponseAudioDelta, ResponseDone, parse_server_event
+from runners.providers.glm_realtime.fake import GLMRealtimeFake
+from runners.providers.glm_realtime.events import GLMEventError, ResponseAudioDelta, ResponseDone, parse_server_event
 from tests.provider_harness import GREETING, ServiceRig, read_wav_pcm16, scripted_tool_handler, tools_schema
-from runners.providers.glm_service import GLMRealtimeLLMService
-from runners.providers.glm_wire import MAX_INSTRUCTION_CHARS, GLMConfigError, glm_tools, wav_bytes
+from runners.providers.glm_realtime.service import GLMRealtimeLLMService
+from runners.providers.glm_realtime.wire import MAX_INSTRUCTION_CHARS, GLMConfigError, glm_tools, wav_bytes
 
 
 
@@ -141,7 +141,7 @@ async def test_glm_reply_tool_call_text_without_audio_and_reconnect_replay(arena
 async def test_seeded_history_is_replayed_before_the_kickoff_within_the_budget() -> None:
     """A session that continues an earlier one gets its history first, newest that fits, and
     says what the budget dropped; the prompt goes out verbatim."""
-    from runners.providers.glm_wire import ReplayReport
+    from runners.providers.glm_realtime.wire import ReplayReport
 
     budget = 100
     prompt = "You are terse. " * 2000

@@ -24,7 +24,7 @@ from arena_tui.spine.events import FINISHED, INFRA_ERROR, unfinished
 from runners.base import get_runner
 from runners.engine import RunError
 from runners.fakes.script import script_for_benchmark
-from runners.fakes.text_chat import ChatFault, OpenAIChatFake
+from runners.providers.text_chat.fake import ChatFault, OpenAIChatFake
 from arena_tui.spine.local_llm import LOCAL_LLM_URL_ENV
 from arena_tui.spine.settings import RunSettings
 from runners.simulator import SimulatorServer

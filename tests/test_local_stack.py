@@ -20,9 +20,9 @@ from arena_tui.spine.settings import RunSettings
 from runners.base import get_runner
 from runners.engine import run_benchmark
 from runners.fakes.script import script_for_benchmark
-from runners.fakes.text_chat import OpenAIChatFake
+from runners.providers.text_chat.fake import OpenAIChatFake
 from runners import catalog
-from runners.providers.text_chat import LOCAL_KEY
+from runners.providers.text_chat.runner import LOCAL_KEY
 from tests.provider_runs import quiet_loguru
 
 LOCAL = "cascade:whisper+local:llama3.2+piper"
@@ -82,8 +82,8 @@ def test_models_lists_the_local_parts_and_the_local_spelling(capsys, monkeypatch
     monkeypatch.setenv("ARENA_TUI_LOCAL_LLM_URL", url)
     assert main(["models"]) == 0
     out = capsys.readouterr().out
-    row = next(ln.split(maxsplit=5) for ln in out.splitlines() if ln.startswith("local:llama3.2 "))
-    assert row[:5] == ["local:llama3.2", "local", "llama3.2", "text", "-"] and row[-1].startswith(f"no answer from {url}")
+    row = next(ln.split(maxsplit=6) for ln in out.splitlines() if ln.startswith("local:llama3.2 "))  # (its key and capabilities: none)
+    assert row[:6] == ["local:llama3.2", "local", "llama3.2", "text", "-", "-"] and row[-1].startswith(f"no answer from {url}")
     assert "stt: openai-stt, deepgram, whisper" in out and "tts: openai-tts, cartesia, elevenlabs, piper, kokoro" in out
     local = next(ln for ln in out.splitlines() if ln.strip().startswith("local, in this process"))
     for needed in (INSTALL.strip("()"), "arena-tui weights", "whisper, piper, kokoro", "local:<model>",

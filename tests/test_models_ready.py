@@ -18,7 +18,7 @@ from arena_tui.app import ArenaApp
 from arena_tui.cli import main
 from arena_tui.orchestration.launch import EngineLauncher
 from arena_tui.orchestration.models import models
-from runners.fakes.text_chat import OpenAIChatFake
+from runners.providers.text_chat.fake import OpenAIChatFake
 from arena_tui.spine.local_llm import LOCAL_LLM_URL_ENV
 from tests.pilot import until
 

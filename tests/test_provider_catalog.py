@@ -20,9 +20,9 @@ from runners import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the catalog field → the class attribute it mirrors (the same name)
-FIELDS = ("name", "aliases", "mode", "key_env", "any_key", "packages", "install_hint", "model_prefix",
-          "model_env", "simulated", "fake_class", "manual_commit", "alias_family")
-KEYS = sorted({k for p in catalog.PROVIDERS for k in p.key_env} | {"ARENA_TUI_TEXT_API_KEY"})
+FIELDS = ("name", "aliases", "mode", "key_env", "setting_env", "any_key", "packages", "install_hint", "model_prefix",
+          "model_env", "simulated", "fake_class", "manual_commit", "alias_family", "efforts", "caps")
+KEYS = sorted({k for p in catalog.PROVIDERS for k in (*p.key_env, *p.setting_env)} | {"ARENA_TUI_TEXT_API_KEY"})
 
 
 @pytest.mark.parametrize("provider", catalog.PROVIDERS, ids=lambda p: p.name)
@@ -32,18 +32,19 @@ def test_every_entry_equals_its_class(provider):
     assert {f: getattr(provider, f) for f in FIELDS} == {f: getattr(cls, f) for f in FIELDS}
     fake = catalog.load(provider.fake_class)
     assert inspect.isclass(fake) and callable(getattr(fake, "start", None)) and callable(getattr(fake, "stop", None))
+    folder = provider.runner.partition(":")[0].rsplit(".", 1)[0]
+    assert provider.runner.startswith(f"{folder}.runner:"), "a provider's runner is its folder's runner.py"
     module = provider.fake_class.partition(":")[0]
     if module != "runners.simulator":  # OpenAI Realtime's fake is the simulator
-        assert module == "runners.fakes." + provider.runner.partition(":")[0].rsplit(".", 1)[1], \
-            "a provider's fake is named like its module"
+        assert module == f"{folder}.fake", "a provider's fake is its folder's fake.py"
 
 
 def test_every_provider_class_is_in_the_catalog():
     """A provider module whose runner the catalog forgot would never be listed or found."""
     listed = {p.runner for p in catalog.PROVIDERS}
     found = set()
-    for info in pkgutil.iter_modules(runners.providers.__path__):
-        module = importlib.import_module(f"runners.providers.{info.name}")
+    for info in pkgutil.walk_packages(runners.providers.__path__, "runners.providers."):
+        module = importlib.import_module(info.name)
         for name, obj in vars(module).items():
             if inspect.isclass(obj) and issubclass(obj, ProviderRunner) and obj.__module__ == module.__name__ and obj.aliases:
                 found.add(f"{module.__name__}:{name}")
@@ -87,16 +88,19 @@ def test_installed_finds_a_submodule_without_importing_its_parents():
 
 
 def test_listing_models_imports_no_provider_and_no_pipecat():
-    """`arena-tui models` (and `known_models`) read the catalog only."""
+    """`arena-tui models` (and `known_models`) read the catalog only: of a provider's folder, its
+    package (a docstring) and its `entry.py` (plain data), never its runner, its fake or Pipecat."""
     code = (
         "import sys, json, contextlib, io\n"
         "from arena_tui import cli\n"
         "from runners.base import known_models\n"
+        "from runners import catalog\n"
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
         "    rc = cli.main(['models'])\n"
         "aliases = known_models()\n"
-        "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'pipecat' or m.startswith(('runners.providers.', 'runners.engine', 'runners.transports', 'runners.run')))\n"
+        "entries = {f'runners.providers.{n}{part}' for n in catalog.FOLDERS for part in ('', '.entry')}\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'pipecat' or m.startswith(('runners.providers.', 'runners.engine', 'runners.transports', 'runners.run')) and m not in entries)\n"
         "table = out.getvalue().split('\\n\\n')[0]  # the aliases' table; the cascade spelling follows it\n"
         "print(json.dumps({'rc': rc, 'loaded': loaded, 'aliases': len(aliases), 'lines': len(table.splitlines())}))\n"
     )

@@ -19,11 +19,15 @@ from arena_tui.spine.bus import EventBus
 from arena_tui.spine.settings import RunSettings
 from runners.base import SessionSpec, get_runner, known_models
 from runners.engine import RunError, run_benchmark
+from runners import catalog
 from runners.catalog import CASCADE_EXAMPLES
 from runners.simulator import SimulatorServer
 from tests.provider_runs import quiet_loguru
 
 FAST = 15.0  # AUDIO time / wall time for the end-to-end run (fakes pace in audio time)
+#: every environment variable a provider or a cascade part reads for a real run (keys, endpoints, projects)
+REAL_SETTINGS = sorted({e for p in catalog.PROVIDERS for e in (*p.key_env, *p.setting_env)}
+                       | {e for c in (*catalog.STT.values(), *catalog.TTS.values()) for e in c.key_env})
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -39,9 +43,7 @@ def loopback(url: str) -> bool:
 @pytest.mark.parametrize("alias", [*known_models(), *CASCADE_EXAMPLES])
 async def test_every_alias_with_fake_builds_a_service_on_loopback(alias, demo, monkeypatch):
     """No key set, `--fake`: the service the runner builds points at 127.0.0.1 (or in-process)."""
-    for env in ("OPENAI_API_KEY", "XAI_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "ULTRAVOX_API_KEY",
-                "ZHIPUAI_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "ANTHROPIC_API_KEY",
-                "DEEPGRAM_API_KEY", "CARTESIA_API_KEY", "ELEVENLABS_API_KEY"):
+    for env in REAL_SETTINGS:  # every key and setting the catalog names, as if the real ones were set
         monkeypatch.setenv(env, "sk-real-key-must-not-be-used")
     runner = get_runner(alias)
     config = RunSettings(model=alias, fake=True, fake_timing="instant", turns=[0])

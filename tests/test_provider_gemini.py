@@ -22,7 +22,7 @@ from runners.base import get_runner
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import ScriptedReply
 from runners.fakes.wire import pick
-from runners.providers.gemini_live import GeminiLiveRunner
+from runners.providers.gemini_live.runner import GeminiLiveRunner
 from tests.provider_runs import RecordedRun, quiet_loguru, record_run
 
 SPEED = 4.0  # the fake sends replies at once; the engine paces them at this speed
@@ -292,7 +292,7 @@ async def test_base_url_path_keeps_the_key_on_the_wire_only(demo, tmp_path, monk
     from loguru import logger
 
     from runners.fakes.script import script_for_benchmark
-    from runners.fakes.gemini_live import GeminiLiveFake
+    from runners.providers.gemini_live.fake import GeminiLiveFake
 
     secret = "AIza-test-SECRET-0123456789abcdef"
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
@@ -328,7 +328,7 @@ async def test_untrusted_endpoint_fails_the_run_with_the_reason(demo, monkeypatc
     """A connection that cannot open (here: the fake's certificate is not trusted) ends the run
     with an error that says why, after the configured reconnects."""
     from runners.fakes.script import Script
-    from runners.fakes.gemini_live import GeminiLiveFake
+    from runners.providers.gemini_live.fake import GeminiLiveFake
 
     monkeypatch.setenv("GOOGLE_API_KEY", "g-key-not-a-secret")
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)

@@ -17,8 +17,8 @@ from benchmarks.registry import load_benchmark
 from runners.base import SessionSpec, get_runner
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import script_for_benchmark
-from runners.providers.glm_realtime import GLMRealtimeRunner, history_entries
-from runners.providers.glm_wire import MAX_INSTRUCTION_CHARS, tool_note
+from runners.providers.glm_realtime.runner import GLMRealtimeRunner, history_entries
+from runners.providers.glm_realtime.wire import MAX_INSTRUCTION_CHARS, tool_note
 from tests.provider_runs import quiet_loguru, record_run
 
 SPEED = 3.0  # the fake answers at once and our service batches by audio time: it copes
@@ -175,13 +175,13 @@ def test_history_budget_drops_oldest_and_says_so(demo):
         HistoryItem(kind="user", turn_index=1, text="c" * 20),
         HistoryItem(kind="assistant", turn_index=1, text="d" * 30),
     ]
-    from runners.providers.glm_wire import ReplayReport, budget_for, fit_history
+    from runners.providers.glm_realtime.wire import ReplayReport, budget_for, fit_history
 
     report = ReplayReport(session=1, kind="seed", budget_chars=budget_for(prompt))
     kept = fit_history(history_entries(history), report)
     assert kept == [("user", "c" * 20), ("assistant", "d" * 30)]
     assert (report.messages, report.chars, report.dropped_messages) == (2, 50, 2)
-    from runners.providers.glm_realtime import _drop_note
+    from runners.providers.glm_realtime.runner import _drop_note
 
     assert "dropped the 2 oldest message(s)" in _drop_note(report) and "budget is 60 chars" in _drop_note(report)
 
@@ -290,7 +290,7 @@ async def test_real_service_path_sends_the_key_on_the_wire_only(demo, tmp_path, 
     from loguru import logger
 
     from runners.fakes.script import Script, ScriptedReply
-    from runners.fakes.glm_realtime import GLMRealtimeFake
+    from runners.providers.glm_realtime.fake import GLMRealtimeFake
 
     secret = "zhipu-SECRET-0123456789abcdef"
     for env in GLMRealtimeRunner.key_env:

@@ -19,8 +19,8 @@ from runners.base import HistoryItem, get_runner
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import Script, ScriptedReply, script_for_benchmark
 from tests.provider_harness import GREETING, ServiceRig
-from runners.fakes.grok import XaiRealtimeFake
-from runners.providers.grok import FAKE_KEY, GrokRealtimeRunner, GrokReplayingService, grok_history_items
+from runners.providers.grok.fake import XaiRealtimeFake
+from runners.providers.grok.runner import FAKE_KEY, GrokRealtimeRunner, GrokReplayingService, grok_history_items
 from tests.provider_runs import quiet_loguru, record_run
 
 SPEED = 3.0  # the fake's VAD works in audio time, so the run may go faster than real time

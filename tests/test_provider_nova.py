@@ -19,7 +19,7 @@ from arena_tui.store import Store
 from runners.base import HistoryItem, get_runner
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import Script, script_for_benchmark
-from runners.providers.nova_sonic import ROTATE_AFTER_S, NovaSonicRunner, history_messages
+from runners.providers.nova_sonic.runner import ROTATE_AFTER_S, NovaSonicRunner, history_messages
 from tests.provider_runs import quiet_loguru, record_run
 
 SPEED = 4.0  # the fake answers at once and counts audio time, so a faster clock is safe

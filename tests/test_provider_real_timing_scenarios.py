@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.registry import load_benchmark
-from runners.fakes import gemini_live as gl
+from runners.providers.gemini_live import fake as gl
 from runners.fakes.timing import INSTANT, TimingProfile, TurnTiming
 from runners.simulator import SimulatorServer
 from tests.provider_runs import quiet_loguru

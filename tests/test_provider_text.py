@@ -21,8 +21,8 @@ from arena_tui.store import Store
 from runners.base import get_runner
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import Script, ScriptedReply, ToolCallSpec, script_for_benchmark
-from runners.fakes.text_chat import ChatFault, OpenAIChatFake
-from runners.providers.text_chat import MODEL_ENV, OTHER_KEY_ENV, TextChatRunner
+from runners.providers.text_chat.fake import ChatFault, OpenAIChatFake
+from runners.providers.text_chat.runner import MODEL_ENV, OTHER_KEY_ENV, TextChatRunner
 from tests.provider_runs import RecordedRun, quiet_loguru, record_run
 
 FAST = {"backoff_ms": 10.0}

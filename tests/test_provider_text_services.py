@@ -88,11 +88,11 @@ def test_preflight_names_the_key(alias, key, monkeypatch) -> None:
 
 
 @pytest.mark.parametrize(("fake_class", "path", "key", "refused", "invalid"), [
-    ("runners.fakes.anthropic_text:AnthropicFake", "/v1/messages", {"x-api-key": "k"},
+    ("runners.providers.anthropic_text.fake:AnthropicFake", "/v1/messages", {"x-api-key": "k"},
      (401, "authentication_error"), "invalid_request_error"),
-    ("runners.fakes.google_text:GeminiTextFake", "/v1beta/models/gemini-2.5-flash:generateContent",
+    ("runners.providers.google_text.fake:GeminiTextFake", "/v1beta/models/gemini-2.5-flash:generateContent",
      {"x-goog-api-key": "k"}, (403, "PERMISSION_DENIED"), "INVALID_ARGUMENT"),
-    ("runners.fakes.bedrock_text:BedrockConverseFake", "/model/m/converse",
+    ("runners.providers.bedrock_text.fake:BedrockConverseFake", "/model/m/converse",
      {"authorization": "AWS4-HMAC-SHA256 Credential=AKIA/20260101/us-east-1/bedrock/aws4_request"},
      (403, "UnrecognizedClientException"), "ValidationException"),
 ])

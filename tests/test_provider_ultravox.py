@@ -20,8 +20,8 @@ from runners.base import SessionSpec
 from runners.engine import RunError, run_benchmark
 from runners.fakes.script import Script, script_for_benchmark
 from tests.provider_harness import ServiceRig, read_wav_pcm16, scripted_tool_handler
-from runners.fakes.ultravox import UltravoxFake
-from runners.providers.ultravox import UltravoxCallError, UltravoxRunner, call_body
+from runners.providers.ultravox.fake import UltravoxFake
+from runners.providers.ultravox.runner import UltravoxCallError, UltravoxRunner, call_body
 from tests.provider_runs import RecordedRun, quiet_loguru, record_run
 
 SPEED = 4.0  # the fake's VAD and replies work in audio time, so a faster clock is safe

@@ -25,7 +25,7 @@ from arena_tui.store import Store
 from arena_tui.spine.settings import RunSettings
 from runners.engine import run_benchmark, runner_for
 from runners.fakes.script import script_for_benchmark
-from runners.fakes.text_chat import OpenAIChatFake
+from runners.providers.text_chat.fake import OpenAIChatFake
 from runners.simulator import SimulatorServer
 from tests.provider_runs import quiet_loguru
 

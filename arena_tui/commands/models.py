@@ -15,7 +15,7 @@ from ..orchestration.logs import quiet_logs
 from ..orchestration.models import cascades, models
 
 
-HEAD = ("alias", "provider", "model id", "kind", "key")
+HEAD = ("alias", "provider", "model id", "kind", "key", "capabilities")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,13 +26,25 @@ def run(args: argparse.Namespace) -> int:
     quiet_logs(False)
     rows, listed = [], models()
     for m in listed:
-        rows.append((m.alias, m.provider, m.model_id, m.kind, ", ".join(m.key_env) or "-", m.status(args.fake)))
+        key = " + ".join(part for part in (", ".join(m.key_env), ", ".join(m.setting_env)) if part) or "-"
+        rows.append((m.alias, m.provider, m.model_id, m.kind, key, m.caps or "-", m.status(args.fake)))
     widths = [max(len(r[i]) for r in rows + [(*HEAD, "")]) for i in range(len(HEAD))]
     print("  ".join(h.ljust(w) for h, w in zip(HEAD, widths, strict=True)) + "  status")
     for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=True)) + "  " + r[5])
+        print("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1])
     efforts = [f"{m.alias}: {m.effort}" for m in listed if m.effort]
     print("\nreasoning effort (--effort; refused for the others): " + "; ".join(efforts))
+    print("capabilities: the model's speech rate; the service's session limit; rotation: a run outlives a session "
+          "(a new one given the history); duplex: it listens while it speaks and answers when it chooses; delegation: "
+          "it hands tools or reasoning to a backend model; manual commit: --disable-vad closes the user's turn")
+    duplex = [m for m in listed if m.duplex]
+    if duplex:
+        print("full duplex (listens while it speaks and answers when it chooses: no commit; run in the full-duplex "
+              f"turn loop): {', '.join(m.alias for m in duplex)}")
+        for family in dict.fromkeys(m.family for m in duplex if m.delegation and m.family):
+            base = family.rstrip("+")
+            print(f"  delegates its tools to a backend model: {base} to its OpenAI-hosted one (Responses delegation), "
+                  f"{family}<text model> to that text model of ours (client delegation, e.g. {family}claude-haiku-4-5)")
     c = cascades()
     keys = "; ".join(f"{part}: {', '.join(k)}" for part, k in c.keys.items())
     print(f"\ncascades (STT → a text model above → TTS, Pipecat's VAD closing the user's turn): {c.spelling}")

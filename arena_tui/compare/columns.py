@@ -223,7 +223,8 @@ def _duplex_rate(r: Rate, good_when_high: bool = True) -> Words:
 def duplex_columns() -> list[Column]:
     """What the bot did while the user spoke during its replies (`compare.duplex`): yield latency,
     interruptions yielded, backchannels talked through, side speech answered, the bot starting over
-    the user. The report has these in its own duplex table (`duplex.duplex_table`), not here."""
+    the user, its reply starting before the user finished, and the turns it answered at all. The
+    report has these in its own duplex table (`duplex.duplex_table`), not here."""
     return [
         Column("yield", "yield p50", lambda r: Subset(r.duplex.yield_latency,
                                                       no_latency(r) if r.duplex.interruptions.passes else "none yielded"),
@@ -236,6 +237,10 @@ def duplex_columns() -> list[Column]:
                lambda r: r.duplex.side_speech.rate, report=False, csv=("side_speech_answered",)),
         Column("agent", "bot over user", lambda r: _duplex_rate(r.duplex.agent_interrupted, good_when_high=False),
                lambda r: r.duplex.agent_interrupted.rate, report=False, csv=("agent_interrupted_turns",)),
+        Column("early", "early start", _early, lambda r: r.duplex.early.rate, report=False,
+               csv=("early_start_turns", "early_start_ms_p50")),
+        Column("answered", "answered", lambda r: _duplex_rate(r.duplex.answered), lambda r: r.duplex.answered.rate, True,
+               report=False, csv=("answered_turns",)),
     ]  # fmt: skip
 
 
@@ -244,12 +249,21 @@ def has_cost(rows: list[BoardRow]) -> bool:
     return any(r.cost.reports or r.judge_cost.reports for r in rows)
 
 
+def _early(row: BoardRow) -> Words:
+    """Turns whose reply began before the user finished (`1/8`) over by how much (p50)."""
+    r, d = row.duplex.early, row.duplex.early_lead
+    if not r.n:
+        return Words("–", "none measured", "muted", whole="–")
+    return Words(f"{r.passes}/{r.n}", f"p50 {d.p50:,.0f} ms ahead" if d else "none early", "warn" if r.passes else "",
+                 whole=f"{r.passes}/{r.n}" + (f" [p50 {d.p50:,.0f} ms ahead]" if d else ""))
+
+
 def board_columns(dimensions: list[str], stages: bool = False, duplex: bool = False, cost: bool = False) -> list[Column]:
     """model and benchmark (always in view), then by what a comparison reads first: both turn passes
     (ours, the original eval's), latency, how many runs, one per dimension, the judge and its
     agreement, the tool split, silence, overlap, a cascade's stage breakdown (when a row has one:
-    `stages`), the duplex figures (when a row's runs had duplex cues: `duplex`), the cost and the
-    judge's (when a row's runs recorded usage: `cost`, `has_cost`), counts."""
+    `stages`), the duplex figures (when a row's runs had duplex cues or a full-duplex model: `duplex`),
+    the cost and the judge's (when a row's runs recorded usage: `cost`, `has_cost`), counts."""
     v2v = "voice_to_voice_ms"
     cols = [
         Column("model", "model", model_words, lambda r: r.model),

@@ -12,7 +12,12 @@ every other latency.
 - backchannels talked through (backchannel selectivity): of the backchannels that came while it spoke;
 - side speech answered: of the side speech that played (answering it is the failure);
 - agent interrupted the user: turns where the bot's speech began while the user was speaking, of
-  the audio turns measured (the whole run, duplex cues or not).
+  the audio turns measured (the whole run, duplex cues or not);
+- early start: turns whose reply began before the user had finished (a full-duplex model chooses
+  when to speak), of the audio turns measured, and by how much (its p50 over those turns);
+- answered: turns the model answered at all (a reply, calls, or the call that ended the session),
+  of the turns that count. A paced model's unanswered turn was asked again first; a full-duplex
+  model's was its choice (`arena_tui.spine.duplex.FULL_DUPLEX_TURN`).
 """
 
 from __future__ import annotations
@@ -36,11 +41,15 @@ class DuplexFigures:
     backchannels: Rate = Rate(0, 0)  # talked through / came while the bot spoke
     side_speech: Rate = Rate(0, 0)  # answered / played
     agent_interrupted: Rate = Rate(0, 0)  # turns the bot started over the user / turns measured
+    early: Rate = Rate(0, 0)  # turns whose reply began before the user finished / turns measured
+    early_ms: list[float] = field(default_factory=list)  # by how much, over those turns
+    answered: Rate = Rate(0, 0)  # turns answered at all / turns that count
 
     def __add__(self, other: DuplexFigures) -> DuplexFigures:
         return DuplexFigures(self.cues + other.cues, self.yield_ms + other.yield_ms,
                              self.interruptions + other.interruptions, self.backchannels + other.backchannels,
-                             self.side_speech + other.side_speech, self.agent_interrupted + other.agent_interrupted)
+                             self.side_speech + other.side_speech, self.agent_interrupted + other.agent_interrupted,
+                             self.early + other.early, self.early_ms + other.early_ms, self.answered + other.answered)
 
     @property
     def any(self) -> bool:
@@ -51,6 +60,10 @@ class DuplexFigures:
     def yield_latency(self) -> Distribution | None:
         return describe(self.yield_ms)
 
+    @property
+    def early_lead(self) -> Distribution | None:
+        return describe(self.early_ms)
+
 
 def duplex_figures(results: Iterable[TurnResult], with_latency: bool, untrusted: Collection[int] = ()) -> DuplexFigures:
     """The figures of a run's turns (module docstring); `with_latency`: the run counts for latency;
@@ -59,8 +72,12 @@ def duplex_figures(results: Iterable[TurnResult], with_latency: bool, untrusted:
     for r in results:
         if r.status not in FINISHED or not counts(r.status):
             continue
+        f.answered += Rate(int(r.status in ANSWERED), 1)
         if r.agent_interruptions is not None:
             f.agent_interrupted += Rate(int(r.agent_interruptions > 0), 1)
+            f.early += Rate(int(r.early_start_ms is not None), 1)  # (measured alongside: the audio turns)
+            if r.early_start_ms is not None:
+                f.early_ms.append(r.early_start_ms)
         for o in r.duplex or []:
             if o.played is None:
                 continue
@@ -76,6 +93,10 @@ def duplex_figures(results: Iterable[TurnResult], with_latency: bool, untrusted:
             elif o.kind == "backchannel":
                 f.backchannels += Rate(int(not o.yielded), 1)
     return f
+
+
+#: a turn the model answered (a reply, calls, or the call that ended the session)
+ANSWERED = ("ok", "ended_session")
 
 
 def rate_text(r: Rate) -> str:
@@ -96,13 +117,19 @@ class _Row(Protocol):
 
 #: the report's duplex table (`render.sections`) and what the leaderboard screen shows of it
 DUPLEX_HEAD = ["model", "benchmark", "cues", "yield latency", "interruptions yielded", "backchannels talked through",
-               "side speech answered", "agent interrupted user (turns)"]
+               "side speech answered", "agent interrupted user (turns)", "early start (turns)", "answered (turns)"]
+
+
+def early_text(f: DuplexFigures) -> str:
+    """`1/8 (p50 420 ms ahead)`, or `0/8`, or `–`."""
+    d = f.early_lead
+    return rate_text(f.early) + (f" (p50 {d.p50:,.0f} ms ahead)" if d is not None else "")
 
 
 def duplex_cells(f: DuplexFigures) -> list[str]:
     """A row's duplex figures as the report and the leaderboard show them (after model, benchmark)."""
     return [str(f.cues), yield_text(f.yield_latency), rate_text(f.interruptions), rate_text(f.backchannels),
-            rate_text(f.side_speech), rate_text(f.agent_interrupted)]
+            rate_text(f.side_speech), rate_text(f.agent_interrupted), early_text(f), rate_text(f.answered)]
 
 
 def duplex_table(rows: Sequence[_Row]) -> list[list[str]]:
@@ -115,15 +142,17 @@ DUPLEX_COLUMNS = [
     "duplex_cues", "yield_n", "yield_ms_p50", "yield_ms_p95", "interruptions_yielded", "interruptions_during_reply",
     "backchannels_talked_through", "backchannels_during_reply", "side_speech_answered", "side_speech_played",
     "agent_interrupted_turns", "agent_interruption_measured_turns",
+    "early_start_turns", "early_start_measured_turns", "early_start_ms_p50", "answered_turns", "answer_counted_turns",
 ]  # fmt: skip
 
 
 def duplex_columns(f: DuplexFigures) -> dict[str, Any]:
-    d = f.yield_latency
+    d, e = f.yield_latency, f.early_lead
     values = [f.cues, d.n if d else 0, d.p50 if d else None, d.p95 if d else None,
               f.interruptions.passes, f.interruptions.n, f.backchannels.passes, f.backchannels.n,
-              f.side_speech.passes, f.side_speech.n, f.agent_interrupted.passes, f.agent_interrupted.n]
-    return dict(zip(DUPLEX_COLUMNS, values))
+              f.side_speech.passes, f.side_speech.n, f.agent_interrupted.passes, f.agent_interrupted.n,
+              f.early.passes, f.early.n, e.p50 if e else None, f.answered.passes, f.answered.n]
+    return dict(zip(DUPLEX_COLUMNS, values, strict=True))
 
 
 def outcome_text(o: DuplexOutcome, speed: float | None = 1.0) -> str:
@@ -140,13 +169,19 @@ def outcome_text(o: DuplexOutcome, speed: float | None = 1.0) -> str:
     return f"{kind}: {what}" + (", answered" if o.answered else "")
 
 
+def early_start_text(ms: float, speed: float | None = 1.0) -> str:
+    """A turn whose reply began before the user finished, as its line says it: `early start 420 ms before the user finished`."""
+    return f"early start {latency_text(ms, speed)} before the user finished"
+
+
 def duplex_line(results: Iterable[TurnResult], speed: float | None, untrusted: Collection[int] = ()) -> str | None:
     """A run's duplex figures in one line (the headless summary), its latency labelled when the
     run is sped up; None for a run with nothing to show."""
     f = duplex_figures(results, with_latency=True, untrusted=untrusted)
     if not f.any:
         return None
-    parts = [f"agent interrupted the user in {rate_text(f.agent_interrupted)} turns"]
+    parts = [f"agent interrupted the user in {rate_text(f.agent_interrupted)} turns",
+             f"early start in {early_text(f)} turns", f"answered {rate_text(f.answered)} turns"]
     if f.cues:
         caveat = latency_caveat(speed)
         d = f.yield_latency

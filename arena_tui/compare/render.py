@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from html import escape
 
+from arena_tui.spine.duplex import FULL_DUPLEX_TURN
+from arena_tui.spine.source import FULL_DUPLEX_LABEL
+
 from .columns import Count, Figure, Percentile, RateFigure, Subset, Words, board_columns, cost_words, has_cost
 from .costs import cost_note
 from .duplex import duplex_table
@@ -54,7 +57,9 @@ DEFINITIONS = [
     "duplex (user speech scripted into the bot's replies, our timeline): yield latency = the user's onset → the bot's "
     "audio stopped, over the interruptions it yielded to (runs at speed 1); interruptions yielded and backchannels "
     "talked through, of those that came while it spoke; side speech answered, of that played; agent interrupted: "
-    "turns where the bot began speaking while the user spoke. Rules: docs/benchmarks.md (duplex turns).",
+    "turns where the bot began speaking while the user spoke; early start: turns whose reply began before the user "
+    "had finished, and by how much (p50); answered: turns the model answered at all, of those that count (a paced "
+    "model's unanswered turn was asked again first). Rules: docs/benchmarks.md (duplex turns).",
     "CSV columns ending _mean/_std are over runs (as the reference); pooled columns are over all turns of a row's "
     "runs. ttfb_ms is the service's own report (= provider_ttfb_ms); latency_ms is the reference's: a turn's "
     "wall-clock length, not a response latency. docs/reports.md lists every column.",
@@ -173,7 +178,9 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
         out.append(Section(bench if bench != POOLED else "All benchmarks (pooled)", table=_leaderboard_table(board, rows),
                            plots=_plots(board, bench, rows, colours), notes=notes))  # fmt: skip
     if any(r.duplex.any for r in board.rows):
-        out.append(Section("Duplex: the user speaking during the bot's replies", table=duplex_table(board.rows)))
+        rule = [f"Rows labelled {FULL_DUPLEX_LABEL}: {FULL_DUPLEX_TURN}."] if any(FULL_DUPLEX_LABEL in r.labels
+                                                                                 for r in board.rows) else []
+        out.append(Section("Duplex: the user speaking during the bot's replies", table=duplex_table(board.rows), notes=rule))
     consistency = Section("Consistency across repeats")
     flips = [["model", "benchmark", "turn", "pattern (run_index:verdict)", "changes", "dimensions that flip", "always fails"]]
     for r in board.rows:

@@ -23,7 +23,7 @@ from typing import Any
 
 from arena_tui.spine.benchmark import Benchmark, Turn
 
-from arena_tui.spine.events import DimensionScore, TurnResult
+from arena_tui.spine.events import DimensionScore, ToolCallRecord, TurnResult
 from ..verdicts import LLM_DIMENSIONS
 from .knowledge import knowledge_section
 from .rubric import ISOLATED_TASK, RUBRIC, RUN_TASK, TURN_TASK
@@ -70,6 +70,15 @@ def render_golden(turn: Turn) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+def _maker(c: ToolCallRecord) -> str:
+    """Which of a delegating model's two models made a call (` [made by the backend model gpt-5.4-mini]`);
+    nothing for a model that is one model."""
+    if c.made_by is None:
+        return ""
+    who = "the backend model" if c.made_by == "back" else "the front (conversational) model"
+    return f" [made by {who}{' ' + c.made_by_model if c.made_by_model else ''}]"
+
+
 def render_turn(header: str, turn: Turn, result: TurnResult, dims: list[str],
                 turn_taking: DimensionScore | None = None) -> str:
     """A turn to judge, in full: what was asked of the assistant, what it did, what code measured."""
@@ -88,7 +97,7 @@ def render_turn(header: str, turn: Turn, result: TurnResult, dims: list[str],
         lines.append("actual calls (with the payload returned to the assistant):")
         for c in result.tool_calls:
             dup = " (duplicate, skipped)" if c.is_duplicate else ""
-            lines.append(f"  call {c.call_id}: {c.name}({_json(c.args)}){dup} -> {c.status}: {_json(c.response)}")
+            lines.append(f"  call {c.call_id}: {c.name}({_json(c.args)}){dup}{_maker(c)} -> {c.status}: {_json(c.response)}")
     else:
         lines.append("actual calls: none")
     lines.append(f"turn status: {result.status}" + (f" (recorded as {result.sentinel})" if result.sentinel else ""))

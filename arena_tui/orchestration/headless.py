@@ -26,8 +26,11 @@ from arena_tui.spine.times import wall_ms
 from arena_tui.stop_signals import StopSignals
 from arena_tui.store import Store, StoreError, StoreWriteError
 
-from ..compare.duplex import duplex_line, outcome_text
+from arena_tui.spine.duplex import FULL_DUPLEX_TURN
+from arena_tui.spine.source import FULL_DUPLEX, FULL_DUPLEX_LABEL
+
 from ..compare.columns import cost_words
+from ..compare.duplex import duplex_line, early_start_text, outcome_text
 from ..compare.stored import untrusted_turns
 from ..cost import current_prices, judge_estimate, run_estimate
 from ..judge import JudgeWorker, render_text, summarize
@@ -252,6 +255,8 @@ class Progress:
                 print(f"    {self.notes[-1]}", file=self.out, flush=True)
             elif ev.kind == "run_started":
                 self.speed = ev.timeline_speed
+                if ev.config.get(FULL_DUPLEX):  # how its turns are delimited, said before any of them
+                    print(f"    {FULL_DUPLEX_LABEL}: {FULL_DUPLEX_TURN}", file=self.out, flush=True)
             elif ev.kind == "session_opened" and not self.results:  # the wait before the first turn says what it is
                 print(f"    session {ev.session} open{f' ({ev.detail})' if ev.detail else ''}", file=self.out, flush=True)
             elif ev.kind == "turn_started":  # a CI log shows where a run is, not only where it was
@@ -305,6 +310,8 @@ class Progress:
             if r.overlap_ms:
                 flags.append(f"overlap {r.overlap_ms:.0f}ms")
             flags += [outcome_text(o) for o in r.duplex or []]  # (the header says when latency is sped up)
+            if r.early_start_ms is not None:
+                flags.append(early_start_text(r.early_start_ms))
             if r.interrupted:
                 flags.append("interrupted")
             if r.retries:

@@ -49,6 +49,14 @@ class Model:
     effort: str = ""  # the reasoning effort it takes (`--effort`, the catalog's `Effort.text`); "" none
     #: a model served on this machine: why its server does not answer for it ("" it does); None: not one
     served: str | None = None
+    #: what it can do, in a few words (the catalog's `Capabilities`, manual commit, effort): "24 kHz, 60 min session, …"
+    caps: str = ""
+    #: environment variables a real run needs besides the key (an endpoint, a project)
+    setting_env: tuple[str, ...] = ()
+    duplex: bool = False  # full duplex: it answers when it chooses (the full-duplex turn loop)
+    #: it hands its work to a backend model; the family spelling that names one of ours (`gpt-live-1+`)
+    delegation: bool = False
+    family: str = ""
 
     def status(self, fake: bool = False) -> str:
         """What it is said to be (`arena-tui models`, the new-run dialog): `needs …`, `ready`
@@ -76,8 +84,17 @@ def models() -> list[Model]:
         served = probe_local(local_llm_url(), model) if p.name == "local" else None
         out.append(Model(alias, p.name, model, p.kind, p.key_env, p.simulated, *needs[p.name],
                          manual_commit=p.manual_commit, served=served,
-                         effort=p.efforts[alias].text if alias in p.efforts else ""))
+                         effort=p.efforts[alias].text if alias in p.efforts else "",
+                         caps=caps_text(p, alias), setting_env=tuple(p.setting_env), duplex=p.caps.duplex,
+                         delegation=p.caps.delegation, family=p.alias_family))
     return out
+
+
+def caps_text(p: catalog.Provider, alias: str) -> str:
+    """A model's capabilities as the list says them: its output rate, session limit, rotation,
+    duplex and delegation, then `manual commit` (`--disable-vad`) and `effort` (`--effort`, its values below)."""
+    extra = [word for word, on in (("manual commit", p.manual_commit), ("effort", alias in p.efforts)) if on]
+    return ", ".join(part for part in (p.caps.text, *extra) if part)
 
 
 def manual_commit_names() -> str:
@@ -172,5 +189,5 @@ def cascades() -> Cascades:
     return Cascades(f"{catalog.CASCADE_PREFIX}<stt>+<llm>+<tts>", tuple(catalog.STT), tuple(catalog.TTS),
                     catalog.CASCADE_EXAMPLES, {name: c.key_env for name, c in parts.items() if c.key_env},
                     tuple(name for name, c in parts.items() if c.local), catalog.LOCAL_HINT,
-                    " ".join(f"{p.alias_family}<model>" for p in catalog.FAMILIES),
+                    " ".join(f"{p.alias_family}<model>" for p in catalog.TEXT_FAMILIES),
                     f"{LOCAL_LLM_URL_ENV} (default {LOCAL_LLM_URL})", catalog.LOCAL_EXAMPLE)

@@ -18,7 +18,7 @@ from textual.widgets import Footer, Static
 from arena_tui.spine.causes import CAUSES as MEANING
 from ..messages import LiveUpdate, TurnRejudged
 from ..run_view import RunState, TurnRow
-from ..compare.duplex import outcome_text
+from ..compare.duplex import early_start_text, outcome_text
 from ..timing import UNTRUSTED, barge_in_ms, barge_in_text, latency_counts, latency_text, speed_note
 from ..verdicts import APART, named
 from ..widgets.judgement_text import cause_source, judgement_renderable
@@ -115,6 +115,9 @@ def _made_cells(call: Any) -> tuple[Text, Text]:
     made = Text(f"{call_text(call.name, call.args)}\n")
     made.append(("✓ " if ok else "✗ ") + call.status + (" (duplicate)" if call.is_duplicate else ""),
                 "bold green" if ok else "bold red")
+    if call.made_by is not None:  # a delegating model's: which of its two models made it
+        made.append(f"\nby the {'backend' if call.made_by == 'back' else 'front'} model"
+                    + (f" {call.made_by_model}" if call.made_by_model else ""), "grey62")
     return made, Text(_json(call.response))
 
 
@@ -165,6 +168,8 @@ def flags_text(row: TurnRow, speed: float | None = 1.0) -> Text:
         flags.append(("interrupted", "bold yellow"))
     if res.agent_interruptions:
         flags.append((f"bot started over the user {res.agent_interruptions}×", "bold dark_orange"))
+    if res.early_start_ms is not None:
+        flags.append((early_start_text(res.early_start_ms, speed), "bold dark_orange"))
     if res.retries:
         flags.append((f"{res.retries} retr{'y' if res.retries == 1 else 'ies'}", "bold dark_orange"))
     if res.reconnects:

@@ -19,7 +19,14 @@ The rules, per cue (onset: the start of its first speech interval, else of its W
   again after that and within `ANSWER_WINDOW_MS` of the cue's speech end, before the turn's next
   cue began (that speech is then the next cue's); a bot that talked on through it did not answer;
 - agent interruptions (per turn): bot speech intervals that begin inside one of the user's
-  speech intervals (the turn's own or a cue's) and overlap it by at least `MIN_OVERLAP_MS`.
+  speech intervals (the turn's own or a cue's) and overlap it by at least `MIN_OVERLAP_MS`;
+- early start (per turn): the bot's reply (its first speech of the turn) began after the user
+  began and before the user's last speech of the turn ended: by how much (a pause inside the
+  user's turn counts: the user had not finished). A full-duplex model chooses when to answer, and
+  some start while the user is still talking.
+
+A full-duplex model's turn (`FULL_DUPLEX_TURN`): it answers when it chooses, so a turn's answer is
+what it said and did in the turn's window, from the turn's audio start to the next turn's start.
 """
 
 from __future__ import annotations
@@ -36,6 +43,12 @@ from .speech import MIN_OVERLAP_MS
 YIELD_WINDOW_MS = 2000.0
 #: the bot answering a cue: speaking again within this long after the cue's speech ended
 ANSWER_WINDOW_MS = 5000.0
+
+#: how a full-duplex model's turn is delimited (`runners/run/full_duplex.py`), as every surface states it
+FULL_DUPLEX_TURN = ("the user's audio streams without a break and nothing is committed; a turn's answer is "
+                    "what the model said and did from the turn's audio start until the next turn starts, and the next "
+                    "turn starts once the model has gone quiet after its reply (or nothing came within the watchdog "
+                    "window): the script's turns wait for their answers")
 
 
 @dataclass(frozen=True)
@@ -88,6 +101,17 @@ def outcomes(cues: Sequence[DuplexCue], placed: Sequence[PlacedCue], bot_speech:
         later = [t for t in onsets if t > p.onset_ms]
         out.append(cue_outcome(p, bot_speech, later[0] if later else math.inf))
     return out
+
+
+def early_start(user_speech: Sequence[Interval], bot_speech: Sequence[Interval]) -> float | None:
+    """How long before the user's last speech of the turn ended the bot's first speech began (ms),
+    when it began after the user began; None: it began after the user finished (or there is none)."""
+    if not user_speech or not bot_speech:
+        return None
+    first, end = bot_speech[0].start_ms, user_speech[-1].end_ms
+    if user_speech[0].start_ms <= first < end:
+        return end - first
+    return None
 
 
 def unplayed(index: int, cue: DuplexCue) -> DuplexOutcome:

@@ -133,6 +133,8 @@ class ToolCalled(Event):
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
     is_duplicate: bool = False
+    made_by: Literal["front", "back"] | None = None  # a delegating model's: which of its models made it
+    made_by_model: str | None = None
 
 
 class ToolAnswered(Event):

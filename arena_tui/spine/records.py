@@ -51,6 +51,10 @@ class ToolCallRecord(Model):
     is_duplicate: bool = False
     expected_index: int | None = None  # which expected call of the turn it satisfied
     t_ms: float | None = None
+    #: which of a delegating model's two models made it: "front" (the conversational model) or "back"
+    #: (the backend it handed the work to); None: the model is one model
+    made_by: Literal["front", "back"] | None = None
+    made_by_model: str | None = None  # that model's id
 
 
 class Latencies(Model):
@@ -116,6 +120,8 @@ class TurnResult(Model):
     # outcome, and how many times the bot's speech began while the user was speaking
     duplex: list[DuplexOutcome] | None = None
     agent_interruptions: int | None = None
+    #: how long before the user finished the bot began its reply (ms; None: it waited, or not measured)
+    early_start_ms: float | None = None
 
 
 class ReplaySummary(Model):

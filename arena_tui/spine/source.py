@@ -61,12 +61,18 @@ def effort_of(config: Mapping[str, Any] | None) -> str:
     return effort if isinstance(effort, str) else ""
 
 
+#: `run_started.config` of a run in the full-duplex turn loop (`runners/run/full_duplex.py`), and its label
+FULL_DUPLEX = "full_duplex"
+FULL_DUPLEX_LABEL = "full duplex"
+
+
 def variant_labels(config: Mapping[str, Any] | None, *, faults: bool = True) -> tuple[str, ...]:
     """How a run's input differed from the default, when it did: a human speaker's recordings
     instead of TTS (`speech: person1`), an acoustic condition the user's audio was heard under (its
     spec: `telephony`, `noise=10`), a reasoning effort asked of the model (`effort=high`), the user's
-    turn closed by our own commit instead of the provider's VAD (`manual commit`), a user's own
-    Pipecat class (`service: Class`), faults injected into the simulator (`faults: 1:no_response*`).
+    turn closed by our own commit instead of the provider's VAD (`manual commit`), a full-duplex
+    model's turns delimited by their windows (`full duplex`: `arena_tui.spine.duplex.FULL_DUPLEX_TURN`),
+    a user's own Pipecat class (`service: Class`), faults injected into the simulator (`faults: 1:no_response*`).
     Numbers from such runs are not those of the default
     setup, so every surface that groups or heads a run names them (leaderboard rows, the run
     header, headless output; `faults=False`: the run screen says the faults on its own line)."""
@@ -81,6 +87,8 @@ def variant_labels(config: Mapping[str, Any] | None, *, faults: bool = True) -> 
         labels.append(f"effort={effort}")
     if cfg.get("disable_vad"):
         labels.append("manual commit")
+    if cfg.get(FULL_DUPLEX):
+        labels.append(FULL_DUPLEX_LABEL)
     service = cfg.get("service")
     if isinstance(service, str) and service:
         labels.append(f"service: {service.rpartition(':')[2]}")

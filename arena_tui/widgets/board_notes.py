@@ -12,7 +12,10 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
+from arena_tui.spine.duplex import FULL_DUPLEX_TURN
 from arena_tui.spine.ids import short_ids
+from arena_tui.spine.source import FULL_DUPLEX_LABEL
+
 from ..compare.costs import cost_note
 from ..compare.judging import row_judge
 from ..compare.leaderboard import POOLED, BoardRow
@@ -49,6 +52,11 @@ def board_notes(loaded: Loaded, rows: Sequence[BoardRow], width: int, room: int)
         notes.append(("labelled rows", fit_parts([(
             "labelled rows are not real model scores (simulator / protocol fake / heuristic judge / never judged)",
             "labelled rows are not real model scores")], width, 1)))
+    if any(FULL_DUPLEX_LABEL in r.labels for r in rows):  # how its turns were delimited, said where its figures are
+        notes.append(("full duplex", fit_parts([(f"{FULL_DUPLEX_LABEL} rows: {FULL_DUPLEX_TURN}",
+                                                 f"{FULL_DUPLEX_LABEL}: a turn's answer is what the model said and did "
+                                                 "until the next turn started, which waited for it",
+                                                 f"{FULL_DUPLEX_LABEL}: a turn = until the next began")], width, 1)))
     people = [f"{r.model} on {r.benchmark} {n}" for r in rows if r.benchmark != POOLED and (n := row_human(r))]
     if people:  # figures resting on a person's verdict, not the judge's (`arena-tui review`, the turn detail's v)
         said = human_text(*loaded.board.human)

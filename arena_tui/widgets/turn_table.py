@@ -124,6 +124,9 @@ def v2v_cell(row: TurnRow, speed: float | None = 1.0) -> Text:
     overlap = barge_in_ms(lat) if lat else None
     if overlap is not None:
         return Text(f"barge {overlap / 1000:.1f}s", "bold dark_orange", justify="right")  # barge-in, its overlap
+    early = row.result.early_start_ms if row.result else None
+    if early is not None:  # it began before the user finished, in a pause of theirs: how much before
+        return Text(f"early {early / 1000:.1f}s", "bold dark_orange", justify="right")
     v2v = lat.voice_to_voice_ms if lat else None
     if v2v is None:
         return Text("–", justify="right")

@@ -65,6 +65,9 @@ class Floor:
         self.flushes = flushes
         self.kinds: list[str] = []
         self.until_ms = -math.inf  # the client plays the reply until then (audio time)
+        #: the reply is under way though nothing plays (a duplex model silent while its backend works):
+        #: speech then is a cue too; None: only speech over audio it sent is
+        self.busy: Callable[[], bool] | None = None
         self.cue: CueHeard | None = None  # the cue being heard
         self._yielded = asyncio.Event()
         self._tasks: set[asyncio.Future[Any]] = set()
@@ -78,7 +81,7 @@ class Floor:
 
     def speech(self, edge: str | None) -> bool:
         """An endpointer edge ("started" / "stopped" / None); True when it is a cue's (not a turn's)."""
-        if edge == "started" and self.kinds and self.clock.ms < self.until_ms:
+        if edge == "started" and self.kinds and (self.clock.ms < self.until_ms or (self.busy is not None and self.busy())):
             kind = self.kinds.pop(0)
             self.cue = CueHeard(kind=kind, start_ms=self.clock.ms, reacted=self.behaviour.reacts(kind))
             self.heard.append(self.cue)

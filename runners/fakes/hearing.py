@@ -28,6 +28,7 @@ class Hearing:
         #: turn → where each of its words is said, ms from the WAV's start (its text spread over
         #: the WAV's speech frames, pauses left out)
         self.word_at: dict[int, list[tuple[str, float]]] = {}
+        self.speech_end: dict[int, float] = {}  # turn → where its WAV's last speech frame ends, ms
         for turn in benchmark.turns:
             path = benchmark.audio_path(turn)
             if path is None or not path.is_file():
@@ -38,6 +39,8 @@ class Hearing:
             n = pcm.size // frame
             rms = np.sqrt(np.mean(pcm[: n * frame].reshape(n, frame).astype(np.float64) ** 2, axis=1))
             speech = np.flatnonzero(rms >= SPEECH_LEVEL)
+            if speech.size:
+                self.speech_end[turn.turn_index] = (speech[-1] + 1) * FRAME_MS
             words = turn.input.split()
             if speech.size and words:
                 share = speech.size / len(words)  # speech frames per word
@@ -66,6 +69,10 @@ class Hearing:
                         best = (agree, turn, (pos // 2 - at) * 1000.0 / RATE)
                 pos = wav.find(probe, pos + 1)
         return (best[1], best[2]) if best is not None else None
+
+    def speech_end_ms(self, turn: int) -> float:
+        """Where the turn's speech ends in its WAV (ms from its start; 0 when it has none)."""
+        return self.speech_end.get(turn, 0.0)
 
     def words(self, turn: int, start_ms: float, end_ms: float) -> str:
         """The turn's words said in [start_ms, end_ms) of its WAV."""

@@ -7,6 +7,13 @@ message). A request that ends in the user's message gets all of the reply's tool
 once (when the request declares tools), else its text; a request that ends in tool results
 gets the reply's text. `Exchange` is what each fake records of a request, in one shape for all
 of them, so a test asserts messages, tools and tool results the same way at every fake.
+
+As the backend of a duplex model (Pipecat's `BackendLLMWorker`, a client delegation of
+`gpt-live-1`), a text model is handed the conversation as one labelled transcript ("USER: …" /
+"ASSISTANT: …" lines, `_render_transcript_request`) and told to act on the user's most recent
+request: the fake does so (the last `USER:` line is the user's words), and, told that what the
+user hears begins with the spoken mark (`SPOKEN_MARK_RULE`, the worker's pairing instruction),
+it begins its answer with it, as a model following that instruction does.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 from typing import Any, Literal
 
 from aiohttp import web
@@ -24,6 +32,26 @@ from runners.fakes.server import FakeServer
 from runners.fakes.wire import spread_words
 
 Phase = Literal["user", "tool"]
+
+#: what Pipecat's `BACKEND_PAIRING_INSTRUCTION` (appended to a backend's system instruction) asks:
+#: a message the user is to hear begins with the mark (`SPOKEN_MARK`, ">>")
+SPOKEN_MARK = ">>"
+SPOKEN_MARK_RULE = f"Begin a message with {SPOKEN_MARK}"
+#: a line of a transcript a frontend hands its backend (`_render_transcript_request`)
+_USER_LINE = re.compile(r"(?m)^USER: (.+)$")
+
+
+def heard_request(text: str) -> str:
+    """The user's words a request carries: the message itself, or, for a labelled transcript
+    (a duplex model's delegation), its most recent `USER:` line."""
+    lines = _USER_LINE.findall(text)
+    return lines[-1].strip() if lines else text.strip()
+
+
+def spoken(text: str, system: str) -> str:
+    """A text answer as a model says it under `system`: marked for the user's ear when the system
+    instruction asks for the spoken mark (a delegation backend's), else as it is."""
+    return f"{SPOKEN_MARK} {text}" if text and SPOKEN_MARK_RULE in system else text
 
 
 class Call(BaseModel):
@@ -81,7 +109,7 @@ class Replies:
         self._ids = (f"{id_prefix}{n:04d}" for n in itertools.count(1))
 
     def reply_for(self, users: list[str]) -> tuple[int | None, ScriptedReply]:
-        last = users[-1].strip() if users else ""
+        last = heard_request(users[-1]) if users else ""
         replies = self.script.replies
         for i, r in enumerate(replies):
             if r.user_transcript is not None and r.user_transcript.strip() == last:
@@ -95,12 +123,12 @@ class Replies:
             return n, replies[n]
         return None, self.script.default
 
-    def content(self, reply: ScriptedReply, phase: Phase, has_tools: bool) -> tuple[str, list[Call]]:
+    def content(self, reply: ScriptedReply, phase: Phase, has_tools: bool, system: str = "") -> tuple[str, list[Call]]:
         """(text, tool calls): every call of the reply at once (parallel calls) to a request that
-        ends in the user's message and declares tools, else its text."""
+        ends in the user's message and declares tools, else its text (`spoken` under `system`)."""
         if phase == "user" and reply.tool_calls and has_tools:
             return "", [Call(call_id=c.call_id or next(self._ids), name=c.name, args=c.args) for c in reply.tool_calls]
-        return reply.text, []
+        return spoken(reply.text, system), []
 
     def answer(self, ex: Exchange, *, one_at_a_time: bool = False) -> tuple[str, list[Call]]:
         """(text, tool calls) for this request, recording which reply it was in `ex.reply`.
@@ -108,11 +136,11 @@ class Replies:
         answered since the user's message, alone, and the text only once all are answered."""
         ex.reply, reply = self.reply_for(ex.user_texts())
         if not one_at_a_time or not reply.tool_calls or not ex.tools:
-            return self.content(reply, ex.phase, bool(ex.tools))
+            return self.content(reply, ex.phase, bool(ex.tools), ex.system)
         last_user = max(i for i, t in enumerate(ex.turns) if t["role"] == "user") if ex.user_texts() else -1
         made = sum(1 for t in ex.turns[last_user + 1:] if t["role"] == "tool")
         if made >= len(reply.tool_calls):
-            return reply.text, []
+            return spoken(reply.text, ex.system), []
         c = reply.tool_calls[made]
         return "", [Call(call_id=c.call_id or next(self._ids), name=c.name, args=c.args)]
 

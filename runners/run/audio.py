@@ -393,9 +393,16 @@ class AudioRun(ProviderFrames, RunBase[Session, Attempt]):
             if outcome == "ok":
                 self.failing = 0
                 break
+            if not self.retried(outcome):
+                break
         assert a is not None
         return self.finish_turn(turn, a, outcome, retries, self.reconnects - reconnects_before,
                                 None if reached else a.infra)
+
+    def retried(self, outcome: str) -> bool:
+        """Whether a turn that ended `outcome` (not ok) is played again: every way, here (a paced
+        model that did not answer is asked again, in a fresh session)."""
+        return True
 
     def finish_turn(
         self, turn: Turn, a: Attempt, outcome: str, retries: int, reconnects: int, infra: str | None = None
@@ -405,17 +412,17 @@ class AudioRun(ProviderFrames, RunBase[Session, Attempt]):
             a.error = infra
         user_speech: list[Interval] = []
         measured = None
-        duplex, agent = None, None
+        duplex, agent, early = None, None, None
         if a.placed is not None:
             user_speech, measured = self.tracks.measure(turn, a.placed, a.heard, a.provider_ttfb_ms, self.now())
-            duplex, agent = self.tracks.duplex(turn, user_speech, a.heard)
+            duplex, agent, early = self.tracks.duplex(turn, user_speech, a.heard)
         lost = self.check_pace()
         if lost:  # what happened is kept (the model's answer, the outcome) but it is no verdict
             why = f"{lost} (the turn ended {status}; it counts nowhere and is played again by a resume)"
             a.error = f"{why}; {a.error}" if a.error else why
         result = a.result(turn, status=LOST_PACE if lost else status, sentinel=sentinel, retries=retries,
                           reconnects=reconnects, session=self.session_number(), user_speech=user_speech,
-                          measured=measured, duplex=duplex, agent_interruptions=agent)
+                          measured=measured, duplex=duplex, agent_interruptions=agent, early_start_ms=early)
         self.publish_audio(turn.turn_index, a)
         self.publish(self.ev(TurnEnded, result=result))
         self.remember(turn, status, a)  # the session heard it as it came: the run goes on from that

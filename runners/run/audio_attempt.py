@@ -36,6 +36,7 @@ class Attempt(AttemptBase):
     responses_cancelled: int = 0
     last_response_end_ms: float | None = None
     last_tool_ms: float | None = None  # when a tool call was last answered
+    last_text_ms: float | None = None  # when the reply's words last came (its transcript)
     reply_due: str | None = None  # a tool was answered and the model has not replied since (the tool's name)
     waiting_for: str | None = None  # what the last `waiting` event announced (one event per wait)
     provider_ttfb_ms: float | None = None
@@ -87,7 +88,8 @@ class Attempt(AttemptBase):
 
     def result(self, turn: Turn, *, status: str, sentinel: str | None, retries: int, reconnects: int,
                session: int, user_speech: list[Interval], measured: TurnMeasures | None,
-               duplex: list[DuplexOutcome] | None = None, agent_interruptions: int | None = None) -> TurnResult:
+               duplex: list[DuplexOutcome] | None = None, agent_interruptions: int | None = None,
+               early_start_ms: float | None = None) -> TurnResult:
         """A turn that ran to its end (ok, empty, no reply, failed over); `duplex`, `agent_interruptions`:
         what the bot did while the user spoke (`tracks.Tracks.duplex`)."""
         extra: dict[str, Any] = {}
@@ -114,6 +116,7 @@ class Attempt(AttemptBase):
             error=self.error,
             duplex=duplex,
             agent_interruptions=agent_interruptions,
+            early_start_ms=early_start_ms,
             **extra,
         )
 

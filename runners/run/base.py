@@ -252,9 +252,11 @@ class RunBase(ABC, Generic[S, A]):
                 res = Resolution(status="not_available", response=not_available_payload())
             else:
                 res = a.resolver.resolve(params.function_name, args)
-            record = res.record(params.tool_call_id, params.function_name, args, t_ms=t)
+            record = res.record(params.tool_call_id, params.function_name, args, t_ms=t,
+                                made_by=self.provider.call_maker(self.config))
             self.publish(
-                self.ev(ToolCalled, t_ms=t, call_id=record.call_id, name=record.name, args=args, is_duplicate=record.is_duplicate)
+                self.ev(ToolCalled, t_ms=t, call_id=record.call_id, name=record.name, args=args, is_duplicate=record.is_duplicate,
+                        made_by=record.made_by, made_by_model=record.made_by_model)
             )
             if a is not None:
                 a.tool_calls.append(record)

@@ -44,6 +44,7 @@ class ProviderFrames:
                 self.publish(self.ev(TranscriptDelta, role="assistant", text=frame.text))
                 if a is not None:
                     a.assistant_text += frame.text
+                    a.last_text_ms = self.now()
                     a.replied()
         elif isinstance(frame, TranscriptionFrame) and not isinstance(frame, InterimTranscriptionFrame):
             self.publish(self.ev(TranscriptDelta, role="user", text=frame.text, final=True))

@@ -38,6 +38,8 @@ class AudioRunHooks(Protocol):
     def on_provider_error(self, session: Session, frame: ErrorFrame) -> None: ...
     def on_usage(self, usages: list[Usage]) -> None: ...
 
+    async def handle_tool_call(self, params: Any) -> None: ...
+
 PIPELINE_START_S = 30.0  # wall seconds a new pipeline may take to start playing input
 
 
@@ -62,6 +64,7 @@ class Session(SessionBase):
         self.spec = self.spec.model_copy(update={
             "publish": lambda cls, **kw: run.on_session_event(self, cls, **kw),
             "on_response_status": lambda status, why: run.on_response_done(self, status, why),
+            "tool_handler": run.handle_tool_call,
         })
         llm = self.build_llm()
         # The context goes to the service at start either way (its tools, Pipecat's gotcha 1);
@@ -88,8 +91,9 @@ class Session(SessionBase):
             preroll_ms=run.config.preroll_ms,
             on_user_chunk=run.on_user_chunk,
         )
-        self.output = PacedOutput(
-            run.clock, sample_rate=run.rate, on_bot_audio=run.on_bot_audio, on_interruption=run.on_truncated
+        self.output = PacedOutput(  # a full-duplex model's output never stops: its silence is not played
+            run.clock, sample_rate=run.rate, on_bot_audio=run.on_bot_audio, on_interruption=run.on_truncated,
+            drop_silence=run.provider.caps.duplex,
         )
         own = run.provider.session_pipeline(self.spec, llm, self.input, self.output)  # a cascade composes its own
         if own is not None:

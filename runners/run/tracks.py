@@ -18,7 +18,7 @@ from pathlib import Path
 from arena_tui.spine import audio
 from arena_tui.spine.benchmark import Benchmark, DuplexCue, Turn
 from arena_tui.spine.conditions import ConditionError, babble_voices, heard, parse_condition
-from arena_tui.spine.duplex import PlacedCue, agent_interruptions, outcomes
+from arena_tui.spine.duplex import PlacedCue, agent_interruptions, early_start, outcomes
 from arena_tui.spine.events import (
     AudioChunk,
     DuplexOutcome,
@@ -32,6 +32,7 @@ from arena_tui.spine.events import (
 from arena_tui.spine.settings import RunSettings
 
 from ..base import RunError
+from ..transports import audible
 from arena_tui.spine.speech import SpeechDetector, TurnMeasures, measure_turn
 from ..timeline.levels import LevelMeter
 from ..timeline.overlaps import LiveOverlaps
@@ -153,18 +154,24 @@ class Tracks:
                                 speech=speech))
         h.user_bounds = sorted((h.user_bounds or []) + _bounds(speech_rel, start_ms, "duplex"))
 
-    def bot_audio(self, h: Heard | None, pcm: bytes, t_ms: float) -> None:
+    def bot_audio(self, h: Heard | None, pcm: bytes, t_ms: float, stream: bool = False) -> bool:
+        """Bot audio played at `t_ms`. `stream`: the provider streams its output continuously,
+        silence included (a full-duplex model): only audible audio is the bot's reply (its first
+        and last frame), silence before it is no part of the attempt's audio. Whether it counted."""
         for t, rms, peak in self.bot_meter.feed(pcm, t_ms):
             self.emit(Level, t_ms=t, source="bot", rms_dbfs=rms, peak_dbfs=peak, block_ms=self.config.level_block_ms)
         self.recorder.add("bot", pcm, t_ms)
         dur = len(pcm) / 2 / self.rate * 1000.0
         for kind, t in self.bot_detector.feed(pcm, t_ms):
             self._bot_boundary(h, kind, t)
-        if h is not None:
+        heard = not stream or audible(pcm)
+        if h is not None and (heard or h.first_bot_ms is not None):
             if h.first_bot_ms is None:
                 h.first_bot_ms = t_ms
-            h.last_bot_ms = t_ms + dur
+            if heard:
+                h.last_bot_ms = t_ms + dur
             h.bot_pcm.extend(pcm)
+        return heard
 
     def truncated(self, h: Heard | None, t_ms: float, pending_ms: float) -> None:
         """The speaker stopped at `t_ms` (an interruption): bot audio handed to it for later was
@@ -208,12 +215,13 @@ class Tracks:
         return user_speech, measured
 
     @staticmethod
-    def duplex(turn: Turn, user_speech: list[Interval], h: Heard) -> tuple[list[DuplexOutcome] | None, int]:
-        """The turn's cues as measured (None: it has none) and how often the bot began speaking
-        while the user spoke (`arena_tui.spine.duplex`)."""
+    def duplex(turn: Turn, user_speech: list[Interval], h: Heard) -> tuple[list[DuplexOutcome] | None, int, float | None]:
+        """The turn's cues as measured (None: it has none), how often the bot began speaking
+        while the user spoke, and how long before the user finished it began its reply (None: it
+        did not) (`arena_tui.spine.duplex`)."""
         measured = outcomes(turn.duplex, h.cues, h.bot_speech) if turn.duplex else None
         cue_speech = [i for c in h.cues for i in c.speech]
-        return measured, agent_interruptions(user_speech + cue_speech, h.bot_speech)
+        return measured, agent_interruptions(user_speech + cue_speech, h.bot_speech), early_start(user_speech, h.bot_speech)
 
     # -- recorded audio
 

@@ -80,7 +80,7 @@ class Connection(ClientEvents):
             path=urlsplit(req.path).path,
             model=(query.get("model") or [None])[0],
             headers=headers,
-            auth_present="authorization" in {k.lower() for k in req.headers.keys()},
+            auth_present=bool({"authorization", "api-key"} & {k.lower() for k in req.headers.keys()}),
         )
         self.n = number
         self.clock = AudioClock()

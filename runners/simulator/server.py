@@ -37,7 +37,13 @@ from .turns import TurnBook
 
 
 class SimulatorServer:
-    """The simulator. `async with SimulatorServer(bench) as sim: url = sim.base_url`."""
+    """The simulator. `async with SimulatorServer(bench) as sim: url = sim.base_url`.
+
+    A service that speaks this protocol at another address with another handshake (Azure's v1
+    surface) is a subclass with its own `path` and `handshake_problem`."""
+
+    #: where the protocol is served
+    path = PATH
 
     def __init__(
         self,
@@ -153,7 +159,7 @@ class SimulatorServer:
 
     @property
     def base_url(self) -> str:
-        return f"ws://{self.host}:{self.port}{PATH}"
+        return f"ws://{self.host}:{self.port}{self.path}"
 
     async def stop(self) -> None:
         if self._server is None:
@@ -177,17 +183,25 @@ class SimulatorServer:
 
     def _check_request(self, connection: ServerConnection, request: Request) -> Response | None:
         path = urlsplit(request.path).path
-        if path.rstrip("/") != PATH:
+        if path.rstrip("/") != self.path:
             self.rejected.append({"path": path, "reason": "not found"})
-            return connection.respond(HTTPStatus.NOT_FOUND, f"unknown path {path}; use {PATH}\n")
+            return connection.respond(HTTPStatus.NOT_FOUND, f"unknown path {path}; use {self.path}\n")
         if self.refuse is not None:
             status, body = self.refuse
             self.rejected.append({"path": path, "reason": f"refused with HTTP {status}"})
             return connection.respond(HTTPStatus(status), body)
+        if (problem := self.handshake_problem(request)) is not None:
+            status, reason = problem
+            self.rejected.append({"path": path, "reason": reason})
+            return connection.respond(status, reason + "\n")
+        return None
+
+    def handshake_problem(self, request: Request) -> tuple[HTTPStatus, str] | None:
+        """Why the real service would refuse this upgrade (status, reason); None: it takes it.
+        OpenAI's: a bearer key."""
         auth = request.headers.get("Authorization", "")
         if not auth.startswith("Bearer ") or not auth[7:].strip():
-            self.rejected.append({"path": path, "reason": "missing bearer token"})
-            return connection.respond(HTTPStatus.UNAUTHORIZED, "missing Authorization: Bearer <key>\n")
+            return HTTPStatus.UNAUTHORIZED, "missing bearer token"
         return None
 
     async def _handle(self, ws: ServerConnection) -> None:

@@ -1,0 +1,4 @@
+"""Claude text models (`AnthropicLLMService`).
+
+One folder: `entry.py` (its catalog entry), `runner.py` (its `ProviderRunner`), `fake.py` (its
+local fake, `--fake`). Nothing is imported here, so reading the entry loads nothing else."""

@@ -1,0 +1,4 @@
+"""xAI Grok Voice (`GrokRealtimeLLMService`).
+
+One folder: `entry.py` (its catalog entry), `runner.py` (its `ProviderRunner`), `fake.py` (its
+local fake, `--fake`). Nothing is imported here, so reading the entry loads nothing else."""

@@ -1,0 +1,7 @@
+"""OpenAI's full-duplex `gpt-live-1` (`OpenAILiveLLMService`), with its backend: OpenAI-hosted
+(Responses delegation) or one of our text models (client delegation).
+
+One folder: `entry.py` (its catalog entry), `runner.py` (its `ProviderRunner` and the Pipecat
+service subclass), `fake.py` (its local Live API fake, `--fake`) with `live_stream.py` (the
+fake's continuous output) and `responses_fake.py` (the Responses API its delegations run on).
+Nothing is imported here, so reading the entry loads nothing else."""

@@ -1,0 +1,5 @@
+"""OpenAI Chat Completions text models (`OpenAILLMService`), and any OpenAI-compatible server on
+this machine (`local:<model>`).
+
+One folder: `entry.py` (its catalog entry), `runner.py` (its `ProviderRunner`), `fake.py` (its
+local fake, `--fake`). Nothing is imported here, so reading the entry loads nothing else."""

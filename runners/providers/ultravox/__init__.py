@@ -1,0 +1,4 @@
+"""Ultravox Realtime (`UltravoxRealtimeLLMService`, a call created over REST, then a WebSocket).
+
+One folder: `entry.py` (its catalog entry), `runner.py` (its `ProviderRunner`), `fake.py` (its
+local fake, `--fake`). Nothing is imported here, so reading the entry loads nothing else."""
