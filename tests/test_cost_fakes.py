@@ -125,7 +125,8 @@ def _nova(u: dict) -> tuple[int, ...]:
 async def test_the_usage_recorded_is_the_usage_the_fake_sent(alias: str, demo, tmp_path: Path, monkeypatch) -> None:
     """Each report the engine records is one the fake's wire carried, number for number (the
     realtime APIs that split audio from text): nothing made up between the socket and the store."""
-    from runners.fakes import gemini_live, nova_sonic
+    from runners.providers.gemini_live import fake as gemini_live
+    from runners.providers.nova_sonic import fake as nova_sonic
     from runners.simulator import replies
 
     where, read = {"sim": ((replies.Replies, "_usage"), _openai), "gemini-native-audio": ((gemini_live._Session, "usage"), _gemini),
