@@ -207,8 +207,17 @@ def reason_of(v: CellView) -> str:
     return v.reason.replace(f"{v.cell.benchmark} × {v.cell.model}: ", "")
 
 
-def gaps_text(view: CampaignView) -> Text:
-    """The gaps between the campaign's rows, a pair a line (A → B: B − A = … : verdict, p); '' for one row."""
+GAPS_MIN_HEIGHT = 30  # below this the gaps are one line (how many pairs, how many distinguishable)
+
+
+def gaps_text(view: CampaignView, full: bool = True) -> Text:
+    """The gaps between the campaign's rows, a pair a line (A → B: B − A = … : verdict, p); '' for
+    one row. Not `full`: one line, how many pairs are distinguishable (`campaign show` lists them)."""
+    if not full:
+        pairs = [(fam, i) for fam in view.gaps.values() for i in range(len(fam.pairs))]
+        real = sum(1 for fam, i in pairs if (g := fam.pairs[i].strict) is not None and g.distinguishable(fam.p(i, STRICT_KEY)))
+        return Text(f"gaps between its rows, strict pass: {real} of {len(pairs)} pair(s) distinguishable "
+                    "(a taller terminal, or `campaign show`, lists them)", "grey62") if pairs else Text("")
     lines = []
     for bench, fam in view.gaps.items():
         for i, pair in enumerate(fam.pairs):
@@ -306,7 +315,8 @@ class CampaignScreen(Campaigns):
         hidden = hidden_text([label for _, label in CELL_COLUMNS], shown, "the selected cell is below")
         legend = rates_legend(dims if RATES in shown else [], heuristic=heuristic)
         self.query_one("#cells-legend", Static).update(Text("  ·  ").join(t for t in (legend, Text(hidden)) if t))
-        self.query_one("#campaign-gaps", Static).update(gaps_text(view))
+        self.query_one("#campaign-gaps", Static).update(
+            gaps_text(self.view, self.app.size.height >= GAPS_MIN_HEIGHT) if self.view is not None else "")
         self._title()
         self._detail()
 
