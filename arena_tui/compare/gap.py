@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ..stats.paired import BOOTSTRAP, Gap, Verdict, holm, one_run_each, with_repeats
+from ..stats.paired import BOOTSTRAP, Gap, Verdict, holm, paired_gap
 from ..verdicts import APART, STRICT, named, ordered
 from .leaderboard import POOLED, BoardRow
 from .stored import StoredRun
@@ -126,12 +126,7 @@ def pairing(a: Side, b: Side) -> Pairing:
 
 def figure_gap(p: Pairing, key: str) -> Gap | None:
     """B − A on one figure over the paired turns: one run a side by McNemar, else the paired bootstrap."""
-    a, b = p.verdicts(key)
-    if not a or not b:
-        return None
-    if len(a) == 1 and len(b) == 1:
-        return one_run_each(a[0], b[0])
-    return with_repeats(a, b)
+    return paired_gap(*p.verdicts(key))
 
 
 @dataclass(frozen=True)

@@ -187,6 +187,17 @@ def bootstrap_rate(runs: Sequence[Sequence[Verdict]], *, resamples: int = BOOTST
     return (float(lo), float(hi))
 
 
+def paired_gap(a: Sequence[Sequence[Verdict]], b: Sequence[Sequence[Verdict]]) -> Gap | None:
+    """B − A of two rows of runs on the same turns (each run a verdict per turn, same order): one run
+    a side by the exact McNemar test (`one_run_each`), repeats on either side by the two-stage
+    paired bootstrap (`with_repeats`). None when a side has no run or no turn pairs."""
+    if not a or not b:
+        return None
+    if len(a) == 1 and len(b) == 1:
+        return one_run_each(a[0], b[0])
+    return with_repeats(a, b)
+
+
 def holm(ps: Sequence[float]) -> list[float]:
     """Holm's step-down adjusted p-values, in the order given (each at most 1, never below its own)."""
     order = sorted(range(len(ps)), key=lambda i: ps[i])
