@@ -15,6 +15,7 @@ coordinator names itself on the campaign row (`claim`) and renews its heartbeat 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from dataclasses import dataclass, field
@@ -291,7 +292,8 @@ async def campaign_view(store: Store, campaign_id: str, data_dir: Path | None = 
     created, spec = rows[0]
     views, runs = await _cells_and_runs(store, campaign_id, data_dir, known)
     return CampaignView(campaign_id, created, CampaignSpec.from_json(json.loads(spec)), views,
-                        await live_pace(store, campaign_id), campaign_gaps(runs) if gaps else {})
+                        await live_pace(store, campaign_id),
+                        await asyncio.to_thread(campaign_gaps, runs) if gaps else {})  # bootstraps: off the loop
 
 
 async def campaign_views(store: Store, data_dir: Path | None = None,

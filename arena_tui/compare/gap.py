@@ -93,17 +93,31 @@ class Pairing:
         return [[one(v) for v in run] for run in self.a], [[one(v) for v in run] for run in self.b]
 
 
-def pairing(a: Side, b: Side) -> Pairing:
+Counted = dict[int, tuple[str, dict[str, str]]]  # turn -> (its judge, its verdicts), for the turns a run's figures count
+
+
+def counted(run: StoredRun, cache: dict[str, Counted] | None = None) -> Counted:
+    """The run's counted turns with their judge and verdicts (`cache`: by run id, for a family of pairs)."""
+    if cache is not None and run.run_id in cache:
+        return cache[run.run_id]
+    out = {t: (judge_of(run, t), run.verdicts(t)) for t in run.tally.rows}
+    if cache is not None:
+        cache[run.run_id] = out
+    return out
+
+
+def pairing(a: Side, b: Side, cache: dict[str, Counted] | None = None) -> Pairing:
     """Which turns pair (module docstring), and each side's verdicts on them."""
     turns = sorted({t for side in (a, b) for r in side.runs for t in r.expected_turns})
     if a.benchmark != b.benchmark:
         return Pairing((), (), (), {t: "different benchmarks" for t in turns})
+    seen = {r.run_id: counted(r, cache) for side in (a, b) for r in side.runs}
     paired: list[int] = []
     left_out: dict[int, str] = {}
     keep: dict[tuple[str, int], bool] = {}  # (run id, turn) -> its verdict counts in the pair
     other = 0
     for t in turns:
-        judges = [{judge_of(r, t) for r in side.runs if t in r.tally.rows} for side in (a, b)]
+        judges = [{seen[r.run_id][t][0] for r in side.runs if t in seen[r.run_id]} for side in (a, b)]
         if not judges[0] or not judges[1]:
             left_out[t] = _why_not(a, t, "A") if not judges[0] else _why_not(b, t, "B")
             continue
@@ -114,12 +128,12 @@ def pairing(a: Side, b: Side) -> Pairing:
         paired.append(t)
         for side in (a, b):
             for r in side.runs:
-                if t in r.tally.rows:
-                    keep[(r.run_id, t)] = judge_of(r, t) in common
+                if t in seen[r.run_id]:
+                    keep[(r.run_id, t)] = seen[r.run_id][t][0] in common
                     other += not keep[(r.run_id, t)]
 
     def rows(side: Side) -> tuple[tuple[dict[str, str] | None, ...], ...]:
-        return tuple(tuple(r.verdicts(t) if keep.get((r.run_id, t)) else None for t in paired) for r in side.runs)
+        return tuple(tuple(seen[r.run_id][t][1] if keep.get((r.run_id, t)) else None for t in paired) for r in side.runs)
 
     return Pairing(tuple(paired), rows(a), rows(b), left_out, other)
 
@@ -156,8 +170,10 @@ class PairGap:
 
     @cached_property
     def figures(self) -> dict[str, Gap | None]:
+        """strict pass (always, None when no turn pairs), then each dimension some paired turn scored on both sides."""
         dims = ordered({d for run in (*self.pairing.a, *self.pairing.b) for v in run if v for d in v})
-        return {key: figure_gap(self.pairing, key) for key in (STRICT_KEY, *dims)}
+        out = {STRICT_KEY: figure_gap(self.pairing, STRICT_KEY)}
+        return out | {d: g for d in dims if (g := figure_gap(self.pairing, d)) is not None}
 
     @property
     def strict(self) -> Gap | None:
@@ -175,8 +191,8 @@ class PairGap:
         return sorted(out, key=lambda d: (-abs(d.shift), d.turn))
 
 
-def pair_gap(a: Side, b: Side) -> PairGap:
-    return PairGap(a, b, pairing(a, b))
+def pair_gap(a: Side, b: Side, cache: dict[str, Counted] | None = None) -> PairGap:
+    return PairGap(a, b, pairing(a, b, cache))
 
 
 def figure_name(key: str) -> str:
@@ -273,6 +289,7 @@ def row_pairs(rows: Sequence[BoardRow], baseline: str | None = None) -> list[tup
 def row_family(rows: Sequence[BoardRow], baseline: str | None = None) -> dict[str, Family]:
     """benchmark -> the family of its row pairs (`row_pairs`), each pair's gap by `pair_gap`."""
     out: dict[str, list[PairGap]] = {}
+    cache: dict[str, Counted] = {}  # each run's counted turns read once, however many pairs it is in
     for a, b in row_pairs(rows, baseline):
-        out.setdefault(a.benchmark, []).append(pair_gap(row_side(a), row_side(b)))
+        out.setdefault(a.benchmark, []).append(pair_gap(row_side(a), row_side(b), cache))
     return {bench: family(pairs) for bench, pairs in out.items()}

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -119,25 +120,36 @@ def one_run_each(a: Sequence[Verdict], b: Sequence[Verdict]) -> Gap | None:
 
 
 def _matrix(runs: Sequence[Sequence[Verdict]], turns: int) -> tuple[np.ndarray, np.ndarray]:
-    """(passes, verdicts) as runs × turns floats: 1 where the run passed (had a verdict on) the turn."""
+    """(passes, verdicts) as runs × turns integers: 1 where the run passed (had a verdict on) the turn.
+    Integers, so the products below are numpy's own loops: a BLAS thread pool on a busy machine made
+    these small float products 100x slower (scripts/bench_report.py)."""
     if any(len(r) != turns for r in runs):
         raise ValueError("with_repeats: every run needs a verdict slot per turn")
-    passes = np.array([[1.0 if v else 0.0 for v in r] for r in runs]).reshape(len(runs), turns)
-    judged = np.array([[0.0 if v is None else 1.0 for v in r] for r in runs]).reshape(len(runs), turns)
+    passes = np.array([[1 if v else 0 for v in r] for r in runs], dtype=np.int64).reshape(len(runs), turns)
+    judged = np.array([[0 if v is None else 1 for v in r] for r in runs], dtype=np.int64).reshape(len(runs), turns)
     return passes, judged
 
 
-def _draws(rng: np.random.Generator, n: int, resamples: int) -> np.ndarray:
-    """How often each of `n` items is drawn in each resample (resamples × n counts summing to n)."""
-    return rng.multinomial(n, np.full(n, 1.0 / n), size=resamples).astype(float)
+TURNS, RUNS_A, RUNS_B = 0, 1, 2  # the bootstrap's three streams of draws, each seeded on its own
+
+
+@lru_cache(maxsize=16)
+def _draws(seed: int, stream: int, n: int, resamples: int) -> np.ndarray:
+    """How often each of `n` items is drawn in each resample (resamples × n counts summing to n): n
+    draws with replacement per resample, counted. Each stream is its own seeded generator, so a
+    report's hundreds of pairs of the same shape reuse one set of draws (read-only)."""
+    rng = np.random.default_rng([seed, stream, n, resamples])
+    picks = rng.integers(0, n, size=(resamples, n)) + n * np.arange(resamples)[:, None]
+    out = np.bincount(picks.ravel(), minlength=resamples * n).reshape(resamples, n)
+    out.flags.writeable = False
+    return out
 
 
 def _rates(turn_draws: np.ndarray, run_draws: np.ndarray, passes: np.ndarray, judged: np.ndarray) -> np.ndarray:
     """Each resample's pooled pass rate (NaN where it drew no verdict)."""
     won = ((run_draws @ passes) * turn_draws).sum(axis=1)
     seen = ((run_draws @ judged) * turn_draws).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(seen > 0, won / np.where(seen > 0, seen, 1.0), np.nan)
+    return np.where(seen > 0, won / np.maximum(seen, 1), np.nan)
 
 
 def with_repeats(a: Sequence[Sequence[Verdict]], b: Sequence[Sequence[Verdict]], *, resamples: int = BOOTSTRAP_RESAMPLES,
@@ -155,9 +167,8 @@ def with_repeats(a: Sequence[Sequence[Verdict]], b: Sequence[Sequence[Verdict]],
         return None
     pa, ja, pb, jb = pa[:, keep], ja[:, keep], pb[:, keep], jb[:, keep]
     turns = int(keep.sum())
-    rng = np.random.default_rng(seed)
-    td = _draws(rng, turns, resamples)
-    da, db = _draws(rng, len(a), resamples), _draws(rng, len(b), resamples)
+    td = _draws(seed, TURNS, turns, resamples)
+    da, db = _draws(seed, RUNS_A, len(a), resamples), _draws(seed, RUNS_B, len(b), resamples)
     diff = _rates(td, db, pb, jb) - _rates(td, da, pa, ja)
     diff = diff[np.isfinite(diff)]
     tail = (1.0 - level) / 2.0
@@ -180,8 +191,7 @@ def bootstrap_rate(runs: Sequence[Sequence[Verdict]], *, resamples: int = BOOTST
     if not keep.any():
         return None
     passes, judged = passes[:, keep], judged[:, keep]
-    rng = np.random.default_rng(seed)
-    rates = _rates(_draws(rng, int(keep.sum()), resamples), _draws(rng, len(runs), resamples), passes, judged)
+    rates = _rates(_draws(seed, TURNS, int(keep.sum()), resamples), _draws(seed, RUNS_A, len(runs), resamples), passes, judged)
     tail = (1.0 - level) / 2.0
     lo, hi = np.quantile(rates[np.isfinite(rates)], [tail, 1.0 - tail])
     return (float(lo), float(hi))
