@@ -152,3 +152,16 @@ def test_every_surface_says_the_same_gap(db: Path, tmp_path: Path, capsys: pytes
 
     asyncio.run(tui())
     assert STRICT_KEY in pair.figures
+
+
+def test_report_baseline_compares_each_row_with_it(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "report"
+    assert main(["--db", str(db), "report", CAMPAIGN, str(out), "--baseline", "gpt-real"]) == 0  # a unique part of its name
+    with (out / "pairwise.csv").open(newline="", encoding="utf-8") as fh:
+        pairs = {(r["row_a"], r["row_b"]) for r in csv.DictReader(fh)}
+    assert pairs == {(B, A)}  # the baseline is A
+    capsys.readouterr()
+    assert main(["--db", str(db), "report", CAMPAIGN, str(tmp_path / "r2"), "--baseline", "claude"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--baseline 'claude': no row" in err and A in err, err
+    assert not (tmp_path / "r2").exists()  # nothing written

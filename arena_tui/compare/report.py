@@ -55,6 +55,7 @@ def write_report(board: Leaderboard, sel: Selection, dest: str | Path, *, now: d
                  baseline: str | None = None) -> list[Path]:
     """Write every report file into `dest` (created); returns their paths in FILES order. `baseline`:
     the gaps are each row's against this one (a row's name, or a unique part of it), not every pair's."""
+    base = resolve_baseline(board, baseline) if baseline is not None else None  # a wrong name writes nothing
     out = Path(dest)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"{out}: exists and is not a folder")
@@ -62,7 +63,7 @@ def write_report(board: Leaderboard, sel: Selection, dest: str | Path, *, now: d
     now = now or datetime.now(UTC)
     run_rows = run_results_rows(board)
     consistency = consistency_tables(board, str(out.resolve()))
-    gaps = gap_families(board, resolve_baseline(board, baseline) if baseline is not None else None)
+    gaps = gap_families(board, base)
     texts = {
         "run_results.csv": to_csv(run_rows, RUN_RESULTS),
         "model_summary.csv": to_csv(model_summary_rows(board, run_rows), MODEL_SUMMARY),

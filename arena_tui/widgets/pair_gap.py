@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ..compare.gap import Deciding, Gap, PairGap, figure_name, gap_core, gap_detail, gap_text, p_text
+from ..compare.gap import STRICT_KEY, Deciding, Gap, PairGap, figure_name, gap_core, gap_detail, gap_text, p_text
 from .board_cells import MUTED
 
 DECIDING_SHOWN = 12  # turns that decide a gap listed by number (the count says how many more)
@@ -43,21 +43,23 @@ def deciding_text(turns: list[Deciding]) -> str:
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
+def _figure(t: Text, key: str, g: Gap | None) -> None:
+    t.append(f"{figure_name(key)}\n", "bold")
+    if g is None:
+        t.append("  no paired turn\n", MUTED)
+        return
+    t.append(f"  {gap_core(g)}\n", _style(g))
+    t.append(f"  {gap_detail(g)} · A {100 * g.a:.1f}% B {100 * g.b:.1f}% on these turns\n", MUTED)
+
+
 def gap_report(pair: PairGap) -> Text:
-    """Every figure's gap, then what pairs and what decides it: the leaderboard's gap dialog."""
+    """The strict pass's gap, what pairs and what decides it, then every dimension's: the leaderboard's gap dialog."""
     t = Text()
     for side, letter in ((pair.a, "A"), (pair.b, "B")):
         runs = len(side.runs)
         t.append(f"{letter}: ", "bold").append(side.name).append(f"  {side.benchmark} · {runs} run{'s' * (runs != 1)}\n", MUTED)
     t.append("\n")
-    for key, g in pair.figures.items():
-        t.append(f"{figure_name(key)}\n", "bold")
-        if g is None:
-            t.append("  no paired turn\n", MUTED)
-            continue
-        t.append(f"  {gap_core(g)}\n", _style(g))
-        t.append(f"  {gap_detail(g)} · A {100 * g.a:.1f}% B {100 * g.b:.1f}% on these turns\n", MUTED)
-    t.append("\n")
+    _figure(t, STRICT_KEY, pair.strict)
     paired = len(pair.pairing.turns)
     t.append(f"{paired} turn{'s' * (paired != 1)} paired (both played, judged by the same judge)")
     t.append(f"; {pair.pairing.left_out_text}\n" if pair.pairing.left_out_text else "; none left out\n",
@@ -66,4 +68,8 @@ def gap_report(pair: PairGap) -> Text:
         t.append("decided by (strict verdicts differ): ", "bold").append(deciding_text(pair.deciding) + "\n")
     else:
         t.append("no turn's strict verdicts differ between the two\n", MUTED)
+    for key, g in pair.figures.items():
+        if key != STRICT_KEY:
+            t.append("\n")
+            _figure(t, key, g)
     return t

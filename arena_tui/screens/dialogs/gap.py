@@ -19,7 +19,7 @@ class GapDialog(ArenaDialog[bool]):
 
     BINDINGS = [Binding("escape", "close", "Close"), Binding("equals_sign", "turns", "Turn by turn", show=False)]
     DEFAULT_CSS = """
-    GapDialog #gap-pane { height: auto; max-height: 30; }
+    GapDialog #gap-pane { height: auto; max-height: 60vh; }
     GapDialog #gap { width: 1fr; height: auto; }
     """
 
