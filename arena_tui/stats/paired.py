@@ -13,9 +13,9 @@ Why these methods:
   the common turns with replacement (one draw for both sides: the pairing), then each side's
   runs with replacement (the conversation is the unit: turns of one run share its fate), and
   takes B − A over the drawn verdicts. A bootstrap over runs alone calls two rows of one setting
-  different 26 % of the time at 2 repeats and 16 % at 3 (2-5 repeats is what a benchmark gets);
-  the two-stage one stays at or under 5 % (scripts/bench_gap.py), erring wide when turns are
-  independent. p is the bootstrap's own: twice the smaller share of resamples on either side of 0,
+  different 19 % of the time at 2 repeats, 21 % at 3 and 12 % at 5 (2-5 repeats is what a
+  benchmark gets); the two-stage one stays at or under 5 % (scripts/bench_gap.py), erring wide
+  when turns are independent. p is the bootstrap's own: twice the smaller share of resamples on either side of 0,
   so "the interval excludes 0" and "p < 0.05" say the same.
 - **Many pairs** (`holm`): Holm's step-down adjustment keeps the chance of calling any of them
   real by accident at 5 %; the intervals stay per pair.
