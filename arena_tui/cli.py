@@ -19,11 +19,12 @@ from typing import NoReturn
 from . import __version__
 from .commands import COMMANDS, Command
 from .spine.errors import CliError
+from .spine.paths import PRICES_ENV, prices_path
 
 #: the command run when none is given
 DEFAULT = "ui"
 #: the global options that take a value (`--db X`): what `chosen` steps over to find the command
-_VALUED = ("--db", "--data")
+_VALUED = ("--db", "--data", "--prices")
 
 
 def load(command: Command) -> ModuleType:
@@ -52,6 +53,8 @@ def add_global_options(parser: argparse.ArgumentParser, *, sub: bool = False) ->
     g = parser.add_argument_group("global options") if sub else parser
     g.add_argument("--db", help="SQLite database file (env ARENA_TUI_DB; default: user data dir)", **default)
     g.add_argument("--data", help="folder holding benchmark folders (env ARENA_TUI_DATA)", **default)
+    g.add_argument("--prices", metavar="FILE", help=f"a price table over arena-tui's, for cost estimates (env {PRICES_ENV})",
+                   **default)
 
 
 def _add_globals_to_subparsers(parser: argparse.ArgumentParser) -> None:
@@ -102,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     run = getattr(args, "_run", None)
     if run is None:
         run = load(next(c for c in COMMANDS if c.name == DEFAULT)).run
+    before = os.environ.get(PRICES_ENV)
     try:
+        use_prices(getattr(args, "prices", None))
         status = int(run(args) or 0)
         sys.stdout.flush()  # a reader gone mid-output shows here, in the handler, not at interpreter exit
     except CliError as e:
@@ -112,9 +117,26 @@ def main(argv: list[str] | None = None) -> int:
         status = 130
     except BrokenPipeError:
         return _reader_went_away()
+    finally:  # the command's own: a process that runs several (tests, the README's) starts each afresh
+        if before is None:
+            os.environ.pop(PRICES_ENV, None)
+        else:
+            os.environ[PRICES_ENV] = before
     if status:
         _free_failed_runs()
     return status
+
+
+def use_prices(path: str | None) -> None:
+    """`--prices FILE` for every surface of this process (and the monitor's): it becomes
+    `ARENA_TUI_PRICES`; the table in use is read now, so a bad one is refused in one line before
+    anything is shown with it."""
+    if path:
+        os.environ[PRICES_ENV] = path
+    if prices_path() is not None:
+        from .cost import load_prices  # deferred: pricing loads pydantic, and `--help` must not
+
+        load_prices()
 
 
 def _free_failed_runs() -> None:

@@ -16,6 +16,11 @@ calls, and counts them with the o200k_base tokenizer offline:
   system prompt and closing instructions at d3659ba, measured once from its public source with the
   same tokenizer (`REFERENCE_RULES_TOKENS`; its text is not reproduced here).
 
+Also the reply's side: the o200k tokens of one whole-run `final_judgments` entry (its fields, compact
+JSON and indented) and of a ~100-word commentary, beside what `judge.budget` counts a turn
+(`REPLY_TOKENS_PER_TURN`), and the characters a prompt token takes here (`budget.CHARS_PER_TOKEN`
+must stay below it, so prompts are over-, never under-counted).
+
 Prints numbers; asserts nothing. The issue's goal: whole-run at most 1.2x the reference-shaped request.
 
 Tokenizer: tiktoken if its o200k_base file is available offline, else `bpe-openai` (PyPI),
@@ -34,6 +39,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 from arena_tui.spine.events import Latencies, ToolCallRecord, TurnResult  # noqa: E402
+from arena_tui.judge import budget  # noqa: E402
 from arena_tui.judge.knowledge import knowledge_views  # noqa: E402
 from arena_tui.judge.prompt import PromptBuilder  # noqa: E402
 from arena_tui.judge.rubric import dimensions_for, turn_taking  # noqa: E402
@@ -117,6 +123,26 @@ def reference_shaped(bench, results: list[TurnResult]) -> str:
     return "\n".join(lines)
 
 
+# ~100 words of commentary on one turn, as the schema asks for it ("why each verdict: tool use, IF and
+# KB, state, ambiguity"); written here for counting, no judge's words
+COMMENTARY = (
+    "Tool use: the expected lookup was made on this turn with the session name the user gave, and its "
+    "result was used. Instruction following: the reply answers both parts of the question, gives the time "
+    "and the room as the golden answer does, and adds no invented detail. Knowledge base: the session time "
+    "and speaker match the knowledge base and the tool result. State: it kept the registration from the "
+    "earlier turn and did not ask again for the name. Ambiguity: not in scope for this turn, so it is not "
+    "scored here."
+)
+
+
+def reply_entry(commentary: str) -> dict:
+    """One whole-run `final_judgments` entry as a judge writes it (every field of the schema)."""
+    return {"turn": 42, "reasoning": commentary, "kb_grounding": "pass", "instruction_following": "pass",
+            "tool_use_correct": "na", "state_tracking": "na", "ambiguity_handling": "na", "root_cause": "none",
+            "fabricated_action": False, "unexecuted_reference": False, "words_contradict_actions": False,
+            "call_verdicts": [], "causes": []}
+
+
 def common_prefix(a: list[int], b: list[int]) -> int:
     n = 0
     for x, y in zip(a, b):
@@ -186,7 +212,15 @@ def main() -> int:
     print(f"whole-run request   {whole:,} input tokens in 1 request (schema {whole_schema:,})")
     print(f"reference-shaped    {reference:,} input tokens in 1 request (rules {REFERENCE_RULES_TOKENS:,} measured, "
           f"data {ref_data:,} built from this run)")
+    chars = sum(len(p) for p in (req.prefix, req.history, req.target)) + len(json.dumps(req.schema))
+    fields = [len(encode(json.dumps(reply_entry(""), separators=(",", ":")))), len(encode(json.dumps(reply_entry(""), indent=2)))]
+    words = len(encode(COMMENTARY))
     print(f"ratio               whole-run / reference-shaped = {whole / reference:.2f}x (goal: at most 1.2x)")
+    print(f"reply per turn      one final_judgments entry: {fields[0]} tokens of fields compact, {fields[1]} indented; "
+          f"+ {words} for a {len(COMMENTARY.split())}-word commentary = {fields[0] + words}-{fields[1] + words} "
+          f"(judge.budget counts {budget.REPLY_TOKENS_PER_TURN} a turn, asks {budget.HEADROOM}x)")
+    print(f"prompt characters   {chars / whole:.2f} a token in the whole-run request (judge.budget estimates "
+          f"{budget.CHARS_PER_TOKEN:g}: more tokens than there are)")
     print(f"                    per-turn / whole-run = {total / whole:.1f}x raw; "
           f"{cost(total, cached) / whole:.2f}x cost-weighted with cached input at {args.cached_price:.0%} price "
           f"(prefix-only caching: {cost(total, cached_prefix_only) / whole:.2f}x)")

@@ -128,7 +128,7 @@ async def test_leaderboard_and_compare_say_not_played_never_failed(db: Path, siz
         await pilot.pause(0.2)
         board = app.screen
         notes = " ".join(str(board.query_one("#board-notes", Static).render()).split())
-        assert "not scored: down (no turn got an answer; 4 infra failure)" in notes
+        assert "not scored: down (the model got no turn: 4 infra failure)" in notes
         # said, or (the terminal too short for every note) named in the line that says how many more
         assert f"gpt-realtime on demo_bench: {APART}" in notes or "turns counted apart" in notes.split("more notes")[-1]
         assert "1 turn(s) left out of latency: untrusted" in notes or "untrusted latencies" in notes.split("more notes")[-1]

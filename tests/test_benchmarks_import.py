@@ -185,6 +185,18 @@ def test_a_prompt_of_many_pieces_is_read(tmp_path: Path) -> None:
     assert (done.folder / "system_prompt.txt").read_text() == "ab" * 3000
 
 
+def test_a_valid_expression_deeper_than_the_parser_follows_is_said_so_never_not_python(tmp_path: Path) -> None:
+    """Issue 41 item 9: `a + a + …` 12,000 times is Python, nested deeper than this Python's parser follows
+    (it raises RecursionError); it was refused as "not Python (RecursionError)"."""
+    tree = reference(tmp_path / "ref")
+    turns = tree / "benchmarks" / "bike_bench" / "turns.py"
+    turns.write_text(turns.read_text() + "\nDEEP = " + " + ".join(["'a'"] * 12_000) + "\n")
+    [refused] = list(import_all(tree, tmp_path / "out", LIMIT_S))
+    assert isinstance(refused, Refused), refused
+    assert str(refused) == ("bike_bench: not imported: benchmarks/bike_bench/turns.py: cannot read the file: "
+                            "an expression in it is nested too deep to read"), str(refused)
+
+
 def test_a_refusal_is_one_line_and_the_others_still_import(tmp_path: Path) -> None:
     tree = reference(tmp_path / "ref", with_audio=True)
     reference(tree, "broken_bench")

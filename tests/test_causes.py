@@ -137,3 +137,21 @@ async def test_every_failed_turn_of_a_run_with_every_fault_has_a_cause(tmp_path:
     for t, cause in ((5, "wrong_arguments"), (7, "unsolicited_call"), (3, "late_call"), (9, "truncated")):
         if t in failed:  # the code rules decide these when the turn fails
             assert cause in run.causes[t], (t, run.causes[t])
+
+
+def test_a_calls_fault_is_a_cause_only_where_it_was_charged() -> None:
+    """A harmless extra lookup the judge passed, on a turn that fails state tracking for something else,
+    is no `unsolicited_call`; a late call whose expecting turn the judge excused is no `late_call` on
+    a turn failing ambiguity handling for a guess; an absorbed missed call still is `missed_call`."""
+    ST, AH = "state_tracking", "ambiguity_handling"
+    upd = {"name": "upd", "args": {"n": 1}}
+    b = bench(turn(0, [upd], dims=[KB, IF, TOOL, ST]), turn(1, [{"name": "reg", "args": {"s": "S1"}}], dims=[KB, IF, TOOL, AH]),
+              turn(2), turn(3, [{"name": "reg", "args": {"s": "S3"}}], dims=[KB, IF, TOOL, ST]))
+    results = [result(0, call("lookup", "x", q="flour"), call("upd", "u", n=1)), result(1, text="Which one?"),
+               result(2, call("reg", "r", s="S1")), result(3, text="Sorry, your name again?")]
+    judgements = [judged(0, {KB: "pass", IF: "pass", TOOL: "pass", ST: "fail"}).model_copy(update={"causes": ["forgotten_state"]}),
+                  judged(1, {KB: "pass", IF: "pass", TOOL: "pass", AH: "fail"}).model_copy(update={"causes": ["other"]}),
+                  judged(2, {KB: "pass", IF: "pass", TOOL: "na"}),
+                  judged(3, {KB: "pass", IF: "pass", TOOL: "pass", ST: "fail"}, root="forgotten_state")]
+    assert run_causes(b, results, judgements) == {0: ("forgotten_state",), 1: ("other",),
+                                                  3: ("missed_call", "forgotten_state")}

@@ -48,8 +48,13 @@ def one_line(capsys, code: int) -> str:
     (["judge", "x", "--judge-concurrency", "-2"], "argument --judge-concurrency: must be 1 or more (got -2)"),
     (["run", "demo_bench", "--headless", "--judge-deadline", "nan"], "argument --judge-deadline: 'nan' is not a positive"),
     (["runs", "--limit", "many"], "argument --limit: invalid int value: 'many'"),
+    (["run", "demo_bench", "--headless", "--condition", ""], "argument --condition: '' names nothing"),
+    (["run", "demo_bench", "--headless", "--effort", " "], "argument --effort: ' ' names nothing"),
+    (["campaign", "run", "--bench", "demo_bench", "--model", "sim", "--condition", ","], "argument --condition: ',' names nothing"),
+    (["campaign", "run", "--bench", "demo_bench", "--model", "sim", "--effort", ""], "argument --effort: '' names nothing"),
 ], ids=["turns_empty", "turns_commas", "demo_turns_empty", "campaign_turns_empty", "workers_0", "judge_concurrency_0",
-        "judge_concurrency_negative", "judge_deadline_nan", "limit_not_a_number"])
+        "judge_concurrency_negative", "judge_deadline_nan", "limit_not_a_number", "condition_empty", "effort_blank",
+        "campaign_condition_commas", "campaign_effort_empty"])
 def test_a_flag_no_run_can_use_is_one_line_naming_it(argv, says, tmp_path, capsys):
     db = tmp_path / "x.db"
     with pytest.raises(SystemExit) as e:
@@ -61,11 +66,46 @@ def test_a_flag_no_run_can_use_is_one_line_naming_it(argv, says, tmp_path, capsy
 
 def test_a_campaign_spec_with_no_workers_or_empty_turns_is_one_line(tmp_path, capsys):
     for body, says in (('bench = ["demo_bench"]\nmodel = ["sim"]\nworkers = 0\n', "workers must be 1 or more (got 0)"),
-                       ('bench = ["demo_bench"]\nmodel = ["sim"]\nturns = ""\n', "turns '' selects no turns")):
+                       ('bench = ["demo_bench"]\nmodel = ["sim"]\nturns = ""\n', "turns '' selects no turns"),
+                       ('bench = ["demo_bench"]\nmodel = ["sim"]\neffort = ""\n', "effort: names nothing")):
         spec = tmp_path / "spec.toml"
         spec.write_text(body)
         code = main(["--db", str(tmp_path / "c.db"), "campaign", "run", str(spec)])
         assert says in one_line(capsys, code)
+
+
+# ------------------------------------------------------------------------ counts a user types
+
+
+@pytest.mark.parametrize("argv,says", [
+    (["campaign", "run", "--bench", "demo_bench", "--model", "sim", "--repeats", "100000000"],
+     "campaign: repeats must be a whole number from 1 to 1000 (got 100000000)"),
+    (["campaign", "run", "--bench", "demo_bench", "--model", "sim,sim2,sim3", "--repeats", "1000",
+      "--condition", "clean,telephony,noise=10,loss=5", "--effort", "low,high"],
+     "campaign: 4 conditions × 3 models × 2 efforts × 1000 repeats is 24,000 cells, more than the 10,000"),
+    (["campaign", "run", "--bench", "demo_bench", "--model", "sim", "--turns", "0-100000000"],
+     "turn 100000000 in --turns '0-100000000' is past the last turn any benchmark has"),
+    (["run", "demo_bench", "--model", "sim", "--headless", "--turns", "0-100000000"],
+     "turn 100000000 in --turns '0-100000000' is past the last turn any benchmark has"),
+    (["run", "duplex_bench", "--model", "sim", "--headless", "--faults", "yield=1e300"],
+     "value '1e300' in 'yield=1e300' is more than the 600000 ms it may be"),
+    (["run", "duplex_bench", "--model", "sim", "--headless", "--faults", "0:yield=86400000"],
+     "value '86400000' in '0:yield=86400000' is more than the 600000 ms it may be"),
+], ids=["repeats_1e8", "cells_24000", "campaign_turns_1e8", "run_turns_1e8", "yield_1e300", "turn_yield_a_day"])
+def test_a_count_past_its_bound_is_refused_before_anything_is_built(argv, says, tmp_path, capsys):
+    """Issue 41 items 5 and 9: `--repeats 100000000` (flag or spec), a matrix of more cells than a campaign holds,
+    a turn range of 100 million and a yield of 1e300 ms are refused in one line, from the counts as typed:
+    a campaign that built its cells first grew ~110 MB/s and ignored SIGTERM while it did."""
+    code = main(["--db", str(tmp_path / "x.db"), *argv])
+    line = one_line(capsys, code)
+    assert says in line, line
+
+
+def test_a_campaign_spec_with_a_repeat_count_past_its_bound_is_one_line(tmp_path, capsys):
+    spec = tmp_path / "spec.toml"
+    spec.write_text('bench = ["demo_bench"]\nmodel = ["sim"]\nrepeats = 100000000\n')
+    code = main(["--db", str(tmp_path / "c.db"), "campaign", "run", str(spec)])
+    assert "campaign: repeats must be a whole number from 1 to 1000 (got 100000000)" in one_line(capsys, code)
 
 
 # ---------------------------------------------------------------------------------------- resume
@@ -174,6 +214,23 @@ def test_summary_md_shows_an_html_model_name_as_text(tmp_path, capsys):
     assert "<img" not in (out / "report.html").read_text()
 
 
+def test_summary_md_shows_a_markdown_link_in_a_model_name_as_text(tmp_path, capsys):
+    """Issue 41 item 9: a model name read from an imported run is data: `[x](javascript:…)` in it was a
+    live link in summary.md."""
+    import re
+
+    from tests.compare_runs import T, all_pass, events, write_data
+
+    evil = "[click](javascript:alert(1))`code`"
+    db = tmp_path / "l.db"
+    asyncio.run(record(db, events("evil1", evil, "mini_bench", [T(0, all_pass(0), 700)], config={"speed": 1.0})))
+    out = tmp_path / "out"
+    assert main(["--db", str(db), "--data", str(write_data(tmp_path / "data")), "report", "all", str(out)]) == 0
+    md = (out / "summary.md").read_text()
+    assert "[click\\](javascript:alert(1))\\`code\\`" in md, md[:2000]
+    assert not re.search(r"(?<!\\)\[[^\]]*(?<!\\)\]\(", md), md[:2000]  # no unescaped [text]( anywhere
+
+
 # ------------------------------------------------------------------------------------ TLS
 
 
@@ -193,9 +250,13 @@ def test_the_fakes_certificate_leaves_no_key_on_disk(tmp_path, monkeypatch):
 
 
 def test_a_gemini_fake_run_leaves_nothing_in_tmpdir(tmp_path):
-    tmp = tmp_path / "tmp"
+    """No key of the fake's TLS on disk; and (issue 41 item 9) nothing of onnxruntime's telemetry, which
+    Silero VAD loads: a `.ses` file in TMPDIR, a device id and an event database under ~/.cache."""
+    tmp, home = tmp_path / "tmp", tmp_path / "home"
     tmp.mkdir()
-    env = {**os.environ, "TMPDIR": str(tmp), "HOME": str(tmp_path / "home")}
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}  # the engine itself turns it off
+    env.update(TMPDIR=str(tmp), HOME=str(home))
     p = subprocess.run([*cli(), "--db", str(tmp_path / "g.db"), "run", "demo_bench", "--model", "gemini-native-audio",
                         "--fake", "--speed", "10", "--turns", "0", "--headless", "--judge", "none"],
                        capture_output=True, text=True, env=env, timeout=180, stdin=subprocess.DEVNULL)
@@ -204,3 +265,25 @@ def test_a_gemini_fake_run_leaves_nothing_in_tmpdir(tmp_path):
     left = [f for f in tmp.rglob("*") if f.name.startswith("arena-fake-tls-") or
             (f.is_file() and b"PRIVATE KEY" in f.read_bytes())]
     assert left == [], left
+    assert [*tmp.rglob("*"), *home.rglob("*")] == []
+
+
+# ---------------------------------------------------------------------------------- runs list
+
+
+def test_arena_tui_runs_says_a_superseded_run_as_the_runs_list_does(tmp_path, capsys):
+    """Issue 41 item 9: a run a campaign's re-run replaced counts nowhere; the runs list said so and
+    `arena-tui runs` showed it as any completed run."""
+    from arena_tui.spine.events import RunSuperseded
+    from tests.counting_runs import ended, judged, started
+
+    db = tmp_path / "s.db"
+    old, new = [started("old", [0]), ended("old", 0), judged("old", 0)], [started("new", [0]), ended("new", 0), judged("new", 0)]
+    asyncio.run(record(db, [*old, RunEnded(run_id="old", t_ms=2000.0, status="completed")],
+                       [*new, RunEnded(run_id="new", t_ms=2000.0, status="completed")],
+                       [RunSuperseded(run_id="old", t_ms=0.0, by="new", reason="re-run")]))
+    assert main(["--db", str(db), "runs"]) == 0
+    out = capsys.readouterr().out
+    rows = {ln.split()[0]: ln for ln in out.splitlines() if ln.split() and ln.split()[0] in ("old", "new")}
+    assert "completed superseded" in rows["old"] and "superseded" not in rows["new"], out
+    assert "superseded: a campaign's re-run replaced it, it counts nowhere (old by new)" in out, out

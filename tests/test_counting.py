@@ -148,27 +148,29 @@ def test_the_judge_never_judges_a_turn_the_model_did_not_get(tmp_path: Path) -> 
     assert main(["--db", str(db), "judge", "stopped", "--turn", "3", "--judge", "heuristic"]) == 2
 
 
-def test_a_run_no_turn_got_an_answer_has_no_scored_row(tmp_path: Path, capsys) -> None:
-    """An unreachable endpoint (every turn `infra_error`) or a model that never replied (every turn
-    `no_response`): no leaderboard row, no report row, `no answer` in the campaign and the runs
-    list; the run beside them keeps its row."""
+def test_a_run_the_model_never_got_has_no_scored_row_one_it_never_answered_counts(tmp_path: Path, capsys) -> None:
+    """An unreachable endpoint (every turn `infra_error`): the model got no turn, no leaderboard
+    row, no report row, `no answer` in the runs list. A model that never replied (every turn
+    `no_response`) got them: its own row counts each turn failed, and says it never answered
+    (tests/test_verdict_rows.py, on every surface); the run beside them keeps its row."""
     db = tmp_path / "arena.db"
     asyncio.run(record(db, unanswered_run("down"), unanswered_run("mute", "no_response"), paced_run("fine")))
     runs = asyncio.run(stored(db, "down", "mute", "fine"))
     board = build_leaderboard(runs)
-    assert [f.run.run_id for f in board.runs] == ["fine"] and [r.model for r in board.rows] == ["gpt-realtime"]
-    assert board.unscored == {"down": "no turn got an answer; 4 infra failure",
-                              "mute": "no turn got an answer (no_response 4)"}
+    assert [f.run.run_id for f in board.runs] == ["fine", "mute"]
+    assert [r.model for r in board.rows] == ["gpt-realtime", "local:llama3.2 [heuristic judge]"]
+    assert board.unscored == {"down": "the model got no turn: 4 infra failure"} and board.never_answered == ["mute"]
+    assert (board.rows[1].strict.passes, board.rows[1].strict.n) == (0, 4)
     out = tmp_path / "report"
     assert main(["--db", str(db), "report", "all", str(out)]) == 0
-    assert [r["run_id"] for r in read_csv(out / "run_results.csv")] == ["fine"]
+    assert [r["run_id"] for r in read_csv(out / "run_results.csv")] == ["fine", "mute"]
     md = (out / "summary.md").read_text()
-    assert "not scored down: no turn got an answer; 4 infra failure" in md and "local:llama3.2 |" not in md
+    assert "not scored down: the model got no turn: 4 infra failure" in md and "| local:llama3.2 [heuristic judge] |" in md
     capsys.readouterr()
     assert main(["--db", str(db), "runs"]) == 0
     listed = {ln.split()[0]: ln for ln in capsys.readouterr().out.splitlines()[1:]}
     assert "no answer" in listed["down"] and "4 infra failure" in listed["down"] and "0/4" in listed["down"]
-    assert "no answer" in listed["mute"] and "no answer" not in listed["fine"]
+    assert "0/4 never answered — check the setup" in listed["mute"] and "no answer" not in listed["fine"]
 
 
 # --- latency: one late turn is left out, the run's other turns count ----------------------------
@@ -226,15 +228,18 @@ def test_faults_and_the_judge_kind_are_part_of_a_rows_identity(tmp_path: Path) -
                        sim_run("both", mixed=True)))
     runs = asyncio.run(stored(db, "clean", "faulty", "llm", "both"))
     board = build_leaderboard(runs)
-    assert sorted(board.models) == sorted(["sim [simulator, heuristic + LLM judges]", "sim [simulator, heuristic judge]",
-                                           "sim [simulator, heuristic judge, faults: 1:no_response*]", "sim [simulator]"])
-    assert all(len(r.runs) == 1 for r in board.rows)  # nothing pooled
+    # "both": judged by the heuristic, one of its two turns again by an LLM: one judge counts, the one
+    # that judged the run (`verdicts.run_judge`), never a blend of the two
+    assert {r.model: len(r.runs) for r in board.rows} == {
+        "sim [simulator, heuristic judge]": 2, "sim [simulator, heuristic judge, faults: 1:no_response*]": 1,
+        "sim [simulator]": 1}
+    both = next(r for r in runs if r.run_id == "both")
+    assert both.judge == "heuristic" and both.tally.strict == (2, 2) and both.identity == runs[0].identity
     out = tmp_path / "report"
     assert main(["--db", str(db), "report", "all", str(out)]) == 0
-    kinds = {(r["turn"], r["judge_kind"]): r["runs"] for r in read_csv(out / "consistency_turn_summary.csv")}
-    # the reference pools every run of a benchmark turn; never across judge kinds here
-    assert kinds == {(t, k): n for t in ("0", "1") for k, n in
-                     (("LLM judge", "1"), ("heuristic judge", "2"), ("heuristic + LLM judges", "1"))}
+    kinds = {(r["turn"], r["judge"]): r["runs"] for r in read_csv(out / "consistency_turn_summary.csv")}
+    # the reference pools every run of a benchmark turn; never across judges here
+    assert kinds == {(t, k): n for t in ("0", "1") for k, n in (("openai:x", "1"), ("heuristic", "3"))}
 
 
 # --- durations, progress, names --------------------------------------------------------------

@@ -3,7 +3,8 @@ and the campaign screen say the same B − A for the same pair of rows (`compare
 
 Constructed runs of demo_bench through the real Store (tests/counting_runs.py): gemini-live twice
 (A: two repeats, so the bootstrap over turns and runs), gpt-realtime once (B). Turn 8 is judged by
-another judge on A's side, turn 9 never played by A: both are left out and named, never counted.
+another judge than A's runs' own (so it is not judged by their judge), turn 9 never played by A: both
+are left out and named, never counted. A run judged wholly by another judge pairs nothing with them.
 """
 
 from __future__ import annotations
@@ -79,11 +80,21 @@ async def expected(db: Path):
     return pair_gap(row_side(a), row_side(b)), {r.run_id: r for r in runs}
 
 
-def test_the_pairing_names_what_it_leaves_out(db: Path) -> None:
+async def judged_by_another(db: Path):
+    """A run of B's judged wholly by another judge than A's runs (its own store)."""
+    await record(db, run("c1", B, set(), other_judge=set(range(10))))
+    async with await Store.open(db) as store:
+        return (await load_runs(store, ["c1"], lambda name: load_benchmark(name)))[0]
+
+
+def test_the_pairing_names_what_it_leaves_out(db: Path, tmp_path: Path) -> None:
     pair, _ = asyncio.run(expected(db))
     assert pair.pairing.turns == tuple(range(8))
-    assert pair.pairing.left_out == {8: "judged by different judges", 9: "not played on A"}
-    assert pair.pairing.left_out_text == "2 turns left out: 1 judged by different judges · 1 not played on A"
+    assert pair.pairing.left_out == {8: "not judged on A", 9: "not played on A"}
+    assert pair.pairing.left_out_text == "2 turns left out: 1 not judged on A · 1 not played on A"
+    other = pair_gap(pair.a, run_side(asyncio.run(judged_by_another(tmp_path / "other.db"))))
+    assert other.strict is None and other.pairing.turns == ()  # every verdict of B's by another judge than A's
+    assert {t for t, why in other.pairing.left_out.items() if why == "judged by different judges"} == set(range(8))
     g = pair.strict
     assert g is not None and g.method == BOOTSTRAP and g.runs == (2, 1) and g.turns == 8
     # A passes 4/8 and 4/8 on the paired turns, B 6/8
@@ -109,7 +120,7 @@ def test_every_surface_says_the_same_gap(db: Path, tmp_path: Path, capsys: pytes
     kb = next(r for r in rows if r["dimension"] == "kb_grounding")  # a dimension: its own gap, the same turns
     assert float(kb["difference"]) == pair.figures["kb_grounding"].difference  # type: ignore[union-attr]
     assert escape(core) in (out / "report.html").read_text(encoding="utf-8")
-    assert core in (out / "summary.md").read_text(encoding="utf-8")
+    assert core in (out / "summary.md").read_text(encoding="utf-8").replace("\\[", "[").replace("\\]", "]")  # Markdown's escapes
     capsys.readouterr()
 
     assert main(["--db", str(db), "campaign", "show", CAMPAIGN]) == 0

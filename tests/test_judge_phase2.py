@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 from arena_tui.spine.events import EMPTY_RESPONSE, CallVerdict
+from arena_tui.judge.backends import RetryPolicy
+from arena_tui.judge.openai_judge import OpenAIJudge
 from arena_tui.judge.phase2 import align, apply_rules
+from arena_tui.judge.rubric import RUBRIC
+from arena_tui.judge.schema import JUDGE_SCHEMA
+from arena_tui.judge.whole_run import judge_run
 from arena_tui.verdicts import standing_judgements
 from arena_tui.judge.summary import summarize
 from arena_tui.spine.benchmark import ExpectedCall
+from benchmarks.registry import load_benchmark
+from runners.tools import ToolResolver
 
+from .fakes.openai_chat import FakeOpenAI
 from .judge_helpers import bench, call, judged, reg, result, turn
 
 P, F, NA = "pass", "fail", "na"
+FAST = RetryPolicy(attempts=2, base_delay_s=0.01, max_delay_s=0.02)
 
 
 def final(judgements, new):
@@ -149,11 +158,11 @@ def test_unsolicited_call_on_a_no_call_turn_counts_as_tool_failure_in_denominato
 def test_sparse_turn_ids_never_renumbered():
     b = bench(turn(0), turn(3, reg("A").model_dump()), turn(7), turn(12, reg("B").model_dump()))
     results = [result(0), result(3), result(7, call("register", "k", name="Jo", session_id="A")), result(12)]
-    phase1 = [judged(i, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": NA if i in (0, 7) else P})
-              for i in (0, 3, 7, 12)]
+    tool = {0: NA, 3: F, 7: NA, 12: P}
+    phase1 = [judged(i, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": tool[i]}) for i in (0, 3, 7, 12)]
     new, al = apply_rules(b, results, phase1)
     assert [(lk.expected_turn, lk.actual_turn, lk.status) for lk in al.links] == [(3, 7, "late"), (12, None, "missed")]
-    assert sorted({j.turn_index for j in new}) == [3, 7, 12]
+    assert sorted({j.turn_index for j in new}) == [7, 12]  # 7 credited, 12 missed; 3 the judge already failed
     s = summarize(b, results, [*phase1, *new])
     assert [r.expected_turn for r in s.tracking] == [3, 12] and s.turns == 4
 
@@ -246,19 +255,25 @@ def test_phase2_is_idempotent_and_skips_judge_errors():
     assert s.dimensions["tool_use_correct"].denominator == 1  # the errored turn is in no figure
 
 
-def test_genuine_ambiguity_passes_tool_use_and_ambiguity_handling():
-    """Asking on a genuinely ambiguous request was right: both pass where ambiguity_handling is
-    scored, whatever the judge put on ambiguity_handling (main kept the judge's verdict)."""
+def test_genuine_ambiguity_passes_tool_use_and_keeps_the_judges_ambiguity_verdict():
+    """Asking on a genuinely ambiguous request was right: tool use passes where ambiguity_handling is
+    scored, and ambiguity_handling is the judge's: its pass stands, and so does its explicit fail
+    (097b9be turned that fail into a pass); nothing absorbs it where ambiguity_handling is not scored."""
     dims = ["kb_grounding", "instruction_following", "tool_use_correct", "ambiguity_handling"]
-    b = bench(turn(1, reg("S1").model_dump(), dims=dims), turn(2, reg("S2").model_dump()))
-    results = [result(1, text="Which of the two Kevins?"), result(2, text="Which one?")]
+    b = bench(turn(1, reg("S1").model_dump(), dims=dims), turn(2, reg("S2").model_dump()),
+              turn(3, reg("S3").model_dump(), dims=dims))
+    results = [result(1, text="Which of the two Kevins?"), result(2, text="Which one?"),
+               result(3, text="There are two Kevin Zhangs; which one?")]
     phase1 = [judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F, "ambiguity_handling": F},
                      root="genuine_ambiguity"),
-              judged(2, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F}, root="genuine_ambiguity")]
+              judged(2, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F}, root="genuine_ambiguity"),
+              judged(3, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F, "ambiguity_handling": P},
+                     root="genuine_ambiguity")]
     new, _ = apply_rules(b, results, phase1)
     scores = final(phase1, new)
-    assert scores[1]["tool_use_correct"] == P and scores[1]["ambiguity_handling"] == P
+    assert scores[1]["tool_use_correct"] == P and scores[1]["ambiguity_handling"] == F  # the judge's fail stands
     assert scores[2]["tool_use_correct"] == F  # nothing to absorb it on this turn
+    assert scores[3]["tool_use_correct"] == P and scores[3]["ambiguity_handling"] == P
 
 
 def test_ids_compare_exactly_but_id_lists_order_free():
@@ -269,3 +284,113 @@ def test_ids_compare_exactly_but_id_lists_order_free():
     assert not ids_equal(exp, {"product_ids": ["P2", "P3"], "cart_id": "C9"})
     assert not ids_equal(exp, {"product_ids": ["P1", "P2"], "cart_id": "c9"})
     assert not ids_equal(exp, {"product_ids": ["P1", "P2"]})
+
+
+# --- issue 40 item 5: where 097b9be differed from the reference's judge without a reason ---------
+
+
+def test_words_against_actions_need_a_call_made_in_the_turn():
+    """A turn that only asked to confirm and made no call: the reference fails tool use only. A judge
+    that set the words-against-actions flag there anyway no longer makes code fail IF (097b9be did)."""
+    b = bench(turn(1, reg("S1").model_dump()))
+    asked = result(1, text="Just to confirm: register you for S1?")
+    phase1 = [judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F},
+                     root="unnecessary_confirmation", words=True)]
+    new, _ = apply_rules(b, [asked], phase1)
+    assert final(phase1, new)[1] == {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F}
+    assert "words_actions" not in {j.rule for j in new}
+
+
+def test_asking_permission_after_completing_the_action_keeps_the_calls_credit():
+    """update_event succeeded, then "Shall I go ahead and move it to March 15th?": the reference keeps
+    tool use TRUE and fails IF alone. Our judge now reads it as narration after success (rule 6 says it
+    is not rule 6, the flag's description says so too): it fails IF and sets no flag, and code keeps the
+    call's credit, also when the whole-run judge passes tool use by itself."""
+    rule6 = RUBRIC.split("\n6. ", 1)[1].split("\n7. ", 1)[0]
+    assert "says it will wait" in rule6 and "asks permission" not in rule6.split("Not this rule")[0]
+    assert "asking permission for an\n   action it already completed in this turn" in rule6
+    assert "not: asking permission for what it already did" in JUDGE_SCHEMA["properties"]["words_contradict_actions"]["description"]
+    exp = ExpectedCall(name="update_event", args={"field": "date", "new_value": "2025-03-15"})
+    b = bench(turn(1, exp.model_dump()))
+    r = result(1, call("update_event", "c1", field="date", new_value="2025-03-15"),
+               text="Would you like me to move the event to March 15th?")
+    phase1 = [judged(1, {"kb_grounding": P, "instruction_following": F, "tool_use_correct": P})]
+    new, _ = apply_rules(b, [r], phase1)
+    assert new == [] and final(phase1, new)[1]["tool_use_correct"] == P
+
+
+def test_a_judge_that_credits_a_late_call_naming_no_fault_is_not_overruled():
+    """register expected on turn 1, made on turn 2; the judge passed turn 1 naming no root cause (the
+    user had not yet said which session): its pass stands (097b9be overruled it to fail). A fault it
+    names (an unnecessary confirmation) still fails the expecting turn, and a call never made fails
+    whatever the judge said."""
+    b = bench(turn(1, reg("S1").model_dump()), turn(2))
+    rs = [result(1, text="Which session would you like?"), result(2, call("register", "c2", name="Jo", session_id="S1"))]
+    ok = {"kb_grounding": P, "instruction_following": P, "tool_use_correct": P}
+    phase1 = [judged(1, ok), judged(2, {**ok, "tool_use_correct": NA})]
+    new, al = apply_rules(b, rs, phase1)
+    assert [(lk.expected_turn, lk.actual_turn, lk.status) for lk in al.links] == [(1, 2, "late")]
+    assert final(phase1, new)[1]["tool_use_correct"] == P and final(phase1, new)[2]["tool_use_correct"] == P
+    faulted = [judged(1, ok, root="unnecessary_confirmation"), phase1[1]]
+    assert final(faulted, apply_rules(b, rs, faulted)[0])[1]["tool_use_correct"] == F
+    never = [rs[0], result(2)]
+    assert final(phase1, apply_rules(b, never, phase1)[0])[1]["tool_use_correct"] == F
+
+
+def test_an_extra_call_beside_the_expected_ones_keeps_the_judges_tool_verdict():
+    """A harmless extra lookup the judge passed stands; one it failed fails; a call on a turn that
+    expects none fails whatever the judge said (the reference's explicit rule)."""
+    exp = ExpectedCall(name="update_order", args={"order_id": "ORD-5521", "action": "remove", "item_name": "Maple Candy"})
+    b = bench(turn(1, exp.model_dump()), turn(2))
+    rs = [result(1, call("lookup_item", "x", query="maple candy"), call("update_order", "u", **exp.args)),
+          result(2, call("lookup_item", "y", query="flour"))]
+    for judge in (P, F):
+        phase1 = [judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": judge}),
+                  judged(2, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": P})]
+        scores = final(phase1, apply_rules(b, rs, phase1)[0])
+        assert scores[1]["tool_use_correct"] == judge and scores[2]["tool_use_correct"] == F
+
+
+def test_a_cascade_never_passes_the_state_tracking_failure_of_the_turns_own_missed_call():
+    """Turn 2 asks about turn 1's never-run registration (cascade) and itself misses its own expected
+    call from forgotten state: that penalty lands on state_tracking and stays (097b9be's cascade then
+    passed it, so the missed call counted nowhere)."""
+    b = bench(turn(1, reg("S1").model_dump(), dims=ST_DIMS), turn(2, reg("S2").model_dump(), dims=ST_DIMS))
+    rs = [result(1, text="What was your name again?"), result(2, text="I have no registration; your name?")]
+    phase1 = [judged(1, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F, "state_tracking": P},
+                     root="forgotten_state"),
+              judged(2, {"kb_grounding": P, "instruction_following": P, "tool_use_correct": F, "state_tracking": P},
+                     root="forgotten_state", unexecuted=True)]
+    new, _ = apply_rules(b, rs, phase1)
+    scores = final(phase1, new)
+    assert scores[2]["state_tracking"] == F and scores[2]["tool_use_correct"] == P
+    assert [(j.turn_index, j.rule) for j in new] == [(1, "penalty_absorption"), (2, "penalty_absorption")]
+
+
+async def test_grocery_turn_24_a_harmless_extra_lookup_the_judge_passed_stays_passed(shared_data):
+    """grocery_bench turn 24 ("go back to just one bag of flour"; its guidance: no lookup required). The
+    model looks flour up anyway, then makes the expected update_order. A scripted judge server answers
+    the whole-run request passing the turn; phase 2 keeps that pass (097b9be failed it as an extra call)."""
+    grocery = load_benchmark(shared_data / "grocery_bench")
+    t = grocery.turn(24)
+    assert "Do not require a redundant lookup_item call" in (t.tool_use_guidance or "")
+    resolver = ToolResolver(t)
+    exp = t.expected_calls[0]
+    calls = [resolver.resolve(name, args).record(cid, name, args)
+             for cid, name, args in (("c1", "lookup_item", {"query": "flour"}), ("c2", exp.name, exp.args))]
+    assert [c.status for c in calls] == ["unexpected_tool_call", "matched"]
+    r = result(24, *calls, text="Updated to one bag of All-Purpose Flour. Your subtotal is now one sixty-two seventy.")
+    server = FakeOpenAI().start()
+    backend = OpenAIJudge("gpt-test", base_url=server.base_url, api_key="sk-test")
+    try:
+        out = await judge_run(grocery, [r], backend, run_id="g", policy=FAST)
+    finally:
+        await backend.aclose()
+        server.stop()
+    sent = server.chat_requests[0]["messages"][2]["content"]
+    assert "tool-use guidance: Do not require a redundant lookup_item call" in sent and "lookup_item" in sent
+    phase1 = [j for j in out if j.turn_index == 24]
+    assert phase1[0].scores["tool_use_correct"].verdict == P
+    new, al = apply_rules(grocery, [r], out)
+    assert al.extra == {24: ["c1"]}
+    assert final(phase1, new)[24]["tool_use_correct"] == P

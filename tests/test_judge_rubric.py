@@ -10,7 +10,7 @@ from arena_tui.spine.events import EMPTY_RESPONSE, Latencies, TurnResult
 from arena_tui.judge.backends import JudgeRequest
 from arena_tui.judge.heuristic import HeuristicJudge, recall
 from arena_tui.judge.prompt import PromptBuilder
-from arena_tui.judge.rubric import dimensions_for, turn_taking
+from arena_tui.judge.rubric import RUBRIC, dimensions_for, turn_taking
 from arena_tui.judge.summary import wilson
 from benchmarks.registry import load_benchmark
 from arena_tui.spine.benchmark import Benchmark
@@ -115,7 +115,7 @@ def test_judging_doc_holds_every_code_rule_and_the_rubric_says_each_rule_once():
     import re
 
     from arena_tui.judge.phase2 import _RULE_FUNCS
-    from arena_tui.judge.rubric import JUDGE_VERSION, RUBRIC
+    from arena_tui.judge.rubric import JUDGE_VERSION
 
     doc = (REPO / "docs" / "judging.md").read_text(encoding="utf-8")
     assert "## The rule table" in doc and JUDGE_VERSION in doc
@@ -132,7 +132,7 @@ def test_judging_doc_holds_every_code_rule_and_the_rubric_says_each_rule_once():
                    "shifted workflow", "treats as essential", "fail both tool_use_correct and instruction_following",
                    "genuinely ambiguous", "already failed state_tracking", "be lenient on instruction_following",
                    "Leniency never covers a turn with no answer, a turn that was stopped"):
-        assert phrase in RUBRIC, phrase
+        assert phrase in " ".join(RUBRIC.split()), phrase
 
 
 def test_the_knowledge_base_is_split_into_what_the_assistant_saw_and_what_only_tools_reveal(shared_data):
@@ -148,3 +148,24 @@ def test_the_knowledge_base_is_split_into_what_the_assistant_saw_and_what_only_t
     assert "62 of 112 lines, between [tool-only] and [/tool-only], were NOT in the assistant's prompt" in prefix
     conv = load_benchmark(shared_data / "conversation_bench")
     assert knowledge_views(conv).all_visible and TOOL_ONLY_OPEN not in knowledge_section(conv)
+
+
+def test_the_rules_097b9be_left_out_of_the_rubric_and_the_table_are_in_both():
+    """12 h = 24 h for IF and KB too (not only call arguments), declining an out-of-scope question passes
+    IF, the ambiguity_handling and state_tracking criteria, the benign end_session mismatch, and the
+    reread of every tool turn's words against its results: each stated in the rubric, each a table row."""
+    text = " ".join(RUBRIC.split())
+    for rid, phrase in {
+        "T13": "A clock time is the same time in 12-hour and 24-hour form (\"15:30\" is \"3:30 PM\") wherever it appears: "
+               "in calls, in the KB, in the golden answer and in what the assistant says; the form alone never fails a dimension.",
+        "I2": "so does politely declining a question outside what it is there for",
+        "H1": "when two readings are really open (two people of one name), asking which is right and guessing fails",
+        "H2": "when the context settles it, answering directly is right and asking again is over-clarification",
+        "S1": "recalling it when asked and acting on the current state",
+        "S4": "fail when it forgets or misstates what was said or done, or claims an action that never ran",
+        "T8": "An end_session the turn expects is the expected call even when it carries a harmless argument or the "
+              "harness answered it with an error because the script had no reply for it.",
+        "N5": "On every turn with a call, before passing it, read what was said once more against what each call returned",
+    }.items():
+        assert phrase in text, phrase
+        assert f"| `{rid}` |" in (REPO / "docs" / "judging.md").read_text(encoding="utf-8"), rid

@@ -248,7 +248,7 @@ def test_consistency_as_the_reference_reports_it(report) -> None:
     _, bench = read(out / "consistency_benchmark_summary.csv")
     assert bench == [{"benchmark_name": "mini_bench", "turns": "4", "unstable_overall_turns": "4",
                       "unstable_metric_turns": "4", "max_pass_runs": "2", "min_pass_runs": "1",
-                      "judge_kind": "LLM judge"}]  # fmt: skip
+                      "judge": "reference:claude-opus-4-5"}]  # fmt: skip
     _, sanity = read(out / "consistency_sanity_checks.csv")
     assert {c["check"]: c["value"] for c in sanity} == {
         "rows": "12", "unique_runs": "3", "unique_turns": "4", "duplicate_run_turn_rows": "0", "missing_user_text": "0",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -142,7 +143,7 @@ def test_resume_after_kill_9(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ca
     assert resumed.replayed.chars == sum(h.chars() for h in history)
 
     # the simulator got the finished turns' history (inputs, the recorded replies and calls)
-    [runner] = runners
+    *_, runner = runners  # the run's (resume's `endpoint:` line asked another for its endpoint first)
     first = runner.fake.sessions[0]
     texts = first.item_texts()
     assert [t for t in texts if any(t == r.user_text for r in before)] == [r.user_text for r in before]
@@ -247,7 +248,7 @@ def test_resume_at_turn_1_hears_turn_1_and_asks_for_no_reply(
 
     # what the simulator got: turn 0 as history, no kickoff, and no response asked for except
     # the ones that follow a tool result (turn 2's call); it never greeted
-    [runner] = runners
+    *_, runner = runners  # the run's (resume's `endpoint:` line asked another for its endpoint first)
     sim = runner.fake
     first = sim.sessions[0]
     assert first.item_texts()[:2] == [bench.turns[0].input, by_turn[0].assistant_text]
@@ -310,3 +311,31 @@ def test_a_resumed_run_numbers_its_sessions_after_the_stored_ones(tmp_path: Path
     assert opened_after and opened_after[0] == stored + 1 and all(n > stored for n in opened_after)
     assert len(set(opened_before + opened_after)) == len(opened_before + opened_after)
     assert resumed and all(n > stored for n in resumed)
+
+
+def test_a_resume_that_fails_names_the_run_it_resumed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 41 item 6: a resume whose endpoint answers nothing ends `failed`, and its last lines (the
+    run recorded, the `resume …` to try again) name the run it resumed, never an id no run has."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on: every connection refused, an infra failure
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
+    db = tmp_path / "runs.db"
+    url = f"ws://127.0.0.1:{port}/v1/realtime"
+    args = ["--db", str(db), "run", "demo_bench", "--model", "gpt-realtime", "--base-url", url, "--turns", "0-1",
+            "--headless", "--judge", "none"]
+    assert cli.main(args) == 2
+    with sqlite3.connect(db) as conn:
+        [(run_id, status)] = conn.execute("SELECT run_id, status FROM runs").fetchall()
+    assert status == "failed"
+    capsys.readouterr()
+    assert cli.main(["--db", str(db), "resume", run_id, "--judge", "none"]) == 2
+    out = capsys.readouterr().out
+    with sqlite3.connect(db) as conn:
+        assert [r for (r,) in conn.execute("SELECT run_id FROM runs")] == [run_id]
+    assert f"run {run_id} recorded in {db}" in out, out
+    assert f"`arena-tui resume {run_id}` plays them" in out, out
+    assert set(re.findall(r"\b[0-9a-f]{32}\b", out)) == {run_id}, out  # no other id said anywhere

@@ -63,7 +63,7 @@ def test_a_persons_verdict_wins_over_later_judgings_until_withdrawn() -> None:
     assert st.machine is rejudged and st.judgement.scores[KB].by == "ann" and st.judgement.review.by == "ann"
     t = tally([llm, person, rejudged])
     assert t.dimensions[KB] == (0, 1) and t.human == {0: [KB]} and t.human_verdicts == 1
-    assert not t.heuristic and t.llm  # a person is not a judge: the run's judge kind is unchanged
+    assert not t.heuristic and t.judge == ("fake", "")  # a person is not a judge: the run's judge is unchanged
     gone = review("run1", turn=0, revision=4, withdraw=True)
     st = standing([llm, person, rejudged, gone])[0]
     assert st.scores == {KB: "pass", IF: "fail"} and st.human == () and st.judgement is rejudged
@@ -191,3 +191,37 @@ def test_a_persons_verdict_changes_every_figure_identically_and_survives_export_
     run, state, _, judgements = asyncio.run(read())
     assert run_tally(run).strict == state.tally().strict == (3, 3) and run_tally(run).human == {}
     assert [j.rule for j in judgements if j.turn_index == 1] == [None, "review", None, "withdraw"]
+
+
+# --- two at once ---------------------------------------------------------------------------------
+
+
+async def test_two_processes_reviewing_one_turn_at_once_never_share_a_revision(tmp_path: Path) -> None:
+    """Issue 41 item 8: each reviewer numbers its revision `newest + 1` from what it read; two processes
+    that read before either wrote both said r2 (r15-r18 twice each, measured). The store numbers a
+    revision after every one of its turn already recorded, in the write's own transaction: r2, r3."""
+    db = tmp_path / "arena.db"
+    await record(db, passing_run())
+    async with await Store.open(db) as first, await Store.open(db) as second:  # two connections, as two processes
+        ann, bob = review("r1", revision=2, **{KB: "fail"}), review("r1", revision=2, **{KB: "pass"})
+        bob = bob.model_copy(update={"judge": "human:bob", "review": Review(by="bob", reason="why not")})
+        first.submit(ann)
+        await first.flush()
+        second.submit(bob)
+        await second.flush()
+        revs = await second.judgements("r1", 1)
+    assert [(j.judge, j.revision) for j in revs] == [("openai:gpt-5-mini", 1), ("human:ann", 2), ("human:bob", 3)], revs
+    assert standing(revs)[1].scores[KB] == "pass"  # the later review stands, and says the number it was stored as
+
+
+def test_review_refuses_one_dimension_given_two_verdicts(tmp_path: Path, capsys) -> None:
+    """Issue 41 item 8: `kb_grounding=pass kb_grounding=fail` was taken silently, the last winning."""
+    db = tmp_path / "arena.db"
+    asyncio.run(record(db, passing_run()))
+    code = main(["--db", str(db), "review", "r1", "--turn", "1", f"{KB}=pass", f"{KB}=fail", "--reason", "x", "--by", "ann"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{KB}=pass and {KB}=fail both given" in err, err
+    async def count() -> int:
+        async with await Store.open(db) as store:
+            return len(await store.judgements("r1", 1))
+    assert asyncio.run(count()) == 1  # nothing recorded

@@ -571,9 +571,14 @@ def test_runs_and_db_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     code, out, _ = _cli(capsys, "--db", db, "runs")
     assert code == 0
     lines = out.splitlines()
+    # the cost columns: its judge (openai:gpt-5-mini) was sent requests; what they are, under the table
     assert lines[0].split() == ["ID", "BENCHMARK", "MODEL", "STATUS", "PROGRESS", "STRICT", "PASS", "STARTED",
-                                "DURATION", "COUNTED", "APART"]
+                                "DURATION", "COUNTED", "APART", "COST", "JUDGE", "COST"]
+    assert lines[-1].startswith("cost: estimate, prices of ")
     row = next(line for line in lines if line.startswith("r-cli"))
+    # no usage of the model's recorded; the judge's 3 requests of 1000 tokens in (800 cached), 50 out, at gpt-5-mini's
+    # $0.25 / $0.025 / $2 per million: 3 × $0.00017
+    assert row.rstrip().endswith("-     $0.0005 (est.)"), row
     # run_ended never came and this test process is alive, so it is still running
     assert "grocery_bench" in row and "gpt-realtime [simulator]" in row and "running" in row and "3/3" in row
 

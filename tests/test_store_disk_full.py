@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from arena_tui.spine.events import RunEnded
 from arena_tui.store import Store, StoreOpenError
 from arena_tui.store.wal import committed_pages, wal_of
 from tests.test_store_trust import arena, cli_lines, fresh_db
@@ -136,5 +137,40 @@ def test_a_disk_full_stop_locks_nobody_out_full_or_with_room_again(tmp_path: Pat
         with closing(sqlite3.connect(db)) as c:
             assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
             assert c.execute("SELECT COUNT(*) FROM events WHERE run_id='full'").fetchone()[0] > 0
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+def test_while_the_disk_is_still_full_every_reader_says_what_was_recorded(tmp_path: Path) -> None:
+    """Issue 41 item 7: with the disk still full, `search` died with an `OperationalError` traceback
+    (its index could not be written), `runs` showed a run whose recorder was gone as `running` (its
+    end could not be written) and `report all` refused it as "still recording". Each now reads what
+    is there: search from memory, the dead recorder's run interrupted, the report with it."""
+    from tests.counting_runs import ended, judged, record, started
+
+    disk = tmp_path / "small-disk"
+    if shutil.which("mount") is None or not _mount_small_tmpfs(disk, "600k"):
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        db = disk / "runs.db"
+        done = [started("done", [0, 1]), ended("done", 0), judged("done", 0), ended("done", 1), judged("done", 1),
+                RunEnded(run_id="done", t_ms=3000.0, status="completed")]
+        asyncio.run(record(db, done))
+        # a recorder that fills the disk, and is gone: its run left `running`, its end never written
+        child = subprocess.run([sys.executable, str(CHILD), str(db), "dead", "--batch", "50"], capture_output=True,
+                               text=True, timeout=120)
+        assert child.returncode != 0 and "disk is full" in child.stderr, child.stderr[-2000:]
+        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as c:
+            assert c.execute("SELECT status FROM runs WHERE run_id='dead'").fetchone() == ("running",)
+        runs = arena("--db", str(db), "runs", timeout=60)
+        assert runs.returncode == 0 and not cli_lines(runs.stderr), runs.stderr
+        [dead] = [ln for ln in runs.stdout.splitlines() if ln.startswith("dead ")]
+        assert " interrupted " in dead and "running" not in dead, runs.stdout
+        found = arena("--db", str(db), "search", "reply", timeout=60)
+        assert found.returncode == 0 and "Traceback" not in found.stderr and not cli_lines(found.stderr), found.stderr
+        assert "2 turns in 1 run (searched 2 runs)" in found.stdout, found.stdout
+        report = arena("--db", str(db), "report", "all", str(tmp_path / "report"), timeout=120)
+        said = report.stdout + report.stderr
+        assert report.returncode == 0 and "still recording" not in said and "1 runs, 1 models" in said, said
     finally:
         subprocess.run(["umount", "-l", str(disk)], capture_output=True)

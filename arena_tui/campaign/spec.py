@@ -10,6 +10,7 @@ flags given on the command line override the file's values.
 
 from __future__ import annotations
 
+import math
 import os
 
 import tomllib
@@ -19,7 +20,8 @@ from typing import Any
 
 from arena_tui.spine.conditions import CLEAN, ConditionError, parse_condition
 from arena_tui.spine.judges import KINDS_OR_NONE
-from arena_tui.spine.settings import RunSettings, SettingsError, build_settings, parse_turns
+from arena_tui.spine.provenance import CONNECTION
+from arena_tui.spine.settings import OPTION_OF, RunSettings, SettingsError, build_settings, parse_turns
 from arena_tui.spine.source import ALL_SPEAKERS, TTS
 
 
@@ -88,6 +90,11 @@ MAX_PER_WORKER = 2  # sessions on one event loop at 1×: their audio steps queue
 #: nothing does, so at 1× 16 sessions as 8 × 2 pace far better than as 2 × 8 on 2 cores
 #: (scripts/bench_concurrency.py: input p99 2.4 vs 7.5 ms, latency error p95 20 vs 46 ms)
 WORKERS_PER_CORE = 4
+#: bounds on what a campaign may ask, checked from the typed counts before a cell is built: a cell
+#: is a whole benchmark run (minutes of audio each), so 10,000 cells is already weeks of audio; past
+#: that a typo (`--repeats 100000000`) would build its cells (and grow by ~110 MB/s) before anything ran
+MAX_REPEATS = 1000
+MAX_CELLS = 10_000
 
 
 @dataclass(frozen=True)
@@ -122,8 +129,8 @@ class CampaignSpec:
             raise SpecError("campaign: no benchmark (--bench a,b or bench = [...])")
         if not self.models:
             raise SpecError("campaign: no model (--model x,y or model = [...])")
-        if self.repeats < 1:
-            raise SpecError(f"campaign: repeats must be 1 or more (got {self.repeats})")
+        if isinstance(self.repeats, bool) or not isinstance(self.repeats, int) or not 1 <= self.repeats <= MAX_REPEATS:
+            raise SpecError(f"campaign: repeats must be a whole number from 1 to {MAX_REPEATS} (got {self.repeats!r})")
         if self.concurrency is not None and self.concurrency < 1:
             raise SpecError(f"campaign: concurrency must be 1 or more (got {self.concurrency})")
         if self.workers is not None and self.workers < 1:
@@ -155,6 +162,12 @@ class CampaignSpec:
             raise SpecError(f"campaign: effort {bad[0]!r} is not an effort (low, high, 2048, …)")
         if not isinstance(self.disable_vad, bool):
             raise SpecError(f"campaign: disable_vad must be true or false (got {self.disable_vad!r})")
+        axes = {"benchmarks": len(self.benchmarks), "speakers": len(self.speakers), "conditions": len(self.conditions),
+                "models": len(self.models), "efforts": max(1, len(self.efforts)), "repeats": self.repeats}
+        if math.prod(axes.values()) > MAX_CELLS:
+            said = " × ".join(f"{n} {k}" for k, n in axes.items() if n > 1)
+            raise SpecError(f"campaign: {said} is {math.prod(axes.values()):,} cells, more than the {MAX_CELLS:,} "
+                            "one campaign may hold (split it)")
 
     @property
     def per_worker(self) -> int:
@@ -287,11 +300,17 @@ _LISTS = ("bench", "model", "speaker", "condition", "effort")  # TOML keys that 
 
 
 def listify(value: Any, where: str) -> tuple[str, ...]:
+    """A list key's names, from a list or `a,b`; one given that names nothing (`effort = ""`) is refused,
+    never read as the default it would silently have become."""
     if isinstance(value, str):
-        return tuple(v.strip() for v in value.split(",") if v.strip())
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise SpecError(f"{where}: expected a list of names or 'a,b'")
+        names = tuple(v.strip() for v in value.split(",") if v.strip())
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+        names = tuple(value)
+    else:
+        raise SpecError(f"{where}: expected a list of names or 'a,b'")
+    if not names:
+        raise SpecError(f"{where}: names nothing (leave it out for the default)")
+    return names
 
 
 def load_toml(path: Path) -> dict[str, Any]:
@@ -309,6 +328,9 @@ def load_toml(path: Path) -> dict[str, Any]:
                 raise SpecError(f"{path}: [config] must be a table of run settings")
             if own := sorted(set(value) & _OWN_KEYS):
                 raise SpecError(f"{path}: [config] {own[0]}: a campaign key: set it at the top (`{own[0]} = …`)")
+            if aims := [k for k in CONNECTION if k in value]:  # a file is data: it never aims a key or names code
+                raise SpecError(f"{path}: [config] {aims[0]}: a spec file never chooses where a key is sent or what "
+                                f"is imported: give it on the command line (`campaign run {OPTION_OF[aims[0]]}`)")
             out["extra"] = value
         elif key in _KEYS:
             out[_KEYS[key]] = listify(value, f"{path}: {key}") if key in _LISTS else value

@@ -27,6 +27,7 @@ from arena_tui.spine import paths
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.flags import positive_int, turn_subset
+from arena_tui.spine.settings import service_arg_pairs
 from arena_tui.spine.source import ALL_SPEAKERS, variant_labels
 from arena_tui.spine.times import when_text
 from arena_tui.stop_signals import StopSignals
@@ -58,6 +59,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--fake", action="store_const", const=True, help="providers run against their local fakes")
     run.add_argument("--no-greeting", dest="greeting", action="store_const", const=False, help="skip greetings")
     add_input_arguments(run, matrix=True)
+    run.add_argument("--base-url", help="every run's provider endpoint (e.g. a local server; never from a spec file)")
+    run.add_argument("--service", metavar="package.module:Class",
+                     help="a Pipecat service class of yours for every run, --model its model ids (never from a spec file)")
+    run.add_argument("--service-arg", action="append", default=[], metavar="KEY=VALUE",
+                     help="a constructor argument of --service's class (repeatable; env:NAME reads a variable)")
     run.add_argument("--executor", choices=["local", "ray"], help="where runs execute (default local)")
     run.add_argument("--ray-address", help="Ray cluster address (default: start a local one)")
     run.add_argument("--workers", type=positive_int, help="local worker processes (default: as many as keep pace at this speed: up to 4 per core at 1×)")
@@ -109,9 +115,17 @@ def spec_from_args(args: argparse.Namespace) -> Any:
                  "efforts": getattr(args, "effort", None),
                  "disable_vad": True if getattr(args, "disable_vad", False) else None}
         file_values, flags = _all_speakers(file_values, flags, args)
-        return build_spec(file_values, flags)
+        return build_spec(_connection(file_values, args), flags)
     except (SpecError, ValueError) as e:
         raise CliError(str(e)) from None
+
+
+def _connection(file_values: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """The spec's run settings with where its runs connect, as typed (a spec file never says it)."""
+    typed = {"base_url": getattr(args, "base_url", None), "service": getattr(args, "service", None),
+             "service_args": service_arg_pairs(getattr(args, "service_arg", None) or [])}
+    typed = {k: v for k, v in typed.items() if v}
+    return {**file_values, "extra": {**file_values.get("extra", {}), **typed}} if typed else file_values
 
 
 def _all_speakers(file_values: dict[str, Any], flags: dict[str, Any], args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:

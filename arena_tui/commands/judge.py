@@ -15,10 +15,10 @@ from ..judge import PermanentError, limits, render_text, summarize
 from ..judge.agreement import judge_repeatedly, run_agreement
 from ..judge.locate import benchmark_of_run
 from ..judge.options import add_judge_arguments, backend_from_args
-from ..judge.worker import rejudge_turn
+from ..judge.worker import reapply_rules, rejudge_turn
 from arena_tui.spine.paths import db_path
 from ..store import Store, StoreError
-from ..verdicts import standing
+from ..verdicts import ANY, standing
 from .ids import resolve_run_id
 from ..orchestration.live import verdict_line
 
@@ -38,7 +38,8 @@ def _repeat(raw: str) -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_id", metavar="RUN", help="run id (or a unique prefix of one)")
     parser.add_argument("--turn", type=int, help="re-judge only this turn index (the per-turn prompt, with the turns "
-                                                 "before it; without --turn the whole run goes in one request)")
+                                                 "before it; without --turn the whole run goes in one request, or in consecutive "
+                                                 "parts when it cannot fit the judge model)")
     parser.add_argument("--no-phase2", action="store_true", help="skip the cross-turn rules")
     parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
     parser.add_argument("--repeat", type=_repeat, default=1, metavar="N",
@@ -70,9 +71,13 @@ async def _main(args: argparse.Namespace) -> int:
                                         policy=policy, run_policy=run_policy)
 
                 # stops at the first write the file refuses
+                def rules() -> Any:  # the code rules again, over the majorities
+                    return reapply_rules(store, run_id, benchmark)
+
                 if args.repeat > 1:
-                    await store.run_while_writable(judge_repeatedly(store, run_id, args.repeat, judging))
-                    now = standing(await store.judgements(run_id))
+                    await store.run_while_writable(judge_repeatedly(store, run_id, args.repeat, judging,
+                                                                    reapply=None if args.no_phase2 else rules))
+                    now = standing(await store.judgements(run_id), judge=ANY)
                     out = [now[t].newest for t in sorted(now) if args.turn is None or t == args.turn]
                 else:
                     out = await store.run_while_writable(judging())

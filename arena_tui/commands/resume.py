@@ -4,6 +4,11 @@ The finished turns come from the stored turn rows; their history is replayed int
 session through the provider's replay path, and the run goes on under the same id, recorded
 and shown as a headless run is (`run`'s progress and summary: resume always runs headless, and
 says so on stderr unless `--headless` says it). See `arena_tui.orchestration.resume`.
+
+Before any session opens it says where they connect (`endpoint: …`): the provider's own endpoint,
+or the one the run was recorded with here, or what `--base-url`/`--service` say now. An imported
+run's endpoint, service class and arguments are provenance only (docs/architecture.md, "Trust
+boundary"): the line names them as not used.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.judges import KINDS_OR_NONE
+from arena_tui.spine.settings import RunSettings, SettingsError
 from arena_tui.spine.source import speaker_of
 from benchmarks.loader import BenchmarkError
 from benchmarks.registry import load_benchmark
@@ -25,7 +31,7 @@ from ..judge.backends import PermanentError
 from ..judge.choice import pick_judge
 from ..orchestration.headless import run_headless
 from ..orchestration.logs import quiet_logs
-from ..orchestration.resume import ResumeError, plan_resume, replayed_text, resume_starter
+from ..orchestration.resume import ResumeError, endpoint_line, plan_resume, replayed_text, resume_starter
 from ..store import Store, StoreError
 from .ids import resolve_run_id
 
@@ -41,6 +47,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--headless", action="store_true",
                         help="progress and a summary on stdout: how resume always runs (the monitor shows the run "
                         "from the database: arena-tui)")
+    parser.add_argument("--base-url", help="connect to this endpoint (default: the provider's own; a run recorded here "
+                        "with --base-url keeps it, an imported run's is never used)")
+    parser.add_argument("--service", metavar="package.module:Class",
+                        help="run the resumed turns with this Pipecat service class of yours (an imported run's is never "
+                        "used: pass it again)")
+    parser.add_argument("--service-arg", action="append", default=[], metavar="KEY=VALUE",
+                        help="a constructor argument of --service's class (repeatable; env:NAME reads a variable)")
     parser.add_argument("-v", "--verbose", action="store_true", help="show Pipecat's debug log on stderr")
 
 
@@ -48,15 +61,33 @@ def run(args: argparse.Namespace) -> int:
     db = paths.db_path(args.db)
     quiet_logs(getattr(args, "verbose", False), paths.log_path(db))
     bench, plan, judge = asyncio.run(_prepare(args, db))  # args.run_id: the full id from here on
+    settings, typed = _aimed(args, plan.settings)
     if not args.headless:  # said as `run` says it when it goes headless by itself
         print("arena-tui: resume runs headless (progress and a summary on stdout; pass --headless to say so)",
               file=sys.stderr)
     print(f"resuming run {plan.run_id} at turn {plan.from_turn}: {replayed_text([r.turn_index for r in plan.done])}, "
           f"{len(plan.turns)} to play", flush=True)
+    print(_endpoint(plan, settings, typed), flush=True)  # where a key may go: said before any session opens
     return asyncio.run(
-        run_headless(bench, plan.settings, db, sys.stdout, start=resume_starter(plan.run_id, bench, plan.settings, judge),
-                     total=len(plan.turns))
+        run_headless(bench, settings, db, sys.stdout, start=resume_starter(plan.run_id, bench, settings, judge),
+                     run_id=plan.run_id, total=len(plan.turns))
     )
+
+
+def _aimed(args: argparse.Namespace, settings: RunSettings) -> tuple[RunSettings, bool]:
+    """The run's settings connected where this command's flags say (whether any was given)."""
+    typed = bool(args.base_url or args.service or args.service_arg)
+    try:
+        return settings.aimed(base_url=args.base_url, service=args.service, service_args=args.service_arg), typed
+    except SettingsError as e:
+        raise CliError(str(e)) from None
+
+
+def _endpoint(plan: Any, settings: RunSettings, typed: bool) -> str:
+    try:
+        return endpoint_line(plan, settings, typed=typed)
+    except ResumeError as e:
+        raise CliError(str(e)) from None
 
 
 async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, Any]:

@@ -17,7 +17,7 @@ from ..judge import render_text, summarize
 from ..judge.human import VERDICTS, ReviewError, default_reviewer, record_verdict, withdraw
 from ..judge.locate import benchmark_of_run
 from ..store import Store, StoreError
-from ..verdicts import standing
+from ..verdicts import standing, tally
 from .ids import resolve_run_id
 
 
@@ -66,6 +66,10 @@ async def _main(args: argparse.Namespace) -> None:
         raise CliError("--withdraw takes back the turn's verdicts: give no DIMENSION=… or --cause with it")
     if not args.withdraw and not args.verdicts:
         raise CliError("give at least one DIMENSION=pass|fail (or --withdraw)")
+    given: dict[str, str] = {}
+    for dim, verdict in args.verdicts:
+        if given.setdefault(dim, verdict) != verdict:
+            raise CliError(f"{dim}=pass and {dim}=fail both given: one verdict a dimension")
     by = args.by if args.by is not None else default_reviewer()
     async with await Store.open(db_path(args.db)) as store:
         run_id = await resolve_run_id(store, args.run_id)
@@ -86,7 +90,8 @@ async def _main(args: argparse.Namespace) -> None:
         run = await store.get_run(run_id)
     said = "withdrew the person's verdicts" if args.withdraw else " ".join(f"{d}={s.verdict}" for d, s in j.scores.items())
     print(f"turn {j.turn_index} r{j.revision} {j.judge}: {said} ({j.review.reason if j.review else ''})")
-    st = standing(judgements).get(args.turn)
+    counted = tally(judgements, {r.turn_index: r.status for r in results})  # the run's judge, as every figure's
+    st = standing(judgements, judge=counted.judge).get(args.turn)
     if st is not None and st.judgement is not None:
         shown = " ".join(f"{d}={v}" + (" (person)" if d in st.human else "") for d, v in st.scores.items())
         print(f"turn {args.turn} counts: {shown}")

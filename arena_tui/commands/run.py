@@ -16,7 +16,7 @@ import sys
 from arena_tui.spine import paths
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.errors import CliError
-from arena_tui.spine.flags import turn_subset
+from arena_tui.spine.flags import named_values, turn_subset
 from arena_tui.spine.settings import RunSettings, SettingsError, build_settings
 from arena_tui.spine.source import ALL_SPEAKERS, variant_labels
 from benchmarks.loader import BenchmarkError
@@ -100,12 +100,12 @@ def add_input_arguments(parser: argparse.ArgumentParser, *, matrix: bool = False
     )
     each = ", one cell each" if matrix else ""
     parser.add_argument(
-        "--condition", metavar="SPEC,…" if matrix else "SPEC",
+        "--condition", metavar="SPEC,…" if matrix else "SPEC", type=named_values,
         help=f"the acoustic condition the user audio is heard under{each}: clean (default), noise=<SNR dB>[:white|pink|babble], "
         "telephony (8 kHz mu-law, 300-3400 Hz) or loss=<percent> (dropped 20 ms frames); seeded, so reproducible",
     )
     parser.add_argument(
-        "--effort", metavar="VALUE,…" if matrix else "VALUE",
+        "--effort", metavar="VALUE,…" if matrix else "VALUE", type=named_values,
         help=f"reasoning effort / thinking level{each}, as the model takes it (e.g. low, high, or a token budget; "
         "`arena-tui models` says which); refused for a model without one",
     )

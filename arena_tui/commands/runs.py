@@ -3,7 +3,9 @@
 Progress counts the turns that ran to their end; the strict pass and the turns counted apart
 (`2 not played · 1 stopped`) are each run's tally by the one rule (`compare.stored.run_tally`,
 `arena_tui.verdicts`), `no answer` for a run in which no turn of the model's got one; the duration
-is the time it ran (`RunRow.active_s`: a resumed run's idle time left out)."""
+is the time it ran (`RunRow.active_s`: a resumed run's idle time left out); its cost and, apart, its
+judge's are estimates by `arena_tui.cost` (the line under the table says of which prices). A run a
+campaign's re-run replaced says `superseded`, as the runs list does: it counts nowhere."""
 
 from __future__ import annotations
 
@@ -17,9 +19,12 @@ from arena_tui.spine.paths import db_path
 from arena_tui.spine.source import variants_text
 from arena_tui.spine.times import duration_text, when_text
 
+from ..compare.columns import cost_words
+from ..compare.costs import cost_note
 from ..compare.stored import load_runs, run_tally
+from ..cost import Estimate
 from ..store import RunRow, Store, StoreError
-from ..verdicts import NO_ANSWER, Tally
+from ..verdicts import NEVER_ANSWERED, NO_ANSWER, Tally
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,7 +51,10 @@ async def _delete(args: argparse.Namespace) -> list[str]:
     return list(args.delete)
 
 
-async def _load(args: argparse.Namespace, tallied: bool = True) -> tuple[list[RunRow], dict[str, Tally]]:
+Costs = dict[str, tuple[Estimate, Estimate]]  # run id -> (the model's cost, the judge's)
+
+
+async def _load(args: argparse.Namespace, tallied: bool = True) -> tuple[list[RunRow], dict[str, Tally], Costs]:
     if args.limit is not None and args.limit < 0:
         raise CliError(f"--limit must be 0 or more (got {args.limit})")
     async with await Store.open(db_path(args.db)) as store:
@@ -57,11 +65,12 @@ async def _load(args: argparse.Namespace, tallied: bool = True) -> tuple[list[Ru
             rows = [r for r in rows if r.status == args.status]
         if args.limit is not None:
             rows = rows[: args.limit]
-        tallies = {}
+        tallies, costs = {}, {}
         for r in rows if tallied else []:  # one run read at a time: a big store is never held whole
             (stored,) = await load_runs(store, [r.run_id])
             tallies[r.run_id] = run_tally(stored)
-    return rows, tallies
+            costs[r.run_id] = (stored.cost, stored.judge_cost)
+    return rows, tallies, costs
 
 
 def _figures(run: RunRow, tally: Tally | None) -> tuple[str, str]:
@@ -71,33 +80,54 @@ def _figures(run: RunRow, tally: Tally | None) -> tuple[str, str]:
     live = run.status == "running"
     passed, n = tally.strict
     strict = NO_ANSWER if not tally.scored and not live else f"{passed}/{n}" if n else "-"
+    if tally.human and n:  # some verdict it counts is a person's (`arena-tui review`), not the judge's
+        strict += f" ✎{tally.human_verdicts}"
+    if tally.never_answered and not live:  # counted, each turn failed; said beside the figure
+        strict += f" {NEVER_ANSWERED}"
     return strict, tally.apart_text(live=live)
 
 
-def format_table(rows: list[RunRow], tallies: dict[str, Tally] | None = None, now: datetime | None = None) -> str:
+def _cost(cost: Estimate | None, passes: int | None = None) -> str:
+    """A cost cell: `$0.0123 ($0.0041/pass)`, `price unknown`, `-` (not recorded or not read)."""
+    if cost is None or not cost.reports:
+        return "-"
+    words = cost_words(cost, passes)
+    return f"{words.main} ({words.detail})" if cost.known and words.detail else words.main
+
+
+def format_table(rows: list[RunRow], tallies: dict[str, Tally] | None = None, now: datetime | None = None,
+                 costs: Costs | None = None) -> str:
     """Plain-text table; the model column says a simulator's runs and how a run's input differed
-    from the default (`RunRow.variants`)."""
+    from the default (`RunRow.variants`); the cost columns when a run recorded usage or a judge's
+    request, and under the table what those costs are."""
     now = now or datetime.now(UTC)
-    header = ("ID", "BENCHMARK", "MODEL", "STATUS", "PROGRESS", "STRICT PASS", "STARTED", "DURATION", "COUNTED APART")
+    priced = any(c.reports for pair in (costs or {}).values() for c in pair)  # the cost columns, when a run has one
+    header = ("ID", "BENCHMARK", "MODEL", "STATUS", "PROGRESS", "STRICT PASS", "STARTED", "DURATION", "COUNTED APART",
+              *(("COST", "JUDGE COST") if priced else ()))
     table = [header]
     for r in rows:
         model = (f"{r.model} [{r.source}]" if r.source else r.model) + variants_text(r.variants)
-        strict, apart = _figures(r, (tallies or {}).get(r.run_id))
+        tally = (tallies or {}).get(r.run_id)
+        strict, apart = _figures(r, tally)
+        cost, judge = (costs or {}).get(r.run_id, (None, None))
         table.append(
             (
                 r.run_id,
                 r.benchmark or "?",
                 model or "?",
-                r.status,
+                f"{r.status} superseded" if r.superseded_by else r.status,
                 f"{r.turns_done}/{r.turns_total}",
                 strict,
                 when_text(r.started_at),
                 duration_text(r.active_s(now) * 1000),
                 apart,
+                *((_cost(cost, tally.strict[0] if tally is not None else None), _cost(judge)) if priced else ()),
             )
         )
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table)
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
+    note = cost_note([c for pair in (costs or {}).values() for c in pair])
+    return "\n".join([*lines, *([note] if note else [])])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -109,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"deleted {len(deleted)} run(s): {', '.join(deleted)}")
         return 0
     try:
-        rows, tallies = asyncio.run(_load(args, tallied=not args.json))
+        rows, tallies, costs = asyncio.run(_load(args, tallied=not args.json))
     except StoreError as e:
         raise CliError(str(e)) from None
     except OSError as e:  # e.g. the database folder cannot be created
@@ -119,5 +149,10 @@ def run(args: argparse.Namespace) -> int:
     elif not rows:
         print(f"no runs recorded in {db_path(args.db)}")
     else:
-        print(format_table(rows, tallies))
+        print(format_table(rows, tallies, costs=costs))
+        if any(t.human for t in tallies.values()):
+            print("✎N: N verdicts the strict pass counts are a person's (arena-tui review), not the judge's")
+        if replaced := [r for r in rows if r.superseded_by]:
+            print("superseded: a campaign's re-run replaced it, it counts nowhere ("
+                  + ", ".join(f"{r.run_id[:8]} by {r.superseded_by[:8]}" for r in replaced) + ")")
     return 0

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..cost import NO_JUDGE_REQUEST, NO_USAGE, Estimate, money
 from ..stats import Distribution, Rate
 from ..timing import speed_text
 from ..verdicts import APART, ORIGINAL, STRICT, named
@@ -117,9 +118,12 @@ def _rate_csv(prefix: str) -> tuple[str, ...]:
 
 def model_words(row: BoardRow) -> Words:
     """The model alias over its source labels (simulator, protocol fake, heuristic judge, …); the
-    report says the row's whole name."""
+    report says the row's whole name, marked `✎3 a person's` when 3 of the verdicts it counts are a
+    person's (the screen marks its cell so: `widgets.board_cells.model_cell`)."""
     alias = row.runs[0].run.row.model if row.runs else row.model
-    return Words(alias, f"[{', '.join(row.labels)}]" if row.labels else "", "label", whole=row.model)
+    people = sum(f.run.tally.human_verdicts for f in row.runs)
+    whole = row.model + (f" ✎{people} a person's" if people else "")
+    return Words(alias, f"[{', '.join(row.labels)}]" if row.labels else "", "label", whole=whole)
 
 
 def _runs(row: BoardRow) -> Words:
@@ -181,6 +185,33 @@ def _apart(row: BoardRow) -> Words:
     return Words(lines[0], lines[1] if len(lines) > 1 else "", "warn", whole=row.apart_text)
 
 
+def cost_words(cost: Estimate, passes: int | None = None, judge: bool = False) -> Words:
+    """A cost over its dollars per passed turn (`passes`: the turns that passed; None: not said),
+    labelled in full in the report's line; "price unknown" or "not recorded", never 0 (`judge`: a
+    judge's, which without a request is "no request": an offline judge, or none)."""
+    if not cost.reports:
+        none = NO_JUDGE_REQUEST if judge else NO_USAGE
+        return Words("–", none.removeprefix("usage "), "muted", whole=none)
+    if not cost.known:
+        return Words(cost.short(), "", "muted", whole=cost.text())
+    if passes is None:
+        return Words(money(cost.usd), "est.", whole=cost.text())
+    each = cost.per_pass_text(passes)
+    per, said = (f"{each}/pass", f"{each} per passed turn") if passes else (each, each)
+    return Words(money(cost.usd), per, whole=f"{money(cost.usd)} [{said}; {cost.label}]")
+
+
+def cost_columns() -> list[Column]:
+    """What a row's runs cost (the model's side, over its dollars per passed turn) and, apart, what
+    judging them cost: estimates by `arena_tui.cost` (the notes under the table say of which prices)."""
+    return [
+        Column("cost", "cost", lambda r: cost_words(r.cost, r.strict.passes), lambda r: r.cost.value,
+               title="cost (estimate)", csv=("cost_usd_total", "cost_per_passed_turn_usd", "cost_note")),
+        Column("judge_cost", "judge cost", lambda r: cost_words(r.judge_cost, judge=True), lambda r: r.judge_cost.value,
+               title="judge cost (estimate)", csv=("judge_cost_usd_total", "judge_cost_note")),
+    ]
+
+
 def _duplex_rate(r: Rate, good_when_high: bool = True) -> Words:
     """`2/3` over its rate (`compare.duplex`'s figures); `–` with nothing heard."""
     if not r.n or r.rate is None:
@@ -208,11 +239,17 @@ def duplex_columns() -> list[Column]:
     ]  # fmt: skip
 
 
-def board_columns(dimensions: list[str], stages: bool = False, duplex: bool = False) -> list[Column]:
+def has_cost(rows: list[BoardRow]) -> bool:
+    """Whether any row's runs recorded usage or a judge's request: the cost columns are shown."""
+    return any(r.cost.reports or r.judge_cost.reports for r in rows)
+
+
+def board_columns(dimensions: list[str], stages: bool = False, duplex: bool = False, cost: bool = False) -> list[Column]:
     """model and benchmark (always in view), then by what a comparison reads first: both turn passes
     (ours, the original eval's), latency, how many runs, one per dimension, the judge and its
     agreement, the tool split, silence, overlap, a cascade's stage breakdown (when a row has one:
-    `stages`), the duplex figures (when a row's runs had duplex cues: `duplex`), counts."""
+    `stages`), the duplex figures (when a row's runs had duplex cues: `duplex`), the cost and the
+    judge's (when a row's runs recorded usage: `cost`, `has_cost`), counts."""
     v2v = "voice_to_voice_ms"
     cols = [
         Column("model", "model", model_words, lambda r: r.model),
@@ -250,6 +287,8 @@ def board_columns(dimensions: list[str], stages: bool = False, duplex: bool = Fa
                            csv=tuple(f"stage_{k}_ms_p50" for k in ("stt", "turn", "llm", "tts"))))  # fmt: skip
     if duplex:
         cols += duplex_columns()
+    if cost:
+        cols += cost_columns()
     cols += [
         Column("empty", "empty", lambda r: Count(r.empty_responses), lambda r: r.empty_responses, True,
                csv=("empty_response_total",)),

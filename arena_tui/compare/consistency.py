@@ -6,8 +6,8 @@ status pattern, which metrics flip), `consistency_metric_flips.csv`, `consistenc
 (the detail rows of unstable turns), `consistency_benchmark_summary.csv` (unstable turns, min/max
 passing runs) and `consistency_sanity_checks.csv` (rows, unique runs and turns, duplicate run/turn
 rows, missing fields). Like the reference they pool every run of the report per benchmark turn,
-whatever its model, but never across judge kinds (ours: `judge_kind`, a run's
-`StoredRun.judge_kind`: the offline heuristic is never pooled with an LLM judge); the
+whatever its model, but never across judges (ours: `judge`, a run's judge and rules version,
+`stored.row_identity`: no two judges, the offline heuristic included, are pooled); the
 `_by_model.csv` files give the same per model row (`model_name`, and ours: `status_changes`,
 `always_fails`, `changes`).
 
@@ -47,7 +47,7 @@ METRIC_FLIPS = ["benchmark_name", "turn", "metric", "pattern", "pass_runs", "fai
 BENCHMARK_SUMMARY = ["benchmark_name", "turns", "unstable_overall_turns", "unstable_metric_turns", "max_pass_runs",
                      "min_pass_runs"]  # fmt: skip
 SANITY_CHECKS = ["check", "value"]
-JUDGE = ["judge_kind"]  # ours, after the reference's columns: what judged the pooled runs
+JUDGE = ["judge"]  # ours, after the reference's columns: the judge (and rules version) of the pooled runs
 DETAILS = [*RUN_DETAILS, *JUDGE, "counted_apart"]
 BY_MODEL = ["model_name"]  # ours, after the reference's columns in the _by_model files
 TURN_SUMMARY_BY_MODEL = [*TURN_SUMMARY, *JUDGE, *BY_MODEL, "status_changes", "always_fails"]
@@ -85,7 +85,7 @@ def _detail(f: RunFigures, turn: int, comparison_dir: str) -> dict[str, Any]:
     return {
         "comparison_dir": comparison_dir,
         "benchmark_name": run.row.benchmark,
-        "model_name": run.group,
+        "model_name": f.name,
         "run_index": f.run_index,
         "run_id": run.run_id,
         "run_dir": imported.get("from") if isinstance(imported, dict) else run.row.config.get("imported_from"),
@@ -100,19 +100,19 @@ def _detail(f: RunFigures, turn: int, comparison_dir: str) -> dict[str, Any]:
         "failed_metric_count": len(failing),
         "failing_metrics": ",".join(failing),
         **{m: scores.get(m, "na") for m in METRICS},
-        "judge_kind": run.judge_kind,
+        "judge": run.identity.judge,
         "counted_apart": APART[f.apart[turn]] if turn in f.apart else None,
     }
 
 
-Unstable = tuple[str, str, int]  # (benchmark, judge kind, turn)
+Unstable = tuple[str, str, int]  # (benchmark, judge, turn)
 
 
 def _turn_rows(runs: Sequence[RunFigures], by_model: str | None) -> tuple[list[dict], list[dict], list[Unstable]]:
     """(turn summary rows, metric flip rows, unstable turns) of one benchmark's runs of one judge
-    kind, ordered by run_index (stable: model order breaks ties, as the report lists them)."""
+    (and rules version), ordered by run_index (stable: model order breaks ties, as the report lists them)."""
     runs = sorted(runs, key=lambda f: f.run_index)
-    bench, kind = runs[0].run.row.benchmark, runs[0].run.judge_kind
+    bench, kind = runs[0].run.row.benchmark, runs[0].run.identity.judge
     turns, flips, unstable = [], [], []
     for turn in sorted({t for f in runs for t in f.verdicts}):
         runs_t = [f for f in runs if turn in f.verdicts]  # a run that did not set out to run it has no row
@@ -126,7 +126,7 @@ def _turn_rows(runs: Sequence[RunFigures], by_model: str | None) -> tuple[list[d
             "overall_status_pattern": "|".join(f"{f.run_index}:{s}" for f, s in zip(runs_t, statuses)),
             "overall_status_unique_count": len(set(statuses)), "metric_flip_count": len(names),
             "metric_flips": ",".join(names), "unstable_overall": len(set(statuses)) > 1, "unstable_metric": bool(names),
-            "user_text": text, "judge_kind": kind,
+            "user_text": text, "judge": kind,
         }  # fmt: skip
         if by_model is not None:
             row.update({"model_name": by_model, "status_changes": c.flips, "always_fails": c.always_fails})
@@ -139,7 +139,7 @@ def _turn_rows(runs: Sequence[RunFigures], by_model: str | None) -> tuple[list[d
                 "benchmark_name": bench, "turn": c.turn_index, "metric": m,
                 "pattern": "|".join(f"{f.run_index}:{v}" for f, v in zip(runs_t, values)),
                 "pass_runs": values.count("pass"), "fail_runs": values.count("fail"), "na_runs": values.count("na"),
-                "user_text": text, "judge_kind": kind,
+                "user_text": text, "judge": kind,
             }  # fmt: skip
             if by_model is not None:
                 flip.update({"model_name": by_model, "changes": c.metric_flips[m]})
@@ -149,9 +149,9 @@ def _turn_rows(runs: Sequence[RunFigures], by_model: str | None) -> tuple[list[d
 
 def _benchmark_rows(turns: list[dict], by_model: str | None) -> list[dict]:
     out = []
-    for bench, kind in sorted({(t["benchmark_name"], t["judge_kind"]) for t in turns}):
-        mine = [t for t in turns if (t["benchmark_name"], t["judge_kind"]) == (bench, kind)]
-        row = {"benchmark_name": bench, "judge_kind": kind, "turns": len(mine),
+    for bench, kind in sorted({(t["benchmark_name"], t["judge"]) for t in turns}):
+        mine = [t for t in turns if (t["benchmark_name"], t["judge"]) == (bench, kind)]
+        row = {"benchmark_name": bench, "judge": kind, "turns": len(mine),
                "unstable_overall_turns": sum(t["unstable_overall"] for t in mine),
                "unstable_metric_turns": sum(t["unstable_metric"] for t in mine),
                "max_pass_runs": max(t["pass_runs"] for t in mine), "min_pass_runs": min(t["pass_runs"] for t in mine)}  # fmt: skip
@@ -173,8 +173,8 @@ def _sanity(details: list[dict]) -> list[dict]:
 
 def _flip_details(details: list[dict], unstable: list[Unstable]) -> list[dict]:
     keep = set(unstable)
-    rows = [d for d in details if (d["benchmark_name"], d["judge_kind"], d["turn"]) in keep]
-    return sorted(rows, key=lambda d: (d["benchmark_name"], d["judge_kind"], d["turn"], d["run_index"]))
+    rows = [d for d in details if (d["benchmark_name"], d["judge"], d["turn"]) in keep]
+    return sorted(rows, key=lambda d: (d["benchmark_name"], d["judge"], d["turn"], d["run_index"]))
 
 
 def consistency_tables(board: Leaderboard, comparison_dir: str = "") -> dict[str, list[dict[str, Any]]]:
@@ -182,9 +182,9 @@ def consistency_tables(board: Leaderboard, comparison_dir: str = "") -> dict[str
     details = [_detail(f, t, comparison_dir) for f in board.runs for t in sorted(f.verdicts)]
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in FILES}
     unstable: list[Unstable] = []
-    pools = sorted({(f.run.row.benchmark, f.run.judge_kind) for f in board.runs})
-    for bench, kind in pools:  # never across judge kinds
-        turns, flips, bad = _turn_rows([f for f in board.runs if (f.run.row.benchmark, f.run.judge_kind) == (bench, kind)],
+    pools = sorted({(f.run.row.benchmark, f.run.identity.judge) for f in board.runs})
+    for bench, kind in pools:  # never across judges
+        turns, flips, bad = _turn_rows([f for f in board.runs if (f.run.row.benchmark, f.run.identity.judge) == (bench, kind)],
                                        None)
         out["consistency_turn_summary.csv"] += turns
         out["consistency_metric_flips.csv"] += flips

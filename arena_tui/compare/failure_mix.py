@@ -4,7 +4,8 @@ leaderboard screen's failure mix (`mix_columns`, its `m`).
 One row per leaderboard row (model and benchmark, + pooled) and cause: the failed turns of its runs
 (`fail_rows`: strict failures) that were given that cause (`arena_tui.judge.causes`, the list in
 docs/judging.md). A failed turn may have several causes, so a row's shares may add up to more
-than 1; a turn counted apart is no failure and in none.
+than 1; a turn counted apart is no failure and in none. Who named a cause (`decided_by`) is a
+person where their verdict named it on a turn (`named_by`), else code, the judge or the heuristic.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from collections import Counter
 from typing import Any
 
 from arena_tui.spine.causes import CODE, HEURISTIC, JUDGE, label, ordered
+from arena_tui.spine.events import Judgement
 from .columns import Column, Words, board_columns
 from .leaderboard import BoardRow, Leaderboard
+from ..verdicts import Standing
 
 FAILURE_CAUSES = ["model_name", "benchmark_name", "runs", "failed_turns", "cause", "turns", "share", "decided_by"]
 
@@ -54,6 +57,23 @@ def decided_by(cause: str) -> str:
     return "code" if cause in CODE else "judge" if cause in JUDGE else "heuristic" if cause in HEURISTIC else "none"
 
 
+PERSON = "person"  # a cause a person's verdict named (`arena-tui review --cause`), over the judge's
+
+
+def named_by(cause: str, st: Standing[Judgement] | None) -> str:
+    """Who named a cause on one turn: a person (their verdict named it), else `decided_by`."""
+    if st is not None and st.judgement is not None and any(r.causes for r in st.reviews) and cause in st.judgement.causes:
+        return PERSON
+    return decided_by(cause)
+
+
+def _named_by(row: BoardRow, cause: str) -> str:
+    """Who named `cause` on the row's failed turns given it: `person`, `judge`, both (`judge, person`), …"""
+    who = {named_by(cause, f.run.standing.get(t)) for f in row.runs for t, causes in f.run.causes.items()
+           if cause in causes and t in f.run.tally.rows}
+    return ", ".join(sorted(who)) or decided_by(cause)
+
+
 def failure_cause_rows(board: Leaderboard) -> list[dict[str, Any]]:
     rows = []
     for r in board.rows:
@@ -61,5 +81,5 @@ def failure_cause_rows(board: Leaderboard) -> list[dict[str, Any]]:
         for cause, n in r.causes.items():
             rows.append({"model_name": r.model, "benchmark_name": r.benchmark, "runs": len(r.runs), "failed_turns": failed,
                          "cause": cause, "turns": n, "share": n / failed if failed else None,
-                         "decided_by": decided_by(cause)})  # fmt: skip
+                         "decided_by": _named_by(r, cause)})  # fmt: skip
     return rows

@@ -7,23 +7,26 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..judge.agreement import AgreementFigure, agreement_of
-from ..judge.label import judge_label
+from ..verdicts import standing
 from .leaderboard import BoardRow
 from .stored import StoredRun
 
 
 def run_judge(run: StoredRun) -> str:
-    """`anthropic:claude-opus-4-5 (arena-judge/2)`: the judge of the verdicts the run shows."""
-    return judge_label(st.shown for st in run.standing.values())
+    """`anthropic:claude-opus-4-5 (arena-judge/2)`: the run's judge, whose verdicts count (`StoredRun.judge_label`)."""
+    return run.judge_label
 
 
 def row_judge(row: BoardRow) -> str:
-    """The judges of a row's runs (one, unless runs of the row were judged differently)."""
-    return judge_label(st.shown for f in row.runs for st in f.run.standing.values())
+    """The row's judge: one, part of what the row is (`stored.row_identity`)."""
+    return row.judge
 
 
 def stored_agreement(run: StoredRun) -> AgreementFigure:
-    return agreement_of(st.machine for st in run.standing.values())
+    """The run's judge agreement over its turns that count: each one's majority, the judge's own verdicts
+    (its standing phase-1 judgement, `judge.agreement`), never the code rules' revision of it."""
+    phase1 = standing(run.revisions, phase=1, judge=run.tally.judge)
+    return agreement_of(st.machine for t, st in phase1.items() if t in run.tally.rows)
 
 
 def row_agreement(row: BoardRow) -> AgreementFigure:

@@ -5,17 +5,19 @@ other turn the run set out to run counted apart by reason, `runs.turn_indices` b
 fed with every revision of a run's judgements and its turn rows by `run_tally`, the one tally of a
 stored run: every surface that shows a stored run's figures (report, leaderboard, runs list,
 `campaign show|list` and the campaign screens, compare) calls it, so none can disagree. A run in
-which no turn of the model's got an answer has no scored row (`Leaderboard.unscored` says why). What
+which the model got no turn has no scored row (`Leaderboard.unscored` says why); one it heard and never
+answered is in its row, each turn its failure, and said (`never_answered`). What
 a latency statistic counts is `arena_tui.timing` (`latency_counts`: the model's turns, a turn whose
 input went out late left out on its own, marked untrusted). What this module adds:
 - Latency only from runs at speed 1 (`arena_tui.timing`): a sped-up run's voice-to-voice is on a
   compressed clock. Speed is the run's own field (`runs.speed`, from run_started); a run without
   one (e.g. imported from the reference harness) is excluded from latency too, and each exclusion
   is listed with its reason. A barge-in (negative voice-to-voice) is no latency and never counted.
-- Runs are grouped by what produced their numbers, not only by model alias: a simulator run, a
-  run against a protocol fake, a heuristic-judged run (or one judged partly by it), and a run
-  with injected faults each get their own labelled row, so they can never be averaged with
-  real, LLM-judged, clean runs of the same alias.
+- Runs are grouped by what produced their numbers, not only by model alias (`stored.row_identity`):
+  a simulator run, a run against a protocol fake, a heuristic-judged run, and a run with injected
+  faults each get their own labelled row, and runs judged by two judges (or two versions of our
+  rules) are two rows (the judge said in the row's name where the group has two), so they can never
+  be averaged with real, LLM-judged, clean runs of the same alias, nor with each other.
 - A tool turn is a turn where the model made at least one call: the round trip is what makes
   its voice-to-voice longer.
 - Two turn pass rates, each named: ours (`strict`: every scored dimension passes, turn_taking
@@ -39,14 +41,15 @@ from functools import cached_property
 
 
 from arena_tui.spine.events import EMPTY_RESPONSE, TurnResult
+from ..cost import Estimate
 from ..judge.causes import mix
 from .selection import ALL
 from ..timing import comparable, latency_counts, response_latency
-from ..verdicts import (APART, JUDGE_ERROR, UNJUDGED, TurnConsistency, apart_reason, apart_text,
+from ..verdicts import (APART, JUDGE_ERROR, UNJUDGED, TurnConsistency, apart_text,
                         ordered, turn_consistency)
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe
 from .duplex import DuplexFigures, duplex_figures
-from .stored import StoredRun
+from .stored import RowId, StoredRun
 
 POOLED = ALL  # the benchmark column of a model's pooled row: all benchmarks
 STAGES = ("stt", "turn", "llm", "tts")  # a cascade's stages, in order (`Latencies.stages`)
@@ -59,6 +62,7 @@ class RunFigures:
 
     run: StoredRun
     repeat: int  # 0-based order among the runs of its model row and benchmark, by start time
+    name: str = ""  # its row's name on the board (`BoardRow.model`)
     strict: Rate = Rate(0, 0)  # turns where every scored dimension passes, over the turns counted
     original: Rate = Rate(0, 0)  # the original eval's turn pass (tool ∧ instruction ∧ KB), same turns
     dimensions: dict[str, Rate] = field(default_factory=dict)
@@ -111,8 +115,8 @@ def _in_order(counts: Mapping[str, int]) -> dict[str, int]:
     return {k: counts[k] for k in APART if counts.get(k)}
 
 
-def run_figures(run: StoredRun, repeat: int = 0) -> RunFigures:
-    f = RunFigures(run, repeat)
+def run_figures(run: StoredRun, repeat: int = 0, name: str | None = None) -> RunFigures:
+    f = RunFigures(run, repeat, run.group if name is None else name)
     counted = run.tally
     f.strict = Rate(*counted.strict)
     f.original = Rate(*counted.original)
@@ -164,7 +168,7 @@ def _add_latencies(f: RunFigures, result: TurnResult) -> None:
 class BoardRow:
     """One model on one benchmark (or pooled over benchmarks: `benchmark == POOLED`)."""
 
-    model: str  # the group label (model alias + source labels)
+    model: str  # the row's name: its identity's group label, with its judge where two judges share the group
     benchmark: str
     runs: list[RunFigures]
     strict: Rate
@@ -190,10 +194,32 @@ class BoardRow:
     latency_excluded: dict[str, str]  # run id -> why its latencies are not counted
     consistency: list[TurnConsistency]  # per benchmark rows only (turn indices differ across benchmarks)
     duplex: DuplexFigures = field(default_factory=DuplexFigures)  # over the row's runs
+    cost: Estimate = field(default_factory=Estimate)  # what its runs cost, the model's side (`arena_tui.cost`)
+    judge_cost: Estimate = field(default_factory=Estimate)  # what judging them cost, apart
+
+    @property
+    def cost_per_pass(self) -> float | None:
+        """Dollars per turn that passed the strict rule (None: cost unknown, or none passed)."""
+        return self.cost.per_pass(self.strict.passes)
+
+    @property
+    def identity(self) -> RowId | None:
+        """What the row is (`stored.row_identity`): every run of it has this one."""
+        return self.runs[0].run.identity if self.runs else None
 
     @property
     def labels(self) -> tuple[str, ...]:
-        return self.runs[0].run.source_labels if self.runs else ()
+        return self.identity.labels if self.identity is not None else ()
+
+    @property
+    def judge(self) -> str:
+        """The row's one judge and rules version (`RowId.judge`)."""
+        return self.identity.judge if self.identity is not None else "none"
+
+    @property
+    def never_answered(self) -> list[str]:
+        """Its runs the model heard and never answered (`verdicts.NEVER_ANSWERED`): counted, each turn failed."""
+        return [f.run.run_id for f in self.runs if f.run.tally.never_answered]
 
     @property
     def latency_runs(self) -> int:
@@ -268,6 +294,8 @@ def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:
         latency_excluded={f.run.run_id: why for f in figs if (why := f.run.latency_excluded)},
         consistency=consistency,
         duplex=sum((f.duplex for f in figs), DuplexFigures()),
+        cost=sum((f.run.cost for f in figs), Estimate()),
+        judge_cost=sum((f.run.judge_cost for f in figs), Estimate()),
     )
 
 
@@ -277,8 +305,13 @@ class Leaderboard:
 
     runs: list[RunFigures]
     rows: list[BoardRow]
-    #: run id -> why it has no scored row (no turn of the model's got an answer): listed, never a row
+    #: run id -> why it has no scored row (the model got no turn: every one lost, stopped, not played): listed
     unscored: dict[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def never_answered(self) -> list[str]:
+        """Its runs the model heard and never answered: in their rows, and said (`verdicts.NEVER_ANSWERED`)."""
+        return [f.run.run_id for f in self.runs if f.run.tally.never_answered]
 
     @cached_property
     def benchmarks(self) -> list[str]:
@@ -303,37 +336,40 @@ class Leaderboard:
 
 
 def build_leaderboard(runs: Sequence[StoredRun]) -> Leaderboard:
-    """Figures per run, then one row per (model group, benchmark) and one pooled row per model
-    group (over all its benchmarks; only when it ran more than one). A run in which no turn of
-    the model's got an answer is in none (`unscored`)."""
-    by_cell: dict[tuple[str, str], list[StoredRun]] = defaultdict(list)
+    """Figures per run, then one row per (row identity, benchmark) and one pooled row per identity
+    (over all its benchmarks; only when it ran more than one): a run is in exactly one row of each
+    (`stored.row_identity`: model, source, judge and rules version). A run in which the model got
+    no turn is in none (`unscored`); one it never answered is in its row (`never_answered`)."""
+    by_cell: dict[tuple[RowId, str], list[StoredRun]] = defaultdict(list)
     unscored: dict[str, str] = {}
     for r in runs:
         if (why := unscored_reason(r)) is not None:
             unscored[r.run_id] = why
             continue
-        by_cell[(r.group, r.row.benchmark)].append(r)
+        by_cell[(r.identity, r.row.benchmark)].append(r)
+    judges: dict[str, set[str]] = defaultdict(set)
+    for ident, _ in by_cell:
+        judges[ident.group].add(ident.judge)
+    names = {ident: ident.named if len(judges[ident.group]) > 1 else ident.group for ident, _ in by_cell}
     figures: list[RunFigures] = []
     rows: list[BoardRow] = []
-    by_model: dict[str, list[RunFigures]] = defaultdict(list)
-    for (model, bench), cell in sorted(by_cell.items()):
+    by_row: dict[RowId, list[RunFigures]] = defaultdict(list)
+    for (ident, bench), cell in sorted(by_cell.items()):
         cell.sort(key=lambda r: (r.row.started_at, r.run_id))
-        figs = [run_figures(r, i) for i, r in enumerate(cell)]
+        figs = [run_figures(r, i, names[ident]) for i, r in enumerate(cell)]
         figures += figs
-        by_model[model] += figs
-        rows.append(_board_row(model, bench, figs))
-    for model, figs in sorted(by_model.items()):
+        by_row[ident] += figs
+        rows.append(_board_row(names[ident], bench, figs))
+    for ident, figs in sorted(by_row.items()):
         if len({f.run.row.benchmark for f in figs}) > 1:
-            rows.append(_board_row(model, POOLED, figs))
+            rows.append(_board_row(names[ident], POOLED, figs))
     return Leaderboard(figures, rows, unscored)
 
 
 def unscored_reason(run: StoredRun) -> str | None:
-    """Why the run has no scored row anywhere, None when it has one: no turn of the model's got an
-    answer (`verdicts.Tally.scored`), said with what its turns were instead."""
+    """Why the run has no scored row anywhere, None when it has one: the model got no turn
+    (`verdicts.Tally.scored`: every turn lost to the infrastructure, stopped, or never played)."""
     t = run.tally
     if t.scored:
         return None
-    statuses = Counter(r.status for r in run.results.values() if apart_reason(r.status) is None)
-    ended = ", ".join(f"{s} {n}" for s, n in sorted(statuses.items()))
-    return "no turn got an answer" + (f" ({ended})" if ended else "") + (f"; {t.apart_text()}" if t.apart else "")
+    return "the model got no turn" + (f": {t.apart_text()}" if t.apart else "")

@@ -14,6 +14,7 @@ from pathlib import Path
 from arena_tui.spine.benchmark import Benchmark
 
 from arena_tui.spine.paths import data_dir as resolve_data_dir
+from ..cost import Estimate
 from ..store import Store
 from ..verdicts import Tally
 from .leaderboard import Leaderboard, build_leaderboard
@@ -64,8 +65,16 @@ async def stored_tallies(
 ) -> dict[str, Tally]:
     """run id -> its pass rates by the report's rule (`stored.run_tally`), benchmark data
     found as the report finds it (by name, from `data_dir` or the registry)."""
+    return {k: tally for k, (tally, _, _) in (await stored_figures(store, run_ids, data_dir, known)).items()}
+
+
+async def stored_figures(
+    store: Store, run_ids: Sequence[str], data_dir: Path | None,
+    known: dict[str, Benchmark | None] | None = None,
+) -> dict[str, tuple[Tally, Estimate, Estimate]]:
+    """run id -> its tally (`stored_tallies`), its cost and, apart, its judge's (`StoredRun.cost`)."""
     runs, _ = await load_stored(store, run_ids, data_dir, known)
-    return {r.run_id: run_tally(r) for r in runs}
+    return {r.run_id: (run_tally(r), r.cost, r.judge_cost) for r in runs}
 
 
 async def load_board(store: Store, targets: Sequence[str], data_dir: Path | None) -> Loaded:

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from arena_tui.spine.events import TurnResult
+from arena_tui.spine.events import DimensionScore, TurnResult
 from ..judge.causes import mix
 from ..timing import latency_counts, response_latency
 from .leaderboard import BoardRow
@@ -28,6 +28,7 @@ from ..stats import median
 from ..verdicts import APART, apart_text, repeat_status
 
 LATENCY_TOLERANCE_MS = 250.0
+HUMAN_MARK = "✎"  # a person's verdict, as the turn table marks it (`widgets.turn_table.HUMAN`)
 
 
 def call_summary(result: TurnResult | None) -> list[str]:
@@ -54,7 +55,8 @@ class Side:
     answer: str = ""  # what it said: its words, or the sentinel a turn without them got ("" not played)
     played: bool = False  # the turn has a recorded row (it was played, whatever came of it)
     causes: tuple[str, ...] = ()  # why it failed (`judge.causes`), or why it counts apart (lost pace)
-    reasons: dict[str, str] = field(default_factory=dict)  # failing dimension -> the reason that counts
+    reasons: dict[str, str] = field(default_factory=dict)  # failing dimension -> the reason that counts (a person's marked)
+    human: tuple[str, ...] = ()  # the dimensions whose verdict that counts is a person's (`verdicts.Standing.human`)
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ def _side(run: StoredRun, turn: int) -> Side:
     dims = run.verdicts(turn)
     st = run.standing.get(turn)
     scores = st.judgement.scores if st is not None and st.judgement is not None and dims else {}
+    human = tuple(d for d in (st.human if st is not None and dims else ()) if d in dims)
     return Side(
         status=r.status if r is not None else "not played",
         verdict=run.verdict(turn),
@@ -90,8 +93,15 @@ def _side(run: StoredRun, turn: int) -> Side:
         answer=(r.sentinel or r.assistant_text) if r is not None else "",
         played=r is not None,
         causes=run.causes.get(turn, ()),
-        reasons={d: s.reasoning for d, s in scores.items() if dims.get(d) == "fail" and s.reasoning},
+        reasons={d: person_said(s) if d in human else s.reasoning
+                 for d, s in scores.items() if dims.get(d) == "fail" and (s.reasoning or d in human)},
+        human=human,
     )
+
+
+def person_said(score: DimensionScore) -> str:
+    """A person's reason for their verdict, marked as theirs: `✎ a person (ana): wrong date`."""
+    return f"{HUMAN_MARK} a person ({score.by or '?'}): {score.reasoning}"
 
 
 def golden_text(runs: Iterable[StoredRun], turn: int) -> str:

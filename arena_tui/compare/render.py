@@ -6,12 +6,14 @@ fetched when it is opened. summary.md carries the same tables and lists without 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from html import escape
 
-from .columns import Count, Figure, Percentile, RateFigure, Subset, Words, board_columns
+from .columns import Count, Figure, Percentile, RateFigure, Subset, Words, board_columns, cost_words, has_cost
+from .costs import cost_note
 from .duplex import duplex_table
 from .judging import agreement_cell, run_judge, stored_agreement
 from .gap import Family
@@ -21,7 +23,7 @@ from .repeats import row_repeats
 from .selection import Selection
 from ..stats import Rate
 from ..timing import UNTRUSTED, speed_text
-from ..verdicts import NOT_JUDGED, ORIGINAL, STRICT, human_text, named
+from ..verdicts import NEVER_ANSWERED, NOT_JUDGED, ORIGINAL, STRICT, human_text, named
 from .svg import Bar, Series, Strip, latency_strips, rate_bars, turn_latency_chart
 from .turn_latency import turn_latencies
 
@@ -30,8 +32,9 @@ DEFINITIONS = [
     f"{STRICT} (ours): every dimension scored on the turn passes, turn_taking included; over the judged turns "
     "the model played. A turn never played, stopped, lost to this machine's pace or to an infrastructure failure, "
     "or that the judge could not score is no verdict on the model: it counts in no rate and is listed apart "
-    "(counted apart). A run the judge never saw at all has no rates: not judged, never 0 %. A run in which no turn "
-    "got the model's answer has no row: it is listed under Not scored.",
+    "(counted apart). A run the judge never saw at all has no rates: not judged, never 0 %. A run in which the model "
+    "got no turn (every one lost to the infrastructure, stopped or never played) has no row: it is listed under Not "
+    f"scored. A run the model heard and never answered counts, each turn its failure, and is said: {NEVER_ANSWERED}.",
     f"{ORIGINAL} (the original eval's turn pass): tool use, instruction following and KB grounding, none failing; "
     "same turns.",
     "[a–b]: Wilson 95 % interval for rates; percentile-bootstrap 95 % interval (2000 resamples, fixed seed) "
@@ -45,7 +48,8 @@ DEFINITIONS = [
     "end → STT final transcript → the user turn's end → LLM first token → TTS first audio played; runs at speed 1.",
     "Rows labelled imported come from the reference harness (`arena-tui import`): its judge's verdicts; latencies "
     "derived on import from its conversation.wav by our rules, at speed 1 (its audio plays in real time).",
-    "judge: the judge whose verdicts the figures count (kind:model) and the version of our rules it was asked by. "
+    "judge: the judge whose verdicts the figures count (kind:model) and the version of our rules it was asked by: "
+    "one per row (runs judged by two judges are two rows, named with their judge where they share a model). "
     "judge agreement: of the verdicts of turns judged more than once (`arena-tui judge RUN --repeat N`), the share "
     "that agree with their turn's majority, which is the verdict that counts; – where no turn was (docs/judging.md).",
     "Rows labelled simulator / protocol fake / heuristic judge come from the local simulator, a protocol fake scripted from "
@@ -108,7 +112,7 @@ def text(figure: Figure) -> str:
 
 def _leaderboard_table(board: Leaderboard, rows: list[BoardRow]) -> list[list[str]]:
     """The leaderboard screen's columns (`columns.board_columns`), best strict pass first."""
-    cols = [c for c in board_columns(board.dimensions, stages=any(r.stages for r in rows)) if c.report]
+    cols = [c for c in board_columns(board.dimensions, stages=any(r.stages for r in rows), cost=has_cost(rows)) if c.report]
     table = [[c.heading for c in cols]]
     for r in sorted(rows, key=lambda r: (-(r.strict.rate or 0), r.model)):
         table.append([text(c.figure(r)) for c in cols])
@@ -174,6 +178,8 @@ def sections(board: Leaderboard, sel: Selection, gaps: Mapping[str, Family] | No
             continue
         notes = [f"{r.model}: latency excluded for " + ", ".join(f"{k} ({v})" for k, v in r.latency_excluded.items())
                  for r in rows if r.latency_excluded]  # fmt: skip
+        if (priced := cost_note([c for r in rows for c in (r.cost, r.judge_cost)])) is not None:
+            notes.append(priced)
         out.append(Section(bench if bench != POOLED else "All benchmarks (pooled)", table=_leaderboard_table(board, rows),
                            plots=_plots(board, bench, rows, colours), notes=notes))  # fmt: skip
     for bench, table, notes in gap_tables(gaps):
@@ -203,30 +209,43 @@ def sections(board: Leaderboard, sel: Selection, gaps: Mapping[str, Family] | No
         consistency.table = flips
     out.append(consistency)
     runs = [["model", "benchmark", "run_index", "run", "status", "speed", STRICT, ORIGINAL, "counted apart", "judge",
-             "judge agreement", "latency"]]  # fmt: skip
+             "judge agreement", "latency", "cost", "judge cost"]]  # fmt: skip
     for f in board.runs:
         latency = f.run.latency_excluded or "counted" + (f" ({f.untrusted} untrusted turn(s) left out)" if f.untrusted else "")
-        runs.append([f.run.group, f.run.row.benchmark, str(f.run_index), f.run.run_id, f.run.row.status, speed_text(f.run.speed),
+        people = f.run.tally.human_verdicts  # a person's verdicts it counts, marked as the rows are
+        runs.append([f.name + (f" ✎{people} a person's" if people else ""), f.run.row.benchmark, str(f.run_index),
+                     f.run.run_id, f.run.row.status, speed_text(f.run.speed),
                      pct(f.strict, f.run.judged), pct(f.original, f.run.judged), f.run.tally.apart_text() or "–",
-                     run_judge(f.run), agreement_cell(stored_agreement(f.run)), latency])  # fmt: skip
+                     run_judge(f.run), agreement_cell(stored_agreement(f.run)), latency,
+                     cost_words(f.run.cost, f.strict.passes).line, cost_words(f.run.judge_cost, judge=True).line])  # fmt: skip
     items = [f"not scored {k}: {v}" for k, v in board.unscored.items()] + [f"skipped {k}: {v}" for k, v in sel.skipped.items()]
+    items += [f"{k}: {NEVER_ANSWERED} (the model heard every turn and answered none: each its failure)"
+              for k in board.never_answered]
     out.append(Section("Runs", table=runs, items=items))
     out.append(Section("Definitions", items=list(DEFINITIONS)))
     return out
 
 
 def _header(board: Leaderboard, sel: Selection, generated_at: datetime) -> list[str]:
-    unscored = f" ({len(board.unscored)} more not scored: no turn got an answer)" if board.unscored else ""
+    unscored = f" ({len(board.unscored)} more not scored: the model got no turn)" if board.unscored else ""
+    mute = f"; {len(board.never_answered)} {NEVER_ANSWERED}" if board.never_answered else ""
     human = human_text(*board.human)  # a person's verdicts over the judge's (`arena-tui review`)
     return [f"generated {generated_at.isoformat(timespec='seconds')}", f"selection: {sel.description}",
-            f"{len(board.runs)} runs{unscored}, models: {', '.join(board.models)}",
+            f"{len(board.runs)} runs{unscored}{mute}, models: {', '.join(board.models)}",
             f"benchmarks: {', '.join(board.benchmarks)}", *([f"{human} (arena-tui review)"] if human else [])]  # fmt: skip
+
+
+_MD_CODE = str.maketrans({"\\": "\\\\", "`": "\\`"})
+_MD_LINK = re.compile(r"\](?=[(\[:])")  # `[x](url)`, `[x][ref]`, `[ref]: url`: a link only with this `]`
 
 
 def _md(text: str) -> str:
     """Text as Markdown shows it and nothing more: a renderer passes raw HTML through, so `<`, `>`
-    and `&` (in a model name, a run id, a benchmark's) are entities; a line break would end a row."""
-    return escape(" ".join(text.splitlines()), quote=False)
+    and `&` (in a model name, a run id, a benchmark's) are entities; a `]` that would close a link
+    and every backtick and backslash are escaped, so a name read from an imported file never
+    becomes a link (`[x](javascript:…)`) or code, while an interval's `[40–89]` reads as it is;
+    a line break would end a row."""
+    return _MD_LINK.sub(r"\\]", escape(" ".join(text.splitlines()), quote=False).translate(_MD_CODE))
 
 
 def _md_cell(text: str) -> str:
@@ -281,7 +300,7 @@ def _html_table(rows: list[list[str]]) -> str:
 
 def report_html(board: Leaderboard, sel: Selection, generated_at: datetime, gaps: Mapping[str, Family] | None = None) -> str:
     parts = [f"<h1>{TITLE}</h1>", f'<p class="note">{escape(" · ".join(_header(board, sel, generated_at)))}</p>']
-    labelled = [m for m in board.models if "[" in m]
+    labelled = sorted({r.model for r in board.rows if r.labels})
     if labelled:
         parts.append(f'<p class="lab">Labelled rows are not real model scores: {escape("; ".join(labelled))}</p>')
     for s in sections(board, sel, gaps):

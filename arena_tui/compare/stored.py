@@ -1,8 +1,10 @@
 """A stored run as every figure reads it (`StoredRun`: its row, its turn rows, every revision of
 its judgements, its benchmark when there is one, its untrusted turns and wall-clock turn spans),
 loaded through the store's reader (`load_runs`), and its one tally (`run_tally`): the report, the
-leaderboard, the runs list and every campaign surface show these numbers. Its judge kind keeps
-an offline heuristic's figures apart from an LLM judge's (`LLM_JUDGE`)."""
+leaderboard, the runs list and every campaign surface show these numbers. Which row of a
+comparison a run is in is `row_identity`, the one place that says it: its model and what
+produced its numbers (simulator, fake, offline heuristic, faults, …) and its judge with the
+version of our rules (`verdicts.run_judge`), so two judges are never pooled."""
 
 from __future__ import annotations
 
@@ -12,15 +14,38 @@ from functools import cached_property
 
 from arena_tui.spine.benchmark import Benchmark, Turn
 
-from arena_tui.spine.events import PACE_LOST, ErrorEvent, Judgement, SessionRotated, TurnResult
+from arena_tui.spine.events import PACE_LOST, ErrorEvent, Judgement, SessionRotated, TokenUsage, TurnResult, Usage
 from arena_tui.spine.source import variant_labels
+from ..cost import Estimate, current_prices, judge_estimate, run_estimate
 from ..judge.causes import run_causes
+from ..judge.label import judge_text
 from ..judge.worker import is_rehydrated
 from ..store import RunRow, Store
 from ..timing import UntrustedTurns, speed_exclusion, turn_durations
 from ..verdicts import (NOT_JUDGED, UNJUDGED, Standing, Tally, standing, tally)
 
-LLM_JUDGE = "LLM judge"  # the judge kind of a run judged by an LLM alone (its rows carry no judge label)
+LLM_JUDGE = "LLM judge"  # the judge kind of a run judged by an LLM (its rows carry no kind label: their judge says it)
+
+
+@dataclass(frozen=True, order=True)
+class RowId:
+    """Which row of a comparison a run is in (`row_identity`): its model, what produced its numbers
+    when that is not a real service judged by an LLM (`StoredRun.source_labels`), and its judge
+    (`judge.label.judge_label`: kind:model and the rules version; "none" when never judged)."""
+
+    model: str
+    labels: tuple[str, ...]
+    judge: str
+
+    @property
+    def group(self) -> str:
+        """`model [labels]`: the row's name where its judge is said beside it (a judge column)."""
+        return f"{self.model} [{', '.join(self.labels)}]" if self.labels else self.model
+
+    @property
+    def named(self) -> str:
+        """The row's name with its judge in it, where one board holds the group under two judges."""
+        return f"{self.model} [{', '.join([*self.labels, f'judge {self.judge}'])}]"
 
 
 def run_speed(run: RunRow) -> float | None:
@@ -39,6 +64,18 @@ class StoredRun:
     untrusted: frozenset[int] = frozenset()  # turns whose latencies are untrusted (`timing.UntrustedTurns`)
     durations: Mapping[int, int] = field(default_factory=dict)  # turn -> wall ms first start -> end (`timing`)
     rotations: Sequence[SessionRotated] = ()  # its session rotations (what a new session was given)
+    usage: Sequence[Usage] = ()  # what its services said they used (`usage` events)
+    judge_usage: Mapping[str, TokenUsage] = field(default_factory=dict)  # judge -> its requests' tokens (`Store.judge_usage`)
+
+    @cached_property
+    def cost(self) -> Estimate:
+        """What the model's side cost, estimated (`arena_tui.cost`: its usage, the price table now)."""
+        return run_estimate(self.row.model, self.usage, current_prices())
+
+    @cached_property
+    def judge_cost(self) -> Estimate:
+        """What judging it cost, apart from the model's (every request, re-judgings included)."""
+        return judge_estimate(self.judge_usage, current_prices())
 
     @cached_property
     def causes(self) -> dict[int, tuple[str, ...]]:
@@ -48,8 +85,8 @@ class StoredRun:
 
     @cached_property
     def standing(self) -> dict[int, Standing[Judgement]]:
-        """turn -> the judgement that counts (and the newest revision), by the verdict module."""
-        return standing(self.revisions)
+        """turn -> the judgement that counts (the run's judge's, `Tally.judge`, and a person's), by the verdict module."""
+        return standing(self.revisions, judge=self.tally.judge)
 
     @cached_property
     def tally(self) -> Tally:
@@ -95,16 +132,28 @@ class StoredRun:
 
     @property
     def judge_kind(self) -> str:
-        """What judged the turns that count: part of a row's identity, so the offline heuristic is
-        never pooled with an LLM judge (`LLM_JUDGE`, `heuristic judge`, both, or `not judged`)."""
+        """What kind of judge its verdicts are (`LLM_JUDGE`, `heuristic judge`, or `not judged`): a
+        heuristic's figures are labelled so (`source_labels`)."""
         t = self.tally
         if t.heuristic:
-            return "heuristic + LLM judges" if t.llm else "heuristic judge"
+            return "heuristic judge"
         return LLM_JUDGE if self.judged else NOT_JUDGED
 
     @property
     def judge(self) -> str:
-        return ", ".join(sorted({st.shown.judge for st in self.standing.values()})) or "none"
+        """The run's judge (`verdicts.run_judge`): `openai:gpt-5.2`, `heuristic`; "none" never judged."""
+        return self.tally.judge[0] if self.tally.judge is not None else "none"
+
+    @property
+    def judge_label(self) -> str:
+        """The run's judge with the version of our rules: `openai:gpt-5.2 (arena-judge/3)` (`judge_label`)."""
+        who = self.tally.judge
+        return "none" if who is None else judge_text(*who)
+
+    @property
+    def identity(self) -> RowId:
+        """Its row in every comparison (`row_identity`)."""
+        return row_identity(self)
 
     @property
     def source_labels(self) -> tuple[str, ...]:
@@ -124,9 +173,8 @@ class StoredRun:
 
     @property
     def group(self) -> str:
-        """The leaderboard row this run belongs to: its model, labelled by its source."""
-        labels = self.source_labels
-        return f"{self.row.model} [{', '.join(labels)}]" if labels else self.row.model
+        """Its model, labelled by its source (`RowId.group`): its row's name beside its judge."""
+        return self.identity.group
 
     def turn(self, turn_index: int) -> Turn | None:
         """The benchmark's turn, when the benchmark data is at hand."""
@@ -178,7 +226,8 @@ async def load_runs(
         t_start, t_end = await store.turn_times(run_id)
         durations = turn_durations(row.config, t_start, t_end, row.speed)
         rotations = [ev for _, ev in await store.events(run_id, kinds=["session_rotated"]) if isinstance(ev, SessionRotated)]
-        out.append(StoredRun(row, results, revisions, cache[row.benchmark], frozenset(untrusted), durations, rotations))
+        out.append(StoredRun(row, results, revisions, cache[row.benchmark], frozenset(untrusted), durations, rotations,
+                             await store.usage(run_id), await store.judge_usage(run_id)))
     return out
 
 
@@ -192,6 +241,14 @@ async def untrusted_turns(store: Store, run_id: str) -> set[int]:
     takes = await store.read_rows("SELECT seq, turn_index FROM turns WHERE run_id=?", (run_id,))
     marks = sorted([*notices, *((seq, "turn_ended", turn, None) for seq, turn in takes)], key=lambda m: m[0])
     return UntrustedTurns.of(m[1:] for m in marks)
+
+
+def row_identity(run: StoredRun) -> RowId:
+    """The one rule of which row a run is in, in every comparison (leaderboard, report and its CSVs,
+    campaigns, compare): one model, what produced its numbers, one judge and rules version. A run
+    is in exactly one row; its judge is the one whose verdicts count (`verdicts.run_judge`), so a
+    re-judge that gave no verdict leaves it where it was."""
+    return RowId(run.row.model, run.source_labels, run.judge_label)
 
 
 def run_tally(run: StoredRun) -> Tally:

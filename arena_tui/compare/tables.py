@@ -36,6 +36,7 @@ from typing import Any
 
 from arena_tui.spine.source import condition_of, effort_of
 
+from .costs import COST_NOTES, COST_ROW_COLUMNS, COST_RUN_COLUMNS, row_cost_columns, run_cost_columns
 from .duplex import DUPLEX_COLUMNS, duplex_columns
 from .judging import row_agreement, stored_agreement
 from .leaderboard import STAGES, BoardRow, Leaderboard, RunFigures
@@ -106,9 +107,9 @@ _LATENCY_OURS = [
 OURS_RUN_RESULTS = [
     "judge", "judge_agreement", "model_alias", "provider", "status", "started_at", "speed", "latency_note", "simulator", "fake",
     "heuristic_judge", "imported", "labels", "condition", "effort", "latency_source", "turns_recorded", "human_verdicts",
-    *APART_COLUMNS.values(),
+    "never_answered", *APART_COLUMNS.values(),
     "latency_excluded", "latency_untrusted_turns", "latency_ms_meaning", *_rate_names(STRICT), *_rate_names(ORIGINAL),
-    *_LATENCY_OURS, *DUPLEX_COLUMNS,
+    *_LATENCY_OURS, *DUPLEX_COLUMNS, *COST_RUN_COLUMNS,
 ]  # fmt: skip
 RUN_RESULTS = [*REFERENCE_RUN_RESULTS, *OURS_RUN_RESULTS]
 # run_results columns that are not figures to average over runs
@@ -116,21 +117,22 @@ _NOT_AVERAGED = {
     "model_name", "run_index", "run_id", "run_dir", "benchmark_name", "judge_name", "judge_model", "judge_version",
     "judged_at", "runtime_mode", "runtime_parallel", "disable_vad", "judge", "model_alias", "provider", "status",
     "started_at", "speed", "latency_note", "simulator", "fake", "heuristic_judge", "imported", "labels",
-    "condition", "effort", "latency_source", "turns_recorded", "latency_excluded", "latency_ms_meaning",
+    "condition", "effort", "latency_source", "turns_recorded", "latency_excluded", "latency_ms_meaning", "never_answered",
+    *COST_NOTES,
 }  # fmt: skip
 OURS_AVERAGED = [c for c in RUN_RESULTS if c not in _NOT_AVERAGED and c not in REFERENCE_AVERAGED]
 OURS_MODEL_SUMMARY = [
-    "benchmark_name", "runs", "labels", "condition", "effort", "turns", "latency_runs", "latency_excluded", "judge_agreement_pooled",
-    "latency_ms_meaning",
+    "benchmark_name", "runs", "labels", "judge", "condition", "effort", "turns", "latency_runs", "latency_excluded",
+    "judge_agreement_pooled", "latency_ms_meaning", "never_answered_runs",
     *_rate_names(STRICT), *_rate_names(ORIGINAL), *(n for m in METRICS for n in _rate_names(f"{m}_pooled")),
     *_LATENCY_OURS, *DUPLEX_COLUMNS,
     "empty_response_total", "model_ended_session_total", *(f"{c}_total" for c in APART_COLUMNS.values()),
-    "latency_untrusted_turns_total", "unstable_turns", "always_failing_turns",
+    "latency_untrusted_turns_total", "unstable_turns", "always_failing_turns", *COST_ROW_COLUMNS,
     *(f"{c}_{s}" for c in OURS_AVERAGED for s in ("mean", "std")),
 ]  # fmt: skip
 MODEL_SUMMARY = [*REFERENCE_MODEL_SUMMARY, *OURS_MODEL_SUMMARY]
 OURS_METRIC_SUMMARY = ["benchmark_name", "pooled_passes", "pooled_applicable", "pooled_pass_rate",
-                       "pooled_pass_rate_ci_lower", "pooled_pass_rate_ci_upper", "labels"]  # fmt: skip
+                       "pooled_pass_rate_ci_lower", "pooled_pass_rate_ci_upper", "labels", "judge"]  # fmt: skip
 METRIC_SUMMARY = [*REFERENCE_METRIC_SUMMARY, *OURS_METRIC_SUMMARY]
 CATEGORY_SUMMARY = ["model_name", "run_index", "run_id", "benchmark_name", "category",
                     *_rate_names("turn_pass_strict", "pass_rate")]  # fmt: skip
@@ -238,7 +240,7 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
         config = run.row.config
         imported = config.get("imported")
         row: dict[str, Any] = {
-            "model_name": run.group,
+            "model_name": f.name,
             "run_index": f.run_index,
             "run_id": run.run_id,
             "run_dir": imported.get("from") if isinstance(imported, dict) else config.get("imported_from"),
@@ -285,6 +287,7 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
             "latency_source": _latency_source(f),
             "turns_recorded": len(run.results),
             "human_verdicts": run.tally.human_verdicts,
+            "never_answered": run.tally.never_answered,
             **{col: f.count(why) for why, col in APART_COLUMNS.items()},
             "latency_excluded": run.latency_excluded,
             "latency_untrusted_turns": f.untrusted,
@@ -293,6 +296,7 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
             **_rate_cols(ORIGINAL, f.original),
             **_run_latency(f),
             **duplex_columns(f.duplex),
+            **run_cost_columns(f),
         })  # fmt: skip
         rows.append(row)
     return rows
@@ -304,6 +308,7 @@ def _row_figures(row: BoardRow) -> dict[str, Any]:
         "benchmark_name": row.benchmark,
         "runs": len(row.runs),
         "labels": ", ".join(row.labels),
+        "judge": row.judge,
         # (a row's runs share them: both are part of its labels, so of its identity)
         "condition": condition_of(row.runs[0].run.row.config) if row.runs else "",
         "effort": effort_of(row.runs[0].run.row.config) if row.runs else "",
@@ -312,6 +317,7 @@ def _row_figures(row: BoardRow) -> dict[str, Any]:
         "latency_excluded": "; ".join(f"{k}: {v}" for k, v in row.latency_excluded.items()),
         "judge_agreement_pooled": row_agreement(row).rate,
         "latency_ms_meaning": LATENCY_MS_MEANING,
+        "never_answered_runs": len(row.never_answered),
         **_rate_cols(STRICT, row.strict),
         **_rate_cols(ORIGINAL, row.original),
         **{k: v for m in METRICS for k, v in _rate_cols(f"{m}_pooled", row.dimensions.get(m)).items()},
@@ -325,6 +331,7 @@ def _row_figures(row: BoardRow) -> dict[str, Any]:
         "latency_untrusted_turns_total": row.untrusted,
         "unstable_turns": sum(c.unstable for c in row.consistency),
         "always_failing_turns": ",".join(str(c.turn_index) for c in row.consistency if c.always_fails),
+        **row_cost_columns(row),
     }  # fmt: skip
 
 
@@ -386,6 +393,7 @@ def metric_summary_rows(board: Leaderboard, run_rows: Sequence[Mapping[str, Any]
                 "pooled_pass_rate_ci_lower": plo,
                 "pooled_pass_rate_ci_upper": phi,
                 "labels": ", ".join(row.labels),
+                "judge": row.judge,
             })  # fmt: skip
     return out
 
@@ -393,7 +401,7 @@ def metric_summary_rows(board: Leaderboard, run_rows: Sequence[Mapping[str, Any]
 def category_rows(board: Leaderboard) -> list[dict[str, Any]]:
     """One row per run and benchmark category: the strict turn pass over the category's turns."""
     return [
-        {"model_name": f.run.group, "run_index": f.run_index, "run_id": f.run.run_id,
+        {"model_name": f.name, "run_index": f.run_index, "run_id": f.run.run_id,
          "benchmark_name": f.run.row.benchmark, "category": c, **_rate_cols("turn_pass_strict", r, rate_name="pass_rate")}
         for f in board.runs for c, r in f.categories.items()
     ]  # fmt: skip

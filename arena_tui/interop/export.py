@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.spine.audio import SILENCE_KEPT_MS, write_wav
+from arena_tui.spine.events import UsageReported
 from arena_tui.spine.times import wall_ms
 from ..judge.locate import benchmark_of_run
 from ..judge.summary import render_text, summarize
 from ..timing import barge_in_ms, response_latency, speed_note, turn_durations
-from ..verdicts import is_review, pass_rates, standing
+from ..verdicts import is_review, standing, tally
 from .fields import OUR_LATENCIES, reference_tracking, score_value
 from .layout import (
     ANALYSIS_SUFFIX,
@@ -93,6 +94,10 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
             "speed": run.speed, **({"latency": note} if (note := speed_note(run.speed)) else {}),
         },
     }
+    usage = [{"t_ms": ev.t_ms, "turn_index": ev.turn_index, "usage": ev.usage.model_dump(mode="json", exclude_defaults=True)}
+             for _, ev in await store.events(run_id, kinds=["usage"]) if isinstance(ev, UsageReported)]
+    if usage:  # what its services said they used, for its cost (docs/cost.md): kept for a lossless round trip
+        runtime["arena_tui"]["usage"] = usage
     if -1 in results:  # not a benchmark turn, so not a transcript row; kept for a lossless round trip
         runtime["arena_tui"]["greeting"] = {"result": results[-1].model_dump(mode="json"), "t_ms": t_end.get(-1, 0.0)}
     clip = await store.conversation_audio(run_id)
@@ -117,9 +122,15 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
     # a person's verdicts go with every judge's file: they win over whichever judge's (`verdicts.standing`)
     reviews = [j for j in judgements if is_review(j)]
     judges = sorted({j.judge for j in judgements if not is_review(j)}) or sorted({j.judge for j in reviews})[:1]
+    statuses = {i: r.status for i, r in results.items()}
     for judge in judges:
         mine = [j for j in judgements if j.judge == judge and not is_review(j)] + reviews
-        standings = standing(mine)
+        # what the app counts (`verdicts.tally`): a turn counted apart as not the model's (not played,
+        # stopped, lost pace, infrastructure, engine error) gets no record; one the judge could not
+        # score gets the reference's incomplete row (every score null)
+        counted = tally(mine, statuses, run.turn_indices or None)
+        standings = {i: st for i, st in standing(mine, judge=counted.judge).items()
+                     if i in counted.rows or i in counted.judge_errors}
         now = {i: st.shown for i, st in standings.items()}
         prefix = judge_file_prefix(judge)
         judged = []
@@ -128,7 +139,7 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
             if j is None:
                 continue
             rec = {k: v for k, v in row.items() if k != "arena_tui"}
-            rec["scores"] = {d: score_value(s) for d, s in j.scores.items()}
+            rec["scores"] = {d: score_value(s) if idx in counted.rows else None for d, s in j.scores.items()}
             rec["judge_reasoning"] = j.error or "\n".join(f"{d}: {s.reasoning}" for d, s in j.scores.items())
             tt = j.scores.get("turn_taking")
             if tt is not None and tt.verdict == "fail":
@@ -155,7 +166,7 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
             **({"judge_version": v} if (v := ", ".join(sorted({j.judge_version for j in now.values()
                                                                 if j.judge_version}))) else {}),
             "heuristic": heuristic,
-            "turns_scored": len(judged),
+            "turns_scored": len(counted.rows),  # the turns every figure counts (`verdicts.tally`)
             "judged_at": iso(datetime.now(UTC)),
             "realignment_applied": any(j.phase == 2 for j in now.values()),
             # how many verdicts counted are a person's, not this judge's (`verdicts.Tally.human`)
@@ -170,11 +181,11 @@ async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: An
             summary_doc["arena_tui"] = s.model_dump(mode="json")
             text = render_text(s)
         else:  # no benchmark: the rates alone, by the same rule
-            rates = pass_rates(mine, {i: r.status for i, r in results.items()})
-            summary_doc["passes"] = {d: p for d, (p, _) in rates.items()}
-            summary_doc["category_totals"] = {d: n for d, (_, n) in rates.items()}
+            summary_doc["passes"] = {d: p for d, (p, _) in counted.dimensions.items()}
+            summary_doc["category_totals"] = {d: n for d, (_, n) in counted.dimensions.items()}
         summary_doc["turn_taking_failures"] = sorted(
-            i for i, j in now.items() if (j.scores.get("turn_taking") and j.scores["turn_taking"].verdict == "fail")
+            i for i, j in now.items()
+            if i in counted.rows and j.scores.get("turn_taking") and j.scores["turn_taking"].verdict == "fail"
         )
         summary_doc["function_tracking"] = reference_tracking(summary_doc.get("function_tracking") or [])
         (out / f"{prefix}{SUMMARY_SUFFIX}").write_text(json.dumps(summary_doc, indent=2, ensure_ascii=False) + "\n")

@@ -6,6 +6,8 @@ harness's, recorded as imported (its config's `imported`): its judges as they na
 its runtime (mode, parallelism, VAD), speed 1 unless its runtime.json says otherwise (its audio
 plays in real time), and voice-to-voice, leading silence and overlap derived on import from its
 `conversation.wav` by our own rules (`wav_metrics.py`), when its rows carry none of ours.
+Either way a folder is data: the endpoint, service class and service arguments its config names
+are kept as provenance (`spine.provenance`), never as settings a resume connects with.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from arena_tui.spine.benchmark import Benchmark
-from arena_tui.spine.events import DimensionScore, Judgement, Latencies, RunEnded, RunStarted, ToolCallRecord, TurnEnded, TurnResult
+from arena_tui.spine.provenance import as_provenance
+from arena_tui.spine.events import (
+    DimensionScore, Judgement, Latencies, RunEnded, RunStarted, ToolCallRecord, TurnEnded, TurnResult, UsageReported,
+)
 from ..timing import TURN_DURATION
 from . import wav_metrics
 from .conversation import conversation_events, read_conversation
@@ -170,6 +175,8 @@ async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None =
         }  # fmt: skip
         timed, t0, imported["latency"], imported["derived"] = _derive(timed, t0, recording, tpath)
         config["imported"] = imported
+    # its endpoint, service class and arguments are provenance, never settings: a file never aims a key
+    config = as_provenance(config)
     events: list[Any] = [
         RunStarted(run_id=rid, t_ms=0.0, benchmark=bench, model=str(model),
                    provider=ours.get("provider") or "reference", simulator=bool(ours.get("simulator", False)),
@@ -181,6 +188,7 @@ async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None =
     if recording is not None:
         events += conversation_events(*recording, rid, ours.get("conversation"))
     events += judgements
+    events += _usage_events(ours.get("usage"), rid, rpath)
     end_t = max((t for t, _ in timed), default=0.0)
     status = ours.get("status") if ours.get("status") in ("completed", "interrupted", "failed") else "completed"
     # the run's own end: as exported, else the last row's wall clock (else the store's started + t / speed)
@@ -190,6 +198,19 @@ async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None =
         store.submit(ev)
     await store.flush()
     return rid
+
+
+def _usage_events(usage: Any, run_id: str, where: Path) -> list[UsageReported]:
+    """What our export kept of the run's usage reports (`arena_tui.usage`), as they were recorded."""
+    if usage is None:
+        return []
+    if not isinstance(usage, list):
+        raise InteropError(f"{where}: field arena_tui.usage: a list of usage reports, not {type(usage).__name__}")
+    try:
+        return [UsageReported(run_id=run_id, t_ms=u["t_ms"], turn_index=u.get("turn_index"), usage=u["usage"]) for u in usage]
+    except (ValidationError, KeyError, TypeError) as e:
+        why = e.errors()[0]["msg"] if isinstance(e, ValidationError) else f"missing {e}"
+        raise InteropError(f"{where}: field arena_tui.usage: {why}") from None
 
 
 def _positive(v: Any) -> bool:

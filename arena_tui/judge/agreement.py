@@ -3,18 +3,22 @@ majority verdict per dimension and how many judgings gave it, and the "judge agr
 
 The rules, stated once (docs/judging.md, "Judge agreement"):
 - **A repeat** is one whole judging of the stored run by the ordinary path (`worker.rejudge_turn`,
-  phase 2 included), recorded as ordinary revisions. A turn's verdict in that repeat is its
-  standing judgement afterwards, counted only if that repeat's own judging of the turn gave one
-  (a judge error in one repeat is no verdict there, and never a copy of an earlier repeat's).
+  phase 2 included), recorded as ordinary revisions. A turn's verdict in that repeat is the
+  judge's own: its standing phase-1 judgement afterwards, before the code rules (what code
+  decides, e.g. tool use after realignment, is the same every time and no judgement of the
+  judge's), counted only if that repeat's own judging of the turn gave one (a judge error in one
+  repeat is no verdict there, and never a copy of an earlier repeat's).
 - **The majority counts.** Per dimension, the verdict most judgings gave; a tie goes to fail,
   then pass, then na (a pass needs more judgings for it than any other verdict). It is recorded
   as one more revision of the turn (`rule="majority"`, phase 1, so phase 2 re-applied later
   revises it and not a single repeat), with `Agreement`: the judgings counted, their revisions,
-  and per dimension how many gave the majority verdict. Being the newest valid revision, it is
-  the one that counts (`arena_tui.verdicts.standing`); nothing earlier is changed. A turn with
-  fewer than two verdicts gets no majority revision (one judging agrees with nothing).
+  and per dimension how many gave the majority verdict; the code rules are then applied over it
+  (`reapply`: phase 2 revises the majority). The newest valid revision, it is the one that
+  counts (`arena_tui.verdicts.standing`); nothing earlier is changed. A turn with fewer than two
+  verdicts gets no majority revision (one judging agrees with nothing).
 - **Judge agreement** over turns: the judgings that gave the majority verdict over all judgings,
-  pooled over every turn that carries an `Agreement` and every LLM dimension it was judged on
+  pooled over every turn whose standing phase-1 judgement (the majority itself, never the code
+  rules' revision of it) carries an `Agreement` and every LLM dimension it was judged on
   (`turn_taking` is computed in code and always agrees; a dimension every judging left "na" was
   never judged). A revision that is not a majority has no agreement: no figure, never 100 %.
 """
@@ -27,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena_tui.spine.events import Agreement, DimensionScore, Judgement, TokenUsage
-from ..verdicts import LLM_DIMENSIONS, ordered, standing
+from ..verdicts import LLM_DIMENSIONS, newest_revisions, ordered, standing
 
 MAJORITY = "majority"  # the rule name of a majority revision
 TIE_ORDER = ("fail", "pass", "na")  # a tie goes to the first of these
@@ -110,31 +114,37 @@ def agreement_of(counted: Iterable[Judgement | None]) -> AgreementFigure:
     return out
 
 
-def run_agreement(judgements: Iterable[Judgement]) -> AgreementFigure:
-    """One run's figure, over every revision of its judgements."""
-    return agreement_of(st.machine for st in standing(judgements).values())
+def run_agreement(judgements: Iterable[Judgement], turns: Iterable[int] | None = None) -> AgreementFigure:
+    """One run's figure, over every revision of its judgements: each turn's majority (its run judge's
+    standing phase-1 judgement: the judge's own verdicts, not the code rules'); `turns`: only these."""
+    keep = set(turns) if turns is not None else None
+    return agreement_of(st.machine for t, st in standing(judgements, phase=1).items() if keep is None or t in keep)
 
 
 Rejudge = Callable[[], Awaitable[Any]]
 
 
-async def judge_repeatedly(store: Any, run_id: str, repeats: int, rejudge: Rejudge, *, t_ms: float = 0.0
-                           ) -> dict[int, list[Judgement]]:
+async def judge_repeatedly(store: Any, run_id: str, repeats: int, rejudge: Rejudge, *, t_ms: float = 0.0,
+                           reapply: Rejudge | None = None) -> dict[int, list[Judgement]]:
     """Judge the stored run `repeats` times (`rejudge()`: one whole judging, recorded in the store),
-    then record each turn's majority revision (module docstring). Returns turn -> the verdicts
-    counted, one per repeat that gave one, oldest first."""
+    then record each turn's majority revision (module docstring) and apply the code rules over them
+    (`reapply()`, when given). Returns turn -> the judge's own verdicts counted (phase 1), one per
+    repeat that gave one, oldest first."""
     judgings: dict[int, list[Judgement]] = {}
     for _ in range(repeats):
-        before = {t: st.newest.revision for t, st in standing(await store.judgements(run_id)).items()}
+        before = newest_revisions(await store.judgements(run_id))
         await rejudge()
         after = await store.judgements(run_id)
         made = {(j.turn_index, j.phase) for j in after if not j.error and j.revision > before.get(j.turn_index, 0)}  # type: ignore[arg-type]
-        for t, st in standing(after).items():
+        for t, st in standing(after, phase=1).items():
             if (t, 1) in made and st.machine is not None:  # the judge's: a person's verdict is no judging
                 judgings.setdefault(t, []).append(st.machine)
-    newest = {t: st.newest.revision for t, st in standing(await store.judgements(run_id)).items()}
-    for t, js in sorted(judgings.items()):
-        if len(js) >= 2:
-            store.submit(majority_judgement(js, asked=repeats, revision=newest[t] + 1, t_ms=t_ms))
+    newest = newest_revisions(await store.judgements(run_id))
+    majorities = [majority_judgement(js, asked=repeats, revision=newest[t] + 1, t_ms=t_ms)
+                  for t, js in sorted(judgings.items()) if len(js) >= 2]
+    for j in majorities:
+        store.submit(j)
     await store.flush()
+    if majorities and reapply is not None:
+        await reapply()
     return judgings

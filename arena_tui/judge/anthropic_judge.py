@@ -15,18 +15,18 @@ from anthropic import AsyncAnthropic
 from anthropic.types import Message
 
 from arena_tui.spine.events import TokenUsage
-from .backends import InvalidOutput, JudgeReply, JudgeRequest, KeyedJudge, PermanentError, parse_output
+from .backends import InvalidOutput, JudgeReply, JudgeRequest, KeyedJudge, parse_output
 from ..store.scrub import endpoint_label
 from .provider_schema import for_anthropic
 from .sdk_errors import parsed, sdk_call
 
-DEFAULT_MAX_TOKENS = 16000  # a whole run's verdicts fit; under the SDK's non-streaming limit
 _CACHE = {"type": "ephemeral"}
+# the reply reached max_tokens, or the model's window (input and output together)
+_CUT = ("max_tokens", "model_context_window_exceeded")
 
 
 class AnthropicJudge(KeyedJudge):
     kind, key_envs = "anthropic", ("ANTHROPIC_API_KEY",)
-    max_tokens = DEFAULT_MAX_TOKENS
 
     def connect(self, key: str, base_url: str | None) -> None:
         # max_retries=0: backends.judge_with_retries is the single retry policy.
@@ -39,7 +39,8 @@ class AnthropicJudge(KeyedJudge):
         history = [{"type": "text", "text": request.history, "cache_control": _CACHE}] if request.history else []
         return {
             "model": self.model,
-            "max_tokens": self.max_tokens,
+            "max_tokens": self.output_budget(request),  # sized from the turns asked (`budget`); the SDK's own
+            # non-streaming limit does not apply: every request gives its timeout
             "system": [{"type": "text", "text": request.prefix, "cache_control": _CACHE}],
             "messages": [{"role": "user", "content": [*history, {"type": "text", "text": request.target}]}],
             "tools": [{
@@ -53,7 +54,8 @@ class AnthropicJudge(KeyedJudge):
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         timeout = request.timeout_s or self.timeout_s  # a whole run's reply takes minutes
-        raw = await sdk_call(self.client.messages.with_raw_response.create(**self.request_body(request), timeout=timeout),
+        body = self.request_body(request)
+        raw = await sdk_call(self.client.messages.with_raw_response.create(**body, timeout=timeout),
                              anthropic, self.endpoint, timeout)
         msg: Message = await parsed(raw, Message, self.endpoint, "a Messages API message")
         try:
@@ -65,8 +67,8 @@ class AnthropicJudge(KeyedJudge):
             blocks, stop = list(msg.content), msg.stop_reason
         except (AttributeError, TypeError, ValueError) as e:  # JSON, but not shaped like a message
             raise InvalidOutput(f"judge reply from {self.endpoint} is not a Messages API message ({type(e).__name__})") from e
-        if stop == "max_tokens":
-            raise PermanentError(f"the judge's reply was cut off at max_tokens={self.max_tokens} ({self.model})")
+        if stop in _CUT:
+            raise self.truncated(request, body["max_tokens"], f"stop_reason {stop}")
         if stop == "refusal":
             raise InvalidOutput("judge refused (stop_reason refusal)")
         for block in blocks:

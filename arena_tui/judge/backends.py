@@ -24,9 +24,10 @@ from arena_tui.spine.benchmark import Benchmark, Turn
 
 from arena_tui.spine.events import TokenUsage, TurnResult
 from arena_tui.spine.judges import DEFAULT_MODELS
-from . import limits
+from . import budget, limits
 from .errors import InvalidOutput, PermanentError, TransientError
 from .limits import RetryPolicy
+from .model_limits import ModelLimits, limits_for
 from .schema import JUDGE_SCHEMA, SCHEMA_NAME, JudgeOutput
 
 
@@ -39,7 +40,8 @@ class JudgeRequest:
 
     One turn: `turn`, `result`, its `dimensions`, the `earlier` turns. A whole run (`output` is
     `RunJudgeOutput`): every turn it judges in `results`, each one's dimensions in `turn_dimensions`.
-    The raw data are keyword-only."""
+    A part of a whole run (`part`): its turns in `results`, the judgeable turns before them in
+    `earlier` (shown as the conversation so far). The raw data are keyword-only."""
 
     prefix: str
     history: str
@@ -56,6 +58,7 @@ class JudgeRequest:
     schema_name: str = SCHEMA_NAME
     output: type[BaseModel] = JudgeOutput
     timeout_s: float | None = None  # one attempt's time limit where it differs from the backend's own (a whole run)
+    part: str = ""  # "part 2 of 3" when a whole run is judged in consecutive parts (`whole_run.plan_parts`)
 
 
 @dataclass(frozen=True)
@@ -85,15 +88,31 @@ class JudgeBackend(ABC):
     name: str = "judge"
     heuristic: bool = False
     endpoint: str = ""  # where requests go, as `store.scrub.endpoint_label` shows it (no secrets)
+    limits: ModelLimits | None = None  # its model's window and output cap (`model_limits`); None: no limit
 
     @abstractmethod
     async def complete(self, request: JudgeRequest) -> JudgeReply: ...
 
     def identify(self, kind: str, model: str, timeout_s: float | None) -> None:
-        """Its model, its name as every figure shows it (`kind:model`) and one attempt's time limit
-        (`limits.request_timeout()` unless given)."""
+        """Its model, its name as every figure shows it (`kind:model`), its model's limits and one
+        attempt's time limit (`limits.request_timeout()` unless given)."""
         self.model, self.name = model, f"{kind}:{model}"
+        self.limits = limits_for(kind, model)
         self.timeout_s = timeout_s if timeout_s is not None else limits.request_timeout()
+
+    async def model_limits(self) -> ModelLimits | None:
+        """The limits a request is planned against (a backend that can ask its server overrides this);
+        never raises."""
+        return self.limits
+
+    def output_budget(self, request: JudgeRequest) -> int:
+        """The output tokens this request asks for (`budget.output_budget`)."""
+        assert self.limits is not None
+        return budget.output_budget(request, self.limits)
+
+    def truncated(self, request: JudgeRequest, asked: int, stop: str) -> PermanentError:
+        """The permanent error of a reply cut off at `asked` tokens (`stop`: the provider's word for it)."""
+        return budget.truncated(self.name, request, asked, stop)
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         pass

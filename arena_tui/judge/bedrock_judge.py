@@ -1,7 +1,8 @@
 """Judge with Claude on AWS Bedrock through `boto3` (Converse, forced tool use for structure).
 
 boto3 is synchronous, so each call runs in a worker thread. Region and credentials come from
-the usual AWS chain (env, profile, SSO, instance role); nothing is stored.
+the usual AWS chain (env, profile, SSO, instance role); nothing is stored. `maxTokens` is sized from
+the turns asked (`budget`); a reply cut at it (`stopReason: max_tokens`) is a permanent error.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ _TRANSIENT_CODES = {
     "ModelTimeoutException",
     "TooManyRequestsException",
 }
+# the reply reached maxTokens, or the model's window (input and output together)
+_CUT = ("max_tokens", "model_context_window_exceeded")
 
 
 class BedrockJudge(JudgeBackend):
@@ -40,10 +43,8 @@ class BedrockJudge(JudgeBackend):
         region: str | None = None,
         endpoint_url: str | None = None,
         timeout_s: float | None = None,  # default: request_timeout()
-        max_tokens: int = 4096,
     ) -> None:
         self.identify("bedrock", model, timeout_s)
-        self.max_tokens = max_tokens
         self._where = {"region_name": region or os.environ.get("AWS_REGION"),  # boto3 itself reads only AWS_DEFAULT_REGION
                        "endpoint_url": endpoint_url}
         self._clients: dict[float, Any] = {}
@@ -89,7 +90,7 @@ class BedrockJudge(JudgeBackend):
                 ],
                 "toolChoice": {"tool": {"name": request.schema_name}},
             },
-            "inferenceConfig": {"maxTokens": self.max_tokens},
+            "inferenceConfig": {"maxTokens": self.output_budget(request)},  # sized from the turns asked (`budget`)
         }
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
@@ -125,12 +126,15 @@ class BedrockJudge(JudgeBackend):
             cached_input_tokens=cached,
             output_tokens=int(u.get("outputTokens", 0) or 0),
         )
+        stop = resp.get("stopReason")
+        if stop in _CUT:
+            raise self.truncated(request, body["inferenceConfig"]["maxTokens"], f"stopReason {stop}")
         content = (resp.get("output", {}).get("message", {}) or {}).get("content", []) or []
         for block in content:
             tool = block.get("toolUse")
             if tool and tool.get("name") == request.schema_name:
                 return JudgeReply(parse_output(tool.get("input"), request.output), usage)
-        raise InvalidOutput(f"no {request.schema_name} tool use in the reply (stopReason={resp.get('stopReason')})")
+        raise InvalidOutput(f"no {request.schema_name} tool use in the reply (stopReason={stop})")
 
     def _unreadable(self, resp: dict[str, Any]) -> str:
         """botocore turns a body that is not JSON into `{"message": <text>}`; say what came back."""

@@ -7,9 +7,9 @@ a person's over it, `verdicts.standing`):
 - the turn-taking facts, when turn_taking fails: each reason it fails, as `rubric.turn_taking_issues`
   names it (no answer, no audio, no timing, barge-in, overlap, reconnected, slow start);
 - phase 2's call alignment, when tool use fails or a missed call's penalty landed on state
-  tracking or ambiguity handling: `missed_call`, `wrong_arguments`, `late_call`, `early_call`
-  (expected here and made before, or made here for a later turn), `unsolicited_call` (also an
-  extra call on a turn that expects others);
+  tracking or ambiguity handling (its root cause): `missed_call`, `wrong_arguments`, `late_call`,
+  `early_call` (expected here and made before, or made here for a later turn), `unsolicited_call`
+  (also an extra call on a turn that expects others; only where tool use fails);
 - `rotation_lost_context`, when a dimension the judge scores fails on a turn that ran in a session
   whose rotation replayed less than the history (messages dropped, or none replayed).
 The judge names the rest when a dimension it scores fails: its structured `causes`, its flags
@@ -32,7 +32,6 @@ from ..verdicts import LLM_DIMENSIONS, TOOL, TURN_TAKING, Standing, standing, ta
 from .phase2 import AH, ST, Alignment, alignment_of
 from .rubric import answered, turn_taking_issues
 
-_ABSORBING = {TOOL, ST, AH}  # where a missed call's failure lands (`penalty_absorption`)
 _CALL_LINKS = {"missed": "missed_call", "wrong": "wrong_arguments", "late": "late_call", "early": "early_call"}
 _ROOT_CAUSES = {"over_clarification", "forgotten_state", "unnecessary_confirmation"}  # the judge's root causes that are causes
 
@@ -43,14 +42,14 @@ def lossy_sessions(rotations: Iterable[SessionRotated]) -> frozenset[int]:
                      if r.replayed.dropped_messages > 0 or r.replayed.strategy == "zero_context")
 
 
-def _call_causes(result: TurnResult, al: Alignment) -> list[str]:
+def _call_causes(result: TurnResult, al: Alignment, *, extras: bool) -> list[str]:
     idx = result.turn_index
     out = [_CALL_LINKS[lk.status] for lk in al.expecting(idx) if lk.status in _CALL_LINKS]
     if any(lk.status == "early" and lk.actual_turn == idx for lk in al.links):
         out.append("early_call")  # made here, for a later turn
     wrong = {lk.name for lk in al.expecting(idx) if lk.status == "wrong"}  # such a call is that one, made wrong
     names = {c.call_id: c.name for c in result.tool_calls}
-    if any(names.get(cid) not in wrong for cid in (*al.unsolicited.get(idx, ()), *al.extra.get(idx, ()))):
+    if extras and any(names.get(cid) not in wrong for cid in (*al.unsolicited.get(idx, ()), *al.extra.get(idx, ()))):
         out.append("unsolicited_call")
     return out
 
@@ -91,8 +90,10 @@ def turn_causes(result: TurnResult, st: Standing[Judgement] | None, al: Alignmen
         out += timing
     if result.interrupted and "barge_in" not in timing and "overlap" not in timing:
         out.append("truncated")
-    if al is not None and failed & _ABSORBING:
-        out += _call_causes(result, al)
+    root = st.judgement.root_cause if st.judgement is not None else None
+    absorbed = (root == "over_clarification" and AH in failed) or (root == "forgotten_state" and ST in failed)
+    if al is not None and (TOOL in failed or absorbed):  # a call's fault only where it was charged
+        out += _call_causes(result, al, extras=TOOL in failed)
     if result.session in lossy and failed & (set(LLM_DIMENSIONS) - {TOOL}):
         out.append("rotation_lost_context")
     out += _judged_causes(st, failed, spoke=answered(result))
@@ -105,8 +106,8 @@ def run_causes(benchmark: Benchmark | None, results: Iterable[TurnResult], judge
     counts) or counts apart with a cause; `benchmark` None: no call causes (nothing to align to)."""
     results = [r for r in results if r.turn_index >= 0]
     judgements = list(judgements)
-    now = standing(judgements)
     counted = tally(judgements, {r.turn_index: r.status for r in results})
+    now = standing(judgements, judge=counted.judge)
     al = alignment_of(benchmark, results, judgements, cross_turn=cross_turn) if benchmark is not None else None
     lossy = lossy_sessions(rotations)
     out: dict[int, tuple[str, ...]] = {}

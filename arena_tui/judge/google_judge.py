@@ -4,7 +4,8 @@ Structure comes from `response_mime_type: application/json` and a `response_sche
 schema in Gemini's OpenAPI dialect: `provider_schema.for_gemini`). Gemini caches a repeated
 prefix by itself (implicit caching, reported as `cachedContentTokenCount`): the prefix goes first,
 as the system instruction, and stays byte-identical. The client's own retries are off
-(`HttpRetryOptions(attempts=1)`).
+(`HttpRetryOptions(attempts=1)`). `maxOutputTokens` is sized from the turns asked (`budget`); a reply
+cut at it (`finishReason: MAX_TOKENS`) is a permanent error.
 """
 
 from __future__ import annotations
@@ -50,14 +51,16 @@ class GoogleJudge(KeyedJudge):
                 system_instruction=request.prefix,
                 response_mime_type="application/json",
                 response_schema=for_gemini(request.schema),
+                max_output_tokens=self.output_budget(request),  # sized from the turns asked (`budget`)
                 # a whole run's reply takes minutes: the request's own timeout, where it has one
                 http_options=HttpOptions(timeout=int(request.timeout_s * 1000)) if request.timeout_s else None,
             ),
         }
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
+        args = self.request_args(request)
         try:
-            resp = await self.client.aio.models.generate_content(**self.request_args(request))
+            resp = await self.client.aio.models.generate_content(**args)
         except genai_errors.APIError as e:
             status = f" {e.status}" if e.status else ""  # Google's name for it: RESOURCE_EXHAUSTED, …
             text = f"HTTP {e.code}{status} from {self.endpoint}: {(e.message or short(e))[:200]}"
@@ -72,9 +75,10 @@ class GoogleJudge(KeyedJudge):
         except (aiohttp.ClientPayloadError, ValueError) as e:  # JSON, but not a response
             raise InvalidOutput(f"judge reply from {self.endpoint} was not a generateContent response "
                                 f"({type(e).__name__}: {short(e)[:120]})") from e
-        return JudgeReply(parse_output(self._text(resp), request.output), _usage(resp))
+        return JudgeReply(parse_output(self._text(resp, request, args["config"].max_output_tokens), request.output),
+                          _usage(resp))
 
-    def _text(self, resp: GenerateContentResponse) -> str:
+    def _text(self, resp: GenerateContentResponse, request: JudgeRequest, asked: int) -> str:
         feedback = resp.prompt_feedback
         if feedback is not None and feedback.block_reason is not None:
             raise PermanentError(f"the judge prompt was blocked ({feedback.block_reason}) by {self.model}")
@@ -84,8 +88,8 @@ class GoogleJudge(KeyedJudge):
         parts = (cand.content.parts if cand.content is not None else None) or []
         text = "".join(p.text for p in parts if p.text and not p.thought)
         reason = str(getattr(cand.finish_reason, "value", cand.finish_reason) or "")
-        if reason == "MAX_TOKENS":
-            raise PermanentError(f"the judge's reply was cut off at its output limit ({self.model})")
+        if reason == "MAX_TOKENS":  # thinking counts in the budget too (`ModelLimits.thinking`)
+            raise self.truncated(request, asked, "finishReason MAX_TOKENS")
         if not text:
             raise InvalidOutput(f"judge reply has no text (finishReason {reason or 'none'})")
         return text

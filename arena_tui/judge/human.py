@@ -129,7 +129,8 @@ async def _emit(store: Any, bus: EventBus | None, revisions: Sequence[Judgement]
                   review=review, **fields)
     if bus is not None:
         bus.publish(j)
-    else:
-        store.submit(j)
-        await store.flush()
-    return j
+        return j
+    store.submit(j)
+    await store.flush()
+    # as stored: the store numbers it after a revision another process recorded meanwhile
+    return next((s for s in reversed(await store.judgements(run_id, turn)) if s.review == j.review and s.judge == j.judge), j)

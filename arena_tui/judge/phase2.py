@@ -11,17 +11,21 @@ is overwritten. docs/judging.md holds the rule table. Rules, in order:
    when an unsolicited call was made (it then counts in the denominator).
 2. `realignment` - which call satisfied which expected call across turns: a call made early
    satisfies the later expecting turn; a call made late is credited where made and the
-   expecting turn carries one failure. Canonical matching (arena_tui.spine.calls) first, then the
-   judge's semantic-equivalence verdict, but IDs must match exactly.
+   expecting turn carries one failure, unless the judge passed its tool use naming no fault
+   (waiting was right there: code cannot know what the user had said). Canonical matching
+   (arena_tui.spine.calls) first, then the judge's semantic-equivalence verdict, but IDs must
+   match exactly. An extra call beside the expected ones fails tool use only if the judge failed
+   it (a harmless lookup is the judge's call); a call on a turn that expects none always fails.
 3. `penalty_absorption` - a missed call is charged once: over-clarification to
    `ambiguity_handling` if scored on that turn, forgotten state to `state_tracking` if
    scored, else it stays on `tool_use_correct`. Genuine ambiguity (asking was right) passes
-   both `tool_use_correct` and `ambiguity_handling` where that is scored.
+   `tool_use_correct` where `ambiguity_handling` is scored, which keeps the judge's verdict.
 4. `cascade` - a turn asking about an earlier call that never executed, whose expecting turn
    already failed `state_tracking`, passes `state_tracking` if the assistant does not
-   fabricate the outcome. It passes nothing else.
-5. `words_actions` - words that contradict actions (says it waits or asks, yet calls in the
-   same turn) fail `instruction_following`, and `tool_use_correct` where a call was made.
+   fabricate the outcome, unless the turn's own missed call was charged there. It passes nothing else.
+5. `words_actions` - words that contradict a call made in the same turn (says it will wait for
+   the user, yet calls) fail `instruction_following` and `tool_use_correct`. A turn that made no
+   call has no such contradiction (asking instead of calling is rule 3's).
 6. `no_answer` - a turn with neither speech nor a call did not engage: `instruction_following`
    fails, whatever the judge said (leniency for failed turn-taking is the judge's, prompted,
    and never covers silence).
@@ -205,6 +209,13 @@ def _rule_applicability(idx: int, s: Scores, ctx: "_Ctx") -> str | None:
     return _set(s, TOOL, new)
 
 
+def _waiting_excused(base: Judgement) -> bool:
+    """The judge passed the turn's tool use naming no fault: where the expected call came later,
+    waiting was right (the user had not yet given what it needs), which only the judge can tell."""
+    own = base.scores.get(TOOL)
+    return own is not None and own.verdict == "pass" and base.root_cause in (None, "genuine_ambiguity")
+
+
 def _rule_realignment(idx: int, s: Scores, ctx: "_Ctx") -> str | None:
     if TOOL not in s:
         return None
@@ -212,12 +223,21 @@ def _rule_realignment(idx: int, s: Scores, ctx: "_Ctx") -> str | None:
     credited = ctx.al.credited(idx)
     if not mine and not credited:
         return None
-    bad = [lk for lk in mine if lk.status in ("late", "missed", "wrong")]
-    extra = ctx.al.extra.get(idx, []) + ctx.al.unsolicited.get(idx, [])
-    parts = [_describe(lk) for lk in mine] + [f"credits late {lk.name} expected on turn {lk.expected_turn}" for lk in credited]
+    base = ctx.base[idx]
+    excused = _waiting_excused(base)
+    bad = [lk for lk in mine if lk.status in ("missed", "wrong") or (lk.status == "late" and not excused)]
+    unsolicited = ctx.al.unsolicited.get(idx, [])
+    extra = ctx.al.extra.get(idx, [])
+    judge_passed = base.scores.get(TOOL) is not None and base.scores[TOOL].verdict == "pass"
+    parts = [_describe(lk) + ("; the judge found waiting right here" if lk.status == "late" and excused else "")
+             for lk in mine]
+    parts += [f"credits late {lk.name} expected on turn {lk.expected_turn}" for lk in credited]
+    if unsolicited:
+        parts.append(f"extra call(s) {', '.join(unsolicited)}")
     if extra:
-        parts.append(f"extra call(s) {', '.join(extra)}")
-    return _set(s, TOOL, _score("fail" if bad or extra else "pass", "; ".join(parts)))
+        parts.append(f"extra call(s) {', '.join(extra)}" + (": harmless, by the judge" if judge_passed else ""))
+    failed = bool(bad or unsolicited or (extra and not judge_passed))
+    return _set(s, TOOL, _score("fail" if failed else "pass", "; ".join(parts)))
 
 
 def _rule_absorption(idx: int, s: Scores, ctx: "_Ctx") -> str | None:
@@ -232,13 +252,12 @@ def _rule_absorption(idx: int, s: Scores, ctx: "_Ctx") -> str | None:
     if target is None or target not in s:
         return None  # nothing scored on this turn can take the penalty: it stays a tool failure
     names = ", ".join(lk.name for lk in absent)
-    if cause == "genuine_ambiguity":  # asking was right: nothing to charge
-        changed = _set(s, target, _score("pass", f"{names} not called yet: the request was genuinely ambiguous "
-                                                 "and asking was right"))
-        why = f"{names} not called: the request was genuinely ambiguous (ambiguity_handling passes)"
-    else:
-        changed = _set(s, target, _score("fail", f"absorbs the missed {names} ({cause})"))
-        why = f"missed {names} charged to {target} ({cause})"
+    if cause == "genuine_ambiguity":  # asking was right: how well it asked is the judge's ambiguity verdict
+        why = f"{names} not called: the request was genuinely ambiguous (ambiguity_handling: the judge's {s[AH].verdict})"
+        return _set(s, TOOL, _score("pass", why))
+    changed = _set(s, target, _score("fail", f"absorbs the missed {names} ({cause})"))
+    ctx.absorbed.add((idx, target))
+    why = f"missed {names} charged to {target} ({cause})"
     return _set(s, TOOL, _score("pass", why)) or changed
 
 
@@ -247,6 +266,8 @@ def _rule_cascade(idx: int, s: Scores, ctx: "_Ctx") -> str | None:
     st = s.get(ST)
     if st is None or st.verdict != "fail" or not base.unexecuted_reference or base.fabricated_action is not False:
         return None
+    if (idx, ST) in ctx.absorbed:
+        return None  # this turn's own missed call landed there: counted once, never passed away
     never = [
         lk
         for lk in ctx.al.links
@@ -262,11 +283,11 @@ def _rule_cascade(idx: int, s: Scores, ctx: "_Ctx") -> str | None:
 
 
 def _rule_words_actions(idx: int, s: Scores, ctx: "_Ctx") -> str | None:
-    if not ctx.base[idx].words_contradict_actions:
-        return None
-    why = "words contradict actions: says it waits or asks, yet acts in the same turn"
+    if not ctx.base[idx].words_contradict_actions or not _calls(ctx.results[idx]):
+        return None  # words can contradict only a call that was made: a turn that only asked is rule 3's
+    why = "words contradict actions: says it will wait for the user, yet makes the call in the same turn"
     changed = _set(s, IF, _score("fail", why)) if IF in s else None
-    if TOOL in s and _calls(ctx.results[idx]):
+    if TOOL in s:
         changed = _set(s, TOOL, _score("fail", why)) or changed
     return changed
 
@@ -290,6 +311,7 @@ class _Ctx:
                  results: dict[int, TurnResult]) -> None:
         self.turns, self.al, self.base, self.results = turns, al, base, results
         self.final: dict[int, Scores] = {}  # the turns already ruled on (earlier ones first)
+        self.absorbed: set[tuple[int, str]] = set()  # (turn, dimension) that took the turn's own missed call
 
     def verdict(self, turn: int, dim: str) -> str | None:
         """An earlier turn's verdict on `dim` after the rules."""

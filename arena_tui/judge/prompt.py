@@ -9,7 +9,10 @@ requests built. The rest depends on the way of judging:
   turn N-1's); target = `TURN_TASK` and the target turn;
 - a rehydrated turn in isolation: history = the golden turns before it; target = `ISOLATED_TASK`
   and the target turn;
-- the whole run: history = `RUN_TASK`; target = every turn in full, then the turns to judge.
+- the whole run: history = `RUN_TASK`; target = every turn in full, then the turns to judge;
+- a part of a whole run too long for one request (`whole_run.plan_parts`): history = `RUN_TASK`,
+  `PART_TASK` and the judgeable turns before the part as the conversation so far; target = the
+  part's turns in full, then those turns to judge.
 """
 
 from __future__ import annotations
@@ -26,6 +29,11 @@ from .knowledge import knowledge_section
 from .rubric import ISOLATED_TASK, RUBRIC, RUN_TASK, TURN_TASK
 
 RUN_HEADER = "# The run"
+#: a part of a whole run judged in consecutive requests: what it sees of the turns before it
+PART_TASK = """This run is judged in {parts} requests, one after another; this is request {part}: {turns}.
+The conversation before these turns is shown first, as it ran, for what it tells about them (a call
+made there may be an expected call of a turn here; what was said there is the state here). Give
+final_judgments and call tracking for the turns under "# The run" only, never for the turns before."""
 
 
 def _json(value: Any) -> str:
@@ -130,9 +138,14 @@ class PromptBuilder:
         task = ISOLATED_TASK if isolated else TURN_TASK
         return f"{task}\n\n" + render_turn(f"# Target turn {turn.turn_index}", turn, result, dims, turn_taking)
 
-    @staticmethod
-    def run_task() -> str:
-        return RUN_TASK + "\n"
+    def run_task(self, earlier: Iterable[TurnResult] = (), part: tuple[int, int] | None = None, turns: str = "") -> str:
+        """The whole run's task; for part `part` = (i, n) of a split run, what the part is and the
+        turns before it (`earlier`) as the conversation so far."""
+        if part is None:
+            return RUN_TASK + "\n"
+        earlier = list(earlier)
+        text = RUN_TASK + "\n\n" + PART_TASK.format(parts=part[1], part=part[0], turns=turns) + "\n"
+        return text + ("\n" + self.history(earlier) if earlier else "")
 
     def run_target(self, results: Iterable[tuple[Turn, TurnResult]], dims: Mapping[int, list[str]],
                    turn_taking: Mapping[int, DimensionScore]) -> str:

@@ -15,7 +15,7 @@ from ..verdicts import judged_dimensions
 
 #: the version of our judging rules (rubric, prompt shape, code rules) a judgement was made by; stored
 #: with every judgement, so figures judged by different rules are never mistaken for one another
-JUDGE_VERSION = "arena-judge/3"
+JUDGE_VERSION = "arena-judge/4"
 OVERLAP_FAIL_MS = 100.0
 LEADING_SILENCE_FAIL_MS = 5000.0
 _NO_ANSWER = {"no_response", "empty_response", "error", "ended_early"}
@@ -81,35 +81,46 @@ kb_grounding: every fact the assistant states agrees with what it could know at 
   contradicts nothing pass. Lacking a tool-only fact it has not looked up is not a grounding failure
   ("I don't have the bouquet's details on hand"); a false claim about it is ("we don't sell bouquets").
 instruction_following: the assistant answers, or advances the task (asking a relevant question counts;
-  so does properly declining an out-of-scope request). Fail it for: no engagement; a partial answer to a
-  multi-part request; leaving out what the golden answer treats as essential (an updated total, a
-  breakdown, the arithmetic asked for); wrong arithmetic or counting; and, after a call that succeeded,
-  narration that says it failed, asks permission for what was just done, or ignores or denies the data
-  it returned. Confirming what was done and then offering a new next step is fine. A missed or wrong
-  call is never by itself an instruction_following failure (rule 3).
+  so does politely declining a question outside what it is there for). Fail it for: no engagement; a
+  partial answer to a multi-part request; leaving out what the golden answer treats as essential (an
+  updated total, a breakdown, the arithmetic asked for); wrong arithmetic or counting; and, after a call
+  that succeeded, narration that says it failed, asks permission for what was just done, or ignores or
+  denies the data it returned (tool_use_correct keeps the call's credit: this is not rule 6). Confirming
+  what was done and then offering a new next step is fine. On every turn with a call, before passing
+  it, read what was said once more against what each call returned: words that contradict, ignore or
+  undercut the result fail. A missed or wrong call is never by itself an instruction_following failure
+  (rule 3).
 tool_use_correct: scored when the turn expects a call or the assistant made one. Pass when every
   expected call was made with equivalent arguments (rule 2); fail when one was missed or wrong, or when
-  a call was made on a turn that expects none.
-state_tracking: the assistant keeps what earlier turns established (facts, corrections, completed and
-  cancelled actions) straight; fail when it forgets or misstates them, or claims an action that never ran.
-ambiguity_handling: when two readings are really open, asking which is right and guessing is wrong;
-  when the context decides, asking again is over-clarification and fails; telling near-namesakes apart
-  passes.
+  a call was made on a turn that expects none. A call beside the expected ones fails it only when it
+  is wrong for the task (it acts on the wrong item or changes what the user asked); a harmless extra
+  lookup, such as one the turn's guidance says is not required, does not.
+state_tracking: the assistant keeps what earlier turns established (facts, choices, corrections,
+  completed and cancelled actions) straight, recalling it when asked and acting on the current state;
+  fail when it forgets or misstates what was said or done, or claims an action that never ran.
+ambiguity_handling: when two readings are really open (two people of one name), asking which is right
+  and guessing fails; when the context settles it, answering directly is right and asking again is
+  over-clarification, which fails; noticing and telling near-namesakes apart passes.
 turn_taking is measured in code from the run's timeline; you never score it (rule 8 says how it bears).
 
 # Rules
 1. The golden answer is one correct answer, not a script. Find the turn's core test (the right fact,
    correcting a false premise, the right call) and judge that; details the user did not ask for are
-   optional even when the golden answer has them. Apply the same tolerance to every run of a turn.
-2. Call arguments are equivalent when they mean the same thing: 12-hour vs 24-hour time, "9:15" vs
+   optional even when the golden answer has them. Apply the same tolerance to every run of a turn. A
+   clock time is the same time in 12-hour and 24-hour form ("15:30" is "3:30 PM") wherever it appears:
+   in calls, in the KB, in the golden answer and in what the assistant says; the form alone never fails
+   a dimension.
+2. Call arguments are equivalent when they mean the same thing: the same time (rule 1), "9:15" vs
    "09:15", list order, case, articles, punctuation, or a reworded free-text field (a title, a note) that
    changes nothing the user would see. Extra arguments consistent with the conversation are fine unless
    they change the action. A broader or narrower search query that still finds the intended item (and
    only it) is equivalent. IDs of every kind must match exactly. The harness compares calls literally,
    so an equivalent call may have got an ARG_MISMATCH or UNEXPECTED_TOOL_CALL error back: decide whether
    the mismatch is benign; if it is, judge the rest of the turn as if the call had succeeded, and never
-   fail instruction_following or kb_grounding for the harness's error alone. For each call that is not a
-   literal match of an expected call, add a call_verdicts entry saying whether it is equivalent.
+   fail instruction_following or kb_grounding for the harness's error alone. An end_session the turn
+   expects is the expected call even when it carries a harmless argument or the harness answered it with
+   an error because the script had no reply for it. For each call that is not a literal match of an
+   expected call, add a call_verdicts entry saying whether it is equivalent.
 3. A failure counts once, where its cause is. A missed call fails only tool_use_correct, unless a more
    specific cause takes it: asked for what it already had (over_clarification) fails ambiguity_handling
    instead when that is scored; lost a fact from earlier turns (forgotten_state) fails state_tracking
@@ -117,16 +128,19 @@ turn_taking is measured in code from the run's timeline; you never score it (rul
    request (genuine_ambiguity) is right: tool_use_correct and ambiguity_handling both pass where
    ambiguity_handling is scored. Asking to confirm what needed no confirmation fails tool_use_correct only.
 4. Calls across turns: a call made before the turn that expects it satisfies that turn; a call made
-   after it is credited on the turn where it was made, and the turn that expected it fails
-   tool_use_correct once. A turn that belongs to such a shifted workflow and still reaches the goal passes
-   instruction_following.
+   after it is credited on the turn where it was made, and the turn that expected it carries one failure
+   (rule 3 says where it lands), unless waiting was right there (the user had not yet given what the call
+   needs): then pass its tool_use_correct and name no fault. A turn that belongs to such a shifted
+   workflow and still reaches the goal passes instruction_following.
 5. Cascade: a later turn that asks about the outcome of an earlier call that never ran, where the earlier
    turn already failed state_tracking for it, passes state_tracking if the assistant does not invent the
    outcome (it says it has no record, or asks); saying so is then no instruction_following or
    kb_grounding failure either. Inventing the outcome fails.
-6. Words against actions: when the assistant says it will wait, asks permission or asks to confirm, yet
-   makes the call in the same turn, fail both tool_use_correct and instruction_following and set
-   words_contradict_actions. Reporting an error a correct call really returned is not a contradiction.
+6. Words against actions: when the assistant says it will wait for the user's go-ahead (or will not act
+   until told), yet makes that call in the same turn, fail both tool_use_correct and
+   instruction_following and set words_contradict_actions. Not this rule: asking permission for an
+   action it already completed in this turn (narration after success: instruction_following alone); a
+   turn that only asked and made no call (rule 3); reporting an error a correct call really returned.
 7. Follow the turn's tool-use guidance when it has one (e.g. a lookup is required, or a redundant one is
    not). Adversarial turns test that the assistant does not invent what does not exist (false premise),
    corrects a user who confidently states a wrong fact, stays in its role against injected instructions,
@@ -140,7 +154,8 @@ turn_taking is measured in code from the run's timeline; you never score it (rul
 
 # Flags (inputs to the rules applied in code afterwards)
 root_cause: why an expected call of the turn was missed or wrong: over_clarification, forgotten_state,
-genuine_ambiguity, unnecessary_confirmation, wrong_call; "none" when nothing was missed.
+genuine_ambiguity, unnecessary_confirmation, wrong_call; "none" when nothing was missed, or waiting
+was right (rule 4).
 fabricated_action: the assistant claims an action happened that never executed.
 unexecuted_reference: the user asks about or builds on an earlier action that never executed.
 words_contradict_actions: rule 6.
@@ -156,7 +171,8 @@ they lead to one of these."""
 #: what the judge is asked to do with one turn (live scoring, `judge RUN --turn N`)
 TURN_TASK = """Judge the target turn below. The conversation before it is context: use it for what the assistant
 should know and for calls already made, but do not judge it. Calls made after this turn are unknown to
-you: rules 4 and 5 are applied across turns in code afterwards."""
+you: rules 4 and 5 are applied across turns in code afterwards (where not calling yet was right on this
+turn, still pass tool_use_correct as rule 4 says)."""
 
 #: what the judge is asked to do with a whole run in one request
 RUN_TASK = """Judge every turn of the run that follows, in two passes. First judge each turn on its own against its golden

@@ -16,8 +16,9 @@ from arena_tui.spine.benchmark import Benchmark
 
 from ..stats import wilson
 from arena_tui.spine.events import Judgement, TurnResult
-from ..verdicts import APART, STRICT, apart_text, human_text, ordered, standing, tally
-from .label import judge_label
+from ..verdicts import (APART, NEVER_ANSWERED, STRICT, JudgeId, apart_text, counts, human_text, judge_id, ordered,
+                        standing, tally)
+from .label import judge_text
 from .phase2 import alignment_of
 
 
@@ -50,7 +51,9 @@ class RunSummary(BaseModel):
     tracking: list[TrackingRow] = Field(default_factory=list)
     category_totals: dict[str, Tally] = Field(default_factory=dict)  # strict row pass per category
     apart: dict[str, list[int]] = Field(default_factory=dict)  # why (`verdicts.APART` key) -> turns in no figure
-    scored: bool = True  # False: no turn of the model's got an answer, the run has no scored row
+    scored: bool = True  # False: the model got no turn (all lost, stopped, not played): the run has no scored row
+    never_answered: bool = False  # the model heard its turns and answered none (`verdicts.NEVER_ANSWERED`): all counted
+    set_aside: list[str] = Field(default_factory=list)  # other judgings, not the run's judge's: none of their verdicts count
     provisional: list[int] = Field(default_factory=list)  # turns whose verdict was scored live (no whole-run yet)
     human: dict[int, list[str]] = Field(default_factory=dict)  # turn -> dimensions a person's verdict decides (`Tally.human`)
 
@@ -68,17 +71,18 @@ def summarize(benchmark: Benchmark, results: Iterable[TurnResult], judgements: I
     a row was not played); without it, the turns that ran."""
     results = sorted(results, key=lambda r: r.turn_index)
     judgements = list(judgements)
-    now = standing(judgements)
-    al = alignment_of(benchmark, results, judgements)
-    shown = [st.shown for st in now.values()]
+    t = tally(judgements, {r.turn_index: r.status for r in results}, expected)
+    now = standing(judgements, judge=t.judge)
+    # the calls of the turns the model played: a turn counted apart expected nothing of it (never `missed`)
+    al = alignment_of(benchmark, [r for r in results if counts(r.status)], judgements)
     summary = RunSummary(
         benchmark=benchmark.name,
-        judge=judge_label(shown),  # kind:model (rules version)
-        heuristic=any(j.heuristic for j in shown),
+        judge=judge_text(*t.judge) if t.judge is not None else "none",  # the run's judge: kind:model (rules version)
+        heuristic=t.heuristic,
         tracking=[TrackingRow(**lk.model_dump(exclude={"via"})) for lk in al.links],
     )
-    t = tally(judgements, {r.turn_index: r.status for r in results}, expected)
-    summary.apart, summary.scored = t.apart, t.scored
+    summary.apart, summary.scored, summary.never_answered = t.apart, t.scored, t.never_answered
+    summary.set_aside = set_aside(judgements, t.judge, t.rows.keys() | set(t.judge_errors))
     summary.turns = len(t.rows)
     summary.provisional = [i for i, st in now.items() if st.judgement is not None and st.judgement.provisional]
     summary.judge_errors, summary.unjudged, summary.rejudge_errors = t.judge_errors, t.unjudged, t.rejudge_errors
@@ -94,6 +98,26 @@ def summarize(benchmark: Benchmark, results: Iterable[TurnResult], judgements: I
     for c in summary.category_totals.values():
         _close(c)
     return summary
+
+
+def set_aside(judgements: Iterable[Judgement], judge: JudgeId | None, turns: Iterable[int]) -> list[str]:
+    """The other judges' judgings of the turns that count, which no figure counts (the run's one judge is
+    `judge`, `verdicts.run_judge`): `openai:x (arena-judge/3): no verdict, every turn errored` for a judging
+    that failed, `… : 1 turn, not the run's judge` for one that judged some turns."""
+    turns = set(turns)
+    mine: dict[JudgeId, list[Judgement]] = {}
+    for j in judgements:
+        who = judge_id(j)
+        if j.turn_index in turns and who is not None and who != judge:
+            mine.setdefault(who, []).append(j)
+    out = []
+    for who, js in sorted(mine.items()):
+        valid = {j.turn_index for j in js if not j.error}
+        if valid:
+            out.append(f"{judge_text(*who)}: {len(valid)} turn{'s' * (len(valid) != 1)} judged, not the run's judge")
+        else:  # its errors are each turn's own line where they are shown
+            out.append(f"{judge_text(*who)}: no verdict, every turn errored")
+    return out
 
 
 def render_text(s: RunSummary) -> str:
@@ -113,7 +137,11 @@ def render_text(s: RunSummary) -> str:
         lines.append(f"counted apart, in no figure: {apart_text(s.apart)}")
         lines += [f"  {APART[why]}: turns {', '.join(map(str, turns))}" for why, turns in s.apart.items()]
     if not s.scored:
-        lines.append("no turn got the model's answer: the run has no scored row (leaderboard, report)")
+        lines.append("the model got no turn (lost, stopped or not played): the run has no scored row (leaderboard, report)")
+    if s.never_answered:
+        lines.append(f"{NEVER_ANSWERED}: the model heard every turn and answered none; each counts as its failure")
+    if s.set_aside:
+        lines.append(f"judged by {s.judge} alone; set aside (none of their verdicts count): {'; '.join(s.set_aside)}")
     if s.human:
         which = "; ".join(f"turn {t}: {', '.join(dims)}" for t, dims in sorted(s.human.items()))
         lines.append(f"{human_text(sum(map(len, s.human.values())), len(s.human))} ({which})")

@@ -22,7 +22,8 @@ from arena_tui.spine.benchmark import Benchmark
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import DimensionScore, Judgement, JudgeScope, RunEvent, TurnResult
-from ..verdicts import APART, LLM_DIMENSIONS, TURN_TAKING, apart_reason, counts, judges_turn_taking, standing
+from ..verdicts import (ANY, APART, LLM_DIMENSIONS, TURN_TAKING, apart_reason, counts, judges_turn_taking,
+                        newest_revisions, standing)
 from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retries
 from .phase2 import Alignment, apply_rules
 from .prompt import PromptBuilder
@@ -30,7 +31,7 @@ from .rubric import JUDGE_VERSION, dimensions_for, turn_taking
 from .schema import judgement_flags
 from .summary import RunSummary, summarize
 from .locate import benchmark_of_run
-from .whole_run import judge_run
+from .whole_run import judge_run, left_out
 
 
 async def judge_turn(
@@ -83,6 +84,8 @@ async def judge_turn(
         for d in dims
         if d in LLM_DIMENSIONS
     }
+    if (error := left_out(turn, result, scores)) is not None:  # "na" where the turn is judged: no verdict
+        return Judgement(**common, scores=coded, usage=outcome.usage, error=error)
     scores.update(coded)
     return Judgement(**common, scores=scores, usage=outcome.usage, **judgement_flags(out, heuristic=backend.heuristic))
 
@@ -266,6 +269,20 @@ def _field(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
+async def reapply_rules(store: Any, run_id: str, benchmark: Benchmark) -> list[Judgement]:
+    """The code rules (phase 2) applied again over a stored run's verdicts, recorded: after a
+    revision phase 2 has not seen (a majority of repeated judgings, `agreement.judge_repeatedly`)."""
+    run = await _maybe_await(store.get_run(run_id))
+    results = [r for r in await _maybe_await(store.turn_results(run_id)) if r.turn_index >= 0]
+    judgements = list(await _maybe_await(store.judgements(run_id)))
+    t_ms = await _maybe_await(store.last_t_ms(run_id))
+    new, _ = apply_rules(benchmark, results, judgements, t_ms=t_ms, cross_turn=not is_rehydrated(_field(run, "config") or {}))
+    for j in new:
+        await _maybe_await(store.submit(j))
+    await _maybe_await(store.flush())
+    return new
+
+
 async def rejudge_turn(
     store: Any,
     run_id: str,
@@ -313,8 +330,8 @@ async def rejudge_turn(
     audio = judges_turn_taking(run_config) and (
         any(r.user_audio is not None or r.bot_speech for r in results) or any(TURN_TAKING in j.scores for j in judgements)
     )
-    revision: dict[int | None, int] = {t: st.newest.revision for t, st in standing(judgements).items()}
-    revision[None] = max((j.revision for j in judgements if j.turn_index is None), default=0)
+    revision: dict[int | None, int] = newest_revisions(judgements)
+    revision.setdefault(None, 0)
     builder = PromptBuilder(benchmark)
 
     async def emit(j: Judgement) -> None:
@@ -346,7 +363,7 @@ async def rejudge_turn(
         for j in new:
             await emit(j)
     await _maybe_await(store.flush())
-    now = {t: st.newest for t, st in standing(judgements).items()}
+    now = {t: st.newest for t, st in standing(judgements, judge=ANY).items()}  # what this judging did
     if turn_index is None:
         return [now[i] for i in targets if i in now]
     return now[turn_index]

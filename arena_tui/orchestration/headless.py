@@ -27,13 +27,15 @@ from arena_tui.stop_signals import StopSignals
 from arena_tui.store import Store, StoreError, StoreWriteError
 
 from ..compare.duplex import duplex_line, outcome_text
+from ..compare.columns import cost_words
 from ..compare.stored import untrusted_turns
+from ..cost import current_prices, judge_estimate, run_estimate
 from ..judge import JudgeWorker, render_text, summarize
 from ..run_view import wait_text
 from ..stats import median
 from ..timing import (UNTRUSTED, UNTRUSTED_MARK, UntrustedTurns, barge_in_ms, barge_in_text, counted_latencies,
                       latency_caveat, latency_counts, latency_text, response_latency, v2v_values)
-from ..verdicts import APART, NOT_PLAYED, apart_reason, apart_text, tally
+from ..verdicts import APART, NEVER_ANSWERED, NOT_PLAYED, apart_reason, apart_text, tally
 from .live import JudgeChoice, run_source, verdict_line
 
 
@@ -45,6 +47,8 @@ class Recorded:
     judgements: list[Any] = field(default_factory=list)
     expected: list[int] = field(default_factory=list)  # the turns it set out to run
     untrusted: set[int] = field(default_factory=set)  # turns whose latencies are untrusted
+    usage: list[Any] = field(default_factory=list)  # what its services said they used (`usage` events)
+    judge_usage: dict[str, Any] = field(default_factory=dict)  # judge -> its requests' tokens
 
 
 async def read_recorded(store: Any, run_id: str) -> Recorded | None:
@@ -53,13 +57,22 @@ async def read_recorded(store: Any, run_id: str) -> Recorded | None:
     if run is None:
         return None
     results = [r for r in await store.turn_results(run_id) if r.turn_index >= 0]
-    return Recorded(results, await store.judgements(run_id), list(run.turn_indices), await untrusted_turns(store, run_id))
+    return Recorded(results, await store.judgements(run_id), list(run.turn_indices), await untrusted_turns(store, run_id),
+                    await store.usage(run_id), await store.judge_usage(run_id))
+
+
+def cost_line(recorded: Recorded, alias: str) -> str:
+    """`cost $0.0370 [$0.0123 per passed turn; estimate, prices of …] · judge cost …` (the judge's apart)."""
+    passed = tally(recorded.judgements, {r.turn_index: r.status for r in recorded.results}, recorded.expected or None).strict[0]
+    cost, judge = run_estimate(alias, recorded.usage, current_prices()), judge_estimate(recorded.judge_usage, current_prices())
+    return f"cost {cost_words(cost, passed).line} · judge cost {cost_words(judge, judge=True).line}"
 
 
 async def run_headless(bench: Benchmark, settings: RunSettings, db: Any, out: TextIO, judge: JudgeChoice | None = None, *,
-                       start: Any = None, total: int | None = None) -> int:
-    """A run with its progress on `out`; `start(store, bus)`, when given, is the run to record
-    instead of a new one (`resume`, which judges the resumed turns itself)."""
+                       start: Any = None, run_id: str | None = None, total: int | None = None) -> int:
+    """A run with its progress on `out`; `start(store, bus)`, when given, is the run `run_id` to record
+    instead of a new one (`resume`, which judges the resumed turns itself): its id is said however it
+    ends, a failed resume's included, never one no run has."""
     from runners.engine import RunError, run_benchmark  # deferred: the engine (Pipecat, ~1 s) loads after `run`'s first line is out (the command imports this module)
 
     try:
@@ -81,7 +94,7 @@ async def run_headless(bench: Benchmark, settings: RunSettings, db: Any, out: Te
         store.committed.subscribe(lambda e: e.kind in ("session_opened", "turn_started", "turn_ended", "judgement")),
     ]
     printers = [asyncio.create_task(progress.follow(sub)) for sub in subs]
-    run_id = new_run_id()
+    run_id = run_id or new_run_id()
     judging = start_judge(bench, judge, bus, run_id) if start is None else None
     status = 0
     failure: StoreError | None = None
@@ -95,7 +108,7 @@ async def run_headless(bench: Benchmark, settings: RunSettings, db: Any, out: Te
     with StopSignals() as stops:
         try:
             if start is not None:
-                run_id = await store.run_while_writable(start(store, bus))
+                await store.run_while_writable(start(store, bus))
             else:
                 await store.run_while_writable(run_and_judge())
         except RunError as e:  # one line: why the run could not start or failed (the run_ended reason)
@@ -136,6 +149,8 @@ async def run_headless(bench: Benchmark, settings: RunSettings, db: Any, out: Te
         print("", file=out)
         print(render_text(summarize(bench, recorded.results, recorded.judgements, recorded.expected or None)), file=out)
     if progress.ended is not None:
+        if recorded is not None:
+            print(cost_line(recorded, settings.model), file=out)
         print(f"run {run_id} recorded in {db}", file=out)
         results = recorded.results if recorded else progress.results
         again = tally([], {r.turn_index: r.status for r in results}, recorded.expected if recorded else None).uncounted
@@ -308,7 +323,8 @@ class Progress:
         for r in results:
             statuses[r.status] = statuses.get(r.status, 0) + 1
         # the turns in no figure by the one rule; not played: every planned turn without a row
-        uncounted = {k: len(v) for k, v in tally([], {r.turn_index: r.status for r in results}).uncounted.items()}
+        played = tally([], {r.turn_index: r.status for r in results})
+        uncounted = {k: len(v) for k, v in played.uncounted.items()}
         done = len(results) - sum(uncounted.values())
         apart = apart_text({**uncounted, NOT_PLAYED: max(total - len(results), 0)})
         v2vs = v2v_values(results, untrusted)
@@ -322,6 +338,8 @@ class Progress:
             + (f" over {len(v2vs)} turn(s), {left_out} untrusted left out" if left_out else ""),
             file=out,
         )
+        if played.never_answered:  # its turns count, each the model's failure: most often a setup fault
+            print(f"{NEVER_ANSWERED}: the model heard every turn it got and answered none", file=out)
         for line in (stage_line(counted_latencies(results, untrusted), self.speed), duplex_line(results, self.speed, untrusted)):
             if line:
                 print(line, file=out)

@@ -17,6 +17,7 @@ from arena_tui.spine.source import source_label, variants_text
 from ..judge import PermanentError
 from ..judge.choice import pick_judge
 from ..judge.options import backend_from_args
+from ..judge.whole_run import requests_said
 from ..timing import speed_text
 
 
@@ -72,12 +73,12 @@ def verdict_line(j: Any, *, heuristic: bool = False) -> str:
     """One judgement as a line: `turn 3 r1 openai:gpt-5-mini: kb_grounding=pass …` (or its error;
     a majority of repeated judgings: `kb_grounding=pass(2/3)`), `· provisional` after a live score
     the whole-run judgement will replace; the run's own judgement (no turn) as
-    `whole run r1 …: judged in one request (N input tokens)`.
+    `whole run r1 …: judged in one request (N input tokens)` (or in N requests, a run split in parts).
     heuristic=True tags it `[heuristic]` where the judge's name may not say so."""
     label = " [heuristic]" if heuristic else ""
     if j.turn_index is None:
         tokens = "offline, no LLM" if j.heuristic else f"{j.usage.input_tokens:,} input tokens"
-        done = j.error or f"judged in one request ({tokens})"
+        done = j.error or f"judged in {requests_said(j.notes)} ({tokens})"
         return f"whole run r{j.revision} {j.judge}{label}: {done}"
     if j.error:
         return f"turn {j.turn_index}: judge error: {j.error}"

@@ -15,7 +15,9 @@ from typing import Any
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import TurnResult, unfinished
+from arena_tui.spine.provenance import is_imported, provenance_text
 from arena_tui.spine.settings import RunSettings, SettingsError
+from arena_tui.spine.urls import endpoint_label
 from runners.rotation import turn_span
 
 from ..judge import JudgeWorker
@@ -35,8 +37,10 @@ class ResumePlan:
     turns: list[int]  # the turns the resumption plays (from `from_turn` on, in the run's order)
     done: list[TurnResult]  # the finished turns before `from_turn` (their history is replayed)
     start_ms: float  # where the run's timeline goes on
-    settings: RunSettings  # the run's recorded settings, read back
+    settings: RunSettings  # the run's recorded settings, read back (an imported run's connection is not)
     last_session: int = 0  # the highest session number stored: the resumption's first is the next
+    imported: bool = False  # the run came from a file (`arena-tui import`): its connection is provenance
+    named: str = ""  # what its file named for its connection, said (`spine.provenance.provenance_text`)
 
 
 async def unfinished_turns(store: Any, run_id: str, benchmark: Any = None) -> list[int]:
@@ -78,7 +82,31 @@ async def plan_resume(store: Any, run_id: str, benchmark: Any) -> ResumePlan:
     return ResumePlan(
         run_id=run_id, from_turn=unfinished[0], turns=planned[start:], done=done,
         start_ms=max(ends, default=0.0) + 1.0, settings=settings, last_session=max(sessions, default=0),
+        imported=is_imported(run.config or {}), named=provenance_text(run.config or {}),
     )
+
+
+def endpoint_line(plan: ResumePlan, settings: RunSettings, *, typed: bool) -> str:
+    """Where the resumed run's sessions will connect, said before any does, and what an imported
+    run's file named that is not used. `typed`: the user gave --base-url/--service for this
+    resume. Loads the run's provider (a `--service` class is imported: one the user typed, or
+    recorded by a run of this installation); ResumeError when there is none."""
+    from runners.engine import RunError, runner_for  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
+
+    ignored = (f"; not used: the {'imported run' if plan.imported else 'run'}'s {plan.named} (a run folder never "
+               "chooses where a key goes or what is imported; pass --base-url or --service to choose)") if plan.named else ""
+    try:
+        runner = runner_for(settings.model, settings.service)
+    except RunError as e:
+        raise ResumeError(f"run {plan.run_id}: {e}{ignored}") from None
+    if runner.uses_fake(settings) and not settings.base_url:
+        where = f"{runner.name}'s local {'simulator' if runner.simulated else 'fake'} on 127.0.0.1, started for the run"
+    else:
+        url = runner.endpoint(settings)
+        why = "as typed" if typed else ("as the run recorded it" if settings.base_url or settings.service else
+                                        f"{runner.name}'s own")
+        where = f"{endpoint_label(url)} ({why})" if url else f"the service class's own default ({settings.service})"
+    return f"endpoint: {where}{ignored}"
 
 
 async def resume_run(

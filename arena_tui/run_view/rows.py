@@ -21,7 +21,7 @@ from arena_tui.spine.events import (
     TurnResult,
 )
 from arena_tui.spine.faults import TurnFault
-from ..verdicts import Standing, apart_reason, standing_of
+from ..verdicts import ANY, JudgeId, Standing, apart_reason, counts, is_review, judge_id, run_judge, standing_of
 
 SENTINELS = (EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY)
 SILENT_DBFS = -90.0
@@ -62,6 +62,16 @@ def specs_from_benchmark(benchmark: Any) -> dict[int, TurnSpec]:
     return out
 
 
+def elect_judge(rows: dict[int, TurnRow], revisions: list[Judgement]) -> tuple[JudgeId | None, bool]:
+    """The run's judge over its rows' revisions and the turns that count (`verdicts.run_judge`), set
+    on every row (each counts that judge's revisions and a person's alone), and whether it is the heuristic."""
+    counted = {i for i, r in rows.items() if r.status not in ("pending", "running") and counts(r.status)}
+    judge = run_judge(revisions, counted)
+    for row in rows.values():
+        row.judge = judge
+    return judge, judge is not None and any(j.heuristic for j in revisions if judge_id(j) == judge)
+
+
 @dataclass
 class TurnRow:
     index: int
@@ -76,13 +86,18 @@ class TurnRow:
     attempts: int = 0
     untrusted: bool = False  # its latencies are untrusted: this machine sent the user's audio late (`timing`)
     fault: TurnFault | None = None  # the simulator fault injected on it (the run's `faults`): a failure by design
-    _standing: tuple[int, Standing[Judgement] | None] = field(default=(0, None), repr=False, compare=False)
+    judge: Any = ANY  # the run's judge (`verdicts.run_judge`, set by `RunState`): only its revisions count
+    _standing: tuple[Any, Standing[Judgement] | None] = field(default=(0, None), repr=False, compare=False)
 
     @property
     def standing(self) -> Standing[Judgement] | None:
-        """Which revision counts (`arena_tui.verdicts`); revisions are only ever appended."""
-        if self._standing[0] != len(self.judgements):
-            self._standing = (len(self.judgements), standing_of(self.judgements))
+        """Which revision counts (`arena_tui.verdicts`): the run's judge's and a person's; revisions
+        are only ever appended. None: neither that judge nor a person judged it."""
+        key = (len(self.judgements), self.judge)
+        if self._standing[0] != key:
+            st = standing_of(self.judgements, self.judge)
+            mine = st is not None and (st.judging is not None or any(is_review(j) for j in self.judgements))
+            self._standing = (key, st if mine else None)
         return self._standing[1]
 
     @property

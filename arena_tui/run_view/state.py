@@ -8,38 +8,18 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-
 from arena_tui.spine.events import (
-    GREETING_TURN,
-    ErrorEvent,
-    DuplexPlayed,
-    Interruption,
-    Judgement,
-    Level,
-    Overlap,
-    Reconnected,
-    Retry,
-    RunEnded,
-    RunSuperseded,
-    RunEvent,
-    RunResumed,
-    RunStarted,
-    SessionOpened,
-    SessionRotated,
-    SpeechBoundary,
-    ToolAnswered,
-    ToolCalled,
-    TranscriptDelta,
-    TurnEnded,
-    TurnStarted,
-    Waiting,
+    GREETING_TURN, ErrorEvent, DuplexPlayed, Interruption, Judgement, Level, Overlap, Reconnected,
+    Retry, RunEnded, RunSuperseded, RunEvent, RunResumed, RunStarted, SessionOpened, SessionRotated,
+    SpeechBoundary, ToolAnswered, ToolCalled, TranscriptDelta, TurnEnded, TurnStarted, Waiting,
 )
 from arena_tui.spine.faults import TurnFault, turn_faults
 from arena_tui.spine.times import wall_ms
 from arena_tui.spine.source import against, source_label, variant_labels, variants_text
 from ..timing import UntrustedTurns, latency_caveat, speed_note, v2v_text
-from ..verdicts import NOT_PLAYED, TURN_TAKING, Tally, counts, judges_turn_taking, ordered, tally
-from .rows import SILENT_DBFS, LogLine, Meter, TranscriptLine, TurnRow, TurnSpec, wait_text
+from ..verdicts import NOT_PLAYED, TURN_TAKING, JudgeId, Tally, counts, judges_turn_taking, ordered, tally
+from .costs import RunCosts
+from .rows import SILENT_DBFS, LogLine, Meter, TranscriptLine, TurnRow, TurnSpec, elect_judge, wait_text
 
 
 class RunState:
@@ -74,8 +54,10 @@ class RunState:
         # bumped on every change but a level: levels arrive 40 times/s and only move the meters, so
         # the table, transcript, log and header are rebuilt only when this moves
         self.content_version = 0
-        self.judges: set[str] = set()
+        self.judges: set[str] = set()  # the run's judge's name (`judge`), as the header says it
+        self.revisions: list[Judgement] = []  # every turn's, in arrival order: the run's judge (`judge`) is theirs
         self.any_heuristic = False
+        self.judge: JudgeId | None = None  # the run's judge (`verdicts.run_judge`): the one whose verdicts count
         self.errors = 0
         self.start_error: str | None = None  # the run never started (engine missing, bad benchmark...)
         self.user_spoke_ms: dict[tuple[int | None, int], float] = {}  # (turn, attempt) -> user speech start
@@ -87,6 +69,7 @@ class RunState:
         self.rotated: list[SessionRotated] = []  # its session rotations (a lossy one is a cause)
         self.verdict_version = 0  # bumped when what a turn's causes read changes (results, revisions, rotations)
         self._causes: tuple[tuple, dict[int, tuple[str, ...]]] | None = None
+        self.costs = RunCosts()  # its usage and the judge's tokens, priced when shown (`costs.py`)
 
     def log_local(self, text: str, kind: str = "error") -> None:
         """A line that is not an event (e.g. why a run could not start)."""
@@ -213,7 +196,7 @@ class RunState:
         once it has ended the turns it set out to run (one never played is then not played)."""
         statuses = {i: r.status for i, r in self.turns.items() if r.status not in ("pending", "running")}
         expected = self.started.turn_indices if self.started is not None and self.ended is not None else None
-        return tally((j for row in self.turns.values() for j in row.judgements), statuses, expected)
+        return tally(self.revisions, statuses, expected)
 
     def pass_rates(self) -> dict[str, tuple[int, int]]:
         """dimension -> (passed, scored)."""
@@ -233,8 +216,7 @@ class RunState:
             return {}
         config = self.started.config if self.started is not None else {}
         results = [r.result for r in self.turns.values() if r.result is not None]
-        judgements = [j for r in self.turns.values() for j in r.judgements]
-        found = run_causes(self.benchmark_data, results, judgements, rotations=self.rotated,
+        found = run_causes(self.benchmark_data, results, self.revisions, rotations=self.rotated,
                            cross_turn=not is_rehydrated(config))
         self._causes = (key, found)
         return found
@@ -252,10 +234,7 @@ class RunState:
 
     # --- folding -------------------------------------------------------------------------
     def apply_all(self, events: list[RunEvent]) -> bool:
-        changed = False
-        for ev in events:
-            changed |= self.apply(ev)
-        return changed
+        return any([self.apply(ev) for ev in events])  # every one folded in (a list, not a short-circuit)
 
     def apply(self, ev: RunEvent) -> bool:
         """Fold one event in; False when it is not for this run (nothing changes)."""
@@ -267,9 +246,14 @@ class RunState:
         self.last_ms = max(self.last_ms, ev.t_ms)
         if self.waiting is not None and ev.kind in _WAIT_OVER and getattr(ev, "role", "assistant") == "assistant":
             self.waiting = None
+        self.costs.see(ev)
         handler = getattr(self, f"_on_{ev.kind}", None)
+        before = self.verdict_version
         if handler is not None:
             handler(ev)
+        if self.verdict_version != before:  # a verdict or a turn's status came: the run's judge again
+            self.judge, self.any_heuristic = elect_judge(self.turns, self.revisions)
+            self.judges = {self.judge[0]} if self.judge is not None else set()  # what the header says judged it
         return True
 
     def _log(self, ev: RunEvent, text: str, kind: str | None = None) -> None:
@@ -460,9 +444,8 @@ class RunState:
         if ev in row.judgements:  # the same revision twice (the bus's, and the store's read back): once
             return
         row.judgements.append(ev)
+        self.revisions.append(ev)
         self.verdict_version += 1
-        self.judges.add(ev.judge)
-        self.any_heuristic |= ev.heuristic
         if ev.error:
             self._log(ev, f"judge error on turn {ev.turn_index}: {ev.error}")
         elif ev.review is not None:

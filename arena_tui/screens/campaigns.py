@@ -313,7 +313,8 @@ class CampaignScreen(Campaigns):
                 table.move_cursor(row=keys.index(cell_key(current.cell)))
         heuristic = any(c.tally.heuristic for c in self.cells if c.total)
         hidden = hidden_text([label for _, label in CELL_COLUMNS], shown, "the selected cell is below")
-        legend = rates_legend(dims if RATES in shown else [], heuristic=heuristic)
+        legend = rates_legend(dims if RATES in shown else [], heuristic=heuristic,
+                              human=any(c.tally.human for c in self.cells if c.total))
         self.query_one("#cells-legend", Static).update(Text("  ·  ").join(t for t in (legend, Text(hidden)) if t))
         self.query_one("#campaign-gaps", Static).update(
             gaps_text(self.view, self.app.size.height >= GAPS_MIN_HEIGHT) if self.view is not None else "")

@@ -32,6 +32,7 @@ from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
 from ..widgets.pair_gap import gap_line
 from ..widgets.pair_turn import pair_turn
 from ..timing import speed_text
+from ..verdicts import NEVER_ANSWERED
 from .base import BACK, ArenaScreen
 from .find import FIND_KEYS, Finding, find_line
 
@@ -164,14 +165,23 @@ class CompareScreen(Finding, ArenaScreen):
         if self.runs:
             for side, run in zip("AB", self.runs):
                 t.append(f"{side}: ", "bold")
-                t.append(f"{run.run_id}  {run.group}  {run.row.benchmark}  {speed_text(run.speed)}  {run.row.status}")
+                t.append(f"{run.run_id}  {run.group}  {run.row.benchmark}  {speed_text(run.speed)}  {run.row.status}"
+                         f"  judge {run.judge_label}")
+                if run.tally.never_answered:  # counted, each turn its failure
+                    t.append(f"  {NEVER_ANSWERED}", "bold red")
                 if run.latency_excluded:
                     t.append(f"  (latency not compared: {run.latency_excluded})", "yellow")
                 t.append("\n")
         elif self.board_rows:
             for side, row in zip("AB", self.board_rows):
                 t.append(f"{side}: ", "bold")
-                t.append(f"{row.model}  {row.benchmark}  {len(row.runs)} repeat(s)\n")
+                t.append(f"{row.model}  {row.benchmark}  {len(row.runs)} repeat(s)  judge {row.judge}")
+                if row.never_answered:
+                    t.append(f"  {len(row.never_answered)} {NEVER_ANSWERED}", "bold red")
+                t.append("\n")
+        judges = {run.judge_label for run in self.runs} or {row.judge for row in self.board_rows or ()}
+        if len(judges) > 1:  # each side's verdicts are its own judge's: a difference may be the judges'
+            t.append("two judges: a verdict that differs may be the judges' difference, not the models'\n", "bold yellow")
         t.append(f"{len(differing)}/{len(self.turns)} turns differ", "bold yellow" if differing else "green")
         if counts:
             t.append(" · " + ", ".join(f"{k} {v}" for k, v in counts.items()))

@@ -24,7 +24,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from ..compare.leaderboard import POOLED, BoardRow
 from ..compare.load import Loaded, load_board
 from ..compare.selection import ALL
-from ..compare.columns import Column, board_columns, sort_rows
+from ..compare.columns import Column, board_columns, has_cost, sort_rows
 from ..compare.failure_mix import mix_columns
 from ..compare.gap import pair_gap, row_side
 from ..widgets.board_cells import cell, model_cell
@@ -165,7 +165,7 @@ class LeaderboardScreen(Finding, ArenaScreen):
             self.columns = mix_columns(rows)
         else:
             self.columns = board_columns(self.loaded.board.dimensions, stages=any(r.stages for r in rows),
-                                         duplex=any(r.duplex.cues for r in rows))
+                                         duplex=any(r.duplex.cues for r in rows), cost=has_cost(rows))
         if self.sort_key not in [c.key for c in self.columns]:
             self.sort_key, self.descending = ("failed", True) if self.mix else ("strict", True)
 

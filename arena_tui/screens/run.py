@@ -25,7 +25,7 @@ from ..verdicts import human_text
 from ..widgets.event_log import EventLog
 from ..widgets.latency_chart import TurnLatencyChart
 from ..widgets.meters import LevelMeters
-from ..widgets.run_header import RunHeader, figures_text
+from ..widgets.run_header import RunHeader, cost_forms, figures_text
 from ..widgets.transcript import TranscriptView
 from ..widgets.fit import Forms, fit_parts
 from ..widgets.turn_table import FAULT, HUMAN, TurnTable
@@ -215,6 +215,8 @@ class RunScreen(Finding, actions.TurnKeys):
             parts.append(("judge: heuristic (offline)", "judge: heuristic"))
         elif st.judges:  # the header may leave it out on a narrow terminal: said here always
             parts.append((f"judge: {', '.join(sorted(st.judges))}",))
+        if cost := cost_forms(st):  # an estimate, the judge's apart; the first part a narrow line gives up
+            parts.append(cost)
         if st.latency_caveat:
             parts.append((f"* {st.latency_caveat}", f"* {speed_note(st.speed)}"))
         faults = st.started.config.get("faults") if st.started else None

@@ -3,8 +3,9 @@
 Its figures are a run's tally by the one rule (`arena_tui.verdicts`, a stored run's through
 `compare.stored.run_tally`): the strict pass over the judged turns the model played; the turns
 not the model's doing beside the progress (`8/10 · 2 stopped`), those the judge could not score
-beside the rates (`judge err 1`, `1 not judged`); `no answer` for a run in which no turn of the
-model's got an answer; a resumed run's duration is the time it ran (`RunRow.active_s`); a run a
+beside the rates (`judge err 1`, `1 not judged`); `no answer` for a run in which the model got no
+turn, `never answered — check the setup` where the rates of one it heard and never answered would be
+(its strict pass counts every turn, failed); a resumed run's duration is the time it ran (`RunRow.active_s`); a run a
 campaign's re-run replaced says `superseded` (it counts nowhere). `/` finds a run by model,
 benchmark, status or id; `f` narrows the list to those as you type."""
 
@@ -21,8 +22,10 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ..messages import LiveUpdate, RunFinished
-from ..compare.load import stored_tallies
-from ..verdicts import APART_REASONS, NO_ANSWER, PLAY_REASONS, STRICT, UNJUDGED, Tally
+from ..compare.costs import cost_note
+from ..compare.load import stored_figures
+from ..cost import Estimate
+from ..verdicts import APART_REASONS, NEVER_ANSWERED, NO_ANSWER, PLAY_REASONS, STRICT, UNJUDGED, Tally
 from ..widgets.dimensions import rate_slots, rates_legend, slot_dims, slots_header, strict_text
 from ..widgets.run_header import STATUS_STYLE
 from ..widgets.fit import PAD, as_text, fit_cell, fit_columns, fit_lines, hidden_text, natural_widths
@@ -41,14 +44,14 @@ if TYPE_CHECKING:
 
 RUN_COLUMNS = [("id", "run"), ("bench", "benchmark"), ("model", "model"), ("status", "status"),
                ("progress", "turns"), ("strict", STRICT), ("started", "started"), ("dur", "duration"),
-               ("rates", "pass rates")]
-ID, BENCH, MODEL, STATUS, PROGRESS, STRICT_COL, STARTED, DUR, RATES = range(len(RUN_COLUMNS))
+               ("rates", "pass rates"), ("cost", "cost (est.)")]
+ID, BENCH, MODEL, STATUS, PROGRESS, STRICT_COL, STARTED, DUR, RATES, COST = range(len(RUN_COLUMNS))
 # one line per run when run, benchmark, status, turns (and the turns counted apart), strict pass, pass
 # rates and at least MODEL_MIN of the model fit; the model then takes up to MODEL_WANT before duration
 # and start time join, and the rest after them. Narrower, each run takes two lines: model over
 # benchmark, status over turns (and those counted apart), the rates over the strict pass.
 SINGLE_REQUIRED = [ID, BENCH, STATUS, PROGRESS, STRICT_COL, RATES]
-SINGLE_OPTIONAL = [DUR, STARTED]
+SINGLE_OPTIONAL = [DUR, STARTED, COST]
 MODEL_MIN = 16
 MODEL_WANT = 24
 STACKED = [("id", "run"), ("model", "model / benchmark"), ("status", "status"), ("rates", "pass rates")]
@@ -99,26 +102,40 @@ def run_cells(r: dict[str, Any], now: dt.datetime, dims: list[str], shown_id: st
         progress.append(f" · {apart}", "yellow")
     t: Tally | None = r.get("tally")
     unscored = t is not None and not t.scored and not live(r)
+    mute = t is not None and t.never_answered and not live(r)  # counted; said where its rates would be
     return (
         Text.assemble(("● ", "bold cyan"), shown_id) if marked else shown_id,
         r.get("benchmark", "?"),
         model_text(r),
         status,
         progress,
-        strict_text(r.get("tally"), live=live(r)),
+        strict_text(r.get("tally"), live=live(r), mute=False),
         when_text(started),
         duration_text(dur),
-        Text(NO_ANSWER, "grey50") if unscored else rate_slots(r.get("rates") or {}, dims, bool(r.get("heuristic")),
-                                                             r.get("judge_errors", 0), apart_of(r, (UNJUDGED,))),
+        Text(NO_ANSWER, "grey50") if unscored else Text(NEVER_ANSWERED, "bold red") if mute else
+        rate_slots(r.get("rates") or {}, dims, bool(r.get("heuristic")), r.get("judge_errors", 0), apart_of(r, (UNJUDGED,))),
+        cost_cell(*r.get("cost", (None, None))),
     )
 
 
-def single_layout(room: int, need: list[int]) -> dict[int, int] | None:
-    """{column: width} of the one-line layout, or None when it does not fit `room`."""
+def cost_cell(cost: Estimate | None, judge: Estimate | None) -> Text:
+    """The run's cost (an estimate: the line under the list says of which prices) and, apart, its judge's."""
+    t = Text()
+    if cost is not None and cost.reports:
+        t.append(cost.short(), "" if cost.known else "grey50")
+    if judge is not None and judge.reports:
+        t.append(f"{' ' if t else ''}+ judge {judge.short()}", "grey62")
+    return t
+
+
+def single_layout(room: int, need: list[int], priced: bool = False) -> dict[int, int] | None:
+    """{column: width} of the one-line layout, or None when it does not fit `room` (`priced`: a run
+    has a cost, its column is offered last)."""
     model_min = min(need[MODEL], MODEL_MIN)
     if sum(need[c] + PAD for c in SINGLE_REQUIRED) + model_min + PAD > room:
         return None
-    return fit_columns(room, need, SINGLE_REQUIRED + SINGLE_OPTIONAL, len(SINGLE_REQUIRED), stretch=MODEL,
+    optional = SINGLE_OPTIONAL if priced else [c for c in SINGLE_OPTIONAL if c != COST]
+    return fit_columns(room, need, SINGLE_REQUIRED + optional, len(SINGLE_REQUIRED), stretch=MODEL,
                        min_stretch=model_min, reserve=MODEL_WANT)
 
 
@@ -179,7 +196,8 @@ class RunsScreen(Finding, PollingScreen):
         self.rows: dict[str, dict[str, Any]] = {}
         self.now: dt.datetime | None = None  # fixed clock for deterministic snapshots
         self.marked: list[str] = []  # run ids marked for comparison (the two newest), in marking order
-        self._tallies: dict[str, tuple[Any, Tally]] = {}  # run -> (what it was tallied from, its tally)
+        # run -> (what it was tallied from, its tally, its cost, its judge's)
+        self._tallies: dict[str, tuple[Any, Tally, Estimate, Estimate]] = {}
         self.narrow = ""  # the filter line's text: the runs shown hold it
 
     def compose(self) -> ComposeResult:
@@ -221,17 +239,17 @@ class RunsScreen(Finding, PollingScreen):
         keys = {r.run_id: (marks.get(r.run_id), r.turns_done, r.status, r.ended_at) for r in runs}
         stale = [r.run_id for r in runs if r.status == "running" or (c := self._tallies.get(r.run_id)) is None
                  or c[0] != keys[r.run_id]]
-        fresh = await stored_tallies(store, stale, self.arena.data_dir, self._benchmarks) if stale else {}
-        tallies: dict[str, tuple[Any, Tally]] = {}
+        fresh = await stored_figures(store, stale, self.arena.data_dir, self._benchmarks) if stale else {}
+        tallies: dict[str, tuple[Any, Tally, Estimate, Estimate]] = {}
         for r in runs:
-            t = fresh[r.run_id] if r.run_id in fresh else self._tallies[r.run_id][1]
-            tallies[r.run_id] = (keys[r.run_id], t)
+            _, t, cost, judge = (keys[r.run_id], *fresh[r.run_id]) if r.run_id in fresh else self._tallies[r.run_id]
+            tallies[r.run_id] = (keys[r.run_id], t, cost, judge)
             rows[r.run_id] = {
                 "benchmark": r.benchmark, "model": r.model, "provider": r.provider,
                 "source": r.source, "variants": r.variants, "status": r.status, "done": r.turns_done,
                 "total": r.turns_total, "started": as_utc(r.started_at), "ended": as_utc(r.ended_at),
                 "run": r, "tally": t, "rates": t.dimensions, "heuristic": t.heuristic,
-                "judge_errors": len(t.judge_errors) + len(t.rejudge_errors),
+                "judge_errors": len(t.judge_errors) + len(t.rejudge_errors), "cost": (cost, judge),
             }
         self._tallies = tallies
         return rows
@@ -265,7 +283,7 @@ class RunsScreen(Finding, PollingScreen):
             if run_id in stored:  # its rates are the store's, by the report's rule (`read`)
                 continue
             tallied = st.tally()  # a run the store has not got (yet, or the store is unavailable)
-            row["tally"] = tallied
+            row["tally"], row["cost"] = tallied, (st.costs.model(st.started.model if st.started else ""), st.costs.judge())
             if tallied.dimensions or tallied.judge_errors or tallied.rejudge_errors:
                 row["rates"], row["heuristic"] = tallied.dimensions, st.any_heuristic
                 row["judge_errors"] = len(tallied.judge_errors) + len(tallied.rejudge_errors)
@@ -292,7 +310,8 @@ class RunsScreen(Finding, PollingScreen):
             labels[RATES] = slots_header(dims)
         need = natural_widths(labels, cells)
         table.clear(columns=True)
-        layout = single_layout(room, need)
+        priced = any(c is not None and c.reports for _, r in order for c in r.get("cost", ()))
+        layout = single_layout(room, need, priced)
         if layout is not None:
             for col, w in layout.items():
                 table.add_column(labels[col], key=RUN_COLUMNS[col][0], width=w)
@@ -303,12 +322,18 @@ class RunsScreen(Finding, PollingScreen):
             stacked_rows(table, room, order, cells, labels[RATES], need)
         if selected in self.rows:
             table.move_cursor(row=table.get_row_index(selected))
-        shown = layout if layout is not None else {c: 0 for c in range(len(RUN_COLUMNS)) if c != STARTED}
+        shown = layout if layout is not None else {c: 0 for c in range(len(RUN_COLUMNS)) if c not in (STARTED, COST)}
+        if not priced:  # no run has a cost: no column to miss
+            shown = {**shown, COST: 0}
         hidden = hidden_text([label for _, label in RUN_COLUMNS], shown, "enter opens the run")
-        legend = rates_legend(dims, heuristic=heuristic)
+        human = any((t := r.get("tally")) is not None and t.human for _, r in order)
+        legend = rates_legend(dims, heuristic=heuristic, human=human)
         gone = Text("superseded: a campaign's re-run replaced it, it counts nowhere", "grey50") \
             if any((run := r.get("run")) is not None and run.superseded_by for _, r in order) else Text()
-        self.query_one("#runs-legend", Static).update(Text("  ·  ").join(t for t in (legend, gone, Text(hidden)) if t))
+        note = cost_note([c for _, r in order for c in r.get("cost", ()) if c is not None]) if layout and COST in layout else None
+        priced_text = Text(note.split(" (", 1)[0], "grey62") if note else Text()
+        self.query_one("#runs-legend", Static).update(
+            Text("  ·  ").join(t for t in (legend, gone, priced_text, Text(hidden)) if t))
         self.refind()
 
     def found(self, text: str) -> list[str]:

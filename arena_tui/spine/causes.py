@@ -37,7 +37,7 @@ CODE: dict[str, str] = {
 JUDGE: dict[str, str] = {
     "invented_fact": "invented fact: states or claims something that did not happen or does not exist",
     "kb_contradiction": "contradicts the knowledge base (a wrong date, time, price, name or count)",
-    "words_contradict_actions": "words contradict actions: says it waits or asks, yet acts",
+    "words_contradict_actions": "words contradict actions: says it will wait for the user, yet makes the call",
     "partial_answer": "partial answer: part of the request, or what the golden answer treats as essential, left out",
     "wrong_arithmetic": "wrong arithmetic or counting",
     "over_clarification": "over-clarification: asked for what the conversation already settled",

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import ConfigDict, Field, TypeAdapter
 
-from .records import CallVerdict, DimensionScore, Model, ReplaySummary, TokenUsage, TurnResult
+from .records import CallVerdict, DimensionScore, Model, ReplaySummary, TokenUsage, TurnResult, Usage
 # the rest of the records, read from here as the whole stream is (their home: records.py)
 from .records import DuplexOutcome as DuplexOutcome
 from .records import Interval as Interval
@@ -37,6 +37,9 @@ Speaker = Literal["user", "bot"]
 #: statuses of a turn (`TurnStatus`) that ran to its end; `interrupted`, `error` and `lost_pace`
 #: turns are played again by a resume (one rule for resume, campaign cells and progress)
 FINISHED = frozenset({"ok", "no_response", "empty_response", "ended_session", "ended_early"})
+#: statuses of a turn the model answered (a reply, calls, or the call that ended the session): a run whose
+#: turns of the model's are none of these never answered (the engine's run outcome, every figure's note)
+ANSWERED_STATUSES = frozenset({"ok", "ended_session"})
 LOST_PACE = "lost_pace"
 INFRA_ERROR = "infra_error"
 
@@ -219,6 +222,15 @@ class AudioChunk(Event):
     pcm: bytes
 
 
+class UsageReported(Event):
+    """A service said what it used (a realtime response's tokens, an STT's audio seconds, a TTS's
+    characters), or a session closed after so long connected: one report, as it came, on the turn
+    under way (None: between turns). What it cost is `arena_tui.cost`'s, never stored."""
+
+    kind: Literal["usage"] = "usage"
+    usage: Usage
+
+
 PACE_LOST = "pacing"  # ErrorEvent.where: the engine's process fell behind the audio clock in this turn
 SLOW_REPLY = "slow_reply"  # ErrorEvent.where: a reply still coming at the turn's cap (kept; the session is replaced)
 
@@ -290,7 +302,7 @@ class Judgement(Event):
     # Inputs to the phase-2 rules, kept so phase 2 can be re-run from the store.
     call_verdicts: list[CallVerdict] = Field(default_factory=list)
     unexecuted_reference: bool | None = None  # the turn asks about an earlier action that never ran
-    words_contradict_actions: bool | None = None  # says it waits or asks, yet acts in the same turn
+    words_contradict_actions: bool | None = None  # says it will wait for the user, yet makes the call in the same turn
     scope: JudgeScope | None = None  # what the judge saw (`JudgeScope`); None: before scopes were kept
     notes: str | None = None  # the judge's notes on the whole run (realignment, call tracking)
 
@@ -352,6 +364,7 @@ RunEvent = Annotated[
         Waiting,
         TurnEnded,
         AudioChunk,
+        UsageReported,
         ErrorEvent,
         Judgement,
         RunResumed,

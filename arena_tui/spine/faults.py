@@ -192,13 +192,22 @@ def _fmt(v: float | str) -> str:
     return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
 
 
-def _number(raw: str, item: str, spec: str, *, allow_zero: bool = False) -> float:
+#: the largest delay a fault may ask (barge_in, slow_first_audio, yield), in ms, and the latest session
+#: expiry, in s: ten minutes of silence is past any watchdog (a 90 s first audio is a test's), an hour past
+#: any run's session; beyond them a value can only be a typo (1e300 ms overflowed the pacing clock)
+MAX_MS = 600_000.0
+MAX_EXPIRE_S = 3600.0
+
+
+def _number(raw: str, item: str, spec: str, *, allow_zero: bool = False, most: float = MAX_MS, unit: str = "ms") -> float:
     try:
         v = float(raw)
     except ValueError:
         raise FaultSpecError(f"value {raw!r} in {item!r} is not a number (in {spec!r})") from None
     if v != v or v in (float("inf"), float("-inf")) or v < 0 or (v == 0 and not allow_zero):
         raise FaultSpecError(f"value {raw!r} in {item!r} must be a positive number (in {spec!r})")
+    if v > most:
+        raise FaultSpecError(f"value {raw!r} in {item!r} is more than the {_fmt(most)} {unit} it may be (in {spec!r})")
     return v
 
 
@@ -224,7 +233,7 @@ def parse_faults(spec: str | None) -> FaultPlan:
                 raise FaultSpecError(f"'{key}' given twice in {spec!r}")
             session[key] = val
             if key == "expire":
-                expire = _number(val, item, spec)
+                expire = _number(val, item, spec, most=MAX_EXPIRE_S, unit="s")
             continue
         turn_s, _, rest = item.partition(":")
         try:

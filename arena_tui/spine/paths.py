@@ -1,4 +1,5 @@
-"""Where things live: the database, the benchmark data folder, imported benchmarks, exports, the log."""
+"""Where things live: the database, the benchmark data folder, imported benchmarks, exports, the log,
+a price table of the user's."""
 
 from __future__ import annotations
 
@@ -20,6 +21,15 @@ def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path | None:
     """--data, else ARENA_TUI_DATA; None means only built-in and downloaded benchmarks."""
     raw = explicit or os.environ.get("ARENA_TUI_DATA")
     return Path(raw).expanduser() if raw else None
+
+
+PRICES_ENV = "ARENA_TUI_PRICES"
+
+
+def prices_path(explicit: str | os.PathLike[str] | None = None) -> str | None:
+    """--prices, else ARENA_TUI_PRICES: the user's price table (`arena_tui.cost`); None: the shipped one alone."""
+    raw = explicit or os.environ.get(PRICES_ENV)
+    return str(raw) if raw else None
 
 
 def user_benchmarks_dir() -> Path:

@@ -135,6 +135,33 @@ class TokenUsage(Model):
     output_tokens: int = 0
 
 
+UsageService = Literal["llm", "stt", "tts", "session"]
+
+
+class Usage(Model):
+    """What one service said it used, as it said it (the `usage` event's payload): an LLM's
+    tokens as Pipecat's `LLMTokenUsage` carries them (`prompt_tokens` gross of the prompt cache
+    or net of it as the provider reports, `total_tokens` gross either way; the audio share of
+    input, output and cache reads), an STT's audio seconds, a TTS's characters; a `session`
+    record is the seconds a session stayed connected, on our clock in wall time (what services
+    billed by the minute charge, and report nothing of). Priced by `arena_tui.cost` alone."""
+
+    service: UsageService = "llm"
+    model: str = ""  # the model the service named (its Pipecat `model_name`)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    reasoning_tokens: int = 0
+    input_audio_tokens: int = 0
+    output_audio_tokens: int = 0
+    cache_read_input_audio_tokens: int = 0
+    audio_seconds: float = 0.0  # stt: seconds of audio sent to it
+    characters: int = 0  # tts: characters sent to it
+    session_seconds: float = 0.0  # session: wall seconds connected
+
+
 Verdict = Literal["pass", "fail", "na"]
 
 

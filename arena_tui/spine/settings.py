@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .conditions import CLEAN, ConditionError, parse_condition
 from .env_refs import ENV_PREFIX, is_env_ref
 from .faults import parse_faults
+from .provenance import usable
 from .source import ALL_SPEAKERS, TTS
 
 if TYPE_CHECKING:
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
 SIM = "sim"  # the offline simulator's alias: faults are its alone, a protocol fake means nothing for it
 MAX_SPEED = 50.0  # beyond this the pacing loop cannot keep up and buffers grow without bound
 MAX_PARALLEL = 16  # rehydrated turns at once (the reference hangs at 32; 16 works)
+#: the highest turn index `--turns` may name: the largest benchmark has 75 turns, and a range is built
+#: as a set of its turns, so `0-100000000` is refused where it is typed, not after 100 million ints
+MAX_TURN_INDEX = 9999
 
 # The CLI option behind a field, so an error names what the user typed.
 SERVICE_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")  # --service package.module:Class
@@ -273,8 +277,27 @@ class RunSettings(Strict):
     def from_recorded(cls, recorded: Mapping[str, Any]) -> RunSettings:
         """The settings of a stored run (`run_started.config`, as `public` wrote it), without what
         `public` and the loops added for display (labels, modality, …); a run stored before a
-        setting existed gets its default. Raises SettingsError."""
-        return cls(**{k: v for k, v in recorded.items() if k in cls.model_fields})
+        setting existed gets its default. An imported run's endpoint, service class and its
+        arguments are never read back (`spine.provenance`: a file never aims a key or names code
+        to import). Raises SettingsError."""
+        return cls(**{k: v for k, v in usable(recorded).items() if k in cls.model_fields})
+
+    def aimed(self, *, base_url: str | None = None, service: str | None = None,
+              service_args: Iterable[str] = ()) -> RunSettings:
+        """These settings connected where the user typed (`resume --base-url/--service/--service-arg`):
+        `base_url` replaces the endpoint, `service` the class and its arguments (`service_args`
+        alone: the arguments); validated as `build_settings` does. SettingsError naming the flag."""
+        args = list(service_args)
+        if not (base_url or service or args):
+            return self
+        data = self.model_dump()
+        if base_url:
+            data["base_url"] = base_url
+        if service:
+            data["service"], data["service_args"] = service, {}
+        if args:
+            data["service_args"] = service_arg_pairs(args)
+        return RunSettings(**data)
 
 
 def _one_line(err: ValidationError) -> str:
@@ -305,11 +328,14 @@ def parse_turns(spec: str) -> list[int]:
                 lo, hi = int(a), int(b)
                 if hi < lo:
                     raise ValueError
-                out.update(range(lo, hi + 1))
             else:
-                out.add(int(part))
+                lo = hi = int(part)
         except ValueError:
             raise SettingsError(f"bad turn range {part!r} in --turns {spec!r} (use e.g. 0,5-9)") from None
+        if hi > MAX_TURN_INDEX:
+            raise SettingsError(f"turn {hi} in --turns {spec!r} is past the last turn any benchmark has "
+                                f"(turn indices go up to {MAX_TURN_INDEX})")
+        out.update(range(lo, hi + 1))
     if not out:
         raise SettingsError(f"--turns {spec!r} selects no turns")
     return sorted(out)
@@ -378,7 +404,7 @@ def build_settings(
     if service:
         data["service"] = service
     if service_args:
-        data["service_args"] = dict(service_args) if isinstance(service_args, Mapping) else _pairs(service_args)
+        data["service_args"] = dict(service_args) if isinstance(service_args, Mapping) else service_arg_pairs(service_args)
     if condition and condition.strip():
         data["condition"] = condition.strip()
     if seed is not None and str(seed).strip():
@@ -416,8 +442,8 @@ def _turn_list(turns: str | Iterable[int]) -> list[int] | None:
     return None if text in ("", "all") else parse_turns(text)
 
 
-def _pairs(pairs: Iterable[str]) -> dict[str, str]:
-    """`--service-arg key=value` (repeated) as a dict; one line naming a malformed one."""
+def service_arg_pairs(pairs: Iterable[str]) -> dict[str, str]:
+    """`--service-arg key=value` (repeated) as a dict; one line naming a malformed one (SettingsError)."""
     out: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")

@@ -56,6 +56,7 @@ class Store(Reader):
     def __init__(self, path: Path, writer: aiosqlite.Connection, reader: aiosqlite.Connection) -> None:
         super().__init__(path, reader)
         self._writer = Writer(path, writer)
+        self._ended = self._writer.unrecorded_ends
 
     # --- lifecycle -----------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The derived tables: `runs`, `turns`, `judgements` (+ scores), `audio` and `benchmarks`,
+"""The derived tables: `runs`, `turns`, `judgements` (+ scores), `usage`, `audio` and `benchmarks`,
 projected from events.
 
 `events` is the complete log; each projection row is written in the same transaction as the
@@ -22,7 +22,8 @@ from typing import Any
 import aiosqlite
 
 from arena_tui.spine.events import (
-    AudioChunk, Event, Judgement, RunEnded, RunResumed, RunStarted, RunSuperseded, TurnEnded, TurnStarted,
+    AudioChunk, Event, Judgement, RunEnded, RunResumed, RunStarted, RunSuperseded, TurnEnded, TurnStarted, Usage,
+    UsageReported,
 )
 from . import codec
 from .connection import fetchall
@@ -61,6 +62,10 @@ SQL_JUDGEMENT = """INSERT INTO judgements(run_id, seq, turn_index, judge, revisi
     root_cause, fabricated_action, error, heuristic, input_tokens, cached_tokens, output_tokens,
     judge_version, judgings, reviewer, causes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"""
 SQL_SCORE = "INSERT INTO judgement_scores(run_id, seq, dimension, verdict, agree) VALUES (?,?,?,?,?)"
+#: the `usage` table's counts, in its column order (the fields of `spine.events.Usage` after service and model)
+USAGE_COLUMNS = tuple(f for f in Usage.model_fields if f not in ("service", "model"))
+SQL_USAGE = (f"INSERT INTO usage(run_id, seq, turn_index, service, model, {', '.join(USAGE_COLUMNS)}) "
+             f"VALUES ({', '.join('?' * (5 + len(USAGE_COLUMNS)))})")
 SQL_AUDIO = """INSERT INTO audio(run_id, seq, turn_index, take, track, start_ms, sample_rate,
     channels, codec, data, pcm_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?)"""
 
@@ -164,6 +169,20 @@ class Projector:
                 )
                 self.attempts[(ev.run_id, ev.result.turn_index)] = int(rows[0][0])
 
+    async def numbered(self, conn: aiosqlite.Connection, ev: Judgement, taken: dict[tuple[str, int | None], int]) -> Judgement:
+        """The judgement numbered after every revision of its turn already stored (read inside the write
+        transaction, so two processes judging or reviewing one turn at once never share a number: each
+        computed `newest + 1` from what it read before) and after those earlier in this batch (`taken`).
+        A revision already past them keeps its number."""
+        key = (ev.run_id, ev.turn_index)
+        if key not in taken:
+            rows = await fetchall(conn, "SELECT COALESCE(MAX(revision), 0) FROM judgements WHERE run_id=? AND turn_index IS ?",
+                                  key)
+            taken[key] = int(rows[0][0])
+        rev = max(ev.revision, taken[key] + 1)
+        taken[key] = rev
+        return ev if rev == ev.revision else ev.model_copy(update={"revision": rev})
+
     def next_seq(self, run_id: str) -> int:
         seq = self.seq[run_id] + 1
         self.seq[run_id] = seq
@@ -247,6 +266,9 @@ class Projector:
             for dim, score in ev.scores.items():
                 agree = agreed.agree.get(dim) if agreed is not None else None
                 batch.add(SQL_SCORE, (ev.run_id, seq, dim, score.verdict, agree))
+        elif isinstance(ev, UsageReported):
+            u = ev.usage
+            batch.add(SQL_USAGE, (ev.run_id, seq, ev.turn_index, u.service, u.model, *(getattr(u, f) for f in USAGE_COLUMNS)))
         elif isinstance(ev, AudioChunk):
             take = max(self.takes.get((ev.run_id, ev.turn_index), 0) - 1, 0)
             kind, data = blob if blob is not None else (codec.PCM16, ev.pcm)

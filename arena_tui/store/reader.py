@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -21,13 +21,16 @@ from pydantic import BaseModel, ConfigDict
 
 from arena_tui.spine.audio import SILENCE_KEPT_MS
 from arena_tui.spine.benchmark import Benchmark
-from arena_tui.spine.events import FINISHED, Judgement, RunEvent, TurnEnded, TurnResult, parse_event
+from arena_tui.spine.events import (
+    FINISHED, Judgement, RunEnded, RunEvent, TokenUsage, TurnEnded, TurnResult, Usage, parse_event,
+)
 from arena_tui.spine.times import wall_ms
 from arena_tui.spine.source import source_label, variant_labels
 from ..verdicts import standing_judgements
 from . import codec
 from .connection import fetchall
 from .errors import StoreError
+from .projections import USAGE_COLUMNS
 from .snapshots import benchmark_of
 
 Track = Literal["user", "bot", "conversation"]
@@ -148,6 +151,8 @@ class Reader:
         self.path = path
         self._r = reader
         self._closed = False
+        #: runs known to have ended whose end is not in the file (it refused the write: full, read-only)
+        self._ended: Mapping[str, RunEnded] = {}
 
     async def data_version(self) -> int:
         """SQLite's `PRAGMA data_version` on the reading connection: it changes whenever another
@@ -159,11 +164,19 @@ class Reader:
     async def list_runs(self) -> list[RunRow]:
         """All runs, newest first."""
         rows = await self._read(_SQL_RUNS + " ORDER BY r.started_at DESC, r.run_id")
-        return [_run_row(r) for r in rows]
+        return [self._as_known(_run_row(r)) for r in rows]
 
     async def get_run(self, run_id: str) -> RunRow | None:
         rows = await self._read(_SQL_RUNS + " WHERE r.run_id=?", (run_id,))
-        return _run_row(rows[0]) if rows else None
+        return self._as_known(_run_row(rows[0])) if rows else None
+
+    def _as_known(self, row: RunRow) -> RunRow:
+        """The row with an end this store knows of and the file refused (a dead recorder's run on a full
+        disk): never shown `running`, never refused as "still recording"."""
+        end = self._ended.get(row.run_id) if row.status == "running" else None
+        if end is None:
+            return row
+        return row.model_copy(update={"status": end.status, "reason": end.reason, "ended_at": end.wall_time or row.heartbeat_at})
 
     async def turn_results(self, run_id: str) -> list[TurnResult]:
         """Latest result of each turn (greeting −1 first), by turn_index."""
@@ -303,6 +316,19 @@ class Reader:
         polls re-reads only the runs whose mark moved."""
         rows = await self._read("SELECT run_id, COUNT(*), MAX(seq) FROM judgements GROUP BY run_id")
         return {run_id: (n, last) for run_id, n, last in rows}
+
+    async def usage(self, run_id: str) -> list[Usage]:
+        """What each service of the run said it used (`usage` events), in the order reported."""
+        rows = await self._read(f"SELECT service, model, {', '.join(USAGE_COLUMNS)} FROM usage WHERE run_id=? ORDER BY seq",
+                                (run_id,))
+        return [Usage(service=r[0], model=r[1], **dict(zip(USAGE_COLUMNS, r[2:], strict=True))) for r in rows]
+
+    async def judge_usage(self, run_id: str) -> dict[str, TokenUsage]:
+        """judge label -> the tokens of every request it was sent about the run (every revision's,
+        the whole-run request's too: each was billed), apart from the model's own usage."""
+        rows = await self._read("""SELECT judge, SUM(input_tokens), SUM(cached_tokens), SUM(output_tokens) FROM judgements
+                                   WHERE run_id=? GROUP BY judge ORDER BY judge""", (run_id,))
+        return {j: TokenUsage(input_tokens=i or 0, cached_input_tokens=c or 0, output_tokens=o or 0) for j, i, c, o in rows}
 
     async def latest_judgements(self, run_id: str) -> dict[int, Judgement]:
         """The judgement each turn shows, by the one rule of `arena_tui.verdicts`."""

@@ -26,6 +26,9 @@ can query without parsing JSON):
                 is judged and exported without its data folder.
 - `campaigns`, `campaign_cells`  a campaign's spec and one row per cell naming its latest run;
                 `pid`/`host`/`heartbeat_at` name the coordinator running it now.
+- `usage`       one row per `usage` event: what a service said it used (an LLM's tokens, an STT's
+                audio seconds, a TTS's characters, a session's connected seconds), as it said it;
+                what that cost is `arena_tui.cost`'s, read at show time from a dated price table.
 - `search_turns`, `search_marks`  the search index (`arena_tui.compare.search`): a projection of a
                 run's turns and verdicts that search rebuilds itself when the run changed.
 
@@ -240,6 +243,30 @@ MIGRATIONS: list[list[str]] = [
             run_id TEXT PRIMARY KEY REFERENCES runs(run_id) ON DELETE CASCADE,
             mark   TEXT NOT NULL                       -- what the run's rows were built from
         )""",
+    ],
+    # 11: what each service said it used (`usage` events), so a run's cost is summed without parsing
+    #    its events. Runs recorded before have none: their cost is "usage not recorded", never 0.
+    [
+        """CREATE TABLE usage (
+            run_id                        TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+            seq                           INTEGER NOT NULL,  -- the usage event
+            turn_index                    INTEGER,
+            service                       TEXT NOT NULL,     -- llm|stt|tts|session
+            model                         TEXT NOT NULL,
+            prompt_tokens                 INTEGER NOT NULL,
+            completion_tokens             INTEGER NOT NULL,
+            total_tokens                  INTEGER NOT NULL,
+            cache_read_input_tokens       INTEGER NOT NULL,
+            cache_creation_input_tokens   INTEGER NOT NULL,
+            reasoning_tokens              INTEGER NOT NULL,
+            input_audio_tokens            INTEGER NOT NULL,
+            output_audio_tokens           INTEGER NOT NULL,
+            cache_read_input_audio_tokens INTEGER NOT NULL,
+            audio_seconds                 REAL NOT NULL,
+            characters                    INTEGER NOT NULL,
+            session_seconds               REAL NOT NULL,
+            PRIMARY KEY (run_id, seq)
+        ) WITHOUT ROWID""",
     ],
 ]
 

@@ -29,7 +29,7 @@ from typing import Any
 import aiosqlite
 
 from arena_tui.spine.bus import EventBus, Subscription
-from arena_tui.spine.events import AudioChunk, Event, RunEnded, RunStarted, parse_event
+from arena_tui.spine.events import AudioChunk, Event, Judgement, RunEnded, RunStarted, parse_event
 from .connection import execute, fetchall, rollback
 from .errors import StoreError, StoreWriteError
 from .liveness import HEARTBEAT_S, STALE_AFTER_S, recorder_alive
@@ -101,6 +101,8 @@ class Writer:
         self.failure: StoreWriteError | None = None
         self.failed: asyncio.Future[StoreWriteError] = asyncio.get_running_loop().create_future()
         self.dropped = 0  # events not attempted after the failure
+        #: runs found interrupted (their recorder gone) whose end the file refused: read as ended all the same
+        self.unrecorded_ends: dict[str, RunEnded] = {}
         self._task = asyncio.get_running_loop().create_task(self._write_loop(), name="store-writer")
 
     # --- what the store asks for ---------------------------------------------------------------
@@ -197,6 +199,8 @@ class Writer:
                     )
                 )
             await self._commit(ends)
+            if self.failure is not None:  # a full or read-only file: these runs still read as what they are
+                self.unrecorded_ends.update((e.run_id, e) for e in ends)
             return [r for r, _ in stale]
 
         return await self._run_op(op)
@@ -286,6 +290,8 @@ class Writer:
                         result = await item.fn(self._w)
                     except Exception as e:  # reported to the caller, the writer goes on
                         await rollback(self._w)
+                        if _file_refuses(e):  # a full or read-only file: the one error its callers handle, said once
+                            e = StoreWriteError(scrub_text(f"{self.path}: the database cannot be written ({e})"))
                         if not item.fut.done():
                             item.fut.set_exception(e)
                     else:
@@ -327,8 +333,7 @@ class Writer:
         blobs = await self._encode(events)
         for attempt in range(LOCKED_RETRIES + 1):
             try:
-                await self._write_batch(events, blobs)
-                self._publish(events)
+                self._publish(await self._write_batch(events, blobs))
                 return
             except sqlite3.OperationalError as e:
                 await rollback(self._w)
@@ -364,7 +369,7 @@ class Writer:
                 self.dropped += 1
                 continue
             try:
-                await self._write_batch([ev], blobs)
+                written = await self._write_batch([ev], blobs)
             except Exception as e:  # noqa: BLE001
                 await rollback(self._w)
                 self._projector.forget([ev.run_id])
@@ -373,7 +378,7 @@ class Writer:
                 else:
                     self._record_error(ev, e)
             else:
-                self._publish([ev])
+                self._publish(written)
 
     def _publish(self, events: list[Event]) -> None:
         for ev in events:
@@ -411,7 +416,9 @@ class Writer:
             log.warning("%s: encoding on the event loop: %s", self.path, e)
             return encode_blobs(events)
 
-    async def _write_batch(self, events: list[Event], blobs: Blobs) -> None:
+    async def _write_batch(self, events: list[Event], blobs: Blobs) -> list[Event]:
+        """Write the events in one transaction; returns them as stored (a judgement's revision renumbered
+        past one another process recorded meanwhile, `Projector.numbered`)."""
         conn = self._w
         now = now_iso()
         await execute(conn, "BEGIN IMMEDIATE")
@@ -421,9 +428,14 @@ class Writer:
         event_rows = []
         live_started: set[str] = set()
         live_ended: set[str] = set()
+        revisions: dict[tuple[str, int | None], int] = {}
+        stored: list[Event] = []
         for ev in events:
             seq = self._projector.next_seq(ev.run_id)
             blob = blobs.get(id(ev))
+            if isinstance(ev, Judgement):
+                ev = await self._projector.numbered(conn, ev, revisions)
+            stored.append(ev)
             ev, payload = _serialise(ev)
             event_rows.append((ev.run_id, seq, ev.kind, ev.t_ms, ev.turn_index, payload))  # type: ignore[attr-defined]
             self._projector.derive(batch, ev, seq, now, live_started, live_ended, blob)
@@ -440,6 +452,7 @@ class Writer:
         self._live -= live_ended
         self.events_written += len(events)
         self.batches_written += 1
+        return stored
 
 
 def _file_refuses(e: BaseException) -> bool:

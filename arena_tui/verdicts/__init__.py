@@ -7,6 +7,12 @@ and the exports can never disagree about a number. The rules:
   run's timeline (audio runs only). A turn is judged on its own `dimensions` (the benchmark
   data switches category dimensions on) that the LLM scores, plus `turn_taking` on audio runs
   (`judged_dimensions`). Summaries and table columns list them in `DIMENSIONS` order (`ordered`).
+- **Which judge counts** (`run_judge`). A run is judged by one judge: its kind and model and the
+  version of our rules it was asked by (`JudgeId`), so two judges are never pooled in a figure and
+  a run sits in exactly one row (`arena_tui.compare.stored.row_identity`). Each turn that counts
+  names the judge whose valid verdict on it is newest; the judge most turns name is the run's. A
+  re-judge that gave no verdict (no server) names none: the run's verdicts, figures and row stay
+  as they were, and no turn shows its error. Only that judge's revisions (and a person's) count.
 - **Which judgement counts** (`standing`). A turn's revisions are ordered by revision number,
   then phase (a phase-2 revision over the phase-1 one it revises), then arrival. The one that
   counts is the newest revision *without an error*: a re-judge that fails never erases a valid
@@ -32,13 +38,19 @@ and the exports can never disagree about a number. The rules:
   stopped, lost pace, infra failure, engine error; judge error and not judged for a played
   turn the judge could not score) and every surface says how many (`apart_text`: "3 not
   played · 1 stopped"). The judge never judges such a turn (`counts`), and a judgement left
-  from an earlier take of it counts nowhere. A run in which no turn of the model's got an
-  answer (`ANSWERED`) has no scored row anywhere (`Tally.scored`). A run the judge never saw
-  has no rates: "not judged", never 0 %.
+  from an earlier take of it counts nowhere. A run in which the model got no turn (every turn
+  lost to the infrastructure, stopped or not played) has no scored row anywhere (`Tally.scored`).
+  A run the model heard and never answered (no turn `ANSWERED`: every turn no_response) counts
+  in full, each turn its failure, and every surface says so (`NEVER_ANSWERED`: check the setup).
+  A run the judge never saw has no rates: "not judged", never 0 %.
 - **Pass rates** (`tally`, `pass_rates`). Per dimension: passes over scored verdicts ("na" is
   not scored) of each counted turn's standing judgement. A verdict that scores nothing (every
   dimension "na": an imported reference row whose scores are all null, its "incomplete" row)
-  is no valid verdict: the turn is not judged.
+  is no valid verdict: the turn is not judged. A judge's reply that leaves "na" on a dimension
+  the turn must be judged on (`must_judge`: IF and KB on every turn, a category dimension the
+  turn lists, tool use where a call was expected or made; `left_unjudged`) judged the turn only
+  in part: it is recorded as a judge error on the turn (counted apart, said), never a pass nor
+  "not scored".
 - **Strict row rule** (`row_verdict`, `row_passes`; named `STRICT` everywhere). A turn passes
   strictly when every scored dimension passes (none fails).
 - **The original eval's turn pass** (`original_row_passes`; named `ORIGINAL`). The original
@@ -65,6 +77,7 @@ from .counting import (
     APART_REASONS,
     JUDGE_ERROR,
     MODEL_STATUSES,
+    NEVER_ANSWERED,
     NO_ANSWER,
     NOT_JUDGED,
     NOT_PLAYED,
@@ -90,6 +103,8 @@ from .dimensions import (
     Named,
     judged_dimensions,
     judges_turn_taking,
+    left_unjudged,
+    must_judge,
     named,
     ordered,
     original_row_passes,
@@ -99,13 +114,26 @@ from .dimensions import (
     verdict_of,
 )
 from .repeats import RepeatStatus, TurnConsistency, repeat_status, turn_consistency
-from .standing import Standing, in_order, is_review, standing, standing_judgements, standing_of
+from .standing import (
+    ANY,
+    JudgeId,
+    Standing,
+    in_order,
+    is_review,
+    judge_id,
+    newest_revisions,
+    run_judge,
+    standing,
+    standing_judgements,
+    standing_of,
+)
 
 __all__ = [
-    "ANSWERED", "APART", "APART_REASONS", "DIMENSIONS", "JUDGE_ERROR", "LLM_DIMENSIONS", "MODEL_STATUSES", "NAMES",
-    "NOT_JUDGED", "NOT_PLAYED", "NO_ANSWER", "ORIGINAL", "ORIGINAL_DIMENSIONS", "PLAY_REASONS", "STRICT", "TOOL",
-    "TURN_TAKING", "UNJUDGED", "Named", "RepeatStatus", "Standing", "Tally", "TurnConsistency", "apart_reason",
-    "apart_text", "counts", "human_text", "in_order", "is_review", "judged_dimensions", "judges_turn_taking", "named",
-    "ordered", "original_row_passes", "pass_rates", "repeat_status", "row_passes", "row_verdict", "scores_of",
-    "standing", "standing_judgements", "standing_of", "tally", "turn_consistency", "verdict_of",
+    "ANSWERED", "ANY", "APART", "APART_REASONS", "DIMENSIONS", "JUDGE_ERROR", "LLM_DIMENSIONS", "MODEL_STATUSES",
+    "NAMES", "NEVER_ANSWERED", "NOT_JUDGED", "NOT_PLAYED", "NO_ANSWER", "ORIGINAL", "ORIGINAL_DIMENSIONS",
+    "PLAY_REASONS", "STRICT", "TOOL", "TURN_TAKING", "UNJUDGED", "JudgeId", "Named", "RepeatStatus", "Standing",
+    "Tally", "TurnConsistency", "apart_reason", "apart_text", "counts", "human_text", "in_order", "is_review",
+    "judge_id", "judged_dimensions", "judges_turn_taking", "left_unjudged", "must_judge", "named", "newest_revisions",
+    "ordered", "original_row_passes", "pass_rates", "repeat_status", "row_passes", "row_verdict", "run_judge",
+    "scores_of", "standing", "standing_judgements", "standing_of", "tally", "turn_consistency", "verdict_of",
 ]

@@ -8,18 +8,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena_tui.spine.events import FINISHED, INFRA_ERROR, LOST_PACE
+from arena_tui.spine.events import ANSWERED_STATUSES, FINISHED, INFRA_ERROR, LOST_PACE
 
 from .dimensions import field_of, original_row_passes, row_passes, row_verdict
-from .standing import standing
+from .standing import JudgeId, judge_id, run_judge, standing
 
 #: the statuses of a turn that is the model's doing: it got the turn, and answered or failed to. The
 #: same set as `FINISHED` (what a resume never plays again): every other turn is no measurement of
 #: the model, played again by a resume and counted apart
 MODEL_STATUSES: frozenset[str] = FINISHED
-#: the model answered (a reply, calls, or the call that ended the session): a run without one such turn
-#: has no scored row anywhere (the engine's `unanswered_run` fails it the same way)
-ANSWERED: frozenset[str] = frozenset({"ok", "ended_session"})
+#: the model answered (a reply, calls, or the call that ended the session): a run whose every turn of the
+#: model's is none of these never answered (`Tally.never_answered`; the engine's `unanswered_run` fails it)
+ANSWERED: frozenset[str] = ANSWERED_STATUSES
 NOT_PLAYED = "not_played"  # a turn the run set out to run that has no row
 JUDGE_ERROR = "judge_error"  # played, every judging of it failed
 UNJUDGED = "unjudged"  # played, never judged (or judged with nothing scored)
@@ -34,6 +34,9 @@ APART: dict[str, str] = {
     UNJUDGED: "not judged",
 }
 NO_ANSWER = "no answer"  # what a run without a scored row shows where its figures would be (`Tally.scored`)
+#: what every surface says of a run the model heard and never answered (`Tally.never_answered`): its turns
+#: count, each the model's failure; most often a setup fault (a wrong voice, modality or key), so say so
+NEVER_ANSWERED = "never answered — check the setup"
 NOT_JUDGED = APART[UNJUDGED]  # what a run the judge never saw shows for its rates, and its rows' label (never 0 %)
 APART_REASONS: tuple[str, ...] = tuple(APART)
 PLAY_REASONS: tuple[str, ...] = APART_REASONS[:5]  # the turn's own status said why: not the model's doing
@@ -67,9 +70,10 @@ class Tally:
     rejudge_errors: list[int] = field(default_factory=list)  # newest revision errored, a verdict stands (counted)
     # status (or NOT_PLAYED) -> turns: not the model's doing, counted in no figure
     uncounted: dict[str, list[int]] = field(default_factory=dict)
-    answered: bool = True  # some turn of the model's got its answer (`ANSWERED`); False: the run has no scored row
-    heuristic: bool = False  # some turn counted (or its judge error) was judged by the offline heuristic
-    llm: bool = False  # some was judged by an LLM (both: a mixed run, its own row wherever runs are pooled)
+    played: bool = True  # some turn was the model's (`MODEL_STATUSES`); False: the run has no scored row
+    answered: bool = True  # some turn of the model's got its answer (`ANSWERED`); False: it never answered
+    judge: JudgeId | None = None  # the run's judge, whose verdicts count (`standing.run_judge`); None: never judged
+    heuristic: bool = False  # the run's judge is the offline heuristic
     human: dict[int, list[str]] = field(default_factory=dict)  # turn -> its scored dimensions a person's verdict decides
 
     @property
@@ -95,8 +99,13 @@ class Tally:
 
     @property
     def scored(self) -> bool:
-        """Whether the run has a scored row anywhere: some turn of the model's got an answer."""
-        return self.answered
+        """Whether the run has a scored row anywhere: the model got some turn (one it never answered counts)."""
+        return self.played
+
+    @property
+    def never_answered(self) -> bool:
+        """The model got turns and answered none (`NEVER_ANSWERED`): its row counts them, each its failure."""
+        return self.played and not self.answered
 
     @property
     def judged(self) -> bool:
@@ -139,8 +148,11 @@ def tally(judgements: Iterable[Any], statuses: Mapping[int, str] | None = None,
     the model's (`counts`) is counted apart and its judgements (an earlier take's, a stopped
     turn's) are ignored. `expected`: the turns the run set out to run; one without a row was not
     played. Without `statuses`, every judged turn is taken as played (judgements alone)."""
-    now = standing(judgements)
-    out = Tally(answered=statuses is None)
+    judgements = list(judgements)
+    counted = {i for i, s in statuses.items() if counts(s)} if statuses is not None else None
+    out = Tally(played=statuses is None, answered=statuses is None, judge=run_judge(judgements, counted))
+    now = standing(judgements, judge=out.judge)
+    out.heuristic = any(field_of(j, "heuristic", False) for j in judgements if judge_id(j) == out.judge)
     acc: dict[str, list[int]] = {}
     known = set(statuses) if statuses is not None else set(now)
     for idx in sorted({*known, *(expected or ())}):
@@ -151,15 +163,12 @@ def tally(judgements: Iterable[Any], statuses: Mapping[int, str] | None = None,
             if status is None or not counts(status):
                 out.uncounted.setdefault(NOT_PLAYED if status is None else status, []).append(idx)
                 continue
+            out.played = True
             out.answered |= status in ANSWERED
         st = now.get(idx)
         if st is None:
             out.unjudged.append(idx)
             continue
-        for j in (st.machine, st.judging):  # what judged it (a person is neither)
-            if j is not None:
-                heuristic = bool(field_of(j, "heuristic", False))
-                out.heuristic, out.llm = out.heuristic or heuristic, out.llm or not heuristic
         if st.judgement is None:  # every judging errored (or only a withdrawn review: never judged)
             (out.judge_errors if st.judging is not None else out.unjudged).append(idx)
             continue

@@ -71,6 +71,20 @@ def judged_dimensions(dimensions: Iterable[str], *, audio: bool) -> list[str]:
     return dims + [TURN_TAKING] if audio else dims
 
 
+def must_judge(dimensions: Iterable[str], *, calls: bool) -> list[str]:
+    """The dimensions a judge must answer pass or fail on a turn judged on `dimensions`: each the
+    LLM scores (instruction following and KB grounding on every turn, state tracking and ambiguity
+    handling where the turn's data lists them), but tool use only where the turn expects a call or
+    the model made one (`calls`: the rubric's rule; elsewhere "na" is its right answer)."""
+    return [d for d in dimensions if d in LLM_DIMENSIONS and (d != TOOL or calls)]
+
+
+def left_unjudged(scores: Mapping[str, Any], required: Iterable[str]) -> list[str]:
+    """The dimensions of `required` (`must_judge`) a judge's verdicts leave "na" (or out): the judge did
+    not judge them, so its reply is no verdict on the turn (a judge error), never a pass nor "not scored"."""
+    return [d for d in required if verdict_of(scores.get(d, "na")) == "na"]
+
+
 def judges_turn_taking(config: Mapping[str, Any] | None) -> bool:
     """Whether a run with this recorded config can be scored on turn_taking: not a text-model run
     (`modality: text`), nor one that says it has no turn-taking to score (a rehydrated run)."""

@@ -1,17 +1,22 @@
-"""Which judgement counts for a turn (`standing`): the newest revision without an error (a failed
-re-judge never erases a valid verdict, and stays visible as `Standing.error`), with a person's
-verdicts over it on the dimensions they score until withdrawn (`Standing.judgement`; the judge's
-own is `Standing.machine`)."""
+"""Which judgement counts for a turn (`standing`): of the run's one judge (`run_judge`: its judge and
+rules version, never two pooled), the newest revision without an error (a failed re-judge never
+erases a valid verdict, and stays visible as `Standing.error`), with a person's verdicts over it on
+the dimensions they score until withdrawn (`Standing.judgement`; the judge's own is `Standing.machine`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from .dimensions import field_of, ordered, row_verdict, scores_of
 
 J = TypeVar("J")
+#: who judged a revision: (the judge, e.g. "openai:gpt-5.2"; the version of our rules it was asked by, "" unknown)
+JudgeId = tuple[str, str]
+ANY: Any = object()  # a standing's judge: every judge's revisions (one turn alone, no run to choose by)
+RUN: Any = object()  # `standing`'s judge: the run's (`run_judge`)
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,44 @@ class Standing(Generic[J]):
     def verdict(self) -> str:
         """pass | fail | na | judge_error."""
         return "judge_error" if self.judgement is None else row_verdict(self.scores)
+
+
+def judge_id(judgement: Any) -> JudgeId | None:
+    """Who judged a revision: (judge, rules version); None for a person's verdict (no judge's)."""
+    if is_review(judgement):
+        return None
+    return str(field_of(judgement, "judge") or ""), str(field_of(judgement, "judge_version") or "")
+
+
+def run_judge(judgements: Iterable[Any], turns: Collection[int] | None = None) -> JudgeId | None:
+    """The run's judge: the one judge (and rules version) whose verdicts count on every turn of the
+    run, so two judges are never pooled in one figure. Each turn (of `turns`, the turns that count;
+    default every judged turn) names the judge whose valid verdict on it is newest; the judge
+    named by most turns is the run's (a tie: the one that judged more of them, then the one named
+    by the later turn). A judging that gave no verdict (no server, every turn errored) names none
+    and changes nothing; nor does one turn re-judged by another judge. No judge gave a verdict:
+    the one that tried last (its errors are the run's judge errors)."""
+    judgements = list(judgements)
+    return _elected(judgements, turns, valid=True) or _elected(judgements, turns, valid=False)
+
+
+def _elected(judgements: list[Any], turns: Collection[int] | None, *, valid: bool) -> JudgeId | None:
+    """`run_judge` by valid verdicts (`valid`), or, when no judge gave one, by every judging (its errors)."""
+    newest: dict[int, dict[JudgeId, tuple[int, int, int]]] = {}
+    for arrival, j in enumerate(judgements):
+        idx, who = field_of(j, "turn_index"), judge_id(j)
+        if idx is None or who is None or (valid and field_of(j, "error")) or (turns is not None and idx not in turns):
+            continue
+        mine = newest.setdefault(idx, {})
+        mine[who] = max(mine.get(who, (0, 0, 0)), (*_order((arrival, j))[:2], arrival))
+    votes: Counter[JudgeId] = Counter()
+    covers: Counter[JudgeId] = Counter(who for mine in newest.values() for who in mine)
+    last: dict[JudgeId, int] = {}
+    for idx, mine in newest.items():
+        top = max(mine, key=lambda w: (mine[w], w))
+        votes[top] += 1
+        last[top] = max(last.get(top, idx), idx)
+    return max(votes, key=lambda w: (votes[w], covers[w], last[w], w)) if votes else None
 
 
 def _order(indexed: tuple[int, Any]) -> tuple[int, int, int]:
@@ -86,12 +129,13 @@ def _overlay(machine: J | None, reviews: list[J]) -> J | None:
                  review=field_of(reviews[-1], "review"))
 
 
-def standing_of(judgements: Iterable[J]) -> Standing[J] | None:
-    """The standing of one turn's revisions (None when it has none)."""
+def standing_of(judgements: Iterable[J], judge: JudgeId | None = ANY) -> Standing[J] | None:
+    """The standing of one turn's revisions (None when it has none): `judge`'s revisions (the run's,
+    `run_judge`; ANY: every judge's) and every person's; `newest` is the newest of all of them."""
     revs = in_order(judgements)
     if not revs:
         return None
-    judgings = [j for j in revs if not is_review(j)]
+    judgings = [j for j in revs if not is_review(j) and (judge is ANY or judge_id(j) == judge)]
     valid = [j for j in judgings if not field_of(j, "error")]
     machine = valid[-1] if valid else None
     reviews: list[J] = []
@@ -103,8 +147,13 @@ def standing_of(judgements: Iterable[J]) -> Standing[J] | None:
                     judging=judgings[-1] if judgings else None, human=human, reviews=tuple(reviews))
 
 
-def standing(judgements: Iterable[J], *, phase: int | None = None) -> dict[int, Standing[J]]:
-    """turn -> Standing over every revision given (optionally of one phase), by turn index."""
+def standing(judgements: Iterable[J], *, phase: int | None = None, turns: Collection[int] | None = None,
+             judge: JudgeId | None = RUN) -> dict[int, Standing[J]]:
+    """turn -> Standing over the revisions given (optionally of one phase), by turn index: the run's
+    judge's (`run_judge` over `turns`, the turns that count; or `judge` when given, ANY: every
+    judge's) and every person's. A turn neither that judge nor a person judged has none: not judged."""
+    judgements = list(judgements)
+    who = run_judge(judgements, turns) if judge is RUN else judge
     by_turn: dict[int, list[J]] = {}
     for j in judgements:
         idx = field_of(j, "turn_index")
@@ -113,9 +162,19 @@ def standing(judgements: Iterable[J], *, phase: int | None = None) -> dict[int, 
         by_turn.setdefault(idx, []).append(j)
     out: dict[int, Standing[J]] = {}
     for idx in sorted(by_turn):
-        st = standing_of(by_turn[idx])
+        st = standing_of(by_turn[idx], who)
         assert st is not None
-        out[idx] = st
+        if st.judging is not None or any(is_review(j) for j in by_turn[idx]):
+            out[idx] = st
+    return out
+
+
+def newest_revisions(judgements: Iterable[Any]) -> dict[int | None, int]:
+    """turn -> its newest revision number of any judge's or person's: the next one is numbered after it."""
+    out: dict[int | None, int] = {}
+    for j in judgements:
+        idx = field_of(j, "turn_index")
+        out[idx] = max(out.get(idx, 0), int(field_of(j, "revision", 1) or 1))
     return out
 
 

@@ -1,9 +1,9 @@
 """The notes under the leaderboard: what its figures leave out and why, one line each.
 
-Most important first: the labelled rows, the figures resting on a person's verdict, the judge, the
-runs not scored, latency exclusions, turns counted apart, skipped runs; past the lines the
-terminal's height gives them, the last says how many more and of what (never a list that just
-stops).
+Most important first: the labelled rows, the figures resting on a person's verdict, the judge, what
+the costs are (an estimate, of which prices), the runs the model never answered (counted: check the
+setup), the runs not scored, latency exclusions, turns counted apart, skipped runs; past the lines the
+terminal's height gives them, the last says how many more and of what (never a list that just stops).
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from arena_tui.spine.ids import short_ids
+from ..compare.costs import cost_note
 from ..compare.judging import row_judge
 from ..compare.leaderboard import POOLED, BoardRow
 from ..compare.load import Loaded
 from ..timing import UNTRUSTED
-from ..verdicts import human_text
+from ..verdicts import NEVER_ANSWERED, human_text
 from .fit import fit_parts
 
 
@@ -57,12 +58,17 @@ def board_notes(loaded: Loaded, rows: Sequence[BoardRow], width: int, room: int)
     if judges:  # every figure says which judge made it (each row's is its `judge` column)
         notes.append(("judges", listed("judged by ", judges, "", width, "", sep="; ",
                                        elsewhere=f"{len(judges)} judges: the judge column")))
+    if priced := cost_note([c for r in rows for c in (r.cost, r.judge_cost)]):  # what the cost columns are
+        notes.append(("cost", fit_parts([(priced, priced.split(" (", 1)[0] + "; the judge's apart")], width, 1)))
     unscored = loaded.board.unscored
     ids = short_ids([*(f.run.run_id for f in loaded.board.runs), *unscored])
+    mute = [ids[f.run.run_id] for r in rows if r.benchmark != POOLED for f in r.runs if f.run.tally.never_answered]
+    if mute:  # counted in their rows, each turn the model's failure: most often a setup fault
+        notes.append(("runs never answered", listed(f"{NEVER_ANSWERED}: ", mute, f"{len(mute)} runs", width, "bold red")))
     if unscored:
         notes.append(("runs not scored", listed("not scored: ", [f"{ids[k]} ({why})" for k, why in unscored.items()],
                                                 f"{len(unscored)} runs", width, "", sep="; ",
-                                                elsewhere="no turn got an answer")))
+                                                elsewhere="the model got no turn")))
     excluded = {k: why for r in rows if r.benchmark != POOLED for k, why in r.latency_excluded.items()}
     by_why: dict[str, list[str]] = {}
     for run_id, why in excluded.items():
@@ -91,7 +97,8 @@ def board_notes(loaded: Loaded, rows: Sequence[BoardRow], width: int, room: int)
                            f"+{len(left)} more notes ({kinds})", f"+{len(left)} more notes (a taller terminal)")],
                          width, 1)
         notes = [*notes[:room - 1], ("", more)]
-    style = {"labelled rows": "bold magenta", "person's verdicts": "cyan", "judges": "grey62", "skipped runs": "grey62",
+    style = {"labelled rows": "bold magenta", "person's verdicts": "cyan", "judges": "grey62", "cost": "grey62",
+             "skipped runs": "grey62",
              "benchmarks without data": "grey62", "": "grey62"}  # fmt: skip
     lines = [line.copy() for _, line in notes]
     for (kind, _), line in zip(notes, lines, strict=True):

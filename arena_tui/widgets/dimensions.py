@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from ..verdicts import NO_ANSWER, NOT_JUDGED, Tally, named, ordered
+from ..verdicts import NEVER_ANSWERED, NO_ANSWER, NOT_JUDGED, Tally, named, ordered
 
 if TYPE_CHECKING:
     from ..campaign.records import CellView
 
 SLOT = 3  # a rate is 0..100: three cells, one space between slots
 HEURISTIC_MARK = "h"
+HUMAN_MARK = "✎"  # a person's verdict counts in the figure (`verdicts.Tally.human`), as the turn table marks a turn
 
 
 def dim_label(dim: str) -> str:
@@ -31,8 +32,8 @@ def dim_code(dim: str) -> str:
     return named(dim).code
 
 
-def dim_legend(dims: Iterable[str], *, heuristic: bool = False) -> Text:
-    """`KB knowledge base · IF instructions · …` for the dimensions shown (and the heuristic mark)."""
+def dim_legend(dims: Iterable[str], *, heuristic: bool = False, human: bool = False) -> Text:
+    """`KB knowledge base · IF instructions · …` for the dimensions shown (and the heuristic and person's marks)."""
     t = Text()
     for i, d in enumerate(dims):
         if i:
@@ -44,15 +45,20 @@ def dim_legend(dims: Iterable[str], *, heuristic: bool = False) -> Text:
             t.append(" · ", "grey50")
         t.append(HEURISTIC_MARK, "italic yellow")
         t.append(" heuristic judge")
+    if human:
+        if t:
+            t.append(" · ", "grey50")
+        t.append(HUMAN_MARK, "bold cyan")
+        t.append(" a person's verdicts count (arena-tui review)")
     return t
 
 
-def rates_legend(dims: list[str], *, heuristic: bool = False) -> Text:
-    """The line under a list of pass-rate slots: what the codes (and the heuristic mark) mean; without
-    slots in view, what the mark means (a strict pass figure carries it too)."""
+def rates_legend(dims: list[str], *, heuristic: bool = False, human: bool = False) -> Text:
+    """The line under a list of pass-rate slots: what the codes (and the heuristic and person's marks)
+    mean; without slots in view, what the marks mean (a strict pass figure carries them too)."""
     if not dims:
-        return dim_legend([], heuristic=heuristic)
-    return Text("pass rates %: ", "grey62").append_text(dim_legend(dims, heuristic=heuristic))
+        return dim_legend([], heuristic=heuristic, human=human)
+    return Text("pass rates %: ", "grey62").append_text(dim_legend(dims, heuristic=heuristic, human=human))
 
 
 def rate_style(rate: float) -> str:
@@ -65,11 +71,13 @@ def rate_text(passed: int, n: int) -> Text:
     return Text.assemble((f"{100 * passed / n:3.0f}%", rate_style(passed / n)), f" {passed}/{n}")
 
 
-def strict_text(tally: Tally | None, *, live: bool = False, heuristic_mark: bool = False, apart: str = "") -> Text:
+def strict_text(tally: Tally | None, *, live: bool = False, heuristic_mark: bool = False, apart: str = "",
+                mute: bool = True) -> Text:
     """A run's strict pass where a list shows it (runs list, campaign cells, `campaign show`):
     `75% 3/4` (`h` after it with `heuristic_mark`, when judged offline), `no answer` once a run
     ended with no scored row, `not judged`, `–` while it starts or when nothing was recorded;
-    then `apart` (`· 1 stopped`) when given."""
+    `never answered — check the setup` after a run the model heard and never answered (`mute`:
+    said here, not in a column beside it); then `apart` (`· 1 stopped`) when given."""
     if tally is None:
         return Text("–", "grey50")
     passed, n = tally.strict
@@ -81,6 +89,10 @@ def strict_text(tally: Tally | None, *, live: bool = False, heuristic_mark: bool
         t = rate_text(passed, n)
         if heuristic_mark and tally.heuristic:
             t.append(f" {HEURISTIC_MARK}", "italic yellow")
+        if tally.human:  # some verdict it counts is a person's, not the judge's (the legend says so)
+            t.append(f" {HUMAN_MARK}", "bold cyan")
+    if mute and tally.never_answered and not live:
+        t.append(f" {NEVER_ANSWERED}", "bold red")
     if apart:
         t.append(f" · {apart}", "yellow")
     return t

@@ -12,17 +12,17 @@ from rich.text import Text
 
 from arena_tui.spine.events import PROVISIONAL_NOTE, SCOPE_TEXT, Judgement
 from arena_tui.spine.times import when_text
-from ..compare.failure_mix import decided_by
+from ..compare.failure_mix import PERSON, named_by
 from ..run_view import TurnRow
-from ..verdicts import Standing, in_order, named, standing_of
+from ..verdicts import ANY, JudgeId, Standing, in_order, judge_id, named, standing_of
 from .turn_table import HUMAN, VERDICT_CELL
 
 
 def cause_source(cause: str, st: Standing[Judgement] | None) -> str:
-    """Who named a cause: a person (their verdict named it), else code, the judge, the heuristic."""
-    if st is not None and st.judgement is not None and any(r.causes for r in st.reviews) and cause in st.judgement.causes:
+    """Who named a cause: a person (their verdict named it), else code, the judge, the heuristic (`named_by`)."""
+    by = named_by(cause, st)
+    if by == PERSON:
         return "named by a person"
-    by = decided_by(cause)
     return {"none": "nobody named one"}.get(by, f"decided by {'the ' if by != 'code' else ''}{by}")
 
 
@@ -98,21 +98,26 @@ def judgement_renderable(row: TurnRow) -> Group:
         parts.append(Text(f"root cause: {latest.root_cause}", "italic"))
     if len(row.judgements) > 1:
         parts.append(Text("history", "bold underline"))
-        parts.append(history_text(row.judgements))
+        parts.append(history_text(row.judgements, row.judge))
     return Group(*parts)
 
 
-def history_text(judgements: list[Judgement]) -> Text:
-    """Each revision and what it changed of what counts (`verdicts.standing`: a person's verdict over
-    the judge's; an errored revision never replaces a valid one), relative to what counted before it."""
+def history_text(judgements: list[Judgement], judge: JudgeId | None = ANY) -> Text:
+    """Each revision and what it changed of what counts (`verdicts.standing`: the run's `judge`'s and a
+    person's verdict over it; an errored revision never replaces a valid one), relative to what
+    counted before it. Another judge's revision is listed and said to count nowhere."""
     t = Text()
     revs = in_order(judgements)
     before: dict[str, str] | None = None
     for i, j in enumerate(revs):
         scope = f", {SCOPE_TEXT[j.scope]}" if j.scope else ""
         t.append(f"rev {j.revision} ({j.judge}, phase {j.phase}{', ' + j.rule if j.rule else ''}{scope}): ")
-        st = standing_of(revs[: i + 1])
+        st = standing_of(revs[: i + 1], judge)
         now = st.scores if st is not None and st.judgement is not None else None
+        if judge is not ANY and judge_id(j) not in (None, judge):  # not the run's judge: no verdict of its counts
+            what = f"error: {j.error}" if j.error else ", ".join(f"{d}={s.verdict}" for d, s in j.scores.items())
+            t.append(f"{what} — not the run's judge: counts nowhere\n", "grey50")
+            continue
         if j.error:
             t.append(f"error: {j.error}", "red")
         elif before is None:

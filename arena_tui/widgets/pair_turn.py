@@ -13,7 +13,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ..compare.pair import ModelTurnComparison, Side, TurnComparison
+from ..compare.pair import HUMAN_MARK, ModelTurnComparison, Side, TurnComparison
 from ..compare.render import ms
 from ..compare.word_diff import Piece, word_diff
 from ..judge.causes import causes_text
@@ -40,6 +40,8 @@ def verdict_line(side: Side, latency_note: str = "") -> Text:
     t = verdict_text(side.verdict).copy()
     if side.verdict not in APART:
         t.append(f" {side.verdict}")
+    if side.human:  # a person's verdict decides some dimension (their reason, marked, is under the side)
+        t.append(f" {HUMAN_MARK} a person's verdict", "bold cyan")
     failing = [named(d).words for d, v in side.dimensions.items() if v == "fail"]
     if failing:
         t.append(f" · {', '.join(failing)}", "red")

@@ -1,14 +1,15 @@
 """One-line summary of a run: what, who, where it is, and how it is going.
 
 How it is going is its tally by the one rule (`arena_tui.verdicts`): turns done (ran to their
-end) here; the strict pass and the turns counted apart in `figures_text`, the run screen's line
-under the tables (full width: never cut at 80 columns).
+end) here; the strict pass and the turns counted apart in `figures_text`, what it cost (an
+estimate, the judge's apart: `arena_tui.cost`) in `cost_forms`, the run screen's line under the
+tables (full width: never cut at 80 columns).
 
 The line is built for the width it gets: the status, the mode and the judge label sit at the
 right in a fixed-width block (the longest status sets it), so they never run into each other or
 fall off a narrow terminal; the descriptive part on the left is what gets shortened: its parts
-take their short forms one by one (session goes, then the audio time, the current turn and the
-model's label), every figure keeping its label (`elapsed 01:12`, `5/10 done`); then the judge
+take their short forms one by one (the cost so far goes, then the session, the audio time, the
+current turn and the model's label), every figure keeping its label (`elapsed 01:12`, `5/10 done`); then the judge
 leaves the right block (the line under the tables names it), and only then is the model cut
 (with "…"). The benchmark and the model always stay.
 """
@@ -21,8 +22,9 @@ from textual.widgets import Static
 
 from arena_tui.spine.source import tag
 from arena_tui.spine.times import duration_text
+from ..compare.columns import cost_words
 from ..run_view import RunState
-from ..verdicts import NO_ANSWER, STRICT
+from ..verdicts import NEVER_ANSWERED, NO_ANSWER, STRICT
 
 STATUS_STYLE = {
     "loading": "grey62",
@@ -66,6 +68,7 @@ def describe(state: RunState, room: int | None = None, mode: str = "live", cut: 
         session.append(f" ({state.rotations} rotation{'s' if state.rotations != 1 else ''})", "yellow")
     short_model = state.model_name + tag(state.source)
     wait = state.wait_line() if state.ended is None else None
+    cost = state.costs.model(state.started.model if state.started else "")
     forms: dict[str, list[Text]] = {  # each part's forms, longest first; [] once a part is dropped
         "benchmark": [Text(f" {state.benchmark} ", "bold reverse")],
         "model": [Text.assemble("model ", (state.model_label, style)), Text(short_model, style)],
@@ -73,6 +76,9 @@ def describe(state: RunState, room: int | None = None, mode: str = "live", cut: 
         "elapsed": [elapsed_text(state), Text(f"elapsed {duration_text(state.elapsed_ms())}")],
         "turn": [Text(f"turn {cur_s} · {state.turns_done}/{state.turns_total} done"),
                  Text(f"{state.turns_done}/{state.turns_total} done")] if state.started or state.ended else [Text()],
+        # what it has cost so far, an estimate (the line under the tables says of which prices)
+        "cost": [Text(f"cost {cost.short()}" + (" est." if cost.known else ""), "" if cost.known else "grey62"), Text()]
+        if cost.reports else [Text()],
         # where the run is when nothing moves: what the engine waits on, how long is left
         "wait": [Text(wait, "bold yellow")] if wait else [Text()],
     }
@@ -103,25 +109,46 @@ def describe(state: RunState, room: int | None = None, mode: str = "live", cut: 
 
 
 #: the order the header's parts take their next shorter form in, when the line does not fit
-SHORTER = ("session", "elapsed", "turn", "model")
+SHORTER = ("cost", "session", "elapsed", "turn", "model")
 
 
 def figures_text(state: RunState) -> Text:
     """`strict pass 3/5 · counted apart: 1 stopped · 2 not played`: the run's tally by the one rule
-    (`RunState.tally`); `no answer` once it ended with no turn of the model's answered; while it
+    (`RunState.tally`); `no answer` once it ended with no turn the model got, `never answered — check
+    the setup` once it ended with every turn the model got unanswered; while it
     runs, the turns still to come or being judged are not said."""
     tally = state.tally()
     passed, judged = tally.strict
     t = Text()
     if state.ended is not None and not tally.scored:
         t.append(NO_ANSWER, "bold red")
-        t.append(" (no turn got the model's answer: no scored row)")
+        t.append(" (the model got no turn: no scored row)")
     elif judged:
         t.append(f"{STRICT} {passed}/{judged}", "bold")
+    if state.ended is not None and tally.never_answered:  # counted, each turn its failure
+        t.append(" · " if t else "")
+        t.append(NEVER_ANSWERED, "bold red")
     if apart := tally.apart_text(live=state.ended is None):
         t.append(" · " if t else "")
         t.append(f"counted apart: {apart}", "yellow")
     return t
+
+
+def cost_forms(state: RunState) -> tuple[Text, ...]:
+    """What the run cost so far and, apart, its judge's, longest form first, the last empty (the run
+    screen's line under the tables gives it up before anything else); () while nothing is reported."""
+    cost, judge = state.costs.model(state.started.model if state.started else ""), state.costs.judge()
+    if not cost.reports and not judge.reports:
+        return ()
+    passed = state.tally().strict[0]
+    full, short = Text(), Text()
+    for name, c, passes in (("cost", cost, passed), ("judge cost", judge, None)):  # the judge's apart
+        if c.reports:
+            style = "" if c.known else "grey62"
+            for t, words in ((full, cost_words(c, passes).line), (short, c.short())):
+                t.append(" · " if t else "")
+                t.append(f"{name} {words}", style)
+    return full, short, Text()
 
 
 def status_block(state: RunState, mode: str = "live", compact: bool = False, judge: bool = True) -> Text:

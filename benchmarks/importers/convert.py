@@ -27,6 +27,7 @@ from typing import Any, Iterator
 from arena_tui.spine.benchmark import CORE_DIMENSIONS
 
 from ..loader import BenchmarkError, Problem, load_folder
+from .confine import Folder
 from .layouts import Source, find_benchmarks, read_benchmark
 from .static import Unreadable
 from .wavs import bring, extra_wavs, turn_wav
@@ -63,6 +64,7 @@ class Imported:
     converted: dict[str, list[int]] = field(default_factory=dict)  # the format they came in -> turns
     as_is: list[str] = field(default_factory=list)  # WAVs copied unread, and why
     extra: list[str] = field(default_factory=list)  # their WAVs no turn uses
+    not_read: list[str] = field(default_factory=list)  # a WAV or speaker folder left unread, and why (a link out, a FIFO)
     speakers: dict[str, int] = field(default_factory=dict)  # human speaker -> turns recorded
     audio_problems: list[Problem] = field(default_factory=list)
 
@@ -86,7 +88,8 @@ class Imported:
     def notices(self) -> list[str]:
         out = [f"notice: {self.name}: turn{'s' if len(t) > 1 else ''} {_turns(t)}: {fmt} converted to 24 kHz mono PCM16"
                for fmt, t in self.converted.items()]
-        return out + [f"notice: {self.name}: {x}" for x in self.as_is]
+        return out + [f"notice: {self.name}: {x}" for x in self.as_is] + \
+            [f"notice: {self.name}: not read: {x}" for x in self.not_read]
 
 
 def _turns(indices: list[int]) -> str:
@@ -193,7 +196,11 @@ def write(src: Source, out_dir: Path, limit_s: float) -> Imported:
                         mapped=conv.mapped, left_out=left_out + src.left_out)
         done.audio = _audio(src, src.audio_dir, tmp / "audio", len(rows), limit_s, done, "")
         if src.real_audio_dir is not None and src.real_audio_dir.is_dir():
+            given = Folder(src.root)
             for spk in sorted(d for d in src.real_audio_dir.iterdir() if d.is_dir()):
+                if not given.inside(spk):  # a speaker folder linked out of the given folder: not even listed
+                    done.not_read.append(given.outside(spk))
+                    continue
                 n = _audio(src, spk, tmp / "real_audio" / spk.name, len(rows), limit_s, done, f"real_audio/{spk.name}/")
                 if n:
                     done.speakers[spk.name] = n
@@ -206,12 +213,17 @@ def write(src: Source, out_dir: Path, limit_s: float) -> Imported:
 
 
 def _audio(src: Source, folder: Path, dest: Path, turns: int, limit_s: float, done: Imported, label: str) -> int:
-    """Bring each turn's `turn_NNN.wav` of `folder`; the count brought. Files resolving outside
-    their tree (a link) are not read."""
+    """Bring each turn's `turn_NNN.wav` of `folder`; the count brought. A file leading out of the
+    given folder (a link) or that is no regular file (a FIFO would block the read) is not read,
+    and said (`not_read`)."""
     brought = 0
+    given = Folder(src.root)
     for i in range(turns):
         wav = folder / turn_wav(i)
-        if not wav.is_file() or not wav.resolve().is_relative_to(src.root):
+        if not os.path.lexists(wav):
+            continue
+        if (why := given.problem(wav)) is not None:
+            done.not_read.append(why)
             continue
         got = bring(wav, dest / turn_wav(i), limit_s)
         brought += 1
@@ -267,7 +279,7 @@ def import_all(path: Path, out_dir: Path, limit_s: float) -> Iterator[Imported |
     names: set[str] = set()
     for folder in find_benchmarks(path):
         try:
-            src = read_benchmark(folder)
+            src = read_benchmark(folder, path)
             if src.name in names:
                 raise Refused(f"{folder.name}: not imported: its name {src.name!r} is another benchmark's here")
             names.add(src.name)

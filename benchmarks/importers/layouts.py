@@ -12,12 +12,13 @@ Both keep the knowledge base in `data/knowledge_base.txt`. Everything is read by
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .schemas import Tool, Tools
-from .static import FilePath, Module, Reader, Unreadable
+from .static import External, FilePath, Module, Reader, Unreadable
 
 CONFIG = "config.py"
 CONFIG_CLASS = "BenchmarkConfig"
@@ -36,7 +37,7 @@ class Source:
 
     name: str
     folder: Path  # the benchmark's folder in their tree
-    root: Path  # the tree: nothing outside it is read
+    root: Path  # the folder the user gave: nothing outside it is read
     layout: str  # ORIGINAL | REFERENCE
     turns: list[Any]
     tools: list[Tool]
@@ -67,18 +68,24 @@ def find_benchmarks(path: Path) -> list[Path]:
     return found
 
 
-def package_root(folder: Path) -> Path:
+def package_root(folder: Path, root: Path) -> Path:
     """The folder Python would import the benchmark's top package from: above every folder
-    with an `__init__.py` (what `from benchmarks._shared import turns` is resolved against)."""
-    top = folder.resolve()
-    while (top.parent / "__init__.py").is_file():
+    with an `__init__.py` (what `from benchmarks._shared import turns` is resolved against), up
+    to the given folder `root` (its parent when `root` is itself a package: a name resolved
+    there is read only if it is inside `root`)."""
+    top, root = folder.resolve(), root.resolve()
+    while top != root and top.parent.is_relative_to(root) and (top.parent / "__init__.py").is_file():
         top = top.parent
     return top.parent if (top / "__init__.py").is_file() else top
 
 
-def read_benchmark(folder: Path) -> Source:
-    """A benchmark folder's config, turns, tools and prompt; Unreadable names what could not be read."""
-    reader = Reader(package_root(folder))
+def read_benchmark(folder: Path, root: Path | None = None) -> Source:
+    """A benchmark folder's config, turns, tools and prompt, reading nothing outside `root` (the
+    folder the user gave; default `folder`); Unreadable names what could not be read."""
+    reader = Reader(root or folder)
+    if not reader.inside(folder):  # (a link out of the given folder: nothing of it is looked at)
+        raise Unreadable(reader.rel(folder), None, "the folder", reader.folder.outside(folder), code=False)
+    reader.imports = package_root(folder, reader.root)
     config = reader.module(folder / CONFIG)
     cls = config.find_class(CONFIG_CLASS)
     if cls is None:
@@ -91,8 +98,7 @@ def read_benchmark(folder: Path) -> Source:
             return default
         value = config.class_value(cls, name)
         if not isinstance(value, kind):
-            raise Unreadable(config.where, cls.lineno, f"{CONFIG_CLASS}.{name}",
-                             f"it is a {type(value).__name__}, expected a {_kind(kind)}")
+            raise Unreadable(config.where, cls.lineno, f"{CONFIG_CLASS}.{name}", _not(value, kind))
         return value
 
     name = attr("name", str, folder.name)
@@ -129,14 +135,21 @@ def _optional(mod: Module, name: str, kind: type) -> Any:
         return None
     value = mod.value(name)
     if not isinstance(value, kind):
-        raise Unreadable(mod.where, mod.scope[name].line, name, f"it is a {type(value).__name__}, expected a "
-                         f"{_kind(kind)}")
+        raise Unreadable(mod.where, mod.scope[name].line, name, _not(value, kind))
     return value
 
 
+def _not(value: Any, kind: type | tuple[type, ...]) -> str:
+    """Why `value` is not the `kind` asked for; a name imported from no file of the folder said as such."""
+    if isinstance(value, External):
+        return f"it is {value.module}.{value.name}, imported from no file of the given folder (not read)"
+    return f"it is a {type(value).__name__}, expected a {_kind(kind)}"
+
+
 def _knowledge_base(reader: Reader, folder: Path) -> str | None:
+    """data/knowledge_base.txt, or None when there is none (a FIFO, a link out or a folder there is refused)."""
     path = folder / KB_FILE
-    return reader.read_text(path, reader.rel(path), None, "the knowledge base") if path.is_file() else None
+    return reader.read_text(path, reader.rel(path), None, "the knowledge base") if os.path.lexists(path) else None
 
 
 def _kind(kind: type | tuple[type, ...]) -> str:

@@ -14,19 +14,28 @@ file, the line, the name that could not be read and why.
 from __future__ import annotations
 
 import ast
+import io
 import math
+import os
+import sys
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .confine import Folder, NotRead
 from .schemas import function_schema, tools_schema
 from .scope import Binding, bindings, short
 
 MAX_SOURCE_BYTES = 16 << 20  # a Python file, or a file it reads (the loader's limit for a text file)
+MAX_TOKENS = 200_000  # tokens of one Python file (theirs: a few thousand); its syntax tree costs ~0.5 kB a token
 MAX_DEPTH = 200  # names and calls followed through one another before giving up
 MAX_STEPS = 200_000  # expressions read for one value (a name used twice is read twice; the real ones take <2,000)
 MAX_TEXT = 16 << 20  # characters one string may grow to by `+` …
 MAX_ITEMS = 1 << 20  # … and items one list (bounded memory, whatever names refer to names)
+#: bytes of values one benchmark's reading builds, every use of a name counted (a name used 400 times is
+#: its value 400 times in what is written): strings as Python holds them, 8 bytes an item (theirs: under 1 MiB)
+MAX_BUILT = 64 << 20
 _PIPECAT = "pipecat"
 _SCHEMAS = {"FunctionSchema": function_schema, "ToolsSchema": tools_schema}
 
@@ -67,12 +76,17 @@ class Module:
         self.path = path
         self.where = reader.rel(path)
         text = reader.read_text(path, self.where, None, "the file")
+        _within_tokens(text, self.where)
         try:
             tree = ast.parse(text, filename=str(path))
         except SyntaxError as e:
             raise Unreadable(self.where, e.lineno, "the file", f"not Python ({e.msg})", code=False) from None
-        except (ValueError, RecursionError, MemoryError) as e:
-            raise Unreadable(self.where, None, "the file", f"not Python ({type(e).__name__})") from None
+        except RecursionError:  # valid Python, nested deeper than the parser follows: said as the evaluator says it
+            raise Unreadable(self.where, None, "the file", "an expression in it is nested too deep to read") from None
+        except MemoryError:
+            raise Unreadable(self.where, None, "the file", "it is too large to read", code=False) from None
+        except ValueError as e:  # e.g. a null byte
+            raise Unreadable(self.where, None, "the file", f"not Python ({e})", code=False) from None
         self.tree = tree
         self.scope = bindings(tree.body)
         self._cache: dict[str, Any] = {}
@@ -119,12 +133,26 @@ class Module:
                 continue
             if b.kind != "import":
                 return mod
-            target = self.reader.import_target(mod, b.node)
+            target = self.reader.import_target(mod, b.node, b.line)
             if not isinstance(target, Module) or b.node[2] is None:
                 return mod
             mod, name, cls = target, b.node[2], None
             b = mod.scope.get(name)
         return mod
+
+
+def _within_tokens(text: str, where: str) -> None:
+    """Unreadable when the file has more than MAX_TOKENS tokens, counted by the tokenizer without
+    holding them (parsing 4 MB of `0,` takes 2 GB and 13 s; a syntax error is left to the parser)."""
+    count = 0
+    try:
+        for _ in tokenize.generate_tokens(io.StringIO(text).readline):
+            count += 1
+            if count > MAX_TOKENS:
+                raise Unreadable(where, None, "the file", f"it has more than {MAX_TOKENS:,} tokens (bounded memory: "
+                                 "a benchmark's files have a few thousand)", code=False)
+    except (tokenize.TokenError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return
 
 
 def _bounded(mod: Module, line: int | None, who: str, read: Any) -> Any:
@@ -135,26 +163,27 @@ def _bounded(mod: Module, line: int | None, who: str, read: Any) -> Any:
         return read()
     except RecursionError:
         raise Unreadable(mod.where, line, who, "it is nested too deep to read") from None
-    except _TooLarge as e:
-        raise Unreadable(mod.where, line, who, e.why) from None
+    except _TooLarge as e:  # said of the name asked for, and where the budget ran out when that is another file
+        raise Unreadable(mod.where, line, who, e.why if e.where == mod.where else f"{e.why}, in {e.where}") from None
     finally:
         evaluator.active.clear()
 
 
 class Reader:
-    """The files of one tree (`root`: the folder holding the layout's top package), each parsed
-    once; every file read stays inside it."""
+    """The files of one tree, each parsed once. `root`: the folder the user gave, the only place
+    read (`confine.Folder`: links followed, regular files only, bytes counted); `imports`: where
+    an absolute import is resolved from (the folder holding the layout's top package, which may
+    be the given folder's parent: what it names there is read only if it is inside `root`)."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root.resolve()
+    def __init__(self, root: Path, imports: Path | None = None) -> None:
+        self.folder = Folder(root)
+        self.root = self.folder.root
+        self.imports = (imports or root).resolve()
         self._modules: dict[Path, Module] = {}
         self.evaluator = _Evaluator(self)
 
     def rel(self, path: Path) -> str:
-        try:
-            return str(path.resolve().relative_to(self.root))
-        except ValueError:
-            return str(path)
+        return self.folder.shown(path)
 
     def module(self, path: Path) -> Module:
         path = path.resolve()
@@ -163,19 +192,15 @@ class Reader:
         return self._modules[path]
 
     def inside(self, path: Path) -> bool:
-        return path.resolve().is_relative_to(self.root)
+        return self.folder.inside(path)
 
     def read_text(self, path: Path, where: str, line: int | None, name: str) -> str:
         """A file of the tree as text, bounded; Unreadable naming who asked for it otherwise."""
         shown = self.rel(path)
-        if not self.inside(path):
-            raise Unreadable(where, line, name, f"it reads {path}, outside {self.root}")
         try:
-            size = path.stat().st_size
-            if size > MAX_SOURCE_BYTES:
-                raise Unreadable(where, line, name, f"{shown} is {size >> 20} MiB, more than the "
-                                 f"{MAX_SOURCE_BYTES >> 20} MiB a file may hold")
-            return path.read_text(encoding="utf-8")
+            return self.folder.read(path, MAX_SOURCE_BYTES).decode("utf-8")
+        except NotRead as e:
+            raise Unreadable(where, line, name, str(e)) from None
         except FileNotFoundError:
             raise Unreadable(where, line, name, f"{shown} is not there") from None
         except UnicodeDecodeError as e:
@@ -183,20 +208,35 @@ class Reader:
         except OSError as e:
             raise Unreadable(where, line, name, f"cannot read {shown}: {e.strerror or e}") from None
 
-    def import_target(self, mod: Module, spec: tuple[int, str, str | None]) -> Module | External:
-        """The module of the tree an import names, or what it names outside the tree."""
+    def import_target(self, mod: Module, spec: tuple[int, str, str | None], line: int | None = None) -> Module | External:
+        """The module of the tree an import names, or what it names outside the tree (a package
+        not among the files: pathlib, Pipecat). A file of the given folder is read; one it names
+        beside or above the folder, or a link out of it, or one that is no regular file, never is
+        (Unreadable naming it)."""
         level, dotted, name = spec
         base = mod.path.parent
         for _ in range(max(0, level - 1)):
             base = base.parent
         if level == 0:
-            base = self.root
+            base = self.imports
         parts = [p for p in dotted.split(".") if p]
         here = base.joinpath(*parts) if parts else base
         for cand in (here.with_suffix(".py") if parts else None, here / "__init__.py"):
-            if cand is not None and cand.is_file() and self.inside(cand):
+            if cand is None or (level == 0 and not _lexically_in(cand, self.root)):
+                continue  # (a top-level name outside the folder: a package of theirs, never looked at)
+            if not _lexically_in(cand, self.root):
+                raise Unreadable(mod.where, line, dotted or ".", f"it imports {cand}, outside {self.root}")
+            if os.path.lexists(cand):
+                why = self.folder.problem(cand)
+                if why is not None:
+                    raise Unreadable(mod.where, line, dotted or ".", why)
                 return self.module(cand)
         return External(dotted, name or "")
+
+
+def _lexically_in(path: Path, root: Path) -> bool:
+    """Whether `path` names a place in `root` as written (`..` undone, links not followed)."""
+    return Path(os.path.normpath(path)).is_relative_to(root)
 
 
 class _Evaluator:
@@ -206,6 +246,14 @@ class _Evaluator:
         self.reader = reader
         self.active: list[tuple[Path, str, int]] = []
         self.steps = 0
+        self.built = 0  # bytes of values built so far, over every value read (MAX_BUILT)
+
+    def _grow(self, size: int, where: str, who: str) -> None:
+        """Count `size` bytes built; _TooLarge past MAX_BUILT (every use of a name counts again)."""
+        self.built += size
+        if self.built > MAX_BUILT:
+            raise _TooLarge(where, None, who, f"its values come to more than {MAX_BUILT >> 20} MiB (each use of a name "
+                            "counts its value again)")
 
     # -- names ---------------------------------------------------------------------------------
     def lookup(self, mod: Module, chain: list[dict[str, Binding]], name: str, line: int | None, who: str) -> Any:
@@ -237,7 +285,7 @@ class _Evaluator:
             if b.kind == "value":
                 return self.expr(mod, chain, b.node, who)
             if b.kind == "import":
-                target = self.reader.import_target(mod, b.node)
+                target = self.reader.import_target(mod, b.node, b.line)
                 if isinstance(target, External):
                     return target
                 if b.node[2] is None:
@@ -265,11 +313,13 @@ class _Evaluator:
         if isinstance(node, ast.Constant):
             v = node.value
             if v is None or isinstance(v, (str, int, bool)) or isinstance(v, float) and math.isfinite(v):
+                self._grow(sys.getsizeof(v) if isinstance(v, str) else 8, mod.where, who)
                 return v
             raise fail(f"{short(node)} is not a JSON value")
         if isinstance(node, (ast.List, ast.Tuple)):
             if any(isinstance(e, ast.Starred) for e in node.elts):
                 raise fail(f"`{short(node)}` unpacks with *")
+            self._grow(8 * len(node.elts), mod.where, who)
             return [sub(e) for e in node.elts]
         if isinstance(node, ast.Dict):
             out: dict[Any, Any] = {}
@@ -284,10 +334,13 @@ class _Evaluator:
                 if not isinstance(key, (str, int, float, bool)) and key is not None:
                     raise fail(f"the key {short(k)} is not a JSON key")
                 out[key] = sub(v)
+            self._grow(16 * len(out), mod.where, who)
             return out
         if isinstance(node, ast.JoinedStr):
             if all(isinstance(v, ast.Constant) for v in node.values):
-                return "".join(str(v.value) for v in node.values)  # type: ignore[attr-defined]
+                text = "".join(str(v.value) for v in node.values)  # type: ignore[attr-defined]
+                self._grow(sys.getsizeof(text), mod.where, who)
+                return text
             raise fail(f"`{short(node)}` is an f-string with an expression")
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             v = sub(node.operand)
@@ -343,7 +396,9 @@ class _Evaluator:
             obj = self.expr(mod, chain, func.value, who)
             if isinstance(obj, FilePath):
                 if func.attr == "read_text" and not node.args:
-                    return self.reader.read_text(obj.path, mod.where, node.lineno, who)
+                    text = self.reader.read_text(obj.path, mod.where, node.lineno, who)
+                    self._grow(sys.getsizeof(text), mod.where, who)
+                    return text
                 if func.attr in ("resolve", "absolute") and not node.args and not node.keywords:
                     return obj
             raise fail(f"`{short(node)}` is a method call")
@@ -381,7 +436,7 @@ class _Evaluator:
                 return mod, b.node
             if b.kind != "import":
                 return None
-            target = self.reader.import_target(mod, b.node)
+            target = self.reader.import_target(mod, b.node, b.line)
             if isinstance(target, External):
                 return target
             if b.node[2] is None:

@@ -113,7 +113,7 @@ class AnthropicFake(TextFake):
 
     @staticmethod
     def _usage(ex: Exchange, text: str, calls: list[Call]) -> tuple[int, int]:
-        prompt = len(json.dumps(ex.body.get("messages"))) // 4 + len(ex.system) // 4 + 1
+        prompt = len(json.dumps([ex.body.get("tools"), ex.body.get("messages")])) // 4 + len(ex.system) // 4 + 1
         return prompt, (len(text) + sum(len(json.dumps(c.args)) for c in calls)) // 4 + 1
 
     def _message(self, ex: Exchange, text: str, calls: list[Call]) -> dict[str, Any]:

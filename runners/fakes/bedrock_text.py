@@ -118,7 +118,7 @@ class BedrockConverseFake(TextFake):
 
     @staticmethod
     def _usage(ex: Exchange, text: str, calls: list[Call]) -> dict[str, int]:
-        inp = len(json.dumps(ex.body.get("messages"))) // 4 + 1
+        inp = len(json.dumps([ex.body.get(k) for k in ("system", "toolConfig", "messages")])) // 4 + 1  # the whole request is input
         out = (len(text) + sum(len(json.dumps(c.args)) for c in calls)) // 4 + 1
         return {"inputTokens": inp, "outputTokens": out, "totalTokens": inp + out}
 

@@ -9,6 +9,12 @@ input/outputTranscription, generationComplete, turnComplete), `toolCall`, `usage
 `sessionResumptionUpdate` and `goAway`. google-genai writes top-level client keys in
 snake_case, so every key is read in either spelling.
 
+Usage (`usageMetadata`, as the Live API counts it: `runners/fakes/usage.py`): a reply's last
+turnComplete carries it with the modality split, the prompt being the whole conversation so far
+(the system instruction and its text turns as TEXT, every second of user audio heard as 32 AUDIO
+tokens) and the response the reply's audio (32 a second) and its calls as TEXT; an earlier
+turnComplete of the same reply carries none of it (zeros), so a reply is counted once.
+
 Timing (`runners/fakes/timing.py`): with `timing="real"` a reply follows `REAL_TIMING`, taken
 from measurements of the real service, and shows its quirks, each a named behaviour a profile
 turns on for a share of replies or a test forces per reply (only fields the real protocol has;
@@ -46,6 +52,7 @@ from runners.fakes.speech import chunks, synthesize
 from runners.fakes.tls import TlsPair, self_signed_tls
 from runners.fakes.wire import b64, b64decode_any, elide_audio, pick, spread_words
 from runners.fakes.timing import ENVELOPE, ReplyPlan, TimingProfile, paced
+from runners.fakes.usage import GEMINI_AUDIO_PER_S, audio_tokens, call_tokens, text_tokens
 
 WS_PATH = "/ws/google.ai.generativelanguage.{version}.GenerativeService.BidiGenerateContent"
 OUTPUT_RATE = 24000
@@ -294,12 +301,13 @@ class _Session(ReplySession):
         """The reply's audio and transcript on the plan's schedule, then generationComplete at
         once and the final turnComplete (with usage) the plan's lag later."""
         status = plan.has(INTERACTION_STATUS) or plan.has(SEVERAL_TURN_COMPLETES)
-        tokens = max(1, len(reply.text) // 4)
+        spoken_ms = 0.0
         if reply.text:
             pcm = synthesize(reply.text, OUTPUT_RATE, self.script.voice) if reply.audio else b""
             parts = chunks(pcm, OUTPUT_RATE, self.script.chunk_ms)
             deltas = spread_words(reply.text, len(parts))
             parts_ms = [len(p) / 2 / OUTPUT_RATE * 1000.0 for p in parts] or [0.0]
+            spoken_ms = sum(len(p) for p in parts) / 2 / OUTPUT_RATE * 1000.0
             starts = _burst_starts(plan.schedule(parts_ms))
             rng = plan.rng("gemini")
             empties = {rng.randrange(len(parts_ms)) for _ in range(rng.randint(1, 3))} if plan.has(EMPTY_SERVER_CONTENT) else set()
@@ -309,7 +317,7 @@ class _Session(ReplySession):
                     self.mark("empty_server_content", n)
                     await self.send({"serverContent": {}})
                 if i in splits:  # the model pauses to think: this turnComplete closes only a chunk
-                    await self.turn_complete(n, "IN_PROGRESS", tokens)
+                    await self.turn_complete(n, "IN_PROGRESS")
                 if deltas[i]:
                     await self.send({"serverContent": {"outputTranscription": {"text": deltas[i]}}})
                 if i < len(parts):
@@ -324,26 +332,35 @@ class _Session(ReplySession):
         self.mark("generationComplete", n)
         await self.send({"serverContent": {"generationComplete": True}})
         if status:  # the early turnComplete: generation is done, the session not yet idle
-            await self.turn_complete(n, "IN_PROGRESS", tokens)
+            await self.turn_complete(n, "IN_PROGRESS")
         await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
-        await self.turn_complete(n, "REQUIRES_ACTION" if status else None, tokens, final=True)
+        await self.turn_complete(n, "REQUIRES_ACTION" if status else None, self.usage(reply, spoken_ms), final=True)
         if self.resumption and self.fake.grant_resumption:
             handle = f"h-{uuid.uuid4().hex[:10]}"
             self.fake._resumable[handle] = list(self.history)
             await self.send({"sessionResumptionUpdate": {"newHandle": handle, "resumable": True}})
 
-    async def turn_complete(self, n: int, status: str | None, tokens: int, final: bool = False) -> None:
-        """A turnComplete with usage (Pipecat warns without it); `status`: its interactionStatus."""
+    async def turn_complete(self, n: int, status: str | None, usage: dict[str, Any] | None = None,
+                            final: bool = False) -> None:
+        """A turnComplete with usage (Pipecat warns without it; zeros but on a reply's last one);
+        `status`: its interactionStatus."""
         content: dict[str, Any] = {"turnComplete": True}
         if status:
             content["interactionStatus"] = status
         self.mark("terminal" if final else f"turnComplete:{status}", n)
-        await self.send(
-            {
-                "serverContent": content,
-                "usageMetadata": {"promptTokenCount": 10, "responseTokenCount": tokens, "totalTokenCount": 10 + tokens},
-            }
-        )
+        zeros = {"promptTokenCount": 0, "responseTokenCount": 0, "totalTokenCount": 0}
+        await self.send({"serverContent": content, "usageMetadata": usage or zeros})
+
+    def usage(self, reply: ScriptedReply, spoken_ms: float) -> dict[str, Any]:
+        """A reply's `usageMetadata` as the Live API counts it (module docstring)."""
+        text_in = text_tokens(self.rec.system_instruction or "", *(str(h.get("text", "")) for h in self.history))
+        audio_in = audio_tokens(self.rec.audio_in_ms, GEMINI_AUDIO_PER_S)
+        audio_out, text_out = audio_tokens(spoken_ms, GEMINI_AUDIO_PER_S), call_tokens(reply.tool_calls)
+        prompt = [{"modality": "TEXT", "tokenCount": text_in}] + ([{"modality": "AUDIO", "tokenCount": audio_in}] if audio_in else [])
+        response = [{"modality": m, "tokenCount": k} for m, k in (("TEXT", text_out), ("AUDIO", audio_out)) if k]
+        return {"promptTokenCount": text_in + audio_in, "responseTokenCount": text_out + audio_out,
+                "totalTokenCount": text_in + audio_in + text_out + audio_out,
+                "promptTokensDetails": prompt, "responseTokensDetails": response}
 
     async def resumption_ticks(self, n: int) -> None:
         """While a reply is under way: an update every ~0.5 s saying the session cannot be

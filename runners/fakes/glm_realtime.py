@@ -43,6 +43,7 @@ from runners.fakes.server import WebSocketFake
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.wire import b64, spread_words
 from runners.fakes.timing import ENVELOPE, ReplyPlan, paced
+from runners.fakes.usage import realtime_usage
 
 PATH = "/api/paas/v4/realtime"
 OUTPUT_RATE = 24000
@@ -144,7 +145,7 @@ class _Session(ReplySession):
             elif not cue.reacted:  # not heard as a turn: an empty answer
                 rid = f"resp{uuid.uuid4().hex}"
                 await self.send({"type": "response.created", "response": {"id": rid, "object": "realtime.response", "status": "in_progress"}})
-                await self.done(rid, 0)
+                await self.done(rid)
             # (a cue reacted to is answered once the reply has stopped for it: `answer_cue`)
 
     def on_append(self, audio_b64: str) -> None:
@@ -189,7 +190,7 @@ class _Session(ReplySession):
                 )
                 self.after_tool = (reply, k + 1, n)
                 self.mark("tool_call", n)
-                await self.done(rid, 0)
+                await self.done(rid, calls=[call])
                 return
             try:
                 await self.speak(rid, n, reply, plan, anchor_ms)
@@ -218,19 +219,19 @@ class _Session(ReplySession):
             await self.send({"type": "response.audio_transcript.done", "response_id": rid, "transcript": reply.text})
         await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
         self.mark("terminal", n)
-        await self.done(rid, len(reply.text))
+        await self.done(rid, reply.text, sum(len(p) for p in parts) / 2 / OUTPUT_RATE * 1000.0)
         if reply.then:
             # GLM has no goAway: every forced end is a close of the socket.
             code = 1000 if reply.then == "go_away" else reply.close_code
             self.rec.closed = f"server:{code}"
             self.sock.close_soon(code, b"session ended")
 
-    async def done(self, rid: str, chars: int) -> None:
-        out = max(1, chars // 4)
-        await self.send(
-            {"type": "response.done", "response": {"id": rid, "object": "realtime.response", "status": "completed",
-             "usage": {"total_tokens": 50 + out, "input_tokens": 50, "output_tokens": out}}}
-        )
+    async def done(self, rid: str, said: str = "", spoken_ms: float = 0.0, calls: Any = ()) -> None:
+        """The response done, with its usage (`fakes/usage.py`: the conversation so far in, what it said, spoke and called out)."""
+        context = [self.rec.system_instruction or "", *(str(h.get("text") or "") for h in self.rec.history)]
+        usage = realtime_usage(context, self.rec.audio_in_ms, said, spoken_ms, calls)
+        await self.send({"type": "response.done", "response": {"id": rid, "object": "realtime.response", "status": "completed",
+                                                               "usage": usage}})
 
 
 class GLMRealtimeFake(WebSocketFake):

@@ -101,7 +101,8 @@ class GeminiTextFake(TextFake):
         out: dict[str, Any] = {"candidates": [candidate], "modelVersion": ex.model, "responseId": f"fake{ex.index:04d}"}
         if final:
             candidate["finishReason"] = "STOP"
-            prompt = len(json.dumps(ex.body.get("contents"))) // 4 + 1
+            # the whole request is input: its instruction and tool declarations too
+            prompt = len(json.dumps([ex.body.get(k) for k in ("systemInstruction", "tools", "contents")])) // 4 + 1
             produced = len(json.dumps(parts)) // 4 + 1
             out["usageMetadata"] = {"promptTokenCount": prompt, "candidatesTokenCount": produced,
                                     "totalTokenCount": prompt + produced}

@@ -42,6 +42,7 @@ from runners.fakes.server import WebSocketFake, spawn
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.wire import b64, spread_words
 from runners.fakes.timing import ENVELOPE, paced
+from runners.fakes.usage import realtime_usage
 
 PATH = "/v1/realtime"
 
@@ -171,10 +172,13 @@ class _Session(ReplySession):
         self.rec.errors.append(message)
         spawn(self.tasks, self.send({"type": "error", "error": {"type": "invalid_request_error", "code": "invalid_value", "message": message}}))
 
-    def _response(self, rid: str, status: str, usage: int = 0) -> dict[str, Any]:
+    def _response(self, rid: str, status: str, said: str = "", spoken_ms: float = 0.0, calls: Any = ()) -> dict[str, Any]:
+        """A response object; a completed one with its usage (`fakes/usage.py`: the conversation so far in,
+        what it said, spoke and called out)."""
         r: dict[str, Any] = {"id": rid, "object": "realtime.response", "status": status, "output": []}
-        if usage:
-            r["usage"] = {"total_tokens": 20 + usage, "input_tokens": 20, "output_tokens": usage}
+        if status == "completed":
+            context = [self.rec.system_instruction or "", *(str(h.get("text") or "") for h in self.rec.history)]
+            r["usage"] = realtime_usage(context, self.rec.audio_in_ms, said, spoken_ms, calls)
         return r
 
     async def barge_in(self) -> None:
@@ -215,7 +219,7 @@ class _Session(ReplySession):
                                  "arguments": json.dumps(call.args), "response_id": rid, "item_id": item["id"]})
                 self.after_tool = (reply, k + 1, n)
                 self.mark("tool_call", n)
-                await self.send({"type": "response.done", "response": self._response(rid, "completed", 5)})
+                await self.send({"type": "response.done", "response": self._response(rid, "completed", calls=[call])})
                 return
             pcm = synthesize(reply.text, self.out_rate, self.script.voice) if reply.text and reply.audio else b""
             parts = chunks(pcm, self.out_rate, self.script.chunk_ms)
@@ -233,7 +237,7 @@ class _Session(ReplySession):
             await self.send({"type": "response.output_audio_transcript.done", "response_id": rid, "item_id": item_id, "transcript": reply.text})
             await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
             self.mark("terminal", n)
-            await self.send({"type": "response.done", "response": self._response(rid, "completed", max(1, len(reply.text) // 4))})
+            await self.send({"type": "response.done", "response": self._response(rid, "completed", reply.text, sum(len(p) for p in parts) / 2 / self.out_rate * 1000.0)})
             if reply.then:
                 code = 1000 if reply.then == "go_away" else reply.close_code
                 self.rec.closed = f"server:{code}"

@@ -19,6 +19,11 @@ the plan's lag later; a `no_output` reply sends nothing at all.
 Duplex cues (user speech over a reply, `runners/fakes/duplex.py`: the profile's `duplex` behaviour):
 it stops with the audio and text `contentEnd` `INTERRUPTED` (a reply the user may speak over keeps
 its audio content open while it plays).
+
+Usage (`usageEvent` after each completion, as Nova reports it: `runners/fakes/usage.py`): the
+`delta` since the last one, speech and text apart (input: the user speech heard since, 25 tokens a
+second, our assumption; the system prompt, history and tool results sent since as text; output:
+the reply's speech at the same rate, its text and calls as text), with the session's running totals.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.reply_session import ReplySession
+from runners.fakes.usage import NOVA_SPEECH_PER_S, audio_tokens, call_tokens, text_tokens
 from runners.fakes.script import Script, ScriptedReplies, ScriptedReply
 from runners.fakes.server import resolve_timing
 from runners.fakes.speech import chunks, synthesize
@@ -147,6 +153,10 @@ class FakeDuplexStream(ReplySession):
         self._speech_start_ms: float | None = None
         self.utterances: list[tuple[float, float]] = []  # (start, end) ms of each user utterance heard
         self.speaking: tuple[str, str, str] | None = None  # (completion, audio content, text) while a reply's audio streams
+        self.billed_ms = 0.0  # user audio already counted in a usageEvent
+        self.billed_texts = 0  # texts sent (system, history, tool results) already counted
+        self.texts: list[str] = []  # every text the client sent, in order
+        self.totals = {"input": {"speechTokens": 0, "textTokens": 0}, "output": {"speechTokens": 0, "textTokens": 0}}
 
     # SDK surface used by Pipecat
     async def await_output(self) -> tuple[None, _Output]:
@@ -215,11 +225,13 @@ class FakeDuplexStream(ReplySession):
                 result = json.loads(raw)
             except (TypeError, json.JSONDecodeError):
                 result = raw
+            self.texts.append(raw if isinstance(raw, str) else json.dumps(raw))
             self.answered({"call_id": call_id, "name": None, "result": result})
         elif kind == "contentEnd":
             c = self.contents.get(body.get("contentName"))
             if c and c.get("type") == "TEXT":
                 role = c.get("role")
+                self.texts.append(c.get("text", ""))
                 if role == "SYSTEM":
                     self.rec.system_instruction = c["text"]
                 elif c.get("interactive"):
@@ -279,10 +291,11 @@ class FakeDuplexStream(ReplySession):
             self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "TOOL", "stopReason": "TOOL_USE"})
             await fut
             anchor_ms = self.now
-        last_ms = self.now
+        last_ms, spoken_ms = self.now, 0.0
         if reply.text:
             parts = chunks(synthesize(reply.text, self.out_rate, self.script.voice), self.out_rate, self.script.chunk_ms) if reply.audio else []
             parts_ms = [len(p) / 2 / self.out_rate * 1000.0 for p in parts] or [0.0]
+            spoken_ms = sum(len(p) for p in parts) / 2 / self.out_rate * 1000.0
             cid = ""
             async for i in paced(plan, self.fake.clock, anchor_ms, parts_ms):
                 if i == 0:
@@ -303,19 +316,30 @@ class FakeDuplexStream(ReplySession):
                 self.emit("contentEnd", {"promptName": self.prompt_name, "contentId": cid, "type": "AUDIO", "stopReason": "END_TURN"})
             self._text("ASSISTANT", "FINAL", reply.text)
         await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
-        tokens = max(1, len(reply.text) // 4)
-        self.emit(
-            "usageEvent",
-            {"promptName": self.prompt_name, "completionId": completion,
-             "details": {"delta": {"input": {"speechTokens": 10, "textTokens": 0}, "output": {"speechTokens": tokens, "textTokens": tokens}}},
-             "totalInputTokens": 10, "totalOutputTokens": 2 * tokens},
-        )
+        self.emit("usageEvent", {"promptName": self.prompt_name, "completionId": completion, **self.usage(reply, spoken_ms)})
         self.mark("terminal", n)
         self.emit("completionEnd", {"promptName": self.prompt_name, "completionId": completion, "stopReason": "END_TURN"})
         if reply.then:
             # AWS ends a session (e.g. the ~8 min limit) by ending the response stream.
             self.rec.closed = f"server:{reply.then}"
             self.end(f"server:{reply.then}")
+
+
+    def usage(self, reply: ScriptedReply, spoken_ms: float) -> dict[str, Any]:
+        """A usageEvent's body: what this completion used since the last one, and the totals (module docstring)."""
+        delta = {
+            "input": {"speechTokens": audio_tokens(self.audio_pos_ms - self.billed_ms, NOVA_SPEECH_PER_S),
+                      "textTokens": text_tokens(*self.texts[self.billed_texts:])},
+            "output": {"speechTokens": audio_tokens(spoken_ms, NOVA_SPEECH_PER_S),
+                       "textTokens": text_tokens(reply.text) + call_tokens(reply.tool_calls)},
+        }
+        self.billed_ms, self.billed_texts = self.audio_pos_ms, len(self.texts)
+        for side, counts in delta.items():
+            for k, v in counts.items():
+                self.totals[side][k] += v
+        given, made = (sum(self.totals[side].values()) for side in ("input", "output"))
+        return {"details": {"delta": delta, "total": json.loads(json.dumps(self.totals))},
+                "totalInputTokens": given, "totalOutputTokens": made, "totalTokens": given + made}
 
 
 class LocalNovaSonicLLMService(AWSNovaSonicLLMService):

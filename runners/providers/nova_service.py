@@ -8,7 +8,9 @@ without the AWS SDK its preflight still names the missing package):
   is the one rotator;
 - a session without a kickoff asks for nothing (the context's last user message goes in as
   history, not as interactive text);
-- the Bedrock endpoint from `--base-url`, or the local fake's client.
+- the Bedrock endpoint from `--base-url`, or the local fake's client;
+- its `usageEvent` reported with the speech share kept (Pipecat folds speech and text tokens
+  together, and speech is billed at many times the text rate).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pipecat.adapters.llm.services.aws_nova_sonic_adapter import (
 )
 from pipecat.audio.utils import create_stream_resampler
 from pipecat.frames.frames import InputAudioRawFrame
+from pipecat.metrics.metrics import LLMTokenUsage
 from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
 from pipecat.services.aws.nova_sonic.session_continuation import SessionContinuationParams
 
@@ -145,6 +148,19 @@ class ArenaNovaSonicService(AWSNovaSonicLLMService):
         if interactive and not self._respond_on_setup and self._connected_time is None:
             return  # the held user message, already sent as history above
         await super()._send_text_event(text, role, interactive)
+
+    async def _handle_usage_event(self, event_json: dict[str, Any]) -> None:
+        # Pipecat's own handler sums speech and text; the same delta, the speech share kept.
+        delta = event_json["usageEvent"].get("details", {}).get("delta", {})
+        given, made = delta.get("input", {}), delta.get("output", {})
+        speech_in, speech_out = int(given.get("speechTokens", 0)), int(made.get("speechTokens", 0))
+        prompt = speech_in + int(given.get("textTokens", 0))
+        completion = speech_out + int(made.get("textTokens", 0))
+        if prompt or completion:
+            await self.start_llm_usage_metrics(LLMTokenUsage(
+                prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion,
+                input_audio_tokens=speech_in, output_audio_tokens=speech_out,
+            ))
 
     @property
     def set_up(self) -> bool:

@@ -20,7 +20,7 @@ from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
 from loguru import logger
-from pipecat.frames.frames import ErrorFrame, Frame
+from pipecat.frames.frames import ErrorFrame, Frame, MetricsFrame
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.services.llm_service import FunctionCallParams, LLMService
@@ -28,21 +28,8 @@ from pipecat.workers.runner import WorkerRunner
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
-    MODEL_ENDED_SESSION_EARLY,
-    ErrorEvent,
-    Reconnected,
-    ReplaySummary,
-    RunEnded,
-    RunEvent,
-    RunResumed,
-    RunStarted,
-    SessionOpened,
-    SessionRotated,
-    ToolAnswered,
-    ToolCalled,
-    TurnEnded,
-    TurnResult,
-    wall_now,
+    MODEL_ENDED_SESSION_EARLY, ErrorEvent, Reconnected, ReplaySummary, RunEnded, RunEvent, RunResumed, RunStarted,
+    SessionOpened, SessionRotated, ToolAnswered, ToolCalled, TurnEnded, TurnResult, Usage, UsageReported, wall_now,
 )
 from arena_tui.spine.benchmark import Benchmark, Turn
 from arena_tui.spine.settings import Rotation, RunSettings
@@ -55,6 +42,7 @@ from .attempt import AttemptBase
 from .history import Seed, remember_turn
 from .infra import InfraError
 from .outcome import failed_status, failure_message, run_failure, unanswered_run
+from .usage import LLM_USAGE, reports
 
 UNPLANNED = ("disconnect", "error", "timeout", "retry", "slow_reply")  # rotation reasons that are failures, not policy
 
@@ -74,6 +62,7 @@ class SessionBase:
         self.taps: dict[int, tuple[type, ...]] = {}
         self._runner: WorkerRunner | None = None
         self._task: asyncio.Task[None] | None = None
+        self.billed = False  # its connected time has been reported (`bill`)
 
     def build_llm(self) -> LLMService:
         """The provider's service for this session, with the run's tool handler registered."""
@@ -95,7 +84,19 @@ class SessionBase:
         return llm
 
     def _tap(self, _llm: LLMService, frame: Frame) -> None:
+        if isinstance(frame, MetricsFrame):
+            self.run.on_usage(reports(frame, LLM_USAGE))
         self.run.on_llm_frame(self, frame)
+
+    def connection_usage(self) -> Usage | None:
+        """Its connected time as a usage record (None: billed by its tokens alone, as text requests are)."""
+        return None
+
+    def bill(self) -> None:
+        """Report its connected time once (`connection_usage`), before the run's end is said."""
+        if not self.billed and (usage := self.connection_usage()) is not None:
+            self.run.on_usage([usage])
+        self.billed = True
 
     def tap(self, processor: Any, kinds: tuple[type, ...]) -> None:
         """Hand the run the frames of `kinds` that another processor (a cascade's STT or TTS) pushes,
@@ -136,6 +137,7 @@ class SessionBase:
         return self.replayed_chars + sum(i.chars() for i in self.run.history.items[self.history_from :])
 
     async def close(self) -> None:
+        self.bill()
         if self._runner is not None:
             with contextlib.suppress(Exception):
                 await self._runner.cancel("session closed")
@@ -276,6 +278,15 @@ class RunBase(ABC, Generic[S, A]):
     def on_llm_frame(self, session: S, frame: Frame) -> None:
         """A frame the session's service pushed (either way), as it pushed it."""
 
+    def on_usage(self, usages: list[Usage]) -> None:
+        """Usage reports as they came (any session's: a closing one's were spent too), on the turn under way."""
+        for usage in usages:
+            self.publish(self.ev(UsageReported, usage=usage))
+
+    def bill_session(self) -> None:
+        if self.session is not None:
+            self.session.bill()
+
     # -- turn records
 
     def remember(self, turn: Turn, status: str, a: A) -> None:
@@ -387,9 +398,11 @@ class RunBase(ABC, Generic[S, A]):
             self.flush_conversation(None)
             if (why := unanswered_run(self.results)) is not None:
                 raise RunError(why)  # failed, as below: named once, then the end
+            self.bill_session()
             self.publish(self.ev(RunEnded, status="completed", reason="model ended the session" if self.ended_by_model else "",
                                  wall_time=wall_now()))
         except asyncio.CancelledError:
+            self.bill_session()
             self.publish(self.ev(RunEnded, turn_index=None, status="interrupted", reason="cancelled", wall_time=wall_now()))
             await asyncio.shield(self.shutdown())
             raise
@@ -398,6 +411,7 @@ class RunBase(ABC, Generic[S, A]):
                 logger.exception("run failed")
             failure = run_failure(e, self.results)
             self.publish(self.ev(ErrorEvent, where="engine", message=failure_message(failure), fatal=True))
+            self.bill_session()
             self.publish(self.ev(RunEnded, turn_index=None, status="failed", reason=str(failure), wall_time=wall_now()))
             await self.shutdown()
             if failure is e:

@@ -5,7 +5,7 @@ run in which no turn got an answer failed), and the status and reason of a run t
 
 from __future__ import annotations
 
-from arena_tui.spine.events import EMPTY_RESPONSE, INFRA_ERROR, LOST_PACE, MODEL_ENDED_SESSION, TurnResult
+from arena_tui.spine.events import ANSWERED_STATUSES, EMPTY_RESPONSE, INFRA_ERROR, LOST_PACE, MODEL_ENDED_SESSION, TurnResult
 
 from ..base import RunError
 from ..pace import LostPace
@@ -28,7 +28,7 @@ def turn_status(outcome: str, ends_session: bool, infra: str | None = None) -> t
 
 def answered(status: str) -> bool:
     """Whether a turn got an answer from the model: a reply, calls, or the call that ended the session."""
-    return status in ("ok", "ended_session")
+    return status in ANSWERED_STATUSES
 
 
 def unanswered_run(results: list[TurnResult]) -> str | None:

@@ -10,11 +10,15 @@ from pipecat.frames.frames import ErrorFrame, LLMRunFrame
 from pipecat.pipeline.worker import PipelineParams
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair, LLMUserAggregatorParams
+from pipecat.services.stt_service import STTService
+from pipecat.services.tts_service import TTSService
+from arena_tui.spine.events import Usage
 from arena_tui.spine.settings import RunSettings
 
 from ..base import ProviderRunner, RunError, SessionSpec
 from ..transports import PacedInput, PacedOutput, RunClock
 from .base import SessionBase
+from .usage import STT_USAGE, TTS_USAGE, tap_usage
 
 
 class AudioRunHooks(Protocol):
@@ -32,6 +36,7 @@ class AudioRunHooks(Protocol):
     def on_response_done(self, session: Session, status: str, why: str) -> None: ...
     def on_session_event(self, session: Session, cls: type, /, **kw: Any) -> None: ...
     def on_provider_error(self, session: Session, frame: ErrorFrame) -> None: ...
+    def on_usage(self, usages: list[Usage]) -> None: ...
 
 PIPELINE_START_S = 30.0  # wall seconds a new pipeline may take to start playing input
 
@@ -91,6 +96,8 @@ class Session(SessionBase):
             for processor in own.processors:
                 if id(processor) in own.taps:
                     self.tap(processor, own.taps[id(processor)])
+                if isinstance(processor, (STTService, TTSService)):  # what each part says it used
+                    tap_usage(processor, STT_USAGE if isinstance(processor, STTService) else TTS_USAGE, run.on_usage)
         worker = self.worker(
             own.processors if own is not None else [self.input, pair.user(), llm, self.output, pair.assistant()],
             PipelineParams(
@@ -111,6 +118,11 @@ class Session(SessionBase):
         if started not in done:
             started.cancel()
             raise RunError(f"session {self.number}: the pipeline did not start")
+
+    def connection_usage(self) -> Usage:
+        """The wall seconds it has been connected: what a service billed by the minute charges."""
+        seconds = max(0.0, self.run.clock.t_ms() - self.opened_ms) / 1000.0 / self.run.clock.speed
+        return Usage(service="session", model=self.spec.model, session_seconds=round(seconds, 3))
 
     def alive(self) -> bool:
         return self.failed is None and self.running() and self.llm is not None and self.run.provider.is_alive(self.llm)

@@ -363,4 +363,5 @@ class Replies(Messages):
         self.tool_wait = ToolWait(truth=truth, fault=fault, call_ids=ids, stopped_ms=stopped_ms)
         self.turns.mark_answered(truth.turn_index)
         truth.notes.append(f"called {', '.join(c.name for _, c, _ in calls)}; speech follows the outputs")
-        await self._finish(active, "completed", None, "")
+        # the calls are the response's output, text tokens as the API counts them
+        await self._finish(active, "completed", None, "".join(f"{o['name']}{o['arguments']}" for o in active.outputs))

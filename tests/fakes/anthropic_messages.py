@@ -16,7 +16,7 @@ import hashlib
 import json
 from typing import Any
 
-from .http_base import AnswerFn, Fault, JudgeFake, Recorded, approx_tokens
+from .http_base import AnswerFn, Fault, JudgeFake, Recorded, approx_tokens, cut_to
 from .judge_answers import all_pass
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
@@ -44,8 +44,9 @@ def strict_problem(schema: Any, where: str = "input_schema") -> str | None:
 
 
 class FakeAnthropic(JudgeFake):
-    def __init__(self, answer: AnswerFn = all_pass, *, min_cache_tokens: int = 1024) -> None:
-        super().__init__(answer)
+    def __init__(self, answer: AnswerFn = all_pass, *, min_cache_tokens: int = 1024, max_output: int = 64_000,
+                 context_window: int = 200_000) -> None:
+        super().__init__(answer, max_output=max_output, context_window=context_window)
         self.min_cache_tokens = min_cache_tokens
         self.written: set[str] = set()  # hashes of the prefixes in the cache (its own rule, not `cache`)
 
@@ -96,15 +97,31 @@ class FakeAnthropic(JudgeFake):
             return [{"type": "text", "text": content}]
         return [b for b in content or [] if isinstance(b, dict)]
 
-    def _usage(self, req: dict[str, Any]) -> tuple[int, int, int]:
-        """(uncached input, cache read, cache written) by Anthropic's breakpoint rule."""
+    def _pieces(self, req: dict[str, Any]) -> list[tuple[str, bool]]:
+        """The prompt in Anthropic's caching order (tools, system, messages), each piece with whether it is a breakpoint."""
         pieces: list[tuple[str, bool]] = [(json.dumps(t, sort_keys=True), "cache_control" in t) for t in req.get("tools") or []]
         pieces += [(b.get("text", ""), "cache_control" in b) for b in self._blocks(req.get("system"))]
         for m in req["messages"]:
             pieces += [(json.dumps(b, sort_keys=True) if b.get("type") != "text" else b["text"], "cache_control" in b)
                        for b in self._blocks(m.get("content"))]
+        return pieces
+
+    def _limit_refusal(self, req: dict[str, Any]) -> str | None:
+        asked, prompt = req["max_tokens"], approx_tokens("".join(t for t, _ in self._pieces(req)))
+        if asked > self.max_output:
+            return (f"max_tokens: {asked} > {self.max_output}, which is the maximum allowed number of output tokens "
+                    f"for {req['model']}")
+        if prompt > self.context_window:
+            return f"prompt is too long: {prompt} tokens > {self.context_window} maximum"
+        if prompt + asked > self.context_window:
+            return (f"input length and `max_tokens` exceed context limit: {prompt} + {asked} > {self.context_window}, "
+                    f"decrease input length or `max_tokens` and try again")
+        return None
+
+    def _usage(self, req: dict[str, Any]) -> tuple[int, int, int]:
+        """(uncached input, cache read, cache written) by Anthropic's breakpoint rule."""
         prefix, marks = "", []
-        for text, mark in pieces:
+        for text, mark in self._pieces(req):
             prefix += text
             if mark and approx_tokens(prefix) >= self.min_cache_tokens:
                 marks.append(prefix)
@@ -124,7 +141,7 @@ class FakeAnthropic(JudgeFake):
             req = rec.json
         except ValueError:
             return self._error(400, "body is not JSON")
-        if (refused := self._refusal(rec)) is not None:
+        if (refused := self._refusal(rec) or self._limit_refusal(req)) is not None:
             return self._error(400, refused)
         choice = req.get("tool_choice") or {}
         if choice.get("type") != "tool":
@@ -138,13 +155,15 @@ class FakeAnthropic(JudgeFake):
             stop = "end_turn"
         else:
             answer = self.scripted(target, fault)
-            block = {"type": "tool_use", "id": f"toolu_fake{self._n:04d}", "name": choice["name"], "input": answer}
-            stop = "tool_use"
+            _, cut = cut_to(json.dumps(answer), req["max_tokens"])
+            self.cuts += cut
+            block = {"type": "tool_use", "id": f"toolu_fake{self._n:04d}", "name": choice["name"], "input": {} if cut else answer}
+            stop = "max_tokens" if cut else "tool_use"
         uncached, read, written = self._usage(req)
         body = {
             "id": f"msg_fake{self._n:04d}", "type": "message", "role": "assistant", "model": req["model"],
             "content": [block], "stop_reason": stop, "stop_sequence": None,
             "usage": {"input_tokens": uncached, "cache_creation_input_tokens": written, "cache_read_input_tokens": read,
-                      "output_tokens": approx_tokens(json.dumps(block))},
+                      "output_tokens": req["max_tokens"] if stop == "max_tokens" else approx_tokens(json.dumps(block))},
         }  # fmt: skip
         return 200, {"Content-Type": "application/json", "request-id": f"req_fake{self._n}"}, json.dumps(body).encode()

@@ -1,4 +1,9 @@
-"""Loopback server speaking the Bedrock runtime Converse JSON API (as boto3 sends it)."""
+"""Loopback server speaking the Bedrock runtime Converse JSON API (as boto3 sends it).
+
+Its model's limits are Bedrock's for Claude (defaults: Claude Sonnet 4.5's 64,000 output tokens in a
+200,000-token window; a request without `maxTokens` gets 4,096): `maxTokens` over the cap and a prompt
+and `maxTokens` over the window are refused (400 ValidationException); a reply longer than
+`maxTokens` is cut there, `stopReason: max_tokens`, its tool input unfinished (empty)."""
 
 from __future__ import annotations
 
@@ -6,16 +11,19 @@ import json
 from typing import Any
 from urllib.parse import unquote
 
-from .http_base import AnswerFn, Fault, JudgeFake, Recorded, approx_tokens
+from .http_base import AnswerFn, Fault, JudgeFake, Recorded, approx_tokens, cut_to
 from .judge_answers import all_pass
 
 _ERROR_CODES = {400: "ValidationException", 403: "AccessDeniedException", 429: "ThrottlingException",
                 500: "InternalServerException", 503: "ServiceUnavailableException"}
 
 
+DEFAULT_MAX_TOKENS = 4_096  # what a Converse request without inferenceConfig.maxTokens may write
+
+
 class FakeBedrock(JudgeFake):
-    def __init__(self, answer: AnswerFn = all_pass) -> None:
-        super().__init__(answer)
+    def __init__(self, answer: AnswerFn = all_pass, *, max_output: int = 64_000, context_window: int = 200_000) -> None:
+        super().__init__(answer, max_output=max_output, context_window=context_window)
 
     @property
     def endpoint_url(self) -> str:
@@ -59,18 +67,28 @@ class FakeBedrock(JudgeFake):
         content = req["messages"][-1]["content"]
         user = "".join(b.get("text", "") for b in content)
         target = [b["text"] for b in content if "text" in b][-1]
+        prompt = system + user
+        total = approx_tokens(prompt)
+        asked = (req.get("inferenceConfig") or {}).get("maxTokens")
+        if asked is not None and asked > self.max_output:
+            return self._error(400, f"The maximum tokens you requested exceeds the model limit of {self.max_output}. "
+                                    f"Try again with a maximum tokens value that is lower than {self.max_output}.")
+        asked = asked or DEFAULT_MAX_TOKENS
+        if total + asked > self.context_window:
+            return self._error(400, f"input length and `max_tokens` exceed context limit: {total} + {asked} > "
+                                    f"{self.context_window}, decrease input length or `max_tokens` and try again")
         if fault is not None and fault.content is not None:
             block: dict[str, Any] = {"text": fault.content}
             stop = "end_turn"
         else:
             answer = self.scripted(target, fault)
+            _, cut = cut_to(json.dumps(answer), asked)
+            self.cuts += cut
             self._n += 1
-            block = {"toolUse": {"toolUseId": f"tooluse_fake{self._n}", "name": tool_name, "input": answer}}
-            stop = "tool_use"
-        prompt = system + user
-        total = approx_tokens(prompt)
+            block = {"toolUse": {"toolUseId": f"tooluse_fake{self._n}", "name": tool_name, "input": {} if cut else answer}}
+            stop = "max_tokens" if cut else "tool_use"
         cached = self.cache.cached_tokens(prompt)
-        out_tokens = approx_tokens(json.dumps(block))
+        out_tokens = asked if stop == "max_tokens" else approx_tokens(json.dumps(block))
         body = {
             "output": {"message": {"role": "assistant", "content": [block]}},
             "stopReason": stop,

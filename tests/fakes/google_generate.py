@@ -8,6 +8,9 @@ What the real API refuses is refused: no key (403 PERMISSION_DENIED), no content
 than user/model, a response schema with a field its OpenAPI-subset `Schema` lacks (400
 INVALID_ARGUMENT "Unknown name ...": `additionalProperties`, `$ref`, `const`; as any proto
 message, a field may be spelled lowerCamel or snake_case) or a type that is no `Type`, and a schema without `responseMimeType: application/json`.
+So are a `maxOutputTokens` over the model's cap and a prompt over its input limit (defaults: Gemini
+2.5 Pro's 65,536 and 1,048,576). A reply longer than `maxOutputTokens` is cut there, `finishReason:
+MAX_TOKENS`.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
-from .http_base import AnswerFn, Fault, JudgeFake, Recorded, Reply, approx_tokens
+from .http_base import AnswerFn, Fault, JudgeFake, Recorded, Reply, approx_tokens, cut_to
 from .judge_answers import all_pass
 
 _STATUS = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED",
@@ -49,8 +52,8 @@ def schema_problem(schema: Any, where: str = "generation_config.response_schema"
 
 
 class FakeGemini(JudgeFake):
-    def __init__(self, answer: AnswerFn = all_pass) -> None:
-        super().__init__(answer)
+    def __init__(self, answer: AnswerFn = all_pass, *, max_output: int = 65_536, context_window: int = 1_048_576) -> None:
+        super().__init__(answer, max_output=max_output, context_window=context_window)  # the window: its input limit
 
     @property
     def base_url(self) -> str:
@@ -119,16 +122,28 @@ class FakeGemini(JudgeFake):
         system = "".join(p.get("text", "") for p in (req.get("systemInstruction") or {}).get("parts") or [])
         texts = [p.get("text", "") for c in req["contents"] for p in c.get("parts") or []]
         target = texts[-1]
+        prompt = system + "".join(texts)
+        total = approx_tokens(prompt)
+        asked = (req.get("generationConfig") or {}).get("maxOutputTokens")
+        if asked is not None and not 1 <= asked <= self.max_output:
+            return self._error(400, f"Unable to submit request because it has a maxOutputTokens value of {asked} but the "
+                                    f"supported range is from 1 (inclusive) to {self.max_output + 1} (exclusive). "
+                                    f"Update the value and try again.")
+        if total > self.context_window:
+            return self._error(400, f"The input token count ({total}) exceeds the maximum number of tokens allowed "
+                                    f"({self.context_window}).")
         if fault is not None and fault.content is not None:
             text = fault.content
         else:
             text = json.dumps(self.scripted(target, fault))
-        prompt = system + "".join(texts)
-        total, cached = approx_tokens(prompt), self.cache.cached_tokens(prompt)
+        text, cut = cut_to(text, asked or self.max_output)
+        self.cuts += cut
+        cached = self.cache.cached_tokens(prompt)
         self._n += 1
         out = approx_tokens(text)
         body = {
-            "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}],
+            "candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
+                            "finishReason": "MAX_TOKENS" if cut else "STOP", "index": 0}],
             "usageMetadata": {"promptTokenCount": total, "candidatesTokenCount": out, "totalTokenCount": total + out,
                               **({"cachedContentTokenCount": cached} if cached else {})},
             "modelVersion": model, "responseId": f"fake{self._n:04d}",

@@ -41,6 +41,7 @@ class Fault:
 class LoopbackServer:
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
+        self.gets: list[Recorded] = []  # GET requests (a client asking what the server is), kept apart
         self.faults: deque[Fault] = deque()
         self.lock = threading.Lock()
         self.stopping = threading.Event()  # releases handlers still delaying (a hanging server)
@@ -58,10 +59,19 @@ class LoopbackServer:
                 rec = Recorded("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                 with outer.lock:
                     outer.requests.append(rec)
-                    fault = outer.faults.popleft() if outer.faults else None
+                    fault = outer.faults.popleft() if outer.faults and outer.takes_fault(rec) else None
                 status, headers, payload = outer.handle(rec, fault)
                 if fault is not None and fault.delay_s:
                     outer.stopping.wait(fault.delay_s)
+                self.reply(status, headers, payload)
+
+            def do_GET(self) -> None:  # noqa: N802
+                rec = Recorded("GET", self.path, {k.lower(): v for k, v in self.headers.items()}, b"")
+                with outer.lock:
+                    outer.gets.append(rec)
+                self.reply(*outer.handle_get(rec))
+
+            def reply(self, status: int, headers: dict[str, str], payload: bytes) -> None:
                 try:
                     self.send_response(status)
                     for k, v in headers.items():
@@ -92,19 +102,32 @@ class LoopbackServer:
     def handle(self, rec: Recorded, fault: Fault | None) -> tuple[int, dict[str, str], bytes]:
         raise NotImplementedError
 
+    def takes_fault(self, rec: Recorded) -> bool:
+        """Whether a scripted fault is played on this request (a server's side requests let it pass)."""
+        return True
+
+    def handle_get(self, rec: Recorded) -> tuple[int, dict[str, str], bytes]:
+        """A JSON API answers a path it does not serve with 404 (vLLM, llama.cpp: `GET /api/version`)."""
+        return 404, {"Content-Type": "application/json"}, json.dumps({"detail": "Not Found"}).encode()
+
 
 AnswerFn = Callable[[str], dict[str, Any]]
 Reply = tuple[int, dict[str, str], bytes]
 
 
 class JudgeFake(LoopbackServer):
-    """A judge provider's fake: what it answers (`answer(target text)`), a prompt cache, and what an
-    injected fault becomes: its raw body, else the provider's error envelope (`_error`)."""
+    """A judge provider's fake: what it answers (`answer(target text)`), a prompt cache, what an
+    injected fault becomes (its raw body, else the provider's error envelope: `_error`), and its
+    model's limits as the real API enforces them: a request asking for more output than `max_output`
+    or a prompt and output over `context_window` is refused with the API's own error; a reply longer
+    than the output asked for is cut there and marked with the API's stop reason (`cut_to`)."""
 
-    def __init__(self, answer: AnswerFn) -> None:
+    def __init__(self, answer: AnswerFn, *, max_output: int, context_window: int) -> None:
         super().__init__()
         self.answer = answer
         self.cache = PrefixCache()
+        self.max_output, self.context_window = max_output, context_window
+        self.cuts = 0  # replies cut at their output limit
         self._n = 0
 
     def _error(self, status: int, message: str) -> Reply:
@@ -127,6 +150,14 @@ class JudgeFake(LoopbackServer):
 def approx_tokens(text: str) -> int:
     """~4 characters a token: enough to simulate usage numbers and prefix caching."""
     return max(1, len(text) // 4)
+
+
+def cut_to(text: str, tokens: int) -> tuple[str, bool]:
+    """What a model that writes `text` returns when it may write `tokens` tokens: the text, or its
+    start (and True: cut)."""
+    if approx_tokens(text) <= tokens:
+        return text, False
+    return text[: tokens * 4], True
 
 
 class PrefixCache:

@@ -93,3 +93,18 @@ def all_fail(text: str) -> dict[str, Any]:
 
 def scripted(overrides: dict[int, dict[str, Any]] | None = None) -> Callable[[str], dict[str, Any]]:
     return lambda text: all_pass(text, overrides)
+
+
+def wordy(tokens_a_turn: int) -> Callable[[str], dict[str, Any]]:
+    """A judge that passes every turn and writes ~`tokens_a_turn` tokens of commentary on each
+    (~4 characters a token, as the fakes count)."""
+    words = ("The assistant's reply matches the golden answer's core facts and the call made is the one "
+             "expected; nothing contradicts the knowledge base. ")
+
+    def answer(text: str) -> dict[str, Any]:
+        out = all_pass(text)
+        for j in out.get("final_judgments", []):
+            j["reasoning"] = (words * (tokens_a_turn * 4 // len(words) + 1))[: tokens_a_turn * 4]
+        return out
+
+    return answer
