@@ -137,13 +137,18 @@ async def test_drill_down_shows_flips_and_always_failing_turns(stored) -> None:
         title = str(drill.query_one("#drill-title", Static).render())
         assert "3 repeat(s)" in title and "1/4 turns flip between repeats" in title and "always failing: 2" in title
         t1 = cells(drill, "#drill", "1")
-        assert t1[2] == "✓  ✗  ✓" and t1[3] == "2" and t1[4] == "tool_use_correct×2" and t1[6] == ""
-        assert t1[5] == "#1 wrong arguments"  # why it flipped: the repeat that failed it, and its cause
+        assert t1[2] == "✓  ✗  ✓" and t1[3] == "2" and t1[6] == "tool_use_correct×2" and t1[8] == ""
+        assert t1[7] == "#1 wrong arguments"  # why it flipped: the repeat that failed it, and its cause
+        assert (t1[4], t1[5]) == ("0%", "100%")  # 2 of 3 passed: pass^3 = C(2,3)/C(3,3), pass@3 = 1 - C(1,3)/C(3,3)
         t2 = cells(drill, "#drill", "2")
-        assert t2[2] == "✗  ·  ✗" and t2[6] == "always fails"
+        assert t2[2] == "✗  ·  ✗" and t2[8] == "always fails"
+        assert (t2[4], t2[5]) == ("–", "–")  # judged in 2 of the 3 repeats: no pass^3 of it, never guessed
         assert cells(drill, "#drill", "0")[3] == "0"
         t3 = cells(drill, "#drill", "3")  # missing in one repeat: no verdict there, so nothing flips
-        assert t3[2] == "✓  ·  ✓" and t3[3] == "0" and t3[4] == "–"
+        assert t3[2] == "✓  ·  ✓" and t3[3] == "0" and t3[6] == "–"
+        # the row over its repeats: pass^3 and pass@3 over the turns all 3 judged (0 and 1), flips, interval
+        assert "pass^3 50% · pass@3 100% · over the 2/4 turns all 3 repeats judged" in title, title
+        assert "flips on 1/4 turns" in title and "over turns and runs" in title
         await pilot.press("f")  # only turns that flip or always fail
         assert drill.query_one("#drill", DataTable).row_count == 2
 

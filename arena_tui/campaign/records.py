@@ -15,13 +15,18 @@ coordinator names itself on the campaign row (`claim`) and renews its heartbeat 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from arena_tui.compare.load import stored_tallies
+from arena_tui.compare.gap import Family
+from arena_tui.compare.leaderboard import build_leaderboard
+from arena_tui.compare.load import load_stored
+from arena_tui.compare.pairwise import gap_families
+from arena_tui.compare.stored import StoredRun, run_tally
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.conditions import CLEAN
 from arena_tui.spine.events import LOST_PACE, unfinished
@@ -221,17 +226,31 @@ async def cell_views(store: Store, campaign_id: str, data_dir: Path | None = Non
                      known: dict[str, Benchmark | None] | None = None) -> list[CellView]:
     """The campaign's cells as shown; `data_dir` and `known` find benchmark data as the report
     does (`arena_tui.compare.load.load_stored`: what an unjudged turn is charged on)."""
+    return (await _cells_and_runs(store, campaign_id, data_dir, known))[0]
+
+
+async def _cells_and_runs(store: Store, campaign_id: str, data_dir: Path | None,
+                          known: dict[str, Benchmark | None] | None) -> tuple[list[CellView], list[StoredRun]]:
     out = []
     alive = await coordinated(store, campaign_id)
     rows = [(row, await cell_state(store, row.run_id)) for row in await cells(store, campaign_id)]
     recorded = [row.run_id for row, (run_state, _, _) in rows if row.run_id and run_state != "missing"]
-    tallies = await stored_tallies(store, recorded, data_dir, known)
+    runs, _ = await load_stored(store, recorded, data_dir, known)
+    tallies = {r.run_id: run_tally(r) for r in runs}
     for row, (run_state, done, total) in rows:
         verdicts = tallies.get(row.run_id or "", Tally())
         state = shown_state(row, run_state, alive)
         reason = ORPHANED if state == "pending" and row.status == "queued" and not row.reason else row.reason
         out.append(CellView(row.cell, row.run_id, state, reason, done, total, verdicts))
-    return out
+    return out, runs
+
+
+def campaign_gaps(runs: list[StoredRun]) -> dict[str, Family]:
+    """benchmark -> the gaps between the campaign's rows (its models, conditions, efforts, speakers:
+    each its own leaderboard row), every pair of a benchmark, by the report's rule
+    (`compare.pairwise.gap_families`, over the runs a report of the campaign counts: none still recording)."""
+    done = [r for r in runs if r.row.status != "running"]
+    return gap_families(build_leaderboard(done)) if done else {}
 
 
 @dataclass(frozen=True)
@@ -243,6 +262,7 @@ class CampaignView:
     spec: CampaignSpec
     cells: list[CellView]
     pace: str = ""  # its live coordinator's admission control ("" when none runs it)
+    gaps: dict[str, Family] = field(default_factory=dict)  # benchmark -> gaps between its rows (`campaign_gaps`; asked for)
 
     def count(self, *states: str) -> int:
         return sum(c.state in states for c in self.cells)
@@ -264,13 +284,16 @@ class CampaignView:
 
 
 async def campaign_view(store: Store, campaign_id: str, data_dir: Path | None = None,
-                        known: dict[str, Benchmark | None] | None = None) -> CampaignView | None:
+                        known: dict[str, Benchmark | None] | None = None, *, gaps: bool = False) -> CampaignView | None:
+    """One campaign as shown; `gaps`: with the gaps between its rows (`campaign_gaps`)."""
     rows = await store.read_rows("SELECT created_at, spec FROM campaigns WHERE campaign_id=?", (campaign_id,))
     if not rows:
         return None
     created, spec = rows[0]
-    return CampaignView(campaign_id, created, CampaignSpec.from_json(json.loads(spec)),
-                        await cell_views(store, campaign_id, data_dir, known), await live_pace(store, campaign_id))
+    views, runs = await _cells_and_runs(store, campaign_id, data_dir, known)
+    return CampaignView(campaign_id, created, CampaignSpec.from_json(json.loads(spec)), views,
+                        await live_pace(store, campaign_id),
+                        await asyncio.to_thread(campaign_gaps, runs) if gaps else {})  # bootstraps: off the loop
 
 
 async def campaign_views(store: Store, data_dir: Path | None = None,

@@ -5,7 +5,8 @@ campaign recorded with it. `resume ID` continues a recorded campaign. Progress i
 cell event (started, lost and resumed, complete), and one saying how far it got whenever nothing
 else was said for 10 s; SIGTERM, SIGHUP and ctrl+c stop it with its workers (exit 128 + the
 signal). `show` prints the matrix with each cell's
-status judged from its stored turn rows and its pass rate. Neither `show` nor `list` calls a
+status judged from its stored turn rows and its pass rate, then the gaps between its rows (its
+models, conditions, efforts: `compare.gap`, as the report's pairwise.csv says them). Neither `show` nor `list` calls a
 cell running or queued when the process that was running it is gone (records.py).
 """
 
@@ -19,6 +20,7 @@ from typing import Any
 
 from arena_tui.campaign import records
 from arena_tui.campaign.spec import SpecError, build_spec, listify, load_toml
+from arena_tui.compare.pairwise import family_note, strict_lines
 from arena_tui.orchestration.logs import quiet_logs
 from arena_tui.orchestration.orchestrator import CampaignBlocked, run_campaign
 from arena_tui.spine import paths
@@ -214,7 +216,7 @@ async def _stopped(store: Any, spec: Any, campaign_id: str | None, stops: StopSi
 
 
 async def _show(store: Any, campaign_id: str, data: Path | None) -> int:
-    view = await records.campaign_view(store, campaign_id, data)
+    view = await records.campaign_view(store, campaign_id, data, gaps=True)
     if view is None:
         raise CliError(f"{store.path}: no campaign {campaign_id} (see `arena-tui campaign list`)")
     spec = view.spec
@@ -228,7 +230,11 @@ async def _show(store: Any, campaign_id: str, data: Path | None) -> int:
         print("  ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
     if any(c.total and c.tally.heuristic for c in view.cells):
         print(f"{HEURISTIC_MARK}: judged by the offline heuristic judge (not an LLM)")
-    print(f"its report: arena-tui report {campaign_id} DIR")
+    if lines := strict_lines(view.gaps):
+        print(f"gaps between its rows, strict pass, paired ({family_note(view.gaps)}):")
+        for line in lines:
+            print(f"  {line}")
+    print(f"its report: arena-tui report {campaign_id} DIR (pairwise.csv: every dimension)")
     return 0
 
 

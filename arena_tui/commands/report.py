@@ -22,6 +22,8 @@ from ..store import Store, StoreError
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("targets", nargs="+", metavar="TARGET", help="campaign ids, run ids, benchmark names or `all`")
     parser.add_argument("dest", metavar="DIR", help="folder to write the report files into (created)")
+    parser.add_argument("--baseline", metavar="ROW", help="pairwise.csv compares each row with this one (a row's name as "
+                        "model_summary.csv's model_name, or a unique part of it) instead of every two rows")
 
 
 async def _main(args: argparse.Namespace) -> int:
@@ -42,7 +44,7 @@ async def _main(args: argparse.Namespace) -> int:
 
         try:
             sel, board, paths = await build_report(store, args.targets, args.dest, benchmark_for,
-                                                   expand=lambda raw: campaign_runs(store, raw))
+                                                   expand=lambda raw: campaign_runs(store, raw), baseline=args.baseline)
         except LookupError as e:
             raise CliError(str(e)) from None
     print(f"{len(board.runs)} runs, {len(board.models)} models, {len(board.benchmarks)} benchmarks")

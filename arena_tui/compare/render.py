@@ -19,7 +19,10 @@ from .columns import Count, Figure, Percentile, RateFigure, Subset, Words, board
 from .costs import cost_note
 from .duplex import duplex_table
 from .judging import agreement_cell, run_judge, stored_agreement
+from .gap import Family
 from .leaderboard import POOLED, BoardRow, Leaderboard
+from .pairwise import family_note, gap_families, gap_tables
+from .repeats import row_repeats
 from .selection import Selection
 from ..stats import Rate
 from ..timing import UNTRUSTED, speed_text
@@ -60,6 +63,11 @@ DEFINITIONS = [
     "turns where the bot began speaking while the user spoke; early start: turns whose reply began before the user "
     "had finished, and by how much (p50); answered: turns the model answered at all, of those that count (a paced "
     "model's unanswered turn was asked again first). Rules: docs/benchmarks.md (duplex turns).",
+    "B − A (gaps between rows): the difference in pass rate on the turns both rows have a verdict on, judged by the "
+    "same judge (the rest are listed per pair). One run a side: exact McNemar test, Newcombe's interval (both take "
+    "a run's turns as independent); repeats on either side: paired bootstrap over turns and runs (2000 resamples, "
+    "fixed seed). Not distinguishable: p >= 0.05 (Holm's over a benchmark's pairs when it has several). "
+    "pass^k / pass@k: every / at least one of k repeats passes (unbiased estimators); docs/reports.md.",
     "CSV columns ending _mean/_std are over runs (as the reference); pooled columns are over all turns of a row's "
     "runs. ttfb_ms is the service's own report (= provider_ttfb_ms); latency_ms is the reference's: a turn's "
     "wall-clock length, not a response latency. docs/reports.md lists every column.",
@@ -163,8 +171,10 @@ def _over_turns(bench: str, rows: list[BoardRow], colours: Mapping[str, int]) ->
     return turn_latency_chart(f"Voice-to-voice over each run's turns — {bench}", series, note)
 
 
-def sections(board: Leaderboard, sel: Selection) -> list[Section]:
-    """Everything a report says, in order: one section per benchmark (+ pooled), consistency, runs."""
+def sections(board: Leaderboard, sel: Selection, gaps: Mapping[str, Family] | None = None) -> list[Section]:
+    """Everything a report says, in order: one section per benchmark (+ pooled), the gaps between
+    rows (`gaps`, default every pair's: `pairwise.gap_families`), consistency, runs."""
+    gaps = gap_families(board) if gaps is None else gaps
     colours = {m: i for i, m in enumerate(board.models)}
     out = []
     for bench in [*board.benchmarks, POOLED]:
@@ -177,6 +187,8 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
             notes.append(priced)
         out.append(Section(bench if bench != POOLED else "All benchmarks (pooled)", table=_leaderboard_table(board, rows),
                            plots=_plots(board, bench, rows, colours), notes=notes))  # fmt: skip
+    for bench, table, notes in gap_tables(gaps):
+        out.append(Section(f"Gaps between rows (paired) — {bench}", items=[family_note(gaps)], table=table, notes=notes))
     if any(r.duplex.any for r in board.rows):
         rule = [f"Rows labelled {FULL_DUPLEX_LABEL}: {FULL_DUPLEX_TURN}."] if any(FULL_DUPLEX_LABEL in r.labels
                                                                                  for r in board.rows) else []
@@ -187,9 +199,11 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
         if r.benchmark == POOLED or len(r.runs) < 2:
             continue
         always = [str(c.turn_index) for c in r.consistency if c.always_fails]
+        repeats = row_repeats(r)
         consistency.items.append(
             f"{r.model} on {r.benchmark}: {sum(c.unstable for c in r.consistency)}/{len(r.consistency)} turns flip "
             f"across {len(r.runs)} repeats; always failing: {', '.join(always) or 'none'}"
+            + (f"; {repeats.text}" if repeats is not None and repeats.text else "")
         )
         for c in sorted(r.consistency, key=lambda c: (-c.flips, c.turn_index)):
             if c.unstable or c.always_fails:
@@ -245,9 +259,10 @@ def _md_cell(text: str) -> str:
     return _md(text).replace("|", "\\|")
 
 
-def summary_markdown(board: Leaderboard, sel: Selection, generated_at: datetime) -> str:
+def summary_markdown(board: Leaderboard, sel: Selection, generated_at: datetime,
+                     gaps: Mapping[str, Family] | None = None) -> str:
     lines = [f"# {TITLE}", ""] + [f"- {_md(h)}" for h in _header(board, sel, generated_at)]
-    for s in sections(board, sel):
+    for s in sections(board, sel, gaps):
         lines += ["", f"## {_md(s.title)}", ""]
         lines += [f"- {_md(i)}" for i in s.items]
         if s.table:
@@ -290,12 +305,12 @@ def _html_table(rows: list[list[str]]) -> str:
     return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
-def report_html(board: Leaderboard, sel: Selection, generated_at: datetime) -> str:
+def report_html(board: Leaderboard, sel: Selection, generated_at: datetime, gaps: Mapping[str, Family] | None = None) -> str:
     parts = [f"<h1>{TITLE}</h1>", f'<p class="note">{escape(" · ".join(_header(board, sel, generated_at)))}</p>']
     labelled = sorted({r.model for r in board.rows if r.labels})
     if labelled:
         parts.append(f'<p class="lab">Labelled rows are not real model scores: {escape("; ".join(labelled))}</p>')
-    for s in sections(board, sel):
+    for s in sections(board, sel, gaps):
         parts.append(f"<h2>{escape(s.title)}</h2>")
         if s.items:
             parts.append("<ul>" + "".join(f"<li>{escape(i)}</li>" for i in s.items) + "</ul>")

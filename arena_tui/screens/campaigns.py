@@ -5,7 +5,8 @@ report counts it) is `arena_tui.campaign.records.cell_views`, the same rows
 `arena-tui campaign show` prints. A campaign usually runs in another process (`arena-tui
 campaign run`) writing the same database, so both screens poll the store (`PollingScreen`).
 `enter` on a cell opens its run the way the runs list does (`Arena.open_run`: live when this app
-runs it, else as stored).
+runs it, else as stored). Under the matrix, the gaps between the campaign's rows (its models,
+conditions, efforts) in strict pass, paired (`records.campaign_gaps`, as `campaign show` prints them).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from ..campaign.records import ACTIVE, CampaignView, CellView, campaign_runs, campaign_view, campaign_views
 from ..campaign.spec import Cell
+from ..compare.gap import STRICT_KEY, gap_core, p_text, verdict_word
+from ..compare.pairwise import family_note
 from ..widgets.dimensions import cell_strict, rate_slots, rates_legend, slot_dims, slots_header
 from ..widgets.fit import PAD, fit_cell, fit_columns, hidden_text, natural_widths
 from .polling import PollingScreen
@@ -204,6 +207,38 @@ def reason_of(v: CellView) -> str:
     return v.reason.replace(f"{v.cell.benchmark} × {v.cell.model}: ", "")
 
 
+GAPS_MIN_HEIGHT = 30  # below this the gaps are one line (how many pairs, how many distinguishable)
+
+
+def gaps_text(view: CampaignView, full: bool = True) -> Text:
+    """The gaps between the campaign's rows, a pair a line (A → B: B − A = … : verdict, p); '' for
+    one row. Not `full`: one line, how many pairs are distinguishable (`campaign show` lists them)."""
+    if not full:
+        pairs = [(fam, i) for fam in view.gaps.values() for i in range(len(fam.pairs))]
+        real = sum(1 for fam, i in pairs if (g := fam.pairs[i].strict) is not None and g.distinguishable(fam.p(i, STRICT_KEY)))
+        return Text(f"gaps between its rows, strict pass: {real} of {len(pairs)} pair(s) distinguishable "
+                    "(a taller terminal, or `campaign show`, lists them)", "grey62") if pairs else Text("")
+    lines = []
+    for bench, fam in view.gaps.items():
+        for i, pair in enumerate(fam.pairs):
+            g = pair.strict
+            t = Text(f"{bench}: {pair.a.name} → {pair.b.name}: ", "grey62")
+            if g is None:
+                t.append("no paired turn", "grey62")
+            else:
+                held = fam.p(i, STRICT_KEY)
+                t.append(gap_core(g), "bold yellow" if g.distinguishable(held) else "")
+                t.append(f" ({p_text(g.p)}" + (f", Holm {p_text(held)}" if held is not None and len(fam.pairs) > 1 else "")
+                         + f", {g.turns} turns)", "grey62")
+                if held is not None and g.distinguishable(held) != g.distinguishable():
+                    t.append(f" · over {len(fam.pairs)} pairs (Holm): {verdict_word(g.distinguishable(held))}", "yellow")
+            lines.append(t)
+    if not lines:
+        return Text("")
+    head = Text(f"gaps, strict pass, paired ({family_note(view.gaps)}):", "bold")
+    return Text("\n").join([head, *lines])
+
+
 class CampaignScreen(Campaigns):
     """One campaign's cells (benchmark × model × repeat): state, turn progress, pass rates."""
 
@@ -229,11 +264,12 @@ class CampaignScreen(Campaigns):
         yield Static(f"campaign {self.campaign_id}: loading…", id="campaign-title")
         yield DataTable(id="cells", cursor_type="row", zebra_stripes=True)
         yield Static("", id="cells-legend")
+        yield Static("", id="campaign-gaps")
         yield Static("", id="cell-detail")
         yield Footer()
 
     async def read(self, store: Store) -> CampaignView | None:
-        return await campaign_view(store, self.campaign_id, self.arena.data_dir, self._benchmarks)
+        return await campaign_view(store, self.campaign_id, self.arena.data_dir, self._benchmarks, gaps=True)
 
     def show_error(self, error: str | None) -> None:
         why = Text(f"campaign {self.campaign_id}: cannot read it: {error}", "bold red")
@@ -280,6 +316,8 @@ class CampaignScreen(Campaigns):
         legend = rates_legend(dims if RATES in shown else [], heuristic=heuristic,
                               human=any(c.tally.human for c in self.cells if c.total))
         self.query_one("#cells-legend", Static).update(Text("  ·  ").join(t for t in (legend, Text(hidden)) if t))
+        self.query_one("#campaign-gaps", Static).update(
+            gaps_text(self.view, self.app.size.height >= GAPS_MIN_HEIGHT) if self.view is not None else "")
         self._title()
         self._detail()
 

@@ -3,7 +3,9 @@ the table, the selected turn in full: the golden answer, what each side said wit
 differences marked word by word, the calls, latencies, verdicts and causes (`widgets/pair_turn.py`).
 
 The comparison is `arena_tui.compare.pair` (`compare_runs`, `compare_models`): which fields
-differ is decided there; this screen only highlights them. Two runs are read in a worker that
+differ is decided there; this screen only highlights them. The title says the gap in strict pass,
+paired (`compare.gap`: B − A, its interval, whether it is more than noise, the turns left out and
+how many decide it; `d` shows those turns alone). Two runs are read in a worker that
 posts `PairLoaded`; two rows come ready from the leaderboard. `/` finds turns by what was said,
 answered, reasoned or caused (search's texts, `compare.search`).
 """
@@ -18,6 +20,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
+from ..compare.gap import PairGap, pair_gap, row_side, run_side
 from ..compare.leaderboard import BoardRow
 from ..compare.stored import StoredRun
 from ..compare.load import load_stored
@@ -26,6 +29,7 @@ from ..compare.search import fields, matched_in
 from ..compare.word_diff import shared
 from ..widgets.board_cells import MUTED, ms_text, pattern_text, verdict_text
 from ..widgets.fit import PAD, fit_cell, fit_columns, natural_widths
+from ..widgets.pair_gap import gap_line
 from ..widgets.pair_turn import pair_turn
 from ..timing import speed_text
 from ..verdicts import NEVER_ANSWERED
@@ -106,6 +110,7 @@ class CompareScreen(Finding, ArenaScreen):
         self.turns: list[TurnComparison] | list[ModelTurnComparison] = []
         self.only_differences = False
         self.hidden: list[str] = []  # the columns this width leaves out
+        self.gap: PairGap | None = None  # the two sides' gap in strict pass, paired
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -121,6 +126,7 @@ class CompareScreen(Finding, ArenaScreen):
         if self.board_rows is not None:
             a, b = self.board_rows
             self.turns = compare_models(a, b)
+            self.gap = pair_gap(row_side(a), row_side(b))
             self.paint()
         else:
             self.load()
@@ -145,6 +151,7 @@ class CompareScreen(Finding, ArenaScreen):
             return
         self.runs = message.runs
         self.turns = compare_runs(self.runs[0], self.runs[1])
+        self.gap = pair_gap(run_side(self.runs[0]), run_side(self.runs[1]))
         self.paint()
 
     # --- rendering -----------------------------------------------------------------------
@@ -179,6 +186,8 @@ class CompareScreen(Finding, ArenaScreen):
         if counts:
             t.append(" · " + ", ".join(f"{k} {v}" for k, v in counts.items()))
         t.append("  (d: only differences)" + (" · showing differences only" if self.only_differences else ""), MUTED)
+        if self.gap is not None:
+            t.append("\n").append_text(gap_line(self.gap, self.size.width or self.app.size.width))
         if self.hidden:
             t.append(f"\nhidden at this width: {', '.join(self.hidden)} (a wider terminal shows them)", "yellow")
         return t

@@ -3,7 +3,10 @@
 Per turn: its verdict in each repeat (run order), how often it flips from one repeat to the
 next, the dimensions whose verdict changes, why it failed where it did (each failing repeat's causes,
 `judge.causes` through `StoredRun.causes`), and whether it never passes. From
-`verdicts.turn_consistency` via the row (the data layer's figures; nothing is recounted here).
+`verdicts.turn_consistency` via the row (the data layer's figures; nothing is recounted here). With
+k >= 2 repeats, each turn's pass^k and pass@k and the row's, its flip rate and its strict pass over
+turns and runs (`compare.repeats`). Opened against another row (`versus`: the leaderboard's marked
+row), the gap between them (`compare.gap`) and, per turn, the other row's share where it decides it.
 """
 
 from __future__ import annotations
@@ -13,10 +16,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Header, Static
 
+from ..compare.gap import PairGap, pair_gap, row_side
 from ..compare.leaderboard import POOLED, BoardRow
+from ..compare.repeats import row_repeats
 from ..judge.causes import causes_text
 from ..verdicts import APART, STRICT
 from ..widgets.board_cells import MUTED, pattern_text, rate_cell
+from ..widgets.pair_gap import gap_line
 from ..timing import speed_text
 from .base import BACK, ArenaScreen
 
@@ -29,10 +35,14 @@ class ConsistencyScreen(ArenaScreen):
         Binding("f", "toggle_flips", "Only flipping / failing"),
     ]
 
-    def __init__(self, row: BoardRow) -> None:
+    def __init__(self, row: BoardRow, versus: BoardRow | None = None) -> None:
         super().__init__()
         self.row = row
         self.only_unstable = False
+        self.repeats = row_repeats(row)
+        # the gap from `versus` (A) to this row (B), when they share a benchmark
+        self.gap: PairGap | None = (pair_gap(row_side(versus), row_side(row)) if versus is not None and versus is not row
+                                    and versus.benchmark == row.benchmark != POOLED else None)  # fmt: skip
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -52,6 +62,10 @@ class ConsistencyScreen(ArenaScreen):
             always = [str(t.turn_index) for t in c if t.always_fails]
             title.append(f" · {sum(t.unstable for t in c)}/{len(c)} turns flip between repeats · always failing: ")
             title.append(", ".join(always) or "none", "bold red" if always else MUTED)
+        if self.repeats is not None and self.repeats.text:
+            title.append(f"\n{self.repeats.text}")
+        if self.gap is not None:
+            title.append(f"\nagainst A = {self.gap.a.name}: ").append_text(gap_line(self.gap, self.app.size.width))
         self.query_one("#drill-title", Static).update(title)
         lines = []
         for f in row.runs:
@@ -64,15 +78,27 @@ class ConsistencyScreen(ArenaScreen):
         table.add_column("turn", key="turn")
         table.add_column("user said", key="user")
         table.add_column(" ".join(f"#{f.repeat}" for f in row.runs) or "repeats", key="pattern")
-        for key, label in (("flips", "flips"), ("dims", "dimensions that flip"), ("why", "why it failed (causes)"),
-                           ("always", "always fails"), ("apart", "counted apart (· in the pattern)")):
+        k = len(row.runs)
+        columns = [("flips", "flips")]
+        if self.repeats is not None:
+            columns += [("hat", f"pass^{k}"), ("at", f"pass@{k}")]
+        if self.gap is not None:
+            columns.append(("versus", "decides the gap: A"))
+        columns += [("dims", "dimensions that flip"), ("why", "why it failed (causes)"), ("always", "always fails"),
+                    ("apart", "counted apart (· in the pattern)")]
+        for key, label in columns:
             table.add_column(label, key=key)
         self.paint()
         table.focus()
 
+    def _share(self, value: float | None) -> Text:
+        return Text(f"{100 * value:.0f}%") if value is not None else Text("–", MUTED)
+
     def paint(self) -> None:
         table = self.query_one("#drill", DataTable)
         table.clear()
+        per_turn = {t.turn: t for t in self.repeats.turns} if self.repeats is not None else {}
+        deciding = {d.turn: d for d in self.gap.deciding} if self.gap is not None else {}
         for c in self.row.consistency:
             if self.only_unstable and not (c.unstable or c.always_fails):
                 continue
@@ -83,11 +109,19 @@ class ConsistencyScreen(ArenaScreen):
                                if c.turn_index in f.apart)
             why = "; ".join(f"#{f.repeat} {causes_text(f.run.causes.get(c.turn_index, ()))}" for f, status
                             in zip(self.row.runs, c.statuses, strict=True) if status == "fail")
+            extra: list[Text] = []
+            if self.repeats is not None:
+                tr = per_turn.get(c.turn_index)
+                extra += [self._share(tr.pass_hat_k if tr else None), self._share(tr.pass_at_k if tr else None)]
+            if self.gap is not None:
+                d = deciding.get(c.turn_index)
+                extra.append(Text(f"A {d.share(d.a)} · B {d.share(d.b)}", "yellow") if d else Text("", MUTED))
             table.add_row(
                 Text(str(c.turn_index), style),
                 user[:60] + ("…" if len(user) > 60 else ""),
                 pattern,
                 Text(str(c.flips), "bold yellow" if c.flips else MUTED),
+                *extra,
                 ", ".join(f"{d}×{n}" for d, n in c.metric_flips.items()) or Text("–", MUTED),
                 Text(why, "red") if why else Text("–", MUTED),
                 Text("always fails", "bold red") if c.always_fails else Text("", MUTED),

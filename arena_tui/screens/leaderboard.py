@@ -4,7 +4,8 @@ Every figure comes from `arena_tui.compare` (the report's data layer): pass rate
 intervals, strict turn pass, voice-to-voice percentiles with bootstrap intervals (speed-1 runs
 only; the exclusions are listed under the table), tool split, counts. `m` shows the failure mix
 instead (per row, its failed turns per cause: `compare.failure_mix`); `f` narrows the rows as you
-type, `/` finds one. Loading runs in a worker that posts `BoardLoaded`; until then the screen says
+type, `/` finds one. `G` says the gap between two rows, paired (`compare.gap`): the two marked, or
+the one marked (the baseline, A) and the row under the cursor (B). Loading runs in a worker that posts `BoardLoaded`; until then the screen says
 "loading…" and keys keep working.
 """
 
@@ -27,6 +28,7 @@ from arena_tui.spine.source import FULL_DUPLEX_LABEL
 
 from ..compare.columns import Column, board_columns, has_cost, sort_rows
 from ..compare.failure_mix import mix_columns
+from ..compare.gap import pair_gap, row_side
 from ..widgets.board_cells import cell, model_cell
 from ..widgets.board_notes import board_notes, row_human
 from ..widgets.board_plots import CategoryBars, LatencyPlot, legend
@@ -59,7 +61,8 @@ class LeaderboardScreen(Finding, ArenaScreen):
     CSS_PATH = "board.tcss"
     BINDINGS = [
         BACK,
-        Binding("enter", "drill", "Consistency", show=False),
+        Binding("enter", "drill", "Consistency", show=False,
+                tooltip="The row's turns across its repeats (against the one marked row: the turns that decide their gap)"),
         Binding("s", "sort_next", "Sort", tooltip="Sort by the next column (again: the one after)"),
         Binding("S", "reverse", "Reverse order", show=False),
         Binding("b", "cycle_benchmark", "Benchmark", tooltip="Show one benchmark's rows, the next, … all"),
@@ -74,6 +77,8 @@ class LeaderboardScreen(Finding, ArenaScreen):
         *FIND_KEYS,
         Binding("space", "mark", "Mark row", show=False),
         Binding("equals_sign", "compare", "Compare marked", show=False),
+        Binding("G", "gap", "Gap", show=False,
+                tooltip="B − A with its 95 % interval, paired: the two marked rows, or the marked one and this row"),
         Binding("g", "reload", "Reload", show=False),
     ]
 
@@ -288,7 +293,7 @@ class LeaderboardScreen(Finding, ArenaScreen):
             parts.append((f"filter “{self.narrow}”: {len(self.rows)} of {len(self._unfiltered())} rows",
                           f"{len(self.rows)}/{len(self._unfiltered())} rows"))
         parts += [(f"benchmark: {bench} (b)", f"b: {bench}"), (f"sort: {sort} (s, S, click header)", f"s: {sort}"),
-                  ("enter: consistency", "enter: repeats", ""), ("space mark, = compare two", ""),
+                  ("enter: consistency", "enter: repeats", ""), ("space mark, = compare, G gap", ""),
                   ("m: failure mix" if not self.mix else "", ""), ("f filter, / find", "")]
         if self.marked:
             parts.append((f"marked {len(self.marked)} (= compares two)", f"marked {len(self.marked)}"))
@@ -378,8 +383,9 @@ class LeaderboardScreen(Finding, ArenaScreen):
         from .consistency import ConsistencyScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
         row = self.cursor_row
-        if row is not None:
-            self.app.push_screen(ConsistencyScreen(row))
+        if row is not None:  # against the one marked row (A), its turns that decide their gap are marked
+            marked = [r for m, bench in self.marked if self.loaded and (r := self.loaded.board.row(m, bench))]
+            self.app.push_screen(ConsistencyScreen(row, marked[0] if len(marked) == 1 else None))
 
     def action_mark(self) -> None:
         row = self.cursor_row
@@ -408,6 +414,38 @@ class LeaderboardScreen(Finding, ArenaScreen):
             return
         self.app.push_screen(CompareScreen(rows=(a, b)))
 
+    def _gap_pair(self) -> tuple[BoardRow, BoardRow] | str:
+        """(A, B) of `G`: the two marked rows, or the one marked and the cursor's; else why not."""
+        assert self.loaded is not None
+        rows = [r for m, bench in self.marked if (r := self.loaded.board.row(m, bench)) is not None]
+        if len(rows) == 1 and self.cursor_row is not None and self.cursor_row is not rows[0]:
+            rows.append(self.cursor_row)
+        if len(rows) != 2:
+            return "mark a row (space) as A, then G on another row of its benchmark (or mark two)"
+        a, b = rows
+        if a.benchmark != b.benchmark or a.benchmark == POOLED:
+            return "a gap is between two rows of one benchmark (pooled rows pair no turns)"
+        return a, b
+
+    def action_gap(self) -> None:
+        from .dialogs.gap import GapDialog  # deferred: a dialog's module loads when it is first opened
+
+        if self.loaded is None:
+            return
+        pair = self._gap_pair()
+        if isinstance(pair, str):
+            self.notify(pair, severity="warning")
+            return
+        a, b = pair
+
+        def turns(wanted: bool | None) -> None:
+            if wanted:
+                from .compare import CompareScreen  # deferred: a screen's module loads when it is first opened
+
+                self.app.push_screen(CompareScreen(rows=(a, b)))
+
+        self.app.push_screen(GapDialog(pair_gap(row_side(a), row_side(b))), turns)
+
     def palette_commands(self) -> Iterable[SystemCommand]:
         for c in self.columns:
             yield SystemCommand(f"Leaderboard: sort by {c.label}", "Sort the leaderboard by this column",
@@ -426,6 +464,8 @@ class LeaderboardScreen(Finding, ArenaScreen):
                             self.action_drill)  # fmt: skip
         yield SystemCommand("Mark row", "Mark the selected row for comparison (space)", self.action_mark)
         yield SystemCommand("Compare marked rows", "Two model rows of one benchmark, turn by turn", self.action_compare)
+        yield SystemCommand("Gap between rows", "B − A with its 95 % interval, paired: the marked rows, or the marked "
+                            "one and the selected (G)", self.action_gap)  # fmt: skip
         yield SystemCommand("Leaderboard: failure mix", "Each row's failed turns per cause, or back to the figures (m)",
                             self.action_toggle_mix)  # fmt: skip
         yield SystemCommand("Leaderboard: filter rows", "Narrow the rows by model or benchmark as you type (f)",
