@@ -23,7 +23,7 @@ from arena_tui.spine.settings import build_settings
 from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
 from runners.fakes.script import script_for_benchmark
-from runners.fakes.text_chat import OpenAIChatFake
+from runners.providers.text_chat.fake import OpenAIChatFake
 
 from .hostile_inputs import KEY, Listener, base_url_named, run_folder, service_named
 
