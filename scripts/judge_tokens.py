@@ -163,7 +163,7 @@ def main() -> int:
     ap.add_argument("--cached-price", type=float, default=0.1, help="cached input price as a fraction of uncached")
     args = ap.parse_args()
     name, encode = encoder()
-    bench = load_benchmark(Path(args.shared) / args.benchmark)
+    bench = load_benchmark(args.benchmark, args.shared)  # a name (--data folder, built-in demo) or a folder
     results = simulated_run(bench)
     builder = PromptBuilder(bench)
     schema_tokens = len(encode(json.dumps(JUDGE_SCHEMA)))
