@@ -101,7 +101,7 @@ async def main(args: argparse.Namespace) -> None:
                                ("a phrase in the judge's reasons", "contradicts the knowledge base", {}),
                                ("--dimension kb_grounding", "price", {"dimension": "kb_grounding"}),
                                ("--cause kb_contradiction", "", {"cause": "kb_contradiction"}),
-                               ("--run (one run)", "booked", {"run_ids": [ids[3]]})]:
+                               ("--run (one run)", "booked", {"run_ids": [ids[min(3, len(ids) - 1)]]})]:
             rows.append((what, text, kw, [await timed(db, text, **kw) for _ in range(args.repeat)]))
         changed = []
         for _ in range(args.repeat):
