@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from scripts import shared_data
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -95,7 +96,7 @@ def slope(points: list[tuple[int, float]]) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bench", default="conversation_bench")
-    ap.add_argument("--data", default=os.environ.get("ARENA_TUI_SHARED") or str(REPO.parent / "shared" / "audio-arena"),
+    ap.add_argument("--data", default=str(shared_data()),
                     help="folder holding the benchmark (default: the shared Audio Arena data)")
     ap.add_argument("--speed", type=float, default=8.0)
     ap.add_argument("--judge", default="heuristic")
