@@ -14,7 +14,7 @@ show tests/snapshots/fixture_campaign.py's campaign (a cell in every state); the
 turn's detail, the leaderboard's duplex columns) a duplex_bench run against the simulator. report.png is that
 report.html at 1280 px in headless Chromium (Debian's `chromium-headless-shell` or `chromium`;
 without one, said and skipped). `--smoke` checks that every screen still renders, quickly: one size
-(120x40), the runs recorded at SMOKE_SPEED, SVG only (no cairosvg, no Chromium), into a temp folder
+(120x40), four of the real runs (SMOKE_RUNS) recorded at SMOKE_SPEED, SVG only (no cairosvg, no Chromium), into a temp folder
 removed after unless --out is given (tests/test_scripts_smoke.py runs it). Usage:
     python -m scripts.screenshots [--out screenshots] [--no-png] [--size 120x40 ...] [--only board|campaigns|duplex|report]
     python -m scripts.screenshots --smoke
@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -199,6 +200,7 @@ REAL_RUNS = [
     ("sim under telephony", ["--model", "sim", "--condition", "telephony"]),
     ("sim under noise, high effort", ["--model", "sim", "--condition", "noise=10", "--effort", "high"]),
 ]
+SMOKE_RUNS = ("sim", "sim again", "sim with faults", "sim under telephony")  # --smoke: enough for every board screen
 _REAL: dict[str, tuple[Path, list[str]]] = {}
 
 
@@ -211,11 +213,13 @@ def real_runs() -> tuple[Path, list[str]]:
 
         db = scratch("arena-real-") / "arena.db"
         ids: list[str] = []
-        for label, argv in REAL_RUNS:
-            print(f"recording {label}…", file=sys.stderr, flush=True)
+        for label, argv in REAL_RUNS if _RUN["speed"] is None else [r for r in REAL_RUNS if r[0] in SMOKE_RUNS]:
+            print(f"recording {label}…", file=sys.stderr, end=" ", flush=True)
+            t0 = time.monotonic()
             with contextlib.redirect_stdout(io.StringIO()):
                 code = main(["--db", str(db), "run", "demo_bench", *speed_args(), *argv, "--turns", "0-2", "--headless",
                              "--judge", "heuristic"])
+            print(f"{time.monotonic() - t0:.1f} s", file=sys.stderr, flush=True)
             if code != 0:
                 raise RuntimeError(f"recording {label} failed ({code})")
 
