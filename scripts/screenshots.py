@@ -49,7 +49,7 @@ from tests.snapshots.fixture_run import cut_mid_turn, fixture_events, load_layou
 
 SIZES = [(120, 40), (80, 24), (160, 48)]
 MAIN = SIZES[0]  # the size whose shots carry no size suffix
-SMOKE_SPEED = 8.0  # --smoke: the recorded runs' speed (the real shots record at 1x, so their latencies count)
+SMOKE_SPEED = 20.0  # --smoke: the recorded runs' speed (the real shots record at 1x, so their latencies count)
 _RUN: dict[str, object] = {"speed": None, "scratch": None}  # this invocation's: recording speed, scratch folder
 
 
