@@ -200,7 +200,9 @@ REAL_RUNS = [
     ("sim under telephony", ["--model", "sim", "--condition", "telephony"]),
     ("sim under noise, high effort", ["--model", "sim", "--condition", "noise=10", "--effort", "high"]),
 ]
-SMOKE_RUNS = ("sim", "sim again", "sim with faults", "sim under telephony")  # --smoke: enough for every board screen
+# --smoke: enough for every board screen (the faulted run without its no-response turn: the retries' waits are most of a smoke)
+SMOKE_RUNS = {"sim": None, "sim again": None, "sim with faults": ["--model", "sim", "--faults", "1:truncated,2:wrong_call"],
+              "sim under telephony": None}
 _REAL: dict[str, tuple[Path, list[str]]] = {}
 
 
@@ -213,7 +215,8 @@ def real_runs() -> tuple[Path, list[str]]:
 
         db = scratch("arena-real-") / "arena.db"
         ids: list[str] = []
-        for label, argv in REAL_RUNS if _RUN["speed"] is None else [r for r in REAL_RUNS if r[0] in SMOKE_RUNS]:
+        runs = REAL_RUNS if _RUN["speed"] is None else [(k, SMOKE_RUNS[k] or v) for k, v in REAL_RUNS if k in SMOKE_RUNS]
+        for label, argv in runs:
             print(f"recording {label}…", file=sys.stderr, end=" ", flush=True)
             t0 = time.monotonic()
             with contextlib.redirect_stdout(io.StringIO()):

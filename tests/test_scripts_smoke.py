@@ -50,14 +50,14 @@ SMOKE: dict[str, tuple[Smoke, ...]] = {
     "bench_duplex": (Smoke(("--yields", "400", "--turns", "0", "--speed", "4"), (r"^yield=400 +n= +1 +mean",)),),
     "bench_fakes": (Smoke(("--speed", "4"), tuple(rf'^{{"provider": "{p}", "wall_s": [\d.]+, .*"bot_audio_ms": [1-9]\d*}}$'
                                     for p in ("gemini", "ultravox", "nova", "glm", "grok"))),),
-    "bench_hogs": (Smoke(("--hogs", "1", "--repeats", "1", "--speed", "8"), (r"^ +1 +\d+ +- +1/1 ",)),),
+    "bench_hogs": (Smoke(("--hogs", "1", "--repeats", "1", "--speed", "8", "--turns", "0-1"), (r"^ +1 +\d+ +- +1/1 ",)),),
     "bench_hostile_import": (Smoke(("--timeout", "60"), (r"^init_at_top +2 ", r"^fifo_wav +\d+ ", r"^base_url +0 +0 ")),),
     "bench_judge_backends": (Smoke(("--repeat", "1", "--turns", "2"),
                                    tuple(rf"^{b} +\d+ requests +judging 1: [\d,]+ prompt tokens"
                                          for b in ("openai", "anthropic", "google", "local"))),),
     "bench_judge_budget": (Smoke(("--turns", "3"), (r"^openai:gpt-5.2 .* 3/3 +all turns judged$",
                                                     r"^bedrock:.* 3/3 +all turns judged$")),),
-    "bench_latency_error": (Smoke(("--turns", "0"), (r"^audible bot speech onset +n= +1 +mean",)),),
+    "bench_latency_error": (Smoke(("--bench", "demo_bench", "--turns", "0"), (r"^audible bot speech onset +n= +1 +mean",)),),
     "bench_memory": (Smoke(("--short", "0", "--long", "0-1", "--sessions", "1", "--speed", "8"),
                            (r"^ +1 +0 +\d+ .* completed 1$", r"^ +1 +0-1 +\d+ .* completed 1$")),),
     "bench_pacing": (Smoke(("--single-seconds", "3", "--fast-seconds", "3", "--concurrency-seconds", "3", "--max-sessions", "2"),
