@@ -225,13 +225,26 @@ def startup_main(args: argparse.Namespace, skip: set[str], work: Path) -> int:
 
 
 def ray_cluster():
+    """Two Ray nodes on 127.0.0.1 and the folder everything Ray writes goes under: `cluster_utils`
+    also records the head's address in Ray's default folder ($RAY_TMPDIR/ray), which a fresh TMPDIR
+    does not have (FileNotFoundError) and another Ray user's /tmp/ray owns; it is pointed inside."""
     import_ray(local=True)
     from ray.cluster_utils import Cluster
 
-    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")
-    cluster = Cluster(initialize_head=True, head_node_args={
-        "node_ip_address": LOCAL_IP, "num_cpus": 1, "include_dashboard": False, "temp_dir": temp})
-    cluster.add_node(node_ip_address=LOCAL_IP, num_cpus=1)
+    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # short: Ray's socket paths
+    os.environ["RAY_TMPDIR"] = temp
+    try:
+        cluster = Cluster(initialize_head=True, head_node_args={
+            "node_ip_address": LOCAL_IP, "num_cpus": 1, "include_dashboard": False, "temp_dir": os.path.join(temp, "ray")})
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
+    try:
+        cluster.add_node(node_ip_address=LOCAL_IP, num_cpus=1)
+    except BaseException:
+        cluster.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
     return cluster, temp
 
 

@@ -47,7 +47,7 @@ from arena_tui.campaign.spec import CampaignSpec
 from arena_tui.spine.events import SessionOpened, TurnEnded
 from arena_tui.spine.heap import settle_heap, settle_heaps_here
 from benchmarks.registry import open_benchmark
-from arena_tui.spine.settings import RunSettings, parse_turns
+from arena_tui.spine.settings import RunSettings, build_settings
 from scripts.bench_latency_error import ONSET_VS_SENT, latency_errors
 from scripts.bench_pacing import SimProcess
 from runners.fakes.timing import ENVELOPE
@@ -90,7 +90,7 @@ async def own_simulator(benchmark):
         truth.extend(sim.truth_log)
 
 
-async def with_executor(snap, config: dict, n: int, workers: int, hosted: list | None) -> tuple[list[dict], int]:
+async def with_executor(snap, config: RunSettings, n: int, workers: int, hosted: list | None) -> tuple[list[dict], int]:
     """N runs on the local executor; `hosted`: one simulator per run, started already (None: each
     run's own, inside its worker)."""
     bus = EventBus()
@@ -109,14 +109,14 @@ async def with_executor(snap, config: dict, n: int, workers: int, hosted: list |
 
     pool = LocalExecutor(bus, on_lost=lambda job, why: lost.append(why), on_done=done,
                          workers=workers, per_worker=max(1, math.ceil(n / workers)), runner=RUNNER,
-                         warm=(config["model"],))
+                         warm=(config.model,))
     async with pool:
         for i in range(n):
             run_id = uuid.uuid4().hex
             job_config = config
             if hosted is not None:
                 sims[run_id] = hosted[i]
-                job_config = {**config, "base_url": hosted[i].base_url}
+                job_config = config.aimed(base_url=hosted[i].base_url)
             pool.submit(Job(run_id, snap, job_config))
         await pool.join()
     for sim in sims.values():
@@ -125,7 +125,7 @@ async def with_executor(snap, config: dict, n: int, workers: int, hosted: list |
     for run_id, result in finished.items():
         if run_id in sims:
             mine = [e for e in events if e.run_id == run_id]
-            errors = latency_errors(mine, sims[run_id].truth_log, config["chunk_ms"], result["t0"])
+            errors = latency_errors(mine, sims[run_id].truth_log, config.chunk_ms, result["t0"])
             result["latency_errors"], result["sent_errors"] = errors[FIGURE], errors[ONSET_VS_SENT]
         results.append(result)
     for why in lost:
@@ -133,8 +133,8 @@ async def with_executor(snap, config: dict, n: int, workers: int, hosted: list |
     return results, len(lost)
 
 
-async def in_process(bench, config: dict, n: int) -> tuple[list[dict], int]:
-    out = await asyncio.gather(*[measured_run(bench, RunSettings(**config), EventBus(), uuid.uuid4().hex) for _ in range(n)],
+async def in_process(bench, config: RunSettings, n: int) -> tuple[list[dict], int]:
+    out = await asyncio.gather(*[measured_run(bench, config, EventBus(), uuid.uuid4().hex) for _ in range(n)],
                                return_exceptions=True)
     return [r for r in out if isinstance(r, dict)], sum(1 for r in out if not isinstance(r, dict))
 
@@ -176,12 +176,11 @@ async def main() -> None:
     logger.add(sys.stderr, level="CRITICAL")
     bench = open_benchmark(args.bench)
     snap = snapshot(bench)
-    config = RunSettings(model="sim", speed=1.0, turns=parse_turns(args.turns)).model_copy(
-        update={"greeting": RunSettings().greeting.model_copy(update={"enabled": False})}).model_dump(mode="json")
+    config = build_settings("sim", speed=1.0, turns=args.turns, greeting=False)
     # the hosted simulators' reply voices, made before the clock starts: a provider speaks on its
     # own machines, and a simulator holds its input while it synthesizes (its audio clock stops;
     # the first reply's espeak-ng took 120-300 ms), which the latency error would count as ours
-    for i in config["turns"] or range(len(bench.turns)):
+    for i in config.turns or range(len(bench.turns)):
         voice.synthesize(voice.reply_text(bench, i), voice.resolve_voice("auto"))
     # this process hosts the simulators (a provider host) and takes the campaign's events, and
     # paces like a worker: a full GC pass over its ~300k objects (85 ms measured) would hold every

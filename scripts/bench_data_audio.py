@@ -8,12 +8,12 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from pathlib import Path
 
 
 from arena_tui.spine import audio
 from benchmarks.registry import load_benchmark
 from benchmarks.registry import KNOWN
+from scripts import shared_data
 
 
 def timed(fn, repeat: int = 5) -> tuple[float, object]:
@@ -27,7 +27,7 @@ def timed(fn, repeat: int = 5) -> tuple[float, object]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "audio-arena"))
+    ap.add_argument("--data", default=str(shared_data()))
     args = ap.parse_args()
 
     for name in KNOWN:

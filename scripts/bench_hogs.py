@@ -9,6 +9,7 @@ runs, turns re-run because our machine lost pace on them, and turns wrong: a fin
 whose reply is not its own turn's or whose verdict is not pass (the goal is 0). Wall-clock only.
 
     .venv/bin/python -m scripts.bench_hogs [--hogs 0,2,4] [--repeats 4] [--speed 8] [--concurrency N] [--executor ray]
+        [--turns 0-1]
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ def one(hogs: int, args: argparse.Namespace) -> dict:
                "--executor", args.executor]
         if args.concurrency:
             cmd += ["--concurrency", str(args.concurrency)]
+        if args.turns:
+            cmd += ["--turns", args.turns]
         spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(hogs)]
         t0 = time.monotonic()
         try:
@@ -94,8 +97,9 @@ def main() -> int:
     ap.add_argument("--speed", type=float, default=8.0)
     ap.add_argument("--concurrency", type=int, default=None, help="sessions per worker asked (default: from the speed)")
     ap.add_argument("--executor", choices=["local", "ray"], default="local")
+    ap.add_argument("--turns", default=None, help="turn subset, e.g. 0-1 (default: all)")
     args = ap.parse_args()
-    print(f"demo_bench × sim × {args.repeats}, speed {args.speed:g}, {os.cpu_count()} cores, executor {args.executor}")
+    print(f"demo_bench{' turns ' + args.turns if args.turns else ''} × sim × {args.repeats}, speed {args.speed:g}, {os.cpu_count()} cores, executor {args.executor}")
     print(f"{'hogs':>4}  {'wall s':>7}  {'start s':>7}  {'cells':>5}  {'sessions/worker':>15}  {'speed':>5}  {'re-run':>6}  {'right':>5}  "
           f"{'lost':>4}  {'wrong':>5}")
     for hogs in (int(h) for h in args.hogs.split(",")):

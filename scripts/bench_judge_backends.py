@@ -13,6 +13,7 @@ import asyncio
 import sys
 import time
 from pathlib import Path
+from scripts import shared_data
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -27,7 +28,7 @@ async def main(repeat: int, turns: int) -> None:
     from tests.fakes.google_generate import FakeGemini  # deferred: after the path is set
     from tests.fakes.openai_chat import FakeOpenAI  # deferred: after the path is set
 
-    bench = load_benchmark(REPO.parent / "shared" / "audio-arena" / "conversation_bench")
+    bench = load_benchmark(shared_data() / "conversation_bench")
     results = [TurnResult(turn_index=i, status="ok", user_text=t.input, assistant_text=t.golden_text)
                for i, t in enumerate(bench.turns[:turns])]  # fmt: skip
     policy = RetryPolicy(attempts=2, base_delay_s=0.01)

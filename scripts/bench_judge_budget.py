@@ -19,6 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+from scripts import shared_data
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -123,8 +124,7 @@ async def main(shared: Path, n_turns: int, width: int) -> None:
 if __name__ == "__main__":
     sys.path.insert(0, str(REPO))
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    shared = os.environ.get("ARENA_TUI_SHARED", REPO.parent.parent / "shared" / "audio-arena")
-    p.add_argument("--shared", type=Path, default=Path(shared))
+    p.add_argument("--shared", type=Path, default=shared_data())
     p.add_argument("--turns", type=int, default=75)
     p.add_argument("--width", type=int, default=400, help="characters of each outcome shown")
     a = p.parse_args()

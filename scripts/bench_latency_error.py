@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import statistics
 import sys
-from pathlib import Path
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import SessionOpened, TurnEnded
@@ -27,8 +26,8 @@ from benchmarks.registry import load_benchmark
 from arena_tui.spine.settings import RunSettings, parse_turns
 from runners.engine import run_benchmark
 from runners.simulator import SimulatorServer
+from scripts import shared_data
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "audio-arena"
 
 
 def describe(name: str, errors: list[float]) -> str:
@@ -76,7 +75,7 @@ ONSET_VS_SENT = "audible bot speech onset, vs when sent"
 
 async def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bench", default=str(SHARED / "conversation_bench"))
+    ap.add_argument("--bench", default=str(shared_data() / "conversation_bench"))
     ap.add_argument("--turns", default="0-7")
     ap.add_argument("--faults", default=None)
     args = ap.parse_args()

@@ -26,13 +26,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from scripts import shared_data
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def default_bench() -> Path:
-    shared = os.environ.get("ARENA_TUI_SHARED")
-    root = Path(shared) if shared else REPO.parent / "shared" / "audio-arena"
+    root = shared_data()
     return root / "conversation_bench"
 
 

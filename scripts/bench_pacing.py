@@ -34,11 +34,11 @@ from benchmarks.registry import load_benchmark  # noqa: E402
 from arena_tui.spine.settings import RunSettings  # noqa: E402
 from runners.engine import run_benchmark  # noqa: E402
 from runners.simulator import SimulatorServer  # noqa: E402
+from scripts import shared_data  # noqa: E402
 
 
 def default_bench() -> Path:
-    shared = os.environ.get("ARENA_TUI_SHARED")
-    root = Path(shared) if shared else REPO.parent / "shared" / "audio-arena"
+    root = shared_data()
     return root / "conversation_bench"
 
 

@@ -9,6 +9,7 @@ each turn's end (read from the database), then the growth per turn over the run'
 most between its 10th turn and its end (Python's tracemalloc, in the run's own process).
 
     .venv/bin/python -m scripts.bench_rss_turns [--bench conversation_bench] [--data DIR] [--speed 8] [--tracemalloc 15]
+        [--turns 0-3]
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from scripts import shared_data
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -94,11 +96,12 @@ def slope(points: list[tuple[int, float]]) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bench", default="conversation_bench")
-    ap.add_argument("--data", default=os.environ.get("ARENA_TUI_SHARED") or str(REPO.parent / "shared" / "audio-arena"),
+    ap.add_argument("--data", default=str(shared_data()),
                     help="folder holding the benchmark (default: the shared Audio Arena data)")
     ap.add_argument("--speed", type=float, default=8.0)
     ap.add_argument("--judge", default="heuristic")
     ap.add_argument("--tracemalloc", type=int, default=0, metavar="N")
+    ap.add_argument("--turns", default=None, help="these turns only, as `run --turns` takes them (default: all)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="arena-rss-") as tmp:
         db = Path(tmp) / "arena.db"
@@ -108,7 +111,7 @@ def main() -> int:
             env.update(ARENA_BENCH_TRACE=str(args.tracemalloc),
                        PYTHONPATH=os.pathsep.join([tmp, env.get("PYTHONPATH", "")]).rstrip(os.pathsep))
         cmd = [sys.executable, "-m", "arena_tui.cli", "--data", args.data, "run", args.bench, "--model", "sim", "--speed", str(args.speed),
-               "--headless", "--judge", args.judge]
+               "--headless", "--judge", args.judge, *(["--turns", args.turns] if args.turns else [])]
         t0 = time.monotonic()
         proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         per_turn: list[tuple[int, float]] = []
@@ -135,7 +138,7 @@ def main() -> int:
         tail = out.splitlines()
         start = next((i for i, ln in enumerate(tail) if ln.startswith("tracemalloc:")), max(0, len(tail) - 40))
         print("\n".join(tail[start:]))
-    return 0
+    return 1 if proc.returncode else 0  # a run that failed measured nothing worth reading
 
 
 if __name__ == "__main__":

@@ -2,9 +2,10 @@
 nothing was committed (the `data_version` check that lets it skip the read).
 
 Builds the same store as `scripts.bench_report` (MODELS x BENCHMARKS x REPEATS judged runs of
-TURNS turns), then times the runs list's read (every run row and its judgements, folded into
-pass rates: Python work on the UI's loop), the same read when no judgement changed (the per-run
-tally cache), and the no-change check. Prints numbers; asserts nothing.
+TURNS turns), opens it in the app (headless, as `arena-tui` opens it: the runs list is its first
+screen), then times the runs list's read (every run row and its judgements, folded into pass
+rates: Python work on the UI's loop), the same read when no judgement changed (the per-run tally
+cache), and the no-change check. Prints numbers; asserts nothing.
 
     .venv/bin/python -m scripts.bench_runs_poll [--models 15] [--benchmarks 2] [--repeats 10] [--turns 37]
 """
@@ -18,9 +19,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from arena_tui.app import ArenaApp
 from arena_tui.screens.runs import RunsScreen
-from arena_tui.store import Store
 from scripts.bench_report import build, store_size_arguments
+
+
+OPEN_TIMEOUT_S = 120.0
 
 
 async def timed(fn, n: int) -> list[float]:
@@ -40,8 +44,14 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "arena.db"
         runs = await build(db, a.models, a.benchmarks, a.repeats, a.turns)
-        screen = RunsScreen()
-        async with await Store.open(db) as store:
+        app = ArenaApp(db)
+        async with app.run_test(size=(120, 40)) as pilot:
+            end = time.monotonic() + OPEN_TIMEOUT_S
+            while not (isinstance(app.screen, RunsScreen) and app.screen.rows and app.store is not None):
+                if time.monotonic() > end:
+                    raise SystemExit(f"the runs list did not show the store's {runs} runs within {OPEN_TIMEOUT_S:.0f} s")
+                await pilot.pause(0.05)
+            screen, store = app.screen, app.store
             reads = []
             for _ in range(a.polls):
                 screen._tallies.clear()  # every run's judgements read and tallied again

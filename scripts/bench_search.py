@@ -30,6 +30,7 @@ from arena_tui.spine.events import (DimensionScore, Judgement, Latencies, RunEnd
                                     TurnEnded, TurnResult)
 from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
+from scripts import shared_data
 
 JUDGE = "anthropic:claude-opus-4-5"
 
@@ -101,7 +102,7 @@ async def main(args: argparse.Namespace) -> None:
                                ("a phrase in the judge's reasons", "contradicts the knowledge base", {}),
                                ("--dimension kb_grounding", "price", {"dimension": "kb_grounding"}),
                                ("--cause kb_contradiction", "", {"cause": "kb_contradiction"}),
-                               ("--run (one run)", "booked", {"run_ids": [ids[3]]})]:
+                               ("--run (one run)", "booked", {"run_ids": [ids[min(3, len(ids) - 1)]]})]:
             rows.append((what, text, kw, [await timed(db, text, **kw) for _ in range(args.repeat)]))
         changed = []
         for _ in range(args.repeat):
@@ -119,5 +120,5 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "audio-arena"))
+    p.add_argument("--data", default=str(shared_data()))
     asyncio.run(main(p.parse_args()))

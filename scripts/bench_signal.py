@@ -6,7 +6,7 @@ Not a test: prints numbers. Each trial starts CPU hogs (busy-loop processes, `--
 the run is recorded, then `--after` seconds, sends the signal and times the exit (wall seconds from
 the signal to the process's end). A run that has not ended `--timeout` seconds after the signal
 is reported as hung and killed. The run must end interrupted: exit status 128 + signal (SIGINT:
-130), the summary printed, "run interrupted" as its last word. The hogs are always killed.
+130), the summary printed with its outcome line "run interrupted". The hogs are always killed.
 
     .venv/bin/python -m scripts.bench_signal [--speeds 10,50] [--hogs 8] [--trials 3] [--signal TERM]
 """
@@ -123,7 +123,7 @@ def main() -> None:
             for k in range(args.trials):
                 with Hogs(args.hogs):
                     r = trial(speed, args.turns, sig, args.after, args.timeout, Path(tmp) / f"s{speed:g}_{k}.db")
-                tail = r["out"].strip().splitlines()[-2:] if r["out"].strip() else []
+                lines = r["out"].strip().splitlines()  # its summary: the outcome line, then where it is and how to resume
                 if r.get("hung"):
                     notes.append("HUNG")
                     if args.stacks:
@@ -132,9 +132,9 @@ def main() -> None:
                     notes.append(f"ended before the signal (exit {r['exit']})")
                 else:
                     secs.append(r["secs"])
-                    ok = r["exit"] == expected and any(line.startswith("run interrupted") for line in tail)
-                    failed = next((line for line in tail if line.startswith("run failed")), None)
-                    why = f" (the run had ended by itself: {failed[:60]})" if failed else " UNEXPECTED: " + " | ".join(tail)
+                    ok = r["exit"] == expected and any(line.startswith("run interrupted") for line in lines)
+                    failed = next((line for line in lines if line.startswith("run failed")), None)
+                    why = f" (the run had ended by itself: {failed[:60]})" if failed else " UNEXPECTED: " + " | ".join(lines[-3:])
                     notes.append(f"{r['secs']:.2f} s exit {r['exit']}{'' if ok else why}")
             worst = f"worst {max(secs):.2f} s" if secs else "no timed exit"
             print(f"speed {speed:g}: {worst}; " + "; ".join(notes), flush=True)

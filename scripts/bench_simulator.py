@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
 import statistics
 import sys
 import time
@@ -27,6 +26,7 @@ from runners.simulator import SimulatorServer  # noqa: E402
 from runners.simulator.fingerprint import FingerprintIndex  # noqa: E402
 from runners.simulator import voice  # noqa: E402
 from runners.simulator.voice import espeak_available, spoken_text  # noqa: E402
+from scripts import shared_data  # noqa: E402
 
 RATE = 24000
 CHUNK = RATE // 50
@@ -35,8 +35,7 @@ CHUNK = RATE // 50
 def shared() -> Path:
     if len(sys.argv) > 1:
         return Path(sys.argv[1])
-    env = os.environ.get("ARENA_TUI_SHARED")
-    return Path(env) if env else REPO.parent / "shared" / "audio-arena"
+    return shared_data()
 
 
 async def stream_cost(bench, turns: list[int]) -> None:

@@ -49,6 +49,7 @@ from arena_tui.spine.events import (
 )
 from arena_tui.store import Store
 from arena_tui.store.codec import decode, encode
+from scripts import shared_data
 
 RATE = 24000
 TURN_S = 10  # one turn every 10 s: ~4 s user, ~5 s bot
@@ -303,7 +304,7 @@ async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=10.0, help="length of the synthetic run")
     ap.add_argument("--keep", help="folder to keep the databases in (default: a temp folder, removed)")
-    ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "audio-arena"),
+    ap.add_argument("--data", default=str(shared_data()),
                     help="folder holding conversation_bench (default: ../shared/audio-arena)")
     ap.add_argument("--turns", default="0-5", help="turns of the simulator run (default: %(default)s)")
     ap.add_argument("--speed", type=float, default=20.0, help="speed of the simulator run (default: %(default)s)")

@@ -5,7 +5,6 @@ Usage: .venv/bin/python -m scripts.bench_timeline [path/to/audio-arena]
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ from runners.timeline.levels import LevelMeter  # noqa: E402
 from runners.timeline.recorder import ConversationRecorder  # noqa: E402
 from runners.timeline.user_speech import raw_speech_intervals, speech_intervals  # noqa: E402
 from runners.tools import ToolResolver  # noqa: E402
+from scripts import shared_data  # noqa: E402
 
 RATE = 24000
 
@@ -28,9 +28,7 @@ RATE = 24000
 def shared() -> Path:
     if len(sys.argv) > 1:
         return Path(sys.argv[1])
-    env = os.environ.get("ARENA_TUI_SHARED")
-    root = Path(env) if env else REPO.parent / "shared"
-    return root / "audio-arena" if (root / "audio-arena").is_dir() else root
+    return shared_data()
 
 
 def main() -> None:

@@ -127,8 +127,8 @@ async def timed_run(bench, bus: EventBus, seconds: float, run_id: str) -> list[f
     return [x for i in inputs for x in i.lateness_ms]
 
 
-async def headless(bench, seconds: float, prof: LoopProfile | None) -> list[float]:
-    store = await Store.open(Path(tempfile.mkdtemp()) / "a.db")
+async def headless(bench, seconds: float, prof: LoopProfile | None, db: Path) -> list[float]:
+    store = await Store.open(db)
     bus = EventBus()
     store.start_recording(bus)
     try:
@@ -172,8 +172,8 @@ class UiCounts:
         return (inside / secs if secs else 0.0), secs
 
 
-async def with_ui(bench, seconds: float, prof: LoopProfile | None) -> tuple[list[float], UiCounts, float]:
-    app = ArenaApp(Path(tempfile.mkdtemp()) / "a.db")
+async def with_ui(bench, seconds: float, prof: LoopProfile | None, db: Path) -> tuple[list[float], UiCounts, float]:
+    app = ArenaApp(db)
     counts = UiCounts()
     async with app.run_test(size=(160, 46)) as pilot:
         await pilot.pause()
@@ -290,7 +290,7 @@ class BenchLauncher(EngineLauncher):
 
     def start_run(self, benchmark, config, bus, run_id):
         if self.where == "loop":
-            return run_benchmark(benchmark, RunSettings(**config), bus, run_id=run_id, on_session=self.on_session)
+            return run_benchmark(benchmark, config, bus, run_id=run_id, on_session=self.on_session)
         run = super().start_run(benchmark, config, bus, run_id)
         if self.where == "thread":
             return run
@@ -306,12 +306,12 @@ class BenchLauncher(EngineLauncher):
         return self.late + [x for s in self.sessions for x in s.input.lateness_ms]
 
 
-async def keys_while_streaming(bench, runs: int, seconds: float, where: str = "pool") -> None:
+async def keys_while_streaming(bench, runs: int, seconds: float, db: Path, where: str = "pool") -> None:
     """`runs` simulator runs at 1x, started and judged (heuristic) as the app starts them; keys
     pressed on the first run's screen; the runs end after `seconds` (pooled: of their own)."""
     settle_heaps_here()  # as `arena-tui` sets up the monitor's process
     launcher = BenchLauncher(where, seconds)
-    app = ArenaApp(Path(tempfile.mkdtemp()) / "a.db", launcher=launcher)
+    app = ArenaApp(db, launcher=launcher)
     nav: list[float] = []
     detail: list[float] = []
     missed = 0
@@ -393,8 +393,13 @@ async def main() -> None:
 
     logger.remove()
     bench = load_benchmark(args.bench)
+    with tempfile.TemporaryDirectory(prefix="bench-ui-") as tmp:  # the runs' databases, removed after
+        await measure(args, bench, Path(tmp))
+
+
+async def measure(args: argparse.Namespace, bench, tmp: Path) -> None:
     if args.keys:
-        await keys_while_streaming(bench, args.keys, args.seconds, args.where)
+        await keys_while_streaming(bench, args.keys, args.seconds, tmp / "keys.db", args.where)
         return
     import arena_tui.app.arena
 
@@ -402,8 +407,8 @@ async def main() -> None:
           f"UI coalescing timer {arena_tui.app.arena.REFRESH_HZ:g} Hz")
     prof_h, prof_u = (LoopProfile(), LoopProfile()) if args.profile else (None, None)
     if not args.ui_only:
-        print("headless :", fmt(await headless(bench, args.seconds, prof_h)))
-    late, counts, wall = await with_ui(bench, args.seconds, prof_u)
+        print("headless :", fmt(await headless(bench, args.seconds, prof_h, tmp / "headless.db")))
+    late, counts, wall = await with_ui(bench, args.seconds, prof_u, tmp / "ui.db")
     print("with UI  :", fmt(late))
     updates, secs = counts.active_rate(counts.paints)
     playing, _ = counts.active_rate(counts.repaints)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -46,6 +45,7 @@ from arena_tui.judge.rubric import dimensions_for, turn_taking  # noqa: E402
 from arena_tui.judge.schema import JUDGE_SCHEMA  # noqa: E402
 from arena_tui.judge.whole_run import judgeable, run_request  # noqa: E402
 from benchmarks.registry import load_benchmark  # noqa: E402
+from scripts import shared_data  # noqa: E402
 
 PER_MESSAGE = 4  # chat-format overhead per message (role + separators), as OpenAI documents for its tokenizers
 CACHE_MIN, CACHE_BLOCK = 1024, 128
@@ -159,11 +159,11 @@ def cached_part(shared: int) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--benchmark", default="conversation_bench")
-    ap.add_argument("--shared", default=os.environ.get("ARENA_TUI_SHARED", str(REPO.parent / "shared" / "audio-arena")))
+    ap.add_argument("--shared", default=str(shared_data()))
     ap.add_argument("--cached-price", type=float, default=0.1, help="cached input price as a fraction of uncached")
     args = ap.parse_args()
     name, encode = encoder()
-    bench = load_benchmark(Path(args.shared) / args.benchmark)
+    bench = load_benchmark(args.benchmark, args.shared)  # a name (--data folder, built-in demo) or a folder
     results = simulated_run(bench)
     builder = PromptBuilder(bench)
     schema_tokens = len(encode(json.dumps(JUDGE_SCHEMA)))

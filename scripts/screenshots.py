@@ -13,8 +13,11 @@ count, and one sped up; a few minutes); the campaign screens
 show tests/snapshots/fixture_campaign.py's campaign (a cell in every state); the duplex figures (a duplex
 turn's detail, the leaderboard's duplex columns) a duplex_bench run against the simulator. report.png is that
 report.html at 1280 px in headless Chromium (Debian's `chromium-headless-shell` or `chromium`;
-without one, said and skipped). Usage:
+without one, said and skipped). `--smoke` checks that every screen still renders, quickly: one size
+(120x40), four of the real runs (SMOKE_RUNS) recorded at SMOKE_SPEED, SVG only (no cairosvg, no Chromium), into a temp folder
+removed after unless --out is given (tests/test_scripts_smoke.py runs it). Usage:
     python -m scripts.screenshots [--out screenshots] [--no-png] [--size 120x40 ...] [--only board|campaigns|duplex|report]
+    python -m scripts.screenshots --smoke
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,6 +49,18 @@ from tests.snapshots.fixture_run import cut_mid_turn, fixture_events, load_layou
 
 SIZES = [(120, 40), (80, 24), (160, 48)]
 MAIN = SIZES[0]  # the size whose shots carry no size suffix
+SMOKE_SPEED = 20.0  # --smoke: the recorded runs' speed (the real shots record at 1x, so their latencies count)
+_RUN: dict[str, object] = {"speed": None, "scratch": None}  # this invocation's: recording speed, scratch folder
+
+
+def scratch(prefix: str) -> Path:
+    """A fresh folder for a throw-away database, inside this invocation's scratch folder (removed at its end)."""
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=_RUN["scratch"]))
+
+
+def speed_args() -> list[str]:
+    """`--speed` for a recorded run: none for the real shots (1x), SMOKE_SPEED for --smoke (a row's own comes after)."""
+    return [] if _RUN["speed"] is None else ["--speed", f"{_RUN['speed']:g}"]
 
 
 async def until(pilot, cond, timeout: float = 20.0) -> None:
@@ -63,8 +79,7 @@ async def open_turn(pilot, app, turn: int) -> None:
 
 
 async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
-    tmp = Path(tempfile.mkdtemp(prefix="arena-shots-"))
-    db = tmp / "arena.db"
+    db = scratch("arena-shots-") / "arena.db"
     long_id = await load_layout_db(db)
     events = fixture_events()
     run_id = events[0].run_id
@@ -185,6 +200,9 @@ REAL_RUNS = [
     ("sim under telephony", ["--model", "sim", "--condition", "telephony"]),
     ("sim under noise, high effort", ["--model", "sim", "--condition", "noise=10", "--effort", "high"]),
 ]
+# --smoke: enough for every board screen (the faulted run without its no-response turn: the retries' waits are most of a smoke)
+SMOKE_RUNS = {"sim": None, "sim again": None, "sim with faults": ["--model", "sim", "--faults", "1:truncated,2:wrong_call"],
+              "sim under telephony": None}
 _REAL: dict[str, tuple[Path, list[str]]] = {}
 
 
@@ -195,13 +213,16 @@ def real_runs() -> tuple[Path, list[str]]:
         from arena_tui.cli import main
         from arena_tui.store import Store
 
-        db = Path(tempfile.mkdtemp(prefix="arena-real-")) / "arena.db"
+        db = scratch("arena-real-") / "arena.db"
         ids: list[str] = []
-        for label, argv in REAL_RUNS:
-            print(f"recording {label}…", file=sys.stderr, flush=True)
+        runs = REAL_RUNS if _RUN["speed"] is None else [(k, SMOKE_RUNS[k] or v) for k, v in REAL_RUNS if k in SMOKE_RUNS]
+        for label, argv in runs:
+            print(f"recording {label}…", file=sys.stderr, end=" ", flush=True)
+            t0 = time.monotonic()
             with contextlib.redirect_stdout(io.StringIO()):
-                code = main(["--db", str(db), "run", "demo_bench", *argv, "--turns", "0-2", "--headless",
+                code = main(["--db", str(db), "run", "demo_bench", *speed_args(), *argv, "--turns", "0-2", "--headless",
                              "--judge", "heuristic"])
+            print(f"{time.monotonic() - t0:.1f} s", file=sys.stderr, flush=True)
             if code != 0:
                 raise RuntimeError(f"recording {label} failed ({code})")
 
@@ -265,10 +286,11 @@ async def record_duplex_run() -> tuple[Path, str]:
     from arena_tui.spine.settings import RunSettings
 
     if not _DUPLEX_DB:
-        db = Path(tempfile.mkdtemp(prefix="arena-duplex-")) / "arena.db"
+        db = scratch("arena-duplex-") / "arena.db"
         logger.remove()
         logger.add(sys.stderr, level="WARNING")
-        config = RunSettings(model="sim", speed=1.0, turns=[0, 1, 2], faults="yield=300,backchannel=ignore,side_speech=ignore")
+        config = RunSettings(model="sim", speed=_RUN["speed"] or 1.0, turns=[0, 1, 2],
+                             faults="yield=300,backchannel=ignore,side_speech=ignore")
         judge = choose_judge(argparse.Namespace(judge="heuristic"))
         await run_headless(load_benchmark(DUPLEX_NAME), config, db, io.StringIO(), judge)
         _DUPLEX_DB.append(db)
@@ -341,8 +363,7 @@ async def shoot_campaigns(out: Path, size: tuple[int, int]) -> list[Path]:
     from arena_tui.screens.campaigns import CampaignScreen, CampaignsScreen
     from tests.snapshots.fixture_campaign import load_campaign_db
 
-    tmp = Path(tempfile.mkdtemp(prefix="arena-campaign-"))
-    db = tmp / "arena.db"
+    db = scratch("arena-campaign-") / "arena.db"
     await load_campaign_db(db)
     suffix = "" if size == MAIN else f"_{size[0]}x{size[1]}"
     app = ArenaApp(db)
@@ -514,14 +535,25 @@ def to_png(svgs: list[Path]) -> list[Path]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(ROOT / "screenshots"))
+    ap.add_argument("--out", help="folder to write to (default: screenshots/; --smoke: a temp folder)")
     ap.add_argument("--no-png", action="store_true")
     ap.add_argument("--size", action="append", help="WIDTHxHEIGHT (repeatable; default: 120x40 80x24 160x48)")
     ap.add_argument("--only", choices=["board", "campaigns", "duplex", "report"], help="only the leaderboard and compare "
                     "screens, only the campaign screens, only the duplex figures (a duplex_bench run recorded now), "
                     "or only report.png")
+    ap.add_argument("--smoke", action="store_true", help=f"every screen once, quickly: 120x40 only, runs recorded at "
+                    f"{SMOKE_SPEED:g}x, SVG only, into a temp folder removed after (unless --out)")
     args = ap.parse_args()
-    out = Path(args.out)
+    with tempfile.TemporaryDirectory(prefix="arena-shots-") as tmp:  # the throw-away databases, removed at the end
+        _RUN["scratch"] = tmp
+        if not args.smoke:
+            return shoot_all(args, Path(args.out) if args.out else ROOT / "screenshots")
+        _RUN["speed"] = SMOKE_SPEED
+        args.no_png, args.size = True, args.size or [f"{MAIN[0]}x{MAIN[1]}"]
+        return shoot_all(args, Path(args.out) if args.out else Path(tmp) / "shots")
+
+
+def shoot_all(args: argparse.Namespace, out: Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.size] if args.size else SIZES
     svgs = [] if args.only else [p for size in sizes for p in asyncio.run(shoot(out, size))]
@@ -537,6 +569,7 @@ def main() -> int:
         pngs += shoot_report(out)
     for p in svgs + pngs:
         print(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)
+    print(f"{len(svgs)} SVG, {len(pngs)} PNG" + (" (--smoke: SVG only, in a temp folder)" if args.smoke else ""))
     return 0
 
 

@@ -153,6 +153,8 @@ SLOW: frozenset[str] = frozenset({
     "tests/test_run_bounds.py::test_sigterm_ends_a_run_sharing_its_cores_with_four_times_as_many_busy_processes",
     # test_run_outcome.py
     "tests/test_run_outcome.py::test_an_audio_run_no_turn_of_which_got_an_answer_failed[sequential]",
+    # test_scripts_smoke.py: every script under scripts/ run small (the list is checked in the default run)
+    "tests/test_scripts_smoke.py::test_script_runs_small",
     # test_stage_figures.py
     "tests/test_stage_figures.py::test_headless_summary_prints_the_stage_p50s_on_our_clock",
     # test_store_trust.py
