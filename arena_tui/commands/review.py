@@ -67,7 +67,7 @@ async def _main(args: argparse.Namespace) -> None:
     if not args.withdraw and not args.verdicts:
         raise CliError("give at least one DIMENSION=pass|fail (or --withdraw)")
     by = args.by if args.by is not None else default_reviewer()
-    async with await Store.open(db_path(args.db)) as store:
+    async with await Store.open(db_path(args.db), create=False) as store:
         run_id = await resolve_run_id(store, args.run_id)
         try:
             benchmark = await benchmark_of_run(store, run_id, args.data)

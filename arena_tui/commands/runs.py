@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _delete(args: argparse.Namespace) -> list[str]:
-    async with await Store.open(db_path(args.db)) as store:
+    async with await Store.open(db_path(args.db), create=False) as store:
         await store.mark_interrupted_stale()
         runs = {r.run_id: r for r in await store.list_runs()}
         unknown = [r for r in args.delete if r not in runs]
@@ -49,7 +49,7 @@ async def _delete(args: argparse.Namespace) -> list[str]:
 async def _load(args: argparse.Namespace, tallied: bool = True) -> tuple[list[RunRow], dict[str, Tally]]:
     if args.limit is not None and args.limit < 0:
         raise CliError(f"--limit must be 0 or more (got {args.limit})")
-    async with await Store.open(db_path(args.db)) as store:
+    async with await Store.open(db_path(args.db), create=False) as store:
         # Nothing is recording in this process, so a 'running' run whose recorder is gone is not running.
         await store.mark_interrupted_stale()
         rows = await store.list_runs()

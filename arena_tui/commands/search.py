@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 async def _main(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 0:
         raise CliError(f"--limit must be 0 or more (got {args.limit})")
-    async with await Store.open(db_path(args.db)) as store:
+    async with await Store.open(db_path(args.db), create=False) as store:
         await store.mark_interrupted_stale()
         run_ids = [await resolve_run_id(store, raw) for raw in args.run] or None
         hits = await search(store, args.text, run_ids=run_ids, dimension=args.dimension, cause=args.cause,
