@@ -56,6 +56,23 @@ def test_demo_runs_in_a_terminal_and_quits_cleanly(tmp_path: Path) -> None:
     assert status == "completed" and total == 2
 
 
+def test_the_demo_prints_no_pipecat_line_before_its_first_frame(tmp_path: Path) -> None:
+    """Pipecat greets on import (an INFO line with its banner): the demo's preflight reads the
+    simulator's runner, so its logging is set up first and the line goes to the log file, never
+    onto the terminal before the monitor draws (nor left there after it closes)."""
+    db = tmp_path / "arena.db"
+    tmux = TmuxSession("e2e-banner", tmp_path)
+    tmux.start([sys.executable, "-m", "arena_tui.cli", "--db", str(db), "demo", "--speed", "10", "--turns", "0",
+                "--judge", "none"], _env(tmp_path))
+    try:
+        tmux.wait(lambda s: "COMPLETED" in s, 240, "the demo to complete")
+        assert _quit(tmux) == 0, tmux.screen()
+        seen = tmux.screen(history=True)
+    finally:
+        tmux.kill()
+    assert "ᓚᘏᗢ" not in seen and "| INFO" not in seen, seen
+
+
 def test_run_opens_the_monitor_on_the_live_run_and_scores_fill_in(tmp_path: Path) -> None:
     """`arena-tui run demo_bench --model sim` (no --headless): the run screen, turns completing,
     the judge's verdicts in the table, and after `q` a line saying what was recorded where."""

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
-from arena_tui.spine.source import variants_text
+from arena_tui.spine.source import listed_model
 from arena_tui.spine.times import duration_text, when_text
 
 from ..compare.stored import load_runs, run_tally
@@ -81,7 +81,7 @@ def format_table(rows: list[RunRow], tallies: dict[str, Tally] | None = None, no
     header = ("ID", "BENCHMARK", "MODEL", "STATUS", "PROGRESS", "STRICT PASS", "STARTED", "DURATION", "COUNTED APART")
     table = [header]
     for r in rows:
-        model = (f"{r.model} [{r.source}]" if r.source else r.model) + variants_text(r.variants)
+        model = listed_model(r.model, r.source, r.variants)
         strict, apart = _figures(r, (tallies or {}).get(r.run_id))
         table.append(
             (

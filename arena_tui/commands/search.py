@@ -19,6 +19,7 @@ from arena_tui.spine.causes import CAUSES
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.ids import short_ids
 from arena_tui.spine.paths import db_path
+from arena_tui.spine.source import listed_model
 
 from ..compare.search import search
 from ..judge.causes import causes_text
@@ -69,7 +70,8 @@ async def _main(args: argparse.Namespace) -> int:
         causes = causes_text(h.causes) or "-"
         human = f" (person: {', '.join(h.human)})" if h.human else ""
         gone = f"  [superseded by {h.superseded_by}: counts nowhere]" if h.superseded_by else ""
-        print(f"{short[h.run_id]}  turn {h.turn_index:<3} {h.model} · {h.benchmark}  {h.verdict_text}{human}  "
+        print(f"{short[h.run_id]}  turn {h.turn_index:<3} {listed_model(h.model, h.source, h.variants)} · {h.benchmark}  "
+              f"{h.verdict_text}{human}  "
               f"matched in: {where}  causes: {causes}{gone}")
         print(f"    {h.snippet}")
     runs = len({h.run_id for h in hits})

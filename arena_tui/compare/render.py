@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from html import escape
 
+from arena_tui.spine.times import duration_text
+
 from .columns import Count, Figure, Percentile, RateFigure, Subset, Words, board_columns
 from .duplex import duplex_table
 from .judging import agreement_cell, run_judge, stored_agreement
@@ -188,11 +190,12 @@ def sections(board: Leaderboard, sel: Selection) -> list[Section]:
     if len(flips) > 1:
         consistency.table = flips
     out.append(consistency)
-    runs = [["model", "benchmark", "run_index", "run", "status", "speed", STRICT, ORIGINAL, "counted apart", "judge",
-             "judge agreement", "latency"]]  # fmt: skip
+    runs = [["model", "benchmark", "run_index", "run", "status", "duration", "speed", STRICT, ORIGINAL, "counted apart",
+             "judge", "judge agreement", "latency"]]  # fmt: skip
     for f in board.runs:
         latency = f.run.latency_excluded or "counted" + (f" ({f.untrusted} untrusted turn(s) left out)" if f.untrusted else "")
-        runs.append([f.run.group, f.run.row.benchmark, str(f.run_index), f.run.run_id, f.run.row.status, speed_text(f.run.speed),
+        runs.append([f.run.group, f.run.row.benchmark, str(f.run_index), f.run.run_id, f.run.row.status,
+                     duration_text(f.run.row.active_s() * 1000), speed_text(f.run.speed),
                      pct(f.strict, f.run.judged), pct(f.original, f.run.judged), f.run.tally.apart_text() or "–",
                      run_judge(f.run), agreement_cell(stored_agreement(f.run)), latency])  # fmt: skip
     items = [f"not scored {k}: {v}" for k, v in board.unscored.items()] + [f"skipped {k}: {v}" for k, v in sel.skipped.items()]
