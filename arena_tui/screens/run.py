@@ -13,7 +13,7 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Grid
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.widgets import DataTable, Footer, Static
 
 from ..messages import LiveUpdate, RunFinished, TurnRejudged
@@ -95,6 +95,7 @@ class RunScreen(Finding, actions.TurnKeys):
             yield TurnLatencyChart(id="latency-chart")
         yield find_line("the turns: said, answered, reasons, causes")
         yield Static("", id="run-filter")
+        yield Static("", id="next-steps")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -140,6 +141,34 @@ class RunScreen(Finding, actions.TurnKeys):
             self.live = False
             self.refresh_bindings()  # `S Stop run` is offered no more
             self.paint(force=True)
+            if message.then:
+                self.show_next_steps(message.then)
+
+    def show_next_steps(self, then: str) -> None:
+        """What to do next (the demo's end), in a line of its own under the tables: the answer it
+        points at stays in view; the next key (escape included) hides it."""
+        said = Text(then, "bold")
+        said.append("  (any key hides this)", "grey62")
+        bar = self.query_one("#next-steps", Static)
+        bar.update(said)
+        bar.display = True
+
+    def hide_next_steps(self) -> bool:
+        """Hide the next-steps line; False when it was not shown."""
+        bar = self.query_one("#next-steps", Static)
+        if not bar.display:
+            return False
+        bar.display = False
+        return True
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key != "escape":  # (escape hides it and does nothing else: `action_back`)
+            self.hide_next_steps()
+
+    def action_back(self) -> None:
+        """escape: the next-steps line hides first, then an open find bar closes, then back."""
+        if not self.hide_next_steps():
+            super().action_back()
 
     def on_turn_rejudged(self, message: TurnRejudged) -> None:
         if message.run_id == self.state.run_id:
