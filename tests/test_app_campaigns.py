@@ -188,6 +188,8 @@ async def test_a_campaign_over_conditions_and_efforts_shows_six_cells_told_apart
                 assert sum(f"({condition}, effort={effort})" in label for label in labels) == 1, labels
         assert sum("(effort=" in label for label in labels) == 2, labels  # clean: the default, not named
         assert all("…" not in label for label in labels), labels
+        drawn = "\n".join(strip.text for strip in screen._compositor.render_strips())  # what the user sees: no markup ate it
+        assert all(label in drawn for label in labels), drawn
         title = str(screen.query_one("#campaign-title", Static).render())
         assert "demo_bench" in title and "clean, telephony, noise=10" in title
 

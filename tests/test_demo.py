@@ -91,11 +91,13 @@ async def test_the_demos_end_covers_nothing_and_any_key_hides_it(tmp_path: Path)
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, RunScreen))
         screen = app.screen
-        bar = screen.query_one("#next-steps")
-        await until(pilot, lambda: bar.display, timeout=240)
-        await pilot.pause(0.3)
-        assert bar.size.height <= 2, bar.size
+        run_id = screen.state.run_id
+        await until(pilot, lambda: screen.state.ended is not None and not app.running(run_id), timeout=240)
+        await pilot.pause(0.5)
         assert not list(screen.query(Toast)) and not app._notifications, [n.message for n in app._notifications]
+        bar = screen.query_one("#next-steps")
+        await until(pilot, lambda: bar.display)
+        assert bar.size.height <= 2, bar.size
         table = screen.query_one(TurnTable)
         assert table.region.height >= 5 and screen.query_one("#transcript").region.height >= 3
         await pilot.press("x")  # failures only: the key does what it does, and the line goes
