@@ -26,11 +26,12 @@ class RunFinished(Message, bubble=False):
     must not bubble back up to the app (that would forward them again, forever).
     """
 
-    def __init__(self, run_id: str, status: str, error: str | None = None) -> None:
+    def __init__(self, run_id: str, status: str, error: str | None = None, then: str = "") -> None:
         super().__init__()
         self.run_id = run_id
         self.status = status
         self.error = error
+        self.then = then  # what to do next, for the run the app was started for (`arena-tui demo`): its screen says it
 
 
 class TurnRejudged(Message, bubble=False):

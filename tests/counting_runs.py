@@ -1,7 +1,7 @@
 """Constructed demo_bench runs for the counting rule (tests/test_counting.py, tests/test_app_counting.py).
 
 Each is an event stream as the engine and the judge publish it, recorded through the real Store:
-- `interrupted_run`: ten turns planned, three played and judged, the run stopped (`k`) during the
+- `interrupted_run`: ten turns planned, three played and judged, the run stopped (`S`) during the
   fourth (recorded `interrupted`, and judged by an older judge that did not skip it), six never played.
 - `unanswered_run`: every turn lost to an infrastructure failure, or every turn `no_response`.
 - `paced_run`: three turns at speed 1, the second's input sent late (the engine's `pacing` notice).

@@ -162,3 +162,46 @@ def test_a_long_cell_label_keeps_its_repeat() -> None:
     cut = short_label(cell, 24)
     assert len(cut) <= 24 and cut.endswith(" #10") and " × " in cut and "…" in cut
     assert short_label(Cell("conversation_bench", "sim", 2), 20) == "conversati… × sim #2"  # 20 cells: the short model keeps its name
+
+
+VARIANT_SPEC = {"benchmarks": "demo_bench", "models": "sim", "conditions": "clean,telephony,noise=10",
+                "efforts": "low,high"}
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (160, 48)], ids=["80x24", "120x40", "160x48"])
+async def test_a_campaign_over_conditions_and_efforts_shows_six_cells_told_apart(tmp_path: Path, size) -> None:
+    """`--condition clean,telephony,noise=10 --effort low,high`: six cells, each naming its condition
+    (none: clean) and effort whole at every width (`[telephony]` is no markup to lose), what they all
+    share (the benchmark, the one repeat) left to the title when the column is narrow."""
+    db = tmp_path / "arena.db"
+    spec = build_spec({}, VARIANT_SPEC)
+    async with await Store.open(db) as store:
+        await records.create(store, "camp6", spec)
+    app = ArenaApp(db)
+    async with app.run_test(size=size) as pilot:
+        screen = await open_campaign(pilot, "camp6")
+        labels = [row_text(screen, "#cells", key)[0] for key in
+                  (str(k.value) for k in screen.query_one("#cells", DataTable).rows)]
+        assert len(labels) == 6 and len(set(labels)) == 6, labels
+        for condition in ("telephony", "noise=10"):
+            for effort in ("low", "high"):
+                assert sum(f"({condition}, effort={effort})" in label for label in labels) == 1, labels
+        assert sum("(effort=" in label for label in labels) == 2, labels  # clean: the default, not named
+        assert all("…" not in label for label in labels), labels
+        drawn = "\n".join(strip.text for strip in screen._compositor.render_strips())  # what the user sees: no markup ate it
+        assert all(label in drawn for label in labels), drawn
+        title = str(screen.query_one("#campaign-title", Static).render())
+        assert "demo_bench" in title and "clean, telephony, noise=10" in title
+
+
+def test_campaign_list_says_the_shape_of_a_campaign_over_its_axes(tmp_path: Path, capsys) -> None:
+    db = tmp_path / "arena.db"
+
+    async def create() -> None:
+        async with await Store.open(db) as store:
+            await records.create(store, "camp6", build_spec({}, VARIANT_SPEC))
+
+    asyncio.run(create())
+    assert main(["--db", str(db), "campaign", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "1 bench × 1 model × 3 conditions × 2 efforts × 1  0/6 complete" in out, out

@@ -190,3 +190,29 @@ async def test_the_turn_detail_at_80_keeps_every_argument_of_a_call(tmp_path: Pa
             assert set(re.findall(r"[\w:-]+", str(value))) <= words, (value, text)
         why = str(app.screen.query_one("#detail-title").render())
         assert "fault injected by design: disconnect" in why and "✗ turn-taking" in why
+
+
+@sizes
+async def test_the_run_header_keeps_a_runs_condition_and_effort_at_every_width(tmp_path: Path, size) -> None:
+    """A telephony run at high effort never reads as a clean default one: its header keeps the
+    variants whole at 80 columns too (figures go whole first, then the model's name is cut), on the
+    simulator run and on one with the catalog's longest model id."""
+    from arena_tui.spine.events import RunEnded
+
+    from .counting_runs import ended, judged, record, started
+
+    db = tmp_path / "arena.db"
+    variant = {"condition": "telephony", "effort": "high"}
+    runs = [[started(rid, [0, 1], model=model, simulator=True, config=variant), ended(rid, 0), judged(rid, 0),
+             ended(rid, 1), judged(rid, 1), RunEnded(run_id=rid, t_ms=3000.0, status="completed")]
+            for rid, model in (("tel1", "sim"), ("tel2", LONG_MODEL))]
+    await record(db, *runs)
+    for run_id in ("tel1", "tel2"):
+        app = ArenaApp(db, open_run=run_id)
+        async with app.run_test(size=size) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.stops, timeout=30)
+            await until(pilot, lambda: "COMPLETED" in str(app.screen.query_one("#run-header").render()), timeout=30)
+            header = str(app.screen.query_one("#run-header").render())
+            assert "(telephony, effort=high)" in header and "[SIM" in header, header  # [SIM] or [SIMULATOR]
+            assert "demo_bench" in header and "COMPLETED" in header, header
+            assert ("gemini-2.5" if run_id == "tel2" else " sim ") in header, header

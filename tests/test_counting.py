@@ -1,7 +1,7 @@
 """One counting rule for every figure (`arena_tui.verdicts` for pass rates, `arena_tui.timing` for
 latency), read back from every place a figure is shown. Each case below was a defect on main
 (1a55c4a): a turn never played charged as a model failure (`KB 30 ST 0 AH 0` beside `TT 67`), a
-turn stopped with `k` judged FAIL, a run whose endpoint never answered scored 0/4, one late turn
+turn stopped with `S` judged FAIL, a run whose endpoint never answered scored 0/4, one late turn
 dropping a whole run's latencies, a resumed run's idle time counted as its duration, a stopped or
 lost turn counted as done, and four names for one figure.
 
@@ -73,7 +73,7 @@ def state_of(events: list) -> RunState:
 
 
 def test_unplayed_and_stopped_turns_are_counted_apart_on_every_surface(tmp_path: Path, capsys) -> None:
-    """Ten turns planned, three played and judged, the fourth stopped with `k` (judged FAIL by a judge
+    """Ten turns planned, three played and judged, the fourth stopped with `S` (judged FAIL by a judge
     that did not skip it), six never played: every figure is over the three played turns, the
     same for every dimension, and every surface says `6 not played · 1 stopped`."""
     db = tmp_path / "arena.db"

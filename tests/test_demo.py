@@ -15,6 +15,7 @@ from arena_tui.screens.run import RunScreen
 from arena_tui.screens.turn_detail import TurnDetailScreen
 from arena_tui.spine import paths
 from arena_tui.widgets.turn_table import FAULT, TurnTable
+from textual.widgets._toast import Toast
 from tests.pilot import until
 from tests.test_app_flows import SIZE, quit_app, text_of
 
@@ -62,8 +63,14 @@ async def test_the_demo_run_marks_its_fault_says_why_the_turn_failed_and_what_ne
         table = screen.query_one(TurnTable)
         assert str(table.get_cell("2", "status")).endswith(FAULT) and FAULT not in str(table.get_cell("1", "status"))
         assert f"{FAULT} fault injected" in str(table.border_subtitle)
-        # the end says what to do next
-        await until(pilot, lambda: any("next: `arena-tui" in str(n.message) for n in app._notifications))
+        # the end says what to do next, in a line of its own: no toast over the answer it points at
+        bar = screen.query_one("#next-steps")
+        await until(pilot, lambda: bar.display)
+        assert "q quits and prints the commands to run next" in text_of(bar)
+        assert not list(screen.query(Toast)), [str(t.render()) for t in screen.query(Toast)]
+        await pilot.press("escape")  # escape hides it, and only that
+        await pilot.pause()
+        assert not bar.display and app.screen is screen
         table.move_cursor(row=table.get_row_index("2"))
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, TurnDetailScreen))
@@ -72,3 +79,28 @@ async def test_the_demo_run_marks_its_fault_says_why_the_turn_failed_and_what_ne
         assert "✗ tool use: " in why, why
         await pilot.press("escape")
         await quit_app(app, pilot)
+
+
+async def test_the_demos_end_covers_nothing_and_any_key_hides_it(tmp_path: Path) -> None:
+    """At 80x24 the end's next steps take two lines of their own (the turn table keeps the faulted
+    turn's row, the transcript its answer), no toast sits over them, and the next key hides them
+    while doing what it does (x: the failed turns only)."""
+    settings = settings_of(demo_args("--speed", "10", "--turns", "0-1", "--faults", "1:wrong_call", "--judge", "none"))
+    launch = RunRequest(DEMO_BENCHMARK, settings, "none", then=next_steps(tmp_path / "arena.db"))
+    app = ArenaApp(tmp_path / "arena.db", launch=launch, launcher=EngineLauncher())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunScreen))
+        screen = app.screen
+        run_id = screen.state.run_id
+        await until(pilot, lambda: screen.state.ended is not None and not app.running(run_id), timeout=240)
+        await pilot.pause(0.5)
+        assert not list(screen.query(Toast)) and not app._notifications, [n.message for n in app._notifications]
+        bar = screen.query_one("#next-steps")
+        await until(pilot, lambda: bar.display)
+        assert bar.size.height <= 2, bar.size
+        table = screen.query_one(TurnTable)
+        assert table.region.height >= 5 and screen.query_one("#transcript").region.height >= 3
+        await pilot.press("x")  # failures only: the key does what it does, and the line goes
+        await pilot.pause()
+        assert not bar.display and app.screen is screen
+        assert {str(k.value) for k in table.rows} == {"1"}

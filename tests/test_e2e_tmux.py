@@ -45,6 +45,9 @@ def test_demo_runs_in_a_terminal_and_quits_cleanly(tmp_path: Path) -> None:
         assert "OVERLAP" in text and "RETRY" in text
         assert "judge: heuristic" in text
         assert "2/2 done" in text
+        tmux.wait(lambda s: "any key hides this" in s, 20, "what to do next, under the tables")
+        tmux.send("escape")  # hides that line (and only that)
+        tmux.wait(lambda s: "any key hides this" not in s, 20, "the line hidden")
         tmux.send("escape")
         text = tmux.wait(lambda s: "pass rates" in s and "[SIM]" in s, 20, "the runs list")
         assert "completed" in text and "2/2" in text
@@ -56,6 +59,23 @@ def test_demo_runs_in_a_terminal_and_quits_cleanly(tmp_path: Path) -> None:
     assert status == "completed" and total == 2
 
 
+def test_the_demo_prints_no_pipecat_line_before_its_first_frame(tmp_path: Path) -> None:
+    """Pipecat greets on import (an INFO line with its banner): the demo's preflight reads the
+    simulator's runner, so its logging is set up first and the line goes to the log file, never
+    onto the terminal before the monitor draws (nor left there after it closes)."""
+    db = tmp_path / "arena.db"
+    tmux = TmuxSession("e2e-banner", tmp_path)
+    tmux.start([sys.executable, "-m", "arena_tui.cli", "--db", str(db), "demo", "--speed", "10", "--turns", "0",
+                "--judge", "none"], _env(tmp_path))
+    try:
+        tmux.wait(lambda s: "COMPLETED" in s, 240, "the demo to complete")
+        assert _quit(tmux) == 0, tmux.screen()
+        seen = tmux.screen(history=True)
+    finally:
+        tmux.kill()
+    assert "ᓚᘏᗢ" not in seen and "| INFO" not in seen, seen
+
+
 def test_run_opens_the_monitor_on_the_live_run_and_scores_fill_in(tmp_path: Path) -> None:
     """`arena-tui run demo_bench --model sim` (no --headless): the run screen, turns completing,
     the judge's verdicts in the table, and after `q` a line saying what was recorded where."""
@@ -65,7 +85,7 @@ def test_run_opens_the_monitor_on_the_live_run_and_scores_fill_in(tmp_path: Path
                 "--db", str(db), "--speed", "5", "--turns", "0-2"], _env(tmp_path))
     try:
         text = tmux.wait(lambda s: "demo_bench" in s and "SIMULATOR" in s, 60, "the run screen")
-        assert "turns" in text and "k Stop run" in text  # the live run screen, not the runs list
+        assert "turns" in text and "S Stop run" in text  # the live run screen, not the runs list
         text = tmux.wait(lambda s: "COMPLETED" in s and "3/3 done" in s, 240, "the run to complete")
         rows = [ln for ln in text.splitlines() if re.match(r"│ [0-2] ", ln)]
         assert len(rows) == 3, text

@@ -124,7 +124,8 @@ class Sandbox:
 
     def run_id(self) -> str:
         """The newest completed run (one is recorded first if there is none yet)."""
-        rows = [r for r in json.loads(self.cli("runs", "--json").stdout) if r["status"] == "completed"]
+        listed = self.cli("runs", "--json")  # (no database yet: refused, nothing recorded)
+        rows = [r for r in json.loads(listed.stdout) if r["status"] == "completed"] if listed.returncode == 0 else []
         if not rows:
             got = self.cli("run", "demo_bench", "--model", "sim", "--speed", "20", "--turns", "0", "--headless")
             assert got.returncode == 0, got.stderr

@@ -122,12 +122,15 @@ class RunSupervision:
 
     def on_run_finished(self, message: RunFinished) -> None:
         self.pump()
-        for screen in self.screen_stack:
-            screen.post_message(RunFinished(message.run_id, message.status, message.error))
         state = self.live.get(message.run_id)
+        then = ""
+        if self.launch and self.launch.then and state is not None and message.run_id == self.launched:
+            # what to do next, once the run it was started for ends (`arena-tui demo`): its run screen
+            # says it in two lines of its own (covering nothing; any key hides it), never a toast over
+            # the answer it points at; the commands (`launch.then`) print when the monitor closes
+            then = (f"run {message.status} in {duration_text(state.elapsed_ms())} (wall clock) · enter: a turn's detail, "
+                    "why it passed or failed · q quits and prints the commands to run next")
+        for screen in self.screen_stack:
+            screen.post_message(RunFinished(message.run_id, message.status, message.error, then))
         if not watching(self.screen, run_id=message.run_id) and self._shutdown_task is None:
             tell(self, *run_notice(message.run_id, message.status, message.error, state))
-        if self.launch and self.launch.then and state is not None and message.run_id == self.launched:
-            # what to do next, once the run it was started for ends (`arena-tui demo`)
-            took = duration_text(state.elapsed_ms())
-            self.notify(self.launch.then, title=f"run {message.status} in {took} (wall clock)", timeout=90)

@@ -31,6 +31,7 @@ from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.conditions import CLEAN
 from arena_tui.spine.events import LOST_PACE, unfinished
 from arena_tui.spine.ids import IdError, unique_prefix
+from arena_tui.spine.source import TTS
 from arena_tui.store import RunRow, Store
 from arena_tui.store.liveness import THIS_HOST, recorder_alive
 from arena_tui.verdicts import Tally
@@ -278,9 +279,17 @@ class CampaignView:
 
     @property
     def shape(self) -> str:
-        """The same as counts, for narrow places: "1 bench × 2 models × 2", "1 bench × 1 model × 1"."""
+        """The same as counts, for narrow places: "1 bench × 2 models × 2", "1 bench × 1 model × 1", with
+        each axis it has besides ("1 bench × 1 model × 3 conditions × 2 efforts × 1"): their product is its cells."""
         s = self.spec
-        return f"{len(s.benchmarks)} bench × {len(s.models)} model{'s' if len(s.models) != 1 else ''} × {s.repeats}"
+
+        def n(count: int, what: str) -> str:
+            return f"{count} {what}{'s' if count != 1 else ''}"
+
+        axes = [f"{len(s.benchmarks)} bench", n(len(s.models), "model")]
+        axes += [n(len(values), what) for values, default, what in ((s.speakers, (TTS,), "speaker"),
+                 (s.conditions, (CLEAN.label,), "condition"), (s.efforts, (), "effort")) if values != default]
+        return " × ".join([*axes, str(s.repeats)])
 
 
 async def campaign_view(store: Store, campaign_id: str, data_dir: Path | None = None,

@@ -22,7 +22,7 @@ from arena_tui.spine.conditions import CLEAN, ConditionError, parse_condition
 from arena_tui.spine.judges import KINDS_OR_NONE
 from arena_tui.spine.provenance import CONNECTION
 from arena_tui.spine.settings import OPTION_OF, RunSettings, SettingsError, build_settings, parse_turns
-from arena_tui.spine.source import ALL_SPEAKERS, TTS
+from arena_tui.spine.source import ALL_SPEAKERS, TTS, variant_labels, variants_text
 
 
 class SpecError(ValueError):
@@ -80,7 +80,31 @@ class Cell:
 
     @property
     def label(self) -> str:
+        """`demo_bench [telephony] × sim [effort=high] #1`: the cell's key as the CLI prints it."""
         return f"{self.benchmark} × {self.model} #{self.repeat}"
+
+    @property
+    def bench_name(self) -> str:
+        """The benchmark's name alone (no speaker, no condition)."""
+        return cell_parts(self.benchmark)[0]
+
+    @property
+    def alias(self) -> str:
+        """The model's alias alone (no effort)."""
+        return model_parts(self.model)[0]
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """How the cell's run differs from the default, named as every surface names a run's
+        (`spine.source.variant_labels`): `("speech: person1", "telephony", "effort=high")`."""
+        return variant_labels({"speaker": cell_parts(self.benchmark)[1], "condition": cell_condition(self.benchmark),
+                               "effort": model_parts(self.model)[1]})
+
+    @property
+    def shown(self) -> str:
+        """`demo_bench × sim (telephony, effort=high) #1`: the cell as a screen shows it, its variants
+        after the model as a run's are (`spine.source.variants_text`)."""
+        return f"{self.bench_name} × {self.alias}{variants_text(self.variants)} #{self.repeat}"
 
 
 JUDGES = KINDS_OR_NONE

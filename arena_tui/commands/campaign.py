@@ -83,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
 
 async def _main(args: argparse.Namespace) -> int:
     try:
-        store = await Store.open(paths.db_path(args.db))
+        # only `campaign run` records into a new database; list, show and resume read what is there
+        store = await Store.open(paths.db_path(args.db), create=args.campaign_command == "run")
     except StoreError as e:
         raise CliError(str(e)) from None
     try:

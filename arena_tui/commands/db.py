@@ -23,7 +23,7 @@ def _mb(n: int) -> str:
 
 
 async def _info(args: argparse.Namespace) -> None:
-    async with await Store.open(db_path(args.db)) as store:
+    async with await Store.open(db_path(args.db), create=False) as store:
         info = await store.info()
     if getattr(args, "json", False):
         print(info.model_dump_json(indent=2))
@@ -38,7 +38,7 @@ async def _info(args: argparse.Namespace) -> None:
 
 
 async def _vacuum(args: argparse.Namespace) -> None:
-    async with await Store.open(db_path(args.db)) as store:
+    async with await Store.open(db_path(args.db), create=False) as store:
         before, after = await store.vacuum()
     print(f"{store.path}: {_mb(before)} -> {_mb(after)}")
 

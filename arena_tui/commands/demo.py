@@ -23,6 +23,7 @@ from arena_tui.spine.settings import SIM, RunSettings, SettingsError, build_sett
 from ..judge.options import add_judge_arguments
 from ..launcher import RunRequest
 from ..orchestration.live import choose_judge
+from ..orchestration.logs import quiet_logs
 from ..orchestration.preflight import preflight
 from .ui import locations, run_live
 
@@ -58,6 +59,9 @@ def settings_of(args: argparse.Namespace) -> RunSettings:
 def run(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     db = Path(tempfile.mkdtemp(prefix="arena-tui-demo-")) / "demo.db" if args.temp_db else None
+    # before the preflight: it reads the simulator's runner, and Pipecat greets on import (an INFO
+    # line on the terminal before the monitor's first frame); its lines go beside the database
+    quiet_logs(False, paths.log_path(db or paths.db_path(args.db)))
     judge = choose_judge(args)
     checked = preflight(DEMO_BENCHMARK, settings, paths.data_dir(args.data))  # the one preflight, as `run`'s
     if checked.problems or checked.benchmark is None:

@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _main(args: argparse.Namespace) -> str:
-    async with await Store.open(db_path(args.db)) as store:
+    async with await Store.open(db_path(args.db), create=False) as store:
         run_id = await resolve_run_id(store, args.run_id)
         dest = args.dest if args.dest is not None else exports_dir()
         return str(Path(await export_run(store, run_id, dest, data=args.data)).resolve())

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
 
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
 
-from ..interop import InteropError, import_run
+from ..interop import AlreadyStored, InteropError, import_run
 from ..store import Store, StoreError
 
 
@@ -26,6 +27,9 @@ async def _main(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     try:
         run_id = asyncio.run(_main(args))
+    except AlreadyStored as e:  # how to delete it, in the database this command used
+        db = db_path(args.db)
+        raise CliError(str(AlreadyStored(e.run_id, f" --db {shlex.quote(str(db))}" if db != db_path(None) else ""))) from None
     except (StoreError, InteropError, OSError) as e:
         raise CliError(str(e)) from None
     print(f"imported as run {run_id}")

@@ -58,7 +58,7 @@ async def _main(args: argparse.Namespace) -> int:
         await backend.aclose()
         raise CliError("--repeat needs an LLM judge: the heuristic judge gives the same verdicts every time")
     try:
-        async with await Store.open(db_path(args.db)) as store:
+        async with await Store.open(db_path(args.db), create=False) as store:
             run_id = await resolve_run_id(store, args.run_id)
             run = await store.get_run(run_id)
             assert run is not None

@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 async def _main(args: argparse.Namespace) -> int:
     unloadable: list[str] = []
 
-    async with await Store.open(db_path(args.db)) as store:
+    async with await Store.open(db_path(args.db), create=False) as store:
         await store.mark_interrupted_stale()
         recorded = await _recorded_benchmarks(store)
 

@@ -32,7 +32,7 @@ from ..judge.choice import pick_judge
 from ..orchestration.headless import run_headless
 from ..orchestration.logs import quiet_logs
 from ..orchestration.resume import ResumeError, endpoint_line, plan_resume, replayed_text, resume_starter
-from ..store import Store, StoreError
+from ..store import Store, StoreError, require_database
 from .ids import resolve_run_id
 
 JUDGES = ("recorded", *KINDS_OR_NONE)
@@ -59,6 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     db = paths.db_path(args.db)
+    try:
+        require_database(db)  # before the log file beside it: a mistyped --db creates no folder
+    except StoreError as e:
+        raise CliError(str(e)) from None
     quiet_logs(getattr(args, "verbose", False), paths.log_path(db))
     bench, plan, judge = asyncio.run(_prepare(args, db))  # args.run_id: the full id from here on
     settings, typed = _aimed(args, plan.settings)
@@ -94,7 +98,7 @@ async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, Any]:
     """The benchmark, the resume plan and the judge backend, or a CliError naming what is wrong."""
 
     try:
-        async with await Store.open(db) as store:
+        async with await Store.open(db, create=False) as store:
             args.run_id = await resolve_run_id(store, args.run_id)
             row = await store.get_run(args.run_id)
             assert row is not None

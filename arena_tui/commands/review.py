@@ -2,7 +2,7 @@
 
 It is a new judgement revision with the reviewer (`--by`, else $USER) and the reason, and it wins
 over the judge's verdict on those dimensions in every figure, also over a later judging, until
-`--withdraw` takes it back (a further revision): `arena_tui.judge.human`, the rule
+`--withdraw` takes it back (a further revision; its reason optional): `arena_tui.judge.human`, the rule
 `arena_tui.verdicts.standing`. Prints the revision, what the turn counts now, and the run's summary.
 """
 
@@ -52,7 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--turn", nargs="+", action=_TurnAndVerdicts, required=True, metavar=("N", "DIMENSION=pass|fail"),
                         help="the turn index")
     parser.set_defaults(after_turn=[])
-    parser.add_argument("--reason", required=True, help="why: kept with the verdict and shown with it")
+    parser.add_argument("--reason", help="why: kept with the verdict and shown with it (required for a verdict; "
+                        "optional with --withdraw)")
     parser.add_argument("--by", metavar="NAME", help="who reviews (default: $USER, else the login name)")
     parser.add_argument("--cause", action="append", default=[], metavar="CAUSE",
                         help="why the turn fails (repeatable; the list: docs/judging.md, \"Causes\")")
@@ -71,7 +72,7 @@ async def _main(args: argparse.Namespace) -> None:
         if given.setdefault(dim, verdict) != verdict:
             raise CliError(f"{dim}=pass and {dim}=fail both given: one verdict a dimension")
     by = args.by if args.by is not None else default_reviewer()
-    async with await Store.open(db_path(args.db)) as store:
+    async with await Store.open(db_path(args.db), create=False) as store:
         run_id = await resolve_run_id(store, args.run_id)
         try:
             benchmark = await benchmark_of_run(store, run_id, args.data)

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
-from arena_tui.spine.source import variants_text
+from arena_tui.spine.source import listed_model
 from arena_tui.spine.times import duration_text, when_text
 
 from ..compare.columns import cost_words
@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _delete(args: argparse.Namespace) -> list[str]:
-    async with await Store.open(db_path(args.db)) as store:
+    async with await Store.open(db_path(args.db), create=False) as store:
         await store.mark_interrupted_stale()
         runs = {r.run_id: r for r in await store.list_runs()}
         unknown = [r for r in args.delete if r not in runs]
@@ -57,7 +57,7 @@ Costs = dict[str, tuple[Estimate, Estimate]]  # run id -> (the model's cost, the
 async def _load(args: argparse.Namespace, tallied: bool = True) -> tuple[list[RunRow], dict[str, Tally], Costs]:
     if args.limit is not None and args.limit < 0:
         raise CliError(f"--limit must be 0 or more (got {args.limit})")
-    async with await Store.open(db_path(args.db)) as store:
+    async with await Store.open(db_path(args.db), create=False) as store:
         # Nothing is recording in this process, so a 'running' run whose recorder is gone is not running.
         await store.mark_interrupted_stale()
         rows = await store.list_runs()
@@ -106,7 +106,7 @@ def format_table(rows: list[RunRow], tallies: dict[str, Tally] | None = None, no
               *(("COST", "JUDGE COST") if priced else ()))
     table = [header]
     for r in rows:
-        model = (f"{r.model} [{r.source}]" if r.source else r.model) + variants_text(r.variants)
+        model = listed_model(r.model, r.source, r.variants)
         tally = (tallies or {}).get(r.run_id)
         strict, apart = _figures(r, tally)
         cost, judge = (costs or {}).get(r.run_id, (None, None))

@@ -19,6 +19,7 @@ from arena_tui.spine.causes import CAUSES
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.ids import short_ids
 from arena_tui.spine.paths import db_path
+from arena_tui.spine.source import listed_model
 
 from ..compare.search import search
 from ..judge.causes import causes_text
@@ -54,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 async def _main(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 0:
         raise CliError(f"--limit must be 0 or more (got {args.limit})")
-    async with await Store.open(db_path(args.db)) as store:
+    async with await Store.open(db_path(args.db), create=False) as store:
         await store.mark_interrupted_stale()
         run_ids = [await resolve_run_id(store, raw) for raw in args.run] or None
         hits = await search(store, args.text, run_ids=run_ids, dimension=args.dimension, cause=args.cause,
@@ -69,7 +70,8 @@ async def _main(args: argparse.Namespace) -> int:
         causes = causes_text(h.causes) or "-"
         human = f" (person: {', '.join(h.human)})" if h.human else ""
         gone = f"  [superseded by {h.superseded_by}: counts nowhere]" if h.superseded_by else ""
-        print(f"{short[h.run_id]}  turn {h.turn_index:<3} {h.model} · {h.benchmark}  {h.verdict_text}{human}  "
+        print(f"{short[h.run_id]}  turn {h.turn_index:<3} {listed_model(h.model, h.source, h.variants)} · {h.benchmark}  "
+              f"{h.verdict_text}{human}  "
               f"matched in: {where}  causes: {causes}{gone}")
         print(f"    {h.snippet}")
     runs = len({h.run_id for h in hits})

@@ -19,6 +19,7 @@ from arena_tui.spine.times import duration_text
 from ..launcher import RunRequest
 from ..orchestration.launch import EngineLauncher
 from ..orchestration.live import JudgeChoice
+from ..orchestration.logs import quiet_logs
 from ..orchestration.run_pool import RunPool
 from ..store import Store, StoreError
 from .ids import resolve_run_id
@@ -45,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from ..app import ArenaApp  # deferred: Textual loads only when the monitor opens (`run --headless` imports this module too)
 
     db, data = locations(args)
+    quiet_logs(False, paths.log_path(db))  # a run started from the monitor imports Pipecat, which logs on stderr
     run_id = getattr(args, "open", None)
     if run_id:  # an id or a unique prefix, as every command takes it: one line and exit 2 before the screen
         run_id = _check_database(db, run_id)

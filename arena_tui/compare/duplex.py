@@ -172,6 +172,18 @@ def outcome_text(o: DuplexOutcome, speed: float | None = 1.0) -> str:
 def early_start_text(ms: float, speed: float | None = 1.0) -> str:
     """A turn whose reply began before the user finished, as its line says it: `early start 420 ms before the user finished`."""
     return f"early start {latency_text(ms, speed)} before the user finished"
+#: `TurnResult.interrupted` on a turn with duplex cues: the user's scripted speech came over the reply, which
+#: the duplex figures score; turn-taking's overlap (`overlap_ms`, the judge's "no overlap") is of the turn's own
+#: speech only, so the two never read as one measure contradicting the other
+CUE_OVER_REPLY = "user spoke over the reply (a duplex cue: not a turn-taking overlap)"
+
+
+def interrupted_text(result: TurnResult) -> str | None:
+    """What the turn's `interrupted` flag says, named as the measure it is (None: not interrupted):
+    on a duplex turn the cue over the reply (`CUE_OVER_REPLY`), else the reply cut (`interrupted`)."""
+    if not result.interrupted:
+        return None
+    return CUE_OVER_REPLY if result.duplex else "interrupted"
 
 
 def duplex_line(results: Iterable[TurnResult], speed: float | None, untrusted: Collection[int] = ()) -> str | None:

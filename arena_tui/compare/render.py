@@ -14,6 +14,7 @@ from html import escape
 
 from arena_tui.spine.duplex import FULL_DUPLEX_TURN
 from arena_tui.spine.source import FULL_DUPLEX_LABEL
+from arena_tui.spine.times import duration_text
 
 from .columns import Count, Figure, Percentile, RateFigure, Subset, Words, board_columns, cost_words, has_cost
 from .costs import cost_note
@@ -215,13 +216,13 @@ def sections(board: Leaderboard, sel: Selection, gaps: Mapping[str, Family] | No
     if len(flips) > 1:
         consistency.table = flips
     out.append(consistency)
-    runs = [["model", "benchmark", "run_index", "run", "status", "speed", STRICT, ORIGINAL, "counted apart", "judge",
-             "judge agreement", "latency", "cost", "judge cost"]]  # fmt: skip
+    runs = [["model", "benchmark", "run_index", "run", "status", "duration", "speed", STRICT, ORIGINAL, "counted apart",
+             "judge", "judge agreement", "latency", "cost", "judge cost"]]  # fmt: skip
     for f in board.runs:
         latency = f.run.latency_excluded or "counted" + (f" ({f.untrusted} untrusted turn(s) left out)" if f.untrusted else "")
         people = f.run.tally.human_verdicts  # a person's verdicts it counts, marked as the rows are
         runs.append([f.name + (f" ✎{people} a person's" if people else ""), f.run.row.benchmark, str(f.run_index),
-                     f.run.run_id, f.run.row.status, speed_text(f.run.speed),
+                     f.run.run_id, f.run.row.status, duration_text(f.run.row.active_s() * 1000), speed_text(f.run.speed),
                      pct(f.strict, f.run.judged), pct(f.original, f.run.judged), f.run.tally.apart_text() or "–",
                      run_judge(f.run), agreement_cell(stored_agreement(f.run)), latency,
                      cost_words(f.run.cost, f.strict.passes).line, cost_words(f.run.judge_cost, judge=True).line])  # fmt: skip

@@ -53,6 +53,8 @@ class Hit:
     human: tuple[str, ...]  # the dimensions a person's verdict decides
     snippet: str
     superseded_by: str | None = None  # its run was replaced by a re-run (a campaign's): it counts nowhere
+    source: str | None = None  # `simulator` / `protocol fake` / None (the real service): `RunRow.source`
+    variants: tuple[str, ...] = ()  # how its input differed (`RunRow.variants`: a condition, an effort, …)
 
     @property
     def verdict_text(self) -> str:
@@ -188,9 +190,11 @@ def _hit(row: Row, needle: str, run: RunRow, dimension: str | None) -> Hit | Non
     where = matched_in(texts, needle)
     if needle and not where:
         return None  # it matched only another dimension's reasons
-    snippet = _snippet(texts[where[0]] if where else answer or user, needle)
+    # a match in the causes alone: the line names the causes already; the snippet is what was answered
+    said = [w for w in where if w != "causes"]
+    snippet = _snippet(texts[said[0]], needle) if said else _snippet(answer or user, "", width=72)
     return Hit(run_id, turn, run.model, run.benchmark, verdict, where, ordered_causes(causes.split()),
-               tuple(failed.split()), tuple(human.split()), snippet, run.superseded_by)
+               tuple(failed.split()), tuple(human.split()), snippet, run.superseded_by, run.source, run.variants)
 
 
 def _snippet(text: str, needle: str, width: int = 36) -> str:

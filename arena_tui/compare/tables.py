@@ -105,7 +105,7 @@ _LATENCY_OURS = [
     "stage_turns", *(n for k in STAGES for n in _dist_names(f"stage_{k}_ms", _STAGE_STATS)),
 ]  # fmt: skip
 OURS_RUN_RESULTS = [
-    "judge", "judge_agreement", "model_alias", "provider", "status", "started_at", "speed", "latency_note", "simulator", "fake",
+    "judge", "judge_agreement", "model_alias", "provider", "status", "started_at", "duration_s", "speed", "latency_note", "simulator", "fake",
     "heuristic_judge", "imported", "labels", "condition", "effort", "latency_source", "turns_recorded", "human_verdicts",
     "never_answered", *APART_COLUMNS.values(),
     "latency_excluded", "latency_untrusted_turns", "latency_ms_meaning", *_rate_names(STRICT), *_rate_names(ORIGINAL),
@@ -275,6 +275,7 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
             "provider": run.row.provider,
             "status": run.row.status,
             "started_at": run.row.started_at.isoformat(),
+            "duration_s": round(run.row.active_s(), 1),  # wall clock it ran, as the runs list says it (`RunRow.active_s`)
             "speed": run.speed,
             "latency_note": speed_note(run.speed),
             "simulator": run.row.simulator,

@@ -15,6 +15,6 @@ a reference run's latencies from it.
 
 from .export import export_run
 from .read_run import import_run
-from .layout import InteropError
+from .layout import AlreadyStored, InteropError
 
-__all__ = ["InteropError", "export_run", "import_run"]
+__all__ = ["AlreadyStored", "InteropError", "export_run", "import_run"]

@@ -29,6 +29,16 @@ class InteropError(Exception):
     """A run directory that cannot be read or written; names the file, line and field."""
 
 
+class AlreadyStored(InteropError):
+    """The run a folder holds is in the database already (imported before, or the one it was exported
+    from): said with how to delete it, `--db` given when the command knows it is not the default."""
+
+    def __init__(self, run_id: str, db_flag: str = "") -> None:
+        super().__init__(f"run {run_id} is already in the database: delete it first (`arena-tui{db_flag} runs --delete "
+                         f"{run_id}`) or import it as another run (--run-id NEW_ID)")
+        self.run_id = run_id
+
+
 def safe_name(text: str) -> str:
     """A file-name safe form of `text` (runs of other characters become `-`)."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "unknown"

@@ -36,6 +36,7 @@ from .layout import (
     RUNTIME,
     SUMMARY_SUFFIX,
     TRANSCRIPT,
+    AlreadyStored,
     InteropError,
     field,
     folder_run_id,
@@ -108,7 +109,7 @@ async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None =
         raise InteropError(f"{run_dir}: cannot tell the benchmark (pass --benchmark)")
     rid = run_id or ours.get("run_id") or folder_run_id(run_dir.name)
     if await store.get_run(rid) is not None:
-        raise InteropError(f"run {rid} is already in the database (delete it first or pass --run-id)")
+        raise AlreadyStored(rid)
 
     results: list[tuple[float, TurnResult, datetime | None]] = []
     durations: dict[str, int | float] = {}

@@ -72,10 +72,15 @@ async def record_verdict(store: Any, run_id: str, turn: int, verdicts: Mapping[s
                        causes=causes)
 
 
-async def withdraw(store: Any, run_id: str, turn: int, reason: str, by: str, *, bus: EventBus | None = None) -> Judgement:
+#: the reason a withdrawal keeps when none is given: taking a verdict back needs no case made for it
+NO_REASON = "withdrawn (no reason given)"
+
+
+async def withdraw(store: Any, run_id: str, turn: int, reason: str | None, by: str, *,
+                   bus: EventBus | None = None) -> Judgement:
     """Take back every person's verdict standing on the turn (a further revision): the judge's count
-    again. Refused when none stands."""
-    by, reason = _who(by), _why(reason)
+    again. Refused when none stands. A reason is kept when given (`NO_REASON` otherwise)."""
+    by, reason = _who(by), " ".join((reason or "").split()) or NO_REASON
     revisions, _ = await _turn(store, run_id, turn)
     st = standing_of(revisions)
     if st is None or not st.reviews:

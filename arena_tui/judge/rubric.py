@@ -55,6 +55,9 @@ def turn_taking(result: TurnResult) -> DimensionScore:
     """Decided from the run engine's timeline, never by the LLM."""
     if issues := turn_taking_issues(result):
         return DimensionScore(verdict="fail", reasoning="; ".join(text for _, text in issues))
+    if result.duplex:  # its cues' speech over the reply is the duplex figures', not an overlap of this turn's speech
+        return DimensionScore(verdict="pass", reasoning="timing present, no overlap of the turn's own speech (its duplex "
+                              "cues are scored under duplex), no reconnect")
     return DimensionScore(verdict="pass", reasoning="timing present, no overlap, no reconnect")
 
 

@@ -30,7 +30,7 @@ from arena_tui.spine.duplex import FULL_DUPLEX_TURN
 from arena_tui.spine.source import FULL_DUPLEX, FULL_DUPLEX_LABEL
 
 from ..compare.columns import cost_words
-from ..compare.duplex import duplex_line, early_start_text, outcome_text
+from ..compare.duplex import duplex_line, early_start_text, interrupted_text, outcome_text
 from ..compare.stored import untrusted_turns
 from ..cost import current_prices, judge_estimate, run_estimate
 from ..judge import JudgeWorker, render_text, summarize
@@ -287,7 +287,11 @@ class Progress:
             self._ending(out)
             return
         print("", file=out)
-        head = f"{'turn':>4}  {'status':<14} {'v2v ms':>7} {'pipe ms':>7}  {'tools':<10} flags"
+        # each call by its whole name (a cut `✓check_re` names no tool): the column is as wide as its longest
+        tools = {r.turn_index: " ".join(("✓" if c.status == "matched" else "✗") + c.name for c in r.tool_calls) or "-"
+                 for r in results}
+        tools_w = max(10, *(len(t) for t in tools.values()))
+        head = f"{'turn':>4}  {'status':<14} {'v2v ms':>7} {'pipe ms':>7}  {'tools':<{tools_w}} flags"
         caveat = latency_caveat(self.speed)
         print(head + (f"   ({source.upper()})" if source else "")
               + (f"   ({caveat})" if caveat else ""), file=out)
@@ -298,12 +302,8 @@ class Progress:
             v2v = response_latency(r.latencies.voice_to_voice_ms)  # a barge-in is no latency
             pipe = response_latency(r.latencies.pipeline_ttfb_ms)
             counted = latency_counts(r.status, r.turn_index in untrusted)
-            marks = []
             if apart_reason(r.status) is None:  # a turn the model never got expected nothing of it
                 calls.add(self.expected_calls.get(r.turn_index, 0), r.tool_calls)
-            for c in r.tool_calls:
-                good = c.status == "matched"
-                marks.append(("✓" if good else "✗") + c.name[:8])
             flags = [barge_in_text(overlap)] if overlap is not None else []
             if r.turn_index in untrusted:
                 flags.append(f"latency {UNTRUSTED}")
@@ -312,8 +312,8 @@ class Progress:
             flags += [outcome_text(o) for o in r.duplex or []]  # (the header says when latency is sped up)
             if r.early_start_ms is not None:
                 flags.append(early_start_text(r.early_start_ms))
-            if r.interrupted:
-                flags.append("interrupted")
+            if (interrupted := interrupted_text(r)) is not None:
+                flags.append(interrupted)
             if r.retries:
                 flags.append(f"retries {r.retries}")
             if r.reconnects:
@@ -323,7 +323,7 @@ class Progress:
             mark = "" if counted or v2v is None else UNTRUSTED_MARK  # in no latency figure
             print(
                 f"{r.turn_index:>4}  {r.status:<14} {'barge-in' if overlap is not None else _ms(v2v) + mark:>7} "
-                f"{_ms(pipe) + mark if pipe is not None else '-':>7}  {' '.join(marks) or '-':<10} {', '.join(flags)}",
+                f"{_ms(pipe) + mark if pipe is not None else '-':>7}  {tools[r.turn_index]:<{tools_w}} {', '.join(flags)}".rstrip(),
                 file=out,
             )
         statuses: dict[str, int] = {}

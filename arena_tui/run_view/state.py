@@ -107,7 +107,13 @@ class RunState:
             return f"{self.model_name} (starting)" if self.planned else "?"
         label = f"{self.started.model} ({self.started.provider})"
         label = f"{label} [{self.source.upper()}]" if self.source else label
-        return label + variants_text(variant_labels(self.started.config, faults=False))  # (faults: on their own line)
+        return label + variants_text(self.variants)
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """How the run's input differed from the default (`spine.source.variant_labels`; faults apart:
+        the run screen says them on their own line); () before it started."""
+        return variant_labels(self.started.config, faults=False) if self.started else ()
 
     @property
     def source(self) -> str | None:

@@ -27,8 +27,9 @@ def arena_of(node: MessagePump) -> Arena:
     return cast(Arena, node.app)
 
 
-#: escape goes back to the screen underneath (every pushed screen that has nothing to close first)
-BACK = Binding("escape", "app.pop_screen", "Back")
+#: escape goes back to the screen underneath, once nothing on this one is left to close first (an open
+#: find or filter line: `Finding.action_back`), so escape never leaves a screen whose bar offers it
+BACK = Binding("escape", "back", "Back")
 
 #: every screen that names itself for the help, as its class is defined (`ArenaScreen.HELP_WHERE`)
 SCREENS: list[type[ArenaScreen]] = []
@@ -42,6 +43,11 @@ class ArenaScreen(Screen):
     HELP_WHERE: ClassVar[str | None] = None
     HELP_ORDER: ClassVar[int] = 100
     HELP_EXTRA: ClassVar[list[Binding]] = []
+    #: keys (or clicks) this screen has had since it came up in place of another screen (`settled`);
+    #: the app's first screen starts settled: nothing changed under the user's fingers
+    _keys_here: int = 2
+    _shown = False  # it has been the screen on top before
+    _left = False  # another screen of the app replaced it on top (a dialog, the palette or the help do not)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -62,6 +68,43 @@ class ArenaScreen(Screen):
     @property
     def arena(self) -> Arena:
         return arena_of(self)
+
+    def action_back(self) -> None:
+        """escape (`BACK`): to the screen underneath."""
+        self.app.pop_screen()
+
+    # --- a destructive key right after a change of screen does nothing ---------------------------
+    # A key pressed as the screen changes under the user's fingers (an escape that left a screen
+    # they meant to stay on, an enter that opened one) was meant for the screen before: `d` is
+    # "only differences" in compare and "delete" in the runs list. So the first key on a screen
+    # that just came up never destroys: `settled` says so and asks for the key again. No timer:
+    # a key (or a click) on the screen is what settles it.
+
+    def on_screen_suspend(self) -> None:
+        self._left = not isinstance(self.app.screen, ModalScreen)  # (the screen on top by now)
+
+    def on_screen_resume(self) -> None:
+        # back from a screen it opened (or one closed over it), or shown first over another of the
+        # app's: it just came up; back from its own dialog, the palette or the help: it was in use
+        if self._left or (not self._shown and any(isinstance(s, ArenaScreen) for s in self.app.screen_stack
+                                                  if s is not self)):
+            self._keys_here = 0
+        self._shown, self._left = True, False
+
+    def on_key(self) -> None:
+        self._keys_here += 1
+
+    def on_click(self) -> None:
+        self._keys_here = max(self._keys_here, 2)
+
+    def settled(self, key: str, what: str) -> bool:
+        """Whether the destructive `key` (`what` it does) may act: never as the first key on a
+        screen that just came up (this key is counted already); then it says to press it again."""
+        if self._keys_here > 1:
+            return True
+        self.notify(f"{what}: this screen just came up; press {key} again to do it", severity="warning", timeout=4,
+                    markup=False)
+        return False
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         """What the command palette offers besides the app's own while this screen is on top."""

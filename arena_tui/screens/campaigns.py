@@ -11,7 +11,7 @@ conditions, efforts) in strict pass, paired (`records.campaign_gaps`, as `campai
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -31,6 +31,7 @@ from .base import BACK
 from ..verdicts import STRICT
 from ..timing import speed_text
 from arena_tui.spine.ids import short_ids
+from arena_tui.spine.source import variants_text
 from arena_tui.spine.paths import exports_dir
 from arena_tui.spine.times import when_text
 
@@ -46,22 +47,56 @@ def state_text(state: str) -> Text:
     return Text(state, STATE_STYLE.get(state, ""))
 
 
-def short_label(cell: Cell, width: int) -> str:
-    """`bench × model #r` in `width` cells: benchmark and model cut with "…", the repeat kept."""
-    label = cell.label
+#: parts of a cell's label every cell of a campaign may share, left out in this order when the labels
+#: are too long (the title names them); the model stays: a cell's variants read after it, as a run's do
+SHAREABLE = ("benchmark", "repeat")
+
+
+def shared_parts(cells: Sequence[Cell]) -> frozenset[str]:
+    """Which of `SHAREABLE` every cell has alike: one benchmark name, one repeat."""
+    alike = {"benchmark": {c.bench_name for c in cells}, "repeat": {c.repeat for c in cells}}
+    return frozenset(part for part, values in alike.items() if len(values) == 1)
+
+
+def label_form(cell: Cell, dropped: frozenset[str] | set[str] = frozenset()) -> str:
+    """`demo_bench × sim (telephony, effort=high) #1` without the `dropped` parts (`SHAREABLE`)."""
+    head = cell.alias if "benchmark" in dropped else f"{cell.bench_name} × {cell.alias}"
+    return head + variants_text(cell.variants) + ("" if "repeat" in dropped else f" #{cell.repeat}")
+
+
+def column_form(cells: Sequence[Cell], width: int, shared: frozenset[str]) -> frozenset[str]:
+    """What the cell column leaves out, the same for every cell: the fewest `shared` parts (in
+    `SHAREABLE` order) with which every label fits `width` (all of them when none does)."""
+    dropped: set[str] = set()
+    for part in SHAREABLE:
+        if all(len(label_form(c, dropped)) <= width for c in cells):
+            break
+        if part in shared:
+            dropped.add(part)
+    return frozenset(dropped)
+
+
+def short_label(cell: Cell, width: int, dropped: frozenset[str] = frozenset()) -> str:
+    """The cell in `width` cells (`Cell.shown`) without the `dropped` parts (`column_form`: what every
+    cell shares, which the title names); still too long, the benchmark and model names are cut with
+    "…". What tells the cells apart (their variants: speaker, condition, effort; a repeat not
+    shared) is never cut; the selected cell is whole under the table."""
+    label = label_form(cell, dropped)
     if len(label) <= width:
         return label
-    tail = f" #{cell.repeat}"
+    tail = variants_text(cell.variants) + ("" if "repeat" in dropped else f" #{cell.repeat}")
+    if "benchmark" in dropped:
+        return cut_name(cell.alias, max(width - len(tail), 1)) + tail
     room = max(width - len(tail) - 3, 2)  # 3: " × "
-    bench_w = max(min(len(cell.benchmark), room // 2), 1)
+    bench_w = max(min(len(cell.bench_name), room // 2), 1)
     model_w = max(room - bench_w, 1)
-    if len(cell.model) < model_w:  # a short model leaves its room to the benchmark
-        bench_w, model_w = room - len(cell.model), len(cell.model)
+    if len(cell.alias) < model_w:  # a short model leaves its room to the benchmark
+        bench_w, model_w = room - len(cell.alias), len(cell.alias)
+    return f"{cut_name(cell.bench_name, bench_w)} × {cut_name(cell.alias, model_w)}{tail}"
 
-    def cut(name: str, w: int) -> str:
-        return name if len(name) <= w else name[: max(w - 1, 0)] + "…"
 
-    return f"{cut(cell.benchmark, bench_w)} × {cut(cell.model, model_w)}{tail}"
+def cut_name(name: str, w: int) -> str:
+    return name if len(name) <= w else name[: max(w - 1, 0)] + "…"
 
 
 def cell_key(cell: Cell) -> str:
@@ -198,7 +233,7 @@ def matrix_cells(v: CellView, dims: list[str], run_ids: dict[str, str]) -> tuple
     errors = len(v.tally.judge_errors) + len(v.tally.rejudge_errors)
     # the strict column beside it marks "h" already: the rates do not repeat it
     rates = rate_slots(v.tally.dimensions, dims, False, errors) if v.tally.dimensions else Text("")
-    return (v.cell.label, state_text(v.state), v.progress, cell_strict(v), run_ids.get(v.run_id or "", "–"), rates,
+    return (v.cell.shown, state_text(v.state), v.progress, cell_strict(v), run_ids.get(v.run_id or "", "–"), rates,
             Text(reason_of(v), "grey62"))
 
 
@@ -298,14 +333,18 @@ class CampaignScreen(Campaigns):
         cells = [matrix_cells(c, dims, run_ids) for c in self.cells]
         need = natural_widths(labels, cells)
         others = sum(need[c] + PAD for c in CELL_ORDER[1:CELL_REQUIRED])
-        # the cell label gives way first (the selected cell is whole below the table)
-        need[0] = max(min(need[0], room - others - PAD, room // 3), MIN_CELL)
+        # the cell label gives way first (the selected cell is whole below the table), but keeps the room
+        # its shortest form needs: what the cells share left out, what tells them apart whole (`short_label`)
+        shared = shared_parts([c.cell for c in self.cells])
+        least = max((len(label_form(c.cell, shared)) for c in self.cells), default=0)
+        need[0] = max(min(need[0], room - others - PAD, max(room // 3, least)), MIN_CELL)
         shown = fit_columns(room, need, CELL_ORDER, CELL_REQUIRED, stretch=CELL_STRETCH)
         table.clear(columns=True)
         for col, w in shown.items():
             table.add_column(labels[col], key=CELL_COLUMNS[col][0], width=w)
+        dropped = column_form([c.cell for c in self.cells], shown[0], shared)
         for view, row in zip(self.cells, cells, strict=True):
-            row = (short_label(view.cell, shown[0]), *row[1:])
+            row = (Text(short_label(view.cell, shown[0], dropped)), *row[1:])  # Text: `[…]` is no markup
             table.add_row(*(fit_cell(row[col], w) for col, w in shown.items()), key=cell_key(view.cell))
         if current is not None:
             keys = [cell_key(c.cell) for c in self.cells]
@@ -338,7 +377,7 @@ class CampaignScreen(Campaigns):
         if c is None:
             self.query_one("#cell-detail", Static).update("")
             return
-        t = Text.assemble((c.cell.label, "bold"), "  ", state_text(c.state))
+        t = Text.assemble((c.cell.shown, "bold"), "  ", state_text(c.state))
         t.append(f"  run {c.run_id}" if c.run_id else "  no run yet")
         if c.total:
             t.append(f"  {STRICT} ").append_text(cell_strict(c))
@@ -364,7 +403,8 @@ class CampaignScreen(Campaigns):
             return
         if c.run_id is None or c.state not in OPENABLE:
             why = f": {c.reason}" if c.reason else ""
-            self.notify(f"{c.cell.label} is {c.state}{why}; it has no recorded run to open yet", severity="warning")
+            self.notify(f"{c.cell.shown} is {c.state}{why}; it has no recorded run to open yet", severity="warning",
+                        markup=False)
             return
         self.arena.open_run(c.run_id)
 

@@ -50,7 +50,8 @@ else:
 
 class Finding(_Screen):
     """Mixed into a screen with a `find_line` (and maybe a `filter_line`) and the DataTable
-    `FIND_TABLE`: the keys `FIND_KEYS` (and `FILTER_KEY`) act on them."""
+    `FIND_TABLE`: the keys `FIND_KEYS` (and `FILTER_KEY`) act on them, and escape (`action_back`)
+    closes an open line before it leaves the screen."""
 
     FIND_TABLE: ClassVar[str] = ""
     _matches: list[str] = []
@@ -74,6 +75,22 @@ class Finding(_Screen):
 
     def action_find(self) -> None:
         self.query_one("#find", QueryLine).open()
+
+    def close_query(self) -> bool:
+        """Close an open query line, the find line first (its matches are the most recent thing
+        asked), then the filter; False when none is open. Its text may have lost the focus (enter
+        hands it to the table) but its bar still says `esc`: escape closes it."""
+        for line_id in ("find", "filter"):
+            line = next(iter(self.query(f"#{line_id}").results(QueryLine)), None)
+            if line is not None and line.is_open:
+                line.action_close()
+                return True
+        return False
+
+    def action_back(self) -> None:
+        """escape: the open find or filter line closes; only with none open does it leave the screen."""
+        if not self.close_query():
+            super().action_back()  # type: ignore[misc]  # (the screen's: `ArenaScreen.action_back`)
 
     def action_filter(self) -> None:
         self.query_one("#filter", QueryLine).open()

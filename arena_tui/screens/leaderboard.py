@@ -108,7 +108,8 @@ class LeaderboardScreen(Finding, ArenaScreen):
         yield Static("", id="board-notes")
         yield Static("", id="board-legend")
         with Horizontal(id="board-plots"):
-            yield LatencyPlot(id="plot-latency")
+            with VerticalScroll(id="plot-latency-lanes"):  # more lanes than room: they scroll, never squeeze
+                yield LatencyPlot(id="plot-latency")
             with VerticalScroll(id="plot-categories"):
                 yield CategoryBars()
         yield Footer()

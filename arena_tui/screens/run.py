@@ -13,7 +13,7 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Grid
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.widgets import DataTable, Footer, Static
 
 from ..messages import LiveUpdate, RunFinished, TurnRejudged
@@ -61,7 +61,8 @@ class RunScreen(Finding, actions.TurnKeys):
         Binding("p", "play", "Play"),
         Binding("s", "stop_audio", "Stop audio", show=False),
         Binding("r", "rejudge", "Re-judge", show=False),
-        Binding("k", "stop_run", "Stop run"),
+        # stopping is asked first, on a key no navigation scheme moves with (`k` is up to a vim user)
+        Binding("S", "stop_run", "Stop run"),
         Binding("l", "latency", "Latency chart", show=False, tooltip="The run's voice-to-voice per turn as a chart "
                 "(in the transcript's place; again: the transcript)"),
         *FIND_KEYS,
@@ -95,6 +96,7 @@ class RunScreen(Finding, actions.TurnKeys):
             yield TurnLatencyChart(id="latency-chart")
         yield find_line("the turns: said, answered, reasons, causes")
         yield Static("", id="run-filter")
+        yield Static("", id="next-steps")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -138,8 +140,36 @@ class RunScreen(Finding, actions.TurnKeys):
     def on_run_finished(self, message: RunFinished) -> None:
         if message.run_id == self.state.run_id:
             self.live = False
-            self.refresh_bindings()  # `k Stop run` is offered no more
+            self.refresh_bindings()  # `S Stop run` is offered no more
             self.paint(force=True)
+            if message.then:
+                self.show_next_steps(message.then)
+
+    def show_next_steps(self, then: str) -> None:
+        """What to do next (the demo's end), in a line of its own under the tables: the answer it
+        points at stays in view; the next key (escape included) hides it."""
+        said = Text(then, "bold")
+        said.append("  (any key hides this)", "grey62")
+        bar = self.query_one("#next-steps", Static)
+        bar.update(said)
+        bar.display = True
+
+    def hide_next_steps(self) -> bool:
+        """Hide the next-steps line; False when it was not shown."""
+        bar = self.query_one("#next-steps", Static)
+        if not bar.display:
+            return False
+        bar.display = False
+        return True
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key != "escape":  # (escape hides it and does nothing else: `action_back`)
+            self.hide_next_steps()
+
+    def action_back(self) -> None:
+        """escape: the next-steps line hides first, then an open find bar closes, then back."""
+        if not self.hide_next_steps():
+            super().action_back()
 
     def on_turn_rejudged(self, message: TurnRejudged) -> None:
         if message.run_id == self.state.run_id:
@@ -182,7 +212,7 @@ class RunScreen(Finding, actions.TurnKeys):
             self._filter_bar()
             self.refind()
         header = (content, int(st.elapsed_ms() // 1000), st.wait_line(), self.mode)
-        if st.status != self._status:  # e.g. the run ended: `k Stop run` goes from the footer
+        if st.status != self._status:  # e.g. the run ended: `S Stop run` goes from the footer
             self._status = st.status
             self.refresh_bindings()
         if force or header != self._header_key:
@@ -255,9 +285,6 @@ class RunScreen(Finding, actions.TurnKeys):
                 if turn_matches(r, causes.get(r.index, ()), text)]
 
     # --- actions -------------------------------------------------------------------------
-    def action_back(self) -> None:
-        self.app.pop_screen()
-
     def action_detail(self) -> None:
         from .turn_detail import TurnDetailScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
@@ -312,11 +339,29 @@ class RunScreen(Finding, actions.TurnKeys):
         self.app.push_screen(CategoryDialog(cats, self.query_one(TurnTable).category), chosen)
 
     def action_stop_run(self) -> None:
-        if not self.arena.running(self.state.run_id):
+        """Stop the live run, once asked (No has the focus): it is kept as interrupted, and resumable."""
+        from .dialogs.confirm import ConfirmDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
+
+        run_id = self.state.run_id
+        if not self.arena.running(run_id):
             self.notify("this run is not running")
             return
-        self.notify("stopping the run (it is kept as interrupted)…")
-        self.app.run_worker(self.arena.stop_runs([self.state.run_id]), group="stop")  # the app's: outlives this screen
+        if not self.settled("S", "stop this run"):
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if not yes:
+                return
+            if not self.arena.running(run_id):  # it ended while the question was up
+                self.notify("the run has ended already")
+                return
+            self.notify("stopping the run (it is kept as interrupted)…")
+            self.app.run_worker(self.arena.stop_runs([run_id]), group="stop")  # the app's: outlives this screen
+
+        question = (f"Stop run {run_id} ({self.state.benchmark}, {self.state.model_name}) at {self.state.turns_done}/"
+                    f"{self.state.turns_total} turns? It is kept as interrupted: `arena-tui resume` goes on from where "
+                    "it stopped.")
+        self.app.push_screen(ConfirmDialog(question, yes="Stop run", no="Keep running"), confirmed)
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         yield SystemCommand("Turn detail", "Open the selected turn", self.action_detail)

@@ -189,6 +189,7 @@ class RunsScreen(Finding, PollingScreen):
         Binding("C", "app.campaigns", "Campaigns"),
         FILTER_KEY,
         *FIND_KEYS,
+        Binding("escape", "back", "Close find/filter", show=False),
     ]
 
     def __init__(self) -> None:
@@ -320,7 +321,7 @@ class RunsScreen(Finding, PollingScreen):
                 table.add_row(*(fit_cell(row[col], w) for col, w in layout.items()), key=run_id)
         else:
             stacked_rows(table, room, order, cells, labels[RATES], need)
-        if selected in self.rows:
+        if selected in dict(order):  # (a run the filter hides has no row to keep the cursor on)
             table.move_cursor(row=table.get_row_index(selected))
         shown = layout if layout is not None else {c: 0 for c in range(len(RUN_COLUMNS)) if c not in (STARTED, COST)}
         if not priced:  # no run has a cost: no column to miss
@@ -389,6 +390,10 @@ class RunsScreen(Finding, PollingScreen):
 
         self.app.push_screen(NewRunDialog(self.arena.data_dir, self.arena.launcher), started)
 
+    def action_back(self) -> None:
+        """escape closes an open find or filter line; the runs list is the first screen: nothing is under it."""
+        self.close_query()
+
     def action_delete(self) -> None:
         from .dialogs.confirm import ConfirmDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
@@ -397,6 +402,8 @@ class RunsScreen(Finding, PollingScreen):
             return
         if self.arena.running(run_id):
             self.notify("stop the run before deleting it", severity="warning")
+            return
+        if not self.settled("d", f"delete run {run_id}"):  # a `d` meant for the screen before (compare's)
             return
 
         async def confirmed(yes: bool | None) -> None:

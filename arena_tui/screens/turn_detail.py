@@ -18,7 +18,7 @@ from textual.widgets import Footer, Static
 from arena_tui.spine.causes import CAUSES as MEANING
 from ..messages import LiveUpdate, TurnRejudged
 from ..run_view import RunState, TurnRow
-from ..compare.duplex import early_start_text, outcome_text
+from ..compare.duplex import early_start_text, interrupted_text, outcome_text
 from ..timing import UNTRUSTED, barge_in_ms, barge_in_text, latency_counts, latency_text, speed_note
 from ..verdicts import APART, named
 from ..widgets.judgement_text import cause_source, judgement_renderable
@@ -164,8 +164,8 @@ def flags_text(row: TurnRow, speed: float | None = 1.0) -> Text:
         flags.append((f"overlap {res.overlap_ms:.0f} ms", "bold red"))
     elif res.overlap_ms > 0:
         flags.append((f"overlap {res.overlap_ms:.0f} ms (<100)", "yellow"))
-    if res.interrupted:
-        flags.append(("interrupted", "bold yellow"))
+    if (interrupted := interrupted_text(res)) is not None:
+        flags.append((interrupted, "bold yellow"))
     if res.agent_interruptions:
         flags.append((f"bot started over the user {res.agent_interruptions}×", "bold dark_orange"))
     if res.early_start_ms is not None:

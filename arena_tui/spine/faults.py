@@ -247,9 +247,8 @@ def parse_faults(spec: str | None) -> FaultPlan:
         kind, has_val, val = rest.partition("=")
         kind = kind.strip()
         if kind not in _KINDS:
-            raise FaultSpecError(
-                f"unknown fault {kind!r} in {item!r}; known: {', '.join(FAULT_KINDS)}, expire=SECONDS"
-            )
+            raise FaultSpecError(f"unknown fault {kind!r} in {item!r}; known: {', '.join(FAULT_KINDS)}; "
+                                 f"for the whole run: {', '.join(_SESSION_ITEMS.values())}")
         required, allowed, default = _KINDS[kind]
         value: float | str | None = default
         if has_val:

@@ -101,3 +101,9 @@ def variant_labels(config: Mapping[str, Any] | None, *, faults: bool = True) -> 
 def variants_text(labels: tuple[str, ...]) -> str:
     """`variant_labels` as every surface puts them after a model: ` (telephony, effort=high)`, or ""."""
     return f" ({', '.join(labels)})" if labels else ""
+
+
+def listed_model(model: str, source: str | None, labels: tuple[str, ...]) -> str:
+    """A run's model as a command's listing prints it (`runs`, `search`): `sim [simulator] (telephony,
+    effort=high)`, its source (`source_label`) bracketed and how its input differed (`variants_text`)."""
+    return (f"{model} [{source}]" if source else model) + variants_text(labels)

@@ -27,7 +27,7 @@ from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import Event
 from .connection import BUSY_TIMEOUT_MS
 from .errors import StoreError, StoreOpenError, StoreWriteError
-from .open import open_connections
+from .open import open_connections, require_database
 from .reader import AudioClip, Reader, RunRow, StoreInfo, Track
 from .scrub import REDACTED, scrub_config, scrub_text
 from .liveness import STALE_AFTER_S
@@ -46,6 +46,7 @@ __all__ = [
     "StoreWriteError",
     "Track",
     "scrub_config",
+    "require_database",
     "scrub_text",
 ]
 
@@ -61,10 +62,13 @@ class Store(Reader):
     # --- lifecycle -----------------------------------------------------------------------------
 
     @classmethod
-    async def open(cls, path: str | os.PathLike[str], *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Store:
-        """Open (creating and migrating as needed) the database file at `path`."""
+    async def open(cls, path: str | os.PathLike[str], *, busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+                   create: bool = True) -> Store:
+        """Open (creating and migrating as needed) the database file at `path`. `create=False`: a
+        command that records nothing new refuses a path with no database, naming it, and creates
+        neither the file nor its folder (a mistyped --db is not an empty database)."""
         p = Path(path)
-        writer, reader = await open_connections(p, busy_timeout_ms)
+        writer, reader = await open_connections(p, busy_timeout_ms, create=create)
         return cls(p, writer, reader)
 
     async def close(self) -> None:

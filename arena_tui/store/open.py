@@ -26,10 +26,24 @@ from .wal import committed_pages, wal_of
 log = logging.getLogger(__name__)
 
 _HEADER = b"SQLite format 3\x00"
+#: why a command that only reads (or adds to what is recorded) refuses a path with no database: a
+#: mistyped --db must not become an empty database that reads as "no runs recorded"
+NO_DATABASE = ("no database here (check --db / ARENA_TUI_DB); a run creates one: `arena-tui run`, `demo`, "
+               "`campaign run` or `import`")
 
 
-async def open_connections(p: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> tuple[aiosqlite.Connection, aiosqlite.Connection]:
-    """(writer, reader) connections to `p`, creating and migrating the file as needed."""
+def require_database(p: Path) -> None:
+    """StoreOpenError naming `p` when no database file is there (nothing is created)."""
+    if not p.exists():
+        raise StoreOpenError(p, NO_DATABASE)
+
+
+async def open_connections(p: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS, *,
+                           create: bool = True) -> tuple[aiosqlite.Connection, aiosqlite.Connection]:
+    """(writer, reader) connections to `p`, creating (`create`; else refused: `require_database`)
+    and migrating the file as needed."""
+    if not create:
+        require_database(p)
     if p.is_dir():
         raise StoreOpenError(p, "is a directory, not a database file")
     if p.parent.exists() and not p.parent.is_dir():

@@ -1,24 +1,25 @@
-"""Plots of leaderboard rows: latency per model (textual-plotext), pass rate per category (bars).
+"""Plots of leaderboard rows: latency per model (lanes of text), pass rate per category (bars).
 
 Latency is drawn as the report draws it: every turn one dot on its model's lane, p50 ◆ and
-p95 ▲ marked, only turns the data layer counts (speed-1 runs). Pass rate per category is the
+p95 ▲ marked, only turns the data layer counts (speed-1 runs); a lane is a line of text, so a
+point is on its own row's line at every size. Pass rate per category is the
 strict turn pass, one bar per model and every category named (`CategoryBars`); the Wilson
 intervals are in the table and the report.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
-from textual_plotext import PlotextPlot
 
 from ..compare.leaderboard import BoardRow
 
-# RGB, so the legend line (Rich) and the plots (plotext) show the same colour for a model
+# RGB, so the legend line and the plots show the same colour for a model
 COLOURS = [(96, 165, 250), (248, 113, 113), (52, 211, 153), (251, 191, 36), (192, 132, 252), (34, 211, 238),
            (244, 114, 182), (163, 230, 53)]  # fmt: skip
 
@@ -28,7 +29,7 @@ def colour(i: int) -> tuple[int, int, int]:
 
 
 def legend(rows: Sequence[BoardRow]) -> Text:
-    """`■ model` per row in its plot colour (plotext's own legend box would hide the bars under it)."""
+    """`■ model` per row in its plot colour."""
     t = Text()
     for i, row in enumerate(rows):
         t.append("■ ", "rgb({},{},{})".format(*colour(i)))
@@ -36,37 +37,90 @@ def legend(rows: Sequence[BoardRow]) -> Text:
     return t
 
 
+#: a lane's markers: a turn, the row's p50 and p95 (drawn over the turns at their place)
+TURN, P50, P95 = "•", "◆", "▲"
+TICK_EVERY = 12  # cells between the axis' labelled ticks, at least
+
+
 def short(label: str, n: int = 22) -> str:
     return label if len(label) <= n else label[: n - 1] + "…"
 
 
-class LatencyPlot(PlotextPlot):
-    """Voice-to-voice per turn, one lane per model."""
+def nice_step(span: float, ticks: int) -> float:
+    """A step of 1, 2 or 5 × 10^k that cuts `span` into about `ticks` parts."""
+    raw = span / max(ticks, 1)
+    power = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+
+
+def lanes_text(title: str, rows: Sequence[BoardRow], width: int) -> Text:
+    """Voice-to-voice per turn, one text line per row (its lane), the row named at its left: every
+    turn a dot on its own row's line, p50 ◆ and p95 ▲ on it too, in the row's legend colour; an
+    axis in ms under the lanes. A row is one line of text, so a point can never land on another
+    row's line whatever the width or height (a plotted y rounded to the nearest cell row could:
+    at 120x40 a run's points sat on a text model's row). Only turns the data layer counts (speed-1
+    runs); a row without any says `(none)` (the table says why)."""
+    values = {k: [v for f in row.runs for v in f.v2v] for k, row in enumerate(rows)}
+    every = [v for vs in values.values() for v in vs]
+    names = [row.model for row in rows]
+    label_w = max(min(max((len(n) for n in names), default=8), max(8, width // 3)), 4)
+    lane_w = max(width - label_w - 3, 8)  # " │" before the lane, "│" after
+    out = Text(no_wrap=True, overflow="ellipsis")
+    out.append(title + "\n", "bold")
+    out.append(f"voice-to-voice ms (speed-1 runs) · {TURN} a turn  {P50} p50  {P95} p95\n", "grey62")
+    lo, hi, step = 0.0, 1.0, 1.0
+    if every:  # the axis spans the points (a little room at each end); ticks at round values inside it
+        pad = max((max(every) - min(every)) * 0.03, 10.0)
+        lo, hi = max(min(every) - pad, 0.0), max(every) + pad
+        step = nice_step(hi - lo, max(lane_w // TICK_EVERY, 1))
+
+    def col(v: float) -> int:
+        return min(max(round((v - lo) / (hi - lo) * (lane_w - 1)), 0), lane_w - 1)
+
+    for k, row in enumerate(rows):
+        style = "rgb({},{},{})".format(*colour(k))
+        out.append(short(names[k], label_w).rjust(label_w) + " │", style)
+        lane = [" "] * lane_w
+        if values[k] and row.v2v is not None:
+            for v in values[k]:
+                lane[col(v)] = TURN
+            p50, p95 = col(row.v2v.p50), col(row.v2v.p95)
+            if p95 == p50:  # one cell for both: p95 beside it (one cell is 1/lane_w of the axis), both seen
+                p50, p95 = (p50, p95 + 1) if p95 + 1 < lane_w else (p50 - 1, p95)
+            lane[p50], lane[p95] = P50, P95
+            out.append("".join(lane), style)
+        else:
+            out.append("(none)".ljust(lane_w), "grey50")
+        out.append("│\n", "grey50")
+    axis = [" "] * lane_w
+    labels = [" "] * (lane_w + 1)
+    if every:
+        tick, last_end = math.ceil(lo / step) * step, -2
+        while tick <= hi:
+            c = col(tick)
+            axis[c] = "┬"
+            text = f"{tick:,.0f}"
+            at = max(c - len(text) // 2, 0)
+            if at > last_end + 1 and at + len(text) <= len(labels):
+                labels[at: at + len(text)] = list(text)
+                last_end = at + len(text)
+            tick += step
+    out.append(" " * label_w + " └" + "".join("─" if a == " " else a for a in axis) + "┘\n", "grey50")
+    out.append(" " * (label_w + 2) + ("".join(labels).rstrip() if every else "no turn of these rows counts for latency"),
+               "grey50")
+    return out
+
+
+class LatencyPlot(Static):
+    """Voice-to-voice per turn, one lane (a line of text) per row: `lanes_text`, drawn for its width."""
+
+    def on_resize(self) -> None:
+        if getattr(self, "_shown", None) is not None:
+            self.show(*self._shown)
 
     def show(self, title: str, rows: Sequence[BoardRow]) -> None:
-        plt = self.plt
-        plt.clear_data()
-        plt.clear_figure()
-        plt.title(title)
-        plt.xlabel("voice-to-voice ms (speed-1 runs; ◆ p50 ▲ p95)")
-        lanes = list(reversed(range(len(rows))))  # the first row on top
-        every = [v for row in rows for f in row.runs for v in f.v2v]
-        ticks, labels = [], []
-        for y, k in enumerate(lanes):
-            row = rows[k]
-            ticks.append(y)
-            values = [v for f in row.runs for v in f.v2v]
-            labels.append(short(row.model) + ("" if values else " (none)"))  # the table says why
-            if not values or row.v2v is None:
-                continue
-            plt.scatter(values, [y] * len(values), marker="•", color=colour(k))
-            plt.scatter([row.v2v.p50], [y + 0.3], marker="◆", color=colour(k))
-            plt.scatter([row.v2v.p95], [y + 0.3], marker="▲", color=colour(k))
-        plt.yticks(ticks, labels)
-        plt.ylim(-0.6, max(len(lanes) - 0.4, 0.6))
-        if not every:
-            plt.xlim(0, 1000)
-        self.refresh()
+        self._shown = (title, rows)
+        self.update(lanes_text(title, rows, self.size.width or self.app.size.width // 2))
 
 
 class CategoryBars(Static):

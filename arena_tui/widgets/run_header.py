@@ -10,8 +10,9 @@ right in a fixed-width block (the longest status sets it), so they never run int
 fall off a narrow terminal; the descriptive part on the left is what gets shortened: its parts
 take their short forms one by one (the cost so far goes, then the session, the audio time, the
 current turn and the model's label), every figure keeping its label (`elapsed 01:12`, `5/10 done`); then the judge
-leaves the right block (the line under the tables names it), and only then is the model cut
-(with "…"). The benchmark and the model always stay.
+leaves the right block (the line under the tables names it), and only then is the model's name cut
+(with "…"). The benchmark and the model always stay, and so do how the run's input differed (its
+condition, effort, speaker: `RunState.variants`): a telephony run never reads as a clean one.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from rich.text import Text
 from textual.events import Resize
 from textual.widgets import Static
 
-from arena_tui.spine.source import tag
+from arena_tui.spine.source import tag, variants_text
 from arena_tui.spine.times import duration_text
 from ..compare.columns import cost_words
 from ..run_view import RunState
@@ -56,8 +57,10 @@ def describe(state: RunState, room: int | None = None, mode: str = "live", cut: 
     """The left part: benchmark, model, session, elapsed (wall clock), turn progress.
 
     With `room`, the parts take their short forms one step at a time until the line fits
-    (`SHORTER`); the model is cut last (`cut=False`: never, the shortest line as it is), and the
-    benchmark never: they are what a user scans for."""
+    (`SHORTER`); then (`cut`) the model's name is cut, down to `NAME_FLOOR` before the elapsed time
+    and the turn progress go whole (`DROPPED`), and further only then (`cut=False`: none of it, the
+    shortest line as it is); the benchmark, the model's source tag and its variants never: they are
+    what a user scans for."""
     if loading(state, mode):
         return Text(f"loading run {state.run_id}…", "grey62", no_wrap=True, overflow="ellipsis")
     cur = state.current_turn
@@ -66,16 +69,18 @@ def describe(state: RunState, room: int | None = None, mode: str = "live", cut: 
     session = Text(f"session {state.session}")
     if state.rotations:
         session.append(f" ({state.rotations} rotation{'s' if state.rotations != 1 else ''})", "yellow")
-    short_model = state.model_name + tag(state.source)
+    # the short form drops the provider, never how the input differed (a telephony run is not a clean one)
+    variants = variants_text(state.variants)
+    short_model = state.model_name + tag(state.source) + variants
     wait = state.wait_line() if state.ended is None else None
     cost = state.costs.model(state.started.model if state.started else "")
     forms: dict[str, list[Text]] = {  # each part's forms, longest first; [] once a part is dropped
         "benchmark": [Text(f" {state.benchmark} ", "bold reverse")],
         "model": [Text.assemble("model ", (state.model_label, style)), Text(short_model, style)],
         "session": [session, Text()],
-        "elapsed": [elapsed_text(state), Text(f"elapsed {duration_text(state.elapsed_ms())}")],
+        "elapsed": [elapsed_text(state), Text(f"elapsed {duration_text(state.elapsed_ms())}"), Text()],
         "turn": [Text(f"turn {cur_s} · {state.turns_done}/{state.turns_total} done"),
-                 Text(f"{state.turns_done}/{state.turns_total} done")] if state.started or state.ended else [Text()],
+                 Text(f"{state.turns_done}/{state.turns_total} done"), Text()] if state.started or state.ended else [Text()],
         # what it has cost so far, an estimate (the line under the tables says of which prices)
         "cost": [Text(f"cost {cost.short()}" + (" est." if cost.known else ""), "" if cost.known else "grey62"), Text()]
         if cost.reports else [Text()],
@@ -98,18 +103,30 @@ def describe(state: RunState, room: int | None = None, mode: str = "live", cut: 
     for name in SHORTER:
         if room is None or t.cell_len <= room:
             return t
-        level[name] = min(level[name] + 1, len(forms[name]) - 1)
+        shortest = max(len(forms[name]) - (2 if name in DROPPED else 1), 0)  # (gone whole: only when `cut`, below)
+        level[name] = min(level[name] + 1, shortest)
         t = line()
-    if cut and room is not None and t.cell_len > room:  # still too long: the model's name is cut, its source tag never
+    if cut and room is not None and t.cell_len > room:  # still too long: the model's name is cut, to at least
+        for gone in ((), *(DROPPED[: n + 1] for n in range(len(DROPPED)))):  # NAME_FLOOR before a figure goes whole
+            for name in gone:
+                level[name] = len(forms[name]) - 1
+            t = line()
+            if t.cell_len - room <= len(state.model_name) - min(len(state.model_name), NAME_FLOOR):
+                break
+    if cut and room is not None and t.cell_len > room:  # its source tag and variants never
         name = Text(state.model_name)
         name.truncate(max(4, name.cell_len - (t.cell_len - room)), overflow="ellipsis")
-        forms["model"][level["model"]] = Text(name.plain + tag(state.source), style)
+        forms["model"][level["model"]] = Text(name.plain + tag(state.source) + variants, style)
         t = line()
     return t
 
 
 #: the order the header's parts take their next shorter form in, when the line does not fit
 SHORTER = ("cost", "session", "elapsed", "turn", "model")
+#: still too long once the judge has left (`cut`): these go whole, one by one, before the model's name is
+#: cut below `NAME_FLOOR` (the runs list says how long a run took, the turn table how far it got)
+DROPPED = ("elapsed", "turn")
+NAME_FLOOR = 10
 
 
 def figures_text(state: RunState) -> Text:

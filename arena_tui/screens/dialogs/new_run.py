@@ -230,7 +230,10 @@ class NewRunDialog(ArenaDialog[RunRequest | None]):
         (one row each, spaced while there is room), and if even that does not fit the form scrolls
         between a fixed title and fixed buttons.
         """
-        room = int(screen_rows * 0.9) - CHROME_ROWS  # the dialog is at most 90% high (app.tcss)
+        error = self.query_one("#new-run-error", Static)  # what it says past its one row takes room from the form
+        extra = max(len(Text(str(error.content)).wrap(self.app.console, error.size.width)) - 1, 0) \
+            if error.size.width and str(error.content) else 0
+        room = int(screen_rows * 0.9) - CHROME_ROWS - extra  # the dialog is at most 90% high (app.tcss)
         n = sum(1 for f in self.query(".field") if f.display)
         full = room >= n * 4
         gap = 1 if full or room >= n * 2 else 0
@@ -305,6 +308,7 @@ class NewRunDialog(ArenaDialog[RunRequest | None]):
 
     def _error_line(self, text: Text | str) -> None:
         self.query_one("#new-run-error", Static).update(text)
+        self.fit(self.app.size.height)  # a long one (a list of what --faults takes) never pushes Start off screen
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:

@@ -4,7 +4,7 @@ What it records is `arena_tui.judge.human` (`record_verdict`, `withdraw`), as `a
 does: a new revision that wins over the judge's on the dimensions given until withdrawn. The
 dialog only gathers it: the dimensions the turn is judged on (`human.reviewable`), each left to
 the judge or set pass / fail (`enter` or `p` `f` `-` on the highlighted one), the causes of a
-failure (`human.CAUSES`), the reason (required) and the reviewer ($USER unless changed).
+failure (`human.CAUSES`), the reason (required for a verdict, not to withdraw one) and the reviewer ($USER unless changed).
 """
 
 from __future__ import annotations
@@ -124,10 +124,11 @@ class ReviewDialog(ArenaDialog[Review | None]):
     def _error(self, text: str) -> None:
         self.query_one("#review-error", Static).update(text)
 
-    def _who_and_why(self) -> tuple[str, str] | None:
+    def _who_and_why(self, reason_needed: bool = True) -> tuple[str, str] | None:
+        """(who, why); `reason_needed=False` (a withdrawal): the reason may be left empty."""
         reason = " ".join(self.query_one("#review-reason", Input).value.split())
         by = self.query_one("#review-by", Input).value.strip()
-        if not reason:
+        if not reason and reason_needed:
             self._error("say why: the reason is kept with the verdict and shown with it")
             self.query_one("#review-reason", Input).focus()
             return None
@@ -153,7 +154,7 @@ class ReviewDialog(ArenaDialog[Review | None]):
 
     @on(Button.Pressed, "#withdraw")
     def withdraw(self) -> None:
-        if (who := self._who_and_why()) is not None:
+        if (who := self._who_and_why(reason_needed=False)) is not None:
             self.dismiss(Review(reason=who[1], by=who[0], withdraw=True))
 
     @on(Button.Pressed, "#cancel")
