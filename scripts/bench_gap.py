@@ -19,7 +19,8 @@ repeats at q = 0.1 and q = 0.6 (true B − A = −50 points). Slow: each run tak
 
 Prints numbers; asserts nothing.
 
-    .venv/bin/python -m scripts.bench_gap [--trials 200] [--turns 30] [--sim-trials 10] [--sim-known 3]
+    .venv/bin/python -m scripts.bench_gap [--trials 200] [--turns 30] [--repeats 1,2,3,5] [--cascades 0,0.5,0.8]
+                                          [--sim-trials 10] [--sim-known 3]
 """
 
 from __future__ import annotations
@@ -71,12 +72,12 @@ def runs_only(a: np.ndarray, b: np.ndarray, rng: np.random.Generator, resamples:
     return float(lo), float(hi)
 
 
-def part1(trials: int, turns: int) -> None:
+def part1(trials: int, turns: int, repeats: list[int], cascades: list[float]) -> None:
     print(f"part 1: the statistics module on simulated verdict tables; {trials} seeded trials per line, {turns} turns")
     print(f"{'repeats':>7} {'cascade':>7} {'method':<38} {'same: not dist.':>15} {'known: covered':>14} "
           f"{'known: called real':>18} {'runs-only bootstrap: not dist. / covered':>41}")
-    for m in (1, 2, 3, 5):
-        for cascade in (0.0, 0.5):
+    for m in repeats:
+        for cascade in cascades:
             same = covered = real = naive_same = naive_cov = 0
             method = ""
             for trial in range(trials):
@@ -195,12 +196,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trials", type=int, default=200, help="seeded trials per line of part 1 (0: part 2 only)")
     ap.add_argument("--turns", type=int, default=30)
+    ap.add_argument("--repeats", default="1,2,3,5", help="runs a side, one line each (comma-separated)")
+    ap.add_argument("--cascades", default="0,0.5,0.8",
+                    help="chances that a failed turn also fails the next, one line each (comma-separated)")
     ap.add_argument("--sim-trials", type=int, default=10, help="pairs of real single runs of one setting (0: none)")
     ap.add_argument("--sim-known", type=int, default=3, help="pairs of real two-repeat rows with a known gap (0: none)")
     a = ap.parse_args()
     t0 = time.perf_counter()
     if a.trials:
-        part1(a.trials, a.turns)
+        part1(a.trials, a.turns, [int(x) for x in a.repeats.split(",")], [float(x) for x in a.cascades.split(",")])
         print(f"({time.perf_counter() - t0:.0f} s)")
     if a.sim_trials or a.sim_known:
         asyncio.run(part2(a.sim_trials, a.sim_known))
