@@ -224,20 +224,21 @@ def gap_core(g: Gap) -> str:
 
 
 def correlation_text(g: Gap) -> str:
-    """What the turns' correlation did to the method: ` counted as 14.5 (lag-1 correlation +0.35)`,
-    ` in blocks of 3 (…)`, or that none was seen ('' when too few turns to estimate it: the caveat says so)."""
+    """What the turns' correlation did to the method: `, counted as 14.5, their lag-1 correlation +0.35`,
+    ` drawn in blocks of 3, …`, or that there was none to discount ('' when too few turns to estimate it:
+    the caveat says so)."""
     if g.serial is None:
         return ""
-    r = f"lag-1 correlation {g.serial:+.2f}".replace("-", "−")
+    r = "their lag-1 correlation " + f"{g.serial:+.2f}".replace("-", "−")
     if g.method == MCNEMAR:
         seen = g.effective is not None and g.effective < g.turns
-        return f" counted as {g.effective:.1f} ({r})" if seen else f" ({r}: none to discount)"
-    return f" in blocks of {g.block} ({r})" if g.block > 1 else f" drawn one at a time ({r})"
+        return f" counted as {g.effective:.1f}, {r}" if seen else f", {r}: none to discount"
+    return f" drawn in blocks of {g.block}, {r}" if g.block > 1 else f" drawn one at a time, {r}"
 
 
 def gap_detail(g: Gap) -> str:
     """How it was reached: `p 0.31, exact McNemar, Newcombe interval on effective turns, 30 turns counted as
-    14.5 (lag-1 correlation +0.35); one run a side: …`."""
+    14.5, their lag-1 correlation +0.35; one run a side: …`."""
     runs = f", {g.runs[0]}+{g.runs[1]} runs" if g.method == BOOTSTRAP else ""
     caveat = f"; {g.caveat}" if g.caveat else ""
     return f"{p_text(g.p)}, {g.method}, {g.turns} turn{'s' * (g.turns != 1)}{correlation_text(g)}{runs}{caveat}"

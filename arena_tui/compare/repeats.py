@@ -44,7 +44,7 @@ class RowRepeats:
 
     k: int
     turns: list[TurnRepeats]
-    ci: tuple[float, float] | None  # strict pass: bootstrap over turns and runs
+    ci: tuple[float, float] | None  # strict pass: bootstrap over turn blocks and runs
 
     @property
     def full(self) -> list[TurnRepeats]:

@@ -12,18 +12,21 @@ methods read how much they lean on each other from the paired difference B − A
   variance inflation (1 + ρ)/(1 − ρ) (Rao & Scott's design-effect correction, here for serial
   correlation), the binomial taken through the incomplete beta function so the counts need not be
   whole, and the interval's multiplier Student's t with (effective turns − 1) degrees of freedom, the
-  inflation being estimated. With no correlation seen (ρ <= 0) the test is the exact McNemar test.
+  inflation being estimated. With no correlation seen (ρ <= 0) the test is the exact McNemar test and
+  the interval Newcombe's but for that multiplier (2.05 at 30 turns for 1.96); under MIN_TURNS paired
+  turns (correlation not estimated) both are exactly the classic ones.
   Seeded simulations (scripts/bench_gap.py, 30 turns, a failed turn failing the next one with chance
   0, 0.5, 0.8) keep one setting "not distinguishable" >= 95 % and cover a known gap ~95 %, where the
-  uncorrected test fell to 72-87 %; the price is power when turns are independent (22 % vs 28 % on
-  the bench's known gap). What one run cannot show is a swing that lasts the whole run (`Gap.caveat`).
+  uncorrected test fell to 72-87 %; the price is some power when turns are independent (24.5 % against
+  30 % on the bench's known gap). What one run cannot show is a swing that lasts the whole run (`Gap.caveat`).
 - **Repeats on either side** (`with_repeats`): a two-stage paired bootstrap. Each resample draws the
   common turns with replacement in circular blocks of `serial.block_length` turns (one draw for both
   sides: the pairing; a block keeps a streak whole, 1 when no correlation is seen), then each side's
   runs with replacement (the conversation is the unit: turns of one run share its fate), and takes
   B − A over the drawn verdicts. A bootstrap over runs alone calls two rows of one setting different
   19 % of the time at 2 repeats, 21 % at 3 and 12 % at 5 (2-5 repeats is what a benchmark gets); the
-  two-stage one stays at or under 5 % (scripts/bench_gap.py), erring wide when turns are independent.
+  two-stage one stays at or under 5 % with failures cascading or not (scripts/bench_gap.py), erring
+  wide when turns are independent.
   p is the bootstrap's own: twice the smaller share of resamples on either side of 0, so "the
   interval excludes 0" and "p < 0.05" say the same.
 - **Many pairs** (`holm`): Holm's step-down adjustment keeps the chance of calling any of them
