@@ -15,9 +15,10 @@ show why the product resamples turns and runs.
 
 Part 2, the wiring: real runs of demo_bench against the simulator with seeded `wrong_call` plans
 (a wrong or unexpected call fails its turn, no retry; every other turn passes), judged by the
-offline heuristic, recorded in a temporary store and compared by `arena_tui.compare.gap.pair_gap` (the pairing and the method the screens and the report use):
-SIM_TRIALS pairs of single runs of one setting (q = 0.2), and SIM_KNOWN pairs of rows of two
-repeats at q = 0.1 and q = 0.6 (true B − A = −50 points). Slow: each run takes ~9 s at 20x.
+offline heuristic, recorded in a temporary store and compared by `arena_tui.compare.gap.pair_gap`
+(the pairing and the method the screens and the report use): SIM_TRIALS pairs of single runs of
+one setting (q = 0.2), and SIM_KNOWN pairs of rows of two repeats at q = 0.1 and q = 0.6 (true
+B − A = −50 points). Slow: each run takes ~9 s at 20x.
 
 Prints numbers; asserts nothing.
 

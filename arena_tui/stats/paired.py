@@ -18,7 +18,7 @@ methods read how much they lean on each other from the paired difference B − A
   Seeded simulations (scripts/bench_gap.py, 30 turns, a failed turn failing the next one with chance
   0, 0.5, 0.8) keep one setting "not distinguishable" >= 95 % and cover a known gap ~95 %, where the
   uncorrected test fell to 72-87 %; the price is some power when turns are independent (24.5 % against
-  30 % on the bench's known gap). What one run cannot show is a swing that lasts the whole run (`Gap.caveat`).
+  30 % on the bench's known gap). What one run cannot show is a swing lasting the whole run (`Gap.caveat`).
 - **Repeats on either side** (`with_repeats`): a two-stage paired bootstrap. Each resample draws the
   common turns with replacement in circular blocks of `serial.block_length` turns (one draw for both
   sides: the pairing; a block keeps a streak whole, 1 when no correlation is seen), then each side's
@@ -50,8 +50,8 @@ ALPHA = 0.05
 MCNEMAR = "exact McNemar, Newcombe interval on effective turns"
 BOOTSTRAP = "paired bootstrap over turn blocks and runs"
 #: what the methods cannot see, said wherever their figures are (`Gap.caveat`)
-RUN_WIDE = "one run a side: a swing that lasts the whole run is not seen"
-TOO_FEW = f"under {MIN_TURNS} paired turns: their correlation is not estimated, they are taken as independent"
+RUN_WIDE = "one run a side: a swing lasting the whole run is not seen"
+TOO_FEW = f"too few turns (< {MIN_TURNS}) to measure their correlation: taken as independent"
 
 Verdict = bool | None  # pass, fail, or no verdict on this turn (never played, not judged, not scored)
 

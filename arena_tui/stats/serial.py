@@ -4,7 +4,7 @@ turns then carry the information of fewer independent ones. The paired methods (
 that from the paired difference B − A turn by turn, the sequence whose mean is the gap:
 
 - `lag1`: its lag-1 autocorrelation, corrected for the bias of a short series (Marriott & Pope 1954:
-  E[r] ≈ ρ − (1 + 3ρ)/n, so ρ ≈ (n·r + 1)/(n − 3); the raw r sits about 0.1 low at 30 turns). Under
+  E[r] ≈ ρ − (1 + 3ρ)/n, so ρ ≈ (n·r + 1)/(n − 3); the raw r sits 0.03-0.09 low at 30 turns). Under
   MIN_TURNS paired turns it is not estimated (None): the surfaces then say the turns are taken as
   independent.
 - `inflation`: how much wider the variance of the mean is than if the turns were independent, for a
