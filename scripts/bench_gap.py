@@ -110,9 +110,10 @@ def part1(trials: int, turns: int, repeats: list[int], cascades: list[float]) ->
                     lo, hi = runs_only(a, b, rng)
                     naive_cov += lo <= true <= hi
             naive = f"{naive_same / trials:.1%} / {naive_cov / trials:.1%}" if m > 1 else "–"
-            unit = "turns" if m == 1 else "turn blocks of"
+            mean = counted / trials
+            shown = f"{mean:.1f} of {turns} turns" if m == 1 else f"blocks of {mean:.1f} turns"
             print(f"| {m} | {cascade:.1f} | {method} | {same / trials:.1%} | {covered / trials:.1%} | {real / trials:.1%} "
-                  f"| {unit} {counted / trials:.1f} | {naive} |", flush=True)
+                  f"| {shown} | {naive} |", flush=True)
 
 
 async def simulate(store, run_id: str, faults: str) -> str:  # noqa: ANN001
