@@ -2,7 +2,7 @@
 and the campaign screen say the same B − A for the same pair of rows (`compare.gap` computes it once).
 
 Constructed runs of demo_bench through the real Store (tests/counting_runs.py): gemini-live twice
-(A: two repeats, so the bootstrap over turns and runs), gpt-realtime once (B). Turn 8 is judged by
+(A: two repeats, so the bootstrap over turn blocks and runs), gpt-realtime once (B). Turn 8 is judged by
 another judge than A's runs' own (so it is not judged by their judge), turn 9 never played by A: both
 are left out and named, never counted. A run judged wholly by another judge pairs nothing with them.
 """
