@@ -2,24 +2,28 @@
 distinguishable" (goal >= 95 %), and how often the 95 % interval covers a known true difference.
 
 Part 1, the statistics module (`arena_tui.stats.paired.paired_gap`, what every surface calls) on
-simulated verdict tables, TRIALS seeded trials per line. A setting is a benchmark of TURNS turns, each
-with its own pass probability (Beta(6, 1.5): most turns easy, a few hard, drawn afresh each trial),
-and a seeded fault plan per run: each turn faulted with probability q fails; with `cascade` c, a failed
-turn also fails the next with probability c (a missed call cascading: turns of one run are not
-independent). Same setting: q = 0.1 on both sides. Known difference: q = 0.05 against q = 0.30, the
-truth the expected pass rates' difference (exact without cascade, from 20,000 simulated runs with it).
-Beside it, a bootstrap over runs alone (the textbook "resample conversations"), to show why the
-product resamples turns and runs.
+simulated verdict tables, TRIALS seeded trials per line, printed as a Markdown table (docs/reports.md
+quotes it). A setting is a benchmark of TURNS turns, each with its own pass probability (Beta(6, 1.5):
+most turns easy, a few hard, drawn afresh each trial), and a seeded fault plan per run: each turn
+faulted with probability q fails; with `cascade` c (each of CASCADES: 0, 0.5, 0.8 by default), a
+failed turn also fails the next with probability c (a missed call cascading: turns of one run are
+not independent; at 0.8 the paired difference's lag-1 autocorrelation is about 0.55). Same setting:
+q = 0.1 on both sides. Known difference: q = 0.05 against q = 0.30, the truth the expected pass
+rates' difference (exact without cascade, from 20,000 simulated runs with it); "called real" is the
+power to see it. Beside it, a bootstrap over runs alone (the textbook "resample conversations"), to
+show why the product resamples turns and runs.
 
 Part 2, the wiring: real runs of demo_bench against the simulator with seeded `wrong_call` plans
 (a wrong or unexpected call fails its turn, no retry; every other turn passes), judged by the
-offline heuristic, recorded in a temporary store and compared by `arena_tui.compare.gap.pair_gap` (the pairing and the method the screens and the report use):
-SIM_TRIALS pairs of single runs of one setting (q = 0.2), and SIM_KNOWN pairs of rows of two
-repeats at q = 0.1 and q = 0.6 (true B − A = −50 points). Slow: each run takes ~9 s at 20x.
+offline heuristic, recorded in a temporary store and compared by `arena_tui.compare.gap.pair_gap`
+(the pairing and the method the screens and the report use): SIM_TRIALS pairs of single runs of
+one setting (q = 0.2), and SIM_KNOWN pairs of rows of two repeats at q = 0.1 and q = 0.6 (true
+B − A = −50 points). Slow: each run takes ~9 s at 20x.
 
 Prints numbers; asserts nothing.
 
-    .venv/bin/python -m scripts.bench_gap [--trials 200] [--turns 30] [--sim-trials 10] [--sim-known 3]
+    .venv/bin/python -m scripts.bench_gap [--trials 200] [--turns 30] [--repeats 1,2,3,5] [--cascades 0,0.5,0.8]
+                                          [--sim-trials 10] [--sim-known 3]
 """
 
 from __future__ import annotations
@@ -71,13 +75,18 @@ def runs_only(a: np.ndarray, b: np.ndarray, rng: np.random.Generator, resamples:
     return float(lo), float(hi)
 
 
-def part1(trials: int, turns: int) -> None:
-    print(f"part 1: the statistics module on simulated verdict tables; {trials} seeded trials per line, {turns} turns")
-    print(f"{'repeats':>7} {'cascade':>7} {'method':<38} {'same: not dist.':>15} {'known: covered':>14} "
-          f"{'known: called real':>18} {'runs-only bootstrap: not dist. / covered':>41}")
-    for m in (1, 2, 3, 5):
-        for cascade in (0.0, 0.5):
+def part1(trials: int, turns: int, repeats: list[int], cascades: list[float]) -> None:
+    """One line per (repeats, cascade), as a Markdown table. `counted as` is what the method made of the
+    turns' correlation, on average over the known-difference trials: one run a side, the effective turns
+    the test counts (of `turns`); repeats, the turns the bootstrap draws together."""
+    print(f"part 1: the statistics module on simulated verdict tables; {trials} seeded trials per line, {turns} turns\n")
+    print("| repeats | cascade | method | same setting: not distinguishable | known gap: covered | known gap: called real "
+          "| counted as | runs-only bootstrap: not dist. / covered |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|")
+    for m in repeats:
+        for cascade in cascades:
             same = covered = real = naive_same = naive_cov = 0
+            counted = 0.0
             method = ""
             for trial in range(trials):
                 rng = np.random.default_rng(trial)
@@ -96,12 +105,15 @@ def part1(trials: int, turns: int) -> None:
                 assert g is not None
                 covered += g.ci[0] <= true <= g.ci[1]
                 real += g.distinguishable()
+                counted += g.effective if g.effective is not None else g.block
                 if m > 1:
                     lo, hi = runs_only(a, b, rng)
                     naive_cov += lo <= true <= hi
-            naive = f"{naive_same / trials:6.1%} / {naive_cov / trials:6.1%}" if m > 1 else "–"
-            print(f"{m:>7} {cascade:>7.1f} {method:<38} {same / trials:>15.1%} {covered / trials:>14.1%} "
-                  f"{real / trials:>18.1%} {naive:>41}")
+            naive = f"{naive_same / trials:.1%} / {naive_cov / trials:.1%}" if m > 1 else "–"
+            mean = counted / trials
+            shown = f"{mean:.1f} of {turns} turns" if m == 1 else f"blocks of {mean:.1f} turns"
+            print(f"| {m} | {cascade:.1f} | {method} | {same / trials:.1%} | {covered / trials:.1%} | {real / trials:.1%} "
+                  f"| {shown} | {naive} |", flush=True)
 
 
 async def simulate(store, run_id: str, faults: str) -> str:  # noqa: ANN001
@@ -195,12 +207,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trials", type=int, default=200, help="seeded trials per line of part 1 (0: part 2 only)")
     ap.add_argument("--turns", type=int, default=30)
+    ap.add_argument("--repeats", default="1,2,3,5", help="runs a side, one line each (comma-separated)")
+    ap.add_argument("--cascades", default="0,0.5,0.8",
+                    help="chances that a failed turn also fails the next, one line each (comma-separated)")
     ap.add_argument("--sim-trials", type=int, default=10, help="pairs of real single runs of one setting (0: none)")
     ap.add_argument("--sim-known", type=int, default=3, help="pairs of real two-repeat rows with a known gap (0: none)")
     a = ap.parse_args()
     t0 = time.perf_counter()
     if a.trials:
-        part1(a.trials, a.turns)
+        part1(a.trials, a.turns, [int(x) for x in a.repeats.split(",")], [float(x) for x in a.cascades.split(",")])
         print(f"({time.perf_counter() - t0:.0f} s)")
     if a.sim_trials or a.sim_known:
         asyncio.run(part2(a.sim_trials, a.sim_known))

@@ -148,7 +148,7 @@ async def test_drill_down_shows_flips_and_always_failing_turns(stored) -> None:
         assert t3[2] == "✓  ·  ✓" and t3[3] == "0" and t3[6] == "–"
         # the row over its repeats: pass^3 and pass@3 over the turns all 3 judged (0 and 1), flips, interval
         assert "pass^3 50% · pass@3 100% · over the 2/4 turns all 3 repeats judged" in title, title
-        assert "flips on 1/4 turns" in title and "over turns and runs" in title
+        assert "flips on 1/4 turns" in title and "over turn blocks and runs" in title
         await pilot.press("f")  # only turns that flip or always fail
         assert drill.query_one("#drill", DataTable).row_count == 2
 

@@ -3,7 +3,7 @@ plans (each turn of each repeat gets a `wrong_call` with probability q: a call w
 changed, or an unexpected call on a turn that expects none, which fails the turn without a retry;
 every other turn it answers with the golden answer, which passes), judged by the offline heuristic. Row A's repeats have q = 0.1, row B's
 q = 0.6: the true strict pass rates are 0.9 and 0.4, B − A = −50 points. The gap's interval
-(`compare.gap`, the two-stage paired bootstrap over turns and runs) covers it, and calls it real.
+(`compare.gap`, the two-stage paired bootstrap over turn blocks and runs) covers it, and calls it real.
 How often it covers it over many seeds, and how often two rows of one setting are called different,
 is scripts/bench_gap.py's to measure (a fixed seed here: one draw, checked)."""
 
@@ -72,6 +72,6 @@ async def test_the_interval_covers_a_known_difference_of_seeded_faults(tmp_path:
     assert g is not None and g.method == BOOTSTRAP and g.runs == (2, 2)
     assert g.ci[0] <= TRUE_GAP <= g.ci[1], (g, plans)
     assert g.distinguishable(), (g, plans)
-    # one run a side: the exact McNemar test and Newcombe's interval cover it too
+    # one run a side: McNemar's exact test and Newcombe's interval on effective turns cover it too
     one = pair_gap(Side("A", "demo_bench", (runs["a0"],)), Side("B", "demo_bench", (runs["b0"],))).strict
     assert one is not None and one.method == MCNEMAR and one.ci[0] <= TRUE_GAP <= one.ci[1], one

@@ -2,7 +2,7 @@
 and the campaign screen say the same B − A for the same pair of rows (`compare.gap` computes it once).
 
 Constructed runs of demo_bench through the real Store (tests/counting_runs.py): gemini-live twice
-(A: two repeats, so the bootstrap over turns and runs), gpt-realtime once (B). Turn 8 is judged by
+(A: two repeats, so the bootstrap over turn blocks and runs), gpt-realtime once (B). Turn 8 is judged by
 another judge than A's runs' own (so it is not judged by their judge), turn 9 never played by A: both
 are left out and named, never counted. A run judged wholly by another judge pairs nothing with them.
 """
@@ -28,7 +28,7 @@ from arena_tui.screens.campaigns import gaps_text
 from arena_tui.screens.compare import CompareScreen
 from arena_tui.screens.dialogs.gap import GapDialog
 from arena_tui.spine.events import RunEnded
-from arena_tui.stats.paired import MCNEMAR
+from arena_tui.stats.paired import MCNEMAR, RUN_WIDE
 from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
 
@@ -153,13 +153,13 @@ def test_every_surface_says_the_same_gap(db: Path, tmp_path: Path, capsys: pytes
             await until(pilot, lambda: isinstance(app.screen, CompareScreen))
             assert core in str(app.screen.query_one("#pair-title", Static).render())
             await pilot.press("escape")
-            # compare RUN RUN: one run a side, the exact McNemar test, the same words as `compare.gap`'s
+            # compare RUN RUN: one run a side, McNemar on effective turns, the same words as `compare.gap`'s
             two = pair_gap(run_side(runs["a1"]), run_side(runs["b1"]))
             assert two.strict is not None and two.strict.method == MCNEMAR
             await app.push_screen(CompareScreen(run_ids=("a1", "b1")))
             await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.gap is not None)
             title = str(app.screen.query_one("#pair-title", Static).render())
-            assert gap_core(two.strict) in title and "treats the turns of one run as independent" in title
+            assert gap_core(two.strict) in title and RUN_WIDE in title  # what one run a side cannot see
 
     asyncio.run(tui())
     assert STRICT_KEY in pair.figures

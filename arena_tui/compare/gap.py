@@ -8,8 +8,9 @@ rule (`StoredRun.tally`: the turns the model played and the judge judged), judge
 (its kind:model and rules version) on both sides; a person's verdict over it counts as every figure
 counts it. Every other turn is left out and named (`Pairing.left_out`: "not played on B", "judged
 by different judges"). Rows of different benchmarks pair nothing. The statistics are
-`arena_tui.stats.paired`: one run a side, the exact McNemar test and Newcombe's interval; repeats
-on either side, the two-stage paired bootstrap over turns and runs.
+`arena_tui.stats.paired`: one run a side, McNemar's exact test and Newcombe's interval on effective
+turns (the paired turns discounted for their lag-1 correlation along turn order); repeats on either
+side, the two-stage paired bootstrap over turn blocks and runs. Their words are made here alone.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ..stats.paired import BOOTSTRAP, Gap, Verdict, holm, paired_gap
+from ..stats.paired import BOOTSTRAP, MCNEMAR, Gap, Verdict, holm, paired_gap
 from ..verdicts import APART, STRICT, named, ordered
 from .leaderboard import POOLED, BoardRow
 from .stored import StoredRun
@@ -139,7 +140,7 @@ def pairing(a: Side, b: Side, cache: dict[str, Counted] | None = None) -> Pairin
 
 
 def figure_gap(p: Pairing, key: str) -> Gap | None:
-    """B − A on one figure over the paired turns: one run a side by McNemar, else the paired bootstrap."""
+    """B − A on one figure over the paired turns: one run a side by McNemar on effective turns, else the paired bootstrap."""
     return paired_gap(*p.verdicts(key))
 
 
@@ -222,11 +223,25 @@ def gap_core(g: Gap) -> str:
     return f"B − A = {points(g.difference)} pts [{points(lo)}, {points(hi)}]: {verdict_word(g.distinguishable())}"
 
 
+def correlation_text(g: Gap) -> str:
+    """What the turns' correlation did to the method: `, counted as 14.5, their lag-1 correlation +0.35`,
+    ` drawn in blocks of 3, …`, or that there was none to discount ('' when too few turns to estimate it:
+    the caveat says so)."""
+    if g.serial is None:
+        return ""
+    r = "their lag-1 correlation " + f"{g.serial:+.2f}".replace("-", "−")
+    if g.method == MCNEMAR:
+        seen = g.effective is not None and g.effective < g.turns
+        return f" counted as {g.effective:.1f}, {r}" if seen else f", {r}: none to discount"
+    return f" drawn in blocks of {g.block}, {r}" if g.block > 1 else f" drawn one at a time, {r}"
+
+
 def gap_detail(g: Gap) -> str:
-    """How it was reached: `p 0.31, exact McNemar, Newcombe interval, 30 turns (treats …)`."""
+    """How it was reached: `p 0.31, exact McNemar, Newcombe interval on effective turns, 30 turns counted as
+    14.5, their lag-1 correlation +0.35; one run a side: …`."""
     runs = f", {g.runs[0]}+{g.runs[1]} runs" if g.method == BOOTSTRAP else ""
     caveat = f"; {g.caveat}" if g.caveat else ""
-    return f"{p_text(g.p)}, {g.method}, {g.turns} turn{'s' * (g.turns != 1)}{runs}{caveat}"
+    return f"{p_text(g.p)}, {g.method}, {g.turns} turn{'s' * (g.turns != 1)}{correlation_text(g)}{runs}{caveat}"
 
 
 def gap_text(g: Gap | None, adjusted: float | None = None, family: int = 1) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..stats.paired import ALPHA
+from ..stats.paired import ALPHA, BOOTSTRAP
 from .gap import STRICT_KEY, Family, figure_name, gap_core, gap_detail, p_text, points, row_family
 from .leaderboard import Leaderboard
 from .tables import STRICT
@@ -21,7 +21,7 @@ PAIRWISE = [
     "benchmark_name", "row_a", "row_b", "dimension", "n_paired", "difference", "ci_lower", "ci_upper", "p",
     "method",  # the columns, then ours
     "runs_a", "runs_b", "rate_a", "rate_b", "p_holm", "pairs_in_family", "distinguishable", "a_only_passed",
-    "b_only_passed", "caveat", "turns_left_out", "words",
+    "b_only_passed", "lag1_correlation", "effective_turns", "block_turns", "caveat", "turns_left_out", "words",
 ]  # fmt: skip
 
 
@@ -61,6 +61,8 @@ def pairwise_rows(families: Mapping[str, Family]) -> list[dict[str, Any]]:
                         "distinguishable": g.distinguishable(p_holm), "caveat": g.caveat or None,
                         "a_only_passed": g.discordant[0] if g.discordant else None,
                         "b_only_passed": g.discordant[1] if g.discordant else None,
+                        "lag1_correlation": g.serial, "effective_turns": g.effective,
+                        "block_turns": g.block if g.method == BOOTSTRAP else None,
                         "words": fam.text(i, key),
                     })  # fmt: skip
                 else:

@@ -65,9 +65,11 @@ DEFINITIONS = [
     "had finished, and by how much (p50); answered: turns the model answered at all, of those that count (a paced "
     "model's unanswered turn was asked again first). Rules: docs/benchmarks.md (duplex turns).",
     "B − A (gaps between rows): the difference in pass rate on the turns both rows have a verdict on, judged by the "
-    "same judge (the rest are listed per pair). One run a side: exact McNemar test, Newcombe's interval (both take "
-    "a run's turns as independent); repeats on either side: paired bootstrap over turns and runs (2000 resamples, "
-    "fixed seed). Not distinguishable: p >= 0.05 (Holm's over a benchmark's pairs when it has several). "
+    "same judge (the rest are listed per pair). Turns of a run lean on each other (a missed call can fail the next), "
+    "so both methods read the lag-1 correlation of B − A along the turns and widen for it. One run a side: exact "
+    "McNemar test and Newcombe's interval on effective turns (the turns discounted for that correlation; a swing "
+    "lasting the whole run is not seen); repeats on either side: paired bootstrap over blocks of turns and runs "
+    "(2000 resamples, fixed seed). Not distinguishable: p >= 0.05 (Holm's over a benchmark's pairs when it has several). "
     "pass^k / pass@k: every / at least one of k repeats passes (unbiased estimators); docs/reports.md.",
     "CSV columns ending _mean/_std are over runs (as the reference); pooled columns are over all turns of a row's "
     "runs. ttfb_ms is the service's own report (= provider_ttfb_ms); latency_ms is the reference's: a turn's "

@@ -5,8 +5,9 @@ Per turn, over the repeats that have a verdict on it (`verdicts.turn_consistency
 the turn counts in no figure is no repeat of it), the unbiased estimators of `stats.repeats` with
 k = the row's repeats; the row's pass^k and pass@k are their mean over the turns every repeat
 judged (a turn with fewer verdicts than k has no pass^k: named, never guessed). The interval is
-`stats.paired.bootstrap_rate`: turns, then runs, resampled (a Wilson interval over all the
-repeats' turns as independent draws would be too narrow). Only a row with >= 2 repeats has these.
+`stats.paired.bootstrap_rate`: turns (in blocks when they correlate along turn order), then runs,
+resampled (a Wilson interval over all the repeats' turns as independent draws would be too
+narrow). Only a row with >= 2 repeats has these.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class RowRepeats:
 
     k: int
     turns: list[TurnRepeats]
-    ci: tuple[float, float] | None  # strict pass: bootstrap over turns and runs
+    ci: tuple[float, float] | None  # strict pass: bootstrap over turn blocks and runs
 
     @property
     def full(self) -> list[TurnRepeats]:
@@ -69,7 +70,7 @@ class RowRepeats:
 
     @property
     def text(self) -> str:
-        """`pass^3 60% · pass@3 90% · flips on 4/30 turns · strict [72–88] over runs` ('' for nothing)."""
+        """`pass^3 60% · pass@3 90% · flips on 4/30 turns · strict [72–88] over turn blocks and runs` ('' for nothing)."""
         parts = []
         if (hat := self.pass_hat_k) is not None and (at := self.pass_at_k) is not None:
             parts.append(f"pass^{self.k} {100 * hat:.0f}% · pass@{self.k} {100 * at:.0f}%")
@@ -79,7 +80,7 @@ class RowRepeats:
         if seen:
             parts.append(f"flips on {sum(t.flips > 0 for t in seen)}/{len(seen)} turns")
         if self.ci is not None:
-            parts.append(f"strict [{100 * self.ci[0]:.0f}–{100 * self.ci[1]:.0f}] over turns and runs")
+            parts.append(f"strict [{100 * self.ci[0]:.0f}–{100 * self.ci[1]:.0f}] over turn blocks and runs")
         return " · ".join(parts)
 
 
