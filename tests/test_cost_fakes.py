@@ -57,7 +57,8 @@ async def test_every_fake_run_has_a_cost_from_the_usage_its_wire_sent(alias: str
     if alias in BILLED_BY_TIME and alias == "ultravox":
         assert not llm  # its socket says nothing of usage: the connected time is what it bills
     else:
-        assert llm and all(u.prompt_tokens > 0 and u.total_tokens >= u.prompt_tokens for u in llm), llm
+        assert llm and all(u.prompt_tokens > 0 and u.total_tokens >= u.prompt_tokens for u in llm), [
+            (e.turn_index, e.result.status, e.result.assistant_text[:40], [c.name for c in e.result.tool_calls]) for e in run.kinds("turn_ended")]
         assert any(u.completion_tokens > 0 for u in llm), llm
         assert {u.model for u in llm} == {billed_model(runner, alias)} or alias.startswith("cascade:")
     if alias in SPLITS_AUDIO:  # the user's speech in, the model's speech out, as audio tokens
