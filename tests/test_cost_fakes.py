@@ -140,6 +140,18 @@ def _gemini(u: dict) -> tuple[int, ...]:
             audio(u["responseTokensDetails"]), 0, 0)
 
 
+def _vertex(u: dict) -> tuple[int, ...]:  # Vertex's names for the response's tokens
+    return _gemini({**u, "responseTokenCount": u["candidatesTokenCount"], "responseTokensDetails": u["candidatesTokensDetails"]})
+
+
+def _totals(u: dict) -> tuple[int, ...]:  # Inworld's LLM tokens: no split
+    return (u["input_tokens"], u["output_tokens"], 0, 0, 0, 0)
+
+
+def _responses(u: dict) -> tuple[int, ...]:  # the Responses API's, a hosted backend's
+    return (u["input_tokens"], u["output_tokens"], 0, 0, u["input_tokens_details"]["cached_tokens"], 0)
+
+
 def _nova(u: dict) -> tuple[int, ...]:
     d = u["details"]["delta"]
     given, made = d["input"], d["output"]
@@ -147,16 +159,30 @@ def _nova(u: dict) -> tuple[int, ...]:
             made["speechTokens"], 0, 0)
 
 
-@pytest.mark.parametrize("alias", ["sim", "gemini-native-audio", "nova-sonic"])
+WIRES = ["sim", "gemini-native-audio", "nova-sonic", "vertex-gemini-live", "azure-gpt-realtime", "azure-voice-live", "inworld",
+         "gpt-live-1"]
+
+
+@pytest.mark.parametrize("alias", WIRES)
 async def test_the_usage_recorded_is_the_usage_the_fake_sent(alias: str, demo, tmp_path: Path, monkeypatch) -> None:
-    """Each report the engine records is one the fake's wire carried, number for number (the
-    realtime APIs that split audio from text): nothing made up between the socket and the store."""
+    """Each report the engine records is one the fake's wire carried, number for number, through
+    the one usage path (Pipecat's usage metrics, or our service's where Pipecat drops the audio
+    share): nothing made up between the socket and the store. gpt-live-1's are its hosted
+    backend's (`response.completed` of each delegated Responses request)."""
+    from runners.providers.azure_voice_live import fake as voice_live
     from runners.providers.gemini_live import fake as gemini_live
+    from runners.providers.gemini_vertex import fake as gemini_vertex
+    from runners.providers.inworld_realtime import fake as inworld
     from runners.providers.nova_sonic import fake as nova_sonic
+    from runners.providers.openai_live import responses_fake
     from runners.simulator import replies
 
     where, read = {"sim": ((replies.Replies, "_usage"), _openai), "gemini-native-audio": ((gemini_live._Session, "usage"), _gemini),
-                   "nova-sonic": ((nova_sonic.FakeDuplexStream, "usage"), _nova)}[alias]  # fmt: skip
+                   "nova-sonic": ((nova_sonic.FakeDuplexStream, "usage"), _nova),
+                   "vertex-gemini-live": ((gemini_vertex._VertexSession, "usage"), _vertex),
+                   "azure-gpt-realtime": ((replies.Replies, "_usage"), _openai),
+                   "azure-voice-live": ((voice_live._Session, "usage"), _openai), "inworld": ((inworld._Session, "usage"), _totals),
+                   "gpt-live-1": ((responses_fake.ResponsesFake, "_usage"), _responses)}[alias]  # fmt: skip
     sent = _sent(monkeypatch, *where)
     run = await record_run(demo, RunSettings(model=alias, fake=True, fake_timing="instant", speed=8.0, turns=[0, 5]),
                            get_runner(alias), tmp_path / "arena.db")
