@@ -147,6 +147,9 @@ def test_a_live_models_minutes_and_its_backends_tokens_are_priced_each_by_its_ow
     est = run_estimate("gpt-live-1", usage, table)
     assert est.value == pytest.approx(90 / 60 * 0.05 + (1000 * 0.75 + 100 * 4.5) / 1e6 + (2000 * 0.4 + 50 * 1.6) / 1e6)
     assert est.dates == tuple(sorted({table.find(m).date for m in ("gpt-live-1", "gpt-5.4-mini", "gpt-4.1-mini")}))
+    # a backend no entry prices is "price unknown", named: never free inside the live model's minutes
+    unpriced = run_estimate("gpt-live-1", [usage[0], usage[1].model_copy(update={"model": "gpt-9-mini"})], table)
+    assert unpriced.unknown == ("gpt-9-mini",) and unpriced.value is None
     realtime21 = REALTIME.model_copy(update={"model": "gpt-realtime-2.1"})  # gpt-realtime-2's prices: $24 text out
     assert run_estimate("gpt-realtime-2.1", [realtime21], table).value == pytest.approx(REALTIME_USD + 24 * (24 - 16) / 1e6)
 

@@ -101,10 +101,8 @@ class _Utterance:
     pcm: bytearray = field(default_factory=bytearray)  # its first audio, to recognise the turn by
     tried: int = 0  # times it tried to know the turn by its audio
     end_ms: float | None = None  # where it knows the user's speech ends (its clock), once it knows the turn
-    #: where the speech began and (once it knows the turn) ends in the audio it heard: what tells a
-    #: pause from the end, whatever the audio's delivery lagged the clock by (a loaded machine at speed)
-    start_heard_ms: float = 0.0
-    end_heard_ms: float | None = None
+    start_heard_ms: float = 0.0  # where it began in the audio heard; and its end: a pause is told by these, not the clock
+    end_heard_ms: float | None = None  # (the audio's delivery may lag the clock by a varying amount on a loaded machine)
     answered: bool = False  # the model has begun its answer (early, before the speech ended)
 
 

@@ -111,9 +111,10 @@ class ArenaLiveService(OpenAILiveLLMService):
         await super().cancel(frame)
 
     async def _report_backend_usage(self, response: dict[str, Any]):
-        """Pipecat's report of a delegated response's usage, made under the backend's model (the
-        response names it; else the delegation's), not the live model's: each is billed at its own."""
-        self._reporting_for = str(response.get("model") or self.backend_model)
+        """Pipecat's report of a delegated response's usage, made under the backend's model (the one
+        the delegation asked for; else the response's, maybe a dated snapshot), not the live model's:
+        each is billed at its own."""
+        self._reporting_for = str(self.backend_model or response.get("model") or "")
         try:
             await super()._report_backend_usage(response)
         finally:
@@ -237,7 +238,7 @@ class OpenAILiveRunner(ProviderRunner):
         cfg = spec.config
         text = self.backend_alias(cfg.model)
         delegation: Any
-        llm = None
+        llm: Any = None
         if text is None:
             delegation = OpenAILiveLLMService.ResponsesDelegation(
                 settings=OpenAIResponsesLLMSettings(model=RESPONSES_MODEL, system_instruction=spec.system_prompt))
