@@ -209,6 +209,9 @@ class ProviderRunner(ABC):
     efforts: ClassVar[Mapping[str, catalog.Effort]] = {}
     #: what its models can do (output rate, session limit, rotation, duplex, delegation: its catalog entry's)
     caps: ClassVar[catalog.Capabilities] = catalog.Capabilities()
+    #: whose price list bills its usage when not its models' makers' (its catalog entry's): its
+    #: usage reports name the model `<price_scope>/<model id>` (`run.base.RunBase.on_usage`)
+    price_scope: ClassVar[str] = ""
     #: a cascade: the run times its stages (STT final, LLM first token, TTS first audio) per turn
     stage_timing: ClassVar[bool] = False
 
@@ -345,6 +348,11 @@ class ProviderRunner(ABC):
     @abstractmethod
     def is_alive(self, service: Any) -> bool:
         """Whether the session's connection is still up (Pipecat does not report a closed socket)."""
+
+    def usage_parts(self, service: Any) -> list[Any]:
+        """Other services the session's service runs outside its pipeline (a delegation's backend
+        model) whose own usage reports the run records: their frames never pass the session's."""
+        return []
 
     def service_endpoint(self, service: Any) -> str:
         """Where a service `build_service` made connects, read from the service object itself (its

@@ -148,7 +148,7 @@ TEXT_FAMILIES: tuple[Provider, ...] = tuple(p for p in FAMILIES if p.mode == "te
 BY_RUNNER: dict[str, Provider] = {p.runner: p for p in PROVIDERS}
 #: what an entry declares for its runner class (the same names as the class attributes)
 FIELDS = ("name", "aliases", "mode", "key_env", "setting_env", "any_key", "packages", "install_hint", "model_prefix",
-          "model_env", "simulated", "fake_class", "manual_commit", "alias_family", "efforts", "caps")
+          "model_env", "simulated", "fake_class", "manual_commit", "alias_family", "efforts", "caps", "price_scope")
 
 
 def known_models() -> list[str]:

@@ -130,6 +130,10 @@ class Provider:
     efforts: Mapping[str, Effort] = field(default_factory=dict)
     #: what its models can do (output rate, session limit, rotation, duplex, delegation)
     caps: Capabilities = Capabilities()
+    #: whose price list bills its usage when that is not its models' makers' (a reseller's: Azure
+    #: bills its own meters for OpenAI's model ids): its usage reports name the model
+    #: `<price_scope>/<model id>`, so the maker's list price never prices them ("" : the maker's)
+    price_scope: str = ""
 
     @property
     def kind(self) -> str:

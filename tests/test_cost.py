@@ -123,6 +123,37 @@ def test_the_judge_is_priced_apart_by_its_model() -> None:
     assert judge_estimate({"openai:gpt-9": TokenUsage(input_tokens=9)}, table).unknown == ("gpt-9",)
 
 
+def test_a_resellers_usage_is_priced_by_its_own_price_list_never_the_makers(tmp_path: Path) -> None:
+    """An Azure run's usage names its model under Azure's price list (`azure-openai/gpt-realtime`:
+    the engine's `price_scope`): OpenAI's list price of gpt-realtime never prices it. No public Azure
+    figure is shipped, so it is "price unknown", named; the user's entry for the alias prices it."""
+    azure = [REALTIME.model_copy(update={"model": "azure-openai/gpt-realtime"}),
+             Usage(service="session", model="azure-openai/gpt-realtime", session_seconds=60)]
+    shipped = run_estimate("azure-gpt-realtime", azure, load_prices())
+    assert shipped.text() == f"{UNKNOWN}: azure-openai/gpt-realtime" and shipped.value is None and shipped.usd == 0
+    own = load_prices(_table(tmp_path / "azure.json", {"azure-gpt-realtime": {"date": "2026-12-01", "source": "our Azure invoice",
+                                                                              "per_million_tokens": {"text_in": 4, "audio_in": 32, "text_out": 16, "audio_out": 64}}}))
+    assert run_estimate("azure-gpt-realtime", azure, own).value == pytest.approx((908 - 227 + 12 * 0) / 1e6 * 4 + 227 / 1e6 * 32
+                                                                                 + 24 / 1e6 * 16 + 115 / 1e6 * 64)
+
+
+def test_a_live_models_minutes_and_its_backends_tokens_are_priced_each_by_its_own() -> None:
+    """gpt-live-1: the session by the minute ($0.05, billed per second), the hosted backend's tokens
+    at its own model's price (gpt-5.4-mini), a client backend's at its (gpt-4.1-mini)."""
+    table = load_prices()
+    usage = [Usage(service="session", model="gpt-live-1", session_seconds=90),
+             Usage(model="gpt-5.4-mini", prompt_tokens=1000, completion_tokens=100, total_tokens=1100),
+             Usage(model="gpt-4.1-mini", prompt_tokens=2000, completion_tokens=50, total_tokens=2050)]
+    est = run_estimate("gpt-live-1", usage, table)
+    assert est.value == pytest.approx(90 / 60 * 0.05 + (1000 * 0.75 + 100 * 4.5) / 1e6 + (2000 * 0.4 + 50 * 1.6) / 1e6)
+    assert est.dates == tuple(sorted({table.find(m).date for m in ("gpt-live-1", "gpt-5.4-mini", "gpt-4.1-mini")}))
+    # a backend no entry prices is "price unknown", named: never free inside the live model's minutes
+    unpriced = run_estimate("gpt-live-1", [usage[0], usage[1].model_copy(update={"model": "gpt-9-mini"})], table)
+    assert unpriced.unknown == ("gpt-9-mini",) and unpriced.value is None
+    realtime21 = REALTIME.model_copy(update={"model": "gpt-realtime-2.1"})  # gpt-realtime-2's prices: $24 text out
+    assert run_estimate("gpt-realtime-2.1", [realtime21], table).value == pytest.approx(REALTIME_USD + 24 * (24 - 16) / 1e6)
+
+
 # --- a price table of the user's ---------------------------------------------------------------
 
 
@@ -263,6 +294,17 @@ def test_runs_report_and_leaderboard_show_one_cost_and_the_judges_apart(
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "cost (estimate)" in html and "judge cost (estimate)" in html and "estimate, prices of 2026-12-07" in html
 
+    # runs --json: each run's cost and its judge's as numbers (None: not known) with their notes, as the CSV has them
+    capsys.readouterr()
+    assert cli.main(["--db", str(db), "runs", "--json"]) == 0
+    listed = {r["run_id"]: r for r in json.loads(capsys.readouterr().out)}
+    fields = ("cost_usd", "cost_per_passed_turn_usd", "cost_note", "judge_cost_usd", "judge_cost_note")
+    for run_id, row in rows.items():
+        assert {k: "" if listed[run_id][k] is None else str(listed[run_id][k]) for k in fields} == {k: row[k] for k in fields}
+    assert listed["priced"]["cost_usd"] == pytest.approx(usd) and listed["priced"]["judge_cost_usd"] == pytest.approx(judge_usd)
+    assert listed["unpriced"]["cost_usd"] is None and listed["unpriced"]["cost_note"] == f"{UNKNOWN}: no-such-model"
+    assert listed["old"]["cost_usd"] is None and listed["old"]["cost_note"] == NO_USAGE and listed["old"]["turns_total"] == 2
+
     # the user's prices: the same surfaces, the new figure and its date
     own = _table(tmp_path / "mine.json", {"gpt-realtime": {"date": "2030-01-01", "source": "me", "per_million_tokens": {
         "text_in": 1, "cached_text_in": 1, "text_out": 1, "audio_in": 1, "cached_audio_in": 1, "audio_out": 1}}})
@@ -353,3 +395,76 @@ async def test_an_export_keeps_the_usage_and_its_import_the_cost(tmp_path: Path)
     async with await Store.open(tmp_path / "c.db") as c:
         with pytest.raises(InteropError, match=r"runtime.json: field arena_tui.usage: Input should be a valid integer"):
             await import_run(c, out)
+
+
+async def _priced_campaign(db: Path) -> None:
+    """The three runs of the surfaces test as a campaign's cells (one cell without a run yet)."""
+    from arena_tui.campaign import records  # deferred: only this test makes a campaign
+    from arena_tui.campaign.spec import CampaignSpec, Cell  # deferred: as above
+
+    await _record(db, _events("priced", "gpt-realtime", [REALTIME], judge_tokens=10_000),
+                  _events("unpriced", "no-such-model", [REALTIME.model_copy(update={"model": "no-such-model"})]),
+                  _events("old", "gpt-realtime", []))  # fmt: skip
+    async with await Store.open(db) as store:
+        await records.create(store, "camp", CampaignSpec(benchmarks=("b",), models=("gpt-realtime", "no-such-model"), repeats=2))
+        for cell, run_id in ((Cell("b", "gpt-realtime", 1), "priced"), (Cell("b", "gpt-realtime", 2), "old"),
+                             (Cell("b", "no-such-model", 1), "unpriced")):
+            await records.set_cell(store, "camp", cell, status="done", run_id=run_id)
+        await store.flush()
+
+
+def test_campaign_show_says_each_cells_cost_and_its_judges(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "a.db"
+    asyncio.run(_priced_campaign(db))
+    usd, judge_usd = 2 * REALTIME_USD, (20_000 * 0.25 + 2000 * 2.0) / 1e6
+    assert cli.main(["--db", str(db), "campaign", "show", "camp"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    header = next(line for line in out if line.startswith("cell"))
+    assert " cost " in header and " judge cost " in header
+    cells = {line.split("  ")[0]: line for line in out if line.startswith("b × ")}
+    assert f"{money(usd)} ({money(usd)}/pass)  {money(judge_usd)} (est.)" in cells["b × gpt-realtime #1"]
+    assert re.search(rf"  {UNKNOWN} +-$", cells["b × no-such-model #1"]), cells  # no figure, never $0; no judge request
+    assert "$" not in cells["b × gpt-realtime #2"] and "$" not in cells["b × no-such-model #2"]  # no usage, no run yet
+    assert any(line.startswith("cost: estimate, prices of 2025-08-07…2026-12-07") for line in out)
+    assert f"{UNKNOWN}: no-such-model" in out  # what no price covers, named once
+
+
+async def test_the_compare_screen_and_a_campaigns_cells_show_what_each_cost(tmp_path: Path) -> None:
+    """Compare: each side's cost and, apart, its judge's, with the line saying what the figures are;
+    a campaign's matrix: a cost column (offered when a cell has one), the selected cell's in full."""
+    from textual.widgets import DataTable, Static
+
+    from arena_tui.app import ArenaApp  # deferred: only these tests open the app
+    from arena_tui.screens.campaigns import CampaignScreen  # deferred: as above
+    from arena_tui.screens.compare import CompareScreen  # deferred: as above
+    from arena_tui.screens.runs import RunsScreen  # deferred: as above
+    from tests.pilot import until
+
+    db = tmp_path / "a.db"
+    await _priced_campaign(db)
+    usd, judge_usd = 2 * REALTIME_USD, (20_000 * 0.25 + 2000 * 2.0) / 1e6
+    app = ArenaApp(db)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
+        app.push_screen(CompareScreen(run_ids=("priced", "unpriced")))
+        await until(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.turns)
+        title = str(app.screen.query_one("#pair-title", Static).render())
+        a, b = (line for line in title.splitlines() if line.startswith(("A: ", "B: ")))
+        assert a.endswith(f"cost {money(usd)} ({money(usd)}/pass) · judge {money(judge_usd)} (est.)"), a
+        assert b.endswith(f"cost {UNKNOWN}: no-such-model"), b
+        assert "cost: estimate, prices of 2025-08-07…2026-12-07" in title
+        await pilot.press("escape")
+
+        app.push_screen(CampaignScreen("camp"))
+        await until(pilot, lambda: isinstance(app.screen, CampaignScreen) and app.screen.view is not None)
+        await pilot.pause(0.2)
+        table = app.screen.query_one("#cells", DataTable)
+        labels = [str(c.label) for c in table.columns.values()]
+        assert "cost (est.)" in labels, labels
+        column = labels.index("cost (est.)")
+        cost = {str(k.value): str(table.get_row(k)[column]) for k in table.rows}
+        assert cost["b\x1fgpt-realtime\x1f1"] == f"{money(usd)} + judge {money(judge_usd)}"
+        assert cost["b\x1fno-such-model\x1f1"] == UNKNOWN and cost["b\x1fno-such-model\x1f2"] == ""
+        assert "cost: estimate, prices of" in str(app.screen.query_one("#cells-legend", Static).render())
+        detail = str(app.screen.query_one("#cell-detail", Static).render())  # the first cell, selected
+        assert f"cost {money(usd)} ({money(usd)}/pass) · judge {money(judge_usd)} (est.)" in detail, detail

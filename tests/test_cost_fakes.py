@@ -20,10 +20,16 @@ from runners.base import get_runner, known_models
 from runners.catalog import CASCADE_EXAMPLES
 from tests.provider_runs import quiet_loguru, record_run
 
-#: the token modalities each realtime API reports apart (Pipecat keeps them; Nova's through our service)
-SPLITS_AUDIO = {"sim", "gpt-4o-mini-realtime", "gemini-3.1-flash", "gemini-native-audio", "nova-2-sonic", "nova-sonic"}
+#: the token modalities each realtime API reports apart (Pipecat keeps them; Nova's and Voice Live's through our service)
+SPLITS_AUDIO = {"sim", "gpt-4o-mini-realtime", "gpt-realtime-2.1", "gemini-3.1-flash", "gemini-native-audio", "nova-2-sonic",
+                "nova-sonic", "vertex-gemini-live", "azure-gpt-realtime", "azure-voice-live"}
 BILLED_BY_TIME = {"grok", "ultravox"}  # xAI's and Ultravox's realtime APIs: per minute connected
-PRICED_TWINS = ["gemini-native-audio", "nova-sonic"]  # the first alias of Gemini Live and Nova has no price
+#: the first alias of Gemini Live and Nova has no price; gpt-realtime-2.1 is priced, and a live model's
+#: client backend reports its own usage (not the live model's)
+PRICED_TWINS = ["gemini-native-audio", "nova-sonic", "gpt-realtime-2.1", "gpt-live-1+gpt-4.1-mini"]
+#: what a run of these is billed by that no shipped entry prices: "price unknown", named (docs/cost.md)
+UNPRICED = {"azure-gpt-realtime": "azure-openai/gpt-realtime", "azure-voice-live": "azure-voice-live/gpt-4o-mini",
+            "inworld": "inworld/openai/gpt-4.1-mini", "vertex-gemini-live": "gemini-live-2.5-flash-native-audio"}
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -51,9 +57,10 @@ async def test_every_fake_run_has_a_cost_from_the_usage_its_wire_sent(alias: str
     if alias in BILLED_BY_TIME and alias == "ultravox":
         assert not llm  # its socket says nothing of usage: the connected time is what it bills
     else:
-        assert llm and all(u.prompt_tokens > 0 and u.total_tokens >= u.prompt_tokens for u in llm), llm
+        assert llm and all(u.prompt_tokens > 0 and u.total_tokens >= u.prompt_tokens for u in llm), [
+            (e.turn_index, e.result.status, e.result.assistant_text[:40], [c.name for c in e.result.tool_calls]) for e in run.kinds("turn_ended")]
         assert any(u.completion_tokens > 0 for u in llm), llm
-        assert {u.model for u in llm} == {runner.resolve_model(alias)} or alias.startswith("cascade:")
+        assert {u.model for u in llm} == {billed_model(runner, alias)} or alias.startswith("cascade:")
     if alias in SPLITS_AUDIO:  # the user's speech in, the model's speech out, as audio tokens
         assert any(u.input_audio_tokens > 0 for u in llm) and any(u.output_audio_tokens > 0 for u in llm), llm
         assert all(u.output_audio_tokens <= u.completion_tokens for u in llm)
@@ -63,6 +70,9 @@ async def test_every_fake_run_has_a_cost_from_the_usage_its_wire_sent(alias: str
     if runner.mode == "audio":
         sessions = [u for u in usage if u.service == "session"]
         assert sessions and all(u.session_seconds > 0 for u in sessions), usage
+        assert {u.model for u in sessions} == {scoped(runner, runner.resolve_model(alias))}
+    if alias in UNPRICED:
+        assert stored.cost.unknown == (UNPRICED[alias],) and stored.cost.text() == f"{UNKNOWN}: {UNPRICED[alias]}"
 
     cost = stored.cost
     assert cost.reports == len(usage) > 0
@@ -78,12 +88,28 @@ async def test_every_fake_run_has_a_cost_from_the_usage_its_wire_sent(alias: str
     assert run_estimate(alias, usage, load_prices()) == cost
 
 
+def scoped(runner, model: str) -> str:
+    """A model id as its provider's usage reports name it: a reseller's under its price list."""
+    return f"{runner.price_scope}/{model}" if runner.price_scope else model
+
+
+def billed_model(runner, alias: str) -> str:
+    """The model an alias's LLM usage reports name: its backend's for a model that delegates (each
+    is billed at its own price), else its own, under its provider's price list."""
+    maker = runner.call_maker(RunSettings(model=alias, fake=True))
+    return scoped(runner, maker[1] if maker is not None and maker[0] == "back" else runner.resolve_model(alias))
+
+
 def test_the_shipped_table_prices_the_fakes_it_names() -> None:
     """The fakes of every alias the table has an entry for come out priced (and the others named)."""
     table = load_prices()
     priced = {a for a in _aliases() if table.find(a, get_runner(a).resolve_model(a)) is not None}
-    assert {"sim", "gpt-4o-mini-realtime", "gemini-native-audio", "nova-sonic", "grok", "ultravox", "gpt-4.1",
-            "claude-haiku-4-5", "gemini-2.5-flash", "bedrock-nova-lite"} <= priced
+    assert {"sim", "gpt-4o-mini-realtime", "gpt-realtime-2.1", "gemini-native-audio", "nova-sonic", "grok", "ultravox",
+            "gpt-live-1", "gpt-4.1", "claude-haiku-4-5", "gemini-2.5-flash", "bedrock-nova-lite"} <= priced
+    for alias, named in UNPRICED.items():  # no public price found (docs/cost.md): never another's list price
+        runner = get_runner(alias)
+        assert table.find(scoped(runner, runner.resolve_model(alias)), alias) is None, alias
+        assert named == scoped(runner, runner.resolve_model(alias))
 
 
 def _sent(monkeypatch: pytest.MonkeyPatch, cls: type, name: str) -> list[dict]:
@@ -114,6 +140,18 @@ def _gemini(u: dict) -> tuple[int, ...]:
             audio(u["responseTokensDetails"]), 0, 0)
 
 
+def _vertex(u: dict) -> tuple[int, ...]:  # Vertex's names for the response's tokens
+    return _gemini({**u, "responseTokenCount": u["candidatesTokenCount"], "responseTokensDetails": u["candidatesTokensDetails"]})
+
+
+def _totals(u: dict) -> tuple[int, ...]:  # Inworld's LLM tokens: no split
+    return (u["input_tokens"], u["output_tokens"], 0, 0, 0, 0)
+
+
+def _responses(u: dict) -> tuple[int, ...]:  # the Responses API's, a hosted backend's
+    return (u["input_tokens"], u["output_tokens"], 0, 0, u["input_tokens_details"]["cached_tokens"], 0)
+
+
 def _nova(u: dict) -> tuple[int, ...]:
     d = u["details"]["delta"]
     given, made = d["input"], d["output"]
@@ -121,16 +159,30 @@ def _nova(u: dict) -> tuple[int, ...]:
             made["speechTokens"], 0, 0)
 
 
-@pytest.mark.parametrize("alias", ["sim", "gemini-native-audio", "nova-sonic"])
+WIRES = ["sim", "gemini-native-audio", "nova-sonic", "vertex-gemini-live", "azure-gpt-realtime", "azure-voice-live", "inworld",
+         "gpt-live-1"]
+
+
+@pytest.mark.parametrize("alias", WIRES)
 async def test_the_usage_recorded_is_the_usage_the_fake_sent(alias: str, demo, tmp_path: Path, monkeypatch) -> None:
-    """Each report the engine records is one the fake's wire carried, number for number (the
-    realtime APIs that split audio from text): nothing made up between the socket and the store."""
+    """Each report the engine records is one the fake's wire carried, number for number, through
+    the one usage path (Pipecat's usage metrics, or our service's where Pipecat drops the audio
+    share): nothing made up between the socket and the store. gpt-live-1's are its hosted
+    backend's (`response.completed` of each delegated Responses request)."""
+    from runners.providers.azure_voice_live import fake as voice_live
     from runners.providers.gemini_live import fake as gemini_live
+    from runners.providers.gemini_vertex import fake as gemini_vertex
+    from runners.providers.inworld_realtime import fake as inworld
     from runners.providers.nova_sonic import fake as nova_sonic
+    from runners.providers.openai_live import responses_fake
     from runners.simulator import replies
 
     where, read = {"sim": ((replies.Replies, "_usage"), _openai), "gemini-native-audio": ((gemini_live._Session, "usage"), _gemini),
-                   "nova-sonic": ((nova_sonic.FakeDuplexStream, "usage"), _nova)}[alias]  # fmt: skip
+                   "nova-sonic": ((nova_sonic.FakeDuplexStream, "usage"), _nova),
+                   "vertex-gemini-live": ((gemini_vertex._VertexSession, "usage"), _vertex),
+                   "azure-gpt-realtime": ((replies.Replies, "_usage"), _openai),
+                   "azure-voice-live": ((voice_live._Session, "usage"), _openai), "inworld": ((inworld._Session, "usage"), _totals),
+                   "gpt-live-1": ((responses_fake.ResponsesFake, "_usage"), _responses)}[alias]  # fmt: skip
     sent = _sent(monkeypatch, *where)
     run = await record_run(demo, RunSettings(model=alias, fake=True, fake_timing="instant", speed=8.0, turns=[0, 5]),
                            get_runner(alias), tmp_path / "arena.db")

@@ -21,7 +21,7 @@ from runners import catalog
 ROOT = Path(__file__).resolve().parents[1]
 #: the catalog field → the class attribute it mirrors (the same name)
 FIELDS = ("name", "aliases", "mode", "key_env", "setting_env", "any_key", "packages", "install_hint", "model_prefix",
-          "model_env", "simulated", "fake_class", "manual_commit", "alias_family", "efforts", "caps")
+          "model_env", "simulated", "fake_class", "manual_commit", "alias_family", "efforts", "caps", "price_scope")
 KEYS = sorted({k for p in catalog.PROVIDERS for k in (*p.key_env, *p.setting_env)} | {"ARENA_TUI_TEXT_API_KEY"})
 
 

@@ -3,9 +3,10 @@
 Completion is never read from a flag: `cell_state` looks at the run's stored turn rows (a finished
 one per expected turn) and only then calls the cell complete. `cell_views` and
 `campaign_views` are what `arena-tui campaign show|list` print and the TUI's campaign screens
-show: one place decides a cell's shown state, its turn progress and its pass rate. The pass rate
-is the report's (`arena_tui.compare.stored.run_tally`: fixed denominators, lost-pace turns
-left out), so `campaign show` and `report` can never tell two numbers for one run.
+show: one place decides a cell's shown state, its turn progress, its pass rate and what it cost
+(its run's, `arena_tui.cost` through `StoredRun.cost`). The pass rate is the report's
+(`arena_tui.compare.stored.run_tally`: fixed denominators, lost-pace turns left out), so
+`campaign show` and `report` can never tell two numbers for one run.
 
 Nothing is shown running or queued on a process's word alone: a run still `running` whose
 recorder is gone shows interrupted, and a queued cell whose campaign's coordinator is gone
@@ -27,6 +28,7 @@ from arena_tui.compare.leaderboard import build_leaderboard
 from arena_tui.compare.load import load_stored
 from arena_tui.compare.pairwise import gap_families
 from arena_tui.compare.stored import StoredRun, run_tally
+from arena_tui.cost import Estimate
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.conditions import CLEAN
 from arena_tui.spine.events import LOST_PACE, unfinished
@@ -192,6 +194,8 @@ class CellView:
     done: int  # turns with a stored, uninterrupted turn row
     total: int  # turns the run expects (0: no run recorded yet)
     tally: Tally  # the run's verdicts by the report's rule (empty when unjudged or not run)
+    cost: Estimate = Estimate()  # what its run cost, estimated (`StoredRun.cost`; nothing reported: no run yet)
+    judge_cost: Estimate = Estimate()  # what judging it cost, apart (`StoredRun.judge_cost`)
 
     @property
     def strict(self) -> tuple[int, int]:
@@ -237,12 +241,13 @@ async def _cells_and_runs(store: Store, campaign_id: str, data_dir: Path | None,
     rows = [(row, await cell_state(store, row.run_id)) for row in await cells(store, campaign_id)]
     recorded = [row.run_id for row, (run_state, _, _) in rows if row.run_id and run_state != "missing"]
     runs, _ = await load_stored(store, recorded, data_dir, known)
-    tallies = {r.run_id: run_tally(r) for r in runs}
+    by_id = {r.run_id: r for r in runs}
     for row, (run_state, done, total) in rows:
-        verdicts = tallies.get(row.run_id or "", Tally())
+        run = by_id.get(row.run_id or "")
         state = shown_state(row, run_state, alive)
         reason = ORPHANED if state == "pending" and row.status == "queued" and not row.reason else row.reason
-        out.append(CellView(row.cell, row.run_id, state, reason, done, total, verdicts))
+        out.append(CellView(row.cell, row.run_id, state, reason, done, total, run_tally(run) if run else Tally(),
+                            *((run.cost, run.judge_cost) if run else ())))
     return out, runs
 
 

@@ -5,7 +5,8 @@ campaign recorded with it. `resume ID` continues a recorded campaign. Progress i
 cell event (started, lost and resumed, complete), and one saying how far it got whenever nothing
 else was said for 10 s; SIGTERM, SIGHUP and ctrl+c stop it with its workers (exit 128 + the
 signal). `show` prints the matrix with each cell's
-status judged from its stored turn rows and its pass rate, then the gaps between its rows (its
+status judged from its stored turn rows, its pass rate and (when a cell has one) its cost and its
+judge's, estimates by `arena_tui.cost` as `runs` prints them, then the gaps between its rows (its
 models, conditions, efforts: `compare.gap`, as the report's pairwise.csv says them). Neither `show` nor `list` calls a
 cell running or queued when the process that was running it is gone (records.py).
 """
@@ -20,7 +21,10 @@ from typing import Any
 
 from arena_tui.campaign import records
 from arena_tui.campaign.spec import SpecError, build_spec, listify, load_toml
+from arena_tui.compare.columns import cost_text
+from arena_tui.compare.costs import cost_note
 from arena_tui.compare.pairwise import family_note, strict_lines
+from arena_tui.cost import Estimate
 from arena_tui.orchestration.logs import quiet_logs
 from arena_tui.orchestration.orchestrator import CampaignBlocked, run_campaign
 from arena_tui.spine import paths
@@ -224,13 +228,21 @@ async def _show(store: Any, campaign_id: str, data: Path | None) -> int:
     variants = "".join(f", {label}" for label in variant_labels({"disable_vad": spec.disable_vad}))
     print(f"campaign {campaign_id}: {view.summary} repeat(s), speed {speed_text(spec.speed)}{variants}, executor {spec.executor}: "
           f"{view.count('complete')}/{len(view.cells)} complete" + (f"; {view.pace}" if view.pace else ""))
-    header = ("cell", "run", "status", "turns", STRICT, "reason")
-    lines = [(c.cell.label, c.run_id or "-", c.state, c.progress, cell_strict(c).plain, c.reason) for c in view.cells]
+    # each cell's cost and, apart, its judge's, when a cell has one (`runs`' columns and note)
+    note = cost_note([e for c in view.cells for e in (c.cost, c.judge_cost)])
+    header = ("cell", "run", "status", "turns", STRICT, *(("cost", "judge cost") if note else ()), "reason")
+    lines = [(c.cell.label, c.run_id or "-", c.state, c.progress, cell_strict(c).plain,
+              *((cost_text(c.cost, c.strict[0]), cost_text(c.judge_cost, judge=True)) if note else ()), c.reason)
+             for c in view.cells]
     widths = [max(len(str(r[i])) for r in [header, *lines]) for i in range(len(header))]
     for r in [header, *lines]:
         print("  ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
     if any(c.total and c.tally.heuristic for c in view.cells):
         print(f"{HEURISTIC_MARK}: judged by the offline heuristic judge (not an LLM)")
+    if note:
+        print(note)
+        if (spent := sum((c.cost for c in view.cells if c.cost.reports), Estimate())).unknown:
+            print(spent.text())  # what no price covers, named once (a cell says only "price unknown")
     if lines := strict_lines(view.gaps):
         print(f"gaps between its rows, strict pass, paired ({family_note(view.gaps)}):")
         for line in lines:

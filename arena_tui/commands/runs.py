@@ -4,7 +4,9 @@ Progress counts the turns that ran to their end; the strict pass and the turns c
 (`2 not played · 1 stopped`) are each run's tally by the one rule (`compare.stored.run_tally`,
 `arena_tui.verdicts`), `no answer` for a run in which no turn of the model's got one; the duration
 is the time it ran (`RunRow.active_s`: a resumed run's idle time left out); its cost and, apart, its
-judge's are estimates by `arena_tui.cost` (the line under the table says of which prices). A run a
+judge's are estimates by `arena_tui.cost` (the line under the table says of which prices; `--json`
+gives each run's as numbers with their notes, `compare.costs.cost_fields`, as run_results.csv
+does). A run a
 campaign's re-run replaced says `superseded`, as the runs list does: it counts nowhere."""
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from arena_tui.spine.paths import db_path
 from arena_tui.spine.source import listed_model
 from arena_tui.spine.times import duration_text, when_text
 
-from ..compare.columns import cost_words
-from ..compare.costs import cost_note
+from ..compare.columns import cost_text
+from ..compare.costs import cost_fields, cost_note
 from ..compare.stored import load_runs, run_tally
 from ..cost import Estimate
 from ..store import RunRow, Store, StoreError
@@ -28,7 +30,8 @@ from ..verdicts import NEVER_ANSWERED, NO_ANSWER, Tally
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="one JSON array of runs, for scripts")
+    parser.add_argument("--json", action="store_true",
+                        help="one JSON array of runs, for scripts (with each run's cost and judge cost: numbers and notes)")
     parser.add_argument("--status", help="only runs with this status (running, completed, interrupted, failed)")
     parser.add_argument("--limit", type=int, default=None, help="at most this many runs, newest first")
     parser.add_argument(
@@ -54,7 +57,7 @@ async def _delete(args: argparse.Namespace) -> list[str]:
 Costs = dict[str, tuple[Estimate, Estimate]]  # run id -> (the model's cost, the judge's)
 
 
-async def _load(args: argparse.Namespace, tallied: bool = True) -> tuple[list[RunRow], dict[str, Tally], Costs]:
+async def _load(args: argparse.Namespace) -> tuple[list[RunRow], dict[str, Tally], Costs]:
     if args.limit is not None and args.limit < 0:
         raise CliError(f"--limit must be 0 or more (got {args.limit})")
     async with await Store.open(db_path(args.db), create=False) as store:
@@ -66,7 +69,7 @@ async def _load(args: argparse.Namespace, tallied: bool = True) -> tuple[list[Ru
         if args.limit is not None:
             rows = rows[: args.limit]
         tallies, costs = {}, {}
-        for r in rows if tallied else []:  # one run read at a time: a big store is never held whole
+        for r in rows:  # one run read at a time: a big store is never held whole
             (stored,) = await load_runs(store, [r.run_id])
             tallies[r.run_id] = run_tally(stored)
             costs[r.run_id] = (stored.cost, stored.judge_cost)
@@ -88,11 +91,8 @@ def _figures(run: RunRow, tally: Tally | None) -> tuple[str, str]:
 
 
 def _cost(cost: Estimate | None, passes: int | None = None) -> str:
-    """A cost cell: `$0.0123 ($0.0041/pass)`, `price unknown`, `-` (not recorded or not read)."""
-    if cost is None or not cost.reports:
-        return "-"
-    words = cost_words(cost, passes)
-    return f"{words.main} ({words.detail})" if cost.known and words.detail else words.main
+    """A cost cell (`compare.columns.cost_text`); `-` when not read."""
+    return "-" if cost is None else cost_text(cost, passes)
 
 
 def format_table(rows: list[RunRow], tallies: dict[str, Tally] | None = None, now: datetime | None = None,
@@ -139,13 +139,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"deleted {len(deleted)} run(s): {', '.join(deleted)}")
         return 0
     try:
-        rows, tallies, costs = asyncio.run(_load(args, tallied=not args.json))
+        rows, tallies, costs = asyncio.run(_load(args))
     except StoreError as e:
         raise CliError(str(e)) from None
     except OSError as e:  # e.g. the database folder cannot be created
         raise CliError(f"{e.filename or args.db}: {e.strerror or e}") from None
     if args.json:
-        print(json.dumps([r.model_dump(mode="json") for r in rows], indent=2))
+        print(json.dumps([{**r.model_dump(mode="json"), **cost_fields(*costs[r.run_id], tallies[r.run_id].strict[0])}
+                          for r in rows], indent=2))
     elif not rows:
         print(f"no runs recorded in {db_path(args.db)}")
     else:

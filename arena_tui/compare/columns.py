@@ -201,6 +201,22 @@ def cost_words(cost: Estimate, passes: int | None = None, judge: bool = False) -
     return Words(money(cost.usd), per, whole=f"{money(cost.usd)} [{said}; {cost.label}]")
 
 
+def cost_text(cost: Estimate, passes: int | None = None, judge: bool = False) -> str:
+    """A cost in a plain-text cell, `cost_words`'s: `$0.0123 ($0.0041/pass)`, `$0.0005 (est.)`,
+    `price unknown`; `-` when nothing was recorded (a judge's: no request was sent)."""
+    if not cost.reports:
+        return "-"
+    words = cost_words(cost, passes, judge)
+    return f"{words.main} ({words.detail})" if cost.known and words.detail else words.main
+
+
+def costs_text(cost: Estimate, judge: Estimate, passes: int | None = None) -> str:
+    """A run's (or a row's) cost and, apart, its judge's in one phrase: `cost $0.0123 ($0.0041/pass)
+    · judge $0.0005 (est.)`; what no price covers named (`cost price unknown: m`), never $0."""
+    main = cost_text(cost, passes) if cost.known else cost.text()
+    return f"cost {main}" + (f" · judge {cost_text(judge, judge=True)}" if judge.reports else "")
+
+
 def cost_columns() -> list[Column]:
     """What a row's runs cost (the model's side, over its dollars per passed turn) and, apart, what
     judging them cost: estimates by `arena_tui.cost` (the notes under the table say of which prices)."""

@@ -45,17 +45,21 @@ def _usage(f: RunFigures) -> dict[str, Any]:
     return totals
 
 
-def run_cost_columns(f: RunFigures) -> dict[str, Any]:
-    """One run's usage and cost columns (`COST_RUN_COLUMNS`)."""
-    cost, judge = f.run.cost, f.run.judge_cost
+def cost_fields(cost: Estimate, judge: Estimate, passes: int) -> dict[str, Any]:
+    """A run's cost and, apart, its judge's as numbers (None: not known: the note says why) with
+    their notes: run_results.csv's cost columns and `arena-tui runs --json`'s fields."""
     return {
-        **_usage(f),
         "cost_usd": cost.value,
-        "cost_per_passed_turn_usd": cost.per_pass(f.strict.passes),
+        "cost_per_passed_turn_usd": cost.per_pass(passes),
         "cost_note": _note(cost),
         "judge_cost_usd": judge.value,
         "judge_cost_note": _note(judge) if judge.reports else NO_JUDGE_REQUEST,
     }
+
+
+def run_cost_columns(f: RunFigures) -> dict[str, Any]:
+    """One run's usage and cost columns (`COST_RUN_COLUMNS`)."""
+    return {**_usage(f), **cost_fields(f.run.cost, f.run.judge_cost, f.strict.passes)}
 
 
 def row_cost_columns(row: BoardRow) -> dict[str, Any]:

@@ -162,10 +162,13 @@ def run_estimate(alias: str, usages: Iterable[Usage], table: PriceTable) -> Esti
     total = Estimate(missing=0 if usages else 1)
     for u in usages:
         names = (u.model, alias) if u.service in ("llm", "session") else (u.model,)
-        if alias.startswith(LOCAL_MODEL) and u.service in ("llm", "session") and table.find(*names) is None:
+        entry = table.find(*names)
+        if alias.startswith(LOCAL_MODEL) and u.service in ("llm", "session") and entry is None:
             total += Estimate(reports=1)  # a server of the user's own
             continue
-        total += price_report(u, table.find(*names), u.model or alias)
+        if entry is not None and u.service == "llm" and u.model and u.model not in entry.names() and "session" in entry.minutes:
+            entry = None  # another model's tokens (a live model's backend) are not inside the run's model's minutes
+        total += price_report(u, entry, u.model or alias)
     return total
 
 

@@ -1,7 +1,8 @@
 """Campaigns in the TUI: the list of every recorded campaign, and one campaign's matrix of cells.
 
 What a cell shows (state from its run's turn rows, turn progress, strict pass rate as the
-report counts it) is `arena_tui.campaign.records.cell_views`, the same rows
+report counts it, its cost and its judge's when a cell has one: estimates, the legend says of
+which prices) is `arena_tui.campaign.records.cell_views`, the same rows
 `arena-tui campaign show` prints. A campaign usually runs in another process (`arena-tui
 campaign run`) writing the same database, so both screens poll the store (`PollingScreen`).
 `enter` on a cell opens its run the way the runs list does (`Arena.open_run`: live when this app
@@ -22,8 +23,11 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from ..campaign.records import ACTIVE, CampaignView, CellView, campaign_runs, campaign_view, campaign_views
 from ..campaign.spec import Cell
+from ..compare.columns import costs_text
+from ..compare.costs import cost_note
 from ..compare.gap import STRICT_KEY, gap_core, p_text, verdict_word
 from ..compare.pairwise import family_note
+from ..widgets.board_cells import cost_cell
 from ..widgets.dimensions import cell_strict, rate_slots, rates_legend, slot_dims, slots_header
 from ..widgets.fit import PAD, fit_cell, fit_columns, hidden_text, natural_widths
 from .polling import PollingScreen
@@ -219,13 +223,14 @@ class CampaignsScreen(Campaigns):
 # --- one campaign ----------------------------------------------------------------------------
 
 CELL_COLUMNS = [("cell", "cell"), ("status", "status"), ("turns", "turns"), ("strict", STRICT),
-                ("run", "run"), ("rates", "pass rates"), ("why", "reason")]
-# always: cell, status, turn progress, strict pass; then the run id and the per-dimension rates;
-# the reason takes what is left (the selected cell is also shown whole under the table)
-CELL_ORDER = [0, 1, 2, 3, 4, 5]
+                ("run", "run"), ("rates", "pass rates"), ("cost", "cost (est.)"), ("why", "reason")]
+# always: cell, status, turn progress, strict pass; then the run id, the per-dimension rates and
+# (when a cell has one) the cost; the reason takes what is left (the selected cell is also shown
+# whole under the table)
+CELL_ORDER = [0, 1, 2, 3, 4, 5, 6]
 CELL_REQUIRED = 4
-CELL_STRETCH = 6
-RATES = 5
+CELL_STRETCH = 7
+RATES, COST = 5, 6
 MIN_CELL = 12
 
 
@@ -234,7 +239,7 @@ def matrix_cells(v: CellView, dims: list[str], run_ids: dict[str, str]) -> tuple
     # the strict column beside it marks "h" already: the rates do not repeat it
     rates = rate_slots(v.tally.dimensions, dims, False, errors) if v.tally.dimensions else Text("")
     return (v.cell.shown, state_text(v.state), v.progress, cell_strict(v), run_ids.get(v.run_id or "", "–"), rates,
-            Text(reason_of(v), "grey62"))
+            cost_cell(v.cost, v.judge_cost), Text(reason_of(v), "grey62"))
 
 
 def reason_of(v: CellView) -> str:
@@ -338,7 +343,9 @@ class CampaignScreen(Campaigns):
         shared = shared_parts([c.cell for c in self.cells])
         least = max((len(label_form(c.cell, shared)) for c in self.cells), default=0)
         need[0] = max(min(need[0], room - others - PAD, max(room // 3, least)), MIN_CELL)
-        shown = fit_columns(room, need, CELL_ORDER, CELL_REQUIRED, stretch=CELL_STRETCH)
+        note = cost_note([e for c in self.cells for e in (c.cost, c.judge_cost)])  # a cell has a cost: its column
+        order = CELL_ORDER if note else [c for c in CELL_ORDER if c != COST]
+        shown = fit_columns(room, need, order, CELL_REQUIRED, stretch=CELL_STRETCH)
         table.clear(columns=True)
         for col, w in shown.items():
             table.add_column(labels[col], key=CELL_COLUMNS[col][0], width=w)
@@ -351,10 +358,12 @@ class CampaignScreen(Campaigns):
             if cell_key(current.cell) in keys:
                 table.move_cursor(row=keys.index(cell_key(current.cell)))
         heuristic = any(c.tally.heuristic for c in self.cells if c.total)
-        hidden = hidden_text([label for _, label in CELL_COLUMNS], shown, "the selected cell is below")
+        hidden = hidden_text([label for _, label in CELL_COLUMNS], shown if note else {**shown, COST: 0},
+                             "the selected cell is below")
         legend = rates_legend(dims if RATES in shown else [], heuristic=heuristic,
                               human=any(c.tally.human for c in self.cells if c.total))
-        self.query_one("#cells-legend", Static).update(Text("  ·  ").join(t for t in (legend, Text(hidden)) if t))
+        costs = Text(note, "grey62") if note and COST in shown else Text("")
+        self.query_one("#cells-legend", Static).update(Text("  ·  ").join(t for t in (legend, costs, Text(hidden)) if t))
         self.query_one("#campaign-gaps", Static).update(
             gaps_text(self.view, self.app.size.height >= GAPS_MIN_HEIGHT) if self.view is not None else "")
         self._title()
@@ -381,6 +390,8 @@ class CampaignScreen(Campaigns):
         t.append(f"  run {c.run_id}" if c.run_id else "  no run yet")
         if c.total:
             t.append(f"  {STRICT} ").append_text(cell_strict(c))
+        if c.cost.reports or c.judge_cost.reports:  # what its run cost, the judge's apart (`campaign show`'s)
+            t.append(f"  {costs_text(c.cost, c.judge_cost, c.strict[0])}", "grey70")
         if c.reason:
             t.append(f"  —  {reason_of(c)}", "grey62")
         if c.state in OPENABLE:

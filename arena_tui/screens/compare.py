@@ -5,7 +5,8 @@ differences marked word by word, the calls, latencies, verdicts and causes (`wid
 The comparison is `arena_tui.compare.pair` (`compare_runs`, `compare_models`): which fields
 differ is decided there; this screen only highlights them. The title says the gap in strict pass,
 paired (`compare.gap`: B − A, its interval, whether it is more than noise, the turns left out and
-how many decide it; `d` shows those turns alone). Two runs are read in a worker that
+how many decide it; `d` shows those turns alone), and what each side cost (`compare.columns.costs_text`,
+the judge's apart; the line under them says of which prices: `compare.costs.cost_note`). Two runs are read in a worker that
 posts `PairLoaded`; two rows come ready from the leaderboard. `/` finds turns by what was said,
 answered, reasoned or caused (search's texts, `compare.search`).
 """
@@ -20,6 +21,8 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
+from ..compare.columns import costs_text
+from ..compare.costs import cost_note
 from ..compare.gap import PairGap, pair_gap, row_side, run_side
 from ..compare.leaderboard import BoardRow
 from ..compare.stored import StoredRun
@@ -162,6 +165,9 @@ class CompareScreen(Finding, ArenaScreen):
             for d in t.differences:
                 counts[d] = counts.get(d, 0) + 1
         t = Text()
+        # each side's cost, when either recorded usage or a judge's request (the runs list's rule)
+        note = cost_note([c for side in (self.runs or self.board_rows or ()) for c in (side.cost, side.judge_cost)])
+        priced = note is not None
         if self.runs:
             for side, run in zip("AB", self.runs):
                 t.append(f"{side}: ", "bold")
@@ -171,6 +177,8 @@ class CompareScreen(Finding, ArenaScreen):
                     t.append(f"  {NEVER_ANSWERED}", "bold red")
                 if run.latency_excluded:
                     t.append(f"  (latency not compared: {run.latency_excluded})", "yellow")
+                if priced:
+                    t.append(f"  {costs_text(run.cost, run.judge_cost, run.tally.strict[0])}", "grey70")
                 t.append("\n")
         elif self.board_rows:
             for side, row in zip("AB", self.board_rows):
@@ -178,7 +186,11 @@ class CompareScreen(Finding, ArenaScreen):
                 t.append(f"{row.model}  {row.benchmark}  {len(row.runs)} repeat(s)  judge {row.judge}")
                 if row.never_answered:
                     t.append(f"  {len(row.never_answered)} {NEVER_ANSWERED}", "bold red")
+                if priced:
+                    t.append(f"  {costs_text(row.cost, row.judge_cost, row.strict.passes)}", "grey70")
                 t.append("\n")
+        if note:  # what the costs are
+            t.append(f"{note}\n", MUTED)
         judges = {run.judge_label for run in self.runs} or {row.judge for row in self.board_rows or ()}
         if len(judges) > 1:  # each side's verdicts are its own judge's: a difference may be the judges'
             t.append("two judges: a verdict that differs may be the judges' difference, not the models'\n", "bold yellow")

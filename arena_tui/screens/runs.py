@@ -26,6 +26,7 @@ from ..compare.costs import cost_note
 from ..compare.load import stored_figures
 from ..cost import Estimate
 from ..verdicts import APART_REASONS, NEVER_ANSWERED, NO_ANSWER, PLAY_REASONS, STRICT, UNJUDGED, Tally
+from ..widgets.board_cells import cost_cell
 from ..widgets.dimensions import rate_slots, rates_legend, slot_dims, slots_header, strict_text
 from ..widgets.run_header import STATUS_STYLE
 from ..widgets.fit import PAD, as_text, fit_cell, fit_columns, fit_lines, hidden_text, natural_widths
@@ -116,16 +117,6 @@ def run_cells(r: dict[str, Any], now: dt.datetime, dims: list[str], shown_id: st
         rate_slots(r.get("rates") or {}, dims, bool(r.get("heuristic")), r.get("judge_errors", 0), apart_of(r, (UNJUDGED,))),
         cost_cell(*r.get("cost", (None, None))),
     )
-
-
-def cost_cell(cost: Estimate | None, judge: Estimate | None) -> Text:
-    """The run's cost (an estimate: the line under the list says of which prices) and, apart, its judge's."""
-    t = Text()
-    if cost is not None and cost.reports:
-        t.append(cost.short(), "" if cost.known else "grey50")
-    if judge is not None and judge.reports:
-        t.append(f"{' ' if t else ''}+ judge {judge.short()}", "grey62")
-    return t
 
 
 def single_layout(room: int, need: list[int], priced: bool = False) -> dict[int, int] | None:

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from ..compare.columns import Count, Figure, Percentile, RateFigure, Subset, Words, model_words
 from ..compare.leaderboard import BoardRow
+from ..cost import Estimate
 from ..compare.render import ms as ms_text
 from ..stats import Distribution, Rate
 from ..verdicts import APART, NOT_JUDGED
@@ -101,4 +102,15 @@ def pattern_text(statuses: tuple[str, ...] | list[str]) -> Text:
     t = Text()
     for s in statuses:
         t.append_text(verdict_text(s))
+    return t
+
+
+def cost_cell(cost: Estimate | None, judge: Estimate | None) -> Text:
+    """A run's cost (an estimate: the line under its table says of which prices) and, apart, its
+    judge's: the runs list's and a campaign's cells."""
+    t = Text()
+    if cost is not None and cost.reports:
+        t.append(cost.short(), "" if cost.known else "grey50")
+    if judge is not None and judge.reports:
+        t.append(f"{' ' if t else ''}+ judge {judge.short()}", "grey62")
     return t

@@ -11,7 +11,8 @@ makes one call at a time (`response.output_item.added` with the `function_call` 
 `response.function_call_arguments.done`, then `response.done`); the client answers it with a
 `function_call_output` item and asks for the next response; after the calls it speaks: an
 assistant item, transcript and audio deltas on the fake's timing (`runners/fakes/timing.py`), the
-audio's and transcript's `done`, and `response.done` the plan's lag later. A `response.create`
+audio's and transcript's `done`, and `response.done` the plan's lag later, with the usage its
+provider reports (`usage`: a provider's fake counts it as its service does). A `response.create`
 while a response runs is refused (`conversation_already_has_active_response`), as the APIs do.
 
 Items the client creates are checked as the APIs do (a `function_call_output` must answer a call
@@ -27,6 +28,7 @@ import base64
 import copy
 import json
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import WSMsgType, web
@@ -77,6 +79,7 @@ class DialectSession(ReplySession):
         self.known_calls: dict[str, str] = {}  # call_id -> tool name, every call in the conversation
         self.active: str | None = None  # the response under way (its id)
         self.committed: list[str] = []  # user audio items committed, in order
+        self.said: list[str] = []  # what was said since the session opened (user transcripts, replies), as text
 
     # -- what a provider's fake says
 
@@ -252,11 +255,24 @@ class DialectSession(ReplySession):
 
     # -- a response
 
-    def response_body(self, rid: str, status: str, tokens: int = 0) -> dict[str, Any]:
+    def response_body(self, rid: str, status: str, usage: dict[str, Any] | None = None) -> dict[str, Any]:
         body: dict[str, Any] = {"id": rid, "object": "realtime.response", "status": status, "output": []}
-        if tokens:
-            body["usage"] = {"total_tokens": 20 + tokens, "input_tokens": 20, "output_tokens": tokens}
+        if usage is not None:
+            body["usage"] = usage
         return body
+
+    def usage(self, said: str, spoken_ms: float, calls: Sequence[Any] = ()) -> dict[str, Any] | None:
+        """A completed response's `usage`, counted as the provider counts it (`runners/fakes/usage.py`);
+        None: it reports none. `said`: its text, `spoken_ms`: its speech, `calls`: its function calls."""
+        return None
+
+    def context(self) -> list[str]:
+        """The conversation so far as text: the instructions, the replayed items, what was said since."""
+        return [self.rec.system_instruction or "", *(str(h.get("text") or "") for h in self.rec.history), *self.said]
+
+    async def done(self, rid: str, status: str, usage: dict[str, Any] | None = None) -> None:
+        """`response.done` with the response (and its usage, when it has one)."""
+        await self.send({"type": "response.done", "response": self.response_body(rid, status, usage)})
 
     async def barge_in(self) -> None:
         """The reply stops for user speech (a duplex cue): server VAD says so, the response ends cancelled."""
@@ -282,6 +298,7 @@ class DialectSession(ReplySession):
             try:
                 await self.send({"type": "response.created", "response": self.response_body(rid, "in_progress")})
                 if k == 0 and reply.user_transcript and self.committed:
+                    self.said.append(reply.user_transcript)
                     await self.send({"type": "conversation.item.input_audio_transcription.completed",
                                      "item_id": self.committed[-1], "content_index": 0, "transcript": reply.user_transcript})
                 if k < len(reply.tool_calls):
@@ -289,11 +306,11 @@ class DialectSession(ReplySession):
                     await self.call(rid, reply.tool_calls[k])
                     self.after_tool = (reply, k + 1, n)
                     self.mark("tool_call", n)
-                    await self.send({"type": "response.done", "response": self.response_body(rid, "completed", 5)})
+                    await self.done(rid, "completed", self.usage("", 0.0, [reply.tool_calls[k]]))
                     return
                 await self.speak(rid, n, reply, plan, anchor_ms)
             except asyncio.CancelledError:  # stopped for the user (a duplex cue): the response ends cancelled
-                await self.send({"type": "response.done", "response": self.response_body(rid, "cancelled")})
+                await self.done(rid, "cancelled")
                 raise
             finally:
                 self.active = None
@@ -337,7 +354,9 @@ class DialectSession(ReplySession):
         await self.send({"type": self.TRANSCRIPT_DONE, **ids, "transcript": reply.text})
         await self.fake.clock.until(last_ms + plan.terminal_lag_ms)
         self.mark("terminal", n)
-        await self.send({"type": "response.done", "response": self.response_body(rid, "completed", max(1, len(reply.text) // 4))})
+        spoken_ms = sum(len(p) for p in parts) / 2 / rate * 1000.0
+        await self.done(rid, "completed", self.usage(reply.text, spoken_ms, ()))
+        self.said.append(reply.text)
         if reply.then:
             code = 1000 if reply.then == "go_away" else reply.close_code
             self.rec.closed = f"server:{code}"

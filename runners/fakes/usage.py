@@ -37,8 +37,10 @@ OPENAI_AUDIO_OUT_PER_S = 20  # and per 50 ms of the model's (community-measured;
 
 def realtime_usage(context: Iterable[str], heard_ms: float, said: str, spoken_ms: float, calls: Iterable[Any] = ()) -> dict[str, Any]:
     """A `response.done` `usage` in OpenAI Realtime's shape (also what xAI's and GLM's realtime
-    APIs send, at OpenAI's audio rates: theirs are not published): the conversation so far as
-    input (its text, every second of user audio heard), the response's text, calls and audio."""
+    APIs send, at OpenAI's audio rates: theirs are not published; and Azure Voice Live's, whose
+    documented rates for Azure OpenAI models are the same, ~10 a second in and ~20 out): the
+    conversation so far as input (its text, every second of user audio heard), the response's
+    text, calls and audio."""
     text_in, audio_in = text_tokens(*context), audio_tokens(heard_ms, OPENAI_AUDIO_IN_PER_S)
     text_out, audio_out = text_tokens(said) + call_tokens(calls), audio_tokens(spoken_ms, OPENAI_AUDIO_OUT_PER_S)
     return {

@@ -42,7 +42,7 @@ from .attempt import AttemptBase
 from .history import Seed, remember_turn
 from .infra import InfraError
 from .outcome import failed_status, failure_message, run_failure, unanswered_run
-from .usage import LLM_USAGE, reports
+from .usage import LLM_USAGE, reports, tap_usage
 
 UNPLANNED = ("disconnect", "error", "timeout", "retry", "slow_reply")  # rotation reasons that are failures, not policy
 
@@ -80,6 +80,8 @@ class SessionBase:
         # observer would see the same frames, but it is told of every push of every stage (each
         # 20 ms audio chunk several times), one queue hop each, to pick out the service's.
         llm.add_event_handler("on_after_push_frame", self._tap)
+        for part in self.run.provider.usage_parts(llm):  # (a delegation's backend: its own requests, its own model)
+            tap_usage(part, LLM_USAGE, self.run.on_usage)
         self.llm = llm
         return llm
 
@@ -281,8 +283,12 @@ class RunBase(ABC, Generic[S, A]):
         """A frame the session's service pushed (either way), as it pushed it."""
 
     def on_usage(self, usages: list[Usage]) -> None:
-        """Usage reports as they came (any session's: a closing one's were spent too), on the turn under way."""
+        """Usage reports as they came (any session's: a closing one's were spent too), on the turn under
+        way; a reseller's (`ProviderRunner.price_scope`) naming its model as billed: `azure-openai/gpt-realtime`."""
+        scope = self.provider.price_scope
         for usage in usages:
+            if scope and usage.model:
+                usage = usage.model_copy(update={"model": f"{scope}/{usage.model}"})
             self.publish(self.ev(UsageReported, usage=usage))
 
     def bill_session(self) -> None:

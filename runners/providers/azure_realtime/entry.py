@@ -19,6 +19,7 @@ PROVIDERS = (
         model_env={"azure-gpt-realtime": "AZURE_REALTIME_DEPLOYMENT"},
         packages=("websockets", "pipecat.services.azure.realtime.llm"),
         manual_commit=True,
+        price_scope="azure-openai",  # Azure bills its own meters (Global, Data Zone) for OpenAI's models
         caps=Capabilities(output_rate=24000, session_limit_s=1800.0),  # (Azure ends a Realtime session at 30 minutes)
     ),
 )

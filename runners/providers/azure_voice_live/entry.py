@@ -18,6 +18,7 @@ PROVIDERS = (
         setting_env={"AZURE_VOICE_LIVE_ENDPOINT": "the Foundry resource, https://<resource>.services.ai.azure.com"},
         packages=("websockets", "pipecat.services.azure.voice_live.llm"),
         manual_commit=True,
+        price_scope="azure-voice-live",  # billed by Voice Live's tiers, not the model's list price
         caps=Capabilities(output_rate=24000),
     ),
 )

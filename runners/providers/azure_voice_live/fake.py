@@ -18,6 +18,12 @@ Its quirks, modelled: a committed user item is transcribed once, and when the ne
 committed Voice Live reports an empty transcript for the previous item; `azure_semantic_vad`
 ends the user's turn after the session's `silence_duration_ms` (the fake's energy endpointer).
 
+Usage: each completed `response.done` carries OpenAI Realtime's `usage` (input and output with
+their text and audio shares, cached input), the conversation so far as input, at the token rates
+Voice Live documents for Azure OpenAI models, about 10 a second of audio in and 20 out (its
+overview's "Token usage and cost estimation"; `runners/fakes/usage.py`): Azure speech in and out
+around a text model is billed as audio tokens too.
+
 Timing (`timing="real"`): the shared `ENVELOPE` (`runners/fakes/timing.py`; not measured for
 Voice Live): the call or first audio a while after the trigger, audio in bursts slower than real
 time, `response.done` the plan's lag after the last audio.
@@ -32,6 +38,7 @@ from aiohttp import web
 from runners.fakes.realtime_dialect import DialectSession
 from runners.fakes.server import FakeServer
 from runners.fakes.timing import ENVELOPE
+from runners.fakes.usage import realtime_usage
 
 PATH = "/voice-live/realtime"
 VERSIONS = ("2025-10-01", "2026-01-01-preview", "2026-07-15")  # the GA version and Pipecat 1.14's
@@ -102,6 +109,9 @@ class _Session(DialectSession):
         if transcriber in OPENAI_TRANSCRIBERS and not native:
             return f"input_audio_transcription.model {transcriber} needs a native-audio model; {self.model} takes azure-speech"
         return None
+
+    def usage(self, said: str, spoken_ms: float, calls: Any = ()) -> dict[str, Any]:
+        return realtime_usage(self.context(), self.rec.audio_in_ms, said, spoken_ms, calls)
 
     async def on_commit(self, item_id: str) -> None:
         await super().on_commit(item_id)

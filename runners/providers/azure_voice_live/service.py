@@ -5,6 +5,9 @@
   shapes: an assistant's text is `text`), before anything else of the conversation;
 - a session opened without a kickoff asks for no response: Pipecat's first context always sends
   `response.create`, and the model's answer to nothing would land in the next turn;
+- its usage keeps the audio share: Voice Live's `response.done` splits input and output into text
+  and audio tokens (and cached input) as OpenAI Realtime's does, and audio is billed at many times
+  the text rate; Pipecat reports the totals alone;
 - each reply's final status reaches the engine (`on_response_status`), liveness and readiness are
   read from the service itself (`connection_alive`, `conversation_ready`);
 - Pipecat writes every endpoint as `wss://` (`_build_base_url`); a loopback `ws://` endpoint (the
@@ -17,6 +20,7 @@ import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
+from pipecat.metrics.metrics import LLMTokenUsage
 from pipecat.services.azure.voice_live import events as vl
 from pipecat.services.azure.voice_live.llm import AzureVoiceLiveLLMService
 
@@ -35,6 +39,14 @@ def voice_live_items(history: list[HistoryItem]) -> list[vl.ConversationItem]:
                 part["type"] = "text"
         out.append(vl.ConversationItem(**data))
     return out
+
+
+def usage_tokens(usage: vl.TokenUsage) -> LLMTokenUsage:
+    """A `response.done` usage as Pipecat's token usage, its text, audio and cached shares kept."""
+    given, made = usage.input_token_details or vl.TokenUsageDetails(), usage.output_token_details or vl.TokenUsageDetails()
+    return LLMTokenUsage(prompt_tokens=usage.input_tokens or 0, completion_tokens=usage.output_tokens or 0,
+                         total_tokens=usage.total_tokens or 0, cache_read_input_tokens=given.cached_tokens or 0,
+                         input_audio_tokens=given.audio_tokens or 0, output_audio_tokens=made.audio_tokens or 0)
 
 
 class ArenaVoiceLiveService(AzureVoiceLiveLLMService):
@@ -90,6 +102,10 @@ class ArenaVoiceLiveService(AzureVoiceLiveLLMService):
             details = evt.response.get("status_details") or {}
             reason = details.get("reason") or (details.get("error") or {}).get("message") or ""
             self.on_response_status(evt.status or "", str(reason))
+        usage = evt.usage
+        if usage and usage.total_tokens:  # reported here with its shares; Pipecat's own report (totals) left out
+            await self.start_llm_usage_metrics(usage_tokens(usage))
+            evt = evt.model_copy(update={"response": {k: v for k, v in evt.response.items() if k != "usage"}})
         await super()._handle_evt_response_done(evt)
 
     def connection_alive(self) -> bool:

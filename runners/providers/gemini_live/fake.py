@@ -133,6 +133,10 @@ class GeminiLiveFake(FakeServer):
 
 
 class _Session(ReplySession):
+    #: what `usageMetadata` names the response's count and its modality split: the Developer API's
+    #: `responseTokenCount`; Vertex AI's Live API says `candidatesTokenCount` (its `UsageMetadata`)
+    RESPONSE_COUNT, RESPONSE_DETAILS = "responseTokenCount", "responseTokensDetails"
+
     def __init__(self, fake: GeminiLiveFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
         super().__init__(fake, rec, ws)
         self.history: list[dict[str, Any]] = []
@@ -348,7 +352,7 @@ class _Session(ReplySession):
         if status:
             content["interactionStatus"] = status
         self.mark("terminal" if final else f"turnComplete:{status}", n)
-        zeros = {"promptTokenCount": 0, "responseTokenCount": 0, "totalTokenCount": 0}
+        zeros = {"promptTokenCount": 0, self.RESPONSE_COUNT: 0, "totalTokenCount": 0}
         await self.send({"serverContent": content, "usageMetadata": usage or zeros})
 
     def usage(self, reply: ScriptedReply, spoken_ms: float) -> dict[str, Any]:
@@ -358,9 +362,9 @@ class _Session(ReplySession):
         audio_out, text_out = audio_tokens(spoken_ms, GEMINI_AUDIO_PER_S), call_tokens(reply.tool_calls)
         prompt = [{"modality": "TEXT", "tokenCount": text_in}] + ([{"modality": "AUDIO", "tokenCount": audio_in}] if audio_in else [])
         response = [{"modality": m, "tokenCount": k} for m, k in (("TEXT", text_out), ("AUDIO", audio_out)) if k]
-        return {"promptTokenCount": text_in + audio_in, "responseTokenCount": text_out + audio_out,
+        return {"promptTokenCount": text_in + audio_in, self.RESPONSE_COUNT: text_out + audio_out,
                 "totalTokenCount": text_in + audio_in + text_out + audio_out,
-                "promptTokensDetails": prompt, "responseTokensDetails": response}
+                "promptTokensDetails": prompt, self.RESPONSE_DETAILS: response}
 
     async def resumption_ticks(self, n: int) -> None:
         """While a reply is under way: an update every ~0.5 s saying the session cannot be

@@ -16,6 +16,9 @@ What the real service requires, refused as it refuses it:
   with the service account's project and the endpoint's location; no `historyConfig` and no
   function declaration `behavior` (Vertex's Live endpoint takes neither; Pipecat leaves both out
   for Vertex).
+Its usage (`usageMetadata` on a reply's last turnComplete, counted as Gemini Live's fake counts it)
+names the response's tokens as Vertex's `UsageMetadata` does: `candidatesTokenCount` and
+`candidatesTokensDetails` (the Developer API's `responseTokenCount` is not Vertex's field).
 The service account is made for the fake (a throwaway RSA key): `credentials_json`, `project`,
 `location` are what a `--fake` run gives the service.
 """
@@ -158,6 +161,11 @@ class TokenEndpoint:
 
 
 class _VertexSession(Session):
+    # Vertex's `UsageMetadata` names the response's tokens as generateContent does (google-genai's
+    # `_UsageMetadata_from_vertex` reads these into `response_token_count`): the Developer API's
+    # names would reach Pipecat as no output at all
+    RESPONSE_COUNT, RESPONSE_DETAILS = "candidatesTokenCount", "candidatesTokensDetails"
+
     async def on_setup(self, setup: dict[str, Any]) -> None:
         if (problem := self.fake.setup_problem(setup)) is not None:
             code, reason = problem

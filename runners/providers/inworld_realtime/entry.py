@@ -17,6 +17,7 @@ PROVIDERS = (
         key_env=("INWORLD_API_KEY",),
         packages=("websockets", "pipecat.services.inworld.realtime.llm"),
         manual_commit=True,
+        price_scope="inworld",  # billed as Inworld's STT, LLM and TTS usage, not the LLM's list price
         caps=Capabilities(output_rate=24000),
     ),
 )

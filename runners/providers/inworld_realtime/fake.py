@@ -18,6 +18,13 @@ Its quirks, modelled: `response.function_call_arguments.done` without the tool's
 client takes it from the call's item); a `ping` event right after `session.created`; the client's
 audio arrives in ~60 ms batches (Pipecat's), recorded in `audio_chunk_ms`.
 
+Usage: Inworld's realtime API is a cascade (its STT, an LLM, its TTS), and what `response.done`
+reports is the LLM's: text tokens in and out (`total_tokens`, `input_tokens`, `output_tokens`,
+no modality split), the conversation so far as text (the instructions, the history, the user's
+transcripts and the replies) in, the reply's text and calls out (`runners/fakes/usage.py`), in
+the response and beside it (Pipecat reads either). Its STT minutes and TTS characters are billed
+apart and not on the socket.
+
 Timing (`timing="real"`): the shared `ENVELOPE` (`runners/fakes/timing.py`; not measured for
 Inworld).
 """
@@ -32,6 +39,7 @@ from aiohttp import web
 from runners.fakes.realtime_dialect import DialectSession
 from runners.fakes.server import FakeServer
 from runners.fakes.timing import ENVELOPE
+from runners.fakes.usage import call_tokens, text_tokens
 
 PATH = "/api/v1/realtime/session"
 RATES = (8000, 16000, 24000, 32000, 44100, 48000)
@@ -101,6 +109,14 @@ class _Session(DialectSession):
         if out and not (out.get("voice") and out.get("model")):
             return "audio.output needs a voice and a TTS model"
         return None
+
+    def usage(self, said: str, spoken_ms: float, calls: Any = ()) -> dict[str, Any]:
+        given, made = text_tokens(*self.context()), text_tokens(said) + call_tokens(calls)
+        return {"total_tokens": given + made, "input_tokens": given, "output_tokens": made}
+
+    async def done(self, rid: str, status: str, usage: dict[str, Any] | None = None) -> None:
+        evt: dict[str, Any] = {"type": "response.done", "response": self.response_body(rid, status, usage)}
+        await self.send({**evt, "usage": usage} if usage is not None else evt)
 
     def heard_chunk(self, pcm: bytes) -> None:
         self.rec.audio_chunk_ms.append(len(pcm) / 2 / self.in_rate * 1000.0)

@@ -101,6 +101,8 @@ class _Utterance:
     pcm: bytearray = field(default_factory=bytearray)  # its first audio, to recognise the turn by
     tried: int = 0  # times it tried to know the turn by its audio
     end_ms: float | None = None  # where it knows the user's speech ends (its clock), once it knows the turn
+    start_heard_ms: float = 0.0  # where it began in the audio heard; and its end: a pause is told by these, not the clock
+    end_heard_ms: float | None = None  # (the audio's delivery may lag the clock by a varying amount on a loaded machine)
     answered: bool = False  # the model has begun its answer (early, before the speech ended)
 
 
@@ -353,7 +355,7 @@ class _LiveSession(ReplySession):
             self.recognise(u)
         if edge != "stopped":
             await self.transcribe(u, final=False)
-        elif u.end_ms is not None and self.now < u.end_ms:
+        elif u.end_heard_ms is not None and self.rec.audio_in_ms < u.end_heard_ms:
             self.mark("pause")  # it knows the turn: the user has not finished, this is a pause
         else:
             await self.transcribe(u, final=True)
@@ -368,7 +370,8 @@ class _LiveSession(ReplySession):
         n = self.script.upcoming(self.fake.reply_count, sum(c.user_turns for c in self.fake.connections))
         text = self.script.reply(n).user_transcript or ""
         self.rec.user_turns += 1
-        self.utterance = _Utterance(start_ms=self.now, words=text.split(), plan=plan, last_emit_ms=self.now)
+        self.utterance = _Utterance(start_ms=self.now, words=text.split(), plan=plan, last_emit_ms=self.now,
+                                    start_heard_ms=self.rec.audio_in_ms)
         self.conversation.append({"role": "user", "text": text})
         self.mark("user_start")
 
@@ -388,6 +391,7 @@ class _LiveSession(ReplySession):
             return
         turn, offset = found
         u.end_ms = u.start_ms - offset + hearing.speech_end_ms(turn)
+        u.end_heard_ms = u.start_heard_ms - offset + hearing.speech_end_ms(turn)
         if u.plan.has(EARLY_START) and not u.answered:
             u.answered = True
             lead = u.plan.rng(EARLY_START).uniform(400.0, 1000.0)

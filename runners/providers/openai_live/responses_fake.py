@@ -28,6 +28,7 @@ from typing import Any
 from aiohttp import web
 
 from runners.fakes.text_replies import Call, Exchange, TextFake, parsed, pieces, sse
+from runners.fakes.usage import call_tokens, text_tokens
 
 PATH = "/v1/responses"
 
@@ -116,8 +117,10 @@ class ResponsesFake(TextFake):
         return await self.stream(request, self._events(rid, ex, text, calls))
 
     def _usage(self, ex: Exchange, text: str, calls: list[Call]) -> dict[str, Any]:
-        prompt = (len(ex.system) + sum(len(json.dumps(t)) for t in ex.turns)) // 4 + 1
-        out = (len(text) + sum(len(json.dumps(c.args)) for c in calls)) // 4 + 1
+        """A completed response's usage as the Responses API reports it (`runners/fakes/usage.py`'s counts):
+        the instructions and the conversation in, the text and calls out."""
+        prompt = text_tokens(ex.system, *(json.dumps(t) for t in ex.turns))
+        out = text_tokens(text) + call_tokens(calls)
         return {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": out,
                 "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": prompt + out}
 

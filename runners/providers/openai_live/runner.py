@@ -15,6 +15,12 @@ Two backends, one alias each:
   builds it (key, endpoint, client; its fake under `--fake`), with the benchmark's prompt and
   tools and the engine's tool handler; what it marks for the user comes back as commentary.
 
+Usage: the live model is billed by the minute of session (OpenAI's price: per second, whatever is
+said), the run's connected time on our clock as for every audio session; the backend's tokens are
+billed at its own model's price, so each backend's are reported under its model: a Responses
+delegation's (`response.completed` usage, which Pipecat reports under the live model's name) by
+`ArenaLiveService`, a client backend's by its own service (the engine hears its reports: `usage_parts`).
+
 Why a subclass (`ArenaLiveService`): the session's kickoff (the greeting) goes as the opening
 instruction Pipecat knows (a trailing developer message, delivered as commentary once the
 session starts), a rotated session's history as the startup `input` (text only: a call and its
@@ -27,6 +33,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pipecat.frames.frames import MetricsFrame
+from pipecat.metrics.metrics import LLMTokenUsage, LLMUsageMetricsData
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.services.openai.live import events as le
 from pipecat.services.openai.live.llm import OpenAILiveLLMService
@@ -72,10 +80,14 @@ def startup_input(history: list[HistoryItem]) -> list[le.InputItem]:
 class ArenaLiveService(OpenAILiveLLMService):
     """Pipecat's Live service, seeded as the engine asks and asked what the engine needs to know."""
 
-    def __init__(self, *, history: list[HistoryItem] | None = None, kickoff: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, history: list[HistoryItem] | None = None, kickoff: str | None = None, backend_model: str = "",
+                 backend_llm: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._history = list(history or [])
         self._kickoff = kickoff
+        self.backend_model = backend_model  # the Responses delegation's model (what its usage is billed as)
+        self.backend_llm = backend_llm  # a client delegation's text model service (its own usage reports)
+        self._reporting_for: str | None = None  # the backend model a usage report being made is for
         self._responses_open: set[str] = set()  # Responses delegations not yet answered in words
         self._responses_calling: set[str] = set()  # ... whose current response made a function call
 
@@ -97,6 +109,23 @@ class ArenaLiveService(OpenAILiveLLMService):
                 await self.cancel_task(turn.timer)
                 turn.timer = None
         await super().cancel(frame)
+
+    async def _report_backend_usage(self, response: dict[str, Any]):
+        """Pipecat's report of a delegated response's usage, made under the backend's model (the one
+        the delegation asked for; else the response's, maybe a dated snapshot), not the live model's:
+        each is billed at its own."""
+        self._reporting_for = str(self.backend_model or response.get("model") or "")
+        try:
+            await super()._report_backend_usage(response)
+        finally:
+            self._reporting_for = None
+
+    async def start_llm_usage_metrics(self, tokens: LLMTokenUsage):
+        if self._reporting_for is None:
+            await super().start_llm_usage_metrics(tokens)
+        elif self.can_generate_metrics() and self.usage_metrics_enabled:
+            await self.push_frame(MetricsFrame(data=[LLMUsageMetricsData(processor=self.name, model=self._reporting_for,
+                                                                         value=tokens)]))
 
     def connection_alive(self) -> bool:
         """Not lost: still connecting, or its receive loop runs (Pipecat says nothing when the server closes)."""
@@ -209,6 +238,7 @@ class OpenAILiveRunner(ProviderRunner):
         cfg = spec.config
         text = self.backend_alias(cfg.model)
         delegation: Any
+        llm: Any = None
         if text is None:
             delegation = OpenAILiveLLMService.ResponsesDelegation(
                 settings=OpenAIResponsesLLMSettings(model=RESPONSES_MODEL, system_instruction=spec.system_prompt))
@@ -228,7 +258,13 @@ class OpenAILiveRunner(ProviderRunner):
             delegation=delegation,
             history=spec.history,
             kickoff=spec.kickoff,
+            backend_model=RESPONSES_MODEL if text is None else "",
+            backend_llm=llm,
         )
+
+    def usage_parts(self, service: ArenaLiveService) -> list[Any]:
+        """A client backend's service: its requests' usage is its own model's (it runs in its own pipeline)."""
+        return [service.backend_llm] if service.backend_llm is not None else []
 
     def service_endpoint(self, service: ArenaLiveService) -> str:
         return service.base_url
