@@ -195,10 +195,10 @@ class ToolResolver:
 
         open_same = [i for i in same_name if i not in self._consumed]
         if open_same:
-            exp = self.expected[open_same[0]]
-            return Resolution(status="arg_mismatch", response=error_payload(ARG_MISMATCH, name, args, exp))
+            same = self.expected[open_same[0]]
+            return Resolution(status="arg_mismatch", response=error_payload(ARG_MISMATCH, name, args, same))
         open_any = self.unmatched_expected()
-        exp = self.expected[open_any[0]] if open_any else None
+        nearest = self.expected[open_any[0]] if open_any else None
         return Resolution(
-            status="unexpected_tool_call", response=error_payload(UNEXPECTED_TOOL_CALL, name, args, exp)
+            status="unexpected_tool_call", response=error_payload(UNEXPECTED_TOOL_CALL, name, args, nearest)
         )

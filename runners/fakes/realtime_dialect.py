@@ -34,6 +34,7 @@ from aiohttp import WSMsgType, web
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.reply_session import Again, ReplySession
+from runners.fakes.server import ServerSocket
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.timing import ReplyPlan, paced
 from runners.fakes.wire import b64, spread_words
@@ -67,6 +68,7 @@ class DialectSession(ReplySession):
     ARGS_DONE_NAME = True
     #: what `session.created` says of the session before the client's update
     DEFAULT_SESSION: dict[str, Any] = {}
+    sock: ServerSocket  # a dialect session is always a websocket's
 
     def __init__(self, fake: Any, rec: ConnectionRecord, ws: web.WebSocketResponse):
         super().__init__(fake, rec, ws)
@@ -217,7 +219,7 @@ class DialectSession(ReplySession):
             call_id = item.get("call_id")
             raw = item.get("output")
             try:
-                result = json.loads(raw)
+                result = json.loads(raw) if isinstance(raw, (str, bytes, bytearray)) else raw
             except (TypeError, json.JSONDecodeError):
                 result = raw
             if call_id in self.open_calls:  # the answer to a call the model is waiting on

@@ -126,7 +126,7 @@ class ReplySession(TimedSession):
         """A tool result came in (`{call_id, name, result}`, name None where the wire leaves it out):
         recorded on the connection, and the reply waiting on its call goes on."""
         self.rec.tool_results.append(result)
-        name, fut = self.waiting.pop(result.get("call_id"), (None, None))
+        name, fut = self.waiting.pop(str(result.get("call_id")), (None, None))
         if fut is not None and not fut.done():
             result["name"] = result.get("name") or name
             fut.set_result(result)
