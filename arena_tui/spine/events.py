@@ -11,7 +11,7 @@ read from here with the rest of the stream.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Final, Literal, Union
 
 from pydantic import ConfigDict, Field, TypeAdapter
 
@@ -40,8 +40,8 @@ FINISHED = frozenset({"ok", "no_response", "empty_response", "ended_session", "e
 #: statuses of a turn the model answered (a reply, calls, or the call that ended the session): a run whose
 #: turns of the model's are none of these never answered (the engine's run outcome, every figure's note)
 ANSWERED_STATUSES = frozenset({"ok", "ended_session"})
-LOST_PACE = "lost_pace"
-INFRA_ERROR = "infra_error"
+LOST_PACE: Final = "lost_pace"
+INFRA_ERROR: Final = "infra_error"
 
 
 def unfinished(planned: list[int], rows: dict[int, TurnResult]) -> list[int]:
