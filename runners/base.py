@@ -19,7 +19,7 @@ import json
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,6 +29,7 @@ from arena_tui.spine.source import TTS
 
 from arena_tui.spine.settings import Rotation, RunSettings
 from . import catalog
+from .fakes.local import LocalFake
 
 if TYPE_CHECKING:  # the fakes are only imported when a fake run starts
     from openai.types.chat import ChatCompletionMessageToolCallParam
@@ -62,26 +63,6 @@ def is_local(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-class LocalFake(Protocol):
-    """A provider's local stand-in (a server on 127.0.0.1, or in-process): started and
-    stopped by `ProviderRunner`, its `base_url` becomes the run's endpoint."""
-
-    @property
-    def base_url(self) -> str: ...
-
-    async def start(self) -> Any: ...
-
-    async def stop(self) -> None: ...
-
-    def tool_results(self) -> list[dict[str, Any]]:
-        """Every tool result the fake received, once each and in order: `{call_id, name, result}`."""
-        ...
-
-    def kickoff_replies(self, after: int = 1) -> int:
-        """Replies it made that no user turn asked for, in its sessions after the first `after`."""
-        ...
 
 
 class HistoryItem(BaseModel):

@@ -130,7 +130,7 @@ class Resolution(BaseModel):
         """The `TurnResult.tool_calls` entry for this call (`made_by`: which of a delegating model's
         models made it, and that model's id)."""
         return ToolCallRecord(
-            made_by=made_by[0] if made_by else None,  # type: ignore[arg-type]
+            made_by=made_by[0] if made_by else None,
             made_by_model=made_by[1] if made_by else None,
             call_id=call_id,
             name=name,

@@ -57,7 +57,7 @@ def majority_judgement(judgings: Sequence[Judgement], *, asked: int, revision: i
         verdicts = [j.scores[d].verdict if d in j.scores else "na" for j in judgings]
         verdict, n = majority(verdicts)
         said = [j.scores[d] for j in judgings if d in j.scores and j.scores[d].verdict == verdict]
-        scores[d] = DimensionScore(verdict=verdict, reasoning=said[-1].reasoning if said else "")  # type: ignore[arg-type]
+        scores[d] = DimensionScore(verdict=verdict, reasoning=said[-1].reasoning if said else "")
         agree[d] = n
     like = [sum(j.scores.get(d) is not None and j.scores[d].verdict == s.verdict for d, s in scores.items())
             for j in judgings]  # fmt: skip
@@ -135,7 +135,7 @@ async def judge_repeatedly(store: Any, run_id: str, repeats: int, rejudge: Rejud
         before = newest_revisions(await store.judgements(run_id))
         await rejudge()
         after = await store.judgements(run_id)
-        made = {(j.turn_index, j.phase) for j in after if not j.error and j.revision > before.get(j.turn_index, 0)}  # type: ignore[arg-type]
+        made = {(j.turn_index, j.phase) for j in after if not j.error and j.revision > before.get(j.turn_index, 0)}
         for t, st in standing(after, phase=1).items():
             if (t, 1) in made and st.machine is not None:  # the judge's: a person's verdict is no judging
                 judgings.setdefault(t, []).append(st.machine)

@@ -67,7 +67,7 @@ async def record_verdict(store: Any, run_id: str, turn: int, verdicts: Mapping[s
     allowed = reviewable(run.config, spec.dimensions if spec is not None else None, revisions)
     if wrong := [d for d in verdicts if d not in allowed]:
         raise ReviewError(f"run {run_id}: turn {turn} is not judged on {wrong[0]} (it is: {', '.join(allowed)})")
-    scores = {d: DimensionScore(verdict=verdicts[d], reasoning=reason, by=by) for d in ordered(verdicts)}  # type: ignore[arg-type]
+    scores = {d: DimensionScore(verdict=verdicts[d], reasoning=reason, by=by) for d in ordered(verdicts)}
     return await _emit(store, bus, revisions, run_id, turn, by, Review(by=by, reason=reason, at=wall_now()), scores=scores,
                        causes=causes)
 

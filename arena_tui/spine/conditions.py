@@ -104,7 +104,7 @@ def parse_condition(spec: str) -> Condition:
         kind = kind or DEFAULT_NOISE
         if kind not in NOISE_KINDS:
             raise ConditionError(f"condition {spec!r}: noise {kind!r} is not one of {', '.join(NOISE_KINDS)}")
-        return Condition("noise", snr_db=snr, noise=kind)  # type: ignore[arg-type]
+        return Condition("noise", snr_db=snr, noise=kind)
     if name == "loss" and eq:
         pct = _number(spec, value, "a percentage")
         if not 0 < pct < 100:

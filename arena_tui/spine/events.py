@@ -83,8 +83,9 @@ class RunStarted(Event):
         if self.speed is not None:
             return self.speed
         value = self.config.get("speed")
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")
-        return float(value) if ok else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf"):
+            return float(value)
+        return None
     # `Benchmark.snapshot()` of what ran (turns, tools, prompt, knowledge base): the store keeps it
     # once per content, so the run is judged and exported without the data folder
     benchmark_snapshot: dict[str, Any] | None = Field(default=None, repr=False)

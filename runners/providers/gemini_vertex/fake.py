@@ -158,6 +158,8 @@ class TokenEndpoint:
 
 
 class _VertexSession(Session):
+    fake: GeminiVertexFake
+
     async def on_setup(self, setup: dict[str, Any]) -> None:
         if (problem := self.fake.setup_problem(setup)) is not None:
             code, reason = problem
