@@ -54,7 +54,7 @@ class Recorded:
     judge_usage: dict[str, Any] = field(default_factory=dict)  # judge -> its requests' tokens
 
 
-async def read_recorded(store: Any, run_id: str) -> Recorded | None:
+async def read_recorded(store: Store, run_id: str) -> Recorded | None:
     """What the store recorded of `run_id` (None: nothing, the run never started)."""
     run = await store.get_run(run_id)
     if run is None:

@@ -191,7 +191,7 @@ class LocalExecutor(Executor):
 
     def _call(self, fn: Any, *args: Any) -> bool:
         try:
-            self._loop.call_soon_threadsafe(fn, *args)  # type: ignore[union-attr]
+            self._loop.call_soon_threadsafe(fn, *args)  # type: ignore[union-attr]  # a closed loop's AttributeError is caught below
             return True
         except RuntimeError:  # loop closed: nobody left to tell
             return False

@@ -390,6 +390,6 @@ def parse_event(data: dict[str, Any] | str | bytes) -> RunEvent:
 def event_kinds() -> list[str]:
     """Every kind the stream can carry (for filters and docs)."""
     kinds: list[str] = []
-    for cls in RunEvent.__origin__.__args__:  # type: ignore[attr-defined]
+    for cls in RunEvent.__origin__.__args__:  # type: ignore[attr-defined]  # Annotated[Union[...]]: typing's runtime parts
         kinds.extend(cls.model_fields["kind"].annotation.__args__)
     return kinds

@@ -175,7 +175,9 @@ class FaultPlan(BaseModel):
     def duplex_for(self, turn: int, attempt: int) -> DuplexBehaviour:
         """The behaviour on this turn's duplex cues (a `N:yield=MS` fault overrides the yield)."""
         f = self.fault_for(turn, attempt)
-        return self.duplex.with_yield(float(f.value)) if f is not None and f.kind == "yield" else self.duplex  # type: ignore[arg-type]
+        if f is not None and f.kind == "yield" and f.value is not None:
+            return self.duplex.with_yield(float(f.value))
+        return self.duplex
 
     def __bool__(self) -> bool:
         return bool(self.turns) or self.expire_s is not None or not self.duplex.is_default
