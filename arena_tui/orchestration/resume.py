@@ -47,7 +47,7 @@ class ResumePlan:
     named: str = ""  # what its file named for its connection, said (`spine.provenance.provenance_text`)
 
 
-async def unfinished_turns(store: Store, run_id: str, benchmark: Benchmark = None) -> list[int]:
+async def unfinished_turns(store: Store, run_id: str, benchmark: Benchmark | None = None) -> list[int]:
     """The run's planned turns without a finished stored row, in the run's order. The plan is
     the run's recorded turn list (or, when it recorded none, every turn of `benchmark`)."""
     run = await store.get_run(run_id)
