@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from . import __version__
 from .commands import COMMANDS, Command
@@ -49,7 +49,7 @@ def add_global_options(parser: argparse.ArgumentParser, *, sub: bool = False) ->
     On subcommand parsers they default to SUPPRESS, so a value given before the subcommand is
     kept unless it is given again after it.
     """
-    default = {"default": argparse.SUPPRESS} if sub else {}
+    default: dict[str, Any] = {"default": argparse.SUPPRESS} if sub else {}
     g = parser.add_argument_group("global options") if sub else parser
     g.add_argument("--db", help="SQLite database file (env ARENA_TUI_DB; default: user data dir)", **default)
     g.add_argument("--data", help="folder holding benchmark folders (env ARENA_TUI_DATA)", **default)

@@ -17,14 +17,14 @@ from .reading import Reader
 from .speakers import speaker_of
 
 
-def split_list(value: Any) -> Any:
+def split_list(value: object) -> Any:
     """Hub rows join lists with ', '; ours are JSON lists."""
     if isinstance(value, str):
         return [v.strip() for v in value.split(",") if v.strip()]
     return [] if value is None else value
 
 
-def json_value(r: Reader, value: Any, path: Path, line: int, turn: Any, field: str) -> Any:
+def json_value(r: Reader, value: object, path: Path, line: int, turn: object, field: str) -> Any:
     """Hub rows carry calls/responses as JSON strings."""
     if not isinstance(value, str):
         return value

@@ -39,7 +39,7 @@ def unportable(parameters: dict[str, Any]) -> Iterator[tuple[str, str]]:
             yield from _walk(schema, f"properties.{name}")
 
 
-def _walk(schema: Any, where: str) -> Iterator[tuple[str, str]]:
+def _walk(schema: object, where: str) -> Iterator[tuple[str, str]]:
     if not isinstance(schema, dict):
         return
     for key, value in schema.items():

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_core import ErrorDetails
 
 
 class Problem(BaseModel):
@@ -61,7 +62,7 @@ def size_text(n: int) -> str:
     return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n} bytes"
 
 
-def error_text(e: dict[str, Any]) -> str:
+def error_text(e: ErrorDetails) -> str:
     if e["type"] == "missing":
         return "missing (required)"
     if e["type"] == "extra_forbidden":
@@ -71,11 +72,11 @@ def error_text(e: dict[str, Any]) -> str:
     return f"{e['msg'][0].lower()}{e['msg'][1:]}{got(e)}"
 
 
-def detail(e: dict[str, Any]) -> str:
+def detail(e: ErrorDetails) -> str:
     return f"{loc(e['loc'])}: {error_text(e)}"
 
 
-def got(e: dict[str, Any]) -> str:
+def got(e: ErrorDetails) -> str:
     if "input" not in e or isinstance(e["input"], dict):
         return ""
     v = e["input"]

@@ -70,7 +70,7 @@ class Reader:
             return None
         return None if self.not_json(data, path, field=items if isinstance(data, list) else "") else data
 
-    def not_json(self, data: Any, path: Path, line: int | None = None, turn: int | None = None,
+    def not_json(self, data: object, path: Path, line: int | None = None, turn: int | None = None,
                  field: str = "") -> bool:
         """Report every NaN / Infinity in `data` (`strict_json`), each by its field under `field`;
         whether there was one."""

@@ -36,7 +36,7 @@ def loads(text: str | bytes) -> Any:
     return json.loads(text, parse_constant=NotJSON, parse_float=_number)
 
 
-def not_json(value: Any, where: str = "") -> Iterator[tuple[str, str]]:
+def not_json(value: object, where: str = "") -> Iterator[tuple[str, str]]:
     """(field path, text as written) of every non-JSON number inside `value`, in document order;
     the path spelled as the loader names fields (`required_function_call.args.price`,
     `tools[2] (book_repair).parameters.properties.n.maximum`)."""

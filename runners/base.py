@@ -19,7 +19,7 @@ import json
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,8 +29,12 @@ from arena_tui.spine.source import TTS
 
 from arena_tui.spine.settings import Rotation, RunSettings
 from . import catalog
+from .fakes.local import LocalFake
 
 if TYPE_CHECKING:  # the fakes are only imported when a fake run starts
+    from openai.types.chat import ChatCompletionMessageToolCallParam
+    from pipecat.processors.aggregators.llm_context import LLMContextMessage
+
     from .fakes.script import Script
     from .fakes.timing import TimingProfile
 
@@ -61,26 +65,6 @@ def is_local(url: str) -> bool:
         return False
 
 
-class LocalFake(Protocol):
-    """A provider's local stand-in (a server on 127.0.0.1, or in-process): started and
-    stopped by `ProviderRunner`, its `base_url` becomes the run's endpoint."""
-
-    @property
-    def base_url(self) -> str: ...
-
-    async def start(self) -> Any: ...
-
-    async def stop(self) -> None: ...
-
-    def tool_results(self) -> list[dict[str, Any]]:
-        """Every tool result the fake received, once each and in order: `{call_id, name, result}`."""
-        ...
-
-    def kickoff_replies(self, after: int = 1) -> int:
-        """Replies it made that no user turn asked for, in its sessions after the first `after`."""
-        ...
-
-
 class HistoryItem(BaseModel):
     """One replayable piece of the conversation so far (text, never audio)."""
 
@@ -100,21 +84,28 @@ class HistoryItem(BaseModel):
         return len(self.name) + len(json.dumps(self.args if self.kind == "tool_call" else self.response, default=str))
 
 
-def context_messages(history: list[HistoryItem]) -> list[dict[str, Any]]:
+def context_messages(history: list[HistoryItem]) -> list[LLMContextMessage]:
     """History as standard (Chat Completions-shaped) context messages, tool structure kept: a
     turn's calls are one assistant `tool_calls` message, each answered by a `tool` message with
     the payload the model got. Pipecat's adapters translate these per provider."""
-    out: list[dict[str, Any]] = []
+    out: list[LLMContextMessage] = []
+    calls: list[ChatCompletionMessageToolCallParam] | None = None  # the last message's, when it is a call message
     for h in history:
-        if h.kind in ("user", "assistant"):
-            out.append({"role": h.kind, "content": h.text})
-        elif h.kind == "tool_call":
-            call = {"id": h.call_id, "type": "function", "function": {"name": h.name, "arguments": json.dumps(h.args, ensure_ascii=False)}}
-            last = out[-1] if out else None
-            if last is not None and last.get("role") == "assistant" and last.get("tool_calls"):
-                last["tool_calls"].append(call)  # parallel calls of one turn
+        if h.kind == "tool_call":
+            call: ChatCompletionMessageToolCallParam = {
+                "id": h.call_id, "type": "function",
+                "function": {"name": h.name, "arguments": json.dumps(h.args, ensure_ascii=False)}}
+            if calls is not None:
+                calls.append(call)  # parallel calls of one turn
             else:
-                out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+                calls = [call]
+                out.append({"role": "assistant", "content": None, "tool_calls": calls})
+            continue
+        calls = None
+        if h.kind == "user":
+            out.append({"role": "user", "content": h.text})
+        elif h.kind == "assistant":
+            out.append({"role": "assistant", "content": h.text})
         else:
             content = json.dumps(h.response, ensure_ascii=False) if h.response is not None else "COMPLETED"
             out.append({"role": "tool", "tool_call_id": h.call_id, "content": content})
@@ -397,7 +388,7 @@ class ProviderRunner(ABC):
             ]
         )
 
-    def history_messages(self, history: list[HistoryItem]) -> list[dict[str, Any]]:
+    def history_messages(self, history: list[HistoryItem]) -> list[LLMContextMessage]:
         """The replayed history as the session's first context messages (text loop)."""
         return context_messages(history)
 

@@ -130,7 +130,7 @@ class Resolution(BaseModel):
         """The `TurnResult.tool_calls` entry for this call (`made_by`: which of a delegating model's
         models made it, and that model's id)."""
         return ToolCallRecord(
-            made_by=made_by[0] if made_by else None,  # type: ignore[arg-type]
+            made_by=made_by[0] if made_by else None,
             made_by_model=made_by[1] if made_by else None,
             call_id=call_id,
             name=name,
@@ -195,10 +195,10 @@ class ToolResolver:
 
         open_same = [i for i in same_name if i not in self._consumed]
         if open_same:
-            exp = self.expected[open_same[0]]
-            return Resolution(status="arg_mismatch", response=error_payload(ARG_MISMATCH, name, args, exp))
+            same = self.expected[open_same[0]]
+            return Resolution(status="arg_mismatch", response=error_payload(ARG_MISMATCH, name, args, same))
         open_any = self.unmatched_expected()
-        exp = self.expected[open_any[0]] if open_any else None
+        nearest = self.expected[open_any[0]] if open_any else None
         return Resolution(
-            status="unexpected_tool_call", response=error_payload(UNEXPECTED_TOOL_CALL, name, args, exp)
+            status="unexpected_tool_call", response=error_payload(UNEXPECTED_TOOL_CALL, name, args, nearest)
         )

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -135,7 +136,7 @@ class DeadlineTimer:
         self.spin_s = spin_s
         self._fd: int | None = None
         self._waiter: asyncio.Future[None] | None = None
-        if precise and HAVE_TIMERFD:
+        if sys.version_info >= (3, 13) and precise and HAVE_TIMERFD:  # (3.13 added os.timerfd_*)
             self._fd = os.timerfd_create(time.CLOCK_MONOTONIC, flags=os.TFD_NONBLOCK | os.TFD_CLOEXEC)
             asyncio.get_running_loop().add_reader(self._fd, self._fired)
 
@@ -150,7 +151,8 @@ class DeadlineTimer:
             await asyncio.sleep(0)
             return
         self._waiter = asyncio.get_running_loop().create_future()
-        os.timerfd_settime(self._fd, flags=os.TFD_TIMER_ABSTIME, initial=target)
+        if sys.version_info >= (3, 13):  # (always: a timerfd is only ever made there)
+            os.timerfd_settime(self._fd, flags=os.TFD_TIMER_ABSTIME, initial=target)
         try:
             await self._waiter
         finally:

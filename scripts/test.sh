@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh test
 .venv/bin/lint-imports --no-cache
 .venv/bin/ruff check --quiet .
+# The type checker ([tool.mypy] in pyproject.toml; its cache beside the environment, in .venv)
+.venv/bin/mypy
 # Two processes (this machine has two cores; most tests wait on paced audio), one test file per
 # process at a time: a file's module fixtures (a Ray cluster, a fake server) are set up once.
 # A test whose run lost pace, or whose latencies its run flags as untrustworthy (this machine

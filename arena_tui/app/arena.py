@@ -45,7 +45,7 @@ def _trust_the_terminal_size() -> None:
     """
     for stream in (sys.__stdout__, sys.__stderr__):
         try:
-            os.get_terminal_size(stream.fileno())  # type: ignore[union-attr]
+            os.get_terminal_size(stream.fileno())  # type: ignore[union-attr]  # a missing stream's AttributeError is caught below
         except (AttributeError, ValueError, OSError):
             continue
         os.environ.pop("COLUMNS", None)

@@ -5,9 +5,12 @@ that cannot start is a notice, never an error: the run goes on unjudged."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..run_view import RunState
+
+if TYPE_CHECKING:
+    from arena_tui.spine.benchmark import Benchmark
 
 
 class JudgeSupervision:
@@ -16,7 +19,7 @@ class JudgeSupervision:
 
     judges: dict[str, Any]
 
-    def start_judge(self, run_id: str, benchmark: Any, judge: Any) -> None:
+    def start_judge(self, run_id: str, benchmark: Benchmark, judge: Any) -> None:
         """Attach a judge to the bus for this run (before the run publishes anything)."""
         if judge == "none":
             return

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.worker import Worker, WorkerState
 
@@ -24,6 +24,9 @@ from ..messages import RunFinished
 from ..run_view import RunState, specs_from_benchmark
 from ..screens.notices import run_notice, tell, watching
 
+if TYPE_CHECKING:
+    from arena_tui.spine.benchmark import Benchmark
+
 
 class RunSupervision:
     """A part of `ArenaApp`: `live` (every run it started, by id) and `run_workers`; it reads the
@@ -37,7 +40,7 @@ class RunSupervision:
         w = self.run_workers.get(run_id)
         return w is not None and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
 
-    def start_run(self, benchmark: Any, settings: RunSettings, *, judge: Judge = "auto") -> str | None:
+    def start_run(self, benchmark: Benchmark, settings: RunSettings, *, judge: Judge = "auto") -> str | None:
         """Start a run in a worker and return its id (None, with a notice, if it cannot start).
 
         benchmark: a name (loaded from the data dir, with the settings' speaker) or an already

@@ -152,7 +152,7 @@ def _all_speakers(file_values: dict[str, Any], flags: dict[str, Any], args: argp
     return file_values, {**flags, "speakers": ",".join(resolved)}
 
 
-async def _run(store: Any, args: argparse.Namespace) -> int:
+async def _run(store: Store, args: argparse.Namespace) -> int:
     campaign_id = getattr(args, "campaign_id", None)
     if args.campaign_command == "resume":
         spec = await records.load_spec(store, campaign_id)
@@ -206,7 +206,7 @@ async def _run(store: Any, args: argparse.Namespace) -> int:
     return 0 if not result.incomplete else 1
 
 
-async def _stopped(store: Any, spec: Any, campaign_id: str | None, stops: StopSignals) -> int:
+async def _stopped(store: Store, spec: Any, campaign_id: str | None, stops: StopSignals) -> int:
     """A campaign stopped by a signal: where it stands, how to go on, and 128 + the signal."""
     campaign_id = campaign_id or await records.find_by_spec(store, spec)
     name = stops.received.name if stops.received is not None else "a signal"
@@ -220,7 +220,7 @@ async def _stopped(store: Any, spec: Any, campaign_id: str | None, stops: StopSi
     return stops.exit_status()
 
 
-async def _show(store: Any, campaign_id: str, data: Path | None) -> int:
+async def _show(store: Store, campaign_id: str, data: Path | None) -> int:
     view = await records.campaign_view(store, campaign_id, data, gaps=True)
     if view is None:
         raise CliError(f"{store.path}: no campaign {campaign_id} (see `arena-tui campaign list`)")
@@ -251,7 +251,7 @@ async def _show(store: Any, campaign_id: str, data: Path | None) -> int:
     return 0
 
 
-async def _list(store: Any, data: Path | None) -> int:
+async def _list(store: Store, data: Path | None) -> int:
     views = await records.campaign_views(store, data)
     if not views:
         print("no campaigns recorded (start one with `arena-tui campaign run`)")

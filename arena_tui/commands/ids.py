@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from arena_tui.campaign import records
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.ids import IdError, unique_prefix
 
+if TYPE_CHECKING:
+    from arena_tui.store import Store
 
-async def resolve_run_id(store: Any, raw: str) -> str:
+
+async def resolve_run_id(store: Store, raw: str) -> str:
     """The stored run `raw` names (an id or a unique prefix of one)."""
     if await store.get_run(raw) is not None:
         return raw
@@ -21,7 +24,7 @@ async def resolve_run_id(store: Any, raw: str) -> str:
         raise CliError(str(e)) from None
 
 
-async def resolve_campaign_id(store: Any, raw: str) -> str:
+async def resolve_campaign_id(store: Store, raw: str) -> str:
     """The recorded campaign `raw` names (an id or a unique prefix of one)."""
     try:
         return unique_prefix(raw, await records.campaign_ids(store), kind="campaign", where=store.path,

@@ -34,7 +34,7 @@ class _TurnAndVerdicts(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
                  option_string: str | None = None) -> None:
-        raw, *rest = values  # type: ignore[misc]
+        raw, *rest = values  # type: ignore[misc]  # argparse hands nargs='+' values as a list
         try:
             namespace.turn = int(raw)
             namespace.after_turn = [_verdict(v) for v in rest]

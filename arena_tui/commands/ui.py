@@ -80,7 +80,7 @@ def _check_database(db: object, run_id: str | None = None) -> str | None:
     so is a `run_id` that names no stored run (or several). Returns the full id it names."""
 
     async def probe() -> str | None:
-        store = await Store.open(db)  # type: ignore[arg-type]
+        store = await Store.open(db)  # type: ignore[arg-type]  # `db` is checked to exist above
         try:
             return await resolve_run_id(store, run_id) if run_id else None
         finally:

@@ -147,8 +147,8 @@ def price_report(u: Usage, entry: Price | None, name: str) -> Estimate:
         rate = entry.tokens.get(bucket, entry.tokens.get(FALLBACK.get(bucket, ""), None))
         if n and rate is None:
             missing.append(BUCKET_WORDS[bucket])
-        elif n:
-            usd += n / 1e6 * rate  # type: ignore[operator]
+        elif n and rate is not None:
+            usd += n / 1e6 * rate
     if missing:
         return Estimate(unknown=(f"{name} ({', '.join(missing)})",), reports=1)
     return Estimate(usd, (), dates, 1)

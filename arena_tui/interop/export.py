@@ -6,7 +6,7 @@ import json
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena_tui.spine.audio import SILENCE_KEPT_MS, write_wav
 from arena_tui.spine.events import UsageReported
@@ -32,8 +32,12 @@ from .layout import (
     write_jsonl,
 )
 
+if TYPE_CHECKING:
+    from arena_tui.spine.benchmark import Benchmark
+    from arena_tui.store import Store
 
-async def export_run(store: Any, run_id: str, dest: str | Path, *, benchmark: Any = None,
+
+async def export_run(store: Store, run_id: str, dest: str | Path, *, benchmark: Benchmark = None,
                      data: str | os.PathLike[str] | None = None) -> Path:
     """Write one stored run in the reference layout under `dest` (a `runs/` folder is made).
 
@@ -212,7 +216,7 @@ def _int_or_none(ms: float | None) -> int | None:
     return None if ms is None else round(ms)
 
 
-async def _benchmark_or_none(store: Any, run_id: str, data: str | os.PathLike[str] | None):
+async def _benchmark_or_none(store: Store, run_id: str, data: str | os.PathLike[str] | None):
     try:
         return await benchmark_of_run(store, run_id, data)
     except Exception:  # noqa: BLE001 - the summary then falls back to counting verdicts

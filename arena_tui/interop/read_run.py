@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -44,6 +44,9 @@ from .layout import (
     read_jsonl,
 )
 
+if TYPE_CHECKING:
+    from arena_tui.store import Store
+
 
 def _result_from_reference(row: dict[str, Any], where: str) -> TurnResult:
     turn = field(row, "turn", int, where)
@@ -62,7 +65,7 @@ def _result_from_reference(row: dict[str, Any], where: str) -> TurnResult:
     status = SENTINEL_STATUS.get(text, "ok")
     num = (int, float)
     return TurnResult(
-        turn_index=turn, status=status, user_text=field(row, "user_text", str, where, ""),  # type: ignore[arg-type]
+        turn_index=turn, status=status, user_text=field(row, "user_text", str, where, ""),  # type: ignore[arg-type]  # `status` is one of SENTINEL_STATUS's values or ok
         assistant_text="" if sentinel else text, sentinel=sentinel, tool_calls=records,
         tokens={k: v for k, v in (field(row, "tokens", dict, where, {}) or {}).items() if isinstance(v, int)},
         # latency_ms is the turn's duration, not a latency of ours: import_run keeps it in the config
@@ -85,7 +88,7 @@ def _judgement_from_reference(row: dict[str, Any], where: str, run_id: str, judg
                      scores=scores, heuristic=heuristic)
 
 
-async def import_run(store: Any, run_dir: str | Path, *, benchmark: str | None = None, run_id: str | None = None) -> str:
+async def import_run(store: Store, run_dir: str | Path, *, benchmark: str | None = None, run_id: str | None = None) -> str:
     """Read a reference run directory into the store (as synthesized events); returns the run id."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():

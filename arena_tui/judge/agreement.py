@@ -28,10 +28,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena_tui.spine.events import Agreement, DimensionScore, Judgement, TokenUsage
 from ..verdicts import LLM_DIMENSIONS, newest_revisions, ordered, standing
+
+if TYPE_CHECKING:
+    from arena_tui.store import Store
 
 MAJORITY = "majority"  # the rule name of a majority revision
 TIE_ORDER = ("fail", "pass", "na")  # a tie goes to the first of these
@@ -57,7 +60,7 @@ def majority_judgement(judgings: Sequence[Judgement], *, asked: int, revision: i
         verdicts = [j.scores[d].verdict if d in j.scores else "na" for j in judgings]
         verdict, n = majority(verdicts)
         said = [j.scores[d] for j in judgings if d in j.scores and j.scores[d].verdict == verdict]
-        scores[d] = DimensionScore(verdict=verdict, reasoning=said[-1].reasoning if said else "")  # type: ignore[arg-type]
+        scores[d] = DimensionScore(verdict=verdict, reasoning=said[-1].reasoning if said else "")
         agree[d] = n
     like = [sum(j.scores.get(d) is not None and j.scores[d].verdict == s.verdict for d, s in scores.items())
             for j in judgings]  # fmt: skip
@@ -107,7 +110,7 @@ def agreement_of(counted: Iterable[Judgement | None]) -> AgreementFigure:
         a = j.agreement if j is not None else None
         if a is None or a.judgings < 2:
             continue
-        dims = [d for d, s in j.scores.items() if d in LLM_DIMENSIONS and d in a.agree  # type: ignore[union-attr]
+        dims = [d for d, s in j.scores.items() if d in LLM_DIMENSIONS and d in a.agree  # type: ignore[union-attr]  # a judgement with scores here (judged ones only)
                 and not (s.verdict == "na" and a.agree[d] == a.judgings)]  # fmt: skip
         agree, of = sum(a.agree[d] for d in dims), a.judgings * len(dims)
         out += AgreementFigure(agree, of, 1, int(agree == of), (a.judgings,))
@@ -124,7 +127,7 @@ def run_agreement(judgements: Iterable[Judgement], turns: Iterable[int] | None =
 Rejudge = Callable[[], Awaitable[Any]]
 
 
-async def judge_repeatedly(store: Any, run_id: str, repeats: int, rejudge: Rejudge, *, t_ms: float = 0.0,
+async def judge_repeatedly(store: Store, run_id: str, repeats: int, rejudge: Rejudge, *, t_ms: float = 0.0,
                            reapply: Rejudge | None = None) -> dict[int, list[Judgement]]:
     """Judge the stored run `repeats` times (`rejudge()`: one whole judging, recorded in the store),
     then record each turn's majority revision (module docstring) and apply the code rules over them
@@ -135,7 +138,7 @@ async def judge_repeatedly(store: Any, run_id: str, repeats: int, rejudge: Rejud
         before = newest_revisions(await store.judgements(run_id))
         await rejudge()
         after = await store.judgements(run_id)
-        made = {(j.turn_index, j.phase) for j in after if not j.error and j.revision > before.get(j.turn_index, 0)}  # type: ignore[arg-type]
+        made = {(j.turn_index, j.phase) for j in after if not j.error and j.revision > before.get(j.turn_index, 0)}
         for t, st in standing(after, phase=1).items():
             if (t, 1) in made and st.machine is not None:  # the judge's: a person's verdict is no judging
                 judgings.setdefault(t, []).append(st.machine)

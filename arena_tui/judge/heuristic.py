@@ -115,7 +115,7 @@ class HeuristicJudge(JudgeBackend):
                 state_tracking=s(grounded, "state_tracking"),
                 ambiguity_handling=s(grounded, "ambiguity_handling"),
             ),
-            root_cause=root,  # type: ignore[arg-type]
+            root_cause=root,
             fabricated_action=False,
             unexecuted_reference=False,
         )

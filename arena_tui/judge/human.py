@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import getpass
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.causes import APART_CAUSES, CODE, JUDGE
 from arena_tui.spine.events import DimensionScore, Judgement, Review, wall_now
 from ..verdicts import APART, DIMENSIONS, apart_reason, judged_dimensions, judges_turn_taking, ordered, standing_of
+
+if TYPE_CHECKING:
+    from arena_tui.store import Store
 
 HUMAN = "human"  # the judge kind of a person's revision: `human:<name>`
 VERDICTS = ("pass", "fail")
@@ -43,7 +46,7 @@ def reviewer_label(by: str) -> str:
     return f"{HUMAN}:{by}"
 
 
-async def record_verdict(store: Any, run_id: str, turn: int, verdicts: Mapping[str, str], reason: str, by: str, *,
+async def record_verdict(store: Store, run_id: str, turn: int, verdicts: Mapping[str, str], reason: str, by: str, *,
                          causes: Sequence[str] = (), benchmark: Benchmark | None = None,
                          bus: EventBus | None = None) -> Judgement:
     """Record `by`'s verdicts (dimension -> pass|fail) on a turn of a stored run, with their reason
@@ -67,7 +70,7 @@ async def record_verdict(store: Any, run_id: str, turn: int, verdicts: Mapping[s
     allowed = reviewable(run.config, spec.dimensions if spec is not None else None, revisions)
     if wrong := [d for d in verdicts if d not in allowed]:
         raise ReviewError(f"run {run_id}: turn {turn} is not judged on {wrong[0]} (it is: {', '.join(allowed)})")
-    scores = {d: DimensionScore(verdict=verdicts[d], reasoning=reason, by=by) for d in ordered(verdicts)}  # type: ignore[arg-type]
+    scores = {d: DimensionScore(verdict=verdicts[d], reasoning=reason, by=by) for d in ordered(verdicts)}
     return await _emit(store, bus, revisions, run_id, turn, by, Review(by=by, reason=reason, at=wall_now()), scores=scores,
                        causes=causes)
 
@@ -76,7 +79,7 @@ async def record_verdict(store: Any, run_id: str, turn: int, verdicts: Mapping[s
 NO_REASON = "withdrawn (no reason given)"
 
 
-async def withdraw(store: Any, run_id: str, turn: int, reason: str | None, by: str, *,
+async def withdraw(store: Store, run_id: str, turn: int, reason: str | None, by: str, *,
                    bus: EventBus | None = None) -> Judgement:
     """Take back every person's verdict standing on the turn (a further revision): the judge's count
     again. Refused when none stands. A reason is kept when given (`NO_REASON` otherwise)."""
@@ -102,7 +105,7 @@ def _why(reason: str) -> str:
     return reason
 
 
-async def _turn(store: Any, run_id: str, turn: int) -> tuple[list[Judgement], Any]:
+async def _turn(store: Store, run_id: str, turn: int) -> tuple[list[Judgement], Any]:
     """The turn's revisions and the run's row; refused when the turn is no verdict on the model."""
     run = await store.get_run(run_id)
     if run is None:
@@ -126,7 +129,7 @@ def reviewable(config: Mapping[str, Any] | None, dimensions: Sequence[str] | Non
     return ordered({*judged_dimensions(dimensions, audio=judges_turn_taking(config)), *scored})
 
 
-async def _emit(store: Any, bus: EventBus | None, revisions: Sequence[Judgement], run_id: str, turn: int, by: str,
+async def _emit(store: Store, bus: EventBus | None, revisions: Sequence[Judgement], run_id: str, turn: int, by: str,
                 review: Review, **fields: Any) -> Judgement:
     newest = max((j.revision for j in revisions), default=0)
     j = Judgement(run_id=run_id, t_ms=max((j.t_ms for j in revisions), default=0.0), turn_index=turn,

@@ -136,7 +136,7 @@ def align(
             used.add((idx, c.call_id))
             links[(idx, i)] = CallLink(
                 expected_turn=idx, expected_index=i, name=expected[i].name, status="matched",
-                actual_turn=idx, call_id=c.call_id, via=how(idx, i, c),  # type: ignore[arg-type]
+                actual_turn=idx, call_id=c.call_id, via=how(idx, i, c),
             )
     # Pass 2: early and late calls, nearest turn first (earlier on a tie).
     for idx in sorted(turns) if cross_turn else ():
@@ -156,7 +156,7 @@ def align(
                 links[(idx, i)] = CallLink(
                     expected_turn=idx, expected_index=i, name=exp.name,
                     status="early" if t < idx else "late", actual_turn=t, call_id=c.call_id,
-                    via=how(idx, i, c),  # type: ignore[arg-type]
+                    via=how(idx, i, c),
                 )
     # What is left: wrong or missed expectations, unsolicited or extra calls.
     out = Alignment()
@@ -179,7 +179,7 @@ def align(
 
 
 def _score(verdict: str, reasoning: str) -> DimensionScore:
-    return DimensionScore(verdict=verdict, reasoning=reasoning)  # type: ignore[arg-type]
+    return DimensionScore(verdict=verdict, reasoning=reasoning)
 
 
 def _describe(lk: CallLink) -> str:

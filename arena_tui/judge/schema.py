@@ -44,7 +44,7 @@ class Score(_Strict):
 
 
 # One required field per LLM dimension (`turn_taking` is computed in code and never asked for).
-Scores = create_model("Scores", __base__=_Strict, **{d: (Score, ...) for d in LLM_DIMENSIONS})  # type: ignore[call-overload]
+Scores = create_model("Scores", __base__=_Strict, **{d: (Score, ...) for d in LLM_DIMENSIONS})  # type: ignore[call-overload]  # pydantic's create_model takes field definitions as keywords
 
 
 class CallEquivalence(_Strict):

@@ -174,7 +174,7 @@ async def judge_run(
         notes.append(f"{SPLIT_NOTE} {len(requests)} requests ({spans}): one reply cannot hold every turn's "
                      f"verdicts within {backend.name}'s limits")
     for request, outcome, error in answers:
-        reply: RunJudgeOutput | None = (outcome.reply.output  # type: ignore[assignment]
+        reply: RunJudgeOutput | None = (outcome.reply.output
                                         if outcome is not None and outcome.reply else None)
         if outcome is not None:
             usage = _add(usage, outcome.usage)

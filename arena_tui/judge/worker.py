@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena_tui.spine.benchmark import Benchmark
 
@@ -32,6 +32,9 @@ from .schema import judgement_flags
 from .summary import RunSummary, summarize
 from .locate import benchmark_of_run
 from .whole_run import judge_run, left_out
+
+if TYPE_CHECKING:
+    from arena_tui.store import Store
 
 
 async def judge_turn(
@@ -172,7 +175,7 @@ class JudgeWorker:
             self._record(j)
 
     def _on_turn(self, ev: RunEvent) -> None:
-        result: TurnResult = ev.result  # type: ignore[union-attr]
+        result: TurnResult = ev.result  # type: ignore[union-attr]  # called for turn_ended events only
         if result.turn_index < 0:
             return  # the greeting is not a benchmark turn
         self.results[result.turn_index] = result
@@ -269,7 +272,7 @@ def _field(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
-async def reapply_rules(store: Any, run_id: str, benchmark: Benchmark) -> list[Judgement]:
+async def reapply_rules(store: Store, run_id: str, benchmark: Benchmark) -> list[Judgement]:
     """The code rules (phase 2) applied again over a stored run's verdicts, recorded: after a
     revision phase 2 has not seen (a majority of repeated judgings, `agreement.judge_repeatedly`)."""
     run = await _maybe_await(store.get_run(run_id))
@@ -284,7 +287,7 @@ async def reapply_rules(store: Any, run_id: str, benchmark: Benchmark) -> list[J
 
 
 async def rejudge_turn(
-    store: Any,
+    store: Store,
     run_id: str,
     turn_index: int | None,
     backend: JudgeBackend,

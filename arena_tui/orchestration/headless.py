@@ -54,7 +54,7 @@ class Recorded:
     judge_usage: dict[str, Any] = field(default_factory=dict)  # judge -> its requests' tokens
 
 
-async def read_recorded(store: Any, run_id: str) -> Recorded | None:
+async def read_recorded(store: Store, run_id: str) -> Recorded | None:
     """What the store recorded of `run_id` (None: nothing, the run never started)."""
     run = await store.get_run(run_id)
     if run is None:
@@ -367,11 +367,11 @@ STAGE_NAMES = {"stt": "STT", "turn": "turn", "llm": "LLM", "tts": "TTS"}
 def stage_line(results: list[Any], speed: float | None) -> str | None:
     """A cascade's p50 per stage and voice-to-voice over the counted turns timed in every stage, on
     our clock, labelled not comparable at a speed other than 1 (`latency_caveat`); None without stages."""
-    timed = [r for r in counted_latencies(results) if r.latencies.stages() is not None]
+    timed = [(r, stages) for r in counted_latencies(results) if (stages := r.latencies.stages()) is not None]
     if not timed:
         return None
-    p50 = {k: median([r.latencies.stages()[k] for r in timed]) for k in STAGE_NAMES}
-    v2v = median([response_latency(r.latencies.voice_to_voice_ms) for r in timed])
+    p50 = {k: median([stages[k] for _, stages in timed]) for k in STAGE_NAMES}
+    v2v = median([response_latency(r.latencies.voice_to_voice_ms) for r, _ in timed])
     caveat = latency_caveat(speed)
     return (f"stages p50 on our clock ({len(timed)} turn(s)" + (f", {caveat}" if caveat else "") + "): "
             + ", ".join(f"{name} {latency_text(p50[k])}" for k, name in STAGE_NAMES.items())

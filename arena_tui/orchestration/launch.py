@@ -67,7 +67,7 @@ class EngineLauncher:
         from runners.engine import run_benchmark  # deferred: the engine loads on first use, in a thread (the monitor starts without it)
 
         publisher = ThreadPublisher(bus, asyncio.get_running_loop())
-        return on_engine_loop(lambda: run_benchmark(benchmark, settings, publisher, run_id=run_id,  # type: ignore[arg-type]
+        return on_engine_loop(lambda: run_benchmark(benchmark, settings, publisher, run_id=run_id,  # type: ignore[arg-type]  # the launcher's settings are a RunSettings by the time a run starts
                                                     on_session=self.on_session))
 
     async def close(self) -> None:

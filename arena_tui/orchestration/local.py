@@ -191,7 +191,7 @@ class LocalExecutor(Executor):
 
     def _call(self, fn: Any, *args: Any) -> bool:
         try:
-            self._loop.call_soon_threadsafe(fn, *args)  # type: ignore[union-attr]
+            self._loop.call_soon_threadsafe(fn, *args)  # type: ignore[union-attr]  # a closed loop's AttributeError is caught below
             return True
         except RuntimeError:  # loop closed: nobody left to tell
             return False
@@ -292,7 +292,10 @@ async def _serve(conn: Connection, runner_spec: str, lifeline: Lifeline, warm: t
 
     inbox: asyncio.Queue[tuple] = asyncio.Queue()
     outbox: queue.SimpleQueue[tuple | None] = queue.SimpleQueue()
-    lifeline.on_stop(lambda: loop.call_soon_threadsafe(inbox.put_nowait, ("stop",)))
+    def request_stop() -> None:
+        loop.call_soon_threadsafe(inbox.put_nowait, ("stop",))
+
+    lifeline.on_stop(request_stop)
 
     def read() -> None:
         while True:

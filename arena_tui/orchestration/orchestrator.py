@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena_tui.campaign import records
 from arena_tui.campaign.snapshot import BenchmarkSnapshot, SnapshotError, snapshot
@@ -38,6 +38,9 @@ from arena_tui.store.liveness import HEARTBEAT_S
 from .executor import Executor, Job, JobOutcome
 from .heartbeat import Heartbeat
 from .preflight import preflight as run_preflight
+
+if TYPE_CHECKING:
+    from arena_tui.spine.benchmark import Benchmark
 
 Notice = Callable[[str], None]
 
@@ -91,7 +94,7 @@ class CampaignResult:
 PACE_RERUNS = 3
 
 
-async def continue_cell(store: Store, benchmark: Any, previous_run: str | None) -> tuple[str, dict[str, Any] | None, str]:
+async def continue_cell(store: Store, benchmark: Benchmark, previous_run: str | None) -> tuple[str, dict[str, Any] | None, str]:
     """How a cell goes on: (run id to run, the resume plan as JSON or None, what the notice says).
 
     The one place that decides it: no run yet, a fresh run; an interrupted run (kill -9, a lost
@@ -329,7 +332,7 @@ async def _uncoordinate(store: Store, campaign_id: str, beating: asyncio.Task[No
         await records.release(store, campaign_id)
 
 
-async def _judge_run(store: Store, bus: EventBus, benchmark: Any, judge: Callable[[], Any], run_id: str,
+async def _judge_run(store: Store, bus: EventBus, benchmark: Benchmark, judge: Callable[[], Any], run_id: str,
                      *, resumed: bool) -> asyncio.Task[None]:
     from arena_tui.judge import JudgeWorker  # deferred: the judge loads only when a campaign is judged
 

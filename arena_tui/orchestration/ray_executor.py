@@ -94,7 +94,7 @@ class RayExecutor(Executor):
         self._where: dict[str, tuple[int, str]] = {}  # run_id -> (pid, node ip)
         self._slots: list[_Slot] = []
         self._queue: deque[Job] = deque()
-        self._warming: set[asyncio.Task[None]] = set()
+        self._warming: set[asyncio.Task[Any]] = set()
         self._own: OwnCluster | None = None  # the cluster we started (removed at close)
         self._closing = False
         self._t: dict[str, float] = {}  # start-up phases, seconds

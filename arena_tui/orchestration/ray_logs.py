@@ -28,11 +28,12 @@ def route_ray_logs() -> Path | None:
     to our log file instead, with ours. Returns the file (None: it could not be opened)."""
     from arena_tui.spine import paths  # deferred: only the Ray path needs the default db location
 
-    path = _log_file or paths.log_path(paths.db_path())
+    wanted = _log_file or paths.log_path(paths.db_path())
+    path: Path | None = wanted
     handlers: list[logging.Handler] = []
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+        wanted.parent.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(wanted, encoding="utf-8")
         handler.setFormatter(logging.Formatter(LOG_FORMAT))
         handlers.append(handler)
     except OSError:

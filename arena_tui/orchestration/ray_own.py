@@ -86,8 +86,8 @@ class OwnCluster:
             remove_session(self.session, remove_root=not self.root_existed)
         if self._reaper is not None:
             with contextlib.suppress(OSError, ValueError):
-                self._reaper.stdin.write(DONE)  # type: ignore[union-attr]
-                self._reaper.stdin.close()  # type: ignore[union-attr]
+                self._reaper.stdin.write(DONE)  # type: ignore[union-attr]  # started with stdin=PIPE
+                self._reaper.stdin.close()  # type: ignore[union-attr]  # started with stdin=PIPE
             try:
                 self._reaper.wait(5)
             except subprocess.TimeoutExpired:

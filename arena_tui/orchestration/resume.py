@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import TurnResult, unfinished
@@ -21,6 +21,10 @@ from arena_tui.spine.urls import endpoint_label
 from runners.rotation import turn_span
 
 from ..judge import JudgeWorker
+
+if TYPE_CHECKING:
+    from arena_tui.spine.benchmark import Benchmark
+    from arena_tui.store import Store
 
 #: kinds whose t_ms bound a stored run's timeline (the resumed run continues after them)
 _TIMELINE_KINDS = ("run_started", "run_resumed", "turn_started", "turn_ended", "run_ended")
@@ -43,7 +47,7 @@ class ResumePlan:
     named: str = ""  # what its file named for its connection, said (`spine.provenance.provenance_text`)
 
 
-async def unfinished_turns(store: Any, run_id: str, benchmark: Any = None) -> list[int]:
+async def unfinished_turns(store: Store, run_id: str, benchmark: Benchmark | None = None) -> list[int]:
     """The run's planned turns without a finished stored row, in the run's order. The plan is
     the run's recorded turn list (or, when it recorded none, every turn of `benchmark`)."""
     run = await store.get_run(run_id)
@@ -53,7 +57,7 @@ async def unfinished_turns(store: Any, run_id: str, benchmark: Any = None) -> li
     return unfinished(planned, {r.turn_index: r for r in await store.turn_results(run_id)})
 
 
-async def plan_resume(store: Any, run_id: str, benchmark: Any) -> ResumePlan:
+async def plan_resume(store: Store, run_id: str, benchmark: Benchmark) -> ResumePlan:
     """What resuming `run_id` would play and replay; ResumeError when there is nothing to do."""
     await store.mark_interrupted_stale()  # a dead recorder's 'running' run is interrupted
     run = await store.get_run(run_id)
@@ -110,11 +114,11 @@ def endpoint_line(plan: ResumePlan, settings: RunSettings, *, typed: bool) -> st
 
 
 async def resume_run(
-    store: Any,
+    store: Store,
     run_id: str,
     bus: EventBus,
     *,
-    benchmark: Any,
+    benchmark: Benchmark,
     settings: RunSettings | None = None,
     judge: Any = None,
     provider: Any = None,
@@ -165,7 +169,7 @@ def replayed_text(turns: list[int]) -> str:
 def resume_starter(run_id: str, bench: Any, settings: RunSettings, judge: Any) -> Any:
     """`headless.run_headless`'s `start`: resume `run_id` on the bus the store records; a run
     that changed since it was planned (another process took it) is a RunError, one line."""
-    async def start(store: Any, bus: Any) -> str:
+    async def start(store: Store, bus: Any) -> str:
         from runners.engine import RunError  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
 
         try:

@@ -4,11 +4,14 @@ errors as one CliError line each.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.faults import FaultPlan, FaultSpecError, parse_faults as parse
 from runners.simulator import SimulatorServer
+
+if TYPE_CHECKING:
+    from arena_tui.spine.benchmark import Benchmark
 
 
 def parse_faults(spec: str | None) -> FaultPlan:
@@ -19,7 +22,7 @@ def parse_faults(spec: str | None) -> FaultPlan:
         raise CliError(f"--faults: {e}") from None
 
 
-def simulator_server(benchmark: Any, **options: Any) -> SimulatorServer:
+def simulator_server(benchmark: Benchmark, **options: Any) -> SimulatorServer:
     """A `SimulatorServer` for `benchmark` (not started); a CliError when it cannot be set up."""
     try:
         return SimulatorServer(benchmark, **options)

@@ -5,7 +5,7 @@ level meter (held, then falling on the wall clock), and how a wait reads. `RunSt
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -22,6 +22,9 @@ from arena_tui.spine.events import (
 )
 from arena_tui.spine.faults import TurnFault
 from ..verdicts import ANY, JudgeId, Standing, apart_reason, counts, is_review, judge_id, run_judge, standing_of
+
+if TYPE_CHECKING:
+    from arena_tui.spine.benchmark import Benchmark
 
 SENTINELS = (EMPTY_RESPONSE, MODEL_ENDED_SESSION, MODEL_ENDED_SESSION_EARLY)
 SILENT_DBFS = -90.0
@@ -46,7 +49,7 @@ class TurnSpec(BaseModel):
     duplex: list[DuplexCue] = Field(default_factory=list)  # user speech scripted into the reply
 
 
-def specs_from_benchmark(benchmark: Any) -> dict[int, TurnSpec]:
+def specs_from_benchmark(benchmark: Benchmark) -> dict[int, TurnSpec]:
     """TurnSpecs from a loaded `arena_tui.spine.benchmark.Benchmark` (duck-typed to keep imports light)."""
     out: dict[int, TurnSpec] = {}
     for t in benchmark.turns:

@@ -260,7 +260,7 @@ class CompareScreen(Finding, ArenaScreen):
             pane.update("")
             return
         notes = tuple(f"({r.latency_excluded})" if r.latency_excluded else "" for r in self.runs) or ("", "")
-        pane.update(pair_turn(turn, max((self.size.width or self.app.size.width) - 4, 20), notes))  # type: ignore[arg-type]
+        pane.update(pair_turn(turn, max((self.size.width or self.app.size.width) - 4, 20), notes))  # type: ignore[arg-type]  # the pane's turn pair is always set before it is drawn
 
     def found(self, text: str) -> list[str]:
         shown = [str(k.value) for k in self.query_one("#pair", DataTable).rows]

@@ -30,7 +30,7 @@ class Subscription:
             item = await self.queue.get()
             if item is _CLOSED:
                 return
-            yield item  # type: ignore[misc]
+            yield item  # type: ignore[misc]  # not _CLOSED: a RunEvent (the queue holds both)
 
     def drain(self) -> list[RunEvent]:
         """Everything queued right now, without waiting (for coalescing consumers)."""
@@ -43,7 +43,7 @@ class Subscription:
             if item is _CLOSED:
                 self.queue.put_nowait(_CLOSED)
                 return items
-            items.append(item)  # type: ignore[arg-type]
+            items.append(item)  # type: ignore[arg-type]  # not _CLOSED: a RunEvent (the queue holds both)
 
     def close(self) -> None:
         self._bus.unsubscribe(self)

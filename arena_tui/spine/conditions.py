@@ -95,7 +95,7 @@ def parse_condition(spec: str) -> Condition:
     raw = spec.strip().lower()
     name, eq, value = raw.partition("=")
     if name in ("clean", "telephony") and not eq:
-        return Condition(name)  # type: ignore[arg-type]
+        return Condition(name)  # type: ignore[arg-type]  # `name` is one of the two the test above allows
     if name == "noise" and eq:
         level, _, kind = value.partition(":")
         snr = _number(spec, level, "an SNR in dB")
@@ -104,7 +104,7 @@ def parse_condition(spec: str) -> Condition:
         kind = kind or DEFAULT_NOISE
         if kind not in NOISE_KINDS:
             raise ConditionError(f"condition {spec!r}: noise {kind!r} is not one of {', '.join(NOISE_KINDS)}")
-        return Condition("noise", snr_db=snr, noise=kind)  # type: ignore[arg-type]
+        return Condition("noise", snr_db=snr, noise=kind)
     if name == "loss" and eq:
         pct = _number(spec, value, "a percentage")
         if not 0 < pct < 100:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .benchmark import DuplexCue
 from .events import DuplexOutcome, Interval
@@ -75,7 +76,7 @@ def cue_outcome(placed: PlacedCue, bot_speech: Sequence[Interval], next_onset_ms
     onset = placed.onset_ms
     covering = next((b for b in bot_speech if b.start_ms <= onset < b.end_ms), None)
     speech = Interval(start_ms=onset, end_ms=placed.speech_end_ms)
-    out = {"index": placed.index, "kind": placed.cue.kind, "played": placed.played, "speech": speech}
+    out: dict[str, Any] = {"index": placed.index, "kind": placed.cue.kind, "played": placed.played, "speech": speech}
     since, stopped = onset, True
     if covering is not None:
         latency = covering.end_ms - onset

@@ -11,7 +11,7 @@ read from here with the rest of the stream.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Final, Literal, Union
 
 from pydantic import ConfigDict, Field, TypeAdapter
 
@@ -40,8 +40,8 @@ FINISHED = frozenset({"ok", "no_response", "empty_response", "ended_session", "e
 #: statuses of a turn the model answered (a reply, calls, or the call that ended the session): a run whose
 #: turns of the model's are none of these never answered (the engine's run outcome, every figure's note)
 ANSWERED_STATUSES = frozenset({"ok", "ended_session"})
-LOST_PACE = "lost_pace"
-INFRA_ERROR = "infra_error"
+LOST_PACE: Final = "lost_pace"
+INFRA_ERROR: Final = "infra_error"
 
 
 def unfinished(planned: list[int], rows: dict[int, TurnResult]) -> list[int]:
@@ -83,8 +83,9 @@ class RunStarted(Event):
         if self.speed is not None:
             return self.speed
         value = self.config.get("speed")
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")
-        return float(value) if ok else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf"):
+            return float(value)
+        return None
     # `Benchmark.snapshot()` of what ran (turns, tools, prompt, knowledge base): the store keeps it
     # once per content, so the run is judged and exported without the data folder
     benchmark_snapshot: dict[str, Any] | None = Field(default=None, repr=False)
@@ -389,6 +390,6 @@ def parse_event(data: dict[str, Any] | str | bytes) -> RunEvent:
 def event_kinds() -> list[str]:
     """Every kind the stream can carry (for filters and docs)."""
     kinds: list[str] = []
-    for cls in RunEvent.__origin__.__args__:  # type: ignore[attr-defined]
+    for cls in RunEvent.__origin__.__args__:  # type: ignore[attr-defined]  # Annotated[Union[...]]: typing's runtime parts
         kinds.extend(cls.model_fields["kind"].annotation.__args__)
     return kinds

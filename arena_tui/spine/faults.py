@@ -175,7 +175,9 @@ class FaultPlan(BaseModel):
     def duplex_for(self, turn: int, attempt: int) -> DuplexBehaviour:
         """The behaviour on this turn's duplex cues (a `N:yield=MS` fault overrides the yield)."""
         f = self.fault_for(turn, attempt)
-        return self.duplex.with_yield(float(f.value)) if f is not None and f.kind == "yield" else self.duplex  # type: ignore[arg-type]
+        if f is not None and f.kind == "yield" and f.value is not None:
+            return self.duplex.with_yield(float(f.value))
+        return self.duplex
 
     def __bool__(self) -> bool:
         return bool(self.turns) or self.expire_s is not None or not self.duplex.is_default
@@ -267,7 +269,7 @@ def parse_faults(spec: str | None) -> FaultPlan:
             raise FaultSpecError(f"fault {kind!r} needs a value in ms, e.g. '{turn}:{kind}=1500'")
         if turn in turns:
             raise FaultSpecError(f"turn {turn} has two faults ({turns[turn]} and {item}) in {spec!r}")
-        turns[turn] = TurnFault(turn=turn, kind=kind, value=value, sticky=sticky)  # type: ignore[arg-type]
+        turns[turn] = TurnFault(turn=turn, kind=kind, value=value, sticky=sticky)
     return FaultPlan(turns=turns, expire_s=expire, duplex=_duplex(session, spec))
 
 
@@ -283,10 +285,14 @@ def _duplex(items: dict[str, str], spec: str) -> DuplexBehaviour:
         raw = items["yield"]
         b = b.with_yield(None if raw == "never" else _number(raw, f"yield={raw}", spec, allow_zero=True))
     for key, allowed in (("backchannel", BACKCHANNELS), ("side_speech", SIDE_SPEECH)):
-        if key in items:
-            if items[key] not in allowed:
-                raise FaultSpecError(f"{key} must be {' or '.join(allowed)}, got {items[key]!r} (in {spec!r})")
-            b = replace(b, **{"backchannels" if key == "backchannel" else key: items[key]})
+        if key in items and items[key] not in allowed:
+            raise FaultSpecError(f"{key} must be {' or '.join(allowed)}, got {items[key]!r} (in {spec!r})")
+    match items.get("backchannel"):
+        case "yield" | "ignore" as said:
+            b = replace(b, backchannels=said)
+    match items.get("side_speech"):
+        case "answer" | "ignore" as told:
+            b = replace(b, side_speech=told)
     return b
 
 

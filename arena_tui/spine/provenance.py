@@ -67,7 +67,8 @@ def provenance_text(config: Mapping[str, Any]) -> str:
     parts = []
     if named.get("base_url"):
         parts.append(f"base_url {endpoint_label(named['base_url'])}")
-    args = named.get("service_args") if isinstance(named.get("service_args"), Mapping) else {}
+    given = named.get("service_args")
+    args = given if isinstance(given, Mapping) else {}
     urls = [f"its {k} {endpoint_label(v)}" for k, v in args.items() if isinstance(v, str) and "://" in v]
     if named.get("service") or args:
         parts.append(f"service {str(named.get('service') or '(none)')[:120]}" + (f" ({', '.join(urls)})" if urls else ""))

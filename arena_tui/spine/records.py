@@ -76,7 +76,8 @@ class Latencies(Model):
     def stages(self) -> dict[str, float] | None:
         """A cascade's stage breakdown (stt, turn, llm, tts), or None for a run without stages."""
         got = {"stt": self.stt_ms, "turn": self.turn_ms, "llm": self.llm_ms, "tts": self.tts_ms}
-        return None if any(v is None for v in got.values()) else got  # type: ignore[return-value]
+        known = {k: v for k, v in got.items() if v is not None}
+        return known if len(known) == len(got) else None
 
 
 class DuplexOutcome(Model):

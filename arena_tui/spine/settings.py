@@ -140,7 +140,7 @@ class RunSettings(Strict):
     sim_policy: str = "oracle"
     sim_voice: str = "auto"
     level_block_ms: float = Field(50.0, gt=0)
-    vad_method: str = "energy"  # speech_intervals method for user WAVs ("silero" | "energy")
+    vad_method: Literal["silero", "energy"] = "energy"  # speech_intervals method for user WAVs
     # sequential: one conversation, turn after turn. rehydrated: each turn in a fresh session
     # seeded with the golden turns before it, `parallel` turns at once (no turn-taking scored)
     mode: Literal["sequential", "rehydrated"] = "sequential"

@@ -25,7 +25,7 @@ PERCENTILES = (50, 90, 95, 99)
 _BLOCK = 250  # bootstrap resamples drawn at once
 
 
-def wilson(passes: int, n: int, z: float = Z95) -> tuple[float, float]:
+def wilson(passes: float, n: float, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval of `passes`/`n`; (0, 0) when there is nothing to count.
 
     The ends are exact (0 passes → lower 0, all pass → upper 1), not 1e-17 off.

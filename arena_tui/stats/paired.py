@@ -103,7 +103,7 @@ def mcnemar_p(b: float, c: float) -> float:
     return min(1.0, 2 * binomial_half_lower(min(b, c), n))
 
 
-def newcombe_interval(both: int, first_only: int, second_only: int, neither: int, z: float = Z95) -> tuple[float, float]:
+def newcombe_interval(both: float, first_only: float, second_only: float, neither: float, z: float = Z95) -> tuple[float, float]:
     """Newcombe's method 10 interval for p1 − p2 of paired binary data: p1 the first's pass rate
     ((both + first_only) / n), p2 the second's. Wilson intervals of each rate, combined through
     their phi correlation (its numerator shrunk by n/2 when positive, as Newcombe 1998)."""

@@ -28,7 +28,7 @@ MIN_TURNS = 10  # below this the lag-1 estimate is mostly noise (its standard er
 RHO_MAX = 0.9  # a larger estimate is taken as this: 30 turns count as 1.6, the interval as wide as it gets
 
 
-def lag1(values: Sequence[float]) -> float | None:
+def lag1(values: Sequence[float] | np.ndarray) -> float | None:
     """The bias-corrected lag-1 autocorrelation of `values` in order, within [−1, 1]; None under MIN_TURNS
     values; 0 when they do not vary (nothing to correct)."""
     n = len(values)

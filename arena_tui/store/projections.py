@@ -107,12 +107,12 @@ class Batch:
         rows: list[tuple[Any, ...]] = []
         for s, p in self.ops:
             if s != sql and rows:
-                yield sql, rows  # type: ignore[misc]
+                yield sql, rows  # type: ignore[misc]  # `sql` is set whenever `rows` is not empty
                 rows = []
             sql = s
             rows.append(p)
         if rows:
-            yield sql, rows  # type: ignore[misc]
+            yield sql, rows  # type: ignore[misc]  # `sql` is set whenever `rows` is not empty
 
 
 def encode_blobs(events: Iterable[Event]) -> Blobs:

@@ -11,10 +11,13 @@ is `endpoint_label` (`spine.urls`, re-exported here): the URL without the parts 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena_tui.spine.env_refs import is_env_ref
 from arena_tui.spine.urls import endpoint_label as endpoint_label  # (its one home is the spine)
+
+if TYPE_CHECKING:
+    from loguru import Record
 
 REDACTED = "[REDACTED]"
 
@@ -66,7 +69,7 @@ def scrub_config(value: Any, _name: str = "") -> Any:
     return scrub_config(str(value), _name)
 
 
-def scrub_log_record(record: dict[str, Any]) -> bool:
+def scrub_log_record(record: Record) -> bool:
     """A loguru `filter=` that scrubs each record's message in place (and keeps the record), so
     whatever a library logs (Pipecat logs the URL it connects to) reaches the sink scrubbed."""
     record["message"] = scrub_text(str(record["message"]))

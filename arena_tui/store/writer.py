@@ -437,7 +437,7 @@ class Writer:
                 ev = await self._projector.numbered(conn, ev, revisions)
             stored.append(ev)
             ev, payload = _serialise(ev)
-            event_rows.append((ev.run_id, seq, ev.kind, ev.t_ms, ev.turn_index, payload))  # type: ignore[attr-defined]
+            event_rows.append((ev.run_id, seq, ev.kind, ev.t_ms, ev.turn_index, payload))  # type: ignore[attr-defined]  # `_serialise` hands back the event it was given
             self._projector.derive(batch, ev, seq, now, live_started, live_ended, blob)
         for sql, rows in batch.grouped():
             if sql == SQL_RUN_STUB:

@@ -110,8 +110,8 @@ def is_review(judgement: Any) -> bool:
 def _with(judgement: J, **fields: Any) -> J:
     """A copy of a revision (an event or a row dict) with these fields replaced."""
     if isinstance(judgement, Mapping):
-        return {**judgement, **fields}  # type: ignore[return-value]
-    return judgement.model_copy(update=fields)  # type: ignore[attr-defined]
+        return {**judgement, **fields}  # type: ignore[return-value]  # J is that dict's type here
+    return judgement.model_copy(update=fields)  # type: ignore[attr-defined]  # not a Mapping: J is the Judgement event
 
 
 def _overlay(machine: J | None, reviews: list[J]) -> J | None:

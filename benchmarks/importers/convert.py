@@ -130,7 +130,8 @@ def turn_rows(src: Source) -> Rows:
             row["categories"] = [turn["category"]]
             if "category → categories" not in mapped:
                 mapped.append("category → categories")
-        categories = row.get("categories") if isinstance(row.get("categories"), list) else []
+        listed = row.get("categories")
+        categories: list[Any] = listed if isinstance(listed, list) else []
         for c in categories:
             if isinstance(c, str) and cats and c not in cats:
                 cats[c] = []

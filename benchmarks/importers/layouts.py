@@ -139,7 +139,7 @@ def _optional(mod: Module, name: str, kind: type) -> Any:
     return value
 
 
-def _not(value: Any, kind: type | tuple[type, ...]) -> str:
+def _not(value: object, kind: type | tuple[type, ...]) -> str:
     """Why `value` is not the `kind` asked for; a name imported from no file of the folder said as such."""
     if isinstance(value, External):
         return f"it is {value.module}.{value.name}, imported from no file of the given folder (not read)"

@@ -21,6 +21,7 @@ import sys
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from .confine import Folder, NotRead
@@ -155,7 +156,7 @@ def _within_tokens(text: str, where: str) -> None:
         return
 
 
-def _bounded(mod: Module, line: int | None, who: str, read: Any) -> Any:
+def _bounded(mod: Module, line: int | None, who: str, read: Callable[[], Any]) -> Any:
     """`read()`, with an expression too deep for the reader's recursion said as one more refusal."""
     evaluator = mod.reader.evaluator
     evaluator.steps = 0
@@ -323,22 +324,23 @@ class _Evaluator:
             return [sub(e) for e in node.elts]
         if isinstance(node, ast.Dict):
             out: dict[Any, Any] = {}
-            for k, v in zip(node.keys, node.values):
-                if k is None:
-                    more = sub(v)
+            for k_node, v_node in zip(node.keys, node.values):
+                if k_node is None:
+                    more = sub(v_node)
                     if not isinstance(more, dict):
-                        raise fail(f"`**{short(v)}` is not a dict")
+                        raise fail(f"`**{short(v_node)}` is not a dict")
                     out.update(more)
                     continue
-                key = sub(k)
+                key = sub(k_node)
                 if not isinstance(key, (str, int, float, bool)) and key is not None:
-                    raise fail(f"the key {short(k)} is not a JSON key")
-                out[key] = sub(v)
+                    raise fail(f"the key {short(k_node)} is not a JSON key")
+                out[key] = sub(v_node)
             self._grow(16 * len(out), mod.where, who)
             return out
         if isinstance(node, ast.JoinedStr):
-            if all(isinstance(v, ast.Constant) for v in node.values):
-                text = "".join(str(v.value) for v in node.values)  # type: ignore[attr-defined]
+            parts = [v for v in node.values if isinstance(v, ast.Constant)]
+            if len(parts) == len(node.values):
+                text = "".join(str(v.value) for v in parts)
                 self._grow(sys.getsizeof(text), mod.where, who)
                 return text
             raise fail(f"`{short(node)}` is an f-string with an expression")
@@ -365,7 +367,7 @@ class _Evaluator:
         raise fail(f"`{short(node)}` is {type(node).__name__.lower()} code, not a literal")
 
     @staticmethod
-    def _sum(node: ast.BinOp, sub: Any, fail: Any) -> Any:
+    def _sum(node: ast.BinOp, sub: Callable[[ast.expr], Any], fail: Callable[[str], Unreadable]) -> Any:
         """`a + b + …` of strings or of lists, read without recursing once per `+` (a prompt may
         join many pieces)."""
         parts: list[ast.expr] = []
@@ -384,13 +386,13 @@ class _Evaluator:
         raise fail(f"`{short(node)}` adds {' and '.join(kinds)}")
 
     @staticmethod
-    def _binop(node: ast.BinOp, left: Any, right: Any, fail: Any) -> Any:
+    def _binop(node: ast.BinOp, left: object, right: object, fail: Callable[[str], Unreadable]) -> Any:
         if isinstance(node.op, ast.Div) and isinstance(left, FilePath) and isinstance(right, str):
             return FilePath(left.path / right)
         raise fail(f"`{short(node)}` is an operation on {type(left).__name__} and {type(right).__name__}")
 
     # -- calls ---------------------------------------------------------------------------------
-    def _call(self, mod: Module, chain: list[dict[str, Binding]], node: ast.Call, who: str, fail: Any) -> Any:
+    def _call(self, mod: Module, chain: list[dict[str, Binding]], node: ast.Call, who: str, fail: Callable[[str], Unreadable]) -> Any:
         func = node.func
         if isinstance(func, ast.Attribute):
             obj = self.expr(mod, chain, func.value, who)
@@ -466,9 +468,10 @@ class _Evaluator:
                     self.active.pop()
             if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None:
                 targets = st.targets if isinstance(st, ast.Assign) else [st.target]
-                if all(isinstance(t, ast.Name) for t in targets):
-                    for t in targets:
-                        local[t.id] = Binding("value", st.value, st.lineno)  # type: ignore[union-attr]
+                names = [t.id for t in targets if isinstance(t, ast.Name)]
+                if len(names) == len(targets):
+                    for name in names:
+                        local[name] = Binding("value", st.value, st.lineno)
                     continue
             raise Unreadable(mod.where, st.lineno, who, f"its body does more than bind names and return "
                              f"(`{short(st)}`)")

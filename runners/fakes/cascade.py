@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from runners.fakes.local import LocalFake
+
 
 class CascadeFakes:
-    def __init__(self, stt: Any, llm: Any, tts: Any) -> None:
+    def __init__(self, stt: LocalFake | None, llm: LocalFake, tts: LocalFake | None) -> None:
         self.stt, self.llm, self.tts = stt, llm, tts
 
     @property
-    def parts(self) -> list[Any]:
+    def parts(self) -> list[LocalFake]:
         return list({id(f): f for f in (self.stt, self.llm, self.tts) if f is not None}.values())  # one shared fake once
 
     @property

@@ -35,10 +35,10 @@ from aiohttp import WSMsgType, web
 
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
-from runners.fakes.reply_session import Again, ReplySession
+from runners.fakes.reply_session import Again, SocketSession
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.timing import ReplyPlan, paced
-from runners.fakes.wire import b64, spread_words
+from runners.fakes.wire import b64, spread_words, tool_output
 
 
 def new_id(prefix: str) -> str:
@@ -55,7 +55,7 @@ def merge(session: dict[str, Any], update: dict[str, Any]) -> None:
             session[key] = value
 
 
-class DialectSession(ReplySession):
+class DialectSession(SocketSession):
     """One connection of an OpenAI-Realtime-shaped protocol; a provider's fake subclasses it with
     its event names and its checks."""
 
@@ -218,11 +218,7 @@ class DialectSession(ReplySession):
         kind = item.get("type")
         if kind == "function_call_output":
             call_id = item.get("call_id")
-            raw = item.get("output")
-            try:
-                result = json.loads(raw)
-            except (TypeError, json.JSONDecodeError):
-                result = raw
+            result = tool_output(item.get("output"))
             if call_id in self.open_calls:  # the answer to a call the model is waiting on
                 if (problem := self.accept_tool_output(call_id)) is not None:
                     await self.error(problem)

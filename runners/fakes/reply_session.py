@@ -14,8 +14,8 @@ from aiohttp import web
 
 from runners.fakes.duplex import Floor, ReplyTask
 from runners.fakes.record import ConnectionRecord
-from runners.fakes.script import Script, ScriptedReply
-from runners.fakes.server import ServerSocket
+from runners.fakes.script import Script, ScriptedReplies, ScriptedReply
+from runners.fakes.server import FakeServer, ServerSocket
 from runners.fakes.timing import ReplyPlan
 
 Again = tuple[int, ScriptedReply]  # a reply spoken once more (the answer to a duplex cue)
@@ -24,7 +24,7 @@ Again = tuple[int, ScriptedReply]  # a reply spoken once more (the answer to a d
 class TimedSession:
     """A fake session's view of time: the fake's audio clock, and marks on its record."""
 
-    fake: Any  # the fake it belongs to: `clock`, `timing`, `next_reply`
+    fake: ScriptedReplies  # the fake it belongs to: `clock`, `timing`, `next_reply`
     rec: ConnectionRecord
 
     @property
@@ -44,7 +44,7 @@ class ReplySession(TimedSession):
     #: the provider's barge-in signal makes the client drop the audio it holds (`Floor`)
     FLUSHES = True
 
-    def __init__(self, fake: Any, rec: ConnectionRecord, ws: web.WebSocketResponse | None = None) -> None:
+    def __init__(self, fake: ScriptedReplies, rec: ConnectionRecord, ws: web.WebSocketResponse | None = None) -> None:
         self.fake, self.rec, self.ws = fake, rec, ws
         self.script: Script = fake.script
         self.sock = ServerSocket(ws) if ws is not None else None
@@ -126,7 +126,18 @@ class ReplySession(TimedSession):
         """A tool result came in (`{call_id, name, result}`, name None where the wire leaves it out):
         recorded on the connection, and the reply waiting on its call goes on."""
         self.rec.tool_results.append(result)
-        name, fut = self.waiting.pop(result.get("call_id"), (None, None))
+        name, fut = self.waiting.pop(str(result.get("call_id")), (None, None))
         if fut is not None and not fut.done():
             result["name"] = result.get("name") or name
             fut.set_result(result)
+
+
+class SocketSession(ReplySession):
+    """A `ReplySession` over a websocket: every fake's but Nova Sonic's (a stream in this process)."""
+
+    fake: FakeServer
+    ws: web.WebSocketResponse
+    sock: ServerSocket
+
+    def __init__(self, fake: FakeServer, rec: ConnectionRecord, ws: web.WebSocketResponse) -> None:
+        super().__init__(fake, rec, ws)

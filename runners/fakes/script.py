@@ -12,7 +12,8 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from arena_tui.spine.benchmark import Benchmark, ExpectedCall
 
-from runners.fakes.timing import ReplyPlan
+from runners.fakes.record import ConnectionRecord
+from runners.fakes.timing import FakeClock, ReplyPlan, TimingProfile
 
 # What a reply does once it has been spoken.
 Then = Literal["disconnect", "go_away", "expire"]
@@ -120,11 +121,12 @@ class ScriptedReplies:
     connections), for a class with `script`, `timing`, `reply_count` and `connections`."""
 
     script: Script
-    timing: Any
+    timing: TimingProfile
+    clock: FakeClock  # the audio clock its replies are paced on
     reply_count: int
-    connections: list[Any]
+    connections: list[ConnectionRecord]
 
-    def next_reply(self, rec: Any) -> tuple[int, ScriptedReply]:
+    def next_reply(self, rec: ConnectionRecord) -> tuple[int, ScriptedReply]:
         n, reply = self.script.next(self.reply_count, sum(c.user_turns for c in self.connections))
         self.reply_count += 1
         rec.replies.append(n)

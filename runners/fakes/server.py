@@ -62,7 +62,7 @@ class FakeServer(ScriptedReplies):
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self.tls.server if self.tls else None)
         await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]  # aiohttp's private server: started above
         return self
 
     async def stop(self) -> None:

@@ -190,10 +190,11 @@ class TextFake(FakeServer):
 
     async def read_request(self, request: web.Request, ex: Exchange) -> web.Response | None:
         """The JSON body read into `ex`, or the refusal to send: not JSON, or what `read` finds wrong (400)."""
+        problem: str | None
         try:
             body = await request.json()
         except ValueError:
-            body, problem = None, "the body is not JSON"
+            problem = "the body is not JSON"
         else:
             ex.body = body
             problem = self.read(ex, body)

@@ -124,7 +124,7 @@ class TimingProfile:
         return dataclasses.replace(self, turns={**self.turns, **turns})
 
     def replace(self, **changes: object) -> TimingProfile:
-        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]  # a field's name and value, checked by the dataclass
 
     def plan(self, reply: int) -> ReplyPlan:
         """Reply `reply`'s timing: the same for the same profile, seed and reply number."""

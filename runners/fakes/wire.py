@@ -4,6 +4,7 @@ elided from what is recorded, a transcript spread over deltas."""
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 
@@ -53,3 +54,14 @@ def b64decode_any(data: str) -> bytes:
     """Standard or URL-safe base64, padded or not (google-genai sends URL-safe unpadded)."""
     s = data.replace("-", "+").replace("_", "/")
     return base64.b64decode(s + "=" * (-len(s) % 4))
+
+
+def tool_output(raw: object) -> Any:
+    """A tool result as a client sent it (a function_call_output's `output`): its JSON when it is
+    JSON text, else as sent (the fake records what it got; the provider's checks judge it)."""
+    if not isinstance(raw, (str, bytes, bytearray)):
+        return raw
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw

@@ -20,7 +20,7 @@ weights already on this machine (`local_parts.py`: a run never downloads them).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pipecat.audio.vad.silero import SileroVADAnalyzer
@@ -39,6 +39,9 @@ from .. import catalog
 from ..base import LocalFake, ProviderRunner, RunError, SessionPipeline, SessionSpec, context_messages, get_runner
 from ..catalog import Component
 from . import local_parts
+
+if TYPE_CHECKING:  # the local fakes load only for --fake runs
+    from ..fakes.cascade import CascadeFakes
 
 SILERO_RATE = 16000
 OPENAI_TTS_VOICE = "alloy"
@@ -106,7 +109,7 @@ class CascadeRunner(ProviderRunner):
 
     def __init__(self) -> None:
         self.text: ProviderRunner | None = None  # the text model's own runner (builds the LLM)
-        self.fakes: Any = None
+        self.fakes: CascadeFakes | None = None
 
     # -- the parts
 
@@ -173,8 +176,9 @@ class CascadeRunner(ProviderRunner):
 
     async def on_start(self, config: RunSettings, benchmark: Benchmark) -> None:
         text = self.text_runner(config)
-        if self.fakes is not None and self.fake is self.fakes:  # the text runner talks to its fake
-            text.fake, text.base_url = self.fakes.llm, self.fakes.llm.base_url
+        fakes = self.fakes
+        if self.fake is fakes and fakes is not None:  # the text runner talks to its fake
+            text.fake, text.base_url = fakes.llm, fakes.llm.base_url
 
     def endpoint_of(self, part: Component, fake: Any) -> str:
         if self.fakes is not None and self.fake is self.fakes:
@@ -233,8 +237,10 @@ class CascadeRunner(ProviderRunner):
     def session_pipeline(self, spec: SessionSpec, service: Any, paced_in: Any, paced_out: Any) -> SessionPipeline:
         stt_part, _, tts_part = self.parts(spec.config)
         stt, tts = self.build_stt(stt_part), self.build_tts(tts_part)
-        kickoff = [{"role": "user", "content": spec.kickoff}] if spec.kickoff else []
-        context = LLMContext([*context_messages(spec.history), *kickoff], self.tools(spec.tools))
+        messages = context_messages(spec.history)
+        if spec.kickoff:
+            messages.append({"role": "user", "content": spec.kickoff})
+        context = LLMContext(messages, self.tools(spec.tools))
         # Pipecat's VAD (Silero, its default 0.2 s stop) and its speech-timeout turn end: the user's
         # turn is over once the VAD has heard silence for the run's VAD silence (800 ms, as the
         # realtime providers' server VAD), deterministic where an ML turn model would guess
@@ -245,7 +251,8 @@ class CascadeRunner(ProviderRunner):
         pair = LLMContextAggregatorPair(context, user_params=params)
         gate, spaced = AskNothing(hold=spec.kickoff is None), Spaced()
         processors = [paced_in, stt, pair.user(), gate, service, tts, spaced, paced_out, pair.assistant()]
-        taps = {id(stt): (TranscriptionFrame,), id(gate): (LLMContextFrame,), id(spaced): (TTSTextFrame,)}
+        taps: dict[int, tuple[type, ...]] = {id(stt): (TranscriptionFrame,), id(gate): (LLMContextFrame,),
+                                             id(spaced): (TTSTextFrame,)}
         return SessionPipeline(processors=processors, taps=taps)
 
     def service_endpoint(self, service: Any) -> str:

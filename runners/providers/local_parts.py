@@ -100,10 +100,10 @@ def fetch(part: str) -> Path:
         for url, dest in zip((KOKORO_MODEL_URL, KOKORO_VOICES_URL), _files(part), strict=True):
             if not dest.is_file():
                 _download(url, dest)
-    folder = locate(part)
-    if folder is None:
+    found = locate(part)
+    if found is None:
         raise RuntimeError(f"the {describe(part)} is still incomplete after the download")
-    return folder
+    return found
 
 
 def _download(url: str, dest: Path) -> None:

@@ -40,7 +40,7 @@ from .text_base import TTFT_LABEL
 NAME = "service"
 
 
-def load_class(path: str) -> type:
+def load_class(path: str) -> type[LLMService]:
     """The class "package.module:Class" names, imported now; RunError in one line otherwise
     (a missing package named, as the import said it)."""
     module, _, name = path.partition(":")
@@ -79,7 +79,7 @@ class ServiceRunner(ProviderRunner):
 
     name = NAME
 
-    def __init__(self, path: str, cls: type) -> None:
+    def __init__(self, path: str, cls: type[LLMService]) -> None:
         self.path, self.cls = path, cls
         self.label = cls.__name__
 

@@ -21,6 +21,7 @@ from pipecat.frames.frames import (
     UserStoppedSpeakingFrame,
 )
 
+from arena_tui.spine.events import TurnStatus
 from arena_tui.spine.events import (
     GREETING_TURN,
     LOST_PACE,
@@ -117,7 +118,7 @@ class AudioRun(ProviderFrames, RunBase[Session, Attempt]):
 
     # -- sessions
 
-    async def open_session(self, kickoff: str, history: list[HistoryItem] | None = None, detail: str = "") -> Session:
+    async def open_session(self, kickoff: str | None, history: list[HistoryItem] | None = None, detail: str = "") -> Session:
         session = Session(self, self.next_session_number(), self.spec(kickoff, history))
         self.session = session
         await session.open()
@@ -469,7 +470,7 @@ class AudioRun(ProviderFrames, RunBase[Session, Attempt]):
         self.publish_audio(turn.turn_index, a)
         self.publish(self.ev(TurnEnded, turn_index=turn.turn_index, result=a.interrupted_result(turn, self.session_number())))
 
-    def failed_turn(self, turn: Turn, error: str, status: str = "error") -> TurnResult:
+    def failed_turn(self, turn: Turn, error: str, status: TurnStatus = "error") -> TurnResult:
         """The run cannot go on: the turn under way is recorded with `status` (an error,
         lost_pace or infra_error), with what it heard and its audio."""
         a = self.attempt

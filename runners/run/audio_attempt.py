@@ -19,6 +19,7 @@ from pipecat.frames.frames import (
     TranscriptionFrame,
 )
 
+from arena_tui.spine.events import TurnStatus
 from arena_tui.spine.events import EMPTY_RESPONSE, GREETING_TURN, INFRA_ERROR, DuplexOutcome, Interval, TurnResult
 from arena_tui.spine.benchmark import Turn
 
@@ -77,16 +78,15 @@ class Attempt(AttemptBase):
         every mark is there: user speech end → STT final → LLM asked → its first token → first
         bot audio played (they add up to the pipeline TTFB)."""
         m = self.stage_marks
-        order = [m.get("stt_final"), m.get("llm_asked"), m.get("llm_first_token"), self.heard.first_bot_ms]
-        if not user_speech or any(t is None for t in order):
+        stt, asked, token, audio_ms = m.get("stt_final"), m.get("llm_asked"), m.get("llm_first_token"), self.heard.first_bot_ms
+        if not user_speech or stt is None or asked is None or token is None or audio_ms is None:
             return {}
-        stt, asked, token, audio_ms = order
         return {"stt_ms": stt - user_speech[-1].end_ms, "turn_ms": asked - stt, "llm_ms": token - asked,
                 "tts_ms": audio_ms - token}
 
     # -- as recorded
 
-    def result(self, turn: Turn, *, status: str, sentinel: str | None, retries: int, reconnects: int,
+    def result(self, turn: Turn, *, status: TurnStatus, sentinel: str | None, retries: int, reconnects: int,
                session: int, user_speech: list[Interval], measured: TurnMeasures | None,
                duplex: list[DuplexOutcome] | None = None, agent_interruptions: int | None = None,
                early_start_ms: float | None = None) -> TurnResult:
@@ -137,11 +137,11 @@ class Attempt(AttemptBase):
         """The run was stopped during this attempt: what it had so far."""
         return self._so_far(turn, session, "interrupted")
 
-    def failed_result(self, turn: Turn, session: int, error: str, status: str = "error") -> TurnResult:
+    def failed_result(self, turn: Turn, session: int, error: str, status: TurnStatus = "error") -> TurnResult:
         """The run failed during this attempt (e.g. lost pace): what it had so far, and why."""
         return self._so_far(turn, session, status, error)
 
-    def _so_far(self, turn: Turn, session: int, status: str, error: str | None = None) -> TurnResult:
+    def _so_far(self, turn: Turn, session: int, status: TurnStatus, error: str | None = None) -> TurnResult:
         return TurnResult(
             turn_index=turn.turn_index,
             status=status,

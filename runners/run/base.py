@@ -17,7 +17,8 @@ import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import timedelta
-from typing import Any, Generic, TypeVar
+from types import EllipsisType
+from typing import Any, Generic, Protocol, TypeVar
 
 from loguru import logger
 from pipecat.frames.frames import ErrorFrame, Frame, MetricsFrame
@@ -27,8 +28,9 @@ from pipecat.services.llm_service import FunctionCallParams, LLMService
 from pipecat.workers.runner import WorkerRunner
 
 from arena_tui.spine.bus import EventBus
+from arena_tui.spine.events import TurnStatus
 from arena_tui.spine.events import (
-    MODEL_ENDED_SESSION_EARLY, ErrorEvent, Reconnected, ReplaySummary, RunEnded, RunEvent, RunResumed, RunStarted,
+    MODEL_ENDED_SESSION_EARLY, ErrorEvent, Event, Reconnected, ReplaySummary, RunEnded, RunEvent, RunResumed, RunStarted,
     SessionOpened, SessionRotated, ToolAnswered, ToolCalled, TurnEnded, TurnResult, Usage, UsageReported, wall_now,
 )
 from arena_tui.spine.benchmark import Benchmark, Turn
@@ -47,10 +49,24 @@ from .usage import LLM_USAGE, reports, tap_usage
 UNPLANNED = ("disconnect", "error", "timeout", "retry", "slow_reply")  # rotation reasons that are failures, not policy
 
 
+class RunHooks(Protocol):
+    """What a session uses of its run (a `RunBase`): the session is the run's, and calls back into it."""
+
+    @property
+    def provider(self) -> ProviderRunner: ...
+    @property
+    def history(self) -> History: ...
+    def now(self) -> float: ...
+    async def handle_tool_call(self, params: FunctionCallParams) -> None: ...
+    def on_usage(self, usages: list[Usage]) -> None: ...
+    # the run's own session type (`S`): a session hands itself to the run that made it
+    def on_llm_frame(self, session: Any, frame: Frame) -> None: ...
+
+
 class SessionBase:
     """One provider session in one Pipecat pipeline (`session.Session` for audio, `text.TextSession`)."""
 
-    def __init__(self, run: RunBase[Any, Any], number: int, spec: SessionSpec) -> None:
+    def __init__(self, run: RunHooks, number: int, spec: SessionSpec) -> None:
         self.run = run
         self.number = number
         self.spec = spec
@@ -204,9 +220,9 @@ class RunBase(ABC, Generic[S, A]):
     def now(self) -> float:
         return self.clock.t_ms()
 
-    def ev(self, cls: type, turn_index: int | None = ..., **kw: Any) -> RunEvent:  # type: ignore[assignment]
+    def ev[E: Event](self, cls: type[E], turn_index: int | None | EllipsisType = ..., **kw: Any) -> E:
         """An event of this run, stamped now (or at `t_ms=`) and for the current turn (or `turn_index`)."""
-        ti = self.turn_index if turn_index is ... else turn_index
+        ti = self.turn_index if isinstance(turn_index, EllipsisType) else turn_index
         t = kw.pop("t_ms", None)
         return cls(run_id=self.run_id, t_ms=self.now() if t is None else t, turn_index=ti, **kw)
 
@@ -297,7 +313,7 @@ class RunBase(ABC, Generic[S, A]):
 
     # -- turn records
 
-    def remember(self, turn: Turn, status: str, a: A) -> None:
+    def remember(self, turn: Turn, status: TurnStatus, a: A) -> None:
         """Add a finished turn to the history (what a later session is replayed), by `replayable`."""
         remember_turn(self.history, turn.turn_index, turn.input, status, a.assistant_text.strip(), a.tool_calls)
 
@@ -353,7 +369,7 @@ class RunBase(ABC, Generic[S, A]):
     def interrupted_turn(self, turn: Turn) -> None:
         """Record the turn under way when the run is cancelled."""
 
-    def failed_turn(self, turn: Turn, error: str, status: str = "error") -> TurnResult | None:
+    def failed_turn(self, turn: Turn, error: str, status: TurnStatus = "error") -> TurnResult | None:
         """Record the turn under way when the run fails (`failed_status`: `lost_pace` when our
         machine lost pace, `infra_error` when the run gave up on an infrastructure failure: facts
         about the machine or the service, never a verdict on the model); its record, if any."""

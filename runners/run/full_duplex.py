@@ -57,7 +57,7 @@ class FullDuplexRun(AudioRun):
         if self.tracks.bot_audio(self.heard(), pcm, t_ms, stream=True) and self.attempt is not None:
             self.attempt.replied()
 
-    def _output_active(self, a: Attempt, s: Session) -> bool:  # type: ignore[override]
+    def _output_active(self, a: Attempt, s: Session) -> bool:  # type: ignore[override]  # a duplex run's sessions are Sessions
         """A call being answered, delegated work in flight, or the bot speaking (our timeline); when
         delegated work settles, the reply it brings is due."""
         busy = s.llm is not None and self.provider.delegating(s.llm)

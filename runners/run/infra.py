@@ -73,6 +73,7 @@ def infra_failure(error: ErrorFrame | BaseException, endpoint: str) -> str | Non
     """One line naming an infrastructure failure (`kind: endpoint (detail)`), or None when the
     error is not one (a model's refusal, a timeout waiting for its reply, our own bug: those stay
     what they were). `endpoint` is the run's; a URL the exception carries names it better."""
+    exc: BaseException | None
     if isinstance(error, ErrorFrame):
         exc, category, message = error.exception, error.category, str(error.error)
     else:
@@ -160,8 +161,8 @@ def _url(exc: BaseException) -> str | None:
         url = getattr(request, "url", None)
         if url:
             return str(url)
-    info = getattr(exc, "request_info", None)
-    return str(info.url) if getattr(info, "url", None) else None
+    url = getattr(getattr(exc, "request_info", None), "url", None)
+    return str(url) if url else None
 
 
 def _detail(chain: list[BaseException], message: str, status: int | None) -> str:

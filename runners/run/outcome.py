@@ -5,6 +5,7 @@ run in which no turn got an answer failed), and the status and reason of a run t
 
 from __future__ import annotations
 
+from arena_tui.spine.events import TurnStatus
 from arena_tui.spine.events import ANSWERED_STATUSES, EMPTY_RESPONSE, INFRA_ERROR, LOST_PACE, MODEL_ENDED_SESSION, TurnResult
 
 from ..base import RunError
@@ -13,7 +14,7 @@ from ..rotation import turn_span
 from .infra import InfraError
 
 
-def turn_status(outcome: str, ends_session: bool, infra: str | None = None) -> tuple[str, str | None]:
+def turn_status(outcome: str, ends_session: bool, infra: str | None = None) -> tuple[TurnStatus, str | None]:
     """(TurnResult status, sentinel) for how a turn's last attempt ended. `infra`: the
     infrastructure failure every attempt of the turn was lost to (`infra.infra_failure`; None when
     the model got to answer once): such a turn is `infra_error`, never the model's no_response."""
@@ -53,7 +54,7 @@ def failure_message(e: BaseException) -> str:
     return str(e) if isinstance(e, RunError) else f"{type(e).__name__}: {e}"
 
 
-def failed_status(e: BaseException) -> str:
+def failed_status(e: BaseException) -> TurnStatus:
     """The status of the turn under way when the run fails with `e`: `lost_pace` (our machine),
     `infra_error` (an infrastructure failure the run gave up on), else `error`; none is a verdict."""
     return LOST_PACE if isinstance(e, LostPace) else INFRA_ERROR if isinstance(e, InfraError) else "error"

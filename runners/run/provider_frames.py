@@ -6,7 +6,7 @@ truncation), and an error said once per session, with the infrastructure failure
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipecat.frames.frames import (
     ErrorFrame,
@@ -20,15 +20,34 @@ from pipecat.frames.frames import (
 )
 from pipecat.metrics.metrics import LLMUsageMetricsData, TTFBMetricsData
 
-from arena_tui.spine.events import ErrorEvent, Interruption, TranscriptDelta
+from arena_tui.spine.events import ErrorEvent, Event, Interruption, RunEvent, TranscriptDelta
+from arena_tui.spine.settings import RunSettings
 
+from ..base import ProviderRunner
+from .audio_attempt import Attempt
 from .infra import infra_failure
 from .session import Session
+
+if TYPE_CHECKING:
+    from types import EllipsisType
 
 
 class ProviderFrames:
     """A part of `audio.AudioRun`: it reads the run's `session`, `attempt`, `provider`, `config`,
     `now`, `publish` and `ev`."""
+
+    # what it reads of the run (`RunBase`)
+    session: Session | None
+    attempt: Attempt | None
+    provider: ProviderRunner
+    config: RunSettings
+
+    if TYPE_CHECKING:  # the run's own (declared here, defined by `RunBase`)
+        def now(self) -> float: ...
+
+        def publish(self, event: RunEvent) -> None: ...
+
+        def ev[E: Event](self, cls: type[E], turn_index: int | None | EllipsisType = ..., **kw: Any) -> E: ...
 
     def on_llm_frame(self, session: Session, frame: Frame) -> None:
         if session is not self.session:

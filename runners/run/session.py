@@ -15,20 +15,22 @@ from pipecat.services.tts_service import TTSService
 from arena_tui.spine.events import Usage
 from arena_tui.spine.settings import RunSettings
 
-from ..base import ProviderRunner, RunError, SessionSpec
+from ..base import RunError, SessionSpec
 from ..transports import PacedInput, PacedOutput, RunClock
-from .base import SessionBase
+from .base import RunHooks, SessionBase
 from .usage import STT_USAGE, TTS_USAGE, tap_usage
 
 
-class AudioRunHooks(Protocol):
+class AudioRunHooks(RunHooks, Protocol):
     """What a session uses of its run (`audio.AudioRun`, which owns its sessions), declared here
     so the session does not import the run."""
 
-    provider: ProviderRunner
-    config: RunSettings
-    clock: RunClock
-    rate: int
+    @property
+    def config(self) -> RunSettings: ...
+    @property
+    def clock(self) -> RunClock: ...
+    @property
+    def rate(self) -> int: ...
 
     def on_user_chunk(self, pcm: bytes, t_ms: float) -> None: ...
     def on_bot_audio(self, pcm: bytes, t_ms: float) -> None: ...
@@ -49,7 +51,7 @@ class Session(SessionBase):
     run: AudioRunHooks
 
     def __init__(self, run: AudioRunHooks, number: int, spec: SessionSpec) -> None:
-        super().__init__(run, number, spec)  # type: ignore[arg-type]  # an AudioRun is a RunBase
+        super().__init__(run, number, spec)
         self.failed: str | None = None
         self.infra: str | None = None  # what failed it, when that was infrastructure (`infra.infra_failure`)
         self.errors: set[str] = set()
@@ -81,8 +83,8 @@ class Session(SessionBase):
         recommended = llm.service_metadata_frame().user_turn_strategies
         if recommended is not None:  # as realtime mode wants them (Pipecat warns when it has to change them)
             for strategy in recommended.stop or []:
-                if getattr(strategy, "wait_for_transcript", False):
-                    strategy.wait_for_transcript = False
+                if getattr(strategy, "wait_for_transcript", False):  # (each strategy that has it declares its own)
+                    setattr(strategy, "wait_for_transcript", False)
         pair = LLMContextAggregatorPair(context, user_params=LLMUserAggregatorParams(user_turn_strategies=recommended))
         self.input = PacedInput(
             run.clock,

@@ -37,6 +37,7 @@ from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair
 
+from arena_tui.spine.events import TurnStatus
 from arena_tui.spine.events import (
     EMPTY_RESPONSE,
     INFRA_ERROR,
@@ -322,7 +323,7 @@ class TextRun(RunBase[TextSession, TextAttempt]):
         self.remember(turn, status, a)
         return result
 
-    def failed_turn(self, turn: Turn, error: str, status: str = "error") -> TurnResult:
+    def failed_turn(self, turn: Turn, error: str, status: TurnStatus = "error") -> TurnResult:
         """The run cannot go on: the turn under way is recorded with `status`, with what it got."""
         a = self.attempt
         got = a if a is not None and a.turn_index == turn.turn_index else None

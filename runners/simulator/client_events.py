@@ -9,15 +9,44 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from arena_tui.spine.faults import TurnFault
+
+from .clock import AudioClock
+from .conversation import Conversation
 from .protocol import DEFAULT_SILENCE_MS, DEFAULT_THRESHOLD, new_id
-from .records import ToolOutputRecord, TurnTruth
+from .records import SessionRecord, ToolOutputRecord, TurnTruth
+from .reply_state import ReplySettings
+from .turns import TurnBook
+from .vad import AudioTimeVad
+
+if TYPE_CHECKING:  # the reply producer, only as the type the connection holds
+    from .replies import Replies
 
 
 class ClientEvents:
     """A part of `connection.Connection`: it reads the session's `rec`, `config`, `vad`,
     `conversation`, `clock`, `turns`, `replies`, `pending`, `greeted`, `settings`, `n` and its `send` / `error`."""
+
+    # what it reads of the connection (set by `Connection.__init__`)
+    rec: SessionRecord
+    config: dict[str, Any]
+    vad: AudioTimeVad
+    conversation: Conversation
+    clock: AudioClock
+    turns: TurnBook
+    replies: Replies
+    pending: tuple[TurnTruth, TurnFault | None, float | None] | None
+    greeted: bool
+    settings: ReplySettings
+    n: int
+
+    if TYPE_CHECKING:  # the connection's own (declared here, defined there)
+        async def send(self, type_: str, **fields: Any) -> None: ...
+
+        async def error(self, code: str, message: str, *, etype: str = "invalid_request_error",
+                        param: str | None = None, event_id: str | None = None) -> None: ...
 
     async def on_session_update(self, evt: dict[str, Any]) -> None:
         sess = evt.get("session")

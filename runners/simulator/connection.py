@@ -78,7 +78,7 @@ class Connection(ClientEvents):
         self.rec = SessionRecord(
             session=number,
             path=urlsplit(req.path).path,
-            model=(query.get("model") or [None])[0],
+            model=query["model"][0] if query.get("model") else None,
             headers=headers,
             auth_present=bool({"authorization", "api-key"} & {k.lower() for k in req.headers.keys()}),
         )
@@ -255,10 +255,11 @@ class Connection(ClientEvents):
 
     async def expire(self, seconds: float) -> None:
         self.expired = True
+        n: float
         if seconds % 60 == 0:
             n, unit = int(seconds // 60), "minute"
         else:
-            n, unit = (int(seconds) if float(seconds).is_integer() else seconds), "second"  # type: ignore[assignment]
+            n, unit = (int(seconds) if float(seconds).is_integer() else seconds), "second"
         msg = f"Your session hit the maximum duration of {n} {unit}{'' if n == 1 else 's'}."
         self.rec.close_code, self.rec.close_reason = 1001, f"session_expired: {msg}"
         self.cancel_tasks()

@@ -82,7 +82,7 @@ class Replies(Messages):
 
     def _speech(self, text: str) -> Awaitable[tuple[bytes, str]]:
         """`text` in this server's voice, made in a thread (once per process: `voice` memoises it)."""
-        return asyncio.to_thread(voice_mod.synthesize, text, self.settings.voice)  # type: ignore[arg-type]
+        return asyncio.to_thread(voice_mod.synthesize, text, self.settings.voice)
 
     def _prepared(self, task: asyncio.Future[Any]) -> None:
         self._tasks.discard(task)
@@ -281,7 +281,6 @@ class Replies(Messages):
         if truth is None:  # nothing to answer: an empty, completed response
             await self._finish(active, "completed", None, "")
             return
-        kind = fault.kind if fault else None
         calls = self.turns.plan_calls(truth.turn_index, fault) if after_tools is None and truth.turn_index >= 0 else []
         if calls:
             active.armed.set()
@@ -289,11 +288,11 @@ class Replies(Messages):
                 await self.clock.until(due_ms)
             await self._send_calls(active, calls, fault, stopped_ms)
             return
-        if kind == "empty_response":
+        if fault is not None and fault.kind == "empty_response":
             active.armed.set()
             if due_ms is not None:
                 await self.clock.until(due_ms)
-            await self._send_empty(active, fault)  # type: ignore[arg-type]
+            await self._send_empty(active, fault)
             return
         text = voice_mod.reply_text(self.turns.benchmark, truth.turn_index)
         clip, used = await self._speech(text)
@@ -303,8 +302,8 @@ class Replies(Messages):
             now = self.clock.ms
             truth.tool_roundtrip_ms = now - (truth.calls_sent_ms if truth.calls_sent_ms is not None else now)
             due_ms = now + self.settings.first_delay_ms(truth.turn_index)
-            if kind == "slow_first_audio" and stopped_ms is not None:
-                due_ms = max(due_ms, stopped_ms + float(fault.value or 0.0))  # type: ignore[union-attr]
+            if fault is not None and fault.kind == "slow_first_audio" and stopped_ms is not None:
+                due_ms = max(due_ms, stopped_ms + float(fault.value or 0.0))
             if stopped_ms is not None:  # what we waited on purpose: all but the client's round trip
                 truth.injected_delay_ms = due_ms - stopped_ms - truth.tool_roundtrip_ms
             truth.response_due_ms = due_ms

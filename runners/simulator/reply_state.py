@@ -15,6 +15,7 @@ from runners.fakes.timing import ReplyPlan, TimingProfile
 
 from .protocol import RATE
 from .records import ResponseRecord, TurnTruth
+from .voice import VoiceKind
 
 
 class Outbox(Protocol):
@@ -28,7 +29,7 @@ class Outbox(Protocol):
 class ReplySettings:
     """How the simulator answers (the server's constructor arguments)."""
 
-    voice: str  # "espeak" | "tone": what the audio really is
+    voice: VoiceKind  # what the audio really is
     response_delay_ms: float  # speech_stopped -> first delta, audio time
     leading_silence_ms: float
     chunk_ms: float

@@ -9,17 +9,34 @@ import asyncio
 import base64
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena_tui.spine.faults import TurnFault
 
+from .clock import AudioClock
+from .conversation import Conversation
 from .protocol import RATE, new_id
-from .reply_state import Active, Playing
+from .records import SessionRecord, TurnTruth
+from .reply_state import Active, Outbox, Playing, ReplySettings
+from .turns import TurnBook
 
 
 class Messages:
     """A part of `replies.Replies`: it reads the reply's `out`, `conv`, `clock`, `settings`, `turns`,
     `rec`, `_item_truth` and `_finish`, and sets `playing`."""
+
+    # what it reads of the reply producer (set by `Replies.__init__`)
+    out: Outbox
+    conv: Conversation
+    clock: AudioClock
+    settings: ReplySettings
+    turns: TurnBook
+    rec: SessionRecord
+    _item_truth: dict[str, TurnTruth]
+    playing: Playing | None
+
+    if TYPE_CHECKING:  # the producer's own (declared here, defined there)
+        async def _finish(self, active: Active, status: str, details: dict[str, Any] | None, text: str) -> None: ...
 
     def _message_item(self, item_id: str, status: str, transcript: str | None) -> dict[str, Any]:
         content = [] if transcript is None else [{"type": "output_audio", "transcript": transcript}]
@@ -84,8 +101,8 @@ class Messages:
         step = max(2, int(RATE * self.settings.chunk_ms / 1000.0) * 2)
         chunks = [pcm[i : i + step] for i in range(0, len(pcm), step)]
         send_n = len(chunks)
-        if kind in ("truncated", "disconnect"):
-            send_n = int(math.floor(len(chunks) * float(fault.value if fault.value is not None else 0.5)))  # type: ignore[union-attr]
+        if fault is not None and fault.kind in ("truncated", "disconnect"):
+            send_n = int(math.floor(len(chunks) * float(fault.value if fault.value is not None else 0.5)))
             if kind == "truncated":
                 send_n = max(1, min(send_n, len(chunks) - 1))
         words = text.split(" ")

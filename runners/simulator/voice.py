@@ -12,11 +12,14 @@ import io
 import re
 import shutil
 import subprocess
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from arena_tui.spine.once import once
+
+if TYPE_CHECKING:
+    from arena_tui.spine.benchmark import Benchmark
 
 RATE = 24000
 VoiceKind = Literal["espeak", "tone"]
@@ -53,7 +56,7 @@ def spoken_text(golden: str, *, max_sentences: int = 2, max_chars: int = 240) ->
     return out
 
 
-def reply_text(benchmark: Any, turn_index: int) -> str:
+def reply_text(benchmark: Benchmark, turn_index: int) -> str:
     """What the simulator says for a turn (its golden answer, spoken; the greeting for turn -1)."""
     if turn_index < 0:
         return GREETING_TEXT

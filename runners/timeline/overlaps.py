@@ -35,8 +35,8 @@ class LiveOverlaps:
         if started:
             if self.open[who] is None:
                 self.open[who] = t_ms
-        elif self.open[who] is not None:
-            self.closed[who].append(Interval(start_ms=self.open[who], end_ms=max(t_ms, self.open[who])))
+        elif (began := self.open[who]) is not None:
+            self.closed[who].append(Interval(start_ms=began, end_ms=max(t_ms, began)))
             self.open[who] = None
         return self._certain()
 
@@ -49,8 +49,8 @@ class LiveOverlaps:
 
     def _spans(self, who: str) -> list[Interval]:
         spans = list(self.closed[who])
-        if self.open[who] is not None:
-            spans.append(Interval(start_ms=self.open[who], end_ms=math.inf))
+        if (began := self.open[who]) is not None:
+            spans.append(Interval(start_ms=began, end_ms=math.inf))
         return spans
 
     def _certain(self) -> list[tuple[Interval, str]]:

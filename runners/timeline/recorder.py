@@ -25,7 +25,8 @@ class _Stretch:
     __slots__ = ("base", "blocks", "n")
 
     def __init__(self, base: int) -> None:
-        self.base, self.blocks, self.n = base, [], 0
+        self.base, self.n = base, 0
+        self.blocks: list[np.ndarray] = []
 
     @property
     def end(self) -> int:

@@ -48,7 +48,7 @@ class AzureRealtimeRunner(OpenAIRealtimeRunner):
 
     default_endpoint = ""  # the user's resource: `AZURE_REALTIME_ENDPOINT`
     fake_key = FAKE_KEY
-    service_class = AzureReplayingService  # type: ignore[assignment]  # (an OpenAI Realtime service: Azure's subclass)
+    service_class = AzureReplayingService  # type: ignore[assignment]  # an OpenAI Realtime service: Azure's subclass
 
     def endpoint(self, config: RunSettings) -> str:
         """`--base-url`, else the started fake, else the resource in `AZURE_REALTIME_ENDPOINT`: its v1 URL."""

@@ -21,8 +21,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pipecat.metrics.metrics import LLMTokenUsage
+from pipecat.utils.types import assert_given
 from pipecat.services.azure.voice_live import events as vl
-from pipecat.services.azure.voice_live.llm import AzureVoiceLiveLLMService
+from pipecat.services.azure.voice_live.llm import AzureVoiceLiveLLMService, AzureVoiceLiveLLMSettings
 
 from ...base import HistoryItem, ResponseStatus, is_local
 from ..fair_receive import fair
@@ -50,6 +51,8 @@ def usage_tokens(usage: vl.TokenUsage) -> LLMTokenUsage:
 
 
 class ArenaVoiceLiveService(AzureVoiceLiveLLMService):
+    _settings: AzureVoiceLiveLLMSettings  # (Pipecat's annotation names its class alias, which a checker cannot read)
+
     def __init__(self, *, replay: list[vl.ConversationItem] | None = None, respond: bool = True,
                  on_response_status: ResponseStatus | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -91,7 +94,7 @@ class ArenaVoiceLiveService(AzureVoiceLiveLLMService):
         `response.create` that follows it there: the server answers the user's turn."""
         assert self._context is not None
         self._log_llm_conversation_setup(self._context)
-        params = await self.get_llm_adapter().get_llm_invocation_params(self._context, system_instruction=self._settings.system_instruction)
+        params = await self.get_llm_adapter().get_llm_invocation_params(self._context, system_instruction=assert_given(self._settings.system_instruction))
         for item in params["messages"]:
             await self.send_client_event(vl.ConversationItemCreateEvent(item=item))
         await self._send_session_update()

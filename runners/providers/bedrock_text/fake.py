@@ -123,7 +123,7 @@ class BedrockConverseFake(TextFake):
         return {"inputTokens": inp, "outputTokens": out, "totalTokens": inp + out}
 
     def _output(self, ex: Exchange, text: str, calls: list[Call]) -> dict[str, Any]:
-        content = [{"toolUse": {"toolUseId": c.call_id, "name": c.name, "input": c.args}} for c in calls] or [{"text": text}]
+        content: list[dict[str, Any]] = [{"toolUse": {"toolUseId": c.call_id, "name": c.name, "input": c.args}} for c in calls] or [{"text": text}]
         return {"output": {"message": {"role": "assistant", "content": content}},
                 "stopReason": "tool_use" if calls else "end_turn", "usage": self._usage(ex, text, calls),
                 "metrics": {"latencyMs": 5}}

@@ -46,7 +46,7 @@ from aiohttp import WSMsgType, web
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import Script, ScriptedReply
-from runners.fakes.reply_session import ReplySession
+from runners.fakes.reply_session import SocketSession
 from runners.fakes.server import FakeServer
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.tls import TlsPair, self_signed_tls
@@ -132,7 +132,8 @@ class GeminiLiveFake(FakeServer):
         ]
 
 
-class _Session(ReplySession):
+class _Session(SocketSession):
+    fake: GeminiLiveFake
     #: what `usageMetadata` names the response's count and its modality split: the Developer API's
     #: `responseTokenCount`; Vertex AI's Live API says `candidatesTokenCount` (its `UsageMetadata`)
     RESPONSE_COUNT, RESPONSE_DETAILS = "responseTokenCount", "responseTokensDetails"

@@ -67,7 +67,7 @@ class GeminiLiveRunner(ProviderRunner):
         if self.fake is not None:
             from .fake import GeminiLiveFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
-            assert isinstance(self.fake, GeminiLiveFake)
+            assert isinstance(self.fake, GeminiLiveFake) and self.fake.tls is not None
             self._ssl = self.fake.tls.client  # trusts only the fake's self-signed certificate
 
     # -- per session
@@ -79,6 +79,7 @@ class GeminiLiveRunner(ProviderRunner):
             GeminiLiveLLMService,
             GeminiVADParams,
         )
+        from pipecat.utils.types import NOT_GIVEN  # deferred: as above
 
         self._sessions += 1
         http_options = None
@@ -102,7 +103,7 @@ class GeminiLiveRunner(ProviderRunner):
                 vad=GeminiVADParams(disabled=True),
                 # lifts the 15-minute audio-session limit; only trims past ~80 % of the window
                 context_window_compression=ContextWindowCompressionParams(enabled=True),
-                **({"thinking": thinking} if (thinking := google_thinking(spec.config)) else {}),  # `--effort`
+                thinking=google_thinking(spec.config) or NOT_GIVEN,  # `--effort`
             ),
         )
         service.session_number = self._sessions

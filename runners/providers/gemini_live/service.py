@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from loguru import logger
@@ -215,7 +216,7 @@ class ArenaGeminiLiveService(GeminiLiveLLMService):
             )
         else:
             msgs = list(self._context.get_messages()) if self._context else []
-            plain = [m for m in msgs if isinstance(m, dict)]
+            plain: list[Mapping[str, Any]] = [m for m in msgs if isinstance(m, dict)]
             replayed = ReplaySummary(
                 strategy="full_history",
                 messages=sum(1 for m in plain if m.get("role") in ("user", "assistant") and not m.get("tool_calls")),
@@ -232,10 +233,11 @@ class ArenaGeminiLiveService(GeminiLiveLLMService):
             return
         # The engine's publish takes the session it belongs to as its own first argument, so
         # an event field named `session` is bound into the class instead of passed along.
+        make: Callable[..., Any] = cls
         if "session" in fields:
-            cls = functools.partial(cls, session=fields.pop("session"))
+            make = functools.partial(cls, session=fields.pop("session"))
         try:
-            self.publish(cls, **fields)
+            self.publish(make, **fields)
         except Exception as e:  # noqa: BLE001 - reporting must never take the connection down
             logger.error(f"{self}: could not publish {getattr(cls, '__name__', cls)}: {e}")
 

@@ -161,6 +161,7 @@ class TokenEndpoint:
 
 
 class _VertexSession(Session):
+    fake: GeminiVertexFake
     # Vertex's `UsageMetadata` names the response's tokens as generateContent does (google-genai's
     # `_UsageMetadata_from_vertex` reads these into `response_token_count`): the Developer API's
     # names would reach Pipecat as no output at all

@@ -43,6 +43,9 @@ class GeminiVertexRunner(GeminiLiveRunner):
         """The fake's service account, project and location for a `--fake` run; else the environment's."""
         fake = self.fake
         if fake is not None:
+            from .fake import GeminiVertexFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
+
+            assert isinstance(fake, GeminiVertexFake)
             return {"credentials": fake.credentials_json, "project_id": fake.project, "location": fake.location}
         if spec.config.fake:
             raise RunError(f"{self.name}: a --fake run against another's fake (--base-url) has no service account to use")

@@ -38,10 +38,10 @@ from runners.fakes.duplex import CueHeard
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import ScriptedReply
-from runners.fakes.reply_session import ReplySession
+from runners.fakes.reply_session import SocketSession
 from runners.fakes.server import WebSocketFake
 from runners.fakes.speech import chunks, synthesize
-from runners.fakes.wire import b64, spread_words
+from runners.fakes.wire import b64, spread_words, tool_output
 from runners.fakes.timing import ENVELOPE, ReplyPlan, paced
 from runners.fakes.usage import realtime_usage
 
@@ -51,7 +51,7 @@ MAX_INSTRUCTIONS = 12_000
 LEAD_MS = 40.0  # a reply the user may speak over is sent this far ahead of its playing (GLM cannot flush)
 
 
-class _Session(ReplySession):
+class _Session(SocketSession):
     FLUSHES = False  # GLM has no barge-in event: what the client holds plays out
 
     def __init__(self, fake: GLMRealtimeFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
@@ -114,21 +114,17 @@ class _Session(ReplySession):
             else:
                 self.rec.user_turns += 1
                 self.mark("user_end")
-            item = f"item{uuid.uuid4().hex}"
-            await self.send({"type": "input_audio_buffer.committed", "item_id": item})
+            item_id = f"item{uuid.uuid4().hex}"
+            await self.send({"type": "input_audio_buffer.committed", "item_id": item_id})
             await self.send(
-                {"type": "conversation.item.created", "item": {"id": item, "object": "realtime.item", "type": "message",
+                {"type": "conversation.item.created", "item": {"id": item_id, "object": "realtime.item", "type": "message",
                  "status": "completed", "role": "user", "content": [{"type": "input_audio", "transcript": None}]}}
             )
         elif kind == "conversation.item.create":
             item = evt.get("item") or {}
             if item.get("type") == "function_call_output":
-                raw = item.get("output")
-                try:
-                    result = json.loads(raw)
-                except (TypeError, json.JSONDecodeError):
-                    result = raw
-                name = self.pending_calls.pop(item.get("call_id"), None)
+                result = tool_output(item.get("output"))
+                name = self.pending_calls.pop(str(item.get("call_id")), None)
                 if name is None:
                     await self.error("unknown_call_id", f"no open function call {item.get('call_id')!r}")
                 self.rec.tool_results.append({"call_id": item.get("call_id"), "name": name, "result": result})

@@ -7,6 +7,7 @@ and, unless the caller listens for that instead, surfaced as a non-fatal ErrorFr
 from __future__ import annotations
 
 import base64
+from typing import TYPE_CHECKING
 
 from pipecat.frames.frames import (
     LLMFullResponseEndFrame,
@@ -20,12 +21,22 @@ from pipecat.frames.frames import (
 )
 from pipecat.metrics.metrics import LLMTokenUsage
 
+from pipecat.services.llm_service import LLMService
+
 from .events import ResponseAudioDelta, ResponseAudioTranscriptDelta, ResponseCreated, ResponseDone, ResponseTextDelta
 
 
-class ModelReplies:
+if TYPE_CHECKING:  # the service it is a part of: Pipecat's frame and metrics methods
+    _Service = LLMService
+else:
+    _Service = object
+
+
+class ModelReplies(_Service):
     """A part of `GLMRealtimeLLMService`: call `_open_replies` in its constructor; it reads the
     service's `transcript` and Pipecat's frame and metrics methods."""
+
+    transcript: list[tuple[str, str]]  # the service's (role, text) of the conversation
 
     def _open_replies(self, output_sample_rate: int, text_without_audio_error: bool) -> None:
         self._out_rate = output_sample_rate

@@ -62,7 +62,7 @@ def history_entries(history: list[HistoryItem]) -> list[tuple[str, str]]:
     return out
 
 
-def instruction_problem(benchmark: Any) -> str | None:
+def instruction_problem(benchmark: Benchmark) -> str | None:
     """Why this benchmark cannot run on GLM-Realtime, naming it and the sizes, or None."""
     prompt = benchmark.system_prompt or ""
     if len(prompt) > MAX_INSTRUCTION_CHARS:
@@ -86,7 +86,7 @@ class GLMRealtimeRunner(ProviderRunner):
 
     # -- checks
 
-    def check_benchmark(self, benchmark: Any) -> None:
+    def check_benchmark(self, benchmark: Benchmark) -> None:
         """Refuse a benchmark GLM cannot take (prompt over the cap, tool schema it rejects)."""
         if problem := instruction_problem(benchmark):
             raise RunError(problem)

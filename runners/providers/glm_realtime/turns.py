@@ -9,20 +9,34 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipecat.audio.utils import create_stream_resampler
 from pipecat.frames.frames import InputAudioRawFrame
+from pipecat.services.llm_service import LLMService
 
 from .wire import wav_bytes
 
 COMMIT_GRACE_S = 0.5  # commit this long after a user stop if no later audio frame arrives
 
 
-class UserTurns:
+if TYPE_CHECKING:  # the service it is a part of: Pipecat's `create_task` / `cancel_task`
+    _Service = LLMService
+else:
+    _Service = object
+
+
+class UserTurns(_Service):
     """A part of `GLMRealtimeLLMService`: call `_open_user_turns` in its constructor; it reads the
     service's `_send`, `_session_ready`, `_create_response` and Pipecat's `create_task` /
     `cancel_task`."""
+
+    _session_ready: asyncio.Event
+
+    if TYPE_CHECKING:  # the service's own (declared here, defined there)
+        async def _send(self, event: dict[str, Any]) -> None: ...
+
+        async def _create_response(self) -> None: ...
 
     def _open_user_turns(self, input_sample_rate: int, flush_ms: int) -> None:
         self._in_rate = input_sample_rate

@@ -105,9 +105,10 @@ def tool_note(name: str, args: Any, result: Any) -> str:
     return f"[tool {name}({compact(args)}) returned {compact(result)}]"
 
 
-def budget_for(instructions: str | None) -> int:
-    """Replay room left next to the instructions (the reference harness's rule)."""
-    return max(0, MAX_INSTRUCTION_CHARS - len(instructions or "") - REPLAY_MARGIN_CHARS)
+def budget_for(instructions: object) -> int:
+    """Replay room left next to the instructions (the reference harness's rule; none given, or
+    Pipecat's NOT_GIVEN, leave it all)."""
+    return max(0, MAX_INSTRUCTION_CHARS - (len(instructions) if isinstance(instructions, str) else 0) - REPLAY_MARGIN_CHARS)
 
 
 def fit_history(entries: list[tuple[str, str]], report: ReplayReport) -> list[tuple[str, str]]:

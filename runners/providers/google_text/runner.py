@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from google.genai.types import HttpOptions, HttpRetryOptions
 from pipecat.services.google.llm import GoogleLLMService
+from pipecat.utils.types import NOT_GIVEN
 
 from ...base import SessionSpec
 from ..effort import google_thinking
@@ -36,5 +37,5 @@ class GoogleTextRunner(TextProviderRunner):
             api_key=self.api_key(cfg),
             http_options=options,
             settings=GoogleLLMService.Settings(model=spec.model, system_instruction=spec.system_prompt,
-                                               **({"thinking": GoogleLLMService.ThinkingConfig(**thinking)} if thinking else {})),
+                                               thinking=GoogleLLMService.ThinkingConfig(**thinking) if thinking else NOT_GIVEN),
         )

@@ -37,10 +37,10 @@ from aiohttp import WSMsgType, web
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import ScriptedReply
-from runners.fakes.reply_session import ReplySession
+from runners.fakes.reply_session import SocketSession
 from runners.fakes.server import WebSocketFake, spawn
 from runners.fakes.speech import chunks, synthesize
-from runners.fakes.wire import b64, spread_words
+from runners.fakes.wire import b64, spread_words, tool_output
 from runners.fakes.timing import ENVELOPE, paced
 from runners.fakes.usage import realtime_usage
 
@@ -51,7 +51,7 @@ def _id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:16]}"
 
 
-class _Session(ReplySession):
+class _Session(SocketSession):
     def __init__(self, fake: XaiRealtimeFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
         super().__init__(fake, rec, ws)
         self.session: dict[str, Any] = {}
@@ -103,10 +103,10 @@ class _Session(ReplySession):
                 if edge == "started":
                     await self.send({"type": "input_audio_buffer.speech_started", "item_id": _id("item")})
                 elif edge == "stopped":
-                    item = _id("item")
+                    item_id = _id("item")
                     self.rec.user_turns += 1
-                    await self.send({"type": "input_audio_buffer.speech_stopped", "item_id": item})
-                    await self.send({"type": "input_audio_buffer.committed", "item_id": item})
+                    await self.send({"type": "input_audio_buffer.speech_stopped", "item_id": item_id})
+                    await self.send({"type": "input_audio_buffer.committed", "item_id": item_id})
                     self.mark("user_end")
                     self.respond()
             return
@@ -139,11 +139,7 @@ class _Session(ReplySession):
         kind = item.get("type")
         if kind == "function_call_output":
             call_id = item.get("call_id")
-            raw = item.get("output")
-            try:
-                result = json.loads(raw)
-            except (TypeError, json.JSONDecodeError):
-                result = raw
+            result = tool_output(item.get("output"))
             if call_id in self.open_calls:  # the answer to a call the model is waiting on
                 self.rec.tool_results.append({"call_id": call_id, "name": self.open_calls.pop(call_id), "result": result})
                 return True

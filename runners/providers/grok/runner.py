@@ -14,6 +14,7 @@ as events.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from pipecat.services.xai.realtime import events as xe
@@ -36,7 +37,7 @@ def grok_history_items(history: list[HistoryItem]) -> list[xe.ConversationItem]:
     return [xe.ConversationItem(**item.model_dump(exclude_none=True, exclude={"id", "object"})) for item in history_items(history)]
 
 
-class GrokReplayingService(ReplayBeforeFirstResponse, GrokRealtimeLLMService):
+class GrokReplayingService(ReplayBeforeFirstResponse, GrokRealtimeLLMService):  # type: ignore[misc]  # xAI's service has OpenAI's private shape, not its class
     """Replays history items before the first response; makes a reset re-seed and be seen."""
 
     item_event = xe.ConversationItemCreateEvent
@@ -70,7 +71,7 @@ class GrokReplayingService(ReplayBeforeFirstResponse, GrokRealtimeLLMService):
             self.publish(Reconnected, session=n, reason="provider_reset", attempt=self.resets)
 
     def _reset_summary(self) -> ReplaySummary:
-        msgs = [m for m in (self._context.get_messages() if self._context else []) if isinstance(m, dict)]
+        msgs: list[Mapping[str, Any]] = [m for m in (self._context.get_messages() if self._context else []) if isinstance(m, dict)]
         items = [i.model_dump(exclude_none=True) for i in self._history_items]
         return ReplaySummary(
             strategy="full_history",

@@ -17,8 +17,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from pipecat.utils.types import assert_given
 from pipecat.services.inworld.realtime import events as iw
-from pipecat.services.inworld.realtime.llm import InworldRealtimeLLMService
+from pipecat.services.inworld.realtime.llm import InworldRealtimeLLMService, InworldRealtimeLLMSettings
 
 from ...base import HistoryItem, ResponseStatus
 from ..fair_receive import fair
@@ -31,6 +32,8 @@ def inworld_items(history: list[HistoryItem]) -> list[iw.ConversationItem]:
 
 
 class ArenaInworldService(InworldRealtimeLLMService):
+    _settings: InworldRealtimeLLMSettings  # (Pipecat's annotation names its class alias, which a checker cannot read)
+
     def __init__(self, *, replay: list[iw.ConversationItem] | None = None, respond: bool = True,
                  on_response_status: ResponseStatus | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -75,7 +78,7 @@ class ArenaInworldService(InworldRealtimeLLMService):
         `response.create` that follows it there: the server answers the user's turn."""
         assert self._context is not None
         self._log_llm_conversation_setup(self._context)
-        params = await self.get_llm_adapter().get_llm_invocation_params(self._context, system_instruction=self._settings.system_instruction)
+        params = await self.get_llm_adapter().get_llm_invocation_params(self._context, system_instruction=assert_given(self._settings.system_instruction))
         for item in params["messages"]:
             evt = iw.ConversationItemCreateEvent(item=item)
             self._messages_added_manually[evt.item.id] = True

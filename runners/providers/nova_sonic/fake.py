@@ -47,7 +47,7 @@ from runners.fakes.usage import NOVA_SPEECH_PER_S, audio_tokens, call_tokens, te
 from runners.fakes.script import Script, ScriptedReplies, ScriptedReply
 from runners.fakes.server import resolve_timing
 from runners.fakes.speech import chunks, synthesize
-from runners.fakes.wire import b64
+from runners.fakes.wire import b64, tool_output
 from runners.fakes.timing import ENVELOPE, FakeClock, ReplyPlan, TimingProfile, paced
 
 
@@ -218,13 +218,10 @@ class FakeDuplexStream(ReplySession):
                 self.mark("user_end")
                 self.respond()
         elif kind == "toolResult":
-            c = self.contents.get(body.get("contentName"), {})
-            call_id = c.get("toolResultInputConfiguration", {}).get("toolUseId")
+            opened = self.contents.get(body.get("contentName"), {})
+            call_id = opened.get("toolResultInputConfiguration", {}).get("toolUseId")
             raw = body.get("content")
-            try:
-                result = json.loads(raw)
-            except (TypeError, json.JSONDecodeError):
-                result = raw
+            result = tool_output(raw)
             self.texts.append(raw if isinstance(raw, str) else json.dumps(raw))
             self.answered({"call_id": call_id, "name": None, "result": result})
         elif kind == "contentEnd":
@@ -352,5 +349,5 @@ class LocalNovaSonicLLMService(AWSNovaSonicLLMService):
         kwargs.setdefault("region", "us-east-1")
         super().__init__(**kwargs)
 
-    def create_client(self) -> Any:  # type: ignore[override]
+    def create_client(self) -> Any:
         return self._fake.client()

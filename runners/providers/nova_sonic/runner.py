@@ -26,7 +26,7 @@ the AWS SDK the preflight must still be able to say which package is missing.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena_tui.spine.events import ErrorEvent
 from arena_tui.spine.settings import Rotation, RunSettings
@@ -35,11 +35,14 @@ from ...base import ProviderRunner, Publish, SessionSpec
 from ..aws import DEFAULT_REGION, aws_region, bedrock_runtime
 from .history import history_messages
 
+if TYPE_CHECKING:  # Pipecat's Nova Sonic service and the AWS SDK load when a session is built
+    from .service import ArenaNovaSonicService
+
 ROTATE_AFTER_S = 180.0  # the reference's value for conversation_bench (49K-char prompt)
 AWS_SESSION_LIMIT_S = 480.0  # AWS ends a Nova Sonic stream after ~8 minutes
 
 
-def service_class() -> type:
+def service_class() -> type[ArenaNovaSonicService]:
     """`ArenaNovaSonicService` (`service.py`), imported on first use so a missing AWS SDK is a
     preflight message."""
     from .service import ArenaNovaSonicService  # deferred: Pipecat's Nova Sonic service and the AWS SDK load when a session is built, so without them the runner still preflights (naming the missing package)

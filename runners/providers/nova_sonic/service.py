@@ -106,6 +106,11 @@ class ArenaNovaSonicService(AWSNovaSonicLLMService):
             AWSNovaSonicConversationHistoryMessage(role=Role[role], text=text) for role, text in self.replayed
         ]
 
+    def get_llm_adapter(self) -> ToolTextAdapter:
+        adapter = super().get_llm_adapter()
+        assert isinstance(adapter, ToolTextAdapter)  # (its `adapter_class`)
+        return adapter
+
     def create_client(self) -> Any:
         if self._client_factory is not None:
             return self._client_factory()

@@ -52,10 +52,11 @@ from arena_tui.spine.faults import DuplexBehaviour
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.hearing import Hearing
 from runners.fakes.record import ConnectionRecord
-from runners.fakes.reply_session import Again, ReplySession
+from runners.fakes.reply_session import Again, SocketSession
 from runners.fakes.script import Script, ScriptedReply
 from runners.fakes.server import WebSocketFake
 from runners.fakes.timing import ENVELOPE, ReplyPlan, TimingProfile
+from runners.fakes.wire import tool_output
 from runners.providers.openai_live.live_stream import FRAME_MS, LiveStream
 from runners.providers.openai_live.responses_fake import ResponsesFake
 
@@ -106,8 +107,9 @@ class _Utterance:
     answered: bool = False  # the model has begun its answer (early, before the speech ended)
 
 
-class _LiveSession(ReplySession):
+class _LiveSession(SocketSession):
     FLUSHES = False  # no barge-in signal: it goes quiet, and what was sent plays out
+    fake: OpenAILiveFake
 
     def __init__(self, fake: OpenAILiveFake, rec: ConnectionRecord, ws: web.WebSocketResponse) -> None:
         super().__init__(fake, rec, ws)
@@ -292,10 +294,7 @@ class _LiveSession(ReplySession):
             if item.get("type") != "function_call_output" or cid not in calls or any(o["call_id"] == cid for o in outputs):
                 await self.refuse("invalid_value", f"response.item.create: no open function call {cid!r}", eid)
                 return
-            try:
-                result = json.loads(item.get("output"))
-            except (TypeError, ValueError):
-                result = item.get("output")
+            result = tool_output(item.get("output"))
             outputs.append({"type": "function_call_output", "call_id": cid, "output": item.get("output")})
             self.answered({"call_id": cid, "name": calls[cid], "result": result})
             self.mark("tool_result")
@@ -427,7 +426,7 @@ class _LiveSession(ReplySession):
                 n, reply, plan = opened
                 await self.reply(n, reply, plan, anchor_ms, early)
 
-    async def reply(self, n: int, reply: ScriptedReply, plan: ReplyPlan, anchor_ms: float, early: bool = False) -> None:  # type: ignore[override]
+    async def reply(self, n: int, reply: ScriptedReply, plan: ReplyPlan, anchor_ms: float, early: bool = False) -> None:
         assert self.stream is not None
         if not early:
             await self.fake.clock.until(anchor_ms + plan.first_audio_ms)

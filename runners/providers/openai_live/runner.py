@@ -91,7 +91,7 @@ class ArenaLiveService(OpenAILiveLLMService):
         self._responses_open: set[str] = set()  # Responses delegations not yet answered in words
         self._responses_calling: set[str] = set()  # ... whose current response made a function call
 
-    async def _invocation_params(self):  # type: ignore[override]
+    async def _invocation_params(self):
         """The context as Pipecat reads it, the kickoff turned into the opening instruction (a
         trailing developer message) and the replayed history put before it."""
         params = await super()._invocation_params()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipecat.services.openai.realtime import events as rt
 from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
@@ -63,7 +63,13 @@ def history_items(history: list[HistoryItem]) -> list[rt.ConversationItem]:
     return items
 
 
-class ReplayBeforeFirstResponse:
+if TYPE_CHECKING:  # the service it is mixed into: Pipecat's OpenAI Realtime one, or xAI's of the same shape
+    _RealtimeService = OpenAIRealtimeLLMService
+else:
+    _RealtimeService = object
+
+
+class ReplayBeforeFirstResponse(_RealtimeService):
     """For OpenAI-Realtime-shaped services (OpenAI, xAI): send the replay items once the session
     is configured, before anything else of the conversation, and report each reply's final status.
 
@@ -163,7 +169,8 @@ class SimulatedRealtimeService(ReplayingRealtimeService):
     gpt-realtime-2 does, so Pipecat sends it for the simulator's model id too (it drops it for a
     model it does not know to reason)."""
 
-    _REASONING_CAPABLE_MODEL_SUBSTRINGS = (*OpenAIRealtimeLLMService._REASONING_CAPABLE_MODEL_SUBSTRINGS, "gpt-realtime")
+    _REASONING_CAPABLE_MODEL_SUBSTRINGS = (  # type: ignore[assignment]  # Pipecat's unannotated pair, typed as exactly two
+        *OpenAIRealtimeLLMService._REASONING_CAPABLE_MODEL_SUBSTRINGS, "gpt-realtime")
 
 
 class RealtimeRunner(ProviderRunner):

@@ -38,7 +38,7 @@ from aiohttp import WSMsgType, web
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import Script, ScriptedReply
-from runners.fakes.reply_session import ReplySession
+from runners.fakes.reply_session import SocketSession
 from runners.fakes.server import FakeServer
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.wire import spread_words
@@ -142,7 +142,9 @@ class UltravoxFake(FakeServer):
         return await self.run_session(request, rec, lambda ws: _Call(self, rec, ws, call))
 
 
-class _Call(ReplySession):
+class _Call(SocketSession):
+    fake: UltravoxFake
+
     def __init__(self, fake: UltravoxFake, rec: ConnectionRecord, ws: web.WebSocketResponse, call: dict[str, Any]):
         super().__init__(fake, rec, ws)
         self.call = call

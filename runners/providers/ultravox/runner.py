@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from pipecat.services.llm_service import LLMService
@@ -170,7 +171,10 @@ class UltravoxCallService(UltravoxRealtimeLLMService):
     """Pipecat's Ultravox service that may create its call itself when the pipeline starts,
     answers client tools synchronously, and says when its socket is alive or why it closed."""
 
-    def __init__(self, *, sample_rate: int, call: CallInfo | None = None, make_call: Any = None,
+    _params: JoinUrlInputParams  # always a call's join URL (Pipecat's also takes an agent or a one-shot call)
+
+    def __init__(self, *, sample_rate: int, call: CallInfo | None = None,
+                 make_call: Callable[[], Awaitable[CallInfo]] | None = None,
                  publish: Publish | None = None, **kwargs: Any) -> None:
         super().__init__(params=JoinUrlInputParams(join_url=call.join_url if call else "ws://pending"), **kwargs)
         # Pipecat hard-codes 48 kHz for both directions (input resampled to it, output frames
