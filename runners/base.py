@@ -34,6 +34,7 @@ from .fakes.local import LocalFake
 if TYPE_CHECKING:  # the fakes are only imported when a fake run starts
     from openai.types.chat import ChatCompletionMessageToolCallParam
     from pipecat.processors.aggregators.llm_context import LLMContextMessage
+    from pipecat.processors.frame_processor import FrameProcessor
 
     from .fakes.script import Script
     from .fakes.timing import TimingProfile
@@ -340,7 +341,7 @@ class ProviderRunner(ABC):
     def is_alive(self, service: Any) -> bool:
         """Whether the session's connection is still up (Pipecat does not report a closed socket)."""
 
-    def usage_parts(self, service: Any) -> list[Any]:
+    def usage_parts(self, service: Any) -> list[FrameProcessor]:
         """Other services the session's service runs outside its pipeline (a delegation's backend
         model) whose own usage reports the run records: their frames never pass the session's."""
         return []

@@ -118,7 +118,7 @@ def _json(text: str, where: str) -> Any:
         raise CliError(f"{where}: not JSON: line {e.lineno} column {e.colno}: {e.msg}") from None
 
 
-def _entries(data: Any, where: str, user: bool = False) -> list[Price]:
+def _entries(data: object, where: str, user: bool = False) -> list[Price]:
     if not isinstance(data, dict):
         raise CliError(f"{where}: a price table is a JSON object with `prices`, not {type(data).__name__}")
     for key in data:
@@ -132,7 +132,7 @@ def _entries(data: Any, where: str, user: bool = False) -> list[Price]:
     return [_entry(alias, body, where, user) for alias, body in prices.items()]
 
 
-def _entry(alias: str, body: Any, where: str, user: bool) -> Price:
+def _entry(alias: str, body: object, where: str, user: bool) -> Price:
     at = f"{where}: prices.{alias}"
     if not isinstance(body, dict):
         raise CliError(f"{at}: must be an object (date, source, and its prices)")
@@ -157,7 +157,7 @@ def _entry(alias: str, body: Any, where: str, user: bool) -> Price:
     return Price(alias, date, source.strip(), tuple(models), tokens, minutes, None if chars is None else float(chars), user)
 
 
-def _rates(body: Any, allowed: tuple[str, ...], at: str) -> dict[str, float]:
+def _rates(body: object, allowed: tuple[str, ...], at: str) -> dict[str, float]:
     if not isinstance(body, dict):
         raise CliError(f"{at}: must be an object ({', '.join(allowed)})")
     for key, value in body.items():
@@ -167,6 +167,6 @@ def _rates(body: Any, allowed: tuple[str, ...], at: str) -> dict[str, float]:
     return {k: float(v) for k, v in body.items()}
 
 
-def _rate(value: Any, at: str) -> None:
+def _rate(value: object, at: str) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
         raise CliError(f"{at}: must be a number of US dollars >= 0, not {value!r}")

@@ -36,6 +36,7 @@ from aiohttp import WSMsgType, web
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.reply_session import Again, SocketSession
+from runners.fakes.script import ToolCallSpec
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.timing import ReplyPlan, paced
 from runners.fakes.wire import b64, spread_words, tool_output
@@ -257,7 +258,7 @@ class DialectSession(SocketSession):
             body["usage"] = usage
         return body
 
-    def usage(self, said: str, spoken_ms: float, calls: Sequence[Any] = ()) -> dict[str, Any] | None:
+    def usage(self, said: str, spoken_ms: float, calls: Sequence[ToolCallSpec] = ()) -> dict[str, Any] | None:
         """A completed response's `usage`, counted as the provider counts it (`runners/fakes/usage.py`);
         None: it reports none. `said`: its text, `spoken_ms`: its speech, `calls`: its function calls."""
         return None

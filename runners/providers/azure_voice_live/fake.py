@@ -31,11 +31,13 @@ time, `response.done` the plan's lag after the last audio.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import web
 
 from runners.fakes.realtime_dialect import DialectSession
+from runners.fakes.script import ToolCallSpec
 from runners.fakes.server import FakeServer
 from runners.fakes.timing import ENVELOPE
 from runners.fakes.usage import realtime_usage
@@ -110,7 +112,7 @@ class _Session(DialectSession):
             return f"input_audio_transcription.model {transcriber} needs a native-audio model; {self.model} takes azure-speech"
         return None
 
-    def usage(self, said: str, spoken_ms: float, calls: Any = ()) -> dict[str, Any]:
+    def usage(self, said: str, spoken_ms: float, calls: Sequence[ToolCallSpec] = ()) -> dict[str, Any]:
         return realtime_usage(self.context(), self.rec.audio_in_ms, said, spoken_ms, calls)
 
     async def on_commit(self, item_id: str) -> None:

@@ -32,11 +32,13 @@ Inworld).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import web
 
 from runners.fakes.realtime_dialect import DialectSession
+from runners.fakes.script import ToolCallSpec
 from runners.fakes.server import FakeServer
 from runners.fakes.timing import ENVELOPE
 from runners.fakes.usage import call_tokens, text_tokens
@@ -110,7 +112,7 @@ class _Session(DialectSession):
             return "audio.output needs a voice and a TTS model"
         return None
 
-    def usage(self, said: str, spoken_ms: float, calls: Any = ()) -> dict[str, Any]:
+    def usage(self, said: str, spoken_ms: float, calls: Sequence[ToolCallSpec] = ()) -> dict[str, Any]:
         given, made = text_tokens(*self.context()), text_tokens(said) + call_tokens(calls)
         return {"total_tokens": given + made, "input_tokens": given, "output_tokens": made}
 

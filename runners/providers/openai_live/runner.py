@@ -40,6 +40,8 @@ from pipecat.services.openai.live import events as le
 from pipecat.services.openai.live.llm import OpenAILiveLLMService
 from pipecat.services.openai.responses.llm import OpenAIResponsesLLMSettings
 from pipecat.workers.llm.backend_llm_worker import BackendLLMWorker
+from pipecat.processors.frame_processor import FrameProcessor
+from pipecat.services.llm_service import LLMService
 
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.settings import RunSettings
@@ -81,7 +83,7 @@ class ArenaLiveService(OpenAILiveLLMService):
     """Pipecat's Live service, seeded as the engine asks and asked what the engine needs to know."""
 
     def __init__(self, *, history: list[HistoryItem] | None = None, kickoff: str | None = None, backend_model: str = "",
-                 backend_llm: Any = None, **kwargs: Any) -> None:
+                 backend_llm: LLMService | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._history = list(history or [])
         self._kickoff = kickoff
@@ -262,7 +264,7 @@ class OpenAILiveRunner(ProviderRunner):
             backend_llm=llm,
         )
 
-    def usage_parts(self, service: ArenaLiveService) -> list[Any]:
+    def usage_parts(self, service: ArenaLiveService) -> list[FrameProcessor]:
         """A client backend's service: its requests' usage is its own model's (it runs in its own pipeline)."""
         return [service.backend_llm] if service.backend_llm is not None else []
 
