@@ -44,8 +44,10 @@ def listed(head: str, items: list[str], count: str, width: int, style: str, sep:
     return Text(f"{head}{count}" + (f" ({elsewhere})" if elsewhere else ""), style)
 
 
-def board_notes(loaded: Loaded, rows: Sequence[BoardRow], width: int, room: int) -> Text:
-    """The notes on `rows` in lines of `width`, at most `room` of them."""
+def board_notes(loaded: Loaded, rows: Sequence[BoardRow], width: int, room: int,
+                more: str = "a taller terminal shows them") -> Text:
+    """The notes on `rows` in lines of `width`, at most `room` of them (the last saying how many more
+    and `more`: how to see them)."""
     notes: list[tuple[str, Text]] = []  # (what it is, its line)
     labelled = sorted({r.model for r in rows if r.labels})
     if labelled:
@@ -101,9 +103,8 @@ def board_notes(loaded: Loaded, rows: Sequence[BoardRow], width: int, room: int)
     if len(notes) > room:
         left = notes[room - 1:]
         kinds = ", ".join(dict.fromkeys(kind for kind, _ in left))
-        more = fit_parts([(f"+{len(left)} more notes ({kinds}): a taller terminal shows them",
-                           f"+{len(left)} more notes ({kinds})", f"+{len(left)} more notes (a taller terminal)")],
-                         width, 1)
+        count = f"+{len(left)} more notes" if room > 1 else f"{len(left)} notes"
+        more = fit_parts([(f"{count} ({kinds}): {more}", f"{count}: {more}", f"{count} ({kinds})", count)], width, 1)
         notes = [*notes[:room - 1], ("", more)]
     style = {"labelled rows": "bold magenta", "person's verdicts": "cyan", "judges": "grey62", "cost": "grey62",
              "skipped runs": "grey62",
