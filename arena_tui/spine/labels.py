@@ -47,11 +47,12 @@ def kind_of(part: str) -> str:
     return part
 
 
-def dropped_note(parts: Sequence[str]) -> str:
-    """`+2: faults, service`: how many parts a label left out and of which kinds ('' for none)."""
+def dropped_note(parts: Sequence[str], short: bool = False) -> str:
+    """`+2: faults, service`: how many parts a label left out and of which kinds ('' for none);
+    `short`: `+2` alone, where even the kinds do not fit."""
     if not parts:
         return ""
-    return f"+{len(parts)}: " + ", ".join(dict.fromkeys(kind_of(p) for p in parts))
+    return f"+{len(parts)}" + ("" if short else ": " + ", ".join(dict.fromkeys(kind_of(p) for p in parts)))
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,7 @@ class Label:
     model: str
     parts: tuple[str, ...]  # most telling first (module docstring)
     fixed: frozenset[int] = frozenset()  # indices into `parts` never dropped
+    enclose: str = "[]"  # what the parts are put in: `sim [telephony]`; a run's listing says `sim [SIM] (telephony)`
 
     def keep(self, width: int | None = None, used: int = 0) -> list[int]:
         """The indices of the parts kept in a label of at most `width` cells (`used`: taken by what goes
@@ -76,31 +78,31 @@ class Label:
         keep = self.keep(width, used)
         return tuple(p for i, p in enumerate(self.parts) if i not in keep)
 
-    def _parts_text(self, keep: list[int]) -> str:
+    def _parts_text(self, keep: list[int], short: bool = False) -> str:
         shown = [self.parts[i] for i in keep]
-        gone = [p for i, p in enumerate(self.parts) if i not in keep]
-        text = f"[{SEP.join(shown)}]" if shown else ""
-        note = dropped_note(gone)
+        text = f"{self.enclose[0]}{SEP.join(shown)}{self.enclose[1]}" if shown else ""
+        note = dropped_note([p for i, p in enumerate(self.parts) if i not in keep], short)
         return f"{text} {note}" if text and note else text or note
 
-    def parts_text(self, width: int | None = None) -> str:
+    def parts_text(self, width: int | None = None, used: int = 0) -> str:
         """`[telephony, effort=high] +1: faults` in `width` cells when it can (the fixed parts may not:
-        they are kept whatever the width), '' when nothing tells the row apart."""
-        return self._parts_text(self.keep(width))
+        they are kept whatever the width; the dropped kinds go from the note last: `+1`), '' when
+        nothing tells the row apart."""
+        keep = self.keep(width, used)
+        text = self._parts_text(keep)
+        if width is not None and used + len(text) > width and len(keep) < len(self.parts):
+            return self._parts_text(keep, short=True)
+        return text
 
     def text(self, width: int | None = None) -> str:
         """`sim [telephony, effort=high] +1: faults`: the model, then `parts_text` in what is left."""
-        tail = self._parts_text(self.keep(width, len(self.model) + 1))
+        tail = self.parts_text(width, len(self.model) + 1)
         return f"{self.model} {tail}" if tail else self.model
 
     @property
     def least(self) -> int:
-        """The fewest cells `parts_text` takes (every droppable part dropped)."""
-        return len(self.parts_text(0)) if self.parts else 0
-
-    @property
-    def whole(self) -> str:
-        return self.text()
+        """The fewest cells `parts_text` takes (every droppable part dropped, named in short)."""
+        return len(self.parts_text(0))
 
 
 @dataclass(frozen=True)
@@ -130,10 +132,10 @@ class Labels:
         return len(self.rows)
 
 
-def label_rows(rows: Sequence[tuple[str, Sequence[str]]], share: bool = True) -> Labels:
+def label_rows(rows: Sequence[tuple[str, Sequence[str]]], share: bool = True, enclose: str = "[]") -> Labels:
     """Each row's `Label` (rows given as (model, label parts), in display order) and the parts they
     all share (module docstring). One row shares nothing: its label says all (`share=False`: nothing
-    goes to a header, for a surface that has none)."""
+    goes to a header, for a surface that has none). `enclose`: the brackets the parts are put in."""
     first = list(dict.fromkeys(rows[0][1])) if rows else []
     shared = tuple(p for p in first if all(p in parts for _, parts in rows[1:])) if share and len(rows) > 1 else ()
     own = [[p for p in dict.fromkeys(parts) if p not in shared] for _, parts in rows]
@@ -152,7 +154,7 @@ def label_rows(rows: Sequence[tuple[str, Sequence[str]]], share: bool = True) ->
     for i, ((model, _), by_kind) in enumerate(zip(rows, values, strict=True)):
         parts = tuple(p for k in ranked for p in by_kind.get(k, ()))
         keep = {k for k in ranked if k in ESSENTIAL or k in needed[i]}
-        out.append(Label(model, parts, frozenset(j for j, p in enumerate(parts) if kind_of(p) in keep)))
+        out.append(Label(model, parts, frozenset(j for j, p in enumerate(parts) if kind_of(p) in keep), enclose))
     return Labels(shared, tuple(out))
 
 
