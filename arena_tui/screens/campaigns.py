@@ -268,9 +268,12 @@ def gaps_text(view: CampaignView, full: bool = True) -> Text:
                     "(a taller terminal, or `campaign show`, lists them)", "grey62") if pairs else Text("")
     lines = []
     for bench, fam in view.gaps.items():
+        shared, name = fam.labels  # the rows by the one rule of row labels: what they share said once
+        if shared.shared:
+            lines.append(Text(f"{bench}: {shared.header()}", "grey62"))
         for i, pair in enumerate(fam.pairs):
             g = pair.strict
-            t = Text(f"{bench}: {pair.a.name} → {pair.b.name}: ", "grey62")
+            t = Text(f"{bench}: {name[pair.a.name]} → {name[pair.b.name]}: ", "grey62")
             if g is None:
                 t.append("no paired turn", "grey62")
             else:

@@ -112,15 +112,16 @@ class Labels:
     shared: tuple[str, ...]
     rows: tuple[Label, ...]
 
-    def header(self, width: int | None = None, lines: int = 1, noun: str = "rows") -> str:
-        """`all rows: simulator · heuristic judge` in at most `lines` lines of `width` cells: whole
-        parts dropped from the end, named (`+1: faults`); '' when the rows share nothing."""
+    def header(self, width: int | None = None, lines: int = 1, noun: str = "rows", lead: str | None = None) -> str:
+        """`all rows: simulator · heuristic judge` (`lead`: instead of `all rows`) in at most `lines`
+        lines of `width` cells: whole parts dropped from the end, named (`+1: faults`); '' when the
+        rows share nothing."""
         if not self.shared:
             return ""
         for k in range(len(self.shared), -1, -1):
             kept = HEADER_SEP.join(self.shared[:k])
             note = dropped_note(self.shared[k:])
-            text = f"all {noun}: " + " ".join(t for t in (kept, note) if t)
+            text = f"{lead or f'all {noun}'}: " + " ".join(t for t in (kept, note) if t)
             if width is None or len(textwrap.wrap(text, max(width, 1))) <= lines:
                 return text
         return text
