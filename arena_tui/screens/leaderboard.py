@@ -36,9 +36,9 @@ from ..compare.failure_mix import mix_columns
 from ..compare.gap import pair_gap, row_side
 from ..widgets.board_cells import cell, model_cell
 from ..widgets.board_notes import board_notes, row_human
-from ..widgets.board_frame import ROW_LINES, columns_text, place, shared_text
+from ..widgets.board_frame import ROW_LINES, columns_text, place, shared_text, status_text, window
 from ..widgets.board_plots import CategoryBars, LatencyPlot, legend
-from ..widgets.fit import Forms, column_window, fit_lines, fit_parts, lines_width
+from ..widgets.fit import fit_lines, lines_width
 from ..widgets.query_line import QueryLine
 from .base import BACK, ArenaScreen
 from .find import FILTER_KEY, FIND_KEYS, Finding, filter_line, find_line
@@ -48,6 +48,7 @@ FIXED = 2  # model and benchmark stay in view (the benchmark said above when eve
 BENCH = 1  # the benchmark column's index
 MODEL_MIN = 18  # the model column is cut no narrower than this (a quarter of the width when wider)
 COLUMN_MAX = 14  # `[1,250–2,500]`; a longer why-not (`speed not recorded`) is cut: the notes say it whole
+NARROW = 100  # narrower than this the plots are one above the other (a lane keeps room for its row's name)
 NOTES = 4  # lines of notes under the table at most (a sixth of the terminal's height when more)
 
 
@@ -161,6 +162,7 @@ class LeaderboardScreen(Finding, ArenaScreen):
         table.styles.height = at.table if at.table is not None else "1fr"
         for w in ("#board-plots", "#board-legend"):
             self.query_one(w).display = at.plots
+        self.query_one("#board-plots").set_class(self.size.width < NARROW, "narrow")
         if at.plots:
             self._plots()
 
@@ -263,7 +265,8 @@ class LeaderboardScreen(Finding, ArenaScreen):
         # a long model id is cut ("…"), never the columns; what tells a row apart never is (`spine.labels`)
         need[0] = min(need[0], max(MODEL_MIN, room // 4, *(name.least for name in self.labels.rows)))
         need[FIXED:] = [min(w, max(COLUMN_MAX, len(label))) for w, label in zip(need[FIXED:], labels[FIXED:], strict=True)]
-        visible, self.first = self._window(room, need)
+        visible, self.first, self.bench_apart = window(room, need, FIXED, self.first,
+                                                       len({r.benchmark for r in self.shown}) == 1)
         self.hidden = [c for i, c in enumerate(self.columns) if i not in visible and not (i == BENCH and self.bench_apart)]
         table.clear(columns=True)
         for i in visible:
@@ -288,19 +291,6 @@ class LeaderboardScreen(Finding, ArenaScreen):
     def _model_cell(self, row: BoardRow, name: Label, width: int | None = None) -> Text:
         return model_cell(row, name, width, (row.model, row.benchmark) in self.marked, row_human(row))
 
-    def _window(self, room: int, need: list[int]) -> tuple[list[int], int]:
-        """The columns in view (`column_window`): model and benchmark, then whole columns from `first`
-        on. When not every column fits and every row shown has one benchmark, its column is left out
-        and the benchmark said above the table with what the rows share."""
-        visible, first = column_window(room, need, FIXED, self.first)
-        one = len({r.benchmark for r in self.shown}) == 1
-        self.bench_apart = one and len(visible) < len(need)
-        if not self.bench_apart:
-            return visible, first
-        order = [0, *range(FIXED, len(need))]
-        shown, first = column_window(room, [need[i] for i in order], 1, self.first)
-        return [order[i] for i in shown], first
-
     def _line_width(self) -> int:
         return (self.size.width or self.app.size.width) - 2  # a line's padding
 
@@ -319,26 +309,11 @@ class LeaderboardScreen(Finding, ArenaScreen):
 
     def _status(self) -> None:
         assert self.loaded is not None
-        board, sel = self.loaded.board, self.loaded.selection
         column = self.column
         sort = f"{column.label if column else '?'} {'↓' if self.descending else '↑'}"
-        bench = self.benchmark or "all + pooled"
-        parts: list[Forms] = [(f"{len(board.runs)} runs · {len(board.models)} models",)]
-        if self.mix:
-            parts.append((Text("failure mix: failed turns per cause (m: the figures)", "bold"),
-                          Text("failure mix (m)", "bold")))
-        if self.narrow:
-            parts.append((f"filter “{self.narrow}”: {len(self.rows)} of {len(self._unfiltered())} rows",
-                          f"{len(self.rows)}/{len(self._unfiltered())} rows"))
-        parts += [(f"benchmark: {bench} (b)", f"b: {bench}"), (f"sort: {sort} (s, S, click header)", f"s: {sort}"),
-                  ("enter: consistency", "enter: repeats", ""), ("space mark, = compare, G gap", "space mark, G gap", "G gap"),
-                  ("m: failure mix" if not self.mix else "", ""), ("f filter, / find", "")]
-        if self.marked:
-            parts.append((f"marked {len(self.marked)} (= compares two)", f"marked {len(self.marked)}"))
-        if not board.runs:
-            unscored = f" ({len(board.unscored)} not scored: no turn got an answer)" if board.unscored else ""
-            parts = [(f"no finished runs in {sel.description or 'the store'}{unscored}",)]
-        self.query_one("#board-status", Static).update(fit_parts(parts, self._line_width(), 1, sep=" · "))
+        self.query_one("#board-status", Static).update(status_text(
+            self.loaded, sort=sort, bench=self.benchmark or "all + pooled", mix=self.mix, narrow=self.narrow,
+            rows=(len(self.rows), len(self._unfiltered())), marked=len(self.marked), width=self._line_width()))
 
     _notes_full = True  # every note shown (`_place` decides; else the one line saying how many)
 

@@ -7,10 +7,11 @@ judge`, its judge) and how its input differed (`spine.source.variant_labels`: `t
 - the parts every row has alike are said once, in a header (`Labels.header`: `all rows: simulator ·
   heuristic judge`), never on each row;
 - the rest, what tells the rows apart, follow the model, most telling first: condition, effort,
-  speaker, judge, then the other kinds by how many values they take among the rows;
+  speaker, judge, source, then the other kinds by how many values they take among the rows;
 - a label too long for its width drops whole parts from the least telling end and names the kinds it
   dropped (`sim [telephony, effort=high] +1: faults`). A part is never cut mid-word, and never dropped
-  when it is a condition, effort, speaker or judge, or when it is what tells this row from another
+  when it is a condition, effort, speaker, judge or source (a simulator, a protocol fake, an imported
+  run: numbers no real service produced), or when it is what tells this row from another
   (the first kind, most telling first, in which two rows of one model differ): rows whose whole names
   differ have labels that differ at every width. The model is always there.
 """
@@ -23,8 +24,11 @@ from dataclasses import dataclass
 
 from .conditions import ConditionError, parse_condition
 
-#: kinds never dropped from a label, in the order they lead it
-ESSENTIAL = ("condition", "effort", "speaker", "judge")
+#: kinds never dropped from a label, in the order they lead it: how the input differed, who judged,
+#: and what produced the numbers when no real service did (`source`: a simulator's scores are no model's)
+ESSENTIAL = ("condition", "effort", "speaker", "judge", "source")
+#: parts that say what produced a row's numbers (`spine.source.source_label`, an imported run's label)
+SOURCES = ("simulator", "protocol fake", "imported")
 SEP = ", "  # between a row's parts, inside its brackets
 HEADER_SEP = " · "  # between the shared parts of a header
 
@@ -32,9 +36,12 @@ HEADER_SEP = " · "  # between the shared parts of a header
 def kind_of(part: str) -> str:
     """What a label part says, for ranking it and naming it when dropped: `condition` (an acoustic
     condition's spec), `effort`, `speaker`, `judge` (`heuristic judge`, `not judged`, `judge X`),
-    else the name before `: ` or `=` (`faults`, `service`), else the part itself (`simulator`)."""
+    `source` (`simulator`, `protocol fake`, `imported`), else the name before `: ` or `=` (`faults`,
+    `service`), else the part itself (`manual commit`)."""
     if part.endswith((" judge", "judged")) or part.startswith("judge "):
         return "judge"
+    if part in SOURCES:
+        return "source"
     try:
         parse_condition(part)
         return "condition"
