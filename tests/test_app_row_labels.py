@@ -16,6 +16,7 @@ from rich.text import Text
 from textual.widgets import DataTable, Static
 
 from arena_tui.app import ArenaApp
+from arena_tui.screens.dialogs.gap import GapDialog
 from arena_tui.screens.leaderboard import LeaderboardScreen
 from arena_tui.screens.runs import RunsScreen
 from arena_tui.widgets.board_plots import LatencyPlot
@@ -80,6 +81,15 @@ async def test_a_variant_campaigns_leaderboard_rows_are_told_apart(campaign_db: 
         assert all(label.split("\n")[-1] in screen for label in labels), screen  # drawn, no markup ate `[…]`
         shared = str(board.query_one("#board-shared", Static).render())
         assert "all rows:" in shared and "simulator" in shared and "heuristic judge" in shared, shared
+        await pilot.press("space", "down", "G")  # the gap between two rows: one key from the marked one
+        await until(pilot, lambda: isinstance(app.screen, GapDialog))
+        gap = str(app.screen.query_one("#gap", Static).render()).splitlines()
+        sides = [line.split("  ")[0] for line in gap if line.startswith(("A: ", "B: "))]
+        assert [s.removeprefix("A: ").removeprefix("B: ") for s in sides] == \
+            [f"sim {label.split(chr(10))[-1]}" for label in labels[:2]], gap  # each side by its label
+        assert gap[0].startswith("both: simulator · heuristic judge"), gap
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is board)
         await pilot.press("f", *"telephony", "enter")
         await pilot.pause(0.3)
         narrowed = model_cells(board)
@@ -125,9 +135,12 @@ async def test_the_leaderboard_shows_its_rows_first(tmp_path: Path, size) -> Non
         table = board.query_one("#board", DataTable)
         head = [str(c.label) for c in table.columns.values()]
         assert head[0] == "model" and "strict pass ↓" in head and "v2v p50" in head, head
+        least = {80: 7, 120: 10, 160: 12}[size[0]]
+        in_view = min(table.row_count, (table.scrollable_content_region.height - table.header_height) // 2)
+        assert in_view >= least, (in_view, table.size)  # each row two lines: the table's height holds them
         screen = "\n".join(drawn(board))
         seen = [label for label in (c.split("\n")[-1] for c in model_cells(board)) if label in screen]
-        assert len(set(seen)) >= {80: 7, 120: 10, 160: 12}[size[0]], (seen, screen)
+        assert len(set(seen)) >= least, (seen, screen)  # and they are drawn, each told apart
         notes = str(board.query_one("#board-notes", Static).render())
         assert notes.strip(), notes  # said (one line when the rows need the room: how many, and `n`)
         if "n shows them" in notes:
