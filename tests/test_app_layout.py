@@ -50,7 +50,7 @@ def test_a_runs_list_row_says_how_the_runs_input_differed_and_never_cuts_what_te
     faulty = {**r, "model": "gpt-realtime", "variants": ("telephony", "faults: 1:no_response")}
     assert model_text(faulty, 41).plain == "gpt-realtime [SIM] (telephony) +1: faults"  # a whole part goes, named
     assert model_text(faulty, 34).plain == "gpt-realtime [SIM] (telephony) +1"  # then its kind
-    assert model_text(faulty, 30).plain == "gpt-real… [SIM] (telephony) +1"  # then the model is cut
+    assert model_text(faulty, 30).plain == "gpt-…time [SIM] (telephony) +1"  # then the model is cut (its middle)
     assert model_text({**r, "variants": ()}).plain == "sim / openai [SIM]"
     names = run_labels([{**r, "variants": ("telephony", "effort=high", "faults: 1:x")},
                         {**r, "variants": ("effort=low", "faults: 1:x")}])
@@ -178,7 +178,8 @@ async def test_runs_list_keeps_model_benchmark_and_pass_rates_in_view(layout_db,
             model = table.get_cell(run, "model").plain
             bench = str(table.get_cell(run, "bench")) if "bench" in keys else model.split("\n")[-1]
             assert bench == "demo_bench" and "[SIM]" in model, (model, bench)
-        assert table.get_cell(long_id, "model").plain.startswith("gemini-2.5-")
+        long_model = table.get_cell(long_id, "model").plain.split("\n")[0]
+        assert long_model.startswith("gemini-2") and "-2025 [SIM]" in long_model, long_model  # cut in its middle
         assert str(table.get_cell(long_id, "id")).startswith(long_id[:8])  # its shortest unique prefix
         legend = str(app.screen.query_one("#runs-legend").render())
         assert "KB knowledge base" in legend and "TT turn-taking" in legend and "h heuristic judge" in legend

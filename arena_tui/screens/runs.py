@@ -34,7 +34,7 @@ from .find import FILTER_KEY, FIND_KEYS, Finding, filter_line, find_line
 from .polling import PollingScreen
 from arena_tui.spine.paths import exports_dir
 from arena_tui.spine.ids import short_ids
-from arena_tui.spine.labels import Label, Labels, label_rows
+from arena_tui.spine.labels import MODEL_KEPT, Label, Labels, cut_name, label_rows
 from arena_tui.spine.source import tag as source_tag, variant_labels
 from arena_tui.spine.times import as_utc, duration_text, when_text
 
@@ -71,11 +71,9 @@ def model_text(r: dict[str, Any], width: int | None = None, label: Label | None 
     if provider not in (model, "?") and (width is None or len(f"{model} / {provider}{tag} {whole}".rstrip()) <= width):
         return _model_line(f"{model} / {provider}", tag, whole)
     parts = label.parts_text(None if width is None else width - len(model) - len(tag) - 1)
-    name = Text(model)
-    if width is not None and len(model) + len(tag) + (len(parts) + 1 if parts else 0) > width:  # a few letters stay
-        name.truncate(max(width - len(tag) - (len(parts) + 1 if parts else 0), min(len(model), MODEL_MIN // 2)),
-                      overflow="ellipsis")
-    return _model_line(name, tag, parts)
+    if width is not None and len(model) + len(tag) + (len(parts) + 1 if parts else 0) > width:  # its middle goes
+        return _model_line(cut_name(model, width - len(tag) - (len(parts) + 1 if parts else 0)), tag, parts)
+    return _model_line(model, tag, parts)
 
 
 def _model_line(name: str | Text, tag: str, parts: str) -> Text:
@@ -90,7 +88,7 @@ def run_labels(rows: Sequence[dict[str, Any]]) -> Labels:
 
 def model_least(r: dict[str, Any], label: Label) -> int:
     """The fewest cells a run's model line takes: a few letters of the model, its tag, what tells it apart."""
-    return min(len(r.get("model", "?")), MODEL_MIN // 2) + len(source_tag(r.get("source"))) + 1 + label.least
+    return min(len(r.get("model", "?")), MODEL_KEPT) + len(source_tag(r.get("source"))) + 1 + label.least
 
 
 def live(r: dict[str, Any]) -> bool:

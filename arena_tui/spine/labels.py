@@ -7,11 +7,11 @@ judge`, its judge) and how its input differed (`spine.source.variant_labels`: `t
 - the parts every row has alike are said once, in a header (`Labels.header`: `all rows: simulator ·
   heuristic judge`), never on each row;
 - the rest, what tells the rows apart, follow the model, most telling first: condition, effort,
-  speaker, judge, source, then the other kinds by how many values they take among the rows;
+  speaker, source, judge, then the other kinds by how many values they take among the rows;
 - a label too long for its width drops whole parts from the least telling end and names the kinds it
   dropped (`sim [telephony, effort=high] +1: faults`). A part is never cut mid-word, and never dropped
-  when it is a condition, effort, speaker, judge or source (a simulator, a protocol fake, an imported
-  run: numbers no real service produced), or when it is what tells this row from another
+  when it is a condition, effort, speaker, source (a simulator, a protocol fake, an imported
+  run: numbers no real service produced) or judge, or when it is what tells this row from another
   (the first kind, most telling first, in which two rows of one model differ): rows whose whole names
   differ have labels that differ at every width. The model is always there.
 """
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 from .conditions import ConditionError, parse_condition
 
-#: kinds never dropped from a label, in the order they lead it: how the input differed, who judged,
-#: and what produced the numbers when no real service did (`source`: a simulator's scores are no model's)
-ESSENTIAL = ("condition", "effort", "speaker", "judge", "source")
+#: kinds never dropped from a label, in the order they lead it: how the input differed, what produced
+#: the numbers when no real service did (`source`: a simulator's scores are no model's), who judged them
+ESSENTIAL = ("condition", "effort", "speaker", "source", "judge")
 #: parts that say what produced a row's numbers (`spine.source.source_label`, an imported run's label)
 SOURCES = ("simulator", "protocol fake", "imported")
 SEP = ", "  # between a row's parts, inside its brackets
@@ -52,6 +52,20 @@ def kind_of(part: str) -> str:
         if found and name:
             return {"speech": "speaker"}.get(name, name)
     return part
+
+
+MODEL_KEPT = 8  # letters of a model's name a label keeps at least when it is cut (`cut_name`)
+MODEL_WHOLE = 16  # a model's name this short is cut only where nothing else gives way (`Label.narrowest`)
+
+
+def cut_name(name: str, width: int) -> str:
+    """`gemini-2.5-fl…view-12-2025`: a name in `width` cells (at least `MODEL_KEPT`), its start and
+    end kept, the middle said by `…`."""
+    width = max(width, min(len(name), MODEL_KEPT))
+    if len(name) <= width:
+        return name
+    head = width // 2
+    return name[:head] + "…" + name[len(name) - (width - 1 - head):]
 
 
 def dropped_note(parts: Sequence[str], short: bool = False) -> str:
@@ -106,10 +120,26 @@ class Label:
         tail = self.parts_text(width, len(self.model) + 1)
         return f"{self.model} {tail}" if tail else self.model
 
+    def fit(self, width: int) -> str:
+        """`text(width)`, and when even that is too long, the model's name cut in its middle
+        (`cut_name`: its start and its end stay, where a version or a date tells models apart),
+        never a part that tells the row apart."""
+        whole = self.text(width)
+        if len(whole) <= width:
+            return whole
+        least = self.parts_text(0)  # what tells it apart, the rest named in short: the model gives way
+        return " ".join(t for t in (cut_name(self.model, width - (len(least) + 1 if least else 0)), least) if t)
+
     @property
     def least(self) -> int:
         """The fewest cells `parts_text` takes (every droppable part dropped, named in short)."""
         return len(self.parts_text(0))
+
+    @property
+    def narrowest(self) -> int:
+        """The cells a one-line label (`fit`) should have: `least`, after a model's name cut no shorter
+        than `MODEL_WHOLE` (a surface with less room cuts it more)."""
+        return min(len(self.model), MODEL_WHOLE) + (self.least + 1 if self.least else 0)
 
 
 @dataclass(frozen=True)

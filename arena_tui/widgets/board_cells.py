@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from arena_tui.spine.labels import Label
+from arena_tui.spine.labels import Label, cut_name
 
 from ..compare.columns import Count, Figure, Percentile, RateFigure, Subset, Words
 from ..compare.leaderboard import BoardRow
@@ -84,9 +84,9 @@ def model_cell(row: BoardRow, label: Label, width: int | None = None, marked: bo
     `label`, whole parts in `width` cells, those dropped named), in colour; a row marked for
     comparison gets a dot; `✎3`: 3 of its verdicts are a person's."""
     t = Text("● " if marked else "", "bold cyan")
-    t.append(label.model)
-    if human:
-        t.append(f" ✎{human}", "bold cyan")
+    person = f" ✎{human}" if human else ""
+    t.append(label.model if width is None else cut_name(label.model, width - len(t) - len(person)))  # its middle goes
+    t.append(person, "bold cyan")
     if parts := label.parts_text(width):
         t.append("\n").append(parts, TONES["label"][1])
     return t

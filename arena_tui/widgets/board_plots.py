@@ -53,6 +53,7 @@ def legend(names: Sequence[Label], width: int = 0) -> Text:
 #: a lane's markers: a turn, the row's p50 and p95 (drawn over the turns at their place)
 TURN, P50, P95 = "•", "◆", "▲"
 TICK_EVERY = 12  # cells between the axis' labelled ticks, at least
+LANE_MIN = 8  # a lane's cells at least: past that a row's name is what gives way (never a part that tells it apart)
 
 
 def nice_step(span: float, ticks: int) -> float:
@@ -75,8 +76,8 @@ def lanes_text(title: str, rows: Sequence[BoardRow], width: int, names: Sequence
     every = [v for vs in values.values() for v in vs]
     labels = list(names) if names is not None else list(label_rows([r.naming for r in rows]).rows)
     label_w = max(min(max((len(n.text()) for n in labels), default=8), max(8, width // 3)), 4)
-    label_w = min(max([label_w, *(len(n.text(label_w)) for n in labels)]), max(width - 11, 4))
-    shown = [n.text(label_w) for n in labels]
+    label_w = min(max([label_w, *(n.narrowest for n in labels)]), max(width - LANE_MIN - 3, 4))
+    shown = [n.fit(label_w) for n in labels]
     lane_w = max(width - label_w - 3, 8)  # " │" before the lane, "│" after
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append(title + "\n", "bold")
