@@ -280,11 +280,11 @@ class LeaderboardScreen(Finding, ArenaScreen):
         self._status()
         bench = self.shown[0].benchmark if self.bench_apart else None
         lines = 1 if self.app.size.height < 30 else 2
-        shared = shared_text(self.labels, bench, self._line_width(), lines)
-        self.query_one("#board-shared", Static).update(shared)
-        self.query_one("#board-shared").display = bool(shared.plain)
-        self.query_one("#board-columns", Static).update(
-            columns_text(self.columns, visible, {BENCH} if self.bench_apart else set(), self._line_width()))
+        for line, text in (("#board-shared", shared_text(self.labels, bench, self._line_width(), lines)),
+                           ("#board-columns", columns_text(self.columns, visible, {BENCH} if self.bench_apart else set(),
+                                                           self._line_width()))):
+            self.query_one(line, Static).update(text)
+            self.query_one(line).display = bool(text.plain)  # (an empty line would take a row's room)
         self._notes()
         self._plots()
         self.refind()
