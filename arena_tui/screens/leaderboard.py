@@ -329,8 +329,9 @@ class LeaderboardScreen(Finding, ArenaScreen):
         assert self.loaded is not None
         room = self._notes_room() if self._notes_full else 1
         self.query_one("#board-notes").styles.max_height = room
+        names = {r.model: label.text() for r, label in zip(self.shown, self.labels.rows, strict=True)}
         self.query_one("#board-notes", Static).update(board_notes(self.loaded, self.rows, self._line_width(), room,
-                                                                  more="n shows them"))
+                                                                  more="n shows them", names=names))
 
     def _plots(self) -> None:
         if not self.query_one("#board-plots").display:
