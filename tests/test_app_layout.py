@@ -37,17 +37,25 @@ def test_fit_keeps_the_required_columns_and_cuts_only_the_stretching_one() -> No
     assert list(narrow) == [0, 1, 2]  # the required ones even when they do not fit
 
 
-def test_a_runs_list_row_says_how_the_runs_input_differed_and_cuts_it_before_the_model() -> None:
+def test_a_runs_list_row_says_how_the_runs_input_differed_and_never_cuts_what_tells_it_apart() -> None:
     """Two runs of one campaign under two conditions are two different lines: the variants follow
-    the model (as the run screen heads it), are cut before the model is, and `/` finds them."""
-    from arena_tui.screens.runs import model_text, run_matches
+    the model (as the run screen heads it) by the one rule of row labels (`spine.labels`): a part
+    goes whole (named) before the model is cut, a condition or effort never goes; `/` finds them."""
+    from arena_tui.screens.runs import model_text, run_labels, run_matches
 
     r = {"model": "sim", "provider": "openai", "source": "simulator", "variants": ("telephony", "effort=high")}
     assert model_text(r).plain == "sim / openai [SIM] (telephony, effort=high)"
     assert model_text(r, 34).plain == "sim [SIM] (telephony, effort=high)"  # the provider goes first
-    assert model_text(r, 20).plain == "sim [SIM] (telephon…"  # then the variants are cut, marked
-    assert model_text(r, 9).plain == "sim [SIM]"  # never the source tag
+    assert model_text(r, 20).plain == "sim [SIM] (telephony, effort=high)"  # never cut (the layout gives it room)
+    faulty = {**r, "model": "gpt-realtime", "variants": ("telephony", "faults: 1:no_response")}
+    assert model_text(faulty, 41).plain == "gpt-realtime [SIM] (telephony) +1: faults"  # a whole part goes, named
+    assert model_text(faulty, 34).plain == "gpt-realtime [SIM] (telephony) +1"  # then its kind
+    assert model_text(faulty, 30).plain == "gpt-…time [SIM] (telephony) +1"  # then the model is cut (its middle)
     assert model_text({**r, "variants": ()}).plain == "sim / openai [SIM]"
+    names = run_labels([{**r, "variants": ("telephony", "effort=high", "faults: 1:x")},
+                        {**r, "variants": ("effort=low", "faults: 1:x")}])
+    assert names.header(noun="runs") == "all runs: faults: 1:x"  # what every run listed shares: said once
+    assert [n.parts_text() for n in names.rows] == ["(telephony, effort=high)", "(effort=low)"]
     assert run_matches(r, "Telephony") and not run_matches(r, "noise")
 
 
@@ -168,9 +176,10 @@ async def test_runs_list_keeps_model_benchmark_and_pass_rates_in_view(layout_db,
             shown = strict[0] if strict else str(table.get_cell(run, "strict"))
             assert re.search(r"\d+% \d+/\d+$", shown), shown  # the strict pass, whole
             model = table.get_cell(run, "model").plain
-            bench = str(table.get_cell(run, "bench")) if "bench" in keys else model.split("\n")[1]
+            bench = str(table.get_cell(run, "bench")) if "bench" in keys else model.split("\n")[-1]
             assert bench == "demo_bench" and "[SIM]" in model, (model, bench)
-        assert table.get_cell(long_id, "model").plain.startswith("gemini-2.5-")
+        long_model = table.get_cell(long_id, "model").plain.split("\n")[0]
+        assert long_model.startswith("gemini-2") and "-2025 [SIM]" in long_model, long_model  # cut in its middle
         assert str(table.get_cell(long_id, "id")).startswith(long_id[:8])  # its shortest unique prefix
         legend = str(app.screen.query_one("#runs-legend").render())
         assert "KB knowledge base" in legend and "TT turn-taking" in legend and "h heuristic judge" in legend

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from arena_tui.spine.labels import Labels, label_rows
+
 from ..stats.paired import BOOTSTRAP, MCNEMAR, Gap, Verdict, holm, paired_gap
 from ..verdicts import APART, STRICT, named, ordered
 from .leaderboard import POOLED, BoardRow
@@ -31,15 +33,30 @@ PERSON = "a person"  # the judge of a turn only a person's verdict decides
 
 @dataclass(frozen=True)
 class Side:
-    """One side of a comparison: its name (the row's group, or a run's) and its runs, in repeat order."""
+    """One side of a comparison: its name (the row's group, or a run's) and its runs, in repeat order;
+    a row's model and label parts, as `spine.labels` names it beside the others (`side_labels`)."""
 
     name: str
     benchmark: str
     runs: tuple[StoredRun, ...]
+    model: str = ""
+    parts: tuple[str, ...] = ()
+
+    @property
+    def naming(self) -> tuple[str, tuple[str, ...]]:
+        return (self.model, self.parts) if self.model else (self.name, ())
 
 
 def row_side(row: BoardRow) -> Side:
-    return Side(row.model, row.benchmark, tuple(f.run for f in row.runs))
+    return Side(row.model, row.benchmark, tuple(f.run for f in row.runs), row.alias, row.parts)
+
+
+def side_labels(sides: Sequence[Side]) -> tuple[Labels, dict[str, str]]:
+    """The sides shown together named by the one rule of row labels (`spine.labels`): what they all
+    share (its header), and each side's name -> its label (what tells it apart, whole)."""
+    unique = list({s.name: s for s in sides}.values())
+    labels = label_rows([s.naming for s in unique])
+    return labels, {s.name: label.text() for s, label in zip(unique, labels.rows, strict=True)}
 
 
 def run_side(run: StoredRun) -> Side:
@@ -272,6 +289,11 @@ class Family:
         """A pair's line on a figure, with Holm's verdict over the family."""
         pair = self.pairs[index]
         return gap_text(pair.figures.get(key), self.p(index, key), len(self.pairs))
+
+    @cached_property
+    def labels(self) -> tuple[Labels, dict[str, str]]:
+        """Its rows named beside each other (`side_labels`): what they share, each row's label."""
+        return side_labels([side for pair in self.pairs for side in (pair.a, pair.b)])
 
 
 def family(pairs: Sequence[PairGap]) -> Family:

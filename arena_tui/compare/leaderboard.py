@@ -196,6 +196,17 @@ class BoardRow:
     duplex: DuplexFigures = field(default_factory=DuplexFigures)  # over the row's runs
     cost: Estimate = field(default_factory=Estimate)  # what its runs cost, the model's side (`arena_tui.cost`)
     judge_cost: Estimate = field(default_factory=Estimate)  # what judging them cost, apart
+    parts: tuple[str, ...] = ()  # its name's label parts (`RowId.parts`): what `spine.labels` names it by
+
+    @property
+    def alias(self) -> str:
+        """The model alias its runs ran (the row's name without its label parts)."""
+        return self.identity.model if self.identity is not None else self.model
+
+    @property
+    def naming(self) -> tuple[str, tuple[str, ...]]:
+        """(model, label parts): the row as `spine.labels.label_rows` takes it."""
+        return self.alias, self.parts
 
     @property
     def cost_per_pass(self) -> float | None:
@@ -253,7 +264,7 @@ class BoardRow:
         return "/".join(f"{self.stages[k].p50:.0f}" if k in self.stages else "?" for k in STAGES)
 
 
-def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:
+def _board_row(model: str, benchmark: str, figs: list[RunFigures], parts: tuple[str, ...] = ()) -> BoardRow:
     def pool(attr: str) -> list[float]:
         return [v for f in figs for v in getattr(f, attr)]
 
@@ -296,6 +307,7 @@ def _board_row(model: str, benchmark: str, figs: list[RunFigures]) -> BoardRow:
         duplex=sum((f.duplex for f in figs), DuplexFigures()),
         cost=sum((f.run.cost for f in figs), Estimate()),
         judge_cost=sum((f.run.judge_cost for f in figs), Estimate()),
+        parts=parts,
     )
 
 
@@ -351,6 +363,7 @@ def build_leaderboard(runs: Sequence[StoredRun]) -> Leaderboard:
     for ident, _ in by_cell:
         judges[ident.group].add(ident.judge)
     names = {ident: ident.named if len(judges[ident.group]) > 1 else ident.group for ident, _ in by_cell}
+    parts = {ident: ident.parts(judge=len(judges[ident.group]) > 1) for ident, _ in by_cell}
     figures: list[RunFigures] = []
     rows: list[BoardRow] = []
     by_row: dict[RowId, list[RunFigures]] = defaultdict(list)
@@ -359,10 +372,10 @@ def build_leaderboard(runs: Sequence[StoredRun]) -> Leaderboard:
         figs = [run_figures(r, i, names[ident]) for i, r in enumerate(cell)]
         figures += figs
         by_row[ident] += figs
-        rows.append(_board_row(names[ident], bench, figs))
+        rows.append(_board_row(names[ident], bench, figs, parts[ident]))
     for ident, figs in sorted(by_row.items()):
         if len({f.run.row.benchmark for f in figs}) > 1:
-            rows.append(_board_row(names[ident], POOLED, figs))
+            rows.append(_board_row(names[ident], POOLED, figs, parts[ident]))
     return Leaderboard(figures, rows, unscored)
 
 

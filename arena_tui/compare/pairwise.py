@@ -2,8 +2,10 @@
 each row against a `--baseline` row), B − A per figure with its 95 % interval, p and Holm's
 adjusted p over the benchmark's pairs, by `gap.py` (the one place a gap is computed).
 
-A row is named as the leaderboard names it (`model_name`: its group, with its labels); the figure
-is `turn_pass_strict` (the strict row rule, as run_results.csv names it) or a dimension's name.
+A row is named as the leaderboard names it in the CSV (`model_name`: its group, with its labels);
+in the tables and lines people read, by the one rule of row labels (`spine.labels`: what a
+benchmark's rows share said once, each row what tells it apart). The figure is `turn_pass_strict`
+(the strict row rule, as run_results.csv names it) or a dimension's name.
 docs/reports.md lists the columns and states the methods' assumptions.
 """
 
@@ -79,22 +81,24 @@ def gap_tables(families: Mapping[str, Family]) -> list[tuple[str, list[list[str]
     out = []
     for bench, fam in families.items():
         table = [list(GAP_HEADER)]
-        notes = []
+        shared, name = fam.labels
+        notes = [shared.header()] if shared.shared else []
         for i, pair in enumerate(fam.pairs):
+            a, b = name[pair.a.name], name[pair.b.name]
             for key, g in pair.figures.items():
                 if g is None:
-                    table.append([pair.a.name, pair.b.name, figure_name(key), "0", "–", "–", "–", "no paired turn", "–"])
+                    table.append([a, b, figure_name(key), "0", "–", "–", "–", "no paired turn", "–"])
                     continue
                 p_holm = fam.p(i, key)
                 runs = f" × {g.runs[0]}+{g.runs[1]} runs" if g.runs != (1, 1) else ""
-                table.append([pair.a.name, pair.b.name, figure_name(key), f"{g.turns} turn{'s' * (g.turns != 1)}{runs}",
+                table.append([a, b, figure_name(key), f"{g.turns} turn{'s' * (g.turns != 1)}{runs}",
                               f"{points(g.difference)} pts [{points(g.ci[0])}, {points(g.ci[1])}]", p_text(g.p),
                               p_text(p_holm) if p_holm is not None and len(fam.pairs) > 1 else "–",
                               _verdict(g.distinguishable(p_holm)), g.method + (f" ({g.caveat})" if g.caveat else "")])
             if pair.strict is not None:
-                notes.append(f"{pair.a.name} → {pair.b.name}: {gap_core(pair.strict)} ({gap_detail(pair.strict)})")
+                notes.append(f"{a} → {b}: {gap_core(pair.strict)} ({gap_detail(pair.strict)})")
             if pair.pairing.left_out_text:
-                notes.append(f"{pair.a.name} → {pair.b.name}: {pair.pairing.left_out_text}")
+                notes.append(f"{a} → {b}: {pair.pairing.left_out_text}")
         out.append((bench, table, notes))
     return out
 
@@ -114,11 +118,13 @@ def family_note(families: Mapping[str, Family]) -> str:
 
 def strict_lines(families: Mapping[str, Family], rows: Sequence[str] | None = None) -> list[str]:
     """`A → B: B − A = … (…)` for each pair's strict pass, Holm's verdict over its benchmark's pairs
-    when it has several: what `campaign show` and the campaign screen list."""
+    when it has several: what `campaign show` lists. Rows are named by `Family.labels`: what a
+    benchmark's rows share in a line of its own (`bench: all rows: simulator · …`)."""
     out = []
     for bench, fam in families.items():
-        for i, pair in enumerate(fam.pairs):
-            if rows is not None and pair.a.name not in rows and pair.b.name not in rows:
-                continue
-            out.append(f"{bench}: A {pair.a.name} → B {pair.b.name}: {fam.text(i)}")
+        shared, name = fam.labels
+        lines = [f"{bench}: A {name[pair.a.name]} → B {name[pair.b.name]}: {fam.text(i)}"
+                 for i, pair in enumerate(fam.pairs)
+                 if rows is None or pair.a.name in rows or pair.b.name in rows]  # fmt: skip
+        out += ([f"{bench}: {shared.header()}"] if lines and shared.shared else []) + lines
     return out

@@ -2,6 +2,10 @@
 
 report.html is one self-contained file: inline CSS and inline SVG (`svg.py`), no script, nothing
 fetched when it is opened. summary.md carries the same tables and lists without the plots.
+
+A benchmark's section names its rows by the one rule of row labels (`spine.labels`): what they all
+share said once (`all rows: simulator · heuristic judge`), each row what tells it apart, whole in the
+tables, whole parts dropped and named in a plot's narrow label. The CSVs keep every row's whole name.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from datetime import datetime
 from html import escape
 
 from arena_tui.spine.duplex import FULL_DUPLEX_TURN
+from arena_tui.spine.labels import Label, label_rows
 from arena_tui.spine.source import FULL_DUPLEX_LABEL
 from arena_tui.spine.times import duration_text
 
@@ -118,49 +123,58 @@ def text(figure: Figure) -> str:
     raise TypeError(f"no text for {figure!r}")
 
 
-def _leaderboard_table(board: Leaderboard, rows: list[BoardRow]) -> list[list[str]]:
-    """The leaderboard screen's columns (`columns.board_columns`), best strict pass first."""
+Names = Mapping[str, Label]  # a row's whole name -> its label among its section's rows (`spine.labels`)
+BAR_LABEL, STRIP_LABEL, SERIES_LABEL = 52, 48, 26  # characters a plot's row label has (`svg.py`)
+
+
+def _leaderboard_table(board: Leaderboard, rows: list[BoardRow], names: Names) -> list[list[str]]:
+    """The leaderboard screen's columns (`columns.board_columns`), best strict pass first; the model
+    column says the row's label (what tells it apart from the section's other rows)."""
     cols = [c for c in board_columns(board.dimensions, stages=any(r.stages for r in rows), cost=has_cost(rows)) if c.report]
     table = [[c.heading for c in cols]]
     for r in sorted(rows, key=lambda r: (-(r.strict.rate or 0), r.model)):
-        table.append([text(c.figure(r)) for c in cols])
+        cells = [text(c.figure(r)) for c in cols]
+        if cols and cols[0].key == "model":
+            cells[0] = names[r.model].text() + cells[0][len(r.model):]  # (a person's verdicts marked after it)
+        table.append(cells)
     return table
 
 
-def _bars(rows: list[BoardRow], colours: Mapping[str, int], rate_of: Callable[[BoardRow], Rate | None]) -> list[Bar]:
+def _bars(rows: list[BoardRow], colours: Mapping[str, int], rate_of: Callable[[BoardRow], Rate | None],
+          names: Names) -> list[Bar]:
     out = []
     for r in rows:
         x: Rate = rate_of(r) or Rate(0, 0)
         note = f"{x.passes}/{x.n}" if x.n else ("" if r.judged else NOT_JUDGED)
-        out.append(Bar(colours[r.model], r.model, x.rate, x.ci95, note))
+        out.append(Bar(colours[r.model], names[r.model].text(BAR_LABEL), x.rate, x.ci95, note))
     return out
 
 
-def _plots(board: Leaderboard, bench: str, rows: list[BoardRow], colours: Mapping[str, int]) -> list[str]:
+def _plots(board: Leaderboard, bench: str, rows: list[BoardRow], colours: Mapping[str, int], names: Names) -> list[str]:
     strips = []
     for r in rows:
         values = [v for f in r.runs for v in f.v2v]
         note = "" if not r.latency_excluded else f"{r.latency_runs}/{len(r.runs)} runs at {speed_text(1)}"
         if not values:
             note = "; ".join(sorted(set(r.latency_excluded.values()))) or "no voice-to-voice recorded"
-        strips.append(Strip(colours[r.model], r.model, values, r.v2v.p50 if r.v2v else None, r.v2v_p50_ci,
-                            r.v2v.p95 if r.v2v else None, r.v2v_p95_ci, note))  # fmt: skip
+        strips.append(Strip(colours[r.model], names[r.model].text(STRIP_LABEL), values, r.v2v.p50 if r.v2v else None,
+                            r.v2v_p50_ci, r.v2v.p95 if r.v2v else None, r.v2v_p95_ci, note))  # fmt: skip
     out = [latency_strips(f"Voice-to-voice per turn — {bench} (◆ p50, ▲ p95, bars: 95 % bootstrap)", strips)]
     if bench != POOLED:  # turn numbers are a benchmark's own
-        out.append(_over_turns(bench, rows, colours))
-    groups = [(STRICT, _bars(rows, colours, lambda r: r.strict)),
-              (ORIGINAL, _bars(rows, colours, lambda r: r.original))]
-    groups += [(named(d).words, _bars(rows, colours, lambda r, d=d: r.dimensions.get(d)))
+        out.append(_over_turns(bench, rows, colours, names))
+    groups = [(STRICT, _bars(rows, colours, lambda r: r.strict, names)),
+              (ORIGINAL, _bars(rows, colours, lambda r: r.original, names))]
+    groups += [(named(d).words, _bars(rows, colours, lambda r, d=d: r.dimensions.get(d), names))
                for d in board.dimensions if any(d in r.dimensions for r in rows)]  # fmt: skip
     out.append(rate_bars(f"Pass rate per dimension — {bench}", groups))
     cats = sorted({c for r in rows for c in r.categories})
     if cats:
-        cgroups = [(c, _bars(rows, colours, lambda r, c=c: r.categories.get(c))) for c in cats]
+        cgroups = [(c, _bars(rows, colours, lambda r, c=c: r.categories.get(c), names)) for c in cats]
         out.append(rate_bars(f"{STRICT.capitalize()} per category — {bench}", cgroups))
     return out
 
 
-def _over_turns(bench: str, rows: list[BoardRow], colours: Mapping[str, int]) -> str:
+def _over_turns(bench: str, rows: list[BoardRow], colours: Mapping[str, int], names: Names) -> str:
     """Each speed-1 run's voice-to-voice over its turns (the others are on a compressed clock: named)."""
     series, left_out = [], []
     for r in rows:
@@ -169,7 +183,7 @@ def _over_turns(bench: str, rows: list[BoardRow], colours: Mapping[str, int]) ->
                 left_out.append(f"{f.run.run_id} ({f.run.latency_excluded})")
                 continue
             points = turn_latencies(f.run.results.values(), f.run.untrusted)
-            series.append(Series(colours[r.model], f"{r.model} #{f.run_index}", points))
+            series.append(Series(colours[r.model], f"{names[r.model].text(SERIES_LABEL)} #{f.run_index}", points))
     note = f"not drawn: {', '.join(left_out)}" if left_out else ""
     return turn_latency_chart(f"Voice-to-voice over each run's turns — {bench}", series, note)
 
@@ -184,12 +198,15 @@ def sections(board: Leaderboard, sel: Selection, gaps: Mapping[str, Family] | No
         rows = [r for r in board.rows if r.benchmark == bench]
         if not rows:
             continue
-        notes = [f"{r.model}: latency excluded for " + ", ".join(f"{k} ({v})" for k, v in r.latency_excluded.items())
+        labels = label_rows([r.naming for r in rows])
+        names = {r.model: label for r, label in zip(rows, labels.rows, strict=True)}
+        notes = [f"{names[r.model].text()}: latency excluded for " + ", ".join(f"{k} ({v})" for k, v in r.latency_excluded.items())
                  for r in rows if r.latency_excluded]  # fmt: skip
         if (priced := cost_note([c for r in rows for c in (r.cost, r.judge_cost)])) is not None:
             notes.append(priced)
-        out.append(Section(bench if bench != POOLED else "All benchmarks (pooled)", table=_leaderboard_table(board, rows),
-                           plots=_plots(board, bench, rows, colours), notes=notes))  # fmt: skip
+        out.append(Section(bench if bench != POOLED else "All benchmarks (pooled)", items=[labels.header()] if labels.shared else [],
+                           table=_leaderboard_table(board, rows, names), plots=_plots(board, bench, rows, colours, names),
+                           notes=notes))  # fmt: skip
     for bench, table, notes in gap_tables(gaps):
         out.append(Section(f"Gaps between rows (paired) — {bench}", items=[family_note(gaps)], table=table, notes=notes))
     if any(r.duplex.any for r in board.rows):

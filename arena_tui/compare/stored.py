@@ -45,7 +45,12 @@ class RowId:
     @property
     def named(self) -> str:
         """The row's name with its judge in it, where one board holds the group under two judges."""
-        return f"{self.model} [{', '.join([*self.labels, f'judge {self.judge}'])}]"
+        return f"{self.model} [{', '.join(self.parts(judge=True))}]"
+
+    def parts(self, judge: bool = False) -> tuple[str, ...]:
+        """Its label parts (`spine.labels`: what every surface names the row by), with its judge
+        (`judge`) where one board holds the group under two judges."""
+        return (*self.labels, f"judge {self.judge}") if judge else self.labels
 
 
 def run_speed(run: RunRow) -> float | None:

@@ -35,7 +35,7 @@ from .base import BACK
 from ..verdicts import STRICT
 from ..timing import speed_text
 from arena_tui.spine.ids import short_ids
-from arena_tui.spine.source import variants_text
+from arena_tui.spine.labels import Label, Labels, label_rows
 from arena_tui.spine.paths import exports_dir
 from arena_tui.spine.times import when_text
 
@@ -62,33 +62,46 @@ def shared_parts(cells: Sequence[Cell]) -> frozenset[str]:
     return frozenset(part for part, values in alike.items() if len(values) == 1)
 
 
-def label_form(cell: Cell, dropped: frozenset[str] | set[str] = frozenset()) -> str:
+def cell_labels(cells: Sequence[Cell]) -> Labels:
+    """The cells' variants named by the one rule of row labels (`spine.labels`): what every cell has
+    alike is the campaign's (its title says it), each cell says what tells it apart, whole."""
+    return label_rows([(c.alias, c.variants) for c in cells], enclose="()")
+
+
+def variants_of(cell: Cell, label: Label | None) -> str:
+    """` (telephony, effort=high)`: the cell's variants after its model (`label`: among its campaign's cells)."""
+    parts = label.parts_text() if label is not None else cell_labels([cell]).rows[0].parts_text()
+    return f" {parts}" if parts else ""
+
+
+def label_form(cell: Cell, dropped: frozenset[str] | set[str] = frozenset(), label: Label | None = None) -> str:
     """`demo_bench × sim (telephony, effort=high) #1` without the `dropped` parts (`SHAREABLE`)."""
     head = cell.alias if "benchmark" in dropped else f"{cell.bench_name} × {cell.alias}"
-    return head + variants_text(cell.variants) + ("" if "repeat" in dropped else f" #{cell.repeat}")
+    return head + variants_of(cell, label) + ("" if "repeat" in dropped else f" #{cell.repeat}")
 
 
-def column_form(cells: Sequence[Cell], width: int, shared: frozenset[str]) -> frozenset[str]:
+def column_form(cells: Sequence[Cell], width: int, shared: frozenset[str], names: Labels | None = None) -> frozenset[str]:
     """What the cell column leaves out, the same for every cell: the fewest `shared` parts (in
     `SHAREABLE` order) with which every label fits `width` (all of them when none does)."""
     dropped: set[str] = set()
+    labels = names.rows if names is not None else [None] * len(cells)
     for part in SHAREABLE:
-        if all(len(label_form(c, dropped)) <= width for c in cells):
+        if all(len(label_form(c, dropped, n)) <= width for c, n in zip(cells, labels, strict=True)):
             break
         if part in shared:
             dropped.add(part)
     return frozenset(dropped)
 
 
-def short_label(cell: Cell, width: int, dropped: frozenset[str] = frozenset()) -> str:
+def short_label(cell: Cell, width: int, dropped: frozenset[str] = frozenset(), label: Label | None = None) -> str:
     """The cell in `width` cells (`Cell.shown`) without the `dropped` parts (`column_form`: what every
     cell shares, which the title names); still too long, the benchmark and model names are cut with
     "…". What tells the cells apart (their variants: speaker, condition, effort; a repeat not
     shared) is never cut; the selected cell is whole under the table."""
-    label = label_form(cell, dropped)
-    if len(label) <= width:
-        return label
-    tail = variants_text(cell.variants) + ("" if "repeat" in dropped else f" #{cell.repeat}")
+    whole = label_form(cell, dropped, label)
+    if len(whole) <= width:
+        return whole
+    tail = variants_of(cell, label) + ("" if "repeat" in dropped else f" #{cell.repeat}")
     if "benchmark" in dropped:
         return cut_name(cell.alias, max(width - len(tail), 1)) + tail
     room = max(width - len(tail) - 3, 2)  # 3: " × "
@@ -260,9 +273,12 @@ def gaps_text(view: CampaignView, full: bool = True) -> Text:
                     "(a taller terminal, or `campaign show`, lists them)", "grey62") if pairs else Text("")
     lines = []
     for bench, fam in view.gaps.items():
+        shared, name = fam.labels  # the rows by the one rule of row labels: what they share said once
+        if shared.shared:
+            lines.append(Text(f"{bench}: {shared.header()}", "grey62"))
         for i, pair in enumerate(fam.pairs):
             g = pair.strict
-            t = Text(f"{bench}: {pair.a.name} → {pair.b.name}: ", "grey62")
+            t = Text(f"{bench}: {name[pair.a.name]} → {name[pair.b.name]}: ", "grey62")
             if g is None:
                 t.append("no paired turn", "grey62")
             else:
@@ -341,7 +357,8 @@ class CampaignScreen(Campaigns):
         # the cell label gives way first (the selected cell is whole below the table), but keeps the room
         # its shortest form needs: what the cells share left out, what tells them apart whole (`short_label`)
         shared = shared_parts([c.cell for c in self.cells])
-        least = max((len(label_form(c.cell, shared)) for c in self.cells), default=0)
+        names = cell_labels([c.cell for c in self.cells])
+        least = max((len(label_form(c.cell, shared, n)) for c, n in zip(self.cells, names.rows, strict=True)), default=0)
         need[0] = max(min(need[0], room - others - PAD, max(room // 3, least)), MIN_CELL)
         note = cost_note([e for c in self.cells for e in (c.cost, c.judge_cost)])  # a cell has a cost: its column
         order = CELL_ORDER if note else [c for c in CELL_ORDER if c != COST]
@@ -349,9 +366,9 @@ class CampaignScreen(Campaigns):
         table.clear(columns=True)
         for col, w in shown.items():
             table.add_column(labels[col], key=CELL_COLUMNS[col][0], width=w)
-        dropped = column_form([c.cell for c in self.cells], shown[0], shared)
-        for view, row in zip(self.cells, cells, strict=True):
-            row = (Text(short_label(view.cell, shown[0], dropped)), *row[1:])  # Text: `[…]` is no markup
+        dropped = column_form([c.cell for c in self.cells], shown[0], shared, names)
+        for view, row, name in zip(self.cells, cells, names.rows, strict=True):
+            row = (Text(short_label(view.cell, shown[0], dropped, name)), *row[1:])  # Text: `[…]` is no markup
             table.add_row(*(fit_cell(row[col], w) for col, w in shown.items()), key=cell_key(view.cell))
         if current is not None:
             keys = [cell_key(c.cell) for c in self.cells]
@@ -376,6 +393,8 @@ class CampaignScreen(Campaigns):
                           f"{v.spec.executor}  ·  started {when_text(v.created_at)}  ·  "
                           f"{v.count('complete')}/{len(v.cells)} complete  ")
         t.append_text(activity_text(v))
+        if shared := cell_labels([c.cell for c in self.cells]).header(noun="cells"):  # said on no cell's line
+            t.append(f"  ·  {shared}", "cyan")
         if v.pace:  # its live coordinator's admission control
             t.append(f"  ·  {v.pace}", "yellow" if "busy" in v.pace else "")
         self.query_one("#campaign-title", Static).update(t)

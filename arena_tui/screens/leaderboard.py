@@ -7,6 +7,10 @@ instead (per row, its failed turns per cause: `compare.failure_mix`); `f` narrow
 type, `/` finds one. `G` says the gap between two rows, paired (`compare.gap`): the two marked, or
 the one marked (the baseline, A) and the row under the cursor (B). Loading runs in a worker that posts `BoardLoaded`; until then the screen says
 "loading…" and keys keep working.
+
+Rows are named by the one rule (`spine.labels`): what every row shown shares is said once above the
+table, each row says what tells it apart, never cut. Rows first (`widgets.board_frame.place`): the
+notes, the legend and the plots take what the rows leave; `n` opens or closes the notes, `v` the plots.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 from ..compare.leaderboard import POOLED, BoardRow
 from ..compare.load import Loaded, load_board
 from ..compare.selection import ALL
+from arena_tui.spine.labels import Label, Labels, label_rows
 from arena_tui.spine.source import FULL_DUPLEX_LABEL
 
 from ..compare.columns import Column, board_columns, has_cost, sort_rows
@@ -31,18 +36,20 @@ from ..compare.failure_mix import mix_columns
 from ..compare.gap import pair_gap, row_side
 from ..widgets.board_cells import cell, model_cell
 from ..widgets.board_notes import board_notes, row_human
+from ..widgets.board_frame import ROW_LINES, columns_text, place, shared_text, status_text, window
 from ..widgets.board_plots import CategoryBars, LatencyPlot, legend
-from ..widgets.fit import Forms, column_window, fit_lines, fit_parts, lines_width
+from ..widgets.fit import fit_lines, lines_width
 from ..widgets.query_line import QueryLine
 from .base import BACK, ArenaScreen
 from .find import FILTER_KEY, FIND_KEYS, Finding, filter_line, find_line
 
 
-PLOT_MIN_HEIGHT = 30  # below this the plots would be a few rows tall: hidden until `v`
-FIXED = 2  # model and benchmark stay in view; the other columns scroll by whole columns (← →)
+FIXED = 2  # model and benchmark stay in view (the benchmark said above when every row has one); the others scroll (← →)
+BENCH = 1  # the benchmark column's index
 MODEL_MIN = 18  # the model column is cut no narrower than this (a quarter of the width when wider)
 COLUMN_MAX = 14  # `[1,250–2,500]`; a longer why-not (`speed not recorded`) is cut: the notes say it whole
-NOTES = 4  # lines of notes under the table at least (a sixth of the terminal's height when more)
+NARROW = 100  # narrower than this the plots are one above the other (a lane keeps room for its row's name)
+NOTES = 4  # lines of notes under the table at most (a sixth of the terminal's height when more)
 
 
 class BoardLoaded(Message):
@@ -71,7 +78,9 @@ class LeaderboardScreen(Finding, ArenaScreen):
                 tooltip="Scroll the columns right by one whole column (model and benchmark stay)"),
         Binding("left", "scroll_columns(-1)", "Columns ←", show=False, priority=True,
                 tooltip="Scroll the columns left by one whole column"),
-        Binding("v", "toggle_plots", "Plots"),
+        Binding("v", "toggle_plots", "Plots", tooltip="Show or hide the legend and the plots (shown by themselves "
+                "when the rows leave room for them)"),
+        Binding("n", "toggle_notes", "Notes", show=False, tooltip="Every note under the table, or the one line saying how many"),
         Binding("m", "toggle_mix", "Failure mix", show=False, tooltip="Each row's failed turns per cause (again: the figures)"),
         FILTER_KEY,
         *FIND_KEYS,
@@ -92,7 +101,10 @@ class LeaderboardScreen(Finding, ArenaScreen):
         self.descending = True
         self.shown: list[BoardRow] = []  # the table's rows, in display order
         self.marked: list[tuple[str, str]] = []  # (model, benchmark) of marked rows, in marking order
-        self.plots: bool | None = None  # None: shown when the terminal has room (PLOT_MIN_HEIGHT rows)
+        self.plots: bool | None = None  # None: shown when the rows leave room for them (`board_frame.place`)
+        self.notes_open: bool | None = None  # None: every note when the rows leave room for them
+        self.labels = Labels((), ())  # the shown rows' names (`spine.labels`), in `shown` order
+        self.bench_apart = False  # the benchmark column left out: every row has one, said above the table
         self.first = 0  # the first scrolling column in view (after model and benchmark)
         self.hidden: list[Column] = []  # the columns this width leaves out, in column order
         self.mix = False  # the failure mix (`m`) instead of the figures
@@ -101,6 +113,7 @@ class LeaderboardScreen(Finding, ArenaScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("loading…", id="board-status")
+        yield Static("", id="board-shared")
         yield Static("", id="board-columns")
         yield DataTable(id="board", cursor_type="row", zebra_stripes=True)
         yield filter_line("model or benchmark")
@@ -116,23 +129,41 @@ class LeaderboardScreen(Finding, ArenaScreen):
 
     def on_mount(self) -> None:
         self.query_one("#board", DataTable).focus()
-        self._show_plots()
+        self.query_one("#board-plots").display = self.query_one("#board-legend").display = False
         self.load()
 
     def on_resize(self) -> None:
-        self._show_plots()
         if self.loaded is not None:  # once the table has its new size: the columns are chosen for it
             self.call_after_refresh(self.render_board)
 
-    def _show_plots(self) -> None:
-        show = self.plots if self.plots is not None else self.app.size.height >= PLOT_MIN_HEIGHT
-        self.query_one("#board-plots").display = show
-        self.query_one("#board-legend").display = show
-
     def action_toggle_plots(self) -> None:
         self.plots = not self.query_one("#board-plots").display
-        self._show_plots()
-        if self.plots and self.loaded is not None:
+        if self.loaded is not None:
+            self.render_board()
+
+    def action_toggle_notes(self) -> None:
+        self.notes_open = not self._notes_full
+        if self.loaded is not None:
+            self.render_board()
+
+    def _place(self) -> None:
+        """Rows first (`board_frame.place`): the room the table, the notes and the plots share now is
+        measured, then shared again for the rows shown."""
+        table = self.query_one("#board", DataTable)
+        flexible = [table, *(self.query(w).first() for w in ("#board-notes", "#board-legend", "#board-plots"))]
+        room = sum(w.outer_size.height for w in flexible if w.display)
+        if not room:  # not laid out yet
+            return
+        notes = board_notes(self.loaded, self.rows, self._line_width(), self._notes_room()) if self.loaded else Text()
+        at = place(room, len(self.shown), len(notes.split("\n")) if notes.plain else 0, self.plots, self.notes_open)
+        if at.notes != self._notes_full:
+            self._notes_full = at.notes
+            self._notes()
+        table.styles.height = at.table if at.table is not None else "1fr"
+        for w in ("#board-plots", "#board-legend"):
+            self.query_one(w).display = at.plots
+        self.query_one("#board-plots").set_class(self.size.width < NARROW, "narrow")
+        if at.plots:
             self._plots()
 
     @work(exclusive=True, group="leaderboard-load")
@@ -225,44 +256,42 @@ class LeaderboardScreen(Finding, ArenaScreen):
         current = self.row_key(self.cursor_row) if self.cursor_row is not None else None
         column = self.column
         self.shown = sort_rows(self.rows, column, self.descending) if column else self.rows
+        self.labels = label_rows([r.naming for r in self.shown])
         labels = [c.label + ((" ↓" if self.descending else " ↑") if c.key == self.sort_key else "") for c in self.columns]
-        cells = [[model_cell(row, (row.model, row.benchmark) in self.marked, row_human(row))]
-                 + [cell(c.figure(row)) for c in self.columns[1:]] for row in self.shown]  # fmt: skip
+        cells = [[self._model_cell(row, name)] + [cell(c.figure(row)) for c in self.columns[1:]]
+                 for row, name in zip(self.shown, self.labels.rows, strict=True)]  # fmt: skip
         need = [max([len(label)] + [lines_width(r[i]) for r in cells]) for i, label in enumerate(labels)]
         room = max(table.size.width - table.styles.scrollbar_size_vertical, 0) or self.app.size.width
-        need[0] = min(need[0], max(MODEL_MIN, room // 4))  # a long model id is cut ("…"), never the columns
+        # a long model id is cut ("…"), never the columns; what tells a row apart never is (`spine.labels`)
+        need[0] = min(need[0], max(MODEL_MIN, room // 4, *(name.least for name in self.labels.rows)))
         need[FIXED:] = [min(w, max(COLUMN_MAX, len(label))) for w, label in zip(need[FIXED:], labels[FIXED:], strict=True)]
-        visible, self.first = column_window(room, need, FIXED, self.first)
-        self.hidden = [c for i, c in enumerate(self.columns) if i not in visible]
+        visible, self.first, self.bench_apart = window(room, need, FIXED, self.first,
+                                                       len({r.benchmark for r in self.shown}) == 1)
+        self.hidden = [c for i, c in enumerate(self.columns) if i not in visible and not (i == BENCH and self.bench_apart)]
         table.clear(columns=True)
         for i in visible:
             table.add_column(labels[i], key=self.columns[i].key, width=need[i])
-        for row, row_cells in zip(self.shown, cells, strict=True):
-            table.add_row(*(fit_lines(row_cells[i], need[i]) for i in visible), key=self.row_key(row), height=2)
+        for row, name, row_cells in zip(self.shown, self.labels.rows, cells, strict=True):
+            row_cells[0] = self._model_cell(row, name, need[0])
+            table.add_row(*(fit_lines(row_cells[i], need[i]) for i in visible), key=self.row_key(row), height=ROW_LINES)
         keys = [self.row_key(r) for r in self.shown]
         if current in keys:
             table.move_cursor(row=keys.index(current))
         self._status()
-        self._columns_line(visible)
+        bench = self.shown[0].benchmark if self.bench_apart else None
+        lines = 1 if self.app.size.height < 30 else 2
+        for line, text in (("#board-shared", shared_text(self.labels, bench, self._line_width(), lines)),
+                           ("#board-columns", columns_text(self.columns, visible, {BENCH} if self.bench_apart else set(),
+                                                           self._line_width()))):
+            self.query_one(line, Static).update(text)
+            self.query_one(line).display = bool(text.plain)  # (an empty line would take a row's room)
         self._notes()
         self._plots()
         self.refind()
+        self.call_after_refresh(self._place)
 
-    def _columns_line(self, visible: list[int]) -> None:
-        """Which columns are out of view and the keys that bring them (never silently off-screen):
-        every one named, in at most two lines."""
-        if not self.hidden:
-            self.query_one("#board-columns", Static).update("")
-            return
-        left = [c.label for i, c in enumerate(self.columns) if i not in visible and i < visible[-1]]
-        right = [c.label for i, c in enumerate(self.columns) if i > visible[-1]]
-        parts: list[Forms] = [(Text(f"{len(visible)} of {len(self.columns)} columns in view", "bold"),
-                               Text(f"{len(visible)}/{len(self.columns)} cols", "bold"))]
-        if left:
-            parts.append((f"← {', '.join(left)}", f"← {','.join(left)}"))
-        if right:
-            parts.append((f"→ {', '.join(right)}", f"→ {','.join(right)}"))
-        self.query_one("#board-columns", Static).update(fit_parts(parts, self._line_width(), 2, sep="  "))
+    def _model_cell(self, row: BoardRow, name: Label, width: int | None = None) -> Text:
+        return model_cell(row, name, width, (row.model, row.benchmark) in self.marked, row_human(row))
 
     def _line_width(self) -> int:
         return (self.size.width or self.app.size.width) - 2  # a line's padding
@@ -282,43 +311,40 @@ class LeaderboardScreen(Finding, ArenaScreen):
 
     def _status(self) -> None:
         assert self.loaded is not None
-        board, sel = self.loaded.board, self.loaded.selection
         column = self.column
         sort = f"{column.label if column else '?'} {'↓' if self.descending else '↑'}"
-        bench = self.benchmark or "all + pooled"
-        parts: list[Forms] = [(f"{len(board.runs)} runs · {len(board.models)} models",)]
-        if self.mix:
-            parts.append((Text("failure mix: failed turns per cause (m: the figures)", "bold"),
-                          Text("failure mix (m)", "bold")))
-        if self.narrow:
-            parts.append((f"filter “{self.narrow}”: {len(self.rows)} of {len(self._unfiltered())} rows",
-                          f"{len(self.rows)}/{len(self._unfiltered())} rows"))
-        parts += [(f"benchmark: {bench} (b)", f"b: {bench}"), (f"sort: {sort} (s, S, click header)", f"s: {sort}"),
-                  ("enter: consistency", "enter: repeats", ""), ("space mark, = compare, G gap", ""),
-                  ("m: failure mix" if not self.mix else "", ""), ("f filter, / find", "")]
-        if self.marked:
-            parts.append((f"marked {len(self.marked)} (= compares two)", f"marked {len(self.marked)}"))
-        if not board.runs:
-            unscored = f" ({len(board.unscored)} not scored: no turn got an answer)" if board.unscored else ""
-            parts = [(f"no finished runs in {sel.description or 'the store'}{unscored}",)]
-        self.query_one("#board-status", Static).update(fit_parts(parts, self._line_width(), 1, sep=" · "))
+        self.query_one("#board-status", Static).update(status_text(
+            self.loaded, sort=sort, bench=self.benchmark or "all + pooled", mix=self.mix, narrow=self.narrow,
+            rows=(len(self.rows), len(self._unfiltered())), marked=len(self.marked), width=self._line_width()))
+
+    _notes_full = True  # every note shown (`_place` decides; else the one line saying how many)
+
+    def _notes_room(self) -> int:
+        return max(NOTES, self.app.size.height // 6)  # a taller terminal has room for more
 
     def _notes(self) -> None:
-        """What the figures leave out and why, one line each (`widgets/board_notes.py`), in at least
-        `NOTES` lines (a sixth of the terminal's height when more)."""
+        """What the figures leave out and why, one line each (`widgets/board_notes.py`), in at most
+        `NOTES` lines (a sixth of the terminal's height when more); when the rows leave no room for
+        them (or `n` closed them), one line: how many notes, of what, and `n`."""
         assert self.loaded is not None
-        room = max(NOTES, self.app.size.height // 6)  # a taller terminal has room for more
+        room = self._notes_room() if self._notes_full else 1
         self.query_one("#board-notes").styles.max_height = room
-        self.query_one("#board-notes", Static).update(board_notes(self.loaded, self.rows, self._line_width(), room))
+        names = {r.model: label.text() for r, label in zip(self.shown, self.labels.rows, strict=True)}
+        self.query_one("#board-notes", Static).update(board_notes(self.loaded, self.rows, self._line_width(), room,
+                                                                  more="n shows them", names=names))
 
     def _plots(self) -> None:
+        if not self.query_one("#board-plots").display:
+            return
         row = self.cursor_row
         bench = row.benchmark if row is not None else self.benchmark
-        rows = [r for r in self.rows if r.benchmark == bench] if bench else []
+        names = {self.row_key(r): name for r, name in zip(self.shown, self.labels.rows, strict=True)}
+        rows = [r for r in self.rows if r.benchmark == bench] if bench else []  # (colours by the board's order)
+        labels = [names[self.row_key(r)] for r in rows]
         name = "pooled" if bench == POOLED else (bench or "–")
-        self.query_one("#board-legend", Static).update(legend(rows))
-        self.query_one(LatencyPlot).show(f"voice-to-voice per turn — {name}", rows)
-        self.query_one(CategoryBars).show(f"strict pass per category — {name}", rows)
+        self.query_one("#board-legend", Static).update(legend(labels, self._line_width()))
+        self.query_one(LatencyPlot).show(f"voice-to-voice per turn — {name}", rows, labels)
+        self.query_one(CategoryBars).show(f"strict pass per category — {name}", rows, labels)
 
     @on(DataTable.RowHighlighted, "#board")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -12,7 +12,7 @@ benchmark, status or id; `f` narrows the list to those as you type."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,8 @@ from .find import FILTER_KEY, FIND_KEYS, Finding, filter_line, find_line
 from .polling import PollingScreen
 from arena_tui.spine.paths import exports_dir
 from arena_tui.spine.ids import short_ids
-from arena_tui.spine.source import tag as source_tag, variant_labels, variants_text
+from arena_tui.spine.labels import MODEL_KEPT, Label, Labels, cut_name, label_rows
+from arena_tui.spine.source import tag as source_tag, variant_labels
 from arena_tui.spine.times import as_utc, duration_text, when_text
 
 if TYPE_CHECKING:
@@ -58,23 +59,37 @@ MODEL_WANT = 24
 STACKED = [("id", "run"), ("model", "model / benchmark"), ("status", "status"), ("rates", "pass rates")]
 
 
-def model_text(r: dict[str, Any], width: int | None = None) -> Text:
-    """`model / provider [SIM] (telephony, effort=high)`, as the run screen heads it. In `width`:
-    without the provider, then how its input differed (`RunRow.variants`) cut ("…"), then the
-    model cut; never its source tag (a simulator's scores are no model's)."""
+def model_text(r: dict[str, Any], width: int | None = None, label: Label | None = None) -> Text:
+    """`model / provider [SIM] (telephony, effort=high)`, as the run screen heads it. How its input
+    differed (`RunRow.variants`) is said by the one rule of row labels (`spine.labels`: `label`, the
+    run's among the runs listed). In `width`: without the provider, then whole parts dropped (and
+    named) from the least telling end, then the model cut; never its source tag (a simulator's scores
+    are no model's), never what tells the run apart from the others listed."""
     model, provider = r.get("model", "?"), r.get("provider", "?")
     tag = source_tag(r.get("source"))
-    variants = Text(variants_text(r.get("variants") or ()), "cyan")
-    forms = [f"{model} / {provider}"] if provider not in (model, "?") else []
-    for name in [*forms, model]:
-        if width is None or len(name) + len(tag) + len(variants) <= width:
-            return Text.assemble(name, (tag, "bold magenta"), variants)
-    if variants and len(model) + len(tag) + len(" (x…") <= width:
-        variants.truncate(width - len(model) - len(tag), overflow="ellipsis")
-        return Text.assemble(model, (tag, "bold magenta"), variants)
-    cut = Text(model)
-    cut.truncate(max(width - len(tag), 1), overflow="ellipsis")
-    return Text.assemble(cut, (tag, "bold magenta"))
+    label = label if label is not None else run_labels([r]).rows[0]
+    whole = label.parts_text()
+    if provider not in (model, "?") and (width is None or len(f"{model} / {provider}{tag} {whole}".rstrip()) <= width):
+        return _model_line(f"{model} / {provider}", tag, whole)
+    parts = label.parts_text(None if width is None else width - len(model) - len(tag) - 1)
+    if width is not None and len(model) + len(tag) + (len(parts) + 1 if parts else 0) > width:  # its middle goes
+        return _model_line(cut_name(model, width - len(tag) - (len(parts) + 1 if parts else 0)), tag, parts)
+    return _model_line(model, tag, parts)
+
+
+def _model_line(name: str | Text, tag: str, parts: str) -> Text:
+    return Text.assemble(name, (tag, "bold magenta"), (f" {parts}" if parts else "", "cyan"))
+
+
+def run_labels(rows: Sequence[dict[str, Any]]) -> Labels:
+    """The runs listed together named by the one rule (`spine.labels`): what they all share said once
+    under the list, each run's line what tells it apart."""
+    return label_rows([(r.get("model", "?"), tuple(r.get("variants") or ())) for r in rows], enclose="()")
+
+
+def model_least(r: dict[str, Any], label: Label) -> int:
+    """The fewest cells a run's model line takes: a few letters of the model, its tag, what tells it apart."""
+    return min(len(r.get("model", "?")), MODEL_KEPT) + len(source_tag(r.get("source"))) + 1 + label.least
 
 
 def live(r: dict[str, Any]) -> bool:
@@ -89,8 +104,10 @@ def apart_of(r: dict[str, Any], reasons: tuple[str, ...] = APART_REASONS) -> str
     return t.apart_text(live=live(r), reasons=reasons) if t is not None else ""
 
 
-def run_cells(r: dict[str, Any], now: dt.datetime, dims: list[str], shown_id: str, marked: bool = False) -> tuple:
-    """One run's cells in RUN_COLUMNS order (a run marked for comparison gets a dot)."""
+def run_cells(r: dict[str, Any], now: dt.datetime, dims: list[str], shown_id: str, marked: bool = False,
+              label: Label | None = None) -> tuple:
+    """One run's cells in RUN_COLUMNS order (a run marked for comparison gets a dot; `label`: its name
+    among the runs listed, `run_labels`)."""
     st = r.get("status", "?")
     status = Text(st, STATUS_STYLE.get(st, ""))
     run: RunRow | None = r.get("run")
@@ -107,7 +124,7 @@ def run_cells(r: dict[str, Any], now: dt.datetime, dims: list[str], shown_id: st
     return (
         Text.assemble(("● ", "bold cyan"), shown_id) if marked else shown_id,
         r.get("benchmark", "?"),
-        model_text(r),
+        model_text(r, label=label),
         status,
         progress,
         strict_text(r.get("tally"), live=live(r), mute=False),
@@ -119,21 +136,31 @@ def run_cells(r: dict[str, Any], now: dt.datetime, dims: list[str], shown_id: st
     )
 
 
-def single_layout(room: int, need: list[int], priced: bool = False) -> dict[int, int] | None:
+def single_layout(room: int, need: list[int], priced: bool = False, least: int = 0) -> dict[int, int] | None:
     """{column: width} of the one-line layout, or None when it does not fit `room` (`priced`: a run
-    has a cost, its column is offered last)."""
-    model_min = min(need[MODEL], MODEL_MIN)
+    has a cost, its column is offered last; `least`: the model column's narrowest, `model_least`)."""
+    model_min = min(need[MODEL], max(MODEL_MIN, least))
     if sum(need[c] + PAD for c in SINGLE_REQUIRED) + model_min + PAD > room:
         return None
     optional = SINGLE_OPTIONAL if priced else [c for c in SINGLE_OPTIONAL if c != COST]
     return fit_columns(room, need, SINGLE_REQUIRED + optional, len(SINGLE_REQUIRED), stretch=MODEL,
-                       min_stretch=model_min, reserve=MODEL_WANT)
+                       min_stretch=model_min, reserve=max(MODEL_WANT, model_min))
+
+
+def stacked_model(r: dict[str, Any], label: Label, bench: str, width: int) -> Text:
+    """The model over the benchmark; when what tells the run apart (`spine.labels`: its parts never
+    dropped) does not fit beside the model, it has a line of its own between them, never cut."""
+    model, tag = r.get("model", "?"), source_tag(r.get("source"))
+    line = model_text(r, width, label)
+    if label.fixed and len(model) + len(tag) + 1 + len(label.parts_text(width - len(model) - len(tag) - 1)) > width:
+        line = Text.assemble(model_text(r, width, Label(model, ())), "\n", (label.parts_text(width), "cyan"))
+    return Text("\n").join([line, Text(bench, "italic")])
 
 
 def stacked_rows(table: DataTable, room: int, order: list[tuple[str, dict[str, Any]]], cells: list[tuple],
-                 rates_label: str, need: list[int]) -> None:
+                 rates_label: str, need: list[int], names: Labels) -> None:
     """Two lines a run: id over duration, model over benchmark, status over turns (and those counted
-    apart), the rates over the strict pass."""
+    apart), the rates over the strict pass; three when what tells the run apart needs its own line."""
     strict = [Text.assemble((f"{STRICT} ", "grey62"), row[STRICT_COL]) for row in cells]
     id_w = max(need[ID], need[DUR])
     status_w = max([need[STATUS], need[PROGRESS]])
@@ -142,11 +169,13 @@ def stacked_rows(table: DataTable, room: int, order: list[tuple[str, dict[str, A
     labels = [label for _, label in STACKED[:-1]] + [rates_label]
     for (key, _), label, w in zip(STACKED, labels, (id_w, model_w, status_w, rates_w), strict=True):
         table.add_column(label, key=key, width=w)
-    for (run_id, r), row, pass_line in zip(order, cells, strict, strict=True):
+    for (run_id, r), row, pass_line, label in zip(order, cells, strict, names.rows, strict=True):
+        model = stacked_model(r, label, row[BENCH], model_w)
         table.add_row(fit_lines(Text("\n").join([as_text(row[ID]), Text(row[DUR], "grey62")]), id_w),
-                      fit_lines(Text("\n").join([model_text(r, model_w), Text(row[BENCH], "italic")]), model_w),
+                      fit_lines(model, model_w),
                       fit_lines(Text("\n").join([as_text(row[STATUS]), as_text(row[PROGRESS])]), status_w),
-                      fit_lines(Text("\n").join([as_text(row[RATES]), pass_line]), rates_w), key=run_id, height=2)
+                      fit_lines(Text("\n").join([as_text(row[RATES]), pass_line]), rates_w), key=run_id,
+                      height=len(model.plain.split("\n")))
 
 
 def default_export_dir(data_dir: Path | None) -> Path:
@@ -296,22 +325,25 @@ class RunsScreen(Finding, PollingScreen):
         shown_ids = short_ids(self.rows)
         dims = slot_dims(r.get("rates") or {} for _, r in order)
         heuristic = any(r.get("heuristic") and r.get("rates") for _, r in order)
-        cells = [run_cells(r, now, dims, shown_ids[rid], marked=rid in self.marked) for rid, r in order]
+        names = run_labels([r for _, r in order])
+        cells = [run_cells(r, now, dims, shown_ids[rid], marked=rid in self.marked, label=label)
+                 for (rid, r), label in zip(order, names.rows, strict=True)]
         labels = [label for _, label in RUN_COLUMNS]
         if dims:
             labels[RATES] = slots_header(dims)
         need = natural_widths(labels, cells)
         table.clear(columns=True)
         priced = any(c is not None and c.reports for _, r in order for c in r.get("cost", ()))
-        layout = single_layout(room, need, priced)
+        least = max((model_least(r, label) for (_, r), label in zip(order, names.rows, strict=True)), default=0)
+        layout = single_layout(room, need, priced, least)
         if layout is not None:
             for col, w in layout.items():
                 table.add_column(labels[col], key=RUN_COLUMNS[col][0], width=w)
-            for (run_id, r), row in zip(order, cells, strict=True):
-                row = (*row[:MODEL], model_text(r, layout[MODEL]), *row[MODEL + 1:])
+            for (run_id, r), row, label in zip(order, cells, names.rows, strict=True):
+                row = (*row[:MODEL], model_text(r, layout[MODEL], label), *row[MODEL + 1:])
                 table.add_row(*(fit_cell(row[col], w) for col, w in layout.items()), key=run_id)
         else:
-            stacked_rows(table, room, order, cells, labels[RATES], need)
+            stacked_rows(table, room, order, cells, labels[RATES], need, names)
         if selected in dict(order):  # (a run the filter hides has no row to keep the cursor on)
             table.move_cursor(row=table.get_row_index(selected))
         shown = layout if layout is not None else {c: 0 for c in range(len(RUN_COLUMNS)) if c not in (STARTED, COST)}
@@ -324,8 +356,9 @@ class RunsScreen(Finding, PollingScreen):
             if any((run := r.get("run")) is not None and run.superseded_by for _, r in order) else Text()
         note = cost_note([c for _, r in order for c in r.get("cost", ()) if c is not None]) if layout and COST in layout else None
         priced_text = Text(note.split(" (", 1)[0], "grey62") if note else Text()
+        shared = Text(names.header(noun="runs"), "cyan")  # said once: on no run's line
         self.query_one("#runs-legend", Static).update(
-            Text("  ·  ").join(t for t in (legend, gone, priced_text, Text(hidden)) if t))
+            Text("  ·  ").join(t for t in (shared, legend, gone, priced_text, Text(hidden)) if t))
         self.refind()
 
     def found(self, text: str) -> list[str]:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .conditions import CLEAN
+from .labels import label_rows
 
 SIMULATOR = "simulator"
 FAKE = "protocol fake"
@@ -105,5 +106,8 @@ def variants_text(labels: tuple[str, ...]) -> str:
 
 def listed_model(model: str, source: str | None, labels: tuple[str, ...]) -> str:
     """A run's model as a command's listing prints it (`runs`, `search`): `sim [simulator] (telephony,
-    effort=high)`, its source (`source_label`) bracketed and how its input differed (`variants_text`)."""
-    return (f"{model} [{source}]" if source else model) + variants_text(labels)
+    effort=high)`, its source (`source_label`) bracketed and how its input differed, by the one rule of
+    row labels (`spine.labels`: what tells runs apart first; a line printed whole, to be read or grepped
+    alone, says every part)."""
+    parts = label_rows([(model, labels)], share=False, enclose="()").rows[0].parts_text()
+    return (f"{model} [{source}]" if source else model) + (f" {parts}" if parts else "")

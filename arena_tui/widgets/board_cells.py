@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ..compare.columns import Count, Figure, Percentile, RateFigure, Subset, Words, model_words
+from arena_tui.spine.labels import Label, cut_name
+
+from ..compare.columns import Count, Figure, Percentile, RateFigure, Subset, Words
 from ..compare.leaderboard import BoardRow
 from ..cost import Estimate
 from ..compare.render import ms as ms_text
@@ -78,15 +80,17 @@ def cell(figure: Figure) -> Text:
     raise TypeError(f"no cell for {figure!r}")
 
 
-def model_cell(row: BoardRow, marked: bool = False, human: int = 0) -> Text:
-    """The model alias, its source labels (simulator / fake / heuristic judge / not judged) below in
-    colour; a row marked for comparison gets a dot; `✎3`: 3 of its verdicts are a person's."""
+def model_cell(row: BoardRow, label: Label, width: int | None = None, marked: bool = False, human: int = 0) -> Text:
+    """The model alias over what tells its row apart from the others shown (`spine.labels`: its
+    `label`, whole parts in `width` cells, those dropped named), in colour; a row marked for
+    comparison gets a dot; `✎3`: 3 of its verdicts are a person's."""
     t = Text("● " if marked else "", "bold cyan")
-    words = words_cell(model_words(row))
-    if human:
-        first, *rest = words.split("\n", allow_blank=True)
-        words = Text("\n").join([first.append(f" ✎{human}", "bold cyan"), *rest])
-    return t.append_text(words)
+    person = f" ✎{human}" if human else ""
+    t.append(label.model if width is None else cut_name(label.model, width - len(t) - len(person)))  # its middle goes
+    t.append(person, "bold cyan")
+    if parts := label.parts_text(width):
+        t.append("\n").append(parts, TONES["label"][1])
+    return t
 
 
 def verdict_text(verdict: str) -> Text:

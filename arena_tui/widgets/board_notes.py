@@ -8,7 +8,7 @@ terminal's height gives them, the last says how many more and of what (never a l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rich.text import Text
 
@@ -44,8 +44,16 @@ def listed(head: str, items: list[str], count: str, width: int, style: str, sep:
     return Text(f"{head}{count}" + (f" ({elsewhere})" if elsewhere else ""), style)
 
 
-def board_notes(loaded: Loaded, rows: Sequence[BoardRow], width: int, room: int) -> Text:
-    """The notes on `rows` in lines of `width`, at most `room` of them."""
+def board_notes(loaded: Loaded, rows: Sequence[BoardRow], width: int, room: int,
+                more: str = "a taller terminal shows them", names: Mapping[str, str] | None = None) -> Text:
+    """The notes on `rows` in lines of `width`, at most `room` of them (the last saying how many more
+    and `more`: how to see them); a row named by `names` (its whole name -> its label among the rows
+    shown, `spine.labels`), else by its whole name."""
+    names = names or {}
+
+    def name(row: BoardRow) -> str:
+        return names.get(row.model, row.model)
+
     notes: list[tuple[str, Text]] = []  # (what it is, its line)
     labelled = sorted({r.model for r in rows if r.labels})
     if labelled:
@@ -57,7 +65,7 @@ def board_notes(loaded: Loaded, rows: Sequence[BoardRow], width: int, room: int)
                                                  f"{FULL_DUPLEX_LABEL}: a turn's answer is what the model said and did "
                                                  "until the next turn started, which waited for it",
                                                  f"{FULL_DUPLEX_LABEL}: a turn = until the next began")], width, 1)))
-    people = [f"{r.model} on {r.benchmark} {n}" for r in rows if r.benchmark != POOLED and (n := row_human(r))]
+    people = [f"{name(r)} on {r.benchmark} {n}" for r in rows if r.benchmark != POOLED and (n := row_human(r))]
     if people:  # figures resting on a person's verdict, not the judge's (`arena-tui review`, the turn detail's v)
         said = human_text(*loaded.board.human)
         notes.append(("person's verdicts", listed(f"✎ {said}: ", people, f"{len(people)} rows", width, "",
@@ -88,7 +96,7 @@ def board_notes(loaded: Loaded, rows: Sequence[BoardRow], width: int, room: int)
         notes.append(("untrusted latencies", fit_parts([(
             f"{untrusted} turn(s) left out of latency: {UNTRUSTED} (the runs' other turns count)",
             f"{untrusted} turn(s) left out of latency: sent late")], width, 1)))
-    apart = [f"{r.model} on {r.benchmark}: {r.apart_text}" for r in rows if r.benchmark != POOLED and r.apart_text]
+    apart = [f"{name(r)} on {r.benchmark}: {r.apart_text}" for r in rows if r.benchmark != POOLED and r.apart_text]
     if apart:
         notes.append(("turns counted apart", listed("counted apart (not the model's, in no figure): ", apart,
                                                     f"{len(apart)} rows", width, "", sep="; ",
@@ -101,9 +109,8 @@ def board_notes(loaded: Loaded, rows: Sequence[BoardRow], width: int, room: int)
     if len(notes) > room:
         left = notes[room - 1:]
         kinds = ", ".join(dict.fromkeys(kind for kind, _ in left))
-        more = fit_parts([(f"+{len(left)} more notes ({kinds}): a taller terminal shows them",
-                           f"+{len(left)} more notes ({kinds})", f"+{len(left)} more notes (a taller terminal)")],
-                         width, 1)
+        count = f"+{len(left)} more notes" if room > 1 else f"{len(left)} notes"
+        more = fit_parts([(f"{count} ({kinds}): {more}", f"{count}: {more}", f"{count} ({kinds})", count)], width, 1)
         notes = [*notes[:room - 1], ("", more)]
     style = {"labelled rows": "bold magenta", "person's verdicts": "cyan", "judges": "grey62", "cost": "grey62",
              "skipped runs": "grey62",

@@ -17,6 +17,8 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from arena_tui.spine.labels import Label, label_rows
+
 from ..compare.leaderboard import BoardRow
 
 # RGB, so the legend line and the plots show the same colour for a model
@@ -28,22 +30,30 @@ def colour(i: int) -> tuple[int, int, int]:
     return COLOURS[i % len(COLOURS)]
 
 
-def legend(rows: Sequence[BoardRow]) -> Text:
-    """`■ model` per row in its plot colour."""
+def legend(names: Sequence[Label], width: int = 0) -> Text:
+    """`■1 model [its parts]` per row in its plot colour (the category bars head their columns `■1`):
+    each row's label whole (`spine.labels`: what tells it apart; the header says what all share),
+    lines broken between rows, never inside one (`width`: 0 for one line)."""
     t = Text()
-    for i, row in enumerate(rows):
-        t.append("■ ", "rgb({},{},{})".format(*colour(i)))
-        t.append(row.model + "   ")
+    used = 0
+    for i, name in enumerate(names):
+        entry = f"■{i + 1} {name.text()}"
+        if used and width and used + 3 + len(entry) > width:
+            t.append("\n")
+            used = 0
+        elif used:
+            t.append("   ")
+            used += 3
+        t.append(f"■{i + 1} ", "rgb({},{},{})".format(*colour(i)))
+        t.append(entry.split(" ", 1)[1])
+        used += len(entry)
     return t
 
 
 #: a lane's markers: a turn, the row's p50 and p95 (drawn over the turns at their place)
 TURN, P50, P95 = "•", "◆", "▲"
 TICK_EVERY = 12  # cells between the axis' labelled ticks, at least
-
-
-def short(label: str, n: int = 22) -> str:
-    return label if len(label) <= n else label[: n - 1] + "…"
+LANE_MIN = 8  # a lane's cells at least: past that a row's name is what gives way (never a part that tells it apart)
 
 
 def nice_step(span: float, ticks: int) -> float:
@@ -53,17 +63,21 @@ def nice_step(span: float, ticks: int) -> float:
     return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
 
 
-def lanes_text(title: str, rows: Sequence[BoardRow], width: int) -> Text:
+def lanes_text(title: str, rows: Sequence[BoardRow], width: int, names: Sequence[Label] | None = None) -> Text:
     """Voice-to-voice per turn, one text line per row (its lane), the row named at its left: every
     turn a dot on its own row's line, p50 ◆ and p95 ▲ on it too, in the row's legend colour; an
     axis in ms under the lanes. A row is one line of text, so a point can never land on another
     row's line whatever the width or height (a plotted y rounded to the nearest cell row could:
     at 120x40 a run's points sat on a text model's row). Only turns the data layer counts (speed-1
-    runs); a row without any says `(none)` (the table says why)."""
+    runs); a row without any says `(none)` (the table says why). A row is named by its label
+    (`names`, `spine.labels`: whole parts in a third of the width, those dropped named; the label's
+    fixed parts are never cut, the lane is narrower instead)."""
     values = {k: [v for f in row.runs for v in f.v2v] for k, row in enumerate(rows)}
     every = [v for vs in values.values() for v in vs]
-    names = [row.model for row in rows]
-    label_w = max(min(max((len(n) for n in names), default=8), max(8, width // 3)), 4)
+    labels = list(names) if names is not None else list(label_rows([r.naming for r in rows]).rows)
+    label_w = max(min(max((len(n.text()) for n in labels), default=8), max(8, width // 3)), 4)
+    label_w = min(max([label_w, *(n.narrowest for n in labels)]), max(width - LANE_MIN - 3, 4))
+    shown = [n.fit(label_w) for n in labels]
     lane_w = max(width - label_w - 3, 8)  # " │" before the lane, "│" after
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append(title + "\n", "bold")
@@ -79,7 +93,7 @@ def lanes_text(title: str, rows: Sequence[BoardRow], width: int) -> Text:
 
     for k, row in enumerate(rows):
         style = "rgb({},{},{})".format(*colour(k))
-        out.append(short(names[k], label_w).rjust(label_w) + " │", style)
+        out.append(cut(shown[k], label_w).rjust(label_w) + " │", style)
         lane = [" "] * lane_w
         if values[k] and row.v2v is not None:
             for v in values[k]:
@@ -111,6 +125,11 @@ def lanes_text(title: str, rows: Sequence[BoardRow], width: int) -> Text:
     return out
 
 
+def cut(text: str, width: int) -> str:
+    """Only where even a label's fixed parts do not fit a lane's room (a very narrow plot)."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 class LatencyPlot(Static):
     """Voice-to-voice per turn, one lane (a line of text) per row: `lanes_text`, drawn for its width."""
 
@@ -118,9 +137,9 @@ class LatencyPlot(Static):
         if getattr(self, "_shown", None) is not None:
             self.show(*self._shown)
 
-    def show(self, title: str, rows: Sequence[BoardRow]) -> None:
-        self._shown = (title, rows)
-        self.update(lanes_text(title, rows, self.size.width or self.app.size.width // 2))
+    def show(self, title: str, rows: Sequence[BoardRow], names: Sequence[Label] | None = None) -> None:
+        self._shown = (title, rows, names)
+        self.update(lanes_text(title, rows, self.size.width or self.app.size.width // 2, names))
 
 
 class CategoryBars(Static):
@@ -129,7 +148,9 @@ class CategoryBars(Static):
     a chart's axis had room to name 5 of 13 categories.
 
     Fitted to its width: the figure is never cut; the bars get shorter, then go (figures alone),
-    then the category names are cut, and only then do models go, named under the table."""
+    then the category names are cut, and only then do models go, named under the table. A column
+    is headed `■1` in its colour: the legend names the row whole (a name cut to a bar's width was
+    every row's `sim [si…`)."""
 
     BARS = (4, 2, 0)  # cells of a full (100 %) bar, as the width allows
     CATEGORY_MIN = 8
@@ -138,8 +159,9 @@ class CategoryBars(Static):
         if getattr(self, "_shown", None) is not None:
             self.show(*self._shown)
 
-    def show(self, title: str, rows: Sequence[BoardRow]) -> None:
-        self._shown = (title, rows)
+    def show(self, title: str, rows: Sequence[BoardRow], names: Sequence[Label] | None = None) -> None:
+        self._shown = (title, rows, names)
+        labels = list(names) if names is not None else list(label_rows([r.naming for r in rows]).rows)
         judged = [(i, r) for i, r in enumerate(rows) if r.judged and r.categories]
         cats = sorted({c for _, r in judged for c in r.categories})
         width = self.size.width or self.app.size.width // 2
@@ -148,14 +170,14 @@ class CategoryBars(Static):
                       title_style="bold")
         table.add_column("category", style="grey62", no_wrap=True, overflow="ellipsis", width=cat_w)
         for i, r in judged[:shown]:
-            table.add_column(Text(r.model, "rgb({},{},{})".format(*colour(i))), no_wrap=True, overflow="ellipsis",
+            table.add_column(Text(f"■{i + 1}", "rgb({},{},{})".format(*colour(i))), no_wrap=True, overflow="ellipsis",
                              width=bar_width(cells), justify="right" if not cells else "left")
         for c in cats:
             table.add_row(c, *(bar(r.categories[c].rate if c in r.categories else None, colour(i), cells)
                                for i, r in judged[:shown]))  # fmt: skip
         out: list = [table] if cats else [Text(title, "bold"), Text("no categories (no benchmark data, or not judged)", "grey50")]
         if shown < len(judged):
-            left = ", ".join(r.model for _, r in judged[shown:])
+            left = ", ".join(f"■{i + 1} {labels[i].text()}" for i, _ in judged[shown:])
             out.append(Text(f"not shown at this width: {left}", "yellow"))
         self.update(Group(*out))
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ..compare.gap import STRICT_KEY, Deciding, Gap, PairGap, figure_name, gap_core, gap_detail, gap_text, p_text
+from ..compare.gap import (STRICT_KEY, Deciding, Gap, PairGap, figure_name, gap_core, gap_detail, gap_text, p_text,
+                           side_labels)
 from .board_cells import MUTED
 
 DECIDING_SHOWN = 12  # turns that decide a gap listed by number (the count says how many more)
@@ -55,9 +56,13 @@ def _figure(t: Text, key: str, g: Gap | None) -> None:
 def gap_report(pair: PairGap) -> Text:
     """The strict pass's gap, what pairs and what decides it, then every dimension's: the leaderboard's gap dialog."""
     t = Text()
+    shared, name = side_labels([pair.a, pair.b])  # the one rule of row labels: what both share said once
+    if shared.shared:
+        t.append(shared.header(lead="both") + "\n", MUTED)
     for side, letter in ((pair.a, "A"), (pair.b, "B")):
         runs = len(side.runs)
-        t.append(f"{letter}: ", "bold").append(side.name).append(f"  {side.benchmark} · {runs} run{'s' * (runs != 1)}\n", MUTED)
+        t.append(f"{letter}: ", "bold").append(name[side.name]).append(
+            f"  {side.benchmark} · {runs} run{'s' * (runs != 1)}\n", MUTED)
     t.append("\n")
     _figure(t, STRICT_KEY, pair.strict)
     paired = len(pair.pairing.turns)
