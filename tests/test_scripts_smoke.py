@@ -51,7 +51,7 @@ SMOKE: dict[str, tuple[Smoke, ...]] = {
     "bench_fakes": (Smoke(("--speed", "4"), tuple(rf'^{{"provider": "{p}", "wall_s": [\d.]+, .*"bot_audio_ms": [1-9]\d*}}$'
                                     for p in ("gemini", "ultravox", "nova", "glm", "grok"))),),
     "bench_gap": (Smoke(("--trials", "5", "--sim-trials", "1", "--sim-known", "1"),
-                        (r"^ +1 +0\.0 +exact McNemar", r"^same setting, one run a side: 1/1 not distinguishable$")),),
+                        (r"^\| 1 \| 0\.0 \| exact McNemar", r"^same setting, one run a side: 1/1 not distinguishable$")),),
     "bench_hogs": (Smoke(("--hogs", "1", "--repeats", "1", "--speed", "8", "--turns", "0-1"), (r"^ +1 +\d+ +- +1/1 ",)),),
     "bench_hostile_import": (Smoke(("--timeout", "60"), (r"^init_at_top +2 ", r"^fifo_wav +\d+ ", r"^base_url +0 +0 ")),),
     "bench_judge_backends": (Smoke(("--repeat", "1", "--turns", "2"),
