@@ -27,7 +27,7 @@ from arena_tui.stop_signals import StopSignals
 from arena_tui.store import Store, StoreError, StoreWriteError
 
 from arena_tui.spine.duplex import FULL_DUPLEX_TURN
-from arena_tui.spine.source import FULL_DUPLEX, FULL_DUPLEX_LABEL
+from arena_tui.spine.source import FULL_DUPLEX_LABEL
 
 from ..compare.columns import cost_words
 from ..compare.duplex import duplex_line, early_start_text, interrupted_text, outcome_text
@@ -255,7 +255,7 @@ class Progress:
                 print(f"    {self.notes[-1]}", file=self.out, flush=True)
             elif ev.kind == "run_started":
                 self.speed = ev.timeline_speed
-                if ev.config.get(FULL_DUPLEX):  # how its turns are delimited, said before any of them
+                if ev.recorded.full_duplex:  # how its turns are delimited, said before any of them
                     print(f"    {FULL_DUPLEX_LABEL}: {FULL_DUPLEX_TURN}", file=self.out, flush=True)
             elif ev.kind == "session_opened" and not self.results:  # the wait before the first turn says what it is
                 print(f"    session {ev.session} open{f' ({ev.detail})' if ev.detail else ''}", file=self.out, flush=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import TurnResult, unfinished
-from arena_tui.spine.provenance import is_imported, provenance_text
+from arena_tui.spine.recorded import RecordedRun
 from arena_tui.spine.settings import RunSettings, SettingsError
 from arena_tui.spine.urls import endpoint_label
 from runners.rotation import turn_span
@@ -64,7 +64,7 @@ async def plan_resume(store: Any, run_id: str, benchmark: Any) -> ResumePlan:
     if run.status == "running":
         raise ResumeError(f"run {run_id} is still recording (pid {run.pid} on {run.host}); stop it first")
     try:
-        settings = RunSettings.from_recorded(run.config or {})
+        settings = run.recorded.settings()
     except SettingsError as e:
         raise ResumeError(f"run {run_id}: its recorded settings cannot be used: {e}") from None
     if settings.mode == "rehydrated":
@@ -82,7 +82,7 @@ async def plan_resume(store: Any, run_id: str, benchmark: Any) -> ResumePlan:
     return ResumePlan(
         run_id=run_id, from_turn=unfinished[0], turns=planned[start:], done=done,
         start_ms=max(ends, default=0.0) + 1.0, settings=settings, last_session=max(sessions, default=0),
-        imported=is_imported(run.config or {}), named=provenance_text(run.config or {}),
+        imported=run.recorded.imported, named=run.recorded.provenance,
     )
 
 
@@ -138,7 +138,7 @@ async def resume_run(
 
         worker = JudgeWorker(benchmark, judge, bus, run_id)
         run = await store.get_run(run_id)  # its record as stored: what the judge reads of a run (`judge.worker.configure`)
-        worker.seed(await store.turn_results(run_id), await store.judgements(run_id), run.config if run is not None else {})
+        worker.seed(await store.turn_results(run_id), await store.judgements(run_id), run.recorded if run is not None else RecordedRun.of({}))
         judging = worker.start()
     try:
         await run_benchmark(benchmark, cfg, bus, run_id, provider=provider, resume=seed)

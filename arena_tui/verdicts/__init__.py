@@ -102,7 +102,6 @@ from .dimensions import (
     TURN_TAKING,
     Named,
     judged_dimensions,
-    judges_turn_taking,
     left_unjudged,
     must_judge,
     named,
@@ -133,7 +132,7 @@ __all__ = [
     "NAMES", "NEVER_ANSWERED", "NOT_JUDGED", "NOT_PLAYED", "NO_ANSWER", "ORIGINAL", "ORIGINAL_DIMENSIONS",
     "PLAY_REASONS", "STRICT", "TOOL", "TURN_TAKING", "UNJUDGED", "JudgeId", "Named", "RepeatStatus", "Standing",
     "Tally", "TurnConsistency", "apart_reason", "apart_text", "counts", "human_text", "in_order", "is_review",
-    "judge_id", "judged_dimensions", "judges_turn_taking", "left_unjudged", "must_judge", "named", "newest_revisions",
+    "judge_id", "judged_dimensions", "left_unjudged", "must_judge", "named", "newest_revisions",
     "ordered", "original_row_passes", "pass_rates", "repeat_status", "row_passes", "row_verdict", "run_judge",
     "scores_of", "standing", "standing_judgements", "standing_of", "tally", "turn_consistency", "verdict_of",
 ]

@@ -85,13 +85,6 @@ def left_unjudged(scores: Mapping[str, Any], required: Iterable[str]) -> list[st
     return [d for d in required if verdict_of(scores.get(d, "na")) == "na"]
 
 
-def judges_turn_taking(config: Mapping[str, Any] | None) -> bool:
-    """Whether a run with this recorded config can be scored on turn_taking: not a text-model run
-    (`modality: text`), nor one that says it has no turn-taking to score (a rehydrated run)."""
-    config = config if isinstance(config, Mapping) else {}
-    return config.get("modality") != "text" and config.get("turn_taking_supported") is not False
-
-
 def scores_of(judgement: Any) -> dict[str, str]:
     """dimension -> verdict of one judgement (an errored one carries only code-computed scores)."""
     return {d: verdict_of(s) for d, s in (field_of(judgement, "scores") or {}).items()}
