@@ -364,9 +364,9 @@ OPTIONS: tuple[Option, ...] = (
            "token budget; `arena-tui models` says which); refused for a model without one",
            dialog=DialogField("effort", "effort", placeholder="the model's default (this model takes no effort)"),
            label=lambda v: f"effort={v}" if v else None),
-    Option("disable_vad", "disable_vad", "--disable-vad", "server VAD off (the models whose protocol lets the client commit "
-           "the user's turn: `arena-tui models` marks them): the user's turn is closed by our commit + response.create at "
-           "the end of the speech in the user WAV", _is("run", "campaign", "dialog", "label"), _on,
+    Option("disable_vad", "disable_vad", "--disable-vad", "server VAD off (a model whose protocol lets the client commit the "
+           "user's turn: `arena-tui models` says manual commit): the user's turn is closed by our commit + response.create "
+           "at the end of the speech in the user WAV", _is("run", "campaign", "dialog", "label"), _on,
            {"action": "store_const", "const": True},
            dialog=DialogField("server VAD", "vad", initial="server", shown="manual_commit", choice=lambda v: v == "off",
                               choices=(("on: the model's server VAD closes the user's turn", "server"),
