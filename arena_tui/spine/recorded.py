@@ -85,9 +85,19 @@ class RecordedRun:
         return self._settings[field]
 
     def value(self, option: Option) -> Any:
-        """What the run recorded for `option` (its field's value; a key only its loop records, such
-        as `full_duplex`: whether it said so)."""
-        return self.setting(option.field) if option.field else bool(self._raw.get(option.key))
+        """What the run recorded for `option` (its field's value, `vad.threshold` a part's; a key only
+        its loop records, such as `full_duplex`: whether it said so)."""
+        if not option.field:
+            return bool(self._raw.get(option.key))
+        field, *within = option.field.split(".")
+        value = self.setting(field)
+        for name in within:
+            value = getattr(value, name)
+        return value
+
+    def unread_value(self, option: Option) -> Any:
+        """What the run stored for `option` that this version cannot read (None: nothing such)."""
+        return self.unread.get(option.field.split(".")[0]) if option.field else None
 
     def settings(self) -> RunSettings:
         """The run's settings as a new run would be given them (resume): every stored field validated

@@ -281,8 +281,8 @@ Where = Literal["run", "demo", "campaign", "axis", "connection", "dialog", "labe
 @dataclass(frozen=True)
 class DialogField:
     """An option's field in the new-run dialog (`screens/dialogs/new_run.py` makes the widget):
-    an `Input` (`placeholder`, `initial`) or a `Select` of `choices` ((label, value); none: the
-    chosen benchmark's speakers), `choice` reading the widget's value as the option's, shown
+    an `Input` (`placeholder`, `initial`) or a `Select` of `choices` ((label, value), or `SPEAKERS`:
+    those the chosen benchmark has), `choice` reading the widget's value as the option's, shown
     `always`, only for the simulator (`sim`), only for another model (`not_sim`), or only for a
     model whose protocol lets our commit close the user's turn (`manual_commit`)."""
 
@@ -290,9 +290,13 @@ class DialogField:
     id: str
     placeholder: str = ""
     initial: str = ""
-    choices: tuple[tuple[str, str], ...] | None = None
+    choices: tuple[tuple[str, str], ...] | Literal["speakers"] | None = None
     choice: Callable[[str], Any] = str
     shown: Literal["always", "sim", "not_sim", "manual_commit"] = "always"
+
+
+#: a dialog field offering the chosen benchmark's speakers (`benchmarks.registry.speakers`)
+SPEAKERS: Literal["speakers"] = "speakers"
 
 
 def _on(value: Any) -> bool | None:
@@ -350,7 +354,7 @@ OPTIONS: tuple[Option, ...] = (
            _is("run", "axis", "dialog", "label"), cli={"metavar": "tts|NAME|all"},
            axis_help="whose voice the user audio is, one cell each: tts (default), human speakers' recordings "
            "(person1,person2: real_audio/<name>/), or all (tts and every speaker the benchmarks have)",
-           dialog=DialogField("speaker", "speaker", initial=TTS, choices=()),
+           dialog=DialogField("speaker", "speaker", initial=TTS, choices=SPEAKERS),
            label=lambda v: f"speech: {v}" if v != TTS else None),
     Option("condition", "condition", "--condition", f"the acoustic condition the user audio is heard under: {CONDITIONS_ARE}",
            _is("run", "axis", "dialog", "label"), cli={"type": named_values, "metavar": "SPEC"},

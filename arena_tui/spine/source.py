@@ -66,7 +66,7 @@ def variant_labels(config: Recorded, *, faults: bool = True) -> tuple[str, ...]:
         if option.key == "faults" and not faults:
             continue
         value = run.value(option)
-        unread = run.unread.get(option.field) if option.field else None
+        unread = run.unread_value(option)
         label = f"{option.key}: {unread}" if unread is not None else option.label(value) if option.label else None
         if label:
             labels.append(label)
