@@ -16,15 +16,15 @@ from arena_tui.cli import build_parser
 from arena_tui.screens.dialogs.new_run import FIELDS
 from arena_tui.spine.option_flags import offered
 from arena_tui.spine.recorded import RecordedRun
-from arena_tui.spine.settings import OPTIONS, RunSettings, build_settings, options
+from arena_tui.spine.settings import OPTIONS, RunSettings, SettingsError, build_settings, options
 from arena_tui.spine.source import variant_labels
 
 ROOT = Path(__file__).resolve().parents[1]
 #: a campaign key's value (a key without a spec field of its own needs one here to be tested)
-SAMPLE: dict[str, object] = {}
+SAMPLE: dict[str, object] = {"vad_threshold": 0.4}
 #: a value of each option whose label says it (a row needs a label option's value here to be tested)
 LABELLED = {"speaker": "person1", "condition": "telephony", "effort": "high", "disable_vad": True, "full_duplex": True,
-            "service": "a.b:C", "faults": "1:no_response"}
+            "service": "a.b:C", "faults": "1:no_response", "vad_threshold": 0.5}
 
 
 def _flags(argv: list[str]) -> dict[str, argparse.Action]:
@@ -110,10 +110,43 @@ def test_every_label_option_is_said_after_a_runs_model_and_only_when_not_its_def
 def test_a_choice_is_built_by_its_options_field() -> None:
     """The builder sets each option's field from its value as typed (one generic rule, no line per option)."""
     settings = build_settings("sim", turns="0-2", speed="2", greeting=False, rotate_after=30, rehydrate=True, parallel=2,
-                              seed="7", condition="Telephony", faults="1:no_response")
+                              seed="7", condition="Telephony", faults="1:no_response", vad_threshold="0.3")
     assert (settings.turns, settings.speed, settings.greeting.enabled, settings.rotation.max_age_s, settings.mode,
-            settings.parallel, settings.seed, settings.condition.label, str(settings.faults)) == \
-        ([0, 1, 2], 2.0, False, 30.0, "rehydrated", 2, 7, "telephony", "1:no_response")
+            settings.parallel, settings.seed, settings.condition.label, str(settings.faults), settings.vad.threshold) == \
+        ([0, 1, 2], 2.0, False, 30.0, "rehydrated", 2, 7, "telephony", "1:no_response", 0.3)
+    with pytest.raises(SettingsError, match=r"^--vad-threshold: input should be less than or equal to 1 \(got 1.5\)$"):
+        build_settings("sim", vad_threshold=1.5)
     assert build_settings("sim", speed="", turns="", condition="", seed="") == RunSettings()  # "": the default
     with pytest.raises(TypeError, match="no run option 'speeed'"):
         build_settings("sim", speeed=2)
+
+
+async def test_the_vad_threshold_reaches_the_server_vad_and_a_cascades_silero(demo, tmp_path: Path) -> None:
+    """`--vad-threshold` (the option added as two product files: its row and the cascade's reading of
+    it): the simulator's session is opened with it and runs its VAD at it, the run records and says it,
+    and a cascade's Silero VAD takes it as its confidence."""
+    from arena_tui.commands.run import settings_of
+    from arena_tui.spine.bus import EventBus
+    from runners import catalog
+    from runners.base import SessionSpec, get_runner
+    from runners.engine import run_benchmark
+
+    argv = ["run", "demo_bench", "--model", "sim", "--vad-threshold", "0.4", "--speed", "15", "--turns", "0", "--no-greeting"]
+    settings = settings_of(build_parser(argv).parse_args(argv))
+    runner, bus = get_runner("sim"), EventBus()
+    sub = bus.subscribe()
+    await run_benchmark(demo, settings, bus, provider=runner)
+    started = next(e for e in sub.drain() if e.kind == "run_started")
+    assert runner.fake is not None and runner.fake.sessions
+    assert all(rec.turn_detection is not None and rec.turn_detection["threshold"] == 0.4 for rec in runner.fake.sessions)
+    assert "vad=0.4" in variant_labels(started.recorded) and started.recorded.settings() == settings
+    alias = catalog.CASCADE_EXAMPLES[0]
+    cascade = get_runner(alias)
+    config = build_settings(alias, fake=True, turns=[0], vad_threshold=0.4)
+    await cascade.start(config, demo)
+    try:
+        spec = SessionSpec(model=cascade.resolve_model(alias), system_prompt=demo.system_prompt, tools=demo.tools, config=config)
+        pipeline = cascade.session_pipeline(spec, cascade.build_service(spec), None, None)
+        assert pipeline.processors[2]._params.vad_analyzer.params.confidence == 0.4
+    finally:
+        await cascade.stop()

@@ -379,6 +379,10 @@ OPTIONS: tuple[Option, ...] = (
     Option(FULL_DUPLEX, "", "", "a full-duplex model's turns, delimited by their windows (recorded by "
            "its turn loop, `arena_tui.spine.duplex.FULL_DUPLEX_TURN`; not chosen)", _is("label"),
            label=lambda v: FULL_DUPLEX_LABEL if v else None),
+    Option("vad_threshold", "vad.threshold", "--vad-threshold", "the server VAD's activation threshold, 0-1 (default 0.7, "
+           "the reference's): higher needs louder speech to open the user's turn; sent to the providers whose server VAD "
+           "takes one, a cascade's Silero confidence", _is("run", "campaign", "label"), lambda v: number(v, "--vad-threshold"),
+           {"type": float, "metavar": "0-1"}, label=lambda v: f"vad={v:g}" if v != VadConfig().threshold else None),
     Option("service", "service", "--service", "a Pipecat LLM or realtime service class of your own, run in place of --model's "
            "provider (--model is then the model id it is given); a preflight says what it needs",
            _is("run", "connection", "label"), cli={"metavar": "package.module:Class"},

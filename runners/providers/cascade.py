@@ -240,7 +240,8 @@ class CascadeRunner(ProviderRunner):
         # realtime providers' server VAD), deterministic where an ML turn model would guess
         silence_s = spec.config.vad.silence_duration_ms / 1000.0
         stop = SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=max(0.0, silence_s - VADParams().stop_secs))
-        params = LLMUserAggregatorParams(vad_analyzer=Silero24k(params=VADParams()),
+        vad = VADParams(confidence=spec.config.vad.threshold)  # `--vad-threshold`: its server VAD's, as the realtime providers'
+        params = LLMUserAggregatorParams(vad_analyzer=Silero24k(params=vad),
                                          user_turn_strategies=UserTurnStrategies(stop=[stop]))
         pair = LLMContextAggregatorPair(context, user_params=params)
         gate, spaced = AskNothing(hold=spec.kickoff is None), Spaced()
