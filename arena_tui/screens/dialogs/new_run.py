@@ -16,17 +16,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static
 
-from arena_tui.spine.judges import AUTO, HEURISTIC, KINDS_OR_NONE, NONE
+from arena_tui.spine.judges import DIALOG as JUDGES
 from arena_tui.spine.settings import BY_KEY, SPEAKERS, DialogField, RunSettings, build_settings, options
 from arena_tui.spine.source import TTS
 from ...launcher import Launcher, ModelChoice, RunRequest
 from ..base import ArenaDialog
 
-JUDGE_LABELS = {AUTO: "auto (LLM if a key is set, else heuristic)", HEURISTIC: "heuristic (offline)",
-                "openai": "OpenAI", "anthropic": "Anthropic", "google": "Google", "bedrock": "Bedrock",
-                "local": "local server (no key)"}
-# every kind (`spine.judges`): auto first, then the offline judge, the LLM judges, none last
-JUDGES = [(JUDGE_LABELS.get(k, k), k) for k in sorted(KINDS_OR_NONE, key=lambda k: (k != AUTO, k != HEURISTIC, k == NONE))]
 
 
 CHROME_ROWS = 10  # new-run dialog rows that are not fields: border 2, padding 2, title 1, error 1, buttons 4
