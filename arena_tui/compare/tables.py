@@ -42,11 +42,10 @@ from .judging import row_agreement, stored_agreement
 from .leaderboard import STAGES, BoardRow, Leaderboard, RunFigures
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe, mean_std, wilson
 from ..timing import speed_note
-from ..verdicts import APART
+from ..verdicts import APART, REFERENCE_ORDER
 
 # The reference's six metrics (its SCORE_COLUMNS), in its order: one metric_summary row each.
-METRICS = ["turn_taking", "tool_use_correct", "instruction_following", "kb_grounding", "ambiguity_handling",
-           "state_tracking"]  # fmt: skip
+METRICS = REFERENCE_ORDER
 STRICT = "turn_pass_strict"  # ours: every scored dimension passes (turn_taking included)
 ORIGINAL = "turn_pass_tool_instruction_kb"  # the original eval's turn pass: tool ∧ instruction ∧ KB
 _COUNTS = ["pass_rows", "fail_rows", "empty_response_count", "model_ended_session_count"]
