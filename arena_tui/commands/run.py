@@ -104,7 +104,7 @@ def _run_one(args: argparse.Namespace, settings: RunSettings, headless: bool) ->
     judge.check()
     if not headless:
         return run_live(args, RunRequest(checked.benchmark, settings, judge.make or "none"), judge, db=db)
-    return asyncio.run(run_headless(checked.benchmark, settings, db, sys.stdout, judge))
+    return asyncio.run(run_headless(checked.benchmark, settings, db, sys.stdout, judge, preflighted=True))
 
 
 def _on_a_terminal() -> bool:

@@ -72,10 +72,12 @@ def cost_line(recorded: Recorded, alias: str) -> str:
 
 
 async def run_headless(bench: Benchmark, settings: RunSettings, db: Any, out: TextIO, judge: JudgeChoice | None = None, *,
-                       start: Any = None, run_id: str | None = None, total: int | None = None) -> int:
+                       start: Any = None, run_id: str | None = None, total: int | None = None,
+                       preflighted: bool = False) -> int:
     """A run with its progress on `out`; `start(store, bus)`, when given, is the run `run_id` to record
     instead of a new one (`resume`, which judges the resumed turns itself): its id is said however it
-    ends, a failed resume's included, never one no run has."""
+    ends, a failed resume's included, never one no run has. `preflighted`: the caller ran the one
+    preflight (`preflight.py`) just now, so the engine does not run it again."""
     from runners.engine import RunError, run_benchmark  # deferred: the engine (Pipecat, ~1 s) loads after `run`'s first line is out (the command imports this module)
 
     try:
@@ -104,7 +106,7 @@ async def run_headless(bench: Benchmark, settings: RunSettings, db: Any, out: Te
     recorded: Recorded | None = None
 
     async def run_and_judge() -> None:
-        await run_benchmark(bench, settings, bus, run_id=run_id)
+        await run_benchmark(bench, settings, bus, run_id=run_id, preflighted=preflighted)
         if judging is not None:
             await judging[1]  # the last verdicts and the cross-turn rules, before the summary
 

@@ -118,12 +118,13 @@ async def resume_run(
     settings: RunSettings | None = None,
     judge: Any = None,
     provider: Any = None,
+    preflighted: bool = False,
 ) -> str:
     """Resume the interrupted run `run_id` on `bus` (which `store` records) and wait for its end.
 
     `settings` replace the recorded ones (default: the recorded ones); `judge` (a
     judge backend) judges the resumed turns with the finished ones as context, and phase 2
-    then runs over the whole run; `provider` as in `run_benchmark`. Returns the run id.
+    then runs over the whole run; `provider` and `preflighted` as in `run_benchmark`. Returns the run id.
     """
     from runners.engine import Seed, history_from_results, run_benchmark  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
 
@@ -141,7 +142,7 @@ async def resume_run(
         worker.seed(await store.turn_results(run_id), await store.judgements(run_id), run.recorded if run is not None else RecordedRun.of({}))
         judging = worker.start()
     try:
-        await run_benchmark(benchmark, cfg, bus, run_id, provider=provider, resume=seed)
+        await run_benchmark(benchmark, cfg, bus, run_id, provider=provider, resume=seed, preflighted=preflighted)
     except BaseException:
         if judging is not None:  # the run may have ended before publishing its end: do not wait for it
             judging.cancel()
@@ -169,7 +170,7 @@ def resume_starter(run_id: str, bench: Any, settings: RunSettings, judge: Any) -
         from runners.engine import RunError  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
 
         try:
-            return await resume_run(store, run_id, bus, benchmark=bench, settings=settings, judge=judge)
+            return await resume_run(store, run_id, bus, benchmark=bench, settings=settings, judge=judge, preflighted=True)
         except ResumeError as e:  # the run changed since it was planned (another process took it)
             raise RunError(str(e)) from None
 
