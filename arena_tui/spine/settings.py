@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import Field, PlainSerializer, PlainValidator, ValidationError, field_validator, model_validator
 
@@ -54,6 +54,9 @@ MAX_PARALLEL = 16  # rehydrated turns at once (the reference hangs at 32; 16 wor
 SERVICE_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")  # --service package.module:Class
 SECRET_NAME = re.compile(r"(^|_)(key|token|secret|password|credentials?)($|_)", re.I)  # args only given as env:
 EFFORT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")  # a level (low, high) or a token budget (2048)
+#: when a fake answers (`fake_timing`; `runners/fakes/timing.py` makes each): its provider's measured timing, or at once
+FakeTiming = Literal["real", "instant"]
+FAKE_TIMINGS: tuple[str, ...] = get_args(FakeTiming)
 
 
 def _condition(value: Any) -> Condition:
@@ -104,7 +107,7 @@ class RunSettings(Strict):
     # audio slower than real time in bursts, a late terminal event, its quirks); "instant": at
     # once, in one burst (fast tests of other things). None becomes "real" for a --fake run; for
     # `sim` it stays None (the simulator's own fixed delay) unless given.
-    fake_timing: Literal["real", "instant"] | None = None
+    fake_timing: FakeTiming | None = None
     sim_policy: str = "oracle"
     sim_voice: str = "auto"
     level_block_ms: float = Field(50.0, gt=0)
@@ -394,7 +397,7 @@ OPTIONS: tuple[Option, ...] = (
            _is("run", "connection")),
     Option("fake_timing", "fake_timing", "--fake-timing", "when the fake answers (--fake or sim): real = the provider's "
            "measured timing (default for --fake), instant = at once, in one burst", _is("run"),
-           cli={"choices": ("real", "instant")}),
+           cli={"choices": FAKE_TIMINGS}),
     Option("greeting", "greeting.enabled", "--no-greeting", "skip the greeting handshake", _is("run", "campaign"),
            lambda v: None if v else False, {"action": "store_const", "const": False}),
     Option("rotate_after", "rotation.max_age_s", "--rotate-after", "rotate sessions older than this",
