@@ -45,6 +45,12 @@ def _adapter(field: str) -> TypeAdapter[Any]:
     return TypeAdapter(Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation)
 
 
+@cache
+def _default(field: str) -> Any:
+    """A RunSettings field's default, made once (what a reader hands out is read, never changed)."""
+    return RunSettings.model_fields[field].get_default(call_default_factory=True)
+
+
 class RecordedRun:
     """One stored run's settings and what its loop and an import recorded beside them, read once
     each (a property computes on first use). Built from a `run_started.config` (or a store row's
@@ -74,14 +80,13 @@ class RecordedRun:
         a `FaultPlan`); its default when the run stored none or one this version cannot read."""
         if field not in self._settings:
             raw = self._raw.get(field, _MISSING)
-            info = RunSettings.model_fields[field]
-            value = info.get_default(call_default_factory=True)
+            value = _MISSING
             if raw is not _MISSING and raw is not None:
                 try:
                     value = _adapter(field).validate_python(raw)
                 except (ValidationError, ValueError):
                     self.unread[field] = raw
-            self._settings[field] = value
+            self._settings[field] = _default(field) if value is _MISSING else value
         return self._settings[field]
 
     def value(self, option: Option) -> Any:

@@ -49,6 +49,10 @@ def tag(source: str | None) -> str:
     return " [SIM]" if source == SIMULATOR else " [FAKE]"
 
 
+#: the options a run's label says, in the table's order
+LABELLED = options("label")
+
+
 def variant_labels(config: Recorded, *, faults: bool = True) -> tuple[str, ...]:
     """How a run's input differed from the default, when it did: a human speaker's recordings
     instead of TTS (`speech: person1`), an acoustic condition the user's audio was heard under (its
@@ -62,7 +66,7 @@ def variant_labels(config: Recorded, *, faults: bool = True) -> tuple[str, ...]:
     run header, headless output; `faults=False`: the run screen says the faults on its own line)."""
     run = recorded_of(config)
     labels = []
-    for option in options("label"):
+    for option in LABELLED:
         if option.key == "faults" and not faults:
             continue
         value = run.value(option)
