@@ -8,7 +8,6 @@ the registry alone, so a command module imports what its command needs at its to
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import os
 import sys
@@ -19,6 +18,7 @@ from typing import Any, NoReturn
 from . import __version__
 from .commands import COMMANDS, Command
 from .spine.errors import CliError
+from .spine.heap import unsettle_heap
 from .spine.paths import PRICES_ENV, prices_path
 
 #: the command run when none is given
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             os.environ[PRICES_ENV] = before
     if status:
-        _free_failed_runs()
+        unsettle_heap()  # what a failed or stopped run left in reference cycles, freed now (`spine.heap`)
     return status
 
 
@@ -137,17 +137,6 @@ def use_prices(path: str | None) -> None:
         from .cost import load_prices  # deferred: pricing loads pydantic, and `--help` must not
 
         load_prices()
-
-
-def _free_failed_runs() -> None:
-    """Free what a failed or stopped run left in reference cycles now, not at interpreter exit: a
-    process that settled its heap (`spine.heap.settle_heap`: the monitor) froze what its run had
-    loaded, its sessions stayed reachable from it, and soxr's nanobind objects they hold printed a
-    20-line leak report on stderr after the one line saying why. ~0.3 s after a run, nothing when
-    nothing was frozen."""
-    if gc.get_freeze_count():
-        gc.unfreeze()
-        gc.collect()
 
 
 def _reader_went_away() -> int:

@@ -21,7 +21,6 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from typing import Any
 
 from arena_tui.spine.events import PACE_LOST, Latencies, TurnResult
 from arena_tui.spine.times import wall_ms
@@ -99,22 +98,16 @@ def v2v_text(lat: Latencies, speed: float | None = 1.0) -> str:
     return latency_text(lat.voice_to_voice_ms, speed)
 
 
-# The reference harness's `latency_ms`: a turn's wall-clock length from its first start to its end
-# (not a response latency). A run imported from the reference keeps its figures in its config
-# under this key (turn -> ms); our own runs have them from `turn_started` -> `turn_ended`.
-TURN_DURATION = "turn_duration_ms"
-
-
-def turn_durations(config: Any, started: Iterable[tuple[int | None, float]], ended: Mapping[int, float],
+def turn_durations(kept: Mapping[int, int], started: Iterable[tuple[int | None, float]], ended: Mapping[int, float],
                    speed: float | None) -> dict[int, int]:
     """turn -> wall-clock ms from its first `turn_started` (turn, t_ms) to its `turn_ended` t_ms.
 
     Event times are on the audio timeline, which runs `speed` times faster than the wall clock.
-    A turn without a recorded start (an imported run) keeps the duration it was imported with.
+    The reference harness's `latency_ms` is this: a turn's wall-clock length from its first start to
+    its end (not a response latency). A turn without a recorded start (an imported run) keeps the
+    duration it was imported with (`kept`: `RecordedRun.turn_durations`).
     """
-    config = config if isinstance(config, dict) else {}
-    kept = config.get(TURN_DURATION) if isinstance(config.get(TURN_DURATION), dict) else {}
-    out = {int(k): int(v) for k, v in kept.items() if str(k).lstrip("-").isdigit() and isinstance(v, (int, float))}
+    out = dict(kept)
     t_start: dict[int, float] = {}
     for idx, t_ms in started:
         if idx is not None:

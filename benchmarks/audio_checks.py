@@ -34,6 +34,15 @@ def max_turn_audio_s() -> float:
     return value
 
 
+def too_long(duration_s: float, limit_s: float) -> str | None:
+    """Why a WAV this long is no turn's (`1:12:00 long, more than the 05:00 one turn may take`), or None:
+    the one rule a benchmark's WAVs and an import's are held to (`max_turn_audio_s`)."""
+    if duration_s <= limit_s:
+        return None
+    return (f"{duration_text(duration_s * 1000)} long, more than the {duration_text(limit_s * 1000)} one turn may take "
+            "(ARENA_TUI_MAX_TURN_AUDIO_S)")
+
+
 def ships_audio(bench: Benchmark, synthesized: set[int]) -> bool:
     """Whether the benchmark comes with recordings of its own: a turn's recorded (not synthesised)
     WAV is there, a turn names a WAV other than the conventional `audio/turn_NNN.wav` (a Hub row:
@@ -99,9 +108,8 @@ def wav_problem(path: Path, limit_s: float) -> str | None:
 def _wav_verdict(path: str, mtime_ns: int, size: int, limit_s: float) -> str | None:
     try:
         fmt = audio.wav_info(path)  # the header only: length is known before any sample is read
-        if fmt.duration_s > limit_s:
-            return (f"{duration_text(fmt.duration_s * 1000)} long, more than the {duration_text(limit_s * 1000)} one turn may take "
-                    "(ARENA_TUI_MAX_TURN_AUDIO_S)")
+        if (long := too_long(fmt.duration_s, limit_s)) is not None:
+            return long
         loudest = audio.wav_loudest_dbfs(path)
     except audio.AudioError as e:
         return f"unusable WAV: {e.reason}"

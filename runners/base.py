@@ -18,7 +18,7 @@ import ipaddress
 import json
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
@@ -50,6 +50,14 @@ IN_PROCESS = "inproc"
 
 class RunError(Exception):
     """The run cannot start or go on (bad config, missing key, unreadable audio); names what to fix."""
+
+
+def speed_problem(who: str, speed: float, *, local: bool, why: str = "") -> list[str]:
+    """The speed rule, said once: audio faster than real time (`--speed` > 1) only to something on this
+    machine (a fake, the simulator, a local server); a real service hears a real-time user."""
+    if local or speed == 1.0:
+        return []
+    return [f"{who}: --speed must be 1 against a real service (got {speed}){why}"]
 
 
 def is_local(url: str) -> bool:
@@ -206,6 +214,10 @@ class ProviderRunner(ABC):
     price_scope: ClassVar[str] = ""
     #: a cascade: the run times its stages (STT final, LLM first token, TTS first audio) per turn
     stage_timing: ClassVar[bool] = False
+    #: what its preflight checks, in order, each a `check_<name>(config)` method saying what stops the
+    #: run: its packages installed, its keys set (not for a fake), the speed rule, the input it can honour;
+    #: a provider declares its own list (its own checks added, one that means nothing for it left out)
+    checks: ClassVar[tuple[str, ...]] = ("packages", "keys", "speed", "input")
 
     #: the fake's script (None: `script_for_benchmark` of the run's benchmark and turns)
     script: Script | None = None
@@ -244,15 +256,29 @@ class ProviderRunner(ABC):
         """Where this run's sessions connect: `--base-url`, else the started fake, else the real service."""
         return config.base_url or self.base_url or self.default_endpoint
 
-    def preflight(self, config: RunSettings) -> list[str]:
-        """Problems that stop a run before it starts, each naming what to do."""
-        fake = self.uses_fake(config)
-        problems = catalog.requirements(self.name, self.packages, self.key_env, any_key=self.any_key,
-                                        install_hint=self.install_hint, keys=not fake, setting_env=self.setting_env)
-        if not fake:
-            if config.speed != 1.0:
-                problems.append(f"{self.name}: --speed must be 1 against a real service (got {config.speed})")
-        return problems + self.input_problems(config)
+    def preflight(self, config: RunSettings, only: Collection[str] | None = None) -> list[str]:
+        """Problems that stop a run before it starts, each naming what to do: those its `checks`
+        find, in their order (`only`: just those of them named, e.g. what a cascade asks of its
+        text model's runner: its packages and keys)."""
+        return [p for name in self.checks if only is None or name in only for p in getattr(self, f"check_{name}")(config)]
+
+    def check_packages(self, config: RunSettings) -> list[str]:
+        """The Python packages its service needs, each one not installed a line naming how to install it."""
+        return catalog.requirements(self.name, self.packages, (), install_hint=self.install_hint, keys=False)
+
+    def check_keys(self, config: RunSettings) -> list[str]:
+        """Its key and the settings a real run needs (`setting_env`), each one not set a line (none for a fake)."""
+        if self.uses_fake(config):
+            return []
+        return catalog.requirements(self.name, (), self.key_env, any_key=self.any_key, setting_env=self.setting_env)
+
+    def check_speed(self, config: RunSettings) -> list[str]:
+        """`--speed` other than 1 only against something on this machine (`speed_problem`)."""
+        return speed_problem(self.name, config.speed, local=self.uses_fake(config))
+
+    def check_input(self, config: RunSettings) -> list[str]:
+        """The input settings it cannot honour (`input_problems`)."""
+        return self.input_problems(config)
 
     def input_problems(self, config: RunSettings) -> list[str]:
         """Input settings this provider cannot honour (a human speaker for a text model, manual

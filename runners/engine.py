@@ -59,6 +59,7 @@ async def run_benchmark(
     on_session: Callable[[SessionBase], None] | None = None,
     provider: ProviderRunner | None = None,
     resume: Seed | None = None,
+    preflighted: bool = False,
 ) -> str:
     """Run `benchmark` under `config`, publishing every event on `bus`; returns the run id.
 
@@ -73,12 +74,14 @@ async def run_benchmark(
     provider's replay path, on the run's timeline after `resume.start_ms`; `run_resumed` is
     published instead of `run_started`. `config.mode == "rehydrated"` plays every turn in its
     own session seeded with the golden turns before it (`run.rehydrate`).
+
+    `preflighted`: the one preflight (`arena_tui.orchestration.preflight`, which runs `check_run`)
+    has just found nothing to stop this run, so it is not checked twice; else it is checked here.
     """
     run_id = run_id or new_run_id()
     if provider is None:
         provider = runner_for(config.model, config.service)
-    problems = check_run(config, provider, benchmark)  # refused before anything starts
-    if problems:
+    if not preflighted and (problems := check_run(config, provider, benchmark)):  # refused before anything starts
         raise RunError("; ".join(problems))
     turns = config.turns_of(benchmark)
     loop = FullDuplexRun if provider.caps.duplex and provider.mode == "audio" else LOOPS[provider.mode]

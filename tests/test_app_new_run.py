@@ -164,7 +164,12 @@ async def test_speaker_and_server_vad_off_chosen_in_the_dialog_reach_the_run(tmp
         assert not shown(dialog, "vad")
         dialog.query_one("#model").value = "gpt-4.1"
         dialog.query_one("#against").value = "fake"
+        dialog.query_one("#benchmark").value = "demo_bench"
+        await pilot.pause()
+        assert [n for _, n in dialog.query_one("#speaker")._options] == ["tts"]  # demo_bench has no one else's voice
         dialog.query_one("#benchmark").value = "spoken_bench"
+        await pilot.pause()  # the speakers offered become spoken_bench's
+        assert [n for _, n in dialog.query_one("#speaker")._options] == ["tts", "person1", "person2"]
         dialog.query_one("#speaker").value = "person1"
         err = await start_and_read(dialog, pilot)
         assert err.strip() == "cannot start: text: --speaker person1 needs an audio model (a text model reads the turn's text)", err

@@ -10,7 +10,7 @@ import itertools
 from arena_tui.spine.labels import kind_of, label_rows
 from arena_tui.spine.source import variant_labels
 
-FAULTS = "faults: 0:barge_in=500,1:no_response,3:disconnect,4:truncated"
+FAULTS = "faults: 0:barge_in,1:no_response,3:disconnect,4:truncated"
 
 
 def campaign_rows() -> list[tuple[str, tuple[str, ...]]]:

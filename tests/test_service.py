@@ -94,8 +94,8 @@ def test_preflight_says_what_the_class_needs(monkeypatch) -> None:
     assert rt.mode == "audio"
     far = RunSettings(model="x", service="tests.test_service:LocalRealtime", speed=5.0,
                     service_args={"server": "wss://realtime.example.com/v1"})
-    assert rt.preflight(far) == ["--service tests.test_service:LocalRealtime: --speed must be 1 unless every URL it is "
-                                 "given is on this machine (got 5.0)"]
+    assert rt.preflight(far) == ["--service tests.test_service:LocalRealtime: --speed must be 1 against a real service "
+                                 "(got 5.0): every URL its class is given must be on this machine"]
     # a class without **kwargs says what it takes
     narrow = runner_for("x", "tests.test_service:Narrow")
     cfg = RunSettings(model="x", service="tests.test_service:Narrow", service_args={"nope": "1"})

@@ -21,6 +21,7 @@ from arena_tui.screens.dialogs.new_run import NewRunDialog
 from arena_tui.screens.runs import RunsScreen
 from arena_tui.spine.settings import RunSettings, SettingsError, build_settings
 from tests.pilot import until
+from tests.spoken import make_spoken
 
 #: one way of starting a run as each entry point spells it: the flags after `run demo_bench`, the
 #: dialog's fields, the campaign's flags (cells of demo_bench, speaker as a cell's)
@@ -109,12 +110,21 @@ async def open_dialog(app: ArenaApp, pilot) -> NewRunDialog:
     return app.screen
 
 
+def spoken_app(tmp_path: Path) -> ArenaApp:
+    """The monitor over a --data folder whose demo_bench has human speakers' recordings (the dialog
+    offers the chosen benchmark's speakers)."""
+    if not (tmp_path / "data" / "demo_bench").is_dir():
+        make_spoken(tmp_path / "data" / "demo_bench")
+    return ArenaApp(tmp_path / "arena.db", tmp_path / "data", launcher=EngineLauncher())
+
+
 async def fill(dialog: NewRunDialog, pilot, fields: dict[str, str]) -> None:
-    """The dialog's fields as a user sets them: the model first (it decides which fields show)."""
-    defaults = {"model": "sim", "against": "service", "speaker": "tts", "vad": "server",
+    """The dialog's fields as a user sets them: the benchmark and the model first (they decide
+    which fields show, and whose voices are offered)."""
+    defaults = {"benchmark": "demo_bench", "model": "sim", "against": "service", "speaker": "tts", "vad": "server",
                 "faults": "", "turns": "", "speed": "1.0", "condition": "", "effort": ""}
     values = {**defaults, **fields}
-    for name in ("model", "against", "speaker", "vad"):
+    for name in ("benchmark", "model", "against", "speaker", "vad"):
         dialog.query_one(f"#{name}", Select).value = values[name]
         await pilot.pause()
     for name in ("faults", "turns", "speed", "condition", "effort"):
@@ -131,7 +141,7 @@ def text_of(widget) -> str:
 
 
 async def test_the_three_entry_points_build_the_same_settings(tmp_path: Path) -> None:
-    app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher())
+    app = spoken_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         dialog = await open_dialog(app, pilot)
         for name, (flags, fields, campaign) in CHOICES.items():
@@ -146,8 +156,9 @@ async def test_the_three_entry_points_build_the_same_settings(tmp_path: Path) ->
     fake = from_flags(CHOICES["a_provider_fake"][0])
     assert (fake.model, fake.fake, fake.fake_timing, fake.turns) == ("gpt-realtime", True, "real", [1, 3])
     heard = from_flags(CHOICES["babble_noise_of_a_fake"][0])
-    assert (heard.condition, heard.effort, heard.seed) == ("noise=5:babble", "low", 0)  # stored canonical
-    assert from_flags(CHOICES["sim_telephony_high_effort"][0]).condition == "telephony"
+    assert (heard.condition.label, heard.effort, heard.seed) == ("noise=5:babble", "low", 0)  # held parsed
+    assert from_flags(CHOICES["sim_telephony_high_effort"][0]).condition.label == "telephony"
+    assert heard.public()["condition"] == "noise=5:babble"  # stored canonical
 
 
 async def test_the_three_entry_points_refuse_a_bad_input_alike(tmp_path: Path, capsys, no_openai_key) -> None:
@@ -167,7 +178,7 @@ async def test_the_three_entry_points_refuse_a_bad_input_alike(tmp_path: Path, c
                 argv += [flag] if value is True else [flag, str(value)]
         assert await asyncio.to_thread(main, argv) == 2, name  # (the command runs its own event loop)
         said[name].append(capsys.readouterr().err)
-    app = ArenaApp(tmp_path / "arena.db", launcher=EngineLauncher())
+    app = spoken_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         dialog = await open_dialog(app, pilot)
         for name, (_, fields, _, _) in BAD.items():
@@ -192,9 +203,9 @@ def test_stored_settings_read_back_as_they_were_and_old_runs_still_read() -> Non
     old = {"model": "sim", "speed": 2.0, "turns": [0, 1], "faults": "1:no_response", "fake": False,
            "greeting": {"enabled": False}, "modality": "text", "turn_taking_supported": False}
     back = RunSettings.from_recorded(old)
-    assert (back.model, back.speed, back.turns, back.faults, back.speaker, back.greeting.enabled) == \
+    assert (back.model, back.speed, back.turns, str(back.faults), back.speaker, back.greeting.enabled) == \
         ("sim", 2.0, [0, 1], "1:no_response", "tts", False)
-    assert (back.condition, back.seed, back.effort) == ("clean", 0, None)  # stored before conditions: clean
+    assert (back.condition.label, back.seed, back.effort) == ("clean", 0, None)  # stored before conditions: clean
     with pytest.raises(SettingsError, match="^--speed: input should be greater than 0"):
         RunSettings.from_recorded({**old, "speed": 0})
 

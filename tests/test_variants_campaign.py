@@ -88,7 +88,7 @@ def test_campaign_spec_axes_from_toml_and_flags(tmp_path: Path) -> None:
     assert spec.conditions == ("clean", "noise=10") and spec.efforts == ("low", "high")  # one cell per condition as stored
     assert [c.label for c in spec.cells()][:2] == ["demo_bench × sim [effort=low] #1", "demo_bench × sim [effort=high] #1"]
     settings = spec.cell_settings("demo_bench [noise=10]", "sim [effort=high]")
-    assert (settings.condition, settings.effort, settings.seed) == ("noise=10", "high", 9)
+    assert (settings.condition.label, settings.effort, settings.seed) == ("noise=10", "high", 9)
     flags = build_spec(load_toml(toml), {"conditions": "telephony"})
     assert flags.conditions == ("telephony",)
     plain = build_spec({}, {"benchmarks": "demo_bench", "models": "sim"})

@@ -21,7 +21,7 @@ from typing import Any
 from arena_tui.spine.conditions import CLEAN, ConditionError, parse_condition
 from arena_tui.spine.judges import KINDS_OR_NONE
 from arena_tui.spine.provenance import CONNECTION
-from arena_tui.spine.settings import OPTION_OF, RunSettings, SettingsError, build_settings, parse_turns
+from arena_tui.spine.settings import OPTION_OF, OPTIONS, RunSettings, SettingsError, build_settings, parse_turns
 from arena_tui.spine.source import ALL_SPEAKERS, TTS, variant_labels, variants_text
 
 
@@ -147,6 +147,9 @@ class CampaignSpec:
     #: server VAD off in every run (`--disable-vad`: our commit closes the user's turn); a model whose
     #: protocol has no client commit is refused by the run preflight (`orchestrator.preflight`)
     disable_vad: bool = False
+    #: every other run option declared a campaign key (`spine.settings.OPTIONS`), by key, as given:
+    #: one value for every cell, checked by the run settings' builder as a run's flag is
+    options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.benchmarks:
@@ -245,14 +248,27 @@ class CampaignSpec:
                 "real time): a busy worker's new runs get a lower speed (each run records its own), and turns "
                 "that lose pace are re-run")
 
+    def choices(self) -> dict[str, Any]:
+        """The campaign's own keys as the run builder takes them (option key -> value): every cell's."""
+        return {o.key: getattr(self, o.key) if o.key in _FIELDS else self.options.get(o.key) for o in OPTIONS
+                if o.applies("campaign")}
+
     def run_settings(self, model: str, speaker: str = TTS, condition: str = CLEAN.label,
                      effort: str | None = None) -> RunSettings:
         """The settings of one cell's run (`speaker`: whose recordings its user audio is, `condition`
         what it is heard under, `effort` what is asked of the model), by the one builder `arena-tui
         run` and the new-run dialog use; SettingsError naming what it refuses."""
-        return build_settings(model, speed=self.speed, turns=self.turns, fake=self.fake, greeting=self.greeting,
-                              speaker=speaker, disable_vad=self.disable_vad, condition=condition, effort=effort,
+        return build_settings(model, **self.choices(), speaker=speaker, condition=condition, effort=effort,
                               fields=self.extra)
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """How every run of it differs from the default, its axes apart (each cell says its own):
+        `("manual commit",)` (`spine.source.variant_labels`); () when its settings cannot be built."""
+        try:
+            return variant_labels(self.run_settings(self.models[0]).public())
+        except SettingsError:
+            return ()
 
     def cell_settings(self, benchmark: str, model: str) -> RunSettings:
         """`run_settings` of a cell, from its benchmark and model (`cell_benchmarks`, `cell_models`)."""
@@ -283,6 +299,8 @@ class CampaignSpec:
             del d["conditions"]
         if not self.efforts:
             del d["efforts"]
+        if not self.options:  # (a spec of the campaign keys of old stays the JSON it was)
+            del d["options"]
         return d
 
     @classmethod
@@ -311,16 +329,30 @@ def _no_secret(address: str | None) -> str | None:
     return address
 
 
+_FIELDS = {f.name for f in fields(CampaignSpec)}
+#: the spec field a run option's campaign key sets: an axis its list (`speaker` -> `speakers`), a key
+#: with a field of its own that field (what the pacing reads: `speed`), any other key `options`
+OPTIONS_FIELD = "options"
+_OPTION_KEYS = {o.key: f"{o.key}s" if o.applies("axis") else o.key if o.key in _FIELDS else OPTIONS_FIELD
+                for o in OPTIONS if o.applies("campaign") or o.applies("axis")}
 # TOML key / flag name -> spec field
 _KEYS = {"bench": "benchmarks", "model": "models", "repeats": "repeats", "concurrency": "concurrency",
-         "judge": "judge", "speed": "speed", "turns": "turns", "fake": "fake", "greeting": "greeting",
-         "executor": "executor", "ray_address": "ray_address", "workers": "workers", "speaker": "speakers",
-         "disable_vad": "disable_vad", "condition": "conditions", "effort": "efforts"}
-
-
+         "judge": "judge", "executor": "executor", "ray_address": "ray_address", "workers": "workers", **_OPTION_KEYS}
 #: run settings a campaign sets by its own keys, never in [config]
-_OWN_KEYS = {"model", "speed", "turns", "fake", "speaker", "disable_vad", "condition", "effort"}
-_LISTS = ("bench", "model", "speaker", "condition", "effort")  # TOML keys that are lists (or "a,b")
+_OWN_KEYS = {"model", *(o.field for o in OPTIONS if o.key in _OPTION_KEYS and "." not in o.field)}
+_LISTS = ("bench", "model", *(o.key for o in OPTIONS if o.applies("axis")))  # TOML keys that are lists (or "a,b")
+_LIST_FIELDS = ("benchmarks", "models", *(_KEYS[k] for k in _LISTS[2:]))
+
+
+def spec_values(chosen: dict[str, Any]) -> dict[str, Any]:
+    """A campaign's run options as typed (option key -> value, None: not given) as spec fields."""
+    out: dict[str, Any] = {}
+    for key, value in chosen.items():
+        if key in _OPTION_KEYS and _OPTION_KEYS[key] == OPTIONS_FIELD:
+            out.setdefault(OPTIONS_FIELD, {})[key] = value
+        elif key in _OPTION_KEYS:
+            out[_OPTION_KEYS[key]] = value
+    return out
 
 
 def listify(value: Any, where: str) -> tuple[str, ...]:
@@ -356,6 +388,8 @@ def load_toml(path: Path) -> dict[str, Any]:
                 raise SpecError(f"{path}: [config] {aims[0]}: a spec file never chooses where a key is sent or what "
                                 f"is imported: give it on the command line (`campaign run {OPTION_OF[aims[0]]}`)")
             out["extra"] = value
+        elif _KEYS.get(key) == OPTIONS_FIELD:
+            out.setdefault(OPTIONS_FIELD, {})[key] = value
         elif key in _KEYS:
             out[_KEYS[key]] = listify(value, f"{path}: {key}") if key in _LISTS else value
         else:
@@ -369,8 +403,10 @@ def build_spec(file_values: dict[str, Any], flag_values: dict[str, Any]) -> Camp
     """File values, overridden by every flag actually given (None = not given)."""
     merged = dict(file_values)
     for name, value in flag_values.items():
-        if value is not None:
-            merged[name] = listify(value, f"--{name}") if name in ("benchmarks", "models", "speakers", "conditions", "efforts") else value
+        if name == OPTIONS_FIELD:  # each given one over the file's
+            merged[name] = {**merged.get(name, {}), **{k: v for k, v in value.items() if v is not None}}
+        elif value is not None:
+            merged[name] = listify(value, f"--{name}") if name in _LIST_FIELDS else value
     merged.setdefault("benchmarks", ())
     merged.setdefault("models", ())
     try:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.campaign import records
-from arena_tui.campaign.spec import SpecError, build_spec, listify, load_toml
+from arena_tui.campaign.spec import SpecError, build_spec, listify, load_toml, spec_values
 from arena_tui.compare.columns import cost_text
 from arena_tui.compare.costs import cost_note
 from arena_tui.compare.pairwise import family_note, strict_lines
@@ -30,9 +30,9 @@ from arena_tui.orchestration.orchestrator import CampaignBlocked, run_campaign
 from arena_tui.spine import paths
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.errors import CliError
-from arena_tui.spine.flags import positive_int, turn_subset
-from arena_tui.spine.settings import service_arg_pairs
-from arena_tui.spine.source import ALL_SPEAKERS, variant_labels
+from arena_tui.spine.flags import positive_int
+from arena_tui.spine.option_flags import add_option_flags, chosen, offered
+from arena_tui.spine.source import ALL_SPEAKERS
 from arena_tui.spine.times import when_text
 from arena_tui.stop_signals import StopSignals
 from arena_tui.store import Store, StoreError
@@ -44,7 +44,6 @@ from benchmarks.registry import speakers
 
 from ..orchestration.live import choose_judge
 from .ids import resolve_campaign_id
-from .run import add_input_arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,16 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      "worker is given fewer, and slower new runs: see `pace:` notices)")
     run.add_argument("--judge", help="judge each run live: auto (default: openai or bedrock if its key is set, else "
                      "heuristic), openai, bedrock, heuristic, none (judge later with `arena-tui judge`)")
-    run.add_argument("--speed", type=float, help="audio speed-up (sim or --fake only)")
-    run.add_argument("--turns", type=turn_subset, help="turn subset, e.g. 0-2")
-    run.add_argument("--fake", action="store_const", const=True, help="providers run against their local fakes")
-    run.add_argument("--no-greeting", dest="greeting", action="store_const", const=False, help="skip greetings")
-    add_input_arguments(run, matrix=True)
-    run.add_argument("--base-url", help="every run's provider endpoint (e.g. a local server; never from a spec file)")
-    run.add_argument("--service", metavar="package.module:Class",
-                     help="a Pipecat service class of yours for every run, --model its model ids (never from a spec file)")
-    run.add_argument("--service-arg", action="append", default=[], metavar="KEY=VALUE",
-                     help="a constructor argument of --service's class (repeatable; env:NAME reads a variable)")
+    add_option_flags(run, "campaign")  # its run options: keys, axes, where its runs connect (spine.settings.OPTIONS)
     run.add_argument("--executor", choices=["local", "ray"], help="where runs execute (default local)")
     run.add_argument("--ray-address", help="Ray cluster address (default: start a local one)")
     run.add_argument("--workers", type=positive_int, help="local worker processes (default: as many as keep pace at this speed: up to 4 per core at 1×)")
@@ -113,12 +103,8 @@ def spec_from_args(args: argparse.Namespace) -> Any:
     try:
         file_values = load_toml(Path(args.spec)) if args.spec else {}
         flags = {"benchmarks": args.bench, "models": args.model, "repeats": args.repeats,
-                 "concurrency": args.concurrency, "judge": args.judge, "speed": args.speed, "turns": args.turns,
-                 "fake": args.fake, "greeting": args.greeting, "executor": args.executor,
-                 "ray_address": args.ray_address, "workers": args.workers,
-                 "speakers": getattr(args, "speaker", None), "conditions": getattr(args, "condition", None),
-                 "efforts": getattr(args, "effort", None),
-                 "disable_vad": True if getattr(args, "disable_vad", False) else None}
+                 "concurrency": args.concurrency, "judge": args.judge, "executor": args.executor,
+                 "ray_address": args.ray_address, "workers": args.workers, **spec_values(chosen(args, "campaign"))}
         file_values, flags = _all_speakers(file_values, flags, args)
         return build_spec(_connection(file_values, args), flags)
     except (SpecError, ValueError) as e:
@@ -127,8 +113,8 @@ def spec_from_args(args: argparse.Namespace) -> Any:
 
 def _connection(file_values: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     """The spec's run settings with where its runs connect, as typed (a spec file never says it)."""
-    typed = {"base_url": getattr(args, "base_url", None), "service": getattr(args, "service", None),
-             "service_args": service_arg_pairs(getattr(args, "service_arg", None) or [])}
+    typed = {o.field: o.parse(value) for o in offered("campaign") if o.applies("connection")
+             and (value := getattr(args, o.key, None)) is not None}
     typed = {k: v for k, v in typed.items() if v}
     return {**file_values, "extra": {**file_values.get("extra", {}), **typed}} if typed else file_values
 
@@ -225,7 +211,7 @@ async def _show(store: Store, campaign_id: str, data: Path | None) -> int:
     if view is None:
         raise CliError(f"{store.path}: no campaign {campaign_id} (see `arena-tui campaign list`)")
     spec = view.spec
-    variants = "".join(f", {label}" for label in variant_labels({"disable_vad": spec.disable_vad}))
+    variants = "".join(f", {label}" for label in spec.variants)
     print(f"campaign {campaign_id}: {view.summary} repeat(s), speed {speed_text(spec.speed)}{variants}, executor {spec.executor}: "
           f"{view.count('complete')}/{len(view.cells)} complete" + (f"; {view.pace}" if view.pace else ""))
     # each cell's cost and, apart, its judge's, when a cell has one (`runs`' columns and note)

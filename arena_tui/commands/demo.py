@@ -17,7 +17,7 @@ from pathlib import Path
 
 from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
-from arena_tui.spine.flags import turn_subset
+from arena_tui.spine.option_flags import add_option_flags, chosen
 from arena_tui.spine.settings import SIM, RunSettings, SettingsError, build_settings
 
 from ..judge.options import add_judge_arguments
@@ -36,10 +36,7 @@ DEMO_END_OF_TURN = {"quiet_ms": 800.0, "drain_ms": 300.0}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--faults", default=DEMO_FAULTS, help=f"simulator fault spec (default {DEMO_FAULTS!r})")
-    parser.add_argument("--speed", type=float, default=1.0, help="playback speed; 1.0 = real time (default)")
-    parser.add_argument("--turns", type=turn_subset, default=DEMO_TURNS,
-                        help=f"subset of turns (default {DEMO_TURNS}; 0-9: all ten)")
+    add_option_flags(parser, "demo", defaults={"turns": DEMO_TURNS, "faults": DEMO_FAULTS})  # (0-9: all ten turns)
     add_judge_arguments(parser, allow_none=True)
     parser.add_argument("--temp-db", action="store_true",
                         help="record into a throw-away database instead of the default one")
@@ -50,8 +47,7 @@ def settings_of(args: argparse.Namespace) -> RunSettings:
     The simulator answers at once or never: a short watchdog keeps the no_response turn's wait
     (shown live, with its countdown) to a few seconds instead of the 30 a real service gets."""
     try:
-        return build_settings(SIM, faults=args.faults, speed=args.speed, turns=args.turns,
-                              fields={"watchdog": DEMO_WATCHDOG, "end_of_turn": DEMO_END_OF_TURN})
+        return build_settings(SIM, **chosen(args, "demo"), fields={"watchdog": DEMO_WATCHDOG, "end_of_turn": DEMO_END_OF_TURN})
     except SettingsError as e:
         raise CliError(str(e)) from None
 

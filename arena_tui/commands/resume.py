@@ -22,15 +22,13 @@ from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.judges import KINDS_OR_NONE
 from arena_tui.spine.settings import RunSettings, SettingsError
-from arena_tui.spine.source import speaker_of
-from benchmarks.loader import BenchmarkError
-from benchmarks.registry import load_benchmark
 
 from ..judge import make_backend
 from ..judge.backends import PermanentError
 from ..judge.choice import pick_judge
 from ..orchestration.headless import run_headless
 from ..orchestration.logs import quiet_logs
+from ..orchestration.preflight import preflight
 from ..orchestration.resume import ResumeError, endpoint_line, plan_resume, replayed_text, resume_starter
 from ..store import Store, StoreError, require_database
 from .ids import resolve_run_id
@@ -64,8 +62,7 @@ def run(args: argparse.Namespace) -> int:
     except StoreError as e:
         raise CliError(str(e)) from None
     quiet_logs(getattr(args, "verbose", False), paths.log_path(db))
-    bench, plan, judge = asyncio.run(_prepare(args, db))  # args.run_id: the full id from here on
-    settings, typed = _aimed(args, plan.settings)
+    bench, plan, settings, typed, judge = asyncio.run(_prepare(args, db))  # args.run_id: the full id from here on
     if not args.headless:  # said as `run` says it when it goes headless by itself
         print("arena-tui: resume runs headless (progress and a summary on stdout; pass --headless to say so)",
               file=sys.stderr)
@@ -94,8 +91,12 @@ def _endpoint(plan: Any, settings: RunSettings, typed: bool) -> str:
         raise CliError(str(e)) from None
 
 
-async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, Any]:
-    """The benchmark, the resume plan and the judge backend, or a CliError naming what is wrong."""
+async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, RunSettings, bool, Any]:
+    """The benchmark, the resume plan, the settings it runs with (as recorded, connected where the
+    flags say; whether they said) and the judge backend, or a CliError naming what is wrong. The
+    run is checked by the one preflight every run gets (`orchestration.preflight`: the benchmark
+    loaded with the run's speaker, its turns and faults, its audio, the provider's keys, packages
+    and limits), after what only a resume can be refused for (complete, still recording)."""
 
     try:
         async with await Store.open(db, create=False) as store:
@@ -103,17 +104,22 @@ async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, Any]:
             row = await store.get_run(args.run_id)
             assert row is not None
             try:
-                bench = load_benchmark(row.benchmark, paths.data_dir(args.data), speaker=speaker_of(row.config))
-            except (BenchmarkError, FileNotFoundError, KeyError, ValueError) as e:
-                raise CliError(f"run {args.run_id}: benchmark {row.benchmark!r}: {e}") from None
+                settings, typed = _aimed(args, row.recorded.settings())
+            except SettingsError as e:
+                raise CliError(f"run {args.run_id}: its recorded settings cannot be used: {e}") from None
+            checked = await asyncio.to_thread(preflight, row.benchmark, settings, paths.data_dir(args.data), data=args.data)
+            if checked.benchmark is None:
+                raise CliError(f"run {args.run_id}: {checked.refusal}")
             try:
-                plan = await plan_resume(store, args.run_id, bench)
+                plan = await plan_resume(store, args.run_id, checked.benchmark)
             except ResumeError as e:
                 raise CliError(str(e)) from None
+            if checked.problems:
+                raise CliError(f"run {args.run_id}: {checked.refusal}")
             names = sorted({j.judge for j in await store.judgements(args.run_id)})
     except StoreError as e:
         raise CliError(str(e)) from None
-    return bench, plan, _judge(args.judge, names)
+    return checked.benchmark, plan, settings, typed, _judge(args.judge, names)
 
 
 def _judge(choice: str, recorded: list[str]) -> Any:

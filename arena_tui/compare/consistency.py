@@ -81,14 +81,13 @@ def _detail(f: RunFigures, turn: int, comparison_dir: str) -> dict[str, Any]:
         reasoning = j.error or "\n".join(f"{d}: {s.reasoning}" for d, s in j.scores.items())
     calls = [{"name": c.name, "args": c.args, **({"is_duplicate": True} if c.is_duplicate else {})}
              for c in result.tool_calls] if result is not None else []  # fmt: skip
-    imported = run.row.config.get("imported")
     return {
         "comparison_dir": comparison_dir,
         "benchmark_name": run.row.benchmark,
         "model_name": f.name,
         "run_index": f.run_index,
         "run_id": run.run_id,
-        "run_dir": imported.get("from") if isinstance(imported, dict) else run.row.config.get("imported_from"),
+        "run_dir": run.row.recorded.run_dir,
         "turn": turn,
         "user_text": run.user_text(turn) or None,
         "assistant_text": (result.sentinel or result.assistant_text) if result is not None else None,

@@ -19,7 +19,6 @@ from arena_tui.spine.source import variant_labels
 from ..cost import Estimate, current_prices, judge_estimate, run_estimate
 from ..judge.causes import run_causes
 from ..judge.label import judge_text
-from ..judge.worker import is_rehydrated
 from ..store import RunRow, Store
 from ..timing import UntrustedTurns, speed_exclusion, turn_durations
 from ..verdicts import (NOT_JUDGED, UNJUDGED, Standing, Tally, standing, tally)
@@ -86,7 +85,7 @@ class StoredRun:
     def causes(self) -> dict[int, tuple[str, ...]]:
         """turn -> why it failed (or why it counts apart), by the one rule (`judge.causes.run_causes`)."""
         return run_causes(self.benchmark, self.results.values(), self.revisions, rotations=self.rotations,
-                          cross_turn=not is_rehydrated(self.row.config))
+                          cross_turn=not self.row.recorded.rehydrated)
 
     @cached_property
     def standing(self) -> dict[int, Standing[Judgement]]:
@@ -104,7 +103,7 @@ class StoredRun:
 
     @property
     def audio(self) -> bool:
-        return self.row.config.get("modality") != "text"
+        return self.row.recorded.audio
 
     @property
     def speed(self) -> float | None:
@@ -168,12 +167,12 @@ class StoredRun:
             labels.append(self.row.source)
         if self.judge_kind != LLM_JUDGE:
             labels.append(self.judge_kind)
-        if isinstance(self.row.config.get("imported"), dict):  # a reference harness's run (arena_tui.interop)
+        recorded = self.row.recorded
+        if recorded.reference is not None:  # a reference harness's run (arena_tui.interop)
             labels.append("imported")
-        mode = self.row.config.get("mode")
-        if isinstance(mode, str) and mode not in ("", "sequential"):
-            labels.append(mode)
-        labels.extend(variant_labels(self.row.config))  # a human speaker, manual commits: their own rows
+        if recorded.mode != "sequential":
+            labels.append(recorded.mode)
+        labels.extend(variant_labels(recorded))  # a human speaker, manual commits: their own rows
         return tuple(labels)
 
     @property
@@ -229,7 +228,7 @@ async def load_runs(
         revisions = [j for j in await store.judgements(run_id) if j.turn_index is not None and j.turn_index >= 0]
         untrusted = await untrusted_turns(store, run_id)
         t_start, t_end = await store.turn_times(run_id)
-        durations = turn_durations(row.config, t_start, t_end, row.speed)
+        durations = turn_durations(row.recorded.turn_durations, t_start, t_end, row.speed)
         rotations = [ev for _, ev in await store.events(run_id, kinds=["session_rotated"]) if isinstance(ev, SessionRotated)]
         out.append(StoredRun(row, results, revisions, cache[row.benchmark], frozenset(untrusted), durations, rotations,
                              await store.usage(run_id), await store.judge_usage(run_id)))

@@ -34,7 +34,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from arena_tui.spine.source import condition_of, effort_of
+from arena_tui.spine.recorded import RecordedRun
 
 from .costs import COST_NOTES, COST_ROW_COLUMNS, COST_RUN_COLUMNS, row_cost_columns, run_cost_columns
 from .duplex import DUPLEX_COLUMNS, duplex_columns
@@ -42,11 +42,10 @@ from .judging import row_agreement, stored_agreement
 from .leaderboard import STAGES, BoardRow, Leaderboard, RunFigures
 from ..stats import Distribution, Rate, bootstrap_percentile_cis, describe, mean_std, wilson
 from ..timing import speed_note
-from ..verdicts import APART
+from ..verdicts import APART, REFERENCE_ORDER
 
 # The reference's six metrics (its SCORE_COLUMNS), in its order: one metric_summary row each.
-METRICS = ["turn_taking", "tool_use_correct", "instruction_following", "kb_grounding", "ambiguity_handling",
-           "state_tracking"]  # fmt: skip
+METRICS = REFERENCE_ORDER
 STRICT = "turn_pass_strict"  # ours: every scored dimension passes (turn_taking included)
 ORIGINAL = "turn_pass_tool_instruction_kb"  # the original eval's turn pass: tool ∧ instruction ∧ KB
 _COUNTS = ["pass_rows", "fail_rows", "empty_response_count", "model_ended_session_count"]
@@ -197,11 +196,9 @@ def _judge_columns(f: RunFigures) -> dict[str, Any]:
     run = f.run
     judges = sorted({st.shown.judge for st in run.standing.values()})
     ours = {st.shown.judge: st.shown.judge_version for st in run.standing.values() if st.shown.judge_version}
-    imported = run.row.config.get("imported")
-    known = imported.get("judges", {}) if isinstance(imported, dict) else {}
     names, models, versions, times = [], [], [], []
     for judge in judges:
-        mine = known.get(judge) if isinstance(known.get(judge), dict) else {}
+        mine = run.row.recorded.reference_judge(judge)
         kind, _, model = judge.partition(":")
         names.append(mine.get("judge_name") or kind)
         models.append(mine.get("judge_model") or model or kind)
@@ -215,20 +212,18 @@ def _judge_columns(f: RunFigures) -> dict[str, Any]:
             "judged_at": joined(times)}  # fmt: skip
 
 
-def _runtime_columns(config: Mapping[str, Any]) -> dict[str, Any]:
+def _runtime_columns(run: RecordedRun) -> dict[str, Any]:
     """runtime_mode / runtime_parallel / disable_vad as the reference's runtime.json has them: only a
     rehydrated run names its mode and parallelism (a sequential run leaves them empty, as theirs)."""
-    mode = config.get("mode")
-    rehydrated = isinstance(mode, str) and mode not in ("", "sequential")
-    return {"runtime_mode": mode if rehydrated else None, "runtime_parallel": config.get("parallel") if rehydrated else None,
-            "disable_vad": config.get("disable_vad")}  # fmt: skip
+    rehydrated = run.mode != "sequential"
+    return {"runtime_mode": run.mode if rehydrated else None, "runtime_parallel": run.parallel if rehydrated else None,
+            "disable_vad": run.disable_vad_recorded}  # fmt: skip
 
 
 def _latency_source(f: RunFigures) -> str:
-    config = f.run.row.config
-    imported = config.get("imported")
-    if isinstance(imported, dict):
-        return str(imported.get("latency") or "none: the folder has no conversation.wav to derive them from")
+    recorded = f.run.row.recorded
+    if recorded.reference is not None:
+        return recorded.reference_latency or "none: the folder has no conversation.wav to derive them from"
     return "our timeline (live run)"
 
 
@@ -237,16 +232,15 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
     rows = []
     for f in board.runs:
         run, total = f.run, f.strict.n
-        config = run.row.config
-        imported = config.get("imported")
+        recorded = run.row.recorded
         row: dict[str, Any] = {
             "model_name": f.name,
             "run_index": f.run_index,
             "run_id": run.run_id,
-            "run_dir": imported.get("from") if isinstance(imported, dict) else config.get("imported_from"),
+            "run_dir": recorded.run_dir,
             "benchmark_name": run.row.benchmark,
             **_judge_columns(f),
-            **_runtime_columns(config),
+            **_runtime_columns(recorded),
             "turns_scored": total,
             "pass_rows": f.strict.passes,
             "fail_rows": f.fail_rows,
@@ -279,12 +273,12 @@ def run_results_rows(board: Leaderboard) -> list[dict[str, Any]]:
             "speed": run.speed,
             "latency_note": speed_note(run.speed),
             "simulator": run.row.simulator,
-            "fake": bool(config.get("fake")),
+            "fake": recorded.fake,
             "heuristic_judge": run.heuristic,
-            "imported": isinstance(imported, dict),
+            "imported": recorded.reference is not None,
             "labels": ", ".join(run.source_labels),
-            "condition": condition_of(config),
-            "effort": effort_of(config),
+            "condition": recorded.condition_text,
+            "effort": recorded.effort,
             "latency_source": _latency_source(f),
             "turns_recorded": len(run.results),
             "human_verdicts": run.tally.human_verdicts,
@@ -311,8 +305,8 @@ def _row_figures(row: BoardRow) -> dict[str, Any]:
         "labels": ", ".join(row.labels),
         "judge": row.judge,
         # (a row's runs share them: both are part of its labels, so of its identity)
-        "condition": condition_of(row.runs[0].run.row.config) if row.runs else "",
-        "effort": effort_of(row.runs[0].run.row.config) if row.runs else "",
+        "condition": row.runs[0].run.row.recorded.condition_text if row.runs else "",
+        "effort": row.runs[0].run.row.recorded.effort if row.runs else "",
         "turns": row.strict.n,
         "latency_runs": row.latency_runs,
         "latency_excluded": "; ".join(f"{k}: {v}" for k, v in row.latency_excluded.items()),

@@ -56,7 +56,7 @@ async def export_run(store: Store, run_id: str, dest: str | Path, *, benchmark: 
     results = {r.turn_index: r for r in await store.turn_results(run_id)}
     t_start, t_end = await store.turn_times(run_id)
     speed = run.speed  # the run timeline over the wall clock (None: not recorded, taken as 1)
-    durations = turn_durations(run.config, t_start, t_end, speed)
+    durations = turn_durations(run.recorded.turn_durations, t_start, t_end, speed)
     rows: dict[int, dict[str, Any]] = {}
     for idx, r in sorted(results.items()):
         if idx < 0:
@@ -90,10 +90,10 @@ async def export_run(store: Store, run_id: str, dest: str | Path, *, benchmark: 
         "model_name": run.model,
         "turns": len(rows),
         "note": f"exported by arena-tui from run {run_id}" + (" (simulator)" if run.simulator else ""),
-        "audio_source": run.config.get("audio_source", "recorded") if isinstance(run.config, dict) else "recorded",
+        "audio_source": run.recorded.audio_source,
         "arena_tui": {
             "run_id": run_id, "benchmark": run.benchmark, "provider": run.provider, "simulator": run.simulator,
-            "status": run.status, "turn_indices": run.turn_indices, "config": run.config,
+            "status": run.status, "turn_indices": run.turn_indices, "config": run.recorded.stored(),
             "started_at": iso(started), "ended_at": iso(run.ended_at) if run.ended_at else None,
             "speed": run.speed, **({"latency": note} if (note := speed_note(run.speed)) else {}),
         },

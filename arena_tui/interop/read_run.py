@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from arena_tui.spine.recorded import IMPORTED, IMPORTED_FROM, TURN_DURATION
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.provenance import as_provenance
 from arena_tui.spine.events import (
     DimensionScore, Judgement, Latencies, RunEnded, RunStarted, ToolCallRecord, TurnEnded, TurnResult, UsageReported,
 )
-from ..timing import TURN_DURATION
 from . import wav_metrics
 from .conversation import conversation_events, read_conversation
 from .fields import OUR_LATENCIES, SENTINEL_STATUS
@@ -165,7 +165,7 @@ async def import_run(store: Store, run_dir: str | Path, *, benchmark: str | None
     recording = read_conversation(run_dir / CONVERSATION)
     judgements, judges = _judgement_events(run_dir, rid)
     if ours:
-        config.setdefault("imported_from", str(run_dir))
+        config.setdefault(IMPORTED_FROM, str(run_dir))
         speed = ours.get("speed") if _positive(ours.get("speed")) else None
     else:  # the reference harness's folder
         speed = float(runtime["speed"]) if _positive(runtime.get("speed")) else 1.0
@@ -178,7 +178,7 @@ async def import_run(store: Store, run_dir: str | Path, *, benchmark: str | None
                                      " (not recorded: the reference plays its audio in real time)"),
         }  # fmt: skip
         timed, t0, imported["latency"], imported["derived"] = _derive(timed, t0, recording, tpath)
-        config["imported"] = imported
+        config[IMPORTED] = imported
     # its endpoint, service class and arguments are provenance, never settings: a file never aims a key
     config = as_provenance(config)
     events: list[Any] = [

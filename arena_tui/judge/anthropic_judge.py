@@ -26,7 +26,7 @@ _CUT = ("max_tokens", "model_context_window_exceeded")
 
 
 class AnthropicJudge(KeyedJudge):
-    kind, key_envs = "anthropic", ("ANTHROPIC_API_KEY",)
+    kind = "anthropic"
 
     def connect(self, key: str, base_url: str | None) -> None:
         # max_retries=0: backends.judge_with_retries is the single retry policy.

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 from arena_tui.spine.benchmark import Benchmark, Turn
 
 from arena_tui.spine.events import TokenUsage, TurnResult
-from arena_tui.spine.judges import DEFAULT_MODELS
+from arena_tui.spine.judges import BY_KIND, DEFAULT_MODELS
 from . import budget, limits
 from .errors import InvalidOutput, PermanentError, TransientError
 from .limits import RetryPolicy
@@ -120,11 +120,10 @@ class JudgeBackend(ABC):
 
 class KeyedJudge(JudgeBackend):
     """A backend an SDK reaches at a URL with a key (OpenAI and compatible servers, Anthropic,
-    Google): the constructor they share. Each names its `kind` and `key_envs` and says how it
-    connects (`connect`)."""
+    Google): the constructor they share. Each names its `kind` (its row of `spine.judges.JUDGES`
+    says its key's names and default model) and says how it connects (`connect`)."""
 
     kind: ClassVar[str]
-    key_envs: ClassVar[tuple[str, ...]]
 
     def __init__(self, model: str | None = None, *, base_url: str | None = None, api_key: str | None = None,
                  timeout_s: float | None = None) -> None:  # timeout_s default: request_timeout()
@@ -133,7 +132,7 @@ class KeyedJudge(JudgeBackend):
         self.connect(key, base_url)
 
     def key(self, given: str | None) -> str:
-        return judge_key(given, self.key_envs, self.kind)
+        return judge_key(given, BY_KIND[self.kind].key_envs, self.kind)
 
     @abstractmethod
     def connect(self, key: str, base_url: str | None) -> None:

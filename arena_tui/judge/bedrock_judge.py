@@ -38,7 +38,7 @@ _CUT = ("max_tokens", "model_context_window_exceeded")
 class BedrockJudge(JudgeBackend):
     def __init__(
         self,
-        model: str = DEFAULT_BEDROCK_MODEL,
+        model: str = DEFAULT_BEDROCK_MODEL,  # (`spine.judges`' row)
         *,
         region: str | None = None,
         endpoint_url: str | None = None,

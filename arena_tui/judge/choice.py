@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from arena_tui.spine.judges import AUTO_ORDER
+from arena_tui.spine.judges import AUTO_ORDER, BY_KIND
 from .factory import resolve_kind
 
 #: how `auto` decided, by the kind it resolved to
-AUTO_WHY = {k: f"auto: {'AWS credentials are' if k == 'bedrock' else ' or '.join(envs) + ' is'} set" for k, envs in AUTO_ORDER}
-_NAMES = ["AWS credentials" if k == "bedrock" else "/".join(envs) for k, envs in AUTO_ORDER]
+AUTO_WHY = {k: f"auto: {BY_KIND[k].credential_names} {'are' if BY_KIND[k].credentials else 'is'} set" for k, _ in AUTO_ORDER}
+_NAMES = [BY_KIND[k].credentials or "/".join(envs) for k, envs in AUTO_ORDER]
 AUTO_FALLBACK_WHY = f"auto: no {', '.join(_NAMES[:-1])} or {_NAMES[-1]}"
 
 

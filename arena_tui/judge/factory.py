@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Any
 
-from arena_tui.spine.judges import AUTO, AUTO_ORDER, BACKENDS, HEURISTIC
+from arena_tui.spine.judges import AUTO, AUTO_ORDER, BACKENDS, BY_KIND, HEURISTIC
 from .backends import JudgeBackend, PermanentError
-from .heuristic import HeuristicJudge
 
 
 def resolve_kind(kind: str) -> str:
@@ -18,34 +18,16 @@ def resolve_kind(kind: str) -> str:
     return next((k for k, envs in AUTO_ORDER if any(os.environ.get(e) for e in envs)), HEURISTIC)
 
 
-def _pick(options: dict[str, Any], *names: str) -> dict[str, Any]:
-    return {k: v for k, v in options.items() if k in names and v is not None}
-
-
 def make_backend(kind: str, model: str | None = None, **options: Any) -> JudgeBackend:
-    """Raises PermanentError on bad setup (unknown judge, missing key). Each client library is
-    imported only when its judge is chosen."""
-    kind = resolve_kind(kind)
-    if kind == HEURISTIC:
-        return HeuristicJudge()
-    if kind == "openai":
-        from .openai_judge import OpenAIJudge  # deferred: the OpenAI client loads only for this judge
-
-        return OpenAIJudge(model, **_pick(options, "base_url", "api_key", "timeout_s"))
-    if kind == "local":
-        from .openai_judge import LocalJudge  # deferred: the OpenAI client loads only for this judge
-
-        return LocalJudge(model, **_pick(options, "base_url", "timeout_s"))
-    if kind == "anthropic":
-        from .anthropic_judge import AnthropicJudge  # deferred: the anthropic client loads only for this judge
-
-        return AnthropicJudge(model, **_pick(options, "base_url", "api_key", "timeout_s"))
-    if kind == "google":
-        from .google_judge import GoogleJudge  # deferred: google-genai loads only for this judge
-
-        return GoogleJudge(model, **_pick(options, "base_url", "api_key", "timeout_s"))
-    if kind == "bedrock":
-        from .bedrock_judge import DEFAULT_BEDROCK_MODEL, BedrockJudge  # deferred: boto3 loads only for this judge
-
-        return BedrockJudge(model or DEFAULT_BEDROCK_MODEL, **_pick(options, "region", "endpoint_url", "timeout_s"))
-    raise PermanentError(f"unknown judge {kind!r} (choose {', '.join(BACKENDS)})")
+    """The backend of `kind` (its row of `spine.judges.JUDGES`), given what it takes of `model` and
+    `options` (base_url, api_key, region, endpoint_url, timeout_s). Raises PermanentError on bad setup
+    (unknown judge, missing key). Each client library is imported only when its judge is chosen."""
+    judge = BY_KIND.get(resolve_kind(kind))
+    if judge is None:
+        raise PermanentError(f"unknown judge {kind!r} (choose {', '.join(BACKENDS)})")
+    module, _, name = judge.backend.partition(":")
+    backend = getattr(importlib.import_module(f"{__package__}.{module}"), name)  # (its client library loads now)
+    given = {"model": model, **options}
+    made = backend(**{k: v for k, v in given.items() if k in judge.takes and v is not None})
+    assert isinstance(made, JudgeBackend)
+    return made

@@ -28,12 +28,11 @@ from .provider_schema import for_gemini
 from .sdk_errors import short, status_error
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
-KEY_ENVS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")  # the client's own order
 _RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
 
 
 class GoogleJudge(KeyedJudge):
-    kind, key_envs = "google", KEY_ENVS
+    kind = "google"
 
     def connect(self, key: str, base_url: str | None) -> None:
         url = base_url or DEFAULT_BASE_URL

@@ -18,7 +18,7 @@ import re
 from arena_tui.spine.benchmark import Turn
 
 from arena_tui.spine.events import TokenUsage, TurnResult
-from ..verdicts import LLM_DIMENSIONS
+from ..verdicts import DIMENSION_TABLE, LLM_DIMENSIONS
 from .backends import JudgeBackend, JudgeReply, JudgeRequest
 from .matching import call_matches
 from .schema import JudgeOutput, RunJudgeOutput, Score, Scores, TurnVerdicts
@@ -107,14 +107,10 @@ class HeuristicJudge(JudgeBackend):
             )
             if matched < len(expected):
                 root = "wrong_call" if made else ("over_clarification" if answer.rstrip().endswith("?") else "none")
+        # each dimension the judge scores, by its offline rule (`verdicts.DIMENSION_TABLE`)
+        offline = {"grounded": lambda d: s(grounded, d), "engaged": lambda d: s(engaged, d), "calls": lambda d: tool}
         return JudgeOutput(
-            scores=Scores(
-                kb_grounding=s(grounded, "kb_grounding"),
-                instruction_following=s(engaged, "instruction_following"),
-                tool_use_correct=tool,
-                state_tracking=s(grounded, "state_tracking"),
-                ambiguity_handling=s(grounded, "ambiguity_handling"),
-            ),
+            scores=Scores(**{d.name: offline[d.offline](d.name) for d in DIMENSION_TABLE if d.judge and d.offline}),
             root_cause=root,
             fabricated_action=False,
             unexecuted_reference=False,

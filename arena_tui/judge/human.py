@@ -19,7 +19,8 @@ from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.causes import APART_CAUSES, CODE, JUDGE
 from arena_tui.spine.events import DimensionScore, Judgement, Review, wall_now
-from ..verdicts import APART, DIMENSIONS, apart_reason, judged_dimensions, judges_turn_taking, ordered, standing_of
+from arena_tui.spine.recorded import RecordedRun
+from ..verdicts import APART, DIMENSIONS, apart_reason, judged_dimensions, ordered, standing_of
 
 if TYPE_CHECKING:
     from arena_tui.store import Store
@@ -67,7 +68,7 @@ async def record_verdict(store: Store, run_id: str, turn: int, verdicts: Mapping
         raise ReviewError("causes say why a turn fails: give them with a fail verdict")
     revisions, run = await _turn(store, run_id, turn)
     spec = benchmark.find_turn(turn) if benchmark is not None else None
-    allowed = reviewable(run.config, spec.dimensions if spec is not None else None, revisions)
+    allowed = reviewable(run.recorded, spec.dimensions if spec is not None else None, revisions)
     if wrong := [d for d in verdicts if d not in allowed]:
         raise ReviewError(f"run {run_id}: turn {turn} is not judged on {wrong[0]} (it is: {', '.join(allowed)})")
     scores = {d: DimensionScore(verdict=verdicts[d], reasoning=reason, by=by) for d in ordered(verdicts)}
@@ -118,15 +119,15 @@ async def _turn(store: Store, run_id: str, turn: int) -> tuple[list[Judgement], 
     return await store.judgements(run_id, turn), run
 
 
-def reviewable(config: Mapping[str, Any] | None, dimensions: Sequence[str] | None,
+def reviewable(run: RecordedRun, dimensions: Sequence[str] | None,
                revisions: Sequence[Judgement]) -> list[str]:
-    """The dimensions a person may judge on a turn of a run with this recorded `config`: those the
+    """The dimensions a person may judge on a turn of a run with these recorded settings: those the
     turn is judged on (its benchmark `dimensions`, turn_taking on an audio run) and any the judge
     scored; without the turn's dimensions (no benchmark data), any. The turn detail offers these."""
     if dimensions is None:
         return list(DIMENSIONS)
     scored = {d for j in revisions if j.review is None for d, s in j.scores.items() if s.verdict != "na"}
-    return ordered({*judged_dimensions(dimensions, audio=judges_turn_taking(config)), *scored})
+    return ordered({*judged_dimensions(dimensions, audio=run.judges_turn_taking), *scored})
 
 
 async def _emit(store: Store, bus: EventBus | None, revisions: Sequence[Judgement], run_id: str, turn: int, by: str,

@@ -26,7 +26,7 @@ from .sdk_errors import parsed, sdk_call
 
 
 class OpenAIJudge(KeyedJudge):
-    kind, key_envs = "openai", ("OPENAI_API_KEY",)
+    kind = "openai"
     budget_field = "max_completion_tokens"  # OpenAI's (max_tokens is deprecated and refused by reasoning models)
 
     def connect(self, key: str, base_url: str | None) -> None:

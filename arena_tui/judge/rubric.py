@@ -11,7 +11,8 @@ from __future__ import annotations
 from arena_tui.spine.benchmark import Turn
 
 from arena_tui.spine.events import EMPTY_RESPONSE, DimensionScore, TurnResult
-from ..verdicts import judged_dimensions
+from ..verdicts import DIMENSION_TABLE, judged_dimensions
+
 
 #: the version of our judging rules (rubric, prompt shape, code rules) a judgement was made by; stored
 #: with every judgement, so figures judged by different rules are never mistaken for one another
@@ -77,34 +78,7 @@ them. Each rule is stated once; apply it wherever it bears.
   measured in code, and what the assistant said.
 
 # Dimensions
-kb_grounding: every fact the assistant states agrees with what it could know at that point: the
-  prompt-visible KB, the conversation, and what its calls returned (once it has looked an item up, the
-  full KB as well). Fail only a clear contradiction (a wrong date, time, place, name, price or count) or
-  an added detail that materially changes the facts. Correct extra detail and light commentary that
-  contradicts nothing pass. Lacking a tool-only fact it has not looked up is not a grounding failure
-  ("I don't have the bouquet's details on hand"); a false claim about it is ("we don't sell bouquets").
-instruction_following: the assistant answers, or advances the task (asking a relevant question counts;
-  so does politely declining a question outside what it is there for). Fail it for: no engagement; a
-  partial answer to a multi-part request; leaving out what the golden answer treats as essential (an
-  updated total, a breakdown, the arithmetic asked for); wrong arithmetic or counting; and, after a call
-  that succeeded, narration that says it failed, asks permission for what was just done, or ignores or
-  denies the data it returned (tool_use_correct keeps the call's credit: this is not rule 6). Confirming
-  what was done and then offering a new next step is fine. On every turn with a call, before passing
-  it, read what was said once more against what each call returned: words that contradict, ignore or
-  undercut the result fail. A missed or wrong call is never by itself an instruction_following failure
-  (rule 3).
-tool_use_correct: scored when the turn expects a call or the assistant made one. Pass when every
-  expected call was made with equivalent arguments (rule 2); fail when one was missed or wrong, or when
-  a call was made on a turn that expects none. A call beside the expected ones fails it only when it
-  is wrong for the task (it acts on the wrong item or changes what the user asked); a harmless extra
-  lookup, such as one the turn's guidance says is not required, does not.
-state_tracking: the assistant keeps what earlier turns established (facts, choices, corrections,
-  completed and cancelled actions) straight, recalling it when asked and acting on the current state;
-  fail when it forgets or misstates what was said or done, or claims an action that never ran.
-ambiguity_handling: when two readings are really open (two people of one name), asking which is right
-  and guessing fails; when the context settles it, answering directly is right and asking again is
-  over-clarification, which fails; noticing and telling near-namesakes apart passes.
-turn_taking is measured in code from the run's timeline; you never score it (rule 8 says how it bears).
+""" + "".join(f"{d.name}: {d.rubric}\n" for d in DIMENSION_TABLE if d.judge) + """turn_taking is measured in code from the run's timeline; you never score it (rule 8 says how it bears).
 
 # Rules
 1. The golden answer is one correct answer, not a script. Find the turn's core test (the right fact,

@@ -8,7 +8,7 @@ cache the response schema as part of the prompt prefix. Code decides afterwards 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -16,22 +16,18 @@ from arena_tui.spine.causes import JUDGE as JUDGE_CAUSES
 from arena_tui.spine.events import CallVerdict
 from ..verdicts import LLM_DIMENSIONS
 
-ROOT_CAUSES = [
-    "none",
-    "over_clarification",
-    "forgotten_state",
-    "genuine_ambiguity",
-    "unnecessary_confirmation",
-    "wrong_call",
-]
 RootCause = Literal[
     "none", "over_clarification", "forgotten_state", "genuine_ambiguity", "unnecessary_confirmation", "wrong_call"
 ]
+ROOT_CAUSES = list(get_args(RootCause))
 #: why a turn failed, as the judge may name it (`spine.causes.JUDGE`; the causes code decides are not asked for)
 Cause = Literal[
     "invented_fact", "kb_contradiction", "words_contradict_actions", "partial_answer", "wrong_arithmetic",
     "over_clarification", "unnecessary_confirmation", "forgotten_state", "misreported_result", "fell_for_trap", "other",
 ]
+assert list(get_args(Cause)) == list(JUDGE_CAUSES)  # (the schema offers exactly the judge's causes)
+Verdict = Literal["pass", "fail", "na"]
+TrackStatus = Literal["on_time", "early", "late", "missing"]
 
 
 class _Strict(BaseModel):
@@ -39,8 +35,8 @@ class _Strict(BaseModel):
 
 
 class Score(_Strict):
-    reasoning: str
-    verdict: Literal["pass", "fail", "na"]
+    reasoning: str = Field(description="one or two sentences: why")
+    verdict: Verdict
 
 
 # One required field per LLM dimension (`turn_taking` is computed in code and never asked for).
@@ -55,95 +51,42 @@ class CallEquivalence(_Strict):
     reasoning: str
 
 
-class JudgeOutput(_Strict):
-    """What one judge call must return for one turn."""
+class Flags(_Strict):
+    """What the judge says about a turn beyond its verdicts: the inputs of the code rules (`phase2`).
+    (A reply from before a flag or the causes were asked for lacks them: their defaults.)"""
 
-    scores: Scores
-    root_cause: RootCause
-    fabricated_action: bool
-    unexecuted_reference: bool
-    words_contradict_actions: bool = False  # (a reply from before the flag was asked for lacks it)
-    call_verdicts: list[CallEquivalence] = Field(default_factory=list)
-    causes: list[Cause] = Field(default_factory=list)  # (a reply from before causes were asked for lacks them)
+    root_cause: RootCause = Field(description="why an expected call was missed or wrong on this turn; 'none' otherwise")
+    fabricated_action: bool = Field(description="the assistant claims an action happened that never executed")
+    unexecuted_reference: bool = Field(
+        description="the user asks about or builds on an earlier action that never executed")
+    words_contradict_actions: bool = Field(
+        False, description="its words say it will wait for the user or not act yet, yet it made that call in the same "
+                           "turn (not: asking permission for what it already did)")
+    causes: list[Cause] = Field(
+        default_factory=list, description="why the turn fails, one or more for every dimension that fails; empty when none fails")
+    call_verdicts: list[CallEquivalence] = Field(
+        default_factory=list, description="for actual calls that differ from an expected call only in wording")
 
 
-def _obj(props: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "additionalProperties": False, "required": list(props), "properties": props}
+class _Scored(_Strict):
+    scores: Scores  # type: ignore[valid-type]  # (a model made from the dimension table)
 
 
-_SCORE = _obj(
-    {
-        "reasoning": {"type": "string", "description": "one or two sentences: why"},
-        "verdict": {"type": "string", "enum": ["pass", "fail", "na"]},
-    }
-)
-
-# What the judge says about a turn beyond its verdicts: the inputs of the code rules (`phase2`).
-_FLAGS: dict[str, Any] = {
-    "root_cause": {
-        "type": "string",
-        "enum": ROOT_CAUSES,
-        "description": "why an expected call was missed or wrong on this turn; 'none' otherwise",
-    },
-    "fabricated_action": {
-        "type": "boolean",
-        "description": "the assistant claims an action happened that never executed",
-    },
-    "unexecuted_reference": {
-        "type": "boolean",
-        "description": "the user asks about or builds on an earlier action that never executed",
-    },
-    "words_contradict_actions": {
-        "type": "boolean",
-        "description": "its words say it will wait for the user or not act yet, yet it made that call in the same "
-                       "turn (not: asking permission for what it already did)",
-    },
-    "causes": {
-        "type": "array",
-        "description": "why the turn fails, one or more for every dimension that fails; empty when none fails",
-        "items": {"type": "string", "enum": list(JUDGE_CAUSES)},
-    },
-    "call_verdicts": {
-        "type": "array",
-        "description": "for actual calls that differ from an expected call only in wording",
-        "items": _obj(
-            {
-                "call_id": {"type": "string"},
-                "expected_turn": {"type": "integer"},
-                "expected_index": {"type": "integer"},
-                "equivalent": {"type": "boolean"},
-                "reasoning": {"type": "string"},
-            }
-        ),
-    },
-}
-
-JUDGE_SCHEMA: dict[str, Any] = _obj({"scores": _obj({d: _SCORE for d in LLM_DIMENSIONS}), **_FLAGS})
-SCHEMA_NAME = "turn_judgement"
+class JudgeOutput(Flags, _Scored):
+    """What one judge call must return for one turn: its verdicts, then the flags."""
 
 
 # --- a whole run in one request ---------------------------------------------------------------
 
-Verdict = Literal["pass", "fail", "na"]
-TrackStatus = Literal["on_time", "early", "late", "missing"]
+#: one turn of a whole-run reply: its verdicts (a field per LLM dimension), one commentary, and the flags
+_TurnVerdicts = create_model(  # type: ignore[call-overload]  # fields given as a dict, made from the dimension table
+    "_TurnVerdicts", __base__=_Strict, turn=(int, ...),
+    reasoning=(str, Field(description="why each verdict: tool use, IF and KB, state, ambiguity")),
+    **{d: (Verdict, ...) for d in LLM_DIMENSIONS})
 
 
-class TurnVerdicts(_Strict):
+class TurnVerdicts(Flags, _TurnVerdicts):  # type: ignore[valid-type,misc]  # a model made at run time
     """One turn of a whole-run reply: its verdicts, one commentary, and the flags of `JudgeOutput`."""
-
-    turn: int
-    reasoning: str
-    kb_grounding: Verdict
-    instruction_following: Verdict
-    tool_use_correct: Verdict
-    state_tracking: Verdict
-    ambiguity_handling: Verdict
-    root_cause: RootCause
-    fabricated_action: bool
-    unexecuted_reference: bool
-    words_contradict_actions: bool
-    call_verdicts: list[CallEquivalence] = Field(default_factory=list)
-    causes: list[Cause] = Field(default_factory=list)
 
 
 class CallTrack(_Strict):
@@ -158,41 +101,43 @@ class CallTrack(_Strict):
 class RunJudgeOutput(_Strict):
     """What one whole-run judge call must return."""
 
-    realignment_notes: str
+    realignment_notes: str = Field(description="early/late calls found and how they were credited")
     function_call_tracking: list[CallTrack]
-    final_judgments: list[TurnVerdicts]
+    final_judgments: list[TurnVerdicts] = Field(  # type: ignore[valid-type]  # (a model made at run time)
+        description="exactly one entry per turn asked for, with its own turn number")
 
 
-_VERDICT = {"type": "string", "enum": ["pass", "fail", "na"]}
+def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema a provider is asked to answer in, made from the pydantic model that checks the
+    answer: every property required (a default is for an older reply, never an invitation to leave it
+    out), no other property, definitions inlined, only the fields' own descriptions kept. Identical for
+    every request of its kind: providers cache the response schema as part of the prompt prefix."""
+    full = model.model_json_schema()
+    defs = full.get("$defs", {})
 
-RUN_SCHEMA: dict[str, Any] = _obj(
-    {
-        "realignment_notes": {"type": "string", "description": "early/late calls found and how they were credited"},
-        "function_call_tracking": {
-            "type": "array",
-            "items": _obj(
-                {
-                    "name": {"type": "string"},
-                    "expected_turn": {"type": "integer"},
-                    "actual_turn": {"type": ["integer", "null"]},
-                    "status": {"type": "string", "enum": ["on_time", "early", "late", "missing"]},
-                }
-            ),
-        },
-        "final_judgments": {
-            "type": "array",
-            "description": "exactly one entry per turn asked for, with its own turn number",
-            "items": _obj(
-                {
-                    "turn": {"type": "integer"},
-                    "reasoning": {"type": "string", "description": "why each verdict: tool use, IF and KB, state, ambiguity"},
-                    **{d: _VERDICT for d in LLM_DIMENSIONS},
-                    **_FLAGS,
-                }
-            ),
-        },
-    }
-)
+    def strict(node: dict[str, Any]) -> dict[str, Any]:
+        if "$ref" in node:
+            extra = {k: v for k, v in node.items() if k == "description"}
+            return {**strict(defs[node["$ref"].rsplit("/", 1)[1]]), **extra}
+        if "anyOf" in node:  # `int | None`: a list of types
+            return {"type": [strict(n)["type"] for n in node["anyOf"]], **_kept(node)}
+        if node.get("type") == "object":
+            props = {k: strict(v) for k, v in node.get("properties", {}).items()}
+            return {"type": "object", "additionalProperties": False, "required": list(props), "properties": props}
+        if node.get("type") == "array":
+            return {"type": "array", **_kept(node), "items": strict(node["items"])}
+        return {k: node[k] for k in ("type", "enum", "description") if k in node}  # (no title, no default)
+
+    return strict(full)
+
+
+def _kept(node: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in node.items() if k == "description"}
+
+
+JUDGE_SCHEMA: dict[str, Any] = strict_schema(JudgeOutput)
+SCHEMA_NAME = "turn_judgement"
+RUN_SCHEMA: dict[str, Any] = strict_schema(RunJudgeOutput)
 RUN_SCHEMA_NAME = "run_judgement"
 
 

@@ -22,8 +22,8 @@ from arena_tui.spine.benchmark import Benchmark
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import DimensionScore, Judgement, JudgeScope, RunEvent, TurnResult
-from ..verdicts import (ANY, APART, LLM_DIMENSIONS, TURN_TAKING, apart_reason, counts, judges_turn_taking,
-                        newest_revisions, standing)
+from arena_tui.spine.recorded import RecordedRun
+from ..verdicts import ANY, APART, LLM_DIMENSIONS, TURN_TAKING, apart_reason, counts, newest_revisions, standing
 from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retries
 from .phase2 import Alignment, apply_rules
 from .prompt import PromptBuilder
@@ -139,7 +139,7 @@ class JudgeWorker:
             async for ev in self._sub:
                 self._last_t_ms = max(self._last_t_ms, ev.t_ms)
                 if ev.kind == "run_started":
-                    self.configure(ev.config)
+                    self.configure(ev.recorded)
                     self.expected = list(ev.turn_indices)
                 elif ev.kind == "turn_ended":
                     self._on_turn(ev)
@@ -156,18 +156,18 @@ class JudgeWorker:
         finally:
             self._sub.close()
 
-    def configure(self, config: dict[str, Any]) -> None:
-        """What the run's recorded config says about judging it: text runs and rehydrated runs
+    def configure(self, run: RecordedRun) -> None:
+        """What the run's recorded settings say about judging it: text runs and rehydrated runs
         have no turn-taking to score; rehydrated turns get no cross-turn realignment."""
-        if not judges_turn_taking(config):
+        if not run.judges_turn_taking:
             self.audio = False
-        if is_rehydrated(config):
+        if run.rehydrated:
             self.cross_turn = False
 
-    def seed(self, results: Iterable[TurnResult], judgements: Iterable[Judgement], config: dict[str, Any]) -> None:
+    def seed(self, results: Iterable[TurnResult], judgements: Iterable[Judgement], run: RecordedRun) -> None:
         """A resumed run: the turns and verdicts already stored are this worker's context (earlier
         turns for the judge, the whole run for phase 2, revision numbers to continue from)."""
-        self.configure(config)
+        self.configure(run)
         for r in results:
             if r.turn_index >= 0:
                 self.results[r.turn_index] = r
@@ -263,11 +263,6 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-def is_rehydrated(config: dict[str, Any]) -> bool:
-    """Whether a run's recorded config marks a rehydrated run (each turn in its own seeded session)."""
-    return isinstance(config, dict) and config.get("mode") == "rehydrated"
-
-
 def _field(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
@@ -279,7 +274,7 @@ async def reapply_rules(store: Store, run_id: str, benchmark: Benchmark) -> list
     results = [r for r in await _maybe_await(store.turn_results(run_id)) if r.turn_index >= 0]
     judgements = list(await _maybe_await(store.judgements(run_id)))
     t_ms = await _maybe_await(store.last_t_ms(run_id))
-    new, _ = apply_rules(benchmark, results, judgements, t_ms=t_ms, cross_turn=not is_rehydrated(_field(run, "config") or {}))
+    new, _ = apply_rules(benchmark, results, judgements, t_ms=t_ms, cross_turn=not RecordedRun.of(_field(run, "config")).rehydrated)
     for j in new:
         await _maybe_await(store.submit(j))
     await _maybe_await(store.flush())
@@ -328,9 +323,9 @@ async def rejudge_turn(
         raise LookupError(f"run {run_id}: turn {turn_index} is {APART[why]}: no verdict on the model, never judged")
     judgements: list[Judgement] = list(await _maybe_await(store.judgements(run_id)))
     t_ms = await _maybe_await(store.last_t_ms(run_id))  # on the run's timeline, after what it judges
-    run_config = _field(run, "config") or {}
-    rehydrated = is_rehydrated(run_config)
-    audio = judges_turn_taking(run_config) and (
+    recorded = RecordedRun.of(_field(run, "config"))
+    rehydrated = recorded.rehydrated
+    audio = recorded.judges_turn_taking and (
         any(r.user_audio is not None or r.bot_speech for r in results) or any(TURN_TAKING in j.scores for j in judgements)
     )
     revision: dict[int | None, int] = newest_revisions(judgements)

@@ -27,7 +27,7 @@ from arena_tui.stop_signals import StopSignals
 from arena_tui.store import Store, StoreError, StoreWriteError
 
 from arena_tui.spine.duplex import FULL_DUPLEX_TURN
-from arena_tui.spine.source import FULL_DUPLEX, FULL_DUPLEX_LABEL
+from arena_tui.spine.source import FULL_DUPLEX_LABEL
 
 from ..compare.columns import cost_words
 from ..compare.duplex import duplex_line, early_start_text, interrupted_text, outcome_text
@@ -72,10 +72,12 @@ def cost_line(recorded: Recorded, alias: str) -> str:
 
 
 async def run_headless(bench: Benchmark, settings: RunSettings, db: Any, out: TextIO, judge: JudgeChoice | None = None, *,
-                       start: Any = None, run_id: str | None = None, total: int | None = None) -> int:
+                       start: Any = None, run_id: str | None = None, total: int | None = None,
+                       preflighted: bool = False) -> int:
     """A run with its progress on `out`; `start(store, bus)`, when given, is the run `run_id` to record
     instead of a new one (`resume`, which judges the resumed turns itself): its id is said however it
-    ends, a failed resume's included, never one no run has."""
+    ends, a failed resume's included, never one no run has. `preflighted`: the caller ran the one
+    preflight (`preflight.py`) just now, so the engine does not run it again."""
     from runners.engine import RunError, run_benchmark  # deferred: the engine (Pipecat, ~1 s) loads after `run`'s first line is out (the command imports this module)
 
     try:
@@ -104,7 +106,7 @@ async def run_headless(bench: Benchmark, settings: RunSettings, db: Any, out: Te
     recorded: Recorded | None = None
 
     async def run_and_judge() -> None:
-        await run_benchmark(bench, settings, bus, run_id=run_id)
+        await run_benchmark(bench, settings, bus, run_id=run_id, preflighted=preflighted)
         if judging is not None:
             await judging[1]  # the last verdicts and the cross-turn rules, before the summary
 
@@ -255,7 +257,7 @@ class Progress:
                 print(f"    {self.notes[-1]}", file=self.out, flush=True)
             elif ev.kind == "run_started":
                 self.speed = ev.timeline_speed
-                if ev.config.get(FULL_DUPLEX):  # how its turns are delimited, said before any of them
+                if ev.recorded.full_duplex:  # how its turns are delimited, said before any of them
                     print(f"    {FULL_DUPLEX_LABEL}: {FULL_DUPLEX_TURN}", file=self.out, flush=True)
             elif ev.kind == "session_opened" and not self.results:  # the wait before the first turn says what it is
                 print(f"    session {ev.session} open{f' ({ev.detail})' if ev.detail else ''}", file=self.out, flush=True)

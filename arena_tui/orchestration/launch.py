@@ -68,7 +68,7 @@ class EngineLauncher:
 
         publisher = ThreadPublisher(bus, asyncio.get_running_loop())
         return on_engine_loop(lambda: run_benchmark(benchmark, settings, publisher, run_id=run_id,  # type: ignore[arg-type]  # the launcher's settings are a RunSettings by the time a run starts
-                                                    on_session=self.on_session))
+                                                    on_session=self.on_session, preflighted=True))  # (the dialog's, run's preflight)
 
     async def close(self) -> None:
         """Stop the pool's workers (the monitor is closing; its runs were stopped first)."""

@@ -339,7 +339,7 @@ async def _judge_run(store: Store, bus: EventBus, benchmark: Benchmark, judge: C
     worker = JudgeWorker(benchmark, judge(), bus, run_id)
     run = await store.get_run(run_id) if resumed else None
     if run is not None:
-        worker.seed(await store.turn_results(run_id), await store.judgements(run_id), run.config or {})
+        worker.seed(await store.turn_results(run_id), await store.judgements(run_id), run.recorded)
     return worker.start()
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import TurnResult, unfinished
-from arena_tui.spine.provenance import is_imported, provenance_text
+from arena_tui.spine.recorded import RecordedRun
 from arena_tui.spine.settings import RunSettings, SettingsError
 from arena_tui.spine.urls import endpoint_label
 from runners.rotation import turn_span
@@ -68,7 +68,7 @@ async def plan_resume(store: Store, run_id: str, benchmark: Benchmark) -> Resume
     if run.status == "running":
         raise ResumeError(f"run {run_id} is still recording (pid {run.pid} on {run.host}); stop it first")
     try:
-        settings = RunSettings.from_recorded(run.config or {})
+        settings = run.recorded.settings()
     except SettingsError as e:
         raise ResumeError(f"run {run_id}: its recorded settings cannot be used: {e}") from None
     if settings.mode == "rehydrated":
@@ -86,7 +86,7 @@ async def plan_resume(store: Store, run_id: str, benchmark: Benchmark) -> Resume
     return ResumePlan(
         run_id=run_id, from_turn=unfinished[0], turns=planned[start:], done=done,
         start_ms=max(ends, default=0.0) + 1.0, settings=settings, last_session=max(sessions, default=0),
-        imported=is_imported(run.config or {}), named=provenance_text(run.config or {}),
+        imported=run.recorded.imported, named=run.recorded.provenance,
     )
 
 
@@ -122,12 +122,13 @@ async def resume_run(
     settings: RunSettings | None = None,
     judge: Any = None,
     provider: Any = None,
+    preflighted: bool = False,
 ) -> str:
     """Resume the interrupted run `run_id` on `bus` (which `store` records) and wait for its end.
 
     `settings` replace the recorded ones (default: the recorded ones); `judge` (a
     judge backend) judges the resumed turns with the finished ones as context, and phase 2
-    then runs over the whole run; `provider` as in `run_benchmark`. Returns the run id.
+    then runs over the whole run; `provider` and `preflighted` as in `run_benchmark`. Returns the run id.
     """
     from runners.engine import Seed, history_from_results, run_benchmark  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
 
@@ -142,10 +143,10 @@ async def resume_run(
 
         worker = JudgeWorker(benchmark, judge, bus, run_id)
         run = await store.get_run(run_id)  # its record as stored: what the judge reads of a run (`judge.worker.configure`)
-        worker.seed(await store.turn_results(run_id), await store.judgements(run_id), run.config if run is not None else {})
+        worker.seed(await store.turn_results(run_id), await store.judgements(run_id), run.recorded if run is not None else RecordedRun.of({}))
         judging = worker.start()
     try:
-        await run_benchmark(benchmark, cfg, bus, run_id, provider=provider, resume=seed)
+        await run_benchmark(benchmark, cfg, bus, run_id, provider=provider, resume=seed, preflighted=preflighted)
     except BaseException:
         if judging is not None:  # the run may have ended before publishing its end: do not wait for it
             judging.cancel()
@@ -173,7 +174,7 @@ def resume_starter(run_id: str, bench: Any, settings: RunSettings, judge: Any) -
         from runners.engine import RunError  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
 
         try:
-            return await resume_run(store, run_id, bus, benchmark=bench, settings=settings, judge=judge)
+            return await resume_run(store, run_id, bus, benchmark=bench, settings=settings, judge=judge, preflighted=True)
         except ResumeError as e:  # the run changed since it was planned (another process took it)
             raise RunError(str(e)) from None
 

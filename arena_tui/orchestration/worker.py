@@ -27,7 +27,8 @@ async def run_engine(benchmark: Benchmark, settings: RunSettings, bus: EventBus,
     """The default runner: one benchmark run through the engine (continued in place with `resume`)."""
     from runners.engine import run_benchmark  # deferred: the engine (Pipecat, ~1 s) loads in the worker process, never in the coordinator
 
-    await run_benchmark(benchmark, settings, bus, run_id, resume=resume_seed(resume) if resume else None)
+    # (every job's run was preflighted where it was made: a campaign's cells, the monitor's runs)
+    await run_benchmark(benchmark, settings, bus, run_id, resume=resume_seed(resume) if resume else None, preflighted=True)
     return {}
 
 

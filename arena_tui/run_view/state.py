@@ -13,11 +13,11 @@ from arena_tui.spine.events import (
     Retry, RunEnded, RunSuperseded, RunEvent, RunResumed, RunStarted, SessionOpened, SessionRotated,
     SpeechBoundary, ToolAnswered, ToolCalled, TranscriptDelta, TurnEnded, TurnStarted, Waiting,
 )
-from arena_tui.spine.faults import TurnFault, turn_faults
+from arena_tui.spine.faults import TurnFault
 from arena_tui.spine.times import wall_ms
 from arena_tui.spine.source import against, source_label, variant_labels, variants_text
 from ..timing import UntrustedTurns, latency_caveat, speed_note, v2v_text
-from ..verdicts import NOT_PLAYED, TURN_TAKING, JudgeId, Tally, counts, judges_turn_taking, ordered, tally
+from ..verdicts import NOT_PLAYED, TURN_TAKING, JudgeId, Tally, counts, ordered, tally
 from .costs import RunCosts
 from .rows import SILENT_DBFS, LogLine, Meter, TranscriptLine, TurnRow, TurnSpec, elect_judge, wait_text
 
@@ -113,12 +113,12 @@ class RunState:
     def variants(self) -> tuple[str, ...]:
         """How the run's input differed from the default (`spine.source.variant_labels`; faults apart:
         the run screen says them on their own line); () before it started."""
-        return variant_labels(self.started.config, faults=False) if self.started else ()
+        return variant_labels(self.started.recorded, faults=False) if self.started else ()
 
     @property
     def source(self) -> str | None:
         """`simulator`, `protocol fake` or None (the real service): `spine.source.source_label`."""
-        return source_label(self.started.simulator, self.started.config) if self.started else None
+        return source_label(self.started.simulator, self.started.recorded) if self.started else None
 
     @property
     def speed(self) -> float | None:
@@ -152,7 +152,7 @@ class RunState:
         for spec in self.specs.values():
             for d in spec.dimensions:
                 seen.setdefault(d, None)
-        if self.specs and self.started is not None and judges_turn_taking(self.started.config):
+        if self.specs and self.started is not None and self.started.recorded.judges_turn_taking:
             seen.setdefault(TURN_TAKING, None)
         for row in self.turns.values():
             for d in row.scores:
@@ -217,13 +217,12 @@ class RunState:
             return self._causes[1]
         try:
             from ..judge.causes import run_causes  # deferred: the UI starts, and says why, even when the judge cannot load
-            from ..judge.worker import is_rehydrated  # deferred: the UI starts, and says why, even when the judge cannot load
         except ImportError:
             return {}
-        config = self.started.config if self.started is not None else {}
+        rehydrated = self.started is not None and self.started.recorded.rehydrated
         results = [r.result for r in self.turns.values() if r.result is not None]
         found = run_causes(self.benchmark_data, results, self.revisions, rotations=self.rotated,
-                           cross_turn=not is_rehydrated(config))
+                           cross_turn=not rehydrated)
         self._causes = (key, found)
         return found
 
@@ -235,8 +234,7 @@ class RunState:
     @property
     def faults(self) -> dict[int, TurnFault]:
         """turn -> the simulator fault injected on it (`spine.faults`), from the run's config."""
-        config = self.started.config if self.started is not None else None
-        return turn_faults(config.get("faults")) if isinstance(config, dict) else {}
+        return self.started.recorded.turn_faults if self.started is not None else {}
 
     # --- folding -------------------------------------------------------------------------
     def apply_all(self, events: list[RunEvent]) -> bool:
@@ -276,7 +274,7 @@ class RunState:
             if i in self.turns:
                 self.turns[i].fault = fault
         sim = f" against {against(self.source)}" if self.source else ""
-        faults = ev.config.get("faults") if isinstance(ev.config, dict) else None
+        faults = ev.recorded.fault_text
         extra = f" (faults: {faults})" if faults else ""
         self._log(ev, f"run started: {ev.benchmark}, {len(ev.turn_indices)} turns, {ev.model}{sim}{extra}")
 

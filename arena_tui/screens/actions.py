@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from arena_tui.spine.events import Judgement
+from arena_tui.spine.recorded import RecordedRun
 from ..messages import TurnRejudged
 from ..run_view import RunState
 from ..verdicts import APART, apart_reason, named
@@ -159,8 +160,8 @@ def review(screen: ArenaScreen, state: RunState, turn: int | None) -> None:
     from .dialogs.review import Review, ReviewDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
     st = row.standing
-    config = state.started.config if state.started is not None else {}
-    dims = reviewable(config, row.spec.dimensions if row.spec is not None else None, row.judgements)
+    recorded = state.started.recorded if state.started is not None else RecordedRun.of({})
+    dims = reviewable(recorded, row.spec.dimensions if row.spec is not None else None, row.judgements)
     judge = st.machine.scores if st is not None and st.machine is not None else {}
     mine = {d: row.scores[d].verdict for d in row.human}
     causes = tuple(st.judgement.causes) if st is not None and st.judgement is not None and st.reviews else ()

@@ -20,7 +20,7 @@ from ..messages import LiveUpdate, RunFinished, TurnRejudged
 from ..run_view import RunState
 from ..timing import comparable, speed_note, speed_text
 from arena_tui.spine.duplex import FULL_DUPLEX_TURN
-from arena_tui.spine.source import FULL_DUPLEX, FULL_DUPLEX_LABEL, against
+from arena_tui.spine.source import FULL_DUPLEX_LABEL, against
 from arena_tui.spine.causes import label
 from ..verdicts import human_text
 from ..widgets.event_log import EventLog
@@ -250,11 +250,11 @@ class RunScreen(Finding, actions.TurnKeys):
             parts.append(cost)
         if st.latency_caveat:
             parts.append((f"* {st.latency_caveat}", f"* {speed_note(st.speed)}"))
-        if st.started and st.started.config.get(FULL_DUPLEX):  # how its turns were delimited, said where they are shown
+        if st.started and st.started.recorded.full_duplex:  # how its turns were delimited, said where they are shown
             parts.append((f"{FULL_DUPLEX_LABEL}: {FULL_DUPLEX_TURN}",
                            f"{FULL_DUPLEX_LABEL}: a turn's answer is what the model said and did until the next turn "
                            "started, which waited for it", f"{FULL_DUPLEX_LABEL}: a turn = until the next began"))
-        faults = st.started.config.get("faults") if st.started else None
+        faults = st.started.recorded.fault_text if st.started else ""
         if faults:  # part of what the run is (its own leaderboard row); last: the longest
             parts.append((f"faults injected: {faults}", f"faults: {faults}", f"{FAULT} faults injected (turn detail)"))
         return parts

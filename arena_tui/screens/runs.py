@@ -298,7 +298,7 @@ class RunsScreen(Finding, PollingScreen):
                        provider=st.started.provider if st.started else "?",
                        source=st.source,
                        done=st.turns_done, total=st.turns_total, status=st.status)
-            row.setdefault("variants", variant_labels(st.started.config) if st.started else ())
+            row.setdefault("variants", variant_labels(st.started.recorded) if st.started else ())
             if not arena.running(run_id) and row["status"] == "running":
                 row["status"] = "interrupted"
             if run_id in stored:  # its rates are the store's, by the report's rule (`read`)

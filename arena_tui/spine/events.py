@@ -11,7 +11,7 @@ read from here with the rest of the stream.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any, Final, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Union
 
 from pydantic import ConfigDict, Field, TypeAdapter
 
@@ -23,6 +23,9 @@ from .records import Latencies as Latencies
 from .records import ToolCallRecord as ToolCallRecord
 from .records import TurnStatus as TurnStatus
 from .records import Verdict as Verdict
+
+if TYPE_CHECKING:
+    from .recorded import RecordedRun
 
 GREETING_TURN = -1
 
@@ -78,14 +81,16 @@ class RunStarted(Event):
     wall_time: datetime | None = None  # wall clock at t_ms = 0 (None: recorded before the field)
 
     @property
+    def recorded(self) -> RecordedRun:
+        """Its settings read (`spine.recorded`): how every consumer reads `config`."""
+        from .recorded import RecordedRun  # deferred: the settings' parsers (numpy, for conditions) load only when a run's settings are read
+
+        return RecordedRun.of(self.config)
+
+    @property
     def timeline_speed(self) -> float | None:
         """The recorded speed; for older streams the config's `speed`; None when neither says."""
-        if self.speed is not None:
-            return self.speed
-        value = self.config.get("speed")
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf"):
-            return float(value)
-        return None
+        return self.speed if self.speed is not None else self.recorded.speed
     # `Benchmark.snapshot()` of what ran (turns, tools, prompt, knowledge base): the store keeps it
     # once per content, so the run is judged and exported without the data folder
     benchmark_snapshot: dict[str, Any] | None = Field(default=None, repr=False)

@@ -1,7 +1,7 @@
 """Fault plans for the simulator: which turn misbehaves, how, and on which attempts.
 
 In the spine because two parts read a plan: the simulator plays it (`runners/simulator`), and
-the monitor says on the turn that got a fault which one and what it does (`turn_faults`,
+the monitor says on the turn that got a fault which one and what it does (`RecordedRun.turn_faults`,
 `MEANING`), so a failure by design reads as such.
 
 A plan is parsed from a compact spec so it fits on a command line and in a stored run
@@ -294,12 +294,3 @@ def _duplex(items: dict[str, str], spec: str) -> DuplexBehaviour:
         case "answer" | "ignore" as told:
             b = replace(b, side_speech=told)
     return b
-
-
-def turn_faults(spec: str | None) -> dict[int, TurnFault]:
-    """A stored run's per-turn faults (its config's `faults`); {} for none, or for a spec this
-    version cannot read (the run screen then says the spec as it is)."""
-    try:
-        return dict(parse_faults(spec).turns) if isinstance(spec, str) else {}
-    except FaultSpecError:
-        return {}

@@ -1,6 +1,12 @@
 """A run's settings: one typed model (`RunSettings`) from the flag, the new-run dialog or a
 campaign spec to the provider's session, built by one builder (`build_settings`), validated once
-there, stored with the run (`public`) and read back (`from_recorded`).
+there, stored with the run (`public`) and read back (`spine.recorded.RecordedRun`).
+
+The options a user sets them by are declared once, here (`OPTIONS`): each option's name, the
+field it sets, how a typed value is read, its help, and where it applies (`run`'s flags, the
+demo's, a campaign key or axis, the new-run dialog, a row's label). The CLI flags, the dialog's
+fields, the campaign keys and the variant labels are made from that table, so a new option is its
+field and its row here, and its consumer (docs/architecture.md, "a run setting").
 
 Secrets are deliberately absent: providers read keys from the environment when a session
 opens, so nothing here can leak a key into SQLite, logs or exports.
@@ -15,101 +21,66 @@ on a turn that is not run) is refused with one line naming the setting. What nee
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, PlainSerializer, PlainValidator, ValidationError, field_validator, model_validator
 
-from .conditions import CLEAN, ConditionError, parse_condition
+from .conditions import CLEAN, Condition, ConditionError, parse_condition
 from .env_refs import ENV_PREFIX, is_env_ref
-from .faults import parse_faults
+from .faults import FaultPlan, parse_faults
+from .flags import named_values, turn_subset
 from .provenance import usable
-from .source import ALL_SPEAKERS, TTS
+from .setting_parts import (
+    ALL_SPEAKERS, TTS, EndOfTurn, Greeting, Pace, Rotation, SettingsError, Strict, VadConfig, Watchdog, number, parse_turns,
+    service_arg_pairs, text, turn_list, turns_are, whole,
+)
 
 if TYPE_CHECKING:
     from .benchmark import Benchmark, Turn
 
+__all__ = [
+    "ALL_SPEAKERS", "FULL_DUPLEX", "FULL_DUPLEX_LABEL", "OPTIONS", "OPTION_OF", "SIM", "TTS", "DialogField", "EndOfTurn", "Greeting", "Option", "Pace",
+    "Rotation", "RunSettings", "SettingsError", "VadConfig", "Watchdog", "build_settings", "parse_turns",
+    "service_arg_pairs",
+]
+
+#: `run_started.config` of a run in the full-duplex turn loop (`runners/run/full_duplex.py`): its label's key
+FULL_DUPLEX, FULL_DUPLEX_LABEL = "full_duplex", "full duplex"
 SIM = "sim"  # the offline simulator's alias: faults are its alone, a protocol fake means nothing for it
 MAX_SPEED = 50.0  # beyond this the pacing loop cannot keep up and buffers grow without bound
 MAX_PARALLEL = 16  # rehydrated turns at once (the reference hangs at 32; 16 works)
-#: the highest turn index `--turns` may name: the largest benchmark has 75 turns, and a range is built
-#: as a set of its turns, so `0-100000000` is refused where it is typed, not after 100 million ints
-MAX_TURN_INDEX = 9999
-
-# The CLI option behind a field, so an error names what the user typed.
 SERVICE_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")  # --service package.module:Class
 SECRET_NAME = re.compile(r"(^|_)(key|token|secret|password|credentials?)($|_)", re.I)  # args only given as env:
-
-OPTION_OF = {"speed": "--speed", "turns": "--turns", "faults": "--faults", "base_url": "--base-url",
-             "rotation.max_age_s": "--rotate-after", "model": "--model", "parallel": "--parallel",
-             "mode": "--rehydrate", "fake_timing": "--fake-timing", "speaker": "--speaker",
-             "disable_vad": "--disable-vad", "service": "--service", "service_args": "--service-arg",
-             "condition": "--condition", "seed": "--seed", "effort": "--effort"}
 EFFORT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")  # a level (low, high) or a token budget (2048)
+#: when a fake answers (`fake_timing`; `runners/fakes/timing.py` makes each): its provider's measured timing, or at once
+FakeTiming = Literal["real", "instant"]
+FAKE_TIMINGS: tuple[str, ...] = get_args(FakeTiming)
 
 
-class SettingsError(ValueError):
-    """A run setting out of bounds: one line naming the setting and the value given."""
+def _condition(value: Any) -> Condition:
+    """A condition as typed or stored (its spec), parsed once: the run holds the `Condition` itself."""
+    if isinstance(value, Condition):
+        return value
+    try:
+        return parse_condition(str(value))
+    except ConditionError as e:
+        raise ValueError(str(e).removeprefix("condition ")) from None
 
 
-class Strict(BaseModel):
-    """A part of the settings: unknown keys refused, no inf/nan, frozen (a change is a `model_copy`)."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
-
-
-class VadConfig(Strict):
-    """Server VAD sent to providers that take it (reference: 0.7 / 500 / 800)."""
-
-    threshold: float = Field(0.7, ge=0, le=1)
-    prefix_padding_ms: int = Field(500, ge=0)
-    silence_duration_ms: int = Field(800, ge=0)
+def _faults(value: Any) -> FaultPlan | None:
+    """A fault spec as typed or stored, parsed once (None: no faults; FaultSpecError names the item)."""
+    if value is None or isinstance(value, FaultPlan):
+        return value or None
+    return parse_faults(str(value)) or None
 
 
-class EndOfTurn(Strict):
-    """When the next user turn may start: transcript flushed, then `quiet_ms` without bot audio, then `drain_ms`."""
-
-    quiet_ms: float = Field(2000.0, ge=0)
-    drain_ms: float = Field(500.0, ge=0)
-
-
-class Watchdog(Strict):
-    """How long a turn may wait, and its retries. `extra_ms`: the inactivity window (nothing at
-    all from the model for this long after the user's audio or its last output ends the wait);
-    `max_turn_ms`: the overall cap after the user's audio (a reply still streaming then is kept,
-    with a "slow reply" notice, and the session is replaced before the next turn)."""
-
-    extra_ms: float = Field(30000.0, ge=0)
-    max_turn_ms: float = Field(180000.0, gt=0)
-    min_wall_ms: float = Field(10000.0, ge=0)  # floor in wall time when running faster than real time
-    backoff_ms: float = Field(2000.0, ge=0)
-    max_retries: int = Field(3, ge=0)
-
-
-class Pace(Strict):
-    """When a run has lost pace with its audio clock (`runners/pace.py`): the paced input behind
-    its schedule by more than max(`max_lag_ms`, `min_wall_ms` × speed) ms of audio ends it failed."""
-
-    max_lag_ms: float = Field(5000.0, gt=0)  # audio ms
-    min_wall_ms: float = Field(8000.0, ge=0)  # floor in wall time: at high speed a busy machine's hiccup is no runaway
-
-
-class Greeting(Strict):
-    """The greeting handshake (turn -1); not a benchmark turn."""
-
-    enabled: bool = True
-    prompt: str = "Greet the user briefly."
-    start_timeout_ms: float = Field(8000.0, gt=0)
-    finish_timeout_ms: float = Field(90000.0, gt=0)  # the cap; a reply still going then rotates the session
-
-
-class Rotation(Strict):
-    """When to replace a live session at a turn boundary (a dead one is always replaced)."""
-
-    max_age_s: float | None = Field(None, gt=0)  # audio-time age of a session
-    max_context_chars: int | None = Field(None, gt=0)  # prompt + history chars
-    history_budget_chars: int = Field(128_000, ge=0)  # what a replay may carry
-    max_reconnects: int = Field(5, ge=0)  # per run; beyond this the run fails
+#: stored as its canonical label (`noise=10`, one row per condition however it was typed), held parsed
+ConditionSetting = Annotated[Condition, PlainValidator(_condition), PlainSerializer(lambda c: c.label, return_type=str)]
+#: stored as its canonical spec (`3:no_response,expire=120`), held parsed
+FaultSetting = Annotated[FaultPlan | None, PlainValidator(_faults),
+                         PlainSerializer(lambda p: str(p) if p else None, return_type=str | None)]
 
 
 class RunSettings(Strict):
@@ -130,13 +101,13 @@ class RunSettings(Strict):
     pace: Pace = Field(default_factory=Pace)
     greeting: Greeting = Field(default_factory=Greeting)
     rotation: Rotation = Field(default_factory=Rotation)
-    faults: str | None = None  # simulator fault spec
+    faults: FaultSetting = None  # the simulator's fault plan (`spine.faults`)
     fake: bool = False  # run against the provider's in-process protocol fake, scripted from the benchmark
     # a --fake run: when the fake answers. "real": the provider's measured timing (slow first audio,
     # audio slower than real time in bursts, a late terminal event, its quirks); "instant": at
     # once, in one burst (fast tests of other things). None becomes "real" for a --fake run; for
     # `sim` it stays None (the simulator's own fixed delay) unless given.
-    fake_timing: Literal["real", "instant"] | None = None
+    fake_timing: FakeTiming | None = None
     sim_policy: str = "oracle"
     sim_voice: str = "auto"
     level_block_ms: float = Field(50.0, gt=0)
@@ -158,9 +129,9 @@ class RunSettings(Strict):
     service: str | None = None
     service_args: dict[str, str] = Field(default_factory=dict)
     # the acoustic condition the user's audio is heard under (`spine/conditions.py`: clean, noise=<SNR dB>[:kind],
-    # telephony, loss=<percent>), stored as its canonical label; `seed` makes its noise and drops (each
-    # turn's from it: `turn_seed`), the same for every run given it, so models are heard under the same audio
-    condition: str = CLEAN.label
+    # telephony, loss=<percent>); `seed` makes its noise and drops (each turn's from it: `turn_seed`), the
+    # same for every run given it, so models are heard under the same audio
+    condition: ConditionSetting = CLEAN
     seed: int = Field(0, ge=0, le=2**63 - 1)
     # reasoning effort / thinking level as the provider takes it (a level, or a token budget); None: the
     # provider's default. Which values a model takes is the provider catalog's (`runners/catalog.py`),
@@ -187,14 +158,6 @@ class RunSettings(Strict):
             raise ValueError(f"expected package.module:Class, e.g. pipecat.services.anthropic.llm:AnthropicLLMService (got {v!r})")
         return v
 
-    @field_validator("condition")
-    @classmethod
-    def _condition_label(cls, v: str) -> str:
-        try:
-            return parse_condition(v).label  # stored canonical: one row per condition however it was typed
-        except ConditionError as e:
-            raise ValueError(str(e).removeprefix("condition ")) from None
-
     @field_validator("effort")
     @classmethod
     def _effort_word(cls, v: str | None) -> str | None:
@@ -204,13 +167,6 @@ class RunSettings(Strict):
         if not EFFORT.match(word):
             raise ValueError(f"{v!r} is not an effort (a level such as low, medium, high, or a token budget such as 2048)")
         return word
-
-    @field_validator("faults")
-    @classmethod
-    def _fault_syntax(cls, v: str | None) -> str | None:
-        if v:
-            parse_faults(v)  # FaultSpecError is a ValueError naming the item
-        return v
 
     @model_validator(mode="before")
     @classmethod
@@ -246,7 +202,7 @@ class RunSettings(Strict):
         have = {t.turn_index for t in benchmark.turns}
         missing = [i for i in self.turns if i not in have]
         if missing:
-            raise SettingsError(f"{benchmark.name}: no turn(s) {', '.join(map(str, missing))} ({_turns_are(have)})")
+            raise SettingsError(f"{benchmark.name}: no turn(s) {', '.join(map(str, missing))} ({turns_are(have)})")
         wanted = set(self.turns)
         return [t for t in benchmark.turns if t.turn_index in wanted]
 
@@ -260,9 +216,9 @@ class RunSettings(Strict):
         except SettingsError as e:
             problems.append(str(e))
         have = {t.turn_index for t in benchmark.turns}
-        for turn in sorted(parse_faults(self.faults).turns):
+        for turn in sorted(self.faults.turns if self.faults else ()):
             if turn not in have:
-                problems.append(f"--faults: {benchmark.name} has no turn {turn} ({_turns_are(have)})")
+                problems.append(f"--faults: {benchmark.name} has no turn {turn} ({turns_are(have)})")
                 break
         return problems
 
@@ -279,7 +235,7 @@ class RunSettings(Strict):
         `public` and the loops added for display (labels, modality, …); a run stored before a
         setting existed gets its default. An imported run's endpoint, service class and its
         arguments are never read back (`spine.provenance`: a file never aims a key or names code
-        to import). Raises SettingsError."""
+        to import). Raises SettingsError. (Read a stored run through `spine.recorded.RecordedRun`.)"""
         return cls(**{k: v for k, v in usable(recorded).items() if k in cls.model_fields})
 
     def aimed(self, *, base_url: str | None = None, service: str | None = None,
@@ -316,138 +272,178 @@ def _one_line(err: ValidationError) -> str:
     return (f"{name}: " if name else "") + f"{msg}{got}" + (f" (and {more} more)" if more else "")
 
 
-def parse_turns(spec: str) -> list[int]:
-    """`"0,5-9"` → `[0, 5, 6, 7, 8, 9]`; SettingsError naming the bad part."""
-    out: set[int] = set()
-    for part in (p.strip() for p in spec.split(",")):
-        if not part:
-            continue
-        try:
-            if "-" in part:
-                a, b = part.split("-", 1)
-                lo, hi = int(a), int(b)
-                if hi < lo:
-                    raise ValueError
-            else:
-                lo = hi = int(part)
-        except ValueError:
-            raise SettingsError(f"bad turn range {part!r} in --turns {spec!r} (use e.g. 0,5-9)") from None
-        if hi > MAX_TURN_INDEX:
-            raise SettingsError(f"turn {hi} in --turns {spec!r} is past the last turn any benchmark has "
-                                f"(turn indices go up to {MAX_TURN_INDEX})")
-        out.update(range(lo, hi + 1))
-    if not out:
-        raise SettingsError(f"--turns {spec!r} selects no turns")
-    return sorted(out)
+# --- the options, declared once ----------------------------------------------------------------
+
+#: where an option applies: `run`'s flags; the demo's; a campaign key (one value for every cell, a
+#: flag and a top-level key of its spec); a campaign axis (a list, one cell each); a campaign flag
+#: never read from a spec file (where a session connects: `spine.provenance.CONNECTION`); the
+#: new-run dialog; the variant label every surface puts after a run's model (`spine.source.variant_labels`)
+Where = Literal["run", "demo", "campaign", "axis", "connection", "dialog", "label"]
 
 
-def _turns_are(have: set[int]) -> str:
-    return f"turns are {min(have)}-{max(have)}" if have else "it has no turns"
+@dataclass(frozen=True)
+class DialogField:
+    """An option's field in the new-run dialog (`screens/dialogs/new_run.py` makes the widget):
+    an `Input` (`placeholder`, `initial`) or a `Select` of `choices` ((label, value), or `SPEAKERS`:
+    those the chosen benchmark has), `choice` reading the widget's value as the option's, shown
+    `always`, only for the simulator (`sim`), only for another model (`not_sim`), or only for a
+    model whose protocol lets our commit close the user's turn (`manual_commit`)."""
+
+    label: str
+    id: str
+    placeholder: str = ""
+    initial: str = ""
+    choices: tuple[tuple[str, str], ...] | Literal["speakers"] | None = None
+    choice: Callable[[str], Any] = str
+    shown: Literal["always", "sim", "not_sim", "manual_commit"] = "always"
 
 
-def build_settings(
-    model: str = SIM,
-    *,
-    speed: float | str = 1.0,
-    turns: str | Iterable[int] | None = None,
-    faults: str | None = None,
-    fake: bool = False,
-    fake_timing: str | None = None,
-    greeting: bool = True,
-    base_url: str | None = None,
-    rotate_after: float | None = None,
-    rehydrate: bool = False,
-    parallel: int = 1,
-    speaker: str | None = None,
-    disable_vad: bool = False,
-    service: str | None = None,
-    service_args: Iterable[str] | Mapping[str, str] = (),
-    condition: str | None = None,
-    seed: int | str | None = None,
-    effort: str | None = None,
-    fields: Mapping[str, Any] | None = None,
-) -> RunSettings:
+#: a dialog field offering the chosen benchmark's speakers (`benchmarks.registry.speakers`)
+SPEAKERS: Literal["speakers"] = "speakers"
+
+
+def _on(value: Any) -> bool | None:
+    return True if value else None
+
+
+def _as_pairs(value: Any) -> dict[str, str] | None:
+    pairs = dict(value) if isinstance(value, Mapping) else service_arg_pairs(value)
+    return pairs or None
+
+
+@dataclass(frozen=True)
+class Option:
+    """One run option: `key` (the builder's keyword, the flag's dest, the campaign's key) sets the
+    RunSettings `field` (dotted into a part: `rotation.max_age_s`; a key the run's loop records
+    for a label alone has none) to `parse(value as typed)`, None meaning not chosen (its default).
+    `cli`: argparse's keywords besides help; `axis_help` a campaign axis's help (a list, one cell
+    each); `label` what a stored value says after the model (None: the default, said nothing)."""
+
+    key: str
+    field: str
+    flag: str
+    help: str
+    where: frozenset[Where]
+    parse: Callable[[Any], Any] = text
+    cli: Mapping[str, Any] | None = None
+    axis_help: str = ""
+    dialog: DialogField | None = None
+    label: Callable[[Any], str | None] | None = None
+
+    def applies(self, where: Where) -> bool:
+        return where in self.where
+
+
+def _is(*where: Where) -> frozenset[Where]:
+    return frozenset(where)
+
+
+CONDITIONS_ARE = ("clean (default), noise=<SNR dB>[:white|pink|babble], telephony (8 kHz mu-law, 300-3400 Hz) or "
+                  "loss=<percent> (dropped 20 ms frames); seeded, so reproducible")
+#: every run option, in the order the dialog shows them and a row's labels read
+OPTIONS: tuple[Option, ...] = (
+    Option("fake", "fake", "--fake", "run against the provider's local protocol fake, scripted from the benchmark (no key)",
+           _is("run", "campaign", "dialog"), _on, {"action": "store_const", "const": True},
+           dialog=DialogField("against", "against", initial="service", shown="not_sim", choice=lambda v: v == "fake",
+                              choices=(("the real service (key from the environment)", "service"),
+                                       ("its local protocol fake (no key; scripted answers)", "fake")))),
+    Option("turns", "turns", "--turns", "turn subset, e.g. 0,5-9", _is("run", "demo", "campaign", "dialog"), turn_list,
+           {"type": turn_subset, "metavar": "TURNS"}, dialog=DialogField("turns", "turns", placeholder="all, or e.g. 0-4,7")),
+    Option("speed", "speed", "--speed", "audio speed-up (sim or --fake only; default 1)", _is("run", "demo", "campaign", "dialog"),
+           lambda v: number(v, "--speed"), {"type": float},
+           dialog=DialogField("speed", "speed", placeholder="1.0 = real time", initial="1.0")),
+    Option("speaker", "speaker", "--speaker", "whose voice the user audio is: tts (default, the benchmark's audio/), a human "
+           "speaker's recordings (e.g. person1: real_audio/person1/), or all (one run per speaker the benchmark has)",
+           _is("run", "axis", "dialog", "label"), cli={"metavar": "tts|NAME|all"},
+           axis_help="whose voice the user audio is, one cell each: tts (default), human speakers' recordings "
+           "(person1,person2: real_audio/<name>/), or all (tts and every speaker the benchmarks have)",
+           dialog=DialogField("speaker", "speaker", initial=TTS, choices=SPEAKERS),
+           label=lambda v: f"speech: {v}" if v != TTS else None),
+    Option("condition", "condition", "--condition", f"the acoustic condition the user audio is heard under: {CONDITIONS_ARE}",
+           _is("run", "axis", "dialog", "label"), cli={"type": named_values, "metavar": "SPEC"},
+           axis_help=f"the acoustic condition the user audio is heard under, one cell each: {CONDITIONS_ARE}",
+           dialog=DialogField("condition", "condition", placeholder="clean, or noise=10[:white|pink|babble], telephony, loss=5"),
+           label=lambda c: c.label if c != CLEAN else None),
+    Option("effort", "effort", "--effort", "reasoning effort / thinking level, as the model takes it (e.g. low, high, or a "
+           "token budget; `arena-tui models` says which); refused for a model without one",
+           _is("run", "axis", "dialog", "label"), cli={"type": named_values, "metavar": "VALUE"},
+           axis_help="reasoning effort / thinking level, one cell each, as the model takes it (e.g. low, high, or a "
+           "token budget; `arena-tui models` says which); refused for a model without one",
+           dialog=DialogField("effort", "effort", placeholder="the model's default (this model takes no effort)"),
+           label=lambda v: f"effort={v}" if v else None),
+    Option("disable_vad", "disable_vad", "--disable-vad", "server VAD off (a model whose protocol lets the client commit the "
+           "user's turn: `arena-tui models` says manual commit): the user's turn is closed by our commit + response.create "
+           "at the end of the speech in the user WAV", _is("run", "campaign", "dialog", "label"), _on,
+           {"action": "store_const", "const": True},
+           dialog=DialogField("server VAD", "vad", initial="server", shown="manual_commit", choice=lambda v: v == "off",
+                              choices=(("on: the model's server VAD closes the user's turn", "server"),
+                                       ("off: our commit at the end of the speech (--disable-vad)", "off"))),
+           label=lambda v: "manual commit" if v else None),
+    Option(FULL_DUPLEX, "", "", "a full-duplex model's turns, delimited by their windows (recorded by "
+           "its turn loop, `arena_tui.spine.duplex.FULL_DUPLEX_TURN`; not chosen)", _is("label"),
+           label=lambda v: FULL_DUPLEX_LABEL if v else None),
+    Option("vad_threshold", "vad.threshold", "--vad-threshold", "the server VAD's activation threshold, 0-1 (default 0.7, "
+           "the reference's): higher needs louder speech to open the user's turn; sent to the providers whose server VAD "
+           "takes one, a cascade's Silero confidence", _is("run", "campaign", "label"), lambda v: number(v, "--vad-threshold"),
+           {"type": float, "metavar": "0-1"}, label=lambda v: f"vad={v:g}" if v != VadConfig().threshold else None),
+    Option("service", "service", "--service", "a Pipecat LLM or realtime service class of your own, run in place of --model's "
+           "provider (--model is then the model id it is given); a preflight says what it needs",
+           _is("run", "connection", "label"), cli={"metavar": "package.module:Class"},
+           label=lambda v: f"service: {v.rpartition(':')[2]}" if v else None),
+    Option("service_args", "service_args", "--service-arg", "a constructor argument of --service's class (repeatable; JSON "
+           "values as JSON, env:NAME reads a variable: the only way to give a key)", _is("run", "connection"), _as_pairs,
+           {"action": "append", "metavar": "KEY=VALUE"}),
+    Option("base_url", "base_url", "--base-url", "provider endpoint override (e.g. ws://127.0.0.1:PORT/v1/realtime)",
+           _is("run", "connection")),
+    Option("fake_timing", "fake_timing", "--fake-timing", "when the fake answers (--fake or sim): real = the provider's "
+           "measured timing (default for --fake), instant = at once, in one burst", _is("run"),
+           cli={"choices": FAKE_TIMINGS}),
+    Option("greeting", "greeting.enabled", "--no-greeting", "skip the greeting handshake", _is("run", "campaign"),
+           lambda v: None if v else False, {"action": "store_const", "const": False}),
+    Option("rotate_after", "rotation.max_age_s", "--rotate-after", "rotate sessions older than this",
+           _is("run"), lambda v: number(v, "--rotate-after"), {"type": float, "metavar": "SECONDS"}),
+    Option("rehydrate", "mode", "--rehydrate", "each turn in a fresh session seeded with the golden turns before it "
+           "(no turn-taking scored)", _is("run"), lambda v: "rehydrated" if v else None, {"action": "store_const", "const": True}),
+    Option("parallel", "parallel", "--parallel", "rehydrated turns at once (default 1)", _is("run"),
+           lambda v: whole(v, "--parallel"), {"type": int, "metavar": "N"}),
+    Option("seed", "seed", "--seed", "the seed of the condition's noise and drops (default 0: every run of a condition "
+           "hears the same audio)", _is("run"), lambda v: whole(v, "--seed"), {"type": int}),
+    Option("faults", "faults", "--faults", "simulator faults, e.g. '3:no_response,5:barge_in,expire=120' (sim only)",
+           _is("run", "demo", "dialog", "label"),
+           dialog=DialogField("simulator faults", "faults", placeholder="e.g. 1:no_response,2:barge_in", shown="sim"),
+           label=lambda p: f"faults: {p}" if p else None),
+)
+BY_KEY: dict[str, Option] = {o.key: o for o in OPTIONS}
+#: the option behind a field, so an error names what the user typed
+OPTION_OF: dict[str, str] = {"model": "--model", **{o.field: o.flag for o in OPTIONS if o.field and o.flag}}
+
+
+def options(where: Where) -> tuple[Option, ...]:
+    """The options that apply `where`, in the table's order."""
+    return tuple(o for o in OPTIONS if o.applies(where))
+
+
+def build_settings(model: str = SIM, *, fields: Mapping[str, Any] | None = None, **choices: Any) -> RunSettings:
     """The settings of a run as a user chose them, validated once: the one builder behind
     `arena-tui run|demo` (flags), the new-run dialog (its fields, as typed) and a campaign (its
-    spec, per cell). Each choice is named as its option (`turns="0,5-9"` as typed or a list,
-    `speed` as typed, `greeting=False` for --no-greeting, `rotate_after`, `rehydrate`,
-    `service_args` as `KEY=VALUE` pairs or a mapping, `condition` and `effort` as typed, "" their
-    default, `seed` a number or as typed); `fields` are further settings as stored
-    (a campaign's [config] table, the demo's watchdog), under what the named choices set.
-    `fake` means nothing for the simulator (always local) and is dropped for it.
-    SettingsError: one line naming the option."""
+    spec, per cell). Each choice is an option's key (`OPTIONS`) and its value as typed (`turns="0,5-9"`
+    or a list, `speed="2"`, `greeting=False` for --no-greeting, `service_args` as `KEY=VALUE` pairs
+    or a mapping); None or "" is its default. `fields` are further settings as stored (a campaign's
+    [config] table, the demo's watchdog), under what the choices set. `fake` means nothing for the
+    simulator (always local) and is dropped for it. SettingsError: one line naming the option."""
     data: dict[str, Any] = dict(fields or {})
     data["model"] = model
-    data["speed"] = _number(speed, "--speed", 1.0)
-    if turns is not None:
-        data["turns"] = _turn_list(turns)
-    if faults and faults.strip():
-        data["faults"] = faults.strip()
-    if fake and model != SIM:
-        data["fake"] = True
-    if fake_timing:
-        data["fake_timing"] = fake_timing
-    if not greeting:
-        data["greeting"] = {**dict(data.get("greeting") or {}), "enabled": False}
-    if base_url:
-        data["base_url"] = base_url
-    if rotate_after is not None:
-        data["rotation"] = {**dict(data.get("rotation") or {}), "max_age_s": rotate_after}
-    if rehydrate:
-        data["mode"] = "rehydrated"
-    if parallel != 1:
-        data["parallel"] = parallel
-    if speaker:
-        data["speaker"] = speaker
-    if disable_vad:
-        data["disable_vad"] = True
-    if service:
-        data["service"] = service
-    if service_args:
-        data["service_args"] = dict(service_args) if isinstance(service_args, Mapping) else service_arg_pairs(service_args)
-    if condition and condition.strip():
-        data["condition"] = condition.strip()
-    if seed is not None and str(seed).strip():
-        data["seed"] = _whole(seed, "--seed")
-    if effort and effort.strip():
-        data["effort"] = effort.strip()
+    for key, raw in choices.items():
+        option = BY_KEY.get(key)
+        if option is None or not option.field:
+            raise TypeError(f"build_settings: no run option {key!r}")
+        value = None if raw is None else option.parse(raw)
+        if value is None or (key == "fake" and model == SIM):
+            continue
+        *parts, last = option.field.split(".")
+        into = data
+        for part in parts:  # a part's other values (a campaign's [config] table) kept
+            into[part] = dict(into.get(part) or {})
+            into = into[part]
+        into[last] = value
     return RunSettings(**data)
-
-
-def _number(raw: float | str, option: str, empty: float) -> float:
-    """A number as typed (a dialog's field: "" is the default); SettingsError naming the option."""
-    if not isinstance(raw, str):
-        return raw
-    try:
-        return float(raw.strip()) if raw.strip() else empty
-    except ValueError:
-        raise SettingsError(f"{option}: {raw.strip()!r} is not a number") from None
-
-
-def _whole(raw: int | str, option: str) -> int:
-    """A whole number as typed; SettingsError naming the option."""
-    if isinstance(raw, int):
-        return raw
-    try:
-        return int(raw.strip())
-    except ValueError:
-        raise SettingsError(f"{option}: {raw.strip()!r} is not a whole number") from None
-
-
-def _turn_list(turns: str | Iterable[int]) -> list[int] | None:
-    """`--turns` as typed (`all` or nothing: every turn) or as a list of indices."""
-    if not isinstance(turns, str):
-        return list(turns)
-    text = turns.strip()
-    return None if text in ("", "all") else parse_turns(text)
-
-
-def service_arg_pairs(pairs: Iterable[str]) -> dict[str, str]:
-    """`--service-arg key=value` (repeated) as a dict; one line naming a malformed one (SettingsError)."""
-    out: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip().isidentifier():
-            raise SettingsError(f"--service-arg {pair!r}: expected KEY=VALUE (e.g. base_url=http://127.0.0.1:8000/v1)")
-        out[key.strip()] = value
-    return out

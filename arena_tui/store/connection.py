@@ -8,6 +8,8 @@ from typing import Any
 
 import aiosqlite
 
+from arena_tui.spine.times import wall_ms
+
 BUSY_TIMEOUT_MS = 10_000
 
 
@@ -18,6 +20,8 @@ async def connect(path: Path, *, query_only: bool, busy_timeout_ms: int) -> aios
     await execute(conn, "PRAGMA synchronous=NORMAL")  # WAL: durable against a killed process
     if query_only:
         await execute(conn, "PRAGMA query_only=ON")
+    # run time → wall time in SQL is the spine's rule itself (`spine.times.wall_ms`), never a copy of it
+    await conn.create_function("wall_ms", 2, wall_ms, deterministic=True)
     return conn
 
 

@@ -44,9 +44,10 @@ SQL_RUN_STARTED = """INSERT INTO runs(run_id, benchmark, model, provider, simula
     pid=excluded.pid, host=excluded.host, heartbeat_at=excluded.heartbeat_at, speed=excluded.speed"""
 # Wall clock both ends: the events' own `wall_time` (so an import or a replay of a recorded
 # stream keeps the run's true times, never the time it was written), else the commit time of
-# run_started and, for run_ended, started_at + t_ms / speed (the run clock is wall x speed).
+# run_started and, for run_ended, started_at + its t_ms in wall time (`wall_ms`: `spine.times.wall_ms`,
+# the store's connection's own function).
 SQL_RUN_ENDED = """UPDATE runs SET status=?, reason=?, ended_at=COALESCE(?,
-    strftime('%Y-%m-%dT%H:%M:%f+00:00', started_at, printf('%+.3f seconds', ? / 1000.0 / COALESCE(speed, 1))))
+    strftime('%Y-%m-%dT%H:%M:%f+00:00', started_at, printf('%+.3f seconds', wall_ms(?, speed) / 1000.0)))
     WHERE run_id=?"""
 # a resumed run is running again, recorded by this process (started_at stays: its timeline's origin)
 SQL_RUN_RESUMED = """UPDATE runs SET status='running', reason='', ended_at=NULL, pid=?, host=?,

@@ -25,6 +25,7 @@ from arena_tui.spine.events import (
     FINISHED, Judgement, RunEnded, RunEvent, TokenUsage, TurnEnded, TurnResult, Usage, parse_event,
 )
 from arena_tui.spine.times import wall_ms
+from arena_tui.spine.recorded import RecordedRun
 from arena_tui.spine.source import source_label, variant_labels
 from ..verdicts import standing_judgements
 from . import codec
@@ -64,15 +65,20 @@ class RunRow(BaseModel):
     superseded_by: str | None = None  # the run that replaced this one (a campaign's re-run): it counts nowhere
 
     @property
+    def recorded(self) -> RecordedRun:
+        """Its settings read (`spine.recorded`): how every consumer reads `config`."""
+        return RecordedRun.of(self.config)
+
+    @property
     def source(self) -> str | None:
         """`simulator`, `protocol fake` or None (the real service): `spine.source.source_label`."""
-        return source_label(self.simulator, self.config)
+        return source_label(self.simulator, self.recorded)
 
     @property
     def variants(self) -> tuple[str, ...]:
         """How its input differed from the default (`spine.source.variant_labels`): a campaign's runs
         under two conditions or efforts are otherwise the same line."""
-        return variant_labels(self.config)
+        return variant_labels(self.recorded)
 
     def active_s(self, now: datetime | None = None) -> float:
         """Wall-clock time it ran, the idle time between an interruption and its resume left out: its

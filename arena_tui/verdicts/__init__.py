@@ -92,17 +92,18 @@ from .counting import (
     tally,
 )
 from .dimensions import (
+    DIMENSION_TABLE,
     DIMENSIONS,
     LLM_DIMENSIONS,
     NAMES,
     ORIGINAL,
     ORIGINAL_DIMENSIONS,
+    REFERENCE_ORDER,
     STRICT,
     TOOL,
     TURN_TAKING,
     Named,
     judged_dimensions,
-    judges_turn_taking,
     left_unjudged,
     must_judge,
     named,
@@ -129,11 +130,11 @@ from .standing import (
 )
 
 __all__ = [
-    "ANSWERED", "ANY", "APART", "APART_REASONS", "DIMENSIONS", "JUDGE_ERROR", "LLM_DIMENSIONS", "MODEL_STATUSES",
-    "NAMES", "NEVER_ANSWERED", "NOT_JUDGED", "NOT_PLAYED", "NO_ANSWER", "ORIGINAL", "ORIGINAL_DIMENSIONS",
+    "ANSWERED", "ANY", "APART", "APART_REASONS", "DIMENSION_TABLE", "DIMENSIONS", "JUDGE_ERROR", "LLM_DIMENSIONS", "MODEL_STATUSES",
+    "NAMES", "NEVER_ANSWERED", "NOT_JUDGED", "NOT_PLAYED", "NO_ANSWER", "ORIGINAL", "ORIGINAL_DIMENSIONS", "REFERENCE_ORDER",
     "PLAY_REASONS", "STRICT", "TOOL", "TURN_TAKING", "UNJUDGED", "JudgeId", "Named", "RepeatStatus", "Standing",
     "Tally", "TurnConsistency", "apart_reason", "apart_text", "counts", "human_text", "in_order", "is_review",
-    "judge_id", "judged_dimensions", "judges_turn_taking", "left_unjudged", "must_judge", "named", "newest_revisions",
+    "judge_id", "judged_dimensions", "left_unjudged", "must_judge", "named", "newest_revisions",
     "ordered", "original_row_passes", "pass_rates", "repeat_status", "row_passes", "row_verdict", "run_judge",
     "scores_of", "standing", "standing_judgements", "standing_of", "tally", "turn_consistency", "verdict_of",
 ]

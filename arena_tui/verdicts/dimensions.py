@@ -7,18 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from arena_tui.spine.benchmark import CORE_DIMENSIONS
 
 TURN_TAKING = "turn_taking"
 TOOL = "tool_use_correct"
-# The original eval's turn pass: these three, none failing (see "The original eval's turn pass")
-ORIGINAL_DIMENSIONS: tuple[str, ...] = (TOOL, "instruction_following", "kb_grounding")
-# Scored by the LLM (every judge reply carries all of them, "na" where not scored).
-LLM_DIMENSIONS: list[str] = [*CORE_DIMENSIONS, "state_tracking", "ambiguity_handling"]
-# Every dimension, in the order they are shown and summed.
-DIMENSIONS: list[str] = [*LLM_DIMENSIONS, TURN_TAKING]
 #: the two turn passes, named once for every surface (CSV columns keep their own names, docs/reports.md)
 STRICT = "strict pass"  # every scored dimension passes, turn_taking included (`row_passes`)
 ORIGINAL = "tool+IF+KB pass"  # the original eval's: tool use, instruction following, KB grounding (`original_row_passes`)
@@ -33,15 +27,77 @@ class Named:
     words: str  # the legend's words for the code, and the report's header
 
 
-#: every dimension in one row: a new dimension is its name in the lists above and one line here
-NAMES: dict[str, Named] = {
-    "kb_grounding": Named("KB", "KB", "knowledge base"),
-    "instruction_following": Named("Instr", "IF", "instructions"),
-    "tool_use_correct": Named("Tool✓", "TU", "tool use"),
-    "state_tracking": Named("State", "ST", "state"),
-    "ambiguity_handling": Named("Ambig", "AH", "ambiguity"),
-    TURN_TAKING: Named("Taking", "TT", "turn-taking"),
-}
+@dataclass(frozen=True)
+class Dimension:
+    """One dimension: how it reads (`named`); whether the judge LLM scores it (`judge`: every judge
+    reply carries each such one, "na" where not scored; else code does, from the run's timeline);
+    whether it is one of the original eval's turn pass (`original`); its place among the reference's
+    metric columns (`reference`, its SCORE_COLUMNS order); how the offline judge scores it (`offline`:
+    the answer `grounded` in the golden one's words and numbers, `engaged` with them, or its `calls`
+    matched); and what the judge is told it means (`rubric`, `judge.rubric.RUBRIC`)."""
+
+    name: str
+    named: Named
+    judge: bool
+    original: bool
+    reference: int
+    offline: Literal["grounded", "engaged", "calls"] | None
+    rubric: str
+
+
+#: every dimension, in the order they are shown and summed: a new dimension is its row here (and its
+#: field of the judge's reply, `judge.schema`, made from this table), its row in docs/judging.md
+DIMENSION_TABLE: tuple[Dimension, ...] = (
+    Dimension("kb_grounding", Named("KB", "KB", "knowledge base"), judge=True, original=True,
+              reference=3, offline="grounded", rubric=(
+              "every fact the assistant states agrees with what it could know at that point: the\n"
+              "  prompt-visible KB, the conversation, and what its calls returned (once it has looked an item up, the\n"
+              "  full KB as well). Fail only a clear contradiction (a wrong date, time, place, name, price or count) or\n"
+              "  an added detail that materially changes the facts. Correct extra detail and light commentary that\n"
+              "  contradicts nothing pass. Lacking a tool-only fact it has not looked up is not a grounding failure\n"
+              "  (\"I don't have the bouquet's details on hand\"); a false claim about it is (\"we don't sell bouquets\").")),
+    Dimension("instruction_following", Named("Instr", "IF", "instructions"), judge=True, original=True,
+              reference=2, offline="engaged", rubric=(
+              "the assistant answers, or advances the task (asking a relevant question counts;\n"
+              "  so does politely declining a question outside what it is there for). Fail it for: no engagement; a\n"
+              "  partial answer to a multi-part request; leaving out what the golden answer treats as essential (an\n"
+              "  updated total, a breakdown, the arithmetic asked for); wrong arithmetic or counting; and, after a call\n"
+              "  that succeeded, narration that says it failed, asks permission for what was just done, or ignores or\n"
+              "  denies the data it returned (tool_use_correct keeps the call's credit: this is not rule 6). Confirming\n"
+              "  what was done and then offering a new next step is fine. On every turn with a call, before passing\n"
+              "  it, read what was said once more against what each call returned: words that contradict, ignore or\n"
+              "  undercut the result fail. A missed or wrong call is never by itself an instruction_following failure\n"
+              "  (rule 3).")),
+    Dimension("tool_use_correct", Named("Tool✓", "TU", "tool use"), judge=True, original=True,
+              reference=1, offline="calls", rubric=(
+              "scored when the turn expects a call or the assistant made one. Pass when every\n"
+              "  expected call was made with equivalent arguments (rule 2); fail when one was missed or wrong, or when\n"
+              "  a call was made on a turn that expects none. A call beside the expected ones fails it only when it\n"
+              "  is wrong for the task (it acts on the wrong item or changes what the user asked); a harmless extra\n"
+              "  lookup, such as one the turn's guidance says is not required, does not.")),
+    Dimension("state_tracking", Named("State", "ST", "state"), judge=True, original=False,
+              reference=5, offline="grounded", rubric=(
+              "the assistant keeps what earlier turns established (facts, choices, corrections,\n"
+              "  completed and cancelled actions) straight, recalling it when asked and acting on the current state;\n"
+              "  fail when it forgets or misstates what was said or done, or claims an action that never ran.")),
+    Dimension("ambiguity_handling", Named("Ambig", "AH", "ambiguity"), judge=True, original=False,
+              reference=4, offline="grounded", rubric=(
+              "when two readings are really open (two people of one name), asking which is right\n"
+              "  and guessing fails; when the context settles it, answering directly is right and asking again is\n"
+              "  over-clarification, which fails; noticing and telling near-namesakes apart passes.")),
+    Dimension("turn_taking", Named("Taking", "TT", "turn-taking"), judge=False, original=False,
+              reference=0, offline=None, rubric=""),  # decided in code (`judge.rubric.turn_taking`), never asked of the judge
+)
+#: Scored by the LLM (every judge reply carries all of them, "na" where not scored).
+LLM_DIMENSIONS: list[str] = [d.name for d in DIMENSION_TABLE if d.judge]
+#: Every dimension, in the order they are shown and summed.
+DIMENSIONS: list[str] = [d.name for d in DIMENSION_TABLE]
+#: The original eval's turn pass: these three, none failing (see "The original eval's turn pass"), in the reference's order
+ORIGINAL_DIMENSIONS: tuple[str, ...] = tuple(d.name for d in sorted(DIMENSION_TABLE, key=lambda d: d.reference) if d.original)
+#: the reference's metric columns (its SCORE_COLUMNS), in its order
+REFERENCE_ORDER: list[str] = [d.name for d in sorted(DIMENSION_TABLE, key=lambda d: d.reference)]
+NAMES: dict[str, Named] = {d.name: d.named for d in DIMENSION_TABLE}
+assert LLM_DIMENSIONS[:len(CORE_DIMENSIONS)] == CORE_DIMENSIONS  # (every turn's, the benchmark data's default)
 
 
 def named(dim: str) -> Named:
@@ -83,13 +139,6 @@ def left_unjudged(scores: Mapping[str, Any], required: Iterable[str]) -> list[st
     """The dimensions of `required` (`must_judge`) a judge's verdicts leave "na" (or out): the judge did
     not judge them, so its reply is no verdict on the turn (a judge error), never a pass nor "not scored"."""
     return [d for d in required if verdict_of(scores.get(d, "na")) == "na"]
-
-
-def judges_turn_taking(config: Mapping[str, Any] | None) -> bool:
-    """Whether a run with this recorded config can be scored on turn_taking: not a text-model run
-    (`modality: text`), nor one that says it has no turn-taking to score (a rehydrated run)."""
-    config = config if isinstance(config, Mapping) else {}
-    return config.get("modality") != "text" and config.get("turn_taking_supported") is not False
 
 
 def scores_of(judgement: Any) -> dict[str, str]:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from arena_tui.spine import audio
 
+from ..audio_checks import too_long
+
 @dataclass(frozen=True)
 class Brought:
     """What became of one WAV: `converted` names the format it came in when it was changed;
@@ -28,8 +30,8 @@ def bring(src: Path, dst: Path, limit_s: float) -> Brought:
     dst.parent.mkdir(parents=True, exist_ok=True)
     try:
         fmt = audio.wav_info(src)
-        if fmt.duration_s > limit_s:
-            raise audio.AudioError(f"{fmt.duration_s:.0f} s long, more than the {limit_s:.0f} s one turn may take")
+        if (long := too_long(fmt.duration_s, limit_s)) is not None:
+            raise audio.AudioError(long)
         if (fmt.sample_rate, fmt.channels, fmt.bits, fmt.is_float) == (audio.TARGET_RATE, 1, 16, False):
             shutil.copyfile(src, dst)
             return Brought()

@@ -26,11 +26,10 @@ from types import MappingProxyType
 from typing import Protocol
 
 from arena_tui.spine.faults import PLAIN_VAD, DuplexBehaviour
+from arena_tui.spine.settings import FAKE_TIMINGS  # the names `RunSettings.fake_timing` accepts
 
 Range = tuple[float, float]
 
-#: the names `RunSettings.fake_timing` accepts
-TIMING_NAMES = ("real", "instant")
 
 
 @dataclass(frozen=True)
@@ -175,7 +174,7 @@ def pick(name: str, real: TimingProfile) -> TimingProfile:
         return INSTANT
     if name == "real":
         return real
-    raise ValueError(f"unknown fake timing {name!r}; known: {', '.join(TIMING_NAMES)}")
+    raise ValueError(f"unknown fake timing {name!r}; known: {', '.join(FAKE_TIMINGS)}")
 
 
 class Clock(Protocol):

@@ -20,6 +20,7 @@ weights already on this machine (`local_parts.py`: a run never downloads them).
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -132,26 +133,36 @@ class CascadeRunner(ProviderRunner):
     def resolve_model(self, alias: str) -> str:
         return catalog.find(alias).model_id(alias)
 
-    def preflight(self, config: RunSettings) -> list[str]:
+    #: its parts' packages and keys, its text model's, one endpoint for three services, the speed, its input
+    checks = ("parts", "text_model", "endpoint", "speed", "input")
+
+    def preflight(self, config: RunSettings, only: Collection[str] | None = None) -> list[str]:
         try:
-            stt, _, tts = self.parts(config)
-        except RunError as e:
+            self.parts(config)
+        except RunError as e:  # a spelling it cannot read: nothing else to check
             return [str(e)]
-        fake = config.fake
+        return super().preflight(config, only)
+
+    def check_parts(self, config: RunSettings) -> list[str]:
+        """The STT's and the TTS's packages and keys (a local part: its weights), and Silero's VAD."""
+        stt, _, tts = self.parts(config)
         problems = []
         for part in (stt, tts):
             missing = catalog.requirements(self.who(part), part.packages, part.key_env, install_hint=part.install_hint,
-                                           keys=not fake)
+                                           keys=not config.fake)
             problems += missing or (local_parts.problems(part.name, self.who(part)) if part.local else [])
-        problems += catalog.requirements(self.name, ("pipecat.audio.vad.silero",), ())
-        problems += [f"{self.name}: {p}" for p in self.text_runner(config).preflight(self.text_config(config).model_copy(
-            update={"speed": 1.0, "speaker": "tts"}))]
-        if config.base_url:
-            problems.append(f"{self.name}: --base-url names one endpoint and a cascade has three (use --fake, or a "
-                            "--service class of your own)")
-        if not fake and config.speed != 1.0:
-            problems.append(f"{self.name}: --speed must be 1 against real services (got {config.speed})")
-        return problems + self.input_problems(config)
+        return problems + catalog.requirements(self.name, ("pipecat.audio.vad.silero",), ())
+
+    def check_text_model(self, config: RunSettings) -> list[str]:
+        """The text model's packages and keys, as its own runner checks them."""
+        return [f"{self.name}: {p}" for p in self.text_runner(config).preflight(self.text_config(config),
+                                                                              only=("packages", "keys"))]
+
+    def check_endpoint(self, config: RunSettings) -> list[str]:
+        if not config.base_url:
+            return []
+        return [f"{self.name}: --base-url names one endpoint and a cascade has three (use --fake, or a --service class "
+                "of your own)"]
 
     # -- the local fakes
 
@@ -246,7 +257,8 @@ class CascadeRunner(ProviderRunner):
         # realtime providers' server VAD), deterministic where an ML turn model would guess
         silence_s = spec.config.vad.silence_duration_ms / 1000.0
         stop = SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=max(0.0, silence_s - VADParams().stop_secs))
-        params = LLMUserAggregatorParams(vad_analyzer=Silero24k(params=VADParams()),
+        vad = VADParams(confidence=spec.config.vad.threshold)  # `--vad-threshold`: its server VAD's, as the realtime providers'
+        params = LLMUserAggregatorParams(vad_analyzer=Silero24k(params=vad),
                                          user_turn_strategies=UserTurnStrategies(stop=[stop]))
         pair = LLMContextAggregatorPair(context, user_params=params)
         gate, spaced = AskNothing(hold=spec.kickoff is None), Spaced()

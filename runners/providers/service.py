@@ -31,7 +31,7 @@ from typing import Any
 
 from pipecat.services.llm_service import LLMService
 
-from ..base import ProviderRunner, RunError, SessionSpec, is_local
+from ..base import ProviderRunner, RunError, SessionSpec, is_local, speed_problem
 from arena_tui.spine.env_refs import env_name, is_env_ref, resolve
 
 from arena_tui.spine.settings import RunSettings
@@ -102,7 +102,11 @@ class ServiceRunner(ProviderRunner):
         fields = getattr(settings, "model_fields", None) or getattr(settings, "__dataclass_fields__", None) or {}
         return settings if "model" in fields and "system_instruction" in fields else None
 
-    def preflight(self, config: RunSettings) -> list[str]:
+    #: what its class takes of what is given, the speed (its URLs), the input
+    checks = ("arguments", "speed", "input")
+
+    def check_arguments(self, config: RunSettings) -> list[str]:
+        """Every argument the class needs given, none it does not take, each env: variable set, no fake."""
         problems = []
         where = f"--service {self.path}"
         named, any_kw = self.parameters()
@@ -121,10 +125,13 @@ class ServiceRunner(ProviderRunner):
         if config.fake:
             problems.append(f"{where}: no local fake for a class of your own; point it at a local server with its own "
                             "argument instead (e.g. --service-arg base_url=http://127.0.0.1:PORT/v1)")
+        return problems
+
+    def check_speed(self, config: RunSettings) -> list[str]:
+        """On this machine when every URL its class is given is (`speed_problem`)."""
         urls = self.urls(config)
-        if config.speed != 1.0 and (not urls or not all(is_local(u) for u in urls)):
-            problems.append(f"{where}: --speed must be 1 unless every URL it is given is on this machine (got {config.speed})")
-        return problems + self.input_problems(config)
+        return speed_problem(f"--service {self.path}", config.speed, local=bool(urls) and all(is_local(u) for u in urls),
+                             why=": every URL its class is given must be on this machine")
 
     # -- models, endpoint, key
 

@@ -50,6 +50,7 @@ from arena_tui.spine.events import (
     TurnStarted,
 )
 from arena_tui.spine.benchmark import Turn
+from arena_tui.spine.recorded import MODALITY, TEXT
 from arena_tui.spine.urls import endpoint_label
 
 from ..base import HistoryItem, SessionSpec
@@ -61,7 +62,6 @@ from .base import RunBase, SessionBase
 from .outcome import turn_status
 from .infra import InfraError, http_status, infra_failure
 
-MODALITY = "text"
 SETTLE_MS = 60.0  # quiet after a reply ends before the turn is over (a tool re-prompt starts within it)
 FOLLOWUP_WAIT_MS = 5000.0  # a reply that only called tools, and no re-prompt came: give up waiting
 
@@ -154,9 +154,8 @@ class TextRun(RunBase[TextSession, TextAttempt]):
         return RunClock(1.0, self.start_ms)  # no audio time to speed up
 
     def public_config(self) -> dict[str, Any]:
-        public = self.config.public()
-        public["greeting"] = {**public.get("greeting", {}), "enabled": False}  # text runs start with turn 0
-        return {**public, "modality": MODALITY}
+        no_greeting = self.config.greeting.model_copy(update={"enabled": False})  # text runs start with turn 0
+        return {**self.config.model_copy(update={"greeting": no_greeting}).public(), MODALITY: TEXT}
 
     async def opening(self) -> None:
         if self.seed is not None:  # resumed / rehydrated: the conversation so far replayed

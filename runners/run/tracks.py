@@ -17,7 +17,7 @@ from pathlib import Path
 
 from arena_tui.spine import audio
 from arena_tui.spine.benchmark import Benchmark, DuplexCue, Turn
-from arena_tui.spine.conditions import ConditionError, babble_voices, heard, parse_condition
+from arena_tui.spine.conditions import ConditionError, babble_voices, heard
 from arena_tui.spine.duplex import PlacedCue, agent_interruptions, early_start, outcomes
 from arena_tui.spine.events import (
     AudioChunk,
@@ -73,7 +73,7 @@ class Tracks:
         self.user_meter = LevelMeter("user", block_ms=config.level_block_ms, sample_rate=self.rate)
         self.bot_meter = LevelMeter("bot", block_ms=config.level_block_ms, sample_rate=self.rate)
         self.bot_detector = SpeechDetector(self.rate)
-        self.condition = parse_condition(config.condition)
+        self.condition = config.condition
         self._audio_cache: dict[int, bytes] = {}
         self._cue_cache: dict[tuple[int, int], bytes] = {}
 

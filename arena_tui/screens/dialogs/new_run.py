@@ -1,6 +1,7 @@
-"""The new-run dialog: benchmark, model (a cascade typed in), against what, faults, turns, speed,
-whose voice, the acoustic condition it is heard under, who closes the user's turn, the reasoning
-effort and judge, checked by the launcher's preflight before anything starts."""
+"""The new-run dialog: benchmark, model (a cascade typed in), the run options it offers (against
+what, turns, speed, whose voice: the benchmark's speakers, the acoustic condition, the reasoning
+effort, who closes the user's turn, faults: each an option's `dialog` field, `spine.settings.OPTIONS`)
+and judge, checked by the launcher's preflight before anything starts."""
 
 from __future__ import annotations
 
@@ -15,42 +16,26 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static
 
-from arena_tui.spine.judges import AUTO, HEURISTIC, KINDS_OR_NONE, NONE
-from arena_tui.spine.settings import RunSettings, build_settings
+from arena_tui.spine.judges import DIALOG as JUDGES
+from arena_tui.spine.settings import BY_KEY, SPEAKERS, DialogField, RunSettings, build_settings, options
 from arena_tui.spine.source import TTS
 from ...launcher import Launcher, ModelChoice, RunRequest
 from ..base import ArenaDialog
 
-JUDGE_LABELS = {AUTO: "auto (LLM if a key is set, else heuristic)", HEURISTIC: "heuristic (offline)",
-                "openai": "OpenAI", "anthropic": "Anthropic", "google": "Google", "bedrock": "Bedrock",
-                "local": "local server (no key)"}
-# every kind (`spine.judges`): auto first, then the offline judge, the LLM judges, none last
-JUDGES = [(JUDGE_LABELS.get(k, k), k) for k in sorted(KINDS_OR_NONE, key=lambda k: (k != AUTO, k != HEURISTIC, k == NONE))]
 
 
 CHROME_ROWS = 10  # new-run dialog rows that are not fields: border 2, padding 2, title 1, error 1, buttons 4
 
 
-AGAINST = [
-    ("the real service (key from the environment)", "service"),
-    ("its local protocol fake (no key; scripted answers)", "fake"),
-]
-#: whose voice the user audio is (`--speaker`): the benchmark's TTS audio, or a human speaker's
-#: recordings (`real_audio/<name>/`; the preflight says when the benchmark has none)
-SPEAKERS = [
-    ("tts (the benchmark's synthesised audio)", TTS),
-    ("person1 (human recordings: real_audio/person1/)", "person1"),
-    ("person2 (human recordings: real_audio/person2/)", "person2"),
-]
-#: the acoustic condition the user audio is heard under (`--condition`; empty: clean)
-CONDITION_HINT = "clean, or noise=10[:white|pink|babble], telephony, loss=5"
+#: the run options the dialog offers, each its field (`spine.settings.OPTIONS`, in its order)
+FIELDS: tuple[tuple[str, DialogField], ...] = tuple((o.key, o.dialog) for o in options("dialog") if o.dialog is not None)
 #: the reasoning effort field's hint when the model takes none (`--effort`; one that does says what it takes)
-NO_EFFORT = "the model's default (this model takes no effort)"
-#: who closes the user's turn, for a model whose protocol allows our commit (`--disable-vad`)
-VAD = [
-    ("on: the model's server VAD closes the user's turn", "server"),
-    ("off: our commit at the end of the speech (--disable-vad)", "off"),
-]
+NO_EFFORT = BY_KEY["effort"].dialog.placeholder if BY_KEY["effort"].dialog else ""
+
+
+def speaker_label(name: str) -> str:
+    """A speaker as the dialog offers it: the benchmark's TTS audio, or a human speaker's recordings."""
+    return "tts (the benchmark's synthesised audio)" if name == TTS else f"{name} (human recordings: real_audio/{name}/)"
 
 
 class NewRunDialog(ArenaDialog[RunRequest | None]):
@@ -103,14 +88,7 @@ class NewRunDialog(ArenaDialog[RunRequest | None]):
             ("benchmark", Select(options, value=default, allow_blank=False, id="benchmark")),
             ("model", Select([("sim  (simulator; ready)", "sim")], value="sim", allow_blank=False, id="model")),
             ("cascade", Input("", id="cascade", placeholder="cascade:<stt>+<llm>+<tts>")),
-            ("against", Select(AGAINST, value="service", allow_blank=False, id="against")),
-            ("simulator faults", Input("", id="faults", placeholder="e.g. 1:no_response,2:barge_in")),
-            ("turns", Input("", id="turns", placeholder="all, or e.g. 0-4,7")),
-            ("speed", Input("1.0", id="speed", placeholder="1.0 = real time")),
-            ("speaker", Select(SPEAKERS, value=TTS, allow_blank=False, id="speaker")),
-            ("condition", Input("", id="condition", placeholder=CONDITION_HINT)),
-            ("server VAD", Select(VAD, value="server", allow_blank=False, id="vad")),
-            ("effort", Input("", id="effort", placeholder=NO_EFFORT)),
+            *((f.label, self._widget(f, default)) for _, f in FIELDS),
             ("judge", Select(JUDGES, value="auto", allow_blank=False, id="judge")),
         ]
         with Vertical(classes="dialog wide", id="new-run"):
@@ -124,6 +102,33 @@ class NewRunDialog(ArenaDialog[RunRequest | None]):
             with Horizontal(classes="buttons"):
                 yield Button("Start", id="start", variant="success")
                 yield Button("Cancel", id="cancel")
+
+    def _widget(self, field: DialogField, benchmark: str) -> Widget:
+        """An option's field: an Input, or a Select of its choices (the speakers: `benchmark`'s)."""
+        if field.choices is None:
+            return Input(field.initial, id=field.id, placeholder=field.placeholder)
+        offered = self._speakers(benchmark) if field.choices == SPEAKERS else list(field.choices)
+        return Select(offered, value=field.initial, allow_blank=False, id=field.id)
+
+    def _speakers(self, benchmark: str) -> list[tuple[str, str]]:
+        """Whose voice `benchmark`'s user audio can be: tts, then each human speaker it has recordings of."""
+        try:
+            from benchmarks.registry import speakers  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
+
+            names = speakers(benchmark, self.data_dir)
+        except Exception:  # (one that cannot be read: the preflight says why at Start)
+            names = [TTS]
+        return [(speaker_label(n), n) for n in names]
+
+    @on(Select.Changed, "#benchmark")
+    def benchmark_changed(self) -> None:
+        """The speakers offered are the chosen benchmark's (tts when it has no one else's)."""
+        field = self.query_one("#speaker", Select)
+        offered = self._speakers(str(self.query_one("#benchmark", Select).value))
+        keep = field.value if field.value in [n for _, n in offered] else TTS
+        with field.prevent(Select.Changed):
+            field.set_options(offered)
+            field.value = keep
 
     def on_mount(self) -> None:
         self.fit(self.app.size.height)
@@ -195,10 +200,10 @@ class NewRunDialog(ArenaDialog[RunRequest | None]):
         only where it applies."""
         sim = self._is_sim()
         choice = self._choice()
-        self.query_one("#field-faults").display = sim
-        self.query_one("#field-against").display = not sim
+        shown = {"always": True, "sim": sim, "not_sim": not sim, "manual_commit": bool(choice is not None and choice.manual_commit)}
+        for _, field in FIELDS:
+            self.query_one(f"#field-{field.id}").display = shown[field.shown]
         self.query_one("#field-cascade").display = bool(choice is not None and choice.typed)
-        self.query_one("#field-vad").display = bool(choice is not None and choice.manual_commit)
         effort = choice.effort if choice is not None else ""
         self.query_one("#effort", Input).placeholder = f"the model's default, or {effort}" if effort else NO_EFFORT
         self.fit(self.app.size.height)
@@ -256,19 +261,14 @@ class NewRunDialog(ArenaDialog[RunRequest | None]):
             model = self.query_one("#cascade", Input).value.strip()
             if not model:
                 raise ValueError(f"cascade: type one, e.g. {choice.typed}")
-        sim = self._is_sim()
-        settings = build_settings(
-            model,
-            fake=not sim and self.query_one("#against", Select).value == "fake",
-            faults=self.query_one("#faults", Input).value if sim else None,
-            turns=self.query_one("#turns", Input).value,
-            speed=self.query_one("#speed", Input).value,
-            speaker=str(self.query_one("#speaker", Select).value),
-            disable_vad=bool(self.query_one("#field-vad").display and self.query_one("#vad", Select).value == "off"),
-            condition=self.query_one("#condition", Input).value,
-            effort=self.query_one("#effort", Input).value,
-        )
-        return str(self.query_one("#benchmark", Select).value), settings
+        chosen = {key: field.choice(self._value(field)) for key, field in FIELDS
+                  if self.query_one(f"#field-{field.id}").display}  # a field not shown: its option's default
+        return str(self.query_one("#benchmark", Select).value), build_settings(model, **chosen)
+
+    def _value(self, field: DialogField) -> str:
+        """What a field holds as typed or chosen."""
+        widget = self.query_one(f"#{field.id}")
+        return str(widget.value if isinstance(widget, (Input, Select)) else "")
 
     @on(Button.Pressed, "#start")
     def start(self, event: Button.Pressed) -> None:

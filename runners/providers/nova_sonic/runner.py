@@ -56,8 +56,11 @@ class NovaSonicRunner(ProviderRunner):
         """`--base-url`, the in-process fake, or the region's Bedrock runtime."""
         return super().endpoint(config) or bedrock_runtime()
 
-    def preflight(self, config: RunSettings) -> list[str]:
-        problems = super().preflight(config)
+    checks = (*ProviderRunner.checks, "session")
+
+    def check_session(self, config: RunSettings) -> list[str]:
+        """Its sessions rotated before AWS's limit, its endpoint a Bedrock runtime URL."""
+        problems = []
         age = config.rotation.max_age_s
         if age is None and "max_age_s" in config.rotation.model_fields_set:
             problems.append(

@@ -204,17 +204,20 @@ class OpenAILiveRunner(ProviderRunner):
         """Who makes its calls: the backend, always (the Live API gives tools to the backend only)."""
         return "back", self.backend_model(config)
 
-    def preflight(self, config: RunSettings) -> list[str]:
-        problems = super().preflight(config)
-        if self.backend_alias(config.model) is not None:
-            try:
-                backend = self.backend_runner(config)
-            except RunError as e:
-                return problems + [str(e)]
-            said = {p.split(": ", 1)[-1] for p in problems}  # (its key may be the live model's own: said once)
-            problems += [f"{self.name} backend: {p}" for p in backend.preflight(self.backend_config(config))
-                         if p.split(": ", 1)[-1] not in said]
-        return problems
+    checks = (*ProviderRunner.checks, "backend")
+
+    def check_backend(self, config: RunSettings) -> list[str]:
+        """A delegating model's backend: one of our text models, its packages and keys (its key may be the
+        live model's own: said once)."""
+        if self.backend_alias(config.model) is None:
+            return []
+        try:
+            backend = self.backend_runner(config)
+        except RunError as e:
+            return [str(e)]
+        said = {p.split(": ", 1)[-1] for p in self.preflight(config, only=("packages", "keys"))}
+        return [f"{self.name} backend: {p}" for p in backend.preflight(self.backend_config(config), only=("packages", "keys"))
+                if p.split(": ", 1)[-1] not in said]
 
     # -- the local fakes
 

@@ -20,8 +20,6 @@ from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
 from websockets.protocol import State
 
 from arena_tui.spine.benchmark import Benchmark
-from arena_tui.spine.conditions import parse_condition
-from arena_tui.spine.faults import parse_faults
 from arena_tui.spine.settings import RunSettings
 
 from ...base import HistoryItem, LocalFake, ProviderRunner, ResponseStatus, SessionSpec
@@ -210,13 +208,12 @@ class OpenAIRealtimeRunner(RealtimeRunner):
         (`fake_class`: the simulator, or a subclass with another service's handshake)."""
         from ...fakes.timing import ENVELOPE  # deferred: the simulator loads only for `sim` runs
 
-        faults = parse_faults(config.faults) if config.faults else None
         # fake_timing "real" (a --fake run of a real alias, or asked for with sim) times replies as
         # a real service does; "instant" and sim's default keep its own fixed delay and one burst
         timing = self.timing or (ENVELOPE if config.fake_timing == "real" else None)
         # it expects each turn's audio as the run's condition makes it (the same seeded transform)
-        return self.fake_type()(benchmark, policy=config.sim_policy, faults=faults, voice=config.sim_voice, timing=timing,
-                                condition=parse_condition(config.condition), seed=config.seed)
+        return self.fake_type()(benchmark, policy=config.sim_policy, faults=config.faults, voice=config.sim_voice, timing=timing,
+                                condition=config.condition, seed=config.seed)
 
     def build_service(self, spec: SessionSpec) -> OpenAIRealtimeLLMService:
         vad = spec.config.vad

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 from pipecat.services.openai.llm import OpenAILLMService
@@ -24,7 +24,7 @@ from pipecat.services.openai.llm import OpenAILLMService
 from arena_tui.spine.local_llm import LOCAL_KEY, local_llm_url
 from arena_tui.spine.settings import RunSettings
 
-from ...base import ProviderRunner, SessionSpec, is_local
+from ...base import SessionSpec, is_local
 from ..effort import openai_reasoning
 from ..text_base import TextProviderRunner
 
@@ -60,8 +60,12 @@ class TextChatRunner(TextProviderRunner):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = FAKE_KEY
 
-    def preflight(self, config: RunSettings) -> list[str]:
-        problems = super().preflight(config.model_copy(update={"fake": True}))  # packages only; keys below
+    #: a text run has no audio clock to speed up; its key is by endpoint (`check_keys`)
+    checks: ClassVar[tuple[str, ...]] = ("packages", "input", "keys")
+
+    def check_keys(self, config: RunSettings) -> list[str]:
+        """OPENAI_API_KEY for OpenAI, ARENA_TUI_TEXT_API_KEY for another endpoint not on loopback; none for a fake."""
+        problems: list[str] = []
         if config.fake:
             return problems
         if config.base_url:
@@ -118,8 +122,7 @@ class LocalChatRunner(TextChatRunner):
     def endpoint(self, config: RunSettings) -> str:
         return local_llm_url(super().endpoint(config))
 
-    def preflight(self, config: RunSettings) -> list[str]:
-        return ProviderRunner.preflight(self, config.model_copy(update={"fake": True}))  # packages only: no key
+    checks = ("packages", "input")  # a server on this machine: no key
 
     def api_key(self, config: RunSettings) -> str:
         return FAKE_KEY if self.fake is not None and not config.base_url else LOCAL_KEY
