@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from arena_tui.store import Store
 
 
-async def export_run(store: Store, run_id: str, dest: str | Path, *, benchmark: Benchmark = None,
+async def export_run(store: Store, run_id: str, dest: str | Path, *, benchmark: Benchmark | None = None,
                      data: str | os.PathLike[str] | None = None) -> Path:
     """Write one stored run in the reference layout under `dest` (a `runs/` folder is made).
 
