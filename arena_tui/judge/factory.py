@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict, Unpack
 
 from arena_tui.spine.judges import AUTO, AUTO_ORDER, BACKENDS, HEURISTIC
 from .backends import JudgeBackend, PermanentError
@@ -18,11 +19,21 @@ def resolve_kind(kind: str) -> str:
     return next((k for k, envs in AUTO_ORDER if any(os.environ.get(e) for e in envs)), HEURISTIC)
 
 
-def _pick(options: dict[str, Any], *names: str) -> dict[str, Any]:
+class BackendOptions(TypedDict, total=False):
+    """Where and how a judge connects (`--judge-base-url`, …): each backend is given the ones it reads."""
+
+    base_url: str | None
+    api_key: str | None
+    timeout_s: float | None
+    region: str | None  # Bedrock's
+    endpoint_url: str | None  # Bedrock's
+
+
+def _pick(options: Mapping[str, object], *names: str) -> dict[str, Any]:
     return {k: v for k, v in options.items() if k in names and v is not None}
 
 
-def make_backend(kind: str, model: str | None = None, **options: Any) -> JudgeBackend:
+def make_backend(kind: str, model: str | None = None, **options: Unpack[BackendOptions]) -> JudgeBackend:
     """Raises PermanentError on bad setup (unknown judge, missing key). Each client library is
     imported only when its judge is chosen."""
     kind = resolve_kind(kind)

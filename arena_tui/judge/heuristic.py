@@ -108,13 +108,13 @@ class HeuristicJudge(JudgeBackend):
             if matched < len(expected):
                 root = "wrong_call" if made else ("over_clarification" if answer.rstrip().endswith("?") else "none")
         return JudgeOutput(
-            scores=Scores(
-                kb_grounding=s(grounded, "kb_grounding"),
-                instruction_following=s(engaged, "instruction_following"),
-                tool_use_correct=tool,
-                state_tracking=s(grounded, "state_tracking"),
-                ambiguity_handling=s(grounded, "ambiguity_handling"),
-            ),
+            scores=Scores.model_validate({  # (`Scores` is built from the dimension list: its fields unknown to a checker)
+                "kb_grounding": s(grounded, "kb_grounding"),
+                "instruction_following": s(engaged, "instruction_following"),
+                "tool_use_correct": tool,
+                "state_tracking": s(grounded, "state_tracking"),
+                "ambiguity_handling": s(grounded, "ambiguity_handling"),
+            }),
             root_cause=root,
             fabricated_action=False,
             unexecuted_reference=False,
