@@ -323,7 +323,7 @@ _OWN_KEYS = {"model", "speed", "turns", "fake", "speaker", "disable_vad", "condi
 _LISTS = ("bench", "model", "speaker", "condition", "effort")  # TOML keys that are lists (or "a,b")
 
 
-def listify(value: Any, where: str) -> tuple[str, ...]:
+def listify(value: object, where: str) -> tuple[str, ...]:
     """A list key's names, from a list or `a,b`; one given that names nothing (`effort = ""`) is refused,
     never read as the default it would silently have become."""
     if isinstance(value, str):

@@ -167,7 +167,7 @@ class RunSettings(Strict):
     # checked by the run's preflight
     effort: str | None = None
 
-    def __init__(self, **data: Any) -> None:
+    def __init__(self, **data: object) -> None:
         try:
             super().__init__(**data)
         except ValidationError as e:
@@ -214,7 +214,7 @@ class RunSettings(Strict):
 
     @model_validator(mode="before")
     @classmethod
-    def _fake_timing_of_a_fake(cls, data: Any) -> Any:
+    def _fake_timing_of_a_fake(cls, data: object) -> object:
         """What a user of --fake gets: the provider's timing, not an instant echo."""
         if isinstance(data, Mapping) and data.get("fake") and data.get("model", SIM) != SIM and data.get("fake_timing") is None:
             return {**data, "fake_timing": "real"}
