@@ -355,7 +355,7 @@ def spec_values(chosen: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def listify(value: Any, where: str) -> tuple[str, ...]:
+def listify(value: object, where: str) -> tuple[str, ...]:
     """A list key's names, from a list or `a,b`; one given that names nothing (`effort = ""`) is refused,
     never read as the default it would silently have become."""
     if isinstance(value, str):

@@ -27,7 +27,7 @@ def read_conversation(path: Path) -> tuple[np.ndarray, int] | None:
     return float_to_pcm16(frames).reshape(-1, 2), fmt.sample_rate
 
 
-def conversation_events(pcm: np.ndarray, rate: int, run_id: str, layout: Any = None) -> list[AudioChunk]:
+def conversation_events(pcm: np.ndarray, rate: int, run_id: str, layout: object = None) -> list[AudioChunk]:
     """The recording (`read_conversation`) as conversation slices; `layout` (our export's
     `conversation`: its start on the timeline and the silences it cut) puts each slice back where
     it was recorded."""

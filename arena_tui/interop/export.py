@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from arena_tui.store import Store
 
 
-async def export_run(store: Store, run_id: str, dest: str | Path, *, benchmark: Benchmark = None,
+async def export_run(store: Store, run_id: str, dest: str | Path, *, benchmark: Benchmark | None = None,
                      data: str | os.PathLike[str] | None = None) -> Path:
     """Write one stored run in the reference layout under `dest` (a `runs/` folder is made).
 
@@ -86,7 +86,7 @@ async def export_run(store: Store, run_id: str, dest: str | Path, *, benchmark: 
         }
         rows[idx] = row
     write_jsonl(out / TRANSCRIPT, rows.values())
-    runtime = {
+    runtime: dict[str, Any] = {
         "model_name": run.model,
         "turns": len(rows),
         "note": f"exported by arena-tui from run {run_id}" + (" (simulator)" if run.simulator else ""),

@@ -12,8 +12,9 @@ import json
 import re
 import uuid
 from datetime import UTC, datetime
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 TRANSCRIPT = "transcript.jsonl"
 RUNTIME = "runtime.json"
@@ -73,7 +74,7 @@ def parse_ts(value: str, where: str) -> datetime:
         raise InteropError(f"{where}: field 'ts' is not an ISO timestamp: {value!r}") from None
 
 
-def write_jsonl(path: Path, rows: Any) -> None:
+def write_jsonl(path: Path, rows: Iterable[object]) -> None:
     tmp = path.with_name(path.name + ".part")
     with tmp.open("w", encoding="utf-8") as f:
         for row in rows:
@@ -101,7 +102,11 @@ def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
-def field(row: dict[str, Any], name: str, kind: type | tuple[type, ...], where: str, default: Any = ...) -> Any:
+@overload
+def field[T](row: dict[str, Any], name: str, kind: type[T], where: str) -> T: ...
+@overload
+def field[T, D](row: dict[str, Any], name: str, kind: type[T] | tuple[type[T], ...], where: str, default: D) -> T | D: ...
+def field(row: dict[str, Any], name: str, kind: type | tuple[type, ...], where: str, default: object = ...) -> object:
     """`row[name]` checked to be of `kind` (a bool is no number); `default` when absent or null."""
     if name not in row or row[name] is None:
         if default is ...:

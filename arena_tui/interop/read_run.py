@@ -65,7 +65,7 @@ def _result_from_reference(row: dict[str, Any], where: str) -> TurnResult:
     status = SENTINEL_STATUS.get(text, "ok")
     num = (int, float)
     return TurnResult(
-        turn_index=turn, status=status, user_text=field(row, "user_text", str, where, ""),  # type: ignore[arg-type]  # `status` is one of SENTINEL_STATUS's values or ok
+        turn_index=turn, status=status, user_text=field(row, "user_text", str, where, ""),
         assistant_text="" if sentinel else text, sentinel=sentinel, tool_calls=records,
         tokens={k: v for k, v in (field(row, "tokens", dict, where, {}) or {}).items() if isinstance(v, int)},
         # latency_ms is the turn's duration, not a latency of ours: import_run keeps it in the config
@@ -105,7 +105,7 @@ async def import_run(store: Store, run_dir: str | Path, *, benchmark: str | None
             raise InteropError(f"{rpath}: not JSON ({e.msg} at line {e.lineno})") from None
         if not isinstance(runtime, dict):
             raise InteropError(f"{rpath}: expected a JSON object")
-    ours = runtime.get("arena_tui") if isinstance(runtime.get("arena_tui"), dict) else {}
+    ours: dict[str, Any] = runtime["arena_tui"] if isinstance(runtime.get("arena_tui"), dict) else {}
     m = RUN_DIR.match(run_dir.name)
     bench = benchmark or ours.get("benchmark") or (run_dir.parent.name if run_dir.parent.name != "runs" else None)
     if not bench:
@@ -204,7 +204,7 @@ async def import_run(store: Store, run_dir: str | Path, *, benchmark: str | None
     return rid
 
 
-def _usage_events(usage: Any, run_id: str, where: Path) -> list[UsageReported]:
+def _usage_events(usage: object, run_id: str, where: Path) -> list[UsageReported]:
     """What our export kept of the run's usage reports (`arena_tui.usage`), as they were recorded."""
     if usage is None:
         return []
@@ -217,7 +217,7 @@ def _usage_events(usage: Any, run_id: str, where: Path) -> list[UsageReported]:
         raise InteropError(f"{where}: field arena_tui.usage: {why}") from None
 
 
-def _positive(v: Any) -> bool:
+def _positive(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < float("inf")
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import anthropic
 from anthropic import AsyncAnthropic
-from anthropic.types import Message
+from anthropic.types import Message, ToolUseBlock
 
 from arena_tui.spine.events import TokenUsage
 from .backends import InvalidOutput, JudgeReply, JudgeRequest, KeyedJudge, parse_output
@@ -72,7 +72,7 @@ class AnthropicJudge(KeyedJudge):
         if stop == "refusal":
             raise InvalidOutput("judge refused (stop_reason refusal)")
         for block in blocks:
-            if getattr(block, "type", None) == "tool_use" and block.name == request.schema_name:
+            if isinstance(block, ToolUseBlock) and block.name == request.schema_name:
                 return JudgeReply(parse_output(block.input, request.output), usage)
         raise InvalidOutput(f"no {request.schema_name} tool use in the reply (stop_reason={stop})")
 

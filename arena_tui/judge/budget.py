@@ -28,16 +28,26 @@ from .model_limits import ModelLimits
 
 
 class JudgeRequest(Protocol):
-    """What sizing reads of a `backends.JudgeRequest` (which imports this module)."""
+    """What sizing reads of a `backends.JudgeRequest` (which imports this module): read only, as
+    that frozen dataclass's fields are."""
 
-    prefix: str
-    history: str
-    target: str
-    benchmark: Benchmark
-    result: TurnResult | None
-    results: list[TurnResult]
-    schema: dict[str, Any]
-    part: str
+    @property
+    def prefix(self) -> str: ...
+    @property
+    def history(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def benchmark(self) -> Benchmark: ...
+    @property
+    def result(self) -> TurnResult | None: ...
+    @property
+    def results(self) -> list[TurnResult]: ...
+    @property
+    def schema(self) -> dict[str, Any]: ...
+    @property
+    def part(self) -> str: ...
+
 
 CHARS_PER_TOKEN = 3.0  # below every judge prompt's measured 3.6-3.9 (o200k): prompts are over-, never under-counted
 REPLY_TOKENS_PER_TURN = 200  # one final_judgments entry: 75-110 tokens of fields and ~90 words of commentary

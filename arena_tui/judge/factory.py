@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Any
+from typing import TypedDict, Unpack
 
 from arena_tui.spine.judges import AUTO, AUTO_ORDER, BACKENDS, BY_KIND, HEURISTIC
 from .backends import JudgeBackend, PermanentError
@@ -18,7 +18,17 @@ def resolve_kind(kind: str) -> str:
     return next((k for k, envs in AUTO_ORDER if any(os.environ.get(e) for e in envs)), HEURISTIC)
 
 
-def make_backend(kind: str, model: str | None = None, **options: Any) -> JudgeBackend:
+class BackendOptions(TypedDict, total=False):
+    """Where and how a judge connects (`--judge-base-url`, …): each backend is given the ones it reads."""
+
+    base_url: str | None
+    api_key: str | None
+    timeout_s: float | None
+    region: str | None  # Bedrock's
+    endpoint_url: str | None  # Bedrock's
+
+
+def make_backend(kind: str, model: str | None = None, **options: Unpack[BackendOptions]) -> JudgeBackend:
     """The backend of `kind` (its row of `spine.judges.JUDGES`), given what it takes of `model` and
     `options` (base_url, api_key, region, endpoint_url, timeout_s). Raises PermanentError on bad setup
     (unknown judge, missing key). Each client library is imported only when its judge is chosen."""

@@ -110,7 +110,8 @@ class HeuristicJudge(JudgeBackend):
         # each dimension the judge scores, by its offline rule (`verdicts.DIMENSION_TABLE`)
         offline = {"grounded": lambda d: s(grounded, d), "engaged": lambda d: s(engaged, d), "calls": lambda d: tool}
         return JudgeOutput(
-            scores=Scores(**{d.name: offline[d.offline](d.name) for d in DIMENSION_TABLE if d.judge and d.offline}),
+            scores=Scores.model_validate(  # (`Scores` is made from the dimension table: its fields unknown to a checker)
+                {d.name: offline[d.offline](d.name) for d in DIMENSION_TABLE if d.judge and d.offline}),
             root_cause=root,
             fabricated_action=False,
             unexecuted_reference=False,

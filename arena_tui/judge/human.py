@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import getpass
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.bus import EventBus
@@ -23,7 +23,7 @@ from arena_tui.spine.recorded import RecordedRun
 from ..verdicts import APART, DIMENSIONS, apart_reason, judged_dimensions, ordered, standing_of
 
 if TYPE_CHECKING:
-    from arena_tui.store import Store
+    from arena_tui.store import RunRow, Store
 
 HUMAN = "human"  # the judge kind of a person's revision: `human:<name>`
 VERDICTS = ("pass", "fail")
@@ -106,7 +106,7 @@ def _why(reason: str) -> str:
     return reason
 
 
-async def _turn(store: Store, run_id: str, turn: int) -> tuple[list[Judgement], Any]:
+async def _turn(store: Store, run_id: str, turn: int) -> tuple[list[Judgement], RunRow]:
     """The turn's revisions and the run's row; refused when the turn is no verdict on the model."""
     run = await store.get_run(run_id)
     if run is None:
@@ -130,8 +130,15 @@ def reviewable(run: RecordedRun, dimensions: Sequence[str] | None,
     return ordered({*judged_dimensions(dimensions, audio=run.judges_turn_taking), *scored})
 
 
+class _Verdicts(TypedDict, total=False):
+    """What a person's revision scores beside its `Review` (none: a withdrawal)."""
+
+    scores: dict[str, DimensionScore]
+    causes: list[str]
+
+
 async def _emit(store: Store, bus: EventBus | None, revisions: Sequence[Judgement], run_id: str, turn: int, by: str,
-                review: Review, **fields: Any) -> Judgement:
+                review: Review, **fields: Unpack[_Verdicts]) -> Judgement:
     newest = max((j.revision for j in revisions), default=0)
     j = Judgement(run_id=run_id, t_ms=max((j.t_ms for j in revisions), default=0.0), turn_index=turn,
                   judge=reviewer_label(by), revision=newest + 1, phase=1, rule="withdraw" if review.withdraw else "review",

@@ -25,7 +25,7 @@ def _is_id_key(key: str) -> bool:
     return k in ("id", "ids") or k.endswith("_id") or k.endswith("_ids")
 
 
-def _key(value: Any) -> str:
+def _key(value: object) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 

@@ -47,17 +47,18 @@ class OpenAIJudge(KeyedJudge):
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         asked = self.output_budget(request)
-        create = self.client.chat.completions.with_raw_response.create(
-            model=self.model,
-            messages=self.messages(request),
-            response_format={
+        body: dict[str, Any] = {  # a body, as the Anthropic judge's: the budget's field and the options vary by server
+            "model": self.model,
+            "messages": self.messages(request),
+            "response_format": {
                 "type": "json_schema",
                 "json_schema": {"name": request.schema_name, "strict": True, "schema": request.schema},
             },
-            timeout=request.timeout_s or self.timeout_s,  # a whole run's reply takes minutes
-            **{self.budget_field: asked},
+            "timeout": request.timeout_s or self.timeout_s,  # a whole run's reply takes minutes
+            self.budget_field: asked,
             **self.options(request),
-        )
+        }
+        create = self.client.chat.completions.with_raw_response.create(**body)
         raw = await sdk_call(create, openai, self.endpoint, request.timeout_s or self.timeout_s)
         resp = await parsed(raw, ChatCompletion, self.endpoint, "a chat completion")
         try:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from arena_tui.spine.benchmark import Benchmark, Turn
 
@@ -36,7 +35,7 @@ made there may be an expected call of a turn here; what was said there is the st
 final_judgments and call tracking for the turns under "# The run" only, never for the turns before."""
 
 
-def _json(value: Any) -> str:
+def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
 
 

@@ -69,7 +69,7 @@ class Flags(_Strict):
 
 
 class _Scored(_Strict):
-    scores: Scores  # type: ignore[valid-type]  # (a model made from the dimension table)
+    scores: Scores
 
 
 class JudgeOutput(Flags, _Scored):
@@ -79,13 +79,16 @@ class JudgeOutput(Flags, _Scored):
 # --- a whole run in one request ---------------------------------------------------------------
 
 #: one turn of a whole-run reply: its verdicts (a field per LLM dimension), one commentary, and the flags
+class _Turn(_Strict):
+    turn: int
+    reasoning: str = Field(description="why each verdict: tool use, IF and KB, state, ambiguity")
+
+
 _TurnVerdicts = create_model(  # type: ignore[call-overload]  # fields given as a dict, made from the dimension table
-    "_TurnVerdicts", __base__=_Strict, turn=(int, ...),
-    reasoning=(str, Field(description="why each verdict: tool use, IF and KB, state, ambiguity")),
-    **{d: (Verdict, ...) for d in LLM_DIMENSIONS})
+    "_TurnVerdicts", __base__=_Turn, **{d: (Verdict, ...) for d in LLM_DIMENSIONS})
 
 
-class TurnVerdicts(Flags, _TurnVerdicts):  # type: ignore[valid-type,misc]  # a model made at run time
+class TurnVerdicts(Flags, _TurnVerdicts):
     """One turn of a whole-run reply: its verdicts, one commentary, and the flags of `JudgeOutput`."""
 
 
@@ -103,7 +106,7 @@ class RunJudgeOutput(_Strict):
 
     realignment_notes: str = Field(description="early/late calls found and how they were credited")
     function_call_tracking: list[CallTrack]
-    final_judgments: list[TurnVerdicts] = Field(  # type: ignore[valid-type]  # (a model made at run time)
+    final_judgments: list[TurnVerdicts] = Field(
         description="exactly one entry per turn asked for, with its own turn number")
 
 

@@ -5,9 +5,9 @@ The retrying itself is `backends.judge_with_retries`, never here."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from types import ModuleType
-from typing import Any
+from typing import Protocol
 
 import httpx
 import httpx2
@@ -36,11 +36,28 @@ def cause(e: BaseException) -> str:
     return f"{type(c).__name__}: {short(c)}"
 
 
-async def parsed(raw: Any, expected: type, endpoint: str, what: str) -> Any:
+class _HttpReply(Protocol):
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+    @property
+    def content(self) -> bytes: ...
+
+
+class RawReply(Protocol):
+    """What a `with_raw_response` call of a Stainless-generated client returns (openai's
+    `LegacyAPIResponse`, anthropic's `AsyncAPIResponse`): the HTTP reply and its parse."""
+
+    @property
+    def http_response(self) -> _HttpReply: ...
+    def parse(self) -> object: ...
+
+
+async def parsed[M](raw: RawReply, expected: type[M], endpoint: str, what: str) -> M:
     """The SDK's parsed reply of a `with_raw_response` call, or InvalidOutput (retried) naming
     what came back instead: an HTML page, garbage, JSON of another shape."""
     http = raw.http_response
     kind = http.headers.get("content-type", "").split(";")[0].strip() or "no content type"
+    resp: object
     try:
         resp = raw.parse()  # the openai client's raw response parses at once, anthropic's is awaited
         if inspect.isawaitable(resp):
@@ -54,7 +71,7 @@ async def parsed(raw: Any, expected: type, endpoint: str, what: str) -> Any:
     raise InvalidOutput(f"judge reply from {endpoint} is not {what}")
 
 
-def retry_after(headers: Any) -> float | None:
+def retry_after(headers: Mapping[str, str]) -> float | None:
     """`retry-after-ms` when given (more precise; Anthropic and OpenAI send it), else `Retry-After`."""
     ms = headers.get("retry-after-ms")
     try:
@@ -65,7 +82,7 @@ def retry_after(headers: Any) -> float | None:
     return retry_after_seconds(headers.get("retry-after"))
 
 
-async def sdk_call(call: Awaitable[Any], sdk: ModuleType, endpoint: str, timeout_s: float) -> Any:
+async def sdk_call[T](call: Awaitable[T], sdk: ModuleType, endpoint: str, timeout_s: float) -> T:
     """Await one request of a Stainless-generated client (`openai`, `anthropic`: the same error
     classes) and raise what a failure means for the retry policy, naming the endpoint only."""
     try:

@@ -27,7 +27,7 @@ from arena_tui.spine.events import DimensionScore, Judgement, TokenUsage, TurnRe
 from ..verdicts import LLM_DIMENSIONS, TURN_TAKING, counts, left_unjudged, must_judge
 from . import limits
 from . import budget
-from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retries
+from .backends import JudgeBackend, JudgeRequest, Outcome, RetryPolicy, judge_with_retries
 from .budget import turns_text
 from .errors import PermanentError
 from .model_limits import ModelLimits
@@ -161,9 +161,9 @@ async def judge_run(
         requests = plan_parts(benchmark, pairs, await backend.model_limits(), audio=audio, builder=builder,
                               timeout_s=policy.deadline_s)
     except PermanentError as e:  # not even one turn fits the model: nothing is sent
-        error = f"judge_error: {backend.name}: {e}"
-        out = [Judgement(**common(r.turn_index), scores=coded[r.turn_index], error=error) for _, r in pairs]
-        return [*out, Judgement(**common(None), error=error)]
+        refused = f"judge_error: {backend.name}: {e}"
+        out = [Judgement(**common(r.turn_index), scores=coded[r.turn_index], error=refused) for _, r in pairs]
+        return [*out, Judgement(**common(None), error=refused)]
     answers = [(request, *await _ask(backend, request, policy)) for request in requests]  # one after another: the
     # later parts read the prompt cache the earlier ones wrote
 
@@ -174,8 +174,8 @@ async def judge_run(
         notes.append(f"{SPLIT_NOTE} {len(requests)} requests ({spans}): one reply cannot hold every turn's "
                      f"verdicts within {backend.name}'s limits")
     for request, outcome, error in answers:
-        reply: RunJudgeOutput | None = (outcome.reply.output
-                                        if outcome is not None and outcome.reply else None)
+        reply = outcome.reply.output if outcome is not None and outcome.reply else None
+        assert reply is None or isinstance(reply, RunJudgeOutput)  # what a whole-run request asks for (`output`)
         if outcome is not None:
             usage = _add(usage, outcome.usage)
         label = f"{request.part} ({turns_text(budget.turns_of(request))}): " if request.part else ""
@@ -188,12 +188,12 @@ async def judge_run(
             by_turn.setdefault(v.turn, v)  # the first judgement of a turn stands; repeats (and other turns) are ignored
         for r in request.results:
             idx = r.turn_index
-            v = by_turn.get(idx)
-            if v is None:
+            given = by_turn.get(idx)
+            if given is None:
                 out.append(Judgement(**common(idx), scores=coded[idx],
                                      error=f"judge_error: the whole-run reply had no judgement for turn {idx}"))
             else:
-                out.append(turn_judgement(common(idx), request.turn_dimensions[idx], coded[idx], v,
+                out.append(turn_judgement(common(idx), request.turn_dimensions[idx], coded[idx], given,
                                           heuristic=backend.heuristic, turn=turn_of[idx], result=r))
         said = [reply.realignment_notes.strip()]
         if reply.function_call_tracking:
@@ -216,7 +216,7 @@ def requests_said(notes: str | None) -> str:
     return "one request"
 
 
-async def _ask(backend: JudgeBackend, request: JudgeRequest, policy: RetryPolicy) -> tuple[Any, str | None]:
+async def _ask(backend: JudgeBackend, request: JudgeRequest, policy: RetryPolicy) -> tuple[Outcome | None, str | None]:
     """One request's outcome and its error; a bug in a backend must not lose the run's judgement either."""
     try:
         outcome = await judge_with_retries(backend, request, policy)

@@ -14,7 +14,6 @@ the part the provider served from its prompt cache.
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +27,7 @@ from .backends import JudgeBackend, JudgeRequest, RetryPolicy, judge_with_retrie
 from .phase2 import Alignment, apply_rules
 from .prompt import PromptBuilder
 from .rubric import JUDGE_VERSION, dimensions_for, turn_taking
-from .schema import judgement_flags
+from .schema import JudgeOutput, judgement_flags
 from .summary import RunSummary, summarize
 from .locate import benchmark_of_run
 from .whole_run import judge_run, left_out
@@ -82,6 +81,7 @@ async def judge_turn(
     if outcome.reply is None:
         return Judgement(**common, scores=coded, usage=outcome.usage, error=outcome.error)
     out = outcome.reply.output
+    assert isinstance(out, JudgeOutput)  # what a one-turn request asks for (`JudgeRequest.output`'s default)
     scores = {
         d: DimensionScore(verdict=getattr(out.scores, d).verdict, reasoning=getattr(out.scores, d).reasoning)
         for d in dims
@@ -200,7 +200,8 @@ class JudgeWorker:
         the code rules check them (`run_phase2`). A failed request leaves the live scores standing
         (provisional), each turn showing the error."""
         await self.wait()
-        revisions: dict[int | None, int] = {**self._revision, None: self._run_revision}
+        revisions: dict[int | None, int] = {i: n for i, n in self._revision.items()}  # (a dict's keys are invariant)
+        revisions[None] = self._run_revision
         out = await judge_run(
             self.benchmark, self.results.values(), self.backend, run_id=self.run_id, revisions=revisions,
             audio=self.audio, t_ms=self._last_t_ms, policy=self.run_policy, builder=self.builder,
@@ -259,25 +260,19 @@ class JudgeWorker:
         return {i: st.shown for i, st in standing(self.judgements).items()}
 
 
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
-
-
-def _field(obj: Any, name: str) -> Any:
-    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
 async def reapply_rules(store: Store, run_id: str, benchmark: Benchmark) -> list[Judgement]:
     """The code rules (phase 2) applied again over a stored run's verdicts, recorded: after a
     revision phase 2 has not seen (a majority of repeated judgings, `agreement.judge_repeatedly`)."""
-    run = await _maybe_await(store.get_run(run_id))
-    results = [r for r in await _maybe_await(store.turn_results(run_id)) if r.turn_index >= 0]
-    judgements = list(await _maybe_await(store.judgements(run_id)))
-    t_ms = await _maybe_await(store.last_t_ms(run_id))
-    new, _ = apply_rules(benchmark, results, judgements, t_ms=t_ms, cross_turn=not RecordedRun.of(_field(run, "config")).rehydrated)
+    run = await store.get_run(run_id)
+    results = [r for r in await store.turn_results(run_id) if r.turn_index >= 0]
+    judgements = list(await store.judgements(run_id))
+    t_ms = await store.last_t_ms(run_id)
+    new, _ = apply_rules(benchmark, results, judgements, t_ms=t_ms, cross_turn=run is None or not run.recorded.rehydrated)
     for j in new:
-        await _maybe_await(store.submit(j))
-    await _maybe_await(store.flush())
+        store.submit(j)
+    await store.flush()
     return new
 
 
@@ -305,13 +300,13 @@ async def rejudge_turn(
     judging did (a list, one per turn, for a whole run); the verdict that counts is
     `arena_tui.verdicts.standing`.
     """
-    run = await _maybe_await(store.get_run(run_id))
+    run = await store.get_run(run_id)
     if run is None:
         raise LookupError(f"no run {run_id!r} in the database")
     if benchmark is None:
         benchmark = await benchmark_of_run(store, run_id)
     results = sorted(
-        (r for r in await _maybe_await(store.turn_results(run_id)) if r.turn_index >= 0),  # no greeting
+        (r for r in await store.turn_results(run_id) if r.turn_index >= 0),  # no greeting
         key=lambda r: r.turn_index,
     )
     by_index = {r.turn_index: r for r in results}
@@ -321,9 +316,9 @@ async def rejudge_turn(
         raise LookupError(f"run {run_id}: no turn {turn_index} (recorded turns: {have})")
     if turn_index is not None and (why := apart_reason(by_index[turn_index].status)) is not None:
         raise LookupError(f"run {run_id}: turn {turn_index} is {APART[why]}: no verdict on the model, never judged")
-    judgements: list[Judgement] = list(await _maybe_await(store.judgements(run_id)))
-    t_ms = await _maybe_await(store.last_t_ms(run_id))  # on the run's timeline, after what it judges
-    recorded = RecordedRun.of(_field(run, "config"))
+    judgements: list[Judgement] = list(await store.judgements(run_id))
+    t_ms = await store.last_t_ms(run_id)  # on the run's timeline, after what it judges
+    recorded = run.recorded
     rehydrated = recorded.rehydrated
     audio = recorded.judges_turn_taking and (
         any(r.user_audio is not None or r.bot_speech for r in results) or any(TURN_TAKING in j.scores for j in judgements)
@@ -336,7 +331,7 @@ async def rejudge_turn(
         if bus is not None:
             bus.publish(j)
         else:
-            await _maybe_await(store.submit(j))
+            store.submit(j)
         judgements.append(j)
         revision[j.turn_index] = j.revision
 
@@ -360,7 +355,7 @@ async def rejudge_turn(
         new, _ = apply_rules(benchmark, results, judgements, t_ms=t_ms, cross_turn=not rehydrated)
         for j in new:
             await emit(j)
-    await _maybe_await(store.flush())
+    await store.flush()
     now = {t: st.newest for t, st in standing(judgements, judge=ANY).items()}  # what this judging did
     if turn_index is None:
         return [now[i] for i in targets if i in now]

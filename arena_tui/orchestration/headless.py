@@ -12,14 +12,16 @@ headless run and a TUI run store exactly the same thing.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from arena_tui.spine.benchmark import Benchmark
-from arena_tui.spine.bus import EventBus
+from arena_tui.spine.bus import EventBus, Subscription
 from arena_tui.spine.errors import CliError
-from arena_tui.spine.events import LOST_PACE
+from arena_tui.spine.events import LOST_PACE, RunEnded, TurnResult
 from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.settings import RunSettings, SettingsError
 from arena_tui.spine.times import wall_ms
@@ -34,6 +36,7 @@ from ..compare.duplex import duplex_line, early_start_text, interrupted_text, ou
 from ..compare.stored import untrusted_turns
 from ..cost import current_prices, judge_estimate, run_estimate
 from ..judge import JudgeWorker, render_text, summarize
+from ..judge.backends import JudgeBackend
 from ..run_view import wait_text
 from ..stats import median
 from ..timing import (UNTRUSTED, UNTRUSTED_MARK, UntrustedTurns, barge_in_ms, barge_in_text, counted_latencies,
@@ -71,9 +74,13 @@ def cost_line(recorded: Recorded, alias: str) -> str:
     return f"cost {cost_words(cost, passed).line} · judge cost {cost_words(judge, judge=True).line}"
 
 
-async def run_headless(bench: Benchmark, settings: RunSettings, db: Any, out: TextIO, judge: JudgeChoice | None = None, *,
-                       start: Any = None, run_id: str | None = None, total: int | None = None,
-                       preflighted: bool = False) -> int:
+#: a run to record instead of a new one (`resume`): started on the store and the bus it records
+Start = Callable[[Store, EventBus], Awaitable[object]]
+
+
+async def run_headless(bench: Benchmark, settings: RunSettings, db: str | os.PathLike[str], out: TextIO,
+                       judge: JudgeChoice | None = None, *, start: Start | None = None, run_id: str | None = None,
+                       total: int | None = None, preflighted: bool = False) -> int:
     """A run with its progress on `out`; `start(store, bus)`, when given, is the run `run_id` to record
     instead of a new one (`resume`, which judges the resumed turns itself): its id is said however it
     ends, a failed resume's included, never one no run has. `preflighted`: the caller ran the one
@@ -166,7 +173,7 @@ async def run_headless(bench: Benchmark, settings: RunSettings, db: Any, out: Te
     return status
 
 
-async def to_the_end(aw: Any) -> None:
+async def to_the_end(aw: Awaitable[object]) -> None:
     """Await `aw` to its end even if this task is cancelled meanwhile (a stop signal that came in
     just as the run ended, before `StopSignals.disarm`): the cancel is taken back, the work goes on."""
     task = asyncio.ensure_future(aw)
@@ -183,7 +190,8 @@ async def to_the_end(aw: Any) -> None:
                 me.uncancel()
 
 
-def start_judge(bench: Any, judge: JudgeChoice, bus: Any, run_id: str) -> tuple[Any, Any, Any] | None:
+def start_judge(bench: Benchmark, judge: JudgeChoice, bus: EventBus,
+                run_id: str) -> tuple[JudgeWorker, asyncio.Task[None], JudgeBackend] | None:
     """(worker, task, backend) judging this run live, or None with --judge none."""
     if judge.make is None:
         return None
@@ -196,8 +204,8 @@ class _suppress:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc: Any) -> bool:
-        return exc[0] is not None and not issubclass(exc[0], KeyboardInterrupt)
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> bool:
+        return kind is not None and not issubclass(kind, KeyboardInterrupt)
 
 
 class CallCount:
@@ -229,14 +237,14 @@ class Progress:
                  expected_calls: dict[int, int] | None = None) -> None:
         self.total = total
         self.out = out
-        self.results: list[Any] = []
+        self.results: list[TurnResult] = []
         self.notes: list[str] = []
-        self.ended: Any = None
+        self.ended: RunEnded | None = None
         self.speed = speed  # of the run timeline (`arena_tui.timing`); run_started says for sure
         self.expected_calls = expected_calls or {}  # turn -> calls its spec expects
         self.untrusted = UntrustedTurns()  # turns whose latencies are untrusted, as the events come
 
-    async def follow(self, sub: Any) -> None:
+    async def follow(self, sub: Subscription) -> None:
         async for ev in sub:
             if ev.kind in ("error", "turn_ended"):
                 self.untrusted.see(ev.kind, ev.turn_index, getattr(ev, "where", None))
@@ -272,7 +280,7 @@ class Progress:
             elif ev.kind == "judgement" and (ev.turn_index is None or ev.turn_index >= 0):
                 print(f"    {verdict_line(ev)}", file=self.out, flush=True)
 
-    def _bar(self, r: Any) -> None:
+    def _bar(self, r: TurnResult) -> None:
         done = len(self.results)
         width = 30
         fill = int(width * done / max(1, self.total))

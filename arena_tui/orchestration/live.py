@@ -7,14 +7,16 @@ The TUI and the headless output agree on the judge (auto resolved once, with the
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from arena_tui.spine.errors import CliError
+from arena_tui.spine.events import Judgement
 from arena_tui.spine.settings import SIM, RunSettings
 from arena_tui.spine.source import source_label, variants_text
 from ..judge import PermanentError
+from ..judge.backends import JudgeBackend
 from ..judge.choice import pick_judge
 from ..judge.options import backend_from_args
 from ..judge.whole_run import requests_said
@@ -28,7 +30,7 @@ class JudgeChoice:
 
     kind: str  # openai | bedrock | heuristic | none
     why: str
-    make: Callable[[], Any] | None
+    make: Callable[[], JudgeBackend] | None
 
     def check(self) -> None:
         """A judge that cannot be built (no key, no region) fails the command now, not after the run."""
@@ -53,13 +55,13 @@ def choose_judge(args: argparse.Namespace) -> JudgeChoice:
         return JudgeChoice("none", "", None)
     resolved = argparse.Namespace(**{**vars(args), "judge": pick.kind})
 
-    def make() -> Any:
+    def make() -> JudgeBackend:
         return backend_from_args(resolved)
 
     return JudgeChoice(pick.kind, pick.why, make)
 
 
-def headline(benchmark: str, model: str, *, turns: int, source: str | None, judge: JudgeChoice, db: Any,
+def headline(benchmark: str, model: str, *, turns: int, source: str | None, judge: JudgeChoice, db: str | os.PathLike[str],
              speed: float = 1.0, variants: tuple[str, ...] = ()) -> str:
     """The first line of a run: what runs, against what (`source_label`: the simulator or a
     protocol fake, said as which), with which input (`variant_labels`: a human speaker, manual
@@ -69,7 +71,7 @@ def headline(benchmark: str, model: str, *, turns: int, source: str | None, judg
     return f"run {benchmark} ({turns} turns{fast}) · model {against}{variants_text(variants)} · judge {judge.label} · db {db}"
 
 
-def verdict_line(j: Any, *, heuristic: bool = False) -> str:
+def verdict_line(j: Judgement, *, heuristic: bool = False) -> str:
     """One judgement as a line: `turn 3 r1 openai:gpt-5-mini: kb_grounding=pass …` (or its error;
     a majority of repeated judgings: `kb_grounding=pass(2/3)`), `· provisional` after a live score
     the whole-run judgement will replace; the run's own judgement (no turn) as

@@ -28,6 +28,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -189,7 +190,7 @@ class LocalExecutor(Executor):
         w.proc.join()
         self._call(self._on_exit, w)
 
-    def _call(self, fn: Any, *args: Any) -> bool:
+    def _call[*Ts](self, fn: Callable[[*Ts], object], *args: *Ts) -> bool:
         try:
             self._loop.call_soon_threadsafe(fn, *args)  # type: ignore[union-attr]  # a closed loop's AttributeError is caught below
             return True

@@ -35,11 +35,12 @@ from arena_tui.spine.times import duration_text
 from arena_tui.store import Store, StoreError
 from arena_tui.store.liveness import HEARTBEAT_S
 
-from .executor import Executor, Job, JobOutcome
+from .executor import Executor, Job, JobOutcome, OnDone, OnLost
 from .heartbeat import Heartbeat
 from .preflight import preflight as run_preflight
 
 if TYPE_CHECKING:
+    from arena_tui.judge.backends import JudgeBackend
     from arena_tui.spine.benchmark import Benchmark
 
 Notice = Callable[[str], None]
@@ -117,7 +118,7 @@ async def continue_cell(store: Store, benchmark: Benchmark, previous_run: str | 
     return previous_run, resume, f"resumed at turn {plan.from_turn} ({len(plan.done)} finished turn(s) replayed)"
 
 
-def make_executor(spec: CampaignSpec, bus: EventBus, on_lost: Any, on_done: Any) -> Executor:
+def make_executor(spec: CampaignSpec, bus: EventBus, on_lost: OnLost, on_done: OnDone) -> Executor:
     if spec.executor == "ray":
         from .ray_executor import RayExecutor  # deferred: ray is the optional `ray` extra; imported only for --executor ray
 
@@ -134,7 +135,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
                        data_dir: Path | None = None, skip_unrunnable: bool = False, notice: Notice = print,
                        executor_factory: Callable[..., Executor] = make_executor,
                        on_executor: Callable[[Executor], None] | None = None,
-                       judge: Callable[[], Any] | None = None) -> CampaignResult:
+                       judge: Callable[[], JudgeBackend] | None = None) -> CampaignResult:
     """Preflight, record the campaign, run every unfinished cell; `bus` must be recorded by `store`.
 
     `judge` builds a judge backend: each run is then judged live here, in the coordinator, as
@@ -332,7 +333,7 @@ async def _uncoordinate(store: Store, campaign_id: str, beating: asyncio.Task[No
         await records.release(store, campaign_id)
 
 
-async def _judge_run(store: Store, bus: EventBus, benchmark: Benchmark, judge: Callable[[], Any], run_id: str,
+async def _judge_run(store: Store, bus: EventBus, benchmark: Benchmark, judge: Callable[[], JudgeBackend], run_id: str,
                      *, resumed: bool) -> asyncio.Task[None]:
     from arena_tui.judge import JudgeWorker  # deferred: the judge loads only when a campaign is judged
 

@@ -35,12 +35,14 @@ tests/test_ray_own_cluster.py).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import shutil
 import time
+from collections.abc import AsyncIterator, Awaitable
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from arena_tui.spine.bus import EventBus
 
@@ -297,7 +299,7 @@ class RayExecutor(Executor):
         await asyncio.gather(*(one(s) for s in self._slots))
         self._slots = []
 
-    async def _consume(self, job: Job, stream: Any, slot: _Slot) -> None:
+    async def _consume(self, job: Job, stream: AsyncIterator[Awaitable[tuple[Any, ...]]], slot: _Slot) -> None:
         ex = self._ray.exceptions
         outcome: JobOutcome | None = None
         try:
@@ -351,5 +353,11 @@ def first_line(e: BaseException) -> str:
     return text.splitlines()[0] if text else ""
 
 
-def as_future(ref: Any) -> asyncio.Future[Any]:
+class ObjectRef[T](Protocol):
+    """What is read of a Ray `ObjectRef` here (ray is an optional extra, so never imported for its types)."""
+
+    def future(self) -> concurrent.futures.Future[T]: ...
+
+
+def as_future[T](ref: ObjectRef[T]) -> asyncio.Future[T]:
     return asyncio.wrap_future(ref.future())

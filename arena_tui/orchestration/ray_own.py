@@ -22,7 +22,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 from .ray_reaper import DONE, remove_session
 
@@ -62,7 +62,7 @@ class OwnCluster:
         self._reaper: subprocess.Popen[bytes] | None = None
 
     @classmethod
-    def start(cls, ray: Any, root: Path, **init: Any) -> OwnCluster:
+    def start(cls, ray: ModuleType, root: Path, **init: object) -> OwnCluster:
         """`ray.init(address="local", **init)` without the extras, workers at `WORKER_NICENESS`,
         and the reaper watching. Blocking (seconds): call it in a worker thread."""
         root_existed = root.exists()

@@ -10,8 +10,9 @@ same run id, judged by the same kind of judge with the finished turns as its con
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import TurnResult, unfinished
@@ -21,10 +22,12 @@ from arena_tui.spine.urls import endpoint_label
 from runners.rotation import turn_span
 
 from ..judge import JudgeWorker
+from ..judge.backends import JudgeBackend
 
 if TYPE_CHECKING:
     from arena_tui.spine.benchmark import Benchmark
     from arena_tui.store import Store
+    from runners.base import ProviderRunner
 
 #: kinds whose t_ms bound a stored run's timeline (the resumed run continues after them)
 _TIMELINE_KINDS = ("run_started", "run_resumed", "turn_started", "turn_ended", "run_ended")
@@ -120,8 +123,8 @@ async def resume_run(
     *,
     benchmark: Benchmark,
     settings: RunSettings | None = None,
-    judge: Any = None,
-    provider: Any = None,
+    judge: JudgeBackend | None = None,
+    provider: ProviderRunner | None = None,
     preflighted: bool = False,
 ) -> str:
     """Resume the interrupted run `run_id` on `bus` (which `store` records) and wait for its end.
@@ -167,10 +170,11 @@ def replayed_text(turns: list[int]) -> str:
     return f"{n} finished turn{'s' if n != 1 else ''} replayed ({turn_span(turns)})"
 
 
-def resume_starter(run_id: str, bench: Any, settings: RunSettings, judge: Any) -> Any:
+def resume_starter(run_id: str, bench: Benchmark, settings: RunSettings,
+                   judge: JudgeBackend | None) -> Callable[[Store, EventBus], Awaitable[str]]:
     """`headless.run_headless`'s `start`: resume `run_id` on the bus the store records; a run
     that changed since it was planned (another process took it) is a RunError, one line."""
-    async def start(store: Store, bus: Any) -> str:
+    async def start(store: Store, bus: EventBus) -> str:
         from runners.engine import RunError  # deferred: the engine (Pipecat, ~1 s) loads only when a run is actually resumed
 
         try:

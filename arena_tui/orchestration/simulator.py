@@ -4,7 +4,7 @@ errors as one CliError line each.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.faults import FaultPlan, FaultSpecError, parse_faults as parse
@@ -22,7 +22,16 @@ def parse_faults(spec: str | None) -> FaultPlan:
         raise CliError(f"--faults: {e}") from None
 
 
-def simulator_server(benchmark: Benchmark, **options: Any) -> SimulatorServer:
+class SimulatorOptions(TypedDict, total=False):
+    """What `arena-tui simulate` sets of a `SimulatorServer` (its defaults are the server's own)."""
+
+    faults: FaultPlan | str | None
+    voice: str
+    port: int
+    response_delay_ms: float
+
+
+def simulator_server(benchmark: Benchmark, **options: Unpack[SimulatorOptions]) -> SimulatorServer:
     """A `SimulatorServer` for `benchmark` (not started); a CliError when it cannot be set up."""
     try:
         return SimulatorServer(benchmark, **options)

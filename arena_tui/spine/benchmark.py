@@ -28,7 +28,7 @@ class ExpectedCall(Strict):
 
     @field_validator("flexible_args", mode="before")
     @classmethod
-    def _none_is_empty(cls, v: Any) -> Any:
+    def _none_is_empty(cls, v: object) -> object:
         return [] if v is None else v
 
 
@@ -64,7 +64,7 @@ class Turn(Strict):
 
     @field_validator("flexible_args", mode="before")
     @classmethod
-    def _none_is_empty(cls, v: Any) -> Any:
+    def _none_is_empty(cls, v: object) -> object:
         return [] if v is None else v
 
     @field_validator("turn_index")

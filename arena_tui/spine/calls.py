@@ -18,11 +18,11 @@ _TIME_H_MM = re.compile(r"^(\d):([0-5]\d)$")
 _ORDER_FREE_KEYS = frozenset({"product_ids"})
 
 
-def _sort_key(value: Any) -> str:
+def _sort_key(value: object) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def _canonical(value: Any, key: str | None) -> Any:
+def _canonical(value: object, key: str | None) -> object:
     if isinstance(value, str):
         s = value.strip()
         m = _TIME_H_MM.match(s)
@@ -40,7 +40,7 @@ def canonical_args(args: dict[str, Any]) -> dict[str, Any]:
     return {k: _canonical(v, k) for k, v in args.items()}
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: object, b: object) -> bool:
     """Equality by JSON type: bool is not a number, int and float are one number type."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
@@ -53,7 +53,7 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _non_empty(value: Any) -> bool:
+def _non_empty(value: object) -> bool:
     if value is None:
         return False
     if isinstance(value, str):

@@ -59,7 +59,7 @@ FakeTiming = Literal["real", "instant"]
 FAKE_TIMINGS: tuple[str, ...] = get_args(FakeTiming)
 
 
-def _condition(value: Any) -> Condition:
+def _condition(value: object) -> Condition:
     """A condition as typed or stored (its spec), parsed once: the run holds the `Condition` itself."""
     if isinstance(value, Condition):
         return value
@@ -69,7 +69,7 @@ def _condition(value: Any) -> Condition:
         raise ValueError(str(e).removeprefix("condition ")) from None
 
 
-def _faults(value: Any) -> FaultPlan | None:
+def _faults(value: object) -> FaultPlan | None:
     """A fault spec as typed or stored, parsed once (None: no faults; FaultSpecError names the item)."""
     if value is None or isinstance(value, FaultPlan):
         return value or None
@@ -138,7 +138,7 @@ class RunSettings(Strict):
     # checked by the run's preflight
     effort: str | None = None
 
-    def __init__(self, **data: Any) -> None:
+    def __init__(self, **data: object) -> None:
         try:
             super().__init__(**data)
         except ValidationError as e:
@@ -170,7 +170,7 @@ class RunSettings(Strict):
 
     @model_validator(mode="before")
     @classmethod
-    def _fake_timing_of_a_fake(cls, data: Any) -> Any:
+    def _fake_timing_of_a_fake(cls, data: object) -> object:
         """What a user of --fake gets: the provider's timing, not an instant echo."""
         if isinstance(data, Mapping) and data.get("fake") and data.get("model", SIM) != SIM and data.get("fake_timing") is None:
             return {**data, "fake_timing": "real"}
@@ -302,12 +302,16 @@ class DialogField:
 SPEAKERS: Literal["speakers"] = "speakers"
 
 
-def _on(value: Any) -> bool | None:
+def _on(value: object) -> bool | None:
     return True if value else None
 
 
-def _as_pairs(value: Any) -> dict[str, str] | None:
-    pairs = dict(value) if isinstance(value, Mapping) else service_arg_pairs(value)
+def _as_pairs(value: object) -> dict[str, str] | None:
+    if isinstance(value, Mapping):
+        pairs = dict(value)
+    else:
+        given = value if isinstance(value, (list, tuple)) else () if value is None else (value,)
+        pairs = service_arg_pairs(str(pair) for pair in given)
     return pairs or None
 
 
@@ -423,7 +427,7 @@ def options(where: Where) -> tuple[Option, ...]:
     return tuple(o for o in OPTIONS if o.applies(where))
 
 
-def build_settings(model: str = SIM, *, fields: Mapping[str, Any] | None = None, **choices: Any) -> RunSettings:
+def build_settings(model: str = SIM, *, fields: Mapping[str, Any] | None = None, **choices: object) -> RunSettings:
     """The settings of a run as a user chose them, validated once: the one builder behind
     `arena-tui run|demo` (flags), the new-run dialog (its fields, as typed) and a campaign (its
     spec, per cell). Each choice is an option's key (`OPTIONS`) and its value as typed (`turns="0,5-9"`

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 NO_TIME = "–"
 
@@ -23,7 +22,7 @@ def wall_ms(t_ms: float, speed: float | None) -> float:
     return t_ms / speed if speed else t_ms
 
 
-def as_utc(value: Any) -> dt.datetime | None:
+def as_utc(value: object) -> dt.datetime | None:
     """A stored time (datetime, ISO 8601 text, POSIX seconds) as an aware UTC datetime; None when
     absent or unreadable. A time without a zone is UTC (how the store writes them)."""
     if value is None or value == "":
@@ -40,7 +39,7 @@ def as_utc(value: Any) -> dt.datetime | None:
     return d.astimezone(dt.UTC) if d.tzinfo else d.replace(tzinfo=dt.UTC)
 
 
-def when_text(value: Any) -> str:
+def when_text(value: object) -> str:
     """A moment as every surface shows it: `2026-03-01 09:05 UTC` (`–` when unknown)."""
     d = as_utc(value)
     return d.strftime("%Y-%m-%d %H:%M UTC") if d is not None else NO_TIME

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from arena_tui.spine.bus import EventBus
-from arena_tui.spine.events import Event
+from arena_tui.spine.events import Event, RunEvent
 from .connection import BUSY_TIMEOUT_MS
 from .errors import StoreError, StoreOpenError, StoreWriteError
 from .open import open_connections, require_database
@@ -118,8 +118,9 @@ class Store(Reader):
         the `StoreWriteError`, so nothing goes on as if it were being recorded."""
         task = asyncio.ensure_future(aw)
         failed = self._writer.failed
+        either: set[asyncio.Future[Any]] = {task, failed}
         try:
-            await asyncio.wait({task, failed}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
@@ -140,7 +141,7 @@ class Store(Reader):
         self._check_open()
         return self._writer.start_recording(bus)
 
-    def submit(self, event: Event) -> None:
+    def submit(self, event: RunEvent) -> None:
         """Queue one event for the writer (same queue, same order as recorded bus events)."""
         self._check_open()
         if not isinstance(event, Event):

@@ -22,7 +22,7 @@ from typing import Any
 import aiosqlite
 
 from arena_tui.spine.events import (
-    AudioChunk, Event, Judgement, RunEnded, RunResumed, RunStarted, RunSuperseded, TurnEnded, TurnStarted, Usage,
+    AudioChunk, Judgement, RunEnded, RunEvent, RunResumed, RunStarted, RunSuperseded, TurnEnded, TurnStarted, Usage,
     UsageReported,
 )
 from . import codec
@@ -116,7 +116,7 @@ class Batch:
             yield sql, rows  # type: ignore[misc]  # `sql` is set whenever `rows` is not empty
 
 
-def encode_blobs(events: Iterable[Event]) -> Blobs:
+def encode_blobs(events: Iterable[RunEvent]) -> Blobs:
     """The CPU-heavy part of a batch's rows, done in a worker thread before its transaction:
     audio compressed (`codec.encode`), benchmark snapshots hashed. What fails here is stored
     as it came (raw PCM) or without a snapshot, never lost."""
@@ -132,7 +132,7 @@ def encode_blobs(events: Iterable[Event]) -> Blobs:
     return out
 
 
-def needs_blobs(events: Iterable[Event]) -> bool:
+def needs_blobs(events: Iterable[RunEvent]) -> bool:
     return any(isinstance(ev, AudioChunk) or (isinstance(ev, RunStarted) and ev.benchmark_snapshot) for ev in events)
 
 
@@ -147,7 +147,7 @@ class Projector:
         self.attempts: dict[tuple[str, int], int] = {}  # turn_ended seen per turn
         self.versions: dict[str, str] | None = None
 
-    async def load(self, conn: aiosqlite.Connection, events: list[Event], runs: list[str], now: str, batch: Batch) -> None:
+    async def load(self, conn: aiosqlite.Connection, events: Iterable[RunEvent], runs: list[str], now: str, batch: Batch) -> None:
         """Read the counters of runs and turns this batch meets for the first time."""
         for run_id in runs:
             batch.add(SQL_RUN_STUB, (run_id, now, self.pid, self.host, now))
@@ -198,7 +198,7 @@ class Projector:
         self.attempts = {k: v for k, v in self.attempts.items() if k[0] not in gone}
 
     def derive(
-        self, batch: Batch, ev: Event, seq: int, now: str, started: set[str], ended: set[str],
+        self, batch: Batch, ev: RunEvent, seq: int, now: str, started: set[str], ended: set[str],
         blob: tuple[str, Any] | None = None,
     ) -> None:
         """The projection rows of one event; `blob` is what `encode_blobs` prepared for it."""
@@ -268,8 +268,9 @@ class Projector:
                 agree = agreed.agree.get(dim) if agreed is not None else None
                 batch.add(SQL_SCORE, (ev.run_id, seq, dim, score.verdict, agree))
         elif isinstance(ev, UsageReported):
-            u = ev.usage
-            batch.add(SQL_USAGE, (ev.run_id, seq, ev.turn_index, u.service, u.model, *(getattr(u, f) for f in USAGE_COLUMNS)))
+            used = ev.usage
+            batch.add(SQL_USAGE, (ev.run_id, seq, ev.turn_index, used.service, used.model,
+                                  *(getattr(used, f) for f in USAGE_COLUMNS)))
         elif isinstance(ev, AudioChunk):
             take = max(self.takes.get((ev.run_id, ev.turn_index), 0) - 1, 0)
             kind, data = blob if blob is not None else (codec.PCM16, ev.pcm)

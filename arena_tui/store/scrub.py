@@ -11,7 +11,7 @@ is `endpoint_label` (`spine.urls`, re-exported here): the URL without the parts 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from arena_tui.spine.env_refs import is_env_ref
 from arena_tui.spine.urls import endpoint_label as endpoint_label  # (its one home is the spine)
@@ -50,7 +50,7 @@ def scrub_text(text: str) -> str:
     return _URL_SECRET_PARAM.sub(rf"\1{REDACTED}", text)
 
 
-def scrub_config(value: Any, _name: str = "") -> Any:
+def scrub_config(value: object, _name: str = "") -> object:
     """Copy of a config with secret-named text values and key-shaped strings redacted.
 
     Numbers and booleans under secret-like names stay (`max_tokens` is a setting, not a secret).

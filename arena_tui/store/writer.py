@@ -21,15 +21,16 @@ import logging
 import os
 import socket
 import sqlite3
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import aiosqlite
 
 from arena_tui.spine.bus import EventBus, Subscription
-from arena_tui.spine.events import AudioChunk, Event, Judgement, RunEnded, RunStarted, parse_event
+from arena_tui.spine.events import AudioChunk, Event, Judgement, RunEnded, RunEvent, RunStarted, parse_event
 from .connection import execute, fetchall, rollback
 from .errors import StoreError, StoreWriteError
 from .liveness import HEARTBEAT_S, STALE_AFTER_S, recorder_alive
@@ -59,15 +60,24 @@ class _Flush:
     fut: asyncio.Future[None]
 
 
+R = TypeVar("R")
+
+
 @dataclass
-class _Op:
+class _Op(Generic[R]):
     """A write that is not an event (delete, stale marking, vacuum), serialised with batches."""
 
-    fn: Any  # async (conn) -> result
-    fut: asyncio.Future[Any]
+    fn: Callable[[aiosqlite.Connection], Awaitable[R]]
+    fut: asyncio.Future[R]
 
 
-_STOP = object()
+class _Stop:
+    """The writer's last item: everything queued before it is written, then the task ends."""
+
+
+_STOP = _Stop()
+#: what the writer's inbox holds: events to record, and its own requests between them
+_Item = RunEvent | _Flush | _Op[Any] | _Stop
 
 
 def _file_bytes(path: Path) -> int:
@@ -84,7 +94,7 @@ class Writer:
     def __init__(self, path: Path, conn: aiosqlite.Connection) -> None:
         self.path = path
         self._w = conn
-        self._inbox: asyncio.Queue[object] = asyncio.Queue()
+        self._inbox: asyncio.Queue[_Item] = asyncio.Queue()
         self._urgent = asyncio.Event()
         self._subs: list[Subscription] = []
         self._pumps: list[asyncio.Task[None]] = []
@@ -114,7 +124,7 @@ class Writer:
         self._pumps.append(task)
         return task
 
-    def submit(self, event: Event) -> None:
+    def submit(self, event: RunEvent) -> None:
         self._inbox.put_nowait(event)
 
     async def flush(self) -> None:
@@ -181,8 +191,8 @@ class Writer:
             for run_id, pid, host, heartbeat_at, started_at in rows:
                 if run_id in self._live:
                     continue
-                last = ts(heartbeat_at) or ts(started_at)
-                if not recorder_alive(pid, host, last, now=now, this_host=self._host, stale_after_s=stale_after_s):
+                last_seen = ts(heartbeat_at) or ts(started_at)
+                if not recorder_alive(pid, host, last_seen, now=now, this_host=self._host, stale_after_s=stale_after_s):
                     stale.append((run_id, heartbeat_at or started_at))
             if not stale:
                 return []
@@ -238,15 +248,16 @@ class Writer:
             except StoreWriteError:
                 pass  # already reported through `failed`; the recording task itself ends normally
 
-    async def _await_writer(self, fut: asyncio.Future[Any]) -> Any:
-        done, _ = await asyncio.wait({fut, self._task}, return_when=asyncio.FIRST_COMPLETED)
+    async def _await_writer(self, fut: asyncio.Future[R]) -> R:
+        either: set[asyncio.Future[Any]] = {fut, self._task}
+        done, _ = await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         if fut in done:
             return fut.result()
         exc = self._task.exception() if not self._task.cancelled() else None
         raise StoreError(f"{self.path}: the store writer stopped: {exc}")
 
-    async def _run_op(self, fn: Any) -> Any:
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    async def _run_op(self, fn: Callable[[aiosqlite.Connection], Awaitable[R]]) -> R:
+        fut: asyncio.Future[R] = asyncio.get_running_loop().create_future()
         self._inbox.put_nowait(_Op(fn, fut))
         self._urgent.set()
         return await self._await_writer(fut)
@@ -271,9 +282,9 @@ class Writer:
                         pass
                     self._take_queued(items)
             self._urgent.clear()
-            pending: list[Event] = []
+            pending: list[RunEvent] = []
             for item in items:
-                if isinstance(item, Event):
+                if not isinstance(item, (_Flush, _Op, _Stop)):
                     pending.append(item)
                     if len(pending) >= BATCH_MAX:
                         await self._commit(pending)
@@ -297,13 +308,13 @@ class Writer:
                     else:
                         if not item.fut.done():
                             item.fut.set_result(result)
-                elif item is _STOP:
+                elif isinstance(item, _Stop):
                     return
             if pending:
                 await self._commit(pending)
             self._last_commit = loop.time()
 
-    def _take_queued(self, items: list[object]) -> None:
+    def _take_queued(self, items: list[_Item]) -> None:
         while True:
             try:
                 items.append(self._inbox.get_nowait())
@@ -321,7 +332,7 @@ class Writer:
             await rollback(self._w)
             log.warning("%s: heartbeat not written: %s", self.path, e)
 
-    async def _commit(self, events: list[Event]) -> None:
+    async def _commit(self, events: Sequence[RunEvent]) -> None:
         """Write one batch; if it fails, write its events one by one so one bad event loses only itself.
 
         A busy database (another process holding the write lock past busy_timeout, e.g. a vacuum)
@@ -380,11 +391,11 @@ class Writer:
             else:
                 self._publish(written)
 
-    def _publish(self, events: list[Event]) -> None:
+    def _publish(self, events: Sequence[RunEvent]) -> None:
         for ev in events:
             self.committed.publish(ev)
 
-    def _fail(self, events: list[Event], why: str) -> None:
+    def _fail(self, events: Sequence[RunEvent], why: str) -> None:
         """The file refuses writes: fail once, loudly, and attempt nothing more."""
         first = events[0]
         msg = scrub_text(
@@ -397,15 +408,15 @@ class Writer:
         if not self.failed.done():
             self.failed.set_result(self.failure)
 
-    def _record_error(self, ev: Event, e: Exception) -> None:
-        msg = f"{self.path}: run {ev.run_id}: {getattr(ev, 'kind', '?')} event at t={ev.t_ms:.0f} ms"
+    def _record_error(self, ev: RunEvent, e: Exception) -> None:
+        msg = f"{self.path}: run {ev.run_id}: {ev.kind} event at t={ev.t_ms:.0f} ms"
         if ev.turn_index is not None:
             msg += f" (turn {ev.turn_index})"
         msg = scrub_text(msg + f" not recorded: {e}")
         self.errors.append(msg)
         log.error("%s", msg)
 
-    async def _encode(self, events: list[Event]) -> Blobs:
+    async def _encode(self, events: Sequence[RunEvent]) -> Blobs:
         """Compress the batch's audio and hash its snapshots in a worker thread, before the
         transaction: the loop keeps pacing audio, the write lock is not held meanwhile."""
         if not needs_blobs(events):
@@ -416,7 +427,7 @@ class Writer:
             log.warning("%s: encoding on the event loop: %s", self.path, e)
             return encode_blobs(events)
 
-    async def _write_batch(self, events: list[Event], blobs: Blobs) -> list[Event]:
+    async def _write_batch(self, events: Sequence[RunEvent], blobs: Blobs) -> list[RunEvent]:
         """Write the events in one transaction; returns them as stored (a judgement's revision renumbered
         past one another process recorded meanwhile, `Projector.numbered`)."""
         conn = self._w
@@ -429,7 +440,7 @@ class Writer:
         live_started: set[str] = set()
         live_ended: set[str] = set()
         revisions: dict[tuple[str, int | None], int] = {}
-        stored: list[Event] = []
+        stored: list[RunEvent] = []
         for ev in events:
             seq = self._projector.next_seq(ev.run_id)
             blob = blobs.get(id(ev))
@@ -437,7 +448,7 @@ class Writer:
                 ev = await self._projector.numbered(conn, ev, revisions)
             stored.append(ev)
             ev, payload = _serialise(ev)
-            event_rows.append((ev.run_id, seq, ev.kind, ev.t_ms, ev.turn_index, payload))  # type: ignore[attr-defined]  # `_serialise` hands back the event it was given
+            event_rows.append((ev.run_id, seq, ev.kind, ev.t_ms, ev.turn_index, payload))
             self._projector.derive(batch, ev, seq, now, live_started, live_ended, blob)
         for sql, rows in batch.grouped():
             if sql == SQL_RUN_STUB:
@@ -463,7 +474,7 @@ def _file_refuses(e: BaseException) -> bool:
     return type(e) is sqlite3.DatabaseError  # "database disk image is malformed", "file is not a database"
 
 
-def _serialise(ev: Event) -> tuple[Event, str]:
+def _serialise(ev: RunEvent) -> tuple[RunEvent, str]:
     """The event as it is stored: the payload JSON, secrets scrubbed (and the event to match).
     Audio samples and benchmark snapshots are not in it: they have their own tables."""
     exclude = None

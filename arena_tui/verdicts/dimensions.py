@@ -105,12 +105,12 @@ def named(dim: str) -> Named:
     return NAMES.get(dim) or Named(dim[:6], dim[:2].upper(), dim.replace("_", " "))
 
 
-def field_of(obj: Any, name: str, default: Any = None) -> Any:
+def field_of(obj: object, name: str, default: object = None) -> Any:
     """A field of a judgement given as an object or a dict (as read from rows)."""
     return obj.get(name, default) if isinstance(obj, Mapping) else getattr(obj, name, default)
 
 
-def verdict_of(score: Any) -> str:
+def verdict_of(score: object) -> str:
     """"pass" | "fail" | "na" from a DimensionScore, a {"verdict": ...} dict or the bare string."""
     return score if isinstance(score, str) else str(field_of(score, "verdict"))
 
@@ -141,7 +141,7 @@ def left_unjudged(scores: Mapping[str, Any], required: Iterable[str]) -> list[st
     return [d for d in required if verdict_of(scores.get(d, "na")) == "na"]
 
 
-def scores_of(judgement: Any) -> dict[str, str]:
+def scores_of(judgement: object) -> dict[str, str]:
     """dimension -> verdict of one judgement (an errored one carries only code-computed scores)."""
     return {d: verdict_of(s) for d, s in (field_of(judgement, "scores") or {}).items()}
 

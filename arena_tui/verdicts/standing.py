@@ -54,7 +54,7 @@ class Standing(Generic[J]):
         return "judge_error" if self.judgement is None else row_verdict(self.scores)
 
 
-def judge_id(judgement: Any) -> JudgeId | None:
+def judge_id(judgement: object) -> JudgeId | None:
     """Who judged a revision: (judge, rules version); None for a person's verdict (no judge's)."""
     if is_review(judgement):
         return None
@@ -102,12 +102,12 @@ def in_order(judgements: Iterable[J]) -> list[J]:
     return [j for _, j in sorted(enumerate(judgements), key=_order)]
 
 
-def is_review(judgement: Any) -> bool:
+def is_review(judgement: object) -> bool:
     """Whether a revision is a person's verdict (or its withdrawal), not a judge's."""
     return field_of(judgement, "review") is not None
 
 
-def _with(judgement: J, **fields: Any) -> J:
+def _with(judgement: J, **fields: object) -> J:
     """A copy of a revision (an event or a row dict) with these fields replaced."""
     if isinstance(judgement, Mapping):
         return {**judgement, **fields}  # type: ignore[return-value]  # J is that dict's type here

@@ -91,7 +91,7 @@ def read_benchmark(folder: Path, root: Path | None = None) -> Source:
     if cls is None:
         raise Unreadable(config.where, None, CONFIG_CLASS, f"{CONFIG} has no class {CONFIG_CLASS}")
 
-    def attr(name: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
+    def attr(name: str, kind: type | tuple[type, ...], default: object = ...) -> Any:
         if not config.class_has(cls, name):
             if default is ...:
                 raise Unreadable(config.where, cls.lineno, f"{CONFIG_CLASS}.{name}", "the class does not set it")
