@@ -18,7 +18,6 @@ from textual.worker import Worker
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.heap import settle_heap
 
-from ..commit_gate import CommitGate
 from ..launcher import Launcher, NoLauncher, RunRequest
 from ..messages import LiveUpdate
 from ..playback import Player
@@ -53,7 +52,7 @@ def _trust_the_terminal_size() -> None:
         return
 
 
-class ArenaApp(StoreLife, RunSupervision, JudgeSupervision, Navigation):
+class ArenaApp(RunSupervision, JudgeSupervision, Navigation):
     """The monitor. Its screens see it as `arena_tui.surface.Arena` (what they may use of it)."""
 
     CSS_PATH = "app.tcss"
@@ -84,18 +83,30 @@ class ArenaApp(StoreLife, RunSupervision, JudgeSupervision, Navigation):
         self.open_run_id = open_run
         self.launched: str | None = None  # the run `launch` started (its `then` is said when it ends)
         self.bus = EventBus()
-        self.store: Store | None = None
-        self.store_error: str | None = None
-        self._recorder: asyncio.Task | None = None
         self.live: dict[str, RunState] = {}
+        self.store_life = StoreLife(self.db_path, self.bus, self, lambda run_id: run_id in self.live)
         self.run_workers: dict[str, Worker] = {}
         self.judges: dict[str, Any] = {}
         self.player = Player()
         self._sub = self.bus.subscribe(accept=lambda e: e.kind != "audio")
         self._shutdown_task: asyncio.Future[None] | None = None
-        self._gate: CommitGate | None = None  # live turns are shown once the store has committed them
         self.left_interrupted: list[RunState] = []  # runs still streaming when the app shut down (stopped by it)
         self.campaigns = CampaignWatch()  # campaigns whose end is said while another screen is shown
+
+    # --- the database (`store_life.StoreLife`) and what it calls back (`StoreHost`) ----------
+    @property
+    def store(self) -> Store | None:
+        return self.store_life.store
+
+    @property
+    def store_error(self) -> str | None:
+        return self.store_life.error
+
+    def stop_all_runs(self) -> None:
+        self.run_worker(self.stop_runs(), exclusive=False)
+
+    def log_error(self, text: str) -> None:
+        self.log.error(text)
 
     # --- lifecycle -----------------------------------------------------------------------
     def run(self, *args: Any, **kwargs: Any) -> Any:
@@ -106,8 +117,8 @@ class ArenaApp(StoreLife, RunSupervision, JudgeSupervision, Navigation):
     async def on_mount(self) -> None:
         from ..screens.runs import RunsScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
-        self._route_logs()
-        await self.open_store()
+        self.store_life.route_logs()
+        await self.store_life.open()
         self.set_interval(1 / REFRESH_HZ, self.pump)
         self.set_interval(CAMPAIGN_POLL_S, self._watch_campaigns)
         await self.push_screen(RunsScreen())
@@ -166,17 +177,14 @@ class ArenaApp(StoreLife, RunSupervision, JudgeSupervision, Navigation):
         except Exception as e:
             self.log.error(f"launcher close: {e}")
         await self._stop_judges()
-        await self._close_store()
+        await self.store_life.close()
 
     # --- coalescing pump -----------------------------------------------------------------
     def pump(self) -> None:
-        events = self._sub.drain()
-        if self._gate is not None:
-            self._check_store_failure()
-            events, dropped = self._gate.release(events)
-            for ev in dropped:
-                if ev.run_id in self.live:
-                    self.live[ev.run_id].log_local(f"turn {ev.turn_index} not recorded: the database cannot be written")
+        events, dropped = self.store_life.release(self._sub.drain())
+        for ev in dropped:
+            if ev.run_id in self.live:
+                self.live[ev.run_id].log_local(f"turn {ev.turn_index} not recorded: the database cannot be written")
         if not events:
             return
         changed: set[str] = set()

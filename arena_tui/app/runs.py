@@ -27,7 +27,7 @@ from ..screens.notices import run_notice, tell, watching
 
 class RunSupervision:
     """A part of `ArenaApp`: `live` (every run it started, by id) and `run_workers`; it reads the
-    app's `launcher`, `launch`, `launched`, `bus`, `data_dir`, `start_judge`, `pump`, `_flush_store`
+    app's `launcher`, `launch`, `launched`, `bus`, `data_dir`, `start_judge`, `pump`, `store_life`
     and `_shutdown_task` (a run's end is said elsewhere only while the app is not closing)."""
 
     live: dict[str, RunState]
@@ -98,7 +98,7 @@ class RunSupervision:
     async def _settle(self) -> None:
         """Before a run counts as finished: its last events committed, and shown (they are shown
         only once committed, see CommitGate)."""
-        await self._flush_store()
+        await self.store_life.flush()
         self._pump_if_shown()
 
     async def stop_runs(self, run_ids: Iterable[str] | None = None) -> None:
