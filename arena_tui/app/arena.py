@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,7 @@ from ..messages import LiveUpdate
 from ..playback import Player
 from ..run_view import RunState
 from ..screens.notices import CAMPAIGN_POLL_S, CampaignWatch, tell, watching
-from .judging import JudgeSupervision
+from .judging import JudgeSupervisor
 from .navigation import Navigation
 from .runs import RunSupervision
 from .store_life import StoreLife
@@ -52,7 +53,7 @@ def _trust_the_terminal_size() -> None:
         return
 
 
-class ArenaApp(RunSupervision, JudgeSupervision, Navigation):
+class ArenaApp(RunSupervision, Navigation):
     """The monitor. Its screens see it as `arena_tui.surface.Arena` (what they may use of it)."""
 
     CSS_PATH = "app.tcss"
@@ -86,7 +87,7 @@ class ArenaApp(RunSupervision, JudgeSupervision, Navigation):
         self.live: dict[str, RunState] = {}
         self.store_life = StoreLife(self.db_path, self.bus, self, lambda run_id: run_id in self.live)
         self.run_workers: dict[str, Worker] = {}
-        self.judges: dict[str, Any] = {}
+        self.judging = JudgeSupervisor(self.bus, self)
         self.player = Player()
         self._sub = self.bus.subscribe(accept=lambda e: e.kind != "audio")
         self._shutdown_task: asyncio.Future[None] | None = None
@@ -107,6 +108,14 @@ class ArenaApp(RunSupervision, JudgeSupervision, Navigation):
 
     def log_error(self, text: str) -> None:
         self.log.error(text)
+
+    # --- the judges (`judging.JudgeSupervisor`) ----------------------------------------------
+    @property
+    def judges(self) -> Mapping[str, Any]:
+        return self.judging.judges
+
+    def judge_for(self, state: RunState) -> tuple[Any, str]:
+        return self.judging.judge_for(state)
 
     # --- lifecycle -----------------------------------------------------------------------
     def run(self, *args: Any, **kwargs: Any) -> Any:
@@ -176,7 +185,7 @@ class ArenaApp(RunSupervision, JudgeSupervision, Navigation):
             await asyncio.wait_for(self.launcher.close(), 60)  # worker processes, once their runs have ended
         except Exception as e:
             self.log.error(f"launcher close: {e}")
-        await self._stop_judges()
+        await self.judging.stop()
         await self.store_life.close()
 
     # --- coalescing pump -----------------------------------------------------------------

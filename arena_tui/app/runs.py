@@ -27,7 +27,7 @@ from ..screens.notices import run_notice, tell, watching
 
 class RunSupervision:
     """A part of `ArenaApp`: `live` (every run it started, by id) and `run_workers`; it reads the
-    app's `launcher`, `launch`, `launched`, `bus`, `data_dir`, `start_judge`, `pump`, `store_life`
+    app's `launcher`, `launch`, `launched`, `bus`, `data_dir`, `judging`, `pump`, `store_life`
     and `_shutdown_task` (a run's end is said elsewhere only while the app is not closing)."""
 
     live: dict[str, RunState]
@@ -76,7 +76,7 @@ class RunSupervision:
             for row in state.turns.values():
                 row.spec = state.specs.get(row.index)
             run = self.launcher.start_run(bench, settings, self.bus, run_id)
-            self.start_judge(run_id, bench, judge)
+            self.judging.start(run_id, bench, judge)
             await run
             status = state.ended.status if state.ended else "completed"
         except asyncio.CancelledError:
