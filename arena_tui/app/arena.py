@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,15 +18,17 @@ from textual.worker import Worker
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.heap import settle_heap
+from arena_tui.spine.settings import RunSettings
+from arena_tui.spine.times import duration_text
 
-from ..launcher import Launcher, NoLauncher, RunRequest
-from ..messages import LiveUpdate
+from ..launcher import Judge, Launcher, NoLauncher, RunRequest
+from ..messages import LiveUpdate, RunFinished
 from ..playback import Player
 from ..run_view import RunState
-from ..screens.notices import CAMPAIGN_POLL_S, CampaignWatch, tell, watching
+from ..screens.notices import CAMPAIGN_POLL_S, CampaignWatch, run_notice, tell, watching
 from .judging import JudgeSupervisor
 from .navigation import Navigation
-from .runs import RunSupervision
+from .runs import RunSupervisor
 from .store_life import StoreLife
 
 if TYPE_CHECKING:
@@ -53,7 +55,7 @@ def _trust_the_terminal_size() -> None:
         return
 
 
-class ArenaApp(RunSupervision, Navigation):
+class ArenaApp(Navigation):
     """The monitor. Its screens see it as `arena_tui.surface.Arena` (what they may use of it)."""
 
     CSS_PATH = "app.tcss"
@@ -84,10 +86,9 @@ class ArenaApp(RunSupervision, Navigation):
         self.open_run_id = open_run
         self.launched: str | None = None  # the run `launch` started (its `then` is said when it ends)
         self.bus = EventBus()
-        self.live: dict[str, RunState] = {}
         self.store_life = StoreLife(self.db_path, self.bus, self, lambda run_id: run_id in self.live)
-        self.run_workers: dict[str, Worker] = {}
         self.judging = JudgeSupervisor(self.bus, self)
+        self.runs = RunSupervisor(self, self.launcher, self.bus, self.data_dir, self.judging, self.store_life)
         self.player = Player()
         self._sub = self.bus.subscribe(accept=lambda e: e.kind != "audio")
         self._shutdown_task: asyncio.Future[None] | None = None
@@ -108,6 +109,41 @@ class ArenaApp(RunSupervision, Navigation):
 
     def log_error(self, text: str) -> None:
         self.log.error(text)
+
+    # --- the runs (`runs.RunSupervisor`) ----------------------------------------------------
+    @property
+    def live(self) -> dict[str, RunState]:
+        return self.runs.live
+
+    @property
+    def run_workers(self) -> dict[str, Worker]:
+        return self.runs.workers
+
+    def running(self, run_id: str) -> bool:
+        return self.runs.running(run_id)
+
+    def start_run(self, benchmark: Any, settings: RunSettings, *, judge: Judge = "auto") -> str | None:
+        return self.runs.start(benchmark, settings, judge=judge)
+
+    async def stop_runs(self, run_ids: Iterable[str] | None = None) -> None:
+        await self.runs.stop(run_ids)
+
+    def on_run_finished(self, message: RunFinished) -> None:
+        """A run has ended, its last events committed: every screen is told (the one it was started
+        for, with what to do next), and it is said unless its screen is on top or the app is closing."""
+        self.pump()
+        state = self.live.get(message.run_id)
+        then = ""
+        if self.launch and self.launch.then and state is not None and message.run_id == self.launched:
+            # what to do next, once the run it was started for ends (`arena-tui demo`): its run screen
+            # says it in two lines of its own (covering nothing; any key hides it), never a toast over
+            # the answer it points at; the commands (`launch.then`) print when the monitor closes
+            then = (f"run {message.status} in {duration_text(state.elapsed_ms())} (wall clock) · enter: a turn's detail, "
+                    "why it passed or failed · q quits and prints the commands to run next")
+        for screen in self.screen_stack:
+            screen.post_message(RunFinished(message.run_id, message.status, message.error, then))
+        if not watching(self.screen, run_id=message.run_id) and self._shutdown_task is None:
+            tell(self, *run_notice(message.run_id, message.status, message.error, state))
 
     # --- the judges (`judging.JudgeSupervisor`) ----------------------------------------------
     @property
@@ -148,7 +184,7 @@ class ArenaApp(RunSupervision, Navigation):
         question quits."""
         from ..screens.dialogs.confirm import QuitDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
-        live = [r for r in self.run_workers if self.running(r)]
+        live = self.runs.still_running()
         if isinstance(self.screen, QuitDialog):  # ctrl+q (a priority key) while it asks
             self.screen.dismiss(True)
             return
@@ -160,7 +196,7 @@ class ArenaApp(RunSupervision, Navigation):
         self.quit_now()
 
     def quit_now(self) -> None:
-        if self._shutdown_task is None and any(self.running(r) for r in self.run_workers):
+        if self._shutdown_task is None and self.runs.still_running():
             self.notify("stopping runs (kept as interrupted) and saving…", timeout=30)
         self.run_worker(self._quit(), group="quit", exclusive=True)
 
@@ -179,7 +215,7 @@ class ArenaApp(RunSupervision, Navigation):
 
     async def _shutdown_once(self) -> None:
         self.player.stop()
-        self.left_interrupted = [self.live[r] for r in self.run_workers if self.running(r)]
+        self.left_interrupted = [self.live[r] for r in self.runs.still_running()]
         await self.stop_runs()
         try:
             await asyncio.wait_for(self.launcher.close(), 60)  # worker processes, once their runs have ended
