@@ -1,8 +1,12 @@
-"""The app itself: `ArenaApp`, the monitor, made of its parts (store life, run supervision,
-judge supervision, navigation: the modules beside this one), and its own life from mount to
-shutdown: the first screen and run, quitting (asking first while runs stream), and the
-coalescing pump that folds the bus into each run's `RunState` at `REFRESH_HZ`; a campaign's end
-is said while another screen is on top (`screens.notices`)."""
+"""The app itself: `ArenaApp`, the monitor. It holds one collaborator per job, each a plain object
+given what it needs and calling back only through the Protocol its own module declares: the
+database (`StoreLife`: `StoreHost`), the runs (`RunSupervisor`: `RunHost`), the judges
+(`JudgeSupervisor`), the screens opened (`Navigator`: `ScreenHost`). Its own job is its life from
+mount to shutdown: the first screen and run, quitting (asking first while runs stream), the
+coalescing pump that folds the bus into each run's `RunState` at `REFRESH_HZ`, a run's end said
+(`on_run_finished`), and a campaign's end said while another screen is on top (`screens.notices`).
+What the screens may use of it is `arena_tui.surface.Arena`: its members here hand on to the
+collaborator that owns each."""
 
 from __future__ import annotations
 
@@ -13,7 +17,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.worker import Worker
 
 from arena_tui.spine.bus import EventBus
@@ -27,7 +33,7 @@ from ..playback import Player
 from ..run_view import RunState
 from ..screens.notices import CAMPAIGN_POLL_S, CampaignWatch, run_notice, tell, watching
 from .judging import JudgeSupervisor
-from .navigation import Navigation
+from .navigation import Navigator
 from .runs import RunSupervisor
 from .store_life import StoreLife
 
@@ -55,7 +61,7 @@ def _trust_the_terminal_size() -> None:
         return
 
 
-class ArenaApp(Navigation):
+class ArenaApp(App):
     """The monitor. Its screens see it as `arena_tui.surface.Arena` (what they may use of it)."""
 
     CSS_PATH = "app.tcss"
@@ -89,6 +95,7 @@ class ArenaApp(Navigation):
         self.store_life = StoreLife(self.db_path, self.bus, self, lambda run_id: run_id in self.live)
         self.judging = JudgeSupervisor(self.bus, self)
         self.runs = RunSupervisor(self, self.launcher, self.bus, self.data_dir, self.judging, self.store_life)
+        self.navigator = Navigator(self, self.runs, self.store_life)
         self.player = Player()
         self._sub = self.bus.subscribe(accept=lambda e: e.kind != "audio")
         self._shutdown_task: asyncio.Future[None] | None = None
@@ -152,6 +159,30 @@ class ArenaApp(Navigation):
 
     def judge_for(self, state: RunState) -> tuple[Any, str]:
         return self.judging.judge_for(state)
+
+    # --- screens opened (`navigation.Navigator`) ---------------------------------------------
+    def open_run(self, run_id: str) -> None:
+        self.navigator.open_run(run_id)
+
+    def open_replay(self, run_id: str, *, stepping: bool = False) -> None:
+        self.navigator.open_replay(run_id, stepping=stepping)
+
+    def action_leaderboard(self, benchmark: str | None = None) -> None:
+        self.navigator.leaderboard(benchmark)
+
+    def action_campaigns(self) -> None:
+        self.navigator.campaigns()
+
+    def action_help(self) -> None:
+        self.navigator.help()
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        return self.navigator.deliver_screenshot(filename, path, time_format)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield from self.navigator.commands(screen)
 
     # --- lifecycle -----------------------------------------------------------------------
     def run(self, *args: Any, **kwargs: Any) -> Any:
