@@ -1,9 +1,10 @@
-"""The run life every turn loop shares, written once: one clock, event stamping, tool answers
-from the turn spec, the session basics, and the run's course (start the provider, open, every
-turn, cancel/failure, shutdown, `run_ended`). Beside it, one job each: `attempt.py` (what an
-attempt produced), `history.py` (the history rule, a seeded start; the turns a run plays are
-`RunSettings.turns_of`'s),
-`outcome.py` (what a turn's ending and a run's mean).
+"""The run life every turn loop shares, written once: one clock, event stamping, and the run's
+course (start the provider, open, every turn, cancel/failure, shutdown, `run_ended`), with the
+session bookkeeping a rotation needs (numbers, the history replayed within its budget). Beside it,
+one job each: `session_base.py` (one session's basics, `SessionBase`), `tool_calls.py` (a call
+answered from the turn spec, `ToolAnswers`), `attempt.py` (what an attempt produced),
+`history.py` (the history rule, a seeded start; the turns a run plays are
+`RunSettings.turns_of`'s), `outcome.py` (what a turn's ending and a run's mean).
 
 `audio.AudioRun` and `text.TextRun` supply only what differs: how a session opens, how a
 turn is played and when it is over, and what a turn's record holds.
@@ -20,130 +21,27 @@ from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
 from loguru import logger
-from pipecat.frames.frames import ErrorFrame, Frame, MetricsFrame
-from pipecat.pipeline.pipeline import Pipeline
-from pipecat.pipeline.worker import PipelineParams, PipelineWorker
-from pipecat.services.llm_service import FunctionCallParams, LLMService
-from pipecat.workers.runner import WorkerRunner
+from pipecat.frames.frames import Frame
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
     MODEL_ENDED_SESSION_EARLY, ErrorEvent, Reconnected, ReplaySummary, RunEnded, RunEvent, RunResumed, RunStarted,
-    SessionOpened, SessionRotated, ToolAnswered, ToolCalled, TurnEnded, TurnResult, Usage, UsageReported, wall_now,
+    SessionOpened, SessionRotated, TurnEnded, TurnResult, Usage, UsageReported, wall_now,
 )
 from arena_tui.spine.benchmark import Benchmark, Turn
 from arena_tui.spine.settings import Rotation, RunSettings
 
 from ..base import HistoryItem, ProviderRunner, RunError, SessionSpec
 from ..rotation import History, select_replay, turn_span
-from ..tools import Resolution, not_available_payload
 from ..transports import RunClock
 from .attempt import AttemptBase
 from .history import Seed, remember_turn
 from .infra import InfraError
 from .outcome import failed_status, failure_message, run_failure, unanswered_run
-from .usage import LLM_USAGE, reports
+from .session_base import SessionBase
+from .tool_calls import ToolAnswers
 
 UNPLANNED = ("disconnect", "error", "timeout", "retry", "slow_reply")  # rotation reasons that are failures, not policy
-
-
-class SessionBase:
-    """One provider session in one Pipecat pipeline (`session.Session` for audio, `text.TextSession`)."""
-
-    def __init__(self, run: RunBase[Any, Any], number: int, spec: SessionSpec) -> None:
-        self.run = run
-        self.number = number
-        self.spec = spec
-        self.opened_ms = run.now()
-        self.replayed_chars = sum(i.chars() for i in spec.history)
-        self.history_from = len(run.history.items)  # later turns are in this session's context too
-        self.llm: LLMService | None = None
-        #: other processors the run hears (a cascade's STT and TTS): id → the frame types they originate
-        self.taps: dict[int, tuple[type, ...]] = {}
-        self._runner: WorkerRunner | None = None
-        self._task: asyncio.Task[None] | None = None
-        self.billed = False  # its connected time has been reported (`bill`)
-
-    def build_llm(self) -> LLMService:
-        """The provider's service for this session, with the run's tool handler registered."""
-        llm = self.run.provider.build_service(self.spec)
-        # A synchronous tool (the handler answers at once from the turn spec). Registering it
-        # with cancel_on_interruption=False would make Pipecat treat it as an async tool: it
-        # appends its ASYNC TOOLS text to the benchmark's prompt, Gemini declares it NON_BLOCKING
-        # and Ultravox sends a placeholder result.
-        llm.register_function(None, self.run.handle_tool_call, cancel_on_interruption=True)
-        # Pipecat warns (6 lines on the user's terminal, every session of Gemini, Nova Sonic,
-        # Ultravox) that the service emits no user turn frames, for pipelines whose RTVI or
-        # aggregators need them. Ours do not: the paced input brackets the user's speech itself.
-        llm._warned_realtime_service_no_turn_frames = True
-        # Every frame the service pushes (either way) goes to the run, as it is pushed. A pipeline
-        # observer would see the same frames, but it is told of every push of every stage (each
-        # 20 ms audio chunk several times), one queue hop each, to pick out the service's.
-        llm.add_event_handler("on_after_push_frame", self._tap)
-        self.llm = llm
-        return llm
-
-    def _tap(self, _llm: LLMService, frame: Frame) -> None:
-        if isinstance(frame, MetricsFrame):
-            self.run.on_usage(reports(frame, LLM_USAGE))
-        self.run.on_llm_frame(self, frame)
-
-    def connection_usage(self) -> Usage | None:
-        """Its connected time as a usage record (None: billed by its tokens alone, as text requests are)."""
-        return None
-
-    def bill(self) -> None:
-        """Report its connected time once (`connection_usage`), before the run's end is said."""
-        if not self.billed and (usage := self.connection_usage()) is not None:
-            self.run.on_usage([usage])
-        self.billed = True
-
-    def tap(self, processor: Any, kinds: tuple[type, ...]) -> None:
-        """Hand the run the frames of `kinds` that another processor (a cascade's STT or TTS) pushes,
-        and its errors (as it pushes them: the run learns why before it sees the session fail)."""
-        self.taps[id(processor)] = kinds
-
-        def heard(_processor: Any, frame: Frame) -> None:
-            if isinstance(frame, (*kinds, ErrorFrame)):
-                self.run.on_llm_frame(self, frame)
-
-        processor.add_event_handler("on_after_push_frame", heard)
-
-    def worker(self, processors: list[Any], params: PipelineParams) -> PipelineWorker:
-        """The session's pipeline (its service is tapped for the run by `build_llm`)."""
-        return PipelineWorker(
-            Pipeline(processors),
-            params=params,
-            idle_timeout_secs=None,
-            enable_rtvi=False,
-            enable_turn_tracking=False,
-        )
-
-    async def run_worker(self, worker: PipelineWorker, name: str, first: list[Frame] | None = None) -> asyncio.Task[None]:
-        """Start the pipeline in the background, `first` frames queued; the task ends when the session is closed."""
-        self._runner = WorkerRunner(handle_sigint=False)
-        await self._runner.add_workers(worker)
-        if first:
-            await worker.queue_frames(first)
-        self._task = asyncio.create_task(self._runner.run(), name=name)
-        return self._task
-
-    def running(self) -> bool:
-        return self._task is not None and not self._task.done()
-
-    def context_chars(self) -> int:
-        """The conversation this session holds: what it was replayed plus the turns since
-        (not the whole run's history: after a trimmed replay that would rotate every turn)."""
-        return self.replayed_chars + sum(i.chars() for i in self.run.history.items[self.history_from :])
-
-    async def close(self) -> None:
-        self.bill()
-        if self._runner is not None:
-            with contextlib.suppress(Exception):
-                await self._runner.cancel("session closed")
-        if self._task is not None:
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(self._task, timeout=10.0)
 
 
 S = TypeVar("S", bound=SessionBase)
@@ -189,6 +87,7 @@ class RunBase(ABC, Generic[S, A]):
         self.ended_by_model = False
         #: every turn's record, for the run's outcome (`unanswered_run`); a resumption's starts with the finished ones
         self.results: list[TurnResult] = list(seed.done) if seed is not None else []
+        self.tools = ToolAnswers(self)  # its calls answered from the turn spec
 
     @abstractmethod
     def run_clock(self) -> RunClock:
@@ -240,39 +139,8 @@ class RunBase(ABC, Generic[S, A]):
 
     # -- tools
 
-    async def handle_tool_call(self, params: FunctionCallParams) -> None:
-        """Answer with THIS call's scripted payload (the reference sent the previous one)."""
-        a = self.attempt
-        args = dict(params.arguments or {})
-        t = self.now()
-        if a is not None:
-            a.pending_tools += 1
-        try:
-            if a is None or a.resolver is None:
-                res = Resolution(status="not_available", response=not_available_payload())
-            else:
-                res = a.resolver.resolve(params.function_name, args)
-            record = res.record(params.tool_call_id, params.function_name, args, t_ms=t,
-                                made_by=self.provider.call_maker(self.config))
-            self.publish(
-                self.ev(ToolCalled, t_ms=t, call_id=record.call_id, name=record.name, args=args, is_duplicate=record.is_duplicate,
-                        made_by=record.made_by, made_by_model=record.made_by_model)
-            )
-            if a is not None:
-                a.tool_calls.append(record)
-                if res.ends_session:
-                    a.ends_session = True
-            await params.result_callback(res.response)
-            self.publish(
-                self.ev(ToolAnswered, call_id=record.call_id, name=record.name, status=record.status, response=res.response)
-            )
-        finally:
-            if a is not None:
-                a.pending_tools -= 1
-                self.tool_settled(a)
-
     def tool_settled(self, a: A) -> None:  # noqa: B027
-        """A call of attempt `a` has been answered (or failed)."""
+        """A call of attempt `a` has been answered (or failed) (`tools`, `tool_calls.ToolAnswers`)."""
 
     # -- frames from the service
 

@@ -15,9 +15,9 @@ from pipecat.services.tts_service import TTSService
 from arena_tui.spine.events import Usage
 from arena_tui.spine.settings import RunSettings
 
-from ..base import ProviderRunner, RunError, SessionSpec
+from ..base import RunError, SessionSpec
 from ..transports import PacedInput, PacedOutput, RunClock
-from .base import SessionBase
+from .session_base import SessionBase, SessionRun
 from .usage import STT_USAGE, TTS_USAGE, tap_usage
 
 
@@ -29,11 +29,10 @@ class FrameHooks(Protocol):
     def on_provider_error(self, session: Session, frame: ErrorFrame) -> None: ...
 
 
-class AudioRunHooks(Protocol):
+class AudioRunHooks(SessionRun, Protocol):
     """What a session uses of its run (`audio.AudioRun`, which owns its sessions), declared here
     so the session does not import the run."""
 
-    provider: ProviderRunner
     config: RunSettings
     clock: RunClock
     rate: int
@@ -44,8 +43,6 @@ class AudioRunHooks(Protocol):
     def on_truncated(self, t_ms: float, pending_ms: float) -> None: ...
     def on_usage(self, usages: list[Usage]) -> None: ...
 
-    async def handle_tool_call(self, params: Any) -> None: ...
-
 PIPELINE_START_S = 30.0  # wall seconds a new pipeline may take to start playing input
 
 
@@ -55,7 +52,7 @@ class Session(SessionBase):
     run: AudioRunHooks
 
     def __init__(self, run: AudioRunHooks, number: int, spec: SessionSpec) -> None:
-        super().__init__(run, number, spec)  # type: ignore[arg-type]  # an AudioRun is a RunBase
+        super().__init__(run, number, spec)
         self.failed: str | None = None
         self.infra: str | None = None  # what failed it, when that was infrastructure (`infra.infra_failure`)
         self.errors: set[str] = set()
@@ -70,7 +67,7 @@ class Session(SessionBase):
         self.spec = self.spec.model_copy(update={
             "publish": lambda cls, **kw: run.frames.on_session_event(self, cls, **kw),
             "on_response_status": lambda status, why: run.frames.on_response_done(self, status, why),
-            "tool_handler": run.handle_tool_call,
+            "tool_handler": run.tools.answer,
         })
         llm = self.build_llm()
         # The context goes to the service at start either way (its tools, Pipecat's gotcha 1);

@@ -56,8 +56,9 @@ from ..rotation import rotation_due
 from ..tools import ToolResolver
 from ..transports import RunClock
 from .attempt import AttemptBase, spoken_text
-from .base import RunBase, SessionBase
+from .base import RunBase
 from .outcome import turn_status
+from .session_base import SessionBase
 from .infra import InfraError, http_status, infra_failure
 
 MODALITY = "text"
