@@ -74,12 +74,12 @@ class AudioRun(RunBase[Session, Attempt]):
         g = self.config.greeting
         keeper = self.keeper
         if self.seed is not None:  # resumed / rehydrated: the history replayed, no greeting turn
-            items, _ = self.seeded_replay()
+            items, _ = self.replays.seeded()
             if not items and g.enabled:  # nothing to replay (turn 0): greeted as a fresh session is, unrecorded
-                await keeper.open(g.prompt, detail=self.seed_detail())
+                await keeper.open(g.prompt, detail=self.replays.seed_detail())
                 await self.turn_end.handshake(None)
                 return
-            await keeper.open(keeper.continuation(items), items, detail=self.seed_detail())
+            await keeper.open(keeper.continuation(items), items, detail=self.replays.seed_detail())
             await keeper.settle_opening()
             return
         if not g.enabled:  # no greeting: the session is asked nothing and the first turn starts it
@@ -132,7 +132,7 @@ class AudioRun(RunBase[Session, Attempt]):
         self.turn_index = turn.turn_index
         pcm = self.tracks.user_audio(turn)
         retries = 0
-        reconnects_before = self.reconnects
+        reconnects_before = self.replays.reconnects
         outcome = "no_response"
         a: Attempt | None = None
         reached = False  # an attempt got to the model (its answer, or its silence, is the model's)
@@ -160,12 +160,12 @@ class AudioRun(RunBase[Session, Attempt]):
                 outcome = "no_response" if not a.has_content() else "disconnect"
                 continue
             if outcome == "ok":
-                self.failing = 0
+                self.replays.failing = 0
                 break
             if not self.retried(outcome):
                 break
         assert a is not None
-        return self.records.finish(turn, a, outcome, retries, self.reconnects - reconnects_before,
+        return self.records.finish(turn, a, outcome, retries, self.replays.reconnects - reconnects_before,
                                    None if reached else a.infra)
 
     def retried(self, outcome: str) -> bool:

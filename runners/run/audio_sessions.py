@@ -19,10 +19,17 @@ from .history import CONTINUE_PROMPT
 from .session import AudioRunHooks, Session
 
 
+class Replacing(Protocol):
+    """Who replaces a session with the history replayed (`replays.Replays`)."""
+
+    async def replace(self, reason: str, why: str, open_new: Callable[[list[HistoryItem], str], Awaitable[Session]],
+                      infra: str | None = None) -> Session: ...
+
+
 class SessionHost(AudioRunHooks, Protocol):
     """What the sessions take of their run (`audio.AudioRun`): what a session uses of it (it is
     each session's `run`), the session under way, and the run life's session bookkeeping
-    (`base.RunBase`: numbers, specs, the opened event, a replacement with the history replayed)."""
+    (`base.RunBase`: numbers, specs, the opened event, its `replays`)."""
 
     benchmark: Benchmark
     rotation: Rotation
@@ -40,8 +47,8 @@ class SessionHost(AudioRunHooks, Protocol):
 
     def session_opened(self, session: Session, detail: str, t_ms: float | None = None) -> None: ...
 
-    async def replace_session(self, reason: str, why: str, open_new: Callable[[list[HistoryItem], str], Awaitable[Session]],
-                              infra: str | None = None) -> Session: ...
+    @property
+    def replays(self) -> Replacing: ...
 
 
 class Kickoffs(Protocol):
@@ -73,7 +80,7 @@ class SessionKeeper:
         """Replace the current session, replaying the history, then settle it (`settle_opening`)."""
         old = self.run.session
         why = old.failed if old is not None and old.failed else "connection closed"
-        await self.run.replace_session(
+        await self.run.replays.replace(
             reason, why, lambda items, detail: self.open(self.continuation(items), items, detail=detail),
             old.infra if old is not None and not old.alive() else None,
         )

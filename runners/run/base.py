@@ -1,8 +1,9 @@
 """The run life every turn loop shares, written once: one clock, event stamping, and the run's
-course (start the provider, open, every turn, cancel/failure, shutdown, `run_ended`), with the
-session bookkeeping a rotation needs (numbers, the history replayed within its budget). Beside it,
-one job each: `session_base.py` (one session's basics, `SessionBase`), `tool_calls.py` (a call
-answered from the turn spec, `ToolAnswers`), `attempt.py` (what an attempt produced),
+course (start the provider, open, every turn, cancel/failure, shutdown, `run_ended`), its session
+numbers and the history it keeps. Beside it, one job each, each a collaborator the run holds or a
+type it uses: `session_base.py` (one session's basics, `SessionBase`), `tool_calls.py` (a call
+answered from the turn spec, `ToolAnswers`), `replays.py` (a session replaced with the history
+replayed, `Replays`), `attempt.py` (what an attempt produced),
 `history.py` (the history rule, a seeded start; the turns a run plays are
 `RunSettings.turns_of`'s), `outcome.py` (what a turn's ending and a run's mean).
 
@@ -16,7 +17,7 @@ import asyncio
 import contextlib
 import itertools
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
@@ -25,23 +26,21 @@ from pipecat.frames.frames import Frame
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import (
-    MODEL_ENDED_SESSION_EARLY, ErrorEvent, Reconnected, ReplaySummary, RunEnded, RunEvent, RunResumed, RunStarted,
-    SessionOpened, SessionRotated, TurnEnded, TurnResult, Usage, UsageReported, wall_now,
+    MODEL_ENDED_SESSION_EARLY, ErrorEvent, RunEnded, RunEvent, RunResumed, RunStarted,
+    SessionOpened, TurnEnded, TurnResult, Usage, UsageReported, wall_now,
 )
 from arena_tui.spine.benchmark import Benchmark, Turn
 from arena_tui.spine.settings import Rotation, RunSettings
 
 from ..base import HistoryItem, ProviderRunner, RunError, SessionSpec
-from ..rotation import History, select_replay, turn_span
+from ..rotation import History
 from ..transports import RunClock
 from .attempt import AttemptBase
 from .history import Seed, remember_turn
-from .infra import InfraError
 from .outcome import failed_status, failure_message, run_failure, unanswered_run
 from .session_base import SessionBase
+from .replays import Replays
 from .tool_calls import ToolAnswers
-
-UNPLANNED = ("disconnect", "error", "timeout", "retry", "slow_reply")  # rotation reasons that are failures, not policy
 
 
 S = TypeVar("S", bound=SessionBase)
@@ -74,20 +73,18 @@ class RunBase(ABC, Generic[S, A]):
         self.seed = seed
         if seed is not None:  # later rotations replay the seeded turns too
             self.history.items = list(seed.history)
-        self.seed_replay: tuple[list[HistoryItem], ReplaySummary] | None = None
         self.rotation: Rotation = provider.rotation_policy(config, benchmark.system_prompt)
         self.session: S | None = None
         self.sessions = 0
         # session numbers (shared by a rehydrated run's turns); a resumption's go on after the stored ones
         self.numbers = numbers or itertools.count((seed.last_session if seed is not None else 0) + 1)
-        self.reconnects = 0
-        self.failing = 0  # consecutive unplanned reconnects without a finished turn
         self.attempt: A | None = None
         self.turn_index: int | None = None
         self.ended_by_model = False
         #: every turn's record, for the run's outcome (`unanswered_run`); a resumption's starts with the finished ones
         self.results: list[TurnResult] = list(seed.done) if seed is not None else []
         self.tools = ToolAnswers(self)  # its calls answered from the turn spec
+        self.replays = Replays(self)  # its sessions replaced, with the history replayed
 
     @abstractmethod
     def run_clock(self) -> RunClock:
@@ -235,27 +232,13 @@ class RunBase(ABC, Generic[S, A]):
 
     def publish_run_resumed(self, turns: list[Turn]) -> None:
         assert self.seed is not None and self.seed.resumed_from is not None
-        _, summary = self.seeded_replay()
+        _, summary = self.replays.seeded()
         self.publish(
             self.ev(
                 RunResumed, turn_index=None, from_turn=self.seed.resumed_from,
                 turns=[t.turn_index for t in turns], replayed_turns=self.seed.turns(), replayed=summary,
             )
         )
-
-    def seeded_replay(self) -> tuple[list[HistoryItem], ReplaySummary]:
-        """What the first session of a seeded run is given (chosen once, drops announced once)."""
-        assert self.seed is not None
-        if self.seed_replay is None:
-            self.seed_replay = self.replay_of(self.seed.history)
-        return self.seed_replay
-
-    def seed_detail(self) -> str:
-        assert self.seed is not None
-        _, summary = self.seeded_replay()
-        span = turn_span(self.seed.turns())
-        what = f"{summary.messages} msgs, {summary.tool_calls} calls, {summary.chars} chars"
-        return f"{self.seed.detail or 'seeded'}: {span} replayed ({what})"
 
     async def drive(self, turns: list[Turn]) -> None:
         """Start the provider, the opening, then every turn. Cancelled: the turn under way is
@@ -314,44 +297,6 @@ class RunBase(ABC, Generic[S, A]):
                 self.results.append(failed)
             self.flush_conversation(None)
             raise
-
-    async def replace_session(
-        self, reason: str, why: str, open_new: Callable[[list[HistoryItem], str], Awaitable[S]], infra: str | None = None
-    ) -> S:
-        """Close the session, open a new one with the history replayed (cut to the budget, drops
-        announced), and report the rotation. Unplanned reasons count towards giving up; giving up
-        on an infrastructure failure (`infra`, `infra.infra_failure`'s line) is an `InfraError`."""
-        old = self.session
-        from_n = old.number if old else 0
-        if old is not None:
-            await old.close()
-        self.reconnects += 1
-        if reason in UNPLANNED:
-            self.failing += 1
-            if self.failing > self.rotation.max_reconnects:
-                said = " ".join((infra or why).split())  # one line, whatever the library's message spans
-                gave_up = f"turn {self.turn_index}: gave up after {self.failing - 1} reconnects in a row ({reason}: {said})"
-                raise InfraError(gave_up, infra) if infra else RunError(gave_up)
-        items, summary = self.replay_of(self.history.items, "rotation")
-        session = await open_new(items, f"rotation ({reason})")
-        self.publish(self.ev(SessionRotated, reason=reason, from_session=from_n, to_session=session.number, replayed=summary))
-        self.publish(self.ev(Reconnected, session=session.number, reason=reason, attempt=self.reconnects))
-        return session
-
-    def replay_of(self, history: list[HistoryItem], what: str = "replay") -> tuple[list[HistoryItem], ReplaySummary]:
-        """The part of `history` a new session is given (cut to the budget, drops announced).
-        A seeded first session has no earlier one the provider could carry over: we send it."""
-        strategy = self.provider.replay_strategy()
-        if what != "rotation" and strategy == "provider_resumption":
-            strategy = "full_history"
-        items, summary = select_replay(history, self.rotation.history_budget_chars, strategy)
-        if summary.dropped_messages:
-            summary = summary.model_copy(
-                update={"note": f"{summary.dropped_messages} older message(s) left out: over the replay budget of "
-                        f"{self.rotation.history_budget_chars:,} chars"}
-            )
-            self.publish(self.ev(ErrorEvent, where="engine", message=f"{what}: {summary.note}", fatal=False))
-        return items, summary
 
     async def shutdown(self) -> None:
         if self.session is not None:
