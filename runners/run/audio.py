@@ -9,7 +9,8 @@ needs of the run through a Protocol its own module declares: the provider's fram
 (`provider_frames.ProviderFrames`: what each means for the attempt under way), when a turn is
 over (`turn_end.TurnEnd`: the end-of-turn rule, the watchdog, the handshake), its sessions
 (`audio_sessions.SessionKeeper`: opened, rotated, settled), its records
-(`audio_records.TurnRecords`: a turn's result, audio and pace check). `tracks.Tracks` follows
+(`audio_records.TurnRecords`: a turn's result, audio and pace check), what it plays
+(`clips.Clips`: each clip under the run's condition, where its speech is). `tracks.Tracks` follows
 the audio as the transports play it (levels, speech, overlaps, recordings: our own clock, never
 the provider's); `audio_attempt.Attempt` is the data they fill and the `TurnResult` it becomes.
 The run life (events, tools, history, rotation bookkeeping) is `base.RunBase`.
@@ -31,6 +32,7 @@ from .audio_attempt import Attempt
 from .audio_records import TurnRecords
 from .audio_sessions import SessionKeeper
 from .base import RunBase
+from .clips import Clips
 from .duplex import CuePlayer
 from .provider_frames import ProviderFrames
 from .session import Session
@@ -45,10 +47,11 @@ class AudioRun(RunBase[Session, Attempt]):
     TRANSCRIPT_TURNS = True  # Pipecat's response brackets are part of a turn (`provider_frames`)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        """As `RunBase`'s; the audio the transports play is followed by its `tracks`."""
+        """As `RunBase`'s; what it plays is its `clips`, and the audio the transports play is followed by its `tracks`."""
         super().__init__(*args, **kwargs)
         self.rate = self.config.sample_rate
-        self.tracks = Tracks(self.benchmark, self.config, lambda cls, **kw: self.publish(self.ev(cls, **kw)), self.start_ms)
+        self.clips = Clips(self.benchmark, self.config)
+        self.tracks = Tracks(self.config, lambda cls, **kw: self.publish(self.ev(cls, **kw)), self.start_ms)
         self.frames = ProviderFrames(self, transcript_turns=self.TRANSCRIPT_TURNS)
         self.turn_end = self.TURN_END(self)
         self.keeper = SessionKeeper(self, self.turn_end)
@@ -64,11 +67,11 @@ class AudioRun(RunBase[Session, Attempt]):
             # and where its speech is, worked out here (a thread) rather than on the loop at the
             # turn's start: up to tens of ms for a long clip, which every session's pacer would wait
             # (and the clip under the run's condition made here too: noise over a long clip takes a while)
-            self.tracks.user_speech(t)
-            self.tracks.user_audio(t)
+            self.clips.user_speech(t)
+            self.clips.user_audio(t)
             for i in range(len(t.duplex)):  # its duplex cues' too
-                self.tracks.cue_speech(t, i)
-                self.tracks.cue_audio(t, i)
+                self.clips.cue_speech(t, i)
+                self.clips.cue_audio(t, i)
 
     async def opening(self) -> None:
         g = self.config.greeting
@@ -130,7 +133,7 @@ class AudioRun(RunBase[Session, Attempt]):
         """Play the turn until it is answered, again (after `backoff_ms`, in a fresh session when
         the last one heard it) while it is not and retries are left (`retried`), then record it."""
         self.turn_index = turn.turn_index
-        pcm = self.tracks.user_audio(turn)
+        pcm = self.clips.user_audio(turn)
         retries = 0
         reconnects_before = self.replays.reconnects
         outcome = "no_response"
@@ -183,7 +186,7 @@ class AudioRun(RunBase[Session, Attempt]):
             number=number,
             started_ms=self.now(),
             resolver=ToolResolver(turn),
-            heard=Heard(user_speech_rel=self.tracks.user_speech(turn), live_overlaps=LiveOverlaps()),
+            heard=Heard(user_speech_rel=self.clips.user_speech(turn), live_overlaps=LiveOverlaps()),
         )
         self.attempt = a
         s.heard_turns.add(turn.turn_index)
@@ -191,7 +194,7 @@ class AudioRun(RunBase[Session, Attempt]):
         dur_ms = len(pcm) / 2 / self.rate * 1000.0
         self.publish(self.ev(TurnStarted, attempt=number, input_text=turn.input, user_audio_ms=dur_ms))
         fut = s.input.play(pcm, self.turn_marks(a.heard.user_speech_rel, dur_ms))
-        cues = CuePlayer(turn, self.tracks, a.heard, s.input, self.turn_marks)  # the user's speech scripted into the reply
+        cues = CuePlayer(turn, self.clips, self.tracks, a.heard, s.input, self.turn_marks)  # the user's speech scripted into the reply
         try:
             return await self.turn_end.wait(a, s, turn, fut, cues)
         finally:

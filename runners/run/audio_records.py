@@ -55,7 +55,7 @@ class TurnRecords:
         measured = None
         duplex, agent, early = None, None, None
         if a.placed is not None:
-            user_speech, measured = run.tracks.measure(turn, a.placed, a.heard, a.provider_ttfb_ms, run.now())
+            user_speech, measured = run.tracks.measure(a.placed, a.heard, a.provider_ttfb_ms, run.now())
             duplex, agent, early = run.tracks.duplex(turn, user_speech, a.heard)
         lost = self.check_pace()
         if lost:  # what happened is kept (the model's answer, the outcome) but it is no verdict
