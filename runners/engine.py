@@ -16,7 +16,8 @@ from arena_tui.spine.settings import RunSettings
 from .base import ProviderRunner, RunError, get_runner
 from .providers.service import service_runner
 from .run.audio import AudioRun
-from .run.base import RunBase, SessionBase
+from .run.base import RunBase
+from .run.session_base import SessionBase
 from .run.full_duplex import FullDuplexRun
 from .run.history import CONTINUE_PROMPT, Seed, history_from_results
 from .run.rehydrate import RehydratedRun

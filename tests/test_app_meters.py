@@ -125,7 +125,7 @@ async def test_overlap_and_speaking_indicators(tmp_path: Path) -> None:
 
         # a measured overlap flags the meters for a second of run time after it arrives
         app.bus.publish(Overlap(run_id=RUN, t_ms=5100, turn_index=0, start_ms=4000, end_ms=5100))
-        await until(pilot, lambda: state.overlap_until_ms > 5100)
+        await until(pilot, lambda: state.levels.overlap_until_ms > 5100)
         await pilot.pause(0.15)
         assert "OVERLAP" in drawn(meters)[3]
         app.bus.publish(level(7000, "bot", -18))

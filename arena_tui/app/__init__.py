@@ -7,11 +7,12 @@ runners or Pipecat: runs start through the `launcher` the CLI gives it (`arena_t
 The store and the judge are imported lazily so the UI starts (and degrades with a message)
 without them.
 
-One module per job, each a part of `ArenaApp`: `arena.py` (the app: its life from mount to
-shutdown, the coalescing pump, a campaign's end said), `store_life.py` (the database: opened, recording, a refused
-write, closed), `runs.py` (run supervision: start, stop, a run's end), `judging.py` (judge
-supervision: a run's judge, the judge a re-judge gets), `navigation.py` (screens opened, the
-palette, screenshots).
+One module per job, each a collaborator the app holds (never a base class of it), with what it
+calls back declared as a Protocol in its own module: `arena.py` (the app: its life from mount to
+shutdown, the coalescing pump, a run's and a campaign's end said), `store_life.py` (`StoreLife`:
+the database opened, recording, a refused write, closed), `runs.py` (`RunSupervisor`: runs
+started, stopped, settled), `judging.py` (`JudgeSupervisor`: a run's judge, the judge a re-judge
+gets), `navigation.py` (`Navigator`: screens opened, the palette, screenshots).
 """
 
 from .arena import QUIT_DIALOG, REFRESH_HZ, ArenaApp, quit_question

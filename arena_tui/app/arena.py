@@ -1,35 +1,45 @@
-"""The app itself: `ArenaApp`, the monitor, made of its parts (store life, run supervision,
-judge supervision, navigation: the modules beside this one), and its own life from mount to
-shutdown: the first screen and run, quitting (asking first while runs stream), and the
-coalescing pump that folds the bus into each run's `RunState` at `REFRESH_HZ`; a campaign's end
-is said while another screen is on top (`screens.notices`)."""
+"""The app itself: `ArenaApp`, the monitor. It holds one collaborator per job, each a plain object
+given what it needs and calling back only through the Protocol its own module declares: the
+database (`StoreLife`: `StoreHost`), the runs (`RunSupervisor`: `RunHost`), the judges
+(`JudgeSupervisor`), the screens opened (`Navigator`: `ScreenHost`). Its own job is its life from
+mount to shutdown: the first screen and run, quitting (asking first while runs stream), the
+coalescing pump that folds the bus into each run's `RunState` at `REFRESH_HZ`, a run's end said
+(`on_run_finished`), and a campaign's end said while another screen is on top (`screens.notices`).
+What the screens may use of it is `arena_tui.surface.Arena`: its members here hand on to the
+collaborator that owns each."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.worker import Worker
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.heap import settle_heap
+from arena_tui.spine.settings import RunSettings
+from arena_tui.spine.times import duration_text
 
-from ..commit_gate import CommitGate
-from ..launcher import Launcher, NoLauncher, RunRequest
-from ..messages import LiveUpdate
+from ..launcher import Judge, Launcher, NoLauncher, RunRequest
+from ..messages import LiveUpdate, RunFinished
 from ..playback import Player
 from ..run_view import RunState
-from ..screens.notices import CAMPAIGN_POLL_S, CampaignWatch, tell, watching
-from .judging import JudgeSupervision
-from .navigation import Navigation
-from .runs import RunSupervision
+from ..screens.notices import CAMPAIGN_POLL_S, CampaignWatch, run_notice, tell, watching
+from .judging import JudgeSupervisor
+from .navigation import Navigator
+from .runs import RunSupervisor
 from .store_life import StoreLife
 
 if TYPE_CHECKING:
+    from arena_tui.spine.benchmark import Benchmark
+
     from ..store import Store
     from ..surface import Arena
 
@@ -53,7 +63,7 @@ def _trust_the_terminal_size() -> None:
         return
 
 
-class ArenaApp(StoreLife, RunSupervision, JudgeSupervision, Navigation):
+class ArenaApp(App):
     """The monitor. Its screens see it as `arena_tui.surface.Arena` (what they may use of it)."""
 
     CSS_PATH = "app.tcss"
@@ -84,18 +94,97 @@ class ArenaApp(StoreLife, RunSupervision, JudgeSupervision, Navigation):
         self.open_run_id = open_run
         self.launched: str | None = None  # the run `launch` started (its `then` is said when it ends)
         self.bus = EventBus()
-        self.store: Store | None = None
-        self.store_error: str | None = None
-        self._recorder: asyncio.Task | None = None
-        self.live: dict[str, RunState] = {}
-        self.run_workers: dict[str, Worker] = {}
-        self.judges: dict[str, Any] = {}
+        self.store_life = StoreLife(self.db_path, self.bus, self, lambda run_id: run_id in self.live)
+        self.judging = JudgeSupervisor(self.bus, self)
+        self.runs = RunSupervisor(self, self.launcher, self.bus, self.data_dir, self.judging, self.store_life)
+        self.navigator = Navigator(self, self.runs, self.store_life)
         self.player = Player()
         self._sub = self.bus.subscribe(accept=lambda e: e.kind != "audio")
         self._shutdown_task: asyncio.Future[None] | None = None
-        self._gate: CommitGate | None = None  # live turns are shown once the store has committed them
         self.left_interrupted: list[RunState] = []  # runs still streaming when the app shut down (stopped by it)
         self.campaigns = CampaignWatch()  # campaigns whose end is said while another screen is shown
+
+    # --- the database (`store_life.StoreLife`) and what it calls back (`StoreHost`) ----------
+    @property
+    def store(self) -> Store | None:
+        return self.store_life.store
+
+    @property
+    def store_error(self) -> str | None:
+        return self.store_life.error
+
+    def stop_all_runs(self) -> None:
+        self.run_worker(self.stop_runs(), exclusive=False)
+
+    def log_error(self, text: str) -> None:
+        self.log.error(text)
+
+    # --- the runs (`runs.RunSupervisor`) ----------------------------------------------------
+    @property
+    def live(self) -> dict[str, RunState]:
+        return self.runs.live
+
+    @property
+    def run_workers(self) -> dict[str, Worker]:
+        return self.runs.workers
+
+    def running(self, run_id: str) -> bool:
+        return self.runs.running(run_id)
+
+    def start_run(self, benchmark: str | Benchmark, settings: RunSettings, *, judge: Judge = "auto") -> str | None:
+        return self.runs.start(benchmark, settings, judge=judge)
+
+    async def stop_runs(self, run_ids: Iterable[str] | None = None) -> None:
+        await self.runs.stop(run_ids)
+
+    def on_run_finished(self, message: RunFinished) -> None:
+        """A run has ended, its last events committed: every screen is told (the one it was started
+        for, with what to do next), and it is said unless its screen is on top or the app is closing."""
+        self.pump()
+        state = self.live.get(message.run_id)
+        then = ""
+        if self.launch and self.launch.then and state is not None and message.run_id == self.launched:
+            # what to do next, once the run it was started for ends (`arena-tui demo`): its run screen
+            # says it in two lines of its own (covering nothing; any key hides it), never a toast over
+            # the answer it points at; the commands (`launch.then`) print when the monitor closes
+            then = (f"run {message.status} in {duration_text(state.elapsed_ms())} (wall clock) · enter: a turn's detail, "
+                    "why it passed or failed · q quits and prints the commands to run next")
+        for screen in self.screen_stack:
+            screen.post_message(RunFinished(message.run_id, message.status, message.error, then))
+        if not watching(self.screen, run_id=message.run_id) and self._shutdown_task is None:
+            tell(self, *run_notice(message.run_id, message.status, message.error, state))
+
+    # --- the judges (`judging.JudgeSupervisor`) ----------------------------------------------
+    @property
+    def judges(self) -> Mapping[str, Any]:
+        return self.judging.judges
+
+    def judge_for(self, state: RunState) -> tuple[Any, str]:
+        return self.judging.judge_for(state)
+
+    # --- screens opened (`navigation.Navigator`) ---------------------------------------------
+    def open_run(self, run_id: str) -> None:
+        self.navigator.open_run(run_id)
+
+    def open_replay(self, run_id: str, *, stepping: bool = False) -> None:
+        self.navigator.open_replay(run_id, stepping=stepping)
+
+    def action_leaderboard(self, benchmark: str | None = None) -> None:
+        self.navigator.leaderboard(benchmark)
+
+    def action_campaigns(self) -> None:
+        self.navigator.campaigns()
+
+    def action_help(self) -> None:
+        self.navigator.help()
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        return self.navigator.deliver_screenshot(filename, path, time_format)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield from self.navigator.commands(screen)
 
     # --- lifecycle -----------------------------------------------------------------------
     def run(self, *args: Any, **kwargs: Any) -> Any:
@@ -106,8 +195,8 @@ class ArenaApp(StoreLife, RunSupervision, JudgeSupervision, Navigation):
     async def on_mount(self) -> None:
         from ..screens.runs import RunsScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
-        self._route_logs()
-        await self.open_store()
+        self.store_life.route_logs()
+        await self.store_life.open()
         self.set_interval(1 / REFRESH_HZ, self.pump)
         self.set_interval(CAMPAIGN_POLL_S, self._watch_campaigns)
         await self.push_screen(RunsScreen())
@@ -128,7 +217,7 @@ class ArenaApp(StoreLife, RunSupervision, JudgeSupervision, Navigation):
         question quits."""
         from ..screens.dialogs.confirm import QuitDialog  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
 
-        live = [r for r in self.run_workers if self.running(r)]
+        live = self.runs.still_running()
         if isinstance(self.screen, QuitDialog):  # ctrl+q (a priority key) while it asks
             self.screen.dismiss(True)
             return
@@ -140,7 +229,7 @@ class ArenaApp(StoreLife, RunSupervision, JudgeSupervision, Navigation):
         self.quit_now()
 
     def quit_now(self) -> None:
-        if self._shutdown_task is None and any(self.running(r) for r in self.run_workers):
+        if self._shutdown_task is None and self.runs.still_running():
             self.notify("stopping runs (kept as interrupted) and saving…", timeout=30)
         self.run_worker(self._quit(), group="quit", exclusive=True)
 
@@ -159,24 +248,21 @@ class ArenaApp(StoreLife, RunSupervision, JudgeSupervision, Navigation):
 
     async def _shutdown_once(self) -> None:
         self.player.stop()
-        self.left_interrupted = [self.live[r] for r in self.run_workers if self.running(r)]
+        self.left_interrupted = [self.live[r] for r in self.runs.still_running()]
         await self.stop_runs()
         try:
             await asyncio.wait_for(self.launcher.close(), 60)  # worker processes, once their runs have ended
         except Exception as e:
             self.log.error(f"launcher close: {e}")
-        await self._stop_judges()
-        await self._close_store()
+        await self.judging.stop()
+        await self.store_life.close()
 
     # --- coalescing pump -----------------------------------------------------------------
     def pump(self) -> None:
-        events = self._sub.drain()
-        if self._gate is not None:
-            self._check_store_failure()
-            events, dropped = self._gate.release(events)
-            for ev in dropped:
-                if ev.run_id in self.live:
-                    self.live[ev.run_id].log_local(f"turn {ev.turn_index} not recorded: the database cannot be written")
+        events, dropped = self.store_life.release(self._sub.drain())
+        for ev in dropped:
+            if ev.run_id in self.live:
+                self.live[ev.run_id].log_local(f"turn {ev.turn_index} not recorded: the database cannot be written")
         if not events:
             return
         changed: set[str] = set()

@@ -5,7 +5,11 @@ that cannot start is a notice, never an error: the run goes on unjudged."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from textual.notifications import SeverityLevel
+
+from arena_tui.spine.bus import EventBus
 
 from ..run_view import RunState
 
@@ -13,26 +17,34 @@ if TYPE_CHECKING:
     from arena_tui.spine.benchmark import Benchmark
 
 
-class JudgeSupervision:
-    """A part of `ArenaApp`: `judges` (run id → (worker, its task, backend)); it reads the app's
-    `bus` and `notify`."""
+class Notices(Protocol):
+    """Where a judge that cannot start is said (the app)."""
 
-    judges: dict[str, Any]
+    def notify(self, message: str, *, severity: SeverityLevel = ..., timeout: float | None = ...) -> None: ...
 
-    def start_judge(self, run_id: str, benchmark: Benchmark, judge: Any) -> None:
+
+class JudgeSupervisor:
+    """The app's judges: `judges` (run id → (worker, its task, backend)), each on `bus`."""
+
+    def __init__(self, bus: EventBus, notices: Notices) -> None:
+        self.bus = bus
+        self.notices = notices
+        self.judges: dict[str, Any] = {}
+
+    def start(self, run_id: str, benchmark: Benchmark, judge: Any) -> None:
         """Attach a judge to the bus for this run (before the run publishes anything)."""
         if judge == "none":
             return
         try:
             from ..judge import JudgeWorker, make_backend  # deferred: the UI starts, and says why, even when the judge cannot load
         except ImportError as e:
-            self.notify(f"judge unavailable ({e}): turns will not be scored", severity="warning")
+            self.notices.notify(f"judge unavailable ({e}): turns will not be scored", severity="warning")
             return
         try:
             backend = judge() if callable(judge) else make_backend(judge)
             worker = JudgeWorker(benchmark, backend, self.bus, run_id)
         except Exception as e:
-            self.notify(f"judge could not start ({e}): turns will not be scored", severity="warning", timeout=10)
+            self.notices.notify(f"judge could not start ({e}): turns will not be scored", severity="warning", timeout=10)
             return
         self.judges[run_id] = (worker, worker.start(), backend)
 
@@ -73,7 +85,8 @@ class JudgeSupervision:
         label = judge_label(backend)
         return backend, f"{label}, by auto: {why}" if why else label
 
-    async def _stop_judges(self) -> None:
+    async def stop(self) -> None:
+        """Every judge finished (at most 10 s each) and closed."""
         for _worker, task, backend in list(self.judges.values()):
             try:
                 await asyncio.wait_for(asyncio.shield(task), 10)

@@ -1,46 +1,79 @@
 """Run supervision: each run the app starts is an async worker (several at once) that loads the
 engine off the UI loop, reads the benchmark, attaches the run's judge and awaits the launcher's
 run; a run that cannot start or fails is said (its `run_ended` published when it had started),
-and a run counts as finished only once its last events are committed and shown; its end is said
-when another screen is on top."""
+and a run counts as finished only once its last events are committed and shown (`RunFinished`
+to the app, which says its end)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
+from textual.message import Message
+from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
 
+from arena_tui.spine.bus import EventBus
 from arena_tui.spine.events import ErrorEvent, RunEnded, wall_now
 from arena_tui.spine.heap import settle_heap
 from arena_tui.spine.ids import new_run_id
 from arena_tui.spine.settings import RunSettings
-from arena_tui.spine.times import duration_text
 
-from ..launcher import Judge
+from ..launcher import Judge, Launcher
 from ..messages import RunFinished
 from ..run_view import RunState, specs_from_benchmark
-from ..screens.notices import run_notice, tell, watching
 
 if TYPE_CHECKING:
     from arena_tui.spine.benchmark import Benchmark
 
 
-class RunSupervision:
-    """A part of `ArenaApp`: `live` (every run it started, by id) and `run_workers`; it reads the
-    app's `launcher`, `launch`, `launched`, `bus`, `data_dir`, `start_judge`, `pump`, `_flush_store`
-    and `_shutdown_task` (a run's end is said elsewhere only while the app is not closing)."""
+class RunHost(Protocol):
+    """What run supervision calls back on the app: a worker run on it, a notice, a message to it
+    (`RunFinished`), and its pump (what the bus delivered, folded and shown now)."""
 
-    live: dict[str, RunState]
-    run_workers: dict[str, Worker]
+    def run_worker(self, work: Coroutine[Any, Any, None], name: str | None = ..., group: str = ...,
+                   *, exit_on_error: bool = ...) -> Worker[None]: ...
+
+    def notify(self, message: str, *, severity: SeverityLevel = ..., timeout: float | None = ...) -> None: ...
+
+    def post_message(self, message: Message) -> bool: ...
+
+    def pump(self) -> None: ...
+
+
+class JudgeStarter(Protocol):
+    """Who attaches a run's judge to the bus (`judging.JudgeSupervisor`)."""
+
+    def start(self, run_id: str, benchmark: Benchmark, judge: Any) -> None: ...
+
+
+class Flushes(Protocol):
+    """Who commits what has been published (`store_life.StoreLife`)."""
+
+    async def flush(self) -> None: ...
+
+
+class RunSupervisor:
+    """The app's runs: `live` (every run it started, by id: its `RunState`) and `workers` (each one's worker)."""
+
+    def __init__(self, host: RunHost, launcher: Launcher, bus: EventBus, data_dir: Path | None,
+                 judging: JudgeStarter, store: Flushes) -> None:
+        self.host, self.launcher, self.bus, self.data_dir = host, launcher, bus, data_dir
+        self.judging, self.store = judging, store
+        self.live: dict[str, RunState] = {}
+        self.workers: dict[str, Worker] = {}
 
     def running(self, run_id: str) -> bool:
-        w = self.run_workers.get(run_id)
+        w = self.workers.get(run_id)
         return w is not None and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
 
-    def start_run(self, benchmark: Benchmark, settings: RunSettings, *, judge: Judge = "auto") -> str | None:
+    def still_running(self) -> list[str]:
+        return [r for r in self.workers if self.running(r)]
+
+    def start(self, benchmark: str | Benchmark, settings: RunSettings, *, judge: Judge = "auto") -> str | None:
         """Start a run in a worker and return its id (None, with a notice, if it cannot start).
 
         benchmark: a name (loaded from the data dir, with the settings' speaker) or an already
@@ -49,13 +82,13 @@ class RunSupervision:
         run_id = new_run_id()
         planned = (str(getattr(benchmark, "name", benchmark)), settings.model)
         self.live[run_id] = RunState(run_id, clock=time.monotonic, planned=planned)
-        worker = self.run_worker(
+        worker = self.host.run_worker(
             self._run(run_id, benchmark, settings, judge),
             name=f"run:{run_id}",
             group="runs",
             exit_on_error=False,
         )
-        self.run_workers[run_id] = worker
+        self.workers[run_id] = worker
         return run_id
 
     async def _run(self, run_id: str, benchmark_name: Any, settings: RunSettings, judge: Judge) -> None:
@@ -79,7 +112,7 @@ class RunSupervision:
             for row in state.turns.values():
                 row.spec = state.specs.get(row.index)
             run = self.launcher.start_run(bench, settings, self.bus, run_id)
-            self.start_judge(run_id, bench, judge)
+            self.judging.start(run_id, bench, judge)
             await run
             status = state.ended.status if state.ended else "completed"
         except asyncio.CancelledError:
@@ -93,20 +126,20 @@ class RunSupervision:
                 self.bus.publish(RunEnded(run_id=run_id, t_ms=t, status="failed", reason=error, wall_time=wall_now()))
             else:
                 state.log_local(f"run could not start: {error}")
-            self.notify(f"run {run_id}: {error}", severity="error", timeout=10)
+            self.host.notify(f"run {run_id}: {error}", severity="error", timeout=10)
         finally:
             await self._settle()
-            self.post_message(RunFinished(run_id, status, error))
+            self.host.post_message(RunFinished(run_id, status, error))
 
     async def _settle(self) -> None:
         """Before a run counts as finished: its last events committed, and shown (they are shown
         only once committed, see CommitGate)."""
-        await self._flush_store()
+        await self.store.flush()
         self._pump_if_shown()
 
-    async def stop_runs(self, run_ids: Iterable[str] | None = None) -> None:
-        ids = list(run_ids) if run_ids is not None else list(self.run_workers)
-        workers = [self.run_workers[i] for i in ids if i in self.run_workers]
+    async def stop(self, run_ids: Iterable[str] | None = None) -> None:
+        ids = list(run_ids) if run_ids is not None else list(self.workers)
+        workers = [self.workers[i] for i in ids if i in self.workers]
         for w in workers:
             if w.state in (WorkerState.PENDING, WorkerState.RUNNING):
                 w.cancel()
@@ -119,21 +152,6 @@ class RunSupervision:
 
     def _pump_if_shown(self) -> None:
         try:
-            self.pump()
+            self.host.pump()
         except Exception:  # no screen any more (the app is closing)
             pass
-
-    def on_run_finished(self, message: RunFinished) -> None:
-        self.pump()
-        state = self.live.get(message.run_id)
-        then = ""
-        if self.launch and self.launch.then and state is not None and message.run_id == self.launched:
-            # what to do next, once the run it was started for ends (`arena-tui demo`): its run screen
-            # says it in two lines of its own (covering nothing; any key hides it), never a toast over
-            # the answer it points at; the commands (`launch.then`) print when the monitor closes
-            then = (f"run {message.status} in {duration_text(state.elapsed_ms())} (wall clock) · enter: a turn's detail, "
-                    "why it passed or failed · q quits and prints the commands to run next")
-        for screen in self.screen_stack:
-            screen.post_message(RunFinished(message.run_id, message.status, message.error, then))
-        if not watching(self.screen, run_id=message.run_id) and self._shutdown_task is None:
-            tell(self, *run_notice(message.run_id, message.status, message.error, state))

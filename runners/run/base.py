@@ -1,9 +1,11 @@
-"""The run life every turn loop shares, written once: one clock, event stamping, tool answers
-from the turn spec, the session basics, and the run's course (start the provider, open, every
-turn, cancel/failure, shutdown, `run_ended`). Beside it, one job each: `attempt.py` (what an
-attempt produced), `history.py` (the history rule, a seeded start; the turns a run plays are
-`RunSettings.turns_of`'s),
-`outcome.py` (what a turn's ending and a run's mean).
+"""The run life every turn loop shares, written once: one clock, event stamping, and the run's
+course (start the provider, open, every turn, cancel/failure, shutdown, `run_ended`), its session
+numbers and the history it keeps. Beside it, one job each, each a collaborator the run holds or a
+type it uses: `session_base.py` (one session's basics, `SessionBase`), `tool_calls.py` (a call
+answered from the turn spec, `ToolAnswers`), `replays.py` (a session replaced with the history
+replayed, `Replays`), `attempt.py` (what an attempt produced),
+`history.py` (the history rule, a seeded start; the turns a run plays are
+`RunSettings.turns_of`'s), `outcome.py` (what a turn's ending and a run's mean).
 
 `audio.AudioRun` and `text.TextRun` supply only what differs: how a session opens, how a
 turn is played and when it is over, and what a turn's record holds.
@@ -15,153 +17,31 @@ import asyncio
 import contextlib
 import itertools
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from types import EllipsisType
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from loguru import logger
-from pipecat.frames.frames import ErrorFrame, Frame, MetricsFrame
-from pipecat.pipeline.pipeline import Pipeline
-from pipecat.pipeline.worker import PipelineParams, PipelineWorker
-from pipecat.services.llm_service import FunctionCallParams, LLMService
-from pipecat.workers.runner import WorkerRunner
+from pipecat.frames.frames import Frame
 
 from arena_tui.spine.bus import EventBus
-from arena_tui.spine.events import TurnStatus
 from arena_tui.spine.events import (
-    MODEL_ENDED_SESSION_EARLY, ErrorEvent, Event, Reconnected, ReplaySummary, RunEnded, RunEvent, RunResumed, RunStarted,
-    SessionOpened, SessionRotated, ToolAnswered, ToolCalled, TurnEnded, TurnResult, Usage, UsageReported, wall_now,
+    MODEL_ENDED_SESSION_EARLY, ErrorEvent, Event, RunEnded, RunEvent, RunResumed, RunStarted,
+    SessionOpened, TurnEnded, TurnResult, TurnStatus, Usage, UsageReported, wall_now,
 )
 from arena_tui.spine.benchmark import Benchmark, Turn
 from arena_tui.spine.settings import Rotation, RunSettings
 
 from ..base import HistoryItem, ProviderRunner, RunError, SessionSpec
-from ..rotation import History, select_replay, turn_span
-from ..tools import Resolution, not_available_payload
+from ..rotation import History
 from ..transports import RunClock
 from .attempt import AttemptBase
 from .history import Seed, remember_turn
-from .infra import InfraError
 from .outcome import failed_status, failure_message, run_failure, unanswered_run
-from .usage import LLM_USAGE, reports, tap_usage
-
-UNPLANNED = ("disconnect", "error", "timeout", "retry", "slow_reply")  # rotation reasons that are failures, not policy
-
-
-class RunHooks(Protocol):
-    """What a session uses of its run (a `RunBase`): the session is the run's, and calls back into it."""
-
-    @property
-    def provider(self) -> ProviderRunner: ...
-    @property
-    def history(self) -> History: ...
-    def now(self) -> float: ...
-    async def handle_tool_call(self, params: FunctionCallParams) -> None: ...
-    def on_usage(self, usages: list[Usage]) -> None: ...
-    # the run's own session type (`S`): a session hands itself to the run that made it
-    def on_llm_frame(self, session: Any, frame: Frame) -> None: ...
-
-
-class SessionBase:
-    """One provider session in one Pipecat pipeline (`session.Session` for audio, `text.TextSession`)."""
-
-    def __init__(self, run: RunHooks, number: int, spec: SessionSpec) -> None:
-        self.run = run
-        self.number = number
-        self.spec = spec
-        self.opened_ms = run.now()
-        self.replayed_chars = sum(i.chars() for i in spec.history)
-        self.history_from = len(run.history.items)  # later turns are in this session's context too
-        self.llm: LLMService | None = None
-        #: other processors the run hears (a cascade's STT and TTS): id → the frame types they originate
-        self.taps: dict[int, tuple[type, ...]] = {}
-        self._runner: WorkerRunner | None = None
-        self._task: asyncio.Task[None] | None = None
-        self.billed = False  # its connected time has been reported (`bill`)
-
-    def build_llm(self) -> LLMService:
-        """The provider's service for this session, with the run's tool handler registered."""
-        llm = self.run.provider.build_service(self.spec)
-        # A synchronous tool (the handler answers at once from the turn spec). Registering it
-        # with cancel_on_interruption=False would make Pipecat treat it as an async tool: it
-        # appends its ASYNC TOOLS text to the benchmark's prompt, Gemini declares it NON_BLOCKING
-        # and Ultravox sends a placeholder result.
-        llm.register_function(None, self.run.handle_tool_call, cancel_on_interruption=True)
-        # Pipecat warns (6 lines on the user's terminal, every session of Gemini, Nova Sonic,
-        # Ultravox) that the service emits no user turn frames, for pipelines whose RTVI or
-        # aggregators need them. Ours do not: the paced input brackets the user's speech itself.
-        llm._warned_realtime_service_no_turn_frames = True
-        # Every frame the service pushes (either way) goes to the run, as it is pushed. A pipeline
-        # observer would see the same frames, but it is told of every push of every stage (each
-        # 20 ms audio chunk several times), one queue hop each, to pick out the service's.
-        llm.add_event_handler("on_after_push_frame", self._tap)
-        for part in self.run.provider.usage_parts(llm):  # (a delegation's backend: its own requests, its own model)
-            tap_usage(part, LLM_USAGE, self.run.on_usage)
-        self.llm = llm
-        return llm
-
-    def _tap(self, _llm: LLMService, frame: Frame) -> None:
-        if isinstance(frame, MetricsFrame):
-            self.run.on_usage(reports(frame, LLM_USAGE))
-        self.run.on_llm_frame(self, frame)
-
-    def connection_usage(self) -> Usage | None:
-        """Its connected time as a usage record (None: billed by its tokens alone, as text requests are)."""
-        return None
-
-    def bill(self) -> None:
-        """Report its connected time once (`connection_usage`), before the run's end is said."""
-        if not self.billed and (usage := self.connection_usage()) is not None:
-            self.run.on_usage([usage])
-        self.billed = True
-
-    def tap(self, processor: Any, kinds: tuple[type, ...]) -> None:
-        """Hand the run the frames of `kinds` that another processor (a cascade's STT or TTS) pushes,
-        and its errors (as it pushes them: the run learns why before it sees the session fail)."""
-        self.taps[id(processor)] = kinds
-
-        def heard(_processor: Any, frame: Frame) -> None:
-            if isinstance(frame, (*kinds, ErrorFrame)):
-                self.run.on_llm_frame(self, frame)
-
-        processor.add_event_handler("on_after_push_frame", heard)
-
-    def worker(self, processors: list[Any], params: PipelineParams) -> PipelineWorker:
-        """The session's pipeline (its service is tapped for the run by `build_llm`)."""
-        return PipelineWorker(
-            Pipeline(processors),
-            params=params,
-            idle_timeout_secs=None,
-            enable_rtvi=False,
-            enable_turn_tracking=False,
-        )
-
-    async def run_worker(self, worker: PipelineWorker, name: str, first: list[Frame] | None = None) -> asyncio.Task[None]:
-        """Start the pipeline in the background, `first` frames queued; the task ends when the session is closed."""
-        self._runner = WorkerRunner(handle_sigint=False)
-        await self._runner.add_workers(worker)
-        if first:
-            await worker.queue_frames(first)
-        self._task = asyncio.create_task(self._runner.run(), name=name)
-        return self._task
-
-    def running(self) -> bool:
-        return self._task is not None and not self._task.done()
-
-    def context_chars(self) -> int:
-        """The conversation this session holds: what it was replayed plus the turns since
-        (not the whole run's history: after a trimmed replay that would rotate every turn)."""
-        return self.replayed_chars + sum(i.chars() for i in self.run.history.items[self.history_from :])
-
-    async def close(self) -> None:
-        self.bill()
-        if self._runner is not None:
-            with contextlib.suppress(Exception):
-                await self._runner.cancel("session closed")
-        if self._task is not None:
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(self._task, timeout=10.0)
+from .session_base import SessionBase
+from .replays import Replays
+from .tool_calls import ToolAnswers
 
 
 S = TypeVar("S", bound=SessionBase)
@@ -194,19 +74,18 @@ class RunBase(ABC, Generic[S, A]):
         self.seed = seed
         if seed is not None:  # later rotations replay the seeded turns too
             self.history.items = list(seed.history)
-        self.seed_replay: tuple[list[HistoryItem], ReplaySummary] | None = None
         self.rotation: Rotation = provider.rotation_policy(config, benchmark.system_prompt)
         self.session: S | None = None
         self.sessions = 0
         # session numbers (shared by a rehydrated run's turns); a resumption's go on after the stored ones
         self.numbers = numbers or itertools.count((seed.last_session if seed is not None else 0) + 1)
-        self.reconnects = 0
-        self.failing = 0  # consecutive unplanned reconnects without a finished turn
         self.attempt: A | None = None
         self.turn_index: int | None = None
         self.ended_by_model = False
         #: every turn's record, for the run's outcome (`unanswered_run`); a resumption's starts with the finished ones
         self.results: list[TurnResult] = list(seed.done) if seed is not None else []
+        self.tools = ToolAnswers(self)  # its calls answered from the turn spec
+        self.replays = Replays(self)  # its sessions replaced, with the history replayed
 
     @abstractmethod
     def run_clock(self) -> RunClock:
@@ -258,39 +137,8 @@ class RunBase(ABC, Generic[S, A]):
 
     # -- tools
 
-    async def handle_tool_call(self, params: FunctionCallParams) -> None:
-        """Answer with THIS call's scripted payload (the reference sent the previous one)."""
-        a = self.attempt
-        args = dict(params.arguments or {})
-        t = self.now()
-        if a is not None:
-            a.pending_tools += 1
-        try:
-            if a is None or a.resolver is None:
-                res = Resolution(status="not_available", response=not_available_payload())
-            else:
-                res = a.resolver.resolve(params.function_name, args)
-            record = res.record(params.tool_call_id, params.function_name, args, t_ms=t,
-                                made_by=self.provider.call_maker(self.config))
-            self.publish(
-                self.ev(ToolCalled, t_ms=t, call_id=record.call_id, name=record.name, args=args, is_duplicate=record.is_duplicate,
-                        made_by=record.made_by, made_by_model=record.made_by_model)
-            )
-            if a is not None:
-                a.tool_calls.append(record)
-                if res.ends_session:
-                    a.ends_session = True
-            await params.result_callback(res.response)
-            self.publish(
-                self.ev(ToolAnswered, call_id=record.call_id, name=record.name, status=record.status, response=res.response)
-            )
-        finally:
-            if a is not None:
-                a.pending_tools -= 1
-                self.tool_settled(a)
-
     def tool_settled(self, a: A) -> None:  # noqa: B027
-        """A call of attempt `a` has been answered (or failed)."""
+        """A call of attempt `a` has been answered (or failed) (`tools`, `tool_calls.ToolAnswers`)."""
 
     # -- frames from the service
 
@@ -389,27 +237,13 @@ class RunBase(ABC, Generic[S, A]):
 
     def publish_run_resumed(self, turns: list[Turn]) -> None:
         assert self.seed is not None and self.seed.resumed_from is not None
-        _, summary = self.seeded_replay()
+        _, summary = self.replays.seeded()
         self.publish(
             self.ev(
                 RunResumed, turn_index=None, from_turn=self.seed.resumed_from,
                 turns=[t.turn_index for t in turns], replayed_turns=self.seed.turns(), replayed=summary,
             )
         )
-
-    def seeded_replay(self) -> tuple[list[HistoryItem], ReplaySummary]:
-        """What the first session of a seeded run is given (chosen once, drops announced once)."""
-        assert self.seed is not None
-        if self.seed_replay is None:
-            self.seed_replay = self.replay_of(self.seed.history)
-        return self.seed_replay
-
-    def seed_detail(self) -> str:
-        assert self.seed is not None
-        _, summary = self.seeded_replay()
-        span = turn_span(self.seed.turns())
-        what = f"{summary.messages} msgs, {summary.tool_calls} calls, {summary.chars} chars"
-        return f"{self.seed.detail or 'seeded'}: {span} replayed ({what})"
 
     async def drive(self, turns: list[Turn]) -> None:
         """Start the provider, the opening, then every turn. Cancelled: the turn under way is
@@ -468,44 +302,6 @@ class RunBase(ABC, Generic[S, A]):
                 self.results.append(failed)
             self.flush_conversation(None)
             raise
-
-    async def replace_session(
-        self, reason: str, why: str, open_new: Callable[[list[HistoryItem], str], Awaitable[S]], infra: str | None = None
-    ) -> S:
-        """Close the session, open a new one with the history replayed (cut to the budget, drops
-        announced), and report the rotation. Unplanned reasons count towards giving up; giving up
-        on an infrastructure failure (`infra`, `infra.infra_failure`'s line) is an `InfraError`."""
-        old = self.session
-        from_n = old.number if old else 0
-        if old is not None:
-            await old.close()
-        self.reconnects += 1
-        if reason in UNPLANNED:
-            self.failing += 1
-            if self.failing > self.rotation.max_reconnects:
-                said = " ".join((infra or why).split())  # one line, whatever the library's message spans
-                gave_up = f"turn {self.turn_index}: gave up after {self.failing - 1} reconnects in a row ({reason}: {said})"
-                raise InfraError(gave_up, infra) if infra else RunError(gave_up)
-        items, summary = self.replay_of(self.history.items, "rotation")
-        session = await open_new(items, f"rotation ({reason})")
-        self.publish(self.ev(SessionRotated, reason=reason, from_session=from_n, to_session=session.number, replayed=summary))
-        self.publish(self.ev(Reconnected, session=session.number, reason=reason, attempt=self.reconnects))
-        return session
-
-    def replay_of(self, history: list[HistoryItem], what: str = "replay") -> tuple[list[HistoryItem], ReplaySummary]:
-        """The part of `history` a new session is given (cut to the budget, drops announced).
-        A seeded first session has no earlier one the provider could carry over: we send it."""
-        strategy = self.provider.replay_strategy()
-        if what != "rotation" and strategy == "provider_resumption":
-            strategy = "full_history"
-        items, summary = select_replay(history, self.rotation.history_budget_chars, strategy)
-        if summary.dropped_messages:
-            summary = summary.model_copy(
-                update={"note": f"{summary.dropped_messages} older message(s) left out: over the replay budget of "
-                        f"{self.rotation.history_budget_chars:,} chars"}
-            )
-            self.publish(self.ev(ErrorEvent, where="engine", message=f"{what}: {summary.note}", fatal=False))
-        return items, summary
 
     async def shutdown(self) -> None:
         if self.session is not None:

@@ -19,16 +19,17 @@ from arena_tui.spine.benchmark import Turn
 from arena_tui.spine.events import Interval
 
 from ..transports import PacedInput
+from .clips import Clips
 from .tracks import Heard, Tracks
 
 
 class CuePlayer:
     """One attempt's cues: queued once the reply is audible, then followed until they have played."""
 
-    def __init__(self, turn: Turn, tracks: Tracks, heard: Heard, inp: PacedInput,
+    def __init__(self, turn: Turn, clips: Clips, tracks: Tracks, heard: Heard, inp: PacedInput,
                  marks: Callable[[list[Interval], float], list[Any]]) -> None:
-        """`marks`: the user-speaking brackets a clip gets (`AudioRun.turn_marks`: client-side turns)."""
-        self.turn, self.tracks, self.heard, self.input, self.marks = turn, tracks, heard, inp, marks
+        """`clips`: the cues' audio; `marks`: the user-speaking brackets a clip gets (`AudioRun.turn_marks`: client-side turns)."""
+        self.turn, self.clips, self.tracks, self.heard, self.input, self.marks = turn, clips, tracks, heard, inp, marks
         self.queued: list[asyncio.Future[Interval]] = []
 
     def tick(self) -> None:
@@ -40,9 +41,9 @@ class CuePlayer:
         if onset is None:
             return
         for i, cue in enumerate(self.turn.duplex):
-            pcm = self.tracks.cue_audio(self.turn, i)
-            speech = self.tracks.cue_speech(self.turn, i)  # from the clean cue, as the turn's
-            dur = len(pcm) / 2 / self.tracks.rate * 1000.0
+            pcm = self.clips.cue_audio(self.turn, i)
+            speech = self.clips.cue_speech(self.turn, i)  # from the clean cue, as the turn's
+            dur = len(pcm) / 2 / self.clips.rate * 1000.0
 
             def started(start_ms: float, i: int = i, speech: list = speech, dur: float = dur) -> None:
                 self.tracks.cue_started(self.heard, i, self.turn.duplex[i], speech, dur, start_ms)

@@ -26,51 +26,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipecat.frames.frames import Frame, LLMFullResponseEndFrame, LLMFullResponseStartFrame
-
 from arena_tui.spine.source import FULL_DUPLEX
 
 from .audio import AudioRun
-from .audio_attempt import Attempt
-from .session import Session
-
-DELEGATED = "the delegated work"
+from .turn_end import FullDuplexTurnEnd
 
 
 class FullDuplexRun(AudioRun):
-    """The audio loop for a full-duplex model (the module docstring)."""
+    """The audio loop for a full-duplex model (the module docstring): its own end-of-turn rule
+    (`turn_end.FullDuplexTurnEnd`), its transcript turns unread, only its audible audio a reply."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._delegating = False  # the current attempt's model had delegated work in flight at the last tick
+    TURN_END = FullDuplexTurnEnd
+    TRANSCRIPT_TURNS = False
 
     def public_config(self) -> dict[str, Any]:
         """The run's config, saying it was played in this loop (its rows are labelled `full duplex`)."""
         return {**super().public_config(), FULL_DUPLEX: True}
 
-    def on_llm_frame(self, session: Session, frame: Frame) -> None:
-        if isinstance(frame, LLMFullResponseStartFrame | LLMFullResponseEndFrame):
-            return  # Pipecat's transcript turns, closed by the wall clock: no part of a turn (module docstring)
-        super().on_llm_frame(session, frame)
-
     def on_bot_audio(self, pcm: bytes, t_ms: float) -> None:
         if self.tracks.bot_audio(self.heard(), pcm, t_ms, stream=True) and self.attempt is not None:
             self.attempt.replied()
-
-    def _output_active(self, a: Attempt, s: Session) -> bool:  # type: ignore[override]  # a duplex run's sessions are Sessions
-        """A call being answered, delegated work in flight, or the bot speaking (our timeline); when
-        delegated work settles, the reply it brings is due."""
-        busy = s.llm is not None and self.provider.delegating(s.llm)
-        if self._delegating and not busy and a.reply_due is None:
-            a.reply_due = DELEGATED
-        self._delegating = busy
-        return a.pending_tools > 0 or busy or a.heard.bot_speech_open is not None
-
-    def _last_output(self, a: Attempt, since: float) -> float:
-        """When the model last said or did anything of this attempt: its audible audio, its words (a
-        transcript fragment comes with its frame, and may be read before that frame is played), a
-        call's answer; never a transcript turn's end."""
-        return max(since, a.heard.last_bot_ms or 0.0, a.last_text_ms or 0.0, a.last_tool_ms or 0.0)
 
     def retried(self, outcome: str) -> bool:
         """Only a turn lost with its session is played again; one the model let pass was its choice."""

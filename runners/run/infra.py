@@ -6,7 +6,7 @@ what failed and the endpoint as `spine.urls.endpoint_label` names it (no userinf
 
 One rule for every loop (audio, text, cascade, rehydrated): `infra_failure` reads a Pipecat
 `ErrorFrame` (its exception chain, its HTTP or websocket status, Pipecat's own category) or a
-bare exception; `InfraError` is the run giving up on such a failure (`RunBase.replace_session`,
+bare exception; `InfraError` is the run giving up on such a failure (`replays.Replays.replace`,
 a status no retry can fix), which records the turn under way as `infra_error`.
 """
 

@@ -17,30 +17,32 @@ from arena_tui.spine.settings import RunSettings
 
 from ..base import RunError, SessionSpec
 from ..transports import PacedInput, PacedOutput, RunClock
-from .base import RunHooks, SessionBase
+from .session_base import SessionBase, SessionRun
 from .usage import STT_USAGE, TTS_USAGE, tap_usage
 
 
-class AudioRunHooks(RunHooks, Protocol):
+class FrameHooks(Protocol):
+    """What a session tells its run's frame reader (`provider_frames.ProviderFrames`) beyond the frames it taps."""
+
+    def on_response_done(self, session: Session, status: str, why: str) -> None: ...
+    def on_session_event(self, session: Session, cls: type, /, **kw: Any) -> None: ...
+    def on_provider_error(self, session: Session, frame: ErrorFrame) -> None: ...
+
+
+class AudioRunHooks(SessionRun, Protocol):
     """What a session uses of its run (`audio.AudioRun`, which owns its sessions), declared here
     so the session does not import the run."""
 
+    config: RunSettings
+    clock: RunClock
+    rate: int
     @property
-    def config(self) -> RunSettings: ...
-    @property
-    def clock(self) -> RunClock: ...
-    @property
-    def rate(self) -> int: ...
+    def frames(self) -> FrameHooks: ...
 
     def on_user_chunk(self, pcm: bytes, t_ms: float) -> None: ...
     def on_bot_audio(self, pcm: bytes, t_ms: float) -> None: ...
     def on_truncated(self, t_ms: float, pending_ms: float) -> None: ...
-    def on_response_done(self, session: Session, status: str, why: str) -> None: ...
-    def on_session_event(self, session: Session, cls: type, /, **kw: Any) -> None: ...
-    def on_provider_error(self, session: Session, frame: ErrorFrame) -> None: ...
     def on_usage(self, usages: list[Usage]) -> None: ...
-
-    async def handle_tool_call(self, params: Any) -> None: ...
 
 PIPELINE_START_S = 30.0  # wall seconds a new pipeline may take to start playing input
 
@@ -64,9 +66,9 @@ class Session(SessionBase):
         run = self.run
         # what the service reports reaches the run as this session's (the runner hands both on)
         self.spec = self.spec.model_copy(update={
-            "publish": lambda cls, **kw: run.on_session_event(self, cls, **kw),
-            "on_response_status": lambda status, why: run.on_response_done(self, status, why),
-            "tool_handler": run.handle_tool_call,
+            "publish": lambda cls, **kw: run.frames.on_session_event(self, cls, **kw),
+            "on_response_status": lambda status, why: run.frames.on_response_done(self, status, why),
+            "tool_handler": run.tools.answer,
         })
         llm = self.build_llm()
         # The context goes to the service at start either way (its tools, Pipecat's gotcha 1);
@@ -116,7 +118,7 @@ class Session(SessionBase):
 
         @worker.event_handler("on_pipeline_error")
         async def _on_error(_worker: Any, frame: ErrorFrame) -> None:
-            run.on_provider_error(self, frame)
+            run.frames.on_provider_error(self, frame)
 
         task = await self.run_worker(worker, f"session-{self.number}", first=[LLMRunFrame()])
         started = asyncio.create_task(self.input.started.wait())

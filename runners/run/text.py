@@ -58,8 +58,9 @@ from ..rotation import rotation_due
 from ..tools import ToolResolver
 from ..transports import RunClock
 from .attempt import AttemptBase, spoken_text
-from .base import RunBase, SessionBase
+from .base import RunBase
 from .outcome import turn_status
+from .session_base import SessionBase
 from .infra import InfraError, http_status, infra_failure
 
 SETTLE_MS = 60.0  # quiet after a reply ends before the turn is over (a tool re-prompt starts within it)
@@ -159,8 +160,8 @@ class TextRun(RunBase[TextSession, TextAttempt]):
 
     async def opening(self) -> None:
         if self.seed is not None:  # resumed / rehydrated: the conversation so far replayed
-            items, _ = self.seeded_replay()
-            await self.open_session(items, detail=self.seed_detail())
+            items, _ = self.replays.seeded()
+            await self.open_session(items, detail=self.replays.seed_detail())
             return
         await self.open_session(detail="initial")
 
@@ -219,7 +220,7 @@ class TextRun(RunBase[TextSession, TextAttempt]):
 
     async def rotate(self, reason: str, detail: str = "", infra: str | None = None) -> None:
         """A new session with the completed conversation replayed (trimmed to the budget)."""
-        await self.replace_session(reason, detail, lambda items, d: self.open_session(items, detail=d), infra)
+        await self.replays.replace(reason, detail, lambda items, d: self.open_session(items, detail=d), infra)
 
     async def at_turn_boundary(self) -> None:
         """Planned rotation: the policy's age / context limits, or a conversation over the replay budget."""
@@ -272,7 +273,7 @@ class TextRun(RunBase[TextSession, TextAttempt]):
         assert self.session is not None
         base = self.session.messages()  # the conversation before this turn; every attempt starts from it
         wd = self.config.watchdog
-        reconnects_before = self.reconnects
+        reconnects_before = self.replays.reconnects
         retries = 0
         outcome = "no_response"
         a: TextAttempt | None = None
@@ -293,10 +294,10 @@ class TextRun(RunBase[TextSession, TextAttempt]):
                 raise InfraError(f"turn {turn.turn_index}: {failure}; {what} (model {model!r})", failure)
             reached = reached or a.infra is None or a.has_content()
             if outcome == "ok":
-                self.failing = 0
+                self.replays.failing = 0
                 break
         assert a is not None
-        return self.finish_turn(turn, a, outcome, retries, self.reconnects - reconnects_before, None if reached else a.infra)
+        return self.finish_turn(turn, a, outcome, retries, self.replays.reconnects - reconnects_before, None if reached else a.infra)
 
     def finish_turn(
         self, turn: Turn, a: TextAttempt, outcome: str, retries: int, reconnects: int, infra: str | None = None

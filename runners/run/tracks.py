@@ -6,18 +6,16 @@ the paced transports play it (called at PLAYED time) and reports what it shows: 
 user WAV's speech boundaries placed where it played, the bot's speech detected on its audio,
 overlaps and barge-ins as soon as they are certain, the per-attempt PCM and the stereo
 conversation track. It never looks at frames, tools or sessions, so the rule "latency, overlap
-and interruption come from our own timeline" lives in one place.
+and interruption come from our own timeline" lives in one place. What is played (each clip under
+the run's condition, and where its speech is) is `clips.Clips`'.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from arena_tui.spine import audio
-from arena_tui.spine.benchmark import Benchmark, DuplexCue, Turn
-from arena_tui.spine.conditions import ConditionError, babble_voices, heard
+from arena_tui.spine.benchmark import DuplexCue, Turn
 from arena_tui.spine.duplex import PlacedCue, agent_interruptions, early_start, outcomes
 from arena_tui.spine.events import (
     AudioChunk,
@@ -31,13 +29,11 @@ from arena_tui.spine.events import (
 )
 from arena_tui.spine.settings import RunSettings
 
-from ..base import RunError
 from ..transports import audible
 from arena_tui.spine.speech import SpeechDetector, TurnMeasures, measure_turn
 from ..timeline.levels import LevelMeter
 from ..timeline.overlaps import LiveOverlaps
 from ..timeline.recorder import ConversationRecorder
-from ..timeline.user_speech import clip_speech
 
 Emit = Callable[..., None]  # emit(EventClass, **fields): the run stamps it (run, turn, now) and publishes it
 
@@ -64,8 +60,8 @@ class Heard:
 class Tracks:
     """The run's audio on its timeline: meters, the bot's speech detector, the conversation recorder."""
 
-    def __init__(self, benchmark: Benchmark, config: RunSettings, emit: Emit, start_ms: float) -> None:
-        self.benchmark, self.config, self.emit = benchmark, config, emit
+    def __init__(self, config: RunSettings, emit: Emit, start_ms: float) -> None:
+        self.config, self.emit = config, emit
         self.rate = config.sample_rate
         self.recorder = ConversationRecorder(self.rate, start_ms=start_ms)
         # sessions side by side (rehydrated turns at once) make no one conversation track
@@ -73,57 +69,6 @@ class Tracks:
         self.user_meter = LevelMeter("user", block_ms=config.level_block_ms, sample_rate=self.rate)
         self.bot_meter = LevelMeter("bot", block_ms=config.level_block_ms, sample_rate=self.rate)
         self.bot_detector = SpeechDetector(self.rate)
-        self.condition = config.condition
-        self._audio_cache: dict[int, bytes] = {}
-        self._cue_cache: dict[tuple[int, int], bytes] = {}
-
-    # -- the benchmark's audio: what is played is the clip under the run's condition; where its
-    # speech is, from the clean clip (every latency marks the same moments under any condition)
-
-    def user_audio(self, turn: Turn) -> bytes:
-        """The turn's WAV as the model hears it (`spine.conditions.heard`: the run's condition and seed)."""
-        if turn.turn_index not in self._audio_cache:
-            self._audio_cache[turn.turn_index] = self._heard(turn, self.clean_audio(turn))
-        return self._audio_cache[turn.turn_index]
-
-    def clean_audio(self, turn: Turn) -> bytes:
-        path = self.benchmark.audio_path(turn)
-        if path is None or not path.exists():
-            raise RunError(f"{self.benchmark.name} turn {turn.turn_index}: audio file {path} not found")
-        return self._load(path, turn)
-
-    def user_speech(self, turn: Turn) -> list[Interval]:
-        """The speech in the turn's clean WAV, within it (found once per process)."""
-        return list(clip_speech(self.clean_audio(turn), self.rate, self.config.vad_method))
-
-    def cue_audio(self, turn: Turn, index: int) -> bytes:
-        """A duplex cue's WAV at the run's rate as the model hears it (checked with the turn's before the run starts)."""
-        key = (turn.turn_index, index)
-        if key not in self._cue_cache:
-            self._cue_cache[key] = self._heard(turn, self.clean_cue(turn, index), part=f"cue{index}")
-        return self._cue_cache[key]
-
-    def clean_cue(self, turn: Turn, index: int) -> bytes:
-        path = self.benchmark.cue_path(turn.duplex[index])
-        if path is None or not path.is_file():
-            raise RunError(f"{self.benchmark.name} turn {turn.turn_index}: duplex[{index}] audio file {path} not found")
-        return self._load(path, turn)
-
-    def cue_speech(self, turn: Turn, index: int) -> list[Interval]:
-        return list(clip_speech(self.clean_cue(turn, index), self.rate, self.config.vad_method))
-
-    def _load(self, path: Path, turn: Turn) -> bytes:
-        try:
-            return audio.load_pcm16_bytes(path, self.rate, benchmark=self.benchmark.name, turn=turn.turn_index)
-        except audio.AudioError as e:
-            raise RunError(str(e)) from None
-
-    def _heard(self, turn: Turn, clean: bytes, part: str = "") -> bytes:
-        try:
-            return heard(clean, self.rate, self.condition, self.config.seed, turn.turn_index, part=part,
-                         babble=lambda: babble_voices(self.benchmark, turn.turn_index, self.rate))
-        except (ConditionError, audio.AudioError) as e:
-            raise RunError(f"{self.benchmark.name} turn {turn.turn_index}: {e}") from None
 
     # -- the transports' callbacks (at PLAYED / scheduled time)
 
@@ -201,12 +146,12 @@ class Tracks:
             h.bot_speech.append(Interval(start_ms=h.bot_speech_open, end_ms=now))
             h.bot_speech_open = None
 
-    def measure(self, turn: Turn, placed: Interval, h: Heard,
-                provider_ttfb_ms: float | None, now: float) -> tuple[list[Interval], TurnMeasures]:
-        """The finished turn's user speech on the timeline and its latencies and overlap; then the
-        rest of the live report (every user boundary, overlaps still open: the same intervals)."""
+    def measure(self, placed: Interval, h: Heard, provider_ttfb_ms: float | None, now: float) -> tuple[list[Interval], TurnMeasures]:
+        """The finished turn's user speech on the timeline (its WAV's, placed where it played) and its
+        latencies and overlap; then the rest of the live report (every user boundary, overlaps still
+        open: the same intervals)."""
         off = placed.start_ms
-        user_speech = [Interval(start_ms=i.start_ms + off, end_ms=i.end_ms + off) for i in self.user_speech(turn)]
+        user_speech = [Interval(start_ms=i.start_ms + off, end_ms=i.end_ms + off) for i in h.user_speech_rel]
         # the turn's own speech: a duplex cue the user says over the reply is the user's overlap, not
         # the bot's (turn_taking is judged on this); it is reported live and in `duplex`
         measured = measure_turn(placed, user_speech, h.first_bot_ms, h.bot_speech, provider_ttfb_ms)
