@@ -29,6 +29,7 @@ PACKAGES = ("arena_tui", "runners", "benchmarks")
 #: classes of ours with more than one base of ours, each for a reason; a new one is a decision, not a drift
 ALLOWED = {
     "arena_tui.spine.events.Overlap",  # data, not behaviour: an event that is an interval (two pydantic models)
+    "arena_tui.judge.schema.JudgeOutput",  # data: a judge's reply schema, its scores and its flags (two pydantic models)
     # the find bar (`screens.find.Finding`) a screen with a search offers: outside this pass (issue 45 item 4)
     "arena_tui.screens.compare.CompareScreen",
     "arena_tui.screens.leaderboard.LeaderboardScreen",
