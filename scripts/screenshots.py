@@ -10,7 +10,8 @@ the leaderboard, its failure mix, compare and report.png show real runs recorded
 engine on demo_bench against the simulator, with and without faults, under two acoustic conditions
 (one with a reasoning effort), and two providers' protocol fakes, at speed 1 so their latencies
 count, and one sped up; a few minutes); the campaign screens
-show tests/snapshots/fixture_campaign.py's campaign (a cell in every state); the duplex figures (a duplex
+show tests/snapshots/fixture_campaign.py's campaign (a cell in every state) and a variant campaign run now
+(`VARIANT_CAMPAIGN`: three conditions × two efforts, its matrix and its leaderboard); the duplex figures (a duplex
 turn's detail, the leaderboard's duplex columns) a duplex_bench run against the simulator. report.png is that
 report.html at 1280 px in headless Chromium (Debian's `chromium-headless-shell` or `chromium`;
 without one, said and skipped). `--smoke` checks that every screen still renders, quickly: one size
@@ -382,6 +383,59 @@ async def shoot_campaigns(out: Path, size: tuple[int, int]) -> list[Path]:
     return shots
 
 
+#: a campaign over conditions and efforts (`campaign run`, demo_bench turns 0-2, simulator, heuristic judge):
+#: six cells of one model that differ only in how the user was heard and what effort was asked
+VARIANT_CAMPAIGN = ["--bench", "demo_bench", "--model", "sim", "--condition", "clean,telephony,noise=10",
+                    "--effort", "low,high", "--turns", "0-2", "--judge", "heuristic"]
+VARIANT_SPEED = 4.0  # its runs' speed (labelled as such on every surface): six runs in about a minute
+_VARIANT_DB: list[Path] = []  # recorded once, shot at every size
+
+
+def variant_campaign() -> Path:
+    """A database holding `VARIANT_CAMPAIGN`, run for real by `arena-tui campaign run` (once per invocation)."""
+    if not _VARIANT_DB:
+        from arena_tui.cli import main
+
+        db = scratch("arena-variants-") / "arena.db"
+        print("recording the variant campaign…", file=sys.stderr, end=" ", flush=True)
+        t0 = time.monotonic()
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = main(["--db", str(db), "campaign", "run", *VARIANT_CAMPAIGN, "--speed", f"{_RUN['speed'] or VARIANT_SPEED:g}"])
+        print(f"{time.monotonic() - t0:.1f} s", file=sys.stderr, flush=True)
+        if code != 0:
+            raise RuntimeError(f"the variant campaign failed ({code})")
+        _VARIANT_DB.append(db)
+    return _VARIANT_DB[0]
+
+
+async def shoot_variants(out: Path, size: tuple[int, int]) -> list[Path]:
+    """The variant campaign's matrix (six cells: condition × effort) and its leaderboard (six rows
+    told apart by their condition and effort, what they share said once in the header)."""
+    from arena_tui.screens.campaigns import CampaignScreen, CampaignsScreen
+    from arena_tui.screens.leaderboard import LeaderboardScreen
+
+    db = variant_campaign()
+    suffix = "" if size == MAIN else f"_{size[0]}x{size[1]}"
+    app = ArenaApp(db)
+    shots: list[Path] = []
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
+        await pilot.press("C")
+        await until(pilot, lambda: isinstance(app.screen, CampaignsScreen) and app.screen.views is not None)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, CampaignScreen) and app.screen.view is not None)
+        await pilot.pause(0.3)
+        shots.append(Path(app.save_screenshot(f"variant_campaign{suffix}.svg", path=str(out))))
+        app.pop_screen()
+        app.pop_screen()
+        await until(pilot, lambda: isinstance(app.screen, RunsScreen))
+        await pilot.press("L")
+        await until(pilot, lambda: isinstance(app.screen, LeaderboardScreen) and app.screen.loaded is not None)
+        await pilot.pause(0.3)
+        shots.append(Path(app.save_screenshot(f"variant_leaderboard{suffix}.svg", path=str(out))))
+    return shots
+
+
 # --- PNG rendering ------------------------------------------------------------------------------
 # Textual's SVG places each run of same-styled cells as one <text> with `textLength`, in "Fira Code"
 # fetched from a CDN. cairosvg ignores textLength and cannot fetch the font, so a fallback font's
@@ -562,6 +616,7 @@ def shoot_all(args: argparse.Namespace, out: Path) -> int:
         svgs += [p for size in sizes for p in asyncio.run(shoot_board(out, size, db, ids))]
     if args.only in (None, "campaigns"):
         svgs += [p for size in sizes for p in asyncio.run(shoot_campaigns(out, size))]
+        svgs += [p for size in sizes for p in asyncio.run(shoot_variants(out, size))]
     if args.only in (None, "duplex"):
         svgs += [p for size in sizes for p in asyncio.run(shoot_duplex(out, size))]
     pngs = [] if args.no_png else to_png(svgs)

@@ -61,9 +61,10 @@ CASES = [v for line in usage_lines() for v in variants(line)]
 
 
 def heavy(line: str) -> bool:
-    """A line that runs a whole session against a provider's protocol fake (10-15 s each): CI runs
-    it after the default run, with the other heavy end-to-end tests (`tests/slow_tests.py`)."""
-    return line.startswith("arena-tui run ") and " --fake" in line
+    """A line that runs a whole session against a provider's protocol fake (10-15 s each), or a
+    campaign (its worker processes and several runs, 7-11 s): CI runs it after the default run, with
+    the other heavy end-to-end tests (`tests/slow_tests.py`)."""
+    return (line.startswith("arena-tui run ") and " --fake" in line) or line.startswith("arena-tui campaign run ")
 
 
 PARAMS = [pytest.param(v, marks=pytest.mark.slow) if heavy(v) else v for v in CASES]
