@@ -55,7 +55,8 @@ def column_window(width: int, need: list[int], fixed: int, first: int) -> tuple[
     first = max(0, min(first, len(rest) - 1))
 
     def run(start: int) -> list[int]:
-        out, total = [], used
+        out: list[int] = []
+        total = used
         for col in rest[start:]:
             if out and total + need[col] + PAD > width:
                 break
