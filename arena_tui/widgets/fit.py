@@ -7,6 +7,7 @@ column may stretch into (and be cut to) what is left, and goes when too little i
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 
 from rich.text import Text
 
@@ -101,7 +102,7 @@ def as_text(cell: Text | str) -> Text:
     return cell if isinstance(cell, Text) else Text(cell)
 
 
-def natural_widths(labels: list[str], rows: list[tuple]) -> list[int]:
+def natural_widths(labels: Sequence[str], rows: Sequence[Sequence[Text | str]]) -> list[int]:
     return [max([len(label)] + [cell_width(r[i]) for r in rows]) for i, label in enumerate(labels)]
 
 
