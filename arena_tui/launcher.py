@@ -10,11 +10,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.settings import RunSettings
+
+if TYPE_CHECKING:
+    from arena_tui.judge.backends import JudgeBackend
 
 
 #: what a model is said to be when nothing is missing (`orchestration.models.Model.status`): it
@@ -55,7 +58,7 @@ class ModelChoice:
 
 
 #: who judges a run as it goes: a `--judge` kind (`spine.judges`), or what builds its backend
-Judge = str | Callable[[], Any]
+Judge = str | Callable[[], "JudgeBackend"]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -17,6 +17,30 @@ from .spine.audio import resample, write_wav
 from .spine.events import TurnResult
 
 Which = Literal["user", "bot", "both"]
+
+
+class Clip(Protocol):
+    """A stored take as playback reads it (`store.AudioClip` is one): PCM16 little-endian samples,
+    interleaved when stereo, and where a time on the run's timeline falls in them."""
+
+    @property
+    def pcm(self) -> bytes: ...
+
+    @property
+    def sample_rate(self) -> int: ...
+
+    @property
+    def channels(self) -> int: ...
+
+    def frame_at(self, t_ms: float) -> int: ...
+
+
+class AudioSource(Protocol):
+    """What playback reads of the run database (`store.Reader` is one; playback sits below the store)."""
+
+    async def audio(self, run_id: str, turn_index: int | None, track: Literal["user", "bot"]) -> Clip | None: ...
+
+    async def conversation_audio(self, run_id: str) -> Clip | None: ...
 
 
 class PlaybackError(Exception):
@@ -48,10 +72,10 @@ def output_device() -> tuple[int | None, str]:
     return idx, str(devices[idx]["name"])
 
 
-def clip_frames(clip: Any) -> np.ndarray:
-    """An AudioClip-like (pcm bytes, channels) as int16 frames x channels."""
+def clip_frames(clip: Clip) -> np.ndarray:
+    """A clip's PCM as int16 frames x channels."""
     arr = np.frombuffer(clip.pcm, dtype="<i2")
-    ch = max(int(getattr(clip, "channels", 1) or 1), 1)
+    ch = max(clip.channels or 1, 1)
     return arr[: arr.size - arr.size % ch].reshape(-1, ch)
 
 
@@ -90,7 +114,7 @@ class NoAudio(Exception):
 
 
 async def turn_audio(
-    store: Any,
+    store: AudioSource,
     run_id: str,
     turn: int,
     which: Which,
@@ -117,9 +141,10 @@ async def turn_audio(
             return (part if part.shape[1] == 2 else stereo(part[:, 0], None)), conv.sample_rate
     user = await store.audio(run_id, turn, "user")
     bot = await store.audio(run_id, turn, "bot")
-    if (user is None or not user.pcm) and (bot is None or not bot.pcm):
+    first = user if user is not None else bot  # its rate is the pair's
+    if first is None or ((user is None or not user.pcm) and (bot is None or not bot.pcm)):
         raise NoAudio(f"no audio stored for {label}")
-    rate = (user or bot).sample_rate
+    rate = first.sample_rate
     u = clip_frames(user) if user is not None and user.pcm else None
     b = resample_frames(clip_frames(bot), bot.sample_rate, rate) if bot is not None and bot.pcm else None
     offset = 0

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from arena_tui.spine.bus import EventBus
     from arena_tui.spine.settings import RunSettings
 
+    from arena_tui.spine.benchmark import Benchmark
+
+    from .judge.backends import JudgeBackend
     from .launcher import Judge, Launcher
     from .playback import Player
     from .run_view import RunState
@@ -56,7 +59,7 @@ class Arena(Protocol):
         ...
 
     @property
-    def judges(self) -> Mapping[str, Any]:
+    def judges(self) -> Mapping[str, object]:
         """The runs whose judge this app runs, by id."""
         ...
 
@@ -67,7 +70,7 @@ class Arena(Protocol):
         """Whether this app is running that run now."""
         ...
 
-    def start_run(self, benchmark: Any, settings: RunSettings, *, judge: Judge = "auto") -> str | None:
+    def start_run(self, benchmark: str | Benchmark, settings: RunSettings, *, judge: Judge = "auto") -> str | None:
         """Start a run; its id, or None (with a notice) when it cannot start."""
         ...
 
@@ -81,7 +84,7 @@ class Arena(Protocol):
 
     def open_replay(self, run_id: str, *, stepping: bool = False) -> None: ...
 
-    def judge_for(self, state: RunState) -> tuple[Any, str]:
+    def judge_for(self, state: RunState) -> tuple[JudgeBackend, str]:
         """(backend, label) to judge a turn of this run again."""
         ...
 
@@ -89,7 +92,7 @@ class Arena(Protocol):
         """Fold what the bus has delivered into the live runs' states now, and tell the screen."""
         ...
 
-    async def load_benchmark(self, run_id: str) -> Any | None:
+    async def load_benchmark(self, run_id: str) -> Benchmark | None:
         """What a stored run ran (a `Benchmark`: its stored snapshot, else by name; None when neither):
         its turn specs (`specs_from_benchmark`) and the call alignment behind a failure's causes."""
         ...

@@ -8,6 +8,7 @@ import ast
 import io
 import re
 import tokenize
+import tomllib
 from collections import Counter
 from pathlib import Path
 
@@ -15,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("arena_tui", "runners", "benchmarks")
 #: parameters (named, *args and **kwargs) annotated plain `Any` across PACKAGES: 281 when the
 #: checker came in. A ratchet: lower it as the count falls (issue 45 aims under 60), never raise it.
-MAX_PLAIN_ANY = 164
+MAX_PLAIN_ANY = 134
 
 IGNORE = re.compile(r"type:\s*ignore")
 #: `# type: ignore[code, …]  # why` — the code, then a reason of a few words
@@ -69,3 +70,11 @@ def test_plain_any_parameters_only_get_fewer() -> None:
     top = ", ".join(f"{k} {v}" for k, v in counts.most_common(8) if v)
     print(f"plain-Any parameters: {total} (ratchet {MAX_PLAIN_ANY}; aim < 60); most in: {top}")
     assert total <= MAX_PLAIN_ANY, f"{total} parameters typed plain Any, more than {MAX_PLAIN_ANY}: say what they are"
+
+
+def test_no_module_is_exempt_from_the_checker() -> None:
+    """Every module of PACKAGES is checked and its errors fail the build: no `ignore_errors` override
+    (the last, issue 45's list of packages not yet clean, went when they were)."""
+    overrides = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"].get("overrides", [])
+    exempt = [o["module"] for o in overrides if o.get("ignore_errors")]
+    assert not exempt, f"modules whose type errors do not count: {exempt}"

@@ -15,9 +15,10 @@ import os
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from asyncio import AbstractEventLoop
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
-from textual.app import App, SystemCommand
+from textual.app import App, AutopilotCallbackType, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker
@@ -40,6 +41,7 @@ from .store_life import StoreLife
 if TYPE_CHECKING:
     from arena_tui.spine.benchmark import Benchmark
 
+    from ..judge.backends import JudgeBackend
     from ..store import Store
     from ..surface import Arena
 
@@ -63,7 +65,19 @@ def _trust_the_terminal_size() -> None:
         return
 
 
-class ArenaApp(App):
+class RunOptions(TypedDict, total=False):
+    """How Textual's `App.run` is asked to run the app (its keywords, as it declares them)."""
+
+    headless: bool
+    inline: bool
+    inline_no_clear: bool
+    mouse: bool
+    size: tuple[int, int] | None
+    auto_pilot: AutopilotCallbackType | None
+    loop: AbstractEventLoop | None
+
+
+class ArenaApp(App[None]):
     """The monitor. Its screens see it as `arena_tui.surface.Arena` (what they may use of it)."""
 
     CSS_PATH = "app.tcss"
@@ -156,10 +170,10 @@ class ArenaApp(App):
 
     # --- the judges (`judging.JudgeSupervisor`) ----------------------------------------------
     @property
-    def judges(self) -> Mapping[str, Any]:
+    def judges(self) -> Mapping[str, object]:
         return self.judging.judges
 
-    def judge_for(self, state: RunState) -> tuple[Any, str]:
+    def judge_for(self, state: RunState) -> tuple[JudgeBackend, str]:
         return self.judging.judge_for(state)
 
     # --- screens opened (`navigation.Navigator`) ---------------------------------------------
@@ -187,10 +201,10 @@ class ArenaApp(App):
         yield from self.navigator.commands(screen)
 
     # --- lifecycle -----------------------------------------------------------------------
-    def run(self, *args: Any, **kwargs: Any) -> Any:
-        if not kwargs.get("headless") and kwargs.get("size") is None:
+    def run(self, **options: Unpack[RunOptions]) -> None:
+        if not options.get("headless") and options.get("size") is None:
             _trust_the_terminal_size()
-        return super().run(*args, **kwargs)
+        return super().run(**options)
 
     async def on_mount(self) -> None:
         from ..screens.runs import RunsScreen  # deferred: a screen's module loads when it is first opened (keeps the monitor's start short)
@@ -211,7 +225,7 @@ class ArenaApp(App):
     async def on_unmount(self) -> None:
         await self.shutdown()  # also when the app exits other than by `q` (tests, ctrl+c)
 
-    def action_quit(self) -> None:
+    async def action_quit(self) -> None:
         """With runs still streaming, ask first (they would be left interrupted); then stop runs and
         save in a worker, and exit: the screen stays responsive meanwhile. `q` again in the
         question quits."""
@@ -290,13 +304,16 @@ class ArenaApp(App):
 
         self.run_worker(look(), group="campaign-watch", exclusive=True, exit_on_error=False)
 
-    async def load_benchmark(self, run_id: str) -> Any | None:
+    async def load_benchmark(self, run_id: str) -> Benchmark | None:
         """What a stored run ran: the benchmark snapshot stored with it, else the benchmark by name
         (`judge.locate.benchmark_of_run`); None (columns just stay blank) if neither."""
+        store = self.store
+        if store is None:
+            return None
         try:
             from ..judge.locate import benchmark_of_run  # deferred: benchmark reading (pydantic models, jsonschema) loads only when a benchmark is read
 
-            return await benchmark_of_run(self.store, run_id, self.data_dir)
+            return await benchmark_of_run(store, run_id, self.data_dir)
         except Exception:
             return None
 

@@ -5,16 +5,20 @@ that cannot start is a notice, never an error: the run goes on unjudged."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from textual.notifications import SeverityLevel
 
 from arena_tui.spine.bus import EventBus
 
+from ..launcher import Judge
 from ..run_view import RunState
 
 if TYPE_CHECKING:
     from arena_tui.spine.benchmark import Benchmark
+
+    from ..judge.backends import JudgeBackend
+    from ..judge.worker import JudgeWorker
 
 
 class Notices(Protocol):
@@ -29,9 +33,9 @@ class JudgeSupervisor:
     def __init__(self, bus: EventBus, notices: Notices) -> None:
         self.bus = bus
         self.notices = notices
-        self.judges: dict[str, Any] = {}
+        self.judges: dict[str, tuple[JudgeWorker, asyncio.Task[None], JudgeBackend]] = {}
 
-    def start(self, run_id: str, benchmark: Benchmark, judge: Any) -> None:
+    def start(self, run_id: str, benchmark: Benchmark, judge: Judge) -> None:
         """Attach a judge to the bus for this run (before the run publishes anything)."""
         if judge == "none":
             return
@@ -48,7 +52,7 @@ class JudgeSupervisor:
             return
         self.judges[run_id] = (worker, worker.start(), backend)
 
-    def judge_for(self, state: RunState) -> tuple[Any, str]:
+    def judge_for(self, state: RunState) -> tuple[JudgeBackend, str]:
         """(backend, label) to re-judge a run with: its own judge when it has one here, else the kind
         it was judged with, else auto (the configured LLM judge, else the offline heuristic).
 
@@ -99,6 +103,6 @@ class JudgeSupervisor:
         self.judges.clear()
 
 
-def judge_label(backend: Any) -> str:
-    name = str(getattr(backend, "name", None) or type(backend).__name__)
-    return f"{name} (offline)" if getattr(backend, "heuristic", False) else name
+def judge_label(backend: JudgeBackend) -> str:
+    name = backend.name or type(backend).__name__
+    return f"{name} (offline)" if backend.heuristic else name

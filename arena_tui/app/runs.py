@@ -47,7 +47,7 @@ class RunHost(Protocol):
 class JudgeStarter(Protocol):
     """Who attaches a run's judge to the bus (`judging.JudgeSupervisor`)."""
 
-    def start(self, run_id: str, benchmark: Benchmark, judge: Any) -> None: ...
+    def start(self, run_id: str, benchmark: Benchmark, judge: Judge) -> None: ...
 
 
 class Flushes(Protocol):
@@ -91,7 +91,7 @@ class RunSupervisor:
         self.workers[run_id] = worker
         return run_id
 
-    async def _run(self, run_id: str, benchmark_name: Any, settings: RunSettings, judge: Judge) -> None:
+    async def _run(self, run_id: str, benchmark_name: str | Benchmark, settings: RunSettings, judge: Judge) -> None:
         state = self.live[run_id]
         status, error = "failed", None
         try:

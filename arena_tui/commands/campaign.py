@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.campaign import records
-from arena_tui.campaign.spec import SpecError, build_spec, listify, load_toml, spec_values
+from arena_tui.campaign.spec import CampaignSpec, SpecError, build_spec, listify, load_toml, spec_values
 from arena_tui.compare.columns import cost_text
 from arena_tui.compare.costs import cost_note
 from arena_tui.compare.pairwise import family_note, strict_lines
 from arena_tui.cost import Estimate
+from arena_tui.orchestration.executor import Executor
 from arena_tui.orchestration.logs import quiet_logs
 from arena_tui.orchestration.orchestrator import CampaignBlocked, run_campaign
 from arena_tui.spine import paths
@@ -99,7 +100,7 @@ async def _main(args: argparse.Namespace) -> int:
         await store.close()
 
 
-def spec_from_args(args: argparse.Namespace) -> Any:
+def spec_from_args(args: argparse.Namespace) -> CampaignSpec:
     try:
         file_values = load_toml(Path(args.spec)) if args.spec else {}
         flags = {"benchmarks": args.bench, "models": args.model, "repeats": args.repeats,
@@ -139,9 +140,9 @@ def _all_speakers(file_values: dict[str, Any], flags: dict[str, Any], args: argp
 
 
 async def _run(store: Store, args: argparse.Namespace) -> int:
-    campaign_id = getattr(args, "campaign_id", None)
+    campaign_id: str | None = getattr(args, "campaign_id", None)
     if args.campaign_command == "resume":
-        spec = await records.load_spec(store, campaign_id)
+        spec = await records.load_spec(store, campaign_id) if campaign_id is not None else None
         if spec is None:
             raise CliError(f"{store.path}: no campaign {campaign_id} (see `arena-tui campaign list`)")
     else:
@@ -155,7 +156,7 @@ async def _run(store: Store, args: argparse.Namespace) -> int:
     def notice(line: str) -> None:
         print(f"campaign: {line}", flush=True)
 
-    def started(executor: Any) -> None:  # an executor may say where its start-up time went (Ray does)
+    def started(executor: Executor) -> None:  # an executor may say where its start-up time went (Ray does)
         report = getattr(executor, "startup_report", None)
         if report is not None:
             notice(report())
@@ -192,7 +193,7 @@ async def _run(store: Store, args: argparse.Namespace) -> int:
     return 0 if not result.incomplete else 1
 
 
-async def _stopped(store: Store, spec: Any, campaign_id: str | None, stops: StopSignals) -> int:
+async def _stopped(store: Store, spec: CampaignSpec, campaign_id: str | None, stops: StopSignals) -> int:
     """A campaign stopped by a signal: where it stands, how to go on, and 128 + the signal."""
     campaign_id = campaign_id or await records.find_by_spec(store, spec)
     name = stops.received.name if stops.received is not None else "a signal"
@@ -229,9 +230,9 @@ async def _show(store: Store, campaign_id: str, data: Path | None) -> int:
         print(note)
         if (spent := sum((c.cost for c in view.cells if c.cost.reports), Estimate())).unknown:
             print(spent.text())  # what no price covers, named once (a cell says only "price unknown")
-    if lines := strict_lines(view.gaps):
+    if gap_lines := strict_lines(view.gaps):
         print(f"gaps between its rows, strict pass, paired ({family_note(view.gaps)}):")
-        for line in lines:
+        for line in gap_lines:
             print(f"  {line}")
     print(f"its report: arena-tui report {campaign_id} DIR (pairwise.csv: every dimension)")
     return 0

@@ -16,20 +16,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Any
+from pathlib import Path
 
 from arena_tui.spine import paths
+from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.judges import KINDS_OR_NONE
 from arena_tui.spine.settings import RunSettings, SettingsError
 
 from ..judge import make_backend
-from ..judge.backends import PermanentError
+from ..judge.backends import JudgeBackend, PermanentError
 from ..judge.choice import pick_judge
 from ..orchestration.headless import run_headless
 from ..orchestration.logs import quiet_logs
 from ..orchestration.preflight import preflight
-from ..orchestration.resume import ResumeError, endpoint_line, plan_resume, replayed_text, resume_starter
+from ..orchestration.resume import ResumeError, ResumePlan, endpoint_line, plan_resume, replayed_text, resume_starter
 from ..store import Store, StoreError, require_database
 from .ids import resolve_run_id
 
@@ -84,14 +85,14 @@ def _aimed(args: argparse.Namespace, settings: RunSettings) -> tuple[RunSettings
         raise CliError(str(e)) from None
 
 
-def _endpoint(plan: Any, settings: RunSettings, typed: bool) -> str:
+def _endpoint(plan: ResumePlan, settings: RunSettings, typed: bool) -> str:
     try:
         return endpoint_line(plan, settings, typed=typed)
     except ResumeError as e:
         raise CliError(str(e)) from None
 
 
-async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, RunSettings, bool, Any]:
+async def _prepare(args: argparse.Namespace, db: Path) -> tuple[Benchmark, ResumePlan, RunSettings, bool, JudgeBackend | None]:
     """The benchmark, the resume plan, the settings it runs with (as recorded, connected where the
     flags say; whether they said) and the judge backend, or a CliError naming what is wrong. The
     run is checked by the one preflight every run gets (`orchestration.preflight`: the benchmark
@@ -122,7 +123,7 @@ async def _prepare(args: argparse.Namespace, db: Any) -> tuple[Any, Any, RunSett
     return checked.benchmark, plan, settings, typed, _judge(args.judge, names)
 
 
-def _judge(choice: str, recorded: list[str]) -> Any:
+def _judge(choice: str, recorded: list[str]) -> JudgeBackend | None:
     """The backend for `--judge` (`recorded`: the run's own judge, none if it was not judged)."""
 
     pick = pick_judge(choice, recorded)

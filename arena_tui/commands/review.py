@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import Sequence
+from typing import Any
 
 from arena_tui.spine.errors import CliError
 from arena_tui.spine.paths import db_path
@@ -32,9 +34,9 @@ class _TurnAndVerdicts(argparse.Action):
     """`--turn N [DIMENSION=pass|fail …]`: the turn, and the verdicts written after it (argparse
     takes positionals only before the first option, so those after `--turn N` are read here)."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: str | Sequence[Any] | None,
                  option_string: str | None = None) -> None:
-        raw, *rest = values  # type: ignore[misc]  # argparse hands nargs='+' values as a list
+        raw, *rest = [str(v) for v in values] if isinstance(values, list) else [str(values)]  # nargs='+': a list
         try:
             namespace.turn = int(raw)
             namespace.after_turn = [_verdict(v) for v in rest]

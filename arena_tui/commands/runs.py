@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
         print(format_table(rows, tallies, costs=costs))
         if any(t.human for t in tallies.values()):
             print("✎N: N verdicts the strict pass counts are a person's (arena-tui review), not the judge's")
-        if replaced := [r for r in rows if r.superseded_by]:
+        if replaced := [(r.run_id, by) for r in rows if (by := r.superseded_by)]:
             print("superseded: a campaign's re-run replaced it, it counts nowhere ("
-                  + ", ".join(f"{r.run_id[:8]} by {r.superseded_by[:8]}" for r in replaced) + ")")
+                  + ", ".join(f"{run_id[:8]} by {by[:8]}" for run_id, by in replaced) + ")")
     return 0

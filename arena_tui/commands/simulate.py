@@ -14,14 +14,14 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
 from benchmarks.loader import BenchmarkError
 from benchmarks.registry import load_benchmark
 
-from ..orchestration.simulator import parse_faults, simulator_server
+from ..orchestration.simulator import SimulatorServer, parse_faults, simulator_server
 
 #: how much lower than its clients the simulator runs: on one machine, the kernel otherwise lets it
 #: preempt the engine whose pacing it measures (measured: 8 sessions' input pacing p99 2.3 → 0.8-1.6 ms)
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _serve(server: Any, duration: float | None, out: TextIO, truth: str | None = None) -> None:
+async def _serve(server: SimulatorServer, duration: float | None, out: TextIO, truth: str | None = None) -> None:
     stop = asyncio.Event()
     with contextlib.suppress(NotImplementedError, RuntimeError):  # SIGTERM stops it as cleanly as Ctrl-C
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)

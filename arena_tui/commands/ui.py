@@ -9,7 +9,6 @@ import argparse
 import asyncio
 import shlex
 from pathlib import Path
-from typing import Any
 
 from arena_tui.spine import paths
 from arena_tui.spine.errors import CliError
@@ -21,6 +20,7 @@ from ..orchestration.launch import EngineLauncher
 from ..orchestration.live import JudgeChoice
 from ..orchestration.logs import quiet_logs
 from ..orchestration.run_pool import RunPool
+from ..run_view import RunState
 from ..store import Store, StoreError
 from .ids import resolve_run_id
 
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def left_line(state: Any, db: Path, data: Path | None) -> str:
+def left_line(state: RunState, db: Path, data: Path | None) -> str:
     """What quitting left of a run that was still streaming, and the command that continues it."""
     model = state.started.model if state.started is not None else "?"
     return (f"run {state.run_id} ({state.benchmark}, {model}) left interrupted at {state.turns_done}/"

@@ -274,6 +274,12 @@ def _early(row: BoardRow) -> Words:
                  whole=f"{r.passes}/{r.n}" + (f" [p50 {d.p50:,.0f} ms ahead]" if d else ""))
 
 
+def _dimension_column(d: str) -> Column:
+    """The leaderboard's column of one judged dimension (a function of its own: each column's lambdas hold their own `d`)."""
+    return Column(f"dim:{d}", named(d).label, lambda r: RateFigure(r.dimensions.get(d), r.judged),
+                  lambda r: _rate(r.dimensions.get(d), r.judged), True, title=named(d).words, csv=_rate_csv(f"{d}_pooled"))
+
+
 def board_columns(dimensions: list[str], stages: bool = False, duplex: bool = False, cost: bool = False) -> list[Column]:
     """model and benchmark (always in view), then by what a comparison reads first: both turn passes
     (ours, the original eval's), latency, how many runs, one per dimension, the judge and its
@@ -295,10 +301,7 @@ def board_columns(dimensions: list[str], stages: bool = False, duplex: bool = Fa
                lambda r: _p(r.v2v, "p95"), csv=(f"{v2v}_p95", f"{v2v}_p95_ci_lower", f"{v2v}_p95_ci_upper")),
         Column("runs", "runs", _runs, lambda r: len(r.runs), True, csv=("runs", "latency_runs")),
     ]  # fmt: skip
-    for d in dimensions:
-        cols.append(Column(f"dim:{d}", named(d).label, lambda r, d=d: RateFigure(r.dimensions.get(d), r.judged),
-                           lambda r, d=d: _rate(r.dimensions.get(d), r.judged), True, title=named(d).words,
-                           csv=_rate_csv(f"{d}_pooled")))  # fmt: skip
+    cols += [_dimension_column(d) for d in dimensions]
     cols += [
         Column("judge", "judge", _judge, row_judge),
         Column("agreement", "judge agree", _agreement, lambda r: row_agreement(r).rate, True, title="judge agreement",

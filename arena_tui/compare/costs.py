@@ -28,7 +28,7 @@ def _note(cost: Estimate) -> str:
 
 
 def _usage(f: RunFigures) -> dict[str, Any]:
-    totals = dict.fromkeys(USAGE_COLUMNS, 0)
+    totals: dict[str, float] = dict.fromkeys(USAGE_COLUMNS, 0)  # tokens and characters stay ints
     if not f.run.usage:
         return dict.fromkeys(USAGE_COLUMNS)  # not recorded: empty, not 0
     for u in f.run.usage:

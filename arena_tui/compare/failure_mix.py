@@ -47,9 +47,14 @@ def mix_columns(rows: list[BoardRow]) -> list[Column]:
     cols.append(Column("failed", "failed turns", lambda r: Words(str(failed_turns(r)), f"of {r.strict.n} counted",
                                                                  "warn" if failed_turns(r) else "muted"),
                        failed_turns, True))  # fmt: skip
-    cols += [Column(f"cause:{c}", label(c), lambda r, c=c: _cause(r, c), lambda r, c=c: r.causes.get(c, 0), True,
-                    title=f"{label(c)} ({decided_by(c)})") for c in causes]  # fmt: skip
+    cols += [_cause_column(c) for c in causes]
     return cols
+
+
+def _cause_column(cause: str) -> Column:
+    """The failure mix's column of one cause (a function of its own: each column's lambdas hold their own cause)."""
+    return Column(f"cause:{cause}", label(cause), lambda r: _cause(r, cause), lambda r: r.causes.get(cause, 0), True,
+                  title=f"{label(cause)} ({decided_by(cause)})")
 
 
 def decided_by(cause: str) -> str:

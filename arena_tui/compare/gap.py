@@ -203,7 +203,7 @@ class PairGap:
         a, b = self.pairing.verdicts(STRICT_KEY)
         out = []
         for i, t in enumerate(self.pairing.turns):
-            xa, xb = [run[i] for run in a if run[i] is not None], [run[i] for run in b if run[i] is not None]
+            xa, xb = [x for run in a if (x := run[i]) is not None], [x for run in b if (x := run[i]) is not None]
             if xa and xb and sum(xa) * len(xb) != sum(xb) * len(xa):
                 out.append(Deciding(t, (sum(xa), len(xa)), (sum(xb), len(xb))))
         return sorted(out, key=lambda d: (-abs(d.shift), d.turn))

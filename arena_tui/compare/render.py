@@ -140,6 +140,11 @@ def _leaderboard_table(board: Leaderboard, rows: list[BoardRow], names: Names) -
     return table
 
 
+def _rate_in(rates: Callable[[BoardRow], Mapping[str, Rate]], key: str) -> Callable[[BoardRow], Rate | None]:
+    """A row's rate of one dimension or category (a function of its own: each holds its own key)."""
+    return lambda r: rates(r).get(key)
+
+
 def _bars(rows: list[BoardRow], colours: Mapping[str, int], rate_of: Callable[[BoardRow], Rate | None],
           names: Names) -> list[Bar]:
     out = []
@@ -164,12 +169,12 @@ def _plots(board: Leaderboard, bench: str, rows: list[BoardRow], colours: Mappin
         out.append(_over_turns(bench, rows, colours, names))
     groups = [(STRICT, _bars(rows, colours, lambda r: r.strict, names)),
               (ORIGINAL, _bars(rows, colours, lambda r: r.original, names))]
-    groups += [(named(d).words, _bars(rows, colours, lambda r, d=d: r.dimensions.get(d), names))
+    groups += [(named(d).words, _bars(rows, colours, _rate_in(lambda r: r.dimensions, d), names))
                for d in board.dimensions if any(d in r.dimensions for r in rows)]  # fmt: skip
     out.append(rate_bars(f"Pass rate per dimension — {bench}", groups))
     cats = sorted({c for r in rows for c in r.categories})
     if cats:
-        cgroups = [(c, _bars(rows, colours, lambda r, c=c: r.categories.get(c), names)) for c in cats]
+        cgroups = [(c, _bars(rows, colours, _rate_in(lambda r: r.categories, c), names)) for c in cats]
         out.append(rate_bars(f"{STRICT.capitalize()} per category — {bench}", cgroups))
     return out
 

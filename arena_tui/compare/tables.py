@@ -352,7 +352,7 @@ def model_summary_rows(board: Leaderboard, run_rows: Sequence[Mapping[str, Any]]
     return out
 
 
-def _number(v: Any) -> float | None:
+def _number(v: object) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
@@ -402,7 +402,7 @@ def category_rows(board: Leaderboard) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def _cell(v: Any) -> Any:
+def _cell(v: object) -> object:
     """A value as the reference's CSVs write it: empty for none, floats in full (`repr`)."""
     if v is None:
         return ""

@@ -5,8 +5,7 @@ figures read off them by the one rule: the tally (`verdicts.tally`) and why each
 
 from __future__ import annotations
 
-from typing import Any
-
+from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.events import Judgement, RunEnded, RunEvent, SessionRotated, TurnEnded
 
 from ..verdicts import JudgeId, Tally, tally
@@ -48,7 +47,7 @@ class Judgements:
         statuses = {i: r.status for i, r in rows.items() if r.status not in ("pending", "running")}
         return tally(self.revisions, statuses, expected)
 
-    def causes(self, rows: dict[int, TurnRow], benchmark: Any, rehydrated: bool) -> dict[int, tuple[str, ...]]:
+    def causes(self, rows: dict[int, TurnRow], benchmark: Benchmark | None, rehydrated: bool) -> dict[int, tuple[str, ...]]:
         """turn -> why it failed (or why it counts apart), by the one rule (`judge.causes.run_causes`,
         as a stored run's `StoredRun.causes`); `benchmark`: what the run ran (the call alignment); `rehydrated`: each turn in its own session (no cross-turn rule)."""
         key = (self.version, id(benchmark))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from arena_tui.spine.benchmark import Benchmark
 
 from arena_tui.spine.events import (
     ErrorEvent, Judgement, Reconnected, RunEnded, RunEvent, RunResumed, RunStarted, SessionOpened, SessionRotated, Waiting,
@@ -49,7 +49,7 @@ class RunState:
         self.specs = specs or {}
         # what the run ran (`arena_tui.spine.benchmark.Benchmark`, set with `specs` where it is loaded):
         # the call alignment behind a failure's causes; None: no call causes (nothing to align to)
-        self.benchmark_data: Any = None
+        self.benchmark_data: Benchmark | None = None
         # the run's own course
         self.started: RunStarted | None = None
         self.ended: RunEnded | None = None
@@ -187,9 +187,9 @@ class RunState:
         its events go (`last_ms` is audio time, run `speed` times faster than the wall); a resumed
         run's is its timeline's, which stood still while it was interrupted (`RunRow.active_s`)."""
         if self.clock is None or self.wall_started is None:
-            end = self.ended.wall_time if self.ended is not None and not self.resumed else None
-            if end is not None and self.started_wall_time is not None:
-                return max(0.0, (end - self.started_wall_time).total_seconds() * 1000.0)
+            ended_at = self.ended.wall_time if self.ended is not None and not self.resumed else None
+            if ended_at is not None and self.started_wall_time is not None:
+                return max(0.0, (ended_at - self.started_wall_time).total_seconds() * 1000.0)
             return wall_ms(self.last_ms, self.speed)
         end = self.wall_ended if self.wall_ended is not None else self.clock()
         return (end - self.wall_started) * 1000.0

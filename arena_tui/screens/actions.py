@@ -186,5 +186,8 @@ def review(screen: ArenaScreen, state: RunState, turn: int | None) -> None:
             ", ".join(f"{named(d).words} {v}" for d, v in asked.verdicts.items())
         screen.notify(f"turn {turn}: {said} ({asked.by})")
 
-    screen.app.push_screen(dialog, lambda asked: screen.app.run_worker(record(asked), group="review", exit_on_error=False))
+    def answered(asked: Review | None) -> None:  # recorded in a worker: the dialog closes at once
+        screen.app.run_worker(record(asked), group="review", exit_on_error=False)
+
+    screen.app.push_screen(dialog, answered)
 

@@ -10,8 +10,9 @@ the help screen lists every registered screen's keys from its own BINDINGS, noth
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, ClassVar, TypeVar, cast
+from typing import ClassVar, TypedDict, TypeVar, Unpack, cast
 
+from textual import events
 from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.message_pump import MessagePump
@@ -31,6 +32,15 @@ def arena_of(node: MessagePump) -> Arena:
 #: find or filter line: `Finding.action_back`), so escape never leaves a screen whose bar offers it
 BACK = Binding("escape", "back", "Back")
 
+class SubclassOptions(TypedDict, total=False):
+    """What a Textual widget class may be declared with (`class S(ArenaScreen, inherit_css=False)`)."""
+
+    can_focus: bool | None
+    can_focus_children: bool | None
+    inherit_css: bool
+    inherit_bindings: bool
+
+
 #: every screen that names itself for the help, as its class is defined (`ArenaScreen.HELP_WHERE`)
 SCREENS: list[type[ArenaScreen]] = []
 
@@ -49,7 +59,7 @@ class ArenaScreen(Screen):
     _shown = False  # it has been the screen on top before
     _left = False  # another screen of the app replaced it on top (a dialog, the palette or the help do not)
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: Unpack[SubclassOptions]) -> None:
         super().__init_subclass__(**kwargs)
         if cls.__dict__.get("HELP_WHERE"):
             SCREENS.append(cls)
@@ -91,7 +101,7 @@ class ArenaScreen(Screen):
             self._keys_here = 0
         self._shown, self._left = True, False
 
-    def on_key(self) -> None:
+    def on_key(self, event: events.Key) -> None:  # a screen that reads the key takes it too (`RunScreen`)
         self._keys_here += 1
 
     def on_click(self) -> None:

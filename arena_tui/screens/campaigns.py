@@ -30,7 +30,7 @@ from ..compare.pairwise import family_note
 from ..widgets.board_cells import cost_cell
 from ..widgets.dimensions import cell_strict, rate_slots, rates_legend, slot_dims, slots_header
 from ..widgets.fit import PAD, fit_cell, fit_columns, hidden_text, natural_widths
-from .polling import PollingScreen
+from .polling import PollingScreen, T
 from .base import BACK
 from ..verdicts import STRICT
 from ..timing import speed_text
@@ -58,8 +58,8 @@ SHAREABLE = ("benchmark", "repeat")
 
 def shared_parts(cells: Sequence[Cell]) -> frozenset[str]:
     """Which of `SHAREABLE` every cell has alike: one benchmark name, one repeat."""
-    alike = {"benchmark": {c.bench_name for c in cells}, "repeat": {c.repeat for c in cells}}
-    return frozenset(part for part, values in alike.items() if len(values) == 1)
+    distinct = {"benchmark": len({c.bench_name for c in cells}), "repeat": len({c.repeat for c in cells})}
+    return frozenset(part for part, n in distinct.items() if n == 1)
 
 
 def cell_labels(cells: Sequence[Cell]) -> Labels:
@@ -153,14 +153,14 @@ def list_cells(v: CampaignView, shape: bool = False) -> tuple:
             when_text(v.created_at), speed_text(v.spec.speed), v.spec.executor)
 
 
-class Campaigns(PollingScreen):
+class Campaigns(PollingScreen[T]):
     """What both campaign screens are: pushed (escape goes back), polled, styled alike."""
 
     CSS_PATH = "campaigns.tcss"
     BINDINGS = [BACK]
 
 
-class CampaignsScreen(Campaigns):
+class CampaignsScreen(Campaigns[list[CampaignView]]):
     """Every recorded campaign, newest first; enter opens its matrix."""
 
     HELP_WHERE, HELP_ORDER = "campaigns", 8
@@ -295,7 +295,7 @@ def gaps_text(view: CampaignView, full: bool = True) -> Text:
     return Text("\n").join([head, *lines])
 
 
-class CampaignScreen(Campaigns):
+class CampaignScreen(Campaigns[CampaignView]):
     """One campaign's cells (benchmark × model × repeat): state, turn progress, pass rates."""
 
     HELP_WHERE, HELP_ORDER = "campaign", 9
@@ -367,9 +367,9 @@ class CampaignScreen(Campaigns):
         for col, w in shown.items():
             table.add_column(labels[col], key=CELL_COLUMNS[col][0], width=w)
         dropped = column_form([c.cell for c in self.cells], shown[0], shared, names)
-        for view, row, name in zip(self.cells, cells, names.rows, strict=True):
-            row = (Text(short_label(view.cell, shown[0], dropped, name)), *row[1:])  # Text: `[…]` is no markup
-            table.add_row(*(fit_cell(row[col], w) for col, w in shown.items()), key=cell_key(view.cell))
+        for cell_view, row, name in zip(self.cells, cells, names.rows, strict=True):
+            row = (Text(short_label(cell_view.cell, shown[0], dropped, name)), *row[1:])  # Text: `[…]` is no markup
+            table.add_row(*(fit_cell(row[col], w) for col, w in shown.items()), key=cell_key(cell_view.cell))
         if current is not None:
             keys = [cell_key(c.cell) for c in self.cells]
             if cell_key(current.cell) in keys:

@@ -83,6 +83,11 @@ def _firsts(t: TurnComparison | ModelTurnComparison) -> tuple[Side | None, Side 
     return (t.a.repeats[0][1] if t.a.repeats else None), (t.b.repeats[0][1] if t.b.repeats else None)
 
 
+def _latency_note(run: StoredRun) -> str:
+    """Why a side's latency is not compared (the pane says it under the side), "" when it is."""
+    return f"({run.latency_excluded})" if run.latency_excluded else ""
+
+
 def _delta(a: float | None, b: float | None) -> Text:
     if a is None or b is None:
         return Text("–", MUTED)
@@ -164,45 +169,45 @@ class CompareScreen(Finding, ArenaScreen):
         for t in differing:
             for d in t.differences:
                 counts[d] = counts.get(d, 0) + 1
-        t = Text()
+        title = Text()
         # each side's cost, when either recorded usage or a judge's request (the runs list's rule)
         note = cost_note([c for side in (self.runs or self.board_rows or ()) for c in (side.cost, side.judge_cost)])
         priced = note is not None
         if self.runs:
             for side, run in zip("AB", self.runs):
-                t.append(f"{side}: ", "bold")
-                t.append(f"{run.run_id}  {run.group}  {run.row.benchmark}  {speed_text(run.speed)}  {run.row.status}"
-                         f"  judge {run.judge_label}")
+                title.append(f"{side}: ", "bold")
+                title.append(f"{run.run_id}  {run.group}  {run.row.benchmark}  {speed_text(run.speed)}  {run.row.status}"
+                             f"  judge {run.judge_label}")
                 if run.tally.never_answered:  # counted, each turn its failure
-                    t.append(f"  {NEVER_ANSWERED}", "bold red")
+                    title.append(f"  {NEVER_ANSWERED}", "bold red")
                 if run.latency_excluded:
-                    t.append(f"  (latency not compared: {run.latency_excluded})", "yellow")
+                    title.append(f"  (latency not compared: {run.latency_excluded})", "yellow")
                 if priced:
-                    t.append(f"  {costs_text(run.cost, run.judge_cost, run.tally.strict[0])}", "grey70")
-                t.append("\n")
+                    title.append(f"  {costs_text(run.cost, run.judge_cost, run.tally.strict[0])}", "grey70")
+                title.append("\n")
         elif self.board_rows:
             for side, row in zip("AB", self.board_rows):
-                t.append(f"{side}: ", "bold")
-                t.append(f"{row.model}  {row.benchmark}  {len(row.runs)} repeat(s)  judge {row.judge}")
+                title.append(f"{side}: ", "bold")
+                title.append(f"{row.model}  {row.benchmark}  {len(row.runs)} repeat(s)  judge {row.judge}")
                 if row.never_answered:
-                    t.append(f"  {len(row.never_answered)} {NEVER_ANSWERED}", "bold red")
+                    title.append(f"  {len(row.never_answered)} {NEVER_ANSWERED}", "bold red")
                 if priced:
-                    t.append(f"  {costs_text(row.cost, row.judge_cost, row.strict.passes)}", "grey70")
-                t.append("\n")
+                    title.append(f"  {costs_text(row.cost, row.judge_cost, row.strict.passes)}", "grey70")
+                title.append("\n")
         if note:  # what the costs are
-            t.append(f"{note}\n", MUTED)
+            title.append(f"{note}\n", MUTED)
         judges = {run.judge_label for run in self.runs} or {row.judge for row in self.board_rows or ()}
         if len(judges) > 1:  # each side's verdicts are its own judge's: a difference may be the judges'
-            t.append("two judges: a verdict that differs may be the judges' difference, not the models'\n", "bold yellow")
-        t.append(f"{len(differing)}/{len(self.turns)} turns differ", "bold yellow" if differing else "green")
+            title.append("two judges: a verdict that differs may be the judges' difference, not the models'\n", "bold yellow")
+        title.append(f"{len(differing)}/{len(self.turns)} turns differ", "bold yellow" if differing else "green")
         if counts:
-            t.append(" · " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-        t.append("  (d: only differences)" + (" · showing differences only" if self.only_differences else ""), MUTED)
+            title.append(" · " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        title.append("  (d: only differences)" + (" · showing differences only" if self.only_differences else ""), MUTED)
         if self.gap is not None:
-            t.append("\n").append_text(gap_line(self.gap, self.size.width or self.app.size.width))
+            title.append("\n").append_text(gap_line(self.gap, self.size.width or self.app.size.width))
         if self.hidden:
-            t.append(f"\nhidden at this width: {', '.join(self.hidden)} (a wider terminal shows them)", "yellow")
-        return t
+            title.append(f"\nhidden at this width: {', '.join(self.hidden)} (a wider terminal shows them)", "yellow")
+        return title
 
     def on_resize(self) -> None:
         if self.turns:  # the columns are fitted to the width
@@ -249,7 +254,8 @@ class CompareScreen(Finding, ArenaScreen):
         table = self.query_one("#pair", DataTable)
         if not table.row_count:
             return None
-        return int(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value  # a turn's index, as its row was added
+        return int(key) if key is not None else None
 
     @on(DataTable.RowHighlighted, "#pair")
     def _pane(self) -> None:
@@ -259,8 +265,8 @@ class CompareScreen(Finding, ArenaScreen):
         if turn is None:
             pane.update("")
             return
-        notes = tuple(f"({r.latency_excluded})" if r.latency_excluded else "" for r in self.runs) or ("", "")
-        pane.update(pair_turn(turn, max((self.size.width or self.app.size.width) - 4, 20), notes))  # type: ignore[arg-type]  # the pane's turn pair is always set before it is drawn
+        notes = (_latency_note(self.runs[0]), _latency_note(self.runs[1])) if self.runs else ("", "")
+        pane.update(pair_turn(turn, max((self.size.width or self.app.size.width) - 4, 20), notes))
 
     def found(self, text: str) -> list[str]:
         shown = [str(k.value) for k in self.query_one("#pair", DataTable).rows]
@@ -270,7 +276,7 @@ class CompareScreen(Finding, ArenaScreen):
         return [k for k in shown if k in hits]
 
     def _rows(self) -> list[tuple[str, list[Text | str]]]:
-        out = []
+        out: list[tuple[str, list[Text | str]]] = []
         for t in self.turns:
             if self.only_differences and not t.differences:
                 continue

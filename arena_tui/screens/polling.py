@@ -7,7 +7,7 @@ already gone) is dropped by Textual instead of drawing into nothing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from textual import work
 from textual.binding import Binding
@@ -17,12 +17,17 @@ from textual.widgets import DataTable
 from .base import ArenaScreen
 
 if TYPE_CHECKING:
+    from arena_tui.spine.benchmark import Benchmark
+
     from ..store import Store
 
 POLL_S = 2.0  # how often the store is read (a run or campaign may start in another terminal at any time)
 
+T = TypeVar("T")  # what a screen's read gives (its runs' rows, its campaigns)
+R = TypeVar("R")
 
-class PollingScreen(ArenaScreen):
+
+class PollingScreen(ArenaScreen, Generic[T]):
     """A screen over what another process may be writing: the store is read in a worker now, on
     return to the screen, on `g`, and every POLL_S when something was committed (unless the last
     read is still going); the result comes back as a `Read` message and is drawn again on resize."""
@@ -32,26 +37,26 @@ class PollingScreen(ArenaScreen):
     MISSING = "not found"  # the error when `read` returns None
     _loading = False
     _version: int | None = None  # the store's data_version at the last successful read
-    loaded: Any = None  # the last successful read
+    loaded: T | None = None  # the last successful read
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self) -> None:
+        super().__init__()
         # benchmark name -> its data (None: not found), read once per screen, not on every poll:
         # what a stored run's unjudged turns are charged on (`arena_tui.compare.load.load_stored`)
-        self._benchmarks: dict[str, Any] = {}
+        self._benchmarks: dict[str, Benchmark | None] = {}
 
-    class Read(Message):
+    class Read(Message, Generic[R]):
         """The worker's result, or the one line saying why there is none."""
 
-        def __init__(self, result: Any, error: str | None = None) -> None:
+        def __init__(self, result: R | None, error: str | None = None) -> None:
             super().__init__()
             self.result = result
             self.error = error
 
-    async def read(self, store: Store) -> Any:
+    async def read(self, store: Store) -> T | None:
         raise NotImplementedError
 
-    def show(self, result: Any) -> None:
+    def show(self, result: T) -> None:
         """Draw a successful read (also on resize)."""
         raise NotImplementedError
 
@@ -100,7 +105,7 @@ class PollingScreen(ArenaScreen):
         self._version = version
         self.post_message(self.Read(result, None if result is not None else self.MISSING))
 
-    def on_polling_screen_read(self, message: Read) -> None:
+    def on_polling_screen_read(self, message: PollingScreen.Read[T]) -> None:
         if message.result is None:
             self.show_error(message.error)
             return

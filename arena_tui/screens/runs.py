@@ -169,8 +169,8 @@ def stacked_rows(table: DataTable, room: int, order: list[tuple[str, dict[str, A
     labels = [label for _, label in STACKED[:-1]] + [rates_label]
     for (key, _), label, w in zip(STACKED, labels, (id_w, model_w, status_w, rates_w), strict=True):
         table.add_column(label, key=key, width=w)
-    for (run_id, r), row, pass_line, label in zip(order, cells, strict, names.rows, strict=True):
-        model = stacked_model(r, label, row[BENCH], model_w)
+    for (run_id, r), row, pass_line, name in zip(order, cells, strict, names.rows, strict=True):
+        model = stacked_model(r, name, row[BENCH], model_w)
         table.add_row(fit_lines(Text("\n").join([as_text(row[ID]), Text(row[DUR], "grey62")]), id_w),
                       fit_lines(model, model_w),
                       fit_lines(Text("\n").join([as_text(row[STATUS]), as_text(row[PROGRESS])]), status_w),
@@ -190,7 +190,7 @@ def run_matches(r: dict[str, Any], text: str) -> bool:
     return any(text in f.casefold() for f in [*fields, *(r.get("variants") or ())])
 
 
-class RunsScreen(Finding, PollingScreen):
+class RunsScreen(Finding, PollingScreen[dict[str, dict[str, Any]]]):
     """Polled like the campaign screens: runs recorded by another process (a campaign in another
     terminal) appear here too."""
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -16,6 +15,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Static
 
 from arena_tui.spine.causes import CAUSES as MEANING
+from arena_tui.spine.records import ToolCallRecord
 from ..messages import LiveUpdate, TurnRejudged
 from ..run_view import RunState, TurnRow
 from ..compare.duplex import early_start_text, interrupted_text, outcome_text
@@ -42,12 +42,12 @@ STAGE_LABELS = [
 ]
 
 
-def _json(v: Any, limit: int = 600) -> str:
+def _json(v: object, limit: int = 600) -> str:
     s = json.dumps(v, ensure_ascii=False, sort_keys=True, default=str)
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
-def call_text(name: Any, args: Any) -> str:
+def call_text(name: object, args: object) -> str:
     """`book_repair( bike_type: "road", date: "2025-05-06" )`: a call as it reads in a narrow column
     (it wraps after the name, an argument's name and between arguments; only a value longer than
     the column folds, never cut)."""
@@ -101,14 +101,14 @@ def tools_table(row: TurnRow) -> Table:
             t.add_row(Text("(none)", "grey50"), *_made_cells(c))
     if not expected and not made:
         if row.result is None:
-            for c in row.tool_calls:
-                t.add_row("?", call_text(c.name, c.args), Text("(in progress)", "grey50"))
+            for called in row.tool_calls:
+                t.add_row("?", call_text(called.name, called.args), Text("(in progress)", "grey50"))
         if not row.tool_calls:
             t.add_row(Text("none", "grey50"), Text("none", "grey50"), "")
     return t
 
 
-def _made_cells(call: Any) -> tuple[Text, Text]:
+def _made_cells(call: ToolCallRecord | None) -> tuple[Text, Text]:
     if call is None:
         return Text("✗ not called", "bold red"), Text("")
     ok = call.status in ("matched", "end_session") and not call.is_duplicate

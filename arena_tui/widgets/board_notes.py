@@ -103,15 +103,15 @@ def board_notes(loaded: Loaded, rows: Sequence[BoardRow], width: int, room: int,
                                                     elsewhere="their counted apart column")))
     for run_id, why in loaded.selection.skipped.items():
         notes.append(("skipped runs", Text(f"skipped {run_id}: {why}")))
-    for name, why in sorted(loaded.unloadable.items()):
-        why = why.split(" (", 1)[0]  # the reason, not where it was looked for (`arena-tui benchmarks` says)
-        notes.append(("benchmarks without data", Text(f"no benchmark data for {name} ({why}): no categories")))
+    for bench, where in sorted(loaded.unloadable.items()):
+        why = where.split(" (", 1)[0]  # the reason, not where it was looked for (`arena-tui benchmarks` says)
+        notes.append(("benchmarks without data", Text(f"no benchmark data for {bench} ({why}): no categories")))
     if len(notes) > room:
         left = notes[room - 1:]
         kinds = ", ".join(dict.fromkeys(kind for kind, _ in left))
         count = f"+{len(left)} more notes" if room > 1 else f"{len(left)} notes"
-        more = fit_parts([(f"{count} ({kinds}): {more}", f"{count}: {more}", f"{count} ({kinds})", count)], width, 1)
-        notes = [*notes[:room - 1], ("", more)]
+        last = fit_parts([(f"{count} ({kinds}): {more}", f"{count}: {more}", f"{count} ({kinds})", count)], width, 1)
+        notes = [*notes[:room - 1], ("", last)]
     style = {"labelled rows": "bold magenta", "person's verdicts": "cyan", "judges": "grey62", "cost": "grey62",
              "skipped runs": "grey62",
              "benchmarks without data": "grey62", "": "grey62"}  # fmt: skip

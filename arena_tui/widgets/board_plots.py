@@ -107,7 +107,7 @@ def lanes_text(title: str, rows: Sequence[BoardRow], width: int, names: Sequence
             out.append("(none)".ljust(lane_w), "grey50")
         out.append("│\n", "grey50")
     axis = [" "] * lane_w
-    labels = [" "] * (lane_w + 1)
+    tick_labels = [" "] * (lane_w + 1)
     if every:
         tick, last_end = math.ceil(lo / step) * step, -2
         while tick <= hi:
@@ -115,12 +115,12 @@ def lanes_text(title: str, rows: Sequence[BoardRow], width: int, names: Sequence
             axis[c] = "┬"
             text = f"{tick:,.0f}"
             at = max(c - len(text) // 2, 0)
-            if at > last_end + 1 and at + len(text) <= len(labels):
-                labels[at: at + len(text)] = list(text)
+            if at > last_end + 1 and at + len(text) <= len(tick_labels):
+                tick_labels[at: at + len(text)] = list(text)
                 last_end = at + len(text)
             tick += step
     out.append(" " * label_w + " └" + "".join("─" if a == " " else a for a in axis) + "┘\n", "grey50")
-    out.append(" " * (label_w + 2) + ("".join(labels).rstrip() if every else "no turn of these rows counts for latency"),
+    out.append(" " * (label_w + 2) + ("".join(tick_labels).rstrip() if every else "no turn of these rows counts for latency"),
                "grey50")
     return out
 

@@ -128,7 +128,7 @@ def rate_slots(rates: Mapping[str, tuple[int, int]], dims: list[str], heuristic:
     judged (`unjudged`: "1 not judged"). Never judged: says so."""
     errors = Text(f"judge err {judge_errors}", "bold red") if judge_errors else None
     if unjudged:
-        errors = Text.assemble(*([errors, " "] if errors else []), (unjudged, "yellow"))
+        errors = Text.assemble(errors, " ", (unjudged, "yellow")) if errors else Text.assemble((unjudged, "yellow"))
     if not rates:
         return Text.assemble((NOT_JUDGED, "grey50"), " ", errors) if errors else Text(NOT_JUDGED, "grey50")
     t = Text()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import TypedDict, Unpack
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
@@ -80,6 +80,15 @@ class Hanging:
         return Measurement.get(console, options, self._grid())
 
 
+class WidgetOptions(TypedDict, total=False):
+    """What a container widget is given besides its own arguments (Textual's keywords)."""
+
+    name: str | None
+    id: str | None
+    classes: str | None
+    disabled: bool
+
+
 class BlockText(VerticalScroll):
     """A growing list of lines shown as blocks of BLOCK lines, one Static each.
 
@@ -93,7 +102,7 @@ class BlockText(VerticalScroll):
     BLOCK = 16
     DEFAULT_CSS = "BlockText > Static { width: 1fr; }"
 
-    def __init__(self, empty: Text, max_lines: int, **kwargs: Any) -> None:
+    def __init__(self, empty: Text, max_lines: int, **kwargs: Unpack[WidgetOptions]) -> None:
         super().__init__(**kwargs)
         self._follow = True
         self.max_lines = max_lines
@@ -178,7 +187,7 @@ class BlockText(VerticalScroll):
 class EventLog(BlockText):
     """The last lines of the run's log; only the block a new line lands in is re-rendered."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: Unpack[WidgetOptions]) -> None:
         super().__init__(Text("(no events yet)", "grey50"), MAX_LINES, **kwargs)
         self._state: RunState | None = None
 

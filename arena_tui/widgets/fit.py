@@ -7,6 +7,7 @@ column may stretch into (and be cut to) what is left, and goes when too little i
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 
 from rich.text import Text
 
@@ -55,7 +56,8 @@ def column_window(width: int, need: list[int], fixed: int, first: int) -> tuple[
     first = max(0, min(first, len(rest) - 1))
 
     def run(start: int) -> list[int]:
-        out, total = [], used
+        out: list[int] = []
+        total = used
         for col in rest[start:]:
             if out and total + need[col] + PAD > width:
                 break
@@ -100,7 +102,7 @@ def as_text(cell: Text | str) -> Text:
     return cell if isinstance(cell, Text) else Text(cell)
 
 
-def natural_widths(labels: list[str], rows: list[tuple]) -> list[int]:
+def natural_widths(labels: Sequence[str], rows: Sequence[Sequence[Text | str]]) -> list[int]:
     return [max([len(label)] + [cell_width(r[i]) for r in rows]) for i, label in enumerate(labels)]
 
 

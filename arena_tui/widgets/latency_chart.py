@@ -73,7 +73,7 @@ class TurnLatencyChart(PlotextPlot):
         counted = [p.ms for p in points if p.counted]
         if (p50 := median(counted)) is not None:
             plt.hline(p50, (251, 191, 36))
-        turns = sorted(i for i in state.turns if i >= 0) or [0]
+        turns: list[float] = sorted(i for i in state.turns if i >= 0) or [0]  # plotext takes its ticks as floats
         plt.xlim(turns[0] - 0.5, turns[-1] + 0.5)
         step = max(1, len(turns) // 12)  # a tick per turn while they have room
         plt.xticks(turns[::step], [str(t) for t in turns[::step]])

@@ -7,15 +7,13 @@ opening. The segments of the first rendering are kept and yielded again for the 
 
 from __future__ import annotations
 
-from typing import Any
-
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.segment import Segment
 
 
 class RenderedOnce:
-    def __init__(self, renderable: Any) -> None:
+    def __init__(self, renderable: RenderableType) -> None:
         self.renderable = renderable
         self._key: tuple | None = None
         self._segments: list[Segment] = []

@@ -114,9 +114,9 @@ def describe(state: RunState, room: int | None = None, mode: str = "live", cut: 
             if t.cell_len - room <= len(state.model_name) - min(len(state.model_name), NAME_FLOOR):
                 break
     if cut and room is not None and t.cell_len > room:  # its source tag and variants never
-        name = Text(state.model_name)
-        name.truncate(max(4, name.cell_len - (t.cell_len - room)), overflow="ellipsis")
-        forms["model"][level["model"]] = Text(name.plain + tag(state.source) + variants, style)
+        model = Text(state.model_name)
+        model.truncate(max(4, model.cell_len - (t.cell_len - room)), overflow="ellipsis")
+        forms["model"][level["model"]] = Text(model.plain + tag(state.source) + variants, style)
         t = line()
     return t
 

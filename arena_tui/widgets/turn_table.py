@@ -12,6 +12,7 @@ underlined; why a turn failed (`judge.causes`) has a column where the width leav
 from __future__ import annotations
 
 from rich.text import Text
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
 from collections.abc import Sequence
@@ -85,6 +86,7 @@ def status_cell(row: TurnRow, width: int | None = None) -> Text:
             status.append(silent, "bold dark_orange")
         if width is None or status.cell_len + fault.cell_len <= width:
             return status.append_text(fault)
+    assert width is not None  # without a width the first form was returned whole
     status.truncate(max(width - fault.cell_len, 1), overflow="ellipsis")
     return status.append_text(fault)
 
@@ -345,7 +347,7 @@ class TurnTable(DataTable):
                 if cells is not old and _plain(cells) != _plain(old):
                     for pos, (col, w) in enumerate(shown.items()):
                         if _plain((cells[col],)) != _plain((old[col],)):
-                            self.update_cell_at((self.get_row_index(str(idx)), pos), fit_cell(cells[col], w))
+                            self.update_cell_at(Coordinate(self.get_row_index(str(idx)), pos), fit_cell(cells[col], w))
             self._rows = rendered
         self._subtitle(dims, fitted)
         if follow_turn is not None and str(follow_turn) in self.rows:

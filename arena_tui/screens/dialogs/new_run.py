@@ -243,7 +243,8 @@ class NewRunDialog(ArenaDialog[RunRequest | None]):
         full = room >= n * 4
         gap = 1 if full or room >= n * 2 else 0
         for w in self.query("#new-run-form Input, #new-run-form Select"):
-            w.compact = not full
+            if isinstance(w, (Input, Select)):  # what the query selects: both have Textual's compact form
+                w.compact = not full
             w.styles.margin = (0, 0, gap, 0)
         for label in self.query(".field > Label"):
             label.styles.padding = (1 if full else 0, 0, 0, 0)

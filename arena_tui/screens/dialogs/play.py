@@ -74,7 +74,10 @@ class PlayDialog(ArenaDialog[None]):
             if row is not None and row.started_ms is not None:
                 span = (row.started_ms, row.ended_ms if row.ended_ms is not None else self.state.last_ms)
             result = row.result if row is not None else None
-            return await turn_audio(self.arena.store, self.state.run_id, self.turn, self.which, span, result)
+            store = self.arena.store
+            if store is None:
+                return f"[b red]cannot read audio: no database ({self.arena.store_error})[/]"
+            return await turn_audio(store, self.state.run_id, self.turn, self.which, span, result)
         except NoAudio as e:
             return f"[b red]{e}[/]"
         except Exception as e:

@@ -9,6 +9,7 @@ failure (`human.CAUSES`), the reason (required for a verdict, not to withdraw on
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rich.text import Text
@@ -61,7 +62,7 @@ class ReviewDialog(ArenaDialog[Review | None]):
     ReviewDialog #review-error { height: auto; color: $error; }
     """
 
-    def __init__(self, turn: int, dimensions: list[str], judge: dict[str, str], mine: dict[str, str], by: str,
+    def __init__(self, turn: int, dimensions: list[str], judge: dict[str, str], mine: Mapping[str, str], by: str,
                  withdrawable: bool, causes: tuple[str, ...] = ()) -> None:
         super().__init__()
         self.turn = turn
