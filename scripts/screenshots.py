@@ -408,13 +408,12 @@ def variant_campaign() -> Path:
     return _VARIANT_DB[0]
 
 
-async def shoot_variants(out: Path, size: tuple[int, int]) -> list[Path]:
+async def shoot_variants(out: Path, size: tuple[int, int], db: Path) -> list[Path]:
     """The variant campaign's matrix (six cells: condition × effort) and its leaderboard (six rows
     told apart by their condition and effort, what they share said once in the header)."""
     from arena_tui.screens.campaigns import CampaignScreen, CampaignsScreen
     from arena_tui.screens.leaderboard import LeaderboardScreen
 
-    db = variant_campaign()
     suffix = "" if size == MAIN else f"_{size[0]}x{size[1]}"
     app = ArenaApp(db)
     shots: list[Path] = []
@@ -616,7 +615,8 @@ def shoot_all(args: argparse.Namespace, out: Path) -> int:
         svgs += [p for size in sizes for p in asyncio.run(shoot_board(out, size, db, ids))]
     if args.only in (None, "campaigns"):
         svgs += [p for size in sizes for p in asyncio.run(shoot_campaigns(out, size))]
-        svgs += [p for size in sizes for p in asyncio.run(shoot_variants(out, size))]
+        variants = variant_campaign()  # recorded before any screen's loop: a campaign runs its own
+        svgs += [p for size in sizes for p in asyncio.run(shoot_variants(out, size, variants))]
     if args.only in (None, "duplex"):
         svgs += [p for size in sizes for p in asyncio.run(shoot_duplex(out, size))]
     pngs = [] if args.no_png else to_png(svgs)

@@ -33,7 +33,7 @@ def status_text(loaded: Loaded, *, sort: str, bench: str, mix: bool, narrow: str
     if not board.runs:
         unscored = f" ({len(board.unscored)} not scored: no turn got an answer)" if board.unscored else ""
         return fit_parts([(f"no finished runs in {loaded.selection.description or 'the store'}{unscored}",)], width, 1)
-    parts: list[Forms] = [(f"{len(board.runs)} runs · {len(board.models)} models",)]
+    parts: list[Forms] = [(f"{len(board.runs)} runs · {len(board.models)} rows",)]
     if mix:
         parts.append((Text("failure mix: failed turns per cause (m: the figures)", "bold"), Text("failure mix (m)", "bold")))
     if narrow:
