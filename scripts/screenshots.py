@@ -359,9 +359,25 @@ def shoot_report(out: Path) -> list[Path]:
     return [png]
 
 
+async def open_campaigns(app: ArenaApp, pilot) -> None:
+    """From the runs list to the campaigns list (`C`), once it has read them."""
+    from arena_tui.screens.campaigns import CampaignsScreen
+
+    await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
+    await pilot.press("C")
+    await until(pilot, lambda: isinstance(app.screen, CampaignsScreen) and app.screen.views is not None)
+
+
+async def open_campaign(app: ArenaApp, pilot) -> None:
+    """The campaign under the list's cursor (`enter`), once it has read it."""
+    from arena_tui.screens.campaigns import CampaignScreen
+
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, CampaignScreen) and app.screen.view is not None)
+
+
 async def shoot_campaigns(out: Path, size: tuple[int, int]) -> list[Path]:
     """The campaigns list and one campaign's matrix (every cell state; cursor on a skipped cell)."""
-    from arena_tui.screens.campaigns import CampaignScreen, CampaignsScreen
     from tests.snapshots.fixture_campaign import load_campaign_db
 
     db = scratch("arena-campaign-") / "arena.db"
@@ -370,13 +386,10 @@ async def shoot_campaigns(out: Path, size: tuple[int, int]) -> list[Path]:
     app = ArenaApp(db)
     shots: list[Path] = []
     async with app.run_test(size=size) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
-        await pilot.press("C")
-        await until(pilot, lambda: isinstance(app.screen, CampaignsScreen) and app.screen.views is not None)
+        await open_campaigns(app, pilot)
         await pilot.pause(0.3)
         shots.append(Path(app.save_screenshot(f"campaigns{suffix}.svg", path=str(out))))
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, CampaignScreen) and app.screen.view is not None)
+        await open_campaign(app, pilot)
         await pilot.press("down", "down", "down", "down")
         await pilot.pause(0.3)
         shots.append(Path(app.save_screenshot(f"campaign{suffix}.svg", path=str(out))))
@@ -411,18 +424,14 @@ def variant_campaign() -> Path:
 async def shoot_variants(out: Path, size: tuple[int, int], db: Path) -> list[Path]:
     """The variant campaign's matrix (six cells: condition × effort) and its leaderboard (six rows
     told apart by their condition and effort, what they share said once in the header)."""
-    from arena_tui.screens.campaigns import CampaignScreen, CampaignsScreen
     from arena_tui.screens.leaderboard import LeaderboardScreen
 
     suffix = "" if size == MAIN else f"_{size[0]}x{size[1]}"
     app = ArenaApp(db)
     shots: list[Path] = []
     async with app.run_test(size=size) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
-        await pilot.press("C")
-        await until(pilot, lambda: isinstance(app.screen, CampaignsScreen) and app.screen.views is not None)
-        await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, CampaignScreen) and app.screen.view is not None)
+        await open_campaigns(app, pilot)
+        await open_campaign(app, pilot)
         await pilot.pause(0.3)
         shots.append(Path(app.save_screenshot(f"variant_campaign{suffix}.svg", path=str(out))))
         app.pop_screen()
