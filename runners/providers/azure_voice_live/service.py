@@ -3,6 +3,12 @@
 - history replay: an engine rotation opens a new session; the history goes in as one
   `conversation.item.create` per message, tool call and tool output (Voice Live's beta item
   shapes: an assistant's text is `text`), before anything else of the conversation;
+- the items we create are ours: Voice Live echoes every item as `conversation.item.created`,
+  and Pipecat's Voice Live service (unlike its OpenAI and Inworld ones, which skip the items
+  they added) takes an assistant item's echo for the start of a reply and tracks a function
+  call's as a call awaiting its arguments. A replayed assistant turn then opened a "response"
+  that the user's speech closed empty, and a retry in a fresh session ended as an empty reply
+  before the real one came;
 - a session opened without a kickoff asks for no response: Pipecat's first context always sends
   `response.create`, and the model's answer to nothing would land in the next turn;
 - its usage keeps the audio share: Voice Live's `response.done` splits input and output into text
@@ -59,6 +65,7 @@ class ArenaVoiceLiveService(AzureVoiceLiveLLMService):
         self._replay = list(replay or [])
         self._respond_on_setup = respond
         self.replayed_items = 0
+        self._created_items: set[str] = set()  # ids of items we sent whose echo is still to come
         self.on_response_status = on_response_status  # the engine's, from the session's spec
         self.connecting = True  # until the first connect attempt ends (a session still connecting is not a dead one)
 
@@ -81,8 +88,8 @@ class ArenaVoiceLiveService(AzureVoiceLiveLLMService):
         setting_up = self._api_session_ready and not self._response_in_flight and self._llm_needs_conversation_setup
         if setting_up and self._replay:
             items, self._replay = self._replay, []
-            for item in items:
-                await self.send_client_event(vl.ConversationItemCreateEvent(item=item.model_copy(update={"id": uuid.uuid4().hex})))
+            for item in items:  # a fresh id per send (a reset re-sends them)
+                await self._create_item(item)
             self.replayed_items = len(items)
         if setting_up and not self._respond_on_setup:
             await self._set_up_conversation()
@@ -96,9 +103,24 @@ class ArenaVoiceLiveService(AzureVoiceLiveLLMService):
         self._log_llm_conversation_setup(self._context)
         params = await self.get_llm_adapter().get_llm_invocation_params(self._context, system_instruction=assert_given(self._settings.system_instruction))
         for item in params["messages"]:
-            await self.send_client_event(vl.ConversationItemCreateEvent(item=item))
+            await self._create_item(item)
         await self._send_session_update()
         self._llm_needs_conversation_setup = False
+
+    async def _create_item(self, item: vl.ConversationItem) -> None:
+        """One item of ours into the conversation, under an id of its own, so its echo is known."""
+        item = item.model_copy(update={"id": uuid.uuid4().hex})
+        self._created_items.add(item.id)
+        await self.send_client_event(vl.ConversationItemCreateEvent(item=item))
+
+    async def _handle_evt_conversation_item_created(self, evt):
+        """The echo of an item we created is history, not the model's doing: no reply opens for
+        it and no call is tracked (the event handler still hears of it, as Pipecat's does)."""
+        if evt.item.id in self._created_items:
+            self._created_items.discard(evt.item.id)
+            await self._call_event_handler("on_conversation_item_created", evt.item.id, evt.item)
+            return
+        await super()._handle_evt_conversation_item_created(evt)
 
     async def _handle_evt_response_done(self, evt):
         if self.on_response_status is not None:
