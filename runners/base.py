@@ -161,7 +161,7 @@ class SessionPipeline(BaseModel):
     taps: dict[int, tuple[type, ...]] = Field(default_factory=dict)  # id(processor) → frame types
 
 
-class ProviderRunner[ServiceT: LLMService](ABC):
+class ProviderRunner[ServiceT: LLMService[Any]](ABC):
     """One per provider. Keep it small: the engine does the rest.
 
     `ServiceT` is the Pipecat service class its `build_service` makes: the hooks the engine calls
