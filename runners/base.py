@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # the fakes are only imported when a fake run starts
     from pipecat.services.llm_service import LLMService
 
     from .fakes.script import Script
-    from .fakes.timing import TimingProfile
+    from .fakes.timing import Pace, TimingProfile
 
 Mode = catalog.Mode
 #: `publish(EventClass, **fields)`: an event of the session (run id, time and turn filled in)
@@ -323,7 +323,7 @@ class ProviderRunner[ServiceT: LLMService[Any]](ABC):
 
         return self.script or script_for_benchmark(benchmark, config.turns)
 
-    def fake_pace(self, config: RunSettings) -> dict[str, Any]:
+    def fake_pace(self, config: RunSettings) -> Pace:
         """What a provider fake needs to keep the run's time: its clock runs at `--speed`, and
         its reply timing is `self.timing`, else the one `fake_timing` names."""
         return {"speed": config.speed, "timing": self.timing or config.fake_timing or "instant"}

@@ -32,13 +32,14 @@ time, `response.done` the plan's lag after the last audio.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from aiohttp import web
 
 from runners.fakes.realtime_dialect import DialectSession
-from runners.fakes.script import ToolCallSpec
-from runners.fakes.server import FakeServer
+from runners.fakes.record import ConnectionRecord
+from runners.fakes.script import Script, ToolCallSpec
+from runners.fakes.server import FakeServer, ServerOptions
 from runners.fakes.timing import ENVELOPE
 from runners.fakes.usage import realtime_usage
 
@@ -68,7 +69,7 @@ class _Session(DialectSession):
     DEFAULT_SESSION = {"modalities": ["text", "audio"], "input_audio_format": "pcm16", "output_audio_format": "pcm16",
                        "input_audio_sampling_rate": 24000, "turn_detection": {"type": "server_vad"}}
 
-    def __init__(self, fake: AzureVoiceLiveFake, rec: Any, ws: web.WebSocketResponse):
+    def __init__(self, fake: AzureVoiceLiveFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
         super().__init__(fake, rec, ws)
         self.model = rec.query.get("model", "")
         self.session["model"] = self.model
@@ -129,8 +130,8 @@ class AzureVoiceLiveFake(FakeServer):
 
     REAL_TIMING = ENVELOPE
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, script: Script | None = None, **options: Unpack[ServerOptions]) -> None:
+        super().__init__(script, **options)
         self.rejected: list[dict[str, str]] = []  # handshakes refused: {path, reason}
 
     @property

@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from aiohttp import web
 
 from runners.fakes.realtime_dialect import DialectSession
-from runners.fakes.script import ToolCallSpec
-from runners.fakes.server import FakeServer
+from runners.fakes.script import Script, ToolCallSpec
+from runners.fakes.server import FakeServer, ServerOptions
 from runners.fakes.timing import ENVELOPE
 from runners.fakes.usage import call_tokens, text_tokens
 
@@ -49,7 +49,7 @@ FORMATS = ("audio/pcm", "audio/pcmu", "audio/pcma")
 TURN_TYPES = ("server_vad", "semantic_vad")
 
 
-def _format_problem(where: str, fmt: Any) -> str | None:
+def _format_problem(where: str, fmt: object) -> str | None:
     if fmt is None:
         return None
     if not isinstance(fmt, dict) or fmt.get("type") not in FORMATS:
@@ -59,7 +59,7 @@ def _format_problem(where: str, fmt: Any) -> str | None:
     return None
 
 
-def _rate(fmt: Any) -> int:
+def _rate(fmt: object) -> int:
     if not isinstance(fmt, dict):
         return 24000
     return 8000 if fmt.get("type") in ("audio/pcmu", "audio/pcma") else int(fmt.get("rate") or 24000)
@@ -141,8 +141,8 @@ class InworldRealtimeFake(FakeServer):
 
     REAL_TIMING = ENVELOPE
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, script: Script | None = None, **options: Unpack[ServerOptions]) -> None:
+        super().__init__(script, **options)
         self.rejected: list[dict[str, str]] = []  # handshakes refused: {path, reason}
 
     @property
