@@ -35,9 +35,10 @@ if TYPE_CHECKING:  # the fakes are only imported when a fake run starts
     from openai.types.chat import ChatCompletionMessageToolCallParam
     from pipecat.processors.aggregators.llm_context import LLMContextMessage
     from pipecat.processors.frame_processor import FrameProcessor
+    from pipecat.services.llm_service import LLMService
 
     from .fakes.script import Script
-    from .fakes.timing import TimingProfile
+    from .fakes.timing import Pace, TimingProfile
 
 Mode = catalog.Mode
 #: `publish(EventClass, **fields)`: an event of the session (run id, time and turn filled in)
@@ -160,8 +161,12 @@ class SessionPipeline(BaseModel):
     taps: dict[int, tuple[type, ...]] = Field(default_factory=dict)  # id(processor) → frame types
 
 
-class ProviderRunner(ABC):
+class ProviderRunner[ServiceT: LLMService[Any]](ABC):
     """One per provider. Keep it small: the engine does the rest.
+
+    `ServiceT` is the Pipecat service class its `build_service` makes: the hooks the engine calls
+    with that service (`is_alive`, `session_ready`, `service_endpoint`, …) take it as the runner
+    built it. The engine holds a runner of any provider (`ProviderRunner` bare: of any service).
 
     Per run the engine calls `start(config, benchmark)` (with `config.fake`, or always for a
     `simulated` runner, the base class starts the provider's `make_fake` and points the
@@ -228,10 +233,10 @@ class ProviderRunner(ABC):
     #: the started fake's endpoint for this run
     base_url: str | None = None
 
-    def __init_subclass__(cls, **kw: Any) -> None:
+    def __init_subclass__(cls) -> None:
         """A provider's name, aliases, keys, packages and fake are written once, in its catalog
         entry (listed without importing this module): its class takes them from there."""
-        super().__init_subclass__(**kw)
+        super().__init_subclass__()
         entry = catalog.BY_RUNNER.get(f"{cls.__module__}:{cls.__qualname__}")
         if entry is not None:
             for f in catalog.FIELDS:
@@ -318,7 +323,7 @@ class ProviderRunner(ABC):
 
         return self.script or script_for_benchmark(benchmark, config.turns)
 
-    def fake_pace(self, config: RunSettings) -> dict[str, Any]:
+    def fake_pace(self, config: RunSettings) -> Pace:
         """What a provider fake needs to keep the run's time: its clock runs at `--speed`, and
         its reply timing is `self.timing`, else the one `fake_timing` names."""
         return {"speed": config.speed, "timing": self.timing or config.fake_timing or "instant"}
@@ -360,31 +365,32 @@ class ProviderRunner(ABC):
     # -- sessions
 
     @abstractmethod
-    def build_service(self, spec: SessionSpec) -> Any:
+    def build_service(self, spec: SessionSpec) -> ServiceT:
         """A new Pipecat LLM service for one session, configured and ready to be put in a pipeline."""
 
     @abstractmethod
-    def is_alive(self, service: Any) -> bool:
+    def is_alive(self, service: ServiceT) -> bool:
         """Whether the session's connection is still up (Pipecat does not report a closed socket)."""
 
-    def usage_parts(self, service: Any) -> list[FrameProcessor]:
+    def usage_parts(self, service: ServiceT) -> list[FrameProcessor]:
         """Other services the session's service runs outside its pipeline (a delegation's backend
         model) whose own usage reports the run records: their frames never pass the session's."""
         return []
 
-    def service_endpoint(self, service: Any) -> str:
+    def service_endpoint(self, service: ServiceT) -> str:
         """Where a service `build_service` made connects, read from the service object itself (its
         URL, its client), not from the run's settings: what tests/test_provider_contract.py holds on
         127.0.0.1 for every `--fake` run (`inproc://…`: a fake in this process)."""
         raise NotImplementedError(f"{self.name}: no rule to read where its service connects")
 
-    def session_pipeline(self, spec: SessionSpec, service: Any, paced_in: Any, paced_out: Any) -> SessionPipeline | None:
+    def session_pipeline(self, spec: SessionSpec, service: ServiceT, paced_in: FrameProcessor,
+                         paced_out: FrameProcessor) -> SessionPipeline | None:
         """The audio session's processors when this provider composes them around its `service`
         and the paced ends (a cascade's STT before and TTS after its LLM); None: the engine's
         own pipeline."""
         return None
 
-    def session_ready(self, service: Any) -> bool:
+    def session_ready(self, service: ServiceT) -> bool:
         """Whether a session opened without a kickoff has taken its setup and seeded history, so
         user audio sent now is heard in that context. The engine waits for it before the next
         turn (a kickoff's reply used to be that wait); xAI, e.g., drops audio sent earlier."""
@@ -441,7 +447,7 @@ class ProviderRunner(ABC):
         None: the model is one model."""
         return None
 
-    def delegating(self, service: Any) -> bool:
+    def delegating(self, service: ServiceT) -> bool:
         """Whether the session's service has delegated work in flight (a duplex model's backend at
         work: its reply is still to come); never for a model that does not delegate."""
         return False

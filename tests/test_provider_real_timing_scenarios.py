@@ -56,6 +56,21 @@ def test_a_turn_that_gets_no_output_is_asked_again_in_a_fresh_session(alias, tmp
     assert " ".join(r1.assistant_text.split()) == " ".join(fake_said(runner, load_benchmark("demo_bench"), 1).split())
 
 
+def test_voice_live_retry_waits_for_a_reply_later_than_the_quiet_window(tmp_path) -> None:
+    """Voice Live echoes every item the client creates (`conversation.item.created`), the
+    replayed history's assistant turn too; that echo is no reply. The retry's reply comes 3 s
+    after the user's audio, past the end-of-turn quiet window (2 s): it is waited for, not cut
+    off as an empty reply by a "response" the echo opened and the user's speech closed."""
+    late = TurnTiming(no_output=True, first_audio_ms=3000.0)
+    runner, rec = run_once("azure-voice-live", real_profile("azure-voice-live").with_turns({1: late}),
+                           tmp_path / "a.db", turns=[0, 1], speed=SPEED)
+    r1 = rec.result(1)
+    assert (r1.status, r1.retries, r1.session) == ("ok", 1, 2), (r1.status, r1.retries, r1.assistant_text)
+    retry = runner.fake.connections[1]
+    assert [h["role"] for h in retry.history] == ["user", "assistant"] and retry.replies == [1]
+    assert " ".join(r1.assistant_text.split()) == " ".join(fake_said(runner, load_benchmark("demo_bench"), 1).split())
+
+
 # ---------------------------------------------------------------------------- Gemini's own behaviours
 
 

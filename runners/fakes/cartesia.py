@@ -15,13 +15,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from typing import Any
+from typing import Any, Unpack
 
 from aiohttp import WSMsgType, web
 from pydantic import BaseModel, Field
 
 from runners.fakes.script import Script
-from runners.fakes.server import SpeechFake
+from runners.fakes.server import ServerOptions, SpeechFake
 from runners.fakes.speech import synthesize
 
 CHUNK_MS = 100
@@ -40,8 +40,8 @@ class TtsRequest(BaseModel):
 class CartesiaFake(SpeechFake):
     """`async with CartesiaFake(script) as fake:` → `fake.base_url` (ws://…)."""
 
-    def __init__(self, script: Script | None = None, **kwargs: Any) -> None:
-        super().__init__(script, **kwargs)
+    def __init__(self, script: Script | None = None, **options: Unpack[ServerOptions]) -> None:
+        super().__init__(script, **options)
         self.requests: list[TtsRequest] = []
         self.cancelled: list[str] = []
         self.headers: list[dict[str, str]] = []

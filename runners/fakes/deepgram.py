@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 from aiohttp import WSMsgType, web
@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from arena_tui.spine import audio
 from runners.fakes.hearing import Hearing
 from runners.fakes.script import Script
-from runners.fakes.server import FakeServer
+from runners.fakes.server import FakeServer, ServerOptions
 
 RATE = 24000  # the rate the benchmark's WAVs are recognised at
 MODEL_INFO = {"name": "general-nova-3", "version": "2025-01-01.0", "arch": "nova-3"}
@@ -43,8 +43,9 @@ class ListenRecord(BaseModel):
 class DeepgramFake(FakeServer):
     """`async with DeepgramFake(script, hearing=Hearing(bench)) as fake:` → `fake.base_url` (ws://…)."""
 
-    def __init__(self, script: Script | None = None, *, hearing: Hearing | None = None, **kwargs: Any) -> None:
-        super().__init__(script, **kwargs)
+    def __init__(self, script: Script | None = None, *, hearing: Hearing | None = None,
+                 **options: Unpack[ServerOptions]) -> None:
+        super().__init__(script, **options)
         self.hearing = hearing
         self.listens: list[ListenRecord] = []
 

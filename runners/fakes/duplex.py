@@ -25,11 +25,13 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
 from arena_tui.spine.faults import DuplexBehaviour
+
+from runners.fakes.timing import FakeClock
 
 @dataclass
 class CueHeard:
@@ -56,7 +58,7 @@ class Floor:
     `heard` (the connection's `ConnectionRecord.duplex`).
     """
 
-    def __init__(self, behaviour: DuplexBehaviour, clock: Any, heard: list[Any], *,
+    def __init__(self, behaviour: DuplexBehaviour, clock: FakeClock, heard: list[CueHeard], *,
                  stop: Callable[[], Awaitable[None]], answer: Callable[[], Awaitable[None]], flushes: bool = True) -> None:
         """`heard`: where each cue's `CueHeard` goes (the connection's record); `flushes`: the
         provider's barge-in signal makes the client drop the audio it holds (False: there is none,
@@ -131,7 +133,7 @@ class ReplyTask:
         self.task: asyncio.Task[Any] | None = None
         self.current: tuple[int, Any] | None = None  # (reply number, ScriptedReply)
 
-    def start(self, coro: Any) -> None:
+    def start(self, coro: Coroutine[object, object, None]) -> None:
         self.task = asyncio.get_running_loop().create_task(coro)
         self.tasks.add(self.task)
         self.task.add_done_callback(self.tasks.discard)

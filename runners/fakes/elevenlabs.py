@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, Unpack
 
 from aiohttp import WSMsgType, web
 from pydantic import BaseModel, Field
 
 from runners.fakes.script import Script
-from runners.fakes.server import ServerSocket, SpeechFake, spawn
+from runners.fakes.server import ServerOptions, ServerSocket, SpeechFake, spawn
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.timing import ENVELOPE, ReplyPlan, paced
 from runners.fakes.wire import b64
@@ -73,8 +73,8 @@ class ElevenLabsFake(SpeechFake):
 
     REAL_TIMING = REAL_TIMING
 
-    def __init__(self, script: Script | None = None, **kwargs: Any) -> None:
-        super().__init__(script, **kwargs)
+    def __init__(self, script: Script | None = None, **options: Unpack[ServerOptions]) -> None:
+        super().__init__(script, **options)
         self.sockets: list[SocketRecord] = []
         self.contexts: dict[str, ContextRecord] = {}
 

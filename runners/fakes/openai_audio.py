@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import io
 import wave
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 from aiohttp import web
@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from arena_tui.spine import audio
 from runners.fakes.hearing import Hearing
 from runners.fakes.script import Script
-from runners.fakes.server import FakeServer
+from runners.fakes.server import FakeServer, ServerOptions
 from runners.fakes.speech import synthesize
 
 HEARING_RATE = 24000  # the rate the benchmark's WAVs are recognised at
@@ -63,8 +63,9 @@ class Speech(BaseModel):
 class OpenAIAudioFake(FakeServer):
     """`async with OpenAIAudioFake(script) as fake:` → `fake.base_url` (`…/v1`)."""
 
-    def __init__(self, script: Script | None = None, *, hearing: Hearing | None = None, **kwargs: Any) -> None:
-        super().__init__(script, **kwargs)
+    def __init__(self, script: Script | None = None, *, hearing: Hearing | None = None,
+                 **options: Unpack[ServerOptions]) -> None:
+        super().__init__(script, **options)
         self.hearing = hearing
         self.transcriptions: list[Transcription] = []
         self.speeches: list[Speech] = []

@@ -36,7 +36,8 @@ from aiohttp import WSMsgType, web
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.reply_session import Again, SocketSession
-from runners.fakes.script import ToolCallSpec
+from runners.fakes.script import ScriptedReply, ToolCallSpec
+from runners.fakes.server import FakeServer
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.timing import ReplyPlan, paced
 from runners.fakes.wire import b64, spread_words, tool_output
@@ -71,7 +72,7 @@ class DialectSession(SocketSession):
     #: what `session.created` says of the session before the client's update
     DEFAULT_SESSION: dict[str, Any] = {}
 
-    def __init__(self, fake: Any, rec: ConnectionRecord, ws: web.WebSocketResponse):
+    def __init__(self, fake: FakeServer, rec: ConnectionRecord, ws: web.WebSocketResponse):
         super().__init__(fake, rec, ws)
         self.session: dict[str, Any] = copy.deepcopy(self.DEFAULT_SESSION)
         self.updated = False  # a session.update was taken
@@ -312,7 +313,7 @@ class DialectSession(SocketSession):
             finally:
                 self.active = None
 
-    async def call(self, rid: str, spec: Any) -> None:
+    async def call(self, rid: str, spec: ToolCallSpec) -> None:
         """One function call: its item, then its arguments."""
         call_id = spec.call_id or new_id("call")
         self.open_calls[call_id] = spec.name
@@ -325,7 +326,7 @@ class DialectSession(SocketSession):
                 "output_index": 0, "call_id": call_id, "arguments": json.dumps(spec.args)}
         await self.send({**done, "name": spec.name} if self.ARGS_DONE_NAME else done)
 
-    async def speak(self, rid: str, n: int, reply: Any, plan: ReplyPlan, anchor_ms: float) -> None:
+    async def speak(self, rid: str, n: int, reply: ScriptedReply, plan: ReplyPlan, anchor_ms: float) -> None:
         """The reply's speech: an assistant item, its deltas on the plan's schedule, the dones, `response.done`."""
         rate = self.out_rate
         pcm = synthesize(reply.text, rate, self.script.voice) if reply.text and reply.audio else b""

@@ -99,10 +99,11 @@ def expected_call_spec(expected: ExpectedCall) -> ToolCallSpec:
     return ToolCallSpec(name=expected.name, args=args)
 
 
-def script_for_benchmark(benchmark: Benchmark, turns: list[int] | None = None, **kwargs: Any) -> Script:
+def script_for_benchmark(benchmark: Benchmark, turns: list[int] | None = None, *,
+                         voice: Literal["auto", "tone", "espeak"] = "tone") -> Script:
     """A user-turn-keyed script that answers each selected turn as the golden answer would:
     it "hears" the turn's text, makes EVERY expected call of the turn in order (list-shaped
-    expectations too), then speaks the golden text. `kwargs` go to `Script` (e.g. voice)."""
+    expectations too), then speaks the golden text (in `voice`, the `Script`'s)."""
     replies = [
         ScriptedReply(
             user_transcript=turn.input,
@@ -113,7 +114,7 @@ def script_for_benchmark(benchmark: Benchmark, turns: list[int] | None = None, *
         for turn in benchmark.turns
         if turns is None or turn.turn_index in turns
     ]
-    return Script(replies=replies, key="user_turn", **kwargs)
+    return Script(replies=replies, key="user_turn", voice=voice)
 
 
 class ScriptedReplies:

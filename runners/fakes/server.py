@@ -11,16 +11,22 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from typing import Any, Unpack
 
 from aiohttp import WSMsgType, web
 
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import Script, ScriptedReplies
-from runners.fakes.timing import INSTANT, FakeClock, TimingProfile
+from runners.fakes.timing import INSTANT, FakeClock, Pace, TimingProfile
 from runners.fakes.timing import pick as pick_timing
 from runners.fakes.tls import TlsPair
+
+
+class ServerOptions(Pace, total=False):
+    """A fake server's options besides its script: its pace, and its TLS pair (a `wss://`/`https://` fake)."""
+
+    tls: TlsPair | None
 
 
 def resolve_timing(timing: str | TimingProfile, real: TimingProfile) -> TimingProfile:
@@ -149,9 +155,8 @@ class SpeechFake(FakeServer):
     """A text-to-speech service's fake: it hears nothing, and is reached by websocket at its host
     (its `routes` say the paths)."""
 
-    def __init__(self, script: Script | None = None, **kwargs: Any) -> None:
-        kwargs.pop("hearing", None)
-        super().__init__(script, **kwargs)
+    def __init__(self, script: Script | None = None, **options: Unpack[ServerOptions]) -> None:
+        super().__init__(script, **options)
 
     @property
     def base_url(self) -> str:
@@ -173,7 +178,7 @@ class WebSocketFake(FakeServer):
         return [web.get(self.PATH, self.ws_handler(self.session))]
 
 
-def spawn(tasks: set[asyncio.Task[Any]], coro: Any) -> None:
+def spawn(tasks: set[asyncio.Task[Any]], coro: Coroutine[object, object, object]) -> None:
     """Run `coro` in the background, holding a reference in `tasks` until it is done."""
     task = asyncio.get_running_loop().create_task(coro)
     tasks.add(task)
@@ -200,7 +205,7 @@ class ServerSocket:
     async def send_bytes(self, data: bytes) -> None:
         await self._send(self.ws.send_bytes, data)
 
-    async def _send(self, send: Any, data: Any) -> None:
+    async def _send[D: (str, bytes)](self, send: Callable[[D], Awaitable[None]], data: D) -> None:
         """Send unless the client has gone: a reply still streaming when the client drops (a
         reset transport is "closing" before `closed`) ends quietly, as a real server's would."""
         if self.ws.closed:

@@ -22,13 +22,13 @@ import asyncio
 import itertools
 import json
 import re
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from aiohttp import web
 from pydantic import BaseModel, Field
 
 from runners.fakes.script import Script, ScriptedReply
-from runners.fakes.server import FakeServer
+from runners.fakes.server import FakeServer, ServerOptions
 from runners.fakes.wire import spread_words
 
 Phase = Literal["user", "tool"]
@@ -91,7 +91,7 @@ class Exchange(BaseModel):
         return [{k: t.get(k) for k in ("call_id", "name", "result")} for t in self.turns if t["role"] == "tool"]
 
 
-def parsed(value: Any) -> Any:
+def parsed(value: object) -> Any:
     """A tool result as sent: JSON text read as JSON, anything else as it is."""
     if isinstance(value, str):
         try:
@@ -154,8 +154,8 @@ class TextFake(FakeServer):
     #: the protocol's error kind for a request it refuses as malformed (400)
     invalid: str = ""
 
-    def __init__(self, script: Script | None = None, **kwargs: Any) -> None:
-        super().__init__(script, **kwargs)
+    def __init__(self, script: Script | None = None, **options: Unpack[ServerOptions]) -> None:
+        super().__init__(script, **options)
         self.replies = Replies(self.script)
         self.exchanges: list[Exchange] = []
 

@@ -23,7 +23,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Protocol
+from typing import Protocol, TypedDict
 
 from arena_tui.spine.faults import PLAIN_VAD, DuplexBehaviour
 from arena_tui.spine.settings import FAKE_TIMINGS  # the names `RunSettings.fake_timing` accepts
@@ -152,6 +152,14 @@ class TimingProfile:
 
 
 INSTANT = TimingProfile()
+
+
+class Pace(TypedDict, total=False):
+    """How a fake keeps a run's time (`ProviderRunner.fake_pace`): its clock runs at `speed`, its
+    replies are timed by `timing` (a profile, or the name of one: "real" is its provider's)."""
+
+    speed: float
+    timing: str | TimingProfile
 
 #: The envelope every real service's fake follows unless its provider has better figures: the
 #: only measured ones are Gemini Live's (first audio 0.5-1.4 s, 1 in 10 up to 10 s; audio at

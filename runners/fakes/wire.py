@@ -12,7 +12,7 @@ def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def pick(d: dict[str, Any] | None, name: str, default: Any = None) -> Any:
+def pick(d: dict[str, Any] | None, name: str, default: object = None) -> Any:
     """Read a protocol key in camelCase or its snake_case spelling (clients send either)."""
     if not d:
         return default
@@ -22,7 +22,7 @@ def pick(d: dict[str, Any] | None, name: str, default: Any = None) -> Any:
     return d.get(snake, default)
 
 
-def elide_audio(msg: Any, keys: tuple[str, ...] = ("data", "audio", "content", "delta")) -> Any:
+def elide_audio(msg: object, keys: tuple[str, ...] = ("data", "audio", "content", "delta")) -> Any:
     """Copy of a message with long base64 payloads replaced by their length, for the record."""
     if isinstance(msg, dict):
         return {

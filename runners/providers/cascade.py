@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pipecat.audio.vad.silero import SileroVADAnalyzer
@@ -31,6 +31,7 @@ from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair, LLMUserAggregatorParams
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.turns.user_stop.speech_timeout_user_turn_stop_strategy import SpeechTimeoutUserTurnStopStrategy
+from pipecat.services.llm_service import LLMService
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
 from arena_tui.spine.benchmark import Benchmark
@@ -43,6 +44,7 @@ from . import local_parts
 
 if TYPE_CHECKING:  # the local fakes load only for --fake runs
     from ..fakes.cascade import CascadeFakes
+    from ..fakes.hearing import Hearing
 
 SILERO_RATE = 16000
 OPENAI_TTS_VOICE = "alloy"
@@ -103,7 +105,7 @@ class Spaced(FrameProcessor):
         await self.push_frame(frame, direction)
 
 
-class CascadeRunner(ProviderRunner):
+class CascadeRunner(ProviderRunner[LLMService]):
     name = "cascade"
     mode = "audio"
     stage_timing = True
@@ -177,8 +179,8 @@ class CascadeRunner(ProviderRunner):
         assert llm is not None
         pace = self.fake_pace(config)  # each fake answers on the run's clock, timed like its service
 
-        def fake_of(part: Component, **kw: Any) -> Any:  # a local part has none: it runs as it is
-            return catalog.load(part.fake_class)(script, **pace, **kw) if part.fake_class else None
+        def fake_of(part: Component, **hears: Hearing) -> LocalFake | None:  # a local part has none: it runs as it is
+            return catalog.load(part.fake_class)(script, **pace, **hears) if part.fake_class else None
 
         stt_fake = fake_of(stt, hearing=Hearing(benchmark))  # the STT fake recognises the turn's audio and hears its words
         tts_fake = stt_fake if tts.fake_class and tts.fake_class == stt.fake_class else fake_of(tts)
@@ -191,8 +193,9 @@ class CascadeRunner(ProviderRunner):
         if self.fake is fakes and fakes is not None:  # the text runner talks to its fake
             text.fake, text.base_url = fakes.llm, fakes.llm.base_url
 
-    def endpoint_of(self, part: Component, fake: Any) -> str:
-        if self.fakes is not None and self.fake is self.fakes:
+    def endpoint_of(self, part: Component, fake: LocalFake | None) -> str:
+        """Where a part connects: its fake (`fake`, when this run's fakes are up), else its service."""
+        if fake is not None and self.fakes is not None and self.fake is self.fakes:
             return fake.base_url + ("/tts/websocket" if part.name == "cartesia" else "")
         return part.default_endpoint
 
@@ -207,12 +210,12 @@ class CascadeRunner(ProviderRunner):
 
     # -- sessions
 
-    def build_service(self, spec: SessionSpec) -> Any:
+    def build_service(self, spec: SessionSpec) -> LLMService:
         """The cascade's LLM, as its text model's runner builds it (keys, endpoint, client)."""
         cfg = self.text_config(spec.config)
         return self.text_runner(spec.config).build_service(spec.model_copy(update={"config": cfg}))
 
-    def build_stt(self, part: Component) -> Any:
+    def build_stt(self, part: Component) -> FrameProcessor:
         if part.local:
             return local_parts.build(part.name, self.who(part))
         fake = self.fakes.stt if self.fakes is not None else None
@@ -224,7 +227,7 @@ class CascadeRunner(ProviderRunner):
 
         return OpenAISTTService(api_key=self.key_of(part), base_url=self.endpoint_of(part, fake))
 
-    def build_tts(self, part: Component) -> Any:
+    def build_tts(self, part: Component) -> FrameProcessor:
         if part.local:
             return local_parts.build(part.name, self.who(part))
         fake = self.fakes.tts if self.fakes is not None else None
@@ -245,7 +248,8 @@ class CascadeRunner(ProviderRunner):
         return OpenAITTSService(api_key=self.key_of(part), base_url=self.endpoint_of(part, fake),
                                 settings=OpenAITTSService.Settings(voice=OPENAI_TTS_VOICE))
 
-    def session_pipeline(self, spec: SessionSpec, service: Any, paced_in: Any, paced_out: Any) -> SessionPipeline:
+    def session_pipeline(self, spec: SessionSpec, service: LLMService, paced_in: FrameProcessor,
+                         paced_out: FrameProcessor) -> SessionPipeline:
         stt_part, _, tts_part = self.parts(spec.config)
         stt, tts = self.build_stt(stt_part), self.build_tts(tts_part)
         messages = context_messages(spec.history)
@@ -267,12 +271,12 @@ class CascadeRunner(ProviderRunner):
                                              id(spaced): (TTSTextFrame,)}
         return SessionPipeline(processors=processors, taps=taps)
 
-    def service_endpoint(self, service: Any) -> str:
+    def service_endpoint(self, service: LLMService) -> str:
         """Its text model's (the service is that model's runner's)."""
         assert self.text is not None, "a cascade's service is built by its text model's runner"
         return self.text.service_endpoint(service)
 
-    def is_alive(self, service: Any) -> bool:
+    def is_alive(self, service: LLMService) -> bool:
         return True  # the LLM is HTTP; Pipecat's STT/TTS services reconnect their websockets themselves
 
     def provider_ttfb_label(self) -> str:

@@ -25,8 +25,8 @@ import asyncio
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import Any, cast
 
 
 class ReceiveTurns:
@@ -120,20 +120,20 @@ class FairReceive:
     """Wraps a websocket connection: past its `Share` of a step, iteration waits for its next `turn`;
     everything else (send, close, state) is the connection's own."""
 
-    def __init__(self, ws: Any) -> None:
+    def __init__(self, ws: AsyncIterable[object]) -> None:
         self._ws = ws
 
     @property
-    def wrapped(self) -> Any:
+    def wrapped(self) -> AsyncIterable[object]:
         return self._ws
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._ws, name)
 
-    def __aiter__(self) -> AsyncIterator[Any]:
+    def __aiter__(self) -> AsyncIterator[object]:
         return self._messages()
 
-    async def _messages(self) -> AsyncIterator[Any]:
+    async def _messages(self) -> AsyncIterator[object]:
         share = Share()
         async for message in self._ws:
             share.begin()
@@ -141,6 +141,9 @@ class FairReceive:
             await share.done()
 
 
-def fair(ws: Any) -> Any:
-    """`ws` wrapped once (None and an already fair socket stay as they are)."""
-    return ws if ws is None or isinstance(ws, FairReceive) else FairReceive(ws)
+def fair[W: AsyncIterable[object] | None](ws: W) -> W:
+    """`ws` wrapped once (None and an already fair socket stay as they are). The wrapper passes every
+    attribute on to the connection it wraps, so it stands where the connection stood, typed as it."""
+    if ws is None or isinstance(ws, FairReceive):
+        return ws
+    return cast(W, FairReceive(ws))

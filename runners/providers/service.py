@@ -73,7 +73,7 @@ def arg_value(raw: str) -> Any:
         return raw
 
 
-class ServiceRunner(ProviderRunner):
+class ServiceRunner(ProviderRunner[LLMService]):
     """A user's Pipecat service class, through the loop its kind needs (`ServiceTextRunner`,
     `ServiceAudioRunner`); built by `service_runner`."""
 
@@ -157,7 +157,7 @@ class ServiceRunner(ProviderRunner):
 
     # -- sessions
 
-    def build_service(self, spec: SessionSpec) -> Any:
+    def build_service(self, spec: SessionSpec) -> LLMService:
         kwargs = self.arguments(spec.config)
         settings = self.settings_class()
         if settings is not None and "settings" not in kwargs:
@@ -167,7 +167,7 @@ class ServiceRunner(ProviderRunner):
         except Exception as e:
             raise RunError(f"--service {self.path}: {self.label}(…) failed: {type(e).__name__}: {e}") from None
 
-    def is_alive(self, service: Any) -> bool:
+    def is_alive(self, service: LLMService) -> bool:
         return True  # a class we do not know: a dead session is a turn without reply, retried in a new one
 
     def provider_ttfb_label(self) -> str:

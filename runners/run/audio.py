@@ -18,13 +18,16 @@ The run life (events, tools, history, rotation bookkeeping) is `base.RunBase`.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterator
 
 from pipecat.frames.frames import Frame, UserStartedSpeakingFrame, UserStoppedSpeakingFrame
 
-from arena_tui.spine.benchmark import Turn
+from arena_tui.spine.benchmark import Benchmark, Turn
+from arena_tui.spine.bus import EventBus
+from arena_tui.spine.settings import RunSettings
 from arena_tui.spine.events import GREETING_TURN, Interval, Retry, TurnResult, TurnStarted, TurnStatus
 
+from ..base import ProviderRunner
 from ..timeline.overlaps import LiveOverlaps
 from ..tools import ToolResolver
 from ..transports import RunClock
@@ -33,6 +36,7 @@ from .audio_records import TurnRecords
 from .audio_sessions import SessionKeeper
 from .base import RunBase
 from .clips import Clips
+from .history import Seed
 from .duplex import CuePlayer
 from .provider_frames import ProviderFrames
 from .session import Session
@@ -46,9 +50,11 @@ class AudioRun(RunBase[Session, Attempt]):
     TURN_END: type[TurnEnd] = TurnEnd  # when a turn is over (`full_duplex` has its own rule)
     TRANSCRIPT_TURNS = True  # Pipecat's response brackets are part of a turn (`provider_frames`)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, benchmark: Benchmark, config: RunSettings, bus: EventBus, run_id: str, provider: ProviderRunner,
+                 on_session: Callable[[Session], None] | None = None, seed: Seed | None = None,
+                 numbers: Iterator[int] | None = None) -> None:
         """As `RunBase`'s; what it plays is its `clips`, and the audio the transports play is followed by its `tracks`."""
-        super().__init__(*args, **kwargs)
+        super().__init__(benchmark, config, bus, run_id, provider, on_session=on_session, seed=seed, numbers=numbers)
         self.rate = self.config.sample_rate
         self.clips = Clips(self.benchmark, self.config)
         self.tracks = Tracks(self.config, lambda cls, **kw: self.publish(self.ev(cls, **kw)), self.start_ms)

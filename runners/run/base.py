@@ -99,7 +99,7 @@ class RunBase(ABC, Generic[S, A]):
     def now(self) -> float:
         return self.clock.t_ms()
 
-    def ev[E: Event](self, cls: type[E], turn_index: int | None | EllipsisType = ..., **kw: Any) -> E:
+    def ev[E: Event](self, cls: type[E], turn_index: int | None | EllipsisType = ..., **kw: object) -> E:
         """An event of this run, stamped now (or at `t_ms=`) and for the current turn (or `turn_index`)."""
         ti = self.turn_index if isinstance(turn_index, EllipsisType) else turn_index
         t = kw.pop("t_ms", None)

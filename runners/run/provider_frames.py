@@ -6,7 +6,8 @@ truncation), and an error said once per session, with the infrastructure failure
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from types import EllipsisType
+from typing import Protocol
 
 from pipecat.frames.frames import (
     ErrorFrame,
@@ -40,7 +41,7 @@ class FrameHost(Protocol):
 
     def now(self) -> float: ...
 
-    def ev(self, cls: type, turn_index: int | None = ..., **kw: object) -> RunEvent: ...
+    def ev(self, cls: type, turn_index: int | None | EllipsisType = ..., **kw: object) -> RunEvent: ...
 
     def publish(self, event: RunEvent) -> None: ...
 
@@ -109,11 +110,11 @@ class ProviderFrames:
         if run.attempt is not None:
             run.attempt.heard.interrupted = True
 
-    def on_session_event(self, session: Session, cls: type, /, **kw: Any) -> None:
+    def on_session_event(self, session: Session, cls: type, /, **kw: object) -> None:
         """An event the runner saw inside its service (only the current session's count)."""
         run = self.run
         if session is run.session:
-            run.publish(run.ev(cls, **kw))
+            run.publish(run.ev(cls, ..., **kw))  # (`...`: the current turn; `kw` are the event's own fields)
 
     def on_provider_error(self, session: Session, frame: ErrorFrame) -> None:
         run = self.run

@@ -4,10 +4,10 @@ ends (`PacedInput` plays the user WAVs on the run's clock, `PacedOutput` plays t
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Protocol
+from typing import Protocol
 
 from pipecat.frames.frames import ErrorFrame, LLMRunFrame
-from pipecat.pipeline.worker import PipelineParams
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair, LLMUserAggregatorParams
 from pipecat.services.stt_service import STTService
@@ -25,7 +25,7 @@ class FrameHooks(Protocol):
     """What a session tells its run's frame reader (`provider_frames.ProviderFrames`) beyond the frames it taps."""
 
     def on_response_done(self, session: Session, status: str, why: str) -> None: ...
-    def on_session_event(self, session: Session, cls: type, /, **kw: Any) -> None: ...
+    def on_session_event(self, session: Session, cls: type, /, **kw: object) -> None: ...
     def on_provider_error(self, session: Session, frame: ErrorFrame) -> None: ...
 
 
@@ -117,7 +117,7 @@ class Session(SessionBase):
         )
 
         @worker.event_handler("on_pipeline_error")
-        async def _on_error(_worker: Any, frame: ErrorFrame) -> None:
+        async def _on_error(_worker: PipelineWorker, frame: ErrorFrame) -> None:
             run.frames.on_provider_error(self, frame)
 
         task = await self.run_worker(worker, f"session-{self.number}", first=[LLMRunFrame()])

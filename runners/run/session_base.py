@@ -42,7 +42,7 @@ class SessionRun(Protocol):
 
     def on_usage(self, usages: list[Usage]) -> None: ...
 
-    def on_llm_frame(self, session: Any, frame: Frame) -> None: ...
+    def on_llm_frame(self, session: Any, frame: Frame) -> None: ...  # (`Any`: the run's own session class)
 
 
 class SessionBase:

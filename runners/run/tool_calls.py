@@ -6,7 +6,7 @@ a reply is due after it."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from pipecat.services.llm_service import FunctionCallParams
 
@@ -18,7 +18,7 @@ from ..tools import Resolution, not_available_payload
 from .attempt import AttemptBase
 
 
-class ToolHost(Protocol):
+class ToolHost[A: AttemptBase](Protocol):
     """What the answers read of their run (`base.RunBase`): its attempt under way, provider and
     settings (who made a call), its clock and events, and its hook for a settled call."""
 
@@ -26,7 +26,7 @@ class ToolHost(Protocol):
     config: RunSettings
 
     @property
-    def attempt(self) -> AttemptBase | None: ...
+    def attempt(self) -> A | None: ...
 
     def now(self) -> float: ...
 
@@ -34,13 +34,13 @@ class ToolHost(Protocol):
 
     def publish(self, event: RunEvent) -> None: ...
 
-    def tool_settled(self, a: Any) -> None: ...  # (the run's own attempt type)
+    def tool_settled(self, a: A) -> None: ...  # (`A`: the run's own attempt type)
 
 
-class ToolAnswers:
+class ToolAnswers[A: AttemptBase]:
     """Answers `run`'s tool calls (`answer` is the handler every session's service registers)."""
 
-    def __init__(self, run: ToolHost) -> None:
+    def __init__(self, run: ToolHost[A]) -> None:
         self.run = run
 
     async def answer(self, params: FunctionCallParams) -> None:

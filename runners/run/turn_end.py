@@ -16,10 +16,11 @@ delegated is in flight.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import asyncio
+from typing import Protocol
 
 from arena_tui.spine.benchmark import Turn
-from arena_tui.spine.events import GREETING_TURN, SLOW_REPLY, ErrorEvent, RunEvent, Waiting
+from arena_tui.spine.events import GREETING_TURN, SLOW_REPLY, ErrorEvent, Interval, RunEvent, Waiting
 from arena_tui.spine.settings import RunSettings
 
 from ..base import ProviderRunner
@@ -93,7 +94,8 @@ class TurnEnd:
             run.attempt, run.turn_index = prev, prev_turn
         return a
 
-    async def wait(self, a: Attempt, s: Session, turn: Turn, fut: Any, cues: CuePlayer) -> tuple[Attempt, str]:
+    async def wait(self, a: Attempt, s: Session, turn: Turn, fut: asyncio.Future[Interval],
+                   cues: CuePlayer) -> tuple[Attempt, str]:
         """Wait for the end of the attempt `a` of `turn` (its audio `fut` placed, its duplex `cues`
         playing): (a, outcome). The cues count as the user's audio: while one is due or playing
         the turn goes on, and its end is where the waits count from."""

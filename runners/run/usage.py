@@ -6,10 +6,10 @@ are counted (each report once, however many processors it passes) is the session
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from pipecat.frames.frames import Frame, MetricsFrame
 from pipecat.metrics.metrics import LLMUsageMetricsData, MetricsData, STTUsageMetricsData, TTSUsageMetricsData
+from pipecat.processors.frame_processor import FrameProcessor
 
 from arena_tui.spine.events import Usage
 
@@ -45,11 +45,11 @@ def reports(frame: MetricsFrame, kinds: tuple[type, ...]) -> list[Usage]:
     return [u for d in frame.data if isinstance(d, kinds) and (u := usage_of(d)) is not None]
 
 
-def tap_usage(processor: Any, kinds: tuple[type, ...], record: Callable[[list[Usage]], None]) -> None:
+def tap_usage(processor: FrameProcessor, kinds: tuple[type, ...], record: Callable[[list[Usage]], None]) -> None:
     """Hand `record` the usage reports of `kinds` that `processor` (a cascade's STT or TTS) pushes:
     only its own kind, since a report passes every processor after the one that made it."""
 
-    def heard(_processor: Any, frame: Frame) -> None:
+    def heard(_processor: FrameProcessor, frame: Frame) -> None:
         if isinstance(frame, MetricsFrame) and (found := reports(frame, kinds)):
             record(found)
 

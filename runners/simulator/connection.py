@@ -141,7 +141,7 @@ class Connection(ClientEvents):
 
     # -- the socket (the reply producer's `Outbox`) --------------------------------------
 
-    async def send(self, type_: str, **fields: Any) -> None:
+    async def send(self, type_: str, **fields: object) -> None:
         msg = json.dumps({"event_id": new_id("event"), "type": type_, **fields})
         async with self._send_lock:
             await self.ws.send(msg)

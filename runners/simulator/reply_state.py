@@ -21,7 +21,7 @@ from .voice import VoiceKind
 class Outbox(Protocol):
     """The session's socket as a reply uses it (the session satisfies this)."""
 
-    async def send(self, type_: str, **fields: Any) -> None: ...
+    async def send(self, type_: str, **fields: object) -> None: ...
     def abort(self) -> None: ...  # drop the socket without a close frame
 
 

@@ -27,13 +27,13 @@ from aiohttp import web
 from runners.fakes.text_replies import Call, Exchange, TextFake, parsed, pieces, sse
 
 
-def _blocks(content: Any) -> list[dict[str, Any]]:
+def _blocks(content: object) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
-    return [b for b in content or [] if isinstance(b, dict)]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
-def _text(content: Any) -> str:
+def _text(content: object) -> str:
     return "".join(b.get("text", "") for b in _blocks(content) if b.get("type") == "text")
 
 

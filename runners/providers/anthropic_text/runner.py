@@ -25,7 +25,7 @@ ONE_CALL_AT_A_TIME = {"type": "auto", "disable_parallel_tool_use": True}
 MAX_TOKENS = 4096  # a spoken reply is short; Pipecat's default asks for as much
 
 
-class AnthropicTextRunner(TextProviderRunner):
+class AnthropicTextRunner(TextProviderRunner[AnthropicLLMService]):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = "sk-ant-fake-not-a-secret"
 

@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from websockets.http11 import Request
 
+from runners.fakes.handshake import azure_key_problem
 from runners.simulator import SimulatorServer
 
 V1_PATH = "/openai/v1/realtime"
@@ -34,11 +35,5 @@ class AzureRealtimeFake(SimulatorServer):
             return HTTPStatus.BAD_REQUEST, f"api-version={version} selects the preview protocol (the v1 surface takes none)"
         if not (query.get("model") or [""])[0]:
             return HTTPStatus.BAD_REQUEST, "missing deployment (?model=<deployment>)"
-        if request.headers.get("api-key", "").strip():
-            return None
-        bearer = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-        if bearer and bearer.count(".") == 2:
-            return None  # a Microsoft Entra token (a JWT) is Azure's other way in
-        if bearer:
-            return HTTPStatus.UNAUTHORIZED, "a bearer that is no Entra token: an API key goes in the api-key header"
-        return HTTPStatus.UNAUTHORIZED, "missing api-key header"
+        problem = azure_key_problem(request.headers)
+        return None if problem is None else (HTTPStatus.UNAUTHORIZED, problem)

@@ -12,15 +12,13 @@ alias's model id (`AZURE_REALTIME_DEPLOYMENT` names another).
 from __future__ import annotations
 
 import os
-from typing import Any
 from urllib.parse import urlsplit
 
 from pipecat.services.azure.realtime.llm import AzureRealtimeLLMService
 
 from arena_tui.spine.settings import RunSettings
 
-from ...base import SessionSpec
-from ..openai_realtime.runner import OpenAIRealtimeRunner, ReplayBeforeFirstResponse
+from ..openai_realtime.runner import OpenAIRealtimeRunner, ReplayingRealtimeService
 
 ENDPOINT_ENV = "AZURE_REALTIME_ENDPOINT"
 V1_PATH = "/openai/v1/realtime"
@@ -36,7 +34,7 @@ def v1_url(endpoint: str) -> str:
     return f"{scheme}://{parts.netloc}{path}"
 
 
-class AzureReplayingService(ReplayBeforeFirstResponse, AzureRealtimeLLMService):
+class AzureReplayingService(ReplayingRealtimeService, AzureRealtimeLLMService):
     """Azure's service with the OpenAI runner's replay and response-status hooks; Pipecat's own
     `_REASONING_CAPABLE_MODEL_SUBSTRINGS` decide whether `reasoning` is sent (the deployment's
     name must say gpt-realtime-2: Azure names deployments, the model behind is not asked)."""
@@ -48,12 +46,9 @@ class AzureRealtimeRunner(OpenAIRealtimeRunner):
 
     default_endpoint = ""  # the user's resource: `AZURE_REALTIME_ENDPOINT`
     fake_key = FAKE_KEY
-    service_class = AzureReplayingService  # type: ignore[assignment]  # an OpenAI Realtime service: Azure's subclass
+    service_class = AzureReplayingService
 
     def endpoint(self, config: RunSettings) -> str:
         """`--base-url`, else the started fake, else the resource in `AZURE_REALTIME_ENDPOINT`: its v1 URL."""
         given = config.base_url or self.base_url or os.environ.get(ENDPOINT_ENV, "")
         return v1_url(given) if given else ""
-
-    def service_args(self, spec: SessionSpec, service_cls: Any, props: Any) -> dict[str, Any]:
-        return super().service_args(spec, AzureRealtimeLLMService, props)

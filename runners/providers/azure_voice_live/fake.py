@@ -37,8 +37,9 @@ from typing import Any
 from aiohttp import web
 
 from runners.fakes.realtime_dialect import DialectSession
+from runners.fakes.record import ConnectionRecord
+from runners.fakes.handshake import HandshakeFake, azure_key_problem
 from runners.fakes.script import ToolCallSpec
-from runners.fakes.server import FakeServer
 from runners.fakes.timing import ENVELOPE
 from runners.fakes.usage import realtime_usage
 
@@ -68,7 +69,7 @@ class _Session(DialectSession):
     DEFAULT_SESSION = {"modalities": ["text", "audio"], "input_audio_format": "pcm16", "output_audio_format": "pcm16",
                        "input_audio_sampling_rate": 24000, "turn_detection": {"type": "server_vad"}}
 
-    def __init__(self, fake: AzureVoiceLiveFake, rec: Any, ws: web.WebSocketResponse):
+    def __init__(self, fake: AzureVoiceLiveFake, rec: ConnectionRecord, ws: web.WebSocketResponse):
         super().__init__(fake, rec, ws)
         self.model = rec.query.get("model", "")
         self.session["model"] = self.model
@@ -124,21 +125,15 @@ class _Session(DialectSession):
                                                            "role": "user", "content": [{"type": "input_audio"}]}})
 
 
-class AzureVoiceLiveFake(FakeServer):
+class AzureVoiceLiveFake(HandshakeFake):
     """Scripted Voice Live server on 127.0.0.1 (`ws://`; the runner's service keeps a loopback endpoint as given)."""
 
+    PATH = PATH
     REAL_TIMING = ENVELOPE
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.rejected: list[dict[str, str]] = []  # handshakes refused: {path, reason}
 
     @property
     def base_url(self) -> str:
         return f"ws://{self.host}"
-
-    def routes(self) -> list[web.RouteDef]:
-        return [web.get(PATH, self.handle)]
 
     def handshake_problem(self, request: web.Request) -> tuple[int, str] | None:
         version = request.query.get("api-version", "")
@@ -146,19 +141,11 @@ class AzureVoiceLiveFake(FakeServer):
             return 400, f"api-version {version or '(none)'} is not served; use one of {', '.join(VERSIONS)}"
         if not request.query.get("model"):
             return 400, "missing model (?model=<model>)"
-        if request.headers.get("api-key", "").strip():
-            return None
-        bearer = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-        if bearer and bearer.count(".") == 2:
-            return None  # a Microsoft Entra token (a JWT)
-        if bearer:
-            return 401, "a bearer that is no Entra token: an API key goes in the api-key header"
-        return 401, "missing api-key header"
+        problem = azure_key_problem(request.headers)
+        return None if problem is None else (401, problem)
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        if (problem := self.handshake_problem(request)) is not None:
-            status, reason = problem
-            self.rejected.append({"path": request.path, "reason": reason})
-            return web.json_response({"error": {"code": str(status), "message": reason}}, status=status)
-        rec = self.new_connection(request)
-        return await self.run_session(request, rec, lambda ws: _Session(self, rec, ws))
+    def refusal(self, status: int, reason: str) -> dict[str, object]:
+        return {"error": {"code": str(status), "message": reason}}  # (Azure's codes are strings)
+
+    def session(self, rec: ConnectionRecord, ws: web.WebSocketResponse) -> _Session:
+        return _Session(self, rec, ws)

@@ -12,21 +12,25 @@ Pipecat replaces its defaults wholesale, so the runner writes the whole session.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pipecat.services.azure.voice_live import events as vl
 
+from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.settings import RunSettings
 
 from ...base import SessionSpec
-from ..openai_realtime.runner import RealtimeRunner
+from ..realtime_family import RealtimeRunner
+
+if TYPE_CHECKING:  # our subclass of Pipecat's service loads when a session is built
+    from .service import ArenaVoiceLiveService
 
 ENDPOINT_ENV = "AZURE_VOICE_LIVE_ENDPOINT"
 FAKE_KEY = "voice-live-fake-not-a-secret"
 VOICE = "en-US-Ava:DragonHDLatestNeural"  # Pipecat's default Azure voice
 
 
-def service_class() -> Any:
+def service_class() -> type[ArenaVoiceLiveService]:
     from .service import ArenaVoiceLiveService  # deferred: our subclass of Pipecat's service loads when a session is built
 
     return ArenaVoiceLiveService
@@ -47,7 +51,7 @@ def session_properties(config: RunSettings, model: str) -> vl.SessionProperties:
     )
 
 
-class AzureVoiceLiveRunner(RealtimeRunner):
+class AzureVoiceLiveRunner(RealtimeRunner["ArenaVoiceLiveService"]):
     default_endpoint = ""  # the user's resource: `AZURE_VOICE_LIVE_ENDPOINT`
     fake_key = FAKE_KEY
 
@@ -55,22 +59,17 @@ class AzureVoiceLiveRunner(RealtimeRunner):
         """`--base-url`, else the started fake, else the resource in `AZURE_VOICE_LIVE_ENDPOINT`."""
         return config.base_url or self.base_url or os.environ.get(ENDPOINT_ENV, "")
 
-    async def on_start(self, config, benchmark) -> None:
+    async def on_start(self, config: RunSettings, benchmark: Benchmark) -> None:
         service_class()  # import Pipecat's service now, not inside the first session's clock
 
-    def build_service(self, spec: SessionSpec) -> Any:
+    def build_service(self, spec: SessionSpec) -> ArenaVoiceLiveService:
         from .service import voice_live_items  # deferred: our subclass of Pipecat's service loads when a session is built
 
         cls = service_class()
-        return cls(
-            endpoint=self.endpoint(spec.config),
-            api_key=self.api_key(spec.config),
-            replay=voice_live_items(spec.history),
-            respond=spec.kickoff is not None,
-            on_response_status=spec.on_response_status,
-            settings=cls.Settings(model=spec.model, system_instruction=spec.system_prompt,
-                                  session_properties=session_properties(spec.config, spec.model)),
-        )
+        settings = cls.Settings(model=spec.model, system_instruction=spec.system_prompt,
+                                session_properties=session_properties(spec.config, spec.model))
+        return cls(endpoint=self.endpoint(spec.config), settings=settings, replay=voice_live_items(spec.history),
+                   **self.session_args(spec))
 
     def provider_ttfb_label(self) -> str:
         return "Voice Live TTFB (Pipecat metrics, from server speech_stopped)"

@@ -49,8 +49,8 @@ def event_message(event_type: str, payload: dict[str, Any]) -> bytes:
     return head + struct.pack(">I", zlib.crc32(head))
 
 
-def _text(blocks: Any) -> str:
-    return "".join(b.get("text", "") for b in blocks or [] if isinstance(b, dict))
+def _text(blocks: object) -> str:
+    return "".join(b.get("text", "") for b in blocks if isinstance(b, dict)) if isinstance(blocks, list) else ""
 
 
 class BedrockConverseFake(TextFake):

@@ -11,30 +11,38 @@ failed request is the engine's to see and retry in a rebuilt session.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from botocore.config import Config
-from pipecat.services.aws.llm import AWSBedrockLLMService
+from pipecat.services.aws.llm import AWSBedrockLLMService, AWSBedrockLLMSettings
 from arena_tui.spine.settings import RunSettings
 
 from ...base import SessionSpec
 from ..aws import aws_region, bedrock_runtime
 from ..text_base import TextProviderRunner
 
-FAKE_CREDENTIALS = {"aws_access_key": "AKIAFAKEFAKEFAKEFAKE", "aws_secret_key": "fake-secret-not-a-secret"}
+class Credentials(TypedDict, total=False):
+    aws_access_key: str
+    aws_secret_key: str
+
+
+FAKE_CREDENTIALS: Credentials = {"aws_access_key": "AKIAFAKEFAKEFAKEFAKE", "aws_secret_key": "fake-secret-not-a-secret"}
 
 
 class ArenaBedrockService(AWSBedrockLLMService):
     """Pipecat's Bedrock service on an endpoint of ours: Pipecat opens each request's client from
     its client arguments, which take no endpoint of their own."""
 
-    def __init__(self, *, endpoint_url: str, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, *, endpoint_url: str, aws_region: str, client_config: Config, settings: AWSBedrockLLMSettings,
+                 aws_access_key: str | None = None, aws_secret_key: str | None = None) -> None:
+        """`aws_access_key`, `aws_secret_key`: a fake's (None: the AWS chain's credentials)."""
+        super().__init__(aws_region=aws_region, client_config=client_config, settings=settings, aws_access_key=aws_access_key,
+                         aws_secret_key=aws_secret_key)
         self._aws_params = {**self._aws_params, "endpoint_url": endpoint_url}
         self.endpoint_url = endpoint_url
 
 
-class BedrockTextRunner(TextProviderRunner):
+class BedrockTextRunner(TextProviderRunner[ArenaBedrockService]):
     def endpoint(self, config: RunSettings) -> str:
         """`--base-url`, the local fake, or the region's Bedrock runtime."""
         return super().endpoint(config) or bedrock_runtime()
@@ -45,7 +53,7 @@ class BedrockTextRunner(TextProviderRunner):
     def build_service(self, spec: SessionSpec) -> ArenaBedrockService:
         cfg = spec.config
         timeout = self.reply_timeout_ms(cfg) / 1000.0
-        creds: dict[str, Any] = FAKE_CREDENTIALS if self.uses_fake(cfg) else {}  # else: the AWS chain
+        creds = FAKE_CREDENTIALS if self.uses_fake(cfg) else {}  # else: the AWS chain
         return ArenaBedrockService(
             endpoint_url=self.endpoint(cfg),
             aws_region=aws_region(),

@@ -10,13 +10,17 @@ its context) and asks Gemini before 3.x to continue after a silently seeded hist
 from __future__ import annotations
 
 import re
-from typing import Any
+import ssl
+from typing import TYPE_CHECKING, Any
 
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.settings import RunSettings
 
 from ...base import ProviderRunner, SessionSpec, context_messages
 from ..effort import google_thinking
+
+if TYPE_CHECKING:  # Pipecat's Gemini service and google-genai load when a session is built
+    from .service import ArenaGeminiLiveService, GeminiAccess
 
 FAKE_KEY = "fake-key-not-a-secret"
 TOOL_NUDGE_S = 2.5  # wall seconds of silence after a tool result before the nudge
@@ -29,7 +33,7 @@ def gemini_major(model: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def service_class() -> Any:
+def service_class() -> type[ArenaGeminiLiveService]:
     """`ArenaGeminiLiveService` (`service.py`), imported on first use so a missing
     google-genai is a preflight problem and not an import error for every runner."""
     from .service import ArenaGeminiLiveService  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
@@ -37,7 +41,10 @@ def service_class() -> Any:
     return ArenaGeminiLiveService
 
 
-class GeminiLiveRunner(ProviderRunner):
+class GeminiRunner[S: ArenaGeminiLiveService](ProviderRunner[S]):
+    """Gemini Live's sessions on the service `service_type` names: the Gemini API's
+    (`GeminiLiveRunner`) or Vertex AI's (`gemini_vertex`)."""
+
     #: google-genai's own default host (no `HttpOptions` is given for it)
     default_endpoint = "https://generativelanguage.googleapis.com"
     fake_key = FAKE_KEY
@@ -46,7 +53,7 @@ class GeminiLiveRunner(ProviderRunner):
     def __init__(self, *, tool_nudge_s: float = TOOL_NUDGE_S, tool_give_up_s: float = TOOL_GIVE_UP_S) -> None:
         self.tool_nudge_s = tool_nudge_s
         self.tool_give_up_s = tool_give_up_s
-        self._ssl: Any = None  # per run: the fake's client TLS context
+        self._ssl: ssl.SSLContext | None = None  # per run: the fake's client TLS context
         self._sessions = 0
 
     # -- configuration
@@ -72,7 +79,7 @@ class GeminiLiveRunner(ProviderRunner):
 
     # -- per session
 
-    def build_service(self, spec: SessionSpec) -> Any:
+    def build_service(self, spec: SessionSpec) -> S:
         from google.genai.types import HttpOptions  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
         from pipecat.services.google.gemini_live.llm import (  # deferred: Pipecat's Gemini service and google-genai load when a session is built, so without them the runner still preflights (naming the missing package)
             ContextWindowCompressionParams,
@@ -109,22 +116,22 @@ class GeminiLiveRunner(ProviderRunner):
         service.session_number = self._sessions
         return service
 
-    def service_type(self) -> Any:
-        """The service class a session gets (Vertex's runner: its own)."""
-        return service_class()
+    def service_type(self) -> type[S]:
+        """The service class a session gets."""
+        raise NotImplementedError
 
-    def access(self, spec: SessionSpec) -> dict[str, Any]:
+    def access(self, spec: SessionSpec) -> GeminiAccess:
         """How a session's service authenticates: the Gemini API's key (Vertex's runner: its credentials)."""
         return {"api_key": self.api_key(spec.config)}
 
-    def service_endpoint(self, service: Any) -> str:
+    def service_endpoint(self, service: S) -> str:
         options = service._http_options  # (Pipecat's: google-genai's client is opened with them)
         return (options.base_url if options is not None else None) or self.default_endpoint
 
-    def is_alive(self, service: Any) -> bool:
+    def is_alive(self, service: S) -> bool:
         return service.connection_alive()
 
-    def session_ready(self, service: Any) -> bool:
+    def session_ready(self, service: S) -> bool:
         return service.ready_for_input
 
     def history_needs_reply(self, config: RunSettings) -> bool:
@@ -132,3 +139,10 @@ class GeminiLiveRunner(ProviderRunner):
         (Pipecat's `_create_initial_response` notes; its reconnect forces a reply there too)."""
         major = gemini_major(self.resolve_model(config.model))
         return major is None or major < 3
+
+
+class GeminiLiveRunner(GeminiRunner["ArenaGeminiLiveService"]):
+    """Gemini Live through the Gemini API (its key)."""
+
+    def service_type(self) -> type[ArenaGeminiLiveService]:
+        return service_class()

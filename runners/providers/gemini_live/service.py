@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from loguru import logger
 from pipecat.audio.utils import create_stream_resampler
@@ -42,7 +42,10 @@ from pipecat.frames.frames import (
     TTSStoppedFrame,
 )
 from pipecat.processors.frame_processor import FrameDirection
-from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService
+from google.genai.types import HttpOptions
+from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
+from pipecat.processors.aggregators.llm_context import LLMContextMessage
+from pipecat.services.google.gemini_live.llm import GeminiLiveLLMService, GeminiLiveLLMSettings
 
 from arena_tui.spine.events import ErrorEvent, Reconnected, ReplaySummary, SessionRotated
 
@@ -52,6 +55,17 @@ from ..fair_receive import Share
 INPUT_RATE = 16000  # Gemini Live's input format: 16-bit PCM, 16 kHz, mono
 
 
+class GeminiAccess(TypedDict, total=False):
+    """How a session authenticates: the Gemini API's key, or Vertex AI's service account (its JSON or
+    its path), project and location (`ArenaGeminiVertexService`: the same service on Vertex's)."""
+
+    api_key: str
+    credentials: str
+    credentials_path: str | None
+    project_id: str
+    location: str
+
+
 class ArenaGeminiLiveService(GeminiLiveLLMService):
     """GeminiLiveLLMService with the benchmark's needs (see the module docstring); `tool_nudge_s` and
     `tool_give_up_s` are the runner's (`GeminiLiveRunner`)."""
@@ -59,13 +73,19 @@ class ArenaGeminiLiveService(GeminiLiveLLMService):
     def __init__(
         self,
         *,
-        replay: list[dict[str, Any]] | None = None,
+        settings: GeminiLiveLLMSettings,
+        system_instruction: str,
+        tools: ToolsSchema | None,
+        http_options: HttpOptions | None,
+        inference_on_context_initialization: bool,
+        replay: list[LLMContextMessage] | None = None,
         tool_nudge_s: float,
         tool_give_up_s: float,
         publish: Publish | None = None,
-        **kwargs: Any,
+        **access: Unpack[GeminiAccess],
     ):
-        super().__init__(**kwargs)
+        super().__init__(settings=settings, system_instruction=system_instruction, tools=tools, http_options=http_options,
+                         inference_on_context_initialization=inference_on_context_initialization, **access)
         self._replay = list(replay or [])
         self._resampler = create_stream_resampler()
         self.tool_nudge_s = tool_nudge_s
@@ -228,7 +248,7 @@ class ArenaGeminiLiveService(GeminiLiveLLMService):
         self._report(SessionRotated, reason=reason, from_session=n, to_session=n, replayed=replayed)
         self._report(Reconnected, session=n, reason=reason, attempt=self.reconnects)
 
-    def _report(self, cls: type, **fields: Any) -> None:
+    def _report(self, cls: type, **fields: object) -> None:
         if self.publish is None:
             return
         # The engine's publish takes the session it belongs to as its own first argument, so

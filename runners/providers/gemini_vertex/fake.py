@@ -32,11 +32,13 @@ import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import parse_qs
 
 from aiohttp import web
 
+from runners.fakes.script import Script
+from runners.fakes.timing import Pace
 from runners.fakes.tls import TlsPair
 from runners.providers.gemini_live.fake import GeminiLiveFake, Session
 
@@ -108,8 +110,8 @@ class TokenEndpoint:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def log_message(self, *args: Any) -> None:
-                pass
+            def log_message(self, format: str, *args: object) -> None:  # (http.server's names)
+                pass  # the fake's requests are recorded in `requests`, not logged
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -181,9 +183,9 @@ class _VertexSession(Session):
 class GeminiVertexFake(GeminiLiveFake):
     """Scripted Gemini Live on Vertex AI (TLS, as google-genai dials `wss://`), with its token endpoint."""
 
-    def __init__(self, *args: Any, tls: TlsPair | None = None, project: str = PROJECT, location: str = LOCATION,
-                 **kwargs: Any) -> None:
-        super().__init__(*args, tls=tls, **kwargs)
+    def __init__(self, script: Script | None = None, *, tls: TlsPair | None = None, project: str = PROJECT,
+                 location: str = LOCATION, **pace: Unpack[Pace]) -> None:
+        super().__init__(script, tls=tls, **pace)
         self.project, self.location = project, location
         self.tokens = TokenEndpoint()
         self.account = ServiceAccount(project, self.tokens.uri)

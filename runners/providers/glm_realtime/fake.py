@@ -30,6 +30,7 @@ import io
 import json
 import uuid
 import wave
+from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import WSMsgType, web
@@ -37,7 +38,7 @@ from aiohttp import WSMsgType, web
 from runners.fakes.duplex import CueHeard
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
-from runners.fakes.script import ScriptedReply
+from runners.fakes.script import ScriptedReply, ToolCallSpec
 from runners.fakes.reply_session import SocketSession
 from runners.fakes.server import WebSocketFake
 from runners.fakes.speech import chunks, synthesize
@@ -222,7 +223,7 @@ class _Session(SocketSession):
             self.rec.closed = f"server:{code}"
             self.sock.close_soon(code, b"session ended")
 
-    async def done(self, rid: str, said: str = "", spoken_ms: float = 0.0, calls: Any = ()) -> None:
+    async def done(self, rid: str, said: str = "", spoken_ms: float = 0.0, calls: Sequence[ToolCallSpec] = ()) -> None:
         """The response done, with its usage (`fakes/usage.py`: the conversation so far in, what it said, spoke and called out)."""
         context = [self.rec.system_instruction or "", *(str(h.get("text") or "") for h in self.rec.history)]
         usage = realtime_usage(context, self.rec.audio_in_ms, said, spoken_ms, calls)

@@ -17,7 +17,7 @@ What differs from the other providers, and is handled here rather than in the en
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING
 
 from arena_tui.spine.events import ErrorEvent, Reconnected, ReplaySummary, SessionRotated
 from arena_tui.spine.benchmark import Benchmark
@@ -35,6 +35,9 @@ from .wire import (
     glm_tools,
     tool_note,
 )
+
+if TYPE_CHECKING:
+    from ...fakes.script import Script
 
 FAKE_KEY = "glm-fake-not-a-secret"
 #: rotate before prompt + history reach this (GLM's context is 8,192 tokens; the reference
@@ -74,12 +77,12 @@ def instruction_problem(benchmark: Benchmark) -> str | None:
     return None
 
 
-class GLMRealtimeRunner(ProviderRunner):
+class GLMRealtimeRunner(ProviderRunner[GLMRealtimeLLMService]):
     default_endpoint = GLM_REALTIME_URL
     fake_key = FAKE_KEY
     turn_frames = True
 
-    def __init__(self, script: Any = None) -> None:
+    def __init__(self, script: Script | None = None) -> None:
         """`script`: the fake's script when `config.fake` (default: `script_for_benchmark`)."""
         self.script = script
         self.sessions = 0  # engine sessions built (the engine numbers them the same way)
@@ -127,19 +130,19 @@ class GLMRealtimeRunner(ProviderRunner):
     def service_endpoint(self, service: GLMRealtimeLLMService) -> str:
         return service._base_url
 
-    def is_alive(self, service: Any) -> bool:
+    def is_alive(self, service: GLMRealtimeLLMService) -> bool:
         # True while the service connects or reconnects by itself: only a close or a given-up
         # reconnect means the engine must open a new session.
         return bool(service.alive)
 
-    def session_ready(self, service: Any) -> bool:
+    def session_ready(self, service: GLMRealtimeLLMService) -> bool:
         return service.seeded
 
     def _report(self, service: GLMRealtimeLLMService, publish: Publish, n: int) -> None:
         """The service's own reconnects and text-only replies as events of session `n`."""
 
         @service.event_handler("on_history_replayed")
-        async def _replayed(_svc: Any, report: ReplayReport) -> None:
+        async def _replayed(_svc: GLMRealtimeLLMService, report: ReplayReport) -> None:
             note = _drop_note(report)
             if report.kind == "reconnect":
                 publish(
@@ -162,7 +165,7 @@ class GLMRealtimeRunner(ProviderRunner):
                 publish(ErrorEvent, where="provider", message=f"session {n}: {note}", fatal=False)
 
         @service.event_handler("on_text_without_audio")
-        async def _text_only(_svc: Any, text: str) -> None:
+        async def _text_only(_svc: GLMRealtimeLLMService, text: str) -> None:
             publish(
                 ErrorEvent,
                 where="provider",

@@ -111,7 +111,6 @@ class GLMRealtimeLLMService(UserTurns, ModelReplies, LLMService):
         history: list[tuple[str, str]] | None = None,
         respond: bool = True,
         text_without_audio_error: bool = True,
-        **kwargs: Any,
     ):
         """`history`: (role, text) of an earlier session's conversation, seeded (within the
         replay budget) before this session's own context. `respond`: ask for a reply once the
@@ -132,7 +131,7 @@ class GLMRealtimeLLMService(UserTurns, ModelReplies, LLMService):
             filter_incomplete_user_turns=False,
             user_turn_completion_config=None,
         )
-        super().__init__(settings=settings, **kwargs)
+        super().__init__(settings=settings)
         self._api_key = api_key
         self._base_url = base_url
         self._tools = tools

@@ -12,7 +12,7 @@ import base64
 from typing import TYPE_CHECKING, Any
 
 from pipecat.audio.utils import create_stream_resampler
-from pipecat.frames.frames import InputAudioRawFrame
+from pipecat.frames.frames import InputAudioRawFrame, UserStoppedSpeakingFrame
 from pipecat.services.llm_service import LLMService
 
 from .wire import wav_bytes
@@ -56,7 +56,7 @@ class UserTurns(_Service):
     def _user_started(self) -> None:
         self._turn_open = True
 
-    def _user_stopped(self, frame: Any) -> None:
+    def _user_stopped(self, frame: UserStoppedSpeakingFrame) -> None:
         """A stop without a start (or a repeated one) would commit nothing."""
         if self._turn_open:
             self._turn_open = False

@@ -91,16 +91,19 @@ def wav_bytes(pcm: bytes, sample_rate: int) -> bytes:
     return buf.getvalue()
 
 
-def tool_note(name: str, args: Any, result: Any) -> str:
+def tool_note(name: str, args: object, result: object) -> str:
     """A tool call and its result as one line of text, for replay into a new session."""
 
-    def compact(v: Any) -> str:
+    def compact_json(v: object) -> str:
+        return json.dumps(v, ensure_ascii=False, separators=(",", ":"), default=str)
+
+    def compact(v: object) -> str:
         if isinstance(v, str):
             try:
-                v = json.loads(v)
+                return compact_json(json.loads(v))
             except json.JSONDecodeError:
                 return v
-        return json.dumps(v, ensure_ascii=False, separators=(",", ":"), default=str)
+        return compact_json(v)
 
     return f"[tool {name}({compact(args)}) returned {compact(result)}]"
 
@@ -139,7 +142,7 @@ def fit_history(entries: list[tuple[str, str]], report: ReplayReport) -> list[tu
     return kept
 
 
-def message_text(message: Any) -> str:
+def message_text(message: object) -> str:
     """A context message's text (a string, or its text parts joined)."""
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, str):

@@ -26,8 +26,10 @@ from runners.fakes.text_replies import Call, Exchange, TextFake, pieces, sse
 ACTIONS = ("streamGenerateContent", "generateContent")
 
 
-def _text(parts: Any) -> str:
-    return "".join(p.get("text", "") for p in parts or [] if isinstance(p, dict) and not p.get("thought"))
+def _text(parts: object) -> str:
+    if not isinstance(parts, list):
+        return ""
+    return "".join(p.get("text", "") for p in parts if isinstance(p, dict) and not p.get("thought"))
 
 
 class GeminiTextFake(TextFake):

@@ -20,7 +20,7 @@ from ..text_base import TextProviderRunner
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 
 
-class GoogleTextRunner(TextProviderRunner):
+class GoogleTextRunner(TextProviderRunner[GoogleLLMService]):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = "google-fake-not-a-secret"
 

@@ -30,18 +30,19 @@ import asyncio
 import base64
 import json
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import WSMsgType, web
 
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
-from runners.fakes.script import ScriptedReply
+from runners.fakes.script import ScriptedReply, ToolCallSpec
 from runners.fakes.reply_session import SocketSession
 from runners.fakes.server import WebSocketFake, spawn
 from runners.fakes.speech import chunks, synthesize
 from runners.fakes.wire import b64, spread_words, tool_output
-from runners.fakes.timing import ENVELOPE, paced
+from runners.fakes.timing import ENVELOPE, ReplyPlan, paced
 from runners.fakes.usage import realtime_usage
 
 PATH = "/v1/realtime"
@@ -168,7 +169,8 @@ class _Session(SocketSession):
         self.rec.errors.append(message)
         spawn(self.tasks, self.send({"type": "error", "error": {"type": "invalid_request_error", "code": "invalid_value", "message": message}}))
 
-    def _response(self, rid: str, status: str, said: str = "", spoken_ms: float = 0.0, calls: Any = ()) -> dict[str, Any]:
+    def _response(self, rid: str, status: str, said: str = "", spoken_ms: float = 0.0,
+                  calls: Sequence[ToolCallSpec] = ()) -> dict[str, Any]:
         """A response object; a completed one with its usage (`fakes/usage.py`: the conversation so far in,
         what it said, spoke and called out)."""
         r: dict[str, Any] = {"id": rid, "object": "realtime.response", "status": status, "output": []}
@@ -239,7 +241,7 @@ class _Session(SocketSession):
                 self.rec.closed = f"server:{code}"
                 self.sock.close_soon(code, b"session ended")
 
-    async def _stream(self, rid: str, item_id: str, plan: Any, anchor_ms: float, parts: list[bytes],
+    async def _stream(self, rid: str, item_id: str, plan: ReplyPlan, anchor_ms: float, parts: list[bytes],
                       parts_ms: list[float], deltas: list[str]) -> None:
         """A reply's audio and transcript deltas, on its plan's schedule."""
         n = plan.reply

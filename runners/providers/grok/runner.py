@@ -18,15 +18,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from pipecat.services.xai.realtime import events as xe
-from pipecat.services.xai.realtime.llm import GrokRealtimeLLMService
+from pipecat.services.xai.realtime.llm import GrokRealtimeLLMService, GrokRealtimeLLMSettings
 
 from arena_tui.spine.events import Reconnected, ReplaySummary, SessionRotated
 
 from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.settings import RunSettings
 
-from ...base import HistoryItem, Publish, SessionSpec
-from ..openai_realtime.runner import RealtimeRunner, ReplayBeforeFirstResponse, history_items
+from ...base import HistoryItem, Publish, ResponseStatus, SessionSpec
+from ..openai_realtime.runner import ReplayBeforeFirstResponse, history_items
+from ..realtime_family import RealtimeRunner
 
 DEFAULT_BASE_URL = "wss://api.x.ai/v1/realtime"
 FAKE_KEY = "xai-fake-not-a-secret"
@@ -37,14 +38,17 @@ def grok_history_items(history: list[HistoryItem]) -> list[xe.ConversationItem]:
     return [xe.ConversationItem(**item.model_dump(exclude_none=True, exclude={"id", "object"})) for item in history_items(history)]
 
 
-class GrokReplayingService(ReplayBeforeFirstResponse, GrokRealtimeLLMService):  # type: ignore[misc]  # xAI's service has OpenAI's private shape, not its class
+class GrokReplayingService(ReplayBeforeFirstResponse, GrokRealtimeLLMService):
     """Replays history items before the first response; makes a reset re-seed and be seen."""
 
     item_event = xe.ConversationItemCreateEvent
 
-    def __init__(self, *, replay: list[xe.ConversationItem] | None = None, session_number: int = 0,
-                 publish: Publish | None = None, **kwargs: Any) -> None:
-        super().__init__(replay=replay, **kwargs)
+    def __init__(self, *, api_key: str, base_url: str, settings: GrokRealtimeLLMSettings,
+                 replay: list[xe.ConversationItem] | None = None, respond: bool = True,
+                 on_response_status: ResponseStatus | None = None, session_number: int = 0,
+                 publish: Publish | None = None) -> None:
+        super().__init__(api_key=api_key, base_url=base_url, settings=settings, replay=replay or [], respond=respond,
+                         on_response_status=on_response_status)
         self._history_items = list(replay or [])
         self.session_number = session_number
         self.resets = 0
@@ -57,6 +61,10 @@ class GrokReplayingService(ReplayBeforeFirstResponse, GrokRealtimeLLMService):  
             session = realtime_message.setdefault("session", {})
             session["turn_detection"] = None
         await super()._ws_send(realtime_message)
+
+    def _response_outcome(self, evt: object) -> tuple[str | None, object]:
+        assert isinstance(evt, xe.ResponseDone)
+        return evt.response.status, evt.response.status_details
 
     async def reset_conversation(self):
         self.resets += 1
@@ -82,7 +90,7 @@ class GrokReplayingService(ReplayBeforeFirstResponse, GrokRealtimeLLMService):  
         )
 
 
-class GrokRealtimeRunner(RealtimeRunner):
+class GrokRealtimeRunner(RealtimeRunner[GrokReplayingService]):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = FAKE_KEY
 
@@ -102,8 +110,9 @@ class GrokRealtimeRunner(RealtimeRunner):
             ),
         )
         self.sessions += 1
-        return GrokReplayingService(replay=grok_history_items(spec.history), session_number=self.sessions,
-                                    publish=spec.publish, **self.service_args(spec, GrokRealtimeLLMService, props))
+        settings = GrokRealtimeLLMService.Settings(model=spec.model, system_instruction=spec.system_prompt, session_properties=props)
+        return GrokReplayingService(base_url=self.endpoint(spec.config), settings=settings, replay=grok_history_items(spec.history),
+                                    session_number=self.sessions, publish=spec.publish, **self.session_args(spec))
 
     def provider_ttfb_label(self) -> str:
         return "xAI TTFB (Pipecat metrics, from server speech_stopped)"

@@ -38,8 +38,9 @@ from typing import Any
 from aiohttp import web
 
 from runners.fakes.realtime_dialect import DialectSession
+from runners.fakes.handshake import HandshakeFake
+from runners.fakes.record import ConnectionRecord
 from runners.fakes.script import ToolCallSpec
-from runners.fakes.server import FakeServer
 from runners.fakes.timing import ENVELOPE
 from runners.fakes.usage import call_tokens, text_tokens
 
@@ -49,7 +50,7 @@ FORMATS = ("audio/pcm", "audio/pcmu", "audio/pcma")
 TURN_TYPES = ("server_vad", "semantic_vad")
 
 
-def _format_problem(where: str, fmt: Any) -> str | None:
+def _format_problem(where: str, fmt: object) -> str | None:
     if fmt is None:
         return None
     if not isinstance(fmt, dict) or fmt.get("type") not in FORMATS:
@@ -59,7 +60,7 @@ def _format_problem(where: str, fmt: Any) -> str | None:
     return None
 
 
-def _rate(fmt: Any) -> int:
+def _rate(fmt: object) -> int:
     if not isinstance(fmt, dict):
         return 24000
     return 8000 if fmt.get("type") in ("audio/pcmu", "audio/pcma") else int(fmt.get("rate") or 24000)
@@ -136,21 +137,15 @@ class _Session(DialectSession):
         return None
 
 
-class InworldRealtimeFake(FakeServer):
+class InworldRealtimeFake(HandshakeFake):
     """Scripted Inworld Realtime server on 127.0.0.1."""
 
+    PATH = PATH
     REAL_TIMING = ENVELOPE
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.rejected: list[dict[str, str]] = []  # handshakes refused: {path, reason}
 
     @property
     def base_url(self) -> str:
         return f"ws://{self.host}{PATH}"
-
-    def routes(self) -> list[web.RouteDef]:
-        return [web.get(PATH, self.handle)]
 
     def handshake_problem(self, request: web.Request) -> tuple[int, str] | None:
         if not request.query.get("key"):
@@ -166,10 +161,5 @@ class InworldRealtimeFake(FakeServer):
             return 401, "a bearer must be a JWT: an API key goes as Authorization: Basic <key>"
         return 401, "missing Authorization: Basic <key>"
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        if (problem := self.handshake_problem(request)) is not None:
-            status, reason = problem
-            self.rejected.append({"path": request.path, "reason": reason})
-            return web.json_response({"error": {"code": status, "message": reason}}, status=status)
-        rec = self.new_connection(request)
-        return await self.run_session(request, rec, lambda ws: _Session(self, rec, ws))
+    def session(self, rec: ConnectionRecord, ws: web.WebSocketResponse) -> _Session:
+        return _Session(self, rec, ws)

@@ -10,21 +10,25 @@ turn detection that creates the response itself (or none: `--disable-vad`, our c
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pipecat.services.inworld.realtime import events as iw
 
+from arena_tui.spine.benchmark import Benchmark
 from arena_tui.spine.settings import RunSettings
 
 from ...base import SessionSpec
-from ..openai_realtime.runner import RealtimeRunner
+from ..realtime_family import RealtimeRunner
+
+if TYPE_CHECKING:  # our subclass of Pipecat's service loads when a session is built
+    from .service import ArenaInworldService
 
 DEFAULT_BASE_URL = "wss://api.inworld.ai/api/v1/realtime/session"
 FAKE_KEY = "inworld-fake-not-a-secret"
 VOICE, TTS_MODEL, STT_MODEL = "Clive", "inworld-tts-2", "inworld/inworld-stt-1"  # Pipecat's defaults
 
 
-def service_class() -> Any:
+def service_class() -> type[ArenaInworldService]:
     from .service import ArenaInworldService  # deferred: our subclass of Pipecat's service loads when a session is built
 
     return ArenaInworldService
@@ -47,26 +51,21 @@ def session_properties(config: RunSettings, model: str) -> iw.SessionProperties:
     )
 
 
-class InworldRealtimeRunner(RealtimeRunner):
+class InworldRealtimeRunner(RealtimeRunner["ArenaInworldService"]):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = FAKE_KEY
 
-    async def on_start(self, config, benchmark) -> None:
+    async def on_start(self, config: RunSettings, benchmark: Benchmark) -> None:
         service_class()  # import Pipecat's service now, not inside the first session's clock
 
-    def build_service(self, spec: SessionSpec) -> Any:
+    def build_service(self, spec: SessionSpec) -> ArenaInworldService:
         from .service import inworld_items  # deferred: our subclass of Pipecat's service loads when a session is built
 
         cls = service_class()
-        return cls(
-            api_key=self.api_key(spec.config),
-            base_url=self.endpoint(spec.config),
-            replay=inworld_items(spec.history),
-            respond=spec.kickoff is not None,
-            on_response_status=spec.on_response_status,
-            settings=cls.Settings(model=spec.model, system_instruction=spec.system_prompt,
-                                  session_properties=session_properties(spec.config, spec.model)),
-        )
+        settings = cls.Settings(model=spec.model, system_instruction=spec.system_prompt,
+                                session_properties=session_properties(spec.config, spec.model))
+        return cls(base_url=self.endpoint(spec.config), settings=settings, replay=inworld_items(spec.history),
+                   **self.session_args(spec))
 
     def provider_ttfb_label(self) -> str:
         return "Inworld TTFB (Pipecat metrics, from server speech_stopped)"

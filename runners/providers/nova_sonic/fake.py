@@ -32,13 +32,18 @@ import asyncio
 import base64
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from aws_sdk_bedrock_runtime.models import (
+    InvokeModelWithBidirectionalStreamInputChunk,
+    InvokeModelWithBidirectionalStreamOperationInput,
     BidirectionalOutputPayloadPart,
     InvokeModelWithBidirectionalStreamOutputChunk,
 )
-from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
+from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
+from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService, AWSNovaSonicLLMSettings
+from pipecat.services.aws.nova_sonic.session_continuation import SessionContinuationParams
 
 from runners.fakes.endpointer import Endpointer
 from runners.fakes.record import ConnectionRecord
@@ -85,7 +90,7 @@ class NovaSonicFake(ScriptedReplies):
     def last(self) -> ConnectionRecord:
         return self.connections[-1]
 
-    async def wait_until(self, cond: Any, timeout: float = 30.0, what: str = "") -> Any:
+    async def wait_until[T](self, cond: Callable[[], T], timeout: float = 30.0, what: str = "") -> T:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while not (value := cond()):
@@ -99,8 +104,9 @@ class FakeBedrockClient:
     def __init__(self, fake: NovaSonicFake):
         self.fake = fake
 
-    async def invoke_model_with_bidirectional_stream(self, op_input: Any) -> FakeDuplexStream:
-        rec = ConnectionRecord(index=len(self.fake.connections) + 1, path=str(getattr(op_input, "model_id", "")))
+    async def invoke_model_with_bidirectional_stream(self, op_input: InvokeModelWithBidirectionalStreamOperationInput
+                                                     ) -> FakeDuplexStream:
+        rec = ConnectionRecord(index=len(self.fake.connections) + 1, path=str(op_input.model_id))
         self.fake.connections.append(rec)
         stream = FakeDuplexStream(self.fake, rec)
         self.fake.streams.append(stream)
@@ -112,7 +118,7 @@ class _Input:
         self._stream = stream
         self.closed = False
 
-    async def send(self, chunk: Any) -> None:
+    async def send(self, chunk: InvokeModelWithBidirectionalStreamInputChunk) -> None:
         if self.closed:
             raise RuntimeError("input stream is closed")
         if self._stream.ended:
@@ -244,7 +250,7 @@ class FakeDuplexStream(ReplySession):
         if not self.ended:
             self._out.put_nowait(json.dumps({"event": {kind: body}}).encode("utf-8"))
 
-    def _content(self, ctype: str, role: str, stage: str | None, **extra: Any) -> str:
+    def _content(self, ctype: str, role: str, stage: str | None, **extra: object) -> str:
         name = str(uuid.uuid4())
         body: dict[str, Any] = {"promptName": self.prompt_name, "contentId": name, "type": ctype, "role": role, **extra}
         if stage:
@@ -342,12 +348,11 @@ class FakeDuplexStream(ReplySession):
 class LocalNovaSonicLLMService(AWSNovaSonicLLMService):
     """The real Pipecat Nova Sonic service, its Bedrock client swapped for the fake's."""
 
-    def __init__(self, *, fake: NovaSonicFake, **kwargs: Any):
+    def __init__(self, *, fake: NovaSonicFake, settings: AWSNovaSonicLLMSettings, tools: ToolsSchema | None = None,
+                 session_continuation: SessionContinuationParams | None = None):
         self._fake = fake
-        kwargs.setdefault("secret_access_key", "fake-secret")
-        kwargs.setdefault("access_key_id", "fake-id")
-        kwargs.setdefault("region", "us-east-1")
-        super().__init__(**kwargs)
+        super().__init__(secret_access_key="fake-secret", access_key_id="fake-id", region="us-east-1", settings=settings,
+                         tools=tools, session_continuation=session_continuation)
 
     def create_client(self) -> Any:
         return self._fake.client()

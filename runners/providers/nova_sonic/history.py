@@ -6,14 +6,13 @@ renders the live context's tool messages with it (`service.py`)."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ...base import HistoryItem
 
 MAX_MESSAGE_CHARS = 50_000  # Nova history: ~50 KB per message (Pipecat's continuation uses the same cap)
 
 
-def tool_note(name: str, args: Any = None, result: Any = None, *, called: bool = True, answered: bool = True) -> str:
+def tool_note(name: str, args: object = None, result: object = None, *, called: bool = True, answered: bool = True) -> str:
     """A tool call and/or its result as assistant text (Nova history has no tool blocks)."""
     a = json.dumps(args or {}, ensure_ascii=False, sort_keys=True)
     r = json.dumps(result, ensure_ascii=False, default=str) if result is not None else "COMPLETED"

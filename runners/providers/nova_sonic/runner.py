@@ -26,7 +26,9 @@ the AWS SDK the preflight must still be able to say which package is missing.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
 
 from arena_tui.spine.events import ErrorEvent
 from arena_tui.spine.settings import Rotation, RunSettings
@@ -50,7 +52,7 @@ def service_class() -> type[ArenaNovaSonicService]:
     return ArenaNovaSonicService
 
 
-class NovaSonicRunner(ProviderRunner):
+class NovaSonicRunner(ProviderRunner["ArenaNovaSonicService"]):
 
     def endpoint(self, config: RunSettings) -> str:
         """`--base-url`, the in-process fake, or the region's Bedrock runtime."""
@@ -85,46 +87,33 @@ class NovaSonicRunner(ProviderRunner):
     def replay_strategy(self) -> str:
         return "full_history"
 
-    def build_service(self, spec: SessionSpec) -> Any:
+    def build_service(self, spec: SessionSpec) -> ArenaNovaSonicService:
         cls = service_class()
-        settings = cls.Settings(model=spec.model, system_instruction=spec.system_prompt)
-        common: dict[str, Any] = {
-            "settings": settings,
-            "tools": self.tools(spec.tools),
-            "replay": history_messages(spec.history),
-            "respond": spec.kickoff is not None,
-            "on_stream_ended": self._stream_ended_reporter(spec.publish),
-        }
+        session = partial(cls, settings=cls.Settings(model=spec.model, system_instruction=spec.system_prompt),
+                          tools=self.tools(spec.tools), replay=history_messages(spec.history), respond=spec.kickoff is not None,
+                          on_stream_ended=self._stream_ended_reporter(spec.publish))
         if self.fake is not None:
             from .fake import NovaSonicFake  # deferred: the local fake (a wire-protocol server) loads only for --fake runs
 
             assert isinstance(self.fake, NovaSonicFake)
-            return cls(
-                access_key_id="fake-id", secret_access_key="fake-secret", region=DEFAULT_REGION,
-                client_factory=self.fake.client, endpoint=self.fake.base_url, **common,
-            )
+            return session(access_key_id="fake-id", secret_access_key="fake-secret", region=DEFAULT_REGION,
+                           client_factory=self.fake.client, endpoint=self.fake.base_url)
         env = os.environ
-        return cls(
-            access_key_id=env.get("AWS_ACCESS_KEY_ID", ""),
-            secret_access_key=env.get("AWS_SECRET_ACCESS_KEY", ""),
-            session_token=env.get("AWS_SESSION_TOKEN") or None,
-            region=aws_region(),
-            endpoint=spec.config.base_url,
-            **common,
-        )
+        return session(access_key_id=env.get("AWS_ACCESS_KEY_ID", ""), secret_access_key=env.get("AWS_SECRET_ACCESS_KEY", ""),
+                       session_token=env.get("AWS_SESSION_TOKEN") or None, region=aws_region(), endpoint=spec.config.base_url)
 
-    def service_endpoint(self, service: Any) -> str:
+    def service_endpoint(self, service: ArenaNovaSonicService) -> str:
         client = service.create_client()  # the SDK client the service would open its streams on
         fake = getattr(client, "fake", None)  # the local fake's client (`FakeBedrockClient`): in this process
         return fake.base_url if fake is not None else str(client._config.endpoint_uri)
 
-    def is_alive(self, service: Any) -> bool:
+    def is_alive(self, service: ArenaNovaSonicService) -> bool:
         return service.alive()
 
-    def session_ready(self, service: Any) -> bool:
+    def session_ready(self, service: ArenaNovaSonicService) -> bool:
         return service.set_up
 
-    def _stream_ended_reporter(self, publish: Publish | None) -> Any:
+    def _stream_ended_reporter(self, publish: Publish | None) -> Callable[[str], None] | None:
         """Say why no in-service reconnect follows a stream AWS ended (the engine's rotation does)."""
         if publish is None:
             return None

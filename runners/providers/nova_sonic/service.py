@@ -16,17 +16,21 @@ without the AWS SDK its preflight still names the missing package):
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
+from pipecat.adapters.llm.schemas.tools_schema import ToolsSchema
 from pipecat.adapters.llm.services.aws_nova_sonic_adapter import (
     AWSNovaSonicConversationHistoryMessage,
     AWSNovaSonicLLMAdapter,
+    AWSNovaSonicLLMInvocationParams,
     Role,
 )
 from pipecat.audio.utils import create_stream_resampler
 from pipecat.frames.frames import InputAudioRawFrame
 from pipecat.metrics.metrics import LLMTokenUsage
-from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService
+from pipecat.processors.aggregators.llm_context import LLMContext
+from pipecat.services.aws.nova_sonic.llm import AWSNovaSonicLLMService, AWSNovaSonicLLMSettings
 from pipecat.services.aws.nova_sonic.session_continuation import SessionContinuationParams
 
 from ..aws import bedrock_runtime
@@ -37,14 +41,15 @@ class ToolTextAdapter(AWSNovaSonicLLMAdapter):
     """Prepends the replayed history and keeps tool messages of the context as text
     (the stock adapter drops them)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self) -> None:
+        super().__init__()
         self.replay: list[AWSNovaSonicConversationHistoryMessage] = []
         self._call_names: dict[str, str] = {}
         self.last_user: AWSNovaSonicConversationHistoryMessage | None = None  # of the last params read
 
-    async def get_llm_invocation_params(self, context: Any, **kwargs: Any) -> Any:
-        params = await super().get_llm_invocation_params(context, **kwargs)
+    # (`options: Any`: Pipecat's `BaseLLMAdapter` declares them untyped, so an override takes any keyword)
+    async def get_llm_invocation_params(self, context: LLMContext, **options: Any) -> AWSNovaSonicLLMInvocationParams:
+        params = await super().get_llm_invocation_params(context, **options)
         params["messages"] = list(self.replay) + list(params["messages"])
         last = params["messages"][-1] if params["messages"] else None
         self.last_user = last if last is not None and last.role == Role.USER else None
@@ -86,15 +91,21 @@ class ArenaNovaSonicService(AWSNovaSonicLLMService):
     def __init__(
         self,
         *,
+        settings: AWSNovaSonicLLMSettings,
+        tools: ToolsSchema | None,
+        access_key_id: str,
+        secret_access_key: str,
+        session_token: str | None = None,
+        region: str,
         replay: list[tuple[str, str]] | None = None,
         respond: bool = True,
-        client_factory: Any = None,
+        client_factory: Callable[[], object] | None = None,
         endpoint: str | None = None,
-        on_stream_ended: Any = None,
-        **kwargs: Any,
+        on_stream_ended: Callable[[str], None] | None = None,
     ) -> None:
-        kwargs.setdefault("session_continuation", SessionContinuationParams(enabled=False))
-        super().__init__(**kwargs)
+        super().__init__(settings=settings, tools=tools, access_key_id=access_key_id, secret_access_key=secret_access_key,
+                         session_token=session_token, region=region,
+                         session_continuation=SessionContinuationParams(enabled=False))  # the engine is the one rotator
         self._respond_on_setup = respond  # False: no kickoff, the setup asks for no reply
         self._client_factory = client_factory
         self._endpoint = endpoint
@@ -132,7 +143,7 @@ class ArenaNovaSonicService(AWSNovaSonicLLMService):
             )
         )
 
-    async def _handle_input_audio_frame(self, frame: Any) -> None:
+    async def _handle_input_audio_frame(self, frame: InputAudioRawFrame) -> None:
         want = self._audio_config.input_sample_rate
         if frame.sample_rate != want:
             audio = await self._resampler.resample(frame.audio, frame.sample_rate, want)
@@ -149,7 +160,7 @@ class ArenaNovaSonicService(AWSNovaSonicLLMService):
             await super()._send_text_event(text=held.text, role=held.role)
         await super()._send_audio_input_start_event()
 
-    async def _send_text_event(self, text: str, role: Any, interactive: bool = False) -> None:
+    async def _send_text_event(self, text: str, role: Role, interactive: bool = False) -> None:
         if interactive and not self._respond_on_setup and self._connected_time is None:
             return  # the held user message, already sent as history above
         await super()._send_text_event(text, role, interactive)

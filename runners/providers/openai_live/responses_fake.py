@@ -23,21 +23,25 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from typing import Any
+from typing import Any, Unpack
 
 from aiohttp import web
 
+from runners.fakes.script import Script
+from runners.fakes.server import ServerOptions
 from runners.fakes.text_replies import Call, Exchange, TextFake, parsed, pieces, sse
 from runners.fakes.usage import call_tokens, text_tokens
 
 PATH = "/v1/responses"
 
 
-def _text(content: Any) -> str:
+def _text(content: object) -> str:
     """A Responses message's text: a string, or its `input_text` / `output_text` parts."""
     if isinstance(content, str):
         return content
-    return "".join(p.get("text", "") for p in content or [] if isinstance(p, dict) and "text" in p)
+    if not isinstance(content, list):
+        return ""
+    return "".join(p.get("text", "") for p in content if isinstance(p, dict) and "text" in p)
 
 
 class ResponsesFake(TextFake):
@@ -46,8 +50,8 @@ class ResponsesFake(TextFake):
     key_headers = ("authorization",)
     invalid = "invalid_request_error"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, script: Script | None = None, **options: Unpack[ServerOptions]) -> None:
+        super().__init__(script, **options)
         #: response id → (the conversation it ends: the Exchange's turns with its own output, its open calls)
         self.stored: dict[str, tuple[list[dict[str, Any]], dict[str, str]]] = {}
         self._ids = itertools.count(1)
@@ -145,7 +149,7 @@ class ResponsesFake(TextFake):
         seq = itertools.count()
         out: list[bytes] = []
 
-        def emit(kind: str, **fields: Any) -> None:
+        def emit(kind: str, **fields: object) -> None:
             out.append(sse({"type": kind, "sequence_number": next(seq), **fields}, kind))
 
         emit("response.created", response=self._response(rid, ex, "in_progress", []))

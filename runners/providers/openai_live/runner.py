@@ -37,7 +37,7 @@ from pipecat.frames.frames import MetricsFrame
 from pipecat.metrics.metrics import LLMTokenUsage, LLMUsageMetricsData
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.services.openai.live import events as le
-from pipecat.services.openai.live.llm import OpenAILiveLLMService
+from pipecat.services.openai.live.llm import ClientDelegation, OpenAILiveLLMService, OpenAILiveLLMSettings, ResponsesDelegation
 from pipecat.services.openai.responses.llm import OpenAIResponsesLLMSettings
 from pipecat.workers.llm.backend_llm_worker import BackendLLMWorker
 from pipecat.processors.frame_processor import FrameProcessor
@@ -82,9 +82,10 @@ def startup_input(history: list[HistoryItem]) -> list[le.InputItem]:
 class ArenaLiveService(OpenAILiveLLMService):
     """Pipecat's Live service, seeded as the engine asks and asked what the engine needs to know."""
 
-    def __init__(self, *, history: list[HistoryItem] | None = None, kickoff: str | None = None, backend_model: str = "",
-                 backend_llm: LLMService | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, *, api_key: str, base_url: str, settings: OpenAILiveLLMSettings,
+                 delegation: ResponsesDelegation | ClientDelegation, history: list[HistoryItem] | None = None,
+                 kickoff: str | None = None, backend_model: str = "", backend_llm: LLMService | None = None) -> None:
+        super().__init__(api_key=api_key, base_url=base_url, settings=settings, delegation=delegation)
         self._history = list(history or [])
         self._kickoff = kickoff
         self.backend_model = backend_model  # the Responses delegation's model (what its usage is billed as)
@@ -162,7 +163,7 @@ class ArenaLiveService(OpenAILiveLLMService):
             self._responses_open.discard(key)
 
 
-class OpenAILiveRunner(ProviderRunner):
+class OpenAILiveRunner(ProviderRunner[ArenaLiveService]):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = FAKE_KEY
 
@@ -242,8 +243,8 @@ class OpenAILiveRunner(ProviderRunner):
     def build_service(self, spec: SessionSpec) -> ArenaLiveService:
         cfg = spec.config
         text = self.backend_alias(cfg.model)
-        delegation: Any
-        llm: Any = None
+        delegation: ResponsesDelegation | ClientDelegation
+        llm: LLMService | None = None
         if text is None:
             delegation = OpenAILiveLLMService.ResponsesDelegation(
                 settings=OpenAIResponsesLLMSettings(model=RESPONSES_MODEL, system_instruction=spec.system_prompt))
@@ -280,7 +281,7 @@ class OpenAILiveRunner(ProviderRunner):
     def session_ready(self, service: ArenaLiveService) -> bool:
         return service.started
 
-    def delegating(self, service: Any) -> bool:
+    def delegating(self, service: ArenaLiveService) -> bool:
         return service.delegating()
 
     def provider_ttfb_label(self) -> str:

@@ -27,13 +27,13 @@ import contextlib
 import hashlib
 import json
 import time
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from aiohttp import web
 from pydantic import BaseModel, Field
 
 from runners.fakes.script import Script, ScriptedReply
-from runners.fakes.server import FakeServer
+from runners.fakes.server import FakeServer, ServerOptions
 from runners.fakes.text_replies import Replies
 from runners.fakes.wire import spread_words
 
@@ -86,7 +86,7 @@ class ChatRequestRecord(BaseModel):
         return [_text(m.get("content")) for m in self.messages if m.get("role") == "user"]
 
 
-def _text(content: Any) -> str:
+def _text(content: object) -> str:
     """Message content as text (a string, or a list of `{type: text, text}` parts)."""
     if isinstance(content, str):
         return content
@@ -98,8 +98,8 @@ def _text(content: Any) -> str:
 class OpenAIChatFake(FakeServer):
     """`async with OpenAIChatFake(script_for_benchmark(bench)) as fake:` → `fake.base_url`."""
 
-    def __init__(self, script: Script | None = None, **kwargs: Any) -> None:
-        super().__init__(script, **kwargs)
+    def __init__(self, script: Script | None = None, **options: Unpack[ServerOptions]) -> None:
+        super().__init__(script, **options)
         self.requests: list[ChatRequestRecord] = []
         self.faults: list[ChatFault] = []
         self.replies = Replies(self.script)

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from openai import AsyncOpenAI, DefaultAsyncHttpxClient
+from pipecat.services.openai.base_llm import OpenAILLMSettings
 from pipecat.services.openai.llm import OpenAILLMService
 
 from arena_tui.spine.local_llm import LOCAL_KEY, local_llm_url
@@ -39,9 +40,9 @@ class ChatService(OpenAILLMService):
     """`OpenAILLMService` whose client does not retry by itself, so every failed request is
     ours to see, count and report (the `openai` client would silently retry a 500 twice)."""
 
-    def __init__(self, *, request_timeout_s: float = 60.0, **kwargs: Any) -> None:
+    def __init__(self, *, api_key: str, base_url: str, settings: OpenAILLMSettings, request_timeout_s: float = 60.0) -> None:
         self._request_timeout_s = request_timeout_s
-        super().__init__(**kwargs)
+        super().__init__(api_key=api_key, base_url=base_url, settings=settings)
 
     def create_client(self, api_key=None, base_url=None, organization=None, project=None, default_headers=None, **kwargs):
         return AsyncOpenAI(
@@ -56,7 +57,7 @@ class ChatService(OpenAILLMService):
         )
 
 
-class TextChatRunner(TextProviderRunner):
+class TextChatRunner(TextProviderRunner[ChatService]):
     default_endpoint = DEFAULT_BASE_URL
     fake_key = FAKE_KEY
 

@@ -279,7 +279,7 @@ def _history_entry(msg: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def _check_body(body: Any) -> dict[str, Any] | None:
+def _check_body(body: object) -> dict[str, Any] | None:
     """Field errors the real API would answer with 400, in its per-field shape."""
     if not isinstance(body, dict):
         return {"detail": "request body must be a JSON object"}

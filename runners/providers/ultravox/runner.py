@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
+from pipecat.frames.frames import StartFrame
 from pipecat.services.llm_service import LLMService
 from pipecat.services.ultravox.llm import JoinUrlInputParams, UltravoxRealtimeLLMService
 from websockets.exceptions import ConnectionClosed
@@ -175,8 +176,8 @@ class UltravoxCallService(UltravoxRealtimeLLMService):
 
     def __init__(self, *, sample_rate: int, call: CallInfo | None = None,
                  make_call: Callable[[], Awaitable[CallInfo]] | None = None,
-                 publish: Publish | None = None, **kwargs: Any) -> None:
-        super().__init__(params=JoinUrlInputParams(join_url=call.join_url if call else "ws://pending"), **kwargs)
+                 publish: Publish | None = None) -> None:
+        super().__init__(params=JoinUrlInputParams(join_url=call.join_url if call else "ws://pending"))
         # Pipecat hard-codes 48 kHz for both directions (input resampled to it, output frames
         # labelled with it). Our calls ask Ultravox for the run's rate both ways instead, so
         # input goes out unresampled and bot audio arrives at the rate the output plays.
@@ -199,7 +200,7 @@ class UltravoxCallService(UltravoxRealtimeLLMService):
         task = self._receive_task
         return self.phase == "joined" and self._socket is not None and task is not None and not task.done()
 
-    async def start(self, frame: Any) -> None:
+    async def start(self, frame: StartFrame) -> None:
         if self.call is None and self._make_call is not None:
             self.phase = "creating"
             try:
@@ -237,7 +238,7 @@ class UltravoxCallService(UltravoxRealtimeLLMService):
                     self.publish(ErrorEvent, where="provider", fatal=False,
                                  message=f"Ultravox closed call {call_id} (websocket code {code}: {reason or 'no reason'})")
 
-    async def _send(self, content: Any) -> None:
+    async def _send(self, content: bytes | dict[str, Any]) -> None:
         # After Ultravox ended the call, every 20 ms audio frame would fail with a "permanent"
         # send error, and the engine would rotate for an "error" instead of a "disconnect".
         sock = self._socket
@@ -246,7 +247,7 @@ class UltravoxCallService(UltravoxRealtimeLLMService):
         await super()._send(content)
 
 
-class UltravoxRunner(ProviderRunner):
+class UltravoxRunner(ProviderRunner[UltravoxCallService]):
     default_endpoint = DEFAULT_API
     fake_key = FAKE_KEY
 
