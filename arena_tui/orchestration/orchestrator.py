@@ -220,6 +220,8 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     beating = await _coordinate(store, campaign_id)  # queued cells are this process's to run
     pacing = _PaceReport(store, campaign_id, notice)
     executor.on_pace = pacing.changed
+    executor.on_notice = notice  # (a Ray node lost, joined or refused)
+    executor.expect([checked.settings[(c.benchmark, c.model)] for c, _ in todo], sum(s.size for s in snapshots.values()))
     ticking = asyncio.create_task(pulse.run(), name=f"campaign-{campaign_id}-progress")
     try:
         await executor.start()
