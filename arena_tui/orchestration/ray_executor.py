@@ -46,7 +46,7 @@ import concurrent.futures
 import contextlib
 import shutil
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Coroutine
 from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -174,14 +174,15 @@ class RayExecutor(Executor):
         self._needs = replace(self._needs, providers=tuple(dict.fromkeys(
             (s.model, s.fake, s.service or "") for s in settings)), audio_bytes=payload_bytes)
 
-    async def _admit(self, code: str = "") -> list[Node]:
-        """The alive nodes not seen before, checked (`ray_nodes.probe`); the ones found, each `ok` or `refused`."""
+    async def _admit(self, code: str = "", check: bool = True) -> list[Node]:
+        """The alive nodes not seen before, noted and (`check`) checked (`ray_nodes.probe`): each `ok` or `refused`."""
         if code:
             self._needs = replace(self._needs, code=code)
         fresh = [n for n in await asyncio.to_thread(alive_nodes, self._ray) if n.node_id not in self._nodes]
         for node in fresh:
             self._nodes[node.node_id] = node
-        await check_nodes(self._ray, fresh, self._needs)
+        if check:
+            await check_nodes(self._ray, fresh, self._needs)
         return fresh
 
     def _usable(self) -> list[Node]:
@@ -266,10 +267,17 @@ class RayExecutor(Executor):
         return [s.info for s in slots if s.alive]
 
     def _warm_later(self, slots: list[_Slot]) -> None:
-        if slots and not self._closing:
-            task = asyncio.create_task(self._warm(slots))
-            self._warming.add(task)
-            task.add_done_callback(self._warming.discard)
+        if slots:
+            self._later(self._warm(slots))
+
+    def _later(self, work: Coroutine[Any, Any, object]) -> None:
+        """Work beside the jobs (warming workers, checking a node), cancelled at close."""
+        if self._closing:
+            work.close()
+            return
+        task = asyncio.create_task(work)
+        self._warming.add(task)
+        task.add_done_callback(self._warming.discard)
 
     def startup_report(self) -> str:
         """One line: where start-up went (import, cluster start or join, node checks, warm workers)."""
@@ -284,7 +292,7 @@ class RayExecutor(Executor):
 
     async def _watch(self) -> None:
         """Every NODE_POLL_S: a node gone takes its workers out (their runs come back lost, through
-        `_consume`); a node that joined is checked and given workers."""
+        `_consume`); a node that joined is checked (beside, so a slow check delays no loss) and given workers."""
         while not self._closing:
             await asyncio.sleep(NODE_POLL_S)
             try:
@@ -296,27 +304,29 @@ class RayExecutor(Executor):
                 if node.node_id not in alive and node.state != "gone":
                     self._node_gone(node)
             if alive - set(self._nodes) and not self._closing:
-                for node in await self._admit():
-                    if node.state == "refused":
-                        self._say(refused_line(node))
-                    elif node.state == "ok":
-                        fresh = self._fill()
-                        self._say(f"Ray node {node.label} joined: "
-                                  f"{sum(s.node == node.node_id for s in fresh)} worker(s) start there")
-                        self._warm_later(fresh)
+                self._later(self._joined(await self._admit(check=False)))
             self._starve()
+
+    async def _joined(self, nodes: list[Node]) -> None:
+        await check_nodes(self._ray, nodes, self._needs)
+        for node in nodes:
+            if node.state == "refused":
+                self._say(refused_line(node))
+            elif node.state == "ok" and not self._closing:
+                fresh = self._fill()
+                self._say(f"Ray node {node.label} joined: {sum(s.node == node.node_id for s in fresh)} worker(s) start there")
+                self._warm_later(fresh)
 
     def _node_gone(self, node: Node) -> None:
         was, node.state = node.state, "gone"
-        slots = [s for s in self._slots if s.node == node.node_id and s.alive]
-        runs = sum(len(s.runs) for s in slots)
-        for slot in slots:
-            self._retire(slot)
-        log.warning("Ray node %s gone (%d worker(s), %d run(s))", node.label, len(slots), runs)
+        for slot in [s for s in self._slots if s.node == node.node_id and s.alive]:
+            self._retire(slot)  # (its runs come back lost through `_consume`, if they have not yet)
         if was == "ok" and not self._closing:
-            self._say(f"Ray node {node.label} lost: {len(slots)} worker(s) gone"
-                      + (f", {runs} run(s) to go on elsewhere" if runs else ""))
-            self._warm_later(self._fill())
+            fresh = self._fill()
+            live = [s for s in self._slots if s.alive]
+            self._say(f"Ray node {node.label} lost: {len(live)} worker(s) on {len(self._usable())} node(s) go on"
+                      + (f" ({len(fresh)} more started)" if fresh else ""))
+            self._warm_later(fresh)
 
     def _starve(self) -> None:
         """No worker left nor coming (every node gone or refused): the queued jobs end, said why."""

@@ -25,6 +25,7 @@ import contextlib
 import functools
 import hashlib
 import importlib.util
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -167,10 +168,11 @@ def _probe_task(ray: ModuleType) -> Any:
 
 def lack_of(e: BaseException) -> str:
     """What a node lacks, from the error its check task raised: the import that failed, when one did."""
-    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
-    for ln in reversed(lines):
-        if ln.startswith(("ModuleNotFoundError", "ImportError")):
-            return f"it cannot import arena-tui ({ln})"
+    text = str(e)
+    failed = re.findall(r"\b(?:ModuleNotFoundError|ImportError): [^\n]+", text)
+    if failed:
+        return f"it cannot import arena-tui ({failed[-1].strip()})"
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return f"its check failed ({type(e).__name__}: {lines[-1] if lines else ''})"
 
 

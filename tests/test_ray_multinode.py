@@ -1,0 +1,330 @@
+"""A campaign across a real two-node Ray cluster on this machine: a node lost mid-run, a node that
+joins mid-campaign, a node that cannot run it.
+
+The nodes are what a user starts: `ray start --head` and `ray start --address` (each with its own
+CPUs and resources, `--block` so each command owns its node's processes), in a fresh TMPDIR and
+HOME; the campaign is `arena-tui campaign run --executor ray --ray-address ADDR` against the
+simulator, at speed 10. Where each run runs is read from the campaign's log (`run X on Ray node
+IP (ID), pid N`: a worker's parent is its node's raylet); what was recorded, from the store.
+Every process (the nodes', their workers', the campaign's) carries a mark in its environment, and
+none may be left once the nodes are stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena_tui.campaign import records
+from arena_tui.orchestration.ray_cluster import LOCAL_IP
+from arena_tui.store import Store
+
+from . import processes
+from .conftest import REPO_ROOT
+from .test_campaign_executors import CHILD_MARK, marked_alive, short_tempdir
+
+RAY = Path(sys.executable).with_name("ray")
+TURNS = [0, 1, 2, 3]
+BOUND_S = 240.0  # liveness bounds (a node up, a run under way), not timing checks
+PLACED = re.compile(r"run (\S+) on Ray node \S+ \((\w+)\), pid (\d+)")
+
+
+class LocalNodes:
+    """Ray nodes started with `ray start --block` on 127.0.0.1, stopped (and checked gone) at close."""
+
+    def __init__(self, tmp: Path, home: Path, token: str) -> None:
+        self.tmp, self.token = tmp, token
+        self.env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_TMPDIR", "PYTHONPATH")}
+        self.env.update(TMPDIR=str(tmp), HOME=str(home), RAY_USAGE_STATS_ENABLED="0",
+                        RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", **{CHILD_MARK: token})
+        self.nodes: list[subprocess.Popen[bytes]] = []
+        self.address = ""
+
+    def _start(self, name: str, args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        out = (self.tmp / f"{name}.out").open("wb")
+        node = subprocess.Popen([str(RAY), "start", "--block", "--node-ip-address", LOCAL_IP, "--disable-usage-stats",
+                                 "--object-store-memory", str(100 * 2**20), *args],
+                                env={**self.env, **(env or {})}, stdout=out, stderr=subprocess.STDOUT, cwd=self.tmp)
+        out.close()
+        self.nodes.append(node)
+        return node
+
+    def head(self, cpus: int, resource: str) -> subprocess.Popen[bytes]:
+        node = self._start("head", ["--head", "--port", "0", "--num-cpus", str(cpus), "--include-dashboard", "false",
+                                    "--resources", json.dumps({resource: 1})])
+        address_file = self.tmp / "ray" / "ray_current_cluster"
+        deadline = time.monotonic() + BOUND_S
+        while time.monotonic() < deadline:
+            assert node.poll() is None, self.output("head")
+            if address_file.is_file() and (address := address_file.read_text().strip()):
+                try:
+                    socket.create_connection((LOCAL_IP, int(address.rpartition(":")[2])), timeout=1).close()
+                except OSError:
+                    pass
+                else:
+                    self.address = address
+                    self.raylet(node)
+                    return node
+            time.sleep(0.2)
+        raise AssertionError(f"the head node did not come up within {BOUND_S:.0f} s: {self.output('head')}")
+
+    def join(self, name: str, cpus: int, resource: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        node = self._start(name, ["--address", self.address, "--num-cpus", str(cpus),
+                                  "--resources", json.dumps({resource: 1})], env)
+        self.raylet(node)
+        deadline = time.monotonic() + BOUND_S
+        while "Ray runtime started" not in self.output(name):  # (printed once the node registered)
+            assert node.poll() is None and time.monotonic() < deadline, self.output(name)
+            time.sleep(0.2)
+        return node
+
+    def raylet(self, node: subprocess.Popen[bytes]) -> int:
+        """The pid of the node's raylet (a child of its `ray start --block`)."""
+        deadline = time.monotonic() + BOUND_S
+        while time.monotonic() < deadline:
+            found = [p.pid for p in processes.descendants(node.pid) if "/raylet" in p.cmd.split(" ")[0] and p.alive]
+            if found:
+                return found[0]
+            assert node.poll() is None, f"ray start exited {node.returncode}"
+            time.sleep(0.1)
+        raise AssertionError(f"no raylet under ray start (pid {node.pid}) within {BOUND_S:.0f} s")
+
+    def output(self, name: str) -> str:
+        path = self.tmp / f"{name}.out"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def stop(self) -> list[processes.Proc]:
+        """Stop every node (`ray start --block` stops its processes on SIGTERM); what is left after 30 s."""
+        for node in self.nodes:
+            if node.poll() is None:
+                node.terminate()
+        for node in self.nodes:
+            try:
+                node.wait(60)
+            except subprocess.TimeoutExpired:
+                node.kill()
+                node.wait()
+        _, left = processes.wait_gone([p.pid for p in marked_alive(self.token)], 30)
+        return [p for pid in left if (p := processes.read(pid)) is not None]
+
+
+@pytest.fixture
+def nodes(tmp_path: Path) -> Iterator[LocalNodes]:
+    tmp, home = Path(short_tempdir("rn")), tmp_path / "home"
+    home.mkdir()
+    cluster = LocalNodes(tmp, home, uuid.uuid4().hex)
+    try:
+        yield cluster
+    finally:
+        left = cluster.stop()
+        processes.kill([p.pid for p in marked_alive(cluster.token)])
+        shutil.rmtree(tmp, ignore_errors=True)
+        assert not left, "left running after the nodes stopped:\n" + "\n".join(map(str, left))
+
+
+def campaign(nodes: LocalNodes, db: Path, repeats: int, cwd: Path = REPO_ROOT) -> subprocess.Popen[str]:
+    """`campaign run --executor ray --ray-address` the head, its output in `db`'s folder."""
+    out = (db.parent / "campaign.out").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena_tui.cli", "campaign", "run", "--executor", "ray", "--ray-address", nodes.address,
+         "--bench", "demo_bench", "--model", "sim", "--speed", "10", "--turns", f"{TURNS[0]}-{TURNS[-1]}",
+         "--repeats", str(repeats), "--no-greeting", "--judge", "none"],
+        env={**nodes.env, "ARENA_TUI_DB": str(db)}, stdout=out, stderr=subprocess.STDOUT, text=True, cwd=cwd)
+    out.close()
+    return proc
+
+
+def placed(db: Path) -> list[tuple[str, str, int]]:
+    """(run id, node id prefix, worker pid) of every run placed so far, from the campaign's log."""
+    log = db.parent / "arena-tui.log"
+    text = log.read_text(errors="replace") if log.exists() else ""
+    return [(m[1], m[2], int(m[3])) for m in PLACED.finditer(text)]
+
+
+def finished_turns(db: Path, run_id: str) -> int:
+    if not db.exists():
+        return 0
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        try:
+            return conn.execute("SELECT COUNT(*) FROM events WHERE run_id=? AND kind='turn_ended'",
+                                (run_id,)).fetchone()[0]
+        except sqlite3.OperationalError:
+            return 0
+
+
+def has_event(db: Path, run_id: str, kind: str) -> bool:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        return conn.execute("SELECT 1 FROM events WHERE run_id=? AND kind=?", (run_id, kind)).fetchone() is not None
+
+
+def wait_for(what: str, cond, proc: subprocess.Popen[str], db: Path):
+    deadline = time.monotonic() + BOUND_S
+    while not (got := cond()):
+        assert proc.poll() is None, f"the campaign ended before {what}:\n" + (db.parent / "campaign.out").read_text()
+        assert time.monotonic() < deadline, f"not within {BOUND_S:.0f} s: {what}"
+        time.sleep(0.1)
+    return got
+
+
+def finish(proc: subprocess.Popen[str], db: Path) -> str:
+    try:
+        proc.wait(BOUND_S * 2)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    out = (db.parent / "campaign.out").read_text()
+    assert proc.returncode == 0, out
+    return out
+
+
+async def counted_once(db: Path, cells: int) -> dict[str, list[str]]:
+    """Every cell complete exactly once: one counted (not superseded) run per cell, one finished
+    row per planned turn, its turns played in order. {run id: its run_started/run_resumed/run_ended kinds}."""
+    store = await Store.open(db)
+    try:
+        [campaign_id] = await records.campaign_ids(store)
+        rows = await records.cells(store, campaign_id)
+        assert len(rows) == cells and all(r.status == "done" for r in rows), rows
+        counted = [r.run_id for r in rows]
+        every = [run_id for (run_id,) in await store.read_rows("SELECT run_id FROM runs WHERE superseded_by IS NULL")]
+        assert sorted(every) == sorted(counted) and len(set(counted)) == cells, (every, counted)
+        lives = {}
+        for run_id in counted:
+            assert (await records.cell_state(store, run_id))[0] == "complete"
+            finished = [r.turn_index for r in await store.turn_results(run_id) if r.turn_index >= 0]
+            assert sorted(finished) == TURNS, (run_id, finished)
+            started = [ev.turn_index for _, ev in await store.events(run_id, kinds=("turn_started",))
+                       if ev.turn_index >= 0]
+            assert started == sorted(started), f"{run_id}: turns out of order {started}"
+            ended = [(ev.kind, getattr(ev, "status", ""), getattr(ev, "reason", "")) for _, ev in
+                     await store.events(run_id, kinds=("run_started", "run_resumed", "run_ended"))]
+            lives[run_id] = [f"{k}:{s}:{r}" if k == "run_ended" else k for k, s, r in ended]
+        return lives
+    finally:
+        await store.close()
+
+
+@pytest.mark.timeout(900)
+def test_a_campaign_survives_losing_a_ray_node_mid_run(nodes: LocalNodes, tmp_path: Path) -> None:
+    """Head and a second node, one CPU each: the cells spread over both. Once a run on the second
+    node has ended a turn, its raylet is killed (SIGKILL): that run comes back lost, is ended
+    `interrupted` and resumed in place on the head at its first unfinished turn; every cell ends
+    complete exactly once, turns in order; the second node's processes go with its raylet."""
+    cells = 6
+    nodes.head(cpus=1, resource="node_a")
+    second = nodes.join("second", cpus=1, resource="node_b")
+    raylet = nodes.raylet(second)
+    db = tmp_path / "arena.db"
+    proc = campaign(nodes, db, cells)
+    try:
+        def on_second() -> tuple[str, str] | None:
+            for run_id, node, pid in placed(db):
+                p = processes.read(pid)
+                if p is not None and p.ppid == raylet and finished_turns(db, run_id) >= 1:
+                    return run_id, node
+            return None
+
+        victim, victim_node = wait_for("a run on the second node ended a turn", on_second, proc, db)
+        assert not has_event(db, victim, "run_ended"), "the run ended before its node was killed"
+        below = [p.pid for p in processes.descendants(second.pid)]
+        os.kill(raylet, signal.SIGKILL)
+        killed = time.monotonic()
+        wait_for("the lost run resumed", lambda: has_event(db, victim, "run_resumed"), proc, db)
+        recovered = time.monotonic() - killed
+        out = finish(proc, db)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    gone_s, left = processes.wait_gone(below, 30)
+    assert not left, [str(processes.read(pid)) for pid in left]  # the node's workers and agents went with its raylet
+    assert f"{cells}/{cells} cells complete" in out, out
+    assert f"Ray node {LOCAL_IP} ({victim_node}) lost: 1 worker(s) on 1 node(s) go on" in out, out
+    assert re.search(rf"run {victim} interrupted, worker lost .*; resuming on another worker", out), out
+    lives = asyncio.run(counted_once(db, cells))
+    assert lives[victim][:3] == ["run_started", lives[victim][1], "run_resumed"], lives[victim]
+    assert lives[victim][1].startswith("run_ended:interrupted:worker lost"), lives[victim]
+    where = placed(db)
+    by_node = {node: sum(1 for _, n, _ in where if n == node) for _, node, _ in where}
+    assert len(by_node) == 2 and by_node[victim_node] >= 1, where  # the cells went to both nodes
+    assert [n for r, n, _ in where if r == victim][-1] != victim_node, where  # resumed on the head
+    assert not list(nodes.tmp.glob("arena-ray-*")), list(nodes.tmp.glob("arena-ray-*"))  # workers' scratch, the lost ones' too
+    print(f"\nnode killed: the lost run resumed {recovered:.1f} s later; its processes gone {gone_s:.1f} s after; "
+          f"runs placed per node {by_node}")
+
+
+@pytest.mark.timeout(900)
+def test_a_node_that_joins_mid_campaign_takes_cells(nodes: LocalNodes, tmp_path: Path) -> None:
+    """A head of one CPU starts the campaign alone; a second node joins once the first run is under
+    way: it is checked, given a worker, and takes queued cells."""
+    cells = 6
+    nodes.head(cpus=1, resource="node_a")
+    db = tmp_path / "arena.db"
+    proc = campaign(nodes, db, cells)
+    try:
+        wait_for("the first run placed", lambda: placed(db), proc, db)
+        second = nodes.join("second", cpus=1, resource="node_b")
+        joined = time.monotonic()
+        raylet = nodes.raylet(second)
+
+        def on_second() -> str | None:
+            for run_id, node, pid in placed(db):
+                p = processes.read(pid)
+                if p is not None and p.ppid == raylet:
+                    return node
+            return None
+
+        second_id = wait_for("a run on the node that joined", on_second, proc, db)
+        took = time.monotonic() - joined
+        out = finish(proc, db)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert f"{cells}/{cells} cells complete" in out, out
+    assert f"Ray node {LOCAL_IP} ({second_id}) joined: 1 worker(s) start there" in out, out
+    asyncio.run(counted_once(db, cells))
+    where = placed(db)
+    by_node = {node: sum(1 for _, n, _ in where if n == node) for _, node, _ in where}
+    print(f"\nnode joined: its first run placed {took:.1f} s after `ray start` returned; runs placed per node {by_node}")
+
+
+@pytest.mark.timeout(900)
+def test_a_node_that_cannot_import_arena_tui_is_refused_in_one_line_and_the_others_run(
+        nodes: LocalNodes, tmp_path: Path) -> None:
+    """The second node's Python finds another `arena_tui` first (a stub package on its PYTHONPATH,
+    as a node with some other install would): the campaign names it refused, starts no worker
+    there, and runs every cell on the head. The campaign runs outside the repository: Ray puts the
+    driver's folder on every worker's path."""
+    stub = nodes.tmp / "stub"
+    (stub / "arena_tui").mkdir(parents=True)
+    (stub / "arena_tui" / "__init__.py").write_text('"""Another arena_tui, without the engine."""\n')
+    cells = 2
+    nodes.head(cpus=1, resource="node_a")
+    nodes.join("second", cpus=1, resource="node_b", env={"PYTHONPATH": str(stub)})
+    db = tmp_path / "arena.db"
+    proc = campaign(nodes, db, cells, cwd=tmp_path)
+    out = finish(proc, db)
+    refused = [ln for ln in out.splitlines() if "refused" in ln]
+    assert len(refused) == 1, out
+    assert re.fullmatch(rf"campaign: Ray node {LOCAL_IP} \((\w+)\) refused: it cannot import arena-tui "
+                        r"\(ModuleNotFoundError: No module named 'arena_tui\.\w+'\); the campaign runs on the other node\(s\)",
+                        refused[0]), refused[0]
+    refused_id = refused[0].split("(")[1].split(")")[0]
+    assert f"{cells}/{cells} cells complete" in out, out
+    assert {node for _, node, _ in placed(db)} != {refused_id} and refused_id not in {n for _, n, _ in placed(db)}
+    asyncio.run(counted_once(db, cells))
