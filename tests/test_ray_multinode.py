@@ -193,7 +193,8 @@ def finish(proc: subprocess.Popen[str], db: Path) -> str:
 
 async def counted_once(db: Path, cells: int) -> dict[str, list[str]]:
     """Every cell complete exactly once: one counted (not superseded) run per cell, one finished
-    row per planned turn, its turns played in order. {run id: its run_started/run_resumed/run_ended kinds}."""
+    row per planned turn, each life of it (started, resumed) playing its turns in order.
+    {run id: its run_started / run_resumed / run_ended:status:reason, in order}."""
     store = await Store.open(db)
     try:
         [campaign_id] = await records.campaign_ids(store)
@@ -207,12 +208,24 @@ async def counted_once(db: Path, cells: int) -> dict[str, list[str]]:
             assert (await records.cell_state(store, run_id))[0] == "complete"
             finished = [r.turn_index for r in await store.turn_results(run_id) if r.turn_index >= 0]
             assert sorted(finished) == TURNS, (run_id, finished)
-            started = [ev.turn_index for _, ev in await store.events(run_id, kinds=("turn_started",))
-                       if ev.turn_index >= 0]
-            assert started == sorted(started), f"{run_id}: turns out of order {started}"
-            ended = [(ev.kind, getattr(ev, "status", ""), getattr(ev, "reason", "")) for _, ev in
-                     await store.events(run_id, kinds=("run_started", "run_resumed", "run_ended"))]
-            lives[run_id] = [f"{k}:{s}:{r}" if k == "run_ended" else k for k, s, r in ended]
+            assert len(finished) == len(set(finished)), f"{run_id}: a turn recorded twice {finished}"
+            lives[run_id], turns = [], []
+            timeline = await store.events(run_id, kinds=("run_started", "run_resumed", "run_ended", "turn_started",
+                                                         "turn_ended"))
+            t_ms = [ev.t_ms for _, ev in timeline]
+            assert t_ms == sorted(t_ms), f"{run_id}: its events out of order on its timeline {timeline}"
+            for _, ev in timeline:
+                if ev.kind == "turn_ended":
+                    continue
+                if ev.kind == "turn_started":
+                    if ev.turn_index >= 0:
+                        turns[-1].append(ev.turn_index)
+                    continue
+                lives[run_id].append(f"run_ended:{ev.status}:{ev.reason}" if ev.kind == "run_ended" else ev.kind)
+                if ev.kind != "run_ended":
+                    turns.append([])
+            # each life of the run (started, or resumed) plays its turns in order
+            assert all(t == sorted(t) for t in turns), f"{run_id}: turns out of order {turns}"
         return lives
     finally:
         await store.close()

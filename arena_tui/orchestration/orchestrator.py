@@ -176,7 +176,6 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     by_run: dict[str, Cell] = {}
     executor = executor_factory(spec, bus, lambda j, r: events.put_nowait(("lost", j, r)),
                                 lambda j, o: events.put_nowait(("done", j, o)))
-    t0 = time.monotonic()
     judging: list[asyncio.Task[None]] = []
     pace_reruns: dict[Cell, int] = {}
     live: set[str] = set()  # the runs submitted and not yet ended
@@ -236,7 +235,8 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
             live.discard(job.run_id)
             cell = by_run[job.run_id]
             if kind == "lost":  # no run_ended reached the bus: end it here, then go on elsewhere
-                bus.publish(RunEnded(run_id=job.run_id, t_ms=(time.monotonic() - t0) * 1000,
+                await store.flush()  # (its last events first: its end goes after them on its timeline)
+                bus.publish(RunEnded(run_id=job.run_id, t_ms=await _timeline_end(store, job.run_id),
                                      status="interrupted", reason=f"worker lost: {detail}"))
                 notice(f"{cell.label}: run {job.run_id} interrupted, worker lost ({detail}); resuming on another worker")
                 await store.flush()
@@ -278,7 +278,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
         ticking.cancel()
         try:
             await executor.close()
-            await _end_cancelled(store, bus, list(by_run), t0)
+            await _end_cancelled(store, bus, list(by_run))
             for task in judging:  # (only when stopped early: each run has ended, so each judge ends too)
                 task.cancel()
             await asyncio.gather(*judging, return_exceptions=True)
@@ -356,15 +356,21 @@ async def _supersede(store: Store, bus: EventBus, old: str, new: str, why: str) 
     await store.flush()
 
 
-async def _end_cancelled(store: Store, bus: EventBus, run_ids: list[str], t0: float) -> None:
+async def _end_cancelled(store: Store, bus: EventBus, run_ids: list[str]) -> None:
     """Runs still `running` after close (a Ray task cancelled by force publishes no run_ended)."""
     await store.flush()
     for run_id in run_ids:
         run = await store.get_run(run_id)
         if run is not None and run.status == "running":
-            bus.publish(RunEnded(run_id=run_id, t_ms=(time.monotonic() - t0) * 1000, status="interrupted",
+            bus.publish(RunEnded(run_id=run_id, t_ms=await _timeline_end(store, run_id), status="interrupted",
                                  reason="campaign stopped"))
     await store.flush()
+
+
+async def _timeline_end(store: Store, run_id: str) -> float:
+    from .resume import timeline_end  # deferred: resume planning loads only when a run is cut short
+
+    return await timeline_end(store, run_id)
 
 
 def _snapshots(names: set[str], data_dir: Path | None) -> tuple[dict[str, Any], dict[str, BenchmarkSnapshot]]:

@@ -175,13 +175,16 @@ class RayExecutor(Executor):
             (s.model, s.fake, s.service or "") for s in settings)), audio_bytes=payload_bytes)
 
     async def _admit(self, code: str = "", check: bool = True) -> list[Node]:
-        """The alive nodes not seen before, noted and (`check`) checked (`ray_nodes.probe`): each `ok` or `refused`."""
+        """The alive nodes not seen before, noted and (`check`) checked (`ray_nodes.probe`): each
+        `ok` or `refused`. The node of a cluster we started is this process's own: nothing to check."""
         if code:
             self._needs = replace(self._needs, code=code)
         fresh = [n for n in await asyncio.to_thread(alive_nodes, self._ray) if n.node_id not in self._nodes]
         for node in fresh:
             self._nodes[node.node_id] = node
-        if check:
+            if self.own_cluster and check:
+                node.state = "ok"
+        if check and not self.own_cluster:
             await check_nodes(self._ray, fresh, self._needs)
         return fresh
 
