@@ -459,6 +459,9 @@ class RayExecutor(Executor):
             if isinstance(e, ex.RayActorError):  # its place goes to a fresh worker, where a node has room
                 self._retire(slot)
                 self._warm_later(self._fill())
+            else:  # (an event batch lost with its node's object store): the run must not go on unheard
+                with contextlib.suppress(Exception):
+                    self._ray.cancel(stream)
             self._finish(job.run_id, lost=f"{type(e).__name__}{at}: {first_line(e)}")
         finally:
             self._follow.pop(job.run_id, None)
