@@ -4,7 +4,10 @@ joins mid-campaign, a node that cannot run it.
 The nodes are what a user starts: `ray start --head` and `ray start --address` (each with its own
 CPUs and resources, `--block` so each command owns its node's processes), in a fresh TMPDIR and
 HOME; the campaign is `arena-tui campaign run --executor ray --ray-address ADDR` against the
-simulator, at speed 10. Where each run runs is read from the campaign's log (`run X on Ray node
+simulator, at speed 10. They run at this host's own address, as `ray start` picks it: a second
+node cannot join on loopback only (Ray's switch for that, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0,
+which a cluster the campaign starts itself uses, is also its "no multi-node" switch, and `ray
+start` rewrites 127.0.0.1 to the host's address). Where each run runs is read from the campaign's log (`run X on Ray node
 IP (ID), pid N`: a worker's parent is its node's raylet); what was recorded, from the store.
 Every process (the nodes', their workers', the campaign's) carries a mark in its environment, and
 none may be left once the nodes are stopped.
@@ -30,7 +33,6 @@ from pathlib import Path
 import pytest
 
 from arena_tui.campaign import records
-from arena_tui.orchestration.ray_cluster import LOCAL_IP
 from arena_tui.store import Store
 
 from . import processes
@@ -48,15 +50,15 @@ class LocalNodes:
 
     def __init__(self, tmp: Path, home: Path, token: str) -> None:
         self.tmp, self.token = tmp, token
-        self.env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_TMPDIR", "PYTHONPATH")}
-        self.env.update(TMPDIR=str(tmp), HOME=str(home), RAY_USAGE_STATS_ENABLED="0",
-                        RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", **{CHILD_MARK: token})
+        drop = ("RAY_ADDRESS", "RAY_TMPDIR", "PYTHONPATH", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")
+        self.env = {k: v for k, v in os.environ.items() if k not in drop}
+        self.env.update(TMPDIR=str(tmp), HOME=str(home), RAY_USAGE_STATS_ENABLED="0", **{CHILD_MARK: token})
         self.nodes: list[subprocess.Popen[bytes]] = []
-        self.address = ""
+        self.address = self.ip = ""
 
     def _start(self, name: str, args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         out = (self.tmp / f"{name}.out").open("wb")
-        node = subprocess.Popen([str(RAY), "start", "--block", "--node-ip-address", LOCAL_IP, "--disable-usage-stats",
+        node = subprocess.Popen([str(RAY), "start", "--block", "--disable-usage-stats",
                                  "--object-store-memory", str(100 * 2**20), *args],
                                 env={**self.env, **(env or {})}, stdout=out, stderr=subprocess.STDOUT, cwd=self.tmp)
         out.close()
@@ -71,12 +73,13 @@ class LocalNodes:
         while time.monotonic() < deadline:
             assert node.poll() is None, self.output("head")
             if address_file.is_file() and (address := address_file.read_text().strip()):
+                host, _, port = address.rpartition(":")
                 try:
-                    socket.create_connection((LOCAL_IP, int(address.rpartition(":")[2])), timeout=1).close()
+                    socket.create_connection((host, int(port)), timeout=1).close()
                 except OSError:
                     pass
                 else:
-                    self.address = address
+                    self.address, self.ip = address, host
                     self.raylet(node)
                     return node
             time.sleep(0.2)
@@ -266,7 +269,7 @@ def test_a_campaign_survives_losing_a_ray_node_mid_run(nodes: LocalNodes, tmp_pa
     gone_s, left = processes.wait_gone(below, 30)
     assert not left, [str(processes.read(pid)) for pid in left]  # the node's workers and agents went with its raylet
     assert f"{cells}/{cells} cells complete" in out, out
-    assert f"Ray node {LOCAL_IP} ({victim_node}) lost: 1 worker(s) on 1 node(s) go on" in out, out
+    assert f"Ray node {nodes.ip} ({victim_node}) lost: 1 worker(s) on 1 node(s) go on" in out, out
     assert re.search(rf"run {victim} interrupted, worker lost .*; resuming on another worker", out), out
     lives = asyncio.run(counted_once(db, cells))
     assert lives[victim][:3] == ["run_started", lives[victim][1], "run_resumed"], lives[victim]
@@ -309,7 +312,7 @@ def test_a_node_that_joins_mid_campaign_takes_cells(nodes: LocalNodes, tmp_path:
             proc.kill()
             proc.wait()
     assert f"{cells}/{cells} cells complete" in out, out
-    assert f"Ray node {LOCAL_IP} ({second_id}) joined: 1 worker(s) start there" in out, out
+    assert f"Ray node {nodes.ip} ({second_id}) joined: 1 worker(s) start there" in out, out
     asyncio.run(counted_once(db, cells))
     where = placed(db)
     by_node = {node: sum(1 for _, n, _ in where if n == node) for _, node, _ in where}
@@ -334,7 +337,7 @@ def test_a_node_that_cannot_import_arena_tui_is_refused_in_one_line_and_the_othe
     out = finish(proc, db)
     refused = [ln for ln in out.splitlines() if "refused" in ln]
     assert len(refused) == 1, out
-    assert re.fullmatch(rf"campaign: Ray node {LOCAL_IP} \((\w+)\) refused: it cannot import arena-tui "
+    assert re.fullmatch(rf"campaign: Ray node {re.escape(nodes.ip)} \((\w+)\) refused: it cannot import arena-tui "
                         r"\(ModuleNotFoundError: No module named 'arena_tui\.\w+'\); the campaign runs on the other node\(s\)",
                         refused[0]), refused[0]
     refused_id = refused[0].split("(")[1].split(")")[0]

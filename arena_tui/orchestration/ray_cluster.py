@@ -8,12 +8,14 @@ sent the campaign to a dead address, where `ray.init` retried for minutes."""
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import os
 import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .ray_logs import log
 
@@ -136,3 +138,18 @@ def code_id() -> str:
     import arena_tui  # deferred: tiny, and only for the comparison
 
     return str(Path(arena_tui.__file__).resolve().parent)
+
+
+def first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else ""
+
+
+class ObjectRef[T](Protocol):
+    """What is read of a Ray `ObjectRef` here (ray is an optional extra, so never imported for its types)."""
+
+    def future(self) -> concurrent.futures.Future[T]: ...
+
+
+def as_future[T](ref: ObjectRef[T]) -> asyncio.Future[T]:
+    return asyncio.wrap_future(ref.future())

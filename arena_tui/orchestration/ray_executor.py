@@ -42,21 +42,20 @@ tests/test_ray_own_cluster.py).
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import shutil
 import time
 from collections.abc import AsyncIterator, Awaitable, Coroutine
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.settings import RunSettings
 
 from .admission import Admission, Load, pace_text
 from .executor import DEFAULT_RUNNER, Executor, Job, JobOutcome, NoWorkers, OnDone, OnLost
-from .ray_cluster import LOCAL_IP, code_id, find_local_cluster, import_ray, is_local, ray_temp_root
+from .ray_cluster import LOCAL_IP, as_future, code_id, find_local_cluster, first_line, import_ray, is_local, ray_temp_root
 from .ray_logs import LOG_FORMAT, log, route_ray_logs
 from .ray_nodes import Needs, Node, alive_nodes, check_nodes, code_fingerprint, refused_line, spread
 from .ray_own import OwnCluster
@@ -345,7 +344,10 @@ class RayExecutor(Executor):
         if self._closing or self._actor_cls is None:
             raise RuntimeError("executor is not running")
         self._opened(job)
-        self._queue.append(job)
+        if job.resume is not None:  # a run cut short (its worker or node lost) goes on first
+            self._queue.appendleft(job)
+        else:
+            self._queue.append(job)
         self._dispatch()
 
     def _dispatch(self) -> None:
@@ -367,6 +369,15 @@ class RayExecutor(Executor):
                 ref, settings, job.run_id, self.runner, job.resume)
             self._follow[job.run_id] = asyncio.create_task(self._consume(job, stream, slot), name=f"ray-{job.run_id}")
 
+    def _here(self, slot: _Slot) -> bool:
+        """The worker ran on this host (its scratch folder is ours to delete): on loopback, or at
+        the address of the node this coordinator is attached to."""
+        if not slot.info.get("scratch"):
+            return False
+        with contextlib.suppress(Exception):  # (private: the driver's own node)
+            return slot.info.get("node") in (LOCAL_IP, self._ray._private.worker._global_node.node_ip_address)
+        return slot.info.get("node") == LOCAL_IP
+
     def _retire(self, slot: _Slot) -> None:
         """A dead (or unreachable) worker: out of use, killed in case it still runs, its scratch
         deleted when it was on this host (killed, it could not clean up)."""
@@ -375,7 +386,7 @@ class RayExecutor(Executor):
         slot.alive = slot.ready = False
         with contextlib.suppress(Exception):
             self._ray.kill(slot.actor, no_restart=True)
-        if slot.info.get("node") == LOCAL_IP and slot.info.get("scratch"):
+        if self._here(slot):
             shutil.rmtree(slot.info["scratch"], ignore_errors=True)
 
     def admissions(self) -> list[Admission]:
@@ -417,7 +428,7 @@ class RayExecutor(Executor):
             if slot.alive:
                 with contextlib.suppress(Exception, TimeoutError):
                     await asyncio.wait_for(as_future(slot.actor.cleanup.remote()), CLEANUP_TIMEOUT_S)
-            if slot.info.get("node") == LOCAL_IP and slot.info.get("scratch"):
+            if self._here(slot):
                 await asyncio.to_thread(shutil.rmtree, slot.info["scratch"], True)
             with contextlib.suppress(Exception):
                 self._ray.kill(slot.actor, no_restart=True)
@@ -477,18 +488,3 @@ class RayExecutor(Executor):
         if slot.admission.observe(load, len(slot.runs)):
             self._dispatch()
         self._set_pace(pace_text(s.admission for s in self._slots if s.alive))
-
-
-def first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else ""
-
-
-class ObjectRef[T](Protocol):
-    """What is read of a Ray `ObjectRef` here (ray is an optional extra, so never imported for its types)."""
-
-    def future(self) -> concurrent.futures.Future[T]: ...
-
-
-def as_future[T](ref: ObjectRef[T]) -> asyncio.Future[T]:
-    return asyncio.wrap_future(ref.future())

@@ -33,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
-from .ray_cluster import code_id
+from .ray_cluster import as_future, code_id
 
 #: the packages a worker runs (pyproject's `packages.find`): their sources make the fingerprint
 PACKAGES = ("arena_tui", "runners", "benchmarks")
@@ -148,7 +148,7 @@ async def check_nodes(ray: ModuleType, nodes: list[Node], needs: Needs, timeout_
     async def one(node: Node) -> None:
         ref = task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False)).remote(needs)
         try:
-            lacks = await asyncio.wait_for(asyncio.wrap_future(ref.future()), timeout_s)
+            lacks = await asyncio.wait_for(as_future(ref), timeout_s)
         except TimeoutError:
             with contextlib.suppress(Exception):  # (already ended, or its node is gone)
                 ray.cancel(ref, force=True)
