@@ -201,7 +201,7 @@ SLOW: frozenset[str] = frozenset({
     # test_ray_multinode.py: each starts its own nodes with `ray start` (test_ray_nodes.py checks the node rules in the default run)
     "tests/test_ray_multinode.py::test_a_campaign_survives_losing_a_ray_node_mid_run",
     "tests/test_ray_multinode.py::test_a_node_that_joins_mid_campaign_takes_cells",
-    "tests/test_ray_multinode.py::test_a_node_that_cannot_import_arena_tui_is_refused_in_one_line_and_the_others_run",
+    "tests/test_ray_multinode.py::test_a_node_running_other_arena_tui_code_is_refused_in_one_line_and_the_others_run",
     # test_ray_own_cluster.py
     "tests/test_ray_own_cluster.py::test_a_cluster_the_campaign_started_dies_with_its_coordinator_and_leaves_no_session",
     # test_rehydrate.py

@@ -259,6 +259,8 @@ def test_a_campaign_survives_losing_a_ray_node_mid_run(nodes: LocalNodes, tmp_pa
         below = [p.pid for p in processes.descendants(second.pid)]
         os.kill(raylet, signal.SIGKILL)
         killed = time.monotonic()
+        gone_s, left = processes.wait_gone(below, 30)
+        assert not left, [str(processes.read(pid)) for pid in left]  # the node's workers and agents went with its raylet
         wait_for("the lost run resumed", lambda: has_event(db, victim, "run_resumed"), proc, db)
         recovered = time.monotonic() - killed
         out = finish(proc, db)
@@ -266,8 +268,6 @@ def test_a_campaign_survives_losing_a_ray_node_mid_run(nodes: LocalNodes, tmp_pa
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    gone_s, left = processes.wait_gone(below, 30)
-    assert not left, [str(processes.read(pid)) for pid in left]  # the node's workers and agents went with its raylet
     assert f"{cells}/{cells} cells complete" in out, out
     assert f"Ray node {nodes.ip} ({victim_node}) lost: 1 worker(s) on 1 node(s) go on" in out, out
     assert re.search(rf"run {victim} interrupted, worker lost .*; resuming on another worker", out), out
@@ -279,7 +279,7 @@ def test_a_campaign_survives_losing_a_ray_node_mid_run(nodes: LocalNodes, tmp_pa
     assert len(by_node) == 2 and by_node[victim_node] >= 1, where  # the cells went to both nodes
     assert [n for r, n, _ in where if r == victim][-1] != victim_node, where  # resumed on the head
     assert not list(nodes.tmp.glob("arena-ray-*")), list(nodes.tmp.glob("arena-ray-*"))  # workers' scratch, the lost ones' too
-    print(f"\nnode killed: the lost run resumed {recovered:.1f} s later; its processes gone {gone_s:.1f} s after; "
+    print(f"\nnode killed: its processes gone {gone_s:.1f} s after, the lost run resumed {recovered:.1f} s after; "
           f"runs placed per node {by_node}")
 
 
@@ -320,27 +320,30 @@ def test_a_node_that_joins_mid_campaign_takes_cells(nodes: LocalNodes, tmp_path:
 
 
 @pytest.mark.timeout(900)
-def test_a_node_that_cannot_import_arena_tui_is_refused_in_one_line_and_the_others_run(
+def test_a_node_running_other_arena_tui_code_is_refused_in_one_line_and_the_others_run(
         nodes: LocalNodes, tmp_path: Path) -> None:
-    """The second node's Python finds another `arena_tui` first (a stub package on its PYTHONPATH,
-    as a node with some other install would): the campaign names it refused, starts no worker
-    there, and runs every cell on the head. The campaign runs outside the repository: Ray puts the
-    driver's folder on every worker's path."""
-    stub = nodes.tmp / "stub"
-    (stub / "arena_tui").mkdir(parents=True)
-    (stub / "arena_tui" / "__init__.py").write_text('"""Another arena_tui, without the engine."""\n')
+    """The second node's Python finds another arena-tui first (a copy of this one with one line
+    changed, on its PYTHONPATH: a node with another version installed): the campaign names it
+    refused, starts no worker there, and runs every cell on the head. The campaign runs outside
+    the repository (Ray puts the driver's folder on every worker's path)."""
+    other = nodes.tmp / "other"
+    for package in ("arena_tui", "runners", "benchmarks"):
+        shutil.copytree(REPO_ROOT / package, other / package, ignore=shutil.ignore_patterns("__pycache__"))
+    engine = other / "runners" / "engine.py"
+    engine.write_text(engine.read_text() + "\n# another version\n")
     cells = 2
     nodes.head(cpus=1, resource="node_a")
-    nodes.join("second", cpus=1, resource="node_b", env={"PYTHONPATH": str(stub)})
+    nodes.join("second", cpus=1, resource="node_b", env={"PYTHONPATH": str(other)})
     db = tmp_path / "arena.db"
     proc = campaign(nodes, db, cells, cwd=tmp_path)
     out = finish(proc, db)
     refused = [ln for ln in out.splitlines() if "refused" in ln]
     assert len(refused) == 1, out
-    assert re.fullmatch(rf"campaign: Ray node {re.escape(nodes.ip)} \((\w+)\) refused: it cannot import arena-tui "
-                        r"\(ModuleNotFoundError: No module named 'arena_tui\.\w+'\); the campaign runs on the other node\(s\)",
-                        refused[0]), refused[0]
-    refused_id = refused[0].split("(")[1].split(")")[0]
+    line = re.fullmatch(rf"campaign: Ray node {re.escape(nodes.ip)} \((\w+)\) refused: its arena-tui "
+                        rf"\({re.escape(str(other / 'arena_tui'))}\) is other code than the coordinator's "
+                        r"\(fingerprint \w+, not \w+\): install the same version; the campaign runs on the other node\(s\)",
+                        refused[0])
+    assert line, refused[0]
     assert f"{cells}/{cells} cells complete" in out, out
-    assert {node for _, node, _ in placed(db)} != {refused_id} and refused_id not in {n for _, n, _ in placed(db)}
+    assert placed(db) and line[1] not in {node for _, node, _ in placed(db)}, placed(db)  # no run went there
     asyncio.run(counted_once(db, cells))
