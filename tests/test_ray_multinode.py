@@ -65,9 +65,9 @@ class LocalNodes:
         self.nodes.append(node)
         return node
 
-    def head(self, cpus: int, resource: str) -> subprocess.Popen[bytes]:
+    def head(self, cpus: int, resource: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         node = self._start("head", ["--head", "--port", "0", "--num-cpus", str(cpus), "--include-dashboard", "false",
-                                    "--resources", json.dumps({resource: 1})])
+                                    "--resources", json.dumps({resource: 1})], env)
         address_file = self.tmp / "ray" / "ray_current_cluster"
         deadline = time.monotonic() + BOUND_S
         while time.monotonic() < deadline:
@@ -319,6 +319,16 @@ def test_a_node_that_joins_mid_campaign_takes_cells(nodes: LocalNodes, tmp_path:
     print(f"\nnode joined: its first run placed {took:.1f} s after `ray start` returned; runs placed per node {by_node}")
 
 
+def another_version(tmp: Path) -> Path:
+    """A copy of this arena-tui with one line changed (another version), for a node's PYTHONPATH."""
+    other = tmp / "other"
+    for package in ("arena_tui", "runners", "benchmarks"):
+        shutil.copytree(REPO_ROOT / package, other / package, ignore=shutil.ignore_patterns("__pycache__"))
+    engine = other / "runners" / "engine.py"
+    engine.write_text(engine.read_text() + "\n# another version\n")
+    return other
+
+
 @pytest.mark.timeout(900)
 def test_a_node_running_other_arena_tui_code_is_refused_in_one_line_and_the_others_run(
         nodes: LocalNodes, tmp_path: Path) -> None:
@@ -326,11 +336,7 @@ def test_a_node_running_other_arena_tui_code_is_refused_in_one_line_and_the_othe
     changed, on its PYTHONPATH: a node with another version installed): the campaign names it
     refused, starts no worker there, and runs every cell on the head. The campaign runs outside
     the repository (Ray puts the driver's folder on every worker's path)."""
-    other = nodes.tmp / "other"
-    for package in ("arena_tui", "runners", "benchmarks"):
-        shutil.copytree(REPO_ROOT / package, other / package, ignore=shutil.ignore_patterns("__pycache__"))
-    engine = other / "runners" / "engine.py"
-    engine.write_text(engine.read_text() + "\n# another version\n")
+    other = another_version(nodes.tmp)
     cells = 2
     nodes.head(cpus=1, resource="node_a")
     nodes.join("second", cpus=1, resource="node_b", env={"PYTHONPATH": str(other)})
@@ -347,3 +353,23 @@ def test_a_node_running_other_arena_tui_code_is_refused_in_one_line_and_the_othe
     assert f"{cells}/{cells} cells complete" in out, out
     assert placed(db) and line[1] not in {node for _, node, _ in placed(db)}, placed(db)  # no run went there
     asyncio.run(counted_once(db, cells))
+
+
+@pytest.mark.timeout(900)
+def test_a_cluster_where_no_node_can_run_the_campaign_starts_nothing_and_says_why(
+        nodes: LocalNodes, tmp_path: Path) -> None:
+    """Every node runs another arena-tui: the campaign starts no worker and no run, lists each
+    node's refusal, one line each, and exits with a one-line error."""
+    other = another_version(nodes.tmp)
+    nodes.head(cpus=1, resource="node_a", env={"PYTHONPATH": str(other)})
+    nodes.join("second", cpus=1, resource="node_b", env={"PYTHONPATH": str(other)})
+    db = tmp_path / "arena.db"
+    proc = campaign(nodes, db, 2, cwd=tmp_path)
+    proc.wait(BOUND_S)
+    out = (db.parent / "campaign.out").read_text()
+    assert proc.returncode == 2, out
+    refused = [ln for ln in out.splitlines() if ln.startswith("arena-tui: Ray node ")]
+    assert len(refused) == 2 and all(" refused: its arena-tui " in ln for ln in refused), out
+    assert "campaign not started: no worker can start (2 problem(s) above; docs/campaigns.md says what each Ray " \
+           "node needs)" in out, out
+    assert "Traceback" not in out and not placed(db), out
