@@ -258,9 +258,7 @@ class RayExecutor(Executor):
             except (Exception, TimeoutError) as e:  # noqa: BLE001 - no CPU free, import failed, died, its node lost
                 if slot.alive:
                     log.warning("Ray worker %d did not come up on node %s: %s", slot.n, slot.node[:8], e)
-                slot.alive = False
-                with contextlib.suppress(Exception):
-                    self._ray.kill(slot.actor, no_restart=True)
+                self._retire(slot)
                 return
             slot.ready = slot.alive
             self._dispatch()
@@ -381,6 +379,8 @@ class RayExecutor(Executor):
     def _retire(self, slot: _Slot) -> None:
         """A dead (or unreachable) worker: out of use, killed in case it still runs, its scratch
         deleted when it was on this host (killed, it could not clean up)."""
+        if slot in self._slots:  # (forgotten: its runs, if any, still end through `_consume`)
+            self._slots.remove(slot)
         if not slot.alive:
             return
         slot.alive = slot.ready = False
