@@ -38,6 +38,7 @@ from arena_tui.store.liveness import HEARTBEAT_S
 from .executor import Executor, Job, JobOutcome, OnDone, OnLost
 from .heartbeat import Heartbeat
 from .preflight import preflight as run_preflight
+from .provider_caps import Cap, ProviderCaps, caps_problems, caps_text, resolve
 
 if TYPE_CHECKING:
     from arena_tui.judge.backends import JudgeBackend
@@ -61,12 +62,16 @@ class CampaignCheck:
 
     settings: dict[tuple[str, str], RunSettings] = field(default_factory=dict)
     problems: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    caps: dict[str, Cap] = field(default_factory=dict)  # sessions at once per provider (`provider_caps.resolve`)
+    cap_notes: list[str] = field(default_factory=list)  # a given cap that caps none of its providers
 
 
 def preflight(spec: CampaignSpec, data_dir: Path | None) -> CampaignCheck:
     """Every cell pair through the one preflight `arena-tui run` and the new-run dialog use, each
-    problem naming the pair and what to fix."""
+    problem naming the pair and what to fix; and the campaign's provider caps (ValueError naming
+    a cap on a provider the catalog does not know)."""
     out = CampaignCheck()
+    out.caps, out.cap_notes = resolve(spec.models, spec.provider_caps)
     for bench in spec.cell_benchmarks():
         name, _ = cell_parts(bench)
         for model in spec.cell_models():
@@ -75,7 +80,7 @@ def preflight(spec: CampaignSpec, data_dir: Path | None) -> CampaignCheck:
             except SettingsError as e:
                 problems = [str(e)]
             else:
-                problems = run_preflight(name, settings, data_dir).problems
+                problems = run_preflight(name, settings, data_dir).problems + caps_problems(out.caps, settings)
                 out.settings[(bench, model)] = settings
             if problems:
                 out.problems[(bench, model)] = [f"{bench} × {model}: {p}" for p in problems]
@@ -143,7 +148,10 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     `arena-tui run` judges. Returns once every cell's run has ended and been judged (complete
     or not); cells are judged complete by their turn rows."""
     began = time.monotonic()
-    checked = await asyncio.to_thread(preflight, spec, data_dir)
+    try:
+        checked = await asyncio.to_thread(preflight, spec, data_dir)
+    except ValueError as e:  # a cap on a provider the catalog does not know
+        raise CampaignBlocked([str(e)]) from None
     problems = checked.problems
     if problems and not skip_unrunnable:
         raise CampaignBlocked([p for ps in problems.values() for p in ps])
@@ -167,7 +175,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
             todo.append((row.cell, row.run_id))
     if not todo:
         return result
-    for note in (spec.pace_warning, spec.workers_note):
+    for note in (spec.pace_warning, spec.workers_note, caps_text(checked.caps), *checked.cap_notes):
         if note:
             notice(note)
 
@@ -176,6 +184,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     by_run: dict[str, Cell] = {}
     executor = executor_factory(spec, bus, lambda j, r: events.put_nowait(("lost", j, r)),
                                 lambda j, o: events.put_nowait(("done", j, o)))
+    executor.caps = ProviderCaps({name: cap.most for name, cap in checked.caps.items()})
     t0 = time.monotonic()
     judging: list[asyncio.Task[None]] = []
     pace_reruns: dict[Cell, int] = {}
@@ -190,9 +199,11 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
             return f"{head}; {idle}"
         states = [await records.cell_state(store, run_id) for run_id in sorted(live)]
         running = sum(state == "running" for state, _, _ in states)
-        waiting = sum(state == "missing" for state, _, _ in states)
+        capped = executor.held_back()
+        waiting = sum(state == "missing" for state, _, _ in states) - capped
         return (f"{head}; {running} running, {sum(d for _, d, _ in states)}/{sum(t for _, _, t in states)} of their turns done"
-                + (f"; {waiting} waiting for a worker" if waiting else ""))
+                + (f"; {waiting} waiting for a worker" if waiting > 0 else "")
+                + (f"; {capped} waiting for a provider's cap" if capped else ""))
 
     pulse = Heartbeat(notice, progress)
     notice = pulse.notice  # every line said resets the pulse's wait
