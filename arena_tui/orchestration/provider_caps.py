@@ -20,14 +20,21 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from arena_tui.campaign.spec import caps_given_text
 from arena_tui.spine.settings import RunSettings
 from runners import catalog
 
-if TYPE_CHECKING:
-    from .executor import Job
+
+class Queued(Protocol):
+    """What the caps read of a queued job (`executor.Job`)."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def settings(self) -> RunSettings: ...
 
 
 @dataclass(frozen=True)
@@ -100,16 +107,16 @@ class ProviderCaps:
         self.peak: Counter[str] = Counter()  # provider -> the most they held at once
         self._held: dict[str, dict[str, int]] = {}  # run id -> what it holds
 
-    def _needs(self, job: Job) -> dict[str, int]:
+    def _needs(self, job: Queued) -> dict[str, int]:
         if not self.most:
             return {}
         return {name: n for name, n in sessions(job.settings).items() if name in self.most}
 
-    def fits(self, job: Job) -> bool:
+    def fits(self, job: Queued) -> bool:
         """Whether every capped provider the job uses has room for it now."""
         return all(self.open[name] + n <= self.most[name] for name, n in self._needs(job).items())
 
-    def take_next(self, queue: deque[Job]) -> Job | None:
+    def take_next[J: Queued](self, queue: deque[J]) -> J | None:
         """The first queued job that fits, taken off the queue and counted open (None: none fits now)."""
         job = next((j for j in queue if self.fits(j)), None)
         if job is None:
@@ -128,6 +135,6 @@ class ProviderCaps:
         for name, n in self._held.pop(run_id, {}).items():
             self.open[name] -= n
 
-    def held_back(self, queue: Iterable[Job]) -> int:
+    def held_back(self, queue: Iterable[Queued]) -> int:
         """Queued jobs a cap has no room for now."""
         return sum(not self.fits(j) for j in queue) if self.most else 0
