@@ -20,8 +20,8 @@ from arena_tui.campaign.snapshot import BenchmarkSnapshot, snapshot
 from arena_tui.campaign.spec import CampaignSpec, SpecError, build_spec, load_toml
 from arena_tui.cli import main
 from arena_tui.orchestration.executor import Executor, Job
-from arena_tui.orchestration.orchestrator import CampaignBlocked, CampaignResult, preflight, run_campaign
-from arena_tui.orchestration.provider_caps import ProviderCaps, caps_text, resolve, sessions
+from arena_tui.orchestration.orchestrator import CampaignBlocked, CampaignResult, _workers_for_caps, preflight, run_campaign
+from arena_tui.orchestration.provider_caps import ProviderCaps, caps_text, resolve, runs_at_once, sessions
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.settings import RunSettings
 from arena_tui.store import Store
@@ -91,6 +91,15 @@ def test_the_catalogs_limit_applies_and_a_given_cap_goes_over_it() -> None:
     assert notes == ["--provider-cap grok=1: no model of this campaign uses grok; it caps nothing"]
     with pytest.raises(ValueError, match=r"^--provider-cap opena1=2: unknown provider 'opena1'"):
         resolve(["gpt-realtime"], {"opena1": 2})
+    # no more workers than the caps let runs run at once: while every model is capped
+    caps, _ = resolve(["gpt-realtime", "gpt-realtime-mini", "vertex-gemini-live"], {"openai": 2})
+    assert runs_at_once(caps, ["gpt-realtime", "gpt-realtime-mini", "vertex-gemini-live"]) == 1002
+    assert runs_at_once(caps, ["gpt-realtime", "sim"]) is None
+    said: list[str] = []
+    spec = build_spec({}, {"benchmarks": "demo_bench", "models": "gpt-realtime", "repeats": 8, "provider_caps": ["openai=2"]})
+    assert spec.local_workers > 2
+    assert _workers_for_caps(spec, resolve(spec.models, spec.provider_caps)[0], said.append).local_workers == 2
+    assert said == [f"2 worker process(es), not {spec.local_workers}: the provider caps let no more runs run at once"]
 
 
 def test_a_run_that_alone_holds_more_than_its_cap_is_refused_by_preflight() -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ from arena_tui.store.liveness import HEARTBEAT_S
 from .executor import Executor, Job, JobOutcome, OnDone, OnLost
 from .heartbeat import Heartbeat
 from .preflight import preflight as run_preflight
-from .provider_caps import Cap, ProviderCaps, caps_problems, caps_text, resolve
+from .provider_caps import Cap, ProviderCaps, caps_problems, caps_text, resolve, runs_at_once
 
 if TYPE_CHECKING:
     from arena_tui.judge.backends import JudgeBackend
@@ -178,6 +179,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     for note in (spec.pace_warning, spec.workers_note, caps_text(checked.caps), *checked.cap_notes):
         if note:
             notice(note)
+    spec = _workers_for_caps(spec, checked.caps, notice)
 
     benchmarks, snapshots = await asyncio.to_thread(_snapshots, {c.benchmark for c, _ in todo}, data_dir)
     events: asyncio.Queue[tuple[str, Job, Any]] = asyncio.Queue()
@@ -295,6 +297,19 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
             await pacing.close()
             await _uncoordinate(store, campaign_id, beating)
     return result
+
+
+def _workers_for_caps(spec: CampaignSpec, caps: dict[str, Cap], notice: Notice) -> CampaignSpec:
+    """The spec the executor starts from: no more workers than the provider caps let runs run at
+    once (each would load the engine to wait), said when the local pool starts fewer for it (Ray's
+    count is its cluster's CPUs, known once joined: the start-up line says how many it started)."""
+    bound = runs_at_once(caps, spec.models)
+    would = spec.local_workers if spec.executor == "local" else spec.workers
+    if bound is None or (would is not None and would <= bound):
+        return spec
+    if spec.executor == "local":
+        notice(f"{bound} worker process(es), not {would}: the provider caps let no more runs run at once")
+    return dataclasses.replace(spec, workers=bound)
 
 
 class _PaceReport:

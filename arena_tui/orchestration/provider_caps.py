@@ -91,6 +91,15 @@ def plan_text(models: Iterable[str], given: Mapping[str, int]) -> str:
         return f"{caps_given_text(dict(given))} (as given)"
 
 
+def runs_at_once(caps: Mapping[str, Cap], models: Iterable[str]) -> int | None:
+    """The most runs the caps let run at once, when every model uses a capped provider (their caps
+    summed: a bound, so no more workers start than can ever hold a run); None when one is uncapped."""
+    used = [[name for name in catalog.uses(model) if name in caps] for model in models]
+    if not used or not all(used):
+        return None
+    return sum(caps[name].most for name in {name for names in used for name in names})
+
+
 def caps_problems(caps: Mapping[str, Cap], settings: RunSettings) -> list[str]:
     """Why a cell's run could never be admitted under `caps` (it alone holds more sessions than one allows)."""
     return [f"a rehydrated run with --parallel {n} holds {n} {name} sessions at once, more than its cap of "
