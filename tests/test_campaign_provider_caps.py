@@ -149,7 +149,7 @@ async def capped_campaign(tmp_path: Path, cap: int | None, **spec: object) -> tu
     lines: list[str] = []
     async with SimulatorServer(open_benchmark("demo_bench")) as sim:
         campaign = build_spec({"extra": {"base_url": sim.base_url}}, {
-            "benchmarks": "demo_bench", "models": "gpt-realtime", "fake": True, "repeats": CELLS, "speed": 10.0,
+            "benchmarks": "demo_bench", "models": "gpt-realtime", "fake": True, "repeats": CELLS, "speed": 20.0,
             "turns": "0-1", "greeting": False, "judge": "none", "concurrency": 4, "workers": 2,
             "provider_caps": [f"openai={cap}"] if cap else None, **spec})
         store = await Store.open(tmp_path / "arena.db")
