@@ -14,7 +14,9 @@ from collections import deque
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
 
+from arena_tui.app import ArenaApp
 from arena_tui.campaign import records
 from arena_tui.campaign.snapshot import BenchmarkSnapshot, snapshot
 from arena_tui.campaign.spec import CampaignSpec, SpecError, build_spec, load_toml
@@ -29,6 +31,7 @@ from benchmarks.registry import open_benchmark
 from runners import catalog
 from runners.simulator import SimulatorServer
 
+from .test_app_campaigns import open_campaign
 from .test_campaign_executors import ray_cluster  # noqa: F401  # the two-node Ray cluster on 127.0.0.1
 
 CELLS = 6
@@ -196,3 +199,13 @@ async def test_a_ray_campaign_on_two_nodes_capped_at_2_never_holds_more_than_2_s
     print(f"\nover Ray the simulator held at most {most} session(s) at once (cap 2, room for 8)")
     assert len(result.complete) == CELLS and not result.incomplete, lines
     assert most == 2 and executor.caps.peak["openai"] == 2
+
+
+async def test_the_campaign_screen_header_says_the_caps_it_was_given(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    async with await Store.open(db) as store:
+        await records.create(store, "capped", build_spec({}, {"benchmarks": "demo_bench", "models": "gpt-realtime",
+                                                              "provider_caps": ["openai=2"]}))
+    async with ArenaApp(db).run_test(size=(160, 48)) as pilot:
+        screen = await open_campaign(pilot, "capped")
+        assert "at most 2 openai sessions at once" in str(screen.query_one("#campaign-title", Static).render())
