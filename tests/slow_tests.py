@@ -45,6 +45,8 @@ SLOW: frozenset[str] = frozenset({
     "tests/test_campaign_executors.py::test_ray_runs_into_one_store",
     "tests/test_campaign_executors.py::test_ray_worker_killed_mid_run",
     "tests/test_campaign_executors.py::test_ray_tasks_end_when_their_coordinator_is_killed",
+    # test_campaign_provider_caps.py
+    "tests/test_campaign_provider_caps.py::test_a_ray_campaign_on_two_nodes_capped_at_2_never_holds_more_than_2_sessions_at_the_fake",
     # test_campaign_progress.py
     "tests/test_campaign_progress.py::test_a_campaign_of_long_turns_says_where_it_is_at_least_every_period",
     # test_cascade.py
