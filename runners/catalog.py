@@ -193,6 +193,46 @@ def find(alias: str) -> Provider:
     return provider
 
 
+def uses(alias: str) -> tuple[str, ...]:
+    """The providers (catalog names) one run of `alias` holds a session or a request of at once: its
+    own, a cascade's three stages (those not run on this machine), and a duplex model's client
+    backend (`gpt-live-1+claude-haiku-4-5`: openai-live and anthropic). A run holds one session
+    of each at a time (a rotation closes the old one first: `runners/run/replays.py`); an alias
+    the catalog does not know uses none. What a campaign's provider caps count."""
+    if is_cascade(alias):
+        try:
+            stt, _, text, tts = cascade_parts(alias)
+        except ValueError:
+            return ()
+        return tuple(dict.fromkeys(n for n, local in ((stt.name, stt.local), (text.name, False), (tts.name, tts.local))
+                                   if not local))
+    provider = lookup(alias)
+    if provider is None:
+        return ()
+    backend = lookup(alias.removeprefix(provider.alias_family)) if provider.caps.delegation and provider.alias_family \
+        and alias.startswith(provider.alias_family) else None
+    return (provider.name,) if backend is None else tuple(dict.fromkeys((provider.name, backend.name)))
+
+
+def account(name: str) -> str:
+    """The provider a campaign's cap names: a provider or a cascade stage by its catalog name
+    (`openai`, `deepgram`), or by one of its model aliases (`gpt-realtime` → openai); ValueError
+    naming the known ones otherwise."""
+    stages = {c.name for c in (*STT.values(), *TTS.values()) if not c.local}
+    if name in {p.name for p in PROVIDERS} or name in stages:
+        return name
+    provider = lookup(name)
+    if provider is not None:
+        return provider.name
+    known = sorted({p.name for p in PROVIDERS if not p.simulated} | stages)
+    raise ValueError(f"unknown provider {name!r} (a provider, a speech stage or a model alias; providers: {', '.join(known)})")
+
+
+def max_sessions(name: str) -> int | None:
+    """The provider's documented limit on sessions open at once (`Provider.max_sessions`), None if it has none."""
+    return next((p.max_sessions for p in PROVIDERS if p.name == name), None)
+
+
 def load(path: str) -> Any:
     """The object a "module:Name" path names (a runner class, a fake class), imported now."""
     module, _, name = path.partition(":")

@@ -134,6 +134,11 @@ class Provider:
     #: bills its own meters for OpenAI's model ids): its usage reports name the model
     #: `<price_scope>/<model id>`, so the maker's list price never prices them ("" : the maker's)
     price_scope: str = ""
+    #: the most sessions its account holds open at once, where the provider documents one limit for
+    #: every account (None: none documented, or it depends on the account's tier). A campaign never
+    #: opens more against it at once, across all its workers; `campaign run --provider-cap NAME=N`
+    #: gives an account's own (arena_tui/orchestration/provider_caps.py)
+    max_sessions: int | None = None
 
     @property
     def kind(self) -> str:

@@ -14,43 +14,14 @@ from pathlib import Path
 
 from arena_tui.compare.gap import Side, pair_gap
 from arena_tui.compare.stored import load_runs
-from arena_tui.judge import JudgeWorker
-from arena_tui.judge.heuristic import HeuristicJudge
-from arena_tui.spine.bus import EventBus
 from arena_tui.stats.paired import BOOTSTRAP, MCNEMAR
 from arena_tui.store import Store
 from benchmarks.registry import load_benchmark
+from scripts.bench_gap import plan, simulate  # the benchmark's own recording of a seeded run (one home)
 
 Q_A, Q_B = 0.1, 0.6
 TRUE_GAP = (1 - Q_B) - (1 - Q_A)  # -0.5
 SEED = 0  # the first seed: its plans fault 0+0 of A's 20 turns and 4+5 of B's (expected 2 and 12)
-
-
-def plan(rng: random.Random, q: float, turns: int = 10) -> str:
-    """A seeded fault plan: each turn a wrong call with probability q."""
-    return ",".join(f"{t}:wrong_call*" for t in range(turns) if rng.random() < q)
-
-
-async def simulate(store: Store, run_id: str, faults: str) -> None:
-    from arena_tui.spine.settings import RunSettings  # deferred: the engine (Pipecat) loads only for this test
-    from runners.engine import run_benchmark  # deferred: the engine (Pipecat) loads only for this test
-    from runners.simulator import SimulatorServer  # deferred: the engine (Pipecat) loads only for this test
-
-    demo = load_benchmark("demo_bench")
-    sim = SimulatorServer(demo, faults=faults or None)
-    url = await sim.start()
-    try:
-        bus = EventBus()
-        recording = store.start_recording(bus)
-        judging = JudgeWorker(demo, HeuristicJudge(), bus, run_id).start()
-        config = RunSettings(model="sim", base_url=url, speed=20.0, faults=faults or None, greeting={"enabled": False},
-                             watchdog={"extra_ms": 4000, "min_wall_ms": 3000})
-        await run_benchmark(demo, config, bus, run_id)
-        await judging
-        bus.close()
-        await recording
-    finally:
-        await sim.stop()
 
 
 async def test_the_interval_covers_a_known_difference_of_seeded_faults(tmp_path: Path, quiet_pipecat) -> None:
@@ -58,7 +29,7 @@ async def test_the_interval_covers_a_known_difference_of_seeded_faults(tmp_path:
     plans = {f"a{i}": plan(rng, Q_A) for i in range(2)} | {f"b{i}": plan(rng, Q_B) for i in range(2)}
     async with await Store.open(tmp_path / "arena.db") as store:
         for run_id, faults in plans.items():
-            await simulate(store, run_id, faults)
+            assert await simulate(store, run_id, faults) == "", run_id  # the run completed
         await store.flush()
         runs = {r.run_id: r for r in await load_runs(store, list(plans), lambda name: load_benchmark(name))}
     for run_id, run in runs.items():  # the simulator did what the truth assumes: a faulted turn fails, no other

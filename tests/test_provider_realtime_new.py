@@ -116,7 +116,7 @@ def test_azure_realtime_endpoint_is_the_resources_v1_url(monkeypatch) -> None:
 # -- Azure Voice Live
 
 
-async def test_voice_live_session_is_voice_lives_own(demo, tmp_path, monkeypatch) -> None:
+async def test_voice_fake_session_is_voice_lives_own(demo, tmp_path, monkeypatch) -> None:
     runner, run = await run_fake("azure-voice-live", demo, tmp_path, monkeypatch)
     fake = runner.fake
     assert fake.rejected == [] and fake.connections

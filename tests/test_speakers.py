@@ -159,7 +159,7 @@ def test_campaign_flag_speaker_all_resolves_from_the_benchmarks(spoken: Path) ->
 
     args = argparse.Namespace(spec=None, bench=str(spoken), model="sim", repeats=None, concurrency=None, judge=None,
                               speed=None, turns=None, fake=None, greeting=None, executor=None, ray_address=None,
-                              workers=None, speaker="all", data=None)
+                              provider_cap=None, workers=None, speaker="all", data=None)
     spec = spec_from_args(args)
     assert spec.speakers == ("tts", "person1", "person2")
     stored = json.loads(json.dumps(spec.to_json()))  # as the campaigns table keeps it

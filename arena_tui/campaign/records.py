@@ -38,7 +38,7 @@ from arena_tui.store import RunRow, Store
 from arena_tui.store.liveness import THIS_HOST, recorder_alive
 from arena_tui.verdicts import Tally
 
-from .spec import CampaignSpec, Cell
+from .spec import CampaignSpec, Cell, caps_given_text
 
 
 @dataclass(frozen=True)
@@ -281,6 +281,12 @@ class CampaignView:
         conditions = f" × {', '.join(s.conditions)}" if s.conditions != (CLEAN.label,) else ""
         efforts = f" × effort {', '.join(s.efforts)}" if s.efforts else ""
         return f"{', '.join(s.benchmarks)}{conditions} × {', '.join(s.models)}{efforts} × {s.repeats}"
+
+    @property
+    def caps(self) -> str:
+        """The provider caps its spec gives (`--provider-cap`), "" none: "at most 2 openai sessions at once"
+        (a catalog's documented limit is the engine's to know: `campaign show` says those too)."""
+        return caps_given_text(self.spec.provider_caps)
 
     @property
     def shape(self) -> str:

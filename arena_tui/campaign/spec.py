@@ -150,6 +150,10 @@ class CampaignSpec:
     #: every other run option declared a campaign key (`spine.settings.OPTIONS`), by key, as given:
     #: one value for every cell, checked by the run settings' builder as a run's flag is
     options: dict[str, Any] = field(default_factory=dict)
+    #: the most runs holding a session of one provider at once, across every worker (`--provider-cap
+    #: NAME=N`, a `[provider_cap]` table): provider (or model alias) -> N, over the catalog's
+    #: `max_sessions` (resolved by `arena_tui.orchestration.provider_caps`, which knows the catalog)
+    provider_caps: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.benchmarks:
@@ -189,6 +193,12 @@ class CampaignSpec:
             raise SpecError(f"campaign: effort {bad[0]!r} is not an effort (low, high, 2048, …)")
         if not isinstance(self.disable_vad, bool):
             raise SpecError(f"campaign: disable_vad must be true or false (got {self.disable_vad!r})")
+        if not isinstance(self.provider_caps, dict):
+            raise SpecError(f"campaign: provider_cap must be a table of provider = N (got {self.provider_caps!r})")
+        for name, most in self.provider_caps.items():
+            if isinstance(most, bool) or not isinstance(most, int) or most < 1:
+                raise SpecError(f"campaign: provider_cap {name}: sessions at once must be a whole number 1 or more "
+                                f"(got {most!r})")
         axes = {"benchmarks": len(self.benchmarks), "speakers": len(self.speakers), "conditions": len(self.conditions),
                 "models": len(self.models), "efforts": max(1, len(self.efforts)), "repeats": self.repeats}
         if math.prod(axes.values()) > MAX_CELLS:
@@ -301,6 +311,8 @@ class CampaignSpec:
             del d["efforts"]
         if not self.options:  # (a spec of the campaign keys of old stays the JSON it was)
             del d["options"]
+        if not self.provider_caps:
+            del d["provider_caps"]
         return d
 
     @classmethod
@@ -337,7 +349,8 @@ _OPTION_KEYS = {o.key: f"{o.key}s" if o.applies("axis") else o.key if o.key in _
                 for o in OPTIONS if o.applies("campaign") or o.applies("axis")}
 # TOML key / flag name -> spec field
 _KEYS = {"bench": "benchmarks", "model": "models", "repeats": "repeats", "concurrency": "concurrency",
-         "judge": "judge", "executor": "executor", "ray_address": "ray_address", "workers": "workers", **_OPTION_KEYS}
+         "judge": "judge", "executor": "executor", "ray_address": "ray_address", "workers": "workers",
+         "provider_cap": "provider_caps", **_OPTION_KEYS}
 #: run settings a campaign sets by its own keys, never in [config]
 _OWN_KEYS = {"model", *(o.field for o in OPTIONS if o.key in _OPTION_KEYS and "." not in o.field)}
 _LISTS = ("bench", "model", *(o.key for o in OPTIONS if o.applies("axis")))  # TOML keys that are lists (or "a,b")
@@ -353,6 +366,22 @@ def spec_values(chosen: dict[str, Any]) -> dict[str, Any]:
         elif key in _OPTION_KEYS:
             out[_OPTION_KEYS[key]] = value
     return out
+
+
+def parse_caps(pairs: list[str] | str) -> dict[str, int]:
+    """`--provider-cap openai=2` (repeatable, or `openai=2,gemini=3`) as provider -> N; SpecError naming a bad one."""
+    out: dict[str, int] = {}
+    for pair in [p for item in ([pairs] if isinstance(pairs, str) else pairs) for p in item.split(",") if p.strip()]:
+        name, sep, most = pair.partition("=")
+        if not sep or not name.strip() or not most.strip().isdigit() or int(most) < 1:
+            raise SpecError(f"--provider-cap {pair.strip()!r}: expected NAME=N, N a whole number 1 or more (e.g. openai=2)")
+        out[name.strip()] = int(most)
+    return out
+
+
+def caps_given_text(caps: dict[str, int]) -> str:
+    """Caps as given (`--provider-cap`), "" none: "at most 2 openai sessions at once"."""
+    return f"at most {', '.join(f'{n} {name}' for name, n in caps.items())} sessions at once" if caps else ""
 
 
 def listify(value: object, where: str) -> tuple[str, ...]:
@@ -388,6 +417,10 @@ def load_toml(path: Path) -> dict[str, Any]:
                 raise SpecError(f"{path}: [config] {aims[0]}: a spec file never chooses where a key is sent or what "
                                 f"is imported: give it on the command line (`campaign run {OPTION_OF[aims[0]]}`)")
             out["extra"] = value
+        elif key == "provider_cap":
+            if not isinstance(value, dict):
+                raise SpecError(f"{path}: provider_cap must be a table of provider = N, e.g. [provider_cap] openai = 2")
+            out["provider_caps"] = value
         elif _KEYS.get(key) == OPTIONS_FIELD:
             out.setdefault(OPTIONS_FIELD, {})[key] = value
         elif key in _KEYS:
@@ -405,6 +438,8 @@ def build_spec(file_values: dict[str, Any], flag_values: dict[str, Any]) -> Camp
     for name, value in flag_values.items():
         if name == OPTIONS_FIELD:  # each given one over the file's
             merged[name] = {**merged.get(name, {}), **{k: v for k, v in value.items() if v is not None}}
+        elif name == "provider_caps" and value is not None:  # (the same: a cap given over the file's)
+            merged[name] = {**merged.get(name, {}), **(value if isinstance(value, dict) else parse_caps(value))}
         elif value is not None:
             merged[name] = listify(value, f"--{name}") if name in _LIST_FIELDS else value
     merged.setdefault("benchmarks", ())

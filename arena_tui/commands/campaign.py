@@ -28,6 +28,7 @@ from arena_tui.cost import Estimate
 from arena_tui.orchestration.executor import Executor, NoWorkers
 from arena_tui.orchestration.logs import quiet_logs
 from arena_tui.orchestration.orchestrator import CampaignBlocked, run_campaign
+from arena_tui.orchestration.provider_caps import plan_text, resolve
 from arena_tui.spine import paths
 from arena_tui.spine.bus import EventBus
 from arena_tui.spine.errors import CliError
@@ -61,6 +62,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_option_flags(run, "campaign")  # its run options: keys, axes, where its runs connect (spine.settings.OPTIONS)
     run.add_argument("--executor", choices=["local", "ray"], help="where runs execute (default local)")
     run.add_argument("--ray-address", help="Ray cluster address (default: start a local one)")
+    run.add_argument("--provider-cap", action="append", metavar="NAME=N", help="the most sessions open at once against a "
+                     "provider (its name or a model alias; repeatable), across every worker: your account's limit, over "
+                     "the catalog's (`campaign show` says the caps)")
     run.add_argument("--workers", type=positive_int, help="local worker processes (default: as many as keep pace at this speed: up to 4 per core at 1×)")
     run.add_argument("--id", dest="campaign_id", help="campaign id (default: the one with this spec, else new)")
     run.add_argument("--skip-unrunnable", action="store_true", help="record unrunnable cells as skipped and run the rest")
@@ -105,9 +109,12 @@ def spec_from_args(args: argparse.Namespace) -> CampaignSpec:
         file_values = load_toml(Path(args.spec)) if args.spec else {}
         flags = {"benchmarks": args.bench, "models": args.model, "repeats": args.repeats,
                  "concurrency": args.concurrency, "judge": args.judge, "executor": args.executor,
-                 "ray_address": args.ray_address, "workers": args.workers, **spec_values(chosen(args, "campaign"))}
+                 "ray_address": args.ray_address, "workers": args.workers, "provider_caps": args.provider_cap,
+                 **spec_values(chosen(args, "campaign"))}
         file_values, flags = _all_speakers(file_values, flags, args)
-        return build_spec(_connection(file_values, args), flags)
+        spec = build_spec(_connection(file_values, args), flags)
+        resolve(spec.models, spec.provider_caps)  # a cap on a provider the catalog does not know: said now
+        return spec
     except (SpecError, ValueError) as e:
         raise CliError(str(e)) from None
 
@@ -218,8 +225,9 @@ async def _show(store: Store, campaign_id: str, data: Path | None) -> int:
         raise CliError(f"{store.path}: no campaign {campaign_id} (see `arena-tui campaign list`)")
     spec = view.spec
     variants = "".join(f", {label}" for label in spec.variants)
-    print(f"campaign {campaign_id}: {view.summary} repeat(s), speed {speed_text(spec.speed)}{variants}, executor {spec.executor}: "
-          f"{view.count('complete')}/{len(view.cells)} complete" + (f"; {view.pace}" if view.pace else ""))
+    caps = plan_text(spec.models, spec.provider_caps)
+    print(f"campaign {campaign_id}: {view.summary} repeat(s), speed {speed_text(spec.speed)}{variants}, executor {spec.executor}"
+          f"{f', {caps}' if caps else ''}: {view.count('complete')}/{len(view.cells)} complete" + (f"; {view.pace}" if view.pace else ""))
     # each cell's cost and, apart, its judge's, when a cell has one (`runs`' columns and note)
     note = cost_note([e for c in view.cells for e in (c.cost, c.judge_cost)])
     header = ("cell", "run", "status", "turns", STRICT, *(("cost", "judge cost") if note else ()), "reason")

@@ -31,6 +31,8 @@ from arena_tui.spine.bus import EventBus
 from arena_tui.campaign.snapshot import BenchmarkSnapshot
 from arena_tui.spine.settings import RunSettings
 
+from .provider_caps import ProviderCaps
+
 # module:function of `async (benchmark, RunSettings, bus, run_id[, resume=]) -> dict`, imported in the worker
 DEFAULT_RUNNER = "arena_tui.orchestration.worker:run_engine"
 
@@ -91,6 +93,8 @@ class Executor(abc.ABC):
         self.pace = ""  # what admission control says now ("pace: 2 sessions/worker, machine busy")
         self.on_pace: Callable[[str], None] | None = None  # told each time `pace` changes
         self.on_notice: Callable[[str], None] | None = None  # told what the user should hear (a node lost, joined)
+        #: sessions at once per provider, across every worker (the campaign sets its caps before `start`)
+        self.caps = ProviderCaps()
 
     @abc.abstractmethod
     async def start(self) -> None:
@@ -135,6 +139,14 @@ class Executor(abc.ABC):
         """The jobs to come: their settings (each kind once) and the benchmarks' size. Told before
         `start`, so an executor whose workers run elsewhere can check each place can run them."""
 
+    def held_back(self) -> int:
+        """Queued jobs waiting for room under a provider cap (not for a worker)."""
+        return self.caps.held_back(self._queued())
+
+    def _queued(self) -> list[Job]:
+        """The jobs submitted and not yet handed to a worker."""
+        return []
+
     def admissions(self) -> list[Any]:
         """Admission control's state per live worker (admission.Admission); none: no such control."""
         return []
@@ -163,6 +175,7 @@ class Executor(abc.ABC):
         job = self._open.pop(run_id, None)
         if job is None:
             return
+        self.caps.release(run_id)  # (before the callbacks: a lost run resubmitted at once finds its room)
         try:
             if lost is not None:
                 self._on_lost(job, lost)

@@ -135,6 +135,9 @@ class LocalExecutor(Executor):
     def admissions(self) -> list[Admission]:
         return [w.admission for w in self._workers]
 
+    def _queued(self) -> list[Job]:
+        return list(self._pending)
+
     def worker_pid(self, run_id: str) -> int | None:
         return next((w.pid for w in self._workers if run_id in w.jobs), None)
 
@@ -232,8 +235,10 @@ class LocalExecutor(Executor):
             free = [w for w in self._workers if w.ready.is_set() and len(w.jobs) < w.admission.limit]
             if not free:
                 return
+            job = self.caps.take_next(self._pending)  # the first a provider cap has room for
+            if job is None:
+                return
             w = min(free, key=lambda w: (len(w.jobs), w.admission.busy))
-            job = self._pending.popleft()
             snap = job.snapshot
             if snap.key not in w.keys:
                 self._send(w, ("snapshot", snap))

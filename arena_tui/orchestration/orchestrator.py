@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from arena_tui.store.liveness import HEARTBEAT_S
 from .executor import Executor, Job, JobOutcome, OnDone, OnLost
 from .heartbeat import Heartbeat
 from .preflight import preflight as run_preflight
+from .provider_caps import Cap, ProviderCaps, caps_problems, caps_text, resolve, runs_at_once
 
 if TYPE_CHECKING:
     from arena_tui.judge.backends import JudgeBackend
@@ -61,12 +63,16 @@ class CampaignCheck:
 
     settings: dict[tuple[str, str], RunSettings] = field(default_factory=dict)
     problems: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    caps: dict[str, Cap] = field(default_factory=dict)  # sessions at once per provider (`provider_caps.resolve`)
+    cap_notes: list[str] = field(default_factory=list)  # a given cap that caps none of its providers
 
 
 def preflight(spec: CampaignSpec, data_dir: Path | None) -> CampaignCheck:
     """Every cell pair through the one preflight `arena-tui run` and the new-run dialog use, each
-    problem naming the pair and what to fix."""
+    problem naming the pair and what to fix; and the campaign's provider caps (ValueError naming
+    a cap on a provider the catalog does not know)."""
     out = CampaignCheck()
+    out.caps, out.cap_notes = resolve(spec.models, spec.provider_caps)
     for bench in spec.cell_benchmarks():
         name, _ = cell_parts(bench)
         for model in spec.cell_models():
@@ -75,7 +81,7 @@ def preflight(spec: CampaignSpec, data_dir: Path | None) -> CampaignCheck:
             except SettingsError as e:
                 problems = [str(e)]
             else:
-                problems = run_preflight(name, settings, data_dir).problems
+                problems = run_preflight(name, settings, data_dir).problems + caps_problems(out.caps, settings)
                 out.settings[(bench, model)] = settings
             if problems:
                 out.problems[(bench, model)] = [f"{bench} × {model}: {p}" for p in problems]
@@ -143,7 +149,10 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     `arena-tui run` judges. Returns once every cell's run has ended and been judged (complete
     or not); cells are judged complete by their turn rows."""
     began = time.monotonic()
-    checked = await asyncio.to_thread(preflight, spec, data_dir)
+    try:
+        checked = await asyncio.to_thread(preflight, spec, data_dir)
+    except ValueError as e:  # a cap on a provider the catalog does not know
+        raise CampaignBlocked([str(e)]) from None
     problems = checked.problems
     if problems and not skip_unrunnable:
         raise CampaignBlocked([p for ps in problems.values() for p in ps])
@@ -167,15 +176,17 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
             todo.append((row.cell, row.run_id))
     if not todo:
         return result
-    for note in (spec.pace_warning, spec.workers_note):
+    for note in (spec.pace_warning, spec.workers_note, caps_text(checked.caps), *checked.cap_notes):
         if note:
             notice(note)
+    spec = _workers_for_caps(spec, checked.caps, notice)
 
     benchmarks, snapshots = await asyncio.to_thread(_snapshots, {c.benchmark for c, _ in todo}, data_dir)
     events: asyncio.Queue[tuple[str, Job, Any]] = asyncio.Queue()
     by_run: dict[str, Cell] = {}
     executor = executor_factory(spec, bus, lambda j, r: events.put_nowait(("lost", j, r)),
                                 lambda j, o: events.put_nowait(("done", j, o)))
+    executor.caps = ProviderCaps({name: cap.most for name, cap in checked.caps.items()})
     judging: list[asyncio.Task[None]] = []
     pace_reruns: dict[Cell, int] = {}
     live: set[str] = set()  # the runs submitted and not yet ended
@@ -189,9 +200,11 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
             return f"{head}; {idle}"
         states = [await records.cell_state(store, run_id) for run_id in sorted(live)]
         running = sum(state == "running" for state, _, _ in states)
-        waiting = sum(state == "missing" for state, _, _ in states)
+        capped = executor.held_back()
+        waiting = sum(state == "missing" for state, _, _ in states) - capped
         return (f"{head}; {running} running, {sum(d for _, d, _ in states)}/{sum(t for _, _, t in states)} of their turns done"
-                + (f"; {waiting} waiting for a worker" if waiting else ""))
+                + (f"; {waiting} waiting for a worker" if waiting > 0 else "")
+                + (f"; {capped} waiting for a provider's cap" if capped else ""))
 
     pulse = Heartbeat(notice, progress)
     notice = pulse.notice  # every line said resets the pulse's wait
@@ -286,6 +299,19 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
             await pacing.close()
             await _uncoordinate(store, campaign_id, beating)
     return result
+
+
+def _workers_for_caps(spec: CampaignSpec, caps: dict[str, Cap], notice: Notice) -> CampaignSpec:
+    """The spec the executor starts from: no more workers than the provider caps let runs run at
+    once (each would load the engine to wait), said when the local pool starts fewer for it (Ray's
+    count is its cluster's CPUs, known once joined: the start-up line says how many it started)."""
+    bound = runs_at_once(caps, spec.models)
+    would = spec.local_workers if spec.executor == "local" else spec.workers
+    if bound is None or (would is not None and would <= bound):
+        return spec
+    if spec.executor == "local":
+        notice(f"{bound} worker process(es), not {would}: the provider caps let no more runs run at once")
+    return dataclasses.replace(spec, workers=bound)
 
 
 class _PaceReport:

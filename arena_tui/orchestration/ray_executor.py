@@ -354,8 +354,10 @@ class RayExecutor(Executor):
             live = [s for s in self._slots if s.alive and s.ready and len(s.runs) < s.admission.limit]
             if not live:
                 return
+            job = self.caps.take_next(self._queue)  # the first a provider cap has room for
+            if job is None:
+                return
             slot = min(live, key=lambda s: (len(s.runs), s.admission.busy, s.n))
-            job = self._queue.popleft()
             ref = self._refs.get(job.snapshot.key)
             if ref is None:
                 t = time.monotonic()
@@ -391,6 +393,9 @@ class RayExecutor(Executor):
 
     def admissions(self) -> list[Admission]:
         return [s.admission for s in self._slots if s.alive]
+
+    def _queued(self) -> list[Job]:
+        return list(self._queue)
 
     def worker_pid(self, run_id: str) -> int | None:
         where = self._where.get(run_id)

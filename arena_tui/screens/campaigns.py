@@ -395,6 +395,8 @@ class CampaignScreen(Campaigns[CampaignView]):
         t.append_text(activity_text(v))
         if shared := cell_labels([c.cell for c in self.cells]).header(noun="cells"):  # said on no cell's line
             t.append(f"  ·  {shared}", "cyan")
+        if v.caps:  # the provider caps it was given
+            t.append(f"  ·  {v.caps}")
         if v.pace:  # its live coordinator's admission control
             t.append(f"  ·  {v.pace}", "yellow" if "busy" in v.pace else "")
         self.query_one("#campaign-title", Static).update(t)

@@ -67,6 +67,10 @@ class SessionRecord(BaseModel):
     closed: bool = False
     close_code: int | None = None
     close_reason: str | None = None
+    #: when the simulator took the connection and when its handler ended (this host's monotonic
+    #: clock, wall s; None: still open): how many sessions it held at once, as a provider counts them
+    opened_s: float = 0.0
+    closed_s: float | None = None
 
     def item_texts(self) -> list[str]:
         out: list[str] = []

@@ -15,6 +15,7 @@ responsibility: `turns.py` the turn state all sessions share; `connection.py` on
 from __future__ import annotations
 
 import asyncio
+import time
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
@@ -206,9 +207,22 @@ class SimulatorServer:
 
     async def _handle(self, ws: ServerConnection) -> None:
         conn = Connection(ws, len(self.sessions) + 1, turns=self.turns, settings=self.settings, log=self.log)
+        conn.rec.opened_s = time.monotonic()
         self.sessions.append(conn.rec)
         self._conns.add(conn)
         try:
             await conn.run()
         finally:
             self._conns.discard(conn)
+            conn.rec.closed_s = time.monotonic()
+
+    def most_open(self) -> int:
+        """The most sessions it held open at once (from each one's open and close times): what a
+        provider's concurrent-session limit counts."""
+        marks = sorted((t, step) for s in self.sessions
+                       for t, step in ((s.opened_s, 1), (s.closed_s if s.closed_s is not None else float("inf"), -1)))
+        most = held = 0
+        for _, step in marks:  # (a close and an open at the same instant: the close first)
+            held += step
+            most = max(most, held)
+        return most

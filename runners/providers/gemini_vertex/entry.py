@@ -21,5 +21,8 @@ PROVIDERS = (
         install_hint="pip install 'pipecat-ai[google]'",
         efforts={"vertex-gemini-live": gemini25_thinking(0, 24576)},
         caps=Capabilities(output_rate=24000, session_limit_s=600.0),  # (a Live connection lasts about 10 minutes)
+        # Vertex AI's Live API: 1,000 concurrent sessions per project (Firebase AI Logic, "Live API
+        # limits and specs"); the Developer API's (`gemini`) depends on the project's usage tier
+        max_sessions=1000,
     ),
 )

@@ -24,8 +24,8 @@ event (`input_audio_buffer.commit`, `conversation.item.create`, `response.cancel
 commit and no client-triggered answer), audio only after `session.started`, Responses-only events
 only under Responses delegation, context appends with their `delegation_id` and within 500 tokens.
 
-The model itself (what it hears, says and delegates) is `live_session.py`; what the API refuses
-of a client, `live_wire.py`; its continuous output, `live_stream.py`; the Responses API its
+The model itself (what it hears, says and delegates) is `fake_session.py`; what the API refuses
+of a client, `fake_wire.py`; its continuous output, `live_stream.py`; the Responses API its
 delegations run on, `responses_fake.py`.
 """
 
@@ -40,10 +40,10 @@ from arena_tui.spine.faults import DuplexBehaviour
 from runners.fakes.hearing import Hearing
 from runners.fakes.local import LocalFake
 from runners.fakes.script import Script
-from runners.fakes.server import ServerOptions, WebSocketFake
+from runners.fakes.server import ServerOptions
 from runners.fakes.timing import ENVELOPE
-from runners.providers.openai_live.live_session import EARLY_START, FILLER, LiveSession
-from runners.providers.openai_live.live_wire import PATH
+from runners.providers.openai_live.fake_session import EARLY_START, FILLER, LiveServer, LiveSession
+from runners.providers.openai_live.fake_wire import PATH
 from runners.providers.openai_live.responses_fake import ResponsesFake
 
 #: a duplex model's own manners: it yields to an interruption about a third of a second in, talks
@@ -56,7 +56,7 @@ REAL_TIMING = ENVELOPE.replace(stream_rate=1.0, terminal_lag_ms=(0.0, 0.0), quir
                                duplex=LIVE_DUPLEX)
 
 
-class OpenAILiveFake(WebSocketFake):
+class OpenAILiveFake(LiveServer):
     """The Live API on 127.0.0.1, with the Responses API its delegations are run on (`backend`)."""
 
     PATH = PATH

@@ -8,7 +8,7 @@ the hosted model, its events wrapped for the client, the client's outputs carrie
 follow-up; client delegation waits for the client's backend to append its answer as commentary.
 Either way the model then says the backend's answer. User speech over its reply is met by the
 profile's `duplex` behaviour (`duplex.py`); it yields by going quiet (the Live API has no barge-in
-event). What the API refuses of the client is `live_wire.py`'s."""
+event). What the API refuses of the client is `fake_wire.py`'s."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import asyncio
 import base64
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import WSMsgType, web
 
@@ -25,11 +25,11 @@ from runners.fakes.hearing import Hearing
 from runners.fakes.record import ConnectionRecord
 from runners.fakes.reply_session import Again, SocketSession
 from runners.fakes.script import ScriptedReply
-from runners.fakes.server import spawn
+from runners.fakes.server import WebSocketFake, spawn
 from runners.fakes.timing import ReplyPlan
 from runners.fakes.wire import tool_output
 from runners.providers.openai_live.live_stream import FRAME_MS, LiveStream
-from runners.providers.openai_live.live_wire import (
+from runners.providers.openai_live.fake_wire import (
     MAX_APPEND_TOKENS,
     REFUSED,
     SESSION_KEYS,
@@ -38,9 +38,6 @@ from runners.providers.openai_live.live_wire import (
     startup_problem,
     tokens,
 )
-
-if TYPE_CHECKING:
-    from runners.providers.openai_live.fake import OpenAILiveFake
 
 EARLY_START = "early_start"  # quirk: the model starts answering before the user has finished
 FILLER = "filler"  # quirk: it says a few words while its backend works
@@ -65,13 +62,24 @@ class Utterance:
     answered: bool = False  # the model has begun its answer (early, before the speech ended)
 
 
+class LiveServer(WebSocketFake):
+    """What a Live session reads of its server beyond any fake's (`fake.OpenAILiveFake` is one): the
+    benchmark's WAVs it knows a turn by, and the backend its delegations ask."""
+
+    hearing: Hearing | None = None
+
+    async def ask_backend(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """The Responses API's events for one delegated request."""
+        raise NotImplementedError
+
+
 class LiveSession(SocketSession):
     """One Live API session: the client's events, what the model hears and says, and its delegations."""
 
     FLUSHES = False  # no barge-in signal: it goes quiet, and what was sent plays out
-    fake: OpenAILiveFake
+    fake: LiveServer
 
-    def __init__(self, fake: OpenAILiveFake, rec: ConnectionRecord, ws: web.WebSocketResponse) -> None:
+    def __init__(self, fake: LiveServer, rec: ConnectionRecord, ws: web.WebSocketResponse) -> None:
         super().__init__(fake, rec, ws)
         self.started = False
         self.config: dict[str, Any] = {}
