@@ -4,13 +4,15 @@ joins mid-campaign, a node that cannot run it.
 The nodes are what a user starts: `ray start --head` and `ray start --address` (each with its own
 CPUs and resources, `--block` so each command owns its node's processes), in a fresh TMPDIR and
 HOME; the campaign is `arena-tui campaign run --executor ray --ray-address ADDR` against the
-simulator, at speed 10. They run at this host's own address, as `ray start` picks it: a second
-node cannot join on loopback only (Ray's switch for that, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0,
-which a cluster the campaign starts itself uses, is also its "no multi-node" switch, and `ray
-start` rewrites 127.0.0.1 to the host's address). Where each run runs is read from the campaign's log (`run X on Ray node
-IP (ID), pid N`: a worker's parent is its node's raylet); what was recorded, from the store.
-Every process (the nodes', their workers', the campaign's) carries a mark in its environment, and
-none may be left once the nodes are stopped.
+simulator, at speed 10. Each node has its own loopback address, as a user trying two nodes on one
+machine gives them (docs/campaigns.md): the head `--node-ip-address 127.0.0.2`, the others
+127.0.0.3, 127.0.0.4, … (all of 127.0.0.0/8 is loopback; `ray start` replaces 127.0.0.1 itself
+with the machine's network address). Nothing goes off loopback: every established TCP connection
+of every marked process is sampled while the nodes run (tests/connections.py) and must have both
+ends on loopback. Where each run runs is read from the campaign's log (`run X on Ray node IP (ID),
+pid N`: a worker's parent is its node's raylet); what was recorded, from the store. Every process
+(the nodes', their workers', the campaign's) carries a mark in its environment, and none may be
+left once the nodes are stopped.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -35,7 +38,7 @@ import pytest
 from arena_tui.campaign import records
 from arena_tui.store import Store
 
-from . import processes
+from . import connections, processes
 from .conftest import REPO_ROOT
 from .test_campaign_executors import CHILD_MARK, marked_alive, short_tempdir
 
@@ -43,18 +46,64 @@ RAY = Path(sys.executable).with_name("ray")
 TURNS = [0, 1, 2, 3]
 BOUND_S = 240.0  # liveness bounds (a node up, a run under way), not timing checks
 PLACED = re.compile(r"run (\S+) on Ray node \S+ \((\w+)\), pid (\d+)")
+HEAD_IP = "127.0.0.2"  # the head's loopback address; a joining node's is the next free one (127.0.0.3, …)
+SAMPLE_S = 0.5  # how often the marked processes' connections are read
+
+
+class LoopbackWatch:
+    """Every SAMPLE_S until stopped, the established TCP connections of every process carrying the
+    mark (tests/connections.py): all kept, to check none had an end off loopback. A sample, not a
+    trace: a connection opened and closed between two reads is not seen."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.seen: dict[tuple[int, tuple[str, int], tuple[str, int]], connections.Conn] = {}
+        self.cmds: dict[int, str] = {}
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="loopback-watch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            marked = marked_alive(self.token)
+            for conn in connections.established([p.pid for p in marked]):
+                self.seen.setdefault((conn.pid, conn.local, conn.remote), conn)
+            self.cmds.update((p.pid, p.cmd) for p in marked)
+            self.samples += 1
+            self._stop.wait(SAMPLE_S)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def check(self, ips: list[str]) -> str:
+        """Every connection seen stays on loopback, and some reached each of `ips` (the nodes'
+        addresses: the check saw the cluster's own traffic). A line saying what was seen."""
+        self.stop()
+        seen = list(self.seen.values())
+        off = connections.off_loopback(seen)
+        assert not off, "connections off loopback:\n" + "\n".join(f"{c} ({self.cmds.get(c.pid, '?')[:100]})" for c in off)
+        ends = {ip for c in seen for ip in (c.local[0], c.remote[0])}
+        assert set(ips) <= ends, (ips, sorted(ends))
+        return (f"{len(seen)} established TCP connection(s) of {len({c.pid for c in seen})} process(es) in "
+                f"{self.samples} samples, every end on loopback ({', '.join(sorted(ends))})")
 
 
 class LocalNodes:
-    """Ray nodes started with `ray start --block` on 127.0.0.1, stopped (and checked gone) at close."""
+    """Ray nodes started with `ray start --block`, each at its own loopback address (the head at
+    HEAD_IP), stopped (and checked gone) at close; their connections watched from the start."""
 
     def __init__(self, tmp: Path, home: Path, token: str) -> None:
         self.tmp, self.token = tmp, token
+        # (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0, the campaign's own one-node cluster's switch, makes `ray start` refuse to join)
         drop = ("RAY_ADDRESS", "RAY_TMPDIR", "PYTHONPATH", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")
         self.env = {k: v for k, v in os.environ.items() if k not in drop}
         self.env.update(TMPDIR=str(tmp), HOME=str(home), RAY_USAGE_STATS_ENABLED="0", **{CHILD_MARK: token})
         self.nodes: list[subprocess.Popen[bytes]] = []
-        self.address = self.ip = ""
+        self.address = ""
+        self.ips: dict[str, str] = {}  # node name -> its --node-ip-address
+        self.watch = LoopbackWatch(token)
 
     def _start(self, name: str, args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         out = (self.tmp / f"{name}.out").open("wb")
@@ -66,8 +115,9 @@ class LocalNodes:
         return node
 
     def head(self, cpus: int, resource: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-        node = self._start("head", ["--head", "--port", "0", "--num-cpus", str(cpus), "--include-dashboard", "false",
-                                    "--resources", json.dumps({resource: 1})], env)
+        self.ips["head"] = HEAD_IP
+        node = self._start("head", ["--head", "--node-ip-address", HEAD_IP, "--port", "0", "--num-cpus", str(cpus),
+                                    "--include-dashboard", "false", "--resources", json.dumps({resource: 1})], env)
         address_file = self.tmp / "ray" / "ray_current_cluster"
         deadline = time.monotonic() + BOUND_S
         while time.monotonic() < deadline:
@@ -79,14 +129,16 @@ class LocalNodes:
                 except OSError:
                     pass
                 else:
-                    self.address, self.ip = address, host
+                    assert host == HEAD_IP, address  # (`ray start` kept the loopback address it was given)
+                    self.address = address
                     self.raylet(node)
                     return node
             time.sleep(0.2)
         raise AssertionError(f"the head node did not come up within {BOUND_S:.0f} s: {self.output('head')}")
 
     def join(self, name: str, cpus: int, resource: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-        node = self._start(name, ["--address", self.address, "--num-cpus", str(cpus),
+        ip = self.ips[name] = f"127.0.0.{len(self.ips) + 2}"  # (the head is 127.0.0.2)
+        node = self._start(name, ["--address", self.address, "--node-ip-address", ip, "--num-cpus", str(cpus),
                                   "--resources", json.dumps({resource: 1})], env)
         self.raylet(node)
         deadline = time.monotonic() + BOUND_S
@@ -112,6 +164,7 @@ class LocalNodes:
 
     def stop(self) -> list[processes.Proc]:
         """Stop every node (`ray start --block` stops its processes on SIGTERM); what is left after 30 s."""
+        self.watch.stop()
         for node in self.nodes:
             if node.poll() is None:
                 node.terminate()
@@ -269,7 +322,7 @@ def test_a_campaign_survives_losing_a_ray_node_mid_run(nodes: LocalNodes, tmp_pa
             proc.kill()
             proc.wait()
     assert f"{cells}/{cells} cells complete" in out, out
-    assert f"Ray node {nodes.ip} ({victim_node}) lost: 1 worker(s) on 1 node(s) go on" in out, out
+    assert f"Ray node {nodes.ips['second']} ({victim_node}) lost: 1 worker(s) on 1 node(s) go on" in out, out
     assert re.search(rf"run {victim} interrupted, worker lost .*; resuming on another worker", out), out
     lives = asyncio.run(counted_once(db, cells))
     assert lives[victim][:3] == ["run_started", lives[victim][1], "run_resumed"], lives[victim]
@@ -280,7 +333,7 @@ def test_a_campaign_survives_losing_a_ray_node_mid_run(nodes: LocalNodes, tmp_pa
     assert [n for r, n, _ in where if r == victim][-1] != victim_node, where  # resumed on the head
     assert not list(nodes.tmp.glob("arena-ray-*")), list(nodes.tmp.glob("arena-ray-*"))  # workers' scratch, the lost ones' too
     print(f"\nnode killed: its processes gone {gone_s:.1f} s after, the lost run resumed {recovered:.1f} s after; "
-          f"runs placed per node {by_node}")
+          f"runs placed per node {by_node}; {nodes.watch.check([HEAD_IP, nodes.ips['second']])}")
 
 
 @pytest.mark.timeout(900)
@@ -312,11 +365,12 @@ def test_a_node_that_joins_mid_campaign_takes_cells(nodes: LocalNodes, tmp_path:
             proc.kill()
             proc.wait()
     assert f"{cells}/{cells} cells complete" in out, out
-    assert f"Ray node {nodes.ip} ({second_id}) joined: 1 worker(s) start there" in out, out
+    assert f"Ray node {nodes.ips['second']} ({second_id}) joined: 1 worker(s) start there" in out, out
     asyncio.run(counted_once(db, cells))
     where = placed(db)
     by_node = {node: sum(1 for _, n, _ in where if n == node) for _, node, _ in where}
-    print(f"\nnode joined: its first run placed {took:.1f} s after `ray start` returned; runs placed per node {by_node}")
+    print(f"\nnode joined: its first run placed {took:.1f} s after `ray start` returned; runs placed per node {by_node}; "
+          f"{nodes.watch.check([HEAD_IP, nodes.ips['second']])}")
 
 
 def another_version(tmp: Path) -> Path:
@@ -345,7 +399,7 @@ def test_a_node_running_other_arena_tui_code_is_refused_in_one_line_and_the_othe
     out = finish(proc, db)
     refused = [ln for ln in out.splitlines() if "refused" in ln]
     assert len(refused) == 1, out
-    line = re.fullmatch(rf"campaign: Ray node {re.escape(nodes.ip)} \((\w+)\) refused: its arena-tui "
+    line = re.fullmatch(rf"campaign: Ray node {re.escape(nodes.ips['second'])} \((\w+)\) refused: its arena-tui "
                         rf"\({re.escape(str(other / 'arena_tui'))}\) is other code than the coordinator's "
                         r"\(fingerprint \w+, not \w+\): install the same version; the campaign runs on the other node\(s\)",
                         refused[0])
@@ -353,6 +407,7 @@ def test_a_node_running_other_arena_tui_code_is_refused_in_one_line_and_the_othe
     assert f"{cells}/{cells} cells complete" in out, out
     assert placed(db) and line[1] not in {node for _, node, _ in placed(db)}, placed(db)  # no run went there
     asyncio.run(counted_once(db, cells))
+    nodes.watch.check([HEAD_IP, nodes.ips["second"]])
 
 
 @pytest.mark.timeout(900)
@@ -370,6 +425,8 @@ def test_a_cluster_where_no_node_can_run_the_campaign_starts_nothing_and_says_wh
     assert proc.returncode == 2, out
     refused = [ln for ln in out.splitlines() if ln.startswith("arena-tui: Ray node ")]
     assert len(refused) == 2 and all(" refused: its arena-tui " in ln for ln in refused), out
+    assert sorted(ln.split()[3] for ln in refused) == [HEAD_IP, nodes.ips["second"]], out
     assert "campaign not started: no worker can start (2 problem(s) above; docs/campaigns.md says what each Ray " \
            "node needs)" in out, out
     assert "Traceback" not in out and not placed(db), out
+    nodes.watch.check([HEAD_IP, nodes.ips["second"]])

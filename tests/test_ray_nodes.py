@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from arena_tui.orchestration import ray_nodes
-from arena_tui.orchestration.ray_cluster import code_id
+from arena_tui.orchestration.ray_cluster import code_id, is_local, on_this_host
 from arena_tui.orchestration.ray_nodes import (Needs, Node, code_fingerprint, lack_of, probe, refused_line,
                                               sources_fingerprint, spread)
 
+from . import connections
 from .conftest import REPO_ROOT
 
 
@@ -84,3 +85,16 @@ def test_a_worker_lost_is_replaced_on_the_node_with_room_and_a_gone_node_gets_no
     assert [n.ip for n in spread(nodes, {"a" * 56: 2, "b" * 56: 1}, 2)] == ["10.0.0.2"]
     nodes[1].state = "gone"
     assert [n.ip for n in spread(nodes, {"b" * 56: 1}, 3)] == ["10.0.0.2"]
+
+
+def test_a_node_on_any_loopback_address_or_this_hosts_own_is_on_this_machine() -> None:
+    assert all(map(on_this_host, ["127.0.0.1", "127.0.0.3", "127.0.0.100", "::1", "::ffff:127.0.0.2", "[::1]"]))
+    assert not any(map(on_this_host, ["198.51.100.7", "2001:db8::7", "0.0.0.0", "", "node-a", "224.0.0.1"]))
+    ip = connections.host_address()
+    if ip is not None:  # (a host with no network address has only loopback)
+        assert on_this_host(ip)
+
+
+def test_only_127_0_0_1_itself_is_taken_as_the_campaigns_own_loopback_cluster() -> None:
+    assert all(map(is_local, [None, "127.0.0.1:6379", "localhost:6379", "ray://127.0.0.1:10001", "localhost"]))
+    assert not any(map(is_local, ["127.0.0.2:6379", "127.0.0.10:6379", "127.0.0.100:6379", "10.0.0.7:6379"]))

@@ -55,7 +55,8 @@ from arena_tui.spine.settings import RunSettings
 
 from .admission import Admission, Load, pace_text
 from .executor import DEFAULT_RUNNER, Executor, Job, JobOutcome, NoWorkers, OnDone, OnLost
-from .ray_cluster import LOCAL_IP, as_future, code_id, find_local_cluster, first_line, import_ray, is_local, ray_temp_root
+from .ray_cluster import (LOCAL_IP, as_future, code_id, find_local_cluster, first_line, import_ray, is_local, on_this_host,
+                          ray_temp_root)
 from .ray_logs import LOG_FORMAT, log, route_ray_logs
 from .ray_nodes import Needs, Node, alive_nodes, check_nodes, code_fingerprint, refused_line, spread
 from .ray_own import OwnCluster
@@ -370,13 +371,9 @@ class RayExecutor(Executor):
             self._follow[job.run_id] = asyncio.create_task(self._consume(job, stream, slot), name=f"ray-{job.run_id}")
 
     def _here(self, slot: _Slot) -> bool:
-        """The worker ran on this host (its scratch folder is ours to delete): on loopback, or at
-        the address of the node this coordinator is attached to."""
-        if not slot.info.get("scratch"):
-            return False
-        with contextlib.suppress(Exception):  # (private: the driver's own node)
-            return slot.info.get("node") in (LOCAL_IP, self._ray._private.worker._global_node.node_ip_address)
-        return slot.info.get("node") == LOCAL_IP
+        """The worker ran on this machine (its scratch folder is ours to delete): its node's address
+        is loopback (any 127.x: nodes on one machine each have their own) or one of this host's."""
+        return bool(slot.info.get("scratch")) and on_this_host(str(slot.info.get("node", "")))
 
     def _retire(self, slot: _Slot) -> None:
         """A dead (or unreachable) worker: out of use, killed in case it still runs, its scratch

@@ -56,7 +56,7 @@ class Node:
 
     @property
     def label(self) -> str:
-        """How a line names it: its address and the start of its id (nodes on one host share the address)."""
+        """How a line names it: its address and the start of its id (two nodes may share an address)."""
         return f"{self.ip} ({self.node_id[:8]})"
 
 
