@@ -31,12 +31,18 @@ class Conn:
         return f"pid {self.pid}: {self.local[0]}:{self.local[1]} -> {self.remote[0]}:{self.remote[1]}"
 
 
-def is_loopback(ip: str) -> bool:
-    """127.0.0.0/8 and ::1, an IPv4 address mapped into IPv6 (::ffff:127.0.0.3) as its IPv4 self."""
+def unmapped(ip: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """The address, an IPv4 one mapped into IPv6 (::ffff:127.0.0.3, as a dual-stack socket shows
+    it) as its IPv4 self."""
     addr = ipaddress.ip_address(ip)
     if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        addr = addr.ipv4_mapped
-    return addr.is_loopback
+        return addr.ipv4_mapped
+    return addr
+
+
+def is_loopback(ip: str) -> bool:
+    """127.0.0.0/8 and ::1, mapped or not."""
+    return unmapped(ip).is_loopback
 
 
 def _address(field: str) -> tuple[str, int]:

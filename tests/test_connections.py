@@ -43,6 +43,7 @@ def test_the_kernels_lines_are_read_established_only_with_mapped_and_ipv6_addres
 def test_loopback_is_any_127_address_and_ipv6s_own_mapped_or_not() -> None:
     assert all(map(is_loopback, ["127.0.0.1", "127.0.0.3", "127.255.0.9", "::1", "::ffff:127.0.0.2"]))
     assert not any(map(is_loopback, ["192.0.2.2", "10.0.0.1", "::ffff:192.0.2.2", "2001:db8::1", "0.0.0.0"]))
+    assert str(connections.unmapped("::ffff:127.0.0.3")) == "127.0.0.3" and str(connections.unmapped("::1")) == "::1"
 
 
 @contextmanager

@@ -84,7 +84,7 @@ class LoopbackWatch:
         seen = list(self.seen.values())
         off = connections.off_loopback(seen)
         assert not off, "connections off loopback:\n" + "\n".join(f"{c} ({self.cmds.get(c.pid, '?')[:100]})" for c in off)
-        ends = {ip for c in seen for ip in (c.local[0], c.remote[0])}
+        ends = {str(connections.unmapped(ip)) for c in seen for ip in (c.local[0], c.remote[0])}
         assert set(ips) <= ends, (ips, sorted(ends))
         return (f"{len(seen)} established TCP connection(s) of {len({c.pid for c in seen})} process(es) in "
                 f"{self.samples} samples, every end on loopback ({', '.join(sorted(ends))})")
