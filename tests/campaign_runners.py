@@ -68,3 +68,34 @@ async def loaded_modules(benchmark: Any, config: Any, bus: Any, run_id: str, res
     import sys
 
     return {"openai_service": "pipecat.services.openai.realtime.llm" in sys.modules}
+
+
+DIE_ONCE_MARK = "ARENA_TEST_DIE_ONCE"  # a file: the first run to see it missing creates it and dies
+
+
+async def dies_once_after_a_turn(benchmark: Any, config: Any, bus: Any, run_id: str, resume: Any = None) -> dict:
+    """The engine, but the first such run (of all the campaign's workers) SIGKILLs its own worker
+    process once its first benchmark turn has ended and had time to reach the coordinator: a
+    worker lost mid-run, as a killed process or a lost node is."""
+    import asyncio
+    import signal
+
+    from arena_tui.orchestration.worker import run_engine
+    from arena_tui.spine.events import TurnEnded
+
+    mark = Path(os.environ[DIE_ONCE_MARK])
+
+    async def die() -> None:
+        async for _ in bus.subscribe(lambda e: isinstance(e, TurnEnded) and e.turn_index >= 0):
+            try:
+                mark.open("x").close()
+            except FileExistsError:
+                return
+            await asyncio.sleep(0.5)  # (its events batched and sent)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    killer = asyncio.get_running_loop().create_task(die())
+    try:
+        return await run_engine(benchmark, config, bus, run_id, resume)
+    finally:
+        killer.cancel()

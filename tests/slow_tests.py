@@ -203,6 +203,11 @@ SLOW: frozenset[str] = frozenset({
     "tests/test_provider_ultravox.py::test_prior_call_mode_continues_the_call_server_side",
     "tests/test_provider_ultravox.py::test_failed_call_creation_at_rotation_is_reported_and_recovered",
     "tests/test_provider_ultravox.py::test_tool_call_and_age_rotation_replay_history_as_initial_messages",
+    # test_ray_multinode.py: each starts its own nodes with `ray start` (test_ray_nodes.py checks the node rules in the default run)
+    "tests/test_ray_multinode.py::test_a_campaign_survives_losing_a_ray_node_mid_run",
+    "tests/test_ray_multinode.py::test_a_node_that_joins_mid_campaign_takes_cells",
+    "tests/test_ray_multinode.py::test_a_node_running_other_arena_tui_code_is_refused_in_one_line_and_the_others_run",
+    "tests/test_ray_multinode.py::test_a_cluster_where_no_node_can_run_the_campaign_starts_nothing_and_says_why",
     # test_ray_own_cluster.py
     "tests/test_ray_own_cluster.py::test_a_cluster_the_campaign_started_dies_with_its_coordinator_and_leaves_no_session",
     # test_rehydrate.py

@@ -186,6 +186,45 @@ async def test_quit_campaign_resumes_its_runs_in_place(tmp_path: Path) -> None:
     await store.close()
 
 
+async def test_a_run_whose_worker_died_ends_on_its_own_timeline_and_goes_on_in_place(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed mid-run (as a lost Ray node's are): the coordinator ends the run
+    `interrupted` where the run's own timeline stood (audio time: before, the coordinator's wall
+    ms since the campaign began, which at 10x put the end before the run's last turns), and the
+    run is resumed in place after it, its events in order on one timeline."""
+    from arena_tui.orchestration.local import LocalExecutor
+
+    from .campaign_runners import DIE_ONCE_MARK
+
+    monkeypatch.setenv(DIE_ONCE_MARK, str(tmp_path / "died"))
+
+    def factory(spec, bus, on_lost, on_done):
+        return LocalExecutor(bus, on_lost=on_lost, on_done=on_done, workers=1, per_worker=1, speed=spec.speed,
+                             runner="tests.campaign_runners:dies_once_after_a_turn")
+
+    spec = build_spec({}, {"benchmarks": "demo_bench", "models": "sim", "speed": 10.0, "turns": "0-2",
+                           "greeting": False, "judge": "none"})
+    store = await Store.open(tmp_path / "arena.db")
+    bus = EventBus()
+    recording = store.start_recording(bus)
+    lines: list[str] = []
+    try:
+        result = await run_campaign(store, bus, spec, notice=lines.append, executor_factory=factory)
+        assert len(result.complete) == 1, lines
+        [run_id] = result.complete
+        assert (tmp_path / "died").exists() and any(f"run {run_id} interrupted, worker lost" in ln for ln in lines), lines
+        timeline = await store.events(run_id, kinds=("run_started", "run_resumed", "run_ended", "turn_started", "turn_ended"))
+        kinds = [ev.kind for _, ev in timeline if ev.kind.startswith("run_")]
+        assert kinds[:4] == ["run_started", "run_ended", "run_resumed", "run_ended"], kinds
+        t_ms = [ev.t_ms for _, ev in timeline]
+        assert t_ms == sorted(t_ms), [(ev.kind, ev.turn_index, ev.t_ms) for _, ev in timeline]
+        assert await records.cell_state(store, run_id) == ("complete", 3, 3)
+    finally:
+        bus.close()
+        await recording
+        await store.close()
+
+
 def test_the_documented_toml_spec_is_valid(tmp_path: Path) -> None:
     """docs/campaigns.md's example spec loads and every cell's run settings validate."""
     doc = (Path(__file__).parent.parent / "docs" / "campaigns.md").read_text(encoding="utf-8")

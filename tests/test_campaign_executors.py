@@ -460,7 +460,7 @@ def test_ray_tasks_end_when_their_coordinator_is_killed(tmp_path: Path, ray_clus
         "        ex.submit(Job(f'orphan-{i}', snap, RunSettings(model='sim', speed=2.0, turns=[0, 1, 2])))\n"
         "    while len(ex._where) < 2:\n"
         "        await asyncio.sleep(0.1)\n"
-        "    print(*[pid for pid, _ in ex._where.values()], flush=True)\n"
+        "    print(*[where[0] for where in ex._where.values()], flush=True)\n"
         "    await asyncio.Event().wait()\n"
         "asyncio.run(main())\n")
     coordinator = subprocess.Popen([sys.executable, "-c", script, ray_cluster.address], stdout=subprocess.PIPE,

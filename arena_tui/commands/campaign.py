@@ -25,7 +25,7 @@ from arena_tui.compare.columns import cost_text
 from arena_tui.compare.costs import cost_note
 from arena_tui.compare.pairwise import family_note, strict_lines
 from arena_tui.cost import Estimate
-from arena_tui.orchestration.executor import Executor
+from arena_tui.orchestration.executor import Executor, NoWorkers
 from arena_tui.orchestration.logs import quiet_logs
 from arena_tui.orchestration.orchestrator import CampaignBlocked, run_campaign
 from arena_tui.orchestration.provider_caps import plan_text, resolve
@@ -182,6 +182,11 @@ async def _run(store: Store, args: argparse.Namespace) -> int:
                 print(f"arena-tui: {p}", file=sys.stderr)
             raise CliError(f"campaign not started: {len(e.problems)} problem(s) above "
                            "(fix them, or pass --skip-unrunnable to run the rest)") from None
+        except NoWorkers as e:
+            for p in e.problems:
+                print(f"arena-tui: {p}", file=sys.stderr)
+            raise CliError(f"campaign not started: no worker can start ({len(e.problems)} problem(s) above; "
+                           "docs/campaigns.md says what each Ray node needs)") from None
         except asyncio.CancelledError:
             if stops.received is None:
                 raise

@@ -4,7 +4,7 @@ The app's launcher (`launch`: preflight, `EngineLauncher`) and the engine's own 
 (`engine_thread`), a headless run's progress (`headless`, `logs`), the judge a run gets
 (`live`), resuming a run (`resume`), a run's settings (`settings`), the simulator served alone
 (`simulator`) and campaigns: the coordinator (`orchestrator`) and its executors (`executor`,
-`local`, `ray_executor` with `ray_cluster`, `ray_logs`, `ray_worker`, `ray_scratch`, `ray_own`,
+`local`, `ray_executor` with `ray_cluster`, `ray_nodes`, `ray_logs`, `ray_worker`, `ray_scratch`, `ray_own`,
 `ray_reaper`, `worker`, `transport`, `lifeline`, `admission`). Commands parse and
 print around these; the data the campaign screens read stays in `arena_tui.campaign`.
 """

@@ -66,6 +66,14 @@ class JobOutcome:
     started: bool = True  # False: cancelled before any worker took it
 
 
+class NoWorkers(Exception):
+    """No worker can start anywhere (every Ray node refused): `problems`, one line each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(f"no worker can run the jobs: {len(problems)} problem(s)")
+        self.problems = problems
+
+
 OnLost = Callable[[Job, str], None]
 OnDone = Callable[[Job, JobOutcome], None]
 
@@ -84,6 +92,7 @@ class Executor(abc.ABC):
         self._idle.set()
         self.pace = ""  # what admission control says now ("pace: 2 sessions/worker, machine busy")
         self.on_pace: Callable[[str], None] | None = None  # told each time `pace` changes
+        self.on_notice: Callable[[str], None] | None = None  # told what the user should hear (a node lost, joined)
         #: sessions at once per provider, across every worker (the campaign sets its caps before `start`)
         self.caps = ProviderCaps()
 
@@ -126,6 +135,10 @@ class Executor(abc.ABC):
         self._open[job.run_id] = job
         self._idle.clear()
 
+    def expect(self, settings: list[RunSettings], payload_bytes: int) -> None:
+        """The jobs to come: their settings (each kind once) and the benchmarks' size. Told before
+        `start`, so an executor whose workers run elsewhere can check each place can run them."""
+
     def held_back(self) -> int:
         """Queued jobs waiting for room under a provider cap (not for a worker)."""
         return self.caps.held_back(self._queued())
@@ -141,6 +154,10 @@ class Executor(abc.ABC):
     def new_run_speed(self, asked: float) -> float:
         """The speed a fresh run asking `asked` would get now (the busiest worker's cap)."""
         return min([asked, *(a.speed_cap for a in self.admissions())])
+
+    def _say(self, text: str) -> None:
+        if self.on_notice is not None:
+            self.on_notice(text)
 
     def _set_pace(self, text: str) -> None:
         if text != self.pace:

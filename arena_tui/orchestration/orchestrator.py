@@ -187,7 +187,6 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     executor = executor_factory(spec, bus, lambda j, r: events.put_nowait(("lost", j, r)),
                                 lambda j, o: events.put_nowait(("done", j, o)))
     executor.caps = ProviderCaps({name: cap.most for name, cap in checked.caps.items()})
-    t0 = time.monotonic()
     judging: list[asyncio.Task[None]] = []
     pace_reruns: dict[Cell, int] = {}
     live: set[str] = set()  # the runs submitted and not yet ended
@@ -233,6 +232,8 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
     beating = await _coordinate(store, campaign_id)  # queued cells are this process's to run
     pacing = _PaceReport(store, campaign_id, notice)
     executor.on_pace = pacing.changed
+    executor.on_notice = notice  # (a Ray node lost, joined or refused)
+    executor.expect([checked.settings[(c.benchmark, c.model)] for c, _ in todo], sum(s.size for s in snapshots.values()))
     ticking = asyncio.create_task(pulse.run(), name=f"campaign-{campaign_id}-progress")
     try:
         await executor.start()
@@ -247,7 +248,8 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
             live.discard(job.run_id)
             cell = by_run[job.run_id]
             if kind == "lost":  # no run_ended reached the bus: end it here, then go on elsewhere
-                bus.publish(RunEnded(run_id=job.run_id, t_ms=(time.monotonic() - t0) * 1000,
+                await store.flush()  # (its last events first: its end goes after them on its timeline)
+                bus.publish(RunEnded(run_id=job.run_id, t_ms=await _timeline_end(store, job.run_id),
                                      status="interrupted", reason=f"worker lost: {detail}"))
                 notice(f"{cell.label}: run {job.run_id} interrupted, worker lost ({detail}); resuming on another worker")
                 await store.flush()
@@ -289,7 +291,7 @@ async def run_campaign(store: Store, bus: EventBus, spec: CampaignSpec, *, campa
         ticking.cancel()
         try:
             await executor.close()
-            await _end_cancelled(store, bus, list(by_run), t0)
+            await _end_cancelled(store, bus, list(by_run))
             for task in judging:  # (only when stopped early: each run has ended, so each judge ends too)
                 task.cancel()
             await asyncio.gather(*judging, return_exceptions=True)
@@ -380,15 +382,21 @@ async def _supersede(store: Store, bus: EventBus, old: str, new: str, why: str) 
     await store.flush()
 
 
-async def _end_cancelled(store: Store, bus: EventBus, run_ids: list[str], t0: float) -> None:
+async def _end_cancelled(store: Store, bus: EventBus, run_ids: list[str]) -> None:
     """Runs still `running` after close (a Ray task cancelled by force publishes no run_ended)."""
     await store.flush()
     for run_id in run_ids:
         run = await store.get_run(run_id)
         if run is not None and run.status == "running":
-            bus.publish(RunEnded(run_id=run_id, t_ms=(time.monotonic() - t0) * 1000, status="interrupted",
+            bus.publish(RunEnded(run_id=run_id, t_ms=await _timeline_end(store, run_id), status="interrupted",
                                  reason="campaign stopped"))
     await store.flush()
+
+
+async def _timeline_end(store: Store, run_id: str) -> float:
+    from .resume import timeline_end  # deferred: resume planning loads only when a run is cut short
+
+    return await timeline_end(store, run_id)
 
 
 def _snapshots(names: set[str], data_dir: Path | None) -> tuple[dict[str, Any], dict[str, BenchmarkSnapshot]]:

@@ -8,12 +8,15 @@ sent the campaign to a dead address, where `ray.init` retried for minutes."""
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import ipaddress
 import os
 import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .ray_logs import log
 
@@ -42,7 +45,34 @@ def import_ray(local: bool = True) -> Any:
 
 
 def is_local(address: str | None) -> bool:
-    return address is None or address.split("//")[-1].startswith((LOCAL_IP, "localhost"))
+    """No address, or 127.0.0.1 itself (where Ray's loopback-only mode applies; not 127.0.0.10)."""
+    if address is None:
+        return True
+    rest = address.split("//")[-1]
+    host = rest.rpartition(":")[0] if rest.count(":") == 1 else rest
+    return host in (LOCAL_IP, "localhost")
+
+
+def on_this_host(ip: str) -> bool:
+    """Whether a Ray node at `ip` runs on this machine (its files are ours to see): any loopback
+    address (all of 127.0.0.0/8 is this host, as ::1 is; so are two nodes on 127.0.0.2 and
+    127.0.0.3), or one of this host's own addresses (one it can bind: binding sends nothing)."""
+    try:
+        addr = ipaddress.ip_address(ip.strip().strip("[]"))
+    except ValueError:
+        return False
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        addr = addr.ipv4_mapped
+    if addr.is_loopback:
+        return True
+    if addr.is_unspecified or addr.is_multicast:
+        return False
+    try:
+        with socket.socket(socket.AF_INET6 if addr.version == 6 else socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.bind((str(addr), 0))
+    except OSError:  # EADDRNOTAVAIL: another machine's address
+        return False
+    return True
 
 
 def ray_temp_root() -> Path:
@@ -72,7 +102,7 @@ def find_local_cluster() -> tuple[str | None, str]:
     for source, address in candidates:
         host, _, port = address.split("//")[-1].rpartition(":")
         if host not in (LOCAL_IP, "localhost") or not port.isdigit():
-            why.append(f"{source} {address} is not a loopback address")
+            why.append(f"{source} {address} is not on {LOCAL_IP} (join another cluster with --ray-address)")
             continue
         address = f"{LOCAL_IP}:{port}"
         if address not in _raylet_gcs_addresses():
@@ -136,3 +166,18 @@ def code_id() -> str:
     import arena_tui  # deferred: tiny, and only for the comparison
 
     return str(Path(arena_tui.__file__).resolve().parent)
+
+
+def first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else ""
+
+
+class ObjectRef[T](Protocol):
+    """What is read of a Ray `ObjectRef` here (ray is an optional extra, so never imported for its types)."""
+
+    def future(self) -> concurrent.futures.Future[T]: ...
+
+
+def as_future[T](ref: ObjectRef[T]) -> asyncio.Future[T]:
+    return asyncio.wrap_future(ref.future())

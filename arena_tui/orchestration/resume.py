@@ -93,6 +93,15 @@ async def plan_resume(store: Store, run_id: str, benchmark: Benchmark) -> Resume
     )
 
 
+async def timeline_end(store: Store, run_id: str) -> float:
+    """Where the run's recorded timeline stands: its latest stored event's t_ms. An end the
+    coordinator records for a run whose worker could not end it (lost, or cancelled by force) goes
+    there, on the run's own timeline (audio time), never on the coordinator's wall clock: so the
+    run's events stay in order, and its resumption continues after them."""
+    rows = await store.read_rows("SELECT MAX(t_ms) FROM events WHERE run_id=?", (run_id,))
+    return float(rows[0][0]) if rows and rows[0][0] is not None else 0.0
+
+
 def endpoint_line(plan: ResumePlan, settings: RunSettings, *, typed: bool) -> str:
     """Where the resumed run's sessions will connect, said before any does, and what an imported
     run's file named that is not used. `typed`: the user gave --base-url/--service for this
