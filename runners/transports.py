@@ -38,7 +38,7 @@ from pipecat.frames.frames import (
     OutputAudioRawFrame,
     StartFrame,
 )
-from pipecat.processors.frame_processor import FrameDirection
+from pipecat.processors.frame_processor import FrameCallback, FrameDirection
 from pipecat.transports.base_input import BaseInputTransport
 from pipecat.transports.base_output import BaseOutputTransport
 from pipecat.transports.base_transport import TransportParams
@@ -197,7 +197,11 @@ class PacedInput(BaseInputTransport):
         on_user_chunk: Callable[[bytes, float], None] | None = None,
         **kwargs,
     ) -> None:
-        super().__init__(TransportParams(audio_in_enabled=True, audio_in_sample_rate=sample_rate), **kwargs)
+        # Direct: a frame from the stage before (the user aggregator, when it goes first) passes on in
+        # its pusher's task. This stage adds nothing to a frame it passes, and queued here one was
+        # lost: a Voice Live turn's second tool call, every time (tests/test_provider_realtime_new.py).
+        super().__init__(TransportParams(audio_in_enabled=True, audio_in_sample_rate=sample_rate),
+                         enable_direct_mode=True, **kwargs)
         self.preroll_ms = preroll_ms  # silence always sent first, whatever is queued
         self.clock = clock
         self.rate = sample_rate
@@ -448,11 +452,18 @@ class PacedOutput(BaseOutputTransport):
                     self._on_interruption(now, pending_ms)
         await super().process_frame(frame, direction)
 
+    async def queue_frame(self, frame: Frame, direction: FrameDirection = FrameDirection.DOWNSTREAM,
+                          callback: FrameCallback | None = None) -> None:
+        """The user's chunks the service passes on after sending them end here, as they arrive: the
+        speaker plays none of them, and queueing each for this stage's task cost a hop 50 times a
+        second per session."""
+        if direction == FrameDirection.DOWNSTREAM and isinstance(frame, InputAudioRawFrame):
+            return
+        await super().queue_frame(frame, direction, callback)
+
     async def push_frame(self, frame: Frame, direction: FrameDirection = FrameDirection.DOWNSTREAM) -> None:
-        """Audio ends here: the user's chunks the service passes on after sending them, and the bot's
-        frames once played, go no further. Nothing after the speaker reads audio (the assistant
-        aggregator keeps text), and each would cost every later stage a hop and an observer call:
-        the user's alone were three quarters of all the frames the pipeline carried."""
+        """The bot's frames, once played, go no further: nothing after the speaker reads audio (the
+        assistant aggregator keeps text), and each would cost every later stage a hop and an observer call."""
         if direction == FrameDirection.DOWNSTREAM and isinstance(frame, (InputAudioRawFrame, OutputAudioRawFrame)):
             return
         await super().push_frame(frame, direction)
