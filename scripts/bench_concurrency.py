@@ -24,8 +24,9 @@ speech onset − the simulator's truth, as scripts/bench_latency_error.py measur
 the simulator's audio clock, which itself lags when the simulators are short of CPU), the same
 onset against when the simulator's first audio actually left it (the machine's monotonic clock:
 the engine's error alone), and the engine's CPU seconds per session-minute (its workers' and this
-coordinator's CPU over whole runs, start-up included, per minute of each session's wall time;
-with --sim process the simulators' is apart, `sim`).
+coordinator's CPU over whole runs, start-up included, per minute of each session's wall time; of
+it, `coord`: the coordinator taking every event the workers batch to it; with --sim process the
+simulators' apart, `sim`).
 Goal: pacing p99 < 2 ms and onset vs when sent p95 <= 10 ms (48 sessions on a quiet 2-core
 machine, 32 beside one CPU hog).
 
@@ -243,7 +244,9 @@ async def in_process(bench, config: RunSettings, n: int) -> tuple[list[dict], in
     return [r for r in out if isinstance(r, dict)], sum(1 for r in out if not isinstance(r, dict))
 
 
-def row(mode: str, n: int, hogs: int, results: list[dict], failed: int, wall: float, cpu_s: float, sim_cpu_s: float | None) -> str:
+def row(mode: str, n: int, hogs: int, results: list[dict], failed: int, wall: float, cpu_s: tuple[float, float],
+        sim_cpu_s: float | None) -> str:
+    """`cpu_s`: (the workers', this coordinator's) CPU seconds; `sim_cpu_s`: the simulator processes'."""
     late = np.asarray([x for r in results for x in r["lateness"]])
     err = np.abs([x for r in results for x in r["latency_errors"]])
     sent = np.abs([x for r in results for x in r.get("sent_errors", [])])
@@ -254,10 +257,11 @@ def row(mode: str, n: int, hogs: int, results: list[dict], failed: int, wall: fl
     # the goal is the engine's: its pacing, and its onset against when the provider's audio left
     judged = sent if sent.size else err
     ok = "yes" if late.size and judged.size and np.percentile(late, 99) < 2.0 and np.percentile(judged, 95) <= 10.0 and not failed else "no"
-    per_min = cpu_s / (n * wall / 60.0) if n and wall else 0.0
-    sim = f"{sim_cpu_s / (n * wall / 60.0):5.2f}" if sim_cpu_s is not None and n and wall else f"{'-':>5}"
+    session_min = n * wall / 60.0 if n and wall else float("inf")
+    workers, coordinator = (x / session_min for x in cpu_s)
+    sim = f"{sim_cpu_s / session_min:5.2f}" if sim_cpu_s is not None else f"{'-':>5}"
     return (f"{mode:12} {n:3} {hogs:4} {len(results):4} {failed:4} | {pace} | {err.size:4} {lat} | {lat_sent} | "
-            f"{per_min:6.2f} {sim} | {wall:6.1f} {os.getloadavg()[0]:5.2f} | {ok}")
+            f"{workers + coordinator:6.2f} {coordinator:5.2f} {sim} | {wall:6.1f} {os.getloadavg()[0]:5.2f} | {ok}")
 
 
 async def main() -> None:
@@ -307,10 +311,10 @@ async def main() -> None:
           f"{args.workers or 'as a campaign gets'} workers, simulators: {args.sim}"
           f"{f' ({args.sim_procs} processes, nice 10)' if args.sim == 'process' else ''}, timing {args.timing}, "
           f"load {os.getloadavg()[0]:.2f} at start; latency error = |{FIGURE} − simulator truth|; "
-          f"CPU s per session-minute: the engine's (workers + this coordinator), the simulators' apart")
-    print(f"{'':26} | pacing late (ms)       | latency error (ms)  | vs when sent (ms) | CPU s/min    |")
+          f"CPU s per session-minute: the engine's (workers + this coordinator, of it the coordinator's: events in, batched), the simulators' apart")
+    print(f"{'':26} | pacing late (ms)       | latency error (ms)  | vs when sent (ms) | CPU s/session-min  |")
     print(f"{'mode':12} {'N':>3} {'hogs':>4} {'ok':>4} {'fail':>4} | {'p50':>6} {'p99':>7} {'max':>8} | "
-          f"{'n':>4} {'p95':>7} {'max':>8} | {'p95':>7} {'max':>8} | {'engine':>6} {'sim':>5} | {'wall s':>6} {'load':>5} | goal")
+          f"{'n':>4} {'p95':>7} {'max':>8} | {'p95':>7} {'max':>8} | {'engine':>6} {'coord':>5} {'sim':>5} | {'wall s':>6} {'load':>5} | goal")
     cases = [(int(x), 0) for x in args.ns.split(",") if x] + [(int(x), args.hogs) for x in args.hog_ns.split(",") if x]
     for n, hogs in cases:
         for mode in args.modes.split(","):
@@ -338,7 +342,7 @@ async def main() -> None:
                     results, failed = await in_process(bench, config, n)
                     workers_cpu = 0.0
                 wall = time.monotonic() - t0
-                cpu = time.process_time() - cpu0 + workers_cpu
+                cpu = (workers_cpu, time.process_time() - cpu0)
             label = f"executor ×{workers}" if mode == "local" else "one process"
             print(row(label, n, hogs, results, failed, wall, cpu, sim_cpu), flush=True)
 

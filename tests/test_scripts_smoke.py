@@ -44,7 +44,7 @@ SMOKE: dict[str, tuple[Smoke, ...]] = {
     "bench_cascade": (Smoke(("--turns", "0"), (r"^ +stt +p50 +\d+ ms", r"^ +v2v +p50 +\d+ ms +ok turns 1/1")),),
     "bench_cli_start": (Smoke(("--runs", "1"), (r"^--help 1: p50 [\d.]+ s", r"^ +first turn line p50 [\d.]+ s")),),
     "bench_concurrency": (Smoke(("--ns", "2", "--hog-ns", "1", "--turns", "0", "--modes", "local,one"),
-                                (r"^executor ×\d+ +2 +0 +2 +0 \| +[\d.]+ .*\| +[\d.]+ +[\d.]+ \| ",
+                                (r"^executor ×\d+ +2 +0 +2 +0 \| +[\d.]+ .*\| +[\d.]+ +[\d.]+ +[\d.]+ \| ",  # engine, coordinator, simulators
                                  r"^one process +2 +0 +2 +0 \| +[\d.]+ ", r"^executor ×\d+ +1 +1 +1 +0 \| +[\d.]+ ")),),
     "bench_conditions": (Smoke((), (r"^clean +\d+ ", r"^telephony +\d+ +[\d.]+ +\d+ +[\d.]+$")),),
     "bench_data_audio": (Smoke((), (r"^decode conversation_bench 75 WAVs", r"^resample .* ms$")),),
