@@ -3,8 +3,9 @@
 Not a test: prints a table. Each session is the real engine against its own simulator at 1x
 (so the simulator's truth is at hand), a few turns each. Where the simulators run (`--sim`):
   - process (default): where a real provider would be, apart from the engine: `--sim-procs`
-    processes (each serving its share of the sessions, as a provider host serves many) at nice 10,
-    below the engine's CPU priority, so the figures are the engine's;
+    processes (each serving its share of the sessions, as a provider host serves many) at
+    `--sim-nice` (default 19, the lowest priority: a real provider takes none of this machine's
+    CPU), below the engine's, so the figures are the engine's;
   - host: all in this coordinator process, as one remote provider host would serve them;
   - worker: each inside its session's worker process (the workers' load doubles).
 How they time their replies (`--timing`): real (default: the fakes' envelope of a real service,
@@ -153,11 +154,11 @@ async def with_executor(snap, config: RunSettings, n: int, workers: int, hosted:
 
 
 class SimHosts:
-    """`procs` simulator processes serving `n` sessions between them (`--sim process`), at nice 10:
+    """`procs` simulator processes serving `n` sessions between them (`--sim process`), at `nice`:
     `servers[i]` has `base_url`, and `truth_log` once `stop()` has run; `cpu_s` their CPU then."""
 
-    def __init__(self, bench: str, n: int, procs: int, timing: str) -> None:
-        self.bench, self.n, self.procs, self.timing = bench, n, max(1, min(procs, n)), timing
+    def __init__(self, bench: str, n: int, procs: int, timing: str, nice: int) -> None:
+        self.bench, self.n, self.procs, self.timing, self.nice = bench, n, max(1, min(procs, n)), timing, nice
         self.servers: list[SimpleNamespace] = []
         self.cpu_s = 0.0
         self._tmp = tempfile.TemporaryDirectory()
@@ -170,7 +171,7 @@ class SimHosts:
             out = Path(self._tmp.name) / str(k)
             out.mkdir()
             proc = subprocess.Popen([sys.executable, "-m", "scripts.bench_concurrency", "--serve-sims", str(count),
-                                     "--bench", self.bench, "--timing", self.timing, "--seed", str(first),
+                                     "--bench", self.bench, "--timing", self.timing, "--seed", str(first), "--sim-nice", str(self.nice),
                                      "--truth-dir", str(out)], stdout=subprocess.PIPE, text=True,
                                     cwd=str(Path(__file__).resolve().parents[1]))
             mine = []
@@ -209,7 +210,7 @@ class SimHosts:
 async def serve_simulators(args: argparse.Namespace) -> None:
     """This process as one simulator host (`SimHosts`): `--serve-sims` simulators, each drawing its
     own reply timing; prints `SIM i URL` lines then READY; on SIGTERM writes each truth log."""
-    os.nice(10)
+    os.nice(args.sim_nice)
     bench = open_benchmark(args.bench)
     for i in range(len(bench.turns)):  # the voices made first: a simulator holds its input while it synthesizes
         voice.synthesize(voice.reply_text(bench, i), voice.resolve_voice("auto"))
@@ -275,8 +276,9 @@ async def main() -> None:
                     help="worker processes (default: what a campaign of N sessions at 1x gets, CampaignSpec.local_workers)")
     ap.add_argument("--modes", default="local", help="local (executor), one (one process)")
     ap.add_argument("--sim", choices=["host", "process", "worker"], default="process",
-                    help="where each session's simulator runs: processes of their own at nice 10 (default), this "
+                    help="where each session's simulator runs: processes of their own at --sim-nice (default), this "
                          "coordinator, its session's worker")
+    ap.add_argument("--sim-nice", type=int, default=19, help="with --sim process: their CPU priority (nice)")
     ap.add_argument("--sim-procs", type=int, default=os.cpu_count() or 1, help="with --sim process: how many")
     ap.add_argument("--timing", choices=["instant", "real"], default="real",
                     help="the simulators' reply timing: the fakes' real envelope (default: runners/fakes/timing.py, "
@@ -309,7 +311,7 @@ async def main() -> None:
     settle_heap("bench loaded")
     print(f"{bench.name} turns {args.turns}, 1x, {os.cpu_count()} CPUs, "
           f"{args.workers or 'as a campaign gets'} workers, simulators: {args.sim}"
-          f"{f' ({args.sim_procs} processes, nice 10)' if args.sim == 'process' else ''}, timing {args.timing}, "
+          f"{f' ({args.sim_procs} processes, nice {args.sim_nice})' if args.sim == 'process' else ''}, timing {args.timing}, "
           f"load {os.getloadavg()[0]:.2f} at start; latency error = |{FIGURE} − simulator truth|; "
           f"CPU s per session-minute: the engine's (workers + this coordinator, of it the coordinator's: events in, batched), the simulators' apart")
     print(f"{'':26} | pacing late (ms)       | latency error (ms)  | vs when sent (ms) | CPU s/session-min  |")
@@ -324,7 +326,7 @@ async def main() -> None:
                 if mode == "local":
                     workers = args.workers or CampaignSpec(benchmarks=(bench.name,), models=("sim",), repeats=n).local_workers
                     if args.sim == "process":
-                        async with SimHosts(args.bench, n, args.sim_procs, args.timing) as hosts:
+                        async with SimHosts(args.bench, n, args.sim_procs, args.timing, args.sim_nice) as hosts:
                             t0, cpu0 = time.monotonic(), time.process_time()
                             results, failed, workers_cpu = await with_executor(snap, config, n, workers, hosts.servers, hosts.stop)
                         sim_cpu = hosts.cpu_s

@@ -13,7 +13,8 @@ written against it serves all five (`RealtimeReplay`), each dialect saying only 
 - each reply's final status reaches the engine (`on_response_status`, `status_reason`);
 - liveness and readiness are read from the service itself (`connection_alive`,
   `conversation_ready`: `RealtimeRunner` asks), its receive loop a fair share of the event loop
-  (`fair_receive`).
+  (`fair_receive`);
+- the user's audio ends at the service, sent (`push_frame`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypedDict
 
+from pipecat.frames.frames import Frame, InputAudioRawFrame
 from pipecat.processors.aggregators.llm_context import LLMContext
+from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.llm_service import LLMService
 
 from ..base import ProviderRunner, ResponseStatus, SessionSpec
@@ -124,6 +127,14 @@ class RealtimeReplay(_RealtimeShape):
             await super()._connect()
         finally:
             self.connecting = False
+
+    async def push_frame(self, frame: Frame, direction: FrameDirection = FrameDirection.DOWNSTREAM) -> None:
+        """The user's chunks end here, sent: Pipecat passes every frame on, but nothing after the
+        service reads them (our tracks took them at the pacer, the speaker plays the bot), and
+        passing each of the 50 a second on cost a push, its observer and our tap."""
+        if direction == FrameDirection.DOWNSTREAM and isinstance(frame, InputAudioRawFrame):
+            return
+        await super().push_frame(frame, direction)
 
     async def _receive_task_handler(self) -> None:
         self._websocket = fair(self._websocket)  # a burst: a share of each loop step across sessions (`fair_receive`)
