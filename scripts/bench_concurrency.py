@@ -64,6 +64,7 @@ from arena_tui.spine.events import SessionOpened, TurnEnded
 from arena_tui.spine.heap import settle_heap, settle_heaps_here
 from benchmarks.registry import open_benchmark
 from arena_tui.spine.settings import RunSettings, build_settings
+from scripts.bench_hogs import cpu_hogs
 from scripts.bench_latency_error import ONSET_VS_SENT, latency_errors
 from runners.fakes.timing import ENVELOPE
 from runners.simulator.records import TurnTruth
@@ -225,18 +226,6 @@ async def serve_simulators(args: argparse.Namespace) -> None:
     for i, server in enumerate(servers):
         await server.stop()
         (Path(args.truth_dir) / f"{i}.jsonl").write_text("".join(t.model_dump_json() + "\n" for t in server.truth_log))
-
-
-@contextlib.contextmanager
-def cpu_hogs(n: int):
-    """`n` processes spinning on the CPU at this process's priority, stopped on exit."""
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
-    try:
-        yield
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
 
 
 async def in_process(bench, config: RunSettings, n: int) -> tuple[list[dict], int]:

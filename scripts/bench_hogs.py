@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import re
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from arena_tui.store import Store
@@ -58,6 +60,18 @@ async def turns(db: Path) -> tuple[int, int, int]:
     return right, lost, wrong
 
 
+@contextlib.contextmanager
+def cpu_hogs(n: int) -> Iterator[None]:
+    """`n` processes spinning on the CPU at this process's priority for as long as the block runs."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
 def one(hogs: int, args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory(prefix="arena-hogs-") as tmp:
         db = Path(tmp) / "arena.db"
@@ -69,14 +83,9 @@ def one(hogs: int, args: argparse.Namespace) -> dict:
             cmd += ["--concurrency", str(args.concurrency)]
         if args.turns:
             cmd += ["--turns", args.turns]
-        spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(hogs)]
         t0 = time.monotonic()
-        try:
+        with cpu_hogs(hogs):
             out = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True, timeout=3600).stdout
-        finally:
-            for p in spinners:
-                p.kill()
-                p.wait()
         wall = time.monotonic() - t0
         paces = [m for m in PACE.finditer(out)]
         least = min((int(m.group(1)) for m in paces), default=None)
