@@ -110,7 +110,7 @@ class Session(SessionBase):
         # The user aggregator goes before the paced input when nothing it reads comes from there:
         # its turns are the service's (external strategies read only the service's turn frames)
         # and no user-speaking brackets are pushed. The user's 20 ms chunks then go straight to
-        # the service, one hop instead of two: a third of every frame hop the session made.
+        # the service: one hop instead of two, 50 times a second (tests/test_session_pipeline.py).
         audio_only = isinstance(recommended, ExternalUserTurnStrategies) and not run.provider.client_turns(run.config)
         first = [pair.user(), self.input] if audio_only else [self.input, pair.user()]
         worker = self.worker(
