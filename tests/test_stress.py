@@ -20,7 +20,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,6 +30,7 @@ from arena_tui.store import Store
 from arena_tui.verdicts import row_passes, standing
 from benchmarks.registry import load_benchmark
 from runners.simulator.voice import spoken_text
+from scripts.bench_hogs import cpu_hogs  # the benchmarks' own hogs (one home)
 
 from .conftest import REPO_ROOT
 
@@ -40,18 +40,6 @@ ARENA = [sys.executable, "-m", "arena_tui.cli"]
 HOGS = os.cpu_count() or 2  # one busy loop per core, beside the rest of the test run: a machine oversubscribed
 RSS_BOUND_MB = 1500  # per process: a session's engine is ~300 MB; growth with the run's length is the failure
 
-
-@contextlib.contextmanager
-def cpu_hogs(n: int = HOGS) -> Iterator[None]:
-    """`n` processes spinning on the CPU for as long as the block runs (always killed)."""
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
-    try:
-        yield
-    finally:
-        for p in procs:
-            p.kill()
-        for p in procs:
-            p.wait()
 
 
 class PeakRss:
@@ -159,7 +147,7 @@ def test_a_campaign_beside_cpu_hogs_ends_with_every_turn_right_or_flagged(tmp_pa
     cmd = [*ARENA, "campaign", "run", "--bench", "demo_bench", "--model", "sim", "--repeats", "2", "--speed", "4",
            "--turns", "0-2", "--judge", "heuristic"]
     t0 = time.monotonic()
-    with cpu_hogs():
+    with cpu_hogs(HOGS):
         proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         with PeakRss(proc.pid) as rss:
             try:
@@ -184,7 +172,7 @@ def test_a_campaign_beside_cpu_hogs_ends_with_every_turn_right_or_flagged(tmp_pa
 ], ids=["run-speed-20"])
 def test_the_readme_speed_and_concurrency_paths_beside_cpu_hogs(tmp_path: Path, args: list[str]) -> None:
     env = _env(tmp_path)
-    with cpu_hogs():
+    with cpu_hogs(HOGS):
         proc = subprocess.run([*ARENA, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=800)
     _ended_right(proc.returncode, proc.stdout, proc.stderr)
     counts = _check_verdicts(tmp_path / "arena.db")
@@ -200,7 +188,7 @@ def test_admission_control_gives_fewer_sessions_beside_cpu_hogs_and_no_turn_goes
     cmd = [*ARENA, "campaign", "run", "--bench", "demo_bench", "--model", "sim", "--repeats", "4", "--speed", "8",
            "--concurrency", "3", "--workers", "1", "--turns", "0-2", "--judge", "heuristic"]
     t0 = time.monotonic()
-    with cpu_hogs():
+    with cpu_hogs(HOGS):
         proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200)
     _ended_right(proc.returncode, proc.stdout, proc.stderr)
     counts = _check_verdicts(tmp_path / "arena.db")
@@ -240,7 +228,7 @@ def test_a_ray_campaign_beside_cpu_hogs_keeps_pace_as_the_local_pool_does(tmp_pa
     t0 = time.monotonic()
     nice: dict[int, int] = {}
     try:
-        with cpu_hogs():
+        with cpu_hogs(HOGS):
             proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             watching = threading.Event()
 

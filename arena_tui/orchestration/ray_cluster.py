@@ -100,8 +100,8 @@ def find_local_cluster() -> tuple[str | None, str]:
         return None, "no running cluster remembered"
     why = []
     for source, address in candidates:
-        host, _, port = address.split("//")[-1].rpartition(":")
-        if host not in (LOCAL_IP, "localhost") or not port.isdigit():
+        port = address.split("//")[-1].rpartition(":")[2]
+        if not is_local(address) or not port.isdigit():
             why.append(f"{source} {address} is not on {LOCAL_IP} (join another cluster with --ray-address)")
             continue
         address = f"{LOCAL_IP}:{port}"

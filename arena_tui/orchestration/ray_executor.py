@@ -188,6 +188,9 @@ class RayExecutor(Executor):
             await check_nodes(self._ray, fresh, self._needs)
         return fresh
 
+    def _live(self) -> list[_Slot]:
+        return [s for s in self._slots if s.alive]
+
     def _usable(self) -> list[Node]:
         return [n for n in self._nodes.values() if n.state == "ok" and n.cpus > 0]
 
@@ -199,7 +202,7 @@ class RayExecutor(Executor):
 
     def _fill(self) -> list[_Slot]:
         """New workers up to the cap, spread over the usable nodes (`ray_nodes.spread`); returned to warm."""
-        live = [s for s in self._slots if s.alive]
+        live = self._live()
         ours = {node_id: sum(s.node == node_id for s in live) for node_id in self._nodes}
         fresh = [self._spawn(node) for node in spread(list(self._nodes.values()), ours, self._cap() - len(live))]
         self._slots += fresh
@@ -283,7 +286,7 @@ class RayExecutor(Executor):
     def startup_report(self) -> str:
         """One line: where start-up went (import, cluster start or join, node checks, warm workers)."""
         parts = [f"{k} {self._t[k]:.1f} s" for k in ("import", "cluster", "nodes", "workers") if k in self._t]
-        live = [s for s in self._slots if s.alive]
+        live = self._live()
         nodes = len({s.node for s in live})
         head = f"ray start-up {self._t.get('total', 0.0):.1f} s ({', '.join(parts)}): {self.cluster}, " \
                f"{len(live)} worker(s) × {self.per_worker} session(s)" + (f" on {nodes} nodes" if nodes > 1 else "")
@@ -324,7 +327,7 @@ class RayExecutor(Executor):
             self._retire(slot)  # (its runs come back lost through `_consume`, if they have not yet)
         if was == "ok" and not self._closing:
             fresh = self._fill()
-            live = [s for s in self._slots if s.alive]
+            live = self._live()
             self._say(f"Ray node {node.label} lost: {len(live)} worker(s) on {len(self._usable())} node(s) go on"
                       + (f" ({len(fresh)} more started)" if fresh else ""))
             self._warm_later(fresh)
