@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
 import os
 import sys
 import time
@@ -44,6 +46,7 @@ from pipecat.transports.base_output import BaseOutputTransport
 from pipecat.transports.base_transport import TransportParams
 
 from arena_tui.spine.events import Interval
+from arena_tui.spine.grid import next_tick
 
 from arena_tui.spine.settings import Pace
 from .pace import PaceKeeper
@@ -125,23 +128,22 @@ class DeadlineTimer:
     even when the instant has passed (see the module docstring: a late pacer must not hold the loop).
 
     asyncio's epoll wait rounds its timeout UP to whole ms, so a plain sleep wakes ~0.5 ms late on
-    average. Where the OS has one (`HAVE_TIMERFD`), a timerfd armed at the instant and watched by
-    the loop's own selector wakes the loop on time instead (tens of µs) at no CPU cost. Elsewhere,
-    or with `precise=False`, the coarse sleep ends `spin_s` early and the rest is spent yielding to
-    the loop (other tasks keep running, but a session spun ~1.5 ms of every 20: a third of what
-    a 1x session cost).
+    average. Where the OS has one (`HAVE_TIMERFD`), a kernel timer armed at the instant and watched
+    by the loop's own selector wakes the loop on time instead (tens of µs) at no CPU cost: one per
+    event loop (`_LoopTimer`), shared by every pacer on it, so the pacers of one process (on one grid,
+    `arena_tui.spine.grid`) wake it once a period, not once each. Elsewhere, or with `precise=False`,
+    the coarse sleep ends `spin_s` early and the rest is spent yielding to the loop (other tasks keep
+    running, but a session spun ~1.5 ms of every 20: a third of what a 1x session cost).
     """
 
     def __init__(self, spin_s: float, precise: bool = HAVE_TIMERFD) -> None:
         self.spin_s = spin_s
-        self._fd: int | None = None
-        self._waiter: asyncio.Future[None] | None = None
+        self._shared: _LoopTimer | None = None
         if sys.version_info >= (3, 13) and precise and HAVE_TIMERFD:  # (3.13 added os.timerfd_*)
-            self._fd = os.timerfd_create(time.CLOCK_MONOTONIC, flags=os.TFD_NONBLOCK | os.TFD_CLOEXEC)
-            asyncio.get_running_loop().add_reader(self._fd, self._fired)
+            self._shared = _LoopTimer.join(asyncio.get_running_loop())
 
     async def sleep_until(self, target: float) -> None:
-        if self._fd is None:
+        if self._shared is None:
             delay = target - time.monotonic() - self.spin_s
             await asyncio.sleep(delay if delay > 0 else 0)
             while time.monotonic() < target:
@@ -150,29 +152,80 @@ class DeadlineTimer:
         if time.monotonic() >= target:
             await asyncio.sleep(0)
             return
-        self._waiter = asyncio.get_running_loop().create_future()
-        if sys.version_info >= (3, 13):  # (always: a timerfd is only ever made there)
-            os.timerfd_settime(self._fd, flags=os.TFD_TIMER_ABSTIME, initial=target)
-        try:
-            await self._waiter
-        finally:
-            self._waiter = None
-
-    def _fired(self) -> None:
-        assert self._fd is not None
-        try:
-            os.read(self._fd, 8)
-        except BlockingIOError:  # disarmed or re-armed since it fired
-            return
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
+        await self._shared.wait(target)
 
     def close(self) -> None:
-        if self._fd is not None:
-            with contextlib.suppress(Exception):  # the loop may be closing already
-                asyncio.get_running_loop().remove_reader(self._fd)
-            os.close(self._fd)
-            self._fd = None
+        if self._shared is not None:
+            self._shared.leave()
+            self._shared = None
+
+
+class _LoopTimer:
+    """One timerfd per event loop, armed at the earliest deadline any pacer waits for; each time it
+    fires it wakes every waiter whose deadline has come (deadlines on one grid come together), then
+    re-arms for the next. Closed when its last pacer leaves: a long campaign opens hundreds of
+    sessions in one process, and a worker holds no timer between them."""
+
+    _of: dict[asyncio.AbstractEventLoop, _LoopTimer] = {}
+    _fd: int
+
+    @classmethod
+    def join(cls, loop: asyncio.AbstractEventLoop) -> _LoopTimer:
+        timer = cls._of.get(loop)
+        if timer is None:
+            timer = cls._of[loop] = cls(loop)
+        timer._users += 1
+        return timer
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._users = 0
+        self._waiters: list[tuple[float, int, asyncio.Future[None]]] = []  # a heap: (deadline, order, future)
+        self._order = itertools.count()
+        self._armed: float | None = None
+        if sys.version_info < (3, 13):  # (never: joined only where there is a timerfd, 3.13 on)
+            raise RuntimeError("no timerfd before Python 3.13")
+        self._fd = os.timerfd_create(time.CLOCK_MONOTONIC, flags=os.TFD_NONBLOCK | os.TFD_CLOEXEC)
+        loop.add_reader(self._fd, self._fired)
+
+    def wait(self, target: float) -> asyncio.Future[None]:
+        """A future done once the monotonic clock has reached `target`."""
+        fut: asyncio.Future[None] = self._loop.create_future()
+        heapq.heappush(self._waiters, (target, next(self._order), fut))
+        if self._armed is None or target < self._armed:
+            self._arm(target)
+        return fut
+
+    def _arm(self, target: float) -> None:
+        self._armed = target
+        if sys.version_info >= (3, 13):  # (always: a timerfd is only ever made there)
+            os.timerfd_settime(self._fd, flags=os.TFD_TIMER_ABSTIME, initial=target)
+
+    def _fired(self) -> None:
+        try:
+            os.read(self._fd, 8)
+        except BlockingIOError:  # re-armed since it fired
+            return
+        self._armed = None
+        now = time.monotonic()
+        waiters = self._waiters
+        while waiters and (waiters[0][0] <= now or waiters[0][2].done()):  # due, or given up (cancelled)
+            fut = heapq.heappop(waiters)[2]
+            if not fut.done():
+                fut.set_result(None)
+        if waiters:
+            self._arm(waiters[0][0])
+
+    def leave(self) -> None:
+        self._users -= 1
+        if self._users > 0:
+            return
+        self._of.pop(self._loop, None)
+        for _, _, fut in self._waiters:
+            fut.cancel()
+        with contextlib.suppress(Exception):  # the loop may be closing already
+            self._loop.remove_reader(self._fd)
+        os.close(self._fd)
 
 
 class PacedInput(BaseInputTransport):
@@ -291,7 +344,9 @@ class PacedInput(BaseInputTransport):
 
     async def _pace(self) -> None:
         clock = self.clock
-        self.start_ms = clock.t_ms()
+        # the first chunk on this process's grid: its pacers wake together (`arena_tui.spine.grid`)
+        first = next_tick(time.monotonic(), self.chunk_ms / 1000.0 / clock.speed)
+        self.start_ms = (first - clock.t0) * 1000.0 * clock.speed
         self.started.set()
         # (without a kernel timer) spin at most a tenth of the chunk interval, so fast runs do not spin all the time
         timer = DeadlineTimer(min(self.spin_s, 0.1 * self.chunk_ms / 1000.0 / clock.speed), self.precise)

@@ -212,6 +212,8 @@ async def test_local_worker_killed_mid_run(tmp_path: Path, demo_snapshot: Benchm
         # the pool replaced the dead worker, and a resumed job runs on it
         await asyncio.wait_for(_until(lambda: len(pool.pids) == 2), 120)
         assert killed not in pool.pids and len(set(pool.pids) - before) == 1
+        # ... in the dead one's place on the pacing grid: the pool's phases stay apart (arena_tui.spine.grid)
+        assert sorted(w.slot for w in pool._workers) == [0, 1]
         await assert_one_row_per_turn(store, "victim", complete=False)
         await resume_lost(store, bus, pool, demo_snapshot, "victim")
     finally:

@@ -228,3 +228,46 @@ async def test_a_stopped_pacer_gives_its_timer_back():
         await runner.cancel("test over")
         await asyncio.wait_for(task, 10)
     assert len(os.listdir("/proc/self/fd")) <= open_fds
+
+
+@pytest.mark.skipif(not HAVE_TIMERFD, reason="the kernel timer is Linux's")
+async def test_pacers_on_one_grid_wake_their_loop_once_a_period_and_never_early(monkeypatch: pytest.MonkeyPatch):
+    """Several sessions' pacers in one process start on the process's grid: their deadlines
+    coincide, and the loop's one timer serves them all in one wake (each wake of a worker on a busy
+    machine may wait for a core); still none sends before its deadline."""
+    from arena_tui.spine import grid
+    from runners import transports
+
+    monkeypatch.setattr(grid, "_phase", 0.37)
+    fires = 0
+    fired = transports._LoopTimer._fired
+
+    def counted(self: transports._LoopTimer) -> None:
+        nonlocal fires
+        fires += 1
+        fired(self)
+
+    monkeypatch.setattr(transports._LoopTimer, "_fired", counted)
+    clock = RunClock(1.0)
+    inputs = [PacedInput(clock, preroll_ms=0.0) for _ in range(4)]
+    started = []
+    for inp in inputs:  # sessions that start at different moments
+        started.append(await _pipeline(inp, _Count()))
+        await asyncio.wait_for(inp.started.wait(), 10)
+        await asyncio.sleep(0.007)
+    period = inputs[0].chunk_ms / 1000.0
+    for inp in inputs:  # each starts on the grid: 0.37 of the way into a period
+        first = clock.mono_at(inp.start_ms)
+        assert abs((first / period - 0.37) - round(first / period - 0.37)) < 1e-6, first
+    fires0, chunks0 = fires, sum(inp.chunks_sent for inp in inputs)
+    await asyncio.sleep(0.5)
+    woke, chunks = fires - fires0, sum(inp.chunks_sent for inp in inputs) - chunks0
+    try:
+        assert chunks >= 4 * 20, chunks
+        assert woke <= chunks / 3, f"{woke} timer wakes for {chunks} chunks of 4 pacers on one grid"
+        assert all(x >= 0.0 for inp in inputs for x in inp.lateness_ms), "a chunk went out before its deadline"
+    finally:
+        for runner, _, task in started:
+            await runner.cancel("test over")
+            await asyncio.wait_for(task, 10)
+    assert transports._LoopTimer._of.get(asyncio.get_running_loop()) is None, "the last pacer gave the timer back"

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_tui.spine.bus import EventBus
+from arena_tui.spine import grid
 from arena_tui.spine.heap import settle_heap, settle_heaps_here
 from arena_tui.spine.settings import RunSettings
 
@@ -68,6 +69,7 @@ class _Worker:
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     jobs: set[str] = field(default_factory=set)
     keys: set[str] = field(default_factory=set)  # snapshots already sent
+    slot: int = 0  # its place in the pool: its pacers' phase is slot / pool size (`arena_tui.spine.grid`)
 
     @property
     def pid(self) -> int:
@@ -172,11 +174,13 @@ class LocalExecutor(Executor):
     def _spawn(self) -> _Worker:
         """Start one worker, from the loop's thread: its parent-death signal follows this thread."""
         parent, child = self._ctx.Pipe(duplex=True)
-        proc = self._ctx.Process(target=_worker_main, args=(child, self.runner, os.getpid(), self.warm),
+        taken = {w.slot for w in self._workers}
+        slot = next(k for k in range(len(taken) + 1) if k not in taken)  # a lost worker's replacement takes its place
+        proc = self._ctx.Process(target=_worker_main, args=(child, self.runner, os.getpid(), self.warm, slot / self.size),
                                  name="arena-worker")
         proc.start()
         child.close()
-        w = _Worker(proc, parent, Admission(self.per_worker, self.speed))
+        w = _Worker(proc, parent, Admission(self.per_worker, self.speed), slot=slot)
         self._workers.append(w)
         threading.Thread(target=self._read, args=(w,), daemon=True, name=f"arena-worker-{w.pid}").start()
         return w
@@ -271,8 +275,10 @@ def _tracker_running() -> None:
 # -- worker process
 
 
-def _worker_main(conn: Connection, runner_spec: str, coordinator: int, warm: tuple[str, ...] = ()) -> None:
+def _worker_main(conn: Connection, runner_spec: str, coordinator: int, warm: tuple[str, ...] = (),
+                 phase: float = 0.0) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the coordinator's to handle
+    grid.set_phase(phase)  # the pool's workers pace at phases of their own
     lifeline = Lifeline()
     lifeline.install()  # before anything slow: the coordinator may die while Pipecat imports
     if not signal_on_parent_death(coordinator):
