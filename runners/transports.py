@@ -47,6 +47,7 @@ from pipecat.transports.base_transport import TransportParams
 
 from arena_tui.spine.events import Interval
 from arena_tui.spine.grid import next_tick
+from arena_tui.spine.slices import ask_short_slice
 
 from arena_tui.spine.settings import Pace
 from .pace import PaceKeeper
@@ -344,6 +345,7 @@ class PacedInput(BaseInputTransport):
 
     async def _pace(self) -> None:
         clock = self.clock
+        ask_short_slice()  # this loop's thread paces: picked sooner when its timer fires on a busy machine
         # the first chunk on this process's grid: its pacers wake together (`arena_tui.spine.grid`)
         first = next_tick(time.monotonic(), self.chunk_ms / 1000.0 / clock.speed)
         self.start_ms = (first - clock.t0) * 1000.0 * clock.speed
