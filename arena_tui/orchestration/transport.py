@@ -1,8 +1,8 @@
 """How a worker's events reach the coordinator: batched, as the events' own JSON.
 
 Batching keeps the per-message cost (pipe write, Ray object) off the per-event path: a batch is
-sent after `MAX_DELAY_S` or `MAX_EVENTS`, whichever comes first, so the coordinator's view lags
-a worker by at most ~50 ms. The JSON is the one `parse_event` reads back from the store, so
+sent at the next `MAX_DELAY_S` instant after its first event (in pieces of at most `MAX_EVENTS`),
+so the coordinator's view lags a worker by at most ~50 ms. The JSON is the one `parse_event` reads back from the store, so
 events cross as the existing typed events (AudioChunk PCM as base64).
 """
 
@@ -16,10 +16,10 @@ from pydantic import TypeAdapter
 
 from arena_tui.spine.bus import Subscription
 from arena_tui.spine.events import AudioChunk, RunEvent
+from arena_tui.spine.grid import next_tick
 
 MAX_EVENTS = 200
 MAX_DELAY_S = 0.05
-_POLL_S = 0.01
 
 _batch_adapter: TypeAdapter[list[RunEvent]] = TypeAdapter(list[RunEvent])
 
@@ -66,13 +66,15 @@ def decode_batch(data: bytes | str) -> list[RunEvent]:
 
 async def batches(sub: Subscription, max_events: int = MAX_EVENTS,
                   max_delay_s: float = MAX_DELAY_S) -> AsyncIterator[list[RunEvent]]:
-    """Everything published on `sub`'s bus, grouped; ends after the bus closes and all is yielded."""
+    """Everything published on `sub`'s bus, grouped; ends after the bus closes and all is yielded.
+
+    A batch is what was published from its first event to the next instant of this process's grid
+    of `max_delay_s` (`arena_tui.spine.grid`): one timer per batch, the same instant for every run
+    in the process, so their batches wake the loop together. A run publishes all the time (levels,
+    audio), and polling for more every 10 ms cost each session 100 wakes of its worker a second."""
     loop = asyncio.get_running_loop()
     async for first in sub:
+        await asyncio.sleep(max(0.0, next_tick(loop.time(), max_delay_s) - loop.time()))
         batch = [first, *sub.drain()]
-        deadline = loop.time() + max_delay_s
-        while len(batch) < max_events and (left := deadline - loop.time()) > 0:
-            await asyncio.sleep(min(_POLL_S, left))
-            batch.extend(sub.drain())
         for i in range(0, len(batch), max_events):
             yield batch[i : i + max_events]
