@@ -20,7 +20,7 @@ import threading
 PACING_SLICE_NS = 500_000
 
 _SYS_SCHED_SETATTR = {"x86_64": 314, "aarch64": 274}  # the call's number where we run
-_asked: dict[int, bool] = {}  # native thread id: whether the kernel took the request
+_thread = threading.local()  # `took`: whether the kernel took this thread's request (a thread id may be reused)
 
 
 class _SchedAttr(ctypes.Structure):
@@ -33,10 +33,10 @@ class _SchedAttr(ctypes.Structure):
 def ask_short_slice(slice_ns: int = PACING_SLICE_NS) -> bool:
     """Ask for `slice_ns` slices for the calling thread, its policy and nice value kept (once per
     thread). Whether the kernel took the request (a kernel before 6.12 takes it and ignores it)."""
-    tid = threading.get_native_id()
-    if tid not in _asked:
-        _asked[tid] = _set_slice(slice_ns)
-    return _asked[tid]
+    took = getattr(_thread, "took", None)
+    if took is None:
+        took = _thread.took = _set_slice(slice_ns)
+    return took
 
 
 def _set_slice(slice_ns: int) -> bool:
